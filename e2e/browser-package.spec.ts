@@ -1,0 +1,143 @@
+/**
+ * The built browser files (dist/index.js and the UMD file) in Chromium, against
+ * the emulated vendor scripts served from 127.0.0.1.
+ */
+import { expect, test } from '@playwright/test';
+import { decodeBlackbox } from '../src/emulator/vendor/routes.js';
+import { startSite, type Site } from './support/site.js';
+
+let site: Site;
+test.beforeEach(async () => {
+  site = await startSite();
+});
+test.afterEach(async () => {
+  await site.close();
+});
+
+const doc = (head: string, body = '') => `<!doctype html><html><head><meta charset="utf-8">${head}</head><body>${body}</body></html>`;
+
+/** A module script that runs captureBlackbox from the ESM build and stores the outcome. */
+const esmCapture = (options: string, nonce = '') => `
+<script type="module"${nonce ? ` nonce="${nonce}"` : ''}>
+  import { captureBlackbox } from '/dist/index.js';
+  window.outcome = captureBlackbox(${options}).then(
+    (blackbox) => ({ blackbox }),
+    (error) => ({ code: error.code, message: error.message, blackbox: error.blackbox }),
+  );
+</script>`;
+
+async function outcome(page: import('@playwright/test').Page) {
+  await page.waitForFunction(() => (window as any).outcome !== undefined);
+  return page.evaluate(() => (window as any).outcome) as Promise<{ blackbox?: string; code?: string; message?: string }>;
+}
+
+test('ESM build: resolves, fills the field and delivers to the endpoint', async ({ page }) => {
+  const url = site.page('/esm.html', doc(esmCapture(`{ loaderUrl: ${JSON.stringify(site.loaderUrl)}, field: 'bb', post: '/device-risk' }`), '<input id="bb" type="hidden">'));
+  await page.goto(url);
+  const { blackbox } = await outcome(page);
+  expect(blackbox).toMatch(/^0400[A-Za-z0-9+/]+=*$/);
+  expect(decodeBlackbox(blackbox!)?.sources.sort()).toEqual(['fp_dyn', 'fp_static', 'tp']);
+  // The dynamic first-party script saw the browser's own user agent through the proxy.
+  expect(decodeBlackbox(blackbox!)?.embedded.fp_dyn?.ua).toBe(await page.evaluate(() => navigator.userAgent));
+  await expect(page.locator('#bb')).toHaveValue(blackbox!);
+  expect(site.deliveries).toHaveLength(1);
+  expect(site.deliveries[0]).toMatchObject({ body: { blackbox }, contentType: 'application/json' });
+  expect(site.deliveries[0]!.idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
+});
+
+test('UMD build: the declarative script tag starts by itself and dispatches events', async ({ page }) => {
+  const url = site.page(
+    '/umd.html',
+    doc(
+      `<script src="/dist/blackbox-capture.umd.js" data-loader-url="${site.loaderUrl}" data-field="bb" data-post-url="/device-risk"></script>
+       <script>document.addEventListener('blackbox', (e) => { window.outcome = { blackbox: e.detail }; });
+               document.addEventListener('blackboxerror', (e) => { window.outcome = { code: e.detail.code }; });</script>`,
+      '<form><input id="bb" name="blackbox" type="hidden"></form>',
+    ),
+  );
+  await page.goto(url);
+  const { blackbox, code } = await outcome(page);
+  expect(code).toBeUndefined();
+  await expect(page.locator('#bb')).toHaveValue(blackbox!);
+  expect(site.deliveries.map((d) => d.body)).toEqual([{ blackbox }]);
+  expect(await page.locator('script[src$="/loader.js"]').count()).toBe(1);
+});
+
+test('UMD build: the API on window.BlackboxCapture with a custom global name', async ({ page }) => {
+  const url = site.page(
+    '/umd-api.html',
+    doc(`<script src="/dist/blackbox-capture.umd.js"></script>
+      <script>window.outcome = BlackboxCapture.captureBlackbox({ loaderUrl: ${JSON.stringify(site.loaderUrl)}, globalName: 'ACME_DEVICE' })
+        .then((blackbox) => ({ blackbox }), (e) => ({ code: e.code }));</script>`),
+  );
+  await page.goto(url);
+  const { blackbox } = await outcome(page);
+  expect(decodeBlackbox(blackbox!)?.sources).toHaveLength(3);
+  expect(await page.evaluate(() => [(window as any).io_global_object_name, (window as any).ACME_DEVICE.loader.loaderVer, typeof (window as any).IGLOO])).toEqual(['ACME_DEVICE', '5.2.2', 'undefined']);
+});
+
+test('real HTML in place of the first-party scripts, third party blocked: collection_failed quickly', async ({ page }) => {
+  site.override(/\/iojs\//, 200, '<!doctype html><html><body>SPA</body></html>', 'text/html');
+  await page.route(`${site.vendorOrigin}/general5/**`, (route) => route.abort('blockedbyclient'));
+  const url = site.page('/html-fallback.html', doc(esmCapture(`{ loaderUrl: ${JSON.stringify(site.loaderUrl)}, timeoutMs: 15000 }`)));
+  const started = Date.now();
+  await page.goto(url);
+  const result = await outcome(page);
+  expect(result.code).toBe('collection_failed');
+  expect(result.message).toMatch(/reverse proxy at "\/iojs"/);
+  expect(Date.now() - started).toBeLessThan(5000);
+});
+
+test('loader 404: loader_failed naming the URL', async ({ page }) => {
+  site.override(/\/loader\.js/, 404, 'not found', 'text/plain');
+  await page.goto(site.page('/404.html', doc(esmCapture(`{ loaderUrl: ${JSON.stringify(site.loaderUrl)} }`))));
+  const result = await outcome(page);
+  expect(result.code).toBe('loader_failed');
+  expect(result.message).toContain(site.loaderUrl);
+});
+
+test('strict CSP with a nonce and strict-dynamic: the page nonce goes on the loader tag and the capture works', async ({ page }) => {
+  const violations: string[] = [];
+  page.on('console', (m) => /Content Security Policy/i.test(m.text()) && violations.push(m.text()));
+  const csp = "script-src 'nonce-r4nd0m' 'strict-dynamic'; object-src 'none'; base-uri 'none'";
+  await page.goto(site.page('/csp.html', doc(esmCapture(`{ loaderUrl: ${JSON.stringify(site.loaderUrl)} }`, 'r4nd0m')), { 'content-security-policy': csp }));
+  const result = await outcome(page);
+  expect(result.code).toBeUndefined();
+  expect(decodeBlackbox(result.blackbox!)?.sources).toHaveLength(3);
+  expect(await page.locator('script[src$="/loader.js"]').evaluate((s: HTMLScriptElement) => s.nonce)).toBe('r4nd0m');
+  expect(violations).toEqual([]);
+});
+
+test('Trusted Types enforced: our tag goes through the blackbox-capture policy', async ({ page }) => {
+  const violations: string[] = [];
+  page.on('console', (m) => /Trusted Type|Content Security Policy/i.test(m.text()) && violations.push(m.text()));
+  // The vendor loader sets src with a plain string, so a page enforcing Trusted Types
+  // needs a default policy for the vendor's own child scripts; ours uses its named policy.
+  const csp = "script-src 'nonce-r4nd0m' 'strict-dynamic'; require-trusted-types-for 'script'; trusted-types blackbox-capture default";
+  const defaultPolicy = `<script nonce="r4nd0m">
+    window.seenByDefault = [];
+    trustedTypes.createPolicy('default', { createScriptURL: (u) => { window.seenByDefault.push(u); return u; } });
+  </script>`;
+  await page.goto(site.page('/tt.html', doc(defaultPolicy + esmCapture(`{ loaderUrl: ${JSON.stringify(site.loaderUrl)} }`, 'r4nd0m')), { 'content-security-policy': csp }));
+  const result = await outcome(page);
+  expect(result.code).toBeUndefined();
+  const seen: string[] = await page.evaluate(() => (window as any).seenByDefault);
+  expect(seen.some((u) => u.includes('static_wdp.js'))).toBe(true); // the vendor's children
+  expect(seen).not.toContain(site.loaderUrl); // ours did not need the default policy
+  expect(violations).toEqual([]);
+});
+
+test('CSP with a nonce but without strict-dynamic: the vendor\'s child scripts are refused, collection_failed at once', async ({ page }) => {
+  const csp = "script-src 'nonce-r4nd0m'";
+  const started = Date.now();
+  await page.goto(site.page('/csp-no-dynamic.html', doc(esmCapture(`{ loaderUrl: ${JSON.stringify(site.loaderUrl)} }`, 'r4nd0m')), { 'content-security-policy': csp }));
+  const result = await outcome(page);
+  expect(result.code).toBe('collection_failed');
+  expect(Date.now() - started).toBeLessThan(5000);
+});
+
+test('CSP without strict-dynamic and a wrong nonce: the loader is refused, loader_failed', async ({ page }) => {
+  const csp = "script-src 'nonce-r4nd0m'";
+  await page.goto(site.page('/csp-wrong.html', doc(esmCapture(`{ loaderUrl: ${JSON.stringify(site.loaderUrl)}, nonce: 'wrong' }`, 'r4nd0m')), { 'content-security-policy': csp }));
+  expect((await outcome(page)).code).toBe('loader_failed');
+});

@@ -1,0 +1,114 @@
+/**
+ * A local integrator site for the browser tests: pages registered by each test,
+ * the built dist/ files, the first-party proxy at /iojs (prefix stripped, to the
+ * emulated collector), and a recording POST endpoint. The emulated vendor (loader
+ * and third-party host) runs on a second origin, as it does in production.
+ */
+import { readFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createVendorHandlers, type CollectionDelays } from '../../src/emulator/vendor/routes.js';
+import { toNodeHandler, type FetchHandler } from '../../src/server/node.js';
+
+const DIST = new URL('../../dist/', import.meta.url);
+
+export interface Delivery {
+  body: unknown;
+  idempotencyKey: string | null;
+  contentType: string | null;
+}
+
+export interface Site {
+  origin: string;
+  vendorOrigin: string;
+  loaderUrl: string;
+  deliveries: Delivery[];
+  delays: CollectionDelays;
+  /** Serve `html` at `path` with optional extra response headers. */
+  page(path: string, html: string, headers?: Record<string, string>): string;
+  /** Answer the next `count` deliveries with `status`. */
+  failDeliveries(count: number, status: number): void;
+  /** Answer URLs of this site or the vendor matching `pattern` with a fixed response. */
+  override(pattern: RegExp, status: number, body: string, contentType: string): void;
+  close(): Promise<void>;
+}
+
+async function listen(handler: FetchHandler): Promise<{ server: Server; origin: string }> {
+  const server = createServer(toNodeHandler(handler));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+export async function startSite(): Promise<Site> {
+  const pages = new Map<string, { html: string; headers: Record<string, string> }>();
+  const overrides: Array<{ pattern: RegExp; response: () => Response }> = [];
+  const deliveries: Delivery[] = [];
+  const delays: CollectionDelays = {};
+  let failures = { count: 0, status: 503 };
+  let vendor: ReturnType<typeof createVendorHandlers>;
+
+  const overridden = (request: Request) => overrides.find((o) => o.pattern.test(request.url))?.response();
+
+  const vendorServer = await listen(async (request) => {
+    const hit = overridden(request);
+    if (hit) return hit;
+    const { pathname } = new URL(request.url);
+    return pathname === '/loader.js' ? vendor.loader(request) : vendor.thirdParty(request);
+  });
+  vendor = createVendorHandlers({ defaultTpHost: vendorServer.origin, delays });
+
+  const siteServer = await listen(async (request) => {
+    const hit = overridden(request);
+    if (hit) return hit;
+    const url = new URL(request.url);
+    if (url.pathname.startsWith('/iojs/')) {
+      // The first-party reverse proxy, reduced to its essence: strip the prefix.
+      const upstream = new Request(new URL(url.pathname.slice(5) + url.search, url), { headers: request.headers });
+      return vendor.collector(upstream);
+    }
+    if (url.pathname === '/device-risk' && request.method === 'POST') {
+      const body = await request.json().catch(() => null);
+      if (failures.count > 0) {
+        failures.count--;
+        return new Response('{"error":"unavailable"}', { status: failures.status, headers: { 'retry-after': '0' } });
+      }
+      deliveries.push({ body, idempotencyKey: request.headers.get('idempotency-key'), contentType: request.headers.get('content-type') });
+      return Response.json({ status: 'received' });
+    }
+    if (url.pathname.startsWith('/dist/')) {
+      try {
+        const file = await readFile(new URL(url.pathname.slice('/dist/'.length), DIST));
+        return new Response(file, { headers: { 'content-type': 'text/javascript; charset=utf-8' } });
+      } catch {
+        return new Response('not found', { status: 404 });
+      }
+    }
+    const page = pages.get(url.pathname);
+    if (page) return new Response(page.html, { headers: { 'content-type': 'text/html; charset=utf-8', ...page.headers } });
+    return new Response('not found', { status: 404 });
+  });
+
+  return {
+    origin: siteServer.origin,
+    vendorOrigin: vendorServer.origin,
+    loaderUrl: vendorServer.origin + '/loader.js',
+    deliveries,
+    delays,
+    page(path, html, headers = {}) {
+      pages.set(path, { html, headers });
+      return siteServer.origin + path;
+    },
+    failDeliveries(count, status) {
+      failures = { count, status };
+    },
+    override(pattern, status, body, contentType) {
+      overrides.unshift({ pattern, response: () => new Response(body, { status, headers: { 'content-type': contentType } }) });
+    },
+    async close() {
+      for (const { server } of [siteServer, vendorServer]) {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      }
+    },
+  };
+}

@@ -1,0 +1,22 @@
+import { defineConfig } from '@playwright/test';
+
+// Debian's Chromium: Playwright cannot download browsers here. Override with CHROMIUM_PATH.
+const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+export default defineConfig({
+  testDir: './e2e',
+  testMatch: '**/*.spec.ts',
+  outputDir: './test-results',
+  fullyParallel: true,
+  workers: 2,
+  retries: 0,
+  timeout: 30_000,
+  reporter: process.env.CI ? [['list'], ['html', { open: 'never', outputFolder: 'playwright-report' }]] : 'list',
+  use: {
+    browserName: 'chromium',
+    launchOptions: {
+      executablePath,
+      args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-gpu', '--no-first-run'],
+    },
+  },
+});

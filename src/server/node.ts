@@ -1,0 +1,82 @@
+/**
+ * Node adapter: runs a web-standard `Request -> Response` handler on
+ * `http.createServer` or as Express middleware.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
+
+/** What the Node adapter knows beyond the Request: the client's address. */
+export interface RequestContext {
+  clientAddress?: string;
+}
+
+export type FetchHandler = (request: Request, context?: RequestContext) => Response | Promise<Response>;
+
+export type NodeHandler = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => void;
+
+/** Builds a web Request from a Node request; the signal aborts when the client goes away. */
+export function toRequest(req: IncomingMessage, res: ServerResponse): Request {
+  const encrypted = (req.socket as { encrypted?: boolean }).encrypted === true;
+  const url = new URL(req.url ?? '/', `${encrypted ? 'https' : 'http'}://${req.headers.host ?? 'localhost'}`);
+  const headers = new Headers();
+  for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!);
+  const controller = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) controller.abort();
+  });
+  const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
+  return new Request(url, {
+    method: req.method ?? 'GET',
+    headers,
+    signal: controller.signal,
+    ...(hasBody ? { body: Readable.toWeb(req) as ReadableStream, duplex: 'half' } : {}),
+  } as RequestInit);
+}
+
+/** Writes a web Response to a Node response, streaming its body. */
+export async function writeResponse(response: Response, res: ServerResponse, method = 'GET'): Promise<void> {
+  const headers: Record<string, string | string[]> = {};
+  response.headers.forEach((value, key) => {
+    if (key !== 'set-cookie') headers[key] = value;
+  });
+  const cookies = response.headers.getSetCookie();
+  if (cookies.length > 0) headers['set-cookie'] = cookies;
+  res.writeHead(response.status, response.statusText, headers);
+  if (!response.body || method === 'HEAD') {
+    await response.body?.cancel();
+    res.end();
+    return;
+  }
+  const reader = response.body.getReader();
+  res.on('close', () => void reader.cancel().catch(() => {}));
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (!res.write(value)) await new Promise((resolve) => res.once('drain', resolve));
+    }
+    res.end();
+  } catch {
+    res.destroy(); // the upstream body broke: drop the connection rather than send a truncated 200
+  }
+}
+
+/**
+ * Wraps a fetch-style handler for Node. An exception becomes a bare 500 (or goes
+ * to Express's `next`), never a hanging request and never a stack trace.
+ */
+export function toNodeHandler(handler: FetchHandler): NodeHandler {
+  return (req, res, next) => {
+    void (async () => {
+      const request = toRequest(req, res);
+      const response = await handler(request, { clientAddress: req.socket.remoteAddress ?? '' });
+      await writeResponse(response, res, request.method);
+    })().catch((error: unknown) => {
+      if (next) return next(error);
+      if (!res.headersSent) {
+        res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
+        res.end('internal error');
+      } else res.destroy();
+    });
+  };
+}

@@ -1,0 +1,378 @@
+// @vitest-environment happy-dom
+// Behaviour of captureBlackbox() against the emulated vendor loader in a test DOM.
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { decodeBlackbox } from '../src/emulator/vendor/routes.js';
+import { clearOverrides, freshPage, html, LOADER_URL, notFound, override, requests, scriptsFor, settings } from './support/vendor-dom.js';
+
+let api: Awaited<ReturnType<typeof freshPage>>;
+beforeEach(async () => {
+  api = await freshPage();
+});
+
+const w = () => window as unknown as Record<string, any>;
+const ok = { loaderUrl: LOADER_URL };
+const failure = (p: Promise<unknown>) => p.then(() => { throw new Error('expected a rejection'); }, (e: any) => e);
+const blockThirdParty = () => override(/^https:\/\/tp\.test\//, notFound);
+const breakProxy = () => override(/^https:\/\/shop\.test\/iojs\//, notFound);
+const loaderScript = (body: string) => override(/^https:\/\/vendor\.test\/loader\.js/, { status: 200, headers: { 'content-type': 'text/javascript' }, body });
+
+describe('the final blackbox', () => {
+  it('resolves with the value of the complete call, from both collection paths', async () => {
+    const updates: Array<[string, boolean]> = [];
+    const bb = await api.captureBlackbox({ ...ok, onUpdate: (b, c) => updates.push([b, c]) });
+    expect(bb).toMatch(/^0400[A-Za-z0-9+/]+=*$/);
+    expect(bb.length).toBeGreaterThanOrEqual(1000);
+    expect(bb.length).toBeLessThanOrEqual(1500);
+    expect(decodeBlackbox(bb)?.sources.sort()).toEqual(['fp_dyn', 'fp_static', 'tp']);
+    expect(updates.length).toBeGreaterThan(2);
+    expect(updates.at(-1)).toEqual([bb, true]);
+    expect(updates.filter(([, complete]) => complete)).toHaveLength(1);
+    expect(scriptsFor(LOADER_URL)).toHaveLength(1);
+  });
+
+  it('writes the config object the loader reads, with defaults', async () => {
+    await api.captureBlackbox({ ...ok, subkey: 'SUB KEY', vendor: { enable_flash: false, tp_split: true } });
+    const config = w().IGLOO;
+    expect(config.loader).toMatchObject({ version: 'general5', uri_hook: '/iojs', subkey: 'SUB KEY', tp_split: true, loaderVer: '5.2.2' });
+    expect(config.enable_flash).toBe(false);
+    expect(config.enable_rip).toBe(true);
+    expect(typeof config.bb_callback).toBe('function');
+    expect(typeof config.loader.trace_handler).toBe('function');
+    expect(w().io_global_object_name).toBeUndefined();
+    // The loader built its URLs from that config (subkey encoded, // collapsed, query string).
+    expect(requests).toContain('https://shop.test/iojs/general5/SUB%20KEY/static_wdp.js?loaderVer=5.2.2&compat=false&tp=true&tp_split=true&fp_static=true&fp_dyn=true&flash=false');
+    expect(requests.some((u) => u.startsWith('https://tp.test/general5/SUB%20KEY/dyn_wdp.js?'))).toBe(true);
+  });
+
+  it('uses a custom global name and sets io_global_object_name to it', async () => {
+    const bb = await api.captureBlackbox({ ...ok, globalName: 'CUSTOM_CFG' });
+    expect(w().io_global_object_name).toBe('CUSTOM_CFG');
+    expect(w().CUSTOM_CFG.loader.loaderVer).toBe('5.2.2');
+    expect(w().IGLOO).toBeUndefined();
+    expect(decodeBlackbox(bb)?.sources).toHaveLength(3);
+  });
+
+  it('passes trace messages to onTrace', async () => {
+    const traces: string[] = [];
+    await api.captureBlackbox({ ...ok, onTrace: (m) => traces.push(m) });
+    expect(traces.some((m) => m.startsWith('loader: 5.2.2 starting'))).toBe(true);
+    expect(traces).toContain('loader: collection complete');
+  });
+
+  it('keeps reporting even when onUpdate throws, and reports the exception', async () => {
+    const reported: unknown[] = [];
+    w().reportError = (e: unknown) => reported.push(e);
+    try {
+      let calls = 0;
+      const bb = await api.captureBlackbox({
+        ...ok,
+        onUpdate: () => {
+          calls++;
+          throw new Error('integrator bug');
+        },
+      });
+      expect(bb).toMatch(/^0400/);
+      expect(calls).toBeGreaterThan(2);
+      expect(reported).toHaveLength(calls);
+      expect(reported[0]).toMatchObject({ message: 'integrator bug' });
+    } finally {
+      delete w().reportError;
+    }
+  });
+});
+
+describe('the page field', () => {
+  it('fills the field with every update and fires input and change', async () => {
+    document.body.innerHTML = '<form><input type="hidden" id="bb"></form>';
+    const input = document.getElementById('bb') as HTMLInputElement;
+    const seen: string[] = [];
+    input.addEventListener('input', () => seen.push(input.value));
+    let changes = 0;
+    input.addEventListener('change', () => changes++);
+    const bb = await api.captureBlackbox({ ...ok, field: 'bb' });
+    expect(input.value).toBe(bb);
+    expect(seen.length).toBeGreaterThan(2);
+    expect(seen.at(-1)).toBe(bb);
+    expect(changes).toBe(seen.length);
+  });
+
+  it('goes through the native setter, so a framework value tracker sees the change', async () => {
+    const textarea = document.createElement('textarea');
+    document.body.append(textarea);
+    // React installs an own `value` property that records what it set; a plain
+    // assignment would hit it and React would think nothing changed.
+    let tracked = '';
+    const native = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(textarea), 'value')!;
+    Object.defineProperty(textarea, 'value', {
+      configurable: true,
+      get() { return native.get!.call(this); },
+      set(v: string) { tracked = v; native.set!.call(this, v); },
+    });
+    const bb = await api.captureBlackbox({ ...ok, field: textarea });
+    expect(textarea.value).toBe(bb);
+    expect(tracked).toBe(''); // the tracker was bypassed, so React's onChange fires
+  });
+
+  it('keeps the partial blackbox in the field when the capture times out', async () => {
+    document.body.innerHTML = '<input id="bb">';
+    settings.delays = { fp_static: [5], fp_dyn: [5000], tp: [5000] };
+    const error = await failure(api.captureBlackbox({ ...ok, field: 'bb', timeoutMs: 150 }));
+    expect(error.code).toBe('timeout');
+    expect(error.blackbox).toMatch(/^0400/);
+    expect(decodeBlackbox(error.blackbox)?.sources).toEqual(['fp_static']);
+    expect((document.getElementById('bb') as HTMLInputElement).value).toBe(error.blackbox);
+    expect(error.message).toMatch(/150 ms.*partial/);
+  });
+});
+
+describe('a config object already on the page', () => {
+  it('is kept and merged: its keys, its own bb_callback, its trace_handler, its bbout_element_id', async () => {
+    document.body.innerHTML = '<input id="page-field">';
+    const pageUpdates: Array<[string, boolean]> = [];
+    const pageTraces: string[] = [];
+    w().IGLOO = {
+      enable_flash: false,
+      bbout_element_id: 'page-field',
+      bb_callback: (bb: string, complete: boolean) => pageUpdates.push([bb, complete]),
+      loader: { subkey: 'PAGE', version: 'early5', trace_handler: (m: string) => pageTraces.push(m), tp_host: 'https://tp.test' },
+    };
+    const bb = await api.captureBlackbox({ ...ok, version: '5.2.2' });
+    const config = w().IGLOO;
+    expect(config.enable_flash).toBe(false);
+    expect(config.loader).toMatchObject({ subkey: 'PAGE', version: '5.2.2', uri_hook: '/iojs' });
+    expect(pageUpdates.at(-1)).toEqual([bb, true]);
+    expect(pageTraces).toContain('loader: collection complete');
+    expect((document.getElementById('page-field') as HTMLInputElement).value).toBe(bb);
+  });
+
+  it('uses the page\'s io_global_object_name when no globalName is given', async () => {
+    w().io_global_object_name = 'CUSTOM_PAGE';
+    w().CUSTOM_PAGE = { loader: { subkey: 'S' } };
+    await api.captureBlackbox(ok);
+    expect(w().CUSTOM_PAGE.loader.loaderVer).toBe('5.2.2');
+    expect(w().IGLOO).toBeUndefined();
+  });
+
+  it('rejects a globalName that contradicts the page\'s io_global_object_name', async () => {
+    w().io_global_object_name = 'CUSTOM_PAGE';
+    const error = await failure(api.captureBlackbox({ ...ok, globalName: 'CUSTOM_OTHER' }));
+    expect(error.code).toBe('option_conflict');
+    expect(error.message).toMatch(/"CUSTOM_PAGE".*"CUSTOM_OTHER"/);
+    expect(w().CUSTOM_OTHER).toBeUndefined();
+  });
+});
+
+describe('one loader run per page', () => {
+  it('returns the same promise for the same options and injects nothing more', async () => {
+    const onUpdate = () => {};
+    const a = api.captureBlackbox({ ...ok, onUpdate });
+    const b = api.captureBlackbox({ ...ok, onUpdate });
+    expect(b).toBe(a);
+    await a;
+    expect(api.captureBlackbox({ ...ok, onUpdate })).toBe(a);
+    expect(scriptsFor(LOADER_URL)).toHaveLength(1);
+    expect(requests.filter((u) => u.endsWith('/loader.js'))).toHaveLength(1);
+  });
+
+  it('lets a call with other per-call options join the run (SPA remount)', async () => {
+    const first = await api.captureBlackbox({ ...ok, onUpdate: () => {} });
+    const late: Array<[string, boolean]> = [];
+    const second = await api.captureBlackbox({ ...ok, onUpdate: (b, c) => late.push([b, c]) });
+    expect(second).toBe(first);
+    expect(late).toEqual([[first, true]]);
+    expect(scriptsFor(LOADER_URL)).toHaveLength(1);
+  });
+
+  it.each([
+    ['uriHook', { uriHook: '/other' }],
+    ['version', { version: 'early5' }],
+    ['globalName', { globalName: 'CUSTOM_X' }],
+    ['vendor', { vendor: { tp: false } }],
+    ['loaderUrl', { loaderUrl: 'https://vendor.test/loader.js?v=2' }],
+  ])('rejects a second call with a different %s with option_conflict', async (name, change) => {
+    const first = api.captureBlackbox(ok);
+    const error = await failure(api.captureBlackbox({ ...ok, ...change }));
+    expect(error.code).toBe('option_conflict');
+    expect(error.message).toContain(name);
+    await first;
+    expect(scriptsFor('https://vendor.test/')).toHaveLength(1);
+  });
+
+  it('adopts a loader the page already ran, and refuses settings it never saw', async () => {
+    const tag = document.createElement('script');
+    w().IGLOO = { loader: { version: 'general5', uri_hook: '/iojs' } };
+    tag.src = LOADER_URL;
+    document.head.append(tag); // the page's own loader tag, run before the package
+    expect(w().IGLOO.loader.loaderVer).toBe('5.2.2');
+    const conflictError = await failure(api.captureBlackbox({ ...ok, uriHook: '/elsewhere' }));
+    expect(conflictError.code).toBe('option_conflict');
+    expect(conflictError.message).toMatch(/loader\.uri_hook.*"\/iojs".*"\/elsewhere"/);
+    const bb = await api.captureBlackbox(ok);
+    expect(decodeBlackbox(bb)?.sources).toHaveLength(3);
+    expect(scriptsFor(LOADER_URL)).toHaveLength(1);
+  });
+});
+
+describe('failures', () => {
+  it('loader 404: loader_failed naming the URL; the tag is removed and a later call retries', async () => {
+    override(/loader\.js/, notFound);
+    const error = await failure(api.captureBlackbox(ok));
+    expect(error.code).toBe('loader_failed');
+    expect(error.url).toBe(LOADER_URL);
+    expect(error.message).toContain(LOADER_URL);
+    expect(scriptsFor(LOADER_URL)).toHaveLength(0);
+    clearOverrides();
+    expect(await api.captureBlackbox(ok)).toMatch(/^0400/);
+    expect(scriptsFor(LOADER_URL)).toHaveLength(1);
+  });
+
+  // Chromium runs an HTML answer as a script: it fails to parse, and `load` still fires.
+  // happy-dom throws instead, so these two tests reproduce what Chromium reports;
+  // the Playwright suite serves real HTML.
+  it('loader answered with something that is not the loader: loader_failed, it did not run', async () => {
+    loaderScript('/* an HTML page would stop here with a SyntaxError */');
+    const error = await failure(api.captureBlackbox(ok));
+    expect(error.code).toBe('loader_failed');
+    expect(error.message).toMatch(/did not run.*HTML/);
+    expect(scriptsFor(LOADER_URL)).toHaveLength(0);
+  });
+
+  it('every collection script failed: collection_failed at once, naming them and the causes', async () => {
+    breakProxy();
+    blockThirdParty();
+    const started = Date.now();
+    const error = await failure(api.captureBlackbox({ ...ok, timeoutMs: 5000 }));
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(error.code).toBe('collection_failed');
+    expect(error.message).toMatch(/first-party static_wdp\.js, first-party dyn_wdp\.js, third-party wdp\.js/);
+    expect(error.message).toMatch(/reverse proxy at "\/iojs"/);
+    expect(error.message).toMatch(/ad blocker/);
+    // A later call runs the loader again (its run-once marker was undone).
+    clearOverrides();
+    expect(decodeBlackbox(await api.captureBlackbox(ok))?.sources).toHaveLength(3);
+  });
+
+  it('only the first-party path configured and broken: collection_failed points at the proxy only', async () => {
+    breakProxy();
+    const error = await failure(api.captureBlackbox({ ...ok, vendor: { tp: false } }));
+    expect(error.code).toBe('collection_failed');
+    expect(error.message).toMatch(/reverse proxy/);
+    expect(error.message).not.toMatch(/ad blocker/);
+  });
+
+  it('an HTML page in place of the first-party scripts counts as a failure', async () => {
+    const empty = { status: 200, headers: { 'content-type': 'text/html' }, body: '' };
+    override(/^https:\/\/shop\.test\/iojs\//, empty);
+    blockThirdParty();
+    const pending = failure(api.captureBlackbox({ ...ok, timeoutMs: 5000 }));
+    await vi.waitFor(() => expect(scriptsFor('https://shop.test/iojs/')).toHaveLength(2));
+    for (const file of ['static_wdp.js', 'dyn_wdp.js']) {
+      const src = scriptsFor('https://shop.test/iojs/').find((s) => s.src.includes(file))!.src;
+      window.dispatchEvent(new ErrorEvent('error', { filename: src, error: new SyntaxError("Unexpected token '<'") }));
+    }
+    const error = await pending;
+    expect(error.code).toBe('collection_failed');
+  });
+
+  it('a runtime error (not a parse error) in a collection script is not taken for a failure', async () => {
+    blockThirdParty();
+    const pending = api.captureBlackbox(ok);
+    await vi.waitFor(() => expect(scriptsFor('https://shop.test/iojs/')).toHaveLength(2));
+    const src = scriptsFor('https://shop.test/iojs/')[0]!.src;
+    window.dispatchEvent(new ErrorEvent('error', { filename: src, error: new TypeError('x is undefined') }));
+    expect(decodeBlackbox(await pending)?.sources).toHaveLength(2);
+  });
+
+  it('third party blocked (ad blocker): keeps waiting for the first-party result', async () => {
+    blockThirdParty();
+    const bb = await api.captureBlackbox(ok);
+    expect(decodeBlackbox(bb)?.sources.sort()).toEqual(['fp_dyn', 'fp_static']);
+    expect(w().IGLOO.loader.io_wdp_load_failure).toBe('true');
+  });
+
+  it('a capture that never completes: timeout, with no partial', async () => {
+    settings.delays = { fp_static: [5000], fp_dyn: [5000], tp: [5000] };
+    const error = await failure(api.captureBlackbox({ ...ok, timeoutMs: 100 }));
+    expect(error.code).toBe('timeout');
+    expect(error.blackbox).toBeUndefined();
+    expect(error.message).toMatch(/100 ms and no update/);
+  });
+
+  it('after a timeout the run goes on, and a later call gets the late result without a new loader', async () => {
+    settings.delays = { fp_static: [10], fp_dyn: [300], tp: [10] };
+    expect((await failure(api.captureBlackbox({ ...ok, timeoutMs: 50 }))).code).toBe('timeout');
+    expect(decodeBlackbox(await api.captureBlackbox(ok))?.sources).toHaveLength(3);
+    expect(scriptsFor(LOADER_URL)).toHaveLength(1);
+  });
+
+  it('completion with an empty blackbox is a collection_failed, not a success', async () => {
+    loaderScript('(function(){var c=window.IGLOO;c.loader.loaderMain={};setTimeout(function(){c.bb_callback("", true)},5)})()');
+    const error = await failure(api.captureBlackbox(ok));
+    expect(error.code).toBe('collection_failed');
+    expect(error.message).toMatch(/empty/);
+  });
+
+  it('abort before the start: aborted, and nothing is written', async () => {
+    const controller = new AbortController();
+    controller.abort(new Error('left the page'));
+    const error = await failure(api.captureBlackbox({ ...ok, signal: controller.signal }));
+    expect(error.code).toBe('aborted');
+    expect(error.cause).toMatchObject({ message: 'left the page' });
+    expect(w().IGLOO).toBeUndefined();
+    expect(document.querySelectorAll('script')).toHaveLength(0);
+  });
+
+  it('abort during the capture: aborted with the latest partial blackbox', async () => {
+    settings.delays = { fp_static: [5], fp_dyn: [5000], tp: [5000] };
+    const controller = new AbortController();
+    const pending = failure(api.captureBlackbox({ ...ok, signal: controller.signal, onUpdate: () => controller.abort() }));
+    const error = await pending;
+    expect(error.code).toBe('aborted');
+    expect(error.blackbox).toMatch(/^0400/);
+  });
+});
+
+describe('script tag details', () => {
+  it('puts the given nonce on the injected tag', async () => {
+    await api.captureBlackbox({ ...ok, nonce: 'n0nce' });
+    expect(scriptsFor(LOADER_URL)[0]!.nonce || scriptsFor(LOADER_URL)[0]!.getAttribute('nonce')).toBe('n0nce');
+  });
+
+  it('copies the page\'s nonce when none is given', async () => {
+    const pageScript = document.createElement('script');
+    pageScript.setAttribute('nonce', 'page-nonce');
+    document.head.append(pageScript);
+    await api.captureBlackbox(ok);
+    const tag = scriptsFor(LOADER_URL)[0]!;
+    expect(tag.nonce || tag.getAttribute('nonce')).toBe('page-nonce');
+    expect(tag.async).toBe(true);
+  });
+
+  it('sets src through a Trusted Types policy when the page has Trusted Types', async () => {
+    const created: string[] = [];
+    w().trustedTypes = {
+      createPolicy: (name: string, rules: { createScriptURL: (u: string) => string }) => ({
+        createScriptURL: (u: string) => {
+          created.push(name + ' ' + u);
+          return rules.createScriptURL(u);
+        },
+      }),
+    };
+    try {
+      await api.captureBlackbox(ok);
+      expect(created).toEqual(['blackbox-capture ' + LOADER_URL]);
+    } finally {
+      delete w().trustedTypes;
+    }
+  });
+
+  it('falls back to a plain URL when the CSP does not allow the policy name', async () => {
+    w().trustedTypes = { createPolicy: () => { throw new TypeError('policy not allowed'); } };
+    try {
+      expect(await api.captureBlackbox(ok)).toMatch(/^0400/);
+    } finally {
+      delete w().trustedTypes;
+    }
+  });
+});
+

@@ -1,0 +1,110 @@
+// @vitest-environment happy-dom
+// Every option rule: invalid options reject with invalid_option before anything on the page changes.
+import { beforeEach, describe, expect, it } from 'vitest';
+import { freshPage, LOADER_URL, requests } from './support/vendor-dom.js';
+
+let api: Awaited<ReturnType<typeof freshPage>>;
+beforeEach(async () => {
+  api = await freshPage();
+});
+
+const w = () => window as unknown as Record<string, unknown>;
+
+async function expectInvalid(options: unknown, mention: string | RegExp) {
+  const error = await api.captureBlackbox(options as never).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(api.isBlackboxCaptureError(error)).toBe(true);
+  expect(error).toMatchObject({ code: 'invalid_option', name: 'BlackboxCaptureError' });
+  expect((error as Error).message).toMatch(/^\[blackbox-capture\] /);
+  expect((error as Error).message).toMatch(mention);
+  // Nothing was written and nothing injected.
+  expect(w().IGLOO).toBeUndefined();
+  expect(w().io_global_object_name).toBeUndefined();
+  expect(document.querySelectorAll('script')).toHaveLength(0);
+  expect(requests).toHaveLength(0);
+}
+
+const ok = { loaderUrl: LOADER_URL };
+
+describe('option validation', () => {
+  it.each([
+    ['no options', undefined, /options/],
+    ['a string', 'https://vendor.test/loader.js', /options/],
+    ['missing loaderUrl', {}, /loaderUrl/],
+    ['unknown option (typo)', { ...ok, uriHok: '/iojs' }, /Unknown option "uriHok"/],
+    ['loaderUrl over http on a public host', { loaderUrl: 'http://vendor.test/loader.js' }, /loaderUrl.*https URL/],
+    ['loaderUrl protocol-relative', { loaderUrl: '//vendor.test/loader.js' }, /loaderUrl/],
+    ['loaderUrl javascript:', { loaderUrl: 'javascript:alert(1)' }, /loaderUrl/],
+    ['loaderUrl with credentials', { loaderUrl: 'https://u:p@vendor.test/loader.js' }, /loaderUrl/],
+    ['loaderUrl with spaces', { loaderUrl: ' https://vendor.test/loader.js' }, /loaderUrl/],
+    ['loaderUrl not a string', { loaderUrl: 42 }, /loaderUrl.*received 42/],
+    ['globalName not an identifier', { ...ok, globalName: '1abc' }, /globalName.*JavaScript identifier/],
+    ['globalName with a dash', { ...ok, globalName: 'my-config' }, /globalName/],
+    ['uriHook complete URL', { ...ok, uriHook: 'https://shop.test/iojs' }, /uriHook/],
+    ['uriHook protocol-relative', { ...ok, uriHook: '//shop.test/iojs' }, /uriHook/],
+    ['uriHook host without scheme', { ...ok, uriHook: 'shop.test/iojs' }, /uriHook/],
+    ['uriHook host and port', { ...ok, uriHook: 'localhost:8080/iojs' }, /uriHook/],
+    ['uriHook with ..', { ...ok, uriHook: '/static/../iojs' }, /uriHook/],
+    ['uriHook with a query', { ...ok, uriHook: '/iojs?x=1' }, /uriHook/],
+    ['uriHook with a fragment', { ...ok, uriHook: '/iojs#x' }, /uriHook/],
+    ['uriHook empty', { ...ok, uriHook: '' }, /uriHook/],
+    ['version misspelt', { ...ok, version: 'genral5' }, /version.*"general5"/],
+    ['version empty', { ...ok, version: '' }, /version/],
+    ['subkey empty', { ...ok, subkey: '' }, /subkey/],
+    ['subkey a number', { ...ok, subkey: 5 }, /subkey/],
+    ['enableRip a string', { ...ok, enableRip: 'yes' }, /enableRip/],
+    ['onTrace not a function', { ...ok, onTrace: 'console.log' }, /onTrace.*a function/],
+    ['onUpdate not a function', { ...ok, onUpdate: {} }, /onUpdate/],
+    ['field empty id', { ...ok, field: '' }, /field/],
+    ['field a div', { ...ok, field: document.createElement('div') }, /field/],
+    ['field id not on the page', { ...ok, field: 'nope' }, /field.*"nope"/],
+    ['post not https', { ...ok, post: 'http://shop.test/risk' }, /post\.url/],
+    ['post unknown key', { ...ok, post: { url: '/risk', retries: 3 } }, /Unknown option "post\.retries"/],
+    ['post bad credentials', { ...ok, post: { url: '/risk', credentials: 'all' } }, /post\.credentials/],
+    ['post maxAttempts 0', { ...ok, post: { url: '/risk', maxAttempts: 0 } }, /post\.maxAttempts/],
+    ['post headers not strings', { ...ok, post: { url: '/risk', headers: { a: 1 } } }, /post\.headers/],
+    ['post body not a function', { ...ok, post: { url: '/risk', body: '{}' } }, /post\.body/],
+    ['timeoutMs zero', { ...ok, timeoutMs: 0 }, /timeoutMs/],
+    ['timeoutMs negative', { ...ok, timeoutMs: -5 }, /timeoutMs/],
+    ['timeoutMs NaN', { ...ok, timeoutMs: NaN }, /timeoutMs/],
+    ['timeoutMs Infinity', { ...ok, timeoutMs: Infinity }, /timeoutMs/],
+    ['timeoutMs a string', { ...ok, timeoutMs: '100' }, /timeoutMs/],
+    ['nonce empty', { ...ok, nonce: '' }, /nonce/],
+    ['signal not a signal', { ...ok, signal: {} }, /signal/],
+    ['vendor unknown key', { ...ok, vendor: { version: '5.2.2' } }, /Unknown option "vendor\.version"/],
+    ['vendor bad boolean', { ...ok, vendor: { tp: 'yes' } }, /vendor\.tp/],
+    ['vendor tp_host with a path', { ...ok, vendor: { tp_host: 'https://tp.test/x' } }, /vendor\.tp_host/],
+    ['vendor tp_host over http', { ...ok, vendor: { tp_host: 'http://tp.test' } }, /vendor\.tp_host/],
+    ['vendor fp_dyn without fp_static', { ...ok, vendor: { fp_static: false } }, /vendor\.fp_dyn/],
+    ['vendor tp_resource not a script', { ...ok, vendor: { tp_resource: '../x' } }, /vendor\.tp_resource/],
+  ])('rejects %s', async (_, options, mention) => {
+    await expectInvalid(options, mention);
+  });
+
+  it('rejects a globalName that shadows a non-config global, naming it', async () => {
+    await expectInvalid({ ...ok, globalName: 'document' }, /window\.document already holds an object/);
+    await expectInvalid({ ...ok, globalName: 'setTimeout' }, /window\.setTimeout already holds a function/);
+  });
+
+  it('shows expected beside received', async () => {
+    const error = await api.captureBlackbox({ ...ok, timeoutMs: -5 }).catch((e: Error) => e);
+    expect((error as Error).message).toBe(
+      '[blackbox-capture] Invalid option "timeoutMs": expected a number of milliseconds from 1 to 600000, received -5.',
+    );
+  });
+
+  it.each([
+    ['a path on the page origin', { loaderUrl: '/vendor/loader.js' }],
+    ['http on loopback', { loaderUrl: 'http://127.0.0.1:9/loader.js' }],
+    ['a relative uriHook', { ...ok, uriHook: 'iojs' }],
+    ['a nested uriHook', { ...ok, uriHook: '/proxy/iojs/' }],
+    ['early5', { ...ok, version: 'early5' }],
+    ['a numeric version', { ...ok, version: '5.2.2' }],
+    ['vendor strings for booleans', { ...ok, vendor: { tp: '0', fp_dyn: 'false', enable_flash: false } }],
+  ])('accepts %s', async (_, options) => {
+    const pending = api.captureBlackbox({ ...options, timeoutMs: 50 } as never).catch((e: { code: string }) => e.code);
+    expect(await pending).not.toBe('invalid_option');
+  });
+});

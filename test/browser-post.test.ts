@@ -1,0 +1,137 @@
+// @vitest-environment happy-dom
+// Delivery of the final blackbox to the integrator's endpoint (post option), with an injected fetch.
+import { beforeEach, describe, expect, it } from 'vitest';
+import { freshPage, LOADER_URL } from './support/vendor-dom.js';
+
+let api: Awaited<ReturnType<typeof freshPage>>;
+beforeEach(async () => {
+  api = await freshPage();
+});
+
+interface Seen {
+  url: string;
+  init: RequestInit & { headers: Record<string, string> };
+}
+
+/** A fetch that answers from a script of responses ('network' = connection failure). */
+function scriptedFetch(answers: Array<number | 'network' | Response>) {
+  const seen: Seen[] = [];
+  const fetch = async (url: string | URL | Request, init?: RequestInit) => {
+    seen.push({ url: String(url), init: init as Seen['init'] });
+    const next = answers.length > 1 ? answers.shift()! : answers[0]!;
+    if (next === 'network') throw new TypeError('Failed to fetch');
+    return typeof next === 'number' ? new Response('{}', { status: next }) : next;
+  };
+  return { fetch: fetch as typeof globalThis.fetch, seen };
+}
+
+const failure = (p: Promise<unknown>) => p.then(() => { throw new Error('expected a rejection'); }, (e: any) => e);
+
+describe('post', () => {
+  it('POSTs the final blackbox as JSON with an Idempotency-Key, keepalive, then resolves', async () => {
+    const { fetch, seen } = scriptedFetch([200]);
+    let resolvedAfterPost = false;
+    const bb = await api.captureBlackbox({
+      loaderUrl: LOADER_URL,
+      onUpdate: (_, complete) => { if (complete) expect(seen).toHaveLength(0); },
+      post: { url: '/device-risk', fetch },
+    }).then((v) => { resolvedAfterPost = seen.length === 1; return v; });
+    expect(resolvedAfterPost).toBe(true);
+    const [{ url, init }] = seen as [Seen];
+    expect(url).toBe('/device-risk');
+    expect(init.method).toBe('POST');
+    expect(init.keepalive).toBe(true);
+    expect(init.credentials).toBe('same-origin');
+    expect(init.headers['content-type']).toBe('application/json');
+    expect(init.headers['idempotency-key']).toMatch(/^[0-9a-f-]{32,36}$/);
+    // JSON keeps "+" intact, unlike form or query encoding.
+    expect(JSON.parse(init.body as string)).toEqual({ blackbox: bb });
+    expect(bb).toMatch(/\+/);
+  });
+
+  it('accepts a plain URL string', async () => {
+    const calls: string[] = [];
+    const original = globalThis.fetch;
+    globalThis.fetch = (async (url: string) => { calls.push(url); return new Response(null, { status: 204 }); }) as never;
+    try {
+      await api.captureBlackbox({ loaderUrl: LOADER_URL, post: 'https://shop.test/device-risk' });
+      expect(calls).toEqual(['https://shop.test/device-risk']);
+    } finally {
+      globalThis.fetch = original;
+    }
+  });
+
+  it('uses the given headers, credentials and body builder', async () => {
+    const { fetch, seen } = scriptedFetch([201]);
+    const bb = await api.captureBlackbox({
+      loaderUrl: LOADER_URL,
+      post: { url: '/risk', fetch, headers: { 'x-csrf-token': 't' }, credentials: 'include', body: (b) => ({ deviceRisk: { blackbox: b }, cart: 7 }) },
+    });
+    const [{ init }] = seen as [Seen];
+    expect(init.headers['x-csrf-token']).toBe('t');
+    expect(init.credentials).toBe('include');
+    expect(JSON.parse(init.body as string)).toEqual({ deviceRisk: { blackbox: bb }, cart: 7 });
+  });
+
+  it('retries 5xx, 429 and network errors with the same Idempotency-Key', async () => {
+    const { fetch, seen } = scriptedFetch([503, 'network', new Response('', { status: 429, headers: { 'retry-after': '0' } }), 200]);
+    await api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/risk', fetch } });
+    expect(seen).toHaveLength(4);
+    expect(new Set(seen.map((s) => s.init.headers['idempotency-key'])).size).toBe(1);
+  });
+
+  it('honours Retry-After', async () => {
+    const { fetch, seen } = scriptedFetch([new Response('', { status: 503, headers: { 'retry-after': '1' } }), 200]);
+    const started = Date.now();
+    await api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/risk', fetch } });
+    expect(seen).toHaveLength(2);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+  });
+
+  it('never retries other 4xx: post_failed at once, carrying the blackbox and status', async () => {
+    const { fetch, seen } = scriptedFetch([400]);
+    const error = await failure(api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/risk', fetch } }));
+    expect(seen).toHaveLength(1);
+    expect(error.code).toBe('post_failed');
+    expect(error.status).toBe(400);
+    expect(error.blackbox).toMatch(/^0400/);
+    expect(error.url).toBe('/risk');
+    expect(error.message).toMatch(/\/risk failed: HTTP 400/);
+  });
+
+  it('gives up after maxAttempts with post_failed, and nothing is lost', async () => {
+    const { fetch, seen } = scriptedFetch(['network']);
+    document.body.innerHTML = '<input id="bb">';
+    const error = await failure(api.captureBlackbox({ loaderUrl: LOADER_URL, field: 'bb', post: { url: '/risk', fetch, maxAttempts: 3 } }));
+    expect(seen).toHaveLength(3);
+    expect(error.code).toBe('post_failed');
+    expect(error.cause).toBeInstanceOf(TypeError);
+    expect(error.blackbox).toMatch(/^0400/);
+    expect((document.getElementById('bb') as HTMLInputElement).value).toBe(error.blackbox);
+  });
+
+  it('limits each attempt with post.timeoutMs, never hanging', async () => {
+    const seen: unknown[] = [];
+    const hanging = ((_: string, init: RequestInit) =>
+      new Promise((_, reject) => {
+        seen.push(1);
+        init.signal!.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError')));
+      })) as unknown as typeof fetch;
+    const error = await failure(api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/risk', fetch: hanging, maxAttempts: 2, timeoutMs: 50 } }));
+    expect(error.code).toBe('post_failed');
+    expect(error.message).toMatch(/no answer within 50 ms/);
+    expect(seen).toHaveLength(2);
+  });
+
+  it('abort during delivery: aborted, carrying the blackbox', async () => {
+    const controller = new AbortController();
+    const { fetch } = scriptedFetch([503]);
+    const wrapped = ((url: string, init: RequestInit) => {
+      setTimeout(() => controller.abort(), 0);
+      return fetch(url, init);
+    }) as typeof globalThis.fetch;
+    const error = await failure(api.captureBlackbox({ loaderUrl: LOADER_URL, signal: controller.signal, post: { url: '/risk', fetch: wrapped } }));
+    expect(error.code).toBe('aborted');
+    expect(error.blackbox).toMatch(/^0400/);
+  });
+});

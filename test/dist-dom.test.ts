@@ -1,0 +1,14 @@
+// @vitest-environment happy-dom
+// The built ESM file in a DOM, against the emulated loader: the same flow as the sources.
+import { describe, expect, it } from 'vitest';
+import { decodeBlackbox } from '../src/emulator/vendor/routes.js';
+import { freshPage, LOADER_URL } from './support/vendor-dom.js';
+
+describe('dist/index.js in a DOM', () => {
+  it('captures the final blackbox', async () => {
+    await freshPage();
+    const dist = await import('../dist/index.js' as string);
+    const bb: string = await dist.captureBlackbox({ loaderUrl: LOADER_URL });
+    expect(decodeBlackbox(bb)?.sources).toHaveLength(3);
+  });
+});

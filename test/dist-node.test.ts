@@ -1,0 +1,74 @@
+// The built files in Node (server-side rendering): importing touches no browser global,
+// and a call outside a browser rejects with not_browser instead of throwing.
+import { existsSync, readFileSync } from 'node:fs';
+import vm from 'node:vm';
+import { describe, expect, it } from 'vitest';
+
+const ESM = new URL('../dist/index.js', import.meta.url);
+const UMD = new URL('../dist/blackbox-capture.umd.js', import.meta.url);
+const BROWSER_GLOBALS = ['window', 'document', 'navigator', 'location', 'self', 'trustedTypes'];
+
+/** Runs `load` while every browser global is a getter that records its use. */
+async function watchingGlobals<T>(load: () => Promise<T>): Promise<{ result: T; touched: string[] }> {
+  const touched: string[] = [];
+  const g = globalThis as Record<string, unknown>;
+  const saved = BROWSER_GLOBALS.map((name) => [name, Object.getOwnPropertyDescriptor(g, name)] as const);
+  for (const name of BROWSER_GLOBALS) {
+    Object.defineProperty(g, name, { configurable: true, get: () => void touched.push(name) });
+  }
+  try {
+    return { result: await load(), touched };
+  } finally {
+    for (const [name, descriptor] of saved) {
+      if (descriptor) Object.defineProperty(g, name, descriptor);
+      else delete g[name];
+    }
+  }
+}
+
+describe('built files in Node', () => {
+  it('dist exists (run npm run build first)', () => {
+    expect(existsSync(ESM)).toBe(true);
+    expect(existsSync(UMD)).toBe(true);
+  });
+
+  it('importing the ESM build touches no window, document or other browser global', async () => {
+    const { result, touched } = await watchingGlobals(() => import(ESM.href + '?ssr'));
+    expect(touched).toEqual([]);
+    expect(typeof result.captureBlackbox).toBe('function');
+  });
+
+  it('captureBlackbox rejects with not_browser outside a browser', async () => {
+    const { captureBlackbox, isBlackboxCaptureError } = await import(ESM.href);
+    const error = await captureBlackbox({ loaderUrl: 'https://vendor.example/loader.js' }).catch((e: unknown) => e);
+    expect(isBlackboxCaptureError(error)).toBe(true);
+    expect(error).toMatchObject({ code: 'not_browser' });
+  });
+
+  it('still validates options first outside a browser', async () => {
+    const { captureBlackbox } = await import(ESM.href);
+    await expect(captureBlackbox({ loaderUrl: 'ftp://x' })).rejects.toMatchObject({ code: 'invalid_option' });
+  });
+
+  it('the UMD build runs as a plain script without a DOM, starts nothing and exposes the API', async () => {
+    // As a script tag runs it: classic script, global this, no module system.
+    const context: Record<string, any> = {};
+    context.globalThis = context;
+    vm.runInNewContext(readFileSync(UMD, 'utf8'), context);
+    expect(typeof context.BlackboxCapture.captureBlackbox).toBe('function');
+    expect(typeof context.BlackboxCapture.BlackboxCaptureError).toBe('function');
+    expect(typeof context.BlackboxCapture.isBlackboxCaptureError).toBe('function');
+    expect(context.BlackboxCapture.ready).toBeUndefined();
+  });
+
+  it('the error class and type guard work across copies (name check)', async () => {
+    const { BlackboxCaptureError, isBlackboxCaptureError } = await import(ESM.href);
+    const foreign = Object.assign(new Error('x'), { name: 'BlackboxCaptureError', code: 'timeout' });
+    expect(isBlackboxCaptureError(foreign)).toBe(true);
+    expect(isBlackboxCaptureError(new Error('x'))).toBe(false);
+    expect(isBlackboxCaptureError({ name: 'BlackboxCaptureError', code: 'timeout' })).toBe(false);
+    const own = new BlackboxCaptureError('timeout', 'm', { cause: 1, blackbox: '0400' });
+    expect(own).toMatchObject({ code: 'timeout', cause: 1, blackbox: '0400', name: 'BlackboxCaptureError' });
+    expect(own).toBeInstanceOf(Error);
+  });
+});

@@ -1,0 +1,92 @@
+/**
+ * Serves the emulated vendor origins inside happy-dom, without sockets: script
+ * tags load the same loader and collection scripts the emulator serves, and
+ * tests can override any URL to simulate 404s, HTML fallbacks or blocked hosts.
+ */
+import { vi } from 'vitest';
+import { vendorAsset, type VendorAsset, type VendorSettings } from '../../src/emulator/vendor/routes.js';
+
+export const PAGE = 'https://shop.test';
+export const LOADER_URL = 'https://vendor.test/loader.js';
+export const TP_HOST = 'https://tp.test';
+
+type Override = VendorAsset | 'network-error';
+const overrides: Array<[RegExp, Override]> = [];
+export const requests: string[] = [];
+export const settings: VendorSettings = { defaultTpHost: TP_HOST, delays: {} };
+
+/** Answer URLs matching `pattern` with `answer` until reset. */
+export function override(pattern: RegExp, answer: Override): void {
+  overrides.unshift([pattern, answer]);
+}
+/** Drops every override (the page and the package state stay). */
+export function clearOverrides(): void {
+  overrides.length = 0;
+}
+export const html = (body = '<!doctype html><html><body>SPA fallback</body></html>'): VendorAsset => ({
+  status: 200,
+  headers: { 'content-type': 'text/html' },
+  body,
+});
+export const notFound: VendorAsset = { status: 404, headers: { 'content-type': 'text/plain' }, body: 'not found' };
+
+function answer(url: URL, header: (name: string) => string | null): Override {
+  const hit = overrides.find(([pattern]) => pattern.test(url.href));
+  if (hit) return hit[1];
+  if (url.origin === 'https://vendor.test') return vendorAsset('loader', url.pathname, header, settings);
+  if (url.origin === TP_HOST) return vendorAsset('thirdParty', url.pathname, header, settings);
+  if (url.origin === PAGE && url.pathname.startsWith('/iojs/')) {
+    // The first-party reverse proxy: strip the prefix, forward to the collector.
+    return vendorAsset('collector', url.pathname.slice('/iojs'.length), header, settings);
+  }
+  return notFound;
+}
+
+/** Installs the interceptor on the current happy-dom window. */
+export function installVendor(): void {
+  const w = window as unknown as {
+    happyDOM: { settings: { fetch: { interceptor: unknown } } };
+    Headers: typeof Headers;
+    Response: typeof Response;
+  };
+  w.happyDOM.settings.fetch.interceptor = {
+    beforeSyncRequest({ request }: { request: Request }) {
+      requests.push(request.url);
+      const a = answer(new URL(request.url), (n) => request.headers.get(n));
+      if (a === 'network-error') throw new TypeError('Failed to fetch');
+      return {
+        status: a.status,
+        statusText: a.status === 200 ? 'OK' : 'Error',
+        ok: a.status >= 200 && a.status < 300,
+        url: request.url,
+        redirected: false,
+        headers: new w.Headers(a.headers),
+        body: Buffer.from(a.body),
+      };
+    },
+    async beforeAsyncRequest({ request }: { request: Request }) {
+      requests.push(request.url);
+      const a = answer(new URL(request.url), (n) => request.headers.get(n));
+      if (a === 'network-error') throw new TypeError('Failed to fetch');
+      return new w.Response(a.body, { status: a.status, headers: a.headers });
+    },
+  };
+}
+
+/** A clean page and a fresh copy of the package (its per-page state included). */
+export async function freshPage(): Promise<typeof import('../../src/browser/index.js')> {
+  clearOverrides();
+  requests.length = 0;
+  settings.delays = {};
+  const w = window as unknown as Record<string, unknown>;
+  for (const key of Object.keys(w)) if (key === 'io_global_object_name' || /^(IGLOO|CUSTOM\w*)$/.test(key)) delete w[key];
+  document.head.innerHTML = '';
+  document.body.innerHTML = '';
+  installVendor();
+  vi.resetModules();
+  return import('../../src/browser/index.js');
+}
+
+/** Every script tag whose src starts with `prefix`. */
+export const scriptsFor = (prefix: string) =>
+  Array.from(document.querySelectorAll<HTMLScriptElement>('script[src]')).filter((s) => s.src.startsWith(prefix));

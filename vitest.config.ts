@@ -1,0 +1,20 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    // Browser-side tests declare `@vitest-environment happy-dom` themselves.
+    environment: 'node',
+    environmentOptions: {
+      happyDOM: {
+        url: 'https://shop.test/checkout/step/2',
+        settings: {
+          // The emulated vendor scripts run in the test DOM, as the real ones run in a page.
+          enableJavaScriptEvaluation: true,
+          suppressInsecureJavaScriptEnvironmentWarning: true,
+        },
+      },
+    },
+    testTimeout: 10_000,
+  },
+});
