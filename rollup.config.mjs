@@ -1,7 +1,10 @@
-// Builds the browser package: an ES module for bundlers, a minified UMD file for
-// script tags (global BlackboxCapture), and one bundled declaration file.
+// Builds the three parts of the package:
+// - the browser package: an ES module for bundlers, a minified UMD file for script
+//   tags (global BlackboxCapture), one bundled declaration file;
+// - the Node side (server kit, emulator): ES modules for Node 20+, with declarations.
 import terser from '@rollup/plugin-terser';
 import typescript from '@rollup/plugin-typescript';
+import { builtinModules } from 'node:module';
 import { dts } from 'rollup-plugin-dts';
 
 const ts = () =>
@@ -12,6 +15,12 @@ const ts = () =>
     declaration: false,
     sourceMap: false,
   });
+
+const nodeEntries = {
+  emulator: 'src/emulator/index.ts',
+  'emulator-cli': 'src/emulator/cli.ts',
+};
+const nodeExternal = (id) => id.startsWith('node:') || builtinModules.includes(id);
 
 export default [
   {
@@ -25,8 +34,20 @@ export default [
     plugins: [ts(), terser({ ecma: 2020, compress: { passes: 2 }, format: { comments: false } })],
   },
   {
+    input: nodeEntries,
+    output: { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: 'node-[name]-[hash].js' },
+    external: nodeExternal,
+    plugins: [ts()],
+  },
+  {
     input: 'src/browser/index.ts',
     output: { file: 'dist/index.d.ts', format: 'es' },
+    plugins: [dts()],
+  },
+  {
+    input: { emulator: 'src/emulator/index.ts' },
+    output: { dir: 'dist', format: 'es', entryFileNames: '[name].d.ts', chunkFileNames: 'node-[name]-[hash].d.ts' },
+    external: nodeExternal,
     plugins: [dts()],
   },
 ];

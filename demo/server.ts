@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createVendorHandlers } from '../src/emulator/vendor/routes.js';
+import { startEmulator } from '../src/emulator/index.js';
 import { toNodeHandler, type FetchHandler } from '../src/server/node.js';
 
 const DIST = new URL('../dist/', import.meta.url);
@@ -25,18 +25,11 @@ function listen(handler: FetchHandler, wanted: number): Promise<Server> {
 }
 
 async function main() {
-  let vendor: ReturnType<typeof createVendorHandlers> | undefined;
-  const vendorServer = await listen(async (request) => {
-    const { pathname } = new URL(request.url);
-    return pathname === '/loader.js' ? vendor!.loader(request) : vendor!.thirdParty(request);
-  }, 0);
-  const vendorOrigin = `http://${host}:${(vendorServer.address() as AddressInfo).port}`;
-  vendor = createVendorHandlers({ defaultTpHost: vendorOrigin });
-
+  const emulator = await startEmulator();
   const site = await listen(async (request) => {
     const url = new URL(request.url);
     if (url.pathname.startsWith('/iojs/')) {
-      return vendor!.collector(new Request(new URL(url.pathname.slice(5) + url.search, url), { headers: request.headers }));
+      return emulator.handlers.collector(new Request(new URL(url.pathname.slice(5) + url.search, emulator.collectorUrl), { headers: request.headers }));
     }
     if (url.pathname === '/device-risk' && request.method === 'POST') {
       const body = (await request.json().catch(() => null)) as { blackbox?: unknown } | null;
@@ -48,7 +41,7 @@ async function main() {
       return file ? new Response(file, { headers: { 'content-type': 'text/javascript; charset=utf-8' } }) : new Response('not found', { status: 404 });
     }
     if (url.pathname === '/' || url.pathname === '/checkout.html') {
-      const html = (await readFile(new URL('checkout.html', PAGES), 'utf8')).replaceAll('{{LOADER_URL}}', `${vendorOrigin}/loader.js`);
+      const html = (await readFile(new URL('checkout.html', PAGES), 'utf8')).replaceAll('{{LOADER_URL}}', emulator.loaderUrl);
       return new Response(html, { headers: { 'content-type': 'text/html; charset=utf-8' } });
     }
     return new Response('not found', { status: 404 });
@@ -56,11 +49,9 @@ async function main() {
 
   console.log(`blackbox-capture demo on the built-in emulator\n\n  Open http://${host}:${(site.address() as AddressInfo).port}/\n\nCtrl-C stops it.`);
   const stop = () => {
-    for (const server of [site, vendorServer]) {
-      server.closeAllConnections();
-      server.close();
-    }
-    process.exit(0);
+    site.closeAllConnections();
+    site.close();
+    void emulator.close().then(() => process.exit(0));
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

@@ -78,7 +78,7 @@ test('UMD build: the API on window.BlackboxCapture with a custom global name', a
 
 test('real HTML in place of the first-party scripts, third party blocked: collection_failed quickly', async ({ page }) => {
   site.override(/\/iojs\//, 200, '<!doctype html><html><body>SPA</body></html>', 'text/html');
-  await page.route(`${site.vendorOrigin}/general5/**`, (route) => route.abort('blockedbyclient'));
+  await page.route(`${site.emulator.thirdPartyUrl}/**`, (route) => route.abort('blockedbyclient'));
   const url = site.page('/html-fallback.html', doc(esmCapture(`{ loaderUrl: ${JSON.stringify(site.loaderUrl)}, timeoutMs: 15000 }`)));
   const started = Date.now();
   await page.goto(url);
@@ -89,7 +89,7 @@ test('real HTML in place of the first-party scripts, third party blocked: collec
 });
 
 test('loader 404: loader_failed naming the URL', async ({ page }) => {
-  site.override(/\/loader\.js/, 404, 'not found', 'text/plain');
+  site.emulator.faults.fail('loader', { status: 404 });
   await page.goto(site.page('/404.html', doc(esmCapture(`{ loaderUrl: ${JSON.stringify(site.loaderUrl)} }`))));
   const result = await outcome(page);
   expect(result.code).toBe('loader_failed');

@@ -1,13 +1,13 @@
 /**
  * A local integrator site for the browser tests: pages registered by each test,
  * the built dist/ files, the first-party proxy at /iojs (prefix stripped, to the
- * emulated collector), and a recording POST endpoint. The emulated vendor (loader
- * and third-party host) runs on a second origin, as it does in production.
+ * emulator's collector), and a recording POST endpoint. The emulator serves the
+ * loader and the third-party host on origins of their own, as in production.
  */
 import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createVendorHandlers, type CollectionDelays } from '../../src/emulator/vendor/routes.js';
+import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.js';
 import { toNodeHandler, type FetchHandler } from '../../src/server/node.js';
 
 const DIST = new URL('../../dist/', import.meta.url);
@@ -20,15 +20,14 @@ export interface Delivery {
 
 export interface Site {
   origin: string;
-  vendorOrigin: string;
+  emulator: Emulator;
   loaderUrl: string;
   deliveries: Delivery[];
-  delays: CollectionDelays;
   /** Serve `html` at `path` with optional extra response headers. */
   page(path: string, html: string, headers?: Record<string, string>): string;
   /** Answer the next `count` deliveries with `status`. */
   failDeliveries(count: number, status: number): void;
-  /** Answer URLs of this site or the vendor matching `pattern` with a fixed response. */
+  /** Answer URLs of this site matching `pattern` with a fixed response. */
   override(pattern: RegExp, status: number, body: string, contentType: string): void;
   close(): Promise<void>;
 }
@@ -39,23 +38,14 @@ async function listen(handler: FetchHandler): Promise<{ server: Server; origin: 
   return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
-export async function startSite(): Promise<Site> {
+export async function startSite(options: EmulatorOptions = {}): Promise<Site> {
+  const emulator = await startEmulator(options);
   const pages = new Map<string, { html: string; headers: Record<string, string> }>();
   const overrides: Array<{ pattern: RegExp; response: () => Response }> = [];
   const deliveries: Delivery[] = [];
-  const delays: CollectionDelays = {};
   let failures = { count: 0, status: 503 };
-  let vendor: ReturnType<typeof createVendorHandlers>;
 
   const overridden = (request: Request) => overrides.find((o) => o.pattern.test(request.url))?.response();
-
-  const vendorServer = await listen(async (request) => {
-    const hit = overridden(request);
-    if (hit) return hit;
-    const { pathname } = new URL(request.url);
-    return pathname === '/loader.js' ? vendor.loader(request) : vendor.thirdParty(request);
-  });
-  vendor = createVendorHandlers({ defaultTpHost: vendorServer.origin, delays });
 
   const siteServer = await listen(async (request) => {
     const hit = overridden(request);
@@ -63,8 +53,10 @@ export async function startSite(): Promise<Site> {
     const url = new URL(request.url);
     if (url.pathname.startsWith('/iojs/')) {
       // The first-party reverse proxy, reduced to its essence: strip the prefix.
-      const upstream = new Request(new URL(url.pathname.slice(5) + url.search, url), { headers: request.headers });
-      return vendor.collector(upstream);
+      const upstream = await fetch(emulator.collectorUrl + url.pathname.slice('/iojs'.length) + url.search, {
+        headers: { 'user-agent': request.headers.get('user-agent') ?? '', 'accept-language': request.headers.get('accept-language') ?? '' },
+      });
+      return new Response(upstream.body, { status: upstream.status, headers: { 'content-type': upstream.headers.get('content-type') ?? '', 'cache-control': upstream.headers.get('cache-control') ?? 'no-store' } });
     }
     if (url.pathname === '/device-risk' && request.method === 'POST') {
       const body = await request.json().catch(() => null);
@@ -90,10 +82,9 @@ export async function startSite(): Promise<Site> {
 
   return {
     origin: siteServer.origin,
-    vendorOrigin: vendorServer.origin,
-    loaderUrl: vendorServer.origin + '/loader.js',
+    emulator,
+    loaderUrl: emulator.loaderUrl,
     deliveries,
-    delays,
     page(path, html, headers = {}) {
       pages.set(path, { html, headers });
       return siteServer.origin + path;
@@ -105,10 +96,9 @@ export async function startSite(): Promise<Site> {
       overrides.unshift({ pattern, response: () => new Response(body, { status, headers: { 'content-type': contentType } }) });
     },
     async close() {
-      for (const { server } of [siteServer, vendorServer]) {
-        server.closeAllConnections();
-        await new Promise((resolve) => server.close(resolve));
-      }
+      siteServer.server.closeAllConnections();
+      await new Promise((resolve) => siteServer.server.close(resolve));
+      await emulator.close();
     },
   };
 }

@@ -1,0 +1,275 @@
+/**
+ * blackbox-capture/emulator: a local stand-in for the vendor scripts and the
+ * identity-verification API, for the demo, the tests and integrators' own CI.
+ * Node only; never part of the browser bundle.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { toRequest, writeResponse, type FetchHandler } from '../server/node.js';
+import { createService, type ServiceOptions, type Transaction, type WorkflowStatus } from './service/service.js';
+import { createVendorHandlers, type CollectionDelays } from './vendor/routes.js';
+
+export { decodeBlackbox, type DecodedBlackbox } from './vendor/routes.js';
+export { EMULATED_LOADER_VERSION, type CollectionSource } from './vendor/scripts.js';
+export type { WorkflowStatus } from './service/service.js';
+
+export type RouteName =
+  | 'loader'
+  | 'collector'
+  | 'thirdParty'
+  | 'token'
+  | 'accountCreate'
+  | 'accountUpdate'
+  | 'upload'
+  | 'finalize'
+  | 'status'
+  | 'unknown';
+
+export interface Clock {
+  now(): number;
+}
+
+/** A clock that moves only when told to, so tests can expire tokens without waiting. */
+export function createManualClock(start = Date.now()): Clock & { advance(ms: number): void; set(ms: number): void } {
+  let now = start;
+  return {
+    now: () => now,
+    advance: (ms) => void (now += ms),
+    set: (ms) => void (now = ms),
+  };
+}
+
+export interface EmulatorOptions {
+  /** Client credentials the token endpoint accepts. Default `emulator-client` / `emulator-secret`. */
+  clientId?: string;
+  clientSecret?: string;
+  /** Access token lifetime in seconds. Default 3600. */
+  accessTokenLifetimeSeconds?: number;
+  /** Token requests per second before 429. Default 10. */
+  tokenRequestsPerSecond?: number;
+  /** Account requests per second per tenant (0: unlimited) and burst. Default 1 and 10. */
+  accountRequestsPerSecond?: number;
+  accountBurst?: number;
+  /** Session timeout in ms. Default 15 minutes. */
+  sessionTimeoutMs?: number;
+  /** Workflow keys and whether they include Device Risk; default: every key does. */
+  workflows?: ServiceOptions['workflows'];
+  /** Delays of the collection scripts' contributions, in ms. */
+  delays?: CollectionDelays;
+  /** Fixed ports (default: chosen by the OS). */
+  ports?: Partial<Record<'loader' | 'collector' | 'thirdParty' | 'auth' | 'api', number>>;
+  /** Default 127.0.0.1. */
+  host?: string;
+  clock?: Clock;
+  /** fetch used for status callbacks. Default the global fetch. */
+  fetch?: typeof fetch;
+}
+
+export interface Fault {
+  /** How many of the next requests of the route fail. Default 1. */
+  times?: number;
+  /** Answer with this status (JSON problem body)… */
+  status?: number;
+  /** …or drop the connection without an answer. */
+  drop?: boolean;
+}
+
+export interface SentCallback {
+  url: string;
+  body: unknown;
+  status?: number;
+  error?: string;
+}
+
+export interface TransactionView {
+  accountId: string;
+  workflowExecutionId: string;
+  credentialId?: string;
+  customerInternalReference: string;
+  userReference?: string;
+  workflowKey: string;
+  status: WorkflowStatus;
+  blackboxes: string[];
+}
+
+/** Thrown by a handler to make the emulator's server drop the connection. */
+class DropConnection extends Error {}
+
+export interface Emulator {
+  loaderUrl: string;
+  /** The first-party collector: the reverse proxy's upstream. */
+  collectorUrl: string;
+  /** The vendor's third-party host (the loader's default `tp_host`). */
+  thirdPartyUrl: string;
+  tokenUrl: string;
+  baseUrl: string;
+  clientId: string;
+  clientSecret: string;
+  /** The web-standard handlers, to mount elsewhere. */
+  handlers: Record<'loader' | 'collector' | 'thirdParty' | 'auth' | 'api', FetchHandler>;
+  faults: {
+    /** The next requests of `route` fail as described. */
+    fail(route: RouteName, fault: Fault): void;
+    /** Every request of `route` waits this long first. */
+    latency(route: RouteName, ms: number): void;
+    clear(): void;
+  };
+  inspect: {
+    transactions(): TransactionView[];
+    transaction(workflowExecutionId: string): TransactionView | undefined;
+    requests(route?: RouteName): number;
+    callbacks(): SentCallback[];
+    reset(): void;
+  };
+  close(): Promise<void>;
+}
+
+export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  const host = options.host ?? '127.0.0.1';
+  const clock = options.clock ?? { now: () => Date.now() };
+  const doFetch = options.fetch ?? fetch;
+  const counts = new Map<RouteName, number>();
+  const pendingFaults = new Map<RouteName, Array<Required<Pick<Fault, 'times'>> & Fault>>();
+  const latencies = new Map<RouteName, number>();
+  const callbacks: SentCallback[] = [];
+  const clientId = options.clientId ?? 'emulator-client';
+  const clientSecret = options.clientSecret ?? 'emulator-secret';
+
+  const service = createService({
+    clientId,
+    clientSecret,
+    accessTokenLifetimeSeconds: options.accessTokenLifetimeSeconds ?? 3600,
+    tokenRequestsPerSecond: options.tokenRequestsPerSecond ?? 10,
+    accountRequestsPerSecond: options.accountRequestsPerSecond ?? 1,
+    accountBurst: options.accountBurst ?? 10,
+    sessionTimeoutMs: options.sessionTimeoutMs ?? 15 * 60_000,
+    ...(options.workflows ? { workflows: options.workflows } : {}),
+    now: () => clock.now(),
+    async sendCallback(url, body) {
+      const record: SentCallback = { url, body };
+      callbacks.push(record);
+      try {
+        const response = await doFetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'user-agent': 'blackbox-capture-emulator/1' },
+          body: JSON.stringify(body),
+          redirect: 'manual',
+        });
+        record.status = response.status;
+      } catch (error) {
+        record.error = (error as Error).message;
+      }
+    },
+  });
+
+  /** Counting, latency and faults around a handler; `route` names the request. */
+  const instrument =
+    (route: (request: Request) => RouteName, handler: FetchHandler): FetchHandler =>
+    async (request, context) => {
+      const name = route(request);
+      counts.set(name, (counts.get(name) ?? 0) + 1);
+      const delay = latencies.get(name);
+      if (delay) await new Promise((resolve) => setTimeout(resolve, delay));
+      const queue = pendingFaults.get(name);
+      const fault = queue?.[0];
+      if (fault) {
+        if (--fault.times <= 0) queue!.shift();
+        if (fault.drop) throw new DropConnection();
+        return new Response(JSON.stringify({ title: 'Injected fault', status: fault.status, detail: 'emulator fault injection' }), {
+          status: fault.status ?? 500,
+          headers: { 'content-type': 'application/problem+json', ...(fault.status === 429 || fault.status === 503 ? { 'retry-after': '1' } : {}) },
+        });
+      }
+      return handler(request, context);
+    };
+
+  const servers: Server[] = [];
+  async function listen(handler: FetchHandler, port = 0): Promise<string> {
+    const server = createServer((req, res) => {
+      const request = toRequest(req, res);
+      Promise.resolve(handler(request, { clientAddress: req.socket.remoteAddress ?? '' }))
+        .then((response) => writeResponse(response, res, request.method))
+        .catch((error: unknown) => {
+          if (error instanceof DropConnection || res.headersSent) return void res.destroy();
+          res.writeHead(500, { 'content-type': 'text/plain' }).end('emulator error');
+        });
+    });
+    servers.push(server);
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, resolve);
+    });
+    return `http://${host}:${(server.address() as AddressInfo).port}`;
+  }
+
+  // The third-party origin must exist before the loader can name it as its default tp_host.
+  let vendor: ReturnType<typeof createVendorHandlers> | undefined;
+  const lazy = (pick: (v: NonNullable<typeof vendor>) => FetchHandler): FetchHandler => (request) => pick(vendor!)(request);
+  const handlers = {
+    thirdParty: instrument(() => 'thirdParty', lazy((v) => v.thirdParty)),
+    loader: instrument(() => 'loader', lazy((v) => v.loader)),
+    collector: instrument(() => 'collector', lazy((v) => v.collector)),
+    auth: instrument(() => 'token', service.token),
+    api: instrument((request) => service.apiRoute(request) as RouteName, service.api),
+  };
+  const thirdPartyUrl = await listen(handlers.thirdParty, options.ports?.thirdParty);
+  vendor = createVendorHandlers({ defaultTpHost: thirdPartyUrl, ...(options.delays ? { delays: options.delays } : {}) });
+  const loaderOrigin = await listen(handlers.loader, options.ports?.loader);
+  const collectorUrl = await listen(handlers.collector, options.ports?.collector);
+  const authOrigin = await listen(handlers.auth, options.ports?.auth);
+  const baseUrl = await listen(handlers.api, options.ports?.api);
+
+  const view = (tx: Transaction): TransactionView => ({
+    accountId: tx.accountId,
+    workflowExecutionId: tx.workflowExecutionId,
+    customerInternalReference: tx.customerInternalReference,
+    workflowKey: tx.workflowKey,
+    status: service.statusOf(tx),
+    blackboxes: [...tx.blackboxes],
+    ...(tx.credentialId ? { credentialId: tx.credentialId } : {}),
+    ...(tx.userReference ? { userReference: tx.userReference } : {}),
+  });
+
+  return {
+    loaderUrl: `${loaderOrigin}/loader.js`,
+    collectorUrl,
+    thirdPartyUrl,
+    tokenUrl: `${authOrigin}/oauth2/token`,
+    baseUrl,
+    clientId,
+    clientSecret,
+    handlers,
+    faults: {
+      fail(route, fault) {
+        const queue = pendingFaults.get(route) ?? [];
+        queue.push({ ...fault, times: fault.times ?? 1 });
+        pendingFaults.set(route, queue);
+      },
+      latency(route, ms) {
+        latencies.set(route, ms);
+      },
+      clear() {
+        pendingFaults.clear();
+        latencies.clear();
+      },
+    },
+    inspect: {
+      transactions: () => service.transactions().map(view),
+      transaction: (id) => {
+        const tx = service.transactions().find((t) => t.workflowExecutionId === id);
+        return tx && view(tx);
+      },
+      requests: (route) => (route ? counts.get(route) ?? 0 : Array.from(counts.values()).reduce((a, b) => a + b, 0)),
+      callbacks: () => [...callbacks],
+      reset: () => counts.clear(),
+    },
+    async close() {
+      await Promise.all(
+        servers.map((server) => {
+          server.closeAllConnections();
+          return new Promise((resolve) => server.close(resolve));
+        }),
+      );
+    },
+  };
+}

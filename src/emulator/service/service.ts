@@ -1,0 +1,349 @@
+/**
+ * The emulated identity-verification service: the OAuth token endpoint, account
+ * create and update, the Device Risk upload, finalize and status, with the
+ * spec's limits, lifetimes and states. Addresses in answers are built from the
+ * request's own origin, so the handlers work wherever they are mounted.
+ */
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { bearer, checkUserAgent, json, problem, readJson, TOO_MANY_REQUESTS } from './http.js';
+
+export type WorkflowStatus = 'INITIATED' | 'ACQUIRED' | 'PROCESSED' | 'SESSION_EXPIRED' | 'TOKEN_EXPIRED';
+
+export interface ServiceOptions {
+  clientId: string;
+  clientSecret: string;
+  /** Access token lifetime in seconds (spec: 3600). */
+  accessTokenLifetimeSeconds: number;
+  /** Token requests allowed per second before 429 (spec: 10). */
+  tokenRequestsPerSecond: number;
+  /** Account create/update requests per second per tenant, and the burst allowed (field notes: about 1, with short bursts). 0 disables. */
+  accountRequestsPerSecond: number;
+  accountBurst: number;
+  /** Session timeout in ms, reset by each action (spec: 15 minutes). */
+  sessionTimeoutMs: number;
+  /** Workflow definition keys and whether they include Device Risk; undefined: every key does. */
+  workflows?: Record<string, { deviceRisk: boolean }>;
+  now: () => number;
+  /** Sends the status callback on finalize. */
+  sendCallback: (url: string, body: unknown) => Promise<void>;
+}
+
+export interface Transaction {
+  accountId: string;
+  workflowExecutionId: string;
+  credentialId?: string;
+  customerInternalReference: string;
+  userReference?: string;
+  callbackUrl?: string;
+  workflowKey: string;
+  token: string;
+  tokenExpiresAt: number;
+  lastActionAt: number;
+  createdAt: number;
+  processed: boolean;
+  acquired: boolean;
+  /** Every blackbox uploaded, in order. */
+  blackboxes: string[];
+}
+
+const FORBIDDEN_REFERENCE = /[<>"/;`%{}|]/;
+const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+const EXECUTION_PATH = new RegExp(`^/api/v1/accounts/(${UUID})/workflow-executions/(${UUID})$`);
+const STATUS_PATH = new RegExp(`^/api/v1/accounts/(${UUID})/workflow-executions/(${UUID})/status$`);
+const PART_PATH = new RegExp(`^/api/v1/accounts/(${UUID})/workflow-executions/(${UUID})/credentials/(${UUID})/parts/([A-Z_]+)$`);
+const ACCOUNT_PATH = new RegExp(`^/api/v1/accounts/(${UUID})$`);
+/** The blackbox alphabet: base64, plus "@" in some old ones. */
+export const BLACKBOX_SHAPE = /^[A-Za-z0-9+/@]+=*$/;
+export const MAX_BLACKBOX_LENGTH = 8001;
+
+/** "30m", "12h", "5d" -> ms; undefined when out of the 5m..60d range or malformed. */
+export function parseTokenLifetime(value: string): number | undefined {
+  const match = /^(\d{1,6})([mhd])$/.exec(value);
+  if (!match) return undefined;
+  const ms = Number(match[1]) * { m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 'm' | 'h' | 'd'];
+  return ms >= 5 * 60_000 && ms <= 60 * 86_400_000 ? ms : undefined;
+}
+
+export function createService(options: ServiceOptions) {
+  const accessTokens = new Map<string, number>(); // token -> expiry
+  const accounts = new Set<string>();
+  const transactions = new Map<string, Transaction>(); // by workflow execution id
+  const tokenRequestTimes: number[] = [];
+  let accountBucket = { tokens: options.accountBurst, at: options.now() };
+
+  function statusOf(tx: Transaction): WorkflowStatus {
+    if (tx.processed) return 'PROCESSED';
+    const sessionEnd = tx.lastActionAt + options.sessionTimeoutMs;
+    const now = options.now();
+    if (now >= tx.tokenExpiresAt && tx.tokenExpiresAt <= sessionEnd) return 'TOKEN_EXPIRED';
+    if (now >= sessionEnd) return 'SESSION_EXPIRED';
+    return tx.acquired ? 'ACQUIRED' : 'INITIATED';
+  }
+
+  function authorizedByAccessToken(request: Request): Response | undefined {
+    const token = bearer(request);
+    const expiry = token === undefined ? undefined : accessTokens.get(token);
+    if (expiry === undefined) return problem(401, 'Unauthorized', 'A valid access token is required');
+    if (options.now() >= expiry) return problem(401, 'Unauthorized', 'The access token has expired');
+    return undefined;
+  }
+
+  // ---- POST /oauth2/token ---------------------------------------------------------------
+  async function token(request: Request): Promise<Response> {
+    const { pathname } = new URL(request.url);
+    if (pathname !== '/oauth2/token') return problem(404, 'Not Found', 'Unknown path');
+    const now = options.now();
+    while (tokenRequestTimes.length > 0 && tokenRequestTimes[0]! <= now - 1000) tokenRequestTimes.shift();
+    if (tokenRequestTimes.length >= options.tokenRequestsPerSecond) return TOO_MANY_REQUESTS(1);
+    tokenRequestTimes.push(now);
+
+    const oauthError = (status: number, error: string, description: string) =>
+      json({ error, error_description: description }, status);
+    if (request.method !== 'POST') return oauthError(400, 'invalid_request', 'Use POST');
+    const agent = checkUserAgent(request);
+    if (agent) return agent;
+    if (!/\bapplication\/json\b/i.test(request.headers.get('accept') ?? '')) {
+      return oauthError(400, 'invalid_request', 'Accept: application/json is required');
+    }
+    if (!/^application\/x-www-form-urlencoded\b/i.test(request.headers.get('content-type') ?? '')) {
+      return oauthError(400, 'invalid_request', 'The body must be application/x-www-form-urlencoded');
+    }
+    const basic = /^Basic ([A-Za-z0-9+/]+=*)$/.exec(request.headers.get('authorization') ?? '');
+    if (!basic) return oauthError(400, 'invalid_request', 'HTTP Basic client authentication is required');
+    const [id, ...rest] = Buffer.from(basic[1]!, 'base64').toString('utf8').split(':');
+    const secret = rest.join(':');
+    const form = new URLSearchParams(await request.text());
+    if (form.get('grant_type') !== 'client_credentials') {
+      return oauthError(400, 'unsupported_grant_type', 'grant_type must be client_credentials');
+    }
+    const same = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+    if (!same(id ?? '', options.clientId) || !same(secret, options.clientSecret)) {
+      return json({ error: 'invalid_client', error_description: 'Client authentication failed' }, 401, { 'www-authenticate': 'Basic realm="oauth2"' });
+    }
+    const accessToken = randomBytes(32).toString('base64url');
+    accessTokens.set(accessToken, now + options.accessTokenLifetimeSeconds * 1000);
+    return json({ access_token: accessToken, expires_in: options.accessTokenLifetimeSeconds, token_type: 'Bearer' });
+  }
+
+  // ---- accounts -------------------------------------------------------------------------
+  function takeAccountSlot(): boolean {
+    if (options.accountRequestsPerSecond <= 0) return true;
+    const now = options.now();
+    const refill = ((now - accountBucket.at) / 1000) * options.accountRequestsPerSecond;
+    accountBucket = { tokens: Math.min(options.accountBurst, accountBucket.tokens + refill), at: now };
+    if (accountBucket.tokens < 1) return false;
+    accountBucket.tokens -= 1;
+    return true;
+  }
+
+  function validateAccountBody(body: unknown): { error: string } | { value: { cir: string; userReference?: string; callbackUrl?: string; key: string; lifetimeMs: number } } {
+    if (typeof body !== 'object' || body === null) return { error: 'The body must be a JSON object' };
+    const b = body as Record<string, unknown>;
+    const cir = b.customerInternalReference;
+    if (typeof cir !== 'string' || cir === '') return { error: 'customerInternalReference is required' };
+    if (cir.length > 100) return { error: 'customerInternalReference must be at most 100 characters' };
+    if (FORBIDDEN_REFERENCE.test(cir)) return { error: 'customerInternalReference contains a forbidden character' };
+    const key = (b.workflowDefinition as { key?: unknown } | undefined)?.key;
+    if ((typeof key !== 'string' || key === '') && typeof key !== 'number') return { error: 'workflowDefinition.key is required' };
+    if (b.userReference !== undefined && (typeof b.userReference !== 'string' || b.userReference.length > 100)) {
+      return { error: 'userReference must be a string of at most 100 characters' };
+    }
+    if (b.callbackUrl !== undefined) {
+      if (typeof b.callbackUrl !== 'string' || b.callbackUrl.length > 255) return { error: 'callbackUrl must be a URL of at most 255 characters' };
+      try {
+        const url = new URL(b.callbackUrl);
+        if (url.protocol !== 'https:' && !(url.protocol === 'http:' && /^(127\.|localhost$|\[::1\]$)/.test(url.hostname))) {
+          return { error: 'callbackUrl must use https' };
+        }
+      } catch {
+        return { error: 'callbackUrl must be a URL' };
+      }
+    }
+    let lifetimeMs = 30 * 60_000;
+    if (b.tokenLifetime !== undefined) {
+      const parsed = typeof b.tokenLifetime === 'string' ? parseTokenLifetime(b.tokenLifetime) : undefined;
+      if (parsed === undefined) return { error: 'tokenLifetime must look like "30m", "12h" or "5d", from 5m to 60d' };
+      lifetimeMs = parsed;
+    }
+    return {
+      value: {
+        cir,
+        key: String(key),
+        lifetimeMs,
+        ...(typeof b.userReference === 'string' ? { userReference: b.userReference } : {}),
+        ...(typeof b.callbackUrl === 'string' ? { callbackUrl: b.callbackUrl } : {}),
+      },
+    };
+  }
+
+  async function createOrUpdate(request: Request, existingAccountId?: string): Promise<Response> {
+    const denied = authorizedByAccessToken(request);
+    if (denied) return denied;
+    const agent = checkUserAgent(request);
+    if (agent) return agent;
+    if (existingAccountId && !accounts.has(existingAccountId)) return problem(404, 'Not Found', 'Unknown account');
+    if (!takeAccountSlot()) return TOO_MANY_REQUESTS(1);
+    const read = await readJson(request, 64 * 1024);
+    if ('error' in read) return read.error;
+    const checked = validateAccountBody(read.body);
+    if ('error' in checked) return problem(400, 'Bad Request', checked.error);
+    const { cir, key, lifetimeMs, userReference, callbackUrl } = checked.value;
+    const workflow = options.workflows ? options.workflows[key] : { deviceRisk: true };
+    if (!workflow) return problem(400, 'Bad Request', `Unknown workflowDefinition.key ${key}`);
+
+    const now = options.now();
+    const accountId = existingAccountId ?? randomUUID();
+    accounts.add(accountId);
+    const tx: Transaction = {
+      accountId,
+      workflowExecutionId: randomUUID(),
+      customerInternalReference: cir,
+      workflowKey: key,
+      token: randomBytes(48).toString('base64url'),
+      tokenExpiresAt: now + lifetimeMs,
+      lastActionAt: now,
+      createdAt: now,
+      processed: false,
+      acquired: false,
+      blackboxes: [],
+      ...(userReference === undefined ? {} : { userReference }),
+      ...(callbackUrl === undefined ? {} : { callbackUrl }),
+    };
+    transactions.set(tx.workflowExecutionId, tx);
+    const origin = new URL(request.url).origin;
+    const execution = `${origin}/api/v1/accounts/${accountId}/workflow-executions/${tx.workflowExecutionId}`;
+    const credentials: unknown[] = [];
+    if (workflow.deviceRisk) {
+      tx.credentialId = randomUUID();
+      credentials.push({
+        id: tx.credentialId,
+        category: 'DATA',
+        label: 'DATA',
+        allowedChannels: ['API'],
+        api: {
+          token: tx.token,
+          parts: { device_risk: `${execution}/credentials/${tx.credentialId}/parts/DEVICE_RISK` },
+          workflowExecution: execution,
+        },
+      });
+    } else {
+      // A workflow without Device Risk still returns some credential, of another kind.
+      credentials.push({
+        id: randomUUID(),
+        category: 'ID',
+        allowedChannels: ['WEB', 'API', 'SDK'],
+        api: { token: tx.token, parts: { front: `${execution}/credentials/x/parts/FRONT` }, workflowExecution: execution },
+      });
+    }
+    return json({
+      timestamp: new Date(now).toISOString(),
+      account: { id: accountId },
+      workflowExecution: { id: tx.workflowExecutionId, credentials },
+    });
+  }
+
+  // ---- transaction calls ----------------------------------------------------------------
+  function transactionFor(request: Request, accountId: string, executionId: string): { tx: Transaction } | { error: Response } {
+    const token = bearer(request);
+    if (!token) return { error: problem(401, 'Unauthorized', 'The transaction token is required') };
+    const tx = transactions.get(executionId);
+    if (!tx || tx.accountId !== accountId) return { error: problem(404, 'Not Found', 'Unknown account or workflow execution') };
+    if (token !== tx.token) return { error: problem(403, 'Forbidden', 'The token does not belong to this transaction') };
+    if (options.now() >= tx.tokenExpiresAt) return { error: problem(401, 'Unauthorized', 'The transaction token has expired') };
+    return { tx };
+  }
+
+  async function upload(request: Request, match: RegExpExecArray): Promise<Response> {
+    if (request.method !== 'POST') return problem(405, 'Method Not Allowed', 'Use POST', { allow: 'POST' });
+    const agent = checkUserAgent(request);
+    if (agent) return agent;
+    const found = transactionFor(request, match[1]!, match[2]!);
+    if ('error' in found) return found.error;
+    const { tx } = found;
+    if (match[3] !== tx.credentialId || match[4] !== 'DEVICE_RISK') return problem(404, 'Not Found', 'Unknown credential or part');
+    const status = statusOf(tx);
+    if (status !== 'INITIATED' && status !== 'ACQUIRED') return problem(409, 'Conflict', `The workflow execution is ${status}`);
+    const read = await readJson(request, 32 * 1024);
+    if ('error' in read) return read.error;
+    const sessionId = (read.body as { sessionId?: unknown } | null)?.sessionId;
+    if (typeof sessionId !== 'string' || sessionId === '') return problem(400, 'Bad Request', 'sessionId is required and must be a non-empty string');
+    if (sessionId.length > MAX_BLACKBOX_LENGTH) return problem(400, 'Bad Request', `sessionId is longer than ${MAX_BLACKBOX_LENGTH} characters`);
+    if (!BLACKBOX_SHAPE.test(sessionId)) return problem(400, 'Bad Request', 'sessionId is not a blackbox (base64 characters expected)');
+    tx.blackboxes.push(sessionId);
+    tx.acquired = true;
+    tx.lastActionAt = options.now();
+    return json({ timestamp: new Date(tx.lastActionAt).toISOString(), account: { id: tx.accountId }, workflowExecution: { id: tx.workflowExecutionId } });
+  }
+
+  async function finalize(request: Request, match: RegExpExecArray): Promise<Response> {
+    const agent = checkUserAgent(request);
+    if (agent) return agent;
+    const found = transactionFor(request, match[1]!, match[2]!);
+    if ('error' in found) return found.error;
+    const { tx } = found;
+    const status = statusOf(tx);
+    if (status !== 'ACQUIRED') {
+      return problem(409, 'Conflict', status === 'INITIATED' ? 'Nothing was uploaded yet' : `The workflow execution is ${status}`);
+    }
+    tx.processed = true;
+    tx.lastActionAt = options.now();
+    const answer = { timestamp: new Date(tx.lastActionAt).toISOString(), account: { id: tx.accountId }, workflowExecution: { id: tx.workflowExecutionId } };
+    if (tx.callbackUrl) {
+      void options.sendCallback(tx.callbackUrl, {
+        callbackSentAt: new Date(options.now()).toISOString(),
+        workflowExecution: { id: tx.workflowExecutionId, href: new URL(request.url).href, definitionKey: tx.workflowKey, status: 'PROCESSED' },
+        account: { id: tx.accountId },
+      }).catch(() => {});
+    }
+    return json(answer);
+  }
+
+  function status(request: Request, match: RegExpExecArray): Response {
+    const denied = authorizedByAccessToken(request);
+    if (denied) return denied;
+    const tx = transactions.get(match[2]!);
+    if (!tx || tx.accountId !== match[1]) return problem(404, 'Not Found', 'Unknown account or workflow execution');
+    return json({
+      account: { id: tx.accountId },
+      workflowExecution: { id: tx.workflowExecutionId, definitionKey: tx.workflowKey, status: statusOf(tx) },
+    });
+  }
+
+  /** The route name of an API request, for counting and fault injection. */
+  function apiRoute(request: Request): string {
+    const { pathname } = new URL(request.url);
+    if (pathname === '/api/v1/accounts') return 'accountCreate';
+    if (ACCOUNT_PATH.test(pathname)) return 'accountUpdate';
+    if (PART_PATH.test(pathname)) return 'upload';
+    if (STATUS_PATH.test(pathname)) return 'status';
+    if (EXECUTION_PATH.test(pathname)) return 'finalize';
+    return 'unknown';
+  }
+
+  async function api(request: Request): Promise<Response> {
+    const { pathname } = new URL(request.url);
+    let match: RegExpExecArray | null;
+    if (pathname === '/api/v1/accounts') {
+      return request.method === 'POST' ? createOrUpdate(request) : problem(405, 'Method Not Allowed', 'Use POST', { allow: 'POST' });
+    }
+    if ((match = ACCOUNT_PATH.exec(pathname))) {
+      return request.method === 'PUT' ? createOrUpdate(request, match[1]) : problem(405, 'Method Not Allowed', 'Use PUT', { allow: 'PUT' });
+    }
+    if ((match = PART_PATH.exec(pathname))) return upload(request, match);
+    if ((match = STATUS_PATH.exec(pathname))) {
+      return request.method === 'GET' ? status(request, match) : problem(405, 'Method Not Allowed', 'Use GET', { allow: 'GET' });
+    }
+    if ((match = EXECUTION_PATH.exec(pathname))) {
+      return request.method === 'PUT' ? finalize(request, match) : problem(405, 'Method Not Allowed', 'Use PUT', { allow: 'PUT' });
+    }
+    return problem(404, 'Not Found', 'Unknown path');
+  }
+
+  return {
+    token,
+    api,
+    apiRoute,
+    statusOf,
+    transactions: () => Array.from(transactions.values()),
+  };
+}
