@@ -17,6 +17,7 @@ const ts = () =>
   });
 
 const nodeEntries = {
+  server: 'src/server/index.ts',
   emulator: 'src/emulator/index.ts',
   'emulator-cli': 'src/emulator/cli.ts',
 };
@@ -35,7 +36,7 @@ export default [
   },
   {
     input: nodeEntries,
-    output: { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: 'node-[name]-[hash].js' },
+    output: { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: 'chunk-[name]-[hash].js' },
     external: nodeExternal,
     plugins: [ts()],
   },
@@ -45,8 +46,8 @@ export default [
     plugins: [dts()],
   },
   {
-    input: { emulator: 'src/emulator/index.ts' },
-    output: { dir: 'dist', format: 'es', entryFileNames: '[name].d.ts', chunkFileNames: 'node-[name]-[hash].d.ts' },
+    input: { server: 'src/server/index.ts', emulator: 'src/emulator/index.ts' },
+    output: { dir: 'dist', format: 'es', entryFileNames: '[name].d.ts', chunkFileNames: 'chunk-[name]-[hash].d.ts' },
     external: nodeExternal,
     plugins: [dts()],
   },

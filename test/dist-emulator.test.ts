@@ -37,3 +37,22 @@ describe('dist/emulator.js', () => {
     expect(await exited).toBe(0);
   });
 });
+
+describe('dist/server.js', () => {
+  it('runs the whole server flow from the built file against the built emulator', async () => {
+    const { startEmulator } = await import('../dist/emulator.js' as string);
+    const server = await import('../dist/server.js' as string);
+    const emulator = await startEmulator();
+    try {
+      const tokenSource = server.createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: 'AcmeShop Tests/1.0' });
+      const client = server.createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: 'AcmeShop Tests/1.0' });
+      const tx = await client.createAccount({ customerInternalReference: 'dist-1', workflowDefinition: { key: 1 } });
+      await client.uploadBlackbox(tx, '0400' + 'AbC+/'.repeat(220));
+      await client.finalize(tx);
+      expect(await client.status(tx)).toBe('PROCESSED');
+      expect(server.isDeviceRiskError(new server.DeviceRiskError('upstream_error', 'x'))).toBe(true);
+    } finally {
+      await emulator.close();
+    }
+  });
+});

@@ -1,0 +1,316 @@
+/**
+ * The Device Risk calls of the identity-verification API: account create or
+ * update, blackbox upload to exactly `api.parts.device_risk`, finalize on
+ * `api.workflowExecution`, and status. Addresses the service returns are checked
+ * against the configured API origin and the documented shapes before any
+ * request carries a token to them.
+ */
+import {
+  DeviceRiskError,
+  ERR_FORGED_ADDRESS,
+  ERR_INVALID_BLACKBOX,
+  ERR_INVALID_CONFIGURATION,
+  ERR_INVALID_RESPONSE,
+  ERR_NETWORK,
+  ERR_NO_DEVICE_RISK_CREDENTIAL,
+  ERR_RATE_LIMITED,
+  ERR_REQUEST_REJECTED,
+  ERR_TRANSACTION_TOKEN_EXPIRED,
+  ERR_UPSTREAM,
+  requireSecureUrl,
+  retryAfterSeconds,
+  sleep,
+  upstreamSummary,
+} from './errors.js';
+import type { Region, TokenSource } from './token-source.js';
+
+/** The regional API base addresses (field notes). */
+export const API_BASE_URLS: Record<Region, string> = {
+  US: 'https://account.amer-1.jumio.ai',
+  EU: 'https://account.emea-1.jumio.ai',
+  SG: 'https://account.apac-1.jumio.ai',
+};
+export const RETRIEVAL_BASE_URLS: Record<Region, string> = {
+  US: 'https://retrieval.amer-1.jumio.ai',
+  EU: 'https://retrieval.emea-1.jumio.ai',
+  SG: 'https://retrieval.apac-1.jumio.ai',
+};
+
+const UUID = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
+const EXECUTION_SHAPE = new RegExp(`^/api/v1/accounts/${UUID}/workflow-executions/${UUID}$`);
+const PART_SHAPE = new RegExp(`^/api/v1/accounts/${UUID}/workflow-executions/${UUID}/credentials/${UUID}/parts/DEVICE_RISK$`);
+/** The blackbox alphabet (base64, "@" in some old ones) and the longest one accepted. */
+export const BLACKBOX_PATTERN = /^[A-Za-z0-9+/@]+=*$/;
+export const MAX_BLACKBOX_LENGTH = 8001;
+const DEFAULT_TRANSACTION_TOKEN_LIFETIME_MS = 30 * 60_000;
+
+export interface AccountRequest {
+  customerInternalReference: string;
+  workflowDefinition: { key: string | number };
+  userReference?: string;
+  callbackUrl?: string;
+  /** Like "30m" (5m to 60d). Default 30m. */
+  tokenLifetime?: string;
+  [key: string]: unknown;
+}
+
+/**
+ * One transaction's Device Risk credential. The transaction token is held
+ * privately: it does not show in `JSON.stringify`, logs or `console.log`.
+ */
+export class DeviceRiskTransaction {
+  readonly accountId: string;
+  readonly workflowExecutionId: string;
+  readonly credentialId: string;
+  readonly uploadUrl: string;
+  readonly finalizeUrl: string;
+  /** Epoch ms after which the transaction token is no longer accepted. */
+  readonly tokenExpiresAt: number;
+  readonly #token: string;
+
+  constructor(fields: Omit<DeviceRiskTransaction, 'token' | 'toJSON'> & { token: string }) {
+    this.accountId = fields.accountId;
+    this.workflowExecutionId = fields.workflowExecutionId;
+    this.credentialId = fields.credentialId;
+    this.uploadUrl = fields.uploadUrl;
+    this.finalizeUrl = fields.finalizeUrl;
+    this.tokenExpiresAt = fields.tokenExpiresAt;
+    this.#token = fields.token;
+  }
+
+  /** @internal The bearer token for upload and finalize. */
+  get token(): string {
+    return this.#token;
+  }
+
+  toJSON() {
+    const { accountId, workflowExecutionId, credentialId, uploadUrl, finalizeUrl, tokenExpiresAt } = this;
+    return { accountId, workflowExecutionId, credentialId, uploadUrl, finalizeUrl, tokenExpiresAt };
+  }
+}
+
+export interface DeviceRiskClientOptions {
+  tokenSource: TokenSource;
+  /** US, EU or SG; or give `baseUrl`. */
+  region?: Region;
+  baseUrl?: string;
+  /** Where `status` is read; default the regional retrieval host, or `baseUrl`. */
+  retrievalBaseUrl?: string;
+  /** Names your company and app, e.g. "AcmeShop Checkout/1.4". */
+  userAgent: string;
+  fetch?: typeof fetch;
+  /** Path of account create (update appends `/{accountId}`). Default `/api/v1/accounts`. */
+  accountsPath?: string;
+  /** Default PUT (field notes). */
+  finalizeMethod?: 'PUT' | 'POST';
+  /** Attempts for calls that are safe to repeat. Default 3. */
+  maxAttempts?: number;
+  /** Time limit of one request in ms. Default 15000. */
+  timeoutMs?: number;
+  /** A transaction token this close to expiry counts as expired. Default 30 s. */
+  expiryMarginMs?: number;
+  now?: () => number;
+}
+
+export interface DeviceRiskClient {
+  createAccount(body: AccountRequest): Promise<DeviceRiskTransaction>;
+  updateAccount(accountId: string, body: AccountRequest): Promise<DeviceRiskTransaction>;
+  uploadBlackbox(transaction: DeviceRiskTransaction, blackbox: string): Promise<void>;
+  finalize(transaction: DeviceRiskTransaction): Promise<void>;
+  status(transaction: Pick<DeviceRiskTransaction, 'accountId' | 'workflowExecutionId'>): Promise<string>;
+  /** Picks and checks the Device Risk credential of an account create/update answer. */
+  transactionFrom(answer: unknown, tokenLifetimeMs?: number): DeviceRiskTransaction;
+}
+
+/** Checks a blackbox before it is sent anywhere. */
+export function checkBlackbox(blackbox: unknown): string {
+  if (typeof blackbox !== 'string' || blackbox === '') throw new DeviceRiskError(ERR_INVALID_BLACKBOX, 'the blackbox must be a non-empty string');
+  if (blackbox.length > MAX_BLACKBOX_LENGTH) throw new DeviceRiskError(ERR_INVALID_BLACKBOX, `the blackbox is longer than ${MAX_BLACKBOX_LENGTH} characters`);
+  if (!BLACKBOX_PATTERN.test(blackbox)) throw new DeviceRiskError(ERR_INVALID_BLACKBOX, 'the blackbox has characters outside its alphabet (A-Z a-z 0-9 + / = @): was it form- or URL-encoded?');
+  return blackbox;
+}
+
+function lifetimeMs(value: string | undefined): number {
+  const match = value === undefined ? undefined : /^(\d+)([mhd])$/.exec(value);
+  if (!match) return DEFAULT_TRANSACTION_TOKEN_LIFETIME_MS;
+  return Number(match[1]) * { m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 'm' | 'h' | 'd'];
+}
+
+export function createDeviceRiskClient(options: DeviceRiskClientOptions): DeviceRiskClient {
+  if (!options.userAgent?.trim()) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'userAgent is required, e.g. "YourCompany YourApp/1.0"');
+  const rawBase = options.baseUrl ?? (options.region ? API_BASE_URLS[options.region] : undefined);
+  if (!rawBase) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'give region (US, EU, SG) or baseUrl');
+  const base = requireSecureUrl(rawBase, 'baseUrl');
+  const retrievalBase = requireSecureUrl(
+    options.retrievalBaseUrl ?? (options.baseUrl ? options.baseUrl : RETRIEVAL_BASE_URLS[options.region!]),
+    'retrievalBaseUrl',
+  );
+  const doFetch = options.fetch ?? fetch;
+  const now = options.now ?? Date.now;
+  const maxAttempts = options.maxAttempts ?? 3;
+  const timeoutMs = options.timeoutMs ?? 15_000;
+  const margin = options.expiryMarginMs ?? 30_000;
+  const accountsPath = options.accountsPath ?? '/api/v1/accounts';
+  const { tokenSource } = options;
+
+  /** The address must be on the API's origin and of the documented shape. */
+  function checkAddress(value: unknown, shape: RegExp, what: string): string {
+    let url: URL | undefined;
+    try {
+      url = typeof value === 'string' ? new URL(value) : undefined;
+    } catch {
+      url = undefined;
+    }
+    if (!url || url.origin !== base.origin || !shape.test(url.pathname) || url.search || url.hash || url.username) {
+      throw new DeviceRiskError(ERR_FORGED_ADDRESS, `refusing the ${what} address: it is not on ${base.origin} or not of the documented shape`);
+    }
+    return url.href;
+  }
+
+  /**
+   * One API call with retries. `repeatable` says whether a 5xx or a network
+   * failure may be retried (the call is safe to repeat); 429 always may.
+   */
+  async function call(
+    operation: string,
+    url: string,
+    init: { method: string; body?: string; bearer: () => Promise<string> | string; accessToken?: boolean },
+    repeatable: boolean,
+  ): Promise<Response> {
+    let lastError: DeviceRiskError | undefined;
+    let refreshedToken = false;
+    for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+      let response: Response;
+      try {
+        response = await doFetch(url, {
+          method: init.method,
+          headers: {
+            authorization: `Bearer ${await init.bearer()}`,
+            accept: 'application/json',
+            'user-agent': options.userAgent,
+            ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
+          },
+          ...(init.body === undefined ? {} : { body: init.body }),
+          redirect: 'manual',
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+      } catch (cause) {
+        if (cause instanceof DeviceRiskError) throw cause; // from the token source
+        lastError = new DeviceRiskError(ERR_NETWORK, `${operation} failed (network error or timeout)`, { operation, cause });
+        if (!repeatable) throw lastError;
+        await sleep(Math.random() * 300 * 2 ** attempt);
+        continue;
+      }
+      if (response.ok) return response;
+      const summary = await upstreamSummary(response);
+      const retryAfter = retryAfterSeconds(response, now());
+      if (response.status === 401 && init.accessToken && !refreshedToken) {
+        // The cached access token may have been revoked or expired early: get a new one once.
+        refreshedToken = true;
+        await tokenSource.invalidate();
+        attempt--;
+        continue;
+      }
+      if (response.status === 429 || (response.status >= 500 && repeatable)) {
+        lastError = new DeviceRiskError(response.status === 429 ? ERR_RATE_LIMITED : ERR_UPSTREAM, `${operation} answered ${response.status}${summary}`, {
+          operation,
+          status: response.status,
+          ...(retryAfter === undefined ? {} : { retryAfter }),
+        });
+        await sleep(retryAfter !== undefined ? Math.min(retryAfter, 30) * 1000 : Math.random() * 300 * 2 ** attempt);
+        continue;
+      }
+      throw new DeviceRiskError(response.status >= 500 ? ERR_UPSTREAM : ERR_REQUEST_REJECTED, `${operation} answered ${response.status}${summary}`, {
+        operation,
+        status: response.status,
+        ...(retryAfter === undefined ? {} : { retryAfter }),
+      });
+    }
+    throw lastError!;
+  }
+
+  function transactionFrom(answer: unknown, tokenLifetime = DEFAULT_TRANSACTION_TOKEN_LIFETIME_MS, issuedAt = now()): DeviceRiskTransaction {
+    const a = answer as { account?: { id?: unknown }; workflowExecution?: { id?: unknown; credentials?: unknown } } | undefined;
+    const credentials = a?.workflowExecution?.credentials ?? (a as { credentials?: unknown } | undefined)?.credentials;
+    if (!Array.isArray(credentials)) throw new DeviceRiskError(ERR_INVALID_RESPONSE, 'the account answer has no credentials array', { operation: 'account' });
+    const credential = credentials.find(
+      (c: { category?: unknown; allowedChannels?: unknown; api?: { parts?: { device_risk?: unknown } } }) =>
+        c?.category === 'DATA' && Array.isArray(c.allowedChannels) && c.allowedChannels.includes('API') && typeof c.api?.parts?.device_risk === 'string',
+    ) as { id?: unknown; api: { token?: unknown; parts: { device_risk: string }; workflowExecution?: unknown } } | undefined;
+    if (!credential) {
+      throw new DeviceRiskError(ERR_NO_DEVICE_RISK_CREDENTIAL, 'the account answer has no Device Risk credential (category DATA, channel API, api.parts.device_risk): does the workflow include Device Risk?', { operation: 'account' });
+    }
+    const { token } = credential.api;
+    if (typeof token !== 'string' || !token) throw new DeviceRiskError(ERR_INVALID_RESPONSE, 'the Device Risk credential has no api.token', { operation: 'account' });
+    const uploadUrl = checkAddress(credential.api.parts.device_risk, PART_SHAPE, 'upload (api.parts.device_risk)');
+    const finalizeUrl = checkAddress(credential.api.workflowExecution, EXECUTION_SHAPE, 'finalize (api.workflowExecution)');
+    const [, , , , accountId, , workflowExecutionId, , credentialId] = new URL(uploadUrl).pathname.split('/');
+    if (finalizeUrl !== uploadUrl.slice(0, finalizeUrl.length) || (credential.id !== undefined && credential.id !== credentialId)) {
+      throw new DeviceRiskError(ERR_FORGED_ADDRESS, 'the upload and finalize addresses do not belong to the same transaction and credential');
+    }
+    return new DeviceRiskTransaction({
+      accountId: accountId!,
+      workflowExecutionId: workflowExecutionId!,
+      credentialId: credentialId!,
+      uploadUrl,
+      finalizeUrl,
+      tokenExpiresAt: issuedAt + tokenLifetime,
+      token,
+    });
+  }
+
+  async function account(operation: string, url: string, method: string, body: AccountRequest, repeatable: boolean) {
+    const started = now();
+    const response = await call(operation, url, { method, body: JSON.stringify(body), bearer: () => tokenSource.getToken(), accessToken: true }, repeatable);
+    const answer = await response.json().catch(() => {
+      throw new DeviceRiskError(ERR_INVALID_RESPONSE, `${operation} answered with something other than JSON`, { operation });
+    });
+    // The lifetime counts from when the request left, not from when the answer came.
+    return transactionFrom(answer, lifetimeMs(body.tokenLifetime), started);
+  }
+
+  function usable(transaction: DeviceRiskTransaction, operation: string): void {
+    if (!(transaction instanceof DeviceRiskTransaction)) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, `${operation} needs a transaction from createAccount or updateAccount`);
+    // Re-check: a transaction object may have been rebuilt from stored data.
+    checkAddress(transaction.uploadUrl, PART_SHAPE, 'upload');
+    checkAddress(transaction.finalizeUrl, EXECUTION_SHAPE, 'finalize');
+    if (now() >= transaction.tokenExpiresAt - margin) {
+      throw new DeviceRiskError(ERR_TRANSACTION_TOKEN_EXPIRED, `the transaction token of workflow execution ${transaction.workflowExecutionId} has expired; update the account for a new one`, { operation });
+    }
+  }
+
+  async function status(transaction: Pick<DeviceRiskTransaction, 'accountId' | 'workflowExecutionId'>): Promise<string> {
+    const url = new URL(`/api/v1/accounts/${transaction.accountId}/workflow-executions/${transaction.workflowExecutionId}/status`, retrievalBase).href;
+    const response = await call('status', url, { method: 'GET', bearer: () => tokenSource.getToken(), accessToken: true }, true);
+    const body = (await response.json().catch(() => undefined)) as { workflowExecution?: { status?: unknown } } | undefined;
+    const value = body?.workflowExecution?.status;
+    if (typeof value !== 'string') throw new DeviceRiskError(ERR_INVALID_RESPONSE, 'status answer lacks workflowExecution.status', { operation: 'status' });
+    return value;
+  }
+
+  return {
+    transactionFrom,
+    status,
+    createAccount: (body) => account('account create', new URL(accountsPath, base).href, 'POST', body, false),
+    updateAccount(accountId, body) {
+      if (!new RegExp(`^${UUID}$`).test(accountId)) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'accountId must be a UUID');
+      return account('account update', new URL(`${accountsPath}/${accountId}`, base).href, 'PUT', body, true);
+    },
+    async uploadBlackbox(transaction, blackbox) {
+      usable(transaction, 'upload');
+      const sessionId = checkBlackbox(blackbox);
+      // Uploading the same blackbox again is harmless, so failures are retried.
+      await call('upload', transaction.uploadUrl, { method: 'POST', body: JSON.stringify({ sessionId }), bearer: () => transaction.token }, true);
+    },
+    async finalize(transaction) {
+      usable(transaction, 'finalize');
+      try {
+        await call('finalize', transaction.finalizeUrl, { method: options.finalizeMethod ?? 'PUT', bearer: () => transaction.token }, true);
+      } catch (error) {
+        // A retried finalize whose first attempt went through answers 409: check before failing.
+        if ((error as DeviceRiskError).status === 409 && (await status(transaction).catch(() => '')) === 'PROCESSED') return;
+        throw error;
+      }
+    },
+  };
+}

@@ -1,0 +1,189 @@
+/**
+ * The integrator endpoint behind the browser package's `post` option:
+ * POST { "blackbox": "..." } -> account create/update, upload, finalize.
+ *
+ * Retries from the browser carry the same Idempotency-Key. The key's record
+ * keeps the progress (the transaction once created), so a retry after a failed
+ * upload resumes instead of creating a second transaction, and a retry after
+ * success gets the first answer.
+ */
+import { checkBlackbox, type AccountRequest, type DeviceRiskClient, type DeviceRiskTransaction } from './device-risk-client.js';
+import { DeviceRiskError, ERR_INVALID_CONFIGURATION, isDeviceRiskError } from './errors.js';
+import type { RequestContext } from './node.js';
+
+/** What the integrator's hook says about the customer behind a request. */
+export interface CustomerMapping {
+  customerInternalReference: string;
+  userReference?: string;
+  /** Update this existing account (a new workflow execution on it) instead of creating one. */
+  accountId?: string;
+  /** Workflow definition key; default the handler's `workflowKey`. */
+  workflowKey?: string | number;
+  callbackUrl?: string;
+  tokenLifetime?: string;
+}
+
+export interface DeviceRiskHandlerOptions {
+  client: DeviceRiskClient;
+  /** Origins allowed to post, e.g. ["https://shop.example"]. */
+  allowedOrigins: readonly string[];
+  /** Maps the request to your customer; return a Response (e.g. 401) to refuse it. */
+  resolveCustomer: (request: Request, context?: RequestContext) => CustomerMapping | Response | Promise<CustomerMapping | Response>;
+  /** Default workflow definition key. */
+  workflowKey?: string | number;
+  /** Largest request body in bytes. Default 16384. */
+  maxBodyBytes?: number;
+  /** Read the transaction's status after finalize for the answer. Default true. */
+  reportStatus?: boolean;
+  /** How long an Idempotency-Key is remembered, in ms. Default 24 hours. */
+  idempotencyTtlMs?: number;
+  /** Keys remembered at most (oldest dropped first). Default 10000. */
+  idempotencyMaxKeys?: number;
+  /** Told about every failure (errors serialise without secrets). */
+  onError?: (error: unknown) => void;
+  now?: () => number;
+}
+
+export interface DeviceRiskResult {
+  accountId: string;
+  workflowExecutionId: string;
+  status: string;
+}
+
+interface KeyRecord {
+  at: number;
+  /** The owner of the key: its origin and customer, so that another customer's request cannot read it. */
+  owner: string;
+  transaction?: DeviceRiskTransaction;
+  uploaded?: boolean;
+  result?: DeviceRiskResult;
+  running?: Promise<DeviceRiskResult>;
+}
+
+const json = (body: unknown, status: number, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers } });
+const refuse = (status: number, code: string, message: string, headers: Record<string, string> = {}) =>
+  json({ error: { code, message } }, status, headers);
+
+/** Reads at most `limit` bytes; undefined when the body is larger. */
+async function readLimited(request: Request, limit: number): Promise<string | undefined> {
+  const declared = Number(request.headers.get('content-length') ?? NaN);
+  if (declared > limit) return undefined;
+  if (!request.body) return '';
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (request: Request, context?: RequestContext) => Promise<Response> {
+  const { client } = options;
+  if (!Array.isArray(options.allowedOrigins) || options.allowedOrigins.length === 0) {
+    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'allowedOrigins must list the origins of your checkout pages');
+  }
+  const allowed = new Set(options.allowedOrigins.map((o) => new URL(o).origin));
+  const maxBody = options.maxBodyBytes ?? 16 * 1024;
+  const ttl = options.idempotencyTtlMs ?? 24 * 3_600_000;
+  const maxKeys = options.idempotencyMaxKeys ?? 10_000;
+  const now = options.now ?? Date.now;
+  const keys = new Map<string, KeyRecord>();
+
+  function remember(key: string, owner: string): KeyRecord {
+    const t = now();
+    for (const [k, record] of keys) {
+      if (t - record.at < ttl && keys.size < maxKeys) break; // Map keeps insertion order: oldest first
+      if (!record.running) keys.delete(k);
+    }
+    let record = keys.get(key);
+    if (!record || t - record.at >= ttl) {
+      record = { at: t, owner };
+      keys.set(key, record);
+    }
+    return record;
+  }
+
+  async function run(record: KeyRecord, blackbox: string, customer: CustomerMapping): Promise<DeviceRiskResult> {
+    const body: AccountRequest = {
+      customerInternalReference: customer.customerInternalReference,
+      workflowDefinition: { key: customer.workflowKey ?? options.workflowKey ?? '' },
+      ...(customer.userReference ? { userReference: customer.userReference } : {}),
+      ...(customer.callbackUrl ? { callbackUrl: customer.callbackUrl } : {}),
+      ...(customer.tokenLifetime ? { tokenLifetime: customer.tokenLifetime } : {}),
+    };
+    if (body.workflowDefinition.key === '') throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'no workflow key: set workflowKey on the handler or in resolveCustomer');
+    // Resume where a failed attempt stopped; a lapsed transaction token means a fresh transaction.
+    if (record.transaction && now() >= record.transaction.tokenExpiresAt - 30_000) record.transaction = undefined;
+    record.transaction ??= customer.accountId ? await client.updateAccount(customer.accountId, body) : await client.createAccount(body);
+    const tx = record.transaction;
+    if (!record.uploaded) {
+      await client.uploadBlackbox(tx, blackbox);
+      record.uploaded = true;
+    }
+    await client.finalize(tx);
+    const status = options.reportStatus === false ? 'FINALIZED' : await client.status(tx).catch(() => 'FINALIZED');
+    return { accountId: tx.accountId, workflowExecutionId: tx.workflowExecutionId, status };
+  }
+
+  return async (request, context) => {
+    if (request.method !== 'POST') return refuse(405, 'method_not_allowed', 'Use POST', { allow: 'POST' });
+    const origin = request.headers.get('origin');
+    if (!origin || !allowed.has(origin)) return refuse(403, 'origin_not_allowed', 'This origin may not post blackboxes');
+    if (!/^application\/json\b/i.test(request.headers.get('content-type') ?? '')) {
+      return refuse(415, 'unsupported_media_type', 'Send JSON: Content-Type: application/json');
+    }
+    const text = await readLimited(request, maxBody);
+    if (text === undefined) return refuse(413, 'body_too_large', `The body is larger than ${maxBody} bytes`);
+    let blackbox: string;
+    try {
+      blackbox = checkBlackbox((JSON.parse(text) as { blackbox?: unknown } | null)?.blackbox);
+    } catch (error) {
+      return refuse(400, 'invalid_blackbox', isDeviceRiskError(error) ? error.message : 'The body must be JSON: { "blackbox": "..." }');
+    }
+    const key = request.headers.get('idempotency-key');
+    if (key !== null && !/^[\x21-\x7e]{8,200}$/.test(key)) return refuse(400, 'invalid_idempotency_key', 'Idempotency-Key must be 8 to 200 visible ASCII characters');
+
+    let customer: CustomerMapping | Response;
+    try {
+      customer = await options.resolveCustomer(request, context);
+    } catch (error) {
+      options.onError?.(error);
+      return refuse(500, 'customer_lookup_failed', 'The customer could not be resolved');
+    }
+    if (customer instanceof Response) return customer;
+
+    const owner = `${origin} ${customer.customerInternalReference}`;
+    const record: KeyRecord = key === null ? { at: now(), owner } : remember(key, owner);
+    if (record.owner !== owner) return refuse(409, 'idempotency_key_reused', 'This Idempotency-Key belongs to another request');
+    try {
+      if (!record.result) {
+        // A retry that arrives while the first attempt still runs waits for it.
+        record.running ??= run(record, blackbox, customer).finally(() => {
+          record.running = undefined;
+        });
+        record.result = await record.running;
+      }
+      return json(record.result, 200);
+    } catch (error) {
+      options.onError?.(error);
+      const status = isDeviceRiskError(error) ? error.status : undefined;
+      const code = isDeviceRiskError(error) ? error.code : 'internal_error';
+      if (isDeviceRiskError(error) && (error.code === ERR_INVALID_CONFIGURATION || error.code === 'forged_address')) {
+        return refuse(500, code, 'The device-risk check is misconfigured');
+      }
+      // Upstream trouble: tell the browser to try again later with the same key.
+      const retryAfter = String(Math.min(isDeviceRiskError(error) && error.retryAfter !== undefined ? error.retryAfter : 2, 60));
+      const unavailable = status === 429 || status === 503 || code === 'network_error' || code === 'rate_limited';
+      return refuse(unavailable ? 503 : 502, code, 'The device-risk service could not be reached; retry with the same Idempotency-Key', { 'retry-after': retryAfter });
+    }
+  };
+}

@@ -1,0 +1,111 @@
+/**
+ * Errors of the server kit. They carry a stable `code`, the HTTP status when an
+ * upstream answered, and never a secret: messages are built from fixed text,
+ * status codes and the service's problem title, and `toJSON` drops `cause`.
+ */
+
+export const ERR_INVALID_CONFIGURATION = 'invalid_configuration';
+export const ERR_INSECURE_URL = 'insecure_url';
+export const ERR_TOKEN_REJECTED = 'token_rejected';
+export const ERR_RATE_LIMITED = 'rate_limited';
+export const ERR_UPSTREAM = 'upstream_error';
+export const ERR_NETWORK = 'network_error';
+export const ERR_INVALID_RESPONSE = 'invalid_response';
+export const ERR_NO_DEVICE_RISK_CREDENTIAL = 'no_device_risk_credential';
+export const ERR_FORGED_ADDRESS = 'forged_address';
+export const ERR_TRANSACTION_TOKEN_EXPIRED = 'transaction_token_expired';
+export const ERR_INVALID_BLACKBOX = 'invalid_blackbox';
+export const ERR_REQUEST_REJECTED = 'request_rejected';
+
+export type DeviceRiskErrorCode =
+  | typeof ERR_INVALID_CONFIGURATION
+  | typeof ERR_INSECURE_URL
+  | typeof ERR_TOKEN_REJECTED
+  | typeof ERR_RATE_LIMITED
+  | typeof ERR_UPSTREAM
+  | typeof ERR_NETWORK
+  | typeof ERR_INVALID_RESPONSE
+  | typeof ERR_NO_DEVICE_RISK_CREDENTIAL
+  | typeof ERR_FORGED_ADDRESS
+  | typeof ERR_TRANSACTION_TOKEN_EXPIRED
+  | typeof ERR_INVALID_BLACKBOX
+  | typeof ERR_REQUEST_REJECTED;
+
+const PREFIX = '[blackbox-capture/server] ';
+
+export class DeviceRiskError extends Error {
+  override readonly name = 'DeviceRiskError';
+  readonly code: DeviceRiskErrorCode;
+  /** HTTP status of the upstream answer, when there was one. */
+  readonly status?: number;
+  /** Seconds the upstream asked to wait (Retry-After), when it did. */
+  readonly retryAfter?: number;
+  /** The call that failed, e.g. "token", "account create", "upload". */
+  readonly operation?: string;
+
+  constructor(
+    code: DeviceRiskErrorCode,
+    message: string,
+    details: { status?: number; retryAfter?: number; operation?: string; cause?: unknown } = {},
+  ) {
+    super(PREFIX + message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.code = code;
+    if (details.status !== undefined) this.status = details.status;
+    if (details.retryAfter !== undefined) this.retryAfter = details.retryAfter;
+    if (details.operation !== undefined) this.operation = details.operation;
+  }
+
+  /** Serialises without `cause` or anything an upstream sent beyond its status. */
+  toJSON(): Record<string, unknown> {
+    return { name: this.name, code: this.code, message: this.message, status: this.status, retryAfter: this.retryAfter, operation: this.operation };
+  }
+}
+
+export function isDeviceRiskError(error: unknown): error is DeviceRiskError {
+  return error instanceof DeviceRiskError || (error instanceof Error && error.name === 'DeviceRiskError' && typeof (error as { code?: unknown }).code === 'string');
+}
+
+const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
+
+/** https, or http on a loopback address (local testing against the emulator). */
+export function requireSecureUrl(value: string, what: string): URL {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, `${what} is not a URL`);
+  }
+  if (url.username || url.password) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, `${what} must not carry credentials`);
+  if (url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.test(url.hostname))) return url;
+  throw new DeviceRiskError(ERR_INSECURE_URL, `${what} must use https (plain http is allowed only on loopback addresses): ${url.origin}`);
+}
+
+/** Seconds from a Retry-After header (delta or HTTP date); undefined when absent. */
+export function retryAfterSeconds(response: Response, now = Date.now()): number | undefined {
+  const header = response.headers.get('retry-after');
+  if (!header) return undefined;
+  if (/^\d+$/.test(header.trim())) return Number(header.trim());
+  const date = Date.parse(header);
+  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - now) / 1000));
+}
+
+/** The problem title or OAuth error code of an error answer, for messages (never the body). */
+export async function upstreamSummary(response: Response): Promise<string> {
+  try {
+    const body = (await response.clone().json()) as { title?: unknown; detail?: unknown; error?: unknown };
+    const text = [body.error, body.title, body.detail].filter((v) => typeof v === 'string' && v.length < 200).join(': ');
+    return text ? ` (${text})` : '';
+  } catch {
+    return '';
+  }
+}
+
+export const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
+  new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    }, { once: true });
+  });

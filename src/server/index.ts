@@ -1,0 +1,40 @@
+/**
+ * blackbox-capture/server: everything that runs on the integrator's server.
+ * Web-standard Request -> Response handlers on fetch (Node 20+, Next.js route
+ * handlers, Hono, edge runtimes), plus a Node adapter. Secrets and tokens stay here.
+ */
+export { createTokenSource, createMemoryTokenStore, TOKEN_URLS } from './token-source.js';
+export type { Region, TokenSource, TokenSourceOptions, TokenStore, CachedToken } from './token-source.js';
+export {
+  createDeviceRiskClient,
+  checkBlackbox,
+  DeviceRiskTransaction,
+  API_BASE_URLS,
+  RETRIEVAL_BASE_URLS,
+  BLACKBOX_PATTERN,
+  MAX_BLACKBOX_LENGTH,
+} from './device-risk-client.js';
+export type { AccountRequest, DeviceRiskClient, DeviceRiskClientOptions } from './device-risk-client.js';
+export { createDeviceRiskHandler } from './endpoint.js';
+export type { CustomerMapping, DeviceRiskHandlerOptions, DeviceRiskResult } from './endpoint.js';
+export { createFirstPartyProxy, COLLECTOR_URLS } from './proxy.js';
+export type { FirstPartyProxyOptions } from './proxy.js';
+export { toNodeHandler, toRequest, writeResponse } from './node.js';
+export type { FetchHandler, NodeHandler, RequestContext } from './node.js';
+export {
+  DeviceRiskError,
+  isDeviceRiskError,
+  ERR_INVALID_CONFIGURATION,
+  ERR_INSECURE_URL,
+  ERR_TOKEN_REJECTED,
+  ERR_RATE_LIMITED,
+  ERR_UPSTREAM,
+  ERR_NETWORK,
+  ERR_INVALID_RESPONSE,
+  ERR_NO_DEVICE_RISK_CREDENTIAL,
+  ERR_FORGED_ADDRESS,
+  ERR_TRANSACTION_TOKEN_EXPIRED,
+  ERR_INVALID_BLACKBOX,
+  ERR_REQUEST_REJECTED,
+} from './errors.js';
+export type { DeviceRiskErrorCode } from './errors.js';

@@ -1,0 +1,192 @@
+/**
+ * OAuth 2.0 client-credentials token source for the identity-verification API.
+ * One cached access token per client, refreshed shortly before it expires;
+ * concurrent callers share one request; at most N token requests a second from
+ * this process; 429 waits and retries; 400/401/403 fail at once.
+ */
+import {
+  DeviceRiskError,
+  ERR_INVALID_CONFIGURATION,
+  ERR_INVALID_RESPONSE,
+  ERR_NETWORK,
+  ERR_RATE_LIMITED,
+  ERR_TOKEN_REJECTED,
+  ERR_UPSTREAM,
+  requireSecureUrl,
+  retryAfterSeconds,
+  sleep,
+  upstreamSummary,
+} from './errors.js';
+
+export type Region = 'US' | 'EU' | 'SG';
+
+/** The regional token addresses (field notes). */
+export const TOKEN_URLS: Record<Region, string> = {
+  US: 'https://auth.amer-1.jumio.ai/oauth2/token',
+  EU: 'https://auth.emea-1.jumio.ai/oauth2/token',
+  SG: 'https://auth.apac-1.jumio.ai/oauth2/token',
+};
+
+export interface CachedToken {
+  accessToken: string;
+  /** Epoch ms at which the service stops accepting it. */
+  expiresAt: number;
+}
+
+/** Where tokens are kept; share one store between server instances to share tokens. */
+export interface TokenStore {
+  get(key: string): CachedToken | undefined | Promise<CachedToken | undefined>;
+  set(key: string, token: CachedToken): void | Promise<void>;
+  delete(key: string): void | Promise<void>;
+}
+
+export function createMemoryTokenStore(): TokenStore {
+  const tokens = new Map<string, CachedToken>();
+  return {
+    get: (key) => tokens.get(key),
+    set: (key, token) => void tokens.set(key, token),
+    delete: (key) => void tokens.delete(key),
+  };
+}
+
+export interface TokenSourceOptions {
+  clientId: string;
+  clientSecret: string;
+  /** US, EU or SG; or give `tokenUrl`. */
+  region?: Region;
+  tokenUrl?: string;
+  /** Names your company and app, e.g. "AcmeShop Checkout/1.4" (the service refuses library defaults). */
+  userAgent: string;
+  fetch?: typeof fetch;
+  store?: TokenStore;
+  /** Refresh this many seconds before expiry. Default 60. */
+  refreshMarginSeconds?: number;
+  /** Token requests allowed per second from this process to this token URL (all sources together). Default 10 (the service's limit). */
+  maxRequestsPerSecond?: number;
+  /** Attempts for 429, 5xx and network failures. Default 4. */
+  maxAttempts?: number;
+  /** Time limit of one token request in ms. Default 10000. */
+  timeoutMs?: number;
+  now?: () => number;
+}
+
+export interface TokenSource {
+  /** A valid access token, from the cache or a new request. */
+  getToken(options?: { signal?: AbortSignal }): Promise<string>;
+  /** Forget the cached token (after the API refused it). */
+  invalidate(): Promise<void>;
+  /** The origin of the token service, for logs. */
+  readonly tokenUrl: string;
+}
+
+const BASE_BACKOFF_MS = 250;
+const RATE_WINDOW_MS = 1100;
+
+/** Send times of token requests in this process, per token URL: the limit holds process-wide. */
+const sentByTokenUrl = new Map<string, number[]>();
+
+export function createTokenSource(options: TokenSourceOptions): TokenSource {
+  const { clientId, clientSecret } = options;
+  if (!clientId || !clientSecret) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'clientId and clientSecret are required');
+  if (!options.userAgent?.trim()) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'userAgent is required, e.g. "YourCompany YourApp/1.0"');
+  const rawUrl = options.tokenUrl ?? (options.region ? TOKEN_URLS[options.region] : undefined);
+  if (!rawUrl) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, `give region (${Object.keys(TOKEN_URLS).join(', ')}) or tokenUrl`);
+  const tokenUrl = requireSecureUrl(rawUrl, 'tokenUrl').href;
+  const doFetch = options.fetch ?? fetch;
+  const store = options.store ?? createMemoryTokenStore();
+  const now = options.now ?? Date.now;
+  const marginMs = (options.refreshMarginSeconds ?? 60) * 1000;
+  const perSecond = options.maxRequestsPerSecond ?? 10;
+  const maxAttempts = options.maxAttempts ?? 4;
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  // The cache key names the client, never the secret.
+  const key = `${tokenUrl} ${clientId}`;
+  const authorization = 'Basic ' + Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(clientSecret)}`).toString('base64');
+  const sent = sentByTokenUrl.get(tokenUrl) ?? [];
+  sentByTokenUrl.set(tokenUrl, sent);
+  let inFlight: Promise<string> | undefined;
+
+  /**
+   * Waits for a slot so that no second holds more than `perSecond` requests. The
+   * window is a little longer than a second: requests do not reach the service
+   * in exactly the rhythm they leave.
+   */
+  async function rateSlot(signal?: AbortSignal): Promise<void> {
+    for (;;) {
+      const t = Date.now();
+      while (sent.length > 0 && sent[0]! <= t - RATE_WINDOW_MS) sent.shift();
+      if (sent.length < perSecond) {
+        sent.push(t);
+        return;
+      }
+      await sleep(sent[0]! + RATE_WINDOW_MS - t + 1, signal);
+    }
+  }
+
+  async function requestToken(signal?: AbortSignal): Promise<string> {
+    let lastError: DeviceRiskError | undefined;
+    for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+      await rateSlot(signal);
+      let response: Response;
+      try {
+        response = await doFetch(tokenUrl, {
+          method: 'POST',
+          headers: {
+            authorization,
+            accept: 'application/json',
+            'content-type': 'application/x-www-form-urlencoded',
+            'user-agent': options.userAgent,
+          },
+          body: 'grant_type=client_credentials',
+          redirect: 'manual',
+          signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs),
+        });
+      } catch (cause) {
+        if (signal?.aborted) throw signal.reason;
+        lastError = new DeviceRiskError(ERR_NETWORK, `token request to ${new URL(tokenUrl).origin} failed (network error or timeout)`, { operation: 'token', cause });
+        await sleep(Math.random() * BASE_BACKOFF_MS * 2 ** attempt, signal);
+        continue;
+      }
+      if (response.ok) {
+        const body = (await response.json().catch(() => undefined)) as { access_token?: unknown; expires_in?: unknown; token_type?: unknown } | undefined;
+        if (typeof body?.access_token !== 'string' || !body.access_token || typeof body.token_type !== 'string' || body.token_type.toLowerCase() !== 'bearer') {
+          throw new DeviceRiskError(ERR_INVALID_RESPONSE, 'token response lacks access_token or a Bearer token_type', { operation: 'token', status: response.status });
+        }
+        const lifetime = typeof body.expires_in === 'number' && body.expires_in > 0 ? body.expires_in : 3600;
+        await store.set(key, { accessToken: body.access_token, expiresAt: now() + lifetime * 1000 });
+        return body.access_token;
+      }
+      const summary = await upstreamSummary(response);
+      const retryAfter = retryAfterSeconds(response);
+      if (response.status === 429) {
+        lastError = new DeviceRiskError(ERR_RATE_LIMITED, `token service rate limit reached (429)${summary}`, { status: 429, operation: 'token', ...(retryAfter === undefined ? {} : { retryAfter }) });
+        await sleep(retryAfter !== undefined ? retryAfter * 1000 : Math.random() * BASE_BACKOFF_MS * 2 ** attempt, signal);
+        continue;
+      }
+      if (response.status >= 500) {
+        lastError = new DeviceRiskError(ERR_UPSTREAM, `token service answered ${response.status}${summary}`, { status: response.status, operation: 'token' });
+        await sleep(Math.random() * BASE_BACKOFF_MS * 2 ** attempt, signal);
+        continue;
+      }
+      // 3xx (redirects are not followed), 400, 401, 403: retrying cannot help.
+      throw new DeviceRiskError(ERR_TOKEN_REJECTED, `token service refused the client-credentials request with ${response.status}${summary}`, { status: response.status, operation: 'token' });
+    }
+    throw lastError!;
+  }
+
+  return {
+    tokenUrl,
+    async getToken({ signal } = {}) {
+      const cached = await store.get(key);
+      if (cached && cached.expiresAt - marginMs > now()) return cached.accessToken;
+      // Concurrent callers share one request; a failed request is not cached.
+      inFlight ??= requestToken(signal).finally(() => {
+        inFlight = undefined;
+      });
+      return inFlight;
+    },
+    async invalidate() {
+      await store.delete(key);
+    },
+  };
+}

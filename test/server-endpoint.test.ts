@@ -1,0 +1,141 @@
+// The integrator endpoint (createDeviceRiskHandler) against the emulator.
+import { afterEach, describe, expect, it } from 'vitest';
+import { startEmulator, type Emulator, type EmulatorOptions } from '../src/emulator/index.js';
+import { createDeviceRiskClient, createDeviceRiskHandler, createTokenSource, type DeviceRiskHandlerOptions } from '../src/server/index.js';
+
+const UA = 'AcmeShop Checkout/1.0';
+const SHOP = 'https://shop.example';
+const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
+let emulator: Emulator;
+afterEach(async () => {
+  await emulator?.close();
+});
+
+async function setup(options: EmulatorOptions = {}, extra: Partial<DeviceRiskHandlerOptions> = {}) {
+  emulator = await startEmulator({ accountRequestsPerSecond: 0, ...options });
+  const tokenSource = createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA });
+  const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA, maxAttempts: 1 });
+  const errors: unknown[] = [];
+  const handler = createDeviceRiskHandler({
+    client,
+    allowedOrigins: [SHOP],
+    workflowKey: 10020,
+    resolveCustomer: (request) => {
+      const user = request.headers.get('x-test-user');
+      return user ? { customerInternalReference: `cust-${user}`, userReference: user } : new Response('{"error":"login"}', { status: 401 });
+    },
+    onError: (e) => errors.push(e),
+    ...extra,
+  });
+  return { handler, errors };
+}
+
+const post = (body: unknown, headers: Record<string, string> = {}) =>
+  new Request('https://shop.example/device-risk', {
+    method: 'POST',
+    headers: { origin: SHOP, 'content-type': 'application/json', 'x-test-user': 'u1', 'idempotency-key': 'key-0000000001', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+
+describe('createDeviceRiskHandler', () => {
+  it('token, account, upload, finalize: answers the ids and the status', async () => {
+    const { handler } = await setup();
+    const response = await handler(post({ blackbox: BLACKBOX }));
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { accountId: string; workflowExecutionId: string; status: string };
+    expect(body.status).toBe('PROCESSED');
+    expect(emulator.inspect.transaction(body.workflowExecutionId)).toMatchObject({ accountId: body.accountId, blackboxes: [BLACKBOX], customerInternalReference: 'cust-u1', userReference: 'u1' });
+  });
+
+  it.each([
+    ['a GET', new Request('https://shop.example/device-risk', { headers: { origin: SHOP } }), 405],
+    ['no Origin', post({ blackbox: BLACKBOX }, { origin: '' }), 403],
+    ['a foreign Origin', post({ blackbox: BLACKBOX }, { origin: 'https://evil.example' }), 403],
+    ['a form body', post('blackbox=' + BLACKBOX, { 'content-type': 'application/x-www-form-urlencoded' }), 415],
+    ['invalid JSON', post('{blackbox:'), 400],
+    ['no blackbox', post({ sessionId: BLACKBOX }), 400],
+    ['a blackbox that is not a string', post({ blackbox: 5 }), 400],
+    ['a blackbox with a space ("+" lost to form decoding)', post({ blackbox: BLACKBOX.replace('+', ' ') }), 400],
+    ['a blackbox of 8002 characters', post({ blackbox: 'A'.repeat(8002) }), 400],
+    ['a body over 16 KB', post({ blackbox: BLACKBOX, pad: 'x'.repeat(17 * 1024) }), 413],
+    ['a malformed Idempotency-Key', post({ blackbox: BLACKBOX }, { 'idempotency-key': 'short' }), 400],
+  ])('refuses %s', async (_, request, status) => {
+    const { handler } = await setup();
+    const response = await handler(request);
+    expect(response.status).toBe(status);
+    expect(emulator.inspect.requests('accountCreate')).toBe(0);
+    if (status !== 405) expect(((await response.json()) as { error: { code: string } }).error.code).toEqual(expect.any(String));
+  });
+
+  it('lets the hook refuse the request', async () => {
+    const { handler } = await setup();
+    const response = await handler(post({ blackbox: BLACKBOX }, { 'x-test-user': '' }));
+    expect(response.status).toBe(401);
+    expect(emulator.inspect.requests('token')).toBe(0);
+  });
+
+  it('the same Idempotency-Key never makes a second transaction', async () => {
+    const { handler } = await setup();
+    const first = await (await handler(post({ blackbox: BLACKBOX }))).json();
+    const again = await (await handler(post({ blackbox: BLACKBOX }))).json();
+    expect(again).toEqual(first);
+    expect(emulator.inspect.transactions()).toHaveLength(1);
+    // Concurrent duplicates share one run too.
+    const both = await Promise.all([handler(post({ blackbox: BLACKBOX }, { 'idempotency-key': 'key-0000000002' })), handler(post({ blackbox: BLACKBOX }, { 'idempotency-key': 'key-0000000002' }))]);
+    expect(await both[0].json()).toEqual(await both[1].json());
+    expect(emulator.inspect.transactions()).toHaveLength(2);
+  });
+
+  it('another customer cannot reuse a key', async () => {
+    const { handler } = await setup();
+    await handler(post({ blackbox: BLACKBOX }));
+    expect((await handler(post({ blackbox: BLACKBOX }, { 'x-test-user': 'u2' }))).status).toBe(409);
+  });
+
+  it('upstream failure: 503 with Retry-After; the retry resumes the same transaction', async () => {
+    const { handler, errors } = await setup();
+    emulator.faults.fail('upload', { times: 1, status: 503 });
+    const failed = await handler(post({ blackbox: BLACKBOX }));
+    expect(failed.status).toBe(503);
+    expect(failed.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(errors).toHaveLength(1);
+    const retried = await handler(post({ blackbox: BLACKBOX }));
+    expect(retried.status).toBe(200);
+    expect(emulator.inspect.transactions()).toHaveLength(1);
+    expect(emulator.inspect.requests('accountCreate')).toBe(1);
+    expect(emulator.inspect.transactions()[0]!.status).toBe('PROCESSED');
+  });
+
+  it('a token service outage is 503 too, and nothing leaks into the answer', async () => {
+    const { handler } = await setup({ clientSecret: 'the-real-secret' });
+    emulator.faults.fail('token', { times: 10, status: 503 });
+    const response = await handler(post({ blackbox: BLACKBOX }));
+    expect(response.status).toBe(503);
+    expect(await response.text()).not.toMatch(/secret|Bearer|Basic/i);
+  });
+
+  it('an upstream 4xx is a 502', async () => {
+    const { handler } = await setup({ workflows: { '1': { deviceRisk: true } } });
+    const response = await handler(post({ blackbox: BLACKBOX }));
+    expect(response.status).toBe(502);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('request_rejected');
+  });
+
+  it('updates an existing account when the hook names one', async () => {
+    const { handler } = await setup();
+    const first = (await (await handler(post({ blackbox: BLACKBOX }))).json()) as { accountId: string };
+    const { handler: second } = { handler: createDeviceRiskHandler({
+      client: createDeviceRiskClient({ tokenSource: createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA }), baseUrl: emulator.baseUrl, userAgent: UA }),
+      allowedOrigins: [SHOP],
+      workflowKey: 10020,
+      resolveCustomer: () => ({ customerInternalReference: 'cust-u1', accountId: first.accountId }),
+    }) };
+    const body = (await (await second(post({ blackbox: BLACKBOX }, { 'idempotency-key': 'key-0000000003' }))).json()) as { accountId: string };
+    expect(body.accountId).toBe(first.accountId);
+    expect(emulator.inspect.requests('accountUpdate')).toBe(1);
+  });
+
+  it('refuses to start without allowed origins', () => {
+    expect(() => createDeviceRiskHandler({ allowedOrigins: [], resolveCustomer: () => ({ customerInternalReference: 'x' }) } as never)).toThrow(/allowedOrigins/);
+  });
+});

@@ -1,0 +1,99 @@
+// toNodeHandler: fetch-style handlers on node:http and as Express-style middleware.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { toNodeHandler, type FetchHandler } from '../src/server/index.js';
+
+let server: Server | undefined;
+afterEach(async () => {
+  server?.closeAllConnections();
+  await new Promise((r) => server?.close(r) ?? r(undefined));
+  server = undefined;
+});
+
+async function serve(handler: Parameters<typeof createServer>[1]): Promise<string> {
+  server = createServer(handler);
+  await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+  return `http://127.0.0.1:${(server!.address() as AddressInfo).port}`;
+}
+
+describe('toNodeHandler', () => {
+  it('passes method, URL, headers, body and client address; writes status, headers, cookies and body', async () => {
+    const seen: unknown[] = [];
+    const handler: FetchHandler = async (request, context) => {
+      seen.push([request.method, new URL(request.url).pathname + new URL(request.url).search, request.headers.get('x-a'), await request.text(), context?.clientAddress]);
+      const headers = new Headers({ 'content-type': 'text/plain' });
+      headers.append('set-cookie', 'a=1');
+      headers.append('set-cookie', 'b=2');
+      return new Response('hello', { status: 201, headers });
+    };
+    const origin = await serve(toNodeHandler(handler));
+    const response = await fetch(`${origin}/p?q=1`, { method: 'POST', headers: { 'x-a': 'A' }, body: 'body' });
+    expect(response.status).toBe(201);
+    expect(await response.text()).toBe('hello');
+    expect(response.headers.getSetCookie()).toEqual(['a=1', 'b=2']);
+    expect(seen).toEqual([['POST', '/p?q=1', 'A', 'body', '127.0.0.1']]);
+  });
+
+  it('streams a response body', async () => {
+    const origin = await serve(toNodeHandler(() => {
+      const stream = new ReadableStream({
+        async start(controller) {
+          for (const part of ['a', 'b', 'c']) {
+            controller.enqueue(new TextEncoder().encode(part));
+            await new Promise((r) => setTimeout(r, 5));
+          }
+          controller.close();
+        },
+      });
+      return new Response(stream);
+    }));
+    expect(await (await fetch(origin)).text()).toBe('abc');
+  });
+
+  it('answers HEAD without a body', async () => {
+    const origin = await serve(toNodeHandler(() => new Response('body', { headers: { 'x-h': '1' } })));
+    const response = await fetch(origin, { method: 'HEAD' });
+    expect(response.headers.get('x-h')).toBe('1');
+    expect(await response.text()).toBe('');
+  });
+
+  it('turns an exception into a bare 500 without details', async () => {
+    const origin = await serve(toNodeHandler(() => {
+      throw new Error('secret detail');
+    }));
+    const response = await fetch(origin);
+    expect(response.status).toBe(500);
+    expect(await response.text()).not.toContain('secret');
+  });
+
+  it('hands an exception to Express-style next()', async () => {
+    const errors: unknown[] = [];
+    const middleware = toNodeHandler(() => {
+      throw new Error('boom');
+    });
+    const origin = await serve((req, res) =>
+      middleware(req, res, (error) => {
+        errors.push(error);
+        res.statusCode = 418;
+        res.end();
+      }),
+    );
+    expect((await fetch(origin)).status).toBe(418);
+    expect(errors).toHaveLength(1);
+  });
+
+  it('aborts the request signal when the client goes away', async () => {
+    let aborted: Promise<boolean> | undefined;
+    const origin = await serve(toNodeHandler((request) => {
+      aborted = new Promise((resolve) => request.signal.addEventListener('abort', () => resolve(true)));
+      return new Promise(() => {}); // never answers
+    }));
+    const controller = new AbortController();
+    const pending = fetch(origin, { signal: controller.signal }).catch(() => undefined);
+    await expect.poll(() => aborted !== undefined).toBe(true);
+    controller.abort();
+    await pending;
+    expect(await aborted).toBe(true);
+  });
+});

@@ -1,0 +1,166 @@
+// The OAuth client-credentials token source, against the emulator.
+import { afterEach, describe, expect, it } from 'vitest';
+import { createManualClock, startEmulator, type Emulator } from '../src/emulator/index.js';
+import { createMemoryTokenStore, createTokenSource, isDeviceRiskError, TOKEN_URLS } from '../src/server/index.js';
+
+const UA = 'AcmeShop Checkout/1.0';
+let emulator: Emulator;
+afterEach(async () => {
+  await emulator?.close();
+});
+
+const source = (extra: Partial<Parameters<typeof createTokenSource>[0]> = {}) =>
+  createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA, ...extra });
+
+describe('createTokenSource', () => {
+  it('sends exactly the spec request and caches the token', async () => {
+    const seen: Array<{ url: string; init: RequestInit }> = [];
+    emulator = await startEmulator();
+    const tokens = source({
+      fetch: (async (url: string, init: RequestInit) => {
+        seen.push({ url, init });
+        return fetch(url, init);
+      }) as typeof fetch,
+    });
+    const token = await tokens.getToken();
+    expect(await tokens.getToken()).toBe(token);
+    expect(emulator.inspect.requests('token')).toBe(1);
+    const { url, init } = seen[0]!;
+    const headers = init.headers as Record<string, string>;
+    expect(url).toBe(emulator.tokenUrl);
+    expect(init.method).toBe('POST');
+    expect(init.redirect).toBe('manual');
+    expect(init.body).toBe('grant_type=client_credentials');
+    expect(headers.accept).toBe('application/json');
+    expect(headers['content-type']).toBe('application/x-www-form-urlencoded');
+    expect(headers.authorization).toBe('Basic ' + Buffer.from(`${emulator.clientId}:${emulator.clientSecret}`).toString('base64'));
+    expect(headers['user-agent']).toBe(UA);
+  });
+
+  it('concurrent callers share one request', async () => {
+    emulator = await startEmulator();
+    emulator.faults.latency('token', 100);
+    const tokens = source();
+    const all = await Promise.all(Array.from({ length: 25 }, () => tokens.getToken()));
+    expect(new Set(all).size).toBe(1);
+    expect(emulator.inspect.requests('token')).toBe(1);
+  });
+
+  it('refreshes shortly before expires_in runs out', async () => {
+    const clock = createManualClock();
+    emulator = await startEmulator({ clock });
+    const tokens = source({ now: clock.now, refreshMarginSeconds: 60 });
+    const first = await tokens.getToken();
+    clock.advance((3600 - 61) * 1000);
+    expect(await tokens.getToken()).toBe(first);
+    clock.advance(2000);
+    const second = await tokens.getToken();
+    expect(second).not.toBe(first);
+    expect(emulator.inspect.requests('token')).toBe(2);
+  });
+
+  it('on 429 waits Retry-After and tries again', async () => {
+    emulator = await startEmulator();
+    emulator.faults.fail('token', { times: 1, status: 429 });
+    const started = Date.now();
+    expect(await source().getToken()).toBeTruthy();
+    expect(emulator.inspect.requests('token')).toBe(2);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950); // the emulator's Retry-After: 1
+  });
+
+  it('gives up on persistent 429 with a typed rate_limited error', async () => {
+    emulator = await startEmulator();
+    emulator.faults.fail('token', { times: 10, status: 429 });
+    const error = await source({ maxAttempts: 2 }).getToken().catch((e: unknown) => e);
+    expect(isDeviceRiskError(error)).toBe(true);
+    expect(error).toMatchObject({ code: 'rate_limited', status: 429, retryAfter: 1 });
+  });
+
+  it('never sends more than 10 token requests a second from one process, even from many sources', async () => {
+    emulator = await startEmulator();
+    const sources = Array.from({ length: 14 }, () => source({ store: createMemoryTokenStore() }));
+    const started = Date.now();
+    const results = await Promise.all(sources.map((s) => s.getToken()));
+    expect(results.every(Boolean)).toBe(true);
+    // No 429 happened (each one would have cost a retry), because the limiter spread them.
+    expect(emulator.inspect.requests('token')).toBe(14);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+  });
+
+  it('one source refreshing repeatedly stays under 10 requests a second and never sees 429', async () => {
+    emulator = await startEmulator({ accessTokenLifetimeSeconds: 1 });
+    const tokens = source({ refreshMarginSeconds: 1 }); // every call needs a new token
+    const started = Date.now();
+    for (let i = 0; i < 13; i++) await tokens.getToken();
+    expect(emulator.inspect.requests('token')).toBe(13);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900); // the 11th request waited for the window
+  });
+
+  it.each([
+    [401, 'a wrong secret', { clientSecret: 'wrong' }],
+    [400, 'a token URL that answers 400', {}],
+    [403, 'a token URL that answers 403', {}],
+  ])('fails at once on %s (%s) with token_rejected', async (status, _, extra) => {
+    emulator = await startEmulator();
+    if (!('clientSecret' in extra)) emulator.faults.fail('token', { times: 5, status });
+    const error = await source(extra).getToken().catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'token_rejected', status });
+    expect(emulator.inspect.requests('token')).toBe(1);
+  });
+
+  it('retries 5xx and dropped connections', async () => {
+    emulator = await startEmulator();
+    emulator.faults.fail('token', { times: 1, status: 503 });
+    emulator.faults.fail('token', { times: 1, drop: true });
+    expect(await source().getToken()).toBeTruthy();
+    expect(emulator.inspect.requests('token')).toBe(3);
+  });
+
+  it('a failed request is not cached: the next call tries again', async () => {
+    emulator = await startEmulator();
+    emulator.faults.fail('token', { times: 1, status: 401 });
+    const tokens = source();
+    await expect(tokens.getToken()).rejects.toMatchObject({ code: 'token_rejected' });
+    expect(await tokens.getToken()).toBeTruthy();
+  });
+
+  it('does not follow redirects', async () => {
+    emulator = await startEmulator();
+    const redirecting = (async () => new Response(null, { status: 302, headers: { location: 'https://evil.example/' } })) as typeof fetch;
+    await expect(source({ fetch: redirecting }).getToken()).rejects.toMatchObject({ code: 'token_rejected', status: 302 });
+  });
+
+  it('refuses a token URL that is not https, except loopback', () => {
+    expect(() => createTokenSource({ clientId: 'a', clientSecret: 'b', tokenUrl: 'http://auth.example/oauth2/token', userAgent: UA })).toThrow(/https/);
+    expect(() => createTokenSource({ clientId: 'a', clientSecret: 'b', tokenUrl: 'http://localhost:9/oauth2/token', userAgent: UA })).not.toThrow();
+    expect(() => createTokenSource({ clientId: 'a', clientSecret: 'b', userAgent: UA } as never)).toThrow(/region/);
+    expect(() => createTokenSource({ clientId: 'a', clientSecret: 'b', region: 'EU', userAgent: '' })).toThrow(/userAgent/);
+  });
+
+  it('maps regions to the three regional token hosts', () => {
+    expect(TOKEN_URLS).toEqual({
+      US: 'https://auth.amer-1.jumio.ai/oauth2/token',
+      EU: 'https://auth.emea-1.jumio.ai/oauth2/token',
+      SG: 'https://auth.apac-1.jumio.ai/oauth2/token',
+    });
+    expect(createTokenSource({ clientId: 'a', clientSecret: 'b', region: 'SG', userAgent: UA }).tokenUrl).toBe(TOKEN_URLS.SG);
+  });
+
+  it('keeps the secret and tokens out of errors and JSON', async () => {
+    emulator = await startEmulator({ clientSecret: 'S3CR3T-value' });
+    const tokens = createTokenSource({ clientId: emulator.clientId, clientSecret: 'wrong-S3CR3T', tokenUrl: emulator.tokenUrl, userAgent: UA });
+    const error = (await tokens.getToken().catch((e: unknown) => e)) as Error;
+    const text = `${error.message} ${JSON.stringify(error)} ${String(error.stack)} ${JSON.stringify(tokens)}`;
+    expect(text).not.toMatch(/S3CR3T/);
+    expect(text).not.toContain(Buffer.from(`${emulator.clientId}:wrong-S3CR3T`).toString('base64'));
+  });
+
+  it('uses a shared store: a second instance reuses the first one\'s token', async () => {
+    emulator = await startEmulator();
+    const store = createMemoryTokenStore();
+    const a = await source({ store }).getToken();
+    const b = await source({ store }).getToken();
+    expect(b).toBe(a);
+    expect(emulator.inspect.requests('token')).toBe(1);
+  });
+});
