@@ -274,6 +274,15 @@ describe('failures', () => {
     expect(error.code).toBe('collection_failed');
   });
 
+  it('first party broken while the third party still runs: the timeout names the failed scripts and keeps the partial', async () => {
+    override(/^https:\/\/shop\.test\/iojs\//, notFound);
+    settings.delays = { tp: [5, 5000] };
+    const error = await failure(api.captureBlackbox({ ...ok, timeoutMs: 200 }));
+    expect(error.code).toBe('timeout');
+    expect(error.message).toMatch(/first-party static_wdp\.js, first-party dyn_wdp\.js\. First party: check the reverse proxy at "\/iojs"/);
+    expect(decodeBlackbox(error.blackbox)?.sources).toEqual(['tp']);
+  });
+
   it('a runtime error (not a parse error) in a collection script is not taken for a failure', async () => {
     blockThirdParty();
     const pending = api.captureBlackbox(ok);

@@ -114,24 +114,22 @@ function fail(r: Run, error: BlackboxCaptureError): void {
   notify(r);
 }
 
+/** "first-party static_wdp.js, third-party wdp.js (cause…)" for messages; "" for none. */
+function describeScripts(r: Run, scripts: CollectionScript[]): string {
+  if (scripts.length === 0) return '';
+  const names = scripts.map((s) => s.replace('fp_', 'first-party ').replace('io_', 'third-party ') + '.js').join(', ');
+  const causes = [
+    scripts.some((s) => s.startsWith('fp_')) ? messages.firstPartyCause(String(r.loader.uri_hook ?? '/iojs/')) : '',
+    scripts.some((s) => s.startsWith('io_')) ? messages.thirdPartyCause() : '',
+  ].filter(Boolean);
+  return `${names}. ${causes.join(' ')}`;
+}
+
 function onScriptFailed(r: Run, script: CollectionScript): void {
   r.failed.add(script);
   const expected = expectedScripts(r.loader);
   if (r.complete || !expected.every((s) => r.failed.has(s))) return; // a working source may still finish
-  const firstParty = expected.some((s) => s.startsWith('fp_'));
-  const thirdParty = expected.some((s) => s.startsWith('io_'));
-  const causes = [
-    firstParty ? messages.firstPartyCause(String(r.loader.uri_hook ?? '/iojs/')) : '',
-    thirdParty ? messages.thirdPartyCause() : '',
-  ].filter(Boolean);
-  fail(
-    r,
-    new BlackboxCaptureError(
-      'collection_failed',
-      messages.collectionFailed(expected.map((s) => s.replace('fp_', 'first-party ').replace('io_', 'third-party ') + '.js').join(', '), causes.join(' ')),
-      r.blackbox === undefined ? {} : { blackbox: r.blackbox },
-    ),
-  );
+  fail(r, new BlackboxCaptureError('collection_failed', messages.collectionFailed(describeScripts(r, expected)), r.blackbox === undefined ? {} : { blackbox: r.blackbox }));
 }
 
 /**
@@ -314,7 +312,7 @@ function subscribe(r: Run, options: NormalizedOptions, field: Field | undefined)
     const timer = setTimeout(
       () =>
         finish(
-          new BlackboxCaptureError('timeout', messages.timeout(timeoutMs, r.blackbox !== undefined), r.blackbox === undefined ? {} : { blackbox: r.blackbox }),
+          new BlackboxCaptureError('timeout', messages.timeout(timeoutMs, r.blackbox !== undefined, describeScripts(r, [...r.failed])), r.blackbox === undefined ? {} : { blackbox: r.blackbox }),
         ),
       timeoutMs,
     );

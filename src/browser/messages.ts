@@ -31,14 +31,13 @@ export const messages = {
     `${PREFIX}The loader script ${url} failed to load (network error, 404, or blocked by a Content Security Policy or an ad blocker).`,
   loaderNotRun: (url: string) =>
     `${PREFIX}The script ${url} loaded but did not run as the device-intelligence loader (is the server answering it with HTML?).`,
-  collectionFailed: (failed: string, causes: string) =>
-    `${PREFIX}Every collection script failed to load (${failed}). ${causes}`,
+  collectionFailed: (failedAndCauses: string) => `${PREFIX}Every collection script failed to load: ${failedAndCauses}`,
   firstPartyCause: (uriHook: string) =>
     `First party: check the reverse proxy at "${uriHook}" (it must strip the prefix and forward to the vendor's first-party host, and must not answer with an HTML page).`,
   thirdPartyCause: () => 'Third party: usually blocked by an ad blocker, a privacy extension or a Content Security Policy.',
   emptyBlackbox: () => `${PREFIX}The loader reported completion with an empty blackbox.`,
-  timeout: (ms: number, partial: boolean) =>
-    `${PREFIX}No final blackbox within ${ms} ms${partial ? '; the error carries the latest partial blackbox' : ' and no update at all'}.`,
+  timeout: (ms: number, partial: boolean, failed: string) =>
+    `${PREFIX}No final blackbox within ${ms} ms${partial ? '; the error carries the latest partial blackbox' : ' and no update at all'}.${failed ? ` These collection scripts failed, so the loader may never complete: ${failed}.` : ''}`,
   aborted: () => `${PREFIX}The capture was aborted.`,
   postFailed: (url: string, detail: string) =>
     `${PREFIX}Delivering the blackbox to ${url} failed: ${detail}. The error carries the blackbox, so it can be sent again.`,

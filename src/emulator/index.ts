@@ -9,7 +9,7 @@ import { toRequest, writeResponse, type FetchHandler } from '../server/node.js';
 import { createService, type ServiceOptions, type Transaction, type WorkflowStatus } from './service/service.js';
 import { createVendorHandlers, type CollectionDelays } from './vendor/routes.js';
 
-export { decodeBlackbox, type DecodedBlackbox } from './vendor/routes.js';
+export { decodeBlackbox, type DecodedBlackbox, type CollectionDelays } from './vendor/routes.js';
 export { EMULATED_LOADER_VERSION, type CollectionSource } from './vendor/scripts.js';
 export type { WorkflowStatus } from './service/service.js';
 

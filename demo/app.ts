@@ -1,0 +1,180 @@
+/**
+ * The demo integrator site: demo pages, the first-party proxy at /iojs and the
+ * integrator endpoint, all from the server kit, in front of the emulator (or the
+ * real service, by configuration). `npm run demo` runs it; the end-to-end tests
+ * start it in-process.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startEmulator, type CollectionDelays, type Emulator } from '../src/emulator/index.js';
+import {
+  checkBlackbox,
+  createDeviceRiskClient,
+  createDeviceRiskHandler,
+  createFirstPartyProxy,
+  createTokenSource,
+  isDeviceRiskError,
+  toNodeHandler,
+  type CustomerMapping,
+  type DeviceRiskClient,
+} from '../src/server/index.js';
+import type { DemoConfig } from './config.js';
+
+// Resolved from the package root, so this works from demo/ and from the bundled .demo/.
+const ROOT = new URL('../', import.meta.url);
+const CUSTOMER_COOKIE = 'demo_customer';
+
+export interface DemoOptions {
+  /** Collection delays of the emulator (default: slow enough to watch). */
+  delays?: CollectionDelays;
+  /** Attempts of the server kit's calls (default 3). */
+  clientMaxAttempts?: number;
+}
+
+export interface Demo {
+  url: string;
+  /** Present when the emulator plays the vendor or the service. */
+  emulator?: Emulator;
+  /** Where the pages point: for the records of what was used. */
+  settings: { loaderUrl: string; collectorUrl: string; service: string };
+  close(): Promise<void>;
+}
+
+const WATCHABLE_DELAYS: CollectionDelays = { fp_static: [80], fp_dyn: [160, 420], tp: [120, 300], tp_static: [120], tp_dyn: [300] };
+
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+export async function startDemo(config: DemoConfig, options: DemoOptions = {}): Promise<Demo> {
+  const needsEmulator = !config.loaderUrl || !config.collectorUrl || !config.clientId;
+  const emulator = needsEmulator ? await startEmulator({ delays: options.delays ?? WATCHABLE_DELAYS, accountRequestsPerSecond: 0 }) : undefined;
+  const loaderUrl = config.loaderUrl ?? emulator!.loaderUrl;
+  const collectorUrl = config.collectorUrl ?? emulator!.collectorUrl;
+
+  const tokenSource = createTokenSource({
+    clientId: config.clientId ?? emulator!.clientId,
+    clientSecret: config.clientSecret ?? emulator!.clientSecret,
+    userAgent: config.userAgent,
+    ...(config.clientId ? (config.tokenUrl ? { tokenUrl: config.tokenUrl } : { region: config.region! }) : { tokenUrl: emulator!.tokenUrl }),
+  });
+  const client: DeviceRiskClient = createDeviceRiskClient({
+    tokenSource,
+    userAgent: config.userAgent,
+    maxAttempts: options.clientMaxAttempts ?? 3,
+    ...(config.clientId ? (config.apiBaseUrl ? { baseUrl: config.apiBaseUrl } : { region: config.region! }) : { baseUrl: emulator!.baseUrl }),
+  });
+
+  const customerOf = (request: Request): CustomerMapping => {
+    const cookie = /(?:^|;\s*)demo_customer=([A-Za-z0-9-]{8,64})/.exec(request.headers.get('cookie') ?? '')?.[1];
+    // The demo's stand-in for your own session lookup.
+    return { customerInternalReference: `demo-${cookie ?? 'anonymous'}`, workflowKey: config.workflowKey };
+  };
+  // Created once the site's origin (its allowed Origin) is known.
+  let endpoint: ReturnType<typeof createDeviceRiskHandler> | undefined;
+  const proxy = createFirstPartyProxy({ prefix: '/iojs', collectorUrl });
+
+  async function page(name: string, request: Request, values: Record<string, string> = {}): Promise<Response> {
+    const nonce = randomBytes(16).toString('base64');
+    let html = await readFile(new URL(`demo/pages/${name}`, ROOT), 'utf8');
+    for (const [key, value] of Object.entries({ NONCE: nonce, LOADER_URL: loaderUrl, ...values })) html = html.replaceAll(`{{${key}}}`, escapeHtml(value));
+    const headers = new Headers({
+      'content-type': 'text/html; charset=utf-8',
+      'cache-control': 'no-store',
+      // Every demo page runs under a strict CSP: a nonce plus strict-dynamic.
+      'content-security-policy': `script-src 'nonce-${nonce}' 'strict-dynamic'; object-src 'none'; base-uri 'none'`,
+    });
+    if (!/(?:^|;\s*)demo_customer=/.test(request.headers.get('cookie') ?? '')) {
+      headers.append('set-cookie', `${CUSTOMER_COOKIE}=${randomUUID()}; Path=/; HttpOnly; SameSite=Lax`);
+    }
+    return new Response(html, { headers });
+  }
+
+  async function file(path: string, type: string): Promise<Response> {
+    const body = await readFile(new URL(path, ROOT)).catch(() => undefined);
+    return body ? new Response(body, { headers: { 'content-type': type, 'cache-control': 'no-cache' } }) : new Response('not found', { status: 404 });
+  }
+
+  /** The classic form post: the server runs the whole Device Risk flow with the field's value. */
+  async function checkoutSubmit(request: Request): Promise<Response> {
+    const form = new URLSearchParams(await request.text());
+    let result: string;
+    let ok = false;
+    try {
+      const blackbox = checkBlackbox(form.get('blackbox') ?? '');
+      const customer = customerOf(request);
+      const tx = await client.createAccount({ customerInternalReference: customer.customerInternalReference, workflowDefinition: { key: config.workflowKey } });
+      await client.uploadBlackbox(tx, blackbox);
+      await client.finalize(tx);
+      const status = await client.status(tx);
+      ok = true;
+      result = JSON.stringify({ accountId: tx.accountId, workflowExecutionId: tx.workflowExecutionId, status, blackboxLength: blackbox.length }, null, 2);
+    } catch (error) {
+      result = isDeviceRiskError(error) ? `${error.code}: ${error.message}` : 'unexpected error';
+    }
+    return page('result.html', request, { RESULT: result, STATE: ok ? 'ok' : 'error' });
+  }
+
+  const handler = async (request: Request, context?: { clientAddress?: string }): Promise<Response> => {
+    const url = new URL(request.url);
+    const path = url.pathname;
+    if (proxy.matches(request)) return proxy(request, context);
+    if (path.startsWith('/broken-404/iojs/')) return new Response('not found', { status: 404 });
+    // A site whose SPA fallback answers every path with its HTML page: the classic proxy bug.
+    if (path.startsWith('/broken-html/iojs/')) return new Response('<!doctype html><html><body>shop</body></html>', { headers: { 'content-type': 'text/html' } });
+    if (path === '/device-risk') return endpoint!(request, context);
+    if (path.startsWith('/dist/') && /^\/dist\/[\w.-]+\.js$/.test(path)) return file(path.slice(1), 'text/javascript; charset=utf-8');
+    if (/^\/demo\/[\w-]+\.(js|css)$/.test(path)) return file(`demo/pages/${path.slice(6)}`, path.endsWith('.js') ? 'text/javascript; charset=utf-8' : 'text/css; charset=utf-8');
+    if (path === '/demo/status' && request.method === 'GET') {
+      const accountId = url.searchParams.get('accountId') ?? '';
+      const workflowExecutionId = url.searchParams.get('workflowExecutionId') ?? '';
+      try {
+        return Response.json({ status: await client.status({ accountId, workflowExecutionId }) });
+      } catch (error) {
+        return Response.json({ error: isDeviceRiskError(error) ? error.code : 'error' }, { status: 502 });
+      }
+    }
+    if (path === '/checkout' && request.method === 'POST') return checkoutSubmit(request);
+    if (request.method !== 'GET' && request.method !== 'HEAD') return new Response('method not allowed', { status: 405 });
+    if (path === '/favicon.ico') return new Response(null, { status: 204 });
+    if (path === '/') return page('index.html', request);
+    if (path === '/checkout') return page('checkout.html', request);
+    if (path === '/spa' || path.startsWith('/spa/')) return page('spa.html', request);
+    if (path === '/playground') return page('playground.html', request);
+    return new Response('not found', { status: 404 });
+  };
+
+  let origin = '';
+  const server: Server = createServer(toNodeHandler(handler));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, resolve);
+    });
+  } catch (error) {
+    await emulator?.close();
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      throw new Error(`Port ${config.port} on ${config.host} is already in use. Stop the other process, or choose another port: DEMO_PORT=4180 npm run demo`);
+    }
+    throw error;
+  }
+  origin = `http://${config.host}:${(server.address() as AddressInfo).port}`;
+  endpoint = createDeviceRiskHandler({
+    client,
+    allowedOrigins: [origin],
+    workflowKey: config.workflowKey,
+    resolveCustomer: customerOf,
+    onError: (error) => console.error(`device-risk: ${isDeviceRiskError(error) ? `${error.code} ${error.message}` : String(error)}`),
+  });
+
+  return {
+    url: origin,
+    ...(emulator ? { emulator } : {}),
+    settings: { loaderUrl, collectorUrl, service: config.clientId ? (config.apiBaseUrl ?? `region ${config.region}`) : 'emulator' },
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await emulator?.close();
+    },
+  };
+}
