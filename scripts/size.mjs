@@ -1,45 +1,68 @@
 #!/usr/bin/env node
-// Reports what the browser package costs a checkout page: each path bundled from
-// dist/ as a user's bundler would (esbuild, minified ESM), then gzip -9 and brotli.
+// What the browser package costs a checkout page: each path bundled from dist/ as a
+// user's bundler would (esbuild: minified ESM, code splitting on, so the lazily
+// imported delivery code is a chunk of its own), then gzip -9 and brotli.
+// Budgets (issue 6) fail `npm test` through test/size-budget.test.ts.
 import { build } from 'esbuild';
 import { readFileSync } from 'node:fs';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 
 const root = new URL('..', import.meta.url);
-const paths = {
-  'ESM captureBlackbox (minimal)': `import { captureBlackbox } from './dist/index.js'; captureBlackbox({ loaderUrl: '/l.js' });`,
-  'ESM captureBlackbox (field + post)': `import { captureBlackbox } from './dist/index.js'; captureBlackbox({ loaderUrl: '/l.js', field: 'bb', post: '/risk' });`,
+export const BUDGETS = { minimal: 1500, full: 2500, umd: 3000 };
+
+const sizes = (code) => {
+  const bytes = Buffer.from(code);
+  return {
+    minified: bytes.length,
+    gzip: gzipSync(bytes, { level: 9 }).length,
+    brotli: brotliCompressSync(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }).length,
+  };
 };
 
-export async function measure() {
-  const rows = [];
-  const sizes = (name, code) => {
-    const bytes = Buffer.from(code);
-    rows.push({
-      name,
-      minified: bytes.length,
-      gzip: gzipSync(bytes, { level: 9 }).length,
-      brotli: brotliCompressSync(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }).length,
-    });
-  };
-  for (const [name, contents] of Object.entries(paths)) {
-    const result = await build({
-      stdin: { contents, resolveDir: root.pathname, loader: 'js' },
-      bundle: true,
-      minify: true,
-      format: 'esm',
-      target: 'es2020',
-      write: false,
-    });
-    sizes(name, result.outputFiles[0].text);
+async function bundle(contents) {
+  const result = await build({
+    stdin: { contents, resolveDir: root.pathname, loader: 'js', sourcefile: 'page.js' },
+    bundle: true,
+    minify: true,
+    splitting: true,
+    outdir: '/virtual',
+    format: 'esm',
+    target: 'es2020',
+    write: false,
+    metafile: true,
+  });
+  // Up front: the entry and the chunks it imports statically; lazy: the dynamically imported ones.
+  const text = (path) => result.outputFiles.find((f) => f.path.endsWith(path.replace(/^.*?\/virtual/, '/virtual')) || f.path.endsWith('/' + path.split('/').pop())).text;
+  const outputs = result.metafile.outputs;
+  const entryPath = Object.keys(outputs).find((p) => outputs[p].entryPoint);
+  const upfront = new Set([entryPath]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const p of [...upfront]) for (const i of outputs[p].imports) if (i.kind === 'import-statement' && !upfront.has(i.path)) (upfront.add(i.path), (grew = true));
   }
-  sizes('UMD file (dist/blackbox-capture.umd.js)', readFileSync(new URL('dist/blackbox-capture.umd.js', root), 'utf8'));
-  return rows;
+  const js = Object.keys(outputs).filter((p) => p.endsWith('.js'));
+  const join = (paths) => paths.map(text).join('\n');
+  return { entry: join([...upfront]), all: join(js), lazy: join(js.filter((p) => !upfront.has(p))) };
+}
+
+export async function measure() {
+  const minimal = await bundle(`import { captureBlackbox } from './dist/index.js'; captureBlackbox({ loaderUrl: '/l.js' });`);
+  const full = await bundle(`import { captureBlackbox } from './dist/index.js'; captureBlackbox({ loaderUrl: '/l.js', field: 'bb', post: '/risk' });`);
+  return {
+    // What every page loads up front with the minimal call.
+    minimal: { ...sizes(minimal.entry), deliveryCodeUpfront: /idempotency-key/.test(minimal.entry) },
+    // Up front plus the delivery chunk, loaded when `post` is used.
+    full: { ...sizes(full.all), upfront: sizes(full.entry).gzip, lazy: sizes(full.lazy).gzip },
+    umd: sizes(readFileSync(new URL('dist/blackbox-capture.umd.js', root), 'utf8')),
+  };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const rows = await measure();
-  console.log('\nBrowser bundle sizes (bytes):');
-  console.log('| path | minified | gzip -9 | brotli |\n|---|---:|---:|---:|');
-  for (const r of rows) console.log(`| ${r.name} | ${r.minified} | ${r.gzip} | ${r.brotli} |`);
+  const m = await measure();
+  console.log('\nBrowser bundle sizes (bytes; budgets are gzip -9):');
+  console.log('| path | minified | gzip -9 | brotli | budget |\n|---|---:|---:|---:|---:|');
+  console.log(`| ESM captureBlackbox (minimal) | ${m.minimal.minified} | ${m.minimal.gzip} | ${m.minimal.brotli} | ${BUDGETS.minimal} |`);
+  console.log(`| ESM captureBlackbox (field + post: up front ${m.full.upfront} + lazy ${m.full.lazy}) | ${m.full.minified} | ${m.full.gzip} | ${m.full.brotli} | ${BUDGETS.full} |`);
+  console.log(`| UMD file | ${m.umd.minified} | ${m.umd.gzip} | ${m.umd.brotli} | ${BUDGETS.umd} |`);
+  if (m.minimal.deliveryCodeUpfront) console.log('WARNING: the delivery code is in the minimal path');
 }

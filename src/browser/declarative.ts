@@ -6,44 +6,26 @@
 import { captureBlackbox } from './capture.js';
 import type { CaptureOptions } from './options.js';
 
-/** data-* attribute (as a dataset key) -> option. */
-const ATTRIBUTES = {
-  globalName: 'globalName',
-  uriHook: 'uriHook',
-  version: 'version',
-  subkey: 'subkey',
-  field: 'field',
-  postUrl: 'post',
-} as const;
+export function startFromScriptTag(tag: HTMLOrSVGScriptElement | null): Promise<string> | undefined {
+  const data = (tag as HTMLScriptElement | null)?.dataset;
+  if (!data?.loaderUrl) return undefined;
+  const { loaderUrl, globalName, uriHook, version, subkey, field, postUrl: post, timeoutMs } = data;
+  const options: Record<string, unknown> = { loaderUrl, globalName, uriHook, version, subkey, field, post, nonce: (tag as HTMLScriptElement).nonce || tag!.getAttribute('nonce') || undefined };
+  // "abc" and "" become NaN, which validation rejects with invalid_option.
+  if (timeoutMs !== undefined) options.timeoutMs = timeoutMs.trim() ? +timeoutMs : NaN;
+  for (const key in options) if (options[key] === undefined) delete options[key];
 
-export function startFromScriptTag(script: HTMLScriptElement | SVGScriptElement | null): Promise<string> | undefined {
-  const data = script && (script as HTMLScriptElement).dataset;
-  if (!data || data.loaderUrl === undefined) return undefined;
-  const options: Record<string, unknown> = { loaderUrl: data.loaderUrl };
-  for (const [attribute, option] of Object.entries(ATTRIBUTES)) {
-    if (data[attribute] !== undefined) options[option] = data[attribute];
-  }
-  // "abc" and "" become NaN and 0, which validation rejects with invalid_option.
-  if (data.timeoutMs !== undefined) options.timeoutMs = data.timeoutMs.trim() === '' ? NaN : Number(data.timeoutMs);
-  const nonce = (script as HTMLScriptElement).nonce || script!.getAttribute('nonce');
-  if (nonce) options.nonce = nonce;
-
+  const dispatch = (type: string, detail: unknown) => document.dispatchEvent(new CustomEvent(type, { detail }));
   const start = () =>
     captureBlackbox(options as unknown as CaptureOptions).then(
-      (blackbox) => {
-        document.dispatchEvent(new CustomEvent('blackbox', { detail: blackbox }));
-        return blackbox;
-      },
+      (blackbox) => (dispatch('blackbox', blackbox), blackbox),
       (error: unknown) => {
-        document.dispatchEvent(new CustomEvent('blackboxerror', { detail: error }));
+        dispatch('blackboxerror', error);
         throw error;
       },
     );
   // A tag in <head> runs before the field exists: wait for the document, not longer.
-  if (data.field && document.readyState === 'loading' && !document.getElementById(data.field)) {
-    return new Promise<string>((resolve, reject) =>
-      document.addEventListener('DOMContentLoaded', () => start().then(resolve, reject), { once: true }),
-    );
-  }
-  return start();
+  return field && document.readyState === 'loading' && !document.getElementById(field)
+    ? new Promise<string>((resolve, reject) => document.addEventListener('DOMContentLoaded', () => start().then(resolve, reject), { once: true }))
+    : start();
 }

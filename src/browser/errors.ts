@@ -1,4 +1,4 @@
-import { messages } from './messages.js';
+import * as messages from './messages.js';
 
 /** Stable codes: switch on these, never on message text. */
 export type BlackboxCaptureErrorCode =
@@ -24,26 +24,23 @@ export interface BlackboxCaptureErrorDetails {
 export class BlackboxCaptureError extends Error {
   override readonly name = 'BlackboxCaptureError';
   readonly code: BlackboxCaptureErrorCode;
-  readonly blackbox?: string;
-  readonly url?: string;
-  readonly status?: number;
+  declare readonly blackbox?: string;
+  declare readonly url?: string;
+  declare readonly status?: number;
 
   constructor(code: BlackboxCaptureErrorCode, message: string, details: BlackboxCaptureErrorDetails = {}) {
-    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    super(message);
     this.code = code;
-    if (details.blackbox !== undefined) this.blackbox = details.blackbox;
-    if (details.url !== undefined) this.url = details.url;
-    if (details.status !== undefined) this.status = details.status;
+    // Only the details that are there, so `'blackbox' in error` means one was produced.
+    for (const key in details) if (details[key as keyof BlackboxCaptureErrorDetails] !== undefined) (this as Record<string, unknown>)[key] = details[key as keyof BlackboxCaptureErrorDetails];
   }
 }
 
 /** True for errors of this package, also across copies of it on one page. */
-export function isBlackboxCaptureError(error: unknown): error is BlackboxCaptureError {
-  return (
-    error instanceof BlackboxCaptureError ||
-    (error instanceof Error && error.name === 'BlackboxCaptureError' && typeof (error as { code?: unknown }).code === 'string')
-  );
-}
+export const isBlackboxCaptureError = (error: unknown): error is BlackboxCaptureError =>
+  error instanceof BlackboxCaptureError ||
+  (error instanceof Error && error.name === 'BlackboxCaptureError' && typeof (error as { code?: unknown }).code === 'string');
 
-export const invalidOption = (name: string, expected: string, received: unknown): BlackboxCaptureError =>
-  new BlackboxCaptureError('invalid_option', messages.invalidOption(name, expected, received));
+export const invalidOption = (name: string, expected: string, received: unknown): never => {
+  throw new BlackboxCaptureError('invalid_option', messages.invalidOption(name, expected, received));
+};

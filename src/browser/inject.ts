@@ -1,65 +1,46 @@
 /** Script-tag injection that survives strict Content Security Policies. */
 
-interface TrustedTypesPolicy {
-  createScriptURL(url: string): unknown;
-}
-type TrustedTypesWindow = Window & {
-  trustedTypes?: { createPolicy(name: string, rules: { createScriptURL(url: string): string }): TrustedTypesPolicy };
-};
+type TrustedTypesPolicy = { createScriptURL(url: string): string };
+type TrustedTypesFactory = { createPolicy(name: string, rules: TrustedTypesPolicy): TrustedTypesPolicy };
 
-/** undefined: not tried yet; null: Trusted Types absent or the policy name is not allowed. */
+/** undefined: not tried yet; null: Trusted Types absent, or our policy name is not allowed. */
 let policy: TrustedTypesPolicy | null | undefined;
-
-/**
- * The value to assign to `script.src`: a TrustedScriptURL where the page enforces
- * Trusted Types. The policy passes only the URL it is handed, and it is handed
- * only loader URLs that option validation accepted.
- */
-function scriptUrl(url: string): string {
-  if (policy === undefined) {
-    try {
-      policy = (window as TrustedTypesWindow).trustedTypes?.createPolicy('blackbox-capture', { createScriptURL: (u) => u }) ?? null;
-    } catch {
-      policy = null; // the page's CSP does not allow our policy name: fall back to a plain string
-    }
-  }
-  return (policy ? policy.createScriptURL(url) : url) as string;
-}
 
 /** The page's CSP nonce, read the way browsers expose it (the attribute is hidden, the property is not). */
 export function pageNonce(): string | undefined {
-  const script = document.querySelector<HTMLScriptElement>('script[nonce]');
-  return (script && (script.nonce || script.getAttribute('nonce'))) || undefined;
+  const tag = document.querySelector<HTMLScriptElement>('script[nonce]');
+  return (tag && (tag.nonce || tag.getAttribute('nonce'))) || undefined;
 }
 
-/** A script tag already on the page for this URL (ours from an earlier call, or the page's own). */
-export function findScript(href: string): HTMLScriptElement | undefined {
-  const scripts = document.querySelectorAll<HTMLScriptElement>('script[src]');
-  for (let i = 0; i < scripts.length; i++) if (scripts[i]!.src === href) return scripts[i];
-  return undefined;
-}
+/** A script tag already on the page for this URL (the page's own loader tag). */
+export const findScript = (href: string): HTMLScriptElement | undefined =>
+  Array.from(document.querySelectorAll<HTMLScriptElement>('script[src]')).find((tag) => tag.src === href);
 
 /**
  * Appends an async script. Listeners go on before the tag is inserted, because
- * some environments load and run it during appendChild.
+ * some environments load and run it during appendChild. `src` goes through a
+ * Trusted Types policy where the page has them; the policy passes only the URL it
+ * is handed, and it is handed only loader URLs that option validation accepted.
  */
-export function injectScript(
-  href: string,
-  nonce: string | undefined,
-  onLoad: () => void,
-  onError: (cause?: unknown) => void,
-): HTMLScriptElement {
-  const script = document.createElement('script');
-  script.async = true;
-  if (nonce) script.nonce = nonce;
-  script.addEventListener('load', onLoad);
-  script.addEventListener('error', () => onError());
+export function injectScript(href: string, nonce: string | undefined, onLoad: () => void, onError: (cause?: unknown) => void): HTMLScriptElement {
+  const tag = document.createElement('script');
+  tag.async = true;
+  if (nonce) tag.nonce = nonce;
+  tag.addEventListener('load', onLoad);
+  tag.addEventListener('error', () => onError());
   try {
-    script.src = scriptUrl(href);
+    if (policy === undefined) {
+      try {
+        policy = (window as { trustedTypes?: TrustedTypesFactory }).trustedTypes?.createPolicy('blackbox-capture', { createScriptURL: (u) => u }) ?? null;
+      } catch {
+        policy = null; // the page's CSP does not allow our policy name: a plain string may still pass
+      }
+    }
+    tag.src = policy ? policy.createScriptURL(href) : href;
   } catch (cause) {
     onError(cause); // Trusted Types enforced without an allowed policy
-    return script;
+    return tag;
   }
-  (document.head || document.documentElement).appendChild(script);
-  return script;
+  (document.head || document.documentElement).appendChild(tag);
+  return tag;
 }

@@ -1,10 +1,11 @@
 /**
  * Option types and their validation. Validation is pure: it reads no window or
  * document, so bad options are rejected before anything on the page changes.
+ * The rules are tables of small checks, to keep the bundle small.
  */
 import type { VendorPassthrough } from '../shared/types.js';
 import { BlackboxCaptureError, invalidOption } from './errors.js';
-import { messages } from './messages.js';
+import * as messages from './messages.js';
 
 export type FieldTarget = string | HTMLInputElement | HTMLTextAreaElement;
 
@@ -56,215 +57,135 @@ export interface CaptureOptions {
   vendor?: VendorPassthrough;
 }
 
-export interface NormalizedPost {
-  url: string;
-  headers: Record<string, string>;
-  credentials: RequestCredentials;
-  body: (blackbox: string) => unknown;
-  maxAttempts: number;
-  timeoutMs: number;
-  fetch?: typeof fetch;
-}
+export type NormalizedPost = Required<Omit<PostOptions, 'fetch'>> & Pick<PostOptions, 'fetch'>;
 
 /** The options that reach the vendor's config: they must agree across calls on one page. */
-export interface LoaderOptions {
-  loaderUrl: string;
-  globalName?: string;
-  uriHook?: string;
-  version?: string;
-  subkey?: string;
-  enableRip?: boolean;
-  vendor: VendorPassthrough;
-}
+export const LOADER_KEYS = ['loaderUrl', 'globalName', 'uriHook', 'version', 'subkey', 'enableRip', 'vendor'] as const;
+export type LoaderOptions = Pick<NormalizedOptions, (typeof LOADER_KEYS)[number]>;
 
-export interface NormalizedOptions extends LoaderOptions {
-  onTrace?: (message: string) => void;
-  onUpdate?: (blackbox: string, complete: boolean) => void;
-  field?: FieldTarget;
+export interface NormalizedOptions extends Omit<CaptureOptions, 'post' | 'vendor' | 'timeoutMs'> {
+  vendor: VendorPassthrough;
   post?: NormalizedPost;
   timeoutMs: number;
-  nonce?: string;
-  signal?: AbortSignal;
 }
 
-const OPTION_NAMES = [
-  'loaderUrl', 'globalName', 'uriHook', 'version', 'subkey', 'enableRip', 'onTrace', 'onUpdate',
-  'field', 'post', 'timeoutMs', 'nonce', 'signal', 'vendor',
-] as const;
-const POST_NAMES = ['url', 'headers', 'credentials', 'body', 'maxAttempts', 'timeoutMs', 'fetch'] as const;
-const VENDOR_BOOLEANS = [
-  'tp', 'fp_static', 'fp_dyn', 'tp_split', 'enable_legacy_compatibility', 'url_dots_to_dashes',
-  'enable_flash', 'install_flash',
-] as const;
-const VENDOR_NAMES = [...VENDOR_BOOLEANS, 'tp_host', 'tp_resource', 'fp_static_override_uri'] as const;
-
-const SCHEME = /^[a-z][a-z\d+.-]*:/i;
-const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
-const HAS_SPACE_OR_CONTROL = /[\s\u0000-\u001f\u007f]/;
+type Check = (name: string, value: unknown) => unknown;
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-function checkKeys(where: string, value: Record<string, unknown>, known: readonly string[]): void {
-  for (const key of Object.keys(value)) {
-    if (!known.includes(key)) throw new BlackboxCaptureError('invalid_option', messages.unknownOption(where + key, known));
-  }
-}
+/** A string matching `pattern`, else invalid_option naming `expected`. */
+const matching =
+  (pattern: RegExp, expected: string): Check =>
+  (name, value) =>
+    typeof value === 'string' && pattern.test(value) ? value : invalidOption(name, expected, value);
 
-function checkString(name: string, value: unknown, expected = 'a non-empty string'): string {
-  if (typeof value !== 'string' || value === '' || HAS_SPACE_OR_CONTROL.test(value)) {
-    throw invalidOption(name, expected, value);
-  }
-  return value;
-}
+const PRINTABLE = /^[^\s\0-\x1f\x7f]+$/;
+const URL_EXPECTED = "an https URL or a path on the page's origin";
 
 /** An https URL (http only on loopback, for local testing), or a path on the page's origin. */
-function checkUrl(name: string, value: unknown): string {
-  const expected = 'an https URL or a path on the page\'s origin';
-  const url = checkString(name, value, expected);
-  if (SCHEME.test(url)) {
-    let parsed: URL;
+const url: Check = (name, value) => {
+  const text = matching(PRINTABLE, URL_EXPECTED)(name, value) as string;
+  let ok = !/^\/\/|\\/.test(text);
+  if (/^[a-z][a-z\d+.-]*:/i.test(text)) {
     try {
-      parsed = new URL(url);
+      const parsed = new URL(text);
+      ok = (parsed.protocol === 'https:' || (parsed.protocol === 'http:' && /^(localhost|127(\.\d+){3}|\[::1\])$/.test(parsed.hostname))) && !parsed.username && !parsed.password;
     } catch {
-      throw invalidOption(name, expected, value);
-    }
-    const secure = parsed.protocol === 'https:' || (parsed.protocol === 'http:' && LOOPBACK.test(parsed.hostname));
-    if (!secure || parsed.username || parsed.password) throw invalidOption(name, expected, value);
-  } else if (url.startsWith('//') || url.includes('\\')) {
-    throw invalidOption(name, expected, value);
-  }
-  return url;
-}
-
-/** `uri_hook`: a path on the page's own domain, never a complete URL. */
-function checkUriHook(value: unknown): string {
-  const expected = 'a path such as "/iojs" (no scheme, host, port, "//", "..", query or fragment)';
-  const hook = checkString('uriHook', value, expected);
-  const firstSegment = hook.split('/')[0]!;
-  if (
-    hook.startsWith('//') ||
-    /[:?#\\]/.test(hook) ||
-    hook.split('/').includes('..') ||
-    /^[\w-]+(\.[\w-]+)+$/.test(firstSegment) // "example.com/iojs": a host without a scheme
-  ) {
-    throw invalidOption('uriHook', expected, value);
-  }
-  return hook;
-}
-
-function checkFunction<T>(name: string, value: unknown): T {
-  if (typeof value !== 'function') throw invalidOption(name, 'a function', value);
-  return value as T;
-}
-
-function checkTimeout(name: string, value: unknown): number {
-  if (typeof value !== 'number' || !(value > 0 && value <= 600_000)) {
-    throw invalidOption(name, 'a number of milliseconds from 1 to 600000', value);
-  }
-  return value;
-}
-
-function checkVendor(value: unknown): VendorPassthrough {
-  if (value === undefined) return {};
-  if (!isObject(value)) throw invalidOption('vendor', 'an object of loader keys', value);
-  checkKeys('vendor.', value, VENDOR_NAMES);
-  for (const key of VENDOR_BOOLEANS) {
-    const v = value[key];
-    if (v !== undefined && v !== true && v !== false && v !== '1' && v !== '0' && v !== 'true' && v !== 'false') {
-      throw invalidOption('vendor.' + key, 'true, false, "1", "0", "true" or "false"', v);
+      ok = false;
     }
   }
-  const host = value.tp_host;
-  if (host !== undefined && (checkUrl('vendor.tp_host', host), !SCHEME.test(host as string) || new URL(host as string).origin !== host)) {
-    throw invalidOption('vendor.tp_host', 'an origin such as "https://host.example" (no path, no trailing slash)', host);
+  return ok ? text : invalidOption(name, URL_EXPECTED, value);
+};
+
+const ofType =
+  (type: string, expected: string): Check =>
+  (name, value) =>
+    typeof value === type ? value : invalidOption(name, expected, value);
+const fn = ofType('function', 'a function');
+const bool = ofType('boolean', 'true or false');
+const ms: Check = (name, value) => (typeof value === 'number' && value > 0 && value <= 600_000 ? value : invalidOption(name, 'a number of milliseconds from 1 to 600000', value));
+const vendorBool: Check = (name, value) => ([true, false, '1', '0', 'true', 'false'].includes(value as string) ? value : invalidOption(name, 'true, false, "1", "0", "true" or "false"', value));
+
+/** Rejects names not in `table`, then runs each check; returns the checked values. */
+function checkAll(prefix: string, value: Record<string, unknown>, table: Record<string, Check>): Record<string, unknown> {
+  const known = Object.keys(table);
+  const out: Record<string, unknown> = {};
+  for (const key in value) {
+    if (!known.includes(key)) throw new BlackboxCaptureError('invalid_option', messages.unknownOption(prefix + key, known));
+    if (value[key] !== undefined) out[key] = table[key]!(prefix + key, value[key]);
   }
-  if (value.tp_resource !== undefined && !/^[\w.-]+\.js$/.test(String(value.tp_resource))) {
-    throw invalidOption('vendor.tp_resource', 'a script file name such as "wdp.js"', value.tp_resource);
-  }
-  if (value.fp_static_override_uri !== undefined) checkUrl('vendor.fp_static_override_uri', value.fp_static_override_uri);
-  const on = (v: unknown) => v === undefined || v === true || v === '1' || v === 'true';
-  // The loader's fp_dyn defaults to true and is invalid without fp_static: say so instead of guessing.
-  if (!on(value.fp_static) && on(value.fp_dyn)) {
-    throw invalidOption('vendor.fp_dyn', 'false when vendor.fp_static is off (the dynamic script needs the static one)', value.fp_dyn);
-  }
-  return { ...(value as VendorPassthrough) };
+  return out;
 }
 
-/** One shared function, so that repeated calls with the same options compare equal. */
+const VENDOR: Record<string, Check> = {
+  tp: vendorBool,
+  fp_static: vendorBool,
+  fp_dyn: vendorBool,
+  tp_split: vendorBool,
+  enable_legacy_compatibility: vendorBool,
+  url_dots_to_dashes: vendorBool,
+  enable_flash: vendorBool,
+  install_flash: vendorBool,
+  // The loader appends "/version/…" to it: an origin, nothing more.
+  tp_host: (name, value) => {
+    const text = url(name, value) as string;
+    return /^https?:\/\/[^/?#]+$/.test(text) ? text : invalidOption(name, 'an origin such as "https://host.example"', value);
+  },
+  tp_resource: matching(/^[\w.-]+\.js$/, 'a script file name such as "wdp.js"'),
+  fp_static_override_uri: url,
+};
+
+/** One shared default, so that repeated calls with the same options compare equal. */
 const defaultBody = (blackbox: string) => ({ blackbox });
 
-function checkPost(value: unknown): NormalizedPost {
-  const post = typeof value === 'string' ? { url: value } : value;
-  if (!isObject(post)) throw invalidOption('post', 'a URL or an object with "url"', value);
-  checkKeys('post.', post, POST_NAMES);
-  const headers = post.headers ?? {};
-  if (!isObject(headers) || Object.values(headers).some((h) => typeof h !== 'string')) {
-    throw invalidOption('post.headers', 'an object of string values', headers);
-  }
-  const credentials = post.credentials ?? 'same-origin';
-  if (credentials !== 'omit' && credentials !== 'same-origin' && credentials !== 'include') {
-    throw invalidOption('post.credentials', '"omit", "same-origin" or "include"', credentials);
-  }
-  const maxAttempts = post.maxAttempts ?? 4;
-  if (typeof maxAttempts !== 'number' || !Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > 10) {
-    throw invalidOption('post.maxAttempts', 'a whole number from 1 to 10', maxAttempts);
-  }
-  return {
-    url: checkUrl('post.url', post.url),
-    headers: headers as Record<string, string>,
-    credentials,
-    body: post.body === undefined ? defaultBody : checkFunction('post.body', post.body),
-    maxAttempts,
-    timeoutMs: post.timeoutMs === undefined ? 10_000 : checkTimeout('post.timeoutMs', post.timeoutMs),
-    ...(post.fetch === undefined ? {} : { fetch: checkFunction<typeof fetch>('post.fetch', post.fetch) }),
-  };
-}
+const POST: Record<string, Check> = {
+  url,
+  headers: (name, value) => (isObject(value) && Object.values(value).every((h) => typeof h === 'string') ? value : invalidOption(name, 'an object of string values', value)),
+  credentials: matching(/^(omit|same-origin|include)$/, '"omit", "same-origin" or "include"'),
+  body: fn,
+  maxAttempts: (name, value) => (Number.isInteger(value) && (value as number) > 0 && (value as number) <= 10 ? value : invalidOption(name, 'a whole number from 1 to 10', value)),
+  timeoutMs: ms,
+  fetch: fn,
+};
+
+const OPTIONS: Record<keyof CaptureOptions, Check> = {
+  loaderUrl: url,
+  globalName: matching(/^[A-Za-z_$][\w$]*$/, 'a JavaScript identifier such as "IGLOO"'),
+  // A path on the page's own domain, never a complete URL: no scheme, host, port, "//", "..", query or fragment.
+  uriHook: (name, value) =>
+    typeof value === 'string' && PRINTABLE.test(value) && !/^\/\/|[:?#\\]|(^|\/)\.\.(\/|$)|^[\w-]+(\.[\w-]+)+(\/|$)/.test(value)
+      ? value
+      : invalidOption(name, 'a path such as "/iojs" (no host, port, "//", "..", query or fragment)', value),
+  version: matching(/^(general5|early5|\d+\.\d+\.\d+)$/, '"general5", "early5" or a version such as "5.2.2"'),
+  // The loader URL-encodes the subkey, so any printable text is safe.
+  subkey: matching(/^[^\0-\x1f\x7f]+$/, 'a non-empty string'),
+  enableRip: bool,
+  onTrace: fn,
+  onUpdate: fn,
+  field: (name, value) =>
+    (typeof value === 'string' ? value : /^(INPUT|TEXTAREA)$/.test((value as { tagName?: string } | null)?.tagName ?? ''))
+      ? value
+      : invalidOption(name, 'an element id, or an input or textarea element', value),
+  post: (name, value) => {
+    const post = checkAll('post.', typeof value === 'string' ? { url: value } : isObject(value) ? value : invalidOption(name, 'a URL or an object with "url"', value), POST);
+    return { url: url('post.url', post.url), headers: {}, credentials: 'same-origin', body: defaultBody, maxAttempts: 4, timeoutMs: 10_000, ...post };
+  },
+  timeoutMs: ms,
+  nonce: matching(PRINTABLE, 'a non-empty string'),
+  signal: (name, value) =>
+    typeof (value as AbortSignal | null)?.aborted === 'boolean' && typeof (value as AbortSignal).addEventListener === 'function' ? value : invalidOption(name, 'an AbortSignal', value),
+  vendor: (name, value) => {
+    const vendor = checkAll('vendor.', isObject(value) ? value : invalidOption(name, 'an object of loader keys', value), VENDOR);
+    // The loader's fp_dyn defaults to true and is invalid without fp_static: say so instead of guessing.
+    const on = (v: unknown) => v === undefined || v === true || v === '1' || v === 'true';
+    return on(vendor.fp_static) || !on(vendor.fp_dyn) ? vendor : invalidOption('vendor.fp_dyn', 'false when vendor.fp_static is off', vendor.fp_dyn);
+  },
+};
 
 /** Validates every option and fills per-call defaults; throws `invalid_option`. */
 export function normalizeOptions(options: unknown): NormalizedOptions {
-  if (!isObject(options)) throw invalidOption('options', 'an object with "loaderUrl"', options);
-  checkKeys('', options, OPTION_NAMES);
-  const o = options as Record<(typeof OPTION_NAMES)[number], unknown>;
-  const out: NormalizedOptions = {
-    loaderUrl: checkUrl('loaderUrl', o.loaderUrl),
-    vendor: checkVendor(o.vendor),
-    timeoutMs: o.timeoutMs === undefined ? 15_000 : checkTimeout('timeoutMs', o.timeoutMs),
-  };
-  if (o.globalName !== undefined) {
-    out.globalName = checkString('globalName', o.globalName, 'a JavaScript identifier such as "IGLOO"');
-    if (!/^[A-Za-z_$][\w$]*$/.test(out.globalName)) throw invalidOption('globalName', 'a JavaScript identifier such as "IGLOO"', o.globalName);
-  }
-  if (o.uriHook !== undefined) out.uriHook = checkUriHook(o.uriHook);
-  if (o.version !== undefined && !/^(general5|early5|\d+\.\d+\.\d+)$/.test(out.version = checkString('version', o.version))) {
-    throw invalidOption('version', '"general5", "early5" or a version such as "5.2.2"', o.version);
-  }
-  if (o.subkey !== undefined) {
-    // The loader URL-encodes the subkey, so any printable text is safe.
-    if (typeof o.subkey !== 'string' || !/^[^\u0000-\u001f\u007f]+$/.test(o.subkey)) throw invalidOption('subkey', 'a non-empty string', o.subkey);
-    out.subkey = o.subkey;
-  }
-  if (o.enableRip !== undefined) {
-    if (typeof o.enableRip !== 'boolean') throw invalidOption('enableRip', 'true or false', o.enableRip);
-    out.enableRip = o.enableRip;
-  }
-  if (o.onTrace !== undefined) out.onTrace = checkFunction('onTrace', o.onTrace);
-  if (o.onUpdate !== undefined) out.onUpdate = checkFunction('onUpdate', o.onUpdate);
-  if (o.field !== undefined) {
-    const field = o.field as { tagName?: unknown };
-    if (typeof field === 'string' ? field === '' : !(isObject(field) && /^(INPUT|TEXTAREA)$/.test(String(field.tagName)))) {
-      throw invalidOption('field', 'an element id, or an input or textarea element', o.field);
-    }
-    out.field = o.field as FieldTarget;
-  }
-  if (o.post !== undefined) out.post = checkPost(o.post);
-  if (o.nonce !== undefined) out.nonce = checkString('nonce', o.nonce);
-  if (o.signal !== undefined) {
-    const signal = o.signal as AbortSignal;
-    if (!isObject(signal) || typeof signal.aborted !== 'boolean' || typeof signal.addEventListener !== 'function') {
-      throw invalidOption('signal', 'an AbortSignal', o.signal);
-    }
-    out.signal = signal;
-  }
-  return out;
+  if (!isObject(options)) return invalidOption('options', 'an object with "loaderUrl"', options);
+  if (options.loaderUrl === undefined) return invalidOption('loaderUrl', URL_EXPECTED + ' (it is required)', undefined);
+  return { vendor: {}, timeoutMs: 15_000, ...checkAll('', options, OPTIONS) } as unknown as NormalizedOptions;
 }
