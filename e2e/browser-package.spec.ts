@@ -141,3 +141,19 @@ test('CSP without strict-dynamic and a wrong nonce: the loader is refused, loade
   await page.goto(site.page('/csp-wrong.html', doc(esmCapture(`{ loaderUrl: ${JSON.stringify(site.loaderUrl)}, nonce: 'wrong' }`, 'r4nd0m')), { 'content-security-policy': csp }));
   expect((await outcome(page)).code).toBe('loader_failed');
 });
+
+test('adopt mode: the UMD tag with data-inject="false" followed by the page\'s own loader tag', async ({ page }) => {
+  const url = site.page(
+    '/adopt.html',
+    doc(`<script src="/dist/blackbox-capture.umd.js" data-loader-url="${site.loaderUrl}" data-inject="false" data-field="bb"></script>
+         <script src="${site.loaderUrl}"></script>
+         <script>document.addEventListener('blackbox', (e) => { window.outcome = { blackbox: e.detail }; });
+                 document.addEventListener('blackboxerror', (e) => { window.outcome = { code: e.detail.code, message: e.detail.message }; });</script>`, '<input id="bb">'),
+  );
+  await page.goto(url);
+  const { blackbox, code, message } = await outcome(page);
+  expect(code, message).toBeUndefined();
+  expect(decodeBlackbox(blackbox!)?.sources).toHaveLength(3);
+  expect(await page.locator('script[src$="/loader.js"]').count()).toBe(1);
+  expect(site.emulator.inspect.requests('loader')).toBe(1);
+});

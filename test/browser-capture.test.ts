@@ -341,6 +341,42 @@ describe('failures', () => {
   });
 });
 
+describe('adopt mode (inject: false) and preconnect', () => {
+  const pageLoaderTag = () => {
+    const tag = document.createElement('script');
+    tag.src = LOADER_URL;
+    document.head.append(tag);
+  };
+
+  it('injects nothing and reports the run of the page\'s own loader tag that follows', async () => {
+    const pending = api.captureBlackbox({ ...ok, inject: false });
+    expect(scriptsFor(LOADER_URL)).toHaveLength(0);
+    expect(w().IGLOO.loader.version).toBe('general5'); // the config is there before the loader runs
+    pageLoaderTag();
+    expect(decodeBlackbox(await pending)?.sources).toHaveLength(3);
+    expect(scriptsFor(LOADER_URL)).toHaveLength(1);
+  });
+
+  it('reports the page\'s own loader tag failing as loader_failed', async () => {
+    override(/loader\.js/, notFound);
+    const pending = failure(api.captureBlackbox({ ...ok, inject: false }));
+    pageLoaderTag();
+    expect((await pending).code).toBe('loader_failed');
+  });
+
+  it('adds preconnect hints for the loader\'s and the third party\'s origins, not for the page\'s own', async () => {
+    await api.captureBlackbox({ ...ok, vendor: { tp_host: 'https://tp.test' } });
+    const hints = Array.from(document.querySelectorAll<HTMLLinkElement>('link[rel=preconnect]'), (l) => l.getAttribute('href'));
+    expect(hints).toEqual(['https://vendor.test', 'https://tp.test']);
+  });
+
+  it('adds none for a loader on the page\'s origin', async () => {
+    override(/^https:\/\/shop\.test\/vendor\/loader\.js/, { status: 200, headers: { 'content-type': 'text/javascript' }, body: '' });
+    await failure(api.captureBlackbox({ loaderUrl: '/vendor/loader.js' }));
+    expect(document.querySelectorAll('link[rel=preconnect]')).toHaveLength(0);
+  });
+});
+
 describe('script tag details', () => {
   it('puts the given nonce on the injected tag', async () => {
     await api.captureBlackbox({ ...ok, nonce: 'n0nce' });

@@ -2,7 +2,7 @@
 // The declarative start of the UMD file: data attributes only, events on document.
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { decodeBlackbox } from '../src/emulator/vendor/routes.js';
-import { freshPage, LOADER_URL } from './support/vendor-dom.js';
+import { freshPage, LOADER_URL, settings } from './support/vendor-dom.js';
 
 let start: typeof import('../src/browser/declarative.js').startFromScriptTag;
 beforeEach(async () => {
@@ -47,6 +47,16 @@ describe('declarative start', () => {
     expect(loader.nonce || loader.getAttribute('nonce')).toBe('tag-nonce');
   });
 
+  it('data-inject="false" waits for the page\'s own loader tag', async () => {
+    const event = nextEvent('blackbox');
+    start(tag({ 'data-loader-url': LOADER_URL, 'data-inject': 'false' }));
+    expect(document.querySelector('script[src]')).toBeNull();
+    const own = document.createElement('script');
+    own.src = LOADER_URL;
+    document.head.append(own);
+    expect(decodeBlackbox((await event).detail)?.sources).toHaveLength(3);
+  });
+
   it('posts to data-post-url', async () => {
     const calls: string[] = [];
     const original = globalThis.fetch;
@@ -69,14 +79,14 @@ describe('declarative start', () => {
     expect(detail.message).toMatch(/timeoutMs/);
   });
 
-  it('waits for the document when its field is not parsed yet', async () => {
+  it('starts at once when its field is not parsed yet, and fills the field once it exists', async () => {
     const readyState = vi.spyOn(document, 'readyState', 'get').mockReturnValue('loading');
+    settings.delays = { fp_static: [30], fp_dyn: [60], tp: [60] };
     const event = nextEvent('blackbox');
     start(tag({ 'data-loader-url': LOADER_URL, 'data-field': 'late' }));
-    expect(document.querySelector('script[src]')).toBeNull(); // nothing yet
-    document.body.innerHTML = '<input id="late">';
     readyState.mockRestore();
-    document.dispatchEvent(new Event('DOMContentLoaded'));
+    expect(document.querySelector(`script[src="${LOADER_URL}"]`)).not.toBeNull(); // the loader did not wait
+    document.body.innerHTML = '<input id="late">';
     const { detail } = await event;
     expect((document.getElementById('late') as HTMLInputElement).value).toBe(detail);
   });

@@ -55,6 +55,7 @@ describe('option validation', () => {
     ['subkey empty', { ...ok, subkey: '' }, /subkey/],
     ['subkey a number', { ...ok, subkey: 5 }, /subkey/],
     ['enableRip a string', { ...ok, enableRip: 'yes' }, /enableRip/],
+    ['inject a string', { ...ok, inject: 'no' }, /inject.*true or false/],
     ['onTrace not a function', { ...ok, onTrace: 'console.log' }, /onTrace.*a function/],
     ['onUpdate not a function', { ...ok, onUpdate: {} }, /onUpdate/],
     ['field empty id', { ...ok, field: '' }, /field/],

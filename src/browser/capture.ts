@@ -215,17 +215,37 @@ function startRun(options: NormalizedOptions): void {
 
   if (!loader.loaderMain) {
     const href = new URL(options.loaderUrl, document.baseURI).href;
+    // Warm up the connections the loader is about to need.
+    preconnect([href, options.vendor.tp_host]);
     const onLoad = () => run === generation && !loader.loaderMain && fail(new BlackboxCaptureError('loader_failed', messages.loaderFailed(href, true), { url: href }));
     const onError = (cause?: unknown) => run === generation && fail(new BlackboxCaptureError('loader_failed', messages.loaderFailed(href, false), { url: href, cause }));
-    const found = findScript(href);
-    if (found) {
-      // The page's own tag: wait for it instead of adding a second one.
-      found.addEventListener('load', onLoad);
-      found.addEventListener('error', () => onError());
+    if (options.inject === false || findScript(href)) {
+      // The page's own tag (already there, or following this one): watch it instead of adding a second.
+      // Element load and error events do not bubble, but a capture listener on document sees them.
+      const watch = (event: Event) => {
+        if ((event.target as HTMLScriptElement).src !== href) return;
+        document.removeEventListener('load', watch, true);
+        document.removeEventListener('error', watch, true);
+        event.type === 'load' ? onLoad() : onError();
+      };
+      document.addEventListener('load', watch, true);
+      document.addEventListener('error', watch, true);
     } else {
       script = injectScript(href, options.nonce ?? pageNonce(), onLoad, onError);
       if (run !== generation) script.remove(); // it failed while being inserted
     }
+  }
+}
+
+/** `<link rel="preconnect">` for the origins among `urls` that are not the page's own. */
+function preconnect(urls: Array<string | undefined>): void {
+  for (const url of urls) {
+    const origin = url && new URL(url).origin;
+    if (!origin || origin === location.origin || document.querySelector(`link[rel=preconnect][href="${origin}"]`)) continue;
+    const link = document.createElement('link');
+    link.rel = 'preconnect';
+    link.href = origin;
+    document.head.appendChild(link);
   }
 }
 

@@ -4,6 +4,7 @@
  * `blackboxerror` events.
  */
 import { captureBlackbox } from './capture.js';
+import { writeField } from './field.js';
 import type { CaptureOptions } from './options.js';
 
 export function startFromScriptTag(tag: HTMLOrSVGScriptElement | null): Promise<string> | undefined {
@@ -13,19 +14,26 @@ export function startFromScriptTag(tag: HTMLOrSVGScriptElement | null): Promise<
   const options: Record<string, unknown> = { loaderUrl, globalName, uriHook, version, subkey, field, post, nonce: (tag as HTMLScriptElement).nonce || tag!.getAttribute('nonce') || undefined };
   // "abc" and "" become NaN, which validation rejects with invalid_option.
   if (timeoutMs !== undefined) options.timeoutMs = timeoutMs.trim() ? +timeoutMs : NaN;
+  // data-inject="false": the page's own loader tag follows this one (adopt mode).
+  if (data.inject !== undefined) options.inject = data.inject === 'false' ? false : data.inject === 'true' || data.inject === '' ? true : data.inject;
   for (const key in options) if (options[key] === undefined) delete options[key];
 
   const dispatch = (type: string, detail: unknown) => document.dispatchEvent(new CustomEvent(type, { detail }));
-  const start = () =>
-    captureBlackbox(options as unknown as CaptureOptions).then(
-      (blackbox) => (dispatch('blackbox', blackbox), blackbox),
-      (error: unknown) => {
-        dispatch('blackboxerror', error);
-        throw error;
-      },
-    );
-  // A tag in <head> runs before the field exists: wait for the document, not longer.
-  return field && document.readyState === 'loading' && !document.getElementById(field)
-    ? new Promise<string>((resolve, reject) => document.addEventListener('DOMContentLoaded', () => start().then(resolve, reject), { once: true }))
-    : start();
+  // A tag in <head> runs before its field is parsed. The loader must not wait for the
+  // document (a loader tag after this one runs at once), so the field is looked up on
+  // every update until it exists.
+  if (field && document.readyState === 'loading' && !document.getElementById(field)) {
+    delete options.field;
+    options.onUpdate = (blackbox: string) => {
+      const element = document.getElementById(field);
+      if (element && /^(INPUT|TEXTAREA)$/.test(element.tagName)) writeField(element as HTMLInputElement, blackbox);
+    };
+  }
+  return captureBlackbox(options as unknown as CaptureOptions).then(
+    (blackbox) => (dispatch('blackbox', blackbox), blackbox),
+    (error: unknown) => {
+      dispatch('blackboxerror', error);
+      throw error;
+    },
+  );
 }

@@ -55,12 +55,18 @@ export interface CaptureOptions {
   signal?: AbortSignal;
   /** Other documented loader keys, passed through as they are. */
   vendor?: VendorPassthrough;
+  /**
+   * Default true: inject the loader tag. False ("adopt"): the page's own loader tag,
+   * placed right after this package's script tag, runs the loader; the package only
+   * writes the config and reports. No extra round trip before the loader starts.
+   */
+  inject?: boolean;
 }
 
 export type NormalizedPost = Required<Omit<PostOptions, 'fetch'>> & Pick<PostOptions, 'fetch'>;
 
 /** The options that reach the vendor's config: they must agree across calls on one page. */
-export const LOADER_KEYS = ['loaderUrl', 'globalName', 'uriHook', 'version', 'subkey', 'enableRip', 'vendor'] as const;
+export const LOADER_KEYS = ['loaderUrl', 'globalName', 'uriHook', 'version', 'subkey', 'enableRip', 'vendor', 'inject'] as const;
 export type LoaderOptions = Pick<NormalizedOptions, (typeof LOADER_KEYS)[number]>;
 
 export interface NormalizedOptions extends Omit<CaptureOptions, 'post' | 'vendor' | 'timeoutMs'> {
@@ -161,6 +167,7 @@ const OPTIONS: Record<keyof CaptureOptions, Check> = {
   // The loader URL-encodes the subkey, so any printable text is safe.
   subkey: matching(/^[^\0-\x1f\x7f]+$/, 'a non-empty string'),
   enableRip: bool,
+  inject: bool,
   onTrace: fn,
   onUpdate: fn,
   field: (name, value) =>
