@@ -77,7 +77,8 @@ function expectedScripts(): string[] {
 }
 
 /** "first-party static_wdp.js, third-party wdp.js. First party: …" for messages; "" for none. */
-function describeScripts(names: string[]): string {
+function describeScripts(list: string[]): string {
+  const names = SCRIPTS.filter((name) => list.includes(name)); // a stable order, whatever failed first
   const firstParty = names.some((name) => name.startsWith('fp'));
   return names.length
     ? messages.failedScripts(
