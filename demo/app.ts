@@ -139,6 +139,7 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
     if (path === '/favicon.ico') return new Response(null, { status: 204 });
     if (path === '/') return page('index.html', request);
     if (path === '/checkout') return page('checkout.html', request);
+    if (path === '/checkout-adopt') return page('checkout-adopt.html', request);
     if (path === '/spa' || path.startsWith('/spa/')) return page('spa.html', request);
     if (path === '/playground') return page('playground.html', request);
     return new Response('not found', { status: 404 });

@@ -57,12 +57,25 @@ test('checkout page: the hidden field fills, the form post reaches PROCESSED wit
   await page.waitForFunction(() => (window as any).IGLOO?.getBlackbox?.().finished === true);
   const blackbox = await page.locator('#blackbox').inputValue();
   expect(decodeBlackbox(blackbox)?.sources.sort()).toEqual(['fp_dyn', 'fp_static', 'tp']);
+  expect(emulatorOf(demo).inspect.requests('loader')).toBe(1); // the preload hint and the tag share one request
   await shot(page, 'checkout');
   await page.click('#pay');
   await expect(page.locator('#result')).toContainText('"status": "PROCESSED"');
   await shot(page, 'checkout-result');
   const [tx] = transactionWith(demo, blackbox);
   expect(tx).toMatchObject({ status: 'PROCESSED', blackboxes: [blackbox] });
+  void csp;
+});
+
+test('checkout page in adopt mode: the page\'s own loader tag, one loader request, PROCESSED', async ({ page, demo, csp }) => {
+  await page.goto(`${demo.url}/checkout-adopt`);
+  await page.waitForFunction(() => (window as any).IGLOO?.getBlackbox?.().finished === true);
+  const blackbox = await page.locator('#blackbox').inputValue();
+  await page.click('#pay');
+  await expect(page.locator('#result')).toContainText('"status": "PROCESSED"');
+  expect(emulatorOf(demo).inspect.requests('loader')).toBe(1);
+  expect(transactionWith(demo, blackbox)).toHaveLength(1);
+  await shot(page, 'checkout-adopt');
   void csp;
 });
 

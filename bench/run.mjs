@@ -1,0 +1,54 @@
+#!/usr/bin/env node
+// `npm run bench`: size, browser speed (ratios against the plain vendor integration)
+// and server throughput, measured side by side in one run. Prints a table and writes
+// bench-results/latest.json. Timing targets are reported, not asserted.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { measure, BUDGETS } from '../scripts/size.mjs';
+import { benchBrowser } from './browser.mjs';
+import { benchEndpoint, benchProxy } from './server.mjs';
+
+const quick = process.argv.includes('--quick');
+const machine = `${cpus().length} × ${cpus()[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+const fmt = (n, d = 0) => (n === undefined || Number.isNaN(n) ? '—' : n.toFixed(d));
+const log = (s) => console.log(s);
+
+log(`blackbox-capture benchmark on ${machine}${quick ? ' (quick)' : ''}\n`);
+const size = await measure();
+log('Size (bytes, bundled from dist/ with esbuild, minified ESM; gzip -9):');
+log('| path | minified | gzip | brotli | issue budget (gzip) |\n|---|---:|---:|---:|---:|');
+log(`| minimal: captureBlackbox({ loaderUrl }) | ${size.minimal.minified} | ${size.minimal.gzip} | ${size.minimal.brotli} | ${BUDGETS.minimal} |`);
+log(`| full: + field + post (up front ${size.full.upfront}, lazy delivery chunk ${size.full.lazy}) | ${size.full.minified} | ${size.full.gzip} | ${size.full.brotli} | ${BUDGETS.full} |`);
+log(`| UMD file | ${size.umd.minified} | ${size.umd.gzip} | ${size.umd.brotli} | ${BUDGETS.umd} |`);
+log(`Delivery code in the minimal path: ${size.minimal.deliveryCodeUpfront ? 'YES' : 'no'}\n`);
+
+const loopback = await benchBrowser({ rounds: quick ? 6 : 30 });
+const rtt = await benchBrowser({ rounds: quick ? 3 : 10, latencyMs: 100 });
+log('Browser: navigation start → final blackbox, Chromium, collection scripts 20/80 ms; ratio = variant ÷ plain in the same round:');
+log('| integration | loopback median | ratio median (p10–p90) | 100 ms RTT median | ratio median (p10–p90) |\n|---|---:|---:|---:|---:|');
+for (const name of Object.keys(loopback.variants)) {
+  const a = loopback.variants[name];
+  const b = rtt.variants[name];
+  const r = (v) => (v.ratioMedian === undefined ? '1 (baseline)' : `${fmt(v.ratioMedian, 3)} (${fmt(v.ratioP10, 3)}–${fmt(v.ratioP90, 3)})`);
+  log(`| ${name} | ${fmt(a.medianMs)} ms | ${r(a)} | ${fmt(b.medianMs)} ms | ${r(b)} |`);
+}
+const mt = loopback.mainThreadMs;
+log(`Package main-thread time per capture: median ${fmt(mt.median, 2)} ms, p90 ${fmt(mt.p90, 2)} ms (target < 1 ms): the captureBlackbox() call ${fmt(mt.syncCallMedian, 2)} ms + our bb_callback over all updates ${fmt(mt.callbacksMedian, 2)} ms`);
+log(`Rounds: ${loopback.rounds} on loopback, ${rtt.rounds} with 100 ms added latency (CDP network emulation).\n`);
+
+const endpoint = await benchEndpoint({ requests: quick ? 300 : 2000, concurrency: 32 });
+log('Server: integrator endpoint (token, account, upload, finalize, status) against the emulator, no added latency:');
+log('| requests | concurrency | req/s | p50 | p99 | errors | token requests | transactions processed |\n|---:|---:|---:|---:|---:|---:|---:|---:|');
+log(`| ${endpoint.count} | ${endpoint.concurrency} | ${fmt(endpoint.rps)} | ${fmt(endpoint.p50, 1)} ms | ${fmt(endpoint.p99, 1)} ms | ${endpoint.errors} | ${endpoint.tokenRequests} | ${endpoint.transactionsProcessed} |\n`);
+
+const proxy = await benchProxy({ requests: quick ? 500 : 4000, concurrency: 32, rounds: quick ? 1 : 3 });
+log(`Server: first-party proxy, GET static_wdp.js, ${proxy.concurrency} concurrent, median of ${proxy.rounds} alternating rounds:`);
+log('| target | req/s | p50 | p99 | errors | req/s vs direct |\n|---|---:|---:|---:|---:|---:|');
+for (const [name, t] of Object.entries(proxy.targets)) {
+  log(`| ${name === 'direct' ? 'collector, direct' : name === 'node' ? 'createFirstPartyProxy (Node)' : 'nginx, shipped config'} | ${fmt(t.rps)} | ${fmt(t.p50, 2)} ms | ${fmt(t.p99, 2)} ms | ${t.errors} | ${fmt(t.rps / proxy.targets.direct.rps, 2)} |`);
+}
+if (!proxy.nginxAvailable) log('(nginx not installed: its row is missing)');
+
+mkdirSync('bench-results', { recursive: true });
+writeFileSync('bench-results/latest.json', JSON.stringify({ date: new Date().toISOString(), machine, quick, size, browser: { loopback, rtt }, endpoint, proxy }, null, 2));
+log('\nWrote bench-results/latest.json');

@@ -1,0 +1,113 @@
+// Server-side benchmark: the integrator endpoint and the first-party proxy, from the
+// built dist/ files, against the emulator, with the load generator in its own process.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startEmulator } from '../dist/emulator.js';
+import { createDeviceRiskClient, createDeviceRiskHandler, createFirstPartyProxy, createTokenSource, toNodeHandler } from '../dist/server.js';
+
+const root = new URL('..', import.meta.url);
+const BLACKBOX = '0400' + 'nVQ+/abcXYZ0123'.repeat(80) + '==';
+
+function load(spec) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [new URL('./load.mjs', import.meta.url).pathname, JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (c) => (out += c));
+    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`load generator exited ${code}`))));
+  });
+}
+
+async function listen(handler) {
+  const server = createServer(handler);
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return { server, origin: `http://127.0.0.1:${server.address().port}` };
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+export async function benchEndpoint({ requests = 2000, concurrency = 32 } = {}) {
+  const emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+  const userAgent = 'blackbox-capture-bench/1';
+  const tokenSource = createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent });
+  const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent });
+  const site = await listen((req, res) => handler(req, res));
+  const origin = site.origin;
+  const handler = toNodeHandler(
+    createDeviceRiskHandler({ client, allowedOrigins: [origin], workflowKey: 10011, resolveCustomer: () => ({ customerInternalReference: 'bench-customer' }) }),
+  );
+  try {
+    const stats = await load({
+      url: `${origin}/device-risk`,
+      method: 'POST',
+      headers: { origin, 'content-type': 'application/json' },
+      body: JSON.stringify({ blackbox: BLACKBOX }),
+      uniqueKey: true,
+      concurrency,
+      total: requests,
+    });
+    const processed = emulator.inspect.transactions().filter((t) => t.status === 'PROCESSED').length;
+    return { ...stats, concurrency, tokenRequests: emulator.inspect.requests('token'), transactionsProcessed: processed };
+  } finally {
+    site.server.closeAllConnections();
+    site.server.close();
+    await emulator.close();
+  }
+}
+
+/** nginx with the shipped configuration in front of `collectorUrl`; undefined without nginx. */
+async function startNginx(collectorUrl) {
+  const nginx = process.env.NGINX_PATH ?? '/usr/sbin/nginx';
+  if (!existsSync(nginx)) return undefined;
+  const dir = mkdtempSync(join(tmpdir(), 'bbc-bench-nginx-'));
+  const probe = await listen(() => {});
+  const port = probe.server.address().port;
+  await new Promise((r) => probe.server.close(r));
+  const conf = (name) => readFileSync(new URL(`src/server/nginx/${name}`, root), 'utf8');
+  writeFileSync(join(dir, 'iojs-http.conf'), conf('iojs-http.conf'));
+  writeFileSync(join(dir, 'iojs-location.conf'), conf('iojs-location.conf').replace('https://first.iovation.com/', `${collectorUrl}/`));
+  writeFileSync(
+    join(dir, 'nginx.conf'),
+    `worker_processes 1; pid ${dir}/nginx.pid; error_log ${dir}/error.log warn;
+events { worker_connections 1024; }
+http { access_log off; client_body_temp_path ${dir}/b; proxy_temp_path ${dir}/p; fastcgi_temp_path ${dir}/f; uwsgi_temp_path ${dir}/u; scgi_temp_path ${dir}/s;
+  include ${dir}/iojs-http.conf;
+  server { listen 127.0.0.1:${port}; include ${dir}/iojs-location.conf; location / { return 404; } } }
+`,
+  );
+  if (spawnSync(nginx, ['-t', '-p', dir, '-c', join(dir, 'nginx.conf')]).status !== 0) return undefined;
+  const child = spawn(nginx, ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: 'ignore' });
+  const origin = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    if ((await fetch(origin).then((r) => r.status, () => 0)) === 404) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { origin, stop: () => child.kill('SIGQUIT') };
+}
+
+export async function benchProxy({ requests = 4000, concurrency = 32, rounds = 3 } = {}) {
+  const emulator = await startEmulator();
+  const proxy = await listen(toNodeHandler(createFirstPartyProxy({ prefix: '/iojs', collectorUrl: emulator.collectorUrl })));
+  const nginx = await startNginx(emulator.collectorUrl);
+  const path = '/general5/BENCH/static_wdp.js?loaderVer=5.2.2';
+  const targets = { direct: `${emulator.collectorUrl}${path}`, node: `${proxy.origin}/iojs${path}`, ...(nginx ? { nginx: `${nginx.origin}/iojs${path}` } : {}) };
+  const runs = Object.fromEntries(Object.keys(targets).map((k) => [k, []]));
+  try {
+    // Side by side: the three targets alternate in every round.
+    for (let round = 0; round < rounds; round++) {
+      for (const [name, url] of Object.entries(targets)) runs[name].push(await load({ url, concurrency, total: requests }));
+    }
+  } finally {
+    nginx?.stop();
+    proxy.server.closeAllConnections();
+    proxy.server.close();
+    await emulator.close();
+  }
+  const summary = {};
+  for (const [name, list] of Object.entries(runs)) {
+    summary[name] = { rps: median(list.map((r) => r.rps)), p50: median(list.map((r) => r.p50)), p99: median(list.map((r) => r.p99)), errors: list.reduce((a, r) => a + r.errors, 0) };
+  }
+  return { concurrency, requests, rounds, targets: summary, nginxAvailable: !!nginx };
+}
