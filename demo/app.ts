@@ -74,9 +74,19 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
   let endpoint: ReturnType<typeof createDeviceRiskHandler> | undefined;
   const proxy = createFirstPartyProxy({ prefix: '/iojs', collectorUrl });
 
-  async function page(name: string, request: Request, values: Record<string, string> = {}): Promise<Response> {
+  /** The checkout page's capture tags: the UMD file with data attributes only, in one of two integrations. */
+  const captureTags = (nonce: string, adopt: boolean) => {
+    const src = escapeHtml(loaderUrl);
+    const umd = `<script nonce="${nonce}" src="/dist/blackbox-capture.umd.js" data-loader-url="${src}" data-field="blackbox"${adopt ? ' data-inject="false"' : ''}></script>`;
+    return adopt
+      ? `<!-- Adopt mode: the page's own loader tag follows the package's tag. -->\n  ${umd}\n  <script nonce="${nonce}" src="${src}"></script>`
+      : `<!-- A preload hint lets the loader download beside the package. -->\n  <link rel="preload" as="script" href="${src}" nonce="${nonce}">\n  ${umd}`;
+  };
+
+  async function page(name: string, request: Request, values: Record<string, string> = {}, adopt = false): Promise<Response> {
     const nonce = randomBytes(16).toString('base64');
     let html = await readFile(new URL(`demo/pages/${name}`, ROOT), 'utf8');
+    html = html.replace('{{CAPTURE_TAGS}}', captureTags(nonce, adopt));
     for (const [key, value] of Object.entries({ NONCE: nonce, LOADER_URL: loaderUrl, ...values })) html = html.replaceAll(`{{${key}}}`, escapeHtml(value));
     const headers = new Headers({
       'content-type': 'text/html; charset=utf-8',
@@ -138,8 +148,8 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
     if (request.method !== 'GET' && request.method !== 'HEAD') return new Response('method not allowed', { status: 405 });
     if (path === '/favicon.ico') return new Response(null, { status: 204 });
     if (path === '/') return page('index.html', request);
-    if (path === '/checkout') return page('checkout.html', request);
-    if (path === '/checkout-adopt') return page('checkout-adopt.html', request);
+    if (path === '/checkout') return page('checkout.html', request, { TITLE: 'Checkout' });
+    if (path === '/checkout-adopt') return page('checkout.html', request, { TITLE: 'Checkout, adopt mode' }, true);
     if (path === '/spa' || path.startsWith('/spa/')) return page('spa.html', request);
     if (path === '/playground') return page('playground.html', request);
     return new Response('not found', { status: 404 });
