@@ -135,6 +135,17 @@ describe('createDeviceRiskHandler', () => {
     expect(emulator.inspect.requests('accountUpdate')).toBe(1);
   });
 
+  it('uploads to an existing transaction when the hook names one, with no account call', async () => {
+    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+    const tokenSource = createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA });
+    const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA });
+    const transaction = await client.createAccount({ customerInternalReference: 'cust-u1', workflowDefinition: { key: 10020 } });
+    const handler = createDeviceRiskHandler({ client, allowedOrigins: [SHOP], resolveCustomer: () => ({ customerInternalReference: 'cust-u1', transaction }) });
+    const body = (await (await handler(post({ blackbox: BLACKBOX }))).json()) as { workflowExecutionId: string; status: string };
+    expect(body).toMatchObject({ workflowExecutionId: transaction.workflowExecutionId, status: 'PROCESSED' });
+    expect(emulator.inspect.requests('accountCreate')).toBe(1); // only the integrator's own
+  });
+
   it('refuses to start without allowed origins', () => {
     expect(() => createDeviceRiskHandler({ allowedOrigins: [], resolveCustomer: () => ({ customerInternalReference: 'x' }) } as never)).toThrow(/allowedOrigins/);
   });

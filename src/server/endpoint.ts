@@ -17,6 +17,11 @@ export interface CustomerMapping {
   userReference?: string;
   /** Update this existing account (a new workflow execution on it) instead of creating one. */
   accountId?: string;
+  /**
+   * Use this transaction's Device Risk credential, created earlier in your own flow
+   * (`client.createAccount` or `client.transactionFrom(answer)`): no account call is made.
+   */
+  transaction?: DeviceRiskTransaction;
   /** Workflow definition key; default the handler's `workflowKey`. */
   workflowKey?: string | number;
   callbackUrl?: string;
@@ -120,10 +125,10 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
       ...(customer.callbackUrl ? { callbackUrl: customer.callbackUrl } : {}),
       ...(customer.tokenLifetime ? { tokenLifetime: customer.tokenLifetime } : {}),
     };
-    if (body.workflowDefinition.key === '') throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'no workflow key: set workflowKey on the handler or in resolveCustomer');
+    if (body.workflowDefinition.key === '' && !customer.transaction) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'no workflow key: set workflowKey on the handler or in resolveCustomer');
     // Resume where a failed attempt stopped; a lapsed transaction token means a fresh transaction.
     if (record.transaction && now() >= record.transaction.tokenExpiresAt - 30_000) record.transaction = undefined;
-    record.transaction ??= customer.accountId ? await client.updateAccount(customer.accountId, body) : await client.createAccount(body);
+    record.transaction ??= customer.transaction ?? (customer.accountId ? await client.updateAccount(customer.accountId, body) : await client.createAccount(body));
     const tx = record.transaction;
     if (!record.uploaded) {
       await client.uploadBlackbox(tx, blackbox);
