@@ -44,6 +44,10 @@ export interface Demo {
 
 const WATCHABLE_DELAYS: CollectionDelays = { fp_static: [80], fp_dyn: [160, 420], tp: [120, 300], tp_static: [120], tp_dyn: [300] };
 
+/** The header every demo page shares. */
+const HEADER =
+  '<header><strong>blackbox-capture demo</strong><nav><a href="/checkout">Checkout</a><a href="/checkout-adopt">Adopt mode</a><a href="/spa">SPA</a><a href="/playground">Playground</a></nav></header>';
+
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 export async function startDemo(config: DemoConfig, options: DemoOptions = {}): Promise<Demo> {
@@ -86,7 +90,7 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
   async function page(name: string, request: Request, values: Record<string, string> = {}, adopt = false): Promise<Response> {
     const nonce = randomBytes(16).toString('base64');
     let html = await readFile(new URL(`demo/pages/${name}`, ROOT), 'utf8');
-    html = html.replace('{{CAPTURE_TAGS}}', captureTags(nonce, adopt));
+    html = html.replace('{{CAPTURE_TAGS}}', captureTags(nonce, adopt)).replace('{{HEADER}}', HEADER);
     for (const [key, value] of Object.entries({ NONCE: nonce, LOADER_URL: loaderUrl, ...values })) html = html.replaceAll(`{{${key}}}`, escapeHtml(value));
     const headers = new Headers({
       'content-type': 'text/html; charset=utf-8',
