@@ -33,8 +33,13 @@ describe('createTokenSource', () => {
     expect(init.body).toBe('grant_type=client_credentials');
     expect(headers.accept).toBe('application/json');
     expect(headers['content-type']).toBe('application/x-www-form-urlencoded');
-    expect(headers.authorization).toBe('Basic ' + Buffer.from(`${emulator.clientId}:${emulator.clientSecret}`).toString('base64'));
+    expect(headers.authorization).toBe('Basic ' + Buffer.from(`${emulator.clientId}:${emulator.clientSecret}`).toString('base64')); // plain characters need no escaping
     expect(headers['user-agent']).toBe(UA);
+  });
+
+  it('form-encodes client id and secret before Basic (RFC 6749 2.3.1), so any characters work', async () => {
+    emulator = await startEmulator({ clientId: 'client id:1', clientSecret: 's3cr:t+/=%é ok' });
+    expect(await source().getToken()).toBeTruthy();
   });
 
   it('concurrent callers share one request', async () => {

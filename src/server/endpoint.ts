@@ -76,19 +76,19 @@ async function readLimited(request: Request, limit: number): Promise<string | un
   if (declared > limit) return undefined;
   if (!request.body) return '';
   const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
+  const decoder = new TextDecoder(); // not Buffer: edge runtimes have none
+  let text = '';
   let size = 0;
   for (;;) {
     const { done, value } = await reader.read();
-    if (done) break;
+    if (done) return text + decoder.decode();
     size += value.byteLength;
     if (size > limit) {
       await reader.cancel();
       return undefined;
     }
-    chunks.push(value);
+    text += decoder.decode(value, { stream: true });
   }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (request: Request, context?: RequestContext) => Promise<Response> {

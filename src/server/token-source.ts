@@ -101,7 +101,9 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
   const timeoutMs = options.timeoutMs ?? 10_000;
   // The cache key names the client, never the secret.
   const key = `${tokenUrl} ${clientId}`;
-  const authorization = 'Basic ' + Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(clientSecret)}`).toString('base64');
+  // RFC 6749 2.3.1: form-encode both, then Basic. btoa rather than Buffer: edge runtimes have no Buffer.
+  const formEncode = (value: string) => encodeURIComponent(value).replace(/%20/g, '+');
+  const authorization = 'Basic ' + btoa(`${formEncode(clientId)}:${formEncode(clientSecret)}`);
   const sent = sentByTokenUrl.get(tokenUrl) ?? [];
   sentByTokenUrl.set(tokenUrl, sent);
   let inFlight: Promise<string> | undefined;

@@ -110,8 +110,17 @@ export function createService(options: ServiceOptions) {
     }
     const basic = /^Basic ([A-Za-z0-9+/]+=*)$/.exec(request.headers.get('authorization') ?? '');
     if (!basic) return oauthError(400, 'invalid_request', 'HTTP Basic client authentication is required');
-    const [id, ...rest] = Buffer.from(basic[1]!, 'base64').toString('utf8').split(':');
-    const secret = rest.join(':');
+    const [rawId = '', ...rest] = Buffer.from(basic[1]!, 'base64').toString('utf8').split(':');
+    // RFC 6749 2.3.1: both parts are form-encoded before Basic encoding.
+    const formDecode = (value: string) => {
+      try {
+        return decodeURIComponent(value.replace(/\+/g, ' '));
+      } catch {
+        return value;
+      }
+    };
+    const id = formDecode(rawId);
+    const secret = formDecode(rest.join(':'));
     const form = new URLSearchParams(await request.text());
     if (form.get('grant_type') !== 'client_credentials') {
       return oauthError(400, 'unsupported_grant_type', 'grant_type must be client_credentials');
