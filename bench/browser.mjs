@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { startEmulator } from '../dist/emulator.js';
 import { createFirstPartyProxy, toNodeHandler } from '../dist/server.js';
+import { startRttProxy } from './rtt-proxy.mjs';
 
 const root = new URL('..', import.meta.url);
 const ARGS = ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-gpu', '--no-first-run'];
@@ -33,6 +34,13 @@ function pages(loaderUrl, tpHost) {
     preload: wrap(`<link rel="preload" as="script" href="${loaderUrl}">` + umd + call()),
     // Adopt mode: the page's own loader tag follows the package's tag.
     adopt: wrap(umd + call(', inject: false') + `<script src="${loaderUrl}"></script>`),
+    // Preload, but tp_host comes from the page's own config, so the package adds no
+    // preconnect for the third party: what that hint is worth.
+    'preload-no-tp-hint': wrap(
+      `<link rel="preload" as="script" href="${loaderUrl}"><script>window.IGLOO = { loader: { tp_host: ${JSON.stringify(tpHost)} } };</script>` +
+        umd +
+        call().replace(`, vendor: { tp_host: ${JSON.stringify(tpHost)} }`, ''),
+    ),
   };
 }
 
@@ -42,10 +50,22 @@ const median = (xs) => {
 };
 const quantile = (xs, q) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
 
-export async function benchBrowser({ rounds = 30, latencyMs = 0 } = {}) {
+/**
+ * `rttMs`: every origin the browser talks to (the site, the loader's, the third
+ * party's) sits one simulated round trip away, connection set-up included.
+ */
+export async function benchBrowser({ rounds = 30, rttMs = 0 } = {}) {
   const emulator = await startEmulator({ delays: { fp_static: [20], fp_dyn: [80], tp: [80] } });
   const proxy = createFirstPartyProxy({ prefix: '/iojs', collectorUrl: emulator.collectorUrl });
-  const variants = pages(emulator.loaderUrl, emulator.thirdPartyUrl);
+  const relays = [];
+  const far = async (origin) => {
+    if (!rttMs) return origin;
+    const relay = await startRttProxy(origin, rttMs);
+    relays.push(relay);
+    return relay.origin;
+  };
+  const loaderUrl = (await far(new URL(emulator.loaderUrl).origin)) + '/loader.js';
+  const variants = pages(loaderUrl, await far(emulator.thirdPartyUrl));
   const umd = await readFile(new URL('dist/blackbox-capture.umd.js', root));
   const server = createServer(
     toNodeHandler(async (request, context) => {
@@ -57,7 +77,7 @@ export async function benchBrowser({ rounds = 30, latencyMs = 0 } = {}) {
     }),
   );
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  const origin = `http://127.0.0.1:${server.address().port}`;
+  const origin = await far(`http://127.0.0.1:${server.address().port}`);
   const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ARGS });
   const names = Object.keys(variants);
   const times = Object.fromEntries(names.map((n) => [n, []]));
@@ -74,11 +94,6 @@ export async function benchBrowser({ rounds = 30, latencyMs = 0 } = {}) {
       for (const name of order) {
         const context = await browser.newContext(); // a cold cache every time
         const page = await context.newPage();
-        if (latencyMs) {
-          const cdp = await context.newCDPSession(page);
-          await cdp.send('Network.enable');
-          await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: latencyMs, downloadThroughput: -1, uploadThroughput: -1 });
-        }
         const problems = [];
         page.on('console', (m) => m.type() === 'error' && problems.push(m.text()));
         page.on('pageerror', (e) => problems.push(e.message));
@@ -104,6 +119,7 @@ export async function benchBrowser({ rounds = 30, latencyMs = 0 } = {}) {
     }
   } finally {
     await browser.close();
+    for (const relay of relays) await relay.close();
     server.closeAllConnections();
     server.close();
     await emulator.close();
@@ -115,5 +131,5 @@ export async function benchBrowser({ rounds = 30, latencyMs = 0 } = {}) {
       ...(ratios[name] ? { ratioMedian: median(ratios[name]), ratioP10: quantile(ratios[name], 0.1), ratioP90: quantile(ratios[name], 0.9) } : {}),
     };
   }
-  return { rounds, latencyMs, variants: summary, mainThreadMs: { median: median(mainThread), p90: quantile(mainThread, 0.9), syncCallMedian: median(syncCall), callbacksMedian: median(callbacks) } };
+  return { rounds, rttMs, variants: summary, mainThreadMs: { median: median(mainThread), p90: quantile(mainThread, 0.9), syncCallMedian: median(syncCall), callbacksMedian: median(callbacks) } };
 }

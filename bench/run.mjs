@@ -23,9 +23,10 @@ log(`| UMD file | ${size.umd.minified} | ${size.umd.gzip} | ${size.umd.brotli} |
 log(`Delivery code in the minimal path: ${size.minimal.deliveryCodeUpfront ? 'YES' : 'no'}\n`);
 
 const loopback = await benchBrowser({ rounds: quick ? 6 : 30 });
-const rtt = await benchBrowser({ rounds: quick ? 3 : 10, latencyMs: 100 });
+const rtt = await benchBrowser({ rounds: quick ? 3 : 10, rttMs: 100 });
 log('Browser: navigation start → final blackbox, Chromium, collection scripts 20/80 ms; ratio = variant ÷ plain in the same round:');
 log('| integration | loopback median | ratio median (p10–p90) | 100 ms RTT median | ratio median (p10–p90) |\n|---|---:|---:|---:|---:|');
+// Names of the variants in bench/browser.mjs.
 for (const name of Object.keys(loopback.variants)) {
   const a = loopback.variants[name];
   const b = rtt.variants[name];
@@ -34,7 +35,7 @@ for (const name of Object.keys(loopback.variants)) {
 }
 const mt = loopback.mainThreadMs;
 log(`Package main-thread time per capture: median ${fmt(mt.median, 2)} ms, p90 ${fmt(mt.p90, 2)} ms (target < 1 ms): the captureBlackbox() call ${fmt(mt.syncCallMedian, 2)} ms + our bb_callback over all updates ${fmt(mt.callbacksMedian, 2)} ms`);
-log(`Rounds: ${loopback.rounds} on loopback, ${rtt.rounds} with 100 ms added latency (CDP network emulation).\n`);
+log(`Rounds: ${loopback.rounds} on loopback, ${rtt.rounds} with every origin one simulated 100 ms round trip away (connection set-up included).\n`);
 
 const endpoint = await benchEndpoint({ requests: quick ? 300 : 2000, concurrency: 32 });
 log('Server: integrator endpoint (token, account, upload, finalize, status) against the emulator, no added latency:');
