@@ -72,3 +72,20 @@ describe('built files in Node', () => {
     expect(own).toBeInstanceOf(Error);
   });
 });
+
+describe('the exports map', () => {
+  it('resolves every public entry point the way Node resolves a dependency', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const out = execFileSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `const b = await import('blackbox-capture'); const s = await import('blackbox-capture/server'); const e = await import('blackbox-capture/emulator');
+         console.log([typeof b.captureBlackbox, typeof s.createDeviceRiskHandler, typeof e.startEmulator].join(' '));`,
+      ],
+      { cwd: new URL('..', import.meta.url), encoding: 'utf8' },
+    );
+    expect(out.trim()).toBe('function function function');
+  });
+});
