@@ -26,7 +26,6 @@ const loopback = await benchBrowser({ rounds: quick ? 6 : 30 });
 const rtt = await benchBrowser({ rounds: quick ? 3 : 10, rttMs: 100 });
 log('Browser: navigation start → final blackbox, Chromium, collection scripts 20/80 ms; ratio = variant ÷ plain in the same round:');
 log('| integration | loopback median | ratio median (p10–p90) | 100 ms RTT median | ratio median (p10–p90) |\n|---|---:|---:|---:|---:|');
-// Names of the variants in bench/browser.mjs.
 for (const name of Object.keys(loopback.variants)) {
   const a = loopback.variants[name];
   const b = rtt.variants[name];

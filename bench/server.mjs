@@ -1,14 +1,11 @@
 // Server-side benchmark: the integrator endpoint and the first-party proxy, from the
 // built dist/ files, against the emulator, with the load generator in its own process.
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { startEmulator } from '../dist/emulator.js';
 import { createDeviceRiskClient, createDeviceRiskHandler, createFirstPartyProxy, createTokenSource, toNodeHandler } from '../dist/server.js';
+import { nginxAvailable, startNginx } from '../scripts/nginx.mjs';
 
-const root = new URL('..', import.meta.url);
 const BLACKBOX = '0400' + 'nVQ+/abcXYZ0123'.repeat(80) + '==';
 
 function load(spec) {
@@ -57,40 +54,10 @@ export async function benchEndpoint({ requests = 2000, concurrency = 32 } = {}) 
   }
 }
 
-/** nginx with the shipped configuration in front of `collectorUrl`; undefined without nginx. */
-async function startNginx(collectorUrl) {
-  const nginx = process.env.NGINX_PATH ?? '/usr/sbin/nginx';
-  if (!existsSync(nginx)) return undefined;
-  const dir = mkdtempSync(join(tmpdir(), 'bbc-bench-nginx-'));
-  const probe = await listen(() => {});
-  const port = probe.server.address().port;
-  await new Promise((r) => probe.server.close(r));
-  const conf = (name) => readFileSync(new URL(`src/server/nginx/${name}`, root), 'utf8');
-  writeFileSync(join(dir, 'iojs-http.conf'), conf('iojs-http.conf'));
-  writeFileSync(join(dir, 'iojs-location.conf'), conf('iojs-location.conf').replace('https://first.iovation.com/', `${collectorUrl}/`));
-  writeFileSync(
-    join(dir, 'nginx.conf'),
-    `worker_processes 1; pid ${dir}/nginx.pid; error_log ${dir}/error.log warn;
-events { worker_connections 1024; }
-http { access_log off; client_body_temp_path ${dir}/b; proxy_temp_path ${dir}/p; fastcgi_temp_path ${dir}/f; uwsgi_temp_path ${dir}/u; scgi_temp_path ${dir}/s;
-  include ${dir}/iojs-http.conf;
-  server { listen 127.0.0.1:${port}; include ${dir}/iojs-location.conf; location / { return 404; } } }
-`,
-  );
-  if (spawnSync(nginx, ['-t', '-p', dir, '-c', join(dir, 'nginx.conf')]).status !== 0) return undefined;
-  const child = spawn(nginx, ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: 'ignore' });
-  const origin = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 100; i++) {
-    if ((await fetch(origin).then((r) => r.status, () => 0)) === 404) break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return { origin, stop: () => child.kill('SIGQUIT') };
-}
-
 export async function benchProxy({ requests = 4000, concurrency = 32, rounds = 3 } = {}) {
   const emulator = await startEmulator();
   const proxy = await listen(toNodeHandler(createFirstPartyProxy({ prefix: '/iojs', collectorUrl: emulator.collectorUrl })));
-  const nginx = await startNginx(emulator.collectorUrl);
+  const nginx = nginxAvailable() ? await startNginx(emulator.collectorUrl) : undefined;
   const path = '/general5/BENCH/static_wdp.js?loaderVer=5.2.2';
   const targets = { direct: `${emulator.collectorUrl}${path}`, node: `${proxy.origin}/iojs${path}`, ...(nginx ? { nginx: `${nginx.origin}/iojs${path}` } : {}) };
   const runs = Object.fromEntries(Object.keys(targets).map((k) => [k, []]));

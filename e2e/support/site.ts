@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.js';
+import { createFirstPartyProxy } from '../../src/server/proxy.js';
 import { toNodeHandler, type FetchHandler } from '../../src/server/node.js';
 
 const DIST = new URL('../../dist/', import.meta.url);
@@ -47,17 +48,13 @@ export async function startSite(options: EmulatorOptions = {}): Promise<Site> {
 
   const overridden = (request: Request) => overrides.find((o) => o.pattern.test(request.url))?.response();
 
-  const siteServer = await listen(async (request) => {
+  // The server kit's own first-party proxy, in front of the emulator's collector.
+  const proxy = createFirstPartyProxy({ prefix: '/iojs', collectorUrl: emulator.collectorUrl });
+  const siteServer = await listen(async (request, context) => {
     const hit = overridden(request);
     if (hit) return hit;
     const url = new URL(request.url);
-    if (url.pathname.startsWith('/iojs/')) {
-      // The first-party reverse proxy, reduced to its essence: strip the prefix.
-      const upstream = await fetch(emulator.collectorUrl + url.pathname.slice('/iojs'.length) + url.search, {
-        headers: { 'user-agent': request.headers.get('user-agent') ?? '', 'accept-language': request.headers.get('accept-language') ?? '' },
-      });
-      return new Response(upstream.body, { status: upstream.status, headers: { 'content-type': upstream.headers.get('content-type') ?? '', 'cache-control': upstream.headers.get('cache-control') ?? 'no-store' } });
-    }
+    if (proxy.matches(request)) return proxy(request, context);
     if (url.pathname === '/device-risk' && request.method === 'POST') {
       const body = await request.json().catch(() => null);
       if (failures.count > 0) {

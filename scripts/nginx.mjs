@@ -1,0 +1,58 @@
+// Runs Debian's nginx with the shipped configuration (src/server/nginx/) in front of a
+// collector, for the nginx test and the proxy benchmark. The only change to the shipped
+// files: the upstream is `collectorUrl` instead of the vendor's first-party host.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const NGINX = process.env.NGINX_PATH ?? '/usr/sbin/nginx';
+export const nginxAvailable = () => existsSync(NGINX);
+
+async function freePort() {
+  const server = createServer();
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Starts nginx; resolves with its origin and a stop function once it answers. Throws when it cannot. */
+export async function startNginx(collectorUrl) {
+  const dir = mkdtempSync(join(tmpdir(), 'bbc-nginx-'));
+  const port = await freePort();
+  const shipped = (name) => readFileSync(new URL(`../src/server/nginx/${name}`, import.meta.url), 'utf8');
+  writeFileSync(join(dir, 'iojs-http.conf'), shipped('iojs-http.conf'));
+  writeFileSync(join(dir, 'iojs-location.conf'), shipped('iojs-location.conf').replace('https://first.iovation.com/', `${collectorUrl}/`));
+  writeFileSync(
+    join(dir, 'nginx.conf'),
+    `worker_processes 1;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/body; proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi; uwsgi_temp_path ${dir}/uwsgi; scgi_temp_path ${dir}/scgi;
+  include ${dir}/iojs-http.conf;
+  server {
+    listen 127.0.0.1:${port};
+    include ${dir}/iojs-location.conf;
+    location / { return 404; }
+  }
+}
+`,
+  );
+  const args = ['-p', dir, '-c', join(dir, 'nginx.conf')];
+  const check = spawnSync(NGINX, ['-t', ...args], { encoding: 'utf8' });
+  if (check.status !== 0) throw new Error(`nginx -t failed: ${check.stderr}`);
+  const child = spawn(NGINX, [...args, '-g', 'daemon off;'], { stdio: 'ignore' });
+  const origin = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    if ((await fetch(`${origin}/`).then((r) => r.status, () => 0)) === 404) return { origin, port, stop: () => child.kill('SIGQUIT') };
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  child.kill('SIGKILL');
+  throw new Error('nginx did not start');
+}
