@@ -341,6 +341,31 @@ describe('failures', () => {
   });
 });
 
+describe('error messages', () => {
+  it('are written from a chunk loaded on failure, and carry the failed scripts as data', async () => {
+    breakProxy();
+    blockThirdParty();
+    const error = await failure(api.captureBlackbox(ok));
+    expect(error.message).toMatch(/^\[blackbox-capture\] Every collection script failed: first-party static_wdp\.js/);
+    expect(error.scripts).toEqual(['fp_static_wdp', 'fp_dyn_wdp', 'io_wdp']);
+  });
+
+  it('fall back to the code, with every detail kept, when that chunk cannot load (offline)', async () => {
+    vi.doMock('../src/browser/messages.js', () => {
+      throw new TypeError('Failed to fetch dynamically imported module');
+    });
+    try {
+      api = await freshPage();
+      settings.delays = { fp_static: [5], fp_dyn: [5000], tp: [5000] };
+      const error = await failure(api.captureBlackbox({ ...ok, timeoutMs: 100 }));
+      expect(error).toMatchObject({ name: 'BlackboxCaptureError', code: 'timeout', message: '[blackbox-capture] timeout', scripts: [] });
+      expect(decodeBlackbox(error.blackbox)?.sources).toEqual(['fp_static']);
+    } finally {
+      vi.doUnmock('../src/browser/messages.js');
+    }
+  });
+});
+
 describe('adopt mode (inject: false) and preconnect', () => {
   const pageLoaderTag = () => {
     const tag = document.createElement('script');
@@ -364,16 +389,29 @@ describe('adopt mode (inject: false) and preconnect', () => {
     expect((await pending).code).toBe('loader_failed');
   });
 
-  it('adds preconnect hints for the loader\'s and the third party\'s origins, not for the page\'s own', async () => {
+  const hints = () => Array.from(document.querySelectorAll<HTMLLinkElement>('link[rel=preconnect]'), (l) => l.getAttribute('href'));
+
+  it('adds a preconnect hint for the third party\'s origin, none for the loader\'s (its fetch starts at once)', async () => {
     await api.captureBlackbox({ ...ok, vendor: { tp_host: 'https://tp.test' } });
-    const hints = Array.from(document.querySelectorAll<HTMLLinkElement>('link[rel=preconnect]'), (l) => l.getAttribute('href'));
-    expect(hints).toEqual(['https://vendor.test', 'https://tp.test']);
+    expect(hints()).toEqual(['https://tp.test']);
   });
 
-  it('adds none for a loader on the page\'s origin', async () => {
-    override(/^https:\/\/shop\.test\/vendor\/loader\.js/, { status: 200, headers: { 'content-type': 'text/javascript' }, body: '' });
-    await failure(api.captureBlackbox({ loaderUrl: '/vendor/loader.js' }));
-    expect(document.querySelectorAll('link[rel=preconnect]')).toHaveLength(0);
+  it('hints the third party of the page\'s own config, or else the loader\'s default host', async () => {
+    w().IGLOO = { loader: { tp_host: 'https://tp.test' } };
+    await api.captureBlackbox(ok);
+    expect(hints()).toEqual(['https://tp.test']);
+    api = await freshPage();
+    const pending = failure(api.captureBlackbox({ ...ok, timeoutMs: 50 }));
+    expect(hints()).toEqual(['https://mpsnare.iesnare.com']);
+    await pending;
+  });
+
+  it('adds none when the third party is off or on the page\'s origin', async () => {
+    await api.captureBlackbox({ ...ok, vendor: { tp: false } });
+    expect(hints()).toEqual([]);
+    api = await freshPage();
+    await api.captureBlackbox({ ...ok, vendor: { tp_host: 'https://shop.test' }, timeoutMs: 300 }).catch(() => {});
+    expect(hints()).toEqual([]);
   });
 });
 

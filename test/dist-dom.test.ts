@@ -11,4 +11,12 @@ describe('dist/index.js in a DOM', () => {
     const bb: string = await dist.captureBlackbox({ loaderUrl: LOADER_URL });
     expect(decodeBlackbox(bb)?.sources).toHaveLength(3);
   });
+
+  it('writes error messages from its messages chunk', async () => {
+    await freshPage();
+    const dist = await import('../dist/index.js' as string);
+    const error = await dist.captureBlackbox({ loaderUrl: LOADER_URL, timeoutMs: -5 }).catch((e: Error) => e);
+    expect(error).toMatchObject({ code: 'invalid_option' });
+    expect(error.message).toBe('[blackbox-capture] Invalid option "timeoutMs": expected a number of milliseconds from 1 to 600000, received -5.');
+  });
 });

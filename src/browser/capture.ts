@@ -4,46 +4,50 @@
  * The vendor loader runs once per page (its run-once guard ignores later copies),
  * so this module keeps the page's one run in module state: the config object, the
  * loader tag, the latest blackbox. Each call subscribes to the run with its own
- * field, callback, time limit, signal and delivery. (Module state rather than an
- * object: local names minify, property names would not.)
+ * field, callback, time limit, signal and delivery.
+ *
+ * Every byte here is paid by every checkout page, so: module state rather than an
+ * object (local names minify, property names do not), messages in a chunk loaded
+ * only on failure, delivery in a chunk loaded only with `post`.
  */
 import type { VendorConfig, VendorLoaderConfig } from '../shared/types.js';
-import { BlackboxCaptureError } from './errors.js';
-import { writeField } from './field.js';
-import { findScript, injectScript, pageNonce } from './inject.js';
-import * as messages from './messages.js';
+import { explain, fault, type BlackboxCaptureError } from './errors.js';
 import { LOADER_KEYS, normalizeOptions, type CaptureOptions, type LoaderOptions, type NormalizedOptions } from './options.js';
 
 type Field = HTMLInputElement | HTMLTextAreaElement;
-/** Our handlers carry the page's own one, so a later run chains to the page's, not to ours. */
-type Chained<F> = F & { page?: F; bbc?: 1 };
 type Listener = (error?: BlackboxCaptureError) => void;
+type TrustedTypesPolicy = { createScriptURL(url: string): string };
 
 /** The collection scripts the loader may load, by the name of their failure flag. */
 const SCRIPTS = ['fp_static_wdp', 'fp_dyn_wdp', 'io_wdp', 'io_static_wdp', 'io_dyn_wdp'];
 
-/** Loader options of the page's current run; undefined when none runs. */
+/** Options of the call that started the page's current run (its loader options count); undefined when none runs. */
 let running: LoaderOptions | undefined;
 let config: VendorConfig;
 let loader: VendorLoaderConfig;
-let script: HTMLScriptElement | undefined;
+/** The loader tag this package injected, if it did. */
+let tag: HTMLScriptElement | undefined;
 let latest: string | undefined;
 let complete: boolean;
 let failure: BlackboxCaptureError | undefined;
-let failed: string[];
+/** First-party scripts that failed to parse (an HTML page in place of `dyn_wdp.js`). */
+let unparsed: string[];
 let listeners: Set<Listener>;
 let traces: Set<(message: string) => void>;
 let calls: Array<[NormalizedOptions, Promise<string>]>;
-/** Bumped when a run ends, so the handlers it left on the config object go quiet. */
-let generation = 0;
 let stopWatching: () => void;
+/** The page's own handlers, which ours pass every value on to. */
+let pageCallback: VendorConfig['bb_callback'];
+let pageTrace: VendorLoaderConfig['trace_handler'];
+/** undefined: not tried yet; null: Trusted Types absent, or our policy name is not allowed. */
+let policy: TrustedTypesPolicy | null | undefined;
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+const isPlainObject = (value: unknown): value is Record<string, any> =>
   !!value && typeof value === 'object' && [Object.prototype, null].includes(Object.getPrototypeOf(value));
 
-/** The vendor's boolean parsing: true/false, "1"/"0", "true"/"false". */
-const vendorBool = (value: unknown, fallback: boolean): boolean =>
-  [true, 1, '1', 'true'].includes(value as string) ? true : [false, 0, '0', 'false'].includes(value as string) ? false : fallback;
+/** The vendor's boolean parsing: true/false, "1"/"0", "true"/"false"; anything else is the default. */
+const vendorBool = (value: unknown, fallback?: boolean): boolean =>
+  /^(1|true)$/.test(value as string) || (!!fallback && !/^(0|false)$/.test(value as string));
 
 /** Deep equality of option values; functions, elements and signals by identity. */
 const same = (a: unknown, b: unknown): boolean =>
@@ -64,117 +68,139 @@ function safely(callback: () => void): void {
   }
 }
 
-const pageHandler = <F>(handler: Chained<F> | undefined): F | undefined => (handler?.bbc ? handler.page : handler);
-const chained = <F>(handler: F, page: F | undefined): Chained<F> => Object.assign(handler as Chained<F>, { page, bbc: 1 as const });
+/**
+ * Writes into an input or textarea so that framework-controlled inputs notice:
+ * React tracks `value` through its own setter on the element, so the prototype's
+ * native setter is used, then `input` and `change` are dispatched.
+ */
+export function writeField(element: Field, value: string): void {
+  if (element.value === value) return;
+  Object.getOwnPropertyDescriptor(Object.getPrototypeOf(element), 'value')!.set!.call(element, value);
+  for (const type of ['input', 'change']) element.dispatchEvent(new Event(type, { bubbles: true }));
+}
 
-/** The collection scripts this configuration makes the loader load. */
-function expectedScripts(): string[] {
-  const fpStatic = vendorBool(loader.fp_static, true);
-  const split = vendorBool(loader.tp_split, false);
-  return SCRIPTS.filter((name, i) =>
-    i < 2 ? fpStatic && (i === 0 || vendorBool(loader.fp_dyn, true)) : vendorBool(loader.tp, true) && (i === 2) !== split,
+/** The collection scripts that failed so far, in a stable order. */
+const failedScripts = (): string[] => SCRIPTS.filter((name) => vendorBool(loader[name + '_load_failure']) || unparsed.includes(name));
+
+/** Fails the run at once when every collection script this configuration loads has failed. */
+function checkScripts(): void {
+  const failed = failedScripts();
+  const expected = SCRIPTS.filter((name, i) =>
+    i < 2
+      ? vendorBool(loader.fp_static, true) && (!i || vendorBool(loader.fp_dyn, true))
+      : vendorBool(loader.tp, true) && (i === 2) !== vendorBool(loader.tp_split),
   );
+  // When only some failed, a working source may still finish (an ad blocker takes only the third party).
+  if (failed[0] && expected.every((name) => failed.includes(name))) fail(fault('collection_failed', [failed, loader.uri_hook], { blackbox: latest, scripts: failed }));
 }
 
-/** "first-party static_wdp.js, third-party wdp.js. First party: …" for messages; "" for none. */
-function describeScripts(list: string[]): string {
-  const names = SCRIPTS.filter((name) => list.includes(name)); // a stable order, whatever failed first
-  const firstParty = names.some((name) => name.startsWith('fp'));
-  return names.length
-    ? messages.failedScripts(
-        names.map((name) => name.replace('fp_', 'first-party ').replace('io_', 'third-party ') + '.js').join(', '),
-        firstParty && String(loader.uri_hook),
-        names.some((name) => name.startsWith('io')),
-      )
-    : '';
-}
-
-function notify(error?: BlackboxCaptureError): void {
-  listeners.forEach((listener) => listener(error));
-}
+const notify = (error?: BlackboxCaptureError): void => listeners.forEach((listener) => listener(error));
 
 function fail(error: BlackboxCaptureError): void {
   if (!running || complete) return;
   stopWatching();
-  script?.remove(); // a later call injects afresh
+  tag?.remove(); // a later call injects afresh
   if (error.code === 'collection_failed') {
     // Undo the loader's run-once marker and flags so that a later call can run it again.
     for (const key of ['loaderMain', 'loaderVer', ...SCRIPTS.map((name) => name + '_load_failure')]) delete loader[key];
   }
   running = undefined;
   failure = error;
-  generation++;
   notify(error);
 }
 
-function scriptFailed(name: string): void {
-  if (!failed.includes(name)) failed.push(name);
-  const expected = expectedScripts();
-  // When only some failed, a working source may still finish (an ad blocker takes only the third party).
-  if (expected.every((s) => failed.includes(s))) {
-    fail(new BlackboxCaptureError('collection_failed', messages.collectionFailed(describeScripts(expected)), { blackbox: latest }));
+function accept(blackbox: unknown, done: unknown): void {
+  if (!running || complete || typeof blackbox !== 'string') return;
+  latest = blackbox;
+  if (vendorBool(done)) {
+    if (!blackbox) return fail(fault('collection_failed', [], {}, 'empty_blackbox'));
+    complete = true;
+    stopWatching();
   }
+  notify();
+}
+
+// Installed once on the config object; they read the current run from module state.
+function onBlackbox(blackbox: string, done: boolean): void {
+  if (pageCallback) safely(() => pageCallback!(blackbox, done));
+  accept(blackbox, done);
+}
+function onTraceMessage(message: string): void {
+  for (const handler of [pageTrace, ...traces]) if (handler) safely(() => handler(message));
 }
 
 /**
- * Watches the loader's `*_load_failure` flags (it sets them on a script's error
- * event) and same-origin collection scripts that fail to parse (an HTML page
- * answered in place of `dyn_wdp.js`), so that a dead capture fails at once.
+ * Watches script events: the loader tag's `load` (did it run?) and `error`, and any
+ * other script's `error` — the loader sets its `*_load_failure` flags in its own
+ * handlers, which run after this capture listener (and after the microtasks it
+ * queues: the stack is empty between listeners), hence a task — plus
+ * same-origin collection scripts that fail to parse. Element `load` events stop
+ * at the document; errors reach the window, runtime ones start there.
  */
-function watchFailures(run: number): () => void {
-  for (const name of SCRIPTS) {
-    const key = name + '_load_failure';
-    let value = loader[key];
-    if (vendorBool(value, false)) failed.push(name);
-    Object.defineProperty(loader, key, {
-      configurable: true,
-      enumerable: true,
-      get: () => value,
-      set(next) {
-        value = next;
-        if (run === generation && vendorBool(next, false)) scriptFailed(name);
-      },
-    });
-  }
-  const onError = ({ filename, error }: ErrorEvent) => {
+function watch(href: string): void {
+  const onLoad = (event: Event) => (event.target as HTMLScriptElement).src === href && !loader.loaderMain && fail(fault('loader_failed', [href, true], { url: href }));
+  const onError = (event: Event) => {
+    const { target, filename, error } = event as ErrorEvent;
+    if ((target as HTMLScriptElement).src === href) return fail(fault('loader_failed', [href, false], { url: href }));
     const file = /\/(static|dyn)_wdp\.js(\?|$)/.exec(filename);
-    if (file && (error as Error | null)?.name === 'SyntaxError' && filename.startsWith(location.origin + '/')) scriptFailed(`fp_${file[1]}_wdp`);
+    if (file && error?.name === 'SyntaxError' && filename.startsWith(location.origin + '/')) unparsed.push(`fp_${file[1]}_wdp`);
+    setTimeout(checkScripts);
   };
-  addEventListener('error', onError);
-  return () => removeEventListener('error', onError);
+  document.addEventListener('load', onLoad, true);
+  addEventListener('error', onError, true);
+  stopWatching = () => {
+    document.removeEventListener('load', onLoad, true);
+    removeEventListener('error', onError, true);
+  };
+}
+
+/** Appends the loader tag, with the page's nonce and through a Trusted Types policy where the page has them. */
+function inject(href: string, nonce: string | undefined): void {
+  tag = document.createElement('script');
+  tag.async = true;
+  if (nonce) tag.nonce = nonce;
+  try {
+    if (policy === undefined) {
+      try {
+        // It passes only the URL it is handed, and it is handed only loader URLs that validation accepted.
+        policy = (window as { trustedTypes?: { createPolicy(name: string, rules: TrustedTypesPolicy): TrustedTypesPolicy } }).trustedTypes?.createPolicy('blackbox-capture', { createScriptURL: (url) => url }) ?? null;
+      } catch {
+        policy = null; // the page's CSP does not allow our policy name: a plain string may still pass
+      }
+    }
+    tag.src = (policy ? policy.createScriptURL(href) : href) as string;
+  } catch (cause) {
+    return fail(fault('loader_failed', [href, false], { url: href, cause })); // Trusted Types enforced without an allowed policy
+  }
+  document.head.append(tag);
 }
 
 /** Builds or merges the page's config object and starts (or adopts) the loader. */
 function startRun(options: NormalizedOptions): void {
-  const w = window as unknown as Record<string, unknown>;
-  const pageName = w.io_global_object_name as string | undefined;
+  const w = window as unknown as Record<string, any>;
+  const pageName: string | undefined = w.io_global_object_name;
   if (options.globalName && pageName !== undefined && pageName !== options.globalName) {
-    throw new BlackboxCaptureError('option_conflict', messages.conflict('io_global_object_name', pageName, options.globalName));
+    throw fault('option_conflict', ['io_global_object_name', pageName, options.globalName]);
   }
   const name = options.globalName ?? pageName ?? 'IGLOO';
-  const existing = w[name];
-  if (existing !== undefined && !isPlainObject(existing)) throw new BlackboxCaptureError('invalid_option', messages.shadowedGlobal(name, existing));
-  const pageConfig = (existing ?? {}) as VendorConfig;
-  const pageLoader = (isPlainObject(pageConfig.loader) ? pageConfig.loader : {}) as VendorLoaderConfig;
+  const pageConfig: VendorConfig = w[name] ?? {};
+  if (!isPlainObject(pageConfig)) throw fault('invalid_option', [name, pageConfig], {}, 'shadowed_global');
+  const pageLoader: VendorLoaderConfig = isPlainObject(pageConfig.loader) ? pageConfig.loader : {};
   const topLevel: Record<string, unknown> = { enable_rip: options.enableRip };
   const wanted: Record<string, unknown> = { version: options.version, uri_hook: options.uriHook, subkey: options.subkey };
   for (const [key, value] of Object.entries(options.vendor)) (/flash/.test(key) ? topLevel : wanted)[key] = value;
-  if (pageLoader.loaderMain) {
+  for (const [key, value] of Object.entries(wanted)) {
     // The loader has run already: settings it did not see would be silently ignored.
-    for (const [key, value] of Object.entries(wanted)) {
-      if (value !== undefined && pageLoader[key] !== value) throw new BlackboxCaptureError('option_conflict', messages.conflict('loader.' + key, pageLoader[key], value));
-    }
+    if (pageLoader.loaderMain && value !== undefined && pageLoader[key] !== value) throw fault('option_conflict', ['loader.' + key, pageLoader[key], value]);
   }
 
   // Nothing was written before this point.
-  const run = ++generation;
-  running = {} as LoaderOptions;
-  for (const key of LOADER_KEYS) (running as Record<string, unknown>)[key] = options[key];
+  running = options;
   config = pageConfig;
   loader = pageLoader;
-  script = latest = failure = undefined;
+  tag = latest = failure = undefined;
   complete = false;
-  failed = [];
+  unparsed = [];
   listeners = new Set();
   traces = new Set();
   calls = [];
@@ -186,71 +212,33 @@ function startRun(options: NormalizedOptions): void {
   loader.version ??= 'general5';
   loader.uri_hook ??= '/iojs';
   config.enable_rip ??= true;
+  if (config.bb_callback !== onBlackbox) (pageCallback = config.bb_callback), (config.bb_callback = onBlackbox);
+  if (loader.trace_handler !== onTraceMessage) (pageTrace = loader.trace_handler), (loader.trace_handler = onTraceMessage);
 
-  const pageTrace = pageHandler(loader.trace_handler as Chained<(message: string) => void> | undefined);
-  loader.trace_handler = chained((message: string) => {
-    if (pageTrace) safely(() => pageTrace(message));
-    traces.forEach((onTrace) => safely(() => onTrace(message)));
-  }, pageTrace);
-
-  const accept = (blackbox: unknown, done: unknown) => {
-    if (run !== generation || complete || typeof blackbox !== 'string') return;
-    latest = blackbox;
-    if (vendorBool(done, false)) {
-      if (!blackbox) return fail(new BlackboxCaptureError('collection_failed', messages.emptyBlackbox()));
-      complete = true;
-      stopWatching();
-    }
-    notify();
-  };
-  const pageCallback = pageHandler(config.bb_callback as Chained<NonNullable<VendorConfig['bb_callback']>> | undefined);
-  config.bb_callback = chained((blackbox: string, done: boolean) => {
-    if (pageCallback) safely(() => pageCallback(blackbox, done));
-    accept(blackbox, done);
-  }, pageCallback);
-
-  stopWatching = watchFailures(run);
-  // Adopting a loader that already produced values.
+  const href = new URL(options.loaderUrl, document.baseURI).href;
+  watch(href);
+  // Adopting a loader that already ran: what it produced, and what already failed.
   const state = config.getBlackbox?.();
   if (state?.blackbox) accept(state.blackbox, state.finished);
-
+  checkScripts();
   if (!loader.loaderMain) {
-    const href = new URL(options.loaderUrl, document.baseURI).href;
-    // Warm up the connections the loader is about to need.
-    preconnect([href, options.vendor.tp_host]);
-    const onLoad = () => run === generation && !loader.loaderMain && fail(new BlackboxCaptureError('loader_failed', messages.loaderFailed(href, true), { url: href }));
-    const onError = (cause?: unknown) => run === generation && fail(new BlackboxCaptureError('loader_failed', messages.loaderFailed(href, false), { url: href, cause }));
-    if (options.inject === false || findScript(href)) {
-      // The page's own tag (already there, or following this one): watch it instead of adding a second.
-      // Element load and error events do not bubble, but a capture listener on document sees them.
-      const watch = (event: Event) => {
-        if ((event.target as HTMLScriptElement).src !== href) return;
-        document.removeEventListener('load', watch, true);
-        document.removeEventListener('error', watch, true);
-        event.type === 'load' ? onLoad() : onError();
-      };
-      document.addEventListener('load', watch, true);
-      document.addEventListener('error', watch, true);
-    } else {
-      script = injectScript(href, options.nonce ?? pageNonce(), onLoad, onError);
-      if (run !== generation) script.remove(); // it failed while being inserted
+    // The loader opens its connection to the third party only once it has run (a TCP and
+    // TLS handshake on the critical path): open it now. None for the loader's own origin:
+    // its fetch starts right after this anyway.
+    const tpOrigin = vendorBool(loader.tp, true) && new URL((loader.tp_host as string | undefined) ?? 'https://mpsnare.iesnare.com').origin;
+    if (tpOrigin && tpOrigin !== location.origin && !document.querySelector(`link[rel=preconnect][href="${tpOrigin}"]`)) {
+      document.head.append(Object.assign(document.createElement('link'), { rel: 'preconnect', href: tpOrigin }));
+    }
+    // Adopt mode, or the page's own tag already there: watch it instead of adding a second.
+    if (options.inject !== false && !Array.from(document.scripts).some((script) => script.src === href)) {
+      // The page's CSP nonce, read the way browsers expose it (the attribute is hidden, the property is not).
+      const noncer = document.querySelector<HTMLScriptElement>('script[nonce]');
+      inject(href, options.nonce ?? ((noncer && (noncer.nonce || noncer.getAttribute('nonce'))) || undefined));
     }
   }
 }
 
-/** `<link rel="preconnect">` for the origins among `urls` that are not the page's own. */
-function preconnect(urls: Array<string | undefined>): void {
-  for (const url of urls) {
-    const origin = url && new URL(url).origin;
-    if (!origin || origin === location.origin || document.querySelector(`link[rel=preconnect][href="${origin}"]`)) continue;
-    const link = document.createElement('link');
-    link.rel = 'preconnect';
-    link.href = origin;
-    document.head.appendChild(link);
-  }
-}
-
-function subscribe(options: NormalizedOptions, field: Field | undefined): Promise<string> {
+function subscribe(options: NormalizedOptions, field: Field | null): Promise<string> {
   const { signal, onUpdate, onTrace, post, timeoutMs } = options;
   // Start fetching the delivery code now, so that it is there when the blackbox is.
   const delivery = post && import('./deliver.js');
@@ -262,10 +250,10 @@ function subscribe(options: NormalizedOptions, field: Field | undefined): Promis
       signal?.removeEventListener('abort', onAbort);
       if (error) {
         calls = calls.filter((call) => call[0] !== options);
-        reject(error);
+        explain(error).then(reject);
       } else resolve(blackbox!);
     };
-    const onAbort = () => finish(new BlackboxCaptureError('aborted', messages.aborted(), { cause: signal!.reason, blackbox: latest }));
+    const onAbort = () => finish(fault('aborted', [], { cause: signal!.reason, blackbox: latest }));
     const listener: Listener = (error) => {
       if (error) return finish(error);
       const blackbox = latest!;
@@ -281,7 +269,7 @@ function subscribe(options: NormalizedOptions, field: Field | undefined): Promis
         .then(
           ({ deliver }) => deliver(blackbox, post, signal),
           (cause: unknown) => {
-            throw new BlackboxCaptureError('post_failed', messages.postFailed(post.url, 'the delivery code did not load'), { blackbox, url: post.url, cause });
+            throw fault('post_failed', [post.url, 'the delivery code did not load'], { blackbox, url: post.url, cause });
           },
         )
         .then(
@@ -289,10 +277,10 @@ function subscribe(options: NormalizedOptions, field: Field | undefined): Promis
           (error: unknown) => (signal?.aborted ? onAbort() : finish(error)),
         );
     };
-    const timer = setTimeout(
-      () => finish(new BlackboxCaptureError('timeout', messages.timeout(timeoutMs, latest !== undefined, describeScripts(failed)), { blackbox: latest })),
-      timeoutMs,
-    );
+    const timer = setTimeout(() => {
+      const scripts = failedScripts();
+      finish(fault('timeout', [timeoutMs, latest !== undefined, scripts, loader.uri_hook], { blackbox: latest, scripts }));
+    }, timeoutMs);
     signal?.addEventListener('abort', onAbort, { once: true });
     if (onTrace) traces.add(onTrace); // for the page's lifetime: traces go on after completion
     listeners.add(listener);
@@ -308,27 +296,23 @@ function subscribe(options: NormalizedOptions, field: Field | undefined): Promis
 export function captureBlackbox(options: CaptureOptions): Promise<string> {
   try {
     const normalized = normalizeOptions(options);
-    if (typeof window === 'undefined' || typeof document === 'undefined') throw new BlackboxCaptureError('not_browser', messages.notBrowser());
+    if (typeof window === 'undefined' || typeof document === 'undefined') throw fault('not_browser');
     const { signal, field } = normalized;
-    if (signal?.aborted) throw new BlackboxCaptureError('aborted', messages.aborted(), { cause: signal.reason });
+    if (signal?.aborted) throw fault('aborted', [], { cause: signal.reason });
     if (running) {
       const repeat = calls.find((call) => same(call[0], normalized));
       if (repeat) return repeat[1];
-      for (const key of LOADER_KEYS) {
-        if (!same(running[key], normalized[key])) throw new BlackboxCaptureError('option_conflict', messages.conflict(key, running[key], normalized[key]));
-      }
+      for (const key of LOADER_KEYS) if (!same(running[key], normalized[key])) throw fault('option_conflict', [key, running[key], normalized[key]]);
     }
-    const element = (typeof field === 'string' ? document.getElementById(field) : field) as Field | null | undefined;
-    if (field && !/^(INPUT|TEXTAREA)$/.test(element?.tagName ?? '')) {
-      throw new BlackboxCaptureError('invalid_option', messages.invalidOption('field', 'the id of an input or textarea on the page', field));
-    }
+    const element = (typeof field === 'string' ? document.getElementById(field) : field) as Field | null;
+    if (field && !/^(INPUT|TEXTAREA)$/.test(element?.tagName as string)) throw fault('invalid_option', ['field', field]);
     if (!running) startRun(normalized);
     // Still none: the loader failed while it was being inserted.
     if (!running) throw failure;
-    const promise = subscribe(normalized, element ?? undefined);
+    const promise = subscribe(normalized, element);
     calls.push([normalized, promise]);
     return promise;
   } catch (error) {
-    return Promise.reject(error);
+    return explain(error).then((explained) => Promise.reject(explained));
   }
 }

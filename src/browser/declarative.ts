@@ -3,8 +3,7 @@
  * capture with no page code and reports on `document` through `blackbox` and
  * `blackboxerror` events.
  */
-import { captureBlackbox } from './capture.js';
-import { writeField } from './field.js';
+import { captureBlackbox, writeField } from './capture.js';
 import type { CaptureOptions } from './options.js';
 
 export function startFromScriptTag(tag: HTMLOrSVGScriptElement | null): Promise<string> | undefined {

@@ -3,9 +3,11 @@
  * Idempotency-Key that stays the same across retries, so the server makes one
  * transaction however often the request arrives. Loaded only when `post` is used.
  */
-import { BlackboxCaptureError } from './errors.js';
-import * as messages from './messages.js';
+import { fault } from './errors.js';
 import type { NormalizedPost } from './options.js';
+
+/** The JSON body unless `post.body` builds another. */
+const defaultBody = (blackbox: string) => ({ blackbox });
 
 /** Retry-After in ms (seconds or an HTTP date); NaN when absent or unreadable. */
 function retryAfterMs(response: Response): number {
@@ -30,14 +32,15 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
  * reason when aborted.
  */
 export async function deliver(blackbox: string, post: NormalizedPost, signal?: AbortSignal): Promise<Response> {
+  const { url, headers, credentials = 'same-origin', body = defaultBody, maxAttempts = 4, timeoutMs = 10_000 } = post;
   const crypto = globalThis.crypto;
   // randomUUID needs a secure context; the key only has to be unique.
   const key = crypto.randomUUID?.() ?? Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
   const init = {
     method: 'POST',
-    headers: { ...post.headers, 'content-type': 'application/json', 'idempotency-key': key },
-    body: JSON.stringify(post.body(blackbox)),
-    credentials: post.credentials,
+    headers: { ...headers, 'content-type': 'application/json', 'idempotency-key': key },
+    body: JSON.stringify(body(blackbox)),
+    credentials,
     keepalive: true, // a page being left still delivers
   };
   let detail = '';
@@ -48,9 +51,9 @@ export async function deliver(blackbox: string, post: NormalizedPost, signal?: A
     const controller = new AbortController();
     const abort = () => controller.abort(signal!.reason);
     signal?.addEventListener('abort', abort);
-    const timer = setTimeout(() => controller.abort(), post.timeoutMs);
+    const timer = setTimeout(() => controller.abort(), timeoutMs);
     try {
-      const response = await (post.fetch ?? fetch)(post.url, { ...init, signal: controller.signal });
+      const response = await (post.fetch ?? fetch)(url, { ...init, signal: controller.signal });
       if (response.ok) return response;
       cause = undefined;
       detail = 'HTTP ' + (status = response.status);
@@ -60,13 +63,13 @@ export async function deliver(blackbox: string, post: NormalizedPost, signal?: A
       if (signal?.aborted) throw signal.reason;
       cause = error;
       status = undefined;
-      detail = controller.signal.aborted ? `no answer within ${post.timeoutMs} ms` : 'network error';
+      detail = controller.signal.aborted ? `no answer within ${timeoutMs} ms` : 'network error';
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener('abort', abort);
     }
-    if (attempt >= post.maxAttempts) break;
+    if (attempt >= maxAttempts) break;
     await sleep(Math.min(20_000, wait >= 0 ? wait : Math.random() * 300 * 2 ** attempt), signal);
   }
-  throw new BlackboxCaptureError('post_failed', messages.postFailed(post.url, detail), { blackbox, url: post.url, status, cause });
+  throw fault('post_failed', [url, detail], { blackbox, url, status, cause });
 }

@@ -1,5 +1,3 @@
-import * as messages from './messages.js';
-
 /** Stable codes: switch on these, never on message text. */
 export type BlackboxCaptureErrorCode =
   | 'invalid_option'
@@ -19,14 +17,20 @@ export interface BlackboxCaptureErrorDetails {
   url?: string;
   /** HTTP status of the last delivery attempt. */
   status?: number;
+  /** The collection scripts that failed (`collection_failed`, `timeout`), e.g. `fp_static_wdp`. */
+  scripts?: string[];
 }
+
+const PREFIX = '[blackbox-capture] ';
 
 export class BlackboxCaptureError extends Error {
   override readonly name = 'BlackboxCaptureError';
   readonly code: BlackboxCaptureErrorCode;
+  declare readonly cause?: unknown;
   declare readonly blackbox?: string;
   declare readonly url?: string;
   declare readonly status?: number;
+  declare readonly scripts?: string[];
 
   constructor(code: BlackboxCaptureErrorCode, message: string, details: BlackboxCaptureErrorDetails = {}) {
     super(message);
@@ -41,6 +45,38 @@ export const isBlackboxCaptureError = (error: unknown): error is BlackboxCapture
   error instanceof BlackboxCaptureError ||
   (error instanceof Error && error.name === 'BlackboxCaptureError' && typeof (error as { code?: unknown }).code === 'string');
 
-export const invalidOption = (name: string, expected: string, received: unknown): never => {
-  throw new BlackboxCaptureError('invalid_option', messages.invalidOption(name, expected, received));
-};
+/** The facts each error's message is written from, until explain() writes it. */
+const facts = new WeakMap<object, [string, unknown[]]>();
+
+/**
+ * An error whose message is still to be written: `kind` names its message in
+ * messages.ts (the code, or a finer kind such as `unknown_option`).
+ */
+export function fault(code: BlackboxCaptureErrorCode, args: unknown[] = [], details?: BlackboxCaptureErrorDetails, kind: string = code): BlackboxCaptureError {
+  const error = new BlackboxCaptureError(code, PREFIX + code, details);
+  facts.set(error, [kind, args]);
+  return error;
+}
+
+/** Throws `invalid_option` for `name`. */
+export function invalidOption(name: string, received: unknown): never {
+  throw fault('invalid_option', [name, received]);
+}
+
+/**
+ * Writes the full message before an error reaches the caller. The text lives in a
+ * chunk of its own, loaded only on failure; if even that fails to load (the
+ * network is gone), the code-only message stands and the details are all there.
+ */
+export async function explain(error: unknown): Promise<unknown> {
+  const fact = facts.get(error as object);
+  if (fact) {
+    // Several calls may share one error: each writes the same message, none finds it half done.
+    try {
+      (error as Error).message = PREFIX + (await import('./messages.js')).MESSAGES[fact[0]]!(...fact[1]);
+    } catch {
+      // keep the code-only message
+    }
+  }
+  return error;
+}

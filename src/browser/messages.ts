@@ -1,10 +1,9 @@
 /**
- * Every user-facing message of the browser package, in one place, with the
- * package prefix. Messages name the option or URL at fault and never carry
- * blackbox values. Kept terse: every byte here is paid by every checkout page.
+ * Every user-facing message of the browser package, in one place. This module is
+ * loaded only when something fails (a dynamic import from errors.ts), so checkout
+ * pages that capture normally never download a byte of it. Messages name the
+ * option or URL at fault and never carry blackbox values.
  */
-
-const PREFIX = '[blackbox-capture] ';
 
 /** What a value is, for "expected X, received Y". */
 export function describe(value: unknown): string {
@@ -13,21 +12,70 @@ export function describe(value: unknown): string {
   return typeof value === 'string' ? JSON.stringify(value) : String(value);
 }
 
-export const invalidOption = (name: string, expected: string, received: unknown) =>
-  `${PREFIX}Invalid option "${name}": expected ${expected}, received ${describe(received)}.`;
-export const unknownOption = (name: string, known: readonly string[]) => `${PREFIX}Unknown option "${name}"; known: ${known.join(', ')}.`;
-export const notBrowser = () => `${PREFIX}captureBlackbox() needs a browser page; call it on the client only.`;
-export const shadowedGlobal = (name: string, received: unknown) =>
-  `${PREFIX}Invalid option "globalName": window.${name} already holds ${describe(received)}, not a config object.`;
-export const conflict = (name: string, running: unknown, requested: unknown) =>
-  `${PREFIX}The loader runs once per page and already has ${name} = ${describe(running)}; this call asked for ${describe(requested)}.`;
-export const loaderFailed = (url: string, ran: boolean) =>
-  `${PREFIX}The loader ${url} ${ran ? 'loaded but did not run (an HTML page?)' : 'failed to load (404, network, CSP or blocker)'}.`;
-export const collectionFailed = (failed: string) => `${PREFIX}Every collection script failed: ${failed}`;
-export const failedScripts = (names: string, uriHook: string | false, thirdParty: boolean) =>
-  `${names}.${uriHook === false ? '' : ` First party: check the reverse proxy at "${uriHook}" (strip the prefix, no HTML fallback).`}${thirdParty ? ' Third party: an ad blocker or CSP.' : ''}`;
-export const emptyBlackbox = () => `${PREFIX}The loader completed with an empty blackbox.`;
-export const timeout = (ms: number, partial: boolean, failed: string) =>
-  `${PREFIX}No final blackbox within ${ms} ms${partial ? '; the error carries the partial one' : ' and no update at all'}.${failed ? ` Failed so far: ${failed}` : ''}`;
-export const aborted = () => `${PREFIX}Aborted.`;
-export const postFailed = (url: string, detail: string) => `${PREFIX}Delivering to ${url} failed: ${detail}; the error carries the blackbox.`;
+const URL_EXPECTED = "an https URL or a path on the page's origin";
+const VENDOR_BOOLEAN = 'true, false, "1", "0", "true" or "false"';
+const MS = 'a number of milliseconds from 1 to 600000';
+
+/** What each option accepts, by its full name. */
+const EXPECTED: Record<string, string> = {
+  options: 'an object with "loaderUrl"',
+  loaderUrl: URL_EXPECTED,
+  globalName: 'a JavaScript identifier such as "IGLOO"',
+  uriHook: 'a path such as "/iojs" (no host, port, "//", "..", query or fragment)',
+  version: '"general5", "early5" or a version such as "5.2.2"',
+  subkey: 'a non-empty string',
+  enableRip: 'true or false',
+  inject: 'true or false',
+  onTrace: 'a function',
+  onUpdate: 'a function',
+  field: 'the id of an input or textarea on the page, or such an element',
+  post: 'a URL or an object with "url"',
+  timeoutMs: MS,
+  nonce: 'a non-empty string',
+  signal: 'an AbortSignal',
+  vendor: 'an object of loader keys',
+  'post.url': URL_EXPECTED,
+  'post.headers': 'an object of string values',
+  'post.credentials': '"omit", "same-origin" or "include"',
+  'post.body': 'a function',
+  'post.maxAttempts': 'a whole number from 1 to 10',
+  'post.timeoutMs': MS,
+  'post.fetch': 'a function',
+  'vendor.tp_host': 'an origin such as "https://host.example"',
+  'vendor.tp_resource': 'a script file name such as "wdp.js"',
+  'vendor.fp_static_override_uri': URL_EXPECTED,
+  'vendor.fp_dyn': 'false when vendor.fp_static is off',
+};
+
+const invalid = (name: string, received: unknown) =>
+  `Invalid option "${name}": expected ${EXPECTED[name] ?? VENDOR_BOOLEAN}${name === 'loaderUrl' && received === undefined ? ' (it is required)' : ''}, received ${describe(received)}.`;
+
+/** "first-party static_wdp.js, third-party wdp.js. First party: …" for the failed collection scripts. */
+function scripts(names: string[], uriHook: unknown): string {
+  const text = (prefix: string) => names.some((name) => name.startsWith(prefix));
+  return names.length
+    ? names.map((name) => name.replace('fp_', 'first-party ').replace('io_', 'third-party ') + '.js').join(', ') +
+        '.' +
+        (text('fp') ? ` First party: check the reverse proxy at "${uriHook}" (strip the prefix, no HTML fallback).` : '') +
+        (text('io') ? ' Third party: an ad blocker or CSP.' : '')
+    : '';
+}
+
+/** The message text of a failure, from its kind and the facts the core recorded. */
+export const MESSAGES: Record<string, (...args: any[]) => string> = {
+  invalid_option: invalid,
+  unknown_option: (name: string, known: string[]) => `Unknown option "${name}"; known: ${known.join(', ')}.`,
+  shadowed_global: (name: string, received: unknown) =>
+    `Invalid option "globalName": window.${name} already holds ${describe(received)}, not a config object.`,
+  option_conflict: (name: string, running: unknown, requested: unknown) =>
+    `The loader runs once per page and already has ${name} = ${describe(running)}; this call asked for ${describe(requested)}.`,
+  not_browser: () => 'captureBlackbox() needs a browser page; call it on the client only.',
+  loader_failed: (url: string, ran: boolean) =>
+    `The loader ${url} ${ran ? 'loaded but did not run (an HTML page?)' : 'failed to load (404, network, CSP or blocker)'}.`,
+  collection_failed: (failed: string[], uriHook: unknown) => `Every collection script failed: ${scripts(failed, uriHook)}`,
+  empty_blackbox: () => 'The loader completed with an empty blackbox.',
+  timeout: (ms: number, partial: boolean, failed: string[], uriHook: unknown) =>
+    `No final blackbox within ${ms} ms${partial ? '; the error carries the partial one' : ' and no update at all'}.${failed.length ? ` Failed so far: ${scripts(failed, uriHook)}` : ''}`,
+  aborted: () => 'Aborted.',
+  post_failed: (url: string, detail: string) => `Delivering to ${url} failed: ${detail}; the error carries the blackbox.`,
+};

@@ -1,11 +1,11 @@
 /**
  * Option types and their validation. Validation is pure: it reads no window or
  * document, so bad options are rejected before anything on the page changes.
- * The rules are tables of small checks, to keep the bundle small.
+ * The rules are tables of predicates, to keep the bundle small; what each option
+ * expects is spelt out in messages.ts, which is loaded only when one fails.
  */
 import type { VendorPassthrough } from '../shared/types.js';
-import { BlackboxCaptureError, invalidOption } from './errors.js';
-import * as messages from './messages.js';
+import { fault, invalidOption } from './errors.js';
 
 export type FieldTarget = string | HTMLInputElement | HTMLTextAreaElement;
 
@@ -63,7 +63,7 @@ export interface CaptureOptions {
   inject?: boolean;
 }
 
-export type NormalizedPost = Required<Omit<PostOptions, 'fetch'>> & Pick<PostOptions, 'fetch'>;
+export type NormalizedPost = Pick<PostOptions, 'url'> & Omit<PostOptions, 'url'>;
 
 /** The options that reach the vendor's config: they must agree across calls on one page. */
 export const LOADER_KEYS = ['loaderUrl', 'globalName', 'uriHook', 'version', 'subkey', 'enableRip', 'vendor', 'inject'] as const;
@@ -75,56 +75,37 @@ export interface NormalizedOptions extends Omit<CaptureOptions, 'post' | 'vendor
   timeoutMs: number;
 }
 
-type Check = (name: string, value: unknown) => unknown;
+/** A pattern for strings, a `typeof` name, or a predicate: true when the value is acceptable. */
+type Rule = RegExp | string | ((value: any) => unknown);
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/** A string matching `pattern`, else invalid_option naming `expected`. */
-const matching =
-  (pattern: RegExp, expected: string): Check =>
-  (name, value) =>
-    typeof value === 'string' && pattern.test(value) ? value : invalidOption(name, expected, value);
-
+const isObject = (value: unknown): value is Record<string, any> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const ms: Rule = (value) => typeof value === 'number' && value > 0 && value <= 600_000; // NaN fails both
+const VENDOR_BOOLEAN = /^(true|false|1|0)$/; // the loader also takes "1"/"0"/"true"/"false"
+const vendorBool: Rule = (value) => typeof value === 'boolean' || (typeof value === 'string' && VENDOR_BOOLEAN.test(value));
 const PRINTABLE = /^[^\s\0-\x1f\x7f]+$/;
-const URL_EXPECTED = "an https URL or a path on the page's origin";
+/** http only on loopback, for local testing. */
+const LOOPBACK = 'http://(localhost|127(\\.\\d+){3}|\\[::1\\])(:\\d+)?';
+/** An https URL without credentials, a loopback http URL, or a path on the page's origin (not "//host"); no backslash. */
+const URL_RULE = new RegExp(`^(https://(?![^/?#]*@)(?=[^/?#])|${LOOPBACK}(?=[/?#]|$)|(?![a-z][a-z\\d+.-]*:|//))[^\\s\\0-\\x1f\\x7f\\\\]+$`, 'i');
 
-/** An https URL (http only on loopback, for local testing), or a path on the page's origin. */
-const url: Check = (name, value) => {
-  const text = matching(PRINTABLE, URL_EXPECTED)(name, value) as string;
-  let ok = !/^\/\/|\\/.test(text);
-  if (/^[a-z][a-z\d+.-]*:/i.test(text)) {
-    try {
-      const parsed = new URL(text);
-      ok = (parsed.protocol === 'https:' || (parsed.protocol === 'http:' && /^(localhost|127(\.\d+){3}|\[::1\])$/.test(parsed.hostname))) && !parsed.username && !parsed.password;
-    } catch {
-      ok = false;
-    }
-  }
-  return ok ? text : invalidOption(name, URL_EXPECTED, value);
-};
+function valid(rule: Rule, value: unknown): unknown {
+  return typeof rule === 'string' ? typeof value === rule : rule instanceof RegExp ? typeof value === 'string' && rule.test(value) : rule(value);
+}
 
-const ofType =
-  (type: string, expected: string): Check =>
-  (name, value) =>
-    typeof value === type ? value : invalidOption(name, expected, value);
-const fn = ofType('function', 'a function');
-const bool = ofType('boolean', 'true or false');
-const ms: Check = (name, value) => (typeof value === 'number' && value > 0 && value <= 600_000 ? value : invalidOption(name, 'a number of milliseconds from 1 to 600000', value));
-const vendorBool: Check = (name, value) => ([true, false, '1', '0', 'true', 'false'].includes(value as string) ? value : invalidOption(name, 'true, false, "1", "0", "true" or "false"', value));
-
-/** Rejects names not in `table`, then runs each check; returns the checked values. */
-function checkAll(prefix: string, value: Record<string, unknown>, table: Record<string, Check>): Record<string, unknown> {
-  const known = Object.keys(table);
+/** Rejects names not in `rules` and values they refuse; returns the defined values. */
+function check(prefix: string, value: Record<string, unknown>, rules: Record<string, Rule>): Record<string, any> {
   const out: Record<string, unknown> = {};
   for (const key in value) {
-    if (!known.includes(key)) throw new BlackboxCaptureError('invalid_option', messages.unknownOption(prefix + key, known));
-    if (value[key] !== undefined) out[key] = table[key]!(prefix + key, value[key]);
+    if (!rules[key]) throw fault('invalid_option', [prefix + key, Object.keys(rules)], {}, 'unknown_option');
+    if (value[key] !== undefined) {
+      if (!valid(rules[key]!, value[key])) invalidOption(prefix + key, value[key]);
+      out[key] = value[key];
+    }
   }
   return out;
 }
 
-const VENDOR: Record<string, Check> = {
+const VENDOR: Record<string, Rule> = {
   tp: vendorBool,
   fp_static: vendorBool,
   fp_dyn: vendorBool,
@@ -134,65 +115,51 @@ const VENDOR: Record<string, Check> = {
   enable_flash: vendorBool,
   install_flash: vendorBool,
   // The loader appends "/version/…" to it: an origin, nothing more.
-  tp_host: (name, value) => {
-    const text = url(name, value) as string;
-    return /^https?:\/\/[^/?#]+$/.test(text) ? text : invalidOption(name, 'an origin such as "https://host.example"', value);
-  },
-  tp_resource: matching(/^[\w.-]+\.js$/, 'a script file name such as "wdp.js"'),
-  fp_static_override_uri: url,
+  tp_host: new RegExp(`^(https://[^/?#@\\s\\\\]+|${LOOPBACK})$`, 'i'),
+  tp_resource: /^[\w.-]+\.js$/,
+  fp_static_override_uri: URL_RULE,
 };
 
-/** One shared default, so that repeated calls with the same options compare equal. */
-const defaultBody = (blackbox: string) => ({ blackbox });
-
-const POST: Record<string, Check> = {
-  url,
-  headers: (name, value) => (isObject(value) && Object.values(value).every((h) => typeof h === 'string') ? value : invalidOption(name, 'an object of string values', value)),
-  credentials: matching(/^(omit|same-origin|include)$/, '"omit", "same-origin" or "include"'),
-  body: fn,
-  maxAttempts: (name, value) => (Number.isInteger(value) && (value as number) > 0 && (value as number) <= 10 ? value : invalidOption(name, 'a whole number from 1 to 10', value)),
+const POST: Record<string, Rule> = {
+  url: URL_RULE,
+  headers: (value) => isObject(value) && Object.values(value).every((header) => typeof header === 'string'),
+  credentials: /^(omit|same-origin|include)$/,
+  body: 'function',
+  maxAttempts: (value) => Number.isInteger(value) && value > 0 && value <= 10,
   timeoutMs: ms,
-  fetch: fn,
+  fetch: 'function',
 };
 
-const OPTIONS: Record<keyof CaptureOptions, Check> = {
-  loaderUrl: url,
-  globalName: matching(/^[A-Za-z_$][\w$]*$/, 'a JavaScript identifier such as "IGLOO"'),
+const OPTIONS: Record<keyof CaptureOptions, Rule> = {
+  loaderUrl: URL_RULE,
+  globalName: /^[A-Za-z_$][\w$]*$/,
   // A path on the page's own domain, never a complete URL: no scheme, host, port, "//", "..", query or fragment.
-  uriHook: (name, value) =>
-    typeof value === 'string' && PRINTABLE.test(value) && !/^\/\/|[:?#\\]|(^|\/)\.\.(\/|$)|^[\w-]+(\.[\w-]+)+(\/|$)/.test(value)
-      ? value
-      : invalidOption(name, 'a path such as "/iojs" (no host, port, "//", "..", query or fragment)', value),
-  version: matching(/^(general5|early5|\d+\.\d+\.\d+)$/, '"general5", "early5" or a version such as "5.2.2"'),
+  uriHook: /^(?!\/\/|.*[:?#\\]|(.*\/)?\.\.(\/|$)|[\w-]+(\.[\w-]+)+(\/|$))[^\s\0-\x1f\x7f]+$/,
+  version: /^(general5|early5|\d+\.\d+\.\d+)$/,
   // The loader URL-encodes the subkey, so any printable text is safe.
-  subkey: matching(/^[^\0-\x1f\x7f]+$/, 'a non-empty string'),
-  enableRip: bool,
-  inject: bool,
-  onTrace: fn,
-  onUpdate: fn,
-  field: (name, value) =>
-    (typeof value === 'string' ? value : /^(INPUT|TEXTAREA)$/.test((value as { tagName?: string } | null)?.tagName ?? ''))
-      ? value
-      : invalidOption(name, 'an element id, or an input or textarea element', value),
-  post: (name, value) => {
-    const post = checkAll('post.', typeof value === 'string' ? { url: value } : isObject(value) ? value : invalidOption(name, 'a URL or an object with "url"', value), POST);
-    return { url: url('post.url', post.url), headers: {}, credentials: 'same-origin', body: defaultBody, maxAttempts: 4, timeoutMs: 10_000, ...post };
-  },
+  subkey: /^[^\0-\x1f\x7f]+$/,
+  enableRip: 'boolean',
+  inject: 'boolean',
+  onTrace: 'function',
+  onUpdate: 'function',
+  // An element id, or an input or textarea element.
+  field: (value) => (typeof value === 'string' ? value : /^(INPUT|TEXTAREA)$/.test(value?.tagName)),
+  post: (value) => typeof value === 'string' || isObject(value),
   timeoutMs: ms,
-  nonce: matching(PRINTABLE, 'a non-empty string'),
-  signal: (name, value) =>
-    typeof (value as AbortSignal | null)?.aborted === 'boolean' && typeof (value as AbortSignal).addEventListener === 'function' ? value : invalidOption(name, 'an AbortSignal', value),
-  vendor: (name, value) => {
-    const vendor = checkAll('vendor.', isObject(value) ? value : invalidOption(name, 'an object of loader keys', value), VENDOR);
-    // The loader's fp_dyn defaults to true and is invalid without fp_static: say so instead of guessing.
-    const on = (v: unknown) => v === undefined || v === true || v === '1' || v === 'true';
-    return on(vendor.fp_static) || !on(vendor.fp_dyn) ? vendor : invalidOption('vendor.fp_dyn', 'false when vendor.fp_static is off', vendor.fp_dyn);
-  },
+  nonce: PRINTABLE,
+  signal: (value) => typeof value?.aborted === 'boolean' && typeof value.addEventListener === 'function',
+  vendor: isObject,
 };
 
-/** Validates every option and fills per-call defaults; throws `invalid_option`. */
+/** Validates every option and fills the defaults that calls compare; throws `invalid_option`. */
 export function normalizeOptions(options: unknown): NormalizedOptions {
-  if (!isObject(options)) return invalidOption('options', 'an object with "loaderUrl"', options);
-  if (options.loaderUrl === undefined) return invalidOption('loaderUrl', URL_EXPECTED + ' (it is required)', undefined);
-  return { vendor: {}, timeoutMs: 15_000, ...checkAll('', options, OPTIONS) } as unknown as NormalizedOptions;
+  if (!isObject(options)) invalidOption('options', options);
+  if (options.loaderUrl === undefined) invalidOption('loaderUrl', undefined);
+  const normalized: Record<string, any> = { vendor: {}, timeoutMs: 15_000, ...check('', options, OPTIONS) };
+  if (normalized.post) normalized.post = check('post.', typeof normalized.post === 'string' ? { url: normalized.post } : normalized.post, POST);
+  if (normalized.post && !normalized.post.url) invalidOption('post.url', undefined);
+  const vendor = check('vendor.', normalized.vendor, VENDOR);
+  // The loader's fp_dyn defaults to true and is invalid without fp_static: say so instead of guessing.
+  if (!/^(false|0)$/.test(vendor.fp_dyn) && /^(false|0)$/.test(vendor.fp_static)) invalidOption('vendor.fp_dyn', vendor.fp_dyn);
+  return { ...normalized, vendor } as NormalizedOptions;
 }
