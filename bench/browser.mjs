@@ -6,6 +6,9 @@ import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { startEmulator } from '../dist/emulator.js';
 import { createFirstPartyProxy, toNodeHandler } from '../dist/server.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startRttProxy } from './rtt-proxy.mjs';
 
 const root = new URL('..', import.meta.url);
@@ -34,12 +37,12 @@ function pages(loaderUrl, tpHost) {
     preload: wrap(`<link rel="preload" as="script" href="${loaderUrl}">` + umd + call()),
     // Adopt mode: the page's own loader tag follows the package's tag.
     adopt: wrap(umd + call(', inject: false') + `<script src="${loaderUrl}"></script>`),
-    // Preload, but tp_host comes from the page's own config, so the package adds no
-    // preconnect for the third party: what that hint is worth.
+    // Preload with the package's preconnect hint suppressed (bench-only: <link> elements lose
+    // their rel), to show what that hint is worth.
     'preload-no-tp-hint': wrap(
-      `<link rel="preload" as="script" href="${loaderUrl}"><script>window.IGLOO = { loader: { tp_host: ${JSON.stringify(tpHost)} } };</script>` +
+      `<link rel="preload" as="script" href="${loaderUrl}"><script>Object.defineProperty(HTMLLinkElement.prototype, 'rel', { set() {}, get() { return ''; } });</script>` +
         umd +
-        call().replace(`, vendor: { tp_host: ${JSON.stringify(tpHost)} }`, ''),
+        call(),
     ),
   };
 }
@@ -57,16 +60,8 @@ const quantile = (xs, q) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1
 export async function benchBrowser({ rounds = 30, rttMs = 0 } = {}) {
   const emulator = await startEmulator({ delays: { fp_static: [20], fp_dyn: [80], tp: [80] } });
   const proxy = createFirstPartyProxy({ prefix: '/iojs', collectorUrl: emulator.collectorUrl });
-  const relays = [];
-  const far = async (origin) => {
-    if (!rttMs) return origin;
-    const relay = await startRttProxy(origin, rttMs);
-    relays.push(relay);
-    return relay.origin;
-  };
-  const loaderUrl = (await far(new URL(emulator.loaderUrl).origin)) + '/loader.js';
-  const variants = pages(loaderUrl, await far(emulator.thirdPartyUrl));
   const umd = await readFile(new URL('dist/blackbox-capture.umd.js', root));
+  let variants = pages('/loader.js', 'https://tp.invalid');
   const server = createServer(
     toNodeHandler(async (request, context) => {
       const { pathname } = new URL(request.url);
@@ -77,12 +72,33 @@ export async function benchBrowser({ rounds = 30, rttMs = 0 } = {}) {
     }),
   );
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  const origin = await far(`http://127.0.0.1:${server.address().port}`);
-  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ARGS });
+  const site = `http://127.0.0.1:${server.address().port}`;
+  /**
+   * Every page load gets its own relays, so new origins (ports): no open connection and no
+   * cached response carries over, as on a first visit, while the browser stays warm. A relay
+   * puts its origin `rttMs` away; `setupRtts` is 1 for the page's own origin (TCP) and 2 for
+   * the vendor's hosts, which are https (TCP plus a TLS 1.3 handshake).
+   */
+  const freshOrigins = async () => {
+    const relays = await Promise.all([
+      startRttProxy(site, rttMs, 1),
+      startRttProxy(new URL(emulator.loaderUrl).origin, rttMs, 2),
+      startRttProxy(emulator.thirdPartyUrl, rttMs, 2),
+    ]);
+    variants = pages(relays[1].origin + '/loader.js', relays[2].origin);
+    return { origin: relays[0].origin, close: () => Promise.all(relays.map((relay) => relay.close())) };
+  };
+  // A persistent profile: off-the-record contexts (browser.newContext()) ignore <link rel=preconnect>.
+  const profile = await mkdtemp(join(tmpdir(), 'bbc-bench-'));
+  const browser = await chromium.launchPersistentContext(profile, { executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ARGS });
   const names = Object.keys(variants);
   const times = Object.fromEntries(names.map((n) => [n, []]));
   const ratios = Object.fromEntries(names.filter((n) => n !== 'plain').map((n) => [n, []]));
   const mainThread = [];
+  const syncByVariant = Object.fromEntries(names.filter((n) => n !== 'plain').map((n) => [n, []]));
+  // Main-thread CPU time of the whole page load (DevTools Performance metrics, thread ticks), per variant.
+  const taskMs = Object.fromEntries(names.map((n) => [n, []]));
+  const addedMs = Object.fromEntries(names.filter((n) => n !== 'plain').map((n) => [n, []]));
   const syncCall = [];
   const callbacks = [];
   try {
@@ -92,8 +108,10 @@ export async function benchBrowser({ rounds = 30, rttMs = 0 } = {}) {
       const order = names.map((_, i) => names[(((i + round) % names.length) + names.length) % names.length]);
       const result = {};
       for (const name of order) {
-        const context = await browser.newContext(); // a cold cache every time
-        const page = await context.newPage();
+        const { origin, close } = await freshOrigins();
+        const page = await browser.newPage();
+        const cdp = await browser.newCDPSession(page);
+        await cdp.send('Performance.enable', { timeDomain: 'threadTicks' });
         const problems = [];
         page.on('console', (m) => m.type() === 'error' && problems.push(m.text()));
         page.on('pageerror', (e) => problems.push(e.message));
@@ -105,21 +123,26 @@ export async function benchBrowser({ rounds = 30, rttMs = 0 } = {}) {
           throw new Error(`${name} (round ${round}) did not complete: ${problems.join(' | ')} ${state}`, { cause: error });
         }
         const measured = await page.evaluate(() => ({ done: window.done, syncMs: window.syncMs, callbackMs: window.callbackMs }));
+        const metrics = Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.map((m) => [m.name, m.value]));
         result[name] = measured.done;
+        result[name + ':task'] = metrics.TaskDuration * 1000;
         if (name !== 'plain' && round >= 0) {
           mainThread.push(measured.syncMs + measured.callbackMs);
+          syncByVariant[name].push(measured.syncMs + measured.callbackMs);
           syncCall.push(measured.syncMs);
           callbacks.push(measured.callbackMs);
         }
-        await context.close();
+        await page.close();
+        await close();
       }
       if (round < 0) continue;
-      for (const name of names) times[name].push(result[name]);
+      for (const name of names) times[name].push(result[name]), taskMs[name].push(result[name + ':task']);
+      for (const name of Object.keys(addedMs)) addedMs[name].push(result[name + ':task'] - result['plain:task']);
       for (const name of Object.keys(ratios)) ratios[name].push(result[name] / result.plain);
     }
   } finally {
     await browser.close();
-    for (const relay of relays) await relay.close();
+    await rm(profile, { recursive: true, force: true });
     server.closeAllConnections();
     server.close();
     await emulator.close();
@@ -128,6 +151,8 @@ export async function benchBrowser({ rounds = 30, rttMs = 0 } = {}) {
   for (const name of names) {
     summary[name] = {
       medianMs: median(times[name]),
+      mainThreadTaskMs: median(taskMs[name]),
+      ...(addedMs[name] ? { mainThreadAddedMs: median(addedMs[name]), ownJsMs: median(syncByVariant[name]) } : {}),
       ...(ratios[name] ? { ratioMedian: median(ratios[name]), ratioP10: quantile(ratios[name], 0.1), ratioP90: quantile(ratios[name], 0.9) } : {}),
     };
   }

@@ -42,7 +42,9 @@ async function bundle(contents) {
   }
   const js = Object.keys(outputs).filter((p) => p.endsWith('.js'));
   const join = (paths) => paths.map(text).join('\n');
-  return { entry: join([...upfront]), all: join(js), lazy: join(js.filter((p) => !upfront.has(p))) };
+  // The messages chunk is loaded only when something fails; the delivery chunk when `post` is used.
+  const lazy = (name) => js.filter((p) => !upfront.has(p) && p.includes(name));
+  return { entry: join([...upfront]), delivery: join(lazy('deliver')), messages: join(lazy('messages')) };
 }
 
 export async function measure() {
@@ -50,9 +52,15 @@ export async function measure() {
   const full = await bundle(`import { captureBlackbox } from './dist/index.js'; captureBlackbox({ loaderUrl: '/l.js', field: 'bb', post: '/risk' });`);
   return {
     // What every page loads up front with the minimal call.
-    minimal: { ...sizes(minimal.entry), deliveryCodeUpfront: /idempotency-key/.test(minimal.entry) },
-    // Up front plus the delivery chunk, loaded when `post` is used.
-    full: { ...sizes(full.all), upfront: sizes(full.entry).gzip, lazy: sizes(full.lazy).gzip },
+    minimal: {
+      ...sizes(minimal.entry),
+      deliveryCodeUpfront: /idempotency-key/.test(minimal.entry),
+      messagesUpfront: /ad blocker/.test(minimal.entry),
+    },
+    // Up front plus the delivery chunk, loaded when `post` is used: what a page that captures and delivers loads.
+    full: { ...sizes(full.entry + '\n' + full.delivery), upfront: sizes(full.entry).gzip, lazy: sizes(full.delivery).gzip },
+    // Loaded only when a call fails, to write the error's message.
+    messages: sizes(full.messages),
     umd: sizes(readFileSync(new URL('dist/blackbox-capture.umd.js', root), 'utf8')),
   };
 }
@@ -64,5 +72,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   console.log(`| ESM captureBlackbox (minimal) | ${m.minimal.minified} | ${m.minimal.gzip} | ${m.minimal.brotli} | ${BUDGETS.minimal} |`);
   console.log(`| ESM captureBlackbox (field + post: up front ${m.full.upfront} + lazy ${m.full.lazy}) | ${m.full.minified} | ${m.full.gzip} | ${m.full.brotli} | ${BUDGETS.full} |`);
   console.log(`| UMD file | ${m.umd.minified} | ${m.umd.gzip} | ${m.umd.brotli} | ${BUDGETS.umd} |`);
+  console.log(`| ESM messages chunk (loaded only on failure) | ${m.messages.minified} | ${m.messages.gzip} | ${m.messages.brotli} | — |`);
   if (m.minimal.deliveryCodeUpfront) console.log('WARNING: the delivery code is in the minimal path');
+  if (m.minimal.messagesUpfront) console.log('WARNING: the messages are in the minimal path');
 }
