@@ -146,11 +146,14 @@ function watch(href: string): void {
     if (file && error?.name === 'SyntaxError' && filename.startsWith(location.origin + '/')) unparsed.push(`fp_${file[1]}_wdp`);
     setTimeout(checkScripts);
   };
-  document.addEventListener('load', onLoad, true);
-  addEventListener('error', onError, true);
+  // The same objects later: the run may end after the page has swapped its document (tests, frames).
+  const doc = document;
+  const win = window;
+  doc.addEventListener('load', onLoad, true);
+  win.addEventListener('error', onError, true);
   stopWatching = () => {
-    document.removeEventListener('load', onLoad, true);
-    removeEventListener('error', onError, true);
+    doc.removeEventListener('load', onLoad, true);
+    win.removeEventListener('error', onError, true);
   };
 }
 
