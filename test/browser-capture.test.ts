@@ -314,6 +314,18 @@ describe('failures', () => {
     expect(scriptsFor(LOADER_URL)).toHaveLength(1);
   });
 
+  it('a run that ends after its page went away does not throw (a late completion stops watching cleanly)', async () => {
+    settings.delays = { fp_static: [5], fp_dyn: [200], tp: [5] };
+    expect((await failure(api.captureBlackbox({ ...ok, timeoutMs: 50 }))).code).toBe('timeout');
+    vi.stubGlobal('document', undefined); // what a torn-down environment leaves
+    try {
+      await vi.waitFor(() => expect(w().IGLOO.getBlackbox().finished).toBe(true), { timeout: 2000 });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
   it('completion with an empty blackbox is a collection_failed, not a success', async () => {
     loaderScript('(function(){var c=window.IGLOO;c.loader.loaderMain={};setTimeout(function(){c.bb_callback("", true)},5)})()');
     const error = await failure(api.captureBlackbox(ok));
