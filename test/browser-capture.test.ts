@@ -317,7 +317,9 @@ describe('failures', () => {
   it('a run that ends after its page went away does not throw (a late completion stops watching cleanly)', async () => {
     settings.delays = { fp_static: [5], fp_dyn: [200], tp: [5] };
     expect((await failure(api.captureBlackbox({ ...ok, timeoutMs: 50 }))).code).toBe('timeout');
-    vi.stubGlobal('document', undefined); // what a torn-down environment leaves
+    // What a torn-down test environment leaves: no document, no window methods.
+    vi.stubGlobal('document', undefined);
+    vi.stubGlobal('removeEventListener', undefined);
     try {
       await vi.waitFor(() => expect(w().IGLOO.getBlackbox().finished).toBe(true), { timeout: 2000 });
       await new Promise((resolve) => setTimeout(resolve, 20));

@@ -146,14 +146,15 @@ function watch(href: string): void {
     if (file && error?.name === 'SyntaxError' && filename.startsWith(location.origin + '/')) unparsed.push(`fp_${file[1]}_wdp`);
     setTimeout(checkScripts);
   };
-  // The same objects later: the run may end after the page has swapped its document (tests, frames).
+  // Held from the start: the run may end after its page went away (a torn-down test
+  // environment, a removed frame), when these globals are gone.
   const doc = document;
-  const win = window;
+  const off = removeEventListener;
   doc.addEventListener('load', onLoad, true);
-  win.addEventListener('error', onError, true);
+  addEventListener('error', onError, true);
   stopWatching = () => {
     doc.removeEventListener('load', onLoad, true);
-    win.removeEventListener('error', onError, true);
+    off('error', onError, true);
   };
 }
 
