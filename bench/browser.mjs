@@ -2,11 +2,10 @@
 // the package against the plain vendor integration, on the same pages and emulator,
 // alternating in every round; plus the package's own main-thread time.
 import { chromium } from '@playwright/test';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { startEmulator } from '../dist/emulator.js';
 import { createFirstPartyProxy, toNodeHandler } from '../dist/server.js';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startRttProxy } from './rtt-proxy.mjs';
@@ -61,7 +60,8 @@ export async function benchBrowser({ rounds = 30, rttMs = 0 } = {}) {
   const emulator = await startEmulator({ delays: { fp_static: [20], fp_dyn: [80], tp: [80] } });
   const proxy = createFirstPartyProxy({ prefix: '/iojs', collectorUrl: emulator.collectorUrl });
   const umd = await readFile(new URL('dist/blackbox-capture.umd.js', root));
-  let variants = pages('/loader.js', 'https://tp.invalid');
+  // The pages of the current page load; freshOrigins() writes them with that load's origins.
+  let variants = {};
   const server = createServer(
     toNodeHandler(async (request, context) => {
       const { pathname } = new URL(request.url);
@@ -91,10 +91,9 @@ export async function benchBrowser({ rounds = 30, rttMs = 0 } = {}) {
   // A persistent profile: off-the-record contexts (browser.newContext()) ignore <link rel=preconnect>.
   const profile = await mkdtemp(join(tmpdir(), 'bbc-bench-'));
   const browser = await chromium.launchPersistentContext(profile, { executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ARGS });
-  const names = Object.keys(variants);
+  const names = Object.keys(pages('', ''));
   const times = Object.fromEntries(names.map((n) => [n, []]));
   const ratios = Object.fromEntries(names.filter((n) => n !== 'plain').map((n) => [n, []]));
-  const mainThread = [];
   const syncByVariant = Object.fromEntries(names.filter((n) => n !== 'plain').map((n) => [n, []]));
   // Main-thread CPU time of the whole page load (DevTools Performance metrics, thread ticks), per variant.
   const taskMs = Object.fromEntries(names.map((n) => [n, []]));
@@ -127,7 +126,6 @@ export async function benchBrowser({ rounds = 30, rttMs = 0 } = {}) {
         result[name] = measured.done;
         result[name + ':task'] = metrics.TaskDuration * 1000;
         if (name !== 'plain' && round >= 0) {
-          mainThread.push(measured.syncMs + measured.callbackMs);
           syncByVariant[name].push(measured.syncMs + measured.callbackMs);
           syncCall.push(measured.syncMs);
           callbacks.push(measured.callbackMs);
@@ -156,5 +154,6 @@ export async function benchBrowser({ rounds = 30, rttMs = 0 } = {}) {
       ...(ratios[name] ? { ratioMedian: median(ratios[name]), ratioP10: quantile(ratios[name], 0.1), ratioP90: quantile(ratios[name], 0.9) } : {}),
     };
   }
+  const mainThread = Object.values(syncByVariant).flat(); // our calls, every variant
   return { rounds, rttMs, variants: summary, mainThreadMs: { median: median(mainThread), p90: quantile(mainThread, 0.9), syncCallMedian: median(syncCall), callbacksMedian: median(callbacks) } };
 }

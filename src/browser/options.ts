@@ -63,7 +63,8 @@ export interface CaptureOptions {
   inject?: boolean;
 }
 
-export type NormalizedPost = Pick<PostOptions, 'url'> & Omit<PostOptions, 'url'>;
+/** `post` as a checked object; deliver.ts fills in the defaults. */
+export type NormalizedPost = PostOptions;
 
 /** The options that reach the vendor's config: they must agree across calls on one page. */
 export const LOADER_KEYS = ['loaderUrl', 'globalName', 'uriHook', 'version', 'subkey', 'enableRip', 'vendor', 'inject'] as const;
