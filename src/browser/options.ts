@@ -84,10 +84,21 @@ const ms: Rule = (value) => typeof value === 'number' && value > 0 && value <= 6
 const VENDOR_BOOLEAN = /^(true|false|1|0)$/; // the loader also takes "1"/"0"/"true"/"false"
 const vendorBool: Rule = (value) => typeof value === 'boolean' || (typeof value === 'string' && VENDOR_BOOLEAN.test(value));
 const PRINTABLE = /^[^\s\0-\x1f\x7f]+$/;
-/** http only on loopback, for local testing. */
-const LOOPBACK = 'http://(localhost|127(\\.\\d+){3}|\\[::1\\])(:\\d+)?';
-/** An https URL without credentials, a loopback http URL, or a path on the page's origin (not "//host"); no backslash. */
-const URL_RULE = new RegExp(`^(https://(?![^/?#]*@)(?=[^/?#])|${LOOPBACK}(?=[/?#]|$)|(?![a-z][a-z\\d+.-]*:|//))[^\\s\\0-\\x1f\\x7f\\\\]+$`, 'i');
+/**
+ * An https URL without credentials (http only on loopback, for local testing), or a path
+ * on the page's origin (not "//host"); no backslash. The browser's own URL parser, not one
+ * large pattern: a regular expression is compiled on its first use, on the page's main thread.
+ */
+const URL_RULE: Rule = (value) => {
+  if (!valid(PRINTABLE, value) || /^\/\/|\\/.test(value)) return false;
+  if (!/^[a-z][a-z\d+.-]*:/i.test(value)) return true;
+  try {
+    const { protocol, hostname, username, password } = new URL(value);
+    return (protocol === 'https:' || (protocol === 'http:' && /^(localhost|127(\.\d+){3}|\[::1\])$/.test(hostname))) && !username && !password;
+  } catch {
+    return false;
+  }
+};
 
 function valid(rule: Rule, value: unknown): unknown {
   return typeof rule === 'string' ? typeof value === rule : rule instanceof RegExp ? typeof value === 'string' && rule.test(value) : rule(value);
@@ -116,7 +127,7 @@ const VENDOR: Record<string, Rule> = {
   enable_flash: vendorBool,
   install_flash: vendorBool,
   // The loader appends "/version/…" to it: an origin, nothing more.
-  tp_host: new RegExp(`^(https://[^/?#@\\s\\\\]+|${LOOPBACK})$`, 'i'),
+  tp_host: (value) => URL_RULE(value) && /^https?:\/\/[^/?#]+$/.test(value),
   tp_resource: /^[\w.-]+\.js$/,
   fp_static_override_uri: URL_RULE,
 };
@@ -135,7 +146,7 @@ const OPTIONS: Record<keyof CaptureOptions, Rule> = {
   loaderUrl: URL_RULE,
   globalName: /^[A-Za-z_$][\w$]*$/,
   // A path on the page's own domain, never a complete URL: no scheme, host, port, "//", "..", query or fragment.
-  uriHook: /^(?!\/\/|.*[:?#\\]|(.*\/)?\.\.(\/|$)|[\w-]+(\.[\w-]+)+(\/|$))[^\s\0-\x1f\x7f]+$/,
+  uriHook: (value) => valid(PRINTABLE, value) && !/^\/\/|[:?#\\]|(^|\/)\.\.(\/|$)|^[\w-]+(\.[\w-]+)+(\/|$)/.test(value),
   version: /^(general5|early5|\d+\.\d+\.\d+)$/,
   // The loader URL-encodes the subkey, so any printable text is safe.
   subkey: /^[^\0-\x1f\x7f]+$/,
