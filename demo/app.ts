@@ -78,13 +78,18 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
   let endpoint: ReturnType<typeof createDeviceRiskHandler> | undefined;
   const proxy = createFirstPartyProxy({ prefix: '/iojs', collectorUrl });
 
+  // The loader's third-party host: the real loader's default, or the emulator's.
+  const thirdPartyOrigin = new URL(config.loaderUrl ? 'https://mpsnare.iesnare.com' : emulator!.thirdPartyUrl).origin;
+
   /** The checkout page's capture tags: the UMD file with data attributes only, in one of two integrations. */
   const captureTags = (nonce: string, adopt: boolean) => {
     const src = escapeHtml(loaderUrl);
     const umd = `<script nonce="${nonce}" src="/dist/blackbox-capture.umd.js" data-loader-url="${src}" data-field="blackbox"${adopt ? ' data-inject="false"' : ''}></script>`;
+    // In the HTML the preconnect starts before any script runs; the package adds it only when missing.
+    const preconnect = `<link rel="preconnect" href="${escapeHtml(thirdPartyOrigin)}">`;
     return adopt
-      ? `<!-- Adopt mode: the page's own loader tag follows the package's tag. -->\n  ${umd}\n  <script nonce="${nonce}" src="${src}"></script>`
-      : `<!-- A preload hint lets the loader download beside the package. -->\n  <link rel="preload" as="script" href="${src}" nonce="${nonce}">\n  ${umd}`;
+      ? `<!-- Adopt mode: the page's own loader tag follows the package's tag. -->\n  ${preconnect}\n  ${umd}\n  <script nonce="${nonce}" src="${src}"></script>`
+      : `<!-- A preload hint lets the loader download beside the package. -->\n  ${preconnect}\n  <link rel="preload" as="script" href="${src}" nonce="${nonce}">\n  ${umd}`;
   };
 
   async function page(name: string, request: Request, values: Record<string, string> = {}, adopt = false): Promise<Response> {

@@ -157,3 +157,28 @@ test('adopt mode: the UMD tag with data-inject="false" followed by the page\'s o
   expect(await page.locator('script[src$="/loader.js"]').count()).toBe(1);
   expect(site.emulator.inspect.requests('loader')).toBe(1);
 });
+
+test('UMD build under a strict CSP: a failure imports the messages beside the file, with the tag nonce', async ({ page }) => {
+  const violations: string[] = [];
+  page.on('console', (m) => /Content Security Policy/i.test(m.text()) && violations.push(m.text()));
+  site.emulator.faults.fail('loader', { status: 404 });
+  const csp = "script-src 'nonce-r4nd0m' 'strict-dynamic'; object-src 'none'; base-uri 'none'";
+  const head = `<script nonce="r4nd0m" src="/dist/blackbox-capture.umd.js"></script>
+    <script nonce="r4nd0m">window.outcome = BlackboxCapture.captureBlackbox({ loaderUrl: ${JSON.stringify(site.loaderUrl)} })
+      .then((blackbox) => ({ blackbox }), (e) => ({ code: e.code, message: e.message }));</script>`;
+  await page.goto(site.page('/umd-csp.html', doc(head), { 'content-security-policy': csp }));
+  const result = await outcome(page);
+  expect(result.code).toBe('loader_failed');
+  expect(result.message).toBe(`[blackbox-capture] The loader ${site.loaderUrl} failed to load (404, network, CSP or blocker).`);
+  expect(violations).toEqual([]);
+});
+
+test('UMD build deployed without its messages file: the error keeps its code, a short message names it', async ({ page }) => {
+  site.emulator.faults.fail('loader', { status: 404 });
+  await page.route('**/browser-messages.js', (route) => route.fulfill({ status: 404, body: 'not found' }));
+  const head = `<script src="/dist/blackbox-capture.umd.js"></script>
+    <script>window.outcome = BlackboxCapture.captureBlackbox({ loaderUrl: ${JSON.stringify(site.loaderUrl)} })
+      .then((blackbox) => ({ blackbox }), (e) => ({ code: e.code, message: e.message }));</script>`;
+  await page.goto(site.page('/umd-alone.html', doc(head)));
+  expect(await outcome(page)).toEqual({ code: 'loader_failed', message: '[blackbox-capture] loader_failed' });
+});

@@ -50,6 +50,7 @@ async function bundle(contents) {
 export async function measure() {
   const minimal = await bundle(`import { captureBlackbox } from './dist/index.js'; captureBlackbox({ loaderUrl: '/l.js' });`);
   const full = await bundle(`import { captureBlackbox } from './dist/index.js'; captureBlackbox({ loaderUrl: '/l.js', field: 'bb', post: '/risk' });`);
+  const umd = readFileSync(new URL('dist/blackbox-capture.umd.js', root), 'utf8');
   return {
     // What every page loads up front with the minimal call.
     minimal: {
@@ -61,7 +62,8 @@ export async function measure() {
     full: { ...sizes(full.entry + '\n' + full.delivery), upfront: sizes(full.entry).gzip, lazy: sizes(full.delivery).gzip },
     // Loaded only when a call fails, to write the error's message.
     messages: sizes(full.messages),
-    umd: sizes(readFileSync(new URL('dist/blackbox-capture.umd.js', root), 'utf8')),
+    // The script-tag file: everything but the message texts, which it imports from beside it on failure.
+    umd: { ...sizes(umd), messagesInside: /ad blocker/.test(umd) },
   };
 }
 
@@ -75,4 +77,5 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   console.log(`| ESM messages chunk (loaded only on failure) | ${m.messages.minified} | ${m.messages.gzip} | ${m.messages.brotli} | — |`);
   if (m.minimal.deliveryCodeUpfront) console.log('WARNING: the delivery code is in the minimal path');
   if (m.minimal.messagesUpfront) console.log('WARNING: the messages are in the minimal path');
+  if (m.umd.messagesInside) console.log('WARNING: the messages are inside the UMD file');
 }

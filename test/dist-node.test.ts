@@ -73,6 +73,14 @@ describe('built files in Node', () => {
   });
 });
 
+describe('the browser files', () => {
+  // V8 then compiles every function with the script, off the main thread, instead of each
+  // on its first call, inside captureBlackbox() on the page's main thread.
+  it.each(['index.js', 'browser-deliver.js', 'browser-messages.js', 'blackbox-capture.umd.js'])('%s opens with the compile hint', (file) => {
+    expect(readFileSync(new URL(`../dist/${file}`, import.meta.url), 'utf8').split('\n')[0]).toBe('//# allFunctionsCalledOnLoad');
+  });
+});
+
 describe('the exports map', () => {
   it('resolves every public entry point the way Node resolves a dependency', async () => {
     const { execFileSync } = await import('node:child_process');

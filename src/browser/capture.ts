@@ -12,7 +12,7 @@
  */
 import type { VendorConfig, VendorLoaderConfig } from '../shared/types.js';
 import { explain, fault, type BlackboxCaptureError } from './errors.js';
-import { LOADER_KEYS, normalizeOptions, type CaptureOptions, type LoaderOptions, type NormalizedOptions } from './options.js';
+import { LOADER_KEYS, normalizeOptions, vendorFlag, type CaptureOptions, type LoaderOptions, type NormalizedOptions } from './options.js';
 
 type Field = HTMLInputElement | HTMLTextAreaElement;
 type Listener = (error?: BlackboxCaptureError) => void;
@@ -45,10 +45,6 @@ let policy: TrustedTypesPolicy | null | undefined;
 const isPlainObject = (value: unknown): value is Record<string, any> =>
   !!value && typeof value === 'object' && [Object.prototype, null].includes(Object.getPrototypeOf(value));
 
-/** The vendor's boolean parsing: true/false, "1"/"0", "true"/"false"; anything else is the default. */
-const vendorBool = (value: unknown, fallback?: boolean): boolean =>
-  /^(1|true)$/.test(value as string) || (!!fallback && !/^(0|false)$/.test(value as string));
-
 /** Deep equality of option values; functions, elements and signals by identity. */
 const same = (a: unknown, b: unknown): boolean =>
   a === b ||
@@ -80,15 +76,15 @@ export function writeField(element: Field, value: string): void {
 }
 
 /** The collection scripts that failed so far, in a stable order. */
-const failedScripts = (): string[] => SCRIPTS.filter((name) => vendorBool(loader[name + '_load_failure']) || unparsed.includes(name));
+const failedScripts = (): string[] => SCRIPTS.filter((name) => vendorFlag(loader[name + '_load_failure']) || unparsed.includes(name));
 
 /** Fails the run at once when every collection script this configuration loads has failed. */
 function checkScripts(): void {
   const failed = failedScripts();
   const expected = SCRIPTS.filter((name, i) =>
     i < 2
-      ? vendorBool(loader.fp_static, true) && (!i || vendorBool(loader.fp_dyn, true))
-      : vendorBool(loader.tp, true) && (i === 2) !== vendorBool(loader.tp_split),
+      ? vendorFlag(loader.fp_static, true) && (!i || vendorFlag(loader.fp_dyn, true))
+      : vendorFlag(loader.tp, true) && (i === 2) !== vendorFlag(loader.tp_split),
   );
   // When only some failed, a working source may still finish (an ad blocker takes only the third party).
   if (failed[0] && expected.every((name) => failed.includes(name))) fail(fault('collection_failed', [failed, loader.uri_hook], { blackbox: latest, scripts: failed }));
@@ -112,7 +108,7 @@ function fail(error: BlackboxCaptureError): void {
 function accept(blackbox: unknown, done: unknown): void {
   if (!running || complete || typeof blackbox !== 'string') return;
   latest = blackbox;
-  if (vendorBool(done)) {
+  if (vendorFlag(done)) {
     if (!blackbox) return fail(fault('collection_failed', [], {}, 'empty_blackbox'));
     complete = true;
     stopWatching();
@@ -192,7 +188,7 @@ function startRun(options: NormalizedOptions): void {
   const pageLoader: VendorLoaderConfig = isPlainObject(pageConfig.loader) ? pageConfig.loader : {};
   const topLevel: Record<string, unknown> = { enable_rip: options.enableRip };
   const wanted: Record<string, unknown> = { version: options.version, uri_hook: options.uriHook, subkey: options.subkey };
-  for (const [key, value] of Object.entries(options.vendor)) (/flash/.test(key) ? topLevel : wanted)[key] = value;
+  for (const [key, value] of Object.entries(options.vendor)) (key.includes('flash') ? topLevel : wanted)[key] = value;
   for (const [key, value] of Object.entries(wanted)) {
     // The loader has run already: settings it did not see would be silently ignored.
     if (pageLoader.loaderMain && value !== undefined && pageLoader[key] !== value) throw fault('option_conflict', ['loader.' + key, pageLoader[key], value]);
@@ -229,7 +225,7 @@ function startRun(options: NormalizedOptions): void {
     // The loader opens its connection to the third party only once it has run (a TCP and
     // TLS handshake on the critical path): open it now. None for the loader's own origin:
     // its fetch starts right after this anyway.
-    const tpOrigin = vendorBool(loader.tp, true) && new URL((loader.tp_host as string | undefined) ?? 'https://mpsnare.iesnare.com').origin;
+    const tpOrigin = vendorFlag(loader.tp, true) && new URL((loader.tp_host as string | undefined) ?? 'https://mpsnare.iesnare.com').origin;
     if (tpOrigin && tpOrigin !== location.origin && !document.querySelector(`link[rel=preconnect][href="${tpOrigin}"]`)) {
       document.head.append(Object.assign(document.createElement('link'), { rel: 'preconnect', href: tpOrigin }));
     }

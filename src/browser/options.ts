@@ -81,23 +81,31 @@ type Rule = RegExp | string | ((value: any) => unknown);
 
 const isObject = (value: unknown): value is Record<string, any> => typeof value === 'object' && value !== null && !Array.isArray(value);
 const ms: Rule = (value) => typeof value === 'number' && value > 0 && value <= 600_000; // NaN fails both
-const VENDOR_BOOLEAN = /^(true|false|1|0)$/; // the loader also takes "1"/"0"/"true"/"false"
-const vendorBool: Rule = (value) => typeof value === 'boolean' || (typeof value === 'string' && VENDOR_BOOLEAN.test(value));
+// The loader's own boolean strings. Lists, not patterns, on the path every call takes: a
+// regular expression is compiled on its first use, on the page's main thread.
+const ON = ['1', 'true'];
+const OFF = ['0', 'false'];
+/** The vendor's boolean parsing: true/false, "1"/"0", "true"/"false"; anything else is `fallback`. */
+export const vendorFlag = (value: unknown, fallback?: boolean): boolean => ON.includes(`${value}`) || (!!fallback && !OFF.includes(`${value}`));
+const vendorBool: Rule = (value) => typeof value === 'boolean' || [...ON, ...OFF].includes(value);
 const PRINTABLE = /^[^\s\0-\x1f\x7f]+$/;
 /**
  * An https URL without credentials (http only on loopback, for local testing), or a path
- * on the page's origin (not "//host"); no backslash. The browser's own URL parser, not one
- * large pattern: a regular expression is compiled on its first use, on the page's main thread.
+ * on the page's origin (not "//host"); printable, no backslash. The browser's own URL
+ * parser decides what is absolute; one pattern on the common paths.
  */
 const URL_RULE: Rule = (value) => {
-  if (!valid(PRINTABLE, value) || /^\/\/|\\/.test(value)) return false;
-  if (!/^[a-z][a-z\d+.-]*:/i.test(value)) return true;
+  if (!valid(/^(?!\/\/)[^\s\0-\x1f\x7f\\]+$/, value)) return false;
+  if (value[0] === '/') return true;
+  let url: URL;
   try {
-    const { protocol, hostname, username, password } = new URL(value);
-    return (protocol === 'https:' || (protocol === 'http:' && /^(localhost|127(\.\d+){3}|\[::1\])$/.test(hostname))) && !username && !password;
+    url = new URL(value);
   } catch {
-    return false;
+    // No scheme: a relative path. A scheme the parser refuses ("https://[x") is refused.
+    return !/^[a-z][a-z\d+.-]*:/i.test(value);
   }
+  const { protocol, hostname, username, password } = url;
+  return (protocol === 'https:' || (protocol === 'http:' && /^(localhost|127(\.\d+){3}|\[::1\])$/.test(hostname))) && !username && !password;
 };
 
 function valid(rule: Rule, value: unknown): unknown {
@@ -172,6 +180,6 @@ export function normalizeOptions(options: unknown): NormalizedOptions {
   if (normalized.post && !normalized.post.url) invalidOption('post.url', undefined);
   const vendor = check('vendor.', normalized.vendor, VENDOR);
   // The loader's fp_dyn defaults to true and is invalid without fp_static: say so instead of guessing.
-  if (!/^(false|0)$/.test(vendor.fp_dyn) && /^(false|0)$/.test(vendor.fp_static)) invalidOption('vendor.fp_dyn', vendor.fp_dyn);
+  if (!OFF.includes(`${vendor.fp_dyn}`) && OFF.includes(`${vendor.fp_static}`)) invalidOption('vendor.fp_dyn', vendor.fp_dyn);
   return { ...normalized, vendor } as NormalizedOptions;
 }
