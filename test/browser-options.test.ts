@@ -71,6 +71,9 @@ describe('option validation', () => {
     ['post bad credentials', { ...ok, post: { url: '/risk', credentials: 'all' } }, /post\.credentials/],
     ['post maxAttempts 0', { ...ok, post: { url: '/risk', maxAttempts: 0 } }, /post\.maxAttempts/],
     ['post headers not strings', { ...ok, post: { url: '/risk', headers: { a: 1 } } }, /post\.headers/],
+    // A spread would drop these silently: the request would go out without the CSRF header.
+    ['post headers as a Headers instance', { ...ok, post: { url: '/risk', headers: new Headers({ 'x-csrf-token': 't' }) } }, /post\.headers.*received an object \(Headers\)/],
+    ['vendor as a Map', { ...ok, vendor: new Map([['tp', false]]) }, /"vendor".*received an object \(Map\)/],
     ['post body not a function', { ...ok, post: { url: '/risk', body: '{}' } }, /post\.body/],
     ['timeoutMs zero', { ...ok, timeoutMs: 0 }, /timeoutMs/],
     ['timeoutMs negative', { ...ok, timeoutMs: -5 }, /timeoutMs/],
@@ -90,7 +93,7 @@ describe('option validation', () => {
   });
 
   it('rejects a globalName that shadows a non-config global, naming it', async () => {
-    await expectInvalid({ ...ok, globalName: 'document' }, /window\.document already holds an object/);
+    await expectInvalid({ ...ok, globalName: 'document' }, /window\.document already holds an object \(HTMLDocument\), not a config object/);
     await expectInvalid({ ...ok, globalName: 'setTimeout' }, /window\.setTimeout already holds a function/);
   });
 

@@ -12,7 +12,7 @@
  */
 import type { VendorConfig, VendorLoaderConfig } from '../shared/types.js';
 import { explain, fault, type BlackboxCaptureError } from './errors.js';
-import { LOADER_KEYS, normalizeOptions, vendorFlag, type CaptureOptions, type LoaderOptions, type NormalizedOptions } from './options.js';
+import { LOADER_KEYS, isPlainObject, normalizeOptions, vendorFlag, type CaptureOptions, type LoaderOptions, type NormalizedOptions } from './options.js';
 
 type Field = HTMLInputElement | HTMLTextAreaElement;
 type Listener = (error?: BlackboxCaptureError) => void;
@@ -41,9 +41,6 @@ let pageCallback: VendorConfig['bb_callback'];
 let pageTrace: VendorLoaderConfig['trace_handler'];
 /** undefined: not tried yet; null: Trusted Types absent, or our policy name is not allowed. */
 let policy: TrustedTypesPolicy | null | undefined;
-
-const isPlainObject = (value: unknown): value is Record<string, any> =>
-  !!value && typeof value === 'object' && [Object.prototype, null].includes(Object.getPrototypeOf(value));
 
 /** Deep equality of option values; functions, elements and signals by identity. */
 const same = (a: unknown, b: unknown): boolean =>

@@ -8,7 +8,12 @@
 /** What a value is, for "expected X, received Y". */
 export function describe(value: unknown): string {
   if (typeof value === 'function') return 'a function';
-  if (value && typeof value === 'object') return Array.isArray(value) ? 'an array' : 'an object';
+  if (value && typeof value === 'object') {
+    if (Array.isArray(value)) return 'an array';
+    // "an object (Headers)": an instance where an object literal was expected.
+    const kind = Object.getPrototypeOf(value)?.constructor?.name;
+    return kind && kind !== 'Object' ? `an object (${kind})` : 'an object';
+  }
   return typeof value === 'string' ? JSON.stringify(value) : String(value);
 }
 

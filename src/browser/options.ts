@@ -79,7 +79,9 @@ export interface NormalizedOptions extends Omit<CaptureOptions, 'post' | 'vendor
 /** A pattern for strings, a `typeof` name, or a predicate: true when the value is acceptable. */
 type Rule = RegExp | string | ((value: any) => unknown);
 
-const isObject = (value: unknown): value is Record<string, any> => typeof value === 'object' && value !== null && !Array.isArray(value);
+/** An object literal (or one without a prototype): not an array, a Map, a Headers or another class instance, whose entries a spread or `for…in` would not see. */
+export const isPlainObject = (value: unknown): value is Record<string, any> =>
+  !!value && typeof value === 'object' && [Object.prototype, null].includes(Object.getPrototypeOf(value));
 const ms: Rule = (value) => typeof value === 'number' && value > 0 && value <= 600_000; // NaN fails both
 // The loader's own boolean strings. Lists, not patterns, on the path every call takes: a
 // regular expression is compiled on its first use, on the page's main thread.
@@ -142,7 +144,7 @@ const VENDOR: Record<string, Rule> = {
 
 const POST: Record<string, Rule> = {
   url: URL_RULE,
-  headers: (value) => isObject(value) && Object.values(value).every((header) => typeof header === 'string'),
+  headers: (value) => isPlainObject(value) && Object.values(value).every((header) => typeof header === 'string'),
   credentials: /^(omit|same-origin|include)$/,
   body: 'function',
   maxAttempts: (value) => Number.isInteger(value) && value > 0 && value <= 10,
@@ -164,16 +166,16 @@ const OPTIONS: Record<keyof CaptureOptions, Rule> = {
   onUpdate: 'function',
   // An element id, or an input or textarea element.
   field: (value) => (typeof value === 'string' ? value : /^(INPUT|TEXTAREA)$/.test(value?.tagName)),
-  post: (value) => typeof value === 'string' || isObject(value),
+  post: (value) => typeof value === 'string' || isPlainObject(value),
   timeoutMs: ms,
   nonce: PRINTABLE,
   signal: (value) => typeof value?.aborted === 'boolean' && typeof value.addEventListener === 'function',
-  vendor: isObject,
+  vendor: isPlainObject,
 };
 
 /** Validates every option and fills the defaults that calls compare; throws `invalid_option`. */
 export function normalizeOptions(options: unknown): NormalizedOptions {
-  if (!isObject(options)) invalidOption('options', options);
+  if (!isPlainObject(options)) invalidOption('options', options);
   if (options.loaderUrl === undefined) invalidOption('loaderUrl', undefined);
   const normalized: Record<string, any> = { vendor: {}, timeoutMs: 15_000, ...check('', options, OPTIONS) };
   if (normalized.post) normalized.post = check('post.', typeof normalized.post === 'string' ? { url: normalized.post } : normalized.post, POST);
