@@ -16,8 +16,14 @@ const ARGS = ['--no-sandbox', '--disable-background-networking', '--disable-comp
 /** The integrations compared: each page sets window.done at the final blackbox. */
 function pages(loaderUrl, tpHost) {
   const config = `{ loaderUrl: ${JSON.stringify(loaderUrl)}, vendor: { tp_host: ${JSON.stringify(tpHost)} } }`;
-  // Our own main-thread time: the synchronous call, plus the time spent in our bb_callback.
+  // Our own main-thread time: the synchronous call, plus the time spent in our bb_callback;
+  // and of the call, the browser's work to insert the loader tag (it starts the loader's fetch).
   const call = (extra = '') => `<script>
+    const append = Element.prototype.append; window.insertMs = 0;
+    Element.prototype.append = function (...nodes) {
+      const t = performance.now(); append.apply(this, nodes);
+      if (nodes.some((node) => node.tagName === 'SCRIPT')) window.insertMs += performance.now() - t;
+    };
     const t0 = performance.now();
     window.capture = BlackboxCapture.captureBlackbox({ ...${config}${extra} }).then(() => { window.done = performance.now(); });
     window.syncMs = performance.now() - t0;
@@ -28,10 +34,14 @@ function pages(loaderUrl, tpHost) {
   // What the README's integrations put in the page: the third party's preconnect hint in the HTML.
   const preconnect = `<link rel="preconnect" href="${tpHost}">`;
   const wrap = (head) => `<!doctype html><html><head><meta charset="utf-8">${head}</head><body></body></html>`;
+  // As the vendor documents it: the config script, then the loader tag.
+  const vendorTags = `<script>window.IGLOO = { loader: { version: 'general5', uri_hook: '/iojs', tp_host: ${JSON.stringify(tpHost)} },
+      bb_callback: function (bb, complete) { if (complete) window.done = performance.now(); } };</script><script src="${loaderUrl}"></script>`;
   return {
-    // As the vendor documents it: the config script, then the loader tag.
-    plain: wrap(`<script>window.IGLOO = { loader: { version: 'general5', uri_hook: '/iojs', tp_host: ${JSON.stringify(tpHost)} },
-      bb_callback: function (bb, complete) { if (complete) window.done = performance.now(); } };</script><script src="${loaderUrl}"></script>`),
+    plain: wrap(vendorTags),
+    // The floor of any integration with a script tag of its own before the loader: the plain
+    // page plus one empty script from the page's origin.
+    'plain-empty-script': wrap('<script src="/empty.js"></script>' + vendorTags),
     // The package alone: it injects the loader once its own script has run (one sequential
     // request more) and adds the preconnect hint itself.
     inject: wrap(umd + call()),
@@ -59,7 +69,7 @@ const quantile = (xs, q) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1
  * `rttMs`: every origin the browser talks to (the site, the loader's, the third
  * party's) sits one simulated round trip away, connection set-up included.
  */
-export async function benchBrowser({ rounds = 30, rttMs = 0 } = {}) {
+export async function benchBrowser({ rounds = 30, rttMs = 0, only = undefined } = {}) {
   const emulator = await startEmulator({ delays: { fp_static: [20], fp_dyn: [80], tp: [80] } });
   const proxy = createFirstPartyProxy({ prefix: '/iojs', collectorUrl: emulator.collectorUrl });
   const umd = await readFile(new URL('dist/blackbox-capture.umd.js', root));
@@ -69,6 +79,7 @@ export async function benchBrowser({ rounds = 30, rttMs = 0 } = {}) {
     toNodeHandler(async (request, context) => {
       const { pathname } = new URL(request.url);
       if (proxy.matches(request)) return proxy(request, context);
+      if (pathname === '/empty.js') return new Response('', { headers: { 'content-type': 'text/javascript' } });
       if (pathname === '/dist/blackbox-capture.umd.js') return new Response(umd, { headers: { 'content-type': 'text/javascript' } });
       const name = pathname.slice(1);
       // Cross-origin isolated (every variant alike): performance.now() then ticks in 5 µs, not 100 µs.
@@ -96,10 +107,14 @@ export async function benchBrowser({ rounds = 30, rttMs = 0 } = {}) {
   // A persistent profile: off-the-record contexts (browser.newContext()) ignore <link rel=preconnect>.
   const profile = await mkdtemp(join(tmpdir(), 'bbc-bench-'));
   const browser = await chromium.launchPersistentContext(profile, { executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ARGS });
-  const names = Object.keys(pages('', ''));
+  // `only`: the variants to run (plain always runs: it is the baseline).
+  const names = Object.keys(pages('', '')).filter((name) => !only || name === 'plain' || only.includes(name));
   const times = Object.fromEntries(names.map((n) => [n, []]));
   const ratios = Object.fromEntries(names.filter((n) => n !== 'plain').map((n) => [n, []]));
-  const syncByVariant = Object.fromEntries(names.filter((n) => n !== 'plain').map((n) => [n, []]));
+  // The variants that use the package (the others are baselines).
+  const withPackage = names.filter((n) => !n.startsWith('plain'));
+  const syncByVariant = Object.fromEntries(withPackage.map((n) => [n, []]));
+  const insertByVariant = Object.fromEntries(withPackage.map((n) => [n, []]));
   // Main-thread CPU time of the whole page load (DevTools Performance metrics, thread ticks), per variant.
   const taskMs = Object.fromEntries(names.map((n) => [n, []]));
   const addedMs = Object.fromEntries(names.filter((n) => n !== 'plain').map((n) => [n, []]));
@@ -126,12 +141,13 @@ export async function benchBrowser({ rounds = 30, rttMs = 0 } = {}) {
           const state = await page.evaluate(() => JSON.stringify({ loader: window.IGLOO?.loader && Object.keys(window.IGLOO.loader), bb: window.IGLOO?.getBlackbox?.() })).catch(() => '?');
           throw new Error(`${name} (round ${round}) did not complete: ${problems.join(' | ')} ${state}`, { cause: error });
         }
-        const measured = await page.evaluate(() => ({ done: window.done, syncMs: window.syncMs, callbackMs: window.callbackMs }));
+        const measured = await page.evaluate(() => ({ done: window.done, syncMs: window.syncMs, callbackMs: window.callbackMs, insertMs: window.insertMs }));
         const metrics = Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.map((m) => [m.name, m.value]));
         result[name] = measured.done;
         result[name + ':task'] = metrics.TaskDuration * 1000;
-        if (name !== 'plain' && round >= 0) {
+        if (syncByVariant[name] && round >= 0) {
           syncByVariant[name].push(measured.syncMs + measured.callbackMs);
+          insertByVariant[name].push(measured.insertMs);
           syncCall.push(measured.syncMs);
           callbacks.push(measured.callbackMs);
         }
@@ -155,7 +171,8 @@ export async function benchBrowser({ rounds = 30, rttMs = 0 } = {}) {
     summary[name] = {
       medianMs: median(times[name]),
       mainThreadTaskMs: median(taskMs[name]),
-      ...(addedMs[name] ? { mainThreadAddedMs: median(addedMs[name]), ownJsMs: median(syncByVariant[name]) } : {}),
+      ...(addedMs[name] ? { mainThreadAddedMs: median(addedMs[name]) } : {}),
+      ...(syncByVariant[name] ? { ownJsMs: median(syncByVariant[name]), loaderTagInsertMs: median(insertByVariant[name]) } : {}),
       ...(ratios[name] ? { ratioMedian: median(ratios[name]), ratioP10: quantile(ratios[name], 0.1), ratioP90: quantile(ratios[name], 0.9) } : {}),
     };
   }
