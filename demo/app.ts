@@ -16,6 +16,7 @@ import {
   createFirstPartyProxy,
   createTokenSource,
   isDeviceRiskError,
+  runDeviceRiskCheck,
   toNodeHandler,
   type CustomerMapping,
   type DeviceRiskClient,
@@ -121,13 +122,9 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
     let ok = false;
     try {
       const blackbox = checkBlackbox(form.get('blackbox') ?? '');
-      const customer = customerOf(request);
-      const tx = await client.createAccount({ customerInternalReference: customer.customerInternalReference, workflowDefinition: { key: config.workflowKey } });
-      await client.uploadBlackbox(tx, blackbox);
-      await client.finalize(tx);
-      const status = await client.status(tx);
+      const check = await runDeviceRiskCheck(client, blackbox, customerOf(request));
       ok = true;
-      result = JSON.stringify({ accountId: tx.accountId, workflowExecutionId: tx.workflowExecutionId, status, blackboxLength: blackbox.length }, null, 2);
+      result = JSON.stringify({ ...check, blackboxLength: blackbox.length }, null, 2);
     } catch (error) {
       result = isDeviceRiskError(error) ? `${error.code}: ${error.message}` : 'unexpected error';
     }

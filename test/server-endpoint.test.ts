@@ -1,7 +1,7 @@
 // The integrator endpoint (createDeviceRiskHandler) against the emulator.
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../src/emulator/index.js';
-import { createDeviceRiskClient, createDeviceRiskHandler, createTokenSource, type DeviceRiskHandlerOptions } from '../src/server/index.js';
+import { createDeviceRiskClient, createDeviceRiskHandler, createTokenSource, runDeviceRiskCheck, type DeviceRiskHandlerOptions, type DeviceRiskProgress } from '../src/server/index.js';
 
 const UA = 'AcmeShop Checkout/1.0';
 const SHOP = 'https://shop.example';
@@ -148,5 +148,49 @@ describe('createDeviceRiskHandler', () => {
 
   it('refuses to start without allowed origins', () => {
     expect(() => createDeviceRiskHandler({ allowedOrigins: [], resolveCustomer: () => ({ customerInternalReference: 'x' }) } as never)).toThrow(/allowedOrigins/);
+  });
+});
+
+describe('runDeviceRiskCheck (a form post or your own route)', () => {
+  async function client() {
+    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+    const tokenSource = createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA });
+    return createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA, maxAttempts: 1 });
+  }
+
+  it('creates the account, uploads, finalizes and reads the status', async () => {
+    const result = await runDeviceRiskCheck(await client(), BLACKBOX, { customerInternalReference: 'cust-form', workflowKey: 10020 });
+    expect(result.status).toBe('PROCESSED');
+    expect(emulator.inspect.transaction(result.workflowExecutionId)).toMatchObject({ accountId: result.accountId, blackboxes: [BLACKBOX] });
+  });
+
+  it('refuses to run without a workflow key, before any call', async () => {
+    const check = runDeviceRiskCheck(await client(), BLACKBOX, { customerInternalReference: 'cust-form' });
+    await expect(check).rejects.toMatchObject({ code: 'invalid_configuration' });
+    expect(emulator.inspect.requests('accountCreate')).toBe(0);
+  });
+
+  it('resumes from its progress: one transaction, one upload', async () => {
+    const c = await client();
+    const progress: DeviceRiskProgress = {};
+    emulator.faults.fail('finalize', { times: 1, status: 503 });
+    await expect(runDeviceRiskCheck(c, BLACKBOX, { customerInternalReference: 'cust-form' }, { workflowKey: 10020, progress })).rejects.toMatchObject({ code: 'upstream_error' });
+    expect(progress.uploaded).toBe(true);
+    const result = await runDeviceRiskCheck(c, BLACKBOX, { customerInternalReference: 'cust-form' }, { workflowKey: 10020, progress });
+    expect(result.workflowExecutionId).toBe(progress.transaction!.workflowExecutionId);
+    expect(emulator.inspect.requests('accountCreate')).toBe(1);
+    expect(emulator.inspect.transaction(result.workflowExecutionId)).toMatchObject({ blackboxes: [BLACKBOX], status: 'PROCESSED' });
+  });
+
+  it('a transaction token that lapsed between attempts: a fresh transaction, and the blackbox uploaded to it', async () => {
+    const c = await client();
+    const progress: DeviceRiskProgress = {};
+    emulator.faults.fail('finalize', { times: 1, status: 503 });
+    await expect(runDeviceRiskCheck(c, BLACKBOX, { customerInternalReference: 'cust-form' }, { workflowKey: 10020, progress })).rejects.toBeDefined();
+    const first = progress.transaction!.workflowExecutionId;
+    const later = () => progress.transaction!.tokenExpiresAt + 1;
+    const result = await runDeviceRiskCheck(c, BLACKBOX, { customerInternalReference: 'cust-form' }, { workflowKey: 10020, progress, now: later });
+    expect(result.workflowExecutionId).not.toBe(first);
+    expect(emulator.inspect.transaction(result.workflowExecutionId)).toMatchObject({ blackboxes: [BLACKBOX], status: 'PROCESSED' });
   });
 });

@@ -55,12 +55,54 @@ export interface DeviceRiskResult {
   status: string;
 }
 
-interface KeyRecord {
+/** How far a check got. Kept between attempts, a retry resumes: one transaction, one upload. */
+export interface DeviceRiskProgress {
+  transaction?: DeviceRiskTransaction;
+  uploaded?: boolean;
+}
+
+export interface DeviceRiskCheckOptions {
+  /** Workflow definition key when the customer mapping names none. */
+  workflowKey?: string | number;
+  /** Read the transaction's status after finalize. Default true. */
+  reportStatus?: boolean;
+  /** The progress of earlier attempts for this blackbox; updated as the check goes. */
+  progress?: DeviceRiskProgress;
+  now?: () => number;
+}
+
+/**
+ * The whole Device Risk check for one blackbox: account create (or update, or the
+ * customer's own transaction), blackbox upload, finalize, status. The endpoint runs it
+ * under an Idempotency-Key; call it yourself from a classic form post or your own route.
+ */
+export async function runDeviceRiskCheck(client: DeviceRiskClient, blackbox: string, customer: CustomerMapping, options: DeviceRiskCheckOptions = {}): Promise<DeviceRiskResult> {
+  const { progress = {}, now = Date.now } = options;
+  const body: AccountRequest = {
+    customerInternalReference: customer.customerInternalReference,
+    workflowDefinition: { key: customer.workflowKey ?? options.workflowKey ?? '' },
+    ...(customer.userReference ? { userReference: customer.userReference } : {}),
+    ...(customer.callbackUrl ? { callbackUrl: customer.callbackUrl } : {}),
+    ...(customer.tokenLifetime ? { tokenLifetime: customer.tokenLifetime } : {}),
+  };
+  if (body.workflowDefinition.key === '' && !customer.transaction) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'no workflow key: set workflowKey on the handler or in resolveCustomer');
+  // Resume where a failed attempt stopped; a lapsed transaction token means a fresh transaction.
+  if (progress.transaction && now() >= progress.transaction.tokenExpiresAt - 30_000) progress.transaction = progress.uploaded = undefined;
+  progress.transaction ??= customer.transaction ?? (customer.accountId ? await client.updateAccount(customer.accountId, body) : await client.createAccount(body));
+  const tx = progress.transaction;
+  if (!progress.uploaded) {
+    await client.uploadBlackbox(tx, blackbox);
+    progress.uploaded = true;
+  }
+  await client.finalize(tx);
+  const status = options.reportStatus === false ? 'FINALIZED' : await client.status(tx).catch(() => 'FINALIZED');
+  return { accountId: tx.accountId, workflowExecutionId: tx.workflowExecutionId, status };
+}
+
+interface KeyRecord extends DeviceRiskProgress {
   at: number;
   /** The owner of the key: its origin and customer, so that another customer's request cannot read it. */
   owner: string;
-  transaction?: DeviceRiskTransaction;
-  uploaded?: boolean;
   result?: DeviceRiskResult;
   running?: Promise<DeviceRiskResult>;
 }
@@ -117,28 +159,6 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
     return record;
   }
 
-  async function run(record: KeyRecord, blackbox: string, customer: CustomerMapping): Promise<DeviceRiskResult> {
-    const body: AccountRequest = {
-      customerInternalReference: customer.customerInternalReference,
-      workflowDefinition: { key: customer.workflowKey ?? options.workflowKey ?? '' },
-      ...(customer.userReference ? { userReference: customer.userReference } : {}),
-      ...(customer.callbackUrl ? { callbackUrl: customer.callbackUrl } : {}),
-      ...(customer.tokenLifetime ? { tokenLifetime: customer.tokenLifetime } : {}),
-    };
-    if (body.workflowDefinition.key === '' && !customer.transaction) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'no workflow key: set workflowKey on the handler or in resolveCustomer');
-    // Resume where a failed attempt stopped; a lapsed transaction token means a fresh transaction.
-    if (record.transaction && now() >= record.transaction.tokenExpiresAt - 30_000) record.transaction = undefined;
-    record.transaction ??= customer.transaction ?? (customer.accountId ? await client.updateAccount(customer.accountId, body) : await client.createAccount(body));
-    const tx = record.transaction;
-    if (!record.uploaded) {
-      await client.uploadBlackbox(tx, blackbox);
-      record.uploaded = true;
-    }
-    await client.finalize(tx);
-    const status = options.reportStatus === false ? 'FINALIZED' : await client.status(tx).catch(() => 'FINALIZED');
-    return { accountId: tx.accountId, workflowExecutionId: tx.workflowExecutionId, status };
-  }
-
   return async (request, context) => {
     if (request.method !== 'POST') return refuse(405, 'method_not_allowed', 'Use POST', { allow: 'POST' });
     const origin = request.headers.get('origin');
@@ -172,7 +192,8 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
     try {
       if (!record.result) {
         // A retry that arrives while the first attempt still runs waits for it.
-        record.running ??= run(record, blackbox, customer).finally(() => {
+        const check = { workflowKey: options.workflowKey, reportStatus: options.reportStatus, progress: record, now };
+        record.running ??= runDeviceRiskCheck(client, blackbox, customer, check).finally(() => {
           record.running = undefined;
         });
         record.result = await record.running;

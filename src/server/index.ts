@@ -15,8 +15,8 @@ export {
   MAX_BLACKBOX_LENGTH,
 } from './device-risk-client.js';
 export type { AccountRequest, DeviceRiskClient, DeviceRiskClientOptions } from './device-risk-client.js';
-export { createDeviceRiskHandler } from './endpoint.js';
-export type { CustomerMapping, DeviceRiskHandlerOptions, DeviceRiskResult } from './endpoint.js';
+export { createDeviceRiskHandler, runDeviceRiskCheck } from './endpoint.js';
+export type { CustomerMapping, DeviceRiskCheckOptions, DeviceRiskHandlerOptions, DeviceRiskProgress, DeviceRiskResult } from './endpoint.js';
 export { createFirstPartyProxy, COLLECTOR_URLS } from './proxy.js';
 export type { FirstPartyProxyOptions } from './proxy.js';
 export { toNodeHandler, toRequest, writeResponse } from './node.js';
