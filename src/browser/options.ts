@@ -90,14 +90,18 @@ const OFF = ['0', 'false'];
 /** The vendor's boolean parsing: true/false, "1"/"0", "true"/"false"; anything else is `fallback`. */
 export const vendorFlag = (value: unknown, fallback?: boolean): boolean => ON.includes(`${value}`) || (!!fallback && !OFF.includes(`${value}`));
 const vendorBool: Rule = (value) => typeof value === 'boolean' || [...ON, ...OFF].includes(value);
-const PRINTABLE = /^[^\s\0-\x1f\x7f]+$/;
+/**
+ * A non-empty string without whitespace or control characters (`/^[^\s\0-\x1f\x7f]+$/`),
+ * character by character: a call that meets no pattern skips the engine's warm-up.
+ */
+const printable = (value: unknown): boolean => typeof value === 'string' && value !== '' && [...value].every((c) => c > ' ' && c !== '\x7f' && c.trim());
 /**
  * An https URL without credentials (http only on loopback, for local testing), or a path
  * on the page's origin (not "//host"); printable, no backslash. The browser's own URL
- * parser decides what is absolute; one pattern on the common paths.
+ * parser decides what is absolute; an https URL or a path meets no pattern.
  */
 const URL_RULE: Rule = (value) => {
-  if (!valid(/^(?!\/\/)[^\s\0-\x1f\x7f\\]+$/, value)) return false;
+  if (!printable(value) || value.startsWith('//') || value.includes('\\')) return false;
   if (value[0] === '/') return true;
   let url: URL;
   try {
@@ -156,7 +160,7 @@ const OPTIONS: Record<keyof CaptureOptions, Rule> = {
   loaderUrl: URL_RULE,
   globalName: /^[A-Za-z_$][\w$]*$/,
   // A path on the page's own domain, never a complete URL: no scheme, host, port, "//", "..", query or fragment.
-  uriHook: (value) => valid(PRINTABLE, value) && !/^\/\/|[:?#\\]|(^|\/)\.\.(\/|$)|^[\w-]+(\.[\w-]+)+(\/|$)/.test(value),
+  uriHook: (value) => printable(value) && !/^\/\/|[:?#\\]|(^|\/)\.\.(\/|$)|^[\w-]+(\.[\w-]+)+(\/|$)/.test(value),
   version: /^(general5|early5|\d+\.\d+\.\d+)$/,
   // The loader URL-encodes the subkey, so any printable text is safe.
   subkey: /^[^\0-\x1f\x7f]+$/,
@@ -168,7 +172,7 @@ const OPTIONS: Record<keyof CaptureOptions, Rule> = {
   field: (value) => (typeof value === 'string' ? value : /^(INPUT|TEXTAREA)$/.test(value?.tagName)),
   post: (value) => typeof value === 'string' || isPlainObject(value),
   timeoutMs: ms,
-  nonce: PRINTABLE,
+  nonce: printable,
   signal: (value) => typeof value?.aborted === 'boolean' && typeof value.addEventListener === 'function',
   vendor: isPlainObject,
 };
