@@ -36,7 +36,7 @@ for (const name of Object.keys(loopback.variants)) {
 }
 const mt = loopback.mainThreadMs;
 log('Main thread added: median over rounds of (DevTools TaskDuration of the page load − that of the plain page), loopback.');
-log(`Our calls: captureBlackbox() plus our bb_callback over all updates, performance.now() (cross-origin isolated pages: 5 µs ticks); all variants: median ${fmt(mt.median, 2)} ms, p90 ${fmt(mt.p90, 2)} ms (target < 1 ms; call ${fmt(mt.syncCallMedian, 2)} ms + callbacks ${fmt(mt.callbacksMedian, 2)} ms).`);
+log(`Our calls: captureBlackbox() plus our bb_callback over all updates, performance.now() (the loopback pages are cross-origin isolated: 5 µs ticks); all variants: median ${fmt(mt.median, 2)} ms, p90 ${fmt(mt.p90, 2)} ms (target < 1 ms; call ${fmt(mt.syncCallMedian, 2)} ms + callbacks ${fmt(mt.callbacksMedian, 2)} ms).`);
 log('Loader tag insertion: the browser starting the loader\'s fetch when the package appends the tag (any script-inserted tag costs it; adopt mode has none).');
 log(`Rounds: ${loopback.rounds} on loopback, ${rtt.rounds} with every origin one simulated 100 ms round trip away (connection set-up included).\n`);
 
