@@ -24,7 +24,7 @@ log(`| messages chunk (loaded only on failure) | ${size.messages.minified} | ${s
 log(`Delivery code in the minimal path: ${size.minimal.deliveryCodeUpfront ? 'YES' : 'no'}; messages in the minimal path: ${size.minimal.messagesUpfront ? 'YES' : 'no'}\n`);
 
 const loopback = await benchBrowser({ rounds: quick ? 6 : 60 });
-const rtt = await benchBrowser({ rounds: quick ? 3 : 10, rttMs: 100 });
+const rtt = await benchBrowser({ rounds: quick ? 3 : 30, rttMs: 100 });
 log('Browser: navigation start → final blackbox, Chromium, collection scripts 20/80 ms; ratio = variant ÷ plain in the same round:');
 log('| integration | loopback median | ratio median (p10–p90) | 100 ms RTT median | ratio median (p10–p90) | main thread added | our calls | of which: loader tag insertion |\n|---|---:|---:|---:|---:|---:|---:|---:|');
 for (const name of Object.keys(loopback.variants)) {
