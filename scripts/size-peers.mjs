@@ -13,6 +13,7 @@ const PEERS = {
   '@googlemaps/js-api-loader': `import { setOptions, importLibrary } from '@googlemaps/js-api-loader'; setOptions({ key: 'k' }); importLibrary('maps');`,
   '@fingerprintjs/fingerprintjs-pro': `import { load } from '@fingerprintjs/fingerprintjs-pro'; load({ apiKey: 'k' });`,
   'blackbox-capture': `import { captureBlackbox } from './dist/index.js'; captureBlackbox({ loaderUrl: '/l.js' });`,
+  'bare capture sketch': `import { captureBlackbox } from './scripts/bare-capture-sketch.js'; captureBlackbox({ loaderUrl: '/l.js' });`,
 };
 
 console.log('| package | version | minified | gzip -9 |\n|---|---|---:|---:|');
@@ -21,7 +22,7 @@ for (const [name, contents] of Object.entries(PEERS)) {
   try {
     // Read directly: not every package exports its package.json.
     const manifest = name === 'blackbox-capture' ? 'package.json' : `node_modules/${name}/package.json`;
-    version = JSON.parse(readFileSync(new URL(manifest, root), 'utf8')).version;
+    version = name.includes(' ') ? '—' : JSON.parse(readFileSync(new URL(manifest, root), 'utf8')).version;
   } catch {
     console.log(`| ${name} | not installed | — | — |`);
     continue;
