@@ -89,7 +89,7 @@ const ON = ['1', 'true'];
 const OFF = ['0', 'false'];
 /** The vendor's boolean parsing: true/false, "1"/"0", "true"/"false"; anything else is `fallback`. */
 export const vendorFlag = (value: unknown, fallback?: boolean): boolean => ON.includes(`${value}`) || (!!fallback && !OFF.includes(`${value}`));
-const vendorBool: Rule = (value) => typeof value === 'boolean' || [...ON, ...OFF].includes(value);
+const isVendorBoolean: Rule = (value) => typeof value === 'boolean' || [...ON, ...OFF].includes(value);
 /**
  * A non-empty string without whitespace or control characters (`/^[^\s\0-\x1f\x7f]+$/`),
  * character by character: a call that meets no pattern skips the engine's warm-up.
@@ -132,14 +132,14 @@ function check(prefix: string, value: Record<string, unknown>, rules: Record<str
 }
 
 const VENDOR: Record<string, Rule> = {
-  tp: vendorBool,
-  fp_static: vendorBool,
-  fp_dyn: vendorBool,
-  tp_split: vendorBool,
-  enable_legacy_compatibility: vendorBool,
-  url_dots_to_dashes: vendorBool,
-  enable_flash: vendorBool,
-  install_flash: vendorBool,
+  tp: isVendorBoolean,
+  fp_static: isVendorBoolean,
+  fp_dyn: isVendorBoolean,
+  tp_split: isVendorBoolean,
+  enable_legacy_compatibility: isVendorBoolean,
+  url_dots_to_dashes: isVendorBoolean,
+  enable_flash: isVendorBoolean,
+  install_flash: isVendorBoolean,
   // The loader appends "/version/…" to it: an origin, nothing more.
   tp_host: (value) => URL_RULE(value) && /^https?:\/\/[^/?#]+$/.test(value),
   tp_resource: /^[\w.-]+\.js$/,
