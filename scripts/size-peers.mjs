@@ -3,9 +3,9 @@
 // scripts/size.mjs bundles ours (esbuild, minified ESM, gzip -9). Not a dependency of the
 // package or of the tests; install them where this runs:
 //   npm install --no-save @stripe/stripe-js @googlemaps/js-api-loader @fingerprintjs/fingerprintjs-pro
-import { build } from 'esbuild';
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
+import { bundle } from './size.mjs';
 
 const root = new URL('..', import.meta.url);
 const PEERS = {
@@ -27,11 +27,7 @@ for (const [name, contents] of Object.entries(PEERS)) {
     console.log(`| ${name} | not installed | — | — |`);
     continue;
   }
-  const result = await build({ stdin: { contents, resolveDir: root.pathname, loader: 'js' }, bundle: true, minify: true, splitting: true, format: 'esm', target: 'es2020', outdir: '/virtual', write: false, metafile: true });
-  // What the page loads up front: the entry and its static imports (no lazy chunks).
-  const outputs = result.metafile.outputs;
-  const upfront = new Set([Object.keys(outputs).find((path) => outputs[path].entryPoint)]);
-  for (const path of upfront) for (const i of outputs[path].imports) if (i.kind === 'import-statement') upfront.add(i.path);
-  const code = result.outputFiles.filter((file) => [...upfront].some((path) => file.path.endsWith(path.replace(/^.*?virtual/, '')))).map((file) => file.text).join('\n');
+  // What the page loads up front, as size.mjs measures ours: the entry and its static imports.
+  const code = (await bundle(contents)).entry;
   console.log(`| ${name} | ${version} | ${code.length} | ${gzipSync(Buffer.from(code), { level: 9 }).length} |`);
 }

@@ -19,7 +19,7 @@ const sizes = (code) => {
   };
 };
 
-async function bundle(contents) {
+export async function bundle(contents) {
   const result = await build({
     stdin: { contents, resolveDir: root.pathname, loader: 'js', sourcefile: 'page.js' },
     bundle: true,
