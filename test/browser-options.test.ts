@@ -122,3 +122,96 @@ describe('option validation', () => {
     expect(await pending).not.toBe('invalid_option');
   });
 });
+
+// Options as an attacker (or a careless proxy object) can shape them.
+describe('options are read once and own properties only', () => {
+  /** The window's own property names, to prove a rejection wrote nothing. */
+  const globals = () => Object.getOwnPropertyNames(window).sort();
+
+  it('a getter that answers a valid loaderUrl first and a data: URL later: only the first value is ever used', async () => {
+    let reads = 0;
+    const options = {
+      get loaderUrl() {
+        return reads++ === 0 ? LOADER_URL : 'data:text/javascript,window.pwned=1';
+      },
+    };
+    await api.captureBlackbox(options);
+    expect(reads).toBe(1);
+    const injected = Array.from(document.querySelectorAll('script'), (s) => s.src);
+    expect(injected[0]).toBe(LOADER_URL);
+    expect(injected.filter((src) => !src.startsWith('https://'))).toEqual([]);
+    expect(w().pwned).toBeUndefined();
+  });
+
+  it('a getter that answers a valid uriHook first and "//evil.example" later: the loader sees the first', async () => {
+    let reads = 0;
+    const options = {
+      loaderUrl: LOADER_URL,
+      get uriHook() {
+        return reads++ === 0 ? '/iojs' : '//evil.example';
+      },
+    };
+    await api.captureBlackbox(options);
+    expect(reads).toBe(1);
+    expect((w().IGLOO as { loader: { uri_hook: string } }).loader.uri_hook).toBe('/iojs');
+    expect(requests.some((u) => u.includes('evil.example'))).toBe(false);
+  });
+
+  it('getters inside post, post.headers and vendor are read once too', async () => {
+    const reads: string[] = [];
+    const counted = <T,>(name: string, first: T, later: T) => ({
+      get [name]() {
+        reads.push(name);
+        return reads.filter((r) => r === name).length === 1 ? first : later;
+      },
+    });
+    const seen: RequestInit[] = [];
+    await api.captureBlackbox({
+      loaderUrl: LOADER_URL,
+      vendor: counted('tp_host', 'https://tp.test', 'https://evil.example') as never,
+      post: {
+        ...counted('url', '/device-risk', 'https://evil.example/steal'),
+        headers: counted('x-csrf', 'token-1', 'token-2') as never,
+        fetch: (async (url: string, init: RequestInit) => {
+          seen.push({ ...init, headers: { ...(init.headers as object), url } as never });
+          return new Response('{}', { status: 200 });
+        }) as typeof fetch,
+      } as never,
+    });
+    expect(reads.sort()).toEqual(['tp_host', 'url', 'x-csrf']);
+    expect(seen[0]!.headers).toMatchObject({ url: '/device-risk', 'x-csrf': 'token-1' });
+    expect(requests.some((u) => u.includes('evil.example'))).toBe(false);
+  });
+
+  it.each([
+    ['a __proto__ key from JSON.parse', () => JSON.parse(`{"loaderUrl":"${LOADER_URL}","__proto__":{"x":1}}`), /Unknown option "__proto__"/],
+    ['constructor', () => ({ loaderUrl: LOADER_URL, constructor: Object }), /Unknown option "constructor"/],
+    ['toString', () => ({ loaderUrl: LOADER_URL, toString: () => 'x' }), /Unknown option "toString"/],
+    ['hasOwnProperty in vendor', () => ({ loaderUrl: LOADER_URL, vendor: { hasOwnProperty: 1 } }), /Unknown option "vendor.hasOwnProperty"/],
+    ['valueOf in post', () => ({ loaderUrl: LOADER_URL, post: { url: '/x', valueOf: 1 } }), /Unknown option "post.valueOf"/],
+  ])('%s is an unknown option: invalid_option, typed, nothing written', async (_, make, mention) => {
+    const before = globals();
+    await expectInvalid(make(), mention);
+    expect(globals()).toEqual(before);
+  });
+
+  it('options that inherit from another prototype are refused, never read through it', async () => {
+    const options = Object.create({ uriHook: '//evil.example' }) as Record<string, unknown>;
+    options.loaderUrl = LOADER_URL;
+    await expectInvalid(options, /options/);
+  });
+
+  it.each(['undefined', 'NaN', 'Infinity', 'name', 'constructor', 'toString', 'location', 'document'])(
+    'globalName %j, taken by another global, is refused before anything is written, and the next call works',
+    async (name) => {
+      const before = globals();
+      const error = await api.captureBlackbox({ loaderUrl: LOADER_URL, globalName: name }).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'invalid_option' });
+      expect(globals()).toEqual(before);
+      expect(w().io_global_object_name).toBeUndefined();
+      expect(document.querySelectorAll('script')).toHaveLength(0);
+      // The page is not poisoned: a correct call afterwards runs.
+      await expect(api.captureBlackbox({ loaderUrl: LOADER_URL })).resolves.toMatch(/^0400/);
+    },
+  );
+});

@@ -164,8 +164,57 @@ describe('device-risk client', () => {
   });
 
   it('4xx answers are not retried and come back typed', async () => {
+    const client = await setup({ workflows: { '1': { deviceRisk: true } } });
+    await expect(client.createAccount(account)).rejects.toMatchObject({ code: 'request_rejected', status: 400 });
+    expect(emulator.inspect.requests('accountCreate')).toBe(1);
+  });
+
+  it.each([
+    ['a reference with "/"', { customerInternalReference: 'a/b' }],
+    ['a reference with "<"', { customerInternalReference: 'a<b' }],
+    ['a reference of 101 characters', { customerInternalReference: 'r'.repeat(101) }],
+    ['an empty reference', { customerInternalReference: '' }],
+    ['a userReference of 101 characters', { userReference: 'u'.repeat(101) }],
+    ['a callbackUrl of 256 characters', { callbackUrl: 'https://shop.example/' + 'c'.repeat(235) }],
+    ['a malformed tokenLifetime', { tokenLifetime: '30 minutes' }],
+  ])('%s is refused before the call, as invalid_account_request', async (_, change) => {
     const client = await setup();
-    await expect(client.createAccount({ ...account, customerInternalReference: 'a/b' })).rejects.toMatchObject({ code: 'request_rejected', status: 400 });
+    await expect(client.createAccount({ ...account, ...change })).rejects.toMatchObject({ code: 'invalid_account_request' });
+    expect(emulator.inspect.requests('accountCreate')).toBe(0);
+    expect(emulator.inspect.requests('token')).toBe(0);
+  });
+
+  it('a reference of exactly 100 characters is accepted', async () => {
+    const client = await setup();
+    await expect(client.createAccount({ ...account, customerInternalReference: 'r'.repeat(100) })).resolves.toBeInstanceOf(DeviceRiskTransaction);
+  });
+
+  it('a slow account create is waited for, not abandoned as unknown and made twice', async () => {
+    // The service takes 600 ms; the other calls are limited to 400 ms. Account create has its own,
+    // longer limit: a create that timed out may still have been made, so it must not time out early.
+    const client = await setup({ accountRequestsPerSecond: 0 }, { timeoutMs: 400 });
+    emulator.faults.latency('accountCreate', 600);
+    const tx = await client.createAccount(account);
+    expect(emulator.inspect.requests('accountCreate')).toBe(1);
+    expect(emulator.inspect.transaction(tx.workflowExecutionId)).toMatchObject({ status: 'INITIATED' });
+  });
+
+  it('an upload to an API that never answers gives up at timeoutMs, even when garbage is collected meanwhile', async () => {
+    const client = await setup({}, { timeoutMs: 300, maxAttempts: 1 });
+    const tx = await client.createAccount(account);
+    emulator.faults.latency('upload', 60_000);
+    const collector = setInterval(() => (globalThis as { gc?: () => void }).gc!(), 10);
+    try {
+      await expect(client.uploadBlackbox(tx, BLACKBOX)).rejects.toMatchObject({ code: 'network_error', operation: 'upload' });
+    } finally {
+      clearInterval(collector);
+    }
+  });
+
+  it('an account create that outlasts accountTimeoutMs fails typed and is not repeated', async () => {
+    const client = await setup({ accountRequestsPerSecond: 0 }, { accountTimeoutMs: 200 });
+    emulator.faults.latency('accountCreate', 600);
+    await expect(client.createAccount(account)).rejects.toMatchObject({ code: 'network_error', operation: 'account create' });
     expect(emulator.inspect.requests('accountCreate')).toBe(1);
   });
 

@@ -114,11 +114,35 @@ describe('createDeviceRiskHandler', () => {
     expect(await response.text()).not.toMatch(/secret|Bearer|Basic/i);
   });
 
-  it('an upstream 4xx is a 502', async () => {
+  it('a permanent upstream 4xx comes back as that 4xx, without Retry-After, so that the browser does not retry', async () => {
     const { handler } = await setup({ workflows: { '1': { deviceRisk: true } } });
     const response = await handler(post({ blackbox: BLACKBOX }));
-    expect(response.status).toBe(502);
+    expect(response.status).toBe(400);
+    expect(response.headers.get('retry-after')).toBeNull();
     expect(((await response.json()) as { error: { code: string } }).error.code).toBe('request_rejected');
+  });
+
+  it('a customer reference the service would refuse is a 422 before any call, without Retry-After', async () => {
+    const { handler } = await setup({}, { resolveCustomer: () => ({ customerInternalReference: 'order<1>' }) });
+    const response = await handler(post({ blackbox: BLACKBOX }));
+    expect(response.status).toBe(422);
+    expect(response.headers.get('retry-after')).toBeNull();
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('invalid_account_request');
+    expect(emulator.inspect.requests('accountCreate')).toBe(0);
+  });
+
+  it('slow account creates retried by the browser make one transaction per key, however the other calls are limited', async () => {
+    // 600 ms of service latency against a 400 ms limit for the other calls: the create is not abandoned.
+    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+    emulator.faults.latency('accountCreate', 600);
+    const tokenSource = createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA });
+    const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA, timeoutMs: 400 });
+    const handler = createDeviceRiskHandler({ client, allowedOrigins: [SHOP], workflowKey: 10020, resolveCustomer: () => ({ customerInternalReference: 'cust-1' }) });
+    const keys = Array.from({ length: 8 }, (_, i) => `slow-key-000${i}`);
+    // Each key is sent, then sent again while the first is still running (a browser retry).
+    const answers = await Promise.all(keys.flatMap((key) => [handler(post({ blackbox: BLACKBOX }, { 'idempotency-key': key })), handler(post({ blackbox: BLACKBOX }, { 'idempotency-key': key }))]));
+    expect(answers.map((r) => r.status)).toEqual(Array(16).fill(200));
+    expect(emulator.inspect.requests('accountCreate')).toBe(keys.length);
   });
 
   it('updates an existing account when the hook names one', async () => {

@@ -1,5 +1,6 @@
 // The shipped nginx configuration, run by a real nginx in front of the emulator's collector.
-import { request as httpRequest } from 'node:http';
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../src/emulator/index.js';
 // @ts-expect-error: a plain ES module script without types
@@ -9,12 +10,17 @@ const available = (nginxAvailable as () => boolean)();
 // CI installs nginx-light (.ci/run): there a missing nginx is a failure, not a skip.
 if (!available && process.env.CI) throw new Error(`nginx not found at ${NGINX as string}; .ci/run installs nginx-light`);
 
-function raw(port: number, path: string): Promise<number> {
+function raw(port: number, path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<number> {
+  return rawAnswer(port, path, init).then((a) => a.status);
+}
+
+function rawAnswer(port: number, path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; body: string; headers: IncomingHttpHeaders }> {
   return new Promise((resolve, reject) => {
-    httpRequest({ hostname: '127.0.0.1', port, path }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode!));
-    }).on('error', reject).end();
+    const req = httpRequest({ hostname: '127.0.0.1', port, path, method: init.method ?? 'GET', headers: init.headers }, (res) => {
+      let body = '';
+      res.on('data', (c) => (body += c)).on('end', () => resolve({ status: res.statusCode!, body, headers: res.headers }));
+    });
+    req.on('error', reject).end(init.body);
   });
 }
 
@@ -57,5 +63,93 @@ describe.skipIf(!available)('nginx with the shipped configuration', () => {
     const before = emulator.inspect.requests('collector');
     expect([400, 404]).toContain(await raw(nginx.port, path));
     expect(emulator.inspect.requests('collector')).toBe(before);
+  });
+});
+
+// The attacks of the proxy tests, against nginx with the shipped files: nginx answers some of them
+// itself and forwards others; whatever it forwards must reach only the collector, under its root.
+describe.skipIf(!available)('nginx with the shipped configuration, against attacks', () => {
+  let nginx: { origin: string; port: number; stop(): void };
+  const servers: Server[] = [];
+  const seen: Record<'internal' | 'collector', Array<{ url: string; method: string; headers: IncomingHttpHeaders }>> = { internal: [], collector: [] };
+  let internalHost: string;
+
+  async function recording(name: 'internal' | 'collector'): Promise<string> {
+    const server = createServer((req, res) => {
+      req.resume();
+      seen[name].push({ url: req.url!, method: req.method!, headers: req.headers });
+      res.writeHead(200, { 'content-type': 'text/html', 'set-cookie': ['session=forged; Path=/; Domain=.example'] }).end('<script>alert(1)</script>');
+    });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+
+  beforeAll(async () => {
+    internalHost = new URL(await recording('internal')).host;
+    nginx = await (startNginx as (url: string) => Promise<typeof nginx>)(await recording('collector'));
+  });
+  afterAll(async () => {
+    nginx?.stop();
+    for (const server of servers) {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it('reaches nothing but the collector, and only under its root, for every attack path in every encoding', async () => {
+    const paths = [
+      `http://${internalHost}/admin`,
+      `HTTP://${internalHost}/admin`,
+      `//${internalHost}/x`,
+      `///${internalHost}/x`,
+      `\\\\${internalHost}\\x`,
+      'data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==',
+      '/evil.example/x',
+      'general5/../../admin',
+    ];
+    const results: string[] = [];
+    for (const path of paths) {
+      const once = path.replace(/[:/\\.]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0'));
+      for (const [form, rest] of [['raw', path], ['encoded', once], ['double-encoded', once.replace(/%/g, '%25')]]) {
+        const answer = await rawAnswer(nginx.port, `/iojs/${rest}`);
+        results.push(`${path} ${form}: ${answer.status}`);
+        // Whatever nginx answers, it is never a page that runs on the shop's origin.
+        if (answer.status === 200) expect(answer.headers['content-security-policy']).toBe("sandbox; default-src 'none'");
+      }
+    }
+    expect(seen.internal).toEqual([]);
+    for (const { url } of seen.collector) {
+      expect(url.startsWith('/')).toBe(true);
+      expect(url.startsWith('//')).toBe(false);
+      expect(new URL(url, 'https://first.example').host).toBe('first.example');
+    }
+    // The plain schemes and backslashes are refused by nginx itself.
+    expect(results.filter((r) => r.startsWith(`http://${internalHost}/admin raw`) || r.startsWith('data:') && r.includes(' raw'))).toEqual([
+      `http://${internalHost}/admin raw: 400`,
+      'data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg== raw: 400',
+    ]);
+  });
+
+  it('forwards GET only: POST and other methods are refused', async () => {
+    const before = seen.collector.length;
+    expect(await raw(nginx.port, '/iojs/collect', { method: 'POST', body: 'x' })).toBe(403);
+    expect(await raw(nginx.port, '/iojs/collect', { method: 'DELETE' })).toBe(403);
+    expect(seen.collector.length).toBe(before);
+  });
+
+  it('forwards no cookie either way, replaces a forged X-Forwarded-For, and drops Authorization', async () => {
+    const answer = await rawAnswer(nginx.port, '/iojs/general5/x/static_wdp.js', {
+      headers: { cookie: 'session=s3cr3t', 'x-forwarded-for': '198.51.100.1', authorization: 'Bearer x' },
+    });
+    expect(answer.headers['set-cookie']).toBeUndefined();
+    const last = seen.collector.at(-1)!;
+    expect(last.headers.cookie).toBeUndefined();
+    expect(last.headers.authorization).toBeUndefined();
+    expect(last.headers['x-forwarded-for']).toBe('127.0.0.1');
+  });
+
+  it('a malformed Host is refused by nginx with 400', async () => {
+    expect(await raw(nginx.port, '/iojs/a.js', { headers: { host: 'a b' } })).toBe(400);
   });
 });

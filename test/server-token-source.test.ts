@@ -93,10 +93,13 @@ describe('createTokenSource', () => {
   });
 
   it('one source refreshing repeatedly stays under 10 requests a second and never sees 429', async () => {
-    emulator = await startEmulator({ accessTokenLifetimeSeconds: 1 });
-    const tokens = source({ refreshMarginSeconds: 1 }); // every call needs a new token
+    emulator = await startEmulator();
+    const tokens = source();
     const started = Date.now();
-    for (let i = 0; i < 13; i++) await tokens.getToken();
+    for (let i = 0; i < 13; i++) {
+      await tokens.getToken();
+      await tokens.invalidate(); // every call needs a new token
+    }
     expect(emulator.inspect.requests('token')).toBe(13);
     expect(Date.now() - started).toBeGreaterThanOrEqual(900); // the 11th request waited for the window
   });
@@ -167,5 +170,97 @@ describe('createTokenSource', () => {
     const b = await source({ store }).getToken();
     expect(b).toBe(a);
     expect(emulator.inspect.requests('token')).toBe(1);
+  });
+
+  describe('waits that end', () => {
+    /** A token service stub: each call answers the next of `answers` (the last one repeats). */
+    const stub = (...answers: Array<() => Response | Promise<Response>>) => {
+      const calls: number[] = [];
+      const fetchStub = (async (_url: string, init: RequestInit) => {
+        calls.push(Date.now());
+        const answer = answers[Math.min(calls.length - 1, answers.length - 1)]!;
+        return Promise.race([
+          answer(),
+          new Promise<Response>((_, reject) => init.signal?.addEventListener('abort', () => reject(init.signal!.reason), { once: true })),
+        ]);
+      }) as unknown as typeof fetch;
+      return { calls, fetchStub };
+    };
+    const tooMany = (retryAfter: string) => () => new Response('{"title":"Too Many Requests"}', { status: 429, headers: { 'retry-after': retryAfter } });
+    const granted = (expiresIn: unknown) => () => Response.json({ access_token: `at-${Math.random()}`, token_type: 'Bearer', expires_in: expiresIn });
+    const offline = (extra: Partial<Parameters<typeof createTokenSource>[0]>) =>
+      createTokenSource({ clientId: 'id', clientSecret: 'secret', tokenUrl: 'http://127.0.0.1:9/oauth2/token', userAgent: UA, ...extra });
+
+    it.each([
+      ['86400 seconds', '86400', 86400],
+      ['a date a day ahead', new Date(Date.now() + 86_400_000).toUTCString(), 86400],
+      ['3000000 seconds (past the largest setTimeout)', '3000000', 3_000_000],
+    ])('a 429 with Retry-After of %s rejects at once with rate_limited and the wait, instead of stalling', async (_, header, seconds) => {
+      const { calls, fetchStub } = stub(tooMany(header), granted(3600));
+      const started = Date.now();
+      const error = await offline({ fetch: fetchStub }).getToken().catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'rate_limited', status: 429 });
+      expect(Math.abs((error as { retryAfter: number }).retryAfter - seconds)).toBeLessThanOrEqual(60); // the date was written when the table was
+      expect(calls).toHaveLength(1); // not retried after 1 ms either
+      expect(Date.now() - started).toBeLessThan(1000);
+    });
+
+    it('a Retry-After within maxRetryAfterSeconds is waited for, then the request is made again', async () => {
+      const { calls, fetchStub } = stub(tooMany('1'), granted(3600));
+      expect(await offline({ fetch: fetchStub }).getToken()).toMatch(/^at-/);
+      expect(calls).toHaveLength(2);
+      expect(calls[1]! - calls[0]!).toBeGreaterThanOrEqual(950);
+    });
+
+    it('timeoutMs bounds the whole call: a Retry-After that would outlast it fails at once', async () => {
+      const { calls, fetchStub } = stub(tooMany('5'), granted(3600));
+      const started = Date.now();
+      await expect(offline({ fetch: fetchStub, timeoutMs: 1000 }).getToken()).rejects.toMatchObject({ code: 'rate_limited', retryAfter: 5 });
+      expect(calls).toHaveLength(1);
+      expect(Date.now() - started).toBeLessThan(900);
+    });
+
+    it('timeoutMs bounds a token service that never answers, even when garbage is collected meanwhile', async () => {
+      const { calls, fetchStub } = stub(() => new Promise<Response>(() => {}));
+      const started = Date.now();
+      const collector = setInterval(() => (globalThis as { gc?: () => void }).gc!(), 10);
+      try {
+        await expect(offline({ fetch: fetchStub, timeoutMs: 300 }).getToken()).rejects.toMatchObject({ code: 'network_error', operation: 'token' });
+      } finally {
+        clearInterval(collector);
+      }
+      expect(calls).toHaveLength(1);
+      expect(Date.now() - started).toBeLessThan(2000);
+    });
+
+    it('an expires_in below the refresh margin still serves the cache for half the lifetime', async () => {
+      let t = 1_000_000;
+      const { calls, fetchStub } = stub(granted(30));
+      const tokens = offline({ fetch: fetchStub, now: () => t, refreshMarginSeconds: 60 });
+      const first = await tokens.getToken();
+      t += 14_000;
+      expect(await tokens.getToken()).toBe(first);
+      expect(calls).toHaveLength(1);
+      t += 2_000; // past half of 30 s
+      expect(await tokens.getToken()).not.toBe(first);
+      expect(calls).toHaveLength(2);
+    });
+
+    it.each([
+      ['1e308', 1e308, 24 * 3600],
+      ['0.001', 0.001, 10],
+      ['a string', '3600', 3600],
+      ['missing', undefined, 3600],
+    ])('an expires_in of %s is taken within the documented bounds', async (_, expiresIn, seconds) => {
+      let t = 1_000_000;
+      const { calls, fetchStub } = stub(granted(expiresIn));
+      const tokens = offline({ fetch: fetchStub, now: () => t, refreshMarginSeconds: 0 });
+      const first = await tokens.getToken();
+      t += seconds * 1000 - 1;
+      expect(await tokens.getToken()).toBe(first);
+      t += 1;
+      expect(await tokens.getToken()).not.toBe(first);
+      expect(calls).toHaveLength(2);
+    });
   });
 });

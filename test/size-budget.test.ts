@@ -15,7 +15,8 @@ interface Sizes {
  * (1,500 / 2,500 / 3,000 bytes gzip) are not met; README's size section shows both and
  * what each feature costs.
  */
-const GUARDS = { minimal: 3800, full: 4450, umd: 4700 };
+// Raised by about 100 bytes for the options snapshot and the global-name check (the proxy-security issue).
+const GUARDS = { minimal: 3900, full: 4550, umd: 4800 };
 
 describe('browser bundle size', async () => {
   const sizes = (await measure()) as Sizes;

@@ -181,7 +181,12 @@ function startRun(options: NormalizedOptions): void {
   }
   const name = options.globalName ?? pageName ?? 'IGLOO';
   const pageConfig: VendorConfig = w[name] ?? {};
-  if (!isPlainObject(pageConfig)) throw fault('invalid_option', [name, pageConfig], {}, 'shadowed_global');
+  // A name taken by another global (`undefined`, `name`, `constructor`) cannot hold the config:
+  // refused here, before anything is written.
+  const slot = Object.getOwnPropertyDescriptor(w, name);
+  if (!isPlainObject(pageConfig) || (slot && !slot.writable && !slot.set)) {
+    throw fault('invalid_option', [name, w[name]], {}, 'shadowed_global');
+  }
   const pageLoader: VendorLoaderConfig = isPlainObject(pageConfig.loader) ? pageConfig.loader : {};
   const topLevel: Record<string, unknown> = { enable_rip: options.enableRip };
   const wanted: Record<string, unknown> = { version: options.version, uri_hook: options.uriHook, subkey: options.subkey };

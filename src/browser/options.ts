@@ -118,11 +118,24 @@ function valid(rule: Rule, value: unknown): unknown {
   return typeof rule === 'string' ? typeof value === rule : rule instanceof RegExp ? typeof value === 'string' && rule.test(value) : rule(value);
 }
 
-/** Rejects names not in `rules` and values they refuse; returns the defined values. */
+const own = (object: object, key: string) => Object.prototype.hasOwnProperty.call(object, key);
+
+/**
+ * The object's own enumerable properties, each read once, in an object without a
+ * prototype: a getter cannot answer one value to validation and another later, and
+ * a `__proto__` key (as JSON.parse makes) stays a plain key.
+ */
+function snapshot(value: Record<string, unknown>): Record<string, any> {
+  const copy: Record<string, unknown> = Object.create(null);
+  for (const key of Object.keys(value)) copy[key] = value[key];
+  return copy;
+}
+
+/** Rejects names not in `rules` (own names only: `constructor` is no option) and values they refuse; returns the defined values. */
 function check(prefix: string, value: Record<string, unknown>, rules: Record<string, Rule>): Record<string, any> {
   const out: Record<string, unknown> = {};
-  for (const key in value) {
-    if (!rules[key]) throw fault('invalid_option', [prefix + key, Object.keys(rules)], {}, 'unknown_option');
+  for (const key of Object.keys(value)) {
+    if (!own(rules, key)) throw fault('invalid_option', [prefix + key, Object.keys(rules)], {}, 'unknown_option');
     if (value[key] !== undefined) {
       if (!valid(rules[key]!, value[key])) invalidOption(prefix + key, value[key]);
       out[key] = value[key];
@@ -177,14 +190,23 @@ const OPTIONS: Record<keyof CaptureOptions, Rule> = {
   vendor: isPlainObject,
 };
 
-/** Validates every option and fills the defaults that calls compare; throws `invalid_option`. */
-export function normalizeOptions(options: unknown): NormalizedOptions {
-  if (!isPlainObject(options)) invalidOption('options', options);
+/**
+ * Validates every option and fills the defaults that calls compare; throws
+ * `invalid_option`. Each option is read once, into a snapshot, and only the snapshot
+ * is validated and used.
+ */
+export function normalizeOptions(input: unknown): NormalizedOptions {
+  if (!isPlainObject(input)) invalidOption('options', input);
+  const options = snapshot(input);
   if (options.loaderUrl === undefined) invalidOption('loaderUrl', undefined);
   const normalized: Record<string, any> = { vendor: {}, timeoutMs: 15_000, ...check('', options, OPTIONS) };
-  if (normalized.post) normalized.post = check('post.', typeof normalized.post === 'string' ? { url: normalized.post } : normalized.post, POST);
+  if (normalized.post) {
+    const post = typeof normalized.post === 'string' ? { url: normalized.post } : snapshot(normalized.post);
+    if (isPlainObject(post.headers)) post.headers = snapshot(post.headers);
+    normalized.post = check('post.', post, POST);
+  }
   if (normalized.post && !normalized.post.url) invalidOption('post.url', undefined);
-  const vendor = check('vendor.', normalized.vendor, VENDOR);
+  const vendor = check('vendor.', snapshot(normalized.vendor), VENDOR);
   // The loader's fp_dyn defaults to true and is invalid without fp_static: say so instead of guessing.
   if (!OFF.includes(`${vendor.fp_dyn}`) && OFF.includes(`${vendor.fp_static}`)) invalidOption('vendor.fp_dyn', vendor.fp_dyn);
   return { ...normalized, vendor } as NormalizedOptions;

@@ -148,16 +148,23 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     async sendCallback(url, body) {
       const record: SentCallback = { url, body };
       callbacks.push(record);
+      // A timer held here, not AbortSignal.timeout(): that one can be collected before it fires.
+      const controller = new AbortController();
+      const timer = setTimeout(() => controller.abort(), 10_000);
       try {
         const response = await doFetch(url, {
           method: 'POST',
           headers: { 'content-type': 'application/json', 'user-agent': 'blackbox-capture-emulator/1' },
           body: JSON.stringify(body),
           redirect: 'manual',
+          signal: controller.signal,
         });
         record.status = response.status;
+        await response.body?.cancel();
       } catch (error) {
         record.error = (error as Error).message;
+      } finally {
+        clearTimeout(timer);
       }
     },
   });

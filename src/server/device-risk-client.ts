@@ -9,6 +9,7 @@ import {
   DeviceRiskError,
   ERR_FORGED_ADDRESS,
   ERR_INVALID_BLACKBOX,
+  ERR_INVALID_ACCOUNT_REQUEST,
   ERR_INVALID_CONFIGURATION,
   ERR_INVALID_RESPONSE,
   ERR_NETWORK,
@@ -22,6 +23,7 @@ import {
   sleep,
   upstreamSummary,
 } from './errors.js';
+import { deadline } from './deadline.js';
 import type { Region, TokenSource } from './token-source.js';
 
 /** The regional API base addresses (field notes). */
@@ -107,6 +109,12 @@ export interface DeviceRiskClientOptions {
   maxAttempts?: number;
   /** Time limit of one request in ms. Default 15000. */
   timeoutMs?: number;
+  /**
+   * Time limit of an account create or update in ms. Default 60000. A create that
+   * times out may still have been made by the service, and is not repeated (its
+   * outcome is unknown), so keep this well above the service's latency.
+   */
+  accountTimeoutMs?: number;
   /** A transaction token this close to expiry counts as expired. Default 30 s. */
   expiryMarginMs?: number;
   now?: () => number;
@@ -130,6 +138,26 @@ export function checkBlackbox(blackbox: unknown): string {
   return blackbox;
 }
 
+const FORBIDDEN_REFERENCE = /[<>"/;`%{}|]/;
+
+/**
+ * The documented rules of an account request (field notes §4), checked before the
+ * call: the service refuses a bad one with a 400 that no retry can mend.
+ */
+export function checkAccountRequest(body: AccountRequest): void {
+  const refuse = (message: string) => {
+    throw new DeviceRiskError(ERR_INVALID_ACCOUNT_REQUEST, message, { operation: 'account' });
+  };
+  const reference = body?.customerInternalReference;
+  if (typeof reference !== 'string' || reference === '' || reference.length > 100) refuse('customerInternalReference must be 1 to 100 characters');
+  if (FORBIDDEN_REFERENCE.test(reference)) refuse('customerInternalReference must not contain any of < > " / ; ` % { } |');
+  const key = body.workflowDefinition?.key;
+  if ((typeof key !== 'string' && typeof key !== 'number') || key === '') refuse('workflowDefinition.key is required');
+  if (body.userReference !== undefined && (typeof body.userReference !== 'string' || body.userReference.length > 100)) refuse('userReference must be at most 100 characters');
+  if (body.callbackUrl !== undefined && (typeof body.callbackUrl !== 'string' || body.callbackUrl.length > 255)) refuse('callbackUrl must be at most 255 characters');
+  if (body.tokenLifetime !== undefined && !/^\d+[mhd]$/.test(body.tokenLifetime)) refuse('tokenLifetime must look like "30m", "12h" or "5d"');
+}
+
 function lifetimeMs(value: string | undefined): number {
   const match = value === undefined ? undefined : /^(\d+)([mhd])$/.exec(value);
   if (!match) return DEFAULT_TRANSACTION_TOKEN_LIFETIME_MS;
@@ -149,6 +177,7 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
   const now = options.now ?? Date.now;
   const maxAttempts = options.maxAttempts ?? 3;
   const timeoutMs = options.timeoutMs ?? 15_000;
+  const accountTimeoutMs = options.accountTimeoutMs ?? 60_000;
   const margin = options.expiryMarginMs ?? 30_000;
   const accountsPath = options.accountsPath ?? '/api/v1/accounts';
   const { tokenSource } = options;
@@ -174,13 +203,14 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
   async function call(
     operation: string,
     url: string,
-    init: { method: string; body?: string; bearer: () => Promise<string> | string; accessToken?: boolean },
+    init: { method: string; body?: string; bearer: () => Promise<string> | string; accessToken?: boolean; timeoutMs?: number },
     repeatable: boolean,
   ): Promise<Response> {
     let lastError: DeviceRiskError | undefined;
     let refreshedToken = false;
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       let response: Response;
+      const limit = deadline(init.timeoutMs ?? timeoutMs);
       try {
         response = await doFetch(url, {
           method: init.method,
@@ -192,14 +222,20 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
           },
           ...(init.body === undefined ? {} : { body: init.body }),
           redirect: 'manual',
-          signal: AbortSignal.timeout(timeoutMs),
+          signal: limit.signal,
         });
+        // The body is read by the caller: the limit covers it too.
+        const body = await response.arrayBuffer();
+        const { status, statusText, headers } = response;
+        response = new Response([101, 204, 205, 304].includes(status) ? null : body, { status, statusText, headers });
       } catch (cause) {
         if (cause instanceof DeviceRiskError) throw cause; // from the token source
-        lastError = new DeviceRiskError(ERR_NETWORK, `${operation} failed (network error or timeout)`, { operation, cause });
+        lastError = new DeviceRiskError(ERR_NETWORK, `${operation} failed (${limit.expired ? 'no answer in time' : 'network error'})`, { operation, cause });
         if (!repeatable) throw lastError;
         await sleep(Math.random() * 300 * 2 ** attempt);
         continue;
+      } finally {
+        limit.clear();
       }
       if (response.ok) return response;
       const summary = await upstreamSummary(response);
@@ -260,8 +296,9 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
   }
 
   async function account(operation: string, url: string, method: string, body: AccountRequest, repeatable: boolean) {
+    checkAccountRequest(body);
     const started = now();
-    const response = await call(operation, url, { method, body: JSON.stringify(body), bearer: () => tokenSource.getToken(), accessToken: true }, repeatable);
+    const response = await call(operation, url, { method, body: JSON.stringify(body), bearer: () => tokenSource.getToken(), accessToken: true, timeoutMs: accountTimeoutMs }, repeatable);
     const answer = await response.json().catch(() => {
       throw new DeviceRiskError(ERR_INVALID_RESPONSE, `${operation} answered with something other than JSON`, { operation });
     });

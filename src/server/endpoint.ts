@@ -8,7 +8,7 @@
  * success gets the first answer.
  */
 import { checkBlackbox, type AccountRequest, type DeviceRiskClient, type DeviceRiskTransaction } from './device-risk-client.js';
-import { DeviceRiskError, ERR_INVALID_CONFIGURATION, isDeviceRiskError } from './errors.js';
+import { DeviceRiskError, ERR_INVALID_ACCOUNT_REQUEST, ERR_INVALID_CONFIGURATION, ERR_REQUEST_REJECTED, isDeviceRiskError } from './errors.js';
 import type { RequestContext } from './node.js';
 
 /** What the integrator's hook says about the customer behind a request. */
@@ -205,6 +205,11 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
       const code = isDeviceRiskError(error) ? error.code : 'internal_error';
       if (isDeviceRiskError(error) && (error.code === ERR_INVALID_CONFIGURATION || error.code === 'forged_address')) {
         return refuse(500, code, 'The device-risk check is misconfigured');
+      }
+      // Permanent refusals: no Retry-After, and a 4xx so that the browser does not try again.
+      if (code === ERR_INVALID_ACCOUNT_REQUEST) return refuse(422, code, 'The account request for this customer breaks the service rules; retrying will not help');
+      if (code === ERR_REQUEST_REJECTED && status !== undefined && status >= 400 && status < 500 && status !== 429) {
+        return refuse(status, code, `The device-risk service refused the request (HTTP ${status}); retrying will not help`);
       }
       // Upstream trouble: tell the browser to try again later with the same key.
       const retryAfter = String(Math.min(isDeviceRiskError(error) && error.retryAfter !== undefined ? error.retryAfter : 2, 60));

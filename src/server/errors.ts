@@ -16,6 +16,7 @@ export const ERR_FORGED_ADDRESS = 'forged_address';
 export const ERR_TRANSACTION_TOKEN_EXPIRED = 'transaction_token_expired';
 export const ERR_INVALID_BLACKBOX = 'invalid_blackbox';
 export const ERR_REQUEST_REJECTED = 'request_rejected';
+export const ERR_INVALID_ACCOUNT_REQUEST = 'invalid_account_request';
 
 export type DeviceRiskErrorCode =
   | typeof ERR_INVALID_CONFIGURATION
@@ -29,7 +30,8 @@ export type DeviceRiskErrorCode =
   | typeof ERR_FORGED_ADDRESS
   | typeof ERR_TRANSACTION_TOKEN_EXPIRED
   | typeof ERR_INVALID_BLACKBOX
-  | typeof ERR_REQUEST_REJECTED;
+  | typeof ERR_REQUEST_REJECTED
+  | typeof ERR_INVALID_ACCOUNT_REQUEST;
 
 const PREFIX = '[blackbox-capture/server] ';
 

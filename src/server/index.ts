@@ -3,11 +3,12 @@
  * Web-standard Request -> Response handlers on fetch (Node 20+, Next.js route
  * handlers, Hono, edge runtimes), plus a Node adapter. Secrets and tokens stay here.
  */
-export { createTokenSource, createMemoryTokenStore, TOKEN_URLS } from './token-source.js';
+export { createTokenSource, createMemoryTokenStore, tokenLifetimeSeconds, TOKEN_LIFETIME_BOUNDS, TOKEN_URLS } from './token-source.js';
 export type { Region, TokenSource, TokenSourceOptions, TokenStore, CachedToken } from './token-source.js';
 export {
   createDeviceRiskClient,
   checkBlackbox,
+  checkAccountRequest,
   DeviceRiskTransaction,
   API_BASE_URLS,
   RETRIEVAL_BASE_URLS,
@@ -17,9 +18,11 @@ export {
 export type { AccountRequest, DeviceRiskClient, DeviceRiskClientOptions } from './device-risk-client.js';
 export { createDeviceRiskHandler, runDeviceRiskCheck } from './endpoint.js';
 export type { CustomerMapping, DeviceRiskCheckOptions, DeviceRiskHandlerOptions, DeviceRiskProgress, DeviceRiskResult } from './endpoint.js';
-export { createFirstPartyProxy, COLLECTOR_URLS } from './proxy.js';
-export type { FirstPartyProxyOptions } from './proxy.js';
-export { toNodeHandler, toRequest, writeResponse } from './node.js';
+export { createFirstPartyProxy, collectorPath, COLLECTOR_URLS } from './proxy.js';
+export type { FirstPartyProxyOptions, ProxyMethod } from './proxy.js';
+export { deadline } from './deadline.js';
+export type { Deadline } from './deadline.js';
+export { toNodeHandler, toRequest, writeResponse, validHost, BadRequestError } from './node.js';
 export type { FetchHandler, NodeHandler, RequestContext } from './node.js';
 export {
   DeviceRiskError,
@@ -36,5 +39,6 @@ export {
   ERR_TRANSACTION_TOKEN_EXPIRED,
   ERR_INVALID_BLACKBOX,
   ERR_REQUEST_REJECTED,
+  ERR_INVALID_ACCOUNT_REQUEST,
 } from './errors.js';
 export type { DeviceRiskErrorCode } from './errors.js';

@@ -14,10 +14,41 @@ export type FetchHandler = (request: Request, context?: RequestContext) => Respo
 
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => void;
 
-/** Builds a web Request from a Node request; the signal aborts when the client goes away. */
+/** A Host header value: a DNS name, IPv4 or bracketed IPv6 address, with an optional port. */
+export function validHost(host: string): boolean {
+  return /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/.test(host);
+}
+
+/** A request the adapter refuses before any handler sees it (a malformed Host). */
+export class BadRequestError extends Error {
+  override readonly name = 'BadRequestError';
+  constructor(
+    readonly code: 'bad_host' | 'bad_request_target',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Builds a web Request from a Node request; the signal aborts when the client goes
+ * away. Throws `BadRequestError` for a malformed Host, which `toNodeHandler` answers with 400.
+ */
 export function toRequest(req: IncomingMessage, res: ServerResponse): Request {
   const encrypted = (req.socket as { encrypted?: boolean }).encrypted === true;
-  const url = new URL(req.url ?? '/', `${encrypted ? 'https' : 'http'}://${req.headers.host ?? 'localhost'}`);
+  const host = req.headers.host ?? 'localhost';
+  if (!validHost(host)) throw new BadRequestError('bad_host', 'the Host header is not a host name');
+  // The target is appended to the origin, never resolved against it: "//other.host/x" stays a path.
+  let target = req.url ?? '/';
+  if (!target.startsWith('/')) {
+    try {
+      const absolute = new URL(target); // absolute-form, as sent to proxies: only its path counts
+      target = absolute.pathname + absolute.search;
+    } catch {
+      throw new BadRequestError('bad_request_target', 'the request target is not a path');
+    }
+  }
+  const url = new URL(`${encrypted ? 'https' : 'http'}://${host}${target}`);
   const headers = new Headers();
   for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!);
   const controller = new AbortController();
@@ -68,7 +99,15 @@ export async function writeResponse(response: Response, res: ServerResponse, met
 export function toNodeHandler(handler: FetchHandler): NodeHandler {
   return (req, res, next) => {
     void (async () => {
-      const request = toRequest(req, res);
+      let request: Request;
+      try {
+        request = toRequest(req, res);
+      } catch (error) {
+        if (!(error instanceof BadRequestError)) throw error;
+        res.writeHead(400, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+        res.end(JSON.stringify({ error: { code: error.code, message: error.message } }));
+        return;
+      }
       const response = await handler(request, { clientAddress: req.socket.remoteAddress ?? '' });
       await writeResponse(response, res, request.method);
     })().catch((error: unknown) => {

@@ -2,9 +2,16 @@
  * The first-party reverse proxy: requests under the prefix (default /iojs) go to
  * the vendor's first-party collector with the prefix stripped, so the browser
  * loads the dynamic script from the integrator's own domain.
+ *
+ * It runs on the shop's own origin, so it is built to forward nothing else: the
+ * upstream address is the collector's origin and base path with the remaining
+ * path appended as a path (never parsed as a URL of its own), only the vendor's
+ * own cookies travel, and every answer is sandboxed should it ever be opened as
+ * a page.
  */
+import { deadline } from './deadline.js';
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION, requireSecureUrl } from './errors.js';
-import type { RequestContext } from './node.js';
+import { validHost, type RequestContext } from './node.js';
 
 /** The vendor's first-party hosts (field notes). */
 export const COLLECTOR_URLS = {
@@ -12,31 +19,68 @@ export const COLLECTOR_URLS = {
   sandbox: 'https://ci-first.iovation.com/',
 } as const;
 
+export type ProxyMethod = 'GET' | 'HEAD' | 'POST';
+
 export interface FirstPartyProxyOptions {
   /** Path prefix on your site; must equal the browser's `uriHook`. Default `/iojs`. */
   prefix?: string;
   /** The collector's address (the prefix maps to its root). */
   collectorUrl: string;
   fetch?: typeof fetch;
-  /** Upstream time limit in ms. Default 10000. */
+  /** Upstream time limit in ms, for the whole exchange. Default 10000. */
   timeoutMs?: number;
+  /**
+   * Methods forwarded. Default GET and HEAD: the collection scripts and the files they
+   * load are fetched with GET. Add POST only if your vendor asks for it; its body is capped.
+   */
+  methods?: readonly ProxyMethod[];
+  /** Largest POST body forwarded, in bytes. Default 65536. */
+  maxBodyBytes?: number;
+  /**
+   * Cookies set by the collector come back to the browser under this name prefix,
+   * confined to the proxy's path, and only cookies with this prefix are forwarded
+   * (with the prefix removed): the site's own cookies never reach the vendor. Default `bbc_`.
+   */
+  cookiePrefix?: string;
+  /** Further cookie names forwarded as they are (cookies the vendor's scripts set from JavaScript). Default none. */
+  allowCookies?: readonly string[];
+  /**
+   * Trust the `X-Forwarded-For` chain of the incoming request (your own load balancer
+   * sets it) and append the peer address to it. Default false: the chain is replaced by
+   * the peer address, so a client cannot forge its address to the vendor.
+   */
+  trustProxy?: boolean;
+  /** Your site's public host for `X-Forwarded-Host`. Default: the request's validated `Host`. */
+  publicHost?: string;
 }
 
 /** Hop-by-hop headers (RFC 9110 7.6.1): never forwarded in either direction. */
 const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade'];
-const FORWARDED_REQUEST_HEADERS = ['user-agent', 'accept-language', 'referer', 'cookie', 'accept', 'if-none-match', 'if-modified-since', 'content-type'];
+const FORWARDED_REQUEST_HEADERS = ['user-agent', 'accept-language', 'referer', 'accept', 'if-none-match', 'if-modified-since', 'content-type'];
 const RETURNED_RESPONSE_HEADERS = ['content-type', 'cache-control', 'etag', 'last-modified', 'expires', 'vary'];
+const COOKIE_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
-/** True when the (decoded) path could leave the prefix: "..", "." segments, backslashes, encoded slashes. */
-function escapes(rawPath: string): boolean {
-  let decoded: string;
-  try {
-    decoded = decodeURIComponent(rawPath);
-  } catch {
-    return true; // malformed escapes
+/**
+ * The path after the prefix, when it can only name a file under the collector's base
+ * path: undefined for anything else. Checked as sent and after each of up to two
+ * decodings, so encoded and double-encoded forms fail as the plain ones do.
+ */
+export function collectorPath(rest: string): string | undefined {
+  let layer = rest;
+  for (let decodings = 0; ; decodings++) {
+    // Printable ASCII path characters only: no scheme or port colon, no backslash, no control
+    // character, no empty segment ("//" would start a host), no "." or ".." segment.
+    if (!/^[A-Za-z0-9\-._~!$&'()*+,;=@/%]*$/.test(layer) || layer.startsWith('/') || layer.includes('//')) return undefined;
+    if (layer.split('/').some((segment) => segment === '.' || segment === '..')) return undefined;
+    if (!layer.includes('%')) return rest;
+    // An encoded slash or backslash is a path separator in disguise.
+    if (/%(2f|5c)/i.test(layer) || decodings === 2) return undefined;
+    try {
+      layer = decodeURIComponent(layer);
+    } catch {
+      return undefined; // a malformed escape
+    }
   }
-  if (/%2f|%5c/i.test(rawPath) || decoded.includes('\\') || decoded.includes('\0')) return true;
-  return decoded.split('/').some((segment) => segment === '..' || segment === '.');
 }
 
 function dropHopByHop(headers: Headers): void {
@@ -44,21 +88,81 @@ function dropHopByHop(headers: Headers): void {
   for (const name of [...HOP_BY_HOP, ...listed]) headers.delete(name);
 }
 
-const answer = (status: number, text: string) =>
-  new Response(text, { status, headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' } });
+const answer = (status: number, code: string, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify({ error: { code } }), {
+    status,
+    headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers },
+  });
+
+/** Holds the deadline until the body has been read or dropped: a body that stalls is cut too. */
+function releasedWhenRead(body: ReadableStream<Uint8Array>, release: () => void): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  return new ReadableStream({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) {
+          release();
+          controller.close();
+        } else controller.enqueue(value);
+      } catch (error) {
+        release();
+        controller.error(error);
+      }
+    },
+    cancel(reason) {
+      release();
+      return reader.cancel(reason);
+    },
+  });
+}
+
+/** Reads at most `limit` bytes of a body; undefined when it is larger. */
+async function readCapped(request: Request, limit: number): Promise<Uint8Array<ArrayBuffer> | undefined> {
+  if (Number(request.headers.get('content-length') ?? 0) > limit) return undefined;
+  if (!request.body) return new Uint8Array();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) out.set(chunk, (offset += chunk.byteLength) - chunk.byteLength);
+  return out;
+}
 
 export function createFirstPartyProxy(options: FirstPartyProxyOptions): ((request: Request, context?: RequestContext) => Promise<Response>) & { matches(request: Request): boolean } {
   const prefix = (options.prefix ?? '/iojs').replace(/\/+$/, '');
-  if (!/^\/[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/.test(prefix) || prefix.split('/').includes('..')) {
+  if (!/^\/[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/.test(prefix) || prefix.split('/').some((s) => s === '..' || s === '.')) {
     throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, `prefix must be an absolute path such as "/iojs"`);
   }
   const upstream = requireSecureUrl(options.collectorUrl, 'collectorUrl');
-  const upstreamBase = upstream.href.endsWith('/') ? upstream.href : upstream.href + '/';
+  if (upstream.search || upstream.hash) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'collectorUrl must not carry a query or fragment');
+  const basePath = upstream.pathname.endsWith('/') ? upstream.pathname : upstream.pathname + '/';
+  const methods = new Set<string>(options.methods ?? ['GET', 'HEAD']);
+  for (const method of methods) {
+    if (!['GET', 'HEAD', 'POST'].includes(method)) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, `methods may hold GET, HEAD and POST only, not ${method}`);
+  }
+  const cookiePrefix = options.cookiePrefix ?? 'bbc_';
+  const allowCookies = new Set(options.allowCookies ?? []);
+  if (!COOKIE_NAME.test(cookiePrefix) || [...allowCookies].some((name) => !COOKIE_NAME.test(name))) {
+    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'cookiePrefix and allowCookies must be cookie names');
+  }
+  if (options.publicHost !== undefined && !validHost(options.publicHost)) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'publicHost must be a host name, with a port if any');
   const doFetch = options.fetch ?? fetch;
   const timeoutMs = options.timeoutMs ?? 10_000;
+  const maxBody = options.maxBodyBytes ?? 64 * 1024;
 
   const rawPathOf = (request: Request) => {
-    // new URL() would already have resolved "..": read the path as the client sent it.
     const afterOrigin = request.url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, '');
     return afterOrigin.split(/[?#]/)[0] ?? '';
   };
@@ -67,38 +171,85 @@ export function createFirstPartyProxy(options: FirstPartyProxyOptions): ((reques
     return path === prefix || path.startsWith(prefix + '/');
   };
 
+  /** The browser's cookies that belong to the vendor, under their own names. */
+  function vendorCookies(header: string | null): string | undefined {
+    const kept: string[] = [];
+    for (const pair of (header ?? '').split(';')) {
+      const trimmed = pair.trim();
+      const name = trimmed.slice(0, trimmed.indexOf('='));
+      if (allowCookies.has(name)) kept.push(trimmed);
+      else if (name.startsWith(cookiePrefix) && name.length > cookiePrefix.length) kept.push(trimmed.slice(cookiePrefix.length));
+    }
+    return kept.length ? kept.join('; ') : undefined;
+  }
+
+  /** A collector cookie as the browser gets it: in the vendor's namespace, host-only, under the prefix. */
+  function rewriteSetCookie(line: string): string | undefined {
+    const [pair = '', ...attributes] = line.split(';');
+    const at = pair.indexOf('=');
+    const name = pair.slice(0, at).trim();
+    if (at < 1 || !COOKIE_NAME.test(name)) return undefined;
+    let path = '/';
+    const kept: string[] = [];
+    for (const attribute of attributes) {
+      const key = attribute.split('=')[0]!.trim().toLowerCase();
+      if (key === 'path') path = attribute.slice(attribute.indexOf('=') + 1).trim();
+      else if (key !== 'domain') kept.push(attribute.trim()); // Domain dropped: the cookie stays on this host
+    }
+    // The collector's path, mapped under the prefix; anything odd becomes the prefix itself.
+    const mapped = path.startsWith(basePath) ? path.slice(basePath.length - 1) : path;
+    const confined = /^\/[A-Za-z0-9\-._~/]*$/.test(mapped) && !mapped.split('/').includes('..') ? prefix + mapped.replace(/\/$/, '') : prefix;
+    const outName = allowCookies.has(name) ? name : cookiePrefix + name;
+    return [`${outName}=${pair.slice(at + 1).trim()}`, `Path=${confined || '/'}`, ...kept].join('; ');
+  }
+
   const handler = async (request: Request, context?: RequestContext): Promise<Response> => {
     const rawPath = rawPathOf(request);
-    if (!(rawPath === prefix || rawPath.startsWith(prefix + '/'))) return answer(404, 'not found');
-    const rest = rawPath.slice(prefix.length + 1);
-    if (escapes(rest)) return answer(400, 'bad path');
-    if (!['GET', 'HEAD', 'POST'].includes(request.method)) return answer(405, 'method not allowed');
+    if (!(rawPath === prefix || rawPath.startsWith(prefix + '/'))) return answer(404, 'not_found');
+    const rest = collectorPath(rawPath.slice(prefix.length + 1));
+    if (rest === undefined) return answer(400, 'bad_path');
+    if (!methods.has(request.method)) return answer(405, 'method_not_allowed', { allow: [...methods].join(', ') });
+    const host = request.headers.get('host') ?? new URL(request.url).host;
+    if (!validHost(host)) return answer(400, 'bad_host');
+
     const url = new URL(request.url);
-    const target = new URL(rest + url.search, upstreamBase);
+    const target = new URL(upstream.origin + basePath + rest + url.search);
+    // The path was checked to stay a path; this only confirms it.
+    if (target.origin !== upstream.origin || !target.pathname.startsWith(basePath)) return answer(400, 'bad_path');
+
+    let body: Uint8Array<ArrayBuffer> | undefined;
+    if (request.method === 'POST') {
+      body = await readCapped(request, maxBody);
+      if (!body) return answer(413, 'body_too_large');
+    }
 
     const headers = new Headers();
     for (const name of FORWARDED_REQUEST_HEADERS) {
       const value = request.headers.get(name);
       if (value !== null) headers.set(name, value);
     }
-    const client = context?.clientAddress;
-    const prior = request.headers.get('x-forwarded-for');
-    if (client || prior) headers.set('x-forwarded-for', [prior, client].filter(Boolean).join(', '));
-    headers.set('x-forwarded-host', request.headers.get('host') ?? url.host);
+    const cookies = vendorCookies(request.headers.get('cookie'));
+    if (cookies) headers.set('cookie', cookies);
+    const peer = context?.clientAddress || undefined;
+    const chain = options.trustProxy ? [request.headers.get('x-forwarded-for'), peer].filter(Boolean).join(', ') : peer;
+    if (chain) headers.set('x-forwarded-for', chain);
+    headers.set('x-forwarded-host', options.publicHost ?? host);
     headers.set('x-forwarded-proto', url.protocol.replace(':', ''));
     dropHopByHop(headers);
 
+    const limit = deadline(timeoutMs, request.signal);
     let response: Response;
     try {
       response = await doFetch(target, {
         method: request.method,
         headers,
         redirect: 'manual',
-        signal: AbortSignal.any([request.signal, AbortSignal.timeout(timeoutMs)]),
-        ...(request.method === 'POST' ? { body: request.body, duplex: 'half' } : {}),
-      } as RequestInit);
+        signal: limit.signal,
+        ...(body ? { body } : {}),
+      });
     } catch {
-      return answer(502, 'first-party collector unreachable');
+      limit.clear();
+      return answer(limit.expired ? 504 : 502, limit.expired ? 'collector_timeout' : 'collector_unreachable');
     }
 
     const out = new Headers();
@@ -106,15 +257,25 @@ export function createFirstPartyProxy(options: FirstPartyProxyOptions): ((reques
       const value = response.headers.get(name);
       if (value !== null) out.set(name, value);
     }
-    for (const cookie of response.headers.getSetCookie()) out.append('set-cookie', cookie);
+    for (const cookie of response.headers.getSetCookie()) {
+      const rewritten = rewriteSetCookie(cookie);
+      if (rewritten) out.append('set-cookie', rewritten);
+    }
     // The dynamic script embeds per-request values: no browser or CDN may keep it.
     if (/dyn_wdp\.js$/.test(target.pathname)) {
       out.set('cache-control', 'no-store, private');
       out.set('cdn-cache-control', 'no-store');
     }
-    // fetch() has decoded the body: no content-encoding or content-length from upstream.
+    // Scripts load as they are; opened as a page, an answer can run nothing on this origin.
+    out.set('content-security-policy', "sandbox; default-src 'none'");
     dropHopByHop(out);
-    return new Response(request.method === 'HEAD' ? null : response.body, { status: response.status, headers: out });
+    if (request.method === 'HEAD' || !response.body) {
+      limit.clear();
+      await response.body?.cancel();
+      return new Response(null, { status: response.status, headers: out });
+    }
+    // fetch() has decoded the body: no content-encoding or content-length from upstream.
+    return new Response(releasedWhenRead(response.body, limit.clear), { status: response.status, headers: out });
   };
   return Object.assign(handler, { matches });
 }

@@ -17,6 +17,7 @@ import {
   sleep,
   upstreamSummary,
 } from './errors.js';
+import { deadline } from './deadline.js';
 
 export type Region = 'US' | 'EU' | 'SG';
 
@@ -31,6 +32,8 @@ export interface CachedToken {
   accessToken: string;
   /** Epoch ms at which the service stops accepting it. */
   expiresAt: number;
+  /** Epoch ms at which it was issued. */
+  issuedAt?: number;
 }
 
 /** Where tokens are kept; share one store between server instances to share tokens. */
@@ -65,8 +68,13 @@ export interface TokenSourceOptions {
   maxRequestsPerSecond?: number;
   /** Attempts for 429, 5xx and network failures. Default 4. */
   maxAttempts?: number;
-  /** Time limit of one token request in ms. Default 10000. */
+  /**
+   * Time limit of a whole `getToken` call in ms, waits for the rate limit and for
+   * `Retry-After` included. Default 10000.
+   */
   timeoutMs?: number;
+  /** The longest `Retry-After` waited for, in seconds; a longer one fails at once with `rate_limited`. Default 30. */
+  maxRetryAfterSeconds?: number;
   now?: () => number;
 }
 
@@ -81,6 +89,14 @@ export interface TokenSource {
 
 const BASE_BACKOFF_MS = 250;
 const RATE_WINDOW_MS = 1100;
+/** `expires_in` is taken within these bounds (seconds): a tiny one would mean a request per call, a huge one a token cached for ever. */
+export const TOKEN_LIFETIME_BOUNDS = { min: 10, max: 24 * 3600, default: 3600 } as const;
+
+/** The lifetime in seconds a token answer's `expires_in` stands for (see TOKEN_LIFETIME_BOUNDS). */
+export function tokenLifetimeSeconds(expiresIn: unknown): number {
+  if (typeof expiresIn !== 'number' || !(expiresIn > 0)) return TOKEN_LIFETIME_BOUNDS.default;
+  return Math.min(TOKEN_LIFETIME_BOUNDS.max, Math.max(TOKEN_LIFETIME_BOUNDS.min, expiresIn));
+}
 
 /** Send times of token requests in this process, per token URL: the limit holds process-wide. */
 const sentByTokenUrl = new Map<string, number[]>();
@@ -99,6 +115,7 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
   const perSecond = options.maxRequestsPerSecond ?? 10;
   const maxAttempts = options.maxAttempts ?? 4;
   const timeoutMs = options.timeoutMs ?? 10_000;
+  const maxRetryAfterMs = (options.maxRetryAfterSeconds ?? 30) * 1000;
   // The cache key names the client, never the secret.
   const key = `${tokenUrl} ${clientId}`;
   // RFC 6749 2.3.1: form-encode both, then Basic. btoa rather than Buffer: edge runtimes have no Buffer.
@@ -107,6 +124,11 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
   const sent = sentByTokenUrl.get(tokenUrl) ?? [];
   sentByTokenUrl.set(tokenUrl, sent);
   let inFlight: Promise<string> | undefined;
+  /**
+   * Fresh until `refreshMarginSeconds` before expiry, but never less than half its
+   * lifetime is used: a token shorter-lived than the margin would mean a request per call.
+   */
+  const fresh = (token: CachedToken) => token.expiresAt - Math.min(marginMs, (token.expiresAt - (token.issuedAt ?? token.expiresAt)) / 2) > now();
 
   /**
    * Waits for a slot so that no second holds more than `perSecond` requests. The
@@ -125,62 +147,84 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
     }
   }
 
-  async function requestToken(signal?: AbortSignal): Promise<string> {
+  async function requestToken(callerSignal?: AbortSignal): Promise<string> {
+    // One limit for the whole call: rate-limit slots, backoff and Retry-After waits included.
+    const limit = deadline(timeoutMs, callerSignal);
+    const { signal } = limit;
+    const timedOut = (cause?: unknown) =>
+      new DeviceRiskError(ERR_NETWORK, `no token from ${new URL(tokenUrl).origin} within ${timeoutMs} ms`, { operation: 'token', cause });
+    /** Waits, unless the wait would outlast the time limit: then the last error stands. */
+    const wait = async (ms: number, error: DeviceRiskError) => {
+      if (Date.now() + ms >= started + timeoutMs) throw error;
+      await sleep(ms, signal);
+    };
+    const started = Date.now();
     let lastError: DeviceRiskError | undefined;
-    for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-      await rateSlot(signal);
-      let response: Response;
-      try {
-        response = await doFetch(tokenUrl, {
-          method: 'POST',
-          headers: {
-            authorization,
-            accept: 'application/json',
-            'content-type': 'application/x-www-form-urlencoded',
-            'user-agent': options.userAgent,
-          },
-          body: 'grant_type=client_credentials',
-          redirect: 'manual',
-          signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs),
-        });
-      } catch (cause) {
-        if (signal?.aborted) throw signal.reason;
-        lastError = new DeviceRiskError(ERR_NETWORK, `token request to ${new URL(tokenUrl).origin} failed (network error or timeout)`, { operation: 'token', cause });
-        await sleep(Math.random() * BASE_BACKOFF_MS * 2 ** attempt, signal);
-        continue;
-      }
-      if (response.ok) {
-        const body = (await response.json().catch(() => undefined)) as { access_token?: unknown; expires_in?: unknown; token_type?: unknown } | undefined;
-        if (typeof body?.access_token !== 'string' || !body.access_token || typeof body.token_type !== 'string' || body.token_type.toLowerCase() !== 'bearer') {
-          throw new DeviceRiskError(ERR_INVALID_RESPONSE, 'token response lacks access_token or a Bearer token_type', { operation: 'token', status: response.status });
+    try {
+      for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+        await rateSlot(signal);
+        let response: Response;
+        try {
+          response = await doFetch(tokenUrl, {
+            method: 'POST',
+            headers: {
+              authorization,
+              accept: 'application/json',
+              'content-type': 'application/x-www-form-urlencoded',
+              'user-agent': options.userAgent,
+            },
+            body: 'grant_type=client_credentials',
+            redirect: 'manual',
+            signal,
+          });
+        } catch (cause) {
+          if (callerSignal?.aborted) throw callerSignal.reason;
+          if (limit.expired) throw timedOut(cause);
+          lastError = new DeviceRiskError(ERR_NETWORK, `token request to ${new URL(tokenUrl).origin} failed (network error)`, { operation: 'token', cause });
+          await wait(Math.random() * BASE_BACKOFF_MS * 2 ** attempt, lastError);
+          continue;
         }
-        const lifetime = typeof body.expires_in === 'number' && body.expires_in > 0 ? body.expires_in : 3600;
-        await store.set(key, { accessToken: body.access_token, expiresAt: now() + lifetime * 1000 });
-        return body.access_token;
+        if (response.ok) {
+          const body = (await response.json().catch(() => undefined)) as { access_token?: unknown; expires_in?: unknown; token_type?: unknown } | undefined;
+          if (typeof body?.access_token !== 'string' || !body.access_token || typeof body.token_type !== 'string' || body.token_type.toLowerCase() !== 'bearer') {
+            throw new DeviceRiskError(ERR_INVALID_RESPONSE, 'token response lacks access_token or a Bearer token_type', { operation: 'token', status: response.status });
+          }
+          const issuedAt = now();
+          await store.set(key, { accessToken: body.access_token, issuedAt, expiresAt: issuedAt + tokenLifetimeSeconds(body.expires_in) * 1000 });
+          return body.access_token;
+        }
+        const summary = await upstreamSummary(response);
+        const retryAfter = retryAfterSeconds(response);
+        if (response.status === 429) {
+          lastError = new DeviceRiskError(ERR_RATE_LIMITED, `token service rate limit reached (429)${summary}`, { status: 429, operation: 'token', ...(retryAfter === undefined ? {} : { retryAfter }) });
+          // A long Retry-After is the service's answer for now: say so at once instead of stalling every caller.
+          if (retryAfter !== undefined && retryAfter * 1000 > maxRetryAfterMs) throw lastError;
+          await wait(retryAfter !== undefined ? retryAfter * 1000 : Math.random() * BASE_BACKOFF_MS * 2 ** attempt, lastError);
+          continue;
+        }
+        if (response.status >= 500) {
+          lastError = new DeviceRiskError(ERR_UPSTREAM, `token service answered ${response.status}${summary}`, { status: response.status, operation: 'token' });
+          await wait(Math.random() * BASE_BACKOFF_MS * 2 ** attempt, lastError);
+          continue;
+        }
+        // 3xx (redirects are not followed), 400, 401, 403: retrying cannot help.
+        throw new DeviceRiskError(ERR_TOKEN_REJECTED, `token service refused the client-credentials request with ${response.status}${summary}`, { status: response.status, operation: 'token' });
       }
-      const summary = await upstreamSummary(response);
-      const retryAfter = retryAfterSeconds(response);
-      if (response.status === 429) {
-        lastError = new DeviceRiskError(ERR_RATE_LIMITED, `token service rate limit reached (429)${summary}`, { status: 429, operation: 'token', ...(retryAfter === undefined ? {} : { retryAfter }) });
-        await sleep(retryAfter !== undefined ? retryAfter * 1000 : Math.random() * BASE_BACKOFF_MS * 2 ** attempt, signal);
-        continue;
-      }
-      if (response.status >= 500) {
-        lastError = new DeviceRiskError(ERR_UPSTREAM, `token service answered ${response.status}${summary}`, { status: response.status, operation: 'token' });
-        await sleep(Math.random() * BASE_BACKOFF_MS * 2 ** attempt, signal);
-        continue;
-      }
-      // 3xx (redirects are not followed), 400, 401, 403: retrying cannot help.
-      throw new DeviceRiskError(ERR_TOKEN_REJECTED, `token service refused the client-credentials request with ${response.status}${summary}`, { status: response.status, operation: 'token' });
+      throw lastError!;
+    } catch (error) {
+      if (callerSignal?.aborted && error === callerSignal.reason) throw error;
+      if (limit.expired && !(error instanceof DeviceRiskError)) throw timedOut(error);
+      throw error;
+    } finally {
+      limit.clear();
     }
-    throw lastError!;
   }
 
   return {
     tokenUrl,
     async getToken({ signal } = {}) {
       const cached = await store.get(key);
-      if (cached && cached.expiresAt - marginMs > now()) return cached.accessToken;
+      if (cached && fresh(cached)) return cached.accessToken;
       // Concurrent callers share one request; a failed request is not cached.
       inFlight ??= requestToken(signal).finally(() => {
         inFlight = undefined;
