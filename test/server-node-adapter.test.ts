@@ -1,5 +1,5 @@
 // toNodeHandler: fetch-style handlers on node:http and as Express-style middleware.
-import { createServer, type Server } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { toNodeHandler, type FetchHandler } from '../src/server/index.js';
@@ -95,5 +95,30 @@ describe('toNodeHandler', () => {
     controller.abort();
     await pending;
     expect(await aborted).toBe(true);
+  });
+
+  it.each(['a@b', 'a b', 'x/y'])('a malformed Host (%j) is a 400 with a code before the handler runs, for the endpoint as for the proxy', async (host) => {
+    let ran = false;
+    const origin = await serve(toNodeHandler(() => ((ran = true), new Response('ok'))));
+    const { port } = new URL(origin);
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      httpRequest({ hostname: '127.0.0.1', port, path: '/device-risk', method: 'POST', headers: { host } }, (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c)).on('end', () => resolve({ status: res.statusCode!, body }));
+      }).on('error', reject).end('{}');
+    });
+    expect(answer.status).toBe(400);
+    expect(JSON.parse(answer.body).error.code).toBe('bad_host');
+    expect(ran).toBe(false);
+  });
+
+  it('a request target of the form //host/path stays a path on this origin', async () => {
+    const seen: string[] = [];
+    const origin = await serve(toNodeHandler((request) => (seen.push(request.url), new Response('ok'))));
+    const { port } = new URL(origin);
+    await new Promise<void>((resolve, reject) => {
+      httpRequest({ hostname: '127.0.0.1', port, path: '//evil.example/x' }, (res) => res.resume().on('end', resolve)).on('error', reject).end();
+    });
+    expect(seen).toEqual([`http://127.0.0.1:${port}//evil.example/x`]);
   });
 });
