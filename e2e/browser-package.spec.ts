@@ -3,7 +3,7 @@
  * the emulated vendor scripts served from 127.0.0.1.
  */
 import { expect, test } from '@playwright/test';
-import { decodeBlackbox } from '../src/emulator/vendor/routes.js';
+import { decodeBlackbox } from '../src/emulator/scripts/routes.js';
 import { startSite, type Site } from './support/site.js';
 
 let site: Site;

@@ -1,7 +1,8 @@
 // @vitest-environment happy-dom
 // Behaviour of captureBlackbox() against the emulated vendor loader in a test DOM.
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { decodeBlackbox } from '../src/emulator/vendor/routes.js';
+import { decodeBlackbox } from '../src/emulator/scripts/routes.js';
+import { realLoaderSource } from '../scripts/real-loader.mjs';
 import { clearOverrides, freshPage, html, LOADER_URL, notFound, override, requests, scriptsFor, settings } from './support/vendor-dom.js';
 
 let api: Awaited<ReturnType<typeof freshPage>>;
@@ -55,8 +56,9 @@ describe('the final blackbox', () => {
   it('passes trace messages to onTrace', async () => {
     const traces: string[] = [];
     await api.captureBlackbox({ ...ok, onTrace: (m) => traces.push(m) });
-    expect(traces.some((m) => m.startsWith('loader: 5.2.2 starting'))).toBe(true);
-    expect(traces).toContain('loader: collection complete');
+    // Loader 5.2.2 traces the version it puts in each path; the emulator's scripts trace completion.
+    expect(traces).toContain('********** version before replace: general5/ **********');
+    expect(traces).toContain('emulator: collection complete');
   });
 
   it('keeps reporting even when onUpdate throws, and reports the exception', async () => {
@@ -141,7 +143,7 @@ describe('a config object already on the page', () => {
     expect(config.enable_flash).toBe(false);
     expect(config.loader).toMatchObject({ subkey: 'PAGE', version: '5.2.2', uri_hook: '/iojs' });
     expect(pageUpdates.at(-1)).toEqual([bb, true]);
-    expect(pageTraces).toContain('loader: collection complete');
+    expect(pageTraces).toContain('emulator: collection complete');
     expect((document.getElementById('page-field') as HTMLInputElement).value).toBe(bb);
   });
 
@@ -244,7 +246,9 @@ describe('failures', () => {
     const error = await failure(api.captureBlackbox({ ...ok, timeoutMs: 5000 }));
     expect(Date.now() - started).toBeLessThan(1000);
     expect(error.code).toBe('collection_failed');
-    expect(error.message).toMatch(/first-party static_wdp\.js, first-party dyn_wdp\.js, third-party wdp\.js/);
+    // The first-party chain stopped at its first script: dyn_wdp.js was never requested.
+    expect(error.message).toMatch(/first-party static_wdp\.js, third-party wdp\.js\./);
+    expect(requests.some((u) => u.includes('dyn_wdp.js'))).toBe(false);
     expect(error.message).toMatch(/reverse proxy at "\/iojs"/);
     expect(error.message).toMatch(/ad blocker/);
     // A later call runs the loader again (its run-once marker was undone).
@@ -279,7 +283,7 @@ describe('failures', () => {
     settings.delays = { tp: [5, 5000] };
     const error = await failure(api.captureBlackbox({ ...ok, timeoutMs: 200 }));
     expect(error.code).toBe('timeout');
-    expect(error.message).toMatch(/first-party static_wdp\.js, first-party dyn_wdp\.js\. First party: check the reverse proxy at "\/iojs"/);
+    expect(error.message).toMatch(/Failed so far: first-party static_wdp\.js\. First party: check the reverse proxy at "\/iojs"/);
     expect(decodeBlackbox(error.blackbox)?.sources).toEqual(['tp']);
   });
 
@@ -360,8 +364,8 @@ describe('error messages', () => {
     breakProxy();
     blockThirdParty();
     const error = await failure(api.captureBlackbox(ok));
-    expect(error.message).toMatch(/^\[blackbox-capture\] Every collection script failed: first-party static_wdp\.js/);
-    expect(error.scripts).toEqual(['fp_static_wdp', 'fp_dyn_wdp', 'io_wdp']);
+    expect(error.message).toMatch(/^\[blackbox-capture\] Every collection path failed \(the loader requests nothing after a failed script\): first-party static_wdp\.js/);
+    expect(error.scripts).toEqual(['fp_static_wdp', 'io_wdp']);
   });
 
   it('fall back to the code, with every detail kept, when that chunk cannot load (offline)', async () => {
@@ -473,3 +477,42 @@ describe('script tag details', () => {
   });
 });
 
+
+// collection_failed follows the loader's chains, with the emulated loader and the real one alike.
+describe.each([
+  ['emulated loader', undefined],
+  ['real loader 5.2.2', realLoaderSource()],
+])('failure detection by chain, %s', (_, loaderSource) => {
+  beforeEach(() => {
+    if (loaderSource !== undefined) settings.loaderSource = loaderSource;
+  });
+  const notFoundAt = (pattern: RegExp) => override(pattern, notFound);
+
+  it.each([
+    ['proxy 404 and third party blocked', {}, [/^https:\/\/shop\.test\/iojs\//, /^https:\/\/tp\.test\//], ['fp_static_wdp', 'io_wdp']],
+    ['static loads, dyn 404 (after it), third party blocked', {}, [/dyn_wdp\.js/, /^https:\/\/tp\.test\//], ['fp_dyn_wdp', 'io_wdp']],
+    ['tp_split: its static 404, proxy 404', { tp_split: true }, [/^https:\/\/shop\.test\/iojs\//, /^https:\/\/tp\.test\/.*static_wdp/], ['fp_static_wdp', 'io_static_wdp']],
+    ['tp_split: its dyn 404 after its static loaded, proxy 404', { tp_split: true }, [/^https:\/\/shop\.test\/iojs\//, /^https:\/\/tp\.test\/.*dyn_wdp/], ['fp_static_wdp', 'io_dyn_wdp']],
+    ['tp_resource custom.js blocked, proxy 404', { tp_resource: 'custom.js' }, [/^https:\/\/shop\.test\/iojs\//, /^https:\/\/tp\.test\//], ['fp_static_wdp', 'io_custom']],
+    ['fp_static_override_uri 404, third party blocked', { fp_static_override_uri: 'https://shop.test/static/override.js' }, [/override\.js/, /^https:\/\/tp\.test\//], ['io_wdp', 'fp_override']],
+    ['third party off, proxy 404', { tp: false }, [/^https:\/\/shop\.test\/iojs\//], ['fp_static_wdp']],
+  ])('%s: collection_failed at once, naming the failed scripts', async (_, vendor, broken, scripts) => {
+    for (const pattern of broken) notFoundAt(pattern);
+    const started = Date.now();
+    const error = await failure(api.captureBlackbox({ ...ok, timeoutMs: 5000, vendor }));
+    expect(error.code).toBe('collection_failed');
+    expect(error.scripts).toEqual(scripts);
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  it('first party broken, third party loading: keeps waiting, and resolves with the third party', async () => {
+    notFoundAt(/^https:\/\/shop\.test\/iojs\//);
+    expect(decodeBlackbox(await api.captureBlackbox(ok))?.sources).toEqual(['tp']);
+  });
+
+  it('tp_split with only its dyn script failing and the first party intact: keeps waiting, and resolves', async () => {
+    notFoundAt(/^https:\/\/tp\.test\/.*dyn_wdp/);
+    const bb = await api.captureBlackbox({ ...ok, vendor: { tp_split: true } });
+    expect(decodeBlackbox(bb)?.sources).toContain('fp_dyn');
+  });
+});

@@ -1,7 +1,7 @@
 // @vitest-environment happy-dom
 // The declarative start of the UMD file: data attributes only, events on document.
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { decodeBlackbox } from '../src/emulator/vendor/routes.js';
+import { decodeBlackbox } from '../src/emulator/scripts/routes.js';
 import { freshPage, LOADER_URL, settings } from './support/vendor-dom.js';
 
 let start: typeof import('../src/browser/declarative.js').startFromScriptTag;

@@ -1,7 +1,7 @@
 // @vitest-environment happy-dom
 // The built ESM file in a DOM, against the emulated loader: the same flow as the sources.
 import { describe, expect, it } from 'vitest';
-import { decodeBlackbox } from '../src/emulator/vendor/routes.js';
+import { decodeBlackbox } from '../src/emulator/scripts/routes.js';
 import { freshPage, LOADER_URL } from './support/vendor-dom.js';
 
 describe('dist/index.js in a DOM', () => {

@@ -15,8 +15,9 @@ interface Sizes {
  * (1,500 / 2,500 / 3,000 bytes gzip) are not met; README's size section shows both and
  * what each feature costs.
  */
-// Raised by about 100 bytes for the options snapshot and the global-name check (the proxy-security issue).
-const GUARDS = { minimal: 3900, full: 4550, umd: 4800 };
+// Raised by about 100 bytes for the options snapshot and the global-name check (the proxy-security
+// issue), and about 100 more for failure detection by chain (the real-loader issue).
+const GUARDS = { minimal: 4000, full: 4650, umd: 4900 };
 
 describe('browser bundle size', async () => {
   const sizes = (await measure()) as Sizes;

@@ -18,8 +18,13 @@ type Field = HTMLInputElement | HTMLTextAreaElement;
 type Listener = (error?: BlackboxCaptureError) => void;
 type TrustedTypesPolicy = { createScriptURL(url: string): string };
 
-/** The collection scripts the loader may load, by the name of their failure flag. */
+/**
+ * The collection scripts the loader may load, by the name of their failure flag
+ * (`<list>_<file>`), in the order errors name them; a `tp_resource` or
+ * `fp_static_override_uri` file gets a flag of its own name, listed after these.
+ */
 const SCRIPTS = ['fp_static_wdp', 'fp_dyn_wdp', 'io_wdp', 'io_static_wdp', 'io_dyn_wdp'];
+const FLAG = /^((fp|io)_.+)_load_failure$/;
 
 /** Options of the call that started the page's current run (its loader options count); undefined when none runs. */
 let running: LoaderOptions | undefined;
@@ -38,7 +43,7 @@ let calls: Array<[NormalizedOptions, Promise<string>]>;
 let stopWatching: () => void;
 /** The page's own handlers, which ours pass every value on to. */
 let pageCallback: VendorConfig['bb_callback'];
-let pageTrace: VendorLoaderConfig['trace_handler'];
+let pageTraces: Array<VendorLoaderConfig['trace_handler']>;
 /** undefined: not tried yet; null: Trusted Types absent, or our policy name is not allowed. */
 let policy: TrustedTypesPolicy | null | undefined;
 
@@ -72,19 +77,27 @@ export function writeField(element: Field, value: string): void {
   for (const type of ['input', 'change']) element.dispatchEvent(new Event(type, { bubbles: true }));
 }
 
-/** The collection scripts that failed so far, in a stable order. */
-const failedScripts = (): string[] => SCRIPTS.filter((name) => vendorFlag(loader[name + '_load_failure']) || unparsed.includes(name));
+/** The collection scripts that failed so far (a failure flag, or no parse), in a stable order. */
+function failedScripts(): string[] {
+  const failed = new Set(unparsed);
+  for (const key in loader) if (FLAG.test(key) && vendorFlag(loader[key])) failed.add(key.replace(FLAG, '$1'));
+  const rank = (name: string) => (SCRIPTS.includes(name) ? SCRIPTS.indexOf(name) : SCRIPTS.length);
+  return [...failed].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : 1));
+}
 
-/** Fails the run at once when every collection script this configuration loads has failed. */
+/**
+ * Fails the run at once when every chain this configuration starts has failed. The
+ * loader loads each list (first party `fp`, third party `io`) as a chain: the next
+ * script only from the previous one's `load`. So one failed script ends its chain,
+ * whether it was the first (the rest are never requested) or a later one; while any
+ * chain is intact it may still deliver (an ad blocker takes only the third party).
+ */
 function checkScripts(): void {
   const failed = failedScripts();
-  const expected = SCRIPTS.filter((name, i) =>
-    i < 2
-      ? vendorFlag(loader.fp_static, true) && (!i || vendorFlag(loader.fp_dyn, true))
-      : vendorFlag(loader.tp, true) && (i === 2) !== vendorFlag(loader.tp_split),
-  );
-  // When only some failed, a working source may still finish (an ad blocker takes only the third party).
-  if (failed[0] && expected.every((name) => failed.includes(name))) fail(fault('collection_failed', [failed, loader.uri_hook], { blackbox: latest, scripts: failed }));
+  const chains = [vendorFlag(loader.fp_static, true) && 'fp_', vendorFlag(loader.tp, true) && 'io_'].filter((list): list is string => !!list);
+  if (chains[0] && chains.every((list) => failed.some((name) => name.startsWith(list)))) {
+    fail(fault('collection_failed', [failed, loader.uri_hook], { blackbox: latest, scripts: failed }));
+  }
 }
 
 const notify = (error?: BlackboxCaptureError): void => listeners.forEach((listener) => listener(error));
@@ -95,7 +108,7 @@ function fail(error: BlackboxCaptureError): void {
   tag?.remove(); // a later call injects afresh
   if (error.code === 'collection_failed') {
     // Undo the loader's run-once marker and flags so that a later call can run it again.
-    for (const key of ['loaderMain', 'loaderVer', ...SCRIPTS.map((name) => name + '_load_failure')]) delete loader[key];
+    for (const key in loader) if (key === 'loaderMain' || key === 'loaderVer' || FLAG.test(key)) delete loader[key];
   }
   running = undefined;
   failure = error;
@@ -119,7 +132,7 @@ function onBlackbox(blackbox: string, done: boolean): void {
   accept(blackbox, done);
 }
 function onTraceMessage(message: string): void {
-  for (const handler of [pageTrace, ...traces]) if (handler) safely(() => handler(message));
+  for (const handler of [...pageTraces, ...traces]) if (handler) safely(() => handler(message));
 }
 
 /**
@@ -135,8 +148,13 @@ function watch(href: string): void {
   const onError = (event: Event) => {
     const { target, filename, error } = event as ErrorEvent;
     if ((target as HTMLScriptElement).src === href) return fail(fault('loader_failed', [href, false], { url: href }));
-    const file = /\/(static|dyn)_wdp\.js(\?|$)/.exec(filename);
-    if (file && error?.name === 'SyntaxError' && filename.startsWith(location.origin + '/')) unparsed.push(`fp_${file[1]}_wdp`);
+    // A first-party script that "loaded" but did not parse (an HTML page in its place): the
+    // loader saw a load and goes on, but the chain can deliver nothing. Only scripts under the
+    // proxy path or the static override count: a broken script of the page's own does not.
+    const own = [new URL(loader.uri_hook + '/', document.baseURI).href, loader.fp_static_override_uri && new URL(loader.fp_static_override_uri, document.baseURI).href];
+    if (error?.name === 'SyntaxError' && own.some((start) => start && filename.startsWith(start.split('?')[0]!))) {
+      unparsed.push('fp_' + filename.split('?')[0]!.split('/').pop()!.split('.')[0]);
+    }
     setTimeout(checkScripts);
   };
   // Held from the start: the run may end after its page went away (a torn-down test
@@ -215,7 +233,9 @@ function startRun(options: NormalizedOptions): void {
   loader.uri_hook ??= '/iojs';
   config.enable_rip ??= true;
   if (config.bb_callback !== onBlackbox) (pageCallback = config.bb_callback), (config.bb_callback = onBlackbox);
-  if (loader.trace_handler !== onTraceMessage) (pageTrace = loader.trace_handler), (loader.trace_handler = onTraceMessage);
+  // Loader 5.2.2 traces to the top-level `trace_handler`; the spec names `loader.trace_handler`.
+  pageTraces = [config.trace_handler, loader.trace_handler].filter((handler) => handler !== onTraceMessage);
+  config.trace_handler = loader.trace_handler = onTraceMessage;
 
   const href = new URL(options.loaderUrl, document.baseURI).href;
   watch(href);

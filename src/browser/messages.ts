@@ -77,7 +77,8 @@ export const MESSAGES: Record<string, (...args: any[]) => string> = {
   not_browser: () => 'captureBlackbox() needs a browser page; call it on the client only.',
   loader_failed: (url: string, ran: boolean) =>
     `The loader ${url} ${ran ? 'loaded but did not run (an HTML page?)' : 'failed to load (404, network, CSP or blocker)'}.`,
-  collection_failed: (failed: string[], uriHook: unknown) => `Every collection script failed: ${scripts(failed, uriHook)}`,
+  collection_failed: (failed: string[], uriHook: unknown) =>
+    `Every collection path failed (the loader requests nothing after a failed script): ${scripts(failed, uriHook)}`,
   empty_blackbox: () => 'The loader completed with an empty blackbox.',
   timeout: (ms: number, partial: boolean, failed: string[], uriHook: unknown) =>
     `No final blackbox within ${ms} ms${partial ? '; the error carries the partial one' : ' and no update at all'}.${failed.length ? ` Failed so far: ${scripts(failed, uriHook)}` : ''}`,

@@ -7,10 +7,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { toRequest, writeResponse, type FetchHandler } from '../server/node.js';
 import { createService, type ServiceOptions, type Transaction, type WorkflowStatus } from './service/service.js';
-import { createVendorHandlers, type CollectionDelays } from './vendor/routes.js';
+import { createVendorHandlers, type CollectionDelays } from './scripts/routes.js';
 
-export { decodeBlackbox, type DecodedBlackbox, type CollectionDelays } from './vendor/routes.js';
-export { EMULATED_LOADER_VERSION, type CollectionSource } from './vendor/scripts.js';
+export { decodeBlackbox, type DecodedBlackbox, type CollectionDelays } from './scripts/routes.js';
+export { EMULATED_LOADER_VERSION, type CollectionSource } from './scripts/loader.js';
 export type { WorkflowStatus } from './service/service.js';
 
 export type RouteName =
@@ -56,6 +56,11 @@ export interface EmulatorOptions {
   workflows?: ServiceOptions['workflows'];
   /** Delays of the collection scripts' contributions, in ms. */
   delays?: CollectionDelays;
+  /**
+   * Serve this loader at `loaderUrl` instead of the emulated one: the vendor's real loader
+   * 5.2.2 or a newer file of yours (its default third-party host becomes the emulator's).
+   */
+  loaderSource?: string;
   /** Fixed ports (default: chosen by the OS). */
   ports?: Partial<Record<'loader' | 'collector' | 'thirdParty' | 'auth' | 'api', number>>;
   /** Default 127.0.0.1. */
@@ -220,7 +225,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     api: instrument((request) => service.apiRoute(request) as RouteName, service.api),
   };
   const thirdPartyUrl = await listen(handlers.thirdParty, options.ports?.thirdParty);
-  vendor = createVendorHandlers({ defaultTpHost: thirdPartyUrl, ...(options.delays ? { delays: options.delays } : {}) });
+  vendor = createVendorHandlers({
+    defaultTpHost: thirdPartyUrl,
+    ...(options.delays ? { delays: options.delays } : {}),
+    ...(options.loaderSource !== undefined ? { loaderSource: options.loaderSource } : {}),
+  });
   const loaderOrigin = await listen(handlers.loader, options.ports?.loader);
   const collectorUrl = await listen(handlers.collector, options.ports?.collector);
   const authOrigin = await listen(handlers.auth, options.ports?.auth);

@@ -60,6 +60,8 @@ export interface VendorConfig extends VendorTopLevelPassthrough {
   bbout_element_id?: string;
   bb_callback?: (blackbox: string, complete: boolean) => void;
   enable_rip?: VendorBoolean;
+  /** Where loader 5.2.2 sends its trace messages (the spec names `loader.trace_handler`). */
+  trace_handler?: (message: string) => void;
   /** Added by the collection scripts. */
   getBlackbox?: () => { blackbox: string; finished: boolean };
   [key: string]: unknown;

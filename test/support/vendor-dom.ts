@@ -4,7 +4,7 @@
  * tests can override any URL to simulate 404s, HTML fallbacks or blocked hosts.
  */
 import { vi } from 'vitest';
-import { vendorAsset, type VendorAsset, type VendorSettings } from '../../src/emulator/vendor/routes.js';
+import { vendorAsset, type VendorAsset, type VendorSettings } from '../../src/emulator/scripts/routes.js';
 
 export const PAGE = 'https://shop.test';
 export const LOADER_URL = 'https://vendor.test/loader.js';
@@ -78,6 +78,7 @@ export async function freshPage(): Promise<typeof import('../../src/browser/inde
   clearOverrides();
   requests.length = 0;
   settings.delays = {};
+  delete settings.loaderSource;
   const w = window as unknown as Record<string, unknown>;
   for (const key of Object.keys(w)) if (key === 'io_global_object_name' || /^(IGLOO|CUSTOM\w*)$/.test(key)) delete w[key];
   document.head.innerHTML = '';

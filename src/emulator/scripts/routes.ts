@@ -5,7 +5,7 @@
  * `createVendorHandlers` wraps it as web-standard Request -> Response handlers.
  */
 import { randomBytes } from 'node:crypto';
-import { collectionScript, loaderScript, type CollectionSource } from './scripts.js';
+import { collectionScript, loaderScript, type CollectionSource } from './loader.js';
 
 export type VendorRole = 'loader' | 'collector' | 'thirdParty';
 
@@ -16,6 +16,11 @@ export interface VendorSettings {
   defaultTpHost: string;
   /** Delays of each collection script's contributions, in ms. */
   delays?: CollectionDelays;
+  /**
+   * A loader to serve instead of the emulated one, e.g. the vendor's real loader 5.2.2 or a
+   * newer file of yours. Its default third-party host is replaced by `defaultTpHost`.
+   */
+  loaderSource?: string;
 }
 
 export const DEFAULT_DELAYS: Required<CollectionDelays> = {
@@ -32,8 +37,10 @@ export interface VendorAsset {
   body: string;
 }
 
-/** Versions the vendor serves: the two aliases and numeric versions. */
-export const SERVED_VERSION = /^(general5|early5|\d+\.\d+\.\d+)$/;
+/** Versions the vendor serves: the two aliases and numeric versions (dashed with `url_dots_to_dashes`). */
+export const SERVED_VERSION = /^(general5|early5|\d+\.\d+\.\d+|\d+-\d+-\d+)$/;
+/** The real loader's default third-party host, replaced in a served `loaderSource`. */
+export const VENDOR_TP_HOST = 'https://mpsnare.iesnare.com';
 
 const JS = 'text/javascript; charset=utf-8';
 
@@ -43,7 +50,7 @@ function notFound(what: string): VendorAsset {
 
 /** `/{version}/{subkey}/{file}`; the subkey may be empty, and `//` may be collapsed. */
 function parseCollectionPath(pathname: string): { version: string; file: string } | undefined {
-  const match = /^\/([^/]+)\/(?:[^/]*\/)?([a-z_]+\.js)$/.exec(pathname);
+  const match = /^\/([^/]+)\/(?:[^/]*\/)?([\w.-]+\.js)$/.exec(pathname);
   return match ? { version: match[1]!, file: match[2]! } : undefined;
 }
 
@@ -59,7 +66,10 @@ export function vendorAsset(
     return {
       status: 200,
       headers: { 'content-type': JS, 'cache-control': 'public, max-age=300' },
-      body: loaderScript({ defaultTpHost: settings.defaultTpHost }),
+      body:
+        settings.loaderSource === undefined
+          ? loaderScript({ defaultTpHost: settings.defaultTpHost })
+          : settings.loaderSource.split(VENDOR_TP_HOST).join(settings.defaultTpHost),
     };
   }
   const parsed = parseCollectionPath(pathname);
@@ -70,10 +80,9 @@ export function vendorAsset(
     if (parsed.file === 'static_wdp.js') source = 'fp_static';
     else if (parsed.file === 'dyn_wdp.js') source = 'fp_dyn';
     else return notFound(pathname);
-  } else if (parsed.file === 'wdp.js') source = 'tp';
-  else if (parsed.file === 'static_wdp.js') source = 'tp_static';
+  } else if (parsed.file === 'static_wdp.js') source = 'tp_static';
   else if (parsed.file === 'dyn_wdp.js') source = 'tp_dyn';
-  else return notFound(pathname);
+  else source = 'tp'; // wdp.js, or the resource a `tp_resource` names
 
   const dynamic = source === 'fp_dyn' || source === 'tp_dyn';
   const embedded: Record<string, string> = { version: parsed.version };
