@@ -12,6 +12,11 @@ export default defineConfig({
   retries: 0,
   timeout: 30_000,
   reporter: process.env.CI ? [['list'], ['html', { open: 'never', outputFolder: 'playwright-report' }]] : 'list',
+  // Every test runs with the emulator's loader and with the vendor's real loader 5.2.2.
+  projects: [
+    { name: 'emulated-loader', metadata: { loader: 'emulated' } },
+    { name: 'real-loader', metadata: { loader: 'real' } },
+  ],
   use: {
     browserName: 'chromium',
     launchOptions: {

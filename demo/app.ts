@@ -30,6 +30,8 @@ const CUSTOMER_COOKIE = 'demo_customer';
 export interface DemoOptions {
   /** Collection delays of the emulator (default: slow enough to watch). */
   delays?: CollectionDelays;
+  /** A loader the emulator serves instead of its own (tests run the vendor's real one). */
+  loaderSource?: string;
   /** Attempts of the server kit's calls (default 3). */
   clientMaxAttempts?: number;
 }
@@ -53,7 +55,11 @@ const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt
 
 export async function startDemo(config: DemoConfig, options: DemoOptions = {}): Promise<Demo> {
   const needsEmulator = !config.loaderUrl || !config.collectorUrl || !config.clientId;
-  const emulator = needsEmulator ? await startEmulator({ delays: options.delays ?? WATCHABLE_DELAYS, accountRequestsPerSecond: 0 }) : undefined;
+  const emulator = needsEmulator ? await startEmulator({
+        delays: options.delays ?? WATCHABLE_DELAYS,
+        accountRequestsPerSecond: 0,
+        ...(options.loaderSource !== undefined ? { loaderSource: options.loaderSource } : {}),
+      }) : undefined;
   const loaderUrl = config.loaderUrl ?? emulator!.loaderUrl;
   const collectorUrl = config.collectorUrl ?? emulator!.collectorUrl;
 

@@ -4,11 +4,12 @@
  */
 import { expect, test } from '@playwright/test';
 import { decodeBlackbox } from '../src/emulator/scripts/routes.js';
+import { loaderOptions } from './support/loader.js';
 import { startSite, type Site } from './support/site.js';
 
 let site: Site;
 test.beforeEach(async () => {
-  site = await startSite();
+  site = await startSite(loaderOptions());
 });
 test.afterEach(async () => {
   await site.close();
@@ -182,3 +183,43 @@ test('UMD build deployed without its messages file: the error keeps its code, a 
   await page.goto(site.page('/umd-alone.html', doc(head)));
   expect(await outcome(page)).toEqual({ code: 'loader_failed', message: '[blackbox-capture] loader_failed' });
 });
+
+// collection_failed follows the loader's chains: with the real loader, a failed script ends its
+// list (nothing after it is requested), so waiting for every flag would wait for ever.
+const chainCases: Array<[string, Record<string, unknown>, Array<'proxy404' | 'proxyHtml' | 'tpBlocked' | RegExp>, string[]]> = [
+  ['proxy 404 and third party blocked', {}, ['proxy404', 'tpBlocked'], ['fp_static_wdp', 'io_wdp']],
+  ['HTML fallback in place of the proxy and third party blocked', {}, ['proxyHtml', 'tpBlocked'], ['fp_static_wdp', 'io_wdp']],
+  ['tp_split: its static blocked, proxy 404', { tp_split: true }, ['proxy404', /static_wdp\.js/], ['fp_static_wdp', 'io_static_wdp']],
+  ['tp_resource custom.js blocked, proxy 404', { tp_resource: 'custom.js' }, ['proxy404', 'tpBlocked'], ['fp_static_wdp', 'io_custom']],
+  ['fp_static_override_uri 404, third party blocked', { fp_static_override_uri: '/static/override_wdp.js' }, ['tpBlocked', /override_wdp\.js/], ['io_wdp', 'fp_override_wdp']],
+];
+for (const [name, vendor, breaks, scripts] of chainCases) {
+  test(`${name}: collection_failed in well under a second, naming ${scripts.join(' and ')}`, async ({ page }) => {
+    for (const fault of breaks) {
+      if (fault === 'proxy404') site.override(/\/iojs\//, 404, 'not found', 'text/plain');
+      else if (fault === 'proxyHtml') site.override(/\/iojs\//, 200, '<!doctype html><html><body>SPA</body></html>', 'text/html');
+      else if (fault === 'tpBlocked') await page.route(`${site.emulator.thirdPartyUrl}/**`, (route) => route.abort('blockedbyclient'));
+      else {
+        await page.route(fault, (route) => route.fulfill({ status: 404, body: 'not found' }));
+        site.override(fault, 404, 'not found', 'text/plain');
+      }
+    }
+    const options = JSON.stringify({ loaderUrl: site.loaderUrl, timeoutMs: 15000, vendor });
+    const url = site.page(
+      '/chains.html',
+      doc(`<script type="module">
+        import { captureBlackbox } from '/dist/index.js';
+        const started = performance.now();
+        window.outcome = captureBlackbox(${options}).then(
+          (blackbox) => ({ blackbox }),
+          (error) => ({ code: error.code, scripts: error.scripts, ms: performance.now() - started }),
+        );
+      </script>`),
+    );
+    await page.goto(url);
+    const result = (await outcome(page)) as { code?: string; scripts?: string[]; ms?: number };
+    expect(result.code).toBe('collection_failed');
+    for (const script of scripts) expect(result.scripts).toContain(script);
+    expect(result.ms).toBeLessThan(1000);
+  });
+}

@@ -6,13 +6,14 @@ import { expect, test as base, type Page } from '@playwright/test';
 import { decodeBlackbox } from '../src/emulator/index.js';
 import { startDemo, type Demo } from '../demo/app.js';
 import { configFromEnvironment } from '../demo/config.js';
+import { loaderOptions } from './support/loader.js';
 
 const test = base.extend<{ csp: string[] }, { demo: Demo }>({
   demo: [
     async ({}, use) => {
       const demo = await startDemo(
         { ...configFromEnvironment({}), port: 0 },
-        { delays: { fp_static: [20], fp_dyn: [40, 80], tp: [30, 60] }, clientMaxAttempts: 1 },
+        { delays: { fp_static: [20], fp_dyn: [40, 80], tp: [30, 60] }, clientMaxAttempts: 1, ...loaderOptions() },
       );
       await use(demo);
       await demo.close();
