@@ -1,0 +1,51 @@
+/**
+ * Loader conformance in Chromium: for every case of the table (src/emulator/conformance.ts),
+ * the emulator's loader and the vendor's real loader 5.2.2 must append the same scripts,
+ * leave the same failure flags, set the same keys and send the same traces. The table is
+ * what "behaves like loader 5.2.2" means. This spec runs both loaders itself, so it runs
+ * in one project only.
+ */
+import { expect, test } from '@playwright/test';
+import { CONFORMANCE_CASES, startConformanceSite, type ConformanceSite } from '../src/emulator/conformance.js';
+import { realLoaderSource } from '../scripts/real-loader.mjs';
+import { loaderKind } from './support/loader.js';
+
+let emulated: ConformanceSite;
+let real: ConformanceSite;
+test.beforeAll(async () => {
+  emulated = await startConformanceSite();
+  real = await startConformanceSite(realLoaderSource());
+});
+test.afterAll(async () => {
+  await emulated?.close();
+  await real?.close();
+});
+test.beforeEach(() => {
+  test.skip(loaderKind() === 'real', 'compares both loaders itself');
+});
+
+test('the table has at least 20 cases', () => {
+  expect(CONFORMANCE_CASES.length).toBeGreaterThanOrEqual(20);
+});
+
+for (const testCase of CONFORMANCE_CASES) {
+  test(`conformance: ${testCase.name}`, async ({ page }) => {
+    const reference = await real.record(page, testCase);
+    const candidate = await emulated.record(page, testCase);
+    expect(candidate).toEqual(reference);
+  });
+}
+
+test('a case where the loaders differ is told apart (the check can fail)', async ({ page }) => {
+  // The emulator before this table: both first-party scripts at once. A loader that does so differs.
+  const unchained = realLoaderSource().replace('n && (c.onload = n);', 'n && n();');
+  const site = await startConformanceSite(unchained);
+  try {
+    const testCase = CONFORMANCE_CASES.find((c) => c.name === 'first-party static_wdp.js 404')!;
+    const reference = await real.record(page, testCase);
+    const candidate = await site.record(page, testCase);
+    expect(candidate.scripts).not.toEqual(reference.scripts);
+  } finally {
+    await site.close();
+  }
+});
