@@ -49,3 +49,13 @@ test('a case where the loaders differ is told apart (the check can fail)', async
     await site.close();
   }
 });
+
+test('every failure case fails what it names: each 404 reaches the page, none is served from the cache', async ({ page }) => {
+  // A case run after a successful one loads the same URLs; a cached 200 would hide its 404.
+  const ok = await real.record(page, CONFORMANCE_CASES[1]!);
+  expect(ok.flags).toEqual({});
+  for (const testCase of CONFORMANCE_CASES.filter((c) => c.fail)) {
+    const record = await real.record(page, testCase);
+    expect(Object.keys(record.flags).length, testCase.name).toBeGreaterThan(0);
+  }
+});

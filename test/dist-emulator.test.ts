@@ -1,5 +1,10 @@
 // The built emulator (dist/emulator.js) and its command-line entry.
 import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CONFORMANCE_CASES } from '../src/emulator/conformance.js';
+import { realLoaderSource } from '../scripts/real-loader.mjs';
 import { describe, expect, it } from 'vitest';
 
 describe('dist/emulator.js', () => {
@@ -31,11 +36,64 @@ describe('dist/emulator.js', () => {
     await expect.poll(() => out.includes('"baseUrl"'), { timeout: 5000 }).toBe(true);
     const addresses = JSON.parse(out) as Record<string, string>;
     expect(addresses.loaderUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/loader\.js$/);
+    // A newcomer needs both credentials to point the server kit at it.
+    expect(addresses).toMatchObject({ clientId: 'emulator-client', clientSecret: 'emulator-secret' });
     expect((await fetch(addresses.loaderUrl!)).status).toBe(200);
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
   });
+});
+
+describe('the blackbox-capture-emulator command line', () => {
+  const CLI = new URL('../dist/emulator-cli.js', import.meta.url).pathname;
+  const run = (args: string[], timeoutMs = 10_000) =>
+    new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+      const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (chunk) => (out += chunk));
+      child.stderr.on('data', (chunk) => (err += chunk));
+      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+      child.on('exit', (code) => {
+        clearTimeout(timer);
+        resolve({ code, out, err });
+      });
+    });
+
+  it('--help prints the usage and starts nothing', async () => {
+    const { code, out } = await run(['--help']);
+    expect(code).toBe(0);
+    expect(out).toMatch(/^usage: blackbox-capture-emulator/);
+    expect(out).not.toContain('"loaderUrl"');
+  });
+
+  it('--version prints the package version', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    expect((await run(['--version'])).out.trim()).toBe(version);
+  });
+
+  it.each([['--port'], ['serve'], ['conformance', '--nope', 'x.js'], ['conformance']])('refuses %j with a one-line usage and exit code 2', async (...args) => {
+    const { code, err, out } = await run(args);
+    expect(code).toBe(2);
+    expect(err).toMatch(/^blackbox-capture-emulator: .+\nusage: /);
+    expect(out).toBe('');
+  });
+
+  it('conformance: the real loader 5.2.2 passes every case against the emulator, and a broken loader does not', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bbc-conformance-'));
+    const real = join(dir, 'loader-5.2.2.js');
+    writeFileSync(real, realLoaderSource());
+    const passing = await run(['conformance', real], 120_000);
+    expect(passing.err).toBe('');
+    expect(passing.out).toMatch(new RegExp(`^${CONFORMANCE_CASES.length} passed, 0 failed$`, 'm'));
+    expect(passing.code).toBe(0);
+    const broken = join(dir, 'unchained.js');
+    writeFileSync(broken, realLoaderSource().replace('n && (c.onload = n);', 'n && n();'));
+    const failing = await run(['conformance', broken], 120_000);
+    expect(failing.code).toBe(1);
+    expect(failing.out).toMatch(/^DIFFERS first-party static_wdp\.js 404$/m);
+  }, 240_000);
 });
 
 describe('dist/server.js', () => {

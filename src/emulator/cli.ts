@@ -1,40 +1,112 @@
 #!/usr/bin/env node
 /**
- * `blackbox-capture-emulator`: starts the emulator and prints its addresses, for
- * integrators' own CI and manual testing. Ports come from the OS unless
- * EMULATOR_PORT_BASE is set (then base, base+1, … in the order printed).
+ * `blackbox-capture-emulator`: starts the emulator and prints its addresses and
+ * credentials, for integrators' own CI and manual testing; or, with `conformance`,
+ * checks a loader file against the behaviour of loader 5.2.2. Ports come from the OS
+ * unless EMULATOR_PORT_BASE is set (then base, base+1, … in the order printed).
  */
+import { readFileSync } from 'node:fs';
 import { startEmulator } from './index.js';
+import { runConformance, type ConformancePage } from './conformance.js';
 
-const base = process.env.EMULATOR_PORT_BASE ? Number(process.env.EMULATOR_PORT_BASE) : undefined;
-const ports = base === undefined ? undefined : { loader: base, collector: base + 1, thirdParty: base + 2, auth: base + 3, api: base + 4 };
+const USAGE = `usage: blackbox-capture-emulator [--help] [--version]
+       blackbox-capture-emulator conformance <loader.js> [--reference <loader.js>] [--chromium <path>]
 
-startEmulator({
-  ...(ports ? { ports } : {}),
-  ...(process.env.EMULATOR_CLIENT_ID ? { clientId: process.env.EMULATOR_CLIENT_ID } : {}),
-  ...(process.env.EMULATOR_CLIENT_SECRET ? { clientSecret: process.env.EMULATOR_CLIENT_SECRET } : {}),
-}).then(
-  (emulator) => {
-    console.log(
-      JSON.stringify(
-        {
-          loaderUrl: emulator.loaderUrl,
-          collectorUrl: emulator.collectorUrl,
-          thirdPartyUrl: emulator.thirdPartyUrl,
-          tokenUrl: emulator.tokenUrl,
-          baseUrl: emulator.baseUrl,
-          clientId: emulator.clientId,
-        },
-        null,
-        2,
-      ),
-    );
-    const stop = () => void emulator.close().then(() => process.exit(0));
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  },
-  (error: Error) => {
-    console.error(`blackbox-capture-emulator: ${error.message}`);
-    process.exit(1);
-  },
-);
+Without a command: starts the emulator and prints its addresses, client id and client secret
+as JSON; stops on SIGINT or SIGTERM. Environment: EMULATOR_PORT_BASE, EMULATOR_CLIENT_ID,
+EMULATOR_CLIENT_SECRET.
+
+conformance: runs the conformance table in Chromium with <loader.js> and with the emulator's
+loader (the behaviour of loader 5.2.2), or --reference, and lists the cases that differ; exits 1
+when any does. Needs the package playwright-core and a Chromium (--chromium, CHROMIUM_PATH, or
+/usr/bin/chromium).`;
+
+function version(): string {
+  return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
+
+function fail(message: string, code = 2): never {
+  console.error(`blackbox-capture-emulator: ${message}`);
+  if (code === 2) console.error(USAGE.split('\n\n')[0]);
+  process.exit(code);
+}
+
+async function conformance(args: string[]): Promise<void> {
+  let loader: string | undefined;
+  let reference: string | undefined;
+  let chromium = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--reference' || arg === '--chromium') {
+      const value = args[++i];
+      if (!value) fail(`${arg} needs a value`);
+      if (arg === '--reference') reference = value;
+      else chromium = value;
+    } else if (arg.startsWith('-')) fail(`unknown option ${arg}`);
+    else if (loader === undefined) loader = arg;
+    else fail(`unexpected argument ${arg}`);
+  }
+  if (!loader) fail('conformance needs a loader file');
+  const read = (file: string) => {
+    try {
+      return readFileSync(file, 'utf8');
+    } catch {
+      return fail(`cannot read ${file}`, 1);
+    }
+  };
+  const candidate = read(loader);
+  const referenceSource = reference === undefined ? undefined : read(reference);
+  let playwright: { chromium: { launch(options: object): Promise<{ newPage(): Promise<ConformancePage>; close(): Promise<void> }> } };
+  try {
+    playwright = (await import('playwright-core' as string)) as typeof playwright;
+  } catch {
+    return fail('conformance needs the package playwright-core: npm install --save-dev playwright-core', 1);
+  }
+  const browser = await playwright.chromium.launch({ executablePath: chromium, args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-gpu', '--no-first-run'] });
+  try {
+    const results = await runConformance(await browser.newPage(), candidate, referenceSource);
+    for (const { testCase, equal, reference: expected, candidate: actual } of results) {
+      console.log(`${equal ? 'same   ' : 'DIFFERS'} ${testCase.name}`);
+      if (!equal) {
+        for (const key of Object.keys(expected) as Array<keyof typeof expected>) {
+          if (JSON.stringify(expected[key]) !== JSON.stringify(actual[key])) {
+            console.log(`  ${key}:\n    reference: ${JSON.stringify(expected[key])}\n    ${loader}: ${JSON.stringify(actual[key])}`);
+          }
+        }
+      }
+    }
+    const differing = results.filter((r) => !r.equal).length;
+    console.log(`${results.length - differing} passed, ${differing} failed`);
+    process.exitCode = differing ? 1 : 0;
+  } finally {
+    await browser.close();
+  }
+}
+
+function serve(args: string[]): void {
+  if (args.length) fail(`unknown option ${args[0]}`);
+  const base = process.env.EMULATOR_PORT_BASE ? Number(process.env.EMULATOR_PORT_BASE) : undefined;
+  const ports = base === undefined ? undefined : { loader: base, collector: base + 1, thirdParty: base + 2, auth: base + 3, api: base + 4 };
+  startEmulator({
+    ...(ports ? { ports } : {}),
+    ...(process.env.EMULATOR_CLIENT_ID ? { clientId: process.env.EMULATOR_CLIENT_ID } : {}),
+    ...(process.env.EMULATOR_CLIENT_SECRET ? { clientSecret: process.env.EMULATOR_CLIENT_SECRET } : {}),
+  }).then(
+    (emulator) => {
+      const { loaderUrl, collectorUrl, thirdPartyUrl, tokenUrl, baseUrl, clientId, clientSecret } = emulator;
+      // The secret is the emulator's own test credential, printed so that the server kit can be pointed at it.
+      console.log(JSON.stringify({ loaderUrl, collectorUrl, thirdPartyUrl, tokenUrl, baseUrl, clientId, clientSecret }, null, 2));
+      const stop = () => void emulator.close().then(() => process.exit(0));
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    },
+    (error: Error) => fail(error.message, 1),
+  );
+}
+
+const [command, ...rest] = process.argv.slice(2);
+if (command === '--help' || command === '-h') console.log(USAGE);
+else if (command === '--version' || command === '-v') console.log(version());
+else if (command === 'conformance') conformance(rest).catch((error: Error) => fail(error.message, 1));
+else if (command === undefined || command.startsWith('-')) serve(command === undefined ? [] : [command, ...rest]);
+else fail(`unknown command ${command}`);

@@ -146,10 +146,11 @@ async function listen(handler: (req: IncomingMessage, res: ServerResponse) => vo
 export async function startConformanceSite(loaderSource?: string): Promise<ConformanceSite> {
   let current: ConformanceCase | undefined;
   const failing = (url: string) => !!current?.fail?.some((part) => url.includes(part));
-  const notFound = (res: ServerResponse) => res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+  const notFound = (res: ServerResponse) => res.writeHead(404, { 'content-type': 'text/plain', 'cache-control': 'no-store' }).end('not found');
   const header = (req: IncomingMessage) => (name: string) => (req.headers[name] as string | undefined) ?? null;
   const settings: VendorSettings = { defaultTpHost: '', ...(loaderSource === undefined ? {} : { loaderSource }) };
-  const send = (res: ServerResponse, asset: VendorAsset) => res.writeHead(asset.status, asset.headers).end(asset.body);
+  // Nothing may come from the browser's cache: a case that answers 404 must reach this server.
+  const send = (res: ServerResponse, asset: VendorAsset) => res.writeHead(asset.status, { ...asset.headers, 'cache-control': 'no-store' }).end(asset.body);
 
   const thirdParty = await listen((req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
@@ -205,4 +206,32 @@ export async function startConformanceSite(loaderSource?: string): Promise<Confo
       }
     },
   };
+}
+
+export interface ConformanceResult {
+  testCase: ConformanceCase;
+  equal: boolean;
+  reference: ConformanceRecord;
+  candidate: ConformanceRecord;
+}
+
+/**
+ * Runs every case with the reference loader (default: the emulator's, which behaves like
+ * 5.2.2) and the candidate, on one browser page, and says where they differ.
+ */
+export async function runConformance(page: ConformancePage, candidateSource: string, referenceSource?: string): Promise<ConformanceResult[]> {
+  const reference = await startConformanceSite(referenceSource);
+  const candidate = await startConformanceSite(candidateSource);
+  try {
+    const results: ConformanceResult[] = [];
+    for (const testCase of CONFORMANCE_CASES) {
+      const expected = await reference.record(page, testCase);
+      const actual = await candidate.record(page, testCase);
+      results.push({ testCase, equal: JSON.stringify(expected) === JSON.stringify(actual), reference: expected, candidate: actual });
+    }
+    return results;
+  } finally {
+    await reference.close();
+    await candidate.close();
+  }
 }

@@ -12,6 +12,8 @@ import { createVendorHandlers, type CollectionDelays } from './scripts/routes.js
 export { decodeBlackbox, type DecodedBlackbox, type CollectionDelays } from './scripts/routes.js';
 export { EMULATED_LOADER_VERSION, type CollectionSource } from './scripts/loader.js';
 export type { WorkflowStatus } from './service/service.js';
+export { CONFORMANCE_CASES, conformancePage, runConformance, startConformanceSite } from './conformance.js';
+export type { ConformanceCase, ConformancePage, ConformanceRecord, ConformanceResult, ConformanceSite } from './conformance.js';
 
 export type RouteName =
   | 'loader'
