@@ -77,8 +77,9 @@ const ISOLATION = { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-e
  * `rttMs`: every origin the browser talks to (the site, the loader's, the third
  * party's) sits one simulated round trip away, connection set-up included.
  */
-export async function benchBrowser({ rounds = 30, rttMs = 0, only = undefined, isolated = rttMs === 0 } = {}) {
-  const emulator = await startEmulator({ delays: { fp_static: [20], fp_dyn: [80], tp: [80] } });
+export async function benchBrowser({ rounds = 30, rttMs = 0, only = undefined, isolated = rttMs === 0, loaderSource = undefined } = {}) {
+  // loaderSource: the loader the emulator serves (default its own; the benchmark also runs the vendor's real 5.2.2).
+  const emulator = await startEmulator({ delays: { fp_static: [20], fp_dyn: [80], tp: [80] }, ...(loaderSource === undefined ? {} : { loaderSource }) });
   const proxy = createFirstPartyProxy({ prefix: '/iojs', collectorUrl: emulator.collectorUrl });
   const umd = await readFile(new URL('dist/blackbox-capture.umd.js', root));
   // The pages of the current page load; freshOrigins() writes them with that load's origins.

@@ -7,6 +7,7 @@ import { cpus, totalmem } from 'node:os';
 import { measure, BUDGETS } from '../scripts/size.mjs';
 import { benchBrowser } from './browser.mjs';
 import { benchEndpoint, benchProxy } from './server.mjs';
+import { realLoaderSource } from '../scripts/real-loader.mjs';
 
 const quick = process.argv.includes('--quick');
 const machine = `${cpus().length} × ${cpus()[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
@@ -23,22 +24,38 @@ log(`| UMD file | ${size.umd.minified} | ${size.umd.gzip} | ${size.umd.brotli} |
 log(`| messages chunk (loaded only on failure) | ${size.messages.minified} | ${size.messages.gzip} | ${size.messages.brotli} | — |`);
 log(`Delivery code in the minimal path: ${size.minimal.deliveryCodeUpfront ? 'YES' : 'no'}; messages in the minimal path: ${size.minimal.messagesUpfront ? 'YES' : 'no'}\n`);
 
-const loopback = await benchBrowser({ rounds: quick ? 6 : 60 });
-const rtt = await benchBrowser({ rounds: quick ? 3 : 30, rttMs: 100 });
-log('Browser: navigation start → final blackbox, Chromium, collection scripts 20/80 ms; ratio = variant ÷ plain in the same round:');
-log('| integration | loopback median | ratio median (p10–p90) | 100 ms RTT median | ratio median (p10–p90) | main thread added | our calls | of which: loader tag insertion |\n|---|---:|---:|---:|---:|---:|---:|---:|');
-for (const name of Object.keys(loopback.variants)) {
-  const a = loopback.variants[name];
-  const b = rtt.variants[name];
-  const r = (v) => (v.ratioMedian === undefined ? '1 (baseline)' : `${fmt(v.ratioMedian, 3)} (${fmt(v.ratioP10, 3)}–${fmt(v.ratioP90, 3)})`);
-  const ms = (v) => (v === undefined ? '—' : `${fmt(v, 2)} ms`);
-  log(`| ${name} | ${fmt(a.medianMs)} ms | ${r(a)} | ${fmt(b.medianMs)} ms | ${r(b)} | ${ms(a.mainThreadAddedMs)} | ${ms(a.ownJsMs)} | ${ms(a.loaderTagInsertMs)} |`);
+// Every browser figure with the emulator's loader and with the vendor's real loader 5.2.2.
+const loaders = { emulated: undefined, 'real 5.2.2': realLoaderSource() };
+const browserRuns = {};
+for (const [loader, loaderSource] of Object.entries(loaders)) {
+  browserRuns[loader] = {
+    loopback: await benchBrowser({ rounds: quick ? 6 : 60, loaderSource }),
+    rtt: await benchBrowser({ rounds: quick ? 3 : 30, rttMs: 100, loaderSource }),
+  };
 }
-const mt = loopback.mainThreadMs;
+for (const [loader, { loopback, rtt }] of Object.entries(browserRuns)) {
+  log(`Browser, ${loader} loader: navigation start → final blackbox, Chromium, collection scripts 20/80 ms; ratio = variant ÷ plain in the same round:`);
+  log('| integration | loopback median | ratio median (p10–p90) | 100 ms RTT median | ratio median (p10–p90) | main thread added | our calls | of which: loader tag insertion |\n|---|---:|---:|---:|---:|---:|---:|---:|');
+  for (const name of Object.keys(loopback.variants)) {
+    const a = loopback.variants[name];
+    const b = rtt.variants[name];
+    const r = (v) => (v.ratioMedian === undefined ? '1 (baseline)' : `${fmt(v.ratioMedian, 3)} (${fmt(v.ratioP10, 3)}–${fmt(v.ratioP90, 3)})`);
+    const ms = (v) => (v === undefined ? '—' : `${fmt(v, 2)} ms`);
+    log(`| ${name} | ${fmt(a.medianMs)} ms | ${r(a)} | ${fmt(b.medianMs)} ms | ${r(b)} | ${ms(a.mainThreadAddedMs)} | ${ms(a.ownJsMs)} | ${ms(a.loaderTagInsertMs)} |`);
+  }
+  const mt = loopback.mainThreadMs;
+  log(`Our calls, all variants: median ${fmt(mt.median, 2)} ms, p90 ${fmt(mt.p90, 2)} ms (call ${fmt(mt.syncCallMedian, 2)} ms + callbacks ${fmt(mt.callbacksMedian, 2)} ms).\n`);
+}
+log('Side by side, ratio medians (loopback / 100 ms RTT):');
+log(`| integration | ${Object.keys(browserRuns).join(' | ')} |\n|---|${Object.keys(browserRuns).map(() => '---:').join('|')}|`);
+for (const name of Object.keys(browserRuns.emulated.loopback.variants).filter((n) => n !== 'plain')) {
+  log(`| ${name} | ${Object.values(browserRuns).map(({ loopback, rtt }) => `${fmt(loopback.variants[name].ratioMedian, 3)} / ${fmt(rtt.variants[name].ratioMedian, 3)}`).join(' | ')} |`);
+}
 log('Main thread added: median over rounds of (DevTools TaskDuration of the page load − that of the plain page), loopback.');
-log(`Our calls: captureBlackbox() plus our bb_callback over all updates, performance.now() (the loopback pages are cross-origin isolated: 5 µs ticks); all variants: median ${fmt(mt.median, 2)} ms, p90 ${fmt(mt.p90, 2)} ms (target < 1 ms; call ${fmt(mt.syncCallMedian, 2)} ms + callbacks ${fmt(mt.callbacksMedian, 2)} ms).`);
-log('Loader tag insertion: the browser starting the loader\'s fetch when the package appends the tag (any script-inserted tag costs it; adopt mode has none).');
-log(`Rounds: ${loopback.rounds} on loopback, ${rtt.rounds} with every origin one simulated 100 ms round trip away (connection set-up included).\n`);
+log('Our calls: captureBlackbox() plus our bb_callback over all updates, performance.now() (the loopback pages are cross-origin isolated: 5 µs ticks).');
+log("Loader tag insertion: the browser starting the loader's fetch when the package appends the tag (any script-inserted tag costs it; adopt mode has none).");
+const { loopback, rtt } = browserRuns.emulated;
+log(`Rounds: ${loopback.rounds} on loopback, ${rtt.rounds} with every origin one simulated 100 ms round trip away (connection set-up included), per loader.\n`);
 
 const endpoint = await benchEndpoint({ requests: quick ? 300 : 2000, concurrency: 32 });
 log('Server: integrator endpoint (token, account, upload, finalize, status) against the emulator, no added latency:');
@@ -54,5 +71,5 @@ for (const [name, t] of Object.entries(proxy.targets)) {
 if (!proxy.nginxAvailable) log('(nginx not installed: its row is missing)');
 
 mkdirSync('bench-results', { recursive: true });
-writeFileSync('bench-results/latest.json', JSON.stringify({ date: new Date().toISOString(), machine, quick, size, browser: { loopback, rtt }, endpoint, proxy }, null, 2));
+writeFileSync('bench-results/latest.json', JSON.stringify({ date: new Date().toISOString(), machine, quick, size, browser: browserRuns, endpoint, proxy }, null, 2));
 log('\nWrote bench-results/latest.json');

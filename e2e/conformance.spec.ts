@@ -3,12 +3,11 @@
  * the emulator's loader and the vendor's real loader 5.2.2 must append the same scripts,
  * leave the same failure flags, set the same keys and send the same traces. The table is
  * what "behaves like loader 5.2.2" means. This spec runs both loaders itself, so it runs
- * in one project only.
+ * in one project only (playwright.config.ts).
  */
 import { expect, test } from '@playwright/test';
 import { CONFORMANCE_CASES, startConformanceSite, type ConformanceSite } from '../src/emulator/conformance.js';
 import { realLoaderSource } from '../scripts/real-loader.mjs';
-import { loaderKind } from './support/loader.js';
 
 let emulated: ConformanceSite;
 let real: ConformanceSite;
@@ -19,9 +18,6 @@ test.beforeAll(async () => {
 test.afterAll(async () => {
   await emulated?.close();
   await real?.close();
-});
-test.beforeEach(() => {
-  test.skip(loaderKind() === 'real', 'compares both loaders itself');
 });
 
 test('the table has at least 20 cases', () => {
