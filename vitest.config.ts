@@ -16,6 +16,8 @@ export default defineConfig({
       },
     },
     testTimeout: 10_000,
+    // The tests wait on sockets and timers far more than they compute: one worker per core.
+    maxWorkers: 2,
     // Tests of time limits force garbage collection: a timer must fire even when nothing else holds it.
     execArgv: ['--expose-gc'],
   },

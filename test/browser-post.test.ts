@@ -1,6 +1,6 @@
 // @vitest-environment happy-dom
 // Delivery of the final blackbox to the integrator's endpoint (post option), with an injected fetch.
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { freshPage, LOADER_URL } from './support/vendor-dom.js';
 
 let api: Awaited<ReturnType<typeof freshPage>>;
@@ -31,11 +31,14 @@ describe('post', () => {
   it('POSTs the final blackbox as JSON with an Idempotency-Key, keepalive, then resolves', async () => {
     const { fetch, seen } = scriptedFetch([200]);
     let resolvedAfterPost = false;
+    // Collected here, asserted below: an expect() inside onUpdate would be swallowed by the package's guard.
+    const postsAtComplete: number[] = [];
     const bb = await api.captureBlackbox({
       loaderUrl: LOADER_URL,
-      onUpdate: (_, complete) => { if (complete) expect(seen).toHaveLength(0); },
+      onUpdate: (_, complete) => { if (complete) postsAtComplete.push(seen.length); },
       post: { url: '/device-risk', fetch },
     }).then((v) => { resolvedAfterPost = seen.length === 1; return v; });
+    expect(postsAtComplete).toEqual([0]);
     expect(resolvedAfterPost).toBe(true);
     const [{ url, init }] = seen as [Seen];
     expect(url).toBe('/device-risk');
@@ -74,7 +77,9 @@ describe('post', () => {
   });
 
   it('retries 5xx, 429 and network errors with the same Idempotency-Key', async () => {
-    const { fetch, seen } = scriptedFetch([503, 'network', new Response('', { status: 429, headers: { 'retry-after': '0' } }), 200]);
+    // Retry-After: 0 on the answers, so that the test does not sit through the backoff (honoured below).
+    const now = (status: number) => new Response('', { status, headers: { 'retry-after': '0' } });
+    const { fetch, seen } = scriptedFetch([now(503), now(500), now(429), 200]);
     await api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/risk', fetch } });
     expect(seen).toHaveLength(4);
     expect(new Set(seen.map((s) => s.init.headers['idempotency-key'])).size).toBe(1);
@@ -133,5 +138,35 @@ describe('post', () => {
     const error = await failure(api.captureBlackbox({ loaderUrl: LOADER_URL, signal: controller.signal, post: { url: '/risk', fetch: wrapped } }));
     expect(error.code).toBe('aborted');
     expect(error.blackbox).toMatch(/^0400/);
+  });
+
+  it('retries an HTTP 500', async () => {
+    const { fetch, seen } = scriptedFetch([500, 200]);
+    await api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/device-risk', fetch, maxAttempts: 2 } });
+    expect(seen).toHaveLength(2);
+  });
+
+  it('an abort reaches the fetch in flight: its signal aborts and the capture rejects with aborted', async () => {
+    const controller = new AbortController();
+    const signals: AbortSignal[] = [];
+    const hanging = ((_: string, init: RequestInit) => {
+      signals.push(init.signal!);
+      return new Promise((_, reject) => init.signal!.addEventListener('abort', () => reject(init.signal!.reason)));
+    }) as unknown as typeof fetch;
+    const pending = api.captureBlackbox({ loaderUrl: LOADER_URL, signal: controller.signal, post: { url: '/device-risk', fetch: hanging, timeoutMs: 60_000 } });
+    await vi.waitFor(() => expect(signals).toHaveLength(1));
+    controller.abort();
+    expect(signals[0]!.aborted).toBe(true);
+    expect(await failure(pending)).toMatchObject({ code: 'aborted' });
+  });
+
+  it('an abort during the backoff between attempts ends the wait at once', async () => {
+    const controller = new AbortController();
+    const { fetch, seen } = scriptedFetch([new Response('{}', { status: 503, headers: { 'retry-after': '20' } })]);
+    const pending = api.captureBlackbox({ loaderUrl: LOADER_URL, signal: controller.signal, post: { url: '/device-risk', fetch, maxAttempts: 3 } });
+    await vi.waitFor(() => expect(seen).toHaveLength(1));
+    controller.abort();
+    expect(await failure(pending)).toMatchObject({ code: 'aborted' });
+    expect(seen).toHaveLength(1);
   });
 });

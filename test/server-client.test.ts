@@ -12,10 +12,12 @@ afterEach(async () => {
 
 async function setup(options: EmulatorOptions = {}, extra: Partial<DeviceRiskClientOptions> = {}) {
   emulator = await startEmulator(options);
-  const tokenSource = createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA });
-  return createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA, ...extra });
+  const tokenSource = createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA, sleep: noWait });
+  return createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA, sleep: noWait, ...extra });
 }
 const account = { customerInternalReference: 'order-1001', workflowDefinition: { key: 10020 } };
+/** Retries in these tests do not wait: what they would have waited is asserted where it matters. */
+const noWait = async () => {};
 
 describe('device-risk client', () => {
   it('create -> upload -> finalize reaches PROCESSED with the blackbox', async () => {
@@ -92,6 +94,17 @@ describe('device-risk client', () => {
       });
       await expect(client.createAccount(account)).rejects.toMatchObject({ code: 'forged_address' });
       expect(emulator.inspect.requests('upload')).toBe(0);
+    });
+
+    it.each([
+      ['another host', 'https://evil.example'],
+      ['another port', 'http://127.0.0.1:1'],
+      ['another scheme', 'https://127.0.0.1'],
+    ])('addresses of the documented shape on %s are refused (the origin decides, not the path)', async (_, origin) => {
+      const client = await setup();
+      const forged = answer(origin);
+      expect(() => client.transactionFrom(forged)).toThrow(expect.objectContaining({ code: 'forged_address' }));
+      expect(() => client.transactionFrom(answer(emulator.baseUrl))).not.toThrow();
     });
 
     it('a transaction rebuilt with a forged upload address is refused at upload', async () => {
@@ -218,16 +231,63 @@ describe('device-risk client', () => {
     expect(emulator.inspect.requests('accountCreate')).toBe(1);
   });
 
-  it('an access token the API refuses is dropped and fetched again once', async () => {
+  it('an access token the API refuses (401) is dropped and fetched again once', async () => {
     const clock = createManualClock();
     emulator = await startEmulator({ clock });
-    // The token source believes its token lives 2 hours; the service lets it lapse after 1.
-    const tokenSource = createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA, now: () => clock.now() - 3_600_000 });
+    // The token source's clock stands still: it believes its token fresh after the service let it lapse.
+    const frozen = Date.now();
+    const tokenSource = createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA, now: () => frozen });
     const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA });
     await client.createAccount(account);
     clock.advance(3_600_000);
     await client.createAccount(account);
     expect(emulator.inspect.requests('token')).toBe(2);
+    expect(emulator.inspect.requests('accountCreate')).toBe(3); // ok, 401, ok again with the new token
+  });
+
+  it('a 401 that persists after one new token fails typed, without a third token', async () => {
+    const clock = createManualClock();
+    emulator = await startEmulator({ clock });
+    const frozen = Date.now();
+    const tokenSource = createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA, now: () => frozen });
+    const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA });
+    emulator.faults.fail('accountCreate', { times: 5, status: 401 });
+    await expect(client.createAccount(account)).rejects.toMatchObject({ code: 'request_rejected', status: 401 });
+    expect(emulator.inspect.requests('token')).toBe(2);
+    expect(emulator.inspect.requests('accountCreate')).toBe(2);
+  });
+
+  it('account create is not repeated after a dropped connection: its outcome is unknown', async () => {
+    const client = await setup();
+    emulator.faults.fail('accountCreate', { times: 1, drop: true });
+    await expect(client.createAccount(account)).rejects.toMatchObject({ code: 'network_error', operation: 'account create' });
+    expect(emulator.inspect.requests('accountCreate')).toBe(1);
+  });
+
+  it("honours the API's Retry-After (capped at 30 s) before trying again", async () => {
+    const waits: number[] = [];
+    const client = await setup({}, { sleep: async (ms) => void waits.push(ms) });
+    emulator.faults.fail('accountCreate', { times: 1, status: 429 });
+    await client.createAccount(account);
+    expect(waits).toEqual([1000]); // the emulator's 429 says Retry-After: 1
+  });
+
+  it('after the last attempt there is no wait: the error comes at once', async () => {
+    const waits: number[] = [];
+    const client = await setup({}, { maxAttempts: 2, sleep: async (ms) => void waits.push(ms) });
+    const tx = await client.createAccount(account);
+    emulator.faults.fail('upload', { times: 5, status: 503 });
+    await expect(client.uploadBlackbox(tx, BLACKBOX)).rejects.toMatchObject({ code: 'upstream_error', status: 503 });
+    expect(waits).toEqual([1000]);
+  });
+
+  it('a finalize answered 409 is success only when the status says PROCESSED', async () => {
+    const client = await setup();
+    const tx = await client.createAccount(account);
+    await client.uploadBlackbox(tx, BLACKBOX);
+    emulator.faults.fail('finalize', { times: 3, status: 409 });
+    await expect(client.finalize(tx)).rejects.toMatchObject({ status: 409 });
+    expect(emulator.inspect.transaction(tx.workflowExecutionId)?.status).not.toBe('PROCESSED');
   });
 
   it('refuses a plain-http API address', async () => {

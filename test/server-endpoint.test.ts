@@ -13,8 +13,9 @@ afterEach(async () => {
 
 async function setup(options: EmulatorOptions = {}, extra: Partial<DeviceRiskHandlerOptions> = {}) {
   emulator = await startEmulator({ accountRequestsPerSecond: 0, ...options });
-  const tokenSource = createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA });
-  const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA, maxAttempts: 1 });
+  // Retries do not wait here: the waits are the client's and token source's own tests.
+  const tokenSource = createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA, sleep: async () => {} });
+  const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA, maxAttempts: 1, sleep: async () => {} });
   const errors: unknown[] = [];
   const handler = createDeviceRiskHandler({
     client,
@@ -136,7 +137,7 @@ describe('createDeviceRiskHandler', () => {
     emulator = await startEmulator({ accountRequestsPerSecond: 0 });
     emulator.faults.latency('accountCreate', 600);
     const tokenSource = createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA });
-    const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA, timeoutMs: 400 });
+    const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA, timeoutMs: 400, sleep: async () => {} });
     const handler = createDeviceRiskHandler({ client, allowedOrigins: [SHOP], workflowKey: 10020, resolveCustomer: () => ({ customerInternalReference: 'cust-1' }) });
     const keys = Array.from({ length: 8 }, (_, i) => `slow-key-000${i}`);
     // Each key is sent, then sent again while the first is still running (a browser retry).
@@ -149,7 +150,7 @@ describe('createDeviceRiskHandler', () => {
     const { handler } = await setup();
     const first = (await (await handler(post({ blackbox: BLACKBOX }))).json()) as { accountId: string };
     const { handler: second } = { handler: createDeviceRiskHandler({
-      client: createDeviceRiskClient({ tokenSource: createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA }), baseUrl: emulator.baseUrl, userAgent: UA }),
+      client: createDeviceRiskClient({ tokenSource: createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA }), baseUrl: emulator.baseUrl, userAgent: UA, sleep: async () => {} }),
       allowedOrigins: [SHOP],
       workflowKey: 10020,
       resolveCustomer: () => ({ customerInternalReference: 'cust-u1', accountId: first.accountId }),
@@ -162,7 +163,7 @@ describe('createDeviceRiskHandler', () => {
   it('uploads to an existing transaction when the hook names one, with no account call', async () => {
     emulator = await startEmulator({ accountRequestsPerSecond: 0 });
     const tokenSource = createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA });
-    const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA });
+    const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA, sleep: async () => {} });
     const transaction = await client.createAccount({ customerInternalReference: 'cust-u1', workflowDefinition: { key: 10020 } });
     const handler = createDeviceRiskHandler({ client, allowedOrigins: [SHOP], resolveCustomer: () => ({ customerInternalReference: 'cust-u1', transaction }) });
     const body = (await (await handler(post({ blackbox: BLACKBOX }))).json()) as { workflowExecutionId: string; status: string };
@@ -179,7 +180,7 @@ describe('runDeviceRiskCheck (a form post or your own route)', () => {
   async function client() {
     emulator = await startEmulator({ accountRequestsPerSecond: 0 });
     const tokenSource = createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA });
-    return createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA, maxAttempts: 1 });
+    return createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA, maxAttempts: 1, sleep: async () => {} });
   }
 
   it('creates the account, uploads, finalizes and reads the status', async () => {
@@ -210,11 +211,102 @@ describe('runDeviceRiskCheck (a form post or your own route)', () => {
     const c = await client();
     const progress: DeviceRiskProgress = {};
     emulator.faults.fail('finalize', { times: 1, status: 503 });
-    await expect(runDeviceRiskCheck(c, BLACKBOX, { customerInternalReference: 'cust-form' }, { workflowKey: 10020, progress })).rejects.toBeDefined();
+    await expect(runDeviceRiskCheck(c, BLACKBOX, { customerInternalReference: 'cust-form' }, { workflowKey: 10020, progress })).rejects.toMatchObject({ code: 'upstream_error', operation: 'finalize', status: 503 });
     const first = progress.transaction!.workflowExecutionId;
     const later = () => progress.transaction!.tokenExpiresAt + 1;
     const result = await runDeviceRiskCheck(c, BLACKBOX, { customerInternalReference: 'cust-form' }, { workflowKey: 10020, progress, now: later });
     expect(result.workflowExecutionId).not.toBe(first);
     expect(emulator.inspect.transaction(result.workflowExecutionId)).toMatchObject({ blackboxes: [BLACKBOX], status: 'PROCESSED' });
+  });
+
+  describe('what the tests built without Content-Length or Idempotency-Key never saw', () => {
+    /** A real request through the Node adapter: Content-Length as a browser sends it. */
+    async function overSocket(handler: (request: Request) => Promise<Response>, body: string, headers: Record<string, string> = {}) {
+      const { createServer, request: httpRequest } = await import('node:http');
+      const { toNodeHandler } = await import('../src/server/index.js');
+      const server = createServer(toNodeHandler(handler));
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      const { port } = server.address() as { port: number };
+      try {
+        return await new Promise<{ status: number; body: string }>((resolve, reject) => {
+          const req = httpRequest({ hostname: '127.0.0.1', port, path: '/device-risk', method: 'POST', headers: { origin: SHOP, 'content-type': 'application/json', 'x-test-user': 'u1', ...headers } }, (res) => {
+            let text = '';
+            res.on('data', (c) => (text += c)).on('end', () => resolve({ status: res.statusCode!, body: text }));
+          });
+          req.on('error', reject).end(body);
+        });
+      } finally {
+        server.closeAllConnections();
+        server.close();
+      }
+    }
+
+    it('a real request with Content-Length within the limit is accepted', async () => {
+      const { handler } = await setup();
+      const body = JSON.stringify({ blackbox: BLACKBOX });
+      const answer = await overSocket(handler, body, { 'content-length': String(Buffer.byteLength(body)), 'idempotency-key': 'key-socket-0001' });
+      expect(answer.status).toBe(200);
+    });
+
+    it('a declared Content-Length over the limit is 413 before the body is read', async () => {
+      const { handler } = await setup({}, { maxBodyBytes: 100 });
+      const body = JSON.stringify({ blackbox: BLACKBOX });
+      const answer = await overSocket(handler, body, { 'content-length': String(Buffer.byteLength(body)) });
+      expect(answer.status).toBe(413);
+      expect(emulator.inspect.requests('accountCreate')).toBe(0);
+    });
+
+    it('POSTs without an Idempotency-Key each run their own check', async () => {
+      const { handler } = await setup();
+      const first = await handler(post({ blackbox: BLACKBOX }, { 'idempotency-key': '' }));
+      const noKey = new Request('https://shop.example/device-risk', { method: 'POST', headers: { origin: SHOP, 'content-type': 'application/json', 'x-test-user': 'u1' }, body: JSON.stringify({ blackbox: BLACKBOX }) });
+      const second = await handler(noKey.clone());
+      const third = await handler(noKey.clone());
+      expect(first.status).toBe(400); // an empty key is malformed
+      expect([second.status, third.status]).toEqual([200, 200]);
+      const ids = [(await second.json()) as { workflowExecutionId: string }, (await third.json()) as { workflowExecutionId: string }].map((b) => b.workflowExecutionId);
+      expect(new Set(ids).size).toBe(2);
+      expect(emulator.inspect.requests('accountCreate')).toBe(2);
+    });
+
+    it('a handler without onError still answers an upstream failure', async () => {
+      emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+      const tokenSource = createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA });
+      const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA, maxAttempts: 1 });
+      const handler = createDeviceRiskHandler({ client, allowedOrigins: [SHOP], workflowKey: 10020, resolveCustomer: () => ({ customerInternalReference: 'c-1' }) });
+      emulator.faults.fail('upload', { times: 1, status: 500 });
+      const response = await handler(post({ blackbox: BLACKBOX }));
+      expect(response.status).toBe(502);
+    });
+
+    it.each([
+      ['a 429 with its Retry-After', { status: 429 }, 503, '1'],
+      ['a 503 with its Retry-After', { status: 503 }, 503, '1'],
+      ['a 500 (no Retry-After: the default 2 s)', { status: 500 }, 502, '2'],
+      ['a 502', { status: 502 }, 502, '2'],
+      ['a dropped connection', { drop: true }, 503, '2'],
+    ])('upstream trouble: %s is %i with Retry-After %s', async (_, fault, status, retryAfter) => {
+      const { handler } = await setup();
+      emulator.faults.fail('upload', { times: 5, ...fault });
+      const response = await handler(post({ blackbox: BLACKBOX }));
+      expect(response.status).toBe(status);
+      expect(response.headers.get('retry-after')).toBe(retryAfter);
+    });
+
+    it('a Retry-After over a minute is capped at 60 for the browser', async () => {
+      const { handler } = await setup({}, {});
+      const client = createDeviceRiskClient({
+        tokenSource: createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA }),
+        baseUrl: emulator.baseUrl,
+        userAgent: UA,
+        maxAttempts: 1,
+        fetch: (async (url: string, init: RequestInit) =>
+          String(url).includes('/parts/') ? new Response('{}', { status: 429, headers: { 'retry-after': '3600' } }) : fetch(url, init)) as typeof fetch,
+      });
+      const capped = createDeviceRiskHandler({ client, allowedOrigins: [SHOP], workflowKey: 10020, resolveCustomer: () => ({ customerInternalReference: 'c-1' }) });
+      void handler;
+      const response = await capped(post({ blackbox: BLACKBOX }));
+      expect([response.status, response.headers.get('retry-after')]).toEqual([503, '60']);
+    });
   });
 });

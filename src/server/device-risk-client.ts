@@ -118,6 +118,8 @@ export interface DeviceRiskClientOptions {
   /** A transaction token this close to expiry counts as expired. Default 30 s. */
   expiryMarginMs?: number;
   now?: () => number;
+  /** How the client waits between attempts (tests pass one that does not wait). Default a timer. */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 export interface DeviceRiskClient {
@@ -178,6 +180,7 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
   const maxAttempts = options.maxAttempts ?? 3;
   const timeoutMs = options.timeoutMs ?? 15_000;
   const accountTimeoutMs = options.accountTimeoutMs ?? 60_000;
+  const sleepFor = options.sleep ?? sleep;
   const margin = options.expiryMarginMs ?? 30_000;
   const accountsPath = options.accountsPath ?? '/api/v1/accounts';
   const { tokenSource } = options;
@@ -208,6 +211,8 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
   ): Promise<Response> {
     let lastError: DeviceRiskError | undefined;
     let refreshedToken = false;
+    // Waits before the next attempt; after the last one there is nothing to wait for.
+    const wait = (attempt: number, ms: number) => (attempt < maxAttempts ? sleepFor(ms) : undefined);
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       let response: Response;
       const limit = deadline(init.timeoutMs ?? timeoutMs);
@@ -232,7 +237,7 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
         if (cause instanceof DeviceRiskError) throw cause; // from the token source
         lastError = new DeviceRiskError(ERR_NETWORK, `${operation} failed (${limit.expired ? 'no answer in time' : 'network error'})`, { operation, cause });
         if (!repeatable) throw lastError;
-        await sleep(Math.random() * 300 * 2 ** attempt);
+        await wait(attempt, Math.random() * 300 * 2 ** attempt);
         continue;
       } finally {
         limit.clear();
@@ -253,7 +258,7 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
           status: response.status,
           ...(retryAfter === undefined ? {} : { retryAfter }),
         });
-        await sleep(retryAfter !== undefined ? Math.min(retryAfter, 30) * 1000 : Math.random() * 300 * 2 ** attempt);
+        await wait(attempt, retryAfter !== undefined ? Math.min(retryAfter, 30) * 1000 : Math.random() * 300 * 2 ** attempt);
         continue;
       }
       throw new DeviceRiskError(response.status >= 500 ? ERR_UPSTREAM : ERR_REQUEST_REJECTED, `${operation} answered ${response.status}${summary}`, {

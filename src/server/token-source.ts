@@ -75,6 +75,8 @@ export interface TokenSourceOptions {
   timeoutMs?: number;
   /** The longest `Retry-After` waited for, in seconds; a longer one fails at once with `rate_limited`. Default 30. */
   maxRetryAfterSeconds?: number;
+  /** How retries wait (tests pass one that does not wait). Default a timer. Rate-limit waits always use a timer. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   now?: () => number;
 }
 
@@ -153,15 +155,16 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
     const { signal } = limit;
     const timedOut = (cause?: unknown) =>
       new DeviceRiskError(ERR_NETWORK, `no token from ${new URL(tokenUrl).origin} within ${timeoutMs} ms`, { operation: 'token', cause });
-    /** Waits, unless the wait would outlast the time limit: then the last error stands. */
+    /** Waits before the next attempt, unless it would outlast the time limit or none is left: then the last error stands. */
     const wait = async (ms: number, error: DeviceRiskError) => {
-      if (Date.now() + ms >= started + timeoutMs) throw error;
-      await sleep(ms, signal);
+      if (attempt >= maxAttempts || Date.now() + ms >= started + timeoutMs) throw error;
+      await (options.sleep ?? sleep)(ms, signal);
     };
     const started = Date.now();
     let lastError: DeviceRiskError | undefined;
+    let attempt = 0;
     try {
-      for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+      for (attempt = 1; attempt <= maxAttempts; attempt++) {
         await rateSlot(signal);
         let response: Response;
         try {
