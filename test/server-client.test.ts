@@ -1,5 +1,6 @@
 // The Device Risk client against the emulator: accounts, upload, finalize, guards and retries.
 import { afterEach, describe, expect, it } from 'vitest';
+import { collectGarbage } from './support/gc.js';
 import { createManualClock, startEmulator, type Emulator, type EmulatorOptions } from '../src/emulator/index.js';
 import { createDeviceRiskClient, createTokenSource, DeviceRiskTransaction, type DeviceRiskClientOptions } from '../src/server/index.js';
 
@@ -216,7 +217,7 @@ describe('device-risk client', () => {
     const client = await setup({}, { timeoutMs: 300, maxAttempts: 1 });
     const tx = await client.createAccount(account);
     emulator.faults.latency('upload', 60_000);
-    const collector = setInterval(() => (globalThis as { gc?: () => void }).gc!(), 10);
+    const collector = setInterval(() => collectGarbage(), 10);
     try {
       await expect(client.uploadBlackbox(tx, BLACKBOX)).rejects.toMatchObject({ code: 'network_error', operation: 'upload' });
     } finally {

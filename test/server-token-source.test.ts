@@ -1,5 +1,6 @@
 // The OAuth client-credentials token source, against the emulator.
 import { afterEach, describe, expect, it } from 'vitest';
+import { collectGarbage } from './support/gc.js';
 import { createManualClock, startEmulator, type Emulator } from '../src/emulator/index.js';
 import { createMemoryTokenStore, createTokenSource, isDeviceRiskError, TOKEN_URLS } from '../src/server/index.js';
 
@@ -243,7 +244,7 @@ describe('createTokenSource', () => {
 
     it('timeoutMs bounds a token service that never answers, even when garbage is collected meanwhile', async () => {
       const { calls, fetchStub } = stub(() => new Promise<Response>(() => {}));
-      const collector = setInterval(() => (globalThis as { gc?: () => void }).gc!(), 10);
+      const collector = setInterval(() => collectGarbage(), 10);
       try {
         await expect(offline({ fetch: fetchStub, timeoutMs: 300 }).getToken()).rejects.toMatchObject({ code: 'network_error', operation: 'token' });
       } finally {

@@ -22,7 +22,7 @@ export function deadline(ms: number, ...parents: Array<AbortSignal | undefined>)
   };
   for (const source of sources) {
     if (source.aborted) controller.abort(source.reason);
-    else source.addEventListener('abort', onParentAbort, { once: true });
+    else source.addEventListener('abort', onParentAbort); // removed by clear(); a signal aborts once
   }
   // Node's setTimeout accepts at most 2^31-1 ms; a longer one would fire after 1 ms.
   const timer = setTimeout(() => {
