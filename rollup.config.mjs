@@ -28,51 +28,64 @@ const MESSAGES_MODULE = /(^|\/)messages\.js$/;
 const nodeEntries = {
   server: 'src/server/index.ts',
   emulator: 'src/emulator/index.ts',
-  'emulator-cli': 'src/emulator/cli.ts',
 };
-const nodeExternal = (id) => id.startsWith('node:') || builtinModules.includes(id);
+const nodeExternal = (id) => id.startsWith('node:') || builtinModules.includes(id) || id === 'playwright-core';
+
+// Declarations: one self-contained file per entry and module kind (.d.ts for import,
+// .d.cts for require), so that neither points into a declaration of the other kind.
+const declarations = (input, name, extra = {}) =>
+  ['d.ts', 'd.cts'].map((ext) => ({
+    input,
+    output: { file: `dist/${name}.${ext}`, format: 'es', ...extra },
+    external: nodeExternal,
+    plugins: [dts()],
+  }));
 
 export default [
   {
     // The delivery code is a chunk of its own (dynamic import): pages that do not
     // use `post` never load it, and bundlers keep it out of the main chunk.
     input: 'src/browser/index.ts',
-    output: { dir: 'dist', format: 'es', entryFileNames: 'index.js', chunkFileNames: 'browser-[name].js' },
-    preserveEntrySignatures: 'allow-extension',
+    output: [
+      { dir: 'dist', format: 'es', entryFileNames: 'index.js', chunkFileNames: 'browser-[name].js' },
+      // For require() (tests, server rendering in CommonJS): the same code as CommonJS.
+      { dir: 'dist', format: 'cjs', entryFileNames: 'index.cjs', chunkFileNames: 'browser-[name].cjs', exports: 'named' },
+    ],
+    preserveEntrySignatures: 'strict',
     plugins: [ts(), terser(minify)],
   },
   {
     // One file, but for the message texts: a script tag pays for them only when a call
     // fails, when the file imports the ES chunk beside it (dynamic import works in classic
     // scripts, relative to the script's own URL, with its nonce). The delivery code stays
-    // inside: `post` must not depend on a second file being deployed.
+    // inside: `post` must not depend on a second file being deployed. The .cjs copy is the
+    // same file for require().
     input: 'src/browser/umd.ts',
     external: (id) => MESSAGES_MODULE.test(id),
-    output: {
-      file: 'dist/blackbox-capture.umd.js',
+    output: ['js', 'cjs'].map((ext) => ({
+      file: `dist/blackbox-capture.umd.${ext}`,
       format: 'umd',
       name: 'BlackboxCapture',
       exports: 'named',
       inlineDynamicImports: true,
       paths: (id) => (MESSAGES_MODULE.test(id) ? './browser-messages.js' : id),
-    },
+    })),
     plugins: [ts(), terser(minify)],
   },
   {
-    input: nodeEntries,
+    input: { ...nodeEntries, 'emulator-cli': 'src/emulator/cli.ts' },
     output: { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: 'chunk-[name]-[hash].js' },
     external: nodeExternal,
     plugins: [ts()],
   },
   {
-    input: 'src/browser/index.ts',
-    output: { file: 'dist/index.d.ts', format: 'es' },
-    plugins: [dts()],
-  },
-  {
-    input: { server: 'src/server/index.ts', emulator: 'src/emulator/index.ts' },
-    output: { dir: 'dist', format: 'es', entryFileNames: '[name].d.ts', chunkFileNames: 'chunk-[name]-[hash].d.ts' },
+    input: nodeEntries,
+    output: { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: 'chunk-[name]-[hash].cjs', exports: 'named' },
     external: nodeExternal,
-    plugins: [dts()],
+    plugins: [ts()],
   },
+  ...declarations('src/browser/index.ts', 'index'),
+  ...declarations('src/browser/umd.ts', 'blackbox-capture.umd', { footer: 'export as namespace BlackboxCapture;' }),
+  ...declarations('src/server/index.ts', 'server'),
+  ...declarations('src/emulator/index.ts', 'emulator'),
 ];

@@ -97,3 +97,38 @@ describe('the exports map', () => {
     expect(out.trim()).toBe('function function function');
   });
 });
+
+// The public API of every entry, and nothing else: an internal that leaks into an entry
+// (a bundler's shared-chunk export) becomes API that users start to import.
+describe('export lists', () => {
+  it.each([
+    ['blackbox-capture (dist/index.js)', '../dist/index.js', ['BlackboxCaptureError', 'captureBlackbox', 'isBlackboxCaptureError']],
+    [
+      'blackbox-capture/server (dist/server.js)',
+      '../dist/server.js',
+      [
+        'API_BASE_URLS', 'BLACKBOX_PATTERN', 'BadRequestError', 'COLLECTOR_URLS', 'DeviceRiskError', 'DeviceRiskTransaction',
+        'ERR_FORGED_ADDRESS', 'ERR_INSECURE_URL', 'ERR_INVALID_ACCOUNT_REQUEST', 'ERR_INVALID_BLACKBOX', 'ERR_INVALID_CONFIGURATION',
+        'ERR_INVALID_RESPONSE', 'ERR_NETWORK', 'ERR_NO_DEVICE_RISK_CREDENTIAL', 'ERR_RATE_LIMITED', 'ERR_REQUEST_REJECTED',
+        'ERR_TOKEN_REJECTED', 'ERR_TRANSACTION_TOKEN_EXPIRED', 'ERR_UPSTREAM', 'MAX_BLACKBOX_LENGTH', 'RETRIEVAL_BASE_URLS',
+        'TOKEN_LIFETIME_BOUNDS', 'TOKEN_URLS', 'checkAccountRequest', 'checkBlackbox', 'collectorPath', 'createDeviceRiskClient',
+        'createDeviceRiskHandler', 'createFirstPartyProxy', 'createMemoryTokenStore', 'createTokenSource', 'isDeviceRiskError',
+        'runDeviceRiskCheck', 'toNodeHandler', 'toRequest', 'validHost', 'writeResponse',
+      ],
+    ],
+    [
+      'blackbox-capture/emulator (dist/emulator.js)',
+      '../dist/emulator.js',
+      ['CONFORMANCE_CASES', 'EMULATED_LOADER_VERSION', 'conformancePage', 'createManualClock', 'decodeBlackbox', 'runConformance', 'startConformanceSite', 'startEmulator'],
+    ],
+  ])('%s exports exactly its public API', async (_, file, names) => {
+    const module = (await import(new URL(file, import.meta.url).href)) as Record<string, unknown>;
+    expect(Object.keys(module).sort()).toEqual([...names].sort());
+  });
+
+  it('the UMD global carries the API plus ready, and nothing else', () => {
+    const sandbox: Record<string, unknown> = {};
+    vm.runInNewContext(readFileSync(UMD, 'utf8'), sandbox);
+    expect(Object.keys(sandbox.BlackboxCapture as object).sort()).toEqual(['BlackboxCaptureError', 'captureBlackbox', 'isBlackboxCaptureError', 'ready']);
+  });
+});

@@ -13,6 +13,7 @@
 import type { VendorConfig, VendorLoaderConfig } from '../shared/types.js';
 import { explain, fault, type BlackboxCaptureError } from './errors.js';
 import { LOADER_KEYS, isPlainObject, normalizeOptions, vendorFlag, type CaptureOptions, type LoaderOptions, type NormalizedOptions } from './options.js';
+import type { DeliveryFailure } from './deliver.js';
 
 type Field = HTMLInputElement | HTMLTextAreaElement;
 type Listener = (error?: BlackboxCaptureError) => void;
@@ -287,16 +288,21 @@ function subscribe(options: NormalizedOptions, field: Field | null): Promise<str
       clearTimeout(timer);
       listeners.delete(listener);
       if (!post) return finish(undefined, blackbox);
+      // The delivery chunk reports what failed; the error is made here, so that the chunk
+      // imports nothing from this one (and the entry exports nothing but the API).
       delivery!
         .then(
           ({ deliver }) => deliver(blackbox, post, signal),
-          (cause: unknown) => {
-            throw fault('post_failed', [post.url, 'the delivery code did not load'], { blackbox, url: post.url, cause });
+          (cause: unknown): never => {
+            throw { detail: 'the delivery code did not load', cause } satisfies DeliveryFailure;
           },
         )
         .then(
           () => finish(undefined, blackbox),
-          (error: unknown) => (signal?.aborted ? onAbort() : finish(error)),
+          (failure: DeliveryFailure) =>
+            signal?.aborted
+              ? onAbort()
+              : finish(fault('post_failed', [post.url, failure.detail], { blackbox, url: post.url, status: failure.status, cause: failure.cause })),
         );
     };
     const timer = setTimeout(() => {

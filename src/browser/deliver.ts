@@ -3,8 +3,14 @@
  * Idempotency-Key that stays the same across retries, so the server makes one
  * transaction however often the request arrives. Loaded only when `post` is used.
  */
-import { fault } from './errors.js';
 import type { NormalizedPost } from './options.js';
+
+/** Why delivery failed, for the core to turn into a `post_failed` error (this chunk imports nothing from it). */
+export interface DeliveryFailure {
+  detail: string;
+  status?: number | undefined;
+  cause?: unknown;
+}
 
 /** The JSON body unless `post.body` builds another. */
 const defaultBody = (blackbox: string) => ({ blackbox });
@@ -28,8 +34,8 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 /**
  * POSTs the blackbox; retries network errors, 5xx and 429 with exponential
  * backoff and full jitter (Retry-After wins when given, up to 20 s), never other
- * 4xx. Rejects with `post_failed` carrying the blackbox; rethrows the signal's
- * reason when aborted.
+ * 4xx. Rejects with a `DeliveryFailure` (the core makes it a `post_failed` error
+ * carrying the blackbox); rethrows the signal's reason when aborted.
  */
 export async function deliver(blackbox: string, post: NormalizedPost, signal?: AbortSignal): Promise<Response> {
   const { url, headers, credentials = 'same-origin', body = defaultBody, maxAttempts = 4, timeoutMs = 10_000 } = post;
@@ -71,5 +77,5 @@ export async function deliver(blackbox: string, post: NormalizedPost, signal?: A
     if (attempt >= maxAttempts) break;
     await sleep(Math.min(20_000, wait >= 0 ? wait : Math.random() * 300 * 2 ** attempt), signal);
   }
-  throw fault('post_failed', [url, detail], { blackbox, url, status, cause });
+  throw { detail, status, cause } satisfies DeliveryFailure;
 }

@@ -3,7 +3,7 @@
  * Web-standard Request -> Response handlers on fetch (Node 20+, Next.js route
  * handlers, Hono, edge runtimes), plus a Node adapter. Secrets and tokens stay here.
  */
-export { createTokenSource, createMemoryTokenStore, tokenLifetimeSeconds, TOKEN_LIFETIME_BOUNDS, TOKEN_URLS } from './token-source.js';
+export { createTokenSource, createMemoryTokenStore, TOKEN_LIFETIME_BOUNDS, TOKEN_URLS } from './token-source.js';
 export type { Region, TokenSource, TokenSourceOptions, TokenStore, CachedToken } from './token-source.js';
 export {
   createDeviceRiskClient,
@@ -20,8 +20,6 @@ export { createDeviceRiskHandler, runDeviceRiskCheck } from './endpoint.js';
 export type { CustomerMapping, DeviceRiskCheckOptions, DeviceRiskHandlerOptions, DeviceRiskProgress, DeviceRiskResult } from './endpoint.js';
 export { createFirstPartyProxy, collectorPath, COLLECTOR_URLS } from './proxy.js';
 export type { FirstPartyProxyOptions, ProxyMethod } from './proxy.js';
-export { deadline } from './deadline.js';
-export type { Deadline } from './deadline.js';
 export { toNodeHandler, toRequest, writeResponse, validHost, BadRequestError } from './node.js';
 export type { FetchHandler, NodeHandler, RequestContext } from './node.js';
 export {

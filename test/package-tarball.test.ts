@@ -1,0 +1,83 @@
+// The packed tarball, as a user installs it: types and runtime resolution for CommonJS and ES
+// module projects (TypeScript node16 and bundler resolution), checked by tsc and by Node, and
+// are-the-types-wrong on the same tarball.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
+const ATTW = join(ROOT, 'node_modules/@arethetypeswrong/cli/dist/index.js');
+let dir: string;
+let tarball: string;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'bbc-tarball-'));
+  execFileSync('npm', ['pack', '--silent', '--pack-destination', dir], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  tarball = join(dir, readdirSync(dir).find((f) => f.endsWith('.tgz'))!);
+  // Installed as npm would: the tarball's package/ folder as node_modules/blackbox-capture.
+  const installed = join(dir, 'node_modules', 'blackbox-capture');
+  mkdirSync(installed, { recursive: true });
+  execFileSync('tar', ['xzf', tarball, '-C', installed, '--strip-components=1']);
+  mkdirSync(join(dir, 'node_modules', '@types'), { recursive: true });
+  symlinkSync(join(ROOT, 'node_modules/@types/node'), join(dir, 'node_modules/@types/node'));
+}, 60_000);
+
+const USE = `
+import { captureBlackbox, isBlackboxCaptureError } from 'blackbox-capture';
+import { createTokenSource, createFirstPartyProxy } from 'blackbox-capture/server';
+import { startEmulator } from 'blackbox-capture/emulator';
+import * as Umd from 'blackbox-capture/umd';
+const capture: (options: { loaderUrl: string }) => Promise<string> = captureBlackbox;
+const guard: (e: unknown) => boolean = isBlackboxCaptureError;
+const ready: Promise<string> | undefined = Umd.ready;
+export { capture, guard, ready, createTokenSource, createFirstPartyProxy, startEmulator };
+`;
+
+function project(name: string, type: 'commonjs' | 'module', compilerOptions: Record<string, unknown>): string {
+  const folder = join(dir, name);
+  mkdirSync(folder, { recursive: true });
+  writeFileSync(join(folder, 'package.json'), JSON.stringify({ name, private: true, type }));
+  writeFileSync(join(folder, 'use.ts'), USE);
+  writeFileSync(
+    join(folder, 'tsconfig.json'),
+    JSON.stringify({ compilerOptions: { strict: true, noEmit: true, skipLibCheck: false, target: 'ES2022', lib: ['ES2022', 'DOM'], types: ['node'], typeRoots: [join(dir, 'node_modules/@types')], ...compilerOptions }, files: ['use.ts'] }),
+  );
+  return folder;
+}
+
+describe('the packed tarball', () => {
+  it.each([
+    ['a CommonJS project, module node16', 'commonjs', { module: 'node16', moduleResolution: 'node16' }],
+    ['an ES module project, module node16', 'module', { module: 'node16', moduleResolution: 'node16' }],
+    ['a bundler project', 'module', { module: 'esnext', moduleResolution: 'bundler' }],
+  ] as const)('type-checks in %s', (name, type, options) => {
+    const folder = project(name.replace(/\W+/g, '-'), type, options);
+    const result = spawnSync(process.execPath, [TSC, '-p', folder], { encoding: 'utf8' });
+    expect(result.stdout + result.stderr).toBe('');
+    expect(result.status).toBe(0);
+  });
+
+  it('loads with require() and with import, every entry', () => {
+    const required = spawnSync(process.execPath, ['-e', "for (const e of ['blackbox-capture', 'blackbox-capture/server', 'blackbox-capture/emulator', 'blackbox-capture/umd']) console.log(e, Object.keys(require(e)).length)"], { cwd: dir, encoding: 'utf8' });
+    expect(required.stderr).toBe('');
+    expect(required.stdout.split('\n').filter(Boolean).map((line) => Number(line.split(' ')[1]))).toEqual([3, 37, 8, 4]);
+    const imported = spawnSync(process.execPath, ['--input-type=module', '-e', "for (const e of ['blackbox-capture', 'blackbox-capture/server', 'blackbox-capture/emulator']) console.log(e, Object.keys(await import(e)).length)"], { cwd: dir, encoding: 'utf8' });
+    expect(imported.stderr).toBe('');
+    expect(imported.stdout.split('\n').filter(Boolean).map((line) => Number(line.split(' ')[1]))).toEqual([3, 37, 8]);
+  });
+
+  it('are-the-types-wrong finds nothing for node16 (CommonJS and ESM) and bundler resolution', () => {
+    // node10 (TypeScript's moduleResolution "node") cannot read the exports map: README, Requirements.
+    // The nginx files are configuration, not modules.
+    const result = spawnSync(process.execPath, [ATTW, tarball, '--profile', 'node16', '--exclude-entrypoints', './nginx/iojs-http.conf', './nginx/iojs-location.conf', '--format', 'json'], { encoding: 'utf8' });
+    expect(result.status).toBe(0);
+    const { problems } = JSON.parse(result.stdout) as { problems: Record<string, Array<{ entrypoint: string; resolutionKind: string }>> };
+    const found = Object.entries(problems).flatMap(([kind, list]) => list.map((p) => `${kind} ${p.entrypoint} ${p.resolutionKind}`));
+    // The one exception, documented: the subpaths under node10, which has no exports map.
+    expect(found.sort()).toEqual(['NoResolution ./emulator node10', 'NoResolution ./server node10', 'NoResolution ./umd node10']);
+  });
+});
