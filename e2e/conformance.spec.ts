@@ -7,12 +7,13 @@
  */
 import { expect, test } from '@playwright/test';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CONFORMANCE_CASES, startConformanceSite, type ConformanceSite } from '../src/emulator/conformance.js';
 import { realLoaderSource } from '../scripts/real-loader.mjs';
+import { snippet } from '../test/support/readme.js';
 
 let emulated: ConformanceSite;
 let real: ConformanceSite;
@@ -61,27 +62,31 @@ test('every failure case fails what it names: each 404 reaches the page, none is
   }
 });
 
-test('the conformance command: the real loader 5.2.2 passes every case against the emulator, and a broken loader does not', async () => {
+test("the conformance command of the README ('conformance-command'): the real loader 5.2.2 passes every case, a broken loader does not", async () => {
   test.setTimeout(240_000);
-  const run = (args: string[]) =>
+  // An integrator's project with the package installed: its bin on the path of npx.
+  const dir = mkdtempSync(join(tmpdir(), 'bbc-conformance-'));
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  mkdirSync(join(dir, 'node_modules', '.bin'), { recursive: true });
+  symlinkSync(root, join(dir, 'node_modules', 'blackbox-capture'));
+  symlinkSync(join(root, 'dist', 'emulator-cli.js'), join(dir, 'node_modules', '.bin', 'blackbox-capture-emulator'));
+  const command = snippet('conformance-command').code.trim();
+  expect(command).toBe('npx blackbox-capture-emulator conformance ./loader.js');
+  const run = () =>
     new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
-      const child = spawn(process.execPath, [fileURLToPath(new URL('../dist/emulator-cli.js', import.meta.url)), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn('sh', ['-c', command], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_yes: 'false' } });
       let out = '';
       let err = '';
       child.stdout.on('data', (chunk) => (out += chunk));
       child.stderr.on('data', (chunk) => (err += chunk));
       child.on('exit', (code) => resolve({ code, out, err }));
     });
-  const dir = mkdtempSync(join(tmpdir(), 'bbc-conformance-'));
-  const real = join(dir, 'loader-5.2.2.js');
-  writeFileSync(real, realLoaderSource());
-  const passing = await run(['conformance', real]);
-  expect(passing.err).toBe('');
+  writeFileSync(join(dir, 'loader.js'), realLoaderSource());
+  const passing = await run();
   expect(passing.out).toMatch(new RegExp(`^${CONFORMANCE_CASES.length} passed, 0 failed$`, 'm'));
   expect(passing.code).toBe(0);
-  const broken = join(dir, 'unchained.js');
-  writeFileSync(broken, realLoaderSource().replace('n && (c.onload = n);', 'n && n();'));
-  const failing = await run(['conformance', broken]);
+  writeFileSync(join(dir, 'loader.js'), realLoaderSource().replace('n && (c.onload = n);', 'n && n();'));
+  const failing = await run();
   expect(failing.code).toBe(1);
   expect(failing.out).toMatch(/^DIFFERS first-party static_wdp\.js 404$/m);
 });

@@ -1,4 +1,4 @@
-// The README's main command. `npm run demo` is `rollup` (as `npm test` has just run it)
+// The README's main command (snippet 'two-commands': `npm test` is what CI runs). `npm run demo` is `rollup` (as `npm test` has just run it)
 // then `npm run demo:start`: this runs the latter, so that no test rebuilds dist/ while
 // others read it. It serves, prints its address and stops on Ctrl-C; a port in use is a clear message.
 import { spawn } from 'node:child_process';
@@ -6,9 +6,12 @@ import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { startDemo } from '../demo/app.js';
 import { configFromEnvironment } from '../demo/config.js';
+import { snippet } from './support/readme.js';
 
 describe('npm run demo:start', () => {
   it('prints the address, serves the pages, and stops cleanly on SIGINT', async () => {
+    // The README's commands, as a check that they are still these.
+    expect(snippet('two-commands').code).toMatch(/^npm install && npm run demo\s.*\nnpm test\s/);
     const child = spawn('npm', ['run', 'demo:start', '--silent'], { env: { ...process.env, DEMO_PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let out = '';
     child.stdout.on('data', (c) => (out += c));

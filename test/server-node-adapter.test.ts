@@ -122,3 +122,53 @@ describe('toNodeHandler', () => {
     expect(seen).toEqual([`http://127.0.0.1:${port}//evil.example/x`]);
   });
 });
+
+// Express with a body parser before the handler: the stream is read, the parsed body is on req.body.
+describe('toNodeHandler behind Express body parsers', () => {
+  async function expressWith(parser: import('express').RequestHandler) {
+    const express = (await import('express')).default;
+    const app = express();
+    app.use(parser);
+    app.all('/echo', toNodeHandler(async (request) => new Response(JSON.stringify({ type: request.headers.get('content-type'), text: await request.text() }))));
+    server = app.listen(0, '127.0.0.1');
+    await new Promise((r) => server!.once('listening', r));
+    return `http://127.0.0.1:${(server!.address() as AddressInfo).port}/echo`;
+  }
+
+  it('express.json(): the handler reads the JSON the parser read', async () => {
+    const express = (await import('express')).default;
+    const url = await expressWith(express.json());
+    const answer = (await (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{ "blackbox": "0400+/=" }' })).json()) as { text: string };
+    expect(JSON.parse(answer.text)).toEqual({ blackbox: '0400+/=' });
+  });
+
+  it('express.urlencoded(): the handler reads the form the parser read, "+" kept', async () => {
+    const express = (await import('express')).default;
+    const url = await expressWith(express.urlencoded({ extended: false }));
+    const answer = (await (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'blackbox=0400%2B%2F%3D&a=1' })).json()) as { text: string };
+    expect(new URLSearchParams(answer.text).get('blackbox')).toBe('0400+/=');
+  });
+
+  it('express.text() and express.raw(): the string or the bytes as they were', async () => {
+    const express = (await import('express')).default;
+    const url = await expressWith(express.text());
+    expect(((await (await fetch(url, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'plain body' })).json()) as { text: string }).text).toBe('plain body');
+  });
+
+  it('a parser that read the stream and left no body: 400 body_already_read, naming the fix', async () => {
+    const url = await expressWith((req, _res, next) => {
+      req.resume();
+      req.on('end', () => next());
+    });
+    const answer = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: 'x' });
+    expect(answer.status).toBe(400);
+    expect(((await answer.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'body_already_read', message: expect.stringMatching(/before body parsers/) });
+  });
+
+  it('a request the parsers leave alone still streams', async () => {
+    const express = (await import('express')).default;
+    const url = await expressWith(express.json());
+    const answer = (await (await fetch(url, { method: 'POST', headers: { 'content-type': 'text/csv' }, body: 'a,b' })).json()) as { text: string };
+    expect(answer.text).toBe('a,b');
+  });
+});

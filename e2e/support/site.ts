@@ -28,6 +28,8 @@ export interface Site {
   page(path: string, html: string, headers?: Record<string, string>): string;
   /** Answer the next `count` deliveries with `status`. */
   failDeliveries(count: number, status: number): void;
+  /** Serve `body` at `path` with the given content type. */
+  file(path: string, body: string, contentType: string): string;
   /** Answer URLs of this site matching `pattern` with a fixed response. */
   override(pattern: RegExp, status: number, body: string, contentType: string): void;
   close(): Promise<void>;
@@ -42,6 +44,7 @@ async function listen(handler: FetchHandler): Promise<{ server: Server; origin: 
 export async function startSite(options: EmulatorOptions = {}): Promise<Site> {
   const emulator = await startEmulator(options);
   const pages = new Map<string, { html: string; headers: Record<string, string> }>();
+  const files = new Map<string, { body: string; contentType: string }>();
   const overrides: Array<{ pattern: RegExp; response: () => Response }> = [];
   const deliveries: Delivery[] = [];
   let failures = { count: 0, status: 503 };
@@ -72,6 +75,16 @@ export async function startSite(options: EmulatorOptions = {}): Promise<Site> {
         return new Response('not found', { status: 404 });
       }
     }
+    // The README's layout: the package's files and the vendor's loader under /static/.
+    if (url.pathname === '/static/vendor/loader.js') {
+      const loader = await fetch(emulator.loaderUrl);
+      return new Response(await loader.text(), { headers: { 'content-type': 'text/javascript; charset=utf-8' } });
+    }
+    if (/^\/static\/(blackbox-capture\.umd|browser-messages)\.js$/.test(url.pathname)) {
+      return new Response(await readFile(new URL(url.pathname.slice('/static/'.length), DIST)), { headers: { 'content-type': 'text/javascript; charset=utf-8' } });
+    }
+    const file = files.get(url.pathname);
+    if (file) return new Response(file.body, { headers: { 'content-type': file.contentType } });
     const page = pages.get(url.pathname);
     if (page) return new Response(page.html, { headers: { 'content-type': 'text/html; charset=utf-8', ...page.headers } });
     return new Response('not found', { status: 404 });
@@ -84,6 +97,10 @@ export async function startSite(options: EmulatorOptions = {}): Promise<Site> {
     deliveries,
     page(path, html, headers = {}) {
       pages.set(path, { html, headers });
+      return siteServer.origin + path;
+    },
+    file(path, body, contentType) {
+      files.set(path, { body, contentType });
       return siteServer.origin + path;
     },
     failDeliveries(count, status) {

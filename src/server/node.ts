@@ -23,7 +23,7 @@ export function validHost(host: string): boolean {
 export class BadRequestError extends Error {
   override readonly name = 'BadRequestError';
   constructor(
-    readonly code: 'bad_host' | 'bad_request_target',
+    readonly code: 'bad_host' | 'bad_request_target' | 'body_already_read',
     message: string,
   ) {
     super(message);
@@ -56,12 +56,39 @@ export function toRequest(req: IncomingMessage, res: ServerResponse): Request {
     if (!res.writableFinished) controller.abort();
   });
   const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
+  let body: BodyInit | ReadableStream | undefined;
+  if (hasBody) {
+    const parsed = alreadyParsed(req);
+    if (parsed !== undefined) {
+      body = parsed;
+      headers.delete('content-length'); // the body was written anew
+    } else body = Readable.toWeb(req) as ReadableStream;
+  }
   return new Request(url, {
     method: req.method ?? 'GET',
     headers,
     signal: controller.signal,
-    ...(hasBody ? { body: Readable.toWeb(req) as ReadableStream, duplex: 'half' } : {}),
+    ...(body === undefined ? {} : { body, duplex: 'half' }),
   } as RequestInit);
+}
+
+/**
+ * A body a framework's parser already read (Express's `express.json()` or
+ * `express.urlencoded()` before the handler), written back in its own media type, so
+ * that the handler applies the same limits and checks. Undefined when the stream is
+ * still unread. A stream that was read without leaving a body cannot be recovered.
+ */
+function alreadyParsed(req: IncomingMessage): string | Uint8Array<ArrayBuffer> | undefined {
+  const { body, readableEnded } = req as IncomingMessage & { body?: unknown };
+  if (!readableEnded && (req as { _body?: boolean })._body !== true) return undefined;
+  if (typeof body === 'string') return body;
+  if (body instanceof Uint8Array) return new Uint8Array(body);
+  const type = req.headers['content-type'] ?? '';
+  if (body && typeof body === 'object') {
+    if (/^application\/x-www-form-urlencoded\b/i.test(type)) return new URLSearchParams(body as Record<string, string>).toString();
+    if (/\bjson\b/i.test(type)) return JSON.stringify(body);
+  }
+  throw new BadRequestError('body_already_read', 'the request body was read by another parser before this handler: mount it before body parsers, or give them this media type');
 }
 
 /** Writes a web Response to a Node response, streaming its body. */
@@ -92,6 +119,12 @@ export async function writeResponse(response: Response, res: ServerResponse, met
   }
 }
 
+/** The peer's address; an IPv4 address as such, not in its IPv6-mapped form (`::ffff:192.0.2.1`). */
+function clientAddressOf(req: IncomingMessage): string {
+  const address = req.socket.remoteAddress ?? '';
+  return /^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(address) ? address.slice(7) : address;
+}
+
 /**
  * Wraps a fetch-style handler for Node. An exception becomes a bare 500 (or goes
  * to Express's `next`), never a hanging request and never a stack trace.
@@ -108,7 +141,7 @@ export function toNodeHandler(handler: FetchHandler): NodeHandler {
         res.end(JSON.stringify({ error: { code: error.code, message: error.message } }));
         return;
       }
-      const response = await handler(request, { clientAddress: req.socket.remoteAddress ?? '' });
+      const response = await handler(request, { clientAddress: clientAddressOf(req) });
       await writeResponse(response, res, request.method);
     })().catch((error: unknown) => {
       if (next) return next(error);

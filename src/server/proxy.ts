@@ -230,7 +230,8 @@ export function createFirstPartyProxy(options: FirstPartyProxyOptions): ((reques
     }
     const cookies = vendorCookies(request.headers.get('cookie'));
     if (cookies) headers.set('cookie', cookies);
-    const peer = context?.clientAddress || undefined;
+    // An IPv4 peer as such, not in its IPv6-mapped form (`::ffff:192.0.2.1`, as Node's sockets give it).
+    const peer = context?.clientAddress?.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '') || undefined;
     const chain = options.trustProxy ? [request.headers.get('x-forwarded-for'), peer].filter(Boolean).join(', ') : peer;
     if (chain) headers.set('x-forwarded-for', chain);
     headers.set('x-forwarded-host', options.publicHost ?? host);

@@ -2,7 +2,8 @@
  * The emulated identity-verification service: the OAuth token endpoint, account
  * create and update, the Device Risk upload, finalize and status, with the
  * spec's limits, lifetimes and states. Addresses in answers are built from the
- * request's own origin, so the handlers work wherever they are mounted.
+ * request's own origin (or the X-Forwarded-Host and -Proto a proxy in front sets), so the
+ * handlers work wherever they are mounted.
  */
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { bearer, checkUserAgent, json, problem, readJson, TOO_MANY_REQUESTS } from './http.js';
@@ -219,7 +220,9 @@ export function createService(options: ServiceOptions) {
       ...(callbackUrl === undefined ? {} : { callbackUrl }),
     };
     transactions.set(tx.workflowExecutionId, tx);
-    const origin = new URL(request.url).origin;
+    // Behind a proxy (a test routing the real hosts here), the origin the client called.
+    const forwarded = request.headers.get('x-forwarded-host');
+    const origin = forwarded ? `${request.headers.get('x-forwarded-proto') ?? 'https'}://${forwarded}` : new URL(request.url).origin;
     const execution = `${origin}/api/v1/accounts/${accountId}/workflow-executions/${tx.workflowExecutionId}`;
     const credentials: unknown[] = [];
     if (workflow.deviceRisk) {

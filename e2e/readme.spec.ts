@@ -1,0 +1,65 @@
+/**
+ * The README's browser snippets, as written, in Chromium: the script-tag quick start, the npm
+ * quick start (bundled with esbuild from the built package), the preload hint and adopt mode.
+ * The site serves the README's layout: /static/blackbox-capture.umd.js, its messages file,
+ * /static/vendor/loader.js (the loader of this project: the emulator's or the real 5.2.2), the
+ * proxy at /iojs and an endpoint at /device-risk.
+ */
+import { expect, test } from '@playwright/test';
+import { build } from 'esbuild';
+import { fileURLToPath } from 'node:url';
+import { decodeBlackbox } from '../src/emulator/index.js';
+import { snippet } from '../test/support/readme.js';
+import { loaderOptions } from './support/loader.js';
+import { startSite, type Site } from './support/site.js';
+
+let site: Site;
+test.beforeEach(async () => {
+  site = await startSite(loaderOptions());
+});
+test.afterEach(async () => {
+  await site.close();
+});
+
+const doc = (body: string) => `<!doctype html><html><head><meta charset="utf-8"></head><body>${body}</body></html>`;
+const complete = (blackbox: unknown) => expect(decodeBlackbox(String(blackbox))?.sources.sort()).toEqual(['fp_dyn', 'fp_static', 'tp']);
+
+test("the script-tag quick start ('quick-start-script-tag'): the field fills, the final value is posted once", async ({ page }) => {
+  const logs: string[] = [];
+  page.on('console', (m) => logs.push(m.text()));
+  await page.goto(site.page('/checkout.html', doc(snippet('quick-start-script-tag').code)));
+  await expect.poll(() => site.deliveries.length).toBe(1);
+  const { blackbox } = site.deliveries[0]!.body as { blackbox: string };
+  complete(blackbox);
+  await expect(page.locator('#blackbox')).toHaveValue(blackbox);
+  await expect.poll(() => logs).toContain(`final blackbox ${blackbox.length}`);
+});
+
+test("the npm quick start ('quick-start-npm'), bundled by esbuild from the package", async ({ page }) => {
+  const bundled = await build({
+    stdin: { contents: snippet('quick-start-npm').code, loader: 'ts', resolveDir: fileURLToPath(new URL('..', import.meta.url)) },
+    bundle: true,
+    format: 'esm',
+    target: 'es2022',
+    write: false,
+    splitting: false,
+  });
+  site.file('/app.js', bundled.outputFiles[0]!.text, 'text/javascript');
+  await page.goto(site.page('/npm.html', doc('<input type="hidden" id="blackbox"><script type="module" src="/app.js"></script>')));
+  await expect.poll(() => site.deliveries.length).toBe(1);
+  const { blackbox } = site.deliveries[0]!.body as { blackbox: string };
+  complete(blackbox);
+  await expect(page.locator('#blackbox')).toHaveValue(blackbox);
+});
+
+for (const name of ['preload-hint', 'adopt-mode']) {
+  test(`the integration without an extra round trip: '${name}'`, async ({ page }) => {
+    const requested: string[] = [];
+    page.on('request', (request) => requested.push(new URL(request.url()).pathname));
+    await page.goto(site.page(`/${name}.html`, doc(`<input type="hidden" id="blackbox">${snippet(name).code}`)));
+    const blackbox = await page.evaluate(() => (window as unknown as { BlackboxCapture: { ready: Promise<string> } }).BlackboxCapture.ready);
+    complete(blackbox);
+    await expect(page.locator('#blackbox')).toHaveValue(blackbox);
+    expect(requested.filter((path) => path === '/static/vendor/loader.js')).toHaveLength(1);
+  });
+}

@@ -1,0 +1,180 @@
+// The README's server and emulator snippets, run as written: each framework's server file
+// with the setup file beside it, against the emulator. The service's regional hosts and the
+// vendor's first-party host are routed to the emulator by the fetch the snippets use.
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { transformSync } from 'esbuild';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmulator, type Emulator } from '../src/emulator/index.js';
+import { fileOf, readmeBlocks, RUN_BY, snippet } from './support/readme.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+// Under the package root, so that `import 'blackbox-capture/server'` resolves to dist/ by the
+// package's own exports map, as it does in an integrator's project.
+const SCRATCH = join(ROOT, '.scratch', `readme-${process.pid}`);
+const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
+
+describe('every README snippet is run by a test', () => {
+  it('every fenced block has a snippet marker, and every marker a test that names it', () => {
+    const blocks = readmeBlocks();
+    expect(blocks.filter((b) => !b.name).map((b) => `README.md:${b.line}`)).toEqual([]);
+    for (const { name } of blocks) {
+      expect(RUN_BY[name], `no test runs snippet "${name}"`).toBeDefined();
+      expect(readFileSync(join(ROOT, RUN_BY[name]!), 'utf8'), `${RUN_BY[name]} does not run "${name}"`).toContain(`'${name}'`);
+    }
+    expect(new Set(blocks.map((b) => b.name)).size).toBe(blocks.length);
+  });
+});
+
+describe('README server snippets, as written, against the emulator', () => {
+  let emulator: Emulator;
+  const realFetch = globalThis.fetch;
+  /** What reached the vendor's first-party host through the proxy. */
+  const collectorRequests: Array<{ url: string; forwardedFor: string | null }> = [];
+
+  beforeAll(async () => {
+    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+    const routes: Record<string, string> = {
+      'https://auth.emea-1.jumio.ai': new URL(emulator.tokenUrl).origin,
+      'https://account.emea-1.jumio.ai': emulator.baseUrl,
+      'https://retrieval.emea-1.jumio.ai': emulator.baseUrl,
+      'https://first.iovation.com': emulator.collectorUrl,
+    };
+    globalThis.fetch = (async (input: string | URL | Request, init?: RequestInit) => {
+      const url = new URL(input instanceof Request ? input.url : input);
+      const to = routes[url.origin];
+      if (!to) return realFetch(input, init);
+      if (input instanceof Request) throw new Error('the kit calls fetch(url, init)');
+      const headers = new Headers(init?.headers);
+      if (url.origin === 'https://first.iovation.com') collectorRequests.push({ url: url.pathname, forwardedFor: headers.get('x-forwarded-for') });
+      // The emulator writes the addresses of its answers for the host the client called.
+      else headers.set('x-forwarded-host', url.host);
+      return realFetch(new URL(url.pathname + url.search, to), { ...init, headers });
+    }) as typeof fetch;
+    Object.assign(process.env, { CLIENT_ID: emulator.clientId, CLIENT_SECRET: emulator.clientSecret, WORKFLOW_KEY: '10011', PORT: '0' });
+    // The snippet's "yours": a session lookup.
+    (globalThis as Record<string, unknown>).sessionUser = async (request: Request) =>
+      /session=ok/.test(request.headers.get('cookie') ?? '') ? { orderId: 'order-1', id: 'user-1' } : null;
+  });
+  afterAll(async () => {
+    globalThis.fetch = realFetch;
+    await emulator.close();
+    rmSync(SCRATCH, { recursive: true, force: true });
+  });
+
+  /** Writes the setup file and the named snippets into a folder of their own, as JavaScript; imports the last. */
+  async function load(folder: string, ...names: string[]): Promise<Record<string, any>> {
+    const dir = join(SCRATCH, folder);
+    let last = '';
+    for (const name of ['server-setup', ...names]) {
+      const block = snippet(name);
+      const file = join(dir, fileOf(block).replace(/\.ts$/, '.js'));
+      mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(file, transformSync(block.code, { loader: 'ts', format: 'esm', target: 'node20' }).code);
+      last = file;
+    }
+    return import(pathToFileURL(last).href);
+  }
+
+  const checkout = (origin: string) =>
+    realFetch(`${origin}/device-risk`, {
+      method: 'POST',
+      headers: { origin: 'https://shop.example', cookie: 'session=ok', 'content-type': 'application/json', 'idempotency-key': `readme-${Math.random()}` },
+      body: JSON.stringify({ blackbox: BLACKBOX }),
+    });
+
+  async function exercise(origin: string) {
+    const answer = await checkout(origin);
+    expect([answer.status, answer.status === 200 ? '' : await answer.text()]).toEqual([200, '']);
+    const body = (await answer.json()) as { workflowExecutionId: string; status: string };
+    expect(body.status).toBe('PROCESSED');
+    expect(emulator.inspect.transaction(body.workflowExecutionId)).toMatchObject({ blackboxes: [BLACKBOX], customerInternalReference: 'order-1', userReference: 'user-1' });
+    const script = await realFetch(`${origin}/iojs/general5/SUB/static_wdp.js`);
+    expect(script.status).toBe(200);
+    expect(await script.text()).toContain('emulated collection script: fp_static');
+    expect(collectorRequests.at(-1)).toEqual({ url: '/general5/SUB/static_wdp.js', forwardedFor: '127.0.0.1' });
+    const anonymous = await realFetch(`${origin}/device-risk`, { method: 'POST', headers: { origin: 'https://shop.example', 'content-type': 'application/json' }, body: JSON.stringify({ blackbox: BLACKBOX }) });
+    expect(anonymous.status).toBe(401);
+  }
+
+  const origin = (server: { address(): unknown }) => `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const listening = (server: { listening: boolean; once(event: 'listening', f: () => void): unknown }) =>
+    server.listening ? Promise.resolve() : new Promise<void>((resolve) => server.once('listening', resolve));
+
+  it("Node http ('server-node-http')", async () => {
+    const { server } = await load('node-http', 'server-node-http');
+    await listening(server);
+    try {
+      await exercise(origin(server));
+    } finally {
+      server.close();
+    }
+  });
+
+  it("Express 5 ('server-express'), with express.json() before the endpoint", async () => {
+    const { server } = await load('express', 'server-express');
+    await listening(server);
+    try {
+      await exercise(origin(server));
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+
+  it("Hono on Node ('server-hono'), the client address from getConnInfo", async () => {
+    const { server } = await load('hono', 'server-hono');
+    await listening(server);
+    try {
+      await exercise(origin(server));
+    } finally {
+      server.close();
+    }
+  });
+
+  it("a Next.js route handler ('server-nextjs'), the client address from x-real-ip", async () => {
+    const { GET } = await load('nextjs', 'server-nextjs');
+    const response = (await GET(new Request('https://shop.example/iojs/general5/SUB/dyn_wdp.js', { headers: { 'x-real-ip': '198.51.100.23' } }))) as Response;
+    expect(response.status).toBe(200);
+    expect(collectorRequests.at(-1)).toEqual({ url: '/general5/SUB/dyn_wdp.js', forwardedFor: '198.51.100.23' });
+  });
+
+  it("a Cloudflare Worker ('server-workers'), the client address from cf-connecting-ip", async () => {
+    const worker = (await load('workers', 'server-workers')).default as { fetch(request: Request): Promise<Response> };
+    const response = await worker.fetch(new Request('https://shop.example/iojs/general5/SUB/static_wdp.js', { headers: { 'cf-connecting-ip': '203.0.113.77' } }));
+    expect(response.status).toBe(200);
+    expect(collectorRequests.at(-1)).toEqual({ url: '/general5/SUB/static_wdp.js', forwardedFor: '203.0.113.77' });
+  });
+});
+
+describe('README emulator snippet, as written', () => {
+  it("runs ('emulator')", async () => {
+    const file = join(SCRATCH, 'emulator', 'emulator.js');
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, transformSync(snippet('emulator').code, { loader: 'ts', format: 'esm', target: 'node20' }).code);
+    await expect(import(pathToFileURL(file).href)).resolves.toBeDefined();
+  });
+});
+
+describe('README excerpts of shipped files', () => {
+  it("every line of the nginx excerpt ('nginx-excerpt') is in the shipped files", () => {
+    const shipped = ['iojs-http.conf', 'iojs-location.conf']
+      .map((name) => readFileSync(join(ROOT, 'src/server/nginx', name), 'utf8'))
+      .join('\n')
+      .replace(/\s+/g, ' ');
+    const lines = snippet('nginx-excerpt')
+      .code.split('\n')
+      .map((line) => line.replace(/#.*$/, '').trim())
+      .filter((line) => line && line !== '}');
+    // A line may join two statements of the file ("a; b;"): each must be there.
+    const statements = lines.flatMap((line) => line.split(/(?<=;)\s+/)).map((statement) => statement.replace(/\s+/g, ' '));
+    expect(statements.filter((statement) => !shipped.includes(statement))).toEqual([]);
+  });
+
+  it("every path of the layout ('layout') exists", () => {
+    const paths = snippet('layout').code.split('\n').map((line) => line.split(/\s+/)[0]!).filter(Boolean);
+    expect(paths.filter((path) => !existsSync(join(ROOT, path)))).toEqual([]);
+  });
+});

@@ -1,0 +1,63 @@
+/**
+ * The README's code snippets, as written. Every fenced block in README.md stands right
+ * after a `<!-- snippet: NAME -->` marker, and RUN_BY names the test that runs it; the
+ * meta test in test/readme.test.ts holds both to that, so that README and code cannot
+ * drift apart unseen.
+ */
+import { readFileSync } from 'node:fs';
+
+export interface Snippet {
+  name: string;
+  lang: string;
+  code: string;
+  line: number;
+}
+
+const README = new URL('../../README.md', import.meta.url);
+
+/** Every fenced block, with the marker before it (name '' when there is none). */
+export function readmeBlocks(): Snippet[] {
+  const lines = readFileSync(README, 'utf8').split('\n');
+  const blocks: Snippet[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const open = /^```(\S*)\s*$/.exec(lines[i]!);
+    if (!open) continue;
+    const end = lines.indexOf('```', i + 1);
+    const marker = /^<!-- snippet: ([\w-]+) -->$/.exec((lines[i - 1] === '' ? lines[i - 2] : lines[i - 1]) ?? '');
+    blocks.push({ name: marker?.[1] ?? '', lang: open[1]!, code: lines.slice(i + 1, end).join('\n') + '\n', line: i + 1 });
+    i = end;
+  }
+  return blocks;
+}
+
+export function snippet(name: string): Snippet {
+  const found = readmeBlocks().find((block) => block.name === name);
+  if (!found) throw new Error(`README.md has no snippet "${name}"`);
+  return found;
+}
+
+/** The file a TypeScript snippet is, from its first line: `// device-risk.ts: …` or `// app/x/route.ts (…)`. */
+export function fileOf(block: Snippet): string {
+  const match = /^\/\/ ([\w./[\]-]+\.ts)\b/.exec(block.code);
+  if (!match) throw new Error(`snippet "${block.name}" does not start with a "// file.ts" comment`);
+  return match[1]!;
+}
+
+/** Which test runs each snippet. */
+export const RUN_BY: Record<string, string> = {
+  'two-commands': 'test/demo-command.test.ts',
+  'quick-start-script-tag': 'e2e/readme.spec.ts',
+  'quick-start-npm': 'e2e/readme.spec.ts',
+  'preload-hint': 'e2e/readme.spec.ts',
+  'adopt-mode': 'e2e/readme.spec.ts',
+  'server-setup': 'test/readme.test.ts',
+  'server-node-http': 'test/readme.test.ts',
+  'server-express': 'test/readme.test.ts',
+  'server-hono': 'test/readme.test.ts',
+  'server-nextjs': 'test/readme.test.ts',
+  'server-workers': 'test/readme.test.ts',
+  'nginx-excerpt': 'test/readme.test.ts',
+  emulator: 'test/readme.test.ts',
+  'conformance-command': 'e2e/conformance.spec.ts',
+  layout: 'test/readme.test.ts',
+};
