@@ -7,6 +7,9 @@ export default defineConfig({
   testDir: './e2e',
   testMatch: '**/*.spec.ts',
   outputDir: './test-results',
+  // Baselines of the README's screenshots (e2e/demo.spec.ts): compared on every run, written
+  // with --update-snapshots, which also writes the README's own images in demo/screenshots/.
+  snapshotPathTemplate: 'e2e/screenshots/{arg}{ext}',
   fullyParallel: true,
   workers: 2,
   retries: 0,

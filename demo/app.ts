@@ -124,17 +124,24 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
   /** The classic form post: the server runs the whole Device Risk flow with the field's value. */
   async function checkoutSubmit(request: Request): Promise<Response> {
     const form = new URLSearchParams(await request.text());
+    const submitted = form.get('blackbox') ?? '';
+    // What the page said about its capture; "no-script" is the form's own value, sent with JavaScript off.
+    const outcome = /^[\w-]{1,40}$/.test(form.get('blackbox_outcome') ?? '') ? form.get('blackbox_outcome')! : 'not sent';
     let result: string;
     let ok = false;
     try {
-      const blackbox = checkBlackbox(form.get('blackbox') ?? '');
+      const blackbox = checkBlackbox(submitted);
       const check = await runDeviceRiskCheck(client, blackbox, customerOf(request));
       ok = true;
       result = JSON.stringify({ ...check, blackboxLength: blackbox.length }, null, 2);
     } catch (error) {
-      result = isDeviceRiskError(error) ? `${error.code}: ${error.message}` : 'unexpected error';
+      result = !submitted
+        ? 'No blackbox arrived: the page ran no device check (JavaScript off, or the capture failed). The order cannot be checked.'
+        : isDeviceRiskError(error)
+          ? `${error.code}: ${error.message}`
+          : 'unexpected error';
     }
-    return page('result.html', request, { RESULT: result, STATE: ok ? 'ok' : 'error' });
+    return page('result.html', request, { RESULT: result, STATE: ok ? 'ok' : 'error', OUTCOME: outcome, HEADING: ok ? 'Server result' : 'The device check could not run' });
   }
 
   const handler = async (request: Request, context?: { clientAddress?: string }): Promise<Response> => {

@@ -59,9 +59,11 @@ test('checkout page: the hidden field fills, the form post reaches PROCESSED wit
   const blackbox = await page.locator('#blackbox').inputValue();
   expect(decodeBlackbox(blackbox)?.sources.sort()).toEqual(['fp_dyn', 'fp_static', 'tp']);
   expect(emulatorOf(demo).inspect.requests('loader')).toBe(1); // the preload hint and the tag share one request
+  await expect(page.locator('#capture-state')).toHaveAttribute('data-state', 'ready');
   await shot(page, 'checkout');
   await page.click('#pay');
   await expect(page.locator('#result')).toContainText('"status": "PROCESSED"');
+  await expect(page.locator('#outcome')).toContainText('ready');
   await shot(page, 'checkout-result');
   const [tx] = transactionWith(demo, blackbox);
   expect(tx).toMatchObject({ status: 'PROCESSED', blackboxes: [blackbox] });
@@ -173,10 +175,113 @@ test('the integrator endpoint failing with 503 twice, then recovering: delivered
   const before = emulatorOf(demo).inspect.transactions().length;
   const result = await playground(page, demo);
   expect(result.code).toBeUndefined();
-  await expect(page.locator('#delivery')).toHaveText(/attempts: 503 in \d+ ms, 503 in \d+ ms, 200 in \d+ ms/);
+  await expect(page.locator("#delivery")).toHaveText(/^delivered \(HTTP 200\) after 3 attempts, \d+ ms$/);
   await expect(page.locator('#transaction')).toContainText('PROCESSED');
   expect(emulatorOf(demo).inspect.transactions().length - before).toBe(1);
   expect(emulatorOf(demo).inspect.requests('accountCreate')).toBe(1);
   expect(transactionWith(demo, result.blackbox!)[0]!.status).toBe('PROCESSED');
+  void csp;
+});
+
+test('checkout: a submit before the capture is complete waits for it, then sends the final value with its outcome', async ({ page, demo, csp }) => {
+  const states: string[] = [];
+  await page.exposeFunction('recordState', (state: string) => states.push(state));
+  await page.addInitScript(() => {
+    document.addEventListener('DOMContentLoaded', () => {
+      const target = document.getElementById('capture-state')!;
+      (window as any).recordState(target.dataset.state);
+      new MutationObserver(() => (window as any).recordState(target.dataset.state)).observe(target, { attributes: true });
+    });
+  });
+  await page.goto(`${demo.url}/checkout`);
+  await page.click('#pay'); // at once: the capture is still collecting
+  await expect(page.locator('#result')).toContainText('"status": "PROCESSED"');
+  await expect(page.locator('#outcome')).toContainText('ready');
+  expect(states[0]).toBe('collecting');
+  // The value that went was the final one: the emulator's record has every source.
+  const [tx] = emulatorOf(demo).inspect.transactions().slice(-1);
+  expect(decodeBlackbox(tx!.blackboxes[0]!)?.sources.sort()).toEqual(['fp_dyn', 'fp_static', 'tp']);
+  void csp;
+});
+
+test('checkout: the third party blocked shows the capture as degraded, naming what failed', async ({ page, demo, csp }) => {
+  await page.route(`${emulatorOf(demo).thirdPartyUrl}/**`, (route) => route.abort('blockedbyclient'));
+  await page.goto(`${demo.url}/checkout`);
+  await expect(page.locator('#capture-state')).toHaveAttribute('data-state', 'degraded');
+  await expect(page.locator('#capture-state')).toContainText('io_wdp failed');
+  await shot(page, 'checkout-degraded');
+  void csp;
+});
+
+test('checkout with JavaScript off: the result page shows the missing blackbox as an error', async ({ browser, demo }) => {
+  const context = await browser.newContext({ javaScriptEnabled: false });
+  const page = await context.newPage();
+  try {
+    await page.goto(`${demo.url}/checkout`);
+    await expect(page.locator('#capture-state')).toHaveAttribute('data-state', 'no-script');
+    await page.click('#pay');
+    await expect(page.locator('.result')).toHaveAttribute('data-state', 'error');
+    await expect(page.locator('h1')).toHaveText('The device check could not run');
+    await expect(page.locator('#result')).toContainText('No blackbox arrived');
+    await expect(page.locator('#outcome')).toContainText('no-script');
+    expect(await page.locator('#result').evaluate((el) => getComputedStyle(el).color)).toBe('rgb(180, 35, 24)'); // --bad
+    await shot(page, 'checkout-no-javascript');
+  } finally {
+    await context.close();
+  }
+});
+
+// Every page at a desktop and a phone width: nothing wider than the window.
+for (const width of [1280, 390]) {
+  test(`layout at ${width} px: no page overflows, labels stay with their inputs`, async ({ page, demo, csp }) => {
+    await page.setViewportSize({ width, height: 900 });
+    for (const path of ['/', '/checkout', '/checkout-adopt', '/spa', '/playground', '/playground?proxy=404']) {
+      await page.goto(demo.url + path);
+      await page.waitForLoadState('load');
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      expect(overflow, `${path} at ${width} px`).toBeLessThanOrEqual(0);
+      // A label and its control on one line; the header's links unbroken.
+      const broken = await page.evaluate(() =>
+        [...document.querySelectorAll('label, header nav a')]
+          .filter((el) => {
+            const rects = [...el.getClientRects()];
+            const lines = new Set([...el.querySelectorAll('*'), el].flatMap((node) => [...node.getClientRects()].map((r) => Math.round(r.top / 4))));
+            return rects.length > 1 || (el.tagName === 'LABEL' && lines.size > 2);
+          })
+          .map((el) => el.textContent!.trim().slice(0, 30)),
+      );
+      expect(broken, `${path} at ${width} px`).toEqual([]);
+      // Nothing sticks out of its card.
+      const outside = await page.evaluate(() =>
+        [...document.querySelectorAll('.card *')]
+          .filter((el) => el.getBoundingClientRect().right > el.closest('.card')!.getBoundingClientRect().right + 1)
+          .map((el) => `${el.tagName.toLowerCase()}#${el.id}`),
+      );
+      expect(outside, `${path} at ${width} px`).toEqual([]);
+    }
+    await page.goto(`${demo.url}/playground`);
+    await page.waitForFunction(() => (window as any).capture !== undefined);
+    await shot(page, `playground-${width}`);
+    void csp;
+  });
+}
+
+// The README's screenshots. Every run compares the pages with committed baselines (the parts
+// that change from run to run masked), so that a layout change fails the run;
+// `npx playwright test --update-snapshots` writes the baselines and, in the same run, the
+// README's images in demo/screenshots/ with nothing masked. So the images cannot go stale.
+test('README screenshots: the playground and the checkout', async ({ page, demo, csp }) => {
+  test.skip(test.info().project.name !== 'emulated-loader', 'one set of screenshots');
+  const updating = test.info().config.updateSnapshots !== 'none' && test.info().config.updateSnapshots !== 'missing';
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await playground(page, demo);
+  await expect(page.locator('#transaction')).toContainText('PROCESSED');
+  const changing = [page.locator('#timings td'), page.locator('#bars'), page.locator('#bb'), page.locator('#trace'), page.locator('#delivery'), page.locator('#transaction'), page.locator('#outcome'), page.locator('#update-summary')];
+  if (updating) await page.screenshot({ path: 'demo/screenshots/playground.png', fullPage: true });
+  await expect(page).toHaveScreenshot('playground.png', { fullPage: true, mask: changing, maxDiffPixelRatio: 0.02 });
+  await page.goto(`${demo.url}/checkout`);
+  await expect(page.locator('#capture-state')).toHaveAttribute('data-state', 'ready');
+  if (updating) await page.screenshot({ path: 'demo/screenshots/checkout.png', fullPage: true });
+  await expect(page).toHaveScreenshot('checkout.png', { fullPage: true, maxDiffPixelRatio: 0.02 });
   void csp;
 });

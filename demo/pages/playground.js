@@ -38,14 +38,14 @@ const options = {
       const started = performance.now();
       try {
         const response = await fetch(url, init);
-        attempts.push(`${response.status} in ${ms(performance.now() - started)}`);
+        attempts.push({ status: response.status, ms: performance.now() - started });
         if (response.ok) watch(await response.clone().json());
         return response;
       } catch (error) {
-        attempts.push(`network error in ${ms(performance.now() - started)}`);
+        attempts.push({ status: 'network error', ms: performance.now() - started });
         throw error;
       } finally {
-        $('delivery').textContent = `attempts: ${attempts.join(', ')}`;
+        $('delivery').textContent = describeAttempts();
       }
     },
   },
@@ -56,6 +56,17 @@ if (params.get('proxy') === '404') options.uriHook = '/broken-404/iojs';
 if (params.get('proxy') === 'html') options.uriHook = '/broken-html/iojs';
 // A closed local port stands in for a host an ad blocker refuses.
 if (params.get('blockTp') === '1') options.vendor = { tp_host: 'http://127.0.0.1:9' };
+
+/** "delivered (HTTP 200) after 1 attempt, 39 ms" or "HTTP 503, retrying (attempt 1, 12 ms)". */
+function describeAttempts() {
+  const last = attempts.at(-1);
+  const count = `${attempts.length} attempt${attempts.length === 1 ? '' : 's'}`;
+  const total = ms(attempts.reduce((sum, a) => sum + a.ms, 0));
+  const what = typeof last.status === 'number' ? `HTTP ${last.status}` : last.status;
+  return last.status === 200 || (typeof last.status === 'number' && last.status < 300)
+    ? `delivered (${what}) after ${count}, ${total}`
+    : `${what} after ${count}, ${total}; retrying with the same Idempotency-Key`;
+}
 
 /** Polls the service's status of the delivered transaction until it is final. */
 async function watch(result) {
@@ -68,7 +79,17 @@ async function watch(result) {
   }
 }
 
-$('t-start').textContent = ms(performance.now());
+// When the package inserts the loader tag (the page's own tag, in adopt mode, is not this).
+new MutationObserver((mutations, observer) => {
+  for (const { addedNodes } of mutations) {
+    for (const node of addedNodes) {
+      if (node.tagName === 'SCRIPT' && node.src === new URL(options.loaderUrl, location.href).href) {
+        $('t-start').textContent = ms(performance.now());
+        observer.disconnect();
+      }
+    }
+  }
+}).observe(document.head, { childList: true });
 window.capture = captureBlackbox(options).then(
   (blackbox) => {
     $('outcome').innerHTML = `<span class="ok">final blackbox, ${blackbox.length} characters</span>`;
@@ -81,6 +102,9 @@ window.capture = captureBlackbox(options).then(
     span.className = 'bad';
     span.textContent = `${error.code}: ${error.message}`;
     $('outcome').append(span);
+    // Say what became of the delivery: nothing was sent unless the error is the delivery's own.
+    $('delivery').textContent =
+      error.code === 'post_failed' ? `failed: ${describeAttempts()}` : `not sent: the capture ended with ${error.code}${error.blackbox ? ' (the partial blackbox is kept in the error)' : ''}`;
     return { code: error.code, message: error.message, blackbox: error.blackbox };
   },
 );
