@@ -103,33 +103,17 @@ describe('README server snippets, as written, against the emulator', () => {
   const listening = (server: { listening: boolean; once(event: 'listening', f: () => void): unknown }) =>
     server.listening ? Promise.resolve() : new Promise<void>((resolve) => server.once('listening', resolve));
 
-  it("Node http ('server-node-http')", async () => {
-    const { server } = await load('node-http', 'server-node-http');
+  it.each([
+    ["Node http ('server-node-http')", 'server-node-http'],
+    ["Express 5 ('server-express'), with express.json() before the endpoint", 'server-express'],
+    ["Hono on Node ('server-hono'), the client address from getConnInfo", 'server-hono'],
+  ])('%s', async (_, name) => {
+    const { server } = await load(name, name);
     await listening(server);
     try {
       await exercise(origin(server));
     } finally {
-      server.close();
-    }
-  });
-
-  it("Express 5 ('server-express'), with express.json() before the endpoint", async () => {
-    const { server } = await load('express', 'server-express');
-    await listening(server);
-    try {
-      await exercise(origin(server));
-    } finally {
-      server.closeAllConnections();
-      server.close();
-    }
-  });
-
-  it("Hono on Node ('server-hono'), the client address from getConnInfo", async () => {
-    const { server } = await load('hono', 'server-hono');
-    await listening(server);
-    try {
-      await exercise(origin(server));
-    } finally {
+      server.closeAllConnections?.();
       server.close();
     }
   });
