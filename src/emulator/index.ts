@@ -6,16 +6,18 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { toRequest, writeResponse, type FetchHandler } from '../server/node.js';
-import { createService, type ServiceOptions, type Transaction, type WorkflowStatus } from './service/service.js';
+import { createService, type DecisionMatch, type EmulatedDecision, type ServiceOptions, type Transaction, type WorkflowStatus } from './service/service.js';
 import { createVendorHandlers, type CollectionDelays } from './scripts/routes.js';
 
 export { decodeBlackbox, type DecodedBlackbox, type CollectionDelays } from './scripts/routes.js';
 export { EMULATED_LOADER_VERSION, type CollectionSource } from './scripts/loader.js';
-export type { WorkflowStatus } from './service/service.js';
+export type { WorkflowStatus, EmulatedDecision, DecisionMatch } from './service/service.js';
 export { CONFORMANCE_CASES, conformancePage, runConformance, startConformanceSite } from './conformance.js';
 export type { ConformanceCase, ConformancePage, ConformanceRecord, ConformanceResult, ConformanceSite } from './conformance.js';
 
 export type RouteName =
+  | 'retrievalStatus'
+  | 'details'
   | 'loader'
   | 'collector'
   | 'thirdParty'
@@ -64,7 +66,7 @@ export interface EmulatorOptions {
    */
   loaderSource?: string;
   /** Fixed ports (default: chosen by the OS). */
-  ports?: Partial<Record<'loader' | 'collector' | 'thirdParty' | 'auth' | 'api', number>>;
+  ports?: Partial<Record<'loader' | 'collector' | 'thirdParty' | 'auth' | 'api' | 'retrieval', number>>;
   /** Default 127.0.0.1. */
   host?: string;
   clock?: Clock;
@@ -84,8 +86,20 @@ export interface Fault {
 export interface SentCallback {
   url: string;
   body: unknown;
+  /** The status of the last attempt's answer, when there was one. */
   status?: number;
   error?: string;
+  /** Deliveries tried so far (retried on non-2xx and network errors). */
+  attempts: number;
+  /** true once an attempt got a 2xx; false when dropped by a fault or out of attempts. */
+  delivered?: boolean;
+}
+
+/** How the next callbacks go out (until cleared): sent twice, late, or not at all. */
+export interface CallbackFaults {
+  duplicate?: boolean;
+  delayMs?: number;
+  drop?: boolean;
 }
 
 export interface TransactionView {
@@ -110,11 +124,20 @@ export interface Emulator {
   thirdPartyUrl: string;
   tokenUrl: string;
   baseUrl: string;
+  /** The retrieval API: status and workflow details (the client's `retrievalBaseUrl`). */
+  retrievalUrl: string;
   clientId: string;
   clientSecret: string;
   /** The web-standard handlers, to mount elsewhere. */
-  handlers: Record<'loader' | 'collector' | 'thirdParty' | 'auth' | 'api', FetchHandler>;
+  handlers: Record<'loader' | 'collector' | 'thirdParty' | 'auth' | 'api' | 'retrieval', FetchHandler>;
+  /**
+   * Forces the decision of the transactions `match` names: a workflow execution id, a
+   * customerInternalReference, a function, or 'next' (the next transaction processed, once).
+   */
+  decide(match: DecisionMatch, decision: EmulatedDecision): void;
   faults: {
+    /** How the next callbacks go out, until cleared. */
+    callbacks(faults: CallbackFaults): void;
     /** The next requests of `route` fail as described. */
     fail(route: RouteName, fault: Fault): void;
     /** Every request of `route` waits this long first. */
@@ -131,6 +154,10 @@ export interface Emulator {
   close(): Promise<void>;
 }
 
+/** Callback deliveries tried at most, and the first wait between them (doubled each time). */
+const CALLBACK_ATTEMPTS = 5;
+const CALLBACK_BACKOFF_MS = 200;
+
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
   const host = options.host ?? '127.0.0.1';
   const clock = options.clock ?? { now: () => Date.now() };
@@ -139,6 +166,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const pendingFaults = new Map<RouteName, Array<Required<Pick<Fault, 'times'>> & Fault>>();
   const latencies = new Map<RouteName, number>();
   const callbacks: SentCallback[] = [];
+  let callbackFaults: CallbackFaults = {};
+  let retrievalUrl = '';
   const clientId = options.clientId ?? 'emulator-client';
   const clientSecret = options.clientSecret ?? 'emulator-secret';
 
@@ -152,27 +181,43 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     sessionTimeoutMs: options.sessionTimeoutMs ?? 15 * 60_000,
     ...(options.workflows ? { workflows: options.workflows } : {}),
     now: () => clock.now(),
+    retrievalOrigin: () => retrievalUrl,
     async sendCallback(url, body) {
-      const record: SentCallback = { url, body };
+      const record: SentCallback = { url, body, attempts: 0 };
       callbacks.push(record);
-      // A timer held here, not AbortSignal.timeout(): that one can be collected before it fires.
-      const controller = new AbortController();
-      const timer = setTimeout(() => controller.abort(), 10_000);
-      try {
-        const response = await doFetch(url, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'user-agent': 'blackbox-capture-emulator/1' },
-          body: JSON.stringify(body),
-          redirect: 'manual',
-          signal: controller.signal,
-        });
-        record.status = response.status;
-        await response.body?.cancel();
-      } catch (error) {
-        record.error = (error as Error).message;
-      } finally {
-        clearTimeout(timer);
+      const faults = { ...callbackFaults };
+      if (faults.drop) return void (record.delivered = false);
+      if (faults.delayMs) await new Promise((resolve) => setTimeout(resolve, faults.delayMs));
+      // Retried on non-2xx and network errors, with backoff, as the service does.
+      for (let attempt = 1; attempt <= CALLBACK_ATTEMPTS; attempt++) {
+        record.attempts = attempt;
+        // A timer held here, not AbortSignal.timeout(): that one can be collected before it fires.
+        const controller = new AbortController();
+        const timer = setTimeout(() => controller.abort(), 10_000);
+        try {
+          const response = await doFetch(url, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'user-agent': 'blackbox-capture-emulator/1' },
+            body: JSON.stringify(body),
+            redirect: 'manual',
+            signal: controller.signal,
+          });
+          record.status = response.status;
+          delete record.error;
+          await response.body?.cancel();
+          if (response.ok) {
+            record.delivered = true;
+            if (faults.duplicate) void doFetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'user-agent': 'blackbox-capture-emulator/1' }, body: JSON.stringify(body) }).then((r) => r.body?.cancel(), () => {});
+            return;
+          }
+        } catch (error) {
+          record.error = (error as Error).message;
+        } finally {
+          clearTimeout(timer);
+        }
+        if (attempt < CALLBACK_ATTEMPTS) await new Promise((resolve) => setTimeout(resolve, CALLBACK_BACKOFF_MS * 2 ** (attempt - 1)));
       }
+      record.delivered = false;
     },
   });
 
@@ -225,6 +270,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     collector: instrument(() => 'collector', lazy((v) => v.collector)),
     auth: instrument(() => 'token', service.token),
     api: instrument((request) => service.apiRoute(request) as RouteName, service.api),
+    retrieval: instrument((request) => service.retrievalRoute(request) as RouteName, async (request: Request) => service.retrieval(request)),
   };
   const thirdPartyUrl = await listen(handlers.thirdParty, options.ports?.thirdParty);
   vendor = createVendorHandlers({
@@ -236,6 +282,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const collectorUrl = await listen(handlers.collector, options.ports?.collector);
   const authOrigin = await listen(handlers.auth, options.ports?.auth);
   const baseUrl = await listen(handlers.api, options.ports?.api);
+  retrievalUrl = await listen(handlers.retrieval, options.ports?.retrieval);
 
   const view = (tx: Transaction): TransactionView => ({
     accountId: tx.accountId,
@@ -254,10 +301,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     thirdPartyUrl,
     tokenUrl: `${authOrigin}/oauth2/token`,
     baseUrl,
+    retrievalUrl,
     clientId,
     clientSecret,
     handlers,
+    decide: (match, decision) => service.decide(match, decision),
     faults: {
+      callbacks(faults) {
+        callbackFaults = { ...faults };
+      },
       fail(route, fault) {
         const queue = pendingFaults.get(route) ?? [];
         queue.push({ ...fault, times: fault.times ?? 1 });
@@ -269,6 +321,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       clear() {
         pendingFaults.clear();
         latencies.clear();
+        callbackFaults = {};
       },
     },
     inspect: {

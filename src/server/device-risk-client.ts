@@ -16,7 +16,9 @@ import {
   ERR_NO_DEVICE_RISK_CREDENTIAL,
   ERR_RATE_LIMITED,
   ERR_REQUEST_REJECTED,
+  ERR_RESULT_NOT_READY,
   ERR_TRANSACTION_TOKEN_EXPIRED,
+  ERR_WORKFLOW_EXPIRED,
   ERR_UPSTREAM,
   requireSecureUrl,
   retryAfterSeconds,
@@ -24,6 +26,7 @@ import {
   upstreamSummary,
 } from './errors.js';
 import { deadline } from './deadline.js';
+import { parseDetails, RESULT_SCHEDULE_SECONDS, type DeviceRiskDetails } from './result.js';
 import type { Region, TokenSource } from './token-source.js';
 
 /** The regional API base addresses (field notes). */
@@ -118,16 +121,31 @@ export interface DeviceRiskClientOptions {
   /** A transaction token this close to expiry counts as expired. Default 30 s. */
   expiryMarginMs?: number;
   now?: () => number;
-  /** How the client waits between attempts (tests pass one that does not wait). Default a timer. */
-  sleep?: (ms: number) => Promise<void>;
+  /** How the client waits between attempts and polls (tests pass one that does not wait). Default a timer. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
 export interface DeviceRiskClient {
+  /** The origin of the retrieval API: callbacks' hrefs must point there. */
+  readonly retrievalOrigin: string;
   createAccount(body: AccountRequest): Promise<DeviceRiskTransaction>;
   updateAccount(accountId: string, body: AccountRequest): Promise<DeviceRiskTransaction>;
   uploadBlackbox(transaction: DeviceRiskTransaction, blackbox: string): Promise<void>;
   finalize(transaction: DeviceRiskTransaction): Promise<void>;
   status(transaction: Pick<DeviceRiskTransaction, 'accountId' | 'workflowExecutionId'>): Promise<string>;
+  /** The workflow details from the retrieval API: the decision, and the Device Risk answer. */
+  details(transaction: Pick<DeviceRiskTransaction, 'accountId' | 'workflowExecutionId'>): Promise<DeviceRiskDetails>;
+  /**
+   * Polls the status on the documented schedule (at most 10 reads, RESULT_SCHEDULE_SECONDS
+   * after the upload) and answers the details once it is PROCESSED. Rejects with
+   * `workflow_expired` for SESSION_EXPIRED or TOKEN_EXPIRED, `result_not_ready` when the
+   * reads run out, and the signal's reason when aborted. Use callbacks where you can: they
+   * are the service's authoritative answer (createCallbackHandler).
+   */
+  waitForResult(
+    transaction: Pick<DeviceRiskTransaction, 'accountId' | 'workflowExecutionId'>,
+    options?: { signal?: AbortSignal; schedule?: readonly number[] },
+  ): Promise<DeviceRiskDetails>;
   /** Picks and checks the Device Risk credential of an account create/update answer. */
   transactionFrom(answer: unknown, tokenLifetimeMs?: number): DeviceRiskTransaction;
 }
@@ -322,7 +340,8 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
   }
 
   async function status(transaction: Pick<DeviceRiskTransaction, 'accountId' | 'workflowExecutionId'>): Promise<string> {
-    const url = new URL(`/api/v1/accounts/${transaction.accountId}/workflow-executions/${transaction.workflowExecutionId}/status`, retrievalBase).href;
+    const ids = idsOf(transaction, 'status');
+    const url = new URL(`/api/v1/accounts/${ids.accountId}/workflow-executions/${ids.workflowExecutionId}/status`, retrievalBase).href;
     const response = await call('status', url, { method: 'GET', bearer: () => tokenSource.getToken(), accessToken: true }, true);
     const body = (await response.json().catch(() => undefined)) as { workflowExecution?: { status?: unknown } } | undefined;
     const value = body?.workflowExecution?.status;
@@ -330,9 +349,48 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
     return value;
   }
 
+  /** The ids of a transaction, checked: they go into a URL that carries the access token. */
+  function idsOf(transaction: Pick<DeviceRiskTransaction, 'accountId' | 'workflowExecutionId'>, operation: string) {
+    const { accountId, workflowExecutionId } = transaction ?? {};
+    if (![accountId, workflowExecutionId].every((id) => typeof id === 'string' && new RegExp(`^${UUID}$`).test(id))) {
+      throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, `${operation} needs the UUIDs of an account and a workflow execution`, { operation });
+    }
+    return { accountId, workflowExecutionId };
+  }
+
+  async function details(transaction: Pick<DeviceRiskTransaction, 'accountId' | 'workflowExecutionId'>): Promise<DeviceRiskDetails> {
+    const ids = idsOf(transaction, 'details');
+    const url = new URL(`/api/v1/accounts/${ids.accountId}/workflow-executions/${ids.workflowExecutionId}`, retrievalBase).href;
+    const response = await call('details', url, { method: 'GET', bearer: () => tokenSource.getToken(), accessToken: true }, true);
+    return parseDetails(await response.json().catch(() => undefined), ids);
+  }
+
+  async function waitForResult(
+    transaction: Pick<DeviceRiskTransaction, 'accountId' | 'workflowExecutionId'>,
+    { signal, schedule = RESULT_SCHEDULE_SECONDS }: { signal?: AbortSignal; schedule?: readonly number[] } = {},
+  ): Promise<DeviceRiskDetails> {
+    const ids = idsOf(transaction, 'waitForResult');
+    let last = 'unknown';
+    let waited = 0;
+    for (const at of schedule.slice(0, 10)) {
+      await sleepFor(Math.max(0, at - waited) * 1000, signal);
+      waited = at;
+      if (signal?.aborted) throw signal.reason;
+      last = await status(ids);
+      if (last === 'PROCESSED') return details(ids);
+      if (last === 'SESSION_EXPIRED' || last === 'TOKEN_EXPIRED') {
+        throw new DeviceRiskError(ERR_WORKFLOW_EXPIRED, `workflow execution ${ids.workflowExecutionId} ended ${last}: it has no result`, { operation: 'waitForResult', status: 200 });
+      }
+    }
+    throw new DeviceRiskError(ERR_RESULT_NOT_READY, `workflow execution ${ids.workflowExecutionId} was still ${last} after ${schedule.slice(0, 10).length} reads`, { operation: 'waitForResult' });
+  }
+
   return {
+    retrievalOrigin: retrievalBase.origin,
     transactionFrom,
     status,
+    details,
+    waitForResult,
     createAccount: (body) => account('account create', new URL(accountsPath, base).href, 'POST', body, false),
     updateAccount(accountId, body) {
       if (!new RegExp(`^${UUID}$`).test(accountId)) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'accountId must be a UUID');

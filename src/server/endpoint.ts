@@ -113,7 +113,7 @@ const refuse = (status: number, code: string, message: string, headers: Record<s
   json({ error: { code, message } }, status, headers);
 
 /** Reads at most `limit` bytes; undefined when the body is larger. */
-async function readLimited(request: Request, limit: number): Promise<string | undefined> {
+export async function readLimited(request: Request, limit: number): Promise<string | undefined> {
   const declared = Number(request.headers.get('content-length') ?? NaN);
   if (declared > limit) return undefined;
   if (!request.body) return '';

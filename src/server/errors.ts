@@ -17,6 +17,9 @@ export const ERR_TRANSACTION_TOKEN_EXPIRED = 'transaction_token_expired';
 export const ERR_INVALID_BLACKBOX = 'invalid_blackbox';
 export const ERR_REQUEST_REJECTED = 'request_rejected';
 export const ERR_INVALID_ACCOUNT_REQUEST = 'invalid_account_request';
+export const ERR_WORKFLOW_EXPIRED = 'workflow_expired';
+export const ERR_RESULT_NOT_READY = 'result_not_ready';
+export const ERR_INVALID_CALLBACK = 'invalid_callback';
 
 export type DeviceRiskErrorCode =
   | typeof ERR_INVALID_CONFIGURATION
@@ -31,7 +34,10 @@ export type DeviceRiskErrorCode =
   | typeof ERR_TRANSACTION_TOKEN_EXPIRED
   | typeof ERR_INVALID_BLACKBOX
   | typeof ERR_REQUEST_REJECTED
-  | typeof ERR_INVALID_ACCOUNT_REQUEST;
+  | typeof ERR_INVALID_ACCOUNT_REQUEST
+  | typeof ERR_WORKFLOW_EXPIRED
+  | typeof ERR_RESULT_NOT_READY
+  | typeof ERR_INVALID_CALLBACK;
 
 const PREFIX = '[blackbox-capture/server] ';
 

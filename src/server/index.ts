@@ -18,6 +18,12 @@ export {
 export type { AccountRequest, DeviceRiskClient, DeviceRiskClientOptions } from './device-risk-client.js';
 export { createDeviceRiskHandler, runDeviceRiskCheck } from './endpoint.js';
 export type { CustomerMapping, DeviceRiskCheckOptions, DeviceRiskHandlerOptions, DeviceRiskProgress, DeviceRiskResult } from './endpoint.js';
+export { createCallbackHandler } from './callbacks.js';
+export type { CallbackBody, CallbackHandler, CallbackHandlerOptions, CallbackResult, SourceRule } from './callbacks.js';
+export { FINAL_STATUSES, RESULT_SCHEDULE_SECONDS, parseDetails } from './result.js';
+export type { DecisionType, DeviceRiskDetails, WorkflowStatus } from './result.js';
+export { createMemoryStore } from './store.js';
+export type { Store } from './store.js';
 export { createFirstPartyProxy, collectorPath, COLLECTOR_URLS } from './proxy.js';
 export type { FirstPartyProxyOptions, ProxyMethod } from './proxy.js';
 export { toNodeHandler, toRequest, writeResponse, validHost, BadRequestError } from './node.js';
@@ -38,5 +44,8 @@ export {
   ERR_INVALID_BLACKBOX,
   ERR_REQUEST_REJECTED,
   ERR_INVALID_ACCOUNT_REQUEST,
+  ERR_WORKFLOW_EXPIRED,
+  ERR_RESULT_NOT_READY,
+  ERR_INVALID_CALLBACK,
 } from './errors.js';
 export type { DeviceRiskErrorCode } from './errors.js';

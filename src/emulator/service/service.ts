@@ -6,6 +6,7 @@
  * handlers work wherever they are mounted.
  */
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { decodeBlackbox } from '../scripts/routes.js';
 import { bearer, checkUserAgent, json, problem, readJson, TOO_MANY_REQUESTS } from './http.js';
 
 export type WorkflowStatus = 'INITIATED' | 'ACQUIRED' | 'PROCESSED' | 'SESSION_EXPIRED' | 'TOKEN_EXPIRED';
@@ -27,7 +28,20 @@ export interface ServiceOptions {
   now: () => number;
   /** Sends the status callback on finalize. */
   sendCallback: (url: string, body: unknown) => Promise<void>;
+  /** The retrieval API's origin: callbacks' hrefs point there. */
+  retrievalOrigin: () => string;
 }
+
+/** A decision the emulator answers: from the blackbox's sources, or forced by a test. */
+export interface EmulatedDecision {
+  type: 'PASSED' | 'REJECTED' | 'WARNING' | 'NOT_EXECUTED' | (string & {});
+  label: string;
+  alerts?: string[];
+  score?: number;
+}
+
+/** Which transactions a forced decision applies to: a workflow execution id, a customer reference, 'next', or a test. */
+export type DecisionMatch = string | ((tx: Transaction) => boolean);
 
 export interface Transaction {
   accountId: string;
@@ -45,6 +59,9 @@ export interface Transaction {
   acquired: boolean;
   /** Every blackbox uploaded, in order. */
   blackboxes: string[];
+  /** The decision, fixed when the transaction is processed. */
+  decision?: EmulatedDecision;
+  processedAt?: number;
 }
 
 const FORBIDDEN_REFERENCE = /[<>"/;`%{}|]/;
@@ -69,6 +86,7 @@ export function createService(options: ServiceOptions) {
   const accessTokens = new Map<string, number>(); // token -> expiry
   const accounts = new Set<string>();
   const transactions = new Map<string, Transaction>(); // by workflow execution id
+  const forcedDecisions: Array<[DecisionMatch, EmulatedDecision]> = [];
   const tokenRequestTimes: number[] = [];
   let accountBucket = { tokens: options.accountBurst, at: options.now() };
 
@@ -298,15 +316,10 @@ export function createService(options: ServiceOptions) {
       return problem(409, 'Conflict', status === 'INITIATED' ? 'Nothing was uploaded yet' : `The workflow execution is ${status}`);
     }
     tx.processed = true;
-    tx.lastActionAt = options.now();
+    tx.lastActionAt = tx.processedAt = options.now();
+    tx.decision = decisionOf(tx);
     const answer = { timestamp: new Date(tx.lastActionAt).toISOString(), account: { id: tx.accountId }, workflowExecution: { id: tx.workflowExecutionId } };
-    if (tx.callbackUrl) {
-      void options.sendCallback(tx.callbackUrl, {
-        callbackSentAt: new Date(options.now()).toISOString(),
-        workflowExecution: { id: tx.workflowExecutionId, href: new URL(request.url).href, definitionKey: tx.workflowKey, status: 'PROCESSED' },
-        account: { id: tx.accountId },
-      }).catch(() => {});
-    }
+    if (tx.callbackUrl) void options.sendCallback(tx.callbackUrl, callbackBody(tx, 'PROCESSED')).catch(() => {});
     return json(answer);
   }
 
@@ -319,6 +332,108 @@ export function createService(options: ServiceOptions) {
       account: { id: tx.accountId },
       workflowExecution: { id: tx.workflowExecutionId, definitionKey: tx.workflowKey, status: statusOf(tx) },
     });
+  }
+
+  /** The documented callback body (field notes §4a), its hrefs on the retrieval host. */
+  function callbackBody(tx: Transaction, status: WorkflowStatus) {
+    const account = `${options.retrievalOrigin()}/api/v1/accounts/${tx.accountId}`;
+    return {
+      callbackSentAt: new Date(options.now()).toISOString(),
+      ...(tx.userReference ? { userReference: tx.userReference } : {}),
+      workflowExecution: { id: tx.workflowExecutionId, href: `${account}/workflow-executions/${tx.workflowExecutionId}`, definitionKey: tx.workflowKey, status },
+      account: { id: tx.accountId, href: account },
+    };
+  }
+
+  /**
+   * What a real service would make of the blackbox: every source, PASSED; one collection path
+   * missing, WARNING with an alert naming it; none it can read, NOT_EXECUTED. A decision a test
+   * forced wins.
+   */
+  function decisionOf(tx: Transaction): EmulatedDecision {
+    const forced = forcedDecisions.findIndex(([match]) => (typeof match === 'function' ? match(tx) : match === 'next' || match === tx.workflowExecutionId || match === tx.customerInternalReference));
+    if (forced >= 0) {
+      const [match, decision] = forcedDecisions[forced]!;
+      if (match === 'next') forcedDecisions.splice(forced, 1);
+      return decision;
+    }
+    const sources = decodeBlackbox(tx.blackboxes.at(-1) ?? '')?.sources ?? [];
+    const firstParty = sources.some((s) => s.startsWith('fp_'));
+    const thirdParty = sources.some((s) => s.startsWith('tp'));
+    if (firstParty && thirdParty) return { type: 'PASSED', label: 'OK', alerts: [], score: 8 };
+    if (firstParty) return { type: 'WARNING', label: 'PARTIAL_COLLECTION', alerts: ['Third-party collection missing (blocked)'], score: 45 };
+    if (thirdParty) return { type: 'WARNING', label: 'PARTIAL_COLLECTION', alerts: ['First-party collection missing (proxy)'], score: 40 };
+    return { type: 'NOT_EXECUTED', label: 'TECHNICAL_ERROR', alerts: ['Blackbox could not be read'] };
+  }
+
+  /** What the vendor saw of the device, from the values the dynamic first-party script embedded. */
+  function deviceData(tx: Transaction, decision: EmulatedDecision): Record<string, unknown> {
+    const decoded = decodeBlackbox(tx.blackboxes.at(-1) ?? '');
+    const embedded = decoded?.embedded.fp_dyn ?? decoded?.embedded.tp_dyn ?? {};
+    const ua = embedded.ua ?? '';
+    const browser = /(Edg|Firefox|Chrome|Safari)\/([\d.]+)/.exec(ua);
+    const os = /Android|iPhone|iPad|Windows|Mac OS X|Linux/.exec(ua)?.[0];
+    return {
+      deviceModel: /Mobile|Android|iPhone/.test(ua) ? 'Mobile' : 'Desktop',
+      deviceOS: os === 'Mac OS X' ? 'MacOS' : os ?? 'Unknown',
+      browser: browser ? { Edg: 'Edge', Firefox: 'Firefox', Chrome: 'Chrome', Safari: 'Safari' }[browser[1]!] : 'Unknown',
+      browserVersion: browser?.[2] ?? '',
+      browserLanguage: (embedded.lang ?? '').split(',')[0] ?? '',
+      browserTimezone: 'UTC',
+      browserCookiesEnabled: true,
+      deviceScreen: '1280x720',
+      trueIP: '127.0.0.1',
+      statedIp: '127.0.0.1',
+      isp: 'Loopback',
+      ipLocationCity: 'Localhost',
+      ipLocationRegion: '',
+      ipLocationCountry: 'ZZ',
+      ipLocationLatitude: 0,
+      ipLocationLongitude: 0,
+      deviceFirstSeen: new Date(tx.createdAt).toISOString(),
+      deviceIsNew: true,
+      metaDataAge: 0,
+      deviceAlerts: [...(decision.alerts ?? [])],
+    };
+  }
+
+  /** The workflow details, in the documented shape: the decision, and the Device Risk capability's. */
+  function details(request: Request, match: RegExpExecArray): Response {
+    const denied = authorizedByAccessToken(request);
+    if (denied) return denied;
+    const tx = transactions.get(match[2]!);
+    if (!tx || tx.accountId !== match[1]) return problem(404, 'Not Found', 'Unknown account or workflow execution');
+    const decision = tx.decision ?? { type: 'NOT_EXECUTED', label: 'NOT_PROCESSED' };
+    return json({
+      createdAt: new Date(tx.createdAt).toISOString(),
+      startedAt: new Date(tx.createdAt).toISOString(),
+      ...(tx.processedAt === undefined ? {} : { completedAt: new Date(tx.processedAt).toISOString() }),
+      account: { id: tx.accountId },
+      workflow: { id: tx.workflowExecutionId, status: statusOf(tx), definitionKey: tx.workflowKey, customerInternalReference: tx.customerInternalReference, ...(tx.userReference ? { userReference: tx.userReference } : {}) },
+      decision: { type: decision.type, details: { label: decision.label }, ...(decision.score === undefined ? {} : { risk: { score: decision.score } }) },
+      capabilities: {
+        deviceRiskVerification: [
+          {
+            id: randomUUID(),
+            credentials: tx.credentialId ? [{ id: tx.credentialId, category: 'DATA', label: 'DATA' }] : [],
+            decision: { type: decision.type, details: { label: decision.label } },
+            data: deviceData(tx, decision),
+          },
+        ],
+      },
+    });
+  }
+
+  /** The retrieval API: status and details, with the access token. */
+  function retrieval(request: Request): Response {
+    const { pathname } = new URL(request.url);
+    const agent = checkUserAgent(request);
+    if (agent) return agent;
+    if (request.method !== 'GET') return problem(405, 'Method Not Allowed', 'Use GET', { allow: 'GET' });
+    let match: RegExpExecArray | null;
+    if ((match = STATUS_PATH.exec(pathname))) return status(request, match);
+    if ((match = EXECUTION_PATH.exec(pathname))) return details(request, match);
+    return problem(404, 'Not Found', 'Unknown path');
   }
 
   /** The route name of an API request, for counting and fault injection. */
@@ -355,6 +470,11 @@ export function createService(options: ServiceOptions) {
     token,
     api,
     apiRoute,
+    retrieval,
+    retrievalRoute: (request: Request) => (STATUS_PATH.test(new URL(request.url).pathname) ? 'retrievalStatus' : 'details'),
+    /** Forces the decision of the transactions `match` names ('next': the next one processed). */
+    decide: (match: DecisionMatch, decision: EmulatedDecision) => void forcedDecisions.push([match, decision]),
+    callbackBody,
     statusOf,
     transactions: () => Array.from(transactions.values()),
   };
