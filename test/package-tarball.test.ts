@@ -61,13 +61,18 @@ describe('the packed tarball', () => {
     expect(result.status).toBe(0);
   });
 
-  it('loads with require() and with import, every entry', () => {
-    const required = spawnSync(process.execPath, ['-e', "for (const e of ['blackbox-capture', 'blackbox-capture/server', 'blackbox-capture/emulator', 'blackbox-capture/umd']) console.log(e, Object.keys(require(e)).length)"], { cwd: dir, encoding: 'utf8' });
+  it('loads with require() and with import, every entry, with the same exports', () => {
+    const entries = ['blackbox-capture', 'blackbox-capture/server', 'blackbox-capture/emulator'];
+    const required = spawnSync(process.execPath, ['-e', `console.log(JSON.stringify(${JSON.stringify([...entries, 'blackbox-capture/umd'])}.map((e) => Object.keys(require(e)).sort())))`], { cwd: dir, encoding: 'utf8' });
     expect(required.stderr).toBe('');
-    expect(required.stdout.split('\n').filter(Boolean).map((line) => Number(line.split(' ')[1]))).toEqual([3, 37, 8, 4]);
-    const imported = spawnSync(process.execPath, ['--input-type=module', '-e', "for (const e of ['blackbox-capture', 'blackbox-capture/server', 'blackbox-capture/emulator']) console.log(e, Object.keys(await import(e)).length)"], { cwd: dir, encoding: 'utf8' });
+    const imported = spawnSync(process.execPath, ['--input-type=module', '-e', `console.log(JSON.stringify(await Promise.all(${JSON.stringify(entries)}.map(async (e) => Object.keys(await import(e)).sort()))))`], { cwd: dir, encoding: 'utf8' });
     expect(imported.stderr).toBe('');
-    expect(imported.stdout.split('\n').filter(Boolean).map((line) => Number(line.split(' ')[1]))).toEqual([3, 37, 8]);
+    const [browser, server, emulator, umd] = JSON.parse(required.stdout) as string[][];
+    expect(JSON.parse(imported.stdout)).toEqual([browser, server, emulator]);
+    expect(browser).toEqual(['BlackboxCaptureError', 'captureBlackbox', 'isBlackboxCaptureError']);
+    expect(umd).toEqual([...browser!, 'ready'].sort());
+    expect(server).toContain('createCallbackHandler');
+    expect(emulator).toContain('startEmulator');
   });
 
   it('are-the-types-wrong finds nothing for node16 (CommonJS and ESM) and bundler resolution', () => {

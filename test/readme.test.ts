@@ -133,6 +133,53 @@ describe('README server snippets, as written, against the emulator', () => {
   });
 });
 
+describe('README callback snippet, as written', () => {
+  it("receives the emulator's callback and decides ('server-callbacks')", async () => {
+    const emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+    const realFetch = globalThis.fetch;
+    // Route the EU hosts the setup file names to this emulator (as the server snippets do).
+    const routes: Record<string, string> = {
+      'https://auth.emea-1.jumio.ai': new URL(emulator.tokenUrl).origin,
+      'https://account.emea-1.jumio.ai': emulator.baseUrl,
+      'https://retrieval.emea-1.jumio.ai': emulator.retrievalUrl,
+    };
+    globalThis.fetch = (async (input: string | URL, init?: RequestInit) => {
+      const url = new URL(String(input));
+      const to = routes[url.origin];
+      if (!to) return realFetch(input, init);
+      const headers = new Headers(init?.headers);
+      headers.set('x-forwarded-host', url.host);
+      return realFetch(new URL(url.pathname + url.search, to), { ...init, headers });
+    }) as typeof fetch;
+    const decisions: unknown[] = [];
+    Object.assign(globalThis, { decideOrder: async (...args: unknown[]) => void decisions.push(args), sessionUser: async () => null });
+    Object.assign(process.env, { CLIENT_ID: emulator.clientId, CLIENT_SECRET: emulator.clientSecret, WORKFLOW_KEY: '10011', CALLBACK_SOURCES: '127.0.0.0/8,::1' });
+    try {
+      const dir = join(SCRATCH, 'callbacks');
+      mkdirSync(dir, { recursive: true });
+      for (const name of ['server-setup', 'server-callbacks']) {
+        writeFileSync(join(dir, fileOf(snippet(name)).replace(/\.ts$/, '.js')), transformSync(snippet(name).code, { loader: 'ts', format: 'esm', target: 'node20' }).code);
+      }
+      const { callbacks } = await import(pathToFileURL(join(dir, 'callbacks.js')).href);
+      const { client } = await import(pathToFileURL(join(dir, 'device-risk.js')).href);
+      const tx = await client.createAccount({ customerInternalReference: 'order-7', workflowDefinition: { key: 10011 } });
+      await client.uploadBlackbox(tx, BLACKBOX);
+      await client.finalize(tx);
+      const account = `https://retrieval.emea-1.jumio.ai/api/v1/accounts/${tx.accountId}`;
+      const body = { callbackSentAt: new Date().toISOString(), workflowExecution: { id: tx.workflowExecutionId, href: `${account}/workflow-executions/${tx.workflowExecutionId}`, definitionKey: '10011', status: 'PROCESSED' }, account: { id: tx.accountId, href: account } };
+      const post = (clientAddress: string) =>
+        callbacks(new Request('https://shop.example/device-risk/callback', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }), { clientAddress });
+      expect((await post('203.0.113.9')).status).toBe(403);
+      expect((await post('127.0.0.1')).status).toBe(200);
+      await callbacks.idle();
+      expect(decisions).toEqual([[tx.workflowExecutionId, 'PROCESSED', { type: 'NOT_EXECUTED', label: 'TECHNICAL_ERROR' }]]);
+    } finally {
+      globalThis.fetch = realFetch;
+      await emulator.close();
+    }
+  });
+});
+
 describe('README emulator snippet, as written', () => {
   it("runs ('emulator')", async () => {
     const file = join(SCRATCH, 'emulator', 'emulator.js');

@@ -321,3 +321,52 @@ describe('the emulator sends callbacks as the service does', () => {
     await expect.poll(() => hits).toBe(1);
   });
 });
+
+describe('onResult on the endpoint and runDeviceRiskCheck: a synchronous decision on the server', () => {
+  it('the endpoint hands the details to onResult and answers the browser the reference only', async () => {
+    const { createDeviceRiskHandler } = await import('../src/server/index.js');
+    const client = await setup();
+    const decided: unknown[] = [];
+    const handler = createDeviceRiskHandler({
+      client,
+      allowedOrigins: ['https://shop.example'],
+      workflowKey: 10011,
+      resolveCustomer: () => ({ customerInternalReference: 'order-1' }),
+      onResult: (details) => void decided.push(details.decision),
+    });
+    const request = () =>
+      new Request('https://shop.example/device-risk', {
+        method: 'POST',
+        headers: { origin: 'https://shop.example', 'content-type': 'application/json', 'idempotency-key': 'key-result-0001' },
+        body: JSON.stringify({ blackbox: emulatedBlackbox(['fp_static', 'fp_dyn', 'tp']) }),
+      });
+    const answer = await handler(request());
+    const body = (await answer.json()) as Record<string, unknown>;
+    expect(Object.keys(body).sort()).toEqual(['accountId', 'status', 'workflowExecutionId']);
+    expect(JSON.stringify(body)).not.toMatch(/PASSED|decision|alert/i);
+    expect(decided).toEqual([{ type: 'PASSED', label: 'OK', score: 8 }]);
+    await handler(request()); // a retry with the same key: the first answer, no second decision
+    expect(decided).toHaveLength(1);
+  });
+
+  it('a result that is not there within resultWaitMs: no onResult, onError hears result_not_ready', async () => {
+    const { runDeviceRiskCheck } = await import('../src/server/index.js');
+    const client = await setup();
+    let t = 0;
+    const errors: unknown[] = [];
+    const decided: unknown[] = [];
+    emulator.faults.fail('retrievalStatus', { times: 100, status: 503 });
+    const result = await runDeviceRiskCheck(client, emulatedBlackbox(['tp']), { customerInternalReference: 'order-1' }, {
+      workflowKey: 10011,
+      onResult: (d) => void decided.push(d),
+      resultWaitMs: 3000,
+      onError: (e) => errors.push(e),
+      now: () => t,
+      sleep: async (ms) => void (t += ms),
+    });
+    expect(result.status).toBe('FINALIZED');
+    expect(decided).toEqual([]);
+    expect(errors).toMatchObject([{ code: 'result_not_ready' }]);
+    expect(emulator.inspect.requests('retrievalStatus')).toBe(4); // right away, then at 1, 2 and 3 s
+  });
+});

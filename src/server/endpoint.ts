@@ -8,7 +8,8 @@
  * success gets the first answer.
  */
 import { checkBlackbox, type AccountRequest, type DeviceRiskClient, type DeviceRiskTransaction } from './device-risk-client.js';
-import { DeviceRiskError, ERR_INVALID_ACCOUNT_REQUEST, ERR_INVALID_CONFIGURATION, ERR_REQUEST_REJECTED, isDeviceRiskError } from './errors.js';
+import { DeviceRiskError, ERR_INVALID_ACCOUNT_REQUEST, ERR_INVALID_CONFIGURATION, ERR_REQUEST_REJECTED, ERR_RESULT_NOT_READY, isDeviceRiskError, sleep } from './errors.js';
+import { FINAL_STATUSES, type DeviceRiskDetails } from './result.js';
 import type { RequestContext } from './node.js';
 
 /** What the integrator's hook says about the customer behind a request. */
@@ -46,6 +47,10 @@ export interface DeviceRiskHandlerOptions {
   idempotencyMaxKeys?: number;
   /** Told about every failure (errors serialise without secrets). */
   onError?: (error: unknown) => void;
+  /** Your synchronous decision on the server (see runDeviceRiskCheck); the browser only ever gets the reference. */
+  onResult?: (details: DeviceRiskDetails) => void | Promise<void>;
+  /** How long a request waits for the result before answering. Default 0: one read after finalize. */
+  resultWaitMs?: number;
   now?: () => number;
 }
 
@@ -64,6 +69,18 @@ export interface DeviceRiskProgress {
 export interface DeviceRiskCheckOptions {
   /** Workflow definition key when the customer mapping names none. */
   workflowKey?: string | number;
+  /**
+   * Your synchronous decision on the server: called with the details once the result is
+   * there, if it is within `resultWaitMs`. Never sent to the browser. The service's callback
+   * stays the authoritative answer (createCallbackHandler) for results that take longer.
+   */
+  onResult?: (details: DeviceRiskDetails) => void | Promise<void>;
+  /** How long to wait for the result after finalize, reading the status every second. Default 0: one read. */
+  resultWaitMs?: number;
+  /** Told when the result was not there within `resultWaitMs` (`result_not_ready`). */
+  onError?: (error: unknown) => void;
+  /** How the result wait sleeps (tests). Default a timer. */
+  sleep?: (ms: number) => Promise<void>;
   /** Read the transaction's status after finalize. Default true. */
   reportStatus?: boolean;
   /** The progress of earlier attempts for this blackbox; updated as the check goes. */
@@ -95,7 +112,16 @@ export async function runDeviceRiskCheck(client: DeviceRiskClient, blackbox: str
     progress.uploaded = true;
   }
   await client.finalize(tx);
-  const status = options.reportStatus === false ? 'FINALIZED' : await client.status(tx).catch(() => 'FINALIZED');
+  let status = options.reportStatus === false && !options.onResult ? 'FINALIZED' : await client.status(tx).catch(() => 'FINALIZED');
+  if (options.onResult) {
+    const until = now() + (options.resultWaitMs ?? 0);
+    while (status !== 'PROCESSED' && !FINAL_STATUSES.includes(status) && now() < until) {
+      await (options.sleep ?? sleep)(Math.min(1000, until - now()));
+      status = await client.status(tx).catch(() => status);
+    }
+    if (status === 'PROCESSED') await options.onResult(await client.details(tx));
+    else options.onError?.(new DeviceRiskError(ERR_RESULT_NOT_READY, `workflow execution ${tx.workflowExecutionId} was ${status} after ${options.resultWaitMs ?? 0} ms; its callback will tell`, { operation: 'result' }));
+  }
   return { accountId: tx.accountId, workflowExecutionId: tx.workflowExecutionId, status };
 }
 
@@ -192,7 +218,14 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
     try {
       if (!record.result) {
         // A retry that arrives while the first attempt still runs waits for it.
-        const check = { workflowKey: options.workflowKey, reportStatus: options.reportStatus, progress: record, now };
+        const check: DeviceRiskCheckOptions = {
+          workflowKey: options.workflowKey,
+          reportStatus: options.reportStatus,
+          progress: record,
+          now,
+          ...(options.onResult ? { onResult: options.onResult, resultWaitMs: options.resultWaitMs ?? 0 } : {}),
+          ...(options.onError ? { onError: options.onError } : {}),
+        };
         record.running ??= runDeviceRiskCheck(client, blackbox, customer, check).finally(() => {
           record.running = undefined;
         });
