@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { startEmulator, type CollectionDelays, type Emulator } from '../src/emulator/index.js';
 import {
   checkBlackbox,
+  createCallbackHandler,
   createDeviceRiskClient,
   createDeviceRiskHandler,
   createFirstPartyProxy,
@@ -20,6 +21,7 @@ import {
   toNodeHandler,
   type CustomerMapping,
   type DeviceRiskClient,
+  type DeviceRiskDetails,
 } from '../src/server/index.js';
 import type { DemoConfig } from './config.js';
 
@@ -53,6 +55,30 @@ const HEADER =
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
+/** The playground's decision switch. */
+const FORCED_DECISIONS: Record<string, { type: string; label: string; alerts: string[]; score: number }> = {
+  PASSED: { type: 'PASSED', label: 'OK', alerts: [], score: 5 },
+  WARNING: { type: 'WARNING', label: 'SUSPICIOUS', alerts: ['IP Mismatch'], score: 55 },
+  REJECTED: { type: 'REJECTED', label: 'HIGH_RISK', alerts: ['Device Risk Global', 'IP Mismatch'], score: 96 },
+};
+
+/** The server-side answer, as the demo shows it: decision, label, alerts, how and when it came, the raw details. */
+function decisionPanel(answer: { status: string; details?: DeviceRiskDetails; via: string; at: number } | undefined): string {
+  const note = '<p class="server-only">Server-side information: a real shop never sends this to the browser.</p>';
+  if (!answer) return `<div class="decision" data-decision="pending">${note}<p>No answer yet: the callback has not arrived and the details are not ready.</p></div>`;
+  const risk = answer.details?.deviceRisk;
+  const decision = risk?.decision ?? answer.details?.decision;
+  const type = decision?.type ?? answer.status;
+  const rows = [
+    ['Device Risk decision', `<strong class="decision-type">${escapeHtml(type)}</strong>${decision?.label ? ` <code>${escapeHtml(decision.label)}</code>` : ''}`],
+    ['Alerts', risk?.alerts.length ? risk.alerts.map((a) => escapeHtml(a)).join(', ') : 'none'],
+    ['Workflow decision', answer.details ? `${escapeHtml(answer.details.decision.type)}${answer.details.decision.score === undefined ? '' : `, score ${answer.details.decision.score}`}` : escapeHtml(answer.status)],
+    ['Came by', answer.via === 'callback' ? `the service's callback, at ${new Date(answer.at).toISOString()}` : `polling the retrieval API, at ${new Date(answer.at).toISOString()}`],
+  ];
+  return `<div class="decision" data-decision="${escapeHtml(type)}" data-via="${escapeHtml(answer.via)}">${note}<table>${rows.map(([k, v]) => `<tr><th>${k}</th><td>${v}</td></tr>`).join('')}</table>
+<details><summary>Raw details (JSON)</summary><pre>${escapeHtml(JSON.stringify(answer.details?.raw ?? null, null, 2))}</pre></details></div>`;
+}
+
 export async function startDemo(config: DemoConfig, options: DemoOptions = {}): Promise<Demo> {
   const needsEmulator = !config.loaderUrl || !config.collectorUrl || !config.clientId;
   const emulator = needsEmulator ? await startEmulator({
@@ -73,13 +99,53 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
     tokenSource,
     userAgent: config.userAgent,
     maxAttempts: options.clientMaxAttempts ?? 3,
-    ...(config.clientId ? (config.apiBaseUrl ? { baseUrl: config.apiBaseUrl } : { region: config.region! }) : { baseUrl: emulator!.baseUrl }),
+    ...(config.clientId ? (config.apiBaseUrl ? { baseUrl: config.apiBaseUrl } : { region: config.region! }) : { baseUrl: emulator!.baseUrl, retrievalBaseUrl: emulator!.retrievalUrl }),
+  });
+
+  /**
+   * What the server learned of each transaction: the demo shows it on its pages, labelled as
+   * the server-side information a real shop never sends to the browser.
+   */
+  interface Answer {
+    status: string;
+    details?: DeviceRiskDetails;
+    via: 'callback' | 'polling';
+    at: number;
+  }
+  const answers = new Map<string, Answer>();
+  const waiters = new Map<string, Array<() => void>>();
+  const remember = (workflowExecutionId: string, answer: Answer) => {
+    if (answers.has(workflowExecutionId)) return;
+    answers.set(workflowExecutionId, answer);
+    for (const wake of waiters.get(workflowExecutionId) ?? []) wake();
+    waiters.delete(workflowExecutionId);
+  };
+  /** The answer of a transaction: its callback, or after `waitMs` a read of the details (polling). */
+  async function answerOf(ids: { accountId: string; workflowExecutionId: string }, waitMs: number): Promise<Answer | undefined> {
+    if (!answers.has(ids.workflowExecutionId)) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, waitMs);
+        waiters.set(ids.workflowExecutionId, [...(waiters.get(ids.workflowExecutionId) ?? []), () => (clearTimeout(timer), resolve())]);
+      });
+    }
+    if (!answers.has(ids.workflowExecutionId)) {
+      const details = await client.details(ids).catch(() => undefined);
+      if (details && details.status === 'PROCESSED') remember(ids.workflowExecutionId, { status: details.status, details, via: 'polling', at: Date.now() });
+    }
+    return answers.get(ids.workflowExecutionId);
+  }
+  // The service's callbacks: its authoritative answer. The emulator calls from loopback.
+  const callbacks = createCallbackHandler({
+    client,
+    allowedSources: config.clientId ? 'any' : ['127.0.0.0/8', '::1'],
+    onResult: ({ workflowExecutionId, status, details }) => remember(workflowExecutionId, { status, ...(details ? { details } : {}), via: 'callback', at: Date.now() }),
+    onError: (error) => console.error(`device-risk callback: ${isDeviceRiskError(error) ? `${error.code} ${error.message}` : String(error)}`),
   });
 
   const customerOf = (request: Request): CustomerMapping => {
     const cookie = /(?:^|;\s*)demo_customer=([A-Za-z0-9-]{8,64})/.exec(request.headers.get('cookie') ?? '')?.[1];
     // The demo's stand-in for your own session lookup.
-    return { customerInternalReference: `demo-${cookie ?? 'anonymous'}`, workflowKey: config.workflowKey };
+    return { customerInternalReference: `demo-${cookie ?? 'anonymous'}`, workflowKey: config.workflowKey, ...(origin ? { callbackUrl: `${origin}/device-risk/callback` } : {}) };
   };
   // Created once the site's origin (its allowed Origin) is known.
   let endpoint: ReturnType<typeof createDeviceRiskHandler> | undefined;
@@ -99,10 +165,11 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
       : `<!-- A preload hint lets the loader download beside the package. -->\n  ${preconnect}\n  <link rel="preload" as="script" href="${src}" nonce="${nonce}">\n  ${umd}`;
   };
 
-  async function page(name: string, request: Request, values: Record<string, string> = {}, adopt = false): Promise<Response> {
+  async function page(name: string, request: Request, values: Record<string, string> = {}, adopt = false, html_: Record<string, string> = {}): Promise<Response> {
     const nonce = randomBytes(16).toString('base64');
     let html = await readFile(new URL(`demo/pages/${name}`, ROOT), 'utf8');
     html = html.replace('{{CAPTURE_TAGS}}', captureTags(nonce, adopt)).replace('{{HEADER}}', HEADER);
+    for (const [key, value] of Object.entries(html_)) html = html.replaceAll(`{{${key}}}`, value);
     for (const [key, value] of Object.entries({ NONCE: nonce, LOADER_URL: loaderUrl, ...values })) html = html.replaceAll(`{{${key}}}`, escapeHtml(value));
     const headers = new Headers({
       'content-type': 'text/html; charset=utf-8',
@@ -129,11 +196,13 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
     const outcome = /^[\w-]{1,40}$/.test(form.get('blackbox_outcome') ?? '') ? form.get('blackbox_outcome')! : 'not sent';
     let result: string;
     let ok = false;
+    let panel = '<p class="muted">No decision: the check did not run.</p>';
     try {
       const blackbox = checkBlackbox(submitted);
       const check = await runDeviceRiskCheck(client, blackbox, customerOf(request));
       ok = true;
       result = JSON.stringify({ ...check, blackboxLength: blackbox.length }, null, 2);
+      panel = decisionPanel(await answerOf(check, 3000));
     } catch (error) {
       result = !submitted
         ? 'No blackbox arrived: the page ran no device check (JavaScript off, or the capture failed). The order cannot be checked.'
@@ -141,7 +210,7 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
           ? `${error.code}: ${error.message}`
           : 'unexpected error';
     }
-    return page('result.html', request, { RESULT: result, STATE: ok ? 'ok' : 'error', OUTCOME: outcome, HEADING: ok ? 'Server result' : 'The device check could not run' });
+    return page('result.html', request, { RESULT: result, STATE: ok ? 'ok' : 'error', OUTCOME: outcome, HEADING: ok ? 'Server result' : 'The device check could not run' }, false, { DECISION: panel });
   }
 
   const handler = async (request: Request, context?: { clientAddress?: string }): Promise<Response> => {
@@ -152,6 +221,13 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
     // A site whose SPA fallback answers every path with its HTML page: the classic proxy bug.
     if (path.startsWith('/broken-html/iojs/')) return new Response('<!doctype html><html><body>shop</body></html>', { headers: { 'content-type': 'text/html' } });
     if (path === '/device-risk') return endpoint!(request, context);
+    if (path === '/device-risk/callback') return callbacks(request, context);
+    // Demo only: the server-side answer, for the playground's labelled panel. A real shop has no such route.
+    if (path === '/demo/answer' && request.method === 'GET') {
+      const ids = { accountId: url.searchParams.get('accountId') ?? '', workflowExecutionId: url.searchParams.get('workflowExecutionId') ?? '' };
+      const answer = await answerOf(ids, 5000).catch(() => undefined);
+      return new Response(decisionPanel(answer), { headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' } });
+    }
     if (path.startsWith('/dist/') && /^\/dist\/[\w.-]+\.js$/.test(path)) return file(path.slice(1), 'text/javascript; charset=utf-8');
     if (/^\/demo\/[\w-]+\.(js|css)$/.test(path)) return file(`demo/pages/${path.slice(6)}`, path.endsWith('.js') ? 'text/javascript; charset=utf-8' : 'text/css; charset=utf-8');
     if (path === '/demo/status' && request.method === 'GET') {
@@ -170,7 +246,20 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
     if (path === '/checkout') return page('checkout.html', request, { TITLE: 'Checkout' });
     if (path === '/checkout-adopt') return page('checkout.html', request, { TITLE: 'Checkout, adopt mode' }, true);
     if (path === '/spa' || path.startsWith('/spa/')) return page('spa.html', request);
-    if (path === '/playground') return page('playground.html', request);
+    if (path === '/playground') {
+      // The switch that forces the decision of this customer's next check (the emulator only).
+      const decide = url.searchParams.get('decide');
+      const forced = decide && FORCED_DECISIONS[decide];
+      // The decision is forced for this customer: give a first visit its cookie first.
+      if (forced && !/(?:^|;\s*)demo_customer=/.test(request.headers.get('cookie') ?? '')) {
+        return new Response(null, { status: 303, headers: { location: url.pathname + url.search, 'set-cookie': `${CUSTOMER_COOKIE}=${randomUUID()}; Path=/; HttpOnly; SameSite=Lax` } });
+      }
+      if (forced && emulator) {
+        const reference = customerOf(request).customerInternalReference;
+        emulator.decide((tx) => tx.customerInternalReference === reference, forced, { once: true });
+      }
+      return page('playground.html', request);
+    }
     return new Response('not found', { status: 404 });
   };
 
@@ -202,6 +291,7 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
     ...(emulator ? { emulator } : {}),
     settings: { loaderUrl, collectorUrl, service: config.clientId ? (config.apiBaseUrl ?? `region ${config.region}`) : 'emulator' },
     async close() {
+      callbacks.close();
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
       await emulator?.close();

@@ -283,5 +283,52 @@ test('README screenshots: the playground and the checkout', async ({ page, demo,
   await expect(page.locator('#capture-state')).toHaveAttribute('data-state', 'ready');
   if (updating) await page.screenshot({ path: 'demo/screenshots/checkout.png', fullPage: true });
   await expect(page).toHaveScreenshot('checkout.png', { fullPage: true, maxDiffPixelRatio: 0.02 });
+  // The decision panel of the result page, a high-risk device.
+  emulatorOf(demo).decide('next', { type: 'REJECTED', label: 'HIGH_RISK', alerts: ['Device Risk Global', 'IP Mismatch'], score: 96 });
+  await page.click('#pay');
+  await expect(page.locator('#decision .decision')).toHaveAttribute('data-decision', 'REJECTED');
+  const ids = [page.locator('#result'), page.locator('#decision tr:last-child td')];
+  if (updating) await page.screenshot({ path: 'demo/screenshots/decision.png', fullPage: true });
+  await expect(page).toHaveScreenshot('decision.png', { fullPage: true, mask: ids, maxDiffPixelRatio: 0.02 });
+  void csp;
+});
+
+// The Device Risk answer, as the demo's server sees it: each forced outcome end to end.
+for (const [type, label, alert] of [
+  ['PASSED', 'OK', 'none'],
+  ['WARNING', 'SUSPICIOUS', 'IP Mismatch'],
+  ['REJECTED', 'HIGH_RISK', 'Device Risk Global'],
+] as const) {
+  test(`checkout to a shown decision: ${type}`, async ({ page, demo, csp }) => {
+    await page.goto(`${demo.url}/checkout`);
+    await expect(page.locator('#capture-state')).toHaveAttribute('data-state', 'ready');
+    emulatorOf(demo).decide('next', { type, label, alerts: alert === 'none' ? [] : [alert], score: 50 });
+    await page.click('#pay');
+    const panel = page.locator('#decision .decision');
+    await expect(panel).toHaveAttribute('data-decision', type);
+    await expect(panel).toHaveAttribute('data-via', 'callback');
+    await expect(panel).toContainText(label);
+    await expect(panel).toContainText(alert);
+    await expect(panel).toContainText('a real shop never sends this to the browser');
+    await shot(page, `decision-${type}`);
+    void csp;
+  });
+}
+
+test('playground: the decision switch forces the next outcome, and the panel shows it', async ({ page, demo, csp }) => {
+  await playground(page, demo, '?decide=REJECTED');
+  await expect(page.locator('#answer .decision')).toHaveAttribute('data-decision', 'REJECTED');
+  await expect(page.locator('#answer')).toContainText('HIGH_RISK');
+  await shot(page, 'playground-decision-rejected');
+  void csp;
+});
+
+test('without a forced outcome the decision follows the blackbox: third party blocked is WARNING', async ({ page, demo, csp }) => {
+  await page.route(`${emulatorOf(demo).thirdPartyUrl}/**`, (route) => route.abort('blockedbyclient'));
+  await page.goto(`${demo.url}/checkout`);
+  await expect(page.locator('#capture-state')).toHaveAttribute('data-state', 'degraded');
+  await page.click('#pay');
+  await expect(page.locator('#decision .decision')).toHaveAttribute('data-decision', 'WARNING');
+  await expect(page.locator('#decision')).toContainText('Third-party collection missing');
   void csp;
 });

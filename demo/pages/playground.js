@@ -10,6 +10,7 @@ $('blockTp').checked = params.get('blockTp') === '1';
 $('proxy').value = params.get('proxy') ?? 'ok';
 $('globalName').value = params.get('globalName') ?? '';
 $('timeoutMs').value = params.get('timeoutMs') ?? '';
+$('decide').value = params.get('decide') ?? '';
 
 let updates = 0;
 const attempts = [];
@@ -68,8 +69,15 @@ function describeAttempts() {
     : `${what} after ${count}, ${total}; retrying with the same Idempotency-Key`;
 }
 
+/** The server's answer (demo only: a real shop keeps it on the server), shown in its labelled panel. */
+async function answer(result) {
+  const query = new URLSearchParams({ accountId: result.accountId, workflowExecutionId: result.workflowExecutionId });
+  $('answer').innerHTML = await (await fetch(`/demo/answer?${query}`)).text();
+}
+
 /** Polls the service's status of the delivered transaction until it is final. */
 async function watch(result) {
+  void answer(result);
   $('transaction').textContent = `${result.status} (${result.workflowExecutionId})`;
   for (let i = 0; i < 20 && !['PROCESSED', 'SESSION_EXPIRED', 'TOKEN_EXPIRED'].includes(result.status); i++) {
     await new Promise((r) => setTimeout(r, 500));

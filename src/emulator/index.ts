@@ -132,9 +132,10 @@ export interface Emulator {
   handlers: Record<'loader' | 'collector' | 'thirdParty' | 'auth' | 'api' | 'retrieval', FetchHandler>;
   /**
    * Forces the decision of the transactions `match` names: a workflow execution id, a
-   * customerInternalReference, a function, or 'next' (the next transaction processed, once).
+   * customerInternalReference, a function, or 'next' (the next transaction processed). The
+   * newest rule wins; `once` (default only for 'next') drops it after one decision.
    */
-  decide(match: DecisionMatch, decision: EmulatedDecision): void;
+  decide(match: DecisionMatch, decision: EmulatedDecision, options?: { once?: boolean }): void;
   faults: {
     /** How the next callbacks go out, until cleared. */
     callbacks(faults: CallbackFaults): void;
@@ -305,7 +306,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     clientId,
     clientSecret,
     handlers,
-    decide: (match, decision) => service.decide(match, decision),
+    decide: (match, decision, { once } = {}) => service.decide(match, decision, once ?? match === 'next'),
     faults: {
       callbacks(faults) {
         callbackFaults = { ...faults };

@@ -86,7 +86,8 @@ export function createService(options: ServiceOptions) {
   const accessTokens = new Map<string, number>(); // token -> expiry
   const accounts = new Set<string>();
   const transactions = new Map<string, Transaction>(); // by workflow execution id
-  const forcedDecisions: Array<[DecisionMatch, EmulatedDecision]> = [];
+  /** Newest first; a one-shot rule is removed when it has decided one transaction. */
+  const forcedDecisions: Array<[DecisionMatch, EmulatedDecision, boolean]> = [];
   const tokenRequestTimes: number[] = [];
   let accountBucket = { tokens: options.accountBurst, at: options.now() };
 
@@ -353,8 +354,8 @@ export function createService(options: ServiceOptions) {
   function decisionOf(tx: Transaction): EmulatedDecision {
     const forced = forcedDecisions.findIndex(([match]) => (typeof match === 'function' ? match(tx) : match === 'next' || match === tx.workflowExecutionId || match === tx.customerInternalReference));
     if (forced >= 0) {
-      const [match, decision] = forcedDecisions[forced]!;
-      if (match === 'next') forcedDecisions.splice(forced, 1);
+      const [, decision, once] = forcedDecisions[forced]!;
+      if (once) forcedDecisions.splice(forced, 1);
       return decision;
     }
     const sources = decodeBlackbox(tx.blackboxes.at(-1) ?? '')?.sources ?? [];
@@ -473,7 +474,7 @@ export function createService(options: ServiceOptions) {
     retrieval,
     retrievalRoute: (request: Request) => (STATUS_PATH.test(new URL(request.url).pathname) ? 'retrievalStatus' : 'details'),
     /** Forces the decision of the transactions `match` names ('next': the next one processed). */
-    decide: (match: DecisionMatch, decision: EmulatedDecision) => void forcedDecisions.push([match, decision]),
+    decide: (match: DecisionMatch, decision: EmulatedDecision, once = match === 'next') => void forcedDecisions.unshift([match, decision, once]),
     callbackBody,
     statusOf,
     transactions: () => Array.from(transactions.values()),
