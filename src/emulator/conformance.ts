@@ -94,9 +94,11 @@ export function conformancePage(testCase: ConformanceCase, loaderUrl: string, th
     ${testCase.globalName ? `window.io_global_object_name = ${JSON.stringify(name)};` : ''}
     var config = ${JSON.stringify(config)};
     if (config) {
-      config.trace_handler = function (m) { record.traces.push('top: ' + m); };
+      // The loader's traces only: the collection scripts' own come whenever they finish.
+      var own = function (m) { return String(m).indexOf('emulator: ') !== 0; };
+      config.trace_handler = function (m) { if (own(m)) record.traces.push('top: ' + m); };
       config.loader = config.loader || {};
-      config.loader.trace_handler = function (m) { record.traces.push('loader: ' + m); };
+      config.loader.trace_handler = function (m) { if (own(m)) record.traces.push('loader: ' + m); };
       window[${JSON.stringify(name)}] = config;
     }
     new MutationObserver(function (mutations) {
@@ -194,7 +196,8 @@ export async function startConformanceSite(loaderSource?: string): Promise<Confo
         const r = w.__conformance;
         const loader = (w[name] && w[name].loader) || {};
         const flags: Record<string, unknown> = {};
-        for (const key of Object.keys(loader)) if (/_load_failure$/.test(key)) flags[key] = loader[key];
+        // Sorted: the two chains fail in network order.
+        for (const key of Object.keys(loader).sort()) if (/_load_failure$/.test(key)) flags[key] = loader[key];
         return { scripts: r.appended.slice(), flags, loaderMain: typeof loader.loaderMain, loaderVer: loader.loaderVer, tpHost: loader.tp_host, traces: r.traces.slice() };
       }, testCase.globalName ?? 'IGLOO');
       return JSON.parse(normalise(JSON.stringify({ ...raw, scripts: [...raw.scripts].sort(), traces: [...raw.traces].sort() }))) as ConformanceRecord;
