@@ -135,13 +135,22 @@ describe('client.waitForResult: the documented polling schedule', () => {
     expect(waits).toHaveLength(1);
   });
 
-  it('an abort ends the wait with the signal’s reason', async () => {
+  it('an abort ends the wait with a typed aborted error carrying the reason', async () => {
     const client = await setup();
     const tx = await processed(client, emulatedBlackbox(['tp']));
     const controller = new AbortController();
     controller.abort(new Error('checkout closed'));
-    await expect(client.waitForResult(tx, { signal: controller.signal })).rejects.toThrow('checkout closed');
+    await expect(client.waitForResult(tx, { signal: controller.signal })).rejects.toMatchObject({ code: 'aborted', cause: { message: 'checkout closed' } });
     expect(emulator.inspect.requests('retrievalStatus')).toBe(0);
+  });
+
+  it('an abort during a wait ends it at once', async () => {
+    const controller = new AbortController();
+    const client = await setup({}, (_, signal) => new Promise((_, reject) => signal?.addEventListener('abort', () => reject(signal.reason))));
+    const tx = await processed(client, emulatedBlackbox(['tp']));
+    const waiting = client.waitForResult(tx, { signal: controller.signal });
+    controller.abort(new Error('gone'));
+    await expect(waiting).rejects.toMatchObject({ code: 'aborted' });
   });
 
   it('takes a schedule of its own', async () => {

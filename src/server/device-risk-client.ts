@@ -7,6 +7,7 @@
  */
 import {
   DeviceRiskError,
+  ERR_ABORTED,
   ERR_FORGED_ADDRESS,
   ERR_INVALID_BLACKBOX,
   ERR_INVALID_ACCOUNT_REQUEST,
@@ -372,10 +373,14 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
     const ids = idsOf(transaction, 'waitForResult');
     let last = 'unknown';
     let waited = 0;
+    const aborted = () => new DeviceRiskError(ERR_ABORTED, `waiting for the result of ${ids.workflowExecutionId} was aborted`, { operation: 'waitForResult', cause: signal?.reason });
     for (const at of schedule.slice(0, 10)) {
-      await sleepFor(Math.max(0, at - waited) * 1000, signal);
+      if (signal?.aborted) throw aborted();
+      await sleepFor(Math.max(0, at - waited) * 1000, signal).catch((error: unknown) => {
+        throw signal?.aborted ? aborted() : error;
+      });
       waited = at;
-      if (signal?.aborted) throw signal.reason;
+      if (signal?.aborted) throw aborted();
       last = await status(ids);
       if (last === 'PROCESSED') return details(ids);
       if (last === 'SESSION_EXPIRED' || last === 'TOKEN_EXPIRED') {

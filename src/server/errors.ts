@@ -20,6 +20,7 @@ export const ERR_INVALID_ACCOUNT_REQUEST = 'invalid_account_request';
 export const ERR_WORKFLOW_EXPIRED = 'workflow_expired';
 export const ERR_RESULT_NOT_READY = 'result_not_ready';
 export const ERR_INVALID_CALLBACK = 'invalid_callback';
+export const ERR_ABORTED = 'aborted';
 
 export type DeviceRiskErrorCode =
   | typeof ERR_INVALID_CONFIGURATION
@@ -37,7 +38,8 @@ export type DeviceRiskErrorCode =
   | typeof ERR_INVALID_ACCOUNT_REQUEST
   | typeof ERR_WORKFLOW_EXPIRED
   | typeof ERR_RESULT_NOT_READY
-  | typeof ERR_INVALID_CALLBACK;
+  | typeof ERR_INVALID_CALLBACK
+  | typeof ERR_ABORTED;
 
 const PREFIX = '[blackbox-capture/server] ';
 

@@ -47,5 +47,6 @@ export {
   ERR_WORKFLOW_EXPIRED,
   ERR_RESULT_NOT_READY,
   ERR_INVALID_CALLBACK,
+  ERR_ABORTED,
 } from './errors.js';
 export type { DeviceRiskErrorCode } from './errors.js';
