@@ -121,9 +121,50 @@ describe('option validation', () => {
     ['early5', { ...ok, version: 'early5' }],
     ['a numeric version', { ...ok, version: '5.2.2' }],
     ['vendor strings for booleans', { ...ok, vendor: { tp: '0', fp_dyn: 'false', enable_flash: false } }],
+    // Boundaries the mutation run found untested.
+    ['vendor "true" and "1"', { ...ok, vendor: { tp: 'true', tp_split: '1' } }],
+    ['the longest time limit, 600000 ms', { ...ok, timeoutMs: 600_000 }],
+    ['post.maxAttempts 10', { ...ok, post: { url: '/risk', maxAttempts: 10 } }],
+    ['versions with multi-digit parts', { ...ok, version: '10.20.30' }],
+    ['http on 127.0.0.10', { loaderUrl: 'http://127.0.0.10:9/loader.js' }],
+    ['a relative loader path with a colon in it', { loaderUrl: 'static/a:b.js' }],
+    ['a tp_host on loopback over http', { ...ok, vendor: { tp_host: 'http://localhost:9' } }],
+    ['a uriHook with a dotted segment', { ...ok, uriHook: '/risk/v1.2/iojs' }],
+    ['an option left undefined', { ...ok, subkey: undefined }],
   ])('accepts %s', async (_, options) => {
-    const pending = api.captureBlackbox({ ...options, timeoutMs: 50 } as never).catch((e: { code: string }) => e.code);
+    const pending = api.captureBlackbox({ timeoutMs: 50, ...options } as never).catch((e: { code: string }) => e.code);
     expect(await pending).not.toBe('invalid_option');
+  });
+
+  it.each([
+    ['a time limit over 600000 ms', { ...ok, timeoutMs: 600_001 }, /timeoutMs/],
+    ['post.maxAttempts 11', { ...ok, post: { url: '/risk', maxAttempts: 11 } }, /post\.maxAttempts/],
+    ['post.credentials with a prefix', { ...ok, post: { url: '/risk', credentials: 'xsame-origin' } }, /post\.credentials/],
+    ['post.credentials with a suffix', { ...ok, post: { url: '/risk', credentials: 'same-originx' } }, /post\.credentials/],
+    ['a post header that is not a string', { ...ok, post: { url: '/risk', headers: { a: 'x', b: 1 } } }, /post\.headers/],
+    ['post as a number', { ...ok, post: 5 }, /"post"/],
+    ['post without url', { ...ok, post: {} }, /post\.url/],
+    ['a version with a prefix', { ...ok, version: 'x5.2.2' }, /version/],
+    ['a version with a suffix', { ...ok, version: '5.2.2x' }, /version/],
+    ['a subkey starting with a control character', { ...ok, subkey: '\x01abc' }, /subkey/],
+    ['a subkey ending with a control character', { ...ok, subkey: 'abc\x01' }, /subkey/],
+    ['a field that is a div', { ...ok, field: { tagName: 'DIV' } }, /field/],
+    ['a field whose tag only starts like an input', { ...ok, field: { tagName: 'INPUTX' } }, /field/],
+    ['a field of null', { ...ok, field: null }, /field/],
+    ['a signal that is an empty object', { ...ok, signal: {} }, /signal/],
+    ['a signal without addEventListener', { ...ok, signal: { aborted: false } }, /signal/],
+    ['a signal of null', { ...ok, signal: null }, /signal/],
+    ['a nonce with a space', { ...ok, nonce: 'a b' }, /nonce/],
+    ['a nonce with DEL', { ...ok, nonce: 'ab\x7f' }, /nonce/],
+    ['an empty nonce', { ...ok, nonce: '' }, /nonce/],
+    ['http on a host that merely ends like localhost', { loaderUrl: 'http://xlocalhost/loader.js' }, /loaderUrl/],
+    ['a tp_host with a path', { ...ok, vendor: { tp_host: 'https://tp.test/path' } }, /tp_host/],
+    ['a uriHook of ".."', { ...ok, uriHook: '..' }, /uriHook/],
+    ['a uriHook ending in /..', { ...ok, uriHook: '/a/..' }, /uriHook/],
+    ['a uriHook that starts with a host name', { ...ok, uriHook: 'shop.example/iojs' }, /uriHook/],
+    ['fp_static off with fp_dyn left to its default', { ...ok, vendor: { fp_static: false } }, /fp_dyn/],
+  ])('rejects %s', async (_, options, mention) => {
+    await expectInvalid(options, mention);
   });
 });
 
