@@ -7,7 +7,7 @@
  * backoff when the details or `onResult` fail. Nothing goes back to the browser.
  */
 import type { DeviceRiskClient } from './device-risk-client.js';
-import { readLimited } from './endpoint.js';
+import { json, plainAddress, readLimited, refuse } from './http.js';
 import { DeviceRiskError, ERR_INVALID_CALLBACK, ERR_INVALID_CONFIGURATION } from './errors.js';
 import type { RequestContext } from './node.js';
 import type { DeviceRiskDetails, WorkflowStatus } from './result.js';
@@ -71,7 +71,7 @@ const CALLBACK_STATUSES = ['PROCESSED', 'SESSION_EXPIRED', 'TOKEN_EXPIRED'];
 
 /** An IPv4 or IPv6 address as a number and its width in bits; undefined when it is neither. */
 function parseAddress(text: string): { value: bigint; bits: number } | undefined {
-  const address = text.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '').replace(/^\[|\]$/g, '');
+  const address = plainAddress(text).replace(/^\[|\]$/g, '');
   const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(address);
   if (v4) {
     const parts = v4.slice(1).map(Number);
@@ -104,9 +104,6 @@ function sourceMatcher(entries: readonly string[]): (address: string) => boolean
   };
 }
 
-const json = (body: unknown, status: number, headers: Record<string, string> = {}) =>
-  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers } });
-const refuse = (status: number, code: string, message: string, headers: Record<string, string> = {}) => json({ error: { code, message } }, status, headers);
 
 /** Checks the documented shape; the hrefs must point at the retrieval host, at these ids. */
 function checkCallback(body: unknown, retrievalOrigin: string): CallbackBody {

@@ -10,6 +10,7 @@
 import { checkBlackbox, type AccountRequest, type DeviceRiskClient, type DeviceRiskTransaction } from './device-risk-client.js';
 import { DeviceRiskError, ERR_INVALID_ACCOUNT_REQUEST, ERR_INVALID_CONFIGURATION, ERR_REQUEST_REJECTED, ERR_RESULT_NOT_READY, isDeviceRiskError, sleep } from './errors.js';
 import { FINAL_STATUSES, type DeviceRiskDetails } from './result.js';
+import { json, readLimited, refuse } from './http.js';
 import type { RequestContext } from './node.js';
 
 /** What the integrator's hook says about the customer behind a request. */
@@ -131,32 +132,6 @@ interface KeyRecord extends DeviceRiskProgress {
   owner: string;
   result?: DeviceRiskResult;
   running?: Promise<DeviceRiskResult>;
-}
-
-const json = (body: unknown, status: number, headers: Record<string, string> = {}) =>
-  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers } });
-const refuse = (status: number, code: string, message: string, headers: Record<string, string> = {}) =>
-  json({ error: { code, message } }, status, headers);
-
-/** Reads at most `limit` bytes; undefined when the body is larger. */
-export async function readLimited(request: Request, limit: number): Promise<string | undefined> {
-  const declared = Number(request.headers.get('content-length') ?? NaN);
-  if (declared > limit) return undefined;
-  if (!request.body) return '';
-  const reader = request.body.getReader();
-  const decoder = new TextDecoder(); // not Buffer: edge runtimes have none
-  let text = '';
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return text + decoder.decode();
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel();
-      return undefined;
-    }
-    text += decoder.decode(value, { stream: true });
-  }
 }
 
 export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (request: Request, context?: RequestContext) => Promise<Response> {

@@ -4,6 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
+import { plainAddress } from './http.js';
 
 /** What the Node adapter knows beyond the Request: the client's address. */
 export interface RequestContext {
@@ -119,11 +120,6 @@ export async function writeResponse(response: Response, res: ServerResponse, met
   }
 }
 
-/** The peer's address; an IPv4 address as such, not in its IPv6-mapped form (`::ffff:192.0.2.1`). */
-function clientAddressOf(req: IncomingMessage): string {
-  const address = req.socket.remoteAddress ?? '';
-  return /^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(address) ? address.slice(7) : address;
-}
 
 /**
  * Wraps a fetch-style handler for Node. An exception becomes a bare 500 (or goes
@@ -141,7 +137,7 @@ export function toNodeHandler(handler: FetchHandler): NodeHandler {
         res.end(JSON.stringify({ error: { code: error.code, message: error.message } }));
         return;
       }
-      const response = await handler(request, { clientAddress: clientAddressOf(req) });
+      const response = await handler(request, { clientAddress: plainAddress(req.socket.remoteAddress ?? '') });
       await writeResponse(response, res, request.method);
     })().catch((error: unknown) => {
       if (next) return next(error);

@@ -11,6 +11,7 @@
  */
 import { deadline } from './deadline.js';
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION, requireSecureUrl } from './errors.js';
+import { plainAddress, readCapped } from './http.js';
 import { validHost, type RequestContext } from './node.js';
 
 /** The vendor's first-party hosts (field notes). */
@@ -117,29 +118,6 @@ function releasedWhenRead(body: ReadableStream<Uint8Array>, release: () => void)
   });
 }
 
-/** Reads at most `limit` bytes of a body; undefined when it is larger. */
-async function readCapped(request: Request, limit: number): Promise<Uint8Array<ArrayBuffer> | undefined> {
-  if (Number(request.headers.get('content-length') ?? 0) > limit) return undefined;
-  if (!request.body) return new Uint8Array();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = request.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel();
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) out.set(chunk, (offset += chunk.byteLength) - chunk.byteLength);
-  return out;
-}
-
 export function createFirstPartyProxy(options: FirstPartyProxyOptions): ((request: Request, context?: RequestContext) => Promise<Response>) & { matches(request: Request): boolean } {
   const prefix = (options.prefix ?? '/iojs').replace(/\/+$/, '');
   if (!/^\/[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/.test(prefix) || prefix.split('/').some((s) => s === '..' || s === '.')) {
@@ -230,8 +208,7 @@ export function createFirstPartyProxy(options: FirstPartyProxyOptions): ((reques
     }
     const cookies = vendorCookies(request.headers.get('cookie'));
     if (cookies) headers.set('cookie', cookies);
-    // An IPv4 peer as such, not in its IPv6-mapped form (`::ffff:192.0.2.1`, as Node's sockets give it).
-    const peer = context?.clientAddress?.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '') || undefined;
+    const peer = context?.clientAddress ? plainAddress(context.clientAddress) : undefined;
     const chain = options.trustProxy ? [request.headers.get('x-forwarded-for'), peer].filter(Boolean).join(', ') : peer;
     if (chain) headers.set('x-forwarded-for', chain);
     headers.set('x-forwarded-host', options.publicHost ?? host);
