@@ -27,6 +27,7 @@ const MESSAGES_MODULE = /(^|\/)messages\.js$/;
 
 const nodeEntries = {
   server: 'src/server/index.ts',
+  'server-redis': 'src/server/redis.ts',
   emulator: 'src/emulator/index.ts',
 };
 const nodeExternal = (id) => id.startsWith('node:') || builtinModules.includes(id) || id === 'playwright-core';
@@ -87,5 +88,6 @@ export default [
   ...declarations('src/browser/index.ts', 'index'),
   ...declarations('src/browser/umd.ts', 'blackbox-capture.umd', { footer: 'export as namespace BlackboxCapture;' }),
   ...declarations('src/server/index.ts', 'server'),
+  ...declarations('src/server/redis.ts', 'server-redis'),
   ...declarations('src/emulator/index.ts', 'emulator'),
 ];

@@ -87,10 +87,12 @@ describe('createDeviceRiskHandler', () => {
     expect(emulator.inspect.transactions()).toHaveLength(2);
   });
 
-  it('another customer cannot reuse a key', async () => {
+  it('another customer cannot reuse a key (422, as for another body)', async () => {
     const { handler } = await setup();
     await handler(post({ blackbox: BLACKBOX }));
-    expect((await handler(post({ blackbox: BLACKBOX }, { 'x-test-user': 'u2' }))).status).toBe(409);
+    const refused = await handler(post({ blackbox: BLACKBOX }, { 'x-test-user': 'u2' }));
+    expect(refused.status).toBe(422);
+    expect(await refused.json()).toMatchObject({ error: { code: 'idempotency_key_reused' } });
   });
 
   it('upstream failure: 503 with Retry-After; the retry resumes the same transaction', async () => {

@@ -286,7 +286,7 @@ describe('createCallbackHandler', () => {
 
   it('a store that cannot record the callback answers 503, so that the service sends it again', async () => {
     const client = await setup();
-    const failing = { get: async () => undefined, set: async () => {}, delete: async () => {}, setIfAbsent: async () => { throw new Error('store down'); } };
+    const failing = { get: async () => undefined, set: async () => {}, delete: async () => {}, compareAndSet: async () => false, compareAndDelete: async () => false, setIfAbsent: async () => { throw new Error('store down'); } };
     const { url, results } = await receiver(client, { store: failing });
     const answer = await post(url, callbackFor({ accountId: '11111111-1111-4111-8111-111111111111', workflowExecutionId: '33333333-3333-4333-8333-333333333333' }));
     expect([answer.status, answer.headers.get('retry-after')]).toEqual([503, '5']);

@@ -63,7 +63,8 @@ export async function deliver(blackbox: string, post: NormalizedPost, signal?: A
       if (response.ok) return response;
       cause = undefined;
       detail = 'HTTP ' + (status = response.status);
-      if (status !== 429 && status < 500) break;
+      // 409: the server is still working on this key (another attempt, maybe on another instance).
+      if (status !== 409 && status !== 429 && status < 500) break;
       wait = retryAfterMs(response);
     } catch (error) {
       if (signal?.aborted) throw signal.reason;

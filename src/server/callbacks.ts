@@ -5,13 +5,17 @@
  * records them in a store, answers 200 at once, then reads the details and hands them to
  * `onResult`, once per workflow execution and final status, retrying from the store with
  * backoff when the details or `onResult` fail. Nothing goes back to the browser.
+ *
+ * On a fleet sharing one store, the first instance to record a callback handles it, under a
+ * lease: a copy delivered to any other instance calls nothing, unless the record is still
+ * pending and nobody holds its lease (its instance died): then that instance takes it over.
  */
 import type { DeviceRiskClient } from './device-risk-client.js';
 import { json, plainAddress, readLimited, refuse } from './http.js';
 import { DeviceRiskError, ERR_INVALID_CALLBACK, ERR_INVALID_CONFIGURATION } from './errors.js';
 import type { RequestContext } from './node.js';
 import type { DeviceRiskDetails, WorkflowStatus } from './result.js';
-import { createMemoryStore, type Store } from './store.js';
+import { createMemoryStore, keyPart, ownerMark, type Store } from './store.js';
 
 /** The callback body, as documented. */
 export interface CallbackBody {
@@ -45,8 +49,10 @@ export interface CallbackHandlerOptions {
    * or a gateway that already checks). Required: a callback carries no signature.
    */
   allowedSources: SourceRule;
-  /** Where callbacks are recorded until handled. Default this process's memory. */
+  /** Where callbacks are recorded until handled. Default this process's memory; a fleet shares one (createRedisStore). */
   store?: Store;
+  /** How long an instance may take over a callback (details and onResult) before another may, in ms. Default 60000. */
+  leaseMs?: number;
   /** Told of every failure (details, onResult, the store); each is retried. */
   onError?: (error: unknown) => void;
   /** First retry after this many ms, doubled each time up to maxRetryDelayMs. Default 1000 and 60000. */
@@ -156,6 +162,8 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
   const firstDelay = options.retryDelayMs ?? 1000;
   const maxDelay = options.maxRetryDelayMs ?? 60_000;
   const maxBody = options.maxBodyBytes ?? 16 * 1024;
+  const leaseMs = options.leaseMs ?? 60_000;
+  const namespace = `${keyPart(client.clientId ?? '')}:callback`;
   const timers = new Set<ReturnType<typeof setTimeout>>();
   const running = new Set<Promise<void>>();
   let closed = false;
@@ -165,6 +173,17 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
 
   /** Reads the details and calls onResult; on failure the record waits in the store for its retry. */
   async function handle(key: string): Promise<void> {
+    const mark = ownerMark();
+    // One instance at a time: a copy that arrives elsewhere meanwhile calls nothing.
+    if (!(await store.setIfAbsent(`${key}:lease`, mark, leaseMs))) return;
+    try {
+      await handleLeased(key);
+    } finally {
+      await store.compareAndDelete(`${key}:lease`, mark).catch(() => {});
+    }
+  }
+
+  async function handleLeased(key: string): Promise<void> {
     const stored = await store.get(key);
     if (!stored) return;
     const record = JSON.parse(stored) as CallbackRecord;
@@ -206,7 +225,7 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
     } catch (error) {
       return refuse(400, ERR_INVALID_CALLBACK, error instanceof DeviceRiskError ? error.message.replace(/^\[[^\]]+\] /, '') : 'The body must be JSON');
     }
-    const key = `callback:${callback.workflowExecution.id}:${callback.workflowExecution.status}`;
+    const key = `${namespace}:${keyPart(callback.workflowExecution.id)}:${callback.workflowExecution.status}`;
     const record: CallbackRecord = { state: 'pending', attempts: 0, receivedAt: now(), callback };
     let first: boolean;
     try {
@@ -216,8 +235,9 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
       options.onError?.(error);
       return refuse(503, 'store_unavailable', 'The callback could not be recorded; send it again', { 'retry-after': '5' });
     }
-    // Recorded: answer at once; a duplicate or a late copy calls nothing again.
-    if (first) track(handle(key));
+    // Recorded: answer at once; a duplicate or a late copy calls nothing again, but takes
+    // over a record still pending whose lease nobody holds (its instance died).
+    track(handle(key));
     return json({ received: true, ...(first ? {} : { duplicate: true }) }, 200);
   };
 

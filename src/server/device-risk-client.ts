@@ -149,6 +149,12 @@ export interface DeviceRiskClient {
   ): Promise<DeviceRiskDetails>;
   /** Picks and checks the Device Risk credential of an account create/update answer. */
   transactionFrom(answer: unknown, tokenLifetimeMs?: number): DeviceRiskTransaction;
+  /** The transaction as a string for a shared store: its token sealed with a key derived from the client secret. */
+  sealTransaction(transaction: DeviceRiskTransaction): Promise<string>;
+  /** The transaction back from `sealTransaction`'s string (on any instance with the same client secret). */
+  openTransaction(sealed: string): Promise<DeviceRiskTransaction>;
+  /** The client id (not secret): the namespace of this client's keys in a shared store. */
+  readonly clientId: string;
 }
 
 /** Checks a blackbox before it is sent anywhere. */
@@ -235,11 +241,13 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       let response: Response;
       const limit = deadline(init.timeoutMs ?? timeoutMs);
+      let bearer: string | undefined;
       try {
+        bearer = await init.bearer();
         response = await doFetch(url, {
           method: init.method,
           headers: {
-            authorization: `Bearer ${await init.bearer()}`,
+            authorization: `Bearer ${bearer}`,
             accept: 'application/json',
             'user-agent': options.userAgent,
             ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
@@ -267,7 +275,7 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
       if (response.status === 401 && init.accessToken && !refreshedToken) {
         // The cached access token may have been revoked or expired early: get a new one once.
         refreshedToken = true;
-        await tokenSource.invalidate();
+        await tokenSource.invalidate(bearer);
         attempt--;
         continue;
       }
@@ -392,6 +400,14 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
 
   return {
     retrievalOrigin: retrievalBase.origin,
+    clientId: tokenSource.clientId,
+    async sealTransaction(transaction) {
+      return JSON.stringify({ ...transaction.toJSON(), token: await tokenSource.seal(transaction.token) });
+    },
+    async openTransaction(sealed) {
+      const fields = JSON.parse(sealed) as ReturnType<DeviceRiskTransaction['toJSON']> & { token: string };
+      return new DeviceRiskTransaction({ ...fields, token: await tokenSource.unseal(fields.token) });
+    },
     transactionFrom,
     status,
     details,

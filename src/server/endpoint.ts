@@ -2,13 +2,27 @@
  * The integrator endpoint behind the browser package's `post` option:
  * POST { "blackbox": "..." } -> account create/update, upload, finalize.
  *
- * Retries from the browser carry the same Idempotency-Key. The key's record
- * keeps the progress (the transaction once created), so a retry after a failed
- * upload resumes instead of creating a second transaction, and a retry after
- * success gets the first answer.
+ * Retries from the browser carry the same Idempotency-Key. The key's record, in the
+ * handler's store, keeps the progress (the transaction once created, its token sealed), so
+ * a retry after a failed upload resumes instead of creating a second transaction, on any
+ * instance sharing the store, and a retry after success gets the first answer. One instance
+ * at a time works on a key: it holds a lease, renewed while it works; a concurrent request
+ * waits for its answer (409 with Retry-After after `idempotencyWaitMs`), and a lease whose
+ * owner died is taken over when it runs out.
  */
 import { checkBlackbox, type AccountRequest, type DeviceRiskClient, type DeviceRiskTransaction } from './device-risk-client.js';
-import { DeviceRiskError, ERR_INVALID_ACCOUNT_REQUEST, ERR_INVALID_CONFIGURATION, ERR_REQUEST_REJECTED, ERR_RESULT_NOT_READY, isDeviceRiskError, sleep } from './errors.js';
+import {
+  DeviceRiskError,
+  ERR_IDEMPOTENCY_KEY_IN_USE,
+  ERR_INVALID_ACCOUNT_REQUEST,
+  ERR_INVALID_CONFIGURATION,
+  ERR_REQUEST_REJECTED,
+  ERR_RESULT_NOT_READY,
+  ERR_STORE_UNAVAILABLE,
+  isDeviceRiskError,
+  sleep,
+} from './errors.js';
+import { createMemoryStore, fromStore, keyPart, ownerMark, type Store } from './store.js';
 import { FINAL_STATUSES, type DeviceRiskDetails } from './result.js';
 import { json, readLimited, refuse } from './http.js';
 import type { RequestContext } from './node.js';
@@ -42,10 +56,19 @@ export interface DeviceRiskHandlerOptions {
   maxBodyBytes?: number;
   /** Read the transaction's status after finalize for the answer. Default true. */
   reportStatus?: boolean;
+  /**
+   * Where Idempotency-Key records live. Give every instance of a fleet the same shared store
+   * (createRedisStore). Default: this process's memory, holding `idempotencyMaxKeys` keys.
+   */
+  store?: Store;
   /** How long an Idempotency-Key is remembered, in ms. Default 24 hours. */
   idempotencyTtlMs?: number;
-  /** Keys remembered at most (oldest dropped first). Default 10000. */
+  /** Keys remembered at most by the default memory store (oldest dropped first). Default 10000. */
   idempotencyMaxKeys?: number;
+  /** How long an instance holds a key it works on without renewing its lease, in ms: a dead owner's key is taken over after it. Default 10000. */
+  idempotencyLeaseMs?: number;
+  /** How long a request waits while another works on its key before answering 409 with Retry-After, in ms. Default 10000. */
+  idempotencyWaitMs?: number;
   /** Told about every failure (errors serialise without secrets). */
   onError?: (error: unknown) => void;
   /** Your synchronous decision on the server (see runDeviceRiskCheck); the browser only ever gets the reference. */
@@ -86,6 +109,8 @@ export interface DeviceRiskCheckOptions {
   reportStatus?: boolean;
   /** The progress of earlier attempts for this blackbox; updated as the check goes. */
   progress?: DeviceRiskProgress;
+  /** Called after each step that changed `progress` (transaction created, blackbox uploaded): persist it here. */
+  onProgress?: (progress: DeviceRiskProgress) => void | Promise<void>;
   now?: () => number;
 }
 
@@ -106,11 +131,15 @@ export async function runDeviceRiskCheck(client: DeviceRiskClient, blackbox: str
   if (body.workflowDefinition.key === '' && !customer.transaction) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'no workflow key: set workflowKey on the handler or in resolveCustomer');
   // Resume where a failed attempt stopped; a lapsed transaction token means a fresh transaction.
   if (progress.transaction && now() >= progress.transaction.tokenExpiresAt - 30_000) progress.transaction = progress.uploaded = undefined;
-  progress.transaction ??= customer.transaction ?? (customer.accountId ? await client.updateAccount(customer.accountId, body) : await client.createAccount(body));
+  if (!progress.transaction) {
+    progress.transaction = customer.transaction ?? (customer.accountId ? await client.updateAccount(customer.accountId, body) : await client.createAccount(body));
+    await options.onProgress?.(progress);
+  }
   const tx = progress.transaction;
   if (!progress.uploaded) {
     await client.uploadBlackbox(tx, blackbox);
     progress.uploaded = true;
+    await options.onProgress?.(progress);
   }
   await client.finalize(tx);
   let status = options.reportStatus === false && !options.onResult ? 'FINALIZED' : await client.status(tx).catch(() => 'FINALIZED');
@@ -126,12 +155,22 @@ export async function runDeviceRiskCheck(client: DeviceRiskClient, blackbox: str
   return { accountId: tx.accountId, workflowExecutionId: tx.workflowExecutionId, status };
 }
 
-interface KeyRecord extends DeviceRiskProgress {
-  at: number;
-  /** The owner of the key: its origin and customer, so that another customer's request cannot read it. */
-  owner: string;
+/** What the store keeps per Idempotency-Key. */
+interface KeyRecord {
+  /** SHA-256 of the origin, the customer and the blackbox: the same key with another request is refused. */
+  fingerprint: string;
+  /** The transaction, its token sealed (client.sealTransaction). */
+  transaction?: string;
+  uploaded?: boolean;
   result?: DeviceRiskResult;
-  running?: Promise<DeviceRiskResult>;
+}
+
+/** How often a request waiting for another instance's work on its key looks again, in ms. */
+const KEY_POLL_MS = 50;
+
+async function fingerprintOf(...parts: string[]): Promise<string> {
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(parts.join('\n')));
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
 export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (request: Request, context?: RequestContext) => Promise<Response> {
@@ -142,26 +181,75 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
   const allowed = new Set(options.allowedOrigins.map((o) => new URL(o).origin));
   const maxBody = options.maxBodyBytes ?? 16 * 1024;
   const ttl = options.idempotencyTtlMs ?? 24 * 3_600_000;
-  const maxKeys = options.idempotencyMaxKeys ?? 10_000;
+  const leaseMs = options.idempotencyLeaseMs ?? 10_000;
+  const waitMs = options.idempotencyWaitMs ?? 10_000;
   const now = options.now ?? Date.now;
-  const keys = new Map<string, KeyRecord>();
+  // Each key has a record and, while worked on, a lease: two entries.
+  const store = options.store ?? createMemoryStore({ maxEntries: 2 * (options.idempotencyMaxKeys ?? 10_000), now });
+  const namespace = `${keyPart(client.clientId ?? '')}:idempotency`;
 
-  function remember(key: string, owner: string): KeyRecord {
-    const t = now();
-    for (const [k, record] of keys) {
-      if (t - record.at < ttl && keys.size < maxKeys) break; // Map keeps insertion order: oldest first
-      if (!record.running) keys.delete(k);
+  const check = (progress: DeviceRiskProgress, onProgress?: DeviceRiskCheckOptions['onProgress']): DeviceRiskCheckOptions => ({
+    workflowKey: options.workflowKey,
+    reportStatus: options.reportStatus,
+    progress,
+    now,
+    ...(onProgress ? { onProgress } : {}),
+    ...(options.onResult ? { onResult: options.onResult, resultWaitMs: options.resultWaitMs ?? 0 } : {}),
+    ...(options.onError ? { onError: options.onError } : {}),
+  });
+
+  /** Runs the check under the key: the answer, a refusal, or (thrown) the failure of the check. */
+  async function underKey(key: string, fingerprint: string, run: (progress: DeviceRiskProgress, save: (progress: DeviceRiskProgress) => Promise<void>) => Promise<DeviceRiskResult>): Promise<Response> {
+    const recordKey = `${namespace}:${keyPart(key)}`;
+    const leaseKey = `${recordKey}:lease`;
+    const read = async () => {
+      const stored = await fromStore(store.get(recordKey), 'idempotency record read');
+      return stored === undefined ? undefined : (JSON.parse(stored) as KeyRecord);
+    };
+    const write = (record: KeyRecord) => fromStore(store.set(recordKey, JSON.stringify(record), ttl), 'idempotency record write');
+    const waitUntil = Date.now() + waitMs;
+    for (;;) {
+      let record = await read();
+      if (record && record.fingerprint !== fingerprint) return reused();
+      if (record?.result) return json(record.result, 200);
+      const mark = ownerMark();
+      if (await fromStore(store.setIfAbsent(leaseKey, mark, leaseMs), 'idempotency lease')) {
+        const renew = setInterval(() => void store.compareAndSet(leaseKey, mark, mark, leaseMs).catch(() => {}), leaseMs / 3);
+        try {
+          // The state may have moved between the read and the lease.
+          record = await read();
+          if (record && record.fingerprint !== fingerprint) return reused();
+          if (record?.result) return json(record.result, 200);
+          const saved: KeyRecord = record ?? { fingerprint };
+          if (!record) await write(saved);
+          const progress: DeviceRiskProgress = {
+            ...(saved.transaction ? { transaction: await client.openTransaction(saved.transaction) } : {}),
+            ...(saved.uploaded ? { uploaded: true } : {}),
+          };
+          const save = async (next: DeviceRiskProgress) => {
+            saved.transaction = next.transaction ? await client.sealTransaction(next.transaction) : undefined;
+            saved.uploaded = next.uploaded;
+            await write(saved);
+          };
+          const result = await run(progress, save);
+          // Nothing is lost: the answer is kept even if this write fails, and the next attempt finds the progress.
+          await write({ ...saved, result });
+          return json(result, 200);
+        } finally {
+          clearInterval(renew);
+          await store.compareAndDelete(leaseKey, mark).catch(() => {});
+        }
+      }
+      if (Date.now() >= waitUntil) {
+        return refuse(409, ERR_IDEMPOTENCY_KEY_IN_USE, 'Another attempt with this Idempotency-Key is still running; retry with the same key', { 'retry-after': '1' });
+      }
+      await sleep(KEY_POLL_MS);
     }
-    let record = keys.get(key);
-    if (!record || t - record.at >= ttl) {
-      record = { at: t, owner };
-      keys.set(key, record);
-    }
-    return record;
   }
 
-  return async (request, context) => {
-    if (request.method !== 'POST') return refuse(405, 'method_not_allowed', 'Use POST', { allow: 'POST' });
+  const reused = () => refuse(422, 'idempotency_key_reused', 'This Idempotency-Key was used with another request');
+
+  return async (request, context) => {    if (request.method !== 'POST') return refuse(405, 'method_not_allowed', 'Use POST', { allow: 'POST' });
     const origin = request.headers.get('origin');
     if (!origin || !allowed.has(origin)) return refuse(403, 'origin_not_allowed', 'This origin may not post blackboxes');
     if (!/^application\/json\b/i.test(request.headers.get('content-type') ?? '')) {
@@ -187,26 +275,10 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
     }
     if (customer instanceof Response) return customer;
 
-    const owner = `${origin} ${customer.customerInternalReference}`;
-    const record: KeyRecord = key === null ? { at: now(), owner } : remember(key, owner);
-    if (record.owner !== owner) return refuse(409, 'idempotency_key_reused', 'This Idempotency-Key belongs to another request');
     try {
-      if (!record.result) {
-        // A retry that arrives while the first attempt still runs waits for it.
-        const check: DeviceRiskCheckOptions = {
-          workflowKey: options.workflowKey,
-          reportStatus: options.reportStatus,
-          progress: record,
-          now,
-          ...(options.onResult ? { onResult: options.onResult, resultWaitMs: options.resultWaitMs ?? 0 } : {}),
-          ...(options.onError ? { onError: options.onError } : {}),
-        };
-        record.running ??= runDeviceRiskCheck(client, blackbox, customer, check).finally(() => {
-          record.running = undefined;
-        });
-        record.result = await record.running;
-      }
-      return json(record.result, 200);
+      if (key === null) return json(await runDeviceRiskCheck(client, blackbox, customer, check({})), 200);
+      const fingerprint = await fingerprintOf(origin, customer.customerInternalReference, blackbox);
+      return await underKey(key, fingerprint, (progress, save) => runDeviceRiskCheck(client, blackbox, customer, check(progress, save)));
     } catch (error) {
       options.onError?.(error);
       const status = isDeviceRiskError(error) ? error.status : undefined;
@@ -221,7 +293,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
       }
       // Upstream trouble: tell the browser to try again later with the same key.
       const retryAfter = String(Math.min(isDeviceRiskError(error) && error.retryAfter !== undefined ? error.retryAfter : 2, 60));
-      const unavailable = status === 429 || status === 503 || code === 'network_error' || code === 'rate_limited';
+      const unavailable = status === 429 || status === 503 || code === 'network_error' || code === 'rate_limited' || code === ERR_STORE_UNAVAILABLE;
       return refuse(unavailable ? 503 : 502, code, 'The device-risk service could not be reached; retry with the same Idempotency-Key', { 'retry-after': retryAfter });
     }
   };

@@ -21,6 +21,8 @@ export const ERR_WORKFLOW_EXPIRED = 'workflow_expired';
 export const ERR_RESULT_NOT_READY = 'result_not_ready';
 export const ERR_INVALID_CALLBACK = 'invalid_callback';
 export const ERR_ABORTED = 'aborted';
+export const ERR_STORE_UNAVAILABLE = 'store_unavailable';
+export const ERR_IDEMPOTENCY_KEY_IN_USE = 'idempotency_key_in_use';
 
 export type DeviceRiskErrorCode =
   | typeof ERR_INVALID_CONFIGURATION
@@ -39,7 +41,9 @@ export type DeviceRiskErrorCode =
   | typeof ERR_WORKFLOW_EXPIRED
   | typeof ERR_RESULT_NOT_READY
   | typeof ERR_INVALID_CALLBACK
-  | typeof ERR_ABORTED;
+  | typeof ERR_ABORTED
+  | typeof ERR_STORE_UNAVAILABLE
+  | typeof ERR_IDEMPOTENCY_KEY_IN_USE;
 
 const PREFIX = '[blackbox-capture/server] ';
 

@@ -3,8 +3,8 @@
  * Web-standard Request -> Response handlers on fetch (Node 20+, Next.js route
  * handlers, Hono, edge runtimes), plus a Node adapter. Secrets and tokens stay here.
  */
-export { createTokenSource, createMemoryTokenStore, TOKEN_LIFETIME_BOUNDS, TOKEN_URLS } from './token-source.js';
-export type { Region, TokenSource, TokenSourceOptions, TokenStore, CachedToken } from './token-source.js';
+export { createTokenSource, TOKEN_LIFETIME_BOUNDS, TOKEN_URLS } from './token-source.js';
+export type { Region, TokenSource, TokenSourceOptions, CachedToken } from './token-source.js';
 export {
   createDeviceRiskClient,
   checkBlackbox,
@@ -23,7 +23,7 @@ export type { CallbackBody, CallbackHandler, CallbackHandlerOptions, CallbackRes
 export { FINAL_STATUSES, RESULT_SCHEDULE_SECONDS, parseDetails } from './result.js';
 export type { DecisionType, DeviceRiskDetails, WorkflowStatus } from './result.js';
 export { createMemoryStore } from './store.js';
-export type { Store } from './store.js';
+export type { Store, MemoryStoreOptions } from './store.js';
 export { createFirstPartyProxy, collectorPath, COLLECTOR_URLS } from './proxy.js';
 export type { FirstPartyProxyOptions, ProxyMethod } from './proxy.js';
 export { toNodeHandler, toRequest, writeResponse, validHost, BadRequestError } from './node.js';
@@ -48,5 +48,7 @@ export {
   ERR_RESULT_NOT_READY,
   ERR_INVALID_CALLBACK,
   ERR_ABORTED,
+  ERR_STORE_UNAVAILABLE,
+  ERR_IDEMPOTENCY_KEY_IN_USE,
 } from './errors.js';
 export type { DeviceRiskErrorCode } from './errors.js';

@@ -18,6 +18,7 @@ import {
   upstreamSummary,
 } from './errors.js';
 import { deadline } from './deadline.js';
+import { createMemoryStore, fromStore, keyPart, ownerMark, type Store } from './store.js';
 
 export type Region = 'US' | 'EU' | 'SG';
 
@@ -36,22 +37,6 @@ export interface CachedToken {
   issuedAt?: number;
 }
 
-/** Where tokens are kept; share one store between server instances to share tokens. */
-export interface TokenStore {
-  get(key: string): CachedToken | undefined | Promise<CachedToken | undefined>;
-  set(key: string, token: CachedToken): void | Promise<void>;
-  delete(key: string): void | Promise<void>;
-}
-
-export function createMemoryTokenStore(): TokenStore {
-  const tokens = new Map<string, CachedToken>();
-  return {
-    get: (key) => tokens.get(key),
-    set: (key, token) => void tokens.set(key, token),
-    delete: (key) => void tokens.delete(key),
-  };
-}
-
 export interface TokenSourceOptions {
   clientId: string;
   clientSecret: string;
@@ -61,10 +46,17 @@ export interface TokenSourceOptions {
   /** Names your company and app, e.g. "AcmeShop Checkout/1.4" (the service refuses library defaults). */
   userAgent: string;
   fetch?: typeof fetch;
-  store?: TokenStore;
+  /**
+   * Where the token, the rate limit and the 429 backoff are kept. Give every instance of a
+   * fleet the same shared store (createRedisStore): one instance fetches, the others wait
+   * for its token. Default: memory shared by the sources of this process.
+   */
+  store?: Store;
+  /** How long a fetching instance holds the fleet's token lock without renewing it, in ms. Default 3000. */
+  lockLeaseMs?: number;
   /** Refresh this many seconds before expiry. Default 60. */
   refreshMarginSeconds?: number;
-  /** Token requests allowed per second from this process to this token URL (all sources together). Default 10 (the service's limit). */
+  /** Token requests allowed per second for this client id, across everything sharing the store. Default 10 (the service's limit). */
   maxRequestsPerSecond?: number;
   /** Attempts for 429, 5xx and network failures. Default 4. */
   maxAttempts?: number;
@@ -83,8 +75,18 @@ export interface TokenSourceOptions {
 export interface TokenSource {
   /** A valid access token, from the cache or a new request. */
   getToken(options?: { signal?: AbortSignal }): Promise<string>;
-  /** Forget the cached token (after the API refused it). */
-  invalidate(): Promise<void>;
+  /** Forget the cached token (after the API refused it), unless another instance has already replaced it. */
+  invalidate(refused?: string): Promise<void>;
+  /** The client id (not secret): the namespace of this client's keys in a shared store. */
+  readonly clientId: string;
+  /**
+   * Encrypts a secret (a transaction token) for a shared store: AES-256-GCM with a key
+   * derived from the client secret (HKDF-SHA-256), so that every instance of the fleet can
+   * open it and the store never holds it in clear text.
+   */
+  seal(secret: string): Promise<string>;
+  /** Opens what `seal` produced; rejects (`invalid_response`) when it was altered or sealed with another secret. */
+  unseal(sealed: string): Promise<string>;
   /** The origin of the token service, for logs. */
   readonly tokenUrl: string;
 }
@@ -100,8 +102,10 @@ export function tokenLifetimeSeconds(expiresIn: unknown): number {
   return Math.min(TOKEN_LIFETIME_BOUNDS.max, Math.max(TOKEN_LIFETIME_BOUNDS.min, expiresIn));
 }
 
-/** Send times of token requests in this process, per token URL: the limit holds process-wide. */
-const sentByTokenUrl = new Map<string, number[]>();
+/** The default store: the sources of one process share tokens and the rate limit per client id. */
+const processStore = createMemoryStore();
+/** How often an instance waiting for another's token looks for it, in ms. */
+const LOCK_POLL_MS = 25;
 
 export function createTokenSource(options: TokenSourceOptions): TokenSource {
   const { clientId, clientSecret } = options;
@@ -111,42 +115,73 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
   if (!rawUrl) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, `give region (${Object.keys(TOKEN_URLS).join(', ')}) or tokenUrl`);
   const tokenUrl = requireSecureUrl(rawUrl, 'tokenUrl').href;
   const doFetch = options.fetch ?? fetch;
-  const store = options.store ?? createMemoryTokenStore();
+  const store = options.store ?? processStore;
+  const leaseMs = options.lockLeaseMs ?? 3000;
   const now = options.now ?? Date.now;
   const marginMs = (options.refreshMarginSeconds ?? 60) * 1000;
   const perSecond = options.maxRequestsPerSecond ?? 10;
   const maxAttempts = options.maxAttempts ?? 4;
   const timeoutMs = options.timeoutMs ?? 10_000;
   const maxRetryAfterMs = (options.maxRetryAfterSeconds ?? 30) * 1000;
-  // The cache key names the client, never the secret.
-  const key = `${tokenUrl} ${clientId}`;
+  // Keys name the client and the token service, never the secret.
+  const namespace = `${keyPart(clientId)}@${keyPart(new URL(tokenUrl).host)}`;
+  const keys = { token: `${namespace}:token`, lock: `${namespace}:token-lock`, backoff: `${namespace}:token-backoff`, slot: (i: number) => `${namespace}:token-rate:${i}` };
   // RFC 6749 2.3.1: form-encode both, then Basic. btoa rather than Buffer: edge runtimes have no Buffer.
   const formEncode = (value: string) => encodeURIComponent(value).replace(/%20/g, '+');
   const authorization = 'Basic ' + btoa(`${formEncode(clientId)}:${formEncode(clientSecret)}`);
-  const sent = sentByTokenUrl.get(tokenUrl) ?? [];
-  sentByTokenUrl.set(tokenUrl, sent);
   let inFlight: Promise<string> | undefined;
+  let sealingKey: Promise<CryptoKey> | undefined;
+  const key = () =>
+    (sealingKey ??= crypto.subtle
+      .importKey('raw', new TextEncoder().encode(clientSecret), 'HKDF', false, ['deriveKey'])
+      .then((secret) =>
+        crypto.subtle.deriveKey(
+          { name: 'HKDF', hash: 'SHA-256', salt: new TextEncoder().encode(clientId), info: new TextEncoder().encode('blackbox-capture sealed store values v1') },
+          secret,
+          { name: 'AES-GCM', length: 256 },
+          false,
+          ['encrypt', 'decrypt'],
+        ),
+      ));
   /**
    * Fresh until `refreshMarginSeconds` before expiry, but never less than half its
    * lifetime is used: a token shorter-lived than the margin would mean a request per call.
    */
   const fresh = (token: CachedToken) => token.expiresAt - Math.min(marginMs, (token.expiresAt - (token.issuedAt ?? token.expiresAt)) / 2) > now();
 
+  /** The stored token, when it is still fresh. */
+  async function storedToken(): Promise<CachedToken | undefined> {
+    const stored = await fromStore(store.get(keys.token), 'token read');
+    if (stored === undefined) return undefined;
+    const token = JSON.parse(stored) as CachedToken;
+    return fresh(token) ? token : undefined;
+  }
+
   /**
-   * Waits for a slot so that no second holds more than `perSecond` requests. The
-   * window is a little longer than a second: requests do not reach the service
-   * in exactly the rhythm they leave.
+   * Waits for one of `perSecond` slots, each held for a little more than a second: no
+   * window of that length holds more requests, for everything sharing the store. The
+   * window is longer than a second because requests do not reach the service in exactly
+   * the rhythm they leave.
    */
-  async function rateSlot(signal?: AbortSignal): Promise<void> {
+  async function rateSlot(signal: AbortSignal): Promise<void> {
+    const mark = ownerMark();
     for (;;) {
-      const t = Date.now();
-      while (sent.length > 0 && sent[0]! <= t - RATE_WINDOW_MS) sent.shift();
-      if (sent.length < perSecond) {
-        sent.push(t);
-        return;
+      for (let i = 0; i < perSecond; i++) {
+        if (await fromStore(store.setIfAbsent(keys.slot(i), mark, RATE_WINDOW_MS), 'rate limit')) return;
       }
-      await sleep(sent[0]! + RATE_WINDOW_MS - t + 1, signal);
+      await sleep(RATE_WINDOW_MS / perSecond, signal);
     }
+  }
+
+  /** A 429 seen by any instance: every instance waits it out, or fails at once when it would outlast the call. */
+  async function sharedBackoff(signal: AbortSignal, endsAt: number): Promise<void> {
+    const until = Number(await fromStore(store.get(keys.backoff), 'backoff read'));
+    const waitMs = until - Date.now();
+    if (!(waitMs > 0)) return;
+    if (waitMs > maxRetryAfterMs || Date.now() + waitMs >= endsAt) {
+      throw new DeviceRiskError(ERR_RATE_LIMITED, 'token service rate limit reached (429, seen by this fleet)', { status: 429, operation: 'token', retryAfter: Math.ceil(waitMs / 1000) });
+    }
+    await sleep(waitMs, signal);
   }
 
   async function requestToken(callerSignal?: AbortSignal): Promise<string> {
@@ -165,6 +200,7 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
     let attempt = 0;
     try {
       for (attempt = 1; attempt <= maxAttempts; attempt++) {
+        await sharedBackoff(signal, started + timeoutMs);
         await rateSlot(signal);
         let response: Response;
         try {
@@ -193,16 +229,21 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
             throw new DeviceRiskError(ERR_INVALID_RESPONSE, 'token response lacks access_token or a Bearer token_type', { operation: 'token', status: response.status });
           }
           const issuedAt = now();
-          await store.set(key, { accessToken: body.access_token, issuedAt, expiresAt: issuedAt + tokenLifetimeSeconds(body.expires_in) * 1000 });
+          const lifetimeMs = tokenLifetimeSeconds(body.expires_in) * 1000;
+          const token: CachedToken = { accessToken: body.access_token, issuedAt, expiresAt: issuedAt + lifetimeMs };
+          await fromStore(store.set(keys.token, JSON.stringify(token), lifetimeMs), 'token write');
           return body.access_token;
         }
         const summary = await upstreamSummary(response);
         const retryAfter = retryAfterSeconds(response);
         if (response.status === 429) {
           lastError = new DeviceRiskError(ERR_RATE_LIMITED, `token service rate limit reached (429)${summary}`, { status: 429, operation: 'token', ...(retryAfter === undefined ? {} : { retryAfter }) });
+          const backoffMs = retryAfter !== undefined ? retryAfter * 1000 : Math.random() * BASE_BACKOFF_MS * 2 ** attempt;
+          // Every instance backs off, not only this one.
+          if (backoffMs > 0) await fromStore(store.set(keys.backoff, String(Date.now() + backoffMs), backoffMs), 'backoff write');
           // A long Retry-After is the service's answer for now: say so at once instead of stalling every caller.
           if (retryAfter !== undefined && retryAfter * 1000 > maxRetryAfterMs) throw lastError;
-          await wait(retryAfter !== undefined ? retryAfter * 1000 : Math.random() * BASE_BACKOFF_MS * 2 ** attempt, lastError);
+          await wait(backoffMs, lastError);
           continue;
         }
         if (response.status >= 500) {
@@ -223,19 +264,76 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
     }
   }
 
+  /**
+   * The fleet's token: the instance holding the lock fetches, the others wait for the token
+   * it stores. The lock is a lease renewed while the fetch runs, so an instance that dies
+   * holding it blocks the others for at most `lockLeaseMs`.
+   */
+  async function obtain(callerSignal?: AbortSignal): Promise<string> {
+    const limit = deadline(timeoutMs, callerSignal);
+    try {
+      for (;;) {
+        const token = await storedToken();
+        if (token) return token.accessToken;
+        const mark = ownerMark();
+        if (await fromStore(store.setIfAbsent(keys.lock, mark, leaseMs), 'token lock')) {
+          const renew = setInterval(() => void store.compareAndSet(keys.lock, mark, mark, leaseMs).catch(() => {}), leaseMs / 3);
+          try {
+            // Another instance may have stored a token between the read and the lock.
+            return (await storedToken())?.accessToken ?? (await requestToken(callerSignal));
+          } finally {
+            clearInterval(renew);
+            await store.compareAndDelete(keys.lock, mark).catch(() => {});
+          }
+        }
+        await sleep(LOCK_POLL_MS, limit.signal);
+      }
+    } catch (error) {
+      if (callerSignal?.aborted && error === callerSignal.reason) throw error;
+      if (limit.expired && !(error instanceof DeviceRiskError)) {
+        throw new DeviceRiskError(ERR_NETWORK, `no token from ${new URL(tokenUrl).origin} within ${timeoutMs} ms (waiting for another instance's request)`, { operation: 'token', cause: error });
+      }
+      throw error;
+    } finally {
+      limit.clear();
+    }
+  }
+
   return {
     tokenUrl,
+    clientId,
     async getToken({ signal } = {}) {
-      const cached = await store.get(key);
-      if (cached && fresh(cached)) return cached.accessToken;
-      // Concurrent callers share one request; a failed request is not cached.
-      inFlight ??= requestToken(signal).finally(() => {
+      const cached = await storedToken();
+      if (cached) return cached.accessToken;
+      // Concurrent callers in this process share one request; a failed request is not cached.
+      inFlight ??= obtain(signal).finally(() => {
         inFlight = undefined;
       });
       return inFlight;
     },
-    async invalidate() {
-      await store.delete(key);
+    async seal(secret) {
+      const iv = crypto.getRandomValues(new Uint8Array(12));
+      const sealed = new Uint8Array(await crypto.subtle.encrypt({ name: 'AES-GCM', iv }, await key(), new TextEncoder().encode(secret)));
+      return `v1.${base64(iv)}.${base64(sealed)}`;
+    },
+    async unseal(sealed) {
+      const [version, iv, data] = sealed.split('.');
+      try {
+        if (version !== 'v1' || !iv || !data) throw new Error('not a sealed value');
+        return new TextDecoder().decode(await crypto.subtle.decrypt({ name: 'AES-GCM', iv: unbase64(iv) }, await key(), unbase64(data)));
+      } catch (cause) {
+        throw new DeviceRiskError(ERR_INVALID_RESPONSE, 'a sealed value in the store could not be opened (altered, or sealed with another client secret)', { operation: 'store', cause });
+      }
+    },
+    async invalidate(refused) {
+      const stored = await fromStore(store.get(keys.token), 'token read');
+      // Only the refused token: another instance may already have stored its successor.
+      if (stored !== undefined && (refused === undefined || (JSON.parse(stored) as CachedToken).accessToken === refused)) {
+        await fromStore(store.compareAndDelete(keys.token, stored), 'token delete');
+      }
     },
   };
 }
+
+const base64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
+const unbase64 = (text: string) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
