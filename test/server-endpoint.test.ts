@@ -1,7 +1,16 @@
 // The integrator endpoint (createDeviceRiskHandler) against the emulator.
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../src/emulator/index.js';
-import { createDeviceRiskClient, createDeviceRiskHandler, createTokenSource, runDeviceRiskCheck, type DeviceRiskHandlerOptions, type DeviceRiskProgress } from '../src/server/index.js';
+import {
+  createDeviceRiskClient,
+  createDeviceRiskHandler,
+  createMemoryStore,
+  createTokenSource,
+  runDeviceRiskCheck,
+  type DeviceRiskHandlerOptions,
+  type DeviceRiskProgress,
+  type Store,
+} from '../src/server/index.js';
 
 const UA = 'AcmeShop Checkout/1.0';
 const SHOP = 'https://shop.example';
@@ -146,6 +155,49 @@ describe('createDeviceRiskHandler', () => {
     const answers = await Promise.all(keys.flatMap((key) => [handler(post({ blackbox: BLACKBOX }, { 'idempotency-key': key })), handler(post({ blackbox: BLACKBOX }, { 'idempotency-key': key }))]));
     expect(answers.map((r) => r.status)).toEqual(Array(16).fill(200));
     expect(emulator.inspect.requests('accountCreate')).toBe(keys.length);
+  });
+
+  it('a store briefly away after the upload is waited for: the progress is recorded, one attempt, one upload', async () => {
+    let failures = 2;
+    const memory = createMemoryStore();
+    const store: Store = {
+      ...memory,
+      set: async (key, value, ttl) => {
+        if (value.includes('"uploaded":true') && failures > 0) {
+          failures--;
+          throw new Error('store away');
+        }
+        return memory.set(key, value, ttl);
+      },
+    };
+    const { handler } = await setup({}, { store });
+    expect((await handler(post({ blackbox: BLACKBOX }))).status).toBe(200);
+    expect(failures).toBe(0);
+    expect(emulator.inspect.requests('upload')).toBe(1);
+  });
+
+  it('an upload the store never heard of is not repeated: the retry asks the service, which has the blackbox', async () => {
+    const memory = createMemoryStore();
+    let storeDown = false;
+    const store: Store = {
+      ...memory,
+      set: async (key, value, ttl) => {
+        if (value.includes('"uploaded":true')) storeDown = true;
+        if (storeDown) throw new Error('store away');
+        return memory.set(key, value, ttl);
+      },
+    };
+    const { handler, errors } = await setup({}, { store, idempotencyLeaseMs: 300 });
+    const first = await handler(post({ blackbox: BLACKBOX }));
+    expect(first.status).toBe(503);
+    expect(first.headers.get('retry-after')).toBe('1');
+    expect(errors).toContainEqual(expect.objectContaining({ code: 'store_unavailable' }));
+    storeDown = false;
+    store.set = memory.set;
+    expect((await handler(post({ blackbox: BLACKBOX }))).status).toBe(200);
+    expect(emulator.inspect.requests('upload')).toBe(1);
+    expect(emulator.inspect.transactions()).toHaveLength(1);
+    expect(emulator.inspect.transactions()[0]!.blackboxes).toEqual([BLACKBOX]);
   });
 
   it('updates an existing account when the hook names one', async () => {

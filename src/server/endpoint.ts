@@ -167,6 +167,8 @@ interface KeyRecord {
 
 /** How often a request waiting for another instance's work on its key looks again, in ms. */
 const KEY_POLL_MS = 50;
+/** How often a write of progress is tried again while the store is away, in ms. */
+const STORE_RETRY_MS = 100;
 
 async function fingerprintOf(...parts: string[]): Promise<string> {
   const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(parts.join('\n')));
@@ -207,6 +209,22 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
       return stored === undefined ? undefined : (JSON.parse(stored) as KeyRecord);
     };
     const write = (record: KeyRecord) => fromStore(store.set(recordKey, JSON.stringify(record), ttl), 'idempotency record write');
+    /**
+     * Progress made upstream (a transaction created, a blackbox uploaded) must reach the
+     * store, or a retry would do it again: a store that is briefly away (a restart, a
+     * fail-over) is waited for, up to the lease.
+     */
+    const persist = async (record: KeyRecord) => {
+      const until = Date.now() + leaseMs;
+      for (;;) {
+        try {
+          return await write(record);
+        } catch (error) {
+          if (Date.now() + STORE_RETRY_MS >= until) throw error;
+          await sleep(STORE_RETRY_MS);
+        }
+      }
+    };
     const waitUntil = Date.now() + waitMs;
     for (;;) {
       let record = await read();
@@ -226,14 +244,21 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
             ...(saved.transaction ? { transaction: await client.openTransaction(saved.transaction) } : {}),
             ...(saved.uploaded ? { uploaded: true } : {}),
           };
+          // A transaction without a recorded upload: an earlier owner may have uploaded and
+          // died (or lost the store) before recording it. The service knows: past INITIATED,
+          // the blackbox is there, and a second upload would double it.
+          if (progress.transaction && !progress.uploaded) {
+            const status = await client.status(progress.transaction).catch(() => undefined);
+            if (status !== undefined && status !== 'INITIATED') progress.uploaded = true;
+          }
           const save = async (next: DeviceRiskProgress) => {
             saved.transaction = next.transaction ? await client.sealTransaction(next.transaction) : undefined;
             saved.uploaded = next.uploaded;
-            await write(saved);
+            await persist(saved);
           };
           const result = await run(progress, save);
-          // Nothing is lost: the answer is kept even if this write fails, and the next attempt finds the progress.
-          await write({ ...saved, result });
+          // Nothing is lost: should this write fail, the next attempt finds the progress and finalize answers as before.
+          await persist({ ...saved, result });
           return json(result, 200);
         } finally {
           clearInterval(renew);

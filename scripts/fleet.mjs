@@ -1,0 +1,95 @@
+// A fleet of endpoint instances (separate Node processes, test/support/fleet-instance.mjs)
+// and a round-robin client that retries each request with its Idempotency-Key on the next
+// instance, as a load balancer in front of a browser's retries would. For the fleet test
+// and the fleet row of `npm run bench`.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const INSTANCE = fileURLToPath(new URL('../test/support/fleet-instance.mjs', import.meta.url));
+
+/** Starts `count` instances; resolves once each listens. */
+export async function startFleet(count, config) {
+  const instances = await Promise.all(
+    Array.from({ length: count }, async () => {
+      const child = spawn(process.execPath, [INSTANCE, JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const port = await new Promise((resolve, reject) => {
+        let out = '';
+        child.stdout.on('data', (chunk) => {
+          out += chunk;
+          const match = /listening (\d+)/.exec(out);
+          if (match) resolve(Number(match[1]));
+        });
+        child.once('exit', (code) => reject(new Error(`fleet instance exited (${code}) before listening`)));
+      });
+      return { child, url: `http://127.0.0.1:${port}/device-risk`, alive: true };
+    }),
+  );
+  return {
+    instances,
+    /** SIGKILL, as a crashed machine: no cleanup, leases left behind. */
+    kill(index) {
+      instances[index].alive = false;
+      instances[index].child.kill('SIGKILL');
+    },
+    async stop() {
+      await Promise.all(
+        instances.map(({ child }) =>
+          child.exitCode === null && child.signalCode === null ? new Promise((resolve) => (child.once('exit', resolve), child.kill('SIGTERM'))) : undefined,
+        ),
+      );
+    },
+  };
+}
+
+/**
+ * Sends one request per key (`blackbox`, `order` = the key), `concurrency` at a time, round
+ * robin over the live instances; a failed attempt (non-200 or no answer) is retried with the
+ * same key on the next instance, after its Retry-After (capped at `maxRetryWaitMs`).
+ * `onProgress(done)` runs after each finished key (the caller injects faults there).
+ */
+export async function drive({ fleet, keys, concurrency, blackbox, maxAttempts = 60, maxRetryWaitMs = 200, onProgress = () => {} }) {
+  let next = 0;
+  let turn = 0;
+  let done = 0;
+  const results = [];
+  const pick = () => {
+    const live = fleet.instances.filter((i) => i.alive);
+    return live[turn++ % live.length].url;
+  };
+  async function one(key) {
+    const started = performance.now();
+    const statuses = [];
+    const codes = [];
+    for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+      let wait = 20;
+      try {
+        const response = await fetch(pick(), {
+          method: 'POST',
+          headers: { origin: 'https://shop.example', 'content-type': 'application/json', 'idempotency-key': key, 'x-order': key },
+          body: JSON.stringify({ blackbox }),
+          signal: AbortSignal.timeout(15_000),
+        });
+        statuses.push(response.status);
+        const body = await response.json();
+        if (response.status === 200) return { key, ok: true, body, statuses, codes, ms: performance.now() - started };
+        codes.push(body?.error?.code);
+        if (response.status < 500 && response.status !== 409 && response.status !== 429) return { key, ok: false, body, statuses, codes, ms: performance.now() - started };
+        wait = Math.min(maxRetryWaitMs, Number(response.headers.get('retry-after') ?? 0) * 1000 || 20);
+      } catch {
+        statuses.push('no answer');
+      }
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+    return { key, ok: false, statuses, codes, ms: performance.now() - started };
+  }
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < keys.length) {
+        const key = keys[next++];
+        results.push(await one(key));
+        await onProgress(++done);
+      }
+    }),
+  );
+  return results;
+}

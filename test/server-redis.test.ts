@@ -1,0 +1,378 @@
+// The server kit on a shared store: the Store contract (memory and a real redis-server),
+// and tokens, Idempotency-Keys and callbacks across instances that share one Redis.
+// The instances here are objects in one process; test/fleet.test.ts runs them as processes.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startEmulator, type Emulator } from '../src/emulator/index.js';
+import {
+  createCallbackHandler,
+  createDeviceRiskClient,
+  createDeviceRiskHandler,
+  createMemoryStore,
+  createTokenSource,
+  toNodeHandler,
+  type CallbackResult,
+  type Store,
+} from '../src/server/index.js';
+import { createRedisStore } from '../src/server/redis.js';
+import { connect, haveRedis, startRedisServer, type Client, type RedisServer } from './support/redis.js';
+
+const UA = 'AcmeShop Checkout/1.0';
+const SHOP = 'https://shop.example';
+const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
+
+let redis: RedisServer;
+const clients: Client[] = [];
+beforeAll(async () => {
+  if (haveRedis) redis = await startRedisServer();
+});
+afterAll(async () => {
+  for (const client of clients.splice(0)) await client.close().catch(() => {});
+  await redis?.stop();
+});
+
+let prefixes = 0;
+/** A store on the test's Redis, with a prefix of its own (each test starts empty). */
+async function redisStore(prefix = `t${++prefixes}:`): Promise<Store & { client: Client & { errors: unknown[] } }> {
+  const client = await connect(redis.url);
+  clients.push(client);
+  return Object.assign(createRedisStore(client, { prefix }), { client });
+}
+
+const stores: Array<[string, () => Promise<Store>]> = [
+  ['memory', async () => createMemoryStore()],
+  ...(haveRedis ? ([['redis', () => redisStore()]] as Array<[string, () => Promise<Store>]>) : []),
+];
+
+describe.each(stores)('the Store contract: %s', (_, make) => {
+  it('get, set with a time to live, delete', async () => {
+    const store = await make();
+    expect(await store.get('a')).toBeUndefined();
+    await store.set('a', 'one', 10_000);
+    expect(await store.get('a')).toBe('one');
+    await store.set('a', 'two', 10_000);
+    expect(await store.get('a')).toBe('two');
+    await store.delete('a');
+    expect(await store.get('a')).toBeUndefined();
+    await store.set('short', 'x', 40);
+    await new Promise((r) => setTimeout(r, 80));
+    expect(await store.get('short')).toBeUndefined();
+  });
+
+  it('setIfAbsent: of 50 concurrent claims exactly one wins, and the value lives for its ttl only', async () => {
+    const store = await make();
+    const won = await Promise.all(Array.from({ length: 50 }, (_, i) => store.setIfAbsent('claim', `owner-${i}`, 60)));
+    expect(won.filter(Boolean)).toHaveLength(1);
+    expect(await store.get('claim')).toBe(`owner-${won.indexOf(true)}`);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await store.setIfAbsent('claim', 'later', 1000)).toBe(true);
+  });
+
+  it('compareAndSet and compareAndDelete act only on the expected value', async () => {
+    const store = await make();
+    expect(await store.compareAndSet('k', 'v1', 'v2', 1000)).toBe(false);
+    expect(await store.get('k')).toBeUndefined();
+    await store.set('k', 'v1', 1000);
+    expect(await store.compareAndSet('k', 'other', 'v2', 1000)).toBe(false);
+    expect(await store.get('k')).toBe('v1');
+    const swaps = await Promise.all(Array.from({ length: 20 }, (_, i) => store.compareAndSet('k', 'v1', `v-${i}`, 1000)));
+    expect(swaps.filter(Boolean)).toHaveLength(1);
+    const current = (await store.get('k'))!;
+    expect(await store.compareAndDelete('k', 'v1')).toBe(false);
+    expect(await store.get('k')).toBe(current);
+    expect(await store.compareAndDelete('k', current)).toBe(true);
+    expect(await store.get('k')).toBeUndefined();
+  });
+
+  it('compareAndSet renews the time to live', async () => {
+    const store = await make();
+    await store.set('lease', 'me', 60);
+    await new Promise((r) => setTimeout(r, 30));
+    expect(await store.compareAndSet('lease', 'me', 'me', 1000)).toBe(true);
+    await new Promise((r) => setTimeout(r, 60));
+    expect(await store.get('lease')).toBe('me');
+  });
+});
+
+describe('createMemoryStore', () => {
+  it('keeps at most maxEntries, dropping the oldest written first', async () => {
+    const store = createMemoryStore({ maxEntries: 2 });
+    await store.set('a', '1', 1000);
+    await store.set('b', '2', 1000);
+    await store.set('a', '3', 1000); // rewritten: now the newest
+    await store.set('c', '4', 1000);
+    expect([await store.get('a'), await store.get('b'), await store.get('c')]).toEqual(['3', undefined, '4']);
+  });
+});
+
+describe.skipIf(!haveRedis)('createRedisStore', () => {
+  it('namespaces every key by its prefix, and two prefixes never see each other', async () => {
+    const a = await redisStore('shop-a:');
+    const b = await redisStore('shop-b:');
+    await a.set('k', 'from a', 10_000);
+    expect(await b.get('k')).toBeUndefined();
+    expect(await a.client.get('shop-a:k')).toBe('from a');
+  });
+
+  it('refuses something that is not a node-redis client, with a typed error', () => {
+    expect(() => createRedisStore({ get() {}, set() {} } as never)).toThrow(expect.objectContaining({ code: 'invalid_configuration', message: expect.stringContaining('del()') }));
+  });
+
+  it('a ttl of 0.4 ms is one whole millisecond (Redis refuses PX 0 and fractions)', async () => {
+    const store = await redisStore();
+    await store.set('tiny', 'x', 0.4);
+    expect(await store.setIfAbsent('tiny2', 'x', 0)).toBe(true);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(await store.get('tiny')).toBeUndefined();
+  });
+
+  it('rejects while Redis is away, never answers "absent"', async () => {
+    const store = await redisStore();
+    await store.set('k', 'v', 10_000);
+    await store.client.close();
+    await expect(store.get('k')).rejects.toThrow();
+    await expect(store.setIfAbsent('k', 'v', 1000)).rejects.toThrow();
+  });
+});
+
+describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', () => {
+  let emulator: Emulator;
+  const servers: Server[] = [];
+  afterEach(async () => {
+    for (const server of servers.splice(0)) {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+    await emulator?.close();
+  });
+
+  /** An instance: its own token source, client and handlers, on the shared store. */
+  function instance(store: Store, extra: { lockLeaseMs?: number; idempotencyLeaseMs?: number; idempotencyWaitMs?: number; tokenAttempts?: number } = {}) {
+    const tokenSource = createTokenSource({
+      clientId: emulator.clientId,
+      clientSecret: emulator.clientSecret,
+      tokenUrl: emulator.tokenUrl,
+      userAgent: UA,
+      store,
+      sleep: async () => {},
+      ...(extra.lockLeaseMs ? { lockLeaseMs: extra.lockLeaseMs } : {}),
+      ...(extra.tokenAttempts ? { maxAttempts: extra.tokenAttempts } : {}),
+    });
+    const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, retrievalBaseUrl: emulator.retrievalUrl, userAgent: UA, maxAttempts: 1, sleep: async () => {} });
+    const errors: unknown[] = [];
+    const handler = createDeviceRiskHandler({
+      client,
+      store,
+      allowedOrigins: [SHOP],
+      workflowKey: 10020,
+      resolveCustomer: (request) => ({ customerInternalReference: request.headers.get('x-order') ?? 'order-1' }),
+      onError: (error) => errors.push(error),
+      ...(extra.idempotencyLeaseMs ? { idempotencyLeaseMs: extra.idempotencyLeaseMs } : {}),
+      ...(extra.idempotencyWaitMs ? { idempotencyWaitMs: extra.idempotencyWaitMs } : {}),
+    });
+    return { tokenSource, client, handler, errors };
+  }
+  const post = (key: string, blackbox = BLACKBOX, order = 'order-1') =>
+    new Request('https://shop.example/device-risk', {
+      method: 'POST',
+      headers: { origin: SHOP, 'content-type': 'application/json', 'idempotency-key': key, 'x-order': order },
+      body: JSON.stringify({ blackbox }),
+    });
+
+  it('twenty instances starting together fetch one token', async () => {
+    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+    const store = await redisStore();
+    const tokens = await Promise.all(Array.from({ length: 20 }, () => instance(store).tokenSource.getToken()));
+    expect(new Set(tokens).size).toBe(1);
+    expect(emulator.inspect.requests('token')).toBe(1);
+  });
+
+  it('a token lock whose holder died is taken over after its lease, not waited on for ever', async () => {
+    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+    const store = await redisStore();
+    // A dead instance's lock: nobody renews it.
+    const lockKey = `${encodeURIComponent(emulator.clientId)}@${encodeURIComponent(new URL(emulator.tokenUrl).host)}:token-lock`;
+    await store.set(lockKey, 'dead-instance', 300);
+    const started = Date.now();
+    expect(await instance(store, { lockLeaseMs: 300 }).tokenSource.getToken()).toEqual(expect.any(String));
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+    expect(emulator.inspect.requests('token')).toBe(1);
+  });
+
+  it('a 429 seen by one instance makes the others back off instead of asking again', async () => {
+    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+    const store = await redisStore();
+    emulator.faults.fail('token', { status: 429, times: 1 }); // Retry-After: 1
+    // a gives up after its one attempt (and releases the lock); b learns of the 429 only from the store.
+    await expect(instance(store, { tokenAttempts: 1 }).tokenSource.getToken()).rejects.toMatchObject({ code: 'rate_limited', retryAfter: 1 });
+    const started = Date.now();
+    expect(await instance(store).tokenSource.getToken()).toEqual(expect.any(String));
+    expect(Date.now() - started).toBeGreaterThanOrEqual(800);
+    expect(emulator.inspect.requests('token')).toBe(2); // the 429 and one success, after the wait
+  });
+
+  it('the token limit of 10 a second holds for the fleet', async () => {
+    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+    const store = await redisStore();
+    const fleet = Array.from({ length: 4 }, () => instance(store).tokenSource);
+    const started = Date.now();
+    for (let i = 0; i < 13; i++) {
+      await fleet[i % 4]!.invalidate();
+      await fleet[i % 4]!.getToken();
+    }
+    expect(emulator.inspect.requests('token')).toBe(13); // no 429, no retry
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+  });
+
+  it('a retry on instance B after a failed upload on instance A resumes: one transaction, one upload', async () => {
+    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+    const store = await redisStore();
+    const a = instance(store);
+    const b = instance(store);
+    emulator.faults.fail('upload', { status: 503 });
+    expect((await a.handler(post('fleet-key-0001'))).status).toBe(503);
+    const retried = await b.handler(post('fleet-key-0001'));
+    expect(retried.status).toBe(200);
+    expect(emulator.inspect.transactions()).toHaveLength(1);
+    expect(emulator.inspect.transactions()[0]!.blackboxes).toEqual([BLACKBOX]);
+    expect(emulator.inspect.requests('accountCreate')).toBe(1);
+    // A third try on A gets the stored answer.
+    expect(await (await a.handler(post('fleet-key-0001'))).json()).toEqual(await retried.clone().json());
+    expect(emulator.inspect.requests('finalize')).toBe(1);
+  });
+
+  it('the transaction token is sealed in the store: Redis never holds it in clear text', async () => {
+    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+    const store = await redisStore('sealed:');
+    const a = instance(store);
+    emulator.faults.fail('finalize', { status: 500 });
+    await a.handler(post('fleet-key-seal'));
+    const keys = await store.client.keys('sealed:*');
+    const values = await Promise.all(keys.map((k) => store.client.get(k)));
+    const record = values.find((v) => v?.includes('fingerprint'))!;
+    const sealed = (JSON.parse(JSON.parse(record).transaction) as { token: string }).token;
+    expect(sealed).toMatch(/^v1\./);
+    const token = await a.client.openTransaction(JSON.parse(record).transaction).then((tx) => tx.token);
+    expect(token.length).toBeGreaterThan(10);
+    for (const value of values) expect(value).not.toContain(token);
+    // Another client secret cannot open it.
+    const other = createTokenSource({ clientId: emulator.clientId, clientSecret: 'another-secret', tokenUrl: emulator.tokenUrl, userAgent: UA });
+    await expect(other.unseal(sealed)).rejects.toMatchObject({ code: 'invalid_response' });
+  });
+
+  it('the same key on two instances at once: one transaction; the waiter gets the owner\'s answer', async () => {
+    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+    emulator.faults.latency('upload', 300);
+    const store = await redisStore();
+    const [a, b] = [instance(store), instance(store)];
+    const answers = await Promise.all([a.handler(post('fleet-key-0002')), b.handler(post('fleet-key-0002'))]);
+    expect(answers.map((r) => r.status)).toEqual([200, 200]);
+    expect(await answers[0]!.json()).toEqual(await answers[1]!.json());
+    expect(emulator.inspect.requests('accountCreate')).toBe(1);
+  });
+
+  it('a working owner renews its lease: a step longer than the lease is not taken over', async () => {
+    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+    emulator.faults.latency('upload', 900);
+    const store = await redisStore();
+    const [a, b] = [instance(store, { idempotencyLeaseMs: 300 }), instance(store, { idempotencyLeaseMs: 300 })];
+    const owner = a.handler(post('fleet-key-0007'));
+    await new Promise((r) => setTimeout(r, 100));
+    const waiter = await b.handler(post('fleet-key-0007'));
+    expect([(await owner).status, waiter.status]).toEqual([200, 200]);
+    expect(emulator.inspect.requests('upload')).toBe(1);
+    expect(emulator.inspect.requests('accountCreate')).toBe(1);
+  });
+
+  it('a waiter answers 409 with Retry-After when the owner takes longer than idempotencyWaitMs', async () => {
+    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+    emulator.faults.latency('upload', 600);
+    const store = await redisStore();
+    const [a, b] = [instance(store), instance(store, { idempotencyWaitMs: 200 })];
+    const owner = a.handler(post('fleet-key-0003'));
+    await new Promise((r) => setTimeout(r, 100));
+    const waiter = await b.handler(post('fleet-key-0003'));
+    expect(waiter.status).toBe(409);
+    expect(waiter.headers.get('retry-after')).toBe('1');
+    expect(await waiter.json()).toMatchObject({ error: { code: 'idempotency_key_in_use' } });
+    expect((await owner).status).toBe(200);
+    expect(emulator.inspect.requests('accountCreate')).toBe(1);
+  });
+
+  it('another body with the same key is refused (422) on every instance', async () => {
+    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+    const store = await redisStore();
+    const [a, b] = [instance(store), instance(store)];
+    expect((await a.handler(post('fleet-key-0004'))).status).toBe(200);
+    for (const other of [a, b]) {
+      const refused = await other.handler(post('fleet-key-0004', BLACKBOX.replace('abc', 'abd')));
+      expect(refused.status).toBe(422);
+      expect(await refused.json()).toMatchObject({ error: { code: 'idempotency_key_reused' } });
+    }
+    expect((await b.handler(post('fleet-key-0004', BLACKBOX, 'order-2'))).status).toBe(422);
+    expect(emulator.inspect.transactions()).toHaveLength(1);
+  });
+
+  it('a key whose owner died is taken over after its lease, resuming from the stored transaction', async () => {
+    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+    const store = await redisStore();
+    const a = instance(store);
+    emulator.faults.fail('upload', { status: 503 });
+    await a.handler(post('fleet-key-0005')); // leaves a transaction in the record
+    const leaseKey = (await store.client.keys('*fleet-key-0005*')).find((k) => !k.endsWith(':lease'))!.replace(/^t\d+:/, '') + ':lease';
+    await store.set(leaseKey, 'dead-instance', 400);
+    const started = Date.now();
+    const b = instance(store, { idempotencyLeaseMs: 400 });
+    const answer = await b.handler(post('fleet-key-0005'));
+    expect(answer.status).toBe(200);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+    expect(emulator.inspect.requests('accountCreate')).toBe(1);
+  });
+
+  it('while Redis is away: 503 store_unavailable with Retry-After, nothing sent upstream; then it recovers by itself', async () => {
+    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+    const store = await redisStore();
+    const a = instance(store);
+    await redis.stop();
+    try {
+      const down = await a.handler(post('fleet-key-0006'));
+      expect(down.status).toBe(503);
+      expect(down.headers.get('retry-after')).toBe('1');
+      expect(await down.json()).toMatchObject({ error: { code: 'store_unavailable' } });
+      expect(a.errors).toContainEqual(expect.objectContaining({ code: 'store_unavailable' }));
+      expect(JSON.stringify(a.errors)).not.toContain(emulator.clientSecret);
+      expect(emulator.inspect.requests('accountCreate')).toBe(0);
+    } finally {
+      await redis.restart();
+    }
+    await expect.poll(() => store.client.isReady).toBe(true);
+    expect((await a.handler(post('fleet-key-0006'))).status).toBe(200);
+    expect(emulator.inspect.transactions()).toHaveLength(1);
+  });
+
+  it('a callback delivered to every instance calls onResult once for the fleet', async () => {
+    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+    const store = await redisStore();
+    const results: CallbackResult[] = [];
+    const urls: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const { client } = instance(store);
+      const handler = createCallbackHandler({ client, store, allowedSources: 'any', onResult: async (r) => void results.push(r) });
+      const server = createServer(toNodeHandler(handler));
+      servers.push(server);
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      urls.push(`http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`);
+    }
+    const { client } = instance(store);
+    const tx = await client.createAccount({ customerInternalReference: 'order-cb', workflowDefinition: { key: 10011 }, callbackUrl: urls[0]! });
+    await client.uploadBlackbox(tx, BLACKBOX);
+    await client.finalize(tx);
+    await expect.poll(() => emulator.inspect.callbacks()[0]?.delivered).toBe(true);
+    const body = JSON.stringify(emulator.inspect.callbacks()[0]!.body);
+    const copies = await Promise.all([...urls, ...urls].map((url) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body })));
+    expect(copies.every((r) => r.status === 200)).toBe(true);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(results.map((r) => r.workflowExecutionId)).toEqual([tx.workflowExecutionId]);
+  });
+});

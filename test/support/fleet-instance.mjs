@@ -1,0 +1,34 @@
+// One endpoint instance of a fleet, as a process of its own: the built server kit (dist/)
+// on node-redis, set up as the README's "Running on several instances" says. Used by
+// test/fleet.test.ts and the fleet row of `npm run bench`.
+// Configuration: one JSON argument. Prints "listening <port>" once it accepts requests.
+import { createServer } from 'node:http';
+import { createClient } from 'redis';
+import { createDeviceRiskClient, createDeviceRiskHandler, createMemoryStore, createTokenSource, toNodeHandler } from '../../dist/server.js';
+import { createRedisStore } from '../../dist/server-redis.js';
+
+const config = JSON.parse(process.argv[2]);
+let store = createMemoryStore();
+if (config.redisUrl) {
+  // Fail fast while Redis is away (no offline queue): the kit answers 503 with Retry-After.
+  const redis = createClient({ url: config.redisUrl, disableOfflineQueue: true, socket: { reconnectStrategy: (retries) => Math.min(50 * retries, 500) } });
+  redis.on('error', () => {}); // reconnects by itself; the kit reports failed operations
+  await redis.connect();
+  store = createRedisStore(redis, { prefix: config.prefix ?? 'bbc:' });
+}
+const userAgent = 'AcmeShop Checkout/1.0';
+const tokenSource = createTokenSource({ clientId: config.clientId, clientSecret: config.clientSecret, tokenUrl: config.tokenUrl, userAgent, store });
+// One attempt per upstream call: the fleet test's client retries on the next instance.
+const client = createDeviceRiskClient({ tokenSource, baseUrl: config.baseUrl, retrievalBaseUrl: config.retrievalUrl, userAgent, maxAttempts: 1 });
+const handler = createDeviceRiskHandler({
+  client,
+  store,
+  allowedOrigins: ['https://shop.example'],
+  workflowKey: 10020,
+  idempotencyLeaseMs: config.leaseMs ?? 10_000,
+  resolveCustomer: (request) => ({ customerInternalReference: request.headers.get('x-order') ?? 'order' }),
+  reportStatus: false,
+});
+const server = createServer(toNodeHandler(handler));
+server.keepAliveTimeout = 60_000;
+server.listen(0, '127.0.0.1', () => process.stdout.write(`listening ${server.address().port}\n`));
