@@ -7,15 +7,20 @@ import { cpus, totalmem } from 'node:os';
 import { measure, TARGETS } from '../scripts/size.mjs';
 import { benchBrowser } from './browser.mjs';
 import { benchEndpoint, benchProxy } from './server.mjs';
+import { benchFleet } from './fleet.mjs';
 import { realLoaderSource } from '../scripts/real-loader.mjs';
 
 const quick = process.argv.includes('--quick');
+// `npm run bench -- --fleet`: the fleet row alone.
+const fleetOnly = process.argv.includes('--fleet');
 const machine = `${cpus().length} × ${cpus()[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
 const fmt = (n, d = 0) => (n === undefined || Number.isNaN(n) ? '—' : n.toFixed(d));
 const log = (s) => console.log(s);
 
 log(`blackbox-capture benchmark on ${machine}${quick ? ' (quick)' : ''}\n`);
-const size = await measure();
+let size, browserRuns, endpoint, proxy;
+if (!fleetOnly) {
+size = await measure();
 log('Size (bytes, bundled from dist/ with esbuild, minified ESM; gzip -9):');
 log('| path | minified | gzip | brotli | target (gzip) |\n|---|---:|---:|---:|---:|');
 log(`| minimal: captureBlackbox({ loaderUrl }) | ${size.minimal.minified} | ${size.minimal.gzip} | ${size.minimal.brotli} | ${TARGETS.minimal} |`);
@@ -26,7 +31,7 @@ log(`Delivery code in the minimal path: ${size.minimal.deliveryCodeUpfront ? 'YE
 
 // Every browser figure with the emulator's loader and with the vendor's real loader 5.2.2.
 const loaders = { emulated: undefined, 'real 5.2.2': realLoaderSource() };
-const browserRuns = {};
+browserRuns = {};
 for (const [loader, loaderSource] of Object.entries(loaders)) {
   browserRuns[loader] = {
     loopback: await benchBrowser({ rounds: quick ? 6 : 60, loaderSource }),
@@ -57,12 +62,12 @@ log("Loader tag insertion: the browser starting the loader's fetch when the pack
 const { loopback, rtt } = browserRuns.emulated;
 log(`Rounds: ${loopback.rounds} on loopback, ${rtt.rounds} with every origin one simulated 100 ms round trip away (connection set-up included), per loader.\n`);
 
-const endpoint = await benchEndpoint({ requests: quick ? 300 : 2000, concurrency: 32 });
+endpoint = await benchEndpoint({ requests: quick ? 300 : 2000, concurrency: 32 });
 log('Server: integrator endpoint (token, account, upload, finalize, status) against the emulator, no added latency:');
 log('| requests | concurrency | req/s | p50 | p99 | errors | token requests | transactions processed |\n|---:|---:|---:|---:|---:|---:|---:|---:|');
 log(`| ${endpoint.count} | ${endpoint.concurrency} | ${fmt(endpoint.rps)} | ${fmt(endpoint.p50, 1)} ms | ${fmt(endpoint.p99, 1)} ms | ${endpoint.errors} | ${endpoint.tokenRequests} | ${endpoint.transactionsProcessed} |\n`);
 
-const proxy = await benchProxy({ requests: quick ? 500 : 4000, concurrency: 32, rounds: quick ? 1 : 3 });
+proxy = await benchProxy({ requests: quick ? 500 : 4000, concurrency: 32, rounds: quick ? 1 : 3 });
 log(`Server: first-party proxy, GET static_wdp.js, ${proxy.concurrency} concurrent, median of ${proxy.rounds} alternating rounds:`);
 log('| target | req/s | p50 | p99 | errors | req/s vs direct |\n|---|---:|---:|---:|---:|---:|');
 for (const [name, t] of Object.entries(proxy.targets)) {
@@ -70,6 +75,18 @@ for (const [name, t] of Object.entries(proxy.targets)) {
 }
 if (!proxy.nginxAvailable) log('(nginx not installed: its row is missing)');
 
+}
+
+const fleetRow = await benchFleet({ requests: quick ? 400 : 2000, concurrency: 64 });
+if (fleetRow.redisAvailable) {
+  log(`Server: a fleet on one Redis against the emulator, ${fleetRow.redis.requests} requests at concurrency ${fleetRow.redis.concurrency}, faults on account create (429), upload (503) and finalize (dropped); failed attempts retried on the next instance; beside it one instance on its memory store, same requests and faults:`);
+  log('| set-up | requests | concurrency | faults | req/s | p50 | p99 | lost | transactions per key (max) | keys without one | token requests | retries |\n|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  const name = (row) => (row.store === 'redis' ? `${row.instances} instances, one Redis` : row.instances > 1 ? `${row.instances} instances, each its own memory` : '1 instance, memory');
+  for (const row of [fleetRow.memory, fleetRow.unshared, fleetRow.redis, fleetRow.calmMemory, fleetRow.calmRedis]) {
+    log(`| ${name(row)} | ${row.requests} | ${row.concurrency} | ${row.faults ? 'yes' : 'none'} | ${fmt(row.rps)} | ${fmt(row.p50, 1)} ms | ${fmt(row.p99, 1)} ms | ${row.lost} | ${row.maxTransactionsPerKey} | ${row.keysWithoutTransaction} | ${row.tokenRequests} | ${row.retries} |`);
+  }
+  log(`p99 overhead of the Redis fleet: with faults at 64, ${fmt(fleetRow.redis.p99 - fleetRow.memory.p99, 1)} ms over one memory instance (${fmt(fleetRow.redis.p99 - fleetRow.unshared.p99, 1)} ms over four unshared); at 4 without faults, ${fmt(fleetRow.calmRedis.p99 - fleetRow.calmMemory.p99, 1)} ms (p50 ${fmt(fleetRow.calmRedis.p50 - fleetRow.calmMemory.p50, 1)} ms)\n`);
+} else log('(redis-server not installed: no fleet row)\n');
 mkdirSync('bench-results', { recursive: true });
-writeFileSync('bench-results/latest.json', JSON.stringify({ date: new Date().toISOString(), machine, quick, size, browser: browserRuns, endpoint, proxy }, null, 2));
-log('\nWrote bench-results/latest.json');
+writeFileSync(fleetOnly ? 'bench-results/fleet.json' : 'bench-results/latest.json', JSON.stringify({ date: new Date().toISOString(), machine, quick, size, browser: browserRuns, endpoint, proxy, fleet: fleetRow }, null, 2));
+log(`\nWrote bench-results/${fleetOnly ? 'fleet' : 'latest'}.json`);

@@ -9,6 +9,7 @@ import { transformSync } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../src/emulator/index.js';
 import { fileOf, readmeBlocks, RUN_BY, snippet } from './support/readme.js';
+import { connect, haveRedis, startRedisServer } from './support/redis.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 // Under the package root, so that `import 'blackbox-capture/server'` resolves to dist/ by the
@@ -115,6 +116,33 @@ describe('README server snippets, as written, against the emulator', () => {
     } finally {
       server.closeAllConnections?.();
       server.close();
+    }
+  });
+
+  it.skipIf(!haveRedis)("two instances on one Redis ('server-fleet' with 'server-node-http'): one token, keys under the prefix", async () => {
+    const redis = await startRedisServer();
+    process.env.REDIS_URL = redis.url;
+    process.env.CALLBACK_SOURCES = '127.0.0.0/8';
+    const tokensBefore = emulator.inspect.requests('token');
+    const servers = [(await load('fleet-a', 'server-fleet', 'server-node-http')).server, (await load('fleet-b', 'server-fleet', 'server-node-http')).server];
+    const inspect = await connect(redis.url);
+    try {
+      for (const server of servers) {
+        await listening(server);
+        await exercise(origin(server));
+      }
+      expect(emulator.inspect.requests('token') - tokensBefore).toBeLessThanOrEqual(1);
+      const keys = await inspect.keys('*');
+      expect(keys.length).toBeGreaterThan(0);
+      expect(keys.filter((key) => !key.startsWith('shop:'))).toEqual([]);
+      expect(keys.some((key) => key.includes(':idempotency:'))).toBe(true);
+    } finally {
+      for (const server of servers) {
+        server.closeAllConnections?.();
+        server.close();
+      }
+      await inspect.close();
+      await redis.stop();
     }
   });
 

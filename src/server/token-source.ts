@@ -149,12 +149,17 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
    */
   const fresh = (token: CachedToken) => token.expiresAt - Math.min(marginMs, (token.expiresAt - (token.issuedAt ?? token.expiresAt)) / 2) > now();
 
+  /** The last token this source read or stored: a fresh one saves a store read per API call. */
+  let known: CachedToken | undefined;
+
   /** The stored token, when it is still fresh. */
   async function storedToken(): Promise<CachedToken | undefined> {
+    if (known && fresh(known)) return known;
     const stored = await fromStore(store.get(keys.token), 'token read');
     if (stored === undefined) return undefined;
     const token = JSON.parse(stored) as CachedToken;
-    return fresh(token) ? token : undefined;
+    if (!fresh(token)) return undefined;
+    return (known = token);
   }
 
   /**
@@ -232,6 +237,7 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
           const lifetimeMs = tokenLifetimeSeconds(body.expires_in) * 1000;
           const token: CachedToken = { accessToken: body.access_token, issuedAt, expiresAt: issuedAt + lifetimeMs };
           await fromStore(store.set(keys.token, JSON.stringify(token), lifetimeMs), 'token write');
+          known = token;
           return body.access_token;
         }
         const summary = await upstreamSummary(response);
@@ -326,6 +332,7 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
       }
     },
     async invalidate(refused) {
+      if (refused === undefined || known?.accessToken === refused) known = undefined;
       const stored = await fromStore(store.get(keys.token), 'token read');
       // Only the refused token: another instance may already have stored its successor.
       if (stored !== undefined && (refused === undefined || (JSON.parse(stored) as CachedToken).accessToken === refused)) {

@@ -57,6 +57,7 @@ export const RUN_BY: Record<string, string> = {
   'server-nextjs': 'test/readme.test.ts',
   'server-workers': 'test/readme.test.ts',
   'server-callbacks': 'test/readme.test.ts',
+  'server-fleet': 'test/readme.test.ts',
   'nginx-excerpt': 'test/readme.test.ts',
   emulator: 'test/readme.test.ts',
   'conformance-command': 'e2e/conformance.spec.ts',
