@@ -140,6 +140,13 @@ describe('post', () => {
     expect(error.blackbox).toMatch(/^0400/);
   });
 
+  it('retries a 409 (the server still works on this key, maybe on another instance) with the same key', async () => {
+    const { fetch, seen } = scriptedFetch([new Response('', { status: 409, headers: { 'retry-after': '0' } }), 200]);
+    await api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/device-risk', fetch, maxAttempts: 2 } });
+    expect(seen).toHaveLength(2);
+    expect(new Set(seen.map((s) => s.init.headers['idempotency-key'])).size).toBe(1);
+  });
+
   it('retries an HTTP 500', async () => {
     const { fetch, seen } = scriptedFetch([500, 200]);
     await api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/device-risk', fetch, maxAttempts: 2 } });

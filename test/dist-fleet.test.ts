@@ -9,12 +9,10 @@
 // INITIATED, without a blackbox, and expires; the test allows one per kill.
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../src/emulator/index.js';
-import { drive, startFleet } from '../scripts/fleet.mjs';
+import { drive, startFleet, type Fleet } from '../scripts/fleet.mjs';
 import { haveRedis, startRedisServer, type RedisServer } from './support/redis.js';
 
 const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
-type Fleet = { instances: Array<{ alive: boolean }>; kill(index: number): void; stop(): Promise<void> };
-type Outcome = { key: string; ok: boolean; statuses: Array<number | string>; codes: string[]; body?: unknown };
 
 let emulator: Emulator | undefined;
 let redis: RedisServer | undefined;
@@ -29,7 +27,7 @@ afterEach(async () => {
 async function setUp(count: number, withRedis: boolean) {
   emulator = await startEmulator({ accountRequestsPerSecond: 0 });
   if (withRedis) redis = await startRedisServer();
-  fleet = (await startFleet(count, {
+  fleet = await startFleet(count, {
     redisUrl: redis?.url,
     tokenUrl: emulator.tokenUrl,
     baseUrl: emulator.baseUrl,
@@ -37,7 +35,7 @@ async function setUp(count: number, withRedis: boolean) {
     clientId: emulator.clientId,
     clientSecret: emulator.clientSecret,
     leaseMs: 1000,
-  })) as Fleet;
+  });
   return { emulator, fleet };
 }
 
@@ -57,7 +55,7 @@ describe.skipIf(!haveRedis)('a fleet of four instances on one Redis', () => {
     const { emulator, fleet } = await setUp(4, true);
     const all = keys(240, 'fleet');
     let restarting: Promise<void> | undefined;
-    const results = (await drive({
+    const results = await drive({
       fleet,
       keys: all,
       concurrency: 16,
@@ -73,7 +71,7 @@ describe.skipIf(!haveRedis)('a fleet of four instances on one Redis', () => {
         if (done === 90) emulator.faults.latency('upload', 0);
         if (done === 150) restarting ??= redis!.restart(400);
       },
-    })) as Outcome[];
+    });
     await restarting;
 
     const lost = results.filter((r) => !r.ok);

@@ -62,13 +62,14 @@ describe('the packed tarball', () => {
   });
 
   it('loads with require() and with import, every entry, with the same exports', () => {
-    const entries = ['blackbox-capture', 'blackbox-capture/server', 'blackbox-capture/emulator'];
+    const entries = ['blackbox-capture', 'blackbox-capture/server', 'blackbox-capture/emulator', 'blackbox-capture/server/redis'];
     const required = spawnSync(process.execPath, ['-e', `console.log(JSON.stringify(${JSON.stringify([...entries, 'blackbox-capture/umd'])}.map((e) => Object.keys(require(e)).sort())))`], { cwd: dir, encoding: 'utf8' });
     expect(required.stderr).toBe('');
     const imported = spawnSync(process.execPath, ['--input-type=module', '-e', `console.log(JSON.stringify(await Promise.all(${JSON.stringify(entries)}.map(async (e) => Object.keys(await import(e)).sort()))))`], { cwd: dir, encoding: 'utf8' });
     expect(imported.stderr).toBe('');
-    const [browser, server, emulator, umd] = JSON.parse(required.stdout) as string[][];
-    expect(JSON.parse(imported.stdout)).toEqual([browser, server, emulator]);
+    const [browser, server, emulator, redis, umd] = JSON.parse(required.stdout) as string[][];
+    expect(JSON.parse(imported.stdout)).toEqual([browser, server, emulator, redis]);
+    expect(redis).toEqual(['createRedisStore']);
     expect(browser).toEqual(['BlackboxCaptureError', 'captureBlackbox', 'isBlackboxCaptureError']);
     expect(umd).toEqual([...browser!, 'ready'].sort());
     expect(server).toContain('createCallbackHandler');

@@ -34,7 +34,7 @@ afterAll(async () => {
 
 let prefixes = 0;
 /** A store on the test's Redis, with a prefix of its own (each test starts empty). */
-async function redisStore(prefix = `t${++prefixes}:`): Promise<Store & { client: Client & { errors: unknown[] } }> {
+async function redisStore(prefix = `t${++prefixes}:`): Promise<Store & { client: Client }> {
   const client = await connect(redis.url);
   clients.push(client);
   return Object.assign(createRedisStore(client, { prefix }), { client });

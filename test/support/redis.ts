@@ -3,16 +3,16 @@
 import { createClient } from 'redis';
 import { REDIS_SERVER, redisAvailable, startRedis } from '../../scripts/redis.mjs';
 
-export const haveRedis = (redisAvailable as () => boolean)();
-if (!haveRedis && process.env.CI) throw new Error(`redis-server not found at ${REDIS_SERVER as string}; .ci/run installs redis-server`);
+export const haveRedis = redisAvailable();
+if (!haveRedis && process.env.CI) throw new Error(`redis-server not found at ${REDIS_SERVER}; .ci/run installs redis-server`);
 
-export type RedisServer = { port: number; url: string; stop(): Promise<void>; restart(downMs?: number): Promise<void> };
-export const startRedisServer = startRedis as () => Promise<RedisServer>;
+export type RedisServer = Awaited<ReturnType<typeof startRedis>>;
+export const startRedisServer = startRedis;
 
-export type Client = ReturnType<typeof createClient>;
+export type Client = Awaited<ReturnType<typeof connect>>;
 
 /** A connected client; `errors` collects what it reported while the server was away. */
-export async function connect(url: string): Promise<Client & { errors: unknown[] }> {
+export async function connect(url: string) {
   const errors: unknown[] = [];
   const client = createClient({ url, disableOfflineQueue: true, socket: { reconnectStrategy: () => 50 } });
   client.on('error', (error: unknown) => errors.push(error));

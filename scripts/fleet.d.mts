@@ -1,0 +1,28 @@
+export interface FleetInstance {
+  child: import('node:child_process').ChildProcess;
+  url: string;
+  alive: boolean;
+}
+export interface Fleet {
+  instances: FleetInstance[];
+  kill(index: number): void;
+  stop(): Promise<void>;
+}
+export interface KeyOutcome {
+  key: string;
+  ok: boolean;
+  body?: unknown;
+  statuses: Array<number | string>;
+  codes: string[];
+  ms: number;
+}
+export declare function startFleet(count: number, config: Record<string, unknown>): Promise<Fleet>;
+export declare function drive(options: {
+  fleet: Fleet;
+  keys: string[];
+  concurrency: number;
+  blackbox: string;
+  maxAttempts?: number;
+  maxRetryWaitMs?: number;
+  onProgress?: (done: number) => void | Promise<void>;
+}): Promise<KeyOutcome[]>;
