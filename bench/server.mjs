@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import { startEmulator } from '../dist/emulator.js';
-import { createDeviceRiskClient, createDeviceRiskHandler, createFirstPartyProxy, createTokenSource, toNodeHandler } from '../dist/server.js';
+import { createDeviceRiskClient, createDeviceRiskHandler, createTokenSource, toNodeHandler } from '../dist/server.js';
 import { nginxAvailable, startNginx } from '../scripts/nginx.mjs';
 
 const BLACKBOX = '0400' + 'nVQ+/abcXYZ0123'.repeat(80) + '==';
@@ -54,9 +54,24 @@ export async function benchEndpoint({ requests = 2000, concurrency = 32 } = {}) 
   }
 }
 
+/** The Node proxy in its own process (bench/proxy-process.mjs), as nginx is. */
+async function startNodeProxy(collectorUrl) {
+  const child = spawn(process.execPath, [new URL('./proxy-process.mjs', import.meta.url).pathname, collectorUrl], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (c) => {
+      out += c;
+      const match = /listening (\d+)/.exec(out);
+      if (match) resolve(Number(match[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`proxy process exited ${code}`)));
+  });
+  return { origin: `http://127.0.0.1:${port}`, stop: () => child.kill('SIGTERM') };
+}
+
 export async function benchProxy({ requests = 4000, concurrency = 32, rounds = 3 } = {}) {
   const emulator = await startEmulator();
-  const proxy = await listen(toNodeHandler(createFirstPartyProxy({ prefix: '/iojs', collectorUrl: emulator.collectorUrl })));
+  const proxy = await startNodeProxy(emulator.collectorUrl);
   const nginx = nginxAvailable() ? await startNginx(emulator.collectorUrl) : undefined;
   const path = '/general5/BENCH/static_wdp.js?loaderVer=5.2.2';
   const targets = { direct: `${emulator.collectorUrl}${path}`, node: `${proxy.origin}/iojs${path}`, ...(nginx ? { nginx: `${nginx.origin}/iojs${path}` } : {}) };
@@ -68,8 +83,7 @@ export async function benchProxy({ requests = 4000, concurrency = 32, rounds = 3
     }
   } finally {
     nginx?.stop();
-    proxy.server.closeAllConnections();
-    proxy.server.close();
+    proxy.stop();
     await emulator.close();
   }
   const summary = {};

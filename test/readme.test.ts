@@ -36,6 +36,9 @@ describe('README server snippets, as written, against the emulator', () => {
   const collectorRequests: Array<{ url: string; forwardedFor: string | null }> = [];
 
   beforeAll(async () => {
+    // The kit loads before fetch is replaced, as in an app whose tests stub fetch: its proxy
+    // then calls the stub (on Node it would use node:http, which the stub cannot see).
+    await import('../dist/server.js');
     emulator = await startEmulator({ accountRequestsPerSecond: 0 });
     const routes: Record<string, string> = {
       'https://auth.emea-1.jumio.ai': new URL(emulator.tokenUrl).origin,

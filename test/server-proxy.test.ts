@@ -2,7 +2,7 @@
 // and of a recording upstream.
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { gzipSync } from 'node:zlib';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { collectGarbage } from './support/gc.js';
 import { startEmulator, type Emulator } from '../src/emulator/index.js';
@@ -139,6 +139,34 @@ describe('createFirstPartyProxy', () => {
     expect(response.headers.get('content-encoding')).toBeNull();
     expect(response.headers.get('keep-alive')).not.toBe('timeout=99'); // Node's own keep-alive header is fine
     expect(response.headers.get('x-upstream-internal')).toBeNull();
+  });
+
+  it('on Node, calls the collector over kept-alive node:http sockets, asking for identity; a given fetch replaces it', async () => {
+    const upstream = await recordingUpstream((res) => res.end('var x;'));
+    let connections = 0;
+    servers.at(-1)!.on('connection', () => connections++);
+    const site = await proxyTo(upstream.url);
+    for (let i = 0; i < 5; i++) expect(await (await fetch(`${site}/iojs/general5/x/static_wdp.js`)).text()).toBe('var x;');
+    expect(connections).toBe(1);
+    expect(upstream.seen[0]!.headers['accept-encoding']).toBe('identity');
+    const calls: string[] = [];
+    const viaFetch = await proxyTo(upstream.url, { fetch: (async (url: URL) => (calls.push(String(url)), new Response('var y;'))) as typeof fetch });
+    expect(await (await fetch(`${viaFetch}/iojs/general5/x/static_wdp.js`)).text()).toBe('var y;');
+    expect(calls).toEqual([`${upstream.url}/general5/x/static_wdp.js`]);
+  });
+
+  it.each([
+    ['br', (text: string) => brotliCompressSync(text)],
+    ['deflate', (text: string) => deflateSync(text)],
+  ])('decodes a %s body the collector compressed anyway', async (encoding, encode) => {
+    const upstream = await recordingUpstream((res) => {
+      res.writeHead(200, { 'content-type': 'application/javascript', 'content-encoding': encoding });
+      res.end(encode('var decoded = 1;'));
+    });
+    const site = await proxyTo(upstream.url);
+    const response = await fetch(`${site}/iojs/general5/x/static_wdp.js`);
+    expect(await response.text()).toBe('var decoded = 1;');
+    expect(response.headers.get('content-encoding')).toBeNull();
   });
 
   it('forwards a POST body to the collector when POST is enabled', async () => {

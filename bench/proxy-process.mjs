@@ -1,0 +1,9 @@
+// The Node first-party proxy in a process of its own, as nginx runs in its own: the bench
+// compares the two with the same upstream (the emulator's collector, in the bench process).
+// Argument: the collector URL. Prints "listening <port>".
+import { createServer } from 'node:http';
+import { createFirstPartyProxy, toNodeHandler } from '../dist/server.js';
+
+const server = createServer(toNodeHandler(createFirstPartyProxy({ prefix: '/iojs', collectorUrl: process.argv[2] })));
+server.keepAliveTimeout = 60_000;
+server.listen(0, '127.0.0.1', () => process.stdout.write(`listening ${server.address().port}\n`));

@@ -1,0 +1,73 @@
+/**
+ * The first-party proxy's upstream calls on Node: `http.request` / `https.request` with a
+ * keep-alive agent per origin, behind the small part of the `fetch` signature the proxy
+ * uses. Measured (bench, Node proxy in its own process): the global fetch (undici) cost the
+ * proxy about half its throughput against nginx; this path keeps the handler web-standard
+ * at its surface. Loaded lazily, and only on Node: edge runtimes keep their fetch.
+ */
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { Readable } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+
+export interface UpstreamInit {
+  method: string;
+  headers: Headers;
+  signal: AbortSignal;
+  body?: Uint8Array;
+}
+
+const DECODERS: Record<string, (() => NodeJS.ReadWriteStream & Readable) | undefined> = {
+  gzip: createGunzip,
+  'x-gzip': createGunzip,
+  deflate: createInflate,
+  br: createBrotliDecompress,
+};
+
+const agents = new Map<string, HttpAgent>();
+const agentFor = (url: URL) => {
+  let agent = agents.get(url.origin);
+  if (!agent) {
+    // Sockets stay open between requests: connection set-up is most of a small request's cost.
+    const options = { keepAlive: true, maxSockets: 256, maxFreeSockets: 64, scheduling: 'lifo' as const };
+    agent = url.protocol === 'https:' ? new HttpsAgent(options) : new HttpAgent(options);
+    agents.set(url.origin, agent);
+  }
+  return agent;
+};
+
+/**
+ * The upstream's answer as a web Response whose body streams. It asks for identity; an
+ * upstream that compresses anyway is decoded, as fetch would.
+ */
+export function nodeUpstream(url: URL, init: UpstreamInit): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    if (init.signal.aborted) return reject(init.signal.reason);
+    const headers: Record<string, string> = {};
+    init.headers.forEach((value, name) => (headers[name] = value));
+    headers['accept-encoding'] = 'identity';
+    if (init.body) headers['content-length'] = String(init.body.byteLength);
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const request = send(url, { method: init.method, headers, agent: agentFor(url) }, (response: IncomingMessage) => {
+      const out = new Headers();
+      const raw = response.rawHeaders;
+      for (let i = 0; i < raw.length; i += 2) out.append(raw[i]!, raw[i + 1]!);
+      const status = response.statusCode ?? 502;
+      const empty = init.method === 'HEAD' || [101, 204, 205, 304].includes(status);
+      if (empty) response.resume();
+      const decoder = DECODERS[(response.headers['content-encoding'] ?? '').toLowerCase()];
+      const body: Readable = decoder ? response.pipe(decoder()) : response;
+      if (decoder) {
+        response.once('error', (error) => body.destroy(error));
+        out.delete('content-encoding');
+        out.delete('content-length');
+      }
+      resolve(new Response(empty ? null : (Readable.toWeb(body) as ReadableStream<Uint8Array>), { status, statusText: response.statusMessage ?? '', headers: out }));
+    });
+    const abort = () => request.destroy(init.signal.reason instanceof Error ? init.signal.reason : new Error('aborted'));
+    init.signal.addEventListener('abort', abort, { once: true });
+    request.once('close', () => init.signal.removeEventListener('abort', abort));
+    request.once('error', reject);
+    request.end(init.body);
+  });
+}
