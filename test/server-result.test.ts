@@ -7,6 +7,7 @@ import { createManualClock, startEmulator, type Emulator, type EmulatorOptions }
 import {
   createCallbackHandler,
   createDeviceRiskClient,
+  createMemoryStore,
   createTokenSource,
   toNodeHandler,
   type CallbackHandlerOptions,
@@ -212,6 +213,33 @@ describe('createCallbackHandler', () => {
     await processed(client, emulatedBlackbox(['tp']), { callbackUrl: url });
     await expect.poll(async () => (await handler.idle(), calls), { timeout: 3000 }).toBe(3);
     expect(errors.map((e) => (e as Error).message)).toEqual(['database down', 'database down']);
+  });
+
+  it('on a shared store: a record left pending by a dead instance is taken over by the next copy; a leased one is not', async () => {
+    const client = await setup();
+    const store = createMemoryStore();
+    const calls: string[] = [];
+    // Instance A records the callback, fails in onResult, and dies before its retry.
+    const a = await receiver(client, { store, retryDelayMs: 60_000, onResult: () => { calls.push('a'); throw new Error('database down'); } });
+    const b = await receiver(client, { store, onResult: () => void calls.push('b') });
+    await processed(client, emulatedBlackbox(['tp']), { callbackUrl: a.url });
+    await expect.poll(async () => (await a.handler.idle(), calls)).toEqual(['a']);
+    a.handler.close();
+    const body = emulator.inspect.callbacks()[0]!.body;
+    // While someone holds the lease, a copy calls nothing.
+    const leaseKey = `${encodeURIComponent(client.clientId)}:callback:${(body as { workflowExecution: { id: string } }).workflowExecution.id}:PROCESSED:lease`;
+    await store.set(leaseKey, 'someone', 60_000);
+    expect(await (await post(b.url, body)).json()).toEqual({ received: true, duplicate: true });
+    await b.handler.idle();
+    expect(calls).toEqual(['a']);
+    await store.delete(leaseKey);
+    await post(b.url, body);
+    await b.handler.idle();
+    expect(calls).toEqual(['a', 'b']);
+    // Done: later copies call nothing, on any instance.
+    await post(b.url, body);
+    await b.handler.idle();
+    expect(calls).toEqual(['a', 'b']);
   });
 
   it('a details read that fails (5xx) is retried, then onResult gets the details', async () => {

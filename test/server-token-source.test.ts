@@ -289,3 +289,89 @@ describe('createTokenSource', () => {
     });
   });
 });
+
+describe('createTokenSource on a store', () => {
+  it('seals a secret so that only a source with the same client secret opens it; tampering is invalid_response', async () => {
+    emulator = await startEmulator();
+    const a = source({ store: createMemoryStore() });
+    const sealed = await a.seal('transaction-token-123');
+    expect(sealed).toMatch(/^v1\.[A-Za-z0-9+/=]+\.[A-Za-z0-9+/=]+$/);
+    expect(sealed).not.toContain('transaction-token-123');
+    expect(await a.seal('transaction-token-123')).not.toBe(sealed); // a fresh IV each time
+    expect(await source({ store: createMemoryStore() }).unseal(sealed)).toBe('transaction-token-123');
+    const [, iv, data] = sealed.split('.') as [string, string, string];
+    const flipped = data.slice(0, -4) + (data.slice(-4, -3) === 'A' ? 'B' : 'A') + data.slice(-3);
+    for (const bad of [`v2.${iv}.${data}`, `v1.${iv}`, 'v1..', `v1.${iv}.${flipped}`, 'not sealed']) {
+      await expect(a.unseal(bad), bad).rejects.toMatchObject({ code: 'invalid_response', operation: 'store' });
+    }
+    const other = createTokenSource({ clientId: emulator.clientId, clientSecret: 'another', tokenUrl: emulator.tokenUrl, userAgent: UA });
+    await expect(other.unseal(sealed)).rejects.toMatchObject({ code: 'invalid_response' });
+    const otherClient = createTokenSource({ clientId: 'another-client', clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA });
+    await expect(otherClient.unseal(sealed)).rejects.toMatchObject({ code: 'invalid_response' });
+  });
+
+  it('invalidate(refused) forgets only the refused token: a successor another instance stored stays', async () => {
+    emulator = await startEmulator();
+    const store = createMemoryStore();
+    const a = source({ store });
+    const b = source({ store });
+    const first = await a.getToken();
+    await b.invalidate(first);
+    const second = await b.getToken();
+    expect(second).not.toBe(first);
+    // a was refused the first token late: the store's second one must survive.
+    await a.invalidate(first);
+    expect(await a.getToken()).toBe(second);
+    expect(emulator.inspect.requests('token')).toBe(2);
+    await a.invalidate();
+    expect(await a.getToken()).not.toBe(second);
+  });
+
+  it('keys name the client id and the token host, never the secret', async () => {
+    emulator = await startEmulator();
+    const keys: string[] = [];
+    const memory = createMemoryStore();
+    const spy = { ...memory, set: (k: string, v: string, t: number) => (keys.push(k), memory.set(k, v, t)), setIfAbsent: (k: string, v: string, t: number) => (keys.push(k), memory.setIfAbsent(k, v, t)) };
+    await source({ store: spy }).getToken();
+    const host = new URL(emulator.tokenUrl).host;
+    expect([...new Set(keys)].sort()).toEqual([`${emulator.clientId}@${encodeURIComponent(host)}:token`, `${emulator.clientId}@${encodeURIComponent(host)}:token-lock`, `${emulator.clientId}@${encodeURIComponent(host)}:token-rate:0`].sort());
+    expect(keys.join()).not.toContain(emulator.clientSecret);
+  });
+
+  it('a store that fails is store_unavailable with a Retry-After, and no token request is made', async () => {
+    emulator = await startEmulator();
+    const broken = { ...createMemoryStore(), get: async () => { throw new Error('connection refused'); } };
+    const error = await source({ store: broken }).getToken().catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'store_unavailable', retryAfter: 1, operation: 'store' });
+    expect(JSON.stringify(error)).not.toContain('connection refused');
+    expect(emulator.inspect.requests('token')).toBe(0);
+  });
+
+  it('a 429 is written for the fleet with its Retry-After, and a Retry-After beyond the limit fails the others at once', async () => {
+    emulator = await startEmulator();
+    const store = createMemoryStore();
+    const writes: Array<[string, string, number]> = [];
+    const spy = { ...store, set: (k: string, v: string, t: number) => (writes.push([k, v, t]), store.set(k, v, t)) };
+    emulator.faults.fail('token', { status: 429 }); // Retry-After: 1
+    await expect(source({ store: spy, maxAttempts: 1 }).getToken()).rejects.toMatchObject({ code: 'rate_limited' });
+    const backoff = writes.find(([k]) => k.endsWith(':token-backoff'))!;
+    expect(backoff[2]).toBe(1000);
+    expect(Number(backoff[1]) - Date.now()).toBeGreaterThan(800);
+    // Another instance whose limits cannot wait that long fails at once, without asking.
+    const started = Date.now();
+    await expect(source({ store, timeoutMs: 500 }).getToken()).rejects.toMatchObject({ code: 'rate_limited', status: 429, retryAfter: 1 });
+    await expect(source({ store, maxRetryAfterSeconds: 0.5 }).getToken()).rejects.toMatchObject({ code: 'rate_limited' });
+    expect(Date.now() - started).toBeLessThan(300);
+    expect(emulator.inspect.requests('token')).toBe(1);
+  });
+
+  it('a lock holder that answers nothing is waited on within timeoutMs only', async () => {
+    emulator = await startEmulator();
+    const store = createMemoryStore();
+    await store.set(`${emulator.clientId}@${encodeURIComponent(new URL(emulator.tokenUrl).host)}:token-lock`, 'busy', 60_000);
+    const error = await source({ store, timeoutMs: 200 }).getToken().catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'network_error', operation: 'token' });
+    expect(String((error as Error).message)).toContain('another instance');
+    expect(emulator.inspect.requests('token')).toBe(0);
+  });
+});
