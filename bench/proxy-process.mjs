@@ -7,3 +7,5 @@ import { createFirstPartyProxy, toNodeHandler } from '../dist/server.js';
 const server = createServer(toNodeHandler(createFirstPartyProxy({ prefix: '/iojs', collectorUrl: process.argv[2] })));
 server.keepAliveTimeout = 60_000;
 server.listen(0, '127.0.0.1', () => process.stdout.write(`listening ${server.address().port}\n`));
+// A normal exit on a signal, so that --cpu-prof can write its profile.
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(0));

@@ -10,7 +10,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startEmulator, type CollectionDelays, type Emulator } from '../src/emulator/index.js';
 import {
-  checkBlackbox,
+  repairBlackbox,
   createCallbackHandler,
   createDeviceRiskClient,
   createDeviceRiskHandler,
@@ -198,7 +198,8 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
     let ok = false;
     let panel = '<p class="muted">No decision: the check did not run.</p>';
     try {
-      const blackbox = checkBlackbox(submitted);
+      // A form that sends the field unencoded arrives with spaces for "+": repaired, losslessly.
+      const { blackbox } = repairBlackbox(submitted);
       const check = await runDeviceRiskCheck(client, blackbox, customerOf(request));
       ok = true;
       result = JSON.stringify({ ...check, blackboxLength: blackbox.length }, null, 2);

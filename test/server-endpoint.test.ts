@@ -65,7 +65,7 @@ describe('createDeviceRiskHandler', () => {
     ['invalid JSON', post('{blackbox:'), 400],
     ['no blackbox', post({ sessionId: BLACKBOX }), 400],
     ['a blackbox that is not a string', post({ blackbox: 5 }), 400],
-    ['a blackbox with a space ("+" lost to form decoding)', post({ blackbox: BLACKBOX.replace('+', ' ') }), 400],
+    ['a blackbox with a character no repair explains', post({ blackbox: BLACKBOX.replace('+', '<') }), 400],
     ['a blackbox of 8002 characters', post({ blackbox: 'A'.repeat(8002) }), 400],
     ['a body over 16 KB', post({ blackbox: BLACKBOX, pad: 'x'.repeat(17 * 1024) }), 413],
     ['a malformed Idempotency-Key', post({ blackbox: BLACKBOX }, { 'idempotency-key': 'short' }), 400],
@@ -75,6 +75,23 @@ describe('createDeviceRiskHandler', () => {
     expect(response.status).toBe(status);
     expect(emulator.inspect.requests('accountCreate')).toBe(0);
     if (status !== 405) expect(((await response.json()) as { error: { code: string } }).error.code).toEqual(expect.any(String));
+  });
+
+  it('repairs a blackbox damaged on its way (spaces for "+"), uploads the original, and tells onRepair', async () => {
+    const repairs: unknown[] = [];
+    const { handler } = await setup({}, { onRepair: (r) => repairs.push(r) });
+    const response = await handler(post({ blackbox: BLACKBOX.replace(/\+/g, ' ') }));
+    expect(response.status).toBe(200);
+    expect(emulator.inspect.transactions()[0]!.blackboxes).toEqual([BLACKBOX]);
+    expect(repairs).toEqual([['spaces_for_plus']]);
+  });
+
+  it('a damage no repair can undo is 400 blackbox_damaged, before any call', async () => {
+    const { handler } = await setup();
+    const response = await handler(post({ blackbox: BLACKBOX.slice(0, 40) + '%E0%A4%A' }));
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ error: { code: 'blackbox_damaged' } });
+    expect(emulator.inspect.requests('token')).toBe(0);
   });
 
   it('lets the hook refuse the request', async () => {

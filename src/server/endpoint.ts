@@ -10,7 +10,7 @@
  * waits for its answer (409 with Retry-After after `idempotencyWaitMs`), and a lease whose
  * owner died is taken over when it runs out.
  */
-import { checkBlackbox, type AccountRequest, type DeviceRiskClient, type DeviceRiskTransaction } from './device-risk-client.js';
+import { type AccountRequest, type DeviceRiskClient, type DeviceRiskTransaction } from './device-risk-client.js';
 import {
   DeviceRiskError,
   ERR_IDEMPOTENCY_KEY_IN_USE,
@@ -23,6 +23,7 @@ import {
   sleep,
 } from './errors.js';
 import { createMemoryStore, fromStore, keyPart, ownerMark, type Store } from './store.js';
+import { repairBlackbox, type BlackboxRepair } from './repair.js';
 import { FINAL_STATUSES, type DeviceRiskDetails } from './result.js';
 import { json, readLimited, refuse } from './http.js';
 import type { RequestContext } from './node.js';
@@ -71,6 +72,8 @@ export interface DeviceRiskHandlerOptions {
   idempotencyWaitMs?: number;
   /** Told about every failure (errors serialise without secrets). */
   onError?: (error: unknown) => void;
+  /** Told when a blackbox damaged on its way (spaces for "+", percent-encoding, …) was repaired: count these, then fix the form code. */
+  onRepair?: (repairs: BlackboxRepair[]) => void;
   /** Your synchronous decision on the server (see runDeviceRiskCheck); the browser only ever gets the reference. */
   onResult?: (details: DeviceRiskDetails) => void | Promise<void>;
   /** How long a request waits for the result before answering. Default 0: one read after finalize. */
@@ -284,9 +287,12 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
     if (text === undefined) return refuse(413, 'body_too_large', `The body is larger than ${maxBody} bytes`);
     let blackbox: string;
     try {
-      blackbox = checkBlackbox((JSON.parse(text) as { blackbox?: unknown } | null)?.blackbox);
+      const repaired = repairBlackbox((JSON.parse(text) as { blackbox?: unknown } | null)?.blackbox);
+      blackbox = repaired.blackbox;
+      if (repaired.repairs.length) options.onRepair?.(repaired.repairs);
     } catch (error) {
-      return refuse(400, 'invalid_blackbox', isDeviceRiskError(error) ? error.message : 'The body must be JSON: { "blackbox": "..." }');
+      const code = isDeviceRiskError(error) ? error.code : 'invalid_blackbox';
+      return refuse(400, code, isDeviceRiskError(error) ? error.message : 'The body must be JSON: { "blackbox": "..." }');
     }
     const key = request.headers.get('idempotency-key');
     if (key !== null && !/^[\x21-\x7e]{8,200}$/.test(key)) return refuse(400, 'invalid_idempotency_key', 'Idempotency-Key must be 8 to 200 visible ASCII characters');

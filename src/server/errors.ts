@@ -23,6 +23,7 @@ export const ERR_INVALID_CALLBACK = 'invalid_callback';
 export const ERR_ABORTED = 'aborted';
 export const ERR_STORE_UNAVAILABLE = 'store_unavailable';
 export const ERR_IDEMPOTENCY_KEY_IN_USE = 'idempotency_key_in_use';
+export const ERR_BLACKBOX_DAMAGED = 'blackbox_damaged';
 
 export type DeviceRiskErrorCode =
   | typeof ERR_INVALID_CONFIGURATION
@@ -43,7 +44,8 @@ export type DeviceRiskErrorCode =
   | typeof ERR_INVALID_CALLBACK
   | typeof ERR_ABORTED
   | typeof ERR_STORE_UNAVAILABLE
-  | typeof ERR_IDEMPOTENCY_KEY_IN_USE;
+  | typeof ERR_IDEMPOTENCY_KEY_IN_USE
+  | typeof ERR_BLACKBOX_DAMAGED;
 
 const PREFIX = '[blackbox-capture/server] ';
 

@@ -50,5 +50,8 @@ export {
   ERR_ABORTED,
   ERR_STORE_UNAVAILABLE,
   ERR_IDEMPOTENCY_KEY_IN_USE,
+  ERR_BLACKBOX_DAMAGED,
 } from './errors.js';
+export { repairBlackbox } from './repair.js';
+export type { BlackboxRepair, RepairedBlackbox } from './repair.js';
 export type { DeviceRiskErrorCode } from './errors.js';

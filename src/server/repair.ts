@@ -1,0 +1,64 @@
+/**
+ * Repair of blackboxes damaged on their way to the server by the integrator's own form and
+ * URL code: `+` turned into spaces by form decoding, `%2B` left percent-encoded, line breaks
+ * from wrapping, surrounding quotes. The blackbox alphabet (A-Z a-z 0-9 + / @ =) holds none
+ * of these characters, so each repair is lossless: it restores exactly what was sent. A value
+ * that is still no blackbox afterwards is refused as `blackbox_damaged`, naming the cause.
+ */
+import { BLACKBOX_PATTERN, checkBlackbox, MAX_BLACKBOX_LENGTH } from './device-risk-client.js';
+import { DeviceRiskError, ERR_BLACKBOX_DAMAGED, ERR_INVALID_BLACKBOX } from './errors.js';
+
+export type BlackboxRepair = 'quotes' | 'line_breaks' | 'percent_encoding' | 'spaces_for_plus';
+
+export interface RepairedBlackbox {
+  blackbox: string;
+  /** What was repaired, in the order applied; empty for an intact blackbox. */
+  repairs: BlackboxRepair[];
+}
+
+const QUOTED = /^\s*(["'])(.*)\1\s*$/s;
+/** Any "%": the alphabet has none, so it is percent-encoding, intact or broken. */
+const PERCENT = /%/;
+
+/** The blackbox as sent, repaired where the damage is known and the repair lossless. */
+export function repairBlackbox(value: unknown): RepairedBlackbox {
+  if (typeof value !== 'string' || value === '') return { blackbox: checkBlackbox(value), repairs: [] };
+  if (BLACKBOX_PATTERN.test(value)) return { blackbox: checkBlackbox(value), repairs: [] };
+  // Damage can make it longer (%2B is three characters for one): a bound before any work.
+  if (value.length > 3 * MAX_BLACKBOX_LENGTH + 2) return { blackbox: checkBlackbox(value), repairs: [] };
+  const repairs: BlackboxRepair[] = [];
+  let text = value;
+  const quoted = QUOTED.exec(text);
+  if (quoted) {
+    text = quoted[2]!;
+    repairs.push('quotes');
+  }
+  if (/[\r\n]/.test(text)) {
+    text = text.replace(/[\r\n]+/g, '');
+    repairs.push('line_breaks');
+  }
+  if (PERCENT.test(text)) {
+    try {
+      text = decodeURIComponent(text);
+    } catch {
+      throw new DeviceRiskError(ERR_BLACKBOX_DAMAGED, 'the blackbox is percent-encoded, and its encoding is broken: send it as JSON, unencoded');
+    }
+    repairs.push('percent_encoding');
+  }
+  if (text.includes(' ')) {
+    // Form decoding reads "+" as a space; the alphabet has no space, so each one was a "+".
+    text = text.replace(/ /g, '+');
+    repairs.push('spaces_for_plus');
+  }
+  if (repairs.length === 0) return { blackbox: checkBlackbox(value), repairs };
+  try {
+    return { blackbox: checkBlackbox(text), repairs };
+  } catch (error) {
+    const code = (error as DeviceRiskError).code;
+    throw new DeviceRiskError(
+      ERR_BLACKBOX_DAMAGED,
+      `the blackbox was damaged on its way (${repairs.join(', ')}) and is still ${code === ERR_INVALID_BLACKBOX ? 'not a blackbox' : 'invalid'} after repair: ${(error as Error).message.replace(/^\[[^\]]+\] /, '')}`,
+      { cause: error },
+    );
+  }
+}
