@@ -16,6 +16,10 @@ import {
   ERR_IDEMPOTENCY_KEY_IN_USE,
   ERR_INVALID_ACCOUNT_REQUEST,
   ERR_INVALID_CONFIGURATION,
+  ERR_NONCE_EXPIRED,
+  ERR_NONCE_INVALID,
+  ERR_NONCE_MISSING,
+  ERR_NONCE_REUSED,
   ERR_REQUEST_REJECTED,
   ERR_RESULT_NOT_READY,
   ERR_STORE_UNAVAILABLE,
@@ -24,6 +28,7 @@ import {
 } from './errors.js';
 import { createMemoryStore, fromStore, keyPart, ownerMark, type Store } from './store.js';
 import { repairBlackbox, type BlackboxRepair } from './repair.js';
+import { verifyCaptureNonce, type VerifiedNonce } from './nonce.js';
 import { FINAL_STATUSES, type DeviceRiskDetails } from './result.js';
 import { json, readLimited, refuse } from './http.js';
 import type { RequestContext } from './node.js';
@@ -72,6 +77,15 @@ export interface DeviceRiskHandlerOptions {
   idempotencyWaitMs?: number;
   /** Told about every failure (errors serialise without secrets). */
   onError?: (error: unknown) => void;
+  /**
+   * Replay protection (defence in depth): the secret of `createCaptureNonce`. Given, every
+   * request must carry the nonce issued for its customer (`{ blackbox, nonce }`), unexpired
+   * and not used before (an atomic claim in `store`: once across a fleet; a retry with the
+   * same Idempotency-Key may carry it again).
+   */
+  nonceSecret?: string;
+  /** What the nonce was issued for. Default the customer's `customerInternalReference`. */
+  nonceSubject?: (request: Request, customer: CustomerMapping) => string;
   /** Told when a blackbox damaged on its way (spaces for "+", percent-encoding, …) was repaired: count these, then fix the form code. */
   onRepair?: (repairs: BlackboxRepair[]) => void;
   /** Your synchronous decision on the server (see runDeviceRiskCheck); the browser only ever gets the reference. */
@@ -184,6 +198,9 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
     throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'allowedOrigins must list the origins of your checkout pages');
   }
   const allowed = new Set(options.allowedOrigins.map((o) => new URL(o).origin));
+  if (options.nonceSecret !== undefined && (typeof options.nonceSecret !== 'string' || options.nonceSecret.length < 32)) {
+    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'nonceSecret must be a string of at least 32 characters');
+  }
   const maxBody = options.maxBodyBytes ?? 16 * 1024;
   const ttl = options.idempotencyTtlMs ?? 24 * 3_600_000;
   const leaseMs = options.idempotencyLeaseMs ?? 10_000;
@@ -275,6 +292,29 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
     }
   }
 
+  /** Verifies the nonce and claims it for this Idempotency-Key; a refusal, or undefined to go on. */
+  async function claimNonce(nonce: unknown, subject: string, claimant: string): Promise<Response | undefined> {
+    if (nonce === undefined || nonce === null || nonce === '') return refuse(400, ERR_NONCE_MISSING, 'This endpoint requires the capture nonce issued with the page');
+    let verified: VerifiedNonce;
+    try {
+      verified = await verifyCaptureNonce(nonce, { secret: options.nonceSecret!, subject, now });
+    } catch (error) {
+      const code = isDeviceRiskError(error) ? error.code : ERR_NONCE_INVALID;
+      return refuse(code === ERR_NONCE_EXPIRED ? 400 : 403, code, code === ERR_NONCE_EXPIRED ? 'The capture nonce has expired' : 'The capture nonce is not valid for this customer');
+    }
+    const nonceKey = `${keyPart(client.clientId ?? '')}:nonce:${verified.id}`;
+    const ttl = Math.max(1, verified.expiresAt - now());
+    try {
+      if (await fromStore(store.setIfAbsent(nonceKey, claimant, ttl), 'nonce claim')) return undefined;
+      // Used before: by this very request's earlier attempt (same key) is fine.
+      if ((await fromStore(store.get(nonceKey), 'nonce read')) === claimant) return undefined;
+    } catch (error) {
+      options.onError?.(error);
+      return refuse(503, ERR_STORE_UNAVAILABLE, 'The nonce could not be checked; retry with the same Idempotency-Key', { 'retry-after': '1' });
+    }
+    return refuse(409, ERR_NONCE_REUSED, 'This capture nonce was used before: a blackbox is checked once');
+  }
+
   const reused = () => refuse(422, 'idempotency_key_reused', 'This Idempotency-Key was used with another request');
 
   return async (request, context) => {    if (request.method !== 'POST') return refuse(405, 'method_not_allowed', 'Use POST', { allow: 'POST' });
@@ -286,8 +326,11 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
     const text = await readLimited(request, maxBody);
     if (text === undefined) return refuse(413, 'body_too_large', `The body is larger than ${maxBody} bytes`);
     let blackbox: string;
+    let nonce: unknown;
     try {
-      const repaired = repairBlackbox((JSON.parse(text) as { blackbox?: unknown } | null)?.blackbox);
+      const body = JSON.parse(text) as { blackbox?: unknown; nonce?: unknown } | null;
+      nonce = body?.nonce;
+      const repaired = repairBlackbox(body?.blackbox);
       blackbox = repaired.blackbox;
       if (repaired.repairs.length) options.onRepair?.(repaired.repairs);
     } catch (error) {
@@ -306,6 +349,10 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
     }
     if (customer instanceof Response) return customer;
 
+    if (options.nonceSecret !== undefined) {
+      const refused = await claimNonce(nonce, options.nonceSubject?.(request, customer) ?? customer.customerInternalReference, key ?? ownerMark());
+      if (refused) return refused;
+    }
     try {
       if (key === null) return json(await runDeviceRiskCheck(client, blackbox, customer, check({})), 200);
       const fingerprint = await fingerprintOf(origin, customer.customerInternalReference, blackbox);

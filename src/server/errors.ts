@@ -24,6 +24,10 @@ export const ERR_ABORTED = 'aborted';
 export const ERR_STORE_UNAVAILABLE = 'store_unavailable';
 export const ERR_IDEMPOTENCY_KEY_IN_USE = 'idempotency_key_in_use';
 export const ERR_BLACKBOX_DAMAGED = 'blackbox_damaged';
+export const ERR_NONCE_MISSING = 'nonce_missing';
+export const ERR_NONCE_INVALID = 'nonce_invalid';
+export const ERR_NONCE_EXPIRED = 'nonce_expired';
+export const ERR_NONCE_REUSED = 'nonce_reused';
 
 export type DeviceRiskErrorCode =
   | typeof ERR_INVALID_CONFIGURATION
@@ -45,7 +49,11 @@ export type DeviceRiskErrorCode =
   | typeof ERR_ABORTED
   | typeof ERR_STORE_UNAVAILABLE
   | typeof ERR_IDEMPOTENCY_KEY_IN_USE
-  | typeof ERR_BLACKBOX_DAMAGED;
+  | typeof ERR_BLACKBOX_DAMAGED
+  | typeof ERR_NONCE_MISSING
+  | typeof ERR_NONCE_INVALID
+  | typeof ERR_NONCE_EXPIRED
+  | typeof ERR_NONCE_REUSED;
 
 const PREFIX = '[blackbox-capture/server] ';
 

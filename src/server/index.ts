@@ -51,7 +51,13 @@ export {
   ERR_STORE_UNAVAILABLE,
   ERR_IDEMPOTENCY_KEY_IN_USE,
   ERR_BLACKBOX_DAMAGED,
+  ERR_NONCE_MISSING,
+  ERR_NONCE_INVALID,
+  ERR_NONCE_EXPIRED,
+  ERR_NONCE_REUSED,
 } from './errors.js';
+export { createCaptureNonce, verifyCaptureNonce } from './nonce.js';
+export type { CaptureNonceOptions, VerifiedNonce } from './nonce.js';
 export { repairBlackbox } from './repair.js';
 export type { BlackboxRepair, RepairedBlackbox } from './repair.js';
 export type { DeviceRiskErrorCode } from './errors.js';
