@@ -74,7 +74,7 @@ export default [
     plugins: [ts(), terser(minify)],
   },
   {
-    input: { ...nodeEntries, 'emulator-cli': 'src/emulator/cli.ts' },
+    input: { ...nodeEntries, 'emulator-cli': 'src/emulator/cli.ts', cli: 'src/doctor/cli.ts' },
     output: { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: 'chunk-[name]-[hash].js' },
     external: nodeExternal,
     plugins: [ts()],

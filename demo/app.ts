@@ -155,8 +155,8 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
   const thirdPartyOrigin = new URL(config.loaderUrl ? 'https://mpsnare.iesnare.com' : emulator!.thirdPartyUrl).origin;
 
   /** The checkout page's capture tags: the UMD file with data attributes only, in one of two integrations. */
-  const captureTags = (nonce: string, adopt: boolean) => {
-    const src = escapeHtml(loaderUrl);
+  const captureTags = (nonce: string, adopt: boolean, loader = loaderUrl) => {
+    const src = escapeHtml(loader);
     const umd = `<script nonce="${nonce}" src="/dist/blackbox-capture.umd.js" data-loader-url="${src}" data-field="blackbox"${adopt ? ' data-inject="false"' : ''}></script>`;
     // In the HTML the preconnect starts before any script runs; the package adds it only when missing.
     const preconnect = `<link rel="preconnect" href="${escapeHtml(thirdPartyOrigin)}">`;
@@ -168,14 +168,19 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
   async function page(name: string, request: Request, values: Record<string, string> = {}, adopt = false, html_: Record<string, string> = {}): Promise<Response> {
     const nonce = randomBytes(16).toString('base64');
     let html = await readFile(new URL(`demo/pages/${name}`, ROOT), 'utf8');
-    html = html.replace('{{CAPTURE_TAGS}}', captureTags(nonce, adopt)).replace('{{HEADER}}', HEADER);
+    // The doctor's broken pages (?doctor=…): one mistake each, for its tests.
+    const broken = new URL(request.url).searchParams.get('doctor');
+    let tags = captureTags(nonce, adopt, broken === 'bad-loader' ? '/broken-404/iojs/loader.js' : loaderUrl);
+    if (broken === 'double-tag') tags += `\n  <script nonce="${nonce}" src="${escapeHtml(loaderUrl)}"></script>`;
+    html = html.replace('{{CAPTURE_TAGS}}', tags).replace('{{HEADER}}', HEADER);
     for (const [key, value] of Object.entries(html_)) html = html.replaceAll(`{{${key}}}`, value);
     for (const [key, value] of Object.entries({ NONCE: nonce, LOADER_URL: loaderUrl, ...values })) html = html.replaceAll(`{{${key}}}`, escapeHtml(value));
     const headers = new Headers({
       'content-type': 'text/html; charset=utf-8',
       'cache-control': 'no-store',
       // Every demo page runs under a strict CSP: a nonce plus strict-dynamic.
-      'content-security-policy': `script-src 'nonce-${nonce}' 'strict-dynamic'; object-src 'none'; base-uri 'none'`,
+      'content-security-policy':
+        broken === 'csp' ? "script-src 'self'; connect-src 'self'" : `script-src 'nonce-${nonce}' 'strict-dynamic'; object-src 'none'; base-uri 'none'`,
     });
     if (!/(?:^|;\s*)demo_customer=/.test(request.headers.get('cookie') ?? '')) {
       headers.append('set-cookie', `${CUSTOMER_COOKIE}=${randomUUID()}; Path=/; HttpOnly; SameSite=Lax`);
@@ -219,6 +224,17 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
     const path = url.pathname;
     if (proxy.matches(request)) return proxy(request, context);
     if (path.startsWith('/broken-404/iojs/')) return new Response('not found', { status: 404 });
+    // The doctor's broken sites: a proxy whose dynamic script a cache serves, one that drops cookies.
+    if (path.startsWith('/broken-cache/iojs/') || path.startsWith('/broken-cookie/iojs/')) {
+      const kind = path.split('/')[1];
+      const forwarded = await proxy(new Request(new URL(path.replace(`/${kind}`, '') + url.search, url), { headers: request.headers }), context);
+      const headers = new Headers(forwarded.headers);
+      if (kind === 'broken-cache') {
+        headers.set('cache-control', 'public, max-age=600');
+        headers.set('age', '42');
+      } else headers.delete('set-cookie');
+      return new Response(forwarded.body, { status: forwarded.status, headers });
+    }
     // A site whose SPA fallback answers every path with its HTML page: the classic proxy bug.
     if (path.startsWith('/broken-html/iojs/')) return new Response('<!doctype html><html><body>shop</body></html>', { headers: { 'content-type': 'text/html' } });
     if (path === '/device-risk') return endpoint!(request, context);

@@ -19,7 +19,7 @@ async function freePort() {
 }
 
 /** Starts nginx; resolves with its origin and a stop function once it answers. Throws when it cannot. */
-export async function startNginx(collectorUrl) {
+export async function startNginx(collectorUrl, { page } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'bbc-nginx-'));
   const port = await freePort();
   const shipped = (name) => readFileSync(new URL(`../src/server/nginx/${name}`, import.meta.url), 'utf8');
@@ -39,11 +39,12 @@ http {
   server {
     listen 127.0.0.1:${port};
     include ${dir}/iojs-location.conf;
-    location / { return 404; }
+${page === undefined ? '' : `    location = /checkout { default_type text/html; return 200 '${page.replace(/[\\']/g, '\\$&')}'; }\n`}    location / { return 404; }
   }
 }
 `,
   );
+  // An optional checkout page at /checkout (the doctor's test of the shipped configuration), inline.
   const args = ['-p', dir, '-c', join(dir, 'nginx.conf')];
   const check = spawnSync(NGINX, ['-t', ...args], { encoding: 'utf8' });
   if (check.status !== 0) throw new Error(`nginx -t failed: ${check.stderr}`);

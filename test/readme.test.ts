@@ -128,6 +128,7 @@ describe('README server snippets, as written, against the emulator', () => {
     process.env.CALLBACK_SOURCES = '127.0.0.0/8';
     const tokensBefore = emulator.inspect.requests('token');
     const servers = [(await load('fleet-a', 'server-fleet', 'server-node-http')).server, (await load('fleet-b', 'server-fleet', 'server-node-http')).server];
+    const redisClients = await Promise.all(['fleet-a', 'fleet-b'].map(async (folder) => (await import(pathToFileURL(join(SCRATCH, folder, 'device-risk.js')).href)).redis));
     const inspect = await connect(redis.url);
     try {
       for (const server of servers) {
@@ -145,6 +146,7 @@ describe('README server snippets, as written, against the emulator', () => {
         server.close();
       }
       await inspect.close();
+      for (const client of redisClients) await client.close();
       await redis.stop();
     }
   });

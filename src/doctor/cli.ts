@@ -1,0 +1,53 @@
+#!/usr/bin/env node
+/**
+ * `blackbox-capture doctor <page URL>`: checks a checkout page's integration from the
+ * outside (see doctor.ts) and prints pass, warn and fail lines with their fixes. Exits 1 on
+ * a fail (for a deploy pipeline), 2 on bad usage.
+ */
+import { formatReport, runDoctor, type DoctorOptions } from './doctor.js';
+
+const USAGE = `usage: blackbox-capture doctor <page URL> [--json] [--prefix /iojs] [--version general5]
+                                [--loader-url <url>] [--third-party-host <origin>] [--collector-url <url>]
+
+Fetches the page and the first-party scripts behind it, and checks the proxy (404 from an
+unstripped prefix, HTML from a fallback page, a cached dyn_wdp.js, cookies dropped), the
+Content-Security-Policy, the loader URL and a second loader tag. Exits 1 when a check fails.`;
+
+function fail(message: string): never {
+  console.error(`blackbox-capture: ${message}`);
+  console.error(USAGE);
+  process.exit(2);
+}
+
+const FLAGS: Record<string, keyof DoctorOptions> = {
+  '--prefix': 'prefix',
+  '--version': 'version',
+  '--loader-url': 'loaderUrl',
+  '--third-party-host': 'thirdPartyHost',
+  '--collector-url': 'collectorUrl',
+};
+
+const [command, ...args] = process.argv.slice(2);
+if (command === '--help' || command === '-h' || command === undefined) {
+  console.log(USAGE);
+  process.exit(command === undefined ? 2 : 0);
+}
+if (command !== 'doctor') fail(`unknown command ${command}`);
+let url: string | undefined;
+let asJson = false;
+const options: DoctorOptions = {};
+for (let i = 0; i < args.length; i++) {
+  const arg = args[i]!;
+  if (arg === '--json') asJson = true;
+  else if (FLAGS[arg]) {
+    const value = args[++i];
+    if (!value) fail(`${arg} needs a value`);
+    (options as Record<string, string>)[FLAGS[arg]] = value;
+  } else if (arg.startsWith('-')) fail(`unknown option ${arg}`);
+  else if (url === undefined) url = arg;
+  else fail(`unexpected argument ${arg}`);
+}
+if (!url || !/^https?:\/\//.test(url)) fail('doctor needs the http(s) URL of a checkout page');
+const report = await runDoctor(url, options);
+console.log(asJson ? JSON.stringify(report, null, 2) : formatReport(report));
+process.exit(report.ok ? 0 : 1);

@@ -1,0 +1,231 @@
+/**
+ * The integration doctor: fetches a checkout page and the first-party scripts behind it,
+ * and checks what integrators lose days on: the two classic proxy bugs (prefix not
+ * stripped: 404; proxy missing: the SPA fallback answers HTML), a cached dynamic script,
+ * cookies dropped by the proxy, a CSP that blocks the loader or the vendor's host, a loader
+ * URL that is no script, and a second loader tag. Node, no browser: it reads what the
+ * server sends. Each finding names its fix.
+ */
+
+export type CheckStatus = 'pass' | 'warn' | 'fail';
+
+export interface Finding {
+  id: 'page' | 'loader_tag_once' | 'loader_script' | 'csp' | 'static_script' | 'dyn_script' | 'dyn_not_cached' | 'set_cookie';
+  status: CheckStatus;
+  /** What was seen. */
+  message: string;
+  /** What to change; empty on a pass. */
+  fix: string;
+}
+
+export interface DoctorReport {
+  url: string;
+  ok: boolean;
+  findings: Finding[];
+}
+
+export interface DoctorOptions {
+  /** The first-party prefix on the page's origin (`uriHook`). Default `/iojs`. */
+  prefix?: string;
+  /** `loader.version`, the path part before the script names. Default `general5`. */
+  version?: string;
+  /** The loader URL, when the page's HTML does not name it (a bundle calls captureBlackbox). */
+  loaderUrl?: string;
+  /** The vendor's third-party host the CSP must allow. Default `https://mpsnare.iesnare.com`. */
+  thirdPartyHost?: string;
+  /** The collector the proxy forwards to: with it, cookies it sets are looked for in the proxy's answer. */
+  collectorUrl?: string;
+  /** Per request, in ms. Default 10000. */
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+}
+
+const JAVASCRIPT = /^(text|application)\/(x-)?(javascript|ecmascript)\b/i;
+
+/** The attributes of each `<script>` start tag in the HTML. */
+function scriptTags(html: string): Array<Record<string, string>> {
+  const tags: Array<Record<string, string>> = [];
+  for (const [tag] of html.matchAll(/<script\b[^>]*>/gi)) {
+    const attributes: Record<string, string> = {};
+    for (const match of tag.slice(7, -1).matchAll(/([^\s=/>]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+)))?/g)) {
+      attributes[match[1]!.toLowerCase()] = match[2] ?? match[3] ?? match[4] ?? '';
+    }
+    tags.push(attributes);
+  }
+  return tags;
+}
+
+/** The policies of the Content-Security-Policy headers and `<meta http-equiv>` tags: each a map of directive to sources. */
+function policies(headers: Headers, html: string): Array<Map<string, string[]>> {
+  const texts = (headers.get('content-security-policy') ?? '').split(',').filter((text) => text.trim());
+  for (const [tag] of html.matchAll(/<meta\b[^>]*>/gi)) {
+    if (!/http-equiv\s*=\s*["']?content-security-policy/i.test(tag)) continue;
+    const content = /content\s*=\s*(?:"([^"]*)"|'([^']*)')/i.exec(tag);
+    if (content) texts.push(content[1] ?? content[2] ?? '');
+  }
+  return texts.map((text) => {
+    const policy = new Map<string, string[]>();
+    for (const directive of text.split(';')) {
+      const [name, ...sources] = directive.trim().split(/\s+/);
+      if (name && !policy.has(name.toLowerCase())) policy.set(name.toLowerCase(), sources);
+    }
+    return policy;
+  });
+}
+
+/** Whether a source list lets `origin` load (the parts of CSP matching a checkout needs). */
+function allows(sources: string[], origin: string, pageOrigin: string): boolean {
+  const lower = sources.map((s) => s.toLowerCase());
+  if (lower.includes("'none'")) return false;
+  if (lower.includes('*') && /^https?:/.test(origin)) return true;
+  if (origin === pageOrigin && lower.includes("'self'")) return true;
+  const url = new URL(origin);
+  return lower.some((source) => {
+    if (source === `${url.protocol}`) return true;
+    const match = /^(?:(https?):\/\/)?(\*\.)?([^/:]+)(?::(\d+|\*))?\/?$/.exec(source);
+    if (!match || source.startsWith("'")) return false;
+    const [, scheme, wildcard, host, port] = match;
+    if (scheme && scheme + ':' !== url.protocol && !(scheme === 'http' && url.protocol === 'https:')) return false;
+    if (wildcard ? !url.hostname.endsWith('.' + host) : url.hostname !== host) return false;
+    return port === undefined || port === '*' || port === (url.port || (url.protocol === 'https:' ? '443' : '80'));
+  });
+}
+
+export async function runDoctor(pageUrl: string, options: DoctorOptions = {}): Promise<DoctorReport> {
+  const doFetch = options.fetch ?? fetch;
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const prefix = (options.prefix ?? '/iojs').replace(/\/+$/, '');
+  const version = options.version ?? 'general5';
+  const thirdParty = new URL(options.thirdPartyHost ?? 'https://mpsnare.iesnare.com').origin;
+  const page = new URL(pageUrl);
+  const findings: Finding[] = [];
+  const add = (id: Finding['id'], status: CheckStatus, message: string, fix = '') => findings.push({ id, status, message, fix });
+  const get = (url: string | URL, method = 'GET') => doFetch(url, { method, redirect: 'follow', signal: AbortSignal.timeout(timeoutMs), headers: { 'user-agent': 'Mozilla/5.0 (blackbox-capture doctor)' } });
+
+  let html = '';
+  let pageHeaders = new Headers();
+  try {
+    const response = await get(page);
+    html = await response.text();
+    pageHeaders = response.headers;
+    if (response.ok && /html/i.test(response.headers.get('content-type') ?? '')) add('page', 'pass', `the page answered ${response.status} with HTML`);
+    else add('page', 'fail', `the page answered ${response.status} ${response.headers.get('content-type') ?? 'without a content type'}`, 'give the URL of the checkout page itself');
+  } catch (error) {
+    add('page', 'fail', `the page could not be fetched (${(error as Error).message})`, 'check the URL and that this machine can reach it');
+  }
+
+  // Loader tags: the page's own (a src naming a loader) and this package's script tag, which injects one unless data-inject="false".
+  const tags = scriptTags(html);
+  const declarative = tags.filter((t) => t['data-loader-url'] !== undefined);
+  const resolve = (src: string) => new URL(src, page).href;
+  const loaderUrls = new Set([...(options.loaderUrl ? [resolve(options.loaderUrl)] : []), ...declarative.map((t) => resolve(t['data-loader-url']!))]);
+  const ownTags = tags.filter((t) => t.src && (loaderUrls.has(resolve(t.src)) || /(^|\/)(loader(_only)?|iovation|snare)[\w.-]*\.js(\?|$)/i.test(t.src)));
+  for (const t of ownTags) loaderUrls.add(resolve(t.src!));
+  const runs = ownTags.length + declarative.filter((t) => t['data-inject'] !== 'false').length;
+  if (runs > 1) {
+    add('loader_tag_once', 'fail', `the page would run the loader ${runs} times (${ownTags.length} loader tag(s), ${declarative.length} blackbox-capture tag(s))`, 'keep one: the loader runs once per page; with the package, drop your own loader tag, or set data-inject="false" to adopt it');
+  } else if (runs === 1) add('loader_tag_once', 'pass', 'one loader tag');
+  else add('loader_tag_once', 'warn', 'no loader tag in the HTML', 'fine when your bundle calls captureBlackbox; give --loader-url to check the loader');
+
+  // The loader answers JavaScript.
+  if (loaderUrls.size === 0) add('loader_script', 'warn', 'no loader URL found', 'give --loader-url');
+  for (const loader of loaderUrls) {
+    try {
+      const response = await get(loader);
+      await response.body?.cancel();
+      const type = response.headers.get('content-type') ?? '';
+      if (response.ok && JAVASCRIPT.test(type)) add('loader_script', 'pass', `${loader} answered JavaScript`);
+      else add('loader_script', 'fail', `${loader} answered ${response.status} ${type || 'without a content type'}`, 'point loaderUrl at the vendor loader file your account manager gave you, served as JavaScript');
+    } catch (error) {
+      add('loader_script', 'fail', `${loader} could not be fetched (${(error as Error).message})`, 'check the loader URL');
+    }
+  }
+
+  // CSP: the loader's origin, the first-party scripts (this origin) and the vendor's host.
+  const csp = policies(pageHeaders, html);
+  const problems: string[] = [];
+  for (const policy of csp) {
+    const scriptSources = policy.get('script-src-elem') ?? policy.get('script-src') ?? policy.get('default-src');
+    if (scriptSources) {
+      const strictDynamic = scriptSources.some((s) => s.toLowerCase() === "'strict-dynamic'");
+      if (strictDynamic) {
+        const nonces = scriptSources.filter((s) => /^'nonce-/i.test(s)).map((s) => s.slice(7, -1));
+        const nonced = tags.some((t) => t.nonce !== undefined && nonces.includes(t.nonce));
+        if (!nonced) problems.push("script-src has 'strict-dynamic' but no page script carries its nonce: nothing can load the loader");
+      } else {
+        for (const loader of loaderUrls) if (!allows(scriptSources, new URL(loader).origin, page.origin)) problems.push(`script-src does not allow the loader's origin ${new URL(loader).origin}`);
+        if (!allows(scriptSources, page.origin, page.origin)) problems.push(`script-src does not allow this origin, where ${prefix}/ serves the first-party scripts`);
+        if (!allows(scriptSources, thirdParty, page.origin)) problems.push(`script-src does not allow the vendor's host ${thirdParty}`);
+      }
+    }
+    const connectSources = policy.get('connect-src') ?? policy.get('default-src');
+    if (connectSources && !allows(connectSources, thirdParty, page.origin)) problems.push(`connect-src does not allow the vendor's host ${thirdParty}`);
+  }
+  if (csp.length === 0) add('csp', 'pass', 'no Content-Security-Policy: nothing blocks the loader');
+  else if (problems.length === 0) add('csp', 'pass', 'the Content-Security-Policy allows the loader, the first-party scripts and the vendor host');
+  else add('csp', 'fail', problems.join('; '), `allow them: script-src 'self' <loader origin> ${thirdParty} (or a nonce with 'strict-dynamic' on the tag that loads the package), connect-src 'self' ${thirdParty}`);
+
+  // The first-party scripts through the proxy.
+  const base = `${page.origin}${prefix}/${version}`;
+  /** The dynamic script's answer, when it was the script: the cache and cookie checks read it. */
+  let dyn: Response | undefined;
+  for (const [id, file] of [['static_script', 'static_wdp.js'], ['dyn_script', 'dyn_wdp.js']] as const) {
+    const url = `${base}/${file}`;
+    try {
+      const response = await get(url);
+      const type = response.headers.get('content-type') ?? '';
+      const body = await response.text();
+      if (response.status === 404) {
+        add(id, 'fail', `${url} answered 404`, `the proxy must strip "${prefix}" before forwarding (nginx: proxy_pass with a trailing slash), or no proxy route exists for ${prefix}/`);
+      } else if (/html/i.test(type) || /^\s*</.test(body)) {
+        add(id, 'fail', `${url} answered HTML (${response.status}): the site's fallback page, not the script`, `route ${prefix}/ to the vendor's first-party host before the SPA fallback (createFirstPartyProxy, or the shipped nginx location)`);
+      } else if (!response.ok || !JAVASCRIPT.test(type)) {
+        add(id, 'fail', `${url} answered ${response.status} ${type || 'without a content type'}`, "pass the collector's Content-Type back unchanged");
+      } else {
+        add(id, 'pass', `${url} answered JavaScript`);
+        if (id === 'dyn_script') dyn = response;
+      }
+    } catch (error) {
+      add(id, 'fail', `${url} could not be fetched (${(error as Error).message})`, `route ${prefix}/ to the vendor's first-party host`);
+    }
+  }
+
+  // The dynamic script embeds per-request values: never from a cache.
+  if (dyn) {
+    const cacheControl = dyn.headers.get('cache-control') ?? '';
+    const age = dyn.headers.get('age');
+    if (age !== null) add('dyn_not_cached', 'fail', `dyn_wdp.js came from a cache (Age: ${age})`, 'exclude dyn_wdp.js from every cache and CDN: Cache-Control: no-store, private');
+    else if (!/\bno-store\b/i.test(cacheControl)) add('dyn_not_cached', 'fail', `dyn_wdp.js may be cached (Cache-Control: ${cacheControl || 'none'})`, 'answer dyn_wdp.js with Cache-Control: no-store, private (createFirstPartyProxy does)');
+    else add('dyn_not_cached', 'pass', 'dyn_wdp.js is no-store and came from no cache');
+
+    // Cookies: the proxy must pass the collector's back.
+    const proxied = dyn.headers.getSetCookie();
+    if (options.collectorUrl) {
+      try {
+        const direct = await get(new URL(`${version}/dyn_wdp.js`, options.collectorUrl.replace(/\/?$/, '/')));
+        await direct.body?.cancel();
+        const sent = direct.headers.getSetCookie();
+        // A warning, not a failure: collection works without the device cookie, with less continuity between visits.
+        if (sent.length > 0 && proxied.length === 0) add('set_cookie', 'warn', `the collector sets ${sent.length} cookie(s); none came through the proxy`, "pass Set-Cookie back: createFirstPartyProxy does, in its own namespace (the shipped nginx configuration drops cookies on purpose: nginx cannot namespace them)");
+        else add('set_cookie', 'pass', `${proxied.length} cookie(s) through the proxy, ${sent.length} from the collector`);
+      } catch (error) {
+        add('set_cookie', 'warn', `the collector could not be fetched (${(error as Error).message})`, 'check --collector-url');
+      }
+    } else if (proxied.length > 0) add('set_cookie', 'pass', `${proxied.length} cookie(s) through the proxy`);
+    else add('set_cookie', 'warn', "no Set-Cookie in the proxy's answer", "give --collector-url to compare with the collector's own answer");
+  }
+
+  return { url: page.href, ok: findings.every((f) => f.status !== 'fail'), findings };
+}
+
+/** The report as a table for a terminal: one line per finding, the fix under each that is not a pass. */
+export function formatReport(report: DoctorReport): string {
+  const lines = [`blackbox-capture doctor: ${report.url}`, ''];
+  for (const finding of report.findings) {
+    lines.push(`${finding.status.toUpperCase().padEnd(4)}  ${finding.id.padEnd(15)}  ${finding.message}`);
+    if (finding.fix && finding.status !== 'pass') lines.push(`${' '.repeat(23)}fix: ${finding.fix}`);
+  }
+  const count = (status: CheckStatus) => report.findings.filter((f) => f.status === status).length;
+  lines.push('', `${count('pass')} pass, ${count('warn')} warn, ${count('fail')} fail`);
+  return lines.join('\n');
+}
