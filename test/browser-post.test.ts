@@ -46,7 +46,7 @@ describe('post', () => {
     expect(init.keepalive).toBe(true);
     expect(init.credentials).toBe('same-origin');
     expect(init.headers['content-type']).toBe('application/json');
-    expect(init.headers['idempotency-key']).toMatch(/^[0-9a-f-]{32,36}$/);
+    expect(init.headers['idempotency-key']).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     // JSON keeps "+" intact, unlike form or query encoding.
     expect(JSON.parse(init.body as string)).toEqual({ blackbox: bb });
     expect(bb).toMatch(/\+/);
@@ -145,6 +145,49 @@ describe('post', () => {
     await api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/device-risk', fetch, maxAttempts: 2 } });
     expect(seen).toHaveLength(2);
     expect(new Set(seen.map((s) => s.init.headers['idempotency-key'])).size).toBe(1);
+  });
+
+  it('without crypto.randomUUID (a page that is no secure context) the key is 32 random hex digits', async () => {
+    const randomUUID = crypto.randomUUID;
+    Object.defineProperty(crypto, 'randomUUID', { value: undefined, configurable: true, writable: true });
+    try {
+      const keys: string[] = [];
+      for (let i = 0; i < 2; i++) {
+        const { fetch, seen } = scriptedFetch([200]);
+        api = await freshPage();
+        await api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/device-risk', fetch } });
+        keys.push(seen[0]!.init.headers['idempotency-key']!);
+      }
+      for (const key of keys) expect(key).toMatch(/^[0-9a-f]{32}$/);
+      expect(keys[0]).not.toBe(keys[1]);
+    } finally {
+      Object.defineProperty(crypto, 'randomUUID', { value: randomUUID, configurable: true, writable: true });
+    }
+  });
+
+  it('an abort during the wait before a retry ends it at once (the wait is up to 20 s here)', async () => {
+    const controller = new AbortController();
+    const { fetch, seen } = scriptedFetch([new Response('', { status: 503, headers: { 'retry-after': '3600' } })]);
+    const pending = api.captureBlackbox({ loaderUrl: LOADER_URL, signal: controller.signal, post: { url: '/device-risk', fetch } });
+    await vi.waitFor(() => expect(seen).toHaveLength(1));
+    await new Promise((r) => setTimeout(r, 20));
+    controller.abort(new Error('customer left'));
+    expect(await failure(pending)).toMatchObject({ code: 'aborted' });
+    expect(seen).toHaveLength(1);
+  });
+
+  it('gives up after maxAttempts on 5xx: exactly that many attempts, post_failed with the last status', async () => {
+    const now = (status: number) => new Response('', { status, headers: { 'retry-after': '0' } });
+    const { fetch, seen } = scriptedFetch([now(502), now(503), now(504)]);
+    const error = await failure(api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/device-risk', fetch, maxAttempts: 3 } }));
+    expect(seen).toHaveLength(3);
+    expect(error).toMatchObject({ code: 'post_failed' });
+  });
+
+  it('a network error without a signal is retried, not mistaken for an abort', async () => {
+    const { fetch, seen } = scriptedFetch(['network', 200]);
+    await api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/device-risk', fetch, maxAttempts: 2 } });
+    expect(seen).toHaveLength(2);
   });
 
   it('retries an HTTP 500', async () => {

@@ -1,0 +1,120 @@
+// The kit's small shared pieces: JSON answers, capped body reading, plain client addresses,
+// and the reading of a workflow details answer.
+import { describe, expect, it } from 'vitest';
+import { json, plainAddress, readCapped, readLimited, refuse } from '../src/server/http.js';
+import { FINAL_STATUSES, parseDetails } from '../src/server/result.js';
+
+const IDS = { accountId: 'a-1', workflowExecutionId: 'w-1' };
+
+describe('http.ts', () => {
+  it('json and refuse: JSON, never cached, extra headers kept', async () => {
+    const answer = refuse(503, 'busy', 'later', { 'retry-after': '2' });
+    expect(answer.status).toBe(503);
+    expect(answer.headers.get('content-type')).toBe('application/json');
+    expect(answer.headers.get('cache-control')).toBe('no-store');
+    expect(answer.headers.get('retry-after')).toBe('2');
+    expect(await answer.json()).toEqual({ error: { code: 'busy', message: 'later' } });
+    expect(await json([1], 200).json()).toEqual([1]);
+  });
+
+  it('readCapped refuses by Content-Length before reading, and by counting when the header lies', async () => {
+    // 10 bytes announced as 100: refused by the header alone.
+    const announced = new Request('https://x.example/', { method: 'POST', body: 'x'.repeat(10), headers: { 'content-length': '100' } });
+    expect(await readCapped(announced, 50)).toBeUndefined();
+    expect(await readCapped(new Request('https://x.example/', { method: 'POST', body: 'x'.repeat(10), headers: { 'content-length': '10' } }), 50)).toHaveLength(10);
+    const small = new Request('https://x.example/', { method: 'POST', body: 'x'.repeat(60) });
+    expect(await readCapped(small, 50)).toBeUndefined();
+    expect(await readCapped(new Request('https://x.example/', { method: 'POST', body: 'x'.repeat(50) }), 50)).toHaveLength(50);
+  });
+
+  it('readCapped joins the chunks in order; a request without a body is empty', async () => {
+    const chunks = ['ab', 'cd', 'ef'].map((s) => new TextEncoder().encode(s));
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (const chunk of chunks) controller.enqueue(chunk);
+        controller.close();
+      },
+    });
+    expect(await readLimited(new Request('https://x.example/', { method: 'POST', body, duplex: 'half' } as RequestInit), 6)).toBe('abcdef');
+    const empty = await readCapped(new Request('https://x.example/'), 10);
+    expect(empty).toBeInstanceOf(Uint8Array);
+    expect(empty).toHaveLength(0);
+  });
+
+  it.each([
+    ['::ffff:10.20.30.40', '10.20.30.40'],
+    ['::FFFF:192.0.2.1', '192.0.2.1'],
+    ['192.0.2.1', '192.0.2.1'],
+    ['::1', '::1'],
+    ['2001:db8::ffff:10.20.30.40', '2001:db8::ffff:10.20.30.40'],
+    ['::ffff:10.20.30.40.50', '::ffff:10.20.30.40.50'],
+    ['::ffff:10.20.30', '::ffff:10.20.30'],
+    ['::ffff:a.b.c.d', '::ffff:a.b.c.d'],
+  ])('plainAddress(%s) is %s', (address, plain) => {
+    expect(plainAddress(address)).toBe(plain);
+  });
+});
+
+describe('parseDetails', () => {
+  it('the final statuses are exactly the three after which nothing changes', () => {
+    expect(FINAL_STATUSES).toEqual(['PROCESSED', 'SESSION_EXPIRED', 'TOKEN_EXPIRED']);
+  });
+
+  it.each([
+    ['no object', null, /workflow object/],
+    ['an array', [{ workflow: { status: 'PROCESSED' } }], /workflow object/],
+    ['a workflow that is a string', { workflow: 'PROCESSED' }, /workflow object/],
+    ['a workflow that is null', { workflow: null }, /workflow object/],
+    ['no status', { workflow: {} }, /workflow\.status/],
+    ['an empty status', { workflow: { status: '' } }, /workflow\.status/],
+    ['a status that is a number', { workflow: { status: 3 } }, /workflow\.status/],
+  ])('%s is invalid_response', (_, body, message) => {
+    expect(() => parseDetails(body, IDS)).toThrow(expect.objectContaining({ code: 'invalid_response', operation: 'details', message: expect.stringMatching(message) }));
+  });
+
+  it('reads the documented shape', () => {
+    const body = {
+      workflow: { status: 'PROCESSED' },
+      decision: { type: 'WARNING', details: { label: 'SUSPICIOUS' }, risk: { score: 55 } },
+      capabilities: {
+        deviceRiskVerification: [
+          'not an object',
+          { decision: { type: 'REJECTED', details: { label: 'HIGH_RISK' } }, data: { deviceAlerts: ['IP Mismatch', 7, 'Global'], browser: 'Chrome', trueIP: '198.51.100.1' } },
+        ],
+      },
+    };
+    expect(parseDetails(body, IDS)).toEqual({
+      ...IDS,
+      status: 'PROCESSED',
+      decision: { type: 'WARNING', label: 'SUSPICIOUS', score: 55 },
+      deviceRisk: { decision: { type: 'REJECTED', label: 'HIGH_RISK' }, alerts: ['IP Mismatch', 'Global'], device: { browser: 'Chrome', trueIP: '198.51.100.1' } },
+      raw: body,
+    });
+  });
+
+  it('whatever is missing or of another type reads as NOT_EXECUTED, an empty label, no score, no alerts', () => {
+    const body = {
+      workflow: { status: 'PROCESSED' },
+      decision: { type: 5, details: 'OK', risk: { score: '55' } },
+      capabilities: { deviceRiskVerification: [{ decision: { type: ['PASSED'], details: { label: 3 } }, data: { deviceAlerts: 'IP Mismatch' } }] },
+    };
+    expect(parseDetails(body, IDS)).toEqual({
+      ...IDS,
+      status: 'PROCESSED',
+      decision: { type: 'NOT_EXECUTED', label: '' },
+      deviceRisk: { decision: { type: 'NOT_EXECUTED', label: '' }, alerts: [], device: {} },
+      raw: body,
+    });
+    const bare = parseDetails({ workflow: { status: 'PROCESSED' }, decision: 'PASSED', capabilities: { deviceRiskVerification: [{ decision: 'PASSED', data: ['x'] }] } }, IDS);
+    expect(bare.decision).toEqual({ type: 'NOT_EXECUTED', label: '' });
+    expect(bare.deviceRisk).toEqual({ decision: { type: 'NOT_EXECUTED', label: '' }, alerts: [], device: {} });
+    const decisionWithoutDetails = parseDetails({ workflow: { status: 'PROCESSED' }, capabilities: { deviceRiskVerification: [{ decision: { type: 'PASSED' }, data: { deviceAlerts: ['a'] } }] } }, IDS);
+    expect(decisionWithoutDetails.deviceRisk).toEqual({ decision: { type: 'PASSED', label: '' }, alerts: ['a'], device: {} });
+  });
+
+  it('no Device Risk capability: deviceRisk is undefined', () => {
+    for (const capabilities of [undefined, 'x', { deviceRiskVerification: {} }, { deviceRiskVerification: ['x', 3] }, { deviceRiskVerification: [] }]) {
+      expect(parseDetails({ workflow: { status: 'INITIATED' }, capabilities }, IDS).deviceRisk).toBeUndefined();
+    }
+  });
+});
