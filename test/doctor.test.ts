@@ -40,7 +40,7 @@ describe('runDoctor', () => {
     ['a CSP without the loader, this origin or the vendor host', '/checkout?doctor=csp', {}, ['csp'], 'fail', /script-src/],
     ['a loader URL that is no script', '/checkout?doctor=bad-loader', {}, ['loader_script'], 'fail', /loaderUrl/],
     ['a second loader tag', '/checkout?doctor=double-tag', {}, ['loader_tag_once'], 'fail', /keep one/],
-  ])('finds %s, names the fix, and passes the rest', async (_, path, extra, ids, status, fix) => {
+  ] as Array<[string, string, object, Finding['id'][], 'fail' | 'warn', RegExp]>)('finds %s, names the fix, and passes the rest', async (_, path, extra, ids, status, fix) => {
     const report = await runDoctor(`${demo.url}${path}`, { collectorUrl: collectorUrl(), thirdPartyHost: demo.emulator!.thirdPartyUrl, ...extra });
     for (const id of ids) {
       expect(statusOf(report, id), id).toContain(status);

@@ -120,6 +120,7 @@ function accept(blackbox: unknown, done: unknown): void {
   if (!running || complete || typeof blackbox !== 'string') return;
   latest = blackbox;
   if (vendorFlag(done)) {
+    // Stryker disable next-line ArrayDeclaration: the empty_blackbox message takes no arguments
     if (!blackbox) return fail(fault('collection_failed', [], {}, 'empty_blackbox'));
     complete = true;
     stopWatching();
@@ -224,6 +225,7 @@ function startRun(options: NormalizedOptions): void {
   unparsed = [];
   listeners = new Set();
   traces = new Set();
+  // Stryker disable next-line ArrayDeclaration: an entry that is no [options, promise] pair never matches a call
   calls = [];
   if (name !== 'IGLOO') w.io_global_object_name = name;
   w[name] = config;
@@ -270,12 +272,14 @@ function subscribe(options: NormalizedOptions, field: Field | null): Promise<str
     const finish = (error?: unknown, blackbox?: string) => {
       clearTimeout(timer);
       listeners.delete(listener);
+      // Stryker disable next-line StringLiteral: a listener left behind runs after the promise settled; the aborted check before any cache lookup answers the same
       signal?.removeEventListener('abort', onAbort);
       if (error) {
         calls = calls.filter((call) => call[0] !== options);
         explain(error).then(reject);
       } else resolve(blackbox!);
     };
+    // Stryker disable next-line ArrayDeclaration: the aborted message takes no arguments
     const onAbort = () => finish(fault('aborted', [], { cause: signal!.reason, blackbox: latest }));
     const listener: Listener = (error) => {
       if (error) return finish(error);
@@ -309,7 +313,9 @@ function subscribe(options: NormalizedOptions, field: Field | null): Promise<str
       const scripts = failedScripts();
       finish(fault('timeout', [timeoutMs, latest !== undefined, scripts, loader.uri_hook], { blackbox: latest, scripts }));
     }, timeoutMs);
+    // Stryker disable next-line ObjectLiteral,BooleanLiteral: finish() removes the listener; `once` only frees it sooner
     signal?.addEventListener('abort', onAbort, { once: true });
+    // Stryker disable next-line ConditionalExpression: an undefined handler is skipped where traces are passed on
     if (onTrace) traces.add(onTrace); // for the page's lifetime: traces go on after completion
     listeners.add(listener);
     if (latest !== undefined) listener(); // a late caller catches up with what the run already has
@@ -326,6 +332,7 @@ export function captureBlackbox(options: CaptureOptions): Promise<string> {
     const normalized = normalizeOptions(options);
     if (typeof window === 'undefined' || typeof document === 'undefined') throw fault('not_browser');
     const { signal, field } = normalized;
+    // Stryker disable next-line ArrayDeclaration: the aborted message takes no arguments
     if (signal?.aborted) throw fault('aborted', [], { cause: signal.reason });
     if (running) {
       const repeat = calls.find((call) => same(call[0], normalized));
