@@ -1,10 +1,5 @@
 // The integration doctor against the demo site, healthy and broken on purpose one way per
-// check, against the shipped nginx configuration, and as the CLI.
-import { execFile, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { snippet } from './support/readme.js';
+// check, and against the shipped nginx configuration (the CLI: test/dist-doctor.test.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDemo, type Demo } from '../demo/app.js';
 import { configFromEnvironment } from '../demo/config.js';
@@ -96,49 +91,6 @@ describe.skipIf(!(nginxAvailable as () => boolean)())('runDoctor against the shi
     } finally {
       nginx.stop();
       await emulator.close();
-    }
-  });
-});
-
-describe('npx blackbox-capture doctor (dist/cli.js)', () => {
-  const cli = (...args: string[]) => spawnSync(process.execPath, ['dist/cli.js', ...args], { encoding: 'utf8' });
-  // Asynchronous: the demo it checks runs in this process.
-  const cliAsync = (...args: string[]) =>
-    new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = execFile(process.execPath, ['dist/cli.js', ...args], { encoding: 'utf8' }, (_, stdout, stderr) => resolve({ status: child.exitCode, stdout, stderr }));
-    });
-  it('exits 0 on a healthy page, 1 on a failing one, with --json the same report', async () => {
-    const healthy = await cliAsync('doctor', `${demo.url}/checkout`, '--third-party-host', demo.emulator!.thirdPartyUrl, '--collector-url', collectorUrl());
-    expect([healthy.status, healthy.stderr]).toEqual([0, '']);
-    expect(healthy.stdout).toMatch(/8 pass, 0 warn, 0 fail/);
-    const broken = await cliAsync('doctor', `${demo.url}/checkout`, '--prefix', '/broken-404/iojs', '--json');
-    expect(broken.status).toBe(1);
-    const report = JSON.parse(broken.stdout) as DoctorReport;
-    expect(report.ok).toBe(false);
-    expect(statusOf(report, 'static_script')).toEqual(['fail']);
-  });
-
-  it("runs as the README writes it ('doctor-command'), through npx in a project that installed the package", async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'bbc-doctor-'));
-    mkdirSync(join(dir, 'node_modules', '.bin'), { recursive: true });
-    symlinkSync(process.cwd(), join(dir, 'node_modules', 'blackbox-capture'));
-    symlinkSync(join(process.cwd(), 'dist', 'cli.js'), join(dir, 'node_modules', '.bin', 'blackbox-capture'));
-    const command = snippet('doctor-command').code.trim();
-    expect(command).toBe('npx blackbox-capture doctor https://shop.example/checkout');
-    const result = await new Promise<{ code: number | null; out: string }>((resolve) => {
-      const child = execFile('sh', ['-c', command.replace('https://shop.example/checkout', `${demo.url}/checkout?doctor=double-tag`)], { cwd: dir, env: { ...process.env, npm_config_yes: 'false' } }, (_, stdout) =>
-        resolve({ code: child.exitCode, out: stdout }),
-      );
-    });
-    expect(result.out).toMatch(/^FAIL  loader_tag_once/m);
-    expect(result.code).toBe(1);
-  });
-
-  it('bad usage exits 2 with the usage', () => {
-    for (const args of [[], ['doctor'], ['doctor', 'shop.example'], ['doctor', 'https://a.example', '--nope'], ['check']]) {
-      const result = cli(...args);
-      expect(result.status, args.join(' ')).toBe(2);
-      expect(result.stderr + result.stdout).toContain('usage: blackbox-capture doctor');
     }
   });
 });

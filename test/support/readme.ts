@@ -61,6 +61,6 @@ export const RUN_BY: Record<string, string> = {
   'nginx-excerpt': 'test/readme.test.ts',
   emulator: 'test/readme.test.ts',
   'conformance-command': 'e2e/conformance.spec.ts',
-  'doctor-command': 'test/doctor.test.ts',
+  'doctor-command': 'test/dist-doctor.test.ts',
   layout: 'test/readme.test.ts',
 };

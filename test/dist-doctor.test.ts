@@ -1,0 +1,64 @@
+// The doctor as users run it: dist/cli.js, and the README's command through npx, against the demo.
+import { execFile, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDemo, type Demo } from '../demo/app.js';
+import { configFromEnvironment } from '../demo/config.js';
+import type { DoctorReport, Finding } from '../src/doctor/doctor.js';
+import { snippet } from './support/readme.js';
+
+let demo: Demo;
+beforeAll(async () => {
+  demo = await startDemo({ ...configFromEnvironment({}), port: 0 }, { delays: {} });
+});
+afterAll(async () => {
+  await demo?.close();
+});
+
+const statusOf = (report: DoctorReport, id: Finding['id']) => report.findings.filter((f) => f.id === id).map((f) => f.status);
+const collectorUrl = () => demo.settings.collectorUrl;
+
+describe('npx blackbox-capture doctor (dist/cli.js)', () => {
+  const cli = (...args: string[]) => spawnSync(process.execPath, ['dist/cli.js', ...args], { encoding: 'utf8' });
+  // Asynchronous: the demo it checks runs in this process.
+  const cliAsync = (...args: string[]) =>
+    new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = execFile(process.execPath, ['dist/cli.js', ...args], { encoding: 'utf8' }, (_, stdout, stderr) => resolve({ status: child.exitCode, stdout, stderr }));
+    });
+  it('exits 0 on a healthy page, 1 on a failing one, with --json the same report', async () => {
+    const healthy = await cliAsync('doctor', `${demo.url}/checkout`, '--third-party-host', demo.emulator!.thirdPartyUrl, '--collector-url', collectorUrl());
+    expect([healthy.status, healthy.stderr]).toEqual([0, '']);
+    expect(healthy.stdout).toMatch(/8 pass, 0 warn, 0 fail/);
+    const broken = await cliAsync('doctor', `${demo.url}/checkout`, '--prefix', '/broken-404/iojs', '--json');
+    expect(broken.status).toBe(1);
+    const report = JSON.parse(broken.stdout) as DoctorReport;
+    expect(report.ok).toBe(false);
+    expect(statusOf(report, 'static_script')).toEqual(['fail']);
+  });
+
+  it("runs as the README writes it ('doctor-command'), through npx in a project that installed the package", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bbc-doctor-'));
+    mkdirSync(join(dir, 'node_modules', '.bin'), { recursive: true });
+    symlinkSync(process.cwd(), join(dir, 'node_modules', 'blackbox-capture'));
+    symlinkSync(join(process.cwd(), 'dist', 'cli.js'), join(dir, 'node_modules', '.bin', 'blackbox-capture'));
+    const command = snippet('doctor-command').code.trim();
+    expect(command).toBe('npx blackbox-capture doctor https://shop.example/checkout');
+    const result = await new Promise<{ code: number | null; out: string }>((resolve) => {
+      const child = execFile('sh', ['-c', command.replace('https://shop.example/checkout', `${demo.url}/checkout?doctor=double-tag`)], { cwd: dir, env: { ...process.env, npm_config_yes: 'false' } }, (_, stdout) =>
+        resolve({ code: child.exitCode, out: stdout }),
+      );
+    });
+    expect(result.out).toMatch(/^FAIL  loader_tag_once/m);
+    expect(result.code).toBe(1);
+  });
+
+  it('bad usage exits 2 with the usage', () => {
+    for (const args of [[], ['doctor'], ['doctor', 'shop.example'], ['doctor', 'https://a.example', '--nope'], ['check']]) {
+      const result = cli(...args);
+      expect(result.status, args.join(' ')).toBe(2);
+      expect(result.stderr + result.stdout).toContain('usage: blackbox-capture doctor');
+    }
+  });
+});
