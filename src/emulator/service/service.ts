@@ -373,7 +373,8 @@ export function createService(options: ServiceOptions) {
     const embedded = decoded?.embedded.fp_dyn ?? decoded?.embedded.tp_dyn ?? {};
     const ua = embedded.ua ?? '';
     const browser = /(Edg|Firefox|Chrome|Safari)\/([\d.]+)/.exec(ua);
-    const os = /Android|iPhone|iPad|Windows|Mac OS X|Linux/.exec(ua)?.[0];
+    // The most specific first: an Android user agent names Linux before Android.
+    const os = ['Android', 'iPhone', 'iPad', 'Windows', 'Mac OS X', 'Linux'].find((name) => ua.includes(name));
     return {
       deviceModel: /Mobile|Android|iPhone/.test(ua) ? 'Mobile' : 'Desktop',
       deviceOS: os === 'Mac OS X' ? 'MacOS' : os ?? 'Unknown',
