@@ -96,6 +96,22 @@ describe.each(stores)('the Store contract: %s', (_, make) => {
 });
 
 describe('createMemoryStore', () => {
+  it('a value lives exactly its ttl on the given clock; an expired one is absent to every operation', async () => {
+    let now = 1000;
+    const store = createMemoryStore({ now: () => now });
+    await store.set('k', 'v', 100);
+    now = 1099;
+    expect(await store.get('k')).toBe('v');
+    now = 1100;
+    expect(await store.get('k')).toBeUndefined();
+    await store.set('k', 'v', 100);
+    now = 1200;
+    expect(await store.compareAndSet('k', 'v', 'w', 100)).toBe(false);
+    expect(await store.compareAndDelete('k', 'v')).toBe(false);
+    expect(await store.setIfAbsent('k', 'x', 100)).toBe(true);
+    expect(await store.get('k')).toBe('x');
+  });
+
   it('keeps at most maxEntries, dropping the oldest written first', async () => {
     const store = createMemoryStore({ maxEntries: 2 });
     await store.set('a', '1', 1000);
@@ -113,6 +129,14 @@ describe.skipIf(!haveRedis)('createRedisStore', () => {
     await a.set('k', 'from a', 10_000);
     expect(await b.get('k')).toBeUndefined();
     expect(await a.client.get('shop-a:k')).toBe('from a');
+  });
+
+  it('puts "bbc:" before every key by default', async () => {
+    const client = await connect(redis.url);
+    clients.push(client);
+    await createRedisStore(client).set('default-prefix', 'v', 10_000);
+    expect(await client.get('bbc:default-prefix')).toBe('v');
+    expect(await client.pTTL('bbc:default-prefix')).toBeGreaterThan(9000);
   });
 
   it('refuses something that is not a node-redis client, with a typed error', () => {
