@@ -76,3 +76,49 @@ export async function benchFleet({ requests, concurrency }) {
   const calmRedis = await run({ instances: 4, withRedis: true, requests: Math.round(requests / 2), concurrency: 4, tag: 'calm-redis', faults: false });
   return { redisAvailable: true, memory, unshared, redis, calmMemory, calmRedis };
 }
+
+/**
+ * The store's own cost, without process contention: one endpoint in this process, the same
+ * requests one after another, on its memory store and on Redis, alternating in rounds.
+ */
+export async function benchStoreCost({ requests = 300, rounds = 3 } = {}) {
+  if (!redisAvailable()) return undefined;
+  const { createClient } = await import('redis');
+  const { createDeviceRiskClient, createDeviceRiskHandler, createMemoryStore, createTokenSource } = await import('../dist/server.js');
+  const { createRedisStore } = await import('../dist/server-redis.js');
+  const emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+  const redis = await startRedis();
+  const client = createClient({ url: redis.url, disableOfflineQueue: true });
+  client.on('error', () => {});
+  await client.connect();
+  const userAgent = 'AcmeShop Checkout/1.0';
+  const handlerOn = (store) => {
+    const tokenSource = createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent, store });
+    const deviceRisk = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent });
+    return createDeviceRiskHandler({ client: deviceRisk, store, allowedOrigins: ['https://shop.example'], workflowKey: 10011, reportStatus: false, resolveCustomer: (r) => ({ customerInternalReference: r.headers.get('x-order') }) });
+  };
+  const handlers = { memory: handlerOn(createMemoryStore()), redis: handlerOn(createRedisStore(client, { prefix: 'bench:' })) };
+  const times = { memory: [], redis: [] };
+  try {
+    for (let round = 0; round < rounds; round++) {
+      for (const [name, handler] of Object.entries(handlers)) {
+        for (let i = 0; i < requests; i++) {
+          const key = `${name}-${round}-${i}-key`;
+          const started = performance.now();
+          const response = await handler(new Request('https://shop.example/device-risk', { method: 'POST', headers: { origin: 'https://shop.example', 'content-type': 'application/json', 'idempotency-key': key, 'x-order': key }, body: JSON.stringify({ blackbox: BLACKBOX }) }));
+          await response.text();
+          if (i > 10) times[name].push(performance.now() - started); // after the warm-up (token, keys, JIT)
+        }
+      }
+    }
+  } finally {
+    await client.close();
+    await redis.stop();
+    await emulator.close();
+  }
+  const summary = (list) => {
+    const sorted = [...list].sort((a, b) => a - b);
+    return { p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99) };
+  };
+  return { requests: times.memory.length, memory: summary(times.memory), redis: summary(times.redis) };
+}

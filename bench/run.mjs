@@ -7,7 +7,7 @@ import { cpus, totalmem } from 'node:os';
 import { measure, TARGETS } from '../scripts/size.mjs';
 import { benchBrowser } from './browser.mjs';
 import { benchEndpoint, benchProxy } from './server.mjs';
-import { benchFleet } from './fleet.mjs';
+import { benchFleet, benchStoreCost } from './fleet.mjs';
 import { realLoaderSource } from '../scripts/real-loader.mjs';
 
 const quick = process.argv.includes('--quick');
@@ -86,6 +86,9 @@ if (fleetRow.redisAvailable) {
     log(`| ${name(row)} | ${row.requests} | ${row.concurrency} | ${row.faults ? 'yes' : 'none'} | ${fmt(row.rps)} | ${fmt(row.p50, 1)} ms | ${fmt(row.p99, 1)} ms | ${row.lost} | ${row.maxTransactionsPerKey} | ${row.keysWithoutTransaction} | ${row.tokenRequests} | ${row.retries} |`);
   }
   log(`p99 overhead of the Redis fleet: with faults at 64, ${fmt(fleetRow.redis.p99 - fleetRow.memory.p99, 1)} ms over one memory instance (${fmt(fleetRow.redis.p99 - fleetRow.unshared.p99, 1)} ms over four unshared); at 4 without faults, ${fmt(fleetRow.calmRedis.p99 - fleetRow.calmMemory.p99, 1)} ms (p50 ${fmt(fleetRow.calmRedis.p50 - fleetRow.calmMemory.p50, 1)} ms)\n`);
+  const cost = await benchStoreCost({ requests: quick ? 100 : 300 });
+  fleetRow.storeCost = cost;
+  log(`The store's own cost, one endpoint in one process, ${cost.requests} sequential requests per store in alternating rounds: memory p50 ${fmt(cost.memory.p50, 2)} ms, p99 ${fmt(cost.memory.p99, 2)} ms; Redis p50 ${fmt(cost.redis.p50, 2)} ms, p99 ${fmt(cost.redis.p99, 2)} ms; Redis adds ${fmt(cost.redis.p50 - cost.memory.p50, 2)} ms at p50 and ${fmt(cost.redis.p99 - cost.memory.p99, 2)} ms at p99\n`);
 } else log('(redis-server not installed: no fleet row)\n');
 mkdirSync('bench-results', { recursive: true });
 writeFileSync(fleetOnly ? 'bench-results/fleet.json' : 'bench-results/latest.json', JSON.stringify({ date: new Date().toISOString(), machine, quick, size, browser: browserRuns, endpoint, proxy, fleet: fleetRow }, null, 2));

@@ -339,8 +339,8 @@ describe('decisions, device data and details', () => {
     [['fp_static', 'fp_dyn'], { type: 'WARNING', label: 'PARTIAL_COLLECTION', score: 45 }, ['Third-party collection missing (blocked)']],
     [['tp', 'tp_dyn'], { type: 'WARNING', label: 'PARTIAL_COLLECTION', score: 40 }, ['First-party collection missing (proxy)']],
     ['0400AAAA', { type: 'NOT_EXECUTED', label: 'TECHNICAL_ERROR' }, ['Blackbox could not be read']],
-  ])('sources %j: %j', async (sources, decision, alerts) => {
-    const { details } = await decided(sources as string[]);
+  ] as Array<[string[] | string, { type: string; label: string; score?: number }, string[]]>)('sources %j: %j', async (sources, decision, alerts) => {
+    const { details } = await decided(sources);
     expect(details.decision).toEqual({ type: decision.type, details: { label: decision.label }, ...(decision.score === undefined ? {} : { risk: { score: decision.score } }) });
     expect(details.capabilities.deviceRiskVerification[0].decision).toEqual({ type: decision.type, details: { label: decision.label } });
     expect(details.capabilities.deviceRiskVerification[0].data.deviceAlerts).toEqual(alerts);

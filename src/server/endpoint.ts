@@ -247,19 +247,17 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
     };
     const waitUntil = Date.now() + waitMs;
     for (;;) {
-      let record = await read();
-      if (record && record.fingerprint !== fingerprint) return reused();
-      if (record?.result) return json(record.result, 200);
+      // The lease first: on the common path (a new key) that is one store operation less.
       const mark = ownerMark();
       if (await fromStore(store.setIfAbsent(leaseKey, mark, leaseMs), 'idempotency lease')) {
         const renew = setInterval(() => void store.compareAndSet(leaseKey, mark, mark, leaseMs).catch(() => {}), leaseMs / 3);
         try {
-          // The state may have moved between the read and the lease.
-          record = await read();
+          const record = await read();
           if (record && record.fingerprint !== fingerprint) return reused();
           if (record?.result) return json(record.result, 200);
+          // Written with the first progress: until then there is nothing to resume, and a
+          // request with another body waits for the lease, then finds the fingerprint.
           const saved: KeyRecord = record ?? { fingerprint };
-          if (!record) await write(saved);
           const progress: DeviceRiskProgress = {
             ...(saved.transaction ? { transaction: await client.openTransaction(saved.transaction) } : {}),
             ...(saved.uploaded ? { uploaded: true } : {}),
@@ -285,6 +283,10 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
           await store.compareAndDelete(leaseKey, mark).catch(() => {});
         }
       }
+      // Another instance works on the key, or it is done: its answer, a refusal, or wait.
+      const record = await read();
+      if (record && record.fingerprint !== fingerprint) return reused();
+      if (record?.result) return json(record.result, 200);
       if (Date.now() >= waitUntil) {
         return refuse(409, ERR_IDEMPOTENCY_KEY_IN_USE, 'Another attempt with this Idempotency-Key is still running; retry with the same key', { 'retry-after': '1' });
       }
