@@ -176,6 +176,17 @@ describe('post', () => {
     expect(seen).toHaveLength(1);
   });
 
+  it('after an abort during the wait, no retry is sent when the wait would have ended', async () => {
+    const controller = new AbortController();
+    const { fetch, seen } = scriptedFetch([new Response('', { status: 503, headers: { 'retry-after': '1' } })]);
+    const pending = api.captureBlackbox({ loaderUrl: LOADER_URL, signal: controller.signal, post: { url: '/device-risk', fetch } });
+    await vi.waitFor(() => expect(seen).toHaveLength(1));
+    controller.abort();
+    await failure(pending);
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(seen).toHaveLength(1);
+  });
+
   it('gives up after maxAttempts on 5xx: exactly that many attempts, post_failed with the last status', async () => {
     const now = (status: number) => new Response('', { status, headers: { 'retry-after': '0' } });
     const { fetch, seen } = scriptedFetch([now(502), now(503), now(504)]);
@@ -208,6 +219,9 @@ describe('post', () => {
     controller.abort();
     expect(signals[0]!.aborted).toBe(true);
     expect(await failure(pending)).toMatchObject({ code: 'aborted' });
+    // The aborted attempt is not retried after a backoff (at most 600 ms for a second attempt).
+    await new Promise((r) => setTimeout(r, 700));
+    expect(signals).toHaveLength(1);
   });
 
   it('an abort during the backoff between attempts ends the wait at once', async () => {
