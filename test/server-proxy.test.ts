@@ -441,3 +441,21 @@ describe('collectorPath', () => {
     expect(collectorPath(rest) !== undefined).toBe(accepted);
   });
 });
+
+describe('createFirstPartyProxy configuration', () => {
+  it.each(['iojs', 'x/iojs', '/io js', '/iojs?x', '/iojs#x', '/a/../b', '/a/./b', '/..', '/'])('refuses the prefix %j', (prefix) => {
+    expect(() => createFirstPartyProxy({ prefix, collectorUrl: 'https://first.example/' })).toThrow(expect.objectContaining({ code: 'invalid_configuration' }));
+  });
+
+  it.each([['/iojs//', '/iojs'], ['/iojs/', '/iojs'], ['/a.b/c-d_e~', '/a.b/c-d_e~']])('takes the prefix %j as %j', (prefix, path) => {
+    const proxy = createFirstPartyProxy({ prefix, collectorUrl: 'https://first.example/' });
+    expect(proxy.matches(new Request(`https://shop.example${path}/general5/static_wdp.js`))).toBe(true);
+    expect(proxy.matches(new Request(`https://shop.example${path}x/general5/static_wdp.js`))).toBe(false);
+  });
+
+  it('a valid publicHost is accepted; none is fine', () => {
+    expect(() => createFirstPartyProxy({ collectorUrl: 'https://first.example/', publicHost: 'shop.example:8443' })).not.toThrow();
+    expect(() => createFirstPartyProxy({ collectorUrl: 'https://first.example/' })).not.toThrow();
+    expect(() => createFirstPartyProxy({ collectorUrl: 'https://first.example/', publicHost: 'shop.example/x' })).toThrow(expect.objectContaining({ code: 'invalid_configuration' }));
+  });
+});
