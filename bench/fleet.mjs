@@ -2,7 +2,7 @@
 // the emulator, and beside it, in the same run, one instance on its memory store, with the
 // same requests and the same faults; the cost of sharing is the difference.
 import { startEmulator } from '../dist/emulator.js';
-import { drive, startFleet } from '../scripts/fleet.mjs';
+import { drive, fleetConfig, startFleet } from '../scripts/fleet.mjs';
 import { redisAvailable, startRedis } from '../scripts/redis.mjs';
 
 const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
@@ -11,15 +11,7 @@ const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q 
 async function run({ instances, withRedis, requests, concurrency, tag, faults = true }) {
   const emulator = await startEmulator({ accountRequestsPerSecond: 0 });
   const redis = withRedis ? await startRedis() : undefined;
-  const fleet = await startFleet(instances, {
-    redisUrl: redis?.url,
-    tokenUrl: emulator.tokenUrl,
-    baseUrl: emulator.baseUrl,
-    retrievalUrl: emulator.retrievalUrl,
-    clientId: emulator.clientId,
-    clientSecret: emulator.clientSecret,
-    leaseMs: 2000,
-  });
+  const fleet = await startFleet(instances, fleetConfig(emulator, { redisUrl: redis?.url, leaseMs: 2000 }));
   try {
     const keys = Array.from({ length: requests }, (_, i) => `${tag}-${String(i).padStart(6, '0')}`);
     const started = performance.now();

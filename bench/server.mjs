@@ -5,6 +5,7 @@ import { createServer } from 'node:http';
 import { startEmulator } from '../dist/emulator.js';
 import { createDeviceRiskClient, createDeviceRiskHandler, createTokenSource, toNodeHandler } from '../dist/server.js';
 import { nginxAvailable, startNginx } from '../scripts/nginx.mjs';
+import { spawnListening } from '../scripts/processes.mjs';
 
 const BLACKBOX = '0400' + 'nVQ+/abcXYZ0123'.repeat(80) + '==';
 
@@ -56,16 +57,7 @@ export async function benchEndpoint({ requests = 2000, concurrency = 32 } = {}) 
 
 /** The Node proxy in its own process (bench/proxy-process.mjs), as nginx is. */
 async function startNodeProxy(collectorUrl) {
-  const child = spawn(process.execPath, [new URL('./proxy-process.mjs', import.meta.url).pathname, collectorUrl], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (c) => {
-      out += c;
-      const match = /listening (\d+)/.exec(out);
-      if (match) resolve(Number(match[1]));
-    });
-    child.once('exit', (code) => reject(new Error(`proxy process exited ${code}`)));
-  });
+  const { child, port } = await spawnListening(new URL('./proxy-process.mjs', import.meta.url).pathname, [collectorUrl]);
   return { origin: `http://127.0.0.1:${port}`, stop: () => child.kill('SIGTERM') };
 }
 

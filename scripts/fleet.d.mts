@@ -16,6 +16,10 @@ export interface KeyOutcome {
   codes: string[];
   ms: number;
 }
+export declare function fleetConfig(
+  emulator: { tokenUrl: string; baseUrl: string; retrievalUrl: string; clientId: string; clientSecret: string },
+  options?: { redisUrl?: string; leaseMs?: number },
+): Record<string, unknown>;
 export declare function startFleet(count: number, config: Record<string, unknown>): Promise<Fleet>;
 export declare function drive(options: {
   fleet: Fleet;

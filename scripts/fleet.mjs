@@ -2,25 +2,22 @@
 // and a round-robin client that retries each request with its Idempotency-Key on the next
 // instance, as a load balancer in front of a browser's retries would. For the fleet test
 // and the fleet row of `npm run bench`.
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { spawnListening } from './processes.mjs';
 
 const INSTANCE = fileURLToPath(new URL('../test/support/fleet-instance.mjs', import.meta.url));
+
+/** What an instance needs to reach the emulator (and Redis, when given). */
+export function fleetConfig(emulator, { redisUrl, leaseMs } = {}) {
+  const { tokenUrl, baseUrl, retrievalUrl, clientId, clientSecret } = emulator;
+  return { redisUrl, tokenUrl, baseUrl, retrievalUrl, clientId, clientSecret, leaseMs };
+}
 
 /** Starts `count` instances; resolves once each listens. */
 export async function startFleet(count, config) {
   const instances = await Promise.all(
     Array.from({ length: count }, async () => {
-      const child = spawn(process.execPath, [INSTANCE, JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'inherit'] });
-      const port = await new Promise((resolve, reject) => {
-        let out = '';
-        child.stdout.on('data', (chunk) => {
-          out += chunk;
-          const match = /listening (\d+)/.exec(out);
-          if (match) resolve(Number(match[1]));
-        });
-        child.once('exit', (code) => reject(new Error(`fleet instance exited (${code}) before listening`)));
-      });
+      const { child, port } = await spawnListening(INSTANCE, [JSON.stringify(config)]);
       return { child, url: `http://127.0.0.1:${port}/device-risk`, alive: true };
     }),
   );

@@ -3,20 +3,13 @@
 // files: the upstream is `collectorUrl` instead of the vendor's first-party host.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './processes.mjs';
 
 export const NGINX = process.env.NGINX_PATH ?? '/usr/sbin/nginx';
 export const nginxAvailable = () => existsSync(NGINX);
 
-async function freePort() {
-  const server = createServer();
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** Starts nginx; resolves with its origin and a stop function once it answers. Throws when it cannot. */
 export async function startNginx(collectorUrl, { page } = {}) {

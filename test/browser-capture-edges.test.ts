@@ -3,22 +3,14 @@
 // only a second call, a late callback, an unrelated script or a pre-set page value reach).
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { decodeBlackbox } from '../src/emulator/scripts/routes.js';
-import { freshPage, LOADER_URL, notFound, override, requests, scriptsFor, settings } from './support/vendor-dom.js';
+import { failure, freshPage, LOADER_URL, notFound, override, pageLoaderTag, requests, scriptsFor, settings, w } from './support/vendor-dom.js';
 
 let api: Awaited<ReturnType<typeof freshPage>>;
 beforeEach(async () => {
   api = await freshPage();
 });
 
-const w = () => window as unknown as Record<string, any>;
 const ok = { loaderUrl: LOADER_URL };
-const failure = (p: Promise<unknown>) => p.then(() => { throw new Error('expected a rejection'); }, (e: any) => e);
-const pageLoaderTag = () => {
-  const tag = document.createElement('script');
-  tag.src = LOADER_URL;
-  document.head.append(tag);
-  return tag;
-};
 
 describe('calls that meet a run', () => {
   it('a call with other keys (post, then field) is compared key by key without throwing', async () => {

@@ -3,16 +3,14 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { decodeBlackbox } from '../src/emulator/scripts/routes.js';
 import { realLoaderSource } from '../scripts/real-loader.mjs';
-import { clearOverrides, freshPage, html, LOADER_URL, notFound, override, requests, scriptsFor, settings } from './support/vendor-dom.js';
+import { clearOverrides, failure, freshPage, html, LOADER_URL, notFound, override, pageLoaderTag, requests, scriptsFor, settings, w } from './support/vendor-dom.js';
 
 let api: Awaited<ReturnType<typeof freshPage>>;
 beforeEach(async () => {
   api = await freshPage();
 });
 
-const w = () => window as unknown as Record<string, any>;
 const ok = { loaderUrl: LOADER_URL };
-const failure = (p: Promise<unknown>) => p.then(() => { throw new Error('expected a rejection'); }, (e: any) => e);
 const blockThirdParty = () => override(/^https:\/\/tp\.test\//, notFound);
 const breakProxy = () => override(/^https:\/\/shop\.test\/iojs\//, notFound);
 const loaderScript = (body: string) => override(/^https:\/\/vendor\.test\/loader\.js/, { status: 200, headers: { 'content-type': 'text/javascript' }, body });
@@ -384,11 +382,6 @@ describe('error messages', () => {
 });
 
 describe('adopt mode (inject: false) and preconnect', () => {
-  const pageLoaderTag = () => {
-    const tag = document.createElement('script');
-    tag.src = LOADER_URL;
-    document.head.append(tag);
-  };
 
   it('injects nothing and reports the run of the page\'s own loader tag that follows', async () => {
     const pending = api.captureBlackbox({ ...ok, inject: false });

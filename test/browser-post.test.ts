@@ -1,7 +1,7 @@
 // @vitest-environment happy-dom
 // Delivery of the final blackbox to the integrator's endpoint (post option), with an injected fetch.
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { freshPage, LOADER_URL } from './support/vendor-dom.js';
+import { failure, freshPage, LOADER_URL } from './support/vendor-dom.js';
 
 let api: Awaited<ReturnType<typeof freshPage>>;
 beforeEach(async () => {
@@ -25,7 +25,6 @@ function scriptedFetch(answers: Array<number | 'network' | Response>) {
   return { fetch: fetch as typeof globalThis.fetch, seen };
 }
 
-const failure = (p: Promise<unknown>) => p.then(() => { throw new Error('expected a rejection'); }, (e: any) => e);
 
 describe('post', () => {
   it('POSTs the final blackbox as JSON with an Idempotency-Key, keepalive, then resolves', async () => {

@@ -3,22 +3,13 @@ import { execFile, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDemo, type Demo } from '../demo/app.js';
-import { configFromEnvironment } from '../demo/config.js';
-import type { DoctorReport, Finding } from '../src/doctor/doctor.js';
+import { describe, expect, it } from 'vitest';
+import type { DoctorReport } from '../src/doctor/doctor.js';
+import { statusOf, useDemo } from './support/doctor-demo.js';
 import { snippet } from './support/readme.js';
 
-let demo: Demo;
-beforeAll(async () => {
-  demo = await startDemo({ ...configFromEnvironment({}), port: 0 }, { delays: {} });
-});
-afterAll(async () => {
-  await demo?.close();
-});
-
-const statusOf = (report: DoctorReport, id: Finding['id']) => report.findings.filter((f) => f.id === id).map((f) => f.status);
-const collectorUrl = () => demo.settings.collectorUrl;
+const site = useDemo();
+const collectorUrl = site.collectorUrl;
 
 describe('npx blackbox-capture doctor (dist/cli.js)', () => {
   const cli = (...args: string[]) => spawnSync(process.execPath, ['dist/cli.js', ...args], { encoding: 'utf8' });
@@ -28,10 +19,10 @@ describe('npx blackbox-capture doctor (dist/cli.js)', () => {
       const child = execFile(process.execPath, ['dist/cli.js', ...args], { encoding: 'utf8' }, (_, stdout, stderr) => resolve({ status: child.exitCode, stdout, stderr }));
     });
   it('exits 0 on a healthy page, 1 on a failing one, with --json the same report', async () => {
-    const healthy = await cliAsync('doctor', `${demo.url}/checkout`, '--third-party-host', demo.emulator!.thirdPartyUrl, '--collector-url', collectorUrl());
+    const healthy = await cliAsync('doctor', `${site.demo.url}/checkout`, '--third-party-host', site.demo.emulator!.thirdPartyUrl, '--collector-url', collectorUrl());
     expect([healthy.status, healthy.stderr]).toEqual([0, '']);
     expect(healthy.stdout).toMatch(/8 pass, 0 warn, 0 fail/);
-    const broken = await cliAsync('doctor', `${demo.url}/checkout`, '--prefix', '/broken-404/iojs', '--json');
+    const broken = await cliAsync('doctor', `${site.demo.url}/checkout`, '--prefix', '/broken-404/iojs', '--json');
     expect(broken.status).toBe(1);
     const report = JSON.parse(broken.stdout) as DoctorReport;
     expect(report.ok).toBe(false);
@@ -46,7 +37,7 @@ describe('npx blackbox-capture doctor (dist/cli.js)', () => {
     const command = snippet('doctor-command').code.trim();
     expect(command).toBe('npx blackbox-capture doctor https://shop.example/checkout');
     const result = await new Promise<{ code: number | null; out: string }>((resolve) => {
-      const child = execFile('sh', ['-c', command.replace('https://shop.example/checkout', `${demo.url}/checkout?doctor=double-tag`)], { cwd: dir, env: { ...process.env, npm_config_yes: 'false' } }, (_, stdout) =>
+      const child = execFile('sh', ['-c', command.replace('https://shop.example/checkout', `${site.demo.url}/checkout?doctor=double-tag`)], { cwd: dir, env: { ...process.env, npm_config_yes: 'false' } }, (_, stdout) =>
         resolve({ code: child.exitCode, out: stdout }),
       );
     });

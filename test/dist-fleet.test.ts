@@ -9,7 +9,7 @@
 // INITIATED, without a blackbox, and expires; the test allows one per kill.
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../src/emulator/index.js';
-import { drive, startFleet, type Fleet } from '../scripts/fleet.mjs';
+import { drive, fleetConfig, startFleet, type Fleet } from '../scripts/fleet.mjs';
 import { haveRedis, startRedisServer, type RedisServer } from './support/redis.js';
 
 const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
@@ -27,15 +27,7 @@ afterEach(async () => {
 async function setUp(count: number, withRedis: boolean) {
   emulator = await startEmulator({ accountRequestsPerSecond: 0 });
   if (withRedis) redis = await startRedisServer();
-  fleet = await startFleet(count, {
-    redisUrl: redis?.url,
-    tokenUrl: emulator.tokenUrl,
-    baseUrl: emulator.baseUrl,
-    retrievalUrl: emulator.retrievalUrl,
-    clientId: emulator.clientId,
-    clientSecret: emulator.clientSecret,
-    leaseMs: 1000,
-  });
+  fleet = await startFleet(count, fleetConfig(emulator, { redisUrl: redis?.url, leaseMs: 1000 }));
   return { emulator, fleet };
 }
 

@@ -1,27 +1,18 @@
 // The integration doctor against the demo site, healthy and broken on purpose one way per
 // check, and against the shipped nginx configuration (the CLI: test/dist-doctor.test.ts).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDemo, type Demo } from '../demo/app.js';
-import { configFromEnvironment } from '../demo/config.js';
+import { describe, expect, it } from 'vitest';
 import { formatReport, runDoctor, type DoctorReport, type Finding } from '../src/doctor/doctor.js';
+import { statusOf, useDemo } from './support/doctor-demo.js';
 import { startEmulator } from '../src/emulator/index.js';
 // @ts-expect-error: a plain ES module script without types
 import { nginxAvailable, startNginx } from '../scripts/nginx.mjs';
 
-let demo: Demo;
-beforeAll(async () => {
-  demo = await startDemo({ ...configFromEnvironment({}), port: 0 }, { delays: {} });
-});
-afterAll(async () => {
-  await demo?.close();
-});
-
-const statusOf = (report: DoctorReport, id: Finding['id']) => report.findings.filter((f) => f.id === id).map((f) => f.status);
-const collectorUrl = () => demo.settings.collectorUrl;
+const site = useDemo();
+const collectorUrl = site.collectorUrl;
 
 describe('runDoctor', () => {
   it('the healthy demo checkout passes every check', async () => {
-    const report = await runDoctor(`${demo.url}/checkout`, { collectorUrl: collectorUrl(), thirdPartyHost: demo.emulator!.thirdPartyUrl });
+    const report = await runDoctor(`${site.demo.url}/checkout`, { collectorUrl: collectorUrl(), thirdPartyHost: site.demo.emulator!.thirdPartyUrl });
     expect(report.findings.filter((f) => f.status !== 'pass')).toEqual([]);
     expect(report.findings.map((f) => f.id).sort()).toEqual(['csp', 'dyn_not_cached', 'dyn_script', 'loader_script', 'loader_tag_once', 'page', 'set_cookie', 'static_script']);
     expect(report.ok).toBe(true);
@@ -36,7 +27,7 @@ describe('runDoctor', () => {
     ['a loader URL that is no script', '/checkout?doctor=bad-loader', {}, ['loader_script'], 'fail', /loaderUrl/],
     ['a second loader tag', '/checkout?doctor=double-tag', {}, ['loader_tag_once'], 'fail', /keep one/],
   ] as Array<[string, string, object, Finding['id'][], 'fail' | 'warn', RegExp]>)('finds %s, names the fix, and passes the rest', async (_, path, extra, ids, status, fix) => {
-    const report = await runDoctor(`${demo.url}${path}`, { collectorUrl: collectorUrl(), thirdPartyHost: demo.emulator!.thirdPartyUrl, ...extra });
+    const report = await runDoctor(`${site.demo.url}${path}`, { collectorUrl: collectorUrl(), thirdPartyHost: site.demo.emulator!.thirdPartyUrl, ...extra });
     for (const id of ids) {
       expect(statusOf(report, id), id).toContain(status);
       expect(report.findings.find((f) => f.id === id && f.status === status)!.fix).toMatch(fix);
@@ -65,11 +56,11 @@ describe('runDoctor', () => {
     const report = await runDoctor('http://127.0.0.1:9/checkout', { timeoutMs: 2000 });
     expect(statusOf(report, 'page')).toEqual(['fail']);
     expect(report.ok).toBe(false);
-    expect(statusOf(await runDoctor(`${demo.url}/demo/style.css`), 'page')).toEqual(['fail']);
+    expect(statusOf(await runDoctor(`${site.demo.url}/demo/style.css`), 'page')).toEqual(['fail']);
   });
 
   it('formats a table: pass, warn and fail lines, the fix under each that is not a pass', async () => {
-    const report = await runDoctor(`${demo.url}/checkout?doctor=double-tag`, { thirdPartyHost: demo.emulator!.thirdPartyUrl });
+    const report = await runDoctor(`${site.demo.url}/checkout?doctor=double-tag`, { thirdPartyHost: site.demo.emulator!.thirdPartyUrl });
     const text = formatReport(report);
     expect(text).toMatch(/^FAIL  loader_tag_once +the page would run the loader 2 times/m);
     expect(text).toMatch(/^ +fix: keep one/m);

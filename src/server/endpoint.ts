@@ -306,14 +306,10 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
     }
     const nonceKey = `${keyPart(client.clientId ?? '')}:nonce:${verified.id}`;
     const ttl = Math.max(1, verified.expiresAt - now());
-    try {
-      if (await fromStore(store.setIfAbsent(nonceKey, claimant, ttl), 'nonce claim')) return undefined;
-      // Used before: by this very request's earlier attempt (same key) is fine.
-      if ((await fromStore(store.get(nonceKey), 'nonce read')) === claimant) return undefined;
-    } catch (error) {
-      options.onError?.(error);
-      return refuse(503, ERR_STORE_UNAVAILABLE, 'The nonce could not be checked; retry with the same Idempotency-Key', { 'retry-after': '1' });
-    }
+    // A store failure throws store_unavailable: the handler answers it as every other (503, Retry-After).
+    if (await fromStore(store.setIfAbsent(nonceKey, claimant, ttl), 'nonce claim')) return undefined;
+    // Used before: by this very request's earlier attempt (same key) is fine.
+    if ((await fromStore(store.get(nonceKey), 'nonce read')) === claimant) return undefined;
     return refuse(409, ERR_NONCE_REUSED, 'This capture nonce was used before: a blackbox is checked once');
   }
 
@@ -351,11 +347,11 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
     }
     if (customer instanceof Response) return customer;
 
-    if (options.nonceSecret !== undefined) {
-      const refused = await claimNonce(nonce, options.nonceSubject?.(request, customer) ?? customer.customerInternalReference, key ?? ownerMark());
-      if (refused) return refused;
-    }
     try {
+      if (options.nonceSecret !== undefined) {
+        const refused = await claimNonce(nonce, options.nonceSubject?.(request, customer) ?? customer.customerInternalReference, key ?? ownerMark());
+        if (refused) return refused;
+      }
       if (key === null) return json(await runDeviceRiskCheck(client, blackbox, customer, check({})), 200);
       const fingerprint = await fingerprintOf(origin, customer.customerInternalReference, blackbox);
       return await underKey(key, fingerprint, (progress, save) => runDeviceRiskCheck(client, blackbox, customer, check(progress, save)));

@@ -14,7 +14,7 @@ export interface UpstreamInit {
   method: string;
   headers: Headers;
   signal: AbortSignal;
-  body?: Uint8Array;
+  body?: Uint8Array<ArrayBuffer>;
 }
 
 const DECODERS: Record<string, (() => NodeJS.ReadWriteStream & Readable) | undefined> = {

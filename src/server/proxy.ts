@@ -9,6 +9,7 @@
  * own cookies travel, and every answer is sandboxed should it ever be opened as
  * a page.
  */
+import type { UpstreamInit } from './node-upstream.js';
 import { deadline } from './deadline.js';
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION, requireSecureUrl } from './errors.js';
 import { plainAddress, readCapped } from './http.js';
@@ -149,8 +150,8 @@ export function createFirstPartyProxy(options: FirstPartyProxyOptions): ((reques
     throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'cookiePrefix and allowCookies must be cookie names');
   }
   if (options.publicHost !== undefined && !validHost(options.publicHost)) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'publicHost must be a host name, with a port if any');
-  let upstream$: Promise<(url: URL, init: { method: string; headers: Headers; signal: AbortSignal; body?: Uint8Array<ArrayBuffer> }) => Promise<Response>> | undefined;
-  const callUpstream = async (url: URL, init: { method: string; headers: Headers; signal: AbortSignal; body?: Uint8Array<ArrayBuffer> }) => {
+  let upstream$: Promise<(url: URL, init: UpstreamInit) => Promise<Response>> | undefined;
+  const callUpstream = async (url: URL, init: UpstreamInit) => {
     upstream$ ??=
       options.fetch || !ON_NODE || globalThis.fetch !== FETCH_AT_LOAD
         ? Promise.resolve((u, i) => (options.fetch ?? fetch)(u, { ...i, redirect: 'manual' }))

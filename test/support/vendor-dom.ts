@@ -107,3 +107,15 @@ export async function freshPage(): Promise<typeof import('../../src/browser/inde
 /** Every script tag whose src starts with `prefix`. */
 export const scriptsFor = (prefix: string) =>
   Array.from(document.querySelectorAll<HTMLScriptElement>('script[src]')).filter((s) => s.src.startsWith(prefix));
+
+/** The page's window, for the vendor's globals. */
+export const w = () => window as unknown as Record<string, any>;
+/** The rejection of a promise that must reject (a resolution fails the test). */
+export const failure = (p: Promise<unknown>) => p.then(() => { throw new Error('expected a rejection'); }, (e: any) => e);
+/** The page's own loader tag, as a page that runs the loader itself writes it. */
+export function pageLoaderTag(): HTMLScriptElement {
+  const tag = document.createElement('script');
+  tag.src = LOADER_URL;
+  document.head.append(tag);
+  return tag;
+}
