@@ -1,8 +1,14 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Tests of what `npm run build` and `npm pack` produce: the built dist/ files, the packed
+ * tarball, the README's snippets (they import the built package), the size guards and the
+ * demo command. `npm run test:unit` runs the others, the tests of the sources.
+ */
+export const builtPackageTests = ['test/dist-*.test.ts', 'test/package-*.test.ts', 'test/readme.test.ts', 'test/size-budget.test.ts', 'test/demo-command.test.ts'];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     // Browser-side tests declare `@vitest-environment happy-dom` themselves.
     environment: 'node',
     environmentOptions: {
@@ -20,5 +26,9 @@ export default defineConfig({
     maxWorkers: 2,
     // Tests of time limits force garbage collection: a timer must fire even when nothing else holds it.
     execArgv: ['--expose-gc'],
+    projects: [
+      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [...builtPackageTests, 'node_modules/**'] } },
+      { extends: true, test: { name: 'built', include: builtPackageTests } },
+    ],
   },
 });

@@ -6,6 +6,8 @@ import { declareValuePlugin, PluginKind } from '@stryker-mutator/api/plugin';
 /** Calls whose string arguments are message text: error constructors and log calls. */
 const MESSAGE_CALLEES = new Set(['DeviceRiskError', 'BadRequestError', 'Error', 'TypeError']);
 const LOG_OBJECTS = new Set(['console']);
+/** Helpers whose argument at this index is only put into their error messages. */
+const LABEL_ARGUMENT = { fromStore: 1, requireSecureUrl: 1, fail: 0 };
 
 function isText(path) {
   return path.isStringLiteral() || path.isTemplateLiteral();
@@ -33,6 +35,8 @@ export const strykerPlugins = [
         if (MESSAGE_CALLEES.has(name) && name !== 'DeviceRiskError' && name !== 'BadRequestError' && index === 0) return 'an error message';
         // refuse(status, code, `message`): the endpoint's answer text.
         if (name === 'refuse' && index === 2) return 'an answer message';
+        // fromStore(operation, 'token read'), requireSecureUrl(url, 'tokenUrl'), fail('lacks …'): words that only go into a message.
+        if (LABEL_ARGUMENT[name] === index) return 'a label used only in messages';
         // trace(`message`) in the emulated scripts is compared by the conformance table, not here.
       }
       // A message ending in a `+`-joined string or template inside such a call.

@@ -1,12 +1,32 @@
 // @vitest-environment happy-dom
 // Delivery of the final blackbox to the integrator's endpoint (post option), with an injected fetch.
-import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { failure, freshPage, LOADER_URL } from './support/vendor-dom.js';
 
 let api: Awaited<ReturnType<typeof freshPage>>;
 beforeEach(async () => {
   api = await freshPage();
 });
+afterEach(() => {
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+});
+
+/**
+ * Fake timers from the first delivery attempt on: the capture before it runs on real
+ * timers, the waits between attempts are then stepped through instead of slept.
+ */
+function fakeTimersAtFirstAttempt(fetch: typeof globalThis.fetch) {
+  let started!: () => void;
+  // Awaited instead of vi.waitFor, which would move the fake clock while it polls.
+  const firstAttempt = new Promise<void>((resolve) => (started = resolve));
+  const wrapped = ((url: string, init: RequestInit) => {
+    if (!vi.isFakeTimers()) vi.useFakeTimers();
+    started();
+    return fetch(url, init);
+  }) as typeof globalThis.fetch;
+  return { fetch: wrapped, firstAttempt };
+}
 
 interface Seen {
   url: string;
@@ -84,12 +104,18 @@ describe('post', () => {
     expect(new Set(seen.map((s) => s.init.headers['idempotency-key'])).size).toBe(1);
   });
 
-  it('honours Retry-After', async () => {
+  it('honours Retry-After: the retry leaves when it ends, not before', async () => {
     const { fetch, seen } = scriptedFetch([new Response('', { status: 503, headers: { 'retry-after': '1' } }), 200]);
-    const started = Date.now();
-    await api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/risk', fetch } });
+    const timed = fakeTimersAtFirstAttempt(fetch);
+    const done = api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/risk', fetch: timed.fetch } });
+    await timed.firstAttempt;
+    await vi.advanceTimersByTimeAsync(0);
+    expect(seen).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(999);
+    expect(seen).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1);
     expect(seen).toHaveLength(2);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    await done;
   });
 
   it('never retries other 4xx: post_failed at once, carrying the blackbox and status', async () => {
@@ -106,7 +132,12 @@ describe('post', () => {
   it('gives up after maxAttempts with post_failed, and nothing is lost', async () => {
     const { fetch, seen } = scriptedFetch(['network']);
     document.body.innerHTML = '<input id="bb">';
-    const error = await failure(api.captureBlackbox({ loaderUrl: LOADER_URL, field: 'bb', post: { url: '/risk', fetch, maxAttempts: 3 } }));
+    const timed = fakeTimersAtFirstAttempt(fetch);
+    const pending = failure(api.captureBlackbox({ loaderUrl: LOADER_URL, field: 'bb', post: { url: '/risk', fetch: timed.fetch, maxAttempts: 3 } }));
+    await timed.firstAttempt;
+    // Full jitter: the waits are at most 600 and 1,200 ms.
+    await vi.advanceTimersByTimeAsync(1800);
+    const error = await pending;
     expect(seen).toHaveLength(3);
     expect(error.code).toBe('post_failed');
     expect(error.cause).toBeInstanceOf(TypeError);
@@ -118,6 +149,8 @@ describe('post', () => {
     const seen: unknown[] = [];
     const hanging = ((_: string, init: RequestInit) =>
       new Promise((_, reject) => {
+        // From here on no jitter, so no backoff: the attempts' own time limits are what this test waits for.
+        if (!vi.isMockFunction(Math.random)) vi.spyOn(Math, 'random').mockReturnValue(0);
         seen.push(1);
         init.signal!.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError')));
       })) as unknown as typeof fetch;
@@ -178,11 +211,13 @@ describe('post', () => {
   it('after an abort during the wait, no retry is sent when the wait would have ended', async () => {
     const controller = new AbortController();
     const { fetch, seen } = scriptedFetch([new Response('', { status: 503, headers: { 'retry-after': '1' } })]);
-    const pending = api.captureBlackbox({ loaderUrl: LOADER_URL, signal: controller.signal, post: { url: '/device-risk', fetch } });
-    await vi.waitFor(() => expect(seen).toHaveLength(1));
+    const timed = fakeTimersAtFirstAttempt(fetch);
+    const pending = api.captureBlackbox({ loaderUrl: LOADER_URL, signal: controller.signal, post: { url: '/device-risk', fetch: timed.fetch } });
+    await timed.firstAttempt;
+    await vi.advanceTimersByTimeAsync(0);
     controller.abort();
     await failure(pending);
-    await new Promise((r) => setTimeout(r, 1200));
+    await vi.advanceTimersByTimeAsync(1200);
     expect(seen).toHaveLength(1);
   });
 
@@ -196,13 +231,21 @@ describe('post', () => {
 
   it('a network error without a signal is retried, not mistaken for an abort', async () => {
     const { fetch, seen } = scriptedFetch(['network', 200]);
-    await api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/device-risk', fetch, maxAttempts: 2 } });
+    const timed = fakeTimersAtFirstAttempt(fetch);
+    const done = api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/device-risk', fetch: timed.fetch, maxAttempts: 2 } });
+    await timed.firstAttempt;
+    await vi.advanceTimersByTimeAsync(600); // the first backoff is at most 600 ms
+    await done;
     expect(seen).toHaveLength(2);
   });
 
   it('retries an HTTP 500', async () => {
     const { fetch, seen } = scriptedFetch([500, 200]);
-    await api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/device-risk', fetch, maxAttempts: 2 } });
+    const timed = fakeTimersAtFirstAttempt(fetch);
+    const done = api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/device-risk', fetch: timed.fetch, maxAttempts: 2 } });
+    await timed.firstAttempt;
+    await vi.advanceTimersByTimeAsync(600); // the first backoff is at most 600 ms
+    await done;
     expect(seen).toHaveLength(2);
   });
 
@@ -213,13 +256,15 @@ describe('post', () => {
       signals.push(init.signal!);
       return new Promise((_, reject) => init.signal!.addEventListener('abort', () => reject(init.signal!.reason)));
     }) as unknown as typeof fetch;
-    const pending = api.captureBlackbox({ loaderUrl: LOADER_URL, signal: controller.signal, post: { url: '/device-risk', fetch: hanging, timeoutMs: 60_000 } });
-    await vi.waitFor(() => expect(signals).toHaveLength(1));
+    const timed = fakeTimersAtFirstAttempt(hanging);
+    const pending = api.captureBlackbox({ loaderUrl: LOADER_URL, signal: controller.signal, post: { url: '/device-risk', fetch: timed.fetch, timeoutMs: 60_000 } });
+    await timed.firstAttempt;
+    expect(signals).toHaveLength(1);
     controller.abort();
     expect(signals[0]!.aborted).toBe(true);
     expect(await failure(pending)).toMatchObject({ code: 'aborted' });
     // The aborted attempt is not retried after a backoff (at most 600 ms for a second attempt).
-    await new Promise((r) => setTimeout(r, 700));
+    await vi.advanceTimersByTimeAsync(700);
     expect(signals).toHaveLength(1);
   });
 

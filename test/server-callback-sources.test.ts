@@ -37,7 +37,7 @@ describe('allowedSources', () => {
     expect(await allowed(sources, address)).toBe(expected);
   });
 
-  it.each(['10.0.0.0/33', '10.0.0.0/-1', '10.0.0.0/x', '10.0.0.0/8.5', 'host.example', '::/129', '1.2.3.256', '1.2.3', ''])('refuses the entry %j at creation', (entry) => {
+  it.each(['10.0.0.0/33', '10.0.0.0/-1', '10.0.0.0/x', '10.0.0.0/8.5', 'host.example', '::/129', '1.2.3.256', '1.2.3', '', '10.0.0.0/', '10.0.0.0/+8', '10.0.0.0/ 8', '10.0.0.0/0x8', '10.0.0.0/1e1'])('refuses the entry %j at creation', (entry) => {
     expect(() => handlerFor([entry])).toThrow(expect.objectContaining({ code: 'invalid_configuration' }));
   });
 });

@@ -6,6 +6,8 @@ import { createMemoryStore, createTokenSource, isDeviceRiskError, TOKEN_URLS } f
 
 const UA = 'AcmeShop Checkout/1.0';
 let emulator: Emulator;
+/** A clock that stands still: the waits the source asks for are exactly the Retry-After. */
+const frozenClock = () => 1_800_000_000_000;
 afterEach(async () => {
   await emulator?.close();
 });
@@ -69,7 +71,7 @@ describe('createTokenSource', () => {
     emulator = await startEmulator();
     emulator.faults.fail('token', { times: 1, status: 429 });
     const waits: number[] = [];
-    expect(await source({ sleep: async (ms) => void waits.push(ms) }).getToken()).toBeTruthy();
+    expect(await source({ sleep: async (ms) => void waits.push(ms), now: frozenClock }).getToken()).toBeTruthy();
     expect(emulator.inspect.requests('token')).toBe(2);
     expect(waits).toEqual([1000]); // the emulator's Retry-After: 1
   });
@@ -78,7 +80,7 @@ describe('createTokenSource', () => {
     emulator = await startEmulator();
     emulator.faults.fail('token', { times: 10, status: 429 });
     const waits: number[] = [];
-    const error = await source({ maxAttempts: 2, sleep: async (ms) => void waits.push(ms) }).getToken().catch((e: unknown) => e);
+    const error = await source({ maxAttempts: 2, sleep: async (ms) => void waits.push(ms), now: frozenClock }).getToken().catch((e: unknown) => e);
     expect(waits).toEqual([1000]); // between the two attempts; none after the last
     expect(isDeviceRiskError(error)).toBe(true);
     expect(error).toMatchObject({ code: 'rate_limited', status: 429, retryAfter: 1 });
@@ -236,7 +238,7 @@ describe('createTokenSource', () => {
     it('a Retry-After within maxRetryAfterSeconds is waited for, then the request is made again', async () => {
       const { calls, fetchStub } = stub(tooMany('2'), granted(3600));
       const waits: number[] = [];
-      expect(await offline({ fetch: fetchStub, sleep: async (ms) => void waits.push(ms) }).getToken()).toMatch(/^at-/);
+      expect(await offline({ fetch: fetchStub, sleep: async (ms) => void waits.push(ms), now: frozenClock }).getToken()).toMatch(/^at-/);
       expect(calls).toHaveLength(2);
       expect(waits).toEqual([2000]);
     });

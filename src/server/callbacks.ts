@@ -97,8 +97,9 @@ function sourceMatcher(entries: readonly string[]): (address: string) => boolean
   const ranges = entries.map((entry) => {
     const [base = '', prefix] = entry.split('/');
     const parsed = parseAddress(base);
-    const length = prefix === undefined ? parsed?.bits : Number(prefix);
-    if (!parsed || length === undefined || !Number.isInteger(length) || length < 0 || length > parsed.bits) {
+    // Digits only: Number('') is 0, and "10.0.0.0/" must not mean every address.
+    const length = prefix === undefined ? parsed?.bits : /^\d{1,3}$/.test(prefix) ? Number(prefix) : undefined;
+    if (!parsed || length === undefined || length > parsed.bits) {
       throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, `allowedSources: "${entry}" is not an address or a CIDR range`);
     }
     const shift = BigInt(parsed.bits - length);

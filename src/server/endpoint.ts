@@ -315,7 +315,8 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
 
   const reused = () => refuse(422, 'idempotency_key_reused', 'This Idempotency-Key was used with another request');
 
-  return async (request, context) => {    if (request.method !== 'POST') return refuse(405, 'method_not_allowed', 'Use POST', { allow: 'POST' });
+  return async (request, context) => {
+    if (request.method !== 'POST') return refuse(405, 'method_not_allowed', 'Use POST', { allow: 'POST' });
     const origin = request.headers.get('origin');
     if (!origin || !allowed.has(origin)) return refuse(403, 'origin_not_allowed', 'This origin may not post blackboxes');
     if (!/^application\/json\b/i.test(request.headers.get('content-type') ?? '')) {

@@ -67,8 +67,12 @@ export interface TokenSourceOptions {
   timeoutMs?: number;
   /** The longest `Retry-After` waited for, in seconds; a longer one fails at once with `rate_limited`. Default 30. */
   maxRetryAfterSeconds?: number;
-  /** How retries wait (tests pass one that does not wait). Default a timer. Rate-limit waits always use a timer. */
+  /**
+   * How retries and 429 backoffs wait (tests pass one that does not wait). Default a timer.
+   * Waits for a rate-limit slot or for another instance's token always use a timer.
+   */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** The clock of token expiry and of 429 backoffs. Default `Date.now`. */
   now?: () => number;
 }
 
@@ -118,6 +122,7 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
   const store = options.store ?? processStore;
   const leaseMs = options.lockLeaseMs ?? 3000;
   const now = options.now ?? Date.now;
+  const pause = options.sleep ?? sleep;
   const marginMs = (options.refreshMarginSeconds ?? 60) * 1000;
   const perSecond = options.maxRequestsPerSecond ?? 10;
   const maxAttempts = options.maxAttempts ?? 4;
@@ -181,12 +186,12 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
   /** A 429 seen by any instance: every instance waits it out, or fails at once when it would outlast the call. */
   async function sharedBackoff(signal: AbortSignal, endsAt: number): Promise<void> {
     const until = Number(await fromStore(store.get(keys.backoff), 'backoff read'));
-    const waitMs = until - Date.now();
+    const waitMs = until - now();
     if (!(waitMs > 0)) return;
-    if (waitMs > maxRetryAfterMs || Date.now() + waitMs >= endsAt) {
+    if (waitMs > maxRetryAfterMs || now() + waitMs >= endsAt) {
       throw new DeviceRiskError(ERR_RATE_LIMITED, 'token service rate limit reached (429, seen by this fleet)', { status: 429, operation: 'token', retryAfter: Math.ceil(waitMs / 1000) });
     }
-    await sleep(waitMs, signal);
+    await pause(waitMs, signal);
   }
 
   async function requestToken(callerSignal?: AbortSignal): Promise<string> {
@@ -197,10 +202,10 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
       new DeviceRiskError(ERR_NETWORK, `no token from ${new URL(tokenUrl).origin} within ${timeoutMs} ms`, { operation: 'token', cause });
     /** Waits before the next attempt, unless it would outlast the time limit or none is left: then the last error stands. */
     const wait = async (ms: number, error: DeviceRiskError) => {
-      if (attempt >= maxAttempts || Date.now() + ms >= started + timeoutMs) throw error;
-      await (options.sleep ?? sleep)(ms, signal);
+      if (attempt >= maxAttempts || now() + ms >= started + timeoutMs) throw error;
+      await pause(ms, signal);
     };
-    const started = Date.now();
+    const started = now();
     let lastError: DeviceRiskError | undefined;
     let attempt = 0;
     try {
@@ -246,10 +251,11 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
           lastError = new DeviceRiskError(ERR_RATE_LIMITED, `token service rate limit reached (429)${summary}`, { status: 429, operation: 'token', ...(retryAfter === undefined ? {} : { retryAfter }) });
           const backoffMs = retryAfter !== undefined ? retryAfter * 1000 : Math.random() * BASE_BACKOFF_MS * 2 ** attempt;
           // Every instance backs off, not only this one.
-          if (backoffMs > 0) await fromStore(store.set(keys.backoff, String(Date.now() + backoffMs), backoffMs), 'backoff write');
+          if (backoffMs > 0) await fromStore(store.set(keys.backoff, String(now() + backoffMs), backoffMs), 'backoff write');
           // A long Retry-After is the service's answer for now: say so at once instead of stalling every caller.
           if (retryAfter !== undefined && retryAfter * 1000 > maxRetryAfterMs) throw lastError;
-          await wait(backoffMs, lastError);
+          if (attempt >= maxAttempts || now() + backoffMs >= started + timeoutMs) throw lastError;
+          // The shared backoff at the top of the loop waits it out, as every other instance does.
           continue;
         }
         if (response.status >= 500) {

@@ -1,0 +1,170 @@
+// The proxy's Node upstream (node:http behind a fetch-like surface), against a real local
+// server: what it sends, how it answers, decoding, aborts and connection reuse.
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createTcpServer, type AddressInfo } from 'node:net';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
+import { afterEach, describe, expect, it } from 'vitest';
+import { nodeUpstream } from '../src/server/node-upstream.js';
+
+const closers: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  await Promise.all(closers.splice(0).map((close) => close()));
+});
+
+interface Seen {
+  method: string;
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+
+/** A local upstream answering with `answer`; records each request and each new connection. */
+async function upstream(answer: (request: IncomingMessage, response: ServerResponse) => void) {
+  const seen: Seen[] = [];
+  let connections = 0;
+  const server = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk) => (body += chunk)).on('end', () => {
+      seen.push({ method: request.method!, headers: request.headers, body });
+      answer(request, response);
+    });
+  });
+  server.on('connection', () => connections++);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  closers.push(() => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  const { port } = server.address() as AddressInfo;
+  return { url: (path = '/x') => new URL(`http://127.0.0.1:${port}${path}`), seen, connections: () => connections };
+}
+
+const init = (extra: Partial<Parameters<typeof nodeUpstream>[1]> = {}) => ({ method: 'GET', headers: new Headers(), signal: new AbortController().signal, ...extra });
+
+describe('nodeUpstream', () => {
+  it('sends the headers given, asks for identity, and a body with its Content-Length', async () => {
+    const server = await upstream((_, response) => response.end('ok'));
+    const body = new TextEncoder().encode('{"a":"é"}') as Uint8Array<ArrayBuffer>;
+    const response = await nodeUpstream(server.url(), init({ method: 'POST', headers: new Headers({ 'x-test': '1', 'accept-encoding': 'gzip, br' }), body }));
+    expect(await response.text()).toBe('ok');
+    expect(server.seen[0]).toMatchObject({ method: 'POST', body: '{"a":"é"}' });
+    expect(server.seen[0]!.headers).toMatchObject({ 'x-test': '1', 'accept-encoding': 'identity', 'content-length': String(body.byteLength) });
+    expect(server.seen[0]!.headers['transfer-encoding']).toBeUndefined();
+  });
+
+  it('answers status, status text and every header, repeated ones too, and nothing else', async () => {
+    const server = await upstream((_, response) => {
+      response.writeHead(418, 'Short And Stout', [['set-cookie', 'a=1'], ['set-cookie', 'b=2'], ['x-one', 'v']]);
+      response.end('tea');
+    });
+    const response = await nodeUpstream(server.url(), init());
+    expect([response.status, response.statusText]).toEqual([418, 'Short And Stout']);
+    expect(response.headers.getSetCookie()).toEqual(['a=1', 'b=2']);
+    expect(response.headers.get('x-one')).toBe('v');
+    expect([...response.headers.keys()].filter((k) => k === 'undefined')).toEqual([]);
+    expect(await response.text()).toBe('tea');
+  });
+
+  it.each([
+    ['HEAD', 'HEAD', 200],
+    ['a 204', 'GET', 204],
+    ['a 304', 'GET', 304],
+  ])('%s has no body, and the connection is free again', async (_, method, status) => {
+    const server = await upstream((_, response) => {
+      response.writeHead(status, { 'content-length': '5' });
+      response.end(method === 'HEAD' || status !== 200 ? undefined : 'hello');
+    });
+    const response = await nodeUpstream(server.url(), init({ method }));
+    expect(response.status).toBe(status);
+    expect(response.body).toBeNull();
+    const again = await nodeUpstream(server.url(), init());
+    expect(again.status).toBe(status);
+    expect(server.connections()).toBe(1);
+  });
+
+  it.each([
+    ['gzip', gzipSync],
+    ['x-gzip', gzipSync],
+    ['GZIP', gzipSync],
+    ['deflate', deflateSync],
+    ['br', brotliCompressSync],
+  ])('a %s body is decoded, without its Content-Encoding and Content-Length', async (encoding, compress) => {
+    const packed = compress(Buffer.from('console.log("first party")'));
+    const server = await upstream((_, response) => {
+      response.writeHead(200, { 'content-encoding': encoding, 'content-length': String(packed.length), 'content-type': 'text/javascript' });
+      response.end(packed);
+    });
+    const response = await nodeUpstream(server.url(), init());
+    expect(await response.text()).toBe('console.log("first party")');
+    expect(response.headers.get('content-encoding')).toBeNull();
+    expect(response.headers.get('content-length')).toBeNull();
+    expect(response.headers.get('content-type')).toBe('text/javascript');
+  });
+
+  it('an encoding it does not know is passed on as it came, with its headers', async () => {
+    const server = await upstream((_, response) => {
+      response.writeHead(200, { 'content-encoding': 'zstd', 'content-length': '4' });
+      response.end('abcd');
+    });
+    const response = await nodeUpstream(server.url(), init());
+    expect(response.headers.get('content-encoding')).toBe('zstd');
+    expect(response.headers.get('content-length')).toBe('4');
+    expect(await response.text()).toBe('abcd');
+  });
+
+  it('a body that says gzip and is not fails when read, instead of hanging', async () => {
+    const server = await upstream((_, response) => {
+      response.writeHead(200, { 'content-encoding': 'gzip' });
+      response.end('not gzip at all');
+    });
+    const response = await nodeUpstream(server.url(), init());
+    await expect(response.text()).rejects.toThrow();
+  });
+
+  it('a compressed body cut off by the upstream fails when read, instead of hanging', async () => {
+    const packed = gzipSync(randomBytes(200_000)); // incompressible: the first 1000 bytes are a small part
+    const server = await upstream((request, response) => {
+      response.writeHead(200, { 'content-encoding': 'gzip', 'content-length': String(packed.length) });
+      response.write(packed.subarray(0, 1000), () => setTimeout(() => request.socket.destroy(), 20));
+    });
+    const response = await nodeUpstream(server.url(), init());
+    await expect(response.text()).rejects.toThrow();
+  });
+
+  it('an aborted signal rejects with its reason before anything is sent', async () => {
+    const server = await upstream((_, response) => response.end());
+    const reason = new Error('gone');
+    await expect(nodeUpstream(server.url(), init({ signal: AbortSignal.abort(reason) }))).rejects.toBe(reason);
+    expect(server.seen).toEqual([]);
+  });
+
+  it('an abort in flight ends the request with the reason, or an Error when the reason is none', async () => {
+    const server = await upstream(() => {}); // never answers
+    const controller = new AbortController();
+    const reason = new Error('time limit');
+    const pending = nodeUpstream(server.url(), init({ signal: controller.signal }));
+    await new Promise((r) => setTimeout(r, 30));
+    controller.abort(reason);
+    await expect(pending).rejects.toBe(reason);
+    const other = new AbortController();
+    const second = nodeUpstream(server.url(), init({ signal: other.signal }));
+    await new Promise((r) => setTimeout(r, 30));
+    other.abort('a string');
+    await expect(second).rejects.toThrow('aborted');
+  });
+
+  it('requests to one origin share a kept-alive connection', async () => {
+    const server = await upstream((_, response) => response.end('ok'));
+    for (let i = 0; i < 3; i++) expect(await (await nodeUpstream(server.url(`/x${i}`), init())).text()).toBe('ok');
+    expect(server.connections()).toBe(1);
+  });
+
+  it('an https address is spoken to with TLS', async () => {
+    const first = new Promise<number>((resolve) => {
+      const tcp = createTcpServer((socket) => socket.once('data', (data) => { resolve(data[0]!); socket.destroy(); }));
+      tcp.listen(0, '127.0.0.1', () => {
+        const { port } = tcp.address() as AddressInfo;
+        nodeUpstream(new URL(`https://127.0.0.1:${port}/`), init()).catch(() => {});
+      });
+      closers.push(() => new Promise((r) => tcp.close(() => r())));
+    });
+    expect(await first).toBe(0x16); // a TLS handshake record
+  });
+});
