@@ -42,37 +42,62 @@ const declarations = (input, name, extra = {}) =>
     plugins: [dts()],
   }));
 
+/**
+ * The production build swaps each browser module that has a `<name>.production.ts`
+ * twin for it: options.ts (every rule) for the rules production keeps, warnings.ts
+ * for none. The development build is the sources as they are.
+ */
+const productionTwins = () => ({
+  name: 'production-twins',
+  async resolveId(source, importer, options) {
+    if (!importer || !/^\.\/(options|warnings)\.js$/.test(source)) return null;
+    return this.resolve(source.replace(/\.js$/, '.production.js'), importer, { ...options, skipSelf: true });
+  },
+});
+
+/** The browser files of one build: ESM and CommonJS for bundlers and require(), UMD for script tags. */
+function browserBuild(build) {
+  const production = build === 'production';
+  const suffix = production ? '' : '.development';
+  const chunks = production ? 'browser' : 'browser-development';
+  const twins = production ? [productionTwins()] : [];
+  return [
+    {
+      // The delivery code is a chunk of its own (dynamic import): pages that do not
+      // use `post` never load it, and bundlers keep it out of the main chunk.
+      input: 'src/browser/index.ts',
+      output: [
+        { dir: 'dist', format: 'es', entryFileNames: `index${suffix}.js`, chunkFileNames: `${chunks}-[name].js` },
+        // For require() (tests, server rendering in CommonJS): the same code as CommonJS.
+        { dir: 'dist', format: 'cjs', entryFileNames: `index${suffix}.cjs`, chunkFileNames: `${chunks}-[name].cjs`, exports: 'named' },
+      ],
+      preserveEntrySignatures: 'strict',
+      plugins: [...twins, ts(), terser(minify)],
+    },
+    {
+      // One file, but for the message texts: a script tag pays for them only when a call
+      // fails, when the file imports the ES chunk beside it (dynamic import works in classic
+      // scripts, relative to the script's own URL, with its nonce). The delivery code stays
+      // inside: `post` must not depend on a second file being deployed. The .cjs copy is the
+      // same file for require(). Both builds share the one messages chunk.
+      input: 'src/browser/umd.ts',
+      external: (id) => MESSAGES_MODULE.test(id),
+      output: ['js', 'cjs'].map((ext) => ({
+        file: `dist/blackbox-capture${suffix}.umd.${ext}`,
+        format: 'umd',
+        name: 'BlackboxCapture',
+        exports: 'named',
+        inlineDynamicImports: true,
+        paths: (id) => (MESSAGES_MODULE.test(id) ? './browser-messages.js' : id),
+      })),
+      plugins: [...twins, ts(), terser(minify)],
+    },
+  ];
+}
+
 export default [
-  {
-    // The delivery code is a chunk of its own (dynamic import): pages that do not
-    // use `post` never load it, and bundlers keep it out of the main chunk.
-    input: 'src/browser/index.ts',
-    output: [
-      { dir: 'dist', format: 'es', entryFileNames: 'index.js', chunkFileNames: 'browser-[name].js' },
-      // For require() (tests, server rendering in CommonJS): the same code as CommonJS.
-      { dir: 'dist', format: 'cjs', entryFileNames: 'index.cjs', chunkFileNames: 'browser-[name].cjs', exports: 'named' },
-    ],
-    preserveEntrySignatures: 'strict',
-    plugins: [ts(), terser(minify)],
-  },
-  {
-    // One file, but for the message texts: a script tag pays for them only when a call
-    // fails, when the file imports the ES chunk beside it (dynamic import works in classic
-    // scripts, relative to the script's own URL, with its nonce). The delivery code stays
-    // inside: `post` must not depend on a second file being deployed. The .cjs copy is the
-    // same file for require().
-    input: 'src/browser/umd.ts',
-    external: (id) => MESSAGES_MODULE.test(id),
-    output: ['js', 'cjs'].map((ext) => ({
-      file: `dist/blackbox-capture.umd.${ext}`,
-      format: 'umd',
-      name: 'BlackboxCapture',
-      exports: 'named',
-      inlineDynamicImports: true,
-      paths: (id) => (MESSAGES_MODULE.test(id) ? './browser-messages.js' : id),
-    })),
-    plugins: [ts(), terser(minify)],
-  },
+  ...browserBuild('production'),
+  ...browserBuild('development'),
   {
     input: { ...nodeEntries, 'emulator-cli': 'src/emulator/cli.ts', cli: 'src/doctor/cli.ts' },
     output: { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: 'chunk-[name]-[hash].js' },

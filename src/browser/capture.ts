@@ -12,7 +12,9 @@
  */
 import type { VendorConfig, VendorLoaderConfig } from '../shared/types.js';
 import { explain, fault, type BlackboxCaptureError } from './errors.js';
-import { LOADER_KEYS, isPlainObject, normalizeOptions, vendorFlag, type CaptureOptions, type LoaderOptions, type NormalizedOptions } from './options.js';
+import { normalizeOptions, type CaptureOptions, type LoaderOptions, type NormalizedOptions } from './options.js';
+import { isPlainObject, LOADER_KEYS, vendorFlag } from './rules.js';
+import { warnRiskySetup } from './warnings.js';
 import type { DeliveryFailure } from './deliver.js';
 
 type Field = HTMLInputElement | HTMLTextAreaElement;
@@ -241,6 +243,7 @@ function startRun(options: NormalizedOptions): void {
   config.trace_handler = loader.trace_handler = onTraceMessage;
 
   const href = new URL(options.loaderUrl, document.baseURI).href;
+  warnRiskySetup(options, href);
   watch(href);
   // Adopting a loader that already ran: what it produced, and what already failed.
   const state = config.getBlackbox?.();

@@ -1,11 +1,15 @@
 /**
- * Option types and their validation. Validation is pure: it reads no window or
- * document, so bad options are rejected before anything on the page changes.
- * The rules are tables of predicates, to keep the bundle small; what each option
- * expects is spelt out in messages.ts, which is loaded only when one fails.
+ * Option types and their validation, as the development build runs it: every rule,
+ * unknown names refused. (The production build swaps this module for
+ * options.production.ts, which keeps only the checks listed there.) Validation is
+ * pure: it reads no window or document, so bad options are rejected before anything
+ * on the page changes. What each option expects is spelt out in messages.ts, which
+ * is loaded only when one fails.
  */
 import type { VendorPassthrough } from '../shared/types.js';
 import { fault, invalidOption } from './errors.js';
+import { GLOBAL_NAME, isPlainObject, isSignal, isUriHook, LOADER_KEYS, OFF, printable, URL_RULE, vendorFlagValues } from './rules.js';
+
 
 export type FieldTarget = string | HTMLInputElement | HTMLTextAreaElement;
 
@@ -66,8 +70,6 @@ export interface CaptureOptions {
 /** `post` as a checked object; deliver.ts fills in the defaults. */
 export type NormalizedPost = PostOptions;
 
-/** The options that reach the vendor's config: they must agree across calls on one page. */
-export const LOADER_KEYS = ['loaderUrl', 'globalName', 'uriHook', 'version', 'subkey', 'enableRip', 'vendor', 'inject'] as const;
 export type LoaderOptions = Pick<NormalizedOptions, (typeof LOADER_KEYS)[number]>;
 
 export interface NormalizedOptions extends Omit<CaptureOptions, 'post' | 'vendor' | 'timeoutMs'> {
@@ -78,41 +80,8 @@ export interface NormalizedOptions extends Omit<CaptureOptions, 'post' | 'vendor
 
 /** A pattern for strings, a `typeof` name, or a predicate: true when the value is acceptable. */
 type Rule = RegExp | string | ((value: any) => unknown);
-
-/** An object literal (or one without a prototype): not an array, a Map, a Headers or another class instance, whose entries a spread or `for…in` would not see. */
-export const isPlainObject = (value: unknown): value is Record<string, any> =>
-  !!value && typeof value === 'object' && [Object.prototype, null].includes(Object.getPrototypeOf(value));
 const ms: Rule = (value) => typeof value === 'number' && value > 0 && value <= 600_000; // NaN fails both
-// The loader's own boolean strings. Lists, not patterns, on the path every call takes: a
-// regular expression is compiled on its first use, on the page's main thread.
-const ON = ['1', 'true'];
-const OFF = ['0', 'false'];
-/** The vendor's boolean parsing: true/false, "1"/"0", "true"/"false"; anything else is `fallback`. */
-export const vendorFlag = (value: unknown, fallback?: boolean): boolean => ON.includes(`${value}`) || (!!fallback && !OFF.includes(`${value}`));
-const isVendorBoolean: Rule = (value) => typeof value === 'boolean' || [...ON, ...OFF].includes(value);
-/**
- * A non-empty string without whitespace or control characters (`/^[^\s\0-\x1f\x7f]+$/`),
- * character by character: a call that meets no pattern skips the engine's warm-up.
- */
-const printable = (value: unknown): boolean => typeof value === 'string' && value !== '' && [...value].every((c) => c > ' ' && c !== '\x7f' && c.trim());
-/**
- * An https URL without credentials (http only on loopback, for local testing), or a path
- * on the page's origin (not "//host"); printable, no backslash. The browser's own URL
- * parser decides what is absolute; an https URL or a path meets no pattern.
- */
-const URL_RULE: Rule = (value) => {
-  if (!printable(value) || value.startsWith('//') || value.includes('\\')) return false;
-  if (value[0] === '/') return true;
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    // No scheme: a relative path. A scheme the parser refuses ("https://[x") is refused.
-    return !/^[a-z][a-z\d+.-]*:/i.test(value);
-  }
-  const { protocol, hostname, username, password } = url;
-  return (protocol === 'https:' || (protocol === 'http:' && /^(localhost|127(\.\d+){3}|\[::1\])$/.test(hostname))) && !username && !password;
-};
+const isVendorBoolean: Rule = (value) => typeof value === 'boolean' || vendorFlagValues.includes(value);
 
 function valid(rule: Rule, value: unknown): unknown {
   return typeof rule === 'string' ? typeof value === rule : rule instanceof RegExp ? typeof value === 'string' && rule.test(value) : rule(value);
@@ -171,9 +140,8 @@ const POST: Record<string, Rule> = {
 
 const OPTIONS: Record<keyof CaptureOptions, Rule> = {
   loaderUrl: URL_RULE,
-  globalName: /^[A-Za-z_$][\w$]*$/,
-  // A path on the page's own domain, never a complete URL: no scheme, host, port, "//", "..", query or fragment.
-  uriHook: (value) => printable(value) && !/^\/\/|[:?#\\]|(^|\/)\.\.(\/|$)|^[\w-]+(\.[\w-]+)+(\/|$)/.test(value),
+  globalName: GLOBAL_NAME,
+  uriHook: isUriHook,
   version: /^(general5|early5|\d+\.\d+\.\d+)$/,
   // The loader URL-encodes the subkey, so any printable text is safe.
   subkey: /^[^\0-\x1f\x7f]+$/,
@@ -186,7 +154,7 @@ const OPTIONS: Record<keyof CaptureOptions, Rule> = {
   post: (value) => typeof value === 'string' || isPlainObject(value),
   timeoutMs: ms,
   nonce: printable,
-  signal: (value) => typeof value?.aborted === 'boolean' && typeof value.addEventListener === 'function',
+  signal: isSignal,
   vendor: isPlainObject,
 };
 

@@ -1,0 +1,55 @@
+/**
+ * The production build's option checks (it swaps options.ts for this module). Kept:
+ * the checks whose input can come from runtime data and whose failure would make the
+ * vendor loader misbehave without a trace: `loaderUrl` (scheme and origin), `uriHook`
+ * never a complete URL, `globalName` an identifier (capture.ts checks that it shadows
+ * no global), and the types of the functions and the signal. Dropped, to the
+ * development build: unknown option names, every other value rule and the vendor keys'
+ * rules. Every error code stays; each option is still read once, into a snapshot.
+ */
+import { invalidOption } from './errors.js';
+import type { NormalizedOptions } from './options.js';
+import { GLOBAL_NAME, isPlainObject, isSignal, isUriHook, URL_RULE } from './rules.js';
+
+/** Each own enumerable property read once, in an object without a prototype (see options.ts). */
+function snapshot(value: Record<string, unknown>): Record<string, any> {
+  const copy: Record<string, unknown> = Object.create(null);
+  for (const key of Object.keys(value)) copy[key] = value[key];
+  return copy;
+}
+
+const isFunction = (value: unknown) => typeof value === 'function';
+
+/** The rules kept, by option name; an undefined value passes (the default applies). */
+const KEPT: Record<string, (value: any) => unknown> = {
+  loaderUrl: URL_RULE,
+  uriHook: isUriHook,
+  globalName: (value) => typeof value === 'string' && GLOBAL_NAME.test(value),
+  onTrace: isFunction,
+  onUpdate: isFunction,
+  signal: isSignal,
+  vendor: isPlainObject,
+  'post.body': isFunction,
+  'post.fetch': isFunction,
+};
+
+function check(prefix: string, options: Record<string, any>): void {
+  for (const key in options) {
+    const rule = KEPT[prefix + key];
+    if (rule && options[key] !== undefined && !rule(options[key])) invalidOption(prefix + key, options[key]);
+  }
+}
+
+export function normalizeOptions(input: unknown): NormalizedOptions {
+  if (!isPlainObject(input)) invalidOption('options', input);
+  const options = snapshot(input);
+  if (options.loaderUrl === undefined) invalidOption('loaderUrl', undefined);
+  check('', options);
+  if (options.post !== undefined) {
+    options.post = typeof options.post === 'string' ? { url: options.post } : isPlainObject(options.post) ? snapshot(options.post) : invalidOption('post', options.post);
+    // Without a URL the delivery would go nowhere: a type check, kept.
+    if (typeof options.post.url !== 'string') invalidOption('post.url', options.post.url);
+    check('post.', options.post);
+  }
+  return { ...options, vendor: options.vendor ?? {}, timeoutMs: options.timeoutMs ?? 15_000 } as NormalizedOptions;
+}
