@@ -51,16 +51,18 @@ test('UMD build: the declarative script tag starts by itself and dispatches even
     '/umd.html',
     doc(
       `<script src="/dist/blackbox-capture.umd.js" data-loader-url="${site.loaderUrl}" data-field="bb" data-post-url="/device-risk"></script>
-       <script>document.addEventListener('blackbox', (e) => { window.outcome = { blackbox: e.detail }; });
+       <script>document.addEventListener('blackboxoutcome', (e) => { window.told = e.detail; });
+               document.addEventListener('blackbox', (e) => { window.outcome = { blackbox: e.detail, told: window.told }; });
                document.addEventListener('blackboxerror', (e) => { window.outcome = { code: e.detail.code }; });</script>`,
       '<form><input id="bb" name="blackbox" type="hidden"></form>',
     ),
   );
   await page.goto(url);
-  const { blackbox, code } = await outcome(page);
+  const { blackbox, code, told } = (await outcome(page)) as { blackbox?: string; code?: string; told?: { outcome: string } };
   expect(code).toBeUndefined();
+  expect(told?.outcome).toBe('complete'); // the blackboxoutcome event came before the blackbox event
   await expect(page.locator('#bb')).toHaveValue(blackbox!);
-  expect(site.deliveries.map((d) => d.body)).toEqual([{ blackbox }]);
+  expect(site.deliveries.map((d) => d.body)).toEqual([{ blackbox, outcome: { outcome: 'complete', scripts: [], durationMs: expect.any(Number) } }]);
   expect(await page.locator('script[src$="/loader.js"]').count()).toBe(1);
 });
 
@@ -221,5 +223,40 @@ for (const [name, vendor, breaks, scripts] of chainCases) {
     expect(result.code).toBe('collection_failed');
     for (const script of scripts) expect(result.scripts).toContain(script);
     expect(result.ms).toBeLessThan(1000);
+  });
+}
+
+// Capture outcomes with each loader (the real loader 5.2.2 in its project): a broken proxy
+// ends after the grace with the third party's blackbox, instead of the time limit.
+const outcomeCases: Array<[string, 'proxy404' | 'proxyHtml' | 'tpBlocked' | 'none', string, string[]]> = [
+  ['nothing broken', 'none', 'complete', []],
+  ['proxy answering 404', 'proxy404', 'degraded-first-party', ['fp_static_wdp']],
+  // An HTML page looks loaded to the loader: the chain goes on, and both first-party scripts fail to parse.
+  ['proxy answering HTML (the loader itself never completes)', 'proxyHtml', 'degraded-first-party', ['fp_static_wdp', 'fp_dyn_wdp']],
+  ['third party blocked', 'tpBlocked', 'degraded-third-party', ['io_wdp']],
+];
+for (const [name, fault, kind, scripts] of outcomeCases) {
+  test(`outcome, ${name}: resolves ${kind}, well before the time limit`, async ({ page }) => {
+    if (fault === 'proxy404') site.override(/\/iojs\//, 404, 'not found', 'text/plain');
+    if (fault === 'proxyHtml') site.override(/\/iojs\//, 200, '<!doctype html><html><body>SPA</body></html>', 'text/html');
+    if (fault === 'tpBlocked') await page.route(`${site.emulator.thirdPartyUrl}/**`, (route) => route.abort('blockedbyclient'));
+    const options = `{ loaderUrl: ${JSON.stringify(site.loaderUrl)}, timeoutMs: 15000, degradedGraceMs: 500, onOutcome: (o) => (window.told = o) }`;
+    const url = site.page(
+      '/outcome.html',
+      doc(`<script type="module">
+        import { captureBlackbox } from '/dist/index.js';
+        const started = performance.now();
+        window.outcome = captureBlackbox(${options}).then(
+          (blackbox) => ({ blackbox, ms: performance.now() - started, told: window.told }),
+          (error) => ({ code: error.code, ms: performance.now() - started, told: window.told }),
+        );
+      </script>`),
+    );
+    await page.goto(url);
+    const result = (await outcome(page)) as { blackbox?: string; code?: string; ms: number; told: { outcome: string; scripts: string[]; durationMs: number } };
+    expect(result.code).toBeUndefined();
+    expect(result.blackbox).toBeTruthy();
+    expect(result.told).toEqual({ outcome: kind, scripts, durationMs: expect.any(Number) });
+    expect(result.ms).toBeLessThan(5000);
   });
 }

@@ -138,18 +138,30 @@ for (const proxy of ['404', 'html']) {
   });
 }
 
-test('first-party proxy broken (404) alone: the third party still completes, and the blackbox says so', async ({ page, demo, csp }) => {
+test('first-party proxy broken (404) alone: the third party still completes, and the outcome says what is missing', async ({ page, demo, csp }) => {
   const result = await playground(page, demo, '?proxy=404');
   expect(result.code).toBeUndefined();
   expect(decodeBlackbox(result.blackbox!)?.sources).toEqual(['tp']);
+  await expect(page.locator('#outcome')).toContainText('degraded-first-party: fp_static_wdp failed');
   void csp;
 });
 
-test('first-party proxy answering HTML alone: the loader never completes; timeout names the cause and keeps the partial', async ({ page, demo, csp }) => {
-  const result = await playground(page, demo, '?proxy=html&timeoutMs=2000');
+test('first-party proxy answering HTML alone: the loader never completes; after the grace, the third party\'s blackbox, degraded-first-party', async ({ page, demo, csp }) => {
+  const started = Date.now();
+  const result = await playground(page, demo, '?proxy=html');
+  expect(result.code).toBeUndefined();
+  expect(decodeBlackbox(result.blackbox!)?.sources).toEqual(['tp']);
+  expect(Date.now() - started).toBeLessThan(8000); // not the 15 s time limit
+  await expect(page.locator('#outcome')).toContainText('degraded-first-party: fp_static_wdp, fp_dyn_wdp failed');
+  void csp;
+});
+
+test('first-party proxy answering HTML, grace as long as the time limit: timeout names the cause and keeps the partial', async ({ page, demo, csp }) => {
+  const result = await playground(page, demo, '?proxy=html&timeoutMs=2000&degradedGraceMs=600000');
   expect(result.code).toBe('timeout');
   expect(result.message).toMatch(/first-party static_wdp\.js, first-party dyn_wdp\.js.*reverse proxy at "\/broken-html\/iojs"/);
   expect(decodeBlackbox(result.blackbox!)?.sources).toEqual(['tp']);
+  await expect(page.locator('#outcome')).toContainText('outcome timeout-partial');
   void csp;
 });
 

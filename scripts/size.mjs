@@ -11,10 +11,11 @@ import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 const root = new URL('..', import.meta.url);
 export const TARGETS = { minimal: 1500, full: 1700, umd: 2500 };
 /**
- * Regression guards one step (about 100 bytes) above the production build's sizes reached
- * with the development/production split (the lean-and-fast issue): 3474, 4105 and 4385.
+ * Regression guards one step (about 100 bytes) above the production build's sizes: 3474,
+ * 4105 and 4385 with the development/production split (the lean-and-fast issue), then
+ * 3767, 4449 and 4707 with capture outcomes and the degraded grace (the operations issue).
  */
-export const GUARDS = { minimal: 3600, full: 4200, umd: 4500 };
+export const GUARDS = { minimal: 3870, full: 4550, umd: 4810 };
 
 const sizes = (code) => {
   const bytes = Buffer.from(code);

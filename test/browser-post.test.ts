@@ -67,7 +67,8 @@ describe('post', () => {
     expect(init.headers['content-type']).toBe('application/json');
     expect(init.headers['idempotency-key']).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     // JSON keeps "+" intact, unlike form or query encoding.
-    expect(JSON.parse(init.body as string)).toEqual({ blackbox: bb });
+    // The outcome travels with the blackbox.
+    expect(JSON.parse(init.body as string)).toEqual({ blackbox: bb, outcome: { outcome: 'complete', scripts: [], durationMs: expect.any(Number) } });
     expect(bb).toMatch(/\+/);
   });
 

@@ -114,7 +114,7 @@ describe('export lists', () => {
         'ERR_WORKFLOW_EXPIRED', 'FINAL_STATUSES', 'MAX_BLACKBOX_LENGTH', 'RESULT_SCHEDULE_SECONDS', 'RETRIEVAL_BASE_URLS',
         'TOKEN_LIFETIME_BOUNDS', 'TOKEN_URLS', 'checkAccountRequest', 'checkBlackbox', 'collectorPath', 'createCallbackHandler',
         'createDeviceRiskClient', 'createDeviceRiskHandler', 'createFirstPartyProxy', 'createMemoryStore',
-        'createTokenSource', 'isDeviceRiskError', 'parseDetails', 'runDeviceRiskCheck', 'toNodeHandler', 'toRequest', 'validHost',
+        'createTokenSource', 'isDeviceRiskError', 'parseDetails', 'parseOutcome', 'OUTCOME_KINDS', 'runDeviceRiskCheck', 'toNodeHandler', 'toRequest', 'validHost',
         'writeResponse',
       ],
     ],

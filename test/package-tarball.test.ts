@@ -76,6 +76,22 @@ describe('the packed tarball', () => {
     expect(emulator).toContain('startEmulator');
   });
 
+  it('records outcomes without @opentelemetry/api installed: nothing breaks, nothing is recorded', () => {
+    const script = `
+      import { createDeviceRiskHandler } from 'blackbox-capture/server';
+      const client = { clientId: 'c', retrievalOrigin: 'https://r.example' };
+      const handler = createDeviceRiskHandler({ client, allowedOrigins: ['https://shop.example'], resolveCustomer: () => ({ customerInternalReference: 'c' }) });
+      const response = await handler(new Request('https://shop.example/r', { method: 'POST', headers: { origin: 'https://shop.example', 'content-type': 'application/json' }, body: JSON.stringify({ outcome: { outcome: 'aborted', scripts: [], durationMs: 5 } }) }));
+      await new Promise((r) => setTimeout(r, 50));
+      console.log(response.status);
+    `;
+    const resolvable = spawnSync(process.execPath, ['-e', "try { require.resolve('@opentelemetry/api'); console.log('yes') } catch { console.log('no') }"], { cwd: dir, encoding: 'utf8' });
+    expect(resolvable.stdout.trim()).toBe('no');
+    const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: dir, encoding: 'utf8' });
+    expect(result.stderr).toBe('');
+    expect(result.stdout.trim()).toBe('202');
+  });
+
   it('are-the-types-wrong finds nothing for node16 (CommonJS and ESM) and bundler resolution', () => {
     // node10 (TypeScript's moduleResolution "node") cannot read the exports map: README, Requirements.
     // The nginx files are configuration, not modules.

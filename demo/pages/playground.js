@@ -53,6 +53,10 @@ const options = {
 };
 if (params.get('globalName')) options.globalName = params.get('globalName');
 if (params.get('timeoutMs')) options.timeoutMs = Number(params.get('timeoutMs'));
+if (params.get('degradedGraceMs')) options.degradedGraceMs = Number(params.get('degradedGraceMs'));
+// How the capture went: a blackbox can be final and still lack a source (the proxy broken, a blocker).
+let told;
+options.onOutcome = (outcome) => (told = outcome);
 if (params.get('proxy') === '404') options.uriHook = '/broken-404/iojs';
 if (params.get('proxy') === 'html') options.uriHook = '/broken-html/iojs';
 // A closed local port stands in for a host an ad blocker refuses.
@@ -100,7 +104,13 @@ new MutationObserver((mutations, observer) => {
 }).observe(document.head, { childList: true });
 window.capture = captureBlackbox(options).then(
   (blackbox) => {
-    $('outcome').innerHTML = `<span class="ok">final blackbox, ${blackbox.length} characters</span>`;
+    const degraded = told && told.outcome !== 'complete';
+    const how = degraded ? `${told.outcome}: ${told.scripts.join(', ')} failed` : 'complete';
+    $('outcome').innerHTML = '';
+    const span = document.createElement('span');
+    span.className = degraded ? 'bad' : 'ok';
+    span.textContent = `final blackbox, ${blackbox.length} characters (${how}, ${told ? told.durationMs : '?'} ms)`;
+    $('outcome').append(span);
     $('t-delivered').textContent = ms(performance.now());
     return { blackbox };
   },
@@ -108,7 +118,7 @@ window.capture = captureBlackbox(options).then(
     $('outcome').innerHTML = '';
     const span = document.createElement('span');
     span.className = 'bad';
-    span.textContent = `${error.code}: ${error.message}`;
+    span.textContent = `${error.code}: ${error.message}${told ? ` (outcome ${told.outcome})` : ''}`;
     $('outcome').append(span);
     // Say what became of the delivery: nothing was sent unless the error is the delivery's own.
     $('delivery').textContent =

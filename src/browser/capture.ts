@@ -10,9 +10,9 @@
  * object (local names minify, property names do not), messages in a chunk loaded
  * only on failure, delivery in a chunk loaded only with `post`.
  */
-import type { VendorConfig, VendorLoaderConfig } from '../shared/types.js';
+import type { CaptureOutcome, CaptureOutcomeKind, VendorConfig, VendorLoaderConfig } from '../shared/types.js';
 import { explain, fault, type BlackboxCaptureError } from './errors.js';
-import { normalizeOptions, type CaptureOptions, type LoaderOptions, type NormalizedOptions } from './options.js';
+import { normalizeOptions, type CaptureOptions, type NormalizedOptions } from './options.js';
 import { isPlainObject, LOADER_KEYS, vendorFlag } from './rules.js';
 import { warnRiskySetup } from './warnings.js';
 import type { DeliveryFailure } from './deliver.js';
@@ -30,7 +30,7 @@ const SCRIPTS = ['fp_static_wdp', 'fp_dyn_wdp', 'io_wdp', 'io_static_wdp', 'io_d
 const FLAG = /^((fp|io)_.+)_load_failure$/;
 
 /** Options of the call that started the page's current run (its loader options count); undefined when none runs. */
-let running: LoaderOptions | undefined;
+let running: NormalizedOptions | undefined;
 let config: VendorConfig;
 let loader: VendorLoaderConfig;
 /** The loader tag this package injected, if it did. */
@@ -49,6 +49,32 @@ let pageCallback: VendorConfig['bb_callback'];
 let pageTraces: Array<VendorLoaderConfig['trace_handler']>;
 /** undefined: not tried yet; null: Trusted Types absent, or our policy name is not allowed. */
 let policy: TrustedTypesPolicy | null | undefined;
+/** The degraded grace: started once the first party has failed and the third party delivered. */
+let grace: ReturnType<typeof setTimeout> | undefined;
+
+/** The outcome kind of an ending: a resolved call by what failed, a rejected one by its code. */
+function outcomeKind(failed: string[], error?: BlackboxCaptureError): CaptureOutcomeKind {
+  if (error) return error.code === 'timeout' ? 'timeout-partial' : (error.code as CaptureOutcomeKind);
+  return failed.some((name) => name.startsWith('fp_')) ? 'degraded-first-party' : failed.length ? 'degraded-third-party' : 'complete';
+}
+
+/**
+ * A known-broken first party (every first-party chain failed: flags or an unparsed
+ * script) with the third party delivered: the loader may never complete (an HTML page
+ * in place of a script looks loaded to it). Wait a short grace, then finish with what
+ * the third party gave.
+ */
+function startGrace(): void {
+  if (grace !== undefined || complete || !running || !latest) return;
+  const failed = failedScripts();
+  if (!failed.some((name) => name.startsWith('fp_')) || failed.some((name) => name.startsWith('io_'))) return;
+  grace = setTimeout(() => {
+    if (!running || complete) return;
+    complete = true;
+    stopWatching();
+    notify();
+  }, running.degradedGraceMs ?? 2000);
+}
 
 /** Deep equality of option values; functions, elements and signals by identity. */
 const same = (a: unknown, b: unknown): boolean =>
@@ -100,13 +126,14 @@ function checkScripts(): void {
   const chains = [vendorFlag(loader.fp_static, true) && 'fp_', vendorFlag(loader.tp, true) && 'io_'].filter((list): list is string => !!list);
   if (chains[0] && chains.every((list) => failed.some((name) => name.startsWith(list)))) {
     fail(fault('collection_failed', [failed, loader.uri_hook], { blackbox: latest, scripts: failed }));
-  }
+  } else startGrace();
 }
 
 const notify = (error?: BlackboxCaptureError): void => listeners.forEach((listener) => listener(error));
 
 function fail(error: BlackboxCaptureError): void {
   if (!running || complete) return;
+  clearTimeout(grace);
   stopWatching();
   tag?.remove(); // a later call injects afresh
   if (error.code === 'collection_failed') {
@@ -125,8 +152,9 @@ function accept(blackbox: unknown, done: unknown): void {
     // Stryker disable next-line ArrayDeclaration: the empty_blackbox message takes no arguments
     if (!blackbox) return fail(fault('collection_failed', [], {}, 'empty_blackbox'));
     complete = true;
+    clearTimeout(grace);
     stopWatching();
-  }
+  } else startGrace();
   notify();
 }
 
@@ -222,7 +250,7 @@ function startRun(options: NormalizedOptions): void {
   running = options;
   config = pageConfig;
   loader = pageLoader;
-  tag = latest = failure = undefined;
+  tag = latest = failure = grace = undefined;
   complete = false;
   unparsed = [];
   listeners = new Set();
@@ -267,18 +295,33 @@ function startRun(options: NormalizedOptions): void {
 }
 
 function subscribe(options: NormalizedOptions, field: Field | null): Promise<string> {
-  const { signal, onUpdate, onTrace, post, timeoutMs } = options;
+  const { signal, onUpdate, onTrace, onOutcome, post, timeoutMs } = options;
+  const started = performance.now();
   // Start fetching the delivery code now, so that it is there when the blackbox is.
   const delivery = post && import('./deliver.js');
   delivery?.catch(() => {}); // a failure is reported when the code is needed
+  /** How the capture went, as of now; `error` for one that failed. */
+  const outcomeNow = (error?: BlackboxCaptureError): CaptureOutcome => {
+    // A collection failure has cleared the loader's flags by now (for a later run): its error keeps the list.
+    const scripts = error?.scripts ?? failedScripts();
+    return { outcome: outcomeKind(scripts, error), scripts, durationMs: Math.round(performance.now() - started) };
+  };
+  let outcome: CaptureOutcome | undefined;
   return new Promise<string>((resolve, reject) => {
-    const finish = (error?: unknown, blackbox?: string) => {
+    const finish = (error?: BlackboxCaptureError, blackbox?: string) => {
       clearTimeout(timer);
       listeners.delete(listener);
       // Stryker disable next-line StringLiteral: a listener left behind runs after the promise settled; the aborted check before any cache lookup answers the same
       signal?.removeEventListener('abort', onAbort);
+      // Set already when the capture reached its final value: a failed or aborted delivery
+      // does not change how the capture went.
+      const produced = outcome !== undefined;
+      outcome ??= outcomeNow(error);
+      if (onOutcome) safely(() => onOutcome(outcome!));
       if (error) {
         calls = calls.filter((call) => call[0] !== options);
+        // The server hears of a capture that produced nothing too (sent once, kept alive if the page goes).
+        if (post && !produced) delivery!.then(({ report }) => report(post, outcome!)).catch(() => {});
         explain(error).then(reject);
       } else resolve(blackbox!);
     };
@@ -294,12 +337,13 @@ function subscribe(options: NormalizedOptions, field: Field | null): Promise<str
       if (!complete) return;
       clearTimeout(timer);
       listeners.delete(listener);
+      outcome = outcomeNow();
       if (!post) return finish(undefined, blackbox);
       // The delivery chunk reports what failed; the error is made here, so that the chunk
       // imports nothing from this one (and the entry exports nothing but the API).
       delivery!
         .then(
-          ({ deliver }) => deliver(blackbox, post, signal),
+          ({ deliver }) => deliver(blackbox, post, outcome!, signal),
           (cause: unknown): never => {
             throw { detail: 'the delivery code did not load', cause } satisfies DeliveryFailure;
           },

@@ -1,7 +1,7 @@
 /**
  * Declarative start for script tags: a tag carrying `data-loader-url` starts a
- * capture with no page code and reports on `document` through `blackbox` and
- * `blackboxerror` events.
+ * capture with no page code and reports on `document` through `blackbox`,
+ * `blackboxerror` and `blackboxoutcome` events.
  */
 import { captureBlackbox, writeField } from './capture.js';
 import type { CaptureOptions } from './options.js';
@@ -18,6 +18,7 @@ export function startFromScriptTag(tag: HTMLOrSVGScriptElement | null): Promise<
   for (const key in options) if (options[key] === undefined) delete options[key];
 
   const dispatch = (type: string, detail: unknown) => document.dispatchEvent(new CustomEvent(type, { detail }));
+  options.onOutcome = (outcome: unknown) => dispatch('blackboxoutcome', outcome);
   // A tag in <head> runs before its field is parsed. The loader must not wait for the
   // document (a loader tag after this one runs at once), so the field is looked up on
   // every update until it exists.

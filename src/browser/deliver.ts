@@ -3,6 +3,7 @@
  * Idempotency-Key that stays the same across retries, so the server makes one
  * transaction however often the request arrives. Loaded only when `post` is used.
  */
+import type { CaptureOutcome } from '../shared/types.js';
 import type { NormalizedPost } from './options.js';
 
 /** Why delivery failed, for the core to turn into a `post_failed` error (this chunk imports nothing from it). */
@@ -12,8 +13,8 @@ export interface DeliveryFailure {
   cause?: unknown;
 }
 
-/** The JSON body unless `post.body` builds another. */
-const defaultBody = (blackbox: string) => ({ blackbox });
+/** The JSON body unless `post.body` builds another: the outcome travels with the blackbox. */
+const defaultBody = (blackbox: string, outcome: CaptureOutcome) => ({ blackbox, outcome });
 
 /** Retry-After in ms (seconds or an HTTP date); NaN when absent or unreadable. */
 export function retryAfterMs(response: Response): number {
@@ -39,15 +40,15 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
  * 4xx. Rejects with a `DeliveryFailure` (the core makes it a `post_failed` error
  * carrying the blackbox); rethrows the signal's reason when aborted.
  */
-export async function deliver(blackbox: string, post: NormalizedPost, signal?: AbortSignal): Promise<Response> {
-  const { url, headers, credentials = 'same-origin', body = defaultBody, maxAttempts = 4, timeoutMs = 10_000 } = post;
+export async function deliver(blackbox: string, post: NormalizedPost, outcome: CaptureOutcome, signal?: AbortSignal, body: unknown = (post.body ?? defaultBody)(blackbox, outcome)): Promise<Response> {
+  const { url, headers, credentials = 'same-origin', maxAttempts = 4, timeoutMs = 10_000 } = post;
   const crypto = globalThis.crypto;
   // randomUUID needs a secure context; the key only has to be unique.
   const key = crypto.randomUUID?.() ?? Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
   const init = {
     method: 'POST',
     headers: { ...headers, 'content-type': 'application/json', 'idempotency-key': key },
-    body: JSON.stringify(body(blackbox)),
+    body: JSON.stringify(body),
     credentials,
     keepalive: true, // a page being left still delivers
   };
@@ -82,4 +83,13 @@ export async function deliver(blackbox: string, post: NormalizedPost, signal?: A
     await sleep(Math.min(20_000, wait >= 0 ? wait : Math.random() * 300 * 2 ** attempt), signal);
   }
   throw { detail, status, cause } satisfies DeliveryFailure;
+}
+
+/**
+ * A capture that produced no final blackbox, told to the same endpoint as `{ outcome }`:
+ * one attempt and one retry, kept alive if the page goes. Its answer is not waited for by
+ * anyone, and its failure is not reported (the capture's own error is).
+ */
+export function report(post: NormalizedPost, outcome: CaptureOutcome): Promise<Response> {
+  return deliver('', { ...post, maxAttempts: Math.min(2, post.maxAttempts ?? 2) }, outcome, undefined, { outcome });
 }

@@ -36,6 +36,8 @@ const EXPECTED: Record<string, string> = {
   field: 'the id of an input or textarea on the page, or such an element',
   post: 'a URL or an object with "url"',
   timeoutMs: MS,
+  onOutcome: 'a function',
+  degradedGraceMs: 'a number of milliseconds from 0 to 600000',
   nonce: 'a non-empty string',
   signal: 'an AbortSignal',
   vendor: 'an object of loader keys',

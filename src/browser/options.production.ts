@@ -27,6 +27,7 @@ const KEPT: Record<string, (value: any) => unknown> = {
   globalName: (value) => typeof value === 'string' && GLOBAL_NAME.test(value),
   onTrace: isFunction,
   onUpdate: isFunction,
+  onOutcome: isFunction,
   signal: isSignal,
   vendor: isPlainObject,
   'post.body': isFunction,

@@ -6,9 +6,9 @@
  * on the page changes. What each option expects is spelt out in messages.ts, which
  * is loaded only when one fails.
  */
-import type { VendorPassthrough } from '../shared/types.js';
+import type { CaptureOutcome, VendorPassthrough } from '../shared/types.js';
 import { fault, invalidOption } from './errors.js';
-import { GLOBAL_NAME, isPlainObject, isSignal, isUriHook, LOADER_KEYS, OFF, printable, URL_RULE, vendorFlagValues } from './rules.js';
+import { GLOBAL_NAME, isPlainObject, isSignal, isUriHook, OFF, printable, URL_RULE, vendorFlagValues } from './rules.js';
 
 
 export type FieldTarget = string | HTMLInputElement | HTMLTextAreaElement;
@@ -20,8 +20,8 @@ export interface PostOptions {
   headers?: Record<string, string>;
   /** fetch credentials mode (default `same-origin`). */
   credentials?: RequestCredentials;
-  /** Builds the JSON body (default `{ blackbox }`). */
-  body?: (blackbox: string) => unknown;
+  /** Builds the JSON body (default `{ blackbox, outcome }`). */
+  body?: (blackbox: string, outcome: CaptureOutcome) => unknown;
   /** Attempts in all, retries included (default 4, at most 10). */
   maxAttempts?: number;
   /** Time limit of one attempt in ms (default 10000). */
@@ -47,6 +47,15 @@ export interface CaptureOptions {
   onTrace?: (message: string) => void;
   /** Called for every blackbox update (`bb_callback`). */
   onUpdate?: (blackbox: string, complete: boolean) => void;
+  /** Called once as the call ends, resolved or rejected (not for refused options): how the capture went. */
+  onOutcome?: (outcome: CaptureOutcome) => void;
+  /**
+   * Once every first-party script has failed and the third party has delivered, wait at
+   * most this many ms for completion, then resolve with the third party's blackbox
+   * (outcome `degraded-first-party`) instead of waiting for `timeoutMs`. Default 2000; the
+   * run's first call decides.
+   */
+  degradedGraceMs?: number;
   /** An input or textarea (or its id) that receives every update. */
   field?: FieldTarget;
   /** Deliver the final blackbox to the integrator's endpoint. */
@@ -70,7 +79,6 @@ export interface CaptureOptions {
 /** `post` as a checked object; deliver.ts fills in the defaults. */
 export type NormalizedPost = PostOptions;
 
-export type LoaderOptions = Pick<NormalizedOptions, (typeof LOADER_KEYS)[number]>;
 
 export interface NormalizedOptions extends Omit<CaptureOptions, 'post' | 'vendor' | 'timeoutMs'> {
   vendor: VendorPassthrough;
@@ -149,6 +157,8 @@ const OPTIONS: Record<keyof CaptureOptions, Rule> = {
   inject: 'boolean',
   onTrace: 'function',
   onUpdate: 'function',
+  onOutcome: 'function',
+  degradedGraceMs: (value) => value === 0 || ms(value),
   // An element id, or an input or textarea element.
   field: (value) => (typeof value === 'string' ? value : /^(INPUT|TEXTAREA)$/.test(value?.tagName)),
   post: (value) => typeof value === 'string' || isPlainObject(value),

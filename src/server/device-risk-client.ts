@@ -27,6 +27,7 @@ import {
   upstreamSummary,
 } from './errors.js';
 import { deadline } from './deadline.js';
+import { recordUpstream } from './metrics.js';
 import { parseDetails, RESULT_SCHEDULE_SECONDS, type DeviceRiskDetails } from './result.js';
 import type { Region, TokenSource } from './token-source.js';
 
@@ -259,9 +260,11 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
         // The body is read by the caller: the limit covers it too.
         const body = await response.arrayBuffer();
         const { status, statusText, headers } = response;
+        recordUpstream(operation, status);
         response = new Response([101, 204, 205, 304].includes(status) ? null : body, { status, statusText, headers });
       } catch (cause) {
         if (cause instanceof DeviceRiskError) throw cause; // from the token source
+        recordUpstream(operation, 'network_error');
         lastError = new DeviceRiskError(ERR_NETWORK, `${operation} failed (${limit.expired ? 'no answer in time' : 'network error'})`, { operation, cause });
         if (!repeatable) throw lastError;
         await wait(attempt, Math.random() * 300 * 2 ** attempt);

@@ -31,6 +31,9 @@ import { repairBlackbox, type BlackboxRepair } from './repair.js';
 import { verifyCaptureNonce, type VerifiedNonce } from './nonce.js';
 import { FINAL_STATUSES, type DeviceRiskDetails } from './result.js';
 import { json, readLimited, refuse } from './http.js';
+import { recordOutcome, recordRepairs } from './metrics.js';
+import { parseOutcome } from './outcome.js';
+import type { CaptureOutcome } from '../shared/types.js';
 import type { RequestContext } from './node.js';
 
 /** What the integrator's hook says about the customer behind a request. */
@@ -88,6 +91,13 @@ export interface DeviceRiskHandlerOptions {
   nonceSubject?: (request: Request, customer: CustomerMapping) => string;
   /** Told when a blackbox damaged on its way (spaces for "+", percent-encoding, …) was repaired: count these, then fix the form code. */
   onRepair?: (repairs: BlackboxRepair[]) => void;
+  /**
+   * Told how each capture went, as the page reported it: with the blackbox (`{ blackbox,
+   * outcome }`, once per Idempotency-Key), or alone when the capture produced none
+   * (`{ outcome }`, answered 202). Also recorded as OpenTelemetry metrics when
+   * `@opentelemetry/api` is installed. Untrusted input: malformed outcomes are dropped.
+   */
+  onOutcome?: (outcome: CaptureOutcome, request: Request) => void;
   /** Your synchronous decision on the server (see runDeviceRiskCheck); the browser only ever gets the reference. */
   onResult?: (details: DeviceRiskDetails) => void | Promise<void>;
   /** How long a request waits for the result before answering. Default 0: one read after finalize. */
@@ -221,7 +231,12 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
   });
 
   /** Runs the check under the key: the answer, a refusal, or (thrown) the failure of the check. */
-  async function underKey(key: string, fingerprint: string, run: (progress: DeviceRiskProgress, save: (progress: DeviceRiskProgress) => Promise<void>) => Promise<DeviceRiskResult>): Promise<Response> {
+  async function underKey(
+    key: string,
+    fingerprint: string,
+    run: (progress: DeviceRiskProgress, save: (progress: DeviceRiskProgress) => Promise<void>) => Promise<DeviceRiskResult>,
+    onNewKey: () => void,
+  ): Promise<Response> {
     const recordKey = `${namespace}:${keyPart(key)}`;
     const leaseKey = `${recordKey}:lease`;
     const read = async () => {
@@ -255,6 +270,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
           const record = await read();
           if (record && record.fingerprint !== fingerprint) return reused();
           if (record?.result) return json(record.result, 200);
+          if (!record) onNewKey();
           // Written with the first progress: until then there is nothing to resume, and a
           // request with another body waits for the lease, then finds the fingerprint.
           const saved: KeyRecord = record ?? { fingerprint };
@@ -315,6 +331,24 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
 
   const reused = () => refuse(422, 'idempotency_key_reused', 'This Idempotency-Key was used with another request');
 
+  function tell(outcome: CaptureOutcome, request: Request): void {
+    recordOutcome(outcome);
+    try {
+      options.onOutcome?.(outcome, request);
+    } catch (error) {
+      options.onError?.(error);
+    }
+  }
+
+  /** An outcome-only report: told once per Idempotency-Key (the page retries it once), answered 202. */
+  async function outcomeOnly(outcome: CaptureOutcome, request: Request): Promise<Response> {
+    const key = request.headers.get('idempotency-key');
+    // A store that is away: told anyway (a count doubled now and then beats one lost).
+    const first = key === null || !/^[\x21-\x7e]{8,200}$/.test(key) || (await store.setIfAbsent(`${namespace}:outcome:${keyPart(key)}`, '1', ttl).catch(() => true));
+    if (first) tell(outcome, request);
+    return json({ recorded: true }, 202);
+  }
+
   return async (request, context) => {
     if (request.method !== 'POST') return refuse(405, 'method_not_allowed', 'Use POST', { allow: 'POST' });
     const origin = request.headers.get('origin');
@@ -326,12 +360,19 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
     if (text === undefined) return refuse(413, 'body_too_large', `The body is larger than ${maxBody} bytes`);
     let blackbox: string;
     let nonce: unknown;
+    let outcome: CaptureOutcome | undefined;
     try {
-      const body = JSON.parse(text) as { blackbox?: unknown; nonce?: unknown } | null;
+      const body = JSON.parse(text) as { blackbox?: unknown; nonce?: unknown; outcome?: unknown } | null;
       nonce = body?.nonce;
+      outcome = parseOutcome(body?.outcome);
+      // A capture that produced no blackbox: its outcome alone, recorded, no call to the service.
+      if (body?.blackbox === undefined && outcome) return await outcomeOnly(outcome, request);
       const repaired = repairBlackbox(body?.blackbox);
       blackbox = repaired.blackbox;
-      if (repaired.repairs.length) options.onRepair?.(repaired.repairs);
+      if (repaired.repairs.length) {
+        recordRepairs(repaired.repairs);
+        options.onRepair?.(repaired.repairs);
+      }
     } catch (error) {
       const code = isDeviceRiskError(error) ? error.code : 'invalid_blackbox';
       return refuse(400, code, isDeviceRiskError(error) ? error.message : 'The body must be JSON: { "blackbox": "..." }');
@@ -353,9 +394,13 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
         const refused = await claimNonce(nonce, options.nonceSubject?.(request, customer) ?? customer.customerInternalReference, key ?? ownerMark());
         if (refused) return refused;
       }
-      if (key === null) return json(await runDeviceRiskCheck(client, blackbox, customer, check({})), 200);
+      const told = () => outcome && tell(outcome, request);
+      if (key === null) {
+        told();
+        return json(await runDeviceRiskCheck(client, blackbox, customer, check({})), 200);
+      }
       const fingerprint = await fingerprintOf(origin, customer.customerInternalReference, blackbox);
-      return await underKey(key, fingerprint, (progress, save) => runDeviceRiskCheck(client, blackbox, customer, check(progress, save)));
+      return await underKey(key, fingerprint, (progress, save) => runDeviceRiskCheck(client, blackbox, customer, check(progress, save)), told);
     } catch (error) {
       options.onError?.(error);
       const status = isDeviceRiskError(error) ? error.status : undefined;

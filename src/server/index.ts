@@ -61,3 +61,5 @@ export type { CaptureNonceOptions, VerifiedNonce } from './nonce.js';
 export { repairBlackbox } from './repair.js';
 export type { BlackboxRepair, RepairedBlackbox } from './repair.js';
 export type { DeviceRiskErrorCode } from './errors.js';
+export { parseOutcome, OUTCOME_KINDS } from './outcome.js';
+export type { CaptureOutcome, CaptureOutcomeKind } from '../shared/types.js';

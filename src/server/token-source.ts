@@ -17,6 +17,7 @@ import {
   sleep,
   upstreamSummary,
 } from './errors.js';
+import { recordUpstream } from './metrics.js';
 import { deadline } from './deadline.js';
 import { createMemoryStore, fromStore, keyPart, ownerMark, type Store } from './store.js';
 
@@ -227,12 +228,14 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
             signal,
           });
         } catch (cause) {
+          recordUpstream('token', 'network_error');
           if (callerSignal?.aborted) throw callerSignal.reason;
           if (limit.expired) throw timedOut(cause);
           lastError = new DeviceRiskError(ERR_NETWORK, `token request to ${new URL(tokenUrl).origin} failed (network error)`, { operation: 'token', cause });
           await wait(Math.random() * BASE_BACKOFF_MS * 2 ** attempt, lastError);
           continue;
         }
+        recordUpstream('token', response.status);
         if (response.ok) {
           const body = (await response.json().catch(() => undefined)) as { access_token?: unknown; expires_in?: unknown; token_type?: unknown } | undefined;
           if (typeof body?.access_token !== 'string' || !body.access_token || typeof body.token_type !== 'string' || body.token_type.toLowerCase() !== 'bearer') {

@@ -71,3 +71,31 @@ export interface VendorConfig extends VendorTopLevelPassthrough {
 export interface BlackboxPostBody {
   blackbox: string;
 }
+
+/**
+ * How a capture ended, for the page (`onOutcome`, the `blackboxoutcome` event) and for the
+ * server (it travels with the blackbox, or alone when there is none):
+ * - `complete`: every source contributed;
+ * - `degraded-first-party`: first-party scripts failed (the reverse proxy), the third party delivered;
+ * - `degraded-third-party`: third-party scripts failed (a blocker), the first party delivered;
+ * - `timeout-partial`: no final blackbox within the time limit;
+ * - `collection_failed`, `loader_failed`, `aborted`: the errors of those codes;
+ * - `consent_denied`: the page's consent check said no.
+ */
+export type CaptureOutcomeKind =
+  | 'complete'
+  | 'degraded-first-party'
+  | 'degraded-third-party'
+  | 'timeout-partial'
+  | 'collection_failed'
+  | 'loader_failed'
+  | 'consent_denied'
+  | 'aborted';
+
+export interface CaptureOutcome {
+  outcome: CaptureOutcomeKind;
+  /** The collection scripts that failed, e.g. `fp_static_wdp` (see the error's `scripts`). */
+  scripts: string[];
+  /** Milliseconds from the call to its final value or its failure. */
+  durationMs: number;
+}

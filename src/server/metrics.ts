@@ -1,0 +1,73 @@
+/**
+ * OpenTelemetry metrics of the server kit, through `@opentelemetry/api` when the
+ * application has it (an optional peer dependency): with no API installed, or no SDK
+ * registered, nothing is recorded and nothing breaks. Instruments:
+ * - `blackbox_capture.capture.outcomes` (counter, attribute `outcome`): how the page's captures ended;
+ * - `blackbox_capture.capture.duration` (histogram, ms, attribute `outcome`): call to final value;
+ * - `blackbox_capture.upstream.calls` (counter, attributes `operation`, `result`): calls to the
+ *   token service and the API, `result` one of `ok`, `http_4xx`, `http_429`, `http_5xx`, `network_error`;
+ * - `blackbox_capture.blackbox.repairs` (counter, attribute `repair`): damaged blackboxes repaired.
+ */
+import type { CaptureOutcome } from '../shared/types.js';
+
+interface Instruments {
+  outcomes: { add(value: number, attributes: Record<string, string>): void };
+  duration: { record(value: number, attributes: Record<string, string>): void };
+  upstream: { add(value: number, attributes: Record<string, string>): void };
+  repairs: { add(value: number, attributes: Record<string, string>): void };
+}
+
+type Recording = (instruments: Instruments) => void;
+
+let instruments: Instruments | null | undefined;
+let loading: Promise<void> | undefined;
+const queued: Recording[] = [];
+
+/** The instruments, once the API is loaded (null: not installed). Recordings made before wait in a queue. */
+function record(recording: Recording): void {
+  if (instruments) return recording(instruments);
+  if (instruments === null) return;
+  queued.push(recording);
+  // A variable specifier: bundlers must not try to resolve an optional peer that is not installed.
+  const name = '@opentelemetry/api';
+  loading ??= import(/* @vite-ignore */ name).then(
+    (api: typeof import('@opentelemetry/api')) => {
+      // The API's global meter is a proxy: an SDK registered later still receives these.
+      const meter = api.metrics.getMeter('blackbox-capture');
+      instruments = {
+        outcomes: meter.createCounter('blackbox_capture.capture.outcomes', { description: 'Captures by how they ended, as the page reported them' }),
+        duration: meter.createHistogram('blackbox_capture.capture.duration', { description: 'Time from the capture call to its final value or failure', unit: 'ms' }),
+        upstream: meter.createCounter('blackbox_capture.upstream.calls', { description: 'Calls to the token service and the Device Risk API, by result' }),
+        repairs: meter.createCounter('blackbox_capture.blackbox.repairs', { description: 'Damaged blackboxes repaired before the upload' }),
+      };
+      for (const waiting of queued.splice(0)) waiting(instruments);
+    },
+    () => {
+      instruments = null;
+      queued.length = 0;
+    },
+  );
+}
+
+/** Resolves once the recordings made so far have reached the API (tests, shutdown). */
+export async function metricsFlushed(): Promise<void> {
+  await loading;
+}
+
+export function recordOutcome(outcome: CaptureOutcome): void {
+  record((i) => {
+    i.outcomes.add(1, { outcome: outcome.outcome });
+    i.duration.record(outcome.durationMs, { outcome: outcome.outcome });
+  });
+}
+
+export function recordUpstream(operation: string, status: number | 'network_error'): void {
+  const result = status === 'network_error' ? status : status < 400 ? 'ok' : status === 429 ? 'http_429' : status < 500 ? 'http_4xx' : 'http_5xx';
+  record((i) => i.upstream.add(1, { operation, result }));
+}
+
+export function recordRepairs(repairs: readonly string[]): void {
+  record((i) => {
+    for (const repair of repairs) i.repairs.add(1, { repair });
+  });
+}

@@ -1,0 +1,18 @@
+/**
+ * A capture outcome as the page sent it: untrusted input, read strictly. Anything that
+ * is not a well-formed outcome is dropped (never refused: the blackbox beside it still
+ * counts).
+ */
+import type { CaptureOutcome, CaptureOutcomeKind } from '../shared/types.js';
+
+export const OUTCOME_KINDS: readonly CaptureOutcomeKind[] = ['complete', 'degraded-first-party', 'degraded-third-party', 'timeout-partial', 'collection_failed', 'loader_failed', 'consent_denied', 'aborted'];
+
+/** The outcome in a request body, or undefined when there is none or it is malformed. */
+export function parseOutcome(value: unknown): CaptureOutcome | undefined {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  const { outcome, scripts, durationMs } = value as Record<string, unknown>;
+  if (!OUTCOME_KINDS.includes(outcome as CaptureOutcomeKind)) return undefined;
+  if (!Array.isArray(scripts) || scripts.length > 10 || !scripts.every((name) => typeof name === 'string' && /^(fp|io)_[\w.-]{1,60}$/.test(name))) return undefined;
+  if (typeof durationMs !== 'number' || !(durationMs >= 0 && durationMs <= 3_600_000)) return undefined;
+  return { outcome: outcome as CaptureOutcomeKind, scripts: [...scripts] as string[], durationMs: Math.round(durationMs) };
+}
