@@ -99,6 +99,16 @@ export default [
   ...browserBuild('production'),
   ...browserBuild('development'),
   {
+    // blackbox-capture/diagnose: the doctor in the page, an entry of its own (never in the capture's bundle).
+    input: { diagnose: 'src/doctor/diagnose.ts' },
+    output: [
+      { dir: 'dist', format: 'es', entryFileNames: '[name].js' },
+      { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', exports: 'named' },
+    ],
+    plugins: [ts()],
+  },
+  ...declarations('src/doctor/diagnose.ts', 'diagnose'),
+  {
     input: { ...nodeEntries, 'emulator-cli': 'src/emulator/cli.ts', cli: 'src/doctor/cli.ts' },
     output: { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: 'chunk-[name]-[hash].js' },
     external: nodeExternal,

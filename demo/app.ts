@@ -174,7 +174,7 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
     if (broken === 'double-tag') tags += `\n  <script nonce="${nonce}" src="${escapeHtml(loaderUrl)}"></script>`;
     html = html.replace('{{CAPTURE_TAGS}}', tags).replace('{{HEADER}}', HEADER);
     for (const [key, value] of Object.entries(html_)) html = html.replaceAll(`{{${key}}}`, value);
-    for (const [key, value] of Object.entries({ NONCE: nonce, LOADER_URL: loaderUrl, ...values })) html = html.replaceAll(`{{${key}}}`, escapeHtml(value));
+    for (const [key, value] of Object.entries({ NONCE: nonce, LOADER_URL: loaderUrl, THIRD_PARTY: thirdPartyOrigin, ...values })) html = html.replaceAll(`{{${key}}}`, escapeHtml(value));
     const headers = new Headers({
       'content-type': 'text/html; charset=utf-8',
       'cache-control': 'no-store',

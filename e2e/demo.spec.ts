@@ -345,3 +345,17 @@ test('without a forced outcome the decision follows the blackbox: third party bl
   await expect(page.locator('#decision')).toContainText('Third-party collection missing');
   void csp;
 });
+
+test('playground: diagnose() reports every check of the page, and names a broken proxy', async ({ page, demo, csp }) => {
+  await playground(page, demo);
+  await page.getByRole('button', { name: 'Run diagnose()' }).click();
+  await expect(page.locator('#diagnosis tr')).toHaveCount(11);
+  await expect(page.locator('#diagnosis')).not.toContainText(/^fail/m);
+  expect(await page.locator('#diagnosis td.bad').count()).toBe(0);
+  await playground(page, demo, '?proxy=html');
+  await page.getByRole('button', { name: 'Run diagnose()' }).click();
+  await expect(page.locator('#diagnosis')).toContainText('static_script');
+  await expect(page.locator('#diagnosis td.bad').first()).toBeVisible();
+  await expect(page.locator('#diagnosis')).toContainText('answered HTML');
+  void csp;
+});

@@ -126,3 +126,20 @@ window.capture = captureBlackbox(options).then(
     return { code: error.code, message: error.message, blackbox: error.blackbox };
   },
 );
+
+// diagnose(): a separate entry, imported on demand, never part of the capture's bundle.
+$('diagnose').addEventListener('click', async () => {
+  $('diagnosis').innerHTML = '<tr><td>running…</td></tr>';
+  const { diagnose } = await import('/dist/diagnose.js');
+  const thirdPartyHost = $('playground').dataset.thirdPartyHost || undefined;
+  const report = await diagnose({ loaderUrl: options.loaderUrl, prefix: options.uriHook ?? '/iojs', thirdPartyHost, globalName: options.globalName });
+  $('diagnosis').innerHTML = '';
+  for (const finding of report.findings) {
+    const row = $('diagnosis').insertRow();
+    const status = row.insertCell();
+    status.textContent = finding.status;
+    status.className = finding.status === 'pass' ? 'ok' : 'bad';
+    row.insertCell().textContent = finding.id;
+    row.insertCell().textContent = finding.message + (finding.fix && finding.status !== 'pass' ? ` Fix: ${finding.fix}` : '');
+  }
+});

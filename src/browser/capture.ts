@@ -295,7 +295,8 @@ function startRun(options: NormalizedOptions): void {
 }
 
 function subscribe(options: NormalizedOptions, field: Field | null): Promise<string> {
-  const { signal, onUpdate, onTrace, onOutcome, post, timeoutMs } = options;
+  const { signal, onUpdate, onTrace, onOutcome, timeoutMs, captureNonce } = options;
+  const post = options.post && captureNonce ? { ...options.post, captureNonce } : options.post;
   const started = performance.now();
   // Start fetching the delivery code now, so that it is there when the blackbox is.
   const delivery = post && import('./deliver.js');

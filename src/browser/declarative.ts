@@ -9,8 +9,8 @@ import type { CaptureOptions } from './options.js';
 export function startFromScriptTag(tag: HTMLOrSVGScriptElement | null): Promise<string> | undefined {
   const data = (tag as HTMLScriptElement | null)?.dataset;
   if (!data?.loaderUrl) return undefined;
-  const { loaderUrl, globalName, uriHook, version, subkey, field, postUrl: post, timeoutMs } = data;
-  const options: Record<string, unknown> = { loaderUrl, globalName, uriHook, version, subkey, field, post, nonce: (tag as HTMLScriptElement).nonce || tag!.getAttribute('nonce') || undefined };
+  const { loaderUrl, globalName, uriHook, version, subkey, field, postUrl: post, timeoutMs, captureNonce } = data;
+  const options: Record<string, unknown> = { loaderUrl, globalName, uriHook, version, subkey, field, post, captureNonce, nonce: (tag as HTMLScriptElement).nonce || tag!.getAttribute('nonce') || undefined };
   // "abc" and "" become NaN, which validation rejects with invalid_option.
   if (timeoutMs !== undefined) options.timeoutMs = timeoutMs.trim() ? +timeoutMs : NaN;
   // data-inject="false": the page's own loader tag follows this one (adopt mode).

@@ -13,8 +13,8 @@ export interface DeliveryFailure {
   cause?: unknown;
 }
 
-/** The JSON body unless `post.body` builds another: the outcome travels with the blackbox. */
-const defaultBody = (blackbox: string, outcome: CaptureOutcome) => ({ blackbox, outcome });
+/** The JSON body unless `post.body` builds another: the outcome and the capture nonce travel with the blackbox. */
+const defaultBody = (blackbox: string, outcome: CaptureOutcome, nonce?: string) => ({ blackbox, outcome, ...(nonce ? { nonce } : {}) });
 
 /** Retry-After in ms (seconds or an HTTP date); NaN when absent or unreadable. */
 export function retryAfterMs(response: Response): number {
@@ -40,7 +40,13 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
  * 4xx. Rejects with a `DeliveryFailure` (the core makes it a `post_failed` error
  * carrying the blackbox); rethrows the signal's reason when aborted.
  */
-export async function deliver(blackbox: string, post: NormalizedPost, outcome: CaptureOutcome, signal?: AbortSignal, body: unknown = (post.body ?? defaultBody)(blackbox, outcome)): Promise<Response> {
+export async function deliver(
+  blackbox: string,
+  post: NormalizedPost,
+  outcome: CaptureOutcome,
+  signal?: AbortSignal,
+  body: unknown = post.body ? post.body(blackbox, outcome) : defaultBody(blackbox, outcome, post.captureNonce),
+): Promise<Response> {
   const { url, headers, credentials = 'same-origin', maxAttempts = 4, timeoutMs = 10_000 } = post;
   const crypto = globalThis.crypto;
   // randomUUID needs a secure context; the key only has to be unique.

@@ -39,6 +39,7 @@ const EXPECTED: Record<string, string> = {
   onOutcome: 'a function',
   degradedGraceMs: 'a number of milliseconds from 0 to 600000',
   nonce: 'a non-empty string',
+  captureNonce: 'the capture nonce your server issued (a string without spaces)',
   signal: 'an AbortSignal',
   vendor: 'an object of loader keys',
   'post.url': URL_EXPECTED,

@@ -64,6 +64,11 @@ export interface CaptureOptions {
   timeoutMs?: number;
   /** CSP nonce for the injected loader tag. Default: taken from a `script[nonce]` on the page. */
   nonce?: string;
+  /**
+   * Replay protection: the capture nonce your server issued for this customer
+   * (`createCaptureNonce`); it travels with the blackbox (`{ blackbox, outcome, nonce }`).
+   */
+  captureNonce?: string;
   /** Cancels the capture (the loader itself cannot be stopped). */
   signal?: AbortSignal;
   /** Other documented loader keys, passed through as they are. */
@@ -76,8 +81,8 @@ export interface CaptureOptions {
   inject?: boolean;
 }
 
-/** `post` as a checked object; deliver.ts fills in the defaults. */
-export type NormalizedPost = PostOptions;
+/** `post` as a checked object, with the capture nonce it carries; deliver.ts fills in the defaults. */
+export type NormalizedPost = PostOptions & { captureNonce?: string };
 
 
 export interface NormalizedOptions extends Omit<CaptureOptions, 'post' | 'vendor' | 'timeoutMs'> {
@@ -164,6 +169,7 @@ const OPTIONS: Record<keyof CaptureOptions, Rule> = {
   post: (value) => typeof value === 'string' || isPlainObject(value),
   timeoutMs: ms,
   nonce: printable,
+  captureNonce: printable,
   signal: isSignal,
   vendor: isPlainObject,
 };

@@ -10,7 +10,21 @@
 export type CheckStatus = 'pass' | 'warn' | 'fail';
 
 export interface Finding {
-  id: 'page' | 'loader_tag_once' | 'loader_script' | 'csp' | 'static_script' | 'dyn_script' | 'dyn_not_cached' | 'set_cookie';
+  /** The doctor's checks, and (diagnose() in the page only) `loader_tags_live`, `csp_violations`, `trusted_types`, `loader_run`, `third_party_reachable`. */
+  id:
+    | 'page'
+    | 'loader_tag_once'
+    | 'loader_script'
+    | 'csp'
+    | 'static_script'
+    | 'dyn_script'
+    | 'dyn_not_cached'
+    | 'set_cookie'
+    | 'loader_tags_live'
+    | 'csp_violations'
+    | 'trusted_types'
+    | 'loader_run'
+    | 'third_party_reachable';
   status: CheckStatus;
   /** What was seen. */
   message: string;
@@ -56,7 +70,7 @@ function scriptTags(html: string): Array<Record<string, string>> {
 }
 
 /** The policies of the Content-Security-Policy headers and `<meta http-equiv>` tags: each a map of directive to sources. */
-function policies(headers: Headers, html: string): Array<Map<string, string[]>> {
+export function policies(headers: Headers, html: string): Array<Map<string, string[]>> {
   const texts = (headers.get('content-security-policy') ?? '').split(',').filter((text) => text.trim());
   for (const [tag] of html.matchAll(/<meta\b[^>]*>/gi)) {
     if (!/http-equiv\s*=\s*["']?content-security-policy/i.test(tag)) continue;
