@@ -12,7 +12,7 @@ export const nginxAvailable = () => existsSync(NGINX);
 
 
 /** Starts nginx; resolves with its origin and a stop function once it answers. Throws when it cannot. */
-export async function startNginx(collectorUrl, { page } = {}) {
+export async function startNginx(collectorUrl, { page, dist } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'bbc-nginx-'));
   const port = await freePort();
   const shipped = (name) => readFileSync(new URL(`../src/server/nginx/${name}`, import.meta.url), 'utf8');
@@ -32,12 +32,13 @@ http {
   server {
     listen 127.0.0.1:${port};
     include ${dir}/iojs-location.conf;
-${page === undefined ? '' : `    location = /checkout { default_type text/html; return 200 '${page.replace(/[\\']/g, '\\$&')}'; }\n`}    location / { return 404; }
+${page === undefined ? '' : `    location = /checkout { default_type text/html; return 200 '${page.replace(/[\\']/g, '\\$&')}'; }\n`}${dist === undefined ? '' : `    location /dist/ { alias ${dist}/; types { text/javascript js; } }\n`}    location / { return 404; }
   }
 }
 `,
   );
-  // An optional checkout page at /checkout (the doctor's test of the shipped configuration), inline.
+  // An optional checkout page at /checkout (the doctor's tests of the shipped configuration), inline,
+  // and the package's built files under /dist/ (diagnose() in the page).
   const args = ['-p', dir, '-c', join(dir, 'nginx.conf')];
   const check = spawnSync(NGINX, ['-t', ...args], { encoding: 'utf8' });
   if (check.status !== 0) throw new Error(`nginx -t failed: ${check.stderr}`);
