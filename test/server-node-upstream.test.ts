@@ -1,6 +1,7 @@
 // The proxy's Node upstream (node:http behind a fetch-like surface), against a real local
 // server: what it sends, how it answers, decoding, aborts and connection reuse.
 import { randomBytes } from 'node:crypto';
+import { getEventListeners } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
@@ -150,6 +151,24 @@ describe('nodeUpstream', () => {
     await expect(second).rejects.toThrow('aborted');
   });
 
+  it('a finished request leaves no listener on a long-lived signal', async () => {
+    const server = await upstream((_, response) => response.end('ok'));
+    const controller = new AbortController();
+    for (let i = 0; i < 3; i++) expect(await (await nodeUpstream(server.url(), init({ signal: controller.signal }))).text()).toBe('ok');
+    await new Promise((r) => setTimeout(r, 20)); // 'close' comes after the body
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+  });
+
+  it('an answer without a status text has an empty one', async () => {
+    const server = await upstream((request, response) => {
+      // A raw status line with no reason phrase.
+      request.socket.end('HTTP/1.1 200\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok');
+      void response;
+    });
+    const response = await nodeUpstream(server.url(), init());
+    expect([response.status, response.statusText, await response.text()]).toEqual([200, '', 'ok']);
+  });
+
   it('requests to one origin share a kept-alive connection', async () => {
     const server = await upstream((_, response) => response.end('ok'));
     for (let i = 0; i < 3; i++) expect(await (await nodeUpstream(server.url(`/x${i}`), init())).text()).toBe('ok');
@@ -161,7 +180,8 @@ describe('nodeUpstream', () => {
       const tcp = createTcpServer((socket) => socket.once('data', (data) => { resolve(data[0]!); socket.destroy(); }));
       tcp.listen(0, '127.0.0.1', () => {
         const { port } = tcp.address() as AddressInfo;
-        nodeUpstream(new URL(`https://127.0.0.1:${port}/`), init()).catch(() => {});
+        // A request that fails before sending anything answers -1 (and fails the test at once).
+        nodeUpstream(new URL(`https://127.0.0.1:${port}/`), init()).catch(() => resolve(-1));
       });
       closers.push(() => new Promise((r) => tcp.close(() => r())));
     });
