@@ -24,6 +24,8 @@ const minify = { ecma: 2020, module: true, compress: { passes: 3, unsafe_arrows:
 
 /** The message texts' module, which the UMD file imports from beside itself. */
 const MESSAGES_MODULE = /(^|\/)messages\.js$/;
+/** The TCF adapter (data-consent="tcf:…"), which the UMD file imports from beside itself: dist/tcf.js. */
+const TCF_MODULE = /(^|\/)tcf\.js$/;
 
 const nodeEntries = {
   server: 'src/server/index.ts',
@@ -81,14 +83,14 @@ function browserBuild(build) {
       // inside: `post` must not depend on a second file being deployed. The .cjs copy is the
       // same file for require(). Both builds share the one messages chunk.
       input: 'src/browser/umd.ts',
-      external: (id) => MESSAGES_MODULE.test(id),
+      external: (id) => MESSAGES_MODULE.test(id) || TCF_MODULE.test(id),
       output: ['js', 'cjs'].map((ext) => ({
         file: `dist/blackbox-capture${suffix}.umd.${ext}`,
         format: 'umd',
         name: 'BlackboxCapture',
         exports: 'named',
         inlineDynamicImports: true,
-        paths: (id) => (MESSAGES_MODULE.test(id) ? './browser-messages.js' : id),
+        paths: (id) => (MESSAGES_MODULE.test(id) ? './browser-messages.js' : TCF_MODULE.test(id) ? './tcf.js' : id),
       })),
       plugins: [...twins, ts(), terser(minify)],
     },
@@ -108,6 +110,16 @@ export default [
     plugins: [ts()],
   },
   ...declarations('src/doctor/diagnose.ts', 'diagnose'),
+  {
+    // blackbox-capture/tcf: the IAB TCF v2 consent adapter, an entry of its own (the minimal path never holds it).
+    input: { tcf: 'src/browser/tcf.ts' },
+    output: [
+      { dir: 'dist', format: 'es', entryFileNames: '[name].js' },
+      { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', exports: 'named' },
+    ],
+    plugins: [ts(), terser(minify)],
+  },
+  ...declarations('src/browser/tcf.ts', 'tcf'),
   {
     input: { ...nodeEntries, 'emulator-cli': 'src/emulator/cli.ts', cli: 'src/doctor/cli.ts' },
     output: { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: 'chunk-[name]-[hash].js' },

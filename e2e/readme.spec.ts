@@ -63,3 +63,35 @@ for (const name of ['preload-hint', 'adopt-mode']) {
     expect(requested.filter((path) => path === '/static/vendor/loader.js')).toHaveLength(1);
   });
 }
+
+test("consent from a TCF v2 CMP ('consent-tcf'), bundled by esbuild: nothing before the choice, then the capture", async ({ page }) => {
+  const bundled = await build({
+    stdin: { contents: snippet('consent-tcf').code, loader: 'ts', resolveDir: fileURLToPath(new URL('..', import.meta.url)) },
+    bundle: true,
+    format: 'esm',
+    target: 'es2022',
+    write: false,
+    splitting: false,
+  });
+  site.file('/consent.js', bundled.outputFiles[0]!.text, 'text/javascript');
+  // A CMP stub with the __tcfapi contract: the UI is shown until window.choose() is called.
+  const cmp = `<script>
+    let data = { gdprApplies: true, eventStatus: 'cmpuishown', vendor: { consents: {} }, purpose: { consents: {} } };
+    const listeners = new Map(); let next = 1;
+    window.__tcfapi = (command, version, callback, id) => {
+      if (command === 'addEventListener') { const n = next++; listeners.set(n, callback); callback({ ...data, listenerId: n }, true); }
+      if (command === 'removeEventListener') { listeners.delete(id); callback(true); }
+    };
+    window.choose = (vendor) => {
+      data = { ...data, eventStatus: 'useractioncomplete', vendor: { consents: { 810: vendor } }, purpose: { consents: { 1: true } } };
+      for (const [n, listener] of listeners) listener({ ...data, listenerId: n }, true);
+    };
+  </script>`;
+  await page.goto(site.page('/consent.html', doc(`${cmp}<input type="hidden" id="blackbox"><script type="module" src="/consent.js"></script>`)));
+  await page.waitForTimeout(300);
+  expect(await page.evaluate(() => (window as any).IGLOO)).toBeUndefined();
+  expect(await page.locator('script[src$="loader.js"]').count()).toBe(0);
+  await page.evaluate(() => (window as any).choose(true));
+  await expect.poll(() => site.deliveries.length).toBe(1);
+  complete((site.deliveries[0]!.body as { blackbox: string }).blackbox);
+});

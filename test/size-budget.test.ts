@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { GUARDS, measure } from '../scripts/size.mjs';
 
 interface Sizes {
-  minimal: { gzip: number; deliveryCodeUpfront: boolean; messagesUpfront: boolean };
+  minimal: { gzip: number; deliveryCodeUpfront: boolean; messagesUpfront: boolean; entriesUpfront: string[] };
   full: { gzip: number; lazy: number };
   messages: { gzip: number };
   umd: { gzip: number; messagesInside: boolean };
@@ -17,6 +17,10 @@ describe('browser bundle size', async () => {
   it('importing only the minimal path leaves the POST code out (tree-shaking works)', () => {
     expect(sizes.minimal.deliveryCodeUpfront).toBe(false);
     expect(sizes.full.lazy).toBeGreaterThan(300); // the delivery chunk exists and is loaded only with `post`
+  });
+
+  it('the entries of their own (tcf, diagnose, element, react) and the consent chunk add no byte to the minimal path', () => {
+    expect(sizes.minimal.entriesUpfront).toEqual([]);
   });
 
   it('the message texts are a chunk of their own, loaded only on failure', () => {

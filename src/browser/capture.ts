@@ -81,6 +81,15 @@ const same = (a: unknown, b: unknown): boolean =>
   a === b ||
   (isPlainObject(a) && isPlainObject(b) && Object.keys(a).length === Object.keys(b).length && Object.keys(a).every((k) => same(a[k], b[k])));
 
+/**
+ * Tells how a call ended: to `onOutcome`, and, for a capture that produced no final
+ * blackbox, to the endpoint as an outcome alone (sent once, kept alive if the page goes).
+ */
+function tell({ onOutcome, post }: NormalizedOptions, outcome: CaptureOutcome, report?: boolean): void {
+  if (onOutcome) safely(() => onOutcome(outcome));
+  if (report && post) import('./deliver.js').then((chunk) => chunk.report(post, outcome)).catch(() => {});
+}
+
 /** Reports an integrator callback's exception without breaking the vendor's flow. */
 function safely(callback: () => void): void {
   try {
@@ -295,7 +304,7 @@ function startRun(options: NormalizedOptions): void {
 }
 
 function subscribe(options: NormalizedOptions, field: Field | null): Promise<string> {
-  const { signal, onUpdate, onTrace, onOutcome, timeoutMs, captureNonce } = options;
+  const { signal, onUpdate, onTrace, timeoutMs, captureNonce } = options;
   const post = options.post && captureNonce ? { ...options.post, captureNonce } : options.post;
   const started = performance.now();
   // Start fetching the delivery code now, so that it is there when the blackbox is.
@@ -318,11 +327,9 @@ function subscribe(options: NormalizedOptions, field: Field | null): Promise<str
       // does not change how the capture went.
       const produced = outcome !== undefined;
       outcome ??= outcomeNow(error);
-      if (onOutcome) safely(() => onOutcome(outcome!));
+      tell(options, outcome, error && !produced);
       if (error) {
         calls = calls.filter((call) => call[0] !== options);
-        // The server hears of a capture that produced nothing too (sent once, kept alive if the page goes).
-        if (post && !produced) delivery!.then(({ report }) => report(post, outcome!)).catch(() => {});
         explain(error).then(reject);
       } else resolve(blackbox!);
     };
@@ -379,23 +386,38 @@ export function captureBlackbox(options: CaptureOptions): Promise<string> {
   try {
     const normalized = normalizeOptions(options);
     if (typeof window === 'undefined' || typeof document === 'undefined') throw fault('not_browser');
-    const { signal, field } = normalized;
+    const { signal } = normalized;
     // Stryker disable next-line ArrayDeclaration: the aborted message takes no arguments
     if (signal?.aborted) throw fault('aborted', [], { cause: signal.reason });
-    if (running) {
-      const repeat = calls.find((call) => same(call[0], normalized));
-      if (repeat) return repeat[1];
-      for (const key of LOADER_KEYS) if (!same(running[key], normalized[key])) throw fault('option_conflict', [key, running[key], normalized[key]]);
-    }
-    const element = (typeof field === 'string' ? document.getElementById(field) : field) as Field | null;
-    if (field && !/^(INPUT|TEXTAREA)$/.test(element?.tagName as string)) throw fault('invalid_option', ['field', field]);
-    if (!running) startRun(normalized);
-    // Still none: the loader failed while it was being inserted.
-    if (!running) throw failure;
-    const promise = subscribe(normalized, element);
-    calls.push([normalized, promise]);
-    return promise;
+    if (normalized.consent) return afterConsent(normalized).catch((error: unknown) => explain(error).then((explained) => Promise.reject(explained)));
+    return start(normalized);
   } catch (error) {
     return explain(error).then((explained) => Promise.reject(explained));
   }
+}
+
+/** Starts the page's run, or joins it, for a call whose options are valid (and whose consent is given). Throws what stops it. */
+function start(normalized: NormalizedOptions): Promise<string> {
+  const { field } = normalized;
+  if (running) {
+    const repeat = calls.find((call) => same(call[0], normalized));
+    if (repeat) return repeat[1];
+    for (const key of LOADER_KEYS) if (!same(running[key], normalized[key])) throw fault('option_conflict', [key, running[key], normalized[key]]);
+  }
+  const element = (typeof field === 'string' ? document.getElementById(field) : field) as Field | null;
+  if (field && !/^(INPUT|TEXTAREA)$/.test(element?.tagName as string)) throw fault('invalid_option', ['field', field]);
+  if (!running) startRun(normalized);
+  // Still none: the loader failed while it was being inserted.
+  if (!running) throw failure;
+  const promise = subscribe(normalized, element);
+  calls.push([normalized, promise]);
+  return promise;
+}
+
+/**
+ * Consent first: its code is a chunk loaded only by calls that give `consent`, and it is
+ * handed what it needs from here (so that the chunk imports nothing from the entry).
+ */
+function afterConsent(options: NormalizedOptions): Promise<string> {
+  return import('./consent.js').then(({ afterConsent }) => afterConsent(options, { start, fault, tell }));
 }

@@ -7,7 +7,8 @@ export type BlackboxCaptureErrorCode =
   | 'aborted'
   | 'option_conflict'
   | 'not_browser'
-  | 'post_failed';
+  | 'post_failed'
+  | 'consent_denied';
 
 export interface BlackboxCaptureErrorDetails {
   cause?: unknown;

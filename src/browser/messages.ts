@@ -39,6 +39,7 @@ const EXPECTED: Record<string, string> = {
   onOutcome: 'a function',
   degradedGraceMs: 'a number of milliseconds from 0 to 600000',
   nonce: 'a non-empty string',
+  consent: 'a promise, or a function returning a boolean or a promise',
   captureNonce: 'the capture nonce your server issued (a string without spaces)',
   signal: 'an AbortSignal',
   vendor: 'an object of loader keys',
@@ -86,5 +87,7 @@ export const MESSAGES: Record<string, (...args: any[]) => string> = {
   timeout: (ms: number, partial: boolean, failed: string[], uriHook: unknown) =>
     `No final blackbox within ${ms} ms${partial ? '; the error carries the partial one' : ' and no update at all'}.${failed.length ? ` Failed so far: ${scripts(failed, uriHook)}` : ''}`,
   aborted: () => 'Aborted.',
+  consent_denied: () => 'Consent to device collection was not given: nothing was collected.',
+  consent_timeout: (ms: number) => `Consent to device collection was not decided within ${ms} ms: nothing was collected.`,
   post_failed: (url: string, detail: string) => `Delivering to ${url} failed: ${detail}; the error carries the blackbox.`,
 };

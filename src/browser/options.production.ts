@@ -28,6 +28,8 @@ const KEPT: Record<string, (value: any) => unknown> = {
   onTrace: isFunction,
   onUpdate: isFunction,
   onOutcome: isFunction,
+  // A consent that is neither would never grant: a type check, kept.
+  consent: (value) => isFunction(value) || isFunction(value?.then),
   signal: isSignal,
   vendor: isPlainObject,
   'post.body': isFunction,

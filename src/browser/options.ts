@@ -69,6 +69,13 @@ export interface CaptureOptions {
    * (`createCaptureNonce`); it travels with the blackbox (`{ blackbox, outcome, nonce }`).
    */
   captureNonce?: string;
+  /**
+   * Consent before collection: a promise, or a function returning a boolean or a promise.
+   * Nothing is written to `window` and no script is injected until it grants (`true`); a
+   * denial (anything else, or a rejection) rejects with `consent_denied`. An undecided
+   * consent counts against `timeoutMs`.
+   */
+  consent?: PromiseLike<unknown> | (() => unknown);
   /** Cancels the capture (the loader itself cannot be stopped). */
   signal?: AbortSignal;
   /** Other documented loader keys, passed through as they are. */
@@ -170,6 +177,7 @@ const OPTIONS: Record<keyof CaptureOptions, Rule> = {
   timeoutMs: ms,
   nonce: printable,
   captureNonce: printable,
+  consent: (value) => typeof value === 'function' || typeof value?.then === 'function',
   signal: isSignal,
   vendor: isPlainObject,
 };
