@@ -3,9 +3,14 @@ import { defineConfig } from 'vitest/config';
 /**
  * Tests of what `npm run build` and `npm pack` produce: the built dist/ files, the packed
  * tarball, the README's snippets (they import the built package), the size guards and the
- * demo command. `npm run test:unit` runs the others, the tests of the sources.
+ * demo command. `npm run test:unit` runs the tests of the sources with fakes.
  */
 export const builtPackageTests = ['test/dist-*.test.ts', 'test/package-*.test.ts', 'test/readme.test.ts', 'test/size-budget.test.ts', 'test/demo-command.test.ts'];
+/**
+ * Tests of the sources against real servers started for them (redis-server, nginx), whose
+ * leases and rate windows run on the servers' clocks: `npm run test:integration`.
+ */
+export const integrationTests = ['test/server-redis.test.ts', 'test/server-nginx.test.ts'];
 
 export default defineConfig({
   test: {
@@ -27,7 +32,8 @@ export default defineConfig({
     // Tests of time limits force garbage collection: a timer must fire even when nothing else holds it.
     execArgv: ['--expose-gc'],
     projects: [
-      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [...builtPackageTests, 'node_modules/**'] } },
+      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [...builtPackageTests, ...integrationTests, 'node_modules/**'] } },
+      { extends: true, test: { name: 'integration', include: integrationTests } },
       { extends: true, test: { name: 'built', include: builtPackageTests } },
     ],
   },

@@ -72,7 +72,7 @@ describe('outcomes of captures that resolve', () => {
   it('a grace as long as the time limit waits for it: timeout-partial', async () => {
     serveHtmlFromProxy();
     const { outcomes, onOutcome } = collecting();
-    const pending = failure(api.captureBlackbox({ ...ok, onOutcome, degradedGraceMs: 600_000, timeoutMs: 400 }));
+    const pending = failure(api.captureBlackbox({ ...ok, onOutcome, degradedGraceMs: 600_000, timeoutMs: 250 }));
     await breakProxyWithHtml();
     const error = await pending;
     expect(error.code).toBe('timeout');
@@ -81,13 +81,13 @@ describe('outcomes of captures that resolve', () => {
 
   it('no grace before the third party has delivered: it starts with the third party\'s first update', async () => {
     serveHtmlFromProxy();
-    settings.delays = { tp: [400] };
+    settings.delays = { tp: [250] };
     const { outcomes, onOutcome } = collecting();
     const started = Date.now();
     const pending = api.captureBlackbox({ ...ok, onOutcome, degradedGraceMs: 0, timeoutMs: 5000 });
     await breakProxyWithHtml();
     const bb = await pending;
-    expect(Date.now() - started).toBeGreaterThanOrEqual(350);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(200);
     expect(decodeBlackbox(bb)?.sources).toEqual(['tp']);
     expect(outcomes).toEqual([expect.objectContaining({ outcome: 'degraded-first-party' })]);
   });
