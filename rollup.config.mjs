@@ -24,6 +24,8 @@ const minify = { ecma: 2020, module: true, compress: { passes: 3, unsafe_arrows:
 
 /** The message texts' module, which the UMD file imports from beside itself. */
 const MESSAGES_MODULE = /(^|\/)messages\.js$/;
+/** The package's browser entry, which the element imports from beside itself (dist/index.js). */
+const BROWSER_ENTRY = /(^|\/)(src\/browser\/)?index(\.ts|\.js)?$/;
 /** The TCF adapter (data-consent="tcf:…"), which the UMD file imports from beside itself: dist/tcf.js. */
 const TCF_MODULE = /(^|\/)tcf\.js$/;
 
@@ -94,6 +96,19 @@ function browserBuild(build) {
       })),
       plugins: [...twins, ts(), terser(minify)],
     },
+    {
+      // blackbox-capture/element: imports the package's own entry (one core, one loader run per
+      // page, whether a page uses the element, the function or both) and the TCF adapter beside it.
+      input: { [`element${suffix}`]: 'src/browser/element.ts' },
+      external: (id) => BROWSER_ENTRY.test(id) || TCF_MODULE.test(id),
+      output: ['es', 'cjs'].map((format) => ({
+        dir: 'dist',
+        format,
+        entryFileNames: `[name].${format === 'es' ? 'js' : 'cjs'}`,
+        paths: (id) => (BROWSER_ENTRY.test(id) ? `./index${suffix}.${format === 'es' ? 'js' : 'cjs'}` : TCF_MODULE.test(id) ? `./tcf.${format === 'es' ? 'js' : 'cjs'}` : id),
+      })),
+      plugins: [ts(), terser(minify)],
+    },
   ];
 }
 
@@ -120,6 +135,7 @@ export default [
     plugins: [ts(), terser(minify)],
   },
   ...declarations('src/browser/tcf.ts', 'tcf'),
+  ...declarations('src/browser/element.ts', 'element'),
   {
     input: { ...nodeEntries, 'emulator-cli': 'src/emulator/cli.ts', cli: 'src/doctor/cli.ts' },
     output: { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: 'chunk-[name]-[hash].js' },

@@ -95,3 +95,11 @@ test("consent from a TCF v2 CMP ('consent-tcf'), bundled by esbuild: nothing bef
   await expect.poll(() => site.deliveries.length).toBe(1);
   complete((site.deliveries[0]!.body as { blackbox: string }).blackbox);
 });
+
+test("the form quick start ('quick-start-element'): a submit made at once posts the final blackbox and its outcome", async ({ page }) => {
+  await page.goto(site.page('/element.html', doc(snippet('quick-start-element').code)));
+  await page.getByRole('button', { name: 'Pay' }).click();
+  await expect.poll(() => site.forms.length).toBe(1);
+  complete(site.forms[0]!.blackbox);
+  expect(site.forms[0]!['blackbox-outcome']).toBe('complete');
+});

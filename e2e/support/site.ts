@@ -24,6 +24,8 @@ export interface Site {
   emulator: Emulator;
   loaderUrl: string;
   deliveries: Delivery[];
+  /** Native form posts to /form: their fields, as the browser sent them. */
+  forms: Array<Record<string, string>>;
   /** Serve `html` at `path` with optional extra response headers. */
   page(path: string, html: string, headers?: Record<string, string>): string;
   /** Answer the next `count` deliveries with `status`. */
@@ -47,6 +49,7 @@ export async function startSite(options: EmulatorOptions = {}): Promise<Site> {
   const files = new Map<string, { body: string; contentType: string }>();
   const overrides: Array<{ pattern: RegExp; response: () => Response }> = [];
   const deliveries: Delivery[] = [];
+  const forms: Array<Record<string, string>> = [];
   let failures = { count: 0, status: 503 };
 
   const overridden = (request: Request) => overrides.find((o) => o.pattern.test(request.url))?.response();
@@ -67,6 +70,10 @@ export async function startSite(options: EmulatorOptions = {}): Promise<Site> {
       deliveries.push({ body, idempotencyKey: request.headers.get('idempotency-key'), contentType: request.headers.get('content-type') });
       return Response.json({ status: 'received' });
     }
+    if ((url.pathname === '/form' || url.pathname === '/checkout') && request.method === 'POST') {
+      forms.push(Object.fromEntries(new URLSearchParams(await request.text())));
+      return new Response('<!doctype html><title>posted</title><p id="posted">posted</p>', { headers: { 'content-type': 'text/html' } });
+    }
     if (url.pathname.startsWith('/dist/')) {
       try {
         const file = await readFile(new URL(url.pathname.slice('/dist/'.length), DIST));
@@ -80,7 +87,7 @@ export async function startSite(options: EmulatorOptions = {}): Promise<Site> {
       const loader = await fetch(emulator.loaderUrl);
       return new Response(await loader.text(), { headers: { 'content-type': 'text/javascript; charset=utf-8' } });
     }
-    if (/^\/static\/(blackbox-capture\.umd|browser-messages)\.js$/.test(url.pathname)) {
+    if (/^\/static\/(blackbox-capture\.umd|browser-[\w-]+|index|element|tcf)\.js$/.test(url.pathname)) {
       return new Response(await readFile(new URL(url.pathname.slice('/static/'.length), DIST)), { headers: { 'content-type': 'text/javascript; charset=utf-8' } });
     }
     const file = files.get(url.pathname);
@@ -95,6 +102,7 @@ export async function startSite(options: EmulatorOptions = {}): Promise<Site> {
     emulator,
     loaderUrl: emulator.loaderUrl,
     deliveries,
+    forms,
     page(path, html, headers = {}) {
       pages.set(path, { html, headers });
       return siteServer.origin + path;

@@ -1,0 +1,94 @@
+/**
+ * <blackbox-capture> (blackbox-capture/element) in Chromium with each loader: a plain HTML
+ * form with no page code posts the final blackbox under the element's name, holds a submit
+ * until the capture ends or max-wait-ms has passed, and shows its state through :state().
+ */
+import { expect, test } from '@playwright/test';
+import { decodeBlackbox } from '../src/emulator/index.js';
+import { loaderOptions } from './support/loader.js';
+import { startSite, type Site } from './support/site.js';
+
+let site: Site;
+test.beforeEach(async () => {
+  site = await startSite(loaderOptions());
+});
+test.afterEach(async () => {
+  await site.close();
+});
+
+const form = (attributes: string, extraHead = '') => `<!doctype html><html><head><meta charset="utf-8">${extraHead}
+  <script type="module" src="/dist/element.js"></script>
+  <style>blackbox-capture:state(complete) + button { outline: 3px solid green; }</style></head>
+  <body><form method="post" action="/form">
+    <input name="order" value="o-1">
+    <blackbox-capture name="blackbox" loader-url="${site.loaderUrl}" ${attributes}></blackbox-capture>
+    <button id="pay">Pay</button>
+  </form></body></html>`;
+
+test('a submit made at once is held until the capture completes, then posts the final blackbox and its outcome', async ({ page }) => {
+  await page.goto(site.page('/form.html', form('max-wait-ms="10000"')));
+  await page.locator('#pay').click();
+  await expect(page.locator('#posted')).toBeVisible();
+  expect(site.forms).toHaveLength(1);
+  const posted = site.forms[0]!;
+  expect(posted.order).toBe('o-1');
+  expect(posted['blackbox-outcome']).toBe('complete');
+  expect(decodeBlackbox(posted.blackbox!)?.sources.sort()).toEqual(['fp_dyn', 'fp_static', 'tp']);
+});
+
+test('FormData carries the value, the state shows through :state(complete), and the events bubble to the document', async ({ page }) => {
+  await page.addInitScript(() => {
+    document.addEventListener('blackbox', (e) => ((window as any).heard = (e as CustomEvent).detail));
+  });
+  await page.goto(site.page('/state.html', form('')));
+  await expect(page.locator('blackbox-capture:state(complete)')).toHaveCount(1);
+  const { value, fromForm, heard, state } = await page.evaluate(() => {
+    const element = document.querySelector('blackbox-capture') as any;
+    return { value: element.value, fromForm: new FormData(document.querySelector('form')!).get('blackbox'), heard: (window as any).heard, state: element.state };
+  });
+  expect(fromForm).toBe(value);
+  expect(heard).toBe(value);
+  expect(state).toBe('complete');
+  expect(await page.locator('blackbox-capture').evaluate((e) => [e.getBoundingClientRect().width, e.textContent, e.shadowRoot])).toEqual([0, '', null]); // renders nothing
+});
+
+test('max-wait-ms bounds the hold: a capture still running goes with what there is, outcome timeout-partial', async ({ page }) => {
+  site.override(/\/iojs\//, 200, '<!doctype html><html><body>SPA</body></html>', 'text/html');
+  await page.goto(site.page('/slow.html', form('max-wait-ms="400"')));
+  await expect(page.locator('blackbox-capture')).toHaveCount(1);
+  await page.waitForFunction(() => (document.querySelector('blackbox-capture') as any)?.value);
+  const clicked = Date.now();
+  await page.locator('#pay').click();
+  await expect(page.locator('#posted')).toBeVisible();
+  expect(Date.now() - clicked).toBeLessThan(2000);
+  expect(site.forms[0]!['blackbox-outcome']).toBe('timeout-partial');
+  expect(decodeBlackbox(site.forms[0]!.blackbox!)?.sources).toEqual(['tp']);
+});
+
+test('a submit after completion is not held; a degraded capture posts its outcome', async ({ page }) => {
+  site.override(/\/iojs\//, 404, 'not found', 'text/plain');
+  await page.goto(site.page('/degraded.html', form('')));
+  await expect(page.locator('blackbox-capture:state(degraded)')).toHaveCount(1);
+  await page.locator('#pay').click();
+  await expect(page.locator('#posted')).toBeVisible();
+  expect(site.forms[0]!['blackbox-outcome']).toBe('degraded-first-party');
+});
+
+test('a failed capture shows :state(failed) and the form still posts, with the outcome', async ({ page }) => {
+  site.emulator.faults.fail('loader', { status: 404 });
+  await page.goto(site.page('/failed.html', form('')));
+  await expect(page.locator('blackbox-capture:state(failed)')).toHaveCount(1);
+  await page.locator('#pay').click();
+  await expect(page.locator('#posted')).toBeVisible();
+  expect(site.forms[0]!['blackbox-outcome']).toBe('loader_failed');
+  expect(site.forms[0]!.blackbox).toBeUndefined();
+});
+
+test('two copies of the element module: registered once, one loader run', async ({ page }) => {
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(site.page('/twice.html', form('', '<script type="module" src="/dist/element.js?copy=2"></script>')));
+  await expect(page.locator('blackbox-capture:state(complete)')).toHaveCount(1);
+  expect(errors).toEqual([]);
+  expect(await page.locator(`script[src="${site.loaderUrl}"]`).count()).toBe(1);
+});

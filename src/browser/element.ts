@@ -1,0 +1,159 @@
+/**
+ * `blackbox-capture/element`: `<blackbox-capture name="blackbox" loader-url="…">` inside a
+ * form. Form-associated (ElementInternals): its value is the blackbox, so FormData and a
+ * native submit carry it under `name`, beside `<name>-outcome`. It holds a submit until the
+ * capture completes, or `max-wait-ms` after the submit, then submits what there is. Its
+ * state shows as a custom state: `:state(collecting)`, `:state(complete)`,
+ * `:state(degraded)`, `:state(failed)`. Importing this module registers the element in a
+ * browser, once per page (two copies of the package share the first definition), and does
+ * nothing on a server.
+ */
+import type { CaptureOutcome } from '../shared/types.js';
+import { captureBlackbox } from './index.js';
+
+export type BlackboxCaptureState = 'collecting' | 'complete' | 'degraded' | 'failed';
+
+/** Attribute → option, for the attributes that are strings as they are. */
+const TEXT_ATTRIBUTES = { 'loader-url': 'loaderUrl', 'global-name': 'globalName', 'uri-hook': 'uriHook', version: 'version', subkey: 'subkey', nonce: 'nonce', 'post-url': 'post', 'capture-nonce': 'captureNonce' } as const;
+
+interface Internals {
+  form: HTMLFormElement | null;
+  setFormValue(value: FormData | string | null): void;
+  states?: { add(state: string): void; delete(state: string): void };
+}
+
+/** The element's class, made only where HTMLElement exists (a server has none). */
+function elementClass() {
+  return class BlackboxCaptureElement extends HTMLElement {
+    static formAssociated = true;
+    private internalsOf: Internals = this.attachInternals() as unknown as Internals;
+    private latest: string | undefined;
+    private told: CaptureOutcome | undefined;
+    private current: BlackboxCaptureState = 'collecting';
+    private started = false;
+    /** Set once a held submit goes on: the value no longer changes under it. */
+    private frozen = false;
+    private done: Promise<void> | undefined;
+    private listenedForm: HTMLFormElement | null = null;
+
+    /** The latest blackbox (final once `state` is `complete` or `degraded`). */
+    get value(): string {
+      return this.latest ?? '';
+    }
+    get state(): BlackboxCaptureState {
+      return this.current;
+    }
+    get outcome(): CaptureOutcome | undefined {
+      return this.told;
+    }
+    get form(): HTMLFormElement | null {
+      return this.internalsOf.form;
+    }
+
+    connectedCallback(): void {
+      this.setState('collecting');
+      this.listen(this.internalsOf.form);
+      if (this.started) return;
+      this.started = true;
+      this.done = this.capture();
+    }
+
+    disconnectedCallback(): void {
+      this.listen(null);
+    }
+
+    formResetCallback(): void {
+      this.write();
+    }
+
+    private async capture(): Promise<void> {
+      const options: Record<string, unknown> = {};
+      for (const [attribute, option] of Object.entries(TEXT_ATTRIBUTES)) {
+        const value = this.getAttribute(attribute);
+        if (value !== null) options[option] = value;
+      }
+      const timeout = this.getAttribute('timeout-ms');
+      if (timeout !== null) options.timeoutMs = timeout.trim() ? +timeout : NaN;
+      const inject = this.getAttribute('inject');
+      if (inject !== null) options.inject = inject !== 'false';
+      const consent = /^tcf:(\d+)$/.exec(this.getAttribute('consent') ?? '');
+      if (consent) options.consent = () => import('./tcf.js').then(({ tcfConsent }) => tcfConsent({ vendorId: +consent[1]! })());
+      else if (this.hasAttribute('consent')) options.consent = this.getAttribute('consent');
+      options.onUpdate = (blackbox: string) => {
+        this.latest = blackbox;
+        this.write();
+      };
+      options.onOutcome = (outcome: CaptureOutcome) => {
+        this.told = outcome;
+        this.write();
+        this.emit('blackboxoutcome', outcome);
+      };
+      try {
+        this.latest = await captureBlackbox(options as unknown as Parameters<typeof captureBlackbox>[0]);
+        this.setState(this.told && this.told.outcome !== 'complete' ? 'degraded' : 'complete');
+        this.write();
+        this.emit('blackbox', this.latest);
+      } catch (error) {
+        this.setState('failed');
+        this.write();
+        this.emit('blackboxerror', error);
+      }
+    }
+
+    /** The form value: the blackbox under `name`, the outcome (its kind) under `<name>-outcome`. */
+    private write(): void {
+      if (this.frozen) return;
+      const name = this.getAttribute('name');
+      if (!name) return this.internalsOf.setFormValue(null);
+      const data = new FormData();
+      if (this.latest) data.append(name, this.latest);
+      data.append(`${name}-outcome`, this.told?.outcome ?? this.current);
+      this.internalsOf.setFormValue(data);
+    }
+
+    private setState(state: BlackboxCaptureState): void {
+      this.current = state;
+      const states = this.internalsOf.states;
+      if (!states) return;
+      for (const s of ['collecting', 'complete', 'degraded', 'failed']) states.delete(s);
+      states.add(state);
+    }
+
+    private emit(type: string, detail: unknown): void {
+      this.dispatchEvent(new CustomEvent(type, { detail, bubbles: true, composed: true }));
+    }
+
+    private listen(form: HTMLFormElement | null): void {
+      this.listenedForm?.removeEventListener('submit', this.onSubmit);
+      this.listenedForm = form;
+      form?.addEventListener('submit', this.onSubmit);
+    }
+
+    /**
+     * A submit before the capture has ended is held, then made again with the same
+     * submitter once it ends or `max-wait-ms` has passed, whichever comes first.
+     */
+    private onSubmit = (event: SubmitEvent): void => {
+      if (this.frozen || this.current !== 'collecting' || event.defaultPrevented) return;
+      event.preventDefault();
+      const form = event.target as HTMLFormElement;
+      const submitter = event.submitter;
+      const maxWait = Number(this.getAttribute('max-wait-ms') ?? 3000);
+      const waited = new Promise<void>((resolve) => setTimeout(resolve, maxWait >= 0 ? maxWait : 3000));
+      void Promise.race([this.done, waited]).then(() => {
+        if (this.current === 'collecting') this.told ??= { outcome: 'timeout-partial', scripts: [], durationMs: maxWait };
+        this.write();
+        this.frozen = true;
+        form.requestSubmit(submitter && form.contains(submitter) ? (submitter as HTMLButtonElement) : null);
+      });
+    };
+  };
+}
+
+/** Registers `<blackbox-capture>` unless the page already has it (another copy of the package, or a second import). */
+export function defineBlackboxCapture(): void {
+  if (typeof customElements === 'undefined' || customElements.get('blackbox-capture')) return;
+  customElements.define('blackbox-capture', elementClass());
+}
+
+defineBlackboxCapture();
