@@ -97,10 +97,10 @@ function browserBuild(build) {
       plugins: [...twins, ts(), terser(minify)],
     },
     {
-      // blackbox-capture/element: imports the package's own entry (one core, one loader run per
-      // page, whether a page uses the element, the function or both) and the TCF adapter beside it.
-      input: { [`element${suffix}`]: 'src/browser/element.ts' },
-      external: (id) => BROWSER_ENTRY.test(id) || TCF_MODULE.test(id),
+      // blackbox-capture/element and blackbox-capture/react: import the package's own entry (one
+      // core, one loader run per page, whatever a page combines) and the TCF adapter beside it.
+      input: { [`element${suffix}`]: 'src/browser/element.ts', [`react${suffix}`]: 'src/browser/react.ts' },
+      external: (id) => BROWSER_ENTRY.test(id) || TCF_MODULE.test(id) || id === 'react',
       output: ['es', 'cjs'].map((format) => ({
         dir: 'dist',
         format,
@@ -136,6 +136,7 @@ export default [
   },
   ...declarations('src/browser/tcf.ts', 'tcf'),
   ...declarations('src/browser/element.ts', 'element'),
+  ...declarations('src/browser/react.ts', 'react'),
   {
     input: { ...nodeEntries, 'emulator-cli': 'src/emulator/cli.ts', cli: 'src/doctor/cli.ts' },
     output: { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: 'chunk-[name]-[hash].js' },

@@ -24,6 +24,8 @@ beforeAll(() => {
   execFileSync('tar', ['xzf', tarball, '-C', installed, '--strip-components=1']);
   mkdirSync(join(dir, 'node_modules', '@types'), { recursive: true });
   symlinkSync(join(ROOT, 'node_modules/@types/node'), join(dir, 'node_modules/@types/node'));
+  // The optional peer the React entry needs, as a React project has it.
+  symlinkSync(join(ROOT, 'node_modules/react'), join(dir, 'node_modules/react'));
 }, 60_000);
 
 const USE = `
@@ -62,13 +64,14 @@ describe('the packed tarball', () => {
   });
 
   it('loads with require() and with import, every entry, with the same exports', () => {
-    const entries = ['blackbox-capture', 'blackbox-capture/server', 'blackbox-capture/emulator', 'blackbox-capture/server/redis', 'blackbox-capture/diagnose', 'blackbox-capture/tcf', 'blackbox-capture/element'];
+    const entries = ['blackbox-capture', 'blackbox-capture/server', 'blackbox-capture/emulator', 'blackbox-capture/server/redis', 'blackbox-capture/diagnose', 'blackbox-capture/tcf', 'blackbox-capture/element', 'blackbox-capture/react'];
     const required = spawnSync(process.execPath, ['-e', `console.log(JSON.stringify(${JSON.stringify([...entries, 'blackbox-capture/umd'])}.map((e) => Object.keys(require(e)).sort())))`], { cwd: dir, encoding: 'utf8' });
     expect(required.stderr).toBe('');
     const imported = spawnSync(process.execPath, ['--input-type=module', '-e', `console.log(JSON.stringify(await Promise.all(${JSON.stringify(entries)}.map(async (e) => Object.keys(await import(e)).sort()))))`], { cwd: dir, encoding: 'utf8' });
     expect(imported.stderr).toBe('');
-    const [browser, server, emulator, redis, diagnose, tcf, element, umd] = JSON.parse(required.stdout) as string[][];
-    expect(JSON.parse(imported.stdout)).toEqual([browser, server, emulator, redis, diagnose, tcf, element]);
+    const [browser, server, emulator, redis, diagnose, tcf, element, react, umd] = JSON.parse(required.stdout) as string[][];
+    expect(JSON.parse(imported.stdout)).toEqual([browser, server, emulator, redis, diagnose, tcf, element, react]);
+    expect(react).toEqual(['useBlackbox']);
     expect(element).toEqual(['defineBlackboxCapture']); // and importing it on Node (a server) threw nothing
     expect(diagnose).toEqual(['diagnose']);
     expect(tcf).toEqual(['tcfConsent']);
@@ -103,6 +106,6 @@ describe('the packed tarball', () => {
     const { problems } = JSON.parse(result.stdout) as { problems: Record<string, Array<{ entrypoint: string; resolutionKind: string }>> };
     const found = Object.entries(problems).flatMap(([kind, list]) => list.map((p) => `${kind} ${p.entrypoint} ${p.resolutionKind}`));
     // The one exception, documented: the subpaths under node10, which has no exports map.
-    expect(found.sort()).toEqual(['NoResolution ./diagnose node10', 'NoResolution ./element node10', 'NoResolution ./emulator node10', 'NoResolution ./server node10', 'NoResolution ./server/redis node10', 'NoResolution ./tcf node10', 'NoResolution ./umd node10']);
+    expect(found.sort()).toEqual(['NoResolution ./diagnose node10', 'NoResolution ./element node10', 'NoResolution ./emulator node10', 'NoResolution ./react node10', 'NoResolution ./server node10', 'NoResolution ./server/redis node10', 'NoResolution ./tcf node10', 'NoResolution ./umd node10']);
   });
 });
