@@ -51,7 +51,7 @@ const WATCHABLE_DELAYS: CollectionDelays = { fp_static: [80], fp_dyn: [160, 420]
 
 /** The header every demo page shares. */
 const HEADER =
-  '<header><strong>blackbox-capture demo</strong><nav><a href="/checkout">Checkout</a><a href="/checkout-adopt">Adopt mode</a><a href="/spa">SPA</a><a href="/playground">Playground</a></nav></header>';
+  '<header><strong>blackbox-capture demo</strong><nav><a href="/checkout">Checkout</a><a href="/checkout-adopt">Adopt mode</a><a href="/checkout-element">Form element</a><a href="/spa">SPA</a><a href="/playground">Playground</a></nav></header>';
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -198,7 +198,9 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
     const form = new URLSearchParams(await request.text());
     const submitted = form.get('blackbox') ?? '';
     // What the page said about its capture; "no-script" is the form's own value, sent with JavaScript off.
-    const outcome = /^[\w-]{1,40}$/.test(form.get('blackbox_outcome') ?? '') ? form.get('blackbox_outcome')! : 'not sent';
+    // blackbox_outcome from the script-tag pages, blackbox-outcome from <blackbox-capture name="blackbox">.
+    const said = form.get('blackbox_outcome') ?? form.get('blackbox-outcome') ?? '';
+    const outcome = /^[\w-]{1,40}$/.test(said) ? said : 'not sent';
     let result: string;
     let ok = false;
     let panel = '<p class="muted">No decision: the check did not run.</p>';
@@ -262,6 +264,7 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
     if (path === '/') return page('index.html', request);
     if (path === '/checkout') return page('checkout.html', request, { TITLE: 'Checkout' });
     if (path === '/checkout-adopt') return page('checkout.html', request, { TITLE: 'Checkout, adopt mode' }, true);
+    if (path === '/checkout-element') return page('checkout-element.html', request);
     if (path === '/spa' || path.startsWith('/spa/')) return page('spa.html', request);
     if (path === '/playground') {
       // The switch that forces the decision of this customer's next check (the emulator only).

@@ -70,6 +70,19 @@ test('checkout page: the hidden field fills, the form post reaches PROCESSED wit
   void csp;
 });
 
+test('checkout page with <blackbox-capture>: a submit made at once is held, the post reaches PROCESSED, the label follows :state()', async ({ page, demo, csp }) => {
+  await page.goto(`${demo.url}/checkout-element`);
+  await page.click('#pay'); // at once: the element holds the submit until the capture has ended
+  await expect(page.locator('#result')).toContainText('"status": "PROCESSED"');
+  await expect(page.locator('#outcome')).toContainText('complete');
+  await page.goto(`${demo.url}/checkout-element`);
+  await expect(page.locator('blackbox-capture:state(complete)')).toHaveCount(1);
+  const label = await page.locator('#capture-state').evaluate((e) => getComputedStyle(e, '::after').content);
+  expect(label).toBe('"Device check done"');
+  await shot(page, 'checkout-element');
+  void csp;
+});
+
 test('checkout page in adopt mode: the page\'s own loader tag, one loader request, PROCESSED', async ({ page, demo, csp }) => {
   await page.goto(`${demo.url}/checkout-adopt`);
   await page.waitForFunction(() => (window as any).IGLOO?.getBlackbox?.().finished === true);
@@ -247,7 +260,7 @@ test('checkout with JavaScript off: the result page shows the missing blackbox a
 for (const width of [1280, 390]) {
   test(`layout at ${width} px: no page overflows, labels stay with their inputs`, async ({ page, demo, csp }) => {
     await page.setViewportSize({ width, height: 900 });
-    for (const path of ['/', '/checkout', '/checkout-adopt', '/spa', '/playground', '/playground?proxy=404']) {
+    for (const path of ['/', '/checkout', '/checkout-adopt', '/checkout-element', '/spa', '/playground', '/playground?proxy=404']) {
       await page.goto(demo.url + path);
       await page.waitForLoadState('load');
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
