@@ -17,6 +17,8 @@ export default {
     'src/browser/warnings.ts',
     'src/browser/consent.ts',
     'src/browser/tcf.ts',
+    'src/browser/element.ts',
+    'src/browser/react.ts',
     'src/server/endpoint.ts',
     'src/server/token-source.ts',
     'src/server/proxy.ts',

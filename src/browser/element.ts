@@ -150,10 +150,13 @@ function elementClass() {
   };
 }
 
-/** Registers `<blackbox-capture>` unless the page already has it (another copy of the package, or a second import). */
-export function defineBlackboxCapture(): void {
-  if (typeof customElements === 'undefined' || customElements.get('blackbox-capture')) return;
-  customElements.define('blackbox-capture', elementClass());
+/**
+ * Registers `<blackbox-capture>` (or the element under another name, where a page has a
+ * clash) unless the page already has it: another copy of the package, or a second import.
+ */
+export function defineBlackboxCapture(tagName = 'blackbox-capture'): void {
+  if (typeof customElements === 'undefined' || customElements.get(tagName)) return;
+  customElements.define(tagName, elementClass());
 }
 
 defineBlackboxCapture();

@@ -1,0 +1,203 @@
+// @vitest-environment happy-dom
+// <blackbox-capture>'s logic on the emulated vendor. happy-dom has no ElementInternals, so a
+// small stand-in records what the element gives the form (Chromium runs the real thing:
+// e2e/element.spec.ts); the form's own submit events and requestSubmit are happy-dom's.
+import { beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { decodeBlackbox } from '../src/emulator/scripts/routes.js';
+import { freshPage, LOADER_URL, notFound, override, scriptsFor, w } from './support/vendor-dom.js';
+
+interface StandIn {
+  value: FormData | string | null;
+  states: Set<string>;
+}
+const internals = new WeakMap<HTMLElement, StandIn>();
+beforeAll(() => {
+  (HTMLElement.prototype as unknown as { attachInternals(): unknown }).attachInternals = function (this: HTMLElement) {
+    const element = this;
+    const standIn = {
+      value: null as FormData | string | null,
+      states: new Set<string>(),
+      get form() {
+        return element.closest('form');
+      },
+      setFormValue(value: FormData | string | null) {
+        standIn.value = value;
+      },
+    };
+    internals.set(element, standIn);
+    return standIn;
+  };
+});
+
+type CaptureElement = HTMLElement & { value: string; state: string; outcome?: { outcome: string } };
+const fields = (element: HTMLElement) => {
+  const value = internals.get(element)!.value;
+  return value instanceof FormData ? Object.fromEntries(value.entries()) : value;
+};
+
+let submits: Array<Record<string, unknown>>;
+let defined = 0;
+/**
+ * A fresh copy of the package (its per-page state included) with the element defined under
+ * a name of its own: the page's registry keeps every earlier definition.
+ */
+async function freshElement(): Promise<string> {
+  await freshPage();
+  const { defineBlackboxCapture } = await import('../src/browser/element.js');
+  const name = `blackbox-capture-${++defined}`;
+  defineBlackboxCapture(name);
+  return name;
+}
+/** A page with the form; the page's own submit listener records what would be sent and keeps happy-dom from navigating. */
+async function page(attributes = '') {
+  const tag = await freshElement();
+  document.body.innerHTML = `<form action="/checkout" method="post"><${tag} name="blackbox" loader-url="${LOADER_URL}" ${attributes}></${tag}><button id="pay">Pay</button></form>`;
+  const form = document.querySelector('form')!;
+  const element = document.querySelector(tag) as CaptureElement;
+  submits = [];
+  form.addEventListener('submit', (event) => {
+    if (!event.defaultPrevented) submits.push({ ...(fields(element) as object), submitter: (event as SubmitEvent).submitter?.id });
+    event.preventDefault();
+  });
+  return { form, element };
+}
+const settled = (element: CaptureElement) => vi.waitFor(() => expect(element.state).not.toBe('collecting'), { timeout: 5000 });
+
+beforeEach(() => {
+  submits = [];
+});
+
+describe('<blackbox-capture>', () => {
+  it('its value is the final blackbox under its name, the outcome beside it; state complete', async () => {
+    const { element } = await page();
+    expect(element.state).toBe('collecting');
+    expect(internals.get(element)!.states).toEqual(new Set(['collecting']));
+    await settled(element);
+    expect(element.state).toBe('complete');
+    expect(internals.get(element)!.states).toEqual(new Set(['complete']));
+    expect(decodeBlackbox(element.value)?.sources.sort()).toEqual(['fp_dyn', 'fp_static', 'tp']);
+    expect(fields(element)).toEqual({ blackbox: element.value, 'blackbox-outcome': 'complete' });
+    expect(element.outcome).toMatchObject({ outcome: 'complete' });
+  });
+
+  it('a submit before completion is held, then made again with the same submitter and the final value', async () => {
+    const { element } = await page('max-wait-ms="10000"');
+    document.getElementById('pay')!.click();
+    expect(submits).toEqual([]);
+    await vi.waitFor(() => expect(submits).toHaveLength(1), { timeout: 5000 });
+    expect(submits[0]).toEqual({ blackbox: element.value, 'blackbox-outcome': 'complete', submitter: 'pay' });
+    expect(decodeBlackbox(element.value)?.sources).toHaveLength(3);
+  });
+
+  it('a submit after completion goes at once', async () => {
+    const { element } = await page();
+    await settled(element);
+    document.getElementById('pay')!.click();
+    expect(submits).toHaveLength(1);
+  });
+
+  it('max-wait-ms bounds the hold: what there is goes, outcome timeout-partial, and the value no longer changes', async () => {
+    const { element } = await page('max-wait-ms="0"');
+    document.getElementById('pay')!.click();
+    await vi.waitFor(() => expect(submits).toHaveLength(1));
+    expect(submits[0]!['blackbox-outcome']).toBe('timeout-partial');
+    const frozen = fields(element);
+    await settled(element);
+    expect(fields(element)).toEqual(frozen);
+  });
+
+  it('a submit the page already stopped is left alone', async () => {
+    const { form, element } = await page();
+    const stopper = (event: Event) => event.preventDefault();
+    form.removeEventListener('submit', stopper);
+    // Registered before the element's own listener would see it: a capture-phase listener.
+    form.addEventListener('submit', stopper, { capture: true });
+    document.getElementById('pay')!.click();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(submits).toEqual([]);
+    await settled(element);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(submits).toEqual([]);
+  });
+
+  it('a degraded capture: state degraded, its outcome in the form', async () => {
+    const tag = await freshElement();
+    override(/^https:\/\/tp\.test\//, notFound);
+    document.body.innerHTML = `<form><${tag} name="blackbox" loader-url="${LOADER_URL}"></${tag}></form>`;
+    const element = document.querySelector(tag) as CaptureElement;
+    await settled(element);
+    expect(element.state).toBe('degraded');
+    expect(fields(element)).toMatchObject({ 'blackbox-outcome': 'degraded-third-party' });
+  });
+
+  it('a failed capture: state failed, no blackbox field, the outcome in the form, blackboxerror', async () => {
+    const errors: unknown[] = [];
+    document.addEventListener('blackboxerror', (e) => errors.push((e as CustomEvent).detail));
+    const { element } = await page('timeout-ms="abc"');
+    await settled(element);
+    expect(element.state).toBe('failed');
+    expect(fields(element)).toEqual({ 'blackbox-outcome': 'failed' });
+    expect(errors).toEqual([expect.objectContaining({ code: 'invalid_option' })]);
+  });
+
+  it('maps its attributes to the options', async () => {
+    const { element } = await page('global-name="ACME" uri-hook="/risk-proxy" version="5.2.2" subkey="sk" inject="true" nonce="n0nce" timeout-ms="400"');
+    await vi.waitFor(() => expect(w().ACME?.loader).toBeDefined());
+    expect(w().ACME.loader).toMatchObject({ uri_hook: '/risk-proxy', version: '5.2.2', subkey: 'sk' });
+    expect(scriptsFor(LOADER_URL)[0]!.nonce || scriptsFor(LOADER_URL)[0]!.getAttribute('nonce')).toBe('n0nce');
+    await settled(element);
+  });
+
+  it('without a name it gives the form nothing; a reset writes the value again', async () => {
+    const tag = await freshElement();
+    document.body.innerHTML = `<form><${tag} loader-url="${LOADER_URL}"></${tag}></form>`;
+    const element = document.querySelector(tag) as CaptureElement & { formResetCallback(): void };
+    await settled(element);
+    expect(internals.get(element)!.value).toBeNull();
+    element.setAttribute('name', 'bb');
+    element.formResetCallback();
+    expect(fields(element)).toEqual({ bb: element.value, 'bb-outcome': 'complete' });
+  });
+
+  it('events bubble from the element: blackbox and blackboxoutcome', async () => {
+    const heard: string[] = [];
+    for (const type of ['blackbox', 'blackboxoutcome']) document.addEventListener(type, () => heard.push(type));
+    const { element } = await page();
+    await settled(element);
+    expect(heard.sort()).toEqual(['blackbox', 'blackboxoutcome']);
+  });
+
+  it('moved to another form, it holds that form\'s submit, not the old one\'s', async () => {
+    const { form, element } = await page('max-wait-ms="10000"');
+    const other = document.createElement('form');
+    document.body.append(other);
+    other.append(element);
+    form.requestSubmit();
+    expect(submits).toHaveLength(1); // the old form went at once: nothing held it
+    await settled(element);
+  });
+
+  it('defined once: importing registers <blackbox-capture>, and a second copy of the module keeps the first definition', async () => {
+    await page();
+    const first = customElements.get('blackbox-capture');
+    expect(first).toBeDefined();
+    vi.resetModules();
+    const again = await import('../src/browser/element.js');
+    again.defineBlackboxCapture();
+    expect(customElements.get('blackbox-capture')).toBe(first);
+  });
+
+  it('consent="tcf:810" asks the page\'s CMP; a denial is failed, nothing written', async () => {
+    (window as unknown as { __tcfapi: unknown }).__tcfapi = (_c: string, _v: number, callback: (d: unknown, ok: boolean) => void) =>
+      callback({ gdprApplies: true, eventStatus: 'tcloaded', listenerId: 1, vendor: { consents: {} }, purpose: { consents: { 1: true } } }, true);
+    try {
+      const { element } = await page('consent="tcf:810"');
+      await settled(element);
+      expect(element.state).toBe('failed');
+      expect(fields(element)).toEqual({ 'blackbox-outcome': 'consent_denied' });
+      expect(w().IGLOO).toBeUndefined();
+    } finally {
+      delete (window as unknown as { __tcfapi?: unknown }).__tcfapi;
+    }
+  });
+});
