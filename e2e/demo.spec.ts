@@ -370,5 +370,11 @@ test('playground: diagnose() reports every check of the page, and names a broken
   await expect(page.locator('#diagnosis')).toContainText('static_script');
   await expect(page.locator('#diagnosis td.bad').first()).toBeVisible();
   await expect(page.locator('#diagnosis')).toContainText('answered HTML');
+  // The dynamic script served by a cache (an Age header): dyn_not_cached fails, and only it.
+  await playground(page, demo, '?proxy=cache');
+  await page.getByRole('button', { name: 'Run diagnose()' }).click();
+  await expect(page.locator('#diagnosis tr')).toHaveCount(11);
+  const failing = await page.locator('#diagnosis tr').evaluateAll((rows) => rows.filter((r) => r.cells[0]!.textContent !== 'pass').map((r) => r.cells[1]!.textContent));
+  expect(failing).toEqual(['dyn_not_cached']);
   void csp;
 });

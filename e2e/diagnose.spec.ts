@@ -62,6 +62,12 @@ test('a CSP that blocks the loader: csp fails from the header, csp_violations fr
   expect(r.findings.find((f) => f.id === 'csp_violations')!.message).toContain(new URL(site.loaderUrl).origin);
 });
 
+test('a loader that does not load: loader_script fails (the page could neither read it nor run it)', async ({ page }) => {
+  site.emulator.faults.fail('loader', { status: 404 });
+  const r = await report(page, capturingPage('/no-loader.html'));
+  expect(statuses(r).loader_script).toBe('fail');
+});
+
 test('the proxy answering 404 or HTML: the first-party checks fail', async ({ page }) => {
   site.override(/\/iojs\//, 404, 'not found', 'text/plain');
   expect(statuses(await report(page, capturingPage('/p404.html')))).toMatchObject({ static_script: 'fail', dyn_script: 'fail' });

@@ -59,6 +59,7 @@ let told;
 options.onOutcome = (outcome) => (told = outcome);
 if (params.get('proxy') === '404') options.uriHook = '/broken-404/iojs';
 if (params.get('proxy') === 'html') options.uriHook = '/broken-html/iojs';
+if (params.get('proxy') === 'cache') options.uriHook = '/broken-cache/iojs';
 // A closed local port stands in for a host an ad blocker refuses.
 if (params.get('blockTp') === '1') options.vendor = { tp_host: 'http://127.0.0.1:9' };
 
