@@ -51,7 +51,7 @@ const WATCHABLE_DELAYS: CollectionDelays = { fp_static: [80], fp_dyn: [160, 420]
 
 /** The header every demo page shares. */
 const HEADER =
-  '<header><strong>blackbox-capture demo</strong><nav><a href="/checkout">Checkout</a><a href="/checkout-adopt">Adopt mode</a><a href="/checkout-element">Form element</a><a href="/spa">SPA</a><a href="/playground">Playground</a></nav></header>';
+  '<header><strong>blackbox-capture demo</strong><nav><a href="/checkout-element">Checkout</a><a href="/checkout">Script tag</a><a href="/checkout-adopt">Adopt mode</a><a href="/spa">SPA</a><a href="/playground">Playground</a></nav></header>';
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 

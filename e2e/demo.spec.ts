@@ -83,6 +83,17 @@ test('checkout page with <blackbox-capture>: a submit made at once is held, the 
   void csp;
 });
 
+test('checkout page with <blackbox-capture>, JavaScript off: the label says the check needs it', async ({ browser, demo }) => {
+  const context = await browser.newContext({ javaScriptEnabled: false });
+  try {
+    const page = await context.newPage();
+    await page.goto(`${demo.url}/checkout-element`);
+    expect(await page.locator('#capture-state').evaluate((e) => getComputedStyle(e, '::after').content)).toBe('"Device check needs JavaScript"');
+  } finally {
+    await context.close();
+  }
+});
+
 test('checkout page in adopt mode: the page\'s own loader tag, one loader request, PROCESSED', async ({ page, demo, csp }) => {
   await page.goto(`${demo.url}/checkout-adopt`);
   await page.waitForFunction(() => (window as any).IGLOO?.getBlackbox?.().finished === true);
