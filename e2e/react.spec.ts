@@ -15,7 +15,7 @@ import { startSite, type Site } from './support/site.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 let site: Site;
-let built: { html: string; assets: Map<string, string> };
+let built: { html: string; hydrateHtml: string; serverHtml: string; assets: Map<string, string> };
 
 /** The README's hook snippet is the app's component, as written; main.jsx renders it in StrictMode. */
 const MAIN = `
@@ -24,6 +24,14 @@ import { createRoot } from 'react-dom/client';
 import { Checkout } from './checkout.jsx';
 
 createRoot(document.getElementById('root')).render(<StrictMode><Checkout /></StrictMode>);
+`;
+/** The same component hydrated over its server rendering. */
+const HYDRATE = `
+import { StrictMode } from 'react';
+import { hydrateRoot } from 'react-dom/client';
+import { Checkout } from './checkout.jsx';
+
+hydrateRoot(document.getElementById('root'), <StrictMode><Checkout /></StrictMode>);
 `;
 
 test.beforeAll(() => {
@@ -35,13 +43,33 @@ test.beforeAll(() => {
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'shop', private: true, type: 'module' }));
   writeFileSync(join(dir, 'index.html'), '<!doctype html><html><head><meta charset="utf-8"></head><body><div id="root"></div><script type="module" src="/main.jsx"></script></body></html>');
   writeFileSync(join(dir, 'main.jsx'), MAIN);
+  writeFileSync(join(dir, 'hydrate.html'), '<!doctype html><html><head><meta charset="utf-8"></head><body><div id="root"><!--ssr--></div><script type="module" src="/hydrate.jsx"></script></body></html>');
+  writeFileSync(join(dir, 'hydrate.jsx'), HYDRATE);
   writeFileSync(join(dir, 'checkout.jsx'), snippet('react-hook').code);
-  writeFileSync(join(dir, 'vite.config.mjs'), `export default { base: '/app/', logLevel: 'error', build: { outDir: 'out' } };`);
+  writeFileSync(join(dir, 'vite.config.mjs'), `export default { base: '/app/', logLevel: 'error', build: { outDir: 'out', rollupOptions: { input: { main: 'index.html', hydrate: 'hydrate.html' } } } };`);
+  // The server's rendering of the component, as a React server would make it (Node, react-dom/server).
+  const server = spawnSync(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `import { build } from ${JSON.stringify(join(ROOT, 'node_modules/esbuild/lib/main.js'))};
+       const out = await build({ entryPoints: ['checkout.jsx'], bundle: true, format: 'esm', platform: 'node', jsx: 'automatic', external: ['react', 'react-dom', 'blackbox-capture'], write: false });
+       const { writeFileSync } = await import('node:fs');
+       writeFileSync('checkout.server.mjs', out.outputFiles[0].text);
+       const { Checkout } = await import('./checkout.server.mjs');
+       const { createElement: h, StrictMode } = await import('react');
+       const { renderToString } = await import('react-dom/server');
+       process.stdout.write(renderToString(h(StrictMode, null, h(Checkout))));`,
+    ],
+    { cwd: dir, encoding: 'utf8' },
+  );
+  if (server.status !== 0) throw new Error(`server rendering failed: ${server.stderr}`);
   const { NODE_ENV: _, ...env } = process.env;
   const result = spawnSync(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build'], { cwd: dir, env, encoding: 'utf8' });
   if (result.status !== 0) throw new Error(`vite build failed: ${result.stderr}`);
   const assets = new Map(readdirSync(join(dir, 'out', 'assets')).map((f) => [f, readFileSync(join(dir, 'out', 'assets', f), 'utf8')]));
-  built = { html: readFileSync(join(dir, 'out', 'index.html'), 'utf8'), assets };
+  built = { html: readFileSync(join(dir, 'out', 'index.html'), 'utf8'), hydrateHtml: readFileSync(join(dir, 'out', 'hydrate.html'), 'utf8'), serverHtml: server.stdout, assets };
 });
 test.beforeEach(async () => {
   site = await startSite(loaderOptions());
@@ -66,5 +94,18 @@ test("the README's hook ('react-hook') in a React 19 StrictMode app built by Vit
   await pay.click();
   await expect.poll(() => site.forms.length).toBe(1);
   expect(site.forms[0]).toEqual({ blackbox: value, 'blackbox-outcome': 'complete' });
+  expect(problems).toEqual([]);
+});
+
+test('hydrated over its server rendering: no mismatch, then the capture as in the client-only app', async ({ page }) => {
+  const problems: string[] = [];
+  page.on('console', (m) => (m.type() === 'error' || m.type() === 'warning') && !/Failed to load resource/.test(m.text()) && problems.push(m.text()));
+  page.on('pageerror', (e) => problems.push(e.message));
+  for (const [name, code] of built.assets) site.file(`/app/assets/${name}`, code, name.endsWith('.css') ? 'text/css' : 'text/javascript');
+  expect(built.serverHtml).toContain('name="blackbox"');
+  await page.goto(site.page('/app/hydrate.html', built.hydrateHtml.replace('<!--ssr-->', built.serverHtml)));
+  const pay = page.getByRole('button', { name: 'Pay' });
+  await expect(pay).toBeEnabled({ timeout: 10_000 });
+  expect(decodeBlackbox(await page.locator('input[name=blackbox]').inputValue())?.sources).toHaveLength(3);
   expect(problems).toEqual([]);
 });
