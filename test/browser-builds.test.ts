@@ -6,6 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { normalizeOptions as development } from '../src/browser/options.js';
 import { normalizeOptions as production } from '../src/browser/options.production.js';
+import { explain } from '../src/browser/errors.js';
 import { freshPage, LOADER_URL, pageLoaderTag, w } from './support/vendor-dom.js';
 
 let api: Awaited<ReturnType<typeof freshPage>>;
@@ -84,6 +85,9 @@ describe('production option checks', () => {
     ['a uriHook with ".."', { ...base, uriHook: '/iojs/../x' }],
     ['a globalName that is no identifier', { ...base, globalName: 'a-b' }],
     ['a globalName that is no string', { ...base, globalName: 5 }],
+    ['a globalName that is an array of an identifier', { ...base, globalName: ['IGLOO'] }],
+    ['a consent that is neither a function nor a promise', { ...base, consent: true }],
+    ['a consent object without then', { ...base, consent: { granted: true } }],
     ['an onUpdate that is no function', { ...base, onUpdate: 'x' }],
     ['an onTrace that is no function', { ...base, onTrace: {} }],
     ['a signal that is no AbortSignal', { ...base, signal: {} }],
@@ -115,6 +119,41 @@ describe('production option checks', () => {
   ])('drops the check of %s: accepted in production, refused in development', (_, input) => {
     expect(codeOf(() => production(input))).toBe('accepted');
     expect(codeOf(() => development(input))).toBe('invalid_option');
+  });
+
+  it('accepts good values of every rule it keeps', () => {
+    const fetch = async () => new Response();
+    const input = {
+      ...base,
+      uriHook: '/risk-proxy',
+      globalName: 'ACME_RISK',
+      onUpdate: () => {},
+      onTrace: () => {},
+      onOutcome: () => {},
+      signal: new AbortController().signal,
+      consent: () => true,
+      vendor: { tp: false },
+      post: { url: '/risk', body: () => ({}), fetch },
+    };
+    expect(codeOf(() => production(input))).toBe('accepted');
+    expect(codeOf(() => production({ ...base, consent: Promise.resolve(true) }))).toBe('accepted');
+  });
+
+  it.each([
+    ['options', 'x'],
+    ['loaderUrl', {}],
+    ['post', { ...base, post: 5 }],
+    ['post.url', { ...base, post: { body: () => ({}) } }],
+    ['post.fetch', { ...base, post: { url: '/r', fetch: 'x' } }],
+    ['uriHook', { ...base, uriHook: 'https://evil.example/x' }],
+  ])('a refusal names the option at fault: %s', async (name, input) => {
+    let error: unknown;
+    try {
+      production(input);
+    } catch (caught) {
+      error = await explain(caught);
+    }
+    expect((error as Error).message).toContain(`"${name}"`);
   });
 
   it('fills the same defaults and turns a post URL into { url }, reading each option once', () => {

@@ -6,7 +6,7 @@ import { AggregationTemporality, MeterProvider, MetricReader, type ResourceMetri
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../src/emulator/index.js';
 import { createDeviceRiskClient, createDeviceRiskHandler, createMemoryStore, createTokenSource, parseOutcome, type CaptureOutcome, type DeviceRiskHandlerOptions } from '../src/server/index.js';
-import { metricsFlushed } from '../src/server/metrics.js';
+import { metricsFlushed, recordOutcome, recordRepairs, recordUpstream } from '../src/server/metrics.js';
 
 const UA = 'AcmeShop Checkout/1.0';
 const SHOP = 'https://shop.example';
@@ -57,6 +57,16 @@ const post = (body: unknown, key: string | null = 'key-0000000001') =>
   new Request(`${SHOP}/device-risk`, { method: 'POST', headers: { origin: SHOP, 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}) }, body: JSON.stringify(body) });
 
 describe('parseOutcome', () => {
+  it.each(['complete', 'degraded-first-party', 'degraded-third-party', 'timeout-partial', 'collection_failed', 'loader_failed', 'consent_denied', 'aborted'])('reads the outcome %s', (outcome) => {
+    expect(parseOutcome({ outcome, scripts: [], durationMs: 1 })).toEqual({ outcome, scripts: [], durationMs: 1 });
+  });
+
+  it('the bounds are included: ten scripts, 0 ms and an hour', () => {
+    const ten = Array.from({ length: 10 }, (_, i) => `io_s${i}`);
+    expect(parseOutcome({ outcome: 'complete', scripts: ten, durationMs: 0 })).toEqual({ outcome: 'complete', scripts: ten, durationMs: 0 });
+    expect(parseOutcome({ outcome: 'complete', scripts: [], durationMs: 3_600_000 })?.durationMs).toBe(3_600_000);
+  });
+
   it('reads a well-formed outcome, rounding the duration', () => {
     expect(parseOutcome({ outcome: 'complete', scripts: [], durationMs: 12.6 })).toEqual({ outcome: 'complete', scripts: [], durationMs: 13 });
     expect(parseOutcome({ ...OUTCOME, extra: 'dropped' })).toEqual(OUTCOME);
@@ -69,6 +79,11 @@ describe('parseOutcome', () => {
     ['scripts that are no array', { ...OUTCOME, scripts: 'fp_static_wdp' }],
     ['a script name of neither party', { ...OUTCOME, scripts: ['evil_wdp'] }],
     ['a script name with markup', { ...OUTCOME, scripts: ['fp_<img>'] }],
+    ['a script name with markup after a good start', { ...OUTCOME, scripts: ['fp_static_wdp<img>'] }],
+    ['a script name with something before the party', { ...OUTCOME, scripts: ['evil fp_static_wdp'] }],
+    ['a script name that is an array', { ...OUTCOME, scripts: [['fp_static_wdp']] }],
+    ['a string', 'complete'],
+    ['null', null],
     ['eleven scripts', { ...OUTCOME, scripts: Array(11).fill('fp_static_wdp') }],
     ['a negative duration', { ...OUTCOME, durationMs: -1 }],
     ['a duration over an hour', { ...OUTCOME, durationMs: 3_600_001 }],
@@ -120,6 +135,36 @@ describe('the endpoint and outcomes', () => {
     const { handler } = await setup({ onOutcome: () => { throw new Error('hook bug'); }, onError: (e) => errors.push(e) });
     expect((await handler(post({ blackbox: BLACKBOX, outcome: OUTCOME }))).status).toBe(200);
     expect(errors).toEqual([new Error('hook bug')]);
+  });
+
+  it('instruments carry their descriptions, and the duration its unit', async () => {
+    recordOutcome({ outcome: 'aborted', scripts: [], durationMs: 1 });
+    recordRepairs(['quotes']);
+    recordUpstream('probe', 200);
+    await metricsFlushed();
+    const { resourceMetrics } = (await reader.collect()) as { resourceMetrics: ResourceMetrics };
+    const descriptors = Object.fromEntries(resourceMetrics.scopeMetrics.flatMap((s) => s.metrics).map((m) => [m.descriptor.name, m.descriptor]));
+    for (const name of ['blackbox_capture.capture.outcomes', 'blackbox_capture.capture.duration', 'blackbox_capture.upstream.calls', 'blackbox_capture.blackbox.repairs']) {
+      expect(descriptors[name]?.description, name).toMatch(/\w{4,}/);
+    }
+    expect(descriptors['blackbox_capture.capture.duration']!.unit).toBe('ms');
+    expect(resourceMetrics.scopeMetrics.map((s) => s.scope.name)).toContain('blackbox-capture');
+  });
+
+  it.each([
+    [204, 'ok'],
+    [399, 'ok'],
+    [400, 'http_4xx'],
+    [428, 'http_4xx'],
+    [429, 'http_429'],
+    [499, 'http_4xx'],
+    [500, 'http_5xx'],
+    [503, 'http_5xx'],
+    ['network_error', 'network_error'],
+  ] as const)('an upstream answer %s counts as %s', async (status, result) => {
+    const operation = `probe-${status}`;
+    recordUpstream(operation, status);
+    expect(await valueOf('blackbox_capture.upstream.calls', { operation, result })).toBe(1);
   });
 
   it('upstream calls are counted by operation and result, and repairs by kind', async () => {

@@ -9,8 +9,8 @@ export const OUTCOME_KINDS: readonly CaptureOutcomeKind[] = ['complete', 'degrad
 
 /** The outcome in a request body, or undefined when there is none or it is malformed. */
 export function parseOutcome(value: unknown): CaptureOutcome | undefined {
-  if (!value || typeof value !== 'object' || Array.isArray(value)) return undefined;
-  const { outcome, scripts, durationMs } = value as Record<string, unknown>;
+  // Object() of anything that is no object (null, a number, a string) has none of these properties.
+  const { outcome, scripts, durationMs } = Object(value) as Record<string, unknown>;
   if (!OUTCOME_KINDS.includes(outcome as CaptureOutcomeKind)) return undefined;
   if (!Array.isArray(scripts) || scripts.length > 10 || !scripts.every((name) => typeof name === 'string' && /^(fp|io)_[\w.-]{1,60}$/.test(name))) return undefined;
   if (typeof durationMs !== 'number' || !(durationMs >= 0 && durationMs <= 3_600_000)) return undefined;
