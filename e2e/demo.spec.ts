@@ -385,7 +385,7 @@ test('playground: diagnose() reports every check of the page, and names a broken
   await playground(page, demo, '?proxy=cache');
   await page.getByRole('button', { name: 'Run diagnose()' }).click();
   await expect(page.locator('#diagnosis tr')).toHaveCount(11);
-  const failing = await page.locator('#diagnosis tr').evaluateAll((rows) => rows.filter((r) => r.cells[0]!.textContent !== 'pass').map((r) => r.cells[1]!.textContent));
+  const failing = await page.locator('#diagnosis tr').evaluateAll((rows) => (rows as HTMLTableRowElement[]).filter((r) => r.cells[0]!.textContent !== 'pass').map((r) => r.cells[1]!.textContent));
   expect(failing).toEqual(['dyn_not_cached']);
   void csp;
 });
