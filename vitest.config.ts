@@ -8,9 +8,10 @@ import { defineConfig } from 'vitest/config';
 export const builtPackageTests = ['test/dist-*.test.ts', 'test/package-*.test.ts', 'test/readme.test.ts', 'test/size-budget.test.ts', 'test/demo-command.test.ts'];
 /**
  * Tests of the sources against real servers started for them (redis-server, nginx), whose
- * leases and rate windows run on the servers' clocks: `npm run test:integration`.
+ * leases and rate windows run on the servers' clocks, and of the token rate window on the
+ * real clock: `npm run test:integration`.
  */
-export const integrationTests = ['test/server-redis.test.ts', 'test/server-nginx.test.ts'];
+export const integrationTests = ['test/server-redis.test.ts', 'test/server-nginx.test.ts', 'test/server-token-rate.test.ts'];
 
 export default defineConfig({
   test: {
