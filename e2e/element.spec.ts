@@ -92,3 +92,16 @@ test('two copies of the element module: registered once, one loader run', async 
   expect(errors).toEqual([]);
   expect(await page.locator(`script[src="${site.loaderUrl}"]`).count()).toBe(1);
 });
+
+test('under a strict CSP the nonce attribute reaches the loader tag, though the browser hides the attribute itself', async ({ page }) => {
+  const violations: string[] = [];
+  page.on('console', (m) => /Content Security Policy/i.test(m.text()) && violations.push(m.text()));
+  const csp = "script-src 'nonce-r4nd0m' 'strict-dynamic'; object-src 'none'; base-uri 'none'";
+  const html = form('nonce="r4nd0m"').replace('<script type="module" src="/dist/element.js">', '<script type="module" nonce="r4nd0m" src="/dist/element.js">');
+  await page.goto(site.page('/csp.html', html, { 'content-security-policy': csp }));
+  await expect(page.locator('blackbox-capture:state(complete)')).toHaveCount(1);
+  // Nonce hiding: what the page's scripts see of the attribute is empty, the property keeps it.
+  expect(await page.locator('blackbox-capture').evaluate((e: HTMLElement) => [e.getAttribute('nonce'), e.nonce])).toEqual(['', 'r4nd0m']);
+  expect(await page.locator(`script[src="${site.loaderUrl}"]`).evaluate((s: HTMLScriptElement) => s.nonce)).toBe('r4nd0m');
+  expect(violations).toEqual([]);
+});

@@ -148,6 +148,18 @@ describe('<blackbox-capture>', () => {
     await settled(element);
   });
 
+  it('reads the nonce from the property where the page\'s CSP hides the attribute (it reads "")', async () => {
+    const tag = await freshElement();
+    const element = document.createElement(tag) as CaptureElement;
+    element.setAttribute('loader-url', LOADER_URL);
+    element.setAttribute('nonce', ''); // what nonce hiding leaves in the attribute
+    Object.defineProperty(element, 'nonce', { value: 'r4nd0m' });
+    document.body.replaceChildren(element);
+    await vi.waitFor(() => expect(scriptsFor(LOADER_URL)).toHaveLength(1));
+    expect(scriptsFor(LOADER_URL)[0]!.nonce || scriptsFor(LOADER_URL)[0]!.getAttribute('nonce')).toBe('r4nd0m');
+    await settled(element);
+  });
+
   it('without a name it gives the form nothing; a reset writes the value again', async () => {
     const tag = await freshElement();
     document.body.innerHTML = `<form><${tag} loader-url="${LOADER_URL}"></${tag}></form>`;

@@ -14,7 +14,7 @@ import { captureBlackbox } from './index.js';
 export type BlackboxCaptureState = 'collecting' | 'complete' | 'degraded' | 'failed';
 
 /** Attribute → option, for the attributes that are strings as they are. */
-const TEXT_ATTRIBUTES = { 'loader-url': 'loaderUrl', 'global-name': 'globalName', 'uri-hook': 'uriHook', version: 'version', subkey: 'subkey', nonce: 'nonce', 'post-url': 'post', 'capture-nonce': 'captureNonce' } as const;
+const TEXT_ATTRIBUTES = { 'loader-url': 'loaderUrl', 'global-name': 'globalName', 'uri-hook': 'uriHook', version: 'version', subkey: 'subkey', 'post-url': 'post', 'capture-nonce': 'captureNonce' } as const;
 
 interface Internals {
   form: HTMLFormElement | null;
@@ -72,6 +72,8 @@ function elementClass() {
         const value = this.getAttribute(attribute);
         if (value !== null) options[option] = value;
       }
+      // A page with a CSP hides the nonce attribute (it reads ""); the property keeps it.
+      if (this.hasAttribute('nonce')) options.nonce = this.nonce || this.getAttribute('nonce');
       const timeout = this.getAttribute('timeout-ms');
       if (timeout !== null) options.timeoutMs = timeout.trim() ? +timeout : NaN;
       const inject = this.getAttribute('inject');
