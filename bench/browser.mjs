@@ -42,6 +42,9 @@ function pages(loaderUrl, tpHost) {
     // The floor of any integration with a script tag of its own before the loader: the plain
     // page plus one empty script from the page's origin.
     'plain-empty-script': wrap('<script src="/empty.js"></script>' + vendorTags),
+    // The fair baseline for the hinted integrations: the plain page with the same preconnect
+    // hint in its HTML (a preload would add nothing: its loader tag is in the HTML already).
+    'plain-hinted': wrap(preconnect + vendorTags),
     // The package alone: it injects the loader once its own script has run (one sequential
     // request more) and adds the preconnect hint itself.
     inject: wrap(umd + call()),
@@ -115,12 +118,14 @@ export async function benchBrowser({ rounds = 30, rttMs = 0, only = undefined, i
   // A persistent profile: off-the-record contexts (browser.newContext()) ignore <link rel=preconnect>.
   const profile = await mkdtemp(join(tmpdir(), 'bbc-bench-'));
   const browser = await chromium.launchPersistentContext(profile, { executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ARGS });
-  // `only`: the variants to run (plain always runs: it is the baseline).
-  const names = Object.keys(pages('', '')).filter((name) => !only || name === 'plain' || only.includes(name));
+  // `only`: the variants to run (the two plain pages always run: they are the baselines).
+  const names = Object.keys(pages('', '')).filter((name) => !only || name === 'plain' || name === 'plain-hinted' || only.includes(name));
   const times = Object.fromEntries(names.map((n) => [n, []]));
   const ratios = Object.fromEntries(names.filter((n) => n !== 'plain').map((n) => [n, []]));
   // The variants that use the package (the others are baselines).
   const withPackage = names.filter((n) => !n.startsWith('plain'));
+  // Each package variant against the plain page with the same preconnect hint, same round.
+  const hintedRatios = Object.fromEntries(withPackage.map((n) => [n, []]));
   const syncByVariant = Object.fromEntries(withPackage.map((n) => [n, []]));
   const insertByVariant = Object.fromEntries(withPackage.map((n) => [n, []]));
   // Main-thread CPU time of the whole page load (DevTools Performance metrics, thread ticks), per variant.
@@ -166,6 +171,7 @@ export async function benchBrowser({ rounds = 30, rttMs = 0, only = undefined, i
       for (const name of names) times[name].push(result[name]), taskMs[name].push(result[name + ':task']);
       for (const name of Object.keys(addedMs)) addedMs[name].push(result[name + ':task'] - result['plain:task']);
       for (const name of Object.keys(ratios)) ratios[name].push(result[name] / result.plain);
+      for (const name of Object.keys(hintedRatios)) hintedRatios[name].push(result[name] / result['plain-hinted']);
     }
   } finally {
     await browser.close();
@@ -182,6 +188,9 @@ export async function benchBrowser({ rounds = 30, rttMs = 0, only = undefined, i
       ...(addedMs[name] ? { mainThreadAddedMs: median(addedMs[name]) } : {}),
       ...(syncByVariant[name] ? { ownJsMs: median(syncByVariant[name]), loaderTagInsertMs: median(insertByVariant[name]) } : {}),
       ...(ratios[name] ? { ratioMedian: median(ratios[name]), ratioP10: quantile(ratios[name], 0.1), ratioP90: quantile(ratios[name], 0.9) } : {}),
+      ...(hintedRatios[name]
+        ? { hintedRatioMedian: median(hintedRatios[name]), hintedRatioP10: quantile(hintedRatios[name], 0.1), hintedRatioP90: quantile(hintedRatios[name], 0.9) }
+        : {}),
     };
   }
   const mainThread = Object.values(syncByVariant).flat(); // our calls, every variant

@@ -40,13 +40,14 @@ for (const [loader, loaderSource] of Object.entries(loaders)) {
 }
 for (const [loader, { loopback, rtt }] of Object.entries(browserRuns)) {
   log(`Browser, ${loader} loader: navigation start → final blackbox, Chromium, collection scripts 20/80 ms; ratio = variant ÷ plain in the same round:`);
-  log('| integration | loopback median | ratio median (p10–p90) | 100 ms RTT median | ratio median (p10–p90) | main thread added | our calls | of which: loader tag insertion |\n|---|---:|---:|---:|---:|---:|---:|---:|');
+  log('| integration | loopback median | ratio median (p10–p90) | 100 ms RTT median | ratio median (p10–p90) | 100 ms RTT ratio vs plain-hinted (p10–p90) | main thread added | our calls | of which: loader tag insertion |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const name of Object.keys(loopback.variants)) {
     const a = loopback.variants[name];
     const b = rtt.variants[name];
     const r = (v) => (v.ratioMedian === undefined ? '1 (baseline)' : `${fmt(v.ratioMedian, 3)} (${fmt(v.ratioP10, 3)}–${fmt(v.ratioP90, 3)})`);
     const ms = (v) => (v === undefined ? '—' : `${fmt(v, 2)} ms`);
-    log(`| ${name} | ${fmt(a.medianMs)} ms | ${r(a)} | ${fmt(b.medianMs)} ms | ${r(b)} | ${ms(a.mainThreadAddedMs)} | ${ms(a.ownJsMs)} | ${ms(a.loaderTagInsertMs)} |`);
+    const hinted = b.hintedRatioMedian === undefined ? '—' : `${fmt(b.hintedRatioMedian, 3)} (${fmt(b.hintedRatioP10, 3)}–${fmt(b.hintedRatioP90, 3)})`;
+    log(`| ${name} | ${fmt(a.medianMs)} ms | ${r(a)} | ${fmt(b.medianMs)} ms | ${r(b)} | ${hinted} | ${ms(a.mainThreadAddedMs)} | ${ms(a.ownJsMs)} | ${ms(a.loaderTagInsertMs)} |`);
   }
   const mt = loopback.mainThreadMs;
   log(`Our calls, all variants: median ${fmt(mt.median, 2)} ms, p90 ${fmt(mt.p90, 2)} ms (call ${fmt(mt.syncCallMedian, 2)} ms + callbacks ${fmt(mt.callbacksMedian, 2)} ms).\n`);
@@ -73,7 +74,8 @@ log('| target | req/s | p50 | p99 | errors | req/s vs direct |\n|---|---:|---:|-
 for (const [name, t] of Object.entries(proxy.targets)) {
   log(`| ${name === 'direct' ? 'collector, direct' : name === 'node' ? 'createFirstPartyProxy (Node)' : 'nginx, shipped config'} | ${fmt(t.rps)} | ${fmt(t.p50, 2)} ms | ${fmt(t.p99, 2)} ms | ${t.errors} | ${fmt(t.rps / proxy.targets.direct.rps, 2)} |`);
 }
-if (!proxy.nginxAvailable) log('(nginx not installed: its row is missing)');
+if (proxy.nginxAvailable) log(`Node proxy ÷ nginx, req/s: ${fmt(proxy.targets.node.rps / proxy.targets.nginx.rps, 2)}`);
+else log('(nginx not installed: its row is missing)');
 
 }
 

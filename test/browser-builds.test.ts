@@ -88,6 +88,7 @@ describe('production option checks', () => {
     ['a globalName that is an array of an identifier', { ...base, globalName: ['IGLOO'] }],
     ['a consent that is neither a function nor a promise', { ...base, consent: true }],
     ['a consent object without then', { ...base, consent: { granted: true } }],
+    ['a consent of null (a refusal, not a TypeError)', { ...base, consent: null }],
     ['an onUpdate that is no function', { ...base, onUpdate: 'x' }],
     ['an onTrace that is no function', { ...base, onTrace: {} }],
     ['a signal that is no AbortSignal', { ...base, signal: {} }],
@@ -137,6 +138,12 @@ describe('production option checks', () => {
     };
     expect(codeOf(() => production(input))).toBe('accepted');
     expect(codeOf(() => production({ ...base, consent: Promise.resolve(true) }))).toBe('accepted');
+  });
+
+  it('an option given as undefined is an option not given', () => {
+    const input = { ...base, uriHook: undefined, globalName: undefined, onUpdate: undefined, consent: undefined, signal: undefined, vendor: undefined };
+    expect(codeOf(() => production(input))).toBe('accepted');
+    expect(codeOf(() => development(input))).toBe('accepted');
   });
 
   it.each([

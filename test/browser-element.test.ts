@@ -4,19 +4,21 @@
 // e2e/element.spec.ts); the form's own submit events and requestSubmit are happy-dom's.
 import { beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { decodeBlackbox } from '../src/emulator/scripts/routes.js';
-import { freshPage, LOADER_URL, notFound, override, scriptsFor, w } from './support/vendor-dom.js';
+import { freshPage, LOADER_URL, notFound, override, requests, scriptsFor, settings, w } from './support/vendor-dom.js';
 
 interface StandIn {
   value: FormData | string | null;
-  states: Set<string>;
+  states: Set<string> | undefined;
 }
 const internals = new WeakMap<HTMLElement, StandIn>();
+/** A browser without custom states (CustomStateSet): internals with no `states`. */
+let withoutStates = false;
 beforeAll(() => {
   (HTMLElement.prototype as unknown as { attachInternals(): unknown }).attachInternals = function (this: HTMLElement) {
     const element = this;
     const standIn = {
       value: null as FormData | string | null,
-      states: new Set<string>(),
+      states: withoutStates ? undefined : new Set<string>(),
       get form() {
         return element.closest('form');
       },
@@ -87,6 +89,67 @@ describe('<blackbox-capture>', () => {
     await vi.waitFor(() => expect(submits).toHaveLength(1), { timeout: 5000 });
     expect(submits[0]).toEqual({ blackbox: element.value, 'blackbox-outcome': 'complete', submitter: 'pay' });
     expect(decodeBlackbox(element.value)?.sources).toHaveLength(3);
+  });
+
+  it('before it is connected: state collecting, value "", no form; form-associated once defined', async () => {
+    const tag = await freshElement();
+    expect((customElements.get(tag) as unknown as { formAssociated: boolean }).formAssociated).toBe(true);
+    const element = document.createElement(tag) as CaptureElement & { form: HTMLFormElement | null };
+    expect([element.state, element.value, element.form]).toEqual(['collecting', '', null]);
+    const form = document.createElement('form');
+    document.body.append(form);
+    form.append(element);
+    expect(element.form).toBe(form);
+    element.setAttribute('loader-url', LOADER_URL);
+    await settled(element);
+  });
+
+  it('a held submit that max-wait-ms lets go carries the partial blackbox there is', async () => {
+    const tag = await freshElement();
+    settings.delays = { fp_static: [5], fp_dyn: [5000], tp: [5000] };
+    document.body.innerHTML = `<form><${tag} name="blackbox" loader-url="${LOADER_URL}" max-wait-ms="300"></${tag}><button id="pay">Pay</button></form>`;
+    const element = document.querySelector(tag) as CaptureElement;
+    submits = [];
+    document.querySelector('form')!.addEventListener('submit', (event) => {
+      if (!event.defaultPrevented) submits.push({ ...(fields(element) as object) });
+      event.preventDefault();
+    });
+    await vi.waitFor(() => expect(element.value).toMatch(/^0400/));
+    document.getElementById('pay')!.click();
+    expect(submits).toEqual([]);
+    await vi.waitFor(() => expect(submits).toHaveLength(1));
+    expect(submits[0]).toEqual({ blackbox: element.value, 'blackbox-outcome': 'timeout-partial' });
+    expect(decodeBlackbox(element.value)?.sources).toEqual(['fp_static']);
+  });
+
+  it.each([
+    ['abc', 'abc'],
+    ['-1', '-1'],
+    ['', 'blank'],
+    ['600001', 'above ten minutes'],
+  ])('max-wait-ms="%s" (%s) fails the element with invalid_option naming it; the form is not held', async (value) => {
+    const errors: Array<{ code: string; message: string }> = [];
+    const listener = (e: Event) => errors.push((e as CustomEvent).detail);
+    document.addEventListener('blackboxerror', listener);
+    try {
+      const { element } = await page(`max-wait-ms="${value}"`);
+      await settled(element);
+      expect(element.state).toBe('failed');
+      expect(errors).toEqual([expect.objectContaining({ code: 'invalid_option', message: expect.stringContaining('"max-wait-ms": expected a number of milliseconds from 0 to 600000') })]);
+      expect(scriptsFor(LOADER_URL)).toEqual([]);
+      document.getElementById('pay')!.click();
+      expect(submits).toHaveLength(1);
+    } finally {
+      document.removeEventListener('blackboxerror', listener);
+    }
+  });
+
+  it('max-wait-ms="600000" is the longest hold allowed', async () => {
+    const { element } = await page('max-wait-ms="600000"');
+    document.getElementById('pay')!.click();
+    expect(submits).toEqual([]);
+    await vi.waitFor(() => expect(submits).toHaveLength(1), { timeout: 5000 });
+    expect(element.state).toBe('complete');
   });
 
   it('a submit after completion goes at once', async () => {
@@ -179,6 +242,59 @@ describe('<blackbox-capture>', () => {
     expect(heard.sort()).toEqual(['blackbox', 'blackboxoutcome']);
   });
 
+  it('moved after completion, it stays complete and runs no second capture; a submit goes at once', async () => {
+    const { form, element } = await page('max-wait-ms="10000"');
+    await settled(element);
+    const heard: string[] = [];
+    element.addEventListener('blackbox', () => heard.push('blackbox'));
+    const before = requests.length;
+    const wrapper = document.createElement('div');
+    form.prepend(wrapper);
+    wrapper.append(element);
+    expect(element.state).toBe('complete');
+    expect(internals.get(element)!.states).toEqual(new Set(['complete']));
+    document.getElementById('pay')!.click();
+    expect(submits).toHaveLength(1);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(heard).toEqual([]);
+    expect(requests.length).toBe(before);
+  });
+
+  it('removed from its form before completion, it no longer holds that form\'s submit', async () => {
+    const { form, element } = await page('max-wait-ms="10000"');
+    element.remove();
+    form.requestSubmit();
+    expect(submits).toHaveLength(1);
+  });
+
+  it('in a browser without custom states it works the same, state by its property', async () => {
+    withoutStates = true;
+    try {
+      const { element } = await page();
+      await settled(element);
+      expect(element.state).toBe('complete');
+      expect(fields(element)).toEqual({ blackbox: element.value, 'blackbox-outcome': 'complete' });
+    } finally {
+      withoutStates = false;
+    }
+  });
+
+  it('its events leave a shadow root: a page listening on the document hears an element inside a component', async () => {
+    const tag = await freshElement();
+    const heard: string[] = [];
+    const listener = (e: Event) => heard.push(e.type);
+    document.addEventListener('blackbox', listener);
+    try {
+      const host = document.createElement('div');
+      document.body.replaceChildren(host);
+      host.attachShadow({ mode: 'open' }).innerHTML = `<${tag} loader-url="${LOADER_URL}"></${tag}>`;
+      await settled(host.shadowRoot!.querySelector(tag) as CaptureElement);
+      expect(heard).toEqual(['blackbox']);
+    } finally {
+      document.removeEventListener('blackbox', listener);
+    }
+  });
+
   it('moved to another form, it holds that form\'s submit, not the old one\'s', async () => {
     const { form, element } = await page('max-wait-ms="10000"');
     const other = document.createElement('form');
@@ -197,6 +313,37 @@ describe('<blackbox-capture>', () => {
     const again = await import('../src/browser/element.js');
     again.defineBlackboxCapture();
     expect(customElements.get('blackbox-capture')).toBe(first);
+  });
+
+  it('consent="tcf:810" asks the CMP for vendor 810: its grant starts the capture', async () => {
+    const asked: unknown[] = [];
+    (window as unknown as { __tcfapi: unknown }).__tcfapi = (command: string, version: number, callback: (d: unknown, ok: boolean) => void) => {
+      asked.push([command, version]);
+      callback({ gdprApplies: true, eventStatus: 'tcloaded', listenerId: 1, vendor: { consents: { 810: true } }, purpose: { consents: { 1: true } } }, true);
+    };
+    try {
+      const { element } = await page('consent="tcf:810"');
+      await settled(element);
+      expect(element.state).toBe('complete');
+      expect(asked.length).toBeGreaterThan(0);
+    } finally {
+      delete (window as unknown as { __tcfapi?: unknown }).__tcfapi;
+    }
+  });
+
+  it.each(['xtcf:810', 'tcf:810x', 'granted', ''])('consent="%s" is no consent: failed with invalid_option, the CMP never asked, nothing written', async (value) => {
+    const asked: unknown[] = [];
+    (window as unknown as { __tcfapi: unknown }).__tcfapi = (...args: unknown[]) => asked.push(args);
+    try {
+      const { element } = await page(`consent="${value}"`);
+      await settled(element);
+      expect(element.state).toBe('failed');
+      expect(element.outcome).toBeUndefined();
+      expect(asked).toEqual([]);
+      expect(w().IGLOO).toBeUndefined();
+    } finally {
+      delete (window as unknown as { __tcfapi?: unknown }).__tcfapi;
+    }
   });
 
   it('consent="tcf:810" asks the page\'s CMP; a denial is failed, nothing written', async () => {

@@ -9,6 +9,7 @@
  * nothing on a server.
  */
 import type { CaptureOutcome } from '../shared/types.js';
+import { explain, invalidOption } from './errors.js';
 import { captureBlackbox } from './index.js';
 
 export type BlackboxCaptureState = 'collecting' | 'complete' | 'degraded' | 'failed';
@@ -34,6 +35,8 @@ function elementClass() {
     /** Set once a held submit goes on: the value no longer changes under it. */
     private frozen = false;
     private done: Promise<void> | undefined;
+    /** How long a held submit waits for the capture (`max-wait-ms`). */
+    private maxWaitMs = 3000;
     private listenedForm: HTMLFormElement | null = null;
 
     /** The latest blackbox (final once `state` is `complete` or `degraded`). */
@@ -51,10 +54,11 @@ function elementClass() {
     }
 
     connectedCallback(): void {
-      this.setState('collecting');
       this.listen(this.internalsOf.form);
+      // Moved within the page (a framework re-parenting it): the one capture runs on.
       if (this.started) return;
       this.started = true;
+      this.setState('collecting');
       this.done = this.capture();
     }
 
@@ -67,6 +71,27 @@ function elementClass() {
     }
 
     private async capture(): Promise<void> {
+      try {
+        this.latest = await captureBlackbox(this.options());
+        this.setState(this.told && this.told.outcome !== 'complete' ? 'degraded' : 'complete');
+        this.write();
+        this.emit('blackbox', this.latest);
+      } catch (error) {
+        // The element's own refusals get their message here; the capture's have theirs.
+        const explained = await explain(error);
+        this.setState('failed');
+        this.write();
+        this.emit('blackboxerror', explained);
+      }
+    }
+
+    /** The options its attributes give; an attribute of its own that is out of range throws, as a bad option does. */
+    private options(): Parameters<typeof captureBlackbox>[0] {
+      const maxWait = this.getAttribute('max-wait-ms');
+      if (maxWait !== null) {
+        this.maxWaitMs = maxWait.trim() ? +maxWait : NaN;
+        if (!(this.maxWaitMs >= 0 && this.maxWaitMs <= 600_000)) invalidOption('max-wait-ms', maxWait);
+      }
       const options: Record<string, unknown> = {};
       for (const [attribute, option] of Object.entries(TEXT_ATTRIBUTES)) {
         const value = this.getAttribute(attribute);
@@ -78,9 +103,11 @@ function elementClass() {
       if (timeout !== null) options.timeoutMs = timeout.trim() ? +timeout : NaN;
       const inject = this.getAttribute('inject');
       if (inject !== null) options.inject = inject !== 'false';
-      const consent = /^tcf:(\d+)$/.exec(this.getAttribute('consent') ?? '');
-      if (consent) options.consent = () => import('./tcf.js').then(({ tcfConsent }) => tcfConsent({ vendorId: +consent[1]! })());
-      else if (this.hasAttribute('consent')) options.consent = this.getAttribute('consent');
+      const consent = this.getAttribute('consent');
+      const tcfVendor = consent === null ? null : /^tcf:(\d+)$/.exec(consent);
+      if (tcfVendor) options.consent = () => import('./tcf.js').then(({ tcfConsent }) => tcfConsent({ vendorId: +tcfVendor[1]! })());
+      // Anything else is handed on, for the option checks to refuse.
+      else if (consent !== null) options.consent = consent;
       options.onUpdate = (blackbox: string) => {
         this.latest = blackbox;
         this.write();
@@ -90,16 +117,7 @@ function elementClass() {
         this.write();
         this.emit('blackboxoutcome', outcome);
       };
-      try {
-        this.latest = await captureBlackbox(options as unknown as Parameters<typeof captureBlackbox>[0]);
-        this.setState(this.told && this.told.outcome !== 'complete' ? 'degraded' : 'complete');
-        this.write();
-        this.emit('blackbox', this.latest);
-      } catch (error) {
-        this.setState('failed');
-        this.write();
-        this.emit('blackboxerror', error);
-      }
+      return options as unknown as Parameters<typeof captureBlackbox>[0];
     }
 
     /** The form value: the blackbox under `name`, the outcome (its kind) under `<name>-outcome`. */
@@ -113,12 +131,11 @@ function elementClass() {
       this.internalsOf.setFormValue(data);
     }
 
+    /** The state, also as a custom state for `:state()` where the browser has them. */
     private setState(state: BlackboxCaptureState): void {
+      this.internalsOf.states?.delete(this.current);
       this.current = state;
-      const states = this.internalsOf.states;
-      if (!states) return;
-      for (const s of ['collecting', 'complete', 'degraded', 'failed']) states.delete(s);
-      states.add(state);
+      this.internalsOf.states?.add(state);
     }
 
     private emit(type: string, detail: unknown): void {
@@ -140,10 +157,9 @@ function elementClass() {
       event.preventDefault();
       const form = event.target as HTMLFormElement;
       const submitter = event.submitter;
-      const maxWait = Number(this.getAttribute('max-wait-ms') ?? 3000);
-      const waited = new Promise<void>((resolve) => setTimeout(resolve, maxWait >= 0 ? maxWait : 3000));
+      const waited = new Promise<void>((resolve) => setTimeout(resolve, this.maxWaitMs));
       void Promise.race([this.done, waited]).then(() => {
-        if (this.current === 'collecting') this.told ??= { outcome: 'timeout-partial', scripts: [], durationMs: maxWait };
+        if (this.current === 'collecting') this.told ??= { outcome: 'timeout-partial', scripts: [], durationMs: this.maxWaitMs };
         this.write();
         this.frozen = true;
         form.requestSubmit(submitter && form.contains(submitter) ? (submitter as HTMLButtonElement) : null);

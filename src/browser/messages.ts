@@ -49,6 +49,8 @@ const EXPECTED: Record<string, string> = {
   'post.body': 'a function',
   'post.maxAttempts': 'a whole number from 1 to 10',
   'post.timeoutMs': MS,
+  // <blackbox-capture>'s own attribute.
+  'max-wait-ms': 'a number of milliseconds from 0 to 600000',
   'post.fetch': 'a function',
   'vendor.tp_host': 'an origin such as "https://host.example"',
   'vendor.tp_resource': 'a script file name such as "wdp.js"',
