@@ -19,9 +19,25 @@ export interface BlackboxState {
 
 const INITIAL: BlackboxState = { blackbox: undefined, complete: false, outcome: undefined, error: undefined };
 
-/** The options that start a new capture when they change (functions and signals do not). */
+/** Identities of the objects in options that are no plain data (a field element). */
+const identities = new WeakMap<object, number>();
+let lastIdentity = 0;
+
+/**
+ * The options that start a new capture when they change. Functions and signals do not (they
+ * are often new on every render). Other objects that are no plain data, such as a field
+ * element, count by identity: React's own properties on a DOM node are circular.
+ */
 function keyOf(options: CaptureOptions): string {
-  return JSON.stringify(options, (_key, value: unknown) => (typeof value === 'function' || (value && typeof value === 'object' && 'aborted' in value) ? undefined : value));
+  return JSON.stringify(options, (_key, value: unknown) => {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+    if ('aborted' in value) return undefined;
+    const prototype = Object.getPrototypeOf(value);
+    if (prototype === Object.prototype || prototype === null) return value;
+    let identity = identities.get(value);
+    if (identity === undefined) identities.set(value, (identity = ++lastIdentity));
+    return `#object ${identity}`;
+  });
 }
 
 export function useBlackbox(options: CaptureOptions): BlackboxState {
