@@ -7,7 +7,9 @@ const { projects: _, ...shared } = base.test!;
 export default defineConfig({
   test: {
     ...shared,
-    include: ['test/**/*.test.ts'],
+    // MUTATION_TESTS=a.test.ts,b.test.ts: only those files (with --coverageAnalysis all, for a
+    // module the tests import afresh, where the per-test coverage record misses their runs).
+    include: process.env.MUTATION_TESTS ? process.env.MUTATION_TESTS.split(',') : ['test/**/*.test.ts'],
     exclude: [...builtPackageTests, 'node_modules/**'],
     // Stryker runs vitest in worker threads, which refuse --expose-gc (test/support/gc.ts).
     execArgv: [],

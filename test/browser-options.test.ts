@@ -95,6 +95,14 @@ describe('option validation', () => {
     ['vendor tp_host over http', { ...ok, vendor: { tp_host: 'http://tp.test' } }, /vendor\.tp_host/],
     ['vendor fp_dyn without fp_static', { ...ok, vendor: { fp_static: false } }, /vendor\.fp_dyn/],
     ['vendor tp_resource not a script', { ...ok, vendor: { tp_resource: '../x' } }, /vendor\.tp_resource/],
+    ['vendor tp_host a path that ends in an origin', { ...ok, vendor: { tp_host: '/relay/https://tp.test' } }, /vendor\.tp_host/],
+    ['degradedGraceMs negative', { ...ok, degradedGraceMs: -1 }, /degradedGraceMs/],
+    ['degradedGraceMs a string', { ...ok, degradedGraceMs: '2000' }, /degradedGraceMs/],
+    // Refused before a pending consent, not after it.
+    ['a field element that is no input', { ...ok, field: document.createElement('div'), consent: new Promise<boolean>(() => {}) }, /"field"/],
+    ['a field element whose name ends in INPUT', { ...ok, field: document.createElement('my-input'), consent: new Promise<boolean>(() => {}) }, /"field"/],
+    ['a field element whose name starts with TEXTAREA', { ...ok, field: document.createElement('textarea-x'), consent: new Promise<boolean>(() => {}) }, /"field"/],
+    ['consent null', { ...ok, consent: null }, /"consent"/],
   ])('rejects %s', async (_, options, mention) => {
     await expectInvalid(options, mention);
   });
@@ -131,6 +139,8 @@ describe('option validation', () => {
     ['a tp_host on loopback over http', { ...ok, vendor: { tp_host: 'http://localhost:9' } }],
     ['a uriHook with a dotted segment', { ...ok, uriHook: '/risk/v1.2/iojs' }],
     ['an option left undefined', { ...ok, subkey: undefined }],
+    ['fp_static and fp_dyn both off', { ...ok, vendor: { fp_static: false, fp_dyn: false } }],
+    ['no degraded grace', { ...ok, degradedGraceMs: 0 }],
   ])('accepts %s', async (_, options) => {
     const pending = api.captureBlackbox({ timeoutMs: 50, ...options } as never).catch((e: { code: string }) => e.code);
     expect(await pending).not.toBe('invalid_option');
