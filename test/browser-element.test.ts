@@ -211,6 +211,24 @@ describe('<blackbox-capture>', () => {
     await settled(element);
   });
 
+  it('inject="false" adopts the page\'s own loader tag: none of its own, complete once the page\'s runs', async () => {
+    const { element } = await page('inject="false"');
+    await new Promise((r) => setTimeout(r, 100));
+    expect(scriptsFor(LOADER_URL)).toEqual([]);
+    const own = document.createElement('script');
+    own.src = LOADER_URL;
+    document.body.append(own);
+    await settled(element);
+    expect(element.state).toBe('complete');
+    expect(scriptsFor(LOADER_URL)).toHaveLength(1);
+  });
+
+  it.each(['', 'true'])('inject="%s" injects the loader', async (value) => {
+    const { element } = await page(`inject="${value}"`);
+    await vi.waitFor(() => expect(scriptsFor(LOADER_URL)).toHaveLength(1));
+    await settled(element);
+  });
+
   it('reads the nonce from the property where the page\'s CSP hides the attribute (it reads "")', async () => {
     const tag = await freshElement();
     const element = document.createElement(tag) as CaptureElement;
