@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { normalizeOptions as development } from '../src/browser/options.js';
 import { normalizeOptions as production } from '../src/browser/options.production.js';
 import { explain } from '../src/browser/errors.js';
-import { freshPage, LOADER_URL, pageLoaderTag, w } from './support/vendor-dom.js';
+import { clearOverrides, freshPage, LOADER_URL, notFound, override, pageLoaderTag, w } from './support/vendor-dom.js';
 
 let api: Awaited<ReturnType<typeof freshPage>>;
 let warnings: string[];
@@ -33,6 +33,30 @@ describe('development warnings (legal set-ups that cost or break later)', () => 
   it('a page set up well gets none', async () => {
     await api.captureBlackbox({ loaderUrl: LOADER_URL });
     expect(warnings).toEqual([]);
+  });
+
+  it('an absolute uriHook, an unrelated script on the page: none', async () => {
+    const app = document.createElement('script');
+    app.type = 'text/x-not-run';
+    app.src = 'https://shop.test/app.js';
+    document.body.append(app);
+    await api.captureBlackbox({ loaderUrl: LOADER_URL, uriHook: '/iojs' });
+    expect(warnings).toEqual([]);
+  });
+
+  it('a preconnect hint to another origin is no hint for the loader', async () => {
+    document.head.innerHTML = '<link rel="preconnect" href="https://cdn.elsewhere.test">';
+    await api.captureBlackbox({ loaderUrl: LOADER_URL });
+    expect(warnings).toEqual([expect.stringContaining('The loader is on https://vendor.test and the page has no preconnect hint')]);
+  });
+
+  it('a run started again after a failed one does not repeat a warning', async () => {
+    document.head.innerHTML = '';
+    override(/\/loader\.js$/, notFound);
+    expect(await api.captureBlackbox({ loaderUrl: LOADER_URL }).catch((e: { code: string }) => e.code)).toBe('loader_failed');
+    clearOverrides();
+    await api.captureBlackbox({ loaderUrl: LOADER_URL });
+    expect(warnings).toHaveLength(1);
   });
 
   it('a relative uriHook', async () => {
