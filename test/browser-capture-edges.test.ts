@@ -5,6 +5,7 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { decodeBlackbox } from '../src/emulator/scripts/routes.js';
 import { realLoaderSource } from '../scripts/real-loader.mjs';
 import { failure, freshPage, LOADER_URL, notFound, override, pageLoaderTag, requests, scriptsFor, settings, w } from './support/vendor-dom.js';
+import type { CaptureOutcome } from '../src/shared/types.js';
 
 let api: Awaited<ReturnType<typeof freshPage>>;
 beforeEach(async () => {
@@ -203,6 +204,25 @@ describe.each([
       expect(bb).toBe(w().IGLOO.getBlackbox().blackbox);
       expect(document.querySelectorAll('script')).toHaveLength(tags);
       expect(document.querySelectorAll('link')).toHaveLength(links);
+    });
+
+    it('a loader that ran with a failed first party: only its own failure flags count, by name', async () => {
+      const outcomes: CaptureOutcome[] = [];
+      w().IGLOO = {
+        loader: {
+          loaderMain: true,
+          fp_static_wdp_load_failure: 'true',
+          // Keys that look like flags but are not the loader's: none names a failed script.
+          xio_wdp_load_failure: 'true',
+          io_wdp_load_failure_count: 'true',
+          tp_io_wdp_load_failure: 'true',
+          io_dyn_wdp_load_failure: 'false',
+        },
+        getBlackbox: () => ({ blackbox: '0400TPONLY', finished: true }),
+      };
+      expect(await api.captureBlackbox({ ...ok, onOutcome: (outcome) => outcomes.push(outcome) })).toBe('0400TPONLY');
+      expect(outcomes).toEqual([expect.objectContaining({ outcome: 'degraded-first-party', scripts: ['fp_static_wdp'] })]);
+      expect(scriptsFor(LOADER_URL)).toHaveLength(0);
     });
 
     it("the page's own loader tag already there (without adopt mode): no second tag", async () => {

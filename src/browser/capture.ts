@@ -27,7 +27,14 @@ type TrustedTypesPolicy = { createScriptURL(url: string): string };
  * `fp_static_override_uri` file gets a flag of its own name, listed after these.
  */
 const SCRIPTS = ['fp_static_wdp', 'fp_dyn_wdp', 'io_wdp', 'io_static_wdp', 'io_dyn_wdp'];
-const FLAG = /^((fp|io)_.+)_load_failure$/;
+const FLAG_END = '_load_failure';
+/**
+ * The script a loader failure flag names (`fp_static_wdp_load_failure` names
+ * `fp_static_wdp`), or '' for any other key. Strings, not a pattern: this runs on every
+ * completion, and a pattern is compiled on its first use, on the page's main thread.
+ */
+const flaggedScript = (key: string): string =>
+  (key.startsWith('fp_') || key.startsWith('io_')) && key.endsWith(FLAG_END) ? key.slice(0, -FLAG_END.length) : '';
 
 /** Options of the call that started the page's current run (its loader options count); undefined when none runs. */
 let running: NormalizedOptions | undefined;
@@ -118,7 +125,7 @@ export function writeField(element: Field, value: string): void {
 /** The collection scripts that failed so far (a failure flag, or no parse), in a stable order. */
 function failedScripts(): string[] {
   const failed = new Set(unparsed);
-  for (const key in loader) if (FLAG.test(key) && vendorFlag(loader[key])) failed.add(key.replace(FLAG, '$1'));
+  for (const key in loader) if (flaggedScript(key) && vendorFlag(loader[key])) failed.add(flaggedScript(key));
   const rank = (name: string) => (SCRIPTS.includes(name) ? SCRIPTS.indexOf(name) : SCRIPTS.length);
   return [...failed].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : 1));
 }
@@ -147,7 +154,7 @@ function fail(error: BlackboxCaptureError): void {
   tag?.remove(); // a later call injects afresh
   if (error.code === 'collection_failed') {
     // Undo the loader's run-once marker and flags so that a later call can run it again.
-    for (const key in loader) if (key === 'loaderMain' || key === 'loaderVer' || FLAG.test(key)) delete loader[key];
+    for (const key in loader) if (key === 'loaderMain' || key === 'loaderVer' || flaggedScript(key)) delete loader[key];
   }
   running = undefined;
   failure = error;
@@ -282,16 +289,18 @@ function startRun(options: NormalizedOptions): void {
   const href = new URL(options.loaderUrl, document.baseURI).href;
   warnRiskySetup(options, href);
   watch(href);
-  // Adopting a loader that already ran: what it produced, and what already failed.
-  const state = config.getBlackbox?.();
-  if (state?.blackbox) accept(state.blackbox, state.finished);
-  checkScripts();
-  if (!loader.loaderMain) {
+  if (loader.loaderMain) {
+    // Adopting a loader that already ran: what it produced, and what already failed. (Before
+    // its run nothing can have failed: the flags are the loader's, and watch() just started.)
+    const state = config.getBlackbox?.();
+    if (state?.blackbox) accept(state.blackbox, state.finished);
+    checkScripts();
+  } else {
     // The loader opens its connection to the third party only once it has run (a TCP and
-    // TLS handshake on the critical path): open it now. None for the loader's own origin:
-    // its fetch starts right after this anyway.
+    // TLS handshake on the critical path): open it now. None for the page's own origin (an
+    // http(s) page's URL is its origin and a path; `location` would cost a first touch).
     const tpOrigin = vendorFlag(loader.tp, true) && new URL((loader.tp_host as string | undefined) ?? 'https://mpsnare.iesnare.com').origin;
-    if (tpOrigin && tpOrigin !== location.origin && !document.querySelector(`link[rel=preconnect][href="${tpOrigin}"]`)) {
+    if (tpOrigin && !document.URL.startsWith(tpOrigin + '/') && !document.querySelector(`link[rel=preconnect][href="${tpOrigin}"]`)) {
       document.head.append(Object.assign(document.createElement('link'), { rel: 'preconnect', href: tpOrigin }));
     }
     // Adopt mode, or the page's own tag already there: watch it instead of adding a second.

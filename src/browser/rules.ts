@@ -42,7 +42,17 @@ export const URL_RULE = (value: unknown): boolean => {
     return !/^[a-z][a-z\d+.-]*:/i.test(value);
   }
   const { protocol, hostname, username, password } = url;
-  return (protocol === 'https:' || (protocol === 'http:' && /^(localhost|127(\.\d+){3}|\[::1\])$/.test(hostname))) && !username && !password;
+  return (protocol === 'https:' || (protocol === 'http:' && isLoopback(hostname))) && !username && !password;
+};
+
+/**
+ * A loopback host as the URL parser writes it (`/^(localhost|127(\.\d+){3}|\[::1\])$/`), part
+ * by part: the parser writes every IPv4 host as four decimal parts, and a name whose last
+ * label is a number is no name, so four decimal parts starting with 127 are 127.0.0.0/8.
+ */
+const isLoopback = (hostname: string): boolean => {
+  const parts = hostname.split('.');
+  return hostname === 'localhost' || hostname === '[::1]' || (parts.length === 4 && parts[0] === '127' && parts.every((part) => part !== '' && [...part].every((c) => c >= '0' && c <= '9')));
 };
 
 /** `uriHook`: a path on the page's own domain, never a complete URL: no scheme, host, port, "//", "..", query or fragment. */
