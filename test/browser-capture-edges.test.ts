@@ -225,6 +225,13 @@ describe.each([
       expect(scriptsFor(LOADER_URL)).toHaveLength(0);
     });
 
+    it('a loader that ran without getBlackbox (another version): the call waits for its bb_callback', async () => {
+      w().IGLOO = { loader: { loaderMain: true } };
+      const pending = api.captureBlackbox({ ...ok, timeoutMs: 1000 });
+      w().IGLOO.bb_callback('0400LATE', true);
+      expect(await pending).toBe('0400LATE');
+    });
+
     it("the page's own loader tag already there (without adopt mode): no second tag", async () => {
       w().IGLOO = { loader: { version: 'general5', uri_hook: '/iojs' } };
       const own = document.createElement('script');

@@ -424,6 +424,11 @@ describe('adopt mode (inject: false) and preconnect', () => {
     await api.captureBlackbox({ ...ok, vendor: { tp_host: 'https://shop.test' }, timeoutMs: 300 }).catch(() => {});
     expect(hints()).toEqual([]);
   });
+
+  it('adds one for a third party whose origin only begins like the page\'s', async () => {
+    await api.captureBlackbox({ ...ok, vendor: { tp_host: 'https://shop.te' }, timeoutMs: 300 }).catch(() => {});
+    expect(hints()).toEqual(['https://shop.te']);
+  });
 });
 
 describe('script tag details', () => {
