@@ -1,33 +1,18 @@
 // The OpenTelemetry instruments as a dashboard finds them: names, descriptions, unit and
 // scope. A file of its own, so that its first recording is the one that creates the
 // instruments (they are made once per process).
-import { metrics } from '@opentelemetry/api';
-import { AggregationTemporality, MeterProvider, MetricReader, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { metricsFlushed, recordOutcome, recordRepairs, recordUpstream } from '../src/server/metrics.js';
+import { describe, expect, it } from 'vitest';
+import { recordOutcome, recordRepairs, recordUpstream } from '../src/server/metrics.js';
+import { useTestMeter } from './support/otel.js';
 
-class TestReader extends MetricReader {
-  constructor() {
-    super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE });
-  }
-  protected override async onForceFlush(): Promise<void> {}
-  protected override async onShutdown(): Promise<void> {}
-}
-const reader = new TestReader();
-beforeAll(() => {
-  metrics.setGlobalMeterProvider(new MeterProvider({ readers: [reader] }));
-});
-afterAll(() => {
-  metrics.disable();
-});
+const collect = useTestMeter();
 
 describe('metrics', () => {
   it('instruments carry their descriptions, and the duration its unit', async () => {
     recordOutcome({ outcome: 'aborted', scripts: [], durationMs: 1 });
     recordRepairs(['quotes']);
     recordUpstream('probe', 200);
-    await metricsFlushed();
-    const { resourceMetrics } = (await reader.collect()) as { resourceMetrics: ResourceMetrics };
+    const resourceMetrics = await collect();
     const descriptors = Object.fromEntries(resourceMetrics.scopeMetrics.flatMap((s) => s.metrics).map((m) => [m.descriptor.name, m.descriptor]));
     for (const name of ['blackbox_capture.capture.outcomes', 'blackbox_capture.capture.duration', 'blackbox_capture.upstream.calls', 'blackbox_capture.blackbox.repairs']) {
       expect(descriptors[name]?.description, name).toMatch(/\w{4,}/);

@@ -1,38 +1,22 @@
 // Capture outcomes on the server: parsed strictly, told once per capture (with the blackbox,
 // or alone when there is none), and recorded as OpenTelemetry metrics, which the SDK's
 // in-memory reader counts here.
-import { metrics } from '@opentelemetry/api';
-import { AggregationTemporality, MeterProvider, MetricReader, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../src/emulator/index.js';
 import { createDeviceRiskClient, createDeviceRiskHandler, createMemoryStore, createTokenSource, parseOutcome, type CaptureOutcome, type DeviceRiskHandlerOptions } from '../src/server/index.js';
-import { metricsFlushed, recordOutcome, recordRepairs, recordUpstream } from '../src/server/metrics.js';
+import { recordUpstream } from '../src/server/metrics.js';
+import { useTestMeter } from './support/otel.js';
 
 const UA = 'AcmeShop Checkout/1.0';
 const SHOP = 'https://shop.example';
 const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
 const OUTCOME: CaptureOutcome = { outcome: 'degraded-first-party', scripts: ['fp_static_wdp'], durationMs: 2150 };
 
-/** A metric reader that collects on demand. */
-class TestReader extends MetricReader {
-  constructor() {
-    super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE });
-  }
-  protected override async onForceFlush(): Promise<void> {}
-  protected override async onShutdown(): Promise<void> {}
-}
-const reader = new TestReader();
-beforeAll(() => {
-  metrics.setGlobalMeterProvider(new MeterProvider({ readers: [reader] }));
-});
-afterAll(() => {
-  metrics.disable();
-});
+const collect = useTestMeter();
 
 /** Every data point of the metric `name`: its attributes and value (a sum, or a histogram's count and sum). */
 async function points(name: string) {
-  await metricsFlushed();
-  const { resourceMetrics } = (await reader.collect()) as { resourceMetrics: ResourceMetrics };
+  const resourceMetrics = await collect();
   const metric = resourceMetrics.scopeMetrics.flatMap((s) => s.metrics).find((m) => m.descriptor.name === name);
   return (metric?.dataPoints ?? []).map((p) => ({ attributes: p.attributes, value: typeof p.value === 'number' ? p.value : { count: (p.value as { count: number }).count, sum: (p.value as { sum: number }).sum } }));
 }
