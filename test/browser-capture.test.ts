@@ -381,7 +381,15 @@ describe('error messages', () => {
   });
 });
 
-describe('adopt mode (inject: false) and preconnect', () => {
+// With the emulated loader and the real one alike: adopt mode watches the page's own tag, and
+// the hints are written before either runs.
+describe.each([
+  ['emulated loader', undefined],
+  ['real loader 5.2.2', realLoaderSource()],
+])('adopt mode (inject: false) and preconnect, %s', (_, loaderSource) => {
+  beforeEach(() => {
+    if (loaderSource !== undefined) settings.loaderSource = loaderSource;
+  });
 
   it('injects nothing and reports the run of the page\'s own loader tag that follows', async () => {
     const pending = api.captureBlackbox({ ...ok, inject: false });

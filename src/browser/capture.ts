@@ -125,7 +125,10 @@ export function writeField(element: Field, value: string): void {
 /** The collection scripts that failed so far (a failure flag, or no parse), in a stable order. */
 function failedScripts(): string[] {
   const failed = new Set(unparsed);
-  for (const key in loader) if (flaggedScript(key) && vendorFlag(loader[key])) failed.add(flaggedScript(key));
+  for (const key in loader) {
+    const script = flaggedScript(key);
+    if (script && vendorFlag(loader[key])) failed.add(script);
+  }
   const rank = (name: string) => (SCRIPTS.includes(name) ? SCRIPTS.indexOf(name) : SCRIPTS.length);
   return [...failed].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : 1));
 }
