@@ -11,6 +11,7 @@
  */
 import type { UpstreamInit } from './node-upstream.js';
 import { deadline } from './deadline.js';
+import { withDone } from './node-body.js';
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION, requireSecureUrl } from './errors.js';
 import { plainAddress, readCapped } from './http.js';
 import { validHost, type RequestContext } from './node.js';
@@ -108,29 +109,6 @@ const answer = (status: number, code: string, headers: Record<string, string> = 
     status,
     headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers },
   });
-
-/** Holds the deadline until the body has been read or dropped: a body that stalls is cut too. */
-function releasedWhenRead(body: ReadableStream<Uint8Array>, release: () => void): ReadableStream<Uint8Array> {
-  const reader = body.getReader();
-  return new ReadableStream({
-    async pull(controller) {
-      try {
-        const { done, value } = await reader.read();
-        if (done) {
-          release();
-          controller.close();
-        } else controller.enqueue(value);
-      } catch (error) {
-        release();
-        controller.error(error);
-      }
-    },
-    cancel(reason) {
-      release();
-      return reader.cancel(reason);
-    },
-  });
-}
 
 export function createFirstPartyProxy(options: FirstPartyProxyOptions): ((request: Request, context?: RequestContext) => Promise<Response>) & { matches(request: Request): boolean } {
   const prefix = (options.prefix ?? '/iojs').replace(/\/+$/, '');
@@ -267,8 +245,9 @@ export function createFirstPartyProxy(options: FirstPartyProxyOptions): ((reques
       await response.body?.cancel();
       return new Response(null, { status: response.status, headers: out });
     }
-    // The body arrives decoded: no content-encoding or content-length from upstream.
-    return new Response(releasedWhenRead(response.body, limit.clear), { status: response.status, headers: out });
+    // The body arrives decoded: no content-encoding or content-length from upstream. The
+    // deadline holds until it has been read or dropped: a body that stalls is cut too.
+    return new Response(withDone(response.body, limit.clear), { status: response.status, headers: out });
   };
   return Object.assign(handler, { matches });
 }
