@@ -58,6 +58,12 @@ let pageTraces: Array<VendorLoaderConfig['trace_handler']>;
 let policy: TrustedTypesPolicy | null | undefined;
 /** The degraded grace: started once the first party has failed and the third party delivered. */
 let grace: ReturnType<typeof setTimeout> | undefined;
+/**
+ * Whether a script failure may have been seen (a script error, or a loader adopted after its
+ * run). Until then no update looks for failed scripts: the look costs more than the rest of
+ * our `bb_callback`, and every failure is followed by checkScripts(), which sets this.
+ */
+let failureSeen: boolean;
 
 /** The outcome kind of an ending: a resolved call by what failed, a rejected one by its code. */
 function outcomeKind(failed: string[], error?: BlackboxCaptureError): CaptureOutcomeKind {
@@ -141,6 +147,7 @@ function failedScripts(): string[] {
  * chain is intact it may still deliver (an ad blocker takes only the third party).
  */
 function checkScripts(): void {
+  failureSeen = true;
   const failed = failedScripts();
   const chains = [vendorFlag(loader.fp_static, true) && 'fp_', vendorFlag(loader.tp, true) && 'io_'].filter((list): list is string => !!list);
   if (chains[0] && chains.every((list) => failed.some((name) => name.startsWith(list)))) {
@@ -173,7 +180,8 @@ function accept(blackbox: unknown, done: unknown): void {
     complete = true;
     clearTimeout(grace);
     stopWatching();
-  } else startGrace();
+    // Stryker disable next-line ConditionalExpression: always looking is the slower way to the same answer (startGrace finds nothing failed)
+  } else if (failureSeen) startGrace();
   notify();
 }
 
@@ -270,7 +278,7 @@ function startRun(options: NormalizedOptions): void {
   config = pageConfig;
   loader = pageLoader;
   tag = latest = failure = grace = undefined;
-  complete = false;
+  complete = failureSeen = false;
   unparsed = [];
   listeners = new Set();
   traces = new Set();
