@@ -86,11 +86,12 @@ const ISOLATION = { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-e
  * `rttMs`: every origin the browser talks to (the site, the loader's, the third
  * party's) sits one simulated round trip away, connection set-up included.
  */
-export async function benchBrowser({ rounds = 30, rttMs = 0, only = undefined, isolated = rttMs === 0, loaderSource = undefined } = {}) {
+export async function benchBrowser({ rounds = 30, rttMs = 0, only = undefined, isolated = rttMs === 0, loaderSource = undefined, umdFile = new URL('dist/blackbox-capture.umd.js', root) } = {}) {
+  // umdFile: the script-tag file the package's pages load (another build, to compare two side by side).
   // loaderSource: the loader the emulator serves (default its own; the benchmark also runs the vendor's real 5.2.2).
   const emulator = await startEmulator({ delays: { fp_static: [20], fp_dyn: [80], tp: [80] }, ...(loaderSource === undefined ? {} : { loaderSource }) });
   const proxy = createFirstPartyProxy({ prefix: '/iojs', collectorUrl: emulator.collectorUrl });
-  const umd = await readFile(new URL('dist/blackbox-capture.umd.js', root));
+  const umd = await readFile(umdFile);
   // The pages of the current page load; freshOrigins() writes them with that load's origins.
   let variants = {};
   const server = createServer(

@@ -68,13 +68,16 @@ log('Server: integrator endpoint (token, account, upload, finalize, status) agai
 log('| requests | concurrency | req/s | p50 | p99 | errors | token requests | transactions processed |\n|---:|---:|---:|---:|---:|---:|---:|---:|');
 log(`| ${endpoint.count} | ${endpoint.concurrency} | ${fmt(endpoint.rps)} | ${fmt(endpoint.p50, 1)} ms | ${fmt(endpoint.p99, 1)} ms | ${endpoint.errors} | ${endpoint.tokenRequests} | ${endpoint.transactionsProcessed} |\n`);
 
-proxy = await benchProxy({ requests: quick ? 500 : 4000, concurrency: 32, rounds: quick ? 1 : 3 });
+proxy = await benchProxy({ requests: quick ? 500 : 4000, concurrency: 32, rounds: quick ? 1 : 5 });
 log(`Server: first-party proxy, GET static_wdp.js, ${proxy.concurrency} concurrent, median of ${proxy.rounds} alternating rounds:`);
 log('| target | req/s | p50 | p99 | errors | req/s vs direct |\n|---|---:|---:|---:|---:|---:|');
 for (const [name, t] of Object.entries(proxy.targets)) {
   log(`| ${name === 'direct' ? 'collector, direct' : name === 'node' ? 'createFirstPartyProxy (Node)' : 'nginx, shipped config'} | ${fmt(t.rps)} | ${fmt(t.p50, 2)} ms | ${fmt(t.p99, 2)} ms | ${t.errors} | ${fmt(t.rps / proxy.targets.direct.rps, 2)} |`);
 }
-if (proxy.nginxAvailable) log(`Node proxy ÷ nginx, req/s: ${fmt(proxy.targets.node.rps / proxy.targets.nginx.rps, 2)}`);
+if (proxy.nginxAvailable) {
+  const r = proxy.nodeToNginx;
+  log(`Node proxy ÷ nginx, req/s: ${fmt(proxy.targets.node.rps / proxy.targets.nginx.rps, 2)} (medians); per round ${fmt(r.median, 2)} median, ${fmt(r.min, 2)}–${fmt(r.max, 2)}`);
+}
 else log('(nginx not installed: its row is missing)');
 
 }
