@@ -15,7 +15,8 @@ export const TARGETS = { minimal: 1500, full: 1700, umd: 2500 };
  * 4105 and 4385 with the development/production split (the lean-and-fast issue); 3767, 4449
  * and 4707 with capture outcomes and the degraded grace (the operations issue); 3893, 4595
  * and 5175 with the capture nonce and the consent option (the forms-and-frameworks issue);
- * 3951, 4658 and 5211 with the main-thread work (failure flags by string, loopback part by part).
+ * 3951, 4658 and 5211 with the main-thread work (failure flags by string, loopback part by part);
+ * 3957, 4662 and 5222 with failed scripts looked for only once a failure may have been seen.
  */
 export const GUARDS = { minimal: 3990, full: 4700, umd: 5280 };
 
