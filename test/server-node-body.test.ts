@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { PassThrough, Readable } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { standFor, takeNodeBody, withDone } from '../src/server/node-body.js';
+import { nodeUpstream } from '../src/server/node-upstream.js';
 import { createFirstPartyProxy, toNodeHandler, writeResponse } from '../src/server/index.js';
 
 const servers: Server[] = [];
@@ -103,6 +104,21 @@ describe('takeNodeBody', () => {
     expect(takeNodeBody(locked)).toBeUndefined();
 
     expect(takeNodeBody(unreadable())).toBeUndefined();
+  });
+});
+
+describe('nodeUpstream bodies', () => {
+  it('stand for their Node stream until someone reads them, even once the reader lets go', async () => {
+    const url = await serve((_req, res) => res.end('var collected = true;'));
+    const init = () => ({ method: 'GET', headers: new Headers(), signal: new AbortController().signal });
+    const unread = await nodeUpstream(new URL(url), init());
+    expect(takeNodeBody(unread.body!)).toBeDefined();
+
+    const begun = await nodeUpstream(new URL(url), init());
+    const reader = begun.body!.getReader();
+    await reader.read();
+    reader.releaseLock();
+    expect(takeNodeBody(begun.body!)).toBeUndefined();
   });
 });
 

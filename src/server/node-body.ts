@@ -1,7 +1,7 @@
 /**
  * Web body streams that stand for a Node stream, so that the Node adapter can write them
  * straight from it: the proxy's answer then goes upstream socket → client socket in one
- * `pipeline`, not through three web-stream hops (Node stream → web stream → the proxy's
+ * `pipe`, not through three web-stream hops (Node stream → web stream → the proxy's
  * deadline wrapper → the adapter's reader loop). Measured in `npm run bench` (the README
  * has the figures). Anyone else reads the web stream as usual; a body is handed over once.
  *
@@ -22,6 +22,11 @@ const bodies = new WeakMap<ReadableStream, NodeBody>();
 /** Marks `stream` as a view of `body.source`. */
 export function standFor(stream: ReadableStream, body: NodeBody): void {
   bodies.set(stream, body);
+}
+
+/** Unmarks `stream`: its Node stream is being read through it. */
+export function forget(stream: ReadableStream): void {
+  bodies.delete(stream);
 }
 
 /**

@@ -9,7 +9,7 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from
 import { Agent as HttpsAgent } from 'node:https';
 import { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
-import { readThrough, standFor, type NodeBody } from './node-body.js';
+import { forget, readThrough, standFor, type NodeBody } from './node-body.js';
 
 export interface UpstreamInit {
   method: string;
@@ -45,7 +45,10 @@ const agentFor = (url: URL) => {
 function webView(body: Readable): ReadableStream<Uint8Array> {
   const record: NodeBody = { source: body, done: () => {} };
   const stream = readThrough(
-    () => Readable.toWeb(body) as ReadableStream<Uint8Array>,
+    () => {
+      forget(stream); // read through the web stream from now on: never handed over half read
+      return Readable.toWeb(body) as ReadableStream<Uint8Array>;
+    },
     () => record.done(), // read when called: withDone() may have added to it
     () => void body.destroy(),
   );

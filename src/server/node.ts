@@ -109,7 +109,7 @@ export async function writeResponse(response: Response, res: ServerResponse, met
   }
   // A body that stands for a Node stream (the proxy's answer from node:http) is piped from
   // it; a failure on either side destroys the other, as below. (Not `pipeline()`: on Node 20
-  // it makes an AbortController and a DOMException per call, a tenth of the proxy's time.)
+  // it makes an AbortController and a DOMException per call, 4 % of the proxy's CPU.)
   const direct = takeNodeBody(response.body);
   if (direct) {
     const { source, done } = direct;
