@@ -3,8 +3,7 @@
 // only a second call, a late callback, an unrelated script or a pre-set page value reach).
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { decodeBlackbox } from '../src/emulator/scripts/routes.js';
-import { realLoaderSource } from '../scripts/real-loader.mjs';
-import { failure, freshPage, LOADER_URL, notFound, override, pageLoaderTag, requests, scriptsFor, settings, w } from './support/vendor-dom.js';
+import { failure, freshPage, LOADER_URL, notFound, override, pageLoaderTag, requests, scriptsFor, serveLoader, settings, loaders, w } from './support/vendor-dom.js';
 import type { CaptureOutcome } from '../src/shared/types.js';
 
 let api: Awaited<ReturnType<typeof freshPage>>;
@@ -15,13 +14,8 @@ beforeEach(async () => {
 const ok = { loaderUrl: LOADER_URL };
 
 // The vendor's real loader 5.2.2 is the reference: every case runs with it and with the emulator's.
-describe.each([
-  ['emulated', undefined],
-  ['real 5.2.2', realLoaderSource()],
-])('with the %s loader', (_, loaderSource) => {
-  beforeEach(() => {
-    if (loaderSource !== undefined) settings.loaderSource = loaderSource;
-  });
+describe.each(loaders())('with the %s', (_, loaderSource) => {
+  serveLoader(loaderSource);
 
   describe('calls that meet a run', () => {
     it('a call with other keys (post, then field) is compared key by key without throwing', async () => {

@@ -2,8 +2,7 @@
 // Behaviour of captureBlackbox() against the emulated vendor loader in a test DOM.
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { decodeBlackbox } from '../src/emulator/scripts/routes.js';
-import { realLoaderSource } from '../scripts/real-loader.mjs';
-import { clearOverrides, failure, freshPage, html, LOADER_URL, notFound, override, pageLoaderTag, requests, scriptsFor, settings, w } from './support/vendor-dom.js';
+import { clearOverrides, failure, freshPage, html, LOADER_URL, notFound, override, pageLoaderTag, requests, scriptsFor, serveLoader, settings, loaders, w } from './support/vendor-dom.js';
 
 let api: Awaited<ReturnType<typeof freshPage>>;
 beforeEach(async () => {
@@ -383,13 +382,8 @@ describe('error messages', () => {
 
 // With the emulated loader and the real one alike: adopt mode watches the page's own tag, and
 // the hints are written before either runs.
-describe.each([
-  ['emulated loader', undefined],
-  ['real loader 5.2.2', realLoaderSource()],
-])('adopt mode (inject: false) and preconnect, %s', (_, loaderSource) => {
-  beforeEach(() => {
-    if (loaderSource !== undefined) settings.loaderSource = loaderSource;
-  });
+describe.each(loaders())('adopt mode (inject: false) and preconnect, %s', (_, loaderSource) => {
+  serveLoader(loaderSource);
 
   it('injects nothing and reports the run of the page\'s own loader tag that follows', async () => {
     const pending = api.captureBlackbox({ ...ok, inject: false });
@@ -485,13 +479,8 @@ describe('script tag details', () => {
 
 
 // collection_failed follows the loader's chains, with the emulated loader and the real one alike.
-describe.each([
-  ['emulated loader', undefined],
-  ['real loader 5.2.2', realLoaderSource()],
-])('failure detection by chain, %s', (_, loaderSource) => {
-  beforeEach(() => {
-    if (loaderSource !== undefined) settings.loaderSource = loaderSource;
-  });
+describe.each(loaders())('failure detection by chain, %s', (_, loaderSource) => {
+  serveLoader(loaderSource);
   const notFoundAt = (pattern: RegExp) => override(pattern, notFound);
 
   it.each([

@@ -5,7 +5,7 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { CaptureOutcome } from '../src/shared/types.js';
 import { decodeBlackbox } from '../src/emulator/scripts/routes.js';
-import { failure, freshPage, LOADER_URL, notFound, override, scriptsFor, settings } from './support/vendor-dom.js';
+import { failure, freshPage, loaders, LOADER_URL, notFound, override, scriptsFor, serveLoader, settings } from './support/vendor-dom.js';
 
 let api: Awaited<ReturnType<typeof freshPage>>;
 beforeEach(async () => {
@@ -34,7 +34,9 @@ function collecting() {
   return { outcomes, onOutcome: (outcome: CaptureOutcome) => void outcomes.push(outcome) };
 }
 
-describe('outcomes of captures that resolve', () => {
+// The degraded grace reads the loader's failure flags: with the emulated loader and the real one alike.
+describe.each(loaders())('outcomes of captures that resolve, %s', (_, loaderSource) => {
+  serveLoader(loaderSource);
   it('complete: every source contributed', async () => {
     const { outcomes, onOutcome } = collecting();
     await api.captureBlackbox({ ...ok, onOutcome });

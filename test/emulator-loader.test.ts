@@ -4,8 +4,7 @@
 // e2e/conformance.spec.ts compares them request for request in Chromium.)
 import { beforeEach, describe, expect, it } from 'vitest';
 import { decodeBlackbox } from '../src/emulator/scripts/routes.js';
-import { realLoaderSource } from '../scripts/real-loader.mjs';
-import { freshPage, LOADER_URL, notFound, override, requests, scriptsFor, settings } from './support/vendor-dom.js';
+import { freshPage, loaders, LOADER_URL, notFound, override, requests, scriptsFor, settings } from './support/vendor-dom.js';
 
 const w = () => window as unknown as Record<string, any>;
 
@@ -28,10 +27,7 @@ function collect(config: Record<string, any>): Promise<Array<[string, boolean]>>
 
 const FP_Q = '?loaderVer=5.2.2&compat=false&tp=true&tp_split=false&fp_static=true&fp_dyn=true&flash=false';
 
-describe.each([
-  ['emulated loader', undefined],
-  ['real loader 5.2.2', realLoaderSource()],
-])('%s', (_, loaderSource) => {
+describe.each(loaders())('%s', (_, loaderSource) => {
   beforeEach(async () => {
     await freshPage();
     if (loaderSource !== undefined) settings.loaderSource = loaderSource;

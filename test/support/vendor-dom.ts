@@ -3,8 +3,9 @@
  * tags load the same loader and collection scripts the emulator serves, and
  * tests can override any URL to simulate 404s, HTML fallbacks or blocked hosts.
  */
-import { vi } from 'vitest';
+import { beforeEach, vi } from 'vitest';
 import { vendorAsset, type VendorAsset, type VendorSettings } from '../../src/emulator/scripts/routes.js';
+import { realLoaderSource } from '../../scripts/real-loader.mjs';
 
 export const PAGE = 'https://shop.test';
 export const LOADER_URL = 'https://vendor.test/loader.js';
@@ -14,6 +15,22 @@ type Override = VendorAsset | 'network-error';
 const overrides: Array<[RegExp, Override]> = [];
 export const requests: string[] = [];
 export const settings: VendorSettings = { defaultTpHost: TP_HOST, delays: {} };
+
+/**
+ * The loaders a behaviour is checked with, for `describe.each`: the emulator's, and the
+ * vendor's real 5.2.2, the reference (its source, extracted at run time).
+ */
+export const loaders = (): Array<[name: string, loaderSource: string | undefined]> => [
+  ['emulated loader', undefined],
+  ['real loader 5.2.2', realLoaderSource()],
+];
+
+/** In a suite of `describe.each(loaders())`: its pages load that suite's loader (set after the file's freshPage()). */
+export function serveLoader(loaderSource: string | undefined): void {
+  beforeEach(() => {
+    if (loaderSource !== undefined) settings.loaderSource = loaderSource;
+  });
+}
 
 /** Answer URLs matching `pattern` with `answer` until reset. */
 export function override(pattern: RegExp, answer: Override): void {
