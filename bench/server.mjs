@@ -83,6 +83,7 @@ export async function benchProxy({ requests = 4000, concurrency = 32, rounds = 3
     summary[name] = { rps: median(list.map((r) => r.rps)), p50: median(list.map((r) => r.p50)), p99: median(list.map((r) => r.p99)), errors: list.reduce((a, r) => a + r.errors, 0) };
   }
   // Node ÷ nginx in each round (the two ran one after the other): the run-to-run spread of the ratio.
-  const ratios = nginx ? runs.node.map((run, i) => run.rps / runs.nginx[i].rps) : [];
-  return { concurrency, requests, rounds, targets: summary, nginxAvailable: !!nginx, nodeToNginx: { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios) } };
+  const ratios = nginx ? runs.node.map((run, i) => run.rps / runs.nginx[i].rps) : undefined;
+  const nodeToNginx = ratios && { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios) };
+  return { concurrency, requests, rounds, targets: summary, nginxAvailable: !!nginx, nodeToNginx };
 }

@@ -32,6 +32,19 @@ const unreadable = () =>
       throw new Error('the web stream was read');
     },
   }, { highWaterMark: 0 });
+/** A client that goes away once the first bytes of the body have come. */
+function leaveAfterFirstBytes(origin: string): Promise<void> {
+  return new Promise((resolve) => {
+    const request = httpRequest(origin, (response) => {
+      response.once('data', () => {
+        request.destroy();
+        resolve();
+      });
+    });
+    request.end();
+  });
+}
+
 /**
  * The proxy's time limit of `ms` (a value no other timer here uses): whether it was started,
  * and whether it was cleared. Spied, not counted: timers of other test files share the process.
@@ -161,15 +174,7 @@ describe('writeResponse with a body that stands for a Node stream', () => {
       void writeResponse(new Response(body), res);
       source.write('var partial = 1;');
     });
-    await new Promise<void>((resolve) => {
-      const request = httpRequest(origin, (response) => {
-        response.once('data', () => {
-          request.destroy();
-          resolve();
-        });
-      });
-      request.end();
-    });
+    await leaveAfterFirstBytes(origin);
     await vi.waitFor(() => expect(source.destroyed).toBe(true));
     expect(done).toHaveBeenCalledTimes(1);
   });
@@ -239,15 +244,7 @@ describe('writeResponse with any other body', () => {
       });
       void writeResponse(new Response(body), res);
     });
-    await new Promise<void>((resolve) => {
-      const request = httpRequest(origin, (response) => {
-        response.once('data', () => {
-          request.destroy();
-          resolve();
-        });
-      });
-      request.end();
-    });
+    await leaveAfterFirstBytes(origin);
     await vi.waitFor(() => expect(cancelled).toHaveBeenCalledTimes(1));
   });
 });

@@ -5,11 +5,12 @@
  * deadline wrapper → the adapter's reader loop). Measured in `npm run bench` (the README
  * has the figures). Anyone else reads the web stream as usual; a body is handed over once.
  *
- * No Node import here: the proxy, which runs on edge runtimes too, uses this module.
+ * No Node import here but a type: the proxy, which runs on edge runtimes too, uses this module.
  */
+import type { Readable } from 'node:stream';
 
 export interface NodeBody {
-  readonly source: NodeJS.ReadableStream;
+  readonly source: Readable;
   /**
    * Called once when the body was written, failed or was dropped, by whoever consumed it:
    * the adapter, or the web stream's own end, failure or cancellation. `withDone` adds to it.

@@ -119,7 +119,7 @@ export async function writeResponse(response: Response, res: ServerResponse, met
       // source that ended is left as it is by destroy() (an upstream answer read to its end
       // keeps its socket for the next request).
       res.once('close', () => {
-        (source as NodeJS.ReadableStream & { destroy(): void }).destroy();
+        source.destroy();
         done();
         resolve();
       });
