@@ -2,11 +2,12 @@
 // module projects (TypeScript node16 and bundler resolution), checked by tsc and by Node, and
 // are-the-types-wrong on the same tarball.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fallbackFolders, fallbacks } from '../scripts/subpath-fallbacks.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
@@ -27,6 +28,8 @@ beforeAll(() => {
   // The optional peer the React entry needs, as a React project has it.
   symlinkSync(join(ROOT, 'node_modules/react'), join(dir, 'node_modules/react'));
 }, 60_000);
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const USE = `
 import { captureBlackbox, isBlackboxCaptureError } from 'blackbox-capture';
@@ -98,14 +101,27 @@ describe('the packed tarball', () => {
     expect(result.stdout.trim()).toBe('202');
   });
 
-  it('are-the-types-wrong finds nothing for node16 (CommonJS and ESM) and bundler resolution', () => {
-    // node10 (TypeScript's moduleResolution "node") cannot read the exports map: README, Requirements.
-    // The nginx files are configuration, not modules.
-    const result = spawnSync(process.execPath, [ATTW, tarball, '--profile', 'node16', '--exclude-entrypoints', './nginx/iojs-http.conf', './nginx/iojs-location.conf', '--format', 'json'], { encoding: 'utf8' });
+  it('are-the-types-wrong finds nothing: node10, node16 (CommonJS and ESM) and bundler resolution', () => {
+    // node10 (TypeScript's moduleResolution "node") reads no exports map: it finds the subpaths
+    // through their fallback folders (scripts/subpath-fallbacks.mjs). The nginx files are
+    // configuration, not modules.
+    const result = spawnSync(process.execPath, [ATTW, tarball, '--exclude-entrypoints', './nginx/iojs-http.conf', './nginx/iojs-location.conf', '--format', 'json'], { encoding: 'utf8' });
     expect(result.status).toBe(0);
     const { problems } = JSON.parse(result.stdout) as { problems: Record<string, Array<{ entrypoint: string; resolutionKind: string }>> };
     const found = Object.entries(problems).flatMap(([kind, list]) => list.map((p) => `${kind} ${p.entrypoint} ${p.resolutionKind}`));
-    // The one exception, documented: the subpaths under node10, which has no exports map.
-    expect(found.sort()).toEqual(['NoResolution ./diagnose node10', 'NoResolution ./element node10', 'NoResolution ./emulator node10', 'NoResolution ./react node10', 'NoResolution ./server node10', 'NoResolution ./server/redis node10', 'NoResolution ./tcf node10', 'NoResolution ./umd node10']);
+    expect(found).toEqual([]);
+  });
+
+  it('has a fallback folder for every subpath, listed in files and ignored by git', () => {
+    const listed = execFileSync('tar', ['tzf', tarball], { encoding: 'utf8' }).split('\n');
+    for (const { folder, manifest } of fallbacks()) {
+      expect(listed).toContain(`package/${folder}/package.json`);
+      expect(JSON.parse(readFileSync(join(dir, 'node_modules/blackbox-capture', folder, 'package.json'), 'utf8'))).toEqual(manifest);
+      // Each field names a file the tarball has.
+      for (const path of Object.values(manifest)) expect(listed).toContain(`package/${join(folder, path)}`);
+    }
+    expect(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).files).toEqual(expect.arrayContaining(fallbackFolders()));
+    // Written by the build, never committed.
+    for (const folder of fallbackFolders()) expect(spawnSync('git', ['check-ignore', '-q', `${folder}/package.json`], { cwd: ROOT }).status).toBe(0);
   });
 });
