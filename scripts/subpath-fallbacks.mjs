@@ -13,8 +13,9 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 /** Each JavaScript subpath (not the root, not package.json or the nginx files) and its fallback's fields. */
-export function fallbacks(manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))) {
-  return Object.entries(manifest.exports)
+export function fallbacks() {
+  const { exports } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+  return Object.entries(exports)
     .filter(([subpath, target]) => subpath !== '.' && typeof target === 'object')
     .map(([subpath, { import: esm, require: cjs }]) => {
       const folder = subpath.slice(2);
@@ -25,7 +26,7 @@ export function fallbacks(manifest = JSON.parse(readFileSync(join(root, 'package
 }
 
 /** The top folders of the fallbacks (`server` for `server` and `server/redis`): what `files` must list. */
-export const fallbackFolders = (list = fallbacks()) => [...new Set(list.map(({ folder }) => folder.split('/')[0]))].sort();
+export const fallbackFolders = () => [...new Set(fallbacks().map(({ folder }) => folder.split('/')[0]))].sort();
 
 /** Writes the fallback folders at the package root. */
 export function writeFallbacks() {

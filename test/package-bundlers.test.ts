@@ -2,26 +2,19 @@
 // matrix: the production build by default, the development build through the `development`
 // export condition (webpack, Vite and Parcel in development mode, esbuild, Rollup and Node when
 // asked).
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
 import { build as esbuild } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { installPackedTarball, ROOT } from './support/tarball.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 let dir: string;
 let entry: string;
 
 beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'bbc-bundlers-'));
-  execFileSync('npm', ['pack', '--silent', '--pack-destination', dir], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
-  const tarball = join(dir, readdirSync(dir).find((f) => f.endsWith('.tgz'))!);
-  const installed = join(dir, 'node_modules', 'blackbox-capture');
-  mkdirSync(installed, { recursive: true });
-  execFileSync('tar', ['xzf', tarball, '-C', installed, '--strip-components=1']);
+  ({ dir } = installPackedTarball('bbc-bundlers-'));
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'shop', private: true, type: 'module' }));
   entry = join(dir, 'checkout.js');
   writeFileSync(entry, "import { captureBlackbox } from 'blackbox-capture';\nwindow.capture = () => captureBlackbox({ loaderUrl: '/iojs/loader.js' });\n");

@@ -2,27 +2,19 @@
 // module projects (TypeScript node16 and bundler resolution), checked by tsc and by Node, and
 // are-the-types-wrong on the same tarball.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fallbackFolders, fallbacks } from '../scripts/subpath-fallbacks.mjs';
+import { installPackedTarball, ROOT } from './support/tarball.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
 const ATTW = join(ROOT, 'node_modules/@arethetypeswrong/cli/dist/index.js');
 let dir: string;
 let tarball: string;
 
 beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'bbc-tarball-'));
-  execFileSync('npm', ['pack', '--silent', '--pack-destination', dir], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
-  tarball = join(dir, readdirSync(dir).find((f) => f.endsWith('.tgz'))!);
-  // Installed as npm would: the tarball's package/ folder as node_modules/blackbox-capture.
-  const installed = join(dir, 'node_modules', 'blackbox-capture');
-  mkdirSync(installed, { recursive: true });
-  execFileSync('tar', ['xzf', tarball, '-C', installed, '--strip-components=1']);
+  ({ dir, tarball } = installPackedTarball('bbc-tarball-'));
   mkdirSync(join(dir, 'node_modules', '@types'), { recursive: true });
   symlinkSync(join(ROOT, 'node_modules/@types/node'), join(dir, 'node_modules/@types/node'));
   // The optional peer the React entry needs, as a React project has it.

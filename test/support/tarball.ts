@@ -1,0 +1,20 @@
+// The packed tarball, installed as npm would: its package/ folder as
+// node_modules/blackbox-capture in a fresh folder, for the tests of what users install.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** Packs the package into a fresh folder (`prefix` names it) and installs it there; the caller removes `dir`. */
+export function installPackedTarball(prefix: string): { dir: string; tarball: string } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  execFileSync('npm', ['pack', '--silent', '--pack-destination', dir], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  const tarball = join(dir, readdirSync(dir).find((f) => f.endsWith('.tgz'))!);
+  const installed = join(dir, 'node_modules', 'blackbox-capture');
+  mkdirSync(installed, { recursive: true });
+  execFileSync('tar', ['xzf', tarball, '-C', installed, '--strip-components=1']);
+  return { dir, tarball };
+}
