@@ -16,7 +16,9 @@ export const TARGETS = { minimal: 1500, full: 1700, umd: 2500 };
  * and 4707 with capture outcomes and the degraded grace (the operations issue); 3893, 4595
  * and 5175 with the capture nonce and the consent option (the forms-and-frameworks issue);
  * 3951, 4658 and 5211 with the main-thread work (failure flags by string, loopback part by part);
- * 3957, 4662 and 5222 with failed scripts looked for only once a failure may have been seen.
+ * 3957, 4662 and 5222 with failed scripts looked for only once a failure may have been seen;
+ * 3979, 4693 and 5243 with a call that settles once (an abort from the final update wins) and
+ * no retry after an abort that landed with an answer.
  */
 export const GUARDS = { minimal: 3990, full: 4700, umd: 5280 };
 

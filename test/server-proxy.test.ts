@@ -3,7 +3,7 @@
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { collectGarbage } from './support/gc.js';
 import { startEmulator, type Emulator } from '../src/emulator/index.js';
 import { collectorPath, createFirstPartyProxy, toNodeHandler, type FirstPartyProxyOptions } from '../src/server/index.js';
@@ -410,6 +410,170 @@ describe('createFirstPartyProxy against attacks', () => {
     const site = await proxyTo(collector.url);
     const response = await fetch(`${site}/iojs/page.html`);
     expect(response.headers.get('content-security-policy')).toBe("sandbox; default-src 'none'");
+  });
+});
+
+// What the proxy passes and what it answers itself, each case one a mutation run found unpinned.
+describe('createFirstPartyProxy: headers, methods and edges', () => {
+  /** A fetch that records what the proxy asks of it and answers as told. */
+  const recordingFetch = (answer: () => Response = () => new Response('var x;')) => {
+    const calls: Array<{ url: string; init: RequestInit }> = [];
+    const fake = (async (url: URL, init: RequestInit) => (calls.push({ url: String(url), init }), answer())) as typeof fetch;
+    return { calls, fake };
+  };
+
+  it("drops the headers a Connection header names, both ways: the client's and the collector's", async () => {
+    const collector = await recordingUpstream((res) =>
+      res
+        .writeHead(200, {
+          connection: 'keep-alive, etag, set-cookie',
+          'content-type': 'text/javascript',
+          etag: '"hop"',
+          'set-cookie': 'io=1; Path=/',
+          'cache-control': 'max-age=60',
+        })
+        .end('var x;'),
+    );
+    const site = await proxyTo(collector.url, { trustProxy: true });
+    const headers = { 'user-agent': 'UA/1', referer: 'https://shop.example/', 'accept-language': 'de', cookie: 'bbc_io=abc', 'x-forwarded-for': '198.51.100.1' };
+    const named = await raw(site, '/iojs/a.js', { headers: { ...headers, connection: 'keep-alive, Referer, accept-language, cookie, x-forwarded-for' } });
+    await raw(site, '/iojs/a.js', { headers });
+    const [withHops, without] = collector.seen.map((s) => s.headers);
+    expect(withHops).toMatchObject({ 'user-agent': 'UA/1', 'x-forwarded-for': '127.0.0.1' });
+    expect([withHops!.referer, withHops!['accept-language'], withHops!.cookie]).toEqual([undefined, undefined, undefined]);
+    // The same request without them listed: every one passes (so the test above can fail).
+    expect(without).toMatchObject({ referer: 'https://shop.example/', 'accept-language': 'de', cookie: 'io=abc', 'x-forwarded-for': '198.51.100.1, 127.0.0.1' });
+    expect(named.status).toBe(200);
+    expect(named.headers.etag).toBeUndefined();
+    expect(named.headers['set-cookie']).toBeUndefined();
+    expect(named.headers['cache-control']).toBe('max-age=60');
+    expect(named.headers['content-type']).toBe('text/javascript');
+  });
+
+  it('passes no header the client or the collector did not send (no "null" values)', async () => {
+    const collector = await recordingUpstream((res) => res.writeHead(200, { 'content-type': 'text/javascript' }).end('var x;'));
+    const site = await proxyTo(collector.url);
+    const answer = await raw(site, '/iojs/a.js', { headers: { 'user-agent': 'UA/1' } });
+    const sent = collector.seen[0]!.headers;
+    for (const name of ['referer', 'accept-language', 'if-none-match', 'if-modified-since', 'content-type', 'cookie']) expect(sent[name], name).toBeUndefined();
+    for (const name of ['etag', 'last-modified', 'expires', 'vary', 'cache-control', 'set-cookie']) expect(answer.headers[name], name).toBeUndefined();
+  });
+
+  it('follows no redirect of the collector, on node:http and on a given fetch: the 3xx comes back without its Location', async () => {
+    const internal = await recordingUpstream();
+    const collector = await recordingUpstream((res) => res.writeHead(302, { location: `${internal.url}/admin` }).end());
+    for (const extra of [{}, { fetch: globalThis.fetch }]) {
+      const site = await proxyTo(collector.url, extra);
+      const answer = await raw(site, '/iojs/a.js');
+      expect([answer.status, answer.headers.location]).toEqual([302, undefined]);
+    }
+    expect(collector.seen).toHaveLength(2);
+    expect(internal.seen).toEqual([]);
+  });
+
+  it('a global fetch replaced after the package loaded (a test double, instrumentation) is the one called', async () => {
+    const { calls, fake } = recordingFetch();
+    vi.stubGlobal('fetch', fake);
+    try {
+      const proxy = createFirstPartyProxy({ collectorUrl: 'https://first.example/base/' });
+      expect(await (await proxy(new Request('https://shop.example/iojs/a.js'))).text()).toBe('var x;');
+    } finally {
+      vi.unstubAllGlobals();
+    }
+    expect(calls.map((c) => [c.url, c.init.redirect])).toEqual([['https://first.example/base/a.js', 'manual']]);
+  });
+
+  it('sends a GET without a body, and a POST with its bytes', async () => {
+    const { calls, fake } = recordingFetch();
+    const proxy = createFirstPartyProxy({ collectorUrl: 'https://first.example/', methods: ['GET', 'POST'], fetch: fake });
+    await proxy(new Request('https://shop.example/iojs/a.js'));
+    await proxy(new Request('https://shop.example/iojs/collect', { method: 'POST', body: 'abc' }));
+    expect(calls.map((c) => [c.init.method, c.init.body === undefined ? undefined : new TextDecoder().decode(c.init.body as Uint8Array)])).toEqual([
+      ['GET', undefined],
+      ['POST', 'abc'],
+    ]);
+  });
+
+  it('its own answers are JSON with a code, never cached: 404 outside the prefix, 405 with Allow, 413', async () => {
+    const { calls, fake } = recordingFetch();
+    const proxy = createFirstPartyProxy({ collectorUrl: 'https://first.example/', methods: ['GET', 'POST'], maxBodyBytes: 2, fetch: fake });
+    const answers = await Promise.all([
+      proxy(new Request('https://shop.example/other/a.js')),
+      proxy(new Request('https://shop.example/iojsa.js')),
+      proxy(new Request('https://shop.example/iojs/a.js', { method: 'PUT', body: 'x' })),
+      proxy(new Request('https://shop.example/iojs/collect', { method: 'POST', body: 'abc' })),
+    ]);
+    const seen = await Promise.all(answers.map(async (a) => [a.status, (await a.json()).error.code, a.headers.get('content-type'), a.headers.get('cache-control'), a.headers.get('allow')]));
+    expect(seen).toEqual([
+      [404, 'not_found', 'application/json', 'no-store', null],
+      [404, 'not_found', 'application/json', 'no-store', null],
+      [405, 'method_not_allowed', 'application/json', 'no-store', 'GET, POST'],
+      [413, 'body_too_large', 'application/json', 'no-store', null],
+    ]);
+    expect(calls).toEqual([]);
+  });
+
+  it('the prefix alone is the collector base path, for matches() and for the handler', async () => {
+    const { calls, fake } = recordingFetch();
+    const proxy = createFirstPartyProxy({ collectorUrl: 'https://first.example/base/', fetch: fake });
+    expect(proxy.matches(new Request('https://shop.example/iojs'))).toBe(true);
+    expect((await proxy(new Request('https://shop.example/iojs?x=1'))).status).toBe(200);
+    expect(calls.map((c) => c.url)).toEqual(['https://first.example/base/?x=1']);
+  });
+
+  it('a collector address whose path lacks the final slash is a folder all the same', async () => {
+    const collector = await recordingUpstream();
+    const site = await proxyTo(`${collector.url}/base`);
+    await raw(site, '/iojs/general5/a.js');
+    expect(collector.seen.map((s) => s.url)).toEqual(['/base/general5/a.js']);
+  });
+
+  it('X-Forwarded-Host from a bare Request: its Host header when valid, else 400 bad_host; without one, the URL host', async () => {
+    const { calls, fake } = recordingFetch();
+    const proxy = createFirstPartyProxy({ collectorUrl: 'https://first.example/', fetch: fake });
+    await proxy(new Request('https://shop.example/iojs/a.js'));
+    await proxy(new Request('http://10.0.0.5:3000/iojs/a.js', { headers: { host: 'shop.example:8443' } }));
+    const bad = await proxy(new Request('https://shop.example/iojs/a.js', { headers: { host: 'a b' } }));
+    expect([bad.status, (await bad.json()).error.code]).toEqual([400, 'bad_host']);
+    expect(calls.map((c) => new Headers(c.init.headers).get('x-forwarded-host'))).toEqual(['shop.example', 'shop.example:8443']);
+  });
+
+  it('HEAD and 304 come back with their headers and no body', async () => {
+    const collector = await recordingUpstream((res) => {
+      const fresh = res.req.headers['if-none-match'] === '"v1"';
+      res.writeHead(fresh ? 304 : 200, { etag: '"v1"', 'content-type': 'text/javascript' }).end(fresh || res.req.method === 'HEAD' ? undefined : 'var x;');
+    });
+    const site = await proxyTo(collector.url);
+    const head = await fetch(`${site}/iojs/a.js`, { method: 'HEAD' });
+    expect([head.status, head.headers.get('etag'), head.headers.get('content-type'), await head.text()]).toEqual([200, '"v1"', 'text/javascript', '']);
+    const notModified = await fetch(`${site}/iojs/a.js`, { headers: { 'if-none-match': '"v1"' } });
+    expect([notModified.status, notModified.headers.get('etag'), await notModified.text()]).toEqual([304, '"v1"', '']);
+    expect(collector.seen.map((s) => [s.method, s.headers['if-none-match']])).toEqual([
+      ['HEAD', undefined],
+      ['GET', '"v1"'],
+    ]);
+    const bare = createFirstPartyProxy({ collectorUrl: 'https://first.example/', fetch: (async () => new Response(null, { status: 204 })) as typeof fetch });
+    const empty = await bare(new Request('https://shop.example/iojs/a.js'));
+    expect([empty.status, empty.body]).toEqual([204, null]);
+    // A given fetch that hands a body to a HEAD anyway: the answer to a HEAD still has none.
+    const talkative = createFirstPartyProxy({ collectorUrl: 'https://first.example/', fetch: (async () => new Response('var x;')) as typeof fetch });
+    expect((await talkative(new Request('https://shop.example/iojs/a.js', { method: 'HEAD' }))).body).toBeNull();
+  });
+
+  it('only a file named dyn_wdp.js is marked no-store; a name that merely starts so keeps the collector caching', async () => {
+    const collector = await recordingUpstream((res) => res.writeHead(200, { 'cache-control': 'max-age=60' }).end());
+    const site = await proxyTo(collector.url);
+    expect((await raw(site, '/iojs/general5/x/dyn_wdp.js.map')).headers['cache-control']).toBe('max-age=60');
+    expect((await raw(site, '/iojs/general5/x/dyn_wdp.js')).headers['cache-control']).toBe('no-store, private');
+  });
+
+  it('collector cookies: spaces trimmed, a line without "=" dropped, a relative or odd Path confined to the prefix', async () => {
+    const collector = await recordingUpstream((res) =>
+      res.writeHead(200, { 'set-cookie': ['novalue', ' c = 3; Path= /base/general5', 'x=1; Path=x/y', 'p=1; Path=/base/a%20b', 'q=1'] }).end(),
+    );
+    const site = await proxyTo(`${collector.url}/base/`);
+    const response = await fetch(`${site}/iojs/a.js`);
+    expect(response.headers.getSetCookie()).toEqual(['bbc_c=3; Path=/iojs/general5', 'bbc_x=1; Path=/iojs', 'bbc_p=1; Path=/iojs', 'bbc_q=1; Path=/iojs']);
   });
 });
 

@@ -337,8 +337,13 @@ function subscribe(options: NormalizedOptions, field: Field | null): Promise<str
     return { outcome: outcomeKind(scripts, error), scripts, durationMs: Math.round(performance.now() - started) };
   };
   let outcome: CaptureOutcome | undefined;
+  let settled = false;
   return new Promise<string>((resolve, reject) => {
+    // The first way out wins: an abort from code the final update runs (onUpdate, a framework's
+    // handler of the field's input event) ends the call before it completes or delivers.
     const finish = (error?: BlackboxCaptureError, blackbox?: string) => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
       listeners.delete(listener);
       // Stryker disable next-line StringLiteral: a listener left behind runs after the promise settled; the aborted check before any cache lookup answers the same
@@ -362,7 +367,7 @@ function subscribe(options: NormalizedOptions, field: Field | null): Promise<str
       const target = field ?? ((config.bbout_element_id && document.getElementById(config.bbout_element_id)) as Field | null);
       if (target) writeField(target, blackbox);
       if (onUpdate) safely(() => onUpdate(blackbox, complete));
-      if (!complete) return;
+      if (!complete || settled) return;
       clearTimeout(timer);
       listeners.delete(listener);
       outcome = outcomeNow();
