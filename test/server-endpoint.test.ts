@@ -113,6 +113,31 @@ describe('createDeviceRiskHandler', () => {
     expect(emulator.inspect.transactions()).toHaveLength(2);
   });
 
+  it('on two instances sharing a store, a concurrent duplicate waits for the owner\'s answer; another body with the key is 422 at once', async () => {
+    const store = createMemoryStore();
+    const { handler: a } = await setup({}, { store });
+    emulator.faults.latency('accountCreate', 300); // the owner is still at work while the other instance looks
+    const tokenSource = createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA });
+    const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA, maxAttempts: 1, sleep: async () => {} });
+    const b = createDeviceRiskHandler({ client, store, allowedOrigins: [SHOP], workflowKey: 10020, resolveCustomer: () => ({ customerInternalReference: 'cust-u1', userReference: 'u1' }) });
+    const same = await Promise.all([a(post({ blackbox: BLACKBOX }, { 'idempotency-key': 'fleet-key-001' })), b(post({ blackbox: BLACKBOX }, { 'idempotency-key': 'fleet-key-001' }))]);
+    expect(same.map((r) => r.status)).toEqual([200, 200]);
+    expect(await same[1]!.json()).toEqual(await same[0]!.json());
+    expect(emulator.inspect.transactions()).toHaveLength(1);
+    const other = await Promise.all([a(post({ blackbox: BLACKBOX }, { 'idempotency-key': 'fleet-key-002' })), b(post({ blackbox: BLACKBOX.replace('abc', 'abd') }, { 'idempotency-key': 'fleet-key-002' }))]);
+    expect(other.map((r) => r.status).sort()).toEqual([200, 422]);
+    expect(emulator.inspect.transactions()).toHaveLength(2);
+  });
+
+  it('a key is bound to customer and blackbox apart: a customer reference that absorbs the start of another\'s blackbox is still another request', async () => {
+    const { handler } = await setup();
+    expect((await handler(post({ blackbox: '0400' + BLACKBOX }))).status).toBe(200);
+    // 'cust-u1' + '0400' + BLACKBOX and 'cust-u10400' + BLACKBOX run together the same.
+    const shifted = await handler(post({ blackbox: BLACKBOX }, { 'x-test-user': 'u10400' }));
+    expect(shifted.status).toBe(422);
+    expect(emulator.inspect.transactions()).toHaveLength(1);
+  });
+
   it('another customer cannot reuse a key (422, as for another body)', async () => {
     const { handler } = await setup();
     await handler(post({ blackbox: BLACKBOX }));
@@ -133,6 +158,8 @@ describe('createDeviceRiskHandler', () => {
     expect(emulator.inspect.transactions()).toHaveLength(1);
     expect(emulator.inspect.requests('accountCreate')).toBe(1);
     expect(emulator.inspect.transactions()[0]!.status).toBe('PROCESSED');
+    // The service said INITIATED when asked: the upload that failed is made, once.
+    expect(emulator.inspect.transactions()[0]!.blackboxes).toEqual([BLACKBOX]);
   });
 
   it('a token service outage is 503 too, and nothing leaks into the answer', async () => {

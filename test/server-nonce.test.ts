@@ -57,11 +57,17 @@ describe('the endpoint with nonceSecret', () => {
   it('missing 400, forged or for another customer 403, expired 400, used before 409: all before any call', async () => {
     const handler = await setup();
     expect(await code(await handler(post({ blackbox: BLACKBOX })))).toEqual([400, 'nonce_missing']);
+    expect(await code(await handler(post({ blackbox: BLACKBOX, nonce: null })))).toEqual([400, 'nonce_missing']);
+    expect(await code(await handler(post({ blackbox: BLACKBOX, nonce: '' })))).toEqual([400, 'nonce_missing']);
     const other = await createCaptureNonce({ secret: SECRET, subject: 'order-2' });
     expect(await code(await handler(post({ blackbox: BLACKBOX, nonce: other })))).toEqual([403, 'nonce_invalid']);
     expect(await code(await handler(post({ blackbox: BLACKBOX, nonce: 'v1.x.y.z' })))).toEqual([403, 'nonce_invalid']);
     const expired = await createCaptureNonce({ secret: SECRET, subject: 'order-1', ttlMs: -1 });
     expect(await code(await handler(post({ blackbox: BLACKBOX, nonce: expired })))).toEqual([400, 'nonce_expired']);
+    // The message says which: a page can ask for a fresh nonce when it has only expired.
+    const message = async (response: Response) => ((await response.json()) as { error: { message: string } }).error.message;
+    expect(await message(await handler(post({ blackbox: BLACKBOX, nonce: expired })))).toMatch(/expired/);
+    expect(await message(await handler(post({ blackbox: BLACKBOX, nonce: other })))).toMatch(/not valid/);
     expect(emulator!.inspect.requests('token')).toBe(0);
     const nonce = await createCaptureNonce({ secret: SECRET, subject: 'order-1' });
     expect((await handler(post({ blackbox: BLACKBOX, nonce }, 'key-first-use'))).status).toBe(200);
