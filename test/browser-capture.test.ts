@@ -354,21 +354,6 @@ describe('failures', () => {
     expect(error.blackbox).toMatch(/^0400/);
   });
 
-  it('abort from the final update (onUpdate, or a handler of the field\'s input event): aborted with the final blackbox, told once', async () => {
-    const controller = new AbortController();
-    const outcomes: string[] = [];
-    const input = document.body.appendChild(document.createElement('input'));
-    // The page goes once the value is final (the loader says so before it calls back).
-    input.addEventListener('input', () => w().IGLOO.getBlackbox().finished && controller.abort(new Error('left the page')));
-    const capture = api.captureBlackbox({ ...ok, field: input, signal: controller.signal, onOutcome: (o) => outcomes.push(o.outcome) });
-    let resolved = false;
-    capture.then(() => (resolved = true), () => {});
-    const error = await failure(capture);
-    expect([error.code, resolved]).toEqual(['aborted', false]);
-    expect(error.blackbox).toBe(input.value);
-    await new Promise((r) => setTimeout(r, 20));
-    expect(outcomes).toEqual(['aborted']);
-  });
 });
 
 describe('error messages', () => {
@@ -557,5 +542,25 @@ describe('behaviours the mutation run found untested', () => {
     expect((await failure(api.captureBlackbox(options))).code).toBe('timeout');
     await vi.waitFor(() => expect(w().IGLOO.getBlackbox().finished).toBe(true));
     expect(decodeBlackbox(await api.captureBlackbox({ ...options }))?.sources).toHaveLength(3);
+  });
+});
+
+describe.each(loaders())('an abort at the end of a capture, %s', (_, loaderSource) => {
+  serveLoader(loaderSource);
+
+  it('abort from the final update (onUpdate, or a handler of the field\'s input event): aborted with the final blackbox, told once', async () => {
+    const controller = new AbortController();
+    const outcomes: string[] = [];
+    const input = document.body.appendChild(document.createElement('input'));
+    // The page goes once the value is final (the loader says so before it calls back).
+    input.addEventListener('input', () => w().IGLOO.getBlackbox().finished && controller.abort(new Error('left the page')));
+    const capture = api.captureBlackbox({ ...ok, field: input, signal: controller.signal, onOutcome: (o) => outcomes.push(o.outcome) });
+    let resolved = false;
+    capture.then(() => (resolved = true), () => {});
+    const error = await failure(capture);
+    expect([error.code, resolved]).toEqual(['aborted', false]);
+    expect(error.blackbox).toBe(input.value);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(outcomes).toEqual(['aborted']);
   });
 });

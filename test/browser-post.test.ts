@@ -1,7 +1,7 @@
 // @vitest-environment happy-dom
 // Delivery of the final blackbox to the integrator's endpoint (post option), with an injected fetch.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { failure, freshPage, LOADER_URL } from './support/vendor-dom.js';
+import { failure, freshPage, loaders, LOADER_URL, serveLoader } from './support/vendor-dom.js';
 
 let api: Awaited<ReturnType<typeof freshPage>>;
 beforeEach(async () => {
@@ -161,22 +161,6 @@ describe('post', () => {
     expect(seen).toHaveLength(2);
   });
 
-  it('abort during delivery: aborted, carrying the blackbox; onOutcome hears of the capture once', async () => {
-    const controller = new AbortController();
-    const { fetch } = scriptedFetch([503]);
-    const wrapped = ((url: string, init: RequestInit) => {
-      setTimeout(() => controller.abort(), 0);
-      return fetch(url, init);
-    }) as typeof globalThis.fetch;
-    const outcomes: string[] = [];
-    const error = await failure(api.captureBlackbox({ loaderUrl: LOADER_URL, signal: controller.signal, onOutcome: (o) => outcomes.push(o.outcome), post: { url: '/risk', fetch: wrapped } }));
-    expect(error.code).toBe('aborted');
-    expect(error.blackbox).toMatch(/^0400/);
-    await new Promise((r) => setTimeout(r, 20)); // the delivery's own rejection has come back by now
-    // The capture itself completed: a delivery that did not is not the capture's outcome.
-    expect(outcomes).toEqual(['complete']);
-  });
-
   it('retries a 409 (the server still works on this key, maybe on another instance) with the same key', async () => {
     const { fetch, seen } = scriptedFetch([new Response('', { status: 409, headers: { 'retry-after': '0' } }), 200]);
     await api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/device-risk', fetch, maxAttempts: 2 } });
@@ -224,40 +208,6 @@ describe('post', () => {
     await failure(pending);
     await vi.advanceTimersByTimeAsync(1200);
     expect(seen).toHaveLength(1);
-  });
-
-  it('an abort that lands as an answer to retry arrives sends no retry', async () => {
-    const controller = new AbortController();
-    const seen: string[] = [];
-    // The answer is on its way when the customer leaves: the abort fires before delivery reads it.
-    const answerThenAbort = ((url: string) => {
-      seen.push(url);
-      const answer = Promise.resolve(new Response('', { status: 503, headers: { 'retry-after': '1' } }));
-      controller.abort(new Error('customer left'));
-      return answer;
-    }) as typeof fetch;
-    const timed = fakeTimersAtFirstAttempt(answerThenAbort);
-    const pending = api.captureBlackbox({ loaderUrl: LOADER_URL, signal: controller.signal, post: { url: '/device-risk', fetch: timed.fetch } });
-    await timed.firstAttempt;
-    expect(await failure(pending)).toMatchObject({ code: 'aborted' });
-    await vi.advanceTimersByTimeAsync(1200); // past the Retry-After of 1 s
-    expect(seen).toHaveLength(1);
-  });
-
-  it('an abort when the final blackbox arrives, before delivery starts, delivers nothing: aborted, reported once as aborted', async () => {
-    const controller = new AbortController();
-    const { fetch, seen } = scriptedFetch([200]);
-    // As a framework's handler of the field's input event might, when the page is being left.
-    const onUpdate = (_: string, final: boolean) => final && controller.abort(new Error('customer left'));
-    const outcomes: string[] = [];
-    const capture = api.captureBlackbox({ loaderUrl: LOADER_URL, signal: controller.signal, onUpdate, onOutcome: (o) => outcomes.push(o.outcome), post: { url: '/device-risk', fetch } });
-    const error = await failure(capture);
-    expect(error).toMatchObject({ code: 'aborted' });
-    expect(typeof error.blackbox).toBe('string'); // the blackbox is not lost: the page still has it
-    await new Promise((r) => setTimeout(r, 50)); // the delivery chunk has loaded by now
-    expect(outcomes).toEqual(['aborted']);
-    // One request: the outcome-only report of an aborted capture, no blackbox.
-    expect(seen.map((s) => JSON.parse(s.init.body as string))).toEqual([{ outcome: expect.objectContaining({ outcome: 'aborted' }) }]);
   });
 
   it('gives up after maxAttempts on 5xx: exactly that many attempts, post_failed with the last status', async () => {
@@ -314,6 +264,61 @@ describe('post', () => {
     await vi.waitFor(() => expect(seen).toHaveLength(1));
     controller.abort();
     expect(await failure(pending)).toMatchObject({ code: 'aborted' });
+    expect(seen).toHaveLength(1);
+  });
+});
+
+// Where an abort meets the end of a capture or its delivery: with both loaders, as the real one is the reference.
+describe.each(loaders())('aborts around delivery, %s', (_, loaderSource) => {
+  serveLoader(loaderSource);
+
+  it('abort during delivery: aborted, carrying the blackbox; onOutcome hears of the capture once', async () => {
+    const controller = new AbortController();
+    const { fetch } = scriptedFetch([503]);
+    const wrapped = ((url: string, init: RequestInit) => {
+      setTimeout(() => controller.abort(), 0);
+      return fetch(url, init);
+    }) as typeof globalThis.fetch;
+    const outcomes: string[] = [];
+    const error = await failure(api.captureBlackbox({ loaderUrl: LOADER_URL, signal: controller.signal, onOutcome: (o) => outcomes.push(o.outcome), post: { url: '/risk', fetch: wrapped } }));
+    expect(error.code).toBe('aborted');
+    expect(error.blackbox).toMatch(/^0400/);
+    await new Promise((r) => setTimeout(r, 20)); // the delivery's own rejection has come back by now
+    // The capture itself completed: a delivery that did not is not the capture's outcome.
+    expect(outcomes).toEqual(['complete']);
+  });
+
+  it('an abort when the final blackbox arrives, before delivery starts, delivers nothing: aborted, reported once as aborted', async () => {
+    const controller = new AbortController();
+    const { fetch, seen } = scriptedFetch([200]);
+    // As a framework's handler of the field's input event might, when the page is being left.
+    const onUpdate = (_: string, final: boolean) => final && controller.abort(new Error('customer left'));
+    const outcomes: string[] = [];
+    const capture = api.captureBlackbox({ loaderUrl: LOADER_URL, signal: controller.signal, onUpdate, onOutcome: (o) => outcomes.push(o.outcome), post: { url: '/device-risk', fetch } });
+    const error = await failure(capture);
+    expect(error).toMatchObject({ code: 'aborted' });
+    expect(typeof error.blackbox).toBe('string'); // the blackbox is not lost: the page still has it
+    await new Promise((r) => setTimeout(r, 50)); // the delivery chunk has loaded by now
+    expect(outcomes).toEqual(['aborted']);
+    // One request: the outcome-only report of an aborted capture, no blackbox.
+    expect(seen.map((s) => JSON.parse(s.init.body as string))).toEqual([{ outcome: expect.objectContaining({ outcome: 'aborted' }) }]);
+  });
+
+  it('an abort that lands as an answer to retry arrives sends no retry', async () => {
+    const controller = new AbortController();
+    const seen: string[] = [];
+    // The answer is on its way when the customer leaves: the abort fires before delivery reads it.
+    const answerThenAbort = ((url: string) => {
+      seen.push(url);
+      const answer = Promise.resolve(new Response('', { status: 503, headers: { 'retry-after': '1' } }));
+      controller.abort(new Error('customer left'));
+      return answer;
+    }) as typeof fetch;
+    const timed = fakeTimersAtFirstAttempt(answerThenAbort);
+    const pending = api.captureBlackbox({ loaderUrl: LOADER_URL, signal: controller.signal, post: { url: '/device-risk', fetch: timed.fetch } });
+    await timed.firstAttempt;
+    expect(await failure(pending)).toMatchObject({ code: 'aborted' });
+    await vi.advanceTimersByTimeAsync(1200); // past the Retry-After of 1 s
     expect(seen).toHaveLength(1);
   });
 });
