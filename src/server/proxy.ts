@@ -104,22 +104,15 @@ export function collectorPath(rest: string): string | undefined {
 }
 
 /**
- * The hop-by-hop headers of a message: the fixed list and every name its sender's
- * Connection header lists (RFC 9110 7.6.1). Read from the headers as received, since the
- * copy being built has no Connection header to list them.
+ * Reads the end-to-end headers of a received message: a hop-by-hop one (RFC 9110 7.6.1), of
+ * the fixed list or named by the sender's Connection header, reads as absent. Every header
+ * the proxy passes on is read through it, so none needs a check of its own.
  */
-function hopByHop(received: Headers): Set<string> {
+function endToEnd(received: Headers): (name: string) => string | null {
   // Stryker disable next-line StringLiteral: without a Connection header, whatever the fallback lists names no allow-listed header
   const listed = (received.get('connection') ?? '').split(',').map((name) => name.trim().toLowerCase());
-  return new Set([...HOP_BY_HOP, ...listed]);
-}
-
-/** The named headers of `from` that are not hop-by-hop there, copied into `to`. */
-function copyEndToEnd(from: Headers, to: Headers, names: readonly string[], hops: Set<string>): void {
-  for (const name of names) {
-    const value = from.get(name);
-    if (value !== null && !hops.has(name)) to.set(name, value);
-  }
+  const hops = new Set([...HOP_BY_HOP, ...listed]);
+  return (name) => (hops.has(name) ? null : received.get(name));
 }
 
 const answer = (status: number, code: string, headers: Record<string, string> = {}) =>
@@ -225,14 +218,15 @@ export function createFirstPartyProxy(options: FirstPartyProxyOptions): ((reques
     }
 
     const headers = new Headers();
-    const hopsIn = hopByHop(request.headers);
-    copyEndToEnd(request.headers, headers, FORWARDED_REQUEST_HEADERS, hopsIn);
-    const cookies = hopsIn.has('cookie') ? undefined : vendorCookies(request.headers.get('cookie'));
+    const sent = endToEnd(request.headers);
+    for (const name of FORWARDED_REQUEST_HEADERS) {
+      const value = sent(name);
+      if (value !== null) headers.set(name, value);
+    }
+    const cookies = vendorCookies(sent('cookie'));
     if (cookies) headers.set('cookie', cookies);
     const peer = context?.clientAddress ? plainAddress(context.clientAddress) : undefined;
-    // A chain the client's Connection header names is meant for the proxy alone: it is not passed on.
-    const received = options.trustProxy && !hopsIn.has('x-forwarded-for') ? request.headers.get('x-forwarded-for') : null;
-    const chain = [received, peer].filter(Boolean).join(', ');
+    const chain = options.trustProxy ? [sent('x-forwarded-for'), peer].filter(Boolean).join(', ') : peer;
     if (chain) headers.set('x-forwarded-for', chain);
     headers.set('x-forwarded-host', options.publicHost ?? host);
     headers.set('x-forwarded-proto', url.protocol.replace(':', ''));
@@ -247,10 +241,14 @@ export function createFirstPartyProxy(options: FirstPartyProxyOptions): ((reques
     }
 
     const out = new Headers();
-    const hopsBack = hopByHop(response.headers);
-    copyEndToEnd(response.headers, out, RETURNED_RESPONSE_HEADERS, hopsBack);
+    const answered = endToEnd(response.headers);
+    for (const name of RETURNED_RESPONSE_HEADERS) {
+      const value = answered(name);
+      if (value !== null) out.set(name, value);
+    }
+    // Set-Cookie is the one header that cannot be read as one line: asked only whether it is end-to-end.
     // Stryker disable next-line ArrayDeclaration: a line without "=" is dropped by the rewrite anyway
-    for (const cookie of hopsBack.has('set-cookie') ? [] : response.headers.getSetCookie()) {
+    for (const cookie of answered('set-cookie') === null ? [] : response.headers.getSetCookie()) {
       const rewritten = rewriteSetCookie(cookie);
       if (rewritten) out.append('set-cookie', rewritten);
     }
