@@ -2,6 +2,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { deliver, report } from '../src/browser/deliver.js';
 import type { CaptureOutcome } from '../src/shared/types.js';
+import { scriptedFetch } from './support/scripted-fetch.js';
 
 const outcome: CaptureOutcome = { outcome: 'complete', scripts: [], durationMs: 5 };
 afterEach(() => {
@@ -9,41 +10,29 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-/** A fetch that answers from a script ('network' = a connection failure), counting the calls. */
-function scripted(answers: Array<number | 'network' | (() => Promise<Response>)>) {
-  const calls: RequestInit[] = [];
-  const fetch = (async (_url: string, init: RequestInit) => {
-    calls.push(init);
-    const next = answers[Math.min(calls.length, answers.length) - 1]!;
-    if (next === 'network') throw new TypeError('Failed to fetch');
-    return typeof next === 'function' ? next() : new Response('', { status: next });
-  }) as typeof globalThis.fetch;
-  return { fetch, calls };
-}
-
 describe('deliver', () => {
   it('waits 300 ms × 2^attempt at most between attempts without Retry-After (full jitter), and Retry-After: 0 not at all', async () => {
     vi.useFakeTimers();
     vi.spyOn(Math, 'random').mockReturnValue(1); // the longest wait the jitter allows
-    const jittered = scripted([503, 503, 200]);
+    const jittered = scriptedFetch([503, 503, 200]);
     const done = deliver('bb', { url: '/r', fetch: jittered.fetch }, outcome);
     await vi.advanceTimersByTimeAsync(599);
-    expect(jittered.calls).toHaveLength(1);
+    expect(jittered.seen).toHaveLength(1);
     await vi.advanceTimersByTimeAsync(1); // 600 ms: 300 × 2
-    expect(jittered.calls).toHaveLength(2);
+    expect(jittered.seen).toHaveLength(2);
     await vi.advanceTimersByTimeAsync(1199);
-    expect(jittered.calls).toHaveLength(2);
+    expect(jittered.seen).toHaveLength(2);
     await vi.advanceTimersByTimeAsync(1); // 1200 ms: 300 × 4
     expect((await done).status).toBe(200);
-    const now = scripted([() => Promise.resolve(new Response('', { status: 503, headers: { 'retry-after': '0' } })), 200]);
+    const now = scriptedFetch([new Response('', { status: 503, headers: { 'retry-after': '0' } }), 200]);
     const immediate = deliver('bb', { url: '/r', fetch: now.fetch }, outcome);
     await vi.advanceTimersByTimeAsync(0);
     expect((await immediate).status).toBe(200);
-    expect(now.calls).toHaveLength(2);
+    expect(now.seen).toHaveLength(2);
   });
 
   it('a network error fails as "network error", a silent server as "no answer within …"', async () => {
-    const failed = await deliver('bb', { url: '/r', fetch: scripted(['network']).fetch, maxAttempts: 1 }, outcome).catch((e: unknown) => e);
+    const failed = await deliver('bb', { url: '/r', fetch: scriptedFetch(['network']).fetch, maxAttempts: 1 }, outcome).catch((e: unknown) => e);
     expect(failed).toMatchObject({ detail: 'network error', status: undefined, cause: expect.any(TypeError) });
     const hanging = ((_: string, init: RequestInit) => new Promise((_, reject) => init.signal!.addEventListener('abort', () => reject(init.signal!.reason)))) as typeof fetch;
     const silent = await deliver('bb', { url: '/r', fetch: hanging, maxAttempts: 1, timeoutMs: 20 }, outcome).catch((e: unknown) => e);
@@ -63,13 +52,13 @@ describe('deliver', () => {
   it('without crypto.randomUUID the key is the random bytes in hex, two digits each, small bytes included', async () => {
     Object.defineProperty(crypto, 'randomUUID', { value: undefined, configurable: true, writable: true });
     vi.spyOn(crypto, 'getRandomValues').mockImplementation((array) => ((array as Uint8Array).forEach((_, i, bytes) => (bytes[i] = i * 17)), array));
-    const { fetch, calls } = scripted([200]);
+    const { fetch, seen } = scriptedFetch([200]);
     try {
       await deliver('bb', { url: '/r', fetch }, outcome);
     } finally {
       delete (crypto as { randomUUID?: unknown }).randomUUID; // the prototype's method shows through again
     }
-    expect((calls[0]!.headers as Record<string, string>)['idempotency-key']).toBe('00112233445566778899aabbccddeeff');
+    expect(seen[0]!.init.headers['idempotency-key']).toBe('00112233445566778899aabbccddeeff');
     expect(typeof crypto.randomUUID).toBe('function');
   });
 
@@ -78,11 +67,11 @@ describe('deliver', () => {
     const controller = new AbortController();
     const added = vi.spyOn(controller.signal, 'addEventListener');
     const removed = vi.spyOn(controller.signal, 'removeEventListener');
-    const ok = scripted([() => Promise.resolve(new Response('', { status: 503, headers: { 'retry-after': '0' } })), 200]);
+    const ok = scriptedFetch([new Response('', { status: 503, headers: { 'retry-after': '0' } }), 200]);
     const done = deliver('bb', { url: '/r', fetch: ok.fetch }, outcome, controller.signal);
     await vi.advanceTimersByTimeAsync(0);
     await done;
-    const refused = deliver('bb', { url: '/r', fetch: scripted([400]).fetch }, outcome, controller.signal).catch(() => {});
+    const refused = deliver('bb', { url: '/r', fetch: scriptedFetch([400]).fetch }, outcome, controller.signal).catch(() => {});
     await refused;
     expect(vi.getTimerCount()).toBe(0);
     // Each attempt's listener is removed (the waits' listeners are `once` and go with their promise).
@@ -96,11 +85,11 @@ describe('report', () => {
   it('one attempt and one retry when maxAttempts is not given, and never more than two', async () => {
     vi.useFakeTimers();
     for (const maxAttempts of [undefined, 5]) {
-      const failing = scripted([503]);
+      const failing = scriptedFetch([503]);
       const told = report({ url: '/r', fetch: failing.fetch, ...(maxAttempts ? { maxAttempts } : {}) }, { ...outcome, outcome: 'timeout-partial' }).catch((e: unknown) => e);
       await vi.advanceTimersByTimeAsync(5_000);
       expect(await told).toMatchObject({ detail: 'HTTP 503' });
-      expect(failing.calls.map((init) => JSON.parse(init.body as string))).toEqual([{ outcome: { ...outcome, outcome: 'timeout-partial' } }, { outcome: { ...outcome, outcome: 'timeout-partial' } }]);
+      expect(failing.seen.map(({ init }) => JSON.parse(init.body as string))).toEqual([{ outcome: { ...outcome, outcome: 'timeout-partial' } }, { outcome: { ...outcome, outcome: 'timeout-partial' } }]);
     }
   });
 });

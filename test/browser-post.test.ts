@@ -1,6 +1,7 @@
 // @vitest-environment happy-dom
 // Delivery of the final blackbox to the integrator's endpoint (post option), with an injected fetch.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { scriptedFetch, type Seen } from './support/scripted-fetch.js';
 import { failure, freshPage, loaders, LOADER_URL, serveLoader } from './support/vendor-dom.js';
 
 let api: Awaited<ReturnType<typeof freshPage>>;
@@ -27,24 +28,6 @@ function fakeTimersAtFirstAttempt(fetch: typeof globalThis.fetch) {
   }) as typeof globalThis.fetch;
   return { fetch: wrapped, firstAttempt };
 }
-
-interface Seen {
-  url: string;
-  init: RequestInit & { headers: Record<string, string> };
-}
-
-/** A fetch that answers from a script of responses ('network' = connection failure). */
-function scriptedFetch(answers: Array<number | 'network' | Response>) {
-  const seen: Seen[] = [];
-  const fetch = async (url: string | URL | Request, init?: RequestInit) => {
-    seen.push({ url: String(url), init: init as Seen['init'] });
-    const next = answers.length > 1 ? answers.shift()! : answers[0]!;
-    if (next === 'network') throw new TypeError('Failed to fetch');
-    return typeof next === 'number' ? new Response('{}', { status: next }) : next;
-  };
-  return { fetch: fetch as typeof globalThis.fetch, seen };
-}
-
 
 describe('post', () => {
   it('POSTs the final blackbox as JSON with an Idempotency-Key, keepalive, then resolves', async () => {

@@ -1,0 +1,18 @@
+// A fetch for the delivery code's tests: it answers from a script and records every call.
+
+export interface Seen {
+  url: string;
+  init: RequestInit & { headers: Record<string, string> };
+}
+
+/** A fetch that answers from a script of responses ('network' = connection failure). */
+export function scriptedFetch(answers: Array<number | 'network' | Response>) {
+  const seen: Seen[] = [];
+  const fetch = async (url: string | URL | Request, init?: RequestInit) => {
+    seen.push({ url: String(url), init: init as Seen['init'] });
+    const next = answers.length > 1 ? answers.shift()! : answers[0]!;
+    if (next === 'network') throw new TypeError('Failed to fetch');
+    return typeof next === 'number' ? new Response('{}', { status: next }) : next;
+  };
+  return { fetch: fetch as typeof globalThis.fetch, seen };
+}
