@@ -8,6 +8,9 @@ import { startDemo, type Demo } from '../demo/app.js';
 import { configFromEnvironment } from '../demo/config.js';
 import { loaderOptions } from './support/loader.js';
 
+/** A long time limit for the tests of how fast a failure ends a capture: "well before it" (a quarter) holds on a busy machine. */
+const LIMIT_MS = 60_000;
+
 const test = base.extend<{ csp: string[] }, { demo: Demo }>({
   demo: [
     async ({}, use) => {
@@ -152,10 +155,10 @@ test('third-party origin blocked: completes through the first-party proxy; the r
 for (const proxy of ['404', 'html']) {
   test(`first-party proxy broken (${proxy}) and third party blocked: collection_failed, quickly`, async ({ page, demo, csp }) => {
     const started = Date.now();
-    const result = await playground(page, demo, `?proxy=${proxy}&blockTp=1`);
+    const result = await playground(page, demo, `?proxy=${proxy}&blockTp=1&timeoutMs=${LIMIT_MS}`);
     expect(result.code).toBe('collection_failed');
     expect(result.message).toMatch(/reverse proxy at "\/broken-(404|html)\/iojs"/);
-    expect(Date.now() - started).toBeLessThan(5000);
+    expect(Date.now() - started).toBeLessThan(LIMIT_MS / 4);
     await expect(page.locator('#outcome')).toContainText('collection_failed');
     await shot(page, `playground-proxy-${proxy}`);
     void csp;
@@ -172,10 +175,10 @@ test('first-party proxy broken (404) alone: the third party still completes, and
 
 test('first-party proxy answering HTML alone: the loader never completes; after the grace, the third party\'s blackbox, degraded-first-party', async ({ page, demo, csp }) => {
   const started = Date.now();
-  const result = await playground(page, demo, '?proxy=html');
+  const result = await playground(page, demo, `?proxy=html&timeoutMs=${LIMIT_MS}`);
   expect(result.code).toBeUndefined();
   expect(decodeBlackbox(result.blackbox!)?.sources).toEqual(['tp']);
-  expect(Date.now() - started).toBeLessThan(8000); // not the 15 s time limit
+  expect(Date.now() - started).toBeLessThan(LIMIT_MS / 4); // the grace, not the time limit
   await expect(page.locator('#outcome')).toContainText('degraded-first-party: fp_static_wdp, fp_dyn_wdp failed');
   void csp;
 });

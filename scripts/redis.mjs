@@ -45,7 +45,10 @@ export async function startRedis() {
     throw new Error('redis-server did not start');
   }
   async function stop() {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGCONT'); // a frozen server must be able to hear the SIGTERM
+      child.kill('SIGTERM');
+    }
     await exited;
   }
   await start();
@@ -53,6 +56,10 @@ export async function startRedis() {
     port,
     url: `redis://127.0.0.1:${port}`,
     stop,
+    /** Freezes the process (SIGSTOP): connections stay open, nothing answers. */
+    pause: () => void child.kill('SIGSTOP'),
+    /** Lets a frozen process go on (SIGCONT). */
+    resume: () => void child.kill('SIGCONT'),
     /** Stops the server, waits `downMs`, and starts it again on the same port, with its data. */
     async restart(downMs = 0) {
       await stop();

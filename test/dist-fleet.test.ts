@@ -7,6 +7,9 @@
 // is in flight (sent, not yet answered) cannot know the transaction exists, and the API has
 // no lookup by reference, so the key's next owner creates another. That orphan stays
 // INITIATED, without a blackbox, and expires; the test allows one per kill.
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../src/emulator/index.js';
 import { drive, fleetConfig, startFleet, type Fleet } from '../scripts/fleet.mjs';
@@ -82,5 +85,28 @@ describe.skipIf(!haveRedis)('a fleet of four instances on one Redis', () => {
     expect(seen).toContain('no answer');
     const codes = new Set(results.flatMap((r) => r.codes));
     for (const code of ['store_unavailable', 'rate_limited', 'upstream_error', 'network_error']) expect(codes).toContain(code);
+  });
+});
+
+const TOKEN_INSTANCE = fileURLToPath(new URL('./support/token-instance.mjs', import.meta.url));
+
+/** One process with one token source on the shared Redis: its token, or its error's code. */
+async function tokenFromProcess(config: Record<string, string>): Promise<{ token?: string; code?: string; status?: number }> {
+  const { stdout } = await promisify(execFile)(process.execPath, [TOKEN_INSTANCE, JSON.stringify(config)], { timeout: 60_000 });
+  return JSON.parse(stdout) as { token?: string; code?: string; status?: number };
+}
+
+describe.skipIf(!haveRedis)('token sources as processes on one Redis', () => {
+  it('a second process with the right secret shares the token; one with a wrong secret is refused by the service and never gets it', { timeout: 120_000 }, async () => {
+    emulator = await startEmulator();
+    redis = await startRedisServer();
+    const config = { redisUrl: redis.url, clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl };
+    const right = await tokenFromProcess(config);
+    expect(right.token).toBeTruthy();
+    expect(await tokenFromProcess(config)).toEqual(right);
+    expect(emulator.inspect.requests('token')).toBe(1);
+    const wrong = await tokenFromProcess({ ...config, clientSecret: 'WRONG' });
+    expect(wrong).toEqual({ code: 'token_rejected', status: 401 });
+    expect(emulator.inspect.requests('token')).toBe(2);
   });
 });

@@ -261,3 +261,19 @@ describe('retries of a failing onResult', () => {
     expect([a.results.length, results.length]).toEqual([1, 1]);
   });
 });
+
+describe('callback ids compare as UUIDs: case-insensitively', () => {
+  it('the same execution in upper case is a duplicate: onResult is called once', async () => {
+    const { handler, results } = receiver();
+    const upper = (id: string) => id.toUpperCase();
+    const loud = body(
+      {},
+      { id: upper(EXECUTION), href: `${RETRIEVAL}/api/v1/accounts/${upper(ACCOUNT)}/workflow-executions/${upper(EXECUTION)}` },
+      { id: upper(ACCOUNT), href: `${RETRIEVAL}/api/v1/accounts/${upper(ACCOUNT)}` },
+    );
+    expect(await (await handler(send(body()))).json()).toEqual({ received: true });
+    expect(await (await handler(send(loud))).json()).toEqual({ received: true, duplicate: true });
+    await handler.idle();
+    expect(results).toHaveLength(1);
+  });
+});

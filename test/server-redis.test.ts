@@ -16,6 +16,7 @@ import {
   type Store,
 } from '../src/server/index.js';
 import { createRedisStore } from '../src/server/redis.js';
+import { storeNamespace } from '../src/server/token-source.js';
 import { connect, haveRedis, startRedisServer, type Client, type RedisServer } from './support/redis.js';
 
 const UA = 'AcmeShop Checkout/1.0';
@@ -112,13 +113,29 @@ describe('createMemoryStore', () => {
     expect(await store.get('k')).toBe('x');
   });
 
-  it('keeps at most maxEntries, dropping the oldest written first', async () => {
-    const store = createMemoryStore({ maxEntries: 2 });
+  it('holds at most maxEntries and never drops a live entry: a new key is refused (store_full) until one expires', async () => {
+    let now = 1000;
+    const store = createMemoryStore({ maxEntries: 2, now: () => now });
     await store.set('a', '1', 1000);
-    await store.set('b', '2', 1000);
-    await store.set('a', '3', 1000); // rewritten: now the newest
-    await store.set('c', '4', 1000);
-    expect([await store.get('a'), await store.get('b'), await store.get('c')]).toEqual(['3', undefined, '4']);
+    await store.set('b', '2', 5000);
+    await store.set('a', '3', 1000); // rewriting a key takes no room
+    expect(await store.compareAndSet('b', '2', '4', 5000)).toBe(true);
+    const refused = await store.setIfAbsent('c', '5', 1000).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: 'store_full', retryAfter: 1, operation: 'store' });
+    await expect(store.set('c', '5', 1000)).rejects.toMatchObject({ code: 'store_full' });
+    expect([await store.get('a'), await store.get('b'), await store.get('c')]).toEqual(['3', '4', undefined]);
+    now = 2000; // "a" has expired: its room is the new key's
+    expect(await store.setIfAbsent('c', '5', 1000)).toBe(true);
+    expect([await store.get('a'), await store.get('b'), await store.get('c')]).toEqual([undefined, '4', '5']);
+    // Full again: the Retry-After says when the next entry ends (b, at 6000, 3 s away).
+    await expect(store.set('d', '6', 1000)).rejects.toMatchObject({ code: 'store_full', retryAfter: 1 });
+    now = 3000; // c has expired
+    await store.set('d', '6', 10_000);
+    await expect(store.set('e', '7', 1000)).rejects.toMatchObject({ code: 'store_full', retryAfter: 3 });
+    // A deleted key frees its room at once.
+    await store.delete('b');
+    await store.set('e', '7', 1000);
+    expect(await store.get('e')).toBe('7');
   });
 });
 
@@ -172,7 +189,7 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
   });
 
   /** An instance: its own token source, client and handlers, on the shared store. */
-  function instance(store: Store, extra: { lockLeaseMs?: number; idempotencyLeaseMs?: number; idempotencyWaitMs?: number; tokenAttempts?: number; tokenWaits?: number[] } = {}) {
+  function instance(store: Store, extra: { lockLeaseMs?: number; idempotencyLeaseMs?: number; idempotencyWaitMs?: number; tokenAttempts?: number; tokenWaits?: number[]; storeTimeoutMs?: number } = {}) {
     const tokenSource = createTokenSource({
       clientId: emulator.clientId,
       clientSecret: emulator.clientSecret,
@@ -182,6 +199,7 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
       sleep: async (ms) => void extra.tokenWaits?.push(ms),
       ...(extra.lockLeaseMs ? { lockLeaseMs: extra.lockLeaseMs } : {}),
       ...(extra.tokenAttempts ? { maxAttempts: extra.tokenAttempts } : {}),
+      ...(extra.storeTimeoutMs ? { storeTimeoutMs: extra.storeTimeoutMs } : {}),
     });
     const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, retrievalBaseUrl: emulator.retrievalUrl, userAgent: UA, maxAttempts: 1, sleep: async () => {} });
     const errors: unknown[] = [];
@@ -194,6 +212,7 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
       onError: (error) => errors.push(error),
       ...(extra.idempotencyLeaseMs ? { idempotencyLeaseMs: extra.idempotencyLeaseMs } : {}),
       ...(extra.idempotencyWaitMs ? { idempotencyWaitMs: extra.idempotencyWaitMs } : {}),
+      ...(extra.storeTimeoutMs ? { storeTimeoutMs: extra.storeTimeoutMs } : {}),
     });
     return { tokenSource, client, handler, errors };
   }
@@ -216,7 +235,7 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
     emulator = await startEmulator({ accountRequestsPerSecond: 0 });
     const store = await redisStore();
     // A dead instance's lock: nobody renews it.
-    const lockKey = `${encodeURIComponent(emulator.clientId)}@${encodeURIComponent(new URL(emulator.tokenUrl).host)}:token-lock`;
+    const lockKey = `${await storeNamespace(emulator.clientId, emulator.clientSecret, emulator.tokenUrl)}:token-lock`;
     await store.set(lockKey, 'dead-instance', 300);
     const started = Date.now();
     expect(await instance(store, { lockLeaseMs: 300 }).tokenSource.getToken()).toEqual(expect.any(String));
@@ -376,6 +395,53 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
     expect(emulator.inspect.transactions()).toHaveLength(1);
   });
 
+  let pauser: Client | undefined;
+  // A Redis that hangs, rather than refuses: every store call has a time limit, so the
+  // request is answered 503 with Retry-After as with a Redis that is down. The clients are
+  // set up as the README's (no offline queue), so a paused server leaves them connected.
+  describe.each([
+    ['frozen by SIGSTOP', async () => redis.pause(), async () => redis.resume()],
+    // Every command waits out a pause, CLIENT UNPAUSE too: the pause ends by itself, and a PING
+    // sent during it answers once it has.
+    [
+      'paused by CLIENT PAUSE',
+      async () => {
+        pauser = await connect(redis.url);
+        clients.push(pauser);
+        await pauser.sendCommand(['CLIENT', 'PAUSE', '3000', 'ALL']);
+      },
+      async () => void (await pauser!.ping()),
+    ],
+  ] as Array<[string, () => Promise<void>, () => Promise<void>]>)('while Redis is %s', (_, hang, release) => {
+    it('a checkout is answered 503 store_unavailable with Retry-After, and a callback 503; nothing is sent upstream', { timeout: 30_000 }, async () => {
+      emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+      const store = await redisStore();
+      const a = instance(store, { storeTimeoutMs: 300 });
+      const callbacks = createCallbackHandler({ client: a.client, store, storeTimeoutMs: 300, allowedSources: 'any', onResult: () => {} });
+      await hang();
+      try {
+        const answer = await a.handler(post('fleet-key-hang'));
+        expect(answer.status).toBe(503);
+        expect(answer.headers.get('retry-after')).toBe('1');
+        expect(await answer.json()).toMatchObject({ error: { code: 'store_unavailable' } });
+        const callback = await callbacks(
+          new Request('https://shop.example/callback', {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify(callbackBody(emulator.retrievalUrl)),
+          }),
+        );
+        expect(callback.status).toBe(503);
+        expect(emulator.inspect.requests('accountCreate')).toBe(0);
+      } finally {
+        await release();
+      }
+      await expect.poll(() => store.client.isReady).toBe(true);
+      expect((await a.handler(post('fleet-key-hang'))).status).toBe(200);
+      expect(emulator.inspect.transactions()).toHaveLength(1);
+    });
+  });
+
   it('a callback delivered to every instance calls onResult once for the fleet', async () => {
     emulator = await startEmulator({ accountRequestsPerSecond: 0 });
     const store = await redisStore();
@@ -401,3 +467,15 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
     expect(results.map((r) => r.workflowExecutionId)).toEqual([tx.workflowExecutionId]);
   });
 });
+
+/** A well-formed callback for made-up ids, on the emulator's retrieval origin. */
+function callbackBody(retrievalUrl: string) {
+  const account = '0f6a1c2e-1111-4a4a-8b8b-000000000001';
+  const execution = '0f6a1c2e-2222-4a4a-8b8b-000000000002';
+  const origin = new URL(retrievalUrl).origin;
+  return {
+    callbackSentAt: new Date().toISOString(),
+    workflowExecution: { id: execution, href: `${origin}/api/v1/accounts/${account}/workflow-executions/${execution}`, definitionKey: 10011, status: 'PROCESSED' },
+    account: { id: account, href: `${origin}/api/v1/accounts/${account}` },
+  };
+}

@@ -2,7 +2,7 @@
 // shared backoff, the retry waits, aborts, the lock lease and the in-memory token.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createMemoryStore, createTokenSource, type Store, type TokenSourceOptions } from '../src/server/index.js';
-import { tokenLifetimeSeconds } from '../src/server/token-source.js';
+import { storeNamespace, tokenLifetimeSeconds } from '../src/server/token-source.js';
 
 const UA = 'AcmeShop Checkout/1.0';
 const T0 = 1_800_000_000_000;
@@ -32,7 +32,7 @@ function source(fetch: typeof globalThis.fetch, extra: Partial<TokenSourceOption
   const tokenUrl = `http://127.0.0.1:${port++}/oauth2/token`;
   const store = extra.store ?? createMemoryStore();
   const tokens = createTokenSource({ clientId: 'client id', clientSecret: 'secret', tokenUrl, userAgent: UA, fetch, store, now: () => T0, sleep: async (ms) => void waits.push(ms), ...extra });
-  const backoffKey = `${encodeURIComponent('client id')}@${encodeURIComponent(new URL(tokenUrl).host)}:token-backoff`;
+  const backoffKey = storeNamespace('client id', extra.clientSecret ?? 'secret', tokenUrl).then((namespace) => `${namespace}:token-backoff`);
   return { tokens, waits, store, backoffKey };
 }
 
@@ -127,7 +127,8 @@ describe('retries and their waits', () => {
 
   it('a 429 without Retry-After backs off with jitter, and tells the fleet through the store', async () => {
     vi.spyOn(Math, 'random').mockReturnValue(1);
-    const { tokens, waits, store, backoffKey } = source(tokenService(status(429), granted()).fetch);
+    const { tokens, waits, store, backoffKey: backoff } = source(tokenService(status(429), granted()).fetch);
+    const backoffKey = await backoff;
     const seen: Array<string | undefined> = [];
     const set = store.set.bind(store);
     store.set = async (key, value, ttl) => (key === backoffKey && seen.push(value), set(key, value, ttl));
@@ -137,7 +138,8 @@ describe('retries and their waits', () => {
   });
 
   it('a 429 with Retry-After: 0 is tried again at once, and nothing is written for the fleet', async () => {
-    const { tokens, waits, store, backoffKey } = source(tokenService(status(429, { 'retry-after': '0' }), granted()).fetch);
+    const { tokens, waits, store, backoffKey: backoff } = source(tokenService(status(429, { 'retry-after': '0' }), granted()).fetch);
+    const backoffKey = await backoff;
     expect(await tokens.getToken()).toBe('at-1');
     expect(waits).toEqual([]);
     expect(await store.get(backoffKey)).toBeUndefined();
@@ -177,7 +179,7 @@ describe('the backoff another instance wrote', () => {
   ])('%s: waits %j, then asks', async (_, until, expected) => {
     const service = tokenService(granted());
     const { tokens, waits, store, backoffKey } = source(service.fetch, { timeoutMs: 60_000 });
-    if (until !== undefined) await store.set(backoffKey, String(until), 60_000);
+    if (until !== undefined) await store.set(await backoffKey, String(until), 60_000);
     expect(await tokens.getToken()).toBe('at-1');
     expect(waits).toEqual(expected);
     expect(service.calls).toHaveLength(1);
@@ -189,7 +191,7 @@ describe('the backoff another instance wrote', () => {
   ])('one %s fails at once with rate_limited, asking nothing', async (_, until, timeoutMs, retryAfter) => {
     const service = tokenService(granted());
     const { tokens, store, backoffKey } = source(service.fetch, { timeoutMs });
-    await store.set(backoffKey, String(until), 60_000);
+    await store.set(await backoffKey, String(until), 60_000);
     await expect(tokens.getToken()).rejects.toMatchObject({ code: 'rate_limited', status: 429, operation: 'token', retryAfter });
     expect(service.calls).toHaveLength(0);
   });

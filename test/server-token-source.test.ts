@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { collectGarbage } from './support/gc.js';
 import { createManualClock, startEmulator, type Emulator } from '../src/emulator/index.js';
 import { createMemoryStore, createTokenSource, isDeviceRiskError, TOKEN_URLS } from '../src/server/index.js';
+import { storeNamespace } from '../src/server/token-source.js';
 
 const UA = 'AcmeShop Checkout/1.0';
 let emulator: Emulator;
@@ -301,15 +302,67 @@ describe('createTokenSource on a store', () => {
     expect(await a.getToken()).not.toBe(second);
   });
 
-  it('keys name the client id and the token host, never the secret', async () => {
+  it('keys name the client id, the token host and a tag of the secret, never the secret', async () => {
     emulator = await startEmulator();
     const keys: string[] = [];
     const memory = createMemoryStore();
     const spy = { ...memory, set: (k: string, v: string, t: number) => (keys.push(k), memory.set(k, v, t)), setIfAbsent: (k: string, v: string, t: number) => (keys.push(k), memory.setIfAbsent(k, v, t)) };
     await source({ store: spy }).getToken();
-    const host = new URL(emulator.tokenUrl).host;
-    expect([...new Set(keys)].sort()).toEqual([`${emulator.clientId}@${encodeURIComponent(host)}:token`, `${emulator.clientId}@${encodeURIComponent(host)}:token-lock`, `${emulator.clientId}@${encodeURIComponent(host)}:token-rate:0`].sort());
+    const host = encodeURIComponent(new URL(emulator.tokenUrl).host);
+    const namespace = await storeNamespace(emulator.clientId, emulator.clientSecret, emulator.tokenUrl);
+    expect(namespace).toMatch(new RegExp(`^${emulator.clientId}@${host}#[\\w-]{22}$`));
+    expect([...new Set(keys)].sort()).toEqual([`${namespace}:token`, `${namespace}:token-lock`, `${namespace}:token-rate:0`].sort());
     expect(keys.join()).not.toContain(emulator.clientSecret);
+    // Another secret, another tag; the same secret, the same one.
+    expect(await storeNamespace(emulator.clientId, 'another secret', emulator.tokenUrl)).not.toBe(namespace);
+    expect(await storeNamespace(emulator.clientId, emulator.clientSecret, emulator.tokenUrl)).toBe(namespace);
+  });
+
+  it('the store never holds a usable access token: it is sealed with the secret', async () => {
+    emulator = await startEmulator();
+    const store = createMemoryStore();
+    const token = await source({ store }).getToken();
+    const stored = await store.get(`${await storeNamespace(emulator.clientId, emulator.clientSecret, emulator.tokenUrl)}:token`);
+    expect(stored).toBeDefined();
+    expect(stored).not.toContain(token);
+    // A second source with the same secret opens it, without a request.
+    expect(await source({ store }).getToken()).toBe(token);
+    expect(emulator.inspect.requests('token')).toBe(1);
+  });
+
+  describe('a source only ever uses a token fetched with its own secret', () => {
+    it('in one process, on the default store: the wrong secret is refused by the service, never handed the token', async () => {
+      emulator = await startEmulator();
+      const right = await source().getToken();
+      const wrong = source({ clientSecret: 'WRONG' });
+      const error = await wrong.getToken().catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'token_rejected', status: 401 });
+      expect(JSON.stringify(error)).not.toContain(right);
+      expect(emulator.inspect.requests('token')).toBe(2); // the wrong one asked the service itself
+      // Its failure takes nothing from the right one.
+      expect(await source().getToken()).toBe(right);
+    });
+
+    it('on a shared store: the wrong secret finds nothing, not even a token written under its namespace by hand', async () => {
+      emulator = await startEmulator();
+      const store = createMemoryStore();
+      const right = await source({ store }).getToken();
+      // Someone copies the right source's stored token under the wrong secret's namespace.
+      const stored = (await store.get(`${await storeNamespace(emulator.clientId, emulator.clientSecret, emulator.tokenUrl)}:token`))!;
+      await store.set(`${await storeNamespace(emulator.clientId, 'WRONG', emulator.tokenUrl)}:token`, stored, 60_000);
+      await expect(source({ store, clientSecret: 'WRONG' }).getToken()).rejects.toMatchObject({ code: 'token_rejected' });
+      expect(emulator.inspect.requests('token')).toBe(2);
+      expect(await source({ store }).getToken()).toBe(right);
+    });
+
+    it("a wrong secret's 429 backoff and lock do not hold up the right one", async () => {
+      emulator = await startEmulator();
+      const store = createMemoryStore();
+      const wrongNamespace = await storeNamespace(emulator.clientId, 'WRONG', emulator.tokenUrl);
+      await store.set(`${wrongNamespace}:token-backoff`, String(Date.now() + 60_000), 60_000);
+      await store.set(`${wrongNamespace}:token-lock`, 'held', 60_000);
+      expect(await source({ store, timeoutMs: 2000 }).getToken()).toBeTruthy();
+    });
   });
 
   it('a store that fails is store_unavailable with a Retry-After, and no token request is made', async () => {
@@ -342,7 +395,7 @@ describe('createTokenSource on a store', () => {
   it('a lock holder that answers nothing is waited on within timeoutMs only', async () => {
     emulator = await startEmulator();
     const store = createMemoryStore();
-    await store.set(`${emulator.clientId}@${encodeURIComponent(new URL(emulator.tokenUrl).host)}:token-lock`, 'busy', 60_000);
+    await store.set(`${await storeNamespace(emulator.clientId, emulator.clientSecret, emulator.tokenUrl)}:token-lock`, 'busy', 60_000);
     const error = await source({ store, timeoutMs: 200 }).getToken().catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'network_error', operation: 'token' });
     expect(String((error as Error).message)).toContain('another instance');

@@ -5,7 +5,14 @@
  * cookies dropped by the proxy, a CSP that blocks the loader or the vendor's host, a loader
  * URL that is no script, and a second loader tag. Node, no browser: it reads what the
  * server sends. Each finding names its fix.
+ *
+ * A page is untrusted input: the doctor fetches only what an integration needs (the page,
+ * one loader, and the first-party scripts under the prefix on the page's own origin; the
+ * collector only when named), at most `MAX_REQUESTS` requests, each body read up to a cap,
+ * and a redirect only within the origin it was asked for. The HTML is read by a tokenizer
+ * (html.ts), in time linear in its size.
  */
+import { readMarkup } from './html.js';
 
 export type CheckStatus = 'pass' | 'warn' | 'fail';
 
@@ -51,32 +58,23 @@ export interface DoctorOptions {
   collectorUrl?: string;
   /** Per request, in ms. Default 10000. */
   timeoutMs?: number;
+  /** Largest page read, in bytes; the rest is not read. Default 2 MiB. */
+  maxPageBytes?: number;
   fetch?: typeof fetch;
 }
 
 const JAVASCRIPT = /^(text|application)\/(x-)?(javascript|ecmascript)\b/i;
 
-/** The attributes of each `<script>` start tag in the HTML. */
-function scriptTags(html: string): Array<Record<string, string>> {
-  const tags: Array<Record<string, string>> = [];
-  for (const [tag] of html.matchAll(/<script\b[^>]*>/gi)) {
-    const attributes: Record<string, string> = {};
-    for (const match of tag.slice(7, -1).matchAll(/([^\s=/>]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+)))?/g)) {
-      attributes[match[1]!.toLowerCase()] = match[2] ?? match[3] ?? match[4] ?? '';
-    }
-    tags.push(attributes);
-  }
-  return tags;
-}
+/** Requests one doctor run makes at most, redirects included. */
+export const MAX_REQUESTS = 12;
+/** Redirects followed per request, each within the origin asked for. */
+const MAX_REDIRECTS = 3;
+/** Bytes read of a script's answer: enough to tell a script from an HTML page. */
+const MAX_SCRIPT_BYTES = 256 * 1024;
 
 /** The policies of the Content-Security-Policy headers and `<meta http-equiv>` tags: each a map of directive to sources. */
-export function policies(headers: Headers, html: string): Array<Map<string, string[]>> {
-  const texts = (headers.get('content-security-policy') ?? '').split(',').filter((text) => text.trim());
-  for (const [tag] of html.matchAll(/<meta\b[^>]*>/gi)) {
-    if (!/http-equiv\s*=\s*["']?content-security-policy/i.test(tag)) continue;
-    const content = /content\s*=\s*(?:"([^"]*)"|'([^']*)')/i.exec(tag);
-    if (content) texts.push(content[1] ?? content[2] ?? '');
-  }
+export function policies(headers: Headers, html: string, metaPolicies = readMarkup(html).metaPolicies): Array<Map<string, string[]>> {
+  const texts = [...(headers.get('content-security-policy') ?? '').split(',').filter((text) => text.trim()), ...metaPolicies];
   return texts.map((text) => {
     const policy = new Map<string, string[]>();
     for (const directive of text.split(';')) {
@@ -85,6 +83,45 @@ export function policies(headers: Headers, html: string): Array<Map<string, stri
     }
     return policy;
   });
+}
+
+/** Reads at most `limit` bytes of a body as text; `cut` when there was more. */
+async function readText(response: Response, limit: number): Promise<{ text: string; cut: boolean }> {
+  if (!response.body) return { text: '', cut: false };
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return { text: text + decoder.decode(), cut: false };
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      return { text: text + decoder.decode(value.subarray(0, value.byteLength - (size - limit))), cut: true };
+    }
+    text += decoder.decode(value, { stream: true });
+  }
+}
+
+/** The doctor's requests: counted, and redirected only within the origin each was asked for. */
+function boundedFetch(doFetch: typeof fetch, timeoutMs: number) {
+  let made = 0;
+  return async (url: string | URL, method = 'GET'): Promise<Response> => {
+    let target = new URL(url);
+    for (let redirects = 0; ; redirects++) {
+      if (made >= MAX_REQUESTS) throw new Error(`not fetched: the doctor makes at most ${MAX_REQUESTS} requests`);
+      made++;
+      const response = await doFetch(target, { method, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs), headers: { 'user-agent': 'Mozilla/5.0 (blackbox-capture doctor)' } });
+      const location = response.headers.get('location');
+      if (response.status < 300 || response.status > 399 || location === null) return response;
+      await response.body?.cancel();
+      const next = new URL(location, target);
+      if (next.origin !== target.origin) throw new Error(`redirected to another origin (${next.origin}), not followed`);
+      if (redirects >= MAX_REDIRECTS) throw new Error(`more than ${MAX_REDIRECTS} redirects`);
+      target = next;
+    }
+  };
 }
 
 /** Whether a source list lets `origin` load (the parts of CSP matching a checkout needs). */
@@ -114,36 +151,52 @@ export async function runDoctor(pageUrl: string, options: DoctorOptions = {}): P
   const page = new URL(pageUrl);
   const findings: Finding[] = [];
   const add = (id: Finding['id'], status: CheckStatus, message: string, fix = '') => findings.push({ id, status, message, fix });
-  const get = (url: string | URL, method = 'GET') => doFetch(url, { method, redirect: 'follow', signal: AbortSignal.timeout(timeoutMs), headers: { 'user-agent': 'Mozilla/5.0 (blackbox-capture doctor)' } });
+  const get = boundedFetch(doFetch, timeoutMs);
+  const maxPageBytes = options.maxPageBytes ?? 2 * 1024 * 1024;
 
   let html = '';
   let pageHeaders = new Headers();
   try {
     const response = await get(page);
-    html = await response.text();
+    const read = await readText(response, maxPageBytes);
+    html = read.text;
     pageHeaders = response.headers;
-    if (response.ok && /html/i.test(response.headers.get('content-type') ?? '')) add('page', 'pass', `the page answered ${response.status} with HTML`);
-    else add('page', 'fail', `the page answered ${response.status} ${response.headers.get('content-type') ?? 'without a content type'}`, 'give the URL of the checkout page itself');
+    if (response.ok && /html/i.test(response.headers.get('content-type') ?? '')) {
+      if (read.cut) add('page', 'warn', `the page is larger than ${maxPageBytes} bytes: only its start was read`, 'check a smaller page of the checkout, or raise maxPageBytes');
+      else add('page', 'pass', `the page answered ${response.status} with HTML`);
+    } else add('page', 'fail', `the page answered ${response.status} ${response.headers.get('content-type') ?? 'without a content type'}`, 'give the URL of the checkout page itself');
   } catch (error) {
     add('page', 'fail', `the page could not be fetched (${(error as Error).message})`, 'check the URL and that this machine can reach it');
   }
 
   // Loader tags: the page's own (a src naming a loader) and this package's script tag, which injects one unless data-inject="false".
-  const tags = scriptTags(html);
+  const markup = readMarkup(html);
+  const tags = markup.scripts;
   const declarative = tags.filter((t) => t['data-loader-url'] !== undefined);
-  const resolve = (src: string) => new URL(src, page).href;
-  const loaderUrls = new Set([...(options.loaderUrl ? [resolve(options.loaderUrl)] : []), ...declarative.map((t) => resolve(t['data-loader-url']!))]);
-  const ownTags = tags.filter((t) => t.src && (loaderUrls.has(resolve(t.src)) || /(^|\/)(loader(_only)?|iovation|snare)[\w.-]*\.js(\?|$)/i.test(t.src)));
-  for (const t of ownTags) loaderUrls.add(resolve(t.src!));
+  const resolve = (src: string) => {
+    try {
+      const url = new URL(src, page);
+      return /^https?:$/.test(url.protocol) ? url.href : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const named = (values: Array<string | undefined>) => values.map((v) => (v === undefined ? undefined : resolve(v))).filter((v): v is string => v !== undefined);
+  const loaderUrls = new Set([...named([options.loaderUrl]), ...named(declarative.map((t) => t['data-loader-url']))]);
+  const ownTags = tags.filter((t) => t.src && (loaderUrls.has(resolve(t.src) ?? '') || /(^|\/)(loader(_only)?|iovation|snare)[\w.-]*\.js(\?|$)/i.test(t.src)));
+  for (const url of named(ownTags.map((t) => t.src))) loaderUrls.add(url);
   const runs = ownTags.length + declarative.filter((t) => t['data-inject'] !== 'false').length;
   if (runs > 1) {
     add('loader_tag_once', 'fail', `the page would run the loader ${runs} times (${ownTags.length} loader tag(s), ${declarative.length} blackbox-capture tag(s))`, 'keep one: the loader runs once per page; with the package, drop your own loader tag, or set data-inject="false" to adopt it');
   } else if (runs === 1) add('loader_tag_once', 'pass', 'one loader tag');
   else add('loader_tag_once', 'warn', 'no loader tag in the HTML', 'fine when your bundle calls captureBlackbox; give --loader-url to check the loader');
 
-  // The loader answers JavaScript.
+  // The loader answers JavaScript. One loader, the one given or the page's first: a page that
+  // names more fails loader_tag_once, and the doctor is no way to send a page's URLs anywhere.
   if (loaderUrls.size === 0) add('loader_script', 'warn', 'no loader URL found', 'give --loader-url');
-  for (const loader of loaderUrls) {
+  const checked = options.loaderUrl !== undefined && resolve(options.loaderUrl) ? resolve(options.loaderUrl)! : [...loaderUrls][0];
+  if (loaderUrls.size > 1) add('loader_script', 'warn', `the page names ${loaderUrls.size} loader URLs; only ${checked} was fetched`, 'keep one loader URL; give --loader-url to choose the one checked');
+  for (const loader of checked === undefined ? [] : [checked]) {
     try {
       const response = await get(loader);
       await response.body?.cancel();
@@ -156,7 +209,7 @@ export async function runDoctor(pageUrl: string, options: DoctorOptions = {}): P
   }
 
   // CSP: the loader's origin, the first-party scripts (this origin) and the vendor's host.
-  const csp = policies(pageHeaders, html);
+  const csp = policies(pageHeaders, html, markup.metaPolicies);
   const problems: string[] = [];
   for (const policy of csp) {
     const scriptSources = policy.get('script-src-elem') ?? policy.get('script-src') ?? policy.get('default-src');
@@ -188,7 +241,7 @@ export async function runDoctor(pageUrl: string, options: DoctorOptions = {}): P
     try {
       const response = await get(url);
       const type = response.headers.get('content-type') ?? '';
-      const body = await response.text();
+      const { text: body } = await readText(response, MAX_SCRIPT_BYTES);
       if (response.status === 404) {
         add(id, 'fail', `${url} answered 404`, `the proxy must strip "${prefix}" before forwarding (nginx: proxy_pass with a trailing slash), or no proxy route exists for ${prefix}/`);
       } else if (/html/i.test(type) || /^\s*</.test(body)) {

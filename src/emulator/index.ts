@@ -5,7 +5,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { toRequest, writeResponse, type FetchHandler } from '../server/node.js';
+import { toNodeHandler, type FetchHandler } from '../server/node.js';
 import { createService, type DecisionMatch, type EmulatedDecision, type ServiceOptions, type Transaction, type WorkflowStatus } from './service/service.js';
 import { createVendorHandlers, type CollectionDelays } from './scripts/routes.js';
 
@@ -245,15 +245,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
 
   const servers: Server[] = [];
   async function listen(handler: FetchHandler, port = 0): Promise<string> {
-    const server = createServer((req, res) => {
-      const request = toRequest(req, res);
-      Promise.resolve(handler(request, { clientAddress: req.socket.remoteAddress ?? '' }))
-        .then((response) => writeResponse(response, res, request.method))
-        .catch((error: unknown) => {
-          if (error instanceof DropConnection || res.headersSent) return void res.destroy();
-          res.writeHead(500, { 'content-type': 'text/plain' }).end('emulator error');
-        });
-    });
+    // The kit's own Node adapter: a malformed request (a Host of "a b") is answered 400, as
+    // an integrator's server answers it, and nothing a client sends can end the process.
+    const node = toNodeHandler(handler);
+    const server = createServer((req, res) =>
+      node(req, res, (error: unknown) => {
+        if (error instanceof DropConnection || res.headersSent) return void res.destroy();
+        res.writeHead(500, { 'content-type': 'text/plain' }).end('emulator error');
+      }),
+    );
     servers.push(server);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

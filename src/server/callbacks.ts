@@ -15,7 +15,7 @@ import { json, plainAddress, readLimited, refuse } from './http.js';
 import { DeviceRiskError, ERR_INVALID_CALLBACK, ERR_INVALID_CONFIGURATION } from './errors.js';
 import type { RequestContext } from './node.js';
 import type { DeviceRiskDetails, WorkflowStatus } from './result.js';
-import { createMemoryStore, keyPart, ownerMark, type Store } from './store.js';
+import { claim, createMemoryStore, keyPart, ownerMark, withTimeLimit, type Store } from './store.js';
 
 /** The callback body, as documented. */
 export interface CallbackBody {
@@ -51,6 +51,8 @@ export interface CallbackHandlerOptions {
   allowedSources: SourceRule;
   /** Where callbacks are recorded until handled. Default this process's memory; a fleet shares one (createRedisStore). */
   store?: Store;
+  /** Time limit of each call to `store` in ms: a store that hangs is answered 503, as one that is down. Default 3000. */
+  storeTimeoutMs?: number;
   /** How long an instance may take over a callback (details and onResult) before another may, in ms. Default 60000. */
   leaseMs?: number;
   /** Told of every failure (details, onResult, the store); each is retried. */
@@ -157,7 +159,7 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
     throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, "allowedSources is required: the service's callback addresses or ranges, a function, or 'any'");
   }
   const matches = typeof rule === 'function' || rule === 'any' ? undefined : sourceMatcher(rule);
-  const store = options.store ?? createMemoryStore();
+  const store = options.store ? withTimeLimit(options.store, options.storeTimeoutMs) : createMemoryStore();
   const now = options.now ?? Date.now;
   const ttl = options.recordTtlMs ?? 7 * 86_400_000;
   const firstDelay = options.retryDelayMs ?? 1000;
@@ -176,7 +178,7 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
   async function handle(key: string): Promise<void> {
     const mark = ownerMark();
     // One instance at a time: a copy that arrives elsewhere meanwhile calls nothing.
-    if (!(await store.setIfAbsent(`${key}:lease`, mark, leaseMs))) return;
+    if (!(await claim(store, `${key}:lease`, mark, leaseMs, 'callback lease'))) return;
     try {
       await handleLeased(key);
     } finally {
@@ -226,7 +228,8 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
     } catch (error) {
       return refuse(400, ERR_INVALID_CALLBACK, error instanceof DeviceRiskError ? error.message.replace(/^\[[^\]]+\] /, '') : 'The body must be JSON');
     }
-    const key = `${namespace}:${keyPart(callback.workflowExecution.id)}:${callback.workflowExecution.status}`;
+    // UUIDs compare case-insensitively: one execution is one record, however its id is written.
+    const key = `${namespace}:${keyPart(callback.workflowExecution.id.toLowerCase())}:${callback.workflowExecution.status}`;
     const record: CallbackRecord = { state: 'pending', attempts: 0, receivedAt: now(), callback };
     let first: boolean;
     try {

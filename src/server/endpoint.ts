@@ -22,11 +22,12 @@ import {
   ERR_NONCE_REUSED,
   ERR_REQUEST_REJECTED,
   ERR_RESULT_NOT_READY,
+  ERR_STORE_FULL,
   ERR_STORE_UNAVAILABLE,
   isDeviceRiskError,
   sleep,
 } from './errors.js';
-import { createMemoryStore, fromStore, keyPart, ownerMark, type Store } from './store.js';
+import { claim, createMemoryStore, fromStore, keyPart, ownerMark, withTimeLimit, type Store } from './store.js';
 import { repairBlackbox, type BlackboxRepair } from './repair.js';
 import { verifyCaptureNonce, type VerifiedNonce } from './nonce.js';
 import { FINAL_STATUSES, type DeviceRiskDetails } from './result.js';
@@ -66,13 +67,20 @@ export interface DeviceRiskHandlerOptions {
   /** Read the transaction's status after finalize for the answer. Default true. */
   reportStatus?: boolean;
   /**
-   * Where Idempotency-Key records live. Give every instance of a fleet the same shared store
-   * (createRedisStore). Default: this process's memory, holding `idempotencyMaxKeys` keys.
+   * Where Idempotency-Key records, their leases and nonce claims live. Give every instance of
+   * a fleet the same shared store (createRedisStore). Default: this process's memory, holding
+   * `idempotencyMaxKeys` keys.
    */
   store?: Store;
+  /** Time limit of each call to `store` in ms: a store that hangs is answered 503 with Retry-After, as one that is down. Default 3000. */
+  storeTimeoutMs?: number;
   /** How long an Idempotency-Key is remembered, in ms. Default 24 hours. */
   idempotencyTtlMs?: number;
-  /** Keys remembered at most by the default memory store (oldest dropped first). Default 10000. */
+  /**
+   * Keys (with their nonce claims) the default memory store holds at most. None is dropped
+   * before `idempotencyTtlMs`: when it is full, new checkouts are answered 503 `store_full`
+   * with Retry-After until old keys expire. Default 100000; above that, use a shared store.
+   */
   idempotencyMaxKeys?: number;
   /** How long an instance holds a key it works on without renewing its lease, in ms: a dead owner's key is taken over after it. Default 10000. */
   idempotencyLeaseMs?: number;
@@ -96,9 +104,16 @@ export interface DeviceRiskHandlerOptions {
    * outcome }`, once per Idempotency-Key), or alone when the capture produced none
    * (`{ outcome }`, answered 202). Also recorded as OpenTelemetry metrics when
    * `@opentelemetry/api` is installed. Untrusted input: malformed outcomes are dropped.
+   * Outcome-only reports come before any customer is known, so they write nothing to the
+   * store: they are bounded (`maxOutcomeReportsPerSecond`) and told once per key per process.
    */
   onOutcome?: (outcome: CaptureOutcome, request: Request) => void;
-  /** Your synchronous decision on the server (see runDeviceRiskCheck); the browser only ever gets the reference. */
+  /** Outcome-only reports taken per second by this process; more are answered 429. Default 20 (bursts of 5 times that). */
+  maxOutcomeReportsPerSecond?: number;
+  /**
+   * Your synchronous decision on the server (see runDeviceRiskCheck); the browser only ever
+   * gets the reference. What it does never changes the browser's answer: a throw goes to `onError`.
+   */
   onResult?: (details: DeviceRiskDetails) => void | Promise<void>;
   /** How long a request waits for the result before answering. Default 0: one read after finalize. */
   resultWaitMs?: number;
@@ -123,7 +138,8 @@ export interface DeviceRiskCheckOptions {
   /**
    * Your synchronous decision on the server: called with the details once the result is
    * there, if it is within `resultWaitMs`. Never sent to the browser. The service's callback
-   * stays the authoritative answer (createCallbackHandler) for results that take longer.
+   * stays the authoritative answer (createCallbackHandler) for results that take longer. A
+   * throw (or a rejection) is told to `onError`; the check's answer stays the same.
    */
   onResult?: (details: DeviceRiskDetails) => void | Promise<void>;
   /** How long to wait for the result after finalize, reading the status every second. Default 0: one read. */
@@ -176,8 +192,15 @@ export async function runDeviceRiskCheck(client: DeviceRiskClient, blackbox: str
       await (options.sleep ?? sleep)(Math.min(1000, until - now()));
       status = await client.status(tx).catch(() => status);
     }
-    if (status === 'PROCESSED') await options.onResult(await client.details(tx));
-    else options.onError?.(new DeviceRiskError(ERR_RESULT_NOT_READY, `workflow execution ${tx.workflowExecutionId} was ${status} after ${options.resultWaitMs ?? 0} ms; its callback will tell`, { operation: 'result' }));
+    if (status === 'PROCESSED') {
+      const details = await client.details(tx);
+      // The answer must not depend on the integrator's decision code: its status code would tell the browser the decision.
+      try {
+        await options.onResult(details);
+      } catch (error) {
+        options.onError?.(error);
+      }
+    } else options.onError?.(new DeviceRiskError(ERR_RESULT_NOT_READY, `workflow execution ${tx.workflowExecutionId} was ${status} after ${options.resultWaitMs ?? 0} ms; its callback will tell`, { operation: 'result' }));
   }
   return { accountId: tx.accountId, workflowExecutionId: tx.workflowExecutionId, status };
 }
@@ -217,8 +240,9 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
   const leaseMs = options.idempotencyLeaseMs ?? 10_000;
   const waitMs = options.idempotencyWaitMs ?? 10_000;
   const now = options.now ?? Date.now;
-  // Each key has a record and, while worked on, a lease: two entries.
-  const store = options.store ?? createMemoryStore({ maxEntries: 2 * (options.idempotencyMaxKeys ?? 10_000), now });
+  // Each key has a record, a nonce claim and, while worked on, a lease: three entries.
+  const store = options.store ? withTimeLimit(options.store, options.storeTimeoutMs) : createMemoryStore({ maxEntries: 3 * (options.idempotencyMaxKeys ?? 100_000), now });
+  const reports = outcomeReports(options.maxOutcomeReportsPerSecond ?? 20, now);
   const namespace = `${keyPart(client.clientId ?? '')}:idempotency`;
 
   const check = (progress: DeviceRiskProgress, onProgress?: DeviceRiskCheckOptions['onProgress']): DeviceRiskCheckOptions => ({
@@ -265,16 +289,19 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
     for (;;) {
       // The lease first: on the common path (a new key) that is one store operation less.
       const mark = ownerMark();
-      if (await fromStore(store.setIfAbsent(leaseKey, mark, leaseMs), 'idempotency lease')) {
+      if (await claim(store, leaseKey, mark, leaseMs, 'idempotency lease')) {
         const renew = setInterval(() => void store.compareAndSet(leaseKey, mark, mark, leaseMs).catch(() => {}), leaseMs / 3);
         try {
           const record = await read();
           if (record && record.fingerprint !== fingerprint) return reused();
           if (record?.result) return json(record.result, 200);
-          if (!record) onNewKey();
-          // Written with the first progress: until then there is nothing to resume, and a
-          // request with another body waits for the lease, then finds the fingerprint.
           const saved: KeyRecord = record ?? { fingerprint };
+          if (!record) {
+            // Written before any call to the service: a store that has no room (or no answer)
+            // refuses the work before a transaction exists, never after.
+            await write(saved);
+            onNewKey();
+          }
           const progress: DeviceRiskProgress = {
             ...(saved.transaction ? { transaction: await client.openTransaction(saved.transaction) } : {}),
             ...(saved.uploaded ? { uploaded: true } : {}),
@@ -293,7 +320,8 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
           };
           const result = await run(progress, save);
           // Nothing is lost: should this write fail, the next attempt finds the progress and finalize answers as before.
-          await persist({ ...saved, result });
+          // Done, the record needs only what answers a retry: no transaction token is kept.
+          await persist({ fingerprint, result });
           return json(result, 200);
         } finally {
           clearInterval(renew);
@@ -342,12 +370,15 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
     }
   }
 
-  /** An outcome-only report: told once per Idempotency-Key (the page retries it once), answered 202. */
-  async function outcomeOnly(outcome: CaptureOutcome, request: Request): Promise<Response> {
+  /**
+   * An outcome-only report: anyone can send one, before any customer is known, so it writes
+   * nothing to the store. Told once per Idempotency-Key (the page retries it once) as far as
+   * this process remembers, answered 202; past the rate bound, 429.
+   */
+  function outcomeOnly(outcome: CaptureOutcome, request: Request): Response {
+    if (!reports.take()) return refuse(429, 'too_many_reports', 'Too many outcome reports; this one was not recorded', { 'retry-after': '1' });
     const key = request.headers.get('idempotency-key');
-    // A store that is away: told anyway (a count doubled now and then beats one lost).
-    const first = key === null || !/^[\x21-\x7e]{8,200}$/.test(key) || (await store.setIfAbsent(`${namespace}:outcome:${keyPart(key)}`, '1', ttl).catch(() => true));
-    if (first) tell(outcome, request);
+    if (key === null || !/^[\x21-\x7e]{8,200}$/.test(key) || reports.first(key)) tell(outcome, request);
     return json({ recorded: true }, 202);
   }
 
@@ -368,7 +399,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
       nonce = body?.nonce;
       outcome = parseOutcome(body?.outcome);
       // A capture that produced no blackbox: its outcome alone, recorded, no call to the service.
-      if (body?.blackbox === undefined && outcome) return await outcomeOnly(outcome, request);
+      if (body?.blackbox === undefined && outcome) return outcomeOnly(outcome, request);
       const repaired = repairBlackbox(body?.blackbox);
       blackbox = repaired.blackbox;
       if (repaired.repairs.length) {
@@ -417,8 +448,41 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
       }
       // Upstream trouble: tell the browser to try again later with the same key.
       const retryAfter = String(Math.min(isDeviceRiskError(error) && error.retryAfter !== undefined ? error.retryAfter : 2, 60));
-      const unavailable = status === 429 || status === 503 || code === 'network_error' || code === 'rate_limited' || code === ERR_STORE_UNAVAILABLE;
+      const unavailable = status === 429 || status === 503 || code === 'network_error' || code === 'rate_limited' || code === ERR_STORE_UNAVAILABLE || code === ERR_STORE_FULL;
       return refuse(unavailable ? 503 : 502, code, 'The device-risk service could not be reached; retry with the same Idempotency-Key', { 'retry-after': retryAfter });
     }
+  };
+}
+
+/** How many report keys a process remembers to tell each once; the oldest go first (a count doubled now and then). */
+const REMEMBERED_REPORTS = 10_000;
+
+/**
+ * The bound on outcome-only reports, in this process only: a token bucket of
+ * `perSecond`, holding five seconds' worth, and the keys already told.
+ */
+function outcomeReports(perSecond: number, now: () => number) {
+  if (!(perSecond > 0)) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'maxOutcomeReportsPerSecond must be a positive number');
+  const capacity = perSecond * 5;
+  let tokens = capacity;
+  let refilledAt = now();
+  const told = new Set<string>();
+  return {
+    /** True when a report may be taken now. */
+    take(): boolean {
+      const at = now();
+      tokens = Math.min(capacity, tokens + ((at - refilledAt) / 1000) * perSecond);
+      refilledAt = at;
+      if (tokens < 1) return false;
+      tokens -= 1;
+      return true;
+    },
+    /** True the first time this process sees `key`. */
+    first(key: string): boolean {
+      if (told.has(key)) return false;
+      told.add(key);
+      if (told.size > REMEMBERED_REPORTS) told.delete(told.values().next().value!);
+      return true;
+    },
   };
 }

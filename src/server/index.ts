@@ -22,7 +22,7 @@ export { createCallbackHandler } from './callbacks.js';
 export type { CallbackBody, CallbackHandler, CallbackHandlerOptions, CallbackResult, SourceRule } from './callbacks.js';
 export { FINAL_STATUSES, RESULT_SCHEDULE_SECONDS, parseDetails } from './result.js';
 export type { DecisionType, DeviceRiskDetails, WorkflowStatus } from './result.js';
-export { createMemoryStore } from './store.js';
+export { createMemoryStore, withTimeLimit, STORE_TIMEOUT_MS } from './store.js';
 export type { Store, MemoryStoreOptions } from './store.js';
 export { createFirstPartyProxy, collectorPath, COLLECTOR_URLS } from './proxy.js';
 export type { FirstPartyProxyOptions, ProxyMethod } from './proxy.js';
@@ -49,6 +49,7 @@ export {
   ERR_INVALID_CALLBACK,
   ERR_ABORTED,
   ERR_STORE_UNAVAILABLE,
+  ERR_STORE_FULL,
   ERR_IDEMPOTENCY_KEY_IN_USE,
   ERR_BLACKBOX_DAMAGED,
   ERR_NONCE_MISSING,

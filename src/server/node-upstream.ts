@@ -10,6 +10,7 @@ import { Agent as HttpsAgent } from 'node:https';
 import { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { forget, readThrough, standFor, type NodeBody } from './node-body.js';
+import { BadUpstreamAnswerError, usableStatus } from './upstream-answer.js';
 
 export interface UpstreamInit {
   method: string;
@@ -56,6 +57,34 @@ function webView(body: Readable): ReadableStream<Uint8Array> {
   return stream;
 }
 
+/** A reason phrase a web Response accepts (RFC 9112 4: tab, space, visible and obs-text). */
+const REASON = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/**
+ * A Node answer as a web Response whose body streams. Throws `BadUpstreamAnswerError` for a
+ * status no web Response can carry (a 1xx, or outside 200-599); drops an unusable reason.
+ */
+function toWebResponse(response: IncomingMessage, method: string): Response {
+  const status = response.statusCode ?? 0;
+  if (!usableStatus(status)) throw new BadUpstreamAnswerError(`the collector answered with status ${status}`);
+  const out = new Headers();
+  const raw = response.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) out.append(raw[i]!, raw[i + 1]!);
+  const empty = method === 'HEAD' || [204, 205, 304].includes(status);
+  // Stryker disable next-line ConditionalExpression: a body's consumer attaches in this same tick, so resuming early loses nothing
+  if (empty) response.resume();
+  // Stryker disable next-line StringLiteral: no Content-Encoding finds no decoder, whatever the fallback text
+  const decoder = DECODERS[(response.headers['content-encoding'] ?? '').toLowerCase()];
+  const body: Readable = decoder ? response.pipe(decoder()) : response;
+  if (decoder) {
+    response.once('error', (error) => body.destroy(error));
+    out.delete('content-encoding');
+    out.delete('content-length');
+  }
+  const statusText = REASON.test(response.statusMessage ?? '') ? response.statusMessage : undefined;
+  return new Response(empty ? null : webView(body), { status, ...(statusText ? { statusText } : {}), headers: out });
+}
+
 /**
  * The upstream's answer as a web Response whose body streams. It asks for identity; an
  * upstream that compresses anyway is decoded, as fetch would.
@@ -69,22 +98,14 @@ export function nodeUpstream(url: URL, init: UpstreamInit): Promise<Response> {
     // One request for both schemes: the agent decides (an https agent speaks TLS). A body
     // written with end() alone gets its Content-Length from Node.
     const request = httpRequest(url, { method: init.method, headers, agent: agentFor(url) }, (response: IncomingMessage) => {
-      const out = new Headers();
-      const raw = response.rawHeaders;
-      for (let i = 0; i < raw.length; i += 2) out.append(raw[i]!, raw[i + 1]!);
-      const status = response.statusCode ?? 502;
-      const empty = init.method === 'HEAD' || [101, 204, 205, 304].includes(status);
-      // Stryker disable next-line ConditionalExpression: a body's consumer attaches in this same tick, so resuming early loses nothing
-      if (empty) response.resume();
-      // Stryker disable next-line StringLiteral: no Content-Encoding finds no decoder, whatever the fallback text
-      const decoder = DECODERS[(response.headers['content-encoding'] ?? '').toLowerCase()];
-      const body: Readable = decoder ? response.pipe(decoder()) : response;
-      if (decoder) {
-        response.once('error', (error) => body.destroy(error));
-        out.delete('content-encoding');
-        out.delete('content-length');
+      // Whatever the collector (or a proxy in front of it) sends must not throw out of this
+      // callback: nothing would catch it, and the process would end.
+      try {
+        resolve(toWebResponse(response, init.method));
+      } catch (error) {
+        response.destroy();
+        reject(error);
       }
-      resolve(new Response(empty ? null : webView(body), { status, statusText: response.statusMessage, headers: out }));
     });
     const abort = () => request.destroy(init.signal.reason instanceof Error ? init.signal.reason : new Error('aborted'));
     init.signal.addEventListener('abort', abort);

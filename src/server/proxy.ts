@@ -15,6 +15,7 @@ import { withDone } from './node-body.js';
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION, requireSecureUrl } from './errors.js';
 import { plainAddress, readCapped } from './http.js';
 import { validHost, type RequestContext } from './node.js';
+import { BadUpstreamAnswerError, usableStatus } from './upstream-answer.js';
 
 /** The vendor's first-party hosts (field notes). */
 export const COLLECTOR_URLS = {
@@ -87,8 +88,9 @@ export function collectorPath(rest: string): string | undefined {
   let layer = rest;
   for (let decodings = 0; ; decodings++) {
     // Printable ASCII path characters only: no scheme or port colon, no backslash, no control
-    // character, no empty segment ("//" would start a host), no "." or ".." segment.
-    if (!/^[A-Za-z0-9\-._~!$&'()*+,;=@/%]*$/.test(layer) || layer.startsWith('/') || layer.includes('//')) return undefined;
+    // character, no empty segment ("//" would start a host), no "." or ".." segment, and no
+    // ";": some servers (Tomcat) read "..;" as "..", and the vendor's paths have none.
+    if (!/^[A-Za-z0-9\-._~!$&'()*+,=@/%]*$/.test(layer) || layer.startsWith('/') || layer.includes('//')) return undefined;
     if (layer.split('/').some((segment) => segment === '.' || segment === '..')) return undefined;
     if (!layer.includes('%')) return rest;
     // An encoded slash or backslash is a path separator in disguise.
@@ -235,9 +237,15 @@ export function createFirstPartyProxy(options: FirstPartyProxyOptions): ((reques
     let response: Response;
     try {
       response = await callUpstream(target, { method: request.method, headers, signal: limit.signal, ...(body ? { body } : {}) });
-    } catch {
+    } catch (error) {
       limit.clear();
+      if (error instanceof BadUpstreamAnswerError) return answer(502, 'bad_upstream');
       return answer(limit.expired ? 504 : 502, limit.expired ? 'collector_timeout' : 'collector_unreachable');
+    }
+    if (!usableStatus(response.status)) {
+      limit.clear();
+      await response.body?.cancel().catch(() => {});
+      return answer(502, 'bad_upstream');
     }
 
     const out = new Headers();

@@ -10,7 +10,7 @@
  * - `get` after a completed write sees it (read your writes, on every instance);
  * - a failure rejects: a store that cannot answer must never answer "absent".
  */
-import { DeviceRiskError, ERR_STORE_UNAVAILABLE } from './errors.js';
+import { DeviceRiskError, ERR_INVALID_CONFIGURATION, ERR_STORE_FULL, ERR_STORE_UNAVAILABLE, isDeviceRiskError } from './errors.js';
 
 export interface Store {
   get(key: string): Promise<string | undefined>;
@@ -25,7 +25,11 @@ export interface Store {
 }
 
 export interface MemoryStoreOptions {
-  /** Entries kept at most; the oldest written go first. Default 100000. */
+  /**
+   * Entries kept at most. A claim, a lease or a record is never dropped before its time:
+   * when the store is full, a write of a new key is refused (`store_full`, answered 503 with
+   * Retry-After) until entries expire. Default 100000.
+   */
   maxEntries?: number;
   now?: () => number;
 }
@@ -35,19 +39,36 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   const now = options.now ?? Date.now;
   const maxEntries = options.maxEntries ?? 100_000;
   const entries = new Map<string, { value: string; until: number }>();
+  /** No entry expires before this: a full store is swept again only once something can have expired. */
+  let nextExpiry = Infinity;
   const live = (key: string) => {
     const entry = entries.get(key);
     if (entry && entry.until <= now()) entries.delete(key);
     return entries.get(key);
   };
-  const write = (key: string, value: string, ttlMs: number) => {
-    // Re-inserted at the end: the Map's order is the order of writes, oldest first.
-    entries.delete(key);
-    entries.set(key, { value, until: now() + ttlMs });
-    for (const oldest of entries.keys()) {
-      if (entries.size <= maxEntries) break;
-      entries.delete(oldest);
+  /** Room for one more key, made by dropping expired entries only; false when none has expired. */
+  const room = () => {
+    if (entries.size < maxEntries) return true;
+    const at = now();
+    if (at < nextExpiry) return false;
+    nextExpiry = Infinity;
+    for (const [key, entry] of entries) {
+      if (entry.until <= at) entries.delete(key);
+      else nextExpiry = Math.min(nextExpiry, entry.until);
     }
+    return entries.size < maxEntries;
+  };
+  const write = (key: string, value: string, ttlMs: number) => {
+    if (!live(key) && !room()) {
+      const seconds = Math.min(60, Math.max(1, Math.ceil((nextExpiry - now()) / 1000)));
+      throw new DeviceRiskError(ERR_STORE_FULL, `the memory store holds ${maxEntries} entries, none expired: use a shared store (createRedisStore) or a larger maxEntries`, {
+        retryAfter: seconds,
+        operation: 'store',
+      });
+    }
+    const until = now() + ttlMs;
+    nextExpiry = Math.min(nextExpiry, until);
+    entries.set(key, { value, until });
   };
   return {
     get: async (key) => live(key)?.value,
@@ -75,6 +96,39 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   };
 }
 
+/** How long a store call may take by default before it counts as failed, in ms. */
+export const STORE_TIMEOUT_MS = 3000;
+
+/**
+ * The store behind a time limit: a call that has not settled within `timeoutMs` rejects
+ * (`store_unavailable`), so that a Redis that hangs (paused, stopped by SIGSTOP, a network
+ * that drops packets) is answered as one that is down, never by holding every request open.
+ * The late call may still complete; each write the kit makes is one it may repeat.
+ */
+export function withTimeLimit(store: Store, timeoutMs = STORE_TIMEOUT_MS): Store {
+  if (!(timeoutMs > 0)) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'storeTimeoutMs must be a positive number of milliseconds');
+  const limited =
+    <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
+    (...args: A): Promise<R> => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new DeviceRiskError(ERR_STORE_UNAVAILABLE, `the shared store did not answer within ${timeoutMs} ms`, { retryAfter: 1, operation: 'store' })),
+          timeoutMs,
+        );
+      });
+      return Promise.race([Promise.resolve().then(() => call(...args)), late]).finally(() => clearTimeout(timer));
+    };
+  return {
+    get: limited((key) => store.get(key)),
+    set: limited((key, value, ttlMs) => store.set(key, value, ttlMs)),
+    setIfAbsent: limited((key, value, ttlMs) => store.setIfAbsent(key, value, ttlMs)),
+    compareAndSet: limited((key, expected, value, ttlMs) => store.compareAndSet(key, expected, value, ttlMs)),
+    compareAndDelete: limited((key, expected) => store.compareAndDelete(key, expected)),
+    delete: limited((key) => store.delete(key)),
+  };
+}
+
 /** A key's part made safe to join with ':' (client ids and Idempotency-Keys are free text). */
 export const keyPart = (value: string): string => encodeURIComponent(value);
 
@@ -91,6 +145,23 @@ export async function fromStore<T>(operation: Promise<T>, what: string): Promise
   try {
     return await operation;
   } catch (cause) {
+    // Already said in the store's terms (full, or no answer in time): kept, with its Retry-After.
+    if (isDeviceRiskError(cause) && (cause.code === ERR_STORE_FULL || cause.code === ERR_STORE_UNAVAILABLE)) throw cause;
     throw new DeviceRiskError(ERR_STORE_UNAVAILABLE, `the shared store failed (${what}); retry shortly`, { retryAfter: 1, operation: 'store', cause });
+  }
+}
+
+/**
+ * Claims `key` for `mark` (a lease or a lock) for `ttlMs`; true when this call claimed it.
+ * A claim that failed or timed out may still land later (a Redis that was frozen answers
+ * its queue when it wakes): its release is sent behind it, so that it cannot block the key
+ * for a whole lease with nobody holding it.
+ */
+export async function claim(store: Store, key: string, mark: string, ttlMs: number, what: string): Promise<boolean> {
+  try {
+    return await fromStore(store.setIfAbsent(key, mark, ttlMs), what);
+  } catch (error) {
+    void store.compareAndDelete(key, mark).catch(() => {});
+    throw error;
   }
 }

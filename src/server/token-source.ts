@@ -19,7 +19,7 @@ import {
 } from './errors.js';
 import { recordUpstream } from './metrics.js';
 import { deadline } from './deadline.js';
-import { createMemoryStore, fromStore, keyPart, ownerMark, type Store } from './store.js';
+import { claim, createMemoryStore, fromStore, keyPart, ownerMark, withTimeLimit, type Store } from './store.js';
 
 export type Region = 'US' | 'EU' | 'SG';
 
@@ -53,6 +53,8 @@ export interface TokenSourceOptions {
    * for its token. Default: memory shared by the sources of this process.
    */
   store?: Store;
+  /** Time limit of each store call in ms: a store that hangs counts as failed (`store_unavailable`). Default 3000. */
+  storeTimeoutMs?: number;
   /** How long a fetching instance holds the fleet's token lock without renewing it, in ms. Default 3000. */
   lockLeaseMs?: number;
   /** Refresh this many seconds before expiry. Default 60. */
@@ -82,7 +84,11 @@ export interface TokenSource {
   getToken(options?: { signal?: AbortSignal }): Promise<string>;
   /** Forget the cached token (after the API refused it), unless another instance has already replaced it. */
   invalidate(refused?: string): Promise<void>;
-  /** The client id (not secret): the namespace of this client's keys in a shared store. */
+  /**
+   * The client id (not secret). The source's own keys in a store are bound to the secret
+   * too: sources holding the same secret share a token, a source with another secret shares
+   * nothing with them.
+   */
   readonly clientId: string;
   /**
    * Encrypts a secret (a transaction token) for a shared store: AES-256-GCM with a key
@@ -120,7 +126,7 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
   if (!rawUrl) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, `give region (${Object.keys(TOKEN_URLS).join(', ')}) or tokenUrl`);
   const tokenUrl = requireSecureUrl(rawUrl, 'tokenUrl').href;
   const doFetch = options.fetch ?? fetch;
-  const store = options.store ?? processStore;
+  const store = options.store ? withTimeLimit(options.store, options.storeTimeoutMs) : processStore;
   const leaseMs = options.lockLeaseMs ?? 3000;
   const now = options.now ?? Date.now;
   const pause = options.sleep ?? sleep;
@@ -129,9 +135,11 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
   const maxAttempts = options.maxAttempts ?? 4;
   const timeoutMs = options.timeoutMs ?? 10_000;
   const maxRetryAfterMs = (options.maxRetryAfterSeconds ?? 30) * 1000;
-  // Keys name the client and the token service, never the secret.
-  const namespace = `${keyPart(clientId)}@${keyPart(new URL(tokenUrl).host)}`;
-  const keys = { token: `${namespace}:token`, lock: `${namespace}:token-lock`, backoff: `${namespace}:token-backoff`, slot: (i: number) => `${namespace}:token-rate:${i}` };
+  // Keys name the client, the token service and a tag of the secret, never the secret: a
+  // source can only ever find a token fetched with its own secret (and its own lock, backoff
+  // and rate slots, so that a wrong secret cannot hold up the right one either).
+  let namespace: Promise<string> | undefined;
+  const keyOf = async (name: string) => `${await (namespace ??= storeNamespace(clientId, clientSecret, tokenUrl))}:${name}`;
   // RFC 6749 2.3.1: form-encode both, then Basic. btoa rather than Buffer: edge runtimes have no Buffer.
   const formEncode = (value: string) => encodeURIComponent(value).replace(/%20/g, '+');
   const authorization = 'Basic ' + btoa(`${formEncode(clientId)}:${formEncode(clientSecret)}`);
@@ -161,10 +169,10 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
   /** The stored token, when it is still fresh. */
   async function storedToken(): Promise<CachedToken | undefined> {
     if (known && fresh(known)) return known;
-    const stored = await fromStore(store.get(keys.token), 'token read');
+    const stored = await fromStore(store.get(await keyOf('token')), 'token read');
     if (stored === undefined) return undefined;
-    const token = JSON.parse(stored) as CachedToken;
-    if (!fresh(token)) return undefined;
+    const token = await openToken(stored);
+    if (!token || !fresh(token)) return undefined;
     return (known = token);
   }
 
@@ -178,7 +186,7 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
     const mark = ownerMark();
     for (;;) {
       for (let i = 0; i < perSecond; i++) {
-        if (await fromStore(store.setIfAbsent(keys.slot(i), mark, RATE_WINDOW_MS), 'rate limit')) return;
+        if (await fromStore(store.setIfAbsent(await keyOf(`token-rate:${i}`), mark, RATE_WINDOW_MS), 'rate limit')) return;
       }
       await sleep(RATE_WINDOW_MS / perSecond, signal);
     }
@@ -186,7 +194,7 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
 
   /** A 429 seen by any instance: every instance waits it out, or fails at once when it would outlast the call. */
   async function sharedBackoff(signal: AbortSignal, endsAt: number): Promise<void> {
-    const until = Number(await fromStore(store.get(keys.backoff), 'backoff read'));
+    const until = Number(await fromStore(store.get(await keyOf('token-backoff')), 'backoff read'));
     const waitMs = until - now();
     if (!(waitMs > 0)) return;
     if (waitMs > maxRetryAfterMs || now() + waitMs >= endsAt) {
@@ -244,8 +252,9 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
           const issuedAt = now();
           const lifetimeMs = tokenLifetimeSeconds(body.expires_in) * 1000;
           const token: CachedToken = { accessToken: body.access_token, issuedAt, expiresAt: issuedAt + lifetimeMs };
-          await fromStore(store.set(keys.token, JSON.stringify(token), lifetimeMs), 'token write');
           known = token;
+          // A token that could not be stored is still this source's to use: the fleet fetches its own.
+          await fromStore(store.set(await keyOf('token'), await sealToken(token), lifetimeMs), 'token write').catch(() => {});
           return body.access_token;
         }
         const summary = await upstreamSummary(response);
@@ -254,7 +263,7 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
           lastError = new DeviceRiskError(ERR_RATE_LIMITED, `token service rate limit reached (429)${summary}`, { status: 429, operation: 'token', ...(retryAfter === undefined ? {} : { retryAfter }) });
           const backoffMs = retryAfter !== undefined ? retryAfter * 1000 : Math.random() * BASE_BACKOFF_MS * 2 ** attempt;
           // Every instance backs off, not only this one.
-          if (backoffMs > 0) await fromStore(store.set(keys.backoff, String(now() + backoffMs), backoffMs), 'backoff write');
+          if (backoffMs > 0) await fromStore(store.set(await keyOf('token-backoff'), String(now() + backoffMs), backoffMs), 'backoff write');
           // A long Retry-After is the service's answer for now: say so at once instead of stalling every caller.
           if (retryAfter !== undefined && retryAfter * 1000 > maxRetryAfterMs) throw lastError;
           if (attempt >= maxAttempts || now() + backoffMs >= started + timeoutMs) throw lastError;
@@ -291,14 +300,15 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
         const token = await storedToken();
         if (token) return token.accessToken;
         const mark = ownerMark();
-        if (await fromStore(store.setIfAbsent(keys.lock, mark, leaseMs), 'token lock')) {
-          const renew = setInterval(() => void store.compareAndSet(keys.lock, mark, mark, leaseMs).catch(() => {}), leaseMs / 3);
+        const lock = await keyOf('token-lock');
+        if (await claim(store, lock, mark, leaseMs, 'token lock')) {
+          const renew = setInterval(() => void store.compareAndSet(lock, mark, mark, leaseMs).catch(() => {}), leaseMs / 3);
           try {
             // Another instance may have stored a token between the read and the lock.
             return (await storedToken())?.accessToken ?? (await requestToken(callerSignal));
           } finally {
             clearInterval(renew);
-            await store.compareAndDelete(keys.lock, mark).catch(() => {});
+            await store.compareAndDelete(lock, mark).catch(() => {});
           }
         }
         await sleep(LOCK_POLL_MS, limit.signal);
@@ -314,9 +324,37 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
     }
   }
 
+  /** A stored token is sealed: the store (a shared Redis) never holds a usable access token. */
+  const sealToken = async (token: CachedToken) => JSON.stringify({ ...token, accessToken: await seal(token.accessToken) });
+  /** A stored token opened; undefined for one this secret did not seal (a store shared across versions). */
+  async function openToken(stored: string): Promise<CachedToken | undefined> {
+    try {
+      const token = JSON.parse(stored) as CachedToken;
+      return { ...token, accessToken: await unseal(token.accessToken) };
+    } catch {
+      return undefined;
+    }
+  }
+  async function seal(secret: string): Promise<string> {
+    const iv = crypto.getRandomValues(new Uint8Array(12));
+    const sealed = new Uint8Array(await crypto.subtle.encrypt({ name: 'AES-GCM', iv }, await key(), new TextEncoder().encode(secret)));
+    return `v1.${base64(iv)}.${base64(sealed)}`;
+  }
+  async function unseal(sealed: string): Promise<string> {
+    const [version, iv, data] = sealed.split('.');
+    try {
+      if (version !== 'v1' || !iv || !data) throw new Error('not a sealed value');
+      return new TextDecoder().decode(await crypto.subtle.decrypt({ name: 'AES-GCM', iv: unbase64(iv) }, await key(), unbase64(data)));
+    } catch (cause) {
+      throw new DeviceRiskError(ERR_INVALID_RESPONSE, 'a sealed value in the store could not be opened (altered, or sealed with another client secret)', { operation: 'store', cause });
+    }
+  }
+
   return {
     tokenUrl,
     clientId,
+    seal,
+    unseal,
     async getToken({ signal } = {}) {
       const cached = await storedToken();
       if (cached) return cached.accessToken;
@@ -326,30 +364,32 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
       });
       return inFlight;
     },
-    async seal(secret) {
-      const iv = crypto.getRandomValues(new Uint8Array(12));
-      const sealed = new Uint8Array(await crypto.subtle.encrypt({ name: 'AES-GCM', iv }, await key(), new TextEncoder().encode(secret)));
-      return `v1.${base64(iv)}.${base64(sealed)}`;
-    },
-    async unseal(sealed) {
-      const [version, iv, data] = sealed.split('.');
-      try {
-        if (version !== 'v1' || !iv || !data) throw new Error('not a sealed value');
-        return new TextDecoder().decode(await crypto.subtle.decrypt({ name: 'AES-GCM', iv: unbase64(iv) }, await key(), unbase64(data)));
-      } catch (cause) {
-        throw new DeviceRiskError(ERR_INVALID_RESPONSE, 'a sealed value in the store could not be opened (altered, or sealed with another client secret)', { operation: 'store', cause });
-      }
-    },
     async invalidate(refused) {
       if (refused === undefined || known?.accessToken === refused) known = undefined;
-      const stored = await fromStore(store.get(keys.token), 'token read');
+      const tokenKey = await keyOf('token');
+      const stored = await fromStore(store.get(tokenKey), 'token read');
       // Only the refused token: another instance may already have stored its successor.
-      if (stored !== undefined && (refused === undefined || (JSON.parse(stored) as CachedToken).accessToken === refused)) {
-        await fromStore(store.compareAndDelete(keys.token, stored), 'token delete');
+      if (stored !== undefined && (refused === undefined || (await openToken(stored))?.accessToken === refused)) {
+        await fromStore(store.compareAndDelete(tokenKey, stored), 'token delete');
       }
     },
   };
 }
 
 const base64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
+
+/**
+ * The namespace of a credential's keys in a store: the client id, the token host, and a tag
+ * of the secret (HMAC-SHA-256, 128 bits, URL-safe; one-way, so the store never learns the
+ * secret).
+ */
+export async function storeNamespace(clientId: string, clientSecret: string, tokenUrl: string): Promise<string> {
+  const encoder = new TextEncoder();
+  const host = new URL(tokenUrl).host;
+  const key = await crypto.subtle.importKey('raw', encoder.encode(clientSecret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  const mac = new Uint8Array(await crypto.subtle.sign('HMAC', key, encoder.encode(`blackbox-capture store namespace v1\n${clientId}\n${host}`)));
+  const tag = base64(mac.subarray(0, 16)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return `${keyPart(clientId)}@${keyPart(host)}#${tag}`;
+}
+
 const unbase64 = (text: string) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));

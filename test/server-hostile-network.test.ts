@@ -1,0 +1,110 @@
+// What arrives from the network must never end the process: a collector (or a proxy in front
+// of it) answering a status or reason no web Response can carry, a request with a Host no URL
+// can hold, path parameters that some servers read as "..". Over real sockets; an exception
+// thrown out of an event callback would fail this file as an unhandled error.
+import { createServer as createHttpServer, request as httpRequest, type Server } from 'node:http';
+import { createServer as createTcpServer, connect, type AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startEmulator, type Emulator } from '../src/emulator/index.js';
+import { createFirstPartyProxy, toNodeHandler } from '../src/server/index.js';
+
+const closers: Array<() => Promise<void>> = [];
+let emulator: Emulator | undefined;
+afterEach(async () => {
+  await Promise.all(closers.splice(0).map((close) => close()));
+  await emulator?.close();
+  emulator = undefined;
+});
+
+/** A collector that answers every request with `head` (a raw status line and headers) and a short body. */
+async function rawCollector(head: string): Promise<string> {
+  const server = createTcpServer((socket) => {
+    socket.once('data', () => socket.end(`${head}\r\nContent-Length: 2\r\n\r\nok`));
+    socket.on('error', () => {});
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  closers.push(() => new Promise((resolve) => server.close(() => resolve())));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+}
+
+/** The proxy on a real Node server, with its default (node:http) upstream. */
+async function proxySite(collectorUrl: string, options: Partial<Parameters<typeof createFirstPartyProxy>[0]> = {}): Promise<string> {
+  const server: Server = createHttpServer(toNodeHandler(createFirstPartyProxy({ collectorUrl, ...options })));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  closers.push(() => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** A GET whose path and Host go out exactly as written. */
+function rawGet(origin: string, path: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+  const { hostname, port } = new URL(origin);
+  return new Promise((resolve, reject) => {
+    httpRequest({ hostname, port, path, headers }, (res) => {
+      let body = '';
+      res.on('data', (c) => (body += c)).on('end', () => resolve({ status: res.statusCode!, body }));
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
+/** A request written byte for byte (node:http refuses to send a Host of "a b"). */
+function rawBytes(origin: string, text: string): Promise<string> {
+  const { hostname, port } = new URL(origin);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.end(text));
+    let answer = '';
+    socket.on('data', (c) => (answer += c)).on('end', () => resolve(answer)).on('error', reject);
+  });
+}
+
+describe('the proxy and a collector answering what no web Response can carry', () => {
+  it.each([
+    ['status 999', 'HTTP/1.1 999 X'],
+    ['status 600', 'HTTP/1.1 600 Odd'],
+    ['status 101 without an upgrade', 'HTTP/1.1 101 Switching Protocols'],
+  ])('%s: 502 bad_upstream, and the process goes on', async (_, head) => {
+    const site = await proxySite(await rawCollector(head));
+    for (let i = 0; i < 2; i++) {
+      const answer = await rawGet(site, '/iojs/general5/static_wdp.js');
+      expect(answer.status).toBe(502);
+      expect(JSON.parse(answer.body)).toEqual({ error: { code: 'bad_upstream' } });
+    }
+  });
+
+  it('a 200 with a control byte in its reason: the reason is dropped, the answer passes', async () => {
+    const site = await proxySite(await rawCollector('HTTP/1.1 200 O\x01K\r\nContent-Type: text/javascript'));
+    const answer = await rawGet(site, '/iojs/general5/static_wdp.js');
+    expect(answer).toEqual({ status: 200, body: 'ok' });
+  });
+
+  it('through a given fetch, an answer outside 200-599 is 502 bad_upstream too', async () => {
+    const odd = { status: 0, ok: false, headers: new Headers(), body: null } as unknown as Response;
+    const proxy = createFirstPartyProxy({ collectorUrl: 'https://collector.example/', fetch: (async () => odd) as typeof fetch });
+    const answer = await proxy(new Request('https://shop.example/iojs/general5/static_wdp.js'));
+    expect(answer.status).toBe(502);
+    expect(await answer.json()).toEqual({ error: { code: 'bad_upstream' } });
+  });
+});
+
+describe('path parameters', () => {
+  it.each(['/iojs/..;/x', '/iojs/a;b/static_wdp.js', '/iojs/general5/static_wdp.js;jsessionid=1', '/iojs/%2e%2e%3b/x', '/iojs/a%3Bb'])('%s is refused (400 bad_path), never forwarded', async (path) => {
+    let forwarded = 0;
+    const proxy = createFirstPartyProxy({ collectorUrl: 'https://collector.example/base/', fetch: (async () => (forwarded++, new Response('x'))) as typeof fetch });
+    const answer = await proxy(new Request(`https://shop.example${path}`));
+    expect(answer.status).toBe(400);
+    expect(await answer.json()).toEqual({ error: { code: 'bad_path' } });
+    expect(forwarded).toBe(0);
+  });
+});
+
+describe('the emulator and a request no URL can hold', () => {
+  it('Host "a b": 400 bad_host, and the emulator goes on serving', async () => {
+    emulator = await startEmulator();
+    const answer = await rawBytes(emulator.baseUrl, 'GET /api/v1/accounts HTTP/1.1\r\nHost: a b\r\nConnection: close\r\n\r\n');
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer).toContain('"bad_host"');
+    const token = await fetch(emulator.tokenUrl, { method: 'POST' });
+    expect(token.status).toBeGreaterThanOrEqual(400); // answered: the process is alive
+  });
+});
