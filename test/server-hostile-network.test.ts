@@ -6,7 +6,7 @@ import { createServer as createHttpServer, request as httpRequest, type Server }
 import { createServer as createTcpServer, connect, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../src/emulator/index.js';
-import { createFirstPartyProxy, toNodeHandler } from '../src/server/index.js';
+import { createDeviceRiskClient, createFirstPartyProxy, createMemoryStore, createTokenSource, toNodeHandler } from '../src/server/index.js';
 
 const closers: Array<() => Promise<void>> = [];
 let emulator: Emulator | undefined;
@@ -16,10 +16,10 @@ afterEach(async () => {
   emulator = undefined;
 });
 
-/** A collector that answers every request with `head` (a raw status line and headers) and a short body. */
-async function rawCollector(head: string): Promise<string> {
+/** A collector that answers every request with `head` (a raw status line and headers) and a short body, then closes. */
+async function rawCollector(head: string, { framed = true } = {}): Promise<string> {
   const server = createTcpServer((socket) => {
-    socket.once('data', () => socket.end(`${head}\r\nContent-Length: 2\r\n\r\nok`));
+    socket.once('data', () => socket.end(`${head}\r\n${framed ? 'Content-Length: 2\r\n' : ''}\r\nok`));
     socket.on('error', () => {});
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -106,5 +106,24 @@ describe('the emulator and a request no URL can hold', () => {
     expect(answer).toContain('"bad_host"');
     const token = await fetch(emulator.tokenUrl, { method: 'POST' });
     expect(token.status).toBeGreaterThanOrEqual(400); // answered: the process is alive
+  });
+});
+
+describe('a body that claims gzip and is not (undici leaves its read pending for ever on Node 20)', () => {
+  // The smallest answer fast-check found: a status line with an empty reason, and "gzip".
+  const BAD_GZIP = 'HTTP/1.1 200 \r\nContent-Encoding: gzip';
+
+  it('the API client gives up within its time limit: network_error', { timeout: 30_000 }, async () => {
+    const api = await rawCollector(BAD_GZIP, { framed: false });
+    const tokens = await rawCollector('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX: y');
+    const tokenSource = createTokenSource({ clientId: 'id', clientSecret: 's', tokenUrl: `${tokens}oauth2/token`, userAgent: 'Acme Shop/1', store: createMemoryStore(), fetch: (async () => Response.json({ access_token: 'at', token_type: 'Bearer', expires_in: 3600 })) as typeof fetch });
+    const client = createDeviceRiskClient({ tokenSource, baseUrl: api.replace(/\/$/, ''), retrievalBaseUrl: api.replace(/\/$/, ''), userAgent: 'Acme Shop/1', maxAttempts: 1, accountTimeoutMs: 300, timeoutMs: 300 });
+    await expect(client.createAccount({ customerInternalReference: 'order-1', workflowDefinition: { key: 1 } })).rejects.toMatchObject({ code: 'network_error' });
+  });
+
+  it('the token source gives up within its time limit: network_error', { timeout: 30_000 }, async () => {
+    const tokens = await rawCollector(BAD_GZIP, { framed: false });
+    const tokenSource = createTokenSource({ clientId: 'id', clientSecret: 's', tokenUrl: `${tokens}oauth2/token`, userAgent: 'Acme Shop/1', store: createMemoryStore(), timeoutMs: 300, maxAttempts: 1 });
+    await expect(tokenSource.getToken()).rejects.toMatchObject({ code: 'network_error' });
   });
 });

@@ -40,3 +40,20 @@ export function deadline(ms: number, ...parents: Array<AbortSignal | undefined>)
     },
   };
 }
+
+/**
+ * `work`, unless `signal` aborts first: then its reason. For reads of a fetch body, which
+ * undici can leave pending after the abort (Node 20: a body that claims gzip and is not
+ * never settles), so that a time limit holds whatever the body.
+ */
+export function within<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    work.catch(() => {});
+    return Promise.reject(signal.reason as Error);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}

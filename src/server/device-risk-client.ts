@@ -26,7 +26,7 @@ import {
   sleep,
   upstreamSummary,
 } from './errors.js';
-import { deadline } from './deadline.js';
+import { deadline, within } from './deadline.js';
 import { recordUpstream } from './metrics.js';
 import { parseDetails, RESULT_SCHEDULE_SECONDS, type DeviceRiskDetails } from './result.js';
 import type { Region, TokenSource } from './token-source.js';
@@ -258,7 +258,7 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
           signal: limit.signal,
         });
         // The body is read by the caller: the limit covers it too.
-        const body = await response.arrayBuffer();
+        const body = await within(response.arrayBuffer(), limit.signal);
         const { status, statusText, headers } = response;
         recordUpstream(operation, status);
         response = new Response([101, 204, 205, 304].includes(status) ? null : body, { status, statusText, headers });

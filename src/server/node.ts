@@ -18,25 +18,33 @@ export type NodeHandler = (req: IncomingMessage, res: ServerResponse, next?: (er
 
 /** A Host header value: a DNS name, IPv4 or bracketed IPv6 address, with an optional port. */
 export function validHost(host: string): boolean {
-  return /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/.test(host);
+  if (!/^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/.test(host)) return false;
+  // What the pattern lets through must also make a URL: "99999999999" reads as an IPv4 address out of range.
+  return URL.canParse(`http://${host}/`);
 }
 
-/** A request the adapter refuses before any handler sees it (a malformed Host). */
+/** A request the adapter refuses before any handler sees it (a malformed Host, a method no web Request can carry). */
 export class BadRequestError extends Error {
   override readonly name = 'BadRequestError';
   constructor(
-    readonly code: 'bad_host' | 'bad_request_target' | 'body_already_read',
+    readonly code: 'bad_host' | 'bad_request_target' | 'body_already_read' | 'method_not_allowed',
     message: string,
+    /** The HTTP status `toNodeHandler` answers with. */
+    readonly status: 400 | 405 = 400,
   ) {
     super(message);
   }
 }
+
+/** Methods the Fetch standard forbids in a Request: `new Request()` throws on them. */
+const FORBIDDEN_METHODS = /^(CONNECT|TRACE|TRACK)$/i;
 
 /**
  * Builds a web Request from a Node request; the signal aborts when the client goes
  * away. Throws `BadRequestError` for a malformed Host, which `toNodeHandler` answers with 400.
  */
 export function toRequest(req: IncomingMessage, res: ServerResponse): Request {
+  if (FORBIDDEN_METHODS.test(req.method ?? '')) throw new BadRequestError('method_not_allowed', `${req.method} is not served here`, 405);
   const encrypted = (req.socket as { encrypted?: boolean }).encrypted === true;
   const host = req.headers.host ?? 'localhost';
   if (!validHost(host)) throw new BadRequestError('bad_host', 'the Host header is not a host name');
@@ -154,7 +162,7 @@ export function toNodeHandler(handler: FetchHandler): NodeHandler {
         request = toRequest(req, res);
       } catch (error) {
         if (!(error instanceof BadRequestError)) throw error;
-        res.writeHead(400, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+        res.writeHead(error.status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
         res.end(JSON.stringify({ error: { code: error.code, message: error.message } }));
         return;
       }

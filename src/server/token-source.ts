@@ -18,7 +18,7 @@ import {
   upstreamSummary,
 } from './errors.js';
 import { recordUpstream } from './metrics.js';
-import { deadline } from './deadline.js';
+import { deadline, within } from './deadline.js';
 import { claim, createMemoryStore, fromStore, keyPart, ownerMark, withTimeLimit, type Store } from './store.js';
 
 export type Region = 'US' | 'EU' | 'SG';
@@ -235,6 +235,9 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
             redirect: 'manual',
             signal,
           });
+          // Read here, within the limit: a body read can outlive an abort (deadline.ts).
+          const body = await within(response.arrayBuffer(), signal);
+          response = new Response([204, 205, 304].includes(response.status) ? null : body, { status: response.status, statusText: response.statusText, headers: response.headers });
         } catch (cause) {
           recordUpstream('token', 'network_error');
           if (callerSignal?.aborted) throw callerSignal.reason;
