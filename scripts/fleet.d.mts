@@ -2,6 +2,12 @@ export interface FleetInstance {
   child: import('node:child_process').ChildProcess;
   url: string;
   alive: boolean;
+  /** Requests it is working on now. */
+  inFlight: number;
+  /** Requests it was working on when it was killed: each can have left one account create on the wire. */
+  inFlightAtKill: number;
+  /** Orphaned transactions it reported (onError, code orphaned_transaction). */
+  orphansReported: number;
 }
 export interface Fleet {
   instances: FleetInstance[];

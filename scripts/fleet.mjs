@@ -16,16 +16,23 @@ export function fleetConfig(emulator, { redisUrl, leaseMs } = {}) {
 /** Starts `count` instances; resolves once each listens. */
 export async function startFleet(count, config) {
   const instances = await Promise.all(
-    Array.from({ length: count }, async () => {
-      const { child, port } = await spawnListening(INSTANCE, [JSON.stringify(config)]);
-      return { child, url: `http://127.0.0.1:${port}/device-risk`, alive: true };
+    Array.from({ length: count }, async (_, instance) => {
+      const { child, port } = await spawnListening(INSTANCE, [JSON.stringify({ ...config, instance })]);
+      const record = { child, url: `http://127.0.0.1:${port}/device-risk`, alive: true, inFlight: 0, inFlightAtKill: 0, orphansReported: 0 };
+      child.stdout.on('data', (chunk) => (record.orphansReported += (String(chunk).match(/^orphan /gm) ?? []).length));
+      return record;
     }),
   );
   return {
     instances,
-    /** SIGKILL, as a crashed machine: no cleanup, leases left behind. */
+    /**
+     * SIGKILL, as a crashed machine: no cleanup, leases left behind. `inFlightAtKill` keeps
+     * how many requests it was working on: each can have left at most one account create on
+     * the wire.
+     */
     kill(index) {
       instances[index].alive = false;
+      instances[index].inFlightAtKill = instances[index].inFlight;
       instances[index].child.kill('SIGKILL');
     },
     async stop() {
@@ -51,7 +58,7 @@ export async function drive({ fleet, keys, concurrency, blackbox, maxAttempts = 
   const results = [];
   const pick = () => {
     const live = fleet.instances.filter((i) => i.alive);
-    return live[turn++ % live.length].url;
+    return live[turn++ % live.length];
   };
   async function one(key) {
     const started = performance.now();
@@ -59,8 +66,10 @@ export async function drive({ fleet, keys, concurrency, blackbox, maxAttempts = 
     const codes = [];
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       let wait = 20;
+      const instance = pick();
+      instance.inFlight++;
       try {
-        const response = await fetch(pick(), {
+        const response = await fetch(instance.url, {
           method: 'POST',
           headers: { origin: 'https://shop.example', 'content-type': 'application/json', 'idempotency-key': key, 'x-order': key },
           body: JSON.stringify({ blackbox }),
@@ -74,6 +83,8 @@ export async function drive({ fleet, keys, concurrency, blackbox, maxAttempts = 
         wait = Math.min(maxRetryWaitMs, Number(response.headers.get('retry-after') ?? 0) * 1000 || 20);
       } catch {
         statuses.push('no answer');
+      } finally {
+        instance.inFlight--;
       }
       await new Promise((resolve) => setTimeout(resolve, wait));
     }

@@ -77,9 +77,12 @@ describe('consent', () => {
 
   it('a denial is reported to the endpoint as an outcome alone', async () => {
     const bodies: unknown[] = [];
-    const fetch = (async (_: string, init: RequestInit) => (bodies.push(JSON.parse(init.body as string)), new Response('{}', { status: 202 }))) as unknown as typeof globalThis.fetch;
+    // The report goes out after the call settles (a lazy chunk): waited for by its arrival, not a sleep.
+    let reported!: () => void;
+    const arrived = new Promise<void>((resolve) => (reported = resolve));
+    const fetch = (async (_: string, init: RequestInit) => (bodies.push(JSON.parse(init.body as string)), reported(), new Response('{}', { status: 202 }))) as unknown as typeof globalThis.fetch;
     await failure(api.captureBlackbox({ loaderUrl: LOADER_URL, consent: () => false, post: { url: '/risk', fetch } }));
-    await new Promise((r) => setTimeout(r, 50));
+    await arrived;
     expect(bodies).toEqual([{ outcome: { outcome: 'consent_denied', scripts: [], durationMs: 0 } }]);
   });
 

@@ -29,7 +29,7 @@ describe('dist/emulator.js', () => {
     const child = spawn(process.execPath, [new URL('../dist/emulator-cli.js', import.meta.url).pathname], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (chunk) => (out += chunk));
-    await expect.poll(() => out.includes('"baseUrl"'), { timeout: 5000 }).toBe(true);
+    await expect.poll(() => out.includes('"baseUrl"'), { timeout: 60_000 }).toBe(true);
     const addresses = JSON.parse(out) as Record<string, string>;
     expect(addresses.loaderUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/loader\.js$/);
     // A newcomer needs both credentials to point the server kit at it.

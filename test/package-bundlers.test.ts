@@ -18,7 +18,7 @@ beforeAll(() => {
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'shop', private: true, type: 'module' }));
   entry = join(dir, 'checkout.js');
   writeFileSync(entry, "import { captureBlackbox } from 'blackbox-capture';\nwindow.capture = () => captureBlackbox({ loaderUrl: '/iojs/loader.js' });\n");
-}, 60_000);
+});
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -126,26 +126,26 @@ describe('the packed tarball in bundlers', () => {
   it('Vite: production for vite build, development for NODE_ENV=development vite build', () => {
     expect(buildIn(viteBundle('production'))).toBe('production');
     expect(buildIn(viteBundle('development'))).toBe('development');
-  }, 60_000);
+  });
 
   it('webpack 5: production in production mode, development in development mode', async () => {
     expect(buildIn(await webpackBundle('production'))).toBe('production');
     expect(buildIn(await webpackBundle('development'))).toBe('development');
-  }, 60_000);
+  });
 
   it('Rollup (node-resolve 16): production without NODE_ENV or with production, development with NODE_ENV=development or the condition', async () => {
     expect(buildIn(await rollupBundle(undefined))).toBe('production');
     expect(buildIn(await rollupBundle('production'))).toBe('production');
     expect(buildIn(await rollupBundle('development'))).toBe('development');
     expect(buildIn(await rollupBundle(undefined, ['development']))).toBe('development');
-  }, 60_000);
+  });
 
   it('Parcel with packageExports: production for parcel build, development for parcel serve and watch', async () => {
     const project = join(dir, 'parcel-exports');
     parcelProject(project, { '@parcel/resolver-default': { packageExports: true } });
     expect(buildIn(await parcelBundle(project, 'checkout.js', 'production'))).toBe('production');
     expect(buildIn(await parcelBundle(project, 'checkout.js', 'development'))).toBe('development');
-  }, 60_000);
+  });
 
   it('Parcel without packageExports (its default): the production build in both modes, subpaths through their fallback folders', async () => {
     const project = join(dir, 'parcel-default');
@@ -155,7 +155,7 @@ describe('the packed tarball in bundlers', () => {
     // A subpath: Parcel reads element/package.json, which points into dist/.
     writeFileSync(join(project, 'element.js'), "import 'blackbox-capture/element';\n");
     expect(await parcelBundle(project, 'element.js', 'production')).toContain('customElements.define');
-  }, 60_000);
+  });
 
   it('Node: production by default, development with --conditions=development', () => {
     const which = (args: string[]) =>

@@ -19,7 +19,7 @@ beforeAll(() => {
   symlinkSync(join(ROOT, 'node_modules/@types/node'), join(dir, 'node_modules/@types/node'));
   // The optional peer the React entry needs, as a React project has it.
   symlinkSync(join(ROOT, 'node_modules/react'), join(dir, 'node_modules/react'));
-}, 60_000);
+});
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -226,10 +226,13 @@ describe('device-risk client', () => {
   });
 
   it('an account create that outlasts accountTimeoutMs fails typed and is not repeated', async () => {
-    const client = await setup({ accountRequestsPerSecond: 0 }, { accountTimeoutMs: 200 });
-    emulator.faults.latency('accountCreate', 600);
+    const client = await setup({ accountRequestsPerSecond: 0 }, { accountTimeoutMs: 1000 });
+    await client.createAccount(account); // the token is fetched: inside the limit there is only the create
+    emulator.faults.latency('accountCreate', 60_000); // answered long after any limit, however busy the machine
     await expect(client.createAccount(account)).rejects.toMatchObject({ code: 'network_error', operation: 'account create' });
-    expect(emulator.inspect.requests('accountCreate')).toBe(1);
+    // Sent at most once (on a busy machine it may not have left within the limit): never repeated.
+    expect(emulator.inspect.requests('accountCreate')).toBeLessThanOrEqual(2);
+    expect(emulator.inspect.requests('accountCreate')).toBeGreaterThanOrEqual(1);
   });
 
   it('an access token the API refuses (401) is dropped and fetched again once', async () => {

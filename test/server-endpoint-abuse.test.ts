@@ -2,31 +2,13 @@
 // fill the store (and so cannot make it forget a used nonce), a full memory store refuses new
 // work instead of forgetting a claim, and the browser's answer never depends on onResult.
 import { describe, expect, it } from 'vitest';
-import { DeviceRiskTransaction } from '../src/server/device-risk-client.js';
+import { stubClient } from './support/stub-client.js';
 import { createCaptureNonce, createDeviceRiskHandler, createMemoryStore, type DeviceRiskClient, type DeviceRiskHandlerOptions, type Store } from '../src/server/index.js';
 
 const SHOP = 'https://shop.example';
 const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
 const SECRET = 'a-nonce-secret-of-at-least-32-characters';
 const OUTCOME = { outcome: 'collection_failed', scripts: ['fp_static_wdp'], durationMs: 900 };
-
-function stubClient(): { client: DeviceRiskClient; creates: () => number } {
-  let n = 0;
-  const transaction = () =>
-    new DeviceRiskTransaction({ accountId: `acc-${++n}`, workflowExecutionId: `wf-${n}`, credentialId: 'cred', uploadUrl: 'https://api.example/u', finalizeUrl: 'https://api.example/f', tokenExpiresAt: Date.now() + 600_000, token: 'tx' });
-  const client = {
-    retrievalOrigin: 'https://retrieval.example',
-    clientId: 'client-1',
-    createAccount: async () => transaction(),
-    uploadBlackbox: async () => {},
-    finalize: async () => {},
-    status: async () => 'PROCESSED',
-    details: async (tx: DeviceRiskTransaction) => ({ workflowExecutionId: tx.workflowExecutionId, decision: tx.workflowExecutionId === 'wf-2' ? 'REJECTED' : 'PASSED' }),
-    sealTransaction: async (tx: DeviceRiskTransaction) => JSON.stringify({ ...tx.toJSON(), token: tx.token }),
-    openTransaction: async (sealed: string) => new DeviceRiskTransaction(JSON.parse(sealed) as never),
-  } as unknown as DeviceRiskClient;
-  return { client, creates: () => n };
-}
 
 const post = (body: unknown, key: string) =>
   new Request(`${SHOP}/device-risk`, { method: 'POST', headers: { origin: SHOP, 'content-type': 'application/json', 'idempotency-key': key }, body: JSON.stringify(body) });

@@ -204,14 +204,15 @@ describe('createDeviceRiskHandler', () => {
   it('a store briefly away after the upload is waited for: the progress is recorded, one attempt, one upload', async () => {
     let failures = 2;
     const memory = createMemoryStore();
+    // Progress is written by compare-and-set (an attempt replaces only its own last version).
     const store: Store = {
       ...memory,
-      set: async (key, value, ttl) => {
+      compareAndSet: async (key, expected, value, ttl) => {
         if (value.includes('"uploaded":true') && failures > 0) {
           failures--;
           throw new Error('store away');
         }
-        return memory.set(key, value, ttl);
+        return memory.compareAndSet(key, expected, value, ttl);
       },
     };
     const { handler } = await setup({}, { store });
@@ -225,10 +226,10 @@ describe('createDeviceRiskHandler', () => {
     let storeDown = false;
     const store: Store = {
       ...memory,
-      set: async (key, value, ttl) => {
+      compareAndSet: async (key, expected, value, ttl) => {
         if (value.includes('"uploaded":true')) storeDown = true;
         if (storeDown) throw new Error('store away');
-        return memory.set(key, value, ttl);
+        return memory.compareAndSet(key, expected, value, ttl);
       },
     };
     const { handler, errors } = await setup({}, { store, idempotencyLeaseMs: 300 });
@@ -237,7 +238,7 @@ describe('createDeviceRiskHandler', () => {
     expect(first.headers.get('retry-after')).toBe('1');
     expect(errors).toContainEqual(expect.objectContaining({ code: 'store_unavailable' }));
     storeDown = false;
-    store.set = memory.set;
+    store.compareAndSet = memory.compareAndSet;
     expect((await handler(post({ blackbox: BLACKBOX }))).status).toBe(200);
     expect(emulator.inspect.requests('upload')).toBe(1);
     expect(emulator.inspect.transactions()).toHaveLength(1);

@@ -224,18 +224,29 @@ describe('aborts and the lock', () => {
   });
 
   it('a slow request keeps its lock by renewing it: a second source on the store waits for its token instead of asking', async () => {
-    const store = createMemoryStore();
+    // The store's clock moves only when the test moves it: the lease ends by it, not by how busy the machine is.
+    let storeTime = 1_000_000;
+    const memory = createMemoryStore({ now: () => storeTime });
+    const renewals: number[] = [];
+    const store: Store = { ...memory, compareAndSet: (k, e, v, t) => (k.endsWith(':token-lock') && renewals.push(storeTime), memory.compareAndSet(k, e, v, t)) };
     const tokenUrl = `http://127.0.0.1:${port++}/oauth2/token`;
     let calls = 0;
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
     const slow = (async () => {
       calls++;
-      await new Promise((r) => setTimeout(r, 300));
+      await answered;
       return granted(`at-${calls}`);
     }) as unknown as typeof fetch;
     const make = () => createTokenSource({ clientId: 'client id', clientSecret: 'secret', tokenUrl, userAgent: UA, fetch: slow, store, lockLeaseMs: 90 });
     const first = make().getToken();
-    await new Promise((r) => setTimeout(r, 150)); // past the lease, had it not been renewed
+    await vi.waitFor(() => expect(calls).toBe(1)); // the lock is held (until +90) and the request is out
+    storeTime += 60;
+    await vi.waitFor(() => expect(renewals.filter((at) => at === storeTime).length).toBeGreaterThan(0)); // renewed: until +150
+    storeTime += 60; // past the first lease, inside the renewed one
     const second = make().getToken();
+    await new Promise((r) => setTimeout(r, 100)); // the second source looks at the lock a few times
+    answer();
     expect(await Promise.all([first, second])).toEqual(['at-1', 'at-1']);
     expect(calls).toBe(1);
   });

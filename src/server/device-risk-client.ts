@@ -156,6 +156,8 @@ export interface DeviceRiskClient {
   openTransaction(sealed: string): Promise<DeviceRiskTransaction>;
   /** The client id (not secret): the namespace of this client's keys in a shared store. */
   readonly clientId: string;
+  /** How long an account create may take (`accountTimeoutMs`): how long a create can be on the wire. */
+  readonly accountTimeoutMs?: number;
 }
 
 /** Checks a blackbox before it is sent anywhere. */
@@ -404,6 +406,7 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
   return {
     retrievalOrigin: retrievalBase.origin,
     clientId: tokenSource.clientId,
+    accountTimeoutMs,
     async sealTransaction(transaction) {
       return JSON.stringify({ ...transaction.toJSON(), token: await tokenSource.seal(transaction.token) });
     },

@@ -19,7 +19,9 @@ import {
   ERR_NONCE_EXPIRED,
   ERR_NONCE_INVALID,
   ERR_NONCE_MISSING,
+  ERR_NETWORK,
   ERR_NONCE_REUSED,
+  ERR_ORPHANED_TRANSACTION,
   ERR_REQUEST_REJECTED,
   ERR_RESULT_NOT_READY,
   ERR_STORE_FULL,
@@ -173,7 +175,7 @@ export async function runDeviceRiskCheck(client: DeviceRiskClient, blackbox: str
   };
   if (body.workflowDefinition.key === '' && !customer.transaction) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'no workflow key: set workflowKey on the handler or in resolveCustomer');
   // Resume where a failed attempt stopped; a lapsed transaction token means a fresh transaction.
-  if (progress.transaction && now() >= progress.transaction.tokenExpiresAt - 30_000) progress.transaction = progress.uploaded = undefined;
+  if (progress.transaction && lapsed(progress.transaction, now)) progress.transaction = progress.uploaded = undefined;
   if (!progress.transaction) {
     progress.transaction = customer.transaction ?? (customer.accountId ? await client.updateAccount(customer.accountId, body) : await client.createAccount(body));
     await options.onProgress?.(progress);
@@ -205,7 +207,14 @@ export async function runDeviceRiskCheck(client: DeviceRiskClient, blackbox: str
   return { accountId: tx.accountId, workflowExecutionId: tx.workflowExecutionId, status };
 }
 
-/** What the store keeps per Idempotency-Key. */
+/** A transaction whose token is about to lapse cannot be uploaded to or finalized: a fresh one is made. */
+const lapsed = (transaction: DeviceRiskTransaction, now: () => number) => now() >= transaction.tokenExpiresAt - 30_000;
+
+/**
+ * What the store keeps per Idempotency-Key. Each attempt replaces exactly the version it
+ * last wrote (compare-and-set), so an attempt whose key another has taken over can write
+ * nothing more: it is fenced, and stops before its next call to the service.
+ */
 interface KeyRecord {
   /** SHA-256 of the origin, the customer and the blackbox: the same key with another request is refused. */
   fingerprint: string;
@@ -213,6 +222,13 @@ interface KeyRecord {
   transaction?: string;
   uploaded?: boolean;
   result?: DeviceRiskResult;
+  /**
+   * An account create on the wire: until `until` (epoch ms), its attempt may still record the
+   * transaction it made, and no other attempt makes one. After it, the create's owner is
+   * taken to have died with it on the wire: the next attempt makes another (the one orphan a
+   * crash can leave, reported through onError).
+   */
+  creating?: { owner: string; until: number };
 }
 
 /** How often a request waiting for another instance's work on its key looks again, in ms. */
@@ -259,6 +275,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
   async function underKey(
     key: string,
     fingerprint: string,
+    customerTransaction: boolean,
     run: (progress: DeviceRiskProgress, save: (progress: DeviceRiskProgress) => Promise<void>) => Promise<DeviceRiskResult>,
     onNewKey: () => void,
   ): Promise<Response> {
@@ -266,42 +283,37 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
     const leaseKey = `${recordKey}:lease`;
     const read = async () => {
       const stored = await fromStore(store.get(recordKey), 'idempotency record read');
-      return stored === undefined ? undefined : (JSON.parse(stored) as KeyRecord);
+      return { stored, record: stored === undefined ? undefined : (JSON.parse(stored) as KeyRecord) };
     };
-    const write = (record: KeyRecord) => fromStore(store.set(recordKey, JSON.stringify(record), ttl), 'idempotency record write');
-    /**
-     * Progress made upstream (a transaction created, a blackbox uploaded) must reach the
-     * store, or a retry would do it again: a store that is briefly away (a restart, a
-     * fail-over) is waited for, up to the lease.
-     */
-    const persist = async (record: KeyRecord) => {
-      const until = Date.now() + leaseMs;
-      for (;;) {
-        try {
-          return await write(record);
-        } catch (error) {
-          if (Date.now() + STORE_RETRY_MS >= until) throw error;
-          await sleep(STORE_RETRY_MS);
-        }
-      }
-    };
+    // Waits and retries run on the wall clock: they sleep real time.
     const waitUntil = Date.now() + waitMs;
     for (;;) {
       // The lease first: on the common path (a new key) that is one store operation less.
       const mark = ownerMark();
       if (await claim(store, leaseKey, mark, leaseMs, 'idempotency lease')) {
-        const renew = setInterval(() => void store.compareAndSet(leaseKey, mark, mark, leaseMs).catch(() => {}), leaseMs / 3);
+        let leaseLost = false;
+        const renew = setInterval(() => {
+          store.compareAndSet(leaseKey, mark, mark, leaseMs).then(
+            (held) => void (leaseLost ||= !held),
+            () => {},
+          );
+        }, leaseMs / 3);
         try {
-          const record = await read();
+          const { stored, record } = await read();
           if (record && record.fingerprint !== fingerprint) return reused();
           if (record?.result) return json(record.result, 200);
-          const saved: KeyRecord = record ?? { fingerprint };
-          if (!record) {
-            // Written before any call to the service: a store that has no room (or no answer)
-            // refuses the work before a transaction exists, never after.
-            await write(saved);
-            onNewKey();
+          if (record?.creating && !record.transaction) {
+            // Another attempt's create may be on the wire: it records its transaction, or its time runs out.
+            if (now() < record.creating.until) return inUse(Math.ceil((record.creating.until - now()) / 1000));
+            options.onError?.(
+              new DeviceRiskError(ERR_ORPHANED_TRANSACTION, 'an earlier attempt on this Idempotency-Key stopped with its account create on the wire: that transaction, if made, stays INITIATED without a blackbox', {
+                operation: 'account create',
+              }),
+            );
           }
+          const written = fencedRecord(stored, record === undefined);
+          const saved: KeyRecord = record ?? { fingerprint };
+          delete saved.creating;
           const progress: DeviceRiskProgress = {
             ...(saved.transaction ? { transaction: await client.openTransaction(saved.transaction) } : {}),
             ...(saved.uploaded ? { uploaded: true } : {}),
@@ -313,15 +325,65 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
             const status = await client.status(progress.transaction).catch(() => undefined);
             if (status !== undefined && status !== 'INITIATED') progress.uploaded = true;
           }
+          const creates = !customerTransaction && (!progress.transaction || lapsed(progress.transaction, now));
+          // Before any call to the service the record is written (a store with no room or no
+          // answer refuses the work before a transaction exists), with the create's intent.
+          const createWindowMs = (client.accountTimeoutMs ?? 60_000) + leaseMs;
+          await written.replace(creates ? { ...saved, creating: { owner: mark, until: now() + createWindowMs } } : saved, leaseMs);
+          if (!record) onNewKey();
+          /** The lease must still be this attempt's before each call to the service. */
+          const stillOwner = () => {
+            if (leaseLost) throw new DeviceRiskError(ERR_IDEMPOTENCY_KEY_IN_USE, 'this attempt lost its lease on the Idempotency-Key', { retryAfter: 1, operation: 'store' });
+          };
+          let recorded = progress.transaction;
+          let madeUnrecorded = false;
+          /**
+           * The create ended without a transaction to record: its intent goes, so that the next
+           * attempt does not wait for it. An answer that never came may still have made one.
+           */
+          const createEnded = async (error: unknown) => {
+            await written.replace(saved, leaseMs).catch(() => {});
+            if (isDeviceRiskError(error) && error.code === ERR_NETWORK && /^account/.test(error.operation ?? '')) {
+              options.onError?.(
+                new DeviceRiskError(ERR_ORPHANED_TRANSACTION, 'an account create got no answer: the transaction it may have made stays INITIATED without a blackbox', { operation: error.operation, cause: error }),
+              );
+            }
+          };
           const save = async (next: DeviceRiskProgress) => {
+            const made = next.transaction && next.transaction !== recorded ? next.transaction : undefined;
+            madeUnrecorded = !!made;
             saved.transaction = next.transaction ? await client.sealTransaction(next.transaction) : undefined;
             saved.uploaded = next.uploaded;
-            await persist(saved);
+            try {
+              // The transaction just made is kept for as long as no other attempt may make one.
+              await written.replace(saved, made ? createWindowMs : leaseMs);
+            } catch (error) {
+              if (made) {
+                options.onError?.(
+                  new DeviceRiskError(ERR_ORPHANED_TRANSACTION, `workflow execution ${made.workflowExecutionId} was created but could not be recorded: it stays INITIATED without a blackbox`, {
+                    operation: 'account create',
+                    cause: error,
+                  }),
+                );
+              }
+              throw error;
+            }
+            recorded = next.transaction;
+            stillOwner();
           };
-          const result = await run(progress, save);
+          stillOwner();
+          let result: DeviceRiskResult;
+          const before = recorded;
+          try {
+            result = await run(progress, save);
+          } catch (error) {
+            // Nothing new recorded and nothing made unrecorded: the create (if it ran) made nothing we know of.
+            if (creates && recorded === before && !madeUnrecorded) await createEnded(error);
+            throw error;
+          }
           // Nothing is lost: should this write fail, the next attempt finds the progress and finalize answers as before.
           // Done, the record needs only what answers a retry: no transaction token is kept.
-          await persist({ fingerprint, result });
+          await written.replace({ fingerprint, result }, leaseMs).catch((error: unknown) => options.onError?.(error));
           return json(result, 200);
         } finally {
           clearInterval(renew);
@@ -329,16 +391,48 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
         }
       }
       // Another instance works on the key, or it is done: its answer, a refusal, or wait.
-      const record = await read();
+      const { record } = await read();
       if (record && record.fingerprint !== fingerprint) return reused();
       // Stryker disable next-line ConditionalExpression: a waiter that misses the answer here takes the lease once the owner lets go, and answers the same from there
       if (record?.result) return json(record.result, 200);
-      if (Date.now() >= waitUntil) {
-        return refuse(409, ERR_IDEMPOTENCY_KEY_IN_USE, 'Another attempt with this Idempotency-Key is still running; retry with the same key', { 'retry-after': '1' });
-      }
+      if (Date.now() >= waitUntil) return inUse(1);
       await sleep(KEY_POLL_MS);
     }
+
+    /**
+     * The key's record as this attempt last wrote it (`stored`, or none yet when `fresh`):
+     * each write replaces exactly that version. A store that is away is waited for, up to
+     * `withinMs`; a version that another attempt replaced means the key was taken over
+     * (`idempotency_key_in_use`): nothing more is written or called.
+     */
+    function fencedRecord(stored: string | undefined, fresh: boolean) {
+      let last = fresh ? undefined : stored;
+      return {
+        async replace(next: KeyRecord, withinMs: number): Promise<void> {
+          const text = JSON.stringify(next);
+          const until = Date.now() + withinMs;
+          for (let attempt = 0; ; attempt++) {
+            try {
+              const done = last === undefined ? await fromStore(store.setIfAbsent(recordKey, text, ttl), 'idempotency record write') : await fromStore(store.compareAndSet(recordKey, last, text, ttl), 'idempotency record write');
+              // A write that timed out may have landed: then the record is already `text`.
+              if (!done && !(attempt > 0 && (await read()).stored === text)) {
+                throw new DeviceRiskError(ERR_IDEMPOTENCY_KEY_IN_USE, 'another attempt took this Idempotency-Key over', { retryAfter: 1, operation: 'store' });
+              }
+              last = text;
+              return;
+            } catch (error) {
+              if (isDeviceRiskError(error) && (error.code === ERR_IDEMPOTENCY_KEY_IN_USE || error.code === ERR_STORE_FULL)) throw error;
+              if (Date.now() + STORE_RETRY_MS >= until) throw error;
+              await sleep(STORE_RETRY_MS);
+            }
+          }
+        },
+      };
+    }
   }
+
+  const inUse = (seconds: number) =>
+    refuse(409, ERR_IDEMPOTENCY_KEY_IN_USE, 'Another attempt with this Idempotency-Key is still running; retry with the same key', { 'retry-after': String(Math.min(60, Math.max(1, seconds))) });
 
   /** Verifies the nonce and claims it for this Idempotency-Key; a refusal, or undefined to go on. */
   async function claimNonce(nonce: unknown, subject: string, claimant: string): Promise<Response | undefined> {
@@ -433,7 +527,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
         return json(await runDeviceRiskCheck(client, blackbox, customer, check({})), 200);
       }
       const fingerprint = await fingerprintOf(origin, customer.customerInternalReference, blackbox);
-      return await underKey(key, fingerprint, (progress, save) => runDeviceRiskCheck(client, blackbox, customer, check(progress, save)), told);
+      return await underKey(key, fingerprint, customer.transaction !== undefined, (progress, save) => runDeviceRiskCheck(client, blackbox, customer, check(progress, save)), told);
     } catch (error) {
       options.onError?.(error);
       const status = isDeviceRiskError(error) ? error.status : undefined;
@@ -448,6 +542,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
       }
       // Upstream trouble: tell the browser to try again later with the same key.
       const retryAfter = String(Math.min(isDeviceRiskError(error) && error.retryAfter !== undefined ? error.retryAfter : 2, 60));
+      if (code === ERR_IDEMPOTENCY_KEY_IN_USE) return inUse(1);
       const unavailable = status === 429 || status === 503 || code === 'network_error' || code === 'rate_limited' || code === ERR_STORE_UNAVAILABLE || code === ERR_STORE_FULL;
       return refuse(unavailable ? 503 : 502, code, 'The device-risk service could not be reached; retry with the same Idempotency-Key', { 'retry-after': retryAfter });
     }

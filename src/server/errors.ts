@@ -23,6 +23,7 @@ export const ERR_INVALID_CALLBACK = 'invalid_callback';
 export const ERR_ABORTED = 'aborted';
 export const ERR_STORE_UNAVAILABLE = 'store_unavailable';
 export const ERR_STORE_FULL = 'store_full';
+export const ERR_ORPHANED_TRANSACTION = 'orphaned_transaction';
 export const ERR_IDEMPOTENCY_KEY_IN_USE = 'idempotency_key_in_use';
 export const ERR_BLACKBOX_DAMAGED = 'blackbox_damaged';
 export const ERR_NONCE_MISSING = 'nonce_missing';
@@ -50,6 +51,7 @@ export type DeviceRiskErrorCode =
   | typeof ERR_ABORTED
   | typeof ERR_STORE_UNAVAILABLE
   | typeof ERR_STORE_FULL
+  | typeof ERR_ORPHANED_TRANSACTION
   | typeof ERR_IDEMPOTENCY_KEY_IN_USE
   | typeof ERR_BLACKBOX_DAMAGED
   | typeof ERR_NONCE_MISSING

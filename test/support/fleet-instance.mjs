@@ -19,15 +19,19 @@ if (config.redisUrl) {
 const userAgent = 'AcmeShop Checkout/1.0';
 const tokenSource = createTokenSource({ clientId: config.clientId, clientSecret: config.clientSecret, tokenUrl: config.tokenUrl, userAgent, store });
 // One attempt per upstream call: the fleet test's client retries on the next instance.
-const client = createDeviceRiskClient({ tokenSource, baseUrl: config.baseUrl, retrievalBaseUrl: config.retrievalUrl, userAgent, maxAttempts: 1 });
+// An account create is given up after 3 s: a key whose owner dies with one on the wire waits that long (and a lease) before another is made.
+const client = createDeviceRiskClient({ tokenSource, baseUrl: config.baseUrl, retrievalBaseUrl: config.retrievalUrl, userAgent, maxAttempts: 1, accountTimeoutMs: 3000 });
 const handler = createDeviceRiskHandler({
   client,
   store,
   allowedOrigins: ['https://shop.example'],
   workflowKey: 10020,
   idempotencyLeaseMs: config.leaseMs ?? 10_000,
-  resolveCustomer: (request) => ({ customerInternalReference: request.headers.get('x-order') ?? 'order' }),
+  // userReference names the instance: the emulator's records then say which instance made each transaction.
+  resolveCustomer: (request) => ({ customerInternalReference: request.headers.get('x-order') ?? 'order', userReference: `instance-${config.instance ?? 0}` }),
   reportStatus: false,
+  // Orphans the kit knows of are reported: one line each, for the fleet test to count.
+  onError: (error) => void (error?.code === 'orphaned_transaction' && process.stdout.write(`orphan ${JSON.stringify(error.message)}\n`)),
 });
 const server = createServer(toNodeHandler(handler));
 server.keepAliveTimeout = 60_000;
