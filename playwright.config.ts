@@ -13,7 +13,10 @@ export default defineConfig({
   fullyParallel: true,
   workers: 2,
   retries: 0,
-  timeout: 30_000,
+  // Generous limits: a busy machine slows every page, and how fast a capture ends is asserted
+  // against its own configured time limit, never against these.
+  timeout: 90_000,
+  expect: { timeout: 20_000 },
   reporter: process.env.CI ? [['list'], ['html', { open: 'never', outputFolder: 'playwright-report' }]] : 'list',
   // Every test runs with the emulator's loader and with the vendor's real loader 5.2.2.
   projects: [

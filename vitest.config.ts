@@ -36,7 +36,7 @@ export default defineConfig({
       // The unit tests wait on timers and loopback sockets more than they compute (about one
       // core busy with two workers): two workers a core cut the wall time from 22 s to 14 s here.
       { extends: true, test: { name: 'unit', maxWorkers: 4, include: ['test/**/*.test.ts'], exclude: [...builtPackageTests, ...integrationTests, 'node_modules/**'] } },
-      { extends: true, test: { name: 'integration', include: integrationTests } },
+      { extends: true, test: { name: 'integration', include: integrationTests, testTimeout: 60_000 } },
       // Slow tools (tsc, are-the-types-wrong, bundlers, npm pack) and whole fleets: their own time
       // limits, which fit them on a busy 2-core machine; a unit test's 10 s would not.
       { extends: true, test: { name: 'built', include: builtPackageTests, testTimeout: 300_000, hookTimeout: 300_000 } },

@@ -92,6 +92,14 @@ function send(port: number, init: { method: string; path: string; headers: Recor
   });
 }
 
+/** The heap's growth since the call, after a full collection (the unit project runs with --expose-gc). */
+function heapFrom(): () => number {
+  const collect = () => (globalThis as { gc?: () => void }).gc?.();
+  collect();
+  const before = process.memoryUsage().heapUsed;
+  return () => (collect(), process.memoryUsage().heapUsed - before);
+}
+
 /** Is the server still answering? */
 async function alive(port: number): Promise<boolean> {
   return (await send(port, { method: 'GET', path: '/', headers: {} })) !== undefined;
@@ -159,6 +167,7 @@ describe('hostile requests', () => {
   });
 
   it('the endpoint: a typed refusal or 200/202; requests refused before the customer write nothing to the store', { timeout: CASE_TIMEOUT }, async () => {
+    const heapGrowth = heapFrom();
     const memory = createMemoryStore();
     let writes = 0;
     const store: Store = { ...memory, set: (...a) => (writes++, memory.set(...a)), setIfAbsent: (...a) => (writes++, memory.setIfAbsent(...a)), compareAndSet: (...a) => (writes++, memory.compareAndSet(...a)) };
@@ -189,6 +198,7 @@ describe('hostile requests', () => {
     );
     expect(writes).toBe(0);
     expect(emulator.inspect.requests('accountCreate')).toBe(0);
+    expect(heapGrowth()).toBeLessThan(64 * 1024 * 1024); // memory stays bounded: nothing kept per request
     expect(await alive(port)).toBe(true);
   });
 
