@@ -12,7 +12,7 @@
  * and a redirect only within the origin it was asked for. The HTML is read by a tokenizer
  * (html.ts), in time linear in its size.
  */
-import { readMarkup } from './html.js';
+import type { PageMarkup } from './html.js';
 
 export type CheckStatus = 'pass' | 'warn' | 'fail';
 
@@ -60,6 +60,12 @@ export interface DoctorOptions {
   timeoutMs?: number;
   /** Largest page read, in bytes; the rest is not read. Default 2 MiB. */
   maxPageBytes?: number;
+  /**
+   * Reads what the checks need of the page's HTML: on Node, htmlparser2's tokenizer
+   * (`readMarkup` of html.ts, as the command gives it); in the page, the browser's own parser
+   * (`diagnose()`). Given, not imported, so that the page's entry holds no HTML library.
+   */
+  readMarkup: (html: string) => PageMarkup;
   fetch?: typeof fetch;
 }
 
@@ -73,7 +79,7 @@ const MAX_REDIRECTS = 3;
 const MAX_SCRIPT_BYTES = 256 * 1024;
 
 /** The policies of the Content-Security-Policy headers and `<meta http-equiv>` tags: each a map of directive to sources. */
-export function policies(headers: Headers, html: string, metaPolicies = readMarkup(html).metaPolicies): Array<Map<string, string[]>> {
+export function policies(headers: Headers, metaPolicies: readonly string[]): Array<Map<string, string[]>> {
   const texts = [...(headers.get('content-security-policy') ?? '').split(',').filter((text) => text.trim()), ...metaPolicies];
   return texts.map((text) => {
     const policy = new Map<string, string[]>();
@@ -142,7 +148,7 @@ function allows(sources: string[], origin: string, pageOrigin: string): boolean 
   });
 }
 
-export async function runDoctor(pageUrl: string, options: DoctorOptions = {}): Promise<DoctorReport> {
+export async function runDoctor(pageUrl: string, options: DoctorOptions): Promise<DoctorReport> {
   const doFetch = options.fetch ?? fetch;
   const timeoutMs = options.timeoutMs ?? 10_000;
   const prefix = (options.prefix ?? '/iojs').replace(/\/+$/, '');
@@ -170,7 +176,7 @@ export async function runDoctor(pageUrl: string, options: DoctorOptions = {}): P
   }
 
   // Loader tags: the page's own (a src naming a loader) and this package's script tag, which injects one unless data-inject="false".
-  const markup = readMarkup(html);
+  const markup = options.readMarkup(html);
   const tags = markup.scripts;
   const declarative = tags.filter((t) => t['data-loader-url'] !== undefined);
   const resolve = (src: string) => {
@@ -209,7 +215,7 @@ export async function runDoctor(pageUrl: string, options: DoctorOptions = {}): P
   }
 
   // CSP: the loader's origin, the first-party scripts (this origin) and the vendor's host.
-  const csp = policies(pageHeaders, html, markup.metaPolicies);
+  const csp = policies(pageHeaders, markup.metaPolicies);
   const problems: string[] = [];
   for (const policy of csp) {
     const scriptSources = policy.get('script-src-elem') ?? policy.get('script-src') ?? policy.get('default-src');

@@ -1,7 +1,7 @@
 // The packed tarball, installed as npm would: its package/ folder as
 // node_modules/blackbox-capture in a fresh folder, for the tests of what users install.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,5 +16,8 @@ export function installPackedTarball(prefix: string): { dir: string; tarball: st
   const installed = join(dir, 'node_modules', 'blackbox-capture');
   mkdirSync(installed, { recursive: true });
   execFileSync('tar', ['xzf', tarball, '-C', installed, '--strip-components=1']);
+  // Its dependencies, as npm would install them (theirs resolve from where they really are).
+  const { dependencies = {} } = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+  for (const name of Object.keys(dependencies)) symlinkSync(join(ROOT, 'node_modules', name), join(dir, 'node_modules', name));
   return { dir, tarball };
 }
