@@ -2,6 +2,7 @@
 // - the browser package: an ES module for bundlers, a minified UMD file for script
 //   tags (global BlackboxCapture), one bundled declaration file;
 // - the Node side (server kit, emulator): ES modules for Node 20+, with declarations.
+import { nodeResolve } from '@rollup/plugin-node-resolve';
 import terser from '@rollup/plugin-terser';
 import typescript from '@rollup/plugin-typescript';
 import { builtinModules } from 'node:module';
@@ -34,7 +35,8 @@ const nodeEntries = {
   'server-redis': 'src/server/redis.ts',
   emulator: 'src/emulator/index.ts',
 };
-const nodeExternal = (id) => id.startsWith('node:') || builtinModules.includes(id) || id === 'playwright-core';
+// htmlparser2 is a dependency of the package: the command imports it from node_modules.
+const nodeExternal = (id) => id.startsWith('node:') || builtinModules.includes(id) || id === 'playwright-core' || id === 'htmlparser2';
 
 // Declarations: one self-contained file per entry and module kind (.d.ts for import,
 // .d.cts for require), so that neither points into a declaration of the other kind.
@@ -117,12 +119,14 @@ export default [
   ...browserBuild('development'),
   {
     // blackbox-capture/diagnose: the doctor in the page, an entry of its own (never in the capture's bundle).
+    // It holds its HTML tokenizer (htmlparser2): a page cannot resolve a bare import, and under
+    // Trusted Types the browser's own parser (DOMParser) is a sink it may not use.
     input: { diagnose: 'src/doctor/diagnose.ts' },
     output: [
       { dir: 'dist', format: 'es', entryFileNames: '[name].js' },
       { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', exports: 'named' },
     ],
-    plugins: [ts()],
+    plugins: [ts(), nodeResolve({ browser: true }), terser({ ecma: 2020, format: { comments: false } })],
   },
   ...declarations('src/doctor/diagnose.ts', 'diagnose'),
   {

@@ -4,10 +4,6 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_REQUESTS, runDoctor } from '../src/doctor/doctor.js';
-import { readMarkup } from '../src/doctor/html.js';
-
-/** The doctor as the command runs it: HTML read by htmlparser2. */
-const doctor = (url: string) => runDoctor(url, { readMarkup });
 
 interface Site {
   origin: string;
@@ -41,7 +37,7 @@ describe('the doctor on a hostile page', () => {
     const internal = await serve(() => script);
     const tags = Array.from({ length: 50 }, (_, i) => `<script src="${internal.origin}/internal/api/${i}/loader.js"></script><script data-loader-url="${internal.origin}/internal/api/x${i}"></script>`).join('');
     const page = await serve((path) => (path === '/checkout' ? html(tags) : script));
-    const report = await doctor(`${page.origin}/checkout`);
+    const report = await runDoctor(`${page.origin}/checkout`);
     expect(internal.seen.length).toBeLessThanOrEqual(1);
     expect(page.seen.length + internal.seen.length).toBeLessThanOrEqual(MAX_REQUESTS);
     expect(report.findings.find((f) => f.id === 'loader_tag_once')?.status).toBe('fail');
@@ -53,17 +49,17 @@ describe('the doctor on a hostile page', () => {
     const page = await serve((path) =>
       path === '/checkout' ? html('') : path === '/moved' ? { status: 302, headers: { location: `${elsewhere.origin}/steal` } } : { status: 301, headers: { location: `${elsewhere.origin}${path}` } },
     );
-    const report = await doctor(`${page.origin}/checkout`);
+    const report = await runDoctor(`${page.origin}/checkout`);
     expect(elsewhere.seen).toEqual([]);
     expect(report.findings.find((f) => f.id === 'static_script')?.message).toMatch(/another origin/);
-    const moved = await doctor(`${page.origin}/moved`);
+    const moved = await runDoctor(`${page.origin}/moved`);
     expect(elsewhere.seen).toEqual([]);
     expect(moved.findings.find((f) => f.id === 'page')).toMatchObject({ status: 'fail', message: expect.stringMatching(/another origin/) });
   });
 
   it('a redirect within the origin is followed, a few times at most', async () => {
     const page = await serve((path) => (path === '/checkout' ? { status: 302, headers: { location: '/checkout/' } } : path === '/checkout/' ? html('') : { status: 302, headers: { location: path + 'x' } }));
-    const report = await doctor(`${page.origin}/checkout`);
+    const report = await runDoctor(`${page.origin}/checkout`);
     expect(report.findings.find((f) => f.id === 'page')?.status).toBe('pass');
     expect(report.findings.find((f) => f.id === 'static_script')?.message).toMatch(/more than 3 redirects/);
     expect(page.seen.length).toBeLessThanOrEqual(MAX_REQUESTS);
@@ -73,14 +69,14 @@ describe('the doctor on a hostile page', () => {
     const hostile = '<script '.repeat((2 * 1024 * 1024) / 8);
     const page = await serve((path) => (path === '/checkout' ? { headers: { 'content-type': 'text/html' }, body: hostile + hostile } : script));
     // Quadratic reading took 18 s for 400 KB: this runs well inside the test's time limit.
-    const report = await doctor(`${page.origin}/checkout`);
+    const report = await runDoctor(`${page.origin}/checkout`);
     expect(report.findings.find((f) => f.id === 'page')).toMatchObject({ status: 'warn', message: expect.stringMatching(/larger than 2097152 bytes/) });
     expect(page.seen.length).toBeLessThanOrEqual(MAX_REQUESTS);
   });
 
   it('URLs that are no http(s) URL are not fetched', async () => {
     const page = await serve((path) => (path === '/checkout' ? html('<script data-loader-url="file:///etc/passwd"></script><script src="javascript:alert(1)//loader.js"></script>') : script));
-    const report = await doctor(`${page.origin}/checkout`);
+    const report = await runDoctor(`${page.origin}/checkout`);
     expect(report.findings.filter((f) => f.id === 'loader_script').map((f) => f.message)).toEqual(['no loader URL found']);
   });
 });

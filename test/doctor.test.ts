@@ -1,11 +1,7 @@
 // The integration doctor against the demo site, healthy and broken on purpose one way per
 // check, and against the shipped nginx configuration (the CLI: test/dist-doctor.test.ts).
 import { describe, expect, it } from 'vitest';
-import { formatReport, runDoctor, type DoctorOptions, type DoctorReport, type Finding } from '../src/doctor/doctor.js';
-import { readMarkup } from '../src/doctor/html.js';
-
-/** The doctor as the command runs it: HTML read by htmlparser2. */
-const doctor = (url: string, options: Partial<DoctorOptions> = {}) => runDoctor(url, { readMarkup, ...options });
+import { formatReport, runDoctor, type DoctorReport, type Finding } from '../src/doctor/doctor.js';
 import { statusOf, useDemo } from './support/doctor-demo.js';
 import { startEmulator } from '../src/emulator/index.js';
 // @ts-expect-error: a plain ES module script without types
@@ -16,7 +12,7 @@ const collectorUrl = site.collectorUrl;
 
 describe('runDoctor', () => {
   it('the healthy demo checkout passes every check', async () => {
-    const report = await doctor(`${site.demo.url}/checkout`, { collectorUrl: collectorUrl(), thirdPartyHost: site.demo.emulator!.thirdPartyUrl });
+    const report = await runDoctor(`${site.demo.url}/checkout`, { collectorUrl: collectorUrl(), thirdPartyHost: site.demo.emulator!.thirdPartyUrl });
     expect(report.findings.filter((f) => f.status !== 'pass')).toEqual([]);
     expect(report.findings.map((f) => f.id).sort()).toEqual(['csp', 'dyn_not_cached', 'dyn_script', 'loader_script', 'loader_tag_once', 'page', 'set_cookie', 'static_script']);
     expect(report.ok).toBe(true);
@@ -31,7 +27,7 @@ describe('runDoctor', () => {
     ['a loader URL that is no script', '/checkout?doctor=bad-loader', {}, ['loader_script'], 'fail', /loaderUrl/],
     ['a second loader tag', '/checkout?doctor=double-tag', {}, ['loader_tag_once'], 'fail', /keep one/],
   ] as Array<[string, string, object, Finding['id'][], 'fail' | 'warn', RegExp]>)('finds %s, names the fix, and passes the rest', async (_, path, extra, ids, status, fix) => {
-    const report = await doctor(`${site.demo.url}${path}`, { collectorUrl: collectorUrl(), thirdPartyHost: site.demo.emulator!.thirdPartyUrl, ...extra });
+    const report = await runDoctor(`${site.demo.url}${path}`, { collectorUrl: collectorUrl(), thirdPartyHost: site.demo.emulator!.thirdPartyUrl, ...extra });
     for (const id of ids) {
       expect(statusOf(report, id), id).toContain(status);
       expect(report.findings.find((f) => f.id === id && f.status === status)!.fix).toMatch(fix);
@@ -44,7 +40,7 @@ describe('runDoctor', () => {
     const page = (csp: string, tags: string) => async () => new Response(`<!doctype html><meta http-equiv="Content-Security-Policy" content="${csp}">${tags}`, { headers: { 'content-type': 'text/html' } });
     const only = async (csp: string, tags = '<script src="https://cdn.example/v/loader.js"></script>') => {
       const fetch = (async (url: string | URL) => (String(url).startsWith('https://shop.example/checkout') ? page(csp, tags)() : new Response('x', { headers: { 'content-type': 'text/javascript' } }))) as typeof globalThis.fetch;
-      return statusOf(await doctor('https://shop.example/checkout', { fetch }), 'csp')[0];
+      return statusOf(await runDoctor('https://shop.example/checkout', { fetch }), 'csp')[0];
     };
     expect(await only("script-src 'nonce-abc' 'strict-dynamic'", '<script nonce="abc" src="/app.js"></script>')).toBe('pass');
     expect(await only("script-src 'nonce-abc' 'strict-dynamic'", '<script nonce="other" src="/app.js"></script>')).toBe('fail');
@@ -57,14 +53,14 @@ describe('runDoctor', () => {
   });
 
   it('a page that cannot be fetched, or is no HTML page, fails the page check', async () => {
-    const report = await doctor('http://127.0.0.1:9/checkout', { timeoutMs: 2000 });
+    const report = await runDoctor('http://127.0.0.1:9/checkout', { timeoutMs: 2000 });
     expect(statusOf(report, 'page')).toEqual(['fail']);
     expect(report.ok).toBe(false);
-    expect(statusOf(await doctor(`${site.demo.url}/demo/style.css`), 'page')).toEqual(['fail']);
+    expect(statusOf(await runDoctor(`${site.demo.url}/demo/style.css`), 'page')).toEqual(['fail']);
   });
 
   it('formats a table: pass, warn and fail lines, the fix under each that is not a pass', async () => {
-    const report = await doctor(`${site.demo.url}/checkout?doctor=double-tag`, { thirdPartyHost: site.demo.emulator!.thirdPartyUrl });
+    const report = await runDoctor(`${site.demo.url}/checkout?doctor=double-tag`, { thirdPartyHost: site.demo.emulator!.thirdPartyUrl });
     const text = formatReport(report);
     expect(text).toMatch(/^FAIL  loader_tag_once +the page would run the loader 2 times/m);
     expect(text).toMatch(/^ +fix: keep one/m);
@@ -80,7 +76,7 @@ describe.skipIf(!(nginxAvailable as () => boolean)())('runDoctor against the shi
       page: `<!doctype html><script src="${emulator.loaderUrl}"></script>`,
     });
     try {
-      const report = await doctor(`${nginx.origin}/checkout`, { collectorUrl: emulator.collectorUrl });
+      const report = await runDoctor(`${nginx.origin}/checkout`, { collectorUrl: emulator.collectorUrl });
       expect(report.findings.filter((f) => f.status !== 'pass').map((f) => [f.id, f.status])).toEqual([['set_cookie', 'warn']]);
       expect(report.ok).toBe(true);
     } finally {

@@ -188,3 +188,41 @@ describe('nodeUpstream', () => {
     expect(await first).toBe(0x16); // a TLS handshake record
   });
 });
+
+describe('a kept-alive socket the collector closed as it was reused', () => {
+  /** A collector that resets its first connection at that connection's second request (a keep-alive race), and answers every other. */
+  async function racingCollector() {
+    let connections = 0;
+    const sockets = new Set<import('node:net').Socket>();
+    const server = createTcpServer((socket) => {
+      sockets.add(socket);
+      const connection = ++connections;
+      let requests = 0;
+      socket.on('error', () => {});
+      socket.on('data', () => {
+        requests++;
+        if (connection === 1 && requests === 2) return void socket.resetAndDestroy();
+        socket.write('HTTP/1.1 200 OK\r\nContent-Type: text/javascript\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    closers.push(() => new Promise((resolve) => (sockets.forEach((socket) => socket.destroy()), server.close(() => resolve()))));
+    const { port } = server.address() as AddressInfo;
+    return { url: (path: string) => new URL(`http://127.0.0.1:${port}${path}`), connections: () => connections };
+  }
+
+  it('a GET is sent again once, on a new socket', async () => {
+    const collector = await racingCollector();
+    expect(await (await nodeUpstream(collector.url('/race-get/a'), init())).text()).toBe('ok');
+    expect(await (await nodeUpstream(collector.url('/race-get/b'), init())).text()).toBe('ok');
+    expect(collector.connections()).toBe(2);
+  });
+
+  it('a POST is not: the failure is the answer', async () => {
+    const collector = await racingCollector();
+    const body = new TextEncoder().encode('x') as Uint8Array<ArrayBuffer>;
+    expect(await (await nodeUpstream(collector.url('/race-post/a'), init({ method: 'POST', body }))).text()).toBe('ok');
+    await expect(nodeUpstream(collector.url('/race-post/b'), init({ method: 'POST', body }))).rejects.toMatchObject({ code: 'ECONNRESET' });
+    expect(collector.connections()).toBe(1);
+  });
+});

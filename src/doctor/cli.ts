@@ -5,7 +5,6 @@
  * a fail (for a deploy pipeline), 2 on bad usage.
  */
 import { formatReport, runDoctor, type DoctorOptions } from './doctor.js';
-import { readMarkup } from './html.js';
 
 const USAGE = `usage: blackbox-capture doctor <page URL> [--json] [--prefix /iojs] [--version general5]
                                 [--loader-url <url>] [--third-party-host <origin>] [--collector-url <url>]
@@ -36,14 +35,14 @@ if (command === '--help' || command === '-h' || command === undefined) {
 if (command !== 'doctor') fail(`unknown command ${command}`);
 let url: string | undefined;
 let asJson = false;
-const options: DoctorOptions = { readMarkup };
+const options: DoctorOptions = {};
 for (let i = 0; i < args.length; i++) {
   const arg = args[i]!;
   if (arg === '--json') asJson = true;
   else if (FLAGS[arg]) {
     const value = args[++i];
     if (!value) fail(`${arg} needs a value`);
-    (options as unknown as Record<string, string>)[FLAGS[arg]] = value;
+    (options as Record<string, string>)[FLAGS[arg]] = value;
   } else if (arg.startsWith('-')) fail(`unknown option ${arg}`);
   else if (url === undefined) url = arg;
   else fail(`unexpected argument ${arg}`);

@@ -6,26 +6,13 @@
  * Import it while you investigate (the playground of the demo shows its report).
  */
 import { policies, runDoctor, type CheckStatus, type DoctorOptions, type DoctorReport, type Finding } from './doctor.js';
-import type { PageMarkup } from './html.js';
+import { readMarkup } from './html.js';
 
 export type { CheckStatus, DoctorReport, Finding } from './doctor.js';
 
-export interface DiagnoseOptions extends Omit<DoctorOptions, 'fetch' | 'readMarkup'> {
+export interface DiagnoseOptions extends Omit<DoctorOptions, 'fetch'> {
   /** The config object's name, when not `IGLOO` or the page's `io_global_object_name`. */
   globalName?: string;
-}
-
-/** What the doctor reads of a page's HTML, read by the browser's own parser (no HTML library in the page). */
-function readWithDom(html: string): PageMarkup {
-  const parsed = new DOMParser().parseFromString(html, 'text/html');
-  const attributes = (element: Element) => Object.fromEntries(Array.from(element.attributes, (a) => [a.name, a.value]));
-  return {
-    scripts: Array.from(parsed.querySelectorAll('script'), attributes),
-    elements: Array.from(parsed.querySelectorAll('blackbox-capture'), attributes),
-    metaPolicies: Array.from(parsed.querySelectorAll('meta[http-equiv]'))
-      .filter((meta) => meta.getAttribute('http-equiv')!.toLowerCase() === 'content-security-policy' && meta.hasAttribute('content'))
-      .map((meta) => meta.getAttribute('content')!),
-  };
 }
 
 /** The Trusted Types policy name the package writes the loader tag through. */
@@ -52,7 +39,7 @@ async function violations(): Promise<Violation[] | undefined> {
 }
 
 export async function diagnose(options: DiagnoseOptions = {}): Promise<DoctorReport> {
-  const report = await runDoctor(location.href, { ...options, readMarkup: readWithDom, fetch: (input, init) => fetch(input, { ...init, cache: 'no-store' }) });
+  const report = await runDoctor(location.href, { ...options, fetch: (input, init) => fetch(input, { ...init, cache: 'no-store' }) });
   const name = options.globalName ?? (window as { io_global_object_name?: string }).io_global_object_name ?? 'IGLOO';
   const config = (window as unknown as Record<string, { loader?: Record<string, unknown> } | undefined>)[name];
   const loader = config?.loader;
@@ -95,7 +82,7 @@ export async function diagnose(options: DiagnoseOptions = {}): Promise<DoctorRep
   // Trusted Types: enforced by a policy of the page's header or meta tags, and our name allowed.
   const response = await fetch(location.href, { method: 'HEAD', cache: 'no-store' }).catch(() => undefined);
   const html = Array.from(document.querySelectorAll('meta[http-equiv]'), (meta) => meta.outerHTML).join('');
-  const csp = policies(response?.headers ?? new Headers(), readWithDom(html).metaPolicies);
+  const csp = policies(response?.headers ?? new Headers(), readMarkup(html).metaPolicies);
   const enforced = csp.some((policy) => (policy.get('require-trusted-types-for') ?? []).includes("'script'"));
   const named = csp.filter((policy) => policy.has('trusted-types'));
   const allowed = named.every((policy) => policy.get('trusted-types')!.some((n) => n === POLICY || n === '*'));

@@ -12,7 +12,7 @@
  * and a redirect only within the origin it was asked for. The HTML is read by a tokenizer
  * (html.ts), in time linear in its size.
  */
-import type { PageMarkup } from './html.js';
+import { readMarkup } from './html.js';
 
 export type CheckStatus = 'pass' | 'warn' | 'fail';
 
@@ -60,12 +60,6 @@ export interface DoctorOptions {
   timeoutMs?: number;
   /** Largest page read, in bytes; the rest is not read. Default 2 MiB. */
   maxPageBytes?: number;
-  /**
-   * Reads what the checks need of the page's HTML: on Node, htmlparser2's tokenizer
-   * (`readMarkup` of html.ts, as the command gives it); in the page, the browser's own parser
-   * (`diagnose()`). Given, not imported, so that the page's entry holds no HTML library.
-   */
-  readMarkup: (html: string) => PageMarkup;
   fetch?: typeof fetch;
 }
 
@@ -148,7 +142,7 @@ function allows(sources: string[], origin: string, pageOrigin: string): boolean 
   });
 }
 
-export async function runDoctor(pageUrl: string, options: DoctorOptions): Promise<DoctorReport> {
+export async function runDoctor(pageUrl: string, options: DoctorOptions = {}): Promise<DoctorReport> {
   const doFetch = options.fetch ?? fetch;
   const timeoutMs = options.timeoutMs ?? 10_000;
   const prefix = (options.prefix ?? '/iojs').replace(/\/+$/, '');
@@ -176,7 +170,7 @@ export async function runDoctor(pageUrl: string, options: DoctorOptions): Promis
   }
 
   // Loader tags: the page's own (a src naming a loader) and this package's script tag, which injects one unless data-inject="false".
-  const markup = options.readMarkup(html);
+  const markup = readMarkup(html);
   const tags = markup.scripts;
   const declarative = tags.filter((t) => t['data-loader-url'] !== undefined);
   const resolve = (src: string) => {

@@ -90,11 +90,15 @@ function toWebResponse(response: IncomingMessage, method: string): Response {
  * upstream that compresses anyway is decoded, as fetch would.
  */
 export function nodeUpstream(url: URL, init: UpstreamInit): Promise<Response> {
+  const headers: Record<string, string> = {};
+  init.headers.forEach((value, name) => (headers[name] = value));
+  headers['accept-encoding'] = 'identity';
+  return send(url, init, headers, true);
+}
+
+function send(url: URL, init: UpstreamInit, headers: Record<string, string>, mayRetry: boolean): Promise<Response> {
   return new Promise((resolve, reject) => {
     if (init.signal.aborted) return reject(init.signal.reason);
-    const headers: Record<string, string> = {};
-    init.headers.forEach((value, name) => (headers[name] = value));
-    headers['accept-encoding'] = 'identity';
     // One request for both schemes: the agent decides (an https agent speaks TLS). A body
     // written with end() alone gets its Content-Length from Node.
     const request = httpRequest(url, { method: init.method, headers, agent: agentFor(url) }, (response: IncomingMessage) => {
@@ -110,7 +114,14 @@ export function nodeUpstream(url: URL, init: UpstreamInit): Promise<Response> {
     const abort = () => request.destroy(init.signal.reason instanceof Error ? init.signal.reason : new Error('aborted'));
     init.signal.addEventListener('abort', abort);
     request.once('close', () => init.signal.removeEventListener('abort', abort));
-    request.once('error', reject);
+    request.once('error', (error: NodeJS.ErrnoException) => {
+      // A kept-alive socket the collector closed just as it was reused: the request never
+      // reached it. Sent again once on a new socket, for the methods that may be (as Node's
+      // documentation advises); anything else is the collector's answer to give.
+      const stale = request.reusedSocket && error.code === 'ECONNRESET' && !init.signal.aborted;
+      if (stale && mayRetry && (init.method === 'GET' || init.method === 'HEAD')) resolve(send(url, init, headers, false));
+      else reject(error);
+    });
     request.end(init.body);
   });
 }
