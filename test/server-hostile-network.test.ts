@@ -127,3 +127,13 @@ describe('a body that claims gzip and is not (undici leaves its read pending for
     await expect(tokenSource.getToken()).rejects.toMatchObject({ code: 'network_error' });
   });
 });
+
+describe('the conformance site and a request it has no case for', () => {
+  it('a case page asked for before any case is recorded: 500, and the site goes on', async () => {
+    const { startConformanceSite } = await import('../src/emulator/conformance.js');
+    const site = await startConformanceSite();
+    closers.push(() => site.close());
+    expect((await rawGet(site.origin, '/case/none/page.html')).status).toBe(500);
+    expect((await rawGet(site.origin, '/nothing-here')).status).toBe(404);
+  });
+});

@@ -129,13 +129,23 @@ export interface ConformancePage {
 
 /** A site for the conformance pages: the case pages, the loader, first-party scripts under any path, a third-party origin, 404s on request. */
 export interface ConformanceSite {
+  /** The page origin, where the case pages, the loader and the first-party scripts are served. */
+  readonly origin: string;
   /** Records what the loader does on the page of one case. */
   record(page: ConformancePage, testCase: ConformanceCase): Promise<ConformanceRecord>;
   close(): Promise<void>;
 }
 
 async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ server: Server; origin: string }> {
-  const server = createServer(handler);
+  // Nothing a request holds may throw out of this callback and end the process: a 500 instead.
+  const server = createServer((req, res) => {
+    try {
+      handler(req, res);
+    } catch {
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end('conformance site error');
+    }
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
@@ -163,8 +173,9 @@ export async function startConformanceSite(loaderSource?: string): Promise<Confo
   const site = await listen((req, res) => {
     const url = req.url ?? '/';
     if (url.startsWith('/case/')) {
+      const html = conformancePage(current!, `${site.origin}/loader.js`, thirdParty.origin);
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
-      return res.end(conformancePage(current!, `${site.origin}/loader.js`, thirdParty.origin));
+      return res.end(html);
     }
     if (url === '/loader.js') return send(res, vendorAsset('loader', url, header(req), settings));
     if (failing(url) || !/\.js(\?|$)/.test(url)) return notFound(res);
@@ -179,6 +190,7 @@ export async function startConformanceSite(loaderSource?: string): Promise<Confo
       text,
     );
   return {
+    origin: site.origin,
     async record(page, testCase) {
       current = testCase;
       await page.goto(`${site.origin}/case/${encodeURIComponent(testCase.name)}/page.html`);
