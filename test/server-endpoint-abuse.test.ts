@@ -85,6 +85,23 @@ describe('outcome-only reports: anyone can send them, so they write nothing to t
     expect(told).toHaveLength(1);
   });
 
+  it.each([
+    ['no key', null, 2],
+    ['a key too short to be one (7 characters)', 'k'.repeat(7), 2],
+    ['a key too long to be one (201 characters)', 'k'.repeat(201), 2],
+    ['a key with a space', 'report key 1', 2],
+    ['a key of 8 characters', 'k'.repeat(8), 1],
+    ['a key of 200 characters', 'k'.repeat(200), 1],
+  ])('reports with %s, sent twice, are told %i time(s)', async (_, key, times) => {
+    const { client } = stubClient();
+    const told: unknown[] = [];
+    const handler = handlerWith(client, { onOutcome: (o) => void told.push(o) });
+    const report = () =>
+      new Request(`${SHOP}/device-risk`, { method: 'POST', headers: { origin: SHOP, 'content-type': 'application/json', ...(key === null ? {} : { 'idempotency-key': key }) }, body: JSON.stringify({ outcome: OUTCOME }) });
+    for (let i = 0; i < 2; i++) expect((await handler(report())).status).toBe(202);
+    expect(told).toHaveLength(times);
+  });
+
   it('a bound that is not a positive number is refused at creation', () => {
     const { client } = stubClient();
     for (const bad of [0, -1, Number.NaN]) expect(() => handlerWith(client, { maxOutcomeReportsPerSecond: bad })).toThrow(expect.objectContaining({ code: 'invalid_configuration' }));

@@ -156,3 +156,158 @@ describe('fencing', () => {
     expect(calls).toEqual([]); // the stub's own calls: no upload, no finalize
   });
 });
+
+describe('the intent, pinned', () => {
+  const FROZEN = 1_800_000_000_000;
+
+  it('lasts the create\'s time limit and a lease, and the waiting attempt is told how long', async () => {
+    const store = failingStore();
+    const { client } = stubClient();
+    const { handler } = handlerWith(client, { store, idempotencyLeaseMs: 200, now: () => FROZEN });
+    store.fail((value) => value.includes('"transaction"'));
+    await handler(post());
+    store.fail(undefined);
+    expect((await recordIn(store)).creating!.until).toBe(FROZEN + 1000 + 200);
+    expect((await handler(post())).headers.get('retry-after')).toBe('2'); // 1.2 s, rounded up
+  });
+
+  it.each([
+    [120_000, '60'], // at most a minute
+    [1, '1'], // at least a second
+  ])('an intent with %i ms left is told as Retry-After %s', async (left, told) => {
+    const store = failingStore();
+    const { client, creates } = stubClient();
+    const { handler } = handlerWith(client, { store, now: () => FROZEN });
+    // Another attempt's record, as it writes it: the request's fingerprint and its intent.
+    const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(`${SHOP}\norder-1\n${BLACKBOX}`));
+    const fingerprint = Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
+    await store.set(`client-1:idempotency:${KEY}`, JSON.stringify({ fingerprint, creating: { owner: 'other', until: FROZEN + left } }), 60_000);
+    expect((await handler(post())).headers.get('retry-after')).toBe(told);
+    expect(creates()).toBe(0);
+  });
+
+  it('is not written when the customer brings its own transaction: no create is made', async () => {
+    const store = failingStore();
+    const { client, calls } = stubClient();
+    const transaction = await stubClient().client.createAccount({} as never);
+    const seen: unknown[] = [];
+    const watched: Store = { ...store, compareAndSet: async (k, e, v, t) => (seen.push(v), store.compareAndSet(k, e, v, t)), setIfAbsent: async (k, v, t) => (seen.push(v), store.setIfAbsent(k, v, t)) };
+    const { handler } = handlerWith(client, { store: watched, resolveCustomer: () => ({ customerInternalReference: 'order-1', transaction }) });
+    expect((await handler(post())).status).toBe(200);
+    expect(seen.filter((v) => String(v).includes('"creating"'))).toEqual([]);
+    expect(calls.filter((c) => c === 'create')).toEqual([]);
+  });
+
+  it('a create the service refused (a definite answer): the intent goes at once, nothing is reported, the retry creates', async () => {
+    const store = failingStore();
+    let refuse = true;
+    const { client, creates } = stubClient();
+    const create = client.createAccount.bind(client);
+    const refusing = { ...client, createAccount: async (body: never) => (refuse ? Promise.reject(Object.assign(new (await import('../src/server/errors.js')).DeviceRiskError('rate_limited', 'busy', { status: 429, operation: 'account create', retryAfter: 1 }))) : create(body)) } as DeviceRiskClient;
+    const { handler, errors } = handlerWith(refusing, { store, now: () => FROZEN });
+    expect((await handler(post())).status).toBe(503);
+    expect((await recordIn(store)).creating).toBeUndefined();
+    refuse = false;
+    expect((await handler(post())).status).toBe(200);
+    expect(creates()).toBe(1);
+    expect(errors.filter((e) => e.code === 'orphaned_transaction')).toEqual([]);
+  });
+
+  it('a create that got no answer: the intent goes, and the transaction it may have made is reported', async () => {
+    const store = failingStore();
+    const { DeviceRiskError } = await import('../src/server/errors.js');
+    const { client } = stubClient({ createAccount: (async () => Promise.reject(new DeviceRiskError('network_error', 'no answer in time', { operation: 'account create' }))) as never });
+    const { handler, errors } = handlerWith(client, { store });
+    expect((await handler(post())).status).toBe(503);
+    expect((await recordIn(store)).creating).toBeUndefined();
+    expect(errors).toContainEqual(expect.objectContaining({ code: 'orphaned_transaction', operation: 'account create' }));
+    // A network error of another call (the token, an upload) says nothing of a create.
+    const other = stubClient({ createAccount: (async () => Promise.reject(new DeviceRiskError('network_error', 'token', { operation: 'token' }))) as never });
+    const second = handlerWith(other.client, { store: failingStore() });
+    await second.handler(post());
+    expect(second.errors.filter((e) => e.code === 'orphaned_transaction')).toEqual([]);
+  });
+
+  it('reports go to onError with their operation, and without an onError nothing breaks', async () => {
+    for (const withOnError of [true, false]) {
+      const store = failingStore();
+      const { client } = stubClient();
+      const errors: Array<{ code?: string; operation?: string }> = [];
+      const handler = createDeviceRiskHandler({
+        client,
+        store,
+        allowedOrigins: [SHOP],
+        workflowKey: 10020,
+        idempotencyLeaseMs: 200,
+        resolveCustomer: () => ({ customerInternalReference: 'order-1' }),
+        ...(withOnError ? { onError: (error: unknown) => void errors.push(error as never) } : {}),
+      });
+      store.fail((value) => value.includes('"transaction"'));
+      expect((await handler(post())).status).toBe(503); // made, not recorded: reported
+      store.fail(undefined);
+      const key = store.keys().find((k) => k.endsWith(`:${KEY}`))!;
+      await store.set(key, JSON.stringify({ ...(await recordIn(store)), creating: { owner: 'dead', until: 0 } }), 60_000);
+      expect((await handler(post())).status).toBe(200); // an intent whose time ran out: reported
+      if (withOnError) expect(errors.filter((e) => e.code === 'orphaned_transaction').map((e) => e.operation)).toEqual(['account create', 'account create']);
+    }
+  });
+});
+
+describe('the key record, pinned', () => {
+  it('a retry after a failure is no new key: the outcome with the blackbox is told once', async () => {
+    let failUpload = true;
+    const told: unknown[] = [];
+    const { client } = stubClient({ uploadBlackbox: (async () => (failUpload ? Promise.reject(new Error('503')) : undefined)) as never });
+    const { handler } = handlerWith(client, { store: failingStore(), onOutcome: (o) => void told.push(o) });
+    const withOutcome = () =>
+      new Request(`${SHOP}/device-risk`, {
+        method: 'POST',
+        headers: { origin: SHOP, 'content-type': 'application/json', 'idempotency-key': KEY },
+        body: JSON.stringify({ blackbox: BLACKBOX, outcome: { outcome: 'complete', scripts: [], durationMs: 5 } }),
+      });
+    expect((await handler(withOutcome())).status).toBe(502);
+    failUpload = false;
+    expect((await handler(withOutcome())).status).toBe(200);
+    expect(told).toHaveLength(1);
+  });
+
+  it('a write that timed out but landed is no takeover: the attempt goes on', async () => {
+    const memory = createMemoryStore();
+    let lostAnswers = 1;
+    // The first write of the transaction lands, and its answer is lost.
+    const store: Store = {
+      ...memory,
+      compareAndSet: async (k, e, v, t) => {
+        const done = await memory.compareAndSet(k, e, v, t);
+        if (v.includes('"transaction"') && lostAnswers-- > 0) throw new Error('no answer in time');
+        return done;
+      },
+    };
+    const { client, creates, calls } = stubClient();
+    const { handler } = handlerWith(client, { store });
+    expect((await handler(post())).status).toBe(200);
+    expect(creates()).toBe(1);
+    expect(calls.filter((c) => c.startsWith('upload'))).toEqual(['upload wf-1']);
+  });
+
+  it('a result that could not be written: still the answer, and onError hears of it', async () => {
+    const memory = createMemoryStore();
+    const store: Store = { ...memory, compareAndSet: async (k, e, v, t) => (v.includes('"result"') ? Promise.reject(new Error('away')) : memory.compareAndSet(k, e, v, t)) };
+    const { client } = stubClient();
+    const { handler, errors } = handlerWith(client, { store, idempotencyLeaseMs: 150 });
+    expect((await handler(post())).status).toBe(200);
+    expect(errors).toContainEqual(expect.objectContaining({ code: 'store_unavailable' }));
+  });
+
+  it('a lost lease is said as idempotency_key_in_use, Retry-After 1, to onError too', async () => {
+    const memory = createMemoryStore();
+    let renewed!: () => void;
+    const renewal = new Promise<void>((resolve) => (renewed = resolve));
+    const store: Store = { ...memory, compareAndSet: async (k, e, v, t) => (k.endsWith(':lease') ? (renewed(), false) : memory.compareAndSet(k, e, v, t)) };
+    const { client } = stubClient({ createAccount: (async () => (await renewal, await new Promise((r) => setTimeout(r)), stubClient().client.createAccount({} as never))) as never });
+    const { handler, errors } = handlerWith(client, { store, idempotencyLeaseMs: 300 });
+    const answer = await handler(post());
+    expect(answer.headers.get('retry-after')).toBe('1');
+    expect(errors).toContainEqual(expect.objectContaining({ code: 'idempotency_key_in_use', retryAfter: 1, operation: 'store' }));
+  });
+});

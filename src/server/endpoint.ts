@@ -311,7 +311,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
               }),
             );
           }
-          const written = fencedRecord(stored, record === undefined);
+          const written = fencedRecord(stored);
           const saved: KeyRecord = record ?? { fingerprint };
           delete saved.creating;
           const progress: DeviceRiskProgress = {
@@ -400,13 +400,13 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
     }
 
     /**
-     * The key's record as this attempt last wrote it (`stored`, or none yet when `fresh`):
+     * The key's record as this attempt last wrote it (`stored`, or none yet):
      * each write replaces exactly that version. A store that is away is waited for, up to
      * `withinMs`; a version that another attempt replaced means the key was taken over
      * (`idempotency_key_in_use`): nothing more is written or called.
      */
-    function fencedRecord(stored: string | undefined, fresh: boolean) {
-      let last = fresh ? undefined : stored;
+    function fencedRecord(stored: string | undefined) {
+      let last = stored;
       return {
         async replace(next: KeyRecord, withinMs: number): Promise<void> {
           const text = JSON.stringify(next);
