@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 
 // Outside dist/, which is packed: the time of the last complete `npm run build`.
 const STAMP = 'node_modules/.cache/blackbox-capture/build-stamp';
-const INPUTS = ['src', 'demo', 'rollup.config.mjs', 'tsconfig.json', 'package.json', 'scripts/subpath-fallbacks.mjs'];
+const INPUTS = ['src', 'demo', 'rollup.config.mjs', 'tsconfig.json', 'tsconfig.declarations.json', 'package.json', 'scripts/build.mjs', 'scripts/subpath-fallbacks.mjs'];
 
 /** The newest modification time under `path`. */
 function newest(path) {
@@ -32,7 +32,7 @@ const built = existsSync(STAMP) && existsSync('dist/index.js') ? statSync(STAMP)
 if (built > Math.max(...INPUTS.map(newest))) {
   console.log('blackbox-capture demo: the build is up to date (dist/); starting.');
 } else {
-  console.log('blackbox-capture demo: building the package into dist/ (about a minute on a 2-core machine; once only)…');
+  console.log('blackbox-capture demo: building the package into dist/ (about 20 s on a 2-core machine; once only)…');
   const started = Date.now();
   run('npm run build --silent');
   console.log(`blackbox-capture demo: built in ${Math.round((Date.now() - started) / 1000)} s; starting.`);
