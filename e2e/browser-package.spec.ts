@@ -2,7 +2,7 @@
  * The built browser files (dist/index.js and the UMD file) in Chromium, against
  * the emulated vendor scripts served from 127.0.0.1.
  */
-import { expect, test } from '@playwright/test';
+import { expect, test } from './support/test.js';
 import { decodeBlackbox } from '../src/emulator/scripts/routes.js';
 import { loaderOptions } from './support/loader.js';
 import { startSite, type Site } from './support/site.js';

@@ -5,7 +5,7 @@
  * what "behaves like loader 5.2.2" means. This spec runs both loaders itself, so it runs
  * in one project only (playwright.config.ts).
  */
-import { expect, test } from '@playwright/test';
+import { expect, test } from './support/test.js';
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

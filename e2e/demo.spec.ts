@@ -1,8 +1,10 @@
 /**
  * End to end against the running demo (server kit in front of the emulator), in
- * Chromium: each test in a fresh browser context, each worker with its own demo.
+ * Chromium: each test on a page reset to a fresh context's state (support/test.ts), each
+ * worker with its own demo.
  */
-import { expect, test as base, type Page } from '@playwright/test';
+import { type Page } from '@playwright/test';
+import { expect, test as base } from './support/test.js';
 import { decodeBlackbox } from '../src/emulator/index.js';
 import { startDemo, type Demo } from '../demo/app.js';
 import { configFromEnvironment } from '../demo/config.js';
@@ -42,7 +44,8 @@ async function shot(page: Page, name: string) {
   await page.screenshot({ path: test.info().outputPath(`${name}.png`), fullPage: true });
 }
 async function playground(page: Page, demo: Demo, query = '') {
-  await page.goto(`${demo.url}/playground${query}`);
+  // Not the load event: that waits for every script the loader adds, however slow a test makes them.
+  await page.goto(`${demo.url}/playground${query}`, { waitUntil: 'domcontentloaded' });
   await page.waitForFunction(() => (window as any).capture !== undefined);
   return page.evaluate(() => (window as any).capture) as Promise<{ blackbox?: string; code?: string; message?: string }>;
 }

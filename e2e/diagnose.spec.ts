@@ -2,7 +2,8 @@
  * blackbox-capture/diagnose in Chromium, with each loader: every check passes on a healthy
  * page and fails (or warns) on a page broken its way.
  */
-import { expect, test, type Page } from '@playwright/test';
+import { type Page } from '@playwright/test';
+import { expect, test } from './support/test.js';
 import type { DoctorReport } from '../src/doctor/diagnose.js';
 import { loaderOptions } from './support/loader.js';
 import { startSite, type Site } from './support/site.js';

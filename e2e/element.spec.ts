@@ -3,7 +3,7 @@
  * form with no page code posts the final blackbox under the element's name, holds a submit
  * until the capture ends or max-wait-ms has passed, and shows its state through :state().
  */
-import { expect, test } from '@playwright/test';
+import { expect, test } from './support/test.js';
 import { decodeBlackbox } from '../src/emulator/index.js';
 import { loaderOptions } from './support/loader.js';
 import { startSite, type Site } from './support/site.js';

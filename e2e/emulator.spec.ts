@@ -3,7 +3,8 @@
  * documents (a config script, then the loader tag): both collection paths, the
  * third-party origin blocked, and the first-party path failing.
  */
-import { expect, test, type Page } from '@playwright/test';
+import { type Page } from '@playwright/test';
+import { expect, test } from './support/test.js';
 import { decodeBlackbox } from '../src/emulator/index.js';
 import { loaderOptions } from './support/loader.js';
 import { startSite, type Site } from './support/site.js';

@@ -2,7 +2,7 @@
  * blackbox-capture/react in Chromium with each loader: a React 19 StrictMode app built by
  * Vite from the package, whose hook fills a controlled input that a form posts.
  */
-import { expect, test } from '@playwright/test';
+import { expect, test } from './support/test.js';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

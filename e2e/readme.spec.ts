@@ -5,7 +5,7 @@
  * /static/vendor/loader.js (the loader of this project: the emulator's or the real 5.2.2), the
  * proxy at /iojs and an endpoint at /device-risk.
  */
-import { expect, test } from '@playwright/test';
+import { expect, test } from './support/test.js';
 import { build } from 'esbuild';
 import { fileURLToPath } from 'node:url';
 import { decodeBlackbox } from '../src/emulator/index.js';
