@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// For the size decision: what comparable script loaders cost, bundled the same way as
+// What comparable script loaders cost, bundled the same way as
 // scripts/size.mjs bundles ours (esbuild, minified ESM, gzip -9). Not a dependency of the
 // package or of the tests; install them where this runs:
 //   npm install --no-save @stripe/stripe-js @googlemaps/js-api-loader @fingerprintjs/fingerprintjs-pro
@@ -13,7 +13,6 @@ const PEERS = {
   '@googlemaps/js-api-loader': `import { setOptions, importLibrary } from '@googlemaps/js-api-loader'; setOptions({ key: 'k' }); importLibrary('maps');`,
   '@fingerprintjs/fingerprintjs-pro': `import { load } from '@fingerprintjs/fingerprintjs-pro'; load({ apiKey: 'k' });`,
   'blackbox-capture': `import { captureBlackbox } from './dist/index.js'; captureBlackbox({ loaderUrl: '/l.js' });`,
-  'bare capture sketch': `import { captureBlackbox } from './scripts/bare-capture-sketch.js'; captureBlackbox({ loaderUrl: '/l.js' });`,
 };
 
 console.log('| package | version | minified | gzip -9 |\n|---|---|---:|---:|');
@@ -22,7 +21,7 @@ for (const [name, contents] of Object.entries(PEERS)) {
   try {
     // Read directly: not every package exports its package.json.
     const manifest = name === 'blackbox-capture' ? 'package.json' : `node_modules/${name}/package.json`;
-    version = name.includes(' ') ? '—' : JSON.parse(readFileSync(new URL(manifest, root), 'utf8')).version;
+    version = JSON.parse(readFileSync(new URL(manifest, root), 'utf8')).version;
   } catch {
     console.log(`| ${name} | not installed | — | — |`);
     continue;

@@ -8,7 +8,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { transformSync } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../src/emulator/index.js';
-import { fileOf, readmeBlocks, RUN_BY, snippet } from './support/readme.js';
+import { documents, fileOf, readmeBlocks, RUN_BY, snippet } from './support/readme.js';
 import { connect, haveRedis, startRedisServer } from './support/redis.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -20,12 +20,49 @@ const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
 describe('every README snippet is run by a test', () => {
   it('every fenced block has a snippet marker, and every marker a test that names it', () => {
     const blocks = readmeBlocks();
-    expect(blocks.filter((b) => !b.name).map((b) => `README.md:${b.line}`)).toEqual([]);
+    expect(blocks.filter((b) => !b.name).map((b) => `${b.file}:${b.line}`)).toEqual([]);
     for (const { name } of blocks) {
       expect(RUN_BY[name], `no test runs snippet "${name}"`).toBeDefined();
       expect(readFileSync(join(ROOT, RUN_BY[name]!), 'utf8'), `${RUN_BY[name]} does not run "${name}"`).toContain(`'${name}'`);
     }
     expect(new Set(blocks.map((b) => b.name)).size).toBe(blocks.length);
+  });
+});
+
+/** GitHub's heading anchor: lower case, punctuation dropped, spaces to hyphens. */
+const slug = (heading: string) =>
+  heading
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+    .replace(/\s/g, '-');
+
+describe('the documents link where they say', () => {
+  it('every relative link names a file that exists and a heading it has', () => {
+    const anchors = new Map<string, Set<string>>();
+    const anchorsOf = (file: string) => {
+      if (!anchors.has(file)) {
+        const text = readFileSync(join(ROOT, file), 'utf8').replace(/```[\s\S]*?```/g, '');
+        anchors.set(file, new Set([...text.matchAll(/^#{1,6} (.+)$/gm)].map((m) => slug(m[1]!))));
+      }
+      return anchors.get(file)!;
+    };
+    const broken: string[] = [];
+    for (const file of documents()) {
+      const text = readFileSync(join(ROOT, file), 'utf8').replace(/```[\s\S]*?```/g, '');
+      for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z]+:/.test(target!)) continue; // https:, mailto:
+        const [path, hash] = target!.split('#') as [string, string | undefined];
+        const resolved = path ? join(dirname(file), path) : file;
+        if (!existsSync(join(ROOT, resolved))) broken.push(`${file}: ${target} (no such file)`);
+        else if (hash !== undefined && resolved.endsWith('.md') && !anchorsOf(resolved).has(hash)) broken.push(`${file}: ${target} (no such heading)`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
+  it('finds a broken link: the anchor rule is not vacuous', () => {
+    expect(slug('Emulator (`blackbox-capture/emulator`)')).toBe('emulator-blackbox-captureemulator');
+    expect(slug('`<blackbox-capture>`: the form element')).toBe('blackbox-capture-the-form-element');
   });
 });
 

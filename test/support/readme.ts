@@ -1,38 +1,49 @@
 /**
- * The README's code snippets, as written. Every fenced block in README.md stands right
- * after a `<!-- snippet: NAME -->` marker, and RUN_BY names the test that runs it; the
- * meta test in test/readme.test.ts holds both to that, so that README and code cannot
- * drift apart unseen.
+ * The code snippets of the README, CONTRIBUTING.md and docs/*.md, as written. Every fenced
+ * block stands right after a `<!-- snippet: NAME -->` marker, and RUN_BY names the test that
+ * runs it; the meta test in test/readme.test.ts holds all of them to that, so that the docs
+ * and the code cannot drift apart unseen. A block after `<!-- picture -->` is a drawing, not code.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 export interface Snippet {
   name: string;
   lang: string;
   code: string;
+  /** The document, relative to the package root, e.g. `docs/server.md`. */
+  file: string;
   line: number;
 }
 
-const README = new URL('../../README.md', import.meta.url);
+const ROOT = new URL('../../', import.meta.url);
 
-/** Every fenced block, with the marker before it (name '' when there is none). */
+/** The documents whose snippets are tested: the README, CONTRIBUTING.md and every docs/*.md. */
+export function documents(): string[] {
+  const docs = readdirSync(new URL('docs/', ROOT)).filter((name) => name.endsWith('.md')).sort();
+  return ['README.md', 'CONTRIBUTING.md', ...docs.map((name) => `docs/${name}`)];
+}
+
+/** Every fenced block but drawings, with the marker before it (name '' when there is none). */
 export function readmeBlocks(): Snippet[] {
-  const lines = readFileSync(README, 'utf8').split('\n');
   const blocks: Snippet[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    const open = /^```(\S*)\s*$/.exec(lines[i]!);
-    if (!open) continue;
-    const end = lines.indexOf('```', i + 1);
-    const marker = /^<!-- snippet: ([\w-]+) -->$/.exec((lines[i - 1] === '' ? lines[i - 2] : lines[i - 1]) ?? '');
-    blocks.push({ name: marker?.[1] ?? '', lang: open[1]!, code: lines.slice(i + 1, end).join('\n') + '\n', line: i + 1 });
-    i = end;
+  for (const file of documents()) {
+    const lines = readFileSync(new URL(file, ROOT), 'utf8').split('\n');
+    for (let i = 0; i < lines.length; i++) {
+      const open = /^```(\S*)\s*$/.exec(lines[i]!);
+      if (!open) continue;
+      const end = lines.indexOf('```', i + 1);
+      const before = (lines[i - 1] === '' ? lines[i - 2] : lines[i - 1]) ?? '';
+      const marker = /^<!-- snippet: ([\w-]+) -->$/.exec(before);
+      if (before !== '<!-- picture -->') blocks.push({ name: marker?.[1] ?? '', lang: open[1]!, code: lines.slice(i + 1, end).join('\n') + '\n', file, line: i + 1 });
+      i = end;
+    }
   }
   return blocks;
 }
 
 export function snippet(name: string): Snippet {
   const found = readmeBlocks().find((block) => block.name === name);
-  if (!found) throw new Error(`README.md has no snippet "${name}"`);
+  if (!found) throw new Error(`no document has a snippet "${name}"`);
   return found;
 }
 
