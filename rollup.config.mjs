@@ -21,7 +21,14 @@ const ts = () => ({
   },
   async transform(code, id) {
     if (!TS_SOURCE.test(id)) return null;
-    const result = await transform(code, { loader: 'ts', target: 'es2020', format: 'esm', sourcefile: id, supported: { 'top-level-await': true }, tsconfigRaw: { compilerOptions: { verbatimModuleSyntax: true, useDefineForClassFields: false } } });
+    const result = await transform(code, {
+      loader: 'ts',
+      target: 'es2020',
+      format: 'esm',
+      sourcefile: id,
+      supported: { 'top-level-await': true },
+      tsconfigRaw: { compilerOptions: { verbatimModuleSyntax: true, useDefineForClassFields: false } },
+    });
     return { code: result.code, map: null };
   },
 });
@@ -30,7 +37,12 @@ const ts = () => ({
 // explicit compile hint (Chromium 136+; a plain comment elsewhere): compile every function
 // with the script, on the streaming thread, instead of each on its first call on the
 // page's main thread, where the capture call runs (measured: 2.2 ms -> 1.4 ms per call).
-const minify = { ecma: 2020, module: true, compress: { passes: 3, unsafe_arrows: true }, format: { comments: false, preamble: '//# allFunctionsCalledOnLoad' } };
+const minify = {
+  ecma: 2020,
+  module: true,
+  compress: { passes: 3, unsafe_arrows: true },
+  format: { comments: false, preamble: '//# allFunctionsCalledOnLoad' },
+};
 
 /** The message texts' module, which the UMD file imports from beside itself. */
 const MESSAGES_MODULE = /(^|\/)messages\.js$/;
@@ -45,7 +57,8 @@ const nodeEntries = {
   emulator: 'src/emulator/index.ts',
 };
 // htmlparser2 is a dependency of the package: the command imports it from node_modules.
-const nodeExternal = (id) => id.startsWith('node:') || builtinModules.includes(id) || id === 'playwright-core' || id === 'htmlparser2';
+const nodeExternal = (id) =>
+  id.startsWith('node:') || builtinModules.includes(id) || id === 'playwright-core' || id === 'htmlparser2';
 
 // Declarations: one self-contained file per entry and module kind (.d.ts for import,
 // .d.cts for require), so that neither points into a declaration of the other kind: one build per
@@ -89,7 +102,13 @@ function browserBuild(build) {
       output: [
         { dir: 'dist', format: 'es', entryFileNames: `index${suffix}.js`, chunkFileNames: `${chunks}-[name].js` },
         // For require() (tests, server rendering in CommonJS): the same code as CommonJS.
-        { dir: 'dist', format: 'cjs', entryFileNames: `index${suffix}.cjs`, chunkFileNames: `${chunks}-[name].cjs`, exports: 'named' },
+        {
+          dir: 'dist',
+          format: 'cjs',
+          entryFileNames: `index${suffix}.cjs`,
+          chunkFileNames: `${chunks}-[name].cjs`,
+          exports: 'named',
+        },
       ],
       preserveEntrySignatures: 'strict',
       plugins: [...twins, ts(), terser(minify)],
@@ -121,7 +140,12 @@ function browserBuild(build) {
         dir: 'dist',
         format,
         entryFileNames: `[name].${format === 'es' ? 'js' : 'cjs'}`,
-        paths: (id) => (BROWSER_ENTRY.test(id) ? `./index${suffix}.${format === 'es' ? 'js' : 'cjs'}` : TCF_MODULE.test(id) ? `./tcf.${format === 'es' ? 'js' : 'cjs'}` : id),
+        paths: (id) =>
+          BROWSER_ENTRY.test(id)
+            ? `./index${suffix}.${format === 'es' ? 'js' : 'cjs'}`
+            : TCF_MODULE.test(id)
+              ? `./tcf.${format === 'es' ? 'js' : 'cjs'}`
+              : id,
       })),
       plugins: [ts(), terser(minify)],
     },
@@ -160,7 +184,13 @@ const code = [
   },
   {
     input: nodeEntries,
-    output: { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: 'chunk-[name]-[hash].cjs', exports: 'named' },
+    output: {
+      dir: 'dist',
+      format: 'cjs',
+      entryFileNames: '[name].cjs',
+      chunkFileNames: 'chunk-[name]-[hash].cjs',
+      exports: 'named',
+    },
     external: nodeExternal,
     plugins: [ts()],
   },

@@ -5,13 +5,23 @@ import { defineConfig } from 'vitest/config';
  * tarball, the README's snippets (they import the built package), the size guards and the
  * demo command. `npm run test:unit` runs the tests of the sources with fakes.
  */
-export const builtPackageTests = ['test/dist-*.test.ts', 'test/package-*.test.ts', 'test/readme.test.ts', 'test/size-budget.test.ts', 'test/demo-command.test.ts'];
+export const builtPackageTests = [
+  'test/dist-*.test.ts',
+  'test/package-*.test.ts',
+  'test/readme.test.ts',
+  'test/size-budget.test.ts',
+  'test/demo-command.test.ts',
+];
 /**
  * Tests of the sources against real servers started for them (redis-server, nginx), whose
  * leases and rate windows run on the servers' clocks, and of the token rate window on the
  * real clock: `npm run test:integration`.
  */
-export const integrationTests = ['test/server-redis.test.ts', 'test/server-nginx.test.ts', 'test/server-token-rate.test.ts'];
+export const integrationTests = [
+  'test/server-redis.test.ts',
+  'test/server-nginx.test.ts',
+  'test/server-token-rate.test.ts',
+];
 
 export default defineConfig({
   test: {
@@ -35,11 +45,22 @@ export default defineConfig({
     projects: [
       // The unit tests wait on timers and loopback sockets more than they compute (about one
       // core busy with two workers): two workers a core cut the wall time from 22 s to 14 s here.
-      { extends: true, test: { name: 'unit', maxWorkers: 4, include: ['test/**/*.test.ts'], exclude: [...builtPackageTests, ...integrationTests, 'node_modules/**'] } },
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          maxWorkers: 4,
+          include: ['test/**/*.test.ts'],
+          exclude: [...builtPackageTests, ...integrationTests, 'node_modules/**'],
+        },
+      },
       { extends: true, test: { name: 'integration', include: integrationTests, testTimeout: 60_000 } },
       // Slow tools (tsc, are-the-types-wrong, bundlers, npm pack) and whole fleets: their own time
       // limits, which fit them on a busy 2-core machine; a unit test's 10 s would not.
-      { extends: true, test: { name: 'built', include: builtPackageTests, testTimeout: 300_000, hookTimeout: 300_000 } },
+      {
+        extends: true,
+        test: { name: 'built', include: builtPackageTests, testTimeout: 300_000, hookTimeout: 300_000 },
+      },
     ],
   },
 });

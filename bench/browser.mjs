@@ -11,7 +11,14 @@ import { join } from 'node:path';
 import { startRttProxy } from './rtt-proxy.mjs';
 
 const root = new URL('..', import.meta.url);
-const ARGS = ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-gpu', '--no-first-run'];
+const ARGS = [
+  '--no-sandbox',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-gpu',
+  '--no-first-run',
+];
 
 /** The integrations compared: each page sets window.done at the final blackbox. */
 function pages(loaderUrl, tpHost) {
@@ -86,10 +93,20 @@ const ISOLATION = { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-e
  * `rttMs`: every origin the browser talks to (the site, the loader's, the third
  * party's) sits one simulated round trip away, connection set-up included.
  */
-export async function benchBrowser({ rounds = 30, rttMs = 0, only = undefined, isolated = rttMs === 0, loaderSource = undefined, umdFile = new URL('dist/blackbox-capture.umd.js', root) } = {}) {
+export async function benchBrowser({
+  rounds = 30,
+  rttMs = 0,
+  only = undefined,
+  isolated = rttMs === 0,
+  loaderSource = undefined,
+  umdFile = new URL('dist/blackbox-capture.umd.js', root),
+} = {}) {
   // umdFile: the script-tag file the package's pages load (another build, to compare two side by side).
   // loaderSource: the loader the emulator serves (default its own; the benchmark also runs the vendor's real 5.2.2).
-  const emulator = await startEmulator({ delays: { fp_static: [20], fp_dyn: [80], tp: [80] }, ...(loaderSource === undefined ? {} : { loaderSource }) });
+  const emulator = await startEmulator({
+    delays: { fp_static: [20], fp_dyn: [80], tp: [80] },
+    ...(loaderSource === undefined ? {} : { loaderSource }),
+  });
   const proxy = createFirstPartyProxy({ prefix: '/iojs', collectorUrl: emulator.collectorUrl });
   const umd = await readFile(umdFile);
   // The pages of the current page load; freshOrigins() writes them with that load's origins.
@@ -99,7 +116,8 @@ export async function benchBrowser({ rounds = 30, rttMs = 0, only = undefined, i
       const { pathname } = new URL(request.url);
       if (proxy.matches(request)) return proxy(request, context);
       if (pathname === '/empty.js') return new Response('', { headers: { 'content-type': 'text/javascript' } });
-      if (pathname === '/dist/blackbox-capture.umd.js') return new Response(umd, { headers: { 'content-type': 'text/javascript' } });
+      if (pathname === '/dist/blackbox-capture.umd.js')
+        return new Response(umd, { headers: { 'content-type': 'text/javascript' } });
       const name = pathname.slice(1);
       const headers = { 'content-type': 'text/html', ...(isolated ? ISOLATION : {}) };
       return variants[name] ? new Response(variants[name], { headers }) : new Response('not found', { status: 404 });
@@ -124,9 +142,14 @@ export async function benchBrowser({ rounds = 30, rttMs = 0, only = undefined, i
   };
   // A persistent profile: off-the-record contexts (browser.newContext()) ignore <link rel=preconnect>.
   const profile = await mkdtemp(join(tmpdir(), 'bbc-bench-'));
-  const browser = await chromium.launchPersistentContext(profile, { executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ARGS });
+  const browser = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ARGS,
+  });
   // `only`: the variants to run (the two plain pages always run: they are the baselines).
-  const names = Object.keys(pages('', '')).filter((name) => !only || name === 'plain' || name === 'plain-hinted' || only.includes(name));
+  const names = Object.keys(pages('', '')).filter(
+    (name) => !only || name === 'plain' || name === 'plain-hinted' || only.includes(name),
+  );
   const times = Object.fromEntries(names.map((n) => [n, []]));
   const ratios = Object.fromEntries(names.filter((n) => n !== 'plain').map((n) => [n, []]));
   // The variants that use the package (the others are baselines).
@@ -159,11 +182,28 @@ export async function benchBrowser({ rounds = 30, rttMs = 0, only = undefined, i
         try {
           await page.waitForFunction(() => window.done !== undefined, null, { timeout: 15_000 });
         } catch (error) {
-          const state = await page.evaluate(() => JSON.stringify({ loader: window.IGLOO?.loader && Object.keys(window.IGLOO.loader), bb: window.IGLOO?.getBlackbox?.() })).catch(() => '?');
-          throw new Error(`${name} (round ${round}) did not complete: ${problems.join(' | ')} ${state}`, { cause: error });
+          const state = await page
+            .evaluate(() =>
+              JSON.stringify({
+                loader: window.IGLOO?.loader && Object.keys(window.IGLOO.loader),
+                bb: window.IGLOO?.getBlackbox?.(),
+              }),
+            )
+            .catch(() => '?');
+          throw new Error(`${name} (round ${round}) did not complete: ${problems.join(' | ')} ${state}`, {
+            cause: error,
+          });
         }
-        const measured = await page.evaluate(() => ({ done: window.done, syncMs: window.syncMs, callbackMs: window.callbackMs, insertMs: window.insertMs, documentTouchMs: window.documentTouchMs }));
-        const metrics = Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.map((m) => [m.name, m.value]));
+        const measured = await page.evaluate(() => ({
+          done: window.done,
+          syncMs: window.syncMs,
+          callbackMs: window.callbackMs,
+          insertMs: window.insertMs,
+          documentTouchMs: window.documentTouchMs,
+        }));
+        const metrics = Object.fromEntries(
+          (await cdp.send('Performance.getMetrics')).metrics.map((m) => [m.name, m.value]),
+        );
         result[name] = measured.done;
         result[name + ':task'] = metrics.TaskDuration * 1000;
         if (syncByVariant[name] && round >= 0) {
@@ -177,7 +217,7 @@ export async function benchBrowser({ rounds = 30, rttMs = 0, only = undefined, i
         await close();
       }
       if (round < 0) continue;
-      for (const name of names) times[name].push(result[name]), taskMs[name].push(result[name + ':task']);
+      for (const name of names) (times[name].push(result[name]), taskMs[name].push(result[name + ':task']));
       for (const name of Object.keys(addedMs)) addedMs[name].push(result[name + ':task'] - result['plain:task']);
       for (const name of Object.keys(ratios)) ratios[name].push(result[name] / result.plain);
       for (const name of Object.keys(hintedRatios)) hintedRatios[name].push(result[name] / result['plain-hinted']);
@@ -195,13 +235,37 @@ export async function benchBrowser({ rounds = 30, rttMs = 0, only = undefined, i
       medianMs: median(times[name]),
       mainThreadTaskMs: median(taskMs[name]),
       ...(addedMs[name] ? { mainThreadAddedMs: median(addedMs[name]) } : {}),
-      ...(syncByVariant[name] ? { ownJsMs: median(syncByVariant[name]), loaderTagInsertMs: median(insertByVariant[name]) } : {}),
-      ...(ratios[name] ? { ratioMedian: median(ratios[name]), ratioP10: quantile(ratios[name], 0.1), ratioP90: quantile(ratios[name], 0.9) } : {}),
+      ...(syncByVariant[name]
+        ? { ownJsMs: median(syncByVariant[name]), loaderTagInsertMs: median(insertByVariant[name]) }
+        : {}),
+      ...(ratios[name]
+        ? {
+            ratioMedian: median(ratios[name]),
+            ratioP10: quantile(ratios[name], 0.1),
+            ratioP90: quantile(ratios[name], 0.9),
+          }
+        : {}),
       ...(hintedRatios[name]
-        ? { hintedRatioMedian: median(hintedRatios[name]), hintedRatioP10: quantile(hintedRatios[name], 0.1), hintedRatioP90: quantile(hintedRatios[name], 0.9) }
+        ? {
+            hintedRatioMedian: median(hintedRatios[name]),
+            hintedRatioP10: quantile(hintedRatios[name], 0.1),
+            hintedRatioP90: quantile(hintedRatios[name], 0.9),
+          }
         : {}),
     };
   }
   const mainThread = Object.values(syncByVariant).flat(); // our calls, every variant
-  return { rounds, rttMs, isolated, variants: summary, mainThreadMs: { median: median(mainThread), p90: quantile(mainThread, 0.9), syncCallMedian: median(syncCall), callbacksMedian: median(callbacks), documentTouchMedian: median(documentTouch) } };
+  return {
+    rounds,
+    rttMs,
+    isolated,
+    variants: summary,
+    mainThreadMs: {
+      median: median(mainThread),
+      p90: quantile(mainThread, 0.9),
+      syncCallMedian: median(syncCall),
+      callbacksMedian: median(callbacks),
+      documentTouchMedian: median(documentTouch),
+    },
+  };
 }

@@ -31,7 +31,8 @@ async function run({ instances, withRedis, requests, concurrency, tag, faults = 
     const seconds = (performance.now() - started) / 1000;
     const ms = results.map((r) => r.ms).sort((a, b) => a - b);
     const perKey = new Map();
-    for (const tx of emulator.inspect.transactions()) perKey.set(tx.customerInternalReference, (perKey.get(tx.customerInternalReference) ?? 0) + 1);
+    for (const tx of emulator.inspect.transactions())
+      perKey.set(tx.customerInternalReference, (perKey.get(tx.customerInternalReference) ?? 0) + 1);
     return {
       instances,
       store: withRedis ? 'redis' : 'memory',
@@ -64,8 +65,22 @@ export async function benchFleet({ requests, concurrency }) {
   const redis = await run({ instances: 4, withRedis: true, requests, concurrency, tag: 'redis' });
   // The cost of sharing per request, without the faults' retry waits and the queueing of 64
   // concurrent requests on a small machine: 4 at a time, no faults.
-  const calmMemory = await run({ instances: 1, withRedis: false, requests: Math.round(requests / 2), concurrency: 4, tag: 'calm-memory', faults: false });
-  const calmRedis = await run({ instances: 4, withRedis: true, requests: Math.round(requests / 2), concurrency: 4, tag: 'calm-redis', faults: false });
+  const calmMemory = await run({
+    instances: 1,
+    withRedis: false,
+    requests: Math.round(requests / 2),
+    concurrency: 4,
+    tag: 'calm-memory',
+    faults: false,
+  });
+  const calmRedis = await run({
+    instances: 4,
+    withRedis: true,
+    requests: Math.round(requests / 2),
+    concurrency: 4,
+    tag: 'calm-redis',
+    faults: false,
+  });
   return { redisAvailable: true, memory, unshared, redis, calmMemory, calmRedis };
 }
 
@@ -76,7 +91,8 @@ export async function benchFleet({ requests, concurrency }) {
 export async function benchStoreCost({ requests = 300, rounds = 3 } = {}) {
   if (!redisAvailable()) return undefined;
   const { createClient } = await import('redis');
-  const { createDeviceRiskClient, createDeviceRiskHandler, createMemoryStore, createTokenSource } = await import('../dist/server.js');
+  const { createDeviceRiskClient, createDeviceRiskHandler, createMemoryStore, createTokenSource } =
+    await import('../dist/server.js');
   const { createRedisStore } = await import('../dist/server-redis.js');
   const emulator = await startEmulator({ accountRequestsPerSecond: 0 });
   const redis = await startRedis();
@@ -85,11 +101,27 @@ export async function benchStoreCost({ requests = 300, rounds = 3 } = {}) {
   await client.connect();
   const userAgent = 'AcmeShop Checkout/1.0';
   const handlerOn = (store) => {
-    const tokenSource = createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent, store });
+    const tokenSource = createTokenSource({
+      clientId: emulator.clientId,
+      clientSecret: emulator.clientSecret,
+      tokenUrl: emulator.tokenUrl,
+      userAgent,
+      store,
+    });
     const deviceRisk = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent });
-    return createDeviceRiskHandler({ client: deviceRisk, store, allowedOrigins: ['https://shop.example'], workflowKey: 10011, reportStatus: false, resolveCustomer: (r) => ({ customerInternalReference: r.headers.get('x-order') }) });
+    return createDeviceRiskHandler({
+      client: deviceRisk,
+      store,
+      allowedOrigins: ['https://shop.example'],
+      workflowKey: 10011,
+      reportStatus: false,
+      resolveCustomer: (r) => ({ customerInternalReference: r.headers.get('x-order') }),
+    });
   };
-  const handlers = { memory: handlerOn(createMemoryStore()), redis: handlerOn(createRedisStore(client, { prefix: 'bench:' })) };
+  const handlers = {
+    memory: handlerOn(createMemoryStore()),
+    redis: handlerOn(createRedisStore(client, { prefix: 'bench:' })),
+  };
   const times = { memory: [], redis: [] };
   try {
     for (let round = 0; round < rounds; round++) {
@@ -97,7 +129,18 @@ export async function benchStoreCost({ requests = 300, rounds = 3 } = {}) {
         for (let i = 0; i < requests; i++) {
           const key = `${name}-${round}-${i}-key`;
           const started = performance.now();
-          const response = await handler(new Request('https://shop.example/device-risk', { method: 'POST', headers: { origin: 'https://shop.example', 'content-type': 'application/json', 'idempotency-key': key, 'x-order': key }, body: JSON.stringify({ blackbox: BLACKBOX }) }));
+          const response = await handler(
+            new Request('https://shop.example/device-risk', {
+              method: 'POST',
+              headers: {
+                origin: 'https://shop.example',
+                'content-type': 'application/json',
+                'idempotency-key': key,
+                'x-order': key,
+              },
+              body: JSON.stringify({ blackbox: BLACKBOX }),
+            }),
+          );
           await response.text();
           if (i > 10) times[name].push(performance.now() - started); // after the warm-up (token, keys, JIT)
         }

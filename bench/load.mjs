@@ -14,18 +14,29 @@ let next = 0;
 function once(i) {
   return new Promise((resolve) => {
     const headers = { ...spec.headers };
-    if (spec.uniqueKey) headers['idempotency-key'] = `bench-${process.pid}-${i}-${Math.random().toString(36).slice(2, 10)}`;
+    if (spec.uniqueKey)
+      headers['idempotency-key'] = `bench-${process.pid}-${i}-${Math.random().toString(36).slice(2, 10)}`;
     const body = spec.body ?? null;
     if (body) headers['content-length'] = Buffer.byteLength(body);
     const started = process.hrtime.bigint();
-    const req = http.request({ hostname: target.hostname, port: target.port, path: target.pathname + target.search, method: spec.method ?? 'GET', headers, agent }, (res) => {
-      res.resume();
-      res.on('end', () => {
-        latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
-        if (res.statusCode < 200 || res.statusCode >= 300) errors++;
-        resolve();
-      });
-    });
+    const req = http.request(
+      {
+        hostname: target.hostname,
+        port: target.port,
+        path: target.pathname + target.search,
+        method: spec.method ?? 'GET',
+        headers,
+        agent,
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => {
+          latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
+          if (res.statusCode < 200 || res.statusCode >= 300) errors++;
+          resolve();
+        });
+      },
+    );
     req.on('error', () => {
       errors++;
       resolve();
@@ -44,4 +55,13 @@ const durationMs = performance.now() - started;
 latencies.sort((a, b) => a - b);
 const pick = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
 agent.destroy();
-console.log(JSON.stringify({ count: latencies.length, errors, durationMs, rps: (latencies.length / durationMs) * 1000, p50: pick(0.5), p99: pick(0.99) }));
+console.log(
+  JSON.stringify({
+    count: latencies.length,
+    errors,
+    durationMs,
+    rps: (latencies.length / durationMs) * 1000,
+    p50: pick(0.5),
+    p99: pick(0.99),
+  }),
+);

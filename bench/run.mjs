@@ -20,81 +20,152 @@ const log = (s) => console.log(s);
 log(`blackbox-capture benchmark on ${machine}${quick ? ' (quick)' : ''}\n`);
 let size, browserRuns, endpoint, proxy;
 if (!fleetOnly) {
-size = await measure();
-log('Size (bytes, bundled from dist/ with esbuild, minified ESM; gzip -9):');
-log('| path | minified | gzip | brotli | target (gzip) |\n|---|---:|---:|---:|---:|');
-log(`| minimal: captureBlackbox({ loaderUrl }) | ${size.minimal.minified} | ${size.minimal.gzip} | ${size.minimal.brotli} | ${TARGETS.minimal} |`);
-log(`| full: + field + post (up front ${size.full.upfront}, lazy delivery chunk ${size.full.lazy}) | ${size.full.minified} | ${size.full.gzip} | ${size.full.brotli} | ${TARGETS.full} |`);
-log(`| UMD file | ${size.umd.minified} | ${size.umd.gzip} | ${size.umd.brotli} | ${TARGETS.umd} |`);
-log(`| messages chunk (loaded only on failure) | ${size.messages.minified} | ${size.messages.gzip} | ${size.messages.brotli} | — |`);
-log(`Delivery code in the minimal path: ${size.minimal.deliveryCodeUpfront ? 'YES' : 'no'}; messages in the minimal path: ${size.minimal.messagesUpfront ? 'YES' : 'no'}\n`);
+  size = await measure();
+  log('Size (bytes, bundled from dist/ with esbuild, minified ESM; gzip -9):');
+  log('| path | minified | gzip | brotli | target (gzip) |\n|---|---:|---:|---:|---:|');
+  log(
+    `| minimal: captureBlackbox({ loaderUrl }) | ${size.minimal.minified} | ${size.minimal.gzip} | ${size.minimal.brotli} | ${TARGETS.minimal} |`,
+  );
+  log(
+    `| full: + field + post (up front ${size.full.upfront}, lazy delivery chunk ${size.full.lazy}) | ${size.full.minified} | ${size.full.gzip} | ${size.full.brotli} | ${TARGETS.full} |`,
+  );
+  log(`| UMD file | ${size.umd.minified} | ${size.umd.gzip} | ${size.umd.brotli} | ${TARGETS.umd} |`);
+  log(
+    `| messages chunk (loaded only on failure) | ${size.messages.minified} | ${size.messages.gzip} | ${size.messages.brotli} | — |`,
+  );
+  log(
+    `Delivery code in the minimal path: ${size.minimal.deliveryCodeUpfront ? 'YES' : 'no'}; messages in the minimal path: ${size.minimal.messagesUpfront ? 'YES' : 'no'}\n`,
+  );
 
-// Every browser figure with the emulator's loader and with the vendor's real loader 5.2.2.
-const loaders = { emulated: undefined, 'real 5.2.2': realLoaderSource() };
-browserRuns = {};
-for (const [loader, loaderSource] of Object.entries(loaders)) {
-  browserRuns[loader] = {
-    loopback: await benchBrowser({ rounds: quick ? 6 : 60, loaderSource }),
-    rtt: await benchBrowser({ rounds: quick ? 3 : 30, rttMs: 100, loaderSource }),
-  };
-}
-for (const [loader, { loopback, rtt }] of Object.entries(browserRuns)) {
-  log(`Browser, ${loader} loader: navigation start → final blackbox, Chromium, collection scripts 20/80 ms; ratio = variant ÷ plain in the same round:`);
-  log('| integration | loopback median | ratio median (p10–p90) | 100 ms RTT median | ratio median (p10–p90) | 100 ms RTT ratio vs plain-hinted (p10–p90) | main thread added | our calls | loader tag insertion (apart) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|');
-  for (const name of Object.keys(loopback.variants)) {
-    const a = loopback.variants[name];
-    const b = rtt.variants[name];
-    const r = (v) => (v.ratioMedian === undefined ? '1 (baseline)' : `${fmt(v.ratioMedian, 3)} (${fmt(v.ratioP10, 3)}–${fmt(v.ratioP90, 3)})`);
-    const ms = (v) => (v === undefined ? '—' : `${fmt(v, 2)} ms`);
-    const hinted = b.hintedRatioMedian === undefined ? '—' : `${fmt(b.hintedRatioMedian, 3)} (${fmt(b.hintedRatioP10, 3)}–${fmt(b.hintedRatioP90, 3)})`;
-    log(`| ${name} | ${fmt(a.medianMs)} ms | ${r(a)} | ${fmt(b.medianMs)} ms | ${r(b)} | ${hinted} | ${ms(a.mainThreadAddedMs)} | ${ms(a.ownJsMs)} | ${ms(a.loaderTagInsertMs)} |`);
+  // Every browser figure with the emulator's loader and with the vendor's real loader 5.2.2.
+  const loaders = { emulated: undefined, 'real 5.2.2': realLoaderSource() };
+  browserRuns = {};
+  for (const [loader, loaderSource] of Object.entries(loaders)) {
+    browserRuns[loader] = {
+      loopback: await benchBrowser({ rounds: quick ? 6 : 60, loaderSource }),
+      rtt: await benchBrowser({ rounds: quick ? 3 : 30, rttMs: 100, loaderSource }),
+    };
   }
-  const mt = loopback.mainThreadMs;
-  log(`Our calls, all variants: median ${fmt(mt.median, 2)} ms, p90 ${fmt(mt.p90, 2)} ms (call ${fmt(mt.syncCallMedian, 2)} ms with the tag insertion + callbacks ${fmt(mt.callbacksMedian, 2)} ms); the page's first touch of document: ${fmt(mt.documentTouchMedian, 2)} ms.\n`);
-}
-log('Side by side, ratio medians (loopback / 100 ms RTT):');
-log(`| integration | ${Object.keys(browserRuns).join(' | ')} |\n|---|${Object.keys(browserRuns).map(() => '---:').join('|')}|`);
-for (const name of Object.keys(browserRuns.emulated.loopback.variants).filter((n) => n !== 'plain')) {
-  log(`| ${name} | ${Object.values(browserRuns).map(({ loopback, rtt }) => `${fmt(loopback.variants[name].ratioMedian, 3)} / ${fmt(rtt.variants[name].ratioMedian, 3)}`).join(' | ')} |`);
-}
-log('Main thread added: median over rounds of (DevTools TaskDuration of the page load − that of the plain page), loopback.');
-log("Our calls: captureBlackbox() plus our bb_callback over all updates, less the loader tag insertion, performance.now() (the loopback pages are cross-origin isolated: 5 µs ticks), after the page's own first touch of document.");
-log("Loader tag insertion: the browser starting the loader's fetch when the package appends the tag (any script-inserted tag costs it; adopt mode has none), not in our calls.");
-const { loopback, rtt } = browserRuns.emulated;
-log(`Rounds: ${loopback.rounds} on loopback, ${rtt.rounds} with every origin one simulated 100 ms round trip away (connection set-up included), per loader.\n`);
+  for (const [loader, { loopback, rtt }] of Object.entries(browserRuns)) {
+    log(
+      `Browser, ${loader} loader: navigation start → final blackbox, Chromium, collection scripts 20/80 ms; ratio = variant ÷ plain in the same round:`,
+    );
+    log(
+      '| integration | loopback median | ratio median (p10–p90) | 100 ms RTT median | ratio median (p10–p90) | 100 ms RTT ratio vs plain-hinted (p10–p90) | main thread added | our calls | loader tag insertion (apart) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    );
+    for (const name of Object.keys(loopback.variants)) {
+      const a = loopback.variants[name];
+      const b = rtt.variants[name];
+      const r = (v) =>
+        v.ratioMedian === undefined
+          ? '1 (baseline)'
+          : `${fmt(v.ratioMedian, 3)} (${fmt(v.ratioP10, 3)}–${fmt(v.ratioP90, 3)})`;
+      const ms = (v) => (v === undefined ? '—' : `${fmt(v, 2)} ms`);
+      const hinted =
+        b.hintedRatioMedian === undefined
+          ? '—'
+          : `${fmt(b.hintedRatioMedian, 3)} (${fmt(b.hintedRatioP10, 3)}–${fmt(b.hintedRatioP90, 3)})`;
+      log(
+        `| ${name} | ${fmt(a.medianMs)} ms | ${r(a)} | ${fmt(b.medianMs)} ms | ${r(b)} | ${hinted} | ${ms(a.mainThreadAddedMs)} | ${ms(a.ownJsMs)} | ${ms(a.loaderTagInsertMs)} |`,
+      );
+    }
+    const mt = loopback.mainThreadMs;
+    log(
+      `Our calls, all variants: median ${fmt(mt.median, 2)} ms, p90 ${fmt(mt.p90, 2)} ms (call ${fmt(mt.syncCallMedian, 2)} ms with the tag insertion + callbacks ${fmt(mt.callbacksMedian, 2)} ms); the page's first touch of document: ${fmt(mt.documentTouchMedian, 2)} ms.\n`,
+    );
+  }
+  log('Side by side, ratio medians (loopback / 100 ms RTT):');
+  log(
+    `| integration | ${Object.keys(browserRuns).join(' | ')} |\n|---|${Object.keys(browserRuns)
+      .map(() => '---:')
+      .join('|')}|`,
+  );
+  for (const name of Object.keys(browserRuns.emulated.loopback.variants).filter((n) => n !== 'plain')) {
+    log(
+      `| ${name} | ${Object.values(browserRuns)
+        .map(
+          ({ loopback, rtt }) =>
+            `${fmt(loopback.variants[name].ratioMedian, 3)} / ${fmt(rtt.variants[name].ratioMedian, 3)}`,
+        )
+        .join(' | ')} |`,
+    );
+  }
+  log(
+    'Main thread added: median over rounds of (DevTools TaskDuration of the page load − that of the plain page), loopback.',
+  );
+  log(
+    "Our calls: captureBlackbox() plus our bb_callback over all updates, less the loader tag insertion, performance.now() (the loopback pages are cross-origin isolated: 5 µs ticks), after the page's own first touch of document.",
+  );
+  log(
+    "Loader tag insertion: the browser starting the loader's fetch when the package appends the tag (any script-inserted tag costs it; adopt mode has none), not in our calls.",
+  );
+  const { loopback, rtt } = browserRuns.emulated;
+  log(
+    `Rounds: ${loopback.rounds} on loopback, ${rtt.rounds} with every origin one simulated 100 ms round trip away (connection set-up included), per loader.\n`,
+  );
 
-endpoint = await benchEndpoint({ requests: quick ? 300 : 2000, concurrency: 32 });
-log('Server: integrator endpoint (token, account, upload, finalize, status) against the emulator, no added latency:');
-log('| requests | concurrency | req/s | p50 | p99 | errors | token requests | transactions processed |\n|---:|---:|---:|---:|---:|---:|---:|---:|');
-log(`| ${endpoint.count} | ${endpoint.concurrency} | ${fmt(endpoint.rps)} | ${fmt(endpoint.p50, 1)} ms | ${fmt(endpoint.p99, 1)} ms | ${endpoint.errors} | ${endpoint.tokenRequests} | ${endpoint.transactionsProcessed} |\n`);
+  endpoint = await benchEndpoint({ requests: quick ? 300 : 2000, concurrency: 32 });
+  log('Server: integrator endpoint (token, account, upload, finalize, status) against the emulator, no added latency:');
+  log(
+    '| requests | concurrency | req/s | p50 | p99 | errors | token requests | transactions processed |\n|---:|---:|---:|---:|---:|---:|---:|---:|',
+  );
+  log(
+    `| ${endpoint.count} | ${endpoint.concurrency} | ${fmt(endpoint.rps)} | ${fmt(endpoint.p50, 1)} ms | ${fmt(endpoint.p99, 1)} ms | ${endpoint.errors} | ${endpoint.tokenRequests} | ${endpoint.transactionsProcessed} |\n`,
+  );
 
-proxy = await benchProxy({ requests: quick ? 500 : 4000, concurrency: 32, rounds: quick ? 1 : 5 });
-log(`Server: first-party proxy, GET static_wdp.js, ${proxy.concurrency} concurrent, median of ${proxy.rounds} alternating rounds:`);
-log('| target | req/s | p50 | p99 | errors | req/s vs direct |\n|---|---:|---:|---:|---:|---:|');
-for (const [name, t] of Object.entries(proxy.targets)) {
-  log(`| ${name === 'direct' ? 'collector, direct' : name === 'node' ? 'createFirstPartyProxy (Node)' : 'nginx, shipped config'} | ${fmt(t.rps)} | ${fmt(t.p50, 2)} ms | ${fmt(t.p99, 2)} ms | ${t.errors} | ${fmt(t.rps / proxy.targets.direct.rps, 2)} |`);
-}
-if (proxy.nginxAvailable) {
-  const r = proxy.nodeToNginx;
-  log(`Node proxy ÷ nginx, req/s: ${fmt(proxy.targets.node.rps / proxy.targets.nginx.rps, 2)} (medians); per round ${fmt(r.median, 2)} median, ${fmt(r.min, 2)}–${fmt(r.max, 2)}`);
-}
-else log('(nginx not installed: its row is missing)');
-
+  proxy = await benchProxy({ requests: quick ? 500 : 4000, concurrency: 32, rounds: quick ? 1 : 5 });
+  log(
+    `Server: first-party proxy, GET static_wdp.js, ${proxy.concurrency} concurrent, median of ${proxy.rounds} alternating rounds:`,
+  );
+  log('| target | req/s | p50 | p99 | errors | req/s vs direct |\n|---|---:|---:|---:|---:|---:|');
+  for (const [name, t] of Object.entries(proxy.targets)) {
+    log(
+      `| ${name === 'direct' ? 'collector, direct' : name === 'node' ? 'createFirstPartyProxy (Node)' : 'nginx, shipped config'} | ${fmt(t.rps)} | ${fmt(t.p50, 2)} ms | ${fmt(t.p99, 2)} ms | ${t.errors} | ${fmt(t.rps / proxy.targets.direct.rps, 2)} |`,
+    );
+  }
+  if (proxy.nginxAvailable) {
+    const r = proxy.nodeToNginx;
+    log(
+      `Node proxy ÷ nginx, req/s: ${fmt(proxy.targets.node.rps / proxy.targets.nginx.rps, 2)} (medians); per round ${fmt(r.median, 2)} median, ${fmt(r.min, 2)}–${fmt(r.max, 2)}`,
+    );
+  } else log('(nginx not installed: its row is missing)');
 }
 
 const fleetRow = await benchFleet({ requests: quick ? 400 : 2000, concurrency: 64 });
 if (fleetRow.redisAvailable) {
-  log(`Server: a fleet on one Redis against the emulator, ${fleetRow.redis.requests} requests at concurrency ${fleetRow.redis.concurrency}, faults on account create (429), upload (503) and finalize (dropped); failed attempts retried on the next instance; beside it one instance on its memory store, same requests and faults:`);
-  log('| set-up | requests | concurrency | faults | req/s | p50 | p99 | lost | transactions per key (max) | keys without one | token requests | retries |\n|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|');
-  const name = (row) => (row.store === 'redis' ? `${row.instances} instances, one Redis` : row.instances > 1 ? `${row.instances} instances, each its own memory` : '1 instance, memory');
+  log(
+    `Server: a fleet on one Redis against the emulator, ${fleetRow.redis.requests} requests at concurrency ${fleetRow.redis.concurrency}, faults on account create (429), upload (503) and finalize (dropped); failed attempts retried on the next instance; beside it one instance on its memory store, same requests and faults:`,
+  );
+  log(
+    '| set-up | requests | concurrency | faults | req/s | p50 | p99 | lost | transactions per key (max) | keys without one | token requests | retries |\n|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+  );
+  const name = (row) =>
+    row.store === 'redis'
+      ? `${row.instances} instances, one Redis`
+      : row.instances > 1
+        ? `${row.instances} instances, each its own memory`
+        : '1 instance, memory';
   for (const row of [fleetRow.memory, fleetRow.unshared, fleetRow.redis, fleetRow.calmMemory, fleetRow.calmRedis]) {
-    log(`| ${name(row)} | ${row.requests} | ${row.concurrency} | ${row.faults ? 'yes' : 'none'} | ${fmt(row.rps)} | ${fmt(row.p50, 1)} ms | ${fmt(row.p99, 1)} ms | ${row.lost} | ${row.maxTransactionsPerKey} | ${row.keysWithoutTransaction} | ${row.tokenRequests} | ${row.retries} |`);
+    log(
+      `| ${name(row)} | ${row.requests} | ${row.concurrency} | ${row.faults ? 'yes' : 'none'} | ${fmt(row.rps)} | ${fmt(row.p50, 1)} ms | ${fmt(row.p99, 1)} ms | ${row.lost} | ${row.maxTransactionsPerKey} | ${row.keysWithoutTransaction} | ${row.tokenRequests} | ${row.retries} |`,
+    );
   }
-  log(`p99 overhead of the Redis fleet: with faults at 64, ${fmt(fleetRow.redis.p99 - fleetRow.memory.p99, 1)} ms over one memory instance (${fmt(fleetRow.redis.p99 - fleetRow.unshared.p99, 1)} ms over four unshared); at 4 without faults, ${fmt(fleetRow.calmRedis.p99 - fleetRow.calmMemory.p99, 1)} ms (p50 ${fmt(fleetRow.calmRedis.p50 - fleetRow.calmMemory.p50, 1)} ms)\n`);
+  log(
+    `p99 overhead of the Redis fleet: with faults at 64, ${fmt(fleetRow.redis.p99 - fleetRow.memory.p99, 1)} ms over one memory instance (${fmt(fleetRow.redis.p99 - fleetRow.unshared.p99, 1)} ms over four unshared); at 4 without faults, ${fmt(fleetRow.calmRedis.p99 - fleetRow.calmMemory.p99, 1)} ms (p50 ${fmt(fleetRow.calmRedis.p50 - fleetRow.calmMemory.p50, 1)} ms)\n`,
+  );
   const cost = await benchStoreCost({ requests: quick ? 100 : 300 });
   fleetRow.storeCost = cost;
-  log(`The store's own cost, one endpoint in one process, ${cost.requests} sequential requests per store in alternating rounds: memory p50 ${fmt(cost.memory.p50, 2)} ms, p99 ${fmt(cost.memory.p99, 2)} ms; Redis p50 ${fmt(cost.redis.p50, 2)} ms, p99 ${fmt(cost.redis.p99, 2)} ms; Redis adds ${fmt(cost.redis.p50 - cost.memory.p50, 2)} ms at p50 and ${fmt(cost.redis.p99 - cost.memory.p99, 2)} ms at p99\n`);
+  log(
+    `The store's own cost, one endpoint in one process, ${cost.requests} sequential requests per store in alternating rounds: memory p50 ${fmt(cost.memory.p50, 2)} ms, p99 ${fmt(cost.memory.p99, 2)} ms; Redis p50 ${fmt(cost.redis.p50, 2)} ms, p99 ${fmt(cost.redis.p99, 2)} ms; Redis adds ${fmt(cost.redis.p50 - cost.memory.p50, 2)} ms at p50 and ${fmt(cost.redis.p99 - cost.memory.p99, 2)} ms at p99\n`,
+  );
 } else log('(redis-server not installed: no fleet row)\n');
 mkdirSync('bench-results', { recursive: true });
-writeFileSync(fleetOnly ? 'bench-results/fleet.json' : 'bench-results/latest.json', JSON.stringify({ date: new Date().toISOString(), machine, quick, size, browser: browserRuns, endpoint, proxy, fleet: fleetRow }, null, 2));
+writeFileSync(
+  fleetOnly ? 'bench-results/fleet.json' : 'bench-results/latest.json',
+  JSON.stringify(
+    { date: new Date().toISOString(), machine, quick, size, browser: browserRuns, endpoint, proxy, fleet: fleetRow },
+    null,
+    2,
+  ),
+);
 log(`\nWrote bench-results/${fleetOnly ? 'fleet' : 'latest'}.json`);

@@ -11,10 +11,14 @@ const BLACKBOX = '0400' + 'nVQ+/abcXYZ0123'.repeat(80) + '==';
 
 function load(spec) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [new URL('./load.mjs', import.meta.url).pathname, JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [new URL('./load.mjs', import.meta.url).pathname, JSON.stringify(spec)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout.on('data', (c) => (out += c));
-    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`load generator exited ${code}`))));
+    child.on('exit', (code) =>
+      code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`load generator exited ${code}`)),
+    );
   });
 }
 
@@ -29,12 +33,22 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 export async function benchEndpoint({ requests = 2000, concurrency = 32 } = {}) {
   const emulator = await startEmulator({ accountRequestsPerSecond: 0 });
   const userAgent = 'blackbox-capture-bench/1';
-  const tokenSource = createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent });
+  const tokenSource = createTokenSource({
+    clientId: emulator.clientId,
+    clientSecret: emulator.clientSecret,
+    tokenUrl: emulator.tokenUrl,
+    userAgent,
+  });
   const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent });
   const site = await listen((req, res) => handler(req, res));
   const origin = site.origin;
   const handler = toNodeHandler(
-    createDeviceRiskHandler({ client, allowedOrigins: [origin], workflowKey: 10011, resolveCustomer: () => ({ customerInternalReference: 'bench-customer' }) }),
+    createDeviceRiskHandler({
+      client,
+      allowedOrigins: [origin],
+      workflowKey: 10011,
+      resolveCustomer: () => ({ customerInternalReference: 'bench-customer' }),
+    }),
   );
   try {
     const stats = await load({
@@ -47,7 +61,12 @@ export async function benchEndpoint({ requests = 2000, concurrency = 32 } = {}) 
       total: requests,
     });
     const processed = emulator.inspect.transactions().filter((t) => t.status === 'PROCESSED').length;
-    return { ...stats, concurrency, tokenRequests: emulator.inspect.requests('token'), transactionsProcessed: processed };
+    return {
+      ...stats,
+      concurrency,
+      tokenRequests: emulator.inspect.requests('token'),
+      transactionsProcessed: processed,
+    };
   } finally {
     site.server.closeAllConnections();
     site.server.close();
@@ -57,7 +76,9 @@ export async function benchEndpoint({ requests = 2000, concurrency = 32 } = {}) 
 
 /** The Node proxy in its own process (bench/proxy-process.mjs), as nginx is. */
 async function startNodeProxy(collectorUrl) {
-  const { child, port } = await spawnListening(new URL('./proxy-process.mjs', import.meta.url).pathname, [collectorUrl]);
+  const { child, port } = await spawnListening(new URL('./proxy-process.mjs', import.meta.url).pathname, [
+    collectorUrl,
+  ]);
   return { origin: `http://127.0.0.1:${port}`, stop: () => child.kill('SIGTERM') };
 }
 
@@ -66,12 +87,17 @@ export async function benchProxy({ requests = 4000, concurrency = 32, rounds = 3
   const proxy = await startNodeProxy(emulator.collectorUrl);
   const nginx = nginxAvailable() ? await startNginx(emulator.collectorUrl) : undefined;
   const path = '/general5/BENCH/static_wdp.js?loaderVer=5.2.2';
-  const targets = { direct: `${emulator.collectorUrl}${path}`, node: `${proxy.origin}/iojs${path}`, ...(nginx ? { nginx: `${nginx.origin}/iojs${path}` } : {}) };
+  const targets = {
+    direct: `${emulator.collectorUrl}${path}`,
+    node: `${proxy.origin}/iojs${path}`,
+    ...(nginx ? { nginx: `${nginx.origin}/iojs${path}` } : {}),
+  };
   const runs = Object.fromEntries(Object.keys(targets).map((k) => [k, []]));
   try {
     // Side by side: the three targets alternate in every round.
     for (let round = 0; round < rounds; round++) {
-      for (const [name, url] of Object.entries(targets)) runs[name].push(await load({ url, concurrency, total: requests }));
+      for (const [name, url] of Object.entries(targets))
+        runs[name].push(await load({ url, concurrency, total: requests }));
     }
   } finally {
     nginx?.stop();
@@ -80,7 +106,12 @@ export async function benchProxy({ requests = 4000, concurrency = 32, rounds = 3
   }
   const summary = {};
   for (const [name, list] of Object.entries(runs)) {
-    summary[name] = { rps: median(list.map((r) => r.rps)), p50: median(list.map((r) => r.p50)), p99: median(list.map((r) => r.p99)), errors: list.reduce((a, r) => a + r.errors, 0) };
+    summary[name] = {
+      rps: median(list.map((r) => r.rps)),
+      p50: median(list.map((r) => r.p50)),
+      p99: median(list.map((r) => r.p99)),
+      errors: list.reduce((a, r) => a + r.errors, 0),
+    };
   }
   // Node ÷ nginx in each round (the two ran one after the other): the run-to-run spread of the ratio.
   const ratios = nginx ? runs.node.map((run, i) => run.rps / runs.nginx[i].rps) : undefined;

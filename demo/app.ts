@@ -47,7 +47,13 @@ export interface Demo {
   close(): Promise<void>;
 }
 
-const WATCHABLE_DELAYS: CollectionDelays = { fp_static: [80], fp_dyn: [160, 420], tp: [120, 300], tp_static: [120], tp_dyn: [300] };
+const WATCHABLE_DELAYS: CollectionDelays = {
+  fp_static: [80],
+  fp_dyn: [160, 420],
+  tp: [120, 300],
+  tp_static: [120],
+  tp_dyn: [300],
+};
 
 /** The header every demo page shares. */
 const HEADER =
@@ -63,17 +69,33 @@ const FORCED_DECISIONS: Record<string, { type: string; label: string; alerts: st
 };
 
 /** The server-side answer, as the demo shows it: decision, label, alerts, how and when it came, the raw details. */
-function decisionPanel(answer: { status: string; details?: DeviceRiskDetails; via: string; at: number } | undefined): string {
+function decisionPanel(
+  answer: { status: string; details?: DeviceRiskDetails; via: string; at: number } | undefined,
+): string {
   const note = '<p class="server-only">Server-side information: a real shop never sends this to the browser.</p>';
-  if (!answer) return `<div class="decision" data-decision="pending">${note}<p>No answer yet: the callback has not arrived and the details are not ready.</p></div>`;
+  if (!answer)
+    return `<div class="decision" data-decision="pending">${note}<p>No answer yet: the callback has not arrived and the details are not ready.</p></div>`;
   const risk = answer.details?.deviceRisk;
   const decision = risk?.decision ?? answer.details?.decision;
   const type = decision?.type ?? answer.status;
   const rows = [
-    ['Device Risk decision', `<strong class="decision-type">${escapeHtml(type)}</strong>${decision?.label ? ` <code>${escapeHtml(decision.label)}</code>` : ''}`],
+    [
+      'Device Risk decision',
+      `<strong class="decision-type">${escapeHtml(type)}</strong>${decision?.label ? ` <code>${escapeHtml(decision.label)}</code>` : ''}`,
+    ],
     ['Alerts', risk?.alerts.length ? risk.alerts.map((a) => escapeHtml(a)).join(', ') : 'none'],
-    ['Workflow decision', answer.details ? `${escapeHtml(answer.details.decision.type)}${answer.details.decision.score === undefined ? '' : `, score ${answer.details.decision.score}`}` : escapeHtml(answer.status)],
-    ['Came by', answer.via === 'callback' ? `the service's callback, at ${new Date(answer.at).toISOString()}` : `polling the retrieval API, at ${new Date(answer.at).toISOString()}`],
+    [
+      'Workflow decision',
+      answer.details
+        ? `${escapeHtml(answer.details.decision.type)}${answer.details.decision.score === undefined ? '' : `, score ${answer.details.decision.score}`}`
+        : escapeHtml(answer.status),
+    ],
+    [
+      'Came by',
+      answer.via === 'callback'
+        ? `the service's callback, at ${new Date(answer.at).toISOString()}`
+        : `polling the retrieval API, at ${new Date(answer.at).toISOString()}`,
+    ],
   ];
   return `<div class="decision" data-decision="${escapeHtml(type)}" data-via="${escapeHtml(answer.via)}">${note}<table>${rows.map(([k, v]) => `<tr><th>${k}</th><td>${v}</td></tr>`).join('')}</table>
 <details><summary>Raw details (JSON)</summary><pre>${escapeHtml(JSON.stringify(answer.details?.raw ?? null, null, 2))}</pre></details></div>`;
@@ -81,11 +103,13 @@ function decisionPanel(answer: { status: string; details?: DeviceRiskDetails; vi
 
 export async function startDemo(config: DemoConfig, options: DemoOptions = {}): Promise<Demo> {
   const needsEmulator = !config.loaderUrl || !config.collectorUrl || !config.clientId;
-  const emulator = needsEmulator ? await startEmulator({
+  const emulator = needsEmulator
+    ? await startEmulator({
         delays: options.delays ?? WATCHABLE_DELAYS,
         accountRequestsPerSecond: 0,
         ...(options.loaderSource !== undefined ? { loaderSource: options.loaderSource } : {}),
-      }) : undefined;
+      })
+    : undefined;
   const loaderUrl = config.loaderUrl ?? emulator!.loaderUrl;
   const collectorUrl = config.collectorUrl ?? emulator!.collectorUrl;
 
@@ -93,13 +117,21 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
     clientId: config.clientId ?? emulator!.clientId,
     clientSecret: config.clientSecret ?? emulator!.clientSecret,
     userAgent: config.userAgent,
-    ...(config.clientId ? (config.tokenUrl ? { tokenUrl: config.tokenUrl } : { region: config.region! }) : { tokenUrl: emulator!.tokenUrl }),
+    ...(config.clientId
+      ? config.tokenUrl
+        ? { tokenUrl: config.tokenUrl }
+        : { region: config.region! }
+      : { tokenUrl: emulator!.tokenUrl }),
   });
   const client: DeviceRiskClient = createDeviceRiskClient({
     tokenSource,
     userAgent: config.userAgent,
     maxAttempts: options.clientMaxAttempts ?? 3,
-    ...(config.clientId ? (config.apiBaseUrl ? { baseUrl: config.apiBaseUrl } : { region: config.region! }) : { baseUrl: emulator!.baseUrl, retrievalBaseUrl: emulator!.retrievalUrl }),
+    ...(config.clientId
+      ? config.apiBaseUrl
+        ? { baseUrl: config.apiBaseUrl }
+        : { region: config.region! }
+      : { baseUrl: emulator!.baseUrl, retrievalBaseUrl: emulator!.retrievalUrl }),
   });
 
   /**
@@ -121,16 +153,23 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
     waiters.delete(workflowExecutionId);
   };
   /** The answer of a transaction: its callback, or after `waitMs` a read of the details (polling). */
-  async function answerOf(ids: { accountId: string; workflowExecutionId: string }, waitMs: number): Promise<Answer | undefined> {
+  async function answerOf(
+    ids: { accountId: string; workflowExecutionId: string },
+    waitMs: number,
+  ): Promise<Answer | undefined> {
     if (!answers.has(ids.workflowExecutionId)) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, waitMs);
-        waiters.set(ids.workflowExecutionId, [...(waiters.get(ids.workflowExecutionId) ?? []), () => (clearTimeout(timer), resolve())]);
+        waiters.set(ids.workflowExecutionId, [
+          ...(waiters.get(ids.workflowExecutionId) ?? []),
+          () => (clearTimeout(timer), resolve()),
+        ]);
       });
     }
     if (!answers.has(ids.workflowExecutionId)) {
       const details = await client.details(ids).catch(() => undefined);
-      if (details && details.status === 'PROCESSED') remember(ids.workflowExecutionId, { status: details.status, details, via: 'polling', at: Date.now() });
+      if (details && details.status === 'PROCESSED')
+        remember(ids.workflowExecutionId, { status: details.status, details, via: 'polling', at: Date.now() });
     }
     return answers.get(ids.workflowExecutionId);
   }
@@ -138,14 +177,22 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
   const callbacks = createCallbackHandler({
     client,
     allowedSources: config.clientId ? 'any' : ['127.0.0.0/8', '::1'],
-    onResult: ({ workflowExecutionId, status, details }) => remember(workflowExecutionId, { status, ...(details ? { details } : {}), via: 'callback', at: Date.now() }),
-    onError: (error) => console.error(`device-risk callback: ${isDeviceRiskError(error) ? `${error.code} ${error.message}` : String(error)}`),
+    onResult: ({ workflowExecutionId, status, details }) =>
+      remember(workflowExecutionId, { status, ...(details ? { details } : {}), via: 'callback', at: Date.now() }),
+    onError: (error) =>
+      console.error(
+        `device-risk callback: ${isDeviceRiskError(error) ? `${error.code} ${error.message}` : String(error)}`,
+      ),
   });
 
   const customerOf = (request: Request): CustomerMapping => {
     const cookie = /(?:^|;\s*)demo_customer=([A-Za-z0-9-]{8,64})/.exec(request.headers.get('cookie') ?? '')?.[1];
     // The demo's stand-in for your own session lookup.
-    return { customerInternalReference: `demo-${cookie ?? 'anonymous'}`, workflowKey: config.workflowKey, ...(origin ? { callbackUrl: `${origin}/device-risk/callback` } : {}) };
+    return {
+      customerInternalReference: `demo-${cookie ?? 'anonymous'}`,
+      workflowKey: config.workflowKey,
+      ...(origin ? { callbackUrl: `${origin}/device-risk/callback` } : {}),
+    };
   };
   // Created once the site's origin (its allowed Origin) is known.
   let endpoint: ReturnType<typeof createDeviceRiskHandler> | undefined;
@@ -165,7 +212,13 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
       : `<!-- A preload hint lets the loader download beside the package. -->\n  ${preconnect}\n  <link rel="preload" as="script" href="${src}" nonce="${nonce}">\n  ${umd}`;
   };
 
-  async function page(name: string, request: Request, values: Record<string, string> = {}, adopt = false, html_: Record<string, string> = {}): Promise<Response> {
+  async function page(
+    name: string,
+    request: Request,
+    values: Record<string, string> = {},
+    adopt = false,
+    html_: Record<string, string> = {},
+  ): Promise<Response> {
     const nonce = randomBytes(16).toString('base64');
     let html = await readFile(new URL(`demo/pages/${name}`, ROOT), 'utf8');
     // The doctor's broken pages (?doctor=…): one mistake each, for its tests.
@@ -174,13 +227,21 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
     if (broken === 'double-tag') tags += `\n  <script nonce="${nonce}" src="${escapeHtml(loaderUrl)}"></script>`;
     html = html.replace('{{CAPTURE_TAGS}}', tags).replace('{{HEADER}}', HEADER);
     for (const [key, value] of Object.entries(html_)) html = html.replaceAll(`{{${key}}}`, value);
-    for (const [key, value] of Object.entries({ NONCE: nonce, LOADER_URL: loaderUrl, THIRD_PARTY: thirdPartyOrigin, ...values })) html = html.replaceAll(`{{${key}}}`, escapeHtml(value));
+    for (const [key, value] of Object.entries({
+      NONCE: nonce,
+      LOADER_URL: loaderUrl,
+      THIRD_PARTY: thirdPartyOrigin,
+      ...values,
+    }))
+      html = html.replaceAll(`{{${key}}}`, escapeHtml(value));
     const headers = new Headers({
       'content-type': 'text/html; charset=utf-8',
       'cache-control': 'no-store',
       // Every demo page runs under a strict CSP: a nonce plus strict-dynamic.
       'content-security-policy':
-        broken === 'csp' ? "script-src 'self'; connect-src 'self'" : `script-src 'nonce-${nonce}' 'strict-dynamic'; object-src 'none'; base-uri 'none'`,
+        broken === 'csp'
+          ? "script-src 'self'; connect-src 'self'"
+          : `script-src 'nonce-${nonce}' 'strict-dynamic'; object-src 'none'; base-uri 'none'`,
     });
     if (!/(?:^|;\s*)demo_customer=/.test(request.headers.get('cookie') ?? '')) {
       headers.append('set-cookie', `${CUSTOMER_COOKIE}=${randomUUID()}; Path=/; HttpOnly; SameSite=Lax`);
@@ -190,7 +251,9 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
 
   async function file(path: string, type: string): Promise<Response> {
     const body = await readFile(new URL(path, ROOT)).catch(() => undefined);
-    return body ? new Response(body, { headers: { 'content-type': type, 'cache-control': 'no-cache' } }) : new Response('not found', { status: 404 });
+    return body
+      ? new Response(body, { headers: { 'content-type': type, 'cache-control': 'no-cache' } })
+      : new Response('not found', { status: 404 });
   }
 
   /** The classic form post: the server runs the whole Device Risk flow with the field's value. */
@@ -218,7 +281,18 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
           ? `${error.code}: ${error.message}`
           : 'unexpected error';
     }
-    return page('result.html', request, { RESULT: result, STATE: ok ? 'ok' : 'error', OUTCOME: outcome, HEADING: ok ? 'Server result' : 'The device check could not run' }, false, { DECISION: panel });
+    return page(
+      'result.html',
+      request,
+      {
+        RESULT: result,
+        STATE: ok ? 'ok' : 'error',
+        OUTCOME: outcome,
+        HEADING: ok ? 'Server result' : 'The device check could not run',
+      },
+      false,
+      { DECISION: panel },
+    );
   }
 
   const handler = async (request: Request, context?: { clientAddress?: string }): Promise<Response> => {
@@ -229,7 +303,10 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
     // The doctor's broken sites: a proxy whose dynamic script a cache serves, one that drops cookies.
     if (path.startsWith('/broken-cache/iojs/') || path.startsWith('/broken-cookie/iojs/')) {
       const kind = path.split('/')[1];
-      const forwarded = await proxy(new Request(new URL(path.replace(`/${kind}`, '') + url.search, url), { headers: request.headers }), context);
+      const forwarded = await proxy(
+        new Request(new URL(path.replace(`/${kind}`, '') + url.search, url), { headers: request.headers }),
+        context,
+      );
       const headers = new Headers(forwarded.headers);
       if (kind === 'broken-cache') {
         headers.set('cache-control', 'public, max-age=600');
@@ -238,17 +315,30 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
       return new Response(forwarded.body, { status: forwarded.status, headers });
     }
     // A site whose SPA fallback answers every path with its HTML page: the classic proxy bug.
-    if (path.startsWith('/broken-html/iojs/')) return new Response('<!doctype html><html><body>shop</body></html>', { headers: { 'content-type': 'text/html' } });
+    if (path.startsWith('/broken-html/iojs/'))
+      return new Response('<!doctype html><html><body>shop</body></html>', {
+        headers: { 'content-type': 'text/html' },
+      });
     if (path === '/device-risk') return endpoint!(request, context);
     if (path === '/device-risk/callback') return callbacks(request, context);
     // Demo only: the server-side answer, for the playground's labelled panel. A real shop has no such route.
     if (path === '/demo/answer' && request.method === 'GET') {
-      const ids = { accountId: url.searchParams.get('accountId') ?? '', workflowExecutionId: url.searchParams.get('workflowExecutionId') ?? '' };
+      const ids = {
+        accountId: url.searchParams.get('accountId') ?? '',
+        workflowExecutionId: url.searchParams.get('workflowExecutionId') ?? '',
+      };
       const answer = await answerOf(ids, 5000).catch(() => undefined);
-      return new Response(decisionPanel(answer), { headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' } });
+      return new Response(decisionPanel(answer), {
+        headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' },
+      });
     }
-    if (path.startsWith('/dist/') && /^\/dist\/[\w.-]+\.js$/.test(path)) return file(path.slice(1), 'text/javascript; charset=utf-8');
-    if (/^\/demo\/[\w-]+\.(js|css)$/.test(path)) return file(`demo/pages/${path.slice(6)}`, path.endsWith('.js') ? 'text/javascript; charset=utf-8' : 'text/css; charset=utf-8');
+    if (path.startsWith('/dist/') && /^\/dist\/[\w.-]+\.js$/.test(path))
+      return file(path.slice(1), 'text/javascript; charset=utf-8');
+    if (/^\/demo\/[\w-]+\.(js|css)$/.test(path))
+      return file(
+        `demo/pages/${path.slice(6)}`,
+        path.endsWith('.js') ? 'text/javascript; charset=utf-8' : 'text/css; charset=utf-8',
+      );
     if (path === '/demo/status' && request.method === 'GET') {
       const accountId = url.searchParams.get('accountId') ?? '';
       const workflowExecutionId = url.searchParams.get('workflowExecutionId') ?? '';
@@ -259,7 +349,8 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
       }
     }
     if (path === '/checkout' && request.method === 'POST') return checkoutSubmit(request);
-    if (request.method !== 'GET' && request.method !== 'HEAD') return new Response('method not allowed', { status: 405 });
+    if (request.method !== 'GET' && request.method !== 'HEAD')
+      return new Response('method not allowed', { status: 405 });
     if (path === '/favicon.ico') return new Response(null, { status: 204 });
     if (path === '/') return page('index.html', request);
     if (path === '/checkout') return page('checkout.html', request, { TITLE: 'Checkout' });
@@ -272,7 +363,13 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
       const forced = decide && FORCED_DECISIONS[decide];
       // The decision is forced for this customer: give a first visit its cookie first.
       if (forced && !/(?:^|;\s*)demo_customer=/.test(request.headers.get('cookie') ?? '')) {
-        return new Response(null, { status: 303, headers: { location: url.pathname + url.search, 'set-cookie': `${CUSTOMER_COOKIE}=${randomUUID()}; Path=/; HttpOnly; SameSite=Lax` } });
+        return new Response(null, {
+          status: 303,
+          headers: {
+            location: url.pathname + url.search,
+            'set-cookie': `${CUSTOMER_COOKIE}=${randomUUID()}; Path=/; HttpOnly; SameSite=Lax`,
+          },
+        });
       }
       if (forced && emulator) {
         const reference = customerOf(request).customerInternalReference;
@@ -293,7 +390,9 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
   } catch (error) {
     await emulator?.close();
     if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
-      throw new Error(`Port ${config.port} on ${config.host} is already in use. Stop the other process, or choose another port: DEMO_PORT=4180 npm run demo`);
+      throw new Error(
+        `Port ${config.port} on ${config.host} is already in use. Stop the other process, or choose another port: DEMO_PORT=4180 npm run demo`,
+      );
     }
     throw error;
   }
@@ -303,13 +402,18 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
     allowedOrigins: [origin],
     workflowKey: config.workflowKey,
     resolveCustomer: customerOf,
-    onError: (error) => console.error(`device-risk: ${isDeviceRiskError(error) ? `${error.code} ${error.message}` : String(error)}`),
+    onError: (error) =>
+      console.error(`device-risk: ${isDeviceRiskError(error) ? `${error.code} ${error.message}` : String(error)}`),
   });
 
   return {
     url: origin,
     ...(emulator ? { emulator } : {}),
-    settings: { loaderUrl, collectorUrl, service: config.clientId ? (config.apiBaseUrl ?? `region ${config.region}`) : 'emulator' },
+    settings: {
+      loaderUrl,
+      collectorUrl,
+      service: config.clientId ? (config.apiBaseUrl ?? `region ${config.region}`) : 'emulator',
+    },
     async close() {
       callbacks.close();
       server.closeAllConnections();

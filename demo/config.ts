@@ -23,7 +23,8 @@ export const ENVIRONMENT = {
   DEMO_HOST: 'address to listen on (default 127.0.0.1)',
   DEMO_PORT: 'port of the demo site (default 4173; 0 picks a free one)',
   LOADER_URL: "the vendor loader script (default: the emulator's)",
-  COLLECTOR_URL: "the vendor's first-party host behind /iojs, e.g. https://ci-first.iovation.com/ (default: the emulator's)",
+  COLLECTOR_URL:
+    "the vendor's first-party host behind /iojs, e.g. https://ci-first.iovation.com/ (default: the emulator's)",
   CLIENT_ID: 'OAuth2 client id (default: the emulator)',
   CLIENT_SECRET: 'OAuth2 client secret',
   API_REGION: 'US, EU or SG: picks the token and API hosts',
@@ -43,7 +44,8 @@ export function configFromEnvironment(env: NodeJS.ProcessEnv = process.env): Dem
     throw new Error('with CLIENT_ID, set API_REGION (or both TOKEN_URL and API_BASE_URL)');
   }
   const port = env.DEMO_PORT === undefined ? 4173 : Number(env.DEMO_PORT);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`DEMO_PORT must be a port number, not ${JSON.stringify(env.DEMO_PORT)}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`DEMO_PORT must be a port number, not ${JSON.stringify(env.DEMO_PORT)}`);
   return {
     host: env.DEMO_HOST ?? '127.0.0.1',
     port,

@@ -22,7 +22,8 @@ test.afterEach(async () => {
   await site.close();
 });
 
-const doc = (head: string, body = '') => `<!doctype html><html><head><meta charset="utf-8">${head}</head><body>${body}</body></html>`;
+const doc = (head: string, body = '') =>
+  `<!doctype html><html><head><meta charset="utf-8">${head}</head><body>${body}</body></html>`;
 
 /** A module script that runs captureBlackbox from the ESM build and stores the outcome. */
 const esmCapture = (options: string, nonce = '') => `
@@ -36,11 +37,21 @@ const esmCapture = (options: string, nonce = '') => `
 
 async function outcome(page: import('@playwright/test').Page) {
   await page.waitForFunction(() => (window as any).outcome !== undefined);
-  return page.evaluate(() => (window as any).outcome) as Promise<{ blackbox?: string; code?: string; message?: string }>;
+  return page.evaluate(() => (window as any).outcome) as Promise<{
+    blackbox?: string;
+    code?: string;
+    message?: string;
+  }>;
 }
 
 test('ESM build: resolves, fills the field and delivers to the endpoint', async ({ page }) => {
-  const url = site.page('/esm.html', doc(esmCapture(`{ loaderUrl: ${JSON.stringify(site.loaderUrl)}, field: 'bb', post: '/device-risk' }`), '<input id="bb" type="hidden">'));
+  const url = site.page(
+    '/esm.html',
+    doc(
+      esmCapture(`{ loaderUrl: ${JSON.stringify(site.loaderUrl)}, field: 'bb', post: '/device-risk' }`),
+      '<input id="bb" type="hidden">',
+    ),
+  );
   await page.goto(url);
   const { blackbox } = await outcome(page);
   expect(blackbox).toMatch(/^0400[A-Za-z0-9+/]+=*$/);
@@ -65,11 +76,17 @@ test('UMD build: the declarative script tag starts by itself and dispatches even
     ),
   );
   await page.goto(url);
-  const { blackbox, code, told } = (await outcome(page)) as { blackbox?: string; code?: string; told?: { outcome: string } };
+  const { blackbox, code, told } = (await outcome(page)) as {
+    blackbox?: string;
+    code?: string;
+    told?: { outcome: string };
+  };
   expect(code).toBeUndefined();
   expect(told?.outcome).toBe('complete'); // the blackboxoutcome event came before the blackbox event
   await expect(page.locator('#bb')).toHaveValue(blackbox!);
-  expect(site.deliveries.map((d) => d.body)).toEqual([{ blackbox, outcome: { outcome: 'complete', scripts: [], durationMs: expect.any(Number) } }]);
+  expect(site.deliveries.map((d) => d.body)).toEqual([
+    { blackbox, outcome: { outcome: 'complete', scripts: [], durationMs: expect.any(Number) } },
+  ]);
   expect(await page.locator('script[src$="/loader.js"]').count()).toBe(1);
 });
 
@@ -83,13 +100,24 @@ test('UMD build: the API on window.BlackboxCapture with a custom global name', a
   await page.goto(url);
   const { blackbox } = await outcome(page);
   expect(decodeBlackbox(blackbox!)?.sources).toHaveLength(3);
-  expect(await page.evaluate(() => [(window as any).io_global_object_name, (window as any).ACME_DEVICE.loader.loaderVer, typeof (window as any).IGLOO])).toEqual(['ACME_DEVICE', '5.2.2', 'undefined']);
+  expect(
+    await page.evaluate(() => [
+      (window as any).io_global_object_name,
+      (window as any).ACME_DEVICE.loader.loaderVer,
+      typeof (window as any).IGLOO,
+    ]),
+  ).toEqual(['ACME_DEVICE', '5.2.2', 'undefined']);
 });
 
-test('real HTML in place of the first-party scripts, third party blocked: collection_failed quickly', async ({ page }) => {
+test('real HTML in place of the first-party scripts, third party blocked: collection_failed quickly', async ({
+  page,
+}) => {
   site.override(/\/iojs\//, 200, '<!doctype html><html><body>SPA</body></html>', 'text/html');
   await page.route(`${site.emulator.thirdPartyUrl}/**`, (route) => route.abort('blockedbyclient'));
-  const url = site.page('/html-fallback.html', doc(esmCapture(`{ loaderUrl: ${JSON.stringify(site.loaderUrl)}, timeoutMs: ${LIMIT_MS} }`)));
+  const url = site.page(
+    '/html-fallback.html',
+    doc(esmCapture(`{ loaderUrl: ${JSON.stringify(site.loaderUrl)}, timeoutMs: ${LIMIT_MS} }`)),
+  );
   const started = Date.now();
   await page.goto(url);
   const result = await outcome(page);
@@ -106,11 +134,17 @@ test('loader 404: loader_failed naming the URL', async ({ page }) => {
   expect(result.message).toContain(site.loaderUrl);
 });
 
-test('strict CSP with a nonce and strict-dynamic: the page nonce goes on the loader tag and the capture works', async ({ page }) => {
+test('strict CSP with a nonce and strict-dynamic: the page nonce goes on the loader tag and the capture works', async ({
+  page,
+}) => {
   const violations: string[] = [];
   page.on('console', (m) => /Content Security Policy/i.test(m.text()) && violations.push(m.text()));
   const csp = "script-src 'nonce-r4nd0m' 'strict-dynamic'; object-src 'none'; base-uri 'none'";
-  await page.goto(site.page('/csp.html', doc(esmCapture(`{ loaderUrl: ${JSON.stringify(site.loaderUrl)} }`, 'r4nd0m')), { 'content-security-policy': csp }));
+  await page.goto(
+    site.page('/csp.html', doc(esmCapture(`{ loaderUrl: ${JSON.stringify(site.loaderUrl)} }`, 'r4nd0m')), {
+      'content-security-policy': csp,
+    }),
+  );
   const result = await outcome(page);
   expect(result.code).toBeUndefined();
   expect(decodeBlackbox(result.blackbox!)?.sources).toHaveLength(3);
@@ -123,12 +157,19 @@ test('Trusted Types enforced: our tag goes through the blackbox-capture policy',
   page.on('console', (m) => /Trusted Type|Content Security Policy/i.test(m.text()) && violations.push(m.text()));
   // The vendor loader sets src with a plain string, so a page enforcing Trusted Types
   // needs a default policy for the vendor's own child scripts; ours uses its named policy.
-  const csp = "script-src 'nonce-r4nd0m' 'strict-dynamic'; require-trusted-types-for 'script'; trusted-types blackbox-capture default";
+  const csp =
+    "script-src 'nonce-r4nd0m' 'strict-dynamic'; require-trusted-types-for 'script'; trusted-types blackbox-capture default";
   const defaultPolicy = `<script nonce="r4nd0m">
     window.seenByDefault = [];
     trustedTypes.createPolicy('default', { createScriptURL: (u) => { window.seenByDefault.push(u); return u; } });
   </script>`;
-  await page.goto(site.page('/tt.html', doc(defaultPolicy + esmCapture(`{ loaderUrl: ${JSON.stringify(site.loaderUrl)} }`, 'r4nd0m')), { 'content-security-policy': csp }));
+  await page.goto(
+    site.page(
+      '/tt.html',
+      doc(defaultPolicy + esmCapture(`{ loaderUrl: ${JSON.stringify(site.loaderUrl)} }`, 'r4nd0m')),
+      { 'content-security-policy': csp },
+    ),
+  );
   const result = await outcome(page);
   expect(result.code).toBeUndefined();
   const seen: string[] = await page.evaluate(() => (window as any).seenByDefault);
@@ -137,10 +178,18 @@ test('Trusted Types enforced: our tag goes through the blackbox-capture policy',
   expect(violations).toEqual([]);
 });
 
-test('CSP with a nonce but without strict-dynamic: the vendor\'s child scripts are refused, collection_failed at once', async ({ page }) => {
+test("CSP with a nonce but without strict-dynamic: the vendor's child scripts are refused, collection_failed at once", async ({
+  page,
+}) => {
   const csp = "script-src 'nonce-r4nd0m'";
   const started = Date.now();
-  await page.goto(site.page('/csp-no-dynamic.html', doc(esmCapture(`{ loaderUrl: ${JSON.stringify(site.loaderUrl)}, timeoutMs: ${LIMIT_MS} }`, 'r4nd0m')), { 'content-security-policy': csp }));
+  await page.goto(
+    site.page(
+      '/csp-no-dynamic.html',
+      doc(esmCapture(`{ loaderUrl: ${JSON.stringify(site.loaderUrl)}, timeoutMs: ${LIMIT_MS} }`, 'r4nd0m')),
+      { 'content-security-policy': csp },
+    ),
+  );
   const result = await outcome(page);
   expect(result.code).toBe('collection_failed');
   expect(Date.now() - started).toBeLessThan(LIMIT_MS / 4);
@@ -148,17 +197,26 @@ test('CSP with a nonce but without strict-dynamic: the vendor\'s child scripts a
 
 test('CSP without strict-dynamic and a wrong nonce: the loader is refused, loader_failed', async ({ page }) => {
   const csp = "script-src 'nonce-r4nd0m'";
-  await page.goto(site.page('/csp-wrong.html', doc(esmCapture(`{ loaderUrl: ${JSON.stringify(site.loaderUrl)}, nonce: 'wrong' }`, 'r4nd0m')), { 'content-security-policy': csp }));
+  await page.goto(
+    site.page(
+      '/csp-wrong.html',
+      doc(esmCapture(`{ loaderUrl: ${JSON.stringify(site.loaderUrl)}, nonce: 'wrong' }`, 'r4nd0m')),
+      { 'content-security-policy': csp },
+    ),
+  );
   expect((await outcome(page)).code).toBe('loader_failed');
 });
 
 test('adopt mode: the UMD tag with data-inject="false" followed by the page\'s own loader tag', async ({ page }) => {
   const url = site.page(
     '/adopt.html',
-    doc(`<script src="/dist/blackbox-capture.umd.js" data-loader-url="${site.loaderUrl}" data-inject="false" data-field="bb"></script>
+    doc(
+      `<script src="/dist/blackbox-capture.umd.js" data-loader-url="${site.loaderUrl}" data-inject="false" data-field="bb"></script>
          <script src="${site.loaderUrl}"></script>
          <script>document.addEventListener('blackbox', (e) => { window.outcome = { blackbox: e.detail }; });
-                 document.addEventListener('blackboxerror', (e) => { window.outcome = { code: e.detail.code, message: e.detail.message }; });</script>`, '<input id="bb">'),
+                 document.addEventListener('blackboxerror', (e) => { window.outcome = { code: e.detail.code, message: e.detail.message }; });</script>`,
+      '<input id="bb">',
+    ),
   );
   await page.goto(url);
   const { blackbox, code, message } = await outcome(page);
@@ -168,7 +226,9 @@ test('adopt mode: the UMD tag with data-inject="false" followed by the page\'s o
   expect(site.emulator.inspect.requests('loader')).toBe(1);
 });
 
-test('UMD build under a strict CSP: a failure imports the messages beside the file, with the tag nonce', async ({ page }) => {
+test('UMD build under a strict CSP: a failure imports the messages beside the file, with the tag nonce', async ({
+  page,
+}) => {
   const violations: string[] = [];
   page.on('console', (m) => /Content Security Policy/i.test(m.text()) && violations.push(m.text()));
   site.emulator.faults.fail('loader', { status: 404 });
@@ -179,11 +239,15 @@ test('UMD build under a strict CSP: a failure imports the messages beside the fi
   await page.goto(site.page('/umd-csp.html', doc(head), { 'content-security-policy': csp }));
   const result = await outcome(page);
   expect(result.code).toBe('loader_failed');
-  expect(result.message).toBe(`[blackbox-capture] The loader ${site.loaderUrl} failed to load (404, network, CSP or blocker).`);
+  expect(result.message).toBe(
+    `[blackbox-capture] The loader ${site.loaderUrl} failed to load (404, network, CSP or blocker).`,
+  );
   expect(violations).toEqual([]);
 });
 
-test('UMD build deployed without its messages file: the error keeps its code, a short message names it', async ({ page }) => {
+test('UMD build deployed without its messages file: the error keeps its code, a short message names it', async ({
+  page,
+}) => {
   site.emulator.faults.fail('loader', { status: 404 });
   await page.route('**/browser-messages.js', (route) => route.fulfill({ status: 404, body: 'not found' }));
   const head = `<script src="/dist/blackbox-capture.umd.js"></script>
@@ -195,19 +259,43 @@ test('UMD build deployed without its messages file: the error keeps its code, a 
 
 // collection_failed follows the loader's chains: with the real loader, a failed script ends its
 // list (nothing after it is requested), so waiting for every flag would wait for ever.
-const chainCases: Array<[string, Record<string, unknown>, Array<'proxy404' | 'proxyHtml' | 'tpBlocked' | RegExp>, string[]]> = [
+const chainCases: Array<
+  [string, Record<string, unknown>, Array<'proxy404' | 'proxyHtml' | 'tpBlocked' | RegExp>, string[]]
+> = [
   ['proxy 404 and third party blocked', {}, ['proxy404', 'tpBlocked'], ['fp_static_wdp', 'io_wdp']],
-  ['HTML fallback in place of the proxy and third party blocked', {}, ['proxyHtml', 'tpBlocked'], ['fp_static_wdp', 'io_wdp']],
-  ['tp_split: its static blocked, proxy 404', { tp_split: true }, ['proxy404', /static_wdp\.js/], ['fp_static_wdp', 'io_static_wdp']],
-  ['tp_resource custom.js blocked, proxy 404', { tp_resource: 'custom.js' }, ['proxy404', 'tpBlocked'], ['fp_static_wdp', 'io_custom']],
-  ['fp_static_override_uri 404, third party blocked', { fp_static_override_uri: '/static/override_wdp.js' }, ['tpBlocked', /override_wdp\.js/], ['io_wdp', 'fp_override_wdp']],
+  [
+    'HTML fallback in place of the proxy and third party blocked',
+    {},
+    ['proxyHtml', 'tpBlocked'],
+    ['fp_static_wdp', 'io_wdp'],
+  ],
+  [
+    'tp_split: its static blocked, proxy 404',
+    { tp_split: true },
+    ['proxy404', /static_wdp\.js/],
+    ['fp_static_wdp', 'io_static_wdp'],
+  ],
+  [
+    'tp_resource custom.js blocked, proxy 404',
+    { tp_resource: 'custom.js' },
+    ['proxy404', 'tpBlocked'],
+    ['fp_static_wdp', 'io_custom'],
+  ],
+  [
+    'fp_static_override_uri 404, third party blocked',
+    { fp_static_override_uri: '/static/override_wdp.js' },
+    ['tpBlocked', /override_wdp\.js/],
+    ['io_wdp', 'fp_override_wdp'],
+  ],
 ];
 for (const [name, vendor, breaks, scripts] of chainCases) {
   test(`${name}: collection_failed long before the time limit, naming ${scripts.join(' and ')}`, async ({ page }) => {
     for (const fault of breaks) {
       if (fault === 'proxy404') site.override(/\/iojs\//, 404, 'not found', 'text/plain');
-      else if (fault === 'proxyHtml') site.override(/\/iojs\//, 200, '<!doctype html><html><body>SPA</body></html>', 'text/html');
-      else if (fault === 'tpBlocked') await page.route(`${site.emulator.thirdPartyUrl}/**`, (route) => route.abort('blockedbyclient'));
+      else if (fault === 'proxyHtml')
+        site.override(/\/iojs\//, 200, '<!doctype html><html><body>SPA</body></html>', 'text/html');
+      else if (fault === 'tpBlocked')
+        await page.route(`${site.emulator.thirdPartyUrl}/**`, (route) => route.abort('blockedbyclient'));
       else {
         await page.route(fault, (route) => route.fulfill({ status: 404, body: 'not found' }));
         site.override(fault, 404, 'not found', 'text/plain');
@@ -239,14 +327,21 @@ const outcomeCases: Array<[string, 'proxy404' | 'proxyHtml' | 'tpBlocked' | 'non
   ['nothing broken', 'none', 'complete', []],
   ['proxy answering 404', 'proxy404', 'degraded-first-party', ['fp_static_wdp']],
   // An HTML page looks loaded to the loader: the chain goes on, and both first-party scripts fail to parse.
-  ['proxy answering HTML (the loader itself never completes)', 'proxyHtml', 'degraded-first-party', ['fp_static_wdp', 'fp_dyn_wdp']],
+  [
+    'proxy answering HTML (the loader itself never completes)',
+    'proxyHtml',
+    'degraded-first-party',
+    ['fp_static_wdp', 'fp_dyn_wdp'],
+  ],
   ['third party blocked', 'tpBlocked', 'degraded-third-party', ['io_wdp']],
 ];
 for (const [name, fault, kind, scripts] of outcomeCases) {
   test(`outcome, ${name}: resolves ${kind}, well before the time limit`, async ({ page }) => {
     if (fault === 'proxy404') site.override(/\/iojs\//, 404, 'not found', 'text/plain');
-    if (fault === 'proxyHtml') site.override(/\/iojs\//, 200, '<!doctype html><html><body>SPA</body></html>', 'text/html');
-    if (fault === 'tpBlocked') await page.route(`${site.emulator.thirdPartyUrl}/**`, (route) => route.abort('blockedbyclient'));
+    if (fault === 'proxyHtml')
+      site.override(/\/iojs\//, 200, '<!doctype html><html><body>SPA</body></html>', 'text/html');
+    if (fault === 'tpBlocked')
+      await page.route(`${site.emulator.thirdPartyUrl}/**`, (route) => route.abort('blockedbyclient'));
     const options = `{ loaderUrl: ${JSON.stringify(site.loaderUrl)}, timeoutMs: ${LIMIT_MS}, degradedGraceMs: 500, onOutcome: (o) => (window.told = o) }`;
     const url = site.page(
       '/outcome.html',
@@ -260,7 +355,12 @@ for (const [name, fault, kind, scripts] of outcomeCases) {
       </script>`),
     );
     await page.goto(url);
-    const result = (await outcome(page)) as { blackbox?: string; code?: string; ms: number; told: { outcome: string; scripts: string[]; durationMs: number } };
+    const result = (await outcome(page)) as {
+      blackbox?: string;
+      code?: string;
+      ms: number;
+      told: { outcome: string; scripts: string[]; durationMs: number };
+    };
     expect(result.code).toBeUndefined();
     expect(result.blackbox).toBeTruthy();
     expect(result.told).toEqual({ outcome: kind, scripts, durationMs: expect.any(Number) });

@@ -52,7 +52,9 @@ test('a case where the loaders differ is told apart (the check can fail)', async
   }
 });
 
-test('every failure case fails what it names: each 404 reaches the page, none is served from the cache', async ({ page }) => {
+test('every failure case fails what it names: each 404 reaches the page, none is served from the cache', async ({
+  page,
+}) => {
   // A case run after a successful one loads the same URLs; a cached 200 would hide its 404.
   const ok = await real.record(page, CONFORMANCE_CASES[1]!);
   expect(ok.flags).toEqual({});
@@ -74,7 +76,11 @@ test("the conformance command of the README ('conformance-command'): the real lo
   expect(command).toBe('npx blackbox-capture-emulator conformance ./loader.js');
   const run = () =>
     new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
-      const child = spawn('sh', ['-c', command], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_yes: 'false' } });
+      const child = spawn('sh', ['-c', command], {
+        cwd: dir,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, npm_config_yes: 'false' },
+      });
       let out = '';
       let err = '';
       child.stdout.on('data', (chunk) => (out += chunk));

@@ -47,9 +47,16 @@ async function playground(page: Page, demo: Demo, query = '') {
   // Not the load event: that waits for every script the loader adds, however slow a test makes them.
   await page.goto(`${demo.url}/playground${query}`, { waitUntil: 'domcontentloaded' });
   await page.waitForFunction(() => (window as any).capture !== undefined);
-  return page.evaluate(() => (window as any).capture) as Promise<{ blackbox?: string; code?: string; message?: string }>;
+  return page.evaluate(() => (window as any).capture) as Promise<{
+    blackbox?: string;
+    code?: string;
+    message?: string;
+  }>;
 }
-const transactionWith = (demo: Demo, blackbox: string) => emulatorOf(demo).inspect.transactions().filter((t) => t.blackboxes.includes(blackbox));
+const transactionWith = (demo: Demo, blackbox: string) =>
+  emulatorOf(demo)
+    .inspect.transactions()
+    .filter((t) => t.blackboxes.includes(blackbox));
 
 test('index page', async ({ page, demo, csp }) => {
   const response = await page.goto(`${demo.url}/`);
@@ -59,7 +66,11 @@ test('index page', async ({ page, demo, csp }) => {
   void csp;
 });
 
-test('checkout page: the hidden field fills, the form post reaches PROCESSED with that blackbox', async ({ page, demo, csp }) => {
+test('checkout page: the hidden field fills, the form post reaches PROCESSED with that blackbox', async ({
+  page,
+  demo,
+  csp,
+}) => {
   await page.goto(`${demo.url}/checkout`);
   await page.waitForFunction(() => (window as any).IGLOO?.getBlackbox?.().finished === true);
   const blackbox = await page.locator('#blackbox').inputValue();
@@ -76,7 +87,11 @@ test('checkout page: the hidden field fills, the form post reaches PROCESSED wit
   void csp;
 });
 
-test('checkout page with <blackbox-capture>: a submit made at once is held, the post reaches PROCESSED, the label follows :state()', async ({ page, demo, csp }) => {
+test('checkout page with <blackbox-capture>: a submit made at once is held, the post reaches PROCESSED, the label follows :state()', async ({
+  page,
+  demo,
+  csp,
+}) => {
   await page.goto(`${demo.url}/checkout-element`);
   await page.click('#pay'); // at once: the element holds the submit until the capture has ended
   await expect(page.locator('#result')).toContainText('"status": "PROCESSED"');
@@ -89,18 +104,27 @@ test('checkout page with <blackbox-capture>: a submit made at once is held, the 
   void csp;
 });
 
-test('checkout page with <blackbox-capture>, JavaScript off: the label says the check needs it', async ({ browser, demo }) => {
+test('checkout page with <blackbox-capture>, JavaScript off: the label says the check needs it', async ({
+  browser,
+  demo,
+}) => {
   const context = await browser.newContext({ javaScriptEnabled: false });
   try {
     const page = await context.newPage();
     await page.goto(`${demo.url}/checkout-element`);
-    expect(await page.locator('#capture-state').evaluate((e) => getComputedStyle(e, '::after').content)).toBe('"Device check needs JavaScript"');
+    expect(await page.locator('#capture-state').evaluate((e) => getComputedStyle(e, '::after').content)).toBe(
+      '"Device check needs JavaScript"',
+    );
   } finally {
     await context.close();
   }
 });
 
-test('checkout page in adopt mode: the page\'s own loader tag, one loader request, PROCESSED', async ({ page, demo, csp }) => {
+test("checkout page in adopt mode: the page's own loader tag, one loader request, PROCESSED", async ({
+  page,
+  demo,
+  csp,
+}) => {
   await page.goto(`${demo.url}/checkout-adopt`);
   await page.waitForFunction(() => (window as any).IGLOO?.getBlackbox?.().finished === true);
   const blackbox = await page.locator('#blackbox').inputValue();
@@ -112,7 +136,11 @@ test('checkout page in adopt mode: the page\'s own loader tag, one loader reques
   void csp;
 });
 
-test('SPA page: the capture survives client-side navigation, the loader is injected once, PROCESSED', async ({ page, demo, csp }) => {
+test('SPA page: the capture survives client-side navigation, the loader is injected once, PROCESSED', async ({
+  page,
+  demo,
+  csp,
+}) => {
   const before = emulatorOf(demo).inspect.transactions().length;
   await page.goto(`${demo.url}/spa`);
   await page.click('text=Go to checkout');
@@ -129,7 +157,9 @@ test('SPA page: the capture survives client-side navigation, the loader is injec
   const added = emulatorOf(demo).inspect.transactions().slice(before);
   expect(added).toHaveLength(1);
   expect(added[0]!.status).toBe('PROCESSED');
-  expect(decodeBlackbox(added[0]!.blackboxes[0]!)?.embedded.fp_dyn?.ua).toBe(await page.evaluate(() => navigator.userAgent));
+  expect(decodeBlackbox(added[0]!.blackboxes[0]!)?.embedded.fp_dyn?.ua).toBe(
+    await page.evaluate(() => navigator.userAgent),
+  );
   expect(emulatorOf(demo).inspect.requests('upload')).toBe(1);
   void csp;
 });
@@ -137,14 +167,24 @@ test('SPA page: the capture survives client-side navigation, the loader is injec
 test('playground: a custom global name works end to end', async ({ page, demo, csp }) => {
   const result = await playground(page, demo, '?globalName=ACME_RISK');
   expect(result.code).toBeUndefined();
-  expect(await page.evaluate(() => [(window as any).io_global_object_name, typeof (window as any).ACME_RISK?.loader, typeof (window as any).IGLOO])).toEqual(['ACME_RISK', 'object', 'undefined']);
+  expect(
+    await page.evaluate(() => [
+      (window as any).io_global_object_name,
+      typeof (window as any).ACME_RISK?.loader,
+      typeof (window as any).IGLOO,
+    ]),
+  ).toEqual(['ACME_RISK', 'object', 'undefined']);
   await expect(page.locator('#transaction')).toContainText('PROCESSED');
   expect(transactionWith(demo, result.blackbox!)).toHaveLength(1);
   await shot(page, 'playground');
   void csp;
 });
 
-test('third-party origin blocked: completes through the first-party proxy; the record shows first-party sources', async ({ page, demo, csp }) => {
+test('third-party origin blocked: completes through the first-party proxy; the record shows first-party sources', async ({
+  page,
+  demo,
+  csp,
+}) => {
   await page.route(`${emulatorOf(demo).thirdPartyUrl}/**`, (route) => route.abort('blockedbyclient'));
   const result = await playground(page, demo);
   expect(result.code).toBeUndefined();
@@ -156,7 +196,11 @@ test('third-party origin blocked: completes through the first-party proxy; the r
 });
 
 for (const proxy of ['404', 'html']) {
-  test(`first-party proxy broken (${proxy}) and third party blocked: collection_failed, quickly`, async ({ page, demo, csp }) => {
+  test(`first-party proxy broken (${proxy}) and third party blocked: collection_failed, quickly`, async ({
+    page,
+    demo,
+    csp,
+  }) => {
     const started = Date.now();
     const result = await playground(page, demo, `?proxy=${proxy}&blockTp=1&timeoutMs=${LIMIT_MS}`);
     expect(result.code).toBe('collection_failed');
@@ -168,7 +212,11 @@ for (const proxy of ['404', 'html']) {
   });
 }
 
-test('first-party proxy broken (404) alone: the third party still completes, and the outcome says what is missing', async ({ page, demo, csp }) => {
+test('first-party proxy broken (404) alone: the third party still completes, and the outcome says what is missing', async ({
+  page,
+  demo,
+  csp,
+}) => {
   const result = await playground(page, demo, '?proxy=404');
   expect(result.code).toBeUndefined();
   expect(decodeBlackbox(result.blackbox!)?.sources).toEqual(['tp']);
@@ -176,7 +224,11 @@ test('first-party proxy broken (404) alone: the third party still completes, and
   void csp;
 });
 
-test('first-party proxy answering HTML alone: the loader never completes; after the grace, the third party\'s blackbox, degraded-first-party', async ({ page, demo, csp }) => {
+test("first-party proxy answering HTML alone: the loader never completes; after the grace, the third party's blackbox, degraded-first-party", async ({
+  page,
+  demo,
+  csp,
+}) => {
   const started = Date.now();
   const result = await playground(page, demo, `?proxy=html&timeoutMs=${LIMIT_MS}`);
   expect(result.code).toBeUndefined();
@@ -186,10 +238,16 @@ test('first-party proxy answering HTML alone: the loader never completes; after 
   void csp;
 });
 
-test('first-party proxy answering HTML, grace as long as the time limit: timeout names the cause and keeps the partial', async ({ page, demo, csp }) => {
+test('first-party proxy answering HTML, grace as long as the time limit: timeout names the cause and keeps the partial', async ({
+  page,
+  demo,
+  csp,
+}) => {
   const result = await playground(page, demo, '?proxy=html&timeoutMs=2000&degradedGraceMs=600000');
   expect(result.code).toBe('timeout');
-  expect(result.message).toMatch(/first-party static_wdp\.js, first-party dyn_wdp\.js.*reverse proxy at "\/broken-html\/iojs"/);
+  expect(result.message).toMatch(
+    /first-party static_wdp\.js, first-party dyn_wdp\.js.*reverse proxy at "\/broken-html\/iojs"/,
+  );
   expect(decodeBlackbox(result.blackbox!)?.sources).toEqual(['tp']);
   await expect(page.locator('#outcome')).toContainText('outcome timeout-partial');
   void csp;
@@ -212,12 +270,16 @@ test('a capture that never completes: timeout, with the partial blackbox', async
   void csp;
 });
 
-test('the integrator endpoint failing with 503 twice, then recovering: delivered exactly once', async ({ page, demo, csp }) => {
+test('the integrator endpoint failing with 503 twice, then recovering: delivered exactly once', async ({
+  page,
+  demo,
+  csp,
+}) => {
   emulatorOf(demo).faults.fail('upload', { times: 2, status: 503 });
   const before = emulatorOf(demo).inspect.transactions().length;
   const result = await playground(page, demo);
   expect(result.code).toBeUndefined();
-  await expect(page.locator("#delivery")).toHaveText(/^delivered \(HTTP 200\) after 3 attempts, \d+ ms$/);
+  await expect(page.locator('#delivery')).toHaveText(/^delivered \(HTTP 200\) after 3 attempts, \d+ ms$/);
   await expect(page.locator('#transaction')).toContainText('PROCESSED');
   expect(emulatorOf(demo).inspect.transactions().length - before).toBe(1);
   expect(emulatorOf(demo).inspect.requests('accountCreate')).toBe(1);
@@ -225,14 +287,20 @@ test('the integrator endpoint failing with 503 twice, then recovering: delivered
   void csp;
 });
 
-test('checkout: a submit before the capture is complete waits for it, then sends the final value with its outcome', async ({ page, demo, csp }) => {
+test('checkout: a submit before the capture is complete waits for it, then sends the final value with its outcome', async ({
+  page,
+  demo,
+  csp,
+}) => {
   const states: string[] = [];
   await page.exposeFunction('recordState', (state: string) => states.push(state));
   await page.addInitScript(() => {
     document.addEventListener('DOMContentLoaded', () => {
       const target = document.getElementById('capture-state')!;
       (window as any).recordState(target.dataset.state);
-      new MutationObserver(() => (window as any).recordState(target.dataset.state)).observe(target, { attributes: true });
+      new MutationObserver(() => (window as any).recordState(target.dataset.state)).observe(target, {
+        attributes: true,
+      });
     });
   });
   await page.goto(`${demo.url}/checkout`);
@@ -246,7 +314,11 @@ test('checkout: a submit before the capture is complete waits for it, then sends
   void csp;
 });
 
-test('checkout: the third party blocked shows the capture as degraded, naming what failed', async ({ page, demo, csp }) => {
+test('checkout: the third party blocked shows the capture as degraded, naming what failed', async ({
+  page,
+  demo,
+  csp,
+}) => {
   await page.route(`${emulatorOf(demo).thirdPartyUrl}/**`, (route) => route.abort('blockedbyclient'));
   await page.goto(`${demo.url}/checkout`);
   await expect(page.locator('#capture-state')).toHaveAttribute('data-state', 'degraded');
@@ -255,7 +327,10 @@ test('checkout: the third party blocked shows the capture as degraded, naming wh
   void csp;
 });
 
-test('checkout with JavaScript off: the result page shows the missing blackbox as an error', async ({ browser, demo }) => {
+test('checkout with JavaScript off: the result page shows the missing blackbox as an error', async ({
+  browser,
+  demo,
+}) => {
   const context = await browser.newContext({ javaScriptEnabled: false });
   const page = await context.newPage();
   try {
@@ -277,7 +352,15 @@ test('checkout with JavaScript off: the result page shows the missing blackbox a
 for (const width of [1280, 390]) {
   test(`layout at ${width} px: no page overflows, labels stay with their inputs`, async ({ page, demo, csp }) => {
     await page.setViewportSize({ width, height: 900 });
-    for (const path of ['/', '/checkout', '/checkout-adopt', '/checkout-element', '/spa', '/playground', '/playground?proxy=404']) {
+    for (const path of [
+      '/',
+      '/checkout',
+      '/checkout-adopt',
+      '/checkout-element',
+      '/spa',
+      '/playground',
+      '/playground?proxy=404',
+    ]) {
       await page.goto(demo.url + path);
       await page.waitForLoadState('load');
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
@@ -287,7 +370,11 @@ for (const width of [1280, 390]) {
         [...document.querySelectorAll('label, header nav a')]
           .filter((el) => {
             const rects = [...el.getClientRects()];
-            const lines = new Set([...el.querySelectorAll('*'), el].flatMap((node) => [...node.getClientRects()].map((r) => Math.round(r.top / 4))));
+            const lines = new Set(
+              [...el.querySelectorAll('*'), el].flatMap((node) =>
+                [...node.getClientRects()].map((r) => Math.round(r.top / 4)),
+              ),
+            );
             return rects.length > 1 || (el.tagName === 'LABEL' && lines.size > 2);
           })
           .map((el) => el.textContent!.trim().slice(0, 30)),
@@ -319,7 +406,16 @@ test('README screenshots: the playground and the checkout', async ({ page, demo,
   await page.setViewportSize({ width: 1280, height: 900 });
   await playground(page, demo);
   await expect(page.locator('#transaction')).toContainText('PROCESSED');
-  const changing = [page.locator('#timings td'), page.locator('#bars'), page.locator('#bb'), page.locator('#trace'), page.locator('#delivery'), page.locator('#transaction'), page.locator('#outcome'), page.locator('#update-summary')];
+  const changing = [
+    page.locator('#timings td'),
+    page.locator('#bars'),
+    page.locator('#bb'),
+    page.locator('#trace'),
+    page.locator('#delivery'),
+    page.locator('#transaction'),
+    page.locator('#outcome'),
+    page.locator('#update-summary'),
+  ];
   if (updating) await page.screenshot({ path: 'demo/screenshots/playground.png', fullPage: true });
   await expect(page).toHaveScreenshot('playground.png', { fullPage: true, mask: changing, maxDiffPixelRatio: 0.02 });
   await page.goto(`${demo.url}/checkout`);
@@ -327,7 +423,12 @@ test('README screenshots: the playground and the checkout', async ({ page, demo,
   if (updating) await page.screenshot({ path: 'demo/screenshots/checkout.png', fullPage: true });
   await expect(page).toHaveScreenshot('checkout.png', { fullPage: true, maxDiffPixelRatio: 0.02 });
   // The decision panel of the result page, a high-risk device.
-  emulatorOf(demo).decide('next', { type: 'REJECTED', label: 'HIGH_RISK', alerts: ['Device Risk Global', 'IP Mismatch'], score: 96 });
+  emulatorOf(demo).decide('next', {
+    type: 'REJECTED',
+    label: 'HIGH_RISK',
+    alerts: ['Device Risk Global', 'IP Mismatch'],
+    score: 96,
+  });
   await page.click('#pay');
   await expect(page.locator('#decision .decision')).toHaveAttribute('data-decision', 'REJECTED');
   const ids = [page.locator('#result'), page.locator('#decision tr:last-child td')];
@@ -366,7 +467,11 @@ test('playground: the decision switch forces the next outcome, and the panel sho
   void csp;
 });
 
-test('without a forced outcome the decision follows the blackbox: third party blocked is WARNING', async ({ page, demo, csp }) => {
+test('without a forced outcome the decision follows the blackbox: third party blocked is WARNING', async ({
+  page,
+  demo,
+  csp,
+}) => {
   await page.route(`${emulatorOf(demo).thirdPartyUrl}/**`, (route) => route.abort('blockedbyclient'));
   await page.goto(`${demo.url}/checkout`);
   await expect(page.locator('#capture-state')).toHaveAttribute('data-state', 'degraded');
@@ -376,7 +481,11 @@ test('without a forced outcome the decision follows the blackbox: third party bl
   void csp;
 });
 
-test('playground: diagnose() reports every check of the page, and names a broken proxy', async ({ page, demo, csp }) => {
+test('playground: diagnose() reports every check of the page, and names a broken proxy', async ({
+  page,
+  demo,
+  csp,
+}) => {
   await playground(page, demo);
   await page.getByRole('button', { name: 'Run diagnose()' }).click();
   await expect(page.locator('#diagnosis tr')).toHaveCount(11);
@@ -391,7 +500,13 @@ test('playground: diagnose() reports every check of the page, and names a broken
   await playground(page, demo, '?proxy=cache');
   await page.getByRole('button', { name: 'Run diagnose()' }).click();
   await expect(page.locator('#diagnosis tr')).toHaveCount(11);
-  const failing = await page.locator('#diagnosis tr').evaluateAll((rows) => (rows as HTMLTableRowElement[]).filter((r) => r.cells[0]!.textContent !== 'pass').map((r) => r.cells[1]!.textContent));
+  const failing = await page
+    .locator('#diagnosis tr')
+    .evaluateAll((rows) =>
+      (rows as HTMLTableRowElement[])
+        .filter((r) => r.cells[0]!.textContent !== 'pass')
+        .map((r) => r.cells[1]!.textContent),
+    );
   expect(failing).toEqual(['dyn_not_cached']);
   void csp;
 });

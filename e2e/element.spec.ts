@@ -28,7 +28,9 @@ const form = (attributes: string, extraHead = '') => `<!doctype html><html><head
     <button id="pay">Pay</button>
   </form></body></html>`;
 
-test('a submit made at once is held until the capture completes, then posts the final blackbox and its outcome', async ({ page }) => {
+test('a submit made at once is held until the capture completes, then posts the final blackbox and its outcome', async ({
+  page,
+}) => {
   await page.goto(site.page('/form.html', form('max-wait-ms="10000"')));
   await page.locator('#pay').click();
   await expect(page.locator('#posted')).toBeVisible();
@@ -39,7 +41,9 @@ test('a submit made at once is held until the capture completes, then posts the 
   expect(decodeBlackbox(posted.blackbox!)?.sources.sort()).toEqual(['fp_dyn', 'fp_static', 'tp']);
 });
 
-test('FormData carries the value, the state shows through :state(complete), and the events bubble to the document', async ({ page }) => {
+test('FormData carries the value, the state shows through :state(complete), and the events bubble to the document', async ({
+  page,
+}) => {
   await page.addInitScript(() => {
     document.addEventListener('blackbox', (e) => ((window as any).heard = (e as CustomEvent).detail));
   });
@@ -47,15 +51,26 @@ test('FormData carries the value, the state shows through :state(complete), and 
   await expect(page.locator('blackbox-capture:state(complete)')).toHaveCount(1);
   const { value, fromForm, heard, state } = await page.evaluate(() => {
     const element = document.querySelector('blackbox-capture') as any;
-    return { value: element.value, fromForm: new FormData(document.querySelector('form')!).get('blackbox'), heard: (window as any).heard, state: element.state };
+    return {
+      value: element.value,
+      fromForm: new FormData(document.querySelector('form')!).get('blackbox'),
+      heard: (window as any).heard,
+      state: element.state,
+    };
   });
   expect(fromForm).toBe(value);
   expect(heard).toBe(value);
   expect(state).toBe('complete');
-  expect(await page.locator('blackbox-capture').evaluate((e) => [e.getBoundingClientRect().width, e.textContent, e.shadowRoot])).toEqual([0, '', null]); // renders nothing
+  expect(
+    await page
+      .locator('blackbox-capture')
+      .evaluate((e) => [e.getBoundingClientRect().width, e.textContent, e.shadowRoot]),
+  ).toEqual([0, '', null]); // renders nothing
 });
 
-test('max-wait-ms bounds the hold: a capture still running goes with what there is, outcome timeout-partial', async ({ page }) => {
+test('max-wait-ms bounds the hold: a capture still running goes with what there is, outcome timeout-partial', async ({
+  page,
+}) => {
   site.override(/\/iojs\//, 200, '<!doctype html><html><body>SPA</body></html>', 'text/html');
   await page.goto(site.page('/slow.html', form(`max-wait-ms="400" timeout-ms="${LIMIT_MS}"`)));
   await expect(page.locator('blackbox-capture')).toHaveCount(1);
@@ -96,15 +111,24 @@ test('two copies of the element module: registered once, one loader run', async 
   expect(await page.locator(`script[src="${site.loaderUrl}"]`).count()).toBe(1);
 });
 
-test('under a strict CSP the nonce attribute reaches the loader tag, though the browser hides the attribute itself', async ({ page }) => {
+test('under a strict CSP the nonce attribute reaches the loader tag, though the browser hides the attribute itself', async ({
+  page,
+}) => {
   const violations: string[] = [];
   page.on('console', (m) => /Content Security Policy/i.test(m.text()) && violations.push(m.text()));
   const csp = "script-src 'nonce-r4nd0m' 'strict-dynamic'; object-src 'none'; base-uri 'none'";
-  const html = form('nonce="r4nd0m"').replace('<script type="module" src="/dist/element.js">', '<script type="module" nonce="r4nd0m" src="/dist/element.js">');
+  const html = form('nonce="r4nd0m"').replace(
+    '<script type="module" src="/dist/element.js">',
+    '<script type="module" nonce="r4nd0m" src="/dist/element.js">',
+  );
   await page.goto(site.page('/csp.html', html, { 'content-security-policy': csp }));
   await expect(page.locator('blackbox-capture:state(complete)')).toHaveCount(1);
   // Nonce hiding: what the page's scripts see of the attribute is empty, the property keeps it.
-  expect(await page.locator('blackbox-capture').evaluate((e: HTMLElement) => [e.getAttribute('nonce'), e.nonce])).toEqual(['', 'r4nd0m']);
-  expect(await page.locator(`script[src="${site.loaderUrl}"]`).evaluate((s: HTMLScriptElement) => s.nonce)).toBe('r4nd0m');
+  expect(
+    await page.locator('blackbox-capture').evaluate((e: HTMLElement) => [e.getAttribute('nonce'), e.nonce]),
+  ).toEqual(['', 'r4nd0m']);
+  expect(await page.locator(`script[src="${site.loaderUrl}"]`).evaluate((s: HTMLScriptElement) => s.nonce)).toBe(
+    'r4nd0m',
+  );
   expect(violations).toEqual([]);
 });

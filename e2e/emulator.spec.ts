@@ -54,14 +54,18 @@ test('third-party origin blocked: the first-party path still completes', async (
   expect(await page.evaluate(() => (window as any).IGLOO.loader.io_wdp_load_failure)).toBe('true');
 });
 
-test('first-party path failing (prefix not stripped): static_wdp.js flagged, dyn_wdp.js never requested (an emulator bug: it requested both at once), the third party completes', async ({ page }) => {
+test('first-party path failing (prefix not stripped): static_wdp.js flagged, dyn_wdp.js never requested (an emulator bug: it requested both at once), the third party completes', async ({
+  page,
+}) => {
   site.override(/\/iojs\//, 404, 'not found', 'text/plain');
   const requested: string[] = [];
   page.on('request', (request) => requested.push(request.url()));
   await page.goto(site.page('/plain.html', plainPage(site.loaderUrl)));
   const final = (await finalBlackbox(page)).at(-1)![0];
   expect(decodeBlackbox(final)?.sources).toEqual(['tp']);
-  expect(requested.filter((url) => url.includes('/iojs/')).map((url) => url.split('?')[0]!.split('/').pop())).toEqual(['static_wdp.js']);
+  expect(requested.filter((url) => url.includes('/iojs/')).map((url) => url.split('?')[0]!.split('/').pop())).toEqual([
+    'static_wdp.js',
+  ]);
   const flags = await page.evaluate(() => {
     const l = (window as any).IGLOO.loader;
     return [l.fp_static_wdp_load_failure, l.fp_dyn_wdp_load_failure];

@@ -57,7 +57,10 @@ test('the next test, on the same page, finds none of it', async ({ page, context
   expect(calls).toEqual([]);
   await page.goto(`${origin}/`);
   expect(cachedFetches).toBe(2); // fetched again: the HTTP cache was emptied
-  expect(await page.evaluate(() => [localStorage.getItem('left'), sessionStorage.getItem('left')])).toEqual([null, null]);
+  expect(await page.evaluate(() => [localStorage.getItem('left'), sessionStorage.getItem('left')])).toEqual([
+    null,
+    null,
+  ]);
   expect(await page.evaluate(() => fetch('/routed').then((r) => r.status))).toBe(200); // the server's page, not the route
   expect(await page.evaluate(() => fetch('/routed').then((r) => r.text()))).not.toBe('routed');
   // Something that cannot be undone: the next test must get a new page.

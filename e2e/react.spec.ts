@@ -39,14 +39,24 @@ test.beforeAll(() => {
   const dir = mkdtempSync(join(tmpdir(), 'bbc-react-'));
   mkdirSync(join(dir, 'node_modules'));
   symlinkSync(ROOT, join(dir, 'node_modules', 'blackbox-capture'));
-  for (const name of ['react', 'react-dom', 'scheduler']) symlinkSync(join(ROOT, 'node_modules', name), join(dir, 'node_modules', name));
+  for (const name of ['react', 'react-dom', 'scheduler'])
+    symlinkSync(join(ROOT, 'node_modules', name), join(dir, 'node_modules', name));
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'shop', private: true, type: 'module' }));
-  writeFileSync(join(dir, 'index.html'), '<!doctype html><html><head><meta charset="utf-8"></head><body><div id="root"></div><script type="module" src="/main.jsx"></script></body></html>');
+  writeFileSync(
+    join(dir, 'index.html'),
+    '<!doctype html><html><head><meta charset="utf-8"></head><body><div id="root"></div><script type="module" src="/main.jsx"></script></body></html>',
+  );
   writeFileSync(join(dir, 'main.jsx'), MAIN);
-  writeFileSync(join(dir, 'hydrate.html'), '<!doctype html><html><head><meta charset="utf-8"></head><body><div id="root"><!--ssr--></div><script type="module" src="/hydrate.jsx"></script></body></html>');
+  writeFileSync(
+    join(dir, 'hydrate.html'),
+    '<!doctype html><html><head><meta charset="utf-8"></head><body><div id="root"><!--ssr--></div><script type="module" src="/hydrate.jsx"></script></body></html>',
+  );
   writeFileSync(join(dir, 'hydrate.jsx'), HYDRATE);
   writeFileSync(join(dir, 'checkout.jsx'), snippet('react-hook').code);
-  writeFileSync(join(dir, 'vite.config.mjs'), `export default { base: '/app/', logLevel: 'error', build: { outDir: 'out', rollupOptions: { input: { main: 'index.html', hydrate: 'hydrate.html' } } } };`);
+  writeFileSync(
+    join(dir, 'vite.config.mjs'),
+    `export default { base: '/app/', logLevel: 'error', build: { outDir: 'out', rollupOptions: { input: { main: 'index.html', hydrate: 'hydrate.html' } } } };`,
+  );
   // The server's rendering of the component, as a React server would make it (Node, react-dom/server).
   const server = spawnSync(
     process.execPath,
@@ -66,10 +76,21 @@ test.beforeAll(() => {
   );
   if (server.status !== 0) throw new Error(`server rendering failed: ${server.stderr}`);
   const { NODE_ENV: _, ...env } = process.env;
-  const result = spawnSync(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build'], { cwd: dir, env, encoding: 'utf8' });
+  const result = spawnSync(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build'], {
+    cwd: dir,
+    env,
+    encoding: 'utf8',
+  });
   if (result.status !== 0) throw new Error(`vite build failed: ${result.stderr}`);
-  const assets = new Map(readdirSync(join(dir, 'out', 'assets')).map((f) => [f, readFileSync(join(dir, 'out', 'assets', f), 'utf8')]));
-  built = { html: readFileSync(join(dir, 'out', 'index.html'), 'utf8'), hydrateHtml: readFileSync(join(dir, 'out', 'hydrate.html'), 'utf8'), serverHtml: server.stdout, assets };
+  const assets = new Map(
+    readdirSync(join(dir, 'out', 'assets')).map((f) => [f, readFileSync(join(dir, 'out', 'assets', f), 'utf8')]),
+  );
+  built = {
+    html: readFileSync(join(dir, 'out', 'index.html'), 'utf8'),
+    hydrateHtml: readFileSync(join(dir, 'out', 'hydrate.html'), 'utf8'),
+    serverHtml: server.stdout,
+    assets,
+  };
 });
 test.beforeEach(async () => {
   site = await startSite(loaderOptions());
@@ -78,13 +99,25 @@ test.afterEach(async () => {
   await site.close();
 });
 
-test("the README's hook ('react-hook') in a React 19 StrictMode app built by Vite: one loader, the hook fills a controlled input, the form posts the final blackbox", async ({ page }) => {
+test("the README's hook ('react-hook') in a React 19 StrictMode app built by Vite: one loader, the hook fills a controlled input, the form posts the final blackbox", async ({
+  page,
+}) => {
   const problems: string[] = [];
   // React's warnings and errors, and any failed request but the browser's own favicon probe.
-  page.on('console', (m) => (m.type() === 'error' || m.type() === 'warning') && !/Failed to load resource/.test(m.text()) && problems.push(m.text()));
-  page.on('response', (r) => r.status() >= 400 && !r.url().endsWith('/favicon.ico') && problems.push(`${r.status()} ${r.url()}`));
+  page.on(
+    'console',
+    (m) =>
+      (m.type() === 'error' || m.type() === 'warning') &&
+      !/Failed to load resource/.test(m.text()) &&
+      problems.push(m.text()),
+  );
+  page.on(
+    'response',
+    (r) => r.status() >= 400 && !r.url().endsWith('/favicon.ico') && problems.push(`${r.status()} ${r.url()}`),
+  );
   page.on('pageerror', (e) => problems.push(e.message));
-  for (const [name, code] of built.assets) site.file(`/app/assets/${name}`, code, name.endsWith('.css') ? 'text/css' : 'text/javascript');
+  for (const [name, code] of built.assets)
+    site.file(`/app/assets/${name}`, code, name.endsWith('.css') ? 'text/css' : 'text/javascript');
   await page.goto(site.page('/app/', built.html));
   const pay = page.getByRole('button', { name: 'Pay' });
   await expect(pay).toBeEnabled({ timeout: 10_000 });
@@ -97,11 +130,20 @@ test("the README's hook ('react-hook') in a React 19 StrictMode app built by Vit
   expect(problems).toEqual([]);
 });
 
-test('hydrated over its server rendering: no mismatch, then the capture as in the client-only app', async ({ page }) => {
+test('hydrated over its server rendering: no mismatch, then the capture as in the client-only app', async ({
+  page,
+}) => {
   const problems: string[] = [];
-  page.on('console', (m) => (m.type() === 'error' || m.type() === 'warning') && !/Failed to load resource/.test(m.text()) && problems.push(m.text()));
+  page.on(
+    'console',
+    (m) =>
+      (m.type() === 'error' || m.type() === 'warning') &&
+      !/Failed to load resource/.test(m.text()) &&
+      problems.push(m.text()),
+  );
   page.on('pageerror', (e) => problems.push(e.message));
-  for (const [name, code] of built.assets) site.file(`/app/assets/${name}`, code, name.endsWith('.css') ? 'text/css' : 'text/javascript');
+  for (const [name, code] of built.assets)
+    site.file(`/app/assets/${name}`, code, name.endsWith('.css') ? 'text/css' : 'text/javascript');
   expect(built.serverHtml).toContain('name="blackbox"');
   await page.goto(site.page('/app/hydrate.html', built.hydrateHtml.replace('<!--ssr-->', built.serverHtml)));
   const pay = page.getByRole('button', { name: 'Pay' });

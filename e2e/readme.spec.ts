@@ -22,9 +22,12 @@ test.afterEach(async () => {
 });
 
 const doc = (body: string) => `<!doctype html><html><head><meta charset="utf-8"></head><body>${body}</body></html>`;
-const complete = (blackbox: unknown) => expect(decodeBlackbox(String(blackbox))?.sources.sort()).toEqual(['fp_dyn', 'fp_static', 'tp']);
+const complete = (blackbox: unknown) =>
+  expect(decodeBlackbox(String(blackbox))?.sources.sort()).toEqual(['fp_dyn', 'fp_static', 'tp']);
 
-test("the script-tag quick start ('quick-start-script-tag'): the field fills, the final value is posted once", async ({ page }) => {
+test("the script-tag quick start ('quick-start-script-tag'): the field fills, the final value is posted once", async ({
+  page,
+}) => {
   const logs: string[] = [];
   page.on('console', (m) => logs.push(m.text()));
   await page.goto(site.page('/checkout.html', doc(snippet('quick-start-script-tag').code)));
@@ -37,7 +40,11 @@ test("the script-tag quick start ('quick-start-script-tag'): the field fills, th
 
 test("the npm quick start ('quick-start-npm'), bundled by esbuild from the package", async ({ page }) => {
   const bundled = await build({
-    stdin: { contents: snippet('quick-start-npm').code, loader: 'ts', resolveDir: fileURLToPath(new URL('..', import.meta.url)) },
+    stdin: {
+      contents: snippet('quick-start-npm').code,
+      loader: 'ts',
+      resolveDir: fileURLToPath(new URL('..', import.meta.url)),
+    },
     bundle: true,
     format: 'esm',
     target: 'es2022',
@@ -45,7 +52,9 @@ test("the npm quick start ('quick-start-npm'), bundled by esbuild from the packa
     splitting: false,
   });
   site.file('/app.js', bundled.outputFiles[0]!.text, 'text/javascript');
-  await page.goto(site.page('/npm.html', doc('<input type="hidden" id="blackbox"><script type="module" src="/app.js"></script>')));
+  await page.goto(
+    site.page('/npm.html', doc('<input type="hidden" id="blackbox"><script type="module" src="/app.js"></script>')),
+  );
   await expect.poll(() => site.deliveries.length).toBe(1);
   const { blackbox } = site.deliveries[0]!.body as { blackbox: string };
   complete(blackbox);
@@ -57,16 +66,24 @@ for (const name of ['preload-hint', 'adopt-mode']) {
     const requested: string[] = [];
     page.on('request', (request) => requested.push(new URL(request.url()).pathname));
     await page.goto(site.page(`/${name}.html`, doc(`<input type="hidden" id="blackbox">${snippet(name).code}`)));
-    const blackbox = await page.evaluate(() => (window as unknown as { BlackboxCapture: { ready: Promise<string> } }).BlackboxCapture.ready);
+    const blackbox = await page.evaluate(
+      () => (window as unknown as { BlackboxCapture: { ready: Promise<string> } }).BlackboxCapture.ready,
+    );
     complete(blackbox);
     await expect(page.locator('#blackbox')).toHaveValue(blackbox);
     expect(requested.filter((path) => path === '/static/vendor/loader.js')).toHaveLength(1);
   });
 }
 
-test("consent from a TCF v2 CMP ('consent-tcf'), bundled by esbuild: nothing before the choice, then the capture", async ({ page }) => {
+test("consent from a TCF v2 CMP ('consent-tcf'), bundled by esbuild: nothing before the choice, then the capture", async ({
+  page,
+}) => {
   const bundled = await build({
-    stdin: { contents: snippet('consent-tcf').code, loader: 'ts', resolveDir: fileURLToPath(new URL('..', import.meta.url)) },
+    stdin: {
+      contents: snippet('consent-tcf').code,
+      loader: 'ts',
+      resolveDir: fileURLToPath(new URL('..', import.meta.url)),
+    },
     bundle: true,
     format: 'esm',
     target: 'es2022',
@@ -87,7 +104,12 @@ test("consent from a TCF v2 CMP ('consent-tcf'), bundled by esbuild: nothing bef
       for (const [n, listener] of listeners) listener({ ...data, listenerId: n }, true);
     };
   </script>`;
-  await page.goto(site.page('/consent.html', doc(`${cmp}<input type="hidden" id="blackbox"><script type="module" src="/consent.js"></script>`)));
+  await page.goto(
+    site.page(
+      '/consent.html',
+      doc(`${cmp}<input type="hidden" id="blackbox"><script type="module" src="/consent.js"></script>`),
+    ),
+  );
   await page.waitForTimeout(300);
   expect(await page.evaluate(() => (window as any).IGLOO)).toBeUndefined();
   expect(await page.locator('script[src$="loader.js"]').count()).toBe(0);
@@ -96,7 +118,9 @@ test("consent from a TCF v2 CMP ('consent-tcf'), bundled by esbuild: nothing bef
   complete((site.deliveries[0]!.body as { blackbox: string }).blackbox);
 });
 
-test("the form quick start ('quick-start-element'): a submit made at once posts the final blackbox and its outcome", async ({ page }) => {
+test("the form quick start ('quick-start-element'): a submit made at once posts the final blackbox and its outcome", async ({
+  page,
+}) => {
   await page.goto(site.page('/element.html', doc(snippet('quick-start-element').code)));
   await page.getByRole('button', { name: 'Pay' }).click();
   await expect.poll(() => site.forms.length).toBe(1);

@@ -45,7 +45,13 @@ try {
     run('JavaScript files', node, [bin('rollup/dist/bin/rollup'), '-c', '--silent', '--configPart', 'code']),
     run('types', node, [bin('typescript/bin/tsc'), '-p', 'tsconfig.declarations.json']),
   ]);
-  await run('declaration files', node, [bin('rollup/dist/bin/rollup'), '-c', '--silent', '--configPart', 'declarations']);
+  await run('declaration files', node, [
+    bin('rollup/dist/bin/rollup'),
+    '-c',
+    '--silent',
+    '--configPart',
+    'declarations',
+  ]);
   await run('subpath fallbacks', node, ['scripts/subpath-fallbacks.mjs']);
   for (const command of ['emulator-cli', 'cli']) chmodSync(`dist/${command}.js`, 0o755);
   const sizes = await run('sizes', node, ['scripts/size.mjs']);

@@ -6,14 +6,26 @@ import { dirname, join } from 'node:path';
 
 // Outside dist/, which is packed: the time of the last complete `npm run build`.
 const STAMP = 'node_modules/.cache/blackbox-capture/build-stamp';
-const INPUTS = ['src', 'demo', 'rollup.config.mjs', 'tsconfig.json', 'tsconfig.declarations.json', 'package.json', 'scripts/build.mjs', 'scripts/subpath-fallbacks.mjs'];
+const INPUTS = [
+  'src',
+  'demo',
+  'rollup.config.mjs',
+  'tsconfig.json',
+  'tsconfig.declarations.json',
+  'package.json',
+  'scripts/build.mjs',
+  'scripts/subpath-fallbacks.mjs',
+];
 
 /** The newest modification time under `path`. */
 function newest(path) {
   if (!existsSync(path)) return 0;
   const stat = statSync(path);
   if (!stat.isDirectory()) return stat.mtimeMs;
-  return Math.max(stat.mtimeMs, ...readdirSync(path).map((name) => (name === 'screenshots' ? 0 : newest(join(path, name)))));
+  return Math.max(
+    stat.mtimeMs,
+    ...readdirSync(path).map((name) => (name === 'screenshots' ? 0 : newest(join(path, name)))),
+  );
 }
 
 const run = (command) => {

@@ -18,7 +18,14 @@ export async function startFleet(count, config) {
   const instances = await Promise.all(
     Array.from({ length: count }, async (_, instance) => {
       const { child, port } = await spawnListening(INSTANCE, [JSON.stringify({ ...config, instance })]);
-      const record = { child, url: `http://127.0.0.1:${port}/device-risk`, alive: true, inFlight: 0, inFlightAtKill: 0, orphansReported: 0 };
+      const record = {
+        child,
+        url: `http://127.0.0.1:${port}/device-risk`,
+        alive: true,
+        inFlight: 0,
+        inFlightAtKill: 0,
+        orphansReported: 0,
+      };
       child.stdout.on('data', (chunk) => (record.orphansReported += (String(chunk).match(/^orphan /gm) ?? []).length));
       return record;
     }),
@@ -38,7 +45,9 @@ export async function startFleet(count, config) {
     async stop() {
       await Promise.all(
         instances.map(({ child }) =>
-          child.exitCode === null && child.signalCode === null ? new Promise((resolve) => (child.once('exit', resolve), child.kill('SIGTERM'))) : undefined,
+          child.exitCode === null && child.signalCode === null
+            ? new Promise((resolve) => (child.once('exit', resolve), child.kill('SIGTERM')))
+            : undefined,
         ),
       );
     },
@@ -51,7 +60,15 @@ export async function startFleet(count, config) {
  * same key on the next instance, after its Retry-After (capped at `maxRetryWaitMs`).
  * `onProgress(done)` runs after each finished key (the caller injects faults there).
  */
-export async function drive({ fleet, keys, concurrency, blackbox, maxAttempts = 60, maxRetryWaitMs = 200, onProgress = () => {} }) {
+export async function drive({
+  fleet,
+  keys,
+  concurrency,
+  blackbox,
+  maxAttempts = 60,
+  maxRetryWaitMs = 200,
+  onProgress = () => {},
+}) {
   let next = 0;
   let turn = 0;
   let done = 0;
@@ -71,7 +88,12 @@ export async function drive({ fleet, keys, concurrency, blackbox, maxAttempts = 
       try {
         const response = await fetch(instance.url, {
           method: 'POST',
-          headers: { origin: 'https://shop.example', 'content-type': 'application/json', 'idempotency-key': key, 'x-order': key },
+          headers: {
+            origin: 'https://shop.example',
+            'content-type': 'application/json',
+            'idempotency-key': key,
+            'x-order': key,
+          },
           body: JSON.stringify({ blackbox }),
           signal: AbortSignal.timeout(15_000),
         });
@@ -79,7 +101,8 @@ export async function drive({ fleet, keys, concurrency, blackbox, maxAttempts = 
         const body = await response.json();
         if (response.status === 200) return { key, ok: true, body, statuses, codes, ms: performance.now() - started };
         codes.push(body?.error?.code);
-        if (response.status < 500 && response.status !== 409 && response.status !== 429) return { key, ok: false, body, statuses, codes, ms: performance.now() - started };
+        if (response.status < 500 && response.status !== 409 && response.status !== 429)
+          return { key, ok: false, body, statuses, codes, ms: performance.now() - started };
         wait = Math.min(maxRetryWaitMs, Number(response.headers.get('retry-after') ?? 0) * 1000 || 20);
       } catch {
         statuses.push('no answer');

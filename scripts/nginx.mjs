@@ -10,14 +10,16 @@ import { freePort } from './processes.mjs';
 export const NGINX = process.env.NGINX_PATH ?? '/usr/sbin/nginx';
 export const nginxAvailable = () => existsSync(NGINX);
 
-
 /** Starts nginx; resolves with its origin and a stop function once it answers. Throws when it cannot. */
 export async function startNginx(collectorUrl, { page, dist } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'bbc-nginx-'));
   const port = await freePort();
   const shipped = (name) => readFileSync(new URL(`../src/server/nginx/${name}`, import.meta.url), 'utf8');
   writeFileSync(join(dir, 'iojs-http.conf'), shipped('iojs-http.conf'));
-  writeFileSync(join(dir, 'iojs-location.conf'), shipped('iojs-location.conf').replace('https://first.iovation.com/', `${collectorUrl}/`));
+  writeFileSync(
+    join(dir, 'iojs-location.conf'),
+    shipped('iojs-location.conf').replace('https://first.iovation.com/', `${collectorUrl}/`),
+  );
   writeFileSync(
     join(dir, 'nginx.conf'),
     `worker_processes 1;
@@ -45,7 +47,13 @@ ${page === undefined ? '' : `    location = /checkout { default_type text/html; 
   const child = spawn(NGINX, [...args, '-g', 'daemon off;'], { stdio: 'ignore' });
   const origin = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 100; i++) {
-    if ((await fetch(`${origin}/`).then((r) => r.status, () => 0)) === 404) return { origin, port, stop: () => child.kill('SIGQUIT') };
+    if (
+      (await fetch(`${origin}/`).then(
+        (r) => r.status,
+        () => 0,
+      )) === 404
+    )
+      return { origin, port, stop: () => child.kill('SIGQUIT') };
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   child.kill('SIGKILL');

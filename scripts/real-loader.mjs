@@ -19,8 +19,10 @@ export function realLoaderSource() {
   // Its exports map hides js/: look for the folder the way Node looks for packages.
   let root;
   for (let dir = dirname(fileURLToPath(import.meta.url)); !root; dir = dirname(dir)) {
-    if (existsSync(join(dir, 'node_modules', REAL_LOADER_PACKAGE, 'package.json'))) root = join(dir, 'node_modules', REAL_LOADER_PACKAGE);
-    else if (dirname(dir) === dir) throw new Error(`${REAL_LOADER_PACKAGE} is not installed: run npm install (it is a devDependency)`);
+    if (existsSync(join(dir, 'node_modules', REAL_LOADER_PACKAGE, 'package.json')))
+      root = join(dir, 'node_modules', REAL_LOADER_PACKAGE);
+    else if (dirname(dir) === dir)
+      throw new Error(`${REAL_LOADER_PACKAGE} is not installed: run npm install (it is a devDependency)`);
   }
   const dir = join(root, 'js');
   const file = readdirSync(dir).find((name) => /^loader\.[\w-]+\.js$/.test(name));
@@ -31,6 +33,7 @@ export function realLoaderSource() {
   const start = text.indexOf(LOADER_START);
   if (start < 0) throw new Error(`${REAL_LOADER_PACKAGE}: the embedded script has no "${LOADER_START}"`);
   const source = text.slice(start);
-  if (!source.includes(`'${REAL_LOADER_VERSION}'`)) throw new Error(`${REAL_LOADER_PACKAGE}: the embedded loader is not ${REAL_LOADER_VERSION}`);
+  if (!source.includes(`'${REAL_LOADER_VERSION}'`))
+    throw new Error(`${REAL_LOADER_PACKAGE}: the embedded loader is not ${REAL_LOADER_VERSION}`);
   return (cached = source);
 }

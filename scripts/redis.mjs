@@ -12,7 +12,6 @@ import { freePort } from './processes.mjs';
 export const REDIS_SERVER = process.env.REDIS_SERVER_PATH ?? '/usr/bin/redis-server';
 export const redisAvailable = () => existsSync(REDIS_SERVER);
 
-
 /** PING over a raw socket: true once the server answers PONG. */
 function ping(port) {
   return new Promise((resolve) => {
@@ -35,7 +34,26 @@ export async function startRedis() {
   let child;
   let exited;
   async function start() {
-    child = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir, '--protected-mode', 'no'], { stdio: 'ignore' });
+    child = spawn(
+      REDIS_SERVER,
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'yes',
+        '--appendfsync',
+        'always',
+        '--dir',
+        dir,
+        '--protected-mode',
+        'no',
+      ],
+      { stdio: 'ignore' },
+    );
     exited = new Promise((resolve) => child.once('exit', resolve));
     for (let i = 0; i < 100; i++) {
       if (await ping(port)) return;

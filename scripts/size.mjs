@@ -44,13 +44,18 @@ export async function bundle(contents) {
     metafile: true,
   });
   // Up front: the entry and the chunks it imports statically; lazy: the dynamically imported ones.
-  const text = (path) => result.outputFiles.find((f) => f.path.endsWith(path.replace(/^.*?\/virtual/, '/virtual')) || f.path.endsWith('/' + path.split('/').pop())).text;
+  const text = (path) =>
+    result.outputFiles.find(
+      (f) => f.path.endsWith(path.replace(/^.*?\/virtual/, '/virtual')) || f.path.endsWith('/' + path.split('/').pop()),
+    ).text;
   const outputs = result.metafile.outputs;
   const entryPath = Object.keys(outputs).find((p) => outputs[p].entryPoint);
   const upfront = new Set([entryPath]);
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
-    for (const p of [...upfront]) for (const i of outputs[p].imports) if (i.kind === 'import-statement' && !upfront.has(i.path)) (upfront.add(i.path), (grew = true));
+    for (const p of [...upfront])
+      for (const i of outputs[p].imports)
+        if (i.kind === 'import-statement' && !upfront.has(i.path)) (upfront.add(i.path), (grew = true));
   }
   const js = Object.keys(outputs).filter((p) => p.endsWith('.js'));
   const join = (paths) => paths.map(text).join('\n');
@@ -60,10 +65,16 @@ export async function bundle(contents) {
 }
 
 export async function measure() {
-  const minimal = await bundle(`import { captureBlackbox } from './dist/index.js'; captureBlackbox({ loaderUrl: '/l.js' });`);
-  const full = await bundle(`import { captureBlackbox } from './dist/index.js'; captureBlackbox({ loaderUrl: '/l.js', field: 'bb', post: '/risk' });`);
+  const minimal = await bundle(
+    `import { captureBlackbox } from './dist/index.js'; captureBlackbox({ loaderUrl: '/l.js' });`,
+  );
+  const full = await bundle(
+    `import { captureBlackbox } from './dist/index.js'; captureBlackbox({ loaderUrl: '/l.js', field: 'bb', post: '/risk' });`,
+  );
   const umd = readFileSync(new URL('dist/blackbox-capture.umd.js', root), 'utf8');
-  const developmentMinimal = await bundle(`import { captureBlackbox } from './dist/index.development.js'; captureBlackbox({ loaderUrl: '/l.js' });`);
+  const developmentMinimal = await bundle(
+    `import { captureBlackbox } from './dist/index.development.js'; captureBlackbox({ loaderUrl: '/l.js' });`,
+  );
   const developmentUmd = readFileSync(new URL('dist/blackbox-capture.development.umd.js', root), 'utf8');
   return {
     // What every page loads up front with the minimal call.
@@ -72,10 +83,21 @@ export async function measure() {
       deliveryCodeUpfront: /idempotency-key/.test(minimal.entry),
       messagesUpfront: /ad blocker/.test(minimal.entry),
       // The entries of their own and the consent chunk: none of their code is on the minimal path.
-      entriesUpfront: ['__tcfapi', 'ReportingObserver', 'consent_timeout', 'customElements', 'attachInternals', 'useSyncExternalStore'].filter((marker) => minimal.entry.includes(marker)),
+      entriesUpfront: [
+        '__tcfapi',
+        'ReportingObserver',
+        'consent_timeout',
+        'customElements',
+        'attachInternals',
+        'useSyncExternalStore',
+      ].filter((marker) => minimal.entry.includes(marker)),
     },
     // Up front plus the delivery chunk, loaded when `post` is used: what a page that captures and delivers loads.
-    full: { ...sizes(full.entry + '\n' + full.delivery), upfront: sizes(full.entry).gzip, lazy: sizes(full.delivery).gzip },
+    full: {
+      ...sizes(full.entry + '\n' + full.delivery),
+      upfront: sizes(full.entry).gzip,
+      lazy: sizes(full.delivery).gzip,
+    },
     // Loaded only when a call fails, to write the error's message.
     messages: sizes(full.messages),
     // The script-tag file: everything but the message texts, which it imports from beside it on failure.
@@ -87,14 +109,26 @@ export async function measure() {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const m = await measure();
-  console.log('\nBrowser bundle sizes, production build unless named (bytes; the guards, gzip -9, fail npm test; the size targets are in npm run bench):');
+  console.log(
+    '\nBrowser bundle sizes, production build unless named (bytes; the guards, gzip -9, fail npm test; the size targets are in npm run bench):',
+  );
   console.log('| path | minified | gzip -9 | brotli | guard |\n|---|---:|---:|---:|---:|');
-  console.log(`| ESM captureBlackbox (minimal) | ${m.minimal.minified} | ${m.minimal.gzip} | ${m.minimal.brotli} | ${GUARDS.minimal} |`);
-  console.log(`| ESM captureBlackbox (field + post: up front ${m.full.upfront} + lazy ${m.full.lazy}) | ${m.full.minified} | ${m.full.gzip} | ${m.full.brotli} | ${GUARDS.full} |`);
+  console.log(
+    `| ESM captureBlackbox (minimal) | ${m.minimal.minified} | ${m.minimal.gzip} | ${m.minimal.brotli} | ${GUARDS.minimal} |`,
+  );
+  console.log(
+    `| ESM captureBlackbox (field + post: up front ${m.full.upfront} + lazy ${m.full.lazy}) | ${m.full.minified} | ${m.full.gzip} | ${m.full.brotli} | ${GUARDS.full} |`,
+  );
   console.log(`| UMD file | ${m.umd.minified} | ${m.umd.gzip} | ${m.umd.brotli} | ${GUARDS.umd} |`);
-  console.log(`| ESM messages chunk (loaded only on failure) | ${m.messages.minified} | ${m.messages.gzip} | ${m.messages.brotli} | — |`);
-  console.log(`| development build: ESM minimal | ${m.development.minimal.minified} | ${m.development.minimal.gzip} | ${m.development.minimal.brotli} | — |`);
-  console.log(`| development build: UMD file | ${m.development.umd.minified} | ${m.development.umd.gzip} | ${m.development.umd.brotli} | — |`);
+  console.log(
+    `| ESM messages chunk (loaded only on failure) | ${m.messages.minified} | ${m.messages.gzip} | ${m.messages.brotli} | — |`,
+  );
+  console.log(
+    `| development build: ESM minimal | ${m.development.minimal.minified} | ${m.development.minimal.gzip} | ${m.development.minimal.brotli} | — |`,
+  );
+  console.log(
+    `| development build: UMD file | ${m.development.umd.minified} | ${m.development.umd.gzip} | ${m.development.umd.brotli} | — |`,
+  );
   if (m.minimal.deliveryCodeUpfront) console.log('WARNING: the delivery code is in the minimal path');
   if (m.minimal.messagesUpfront) console.log('WARNING: the messages are in the minimal path');
   if (m.umd.messagesInside) console.log('WARNING: the messages are inside the UMD file');

@@ -21,7 +21,12 @@ export const strykerPlugins = [
         const expression = path.get('expression');
         if (expression.isCallExpression()) {
           const callee = expression.get('callee');
-          if (callee.isMemberExpression() && callee.get('object').isIdentifier() && LOG_OBJECTS.has(callee.node.object.name)) return 'a log line';
+          if (
+            callee.isMemberExpression() &&
+            callee.get('object').isIdentifier() &&
+            LOG_OBJECTS.has(callee.node.object.name)
+          )
+            return 'a log line';
         }
       }
       if (!isText(path)) return undefined;
@@ -32,7 +37,8 @@ export const strykerPlugins = [
         const index = parent.node.arguments.indexOf(path.node);
         if (name === 'DeviceRiskError' && index === 1) return 'an error message';
         if (name === 'BadRequestError' && index === 1) return 'an error message';
-        if (MESSAGE_CALLEES.has(name) && name !== 'DeviceRiskError' && name !== 'BadRequestError' && index === 0) return 'an error message';
+        if (MESSAGE_CALLEES.has(name) && name !== 'DeviceRiskError' && name !== 'BadRequestError' && index === 0)
+          return 'an error message';
         // refuse(status, code, `message`): the endpoint's answer text.
         if (name === 'refuse' && index === 2) return 'an answer message';
         // fromStore(operation, 'token read'), requireSecureUrl(url, 'tokenUrl'), fail('lacks …'): words that only go into a message.
@@ -40,7 +46,8 @@ export const strykerPlugins = [
         // trace(`message`) in the emulated scripts is compared by the conformance table, not here.
       }
       // A message ending in a `+`-joined string or template inside such a call.
-      if (parent?.isBinaryExpression({ operator: '+' }) || parent?.isTemplateLiteral()) return shouldIgnoreNested(parent);
+      if (parent?.isBinaryExpression({ operator: '+' }) || parent?.isTemplateLiteral())
+        return shouldIgnoreNested(parent);
       return undefined;
     },
   }),
@@ -48,9 +55,14 @@ export const strykerPlugins = [
 
 function shouldIgnoreNested(path) {
   let current = path;
-  while (current.parentPath && (current.parentPath.isBinaryExpression({ operator: '+' }) || current.parentPath.isTemplateLiteral())) current = current.parentPath;
+  while (
+    current.parentPath &&
+    (current.parentPath.isBinaryExpression({ operator: '+' }) || current.parentPath.isTemplateLiteral())
+  )
+    current = current.parentPath;
   const parent = current.parentPath;
-  if (!parent || !(parent.isNewExpression() || parent.isCallExpression()) || !parent.get('callee').isIdentifier()) return undefined;
+  if (!parent || !(parent.isNewExpression() || parent.isCallExpression()) || !parent.get('callee').isIdentifier())
+    return undefined;
   const index = parent.node.arguments.indexOf(current.node);
   const name = parent.node.callee.name;
   if ((name === 'DeviceRiskError' || name === 'BadRequestError') && index === 1) return 'an error message';

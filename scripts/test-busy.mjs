@@ -5,7 +5,9 @@ import { spawn, spawnSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 
 const times = Number(process.argv[2] ?? 3);
-const loops = Array.from({ length: availableParallelism() }, () => spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
+const loops = Array.from({ length: availableParallelism() }, () =>
+  spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }),
+);
 const stop = () => loops.forEach((loop) => loop.kill('SIGKILL'));
 process.on('exit', stop);
 process.on('SIGINT', () => process.exit(130));
@@ -18,7 +20,8 @@ for (let i = 1; i <= times; i++) {
   runs.push({ ok: status === 0, minutes: ((Date.now() - started) / 60_000).toFixed(1) });
 }
 stop();
-for (const [i, run] of runs.entries()) console.log(`busy run ${i + 1}: ${run.ok ? 'pass' : 'FAIL'} in ${run.minutes} min`);
+for (const [i, run] of runs.entries())
+  console.log(`busy run ${i + 1}: ${run.ok ? 'pass' : 'FAIL'} in ${run.minutes} min`);
 const failed = runs.filter((r) => !r.ok).length;
 console.log(`busy runs: ${runs.length - failed} passed, ${failed} failed`);
 process.exit(failed === 0 ? 0 : 1);

@@ -47,13 +47,17 @@ describe('development warnings (legal set-ups that cost or break later)', () => 
   it('a preconnect hint to another origin is no hint for the loader', async () => {
     document.head.innerHTML = '<link rel="preconnect" href="https://cdn.elsewhere.test">';
     await api.captureBlackbox({ loaderUrl: LOADER_URL });
-    expect(warnings).toEqual([expect.stringContaining('The loader is on https://vendor.test and the page has no preconnect hint')]);
+    expect(warnings).toEqual([
+      expect.stringContaining('The loader is on https://vendor.test and the page has no preconnect hint'),
+    ]);
   });
 
   it('a run started again after a failed one does not repeat a warning', async () => {
     document.head.innerHTML = '';
     override(/\/loader\.js$/, notFound);
-    expect(await api.captureBlackbox({ loaderUrl: LOADER_URL }).catch((e: { code: string }) => e.code)).toBe('loader_failed');
+    expect(await api.captureBlackbox({ loaderUrl: LOADER_URL }).catch((e: { code: string }) => e.code)).toBe(
+      'loader_failed',
+    );
     clearOverrides();
     await api.captureBlackbox({ loaderUrl: LOADER_URL });
     expect(warnings).toHaveLength(1);
@@ -165,7 +169,15 @@ describe('production option checks', () => {
   });
 
   it('an option given as undefined is an option not given', () => {
-    const input = { ...base, uriHook: undefined, globalName: undefined, onUpdate: undefined, consent: undefined, signal: undefined, vendor: undefined };
+    const input = {
+      ...base,
+      uriHook: undefined,
+      globalName: undefined,
+      onUpdate: undefined,
+      consent: undefined,
+      signal: undefined,
+      vendor: undefined,
+    };
     expect(codeOf(() => production(input))).toBe('accepted');
     expect(codeOf(() => development(input))).toBe('accepted');
   });
@@ -189,10 +201,18 @@ describe('production option checks', () => {
 
   it('fills the same defaults and turns a post URL into { url }, reading each option once', () => {
     let reads = 0;
-    const input = { get loaderUrl() { return reads++ ? 'http://evil.example/l.js' : LOADER_URL; }, post: '/risk' };
+    const input = {
+      get loaderUrl() {
+        return reads++ ? 'http://evil.example/l.js' : LOADER_URL;
+      },
+      post: '/risk',
+    };
     expect(production(input)).toEqual({ loaderUrl: LOADER_URL, post: { url: '/risk' }, vendor: {}, timeoutMs: 15_000 });
     expect(reads).toBe(1);
-    expect(production({ ...base, vendor: { tp: false }, timeoutMs: 5 })).toMatchObject({ vendor: { tp: false }, timeoutMs: 5 });
+    expect(production({ ...base, vendor: { tp: false }, timeoutMs: 5 })).toMatchObject({
+      vendor: { tp: false },
+      timeoutMs: 5,
+    });
   });
 
   it('a globalName that shadows another global is refused in both builds (the page check is in the core)', async () => {

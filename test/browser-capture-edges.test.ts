@@ -3,7 +3,20 @@
 // only a second call, a late callback, an unrelated script or a pre-set page value reach).
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { decodeBlackbox } from '../src/emulator/scripts/routes.js';
-import { failure, freshPage, LOADER_URL, notFound, override, pageLoaderTag, requests, scriptsFor, serveLoader, settings, loaders, w } from './support/vendor-dom.js';
+import {
+  failure,
+  freshPage,
+  LOADER_URL,
+  notFound,
+  override,
+  pageLoaderTag,
+  requests,
+  scriptsFor,
+  serveLoader,
+  settings,
+  loaders,
+  w,
+} from './support/vendor-dom.js';
 import type { CaptureOutcome } from '../src/shared/types.js';
 
 let api: Awaited<ReturnType<typeof freshPage>>;
@@ -81,7 +94,12 @@ describe.each(loaders())('with the %s', (_, loaderSource) => {
     it('failure flags and script errors after completion fail nothing and start no second run', async () => {
       const bb = await api.captureBlackbox(ok);
       Object.assign(w().IGLOO.loader, { fp_static_wdp_load_failure: 'true', io_wdp_load_failure: 'true' });
-      window.dispatchEvent(new ErrorEvent('error', { filename: 'https://shop.test/iojs/general5/static_wdp.js', error: new SyntaxError('x') }));
+      window.dispatchEvent(
+        new ErrorEvent('error', {
+          filename: 'https://shop.test/iojs/general5/static_wdp.js',
+          error: new SyntaxError('x'),
+        }),
+      );
       await new Promise((r) => setTimeout(r, 20));
       expect(await api.captureBlackbox({ ...ok, onTrace: () => {} })).toBe(bb);
       expect(w().IGLOO.loader.loaderMain).toBeDefined();
@@ -90,7 +108,11 @@ describe.each(loaders())('with the %s', (_, loaderSource) => {
 
     it('another script of the page loading before the loader ran is not taken for the loader', async () => {
       settings.delays = { fp_static: [5], fp_dyn: [5], tp: [5] };
-      override(/^https:\/\/vendor\.test\/loader\.js/, { status: 200, headers: { 'content-type': 'text/javascript' }, body: '/* slow */' });
+      override(/^https:\/\/vendor\.test\/loader\.js/, {
+        status: 200,
+        headers: { 'content-type': 'text/javascript' },
+        body: '/* slow */',
+      });
       const pending = failure(api.captureBlackbox({ ...ok, timeoutMs: 100 }));
       const other = document.createElement('script');
       document.head.append(other);
@@ -115,7 +137,12 @@ describe.each(loaders())('with the %s', (_, loaderSource) => {
       const pending = failure(api.captureBlackbox({ ...ok, timeoutMs: 5000 }));
       await vi.waitFor(() => expect(scriptsFor('https://shop.test/iojs/').length).toBeGreaterThan(0));
       for (const file of ['static_wdp.js', 'dyn_wdp.js']) {
-        window.dispatchEvent(new ErrorEvent('error', { filename: `https://shop.test/iojs/general5/${file}?loaderVer=5.2.2`, error: new SyntaxError("Unexpected token '<'") }));
+        window.dispatchEvent(
+          new ErrorEvent('error', {
+            filename: `https://shop.test/iojs/general5/${file}?loaderVer=5.2.2`,
+            error: new SyntaxError("Unexpected token '<'"),
+          }),
+        );
       }
       const error = await pending;
       expect(error.code).toBe('collection_failed');
@@ -126,18 +153,36 @@ describe.each(loaders())('with the %s', (_, loaderSource) => {
       settings.delays = { fp_static: [40], fp_dyn: [40], tp: [40] };
       override(/^https:\/\/tp\.test\//, notFound);
       const pending = api.captureBlackbox({ ...ok, timeoutMs: 5000 });
-      window.dispatchEvent(new ErrorEvent('error', { filename: 'https://shop.test/app/main.js', error: new SyntaxError('x') }));
-      window.dispatchEvent(new ErrorEvent('error', { filename: 'https://shop.test/iojsx/static_wdp.js', error: new SyntaxError('x') }));
-      window.dispatchEvent(new ErrorEvent('error', { filename: 'https://shop.test/iojs/general5/static_wdp.js', error: new TypeError('x') }));
+      window.dispatchEvent(
+        new ErrorEvent('error', { filename: 'https://shop.test/app/main.js', error: new SyntaxError('x') }),
+      );
+      window.dispatchEvent(
+        new ErrorEvent('error', { filename: 'https://shop.test/iojsx/static_wdp.js', error: new SyntaxError('x') }),
+      );
+      window.dispatchEvent(
+        new ErrorEvent('error', {
+          filename: 'https://shop.test/iojs/general5/static_wdp.js',
+          error: new TypeError('x'),
+        }),
+      );
       expect(decodeBlackbox(await pending)?.sources).toBeDefined();
     });
 
     it('the static override counts as first party: its parse error names it', async () => {
       override(/^https:\/\/tp\.test\//, notFound);
-      const pending = failure(api.captureBlackbox({ ...ok, vendor: { fp_static_override_uri: '/static/fp_static.js' }, timeoutMs: 5000 }));
+      const pending = failure(
+        api.captureBlackbox({ ...ok, vendor: { fp_static_override_uri: '/static/fp_static.js' }, timeoutMs: 5000 }),
+      );
       await new Promise((r) => setTimeout(r, 5));
-      window.dispatchEvent(new ErrorEvent('error', { filename: 'https://shop.test/static/fp_static.js?x=1', error: new SyntaxError('x') }));
-      window.dispatchEvent(new ErrorEvent('error', { filename: 'https://shop.test/iojs/general5/dyn_wdp.js', error: new SyntaxError('x') }));
+      window.dispatchEvent(
+        new ErrorEvent('error', { filename: 'https://shop.test/static/fp_static.js?x=1', error: new SyntaxError('x') }),
+      );
+      window.dispatchEvent(
+        new ErrorEvent('error', {
+          filename: 'https://shop.test/iojs/general5/dyn_wdp.js',
+          error: new SyntaxError('x'),
+        }),
+      );
       const error = await pending;
       expect(error.code).toBe('collection_failed');
       expect(error.scripts).toEqual(expect.arrayContaining(['fp_fp_static']));
@@ -168,7 +213,7 @@ describe.each(loaders())('with the %s', (_, loaderSource) => {
       expect(w().CUSTOM_A.loader.loaderMain).toBeDefined();
     });
 
-    it('a conflict with the page\'s io_global_object_name names both', async () => {
+    it("a conflict with the page's io_global_object_name names both", async () => {
       w().io_global_object_name = 'CUSTOM_B';
       const error = await failure(api.captureBlackbox({ ...ok, globalName: 'CUSTOM_C' }));
       expect(error.code).toBe('option_conflict');
@@ -215,7 +260,9 @@ describe.each(loaders())('with the %s', (_, loaderSource) => {
         getBlackbox: () => ({ blackbox: '0400TPONLY', finished: true }),
       };
       expect(await api.captureBlackbox({ ...ok, onOutcome: (outcome) => outcomes.push(outcome) })).toBe('0400TPONLY');
-      expect(outcomes).toEqual([expect.objectContaining({ outcome: 'degraded-first-party', scripts: ['fp_static_wdp'] })]);
+      expect(outcomes).toEqual([
+        expect.objectContaining({ outcome: 'degraded-first-party', scripts: ['fp_static_wdp'] }),
+      ]);
       expect(scriptsFor(LOADER_URL)).toHaveLength(0);
     });
 
@@ -237,18 +284,26 @@ describe.each(loaders())('with the %s', (_, loaderSource) => {
       expect((await failure(pending)).code).toBe('timeout');
     });
 
-    it.each([['my-input'], ['input-x'], ['xinput']])('a field that is a <%s> element is invalid_option', async (tag) => {
-      const element = document.createElement(tag);
-      element.id = 'f';
-      document.body.append(element);
-      expect((await failure(api.captureBlackbox({ ...ok, field: 'f' }))).code).toBe('invalid_option');
-    });
+    it.each([['my-input'], ['input-x'], ['xinput']])(
+      'a field that is a <%s> element is invalid_option',
+      async (tag) => {
+        const element = document.createElement(tag);
+        element.id = 'f';
+        document.body.append(element);
+        expect((await failure(api.captureBlackbox({ ...ok, field: 'f' }))).code).toBe('invalid_option');
+      },
+    );
   });
 
   describe('Trusted Types', () => {
     it('the policy is created once per page, however many runs', async () => {
       let created = 0;
-      w().trustedTypes = { createPolicy: (_: string, rules: { createScriptURL: (u: string) => string }) => (created++, { createScriptURL: rules.createScriptURL }) };
+      w().trustedTypes = {
+        createPolicy: (_: string, rules: { createScriptURL: (u: string) => string }) => (
+          created++,
+          { createScriptURL: rules.createScriptURL }
+        ),
+      };
       try {
         override(/loader\.js/, notFound);
         await failure(api.captureBlackbox(ok));
@@ -261,7 +316,13 @@ describe.each(loaders())('with the %s', (_, loaderSource) => {
     });
 
     it('enforced, and refusing our URL: loader_failed at once, nothing injected', async () => {
-      w().trustedTypes = { createPolicy: () => ({ createScriptURL: () => { throw new TypeError('refused by the default policy'); } }) };
+      w().trustedTypes = {
+        createPolicy: () => ({
+          createScriptURL: () => {
+            throw new TypeError('refused by the default policy');
+          },
+        }),
+      };
       try {
         const error = await failure(api.captureBlackbox(ok));
         expect(error.code).toBe('loader_failed');

@@ -22,8 +22,14 @@ function endpoint() {
 describe('captureNonce', () => {
   it('travels with the blackbox and the outcome', async () => {
     const { bodies, fetch } = endpoint();
-    const bb = await api.captureBlackbox({ loaderUrl: LOADER_URL, captureNonce: 'v1.abc.def.ghi', post: { url: '/risk', fetch } });
-    expect(bodies).toEqual([{ blackbox: bb, outcome: expect.objectContaining({ outcome: 'complete' }), nonce: 'v1.abc.def.ghi' }]);
+    const bb = await api.captureBlackbox({
+      loaderUrl: LOADER_URL,
+      captureNonce: 'v1.abc.def.ghi',
+      post: { url: '/risk', fetch },
+    });
+    expect(bodies).toEqual([
+      { blackbox: bb, outcome: expect.objectContaining({ outcome: 'complete' }), nonce: 'v1.abc.def.ghi' },
+    ]);
   });
 
   it('is not sent when none is given', async () => {
@@ -33,16 +39,25 @@ describe('captureNonce', () => {
   });
 
   it('must be a string without spaces (development build)', async () => {
-    expect((await failure(api.captureBlackbox({ loaderUrl: LOADER_URL, captureNonce: 'a b' }))).code).toBe('invalid_option');
+    expect((await failure(api.captureBlackbox({ loaderUrl: LOADER_URL, captureNonce: 'a b' }))).code).toBe(
+      'invalid_option',
+    );
   });
 
   it('comes from data-capture-nonce on a script tag', async () => {
     const sent: Array<Record<string, unknown>> = [];
     const original = globalThis.fetch;
-    globalThis.fetch = (async (_url: string, init: RequestInit) => (sent.push(JSON.parse(init.body as string)), new Response('{}'))) as typeof fetch;
+    globalThis.fetch = (async (_url: string, init: RequestInit) => (
+      sent.push(JSON.parse(init.body as string)),
+      new Response('{}')
+    )) as typeof fetch;
     try {
       const tag = document.createElement('script');
-      Object.assign(tag.dataset, { loaderUrl: LOADER_URL, postUrl: 'https://shop.test/risk', captureNonce: 'v1.tag.nonce.x' });
+      Object.assign(tag.dataset, {
+        loaderUrl: LOADER_URL,
+        postUrl: 'https://shop.test/risk',
+        captureNonce: 'v1.tag.nonce.x',
+      });
       const { startFromScriptTag } = await import('../src/browser/declarative.js');
       await startFromScriptTag(tag);
       expect(sent).toEqual([expect.objectContaining({ nonce: 'v1.tag.nonce.x' })]);

@@ -2,7 +2,22 @@
 // Behaviour of captureBlackbox() against the emulated vendor loader in a test DOM.
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { decodeBlackbox } from '../src/emulator/scripts/routes.js';
-import { clearOverrides, failure, freshPage, html, LOADER_URL, notFound, override, pageLoaderTag, requests, scriptsFor, serveLoader, settings, loaders, w } from './support/vendor-dom.js';
+import {
+  clearOverrides,
+  failure,
+  freshPage,
+  html,
+  LOADER_URL,
+  notFound,
+  override,
+  pageLoaderTag,
+  requests,
+  scriptsFor,
+  serveLoader,
+  settings,
+  loaders,
+  w,
+} from './support/vendor-dom.js';
 
 let api: Awaited<ReturnType<typeof freshPage>>;
 beforeEach(async () => {
@@ -12,7 +27,12 @@ beforeEach(async () => {
 const ok = { loaderUrl: LOADER_URL };
 const blockThirdParty = () => override(/^https:\/\/tp\.test\//, notFound);
 const breakProxy = () => override(/^https:\/\/shop\.test\/iojs\//, notFound);
-const loaderScript = (body: string) => override(/^https:\/\/vendor\.test\/loader\.js/, { status: 200, headers: { 'content-type': 'text/javascript' }, body });
+const loaderScript = (body: string) =>
+  override(/^https:\/\/vendor\.test\/loader\.js/, {
+    status: 200,
+    headers: { 'content-type': 'text/javascript' },
+    body,
+  });
 
 describe('the final blackbox', () => {
   it('resolves with the value of the complete call, from both collection paths', async () => {
@@ -31,14 +51,22 @@ describe('the final blackbox', () => {
   it('writes the config object the loader reads, with defaults', async () => {
     await api.captureBlackbox({ ...ok, subkey: 'SUB KEY', vendor: { enable_flash: false, tp_split: true } });
     const config = w().IGLOO;
-    expect(config.loader).toMatchObject({ version: 'general5', uri_hook: '/iojs', subkey: 'SUB KEY', tp_split: true, loaderVer: '5.2.2' });
+    expect(config.loader).toMatchObject({
+      version: 'general5',
+      uri_hook: '/iojs',
+      subkey: 'SUB KEY',
+      tp_split: true,
+      loaderVer: '5.2.2',
+    });
     expect(config.enable_flash).toBe(false);
     expect(config.enable_rip).toBe(true);
     expect(typeof config.bb_callback).toBe('function');
     expect(typeof config.loader.trace_handler).toBe('function');
     expect(w().io_global_object_name).toBeUndefined();
     // The loader built its URLs from that config (subkey encoded, // collapsed, query string).
-    expect(requests).toContain('https://shop.test/iojs/general5/SUB%20KEY/static_wdp.js?loaderVer=5.2.2&compat=false&tp=true&tp_split=true&fp_static=true&fp_dyn=true&flash=false');
+    expect(requests).toContain(
+      'https://shop.test/iojs/general5/SUB%20KEY/static_wdp.js?loaderVer=5.2.2&compat=false&tp=true&tp_split=true&fp_static=true&fp_dyn=true&flash=false',
+    );
     expect(requests.some((u) => u.startsWith('https://tp.test/general5/SUB%20KEY/dyn_wdp.js?'))).toBe(true);
   });
 
@@ -104,8 +132,13 @@ describe('the page field', () => {
     const native = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(textarea), 'value')!;
     Object.defineProperty(textarea, 'value', {
       configurable: true,
-      get() { return native.get!.call(this); },
-      set(v: string) { tracked = v; native.set!.call(this, v); },
+      get() {
+        return native.get!.call(this);
+      },
+      set(v: string) {
+        tracked = v;
+        native.set!.call(this, v);
+      },
     });
     const bb = await api.captureBlackbox({ ...ok, field: textarea });
     expect(textarea.value).toBe(bb);
@@ -133,7 +166,12 @@ describe('a config object already on the page', () => {
       enable_flash: false,
       bbout_element_id: 'page-field',
       bb_callback: (bb: string, complete: boolean) => pageUpdates.push([bb, complete]),
-      loader: { subkey: 'PAGE', version: 'early5', trace_handler: (m: string) => pageTraces.push(m), tp_host: 'https://tp.test' },
+      loader: {
+        subkey: 'PAGE',
+        version: 'early5',
+        trace_handler: (m: string) => pageTraces.push(m),
+        tp_host: 'https://tp.test',
+      },
     };
     const bb = await api.captureBlackbox({ ...ok, version: '5.2.2' });
     const config = w().IGLOO;
@@ -144,7 +182,7 @@ describe('a config object already on the page', () => {
     expect((document.getElementById('page-field') as HTMLInputElement).value).toBe(bb);
   });
 
-  it('uses the page\'s io_global_object_name when no globalName is given', async () => {
+  it("uses the page's io_global_object_name when no globalName is given", async () => {
     w().io_global_object_name = 'CUSTOM_PAGE';
     w().CUSTOM_PAGE = { loader: { subkey: 'S' } };
     await api.captureBlackbox(ok);
@@ -152,7 +190,7 @@ describe('a config object already on the page', () => {
     expect(w().IGLOO).toBeUndefined();
   });
 
-  it('rejects a globalName that contradicts the page\'s io_global_object_name', async () => {
+  it("rejects a globalName that contradicts the page's io_global_object_name", async () => {
     w().io_global_object_name = 'CUSTOM_PAGE';
     const error = await failure(api.captureBlackbox({ ...ok, globalName: 'CUSTOM_OTHER' }));
     expect(error.code).toBe('option_conflict');
@@ -278,7 +316,9 @@ describe('failures', () => {
     settings.delays = { tp: [5, 5000] };
     const error = await failure(api.captureBlackbox({ ...ok, timeoutMs: 200 }));
     expect(error.code).toBe('timeout');
-    expect(error.message).toMatch(/Failed so far: first-party static_wdp\.js\. First party: check the reverse proxy at "\/iojs"/);
+    expect(error.message).toMatch(
+      /Failed so far: first-party static_wdp\.js\. First party: check the reverse proxy at "\/iojs"/,
+    );
     expect(decodeBlackbox(error.blackbox)?.sources).toEqual(['tp']);
   });
 
@@ -287,7 +327,8 @@ describe('failures', () => {
     const pending = api.captureBlackbox(ok);
     await vi.waitFor(() => expect(scriptsFor('https://shop.test/iojs/')).toHaveLength(2));
     // Every first-party script throws at run time: were that taken for a failure, every path would have failed.
-    for (const { src } of scriptsFor('https://shop.test/iojs/')) window.dispatchEvent(new ErrorEvent('error', { filename: src, error: new TypeError('x is undefined') }));
+    for (const { src } of scriptsFor('https://shop.test/iojs/'))
+      window.dispatchEvent(new ErrorEvent('error', { filename: src, error: new TypeError('x is undefined') }));
     expect(decodeBlackbox(await pending)?.sources).toHaveLength(2);
   });
 
@@ -329,7 +370,9 @@ describe('failures', () => {
   });
 
   it('completion with an empty blackbox is a collection_failed, not a success', async () => {
-    loaderScript('(function(){var c=window.IGLOO;c.loader.loaderMain={};setTimeout(function(){c.bb_callback("", true)},5)})()');
+    loaderScript(
+      '(function(){var c=window.IGLOO;c.loader.loaderMain={};setTimeout(function(){c.bb_callback("", true)},5)})()',
+    );
     const error = await failure(api.captureBlackbox(ok));
     expect(error.code).toBe('collection_failed');
     expect(error.message).toMatch(/empty/);
@@ -348,12 +391,13 @@ describe('failures', () => {
   it('abort during the capture: aborted with the latest partial blackbox', async () => {
     settings.delays = { fp_static: [5], fp_dyn: [5000], tp: [5000] };
     const controller = new AbortController();
-    const pending = failure(api.captureBlackbox({ ...ok, signal: controller.signal, onUpdate: () => controller.abort() }));
+    const pending = failure(
+      api.captureBlackbox({ ...ok, signal: controller.signal, onUpdate: () => controller.abort() }),
+    );
     const error = await pending;
     expect(error.code).toBe('aborted');
     expect(error.blackbox).toMatch(/^0400/);
   });
-
 });
 
 describe('error messages', () => {
@@ -361,7 +405,9 @@ describe('error messages', () => {
     breakProxy();
     blockThirdParty();
     const error = await failure(api.captureBlackbox(ok));
-    expect(error.message).toMatch(/^\[blackbox-capture\] Every collection path failed \(the loader requests nothing after a failed script\): first-party static_wdp\.js/);
+    expect(error.message).toMatch(
+      /^\[blackbox-capture\] Every collection path failed \(the loader requests nothing after a failed script\): first-party static_wdp\.js/,
+    );
     expect(error.scripts).toEqual(['fp_static_wdp', 'io_wdp']);
   });
 
@@ -373,7 +419,12 @@ describe('error messages', () => {
       api = await freshPage();
       settings.delays = { fp_static: [5], fp_dyn: [5000], tp: [5000] };
       const error = await failure(api.captureBlackbox({ ...ok, timeoutMs: 100 }));
-      expect(error).toMatchObject({ name: 'BlackboxCaptureError', code: 'timeout', message: '[blackbox-capture] timeout', scripts: [] });
+      expect(error).toMatchObject({
+        name: 'BlackboxCaptureError',
+        code: 'timeout',
+        message: '[blackbox-capture] timeout',
+        scripts: [],
+      });
       expect(decodeBlackbox(error.blackbox)?.sources).toEqual(['fp_static']);
     } finally {
       vi.doUnmock('../src/browser/messages.js');
@@ -386,7 +437,7 @@ describe('error messages', () => {
 describe.each(loaders())('adopt mode (inject: false) and preconnect, %s', (_, loaderSource) => {
   serveLoader(loaderSource);
 
-  it('injects nothing and reports the run of the page\'s own loader tag that follows', async () => {
+  it("injects nothing and reports the run of the page's own loader tag that follows", async () => {
     const pending = api.captureBlackbox({ ...ok, inject: false });
     expect(scriptsFor(LOADER_URL)).toHaveLength(0);
     expect(w().IGLOO.loader.version).toBe('general5'); // the config is there before the loader runs
@@ -395,7 +446,7 @@ describe.each(loaders())('adopt mode (inject: false) and preconnect, %s', (_, lo
     expect(scriptsFor(LOADER_URL)).toHaveLength(1);
   });
 
-  it('reports the page\'s own loader tag failing as loader_failed', async () => {
+  it("reports the page's own loader tag failing as loader_failed", async () => {
     override(/loader\.js/, notFound);
     const pending = failure(api.captureBlackbox({ ...ok, inject: false }));
     pageLoaderTag();
@@ -403,14 +454,17 @@ describe.each(loaders())('adopt mode (inject: false) and preconnect, %s', (_, lo
   });
 
   // Those the package added: the test page carries its own hint for the loader's origin.
-  const hints = () => Array.from(document.querySelectorAll<HTMLLinkElement>('link[rel=preconnect]'), (l) => l.getAttribute('href')).filter((href) => href !== new URL(LOADER_URL).origin);
+  const hints = () =>
+    Array.from(document.querySelectorAll<HTMLLinkElement>('link[rel=preconnect]'), (l) =>
+      l.getAttribute('href'),
+    ).filter((href) => href !== new URL(LOADER_URL).origin);
 
-  it('adds a preconnect hint for the third party\'s origin, none for the loader\'s (its fetch starts at once)', async () => {
+  it("adds a preconnect hint for the third party's origin, none for the loader's (its fetch starts at once)", async () => {
     await api.captureBlackbox({ ...ok, vendor: { tp_host: 'https://tp.test' } });
     expect(hints()).toEqual(['https://tp.test']);
   });
 
-  it('hints the third party of the page\'s own config, or else the loader\'s default host', async () => {
+  it("hints the third party of the page's own config, or else the loader's default host", async () => {
     w().IGLOO = { loader: { tp_host: 'https://tp.test' } };
     await api.captureBlackbox(ok);
     expect(hints()).toEqual(['https://tp.test']);
@@ -420,7 +474,7 @@ describe.each(loaders())('adopt mode (inject: false) and preconnect, %s', (_, lo
     await pending;
   });
 
-  it('adds none when the third party is off or on the page\'s origin', async () => {
+  it("adds none when the third party is off or on the page's origin", async () => {
     await api.captureBlackbox({ ...ok, vendor: { tp: false } });
     expect(hints()).toEqual([]);
     api = await freshPage();
@@ -428,7 +482,7 @@ describe.each(loaders())('adopt mode (inject: false) and preconnect, %s', (_, lo
     expect(hints()).toEqual([]);
   });
 
-  it('adds one for a third party whose origin only begins like the page\'s', async () => {
+  it("adds one for a third party whose origin only begins like the page's", async () => {
     await api.captureBlackbox({ ...ok, vendor: { tp_host: 'https://shop.te' }, timeoutMs: 300 }).catch(() => {});
     expect(hints()).toEqual(['https://shop.te']);
   });
@@ -440,7 +494,7 @@ describe('script tag details', () => {
     expect(scriptsFor(LOADER_URL)[0]!.nonce || scriptsFor(LOADER_URL)[0]!.getAttribute('nonce')).toBe('n0nce');
   });
 
-  it('copies the page\'s nonce when none is given', async () => {
+  it("copies the page's nonce when none is given", async () => {
     const pageScript = document.createElement('script');
     pageScript.setAttribute('nonce', 'page-nonce');
     document.head.append(pageScript);
@@ -469,7 +523,11 @@ describe('script tag details', () => {
   });
 
   it('falls back to a plain URL when the CSP does not allow the policy name', async () => {
-    w().trustedTypes = { createPolicy: () => { throw new TypeError('policy not allowed'); } };
+    w().trustedTypes = {
+      createPolicy: () => {
+        throw new TypeError('policy not allowed');
+      },
+    };
     try {
       expect(await api.captureBlackbox(ok)).toMatch(/^0400/);
     } finally {
@@ -478,19 +536,48 @@ describe('script tag details', () => {
   });
 });
 
-
 // collection_failed follows the loader's chains, with the emulated loader and the real one alike.
 describe.each(loaders())('failure detection by chain, %s', (_, loaderSource) => {
   serveLoader(loaderSource);
   const notFoundAt = (pattern: RegExp) => override(pattern, notFound);
 
   it.each([
-    ['proxy 404 and third party blocked', {}, [/^https:\/\/shop\.test\/iojs\//, /^https:\/\/tp\.test\//], ['fp_static_wdp', 'io_wdp']],
-    ['static loads, dyn 404 (after it), third party blocked', {}, [/dyn_wdp\.js/, /^https:\/\/tp\.test\//], ['fp_dyn_wdp', 'io_wdp']],
-    ['tp_split: its static 404, proxy 404', { tp_split: true }, [/^https:\/\/shop\.test\/iojs\//, /^https:\/\/tp\.test\/.*static_wdp/], ['fp_static_wdp', 'io_static_wdp']],
-    ['tp_split: its dyn 404 after its static loaded, proxy 404', { tp_split: true }, [/^https:\/\/shop\.test\/iojs\//, /^https:\/\/tp\.test\/.*dyn_wdp/], ['fp_static_wdp', 'io_dyn_wdp']],
-    ['tp_resource custom.js blocked, proxy 404', { tp_resource: 'custom.js' }, [/^https:\/\/shop\.test\/iojs\//, /^https:\/\/tp\.test\//], ['fp_static_wdp', 'io_custom']],
-    ['fp_static_override_uri 404, third party blocked', { fp_static_override_uri: 'https://shop.test/static/override.js' }, [/override\.js/, /^https:\/\/tp\.test\//], ['io_wdp', 'fp_override']],
+    [
+      'proxy 404 and third party blocked',
+      {},
+      [/^https:\/\/shop\.test\/iojs\//, /^https:\/\/tp\.test\//],
+      ['fp_static_wdp', 'io_wdp'],
+    ],
+    [
+      'static loads, dyn 404 (after it), third party blocked',
+      {},
+      [/dyn_wdp\.js/, /^https:\/\/tp\.test\//],
+      ['fp_dyn_wdp', 'io_wdp'],
+    ],
+    [
+      'tp_split: its static 404, proxy 404',
+      { tp_split: true },
+      [/^https:\/\/shop\.test\/iojs\//, /^https:\/\/tp\.test\/.*static_wdp/],
+      ['fp_static_wdp', 'io_static_wdp'],
+    ],
+    [
+      'tp_split: its dyn 404 after its static loaded, proxy 404',
+      { tp_split: true },
+      [/^https:\/\/shop\.test\/iojs\//, /^https:\/\/tp\.test\/.*dyn_wdp/],
+      ['fp_static_wdp', 'io_dyn_wdp'],
+    ],
+    [
+      'tp_resource custom.js blocked, proxy 404',
+      { tp_resource: 'custom.js' },
+      [/^https:\/\/shop\.test\/iojs\//, /^https:\/\/tp\.test\//],
+      ['fp_static_wdp', 'io_custom'],
+    ],
+    [
+      'fp_static_override_uri 404, third party blocked',
+      { fp_static_override_uri: 'https://shop.test/static/override.js' },
+      [/override\.js/, /^https:\/\/tp\.test\//],
+      ['io_wdp', 'fp_override'],
+    ],
     ['third party off, proxy 404', { tp: false }, [/^https:\/\/shop\.test\/iojs\//], ['fp_static_wdp']],
   ])('%s: collection_failed at once, naming the failed scripts', async (_, vendor, broken, scripts) => {
     for (const pattern of broken) notFoundAt(pattern);
@@ -548,15 +635,26 @@ describe('behaviours the mutation run found untested', () => {
 describe.each(loaders())('an abort at the end of a capture, %s', (_, loaderSource) => {
   serveLoader(loaderSource);
 
-  it('abort from the final update (onUpdate, or a handler of the field\'s input event): aborted with the final blackbox, told once', async () => {
+  it("abort from the final update (onUpdate, or a handler of the field's input event): aborted with the final blackbox, told once", async () => {
     const controller = new AbortController();
     const outcomes: string[] = [];
     const input = document.body.appendChild(document.createElement('input'));
     // The page goes once the value is final (the loader says so before it calls back).
-    input.addEventListener('input', () => w().IGLOO.getBlackbox().finished && controller.abort(new Error('left the page')));
-    const capture = api.captureBlackbox({ ...ok, field: input, signal: controller.signal, onOutcome: (o) => outcomes.push(o.outcome) });
+    input.addEventListener(
+      'input',
+      () => w().IGLOO.getBlackbox().finished && controller.abort(new Error('left the page')),
+    );
+    const capture = api.captureBlackbox({
+      ...ok,
+      field: input,
+      signal: controller.signal,
+      onOutcome: (o) => outcomes.push(o.outcome),
+    });
     let resolved = false;
-    capture.then(() => (resolved = true), () => {});
+    capture.then(
+      () => (resolved = true),
+      () => {},
+    );
     const error = await failure(capture);
     expect([error.code, resolved]).toEqual(['aborted', false]);
     expect(error.blackbox).toBe(input.value);

@@ -37,10 +37,17 @@ describe('consent', () => {
     ['false', () => false],
     ['a truthy value that is not true', () => 'yes'],
     ['a rejection (the CMP failed)', () => Promise.reject(new Error('cmp down'))],
-    ['a throwing function', () => { throw new Error('cmp bug'); }],
+    [
+      'a throwing function',
+      () => {
+        throw new Error('cmp bug');
+      },
+    ],
   ])('%s denies: consent_denied, outcome consent_denied, nothing touched', async (_, consent) => {
     const outcomes: CaptureOutcome[] = [];
-    const error = await failure(api.captureBlackbox({ loaderUrl: LOADER_URL, consent, onOutcome: (o) => void outcomes.push(o) }));
+    const error = await failure(
+      api.captureBlackbox({ loaderUrl: LOADER_URL, consent, onOutcome: (o) => void outcomes.push(o) }),
+    );
     expect(error.code).toBe('consent_denied');
     expect(error.message).toMatch(/Consent to device collection was not given/);
     expect(outcomes).toEqual([{ outcome: 'consent_denied', scripts: [], durationMs: 0 }]);
@@ -50,7 +57,14 @@ describe('consent', () => {
   it('an undecided consent counts against timeoutMs: timeout, nothing touched', async () => {
     const outcomes: CaptureOutcome[] = [];
     const started = Date.now();
-    const error = await failure(api.captureBlackbox({ loaderUrl: LOADER_URL, timeoutMs: 150, consent: new Promise(() => {}), onOutcome: (o) => void outcomes.push(o) }));
+    const error = await failure(
+      api.captureBlackbox({
+        loaderUrl: LOADER_URL,
+        timeoutMs: 150,
+        consent: new Promise(() => {}),
+        onOutcome: (o) => void outcomes.push(o),
+      }),
+    );
     expect(error.code).toBe('timeout');
     expect(error.message).toMatch(/not decided within 150 ms/);
     expect(Date.now() - started).toBeGreaterThanOrEqual(140);
@@ -58,7 +72,7 @@ describe('consent', () => {
     untouched();
   });
 
-  it('what is left of timeoutMs after consent is the capture\'s limit', async () => {
+  it("what is left of timeoutMs after consent is the capture's limit", async () => {
     const slowGrant = new Promise<boolean>((r) => setTimeout(() => r(true), 250));
     // The emulated loader takes about 100 ms: within 300 ms in all, not within the 50 left after consent.
     const error = await failure(api.captureBlackbox({ loaderUrl: LOADER_URL, timeoutMs: 300, consent: slowGrant }));
@@ -67,7 +81,9 @@ describe('consent', () => {
 
   it('an abort while waiting for consent is aborted, nothing touched', async () => {
     const controller = new AbortController();
-    const pending = failure(api.captureBlackbox({ loaderUrl: LOADER_URL, consent: new Promise(() => {}), signal: controller.signal }));
+    const pending = failure(
+      api.captureBlackbox({ loaderUrl: LOADER_URL, consent: new Promise(() => {}), signal: controller.signal }),
+    );
     controller.abort(new Error('left'));
     const error = await pending;
     expect(error.code).toBe('aborted');
@@ -80,14 +96,20 @@ describe('consent', () => {
     // The report goes out after the call settles (a lazy chunk): waited for by its arrival, not a sleep.
     let reported!: () => void;
     const arrived = new Promise<void>((resolve) => (reported = resolve));
-    const fetch = (async (_: string, init: RequestInit) => (bodies.push(JSON.parse(init.body as string)), reported(), new Response('{}', { status: 202 }))) as unknown as typeof globalThis.fetch;
+    const fetch = (async (_: string, init: RequestInit) => (
+      bodies.push(JSON.parse(init.body as string)),
+      reported(),
+      new Response('{}', { status: 202 })
+    )) as unknown as typeof globalThis.fetch;
     await failure(api.captureBlackbox({ loaderUrl: LOADER_URL, consent: () => false, post: { url: '/risk', fetch } }));
     await arrived;
     expect(bodies).toEqual([{ outcome: { outcome: 'consent_denied', scripts: [], durationMs: 0 } }]);
   });
 
   it('a consent that is neither a function nor a promise is invalid_option', async () => {
-    expect((await failure(api.captureBlackbox({ loaderUrl: LOADER_URL, consent: true as never }))).code).toBe('invalid_option');
+    expect((await failure(api.captureBlackbox({ loaderUrl: LOADER_URL, consent: true as never }))).code).toBe(
+      'invalid_option',
+    );
     untouched();
   });
 });

@@ -32,16 +32,18 @@ describe('declarative start', () => {
   it('starts from data attributes and dispatches a blackbox event; the field fills', async () => {
     document.body.innerHTML = '<input id="bb">';
     const event = nextEvent('blackbox');
-    start(tag({
-      'data-loader-url': LOADER_URL,
-      'data-global-name': 'CUSTOM_TAG',
-      'data-uri-hook': '/iojs',
-      'data-version': 'early5',
-      'data-subkey': 'K',
-      'data-field': 'bb',
-      'data-timeout-ms': '5000',
-      nonce: 'tag-nonce',
-    }));
+    start(
+      tag({
+        'data-loader-url': LOADER_URL,
+        'data-global-name': 'CUSTOM_TAG',
+        'data-uri-hook': '/iojs',
+        'data-version': 'early5',
+        'data-subkey': 'K',
+        'data-field': 'bb',
+        'data-timeout-ms': '5000',
+        nonce: 'tag-nonce',
+      }),
+    );
     const { detail } = await event;
     expect(decodeBlackbox(detail)?.sources).toHaveLength(3);
     expect((document.getElementById('bb') as HTMLInputElement).value).toBe(detail);
@@ -63,7 +65,10 @@ describe('declarative start', () => {
   it('posts to data-post-url', async () => {
     const calls: string[] = [];
     const original = globalThis.fetch;
-    globalThis.fetch = (async (url: string) => { calls.push(url); return new Response(null, { status: 200 }); }) as never;
+    globalThis.fetch = (async (url: string) => {
+      calls.push(url);
+      return new Response(null, { status: 200 });
+    }) as never;
     try {
       const event = nextEvent('blackbox');
       start(tag({ 'data-loader-url': LOADER_URL, 'data-post-url': '/device-risk' }));

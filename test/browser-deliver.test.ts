@@ -32,10 +32,19 @@ describe('deliver', () => {
   });
 
   it('a network error fails as "network error", a silent server as "no answer within …"', async () => {
-    const failed = await deliver('bb', { url: '/r', fetch: scriptedFetch(['network']).fetch, maxAttempts: 1 }, outcome).catch((e: unknown) => e);
+    const failed = await deliver(
+      'bb',
+      { url: '/r', fetch: scriptedFetch(['network']).fetch, maxAttempts: 1 },
+      outcome,
+    ).catch((e: unknown) => e);
     expect(failed).toMatchObject({ detail: 'network error', status: undefined, cause: expect.any(TypeError) });
-    const hanging = ((_: string, init: RequestInit) => new Promise((_, reject) => init.signal!.addEventListener('abort', () => reject(init.signal!.reason)))) as typeof fetch;
-    const silent = await deliver('bb', { url: '/r', fetch: hanging, maxAttempts: 1, timeoutMs: 20 }, outcome).catch((e: unknown) => e);
+    const hanging = ((_: string, init: RequestInit) =>
+      new Promise((_, reject) =>
+        init.signal!.addEventListener('abort', () => reject(init.signal!.reason)),
+      )) as typeof fetch;
+    const silent = await deliver('bb', { url: '/r', fetch: hanging, maxAttempts: 1, timeoutMs: 20 }, outcome).catch(
+      (e: unknown) => e,
+    );
     expect(silent).toMatchObject({ detail: 'no answer within 20 ms' });
   });
 
@@ -46,12 +55,16 @@ describe('deliver', () => {
       queueMicrotask(() => controller.abort(reason));
       return new Promise((_, reject) => init.signal!.addEventListener('abort', () => reject(init.signal!.reason)));
     }) as typeof fetch;
-    await expect(deliver('bb', { url: '/r', fetch: hanging, maxAttempts: 1 }, outcome, controller.signal)).rejects.toBe(reason);
+    await expect(deliver('bb', { url: '/r', fetch: hanging, maxAttempts: 1 }, outcome, controller.signal)).rejects.toBe(
+      reason,
+    );
   });
 
   it('without crypto.randomUUID the key is the random bytes in hex, two digits each, small bytes included', async () => {
     Object.defineProperty(crypto, 'randomUUID', { value: undefined, configurable: true, writable: true });
-    vi.spyOn(crypto, 'getRandomValues').mockImplementation((array) => ((array as Uint8Array).forEach((_, i, bytes) => (bytes[i] = i * 17)), array));
+    vi.spyOn(crypto, 'getRandomValues').mockImplementation(
+      (array) => ((array as Uint8Array).forEach((_, i, bytes) => (bytes[i] = i * 17)), array),
+    );
     const { fetch, seen } = scriptedFetch([200]);
     try {
       await deliver('bb', { url: '/r', fetch }, outcome);
@@ -71,11 +84,14 @@ describe('deliver', () => {
     const done = deliver('bb', { url: '/r', fetch: ok.fetch }, outcome, controller.signal);
     await vi.advanceTimersByTimeAsync(0);
     await done;
-    const refused = deliver('bb', { url: '/r', fetch: scriptedFetch([400]).fetch }, outcome, controller.signal).catch(() => {});
+    const refused = deliver('bb', { url: '/r', fetch: scriptedFetch([400]).fetch }, outcome, controller.signal).catch(
+      () => {},
+    );
     await refused;
     expect(vi.getTimerCount()).toBe(0);
     // Each attempt's listener is removed (the waits' listeners are `once` and go with their promise).
-    const attemptListeners = (spy: typeof added) => spy.mock.calls.filter((call) => call[2] === undefined).map((call) => [call[0], call[1]]);
+    const attemptListeners = (spy: typeof added) =>
+      spy.mock.calls.filter((call) => call[2] === undefined).map((call) => [call[0], call[1]]);
     expect(attemptListeners(removed)).toEqual(attemptListeners(added));
     expect(attemptListeners(added).map(([type]) => type)).toEqual(['abort', 'abort', 'abort']);
   });
@@ -86,10 +102,16 @@ describe('report', () => {
     vi.useFakeTimers();
     for (const maxAttempts of [undefined, 5]) {
       const failing = scriptedFetch([503]);
-      const told = report({ url: '/r', fetch: failing.fetch, ...(maxAttempts ? { maxAttempts } : {}) }, { ...outcome, outcome: 'timeout-partial' }).catch((e: unknown) => e);
+      const told = report(
+        { url: '/r', fetch: failing.fetch, ...(maxAttempts ? { maxAttempts } : {}) },
+        { ...outcome, outcome: 'timeout-partial' },
+      ).catch((e: unknown) => e);
       await vi.advanceTimersByTimeAsync(5_000);
       expect(await told).toMatchObject({ detail: 'HTTP 503' });
-      expect(failing.seen.map(({ init }) => JSON.parse(init.body as string))).toEqual([{ outcome: { ...outcome, outcome: 'timeout-partial' } }, { outcome: { ...outcome, outcome: 'timeout-partial' } }]);
+      expect(failing.seen.map(({ init }) => JSON.parse(init.body as string))).toEqual([
+        { outcome: { ...outcome, outcome: 'timeout-partial' } },
+        { outcome: { ...outcome, outcome: 'timeout-partial' } },
+      ]);
     }
   });
 });

@@ -58,12 +58,14 @@ async function page(attributes = '') {
   const element = document.querySelector(tag) as CaptureElement;
   submits = [];
   form.addEventListener('submit', (event) => {
-    if (!event.defaultPrevented) submits.push({ ...(fields(element) as object), submitter: (event as SubmitEvent).submitter?.id });
+    if (!event.defaultPrevented)
+      submits.push({ ...(fields(element) as object), submitter: (event as SubmitEvent).submitter?.id });
     event.preventDefault();
   });
   return { form, element };
 }
-const settled = (element: CaptureElement) => vi.waitFor(() => expect(element.state).not.toBe('collecting'), { timeout: 5000 });
+const settled = (element: CaptureElement) =>
+  vi.waitFor(() => expect(element.state).not.toBe('collecting'), { timeout: 5000 });
 
 beforeEach(() => {
   submits = [];
@@ -135,7 +137,12 @@ describe('<blackbox-capture>', () => {
       const { element } = await page(`max-wait-ms="${value}"`);
       await settled(element);
       expect(element.state).toBe('failed');
-      expect(errors).toEqual([expect.objectContaining({ code: 'invalid_option', message: expect.stringContaining('"max-wait-ms": expected a number of milliseconds from 0 to 600000') })]);
+      expect(errors).toEqual([
+        expect.objectContaining({
+          code: 'invalid_option',
+          message: expect.stringContaining('"max-wait-ms": expected a number of milliseconds from 0 to 600000'),
+        }),
+      ]);
       expect(scriptsFor(LOADER_URL)).toEqual([]);
       document.getElementById('pay')!.click();
       expect(submits).toHaveLength(1);
@@ -204,7 +211,9 @@ describe('<blackbox-capture>', () => {
   });
 
   it('maps its attributes to the options', async () => {
-    const { element } = await page('global-name="ACME" uri-hook="/risk-proxy" version="5.2.2" subkey="sk" inject="true" nonce="n0nce" timeout-ms="400"');
+    const { element } = await page(
+      'global-name="ACME" uri-hook="/risk-proxy" version="5.2.2" subkey="sk" inject="true" nonce="n0nce" timeout-ms="400"',
+    );
     await vi.waitFor(() => expect(w().ACME?.loader).toBeDefined());
     expect(w().ACME.loader).toMatchObject({ uri_hook: '/risk-proxy', version: '5.2.2', subkey: 'sk' });
     expect(scriptsFor(LOADER_URL)[0]!.nonce || scriptsFor(LOADER_URL)[0]!.getAttribute('nonce')).toBe('n0nce');
@@ -278,7 +287,7 @@ describe('<blackbox-capture>', () => {
     expect(requests.length).toBe(before);
   });
 
-  it('removed from its form before completion, it no longer holds that form\'s submit', async () => {
+  it("removed from its form before completion, it no longer holds that form's submit", async () => {
     const { form, element } = await page('max-wait-ms="10000"');
     element.remove();
     form.requestSubmit();
@@ -313,7 +322,7 @@ describe('<blackbox-capture>', () => {
     }
   });
 
-  it('moved to another form, it holds that form\'s submit, not the old one\'s', async () => {
+  it("moved to another form, it holds that form's submit, not the old one's", async () => {
     const { form, element } = await page('max-wait-ms="10000"');
     const other = document.createElement('form');
     document.body.append(other);
@@ -335,9 +344,22 @@ describe('<blackbox-capture>', () => {
 
   it('consent="tcf:810" asks the CMP for vendor 810: its grant starts the capture', async () => {
     const asked: unknown[] = [];
-    (window as unknown as { __tcfapi: unknown }).__tcfapi = (command: string, version: number, callback: (d: unknown, ok: boolean) => void) => {
+    (window as unknown as { __tcfapi: unknown }).__tcfapi = (
+      command: string,
+      version: number,
+      callback: (d: unknown, ok: boolean) => void,
+    ) => {
       asked.push([command, version]);
-      callback({ gdprApplies: true, eventStatus: 'tcloaded', listenerId: 1, vendor: { consents: { 810: true } }, purpose: { consents: { 1: true } } }, true);
+      callback(
+        {
+          gdprApplies: true,
+          eventStatus: 'tcloaded',
+          listenerId: 1,
+          vendor: { consents: { 810: true } },
+          purpose: { consents: { 1: true } },
+        },
+        true,
+      );
     };
     try {
       const { element } = await page('consent="tcf:810"');
@@ -349,24 +371,40 @@ describe('<blackbox-capture>', () => {
     }
   });
 
-  it.each(['xtcf:810', 'tcf:810x', 'granted', ''])('consent="%s" is no consent: failed with invalid_option, the CMP never asked, nothing written', async (value) => {
-    const asked: unknown[] = [];
-    (window as unknown as { __tcfapi: unknown }).__tcfapi = (...args: unknown[]) => asked.push(args);
-    try {
-      const { element } = await page(`consent="${value}"`);
-      await settled(element);
-      expect(element.state).toBe('failed');
-      expect(element.outcome).toBeUndefined();
-      expect(asked).toEqual([]);
-      expect(w().IGLOO).toBeUndefined();
-    } finally {
-      delete (window as unknown as { __tcfapi?: unknown }).__tcfapi;
-    }
-  });
+  it.each(['xtcf:810', 'tcf:810x', 'granted', ''])(
+    'consent="%s" is no consent: failed with invalid_option, the CMP never asked, nothing written',
+    async (value) => {
+      const asked: unknown[] = [];
+      (window as unknown as { __tcfapi: unknown }).__tcfapi = (...args: unknown[]) => asked.push(args);
+      try {
+        const { element } = await page(`consent="${value}"`);
+        await settled(element);
+        expect(element.state).toBe('failed');
+        expect(element.outcome).toBeUndefined();
+        expect(asked).toEqual([]);
+        expect(w().IGLOO).toBeUndefined();
+      } finally {
+        delete (window as unknown as { __tcfapi?: unknown }).__tcfapi;
+      }
+    },
+  );
 
   it('consent="tcf:810" asks the page\'s CMP; a denial is failed, nothing written', async () => {
-    (window as unknown as { __tcfapi: unknown }).__tcfapi = (_c: string, _v: number, callback: (d: unknown, ok: boolean) => void) =>
-      callback({ gdprApplies: true, eventStatus: 'tcloaded', listenerId: 1, vendor: { consents: {} }, purpose: { consents: { 1: true } } }, true);
+    (window as unknown as { __tcfapi: unknown }).__tcfapi = (
+      _c: string,
+      _v: number,
+      callback: (d: unknown, ok: boolean) => void,
+    ) =>
+      callback(
+        {
+          gdprApplies: true,
+          eventStatus: 'tcloaded',
+          listenerId: 1,
+          vendor: { consents: {} },
+          purpose: { consents: { 1: true } },
+        },
+        true,
+      );
     try {
       const { element } = await page('consent="tcf:810"');
       await settled(element);

@@ -38,13 +38,41 @@ describe('option validation', () => {
     ['loaderUrl protocol-relative', { loaderUrl: '//vendor.test/loader.js' }, /loaderUrl/],
     ['loaderUrl javascript:', { loaderUrl: 'javascript:alert(1)' }, /loaderUrl/],
     ['loaderUrl with credentials', { loaderUrl: 'https://u:p@vendor.test/loader.js' }, /loaderUrl/],
-    ['loaderUrl over http on a host that starts like localhost', { loaderUrl: 'http://localhost.evil.example/loader.js' }, /loaderUrl/],
-    ['loaderUrl over http on a host that starts like 127.0.0.1', { loaderUrl: 'http://127.0.0.1.evil.example/loader.js' }, /loaderUrl/],
-    ['loaderUrl over http on a name of four labels after 127', { loaderUrl: 'http://127.0.0.evil/loader.js' }, /loaderUrl/],
-    ['loaderUrl over http on a private address that is no loopback', { loaderUrl: 'http://10.0.0.1/loader.js' }, /loaderUrl/],
-    ['loaderUrl over http on a name whose last label mixes digits and letters', { loaderUrl: 'http://127.0.0.1a/loader.js' }, /loaderUrl/],
-    ['loaderUrl over http on a name whose last label is "-1"', { loaderUrl: 'http://127.0.0.-1/loader.js' }, /loaderUrl/],
-    ['loaderUrl over http on a host that ends like localhost', { loaderUrl: 'http://evil.localhost.example/loader.js' }, /loaderUrl/],
+    [
+      'loaderUrl over http on a host that starts like localhost',
+      { loaderUrl: 'http://localhost.evil.example/loader.js' },
+      /loaderUrl/,
+    ],
+    [
+      'loaderUrl over http on a host that starts like 127.0.0.1',
+      { loaderUrl: 'http://127.0.0.1.evil.example/loader.js' },
+      /loaderUrl/,
+    ],
+    [
+      'loaderUrl over http on a name of four labels after 127',
+      { loaderUrl: 'http://127.0.0.evil/loader.js' },
+      /loaderUrl/,
+    ],
+    [
+      'loaderUrl over http on a private address that is no loopback',
+      { loaderUrl: 'http://10.0.0.1/loader.js' },
+      /loaderUrl/,
+    ],
+    [
+      'loaderUrl over http on a name whose last label mixes digits and letters',
+      { loaderUrl: 'http://127.0.0.1a/loader.js' },
+      /loaderUrl/,
+    ],
+    [
+      'loaderUrl over http on a name whose last label is "-1"',
+      { loaderUrl: 'http://127.0.0.-1/loader.js' },
+      /loaderUrl/,
+    ],
+    [
+      'loaderUrl over http on a host that ends like localhost',
+      { loaderUrl: 'http://evil.localhost.example/loader.js' },
+      /loaderUrl/,
+    ],
     ['tp_resource with a path', { ...ok, vendor: { tp_resource: 'a/b.js' } }, /tp_resource/],
     ['tp_resource not ending in .js', { ...ok, vendor: { tp_resource: 'x.js.evil' } }, /tp_resource/],
     ['loaderUrl with spaces', { loaderUrl: ' https://vendor.test/loader.js' }, /loaderUrl/],
@@ -84,7 +112,11 @@ describe('option validation', () => {
     ['post maxAttempts 0', { ...ok, post: { url: '/risk', maxAttempts: 0 } }, /post\.maxAttempts/],
     ['post headers not strings', { ...ok, post: { url: '/risk', headers: { a: 1 } } }, /post\.headers/],
     // A spread would drop these silently: the request would go out without the CSRF header.
-    ['post headers as a Headers instance', { ...ok, post: { url: '/risk', headers: new Headers({ 'x-csrf-token': 't' }) } }, /post\.headers.*received an object \(Headers\)/],
+    [
+      'post headers as a Headers instance',
+      { ...ok, post: { url: '/risk', headers: new Headers({ 'x-csrf-token': 't' }) } },
+      /post\.headers.*received an object \(Headers\)/,
+    ],
     ['vendor as a Map', { ...ok, vendor: new Map([['tp', false]]) }, /"vendor".*received an object \(Map\)/],
     ['post body not a function', { ...ok, post: { url: '/risk', body: '{}' } }, /post\.body/],
     ['timeoutMs zero', { ...ok, timeoutMs: 0 }, /timeoutMs/],
@@ -100,20 +132,39 @@ describe('option validation', () => {
     ['vendor tp_host over http', { ...ok, vendor: { tp_host: 'http://tp.test' } }, /vendor\.tp_host/],
     ['vendor fp_dyn without fp_static', { ...ok, vendor: { fp_static: false } }, /vendor\.fp_dyn/],
     ['vendor tp_resource not a script', { ...ok, vendor: { tp_resource: '../x' } }, /vendor\.tp_resource/],
-    ['vendor tp_host a path that ends in an origin', { ...ok, vendor: { tp_host: '/relay/https://tp.test' } }, /vendor\.tp_host/],
+    [
+      'vendor tp_host a path that ends in an origin',
+      { ...ok, vendor: { tp_host: '/relay/https://tp.test' } },
+      /vendor\.tp_host/,
+    ],
     ['degradedGraceMs negative', { ...ok, degradedGraceMs: -1 }, /degradedGraceMs/],
     ['degradedGraceMs a string', { ...ok, degradedGraceMs: '2000' }, /degradedGraceMs/],
     // Refused before a pending consent, not after it.
-    ['a field element that is no input', { ...ok, field: document.createElement('div'), consent: new Promise<boolean>(() => {}) }, /"field"/],
-    ['a field element whose name ends in INPUT', { ...ok, field: document.createElement('my-input'), consent: new Promise<boolean>(() => {}) }, /"field"/],
-    ['a field element whose name starts with TEXTAREA', { ...ok, field: document.createElement('textarea-x'), consent: new Promise<boolean>(() => {}) }, /"field"/],
+    [
+      'a field element that is no input',
+      { ...ok, field: document.createElement('div'), consent: new Promise<boolean>(() => {}) },
+      /"field"/,
+    ],
+    [
+      'a field element whose name ends in INPUT',
+      { ...ok, field: document.createElement('my-input'), consent: new Promise<boolean>(() => {}) },
+      /"field"/,
+    ],
+    [
+      'a field element whose name starts with TEXTAREA',
+      { ...ok, field: document.createElement('textarea-x'), consent: new Promise<boolean>(() => {}) },
+      /"field"/,
+    ],
     ['consent null', { ...ok, consent: null }, /"consent"/],
   ])('rejects %s', async (_, options, mention) => {
     await expectInvalid(options, mention);
   });
 
   it('rejects a globalName that shadows a non-config global, naming it', async () => {
-    await expectInvalid({ ...ok, globalName: 'document' }, /window\.document already holds an object \(HTMLDocument\), not a config object/);
+    await expectInvalid(
+      { ...ok, globalName: 'document' },
+      /window\.document already holds an object \(HTMLDocument\), not a config object/,
+    );
     await expectInvalid({ ...ok, globalName: 'setTimeout' }, /window\.setTimeout already holds a function/);
   });
 
@@ -158,9 +209,21 @@ describe('option validation', () => {
   it.each([
     ['a time limit over 600000 ms', { ...ok, timeoutMs: 600_001 }, /timeoutMs/],
     ['post.maxAttempts 11', { ...ok, post: { url: '/risk', maxAttempts: 11 } }, /post\.maxAttempts/],
-    ['post.credentials with a prefix', { ...ok, post: { url: '/risk', credentials: 'xsame-origin' } }, /post\.credentials/],
-    ['post.credentials with a suffix', { ...ok, post: { url: '/risk', credentials: 'same-originx' } }, /post\.credentials/],
-    ['a post header that is not a string', { ...ok, post: { url: '/risk', headers: { a: 'x', b: 1 } } }, /post\.headers/],
+    [
+      'post.credentials with a prefix',
+      { ...ok, post: { url: '/risk', credentials: 'xsame-origin' } },
+      /post\.credentials/,
+    ],
+    [
+      'post.credentials with a suffix',
+      { ...ok, post: { url: '/risk', credentials: 'same-originx' } },
+      /post\.credentials/,
+    ],
+    [
+      'a post header that is not a string',
+      { ...ok, post: { url: '/risk', headers: { a: 'x', b: 1 } } },
+      /post\.headers/,
+    ],
     ['post as a number', { ...ok, post: 5 }, /"post"/],
     ['post without url', { ...ok, post: {} }, /post\.url/],
     ['a version with a prefix', { ...ok, version: 'x5.2.2' }, /version/],
@@ -223,7 +286,7 @@ describe('options are read once and own properties only', () => {
 
   it('getters inside post, post.headers and vendor are read once too', async () => {
     const reads: string[] = [];
-    const counted = <T,>(name: string, first: T, later: T) => ({
+    const counted = <T>(name: string, first: T, later: T) => ({
       get [name]() {
         reads.push(name);
         return reads.filter((r) => r === name).length === 1 ? first : later;
@@ -248,11 +311,23 @@ describe('options are read once and own properties only', () => {
   });
 
   it.each([
-    ['a __proto__ key from JSON.parse', () => JSON.parse(`{"loaderUrl":"${LOADER_URL}","__proto__":{"x":1}}`), /Unknown option "__proto__"/],
+    [
+      'a __proto__ key from JSON.parse',
+      () => JSON.parse(`{"loaderUrl":"${LOADER_URL}","__proto__":{"x":1}}`),
+      /Unknown option "__proto__"/,
+    ],
     ['constructor', () => ({ loaderUrl: LOADER_URL, constructor: Object }), /Unknown option "constructor"/],
     ['toString', () => ({ loaderUrl: LOADER_URL, toString: () => 'x' }), /Unknown option "toString"/],
-    ['hasOwnProperty in vendor', () => ({ loaderUrl: LOADER_URL, vendor: { hasOwnProperty: 1 } }), /Unknown option "vendor.hasOwnProperty"/],
-    ['valueOf in post', () => ({ loaderUrl: LOADER_URL, post: { url: '/x', valueOf: 1 } }), /Unknown option "post.valueOf"/],
+    [
+      'hasOwnProperty in vendor',
+      () => ({ loaderUrl: LOADER_URL, vendor: { hasOwnProperty: 1 } }),
+      /Unknown option "vendor.hasOwnProperty"/,
+    ],
+    [
+      'valueOf in post',
+      () => ({ loaderUrl: LOADER_URL, post: { url: '/x', valueOf: 1 } }),
+      /Unknown option "post.valueOf"/,
+    ],
   ])('%s is an unknown option: invalid_option, typed, nothing written', async (_, make, mention) => {
     const before = globals();
     await expectInvalid(make(), mention);

@@ -5,7 +5,17 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { CaptureOutcome } from '../src/shared/types.js';
 import { decodeBlackbox } from '../src/emulator/scripts/routes.js';
-import { failure, freshPage, loaders, LOADER_URL, notFound, override, scriptsFor, serveLoader, settings } from './support/vendor-dom.js';
+import {
+  failure,
+  freshPage,
+  loaders,
+  LOADER_URL,
+  notFound,
+  override,
+  scriptsFor,
+  serveLoader,
+  settings,
+} from './support/vendor-dom.js';
 
 let api: Awaited<ReturnType<typeof freshPage>>;
 beforeEach(async () => {
@@ -25,7 +35,8 @@ async function breakProxyWithHtml(): Promise<void> {
   const src = scriptsFor('https://shop.test/iojs/')[0]!.src;
   window.dispatchEvent(new ErrorEvent('error', { filename: src, error: new SyntaxError("Unexpected token '<'") }));
 }
-const serveHtmlFromProxy = () => override(/^https:\/\/shop\.test\/iojs\//, { status: 200, headers: { 'content-type': 'text/html' }, body: '' });
+const serveHtmlFromProxy = () =>
+  override(/^https:\/\/shop\.test\/iojs\//, { status: 200, headers: { 'content-type': 'text/html' }, body: '' });
 const blockThirdParty = () => override(/^https:\/\/tp\.test\//, notFound);
 
 /** Options that collect the outcomes of one call. */
@@ -56,10 +67,12 @@ describe.each(loaders())('outcomes of captures that resolve, %s', (_, loaderSour
     const { outcomes, onOutcome } = collecting();
     const bb = await api.captureBlackbox({ ...ok, onOutcome });
     expect(decodeBlackbox(bb)?.sources).toEqual(['tp']);
-    expect(outcomes).toEqual([expect.objectContaining({ outcome: 'degraded-first-party', scripts: ['fp_static_wdp'] })]);
+    expect(outcomes).toEqual([
+      expect.objectContaining({ outcome: 'degraded-first-party', scripts: ['fp_static_wdp'] }),
+    ]);
   });
 
-  it('a proxy answering HTML (the loader never completes) ends after degradedGraceMs, not timeoutMs, with the third party\'s blackbox', async () => {
+  it("a proxy answering HTML (the loader never completes) ends after degradedGraceMs, not timeoutMs, with the third party's blackbox", async () => {
     serveHtmlFromProxy();
     const { outcomes, onOutcome } = collecting();
     const started = Date.now();
@@ -68,7 +81,9 @@ describe.each(loaders())('outcomes of captures that resolve, %s', (_, loaderSour
     const bb = await pending;
     expect(Date.now() - started).toBeLessThan(5000);
     expect(decodeBlackbox(bb)?.sources).toEqual(['tp']);
-    expect(outcomes).toEqual([expect.objectContaining({ outcome: 'degraded-first-party', scripts: ['fp_static_wdp'] })]);
+    expect(outcomes).toEqual([
+      expect.objectContaining({ outcome: 'degraded-first-party', scripts: ['fp_static_wdp'] }),
+    ]);
   });
 
   it('a grace as long as the time limit waits for it: timeout-partial', async () => {
@@ -81,7 +96,7 @@ describe.each(loaders())('outcomes of captures that resolve, %s', (_, loaderSour
     expect(outcomes).toEqual([expect.objectContaining({ outcome: 'timeout-partial', scripts: ['fp_static_wdp'] })]);
   });
 
-  it('no grace before the third party has delivered: it starts with the third party\'s first update', async () => {
+  it("no grace before the third party has delivered: it starts with the third party's first update", async () => {
     serveHtmlFromProxy();
     settings.delays = { tp: [250] };
     const { outcomes, onOutcome } = collecting();
@@ -105,7 +120,12 @@ describe.each(loaders())('outcomes of captures that resolve, %s', (_, loaderSour
 
 describe('outcomes of captures that fail', () => {
   it.each([
-    ['timeout-partial', (): void => void (settings.delays = { tp: [5, 5000], fp_static: [5000], fp_dyn: [5000] }), { timeoutMs: 200 }, 'timeout'],
+    [
+      'timeout-partial',
+      (): void => void (settings.delays = { tp: [5, 5000], fp_static: [5000], fp_dyn: [5000] }),
+      { timeoutMs: 200 },
+      'timeout',
+    ],
     ['collection_failed', (): void => (breakProxyWith404(), blockThirdParty()), {}, 'collection_failed'],
     ['loader_failed', (): void => override(/^https:\/\/vendor\.test\/loader\.js/, notFound), {}, 'loader_failed'],
   ] as const)('%s', async (kind, breakIt, extra, code) => {
@@ -135,7 +155,12 @@ describe('outcomes of captures that fail', () => {
     const reported: unknown[] = [];
     vi.stubGlobal('reportError', (error: unknown) => reported.push(error));
     try {
-      const bb = await api.captureBlackbox({ ...ok, onOutcome: () => { throw new Error('page bug'); } });
+      const bb = await api.captureBlackbox({
+        ...ok,
+        onOutcome: () => {
+          throw new Error('page bug');
+        },
+      });
       expect(bb).toMatch(/^0400/);
       expect(reported).toEqual([new Error('page bug')]);
     } finally {
@@ -158,7 +183,10 @@ describe('outcomes on their way to the server', () => {
 
   it('a custom body builder gets the outcome', async () => {
     const { bodies, fetch } = endpoint();
-    await api.captureBlackbox({ ...ok, post: { url: '/risk', fetch, body: (blackbox, outcome) => ({ bb: blackbox.length > 0, how: outcome.outcome }) } });
+    await api.captureBlackbox({
+      ...ok,
+      post: { url: '/risk', fetch, body: (blackbox, outcome) => ({ bb: blackbox.length > 0, how: outcome.outcome }) },
+    });
     expect(bodies).toEqual([{ bb: true, how: 'complete' }]);
   });
 
@@ -167,13 +195,20 @@ describe('outcomes on their way to the server', () => {
     blockThirdParty();
     const { bodies, fetch } = endpoint(503);
     const seen: RequestInit[] = [];
-    const recording = ((url: string, init: RequestInit) => (seen.push(init), fetch(url, init))) as typeof globalThis.fetch;
-    const error = await failure(api.captureBlackbox({ ...ok, post: { url: '/risk', fetch: recording, maxAttempts: 5 } }));
+    const recording = ((url: string, init: RequestInit) => (
+      seen.push(init),
+      fetch(url, init)
+    )) as typeof globalThis.fetch;
+    const error = await failure(
+      api.captureBlackbox({ ...ok, post: { url: '/risk', fetch: recording, maxAttempts: 5 } }),
+    );
     expect(error.code).toBe('collection_failed');
     await vi.waitFor(() => expect(bodies).toHaveLength(2), { timeout: 3000 });
     await new Promise((r) => setTimeout(r, 100));
     expect(bodies).toHaveLength(2);
-    expect(bodies[0]).toEqual({ outcome: { outcome: 'collection_failed', scripts: ['fp_static_wdp', 'io_wdp'], durationMs: expect.any(Number) } });
+    expect(bodies[0]).toEqual({
+      outcome: { outcome: 'collection_failed', scripts: ['fp_static_wdp', 'io_wdp'], durationMs: expect.any(Number) },
+    });
     expect(seen[0]!.keepalive).toBe(true);
   });
 

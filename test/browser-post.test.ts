@@ -35,11 +35,18 @@ describe('post', () => {
     let resolvedAfterPost = false;
     // Collected here, asserted below: an expect() inside onUpdate would be swallowed by the package's guard.
     const postsAtComplete: number[] = [];
-    const bb = await api.captureBlackbox({
-      loaderUrl: LOADER_URL,
-      onUpdate: (_, complete) => { if (complete) postsAtComplete.push(seen.length); },
-      post: { url: '/device-risk', fetch },
-    }).then((v) => { resolvedAfterPost = seen.length === 1; return v; });
+    const bb = await api
+      .captureBlackbox({
+        loaderUrl: LOADER_URL,
+        onUpdate: (_, complete) => {
+          if (complete) postsAtComplete.push(seen.length);
+        },
+        post: { url: '/device-risk', fetch },
+      })
+      .then((v) => {
+        resolvedAfterPost = seen.length === 1;
+        return v;
+      });
     expect(postsAtComplete).toEqual([0]);
     expect(resolvedAfterPost).toBe(true);
     const [{ url, init }] = seen as [Seen];
@@ -48,17 +55,25 @@ describe('post', () => {
     expect(init.keepalive).toBe(true);
     expect(init.credentials).toBe('same-origin');
     expect(init.headers['content-type']).toBe('application/json');
-    expect(init.headers['idempotency-key']).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(init.headers['idempotency-key']).toMatch(
+      /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    );
     // JSON keeps "+" intact, unlike form or query encoding.
     // The outcome travels with the blackbox.
-    expect(JSON.parse(init.body as string)).toEqual({ blackbox: bb, outcome: { outcome: 'complete', scripts: [], durationMs: expect.any(Number) } });
+    expect(JSON.parse(init.body as string)).toEqual({
+      blackbox: bb,
+      outcome: { outcome: 'complete', scripts: [], durationMs: expect.any(Number) },
+    });
     expect(bb).toMatch(/\+/);
   });
 
   it('accepts a plain URL string', async () => {
     const calls: string[] = [];
     const original = globalThis.fetch;
-    globalThis.fetch = (async (url: string) => { calls.push(url); return new Response(null, { status: 204 }); }) as never;
+    globalThis.fetch = (async (url: string) => {
+      calls.push(url);
+      return new Response(null, { status: 204 });
+    }) as never;
     try {
       await api.captureBlackbox({ loaderUrl: LOADER_URL, post: 'https://shop.test/device-risk' });
       expect(calls).toEqual(['https://shop.test/device-risk']);
@@ -71,7 +86,13 @@ describe('post', () => {
     const { fetch, seen } = scriptedFetch([201]);
     const bb = await api.captureBlackbox({
       loaderUrl: LOADER_URL,
-      post: { url: '/risk', fetch, headers: { 'x-csrf-token': 't' }, credentials: 'include', body: (b) => ({ deviceRisk: { blackbox: b }, cart: 7 }) },
+      post: {
+        url: '/risk',
+        fetch,
+        headers: { 'x-csrf-token': 't' },
+        credentials: 'include',
+        body: (b) => ({ deviceRisk: { blackbox: b }, cart: 7 }),
+      },
     });
     const [{ init }] = seen as [Seen];
     expect(init.headers['x-csrf-token']).toBe('t');
@@ -117,7 +138,13 @@ describe('post', () => {
     const { fetch, seen } = scriptedFetch(['network']);
     document.body.innerHTML = '<input id="bb">';
     const timed = fakeTimersAtFirstAttempt(fetch);
-    const pending = failure(api.captureBlackbox({ loaderUrl: LOADER_URL, field: 'bb', post: { url: '/risk', fetch: timed.fetch, maxAttempts: 3 } }));
+    const pending = failure(
+      api.captureBlackbox({
+        loaderUrl: LOADER_URL,
+        field: 'bb',
+        post: { url: '/risk', fetch: timed.fetch, maxAttempts: 3 },
+      }),
+    );
     await timed.firstAttempt;
     // Full jitter: the waits are at most 600 and 1,200 ms.
     await vi.advanceTimersByTimeAsync(1800);
@@ -138,7 +165,12 @@ describe('post', () => {
         seen.push(1);
         init.signal!.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError')));
       })) as unknown as typeof fetch;
-    const error = await failure(api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/risk', fetch: hanging, maxAttempts: 2, timeoutMs: 50 } }));
+    const error = await failure(
+      api.captureBlackbox({
+        loaderUrl: LOADER_URL,
+        post: { url: '/risk', fetch: hanging, maxAttempts: 2, timeoutMs: 50 },
+      }),
+    );
     expect(error.code).toBe('post_failed');
     expect(error.message).toMatch(/no answer within 50 ms/);
     expect(seen).toHaveLength(2);
@@ -172,7 +204,11 @@ describe('post', () => {
   it('an abort during the wait before a retry ends it at once (the wait is up to 20 s here)', async () => {
     const controller = new AbortController();
     const { fetch, seen } = scriptedFetch([new Response('', { status: 503, headers: { 'retry-after': '3600' } })]);
-    const pending = api.captureBlackbox({ loaderUrl: LOADER_URL, signal: controller.signal, post: { url: '/device-risk', fetch } });
+    const pending = api.captureBlackbox({
+      loaderUrl: LOADER_URL,
+      signal: controller.signal,
+      post: { url: '/device-risk', fetch },
+    });
     await vi.waitFor(() => expect(seen).toHaveLength(1));
     await new Promise((r) => setTimeout(r, 20));
     controller.abort(new Error('customer left'));
@@ -184,7 +220,11 @@ describe('post', () => {
     const controller = new AbortController();
     const { fetch, seen } = scriptedFetch([new Response('', { status: 503, headers: { 'retry-after': '1' } })]);
     const timed = fakeTimersAtFirstAttempt(fetch);
-    const pending = api.captureBlackbox({ loaderUrl: LOADER_URL, signal: controller.signal, post: { url: '/device-risk', fetch: timed.fetch } });
+    const pending = api.captureBlackbox({
+      loaderUrl: LOADER_URL,
+      signal: controller.signal,
+      post: { url: '/device-risk', fetch: timed.fetch },
+    });
     await timed.firstAttempt;
     await vi.advanceTimersByTimeAsync(0);
     controller.abort();
@@ -196,7 +236,9 @@ describe('post', () => {
   it('gives up after maxAttempts on 5xx: exactly that many attempts, post_failed with the last status', async () => {
     const now = (status: number) => new Response('', { status, headers: { 'retry-after': '0' } });
     const { fetch, seen } = scriptedFetch([now(502), now(503), now(504)]);
-    const error = await failure(api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/device-risk', fetch, maxAttempts: 3 } }));
+    const error = await failure(
+      api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/device-risk', fetch, maxAttempts: 3 } }),
+    );
     expect(seen).toHaveLength(3);
     expect(error).toMatchObject({ code: 'post_failed' });
   });
@@ -204,7 +246,10 @@ describe('post', () => {
   it('a network error without a signal is retried, not mistaken for an abort', async () => {
     const { fetch, seen } = scriptedFetch(['network', 200]);
     const timed = fakeTimersAtFirstAttempt(fetch);
-    const done = api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/device-risk', fetch: timed.fetch, maxAttempts: 2 } });
+    const done = api.captureBlackbox({
+      loaderUrl: LOADER_URL,
+      post: { url: '/device-risk', fetch: timed.fetch, maxAttempts: 2 },
+    });
     await timed.firstAttempt;
     await vi.advanceTimersByTimeAsync(600); // the first backoff is at most 600 ms
     await done;
@@ -214,7 +259,10 @@ describe('post', () => {
   it('retries an HTTP 500', async () => {
     const { fetch, seen } = scriptedFetch([500, 200]);
     const timed = fakeTimersAtFirstAttempt(fetch);
-    const done = api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/device-risk', fetch: timed.fetch, maxAttempts: 2 } });
+    const done = api.captureBlackbox({
+      loaderUrl: LOADER_URL,
+      post: { url: '/device-risk', fetch: timed.fetch, maxAttempts: 2 },
+    });
     await timed.firstAttempt;
     await vi.advanceTimersByTimeAsync(600); // the first backoff is at most 600 ms
     await done;
@@ -229,7 +277,11 @@ describe('post', () => {
       return new Promise((_, reject) => init.signal!.addEventListener('abort', () => reject(init.signal!.reason)));
     }) as unknown as typeof fetch;
     const timed = fakeTimersAtFirstAttempt(hanging);
-    const pending = api.captureBlackbox({ loaderUrl: LOADER_URL, signal: controller.signal, post: { url: '/device-risk', fetch: timed.fetch, timeoutMs: 60_000 } });
+    const pending = api.captureBlackbox({
+      loaderUrl: LOADER_URL,
+      signal: controller.signal,
+      post: { url: '/device-risk', fetch: timed.fetch, timeoutMs: 60_000 },
+    });
     await timed.firstAttempt;
     expect(signals).toHaveLength(1);
     controller.abort();
@@ -243,7 +295,11 @@ describe('post', () => {
   it('an abort during the backoff between attempts ends the wait at once', async () => {
     const controller = new AbortController();
     const { fetch, seen } = scriptedFetch([new Response('{}', { status: 503, headers: { 'retry-after': '20' } })]);
-    const pending = api.captureBlackbox({ loaderUrl: LOADER_URL, signal: controller.signal, post: { url: '/device-risk', fetch, maxAttempts: 3 } });
+    const pending = api.captureBlackbox({
+      loaderUrl: LOADER_URL,
+      signal: controller.signal,
+      post: { url: '/device-risk', fetch, maxAttempts: 3 },
+    });
     await vi.waitFor(() => expect(seen).toHaveLength(1));
     controller.abort();
     expect(await failure(pending)).toMatchObject({ code: 'aborted' });
@@ -263,7 +319,14 @@ describe.each(loaders())('aborts around delivery, %s', (_, loaderSource) => {
       return fetch(url, init);
     }) as typeof globalThis.fetch;
     const outcomes: string[] = [];
-    const error = await failure(api.captureBlackbox({ loaderUrl: LOADER_URL, signal: controller.signal, onOutcome: (o) => outcomes.push(o.outcome), post: { url: '/risk', fetch: wrapped } }));
+    const error = await failure(
+      api.captureBlackbox({
+        loaderUrl: LOADER_URL,
+        signal: controller.signal,
+        onOutcome: (o) => outcomes.push(o.outcome),
+        post: { url: '/risk', fetch: wrapped },
+      }),
+    );
     expect(error.code).toBe('aborted');
     expect(error.blackbox).toMatch(/^0400/);
     await new Promise((r) => setTimeout(r, 20)); // the delivery's own rejection has come back by now
@@ -277,14 +340,22 @@ describe.each(loaders())('aborts around delivery, %s', (_, loaderSource) => {
     // As a framework's handler of the field's input event might, when the page is being left.
     const onUpdate = (_: string, final: boolean) => final && controller.abort(new Error('customer left'));
     const outcomes: string[] = [];
-    const capture = api.captureBlackbox({ loaderUrl: LOADER_URL, signal: controller.signal, onUpdate, onOutcome: (o) => outcomes.push(o.outcome), post: { url: '/device-risk', fetch } });
+    const capture = api.captureBlackbox({
+      loaderUrl: LOADER_URL,
+      signal: controller.signal,
+      onUpdate,
+      onOutcome: (o) => outcomes.push(o.outcome),
+      post: { url: '/device-risk', fetch },
+    });
     const error = await failure(capture);
     expect(error).toMatchObject({ code: 'aborted' });
     expect(typeof error.blackbox).toBe('string'); // the blackbox is not lost: the page still has it
     await new Promise((r) => setTimeout(r, 50)); // the delivery chunk has loaded by now
     expect(outcomes).toEqual(['aborted']);
     // One request: the outcome-only report of an aborted capture, no blackbox.
-    expect(seen.map((s) => JSON.parse(s.init.body as string))).toEqual([{ outcome: expect.objectContaining({ outcome: 'aborted' }) }]);
+    expect(seen.map((s) => JSON.parse(s.init.body as string))).toEqual([
+      { outcome: expect.objectContaining({ outcome: 'aborted' }) },
+    ]);
   });
 
   it('an abort that lands as an answer to retry arrives sends no retry', async () => {
@@ -298,7 +369,11 @@ describe.each(loaders())('aborts around delivery, %s', (_, loaderSource) => {
       return answer;
     }) as typeof fetch;
     const timed = fakeTimersAtFirstAttempt(answerThenAbort);
-    const pending = api.captureBlackbox({ loaderUrl: LOADER_URL, signal: controller.signal, post: { url: '/device-risk', fetch: timed.fetch } });
+    const pending = api.captureBlackbox({
+      loaderUrl: LOADER_URL,
+      signal: controller.signal,
+      post: { url: '/device-risk', fetch: timed.fetch },
+    });
     await timed.firstAttempt;
     expect(await failure(pending)).toMatchObject({ code: 'aborted' });
     await vi.advanceTimersByTimeAsync(1200); // past the Retry-After of 1 s

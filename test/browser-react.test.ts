@@ -37,7 +37,10 @@ function render(useBlackbox: Hook, options: () => CaptureOptions, strict = false
     return h('input', { name: 'blackbox', value: state.blackbox ?? '', readOnly: true });
   }
   let count = 0;
-  const again = () => flushSync(() => root!.render(strict ? h(StrictMode, null, h(Checkout, { render: ++count })) : h(Checkout, { render: ++count })));
+  const again = () =>
+    flushSync(() =>
+      root!.render(strict ? h(StrictMode, null, h(Checkout, { render: ++count })) : h(Checkout, { render: ++count })),
+    );
   again();
   return Object.assign(states, { again });
 }
@@ -49,7 +52,11 @@ describe('useBlackbox', () => {
     const useBlackbox = await fresh();
     const updates: string[] = [];
     const outcomes: string[] = [];
-    const states = render(useBlackbox, () => ({ loaderUrl: LOADER_URL, onUpdate: (bb) => updates.push(bb), onOutcome: (o) => outcomes.push(o.outcome) }), true);
+    const states = render(
+      useBlackbox,
+      () => ({ loaderUrl: LOADER_URL, onUpdate: (bb) => updates.push(bb), onOutcome: (o) => outcomes.push(o.outcome) }),
+      true,
+    );
     expect(states[0]).toEqual({ blackbox: undefined, complete: false, outcome: undefined, error: undefined });
     await until(() => expect(last(states).complete).toBe(true));
     const { blackbox, outcome, error } = last(states);
@@ -77,11 +84,20 @@ describe('useBlackbox', () => {
     const useBlackbox = await fresh();
     settings.delays = { fp_static: [5], fp_dyn: [5], tp: [300] };
     const told: string[] = [];
-    const states = render(useBlackbox, () => ({ loaderUrl: LOADER_URL, onUpdate: () => told.push('update'), onOutcome: () => told.push('outcome') }));
+    const states = render(useBlackbox, () => ({
+      loaderUrl: LOADER_URL,
+      onUpdate: () => told.push('update'),
+      onOutcome: () => told.push('outcome'),
+    }));
     root!.unmount();
     root = undefined;
     const seen = states.length;
-    await until(() => expect((window as unknown as { IGLOO?: { getBlackbox?: () => { finished?: boolean } } }).IGLOO?.getBlackbox?.()?.finished).toBe(true));
+    await until(() =>
+      expect(
+        (window as unknown as { IGLOO?: { getBlackbox?: () => { finished?: boolean } } }).IGLOO?.getBlackbox?.()
+          ?.finished,
+      ).toBe(true),
+    );
     await new Promise((r) => setTimeout(r, 50));
     expect(told).toEqual([]);
     expect(states).toHaveLength(seen);
@@ -91,7 +107,11 @@ describe('useBlackbox', () => {
     const useBlackbox = await fresh();
     const states = render(useBlackbox, () => ({ loaderUrl: 'http://evil.example/loader.js' }));
     await until(() => expect(last(states).error).toBeDefined());
-    expect(last(states)).toMatchObject({ blackbox: undefined, complete: false, error: { name: 'BlackboxCaptureError', code: 'invalid_option' } });
+    expect(last(states)).toMatchObject({
+      blackbox: undefined,
+      complete: false,
+      error: { name: 'BlackboxCaptureError', code: 'invalid_option' },
+    });
   });
 
   it('new callbacks, signals and field elements on every render start nothing new; a changed option starts a capture', async () => {

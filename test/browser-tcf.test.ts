@@ -19,7 +19,12 @@ function stubCmp(initial: Omit<TcData, 'listenerId'>) {
   let next = 1;
   const listeners = new Map<number, (d: TcData, success: boolean) => void>();
   const removed: number[] = [];
-  (window as unknown as { __tcfapi: unknown }).__tcfapi = (command: string, version: number, callback: (d: TcData, success: boolean) => void, parameter?: number) => {
+  (window as unknown as { __tcfapi: unknown }).__tcfapi = (
+    command: string,
+    version: number,
+    callback: (d: TcData, success: boolean) => void,
+    parameter?: number,
+  ) => {
     expect(version).toBe(2);
     if (command === 'addEventListener') {
       const id = next++;
@@ -40,7 +45,10 @@ function stubCmp(initial: Omit<TcData, 'listenerId'>) {
     },
   };
 }
-const consents = (vendor: Record<number, boolean>, purpose: Record<number, boolean>) => ({ vendor: { consents: vendor }, purpose: { consents: purpose } });
+const consents = (vendor: Record<number, boolean>, purpose: Record<number, boolean>) => ({
+  vendor: { consents: vendor },
+  purpose: { consents: purpose },
+});
 
 afterEach(() => {
   delete (window as unknown as { __tcfapi?: unknown }).__tcfapi;
@@ -70,7 +78,7 @@ describe('tcfConsent', () => {
     expect(await tcfConsent({ vendorId: 810, purposes: [1, 7] })()).toBe(true);
   });
 
-  it('waits while the CMP shows its UI, and answers the user\'s choice', async () => {
+  it("waits while the CMP shows its UI, and answers the user's choice", async () => {
     const cmp = stubCmp({ gdprApplies: true, eventStatus: 'cmpuishown', ...consents({}, {}) });
     let answer: boolean | undefined;
     const pending = tcfConsent({ vendorId: 810 })().then((a) => (answer = a));
@@ -88,7 +96,11 @@ describe('tcfConsent', () => {
 
   it('no CMP on the page, or a failing one, rejects: nothing without consent', async () => {
     await expect(tcfConsent({ vendorId: 810 })()).rejects.toThrow(/no __tcfapi/);
-    (window as unknown as { __tcfapi: unknown }).__tcfapi = (_c: string, _v: number, callback: (d: unknown, success: boolean) => void) => callback({}, false);
+    (window as unknown as { __tcfapi: unknown }).__tcfapi = (
+      _c: string,
+      _v: number,
+      callback: (d: unknown, success: boolean) => void,
+    ) => callback({}, false);
     await expect(tcfConsent({ vendorId: 810 })()).rejects.toThrow(/CMP failed/);
   });
 
@@ -96,10 +108,12 @@ describe('tcfConsent', () => {
     for (const vendorId of [0, -1, 1.5, Number.NaN]) expect(() => tcfConsent({ vendorId })).toThrow(TypeError);
   });
 
-  it('as captureBlackbox\'s consent: a denial is consent_denied and nothing is written', async () => {
+  it("as captureBlackbox's consent: a denial is consent_denied and nothing is written", async () => {
     const api = await freshPage();
     stubCmp({ gdprApplies: true, eventStatus: 'tcloaded', ...consents({ 810: false }, { 1: true }) });
-    expect((await failure(api.captureBlackbox({ loaderUrl: LOADER_URL, consent: tcfConsent({ vendorId: 810 }) }))).code).toBe('consent_denied');
+    expect(
+      (await failure(api.captureBlackbox({ loaderUrl: LOADER_URL, consent: tcfConsent({ vendorId: 810 }) }))).code,
+    ).toBe('consent_denied');
     expect(w().IGLOO).toBeUndefined();
   });
 

@@ -16,10 +16,19 @@ describe('npx blackbox-capture doctor (dist/cli.js)', () => {
   // Asynchronous: the demo it checks runs in this process.
   const cliAsync = (...args: string[]) =>
     new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = execFile(process.execPath, ['dist/cli.js', ...args], { encoding: 'utf8' }, (_, stdout, stderr) => resolve({ status: child.exitCode, stdout, stderr }));
+      const child = execFile(process.execPath, ['dist/cli.js', ...args], { encoding: 'utf8' }, (_, stdout, stderr) =>
+        resolve({ status: child.exitCode, stdout, stderr }),
+      );
     });
   it('exits 0 on a healthy page, 1 on a failing one, with --json the same report', async () => {
-    const healthy = await cliAsync('doctor', `${site.demo.url}/checkout`, '--third-party-host', site.demo.emulator!.thirdPartyUrl, '--collector-url', collectorUrl());
+    const healthy = await cliAsync(
+      'doctor',
+      `${site.demo.url}/checkout`,
+      '--third-party-host',
+      site.demo.emulator!.thirdPartyUrl,
+      '--collector-url',
+      collectorUrl(),
+    );
     expect([healthy.status, healthy.stderr]).toEqual([0, '']);
     expect(healthy.stdout).toMatch(/8 pass, 0 warn, 0 fail/);
     const broken = await cliAsync('doctor', `${site.demo.url}/checkout`, '--prefix', '/broken-404/iojs', '--json');
@@ -37,8 +46,11 @@ describe('npx blackbox-capture doctor (dist/cli.js)', () => {
     const command = snippet('doctor-command').code.trim();
     expect(command).toBe('npx blackbox-capture doctor https://shop.example/checkout');
     const result = await new Promise<{ code: number | null; out: string }>((resolve) => {
-      const child = execFile('sh', ['-c', command.replace('https://shop.example/checkout', `${site.demo.url}/checkout?doctor=double-tag`)], { cwd: dir, env: { ...process.env, npm_config_yes: 'false' } }, (_, stdout) =>
-        resolve({ code: child.exitCode, out: stdout }),
+      const child = execFile(
+        'sh',
+        ['-c', command.replace('https://shop.example/checkout', `${site.demo.url}/checkout?doctor=double-tag`)],
+        { cwd: dir, env: { ...process.env, npm_config_yes: 'false' } },
+        (_, stdout) => resolve({ code: child.exitCode, out: stdout }),
       );
     });
     expect(result.out).toMatch(/^FAIL  loader_tag_once/m);
@@ -46,7 +58,13 @@ describe('npx blackbox-capture doctor (dist/cli.js)', () => {
   });
 
   it('bad usage exits 2 with the usage', () => {
-    for (const args of [[], ['doctor'], ['doctor', 'shop.example'], ['doctor', 'https://a.example', '--nope'], ['check']]) {
+    for (const args of [
+      [],
+      ['doctor'],
+      ['doctor', 'shop.example'],
+      ['doctor', 'https://a.example', '--nope'],
+      ['check'],
+    ]) {
       const result = cli(...args);
       expect(result.status, args.join(' ')).toBe(2);
       expect(result.stderr + result.stdout).toContain('usage: blackbox-capture doctor');

@@ -26,7 +26,9 @@ describe('dist/emulator.js', () => {
   });
 
   it('the blackbox-capture-emulator command prints its addresses and stops on SIGTERM', async () => {
-    const child = spawn(process.execPath, [new URL('../dist/emulator-cli.js', import.meta.url).pathname], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [new URL('../dist/emulator-cli.js', import.meta.url).pathname], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (chunk) => (out += chunk));
     await expect.poll(() => out.includes('"baseUrl"'), { timeout: 60_000 }).toBe(true);
@@ -65,16 +67,21 @@ describe('the blackbox-capture-emulator command line', () => {
   });
 
   it('--version prints the package version', async () => {
-    const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
     expect((await run(['--version'])).out.trim()).toBe(version);
   });
 
-  it.each([['--port'], ['serve'], ['conformance', '--nope', 'x.js'], ['conformance']])('refuses %j with a one-line usage and exit code 2', async (...args) => {
-    const { code, err, out } = await run(args);
-    expect(code).toBe(2);
-    expect(err).toMatch(/^blackbox-capture-emulator: .+\nusage: /);
-    expect(out).toBe('');
-  });
+  it.each([['--port'], ['serve'], ['conformance', '--nope', 'x.js'], ['conformance']])(
+    'refuses %j with a one-line usage and exit code 2',
+    async (...args) => {
+      const { code, err, out } = await run(args);
+      expect(code).toBe(2);
+      expect(err).toMatch(/^blackbox-capture-emulator: .+\nusage: /);
+      expect(out).toBe('');
+    },
+  );
   // The conformance command itself runs in e2e/conformance.spec.ts (it drives Chromium).
 });
 
@@ -84,8 +91,17 @@ describe('dist/server.js', () => {
     const server = await import('../dist/server.js' as string);
     const emulator = await startEmulator();
     try {
-      const tokenSource = server.createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: 'AcmeShop Tests/1.0' });
-      const client = server.createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: 'AcmeShop Tests/1.0' });
+      const tokenSource = server.createTokenSource({
+        clientId: emulator.clientId,
+        clientSecret: emulator.clientSecret,
+        tokenUrl: emulator.tokenUrl,
+        userAgent: 'AcmeShop Tests/1.0',
+      });
+      const client = server.createDeviceRiskClient({
+        tokenSource,
+        baseUrl: emulator.baseUrl,
+        userAgent: 'AcmeShop Tests/1.0',
+      });
       const tx = await client.createAccount({ customerInternalReference: 'dist-1', workflowDefinition: { key: 1 } });
       await client.uploadBlackbox(tx, '0400' + 'AbC+/'.repeat(220));
       await client.finalize(tx);

@@ -91,15 +91,20 @@ describe.skipIf(!haveRedis)('a fleet of four instances on one Redis', () => {
     const seen = new Set(results.flatMap((r) => r.statuses));
     expect(seen).toContain('no answer');
     const codes = new Set(results.flatMap((r) => r.codes));
-    for (const code of ['store_unavailable', 'rate_limited', 'upstream_error', 'network_error']) expect(codes).toContain(code);
+    for (const code of ['store_unavailable', 'rate_limited', 'upstream_error', 'network_error'])
+      expect(codes).toContain(code);
   });
 });
 
 const TOKEN_INSTANCE = fileURLToPath(new URL('./support/token-instance.mjs', import.meta.url));
 
 /** One process with one token source on the shared Redis: its token, or its error's code. */
-async function tokenFromProcess(config: Record<string, string>): Promise<{ token?: string; code?: string; status?: number }> {
-  const { stdout } = await promisify(execFile)(process.execPath, [TOKEN_INSTANCE, JSON.stringify(config)], { timeout: 60_000 });
+async function tokenFromProcess(
+  config: Record<string, string>,
+): Promise<{ token?: string; code?: string; status?: number }> {
+  const { stdout } = await promisify(execFile)(process.execPath, [TOKEN_INSTANCE, JSON.stringify(config)], {
+    timeout: 60_000,
+  });
   return JSON.parse(stdout) as { token?: string; code?: string; status?: number };
 }
 
@@ -107,7 +112,12 @@ describe.skipIf(!haveRedis)('token sources as processes on one Redis', () => {
   it('a second process with the right secret shares the token; one with a wrong secret is refused by the service and never gets it', async () => {
     emulator = await startEmulator();
     redis = await startRedisServer();
-    const config = { redisUrl: redis.url, clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl };
+    const config = {
+      redisUrl: redis.url,
+      clientId: emulator.clientId,
+      clientSecret: emulator.clientSecret,
+      tokenUrl: emulator.tokenUrl,
+    };
     const right = await tokenFromProcess(config);
     expect(right.token).toBeTruthy();
     expect(await tokenFromProcess(config)).toEqual(right);

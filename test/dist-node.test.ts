@@ -76,9 +76,14 @@ describe('built files in Node', () => {
 describe('the browser files', () => {
   // V8 then compiles every function with the script, off the main thread, instead of each
   // on its first call, inside captureBlackbox() on the page's main thread.
-  it.each(['index.js', 'browser-deliver.js', 'browser-messages.js', 'blackbox-capture.umd.js'])('%s opens with the compile hint', (file) => {
-    expect(readFileSync(new URL(`../dist/${file}`, import.meta.url), 'utf8').split('\n')[0]).toBe('//# allFunctionsCalledOnLoad');
-  });
+  it.each(['index.js', 'browser-deliver.js', 'browser-messages.js', 'blackbox-capture.umd.js'])(
+    '%s opens with the compile hint',
+    (file) => {
+      expect(readFileSync(new URL(`../dist/${file}`, import.meta.url), 'utf8').split('\n')[0]).toBe(
+        '//# allFunctionsCalledOnLoad',
+      );
+    },
+  );
 });
 
 describe('the exports map', () => {
@@ -102,19 +107,75 @@ describe('the exports map', () => {
 // (a bundler's shared-chunk export) becomes API that users start to import.
 describe('export lists', () => {
   it.each([
-    ['blackbox-capture (dist/index.js)', '../dist/index.js', ['BlackboxCaptureError', 'captureBlackbox', 'isBlackboxCaptureError']],
+    [
+      'blackbox-capture (dist/index.js)',
+      '../dist/index.js',
+      ['BlackboxCaptureError', 'captureBlackbox', 'isBlackboxCaptureError'],
+    ],
     [
       'blackbox-capture/server (dist/server.js)',
       '../dist/server.js',
       [
-        'API_BASE_URLS', 'BLACKBOX_PATTERN', 'BadRequestError', 'COLLECTOR_URLS', 'DeviceRiskError', 'DeviceRiskTransaction',
-        'ERR_ABORTED', 'ERR_FORGED_ADDRESS', 'ERR_INSECURE_URL', 'ERR_INVALID_ACCOUNT_REQUEST', 'ERR_INVALID_BLACKBOX', 'ERR_INVALID_CALLBACK',
-        'ERR_INVALID_CONFIGURATION', 'ERR_INVALID_RESPONSE', 'ERR_NETWORK', 'ERR_NO_DEVICE_RISK_CREDENTIAL', 'ERR_RATE_LIMITED',
-        'ERR_REQUEST_REJECTED', 'ERR_RESULT_NOT_READY', 'ERR_STORE_UNAVAILABLE', 'ERR_STORE_FULL', 'ERR_ORPHANED_TRANSACTION', 'STORE_TIMEOUT_MS', 'withTimeLimit', 'ERR_IDEMPOTENCY_KEY_IN_USE', 'ERR_BLACKBOX_DAMAGED', 'repairBlackbox', 'ERR_NONCE_MISSING', 'ERR_NONCE_INVALID', 'ERR_NONCE_EXPIRED', 'ERR_NONCE_REUSED', 'createCaptureNonce', 'verifyCaptureNonce', 'ERR_TOKEN_REJECTED', 'ERR_TRANSACTION_TOKEN_EXPIRED', 'ERR_UPSTREAM',
-        'ERR_WORKFLOW_EXPIRED', 'FINAL_STATUSES', 'MAX_BLACKBOX_LENGTH', 'RESULT_SCHEDULE_SECONDS', 'RETRIEVAL_BASE_URLS',
-        'TOKEN_LIFETIME_BOUNDS', 'TOKEN_URLS', 'checkAccountRequest', 'checkBlackbox', 'collectorPath', 'createCallbackHandler',
-        'createDeviceRiskClient', 'createDeviceRiskHandler', 'createFirstPartyProxy', 'createMemoryStore',
-        'createTokenSource', 'isDeviceRiskError', 'parseDetails', 'parseOutcome', 'OUTCOME_KINDS', 'runDeviceRiskCheck', 'toNodeHandler', 'toRequest', 'validHost',
+        'API_BASE_URLS',
+        'BLACKBOX_PATTERN',
+        'BadRequestError',
+        'COLLECTOR_URLS',
+        'DeviceRiskError',
+        'DeviceRiskTransaction',
+        'ERR_ABORTED',
+        'ERR_FORGED_ADDRESS',
+        'ERR_INSECURE_URL',
+        'ERR_INVALID_ACCOUNT_REQUEST',
+        'ERR_INVALID_BLACKBOX',
+        'ERR_INVALID_CALLBACK',
+        'ERR_INVALID_CONFIGURATION',
+        'ERR_INVALID_RESPONSE',
+        'ERR_NETWORK',
+        'ERR_NO_DEVICE_RISK_CREDENTIAL',
+        'ERR_RATE_LIMITED',
+        'ERR_REQUEST_REJECTED',
+        'ERR_RESULT_NOT_READY',
+        'ERR_STORE_UNAVAILABLE',
+        'ERR_STORE_FULL',
+        'ERR_ORPHANED_TRANSACTION',
+        'STORE_TIMEOUT_MS',
+        'withTimeLimit',
+        'ERR_IDEMPOTENCY_KEY_IN_USE',
+        'ERR_BLACKBOX_DAMAGED',
+        'repairBlackbox',
+        'ERR_NONCE_MISSING',
+        'ERR_NONCE_INVALID',
+        'ERR_NONCE_EXPIRED',
+        'ERR_NONCE_REUSED',
+        'createCaptureNonce',
+        'verifyCaptureNonce',
+        'ERR_TOKEN_REJECTED',
+        'ERR_TRANSACTION_TOKEN_EXPIRED',
+        'ERR_UPSTREAM',
+        'ERR_WORKFLOW_EXPIRED',
+        'FINAL_STATUSES',
+        'MAX_BLACKBOX_LENGTH',
+        'RESULT_SCHEDULE_SECONDS',
+        'RETRIEVAL_BASE_URLS',
+        'TOKEN_LIFETIME_BOUNDS',
+        'TOKEN_URLS',
+        'checkAccountRequest',
+        'checkBlackbox',
+        'collectorPath',
+        'createCallbackHandler',
+        'createDeviceRiskClient',
+        'createDeviceRiskHandler',
+        'createFirstPartyProxy',
+        'createMemoryStore',
+        'createTokenSource',
+        'isDeviceRiskError',
+        'parseDetails',
+        'parseOutcome',
+        'OUTCOME_KINDS',
+        'runDeviceRiskCheck',
+        'toNodeHandler',
+        'toRequest',
+        'validHost',
         'writeResponse',
       ],
     ],
@@ -122,7 +183,16 @@ describe('export lists', () => {
     [
       'blackbox-capture/emulator (dist/emulator.js)',
       '../dist/emulator.js',
-      ['CONFORMANCE_CASES', 'EMULATED_LOADER_VERSION', 'conformancePage', 'createManualClock', 'decodeBlackbox', 'runConformance', 'startConformanceSite', 'startEmulator'],
+      [
+        'CONFORMANCE_CASES',
+        'EMULATED_LOADER_VERSION',
+        'conformancePage',
+        'createManualClock',
+        'decodeBlackbox',
+        'runConformance',
+        'startConformanceSite',
+        'startEmulator',
+      ],
     ],
   ])('%s exports exactly its public API', async (_, file, names) => {
     const module = (await import(new URL(file, import.meta.url).href)) as Record<string, unknown>;
@@ -132,6 +202,11 @@ describe('export lists', () => {
   it('the UMD global carries the API plus ready, and nothing else', () => {
     const sandbox: Record<string, unknown> = {};
     vm.runInNewContext(readFileSync(UMD, 'utf8'), sandbox);
-    expect(Object.keys(sandbox.BlackboxCapture as object).sort()).toEqual(['BlackboxCaptureError', 'captureBlackbox', 'isBlackboxCaptureError', 'ready']);
+    expect(Object.keys(sandbox.BlackboxCapture as object).sort()).toEqual([
+      'BlackboxCaptureError',
+      'captureBlackbox',
+      'isBlackboxCaptureError',
+      'ready',
+    ]);
   });
 });

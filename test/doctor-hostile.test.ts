@@ -17,7 +17,9 @@ afterEach(async () => {
 });
 
 /** A loopback server: `answer` gives each path's status, headers and body. */
-async function serve(answer: (path: string) => { status?: number; headers?: Record<string, string>; body?: string }): Promise<Site> {
+async function serve(
+  answer: (path: string) => { status?: number; headers?: Record<string, string>; body?: string },
+): Promise<Site> {
   const seen: string[] = [];
   const server: Server = createServer((req, res) => {
     seen.push(req.url ?? '');
@@ -25,17 +27,28 @@ async function serve(answer: (path: string) => { status?: number; headers?: Reco
     res.writeHead(status, headers).end(body);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const site = { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  const site = {
+    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    seen,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
   sites.push(site);
   return site;
 }
-const html = (body: string) => ({ headers: { 'content-type': 'text/html' }, body: `<!doctype html><html><head>${body}</head><body></body></html>` });
+const html = (body: string) => ({
+  headers: { 'content-type': 'text/html' },
+  body: `<!doctype html><html><head>${body}</head><body></body></html>`,
+});
 const script = { headers: { 'content-type': 'text/javascript' }, body: 'void 0;' };
 
 describe('the doctor on a hostile page', () => {
   it('fifty loader-looking tags and fifty data-loader-url attributes naming an internal service: one request there at most', async () => {
     const internal = await serve(() => script);
-    const tags = Array.from({ length: 50 }, (_, i) => `<script src="${internal.origin}/internal/api/${i}/loader.js"></script><script data-loader-url="${internal.origin}/internal/api/x${i}"></script>`).join('');
+    const tags = Array.from(
+      { length: 50 },
+      (_, i) =>
+        `<script src="${internal.origin}/internal/api/${i}/loader.js"></script><script data-loader-url="${internal.origin}/internal/api/x${i}"></script>`,
+    ).join('');
     const page = await serve((path) => (path === '/checkout' ? html(tags) : script));
     const report = await runDoctor(`${page.origin}/checkout`);
     expect(internal.seen.length).toBeLessThanOrEqual(1);
@@ -47,18 +60,31 @@ describe('the doctor on a hostile page', () => {
   it('a redirect to another origin is never followed: not for the page, not for the first-party scripts', async () => {
     const elsewhere = await serve(() => script);
     const page = await serve((path) =>
-      path === '/checkout' ? html('') : path === '/moved' ? { status: 302, headers: { location: `${elsewhere.origin}/steal` } } : { status: 301, headers: { location: `${elsewhere.origin}${path}` } },
+      path === '/checkout'
+        ? html('')
+        : path === '/moved'
+          ? { status: 302, headers: { location: `${elsewhere.origin}/steal` } }
+          : { status: 301, headers: { location: `${elsewhere.origin}${path}` } },
     );
     const report = await runDoctor(`${page.origin}/checkout`);
     expect(elsewhere.seen).toEqual([]);
     expect(report.findings.find((f) => f.id === 'static_script')?.message).toMatch(/another origin/);
     const moved = await runDoctor(`${page.origin}/moved`);
     expect(elsewhere.seen).toEqual([]);
-    expect(moved.findings.find((f) => f.id === 'page')).toMatchObject({ status: 'fail', message: expect.stringMatching(/another origin/) });
+    expect(moved.findings.find((f) => f.id === 'page')).toMatchObject({
+      status: 'fail',
+      message: expect.stringMatching(/another origin/),
+    });
   });
 
   it('a redirect within the origin is followed, a few times at most', async () => {
-    const page = await serve((path) => (path === '/checkout' ? { status: 302, headers: { location: '/checkout/' } } : path === '/checkout/' ? html('') : { status: 302, headers: { location: path + 'x' } }));
+    const page = await serve((path) =>
+      path === '/checkout'
+        ? { status: 302, headers: { location: '/checkout/' } }
+        : path === '/checkout/'
+          ? html('')
+          : { status: 302, headers: { location: path + 'x' } },
+    );
     const report = await runDoctor(`${page.origin}/checkout`);
     expect(report.findings.find((f) => f.id === 'page')?.status).toBe('pass');
     expect(report.findings.find((f) => f.id === 'static_script')?.message).toMatch(/more than 3 redirects/);
@@ -67,16 +93,29 @@ describe('the doctor on a hostile page', () => {
 
   it('2 MiB of unclosed script tags is read in one linear pass; a larger page is cut at maxPageBytes', async () => {
     const hostile = '<script '.repeat((2 * 1024 * 1024) / 8);
-    const page = await serve((path) => (path === '/checkout' ? { headers: { 'content-type': 'text/html' }, body: hostile + hostile } : script));
+    const page = await serve((path) =>
+      path === '/checkout' ? { headers: { 'content-type': 'text/html' }, body: hostile + hostile } : script,
+    );
     // Quadratic reading took 18 s for 400 KB: this runs well inside the test's time limit.
     const report = await runDoctor(`${page.origin}/checkout`);
-    expect(report.findings.find((f) => f.id === 'page')).toMatchObject({ status: 'warn', message: expect.stringMatching(/larger than 2097152 bytes/) });
+    expect(report.findings.find((f) => f.id === 'page')).toMatchObject({
+      status: 'warn',
+      message: expect.stringMatching(/larger than 2097152 bytes/),
+    });
     expect(page.seen.length).toBeLessThanOrEqual(MAX_REQUESTS);
   });
 
   it('URLs that are no http(s) URL are not fetched', async () => {
-    const page = await serve((path) => (path === '/checkout' ? html('<script data-loader-url="file:///etc/passwd"></script><script src="javascript:alert(1)//loader.js"></script>') : script));
+    const page = await serve((path) =>
+      path === '/checkout'
+        ? html(
+            '<script data-loader-url="file:///etc/passwd"></script><script src="javascript:alert(1)//loader.js"></script>',
+          )
+        : script,
+    );
     const report = await runDoctor(`${page.origin}/checkout`);
-    expect(report.findings.filter((f) => f.id === 'loader_script').map((f) => f.message)).toEqual(['no loader URL found']);
+    expect(report.findings.filter((f) => f.id === 'loader_script').map((f) => f.message)).toEqual([
+      'no loader URL found',
+    ]);
   });
 });

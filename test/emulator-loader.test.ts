@@ -4,7 +4,16 @@
 // e2e/conformance.spec.ts compares them request for request in Chromium.)
 import { beforeEach, describe, expect, it } from 'vitest';
 import { decodeBlackbox } from '../src/emulator/scripts/routes.js';
-import { freshPage, loaders, LOADER_URL, notFound, override, requests, scriptsFor, settings } from './support/vendor-dom.js';
+import {
+  freshPage,
+  loaders,
+  LOADER_URL,
+  notFound,
+  override,
+  requests,
+  scriptsFor,
+  settings,
+} from './support/vendor-dom.js';
 
 const w = () => window as unknown as Record<string, any>;
 
@@ -66,7 +75,9 @@ describe.each(loaders())('%s', (_, loaderSource) => {
     runLoader();
     const loaded = requests.length;
     runLoader();
-    expect(traces.at(-1)).toBe("loader: Loader script has already run, try reducing the number of places it's being included.");
+    expect(traces.at(-1)).toBe(
+      "loader: Loader script has already run, try reducing the number of places it's being included.",
+    );
     expect(requests.length).toBe(loaded + 1); // the loader file itself, and no collection script
   });
 
@@ -83,7 +94,9 @@ describe.each(loaders())('%s', (_, loaderSource) => {
     override(/static_wdp\.js/, notFound);
     w().IGLOO = { loader: { version: 'general5' } };
     runLoader();
-    expect(requests.filter((u) => u.includes('/iojs/'))).toEqual([`https://shop.test/iojs/general5/static_wdp.js${FP_Q}`]);
+    expect(requests.filter((u) => u.includes('/iojs/'))).toEqual([
+      `https://shop.test/iojs/general5/static_wdp.js${FP_Q}`,
+    ]);
     expect(w().IGLOO.loader.fp_static_wdp_load_failure).toBe('true');
     expect(w().IGLOO.loader.fp_dyn_wdp_load_failure).toBeUndefined();
   });
@@ -91,27 +104,39 @@ describe.each(loaders())('%s', (_, loaderSource) => {
   it('without uri_hook uses /iojs/, without version puts versionOrAliasIsRequired in the URLs', () => {
     w().IGLOO = { loader: {} };
     runLoader();
-    expect(requests.some((u) => u.startsWith('https://shop.test/iojs/versionOrAliasIsRequired/static_wdp.js?'))).toBe(true);
+    expect(requests.some((u) => u.startsWith('https://shop.test/iojs/versionOrAliasIsRequired/static_wdp.js?'))).toBe(
+      true,
+    );
   });
 
   it('parses booleans as "1"/"0" and "true"/"false", and honours tp, fp_static, fp_dyn', () => {
     w().IGLOO = { loader: { version: 'general5', tp: '0', fp_dyn: 'FALSE' } };
     runLoader();
-    expect(scriptsFor('https://shop.test/iojs/').map((s) => s.src.split('?')[0])).toEqual(['https://shop.test/iojs/general5/static_wdp.js']);
+    expect(scriptsFor('https://shop.test/iojs/').map((s) => s.src.split('?')[0])).toEqual([
+      'https://shop.test/iojs/general5/static_wdp.js',
+    ]);
     expect(scriptsFor('https://tp.test/')).toHaveLength(0);
   });
 
   it('tp_split loads two third-party scripts, chained, from tp_host without its trailing slashes', () => {
-    w().IGLOO = { loader: { version: 'general5', tp_split: '1', fp_static: false, fp_dyn: false, tp_host: 'https://tp.test//' } };
+    w().IGLOO = {
+      loader: { version: 'general5', tp_split: '1', fp_static: false, fp_dyn: false, tp_host: 'https://tp.test//' },
+    };
     runLoader();
-    expect(scriptsFor('https://tp.test/').map((s) => s.src.split('?')[0])).toEqual(['https://tp.test/general5/static_wdp.js', 'https://tp.test/general5/dyn_wdp.js']);
+    expect(scriptsFor('https://tp.test/').map((s) => s.src.split('?')[0])).toEqual([
+      'https://tp.test/general5/static_wdp.js',
+      'https://tp.test/general5/dyn_wdp.js',
+    ]);
     expect(w().IGLOO.loader.tp_host).toBe('https://tp.test');
     expect(scriptsFor('https://tp.test/')[0]!.src).toContain('&tp_host=https%3A%2F%2Ftp.test%2F%2F&');
   });
 
   it('fp_dyn set without fp_static is refused with a trace', () => {
     const traces: string[] = [];
-    w().IGLOO = { trace_handler: (m: string) => traces.push(m), loader: { version: 'general5', fp_static: false, fp_dyn: true } };
+    w().IGLOO = {
+      trace_handler: (m: string) => traces.push(m),
+      loader: { version: 'general5', fp_static: false, fp_dyn: true },
+    };
     runLoader();
     expect(scriptsFor('https://shop.test/iojs/')).toHaveLength(0);
     expect(traces).toContain('loader: Invalid Config, first party dynamic script set to load without static.');

@@ -20,9 +20,12 @@ async function start(options: EmulatorOptions = {}) {
   return emulator;
 }
 
-function tokenRequest(overrides: { method?: string; headers?: Record<string, string | undefined>; body?: string; secret?: string } = {}) {
+function tokenRequest(
+  overrides: { method?: string; headers?: Record<string, string | undefined>; body?: string; secret?: string } = {},
+) {
   const headers: Record<string, string | undefined> = {
-    authorization: 'Basic ' + Buffer.from(`${emulator.clientId}:${overrides.secret ?? emulator.clientSecret}`).toString('base64'),
+    authorization:
+      'Basic ' + Buffer.from(`${emulator.clientId}:${overrides.secret ?? emulator.clientSecret}`).toString('base64'),
     accept: 'application/json',
     'content-type': 'application/x-www-form-urlencoded',
     'user-agent': UA,
@@ -30,7 +33,11 @@ function tokenRequest(overrides: { method?: string; headers?: Record<string, str
   };
   for (const key of Object.keys(headers)) if (headers[key] === undefined) delete headers[key];
   const method = overrides.method ?? 'POST';
-  return fetch(emulator.tokenUrl, { method, headers: headers as Record<string, string>, ...(method === 'GET' ? {} : { body: overrides.body ?? 'grant_type=client_credentials' }) });
+  return fetch(emulator.tokenUrl, {
+    method,
+    headers: headers as Record<string, string>,
+    ...(method === 'GET' ? {} : { body: overrides.body ?? 'grant_type=client_credentials' }),
+  });
 }
 
 async function accessToken() {
@@ -39,10 +46,18 @@ async function accessToken() {
   return ((await response.json()) as { access_token: string }).access_token;
 }
 
-async function createAccount(body: unknown = { customerInternalReference: 'order-1', workflowDefinition: { key: 10020 } }, token?: string) {
+async function createAccount(
+  body: unknown = { customerInternalReference: 'order-1', workflowDefinition: { key: 10020 } },
+  token?: string,
+) {
   return fetch(`${emulator.baseUrl}/api/v1/accounts`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${token ?? (await accessToken())}`, 'content-type': 'application/json', accept: 'application/json', 'user-agent': UA },
+    headers: {
+      authorization: `Bearer ${token ?? (await accessToken())}`,
+      'content-type': 'application/json',
+      accept: 'application/json',
+      'user-agent': UA,
+    },
     body: JSON.stringify(body),
   });
 }
@@ -57,17 +72,26 @@ interface Credential {
 async function newTransaction(body?: unknown) {
   const response = await createAccount(body);
   expect(response.status).toBe(200);
-  const answer = (await response.json()) as { account: { id: string }; workflowExecution: { id: string; credentials: Credential[] } };
+  const answer = (await response.json()) as {
+    account: { id: string };
+    workflowExecution: { id: string; credentials: Credential[] };
+  };
   return { answer, credential: answer.workflowExecution.credentials[0]! };
 }
 
-const upload = (url: string, token: string | undefined, body: unknown = { sessionId: BLACKBOX }, contentType = 'application/json') =>
+const upload = (
+  url: string,
+  token: string | undefined,
+  body: unknown = { sessionId: BLACKBOX },
+  contentType = 'application/json',
+) =>
   fetch(url, {
     method: 'POST',
     headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), 'content-type': contentType, 'user-agent': UA },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
-const finalize = (url: string, token: string) => fetch(url, { method: 'PUT', headers: { authorization: `Bearer ${token}`, 'user-agent': UA } });
+const finalize = (url: string, token: string) =>
+  fetch(url, { method: 'PUT', headers: { authorization: `Bearer ${token}`, 'user-agent': UA } });
 
 describe('token endpoint', () => {
   it('answers the spec shape for a correct client-credentials request', async () => {
@@ -82,7 +106,11 @@ describe('token endpoint', () => {
   it.each([
     ['a GET', { method: 'GET' }, 400],
     ['no Accept: application/json', { headers: { accept: 'text/html' } }, 400],
-    ['a JSON body', { headers: { 'content-type': 'application/json' }, body: '{"grant_type":"client_credentials"}' }, 400],
+    [
+      'a JSON body',
+      { headers: { 'content-type': 'application/json' }, body: '{"grant_type":"client_credentials"}' },
+      400,
+    ],
     ['no Basic authentication', { headers: { authorization: undefined } }, 400],
     ['another grant', { body: 'grant_type=password' }, 400],
     ['a wrong secret', { secret: 'nope' }, 401],
@@ -134,15 +162,46 @@ describe('accounts', () => {
 
   it.each([
     ['no customerInternalReference', { workflowDefinition: { key: 1 } }],
-    ['a customerInternalReference over 100 characters', { customerInternalReference: 'x'.repeat(101), workflowDefinition: { key: 1 } }],
-    ...['<', '>', '"', '/', ';', '`', '%', '{', '}', '|'].map((c) => [`"${c}" in customerInternalReference`, { customerInternalReference: `a${c}b`, workflowDefinition: { key: 1 } }] as const),
+    [
+      'a customerInternalReference over 100 characters',
+      { customerInternalReference: 'x'.repeat(101), workflowDefinition: { key: 1 } },
+    ],
+    ...['<', '>', '"', '/', ';', '`', '%', '{', '}', '|'].map(
+      (c) =>
+        [
+          `"${c}" in customerInternalReference`,
+          { customerInternalReference: `a${c}b`, workflowDefinition: { key: 1 } },
+        ] as const,
+    ),
     ['no workflowDefinition.key', { customerInternalReference: 'a' }],
-    ['a userReference over 100 characters', { customerInternalReference: 'a', userReference: 'u'.repeat(101), workflowDefinition: { key: 1 } }],
-    ['a tokenLifetime under 5m', { customerInternalReference: 'a', tokenLifetime: '4m', workflowDefinition: { key: 1 } }],
-    ['a tokenLifetime over 60d', { customerInternalReference: 'a', tokenLifetime: '61d', workflowDefinition: { key: 1 } }],
-    ['a malformed tokenLifetime', { customerInternalReference: 'a', tokenLifetime: '30 minutes', workflowDefinition: { key: 1 } }],
-    ['a callbackUrl over 255 characters', { customerInternalReference: 'a', callbackUrl: 'https://x.test/' + 'a'.repeat(250), workflowDefinition: { key: 1 } }],
-    ['a plain-http callbackUrl', { customerInternalReference: 'a', callbackUrl: 'http://shop.example/cb', workflowDefinition: { key: 1 } }],
+    [
+      'a userReference over 100 characters',
+      { customerInternalReference: 'a', userReference: 'u'.repeat(101), workflowDefinition: { key: 1 } },
+    ],
+    [
+      'a tokenLifetime under 5m',
+      { customerInternalReference: 'a', tokenLifetime: '4m', workflowDefinition: { key: 1 } },
+    ],
+    [
+      'a tokenLifetime over 60d',
+      { customerInternalReference: 'a', tokenLifetime: '61d', workflowDefinition: { key: 1 } },
+    ],
+    [
+      'a malformed tokenLifetime',
+      { customerInternalReference: 'a', tokenLifetime: '30 minutes', workflowDefinition: { key: 1 } },
+    ],
+    [
+      'a callbackUrl over 255 characters',
+      {
+        customerInternalReference: 'a',
+        callbackUrl: 'https://x.test/' + 'a'.repeat(250),
+        workflowDefinition: { key: 1 },
+      },
+    ],
+    [
+      'a plain-http callbackUrl',
+      { customerInternalReference: 'a', callbackUrl: 'http://shop.example/cb', workflowDefinition: { key: 1 } },
+    ],
   ] as Array<[string, unknown]>)('create refuses %s with 400', async (_, body) => {
     await start();
     expect((await createAccount(body)).status).toBe(400);
@@ -169,7 +228,10 @@ describe('accounts', () => {
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'user-agent': UA },
         body: JSON.stringify({ customerInternalReference: 'order-2', workflowDefinition: { key: 10020 } }),
       });
-    const updated = (await (await put(answer.account.id)).json()) as { account: { id: string }; workflowExecution: { id: string } };
+    const updated = (await (await put(answer.account.id)).json()) as {
+      account: { id: string };
+      workflowExecution: { id: string };
+    };
     expect(updated.account.id).toBe(answer.account.id);
     expect(updated.workflowExecution.id).not.toBe(answer.workflowExecution.id);
     expect((await put('00000000-0000-4000-8000-000000000000')).status).toBe(404);
@@ -200,10 +262,16 @@ describe('upload, finalize and states', () => {
     const { answer, credential } = await newTransaction();
     const upResponse = await upload(credential.api.parts.device_risk, credential.api.token);
     expect(upResponse.status).toBe(200);
-    expect(emulator.inspect.transaction(answer.workflowExecution.id)).toMatchObject({ status: 'ACQUIRED', blackboxes: [BLACKBOX] });
+    expect(emulator.inspect.transaction(answer.workflowExecution.id)).toMatchObject({
+      status: 'ACQUIRED',
+      blackboxes: [BLACKBOX],
+    });
     const done = await finalize(credential.api.workflowExecution, credential.api.token);
     expect(done.status).toBe(200);
-    expect(await done.json()).toMatchObject({ account: { id: answer.account.id }, workflowExecution: { id: answer.workflowExecution.id } });
+    expect(await done.json()).toMatchObject({
+      account: { id: answer.account.id },
+      workflowExecution: { id: answer.workflowExecution.id },
+    });
     expect(emulator.inspect.transaction(answer.workflowExecution.id)?.status).toBe('PROCESSED');
     // Actions in a wrong state: 409.
     expect((await upload(credential.api.parts.device_risk, credential.api.token)).status).toBe(409);
@@ -245,7 +313,10 @@ describe('upload, finalize and states', () => {
     const { credential } = await newTransaction();
     const wrong = credential.api.parts.device_risk.replace(credential.id, '00000000-0000-4000-8000-000000000000');
     expect((await upload(wrong, credential.api.token)).status).toBe(404);
-    const wrongExecution = credential.api.parts.device_risk.replace(/workflow-executions\/[^/]+/, 'workflow-executions/00000000-0000-4000-8000-000000000000');
+    const wrongExecution = credential.api.parts.device_risk.replace(
+      /workflow-executions\/[^/]+/,
+      'workflow-executions/00000000-0000-4000-8000-000000000000',
+    );
     expect((await upload(wrongExecution, credential.api.token)).status).toBe(404);
   });
 
@@ -259,7 +330,11 @@ describe('upload, finalize and states', () => {
 
   it('tokenLifetime sets the transaction token lifetime', async () => {
     await start({ sessionTimeoutMs: 60 * 60_000 });
-    const { credential } = await newTransaction({ customerInternalReference: 'a', workflowDefinition: { key: 1 }, tokenLifetime: '5m' });
+    const { credential } = await newTransaction({
+      customerInternalReference: 'a',
+      workflowDefinition: { key: 1 },
+      tokenLifetime: '5m',
+    });
     clock.advance(5 * 60_000 - 1);
     expect((await upload(credential.api.parts.device_risk, credential.api.token)).status).toBe(200);
     clock.advance(1);
@@ -268,7 +343,11 @@ describe('upload, finalize and states', () => {
 
   it('the session times out 15 minutes after the last action; each action resets it', async () => {
     await start();
-    const { answer, credential } = await newTransaction({ customerInternalReference: 'a', workflowDefinition: { key: 1 }, tokenLifetime: '2h' });
+    const { answer, credential } = await newTransaction({
+      customerInternalReference: 'a',
+      workflowDefinition: { key: 1 },
+      tokenLifetime: '2h',
+    });
     clock.advance(10 * 60_000);
     expect((await upload(credential.api.parts.device_risk, credential.api.token)).status).toBe(200);
     clock.advance(10 * 60_000); // 20 minutes after creation, 10 after the upload
@@ -282,8 +361,13 @@ describe('upload, finalize and states', () => {
     await start();
     const { answer, credential } = await newTransaction();
     const statusUrl = `${credential.api.workflowExecution}/status`;
-    expect((await fetch(statusUrl, { headers: { authorization: `Bearer ${credential.api.token}`, 'user-agent': UA } })).status).toBe(401);
-    const response = await fetch(statusUrl, { headers: { authorization: `Bearer ${await accessToken()}`, 'user-agent': UA } });
+    expect(
+      (await fetch(statusUrl, { headers: { authorization: `Bearer ${credential.api.token}`, 'user-agent': UA } }))
+        .status,
+    ).toBe(401);
+    const response = await fetch(statusUrl, {
+      headers: { authorization: `Bearer ${await accessToken()}`, 'user-agent': UA },
+    });
     expect(await response.json()).toEqual({
       account: { id: answer.account.id },
       workflowExecution: { id: answer.workflowExecution.id, definitionKey: '10020', status: 'INITIATED' },
@@ -294,20 +378,29 @@ describe('upload, finalize and states', () => {
     const received: unknown[] = [];
     const receiver = createServer((req, res) => {
       let data = '';
-      req.on('data', (c) => (data += c)).on('end', () => {
-        received.push(JSON.parse(data));
-        res.end('ok');
-      });
+      req
+        .on('data', (c) => (data += c))
+        .on('end', () => {
+          received.push(JSON.parse(data));
+          res.end('ok');
+        });
     });
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
     try {
       await start();
       const callbackUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/callback`;
-      const { answer, credential } = await newTransaction({ customerInternalReference: 'a', workflowDefinition: { key: 1 }, callbackUrl });
+      const { answer, credential } = await newTransaction({
+        customerInternalReference: 'a',
+        workflowDefinition: { key: 1 },
+        callbackUrl,
+      });
       await upload(credential.api.parts.device_risk, credential.api.token);
       await finalize(credential.api.workflowExecution, credential.api.token);
       await expect.poll(() => received.length).toBe(1);
-      expect(received[0]).toMatchObject({ workflowExecution: { id: answer.workflowExecution.id, status: 'PROCESSED' }, account: { id: answer.account.id } });
+      expect(received[0]).toMatchObject({
+        workflowExecution: { id: answer.workflowExecution.id, status: 'PROCESSED' },
+        account: { id: answer.account.id },
+      });
       expect(emulator.inspect.callbacks()[0]).toMatchObject({ url: callbackUrl, status: 200 });
     } finally {
       receiver.close();
@@ -345,6 +438,11 @@ describe('fault injection and inspection', () => {
     const { credential } = await newTransaction();
     await upload(credential.api.parts.device_risk, credential.api.token);
     await finalize(credential.api.workflowExecution, credential.api.token);
-    expect([emulator.inspect.requests('token'), emulator.inspect.requests('accountCreate'), emulator.inspect.requests('upload'), emulator.inspect.requests('finalize')]).toEqual([1, 1, 1, 1]);
+    expect([
+      emulator.inspect.requests('token'),
+      emulator.inspect.requests('accountCreate'),
+      emulator.inspect.requests('upload'),
+      emulator.inspect.requests('finalize'),
+    ]).toEqual([1, 1, 1, 1]);
   });
 });

@@ -63,7 +63,10 @@ function sendRaw(port: number, text: string | Uint8Array, ms = 2000): Promise<st
       resolve(answer);
     };
     const timer = setTimeout(done, ms);
-    socket.on('data', (chunk) => (answer += chunk.toString('latin1'))).on('close', done).on('error', done);
+    socket
+      .on('data', (chunk) => (answer += chunk.toString('latin1')))
+      .on('close', done)
+      .on('error', done);
   });
 }
 
@@ -73,17 +76,25 @@ function sendRaw(port: number, text: string | Uint8Array, ms = 2000): Promise<st
  * before the answer ended (a body cut short is dropped, never passed on as whole). An answer
  * that does not end within the run's time limit fails the run.
  */
-function send(port: number, init: { method: string; path: string; headers: Record<string, string>; body?: string }): Promise<{ status: number; body: string; type: string } | undefined> {
+function send(
+  port: number,
+  init: { method: string; path: string; headers: Record<string, string>; body?: string },
+): Promise<{ status: number; body: string; type: string } | undefined> {
   return new Promise((resolve) => {
     let req;
     try {
-      req = httpRequest({ host: '127.0.0.1', port, method: init.method, path: init.path, headers: init.headers, agent: false }, (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c) => (body += c));
-        res.on('end', () => resolve({ status: res.statusCode!, body, type: String(res.headers['content-type'] ?? '') }));
-        res.on('close', () => resolve(undefined)); // after 'end', a no-op
-      });
+      req = httpRequest(
+        { host: '127.0.0.1', port, method: init.method, path: init.path, headers: init.headers, agent: false },
+        (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (c) => (body += c));
+          res.on('end', () =>
+            resolve({ status: res.statusCode!, body, type: String(res.headers['content-type'] ?? '') }),
+          );
+          res.on('close', () => resolve(undefined)); // after 'end', a no-op
+        },
+      );
     } catch {
       return resolve(undefined);
     }
@@ -105,18 +116,91 @@ async function alive(port: number): Promise<boolean> {
   return (await send(port, { method: 'GET', path: '/', headers: {} })) !== undefined;
 }
 
-const hostileChars = fc.constantFrom('/', '.', '..', '%', '%2f', '%2e', '%00', '%25', ';', '\\', ':', '@', '?', '#', '//', 'é', '\u2028', '*', '~', '&', '=', '+', ' ', 'a', 'Z', '0');
+const hostileChars = fc.constantFrom(
+  '/',
+  '.',
+  '..',
+  '%',
+  '%2f',
+  '%2e',
+  '%00',
+  '%25',
+  ';',
+  '\\',
+  ':',
+  '@',
+  '?',
+  '#',
+  '//',
+  'é',
+  '\u2028',
+  '*',
+  '~',
+  '&',
+  '=',
+  '+',
+  ' ',
+  'a',
+  'Z',
+  '0',
+);
 const hostilePath = fc.array(hostileChars, { maxLength: 12 }).map((parts) => parts.join(''));
-const headerName = fc.constantFrom('host', 'origin', 'content-type', 'content-length', 'cookie', 'x-forwarded-for', 'connection', 'idempotency-key', 'transfer-encoding', 'referer', 'x-real-ip', 'accept-encoding', 'te', 'upgrade');
-const headerValue = fc.oneof(fc.string({ maxLength: 40 }), fc.constantFrom(SHOP, 'application/json', 'a b', '[::1]', 'close, cookie', '0', '-1', '99999999999', '1.2.3.4.5', 'gzip', 'chunked', 'k'.repeat(300)));
+const headerName = fc.constantFrom(
+  'host',
+  'origin',
+  'content-type',
+  'content-length',
+  'cookie',
+  'x-forwarded-for',
+  'connection',
+  'idempotency-key',
+  'transfer-encoding',
+  'referer',
+  'x-real-ip',
+  'accept-encoding',
+  'te',
+  'upgrade',
+);
+const headerValue = fc.oneof(
+  fc.string({ maxLength: 40 }),
+  fc.constantFrom(
+    SHOP,
+    'application/json',
+    'a b',
+    '[::1]',
+    'close, cookie',
+    '0',
+    '-1',
+    '99999999999',
+    '1.2.3.4.5',
+    'gzip',
+    'chunked',
+    'k'.repeat(300),
+  ),
+);
 // Framing headers (Content-Length, Transfer-Encoding) only in the raw-bytes case: through node:http a wrong one just stalls the exchange.
-const headers = fc.dictionary(headerName.filter((name) => name !== 'content-length' && name !== 'transfer-encoding'), headerValue, { maxKeys: 6 });
+const headers = fc.dictionary(
+  headerName.filter((name) => name !== 'content-length' && name !== 'transfer-encoding'),
+  headerValue,
+  { maxKeys: 6 },
+);
 const method = fc.constantFrom('GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH', 'TRACE');
 const json = fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v));
-const body = fc.oneof(json, fc.string({ maxLength: 200 }), fc.constantFrom('', '{', 'null', '{"blackbox":null}', '{"outcome":{"outcome":"complete","scripts":[],"durationMs":1}}'));
+const body = fc.oneof(
+  json,
+  fc.string({ maxLength: 200 }),
+  fc.constantFrom(
+    '',
+    '{',
+    'null',
+    '{"blackbox":null}',
+    '{"outcome":{"outcome":"complete","scripts":[],"durationMs":1}}',
+  ),
+);
 
 /** Node's own answer to a request its parser refused (before any handler): a bare 400. */
-const parserRefusal = (answer: { status: number; body: string; type: string }) => answer.status === 400 && answer.body === '' && answer.type === '';
+const parserRefusal = (answer: { status: number; body: string; type: string }) =>
+  answer.status === 400 && answer.body === '' && answer.type === '';
 
 /** An error answer of the kit: JSON `{ error: { code } }` with a status of 4xx or 5xx. */
 function typedRefusal(answer: { status: number; body: string; type: string }): boolean {
@@ -135,113 +219,220 @@ describe('hostile requests', () => {
     closers.push(() => emulator.close());
   });
 
-  it('the proxy: a typed refusal or the collector\'s answer; nothing reaches another host, nothing leaves the base path', { timeout: CASE_TIMEOUT }, async () => {
-    const collectorPaths: string[] = [];
-    const collectorPort = await listen(
-      createServer((req, res) => {
-        collectorPaths.push(req.url ?? '');
-        res.writeHead(200, { 'content-type': 'text/javascript' }).end('void 0;');
-      }),
-    );
-    let elsewhere = 0;
-    const otherPort = await listen(createServer((_, res) => (elsewhere++, res.end())));
-    const port = await serve(createFirstPartyProxy({ collectorUrl: `http://127.0.0.1:${collectorPort}/base/`, methods: ['GET', 'HEAD', 'POST'] }));
-    await fc.assert(
-      fc.asyncProperty(method, hostilePath, headers, body, async (m, path, h, b) => {
-        const target = `/iojs/${path}`.replace(/[#\s]/g, (c) => encodeURIComponent(c));
-        // A Host naming the other server must not send anything there.
-        const answer = await send(port, { method: m, path: target, headers: { ...h, ...(h.host === 'a' ? { host: `127.0.0.1:${otherPort}` } : {}) }, ...(m === 'GET' || m === 'HEAD' ? {} : { body: b }) });
-        if (!answer) return;
-        // A HEAD answer has no body to read its code from.
-        const ok = answer.status === 200 || typedRefusal(answer) || parserRefusal(answer) || (m === 'HEAD' && answer.status >= 400);
-        expect(ok, `${m} ${target} -> ${answer.status} ${answer.body.slice(0, 80)}`).toBe(true);
-      }),
-      { numRuns: RUNS, timeout: RUN_TIMEOUT },
-    );
-    expect(elsewhere).toBe(0);
-    for (const path of collectorPaths) {
-      expect(path.startsWith('/base/')).toBe(true);
-      expect(decodeURIComponent(decodeURIComponent(path.split('?')[0]!)).split('/')).not.toContain('..');
-    }
-    expect(await alive(port)).toBe(true);
-  });
+  it(
+    "the proxy: a typed refusal or the collector's answer; nothing reaches another host, nothing leaves the base path",
+    { timeout: CASE_TIMEOUT },
+    async () => {
+      const collectorPaths: string[] = [];
+      const collectorPort = await listen(
+        createServer((req, res) => {
+          collectorPaths.push(req.url ?? '');
+          res.writeHead(200, { 'content-type': 'text/javascript' }).end('void 0;');
+        }),
+      );
+      let elsewhere = 0;
+      const otherPort = await listen(createServer((_, res) => (elsewhere++, res.end())));
+      const port = await serve(
+        createFirstPartyProxy({
+          collectorUrl: `http://127.0.0.1:${collectorPort}/base/`,
+          methods: ['GET', 'HEAD', 'POST'],
+        }),
+      );
+      await fc.assert(
+        fc.asyncProperty(method, hostilePath, headers, body, async (m, path, h, b) => {
+          const target = `/iojs/${path}`.replace(/[#\s]/g, (c) => encodeURIComponent(c));
+          // A Host naming the other server must not send anything there.
+          const answer = await send(port, {
+            method: m,
+            path: target,
+            headers: { ...h, ...(h.host === 'a' ? { host: `127.0.0.1:${otherPort}` } : {}) },
+            ...(m === 'GET' || m === 'HEAD' ? {} : { body: b }),
+          });
+          if (!answer) return;
+          // A HEAD answer has no body to read its code from.
+          const ok =
+            answer.status === 200 ||
+            typedRefusal(answer) ||
+            parserRefusal(answer) ||
+            (m === 'HEAD' && answer.status >= 400);
+          expect(ok, `${m} ${target} -> ${answer.status} ${answer.body.slice(0, 80)}`).toBe(true);
+        }),
+        { numRuns: RUNS, timeout: RUN_TIMEOUT },
+      );
+      expect(elsewhere).toBe(0);
+      for (const path of collectorPaths) {
+        expect(path.startsWith('/base/')).toBe(true);
+        expect(decodeURIComponent(decodeURIComponent(path.split('?')[0]!)).split('/')).not.toContain('..');
+      }
+      expect(await alive(port)).toBe(true);
+    },
+  );
 
-  it('the endpoint: a typed refusal or 200/202; requests refused before the customer write nothing to the store', { timeout: CASE_TIMEOUT }, async () => {
-    const heapGrowth = heapFrom();
-    const memory = createMemoryStore();
-    let writes = 0;
-    const store: Store = { ...memory, set: (...a) => (writes++, memory.set(...a)), setIfAbsent: (...a) => (writes++, memory.setIfAbsent(...a)), compareAndSet: (...a) => (writes++, memory.compareAndSet(...a)) };
-    const tokenSource = createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA });
-    const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, retrievalBaseUrl: emulator.retrievalUrl, userAgent: UA, maxAttempts: 1 });
-    let resolved = 0;
-    const port = await serve(
-      createDeviceRiskHandler({
-        client,
-        store,
-        allowedOrigins: [SHOP],
-        workflowKey: 10020,
-        // Nobody is signed in: every request is refused here, after the body was read.
-        resolveCustomer: () => (resolved++, new Response('{"error":{"code":"signed_out"}}', { status: 401, headers: { 'content-type': 'application/json' } })),
-      }),
-    );
-    await fc.assert(
-      fc.asyncProperty(method, headers, body, async (m, h, b) => {
-        const answer = await send(port, { method: m, path: '/device-risk', headers: h, ...(m === 'GET' || m === 'HEAD' ? {} : { body: b }) });
-        if (!answer) return;
-        if (m === 'HEAD') {
-          expect([400, 405]).toContain(answer.status); // a bad Host first, else the method
-          return;
-        }
-        expect(answer.status === 202 || typedRefusal(answer) || parserRefusal(answer), `${m} ${JSON.stringify(h)} ${b} -> ${answer.status} ${answer.body}`).toBe(true);
-      }),
-      { numRuns: RUNS, timeout: RUN_TIMEOUT },
-    );
-    expect(writes).toBe(0);
-    expect(emulator.inspect.requests('accountCreate')).toBe(0);
-    expect(heapGrowth()).toBeLessThan(64 * 1024 * 1024); // memory stays bounded: nothing kept per request
-    expect(await alive(port)).toBe(true);
-  });
+  it(
+    'the endpoint: a typed refusal or 200/202; requests refused before the customer write nothing to the store',
+    { timeout: CASE_TIMEOUT },
+    async () => {
+      const heapGrowth = heapFrom();
+      const memory = createMemoryStore();
+      let writes = 0;
+      const store: Store = {
+        ...memory,
+        set: (...a) => (writes++, memory.set(...a)),
+        setIfAbsent: (...a) => (writes++, memory.setIfAbsent(...a)),
+        compareAndSet: (...a) => (writes++, memory.compareAndSet(...a)),
+      };
+      const tokenSource = createTokenSource({
+        clientId: emulator.clientId,
+        clientSecret: emulator.clientSecret,
+        tokenUrl: emulator.tokenUrl,
+        userAgent: UA,
+      });
+      const client = createDeviceRiskClient({
+        tokenSource,
+        baseUrl: emulator.baseUrl,
+        retrievalBaseUrl: emulator.retrievalUrl,
+        userAgent: UA,
+        maxAttempts: 1,
+      });
+      let resolved = 0;
+      const port = await serve(
+        createDeviceRiskHandler({
+          client,
+          store,
+          allowedOrigins: [SHOP],
+          workflowKey: 10020,
+          // Nobody is signed in: every request is refused here, after the body was read.
+          resolveCustomer: () => (
+            resolved++,
+            new Response('{"error":{"code":"signed_out"}}', {
+              status: 401,
+              headers: { 'content-type': 'application/json' },
+            })
+          ),
+        }),
+      );
+      await fc.assert(
+        fc.asyncProperty(method, headers, body, async (m, h, b) => {
+          const answer = await send(port, {
+            method: m,
+            path: '/device-risk',
+            headers: h,
+            ...(m === 'GET' || m === 'HEAD' ? {} : { body: b }),
+          });
+          if (!answer) return;
+          if (m === 'HEAD') {
+            expect([400, 405]).toContain(answer.status); // a bad Host first, else the method
+            return;
+          }
+          expect(
+            answer.status === 202 || typedRefusal(answer) || parserRefusal(answer),
+            `${m} ${JSON.stringify(h)} ${b} -> ${answer.status} ${answer.body}`,
+          ).toBe(true);
+        }),
+        { numRuns: RUNS, timeout: RUN_TIMEOUT },
+      );
+      expect(writes).toBe(0);
+      expect(emulator.inspect.requests('accountCreate')).toBe(0);
+      expect(heapGrowth()).toBeLessThan(64 * 1024 * 1024); // memory stays bounded: nothing kept per request
+      expect(await alive(port)).toBe(true);
+    },
+  );
 
-  it('the callback receiver: a typed refusal or 200; never a call for a malformed body', { timeout: CASE_TIMEOUT }, async () => {
-    let results = 0;
-    const tokenSource = createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA });
-    const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, retrievalBaseUrl: emulator.retrievalUrl, userAgent: UA, maxAttempts: 1 });
-    const handler = createCallbackHandler({ client, allowedSources: ['127.0.0.1'], onResult: () => void results++ });
-    closers.push(async () => handler.close());
-    const port = await serve(handler);
-    await fc.assert(
-      fc.asyncProperty(method, headers, body, async (m, h, b) => {
-        const answer = await send(port, { method: m, path: '/callback', headers: h, ...(m === 'GET' || m === 'HEAD' ? {} : { body: b }) });
-        if (!answer) return;
-        if (m === 'HEAD') {
-          expect([400, 405]).toContain(answer.status); // a bad Host first, else the method
-          return;
-        }
-        expect(answer.status === 200 || typedRefusal(answer) || parserRefusal(answer), `${m} ${b} -> ${answer.status} ${answer.body}`).toBe(true);
-      }),
-      { numRuns: RUNS, timeout: RUN_TIMEOUT },
-    );
-    await handler.idle();
-    expect(results).toBe(0); // no generated body names a real execution on the retrieval host
-    expect(await alive(port)).toBe(true);
-  });
+  it(
+    'the callback receiver: a typed refusal or 200; never a call for a malformed body',
+    { timeout: CASE_TIMEOUT },
+    async () => {
+      let results = 0;
+      const tokenSource = createTokenSource({
+        clientId: emulator.clientId,
+        clientSecret: emulator.clientSecret,
+        tokenUrl: emulator.tokenUrl,
+        userAgent: UA,
+      });
+      const client = createDeviceRiskClient({
+        tokenSource,
+        baseUrl: emulator.baseUrl,
+        retrievalBaseUrl: emulator.retrievalUrl,
+        userAgent: UA,
+        maxAttempts: 1,
+      });
+      const handler = createCallbackHandler({ client, allowedSources: ['127.0.0.1'], onResult: () => void results++ });
+      closers.push(async () => handler.close());
+      const port = await serve(handler);
+      await fc.assert(
+        fc.asyncProperty(method, headers, body, async (m, h, b) => {
+          const answer = await send(port, {
+            method: m,
+            path: '/callback',
+            headers: h,
+            ...(m === 'GET' || m === 'HEAD' ? {} : { body: b }),
+          });
+          if (!answer) return;
+          if (m === 'HEAD') {
+            expect([400, 405]).toContain(answer.status); // a bad Host first, else the method
+            return;
+          }
+          expect(
+            answer.status === 200 || typedRefusal(answer) || parserRefusal(answer),
+            `${m} ${b} -> ${answer.status} ${answer.body}`,
+          ).toBe(true);
+        }),
+        { numRuns: RUNS, timeout: RUN_TIMEOUT },
+      );
+      await handler.idle();
+      expect(results).toBe(0); // no generated body names a real execution on the retrieval host
+      expect(await alive(port)).toBe(true);
+    },
+  );
 
-  it('the Node adapter and the emulator: raw bytes, whatever they hold, never end the process', { timeout: CASE_TIMEOUT }, async () => {
-    const adapterPort = await serve(async (request) => new Response(`${request.method} ${new URL(request.url).pathname} ${(await request.text()).length}`));
-    const emulatorPorts = [emulator.baseUrl, emulator.tokenUrl, emulator.retrievalUrl, emulator.collectorUrl, emulator.loaderUrl].map((url) => Number(new URL(url).port));
-    const line = fc.tuple(fc.oneof(method, fc.string({ maxLength: 8 })), fc.oneof(hostilePath.map((p) => '/' + p), fc.string({ maxLength: 30 })), fc.constantFrom('HTTP/1.1', 'HTTP/1.0', 'HTTP/2', 'HTTP/9.9', ''));
-    const rawHeaders = fc.array(fc.tuple(fc.oneof(headerName, fc.string({ maxLength: 10 })), fc.oneof(headerValue, fc.string({ maxLength: 20 }))), { maxLength: 6 });
-    await fc.assert(
-      fc.asyncProperty(line, rawHeaders, fc.string({ maxLength: 100 }), fc.constantFrom(adapterPort, ...emulatorPorts), async ([m, path, version], h, b, port) => {
-        const text = `${m} ${path} ${version}\r\n${h.map(([n, v]) => `${n}: ${v}`).join('\r\n')}\r\nconnection: close\r\n\r\n${b}`;
-        const answer = await sendRaw(port, text, 1000);
-        // Answered with HTTP, or closed by the parser: never a crash.
-        if (answer) expect(answer.startsWith('HTTP/1.1 ')).toBe(true);
-      }),
-      { numRuns: RUNS, timeout: RUN_TIMEOUT },
-    );
-    for (const port of [adapterPort, ...emulatorPorts]) expect(await alive(port)).toBe(true);
-  });
+  it(
+    'the Node adapter and the emulator: raw bytes, whatever they hold, never end the process',
+    { timeout: CASE_TIMEOUT },
+    async () => {
+      const adapterPort = await serve(
+        async (request) =>
+          new Response(`${request.method} ${new URL(request.url).pathname} ${(await request.text()).length}`),
+      );
+      const emulatorPorts = [
+        emulator.baseUrl,
+        emulator.tokenUrl,
+        emulator.retrievalUrl,
+        emulator.collectorUrl,
+        emulator.loaderUrl,
+      ].map((url) => Number(new URL(url).port));
+      const line = fc.tuple(
+        fc.oneof(method, fc.string({ maxLength: 8 })),
+        fc.oneof(
+          hostilePath.map((p) => '/' + p),
+          fc.string({ maxLength: 30 }),
+        ),
+        fc.constantFrom('HTTP/1.1', 'HTTP/1.0', 'HTTP/2', 'HTTP/9.9', ''),
+      );
+      const rawHeaders = fc.array(
+        fc.tuple(
+          fc.oneof(headerName, fc.string({ maxLength: 10 })),
+          fc.oneof(headerValue, fc.string({ maxLength: 20 })),
+        ),
+        { maxLength: 6 },
+      );
+      await fc.assert(
+        fc.asyncProperty(
+          line,
+          rawHeaders,
+          fc.string({ maxLength: 100 }),
+          fc.constantFrom(adapterPort, ...emulatorPorts),
+          async ([m, path, version], h, b, port) => {
+            const text = `${m} ${path} ${version}\r\n${h.map(([n, v]) => `${n}: ${v}`).join('\r\n')}\r\nconnection: close\r\n\r\n${b}`;
+            const answer = await sendRaw(port, text, 1000);
+            // Answered with HTTP, or closed by the parser: never a crash.
+            if (answer) expect(answer.startsWith('HTTP/1.1 ')).toBe(true);
+          },
+        ),
+        { numRuns: RUNS, timeout: RUN_TIMEOUT },
+      );
+      for (const port of [adapterPort, ...emulatorPorts]) expect(await alive(port)).toBe(true);
+    },
+  );
 });
 
 describe('hostile answers', () => {
@@ -262,57 +453,133 @@ describe('hostile answers', () => {
 
   const statusLine = fc.oneof(
     fc.integer({ min: 0, max: 1200 }).map((code) => `HTTP/1.1 ${code} X`),
-    fc.constantFrom('HTTP/1.1 200 O\x01K', 'HTTP/1.1 200', 'HTTP/1.0 204 No', 'HTTP/1.1 101 Switching', 'HTTP/1.1 999 X', 'HTTP/2 200 OK', 'garbage', ''),
-    fc.tuple(fc.integer({ min: 100, max: 999 }), fc.string({ maxLength: 20 })).map(([code, reason]) => `HTTP/1.1 ${code} ${reason}`),
+    fc.constantFrom(
+      'HTTP/1.1 200 O\x01K',
+      'HTTP/1.1 200',
+      'HTTP/1.0 204 No',
+      'HTTP/1.1 101 Switching',
+      'HTTP/1.1 999 X',
+      'HTTP/2 200 OK',
+      'garbage',
+      '',
+    ),
+    fc
+      .tuple(fc.integer({ min: 100, max: 999 }), fc.string({ maxLength: 20 }))
+      .map(([code, reason]) => `HTTP/1.1 ${code} ${reason}`),
   );
   const answerHeaders = fc.array(
     fc.tuple(
-      fc.constantFrom('Content-Type', 'Content-Length', 'Transfer-Encoding', 'Content-Encoding', 'Set-Cookie', 'Cache-Control', 'Connection', 'Location', 'Retry-After', 'X-Odd'),
-      fc.oneof(fc.string({ maxLength: 30 }), fc.constantFrom('gzip', 'br', 'chunked', '5', '-1', '99999', 'text/javascript', 'application/json', 'a=b; Path=/../..', '1e9', 'Mon, 01 Jan 3000 00:00:00 GMT')),
+      fc.constantFrom(
+        'Content-Type',
+        'Content-Length',
+        'Transfer-Encoding',
+        'Content-Encoding',
+        'Set-Cookie',
+        'Cache-Control',
+        'Connection',
+        'Location',
+        'Retry-After',
+        'X-Odd',
+      ),
+      fc.oneof(
+        fc.string({ maxLength: 30 }),
+        fc.constantFrom(
+          'gzip',
+          'br',
+          'chunked',
+          '5',
+          '-1',
+          '99999',
+          'text/javascript',
+          'application/json',
+          'a=b; Path=/../..',
+          '1e9',
+          'Mon, 01 Jan 3000 00:00:00 GMT',
+        ),
+      ),
     ),
     { maxLength: 6 },
   );
-  const answer = fc.record({ status: statusLine, headers: answerHeaders, body: fc.oneof(fc.string({ maxLength: 200 }), json), split: fc.boolean() });
+  const answer = fc.record({
+    status: statusLine,
+    headers: answerHeaders,
+    body: fc.oneof(fc.string({ maxLength: 200 }), json),
+    split: fc.boolean(),
+  });
   const toRaw = (a: { status: string; headers: Array<[string, string]>; body: string; split: boolean }) => ({
     head: `${a.status}\r\n${a.headers.map(([n, v]) => `${n}: ${v}`).join('\r\n')}\r\n\r\n`,
     body: a.body,
     split: a.split,
   });
 
-  it('the proxy: whatever the collector answers, the browser gets an answer or a closed connection, never a crash', { timeout: CASE_TIMEOUT }, async () => {
-    let current = toRaw({ status: 'HTTP/1.1 200 OK', headers: [], body: '', split: false });
-    const collectorPort = await rawServer(() => current);
-    const port = await serve(createFirstPartyProxy({ collectorUrl: `http://127.0.0.1:${collectorPort}/`, timeoutMs: 2000 }));
-    await fc.assert(
-      fc.asyncProperty(answer, async (a) => {
-        current = toRaw(a);
-        const got = await send(port, { method: 'GET', path: '/iojs/general5/static_wdp.js', headers: {} });
-        // The collector's own answer passed on, the proxy's typed refusal, or a connection closed.
-        const sent = Number(/^HTTP\/1\.[01] (\d{3})\b/.exec(a.status)?.[1]);
-        if (got) expect(got.status === sent || typedRefusal(got), `${JSON.stringify(a)} -> ${got.status} ${got.body}`).toBe(true);
-      }),
-      { numRuns: RUNS, timeout: RUN_TIMEOUT },
-    );
-    expect(await alive(port)).toBe(true);
-  });
+  it(
+    'the proxy: whatever the collector answers, the browser gets an answer or a closed connection, never a crash',
+    { timeout: CASE_TIMEOUT },
+    async () => {
+      let current = toRaw({ status: 'HTTP/1.1 200 OK', headers: [], body: '', split: false });
+      const collectorPort = await rawServer(() => current);
+      const port = await serve(
+        createFirstPartyProxy({ collectorUrl: `http://127.0.0.1:${collectorPort}/`, timeoutMs: 2000 }),
+      );
+      await fc.assert(
+        fc.asyncProperty(answer, async (a) => {
+          current = toRaw(a);
+          const got = await send(port, { method: 'GET', path: '/iojs/general5/static_wdp.js', headers: {} });
+          // The collector's own answer passed on, the proxy's typed refusal, or a connection closed.
+          const sent = Number(/^HTTP\/1\.[01] (\d{3})\b/.exec(a.status)?.[1]);
+          if (got)
+            expect(got.status === sent || typedRefusal(got), `${JSON.stringify(a)} -> ${got.status} ${got.body}`).toBe(
+              true,
+            );
+        }),
+        { numRuns: RUNS, timeout: RUN_TIMEOUT },
+      );
+      expect(await alive(port)).toBe(true);
+    },
+  );
 
-  it('the API client: whatever the service answers, a typed DeviceRiskError or a transaction, never a crash', { timeout: CASE_TIMEOUT }, async () => {
-    let current = toRaw({ status: 'HTTP/1.1 200 OK', headers: [], body: '', split: false });
-    const apiPort = await rawServer(() => current);
-    const tokenPort = await rawServer(() => ({ head: 'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n', body: '{"access_token":"at","token_type":"Bearer","expires_in":3600}', split: false }));
-    const tokenSource = createTokenSource({ clientId: 'id', clientSecret: 'secret', tokenUrl: `http://127.0.0.1:${tokenPort}/oauth2/token`, userAgent: UA, store: createMemoryStore() });
-    const client = createDeviceRiskClient({ tokenSource, baseUrl: `http://127.0.0.1:${apiPort}`, retrievalBaseUrl: `http://127.0.0.1:${apiPort}`, userAgent: UA, maxAttempts: 1, timeoutMs: 2000, accountTimeoutMs: 2000 });
-    await fc.assert(
-      fc.asyncProperty(answer, async (a) => {
-        current = toRaw(a);
-        try {
-          const tx = await client.createAccount({ customerInternalReference: 'order-1', workflowDefinition: { key: 10020 } });
-          expect(tx.workflowExecutionId).toEqual(expect.any(String));
-        } catch (error) {
-          expect(isDeviceRiskError(error), String(error)).toBe(true);
-        }
-      }),
-      { numRuns: RUNS, timeout: RUN_TIMEOUT },
-    );
-  });
+  it(
+    'the API client: whatever the service answers, a typed DeviceRiskError or a transaction, never a crash',
+    { timeout: CASE_TIMEOUT },
+    async () => {
+      let current = toRaw({ status: 'HTTP/1.1 200 OK', headers: [], body: '', split: false });
+      const apiPort = await rawServer(() => current);
+      const tokenPort = await rawServer(() => ({
+        head: 'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n',
+        body: '{"access_token":"at","token_type":"Bearer","expires_in":3600}',
+        split: false,
+      }));
+      const tokenSource = createTokenSource({
+        clientId: 'id',
+        clientSecret: 'secret',
+        tokenUrl: `http://127.0.0.1:${tokenPort}/oauth2/token`,
+        userAgent: UA,
+        store: createMemoryStore(),
+      });
+      const client = createDeviceRiskClient({
+        tokenSource,
+        baseUrl: `http://127.0.0.1:${apiPort}`,
+        retrievalBaseUrl: `http://127.0.0.1:${apiPort}`,
+        userAgent: UA,
+        maxAttempts: 1,
+        timeoutMs: 2000,
+        accountTimeoutMs: 2000,
+      });
+      await fc.assert(
+        fc.asyncProperty(answer, async (a) => {
+          current = toRaw(a);
+          try {
+            const tx = await client.createAccount({
+              customerInternalReference: 'order-1',
+              workflowDefinition: { key: 10020 },
+            });
+            expect(tx.workflowExecutionId).toEqual(expect.any(String));
+          } catch (error) {
+            expect(isDeviceRiskError(error), String(error)).toBe(true);
+          }
+        }),
+        { numRuns: RUNS, timeout: RUN_TIMEOUT },
+      );
+    },
+  );
 });

@@ -17,7 +17,10 @@ beforeAll(() => {
   ({ dir } = installPackedTarball('bbc-bundlers-'));
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'shop', private: true, type: 'module' }));
   entry = join(dir, 'checkout.js');
-  writeFileSync(entry, "import { captureBlackbox } from 'blackbox-capture';\nwindow.capture = () => captureBlackbox({ loaderUrl: '/iojs/loader.js' });\n");
+  writeFileSync(
+    entry,
+    "import { captureBlackbox } from 'blackbox-capture';\nwindow.capture = () => captureBlackbox({ loaderUrl: '/iojs/loader.js' });\n",
+  );
 });
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -35,10 +38,17 @@ function buildIn(code: string): 'development' | 'production' {
  */
 function viteBundle(mode: 'production' | 'development'): string {
   const outDir = join(dir, `vite-${mode}`);
-  writeFileSync(join(dir, 'vite.config.mjs'), `export default { logLevel: 'silent', build: { outDir: ${JSON.stringify(outDir)}, minify: false, rollupOptions: { input: ${JSON.stringify(entry)} } } };`);
+  writeFileSync(
+    join(dir, 'vite.config.mjs'),
+    `export default { logLevel: 'silent', build: { outDir: ${JSON.stringify(outDir)}, minify: false, rollupOptions: { input: ${JSON.stringify(entry)} } } };`,
+  );
   const { NODE_ENV: _, ...rest } = process.env;
   const env = mode === 'development' ? { ...rest, NODE_ENV: 'development' } : rest;
-  const result = spawnSync(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--mode', mode], { cwd: dir, env, encoding: 'utf8' });
+  const result = spawnSync(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--mode', mode], {
+    cwd: dir,
+    env,
+    encoding: 'utf8',
+  });
   expect(result.stderr).toBe('');
   const files = readdirSync(join(outDir, 'assets')).filter((f) => f.endsWith('.js'));
   return files.map((f) => readFileSync(join(outDir, 'assets', f), 'utf8')).join('\n');
@@ -48,11 +58,23 @@ async function webpackBundle(mode: 'production' | 'development'): Promise<string
   const { default: webpack } = await import('webpack');
   const outDir = join(dir, `webpack-${mode}`);
   await new Promise<void>((resolve, reject) =>
-    webpack({ mode, context: dir, entry, devtool: false, output: { path: outDir, filename: 'main.js' }, optimization: { minimize: false } }, (error, stats) =>
-      error || stats?.hasErrors() ? reject(error ?? new Error(stats!.toString('errors-only'))) : resolve(),
+    webpack(
+      {
+        mode,
+        context: dir,
+        entry,
+        devtool: false,
+        output: { path: outDir, filename: 'main.js' },
+        optimization: { minimize: false },
+      },
+      (error, stats) =>
+        error || stats?.hasErrors() ? reject(error ?? new Error(stats!.toString('errors-only'))) : resolve(),
     ),
   );
-  return readdirSync(outDir).filter((f) => f.endsWith('.js')).map((f) => readFileSync(join(outDir, f), 'utf8')).join('\n');
+  return readdirSync(outDir)
+    .filter((f) => f.endsWith('.js'))
+    .map((f) => readFileSync(join(outDir, f), 'utf8'))
+    .join('\n');
 }
 
 /**
@@ -97,7 +119,10 @@ async function parcelBundle(project: string, file: string, mode: 'production' | 
     defaultTargetOptions: { distDir, shouldOptimize: false },
   });
   const { bundleGraph } = await parcel.run();
-  return bundleGraph.getBundles().map((b) => readFileSync(b.filePath, 'utf8')).join('\n');
+  return bundleGraph
+    .getBundles()
+    .map((b) => readFileSync(b.filePath, 'utf8'))
+    .join('\n');
 }
 
 /**
@@ -107,13 +132,29 @@ async function parcelBundle(project: string, file: string, mode: 'production' | 
  */
 function parcelProject(project: string, extra: object = {}): void {
   mkdirSync(project, { recursive: true });
-  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'shop', private: true, type: 'module', ...extra }));
-  writeFileSync(join(project, 'package-lock.json'), JSON.stringify({ name: 'shop', lockfileVersion: 3, requires: true, packages: {} }));
+  writeFileSync(
+    join(project, 'package.json'),
+    JSON.stringify({ name: 'shop', private: true, type: 'module', ...extra }),
+  );
+  writeFileSync(
+    join(project, 'package-lock.json'),
+    JSON.stringify({ name: 'shop', lockfileVersion: 3, requires: true, packages: {} }),
+  );
   writeFileSync(join(project, 'checkout.js'), readFileSync(entry, 'utf8'));
 }
 
 async function esbuildBundle(conditions: string[]): Promise<string> {
-  const result = await esbuild({ entryPoints: [entry], absWorkingDir: dir, bundle: true, format: 'esm', splitting: true, outdir: join(dir, 'esbuild-out'), write: false, conditions, logLevel: 'silent' });
+  const result = await esbuild({
+    entryPoints: [entry],
+    absWorkingDir: dir,
+    bundle: true,
+    format: 'esm',
+    splitting: true,
+    outdir: join(dir, 'esbuild-out'),
+    write: false,
+    conditions,
+    logLevel: 'silent',
+  });
   return result.outputFiles.map((f) => f.text).join('\n');
 }
 
@@ -159,7 +200,16 @@ describe('the packed tarball in bundlers', () => {
 
   it('Node: production by default, development with --conditions=development', () => {
     const which = (args: string[]) =>
-      spawnSync(process.execPath, [...args, '--input-type=module', '-e', "const m = await import.meta.resolve('blackbox-capture'); console.log(m.split('/').pop())"], { cwd: dir, encoding: 'utf8' }).stdout.trim();
+      spawnSync(
+        process.execPath,
+        [
+          ...args,
+          '--input-type=module',
+          '-e',
+          "const m = await import.meta.resolve('blackbox-capture'); console.log(m.split('/').pop())",
+        ],
+        { cwd: dir, encoding: 'utf8' },
+      ).stdout.trim();
     expect(which([])).toBe('index.js');
     expect(which(['--conditions=development'])).toBe('index.development.js');
   });

@@ -41,7 +41,19 @@ function project(name: string, type: 'commonjs' | 'module', compilerOptions: Rec
   writeFileSync(join(folder, 'use.ts'), USE);
   writeFileSync(
     join(folder, 'tsconfig.json'),
-    JSON.stringify({ compilerOptions: { strict: true, noEmit: true, skipLibCheck: false, target: 'ES2022', lib: ['ES2022', 'DOM'], types: ['node'], typeRoots: [join(dir, 'node_modules/@types')], ...compilerOptions }, files: ['use.ts'] }),
+    JSON.stringify({
+      compilerOptions: {
+        strict: true,
+        noEmit: true,
+        skipLibCheck: false,
+        target: 'ES2022',
+        lib: ['ES2022', 'DOM'],
+        types: ['node'],
+        typeRoots: [join(dir, 'node_modules/@types')],
+        ...compilerOptions,
+      },
+      files: ['use.ts'],
+    }),
   );
   return folder;
 }
@@ -59,12 +71,38 @@ describe('the packed tarball', () => {
   });
 
   it('loads with require() and with import, every entry, with the same exports', () => {
-    const entries = ['blackbox-capture', 'blackbox-capture/server', 'blackbox-capture/emulator', 'blackbox-capture/server/redis', 'blackbox-capture/diagnose', 'blackbox-capture/tcf', 'blackbox-capture/element', 'blackbox-capture/react'];
-    const required = spawnSync(process.execPath, ['-e', `console.log(JSON.stringify(${JSON.stringify([...entries, 'blackbox-capture/umd'])}.map((e) => Object.keys(require(e)).sort())))`], { cwd: dir, encoding: 'utf8' });
+    const entries = [
+      'blackbox-capture',
+      'blackbox-capture/server',
+      'blackbox-capture/emulator',
+      'blackbox-capture/server/redis',
+      'blackbox-capture/diagnose',
+      'blackbox-capture/tcf',
+      'blackbox-capture/element',
+      'blackbox-capture/react',
+    ];
+    const required = spawnSync(
+      process.execPath,
+      [
+        '-e',
+        `console.log(JSON.stringify(${JSON.stringify([...entries, 'blackbox-capture/umd'])}.map((e) => Object.keys(require(e)).sort())))`,
+      ],
+      { cwd: dir, encoding: 'utf8' },
+    );
     expect(required.stderr).toBe('');
-    const imported = spawnSync(process.execPath, ['--input-type=module', '-e', `console.log(JSON.stringify(await Promise.all(${JSON.stringify(entries)}.map(async (e) => Object.keys(await import(e)).sort()))))`], { cwd: dir, encoding: 'utf8' });
+    const imported = spawnSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `console.log(JSON.stringify(await Promise.all(${JSON.stringify(entries)}.map(async (e) => Object.keys(await import(e)).sort()))))`,
+      ],
+      { cwd: dir, encoding: 'utf8' },
+    );
     expect(imported.stderr).toBe('');
-    const [browser, server, emulator, redis, diagnose, tcf, element, react, umd] = JSON.parse(required.stdout) as string[][];
+    const [browser, server, emulator, redis, diagnose, tcf, element, react, umd] = JSON.parse(
+      required.stdout,
+    ) as string[][];
     expect(JSON.parse(imported.stdout)).toEqual([browser, server, emulator, redis, diagnose, tcf, element, react]);
     expect(react).toEqual(['useBlackbox']);
     expect(element).toEqual(['defineBlackboxCapture']); // and importing it on Node (a server) threw nothing
@@ -86,7 +124,11 @@ describe('the packed tarball', () => {
       await new Promise((r) => setTimeout(r, 50));
       console.log(response.status);
     `;
-    const resolvable = spawnSync(process.execPath, ['-e', "try { require.resolve('@opentelemetry/api'); console.log('yes') } catch { console.log('no') }"], { cwd: dir, encoding: 'utf8' });
+    const resolvable = spawnSync(
+      process.execPath,
+      ['-e', "try { require.resolve('@opentelemetry/api'); console.log('yes') } catch { console.log('no') }"],
+      { cwd: dir, encoding: 'utf8' },
+    );
     expect(resolvable.stdout.trim()).toBe('no');
     const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: dir, encoding: 'utf8' });
     expect(result.stderr).toBe('');
@@ -97,10 +139,26 @@ describe('the packed tarball', () => {
     // node10 (TypeScript's moduleResolution "node") reads no exports map: it finds the subpaths
     // through their fallback folders (scripts/subpath-fallbacks.mjs). The nginx files are
     // configuration, not modules.
-    const result = spawnSync(process.execPath, [ATTW, tarball, '--exclude-entrypoints', './nginx/iojs-http.conf', './nginx/iojs-location.conf', '--format', 'json'], { encoding: 'utf8' });
+    const result = spawnSync(
+      process.execPath,
+      [
+        ATTW,
+        tarball,
+        '--exclude-entrypoints',
+        './nginx/iojs-http.conf',
+        './nginx/iojs-location.conf',
+        '--format',
+        'json',
+      ],
+      { encoding: 'utf8' },
+    );
     expect(result.status).toBe(0);
-    const { problems } = JSON.parse(result.stdout) as { problems: Record<string, Array<{ entrypoint: string; resolutionKind: string }>> };
-    const found = Object.entries(problems).flatMap(([kind, list]) => list.map((p) => `${kind} ${p.entrypoint} ${p.resolutionKind}`));
+    const { problems } = JSON.parse(result.stdout) as {
+      problems: Record<string, Array<{ entrypoint: string; resolutionKind: string }>>;
+    };
+    const found = Object.entries(problems).flatMap(([kind, list]) =>
+      list.map((p) => `${kind} ${p.entrypoint} ${p.resolutionKind}`),
+    );
     expect(found).toEqual([]);
   });
 
@@ -108,12 +166,17 @@ describe('the packed tarball', () => {
     const listed = execFileSync('tar', ['tzf', tarball], { encoding: 'utf8' }).split('\n');
     for (const { folder, manifest } of fallbacks()) {
       expect(listed).toContain(`package/${folder}/package.json`);
-      expect(JSON.parse(readFileSync(join(dir, 'node_modules/blackbox-capture', folder, 'package.json'), 'utf8'))).toEqual(manifest);
+      expect(
+        JSON.parse(readFileSync(join(dir, 'node_modules/blackbox-capture', folder, 'package.json'), 'utf8')),
+      ).toEqual(manifest);
       // Each field names a file the tarball has.
       for (const path of Object.values(manifest)) expect(listed).toContain(`package/${join(folder, path)}`);
     }
-    expect(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).files).toEqual(expect.arrayContaining(fallbackFolders()));
+    expect(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).files).toEqual(
+      expect.arrayContaining(fallbackFolders()),
+    );
     // Written by the build, never committed.
-    for (const folder of fallbackFolders()) expect(spawnSync('git', ['check-ignore', '-q', `${folder}/package.json`], { cwd: ROOT }).status).toBe(0);
+    for (const folder of fallbackFolders())
+      expect(spawnSync('git', ['check-ignore', '-q', `${folder}/package.json`], { cwd: ROOT }).status).toBe(0);
   });
 });

@@ -23,7 +23,9 @@ describe('every README snippet is run by a test', () => {
     expect(blocks.filter((b) => !b.name).map((b) => `${b.file}:${b.line}`)).toEqual([]);
     for (const { name } of blocks) {
       expect(RUN_BY[name], `no test runs snippet "${name}"`).toBeDefined();
-      expect(readFileSync(join(ROOT, RUN_BY[name]!), 'utf8'), `${RUN_BY[name]} does not run "${name}"`).toContain(`'${name}'`);
+      expect(readFileSync(join(ROOT, RUN_BY[name]!), 'utf8'), `${RUN_BY[name]} does not run "${name}"`).toContain(
+        `'${name}'`,
+      );
     }
     expect(new Set(blocks.map((b) => b.name)).size).toBe(blocks.length);
   });
@@ -54,7 +56,8 @@ describe('the documents link where they say', () => {
         const [path, hash] = target!.split('#') as [string, string | undefined];
         const resolved = path ? join(dirname(file), path) : file;
         if (!existsSync(join(ROOT, resolved))) broken.push(`${file}: ${target} (no such file)`);
-        else if (hash !== undefined && resolved.endsWith('.md') && !anchorsOf(resolved).has(hash)) broken.push(`${file}: ${target} (no such heading)`);
+        else if (hash !== undefined && resolved.endsWith('.md') && !anchorsOf(resolved).has(hash))
+          broken.push(`${file}: ${target} (no such heading)`);
       }
     }
     expect(broken).toEqual([]);
@@ -89,12 +92,18 @@ describe('README server snippets, as written, against the emulator', () => {
       if (!to) return realFetch(input, init);
       if (input instanceof Request) throw new Error('the kit calls fetch(url, init)');
       const headers = new Headers(init?.headers);
-      if (url.origin === 'https://first.iovation.com') collectorRequests.push({ url: url.pathname, forwardedFor: headers.get('x-forwarded-for') });
+      if (url.origin === 'https://first.iovation.com')
+        collectorRequests.push({ url: url.pathname, forwardedFor: headers.get('x-forwarded-for') });
       // The emulator writes the addresses of its answers for the host the client called.
       else headers.set('x-forwarded-host', url.host);
       return realFetch(new URL(url.pathname + url.search, to), { ...init, headers });
     }) as typeof fetch;
-    Object.assign(process.env, { CLIENT_ID: emulator.clientId, CLIENT_SECRET: emulator.clientSecret, WORKFLOW_KEY: '10011', PORT: '0' });
+    Object.assign(process.env, {
+      CLIENT_ID: emulator.clientId,
+      CLIENT_SECRET: emulator.clientSecret,
+      WORKFLOW_KEY: '10011',
+      PORT: '0',
+    });
     // The snippet's "yours": a session lookup.
     (globalThis as Record<string, unknown>).sessionUser = async (request: Request) =>
       /session=ok/.test(request.headers.get('cookie') ?? '') ? { orderId: 'order-1', id: 'user-1' } : null;
@@ -122,7 +131,12 @@ describe('README server snippets, as written, against the emulator', () => {
   const checkout = (origin: string) =>
     realFetch(`${origin}/device-risk`, {
       method: 'POST',
-      headers: { origin: 'https://shop.example', cookie: 'session=ok', 'content-type': 'application/json', 'idempotency-key': `readme-${Math.random()}` },
+      headers: {
+        origin: 'https://shop.example',
+        cookie: 'session=ok',
+        'content-type': 'application/json',
+        'idempotency-key': `readme-${Math.random()}`,
+      },
       body: JSON.stringify({ blackbox: BLACKBOX }),
     });
 
@@ -131,12 +145,20 @@ describe('README server snippets, as written, against the emulator', () => {
     expect([answer.status, answer.status === 200 ? '' : await answer.text()]).toEqual([200, '']);
     const body = (await answer.json()) as { workflowExecutionId: string; status: string };
     expect(body.status).toBe('PROCESSED');
-    expect(emulator.inspect.transaction(body.workflowExecutionId)).toMatchObject({ blackboxes: [BLACKBOX], customerInternalReference: 'order-1', userReference: 'user-1' });
+    expect(emulator.inspect.transaction(body.workflowExecutionId)).toMatchObject({
+      blackboxes: [BLACKBOX],
+      customerInternalReference: 'order-1',
+      userReference: 'user-1',
+    });
     const script = await realFetch(`${origin}/iojs/general5/SUB/static_wdp.js`);
     expect(script.status).toBe(200);
     expect(await script.text()).toContain('emulated collection script: fp_static');
     expect(collectorRequests.at(-1)).toEqual({ url: '/general5/SUB/static_wdp.js', forwardedFor: '127.0.0.1' });
-    const anonymous = await realFetch(`${origin}/device-risk`, { method: 'POST', headers: { origin: 'https://shop.example', 'content-type': 'application/json' }, body: JSON.stringify({ blackbox: BLACKBOX }) });
+    const anonymous = await realFetch(`${origin}/device-risk`, {
+      method: 'POST',
+      headers: { origin: 'https://shop.example', 'content-type': 'application/json' },
+      body: JSON.stringify({ blackbox: BLACKBOX }),
+    });
     expect(anonymous.status).toBe(401);
   }
 
@@ -159,45 +181,61 @@ describe('README server snippets, as written, against the emulator', () => {
     }
   });
 
-  it.skipIf(!haveRedis)("two instances on one Redis ('server-fleet' with 'server-node-http'): one token, keys under the prefix", async () => {
-    const redis = await startRedisServer();
-    process.env.REDIS_URL = redis.url;
-    process.env.CALLBACK_SOURCES = '127.0.0.0/8';
-    const tokensBefore = emulator.inspect.requests('token');
-    const servers = [(await load('fleet-a', 'server-fleet', 'server-node-http')).server, (await load('fleet-b', 'server-fleet', 'server-node-http')).server];
-    const redisClients = await Promise.all(['fleet-a', 'fleet-b'].map(async (folder) => (await import(pathToFileURL(join(SCRATCH, folder, 'device-risk.js')).href)).redis));
-    const inspect = await connect(redis.url);
-    try {
-      for (const server of servers) {
-        await listening(server);
-        await exercise(origin(server));
+  it.skipIf(!haveRedis)(
+    "two instances on one Redis ('server-fleet' with 'server-node-http'): one token, keys under the prefix",
+    async () => {
+      const redis = await startRedisServer();
+      process.env.REDIS_URL = redis.url;
+      process.env.CALLBACK_SOURCES = '127.0.0.0/8';
+      const tokensBefore = emulator.inspect.requests('token');
+      const servers = [
+        (await load('fleet-a', 'server-fleet', 'server-node-http')).server,
+        (await load('fleet-b', 'server-fleet', 'server-node-http')).server,
+      ];
+      const redisClients = await Promise.all(
+        ['fleet-a', 'fleet-b'].map(
+          async (folder) => (await import(pathToFileURL(join(SCRATCH, folder, 'device-risk.js')).href)).redis,
+        ),
+      );
+      const inspect = await connect(redis.url);
+      try {
+        for (const server of servers) {
+          await listening(server);
+          await exercise(origin(server));
+        }
+        expect(emulator.inspect.requests('token') - tokensBefore).toBeLessThanOrEqual(1);
+        const keys = await inspect.keys('*');
+        expect(keys.length).toBeGreaterThan(0);
+        expect(keys.filter((key) => !key.startsWith('shop:'))).toEqual([]);
+        expect(keys.some((key) => key.includes(':idempotency:'))).toBe(true);
+      } finally {
+        for (const server of servers) {
+          server.closeAllConnections?.();
+          server.close();
+        }
+        await inspect.close();
+        for (const client of redisClients) await client.close();
+        await redis.stop();
       }
-      expect(emulator.inspect.requests('token') - tokensBefore).toBeLessThanOrEqual(1);
-      const keys = await inspect.keys('*');
-      expect(keys.length).toBeGreaterThan(0);
-      expect(keys.filter((key) => !key.startsWith('shop:'))).toEqual([]);
-      expect(keys.some((key) => key.includes(':idempotency:'))).toBe(true);
-    } finally {
-      for (const server of servers) {
-        server.closeAllConnections?.();
-        server.close();
-      }
-      await inspect.close();
-      for (const client of redisClients) await client.close();
-      await redis.stop();
-    }
-  });
+    },
+  );
 
   it("a Next.js route handler ('server-nextjs'), the client address from x-real-ip", async () => {
     const { GET } = await load('nextjs', 'server-nextjs');
-    const response = (await GET(new Request('https://shop.example/iojs/general5/SUB/dyn_wdp.js', { headers: { 'x-real-ip': '198.51.100.23' } }))) as Response;
+    const response = (await GET(
+      new Request('https://shop.example/iojs/general5/SUB/dyn_wdp.js', { headers: { 'x-real-ip': '198.51.100.23' } }),
+    )) as Response;
     expect(response.status).toBe(200);
     expect(collectorRequests.at(-1)).toEqual({ url: '/general5/SUB/dyn_wdp.js', forwardedFor: '198.51.100.23' });
   });
 
   it("a Cloudflare Worker ('server-workers'), the client address from cf-connecting-ip", async () => {
     const worker = (await load('workers', 'server-workers')).default as { fetch(request: Request): Promise<Response> };
-    const response = await worker.fetch(new Request('https://shop.example/iojs/general5/SUB/static_wdp.js', { headers: { 'cf-connecting-ip': '203.0.113.77' } }));
+    const response = await worker.fetch(
+      new Request('https://shop.example/iojs/general5/SUB/static_wdp.js', {
+        headers: { 'cf-connecting-ip': '203.0.113.77' },
+      }),
+    );
     expect(response.status).toBe(200);
     expect(collectorRequests.at(-1)).toEqual({ url: '/general5/SUB/static_wdp.js', forwardedFor: '203.0.113.77' });
   });
@@ -222,27 +260,59 @@ describe('README callback snippet, as written', () => {
       return realFetch(new URL(url.pathname + url.search, to), { ...init, headers });
     }) as typeof fetch;
     const decisions: unknown[] = [];
-    Object.assign(globalThis, { decideOrder: async (...args: unknown[]) => void decisions.push(args), sessionUser: async () => null });
-    Object.assign(process.env, { CLIENT_ID: emulator.clientId, CLIENT_SECRET: emulator.clientSecret, WORKFLOW_KEY: '10011', CALLBACK_SOURCES: '127.0.0.0/8,::1' });
+    Object.assign(globalThis, {
+      decideOrder: async (...args: unknown[]) => void decisions.push(args),
+      sessionUser: async () => null,
+    });
+    Object.assign(process.env, {
+      CLIENT_ID: emulator.clientId,
+      CLIENT_SECRET: emulator.clientSecret,
+      WORKFLOW_KEY: '10011',
+      CALLBACK_SOURCES: '127.0.0.0/8,::1',
+    });
     try {
       const dir = join(SCRATCH, 'callbacks');
       mkdirSync(dir, { recursive: true });
       for (const name of ['server-setup', 'server-callbacks']) {
-        writeFileSync(join(dir, fileOf(snippet(name)).replace(/\.ts$/, '.js')), transformSync(snippet(name).code, { loader: 'ts', format: 'esm', target: 'node20' }).code);
+        writeFileSync(
+          join(dir, fileOf(snippet(name)).replace(/\.ts$/, '.js')),
+          transformSync(snippet(name).code, { loader: 'ts', format: 'esm', target: 'node20' }).code,
+        );
       }
       const { callbacks } = await import(pathToFileURL(join(dir, 'callbacks.js')).href);
       const { client } = await import(pathToFileURL(join(dir, 'device-risk.js')).href);
-      const tx = await client.createAccount({ customerInternalReference: 'order-7', workflowDefinition: { key: 10011 } });
+      const tx = await client.createAccount({
+        customerInternalReference: 'order-7',
+        workflowDefinition: { key: 10011 },
+      });
       await client.uploadBlackbox(tx, BLACKBOX);
       await client.finalize(tx);
       const account = `https://retrieval.emea-1.jumio.ai/api/v1/accounts/${tx.accountId}`;
-      const body = { callbackSentAt: new Date().toISOString(), workflowExecution: { id: tx.workflowExecutionId, href: `${account}/workflow-executions/${tx.workflowExecutionId}`, definitionKey: '10011', status: 'PROCESSED' }, account: { id: tx.accountId, href: account } };
+      const body = {
+        callbackSentAt: new Date().toISOString(),
+        workflowExecution: {
+          id: tx.workflowExecutionId,
+          href: `${account}/workflow-executions/${tx.workflowExecutionId}`,
+          definitionKey: '10011',
+          status: 'PROCESSED',
+        },
+        account: { id: tx.accountId, href: account },
+      };
       const post = (clientAddress: string) =>
-        callbacks(new Request('https://shop.example/device-risk/callback', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }), { clientAddress });
+        callbacks(
+          new Request('https://shop.example/device-risk/callback', {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify(body),
+          }),
+          { clientAddress },
+        );
       expect((await post('203.0.113.9')).status).toBe(403);
       expect((await post('127.0.0.1')).status).toBe(200);
       await callbacks.idle();
-      expect(decisions).toEqual([[tx.workflowExecutionId, 'PROCESSED', { type: 'NOT_EXECUTED', label: 'TECHNICAL_ERROR' }]]);
+      expect(decisions).toEqual([
+        [tx.workflowExecutionId, 'PROCESSED', { type: 'NOT_EXECUTED', label: 'TECHNICAL_ERROR' }],
+      ]);
     } finally {
       globalThis.fetch = realFetch;
       await emulator.close();
@@ -254,7 +324,10 @@ describe('README emulator snippet, as written', () => {
   it("runs ('emulator')", async () => {
     const file = join(SCRATCH, 'emulator', 'emulator.js');
     mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, transformSync(snippet('emulator').code, { loader: 'ts', format: 'esm', target: 'node20' }).code);
+    writeFileSync(
+      file,
+      transformSync(snippet('emulator').code, { loader: 'ts', format: 'esm', target: 'node20' }).code,
+    );
     await expect(import(pathToFileURL(file).href)).resolves.toBeDefined();
   });
 });
@@ -270,12 +343,17 @@ describe('README excerpts of shipped files', () => {
       .map((line) => line.replace(/#.*$/, '').trim())
       .filter((line) => line && line !== '}');
     // A line may join two statements of the file ("a; b;"): each must be there.
-    const statements = lines.flatMap((line) => line.split(/(?<=;)\s+/)).map((statement) => statement.replace(/\s+/g, ' '));
+    const statements = lines
+      .flatMap((line) => line.split(/(?<=;)\s+/))
+      .map((statement) => statement.replace(/\s+/g, ' '));
     expect(statements.filter((statement) => !shipped.includes(statement))).toEqual([]);
   });
 
   it("every path of the layout ('layout') exists", () => {
-    const paths = snippet('layout').code.split('\n').map((line) => line.split(/\s+/)[0]!).filter(Boolean);
+    const paths = snippet('layout')
+      .code.split('\n')
+      .map((line) => line.split(/\s+/)[0]!)
+      .filter(Boolean);
     expect(paths.filter((path) => !existsSync(join(ROOT, path)))).toEqual([]);
   });
 });

@@ -1,7 +1,14 @@
 // The callback receiver's answers and checks, pinned one by one on a stub client: the
 // documented body shape, each refusal's status and code, and the retry schedule.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createCallbackHandler, createMemoryStore, type CallbackHandlerOptions, type CallbackResult, type DeviceRiskClient, type Store } from '../src/server/index.js';
+import {
+  createCallbackHandler,
+  createMemoryStore,
+  type CallbackHandlerOptions,
+  type CallbackResult,
+  type DeviceRiskClient,
+  type Store,
+} from '../src/server/index.js';
 
 const RETRIEVAL = 'https://retrieval.test';
 const ACCOUNT = '11111111-2222-4333-8444-555555555555';
@@ -10,10 +17,20 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-const body = (changes: Record<string, unknown> = {}, execution: Record<string, unknown> = {}, account: Record<string, unknown> = {}) => ({
+const body = (
+  changes: Record<string, unknown> = {},
+  execution: Record<string, unknown> = {},
+  account: Record<string, unknown> = {},
+) => ({
   callbackSentAt: '2026-11-23T10:00:00.000Z',
   userReference: 'user-1',
-  workflowExecution: { id: EXECUTION, href: `${RETRIEVAL}/api/v1/accounts/${ACCOUNT}/workflow-executions/${EXECUTION}`, definitionKey: 10020, status: 'PROCESSED', ...execution },
+  workflowExecution: {
+    id: EXECUTION,
+    href: `${RETRIEVAL}/api/v1/accounts/${ACCOUNT}/workflow-executions/${EXECUTION}`,
+    definitionKey: 10020,
+    status: 'PROCESSED',
+    ...execution,
+  },
   account: { id: ACCOUNT, href: `${RETRIEVAL}/api/v1/accounts/${ACCOUNT}`, ...account },
   ...changes,
 });
@@ -24,15 +41,28 @@ function receiver(extra: Partial<CallbackHandlerOptions> = {}) {
   const client = {
     retrievalOrigin: RETRIEVAL,
     clientId: 'client-1',
-    details: async (ids: { workflowExecutionId: string }) => (details.push(ids.workflowExecutionId), { status: 'PROCESSED' }),
+    details: async (ids: { workflowExecutionId: string }) => (
+      details.push(ids.workflowExecutionId),
+      { status: 'PROCESSED' }
+    ),
   } as unknown as DeviceRiskClient;
-  const handler = createCallbackHandler({ client, allowedSources: 'any', onResult: (r) => void results.push(r), ...extra });
+  const handler = createCallbackHandler({
+    client,
+    allowedSources: 'any',
+    onResult: (r) => void results.push(r),
+    ...extra,
+  });
   return { handler, results, details };
 }
 
 const send = (payload: unknown, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
-  new Request('https://shop.test/callbacks', { method: 'POST', headers, body: typeof payload === 'string' ? payload : JSON.stringify(payload) });
-const codeOf = async (response: Response) => ((await response.clone().json()) as { error: { code: string; message: string } }).error;
+  new Request('https://shop.test/callbacks', {
+    method: 'POST',
+    headers,
+    body: typeof payload === 'string' ? payload : JSON.stringify(payload),
+  });
+const codeOf = async (response: Response) =>
+  ((await response.clone().json()) as { error: { code: string; message: string } }).error;
 
 describe('the documented callback body', () => {
   it.each([
@@ -52,12 +82,24 @@ describe('the documented callback body', () => {
     ['a status that is not final', body({}, { status: 'INITIATED' })],
     ['no definitionKey', body({}, { definitionKey: undefined })],
     ['a definitionKey that is an object', body({}, { definitionKey: {} })],
-    ['an execution href off the retrieval host', body({}, { href: `https://evil.test/api/v1/accounts/${ACCOUNT}/workflow-executions/${EXECUTION}` })],
-    ['an execution href of another execution', body({}, { href: `${RETRIEVAL}/api/v1/accounts/${ACCOUNT}/workflow-executions/${ACCOUNT}` })],
+    [
+      'an execution href off the retrieval host',
+      body({}, { href: `https://evil.test/api/v1/accounts/${ACCOUNT}/workflow-executions/${EXECUTION}` }),
+    ],
+    [
+      'an execution href of another execution',
+      body({}, { href: `${RETRIEVAL}/api/v1/accounts/${ACCOUNT}/workflow-executions/${ACCOUNT}` }),
+    ],
     ['an execution href that is no URL', body({}, { href: 'not a url' })],
     ['an execution href that is a number', body({}, { href: 5 })],
-    ['an execution href with a query', body({}, { href: `${RETRIEVAL}/api/v1/accounts/${ACCOUNT}/workflow-executions/${EXECUTION}?x=1` })],
-    ['an execution href with credentials', body({}, { href: `https://u:p@retrieval.test/api/v1/accounts/${ACCOUNT}/workflow-executions/${EXECUTION}` })],
+    [
+      'an execution href with a query',
+      body({}, { href: `${RETRIEVAL}/api/v1/accounts/${ACCOUNT}/workflow-executions/${EXECUTION}?x=1` }),
+    ],
+    [
+      'an execution href with credentials',
+      body({}, { href: `https://u:p@retrieval.test/api/v1/accounts/${ACCOUNT}/workflow-executions/${EXECUTION}` }),
+    ],
     ['an account href of another account', body({}, {}, { href: `${RETRIEVAL}/api/v1/accounts/${EXECUTION}` })],
     ['an account href off the retrieval host', body({}, {}, { href: `https://evil.test/api/v1/accounts/${ACCOUNT}` })],
   ])('%s is 400 invalid_callback, its message without the package prefix; nothing is called', async (_, payload) => {
@@ -79,7 +121,16 @@ describe('the documented callback body', () => {
   it.each([
     ['no userReference', body({ userReference: undefined })],
     ['a string definitionKey', body({}, { definitionKey: 'kyx' })],
-    ['upper-case UUIDs', body({}, { id: EXECUTION.toUpperCase(), href: `${RETRIEVAL}/api/v1/accounts/${ACCOUNT}/workflow-executions/${EXECUTION.toUpperCase()}` })],
+    [
+      'upper-case UUIDs',
+      body(
+        {},
+        {
+          id: EXECUTION.toUpperCase(),
+          href: `${RETRIEVAL}/api/v1/accounts/${ACCOUNT}/workflow-executions/${EXECUTION.toUpperCase()}`,
+        },
+      ),
+    ],
   ])('accepts %s', async (_, payload) => {
     const { handler, results } = receiver();
     expect((await handler(send(payload))).status).toBe(200);
@@ -87,25 +138,36 @@ describe('the documented callback body', () => {
     expect(results).toHaveLength(1);
   });
 
-  it.each(['SESSION_EXPIRED', 'TOKEN_EXPIRED'])('%s is told without reading details (there are none)', async (status) => {
-    const { handler, results, details } = receiver();
-    expect((await handler(send(body({}, { status })))).status).toBe(200);
-    await handler.idle();
-    expect(details).toEqual([]);
-    expect(results).toEqual([expect.objectContaining({ status, accountId: ACCOUNT, workflowExecutionId: EXECUTION })]);
-    expect(results[0]).not.toHaveProperty('details');
-  });
+  it.each(['SESSION_EXPIRED', 'TOKEN_EXPIRED'])(
+    '%s is told without reading details (there are none)',
+    async (status) => {
+      const { handler, results, details } = receiver();
+      expect((await handler(send(body({}, { status })))).status).toBe(200);
+      await handler.idle();
+      expect(details).toEqual([]);
+      expect(results).toEqual([
+        expect.objectContaining({ status, accountId: ACCOUNT, workflowExecutionId: EXECUTION }),
+      ]);
+      expect(results[0]).not.toHaveProperty('details');
+    },
+  );
 });
 
 describe('refusals before the body', () => {
   it('a GET is 405 method_not_allowed naming POST', async () => {
     const response = await receiver().handler(new Request('https://shop.test/callbacks'));
-    expect([response.status, (await codeOf(response)).code, response.headers.get('allow')]).toEqual([405, 'method_not_allowed', 'POST']);
+    expect([response.status, (await codeOf(response)).code, response.headers.get('allow')]).toEqual([
+      405,
+      'method_not_allowed',
+      'POST',
+    ]);
   });
 
   it('a source the rule refuses is 403 source_not_allowed; a function rule gets the request and context', async () => {
     const seen: unknown[] = [];
-    const { handler } = receiver({ allowedSources: (request, context) => (seen.push(request.method, context?.clientAddress), false) });
+    const { handler } = receiver({
+      allowedSources: (request, context) => (seen.push(request.method, context?.clientAddress), false),
+    });
     const response = await handler(send(body()), { clientAddress: '192.0.2.1' });
     expect([response.status, (await codeOf(response)).code]).toEqual([403, 'source_not_allowed']);
     expect(seen).toEqual(['POST', '192.0.2.1']);
@@ -142,15 +204,23 @@ describe('refusals before the body', () => {
     const failing = { ...createMemoryStore(), setIfAbsent: async () => Promise.reject(new Error('down')) } as Store;
     const errors: unknown[] = [];
     const response = await receiver({ store: failing, onError: (e) => errors.push(e) }).handler(send(body()));
-    expect([response.status, (await codeOf(response)).code, response.headers.get('retry-after')]).toEqual([503, 'store_unavailable', '5']);
+    expect([response.status, (await codeOf(response)).code, response.headers.get('retry-after')]).toEqual([
+      503,
+      'store_unavailable',
+      '5',
+    ]);
     expect(errors).toHaveLength(1);
     expect((await receiver({ store: failing }).handler(send(body()))).status).toBe(503);
   });
 
   it('needs onResult and allowedSources', () => {
     const client = { retrievalOrigin: RETRIEVAL, clientId: 'c' } as unknown as DeviceRiskClient;
-    expect(() => createCallbackHandler({ client, allowedSources: 'any' } as never)).toThrow(expect.objectContaining({ code: 'invalid_configuration' }));
-    expect(() => createCallbackHandler({ client, onResult: () => {} } as never)).toThrow(expect.objectContaining({ code: 'invalid_configuration' }));
+    expect(() => createCallbackHandler({ client, allowedSources: 'any' } as never)).toThrow(
+      expect.objectContaining({ code: 'invalid_configuration' }),
+    );
+    expect(() => createCallbackHandler({ client, onResult: () => {} } as never)).toThrow(
+      expect.objectContaining({ code: 'invalid_configuration' }),
+    );
   });
 });
 
@@ -174,7 +244,16 @@ describe('retries of a failing onResult', () => {
     const started = Date.now();
     await handler(send(body()));
     await vi.advanceTimersByTimeAsync(0);
-    for (const [step, expected] of [[99, 1], [1, 2], [199, 2], [1, 3], [299, 3], [1, 4], [299, 4], [1, 5]] as const) {
+    for (const [step, expected] of [
+      [99, 1],
+      [1, 2],
+      [199, 2],
+      [1, 3],
+      [299, 3],
+      [1, 4],
+      [299, 4],
+      [1, 5],
+    ] as const) {
       await vi.advanceTimersByTimeAsync(step);
       expect(calls.length, `at ${Date.now() - started} ms`).toBe(expected);
     }
@@ -189,7 +268,10 @@ describe('retries of a failing onResult', () => {
     vi.useFakeTimers();
     const inner = createMemoryStore();
     let failSets = false;
-    const store: Store = { ...inner, set: async (...args) => (failSets ? Promise.reject(new Error('store down')) : inner.set(...args)) };
+    const store: Store = {
+      ...inner,
+      set: async (...args) => (failSets ? Promise.reject(new Error('store down')) : inner.set(...args)),
+    };
     let failures = 1;
     const errors: unknown[] = [];
     const calls: number[] = [];
@@ -216,7 +298,14 @@ describe('retries of a failing onResult', () => {
   it('close() stops the retries waiting', async () => {
     vi.useFakeTimers();
     const calls: number[] = [];
-    const { handler } = receiver({ retryDelayMs: 50, onResult: () => { calls.push(1); throw new Error('busy'); }, onError: () => {} });
+    const { handler } = receiver({
+      retryDelayMs: 50,
+      onResult: () => {
+        calls.push(1);
+        throw new Error('busy');
+      },
+      onError: () => {},
+    });
     await handler(send(body()));
     await vi.advanceTimersByTimeAsync(0);
     handler.close();
@@ -229,7 +318,15 @@ describe('retries of a failing onResult', () => {
     const calls: number[] = [];
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    const { handler } = receiver({ retryDelayMs: 50, onResult: async () => { calls.push(1); await gate; throw new Error('busy'); }, onError: () => {} });
+    const { handler } = receiver({
+      retryDelayMs: 50,
+      onResult: async () => {
+        calls.push(1);
+        await gate;
+        throw new Error('busy');
+      },
+      onError: () => {},
+    });
     await handler(send(body()));
     await vi.advanceTimersByTimeAsync(0);
     handler.close();
@@ -251,9 +348,18 @@ describe('retries of a failing onResult', () => {
   it('callbacks of two clients on one store are kept apart', async () => {
     const store = createMemoryStore();
     const a = receiver({ store });
-    const other = { retrievalOrigin: RETRIEVAL, clientId: 'client-2', details: async () => ({}) } as unknown as DeviceRiskClient;
+    const other = {
+      retrievalOrigin: RETRIEVAL,
+      clientId: 'client-2',
+      details: async () => ({}),
+    } as unknown as DeviceRiskClient;
     const results: unknown[] = [];
-    const b = createCallbackHandler({ client: other, allowedSources: 'any', store, onResult: (r) => void results.push(r) });
+    const b = createCallbackHandler({
+      client: other,
+      allowedSources: 'any',
+      store,
+      onResult: (r) => void results.push(r),
+    });
     await a.handler(send(body()));
     expect(await (await b(send(body()))).json()).toEqual({ received: true });
     await a.handler.idle();
@@ -268,7 +374,10 @@ describe('callback ids compare as UUIDs: case-insensitively', () => {
     const upper = (id: string) => id.toUpperCase();
     const loud = body(
       {},
-      { id: upper(EXECUTION), href: `${RETRIEVAL}/api/v1/accounts/${upper(ACCOUNT)}/workflow-executions/${upper(EXECUTION)}` },
+      {
+        id: upper(EXECUTION),
+        href: `${RETRIEVAL}/api/v1/accounts/${upper(ACCOUNT)}/workflow-executions/${upper(EXECUTION)}`,
+      },
       { id: upper(ACCOUNT), href: `${RETRIEVAL}/api/v1/accounts/${upper(ACCOUNT)}` },
     );
     expect(await (await handler(send(body()))).json()).toEqual({ received: true });

@@ -6,7 +6,11 @@ const client = { retrievalOrigin: 'https://retrieval.test', clientId: 'c' } as u
 const handlerFor = (allowedSources: string[]) => createCallbackHandler({ client, allowedSources, onResult: () => {} });
 /** 403 when the source is refused; otherwise the next check answers (415: no JSON). */
 const allowed = async (allowedSources: string[], clientAddress: string) =>
-  (await handlerFor(allowedSources)(new Request('https://shop.test/cb', { method: 'POST', body: 'x' }), { clientAddress })).status !== 403;
+  (
+    await handlerFor(allowedSources)(new Request('https://shop.test/cb', { method: 'POST', body: 'x' }), {
+      clientAddress,
+    })
+  ).status !== 403;
 
 describe('allowedSources', () => {
   it.each([
@@ -37,7 +41,22 @@ describe('allowedSources', () => {
     expect(await allowed(sources, address)).toBe(expected);
   });
 
-  it.each(['10.0.0.0/33', '10.0.0.0/-1', '10.0.0.0/x', '10.0.0.0/8.5', 'host.example', '::/129', '1.2.3.256', '1.2.3', '', '10.0.0.0/', '10.0.0.0/+8', '10.0.0.0/ 8', '10.0.0.0/0x8', '10.0.0.0/1e1'])('refuses the entry %j at creation', (entry) => {
+  it.each([
+    '10.0.0.0/33',
+    '10.0.0.0/-1',
+    '10.0.0.0/x',
+    '10.0.0.0/8.5',
+    'host.example',
+    '::/129',
+    '1.2.3.256',
+    '1.2.3',
+    '',
+    '10.0.0.0/',
+    '10.0.0.0/+8',
+    '10.0.0.0/ 8',
+    '10.0.0.0/0x8',
+    '10.0.0.0/1e1',
+  ])('refuses the entry %j at creation', (entry) => {
     expect(() => handlerFor([entry])).toThrow(expect.objectContaining({ code: 'invalid_configuration' }));
   });
 });

@@ -2,7 +2,17 @@
 // credential checks, what each failure says (code, operation, status, Retry-After), the
 // waits between attempts and the result schedule.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { API_BASE_URLS, checkAccountRequest, checkBlackbox, createDeviceRiskClient, DeviceRiskTransaction, MAX_BLACKBOX_LENGTH, RETRIEVAL_BASE_URLS, type AccountRequest, type DeviceRiskClientOptions } from '../src/server/device-risk-client.js';
+import {
+  API_BASE_URLS,
+  checkAccountRequest,
+  checkBlackbox,
+  createDeviceRiskClient,
+  DeviceRiskTransaction,
+  MAX_BLACKBOX_LENGTH,
+  RETRIEVAL_BASE_URLS,
+  type AccountRequest,
+  type DeviceRiskClientOptions,
+} from '../src/server/device-risk-client.js';
 import type { TokenSource } from '../src/server/token-source.js';
 
 const UA = 'AcmeShop Checkout/1.0';
@@ -26,7 +36,10 @@ const credential = (changes: Record<string, unknown> = {}, api: Record<string, u
   api: { token: 'tx-token', parts: { device_risk: PART_URL }, workflowExecution: EXECUTION_URL, ...api },
   ...changes,
 });
-const accountAnswer = (credentials: unknown = [credential()]) => ({ account: { id: ACCOUNT }, workflowExecution: { id: EXECUTION, credentials } });
+const accountAnswer = (credentials: unknown = [credential()]) => ({
+  account: { id: ACCOUNT },
+  workflowExecution: { id: EXECUTION, credentials },
+});
 
 /** A token source that hands out numbered tokens and records invalidations. */
 function tokens() {
@@ -59,19 +72,43 @@ function api(...answers: Answer[]) {
 function client(fetch: typeof globalThis.fetch, extra: Partial<DeviceRiskClientOptions> = {}) {
   const waits: number[] = [];
   const t = tokens();
-  const c = createDeviceRiskClient({ tokenSource: t.source, baseUrl: BASE, userAgent: UA, fetch, now: () => T0, sleep: async (ms) => void waits.push(ms), ...extra });
+  const c = createDeviceRiskClient({
+    tokenSource: t.source,
+    baseUrl: BASE,
+    userAgent: UA,
+    fetch,
+    now: () => T0,
+    sleep: async (ms) => void waits.push(ms),
+    ...extra,
+  });
   return { client: c, waits, invalidated: t.invalidated };
 }
 
 const transaction = (tokenExpiresAt = T0 + 600_000) =>
-  new DeviceRiskTransaction({ accountId: ACCOUNT, workflowExecutionId: EXECUTION, credentialId: CREDENTIAL, uploadUrl: PART_URL, finalizeUrl: EXECUTION_URL, tokenExpiresAt, token: 'tx-token' });
+  new DeviceRiskTransaction({
+    accountId: ACCOUNT,
+    workflowExecutionId: EXECUTION,
+    credentialId: CREDENTIAL,
+    uploadUrl: PART_URL,
+    finalizeUrl: EXECUTION_URL,
+    tokenExpiresAt,
+    token: 'tx-token',
+  });
 const status = (code: number, headers: Record<string, string> = {}) => new Response('{}', { status: code, headers });
 const workflowStatus = (value: string) => Response.json({ workflowExecution: { status: value } });
 
 describe('regional addresses (field notes)', () => {
   it('are the documented hosts, and a region picks both', () => {
-    expect(API_BASE_URLS).toEqual({ US: 'https://account.amer-1.jumio.ai', EU: 'https://account.emea-1.jumio.ai', SG: 'https://account.apac-1.jumio.ai' });
-    expect(RETRIEVAL_BASE_URLS).toEqual({ US: 'https://retrieval.amer-1.jumio.ai', EU: 'https://retrieval.emea-1.jumio.ai', SG: 'https://retrieval.apac-1.jumio.ai' });
+    expect(API_BASE_URLS).toEqual({
+      US: 'https://account.amer-1.jumio.ai',
+      EU: 'https://account.emea-1.jumio.ai',
+      SG: 'https://account.apac-1.jumio.ai',
+    });
+    expect(RETRIEVAL_BASE_URLS).toEqual({
+      US: 'https://retrieval.amer-1.jumio.ai',
+      EU: 'https://retrieval.emea-1.jumio.ai',
+      SG: 'https://retrieval.apac-1.jumio.ai',
+    });
     const eu = createDeviceRiskClient({ tokenSource: tokens().source, region: 'EU', userAgent: UA });
     expect(eu.retrievalOrigin).toBe('https://retrieval.emea-1.jumio.ai');
   });
@@ -87,7 +124,14 @@ describe('regional addresses (field notes)', () => {
     ['a blank user agent', { userAgent: ' ' }],
     ['no region and no baseUrl', { baseUrl: undefined }],
   ])('%s is invalid_configuration', (_, change) => {
-    expect(() => createDeviceRiskClient({ tokenSource: tokens().source, baseUrl: BASE, userAgent: UA, ...change } as DeviceRiskClientOptions)).toThrow(expect.objectContaining({ code: 'invalid_configuration' }));
+    expect(() =>
+      createDeviceRiskClient({
+        tokenSource: tokens().source,
+        baseUrl: BASE,
+        userAgent: UA,
+        ...change,
+      } as DeviceRiskClientOptions),
+    ).toThrow(expect.objectContaining({ code: 'invalid_configuration' }));
   });
 });
 
@@ -123,7 +167,9 @@ describe('checkAccountRequest (the documented rules)', () => {
     ['a tokenLifetime with a prefix', { ...BODY, tokenLifetime: 'x30m' }],
     ['a tokenLifetime with a suffix', { ...BODY, tokenLifetime: '30mx' }],
   ])('refuses %s: invalid_account_request, operation account', (_, body) => {
-    expect(() => checkAccountRequest(body as AccountRequest)).toThrow(expect.objectContaining({ code: 'invalid_account_request', operation: 'account' }));
+    expect(() => checkAccountRequest(body as AccountRequest)).toThrow(
+      expect.objectContaining({ code: 'invalid_account_request', operation: 'account' }),
+    );
   });
 
   it.each([
@@ -142,7 +188,12 @@ describe('account create and update', () => {
     const { fetch, sent } = api(Response.json(accountAnswer()));
     const { client: c } = client(fetch);
     const tx = await c.createAccount({ ...BODY, tokenLifetime: '12h' });
-    expect(sent[0]!.init.headers).toMatchObject({ authorization: 'Bearer at-1', accept: 'application/json', 'content-type': 'application/json', 'user-agent': UA });
+    expect(sent[0]!.init.headers).toMatchObject({
+      authorization: 'Bearer at-1',
+      accept: 'application/json',
+      'content-type': 'application/json',
+      'user-agent': UA,
+    });
     expect(tx.tokenExpiresAt).toBe(T0 + 12 * 3_600_000);
     expect((await c.createAccount({ ...BODY, tokenLifetime: '5d' })).tokenExpiresAt).toBe(T0 + 5 * 86_400_000);
     expect((await c.createAccount({ ...BODY, tokenLifetime: '45m' })).tokenExpiresAt).toBe(T0 + 45 * 60_000);
@@ -152,21 +203,33 @@ describe('account create and update', () => {
   it('an update is a PUT to the account and is retried after a 5xx; a create is not', async () => {
     const update = api(status(503), Response.json(accountAnswer()));
     await client(update.fetch).client.updateAccount(ACCOUNT, BODY);
-    expect(update.sent.map((s) => [s.init.method, s.url])).toEqual([['PUT', `${BASE}/api/v1/accounts/${ACCOUNT}`], ['PUT', `${BASE}/api/v1/accounts/${ACCOUNT}`]]);
+    expect(update.sent.map((s) => [s.init.method, s.url])).toEqual([
+      ['PUT', `${BASE}/api/v1/accounts/${ACCOUNT}`],
+      ['PUT', `${BASE}/api/v1/accounts/${ACCOUNT}`],
+    ]);
     const create = api(status(503), Response.json(accountAnswer()));
-    await expect(client(create.fetch).client.createAccount(BODY)).rejects.toMatchObject({ code: 'upstream_error', status: 503, operation: 'account create' });
+    await expect(client(create.fetch).client.createAccount(BODY)).rejects.toMatchObject({
+      code: 'upstream_error',
+      status: 503,
+      operation: 'account create',
+    });
     expect(create.sent).toHaveLength(1);
   });
 
   it('an update of an account id that is no UUID is refused before any call', () => {
     const { fetch, sent } = api(Response.json(accountAnswer()));
-    expect(() => client(fetch).client.updateAccount('../x', BODY)).toThrow(expect.objectContaining({ code: 'invalid_configuration' }));
+    expect(() => client(fetch).client.updateAccount('../x', BODY)).toThrow(
+      expect.objectContaining({ code: 'invalid_configuration' }),
+    );
     expect(sent).toHaveLength(0);
   });
 
   it('an answer that is not JSON is invalid_response for that operation', async () => {
     const { fetch } = api(new Response('<html>', { status: 200 }));
-    await expect(client(fetch).client.createAccount(BODY)).rejects.toMatchObject({ code: 'invalid_response', operation: 'account create' });
+    await expect(client(fetch).client.createAccount(BODY)).rejects.toMatchObject({
+      code: 'invalid_response',
+      operation: 'account create',
+    });
   });
 
   it.each([
@@ -176,13 +239,30 @@ describe('account create and update', () => {
     ['no API channel', accountAnswer([credential({ allowedChannels: ['WEB'] })]), 'no_device_risk_credential'],
     ['no token', accountAnswer([credential({}, { token: undefined })]), 'invalid_response'],
     ['an empty token', accountAnswer([credential({}, { token: '' })]), 'invalid_response'],
-    ['a credential id that is not the upload address\'s', accountAnswer([credential({ id: EXECUTION })]), 'forged_address'],
+    [
+      "a credential id that is not the upload address's",
+      accountAnswer([credential({ id: EXECUTION })]),
+      'forged_address',
+    ],
     ['no credential id (the address decides)', accountAnswer([credential({ id: undefined })]), undefined],
-    ['an upload address of another execution', accountAnswer([credential({}, { parts: { device_risk: PART_URL.replace(EXECUTION, CREDENTIAL) } })]), 'forged_address'],
+    [
+      'an upload address of another execution',
+      accountAnswer([credential({}, { parts: { device_risk: PART_URL.replace(EXECUTION, CREDENTIAL) } })]),
+      'forged_address',
+    ],
   ])('an account answer with %s', async (_, answer, code) => {
     const result = client(api(Response.json(answer)).fetch).client.createAccount(BODY);
-    if (code === undefined) expect(await result).toMatchObject({ accountId: ACCOUNT, workflowExecutionId: EXECUTION, credentialId: CREDENTIAL });
-    else await expect(result).rejects.toMatchObject({ code, ...(code === 'forged_address' ? {} : { operation: 'account' }) });
+    if (code === undefined)
+      expect(await result).toMatchObject({
+        accountId: ACCOUNT,
+        workflowExecutionId: EXECUTION,
+        credentialId: CREDENTIAL,
+      });
+    else
+      await expect(result).rejects.toMatchObject({
+        code,
+        ...(code === 'forged_address' ? {} : { operation: 'account' }),
+      });
   });
 });
 
@@ -191,7 +271,11 @@ describe('what each failure says', () => {
     vi.spyOn(Math, 'random').mockReturnValue(0.5);
     const { fetch, sent } = api('network');
     const { client: c, waits } = client(fetch, { maxAttempts: 3 });
-    await expect(c.uploadBlackbox(transaction(), 'AAAA')).rejects.toMatchObject({ code: 'network_error', operation: 'upload', cause: expect.any(TypeError) });
+    await expect(c.uploadBlackbox(transaction(), 'AAAA')).rejects.toMatchObject({
+      code: 'network_error',
+      operation: 'upload',
+      cause: expect.any(TypeError),
+    });
     expect(sent).toHaveLength(3);
     expect(waits).toEqual([300, 600]);
   });
@@ -201,32 +285,48 @@ describe('what each failure says', () => {
     const jitter = client(api(status(500), status(200)).fetch);
     await jitter.client.uploadBlackbox(transaction(), 'AAAA');
     expect(jitter.waits).toEqual([600]);
-    const told = client(api(status(503, { 'retry-after': '4' }), status(503, { 'retry-after': '90' }), status(200)).fetch);
+    const told = client(
+      api(status(503, { 'retry-after': '4' }), status(503, { 'retry-after': '90' }), status(200)).fetch,
+    );
     await told.client.uploadBlackbox(transaction(), 'AAAA');
     expect(told.waits).toEqual([4000, 30_000]);
   });
 
   it('the last 429 is rate_limited with its Retry-After; the last 500 is upstream_error', async () => {
-    await expect(client(api(status(429, { 'retry-after': '2' })).fetch, { maxAttempts: 2 }).client.uploadBlackbox(transaction(), 'AAAA')).rejects.toMatchObject({ code: 'rate_limited', status: 429, retryAfter: 2, operation: 'upload' });
-    await expect(client(api(status(500)).fetch, { maxAttempts: 2 }).client.finalize(transaction())).rejects.toMatchObject({ code: 'upstream_error', status: 500, operation: 'finalize' });
+    await expect(
+      client(api(status(429, { 'retry-after': '2' })).fetch, { maxAttempts: 2 }).client.uploadBlackbox(
+        transaction(),
+        'AAAA',
+      ),
+    ).rejects.toMatchObject({ code: 'rate_limited', status: 429, retryAfter: 2, operation: 'upload' });
+    await expect(
+      client(api(status(500)).fetch, { maxAttempts: 2 }).client.finalize(transaction()),
+    ).rejects.toMatchObject({ code: 'upstream_error', status: 500, operation: 'finalize' });
   });
 
   it('a 400 is request_rejected at once, carrying a Retry-After only when one was sent', async () => {
     const plain = api(status(400));
-    const error = await client(plain.fetch).client.uploadBlackbox(transaction(), 'AAAA').catch((e: unknown) => e);
+    const error = await client(plain.fetch)
+      .client.uploadBlackbox(transaction(), 'AAAA')
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'request_rejected', status: 400, operation: 'upload' });
     expect(error).not.toHaveProperty('retryAfter');
     expect(plain.sent).toHaveLength(1);
-    await expect(client(api(status(403, { 'retry-after': '9' })).fetch).client.uploadBlackbox(transaction(), 'AAAA')).rejects.toMatchObject({ retryAfter: 9 });
+    await expect(
+      client(api(status(403, { 'retry-after': '9' })).fetch).client.uploadBlackbox(transaction(), 'AAAA'),
+    ).rejects.toMatchObject({ retryAfter: 9 });
   });
 
   it('a 500 on a call that is not repeatable is upstream_error at once', async () => {
     const { fetch, sent } = api(status(500));
-    await expect(client(fetch).client.createAccount(BODY)).rejects.toMatchObject({ code: 'upstream_error', status: 500 });
+    await expect(client(fetch).client.createAccount(BODY)).rejects.toMatchObject({
+      code: 'upstream_error',
+      status: 500,
+    });
     expect(sent).toHaveLength(1);
   });
 
-  it('a 401 on a call with the access token gets a new token once; the transaction token\'s 401 is not retried', async () => {
+  it("a 401 on a call with the access token gets a new token once; the transaction token's 401 is not retried", async () => {
     const { fetch, sent } = api(status(401), workflowStatus('PROCESSED'));
     const { client: c, invalidated } = client(fetch);
     expect(await c.status(transaction())).toBe('PROCESSED');
@@ -234,14 +334,26 @@ describe('what each failure says', () => {
     expect(sent.map((s) => s.init.headers.authorization)).toEqual(['Bearer at-1', 'Bearer at-2']);
     const upload = api(status(401));
     const second = client(upload.fetch);
-    await expect(second.client.uploadBlackbox(transaction(), 'AAAA')).rejects.toMatchObject({ code: 'request_rejected', status: 401 });
+    await expect(second.client.uploadBlackbox(transaction(), 'AAAA')).rejects.toMatchObject({
+      code: 'request_rejected',
+      status: 401,
+    });
     expect(second.invalidated).toEqual([]);
     expect(upload.sent).toHaveLength(1);
   });
 
   it('a token source failure is passed on as it is, not retried as a network error', async () => {
-    const failure = Object.assign(new (await import('../src/server/errors.js')).DeviceRiskError('token_rejected', 'no'), {});
-    const c = createDeviceRiskClient({ tokenSource: { ...tokens().source, getToken: async () => Promise.reject(failure) }, baseUrl: BASE, userAgent: UA, fetch: api(status(200)).fetch, sleep: async () => {} });
+    const failure = Object.assign(
+      new (await import('../src/server/errors.js')).DeviceRiskError('token_rejected', 'no'),
+      {},
+    );
+    const c = createDeviceRiskClient({
+      tokenSource: { ...tokens().source, getToken: async () => Promise.reject(failure) },
+      baseUrl: BASE,
+      userAgent: UA,
+      fetch: api(status(200)).fetch,
+      sleep: async () => {},
+    });
     await expect(c.status(transaction())).rejects.toBe(failure);
   });
 
@@ -256,8 +368,14 @@ describe('transactions', () => {
     const { fetch, sent } = api(status(200));
     const { client: c } = client(fetch);
     await c.uploadBlackbox(transaction(T0 + 30_001), 'AAAA');
-    await expect(c.uploadBlackbox(transaction(T0 + 30_000), 'AAAA')).rejects.toMatchObject({ code: 'transaction_token_expired', operation: 'upload' });
-    await expect(c.finalize(transaction(T0 + 30_000))).rejects.toMatchObject({ code: 'transaction_token_expired', operation: 'finalize' });
+    await expect(c.uploadBlackbox(transaction(T0 + 30_000), 'AAAA')).rejects.toMatchObject({
+      code: 'transaction_token_expired',
+      operation: 'upload',
+    });
+    await expect(c.finalize(transaction(T0 + 30_000))).rejects.toMatchObject({
+      code: 'transaction_token_expired',
+      operation: 'finalize',
+    });
     expect(sent).toHaveLength(1);
   });
 
@@ -276,16 +394,28 @@ describe('transactions', () => {
   });
 
   it('a finalize answered 409 counts as done only when the status says PROCESSED', async () => {
-    await expect(client(api(status(409), workflowStatus('PROCESSED')).fetch).client.finalize(transaction())).resolves.toBeUndefined();
-    await expect(client(api(status(409), workflowStatus('INITIATED')).fetch).client.finalize(transaction())).rejects.toMatchObject({ status: 409 });
-    await expect(client(api(status(409), status(500)).fetch, { maxAttempts: 1 }).client.finalize(transaction())).rejects.toMatchObject({ status: 409 });
+    await expect(
+      client(api(status(409), workflowStatus('PROCESSED')).fetch).client.finalize(transaction()),
+    ).resolves.toBeUndefined();
+    await expect(
+      client(api(status(409), workflowStatus('INITIATED')).fetch).client.finalize(transaction()),
+    ).rejects.toMatchObject({ status: 409 });
+    await expect(
+      client(api(status(409), status(500)).fetch, { maxAttempts: 1 }).client.finalize(transaction()),
+    ).rejects.toMatchObject({ status: 409 });
   });
 
   it('a transaction rebuilt by hand with a forged address is refused before any call', async () => {
     const { fetch, sent } = api(status(200));
-    const forged = new DeviceRiskTransaction({ ...transaction().toJSON(), finalizeUrl: 'https://evil.example/api/v1/accounts/x', token: 't' });
+    const forged = new DeviceRiskTransaction({
+      ...transaction().toJSON(),
+      finalizeUrl: 'https://evil.example/api/v1/accounts/x',
+      token: 't',
+    });
     await expect(client(fetch).client.finalize(forged)).rejects.toMatchObject({ code: 'forged_address' });
-    await expect(client(fetch).client.uploadBlackbox({ ...transaction().toJSON() } as never, 'AAAA')).rejects.toMatchObject({ code: 'invalid_configuration' });
+    await expect(
+      client(fetch).client.uploadBlackbox({ ...transaction().toJSON() } as never, 'AAAA'),
+    ).rejects.toMatchObject({ code: 'invalid_configuration' });
     expect(sent).toHaveLength(0);
   });
 });
@@ -294,9 +424,18 @@ describe('status, details and waitForResult', () => {
   it('status and details refuse ids that are no UUIDs, naming the operation', async () => {
     const { fetch, sent } = api(workflowStatus('PROCESSED'));
     const { client: c } = client(fetch);
-    await expect(c.status({ accountId: ACCOUNT, workflowExecutionId: '../x' })).rejects.toMatchObject({ code: 'invalid_configuration', operation: 'status' });
-    await expect(c.details({ accountId: '../x', workflowExecutionId: EXECUTION })).rejects.toMatchObject({ code: 'invalid_configuration', operation: 'details' });
-    await expect(c.waitForResult({ accountId: ACCOUNT, workflowExecutionId: 5 as never })).rejects.toMatchObject({ code: 'invalid_configuration', operation: 'waitForResult' });
+    await expect(c.status({ accountId: ACCOUNT, workflowExecutionId: '../x' })).rejects.toMatchObject({
+      code: 'invalid_configuration',
+      operation: 'status',
+    });
+    await expect(c.details({ accountId: '../x', workflowExecutionId: EXECUTION })).rejects.toMatchObject({
+      code: 'invalid_configuration',
+      operation: 'details',
+    });
+    await expect(c.waitForResult({ accountId: ACCOUNT, workflowExecutionId: 5 as never })).rejects.toMatchObject({
+      code: 'invalid_configuration',
+      operation: 'waitForResult',
+    });
     await expect(c.status(undefined as never)).rejects.toMatchObject({ code: 'invalid_configuration' });
     expect(sent).toHaveLength(0);
   });
@@ -305,11 +444,16 @@ describe('status, details and waitForResult', () => {
     ['no workflowExecution', {}],
     ['a status that is not a string', { workflowExecution: { status: 3 } }],
   ])('a status answer with %s is invalid_response', async (_, body) => {
-    await expect(client(api(Response.json(body)).fetch).client.status(transaction())).rejects.toMatchObject({ code: 'invalid_response', operation: 'status' });
+    await expect(client(api(Response.json(body)).fetch).client.status(transaction())).rejects.toMatchObject({
+      code: 'invalid_response',
+      operation: 'status',
+    });
   });
 
   it('a status answer that is not JSON is invalid_response', async () => {
-    await expect(client(api(new Response('nope')).fetch).client.status(transaction())).rejects.toMatchObject({ code: 'invalid_response' });
+    await expect(client(api(new Response('nope')).fetch).client.status(transaction())).rejects.toMatchObject({
+      code: 'invalid_response',
+    });
   });
 
   it('status and details are retried after a 5xx (they are reads), and use the access token', async () => {
@@ -321,22 +465,28 @@ describe('status, details and waitForResult', () => {
     expect(details.sent.map((s) => s.init.headers.authorization)).toEqual(['Bearer at-1', 'Bearer at-1']);
   });
 
-  it('waitForResult waits the schedule\'s differences, at most 10 reads, then result_not_ready naming the last status', async () => {
+  it("waitForResult waits the schedule's differences, at most 10 reads, then result_not_ready naming the last status", async () => {
     const { fetch, sent } = api(workflowStatus('FINALIZED'));
     const { client: c, waits } = client(fetch);
     const schedule = [1, 3, 6, 10, 15, 21, 28, 36, 45, 55, 66];
-    await expect(c.waitForResult(transaction(), { schedule })).rejects.toMatchObject({ code: 'result_not_ready', operation: 'waitForResult' });
+    await expect(c.waitForResult(transaction(), { schedule })).rejects.toMatchObject({
+      code: 'result_not_ready',
+      operation: 'waitForResult',
+    });
     expect(waits).toEqual([1000, 2000, 3000, 4000, 5000, 6000, 7000, 8000, 9000, 10_000]);
     expect(sent).toHaveLength(10);
   });
 
   it.each(['SESSION_EXPIRED', 'TOKEN_EXPIRED'])('waitForResult ends at %s with workflow_expired', async (value) => {
     const { fetch, sent } = api(workflowStatus(value));
-    await expect(client(fetch).client.waitForResult(transaction(), { schedule: [0, 1, 2] })).rejects.toMatchObject({ code: 'workflow_expired', operation: 'waitForResult' });
+    await expect(client(fetch).client.waitForResult(transaction(), { schedule: [0, 1, 2] })).rejects.toMatchObject({
+      code: 'workflow_expired',
+      operation: 'waitForResult',
+    });
     expect(sent).toHaveLength(1);
   });
 
-  it('waitForResult aborted during a wait, before a read or after it is aborted with the signal\'s reason as cause', async () => {
+  it("waitForResult aborted during a wait, before a read or after it is aborted with the signal's reason as cause", async () => {
     const reason = new Error('left');
     const controller = new AbortController();
     const { fetch } = api(workflowStatus('FINALIZED'));
@@ -345,24 +495,43 @@ describe('status, details and waitForResult', () => {
       baseUrl: BASE,
       userAgent: UA,
       fetch,
-      sleep: (_ms, signal) => new Promise((_, reject) => signal!.addEventListener('abort', () => reject(signal!.reason))),
+      sleep: (_ms, signal) =>
+        new Promise((_, reject) => signal!.addEventListener('abort', () => reject(signal!.reason))),
     });
     const pending = during.waitForResult(transaction(), { signal: controller.signal, schedule: [5] });
     controller.abort(reason);
     await expect(pending).rejects.toMatchObject({ code: 'aborted', operation: 'waitForResult', cause: reason });
     const already = AbortSignal.abort(reason);
-    await expect(client(fetch).client.waitForResult(transaction(), { signal: already, schedule: [0] })).rejects.toMatchObject({ code: 'aborted', cause: reason });
+    await expect(
+      client(fetch).client.waitForResult(transaction(), { signal: already, schedule: [0] }),
+    ).rejects.toMatchObject({ code: 'aborted', cause: reason });
     // Aborted while the wait ended: no read follows.
     const late = new AbortController();
     const reads = api(workflowStatus('FINALIZED'));
-    const after = createDeviceRiskClient({ tokenSource: tokens().source, baseUrl: BASE, userAgent: UA, fetch: reads.fetch, sleep: async () => late.abort(reason) });
-    await expect(after.waitForResult(transaction(), { signal: late.signal, schedule: [1] })).rejects.toMatchObject({ code: 'aborted' });
+    const after = createDeviceRiskClient({
+      tokenSource: tokens().source,
+      baseUrl: BASE,
+      userAgent: UA,
+      fetch: reads.fetch,
+      sleep: async () => late.abort(reason),
+    });
+    await expect(after.waitForResult(transaction(), { signal: late.signal, schedule: [1] })).rejects.toMatchObject({
+      code: 'aborted',
+    });
     expect(reads.sent).toHaveLength(0);
   });
 
   it('a failing sleep that is no abort is passed on as it is', async () => {
     const failure = new Error('timer broke');
-    const c = createDeviceRiskClient({ tokenSource: tokens().source, baseUrl: BASE, userAgent: UA, fetch: api(workflowStatus('FINALIZED')).fetch, sleep: async () => Promise.reject(failure) });
-    await expect(c.waitForResult(transaction(), { signal: new AbortController().signal, schedule: [1] })).rejects.toBe(failure);
+    const c = createDeviceRiskClient({
+      tokenSource: tokens().source,
+      baseUrl: BASE,
+      userAgent: UA,
+      fetch: api(workflowStatus('FINALIZED')).fetch,
+      sleep: async () => Promise.reject(failure),
+    });
+    await expect(c.waitForResult(transaction(), { signal: new AbortController().signal, schedule: [1] })).rejects.toBe(
+      failure,
+    );
   });
 });

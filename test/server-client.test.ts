@@ -2,7 +2,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { collectGarbage } from './support/gc.js';
 import { createManualClock, startEmulator, type Emulator, type EmulatorOptions } from '../src/emulator/index.js';
-import { createDeviceRiskClient, createTokenSource, DeviceRiskTransaction, type DeviceRiskClientOptions } from '../src/server/index.js';
+import {
+  createDeviceRiskClient,
+  createTokenSource,
+  DeviceRiskTransaction,
+  type DeviceRiskClientOptions,
+} from '../src/server/index.js';
 
 const UA = 'AcmeShop Checkout/1.0';
 const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
@@ -13,7 +18,13 @@ afterEach(async () => {
 
 async function setup(options: EmulatorOptions = {}, extra: Partial<DeviceRiskClientOptions> = {}) {
   emulator = await startEmulator(options);
-  const tokenSource = createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA, sleep: noWait });
+  const tokenSource = createTokenSource({
+    clientId: emulator.clientId,
+    clientSecret: emulator.clientSecret,
+    tokenUrl: emulator.tokenUrl,
+    userAgent: UA,
+    sleep: noWait,
+  });
   return createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA, sleep: noWait, ...extra });
 }
 const account = { customerInternalReference: 'order-1001', workflowDefinition: { key: 10020 } };
@@ -24,11 +35,17 @@ describe('device-risk client', () => {
   it('create -> upload -> finalize reaches PROCESSED with the blackbox', async () => {
     const client = await setup();
     const tx = await client.createAccount(account);
-    expect(tx.uploadUrl).toBe(`${emulator.baseUrl}/api/v1/accounts/${tx.accountId}/workflow-executions/${tx.workflowExecutionId}/credentials/${tx.credentialId}/parts/DEVICE_RISK`);
+    expect(tx.uploadUrl).toBe(
+      `${emulator.baseUrl}/api/v1/accounts/${tx.accountId}/workflow-executions/${tx.workflowExecutionId}/credentials/${tx.credentialId}/parts/DEVICE_RISK`,
+    );
     await client.uploadBlackbox(tx, BLACKBOX);
     await client.finalize(tx);
     expect(await client.status(tx)).toBe('PROCESSED');
-    expect(emulator.inspect.transaction(tx.workflowExecutionId)).toMatchObject({ status: 'PROCESSED', blackboxes: [BLACKBOX], customerInternalReference: 'order-1001' });
+    expect(emulator.inspect.transaction(tx.workflowExecutionId)).toMatchObject({
+      status: 'PROCESSED',
+      blackboxes: [BLACKBOX],
+      customerInternalReference: 'order-1001',
+    });
   });
 
   it('update makes a new transaction on the existing account', async () => {
@@ -42,7 +59,9 @@ describe('device-risk client', () => {
 
   it('a workflow without Device Risk is a clear error', async () => {
     const client = await setup({ workflows: { '7': { deviceRisk: false } } });
-    await expect(client.createAccount({ ...account, workflowDefinition: { key: 7 } })).rejects.toMatchObject({ code: 'no_device_risk_credential' });
+    await expect(client.createAccount({ ...account, workflowDefinition: { key: 7 } })).rejects.toMatchObject({
+      code: 'no_device_risk_credential',
+    });
   });
 
   it('keeps the transaction token out of JSON and inspection', async () => {
@@ -64,35 +83,93 @@ describe('device-risk client', () => {
         account: { id: a },
         workflowExecution: {
           id: w,
-          credentials: [{ id: c, category: 'DATA', label: 'DATA', allowedChannels: ['API'], api: { token: 't', parts: { device_risk: overrides.upload ?? `${execution}/credentials/${c}/parts/DEVICE_RISK` }, workflowExecution: overrides.execution ?? execution } }],
+          credentials: [
+            {
+              id: c,
+              category: 'DATA',
+              label: 'DATA',
+              allowedChannels: ['API'],
+              api: {
+                token: 't',
+                parts: { device_risk: overrides.upload ?? `${execution}/credentials/${c}/parts/DEVICE_RISK` },
+                workflowExecution: overrides.execution ?? execution,
+              },
+            },
+          ],
         },
       };
     };
     it.each([
-      ['another host', (b: string) => ({ upload: `https://evil.example/api/v1/accounts/11111111-1111-4111-8111-111111111111/workflow-executions/22222222-2222-4222-8222-222222222222/credentials/33333333-3333-4333-8333-333333333333/parts/DEVICE_RISK` })],
-      ['another port', (b: string) => ({ upload: answer(b.replace(/:(\d+)$/, (_, p) => ':' + (Number(p) + 1))).workflowExecution.credentials[0]!.api.parts.device_risk })],
-      ['a path outside the shape', (b: string) => ({ upload: `${b}/api/v1/accounts/11111111-1111-4111-8111-111111111111/delete` })],
-      ['ids that are not UUIDs', (b: string) => ({ upload: `${b}/api/v1/accounts/x/workflow-executions/y/credentials/z/parts/DEVICE_RISK` })],
-      ['a query string', (b: string) => ({ upload: answer(b).workflowExecution.credentials[0]!.api.parts.device_risk + '?redirect=https://evil.example' })],
-      ['a finalize address of another transaction', (b: string) => ({ execution: `${b}/api/v1/accounts/11111111-1111-4111-8111-111111111111/workflow-executions/44444444-4444-4444-8444-444444444444` })],
-      ['a non-https address', () => ({ upload: 'http://account.example/api/v1/accounts/11111111-1111-4111-8111-111111111111/workflow-executions/22222222-2222-4222-8222-222222222222/credentials/33333333-3333-4333-8333-333333333333/parts/DEVICE_RISK' })],
+      [
+        'another host',
+        (b: string) => ({
+          upload: `https://evil.example/api/v1/accounts/11111111-1111-4111-8111-111111111111/workflow-executions/22222222-2222-4222-8222-222222222222/credentials/33333333-3333-4333-8333-333333333333/parts/DEVICE_RISK`,
+        }),
+      ],
+      [
+        'another port',
+        (b: string) => ({
+          upload: answer(b.replace(/:(\d+)$/, (_, p) => ':' + (Number(p) + 1))).workflowExecution.credentials[0]!.api
+            .parts.device_risk,
+        }),
+      ],
+      [
+        'a path outside the shape',
+        (b: string) => ({ upload: `${b}/api/v1/accounts/11111111-1111-4111-8111-111111111111/delete` }),
+      ],
+      [
+        'ids that are not UUIDs',
+        (b: string) => ({ upload: `${b}/api/v1/accounts/x/workflow-executions/y/credentials/z/parts/DEVICE_RISK` }),
+      ],
+      [
+        'a query string',
+        (b: string) => ({
+          upload: answer(b).workflowExecution.credentials[0]!.api.parts.device_risk + '?redirect=https://evil.example',
+        }),
+      ],
+      [
+        'a finalize address of another transaction',
+        (b: string) => ({
+          execution: `${b}/api/v1/accounts/11111111-1111-4111-8111-111111111111/workflow-executions/44444444-4444-4444-8444-444444444444`,
+        }),
+      ],
+      [
+        'a non-https address',
+        () => ({
+          upload:
+            'http://account.example/api/v1/accounts/11111111-1111-4111-8111-111111111111/workflow-executions/22222222-2222-4222-8222-222222222222/credentials/33333333-3333-4333-8333-333333333333/parts/DEVICE_RISK',
+        }),
+      ],
     ])('%s', async (_, forge) => {
       let sent = 0;
-      const client = await setup({}, { fetch: (async () => { sent++; return new Response('{}'); }) as typeof fetch });
-      expect(() => client.transactionFrom(answer(emulator.baseUrl, forge(emulator.baseUrl)))).toThrow(expect.objectContaining({ code: 'forged_address' }));
+      const client = await setup(
+        {},
+        {
+          fetch: (async () => {
+            sent++;
+            return new Response('{}');
+          }) as typeof fetch,
+        },
+      );
+      expect(() => client.transactionFrom(answer(emulator.baseUrl, forge(emulator.baseUrl)))).toThrow(
+        expect.objectContaining({ code: 'forged_address' }),
+      );
       expect(sent).toBe(0);
     });
 
     it('an account answer carrying a forged address fails the create call, and nothing is uploaded', async () => {
-      const client = await setup({}, {
-        fetch: (async (url: string, init: RequestInit) => {
-          const response = await fetch(url, init);
-          if (!url.endsWith('/api/v1/accounts')) return response;
-          const body = (await response.json()) as ReturnType<typeof answer>;
-          body.workflowExecution.credentials[0]!.api.parts.device_risk = 'https://evil.example/collect';
-          return Response.json(body);
-        }) as typeof fetch,
-      });
+      const client = await setup(
+        {},
+        {
+          fetch: (async (url: string, init: RequestInit) => {
+            const response = await fetch(url, init);
+            if (!url.endsWith('/api/v1/accounts')) return response;
+            const body = (await response.json()) as ReturnType<typeof answer>;
+            body.workflowExecution.credentials[0]!.api.parts.device_risk = 'https://evil.example/collect';
+            return Response.json(body);
+          }) as typeof fetch,
+        },
+      );
       await expect(client.createAccount(account)).rejects.toMatchObject({ code: 'forged_address' });
       expect(emulator.inspect.requests('upload')).toBe(0);
     });
@@ -111,7 +188,11 @@ describe('device-risk client', () => {
     it('a transaction rebuilt with a forged upload address is refused at upload', async () => {
       const client = await setup();
       const tx = await client.createAccount(account);
-      const forged = new DeviceRiskTransaction({ ...tx.toJSON(), uploadUrl: 'https://evil.example/x', token: tx.token });
+      const forged = new DeviceRiskTransaction({
+        ...tx.toJSON(),
+        uploadUrl: 'https://evil.example/x',
+        token: tx.token,
+      });
       await expect(client.uploadBlackbox(forged, BLACKBOX)).rejects.toMatchObject({ code: 'forged_address' });
     });
   });
@@ -149,17 +230,20 @@ describe('device-risk client', () => {
   });
 
   it('a finalize retried after its first attempt went through is a success', async () => {
-    const client = await setup({}, {
-      fetch: (async (url: string, init: RequestInit) => {
-        const response = await fetch(url, init);
-        // The first finalize reaches the service but its answer is lost.
-        if (init.method === 'PUT' && /workflow-executions\/[^/]+$/.test(url) && !finalizedOnce) {
-          finalizedOnce = true;
-          throw new TypeError('socket hang up');
-        }
-        return response;
-      }) as typeof fetch,
-    });
+    const client = await setup(
+      {},
+      {
+        fetch: (async (url: string, init: RequestInit) => {
+          const response = await fetch(url, init);
+          // The first finalize reaches the service but its answer is lost.
+          if (init.method === 'PUT' && /workflow-executions\/[^/]+$/.test(url) && !finalizedOnce) {
+            finalizedOnce = true;
+            throw new TypeError('socket hang up');
+          }
+          return response;
+        }) as typeof fetch,
+      },
+    );
     let finalizedOnce = false;
     const tx = await client.createAccount(account);
     await client.uploadBlackbox(tx, BLACKBOX);
@@ -170,7 +254,11 @@ describe('device-risk client', () => {
   it('account create is not repeated after a 5xx (it may have gone through), but is after a 429', async () => {
     const client = await setup();
     emulator.faults.fail('accountCreate', { times: 1, status: 502 });
-    await expect(client.createAccount(account)).rejects.toMatchObject({ code: 'upstream_error', status: 502, operation: 'account create' });
+    await expect(client.createAccount(account)).rejects.toMatchObject({
+      code: 'upstream_error',
+      status: 502,
+      operation: 'account create',
+    });
     expect(emulator.inspect.requests('accountCreate')).toBe(1);
     emulator.faults.fail('accountCreate', { times: 1, status: 429 });
     await client.createAccount(account);
@@ -193,14 +281,18 @@ describe('device-risk client', () => {
     ['a malformed tokenLifetime', { tokenLifetime: '30 minutes' }],
   ])('%s is refused before the call, as invalid_account_request', async (_, change) => {
     const client = await setup();
-    await expect(client.createAccount({ ...account, ...change })).rejects.toMatchObject({ code: 'invalid_account_request' });
+    await expect(client.createAccount({ ...account, ...change })).rejects.toMatchObject({
+      code: 'invalid_account_request',
+    });
     expect(emulator.inspect.requests('accountCreate')).toBe(0);
     expect(emulator.inspect.requests('token')).toBe(0);
   });
 
   it('a reference of exactly 100 characters is accepted', async () => {
     const client = await setup();
-    await expect(client.createAccount({ ...account, customerInternalReference: 'r'.repeat(100) })).resolves.toBeInstanceOf(DeviceRiskTransaction);
+    await expect(
+      client.createAccount({ ...account, customerInternalReference: 'r'.repeat(100) }),
+    ).resolves.toBeInstanceOf(DeviceRiskTransaction);
   });
 
   it('a slow account create is waited for, not abandoned as unknown and made twice', async () => {
@@ -219,7 +311,10 @@ describe('device-risk client', () => {
     emulator.faults.latency('upload', 60_000);
     const collector = setInterval(() => collectGarbage(), 10);
     try {
-      await expect(client.uploadBlackbox(tx, BLACKBOX)).rejects.toMatchObject({ code: 'network_error', operation: 'upload' });
+      await expect(client.uploadBlackbox(tx, BLACKBOX)).rejects.toMatchObject({
+        code: 'network_error',
+        operation: 'upload',
+      });
     } finally {
       clearInterval(collector);
     }
@@ -229,7 +324,10 @@ describe('device-risk client', () => {
     const client = await setup({ accountRequestsPerSecond: 0 }, { accountTimeoutMs: 1000 });
     await client.createAccount(account); // the token is fetched: inside the limit there is only the create
     emulator.faults.latency('accountCreate', 60_000); // answered long after any limit, however busy the machine
-    await expect(client.createAccount(account)).rejects.toMatchObject({ code: 'network_error', operation: 'account create' });
+    await expect(client.createAccount(account)).rejects.toMatchObject({
+      code: 'network_error',
+      operation: 'account create',
+    });
     // Sent at most once (on a busy machine it may not have left within the limit): never repeated.
     expect(emulator.inspect.requests('accountCreate')).toBeLessThanOrEqual(2);
     expect(emulator.inspect.requests('accountCreate')).toBeGreaterThanOrEqual(1);
@@ -240,7 +338,13 @@ describe('device-risk client', () => {
     emulator = await startEmulator({ clock });
     // The token source's clock stands still: it believes its token fresh after the service let it lapse.
     const frozen = Date.now();
-    const tokenSource = createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA, now: () => frozen });
+    const tokenSource = createTokenSource({
+      clientId: emulator.clientId,
+      clientSecret: emulator.clientSecret,
+      tokenUrl: emulator.tokenUrl,
+      userAgent: UA,
+      now: () => frozen,
+    });
     const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA });
     await client.createAccount(account);
     clock.advance(3_600_000);
@@ -253,7 +357,13 @@ describe('device-risk client', () => {
     const clock = createManualClock();
     emulator = await startEmulator({ clock });
     const frozen = Date.now();
-    const tokenSource = createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA, now: () => frozen });
+    const tokenSource = createTokenSource({
+      clientId: emulator.clientId,
+      clientSecret: emulator.clientSecret,
+      tokenUrl: emulator.tokenUrl,
+      userAgent: UA,
+      now: () => frozen,
+    });
     const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA });
     emulator.faults.fail('accountCreate', { times: 5, status: 401 });
     await expect(client.createAccount(account)).rejects.toMatchObject({ code: 'request_rejected', status: 401 });
@@ -264,7 +374,10 @@ describe('device-risk client', () => {
   it('account create is not repeated after a dropped connection: its outcome is unknown', async () => {
     const client = await setup();
     emulator.faults.fail('accountCreate', { times: 1, drop: true });
-    await expect(client.createAccount(account)).rejects.toMatchObject({ code: 'network_error', operation: 'account create' });
+    await expect(client.createAccount(account)).rejects.toMatchObject({
+      code: 'network_error',
+      operation: 'account create',
+    });
     expect(emulator.inspect.requests('accountCreate')).toBe(1);
   });
 
@@ -297,6 +410,8 @@ describe('device-risk client', () => {
   it('refuses a plain-http API address', async () => {
     emulator = await startEmulator();
     const tokenSource = createTokenSource({ clientId: 'a', clientSecret: 'b', region: 'US', userAgent: UA });
-    expect(() => createDeviceRiskClient({ tokenSource, baseUrl: 'http://account.example', userAgent: UA })).toThrow(expect.objectContaining({ code: 'insecure_url' }));
+    expect(() => createDeviceRiskClient({ tokenSource, baseUrl: 'http://account.example', userAgent: UA })).toThrow(
+      expect.objectContaining({ code: 'insecure_url' }),
+    );
   });
 });

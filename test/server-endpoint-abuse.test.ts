@@ -3,7 +3,14 @@
 // work instead of forgetting a claim, and the browser's answer never depends on onResult.
 import { describe, expect, it } from 'vitest';
 import { stubClient } from './support/stub-client.js';
-import { createCaptureNonce, createDeviceRiskHandler, createMemoryStore, type DeviceRiskClient, type DeviceRiskHandlerOptions, type Store } from '../src/server/index.js';
+import {
+  createCaptureNonce,
+  createDeviceRiskHandler,
+  createMemoryStore,
+  type DeviceRiskClient,
+  type DeviceRiskHandlerOptions,
+  type Store,
+} from '../src/server/index.js';
 
 const SHOP = 'https://shop.example';
 const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
@@ -11,10 +18,21 @@ const SECRET = 'a-nonce-secret-of-at-least-32-characters';
 const OUTCOME = { outcome: 'collection_failed', scripts: ['fp_static_wdp'], durationMs: 900 };
 
 const post = (body: unknown, key: string) =>
-  new Request(`${SHOP}/device-risk`, { method: 'POST', headers: { origin: SHOP, 'content-type': 'application/json', 'idempotency-key': key }, body: JSON.stringify(body) });
+  new Request(`${SHOP}/device-risk`, {
+    method: 'POST',
+    headers: { origin: SHOP, 'content-type': 'application/json', 'idempotency-key': key },
+    body: JSON.stringify(body),
+  });
 
 function handlerWith(client: DeviceRiskClient, extra: Partial<DeviceRiskHandlerOptions> = {}) {
-  return createDeviceRiskHandler({ client, allowedOrigins: [SHOP], workflowKey: 10020, nonceSecret: SECRET, resolveCustomer: () => ({ customerInternalReference: 'order-1' }), ...extra });
+  return createDeviceRiskHandler({
+    client,
+    allowedOrigins: [SHOP],
+    workflowKey: 10020,
+    nonceSecret: SECRET,
+    resolveCustomer: () => ({ customerInternalReference: 'order-1' }),
+    ...extra,
+  });
 }
 
 /** A memory store that counts the writes of keys it did not hold. */
@@ -40,7 +58,8 @@ describe('outcome-only reports: anyone can send them, so they write nothing to t
     expect((await handler(post({ blackbox: BLACKBOX, nonce }, 'checkout-key-1'))).status).toBe(200);
     const written = store.newKeys();
     const statuses = new Set<number>();
-    for (let i = 0; i < 20_000; i++) statuses.add((await handler(post({ outcome: OUTCOME }, `report-key-${i}`))).status);
+    for (let i = 0; i < 20_000; i++)
+      statuses.add((await handler(post({ outcome: OUTCOME }, `report-key-${i}`))).status);
     expect(store.newKeys()).toBe(written);
     expect([...statuses].sort()).toEqual([202, 429]);
     const replay = await handler(post({ blackbox: BLACKBOX, nonce }, 'checkout-key-2'));
@@ -63,7 +82,11 @@ describe('outcome-only reports: anyone can send them, so they write nothing to t
     let now = 1_800_000_000_000;
     const { client } = stubClient();
     const told: unknown[] = [];
-    const handler = handlerWith(client, { now: () => now, maxOutcomeReportsPerSecond: 2, onOutcome: (o) => void told.push(o) });
+    const handler = handlerWith(client, {
+      now: () => now,
+      maxOutcomeReportsPerSecond: 2,
+      onOutcome: (o) => void told.push(o),
+    });
     const statuses: number[] = [];
     for (let i = 0; i < 12; i++) statuses.push((await handler(post({ outcome: OUTCOME }, `report-key-${i}`))).status);
     expect(statuses).toEqual([...Array(10).fill(202), 429, 429]); // a burst of 5 s worth
@@ -97,14 +120,25 @@ describe('outcome-only reports: anyone can send them, so they write nothing to t
     const told: unknown[] = [];
     const handler = handlerWith(client, { onOutcome: (o) => void told.push(o) });
     const report = () =>
-      new Request(`${SHOP}/device-risk`, { method: 'POST', headers: { origin: SHOP, 'content-type': 'application/json', ...(key === null ? {} : { 'idempotency-key': key }) }, body: JSON.stringify({ outcome: OUTCOME }) });
+      new Request(`${SHOP}/device-risk`, {
+        method: 'POST',
+        headers: {
+          origin: SHOP,
+          'content-type': 'application/json',
+          ...(key === null ? {} : { 'idempotency-key': key }),
+        },
+        body: JSON.stringify({ outcome: OUTCOME }),
+      });
     for (let i = 0; i < 2; i++) expect((await handler(report())).status).toBe(202);
     expect(told).toHaveLength(times);
   });
 
   it('a bound that is not a positive number is refused at creation', () => {
     const { client } = stubClient();
-    for (const bad of [0, -1, Number.NaN]) expect(() => handlerWith(client, { maxOutcomeReportsPerSecond: bad })).toThrow(expect.objectContaining({ code: 'invalid_configuration' }));
+    for (const bad of [0, -1, Number.NaN])
+      expect(() => handlerWith(client, { maxOutcomeReportsPerSecond: bad })).toThrow(
+        expect.objectContaining({ code: 'invalid_configuration' }),
+      );
   });
 });
 
@@ -113,7 +147,9 @@ describe('a full memory store refuses new work; it never forgets a claim', () =>
     let now = 1_800_000_000_000;
     const { client, creates } = stubClient();
     const handler = handlerWith(client, { idempotencyMaxKeys: 2, now: () => now });
-    const nonces = await Promise.all([1, 2, 3].map(() => createCaptureNonce({ secret: SECRET, subject: 'order-1', now: () => now })));
+    const nonces = await Promise.all(
+      [1, 2, 3].map(() => createCaptureNonce({ secret: SECRET, subject: 'order-1', now: () => now })),
+    );
     const first = await handler(post({ blackbox: BLACKBOX, nonce: nonces[0] }, 'checkout-key-1'));
     expect(first.status).toBe(200);
     expect((await handler(post({ blackbox: BLACKBOX, nonce: nonces[1] }, 'checkout-key-2'))).status).toBe(200);
@@ -123,7 +159,9 @@ describe('a full memory store refuses new work; it never forgets a claim', () =>
     expect(await refusal.json()).toMatchObject({ error: { code: 'store_full' } });
     expect(Number(refusal.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     // What it holds still holds: the first key answers as before, its nonce stays used.
-    expect(await (await handler(post({ blackbox: BLACKBOX, nonce: nonces[0] }, 'checkout-key-1'))).json()).toEqual(await first.json());
+    expect(await (await handler(post({ blackbox: BLACKBOX, nonce: nonces[0] }, 'checkout-key-1'))).json()).toEqual(
+      await first.json(),
+    );
     expect((await handler(post({ blackbox: BLACKBOX, nonce: nonces[0] }, 'checkout-key-9'))).status).not.toBe(200);
     expect(creates()).toBe(2); // refused before any call to the service
     // Once the records expire (24 h), there is room again.
@@ -133,7 +171,7 @@ describe('a full memory store refuses new work; it never forgets a claim', () =>
   });
 });
 
-describe('the browser\'s answer never depends on onResult', () => {
+describe("the browser's answer never depends on onResult", () => {
   it('an onResult that throws for one decision: the same 200 as for the others, and onError is told', async () => {
     const { client } = stubClient();
     const errors: unknown[] = [];
@@ -143,7 +181,8 @@ describe('the browser\'s answer never depends on onResult', () => {
       workflowKey: 10020,
       resolveCustomer: () => ({ customerInternalReference: 'order-1' }),
       onResult: (details) => {
-        if ((details as unknown as { decision: string }).decision === 'REJECTED') throw new Error('no handler for REJECTED');
+        if ((details as unknown as { decision: string }).decision === 'REJECTED')
+          throw new Error('no handler for REJECTED');
       },
       onError: (error) => void errors.push(error),
     });
@@ -157,7 +196,11 @@ describe('the browser\'s answer never depends on onResult', () => {
   it('an onResult that rejects: the same', async () => {
     const { client } = stubClient();
     const errors: unknown[] = [];
-    const handler = handlerWith(client, { nonceSecret: undefined, onResult: async () => Promise.reject(new Error('down')), onError: (e) => void errors.push(e) });
+    const handler = handlerWith(client, {
+      nonceSecret: undefined,
+      onResult: async () => Promise.reject(new Error('down')),
+      onError: (e) => void errors.push(e),
+    });
     expect((await handler(post({ blackbox: BLACKBOX }, 'checkout-key-1'))).status).toBe(200);
     expect(errors).toHaveLength(1);
   });

@@ -3,7 +3,12 @@
 import { describe, expect, it, vi } from 'vitest';
 import { DeviceRiskTransaction } from '../src/server/device-risk-client.js';
 import { DeviceRiskError } from '../src/server/errors.js';
-import { createDeviceRiskHandler, runDeviceRiskCheck, type DeviceRiskClient, type DeviceRiskHandlerOptions } from '../src/server/index.js';
+import {
+  createDeviceRiskHandler,
+  runDeviceRiskCheck,
+  type DeviceRiskClient,
+  type DeviceRiskHandlerOptions,
+} from '../src/server/index.js';
 
 const SHOP = 'https://shop.example';
 const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
@@ -31,7 +36,10 @@ function stubClient(overrides: Partial<DeviceRiskClient> = {}) {
     uploadBlackbox: async (tx) => void calls.push(`upload ${tx.workflowExecutionId}`),
     finalize: async (tx) => void calls.push(`finalize ${tx.workflowExecutionId}`),
     status: async (tx) => (calls.push(`status ${tx.workflowExecutionId}`), 'PROCESSED'),
-    details: async (tx) => (calls.push(`details ${tx.workflowExecutionId}`), { workflowExecutionId: tx.workflowExecutionId } as never),
+    details: async (tx) => (
+      calls.push(`details ${tx.workflowExecutionId}`),
+      { workflowExecutionId: tx.workflowExecutionId } as never
+    ),
     waitForResult: async () => ({}) as never,
     transactionFrom: () => transaction(),
     sealTransaction: async (tx) => JSON.stringify({ ...tx.toJSON(), token: tx.token }),
@@ -42,7 +50,13 @@ function stubClient(overrides: Partial<DeviceRiskClient> = {}) {
 }
 
 function handlerWith(client: DeviceRiskClient, extra: Partial<DeviceRiskHandlerOptions> = {}) {
-  return createDeviceRiskHandler({ client, allowedOrigins: [SHOP], workflowKey: 10020, resolveCustomer: () => ({ customerInternalReference: 'order-1' }), ...extra });
+  return createDeviceRiskHandler({
+    client,
+    allowedOrigins: [SHOP],
+    workflowKey: 10020,
+    resolveCustomer: () => ({ customerInternalReference: 'order-1' }),
+    ...extra,
+  });
 }
 
 const post = (body: unknown, headers: Record<string, string> = {}) =>
@@ -52,24 +66,64 @@ const post = (body: unknown, headers: Record<string, string> = {}) =>
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
 
-const codeOf = async (response: Response) => ((await response.clone().json()) as { error: { code: string } }).error.code;
+const codeOf = async (response: Response) =>
+  ((await response.clone().json()) as { error: { code: string } }).error.code;
 
 describe('refusals before any call: status and code', () => {
   it.each([
     ['a GET', new Request(`${SHOP}/device-risk`, { headers: { origin: SHOP } }), 405, 'method_not_allowed'],
     ['no Origin', post({ blackbox: BLACKBOX }, { origin: '' }), 403, 'origin_not_allowed'],
     ['a foreign Origin', post({ blackbox: BLACKBOX }, { origin: 'https://evil.example' }), 403, 'origin_not_allowed'],
-    ['no Content-Type', new Request(`${SHOP}/device-risk`, { method: 'POST', headers: { origin: SHOP }, body: new Blob([JSON.stringify({ blackbox: BLACKBOX })]) }), 415, 'unsupported_media_type'],
-    ['a JSON type that does not start the header', post({ blackbox: BLACKBOX }, { 'content-type': 'text/plain; x=application/json' }), 415, 'unsupported_media_type'],
-    ['application/jsonp', post({ blackbox: BLACKBOX }, { 'content-type': 'application/jsonp' }), 415, 'unsupported_media_type'],
+    [
+      'no Content-Type',
+      new Request(`${SHOP}/device-risk`, {
+        method: 'POST',
+        headers: { origin: SHOP },
+        body: new Blob([JSON.stringify({ blackbox: BLACKBOX })]),
+      }),
+      415,
+      'unsupported_media_type',
+    ],
+    [
+      'a JSON type that does not start the header',
+      post({ blackbox: BLACKBOX }, { 'content-type': 'text/plain; x=application/json' }),
+      415,
+      'unsupported_media_type',
+    ],
+    [
+      'application/jsonp',
+      post({ blackbox: BLACKBOX }, { 'content-type': 'application/jsonp' }),
+      415,
+      'unsupported_media_type',
+    ],
     ['a body over the limit', post({ blackbox: BLACKBOX, pad: 'x'.repeat(17 * 1024) }), 413, 'body_too_large'],
     ['invalid JSON', post('{blackbox:'), 400, 'invalid_blackbox'],
     ['JSON null', post('null'), 400, 'invalid_blackbox'],
     ['no blackbox', post({ sessionId: BLACKBOX }), 400, 'invalid_blackbox'],
-    ['a key of 7 characters', post({ blackbox: BLACKBOX }, { 'idempotency-key': 'k'.repeat(7) }), 400, 'invalid_idempotency_key'],
-    ['a key of 201 characters', post({ blackbox: BLACKBOX }, { 'idempotency-key': 'k'.repeat(201) }), 400, 'invalid_idempotency_key'],
-    ['a key with a space before valid characters', post({ blackbox: BLACKBOX }, { 'idempotency-key': 'a b-valid-key-1' }), 400, 'invalid_idempotency_key'],
-    ['a key with a space after valid characters', post({ blackbox: BLACKBOX }, { 'idempotency-key': 'valid-key-1 a' }), 400, 'invalid_idempotency_key'],
+    [
+      'a key of 7 characters',
+      post({ blackbox: BLACKBOX }, { 'idempotency-key': 'k'.repeat(7) }),
+      400,
+      'invalid_idempotency_key',
+    ],
+    [
+      'a key of 201 characters',
+      post({ blackbox: BLACKBOX }, { 'idempotency-key': 'k'.repeat(201) }),
+      400,
+      'invalid_idempotency_key',
+    ],
+    [
+      'a key with a space before valid characters',
+      post({ blackbox: BLACKBOX }, { 'idempotency-key': 'a b-valid-key-1' }),
+      400,
+      'invalid_idempotency_key',
+    ],
+    [
+      'a key with a space after valid characters',
+      post({ blackbox: BLACKBOX }, { 'idempotency-key': 'valid-key-1 a' }),
+      400,
+      'invalid_idempotency_key',
+    ],
   ])('%s: %i %s', async (_, request, status, code) => {
     const { client, calls } = stubClient();
     const response = await handlerWith(client)(request);
@@ -79,13 +133,17 @@ describe('refusals before any call: status and code', () => {
   });
 
   it('a 405 names the method allowed', async () => {
-    const response = await handlerWith(stubClient().client)(new Request(`${SHOP}/device-risk`, { method: 'PUT', headers: { origin: SHOP }, body: '{}' }));
+    const response = await handlerWith(stubClient().client)(
+      new Request(`${SHOP}/device-risk`, { method: 'PUT', headers: { origin: SHOP }, body: '{}' }),
+    );
     expect([response.status, response.headers.get('allow')]).toEqual([405, 'POST']);
   });
 
   it('keys of 8 and of 200 visible characters, and JSON with a charset, are accepted', async () => {
     for (const key of ['k'.repeat(8), '!'.repeat(100) + '~'.repeat(100)]) {
-      const response = await handlerWith(stubClient().client)(post({ blackbox: BLACKBOX }, { 'idempotency-key': key, 'content-type': 'Application/JSON; charset=utf-8' }));
+      const response = await handlerWith(stubClient().client)(
+        post({ blackbox: BLACKBOX }, { 'idempotency-key': key, 'content-type': 'Application/JSON; charset=utf-8' }),
+      );
       expect(response.status, key).toBe(200);
     }
   });
@@ -97,7 +155,9 @@ describe('refusals before any call: status and code', () => {
     const resolveCustomer = () => {
       throw failure;
     };
-    const response = await handlerWith(client, { resolveCustomer, onError: (e) => errors.push(e) })(post({ blackbox: BLACKBOX }));
+    const response = await handlerWith(client, { resolveCustomer, onError: (e) => errors.push(e) })(
+      post({ blackbox: BLACKBOX }),
+    );
     expect([response.status, await codeOf(response)]).toEqual([500, 'customer_lookup_failed']);
     expect(errors).toEqual([failure]);
     const silent = await handlerWith(client, { resolveCustomer })(post({ blackbox: BLACKBOX }));
@@ -109,14 +169,20 @@ describe('refusals before any call: status and code', () => {
     const onRepair = vi.fn();
     await handlerWith(stubClient().client, { onRepair })(post({ blackbox: BLACKBOX }));
     expect(onRepair).not.toHaveBeenCalled();
-    await handlerWith(stubClient().client, { onRepair })(post({ blackbox: BLACKBOX.replaceAll('+', ' ') }, { 'idempotency-key': 'key-0000000002' }));
+    await handlerWith(stubClient().client, { onRepair })(
+      post({ blackbox: BLACKBOX.replaceAll('+', ' ') }, { 'idempotency-key': 'key-0000000002' }),
+    );
     expect(onRepair).toHaveBeenCalledTimes(1);
   });
 
   it('nonceSecret: 31 characters are refused at creation, 32 accepted', () => {
     const { client } = stubClient();
-    expect(() => handlerWith(client, { nonceSecret: 'n'.repeat(31) })).toThrow(expect.objectContaining({ code: 'invalid_configuration' }));
-    expect(() => handlerWith(client, { nonceSecret: 42 as never })).toThrow(expect.objectContaining({ code: 'invalid_configuration' }));
+    expect(() => handlerWith(client, { nonceSecret: 'n'.repeat(31) })).toThrow(
+      expect.objectContaining({ code: 'invalid_configuration' }),
+    );
+    expect(() => handlerWith(client, { nonceSecret: 42 as never })).toThrow(
+      expect.objectContaining({ code: 'invalid_configuration' }),
+    );
     expect(() => handlerWith(client, { nonceSecret: 'n'.repeat(32) })).not.toThrow();
   });
 });
@@ -126,14 +192,38 @@ describe('failures mapped to what the browser should do', () => {
   it.each([
     ['invalid configuration', new DeviceRiskError('invalid_configuration', 'x'), 500, 'invalid_configuration', null],
     ['a forged address', new DeviceRiskError('forged_address', 'x'), 500, 'forged_address', null],
-    ['an account request the service refuses', new DeviceRiskError('invalid_account_request', 'x', { status: 400 }), 422, 'invalid_account_request', null],
+    [
+      'an account request the service refuses',
+      new DeviceRiskError('invalid_account_request', 'x', { status: 400 }),
+      422,
+      'invalid_account_request',
+      null,
+    ],
     ['a 400', new DeviceRiskError('request_rejected', 'x', { status: 400 }), 400, 'request_rejected', null],
     ['a 404', new DeviceRiskError('request_rejected', 'x', { status: 404 }), 404, 'request_rejected', null],
     ['a 499', new DeviceRiskError('request_rejected', 'x', { status: 499 }), 499, 'request_rejected', null],
-    ['a rejected request with a 429', new DeviceRiskError('request_rejected', 'x', { status: 429 }), 503, 'request_rejected', '2'],
-    ['a rejected request with a 500', new DeviceRiskError('request_rejected', 'x', { status: 500 }), 502, 'request_rejected', '2'],
+    [
+      'a rejected request with a 429',
+      new DeviceRiskError('request_rejected', 'x', { status: 429 }),
+      503,
+      'request_rejected',
+      '2',
+    ],
+    [
+      'a rejected request with a 500',
+      new DeviceRiskError('request_rejected', 'x', { status: 500 }),
+      502,
+      'request_rejected',
+      '2',
+    ],
     ['a rejected request with no status', new DeviceRiskError('request_rejected', 'x'), 502, 'request_rejected', '2'],
-    ['a 503 with Retry-After 7', new DeviceRiskError('upstream_error', 'x', { status: 503, retryAfter: 7 }), 503, 'upstream_error', '7'],
+    [
+      'a 503 with Retry-After 7',
+      new DeviceRiskError('upstream_error', 'x', { status: 503, retryAfter: 7 }),
+      503,
+      'upstream_error',
+      '7',
+    ],
     ['a 502', new DeviceRiskError('upstream_error', 'x', { status: 502 }), 502, 'upstream_error', '2'],
     ['a network error', new DeviceRiskError('network_error', 'x'), 503, 'network_error', '2'],
     ['a rate limit', new DeviceRiskError('rate_limited', 'x', { retryAfter: 90 }), 503, 'rate_limited', '60'],
@@ -142,8 +232,14 @@ describe('failures mapped to what the browser should do', () => {
     ['an error of no kind the package knows', new TypeError('boom'), 502, 'internal_error', '2'],
   ])('%s: %i %s, Retry-After %s', async (_, error, status, code, retryAfter) => {
     const errors: unknown[] = [];
-    const response = await handlerWith(failWith(error).client, { onError: (e) => errors.push(e) })(post({ blackbox: BLACKBOX }));
-    expect([response.status, await codeOf(response), response.headers.get('retry-after')]).toEqual([status, code, retryAfter]);
+    const response = await handlerWith(failWith(error).client, { onError: (e) => errors.push(e) })(
+      post({ blackbox: BLACKBOX }),
+    );
+    expect([response.status, await codeOf(response), response.headers.get('retry-after')]).toEqual([
+      status,
+      code,
+      retryAfter,
+    ]);
     expect(errors).toEqual([error]);
   });
 });
@@ -151,7 +247,17 @@ describe('failures mapped to what the browser should do', () => {
 describe('runDeviceRiskCheck on a stub client', () => {
   it('passes userReference, callbackUrl and tokenLifetime through to the account request, and only those given', async () => {
     const { client, calls } = stubClient();
-    await runDeviceRiskCheck(client, BLACKBOX, { customerInternalReference: 'c', userReference: 'u', callbackUrl: 'https://shop.example/cb', tokenLifetime: '30m' }, { workflowKey: 1 });
+    await runDeviceRiskCheck(
+      client,
+      BLACKBOX,
+      {
+        customerInternalReference: 'c',
+        userReference: 'u',
+        callbackUrl: 'https://shop.example/cb',
+        tokenLifetime: '30m',
+      },
+      { workflowKey: 1 },
+    );
     await runDeviceRiskCheck(client, BLACKBOX, { customerInternalReference: 'c' }, { workflowKey: 1 });
     expect(calls.filter((c) => c.startsWith('create'))).toEqual([
       'create {"customerInternalReference":"c","workflowDefinition":{"key":1},"userReference":"u","callbackUrl":"https://shop.example/cb","tokenLifetime":"30m"}',
@@ -161,25 +267,56 @@ describe('runDeviceRiskCheck on a stub client', () => {
 
   it('a transaction token is used up to 30 s before it lapses; from then on a fresh transaction', async () => {
     const now = 1_000_000;
-    for (const [expiresAt, fresh] of [[now + 30_001, false], [now + 30_000, true]] as const) {
+    for (const [expiresAt, fresh] of [
+      [now + 30_001, false],
+      [now + 30_000, true],
+    ] as const) {
       const { client, calls } = stubClient();
-      await runDeviceRiskCheck(client, BLACKBOX, { customerInternalReference: 'c' }, { workflowKey: 1, now: () => now, progress: { transaction: transaction(9, expiresAt) } });
-      expect(calls.some((c) => c.startsWith('create')), String(expiresAt)).toBe(fresh);
+      await runDeviceRiskCheck(
+        client,
+        BLACKBOX,
+        { customerInternalReference: 'c' },
+        { workflowKey: 1, now: () => now, progress: { transaction: transaction(9, expiresAt) } },
+      );
+      expect(
+        calls.some((c) => c.startsWith('create')),
+        String(expiresAt),
+      ).toBe(fresh);
     }
   });
 
   it('reportStatus: false skips the status read and answers FINALIZED; with onResult it still reads', async () => {
     const { client, calls } = stubClient();
-    expect((await runDeviceRiskCheck(client, BLACKBOX, { customerInternalReference: 'c' }, { workflowKey: 1, reportStatus: false })).status).toBe('FINALIZED');
+    expect(
+      (
+        await runDeviceRiskCheck(
+          client,
+          BLACKBOX,
+          { customerInternalReference: 'c' },
+          { workflowKey: 1, reportStatus: false },
+        )
+      ).status,
+    ).toBe('FINALIZED');
     expect(calls.some((c) => c.startsWith('status'))).toBe(false);
     const onResult = vi.fn();
-    expect((await runDeviceRiskCheck(client, BLACKBOX, { customerInternalReference: 'c' }, { workflowKey: 1, reportStatus: false, onResult })).status).toBe('PROCESSED');
+    expect(
+      (
+        await runDeviceRiskCheck(
+          client,
+          BLACKBOX,
+          { customerInternalReference: 'c' },
+          { workflowKey: 1, reportStatus: false, onResult },
+        )
+      ).status,
+    ).toBe('PROCESSED');
     expect(onResult).toHaveBeenCalledTimes(1);
   });
 
   it('a status read that fails is reported as FINALIZED, not as a failure of the check', async () => {
     const { client } = stubClient({ status: async () => Promise.reject(new Error('retrieval down')) });
-    expect((await runDeviceRiskCheck(client, BLACKBOX, { customerInternalReference: 'c' }, { workflowKey: 1 })).status).toBe('FINALIZED');
+    expect(
+      (await runDeviceRiskCheck(client, BLACKBOX, { customerInternalReference: 'c' }, { workflowKey: 1 })).status,
+    ).toBe('FINALIZED');
   });
 
   it('onResult: the status is read again until PROCESSED within resultWaitMs, each wait at most 1 s and never past the end', async () => {
@@ -188,7 +325,18 @@ describe('runDeviceRiskCheck on a stub client', () => {
     let t = 0;
     const waits: number[] = [];
     const onResult = vi.fn();
-    const result = await runDeviceRiskCheck(client, BLACKBOX, { customerInternalReference: 'c' }, { workflowKey: 1, onResult, resultWaitMs: 1500, now: () => t, sleep: async (ms) => void (waits.push(ms), (t += ms)) });
+    const result = await runDeviceRiskCheck(
+      client,
+      BLACKBOX,
+      { customerInternalReference: 'c' },
+      {
+        workflowKey: 1,
+        onResult,
+        resultWaitMs: 1500,
+        now: () => t,
+        sleep: async (ms) => void (waits.push(ms), (t += ms)),
+      },
+    );
     expect(waits).toEqual([1000, 500]);
     expect(result.status).toBe('PROCESSED');
     expect(onResult).toHaveBeenCalledWith({ workflowExecutionId: 'wf-1' });
@@ -199,21 +347,50 @@ describe('runDeviceRiskCheck on a stub client', () => {
     const waits: number[] = [];
     const errors: unknown[] = [];
     const onResult = vi.fn();
-    const result = await runDeviceRiskCheck(client, BLACKBOX, { customerInternalReference: 'c' }, { workflowKey: 1, onResult, onError: (e) => errors.push(e), resultWaitMs: 5000, sleep: async (ms) => void waits.push(ms) });
+    const result = await runDeviceRiskCheck(
+      client,
+      BLACKBOX,
+      { customerInternalReference: 'c' },
+      {
+        workflowKey: 1,
+        onResult,
+        onError: (e) => errors.push(e),
+        resultWaitMs: 5000,
+        sleep: async (ms) => void waits.push(ms),
+      },
+    );
     expect(result.status).toBe('SESSION_EXPIRED');
     expect(waits).toEqual([]);
     expect(onResult).not.toHaveBeenCalled();
     expect(errors).toEqual([expect.objectContaining({ code: 'result_not_ready', operation: 'result' })]);
     expect(calls.some((c) => c.startsWith('details'))).toBe(false);
-    await expect(runDeviceRiskCheck(client, BLACKBOX, { customerInternalReference: 'c' }, { workflowKey: 1, onResult, resultWaitMs: 0 })).resolves.toMatchObject({ status: 'SESSION_EXPIRED' });
+    await expect(
+      runDeviceRiskCheck(
+        client,
+        BLACKBOX,
+        { customerInternalReference: 'c' },
+        { workflowKey: 1, onResult, resultWaitMs: 0 },
+      ),
+    ).resolves.toMatchObject({ status: 'SESSION_EXPIRED' });
   });
 
   it('onResult with a status read failing meanwhile keeps the last status it read', async () => {
     const answers: Array<string | Error> = ['FINALIZED', new Error('blip'), 'PROCESSED'];
-    const { client } = stubClient({ status: async () => { const next = answers.shift() ?? 'PROCESSED'; if (next instanceof Error) throw next; return next; } });
+    const { client } = stubClient({
+      status: async () => {
+        const next = answers.shift() ?? 'PROCESSED';
+        if (next instanceof Error) throw next;
+        return next;
+      },
+    });
     let t = 0;
     const onResult = vi.fn();
-    const result = await runDeviceRiskCheck(client, BLACKBOX, { customerInternalReference: 'c' }, { workflowKey: 1, onResult, resultWaitMs: 5000, now: () => t, sleep: async (ms) => void (t += ms) });
+    const result = await runDeviceRiskCheck(
+      client,
+      BLACKBOX,
+      { customerInternalReference: 'c' },
+      { workflowKey: 1, onResult, resultWaitMs: 5000, now: () => t, sleep: async (ms) => void (t += ms) },
+    );
     expect(result.status).toBe('PROCESSED');
     expect(onResult).toHaveBeenCalledTimes(1);
   });
@@ -233,7 +410,7 @@ describe('runDeviceRiskCheck on a stub client', () => {
 });
 
 describe('idempotency keys on the stub', () => {
-  it('keys of one client are apart from another client\'s in a shared store', async () => {
+  it("keys of one client are apart from another client's in a shared store", async () => {
     const { createMemoryStore } = await import('../src/server/index.js');
     const store = createMemoryStore();
     const a = stubClient({ clientId: 'client-a' } as Partial<DeviceRiskClient>);
@@ -256,7 +433,10 @@ describe('idempotency keys on the stub', () => {
   });
 
   it('a recorded transaction is resumed: the status decides whether the blackbox is already there', async () => {
-    for (const [status, uploads] of [['INITIATED', 1], ['FINALIZED', 0]] as const) {
+    for (const [status, uploads] of [
+      ['INITIATED', 1],
+      ['FINALIZED', 0],
+    ] as const) {
       const store = (await import('../src/server/index.js')).createMemoryStore();
       let failUpload = true;
       const { client, calls } = stubClient({

@@ -2,7 +2,13 @@
 // record carries an account create's intent before the create, each attempt replaces only
 // the version it wrote (fencing), and a transaction the kit made is never dropped silently.
 import { describe, expect, it } from 'vitest';
-import { createDeviceRiskHandler, createMemoryStore, type DeviceRiskClient, type DeviceRiskHandlerOptions, type Store } from '../src/server/index.js';
+import {
+  createDeviceRiskHandler,
+  createMemoryStore,
+  type DeviceRiskClient,
+  type DeviceRiskHandlerOptions,
+  type Store,
+} from '../src/server/index.js';
 import { stubClient } from './support/stub-client.js';
 
 const SHOP = 'https://shop.example';
@@ -10,7 +16,11 @@ const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
 const KEY = 'checkout-key-1';
 
 const post = () =>
-  new Request(`${SHOP}/device-risk`, { method: 'POST', headers: { origin: SHOP, 'content-type': 'application/json', 'idempotency-key': KEY }, body: JSON.stringify({ blackbox: BLACKBOX }) });
+  new Request(`${SHOP}/device-risk`, {
+    method: 'POST',
+    headers: { origin: SHOP, 'content-type': 'application/json', 'idempotency-key': KEY },
+    body: JSON.stringify({ blackbox: BLACKBOX }),
+  });
 
 function handlerWith(client: DeviceRiskClient, extra: Partial<DeviceRiskHandlerOptions> = {}) {
   const errors: Array<{ code?: string; message: string }> = [];
@@ -26,7 +36,9 @@ function handlerWith(client: DeviceRiskClient, extra: Partial<DeviceRiskHandlerO
 }
 
 /** The one record the handler keeps for KEY, as stored. */
-async function recordIn(store: Store): Promise<Record<string, unknown> & { creating?: { owner: string; until: number } }> {
+async function recordIn(
+  store: Store,
+): Promise<Record<string, unknown> & { creating?: { owner: string; until: number } }> {
   const keys = (store as Store & { keys?: () => string[] }).keys?.() ?? [];
   const key = keys.find((k) => k.endsWith(`:${KEY}`))!;
   return JSON.parse((await store.get(key))!) as never;
@@ -55,10 +67,17 @@ describe('the create intent', () => {
   it('is in the record before the account create, and gone once the transaction is recorded', async () => {
     const store = failingStore();
     const seen: unknown[] = [];
-    const { client } = stubClient({ createAccount: (async () => (seen.push(await recordIn(store)), stubClient().client.createAccount({} as never))) as never });
+    const { client } = stubClient({
+      createAccount: (async () => (
+        seen.push(await recordIn(store)),
+        stubClient().client.createAccount({} as never)
+      )) as never,
+    });
     const { handler } = handlerWith(client, { store });
     expect((await handler(post())).status).toBe(200);
-    expect(seen).toEqual([expect.objectContaining({ creating: { owner: expect.any(String), until: expect.any(Number) } })]);
+    expect(seen).toEqual([
+      expect.objectContaining({ creating: { owner: expect.any(String), until: expect.any(Number) } }),
+    ]);
     expect((await recordIn(store)).creating).toBeUndefined();
   });
 
@@ -87,7 +106,9 @@ describe('the create intent', () => {
     const { handler, errors } = handlerWith(client, { store, idempotencyLeaseMs: 200 });
     store.fail((value) => value.includes('"transaction"'));
     expect((await handler(post())).status).toBe(503);
-    expect(errors).toContainEqual(expect.objectContaining({ code: 'orphaned_transaction', message: expect.stringContaining('wf-1') }));
+    expect(errors).toContainEqual(
+      expect.objectContaining({ code: 'orphaned_transaction', message: expect.stringContaining('wf-1') }),
+    );
   });
 
   it('an intent whose time ran out (its owner died with the create on the wire): the next attempt creates, and reports the possible orphan', async () => {
@@ -126,7 +147,14 @@ describe('fencing', () => {
       // While this attempt creates, another takes the key over and writes its own version.
       createAccount: (async () => {
         const key = store.keys().find((k) => k.endsWith(`:${KEY}`))!;
-        await store.set(key, JSON.stringify({ ...(await recordIn(store)), creating: { owner: 'another attempt', until: Date.now() + 60_000 } }), 60_000);
+        await store.set(
+          key,
+          JSON.stringify({
+            ...(await recordIn(store)),
+            creating: { owner: 'another attempt', until: Date.now() + 60_000 },
+          }),
+          60_000,
+        );
         return stubClient().client.createAccount({} as never);
       }) as never,
     });
@@ -142,7 +170,11 @@ describe('fencing', () => {
     let renewed!: () => void;
     const renewal = new Promise<void>((resolve) => (renewed = resolve));
     // Every renewal finds the lease gone (another attempt has it).
-    const store: Store = { ...memory, compareAndSet: async (k, e, v, t) => (k.endsWith(':lease') ? (renewed(), false) : memory.compareAndSet(k, e, v, t)) };
+    const store: Store = {
+      ...memory,
+      compareAndSet: async (k, e, v, t) =>
+        k.endsWith(':lease') ? (renewed(), false) : memory.compareAndSet(k, e, v, t),
+    };
     const { client, calls } = stubClient({
       createAccount: (async () => {
         await renewal;
@@ -160,7 +192,7 @@ describe('fencing', () => {
 describe('the intent, pinned', () => {
   const FROZEN = 1_800_000_000_000;
 
-  it('lasts the create\'s time limit and a lease, and the waiting attempt is told how long', async () => {
+  it("lasts the create's time limit and a lease, and the waiting attempt is told how long", async () => {
     const store = failingStore();
     const { client } = stubClient();
     const { handler } = handlerWith(client, { store, idempotencyLeaseMs: 200, now: () => FROZEN });
@@ -181,7 +213,11 @@ describe('the intent, pinned', () => {
     // Another attempt's record, as it writes it: the request's fingerprint and its intent.
     const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(`${SHOP}\norder-1\n${BLACKBOX}`));
     const fingerprint = Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
-    await store.set(`client-1:idempotency:${KEY}`, JSON.stringify({ fingerprint, creating: { owner: 'other', until: FROZEN + left } }), 60_000);
+    await store.set(
+      `client-1:idempotency:${KEY}`,
+      JSON.stringify({ fingerprint, creating: { owner: 'other', until: FROZEN + left } }),
+      60_000,
+    );
     expect((await handler(post())).headers.get('retry-after')).toBe(told);
     expect(creates()).toBe(0);
   });
@@ -191,8 +227,15 @@ describe('the intent, pinned', () => {
     const { client, calls } = stubClient();
     const transaction = await stubClient().client.createAccount({} as never);
     const seen: unknown[] = [];
-    const watched: Store = { ...store, compareAndSet: async (k, e, v, t) => (seen.push(v), store.compareAndSet(k, e, v, t)), setIfAbsent: async (k, v, t) => (seen.push(v), store.setIfAbsent(k, v, t)) };
-    const { handler } = handlerWith(client, { store: watched, resolveCustomer: () => ({ customerInternalReference: 'order-1', transaction }) });
+    const watched: Store = {
+      ...store,
+      compareAndSet: async (k, e, v, t) => (seen.push(v), store.compareAndSet(k, e, v, t)),
+      setIfAbsent: async (k, v, t) => (seen.push(v), store.setIfAbsent(k, v, t)),
+    };
+    const { handler } = handlerWith(client, {
+      store: watched,
+      resolveCustomer: () => ({ customerInternalReference: 'order-1', transaction }),
+    });
     expect((await handler(post())).status).toBe(200);
     expect(seen.filter((v) => String(v).includes('"creating"'))).toEqual([]);
     expect(calls.filter((c) => c === 'create')).toEqual([]);
@@ -203,7 +246,21 @@ describe('the intent, pinned', () => {
     let refuse = true;
     const { client, creates } = stubClient();
     const create = client.createAccount.bind(client);
-    const refusing = { ...client, createAccount: async (body: never) => (refuse ? Promise.reject(Object.assign(new (await import('../src/server/errors.js')).DeviceRiskError('rate_limited', 'busy', { status: 429, operation: 'account create', retryAfter: 1 }))) : create(body)) } as DeviceRiskClient;
+    const refusing = {
+      ...client,
+      createAccount: async (body: never) =>
+        refuse
+          ? Promise.reject(
+              Object.assign(
+                new (await import('../src/server/errors.js')).DeviceRiskError('rate_limited', 'busy', {
+                  status: 429,
+                  operation: 'account create',
+                  retryAfter: 1,
+                }),
+              ),
+            )
+          : create(body),
+    } as DeviceRiskClient;
     const { handler, errors } = handlerWith(refusing, { store, now: () => FROZEN });
     expect((await handler(post())).status).toBe(503);
     expect((await recordIn(store)).creating).toBeUndefined();
@@ -216,13 +273,23 @@ describe('the intent, pinned', () => {
   it('a create that got no answer: the intent goes, and the transaction it may have made is reported', async () => {
     const store = failingStore();
     const { DeviceRiskError } = await import('../src/server/errors.js');
-    const { client } = stubClient({ createAccount: (async () => Promise.reject(new DeviceRiskError('network_error', 'no answer in time', { operation: 'account create' }))) as never });
+    const { client } = stubClient({
+      createAccount: (async () =>
+        Promise.reject(
+          new DeviceRiskError('network_error', 'no answer in time', { operation: 'account create' }),
+        )) as never,
+    });
     const { handler, errors } = handlerWith(client, { store });
     expect((await handler(post())).status).toBe(503);
     expect((await recordIn(store)).creating).toBeUndefined();
-    expect(errors).toContainEqual(expect.objectContaining({ code: 'orphaned_transaction', operation: 'account create' }));
+    expect(errors).toContainEqual(
+      expect.objectContaining({ code: 'orphaned_transaction', operation: 'account create' }),
+    );
     // A network error of another call (the token, an upload) says nothing of a create.
-    const other = stubClient({ createAccount: (async () => Promise.reject(new DeviceRiskError('network_error', 'token', { operation: 'token' }))) as never });
+    const other = stubClient({
+      createAccount: (async () =>
+        Promise.reject(new DeviceRiskError('network_error', 'token', { operation: 'token' }))) as never,
+    });
     const second = handlerWith(other.client, { store: failingStore() });
     await second.handler(post());
     expect(second.errors.filter((e) => e.code === 'orphaned_transaction')).toEqual([]);
@@ -246,9 +313,17 @@ describe('the intent, pinned', () => {
       expect((await handler(post())).status).toBe(503); // made, not recorded: reported
       store.fail(undefined);
       const key = store.keys().find((k) => k.endsWith(`:${KEY}`))!;
-      await store.set(key, JSON.stringify({ ...(await recordIn(store)), creating: { owner: 'dead', until: 0 } }), 60_000);
+      await store.set(
+        key,
+        JSON.stringify({ ...(await recordIn(store)), creating: { owner: 'dead', until: 0 } }),
+        60_000,
+      );
       expect((await handler(post())).status).toBe(200); // an intent whose time ran out: reported
-      if (withOnError) expect(errors.filter((e) => e.code === 'orphaned_transaction').map((e) => e.operation)).toEqual(['account create', 'account create']);
+      if (withOnError)
+        expect(errors.filter((e) => e.code === 'orphaned_transaction').map((e) => e.operation)).toEqual([
+          'account create',
+          'account create',
+        ]);
     }
   });
 });
@@ -257,7 +332,9 @@ describe('the key record, pinned', () => {
   it('a retry after a failure is no new key: the outcome with the blackbox is told once', async () => {
     let failUpload = true;
     const told: unknown[] = [];
-    const { client } = stubClient({ uploadBlackbox: (async () => (failUpload ? Promise.reject(new Error('503')) : undefined)) as never });
+    const { client } = stubClient({
+      uploadBlackbox: (async () => (failUpload ? Promise.reject(new Error('503')) : undefined)) as never,
+    });
     const { handler } = handlerWith(client, { store: failingStore(), onOutcome: (o) => void told.push(o) });
     const withOutcome = () =>
       new Request(`${SHOP}/device-risk`, {
@@ -292,7 +369,11 @@ describe('the key record, pinned', () => {
 
   it('a result that could not be written: still the answer, and onError hears of it', async () => {
     const memory = createMemoryStore();
-    const store: Store = { ...memory, compareAndSet: async (k, e, v, t) => (v.includes('"result"') ? Promise.reject(new Error('away')) : memory.compareAndSet(k, e, v, t)) };
+    const store: Store = {
+      ...memory,
+      compareAndSet: async (k, e, v, t) =>
+        v.includes('"result"') ? Promise.reject(new Error('away')) : memory.compareAndSet(k, e, v, t),
+    };
     const { client } = stubClient();
     const { handler, errors } = handlerWith(client, { store, idempotencyLeaseMs: 150 });
     expect((await handler(post())).status).toBe(200);
@@ -303,11 +384,23 @@ describe('the key record, pinned', () => {
     const memory = createMemoryStore();
     let renewed!: () => void;
     const renewal = new Promise<void>((resolve) => (renewed = resolve));
-    const store: Store = { ...memory, compareAndSet: async (k, e, v, t) => (k.endsWith(':lease') ? (renewed(), false) : memory.compareAndSet(k, e, v, t)) };
-    const { client } = stubClient({ createAccount: (async () => (await renewal, await new Promise((r) => setTimeout(r)), stubClient().client.createAccount({} as never))) as never });
+    const store: Store = {
+      ...memory,
+      compareAndSet: async (k, e, v, t) =>
+        k.endsWith(':lease') ? (renewed(), false) : memory.compareAndSet(k, e, v, t),
+    };
+    const { client } = stubClient({
+      createAccount: (async () => (
+        await renewal,
+        await new Promise((r) => setTimeout(r)),
+        stubClient().client.createAccount({} as never)
+      )) as never,
+    });
     const { handler, errors } = handlerWith(client, { store, idempotencyLeaseMs: 300 });
     const answer = await handler(post());
     expect(answer.headers.get('retry-after')).toBe('1');
-    expect(errors).toContainEqual(expect.objectContaining({ code: 'idempotency_key_in_use', retryAfter: 1, operation: 'store' }));
+    expect(errors).toContainEqual(
+      expect.objectContaining({ code: 'idempotency_key_in_use', retryAfter: 1, operation: 'store' }),
+    );
   });
 });

@@ -23,8 +23,20 @@ afterEach(async () => {
 async function setup(options: EmulatorOptions = {}, extra: Partial<DeviceRiskHandlerOptions> = {}) {
   emulator = await startEmulator({ accountRequestsPerSecond: 0, ...options });
   // Retries do not wait here: the waits are the client's and token source's own tests.
-  const tokenSource = createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA, sleep: async () => {} });
-  const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA, maxAttempts: 1, sleep: async () => {} });
+  const tokenSource = createTokenSource({
+    clientId: emulator.clientId,
+    clientSecret: emulator.clientSecret,
+    tokenUrl: emulator.tokenUrl,
+    userAgent: UA,
+    sleep: async () => {},
+  });
+  const client = createDeviceRiskClient({
+    tokenSource,
+    baseUrl: emulator.baseUrl,
+    userAgent: UA,
+    maxAttempts: 1,
+    sleep: async () => {},
+  });
   const errors: unknown[] = [];
   const handler = createDeviceRiskHandler({
     client,
@@ -32,7 +44,9 @@ async function setup(options: EmulatorOptions = {}, extra: Partial<DeviceRiskHan
     workflowKey: 10020,
     resolveCustomer: (request) => {
       const user = request.headers.get('x-test-user');
-      return user ? { customerInternalReference: `cust-${user}`, userReference: user } : new Response('{"error":"login"}', { status: 401 });
+      return user
+        ? { customerInternalReference: `cust-${user}`, userReference: user }
+        : new Response('{"error":"login"}', { status: 401 });
     },
     onError: (e) => errors.push(e),
     ...extra,
@@ -43,7 +57,13 @@ async function setup(options: EmulatorOptions = {}, extra: Partial<DeviceRiskHan
 const post = (body: unknown, headers: Record<string, string> = {}) =>
   new Request('https://shop.example/device-risk', {
     method: 'POST',
-    headers: { origin: SHOP, 'content-type': 'application/json', 'x-test-user': 'u1', 'idempotency-key': 'key-0000000001', ...headers },
+    headers: {
+      origin: SHOP,
+      'content-type': 'application/json',
+      'x-test-user': 'u1',
+      'idempotency-key': 'key-0000000001',
+      ...headers,
+    },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
 
@@ -54,7 +74,12 @@ describe('createDeviceRiskHandler', () => {
     expect(response.status).toBe(200);
     const body = (await response.json()) as { accountId: string; workflowExecutionId: string; status: string };
     expect(body.status).toBe('PROCESSED');
-    expect(emulator.inspect.transaction(body.workflowExecutionId)).toMatchObject({ accountId: body.accountId, blackboxes: [BLACKBOX], customerInternalReference: 'cust-u1', userReference: 'u1' });
+    expect(emulator.inspect.transaction(body.workflowExecutionId)).toMatchObject({
+      accountId: body.accountId,
+      blackboxes: [BLACKBOX],
+      customerInternalReference: 'cust-u1',
+      userReference: 'u1',
+    });
   });
 
   it.each([
@@ -74,7 +99,8 @@ describe('createDeviceRiskHandler', () => {
     const response = await handler(request);
     expect(response.status).toBe(status);
     expect(emulator.inspect.requests('accountCreate')).toBe(0);
-    if (status !== 405) expect(((await response.json()) as { error: { code: string } }).error.code).toEqual(expect.any(String));
+    if (status !== 405)
+      expect(((await response.json()) as { error: { code: string } }).error.code).toEqual(expect.any(String));
   });
 
   it('repairs a blackbox damaged on its way (spaces for "+"), uploads the original, and tells onRepair', async () => {
@@ -108,28 +134,54 @@ describe('createDeviceRiskHandler', () => {
     expect(again).toEqual(first);
     expect(emulator.inspect.transactions()).toHaveLength(1);
     // Concurrent duplicates share one run too.
-    const both = await Promise.all([handler(post({ blackbox: BLACKBOX }, { 'idempotency-key': 'key-0000000002' })), handler(post({ blackbox: BLACKBOX }, { 'idempotency-key': 'key-0000000002' }))]);
+    const both = await Promise.all([
+      handler(post({ blackbox: BLACKBOX }, { 'idempotency-key': 'key-0000000002' })),
+      handler(post({ blackbox: BLACKBOX }, { 'idempotency-key': 'key-0000000002' })),
+    ]);
     expect(await both[0].json()).toEqual(await both[1].json());
     expect(emulator.inspect.transactions()).toHaveLength(2);
   });
 
-  it('on two instances sharing a store, a concurrent duplicate waits for the owner\'s answer; another body with the key is 422 at once', async () => {
+  it("on two instances sharing a store, a concurrent duplicate waits for the owner's answer; another body with the key is 422 at once", async () => {
     const store = createMemoryStore();
     const { handler: a } = await setup({}, { store });
     emulator.faults.latency('accountCreate', 300); // the owner is still at work while the other instance looks
-    const tokenSource = createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA });
-    const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA, maxAttempts: 1, sleep: async () => {} });
-    const b = createDeviceRiskHandler({ client, store, allowedOrigins: [SHOP], workflowKey: 10020, resolveCustomer: () => ({ customerInternalReference: 'cust-u1', userReference: 'u1' }) });
-    const same = await Promise.all([a(post({ blackbox: BLACKBOX }, { 'idempotency-key': 'fleet-key-001' })), b(post({ blackbox: BLACKBOX }, { 'idempotency-key': 'fleet-key-001' }))]);
+    const tokenSource = createTokenSource({
+      clientId: emulator.clientId,
+      clientSecret: emulator.clientSecret,
+      tokenUrl: emulator.tokenUrl,
+      userAgent: UA,
+    });
+    const client = createDeviceRiskClient({
+      tokenSource,
+      baseUrl: emulator.baseUrl,
+      userAgent: UA,
+      maxAttempts: 1,
+      sleep: async () => {},
+    });
+    const b = createDeviceRiskHandler({
+      client,
+      store,
+      allowedOrigins: [SHOP],
+      workflowKey: 10020,
+      resolveCustomer: () => ({ customerInternalReference: 'cust-u1', userReference: 'u1' }),
+    });
+    const same = await Promise.all([
+      a(post({ blackbox: BLACKBOX }, { 'idempotency-key': 'fleet-key-001' })),
+      b(post({ blackbox: BLACKBOX }, { 'idempotency-key': 'fleet-key-001' })),
+    ]);
     expect(same.map((r) => r.status)).toEqual([200, 200]);
     expect(await same[1]!.json()).toEqual(await same[0]!.json());
     expect(emulator.inspect.transactions()).toHaveLength(1);
-    const other = await Promise.all([a(post({ blackbox: BLACKBOX }, { 'idempotency-key': 'fleet-key-002' })), b(post({ blackbox: BLACKBOX.replace('abc', 'abd') }, { 'idempotency-key': 'fleet-key-002' }))]);
+    const other = await Promise.all([
+      a(post({ blackbox: BLACKBOX }, { 'idempotency-key': 'fleet-key-002' })),
+      b(post({ blackbox: BLACKBOX.replace('abc', 'abd') }, { 'idempotency-key': 'fleet-key-002' })),
+    ]);
     expect(other.map((r) => r.status).sort()).toEqual([200, 422]);
     expect(emulator.inspect.transactions()).toHaveLength(2);
   });
 
-  it('a key is bound to customer and blackbox apart: a customer reference that absorbs the start of another\'s blackbox is still another request', async () => {
+  it("a key is bound to customer and blackbox apart: a customer reference that absorbs the start of another's blackbox is still another request", async () => {
     const { handler } = await setup();
     expect((await handler(post({ blackbox: '0400' + BLACKBOX }))).status).toBe(200);
     // 'cust-u1' + '0400' + BLACKBOX and 'cust-u10400' + BLACKBOX run together the same.
@@ -191,12 +243,33 @@ describe('createDeviceRiskHandler', () => {
     // 600 ms of service latency against a 400 ms limit for the other calls: the create is not abandoned.
     emulator = await startEmulator({ accountRequestsPerSecond: 0 });
     emulator.faults.latency('accountCreate', 600);
-    const tokenSource = createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA });
-    const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA, timeoutMs: 400, sleep: async () => {} });
-    const handler = createDeviceRiskHandler({ client, allowedOrigins: [SHOP], workflowKey: 10020, resolveCustomer: () => ({ customerInternalReference: 'cust-1' }) });
+    const tokenSource = createTokenSource({
+      clientId: emulator.clientId,
+      clientSecret: emulator.clientSecret,
+      tokenUrl: emulator.tokenUrl,
+      userAgent: UA,
+    });
+    const client = createDeviceRiskClient({
+      tokenSource,
+      baseUrl: emulator.baseUrl,
+      userAgent: UA,
+      timeoutMs: 400,
+      sleep: async () => {},
+    });
+    const handler = createDeviceRiskHandler({
+      client,
+      allowedOrigins: [SHOP],
+      workflowKey: 10020,
+      resolveCustomer: () => ({ customerInternalReference: 'cust-1' }),
+    });
     const keys = Array.from({ length: 8 }, (_, i) => `slow-key-000${i}`);
     // Each key is sent, then sent again while the first is still running (a browser retry).
-    const answers = await Promise.all(keys.flatMap((key) => [handler(post({ blackbox: BLACKBOX }, { 'idempotency-key': key })), handler(post({ blackbox: BLACKBOX }, { 'idempotency-key': key }))]));
+    const answers = await Promise.all(
+      keys.flatMap((key) => [
+        handler(post({ blackbox: BLACKBOX }, { 'idempotency-key': key })),
+        handler(post({ blackbox: BLACKBOX }, { 'idempotency-key': key })),
+      ]),
+    );
     expect(answers.map((r) => r.status)).toEqual(Array(16).fill(200));
     expect(emulator.inspect.requests('accountCreate')).toBe(keys.length);
   });
@@ -248,44 +321,100 @@ describe('createDeviceRiskHandler', () => {
   it('updates an existing account when the hook names one', async () => {
     const { handler } = await setup();
     const first = (await (await handler(post({ blackbox: BLACKBOX }))).json()) as { accountId: string };
-    const { handler: second } = { handler: createDeviceRiskHandler({
-      client: createDeviceRiskClient({ tokenSource: createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA }), baseUrl: emulator.baseUrl, userAgent: UA, sleep: async () => {} }),
-      allowedOrigins: [SHOP],
-      workflowKey: 10020,
-      resolveCustomer: () => ({ customerInternalReference: 'cust-u1', accountId: first.accountId }),
-    }) };
-    const body = (await (await second(post({ blackbox: BLACKBOX }, { 'idempotency-key': 'key-0000000003' }))).json()) as { accountId: string };
+    const { handler: second } = {
+      handler: createDeviceRiskHandler({
+        client: createDeviceRiskClient({
+          tokenSource: createTokenSource({
+            clientId: emulator.clientId,
+            clientSecret: emulator.clientSecret,
+            tokenUrl: emulator.tokenUrl,
+            userAgent: UA,
+          }),
+          baseUrl: emulator.baseUrl,
+          userAgent: UA,
+          sleep: async () => {},
+        }),
+        allowedOrigins: [SHOP],
+        workflowKey: 10020,
+        resolveCustomer: () => ({ customerInternalReference: 'cust-u1', accountId: first.accountId }),
+      }),
+    };
+    const body = (await (
+      await second(post({ blackbox: BLACKBOX }, { 'idempotency-key': 'key-0000000003' }))
+    ).json()) as { accountId: string };
     expect(body.accountId).toBe(first.accountId);
     expect(emulator.inspect.requests('accountUpdate')).toBe(1);
   });
 
   it('uploads to an existing transaction when the hook names one, with no account call', async () => {
     emulator = await startEmulator({ accountRequestsPerSecond: 0 });
-    const tokenSource = createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA });
-    const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA, sleep: async () => {} });
-    const transaction = await client.createAccount({ customerInternalReference: 'cust-u1', workflowDefinition: { key: 10020 } });
-    const handler = createDeviceRiskHandler({ client, allowedOrigins: [SHOP], resolveCustomer: () => ({ customerInternalReference: 'cust-u1', transaction }) });
-    const body = (await (await handler(post({ blackbox: BLACKBOX }))).json()) as { workflowExecutionId: string; status: string };
+    const tokenSource = createTokenSource({
+      clientId: emulator.clientId,
+      clientSecret: emulator.clientSecret,
+      tokenUrl: emulator.tokenUrl,
+      userAgent: UA,
+    });
+    const client = createDeviceRiskClient({
+      tokenSource,
+      baseUrl: emulator.baseUrl,
+      userAgent: UA,
+      sleep: async () => {},
+    });
+    const transaction = await client.createAccount({
+      customerInternalReference: 'cust-u1',
+      workflowDefinition: { key: 10020 },
+    });
+    const handler = createDeviceRiskHandler({
+      client,
+      allowedOrigins: [SHOP],
+      resolveCustomer: () => ({ customerInternalReference: 'cust-u1', transaction }),
+    });
+    const body = (await (await handler(post({ blackbox: BLACKBOX }))).json()) as {
+      workflowExecutionId: string;
+      status: string;
+    };
     expect(body).toMatchObject({ workflowExecutionId: transaction.workflowExecutionId, status: 'PROCESSED' });
     expect(emulator.inspect.requests('accountCreate')).toBe(1); // only the integrator's own
   });
 
   it('refuses to start without allowed origins', () => {
-    expect(() => createDeviceRiskHandler({ allowedOrigins: [], resolveCustomer: () => ({ customerInternalReference: 'x' }) } as never)).toThrow(/allowedOrigins/);
+    expect(() =>
+      createDeviceRiskHandler({
+        allowedOrigins: [],
+        resolveCustomer: () => ({ customerInternalReference: 'x' }),
+      } as never),
+    ).toThrow(/allowedOrigins/);
   });
 });
 
 describe('runDeviceRiskCheck (a form post or your own route)', () => {
   async function client() {
     emulator = await startEmulator({ accountRequestsPerSecond: 0 });
-    const tokenSource = createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA });
-    return createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA, maxAttempts: 1, sleep: async () => {} });
+    const tokenSource = createTokenSource({
+      clientId: emulator.clientId,
+      clientSecret: emulator.clientSecret,
+      tokenUrl: emulator.tokenUrl,
+      userAgent: UA,
+    });
+    return createDeviceRiskClient({
+      tokenSource,
+      baseUrl: emulator.baseUrl,
+      userAgent: UA,
+      maxAttempts: 1,
+      sleep: async () => {},
+    });
   }
 
   it('creates the account, uploads, finalizes and reads the status', async () => {
-    const result = await runDeviceRiskCheck(await client(), BLACKBOX, { customerInternalReference: 'cust-form', workflowKey: 10020 });
+    const result = await runDeviceRiskCheck(await client(), BLACKBOX, {
+      customerInternalReference: 'cust-form',
+      workflowKey: 10020,
+    });
     expect(result.status).toBe('PROCESSED');
-    expect(emulator.inspect.transaction(result.workflowExecutionId)).toMatchObject({ accountId: result.accountId, blackboxes: [BLACKBOX] });
+    expect(emulator.inspect.transaction(result.workflowExecutionId)).toMatchObject({
+      accountId: result.accountId,
+      blackboxes: [BLACKBOX],
+    });
   });
 
   it('refuses to run without a workflow key, before any call', async () => {
@@ -298,29 +427,53 @@ describe('runDeviceRiskCheck (a form post or your own route)', () => {
     const c = await client();
     const progress: DeviceRiskProgress = {};
     emulator.faults.fail('finalize', { times: 1, status: 503 });
-    await expect(runDeviceRiskCheck(c, BLACKBOX, { customerInternalReference: 'cust-form' }, { workflowKey: 10020, progress })).rejects.toMatchObject({ code: 'upstream_error' });
+    await expect(
+      runDeviceRiskCheck(c, BLACKBOX, { customerInternalReference: 'cust-form' }, { workflowKey: 10020, progress }),
+    ).rejects.toMatchObject({ code: 'upstream_error' });
     expect(progress.uploaded).toBe(true);
-    const result = await runDeviceRiskCheck(c, BLACKBOX, { customerInternalReference: 'cust-form' }, { workflowKey: 10020, progress });
+    const result = await runDeviceRiskCheck(
+      c,
+      BLACKBOX,
+      { customerInternalReference: 'cust-form' },
+      { workflowKey: 10020, progress },
+    );
     expect(result.workflowExecutionId).toBe(progress.transaction!.workflowExecutionId);
     expect(emulator.inspect.requests('accountCreate')).toBe(1);
-    expect(emulator.inspect.transaction(result.workflowExecutionId)).toMatchObject({ blackboxes: [BLACKBOX], status: 'PROCESSED' });
+    expect(emulator.inspect.transaction(result.workflowExecutionId)).toMatchObject({
+      blackboxes: [BLACKBOX],
+      status: 'PROCESSED',
+    });
   });
 
   it('a transaction token that lapsed between attempts: a fresh transaction, and the blackbox uploaded to it', async () => {
     const c = await client();
     const progress: DeviceRiskProgress = {};
     emulator.faults.fail('finalize', { times: 1, status: 503 });
-    await expect(runDeviceRiskCheck(c, BLACKBOX, { customerInternalReference: 'cust-form' }, { workflowKey: 10020, progress })).rejects.toMatchObject({ code: 'upstream_error', operation: 'finalize', status: 503 });
+    await expect(
+      runDeviceRiskCheck(c, BLACKBOX, { customerInternalReference: 'cust-form' }, { workflowKey: 10020, progress }),
+    ).rejects.toMatchObject({ code: 'upstream_error', operation: 'finalize', status: 503 });
     const first = progress.transaction!.workflowExecutionId;
     const later = () => progress.transaction!.tokenExpiresAt + 1;
-    const result = await runDeviceRiskCheck(c, BLACKBOX, { customerInternalReference: 'cust-form' }, { workflowKey: 10020, progress, now: later });
+    const result = await runDeviceRiskCheck(
+      c,
+      BLACKBOX,
+      { customerInternalReference: 'cust-form' },
+      { workflowKey: 10020, progress, now: later },
+    );
     expect(result.workflowExecutionId).not.toBe(first);
-    expect(emulator.inspect.transaction(result.workflowExecutionId)).toMatchObject({ blackboxes: [BLACKBOX], status: 'PROCESSED' });
+    expect(emulator.inspect.transaction(result.workflowExecutionId)).toMatchObject({
+      blackboxes: [BLACKBOX],
+      status: 'PROCESSED',
+    });
   });
 
   describe('what the tests built without Content-Length or Idempotency-Key never saw', () => {
     /** A real request through the Node adapter: Content-Length as a browser sends it. */
-    async function overSocket(handler: (request: Request) => Promise<Response>, body: string, headers: Record<string, string> = {}) {
+    async function overSocket(
+      handler: (request: Request) => Promise<Response>,
+      body: string,
+      headers: Record<string, string> = {},
+    ) {
       const { createServer, request: httpRequest } = await import('node:http');
       const { toNodeHandler } = await import('../src/server/index.js');
       const server = createServer(toNodeHandler(handler));
@@ -328,10 +481,19 @@ describe('runDeviceRiskCheck (a form post or your own route)', () => {
       const { port } = server.address() as { port: number };
       try {
         return await new Promise<{ status: number; body: string }>((resolve, reject) => {
-          const req = httpRequest({ hostname: '127.0.0.1', port, path: '/device-risk', method: 'POST', headers: { origin: SHOP, 'content-type': 'application/json', 'x-test-user': 'u1', ...headers } }, (res) => {
-            let text = '';
-            res.on('data', (c) => (text += c)).on('end', () => resolve({ status: res.statusCode!, body: text }));
-          });
+          const req = httpRequest(
+            {
+              hostname: '127.0.0.1',
+              port,
+              path: '/device-risk',
+              method: 'POST',
+              headers: { origin: SHOP, 'content-type': 'application/json', 'x-test-user': 'u1', ...headers },
+            },
+            (res) => {
+              let text = '';
+              res.on('data', (c) => (text += c)).on('end', () => resolve({ status: res.statusCode!, body: text }));
+            },
+          );
           req.on('error', reject).end(body);
         });
       } finally {
@@ -343,7 +505,10 @@ describe('runDeviceRiskCheck (a form post or your own route)', () => {
     it('a real request with Content-Length within the limit is accepted', async () => {
       const { handler } = await setup();
       const body = JSON.stringify({ blackbox: BLACKBOX });
-      const answer = await overSocket(handler, body, { 'content-length': String(Buffer.byteLength(body)), 'idempotency-key': 'key-socket-0001' });
+      const answer = await overSocket(handler, body, {
+        'content-length': String(Buffer.byteLength(body)),
+        'idempotency-key': 'key-socket-0001',
+      });
       expect(answer.status).toBe(200);
     });
 
@@ -358,21 +523,38 @@ describe('runDeviceRiskCheck (a form post or your own route)', () => {
     it('POSTs without an Idempotency-Key each run their own check', async () => {
       const { handler } = await setup();
       const first = await handler(post({ blackbox: BLACKBOX }, { 'idempotency-key': '' }));
-      const noKey = new Request('https://shop.example/device-risk', { method: 'POST', headers: { origin: SHOP, 'content-type': 'application/json', 'x-test-user': 'u1' }, body: JSON.stringify({ blackbox: BLACKBOX }) });
+      const noKey = new Request('https://shop.example/device-risk', {
+        method: 'POST',
+        headers: { origin: SHOP, 'content-type': 'application/json', 'x-test-user': 'u1' },
+        body: JSON.stringify({ blackbox: BLACKBOX }),
+      });
       const second = await handler(noKey.clone());
       const third = await handler(noKey.clone());
       expect(first.status).toBe(400); // an empty key is malformed
       expect([second.status, third.status]).toEqual([200, 200]);
-      const ids = [(await second.json()) as { workflowExecutionId: string }, (await third.json()) as { workflowExecutionId: string }].map((b) => b.workflowExecutionId);
+      const ids = [
+        (await second.json()) as { workflowExecutionId: string },
+        (await third.json()) as { workflowExecutionId: string },
+      ].map((b) => b.workflowExecutionId);
       expect(new Set(ids).size).toBe(2);
       expect(emulator.inspect.requests('accountCreate')).toBe(2);
     });
 
     it('a handler without onError still answers an upstream failure', async () => {
       emulator = await startEmulator({ accountRequestsPerSecond: 0 });
-      const tokenSource = createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA });
+      const tokenSource = createTokenSource({
+        clientId: emulator.clientId,
+        clientSecret: emulator.clientSecret,
+        tokenUrl: emulator.tokenUrl,
+        userAgent: UA,
+      });
       const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA, maxAttempts: 1 });
-      const handler = createDeviceRiskHandler({ client, allowedOrigins: [SHOP], workflowKey: 10020, resolveCustomer: () => ({ customerInternalReference: 'c-1' }) });
+      const handler = createDeviceRiskHandler({
+        client,
+        allowedOrigins: [SHOP],
+        workflowKey: 10020,
+        resolveCustomer: () => ({ customerInternalReference: 'c-1' }),
+      });
       emulator.faults.fail('upload', { times: 1, status: 500 });
       const response = await handler(post({ blackbox: BLACKBOX }));
       expect(response.status).toBe(502);
@@ -395,14 +577,26 @@ describe('runDeviceRiskCheck (a form post or your own route)', () => {
     it('a Retry-After over a minute is capped at 60 for the browser', async () => {
       const { handler } = await setup({}, {});
       const client = createDeviceRiskClient({
-        tokenSource: createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA }),
+        tokenSource: createTokenSource({
+          clientId: emulator.clientId,
+          clientSecret: emulator.clientSecret,
+          tokenUrl: emulator.tokenUrl,
+          userAgent: UA,
+        }),
         baseUrl: emulator.baseUrl,
         userAgent: UA,
         maxAttempts: 1,
         fetch: (async (url: string, init: RequestInit) =>
-          String(url).includes('/parts/') ? new Response('{}', { status: 429, headers: { 'retry-after': '3600' } }) : fetch(url, init)) as typeof fetch,
+          String(url).includes('/parts/')
+            ? new Response('{}', { status: 429, headers: { 'retry-after': '3600' } })
+            : fetch(url, init)) as typeof fetch,
       });
-      const capped = createDeviceRiskHandler({ client, allowedOrigins: [SHOP], workflowKey: 10020, resolveCustomer: () => ({ customerInternalReference: 'c-1' }) });
+      const capped = createDeviceRiskHandler({
+        client,
+        allowedOrigins: [SHOP],
+        workflowKey: 10020,
+        resolveCustomer: () => ({ customerInternalReference: 'c-1' }),
+      });
       void handler;
       const response = await capped(post({ blackbox: BLACKBOX }));
       expect([response.status, response.headers.get('retry-after')]).toEqual([503, '60']);

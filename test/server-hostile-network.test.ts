@@ -6,7 +6,13 @@ import { createServer as createHttpServer, request as httpRequest, type Server }
 import { createServer as createTcpServer, connect, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../src/emulator/index.js';
-import { createDeviceRiskClient, createFirstPartyProxy, createMemoryStore, createTokenSource, toNodeHandler } from '../src/server/index.js';
+import {
+  createDeviceRiskClient,
+  createFirstPartyProxy,
+  createMemoryStore,
+  createTokenSource,
+  toNodeHandler,
+} from '../src/server/index.js';
 
 const closers: Array<() => Promise<void>> = [];
 let emulator: Emulator | undefined;
@@ -28,15 +34,28 @@ async function rawCollector(head: string, { framed = true } = {}): Promise<strin
 }
 
 /** The proxy on a real Node server, with its default (node:http) upstream. */
-async function proxySite(collectorUrl: string, options: Partial<Parameters<typeof createFirstPartyProxy>[0]> = {}): Promise<string> {
+async function proxySite(
+  collectorUrl: string,
+  options: Partial<Parameters<typeof createFirstPartyProxy>[0]> = {},
+): Promise<string> {
   const server: Server = createHttpServer(toNodeHandler(createFirstPartyProxy({ collectorUrl, ...options })));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  closers.push(() => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  closers.push(
+    () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
 /** A GET whose path and Host go out exactly as written. */
-function rawGet(origin: string, path: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+function rawGet(
+  origin: string,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: string }> {
   const { hostname, port } = new URL(origin);
   return new Promise((resolve, reject) => {
     httpRequest({ hostname, port, path, headers }, (res) => {
@@ -54,7 +73,10 @@ function rawBytes(origin: string, text: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname, () => socket.end(text));
     let answer = '';
-    socket.on('data', (c) => (answer += c)).on('end', () => resolve(answer)).on('error', reject);
+    socket
+      .on('data', (c) => (answer += c))
+      .on('end', () => resolve(answer))
+      .on('error', reject);
   });
 }
 
@@ -80,7 +102,10 @@ describe('the proxy and a collector answering what no web Response can carry', (
 
   it('through a given fetch, an answer outside 200-599 is 502 bad_upstream too', async () => {
     const odd = { status: 0, ok: false, headers: new Headers(), body: null } as unknown as Response;
-    const proxy = createFirstPartyProxy({ collectorUrl: 'https://collector.example/', fetch: (async () => odd) as typeof fetch });
+    const proxy = createFirstPartyProxy({
+      collectorUrl: 'https://collector.example/',
+      fetch: (async () => odd) as typeof fetch,
+    });
     const answer = await proxy(new Request('https://shop.example/iojs/general5/static_wdp.js'));
     expect(answer.status).toBe(502);
     expect(await answer.json()).toEqual({ error: { code: 'bad_upstream' } });
@@ -88,9 +113,18 @@ describe('the proxy and a collector answering what no web Response can carry', (
 });
 
 describe('path parameters', () => {
-  it.each(['/iojs/..;/x', '/iojs/a;b/static_wdp.js', '/iojs/general5/static_wdp.js;jsessionid=1', '/iojs/%2e%2e%3b/x', '/iojs/a%3Bb'])('%s is refused (400 bad_path), never forwarded', async (path) => {
+  it.each([
+    '/iojs/..;/x',
+    '/iojs/a;b/static_wdp.js',
+    '/iojs/general5/static_wdp.js;jsessionid=1',
+    '/iojs/%2e%2e%3b/x',
+    '/iojs/a%3Bb',
+  ])('%s is refused (400 bad_path), never forwarded', async (path) => {
     let forwarded = 0;
-    const proxy = createFirstPartyProxy({ collectorUrl: 'https://collector.example/base/', fetch: (async () => (forwarded++, new Response('x'))) as typeof fetch });
+    const proxy = createFirstPartyProxy({
+      collectorUrl: 'https://collector.example/base/',
+      fetch: (async () => (forwarded++, new Response('x'))) as typeof fetch,
+    });
     const answer = await proxy(new Request(`https://shop.example${path}`));
     expect(answer.status).toBe(400);
     expect(await answer.json()).toEqual({ error: { code: 'bad_path' } });
@@ -101,7 +135,10 @@ describe('path parameters', () => {
 describe('the emulator and a request no URL can hold', () => {
   it('Host "a b": 400 bad_host, and the emulator goes on serving', async () => {
     emulator = await startEmulator();
-    const answer = await rawBytes(emulator.baseUrl, 'GET /api/v1/accounts HTTP/1.1\r\nHost: a b\r\nConnection: close\r\n\r\n');
+    const answer = await rawBytes(
+      emulator.baseUrl,
+      'GET /api/v1/accounts HTTP/1.1\r\nHost: a b\r\nConnection: close\r\n\r\n',
+    );
     expect(answer).toMatch(/^HTTP\/1\.1 400 /);
     expect(answer).toContain('"bad_host"');
     const token = await fetch(emulator.tokenUrl, { method: 'POST' });
@@ -116,14 +153,40 @@ describe('a body that claims gzip and is not (undici leaves its read pending for
   it('the API client gives up within its time limit: network_error', { timeout: 30_000 }, async () => {
     const api = await rawCollector(BAD_GZIP, { framed: false });
     const tokens = await rawCollector('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX: y');
-    const tokenSource = createTokenSource({ clientId: 'id', clientSecret: 's', tokenUrl: `${tokens}oauth2/token`, userAgent: 'Acme Shop/1', store: createMemoryStore(), fetch: (async () => Response.json({ access_token: 'at', token_type: 'Bearer', expires_in: 3600 })) as typeof fetch });
-    const client = createDeviceRiskClient({ tokenSource, baseUrl: api.replace(/\/$/, ''), retrievalBaseUrl: api.replace(/\/$/, ''), userAgent: 'Acme Shop/1', maxAttempts: 1, accountTimeoutMs: 300, timeoutMs: 300 });
-    await expect(client.createAccount({ customerInternalReference: 'order-1', workflowDefinition: { key: 1 } })).rejects.toMatchObject({ code: 'network_error' });
+    const tokenSource = createTokenSource({
+      clientId: 'id',
+      clientSecret: 's',
+      tokenUrl: `${tokens}oauth2/token`,
+      userAgent: 'Acme Shop/1',
+      store: createMemoryStore(),
+      fetch: (async () =>
+        Response.json({ access_token: 'at', token_type: 'Bearer', expires_in: 3600 })) as typeof fetch,
+    });
+    const client = createDeviceRiskClient({
+      tokenSource,
+      baseUrl: api.replace(/\/$/, ''),
+      retrievalBaseUrl: api.replace(/\/$/, ''),
+      userAgent: 'Acme Shop/1',
+      maxAttempts: 1,
+      accountTimeoutMs: 300,
+      timeoutMs: 300,
+    });
+    await expect(
+      client.createAccount({ customerInternalReference: 'order-1', workflowDefinition: { key: 1 } }),
+    ).rejects.toMatchObject({ code: 'network_error' });
   });
 
   it('the token source gives up within its time limit: network_error', { timeout: 30_000 }, async () => {
     const tokens = await rawCollector(BAD_GZIP, { framed: false });
-    const tokenSource = createTokenSource({ clientId: 'id', clientSecret: 's', tokenUrl: `${tokens}oauth2/token`, userAgent: 'Acme Shop/1', store: createMemoryStore(), timeoutMs: 300, maxAttempts: 1 });
+    const tokenSource = createTokenSource({
+      clientId: 'id',
+      clientSecret: 's',
+      tokenUrl: `${tokens}oauth2/token`,
+      userAgent: 'Acme Shop/1',
+      store: createMemoryStore(),
+      timeoutMs: 300,
+      maxAttempts: 1,
+    });
     await expect(tokenSource.getToken()).rejects.toMatchObject({ code: 'network_error' });
   });
 });

@@ -19,12 +19,27 @@ describe('http.ts', () => {
 
   it('readCapped refuses by Content-Length before reading, and by counting when the header lies', async () => {
     // 10 bytes announced as 100: refused by the header alone.
-    const announced = new Request('https://x.example/', { method: 'POST', body: 'x'.repeat(10), headers: { 'content-length': '100' } });
+    const announced = new Request('https://x.example/', {
+      method: 'POST',
+      body: 'x'.repeat(10),
+      headers: { 'content-length': '100' },
+    });
     expect(await readCapped(announced, 50)).toBeUndefined();
-    expect(await readCapped(new Request('https://x.example/', { method: 'POST', body: 'x'.repeat(10), headers: { 'content-length': '10' } }), 50)).toHaveLength(10);
+    expect(
+      await readCapped(
+        new Request('https://x.example/', {
+          method: 'POST',
+          body: 'x'.repeat(10),
+          headers: { 'content-length': '10' },
+        }),
+        50,
+      ),
+    ).toHaveLength(10);
     const small = new Request('https://x.example/', { method: 'POST', body: 'x'.repeat(60) });
     expect(await readCapped(small, 50)).toBeUndefined();
-    expect(await readCapped(new Request('https://x.example/', { method: 'POST', body: 'x'.repeat(50) }), 50)).toHaveLength(50);
+    expect(
+      await readCapped(new Request('https://x.example/', { method: 'POST', body: 'x'.repeat(50) }), 50),
+    ).toHaveLength(50);
   });
 
   it('readCapped joins the chunks in order; a request without a body is empty', async () => {
@@ -35,7 +50,9 @@ describe('http.ts', () => {
         controller.close();
       },
     });
-    expect(await readLimited(new Request('https://x.example/', { method: 'POST', body, duplex: 'half' } as RequestInit), 6)).toBe('abcdef');
+    expect(
+      await readLimited(new Request('https://x.example/', { method: 'POST', body, duplex: 'half' } as RequestInit), 6),
+    ).toBe('abcdef');
     const empty = await readCapped(new Request('https://x.example/'), 10);
     expect(empty).toBeInstanceOf(Uint8Array);
     expect(empty).toHaveLength(0);
@@ -69,7 +86,13 @@ describe('parseDetails', () => {
     ['an empty status', { workflow: { status: '' } }, /workflow\.status/],
     ['a status that is a number', { workflow: { status: 3 } }, /workflow\.status/],
   ])('%s is invalid_response', (_, body, message) => {
-    expect(() => parseDetails(body, IDS)).toThrow(expect.objectContaining({ code: 'invalid_response', operation: 'details', message: expect.stringMatching(message) }));
+    expect(() => parseDetails(body, IDS)).toThrow(
+      expect.objectContaining({
+        code: 'invalid_response',
+        operation: 'details',
+        message: expect.stringMatching(message),
+      }),
+    );
   });
 
   it('reads the documented shape', () => {
@@ -79,7 +102,10 @@ describe('parseDetails', () => {
       capabilities: {
         deviceRiskVerification: [
           'not an object',
-          { decision: { type: 'REJECTED', details: { label: 'HIGH_RISK' } }, data: { deviceAlerts: ['IP Mismatch', 7, 'Global'], browser: 'Chrome', trueIP: '198.51.100.1' } },
+          {
+            decision: { type: 'REJECTED', details: { label: 'HIGH_RISK' } },
+            data: { deviceAlerts: ['IP Mismatch', 7, 'Global'], browser: 'Chrome', trueIP: '198.51.100.1' },
+          },
         ],
       },
     };
@@ -87,7 +113,11 @@ describe('parseDetails', () => {
       ...IDS,
       status: 'PROCESSED',
       decision: { type: 'WARNING', label: 'SUSPICIOUS', score: 55 },
-      deviceRisk: { decision: { type: 'REJECTED', label: 'HIGH_RISK' }, alerts: ['IP Mismatch', 'Global'], device: { browser: 'Chrome', trueIP: '198.51.100.1' } },
+      deviceRisk: {
+        decision: { type: 'REJECTED', label: 'HIGH_RISK' },
+        alerts: ['IP Mismatch', 'Global'],
+        device: { browser: 'Chrome', trueIP: '198.51.100.1' },
+      },
       raw: body,
     });
   });
@@ -96,7 +126,11 @@ describe('parseDetails', () => {
     const body = {
       workflow: { status: 'PROCESSED' },
       decision: { type: 5, details: 'OK', risk: { score: '55' } },
-      capabilities: { deviceRiskVerification: [{ decision: { type: ['PASSED'], details: { label: 3 } }, data: { deviceAlerts: 'IP Mismatch' } }] },
+      capabilities: {
+        deviceRiskVerification: [
+          { decision: { type: ['PASSED'], details: { label: 3 } }, data: { deviceAlerts: 'IP Mismatch' } },
+        ],
+      },
     };
     expect(parseDetails(body, IDS)).toEqual({
       ...IDS,
@@ -105,15 +139,38 @@ describe('parseDetails', () => {
       deviceRisk: { decision: { type: 'NOT_EXECUTED', label: '' }, alerts: [], device: {} },
       raw: body,
     });
-    const bare = parseDetails({ workflow: { status: 'PROCESSED' }, decision: 'PASSED', capabilities: { deviceRiskVerification: [{ decision: 'PASSED', data: ['x'] }] } }, IDS);
+    const bare = parseDetails(
+      {
+        workflow: { status: 'PROCESSED' },
+        decision: 'PASSED',
+        capabilities: { deviceRiskVerification: [{ decision: 'PASSED', data: ['x'] }] },
+      },
+      IDS,
+    );
     expect(bare.decision).toEqual({ type: 'NOT_EXECUTED', label: '' });
     expect(bare.deviceRisk).toEqual({ decision: { type: 'NOT_EXECUTED', label: '' }, alerts: [], device: {} });
-    const decisionWithoutDetails = parseDetails({ workflow: { status: 'PROCESSED' }, capabilities: { deviceRiskVerification: [{ decision: { type: 'PASSED' }, data: { deviceAlerts: ['a'] } }] } }, IDS);
-    expect(decisionWithoutDetails.deviceRisk).toEqual({ decision: { type: 'PASSED', label: '' }, alerts: ['a'], device: {} });
+    const decisionWithoutDetails = parseDetails(
+      {
+        workflow: { status: 'PROCESSED' },
+        capabilities: { deviceRiskVerification: [{ decision: { type: 'PASSED' }, data: { deviceAlerts: ['a'] } }] },
+      },
+      IDS,
+    );
+    expect(decisionWithoutDetails.deviceRisk).toEqual({
+      decision: { type: 'PASSED', label: '' },
+      alerts: ['a'],
+      device: {},
+    });
   });
 
   it('no Device Risk capability: deviceRisk is undefined', () => {
-    for (const capabilities of [undefined, 'x', { deviceRiskVerification: {} }, { deviceRiskVerification: ['x', 3] }, { deviceRiskVerification: [] }]) {
+    for (const capabilities of [
+      undefined,
+      'x',
+      { deviceRiskVerification: {} },
+      { deviceRiskVerification: ['x', 3] },
+      { deviceRiskVerification: [] },
+    ]) {
       expect(parseDetails({ workflow: { status: 'INITIATED' }, capabilities }, IDS).deviceRisk).toBeUndefined();
     }
   });

@@ -13,8 +13,15 @@ describe('metrics', () => {
     recordRepairs(['quotes']);
     recordUpstream('probe', 200);
     const resourceMetrics = await collect();
-    const descriptors = Object.fromEntries(resourceMetrics.scopeMetrics.flatMap((s) => s.metrics).map((m) => [m.descriptor.name, m.descriptor]));
-    for (const name of ['blackbox_capture.capture.outcomes', 'blackbox_capture.capture.duration', 'blackbox_capture.upstream.calls', 'blackbox_capture.blackbox.repairs']) {
+    const descriptors = Object.fromEntries(
+      resourceMetrics.scopeMetrics.flatMap((s) => s.metrics).map((m) => [m.descriptor.name, m.descriptor]),
+    );
+    for (const name of [
+      'blackbox_capture.capture.outcomes',
+      'blackbox_capture.capture.duration',
+      'blackbox_capture.upstream.calls',
+      'blackbox_capture.blackbox.repairs',
+    ]) {
       expect(descriptors[name]?.description, name).toMatch(/\w{4,}/);
     }
     expect(descriptors['blackbox_capture.capture.duration']!.unit).toBe('ms');

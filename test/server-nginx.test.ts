@@ -8,18 +8,32 @@ import { NGINX, nginxAvailable, startNginx } from '../scripts/nginx.mjs';
 
 const available = (nginxAvailable as () => boolean)();
 // CI installs nginx-light (.ci/run): there a missing nginx is a failure, not a skip.
-if (!available && process.env.CI) throw new Error(`nginx not found at ${NGINX as string}; .ci/run installs nginx-light`);
+if (!available && process.env.CI)
+  throw new Error(`nginx not found at ${NGINX as string}; .ci/run installs nginx-light`);
 
-function raw(port: number, path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<number> {
+function raw(
+  port: number,
+  path: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<number> {
   return rawAnswer(port, path, init).then((a) => a.status);
 }
 
-function rawAnswer(port: number, path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; body: string; headers: IncomingHttpHeaders }> {
+function rawAnswer(
+  port: number,
+  path: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; body: string; headers: IncomingHttpHeaders }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ hostname: '127.0.0.1', port, path, method: init.method ?? 'GET', headers: init.headers }, (res) => {
-      let body = '';
-      res.on('data', (c) => (body += c)).on('end', () => resolve({ status: res.statusCode!, body, headers: res.headers }));
-    });
+    const req = httpRequest(
+      { hostname: '127.0.0.1', port, path, method: init.method ?? 'GET', headers: init.headers },
+      (res) => {
+        let body = '';
+        res
+          .on('data', (c) => (body += c))
+          .on('end', () => resolve({ status: res.statusCode!, body, headers: res.headers }));
+      },
+    );
     req.on('error', reject).end(init.body);
   });
 }
@@ -50,7 +64,9 @@ describe.skipIf(!available)('nginx with the shipped configuration', () => {
   });
 
   it('never lets the dynamic script be cached and forwards user agent and language', async () => {
-    const response = await fetch(`${origin}/iojs/general5/SUB/dyn_wdp.js`, { headers: { 'user-agent': 'Mozilla/5.0 nginx-test', 'accept-language': 'it-CH' } });
+    const response = await fetch(`${origin}/iojs/general5/SUB/dyn_wdp.js`, {
+      headers: { 'user-agent': 'Mozilla/5.0 nginx-test', 'accept-language': 'it-CH' },
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get('cache-control')).toBe('no-store, private');
     expect(response.headers.get('cdn-cache-control')).toBe('no-store');
@@ -59,11 +75,14 @@ describe.skipIf(!available)('nginx with the shipped configuration', () => {
     expect(text).toContain('it-CH');
   });
 
-  it.each(['/iojs/../admin', '/iojs/%2e%2e/admin', '/iojs/..%2f..%2fadmin', '/iojs/general5/../../admin'])('does not reach the collector for %s', async (path) => {
-    const before = emulator.inspect.requests('collector');
-    expect([400, 404]).toContain(await raw(nginx.port, path));
-    expect(emulator.inspect.requests('collector')).toBe(before);
-  });
+  it.each(['/iojs/../admin', '/iojs/%2e%2e/admin', '/iojs/..%2f..%2fadmin', '/iojs/general5/../../admin'])(
+    'does not reach the collector for %s',
+    async (path) => {
+      const before = emulator.inspect.requests('collector');
+      expect([400, 404]).toContain(await raw(nginx.port, path));
+      expect(emulator.inspect.requests('collector')).toBe(before);
+    },
+  );
 });
 
 // The attacks of the proxy tests, against nginx with the shipped files: nginx answers some of them
@@ -71,14 +90,19 @@ describe.skipIf(!available)('nginx with the shipped configuration', () => {
 describe.skipIf(!available)('nginx with the shipped configuration, against attacks', () => {
   let nginx: { origin: string; port: number; stop(): void };
   const servers: Server[] = [];
-  const seen: Record<'internal' | 'collector', Array<{ url: string; method: string; headers: IncomingHttpHeaders }>> = { internal: [], collector: [] };
+  const seen: Record<'internal' | 'collector', Array<{ url: string; method: string; headers: IncomingHttpHeaders }>> = {
+    internal: [],
+    collector: [],
+  };
   let internalHost: string;
 
   async function recording(name: 'internal' | 'collector'): Promise<string> {
     const server = createServer((req, res) => {
       req.resume();
       seen[name].push({ url: req.url!, method: req.method!, headers: req.headers });
-      res.writeHead(200, { 'content-type': 'text/html', 'set-cookie': ['session=forged; Path=/; Domain=.example'] }).end('<script>alert(1)</script>');
+      res
+        .writeHead(200, { 'content-type': 'text/html', 'set-cookie': ['session=forged; Path=/; Domain=.example'] })
+        .end('<script>alert(1)</script>');
     });
     servers.push(server);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -111,11 +135,16 @@ describe.skipIf(!available)('nginx with the shipped configuration, against attac
     const results: string[] = [];
     for (const path of paths) {
       const once = path.replace(/[:/\\.]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0'));
-      for (const [form, rest] of [['raw', path], ['encoded', once], ['double-encoded', once.replace(/%/g, '%25')]]) {
+      for (const [form, rest] of [
+        ['raw', path],
+        ['encoded', once],
+        ['double-encoded', once.replace(/%/g, '%25')],
+      ]) {
         const answer = await rawAnswer(nginx.port, `/iojs/${rest}`);
         results.push(`${path} ${form}: ${answer.status}`);
         // Whatever nginx answers, it is never a page that runs on the shop's origin.
-        if (answer.status === 200) expect(answer.headers['content-security-policy']).toBe("sandbox; default-src 'none'");
+        if (answer.status === 200)
+          expect(answer.headers['content-security-policy']).toBe("sandbox; default-src 'none'");
       }
     }
     expect(seen.internal).toEqual([]);
@@ -125,7 +154,11 @@ describe.skipIf(!available)('nginx with the shipped configuration, against attac
       expect(new URL(url, 'https://first.example').host).toBe('first.example');
     }
     // The plain schemes and backslashes are refused by nginx itself.
-    expect(results.filter((r) => r.startsWith(`http://${internalHost}/admin raw`) || r.startsWith('data:') && r.includes(' raw'))).toEqual([
+    expect(
+      results.filter(
+        (r) => r.startsWith(`http://${internalHost}/admin raw`) || (r.startsWith('data:') && r.includes(' raw')),
+      ),
+    ).toEqual([
       `http://${internalHost}/admin raw: 400`,
       'data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg== raw: 400',
     ]);

@@ -21,7 +21,13 @@ describe('toNodeHandler', () => {
   it('passes method, URL, headers, body and client address; writes status, headers, cookies and body', async () => {
     const seen: unknown[] = [];
     const handler: FetchHandler = async (request, context) => {
-      seen.push([request.method, new URL(request.url).pathname + new URL(request.url).search, request.headers.get('x-a'), await request.text(), context?.clientAddress]);
+      seen.push([
+        request.method,
+        new URL(request.url).pathname + new URL(request.url).search,
+        request.headers.get('x-a'),
+        await request.text(),
+        context?.clientAddress,
+      ]);
       const headers = new Headers({ 'content-type': 'text/plain' });
       headers.append('set-cookie', 'a=1');
       headers.append('set-cookie', 'b=2');
@@ -36,18 +42,20 @@ describe('toNodeHandler', () => {
   });
 
   it('streams a response body', async () => {
-    const origin = await serve(toNodeHandler(() => {
-      const stream = new ReadableStream({
-        async start(controller) {
-          for (const part of ['a', 'b', 'c']) {
-            controller.enqueue(new TextEncoder().encode(part));
-            await new Promise((r) => setTimeout(r, 5));
-          }
-          controller.close();
-        },
-      });
-      return new Response(stream);
-    }));
+    const origin = await serve(
+      toNodeHandler(() => {
+        const stream = new ReadableStream({
+          async start(controller) {
+            for (const part of ['a', 'b', 'c']) {
+              controller.enqueue(new TextEncoder().encode(part));
+              await new Promise((r) => setTimeout(r, 5));
+            }
+            controller.close();
+          },
+        });
+        return new Response(stream);
+      }),
+    );
     expect(await (await fetch(origin)).text()).toBe('abc');
   });
 
@@ -59,9 +67,11 @@ describe('toNodeHandler', () => {
   });
 
   it('turns an exception into a bare 500 without details', async () => {
-    const origin = await serve(toNodeHandler(() => {
-      throw new Error('secret detail');
-    }));
+    const origin = await serve(
+      toNodeHandler(() => {
+        throw new Error('secret detail');
+      }),
+    );
     const response = await fetch(origin);
     expect(response.status).toBe(500);
     expect(await response.text()).not.toContain('secret');
@@ -85,10 +95,12 @@ describe('toNodeHandler', () => {
 
   it('aborts the request signal when the client goes away', async () => {
     let aborted: Promise<boolean> | undefined;
-    const origin = await serve(toNodeHandler((request) => {
-      aborted = new Promise((resolve) => request.signal.addEventListener('abort', () => resolve(true)));
-      return new Promise(() => {}); // never answers
-    }));
+    const origin = await serve(
+      toNodeHandler((request) => {
+        aborted = new Promise((resolve) => request.signal.addEventListener('abort', () => resolve(true)));
+        return new Promise(() => {}); // never answers
+      }),
+    );
     const controller = new AbortController();
     const pending = fetch(origin, { signal: controller.signal }).catch(() => undefined);
     await expect.poll(() => aborted !== undefined).toBe(true);
@@ -97,27 +109,34 @@ describe('toNodeHandler', () => {
     expect(await aborted).toBe(true);
   });
 
-  it.each(['a@b', 'a b', 'x/y'])('a malformed Host (%j) is a 400 with a code before the handler runs, for the endpoint as for the proxy', async (host) => {
-    let ran = false;
-    const origin = await serve(toNodeHandler(() => ((ran = true), new Response('ok'))));
-    const { port } = new URL(origin);
-    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      httpRequest({ hostname: '127.0.0.1', port, path: '/device-risk', method: 'POST', headers: { host } }, (res) => {
-        let body = '';
-        res.on('data', (c) => (body += c)).on('end', () => resolve({ status: res.statusCode!, body }));
-      }).on('error', reject).end('{}');
-    });
-    expect(answer.status).toBe(400);
-    expect(JSON.parse(answer.body).error.code).toBe('bad_host');
-    expect(ran).toBe(false);
-  });
+  it.each(['a@b', 'a b', 'x/y'])(
+    'a malformed Host (%j) is a 400 with a code before the handler runs, for the endpoint as for the proxy',
+    async (host) => {
+      let ran = false;
+      const origin = await serve(toNodeHandler(() => ((ran = true), new Response('ok'))));
+      const { port } = new URL(origin);
+      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        httpRequest({ hostname: '127.0.0.1', port, path: '/device-risk', method: 'POST', headers: { host } }, (res) => {
+          let body = '';
+          res.on('data', (c) => (body += c)).on('end', () => resolve({ status: res.statusCode!, body }));
+        })
+          .on('error', reject)
+          .end('{}');
+      });
+      expect(answer.status).toBe(400);
+      expect(JSON.parse(answer.body).error.code).toBe('bad_host');
+      expect(ran).toBe(false);
+    },
+  );
 
   it('a request target of the form //host/path stays a path on this origin', async () => {
     const seen: string[] = [];
     const origin = await serve(toNodeHandler((request) => (seen.push(request.url), new Response('ok'))));
     const { port } = new URL(origin);
     await new Promise<void>((resolve, reject) => {
-      httpRequest({ hostname: '127.0.0.1', port, path: '//evil.example/x' }, (res) => res.resume().on('end', resolve)).on('error', reject).end();
+      httpRequest({ hostname: '127.0.0.1', port, path: '//evil.example/x' }, (res) => res.resume().on('end', resolve))
+        .on('error', reject)
+        .end();
     });
     expect(seen).toEqual([`http://127.0.0.1:${port}//evil.example/x`]);
   });
@@ -129,7 +148,13 @@ describe('toNodeHandler behind Express body parsers', () => {
     const express = (await import('express')).default;
     const app = express();
     app.use(parser);
-    app.all('/echo', toNodeHandler(async (request) => new Response(JSON.stringify({ type: request.headers.get('content-type'), text: await request.text() }))));
+    app.all(
+      '/echo',
+      toNodeHandler(
+        async (request) =>
+          new Response(JSON.stringify({ type: request.headers.get('content-type'), text: await request.text() })),
+      ),
+    );
     server = app.listen(0, '127.0.0.1');
     await new Promise((r) => server!.once('listening', r));
     return `http://127.0.0.1:${(server!.address() as AddressInfo).port}/echo`;
@@ -138,21 +163,39 @@ describe('toNodeHandler behind Express body parsers', () => {
   it('express.json(): the handler reads the JSON the parser read', async () => {
     const express = (await import('express')).default;
     const url = await expressWith(express.json());
-    const answer = (await (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{ "blackbox": "0400+/=" }' })).json()) as { text: string };
+    const answer = (await (
+      await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{ "blackbox": "0400+/=" }',
+      })
+    ).json()) as { text: string };
     expect(JSON.parse(answer.text)).toEqual({ blackbox: '0400+/=' });
   });
 
   it('express.urlencoded(): the handler reads the form the parser read, "+" kept', async () => {
     const express = (await import('express')).default;
     const url = await expressWith(express.urlencoded({ extended: false }));
-    const answer = (await (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'blackbox=0400%2B%2F%3D&a=1' })).json()) as { text: string };
+    const answer = (await (
+      await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'blackbox=0400%2B%2F%3D&a=1',
+      })
+    ).json()) as { text: string };
     expect(new URLSearchParams(answer.text).get('blackbox')).toBe('0400+/=');
   });
 
   it('express.text() and express.raw(): the string or the bytes as they were', async () => {
     const express = (await import('express')).default;
     const url = await expressWith(express.text());
-    expect(((await (await fetch(url, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'plain body' })).json()) as { text: string }).text).toBe('plain body');
+    expect(
+      (
+        (await (
+          await fetch(url, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'plain body' })
+        ).json()) as { text: string }
+      ).text,
+    ).toBe('plain body');
   });
 
   it('a parser that read the stream and left no body: 400 body_already_read, naming the fix', async () => {
@@ -160,15 +203,24 @@ describe('toNodeHandler behind Express body parsers', () => {
       req.resume();
       req.on('end', () => next());
     });
-    const answer = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: 'x' });
+    const answer = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/octet-stream' },
+      body: 'x',
+    });
     expect(answer.status).toBe(400);
-    expect(((await answer.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'body_already_read', message: expect.stringMatching(/before body parsers/) });
+    expect(((await answer.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+      code: 'body_already_read',
+      message: expect.stringMatching(/before body parsers/),
+    });
   });
 
   it('a request the parsers leave alone still streams', async () => {
     const express = (await import('express')).default;
     const url = await expressWith(express.json());
-    const answer = (await (await fetch(url, { method: 'POST', headers: { 'content-type': 'text/csv' }, body: 'a,b' })).json()) as { text: string };
+    const answer = (await (
+      await fetch(url, { method: 'POST', headers: { 'content-type': 'text/csv' }, body: 'a,b' })
+    ).json()) as { text: string };
     expect(answer.text).toBe('a,b');
   });
 });

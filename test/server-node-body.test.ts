@@ -27,11 +27,14 @@ async function serve(handler: Parameters<typeof createServer>[1]): Promise<strin
 const bytes = (text: string) => new TextEncoder().encode(text);
 /** A web stream that fails the test if anyone reads it. */
 const unreadable = () =>
-  new ReadableStream<Uint8Array>({
-    pull() {
-      throw new Error('the web stream was read');
+  new ReadableStream<Uint8Array>(
+    {
+      pull() {
+        throw new Error('the web stream was read');
+      },
     },
-  }, { highWaterMark: 0 });
+    { highWaterMark: 0 },
+  );
 /** A client that goes away once the first bytes of the body have come. */
 function leaveAfterFirstBytes(origin: string): Promise<void> {
   return new Promise((resolve) => {
@@ -55,7 +58,8 @@ function timeLimit(ms: number) {
   const handles = () => set.mock.calls.flatMap((call, i) => (call[1] === ms ? [set.mock.results[i]!.value] : []));
   return {
     started: () => handles().length,
-    cleared: () => handles().length > 0 && handles().every((handle) => clear.mock.calls.some((call) => call[0] === handle)),
+    cleared: () =>
+      handles().length > 0 && handles().every((handle) => clear.mock.calls.some((call) => call[0] === handle)),
   };
 }
 const LIMIT_MS = 61_234;
@@ -186,7 +190,9 @@ describe('the first-party proxy on Node', () => {
 
   it('writes the answer from the collector socket to the client without web streams, and clears its time limit', async () => {
     const toWeb = vi.spyOn(Readable, 'toWeb');
-    const site = await serve(toNodeHandler(createFirstPartyProxy({ collectorUrl: await collector(), timeoutMs: LIMIT_MS })));
+    const site = await serve(
+      toNodeHandler(createFirstPartyProxy({ collectorUrl: await collector(), timeoutMs: LIMIT_MS })),
+    );
     const limit = timeLimit(LIMIT_MS);
     const response = await fetch(`${site}/iojs/general5/x/static_wdp.js`);
     expect(await response.text()).toBe(script);
@@ -227,7 +233,8 @@ describe('the first-party proxy on Node', () => {
     const url = await collector();
     servers.at(-1)!.on('connection', () => connections++);
     const site = await serve(toNodeHandler(createFirstPartyProxy({ collectorUrl: url })));
-    for (let i = 0; i < 3; i++) expect(await (await fetch(`${site}/iojs/general5/x/static_wdp.js`)).text()).toBe(script);
+    for (let i = 0; i < 3; i++)
+      expect(await (await fetch(`${site}/iojs/general5/x/static_wdp.js`)).text()).toBe(script);
     expect(connections).toBe(1);
   });
 });

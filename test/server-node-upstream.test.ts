@@ -25,34 +25,58 @@ async function upstream(answer: (request: IncomingMessage, response: ServerRespo
   let connections = 0;
   const server = createServer((request, response) => {
     let body = '';
-    request.on('data', (chunk) => (body += chunk)).on('end', () => {
-      seen.push({ method: request.method!, headers: request.headers, body });
-      answer(request, response);
-    });
+    request
+      .on('data', (chunk) => (body += chunk))
+      .on('end', () => {
+        seen.push({ method: request.method!, headers: request.headers, body });
+        answer(request, response);
+      });
   });
   server.on('connection', () => connections++);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  closers.push(() => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  closers.push(
+    () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   const { port } = server.address() as AddressInfo;
   return { url: (path = '/x') => new URL(`http://127.0.0.1:${port}${path}`), seen, connections: () => connections };
 }
 
-const init = (extra: Partial<Parameters<typeof nodeUpstream>[1]> = {}) => ({ method: 'GET', headers: new Headers(), signal: new AbortController().signal, ...extra });
+const init = (extra: Partial<Parameters<typeof nodeUpstream>[1]> = {}) => ({
+  method: 'GET',
+  headers: new Headers(),
+  signal: new AbortController().signal,
+  ...extra,
+});
 
 describe('nodeUpstream', () => {
   it('sends the headers given, asks for identity, and a body with its Content-Length', async () => {
     const server = await upstream((_, response) => response.end('ok'));
     const body = new TextEncoder().encode('{"a":"é"}') as Uint8Array<ArrayBuffer>;
-    const response = await nodeUpstream(server.url(), init({ method: 'POST', headers: new Headers({ 'x-test': '1', 'accept-encoding': 'gzip, br' }), body }));
+    const response = await nodeUpstream(
+      server.url(),
+      init({ method: 'POST', headers: new Headers({ 'x-test': '1', 'accept-encoding': 'gzip, br' }), body }),
+    );
     expect(await response.text()).toBe('ok');
     expect(server.seen[0]).toMatchObject({ method: 'POST', body: '{"a":"é"}' });
-    expect(server.seen[0]!.headers).toMatchObject({ 'x-test': '1', 'accept-encoding': 'identity', 'content-length': String(body.byteLength) });
+    expect(server.seen[0]!.headers).toMatchObject({
+      'x-test': '1',
+      'accept-encoding': 'identity',
+      'content-length': String(body.byteLength),
+    });
     expect(server.seen[0]!.headers['transfer-encoding']).toBeUndefined();
   });
 
   it('answers status, status text and every header, repeated ones too, and nothing else', async () => {
     const server = await upstream((_, response) => {
-      response.writeHead(418, 'Short And Stout', [['set-cookie', 'a=1'], ['set-cookie', 'b=2'], ['x-one', 'v']]);
+      response.writeHead(418, 'Short And Stout', [
+        ['set-cookie', 'a=1'],
+        ['set-cookie', 'b=2'],
+        ['x-one', 'v'],
+      ]);
       response.end('tea');
     });
     const response = await nodeUpstream(server.url(), init());
@@ -89,7 +113,11 @@ describe('nodeUpstream', () => {
   ])('a %s body is decoded, without its Content-Encoding and Content-Length', async (encoding, compress) => {
     const packed = compress(Buffer.from('console.log("first party")'));
     const server = await upstream((_, response) => {
-      response.writeHead(200, { 'content-encoding': encoding, 'content-length': String(packed.length), 'content-type': 'text/javascript' });
+      response.writeHead(200, {
+        'content-encoding': encoding,
+        'content-length': String(packed.length),
+        'content-type': 'text/javascript',
+      });
       response.end(packed);
     });
     const response = await nodeUpstream(server.url(), init());
@@ -154,7 +182,8 @@ describe('nodeUpstream', () => {
   it('a finished request leaves no listener on a long-lived signal', async () => {
     const server = await upstream((_, response) => response.end('ok'));
     const controller = new AbortController();
-    for (let i = 0; i < 3; i++) expect(await (await nodeUpstream(server.url(), init({ signal: controller.signal }))).text()).toBe('ok');
+    for (let i = 0; i < 3; i++)
+      expect(await (await nodeUpstream(server.url(), init({ signal: controller.signal }))).text()).toBe('ok');
     await new Promise((r) => setTimeout(r, 20)); // 'close' comes after the body
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
@@ -177,7 +206,12 @@ describe('nodeUpstream', () => {
 
   it('an https address is spoken to with TLS', async () => {
     const first = new Promise<number>((resolve) => {
-      const tcp = createTcpServer((socket) => socket.once('data', (data) => { resolve(data[0]!); socket.destroy(); }));
+      const tcp = createTcpServer((socket) =>
+        socket.once('data', (data) => {
+          resolve(data[0]!);
+          socket.destroy();
+        }),
+      );
       tcp.listen(0, '127.0.0.1', () => {
         const { port } = tcp.address() as AddressInfo;
         // A request that fails before sending anything answers -1 (and fails the test at once).
@@ -202,11 +236,15 @@ describe('a kept-alive socket the collector closed as it was reused', () => {
       socket.on('data', () => {
         requests++;
         if (connection === 1 && requests === 2) return void socket.resetAndDestroy();
-        socket.write('HTTP/1.1 200 OK\r\nContent-Type: text/javascript\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok');
+        socket.write(
+          'HTTP/1.1 200 OK\r\nContent-Type: text/javascript\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok',
+        );
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    closers.push(() => new Promise((resolve) => (sockets.forEach((socket) => socket.destroy()), server.close(() => resolve()))));
+    closers.push(
+      () => new Promise((resolve) => (sockets.forEach((socket) => socket.destroy()), server.close(() => resolve()))),
+    );
     const { port } = server.address() as AddressInfo;
     return { url: (path: string) => new URL(`http://127.0.0.1:${port}${path}`), connections: () => connections };
   }
@@ -222,7 +260,9 @@ describe('a kept-alive socket the collector closed as it was reused', () => {
     const collector = await racingCollector();
     const body = new TextEncoder().encode('x') as Uint8Array<ArrayBuffer>;
     expect(await (await nodeUpstream(collector.url('/race-post/a'), init({ method: 'POST', body }))).text()).toBe('ok');
-    await expect(nodeUpstream(collector.url('/race-post/b'), init({ method: 'POST', body }))).rejects.toMatchObject({ code: 'ECONNRESET' });
+    await expect(nodeUpstream(collector.url('/race-post/b'), init({ method: 'POST', body }))).rejects.toMatchObject({
+      code: 'ECONNRESET',
+    });
     expect(collector.connections()).toBe(1);
   });
 });

@@ -2,7 +2,15 @@
 // call to the service, used once (across instances sharing a store).
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../src/emulator/index.js';
-import { createCaptureNonce, createDeviceRiskClient, createDeviceRiskHandler, createMemoryStore, createTokenSource, verifyCaptureNonce, type Store } from '../src/server/index.js';
+import {
+  createCaptureNonce,
+  createDeviceRiskClient,
+  createDeviceRiskHandler,
+  createMemoryStore,
+  createTokenSource,
+  verifyCaptureNonce,
+  type Store,
+} from '../src/server/index.js';
 
 const SECRET = 'nonce-secret-0123456789-abcdefghijklmnop';
 const UA = 'AcmeShop Checkout/1.0';
@@ -19,13 +27,24 @@ describe('createCaptureNonce / verifyCaptureNonce', () => {
     let now = 1_000_000;
     const nonce = await createCaptureNonce({ secret: SECRET, subject: 'order-1', ttlMs: 60_000, now: () => now });
     expect(nonce).toMatch(/^v1\.[0-9a-z]+\.[\w-]{22}\.[\w-]{43}$/);
-    expect(await verifyCaptureNonce(nonce, { secret: SECRET, subject: 'order-1', now: () => now })).toEqual({ id: nonce.split('.')[2], expiresAt: 1_060_000 });
-    await expect(verifyCaptureNonce(nonce, { secret: SECRET, subject: 'order-2', now: () => now })).rejects.toMatchObject({ code: 'nonce_invalid' });
-    await expect(verifyCaptureNonce(nonce, { secret: SECRET.replace('0', '1'), subject: 'order-1', now: () => now })).rejects.toMatchObject({ code: 'nonce_invalid' });
+    expect(await verifyCaptureNonce(nonce, { secret: SECRET, subject: 'order-1', now: () => now })).toEqual({
+      id: nonce.split('.')[2],
+      expiresAt: 1_060_000,
+    });
+    await expect(
+      verifyCaptureNonce(nonce, { secret: SECRET, subject: 'order-2', now: () => now }),
+    ).rejects.toMatchObject({ code: 'nonce_invalid' });
+    await expect(
+      verifyCaptureNonce(nonce, { secret: SECRET.replace('0', '1'), subject: 'order-1', now: () => now }),
+    ).rejects.toMatchObject({ code: 'nonce_invalid' });
     now = 1_059_999;
-    await expect(verifyCaptureNonce(nonce, { secret: SECRET, subject: 'order-1', now: () => now })).resolves.toBeDefined();
+    await expect(
+      verifyCaptureNonce(nonce, { secret: SECRET, subject: 'order-1', now: () => now }),
+    ).resolves.toBeDefined();
     now = 1_060_000;
-    await expect(verifyCaptureNonce(nonce, { secret: SECRET, subject: 'order-1', now: () => now })).rejects.toMatchObject({ code: 'nonce_expired' });
+    await expect(
+      verifyCaptureNonce(nonce, { secret: SECRET, subject: 'order-1', now: () => now }),
+    ).rejects.toMatchObject({ code: 'nonce_expired' });
   });
 
   it('a forged expiry, id or signature is nonce_invalid, as is anything that is no nonce', async () => {
@@ -33,26 +52,59 @@ describe('createCaptureNonce / verifyCaptureNonce', () => {
     const [v, expiry, id, signature] = nonce.split('.') as [string, string, string, string];
     const later = (parseInt(expiry, 36) + 3_600_000).toString(36);
     const flip = (text: string) => (text[0] === 'A' ? 'B' : 'A') + text.slice(1);
-    for (const forged of [`${v}.${later}.${id}.${signature}`, `${v}.${expiry}.${flip(id)}.${signature}`, `${v}.${expiry}.${id}.${flip(signature)}`, `v2.${expiry}.${id}.${signature}`, `${nonce}.x`, 'nonce', 42, null, 'x'.repeat(300)]) {
-      await expect(verifyCaptureNonce(forged, { secret: SECRET, subject: 's' }), String(forged)).rejects.toMatchObject({ code: 'nonce_invalid' });
+    for (const forged of [
+      `${v}.${later}.${id}.${signature}`,
+      `${v}.${expiry}.${flip(id)}.${signature}`,
+      `${v}.${expiry}.${id}.${flip(signature)}`,
+      `v2.${expiry}.${id}.${signature}`,
+      `${nonce}.x`,
+      'nonce',
+      42,
+      null,
+      'x'.repeat(300),
+    ]) {
+      await expect(verifyCaptureNonce(forged, { secret: SECRET, subject: 's' }), String(forged)).rejects.toMatchObject({
+        code: 'nonce_invalid',
+      });
     }
   });
 
   it('refuses a short secret', async () => {
-    await expect(createCaptureNonce({ secret: 'short', subject: 's' })).rejects.toMatchObject({ code: 'invalid_configuration' });
+    await expect(createCaptureNonce({ secret: 'short', subject: 's' })).rejects.toMatchObject({
+      code: 'invalid_configuration',
+    });
   });
 });
 
 describe('the endpoint with nonceSecret', () => {
   async function setup(store: Store = createMemoryStore()) {
     emulator ??= await startEmulator({ accountRequestsPerSecond: 0 });
-    const tokenSource = createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA });
+    const tokenSource = createTokenSource({
+      clientId: emulator.clientId,
+      clientSecret: emulator.clientSecret,
+      tokenUrl: emulator.tokenUrl,
+      userAgent: UA,
+    });
     const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA, maxAttempts: 1 });
-    return createDeviceRiskHandler({ client, store, allowedOrigins: [SHOP], workflowKey: 10011, nonceSecret: SECRET, resolveCustomer: () => ({ customerInternalReference: 'order-1' }) });
+    return createDeviceRiskHandler({
+      client,
+      store,
+      allowedOrigins: [SHOP],
+      workflowKey: 10011,
+      nonceSecret: SECRET,
+      resolveCustomer: () => ({ customerInternalReference: 'order-1' }),
+    });
   }
   const post = (body: unknown, key = `key-${Math.random().toString(36).slice(2)}`) =>
-    new Request('https://shop.example/device-risk', { method: 'POST', headers: { origin: SHOP, 'content-type': 'application/json', 'idempotency-key': key }, body: JSON.stringify(body) });
-  const code = async (response: Response) => [response.status, ((await response.json()) as { error?: { code: string } }).error?.code];
+    new Request('https://shop.example/device-risk', {
+      method: 'POST',
+      headers: { origin: SHOP, 'content-type': 'application/json', 'idempotency-key': key },
+      body: JSON.stringify(body),
+    });
+  const code = async (response: Response) => [
+    response.status,
+    ((await response.json()) as { error?: { code: string } }).error?.code,
+  ];
 
   it('missing 400, forged or for another customer 403, expired 400, used before 409: all before any call', async () => {
     const handler = await setup();
@@ -65,7 +117,8 @@ describe('the endpoint with nonceSecret', () => {
     const expired = await createCaptureNonce({ secret: SECRET, subject: 'order-1', ttlMs: -1 });
     expect(await code(await handler(post({ blackbox: BLACKBOX, nonce: expired })))).toEqual([400, 'nonce_expired']);
     // The message says which: a page can ask for a fresh nonce when it has only expired.
-    const message = async (response: Response) => ((await response.json()) as { error: { message: string } }).error.message;
+    const message = async (response: Response) =>
+      ((await response.json()) as { error: { message: string } }).error.message;
     expect(await message(await handler(post({ blackbox: BLACKBOX, nonce: expired })))).toMatch(/expired/);
     expect(await message(await handler(post({ blackbox: BLACKBOX, nonce: other })))).toMatch(/not valid/);
     expect(emulator!.inspect.requests('token')).toBe(0);
@@ -73,7 +126,10 @@ describe('the endpoint with nonceSecret', () => {
     expect((await handler(post({ blackbox: BLACKBOX, nonce }, 'key-first-use'))).status).toBe(200);
     // The same request retried (same key) is fine; another request with the nonce is a replay.
     expect((await handler(post({ blackbox: BLACKBOX, nonce }, 'key-first-use'))).status).toBe(200);
-    expect(await code(await handler(post({ blackbox: BLACKBOX, nonce }, 'key-replayed')))).toEqual([409, 'nonce_reused']);
+    expect(await code(await handler(post({ blackbox: BLACKBOX, nonce }, 'key-replayed')))).toEqual([
+      409,
+      'nonce_reused',
+    ]);
     expect(await code(await handler(post({ blackbox: BLACKBOX, nonce })))).toEqual([409, 'nonce_reused']);
     expect(emulator!.inspect.transactions()).toHaveLength(1);
   });
@@ -87,7 +143,12 @@ describe('the endpoint with nonceSecret', () => {
   });
 
   it('a store that cannot claim the nonce is 503 with Retry-After, not a pass', async () => {
-    const handler = await setup({ ...createMemoryStore(), setIfAbsent: async () => { throw new Error('down'); } });
+    const handler = await setup({
+      ...createMemoryStore(),
+      setIfAbsent: async () => {
+        throw new Error('down');
+      },
+    });
     const nonce = await createCaptureNonce({ secret: SECRET, subject: 'order-1' });
     const response = await handler(post({ blackbox: BLACKBOX, nonce }));
     expect(await code(response.clone())).toEqual([503, 'store_unavailable']);
@@ -96,8 +157,20 @@ describe('the endpoint with nonceSecret', () => {
 
   it('refuses to start with a short nonceSecret', async () => {
     emulator = await startEmulator();
-    const tokenSource = createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA });
+    const tokenSource = createTokenSource({
+      clientId: emulator.clientId,
+      clientSecret: emulator.clientSecret,
+      tokenUrl: emulator.tokenUrl,
+      userAgent: UA,
+    });
     const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA });
-    expect(() => createDeviceRiskHandler({ client, allowedOrigins: [SHOP], nonceSecret: 'short', resolveCustomer: () => ({ customerInternalReference: 'o' }) })).toThrow(expect.objectContaining({ code: 'invalid_configuration' }));
+    expect(() =>
+      createDeviceRiskHandler({
+        client,
+        allowedOrigins: [SHOP],
+        nonceSecret: 'short',
+        resolveCustomer: () => ({ customerInternalReference: 'o' }),
+      }),
+    ).toThrow(expect.objectContaining({ code: 'invalid_configuration' }));
   });
 });

@@ -6,7 +6,12 @@ import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { collectGarbage } from './support/gc.js';
 import { startEmulator, type Emulator } from '../src/emulator/index.js';
-import { collectorPath, createFirstPartyProxy, toNodeHandler, type FirstPartyProxyOptions } from '../src/server/index.js';
+import {
+  collectorPath,
+  createFirstPartyProxy,
+  toNodeHandler,
+  type FirstPartyProxyOptions,
+} from '../src/server/index.js';
 
 const servers: Server[] = [];
 let emulator: Emulator | undefined;
@@ -31,14 +36,18 @@ async function proxyTo(collectorUrl: string, extra: Partial<FirstPartyProxyOptio
 }
 
 /** An upstream that records what it received and answers as told. */
-async function recordingUpstream(answer: (res: import('node:http').ServerResponse, body: string) => void = (res) => res.end('ok')) {
+async function recordingUpstream(
+  answer: (res: import('node:http').ServerResponse, body: string) => void = (res) => res.end('ok'),
+) {
   const seen: Array<{ url: string; method: string; headers: IncomingHttpHeaders; body: string }> = [];
   const url = await serve((req, res) => {
     let body = '';
-    req.on('data', (c) => (body += c)).on('end', () => {
-      seen.push({ url: req.url!, method: req.method!, headers: req.headers, body });
-      answer(res, body);
-    });
+    req
+      .on('data', (c) => (body += c))
+      .on('end', () => {
+        seen.push({ url: req.url!, method: req.method!, headers: req.headers, body });
+        answer(res, body);
+      });
   });
   return { url, seen };
 }
@@ -50,17 +59,25 @@ function rawRequest(origin: string, path: string, { headers }: { headers: Record
     httpRequest({ hostname, port, path, method: 'GET', headers }, (res) => {
       res.resume();
       res.on('end', () => resolve(res.statusCode!));
-    }).on('error', reject).end();
+    })
+      .on('error', reject)
+      .end();
   });
 }
 
 /** A raw request whose path and headers are sent exactly as written (fetch would normalise them). */
-function raw(origin: string, path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; body: string; headers: IncomingHttpHeaders }> {
+function raw(
+  origin: string,
+  path: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; body: string; headers: IncomingHttpHeaders }> {
   const { hostname, port } = new URL(origin);
   return new Promise((resolve, reject) => {
     const req = httpRequest({ hostname, port, path, method: init.method ?? 'GET', headers: init.headers }, (res) => {
       let body = '';
-      res.on('data', (c) => (body += c)).on('end', () => resolve({ status: res.statusCode!, body, headers: res.headers }));
+      res
+        .on('data', (c) => (body += c))
+        .on('end', () => resolve({ status: res.statusCode!, body, headers: res.headers }));
     });
     req.on('error', reject).end(init.body);
   });
@@ -80,7 +97,9 @@ describe('createFirstPartyProxy', () => {
   it('never lets the dynamic script be cached, and forwards the user agent and language', async () => {
     emulator = await startEmulator();
     const site = await proxyTo(emulator.collectorUrl);
-    const response = await fetch(`${site}/iojs/general5/SUB/dyn_wdp.js`, { headers: { 'user-agent': 'Mozilla/5.0 Proxied', 'accept-language': 'fr-CH' } });
+    const response = await fetch(`${site}/iojs/general5/SUB/dyn_wdp.js`, {
+      headers: { 'user-agent': 'Mozilla/5.0 Proxied', 'accept-language': 'fr-CH' },
+    });
     expect(response.headers.get('cache-control')).toBe('no-store, private');
     expect(response.headers.get('cdn-cache-control')).toBe('no-store');
     const text = await response.text();
@@ -106,7 +125,11 @@ describe('createFirstPartyProxy', () => {
     });
     const { url, headers } = upstream.seen[0]!;
     expect(url).toBe('/general5/x/static_wdp.js?a=1');
-    expect(headers).toMatchObject({ 'user-agent': 'UA/1', 'accept-language': 'de', referer: 'https://shop.example/checkout' });
+    expect(headers).toMatchObject({
+      'user-agent': 'UA/1',
+      'accept-language': 'de',
+      referer: 'https://shop.example/checkout',
+    });
     expect(headers.cookie).toBeUndefined(); // the site's session cookie is not the vendor's
     expect(headers['x-forwarded-for']).toBe('127.0.0.1'); // the client's own chain is not trusted by default
     expect(headers['x-forwarded-host']).toBe(new URL(site).host);
@@ -146,11 +169,14 @@ describe('createFirstPartyProxy', () => {
     let connections = 0;
     servers.at(-1)!.on('connection', () => connections++);
     const site = await proxyTo(upstream.url);
-    for (let i = 0; i < 5; i++) expect(await (await fetch(`${site}/iojs/general5/x/static_wdp.js`)).text()).toBe('var x;');
+    for (let i = 0; i < 5; i++)
+      expect(await (await fetch(`${site}/iojs/general5/x/static_wdp.js`)).text()).toBe('var x;');
     expect(connections).toBe(1);
     expect(upstream.seen[0]!.headers['accept-encoding']).toBe('identity');
     const calls: string[] = [];
-    const viaFetch = await proxyTo(upstream.url, { fetch: (async (url: URL) => (calls.push(String(url)), new Response('var y;'))) as typeof fetch });
+    const viaFetch = await proxyTo(upstream.url, {
+      fetch: (async (url: URL) => (calls.push(String(url)), new Response('var y;'))) as typeof fetch,
+    });
     expect(await (await fetch(`${viaFetch}/iojs/general5/x/static_wdp.js`)).text()).toBe('var y;');
     expect(calls).toEqual([`${upstream.url}/general5/x/static_wdp.js`]);
   });
@@ -172,7 +198,11 @@ describe('createFirstPartyProxy', () => {
   it('forwards a POST body to the collector when POST is enabled', async () => {
     const upstream = await recordingUpstream((res, body) => res.end(body.toUpperCase()));
     const site = await proxyTo(upstream.url, { methods: ['GET', 'HEAD', 'POST'] });
-    const response = await fetch(`${site}/iojs/collect`, { method: 'POST', body: 'payload', headers: { 'content-type': 'text/plain' } });
+    const response = await fetch(`${site}/iojs/collect`, {
+      method: 'POST',
+      body: 'payload',
+      headers: { 'content-type': 'text/plain' },
+    });
     expect(await response.text()).toBe('PAYLOAD');
     expect(upstream.seen[0]).toMatchObject({ method: 'POST', body: 'payload', url: '/collect' });
   });
@@ -228,12 +258,22 @@ describe('createFirstPartyProxy', () => {
   it('refuses bad configuration', () => {
     expect(() => createFirstPartyProxy({ collectorUrl: 'http://first.example/' })).toThrow(/https/);
     expect(() => createFirstPartyProxy({ collectorUrl: 'https://first.example/', prefix: 'iojs' })).toThrow(/prefix/);
-    expect(() => createFirstPartyProxy({ collectorUrl: 'https://first.example/', prefix: '/a/../b' })).toThrow(/prefix/);
+    expect(() => createFirstPartyProxy({ collectorUrl: 'https://first.example/', prefix: '/a/../b' })).toThrow(
+      /prefix/,
+    );
     expect(() => createFirstPartyProxy({ collectorUrl: 'https://first.example/?a=1' })).toThrow(/query/);
-    expect(() => createFirstPartyProxy({ collectorUrl: 'https://first.example/', methods: ['DELETE' as 'GET'] })).toThrow(/methods/);
-    expect(() => createFirstPartyProxy({ collectorUrl: 'https://first.example/', cookiePrefix: 'a b' })).toThrow(/cookie/);
-    expect(() => createFirstPartyProxy({ collectorUrl: 'https://first.example/', allowCookies: ['a;b'] })).toThrow(/cookie/);
-    expect(() => createFirstPartyProxy({ collectorUrl: 'https://first.example/', publicHost: 'a@b' })).toThrow(/publicHost/);
+    expect(() =>
+      createFirstPartyProxy({ collectorUrl: 'https://first.example/', methods: ['DELETE' as 'GET'] }),
+    ).toThrow(/methods/);
+    expect(() => createFirstPartyProxy({ collectorUrl: 'https://first.example/', cookiePrefix: 'a b' })).toThrow(
+      /cookie/,
+    );
+    expect(() => createFirstPartyProxy({ collectorUrl: 'https://first.example/', allowCookies: ['a;b'] })).toThrow(
+      /cookie/,
+    );
+    expect(() => createFirstPartyProxy({ collectorUrl: 'https://first.example/', publicHost: 'a@b' })).toThrow(
+      /publicHost/,
+    );
   });
 });
 
@@ -241,7 +281,9 @@ describe('createFirstPartyProxy', () => {
 // server on the same machine that must never be reached.
 describe('createFirstPartyProxy against attacks', () => {
   async function setupAttack(extra: Partial<FirstPartyProxyOptions> = {}) {
-    const internal = await recordingUpstream((res) => res.writeHead(200, { 'set-cookie': 'admin=1; Path=/', 'content-type': 'text/html' }).end('<h1>internal</h1>'));
+    const internal = await recordingUpstream((res) =>
+      res.writeHead(200, { 'set-cookie': 'admin=1; Path=/', 'content-type': 'text/html' }).end('<h1>internal</h1>'),
+    );
     const collector = await recordingUpstream();
     const site = await proxyTo(`${collector.url}/base/`, extra);
     return { internal, collector, site, internalHost: new URL(internal.url).host };
@@ -286,26 +328,42 @@ describe('createFirstPartyProxy against attacks', () => {
     expect(outcomes.filter((line) => /: 404/.test(line))).toEqual(['dot segments (raw): 404 ']);
   });
 
-  it.each(['%00', '%0a', '%0D%0A', '%7f', '%2500', 'a%zz', '%C0%AE%C0%AE/admin'])('refuses the control or malformed escape %s with 400 bad_path', async (rest) => {
-    const { collector, site } = await setupAttack();
-    const { status, body } = await raw(site, `/iojs/general5/${rest}`);
-    expect([status, JSON.parse(body)]).toEqual([400, { error: { code: 'bad_path' } }]);
-    expect(collector.seen).toEqual([]);
-  });
+  it.each(['%00', '%0a', '%0D%0A', '%7f', '%2500', 'a%zz', '%C0%AE%C0%AE/admin'])(
+    'refuses the control or malformed escape %s with 400 bad_path',
+    async (rest) => {
+      const { collector, site } = await setupAttack();
+      const { status, body } = await raw(site, `/iojs/general5/${rest}`);
+      expect([status, JSON.parse(body)]).toEqual([400, { error: { code: 'bad_path' } }]);
+      expect(collector.seen).toEqual([]);
+    },
+  );
 
   it('forwards an ordinary path below the collector base path, with the subkey escapes as sent', async () => {
     const { collector, site } = await setupAttack();
-    const { status } = await raw(site, '/iojs/general5/ab%2Bc%3D/static_wdp.js?loaderVer=5.2.2&tp_host=https%3A%2F%2Fx');
+    const { status } = await raw(
+      site,
+      '/iojs/general5/ab%2Bc%3D/static_wdp.js?loaderVer=5.2.2&tp_host=https%3A%2F%2Fx',
+    );
     expect(status).toBe(200);
-    expect(collector.seen.map((s) => s.url)).toEqual(['/base/general5/ab%2Bc%3D/static_wdp.js?loaderVer=5.2.2&tp_host=https%3A%2F%2Fx']);
+    expect(collector.seen.map((s) => s.url)).toEqual([
+      '/base/general5/ab%2Bc%3D/static_wdp.js?loaderVer=5.2.2&tp_host=https%3A%2F%2Fx',
+    ]);
   });
 
   it('refuses POST by default (405, with Allow), and a POST to a forged path is refused before its body is read', async () => {
     const { internal, collector, site, internalHost } = await setupAttack();
-    const plain = await raw(site, '/iojs/collect', { method: 'POST', body: 'x', headers: { 'content-type': 'text/plain' } });
+    const plain = await raw(site, '/iojs/collect', {
+      method: 'POST',
+      body: 'x',
+      headers: { 'content-type': 'text/plain' },
+    });
     expect([plain.status, plain.headers.allow]).toEqual([405, 'GET, HEAD']);
     const enabled = await proxyTo(collector.url, { methods: ['GET', 'HEAD', 'POST'] });
-    const forged = await raw(enabled, `/iojs///${internalHost}/path`, { method: 'POST', body: 'secret=1', headers: { 'content-type': 'text/plain' } });
+    const forged = await raw(enabled, `/iojs///${internalHost}/path`, {
+      method: 'POST',
+      body: 'secret=1',
+      headers: { 'content-type': 'text/plain' },
+    });
     expect(forged.status).toBe(400);
     expect(internal.seen).toEqual([]);
     expect(collector.seen).toEqual([]);
@@ -318,10 +376,13 @@ describe('createFirstPartyProxy against attacks', () => {
     expect((await raw(site, '/iojs/collect', { method: 'POST', body: '12345678901' })).status).toBe(413);
     const chunked = await new Promise<number>((resolve, reject) => {
       const { hostname, port } = new URL(site);
-      const req = httpRequest({ hostname, port, path: '/iojs/collect', method: 'POST', headers: { 'transfer-encoding': 'chunked' } }, (res) => {
-        res.resume();
-        resolve(res.statusCode!);
-      });
+      const req = httpRequest(
+        { hostname, port, path: '/iojs/collect', method: 'POST', headers: { 'transfer-encoding': 'chunked' } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode!);
+        },
+      );
       req.on('error', reject);
       req.write('123456');
       req.end('789012');
@@ -334,7 +395,9 @@ describe('createFirstPartyProxy against attacks', () => {
   it('forwards only the vendor cookies: those it set through the proxy (prefix removed) and the allow-listed names', async () => {
     const { collector } = await setupAttack();
     const site = await proxyTo(collector.url, { allowCookies: ['fpjs'] });
-    await raw(site, '/iojs/general5/x/static_wdp.js', { headers: { cookie: 'session=s3cr3t; bbc_io=abc; csrf=t; fpjs=1; bbc_=empty' } });
+    await raw(site, '/iojs/general5/x/static_wdp.js', {
+      headers: { cookie: 'session=s3cr3t; bbc_io=abc; csrf=t; fpjs=1; bbc_=empty' },
+    });
     expect(collector.seen[0]!.headers.cookie).toBe('io=abc; fpjs=1');
     await raw(site, '/iojs/general5/x/static_wdp.js', { headers: { cookie: 'session=s3cr3t' } });
     expect(collector.seen[1]!.headers.cookie).toBeUndefined();
@@ -378,7 +441,12 @@ describe('createFirstPartyProxy against attacks', () => {
     await raw(plain, '/iojs/a.js');
     await raw(trusting, '/iojs/a.js', { headers: { 'x-forwarded-for': '198.51.100.1' } });
     await raw(trusting, '/iojs/a.js');
-    expect(collector.seen.map((s) => s.headers['x-forwarded-for'])).toEqual(['127.0.0.1', '127.0.0.1', '198.51.100.1, 127.0.0.1', '127.0.0.1']);
+    expect(collector.seen.map((s) => s.headers['x-forwarded-for'])).toEqual([
+      '127.0.0.1',
+      '127.0.0.1',
+      '198.51.100.1, 127.0.0.1',
+      '127.0.0.1',
+    ]);
   });
 
   it('a bare Request without a client address sends no X-Forwarded-For it cannot vouch for', async () => {
@@ -392,21 +460,28 @@ describe('createFirstPartyProxy against attacks', () => {
 
   it('X-Forwarded-Host: publicHost when configured, else the validated Host', async () => {
     const { collector } = await setupAttack();
-    await raw(await proxyTo(collector.url, { publicHost: 'shop.example' }), '/iojs/a.js', { headers: { host: 'attacker.example' } });
+    await raw(await proxyTo(collector.url, { publicHost: 'shop.example' }), '/iojs/a.js', {
+      headers: { host: 'attacker.example' },
+    });
     await raw(await proxyTo(collector.url), '/iojs/a.js', { headers: { host: 'shop.example:8443' } });
     expect(collector.seen.map((s) => s.headers['x-forwarded-host'])).toEqual(['shop.example', 'shop.example:8443']);
   });
 
-  it.each(['a@b', 'a b', 'a/b', 'evil.example:80:80', 'a\\b'])('a malformed Host (%j) is a 400 with a code, never a bare 500', async (host) => {
-    const { collector, site } = await setupAttack();
-    const { status, body } = await raw(site, '/iojs/a.js', { headers: { host } });
-    expect(status).toBe(400);
-    expect(JSON.parse(body).error.code).toBe('bad_host');
-    expect(collector.seen).toEqual([]);
-  });
+  it.each(['a@b', 'a b', 'a/b', 'evil.example:80:80', 'a\\b'])(
+    'a malformed Host (%j) is a 400 with a code, never a bare 500',
+    async (host) => {
+      const { collector, site } = await setupAttack();
+      const { status, body } = await raw(site, '/iojs/a.js', { headers: { host } });
+      expect(status).toBe(400);
+      expect(JSON.parse(body).error.code).toBe('bad_host');
+      expect(collector.seen).toEqual([]);
+    },
+  );
 
   it('every answer is sandboxed, so that a page opened from it runs nothing on the shop origin', async () => {
-    const collector = await recordingUpstream((res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<script>alert(1)</script>'));
+    const collector = await recordingUpstream((res) =>
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<script>alert(1)</script>'),
+    );
     const site = await proxyTo(collector.url);
     const response = await fetch(`${site}/iojs/page.html`);
     expect(response.headers.get('content-security-policy')).toBe("sandbox; default-src 'none'");
@@ -418,7 +493,10 @@ describe('createFirstPartyProxy: headers, methods and edges', () => {
   /** A fetch that records what the proxy asks of it and answers as told. */
   const recordingFetch = (answer: () => Response = () => new Response('var x;')) => {
     const calls: Array<{ url: string; init: RequestInit }> = [];
-    const fake = (async (url: URL, init: RequestInit) => (calls.push({ url: String(url), init }), answer())) as typeof fetch;
+    const fake = (async (url: URL, init: RequestInit) => (
+      calls.push({ url: String(url), init }),
+      answer()
+    )) as typeof fetch;
     return { calls, fake };
   };
 
@@ -435,14 +513,31 @@ describe('createFirstPartyProxy: headers, methods and edges', () => {
         .end('var x;'),
     );
     const site = await proxyTo(collector.url, { trustProxy: true });
-    const headers = { 'user-agent': 'UA/1', referer: 'https://shop.example/', 'accept-language': 'de', cookie: 'bbc_io=abc', 'x-forwarded-for': '198.51.100.1' };
-    const named = await raw(site, '/iojs/a.js', { headers: { ...headers, connection: 'keep-alive, Referer, accept-language, cookie, x-forwarded-for' } });
+    const headers = {
+      'user-agent': 'UA/1',
+      referer: 'https://shop.example/',
+      'accept-language': 'de',
+      cookie: 'bbc_io=abc',
+      'x-forwarded-for': '198.51.100.1',
+    };
+    const named = await raw(site, '/iojs/a.js', {
+      headers: { ...headers, connection: 'keep-alive, Referer, accept-language, cookie, x-forwarded-for' },
+    });
     await raw(site, '/iojs/a.js', { headers });
     const [withHops, without] = collector.seen.map((s) => s.headers);
     expect(withHops).toMatchObject({ 'user-agent': 'UA/1', 'x-forwarded-for': '127.0.0.1' });
-    expect([withHops!.referer, withHops!['accept-language'], withHops!.cookie]).toEqual([undefined, undefined, undefined]);
+    expect([withHops!.referer, withHops!['accept-language'], withHops!.cookie]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ]);
     // The same request without them listed: every one passes (so the test above can fail).
-    expect(without).toMatchObject({ referer: 'https://shop.example/', 'accept-language': 'de', cookie: 'io=abc', 'x-forwarded-for': '198.51.100.1, 127.0.0.1' });
+    expect(without).toMatchObject({
+      referer: 'https://shop.example/',
+      'accept-language': 'de',
+      cookie: 'io=abc',
+      'x-forwarded-for': '198.51.100.1, 127.0.0.1',
+    });
     expect(named.status).toBe(200);
     expect(named.headers.etag).toBeUndefined();
     expect(named.headers['set-cookie']).toBeUndefined();
@@ -451,12 +546,16 @@ describe('createFirstPartyProxy: headers, methods and edges', () => {
   });
 
   it('passes no header the client or the collector did not send (no "null" values)', async () => {
-    const collector = await recordingUpstream((res) => res.writeHead(200, { 'content-type': 'text/javascript' }).end('var x;'));
+    const collector = await recordingUpstream((res) =>
+      res.writeHead(200, { 'content-type': 'text/javascript' }).end('var x;'),
+    );
     const site = await proxyTo(collector.url);
     const answer = await raw(site, '/iojs/a.js', { headers: { 'user-agent': 'UA/1' } });
     const sent = collector.seen[0]!.headers;
-    for (const name of ['referer', 'accept-language', 'if-none-match', 'if-modified-since', 'content-type', 'cookie']) expect(sent[name], name).toBeUndefined();
-    for (const name of ['etag', 'last-modified', 'expires', 'vary', 'cache-control', 'set-cookie']) expect(answer.headers[name], name).toBeUndefined();
+    for (const name of ['referer', 'accept-language', 'if-none-match', 'if-modified-since', 'content-type', 'cookie'])
+      expect(sent[name], name).toBeUndefined();
+    for (const name of ['etag', 'last-modified', 'expires', 'vary', 'cache-control', 'set-cookie'])
+      expect(answer.headers[name], name).toBeUndefined();
   });
 
   it('follows no redirect of the collector, on node:http and on a given fetch: the 3xx comes back without its Location', async () => {
@@ -485,10 +584,19 @@ describe('createFirstPartyProxy: headers, methods and edges', () => {
 
   it('sends a GET without a body, and a POST with its bytes', async () => {
     const { calls, fake } = recordingFetch();
-    const proxy = createFirstPartyProxy({ collectorUrl: 'https://first.example/', methods: ['GET', 'POST'], fetch: fake });
+    const proxy = createFirstPartyProxy({
+      collectorUrl: 'https://first.example/',
+      methods: ['GET', 'POST'],
+      fetch: fake,
+    });
     await proxy(new Request('https://shop.example/iojs/a.js'));
     await proxy(new Request('https://shop.example/iojs/collect', { method: 'POST', body: 'abc' }));
-    expect(calls.map((c) => [c.init.method, c.init.body === undefined ? undefined : new TextDecoder().decode(c.init.body as Uint8Array)])).toEqual([
+    expect(
+      calls.map((c) => [
+        c.init.method,
+        c.init.body === undefined ? undefined : new TextDecoder().decode(c.init.body as Uint8Array),
+      ]),
+    ).toEqual([
       ['GET', undefined],
       ['POST', 'abc'],
     ]);
@@ -496,14 +604,27 @@ describe('createFirstPartyProxy: headers, methods and edges', () => {
 
   it('its own answers are JSON with a code, never cached: 404 outside the prefix, 405 with Allow, 413', async () => {
     const { calls, fake } = recordingFetch();
-    const proxy = createFirstPartyProxy({ collectorUrl: 'https://first.example/', methods: ['GET', 'POST'], maxBodyBytes: 2, fetch: fake });
+    const proxy = createFirstPartyProxy({
+      collectorUrl: 'https://first.example/',
+      methods: ['GET', 'POST'],
+      maxBodyBytes: 2,
+      fetch: fake,
+    });
     const answers = await Promise.all([
       proxy(new Request('https://shop.example/other/a.js')),
       proxy(new Request('https://shop.example/iojsa.js')),
       proxy(new Request('https://shop.example/iojs/a.js', { method: 'PUT', body: 'x' })),
       proxy(new Request('https://shop.example/iojs/collect', { method: 'POST', body: 'abc' })),
     ]);
-    const seen = await Promise.all(answers.map(async (a) => [a.status, (await a.json()).error.code, a.headers.get('content-type'), a.headers.get('cache-control'), a.headers.get('allow')]));
+    const seen = await Promise.all(
+      answers.map(async (a) => [
+        a.status,
+        (await a.json()).error.code,
+        a.headers.get('content-type'),
+        a.headers.get('cache-control'),
+        a.headers.get('allow'),
+      ]),
+    );
     expect(seen).toEqual([
       [404, 'not_found', 'application/json', 'no-store', null],
       [404, 'not_found', 'application/json', 'no-store', null],
@@ -535,28 +656,44 @@ describe('createFirstPartyProxy: headers, methods and edges', () => {
     await proxy(new Request('http://10.0.0.5:3000/iojs/a.js', { headers: { host: 'shop.example:8443' } }));
     const bad = await proxy(new Request('https://shop.example/iojs/a.js', { headers: { host: 'a b' } }));
     expect([bad.status, (await bad.json()).error.code]).toEqual([400, 'bad_host']);
-    expect(calls.map((c) => new Headers(c.init.headers).get('x-forwarded-host'))).toEqual(['shop.example', 'shop.example:8443']);
+    expect(calls.map((c) => new Headers(c.init.headers).get('x-forwarded-host'))).toEqual([
+      'shop.example',
+      'shop.example:8443',
+    ]);
   });
 
   it('HEAD and 304 come back with their headers and no body', async () => {
     const collector = await recordingUpstream((res) => {
       const fresh = res.req.headers['if-none-match'] === '"v1"';
-      res.writeHead(fresh ? 304 : 200, { etag: '"v1"', 'content-type': 'text/javascript' }).end(fresh || res.req.method === 'HEAD' ? undefined : 'var x;');
+      res
+        .writeHead(fresh ? 304 : 200, { etag: '"v1"', 'content-type': 'text/javascript' })
+        .end(fresh || res.req.method === 'HEAD' ? undefined : 'var x;');
     });
     const site = await proxyTo(collector.url);
     const head = await fetch(`${site}/iojs/a.js`, { method: 'HEAD' });
-    expect([head.status, head.headers.get('etag'), head.headers.get('content-type'), await head.text()]).toEqual([200, '"v1"', 'text/javascript', '']);
+    expect([head.status, head.headers.get('etag'), head.headers.get('content-type'), await head.text()]).toEqual([
+      200,
+      '"v1"',
+      'text/javascript',
+      '',
+    ]);
     const notModified = await fetch(`${site}/iojs/a.js`, { headers: { 'if-none-match': '"v1"' } });
     expect([notModified.status, notModified.headers.get('etag'), await notModified.text()]).toEqual([304, '"v1"', '']);
     expect(collector.seen.map((s) => [s.method, s.headers['if-none-match']])).toEqual([
       ['HEAD', undefined],
       ['GET', '"v1"'],
     ]);
-    const bare = createFirstPartyProxy({ collectorUrl: 'https://first.example/', fetch: (async () => new Response(null, { status: 204 })) as typeof fetch });
+    const bare = createFirstPartyProxy({
+      collectorUrl: 'https://first.example/',
+      fetch: (async () => new Response(null, { status: 204 })) as typeof fetch,
+    });
     const empty = await bare(new Request('https://shop.example/iojs/a.js'));
     expect([empty.status, empty.body]).toEqual([204, null]);
     // A given fetch that hands a body to a HEAD anyway: the answer to a HEAD still has none.
-    const talkative = createFirstPartyProxy({ collectorUrl: 'https://first.example/', fetch: (async () => new Response('var x;')) as typeof fetch });
+    const talkative = createFirstPartyProxy({
+      collectorUrl: 'https://first.example/',
+      fetch: (async () => new Response('var x;')) as typeof fetch,
+    });
     expect((await talkative(new Request('https://shop.example/iojs/a.js', { method: 'HEAD' }))).body).toBeNull();
   });
 
@@ -569,11 +706,20 @@ describe('createFirstPartyProxy: headers, methods and edges', () => {
 
   it('collector cookies: spaces trimmed, a line without "=" dropped, a relative or odd Path confined to the prefix', async () => {
     const collector = await recordingUpstream((res) =>
-      res.writeHead(200, { 'set-cookie': ['novalue', ' c = 3; Path= /base/general5', 'x=1; Path=x/y', 'p=1; Path=/base/a%20b', 'q=1'] }).end(),
+      res
+        .writeHead(200, {
+          'set-cookie': ['novalue', ' c = 3; Path= /base/general5', 'x=1; Path=x/y', 'p=1; Path=/base/a%20b', 'q=1'],
+        })
+        .end(),
     );
     const site = await proxyTo(`${collector.url}/base/`);
     const response = await fetch(`${site}/iojs/a.js`);
-    expect(response.headers.getSetCookie()).toEqual(['bbc_c=3; Path=/iojs/general5', 'bbc_x=1; Path=/iojs', 'bbc_p=1; Path=/iojs', 'bbc_q=1; Path=/iojs']);
+    expect(response.headers.getSetCookie()).toEqual([
+      'bbc_c=3; Path=/iojs/general5',
+      'bbc_x=1; Path=/iojs',
+      'bbc_p=1; Path=/iojs',
+      'bbc_q=1; Path=/iojs',
+    ]);
   });
 });
 
@@ -607,19 +753,32 @@ describe('collectorPath', () => {
 });
 
 describe('createFirstPartyProxy configuration', () => {
-  it.each(['iojs', 'x/iojs', '/io js', '/iojs?x', '/iojs#x', '/a/../b', '/a/./b', '/..', '/'])('refuses the prefix %j', (prefix) => {
-    expect(() => createFirstPartyProxy({ prefix, collectorUrl: 'https://first.example/' })).toThrow(expect.objectContaining({ code: 'invalid_configuration' }));
-  });
+  it.each(['iojs', 'x/iojs', '/io js', '/iojs?x', '/iojs#x', '/a/../b', '/a/./b', '/..', '/'])(
+    'refuses the prefix %j',
+    (prefix) => {
+      expect(() => createFirstPartyProxy({ prefix, collectorUrl: 'https://first.example/' })).toThrow(
+        expect.objectContaining({ code: 'invalid_configuration' }),
+      );
+    },
+  );
 
-  it.each([['/iojs//', '/iojs'], ['/iojs/', '/iojs'], ['/a.b/c-d_e~', '/a.b/c-d_e~']])('takes the prefix %j as %j', (prefix, path) => {
+  it.each([
+    ['/iojs//', '/iojs'],
+    ['/iojs/', '/iojs'],
+    ['/a.b/c-d_e~', '/a.b/c-d_e~'],
+  ])('takes the prefix %j as %j', (prefix, path) => {
     const proxy = createFirstPartyProxy({ prefix, collectorUrl: 'https://first.example/' });
     expect(proxy.matches(new Request(`https://shop.example${path}/general5/static_wdp.js`))).toBe(true);
     expect(proxy.matches(new Request(`https://shop.example${path}x/general5/static_wdp.js`))).toBe(false);
   });
 
   it('a valid publicHost is accepted; none is fine', () => {
-    expect(() => createFirstPartyProxy({ collectorUrl: 'https://first.example/', publicHost: 'shop.example:8443' })).not.toThrow();
+    expect(() =>
+      createFirstPartyProxy({ collectorUrl: 'https://first.example/', publicHost: 'shop.example:8443' }),
+    ).not.toThrow();
     expect(() => createFirstPartyProxy({ collectorUrl: 'https://first.example/' })).not.toThrow();
-    expect(() => createFirstPartyProxy({ collectorUrl: 'https://first.example/', publicHost: 'shop.example/x' })).toThrow(expect.objectContaining({ code: 'invalid_configuration' }));
+    expect(() =>
+      createFirstPartyProxy({ collectorUrl: 'https://first.example/', publicHost: 'shop.example/x' }),
+    ).toThrow(expect.objectContaining({ code: 'invalid_configuration' }));
   });
 });

@@ -77,7 +77,9 @@ describe.each(stores)('the Store contract: %s', (_, make) => {
     await store.set('k', 'v1', 1000);
     expect(await store.compareAndSet('k', 'other', 'v2', 1000)).toBe(false);
     expect(await store.get('k')).toBe('v1');
-    const swaps = await Promise.all(Array.from({ length: 20 }, (_, i) => store.compareAndSet('k', 'v1', `v-${i}`, 1000)));
+    const swaps = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => store.compareAndSet('k', 'v1', `v-${i}`, 1000)),
+    );
     expect(swaps.filter(Boolean)).toHaveLength(1);
     const current = (await store.get('k'))!;
     expect(await store.compareAndDelete('k', 'v1')).toBe(false);
@@ -157,7 +159,9 @@ describe.skipIf(!haveRedis)('createRedisStore', () => {
   });
 
   it('refuses something that is not a node-redis client, with a typed error', () => {
-    expect(() => createRedisStore({ get() {}, set() {} } as never)).toThrow(expect.objectContaining({ code: 'invalid_configuration', message: expect.stringContaining('del()') }));
+    expect(() => createRedisStore({ get() {}, set() {} } as never)).toThrow(
+      expect.objectContaining({ code: 'invalid_configuration', message: expect.stringContaining('del()') }),
+    );
   });
 
   it('a ttl of 0.4 ms is one whole millisecond (Redis refuses PX 0 and fractions)', async () => {
@@ -189,7 +193,17 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
   });
 
   /** An instance: its own token source, client and handlers, on the shared store. */
-  function instance(store: Store, extra: { lockLeaseMs?: number; idempotencyLeaseMs?: number; idempotencyWaitMs?: number; tokenAttempts?: number; tokenWaits?: number[]; storeTimeoutMs?: number } = {}) {
+  function instance(
+    store: Store,
+    extra: {
+      lockLeaseMs?: number;
+      idempotencyLeaseMs?: number;
+      idempotencyWaitMs?: number;
+      tokenAttempts?: number;
+      tokenWaits?: number[];
+      storeTimeoutMs?: number;
+    } = {},
+  ) {
     const tokenSource = createTokenSource({
       clientId: emulator.clientId,
       clientSecret: emulator.clientSecret,
@@ -201,7 +215,14 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
       ...(extra.tokenAttempts ? { maxAttempts: extra.tokenAttempts } : {}),
       ...(extra.storeTimeoutMs ? { storeTimeoutMs: extra.storeTimeoutMs } : {}),
     });
-    const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, retrievalBaseUrl: emulator.retrievalUrl, userAgent: UA, maxAttempts: 1, sleep: async () => {} });
+    const client = createDeviceRiskClient({
+      tokenSource,
+      baseUrl: emulator.baseUrl,
+      retrievalBaseUrl: emulator.retrievalUrl,
+      userAgent: UA,
+      maxAttempts: 1,
+      sleep: async () => {},
+    });
     const errors: unknown[] = [];
     const handler = createDeviceRiskHandler({
       client,
@@ -248,7 +269,10 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
     const store = await redisStore();
     emulator.faults.fail('token', { status: 429, times: 1 }); // Retry-After: 1
     // a gives up after its one attempt (and releases the lock); b learns of the 429 only from the store.
-    await expect(instance(store, { tokenAttempts: 1 }).tokenSource.getToken()).rejects.toMatchObject({ code: 'rate_limited', retryAfter: 1 });
+    await expect(instance(store, { tokenAttempts: 1 }).tokenSource.getToken()).rejects.toMatchObject({
+      code: 'rate_limited',
+      retryAfter: 1,
+    });
     const waits: number[] = [];
     expect(await instance(store, { tokenWaits: waits }).tokenSource.getToken()).toEqual(expect.any(String));
     expect(waits).toHaveLength(1);
@@ -301,11 +325,16 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
     expect(token.length).toBeGreaterThan(10);
     for (const value of values) expect(value).not.toContain(token);
     // Another client secret cannot open it.
-    const other = createTokenSource({ clientId: emulator.clientId, clientSecret: 'another-secret', tokenUrl: emulator.tokenUrl, userAgent: UA });
+    const other = createTokenSource({
+      clientId: emulator.clientId,
+      clientSecret: 'another-secret',
+      tokenUrl: emulator.tokenUrl,
+      userAgent: UA,
+    });
     await expect(other.unseal(sealed)).rejects.toMatchObject({ code: 'invalid_response' });
   });
 
-  it('the same key on two instances at once: one transaction; the waiter gets the owner\'s answer', async () => {
+  it("the same key on two instances at once: one transaction; the waiter gets the owner's answer", async () => {
     emulator = await startEmulator({ accountRequestsPerSecond: 0 });
     emulator.faults.latency('upload', 300);
     const store = await redisStore();
@@ -364,7 +393,9 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
     const a = instance(store);
     emulator.faults.fail('upload', { status: 503 });
     await a.handler(post('fleet-key-0005')); // leaves a transaction in the record
-    const leaseKey = (await store.client.keys('*fleet-key-0005*')).find((k) => !k.endsWith(':lease'))!.replace(/^t\d+:/, '') + ':lease';
+    const leaseKey =
+      (await store.client.keys('*fleet-key-0005*')).find((k) => !k.endsWith(':lease'))!.replace(/^t\d+:/, '') +
+      ':lease';
     await store.set(leaseKey, 'dead-instance', 400);
     const started = Date.now();
     const b = instance(store, { idempotencyLeaseMs: 400 });
@@ -413,33 +444,43 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
       async () => void (await pauser!.ping()),
     ],
   ] as Array<[string, () => Promise<void>, () => Promise<void>]>)('while Redis is %s', (_, hang, release) => {
-    it('a checkout is answered 503 store_unavailable with Retry-After, and a callback 503; nothing is sent upstream', { timeout: 30_000 }, async () => {
-      emulator = await startEmulator({ accountRequestsPerSecond: 0 });
-      const store = await redisStore();
-      const a = instance(store, { storeTimeoutMs: 300 });
-      const callbacks = createCallbackHandler({ client: a.client, store, storeTimeoutMs: 300, allowedSources: 'any', onResult: () => {} });
-      await hang();
-      try {
-        const answer = await a.handler(post('fleet-key-hang'));
-        expect(answer.status).toBe(503);
-        expect(answer.headers.get('retry-after')).toBe('1');
-        expect(await answer.json()).toMatchObject({ error: { code: 'store_unavailable' } });
-        const callback = await callbacks(
-          new Request('https://shop.example/callback', {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify(callbackBody(emulator.retrievalUrl)),
-          }),
-        );
-        expect(callback.status).toBe(503);
-        expect(emulator.inspect.requests('accountCreate')).toBe(0);
-      } finally {
-        await release();
-      }
-      await expect.poll(() => store.client.isReady).toBe(true);
-      expect((await a.handler(post('fleet-key-hang'))).status).toBe(200);
-      expect(emulator.inspect.transactions()).toHaveLength(1);
-    });
+    it(
+      'a checkout is answered 503 store_unavailable with Retry-After, and a callback 503; nothing is sent upstream',
+      { timeout: 30_000 },
+      async () => {
+        emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+        const store = await redisStore();
+        const a = instance(store, { storeTimeoutMs: 300 });
+        const callbacks = createCallbackHandler({
+          client: a.client,
+          store,
+          storeTimeoutMs: 300,
+          allowedSources: 'any',
+          onResult: () => {},
+        });
+        await hang();
+        try {
+          const answer = await a.handler(post('fleet-key-hang'));
+          expect(answer.status).toBe(503);
+          expect(answer.headers.get('retry-after')).toBe('1');
+          expect(await answer.json()).toMatchObject({ error: { code: 'store_unavailable' } });
+          const callback = await callbacks(
+            new Request('https://shop.example/callback', {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify(callbackBody(emulator.retrievalUrl)),
+            }),
+          );
+          expect(callback.status).toBe(503);
+          expect(emulator.inspect.requests('accountCreate')).toBe(0);
+        } finally {
+          await release();
+        }
+        await expect.poll(() => store.client.isReady).toBe(true);
+        expect((await a.handler(post('fleet-key-hang'))).status).toBe(200);
+        expect(emulator.inspect.transactions()).toHaveLength(1);
+      },
+    );
   });
 
   it('a callback delivered to every instance calls onResult once for the fleet', async () => {
@@ -449,19 +490,32 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
     const urls: string[] = [];
     for (let i = 0; i < 3; i++) {
       const { client } = instance(store);
-      const handler = createCallbackHandler({ client, store, allowedSources: 'any', onResult: async (r) => void results.push(r) });
+      const handler = createCallbackHandler({
+        client,
+        store,
+        allowedSources: 'any',
+        onResult: async (r) => void results.push(r),
+      });
       const server = createServer(toNodeHandler(handler));
       servers.push(server);
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
       urls.push(`http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`);
     }
     const { client } = instance(store);
-    const tx = await client.createAccount({ customerInternalReference: 'order-cb', workflowDefinition: { key: 10011 }, callbackUrl: urls[0]! });
+    const tx = await client.createAccount({
+      customerInternalReference: 'order-cb',
+      workflowDefinition: { key: 10011 },
+      callbackUrl: urls[0]!,
+    });
     await client.uploadBlackbox(tx, BLACKBOX);
     await client.finalize(tx);
     await expect.poll(() => emulator.inspect.callbacks()[0]?.delivered).toBe(true);
     const body = JSON.stringify(emulator.inspect.callbacks()[0]!.body);
-    const copies = await Promise.all([...urls, ...urls].map((url) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body })));
+    const copies = await Promise.all(
+      [...urls, ...urls].map((url) =>
+        fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body }),
+      ),
+    );
     expect(copies.every((r) => r.status === 200)).toBe(true);
     await new Promise((r) => setTimeout(r, 300));
     expect(results.map((r) => r.workflowExecutionId)).toEqual([tx.workflowExecutionId]);
@@ -475,7 +529,12 @@ function callbackBody(retrievalUrl: string) {
   const origin = new URL(retrievalUrl).origin;
   return {
     callbackSentAt: new Date().toISOString(),
-    workflowExecution: { id: execution, href: `${origin}/api/v1/accounts/${account}/workflow-executions/${execution}`, definitionKey: 10011, status: 'PROCESSED' },
+    workflowExecution: {
+      id: execution,
+      href: `${origin}/api/v1/accounts/${account}/workflow-executions/${execution}`,
+      definitionKey: 10011,
+      status: 'PROCESSED',
+    },
     account: { id: account, href: `${origin}/api/v1/accounts/${account}` },
   };
 }

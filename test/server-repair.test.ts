@@ -15,11 +15,23 @@ describe('repairBlackbox', () => {
   it.each([
     ['spaces where "+" was (form decoding)', BLACKBOX.replace(/\+/g, ' '), ['spaces_for_plus']],
     ['percent-encoding (%2B, %2F, %3D, %40)', encodeURIComponent(BLACKBOX), ['percent_encoding']],
-    ['percent-encoding in lower case', encodeURIComponent(BLACKBOX).replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase()), ['percent_encoding']],
-    ['line breaks from wrapping (CRLF and LF)', BLACKBOX.slice(0, 76) + '\r\n' + BLACKBOX.slice(76, 152) + '\n' + BLACKBOX.slice(152), ['line_breaks']],
+    [
+      'percent-encoding in lower case',
+      encodeURIComponent(BLACKBOX).replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase()),
+      ['percent_encoding'],
+    ],
+    [
+      'line breaks from wrapping (CRLF and LF)',
+      BLACKBOX.slice(0, 76) + '\r\n' + BLACKBOX.slice(76, 152) + '\n' + BLACKBOX.slice(152),
+      ['line_breaks'],
+    ],
     ['surrounding double quotes', `"${BLACKBOX}"`, ['quotes']],
-    ["surrounding single quotes with spaces around", ` '${BLACKBOX}' `, ['quotes']],
-    ['quotes, wrapping and form decoding at once', `"${BLACKBOX.slice(0, 60)}\n${BLACKBOX.slice(60).replace(/\+/g, ' ')}"`, ['quotes', 'line_breaks', 'spaces_for_plus']],
+    ['surrounding single quotes with spaces around', ` '${BLACKBOX}' `, ['quotes']],
+    [
+      'quotes, wrapping and form decoding at once',
+      `"${BLACKBOX.slice(0, 60)}\n${BLACKBOX.slice(60).replace(/\+/g, ' ')}"`,
+      ['quotes', 'line_breaks', 'spaces_for_plus'],
+    ],
   ])('repairs %s, losslessly', (_, damaged, repairs) => {
     const repaired = repairBlackbox(damaged);
     expect(repaired.repairs).toEqual(repairs);
@@ -27,12 +39,18 @@ describe('repairBlackbox', () => {
   });
 
   it.each([
-    ['a broken percent escape', BLACKBOX.slice(0, 20) + '%2' , /percent-encoded, and its encoding is broken/],
-    ['characters no repair explains', BLACKBOX.replace('abc', 'a<c').replace('+', ' '), /spaces_for_plus.*not a blackbox/],
+    ['a broken percent escape', BLACKBOX.slice(0, 20) + '%2', /percent-encoded, and its encoding is broken/],
+    [
+      'characters no repair explains',
+      BLACKBOX.replace('abc', 'a<c').replace('+', ' '),
+      /spaces_for_plus.*not a blackbox/,
+    ],
     ['a percent-decoded value outside the alphabet', BLACKBOX + '%3C', /percent_encoding.*not a blackbox/],
     ['a repaired value over the length limit', ' ' + 'A'.repeat(8001), /spaces_for_plus.*longer than/],
   ])('refuses %s as blackbox_damaged, naming the cause', (_, damaged, message) => {
-    expect(() => repairBlackbox(damaged)).toThrow(expect.objectContaining({ code: 'blackbox_damaged', message: expect.stringMatching(message) }));
+    expect(() => repairBlackbox(damaged)).toThrow(
+      expect.objectContaining({ code: 'blackbox_damaged', message: expect.stringMatching(message) }),
+    );
   });
 
   it.each([

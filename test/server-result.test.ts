@@ -33,7 +33,11 @@ afterEach(async () => {
 /** A blackbox as the emulator's collection scripts write it, with these sources. */
 function emulatedBlackbox(sources: string[], ua = CHROME): string {
   const parts: Record<string, string> = {};
-  for (const source of sources) parts[source] = JSON.stringify({ s: source, ...(source === 'fp_dyn' ? { ua, lang: 'de-CH,de;q=0.9' } : {}) }) + '|' + 'x'.repeat(200);
+  for (const source of sources)
+    parts[source] =
+      JSON.stringify({ s: source, ...(source === 'fp_dyn' ? { ua, lang: 'de-CH,de;q=0.9' } : {}) }) +
+      '|' +
+      'x'.repeat(200);
   return '0400' + Buffer.from(JSON.stringify({ v: '5.2.2', s: sources, p: parts, m: '~~~???' })).toString('base64');
 }
 
@@ -41,22 +45,38 @@ const waits: number[] = [];
 async function setup(options: EmulatorOptions = {}, sleep?: (ms: number, signal?: AbortSignal) => Promise<void>) {
   emulator = await startEmulator({ accountRequestsPerSecond: 0, ...options });
   waits.length = 0;
-  const tokenSource = createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA, sleep: async () => {} });
+  const tokenSource = createTokenSource({
+    clientId: emulator.clientId,
+    clientSecret: emulator.clientSecret,
+    tokenUrl: emulator.tokenUrl,
+    userAgent: UA,
+    sleep: async () => {},
+  });
   return createDeviceRiskClient({
     tokenSource,
     baseUrl: emulator.baseUrl,
     retrievalBaseUrl: emulator.retrievalUrl,
     userAgent: UA,
     maxAttempts: 1,
-    sleep: sleep ?? (async (ms, signal) => {
-      waits.push(ms);
-      if (signal?.aborted) throw signal.reason;
-    }),
+    sleep:
+      sleep ??
+      (async (ms, signal) => {
+        waits.push(ms);
+        if (signal?.aborted) throw signal.reason;
+      }),
   });
 }
 
-async function processed(client: DeviceRiskClient, blackbox: string, extra: Record<string, unknown> = {}): Promise<DeviceRiskTransaction> {
-  const tx = await client.createAccount({ customerInternalReference: 'order-1', workflowDefinition: { key: 10011 }, ...extra });
+async function processed(
+  client: DeviceRiskClient,
+  blackbox: string,
+  extra: Record<string, unknown> = {},
+): Promise<DeviceRiskTransaction> {
+  const tx = await client.createAccount({
+    customerInternalReference: 'order-1',
+    workflowDefinition: { key: 10011 },
+    ...extra,
+  });
   await client.uploadBlackbox(tx, blackbox);
   await client.finalize(tx);
   return tx;
@@ -66,8 +86,17 @@ describe('client.details: the decision from the retrieval API', () => {
   it('every source: PASSED, with the device the vendor saw', async () => {
     const client = await setup();
     const details = await client.details(await processed(client, emulatedBlackbox(['fp_static', 'fp_dyn', 'tp'])));
-    expect(details).toMatchObject({ status: 'PROCESSED', decision: { type: 'PASSED', label: 'OK' }, deviceRisk: { decision: { type: 'PASSED' }, alerts: [] } });
-    expect(details.deviceRisk!.device).toMatchObject({ browser: 'Chrome', browserVersion: '156.0.0.0', deviceOS: 'Linux', browserLanguage: 'de-CH' });
+    expect(details).toMatchObject({
+      status: 'PROCESSED',
+      decision: { type: 'PASSED', label: 'OK' },
+      deviceRisk: { decision: { type: 'PASSED' }, alerts: [] },
+    });
+    expect(details.deviceRisk!.device).toMatchObject({
+      browser: 'Chrome',
+      browserVersion: '156.0.0.0',
+      deviceOS: 'Linux',
+      browserLanguage: 'de-CH',
+    });
     expect(details.raw).toMatchObject({ workflow: { status: 'PROCESSED', customerInternalReference: 'order-1' } });
     expect(emulator.inspect.requests('details')).toBe(1);
   });
@@ -85,17 +114,29 @@ describe('client.details: the decision from the retrieval API', () => {
 
   it('a forced decision, and labels and types the service adds later, pass through as they are', async () => {
     const client = await setup();
-    emulator.decide('order-1', { type: 'REJECTED', label: 'HIGH_RISK', alerts: ['Device Risk Global', 'IP Mismatch'], score: 97 });
+    emulator.decide('order-1', {
+      type: 'REJECTED',
+      label: 'HIGH_RISK',
+      alerts: ['Device Risk Global', 'IP Mismatch'],
+      score: 97,
+    });
     const rejected = await client.details(await processed(client, emulatedBlackbox(['fp_static', 'fp_dyn', 'tp'])));
-    expect(rejected).toMatchObject({ decision: { type: 'REJECTED', label: 'HIGH_RISK', score: 97 }, deviceRisk: { decision: { type: 'REJECTED', label: 'HIGH_RISK' }, alerts: ['Device Risk Global', 'IP Mismatch'] } });
+    expect(rejected).toMatchObject({
+      decision: { type: 'REJECTED', label: 'HIGH_RISK', score: 97 },
+      deviceRisk: { decision: { type: 'REJECTED', label: 'HIGH_RISK' }, alerts: ['Device Risk Global', 'IP Mismatch'] },
+    });
     emulator.decide('next', { type: 'TOTALLY_NEW_TYPE', label: 'A_LABEL_FROM_TOMORROW' });
-    const unknown = await client.details(await processed(client, emulatedBlackbox(['tp']), { customerInternalReference: 'order-2' }));
+    const unknown = await client.details(
+      await processed(client, emulatedBlackbox(['tp']), { customerInternalReference: 'order-2' }),
+    );
     expect(unknown.decision).toEqual({ type: 'TOTALLY_NEW_TYPE', label: 'A_LABEL_FROM_TOMORROW' });
   });
 
   it('refuses ids that are not UUIDs before any request', async () => {
     const client = await setup();
-    await expect(client.details({ accountId: '../x', workflowExecutionId: 'y' })).rejects.toMatchObject({ code: 'invalid_configuration' });
+    await expect(client.details({ accountId: '../x', workflowExecutionId: 'y' })).rejects.toMatchObject({
+      code: 'invalid_configuration',
+    });
     expect(emulator.inspect.requests('details')).toBe(0);
   });
 });
@@ -126,13 +167,19 @@ describe('client.waitForResult: the documented polling schedule', () => {
     ['TOKEN_EXPIRED', 31 * 60_000],
   ])('%s rejects with workflow_expired', async (status, advance) => {
     const clock = createManualClock();
-    const client = await setup({ clock, sessionTimeoutMs: status === 'TOKEN_EXPIRED' ? 60 * 60_000 : 15 * 60_000 }, async (ms) => {
-      waits.push(ms);
-      clock.advance(advance);
-    });
+    const client = await setup(
+      { clock, sessionTimeoutMs: status === 'TOKEN_EXPIRED' ? 60 * 60_000 : 15 * 60_000 },
+      async (ms) => {
+        waits.push(ms);
+        clock.advance(advance);
+      },
+    );
     const tx = await client.createAccount({ customerInternalReference: 'order-1', workflowDefinition: { key: 10011 } });
     await client.uploadBlackbox(tx, emulatedBlackbox(['tp']));
-    await expect(client.waitForResult(tx)).rejects.toMatchObject({ code: 'workflow_expired', message: expect.stringContaining(status) });
+    await expect(client.waitForResult(tx)).rejects.toMatchObject({
+      code: 'workflow_expired',
+      message: expect.stringContaining(status),
+    });
     expect(waits).toHaveLength(1);
   });
 
@@ -141,13 +188,19 @@ describe('client.waitForResult: the documented polling schedule', () => {
     const tx = await processed(client, emulatedBlackbox(['tp']));
     const controller = new AbortController();
     controller.abort(new Error('checkout closed'));
-    await expect(client.waitForResult(tx, { signal: controller.signal })).rejects.toMatchObject({ code: 'aborted', cause: { message: 'checkout closed' } });
+    await expect(client.waitForResult(tx, { signal: controller.signal })).rejects.toMatchObject({
+      code: 'aborted',
+      cause: { message: 'checkout closed' },
+    });
     expect(emulator.inspect.requests('retrievalStatus')).toBe(0);
   });
 
   it('an abort during a wait ends it at once', async () => {
     const controller = new AbortController();
-    const client = await setup({}, (_, signal) => new Promise((_, reject) => signal?.addEventListener('abort', () => reject(signal.reason))));
+    const client = await setup(
+      {},
+      (_, signal) => new Promise((_, reject) => signal?.addEventListener('abort', () => reject(signal.reason))),
+    );
     const tx = await processed(client, emulatedBlackbox(['tp']));
     const waiting = client.waitForResult(tx, { signal: controller.signal });
     controller.abort(new Error('gone'));
@@ -168,23 +221,43 @@ describe('createCallbackHandler', () => {
   async function receiver(client: DeviceRiskClient, extra: Partial<CallbackHandlerOptions> = {}) {
     const results: CallbackResult[] = [];
     const errors: unknown[] = [];
-    const handler = createCallbackHandler({ client, allowedSources: ['127.0.0.0/8', '::1'], onResult: (r) => void results.push(r), onError: (e) => errors.push(e), retryDelayMs: 5, ...extra });
+    const handler = createCallbackHandler({
+      client,
+      allowedSources: ['127.0.0.0/8', '::1'],
+      onResult: (r) => void results.push(r),
+      onError: (e) => errors.push(e),
+      retryDelayMs: 5,
+      ...extra,
+    });
     handlers.push(handler);
     const server = createServer(toNodeHandler(handler));
     servers.push(server);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     return { handler, results, errors, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback` };
   }
-  const post = (url: string, body: unknown) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const post = (url: string, body: unknown) =>
+    fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
 
   it('the whole flow: the emulator calls back after finalize; onResult gets the details, once', async () => {
     const client = await setup();
     const { handler, results, url } = await receiver(client);
-    const tx = await processed(client, emulatedBlackbox(['fp_static', 'fp_dyn', 'tp']), { callbackUrl: url, userReference: 'user-9' });
+    const tx = await processed(client, emulatedBlackbox(['fp_static', 'fp_dyn', 'tp']), {
+      callbackUrl: url,
+      userReference: 'user-9',
+    });
     await expect.poll(() => emulator.inspect.callbacks()[0]?.delivered).toBe(true);
     await handler.idle();
     expect(results).toHaveLength(1);
-    expect(results[0]).toMatchObject({ workflowExecutionId: tx.workflowExecutionId, status: 'PROCESSED', details: { decision: { type: 'PASSED' } }, callback: { userReference: 'user-9' } });
+    expect(results[0]).toMatchObject({
+      workflowExecutionId: tx.workflowExecutionId,
+      status: 'PROCESSED',
+      details: { decision: { type: 'PASSED' } },
+      callback: { userReference: 'user-9' },
+    });
   });
 
   it('duplicates and late copies call nothing twice', async () => {
@@ -220,7 +293,14 @@ describe('createCallbackHandler', () => {
     const store = createMemoryStore();
     const calls: string[] = [];
     // Instance A records the callback, fails in onResult, and dies before its retry.
-    const a = await receiver(client, { store, retryDelayMs: 60_000, onResult: () => { calls.push('a'); throw new Error('database down'); } });
+    const a = await receiver(client, {
+      store,
+      retryDelayMs: 60_000,
+      onResult: () => {
+        calls.push('a');
+        throw new Error('database down');
+      },
+    });
     const b = await receiver(client, { store, onResult: () => void calls.push('b') });
     await processed(client, emulatedBlackbox(['tp']), { callbackUrl: a.url });
     await expect.poll(async () => (await a.handler.idle(), calls)).toEqual(['a']);
@@ -273,7 +353,12 @@ describe('createCallbackHandler', () => {
     const account = `${emulator.retrievalUrl}/api/v1/accounts/${tx.accountId}`;
     return {
       callbackSentAt: new Date().toISOString(),
-      workflowExecution: { id: tx.workflowExecutionId, href: `${account}/workflow-executions/${tx.workflowExecutionId}`, definitionKey: '10011', status },
+      workflowExecution: {
+        id: tx.workflowExecutionId,
+        href: `${account}/workflow-executions/${tx.workflowExecutionId}`,
+        definitionKey: '10011',
+        status,
+      },
       account: { id: tx.accountId, href: account },
     };
   }
@@ -284,13 +369,37 @@ describe('createCallbackHandler', () => {
     ['no callbackSentAt', (b: any) => ({ ...b, callbackSentAt: undefined })],
     ['an id that is not a UUID', (b: any) => ({ ...b, workflowExecution: { ...b.workflowExecution, id: 'x' } })],
     ['an unknown status', (b: any) => ({ ...b, workflowExecution: { ...b.workflowExecution, status: 'DONE' } })],
-    ['an href on another host', (b: any) => ({ ...b, workflowExecution: { ...b.workflowExecution, href: b.workflowExecution.href.replace(/^http:\/\/[^/]+/, 'https://evil.example') } })],
-    ['an href of another execution', (b: any) => ({ ...b, workflowExecution: { ...b.workflowExecution, href: b.account.href + '/workflow-executions/22222222-2222-4222-8222-222222222222' } })],
-    ['an account href of another account', (b: any) => ({ ...b, account: { ...b.account, href: b.account.href.replace(/[0-9a-f]{8}-/, '00000000-') } })],
+    [
+      'an href on another host',
+      (b: any) => ({
+        ...b,
+        workflowExecution: {
+          ...b.workflowExecution,
+          href: b.workflowExecution.href.replace(/^http:\/\/[^/]+/, 'https://evil.example'),
+        },
+      }),
+    ],
+    [
+      'an href of another execution',
+      (b: any) => ({
+        ...b,
+        workflowExecution: {
+          ...b.workflowExecution,
+          href: b.account.href + '/workflow-executions/22222222-2222-4222-8222-222222222222',
+        },
+      }),
+    ],
+    [
+      'an account href of another account',
+      (b: any) => ({ ...b, account: { ...b.account, href: b.account.href.replace(/[0-9a-f]{8}-/, '00000000-') } }),
+    ],
   ])('a body with %s is 400 invalid_callback, and calls nothing', async (_, change) => {
     const client = await setup();
     const { handler, results, url } = await receiver(client);
-    const valid = callbackFor({ accountId: '11111111-1111-4111-8111-111111111111', workflowExecutionId: '33333333-3333-4333-8333-333333333333' });
+    const valid = callbackFor({
+      accountId: '11111111-1111-4111-8111-111111111111',
+      workflowExecutionId: '33333333-3333-4333-8333-333333333333',
+    });
     const answer = await post(url, (change as (b: unknown) => unknown)(valid));
     expect(answer.status).toBe(400);
     expect(((await answer.json()) as { error: { code: string } }).error.code).toBe('invalid_callback');
@@ -300,23 +409,50 @@ describe('createCallbackHandler', () => {
 
   it('a source outside allowedSources is 403; addresses, CIDR ranges and functions decide', async () => {
     const client = await setup();
-    const body = callbackFor({ accountId: '11111111-1111-4111-8111-111111111111', workflowExecutionId: '33333333-3333-4333-8333-333333333333' }, 'SESSION_EXPIRED');
+    const body = callbackFor(
+      {
+        accountId: '11111111-1111-4111-8111-111111111111',
+        workflowExecutionId: '33333333-3333-4333-8333-333333333333',
+      },
+      'SESSION_EXPIRED',
+    );
     const outside = await receiver(client, { allowedSources: ['10.0.0.0/8', '2001:db8::/32'] });
     expect((await post(outside.url, body)).status).toBe(403);
     const exact = await receiver(client, { allowedSources: ['127.0.0.1'] });
     expect((await post(exact.url, body)).status).toBe(200);
-    const byFunction = await receiver(client, { allowedSources: (request) => request.headers.get('x-gateway-checked') === 'yes' });
+    const byFunction = await receiver(client, {
+      allowedSources: (request) => request.headers.get('x-gateway-checked') === 'yes',
+    });
     expect((await post(byFunction.url, body)).status).toBe(403);
     expect(() => createCallbackHandler({ client, onResult: () => {} } as never)).toThrow(/allowedSources/);
-    expect(() => createCallbackHandler({ client, onResult: () => {}, allowedSources: ['10.0.0.0/33'] })).toThrow(/CIDR/);
-    expect(() => createCallbackHandler({ client, onResult: () => {}, allowedSources: ['example.com'] })).toThrow(/CIDR/);
+    expect(() => createCallbackHandler({ client, onResult: () => {}, allowedSources: ['10.0.0.0/33'] })).toThrow(
+      /CIDR/,
+    );
+    expect(() => createCallbackHandler({ client, onResult: () => {}, allowedSources: ['example.com'] })).toThrow(
+      /CIDR/,
+    );
   });
 
   it('a store that cannot record the callback answers 503, so that the service sends it again', async () => {
     const client = await setup();
-    const failing = { get: async () => undefined, set: async () => {}, delete: async () => {}, compareAndSet: async () => false, compareAndDelete: async () => false, setIfAbsent: async () => { throw new Error('store down'); } };
+    const failing = {
+      get: async () => undefined,
+      set: async () => {},
+      delete: async () => {},
+      compareAndSet: async () => false,
+      compareAndDelete: async () => false,
+      setIfAbsent: async () => {
+        throw new Error('store down');
+      },
+    };
     const { url, results } = await receiver(client, { store: failing });
-    const answer = await post(url, callbackFor({ accountId: '11111111-1111-4111-8111-111111111111', workflowExecutionId: '33333333-3333-4333-8333-333333333333' }));
+    const answer = await post(
+      url,
+      callbackFor({
+        accountId: '11111111-1111-4111-8111-111111111111',
+        workflowExecutionId: '33333333-3333-4333-8333-333333333333',
+      }),
+    );
     expect([answer.status, answer.headers.get('retry-after')]).toEqual([503, '5']);
     expect(results).toEqual([]);
   });
@@ -332,7 +468,9 @@ describe('the emulator sends callbacks as the service does', () => {
     });
     servers.push(server);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    await processed(client, emulatedBlackbox(['tp']), { callbackUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/cb` });
+    await processed(client, emulatedBlackbox(['tp']), {
+      callbackUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/cb`,
+    });
     await expect.poll(() => emulator.inspect.callbacks()[0]?.delivered, { timeout: 5000 }).toBe(true);
     expect(emulator.inspect.callbacks()[0]!.attempts).toBe(3);
   });
@@ -374,7 +512,11 @@ describe('onResult on the endpoint and runDeviceRiskCheck: a synchronous decisio
     const request = () =>
       new Request('https://shop.example/device-risk', {
         method: 'POST',
-        headers: { origin: 'https://shop.example', 'content-type': 'application/json', 'idempotency-key': 'key-result-0001' },
+        headers: {
+          origin: 'https://shop.example',
+          'content-type': 'application/json',
+          'idempotency-key': 'key-result-0001',
+        },
         body: JSON.stringify({ blackbox: emulatedBlackbox(['fp_static', 'fp_dyn', 'tp']) }),
       });
     const answer = await handler(request());
@@ -393,14 +535,19 @@ describe('onResult on the endpoint and runDeviceRiskCheck: a synchronous decisio
     const errors: unknown[] = [];
     const decided: unknown[] = [];
     emulator.faults.fail('retrievalStatus', { times: 100, status: 503 });
-    const result = await runDeviceRiskCheck(client, emulatedBlackbox(['tp']), { customerInternalReference: 'order-1' }, {
-      workflowKey: 10011,
-      onResult: (d) => void decided.push(d),
-      resultWaitMs: 3000,
-      onError: (e) => errors.push(e),
-      now: () => t,
-      sleep: async (ms) => void (t += ms),
-    });
+    const result = await runDeviceRiskCheck(
+      client,
+      emulatedBlackbox(['tp']),
+      { customerInternalReference: 'order-1' },
+      {
+        workflowKey: 10011,
+        onResult: (d) => void decided.push(d),
+        resultWaitMs: 3000,
+        onError: (e) => errors.push(e),
+        now: () => t,
+        sleep: async (ms) => void (t += ms),
+      },
+    );
     expect(result.status).toBe('FINALIZED');
     expect(decided).toEqual([]);
     expect(errors).toMatchObject([{ code: 'result_not_ready' }]);

@@ -38,7 +38,14 @@ describe('withTimeLimit', () => {
   it('every call of a store that hangs rejects at the limit: store_unavailable, Retry-After 1', async () => {
     vi.useFakeTimers();
     const limited = withTimeLimit(hanging, 500);
-    const calls = [limited.get('k'), limited.set('k', 'v', 1), limited.setIfAbsent('k', 'v', 1), limited.compareAndSet('k', 'v', 'w', 1), limited.compareAndDelete('k', 'v'), limited.delete('k')];
+    const calls = [
+      limited.get('k'),
+      limited.set('k', 'v', 1),
+      limited.setIfAbsent('k', 'v', 1),
+      limited.compareAndSet('k', 'v', 'w', 1),
+      limited.compareAndDelete('k', 'v'),
+      limited.delete('k'),
+    ];
     const settled = Promise.allSettled(calls);
     await vi.advanceTimersByTimeAsync(499);
     let done = false;
@@ -46,7 +53,11 @@ describe('withTimeLimit', () => {
     await Promise.resolve();
     expect(done).toBe(false);
     await vi.advanceTimersByTimeAsync(1);
-    for (const result of await settled) expect(result).toMatchObject({ status: 'rejected', reason: { code: 'store_unavailable', retryAfter: 1, operation: 'store' } });
+    for (const result of await settled)
+      expect(result).toMatchObject({
+        status: 'rejected',
+        reason: { code: 'store_unavailable', retryAfter: 1, operation: 'store' },
+      });
   });
 
   it('passes every call and its answer through, and leaves no timer behind', async () => {
@@ -72,12 +83,14 @@ describe('withTimeLimit', () => {
   });
 
   it.each([0, -1, Number.NaN])('a limit of %s is refused', (ms) => {
-    expect(() => withTimeLimit(createMemoryStore(), ms)).toThrow(expect.objectContaining({ code: 'invalid_configuration' }));
+    expect(() => withTimeLimit(createMemoryStore(), ms)).toThrow(
+      expect.objectContaining({ code: 'invalid_configuration' }),
+    );
   });
 });
 
 describe('fromStore', () => {
-  it('keeps a failure already said in the store\'s terms, with its Retry-After', async () => {
+  it("keeps a failure already said in the store's terms, with its Retry-After", async () => {
     const full = new DeviceRiskError('store_full', 'full', { retryAfter: 7 });
     await expect(fromStore(Promise.reject(full), 'x')).rejects.toBe(full);
     const late = new DeviceRiskError('store_unavailable', 'late', { retryAfter: 1 });
@@ -89,14 +102,20 @@ describe('fromStore', () => {
     const error = await fromStore(Promise.reject(other), 'token read').catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'store_unavailable', retryAfter: 1, operation: 'store', cause: other });
     expect(JSON.stringify(error)).not.toContain('connection refused');
-    await expect(fromStore(Promise.reject(new Error('plain')), 'x')).rejects.toMatchObject({ code: 'store_unavailable' });
+    await expect(fromStore(Promise.reject(new Error('plain')), 'x')).rejects.toMatchObject({
+      code: 'store_unavailable',
+    });
   });
 });
 
 describe('claim', () => {
   it('a claim that failed sends its release behind it, with its own mark', async () => {
     const released: Array<[string, string]> = [];
-    const store: Store = { ...createMemoryStore(), setIfAbsent: () => Promise.reject(new Error('timed out')), compareAndDelete: async (k, e) => (released.push([k, e]), true) };
+    const store: Store = {
+      ...createMemoryStore(),
+      setIfAbsent: () => Promise.reject(new Error('timed out')),
+      compareAndDelete: async (k, e) => (released.push([k, e]), true),
+    };
     await expect(claim(store, 'lease', 'mark-1', 1000, 'lease')).rejects.toMatchObject({ code: 'store_unavailable' });
     expect(released).toEqual([['lease', 'mark-1']]);
   });

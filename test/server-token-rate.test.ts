@@ -11,7 +11,13 @@ afterEach(async () => {
 });
 
 const source = (extra: Partial<Parameters<typeof createTokenSource>[0]> = {}) =>
-  createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: 'AcmeShop Checkout/1.0', ...extra });
+  createTokenSource({
+    clientId: emulator.clientId,
+    clientSecret: emulator.clientSecret,
+    tokenUrl: emulator.tokenUrl,
+    userAgent: 'AcmeShop Checkout/1.0',
+    ...extra,
+  });
 
 describe('createTokenSource rate limit', () => {
   it('never sends more than 10 token requests a second for one client id, even from many sources sharing a store', async () => {

@@ -18,12 +18,14 @@ function tokenService(...answers: Array<Response | 'network' | 'hang'>) {
     calls.push(init);
     const answer = answers[Math.min(calls.length - 1, answers.length - 1)]!;
     if (answer === 'network') throw new TypeError('fetch failed');
-    if (answer === 'hang') return new Promise((_, reject) => init.signal!.addEventListener('abort', () => reject(init.signal!.reason)));
+    if (answer === 'hang')
+      return new Promise((_, reject) => init.signal!.addEventListener('abort', () => reject(init.signal!.reason)));
     return answer.clone();
   }) as unknown as typeof globalThis.fetch;
   return { calls, fetch };
 }
-const granted = (token = 'at-1', expiresIn: unknown = 3600) => Response.json({ access_token: token, token_type: 'Bearer', expires_in: expiresIn });
+const granted = (token = 'at-1', expiresIn: unknown = 3600) =>
+  Response.json({ access_token: token, token_type: 'Bearer', expires_in: expiresIn });
 const status = (code: number, headers: Record<string, string> = {}) => new Response('{}', { status: code, headers });
 
 /** A source on its own token URL and store, on a frozen clock, whose waits are recorded instead of slept. */
@@ -31,8 +33,20 @@ function source(fetch: typeof globalThis.fetch, extra: Partial<TokenSourceOption
   const waits: number[] = [];
   const tokenUrl = `http://127.0.0.1:${port++}/oauth2/token`;
   const store = extra.store ?? createMemoryStore();
-  const tokens = createTokenSource({ clientId: 'client id', clientSecret: 'secret', tokenUrl, userAgent: UA, fetch, store, now: () => T0, sleep: async (ms) => void waits.push(ms), ...extra });
-  const backoffKey = storeNamespace('client id', extra.clientSecret ?? 'secret', tokenUrl).then((namespace) => `${namespace}:token-backoff`);
+  const tokens = createTokenSource({
+    clientId: 'client id',
+    clientSecret: 'secret',
+    tokenUrl,
+    userAgent: UA,
+    fetch,
+    store,
+    now: () => T0,
+    sleep: async (ms) => void waits.push(ms),
+    ...extra,
+  });
+  const backoffKey = storeNamespace('client id', extra.clientSecret ?? 'secret', tokenUrl).then(
+    (namespace) => `${namespace}:token-backoff`,
+  );
   return { tokens, waits, store, backoffKey };
 }
 
@@ -67,11 +81,15 @@ describe('configuration', () => {
     ['a blank user agent', { userAgent: '   ' }],
     ['no region and no token URL', { tokenUrl: undefined }],
   ])('%s is invalid_configuration', (_, change) => {
-    expect(() => createTokenSource({ ...base, ...change } as TokenSourceOptions)).toThrow(expect.objectContaining({ code: 'invalid_configuration' }));
+    expect(() => createTokenSource({ ...base, ...change } as TokenSourceOptions)).toThrow(
+      expect.objectContaining({ code: 'invalid_configuration' }),
+    );
   });
 
   it('a plain-http token URL off loopback is insecure_url', () => {
-    expect(() => createTokenSource({ ...base, tokenUrl: 'http://auth.example/token' })).toThrow(expect.objectContaining({ code: 'insecure_url' }));
+    expect(() => createTokenSource({ ...base, tokenUrl: 'http://auth.example/token' })).toThrow(
+      expect.objectContaining({ code: 'insecure_url' }),
+    );
   });
 });
 
@@ -116,7 +134,11 @@ describe('retries and their waits', () => {
     expect(await retried.tokens.getToken()).toBe('at-1');
     expect(retried.waits).toEqual([500]);
     const refused = tokenService(status(499));
-    await expect(source(refused.fetch).tokens.getToken()).rejects.toMatchObject({ code: 'token_rejected', status: 499, operation: 'token' });
+    await expect(source(refused.fetch).tokens.getToken()).rejects.toMatchObject({
+      code: 'token_rejected',
+      status: 499,
+      operation: 'token',
+    });
     expect(refused.calls).toHaveLength(1);
   });
 
@@ -138,7 +160,12 @@ describe('retries and their waits', () => {
   });
 
   it('a 429 with Retry-After: 0 is tried again at once, and nothing is written for the fleet', async () => {
-    const { tokens, waits, store, backoffKey: backoff } = source(tokenService(status(429, { 'retry-after': '0' }), granted()).fetch);
+    const {
+      tokens,
+      waits,
+      store,
+      backoffKey: backoff,
+    } = source(tokenService(status(429, { 'retry-after': '0' }), granted()).fetch);
     const backoffKey = await backoff;
     expect(await tokens.getToken()).toBe('at-1');
     expect(waits).toEqual([]);
@@ -152,7 +179,10 @@ describe('retries and their waits', () => {
   });
 
   it('a Retry-After of exactly maxRetryAfterSeconds is waited for; one second more fails at once', async () => {
-    const waited = source(tokenService(status(429, { 'retry-after': '5' }), granted()).fetch, { maxRetryAfterSeconds: 5, timeoutMs: 60_000 });
+    const waited = source(tokenService(status(429, { 'retry-after': '5' }), granted()).fetch, {
+      maxRetryAfterSeconds: 5,
+      timeoutMs: 60_000,
+    });
     expect(await waited.tokens.getToken()).toBe('at-1');
     expect(waited.waits).toEqual([5000]);
     const refused = tokenService(status(429, { 'retry-after': '6' }), granted());
@@ -163,7 +193,9 @@ describe('retries and their waits', () => {
 
   it('a wait that would end exactly at timeoutMs is not started; one that ends a millisecond before is', async () => {
     const refused = tokenService(status(429, { 'retry-after': '1' }), granted());
-    await expect(source(refused.fetch, { timeoutMs: 1000 }).tokens.getToken()).rejects.toMatchObject({ code: 'rate_limited' });
+    await expect(source(refused.fetch, { timeoutMs: 1000 }).tokens.getToken()).rejects.toMatchObject({
+      code: 'rate_limited',
+    });
     expect(refused.calls).toHaveLength(1);
     const waited = source(tokenService(status(429, { 'retry-after': '1' }), granted()).fetch, { timeoutMs: 1001 });
     expect(await waited.tokens.getToken()).toBe('at-1');
@@ -192,13 +224,18 @@ describe('the backoff another instance wrote', () => {
     const service = tokenService(granted());
     const { tokens, store, backoffKey } = source(service.fetch, { timeoutMs });
     await store.set(await backoffKey, String(until), 60_000);
-    await expect(tokens.getToken()).rejects.toMatchObject({ code: 'rate_limited', status: 429, operation: 'token', retryAfter });
+    await expect(tokens.getToken()).rejects.toMatchObject({
+      code: 'rate_limited',
+      status: 429,
+      operation: 'token',
+      retryAfter,
+    });
     expect(service.calls).toHaveLength(0);
   });
 });
 
 describe('aborts and the lock', () => {
-  it('the caller\'s abort rejects with the caller\'s reason, while the request is in flight', async () => {
+  it("the caller's abort rejects with the caller's reason, while the request is in flight", async () => {
     const { tokens } = source(tokenService('hang').fetch);
     const controller = new AbortController();
     const reason = new Error('customer left');
@@ -207,10 +244,17 @@ describe('aborts and the lock', () => {
     await expect(pending).rejects.toBe(reason);
   });
 
-  it('the caller\'s abort rejects with its reason while waiting for another instance\'s lock too', async () => {
+  it("the caller's abort rejects with its reason while waiting for another instance's lock too", async () => {
     const store = createMemoryStore();
     const holder = source(tokenService('hang').fetch, { store, timeoutMs: 60_000 });
-    const waiter = createTokenSource({ clientId: 'client id', clientSecret: 'secret', tokenUrl: `http://127.0.0.1:${port - 1}/oauth2/token`, userAgent: UA, fetch: tokenService(granted()).fetch, store });
+    const waiter = createTokenSource({
+      clientId: 'client id',
+      clientSecret: 'secret',
+      tokenUrl: `http://127.0.0.1:${port - 1}/oauth2/token`,
+      userAgent: UA,
+      fetch: tokenService(granted()).fetch,
+      store,
+    });
     const controller = new AbortController();
     const reason = new Error('gone');
     const release = new AbortController();
@@ -228,7 +272,13 @@ describe('aborts and the lock', () => {
     let storeTime = 1_000_000;
     const memory = createMemoryStore({ now: () => storeTime });
     const renewals: number[] = [];
-    const store: Store = { ...memory, compareAndSet: (k, e, v, t) => (k.endsWith(':token-lock') && renewals.push(storeTime), memory.compareAndSet(k, e, v, t)) };
+    const store: Store = {
+      ...memory,
+      compareAndSet: (k, e, v, t) => (
+        k.endsWith(':token-lock') && renewals.push(storeTime),
+        memory.compareAndSet(k, e, v, t)
+      ),
+    };
     const tokenUrl = `http://127.0.0.1:${port++}/oauth2/token`;
     let calls = 0;
     let answer!: () => void;
@@ -238,7 +288,16 @@ describe('aborts and the lock', () => {
       await answered;
       return granted(`at-${calls}`);
     }) as unknown as typeof fetch;
-    const make = () => createTokenSource({ clientId: 'client id', clientSecret: 'secret', tokenUrl, userAgent: UA, fetch: slow, store, lockLeaseMs: 90 });
+    const make = () =>
+      createTokenSource({
+        clientId: 'client id',
+        clientSecret: 'secret',
+        tokenUrl,
+        userAgent: UA,
+        fetch: slow,
+        store,
+        lockLeaseMs: 90,
+      });
     const first = make().getToken();
     await vi.waitFor(() => expect(calls).toBe(1)); // the lock is held (until +90) and the request is out
     storeTime += 60;
@@ -259,9 +318,16 @@ describe('sealing', () => {
     const [version, iv, data] = sealed.split('.') as [string, string, string];
     expect(version).toBe('v1');
     const bytes = (text: string) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
-    const secret = await crypto.subtle.importKey('raw', new TextEncoder().encode('secret'), 'HKDF', false, ['deriveKey']);
+    const secret = await crypto.subtle.importKey('raw', new TextEncoder().encode('secret'), 'HKDF', false, [
+      'deriveKey',
+    ]);
     const key = await crypto.subtle.deriveKey(
-      { name: 'HKDF', hash: 'SHA-256', salt: new TextEncoder().encode('client id'), info: new TextEncoder().encode('blackbox-capture sealed store values v1') },
+      {
+        name: 'HKDF',
+        hash: 'SHA-256',
+        salt: new TextEncoder().encode('client id'),
+        info: new TextEncoder().encode('blackbox-capture sealed store values v1'),
+      },
       secret,
       { name: 'AES-GCM', length: 256 },
       false,

@@ -14,7 +14,13 @@ afterEach(async () => {
 });
 
 const source = (extra: Partial<Parameters<typeof createTokenSource>[0]> = {}) =>
-  createTokenSource({ clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA, ...extra });
+  createTokenSource({
+    clientId: emulator.clientId,
+    clientSecret: emulator.clientSecret,
+    tokenUrl: emulator.tokenUrl,
+    userAgent: UA,
+    ...extra,
+  });
 
 describe('createTokenSource', () => {
   it('sends exactly the spec request and caches the token', async () => {
@@ -37,7 +43,9 @@ describe('createTokenSource', () => {
     expect(init.body).toBe('grant_type=client_credentials');
     expect(headers.accept).toBe('application/json');
     expect(headers['content-type']).toBe('application/x-www-form-urlencoded');
-    expect(headers.authorization).toBe('Basic ' + Buffer.from(`${emulator.clientId}:${emulator.clientSecret}`).toString('base64')); // plain characters need no escaping
+    expect(headers.authorization).toBe(
+      'Basic ' + Buffer.from(`${emulator.clientId}:${emulator.clientSecret}`).toString('base64'),
+    ); // plain characters need no escaping
     expect(headers['user-agent']).toBe(UA);
   });
 
@@ -81,7 +89,9 @@ describe('createTokenSource', () => {
     emulator = await startEmulator();
     emulator.faults.fail('token', { times: 10, status: 429 });
     const waits: number[] = [];
-    const error = await source({ maxAttempts: 2, sleep: async (ms) => void waits.push(ms), now: frozenClock }).getToken().catch((e: unknown) => e);
+    const error = await source({ maxAttempts: 2, sleep: async (ms) => void waits.push(ms), now: frozenClock })
+      .getToken()
+      .catch((e: unknown) => e);
     expect(waits).toEqual([1000]); // between the two attempts; none after the last
     expect(isDeviceRiskError(error)).toBe(true);
     expect(error).toMatchObject({ code: 'rate_limited', status: 429, retryAfter: 1 });
@@ -94,7 +104,9 @@ describe('createTokenSource', () => {
   ])('fails at once on %s (%s) with token_rejected', async (status, _, extra) => {
     emulator = await startEmulator();
     if (!('clientSecret' in extra)) emulator.faults.fail('token', { times: 5, status });
-    const error = await source(extra).getToken().catch((e: unknown) => e);
+    const error = await source(extra)
+      .getToken()
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'token_rejected', status });
     expect(emulator.inspect.requests('token')).toBe(1);
   });
@@ -119,15 +131,35 @@ describe('createTokenSource', () => {
 
   it('does not follow redirects', async () => {
     emulator = await startEmulator();
-    const redirecting = (async () => new Response(null, { status: 302, headers: { location: 'https://evil.example/' } })) as typeof fetch;
-    await expect(source({ fetch: redirecting }).getToken()).rejects.toMatchObject({ code: 'token_rejected', status: 302 });
+    const redirecting = (async () =>
+      new Response(null, { status: 302, headers: { location: 'https://evil.example/' } })) as typeof fetch;
+    await expect(source({ fetch: redirecting }).getToken()).rejects.toMatchObject({
+      code: 'token_rejected',
+      status: 302,
+    });
   });
 
   it('refuses a token URL that is not https, except loopback', () => {
-    expect(() => createTokenSource({ clientId: 'a', clientSecret: 'b', tokenUrl: 'http://auth.example/oauth2/token', userAgent: UA })).toThrow(/https/);
-    expect(() => createTokenSource({ clientId: 'a', clientSecret: 'b', tokenUrl: 'http://localhost:9/oauth2/token', userAgent: UA })).not.toThrow();
+    expect(() =>
+      createTokenSource({
+        clientId: 'a',
+        clientSecret: 'b',
+        tokenUrl: 'http://auth.example/oauth2/token',
+        userAgent: UA,
+      }),
+    ).toThrow(/https/);
+    expect(() =>
+      createTokenSource({
+        clientId: 'a',
+        clientSecret: 'b',
+        tokenUrl: 'http://localhost:9/oauth2/token',
+        userAgent: UA,
+      }),
+    ).not.toThrow();
     expect(() => createTokenSource({ clientId: 'a', clientSecret: 'b', userAgent: UA } as never)).toThrow(/region/);
-    expect(() => createTokenSource({ clientId: 'a', clientSecret: 'b', region: 'EU', userAgent: '' })).toThrow(/userAgent/);
+    expect(() => createTokenSource({ clientId: 'a', clientSecret: 'b', region: 'EU', userAgent: '' })).toThrow(
+      /userAgent/,
+    );
   });
 
   it('maps regions to the three regional token hosts', () => {
@@ -136,19 +168,26 @@ describe('createTokenSource', () => {
       EU: 'https://auth.emea-1.jumio.ai/oauth2/token',
       SG: 'https://auth.apac-1.jumio.ai/oauth2/token',
     });
-    expect(createTokenSource({ clientId: 'a', clientSecret: 'b', region: 'SG', userAgent: UA }).tokenUrl).toBe(TOKEN_URLS.SG);
+    expect(createTokenSource({ clientId: 'a', clientSecret: 'b', region: 'SG', userAgent: UA }).tokenUrl).toBe(
+      TOKEN_URLS.SG,
+    );
   });
 
   it('keeps the secret and tokens out of errors and JSON', async () => {
     emulator = await startEmulator({ clientSecret: 'S3CR3T-value' });
-    const tokens = createTokenSource({ clientId: emulator.clientId, clientSecret: 'wrong-S3CR3T', tokenUrl: emulator.tokenUrl, userAgent: UA });
+    const tokens = createTokenSource({
+      clientId: emulator.clientId,
+      clientSecret: 'wrong-S3CR3T',
+      tokenUrl: emulator.tokenUrl,
+      userAgent: UA,
+    });
     const error = (await tokens.getToken().catch((e: unknown) => e)) as Error;
     const text = `${error.message} ${JSON.stringify(error)} ${String(error.stack)} ${JSON.stringify(tokens)}`;
     expect(text).not.toMatch(/S3CR3T/);
     expect(text).not.toContain(Buffer.from(`${emulator.clientId}:wrong-S3CR3T`).toString('base64'));
   });
 
-  it('uses a shared store: a second instance reuses the first one\'s token', async () => {
+  it("uses a shared store: a second instance reuses the first one's token", async () => {
     emulator = await startEmulator();
     const store = createMemoryStore();
     const a = await source({ store }).getToken();
@@ -166,30 +205,45 @@ describe('createTokenSource', () => {
         const answer = answers[Math.min(calls.length - 1, answers.length - 1)]!;
         return Promise.race([
           answer(),
-          new Promise<Response>((_, reject) => init.signal?.addEventListener('abort', () => reject(init.signal!.reason), { once: true })),
+          new Promise<Response>((_, reject) =>
+            init.signal?.addEventListener('abort', () => reject(init.signal!.reason), { once: true }),
+          ),
         ]);
       }) as unknown as typeof fetch;
       return { calls, fetchStub };
     };
-    const tooMany = (retryAfter: string) => () => new Response('{"title":"Too Many Requests"}', { status: 429, headers: { 'retry-after': retryAfter } });
-    const granted = (expiresIn: unknown) => () => Response.json({ access_token: `at-${Math.random()}`, token_type: 'Bearer', expires_in: expiresIn });
+    const tooMany = (retryAfter: string) => () =>
+      new Response('{"title":"Too Many Requests"}', { status: 429, headers: { 'retry-after': retryAfter } });
+    const granted = (expiresIn: unknown) => () =>
+      Response.json({ access_token: `at-${Math.random()}`, token_type: 'Bearer', expires_in: expiresIn });
     // A token URL of its own for each source: the process-wide rate limit is per token URL, and
     // these stubs never connect to it.
     let port = 9000;
     const offline = (extra: Partial<Parameters<typeof createTokenSource>[0]>) =>
-      createTokenSource({ clientId: 'id', clientSecret: 'secret', tokenUrl: `http://127.0.0.1:${port++}/oauth2/token`, userAgent: UA, ...extra });
+      createTokenSource({
+        clientId: 'id',
+        clientSecret: 'secret',
+        tokenUrl: `http://127.0.0.1:${port++}/oauth2/token`,
+        userAgent: UA,
+        ...extra,
+      });
 
     it.each([
       ['86400 seconds', '86400', 86400],
       ['a date a day ahead', new Date(Date.now() + 86_400_000).toUTCString(), 86400],
       ['3000000 seconds (past the largest setTimeout)', '3000000', 3_000_000],
-    ])('a 429 with Retry-After of %s rejects at once with rate_limited and the wait, instead of stalling', async (_, header, seconds) => {
-      const { calls, fetchStub } = stub(tooMany(header), granted(3600));
-      const error = await offline({ fetch: fetchStub }).getToken().catch((e: unknown) => e);
-      expect(error).toMatchObject({ code: 'rate_limited', status: 429 });
-      expect(Math.abs((error as { retryAfter: number }).retryAfter - seconds)).toBeLessThanOrEqual(60); // the date was written when the table was
-      expect(calls).toHaveLength(1); // not retried after 1 ms either
-    });
+    ])(
+      'a 429 with Retry-After of %s rejects at once with rate_limited and the wait, instead of stalling',
+      async (_, header, seconds) => {
+        const { calls, fetchStub } = stub(tooMany(header), granted(3600));
+        const error = await offline({ fetch: fetchStub })
+          .getToken()
+          .catch((e: unknown) => e);
+        expect(error).toMatchObject({ code: 'rate_limited', status: 429 });
+        expect(Math.abs((error as { retryAfter: number }).retryAfter - seconds)).toBeLessThanOrEqual(60); // the date was written when the table was
+        expect(calls).toHaveLength(1); // not retried after 1 ms either
+      },
+    );
 
     it.each([
       ['no access_token', { token_type: 'Bearer', expires_in: 3600 }],
@@ -199,7 +253,10 @@ describe('createTokenSource', () => {
       ['a body that is not JSON', 'not json'],
     ])('a 200 answer with %s is invalid_response, not a token', async (_, body) => {
       const { calls, fetchStub } = stub(() => (typeof body === 'string' ? new Response(body) : Response.json(body)));
-      await expect(offline({ fetch: fetchStub }).getToken()).rejects.toMatchObject({ code: 'invalid_response', operation: 'token' });
+      await expect(offline({ fetch: fetchStub }).getToken()).rejects.toMatchObject({
+        code: 'invalid_response',
+        operation: 'token',
+      });
       expect(calls).toHaveLength(1);
     });
 
@@ -211,14 +268,19 @@ describe('createTokenSource', () => {
     it('a Retry-After within maxRetryAfterSeconds is waited for, then the request is made again', async () => {
       const { calls, fetchStub } = stub(tooMany('2'), granted(3600));
       const waits: number[] = [];
-      expect(await offline({ fetch: fetchStub, sleep: async (ms) => void waits.push(ms), now: frozenClock }).getToken()).toMatch(/^at-/);
+      expect(
+        await offline({ fetch: fetchStub, sleep: async (ms) => void waits.push(ms), now: frozenClock }).getToken(),
+      ).toMatch(/^at-/);
       expect(calls).toHaveLength(2);
       expect(waits).toEqual([2000]);
     });
 
     it('timeoutMs bounds the whole call: a Retry-After that would outlast it fails at once', async () => {
       const { calls, fetchStub } = stub(tooMany('5'), granted(3600));
-      await expect(offline({ fetch: fetchStub, timeoutMs: 1000 }).getToken()).rejects.toMatchObject({ code: 'rate_limited', retryAfter: 5 });
+      await expect(offline({ fetch: fetchStub, timeoutMs: 1000 }).getToken()).rejects.toMatchObject({
+        code: 'rate_limited',
+        retryAfter: 5,
+      });
       expect(calls).toHaveLength(1);
     });
 
@@ -226,7 +288,10 @@ describe('createTokenSource', () => {
       const { calls, fetchStub } = stub(() => new Promise<Response>(() => {}));
       const collector = setInterval(() => collectGarbage(), 10);
       try {
-        await expect(offline({ fetch: fetchStub, timeoutMs: 300 }).getToken()).rejects.toMatchObject({ code: 'network_error', operation: 'token' });
+        await expect(offline({ fetch: fetchStub, timeoutMs: 300 }).getToken()).rejects.toMatchObject({
+          code: 'network_error',
+          operation: 'token',
+        });
       } finally {
         clearInterval(collector);
       }
@@ -279,9 +344,19 @@ describe('createTokenSource on a store', () => {
     for (const bad of [`v2.${iv}.${data}`, `v1.${iv}`, 'v1..', `v1.${iv}.${flipped}`, 'not sealed']) {
       await expect(a.unseal(bad), bad).rejects.toMatchObject({ code: 'invalid_response', operation: 'store' });
     }
-    const other = createTokenSource({ clientId: emulator.clientId, clientSecret: 'another', tokenUrl: emulator.tokenUrl, userAgent: UA });
+    const other = createTokenSource({
+      clientId: emulator.clientId,
+      clientSecret: 'another',
+      tokenUrl: emulator.tokenUrl,
+      userAgent: UA,
+    });
     await expect(other.unseal(sealed)).rejects.toMatchObject({ code: 'invalid_response' });
-    const otherClient = createTokenSource({ clientId: 'another-client', clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl, userAgent: UA });
+    const otherClient = createTokenSource({
+      clientId: 'another-client',
+      clientSecret: emulator.clientSecret,
+      tokenUrl: emulator.tokenUrl,
+      userAgent: UA,
+    });
     await expect(otherClient.unseal(sealed)).rejects.toMatchObject({ code: 'invalid_response' });
   });
 
@@ -306,12 +381,18 @@ describe('createTokenSource on a store', () => {
     emulator = await startEmulator();
     const keys: string[] = [];
     const memory = createMemoryStore();
-    const spy = { ...memory, set: (k: string, v: string, t: number) => (keys.push(k), memory.set(k, v, t)), setIfAbsent: (k: string, v: string, t: number) => (keys.push(k), memory.setIfAbsent(k, v, t)) };
+    const spy = {
+      ...memory,
+      set: (k: string, v: string, t: number) => (keys.push(k), memory.set(k, v, t)),
+      setIfAbsent: (k: string, v: string, t: number) => (keys.push(k), memory.setIfAbsent(k, v, t)),
+    };
     await source({ store: spy }).getToken();
     const host = encodeURIComponent(new URL(emulator.tokenUrl).host);
     const namespace = await storeNamespace(emulator.clientId, emulator.clientSecret, emulator.tokenUrl);
     expect(namespace).toMatch(new RegExp(`^${emulator.clientId}@${host}#[\\w-]{22}$`));
-    expect([...new Set(keys)].sort()).toEqual([`${namespace}:token`, `${namespace}:token-lock`, `${namespace}:token-rate:0`].sort());
+    expect([...new Set(keys)].sort()).toEqual(
+      [`${namespace}:token`, `${namespace}:token-lock`, `${namespace}:token-rate:0`].sort(),
+    );
     expect(keys.join()).not.toContain(emulator.clientSecret);
     // Another secret, another tag; the same secret, the same one.
     expect(await storeNamespace(emulator.clientId, 'another secret', emulator.tokenUrl)).not.toBe(namespace);
@@ -322,7 +403,9 @@ describe('createTokenSource on a store', () => {
     emulator = await startEmulator();
     const store = createMemoryStore();
     const token = await source({ store }).getToken();
-    const stored = await store.get(`${await storeNamespace(emulator.clientId, emulator.clientSecret, emulator.tokenUrl)}:token`);
+    const stored = await store.get(
+      `${await storeNamespace(emulator.clientId, emulator.clientSecret, emulator.tokenUrl)}:token`,
+    );
     expect(stored).toBeDefined();
     expect(stored).not.toContain(token);
     // A second source with the same secret opens it, without a request.
@@ -348,9 +431,13 @@ describe('createTokenSource on a store', () => {
       const store = createMemoryStore();
       const right = await source({ store }).getToken();
       // Someone copies the right source's stored token under the wrong secret's namespace.
-      const stored = (await store.get(`${await storeNamespace(emulator.clientId, emulator.clientSecret, emulator.tokenUrl)}:token`))!;
+      const stored = (await store.get(
+        `${await storeNamespace(emulator.clientId, emulator.clientSecret, emulator.tokenUrl)}:token`,
+      ))!;
       await store.set(`${await storeNamespace(emulator.clientId, 'WRONG', emulator.tokenUrl)}:token`, stored, 60_000);
-      await expect(source({ store, clientSecret: 'WRONG' }).getToken()).rejects.toMatchObject({ code: 'token_rejected' });
+      await expect(source({ store, clientSecret: 'WRONG' }).getToken()).rejects.toMatchObject({
+        code: 'token_rejected',
+      });
       expect(emulator.inspect.requests('token')).toBe(2);
       expect(await source({ store }).getToken()).toBe(right);
     });
@@ -367,8 +454,15 @@ describe('createTokenSource on a store', () => {
 
   it('a store that fails is store_unavailable with a Retry-After, and no token request is made', async () => {
     emulator = await startEmulator();
-    const broken = { ...createMemoryStore(), get: async () => { throw new Error('connection refused'); } };
-    const error = await source({ store: broken }).getToken().catch((e: unknown) => e);
+    const broken = {
+      ...createMemoryStore(),
+      get: async () => {
+        throw new Error('connection refused');
+      },
+    };
+    const error = await source({ store: broken })
+      .getToken()
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'store_unavailable', retryAfter: 1, operation: 'store' });
     expect(JSON.stringify(error)).not.toContain('connection refused');
     expect(emulator.inspect.requests('token')).toBe(0);
@@ -386,8 +480,14 @@ describe('createTokenSource on a store', () => {
     expect(Number(backoff[1]) - Date.now()).toBeGreaterThan(800);
     // Another instance whose limits cannot wait that long fails at once, without asking.
     const started = Date.now();
-    await expect(source({ store, timeoutMs: 500 }).getToken()).rejects.toMatchObject({ code: 'rate_limited', status: 429, retryAfter: 1 });
-    await expect(source({ store, maxRetryAfterSeconds: 0.5 }).getToken()).rejects.toMatchObject({ code: 'rate_limited' });
+    await expect(source({ store, timeoutMs: 500 }).getToken()).rejects.toMatchObject({
+      code: 'rate_limited',
+      status: 429,
+      retryAfter: 1,
+    });
+    await expect(source({ store, maxRetryAfterSeconds: 0.5 }).getToken()).rejects.toMatchObject({
+      code: 'rate_limited',
+    });
     expect(Date.now() - started).toBeLessThan(300);
     expect(emulator.inspect.requests('token')).toBe(1);
   });
@@ -395,8 +495,14 @@ describe('createTokenSource on a store', () => {
   it('a lock holder that answers nothing is waited on within timeoutMs only', async () => {
     emulator = await startEmulator();
     const store = createMemoryStore();
-    await store.set(`${await storeNamespace(emulator.clientId, emulator.clientSecret, emulator.tokenUrl)}:token-lock`, 'busy', 60_000);
-    const error = await source({ store, timeoutMs: 200 }).getToken().catch((e: unknown) => e);
+    await store.set(
+      `${await storeNamespace(emulator.clientId, emulator.clientSecret, emulator.tokenUrl)}:token-lock`,
+      'busy',
+      60_000,
+    );
+    const error = await source({ store, timeoutMs: 200 })
+      .getToken()
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'network_error', operation: 'token' });
     expect(String((error as Error).message)).toContain('another instance');
     expect(emulator.inspect.requests('token')).toBe(0);

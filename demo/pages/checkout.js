@@ -20,7 +20,11 @@ document.addEventListener('blackbox', () => {
   // The loader's failure flags say whether a path failed while the other delivered.
   const loader = (window[window.io_global_object_name || 'IGLOO'] || {}).loader || {};
   const failed = Object.keys(loader).filter((key) => /_load_failure$/.test(key) && String(loader[key]) === 'true');
-  if (failed.length) show('degraded', `Device check done, degraded (${failed.map((f) => f.replace('_load_failure', '')).join(', ')} failed)`);
+  if (failed.length)
+    show(
+      'degraded',
+      `Device check done, degraded (${failed.map((f) => f.replace('_load_failure', '')).join(', ')} failed)`,
+    );
   else show('ready', 'Device check done');
   settle();
 });
@@ -39,7 +43,11 @@ form.addEventListener('submit', (event) => {
   button.disabled = true;
   button.textContent = 'Finishing the device check…';
   Promise.race([settled, new Promise((resolve) => setTimeout(resolve, MAX_WAIT_MS))]).then(() => {
-    if (state.dataset.state === 'collecting') show(field.value ? 'timeout-partial' : 'failed', field.value ? 'Submitted before the device check finished' : 'Submitted without a device check');
+    if (state.dataset.state === 'collecting')
+      show(
+        field.value ? 'timeout-partial' : 'failed',
+        field.value ? 'Submitted before the device check finished' : 'Submitted without a device check',
+      );
     form.requestSubmit();
   });
 });

@@ -123,7 +123,9 @@ window.capture = captureBlackbox(options).then(
     $('outcome').append(span);
     // Say what became of the delivery: nothing was sent unless the error is the delivery's own.
     $('delivery').textContent =
-      error.code === 'post_failed' ? `failed: ${describeAttempts()}` : `not sent: the capture ended with ${error.code}${error.blackbox ? ' (the partial blackbox is kept in the error)' : ''}`;
+      error.code === 'post_failed'
+        ? `failed: ${describeAttempts()}`
+        : `not sent: the capture ended with ${error.code}${error.blackbox ? ' (the partial blackbox is kept in the error)' : ''}`;
     return { code: error.code, message: error.message, blackbox: error.blackbox };
   },
 );
@@ -133,7 +135,12 @@ $('diagnose').addEventListener('click', async () => {
   $('diagnosis').innerHTML = '<tr><td>running…</td></tr>';
   const { diagnose } = await import('/dist/diagnose.js');
   const thirdPartyHost = $('playground').dataset.thirdPartyHost || undefined;
-  const report = await diagnose({ loaderUrl: options.loaderUrl, prefix: options.uriHook ?? '/iojs', thirdPartyHost, globalName: options.globalName });
+  const report = await diagnose({
+    loaderUrl: options.loaderUrl,
+    prefix: options.uriHook ?? '/iojs',
+    thirdPartyHost,
+    globalName: options.globalName,
+  });
   $('diagnosis').innerHTML = '';
   for (const finding of report.findings) {
     const row = $('diagnosis').insertRow();
@@ -141,6 +148,7 @@ $('diagnose').addEventListener('click', async () => {
     status.textContent = finding.status;
     status.className = finding.status === 'pass' ? 'ok' : 'bad';
     row.insertCell().textContent = finding.id;
-    row.insertCell().textContent = finding.message + (finding.fix && finding.status !== 'pass' ? ` Fix: ${finding.fix}` : '');
+    row.insertCell().textContent =
+      finding.message + (finding.fix && finding.status !== 'pass' ? ` Fix: ${finding.fix}` : '');
   }
 });

@@ -67,12 +67,18 @@ export async function startSite(options: EmulatorOptions = {}): Promise<Site> {
         failures.count--;
         return new Response('{"error":"unavailable"}', { status: failures.status, headers: { 'retry-after': '0' } });
       }
-      deliveries.push({ body, idempotencyKey: request.headers.get('idempotency-key'), contentType: request.headers.get('content-type') });
+      deliveries.push({
+        body,
+        idempotencyKey: request.headers.get('idempotency-key'),
+        contentType: request.headers.get('content-type'),
+      });
       return Response.json({ status: 'received' });
     }
     if ((url.pathname === '/form' || url.pathname === '/checkout') && request.method === 'POST') {
       forms.push(Object.fromEntries(new URLSearchParams(await request.text())));
-      return new Response('<!doctype html><title>posted</title><p id="posted">posted</p>', { headers: { 'content-type': 'text/html' } });
+      return new Response('<!doctype html><title>posted</title><p id="posted">posted</p>', {
+        headers: { 'content-type': 'text/html' },
+      });
     }
     if (url.pathname.startsWith('/dist/')) {
       try {
@@ -88,12 +94,15 @@ export async function startSite(options: EmulatorOptions = {}): Promise<Site> {
       return new Response(await loader.text(), { headers: { 'content-type': 'text/javascript; charset=utf-8' } });
     }
     if (/^\/static\/(blackbox-capture\.umd|browser-[\w-]+|index|element|tcf)\.js$/.test(url.pathname)) {
-      return new Response(await readFile(new URL(url.pathname.slice('/static/'.length), DIST)), { headers: { 'content-type': 'text/javascript; charset=utf-8' } });
+      return new Response(await readFile(new URL(url.pathname.slice('/static/'.length), DIST)), {
+        headers: { 'content-type': 'text/javascript; charset=utf-8' },
+      });
     }
     const file = files.get(url.pathname);
     if (file) return new Response(file.body, { headers: { 'content-type': file.contentType } });
     const page = pages.get(url.pathname);
-    if (page) return new Response(page.html, { headers: { 'content-type': 'text/html; charset=utf-8', ...page.headers } });
+    if (page)
+      return new Response(page.html, { headers: { 'content-type': 'text/html; charset=utf-8', ...page.headers } });
     return new Response('not found', { status: 404 });
   });
 
@@ -115,7 +124,10 @@ export async function startSite(options: EmulatorOptions = {}): Promise<Site> {
       failures = { count, status };
     },
     override(pattern, status, body, contentType) {
-      overrides.unshift({ pattern, response: () => new Response(body, { status, headers: { 'content-type': contentType } }) });
+      overrides.unshift({
+        pattern,
+        response: () => new Response(body, { status, headers: { 'content-type': contentType } }),
+      });
     },
     async close() {
       siteServer.server.closeAllConnections();

@@ -17,7 +17,18 @@ export { expect };
 /** Page and context methods whose effect outlives the document: after one, the context is not reused. */
 const LASTING = {
   page: ['addInitScript', 'exposeFunction', 'exposeBinding', 'setExtraHTTPHeaders', 'emulateMedia'],
-  context: ['addInitScript', 'exposeFunction', 'exposeBinding', 'setExtraHTTPHeaders', 'grantPermissions', 'setGeolocation', 'setOffline', 'setHTTPCredentials', 'addCookies', 'newPage'],
+  context: [
+    'addInitScript',
+    'exposeFunction',
+    'exposeBinding',
+    'setExtraHTTPHeaders',
+    'grantPermissions',
+    'setGeolocation',
+    'setOffline',
+    'setHTTPCredentials',
+    'addCookies',
+    'newPage',
+  ],
 } as const;
 
 interface Shared {
@@ -80,7 +91,11 @@ function removeAdded(target: Page | BrowserContext, before: Snapshot) {
 }
 
 /** Back to what a new context holds; false when that is not possible (the caller opens a new one). */
-async function reset(shared: Shared, listeners: Listeners, viewport: { width: number; height: number } | null): Promise<boolean> {
+async function reset(
+  shared: Shared,
+  listeners: Listeners,
+  viewport: { width: number; height: number } | null,
+): Promise<boolean> {
   const { page, context, cdp } = shared;
   if (shared.lasting || page.isClosed() || context.pages().length !== 1) return false;
   removeAdded(page, listeners.page);

@@ -68,7 +68,11 @@ let failureSeen: boolean;
 /** The outcome kind of an ending: a resolved call by what failed, a rejected one by its code. */
 function outcomeKind(failed: string[], error?: BlackboxCaptureError): CaptureOutcomeKind {
   if (error) return error.code === 'timeout' ? 'timeout-partial' : (error.code as CaptureOutcomeKind);
-  return failed.some((name) => name.startsWith('fp_')) ? 'degraded-first-party' : failed.length ? 'degraded-third-party' : 'complete';
+  return failed.some((name) => name.startsWith('fp_'))
+    ? 'degraded-first-party'
+    : failed.length
+      ? 'degraded-third-party'
+      : 'complete';
 }
 
 /**
@@ -92,7 +96,10 @@ function startGrace(): void {
 /** Deep equality of option values; functions, elements and signals by identity. */
 const same = (a: unknown, b: unknown): boolean =>
   a === b ||
-  (isPlainObject(a) && isPlainObject(b) && Object.keys(a).length === Object.keys(b).length && Object.keys(a).every((k) => same(a[k], b[k])));
+  (isPlainObject(a) &&
+    isPlainObject(b) &&
+    Object.keys(a).length === Object.keys(b).length &&
+    Object.keys(a).every((k) => same(a[k], b[k])));
 
 /**
  * Tells how a call ended: to `onOutcome`, and, for a capture that produced no final
@@ -149,7 +156,9 @@ function failedScripts(): string[] {
 function checkScripts(): void {
   failureSeen = true;
   const failed = failedScripts();
-  const chains = [vendorFlag(loader.fp_static, true) && 'fp_', vendorFlag(loader.tp, true) && 'io_'].filter((list): list is string => !!list);
+  const chains = [vendorFlag(loader.fp_static, true) && 'fp_', vendorFlag(loader.tp, true) && 'io_'].filter(
+    (list): list is string => !!list,
+  );
   if (chains[0] && chains.every((list) => failed.some((name) => name.startsWith(list)))) {
     fail(fault('collection_failed', [failed, loader.uri_hook], { blackbox: latest, scripts: failed }));
   } else startGrace();
@@ -203,14 +212,20 @@ function onTraceMessage(message: string): void {
  * at the document; errors reach the window, runtime ones start there.
  */
 function watch(href: string): void {
-  const onLoad = (event: Event) => (event.target as HTMLScriptElement).src === href && !loader.loaderMain && fail(fault('loader_failed', [href, true], { url: href }));
+  const onLoad = (event: Event) =>
+    (event.target as HTMLScriptElement).src === href &&
+    !loader.loaderMain &&
+    fail(fault('loader_failed', [href, true], { url: href }));
   const onError = (event: Event) => {
     const { target, filename, error } = event as ErrorEvent;
     if ((target as HTMLScriptElement).src === href) return fail(fault('loader_failed', [href, false], { url: href }));
     // A first-party script that "loaded" but did not parse (an HTML page in its place): the
     // loader saw a load and goes on, but the chain can deliver nothing. Only scripts under the
     // proxy path or the static override count: a broken script of the page's own does not.
-    const own = [new URL(loader.uri_hook + '/', document.baseURI).href, loader.fp_static_override_uri && new URL(loader.fp_static_override_uri, document.baseURI).href];
+    const own = [
+      new URL(loader.uri_hook + '/', document.baseURI).href,
+      loader.fp_static_override_uri && new URL(loader.fp_static_override_uri, document.baseURI).href,
+    ];
     if (error?.name === 'SyntaxError' && own.some((start) => start && filename.startsWith(start.split('?')[0]!))) {
       unparsed.push('fp_' + filename.split('?')[0]!.split('/').pop()!.split('.')[0]);
     }
@@ -237,7 +252,10 @@ function inject(href: string, nonce: string | undefined): void {
     if (policy === undefined) {
       try {
         // It passes only the URL it is handed, and it is handed only loader URLs that validation accepted.
-        policy = (window as { trustedTypes?: { createPolicy(name: string, rules: TrustedTypesPolicy): TrustedTypesPolicy } }).trustedTypes?.createPolicy('blackbox-capture', { createScriptURL: (url) => url }) ?? null;
+        policy =
+          (
+            window as { trustedTypes?: { createPolicy(name: string, rules: TrustedTypesPolicy): TrustedTypesPolicy } }
+          ).trustedTypes?.createPolicy('blackbox-capture', { createScriptURL: (url) => url }) ?? null;
       } catch {
         policy = null; // the page's CSP does not allow our policy name: a plain string may still pass
       }
@@ -266,11 +284,16 @@ function startRun(options: NormalizedOptions): void {
   }
   const pageLoader: VendorLoaderConfig = isPlainObject(pageConfig.loader) ? pageConfig.loader : {};
   const topLevel: Record<string, unknown> = { enable_rip: options.enableRip };
-  const wanted: Record<string, unknown> = { version: options.version, uri_hook: options.uriHook, subkey: options.subkey };
+  const wanted: Record<string, unknown> = {
+    version: options.version,
+    uri_hook: options.uriHook,
+    subkey: options.subkey,
+  };
   for (const [key, value] of Object.entries(options.vendor)) (key.includes('flash') ? topLevel : wanted)[key] = value;
   for (const [key, value] of Object.entries(wanted)) {
     // The loader has run already: settings it did not see would be silently ignored.
-    if (pageLoader.loaderMain && value !== undefined && pageLoader[key] !== value) throw fault('option_conflict', ['loader.' + key, pageLoader[key], value]);
+    if (pageLoader.loaderMain && value !== undefined && pageLoader[key] !== value)
+      throw fault('option_conflict', ['loader.' + key, pageLoader[key], value]);
   }
 
   // Nothing was written before this point.
@@ -292,7 +315,7 @@ function startRun(options: NormalizedOptions): void {
   loader.version ??= 'general5';
   loader.uri_hook ??= '/iojs';
   config.enable_rip ??= true;
-  if (config.bb_callback !== onBlackbox) (pageCallback = config.bb_callback), (config.bb_callback = onBlackbox);
+  if (config.bb_callback !== onBlackbox) ((pageCallback = config.bb_callback), (config.bb_callback = onBlackbox));
   // Loader 5.2.2 traces to the top-level `trace_handler`; the spec names `loader.trace_handler`.
   pageTraces = [config.trace_handler, loader.trace_handler].filter((handler) => handler !== onTraceMessage);
   config.trace_handler = loader.trace_handler = onTraceMessage;
@@ -310,8 +333,14 @@ function startRun(options: NormalizedOptions): void {
     // The loader opens its connection to the third party only once it has run (a TCP and
     // TLS handshake on the critical path): open it now. None for the page's own origin (an
     // http(s) page's URL is its origin and a path; `location` would cost a first touch).
-    const tpOrigin = vendorFlag(loader.tp, true) && new URL((loader.tp_host as string | undefined) ?? 'https://mpsnare.iesnare.com').origin;
-    if (tpOrigin && !document.URL.startsWith(tpOrigin + '/') && !document.querySelector(`link[rel=preconnect][href="${tpOrigin}"]`)) {
+    const tpOrigin =
+      vendorFlag(loader.tp, true) &&
+      new URL((loader.tp_host as string | undefined) ?? 'https://mpsnare.iesnare.com').origin;
+    if (
+      tpOrigin &&
+      !document.URL.startsWith(tpOrigin + '/') &&
+      !document.querySelector(`link[rel=preconnect][href="${tpOrigin}"]`)
+    ) {
       document.head.append(Object.assign(document.createElement('link'), { rel: 'preconnect', href: tpOrigin }));
     }
     // Adopt mode, or the page's own tag already there: watch it instead of adding a second.
@@ -364,7 +393,8 @@ function subscribe(options: NormalizedOptions, field: Field | null): Promise<str
       if (error) return finish(error);
       const blackbox = latest!;
       // The page config's bbout_element_id is looked up on every write: the page may render it late.
-      const target = field ?? ((config.bbout_element_id && document.getElementById(config.bbout_element_id)) as Field | null);
+      const target =
+        field ?? ((config.bbout_element_id && document.getElementById(config.bbout_element_id)) as Field | null);
       if (target) writeField(target, blackbox);
       if (onUpdate) safely(() => onUpdate(blackbox, complete));
       if (!complete || settled) return;
@@ -386,12 +416,21 @@ function subscribe(options: NormalizedOptions, field: Field | null): Promise<str
           (failure: DeliveryFailure) =>
             signal?.aborted
               ? onAbort()
-              : finish(fault('post_failed', [post.url, failure.detail], { blackbox, url: post.url, status: failure.status, cause: failure.cause })),
+              : finish(
+                  fault('post_failed', [post.url, failure.detail], {
+                    blackbox,
+                    url: post.url,
+                    status: failure.status,
+                    cause: failure.cause,
+                  }),
+                ),
         );
     };
     const timer = setTimeout(() => {
       const scripts = failedScripts();
-      finish(fault('timeout', [timeoutMs, latest !== undefined, scripts, loader.uri_hook], { blackbox: latest, scripts }));
+      finish(
+        fault('timeout', [timeoutMs, latest !== undefined, scripts, loader.uri_hook], { blackbox: latest, scripts }),
+      );
     }, timeoutMs);
     // Stryker disable next-line ObjectLiteral,BooleanLiteral: finish() removes the listener; `once` only frees it sooner
     signal?.addEventListener('abort', onAbort, { once: true });
@@ -414,7 +453,10 @@ export function captureBlackbox(options: CaptureOptions): Promise<string> {
     const { signal } = normalized;
     // Stryker disable next-line ArrayDeclaration: the aborted message takes no arguments
     if (signal?.aborted) throw fault('aborted', [], { cause: signal.reason });
-    if (normalized.consent) return afterConsent(normalized).catch((error: unknown) => explain(error).then((explained) => Promise.reject(explained)));
+    if (normalized.consent)
+      return afterConsent(normalized).catch((error: unknown) =>
+        explain(error).then((explained) => Promise.reject(explained)),
+      );
     return start(normalized);
   } catch (error) {
     return explain(error).then((explained) => Promise.reject(explained));
@@ -427,7 +469,8 @@ function start(normalized: NormalizedOptions): Promise<string> {
   if (running) {
     const repeat = calls.find((call) => same(call[0], normalized));
     if (repeat) return repeat[1];
-    for (const key of LOADER_KEYS) if (!same(running[key], normalized[key])) throw fault('option_conflict', [key, running[key], normalized[key]]);
+    for (const key of LOADER_KEYS)
+      if (!same(running[key], normalized[key])) throw fault('option_conflict', [key, running[key], normalized[key]]);
   }
   const element = (typeof field === 'string' ? document.getElementById(field) : field) as Field | null;
   if (field && !/^(INPUT|TEXTAREA)$/.test(element?.tagName as string)) throw fault('invalid_option', ['field', field]);

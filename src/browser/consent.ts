@@ -10,11 +10,18 @@ import type { NormalizedOptions } from './options.js';
 
 export interface Core {
   start(options: NormalizedOptions): Promise<string>;
-  fault(code: BlackboxCaptureErrorCode, args?: unknown[], details?: BlackboxCaptureErrorDetails, kind?: string): BlackboxCaptureError;
+  fault(
+    code: BlackboxCaptureErrorCode,
+    args?: unknown[],
+    details?: BlackboxCaptureErrorDetails,
+    kind?: string,
+  ): BlackboxCaptureError;
   tell(options: NormalizedOptions, outcome: CaptureOutcome, report?: boolean): void;
 }
 
-type Answer = { granted: true; waitedMs: number } | { granted: false; error: [BlackboxCaptureErrorCode, unknown[], BlackboxCaptureErrorDetails, string] };
+type Answer =
+  | { granted: true; waitedMs: number }
+  | { granted: false; error: [BlackboxCaptureErrorCode, unknown[], BlackboxCaptureErrorDetails, string] };
 
 function awaitConsent({ consent, timeoutMs, signal }: NormalizedOptions): Promise<Answer> {
   const started = performance.now();
@@ -24,23 +31,31 @@ function awaitConsent({ consent, timeoutMs, signal }: NormalizedOptions): Promis
       signal?.removeEventListener('abort', onAbort);
       resolve(answer);
     };
-    const denied = (cause?: unknown) => end({ granted: false, error: ['consent_denied', [], { cause }, 'consent_denied'] });
+    const denied = (cause?: unknown) =>
+      end({ granted: false, error: ['consent_denied', [], { cause }, 'consent_denied'] });
     const onAbort = () => end({ granted: false, error: ['aborted', [], { cause: signal!.reason }, 'aborted'] });
-    const timer = setTimeout(() => end({ granted: false, error: ['timeout', [timeoutMs], {}, 'consent_timeout'] }), timeoutMs);
+    const timer = setTimeout(
+      () => end({ granted: false, error: ['timeout', [timeoutMs], {}, 'consent_timeout'] }),
+      timeoutMs,
+    );
     // Aborted while this chunk loaded: the event has gone by.
     if (signal?.aborted) return onAbort();
     signal?.addEventListener('abort', onAbort);
     // Only `true` grants: a CMP answering undefined, "yes" or an object has not said yes.
     Promise.resolve()
       .then(() => (typeof consent === 'function' ? consent() : consent))
-      .then((value) => (value === true ? end({ granted: true, waitedMs: performance.now() - started }) : denied()), denied);
+      .then(
+        (value) => (value === true ? end({ granted: true, waitedMs: performance.now() - started }) : denied()),
+        denied,
+      );
   });
 }
 
 /** Starts the capture once consent is given; a denial, an undecided consent or an abort end the call with their outcome. */
 export async function afterConsent(options: NormalizedOptions, { start, fault, tell }: Core): Promise<string> {
   const answer = await awaitConsent(options);
-  if (answer.granted) return start({ ...options, timeoutMs: Math.max(1, Math.round(options.timeoutMs - answer.waitedMs)) });
+  if (answer.granted)
+    return start({ ...options, timeoutMs: Math.max(1, Math.round(options.timeoutMs - answer.waitedMs)) });
   const error = fault(...answer.error);
   const outcome = error.code === 'timeout' ? 'timeout-partial' : (error.code as 'consent_denied' | 'aborted');
   tell(options, { outcome, scripts: [], durationMs: 0 }, true);

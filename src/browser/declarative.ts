@@ -10,15 +10,28 @@ export function startFromScriptTag(tag: HTMLOrSVGScriptElement | null): Promise<
   const data = (tag as HTMLScriptElement | null)?.dataset;
   if (!data?.loaderUrl) return undefined;
   const { loaderUrl, globalName, uriHook, version, subkey, field, postUrl: post, timeoutMs, captureNonce } = data;
-  const options: Record<string, unknown> = { loaderUrl, globalName, uriHook, version, subkey, field, post, captureNonce, nonce: (tag as HTMLScriptElement).nonce || tag!.getAttribute('nonce') || undefined };
+  const options: Record<string, unknown> = {
+    loaderUrl,
+    globalName,
+    uriHook,
+    version,
+    subkey,
+    field,
+    post,
+    captureNonce,
+    nonce: (tag as HTMLScriptElement).nonce || tag!.getAttribute('nonce') || undefined,
+  };
   // data-consent="tcf:<vendorId>": consent from the page's TCF v2 CMP (the adapter is a chunk of its own).
   const consent = /^tcf:(\d+)$/.exec(data.consent ?? '');
-  if (consent) options.consent = () => import('./tcf.js').then(({ tcfConsent }) => tcfConsent({ vendorId: +consent[1]! })());
+  if (consent)
+    options.consent = () => import('./tcf.js').then(({ tcfConsent }) => tcfConsent({ vendorId: +consent[1]! })());
   else if (data.consent !== undefined) options.consent = data.consent; // anything else: refused as invalid_option
   // "abc" and "" become NaN, which validation rejects with invalid_option.
   if (timeoutMs !== undefined) options.timeoutMs = timeoutMs.trim() ? +timeoutMs : NaN;
   // data-inject="false": the page's own loader tag follows this one (adopt mode).
-  if (data.inject !== undefined) options.inject = data.inject === 'false' ? false : data.inject === 'true' || data.inject === '' ? true : data.inject;
+  if (data.inject !== undefined)
+    options.inject =
+      data.inject === 'false' ? false : data.inject === 'true' || data.inject === '' ? true : data.inject;
   for (const key in options) if (options[key] === undefined) delete options[key];
 
   const dispatch = (type: string, detail: unknown) => document.dispatchEvent(new CustomEvent(type, { detail }));

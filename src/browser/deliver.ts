@@ -14,7 +14,11 @@ export interface DeliveryFailure {
 }
 
 /** The JSON body unless `post.body` builds another: the outcome and the capture nonce travel with the blackbox. */
-const defaultBody = (blackbox: string, outcome: CaptureOutcome, nonce?: string) => ({ blackbox, outcome, ...(nonce ? { nonce } : {}) });
+const defaultBody = (blackbox: string, outcome: CaptureOutcome, nonce?: string) => ({
+  blackbox,
+  outcome,
+  ...(nonce ? { nonce } : {}),
+});
 
 /** Retry-After in ms (seconds or an HTTP date); NaN when absent or unreadable. */
 export function retryAfterMs(response: Response): number {
@@ -29,10 +33,14 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     if (signal?.aborted) return reject(signal.reason);
     const timer = setTimeout(resolve, ms);
     // Stryker disable ObjectLiteral,BooleanLiteral: a second call of the listener finds the promise settled; `once` only frees it sooner
-    signal?.addEventListener('abort', () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    }, { once: true });
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
     // Stryker restore ObjectLiteral,BooleanLiteral
   });
 }
@@ -53,7 +61,9 @@ export async function deliver(
   const { url, headers, credentials = 'same-origin', maxAttempts = 4, timeoutMs = 10_000 } = post;
   const crypto = globalThis.crypto;
   // randomUUID needs a secure context; the key only has to be unique.
-  const key = crypto.randomUUID?.() ?? Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
+  const key =
+    crypto.randomUUID?.() ??
+    Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
   const init = {
     method: 'POST',
     headers: { ...headers, 'content-type': 'application/json', 'idempotency-key': key },

@@ -15,7 +15,15 @@ import { captureBlackbox } from './index.js';
 export type BlackboxCaptureState = 'collecting' | 'complete' | 'degraded' | 'failed';
 
 /** Attribute → option, for the attributes that are strings as they are. */
-const TEXT_ATTRIBUTES = { 'loader-url': 'loaderUrl', 'global-name': 'globalName', 'uri-hook': 'uriHook', version: 'version', subkey: 'subkey', 'post-url': 'post', 'capture-nonce': 'captureNonce' } as const;
+const TEXT_ATTRIBUTES = {
+  'loader-url': 'loaderUrl',
+  'global-name': 'globalName',
+  'uri-hook': 'uriHook',
+  version: 'version',
+  subkey: 'subkey',
+  'post-url': 'post',
+  'capture-nonce': 'captureNonce',
+} as const;
 
 interface Internals {
   form: HTMLFormElement | null;
@@ -105,7 +113,8 @@ function elementClass() {
       if (inject !== null) options.inject = inject !== 'false';
       const consent = this.getAttribute('consent');
       const tcfVendor = consent === null ? null : /^tcf:(\d+)$/.exec(consent);
-      if (tcfVendor) options.consent = () => import('./tcf.js').then(({ tcfConsent }) => tcfConsent({ vendorId: +tcfVendor[1]! })());
+      if (tcfVendor)
+        options.consent = () => import('./tcf.js').then(({ tcfConsent }) => tcfConsent({ vendorId: +tcfVendor[1]! })());
       // Anything else is handed on, for the option checks to refuse.
       else if (consent !== null) options.consent = consent;
       options.onUpdate = (blackbox: string) => {
@@ -159,7 +168,8 @@ function elementClass() {
       const submitter = event.submitter;
       const waited = new Promise<void>((resolve) => setTimeout(resolve, this.maxWaitMs));
       void Promise.race([this.done, waited]).then(() => {
-        if (this.current === 'collecting') this.told ??= { outcome: 'timeout-partial', scripts: [], durationMs: this.maxWaitMs };
+        if (this.current === 'collecting')
+          this.told ??= { outcome: 'timeout-partial', scripts: [], durationMs: this.maxWaitMs };
         this.write();
         this.frozen = true;
         form.requestSubmit(submitter && form.contains(submitter) ? (submitter as HTMLButtonElement) : null);

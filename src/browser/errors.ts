@@ -37,14 +37,18 @@ export class BlackboxCaptureError extends Error {
     super(message);
     this.code = code;
     // Only the details that are there, so `'blackbox' in error` means one was produced.
-    for (const key in details) if (details[key as keyof BlackboxCaptureErrorDetails] !== undefined) (this as Record<string, unknown>)[key] = details[key as keyof BlackboxCaptureErrorDetails];
+    for (const key in details)
+      if (details[key as keyof BlackboxCaptureErrorDetails] !== undefined)
+        (this as Record<string, unknown>)[key] = details[key as keyof BlackboxCaptureErrorDetails];
   }
 }
 
 /** True for errors of this package, also across copies of it on one page. */
 export const isBlackboxCaptureError = (error: unknown): error is BlackboxCaptureError =>
   error instanceof BlackboxCaptureError ||
-  (error instanceof Error && error.name === 'BlackboxCaptureError' && typeof (error as { code?: unknown }).code === 'string');
+  (error instanceof Error &&
+    error.name === 'BlackboxCaptureError' &&
+    typeof (error as { code?: unknown }).code === 'string');
 
 /** The facts each error's message is written from, until explain() writes it. */
 const facts = new WeakMap<object, [string, unknown[]]>();
@@ -53,7 +57,12 @@ const facts = new WeakMap<object, [string, unknown[]]>();
  * An error whose message is still to be written: `kind` names its message in
  * messages.ts (the code, or a finer kind such as `unknown_option`).
  */
-export function fault(code: BlackboxCaptureErrorCode, args: unknown[] = [], details?: BlackboxCaptureErrorDetails, kind: string = code): BlackboxCaptureError {
+export function fault(
+  code: BlackboxCaptureErrorCode,
+  args: unknown[] = [],
+  details?: BlackboxCaptureErrorDetails,
+  kind: string = code,
+): BlackboxCaptureError {
   const error = new BlackboxCaptureError(code, PREFIX + code, details);
   facts.set(error, [kind, args]);
   return error;

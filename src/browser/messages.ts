@@ -67,7 +67,9 @@ function scripts(names: string[], uriHook: unknown): string {
   return names.length
     ? names.map((name) => name.replace('fp_', 'first-party ').replace('io_', 'third-party ') + '.js').join(', ') +
         '.' +
-        (text('fp') ? ` First party: check the reverse proxy at "${uriHook}" (strip the prefix, no HTML fallback).` : '') +
+        (text('fp')
+          ? ` First party: check the reverse proxy at "${uriHook}" (strip the prefix, no HTML fallback).`
+          : '') +
         (text('io') ? ' Third party: an ad blocker or CSP.' : '')
     : '';
 }
@@ -90,6 +92,8 @@ export const MESSAGES: Record<string, (...args: any[]) => string> = {
     `No final blackbox within ${ms} ms${partial ? '; the error carries the partial one' : ' and no update at all'}.${failed.length ? ` Failed so far: ${scripts(failed, uriHook)}` : ''}`,
   aborted: () => 'Aborted.',
   consent_denied: () => 'Consent to device collection was not given: nothing was collected.',
-  consent_timeout: (ms: number) => `Consent to device collection was not decided within ${ms} ms: nothing was collected.`,
-  post_failed: (url: string, detail: string) => `Delivering to ${url} failed: ${detail}; the error carries the blackbox.`,
+  consent_timeout: (ms: number) =>
+    `Consent to device collection was not decided within ${ms} ms: nothing was collected.`,
+  post_failed: (url: string, detail: string) =>
+    `Delivering to ${url} failed: ${detail}; the error carries the blackbox.`,
 };

@@ -49,7 +49,12 @@ export function normalizeOptions(input: unknown): NormalizedOptions {
   if (options.loaderUrl === undefined) invalidOption('loaderUrl', undefined);
   check('', options);
   if (options.post !== undefined) {
-    options.post = typeof options.post === 'string' ? { url: options.post } : isPlainObject(options.post) ? snapshot(options.post) : invalidOption('post', options.post);
+    options.post =
+      typeof options.post === 'string'
+        ? { url: options.post }
+        : isPlainObject(options.post)
+          ? snapshot(options.post)
+          : invalidOption('post', options.post);
     // Without a URL the delivery would go nowhere: a type check, kept.
     if (typeof options.post.url !== 'string') invalidOption('post.url', options.post.url);
     check('post.', options.post);

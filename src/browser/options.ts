@@ -8,8 +8,16 @@
  */
 import type { CaptureOutcome, VendorPassthrough } from '../shared/types.js';
 import { fault, invalidOption } from './errors.js';
-import { GLOBAL_NAME, isPlainObject, isSignal, isUriHook, OFF, printable, URL_RULE, vendorFlagValues } from './rules.js';
-
+import {
+  GLOBAL_NAME,
+  isPlainObject,
+  isSignal,
+  isUriHook,
+  OFF,
+  printable,
+  URL_RULE,
+  vendorFlagValues,
+} from './rules.js';
 
 export type FieldTarget = string | HTMLInputElement | HTMLTextAreaElement;
 
@@ -91,7 +99,6 @@ export interface CaptureOptions {
 /** `post` as a checked object, with the capture nonce it carries; deliver.ts fills in the defaults. */
 export type NormalizedPost = PostOptions & { captureNonce?: string };
 
-
 export interface NormalizedOptions extends Omit<CaptureOptions, 'post' | 'vendor' | 'timeoutMs'> {
   vendor: VendorPassthrough;
   post?: NormalizedPost;
@@ -104,7 +111,11 @@ const ms: Rule = (value) => typeof value === 'number' && value > 0 && value <= 6
 const isVendorBoolean: Rule = (value) => typeof value === 'boolean' || vendorFlagValues.includes(value);
 
 function valid(rule: Rule, value: unknown): unknown {
-  return typeof rule === 'string' ? typeof value === rule : rule instanceof RegExp ? typeof value === 'string' && rule.test(value) : rule(value);
+  return typeof rule === 'string'
+    ? typeof value === rule
+    : rule instanceof RegExp
+      ? typeof value === 'string' && rule.test(value)
+      : rule(value);
 }
 
 const own = (object: object, key: string) => Object.prototype.hasOwnProperty.call(object, key);
@@ -200,6 +211,7 @@ export function normalizeOptions(input: unknown): NormalizedOptions {
   if (normalized.post && !normalized.post.url) invalidOption('post.url', undefined);
   const vendor = check('vendor.', snapshot(normalized.vendor), VENDOR);
   // The loader's fp_dyn defaults to true and is invalid without fp_static: say so instead of guessing.
-  if (!OFF.includes(`${vendor.fp_dyn}`) && OFF.includes(`${vendor.fp_static}`)) invalidOption('vendor.fp_dyn', vendor.fp_dyn);
+  if (!OFF.includes(`${vendor.fp_dyn}`) && OFF.includes(`${vendor.fp_static}`))
+    invalidOption('vendor.fp_dyn', vendor.fp_dyn);
   return { ...normalized, vendor } as NormalizedOptions;
 }

@@ -6,7 +6,16 @@
  */
 
 /** The options that reach the vendor's config: they must agree across calls on one page. */
-export const LOADER_KEYS = ['loaderUrl', 'globalName', 'uriHook', 'version', 'subkey', 'enableRip', 'vendor', 'inject'] as const;
+export const LOADER_KEYS = [
+  'loaderUrl',
+  'globalName',
+  'uriHook',
+  'version',
+  'subkey',
+  'enableRip',
+  'vendor',
+  'inject',
+] as const;
 
 /** An object literal (or one without a prototype): not an array, a Map, a Headers or another class instance, whose entries a spread or `for…in` would not see. */
 export const isPlainObject = (value: unknown): value is Record<string, any> =>
@@ -18,13 +27,15 @@ const ON = ['1', 'true'];
 export const OFF = ['0', 'false'];
 export const vendorFlagValues = [...ON, ...OFF];
 /** The vendor's boolean parsing: true/false, "1"/"0", "true"/"false"; anything else is `fallback`. */
-export const vendorFlag = (value: unknown, fallback?: boolean): boolean => ON.includes(`${value}`) || (!!fallback && !OFF.includes(`${value}`));
+export const vendorFlag = (value: unknown, fallback?: boolean): boolean =>
+  ON.includes(`${value}`) || (!!fallback && !OFF.includes(`${value}`));
 
 /**
  * A non-empty string without whitespace or control characters (`/^[^\s\0-\x1f\x7f]+$/`),
  * character by character: a call that meets no pattern skips the engine's warm-up.
  */
-export const printable = (value: unknown): value is string => typeof value === 'string' && value !== '' && [...value].every((c) => c > ' ' && c !== '\x7f' && c.trim());
+export const printable = (value: unknown): value is string =>
+  typeof value === 'string' && value !== '' && [...value].every((c) => c > ' ' && c !== '\x7f' && c.trim());
 
 /**
  * An https URL without credentials (http only on loopback, for local testing), or a path
@@ -52,13 +63,21 @@ export const URL_RULE = (value: unknown): boolean => {
  */
 const isLoopback = (hostname: string): boolean => {
   const parts = hostname.split('.');
-  return hostname === 'localhost' || hostname === '[::1]' || (parts.length === 4 && parts[0] === '127' && parts.every((part) => part !== '' && [...part].every((c) => c >= '0' && c <= '9')));
+  return (
+    hostname === 'localhost' ||
+    hostname === '[::1]' ||
+    (parts.length === 4 &&
+      parts[0] === '127' &&
+      parts.every((part) => part !== '' && [...part].every((c) => c >= '0' && c <= '9')))
+  );
 };
 
 /** `uriHook`: a path on the page's own domain, never a complete URL: no scheme, host, port, "//", "..", query or fragment. */
-export const isUriHook = (value: unknown): boolean => printable(value) && !/^\/\/|[:?#\\]|(^|\/)\.\.(\/|$)|^[\w-]+(\.[\w-]+)+(\/|$)/.test(value);
+export const isUriHook = (value: unknown): boolean =>
+  printable(value) && !/^\/\/|[:?#\\]|(^|\/)\.\.(\/|$)|^[\w-]+(\.[\w-]+)+(\/|$)/.test(value);
 
 /** `globalName`: a JavaScript identifier (whether it shadows another global is checked on the page). */
 export const GLOBAL_NAME = /^[A-Za-z_$][\w$]*$/;
 
-export const isSignal = (value: any): boolean => typeof value?.aborted === 'boolean' && typeof value.addEventListener === 'function';
+export const isSignal = (value: any): boolean =>
+  typeof value?.aborted === 'boolean' && typeof value.addEventListener === 'function';

@@ -19,16 +19,22 @@ function warn(message: string): void {
 export function warnRiskySetup(options: NormalizedOptions, href: string): void {
   const { uriHook, inject } = options;
   if (uriHook !== undefined && uriHook[0] !== '/') {
-    warn(`uriHook "${uriHook}" is relative: the first-party scripts resolve against each page's own path. Use "/${uriHook}".`);
+    warn(
+      `uriHook "${uriHook}" is relative: the first-party scripts resolve against each page's own path. Use "/${uriHook}".`,
+    );
   }
   const loaderOrigin = new URL(href).origin;
-  const hinted = Array.from(document.querySelectorAll<HTMLLinkElement>('link[rel~=preconnect],link[rel~=preload]')).some(
-    (link) => new URL(link.href, document.baseURI).origin === loaderOrigin,
-  );
+  const hinted = Array.from(
+    document.querySelectorAll<HTMLLinkElement>('link[rel~=preconnect],link[rel~=preload]'),
+  ).some((link) => new URL(link.href, document.baseURI).origin === loaderOrigin);
   if (loaderOrigin !== location.origin && !hinted) {
-    warn(`The loader is on ${loaderOrigin} and the page has no preconnect hint for it: add <link rel="preconnect" href="${loaderOrigin}"> to the page's head.`);
+    warn(
+      `The loader is on ${loaderOrigin} and the page has no preconnect hint for it: add <link rel="preconnect" href="${loaderOrigin}"> to the page's head.`,
+    );
   }
   if (inject !== false && Array.from(document.scripts).some((script) => script.src === href)) {
-    warn(`The page already has a tag for ${href}: the package watches it instead of adding another. Say so with inject: false.`);
+    warn(
+      `The page already has a tag for ${href}: the package watches it instead of adding another. Say so with inject: false.`,
+    );
   }
 }

@@ -74,7 +74,10 @@ const MAX_SCRIPT_BYTES = 256 * 1024;
 
 /** The policies of the Content-Security-Policy headers and `<meta http-equiv>` tags: each a map of directive to sources. */
 export function policies(headers: Headers, metaPolicies: readonly string[]): Array<Map<string, string[]>> {
-  const texts = [...(headers.get('content-security-policy') ?? '').split(',').filter((text) => text.trim()), ...metaPolicies];
+  const texts = [
+    ...(headers.get('content-security-policy') ?? '').split(',').filter((text) => text.trim()),
+    ...metaPolicies,
+  ];
   return texts.map((text) => {
     const policy = new Map<string, string[]>();
     for (const directive of text.split(';')) {
@@ -112,7 +115,12 @@ function boundedFetch(doFetch: typeof fetch, timeoutMs: number) {
     for (let redirects = 0; ; redirects++) {
       if (made >= MAX_REQUESTS) throw new Error(`not fetched: the doctor makes at most ${MAX_REQUESTS} requests`);
       made++;
-      const response = await doFetch(target, { method, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs), headers: { 'user-agent': 'Mozilla/5.0 (blackbox-capture doctor)' } });
+      const response = await doFetch(target, {
+        method,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(timeoutMs),
+        headers: { 'user-agent': 'Mozilla/5.0 (blackbox-capture doctor)' },
+      });
       const location = response.headers.get('location');
       if (response.status < 300 || response.status > 399 || location === null) return response;
       await response.body?.cancel();
@@ -150,7 +158,8 @@ export async function runDoctor(pageUrl: string, options: DoctorOptions = {}): P
   const thirdParty = new URL(options.thirdPartyHost ?? 'https://mpsnare.iesnare.com').origin;
   const page = new URL(pageUrl);
   const findings: Finding[] = [];
-  const add = (id: Finding['id'], status: CheckStatus, message: string, fix = '') => findings.push({ id, status, message, fix });
+  const add = (id: Finding['id'], status: CheckStatus, message: string, fix = '') =>
+    findings.push({ id, status, message, fix });
   const get = boundedFetch(doFetch, timeoutMs);
   const maxPageBytes = options.maxPageBytes ?? 2 * 1024 * 1024;
 
@@ -162,11 +171,28 @@ export async function runDoctor(pageUrl: string, options: DoctorOptions = {}): P
     html = read.text;
     pageHeaders = response.headers;
     if (response.ok && /html/i.test(response.headers.get('content-type') ?? '')) {
-      if (read.cut) add('page', 'warn', `the page is larger than ${maxPageBytes} bytes: only its start was read`, 'check a smaller page of the checkout, or raise maxPageBytes');
+      if (read.cut)
+        add(
+          'page',
+          'warn',
+          `the page is larger than ${maxPageBytes} bytes: only its start was read`,
+          'check a smaller page of the checkout, or raise maxPageBytes',
+        );
       else add('page', 'pass', `the page answered ${response.status} with HTML`);
-    } else add('page', 'fail', `the page answered ${response.status} ${response.headers.get('content-type') ?? 'without a content type'}`, 'give the URL of the checkout page itself');
+    } else
+      add(
+        'page',
+        'fail',
+        `the page answered ${response.status} ${response.headers.get('content-type') ?? 'without a content type'}`,
+        'give the URL of the checkout page itself',
+      );
   } catch (error) {
-    add('page', 'fail', `the page could not be fetched (${(error as Error).message})`, 'check the URL and that this machine can reach it');
+    add(
+      'page',
+      'fail',
+      `the page could not be fetched (${(error as Error).message})`,
+      'check the URL and that this machine can reach it',
+    );
   }
 
   // Loader tags: the page's own (a src naming a loader) and this package's script tag, which injects one unless data-inject="false".
@@ -181,30 +207,64 @@ export async function runDoctor(pageUrl: string, options: DoctorOptions = {}): P
       return undefined;
     }
   };
-  const named = (values: Array<string | undefined>) => values.map((v) => (v === undefined ? undefined : resolve(v))).filter((v): v is string => v !== undefined);
+  const named = (values: Array<string | undefined>) =>
+    values.map((v) => (v === undefined ? undefined : resolve(v))).filter((v): v is string => v !== undefined);
   const loaderUrls = new Set([...named([options.loaderUrl]), ...named(declarative.map((t) => t['data-loader-url']))]);
-  const ownTags = tags.filter((t) => t.src && (loaderUrls.has(resolve(t.src) ?? '') || /(^|\/)(loader(_only)?|iovation|snare)[\w.-]*\.js(\?|$)/i.test(t.src)));
+  const ownTags = tags.filter(
+    (t) =>
+      t.src &&
+      (loaderUrls.has(resolve(t.src) ?? '') || /(^|\/)(loader(_only)?|iovation|snare)[\w.-]*\.js(\?|$)/i.test(t.src)),
+  );
   for (const url of named(ownTags.map((t) => t.src))) loaderUrls.add(url);
   const runs = ownTags.length + declarative.filter((t) => t['data-inject'] !== 'false').length;
   if (runs > 1) {
-    add('loader_tag_once', 'fail', `the page would run the loader ${runs} times (${ownTags.length} loader tag(s), ${declarative.length} blackbox-capture tag(s))`, 'keep one: the loader runs once per page; with the package, drop your own loader tag, or set data-inject="false" to adopt it');
+    add(
+      'loader_tag_once',
+      'fail',
+      `the page would run the loader ${runs} times (${ownTags.length} loader tag(s), ${declarative.length} blackbox-capture tag(s))`,
+      'keep one: the loader runs once per page; with the package, drop your own loader tag, or set data-inject="false" to adopt it',
+    );
   } else if (runs === 1) add('loader_tag_once', 'pass', 'one loader tag');
-  else add('loader_tag_once', 'warn', 'no loader tag in the HTML', 'fine when your bundle calls captureBlackbox; give --loader-url to check the loader');
+  else
+    add(
+      'loader_tag_once',
+      'warn',
+      'no loader tag in the HTML',
+      'fine when your bundle calls captureBlackbox; give --loader-url to check the loader',
+    );
 
   // The loader answers JavaScript. One loader, the one given or the page's first: a page that
   // names more fails loader_tag_once, and the doctor is no way to send a page's URLs anywhere.
   if (loaderUrls.size === 0) add('loader_script', 'warn', 'no loader URL found', 'give --loader-url');
-  const checked = options.loaderUrl !== undefined && resolve(options.loaderUrl) ? resolve(options.loaderUrl)! : [...loaderUrls][0];
-  if (loaderUrls.size > 1) add('loader_script', 'warn', `the page names ${loaderUrls.size} loader URLs; only ${checked} was fetched`, 'keep one loader URL; give --loader-url to choose the one checked');
+  const checked =
+    options.loaderUrl !== undefined && resolve(options.loaderUrl) ? resolve(options.loaderUrl)! : [...loaderUrls][0];
+  if (loaderUrls.size > 1)
+    add(
+      'loader_script',
+      'warn',
+      `the page names ${loaderUrls.size} loader URLs; only ${checked} was fetched`,
+      'keep one loader URL; give --loader-url to choose the one checked',
+    );
   for (const loader of checked === undefined ? [] : [checked]) {
     try {
       const response = await get(loader);
       await response.body?.cancel();
       const type = response.headers.get('content-type') ?? '';
       if (response.ok && JAVASCRIPT.test(type)) add('loader_script', 'pass', `${loader} answered JavaScript`);
-      else add('loader_script', 'fail', `${loader} answered ${response.status} ${type || 'without a content type'}`, 'point loaderUrl at the vendor loader file your account manager gave you, served as JavaScript');
+      else
+        add(
+          'loader_script',
+          'fail',
+          `${loader} answered ${response.status} ${type || 'without a content type'}`,
+          'point loaderUrl at the vendor loader file your account manager gave you, served as JavaScript',
+        );
     } catch (error) {
-      add('loader_script', 'fail', `${loader} could not be fetched (${(error as Error).message})`, 'check the loader URL');
+      add(
+        'loader_script',
+        'fail',
+        `${loader} could not be fetched (${(error as Error).message})`,
+        'check the loader URL',
+      );
     }
   }
 
@@ -218,42 +278,80 @@ export async function runDoctor(pageUrl: string, options: DoctorOptions = {}): P
       if (strictDynamic) {
         const nonces = scriptSources.filter((s) => /^'nonce-/i.test(s)).map((s) => s.slice(7, -1));
         const nonced = tags.some((t) => t.nonce !== undefined && nonces.includes(t.nonce));
-        if (!nonced) problems.push("script-src has 'strict-dynamic' but no page script carries its nonce: nothing can load the loader");
+        if (!nonced)
+          problems.push(
+            "script-src has 'strict-dynamic' but no page script carries its nonce: nothing can load the loader",
+          );
       } else {
-        for (const loader of loaderUrls) if (!allows(scriptSources, new URL(loader).origin, page.origin)) problems.push(`script-src does not allow the loader's origin ${new URL(loader).origin}`);
-        if (!allows(scriptSources, page.origin, page.origin)) problems.push(`script-src does not allow this origin, where ${prefix}/ serves the first-party scripts`);
-        if (!allows(scriptSources, thirdParty, page.origin)) problems.push(`script-src does not allow the vendor's host ${thirdParty}`);
+        for (const loader of loaderUrls)
+          if (!allows(scriptSources, new URL(loader).origin, page.origin))
+            problems.push(`script-src does not allow the loader's origin ${new URL(loader).origin}`);
+        if (!allows(scriptSources, page.origin, page.origin))
+          problems.push(`script-src does not allow this origin, where ${prefix}/ serves the first-party scripts`);
+        if (!allows(scriptSources, thirdParty, page.origin))
+          problems.push(`script-src does not allow the vendor's host ${thirdParty}`);
       }
     }
     const connectSources = policy.get('connect-src') ?? policy.get('default-src');
-    if (connectSources && !allows(connectSources, thirdParty, page.origin)) problems.push(`connect-src does not allow the vendor's host ${thirdParty}`);
+    if (connectSources && !allows(connectSources, thirdParty, page.origin))
+      problems.push(`connect-src does not allow the vendor's host ${thirdParty}`);
   }
   if (csp.length === 0) add('csp', 'pass', 'no Content-Security-Policy: nothing blocks the loader');
-  else if (problems.length === 0) add('csp', 'pass', 'the Content-Security-Policy allows the loader, the first-party scripts and the vendor host');
-  else add('csp', 'fail', problems.join('; '), `allow them: script-src 'self' <loader origin> ${thirdParty} (or a nonce with 'strict-dynamic' on the tag that loads the package), connect-src 'self' ${thirdParty}`);
+  else if (problems.length === 0)
+    add('csp', 'pass', 'the Content-Security-Policy allows the loader, the first-party scripts and the vendor host');
+  else
+    add(
+      'csp',
+      'fail',
+      problems.join('; '),
+      `allow them: script-src 'self' <loader origin> ${thirdParty} (or a nonce with 'strict-dynamic' on the tag that loads the package), connect-src 'self' ${thirdParty}`,
+    );
 
   // The first-party scripts through the proxy.
   const base = `${page.origin}${prefix}/${version}`;
   /** The dynamic script's answer, when it was the script: the cache and cookie checks read it. */
   let dyn: Response | undefined;
-  for (const [id, file] of [['static_script', 'static_wdp.js'], ['dyn_script', 'dyn_wdp.js']] as const) {
+  for (const [id, file] of [
+    ['static_script', 'static_wdp.js'],
+    ['dyn_script', 'dyn_wdp.js'],
+  ] as const) {
     const url = `${base}/${file}`;
     try {
       const response = await get(url);
       const type = response.headers.get('content-type') ?? '';
       const { text: body } = await readText(response, MAX_SCRIPT_BYTES);
       if (response.status === 404) {
-        add(id, 'fail', `${url} answered 404`, `the proxy must strip "${prefix}" before forwarding (nginx: proxy_pass with a trailing slash), or no proxy route exists for ${prefix}/`);
+        add(
+          id,
+          'fail',
+          `${url} answered 404`,
+          `the proxy must strip "${prefix}" before forwarding (nginx: proxy_pass with a trailing slash), or no proxy route exists for ${prefix}/`,
+        );
       } else if (/html/i.test(type) || /^\s*</.test(body)) {
-        add(id, 'fail', `${url} answered HTML (${response.status}): the site's fallback page, not the script`, `route ${prefix}/ to the vendor's first-party host before the SPA fallback (createFirstPartyProxy, or the shipped nginx location)`);
+        add(
+          id,
+          'fail',
+          `${url} answered HTML (${response.status}): the site's fallback page, not the script`,
+          `route ${prefix}/ to the vendor's first-party host before the SPA fallback (createFirstPartyProxy, or the shipped nginx location)`,
+        );
       } else if (!response.ok || !JAVASCRIPT.test(type)) {
-        add(id, 'fail', `${url} answered ${response.status} ${type || 'without a content type'}`, "pass the collector's Content-Type back unchanged");
+        add(
+          id,
+          'fail',
+          `${url} answered ${response.status} ${type || 'without a content type'}`,
+          "pass the collector's Content-Type back unchanged",
+        );
       } else {
         add(id, 'pass', `${url} answered JavaScript`);
         if (id === 'dyn_script') dyn = response;
       }
     } catch (error) {
-      add(id, 'fail', `${url} could not be fetched (${(error as Error).message})`, `route ${prefix}/ to the vendor's first-party host`);
+      add(
+        id,
+        'fail',
+        `${url} could not be fetched (${(error as Error).message})`,
+        `route ${prefix}/ to the vendor's first-party host`,
+      );
     }
   }
 
@@ -261,8 +359,20 @@ export async function runDoctor(pageUrl: string, options: DoctorOptions = {}): P
   if (dyn) {
     const cacheControl = dyn.headers.get('cache-control') ?? '';
     const age = dyn.headers.get('age');
-    if (age !== null) add('dyn_not_cached', 'fail', `dyn_wdp.js came from a cache (Age: ${age})`, 'exclude dyn_wdp.js from every cache and CDN: Cache-Control: no-store, private');
-    else if (!/\bno-store\b/i.test(cacheControl)) add('dyn_not_cached', 'fail', `dyn_wdp.js may be cached (Cache-Control: ${cacheControl || 'none'})`, 'answer dyn_wdp.js with Cache-Control: no-store, private (createFirstPartyProxy does)');
+    if (age !== null)
+      add(
+        'dyn_not_cached',
+        'fail',
+        `dyn_wdp.js came from a cache (Age: ${age})`,
+        'exclude dyn_wdp.js from every cache and CDN: Cache-Control: no-store, private',
+      );
+    else if (!/\bno-store\b/i.test(cacheControl))
+      add(
+        'dyn_not_cached',
+        'fail',
+        `dyn_wdp.js may be cached (Cache-Control: ${cacheControl || 'none'})`,
+        'answer dyn_wdp.js with Cache-Control: no-store, private (createFirstPartyProxy does)',
+      );
     else add('dyn_not_cached', 'pass', 'dyn_wdp.js is no-store and came from no cache');
 
     // Cookies: the proxy must pass the collector's back.
@@ -273,13 +383,31 @@ export async function runDoctor(pageUrl: string, options: DoctorOptions = {}): P
         await direct.body?.cancel();
         const sent = direct.headers.getSetCookie();
         // A warning, not a failure: collection works without the device cookie, with less continuity between visits.
-        if (sent.length > 0 && proxied.length === 0) add('set_cookie', 'warn', `the collector sets ${sent.length} cookie(s); none came through the proxy`, "pass Set-Cookie back: createFirstPartyProxy does, in its own namespace (the shipped nginx configuration drops cookies on purpose: nginx cannot namespace them)");
-        else add('set_cookie', 'pass', `${proxied.length} cookie(s) through the proxy, ${sent.length} from the collector`);
+        if (sent.length > 0 && proxied.length === 0)
+          add(
+            'set_cookie',
+            'warn',
+            `the collector sets ${sent.length} cookie(s); none came through the proxy`,
+            'pass Set-Cookie back: createFirstPartyProxy does, in its own namespace (the shipped nginx configuration drops cookies on purpose: nginx cannot namespace them)',
+          );
+        else
+          add('set_cookie', 'pass', `${proxied.length} cookie(s) through the proxy, ${sent.length} from the collector`);
       } catch (error) {
-        add('set_cookie', 'warn', `the collector could not be fetched (${(error as Error).message})`, 'check --collector-url');
+        add(
+          'set_cookie',
+          'warn',
+          `the collector could not be fetched (${(error as Error).message})`,
+          'check --collector-url',
+        );
       }
     } else if (proxied.length > 0) add('set_cookie', 'pass', `${proxied.length} cookie(s) through the proxy`);
-    else add('set_cookie', 'warn', "no Set-Cookie in the proxy's answer", "give --collector-url to compare with the collector's own answer");
+    else
+      add(
+        'set_cookie',
+        'warn',
+        "no Set-Cookie in the proxy's answer",
+        "give --collector-url to compare with the collector's own answer",
+      );
   }
 
   return { url: page.href, ok: findings.every((f) => f.status !== 'fail'), findings };

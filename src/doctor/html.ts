@@ -21,7 +21,11 @@ export function readMarkup(html: string): PageMarkup {
       onopentag(name, attributes) {
         if (name === 'script') markup.scripts.push(attributes);
         else if (name === 'blackbox-capture') markup.elements.push(attributes);
-        else if (name === 'meta' && attributes['http-equiv']?.toLowerCase() === 'content-security-policy' && attributes.content !== undefined) {
+        else if (
+          name === 'meta' &&
+          attributes['http-equiv']?.toLowerCase() === 'content-security-policy' &&
+          attributes.content !== undefined
+        ) {
           markup.metaPolicies.push(attributes.content);
         }
       },

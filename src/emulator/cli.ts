@@ -56,13 +56,25 @@ async function conformance(args: string[]): Promise<void> {
   };
   const candidate = read(loader);
   const referenceSource = reference === undefined ? undefined : read(reference);
-  let playwright: { chromium: { launch(options: object): Promise<{ newPage(): Promise<ConformancePage>; close(): Promise<void> }> } };
+  let playwright: {
+    chromium: { launch(options: object): Promise<{ newPage(): Promise<ConformancePage>; close(): Promise<void> }> };
+  };
   try {
     playwright = (await import('playwright-core' as string)) as typeof playwright;
   } catch {
     return fail('conformance needs the package playwright-core: npm install --save-dev playwright-core', 1);
   }
-  const browser = await playwright.chromium.launch({ executablePath: chromium, args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-gpu', '--no-first-run'] });
+  const browser = await playwright.chromium.launch({
+    executablePath: chromium,
+    args: [
+      '--no-sandbox',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-gpu',
+      '--no-first-run',
+    ],
+  });
   try {
     const results = await runConformance(await browser.newPage(), candidate, referenceSource);
     for (const { testCase, equal, reference: expected, candidate: actual } of results) {
@@ -70,7 +82,9 @@ async function conformance(args: string[]): Promise<void> {
       if (!equal) {
         for (const key of Object.keys(expected) as Array<keyof typeof expected>) {
           if (JSON.stringify(expected[key]) !== JSON.stringify(actual[key])) {
-            console.log(`  ${key}:\n    reference: ${JSON.stringify(expected[key])}\n    ${loader}: ${JSON.stringify(actual[key])}`);
+            console.log(
+              `  ${key}:\n    reference: ${JSON.stringify(expected[key])}\n    ${loader}: ${JSON.stringify(actual[key])}`,
+            );
           }
         }
       }
@@ -86,7 +100,10 @@ async function conformance(args: string[]): Promise<void> {
 function serve(args: string[]): void {
   if (args.length) fail(`unknown option ${args[0]}`);
   const base = process.env.EMULATOR_PORT_BASE ? Number(process.env.EMULATOR_PORT_BASE) : undefined;
-  const ports = base === undefined ? undefined : { loader: base, collector: base + 1, thirdParty: base + 2, auth: base + 3, api: base + 4 };
+  const ports =
+    base === undefined
+      ? undefined
+      : { loader: base, collector: base + 1, thirdParty: base + 2, auth: base + 3, api: base + 4 };
   startEmulator({
     ...(ports ? { ports } : {}),
     ...(process.env.EMULATOR_CLIENT_ID ? { clientId: process.env.EMULATOR_CLIENT_ID } : {}),
@@ -95,7 +112,9 @@ function serve(args: string[]): void {
     (emulator) => {
       const { loaderUrl, collectorUrl, thirdPartyUrl, tokenUrl, baseUrl, clientId, clientSecret } = emulator;
       // The secret is the emulator's own test credential, printed so that the server kit can be pointed at it.
-      console.log(JSON.stringify({ loaderUrl, collectorUrl, thirdPartyUrl, tokenUrl, baseUrl, clientId, clientSecret }, null, 2));
+      console.log(
+        JSON.stringify({ loaderUrl, collectorUrl, thirdPartyUrl, tokenUrl, baseUrl, clientId, clientSecret }, null, 2),
+      );
       const stop = () => void emulator.close().then(() => process.exit(0));
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);

@@ -35,36 +35,113 @@ export const CONFORMANCE_CASES: readonly ConformanceCase[] = [
   { name: 'the documented config', config: { ...FLASH_OFF, loader: { version: 'general5', subkey: 'SUB' } } },
   { name: 'a custom global name', globalName: 'SHOP_DEVICE_CFG', config: { loader: { version: 'general5' } } },
   { name: 'relative uri_hook', config: { loader: { version: 'general5', uri_hook: 'iojs' } } },
-  { name: 'absolute uri_hook with a trailing slash', config: { loader: { version: 'early5', uri_hook: '/risk/iojs/' } } },
-  { name: 'uri_hook missing, subkey with characters to encode', config: { loader: { version: 'general5', subkey: 'a/b c+d?é' } } },
+  {
+    name: 'absolute uri_hook with a trailing slash',
+    config: { loader: { version: 'early5', uri_hook: '/risk/iojs/' } },
+  },
+  {
+    name: 'uri_hook missing, subkey with characters to encode',
+    config: { loader: { version: 'general5', subkey: 'a/b c+d?é' } },
+  },
   { name: 'version missing', config: { loader: { subkey: 'S' } } },
   { name: 'numeric version', config: { loader: { version: '5.2.2' } } },
-  { name: 'numeric version with url_dots_to_dashes', config: { loader: { version: '5.2.2', url_dots_to_dashes: true } } },
-  { name: 'url_dots_to_dashes as the string "false" (truthy to 5.2.2)', config: { loader: { version: '5.2.2', url_dots_to_dashes: 'false' } } },
+  {
+    name: 'numeric version with url_dots_to_dashes',
+    config: { loader: { version: '5.2.2', url_dots_to_dashes: true } },
+  },
+  {
+    name: 'url_dots_to_dashes as the string "false" (truthy to 5.2.2)',
+    config: { loader: { version: '5.2.2', url_dots_to_dashes: 'false' } },
+  },
   { name: 'tp false', config: { loader: { version: 'general5', tp: false } } },
   { name: 'fp_static false', config: { loader: { version: 'general5', fp_static: false } } },
-  { name: 'fp_static false with fp_dyn true', config: { loader: { version: 'general5', fp_static: false, fp_dyn: true } } },
+  {
+    name: 'fp_static false with fp_dyn true',
+    config: { loader: { version: 'general5', fp_static: false, fp_dyn: true } },
+  },
   { name: 'fp_dyn false', config: { loader: { version: 'general5', fp_dyn: false } } },
   { name: 'nothing to load', config: { loader: { version: 'general5', fp_static: '0', tp: '0' } } },
   { name: 'tp_split', config: { loader: { version: 'general5', tp_split: true, subkey: 'K' } } },
-  { name: 'tp_split with tp_resource', config: { loader: { version: 'general5', tp_split: '1', tp_resource: 'other.js' } } },
+  {
+    name: 'tp_split with tp_resource',
+    config: { loader: { version: 'general5', tp_split: '1', tp_resource: 'other.js' } },
+  },
   { name: 'tp_resource', config: { loader: { version: 'general5', tp_resource: 'custom.js' } } },
   { name: 'tp_host with trailing slashes', config: { loader: { version: 'general5', tp_host: '$TP///' } } },
-  { name: 'fp_static_override_uri', config: { loader: { version: 'general5', fp_static_override_uri: '/static/override_wdp.js?v=1' } } },
+  {
+    name: 'fp_static_override_uri',
+    config: { loader: { version: 'general5', fp_static_override_uri: '/static/override_wdp.js?v=1' } },
+  },
   { name: 'top-level enable_flash true', config: { enable_flash: true, loader: { version: 'general5' } } },
-  { name: 'fp.enable_flash set', config: { enable_flash: false, fp: { enable_flash: 'true' }, loader: { version: 'general5' } } },
-  { name: 'io.enable_flash with fp.enable_flash', config: { enable_flash: true, fp: { enable_flash: '0' }, io: { enable_flash: 'false' }, loader: { version: 'general5' } } },
-  { name: 'io.enable_flash alone (ignored)', config: { enable_flash: true, io: { enable_flash: false }, loader: { version: 'general5' } } },
-  { name: 'booleans as strings', config: { loader: { version: 'general5', tp: 'true', fp_static: '1', fp_dyn: 'FALSE', tp_split: '0', enable_legacy_compatibility: 'true' } } },
-  { name: 'a static script already on the page (staticVer)', config: { fp: { staticVer: '5.1.0' }, loader: { version: 'general5', url_dots_to_dashes: true } } },
-  { name: 'scripts already run (staticMain, dynMain, io.staticMain)', config: { fp: { staticMain: true, dynMain: true }, io: { staticMain: true }, loader: { version: 'general5', enable_legacy_compatibility: true } } },
+  {
+    name: 'fp.enable_flash set',
+    config: { enable_flash: false, fp: { enable_flash: 'true' }, loader: { version: 'general5' } },
+  },
+  {
+    name: 'io.enable_flash with fp.enable_flash',
+    config: {
+      enable_flash: true,
+      fp: { enable_flash: '0' },
+      io: { enable_flash: 'false' },
+      loader: { version: 'general5' },
+    },
+  },
+  {
+    name: 'io.enable_flash alone (ignored)',
+    config: { enable_flash: true, io: { enable_flash: false }, loader: { version: 'general5' } },
+  },
+  {
+    name: 'booleans as strings',
+    config: {
+      loader: {
+        version: 'general5',
+        tp: 'true',
+        fp_static: '1',
+        fp_dyn: 'FALSE',
+        tp_split: '0',
+        enable_legacy_compatibility: 'true',
+      },
+    },
+  },
+  {
+    name: 'a static script already on the page (staticVer)',
+    config: { fp: { staticVer: '5.1.0' }, loader: { version: 'general5', url_dots_to_dashes: true } },
+  },
+  {
+    name: 'scripts already run (staticMain, dynMain, io.staticMain)',
+    config: {
+      fp: { staticMain: true, dynMain: true },
+      io: { staticMain: true },
+      loader: { version: 'general5', enable_legacy_compatibility: true },
+    },
+  },
   { name: 'a second run of the loader', config: { loader: { version: 'general5' } }, twice: true },
-  { name: 'first-party static_wdp.js 404', config: { loader: { version: 'general5' } }, fail: ['/iojs/general5/static_wdp.js'] },
-  { name: 'first-party dyn_wdp.js 404', config: { loader: { version: 'general5' } }, fail: ['/iojs/general5/dyn_wdp.js'] },
+  {
+    name: 'first-party static_wdp.js 404',
+    config: { loader: { version: 'general5' } },
+    fail: ['/iojs/general5/static_wdp.js'],
+  },
+  {
+    name: 'first-party dyn_wdp.js 404',
+    config: { loader: { version: 'general5' } },
+    fail: ['/iojs/general5/dyn_wdp.js'],
+  },
   { name: 'third-party wdp.js 404', config: { loader: { version: 'general5' } }, fail: ['/general5/wdp.js'] },
-  { name: 'tp_split: third-party static_wdp.js 404', config: { loader: { version: 'general5', tp_split: true, fp_static: false } }, fail: ['static_wdp.js'] },
-  { name: 'tp_split: third-party dyn_wdp.js 404', config: { loader: { version: 'general5', tp_split: true, fp_static: false } }, fail: ['dyn_wdp.js'] },
-  { name: 'fp_static_override_uri 404', config: { loader: { version: 'general5', fp_static_override_uri: '/static/override_wdp.js' } }, fail: ['override_wdp.js'] },
+  {
+    name: 'tp_split: third-party static_wdp.js 404',
+    config: { loader: { version: 'general5', tp_split: true, fp_static: false } },
+    fail: ['static_wdp.js'],
+  },
+  {
+    name: 'tp_split: third-party dyn_wdp.js 404',
+    config: { loader: { version: 'general5', tp_split: true, fp_static: false } },
+    fail: ['dyn_wdp.js'],
+  },
+  {
+    name: 'fp_static_override_uri 404',
+    config: { loader: { version: 'general5', fp_static_override_uri: '/static/override_wdp.js' } },
+    fail: ['override_wdp.js'],
+  },
   { name: 'every script 404', config: { loader: { version: 'general5', tp_split: true } }, fail: ['.js?'] },
 ];
 
@@ -84,7 +161,10 @@ export interface ConformanceRecord {
 /** The page of one case: config, recorder, loader tag(s). Runs under no CSP. */
 export function conformancePage(testCase: ConformanceCase, loaderUrl: string, thirdPartyUrl: string): string {
   const name = testCase.globalName ?? 'IGLOO';
-  const config = JSON.parse(JSON.stringify(testCase.config ?? null).replace(/\$TP/g, thirdPartyUrl)) as Record<string, unknown> | null;
+  const config = JSON.parse(JSON.stringify(testCase.config ?? null).replace(/\$TP/g, thirdPartyUrl)) as Record<
+    string,
+    unknown
+  > | null;
   const loaderTag = `<script src="${loaderUrl}"></script>`;
   return `<!doctype html><html><head><meta charset="utf-8">
 <script>
@@ -136,7 +216,9 @@ export interface ConformanceSite {
   close(): Promise<void>;
 }
 
-async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ server: Server; origin: string }> {
+async function listen(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<{ server: Server; origin: string }> {
   // Nothing a request holds may throw out of this callback and end the process: a 500 instead.
   const server = createServer((req, res) => {
     try {
@@ -158,11 +240,13 @@ async function listen(handler: (req: IncomingMessage, res: ServerResponse) => vo
 export async function startConformanceSite(loaderSource?: string): Promise<ConformanceSite> {
   let current: ConformanceCase | undefined;
   const failing = (url: string) => !!current?.fail?.some((part) => url.includes(part));
-  const notFound = (res: ServerResponse) => res.writeHead(404, { 'content-type': 'text/plain', 'cache-control': 'no-store' }).end('not found');
+  const notFound = (res: ServerResponse) =>
+    res.writeHead(404, { 'content-type': 'text/plain', 'cache-control': 'no-store' }).end('not found');
   const header = (req: IncomingMessage) => (name: string) => (req.headers[name] as string | undefined) ?? null;
   const settings: VendorSettings = { defaultTpHost: '', ...(loaderSource === undefined ? {} : { loaderSource }) };
   // Nothing may come from the browser's cache: a case that answers 404 must reach this server.
-  const send = (res: ServerResponse, asset: VendorAsset) => res.writeHead(asset.status, { ...asset.headers, 'cache-control': 'no-store' }).end(asset.body);
+  const send = (res: ServerResponse, asset: VendorAsset) =>
+    res.writeHead(asset.status, { ...asset.headers, 'cache-control': 'no-store' }).end(asset.body);
 
   const thirdParty = await listen((req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
@@ -181,7 +265,10 @@ export async function startConformanceSite(loaderSource?: string): Promise<Confo
     if (failing(url) || !/\.js(\?|$)/.test(url)) return notFound(res);
     // Any first-party path (the hook may be relative, absolute or missing): the collector's script by file name.
     const file = url.split('?')[0]!.split('/').pop();
-    send(res, vendorAsset('collector', `/general5/${file === 'dyn_wdp.js' ? file : 'static_wdp.js'}`, header(req), settings));
+    send(
+      res,
+      vendorAsset('collector', `/general5/${file === 'dyn_wdp.js' ? file : 'static_wdp.js'}`, header(req), settings),
+    );
   });
 
   const normalise = (text: string) =>
@@ -197,7 +284,11 @@ export async function startConformanceSite(loaderSource?: string): Promise<Confo
       // Settled: every appended script has loaded or failed, and nothing changed for 150 ms.
       await page.waitForFunction(
         () => {
-          const r = (window as unknown as { __conformance: { appended: string[]; settled: Record<string, string>; changedAt: number } }).__conformance;
+          const r = (
+            window as unknown as {
+              __conformance: { appended: string[]; settled: Record<string, string>; changedAt: number };
+            }
+          ).__conformance;
           return r.appended.every((src) => r.settled[src]) && performance.now() - r.changedAt > 150;
         },
         undefined,
@@ -210,9 +301,18 @@ export async function startConformanceSite(loaderSource?: string): Promise<Confo
         const flags: Record<string, unknown> = {};
         // Sorted: the two chains fail in network order.
         for (const key of Object.keys(loader).sort()) if (/_load_failure$/.test(key)) flags[key] = loader[key];
-        return { scripts: r.appended.slice(), flags, loaderMain: typeof loader.loaderMain, loaderVer: loader.loaderVer, tpHost: loader.tp_host, traces: r.traces.slice() };
+        return {
+          scripts: r.appended.slice(),
+          flags,
+          loaderMain: typeof loader.loaderMain,
+          loaderVer: loader.loaderVer,
+          tpHost: loader.tp_host,
+          traces: r.traces.slice(),
+        };
       }, testCase.globalName ?? 'IGLOO');
-      return JSON.parse(normalise(JSON.stringify({ ...raw, scripts: [...raw.scripts].sort(), traces: [...raw.traces].sort() }))) as ConformanceRecord;
+      return JSON.parse(
+        normalise(JSON.stringify({ ...raw, scripts: [...raw.scripts].sort(), traces: [...raw.traces].sort() })),
+      ) as ConformanceRecord;
     },
     async close() {
       for (const { server } of [site, thirdParty]) {
@@ -234,7 +334,11 @@ export interface ConformanceResult {
  * Runs every case with the reference loader (default: the emulator's, which behaves like
  * 5.2.2) and the candidate, on one browser page, and says where they differ.
  */
-export async function runConformance(page: ConformancePage, candidateSource: string, referenceSource?: string): Promise<ConformanceResult[]> {
+export async function runConformance(
+  page: ConformancePage,
+  candidateSource: string,
+  referenceSource?: string,
+): Promise<ConformanceResult[]> {
   const reference = await startConformanceSite(referenceSource);
   const candidate = await startConformanceSite(candidateSource);
   try {
@@ -242,7 +346,12 @@ export async function runConformance(page: ConformancePage, candidateSource: str
     for (const testCase of CONFORMANCE_CASES) {
       const expected = await reference.record(page, testCase);
       const actual = await candidate.record(page, testCase);
-      results.push({ testCase, equal: JSON.stringify(expected) === JSON.stringify(actual), reference: expected, candidate: actual });
+      results.push({
+        testCase,
+        equal: JSON.stringify(expected) === JSON.stringify(actual),
+        reference: expected,
+        candidate: actual,
+      });
     }
     return results;
   } finally {

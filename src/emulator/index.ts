@@ -6,14 +6,27 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { toNodeHandler, type FetchHandler } from '../server/node.js';
-import { createService, type DecisionMatch, type EmulatedDecision, type ServiceOptions, type Transaction, type WorkflowStatus } from './service/service.js';
+import {
+  createService,
+  type DecisionMatch,
+  type EmulatedDecision,
+  type ServiceOptions,
+  type Transaction,
+  type WorkflowStatus,
+} from './service/service.js';
 import { createVendorHandlers, type CollectionDelays } from './scripts/routes.js';
 
 export { decodeBlackbox, type DecodedBlackbox, type CollectionDelays } from './scripts/routes.js';
 export { EMULATED_LOADER_VERSION, type CollectionSource } from './scripts/loader.js';
 export type { WorkflowStatus, EmulatedDecision, DecisionMatch } from './service/service.js';
 export { CONFORMANCE_CASES, conformancePage, runConformance, startConformanceSite } from './conformance.js';
-export type { ConformanceCase, ConformancePage, ConformanceRecord, ConformanceResult, ConformanceSite } from './conformance.js';
+export type {
+  ConformanceCase,
+  ConformancePage,
+  ConformanceRecord,
+  ConformanceResult,
+  ConformanceSite,
+} from './conformance.js';
 
 export type RouteName =
   | 'retrievalStatus'
@@ -208,7 +221,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
           await response.body?.cancel();
           if (response.ok) {
             record.delivered = true;
-            if (faults.duplicate) void doFetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'user-agent': 'blackbox-capture-emulator/1' }, body: JSON.stringify(body) }).then((r) => r.body?.cancel(), () => {});
+            if (faults.duplicate)
+              void doFetch(url, {
+                method: 'POST',
+                headers: { 'content-type': 'application/json', 'user-agent': 'blackbox-capture-emulator/1' },
+                body: JSON.stringify(body),
+              }).then(
+                (r) => r.body?.cancel(),
+                () => {},
+              );
             return;
           }
         } catch (error) {
@@ -216,7 +237,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         } finally {
           clearTimeout(timer);
         }
-        if (attempt < CALLBACK_ATTEMPTS) await new Promise((resolve) => setTimeout(resolve, CALLBACK_BACKOFF_MS * 2 ** (attempt - 1)));
+        if (attempt < CALLBACK_ATTEMPTS)
+          await new Promise((resolve) => setTimeout(resolve, CALLBACK_BACKOFF_MS * 2 ** (attempt - 1)));
       }
       record.delivered = false;
     },
@@ -235,10 +257,16 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       if (fault) {
         if (--fault.times <= 0) queue!.shift();
         if (fault.drop) throw new DropConnection();
-        return new Response(JSON.stringify({ title: 'Injected fault', status: fault.status, detail: 'emulator fault injection' }), {
-          status: fault.status ?? 500,
-          headers: { 'content-type': 'application/problem+json', ...(fault.status === 429 || fault.status === 503 ? { 'retry-after': '1' } : {}) },
-        });
+        return new Response(
+          JSON.stringify({ title: 'Injected fault', status: fault.status, detail: 'emulator fault injection' }),
+          {
+            status: fault.status ?? 500,
+            headers: {
+              'content-type': 'application/problem+json',
+              ...(fault.status === 429 || fault.status === 503 ? { 'retry-after': '1' } : {}),
+            },
+          },
+        );
       }
       return handler(request, context);
     };
@@ -264,14 +292,29 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
 
   // The third-party origin must exist before the loader can name it as its default tp_host.
   let vendor: ReturnType<typeof createVendorHandlers> | undefined;
-  const lazy = (pick: (v: NonNullable<typeof vendor>) => FetchHandler): FetchHandler => (request) => pick(vendor!)(request);
+  const lazy =
+    (pick: (v: NonNullable<typeof vendor>) => FetchHandler): FetchHandler =>
+    (request) =>
+      pick(vendor!)(request);
   const handlers = {
-    thirdParty: instrument(() => 'thirdParty', lazy((v) => v.thirdParty)),
-    loader: instrument(() => 'loader', lazy((v) => v.loader)),
-    collector: instrument(() => 'collector', lazy((v) => v.collector)),
+    thirdParty: instrument(
+      () => 'thirdParty',
+      lazy((v) => v.thirdParty),
+    ),
+    loader: instrument(
+      () => 'loader',
+      lazy((v) => v.loader),
+    ),
+    collector: instrument(
+      () => 'collector',
+      lazy((v) => v.collector),
+    ),
     auth: instrument(() => 'token', service.token),
     api: instrument((request) => service.apiRoute(request) as RouteName, service.api),
-    retrieval: instrument((request) => service.retrievalRoute(request) as RouteName, async (request: Request) => service.retrieval(request)),
+    retrieval: instrument(
+      (request) => service.retrievalRoute(request) as RouteName,
+      async (request: Request) => service.retrieval(request),
+    ),
   };
   const thirdPartyUrl = await listen(handlers.thirdParty, options.ports?.thirdParty);
   vendor = createVendorHandlers({
@@ -331,7 +374,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         const tx = service.transactions().find((t) => t.workflowExecutionId === id);
         return tx && view(tx);
       },
-      requests: (route) => (route ? counts.get(route) ?? 0 : Array.from(counts.values()).reduce((a, b) => a + b, 0)),
+      requests: (route) => (route ? (counts.get(route) ?? 0) : Array.from(counts.values()).reduce((a, b) => a + b, 0)),
       callbacks: () => [...callbacks],
       reset: () => counts.clear(),
     },

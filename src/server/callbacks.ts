@@ -83,7 +83,9 @@ function parseAddress(text: string): { value: bigint; bits: number } | undefined
   const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(address);
   if (v4) {
     const parts = v4.slice(1).map(Number);
-    return parts.every((p) => p <= 255) ? { value: parts.reduce((n, p) => (n << 8n) | BigInt(p), 0n), bits: 32 } : undefined;
+    return parts.every((p) => p <= 255)
+      ? { value: parts.reduce((n, p) => (n << 8n) | BigInt(p), 0n), bits: 32 }
+      : undefined;
   }
   if (!/^[0-9a-fA-F:]+$/.test(address) || address.split('::').length > 2) return undefined;
   const [head = '', tail] = address.split('::');
@@ -102,17 +104,21 @@ function sourceMatcher(entries: readonly string[]): (address: string) => boolean
     // Digits only: Number('') is 0, and "10.0.0.0/" must not mean every address.
     const length = prefix === undefined ? parsed?.bits : /^\d{1,3}$/.test(prefix) ? Number(prefix) : undefined;
     if (!parsed || length === undefined || length > parsed.bits) {
-      throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, `allowedSources: "${entry}" is not an address or a CIDR range`);
+      throw new DeviceRiskError(
+        ERR_INVALID_CONFIGURATION,
+        `allowedSources: "${entry}" is not an address or a CIDR range`,
+      );
     }
     const shift = BigInt(parsed.bits - length);
     return { bits: parsed.bits, shift, network: parsed.value >> shift };
   });
   return (address) => {
     const parsed = parseAddress(address);
-    return !!parsed && ranges.some((range) => range.bits === parsed.bits && parsed.value >> range.shift === range.network);
+    return (
+      !!parsed && ranges.some((range) => range.bits === parsed.bits && parsed.value >> range.shift === range.network)
+    );
   };
 }
-
 
 /** Checks the documented shape; the hrefs must point at the retrieval host, at these ids. */
 function checkCallback(body: unknown, retrievalOrigin: string): CallbackBody {
@@ -121,14 +127,19 @@ function checkCallback(body: unknown, retrievalOrigin: string): CallbackBody {
   };
   const b = body as Partial<CallbackBody> | null;
   if (!b || typeof b !== 'object' || Array.isArray(b)) return fail('is not a JSON object');
-  if (typeof b.callbackSentAt !== 'string' || Number.isNaN(Date.parse(b.callbackSentAt))) fail('lacks a callbackSentAt date');
-  if (b.userReference !== undefined && typeof b.userReference !== 'string') fail('has a userReference that is not a string');
+  if (typeof b.callbackSentAt !== 'string' || Number.isNaN(Date.parse(b.callbackSentAt)))
+    fail('lacks a callbackSentAt date');
+  if (b.userReference !== undefined && typeof b.userReference !== 'string')
+    fail('has a userReference that is not a string');
   const execution = b.workflowExecution;
   const account = b.account;
-  if (!execution || typeof execution.id !== 'string' || !UUID.test(execution.id)) fail('lacks a workflowExecution.id UUID');
+  if (!execution || typeof execution.id !== 'string' || !UUID.test(execution.id))
+    fail('lacks a workflowExecution.id UUID');
   if (!account || typeof account.id !== 'string' || !UUID.test(account.id)) fail('lacks an account.id UUID');
-  if (!CALLBACK_STATUSES.includes(execution!.status)) fail(`has a status that is not one of ${CALLBACK_STATUSES.join(', ')}`);
-  if (typeof execution!.definitionKey !== 'string' && typeof execution!.definitionKey !== 'number') fail('lacks workflowExecution.definitionKey');
+  if (!CALLBACK_STATUSES.includes(execution!.status))
+    fail(`has a status that is not one of ${CALLBACK_STATUSES.join(', ')}`);
+  if (typeof execution!.definitionKey !== 'string' && typeof execution!.definitionKey !== 'number')
+    fail('lacks workflowExecution.definitionKey');
   const onRetrieval = (href: unknown, path: string) => {
     let url: URL | undefined;
     try {
@@ -139,8 +150,10 @@ function checkCallback(body: unknown, retrievalOrigin: string): CallbackBody {
     return !!url && url.origin === retrievalOrigin && url.pathname === path && !url.search && !url.username;
   };
   const accountPath = `/api/v1/accounts/${account!.id}`;
-  if (!onRetrieval(execution!.href, `${accountPath}/workflow-executions/${execution!.id}`)) fail(`has a workflowExecution.href off ${retrievalOrigin} or of another execution`);
-  if (!onRetrieval(account!.href, accountPath)) fail(`has an account.href off ${retrievalOrigin} or of another account`);
+  if (!onRetrieval(execution!.href, `${accountPath}/workflow-executions/${execution!.id}`))
+    fail(`has a workflowExecution.href off ${retrievalOrigin} or of another execution`);
+  if (!onRetrieval(account!.href, accountPath))
+    fail(`has an account.href off ${retrievalOrigin} or of another account`);
   return b as CallbackBody;
 }
 
@@ -153,10 +166,14 @@ interface CallbackRecord {
 
 export function createCallbackHandler(options: CallbackHandlerOptions): CallbackHandler {
   const { client, onResult } = options;
-  if (typeof onResult !== 'function') throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'onResult is required: it receives each result');
+  if (typeof onResult !== 'function')
+    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'onResult is required: it receives each result');
   const rule = options.allowedSources;
   if (rule === undefined) {
-    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, "allowedSources is required: the service's callback addresses or ranges, a function, or 'any'");
+    throw new DeviceRiskError(
+      ERR_INVALID_CONFIGURATION,
+      "allowedSources is required: the service's callback addresses or ranges, a function, or 'any'",
+    );
   }
   const matches = typeof rule === 'function' || rule === 'any' ? undefined : sourceMatcher(rule);
   const store = options.store ? withTimeLimit(options.store, options.storeTimeoutMs) : createMemoryStore();
@@ -172,7 +189,11 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
   let closed = false;
 
   const allowed = (request: Request, context?: RequestContext) =>
-    rule === 'any' ? true : typeof rule === 'function' ? rule(request, context) : !!context?.clientAddress && matches!(context.clientAddress);
+    rule === 'any'
+      ? true
+      : typeof rule === 'function'
+        ? rule(request, context)
+        : !!context?.clientAddress && matches!(context.clientAddress);
 
   /** Reads the details and calls onResult; on failure the record waits in the store for its retry. */
   async function handle(key: string): Promise<void> {
@@ -195,17 +216,28 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
     const ids = { accountId: callback.account.id, workflowExecutionId: callback.workflowExecution.id };
     try {
       const details = callback.workflowExecution.status === 'PROCESSED' ? await client.details(ids) : undefined;
-      await onResult({ ...ids, status: callback.workflowExecution.status, ...(details ? { details } : {}), callback, receivedAt: record.receivedAt });
+      await onResult({
+        ...ids,
+        status: callback.workflowExecution.status,
+        ...(details ? { details } : {}),
+        callback,
+        receivedAt: record.receivedAt,
+      });
       await store.set(key, JSON.stringify({ ...record, state: 'done' }), ttl);
     } catch (error) {
       options.onError?.(error);
       const attempts = record.attempts + 1;
-      await store.set(key, JSON.stringify({ ...record, attempts }), ttl).catch((storeError: unknown) => options.onError?.(storeError));
+      await store
+        .set(key, JSON.stringify({ ...record, attempts }), ttl)
+        .catch((storeError: unknown) => options.onError?.(storeError));
       if (closed) return;
-      const timer = setTimeout(() => {
-        timers.delete(timer);
-        track(handle(key));
-      }, Math.min(maxDelay, firstDelay * 2 ** (attempts - 1)));
+      const timer = setTimeout(
+        () => {
+          timers.delete(timer);
+          track(handle(key));
+        },
+        Math.min(maxDelay, firstDelay * 2 ** (attempts - 1)),
+      );
       timer.unref?.();
       timers.add(timer);
     }
@@ -219,14 +251,19 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
   const handler = async (request: Request, context?: RequestContext): Promise<Response> => {
     if (request.method !== 'POST') return refuse(405, 'method_not_allowed', 'Use POST', { allow: 'POST' });
     if (!allowed(request, context)) return refuse(403, 'source_not_allowed', 'This address may not send callbacks');
-    if (!/\bjson\b/i.test(request.headers.get('content-type') ?? '')) return refuse(415, 'unsupported_media_type', 'Send JSON');
+    if (!/\bjson\b/i.test(request.headers.get('content-type') ?? ''))
+      return refuse(415, 'unsupported_media_type', 'Send JSON');
     const text = await readLimited(request, maxBody);
     if (text === undefined) return refuse(413, 'body_too_large', `The body is larger than ${maxBody} bytes`);
     let callback: CallbackBody;
     try {
       callback = checkCallback(JSON.parse(text), client.retrievalOrigin);
     } catch (error) {
-      return refuse(400, ERR_INVALID_CALLBACK, error instanceof DeviceRiskError ? error.message.replace(/^\[[^\]]+\] /, '') : 'The body must be JSON');
+      return refuse(
+        400,
+        ERR_INVALID_CALLBACK,
+        error instanceof DeviceRiskError ? error.message.replace(/^\[[^\]]+\] /, '') : 'The body must be JSON',
+      );
     }
     // UUIDs compare case-insensitively: one execution is one record, however its id is written.
     const key = `${namespace}:${keyPart(callback.workflowExecution.id.toLowerCase())}:${callback.workflowExecution.status}`;
@@ -237,7 +274,9 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
     } catch (error) {
       // Not recorded: the service must send it again.
       options.onError?.(error);
-      return refuse(503, 'store_unavailable', 'The callback could not be recorded; send it again', { 'retry-after': '5' });
+      return refuse(503, 'store_unavailable', 'The callback could not be recorded; send it again', {
+        'retry-after': '5',
+      });
     }
     // Recorded: answer at once; a duplicate or a late copy calls nothing again, but takes
     // over a record still pending whose lease nobody holds (its instance died).

@@ -25,10 +25,13 @@ export function deadline(ms: number, ...parents: Array<AbortSignal | undefined>)
     else source.addEventListener('abort', onParentAbort); // removed by clear(); a signal aborts once
   }
   // Node's setTimeout accepts at most 2^31-1 ms; a longer one would fire after 1 ms.
-  const timer = setTimeout(() => {
-    expired = true;
-    controller.abort(new DOMException(`no answer within ${ms} ms`, 'TimeoutError'));
-  }, Math.min(Math.max(0, ms), 2 ** 31 - 1));
+  const timer = setTimeout(
+    () => {
+      expired = true;
+      controller.abort(new DOMException(`no answer within ${ms} ms`, 'TimeoutError'));
+    },
+    Math.min(Math.max(0, ms), 2 ** 31 - 1),
+  );
   return {
     signal: controller.signal,
     get expired() {

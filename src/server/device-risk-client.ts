@@ -45,7 +45,9 @@ export const RETRIEVAL_BASE_URLS: Record<Region, string> = {
 
 const UUID = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
 const EXECUTION_SHAPE = new RegExp(`^/api/v1/accounts/${UUID}/workflow-executions/${UUID}$`);
-const PART_SHAPE = new RegExp(`^/api/v1/accounts/${UUID}/workflow-executions/${UUID}/credentials/${UUID}/parts/DEVICE_RISK$`);
+const PART_SHAPE = new RegExp(
+  `^/api/v1/accounts/${UUID}/workflow-executions/${UUID}/credentials/${UUID}/parts/DEVICE_RISK$`,
+);
 /** The blackbox alphabet (base64, "@" in some old ones) and the longest one accepted. */
 export const BLACKBOX_PATTERN = /^[A-Za-z0-9+/@]+=*$/;
 export const MAX_BLACKBOX_LENGTH = 8001;
@@ -162,9 +164,15 @@ export interface DeviceRiskClient {
 
 /** Checks a blackbox before it is sent anywhere. */
 export function checkBlackbox(blackbox: unknown): string {
-  if (typeof blackbox !== 'string' || blackbox === '') throw new DeviceRiskError(ERR_INVALID_BLACKBOX, 'the blackbox must be a non-empty string');
-  if (blackbox.length > MAX_BLACKBOX_LENGTH) throw new DeviceRiskError(ERR_INVALID_BLACKBOX, `the blackbox is longer than ${MAX_BLACKBOX_LENGTH} characters`);
-  if (!BLACKBOX_PATTERN.test(blackbox)) throw new DeviceRiskError(ERR_INVALID_BLACKBOX, 'the blackbox has characters outside its alphabet (A-Z a-z 0-9 + / = @): was it form- or URL-encoded?');
+  if (typeof blackbox !== 'string' || blackbox === '')
+    throw new DeviceRiskError(ERR_INVALID_BLACKBOX, 'the blackbox must be a non-empty string');
+  if (blackbox.length > MAX_BLACKBOX_LENGTH)
+    throw new DeviceRiskError(ERR_INVALID_BLACKBOX, `the blackbox is longer than ${MAX_BLACKBOX_LENGTH} characters`);
+  if (!BLACKBOX_PATTERN.test(blackbox))
+    throw new DeviceRiskError(
+      ERR_INVALID_BLACKBOX,
+      'the blackbox has characters outside its alphabet (A-Z a-z 0-9 + / = @): was it form- or URL-encoded?',
+    );
   return blackbox;
 }
 
@@ -179,13 +187,18 @@ export function checkAccountRequest(body: AccountRequest): void {
     throw new DeviceRiskError(ERR_INVALID_ACCOUNT_REQUEST, message, { operation: 'account' });
   };
   const reference = body?.customerInternalReference;
-  if (typeof reference !== 'string' || reference === '' || reference.length > 100) refuse('customerInternalReference must be 1 to 100 characters');
-  if (FORBIDDEN_REFERENCE.test(reference)) refuse('customerInternalReference must not contain any of < > " / ; ` % { } |');
+  if (typeof reference !== 'string' || reference === '' || reference.length > 100)
+    refuse('customerInternalReference must be 1 to 100 characters');
+  if (FORBIDDEN_REFERENCE.test(reference))
+    refuse('customerInternalReference must not contain any of < > " / ; ` % { } |');
   const key = body.workflowDefinition?.key;
   if ((typeof key !== 'string' && typeof key !== 'number') || key === '') refuse('workflowDefinition.key is required');
-  if (body.userReference !== undefined && (typeof body.userReference !== 'string' || body.userReference.length > 100)) refuse('userReference must be at most 100 characters');
-  if (body.callbackUrl !== undefined && (typeof body.callbackUrl !== 'string' || body.callbackUrl.length > 255)) refuse('callbackUrl must be at most 255 characters');
-  if (body.tokenLifetime !== undefined && !/^\d+[mhd]$/.test(body.tokenLifetime)) refuse('tokenLifetime must look like "30m", "12h" or "5d"');
+  if (body.userReference !== undefined && (typeof body.userReference !== 'string' || body.userReference.length > 100))
+    refuse('userReference must be at most 100 characters');
+  if (body.callbackUrl !== undefined && (typeof body.callbackUrl !== 'string' || body.callbackUrl.length > 255))
+    refuse('callbackUrl must be at most 255 characters');
+  if (body.tokenLifetime !== undefined && !/^\d+[mhd]$/.test(body.tokenLifetime))
+    refuse('tokenLifetime must look like "30m", "12h" or "5d"');
 }
 
 function lifetimeMs(value: string | undefined): number {
@@ -195,7 +208,8 @@ function lifetimeMs(value: string | undefined): number {
 }
 
 export function createDeviceRiskClient(options: DeviceRiskClientOptions): DeviceRiskClient {
-  if (!options.userAgent?.trim()) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'userAgent is required, e.g. "YourCompany YourApp/1.0"');
+  if (!options.userAgent?.trim())
+    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'userAgent is required, e.g. "YourCompany YourApp/1.0"');
   const rawBase = options.baseUrl ?? (options.region ? API_BASE_URLS[options.region] : undefined);
   if (!rawBase) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'give region (US, EU, SG) or baseUrl');
   const base = requireSecureUrl(rawBase, 'baseUrl');
@@ -222,7 +236,10 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
       url = undefined;
     }
     if (!url || url.origin !== base.origin || !shape.test(url.pathname) || url.search || url.hash || url.username) {
-      throw new DeviceRiskError(ERR_FORGED_ADDRESS, `refusing the ${what} address: it is not on ${base.origin} or not of the documented shape`);
+      throw new DeviceRiskError(
+        ERR_FORGED_ADDRESS,
+        `refusing the ${what} address: it is not on ${base.origin} or not of the documented shape`,
+      );
     }
     return url.href;
   }
@@ -234,7 +251,13 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
   async function call(
     operation: string,
     url: string,
-    init: { method: string; body?: string; bearer: () => Promise<string> | string; accessToken?: boolean; timeoutMs?: number },
+    init: {
+      method: string;
+      body?: string;
+      bearer: () => Promise<string> | string;
+      accessToken?: boolean;
+      timeoutMs?: number;
+    },
     repeatable: boolean,
   ): Promise<Response> {
     let lastError: DeviceRiskError | undefined;
@@ -267,7 +290,11 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
       } catch (cause) {
         if (cause instanceof DeviceRiskError) throw cause; // from the token source
         recordUpstream(operation, 'network_error');
-        lastError = new DeviceRiskError(ERR_NETWORK, `${operation} failed (${limit.expired ? 'no answer in time' : 'network error'})`, { operation, cause });
+        lastError = new DeviceRiskError(
+          ERR_NETWORK,
+          `${operation} failed (${limit.expired ? 'no answer in time' : 'network error'})`,
+          { operation, cause },
+        );
         if (!repeatable) throw lastError;
         await wait(attempt, Math.random() * 300 * 2 ** attempt);
         continue;
@@ -285,41 +312,82 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
         continue;
       }
       if (response.status === 429 || (response.status >= 500 && repeatable)) {
-        lastError = new DeviceRiskError(response.status === 429 ? ERR_RATE_LIMITED : ERR_UPSTREAM, `${operation} answered ${response.status}${summary}`, {
+        lastError = new DeviceRiskError(
+          response.status === 429 ? ERR_RATE_LIMITED : ERR_UPSTREAM,
+          `${operation} answered ${response.status}${summary}`,
+          {
+            operation,
+            status: response.status,
+            ...(retryAfter === undefined ? {} : { retryAfter }),
+          },
+        );
+        await wait(
+          attempt,
+          retryAfter !== undefined ? Math.min(retryAfter, 30) * 1000 : Math.random() * 300 * 2 ** attempt,
+        );
+        continue;
+      }
+      throw new DeviceRiskError(
+        response.status >= 500 ? ERR_UPSTREAM : ERR_REQUEST_REJECTED,
+        `${operation} answered ${response.status}${summary}`,
+        {
           operation,
           status: response.status,
           ...(retryAfter === undefined ? {} : { retryAfter }),
-        });
-        await wait(attempt, retryAfter !== undefined ? Math.min(retryAfter, 30) * 1000 : Math.random() * 300 * 2 ** attempt);
-        continue;
-      }
-      throw new DeviceRiskError(response.status >= 500 ? ERR_UPSTREAM : ERR_REQUEST_REJECTED, `${operation} answered ${response.status}${summary}`, {
-        operation,
-        status: response.status,
-        ...(retryAfter === undefined ? {} : { retryAfter }),
-      });
+        },
+      );
     }
     throw lastError!;
   }
 
-  function transactionFrom(answer: unknown, tokenLifetime = DEFAULT_TRANSACTION_TOKEN_LIFETIME_MS, issuedAt = now()): DeviceRiskTransaction {
-    const a = answer as { account?: { id?: unknown }; workflowExecution?: { id?: unknown; credentials?: unknown } } | undefined;
+  function transactionFrom(
+    answer: unknown,
+    tokenLifetime = DEFAULT_TRANSACTION_TOKEN_LIFETIME_MS,
+    issuedAt = now(),
+  ): DeviceRiskTransaction {
+    const a = answer as
+      { account?: { id?: unknown }; workflowExecution?: { id?: unknown; credentials?: unknown } } | undefined;
     const credentials = a?.workflowExecution?.credentials ?? (a as { credentials?: unknown } | undefined)?.credentials;
-    if (!Array.isArray(credentials)) throw new DeviceRiskError(ERR_INVALID_RESPONSE, 'the account answer has no credentials array', { operation: 'account' });
+    if (!Array.isArray(credentials))
+      throw new DeviceRiskError(ERR_INVALID_RESPONSE, 'the account answer has no credentials array', {
+        operation: 'account',
+      });
     const credential = credentials.find(
       (c: { category?: unknown; allowedChannels?: unknown; api?: { parts?: { device_risk?: unknown } } }) =>
-        c?.category === 'DATA' && Array.isArray(c.allowedChannels) && c.allowedChannels.includes('API') && typeof c.api?.parts?.device_risk === 'string',
-    ) as { id?: unknown; api: { token?: unknown; parts: { device_risk: string }; workflowExecution?: unknown } } | undefined;
+        c?.category === 'DATA' &&
+        Array.isArray(c.allowedChannels) &&
+        c.allowedChannels.includes('API') &&
+        typeof c.api?.parts?.device_risk === 'string',
+    ) as
+      | { id?: unknown; api: { token?: unknown; parts: { device_risk: string }; workflowExecution?: unknown } }
+      | undefined;
     if (!credential) {
-      throw new DeviceRiskError(ERR_NO_DEVICE_RISK_CREDENTIAL, 'the account answer has no Device Risk credential (category DATA, channel API, api.parts.device_risk): does the workflow include Device Risk?', { operation: 'account' });
+      throw new DeviceRiskError(
+        ERR_NO_DEVICE_RISK_CREDENTIAL,
+        'the account answer has no Device Risk credential (category DATA, channel API, api.parts.device_risk): does the workflow include Device Risk?',
+        { operation: 'account' },
+      );
     }
     const { token } = credential.api;
-    if (typeof token !== 'string' || !token) throw new DeviceRiskError(ERR_INVALID_RESPONSE, 'the Device Risk credential has no api.token', { operation: 'account' });
+    if (typeof token !== 'string' || !token)
+      throw new DeviceRiskError(ERR_INVALID_RESPONSE, 'the Device Risk credential has no api.token', {
+        operation: 'account',
+      });
     const uploadUrl = checkAddress(credential.api.parts.device_risk, PART_SHAPE, 'upload (api.parts.device_risk)');
-    const finalizeUrl = checkAddress(credential.api.workflowExecution, EXECUTION_SHAPE, 'finalize (api.workflowExecution)');
+    const finalizeUrl = checkAddress(
+      credential.api.workflowExecution,
+      EXECUTION_SHAPE,
+      'finalize (api.workflowExecution)',
+    );
     const [, , , , accountId, , workflowExecutionId, , credentialId] = new URL(uploadUrl).pathname.split('/');
-    if (finalizeUrl !== uploadUrl.slice(0, finalizeUrl.length) || (credential.id !== undefined && credential.id !== credentialId)) {
-      throw new DeviceRiskError(ERR_FORGED_ADDRESS, 'the upload and finalize addresses do not belong to the same transaction and credential');
+    if (
+      finalizeUrl !== uploadUrl.slice(0, finalizeUrl.length) ||
+      (credential.id !== undefined && credential.id !== credentialId)
+    ) {
+      throw new DeviceRiskError(
+        ERR_FORGED_ADDRESS,
+        'the upload and finalize addresses do not belong to the same transaction and credential',
+      );
     }
     return new DeviceRiskTransaction({
       accountId: accountId!,
@@ -335,31 +403,66 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
   async function account(operation: string, url: string, method: string, body: AccountRequest, repeatable: boolean) {
     checkAccountRequest(body);
     const started = now();
-    const response = await call(operation, url, { method, body: JSON.stringify(body), bearer: () => tokenSource.getToken(), accessToken: true, timeoutMs: accountTimeoutMs }, repeatable);
+    const response = await call(
+      operation,
+      url,
+      {
+        method,
+        body: JSON.stringify(body),
+        bearer: () => tokenSource.getToken(),
+        accessToken: true,
+        timeoutMs: accountTimeoutMs,
+      },
+      repeatable,
+    );
     const answer = await response.json().catch(() => {
-      throw new DeviceRiskError(ERR_INVALID_RESPONSE, `${operation} answered with something other than JSON`, { operation });
+      throw new DeviceRiskError(ERR_INVALID_RESPONSE, `${operation} answered with something other than JSON`, {
+        operation,
+      });
     });
     // The lifetime counts from when the request left, not from when the answer came.
     return transactionFrom(answer, lifetimeMs(body.tokenLifetime), started);
   }
 
   function usable(transaction: DeviceRiskTransaction, operation: string): void {
-    if (!(transaction instanceof DeviceRiskTransaction)) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, `${operation} needs a transaction from createAccount or updateAccount`);
+    if (!(transaction instanceof DeviceRiskTransaction))
+      throw new DeviceRiskError(
+        ERR_INVALID_CONFIGURATION,
+        `${operation} needs a transaction from createAccount or updateAccount`,
+      );
     // Re-check: a transaction object may have been rebuilt from stored data.
     checkAddress(transaction.uploadUrl, PART_SHAPE, 'upload');
     checkAddress(transaction.finalizeUrl, EXECUTION_SHAPE, 'finalize');
     if (now() >= transaction.tokenExpiresAt - margin) {
-      throw new DeviceRiskError(ERR_TRANSACTION_TOKEN_EXPIRED, `the transaction token of workflow execution ${transaction.workflowExecutionId} has expired; update the account for a new one`, { operation });
+      throw new DeviceRiskError(
+        ERR_TRANSACTION_TOKEN_EXPIRED,
+        `the transaction token of workflow execution ${transaction.workflowExecutionId} has expired; update the account for a new one`,
+        { operation },
+      );
     }
   }
 
-  async function status(transaction: Pick<DeviceRiskTransaction, 'accountId' | 'workflowExecutionId'>): Promise<string> {
+  async function status(
+    transaction: Pick<DeviceRiskTransaction, 'accountId' | 'workflowExecutionId'>,
+  ): Promise<string> {
     const ids = idsOf(transaction, 'status');
-    const url = new URL(`/api/v1/accounts/${ids.accountId}/workflow-executions/${ids.workflowExecutionId}/status`, retrievalBase).href;
-    const response = await call('status', url, { method: 'GET', bearer: () => tokenSource.getToken(), accessToken: true }, true);
-    const body = (await response.json().catch(() => undefined)) as { workflowExecution?: { status?: unknown } } | undefined;
+    const url = new URL(
+      `/api/v1/accounts/${ids.accountId}/workflow-executions/${ids.workflowExecutionId}/status`,
+      retrievalBase,
+    ).href;
+    const response = await call(
+      'status',
+      url,
+      { method: 'GET', bearer: () => tokenSource.getToken(), accessToken: true },
+      true,
+    );
+    const body = (await response.json().catch(() => undefined)) as
+      { workflowExecution?: { status?: unknown } } | undefined;
     const value = body?.workflowExecution?.status;
-    if (typeof value !== 'string') throw new DeviceRiskError(ERR_INVALID_RESPONSE, 'status answer lacks workflowExecution.status', { operation: 'status' });
+    if (typeof value !== 'string')
+      throw new DeviceRiskError(ERR_INVALID_RESPONSE, 'status answer lacks workflowExecution.status', {
+        operation: 'status',
+      });
     return value;
   }
 
@@ -367,15 +470,29 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
   function idsOf(transaction: Pick<DeviceRiskTransaction, 'accountId' | 'workflowExecutionId'>, operation: string) {
     const { accountId, workflowExecutionId } = transaction ?? {};
     if (![accountId, workflowExecutionId].every((id) => typeof id === 'string' && new RegExp(`^${UUID}$`).test(id))) {
-      throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, `${operation} needs the UUIDs of an account and a workflow execution`, { operation });
+      throw new DeviceRiskError(
+        ERR_INVALID_CONFIGURATION,
+        `${operation} needs the UUIDs of an account and a workflow execution`,
+        { operation },
+      );
     }
     return { accountId, workflowExecutionId };
   }
 
-  async function details(transaction: Pick<DeviceRiskTransaction, 'accountId' | 'workflowExecutionId'>): Promise<DeviceRiskDetails> {
+  async function details(
+    transaction: Pick<DeviceRiskTransaction, 'accountId' | 'workflowExecutionId'>,
+  ): Promise<DeviceRiskDetails> {
     const ids = idsOf(transaction, 'details');
-    const url = new URL(`/api/v1/accounts/${ids.accountId}/workflow-executions/${ids.workflowExecutionId}`, retrievalBase).href;
-    const response = await call('details', url, { method: 'GET', bearer: () => tokenSource.getToken(), accessToken: true }, true);
+    const url = new URL(
+      `/api/v1/accounts/${ids.accountId}/workflow-executions/${ids.workflowExecutionId}`,
+      retrievalBase,
+    ).href;
+    const response = await call(
+      'details',
+      url,
+      { method: 'GET', bearer: () => tokenSource.getToken(), accessToken: true },
+      true,
+    );
     return parseDetails(await response.json().catch(() => undefined), ids);
   }
 
@@ -386,7 +503,11 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
     const ids = idsOf(transaction, 'waitForResult');
     let last = 'unknown';
     let waited = 0;
-    const aborted = () => new DeviceRiskError(ERR_ABORTED, `waiting for the result of ${ids.workflowExecutionId} was aborted`, { operation: 'waitForResult', cause: signal?.reason });
+    const aborted = () =>
+      new DeviceRiskError(ERR_ABORTED, `waiting for the result of ${ids.workflowExecutionId} was aborted`, {
+        operation: 'waitForResult',
+        cause: signal?.reason,
+      });
     for (const at of schedule.slice(0, 10)) {
       if (signal?.aborted) throw aborted();
       await sleepFor(Math.max(0, at - waited) * 1000, signal).catch((error: unknown) => {
@@ -397,10 +518,18 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
       last = await status(ids);
       if (last === 'PROCESSED') return details(ids);
       if (last === 'SESSION_EXPIRED' || last === 'TOKEN_EXPIRED') {
-        throw new DeviceRiskError(ERR_WORKFLOW_EXPIRED, `workflow execution ${ids.workflowExecutionId} ended ${last}: it has no result`, { operation: 'waitForResult', status: 200 });
+        throw new DeviceRiskError(
+          ERR_WORKFLOW_EXPIRED,
+          `workflow execution ${ids.workflowExecutionId} ended ${last}: it has no result`,
+          { operation: 'waitForResult', status: 200 },
+        );
       }
     }
-    throw new DeviceRiskError(ERR_RESULT_NOT_READY, `workflow execution ${ids.workflowExecutionId} was still ${last} after ${schedule.slice(0, 10).length} reads`, { operation: 'waitForResult' });
+    throw new DeviceRiskError(
+      ERR_RESULT_NOT_READY,
+      `workflow execution ${ids.workflowExecutionId} was still ${last} after ${schedule.slice(0, 10).length} reads`,
+      { operation: 'waitForResult' },
+    );
   }
 
   return {
@@ -420,22 +549,34 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
     waitForResult,
     createAccount: (body) => account('account create', new URL(accountsPath, base).href, 'POST', body, false),
     updateAccount(accountId, body) {
-      if (!new RegExp(`^${UUID}$`).test(accountId)) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'accountId must be a UUID');
+      if (!new RegExp(`^${UUID}$`).test(accountId))
+        throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'accountId must be a UUID');
       return account('account update', new URL(`${accountsPath}/${accountId}`, base).href, 'PUT', body, true);
     },
     async uploadBlackbox(transaction, blackbox) {
       usable(transaction, 'upload');
       const sessionId = checkBlackbox(blackbox);
       // Uploading the same blackbox again is harmless, so failures are retried.
-      await call('upload', transaction.uploadUrl, { method: 'POST', body: JSON.stringify({ sessionId }), bearer: () => transaction.token }, true);
+      await call(
+        'upload',
+        transaction.uploadUrl,
+        { method: 'POST', body: JSON.stringify({ sessionId }), bearer: () => transaction.token },
+        true,
+      );
     },
     async finalize(transaction) {
       usable(transaction, 'finalize');
       try {
-        await call('finalize', transaction.finalizeUrl, { method: options.finalizeMethod ?? 'PUT', bearer: () => transaction.token }, true);
+        await call(
+          'finalize',
+          transaction.finalizeUrl,
+          { method: options.finalizeMethod ?? 'PUT', bearer: () => transaction.token },
+          true,
+        );
       } catch (error) {
         // A retried finalize whose first attempt went through answers 409: check before failing.
-        if ((error as DeviceRiskError).status === 409 && (await status(transaction).catch(() => '')) === 'PROCESSED') return;
+        if ((error as DeviceRiskError).status === 409 && (await status(transaction).catch(() => '')) === 'PROCESSED')
+          return;
         throw error;
       }
     },

@@ -61,7 +61,10 @@ export interface DeviceRiskHandlerOptions {
   /** Origins allowed to post, e.g. ["https://shop.example"]. */
   allowedOrigins: readonly string[];
   /** Maps the request to your customer; return a Response (e.g. 401) to refuse it. */
-  resolveCustomer: (request: Request, context?: RequestContext) => CustomerMapping | Response | Promise<CustomerMapping | Response>;
+  resolveCustomer: (
+    request: Request,
+    context?: RequestContext,
+  ) => CustomerMapping | Response | Promise<CustomerMapping | Response>;
   /** Default workflow definition key. */
   workflowKey?: string | number;
   /** Largest request body in bytes. Default 16384. */
@@ -164,7 +167,12 @@ export interface DeviceRiskCheckOptions {
  * customer's own transaction), blackbox upload, finalize, status. The endpoint runs it
  * under an Idempotency-Key; call it yourself from a classic form post or your own route.
  */
-export async function runDeviceRiskCheck(client: DeviceRiskClient, blackbox: string, customer: CustomerMapping, options: DeviceRiskCheckOptions = {}): Promise<DeviceRiskResult> {
+export async function runDeviceRiskCheck(
+  client: DeviceRiskClient,
+  blackbox: string,
+  customer: CustomerMapping,
+  options: DeviceRiskCheckOptions = {},
+): Promise<DeviceRiskResult> {
   const { progress = {}, now = Date.now } = options;
   const body: AccountRequest = {
     customerInternalReference: customer.customerInternalReference,
@@ -173,11 +181,17 @@ export async function runDeviceRiskCheck(client: DeviceRiskClient, blackbox: str
     ...(customer.callbackUrl ? { callbackUrl: customer.callbackUrl } : {}),
     ...(customer.tokenLifetime ? { tokenLifetime: customer.tokenLifetime } : {}),
   };
-  if (body.workflowDefinition.key === '' && !customer.transaction) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'no workflow key: set workflowKey on the handler or in resolveCustomer');
+  if (body.workflowDefinition.key === '' && !customer.transaction)
+    throw new DeviceRiskError(
+      ERR_INVALID_CONFIGURATION,
+      'no workflow key: set workflowKey on the handler or in resolveCustomer',
+    );
   // Resume where a failed attempt stopped; a lapsed transaction token means a fresh transaction.
   if (progress.transaction && lapsed(progress.transaction, now)) progress.transaction = progress.uploaded = undefined;
   if (!progress.transaction) {
-    progress.transaction = customer.transaction ?? (customer.accountId ? await client.updateAccount(customer.accountId, body) : await client.createAccount(body));
+    progress.transaction =
+      customer.transaction ??
+      (customer.accountId ? await client.updateAccount(customer.accountId, body) : await client.createAccount(body));
     await options.onProgress?.(progress);
   }
   const tx = progress.transaction;
@@ -187,7 +201,10 @@ export async function runDeviceRiskCheck(client: DeviceRiskClient, blackbox: str
     await options.onProgress?.(progress);
   }
   await client.finalize(tx);
-  let status = options.reportStatus === false && !options.onResult ? 'FINALIZED' : await client.status(tx).catch(() => 'FINALIZED');
+  let status =
+    options.reportStatus === false && !options.onResult
+      ? 'FINALIZED'
+      : await client.status(tx).catch(() => 'FINALIZED');
   if (options.onResult) {
     const until = now() + (options.resultWaitMs ?? 0);
     while (status !== 'PROCESSED' && !FINAL_STATUSES.includes(status) && now() < until) {
@@ -202,7 +219,14 @@ export async function runDeviceRiskCheck(client: DeviceRiskClient, blackbox: str
       } catch (error) {
         options.onError?.(error);
       }
-    } else options.onError?.(new DeviceRiskError(ERR_RESULT_NOT_READY, `workflow execution ${tx.workflowExecutionId} was ${status} after ${options.resultWaitMs ?? 0} ms; its callback will tell`, { operation: 'result' }));
+    } else
+      options.onError?.(
+        new DeviceRiskError(
+          ERR_RESULT_NOT_READY,
+          `workflow execution ${tx.workflowExecutionId} was ${status} after ${options.resultWaitMs ?? 0} ms; its callback will tell`,
+          { operation: 'result' },
+        ),
+      );
   }
   return { accountId: tx.accountId, workflowExecutionId: tx.workflowExecutionId, status };
 }
@@ -242,13 +266,18 @@ async function fingerprintOf(...parts: string[]): Promise<string> {
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
-export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (request: Request, context?: RequestContext) => Promise<Response> {
+export function createDeviceRiskHandler(
+  options: DeviceRiskHandlerOptions,
+): (request: Request, context?: RequestContext) => Promise<Response> {
   const { client } = options;
   if (!Array.isArray(options.allowedOrigins) || options.allowedOrigins.length === 0) {
     throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'allowedOrigins must list the origins of your checkout pages');
   }
   const allowed = new Set(options.allowedOrigins.map((o) => new URL(o).origin));
-  if (options.nonceSecret !== undefined && (typeof options.nonceSecret !== 'string' || options.nonceSecret.length < 32)) {
+  if (
+    options.nonceSecret !== undefined &&
+    (typeof options.nonceSecret !== 'string' || options.nonceSecret.length < 32)
+  ) {
     throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'nonceSecret must be a string of at least 32 characters');
   }
   const maxBody = options.maxBodyBytes ?? 16 * 1024;
@@ -257,11 +286,16 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
   const waitMs = options.idempotencyWaitMs ?? 10_000;
   const now = options.now ?? Date.now;
   // Each key has a record, a nonce claim and, while worked on, a lease: three entries.
-  const store = options.store ? withTimeLimit(options.store, options.storeTimeoutMs) : createMemoryStore({ maxEntries: 3 * (options.idempotencyMaxKeys ?? 100_000), now });
+  const store = options.store
+    ? withTimeLimit(options.store, options.storeTimeoutMs)
+    : createMemoryStore({ maxEntries: 3 * (options.idempotencyMaxKeys ?? 100_000), now });
   const reports = outcomeReports(options.maxOutcomeReportsPerSecond ?? 20, now);
   const namespace = `${keyPart(client.clientId ?? '')}:idempotency`;
 
-  const check = (progress: DeviceRiskProgress, onProgress?: DeviceRiskCheckOptions['onProgress']): DeviceRiskCheckOptions => ({
+  const check = (
+    progress: DeviceRiskProgress,
+    onProgress?: DeviceRiskCheckOptions['onProgress'],
+  ): DeviceRiskCheckOptions => ({
     workflowKey: options.workflowKey,
     reportStatus: options.reportStatus,
     progress,
@@ -276,7 +310,10 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
     key: string,
     fingerprint: string,
     customerTransaction: boolean,
-    run: (progress: DeviceRiskProgress, save: (progress: DeviceRiskProgress) => Promise<void>) => Promise<DeviceRiskResult>,
+    run: (
+      progress: DeviceRiskProgress,
+      save: (progress: DeviceRiskProgress) => Promise<void>,
+    ) => Promise<DeviceRiskResult>,
     onNewKey: () => void,
   ): Promise<Response> {
     const recordKey = `${namespace}:${keyPart(key)}`;
@@ -306,9 +343,13 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
             // Another attempt's create may be on the wire: it records its transaction, or its time runs out.
             if (now() < record.creating.until) return inUse(Math.ceil((record.creating.until - now()) / 1000));
             options.onError?.(
-              new DeviceRiskError(ERR_ORPHANED_TRANSACTION, 'an earlier attempt on this Idempotency-Key stopped with its account create on the wire: that transaction, if made, stays INITIATED without a blackbox', {
-                operation: 'account create',
-              }),
+              new DeviceRiskError(
+                ERR_ORPHANED_TRANSACTION,
+                'an earlier attempt on this Idempotency-Key stopped with its account create on the wire: that transaction, if made, stays INITIATED without a blackbox',
+                {
+                  operation: 'account create',
+                },
+              ),
             );
           }
           const written = fencedRecord(stored);
@@ -329,11 +370,19 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
           // Before any call to the service the record is written (a store with no room or no
           // answer refuses the work before a transaction exists), with the create's intent.
           const createWindowMs = (client.accountTimeoutMs ?? 60_000) + leaseMs;
-          await written.replace(creates ? { ...saved, creating: { owner: mark, until: now() + createWindowMs } } : saved, leaseMs);
+          await written.replace(
+            creates ? { ...saved, creating: { owner: mark, until: now() + createWindowMs } } : saved,
+            leaseMs,
+          );
           if (!record) onNewKey();
           /** The lease must still be this attempt's before each call to the service. */
           const stillOwner = () => {
-            if (leaseLost) throw new DeviceRiskError(ERR_IDEMPOTENCY_KEY_IN_USE, 'this attempt lost its lease on the Idempotency-Key', { retryAfter: 1, operation: 'store' });
+            if (leaseLost)
+              throw new DeviceRiskError(
+                ERR_IDEMPOTENCY_KEY_IN_USE,
+                'this attempt lost its lease on the Idempotency-Key',
+                { retryAfter: 1, operation: 'store' },
+              );
           };
           let recorded = progress.transaction;
           let madeUnrecorded = false;
@@ -345,7 +394,11 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
             await written.replace(saved, leaseMs).catch(() => {});
             if (isDeviceRiskError(error) && error.code === ERR_NETWORK && /^account/.test(error.operation ?? '')) {
               options.onError?.(
-                new DeviceRiskError(ERR_ORPHANED_TRANSACTION, 'an account create got no answer: the transaction it may have made stays INITIATED without a blackbox', { operation: error.operation, cause: error }),
+                new DeviceRiskError(
+                  ERR_ORPHANED_TRANSACTION,
+                  'an account create got no answer: the transaction it may have made stays INITIATED without a blackbox',
+                  { operation: error.operation, cause: error },
+                ),
               );
             }
           };
@@ -360,10 +413,14 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
             } catch (error) {
               if (made) {
                 options.onError?.(
-                  new DeviceRiskError(ERR_ORPHANED_TRANSACTION, `workflow execution ${made.workflowExecutionId} was created but could not be recorded: it stays INITIATED without a blackbox`, {
-                    operation: 'account create',
-                    cause: error,
-                  }),
+                  new DeviceRiskError(
+                    ERR_ORPHANED_TRANSACTION,
+                    `workflow execution ${made.workflowExecutionId} was created but could not be recorded: it stays INITIATED without a blackbox`,
+                    {
+                      operation: 'account create',
+                      cause: error,
+                    },
+                  ),
                 );
               }
               throw error;
@@ -413,15 +470,26 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
           const until = Date.now() + withinMs;
           for (let attempt = 0; ; attempt++) {
             try {
-              const done = last === undefined ? await fromStore(store.setIfAbsent(recordKey, text, ttl), 'idempotency record write') : await fromStore(store.compareAndSet(recordKey, last, text, ttl), 'idempotency record write');
+              const done =
+                last === undefined
+                  ? await fromStore(store.setIfAbsent(recordKey, text, ttl), 'idempotency record write')
+                  : await fromStore(store.compareAndSet(recordKey, last, text, ttl), 'idempotency record write');
               // A write that timed out may have landed: then the record is already `text`.
               if (!done && !(attempt > 0 && (await read()).stored === text)) {
-                throw new DeviceRiskError(ERR_IDEMPOTENCY_KEY_IN_USE, 'another attempt took this Idempotency-Key over', { retryAfter: 1, operation: 'store' });
+                throw new DeviceRiskError(
+                  ERR_IDEMPOTENCY_KEY_IN_USE,
+                  'another attempt took this Idempotency-Key over',
+                  { retryAfter: 1, operation: 'store' },
+                );
               }
               last = text;
               return;
             } catch (error) {
-              if (isDeviceRiskError(error) && (error.code === ERR_IDEMPOTENCY_KEY_IN_USE || error.code === ERR_STORE_FULL)) throw error;
+              if (
+                isDeviceRiskError(error) &&
+                (error.code === ERR_IDEMPOTENCY_KEY_IN_USE || error.code === ERR_STORE_FULL)
+              )
+                throw error;
               if (Date.now() + STORE_RETRY_MS >= until) throw error;
               await sleep(STORE_RETRY_MS);
             }
@@ -432,17 +500,29 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
   }
 
   const inUse = (seconds: number) =>
-    refuse(409, ERR_IDEMPOTENCY_KEY_IN_USE, 'Another attempt with this Idempotency-Key is still running; retry with the same key', { 'retry-after': String(Math.min(60, Math.max(1, seconds))) });
+    refuse(
+      409,
+      ERR_IDEMPOTENCY_KEY_IN_USE,
+      'Another attempt with this Idempotency-Key is still running; retry with the same key',
+      { 'retry-after': String(Math.min(60, Math.max(1, seconds))) },
+    );
 
   /** Verifies the nonce and claims it for this Idempotency-Key; a refusal, or undefined to go on. */
   async function claimNonce(nonce: unknown, subject: string, claimant: string): Promise<Response | undefined> {
-    if (nonce === undefined || nonce === null || nonce === '') return refuse(400, ERR_NONCE_MISSING, 'This endpoint requires the capture nonce issued with the page');
+    if (nonce === undefined || nonce === null || nonce === '')
+      return refuse(400, ERR_NONCE_MISSING, 'This endpoint requires the capture nonce issued with the page');
     let verified: VerifiedNonce;
     try {
       verified = await verifyCaptureNonce(nonce, { secret: options.nonceSecret!, subject, now });
     } catch (error) {
       const code = isDeviceRiskError(error) ? error.code : ERR_NONCE_INVALID;
-      return refuse(code === ERR_NONCE_EXPIRED ? 400 : 403, code, code === ERR_NONCE_EXPIRED ? 'The capture nonce has expired' : 'The capture nonce is not valid for this customer');
+      return refuse(
+        code === ERR_NONCE_EXPIRED ? 400 : 403,
+        code,
+        code === ERR_NONCE_EXPIRED
+          ? 'The capture nonce has expired'
+          : 'The capture nonce is not valid for this customer',
+      );
     }
     const nonceKey = `${keyPart(client.clientId ?? '')}:nonce:${verified.id}`;
     const ttl = Math.max(1, verified.expiresAt - now());
@@ -470,7 +550,10 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
    * this process remembers, answered 202; past the rate bound, 429.
    */
   function outcomeOnly(outcome: CaptureOutcome, request: Request): Response {
-    if (!reports.take()) return refuse(429, 'too_many_reports', 'Too many outcome reports; this one was not recorded', { 'retry-after': '1' });
+    if (!reports.take())
+      return refuse(429, 'too_many_reports', 'Too many outcome reports; this one was not recorded', {
+        'retry-after': '1',
+      });
     const key = request.headers.get('idempotency-key');
     if (key === null || !/^[\x21-\x7e]{8,200}$/.test(key) || reports.first(key)) tell(outcome, request);
     return json({ recorded: true }, 202);
@@ -479,7 +562,8 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
   return async (request, context) => {
     if (request.method !== 'POST') return refuse(405, 'method_not_allowed', 'Use POST', { allow: 'POST' });
     const origin = request.headers.get('origin');
-    if (!origin || !allowed.has(origin)) return refuse(403, 'origin_not_allowed', 'This origin may not post blackboxes');
+    if (!origin || !allowed.has(origin))
+      return refuse(403, 'origin_not_allowed', 'This origin may not post blackboxes');
     if (!/^application\/json\b/i.test(request.headers.get('content-type') ?? '')) {
       return refuse(415, 'unsupported_media_type', 'Send JSON: Content-Type: application/json');
     }
@@ -502,10 +586,15 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
       }
     } catch (error) {
       const code = isDeviceRiskError(error) ? error.code : 'invalid_blackbox';
-      return refuse(400, code, isDeviceRiskError(error) ? error.message : 'The body must be JSON: { "blackbox": "..." }');
+      return refuse(
+        400,
+        code,
+        isDeviceRiskError(error) ? error.message : 'The body must be JSON: { "blackbox": "..." }',
+      );
     }
     const key = request.headers.get('idempotency-key');
-    if (key !== null && !/^[\x21-\x7e]{8,200}$/.test(key)) return refuse(400, 'invalid_idempotency_key', 'Idempotency-Key must be 8 to 200 visible ASCII characters');
+    if (key !== null && !/^[\x21-\x7e]{8,200}$/.test(key))
+      return refuse(400, 'invalid_idempotency_key', 'Idempotency-Key must be 8 to 200 visible ASCII characters');
 
     let customer: CustomerMapping | Response;
     try {
@@ -518,7 +607,11 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
 
     try {
       if (options.nonceSecret !== undefined) {
-        const refused = await claimNonce(nonce, options.nonceSubject?.(request, customer) ?? customer.customerInternalReference, key ?? ownerMark());
+        const refused = await claimNonce(
+          nonce,
+          options.nonceSubject?.(request, customer) ?? customer.customerInternalReference,
+          key ?? ownerMark(),
+        );
         if (refused) return refused;
       }
       const told = () => outcome && tell(outcome, request);
@@ -527,7 +620,13 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
         return json(await runDeviceRiskCheck(client, blackbox, customer, check({})), 200);
       }
       const fingerprint = await fingerprintOf(origin, customer.customerInternalReference, blackbox);
-      return await underKey(key, fingerprint, customer.transaction !== undefined, (progress, save) => runDeviceRiskCheck(client, blackbox, customer, check(progress, save)), told);
+      return await underKey(
+        key,
+        fingerprint,
+        customer.transaction !== undefined,
+        (progress, save) => runDeviceRiskCheck(client, blackbox, customer, check(progress, save)),
+        told,
+      );
     } catch (error) {
       options.onError?.(error);
       const status = isDeviceRiskError(error) ? error.status : undefined;
@@ -536,15 +635,37 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): (req
         return refuse(500, code, 'The device-risk check is misconfigured');
       }
       // Permanent refusals: no Retry-After, and a 4xx so that the browser does not try again.
-      if (code === ERR_INVALID_ACCOUNT_REQUEST) return refuse(422, code, 'The account request for this customer breaks the service rules; retrying will not help');
+      if (code === ERR_INVALID_ACCOUNT_REQUEST)
+        return refuse(
+          422,
+          code,
+          'The account request for this customer breaks the service rules; retrying will not help',
+        );
       if (code === ERR_REQUEST_REJECTED && status !== undefined && status >= 400 && status < 500 && status !== 429) {
-        return refuse(status, code, `The device-risk service refused the request (HTTP ${status}); retrying will not help`);
+        return refuse(
+          status,
+          code,
+          `The device-risk service refused the request (HTTP ${status}); retrying will not help`,
+        );
       }
       // Upstream trouble: tell the browser to try again later with the same key.
-      const retryAfter = String(Math.min(isDeviceRiskError(error) && error.retryAfter !== undefined ? error.retryAfter : 2, 60));
+      const retryAfter = String(
+        Math.min(isDeviceRiskError(error) && error.retryAfter !== undefined ? error.retryAfter : 2, 60),
+      );
       if (code === ERR_IDEMPOTENCY_KEY_IN_USE) return inUse(1);
-      const unavailable = status === 429 || status === 503 || code === 'network_error' || code === 'rate_limited' || code === ERR_STORE_UNAVAILABLE || code === ERR_STORE_FULL;
-      return refuse(unavailable ? 503 : 502, code, 'The device-risk service could not be reached; retry with the same Idempotency-Key', { 'retry-after': retryAfter });
+      const unavailable =
+        status === 429 ||
+        status === 503 ||
+        code === 'network_error' ||
+        code === 'rate_limited' ||
+        code === ERR_STORE_UNAVAILABLE ||
+        code === ERR_STORE_FULL;
+      return refuse(
+        unavailable ? 503 : 502,
+        code,
+        'The device-risk service could not be reached; retry with the same Idempotency-Key',
+        { 'retry-after': retryAfter },
+      );
     }
   };
 }
@@ -557,7 +678,8 @@ const REMEMBERED_REPORTS = 10_000;
  * `perSecond`, holding five seconds' worth, and the keys already told.
  */
 function outcomeReports(perSecond: number, now: () => number) {
-  if (!(perSecond > 0)) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'maxOutcomeReportsPerSecond must be a positive number');
+  if (!(perSecond > 0))
+    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'maxOutcomeReportsPerSecond must be a positive number');
   const capacity = perSecond * 5;
   let tokens = capacity;
   let refilledAt = now();

@@ -85,12 +85,24 @@ export class DeviceRiskError extends Error {
 
   /** Serialises without `cause` or anything an upstream sent beyond its status. */
   toJSON(): Record<string, unknown> {
-    return { name: this.name, code: this.code, message: this.message, status: this.status, retryAfter: this.retryAfter, operation: this.operation };
+    return {
+      name: this.name,
+      code: this.code,
+      message: this.message,
+      status: this.status,
+      retryAfter: this.retryAfter,
+      operation: this.operation,
+    };
   }
 }
 
 export function isDeviceRiskError(error: unknown): error is DeviceRiskError {
-  return error instanceof DeviceRiskError || (error instanceof Error && error.name === 'DeviceRiskError' && typeof (error as { code?: unknown }).code === 'string');
+  return (
+    error instanceof DeviceRiskError ||
+    (error instanceof Error &&
+      error.name === 'DeviceRiskError' &&
+      typeof (error as { code?: unknown }).code === 'string')
+  );
 }
 
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
@@ -103,9 +115,13 @@ export function requireSecureUrl(value: string, what: string): URL {
   } catch {
     throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, `${what} is not a URL`);
   }
-  if (url.username || url.password) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, `${what} must not carry credentials`);
+  if (url.username || url.password)
+    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, `${what} must not carry credentials`);
   if (url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.test(url.hostname))) return url;
-  throw new DeviceRiskError(ERR_INSECURE_URL, `${what} must use https (plain http is allowed only on loopback addresses): ${url.origin}`);
+  throw new DeviceRiskError(
+    ERR_INSECURE_URL,
+    `${what} must use https (plain http is allowed only on loopback addresses): ${url.origin}`,
+  );
 }
 
 /** Seconds from a Retry-After header (delta or HTTP date); undefined when absent. */
@@ -121,7 +137,9 @@ export function retryAfterSeconds(response: Response, now = Date.now()): number 
 export async function upstreamSummary(response: Response): Promise<string> {
   try {
     const body = (await response.clone().json()) as { title?: unknown; detail?: unknown; error?: unknown };
-    const text = [body.error, body.title, body.detail].filter((v) => typeof v === 'string' && v.length < 200).join(': ');
+    const text = [body.error, body.title, body.detail]
+      .filter((v) => typeof v === 'string' && v.length < 200)
+      .join(': ');
     return text ? ` (${text})` : '';
   } catch {
     return '';
@@ -132,8 +150,12 @@ export const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
   new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    }, { once: true });
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
   });

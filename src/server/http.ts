@@ -4,7 +4,10 @@
  */
 
 export const json = (body: unknown, status: number, headers: Record<string, string> = {}) =>
-  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers } });
+  new Response(JSON.stringify(body), {
+    status,
+    headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers },
+  });
 
 /** An error answer: `{ error: { code, message } }`. */
 export const refuse = (status: number, code: string, message: string, headers: Record<string, string> = {}) =>

@@ -17,7 +17,13 @@ export {
 } from './device-risk-client.js';
 export type { AccountRequest, DeviceRiskClient, DeviceRiskClientOptions } from './device-risk-client.js';
 export { createDeviceRiskHandler, runDeviceRiskCheck } from './endpoint.js';
-export type { CustomerMapping, DeviceRiskCheckOptions, DeviceRiskHandlerOptions, DeviceRiskProgress, DeviceRiskResult } from './endpoint.js';
+export type {
+  CustomerMapping,
+  DeviceRiskCheckOptions,
+  DeviceRiskHandlerOptions,
+  DeviceRiskProgress,
+  DeviceRiskResult,
+} from './endpoint.js';
 export { createCallbackHandler } from './callbacks.js';
 export type { CallbackBody, CallbackHandler, CallbackHandlerOptions, CallbackResult, SourceRule } from './callbacks.js';
 export { FINAL_STATUSES, RESULT_SCHEDULE_SECONDS, parseDetails } from './result.js';

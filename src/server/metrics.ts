@@ -36,10 +36,19 @@ function record(recording: Recording): void {
       // The API's global meter is a proxy: an SDK registered later still receives these.
       const meter = api.metrics.getMeter('blackbox-capture');
       instruments = {
-        outcomes: meter.createCounter('blackbox_capture.capture.outcomes', { description: 'Captures by how they ended, as the page reported them' }),
-        duration: meter.createHistogram('blackbox_capture.capture.duration', { description: 'Time from the capture call to its final value or failure', unit: 'ms' }),
-        upstream: meter.createCounter('blackbox_capture.upstream.calls', { description: 'Calls to the token service and the Device Risk API, by result' }),
-        repairs: meter.createCounter('blackbox_capture.blackbox.repairs', { description: 'Damaged blackboxes repaired before the upload' }),
+        outcomes: meter.createCounter('blackbox_capture.capture.outcomes', {
+          description: 'Captures by how they ended, as the page reported them',
+        }),
+        duration: meter.createHistogram('blackbox_capture.capture.duration', {
+          description: 'Time from the capture call to its final value or failure',
+          unit: 'ms',
+        }),
+        upstream: meter.createCounter('blackbox_capture.upstream.calls', {
+          description: 'Calls to the token service and the Device Risk API, by result',
+        }),
+        repairs: meter.createCounter('blackbox_capture.blackbox.repairs', {
+          description: 'Damaged blackboxes repaired before the upload',
+        }),
       };
       for (const waiting of queued.splice(0)) waiting(instruments);
     },
@@ -63,7 +72,16 @@ export function recordOutcome(outcome: CaptureOutcome): void {
 }
 
 export function recordUpstream(operation: string, status: number | 'network_error'): void {
-  const result = status === 'network_error' ? status : status < 400 ? 'ok' : status === 429 ? 'http_429' : status < 500 ? 'http_4xx' : 'http_5xx';
+  const result =
+    status === 'network_error'
+      ? status
+      : status < 400
+        ? 'ok'
+        : status === 429
+          ? 'http_429'
+          : status < 500
+            ? 'http_4xx'
+            : 'http_5xx';
   record((i) => i.upstream.add(1, { operation, result }));
 }
 

@@ -101,17 +101,22 @@ function send(url: URL, init: UpstreamInit, headers: Record<string, string>, may
     if (init.signal.aborted) return reject(init.signal.reason);
     // One request for both schemes: the agent decides (an https agent speaks TLS). A body
     // written with end() alone gets its Content-Length from Node.
-    const request = httpRequest(url, { method: init.method, headers, agent: agentFor(url) }, (response: IncomingMessage) => {
-      // Whatever the collector (or a proxy in front of it) sends must not throw out of this
-      // callback: nothing would catch it, and the process would end.
-      try {
-        resolve(toWebResponse(response, init.method));
-      } catch (error) {
-        response.destroy();
-        reject(error);
-      }
-    });
-    const abort = () => request.destroy(init.signal.reason instanceof Error ? init.signal.reason : new Error('aborted'));
+    const request = httpRequest(
+      url,
+      { method: init.method, headers, agent: agentFor(url) },
+      (response: IncomingMessage) => {
+        // Whatever the collector (or a proxy in front of it) sends must not throw out of this
+        // callback: nothing would catch it, and the process would end.
+        try {
+          resolve(toWebResponse(response, init.method));
+        } catch (error) {
+          response.destroy();
+          reject(error);
+        }
+      },
+    );
+    const abort = () =>
+      request.destroy(init.signal.reason instanceof Error ? init.signal.reason : new Error('aborted'));
     init.signal.addEventListener('abort', abort);
     request.once('close', () => init.signal.removeEventListener('abort', abort));
     request.once('error', (error: NodeJS.ErrnoException) => {
@@ -119,7 +124,8 @@ function send(url: URL, init: UpstreamInit, headers: Record<string, string>, may
       // reached it. Sent again once on a new socket, for the methods that may be (as Node's
       // documentation advises); anything else is the collector's answer to give.
       const stale = request.reusedSocket && error.code === 'ECONNRESET' && !init.signal.aborted;
-      if (stale && mayRetry && (init.method === 'GET' || init.method === 'HEAD')) resolve(send(url, init, headers, false));
+      if (stale && mayRetry && (init.method === 'GET' || init.method === 'HEAD'))
+        resolve(send(url, init, headers, false));
       else reject(error);
     });
     request.end(init.body);

@@ -18,7 +18,12 @@ export type NodeHandler = (req: IncomingMessage, res: ServerResponse, next?: (er
 
 /** A Host header value: a DNS name, IPv4 or bracketed IPv6 address, with an optional port. */
 export function validHost(host: string): boolean {
-  if (!/^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/.test(host)) return false;
+  if (
+    !/^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/.test(
+      host,
+    )
+  )
+    return false;
   // What the pattern lets through must also make a URL: "99999999999" reads as an IPv4 address out of range.
   return URL.canParse(`http://${host}/`);
 }
@@ -44,7 +49,8 @@ const FORBIDDEN_METHODS = /^(CONNECT|TRACE|TRACK)$/i;
  * away. Throws `BadRequestError` for a malformed Host, which `toNodeHandler` answers with 400.
  */
 export function toRequest(req: IncomingMessage, res: ServerResponse): Request {
-  if (FORBIDDEN_METHODS.test(req.method ?? '')) throw new BadRequestError('method_not_allowed', `${req.method} is not served here`, 405);
+  if (FORBIDDEN_METHODS.test(req.method ?? ''))
+    throw new BadRequestError('method_not_allowed', `${req.method} is not served here`, 405);
   const encrypted = (req.socket as { encrypted?: boolean }).encrypted === true;
   const host = req.headers.host ?? 'localhost';
   if (!validHost(host)) throw new BadRequestError('bad_host', 'the Host header is not a host name');
@@ -95,10 +101,14 @@ function alreadyParsed(req: IncomingMessage): string | Uint8Array<ArrayBuffer> |
   if (body instanceof Uint8Array) return new Uint8Array(body);
   const type = req.headers['content-type'] ?? '';
   if (body && typeof body === 'object') {
-    if (/^application\/x-www-form-urlencoded\b/i.test(type)) return new URLSearchParams(body as Record<string, string>).toString();
+    if (/^application\/x-www-form-urlencoded\b/i.test(type))
+      return new URLSearchParams(body as Record<string, string>).toString();
     if (/\bjson\b/i.test(type)) return JSON.stringify(body);
   }
-  throw new BadRequestError('body_already_read', 'the request body was read by another parser before this handler: mount it before body parsers, or give them this media type');
+  throw new BadRequestError(
+    'body_already_read',
+    'the request body was read by another parser before this handler: mount it before body parsers, or give them this media type',
+  );
 }
 
 /** Writes a web Response to a Node response, streaming its body. */
@@ -148,7 +158,6 @@ export async function writeResponse(response: Response, res: ServerResponse, met
     res.destroy(); // the upstream body broke: drop the connection rather than send a truncated 200
   }
 }
-
 
 /**
  * Wraps a fetch-style handler for Node. An exception becomes a bare 500 (or goes

@@ -22,27 +22,38 @@ export interface CaptureNonceOptions {
 }
 
 const encoder = new TextEncoder();
-const base64url = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+const base64url = (bytes: Uint8Array) =>
+  btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 
 const keys = new Map<string, Promise<CryptoKey>>();
 function hmacKey(secret: string): Promise<CryptoKey> {
-  if (typeof secret !== 'string' || secret.length < 32) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'the nonce secret must be a string of at least 32 characters');
+  if (typeof secret !== 'string' || secret.length < 32)
+    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'the nonce secret must be a string of at least 32 characters');
   let key = keys.get(secret);
   if (!key) {
-    key = crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
+    key = crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, [
+      'sign',
+      'verify',
+    ]);
     keys.set(secret, key);
   }
   return key;
 }
 
-const signed = (version: string, expiry: string, id: string, subject: string) => encoder.encode(`${version}.${expiry}.${id}\n${subject}`);
+const signed = (version: string, expiry: string, id: string, subject: string) =>
+  encoder.encode(`${version}.${expiry}.${id}\n${subject}`);
 
 /** Issues a nonce for one capture of `subject`'s blackbox. */
 export async function createCaptureNonce(options: CaptureNonceOptions): Promise<string> {
   const key = await hmacKey(options.secret);
   const expiry = ((options.now ?? Date.now)() + (options.ttlMs ?? 15 * 60_000)).toString(36);
   const id = base64url(crypto.getRandomValues(new Uint8Array(16)));
-  const signature = base64url(new Uint8Array(await crypto.subtle.sign('HMAC', key, signed('v1', expiry, id, options.subject))));
+  const signature = base64url(
+    new Uint8Array(await crypto.subtle.sign('HMAC', key, signed('v1', expiry, id, options.subject))),
+  );
   return `v1.${expiry}.${id}.${signature}`;
 }
 
@@ -54,18 +65,29 @@ export interface VerifiedNonce {
 }
 
 /** Checks a nonce's signature for `subject`, then its expiry; throws `nonce_invalid` or `nonce_expired`. */
-export async function verifyCaptureNonce(nonce: unknown, options: Omit<CaptureNonceOptions, 'ttlMs'>): Promise<VerifiedNonce> {
+export async function verifyCaptureNonce(
+  nonce: unknown,
+  options: Omit<CaptureNonceOptions, 'ttlMs'>,
+): Promise<VerifiedNonce> {
   const key = await hmacKey(options.secret);
   const parts = typeof nonce === 'string' && nonce.length <= 200 ? nonce.split('.') : [];
   const [version, expiry = '', id = '', signature = ''] = parts;
   let valid = false;
-  if (parts.length === 4 && version === 'v1' && /^[0-9a-z]{1,12}$/.test(expiry) && /^[\w-]{22}$/.test(id) && /^[\w-]{43}$/.test(signature)) {
+  if (
+    parts.length === 4 &&
+    version === 'v1' &&
+    /^[0-9a-z]{1,12}$/.test(expiry) &&
+    /^[\w-]{22}$/.test(id) &&
+    /^[\w-]{43}$/.test(signature)
+  ) {
     const bytes = Uint8Array.from(atob(signature.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0));
     // crypto.subtle.verify compares in constant time.
     valid = await crypto.subtle.verify('HMAC', key, bytes, signed(version, expiry, id, options.subject));
   }
-  if (!valid) throw new DeviceRiskError(ERR_NONCE_INVALID, 'the capture nonce is not one this server issued for this customer');
+  if (!valid)
+    throw new DeviceRiskError(ERR_NONCE_INVALID, 'the capture nonce is not one this server issued for this customer');
   const expiresAt = parseInt(expiry, 36);
-  if ((options.now ?? Date.now)() >= expiresAt) throw new DeviceRiskError(ERR_NONCE_EXPIRED, 'the capture nonce has expired: issue a new one with the page');
+  if ((options.now ?? Date.now)() >= expiresAt)
+    throw new DeviceRiskError(ERR_NONCE_EXPIRED, 'the capture nonce has expired: issue a new one with the page');
   return { id, expiresAt };
 }

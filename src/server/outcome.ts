@@ -5,14 +5,32 @@
  */
 import type { CaptureOutcome, CaptureOutcomeKind } from '../shared/types.js';
 
-export const OUTCOME_KINDS: readonly CaptureOutcomeKind[] = ['complete', 'degraded-first-party', 'degraded-third-party', 'timeout-partial', 'collection_failed', 'loader_failed', 'consent_denied', 'aborted'];
+export const OUTCOME_KINDS: readonly CaptureOutcomeKind[] = [
+  'complete',
+  'degraded-first-party',
+  'degraded-third-party',
+  'timeout-partial',
+  'collection_failed',
+  'loader_failed',
+  'consent_denied',
+  'aborted',
+];
 
 /** The outcome in a request body, or undefined when there is none or it is malformed. */
 export function parseOutcome(value: unknown): CaptureOutcome | undefined {
   // Object() of anything that is no object (null, a number, a string) has none of these properties.
   const { outcome, scripts, durationMs } = Object(value) as Record<string, unknown>;
   if (!OUTCOME_KINDS.includes(outcome as CaptureOutcomeKind)) return undefined;
-  if (!Array.isArray(scripts) || scripts.length > 10 || !scripts.every((name) => typeof name === 'string' && /^(fp|io)_[\w.-]{1,60}$/.test(name))) return undefined;
+  if (
+    !Array.isArray(scripts) ||
+    scripts.length > 10 ||
+    !scripts.every((name) => typeof name === 'string' && /^(fp|io)_[\w.-]{1,60}$/.test(name))
+  )
+    return undefined;
   if (typeof durationMs !== 'number' || !(durationMs >= 0 && durationMs <= 3_600_000)) return undefined;
-  return { outcome: outcome as CaptureOutcomeKind, scripts: [...scripts] as string[], durationMs: Math.round(durationMs) };
+  return {
+    outcome: outcome as CaptureOutcomeKind,
+    scripts: [...scripts] as string[],
+    durationMs: Math.round(durationMs),
+  };
 }

@@ -66,8 +66,26 @@ export interface FirstPartyProxyOptions {
 
 /** Hop-by-hop headers (RFC 9110 7.6.1): never forwarded in either direction. */
 // Stryker disable next-line ArrayDeclaration,StringLiteral: no allow-listed name is on this list; it keeps a hop-by-hop name added to an allow-list from crossing
-const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade'];
-const FORWARDED_REQUEST_HEADERS = ['user-agent', 'accept-language', 'referer', 'accept', 'if-none-match', 'if-modified-since', 'content-type'];
+const HOP_BY_HOP = [
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+];
+const FORWARDED_REQUEST_HEADERS = [
+  'user-agent',
+  'accept-language',
+  'referer',
+  'accept',
+  'if-none-match',
+  'if-modified-since',
+  'content-type',
+];
 const RETURNED_RESPONSE_HEADERS = ['content-type', 'cache-control', 'etag', 'last-modified', 'expires', 'vary'];
 /**
  * On Node, the proxy calls the collector through node:http with keep-alive (node-upstream.ts,
@@ -75,7 +93,8 @@ const RETURNED_RESPONSE_HEADERS = ['content-type', 'cache-control', 'etag', 'las
  * replaced since load (a test double, instrumentation) is respected.
  */
 // Stryker disable next-line ConditionalExpression,OptionalChaining: the tests run on Node, where each form is true
-const ON_NODE = typeof (globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node === 'string';
+const ON_NODE =
+  typeof (globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node === 'string';
 const FETCH_AT_LOAD = globalThis.fetch;
 const COOKIE_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
@@ -90,7 +109,8 @@ export function collectorPath(rest: string): string | undefined {
     // Printable ASCII path characters only: no scheme or port colon, no backslash, no control
     // character, no empty segment ("//" would start a host), no "." or ".." segment, and no
     // ";": some servers (Tomcat) read "..;" as "..", and the vendor's paths have none.
-    if (!/^[A-Za-z0-9\-._~!$&'()*+,=@/%]*$/.test(layer) || layer.startsWith('/') || layer.includes('//')) return undefined;
+    if (!/^[A-Za-z0-9\-._~!$&'()*+,=@/%]*$/.test(layer) || layer.startsWith('/') || layer.includes('//'))
+      return undefined;
     if (layer.split('/').some((segment) => segment === '.' || segment === '..')) return undefined;
     if (!layer.includes('%')) return rest;
     // An encoded slash or backslash is a path separator in disguise.
@@ -123,17 +143,24 @@ const answer = (status: number, code: string, headers: Record<string, string> = 
     headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers },
   });
 
-export function createFirstPartyProxy(options: FirstPartyProxyOptions): ((request: Request, context?: RequestContext) => Promise<Response>) & { matches(request: Request): boolean } {
+export function createFirstPartyProxy(
+  options: FirstPartyProxyOptions,
+): ((request: Request, context?: RequestContext) => Promise<Response>) & { matches(request: Request): boolean } {
   const prefix = (options.prefix ?? '/iojs').replace(/\/+$/, '');
-  if (!/^\/[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/.test(prefix) || prefix.split('/').some((s) => s === '..' || s === '.')) {
+  if (
+    !/^\/[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/.test(prefix) ||
+    prefix.split('/').some((s) => s === '..' || s === '.')
+  ) {
     throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, `prefix must be an absolute path such as "/iojs"`);
   }
   const upstream = requireSecureUrl(options.collectorUrl, 'collectorUrl');
-  if (upstream.search || upstream.hash) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'collectorUrl must not carry a query or fragment');
+  if (upstream.search || upstream.hash)
+    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'collectorUrl must not carry a query or fragment');
   const basePath = upstream.pathname.endsWith('/') ? upstream.pathname : upstream.pathname + '/';
   const methods = new Set<string>(options.methods ?? ['GET', 'HEAD']);
   for (const method of methods) {
-    if (!['GET', 'HEAD', 'POST'].includes(method)) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, `methods may hold GET, HEAD and POST only, not ${method}`);
+    if (!['GET', 'HEAD', 'POST'].includes(method))
+      throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, `methods may hold GET, HEAD and POST only, not ${method}`);
   }
   const cookiePrefix = options.cookiePrefix ?? 'bbc_';
   const allowCookies = new Set(options.allowCookies ?? []);
@@ -141,7 +168,8 @@ export function createFirstPartyProxy(options: FirstPartyProxyOptions): ((reques
     throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'cookiePrefix and allowCookies must be cookie names');
   }
   // Stryker disable next-line ConditionalExpression: an absent publicHost would be checked as the text "undefined", a valid name
-  if (options.publicHost !== undefined && !validHost(options.publicHost)) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'publicHost must be a host name, with a port if any');
+  if (options.publicHost !== undefined && !validHost(options.publicHost))
+    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'publicHost must be a host name, with a port if any');
   let upstream$: Promise<(url: URL, init: UpstreamInit) => Promise<Response>> | undefined;
   const callUpstream = async (url: URL, init: UpstreamInit) => {
     upstream$ ??=
@@ -172,7 +200,8 @@ export function createFirstPartyProxy(options: FirstPartyProxyOptions): ((reques
       const trimmed = pair.trim();
       const name = trimmed.slice(0, trimmed.indexOf('='));
       if (allowCookies.has(name)) kept.push(trimmed);
-      else if (name.startsWith(cookiePrefix) && name.length > cookiePrefix.length) kept.push(trimmed.slice(cookiePrefix.length));
+      else if (name.startsWith(cookiePrefix) && name.length > cookiePrefix.length)
+        kept.push(trimmed.slice(cookiePrefix.length));
     }
     return kept.length ? kept.join('; ') : undefined;
   }
@@ -194,7 +223,10 @@ export function createFirstPartyProxy(options: FirstPartyProxyOptions): ((reques
     }
     // The collector's path, mapped under the prefix; anything odd becomes the prefix itself.
     const mapped = path.startsWith(basePath) ? path.slice(basePath.length - 1) : path;
-    const confined = /^\/[A-Za-z0-9\-._~/]*$/.test(mapped) && !mapped.split('/').includes('..') ? prefix + mapped.replace(/\/$/, '') : prefix;
+    const confined =
+      /^\/[A-Za-z0-9\-._~/]*$/.test(mapped) && !mapped.split('/').includes('..')
+        ? prefix + mapped.replace(/\/$/, '')
+        : prefix;
     const outName = allowCookies.has(name) ? name : cookiePrefix + name;
     return [`${outName}=${pair.slice(at + 1).trim()}`, `Path=${confined}`, ...kept].join('; ');
   }
@@ -236,7 +268,12 @@ export function createFirstPartyProxy(options: FirstPartyProxyOptions): ((reques
     const limit = deadline(timeoutMs, request.signal);
     let response: Response;
     try {
-      response = await callUpstream(target, { method: request.method, headers, signal: limit.signal, ...(body ? { body } : {}) });
+      response = await callUpstream(target, {
+        method: request.method,
+        headers,
+        signal: limit.signal,
+        ...(body ? { body } : {}),
+      });
     } catch (error) {
       limit.clear();
       if (error instanceof BadUpstreamAnswerError) return answer(502, 'bad_upstream');

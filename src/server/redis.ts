@@ -13,7 +13,11 @@ import { DeviceRiskError, ERR_INVALID_CONFIGURATION } from './errors.js';
 /** The part of a node-redis client (v5+) the store uses. */
 export interface RedisClientLike {
   get(key: string): Promise<unknown>;
-  set(key: string, value: string, options: { expiration: { type: 'PX'; value: number }; condition?: 'NX' }): Promise<unknown>;
+  set(
+    key: string,
+    value: string,
+    options: { expiration: { type: 'PX'; value: number }; condition?: 'NX' },
+  ): Promise<unknown>;
   del(key: string): Promise<unknown>;
   eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
 }
@@ -32,7 +36,10 @@ const px = (ttlMs: number) => String(Math.max(1, Math.ceil(ttlMs)));
 export function createRedisStore(client: RedisClientLike, options: RedisStoreOptions = {}): Store {
   for (const method of ['get', 'set', 'del', 'eval'] as const) {
     if (typeof client?.[method] !== 'function') {
-      throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, `createRedisStore needs a node-redis client (redis 5 or later); this one has no ${method}()`);
+      throw new DeviceRiskError(
+        ERR_INVALID_CONFIGURATION,
+        `createRedisStore needs a node-redis client (redis 5 or later); this one has no ${method}()`,
+      );
     }
   }
   const prefix = options.prefix ?? 'bbc:';
@@ -44,10 +51,15 @@ export function createRedisStore(client: RedisClientLike, options: RedisStoreOpt
       await client.set(k(key), value, { expiration: { type: 'PX', value: Number(px(ttlMs)) } });
     },
     async setIfAbsent(key, value, ttlMs) {
-      return (await client.set(k(key), value, { expiration: { type: 'PX', value: Number(px(ttlMs)) }, condition: 'NX' })) !== null;
+      return (
+        (await client.set(k(key), value, { expiration: { type: 'PX', value: Number(px(ttlMs)) }, condition: 'NX' })) !==
+        null
+      );
     },
     async compareAndSet(key, expected, value, ttlMs) {
-      return Number(await client.eval(COMPARE_AND_SET, { keys: [k(key)], arguments: [expected, value, px(ttlMs)] })) === 1;
+      return (
+        Number(await client.eval(COMPARE_AND_SET, { keys: [k(key)], arguments: [expected, value, px(ttlMs)] })) === 1
+      );
     },
     async compareAndDelete(key, expected) {
       return Number(await client.eval(COMPARE_AND_DELETE, { keys: [k(key)], arguments: [expected] })) === 1;

@@ -41,7 +41,10 @@ export function repairBlackbox(value: unknown): RepairedBlackbox {
     try {
       text = decodeURIComponent(text);
     } catch {
-      throw new DeviceRiskError(ERR_BLACKBOX_DAMAGED, 'the blackbox is percent-encoded, and its encoding is broken: send it as JSON, unencoded');
+      throw new DeviceRiskError(
+        ERR_BLACKBOX_DAMAGED,
+        'the blackbox is percent-encoded, and its encoding is broken: send it as JSON, unencoded',
+      );
     }
     repairs.push('percent_encoding');
   }

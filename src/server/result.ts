@@ -7,7 +7,8 @@
 import { DeviceRiskError, ERR_INVALID_RESPONSE } from './errors.js';
 
 /** Open string unions: the documented values, and any other string. */
-export type WorkflowStatus = 'INITIATED' | 'ACQUIRED' | 'PROCESSED' | 'SESSION_EXPIRED' | 'TOKEN_EXPIRED' | (string & {});
+export type WorkflowStatus =
+  'INITIATED' | 'ACQUIRED' | 'PROCESSED' | 'SESSION_EXPIRED' | 'TOKEN_EXPIRED' | (string & {});
 export type DecisionType = 'PASSED' | 'REJECTED' | 'WARNING' | 'NOT_EXECUTED' | (string & {});
 
 /** The statuses after which nothing changes any more. */
@@ -39,31 +40,56 @@ export interface DeviceRiskDetails {
  */
 export const RESULT_SCHEDULE_SECONDS: readonly number[] = [40, 60, 100, 160, 240, 340, 460, 600, 760, 940];
 
-const isObject = (value: unknown): value is Record<string, any> => !!value && typeof value === 'object' && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, any> =>
+  !!value && typeof value === 'object' && !Array.isArray(value);
 const text = (value: unknown): string => (typeof value === 'string' ? value : '');
 
 /** Reads a workflow details answer; throws `invalid_response` when it is not one. */
-export function parseDetails(body: unknown, ids: { accountId: string; workflowExecutionId: string }): DeviceRiskDetails {
+export function parseDetails(
+  body: unknown,
+  ids: { accountId: string; workflowExecutionId: string },
+): DeviceRiskDetails {
   if (!isObject(body) || !isObject(body.workflow)) {
-    throw new DeviceRiskError(ERR_INVALID_RESPONSE, 'the workflow details lack a workflow object', { operation: 'details' });
+    throw new DeviceRiskError(ERR_INVALID_RESPONSE, 'the workflow details lack a workflow object', {
+      operation: 'details',
+    });
   }
   const status = body.workflow.status;
-  if (typeof status !== 'string' || !status) throw new DeviceRiskError(ERR_INVALID_RESPONSE, 'the workflow details lack workflow.status', { operation: 'details' });
+  if (typeof status !== 'string' || !status)
+    throw new DeviceRiskError(ERR_INVALID_RESPONSE, 'the workflow details lack workflow.status', {
+      operation: 'details',
+    });
   const decision = isObject(body.decision) ? body.decision : {};
   const score = isObject(decision.risk) && typeof decision.risk.score === 'number' ? decision.risk.score : undefined;
-  const capability = isObject(body.capabilities) && Array.isArray(body.capabilities.deviceRiskVerification) ? body.capabilities.deviceRiskVerification.find(isObject) : undefined;
+  const capability =
+    isObject(body.capabilities) && Array.isArray(body.capabilities.deviceRiskVerification)
+      ? body.capabilities.deviceRiskVerification.find(isObject)
+      : undefined;
   return {
     accountId: ids.accountId,
     workflowExecutionId: ids.workflowExecutionId,
     status,
-    decision: { type: text(decision.type) || 'NOT_EXECUTED', label: text(isObject(decision.details) ? decision.details.label : undefined), ...(score === undefined ? {} : { score }) },
+    decision: {
+      type: text(decision.type) || 'NOT_EXECUTED',
+      label: text(isObject(decision.details) ? decision.details.label : undefined),
+      ...(score === undefined ? {} : { score }),
+    },
     deviceRisk: capability && {
       decision: {
         type: text(isObject(capability.decision) ? capability.decision.type : undefined) || 'NOT_EXECUTED',
-        label: text(isObject(capability.decision) && isObject(capability.decision.details) ? capability.decision.details.label : undefined),
+        label: text(
+          isObject(capability.decision) && isObject(capability.decision.details)
+            ? capability.decision.details.label
+            : undefined,
+        ),
       },
-      alerts: isObject(capability.data) && Array.isArray(capability.data.deviceAlerts) ? capability.data.deviceAlerts.filter((a: unknown): a is string => typeof a === 'string') : [],
-      device: isObject(capability.data) ? Object.fromEntries(Object.entries(capability.data).filter(([key]) => key !== 'deviceAlerts')) : {},
+      alerts:
+        isObject(capability.data) && Array.isArray(capability.data.deviceAlerts)
+          ? capability.data.deviceAlerts.filter((a: unknown): a is string => typeof a === 'string')
+          : [],
+      device: isObject(capability.data)
+        ? Object.fromEntries(Object.entries(capability.data).filter(([key]) => key !== 'deviceAlerts'))
+        : {},
     },
     raw: body,
   };

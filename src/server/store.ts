@@ -10,7 +10,13 @@
  * - `get` after a completed write sees it (read your writes, on every instance);
  * - a failure rejects: a store that cannot answer must never answer "absent".
  */
-import { DeviceRiskError, ERR_INVALID_CONFIGURATION, ERR_STORE_FULL, ERR_STORE_UNAVAILABLE, isDeviceRiskError } from './errors.js';
+import {
+  DeviceRiskError,
+  ERR_INVALID_CONFIGURATION,
+  ERR_STORE_FULL,
+  ERR_STORE_UNAVAILABLE,
+  isDeviceRiskError,
+} from './errors.js';
 
 export interface Store {
   get(key: string): Promise<string | undefined>;
@@ -62,10 +68,14 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   const write = (key: string, value: string, ttlMs: number) => {
     if (!live(key) && !room()) {
       const seconds = Math.min(60, Math.max(1, Math.ceil((nextExpiry - now()) / 1000)));
-      throw new DeviceRiskError(ERR_STORE_FULL, `the memory store holds ${maxEntries} entries, none expired: use a shared store (createRedisStore) or a larger maxEntries`, {
-        retryAfter: seconds,
-        operation: 'store',
-      });
+      throw new DeviceRiskError(
+        ERR_STORE_FULL,
+        `the memory store holds ${maxEntries} entries, none expired: use a shared store (createRedisStore) or a larger maxEntries`,
+        {
+          retryAfter: seconds,
+          operation: 'store',
+        },
+      );
     }
     const until = now() + ttlMs;
     nextExpiry = Math.min(nextExpiry, until);
@@ -107,14 +117,21 @@ export const STORE_TIMEOUT_MS = 3000;
  * The late call may still complete; each write the kit makes is one it may repeat.
  */
 export function withTimeLimit(store: Store, timeoutMs = STORE_TIMEOUT_MS): Store {
-  if (!(timeoutMs > 0)) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'storeTimeoutMs must be a positive number of milliseconds');
+  if (!(timeoutMs > 0))
+    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'storeTimeoutMs must be a positive number of milliseconds');
   const limited =
     <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
     (...args: A): Promise<R> => {
       let timer: ReturnType<typeof setTimeout> | undefined;
       const late = new Promise<never>((_, reject) => {
         timer = setTimeout(
-          () => reject(new DeviceRiskError(ERR_STORE_UNAVAILABLE, `the shared store did not answer within ${timeoutMs} ms`, { retryAfter: 1, operation: 'store' })),
+          () =>
+            reject(
+              new DeviceRiskError(ERR_STORE_UNAVAILABLE, `the shared store did not answer within ${timeoutMs} ms`, {
+                retryAfter: 1,
+                operation: 'store',
+              }),
+            ),
           timeoutMs,
         );
       });
@@ -147,8 +164,13 @@ export async function fromStore<T>(operation: Promise<T>, what: string): Promise
     return await operation;
   } catch (cause) {
     // Already said in the store's terms (full, or no answer in time): kept, with its Retry-After.
-    if (isDeviceRiskError(cause) && (cause.code === ERR_STORE_FULL || cause.code === ERR_STORE_UNAVAILABLE)) throw cause;
-    throw new DeviceRiskError(ERR_STORE_UNAVAILABLE, `the shared store failed (${what}); retry shortly`, { retryAfter: 1, operation: 'store', cause });
+    if (isDeviceRiskError(cause) && (cause.code === ERR_STORE_FULL || cause.code === ERR_STORE_UNAVAILABLE))
+      throw cause;
+    throw new DeviceRiskError(ERR_STORE_UNAVAILABLE, `the shared store failed (${what}); retry shortly`, {
+      retryAfter: 1,
+      operation: 'store',
+      cause,
+    });
   }
 }
 

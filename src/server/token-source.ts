@@ -120,10 +120,16 @@ const LOCK_POLL_MS = 25;
 
 export function createTokenSource(options: TokenSourceOptions): TokenSource {
   const { clientId, clientSecret } = options;
-  if (!clientId || !clientSecret) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'clientId and clientSecret are required');
-  if (!options.userAgent?.trim()) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'userAgent is required, e.g. "YourCompany YourApp/1.0"');
+  if (!clientId || !clientSecret)
+    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'clientId and clientSecret are required');
+  if (!options.userAgent?.trim())
+    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'userAgent is required, e.g. "YourCompany YourApp/1.0"');
   const rawUrl = options.tokenUrl ?? (options.region ? TOKEN_URLS[options.region] : undefined);
-  if (!rawUrl) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, `give region (${Object.keys(TOKEN_URLS).join(', ')}) or tokenUrl`);
+  if (!rawUrl)
+    throw new DeviceRiskError(
+      ERR_INVALID_CONFIGURATION,
+      `give region (${Object.keys(TOKEN_URLS).join(', ')}) or tokenUrl`,
+    );
   const tokenUrl = requireSecureUrl(rawUrl, 'tokenUrl').href;
   const doFetch = options.fetch ?? fetch;
   const store = options.store ? withTimeLimit(options.store, options.storeTimeoutMs) : processStore;
@@ -139,7 +145,8 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
   // source can only ever find a token fetched with its own secret (and its own lock, backoff
   // and rate slots, so that a wrong secret cannot hold up the right one either).
   let namespace: Promise<string> | undefined;
-  const keyOf = async (name: string) => `${await (namespace ??= storeNamespace(clientId, clientSecret, tokenUrl))}:${name}`;
+  const keyOf = async (name: string) =>
+    `${await (namespace ??= storeNamespace(clientId, clientSecret, tokenUrl))}:${name}`;
   // RFC 6749 2.3.1: form-encode both, then Basic. btoa rather than Buffer: edge runtimes have no Buffer.
   const formEncode = (value: string) => encodeURIComponent(value).replace(/%20/g, '+');
   const authorization = 'Basic ' + btoa(`${formEncode(clientId)}:${formEncode(clientSecret)}`);
@@ -150,7 +157,12 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
       .importKey('raw', new TextEncoder().encode(clientSecret), 'HKDF', false, ['deriveKey'])
       .then((secret) =>
         crypto.subtle.deriveKey(
-          { name: 'HKDF', hash: 'SHA-256', salt: new TextEncoder().encode(clientId), info: new TextEncoder().encode('blackbox-capture sealed store values v1') },
+          {
+            name: 'HKDF',
+            hash: 'SHA-256',
+            salt: new TextEncoder().encode(clientId),
+            info: new TextEncoder().encode('blackbox-capture sealed store values v1'),
+          },
           secret,
           { name: 'AES-GCM', length: 256 },
           false,
@@ -161,7 +173,8 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
    * Fresh until `refreshMarginSeconds` before expiry, but never less than half its
    * lifetime is used: a token shorter-lived than the margin would mean a request per call.
    */
-  const fresh = (token: CachedToken) => token.expiresAt - Math.min(marginMs, (token.expiresAt - (token.issuedAt ?? token.expiresAt)) / 2) > now();
+  const fresh = (token: CachedToken) =>
+    token.expiresAt - Math.min(marginMs, (token.expiresAt - (token.issuedAt ?? token.expiresAt)) / 2) > now();
 
   /** The last token this source read or stored: a fresh one saves a store read per API call. */
   let known: CachedToken | undefined;
@@ -186,7 +199,8 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
     const mark = ownerMark();
     for (;;) {
       for (let i = 0; i < perSecond; i++) {
-        if (await fromStore(store.setIfAbsent(await keyOf(`token-rate:${i}`), mark, RATE_WINDOW_MS), 'rate limit')) return;
+        if (await fromStore(store.setIfAbsent(await keyOf(`token-rate:${i}`), mark, RATE_WINDOW_MS), 'rate limit'))
+          return;
       }
       await sleep(RATE_WINDOW_MS / perSecond, signal);
     }
@@ -198,7 +212,11 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
     const waitMs = until - now();
     if (!(waitMs > 0)) return;
     if (waitMs > maxRetryAfterMs || now() + waitMs >= endsAt) {
-      throw new DeviceRiskError(ERR_RATE_LIMITED, 'token service rate limit reached (429, seen by this fleet)', { status: 429, operation: 'token', retryAfter: Math.ceil(waitMs / 1000) });
+      throw new DeviceRiskError(ERR_RATE_LIMITED, 'token service rate limit reached (429, seen by this fleet)', {
+        status: 429,
+        operation: 'token',
+        retryAfter: Math.ceil(waitMs / 1000),
+      });
     }
     await pause(waitMs, signal);
   }
@@ -208,7 +226,10 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
     const limit = deadline(timeoutMs, callerSignal);
     const { signal } = limit;
     const timedOut = (cause?: unknown) =>
-      new DeviceRiskError(ERR_NETWORK, `no token from ${new URL(tokenUrl).origin} within ${timeoutMs} ms`, { operation: 'token', cause });
+      new DeviceRiskError(ERR_NETWORK, `no token from ${new URL(tokenUrl).origin} within ${timeoutMs} ms`, {
+        operation: 'token',
+        cause,
+      });
     /** Waits before the next attempt, unless it would outlast the time limit or none is left: then the last error stands. */
     const wait = async (ms: number, error: DeviceRiskError) => {
       if (attempt >= maxAttempts || now() + ms >= started + timeoutMs) throw error;
@@ -237,36 +258,65 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
           });
           // Read here, within the limit: a body read can outlive an abort (deadline.ts).
           const body = await within(response.arrayBuffer(), signal);
-          response = new Response([204, 205, 304].includes(response.status) ? null : body, { status: response.status, statusText: response.statusText, headers: response.headers });
+          response = new Response([204, 205, 304].includes(response.status) ? null : body, {
+            status: response.status,
+            statusText: response.statusText,
+            headers: response.headers,
+          });
         } catch (cause) {
           recordUpstream('token', 'network_error');
           if (callerSignal?.aborted) throw callerSignal.reason;
           if (limit.expired) throw timedOut(cause);
-          lastError = new DeviceRiskError(ERR_NETWORK, `token request to ${new URL(tokenUrl).origin} failed (network error)`, { operation: 'token', cause });
+          lastError = new DeviceRiskError(
+            ERR_NETWORK,
+            `token request to ${new URL(tokenUrl).origin} failed (network error)`,
+            { operation: 'token', cause },
+          );
           await wait(Math.random() * BASE_BACKOFF_MS * 2 ** attempt, lastError);
           continue;
         }
         recordUpstream('token', response.status);
         if (response.ok) {
-          const body = (await response.json().catch(() => undefined)) as { access_token?: unknown; expires_in?: unknown; token_type?: unknown } | undefined;
-          if (typeof body?.access_token !== 'string' || !body.access_token || typeof body.token_type !== 'string' || body.token_type.toLowerCase() !== 'bearer') {
-            throw new DeviceRiskError(ERR_INVALID_RESPONSE, 'token response lacks access_token or a Bearer token_type', { operation: 'token', status: response.status });
+          const body = (await response.json().catch(() => undefined)) as
+            { access_token?: unknown; expires_in?: unknown; token_type?: unknown } | undefined;
+          if (
+            typeof body?.access_token !== 'string' ||
+            !body.access_token ||
+            typeof body.token_type !== 'string' ||
+            body.token_type.toLowerCase() !== 'bearer'
+          ) {
+            throw new DeviceRiskError(
+              ERR_INVALID_RESPONSE,
+              'token response lacks access_token or a Bearer token_type',
+              { operation: 'token', status: response.status },
+            );
           }
           const issuedAt = now();
           const lifetimeMs = tokenLifetimeSeconds(body.expires_in) * 1000;
           const token: CachedToken = { accessToken: body.access_token, issuedAt, expiresAt: issuedAt + lifetimeMs };
           known = token;
           // A token that could not be stored is still this source's to use: the fleet fetches its own.
-          await fromStore(store.set(await keyOf('token'), await sealToken(token), lifetimeMs), 'token write').catch(() => {});
+          await fromStore(store.set(await keyOf('token'), await sealToken(token), lifetimeMs), 'token write').catch(
+            () => {},
+          );
           return body.access_token;
         }
         const summary = await upstreamSummary(response);
         const retryAfter = retryAfterSeconds(response);
         if (response.status === 429) {
-          lastError = new DeviceRiskError(ERR_RATE_LIMITED, `token service rate limit reached (429)${summary}`, { status: 429, operation: 'token', ...(retryAfter === undefined ? {} : { retryAfter }) });
-          const backoffMs = retryAfter !== undefined ? retryAfter * 1000 : Math.random() * BASE_BACKOFF_MS * 2 ** attempt;
+          lastError = new DeviceRiskError(ERR_RATE_LIMITED, `token service rate limit reached (429)${summary}`, {
+            status: 429,
+            operation: 'token',
+            ...(retryAfter === undefined ? {} : { retryAfter }),
+          });
+          const backoffMs =
+            retryAfter !== undefined ? retryAfter * 1000 : Math.random() * BASE_BACKOFF_MS * 2 ** attempt;
           // Every instance backs off, not only this one.
-          if (backoffMs > 0) await fromStore(store.set(await keyOf('token-backoff'), String(now() + backoffMs), backoffMs), 'backoff write');
+          if (backoffMs > 0)
+            await fromStore(
+              store.set(await keyOf('token-backoff'), String(now() + backoffMs), backoffMs),
+              'backoff write',
+            );
           // A long Retry-After is the service's answer for now: say so at once instead of stalling every caller.
           if (retryAfter !== undefined && retryAfter * 1000 > maxRetryAfterMs) throw lastError;
           if (attempt >= maxAttempts || now() + backoffMs >= started + timeoutMs) throw lastError;
@@ -274,12 +324,19 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
           continue;
         }
         if (response.status >= 500) {
-          lastError = new DeviceRiskError(ERR_UPSTREAM, `token service answered ${response.status}${summary}`, { status: response.status, operation: 'token' });
+          lastError = new DeviceRiskError(ERR_UPSTREAM, `token service answered ${response.status}${summary}`, {
+            status: response.status,
+            operation: 'token',
+          });
           await wait(Math.random() * BASE_BACKOFF_MS * 2 ** attempt, lastError);
           continue;
         }
         // 3xx (redirects are not followed), 400, 401, 403: retrying cannot help.
-        throw new DeviceRiskError(ERR_TOKEN_REJECTED, `token service refused the client-credentials request with ${response.status}${summary}`, { status: response.status, operation: 'token' });
+        throw new DeviceRiskError(
+          ERR_TOKEN_REJECTED,
+          `token service refused the client-credentials request with ${response.status}${summary}`,
+          { status: response.status, operation: 'token' },
+        );
       }
       throw lastError!;
     } catch (error) {
@@ -305,7 +362,10 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
         const mark = ownerMark();
         const lock = await keyOf('token-lock');
         if (await claim(store, lock, mark, leaseMs, 'token lock')) {
-          const renew = setInterval(() => void store.compareAndSet(lock, mark, mark, leaseMs).catch(() => {}), leaseMs / 3);
+          const renew = setInterval(
+            () => void store.compareAndSet(lock, mark, mark, leaseMs).catch(() => {}),
+            leaseMs / 3,
+          );
           try {
             // Another instance may have stored a token between the read and the lock.
             return (await storedToken())?.accessToken ?? (await requestToken(callerSignal));
@@ -319,7 +379,11 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
     } catch (error) {
       if (callerSignal?.aborted && error === callerSignal.reason) throw error;
       if (limit.expired && !(error instanceof DeviceRiskError)) {
-        throw new DeviceRiskError(ERR_NETWORK, `no token from ${new URL(tokenUrl).origin} within ${timeoutMs} ms (waiting for another instance's request)`, { operation: 'token', cause: error });
+        throw new DeviceRiskError(
+          ERR_NETWORK,
+          `no token from ${new URL(tokenUrl).origin} within ${timeoutMs} ms (waiting for another instance's request)`,
+          { operation: 'token', cause: error },
+        );
       }
       throw error;
     } finally {
@@ -328,7 +392,8 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
   }
 
   /** A stored token is sealed: the store (a shared Redis) never holds a usable access token. */
-  const sealToken = async (token: CachedToken) => JSON.stringify({ ...token, accessToken: await seal(token.accessToken) });
+  const sealToken = async (token: CachedToken) =>
+    JSON.stringify({ ...token, accessToken: await seal(token.accessToken) });
   /** A stored token opened; undefined for one this secret did not seal (a store shared across versions). */
   async function openToken(stored: string): Promise<CachedToken | undefined> {
     try {
@@ -340,16 +405,24 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
   }
   async function seal(secret: string): Promise<string> {
     const iv = crypto.getRandomValues(new Uint8Array(12));
-    const sealed = new Uint8Array(await crypto.subtle.encrypt({ name: 'AES-GCM', iv }, await key(), new TextEncoder().encode(secret)));
+    const sealed = new Uint8Array(
+      await crypto.subtle.encrypt({ name: 'AES-GCM', iv }, await key(), new TextEncoder().encode(secret)),
+    );
     return `v1.${base64(iv)}.${base64(sealed)}`;
   }
   async function unseal(sealed: string): Promise<string> {
     const [version, iv, data] = sealed.split('.');
     try {
       if (version !== 'v1' || !iv || !data) throw new Error('not a sealed value');
-      return new TextDecoder().decode(await crypto.subtle.decrypt({ name: 'AES-GCM', iv: unbase64(iv) }, await key(), unbase64(data)));
+      return new TextDecoder().decode(
+        await crypto.subtle.decrypt({ name: 'AES-GCM', iv: unbase64(iv) }, await key(), unbase64(data)),
+      );
     } catch (cause) {
-      throw new DeviceRiskError(ERR_INVALID_RESPONSE, 'a sealed value in the store could not be opened (altered, or sealed with another client secret)', { operation: 'store', cause });
+      throw new DeviceRiskError(
+        ERR_INVALID_RESPONSE,
+        'a sealed value in the store could not be opened (altered, or sealed with another client secret)',
+        { operation: 'store', cause },
+      );
     }
   }
 
@@ -389,8 +462,16 @@ const base64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
 export async function storeNamespace(clientId: string, clientSecret: string, tokenUrl: string): Promise<string> {
   const encoder = new TextEncoder();
   const host = new URL(tokenUrl).host;
-  const key = await crypto.subtle.importKey('raw', encoder.encode(clientSecret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
-  const mac = new Uint8Array(await crypto.subtle.sign('HMAC', key, encoder.encode(`blackbox-capture store namespace v1\n${clientId}\n${host}`)));
+  const key = await crypto.subtle.importKey(
+    'raw',
+    encoder.encode(clientSecret),
+    { name: 'HMAC', hash: 'SHA-256' },
+    false,
+    ['sign'],
+  );
+  const mac = new Uint8Array(
+    await crypto.subtle.sign('HMAC', key, encoder.encode(`blackbox-capture store namespace v1\n${clientId}\n${host}`)),
+  );
   const tag = base64(mac.subarray(0, 16)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
   return `${keyPart(clientId)}@${keyPart(host)}#${tag}`;
 }

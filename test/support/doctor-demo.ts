@@ -21,4 +21,5 @@ export function useDemo(): { readonly demo: Demo; collectorUrl(): string } {
   };
 }
 
-export const statusOf = (report: DoctorReport, id: Finding['id']) => report.findings.filter((f) => f.id === id).map((f) => f.status);
+export const statusOf = (report: DoctorReport, id: Finding['id']) =>
+  report.findings.filter((f) => f.id === id).map((f) => f.status);

@@ -4,23 +4,46 @@
 // Configuration: one JSON argument. Prints "listening <port>" once it accepts requests.
 import { createServer } from 'node:http';
 import { createClient } from 'redis';
-import { createDeviceRiskClient, createDeviceRiskHandler, createMemoryStore, createTokenSource, toNodeHandler } from '../../dist/server.js';
+import {
+  createDeviceRiskClient,
+  createDeviceRiskHandler,
+  createMemoryStore,
+  createTokenSource,
+  toNodeHandler,
+} from '../../dist/server.js';
 import { createRedisStore } from '../../dist/server-redis.js';
 
 const config = JSON.parse(process.argv[2]);
 let store = createMemoryStore();
 if (config.redisUrl) {
   // Fail fast while Redis is away (no offline queue): the kit answers 503 with Retry-After.
-  const redis = createClient({ url: config.redisUrl, disableOfflineQueue: true, socket: { reconnectStrategy: (retries) => Math.min(50 * retries, 500) } });
+  const redis = createClient({
+    url: config.redisUrl,
+    disableOfflineQueue: true,
+    socket: { reconnectStrategy: (retries) => Math.min(50 * retries, 500) },
+  });
   redis.on('error', () => {}); // reconnects by itself; the kit reports failed operations
   await redis.connect();
   store = createRedisStore(redis, { prefix: config.prefix ?? 'bbc:' });
 }
 const userAgent = 'AcmeShop Checkout/1.0';
-const tokenSource = createTokenSource({ clientId: config.clientId, clientSecret: config.clientSecret, tokenUrl: config.tokenUrl, userAgent, store });
+const tokenSource = createTokenSource({
+  clientId: config.clientId,
+  clientSecret: config.clientSecret,
+  tokenUrl: config.tokenUrl,
+  userAgent,
+  store,
+});
 // One attempt per upstream call: the fleet test's client retries on the next instance.
 // An account create is given up after 3 s: a key whose owner dies with one on the wire waits that long (and a lease) before another is made.
-const client = createDeviceRiskClient({ tokenSource, baseUrl: config.baseUrl, retrievalBaseUrl: config.retrievalUrl, userAgent, maxAttempts: 1, accountTimeoutMs: 3000 });
+const client = createDeviceRiskClient({
+  tokenSource,
+  baseUrl: config.baseUrl,
+  retrievalBaseUrl: config.retrievalUrl,
+  userAgent,
+  maxAttempts: 1,
+  accountTimeoutMs: 3000,
+});
 const handler = createDeviceRiskHandler({
   client,
   store,
@@ -28,10 +51,14 @@ const handler = createDeviceRiskHandler({
   workflowKey: 10020,
   idempotencyLeaseMs: config.leaseMs ?? 10_000,
   // userReference names the instance: the emulator's records then say which instance made each transaction.
-  resolveCustomer: (request) => ({ customerInternalReference: request.headers.get('x-order') ?? 'order', userReference: `instance-${config.instance ?? 0}` }),
+  resolveCustomer: (request) => ({
+    customerInternalReference: request.headers.get('x-order') ?? 'order',
+    userReference: `instance-${config.instance ?? 0}`,
+  }),
   reportStatus: false,
   // Orphans the kit knows of are reported: one line each, for the fleet test to count.
-  onError: (error) => void (error?.code === 'orphaned_transaction' && process.stdout.write(`orphan ${JSON.stringify(error.message)}\n`)),
+  onError: (error) =>
+    void (error?.code === 'orphaned_transaction' && process.stdout.write(`orphan ${JSON.stringify(error.message)}\n`)),
 });
 const server = createServer(toNodeHandler(handler));
 server.keepAliveTimeout = 60_000;

@@ -7,5 +7,6 @@
 export function collectGarbage(): void {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (gc) return gc();
-  if (!process.env.STRYKER_MUTATOR_WORKER) throw new Error('gc() is not exposed: vitest.config.ts must start workers with --expose-gc');
+  if (!process.env.STRYKER_MUTATOR_WORKER)
+    throw new Error('gc() is not exposed: vitest.config.ts must start workers with --expose-gc');
 }

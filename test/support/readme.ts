@@ -19,7 +19,9 @@ const ROOT = new URL('../../', import.meta.url);
 
 /** The documents whose snippets are tested: the README, CONTRIBUTING.md and every docs/*.md. */
 export function documents(): string[] {
-  const docs = readdirSync(new URL('docs/', ROOT)).filter((name) => name.endsWith('.md')).sort();
+  const docs = readdirSync(new URL('docs/', ROOT))
+    .filter((name) => name.endsWith('.md'))
+    .sort();
   return ['README.md', 'CONTRIBUTING.md', ...docs.map((name) => `docs/${name}`)];
 }
 
@@ -34,7 +36,14 @@ export function readmeBlocks(): Snippet[] {
       const end = lines.indexOf('```', i + 1);
       const before = (lines[i - 1] === '' ? lines[i - 2] : lines[i - 1]) ?? '';
       const marker = /^<!-- snippet: ([\w-]+) -->$/.exec(before);
-      if (before !== '<!-- picture -->') blocks.push({ name: marker?.[1] ?? '', lang: open[1]!, code: lines.slice(i + 1, end).join('\n') + '\n', file, line: i + 1 });
+      if (before !== '<!-- picture -->')
+        blocks.push({
+          name: marker?.[1] ?? '',
+          lang: open[1]!,
+          code: lines.slice(i + 1, end).join('\n') + '\n',
+          file,
+          line: i + 1,
+        });
       i = end;
     }
   }

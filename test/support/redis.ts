@@ -4,7 +4,8 @@ import { createClient } from 'redis';
 import { REDIS_SERVER, redisAvailable, startRedis } from '../../scripts/redis.mjs';
 
 export const haveRedis = redisAvailable();
-if (!haveRedis && process.env.CI) throw new Error(`redis-server not found at ${REDIS_SERVER}; .ci/run installs redis-server`);
+if (!haveRedis && process.env.CI)
+  throw new Error(`redis-server not found at ${REDIS_SERVER}; .ci/run installs redis-server`);
 
 export type RedisServer = Awaited<ReturnType<typeof startRedis>>;
 export const startRedisServer = startRedis;

@@ -11,13 +11,22 @@ export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Packs the package into a fresh folder (`prefix` names it) and installs it there; the caller removes `dir`. */
 export function installPackedTarball(prefix: string): { dir: string; tarball: string } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  execFileSync('npm', ['pack', '--silent', '--pack-destination', dir], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
-  const tarball = join(dir, readdirSync(dir).find((f) => f.endsWith('.tgz'))!);
+  execFileSync('npm', ['pack', '--silent', '--pack-destination', dir], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const tarball = join(
+    dir,
+    readdirSync(dir).find((f) => f.endsWith('.tgz'))!,
+  );
   const installed = join(dir, 'node_modules', 'blackbox-capture');
   mkdirSync(installed, { recursive: true });
   execFileSync('tar', ['xzf', tarball, '-C', installed, '--strip-components=1']);
   // Its dependencies, as npm would install them (theirs resolve from where they really are).
-  const { dependencies = {} } = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
-  for (const name of Object.keys(dependencies)) symlinkSync(join(ROOT, 'node_modules', name), join(dir, 'node_modules', name));
+  const { dependencies = {} } = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as {
+    dependencies?: Record<string, string>;
+  };
+  for (const name of Object.keys(dependencies))
+    symlinkSync(join(ROOT, 'node_modules', name), join(dir, 'node_modules', name));
   return { dir, tarball };
 }

@@ -71,7 +71,9 @@ function quietExpected404s(): void {
   const write = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
   stream.quiet = true;
   stream.write = ((chunk: unknown, ...rest: unknown[]) =>
-    /^DOMException: Failed to perform request to "[^"\n]+"\. Status 404\b/.test(String(chunk)) ? true : write(chunk, ...rest)) as typeof stream.write;
+    /^DOMException: Failed to perform request to "[^"\n]+"\. Status 404\b/.test(String(chunk))
+      ? true
+      : write(chunk, ...rest)) as typeof stream.write;
 }
 
 /** Installs the interceptor on the current happy-dom window. */
@@ -113,7 +115,8 @@ export async function freshPage(): Promise<typeof import('../../src/browser/inde
   settings.delays = {};
   delete settings.loaderSource;
   const w = window as unknown as Record<string, unknown>;
-  for (const key of Object.keys(w)) if (key === 'io_global_object_name' || /^(IGLOO|CUSTOM\w*)$/.test(key)) delete w[key];
+  for (const key of Object.keys(w))
+    if (key === 'io_global_object_name' || /^(IGLOO|CUSTOM\w*)$/.test(key)) delete w[key];
   // A well-set-up page: the development build warns of a cross-origin loader without a hint.
   document.head.innerHTML = `<link rel="preconnect" href="${new URL(LOADER_URL).origin}">`;
   document.body.innerHTML = '';
@@ -129,7 +132,13 @@ export const scriptsFor = (prefix: string) =>
 /** The page's window, for the vendor's globals. */
 export const w = () => window as unknown as Record<string, any>;
 /** The rejection of a promise that must reject (a resolution fails the test). */
-export const failure = (p: Promise<unknown>) => p.then(() => { throw new Error('expected a rejection'); }, (e: any) => e);
+export const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => {
+      throw new Error('expected a rejection');
+    },
+    (e: any) => e,
+  );
 /** The page's own loader tag, as a page that runs the loader itself writes it. */
 export function pageLoaderTag(): HTMLScriptElement {
   const tag = document.createElement('script');

@@ -7,7 +7,12 @@ export const json = (body: unknown, status = 200, headers: Record<string, string
   });
 
 /** The service's error body (RFC 7807 shape, as its 429 answer in the field notes). */
-export const problem = (status: number, title: string, detail: string, headers: Record<string, string> = {}): Response =>
+export const problem = (
+  status: number,
+  title: string,
+  detail: string,
+  headers: Record<string, string> = {},
+): Response =>
   new Response(JSON.stringify({ title, status, detail }), {
     status,
     headers: { 'content-type': 'application/problem+json', 'cache-control': 'no-store', ...headers },
@@ -30,8 +35,14 @@ export function bearer(request: Request): string | undefined {
 export function checkUserAgent(request: Request): Response | undefined {
   const agent = request.headers.get('user-agent')?.trim();
   if (!agent) return problem(400, 'Bad Request', 'A User-Agent naming your company and application is required');
-  if (/^(node|undici|curl|wget|python-requests|python-urllib|axios|go-http-client|java|okhttp|node-fetch)\b/i.test(agent)) {
-    return problem(403, 'Forbidden', 'Suspicious User-Agent: name your company and application, e.g. "YourCompany YourApp/v1.0"');
+  if (
+    /^(node|undici|curl|wget|python-requests|python-urllib|axios|go-http-client|java|okhttp|node-fetch)\b/i.test(agent)
+  ) {
+    return problem(
+      403,
+      'Forbidden',
+      'Suspicious User-Agent: name your company and application, e.g. "YourCompany YourApp/v1.0"',
+    );
   }
   return undefined;
 }

@@ -68,7 +68,9 @@ const FORBIDDEN_REFERENCE = /[<>"/;`%{}|]/;
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 const EXECUTION_PATH = new RegExp(`^/api/v1/accounts/(${UUID})/workflow-executions/(${UUID})$`);
 const STATUS_PATH = new RegExp(`^/api/v1/accounts/(${UUID})/workflow-executions/(${UUID})/status$`);
-const PART_PATH = new RegExp(`^/api/v1/accounts/(${UUID})/workflow-executions/(${UUID})/credentials/(${UUID})/parts/([A-Z_]+)$`);
+const PART_PATH = new RegExp(
+  `^/api/v1/accounts/(${UUID})/workflow-executions/(${UUID})/credentials/(${UUID})/parts/([A-Z_]+)$`,
+);
 const ACCOUNT_PATH = new RegExp(`^/api/v1/accounts/(${UUID})$`);
 /** The blackbox alphabet: base64, plus "@" in some old ones. */
 export const BLACKBOX_SHAPE = /^[A-Za-z0-9+/@]+=*$/;
@@ -147,7 +149,9 @@ export function createService(options: ServiceOptions) {
     }
     const same = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
     if (!same(id ?? '', options.clientId) || !same(secret, options.clientSecret)) {
-      return json({ error: 'invalid_client', error_description: 'Client authentication failed' }, 401, { 'www-authenticate': 'Basic realm="oauth2"' });
+      return json({ error: 'invalid_client', error_description: 'Client authentication failed' }, 401, {
+        'www-authenticate': 'Basic realm="oauth2"',
+      });
     }
     const accessToken = randomBytes(32).toString('base64url');
     accessTokens.set(accessToken, now + options.accessTokenLifetimeSeconds * 1000);
@@ -165,7 +169,11 @@ export function createService(options: ServiceOptions) {
     return true;
   }
 
-  function validateAccountBody(body: unknown): { error: string } | { value: { cir: string; userReference?: string; callbackUrl?: string; key: string; lifetimeMs: number } } {
+  function validateAccountBody(
+    body: unknown,
+  ):
+    | { error: string }
+    | { value: { cir: string; userReference?: string; callbackUrl?: string; key: string; lifetimeMs: number } } {
     if (typeof body !== 'object' || body === null) return { error: 'The body must be a JSON object' };
     const b = body as Record<string, unknown>;
     const cir = b.customerInternalReference;
@@ -173,15 +181,20 @@ export function createService(options: ServiceOptions) {
     if (cir.length > 100) return { error: 'customerInternalReference must be at most 100 characters' };
     if (FORBIDDEN_REFERENCE.test(cir)) return { error: 'customerInternalReference contains a forbidden character' };
     const key = (b.workflowDefinition as { key?: unknown } | undefined)?.key;
-    if ((typeof key !== 'string' || key === '') && typeof key !== 'number') return { error: 'workflowDefinition.key is required' };
+    if ((typeof key !== 'string' || key === '') && typeof key !== 'number')
+      return { error: 'workflowDefinition.key is required' };
     if (b.userReference !== undefined && (typeof b.userReference !== 'string' || b.userReference.length > 100)) {
       return { error: 'userReference must be a string of at most 100 characters' };
     }
     if (b.callbackUrl !== undefined) {
-      if (typeof b.callbackUrl !== 'string' || b.callbackUrl.length > 255) return { error: 'callbackUrl must be a URL of at most 255 characters' };
+      if (typeof b.callbackUrl !== 'string' || b.callbackUrl.length > 255)
+        return { error: 'callbackUrl must be a URL of at most 255 characters' };
       try {
         const url = new URL(b.callbackUrl);
-        if (url.protocol !== 'https:' && !(url.protocol === 'http:' && /^(127\.|localhost$|\[::1\]$)/.test(url.hostname))) {
+        if (
+          url.protocol !== 'https:' &&
+          !(url.protocol === 'http:' && /^(127\.|localhost$|\[::1\]$)/.test(url.hostname))
+        ) {
           return { error: 'callbackUrl must use https' };
         }
       } catch {
@@ -241,7 +254,9 @@ export function createService(options: ServiceOptions) {
     transactions.set(tx.workflowExecutionId, tx);
     // Behind a proxy (a test routing the real hosts here), the origin the client called.
     const forwarded = request.headers.get('x-forwarded-host');
-    const origin = forwarded ? `${request.headers.get('x-forwarded-proto') ?? 'https'}://${forwarded}` : new URL(request.url).origin;
+    const origin = forwarded
+      ? `${request.headers.get('x-forwarded-proto') ?? 'https'}://${forwarded}`
+      : new URL(request.url).origin;
     const execution = `${origin}/api/v1/accounts/${accountId}/workflow-executions/${tx.workflowExecutionId}`;
     const credentials: unknown[] = [];
     if (workflow.deviceRisk) {
@@ -263,7 +278,11 @@ export function createService(options: ServiceOptions) {
         id: randomUUID(),
         category: 'ID',
         allowedChannels: ['WEB', 'API', 'SDK'],
-        api: { token: tx.token, parts: { front: `${execution}/credentials/x/parts/FRONT` }, workflowExecution: execution },
+        api: {
+          token: tx.token,
+          parts: { front: `${execution}/credentials/x/parts/FRONT` },
+          workflowExecution: execution,
+        },
       });
     }
     return json({
@@ -274,13 +293,20 @@ export function createService(options: ServiceOptions) {
   }
 
   // ---- transaction calls ----------------------------------------------------------------
-  function transactionFor(request: Request, accountId: string, executionId: string): { tx: Transaction } | { error: Response } {
+  function transactionFor(
+    request: Request,
+    accountId: string,
+    executionId: string,
+  ): { tx: Transaction } | { error: Response } {
     const token = bearer(request);
     if (!token) return { error: problem(401, 'Unauthorized', 'The transaction token is required') };
     const tx = transactions.get(executionId);
-    if (!tx || tx.accountId !== accountId) return { error: problem(404, 'Not Found', 'Unknown account or workflow execution') };
-    if (token !== tx.token) return { error: problem(403, 'Forbidden', 'The token does not belong to this transaction') };
-    if (options.now() >= tx.tokenExpiresAt) return { error: problem(401, 'Unauthorized', 'The transaction token has expired') };
+    if (!tx || tx.accountId !== accountId)
+      return { error: problem(404, 'Not Found', 'Unknown account or workflow execution') };
+    if (token !== tx.token)
+      return { error: problem(403, 'Forbidden', 'The token does not belong to this transaction') };
+    if (options.now() >= tx.tokenExpiresAt)
+      return { error: problem(401, 'Unauthorized', 'The transaction token has expired') };
     return { tx };
   }
 
@@ -291,19 +317,28 @@ export function createService(options: ServiceOptions) {
     const found = transactionFor(request, match[1]!, match[2]!);
     if ('error' in found) return found.error;
     const { tx } = found;
-    if (match[3] !== tx.credentialId || match[4] !== 'DEVICE_RISK') return problem(404, 'Not Found', 'Unknown credential or part');
+    if (match[3] !== tx.credentialId || match[4] !== 'DEVICE_RISK')
+      return problem(404, 'Not Found', 'Unknown credential or part');
     const status = statusOf(tx);
-    if (status !== 'INITIATED' && status !== 'ACQUIRED') return problem(409, 'Conflict', `The workflow execution is ${status}`);
+    if (status !== 'INITIATED' && status !== 'ACQUIRED')
+      return problem(409, 'Conflict', `The workflow execution is ${status}`);
     const read = await readJson(request, 32 * 1024);
     if ('error' in read) return read.error;
     const sessionId = (read.body as { sessionId?: unknown } | null)?.sessionId;
-    if (typeof sessionId !== 'string' || sessionId === '') return problem(400, 'Bad Request', 'sessionId is required and must be a non-empty string');
-    if (sessionId.length > MAX_BLACKBOX_LENGTH) return problem(400, 'Bad Request', `sessionId is longer than ${MAX_BLACKBOX_LENGTH} characters`);
-    if (!BLACKBOX_SHAPE.test(sessionId)) return problem(400, 'Bad Request', 'sessionId is not a blackbox (base64 characters expected)');
+    if (typeof sessionId !== 'string' || sessionId === '')
+      return problem(400, 'Bad Request', 'sessionId is required and must be a non-empty string');
+    if (sessionId.length > MAX_BLACKBOX_LENGTH)
+      return problem(400, 'Bad Request', `sessionId is longer than ${MAX_BLACKBOX_LENGTH} characters`);
+    if (!BLACKBOX_SHAPE.test(sessionId))
+      return problem(400, 'Bad Request', 'sessionId is not a blackbox (base64 characters expected)');
     tx.blackboxes.push(sessionId);
     tx.acquired = true;
     tx.lastActionAt = options.now();
-    return json({ timestamp: new Date(tx.lastActionAt).toISOString(), account: { id: tx.accountId }, workflowExecution: { id: tx.workflowExecutionId } });
+    return json({
+      timestamp: new Date(tx.lastActionAt).toISOString(),
+      account: { id: tx.accountId },
+      workflowExecution: { id: tx.workflowExecutionId },
+    });
   }
 
   async function finalize(request: Request, match: RegExpExecArray): Promise<Response> {
@@ -314,12 +349,20 @@ export function createService(options: ServiceOptions) {
     const { tx } = found;
     const status = statusOf(tx);
     if (status !== 'ACQUIRED') {
-      return problem(409, 'Conflict', status === 'INITIATED' ? 'Nothing was uploaded yet' : `The workflow execution is ${status}`);
+      return problem(
+        409,
+        'Conflict',
+        status === 'INITIATED' ? 'Nothing was uploaded yet' : `The workflow execution is ${status}`,
+      );
     }
     tx.processed = true;
     tx.lastActionAt = tx.processedAt = options.now();
     tx.decision = decisionOf(tx);
-    const answer = { timestamp: new Date(tx.lastActionAt).toISOString(), account: { id: tx.accountId }, workflowExecution: { id: tx.workflowExecutionId } };
+    const answer = {
+      timestamp: new Date(tx.lastActionAt).toISOString(),
+      account: { id: tx.accountId },
+      workflowExecution: { id: tx.workflowExecutionId },
+    };
     if (tx.callbackUrl) void options.sendCallback(tx.callbackUrl, callbackBody(tx, 'PROCESSED')).catch(() => {});
     return json(answer);
   }
@@ -341,7 +384,12 @@ export function createService(options: ServiceOptions) {
     return {
       callbackSentAt: new Date(options.now()).toISOString(),
       ...(tx.userReference ? { userReference: tx.userReference } : {}),
-      workflowExecution: { id: tx.workflowExecutionId, href: `${account}/workflow-executions/${tx.workflowExecutionId}`, definitionKey: tx.workflowKey, status },
+      workflowExecution: {
+        id: tx.workflowExecutionId,
+        href: `${account}/workflow-executions/${tx.workflowExecutionId}`,
+        definitionKey: tx.workflowKey,
+        status,
+      },
       account: { id: tx.accountId, href: account },
     };
   }
@@ -352,7 +400,11 @@ export function createService(options: ServiceOptions) {
    * forced wins.
    */
   function decisionOf(tx: Transaction): EmulatedDecision {
-    const forced = forcedDecisions.findIndex(([match]) => (typeof match === 'function' ? match(tx) : match === 'next' || match === tx.workflowExecutionId || match === tx.customerInternalReference));
+    const forced = forcedDecisions.findIndex(([match]) =>
+      typeof match === 'function'
+        ? match(tx)
+        : match === 'next' || match === tx.workflowExecutionId || match === tx.customerInternalReference,
+    );
     if (forced >= 0) {
       const [, decision, once] = forcedDecisions[forced]!;
       if (once) forcedDecisions.splice(forced, 1);
@@ -362,8 +414,20 @@ export function createService(options: ServiceOptions) {
     const firstParty = sources.some((s) => s.startsWith('fp_'));
     const thirdParty = sources.some((s) => s.startsWith('tp'));
     if (firstParty && thirdParty) return { type: 'PASSED', label: 'OK', alerts: [], score: 8 };
-    if (firstParty) return { type: 'WARNING', label: 'PARTIAL_COLLECTION', alerts: ['Third-party collection missing (blocked)'], score: 45 };
-    if (thirdParty) return { type: 'WARNING', label: 'PARTIAL_COLLECTION', alerts: ['First-party collection missing (proxy)'], score: 40 };
+    if (firstParty)
+      return {
+        type: 'WARNING',
+        label: 'PARTIAL_COLLECTION',
+        alerts: ['Third-party collection missing (blocked)'],
+        score: 45,
+      };
+    if (thirdParty)
+      return {
+        type: 'WARNING',
+        label: 'PARTIAL_COLLECTION',
+        alerts: ['First-party collection missing (proxy)'],
+        score: 40,
+      };
     return { type: 'NOT_EXECUTED', label: 'TECHNICAL_ERROR', alerts: ['Blackbox could not be read'] };
   }
 
@@ -377,8 +441,10 @@ export function createService(options: ServiceOptions) {
     const os = ['Android', 'iPhone', 'iPad', 'Windows', 'Mac OS X', 'Linux'].find((name) => ua.includes(name));
     return {
       deviceModel: /Mobile|Android|iPhone/.test(ua) ? 'Mobile' : 'Desktop',
-      deviceOS: os === 'Mac OS X' ? 'MacOS' : os ?? 'Unknown',
-      browser: browser ? { Edg: 'Edge', Firefox: 'Firefox', Chrome: 'Chrome', Safari: 'Safari' }[browser[1]!] : 'Unknown',
+      deviceOS: os === 'Mac OS X' ? 'MacOS' : (os ?? 'Unknown'),
+      browser: browser
+        ? { Edg: 'Edge', Firefox: 'Firefox', Chrome: 'Chrome', Safari: 'Safari' }[browser[1]!]
+        : 'Unknown',
       browserVersion: browser?.[2] ?? '',
       browserLanguage: (embedded.lang ?? '').split(',')[0] ?? '',
       browserTimezone: 'UTC',
@@ -411,8 +477,18 @@ export function createService(options: ServiceOptions) {
       startedAt: new Date(tx.createdAt).toISOString(),
       ...(tx.processedAt === undefined ? {} : { completedAt: new Date(tx.processedAt).toISOString() }),
       account: { id: tx.accountId },
-      workflow: { id: tx.workflowExecutionId, status: statusOf(tx), definitionKey: tx.workflowKey, customerInternalReference: tx.customerInternalReference, ...(tx.userReference ? { userReference: tx.userReference } : {}) },
-      decision: { type: decision.type, details: { label: decision.label }, ...(decision.score === undefined ? {} : { risk: { score: decision.score } }) },
+      workflow: {
+        id: tx.workflowExecutionId,
+        status: statusOf(tx),
+        definitionKey: tx.workflowKey,
+        customerInternalReference: tx.customerInternalReference,
+        ...(tx.userReference ? { userReference: tx.userReference } : {}),
+      },
+      decision: {
+        type: decision.type,
+        details: { label: decision.label },
+        ...(decision.score === undefined ? {} : { risk: { score: decision.score } }),
+      },
       capabilities: {
         deviceRiskVerification: [
           {
@@ -453,17 +529,25 @@ export function createService(options: ServiceOptions) {
     const { pathname } = new URL(request.url);
     let match: RegExpExecArray | null;
     if (pathname === '/api/v1/accounts') {
-      return request.method === 'POST' ? createOrUpdate(request) : problem(405, 'Method Not Allowed', 'Use POST', { allow: 'POST' });
+      return request.method === 'POST'
+        ? createOrUpdate(request)
+        : problem(405, 'Method Not Allowed', 'Use POST', { allow: 'POST' });
     }
     if ((match = ACCOUNT_PATH.exec(pathname))) {
-      return request.method === 'PUT' ? createOrUpdate(request, match[1]) : problem(405, 'Method Not Allowed', 'Use PUT', { allow: 'PUT' });
+      return request.method === 'PUT'
+        ? createOrUpdate(request, match[1])
+        : problem(405, 'Method Not Allowed', 'Use PUT', { allow: 'PUT' });
     }
     if ((match = PART_PATH.exec(pathname))) return upload(request, match);
     if ((match = STATUS_PATH.exec(pathname))) {
-      return request.method === 'GET' ? status(request, match) : problem(405, 'Method Not Allowed', 'Use GET', { allow: 'GET' });
+      return request.method === 'GET'
+        ? status(request, match)
+        : problem(405, 'Method Not Allowed', 'Use GET', { allow: 'GET' });
     }
     if ((match = EXECUTION_PATH.exec(pathname))) {
-      return request.method === 'PUT' ? finalize(request, match) : problem(405, 'Method Not Allowed', 'Use PUT', { allow: 'PUT' });
+      return request.method === 'PUT'
+        ? finalize(request, match)
+        : problem(405, 'Method Not Allowed', 'Use PUT', { allow: 'PUT' });
     }
     return problem(404, 'Not Found', 'Unknown path');
   }
@@ -473,9 +557,11 @@ export function createService(options: ServiceOptions) {
     api,
     apiRoute,
     retrieval,
-    retrievalRoute: (request: Request) => (STATUS_PATH.test(new URL(request.url).pathname) ? 'retrievalStatus' : 'details'),
+    retrievalRoute: (request: Request) =>
+      STATUS_PATH.test(new URL(request.url).pathname) ? 'retrievalStatus' : 'details',
     /** Forces the decision of the transactions `match` names ('next': the next one processed). */
-    decide: (match: DecisionMatch, decision: EmulatedDecision, once = match === 'next') => void forcedDecisions.unshift([match, decision, once]),
+    decide: (match: DecisionMatch, decision: EmulatedDecision, once = match === 'next') =>
+      void forcedDecisions.unshift([match, decision, once]),
     callbackBody,
     statusOf,
     transactions: () => Array.from(transactions.values()),
