@@ -202,6 +202,56 @@ describe('retries and their waits', () => {
   });
 });
 
+describe('the rate-limit slot', () => {
+  /** A source whose store and token service share a hand-moved clock; the service takes `answerMs` to answer. */
+  function slowService(answerMs: number, answer: () => Response | 'network') {
+    let clock = T0;
+    const store = createMemoryStore({ now: () => clock });
+    const held: Array<string | undefined> = [];
+    const rateKey = storeNamespace('client id', 'secret', 'http://127.0.0.1:1/oauth2/token').then(
+      (n) => `${n}:token-rate:0`,
+    );
+    const fetch = (async () => {
+      // While the request is out, far longer than a second: its slot stays taken.
+      clock += answerMs;
+      held.push(await store.get(await rateKey));
+      const result = answer();
+      if (result === 'network') throw new TypeError('fetch failed');
+      return result;
+    }) as unknown as typeof globalThis.fetch;
+    const tokens = createTokenSource({
+      clientId: 'client id',
+      clientSecret: 'secret',
+      tokenUrl: 'http://127.0.0.1:1/oauth2/token',
+      userAgent: UA,
+      fetch,
+      store,
+      now: () => clock,
+      sleep: async () => {},
+      maxAttempts: 1,
+      timeoutMs: 10_000,
+    });
+    const at = async (ms: number) => {
+      clock = ms;
+      return store.get(await rateKey);
+    };
+    return { tokens, held, at, answeredAt: () => clock };
+  }
+
+  it.each([
+    ['an answer', () => granted()],
+    ['a network error', () => 'network' as const],
+  ])('is held while the request is out and for the window after %s, not after the request left', async (_, answer) => {
+    const { tokens, held, at, answeredAt } = slowService(5_000, answer);
+    await tokens.getToken().catch(() => undefined);
+    expect(held).toEqual([expect.any(String)]);
+    const answered = answeredAt();
+    // The service saw the request at the latest when it answered: a second from then, not from the send.
+    expect(await at(answered + 1_000)).toBeDefined();
+    expect(await at(answered + 1_200)).toBeUndefined();
+  });
+});
+
 describe('the backoff another instance wrote', () => {
   it.each([
     ['none', undefined, []],

@@ -190,17 +190,26 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
   }
 
   /**
-   * Waits for one of `perSecond` slots, each held for a little more than a second: no
-   * window of that length holds more requests, for everything sharing the store. The
-   * window is longer than a second because requests do not reach the service in exactly
-   * the rhythm they leave.
+   * Waits for one of `perSecond` slots; returns what to call once the answer is in. A slot is
+   * held while its request is out (at most the call's time limit) and for a little more than
+   * a second after the answer. The service saw the request before it answered, so the next
+   * request on the slot reaches it more than a second later, however late the first one
+   * arrived: no second at the service holds more than `perSecond` requests, for everything
+   * sharing the store, on a slow network or a busy machine.
    */
-  async function rateSlot(signal: AbortSignal): Promise<void> {
+  async function rateSlot(signal: AbortSignal): Promise<() => Promise<void>> {
     const mark = ownerMark();
     for (;;) {
       for (let i = 0; i < perSecond; i++) {
-        if (await fromStore(store.setIfAbsent(await keyOf(`token-rate:${i}`), mark, RATE_WINDOW_MS), 'rate limit'))
-          return;
+        const key = await keyOf(`token-rate:${i}`);
+        if (await fromStore(store.setIfAbsent(key, mark, timeoutMs + RATE_WINDOW_MS), 'rate limit')) {
+          // A refresh that fails leaves the slot held for the longer time: never shorter.
+          return () =>
+            store.compareAndSet(key, mark, mark, RATE_WINDOW_MS).then(
+              () => undefined,
+              () => undefined,
+            );
+        }
       }
       await sleep(RATE_WINDOW_MS / perSecond, signal);
     }
@@ -241,7 +250,7 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
     try {
       for (attempt = 1; attempt <= maxAttempts; attempt++) {
         await sharedBackoff(signal, started + timeoutMs);
-        await rateSlot(signal);
+        const answered = await rateSlot(signal);
         let response: Response;
         try {
           response = await doFetch(tokenUrl, {
@@ -263,7 +272,10 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
             statusText: response.statusText,
             headers: response.headers,
           });
+          await answered();
         } catch (cause) {
+          // Before any wait for a retry: the slot's second runs from the failure.
+          await answered();
           recordUpstream('token', 'network_error');
           if (callerSignal?.aborted) throw callerSignal.reason;
           if (limit.expired) throw timedOut(cause);
