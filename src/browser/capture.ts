@@ -116,11 +116,11 @@ function safely(callback: () => void): void {
     callback();
   } catch (error) {
     // Shown in the console like any uncaught error.
-    typeof reportError === 'function'
-      ? reportError(error)
-      : setTimeout(() => {
-          throw error;
-        });
+    if (typeof reportError === 'function') reportError(error);
+    else
+      setTimeout(() => {
+        throw error;
+      });
   }
 }
 
@@ -315,7 +315,10 @@ function startRun(options: NormalizedOptions): void {
   loader.version ??= 'general5';
   loader.uri_hook ??= '/iojs';
   config.enable_rip ??= true;
-  if (config.bb_callback !== onBlackbox) ((pageCallback = config.bb_callback), (config.bb_callback = onBlackbox));
+  if (config.bb_callback !== onBlackbox) {
+    pageCallback = config.bb_callback;
+    config.bb_callback = onBlackbox;
+  }
   // Loader 5.2.2 traces to the top-level `trace_handler`; the spec names `loader.trace_handler`.
   pageTraces = [config.trace_handler, loader.trace_handler].filter((handler) => handler !== onTraceMessage);
   config.trace_handler = loader.trace_handler = onTraceMessage;
@@ -384,7 +387,7 @@ function subscribe(options: NormalizedOptions, field: Field | null): Promise<str
       tell(options, outcome, error && !produced);
       if (error) {
         calls = calls.filter((call) => call[0] !== options);
-        explain(error).then(reject);
+        void explain(error).then(reject);
       } else resolve(blackbox!);
     };
     // Stryker disable next-line ArrayDeclaration: the aborted message takes no arguments

@@ -47,7 +47,10 @@ export function startFromScriptTag(tag: HTMLOrSVGScriptElement | null): Promise<
     };
   }
   return captureBlackbox(options as unknown as CaptureOptions).then(
-    (blackbox) => (dispatch('blackbox', blackbox), blackbox),
+    (blackbox) => {
+      dispatch('blackbox', blackbox);
+      return blackbox;
+    },
     (error: unknown) => {
       dispatch('blackboxerror', error);
       throw error;

@@ -508,9 +508,10 @@ export function createService(options: ServiceOptions) {
     const agent = checkUserAgent(request);
     if (agent) return agent;
     if (request.method !== 'GET') return problem(405, 'Method Not Allowed', 'Use GET', { allow: 'GET' });
-    let match: RegExpExecArray | null;
-    if ((match = STATUS_PATH.exec(pathname))) return status(request, match);
-    if ((match = EXECUTION_PATH.exec(pathname))) return details(request, match);
+    const statusMatch = STATUS_PATH.exec(pathname);
+    if (statusMatch) return status(request, statusMatch);
+    const executionMatch = EXECUTION_PATH.exec(pathname);
+    if (executionMatch) return details(request, executionMatch);
     return problem(404, 'Not Found', 'Unknown path');
   }
 
@@ -527,26 +528,29 @@ export function createService(options: ServiceOptions) {
 
   async function api(request: Request): Promise<Response> {
     const { pathname } = new URL(request.url);
-    let match: RegExpExecArray | null;
     if (pathname === '/api/v1/accounts') {
       return request.method === 'POST'
         ? createOrUpdate(request)
         : problem(405, 'Method Not Allowed', 'Use POST', { allow: 'POST' });
     }
-    if ((match = ACCOUNT_PATH.exec(pathname))) {
+    const account = ACCOUNT_PATH.exec(pathname);
+    if (account) {
       return request.method === 'PUT'
-        ? createOrUpdate(request, match[1])
+        ? createOrUpdate(request, account[1])
         : problem(405, 'Method Not Allowed', 'Use PUT', { allow: 'PUT' });
     }
-    if ((match = PART_PATH.exec(pathname))) return upload(request, match);
-    if ((match = STATUS_PATH.exec(pathname))) {
+    const part = PART_PATH.exec(pathname);
+    if (part) return upload(request, part);
+    const statusMatch = STATUS_PATH.exec(pathname);
+    if (statusMatch) {
       return request.method === 'GET'
-        ? status(request, match)
+        ? status(request, statusMatch)
         : problem(405, 'Method Not Allowed', 'Use GET', { allow: 'GET' });
     }
-    if ((match = EXECUTION_PATH.exec(pathname))) {
+    const execution = EXECUTION_PATH.exec(pathname);
+    if (execution) {
       return request.method === 'PUT'
-        ? finalize(request, match)
+        ? finalize(request, execution)
         : problem(405, 'Method Not Allowed', 'Use PUT', { allow: 'PUT' });
     }
     return problem(404, 'Not Found', 'Unknown path');
