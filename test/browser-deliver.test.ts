@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { deliver, report } from '../src/browser/deliver.js';
 import type { CaptureOutcome } from '../src/shared/types.js';
 import { scriptedFetch } from './support/scripted-fetch.js';
+import { untilAborted } from './support/until-aborted.js';
 
 const outcome: CaptureOutcome = { outcome: 'complete', scripts: [], durationMs: 5 };
 afterEach(() => {
@@ -38,10 +39,7 @@ describe('deliver', () => {
       outcome,
     ).catch((e: unknown) => e);
     expect(failed).toMatchObject({ detail: 'network error', status: undefined, cause: expect.any(TypeError) });
-    const hanging = ((_: string, init: RequestInit) =>
-      new Promise((_, reject) =>
-        init.signal!.addEventListener('abort', () => reject(init.signal!.reason)),
-      )) as typeof fetch;
+    const hanging = ((_: string, init: RequestInit) => untilAborted(init.signal)) as typeof fetch;
     const silent = await deliver('bb', { url: '/r', fetch: hanging, maxAttempts: 1, timeoutMs: 20 }, outcome).catch(
       (e: unknown) => e,
     );
@@ -53,7 +51,7 @@ describe('deliver', () => {
     const reason = new Error('customer left');
     const hanging = ((_: string, init: RequestInit) => {
       queueMicrotask(() => controller.abort(reason));
-      return new Promise((_, reject) => init.signal!.addEventListener('abort', () => reject(init.signal!.reason)));
+      return untilAborted(init.signal);
     }) as typeof fetch;
     await expect(deliver('bb', { url: '/r', fetch: hanging, maxAttempts: 1 }, outcome, controller.signal)).rejects.toBe(
       reason,

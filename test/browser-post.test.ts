@@ -3,6 +3,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { scriptedFetch, type Seen } from './support/scripted-fetch.js';
 import { failure, freshPage, loaders, LOADER_URL, serveLoader } from './support/vendor-dom.js';
+import { untilAborted } from './support/until-aborted.js';
 
 let api: Awaited<ReturnType<typeof freshPage>>;
 beforeEach(async () => {
@@ -158,13 +159,12 @@ describe('post', () => {
 
   it('limits each attempt with post.timeoutMs, never hanging', async () => {
     const seen: unknown[] = [];
-    const hanging = ((_: string, init: RequestInit) =>
-      new Promise((_, reject) => {
-        // From here on no jitter, so no backoff: the attempts' own time limits are what this test waits for.
-        if (!vi.isMockFunction(Math.random)) vi.spyOn(Math, 'random').mockReturnValue(0);
-        seen.push(1);
-        init.signal!.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError')));
-      })) as unknown as typeof fetch;
+    const hanging = ((_: string, init: RequestInit) => {
+      // From here on no jitter, so no backoff: the attempts' own time limits are what this test waits for.
+      if (!vi.isMockFunction(Math.random)) vi.spyOn(Math, 'random').mockReturnValue(0);
+      seen.push(1);
+      return untilAborted(init.signal, () => new DOMException('aborted', 'AbortError'));
+    }) as unknown as typeof fetch;
     const error = await failure(
       api.captureBlackbox({
         loaderUrl: LOADER_URL,
@@ -274,7 +274,7 @@ describe('post', () => {
     const signals: AbortSignal[] = [];
     const hanging = ((_: string, init: RequestInit) => {
       signals.push(init.signal!);
-      return new Promise((_, reject) => init.signal!.addEventListener('abort', () => reject(init.signal!.reason)));
+      return untilAborted(init.signal);
     }) as unknown as typeof fetch;
     const timed = fakeTimersAtFirstAttempt(hanging);
     const pending = api.captureBlackbox({

@@ -14,6 +14,7 @@ import {
   type DeviceRiskClientOptions,
 } from '../src/server/device-risk-client.js';
 import type { TokenSource } from '../src/server/token-source.js';
+import { untilAborted } from './support/until-aborted.js';
 
 const UA = 'AcmeShop Checkout/1.0';
 const BASE = 'https://api.example';
@@ -495,8 +496,7 @@ describe('status, details and waitForResult', () => {
       baseUrl: BASE,
       userAgent: UA,
       fetch,
-      sleep: (_ms, signal) =>
-        new Promise((_, reject) => signal!.addEventListener('abort', () => reject(signal!.reason))),
+      sleep: (_ms, signal) => untilAborted(signal),
     });
     const pending = during.waitForResult(transaction(), { signal: controller.signal, schedule: [5] });
     controller.abort(reason);

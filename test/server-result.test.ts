@@ -15,6 +15,7 @@ import {
   type DeviceRiskClient,
   type DeviceRiskTransaction,
 } from '../src/server/index.js';
+import { untilAborted } from './support/until-aborted.js';
 
 const UA = 'AcmeShop Checkout/1.0';
 const CHROME = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36';
@@ -197,10 +198,7 @@ describe('client.waitForResult: the documented polling schedule', () => {
 
   it('an abort during a wait ends it at once', async () => {
     const controller = new AbortController();
-    const client = await setup(
-      {},
-      (_, signal) => new Promise((_, reject) => signal?.addEventListener('abort', () => reject(signal.reason))),
-    );
+    const client = await setup({}, (_, signal) => untilAborted(signal));
     const tx = await processed(client, emulatedBlackbox(['tp']));
     const waiting = client.waitForResult(tx, { signal: controller.signal });
     controller.abort(new Error('gone'));

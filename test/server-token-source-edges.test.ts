@@ -3,6 +3,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createMemoryStore, createTokenSource, type Store, type TokenSourceOptions } from '../src/server/index.js';
 import { storeNamespace, tokenLifetimeSeconds } from '../src/server/token-source.js';
+import { untilAborted } from './support/until-aborted.js';
 
 const UA = 'AcmeShop Checkout/1.0';
 const T0 = 1_800_000_000_000;
@@ -18,8 +19,7 @@ function tokenService(...answers: Array<Response | 'network' | 'hang'>) {
     calls.push(init);
     const answer = answers[Math.min(calls.length - 1, answers.length - 1)]!;
     if (answer === 'network') throw new TypeError('fetch failed');
-    if (answer === 'hang')
-      return new Promise((_, reject) => init.signal!.addEventListener('abort', () => reject(init.signal!.reason)));
+    if (answer === 'hang') return untilAborted(init.signal);
     return answer.clone();
   }) as unknown as typeof globalThis.fetch;
   return { calls, fetch };

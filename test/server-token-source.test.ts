@@ -4,6 +4,7 @@ import { collectGarbage } from './support/gc.js';
 import { createManualClock, startEmulator, type Emulator } from '../src/emulator/index.js';
 import { createMemoryStore, createTokenSource, isDeviceRiskError, TOKEN_URLS } from '../src/server/index.js';
 import { storeNamespace } from '../src/server/token-source.js';
+import { untilAborted } from './support/until-aborted.js';
 
 const UA = 'AcmeShop Checkout/1.0';
 let emulator: Emulator;
@@ -203,12 +204,7 @@ describe('createTokenSource', () => {
       const fetchStub = (async (_url: string, init: RequestInit) => {
         calls.push(Date.now());
         const answer = answers[Math.min(calls.length - 1, answers.length - 1)]!;
-        return Promise.race([
-          answer(),
-          new Promise<Response>((_, reject) =>
-            init.signal?.addEventListener('abort', () => reject(init.signal!.reason), { once: true }),
-          ),
-        ]);
+        return Promise.race([answer(), untilAborted(init.signal)]);
       }) as unknown as typeof fetch;
       return { calls, fetchStub };
     };
