@@ -133,6 +133,8 @@ describe.each(loaders())('with the %s', (_, loaderSource) => {
 
   describe('failed first-party scripts by name', () => {
     it('an HTML page in place of static and dyn (URLs with a query): collection_failed names fp_static_wdp and fp_dyn_wdp', async () => {
+      // An HTML page never delivers: the first-party scripts must not complete before their errors.
+      settings.delays = { fp_static: [10_000], fp_dyn: [10_000] };
       override(/^https:\/\/tp\.test\//, notFound);
       const pending = failure(api.captureBlackbox({ ...ok, timeoutMs: 5000 }));
       await vi.waitFor(() => expect(scriptsFor('https://shop.test/iojs/').length).toBeGreaterThan(0));
