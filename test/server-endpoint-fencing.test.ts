@@ -131,8 +131,9 @@ describe('the create intent', () => {
     const store = failingStore();
     let failures = 0;
     const { client, creates, calls } = stubClient({ accountTimeoutMs: 5000 } as Partial<DeviceRiskClient>);
-    const { handler, errors } = handlerWith(client, { store, idempotencyLeaseMs: 150 });
-    store.fail((value) => value.includes('"transaction"') && failures++ < 4); // 4 × 100 ms: past the lease of 150 ms
+    // A lease long enough that its renewals (every third of it) hold on a busy machine.
+    const { handler, errors } = handlerWith(client, { store, idempotencyLeaseMs: 1500 });
+    store.fail((value) => value.includes('"transaction"') && failures++ < 16); // 16 × 100 ms: past the lease
     expect((await handler(post())).status).toBe(200);
     expect(creates()).toBe(1);
     expect(calls.filter((c) => c.startsWith('upload'))).toEqual(['upload wf-1']);
