@@ -242,7 +242,8 @@ describe('the rate-limit slot', () => {
     ['an answer', () => granted()],
     ['a network error', () => 'network' as const],
   ])('is held while the request is out and for the window after %s, not after the request left', async (_, answer) => {
-    const { tokens, held, at, answeredAt } = slowService(5_000, answer);
+    // Nearly the call's whole time limit (10 s): the slot outlasts any request the limit lets run.
+    const { tokens, held, at, answeredAt } = slowService(9_500, answer);
     await tokens.getToken().catch(() => undefined);
     expect(held).toEqual([expect.any(String)]);
     const answered = answeredAt();
