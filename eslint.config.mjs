@@ -35,6 +35,8 @@ export default tseslint.config(
       'no-sequences': 'error',
       'no-cond-assign': ['error', 'always'],
       '@typescript-eslint/no-unused-expressions': 'error',
+      // An async function that never awaits still turns a throw into a rejection: the stores use that.
+      '@typescript-eslint/require-await': 'off',
     },
   },
 );

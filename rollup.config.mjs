@@ -53,7 +53,7 @@ const TCF_MODULE = /(^|\/)tcf\.js$/;
 
 const nodeEntries = {
   server: 'src/server/index.ts',
-  'server-redis': 'src/server/redis.ts',
+  'server-redis': 'src/server/store/redis.ts',
   emulator: 'src/emulator/index.ts',
 };
 // htmlparser2 is a dependency of the package: the command imports it from node_modules.
@@ -205,7 +205,7 @@ const declarationFiles = [
   ...declarations('src/browser/index.ts', 'index'),
   ...declarations('src/browser/umd.ts', 'blackbox-capture.umd', { footer: 'export as namespace BlackboxCapture;' }),
   ...declarations('src/server/index.ts', 'server'),
-  ...declarations('src/server/redis.ts', 'server-redis'),
+  ...declarations('src/server/store/redis.ts', 'server-redis'),
   ...declarations('src/emulator/index.ts', 'emulator'),
 ];
 

@@ -1,4 +1,4 @@
-// Runs Debian's nginx with the shipped configuration (src/server/nginx/) in front of a
+// Runs Debian's nginx with the shipped configuration (src/server/proxy/nginx/) in front of a
 // collector, for the nginx test and the proxy benchmark. The only change to the shipped
 // files: the upstream is `collectorUrl` instead of the vendor's first-party host.
 import { spawn, spawnSync } from 'node:child_process';
@@ -14,7 +14,7 @@ export const nginxAvailable = () => existsSync(NGINX);
 export async function startNginx(collectorUrl, { page, dist } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'bbc-nginx-'));
   const port = await freePort();
-  const shipped = (name) => readFileSync(new URL(`../src/server/nginx/${name}`, import.meta.url), 'utf8');
+  const shipped = (name) => readFileSync(new URL(`../src/server/proxy/nginx/${name}`, import.meta.url), 'utf8');
   writeFileSync(join(dir, 'iojs-http.conf'), shipped('iojs-http.conf'));
   writeFileSync(
     join(dir, 'iojs-location.conf'),

@@ -1,7 +1,7 @@
 // The README's server and emulator snippets, run as written: each framework's server file
 // with the setup file beside it, against the emulator. The service's regional hosts and the
 // vendor's first-party host are routed to the emulator by the fetch the snippets use.
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -335,7 +335,7 @@ describe('README emulator snippet, as written', () => {
 describe('README excerpts of shipped files', () => {
   it("every line of the nginx excerpt ('nginx-excerpt') is in the shipped files", () => {
     const shipped = ['iojs-http.conf', 'iojs-location.conf']
-      .map((name) => readFileSync(join(ROOT, 'src/server/nginx', name), 'utf8'))
+      .map((name) => readFileSync(join(ROOT, 'src/server/proxy/nginx', name), 'utf8'))
       .join('\n')
       .replace(/\s+/g, ' ');
     const lines = snippet('nginx-excerpt')
@@ -349,11 +349,21 @@ describe('README excerpts of shipped files', () => {
     expect(statements.filter((statement) => !shipped.includes(statement))).toEqual([]);
   });
 
-  it("every path of the layout ('layout') exists", () => {
+  it("every path of the layout ('layout') exists, and every folder of the server kit is in it", () => {
+    // An indented line names a folder inside the last unindented one.
+    let parent = '';
     const paths = snippet('layout')
       .code.split('\n')
-      .map((line) => line.split(/\s+/)[0]!)
-      .filter(Boolean);
+      .filter((line) => line.trim())
+      .map((line) => {
+        const name = line.trim().split(/\s+/)[0]!;
+        if (!line.startsWith(' ')) return (parent = name);
+        return parent + name;
+      });
     expect(paths.filter((path) => !existsSync(join(ROOT, path)))).toEqual([]);
+    const serverFolders = readdirSync(join(ROOT, 'src/server'), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => `src/server/${entry.name}/`);
+    expect(serverFolders.filter((folder) => !paths.includes(folder))).toEqual([]);
   });
 });

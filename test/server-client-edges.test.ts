@@ -12,8 +12,8 @@ import {
   RETRIEVAL_BASE_URLS,
   type AccountRequest,
   type DeviceRiskClientOptions,
-} from '../src/server/device-risk-client.js';
-import type { TokenSource } from '../src/server/token-source.js';
+} from '../src/server/api/device-risk-client.js';
+import type { TokenSource } from '../src/server/api/token-source.js';
 import { untilAborted } from './support/until-aborted.js';
 
 const UA = 'AcmeShop Checkout/1.0';
@@ -268,7 +268,7 @@ describe('account create and update', () => {
 });
 
 describe('what each failure says', () => {
-  it('a dropped connection on a repeatable call is retried after 0–300·2^attempt ms, and the last one carries operation and cause', async () => {
+  it('a dropped connection on a repeatable call is retried after 0–250·2^attempt ms, and the last one carries operation and cause', async () => {
     vi.spyOn(Math, 'random').mockReturnValue(0.5);
     const { fetch, sent } = api('network');
     const { client: c, waits } = client(fetch, { maxAttempts: 3 });
@@ -278,14 +278,14 @@ describe('what each failure says', () => {
       cause: expect.any(TypeError),
     });
     expect(sent).toHaveLength(3);
-    expect(waits).toEqual([300, 600]);
+    expect(waits).toEqual([250, 500]);
   });
 
   it('a 5xx without Retry-After waits with jitter; with Retry-After it waits that (at most 30 s)', async () => {
     vi.spyOn(Math, 'random').mockReturnValue(1);
     const jitter = client(api(status(500), status(200)).fetch);
     await jitter.client.uploadBlackbox(transaction(), 'AAAA');
-    expect(jitter.waits).toEqual([600]);
+    expect(jitter.waits).toEqual([500]);
     const told = client(
       api(status(503, { 'retry-after': '4' }), status(503, { 'retry-after': '90' }), status(200)).fetch,
     );

@@ -1,7 +1,7 @@
 // The endpoint's answers, each pinned by status, code and headers, on a stub client: every
 // refusal before a call, and the mapping of every failure to what the browser should do.
 import { describe, expect, it, vi } from 'vitest';
-import { DeviceRiskTransaction } from '../src/server/device-risk-client.js';
+import { DeviceRiskTransaction } from '../src/server/api/device-risk-client.js';
 import { DeviceRiskError } from '../src/server/errors.js';
 import {
   createDeviceRiskHandler,

@@ -2,18 +2,18 @@
 // and the reading of a workflow details answer.
 import { describe, expect, it } from 'vitest';
 import { json, plainAddress, readCapped, readLimited, refuse } from '../src/server/http.js';
-import { FINAL_STATUSES, parseDetails } from '../src/server/result.js';
+import { FINAL_STATUSES, parseDetails } from '../src/server/api/result.js';
 
 const IDS = { accountId: 'a-1', workflowExecutionId: 'w-1' };
 
 describe('http.ts', () => {
   it('json and refuse: JSON, never cached, extra headers kept', async () => {
-    const answer = refuse(503, 'busy', 'later', { 'retry-after': '2' });
+    const answer = refuse(503, 'store_unavailable', 'later', { 'retry-after': '2' });
     expect(answer.status).toBe(503);
     expect(answer.headers.get('content-type')).toBe('application/json');
     expect(answer.headers.get('cache-control')).toBe('no-store');
     expect(answer.headers.get('retry-after')).toBe('2');
-    expect(await answer.json()).toEqual({ error: { code: 'busy', message: 'later' } });
+    expect(await answer.json()).toEqual({ error: { code: 'store_unavailable', message: 'later' } });
     expect(await json([1], 200).json()).toEqual([1]);
   });
 

@@ -4,8 +4,8 @@ import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PassThrough, Readable } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { standFor, takeNodeBody, withDone } from '../src/server/node-body.js';
-import { nodeUpstream } from '../src/server/node-upstream.js';
+import { standFor, takeNodeBody, withDone } from '../src/server/proxy/node-body.js';
+import { nodeUpstream } from '../src/server/proxy/node-upstream.js';
 import { createFirstPartyProxy, toNodeHandler, writeResponse } from '../src/server/index.js';
 
 const servers: Server[] = [];

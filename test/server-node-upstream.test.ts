@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { nodeUpstream } from '../src/server/node-upstream.js';
+import { nodeUpstream } from '../src/server/proxy/node-upstream.js';
 
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {

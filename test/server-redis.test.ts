@@ -15,8 +15,9 @@ import {
   type CallbackResult,
   type Store,
 } from '../src/server/index.js';
-import { createRedisStore } from '../src/server/redis.js';
-import { storeNamespace } from '../src/server/token-source.js';
+import { createRedisStore } from '../src/server/store/redis.js';
+import { storeNamespace } from '../src/server/api/seal.js';
+import { RESP_TYPES } from 'redis';
 import { connect, haveRedis, startRedisServer, type Client, type RedisServer } from './support/redis.js';
 
 const UA = 'AcmeShop Checkout/1.0';
@@ -162,6 +163,16 @@ describe.skipIf(!haveRedis)('createRedisStore', () => {
     expect(() => createRedisStore({ get() {}, set() {} } as never)).toThrow(
       expect.objectContaining({ code: 'invalid_configuration', message: expect.stringContaining('del()') }),
     );
+  });
+
+  it('reads a client that maps strings to buffers, and refuses a reply that is neither', async () => {
+    const client = await connect(redis.url);
+    clients.push(client);
+    const buffers = client.withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer });
+    await createRedisStore(buffers, { prefix: 'buf:' }).set('k', 'välue', 10_000);
+    expect(await createRedisStore(buffers, { prefix: 'buf:' }).get('k')).toBe('välue');
+    const odd = { get: async () => 42, set: async () => 'OK', del: async () => 1, eval: async () => 1 };
+    await expect(createRedisStore(odd).get('k')).rejects.toMatchObject({ code: 'invalid_configuration' });
   });
 
   it('a ttl of 0.4 ms is one whole millisecond (Redis refuses PX 0 and fractions)', async () => {

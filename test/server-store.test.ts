@@ -5,8 +5,9 @@ import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { within } from '../src/server/deadline.js';
 import { DeviceRiskError } from '../src/server/errors.js';
-import { claim, createMemoryStore, fromStore, withTimeLimit, type Store } from '../src/server/store.js';
-import { BadUpstreamAnswerError, usableStatus } from '../src/server/upstream-answer.js';
+import { createMemoryStore, fromStore, withTimeLimit, type Store } from '../src/server/store/store.js';
+import { claim } from '../src/server/store/lease.js';
+import { BadUpstreamAnswerError, usableStatus } from '../src/server/proxy/upstream-answer.js';
 
 afterEach(() => {
   vi.useRealTimers();

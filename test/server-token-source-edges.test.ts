@@ -2,7 +2,8 @@
 // shared backoff, the retry waits, aborts, the lock lease and the in-memory token.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createMemoryStore, createTokenSource, type Store, type TokenSourceOptions } from '../src/server/index.js';
-import { storeNamespace, tokenLifetimeSeconds } from '../src/server/token-source.js';
+import { storeNamespace } from '../src/server/api/seal.js';
+import { tokenLifetimeSeconds } from '../src/server/api/token-source.js';
 import { untilAborted } from './support/until-aborted.js';
 
 const UA = 'AcmeShop Checkout/1.0';

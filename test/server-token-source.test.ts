@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { collectGarbage } from './support/gc.js';
 import { createManualClock, startEmulator, type Emulator } from '../src/emulator/index.js';
 import { createMemoryStore, createTokenSource, isDeviceRiskError, TOKEN_URLS } from '../src/server/index.js';
-import { storeNamespace } from '../src/server/token-source.js';
+import { storeNamespace } from '../src/server/api/seal.js';
 import { untilAborted } from './support/until-aborted.js';
 
 const UA = 'AcmeShop Checkout/1.0';

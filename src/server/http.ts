@@ -3,15 +3,48 @@
  * limit, and a client address in one form.
  */
 
+import type { DeviceRiskErrorCode } from './errors.js';
+
 export const json = (body: unknown, status: number, headers: Record<string, string> = {}) =>
   new Response(JSON.stringify(body), {
     status,
     headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers },
   });
 
+/**
+ * Codes of the handlers' own refusals (a bad request, before any work). An answer's code is
+ * one of these or a `DeviceRiskError` code; the browser and the integrator read them.
+ */
+export const REFUSED_METHOD = 'method_not_allowed';
+export const REFUSED_SOURCE = 'source_not_allowed';
+export const REFUSED_MEDIA_TYPE = 'unsupported_media_type';
+export const REFUSED_BODY_TOO_LARGE = 'body_too_large';
+export const REFUSED_KEY_REUSED = 'idempotency_key_reused';
+export const REFUSED_TOO_MANY_REPORTS = 'too_many_reports';
+export const REFUSED_ORIGIN = 'origin_not_allowed';
+export const REFUSED_INVALID_KEY = 'invalid_idempotency_key';
+export const REFUSED_CUSTOMER_LOOKUP = 'customer_lookup_failed';
+/** A failure of no kind the kit knows (a bug, or an integrator's function that threw). */
+export const REFUSED_INTERNAL = 'internal_error';
+export type RefusalCode =
+  | typeof REFUSED_METHOD
+  | typeof REFUSED_SOURCE
+  | typeof REFUSED_MEDIA_TYPE
+  | typeof REFUSED_BODY_TOO_LARGE
+  | typeof REFUSED_KEY_REUSED
+  | typeof REFUSED_TOO_MANY_REPORTS
+  | typeof REFUSED_ORIGIN
+  | typeof REFUSED_INVALID_KEY
+  | typeof REFUSED_CUSTOMER_LOOKUP
+  | typeof REFUSED_INTERNAL;
+
 /** An error answer: `{ error: { code, message } }`. */
-export const refuse = (status: number, code: string, message: string, headers: Record<string, string> = {}) =>
-  json({ error: { code, message } }, status, headers);
+export const refuse = (
+  status: number,
+  code: RefusalCode | DeviceRiskErrorCode,
+  message: string,
+  headers: Record<string, string> = {},
+) => json({ error: { code, message } }, status, headers);
 
 /** Reads at most `limit` bytes of a body; undefined when it is larger (by Content-Length or by counting). */
 export async function readCapped(request: Request, limit: number): Promise<Uint8Array<ArrayBuffer> | undefined> {

@@ -3,8 +3,8 @@
  * Web-standard Request -> Response handlers on fetch (Node 20+, Next.js route
  * handlers, Hono, edge runtimes), plus a Node adapter. Secrets and tokens stay here.
  */
-export { createTokenSource, TOKEN_LIFETIME_BOUNDS, TOKEN_URLS } from './token-source.js';
-export type { Region, TokenSource, TokenSourceOptions, CachedToken } from './token-source.js';
+export { createTokenSource, TOKEN_LIFETIME_BOUNDS, TOKEN_URLS } from './api/token-source.js';
+export type { Region, TokenSource, TokenSourceOptions, CachedToken } from './api/token-source.js';
 export {
   createDeviceRiskClient,
   checkBlackbox,
@@ -14,24 +14,31 @@ export {
   RETRIEVAL_BASE_URLS,
   BLACKBOX_PATTERN,
   MAX_BLACKBOX_LENGTH,
-} from './device-risk-client.js';
-export type { AccountRequest, DeviceRiskClient, DeviceRiskClientOptions } from './device-risk-client.js';
-export { createDeviceRiskHandler, runDeviceRiskCheck } from './endpoint.js';
+} from './api/device-risk-client.js';
+export type { AccountRequest, DeviceRiskClient, DeviceRiskClientOptions } from './api/device-risk-client.js';
+export { createDeviceRiskHandler } from './endpoint/handler.js';
+export type { DeviceRiskHandlerOptions } from './endpoint/handler.js';
+export { runDeviceRiskCheck } from './endpoint/check.js';
 export type {
   CustomerMapping,
   DeviceRiskCheckOptions,
-  DeviceRiskHandlerOptions,
   DeviceRiskProgress,
   DeviceRiskResult,
-} from './endpoint.js';
-export { createCallbackHandler } from './callbacks.js';
-export type { CallbackBody, CallbackHandler, CallbackHandlerOptions, CallbackResult, SourceRule } from './callbacks.js';
-export { FINAL_STATUSES, RESULT_SCHEDULE_SECONDS, parseDetails } from './result.js';
-export type { DecisionType, DeviceRiskDetails, WorkflowStatus } from './result.js';
-export { createMemoryStore, withTimeLimit, STORE_TIMEOUT_MS } from './store.js';
-export type { Store, MemoryStoreOptions } from './store.js';
-export { createFirstPartyProxy, collectorPath, COLLECTOR_URLS } from './proxy.js';
-export type { FirstPartyProxyOptions, ProxyMethod } from './proxy.js';
+} from './endpoint/check.js';
+export { createCallbackHandler } from './callbacks/handler.js';
+export type {
+  CallbackBody,
+  CallbackHandler,
+  CallbackHandlerOptions,
+  CallbackResult,
+  SourceRule,
+} from './callbacks/handler.js';
+export { FINAL_STATUSES, RESULT_SCHEDULE_SECONDS, parseDetails } from './api/result.js';
+export type { DecisionType, DeviceRiskDetails, WorkflowStatus } from './api/result.js';
+export { createMemoryStore, withTimeLimit, STORE_TIMEOUT_MS } from './store/store.js';
+export type { Store, MemoryStoreOptions } from './store/store.js';
+export { createFirstPartyProxy, collectorPath, COLLECTOR_URLS } from './proxy/proxy.js';
+export type { FirstPartyProxyOptions, ProxyMethod } from './proxy/proxy.js';
 export { toNodeHandler, toRequest, writeResponse, validHost, BadRequestError } from './node.js';
 export type { FetchHandler, NodeHandler, RequestContext } from './node.js';
 export {
@@ -64,10 +71,10 @@ export {
   ERR_NONCE_EXPIRED,
   ERR_NONCE_REUSED,
 } from './errors.js';
-export { createCaptureNonce, verifyCaptureNonce } from './nonce.js';
-export type { CaptureNonceOptions, VerifiedNonce } from './nonce.js';
-export { repairBlackbox } from './repair.js';
-export type { BlackboxRepair, RepairedBlackbox } from './repair.js';
+export { createCaptureNonce, verifyCaptureNonce } from './endpoint/nonce.js';
+export type { CaptureNonceOptions, VerifiedNonce } from './endpoint/nonce.js';
+export { repairBlackbox } from './endpoint/repair.js';
+export type { BlackboxRepair, RepairedBlackbox } from './endpoint/repair.js';
 export type { DeviceRiskErrorCode } from './errors.js';
-export { parseOutcome, OUTCOME_KINDS } from './outcome.js';
+export { parseOutcome, OUTCOME_KINDS } from './endpoint/outcome.js';
 export type { CaptureOutcome, CaptureOutcomeKind } from '../shared/types.js';

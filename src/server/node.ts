@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { plainAddress } from './http.js';
-import { takeNodeBody } from './node-body.js';
+import { takeNodeBody } from './proxy/node-body.js';
 
 /** What the Node adapter knows beyond the Request: the client's address. */
 export interface RequestContext {
@@ -85,7 +85,7 @@ export function toRequest(req: IncomingMessage, res: ServerResponse): Request {
     headers,
     signal: controller.signal,
     ...(body === undefined ? {} : { body, duplex: 'half' }),
-  } as RequestInit);
+  });
 }
 
 /**

@@ -1,6 +1,6 @@
 // A Device Risk client on no network, for the endpoint's tests: numbered transactions, every
 // call recorded, decisions by execution (wf-2 is REJECTED).
-import { DeviceRiskTransaction } from '../../src/server/device-risk-client.js';
+import { DeviceRiskTransaction } from '../../src/server/api/device-risk-client.js';
 import type { DeviceRiskClient } from '../../src/server/index.js';
 
 export function stubClient(overrides: Partial<DeviceRiskClient> = {}): {

@@ -10,12 +10,24 @@
  * lease: a copy delivered to any other instance calls nothing, unless the record is still
  * pending and nobody holds its lease (its instance died): then that instance takes it over.
  */
-import type { DeviceRiskClient } from './device-risk-client.js';
-import { json, plainAddress, readLimited, refuse } from './http.js';
-import { DeviceRiskError, ERR_INVALID_CALLBACK, ERR_INVALID_CONFIGURATION } from './errors.js';
-import type { RequestContext } from './node.js';
-import type { DeviceRiskDetails, WorkflowStatus } from './result.js';
-import { claim, createMemoryStore, keyPart, ownerMark, withTimeLimit, type Store } from './store.js';
+import { systemNow } from '../clock.js';
+import type { DeviceRiskClient } from '../api/device-risk-client.js';
+import {
+  REFUSED_BODY_TOO_LARGE,
+  REFUSED_MEDIA_TYPE,
+  REFUSED_METHOD,
+  REFUSED_SOURCE,
+  json,
+  readLimited,
+  refuse,
+} from '../http.js';
+import { DeviceRiskError, ERR_INVALID_CALLBACK, ERR_INVALID_CONFIGURATION, ERR_STORE_UNAVAILABLE } from '../errors.js';
+
+import { sourceMatcher } from './sources.js';
+import type { RequestContext } from '../node.js';
+import type { DeviceRiskDetails, WorkflowStatus } from '../api/result.js';
+import { createMemoryStore, keyPart, withTimeLimit, type Store } from '../store/store.js';
+import { takeLease } from '../store/lease.js';
 
 /** The callback body, as documented. */
 export interface CallbackBody {
@@ -77,49 +89,6 @@ export type CallbackHandler = ((request: Request, context?: RequestContext) => P
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 const CALLBACK_STATUSES = ['PROCESSED', 'SESSION_EXPIRED', 'TOKEN_EXPIRED'];
 
-/** An IPv4 or IPv6 address as a number and its width in bits; undefined when it is neither. */
-function parseAddress(text: string): { value: bigint; bits: number } | undefined {
-  const address = plainAddress(text).replace(/^\[|\]$/g, '');
-  const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(address);
-  if (v4) {
-    const parts = v4.slice(1).map(Number);
-    return parts.every((p) => p <= 255)
-      ? { value: parts.reduce((n, p) => (n << 8n) | BigInt(p), 0n), bits: 32 }
-      : undefined;
-  }
-  if (!/^[0-9a-fA-F:]+$/.test(address) || address.split('::').length > 2) return undefined;
-  const [head = '', tail] = address.split('::');
-  const groups = (part: string) => (part ? part.split(':') : []);
-  const missing = 8 - groups(head).length - groups(tail ?? '').length;
-  const all = tail === undefined ? groups(head) : [...groups(head), ...Array(missing).fill('0'), ...groups(tail)];
-  if (all.length !== 8 || all.some((g) => !/^[0-9a-fA-F]{1,4}$/.test(g))) return undefined;
-  return { value: all.reduce((n, g) => (n << 16n) | BigInt(parseInt(g, 16)), 0n), bits: 128 };
-}
-
-/** A matcher for addresses and CIDR ranges; throws on an entry that is neither. */
-function sourceMatcher(entries: readonly string[]): (address: string) => boolean {
-  const ranges = entries.map((entry) => {
-    const [base = '', prefix] = entry.split('/');
-    const parsed = parseAddress(base);
-    // Digits only: Number('') is 0, and "10.0.0.0/" must not mean every address.
-    const length = prefix === undefined ? parsed?.bits : /^\d{1,3}$/.test(prefix) ? Number(prefix) : undefined;
-    if (!parsed || length === undefined || length > parsed.bits) {
-      throw new DeviceRiskError(
-        ERR_INVALID_CONFIGURATION,
-        `allowedSources: "${entry}" is not an address or a CIDR range`,
-      );
-    }
-    const shift = BigInt(parsed.bits - length);
-    return { bits: parsed.bits, shift, network: parsed.value >> shift };
-  });
-  return (address) => {
-    const parsed = parseAddress(address);
-    return (
-      !!parsed && ranges.some((range) => range.bits === parsed.bits && parsed.value >> range.shift === range.network)
-    );
-  };
-}
-
 /** Checks the documented shape; the hrefs must point at the retrieval host, at these ids. */
 function checkCallback(body: unknown, retrievalOrigin: string): CallbackBody {
   const fail = (what: string): never => {
@@ -177,7 +146,7 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
   }
   const matches = typeof rule === 'function' || rule === 'any' ? undefined : sourceMatcher(rule);
   const store = options.store ? withTimeLimit(options.store, options.storeTimeoutMs) : createMemoryStore();
-  const now = options.now ?? Date.now;
+  const now = options.now ?? systemNow;
   const ttl = options.recordTtlMs ?? 7 * 86_400_000;
   const firstDelay = options.retryDelayMs ?? 1000;
   const maxDelay = options.maxRetryDelayMs ?? 60_000;
@@ -197,13 +166,13 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
 
   /** Reads the details and calls onResult; on failure the record waits in the store for its retry. */
   async function handle(key: string): Promise<void> {
-    const mark = ownerMark();
     // One instance at a time: a copy that arrives elsewhere meanwhile calls nothing.
-    if (!(await claim(store, `${key}:lease`, mark, leaseMs, 'callback lease'))) return;
+    const lease = await takeLease(store, `${key}:lease`, leaseMs, 'callback lease');
+    if (!lease) return;
     try {
       await handleLeased(key);
     } finally {
-      await store.compareAndDelete(`${key}:lease`, mark).catch(() => {});
+      await lease.release();
     }
   }
 
@@ -249,12 +218,12 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
   }
 
   const handler = async (request: Request, context?: RequestContext): Promise<Response> => {
-    if (request.method !== 'POST') return refuse(405, 'method_not_allowed', 'Use POST', { allow: 'POST' });
-    if (!allowed(request, context)) return refuse(403, 'source_not_allowed', 'This address may not send callbacks');
+    if (request.method !== 'POST') return refuse(405, REFUSED_METHOD, 'Use POST', { allow: 'POST' });
+    if (!allowed(request, context)) return refuse(403, REFUSED_SOURCE, 'This address may not send callbacks');
     if (!/\bjson\b/i.test(request.headers.get('content-type') ?? ''))
-      return refuse(415, 'unsupported_media_type', 'Send JSON');
+      return refuse(415, REFUSED_MEDIA_TYPE, 'Send JSON');
     const text = await readLimited(request, maxBody);
-    if (text === undefined) return refuse(413, 'body_too_large', `The body is larger than ${maxBody} bytes`);
+    if (text === undefined) return refuse(413, REFUSED_BODY_TOO_LARGE, `The body is larger than ${maxBody} bytes`);
     let callback: CallbackBody;
     try {
       callback = checkCallback(JSON.parse(text), client.retrievalOrigin);
@@ -274,7 +243,7 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
     } catch (error) {
       // Not recorded: the service must send it again.
       options.onError?.(error);
-      return refuse(503, 'store_unavailable', 'The callback could not be recorded; send it again', {
+      return refuse(503, ERR_STORE_UNAVAILABLE, 'The callback could not be recorded; send it again', {
         'retry-after': '5',
       });
     }

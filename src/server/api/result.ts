@@ -4,7 +4,7 @@
  * integrators without callbacks. Labels, types and alerts are open sets of strings:
  * a value the service adds tomorrow passes through and never throws.
  */
-import { DeviceRiskError, ERR_INVALID_RESPONSE } from './errors.js';
+import { DeviceRiskError, ERR_INVALID_RESPONSE } from '../errors.js';
 
 /** Open string unions: the documented values, and any other string. */
 export type WorkflowStatus =
@@ -40,6 +40,7 @@ export interface DeviceRiskDetails {
  */
 export const RESULT_SCHEDULE_SECONDS: readonly number[] = [40, 60, 100, 160, 240, 340, 460, 600, 760, 940];
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the service's JSON, read field by field with typeof checks
 const isObject = (value: unknown): value is Record<string, any> =>
   !!value && typeof value === 'object' && !Array.isArray(value);
 const text = (value: unknown): string => (typeof value === 'string' ? value : '');
@@ -54,7 +55,7 @@ export function parseDetails(
       operation: 'details',
     });
   }
-  const status = body.workflow.status;
+  const status: unknown = body.workflow.status;
   if (typeof status !== 'string' || !status)
     throw new DeviceRiskError(ERR_INVALID_RESPONSE, 'the workflow details lack workflow.status', {
       operation: 'details',

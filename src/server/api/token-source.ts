@@ -12,14 +12,15 @@ import {
   ERR_RATE_LIMITED,
   ERR_TOKEN_REJECTED,
   ERR_UPSTREAM,
-  requireSecureUrl,
-  retryAfterSeconds,
-  sleep,
-  upstreamSummary,
-} from './errors.js';
-import { recordUpstream } from './metrics.js';
-import { deadline, within } from './deadline.js';
-import { claim, createMemoryStore, fromStore, keyPart, ownerMark, withTimeLimit, type Store } from './store.js';
+} from '../errors.js';
+import { requireSecureUrl } from '../secure-url.js';
+import { sleep, systemNow } from '../clock.js';
+import { recordUpstream } from '../metrics.js';
+import { backoffMs, MAX_RETRY_AFTER_SECONDS, retryAfterSeconds, upstreamSummary } from './retry.js';
+import { createSealer, storeNamespace } from './seal.js';
+import { deadline, within } from '../deadline.js';
+import { createMemoryStore, fromStore, withTimeLimit, type Store } from '../store/store.js';
+import { ownerMark, takeLease } from '../store/lease.js';
 
 export type Region = 'US' | 'EU' | 'SG';
 
@@ -102,7 +103,6 @@ export interface TokenSource {
   readonly tokenUrl: string;
 }
 
-const BASE_BACKOFF_MS = 250;
 const RATE_WINDOW_MS = 1100;
 /** `expires_in` is taken within these bounds (seconds): a tiny one would mean a request per call, a huge one a token cached for ever. */
 export const TOKEN_LIFETIME_BOUNDS = { min: 10, max: 24 * 3600, default: 3600 } as const;
@@ -134,13 +134,13 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
   const doFetch = options.fetch ?? fetch;
   const store = options.store ? withTimeLimit(options.store, options.storeTimeoutMs) : processStore;
   const leaseMs = options.lockLeaseMs ?? 3000;
-  const now = options.now ?? Date.now;
+  const now = options.now ?? systemNow;
   const pause = options.sleep ?? sleep;
   const marginMs = (options.refreshMarginSeconds ?? 60) * 1000;
   const perSecond = options.maxRequestsPerSecond ?? 10;
   const maxAttempts = options.maxAttempts ?? 4;
   const timeoutMs = options.timeoutMs ?? 10_000;
-  const maxRetryAfterMs = (options.maxRetryAfterSeconds ?? 30) * 1000;
+  const maxRetryAfterMs = (options.maxRetryAfterSeconds ?? MAX_RETRY_AFTER_SECONDS) * 1000;
   // Keys name the client, the token service and a tag of the secret, never the secret: a
   // source can only ever find a token fetched with its own secret (and its own lock, backoff
   // and rate slots, so that a wrong secret cannot hold up the right one either).
@@ -151,24 +151,7 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
   const formEncode = (value: string) => encodeURIComponent(value).replace(/%20/g, '+');
   const authorization = 'Basic ' + btoa(`${formEncode(clientId)}:${formEncode(clientSecret)}`);
   let inFlight: Promise<string> | undefined;
-  let sealingKey: Promise<CryptoKey> | undefined;
-  const key = () =>
-    (sealingKey ??= crypto.subtle
-      .importKey('raw', new TextEncoder().encode(clientSecret), 'HKDF', false, ['deriveKey'])
-      .then((secret) =>
-        crypto.subtle.deriveKey(
-          {
-            name: 'HKDF',
-            hash: 'SHA-256',
-            salt: new TextEncoder().encode(clientId),
-            info: new TextEncoder().encode('blackbox-capture sealed store values v1'),
-          },
-          secret,
-          { name: 'AES-GCM', length: 256 },
-          false,
-          ['encrypt', 'decrypt'],
-        ),
-      ));
+  const { seal, unseal } = createSealer(clientId, clientSecret);
   /**
    * Fresh until `refreshMarginSeconds` before expiry, but never less than half its
    * lifetime is used: a token shorter-lived than the margin would mean a request per call.
@@ -284,7 +267,7 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
             `token request to ${new URL(tokenUrl).origin} failed (network error)`,
             { operation: 'token', cause },
           );
-          await wait(Math.random() * BASE_BACKOFF_MS * 2 ** attempt, lastError);
+          await wait(backoffMs(attempt), lastError);
           continue;
         }
         recordUpstream('token', response.status);
@@ -314,24 +297,20 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
           return body.access_token;
         }
         const summary = await upstreamSummary(response);
-        const retryAfter = retryAfterSeconds(response);
+        const retryAfter = retryAfterSeconds(response, now);
         if (response.status === 429) {
           lastError = new DeviceRiskError(ERR_RATE_LIMITED, `token service rate limit reached (429)${summary}`, {
             status: 429,
             operation: 'token',
             ...(retryAfter === undefined ? {} : { retryAfter }),
           });
-          const backoffMs =
-            retryAfter !== undefined ? retryAfter * 1000 : Math.random() * BASE_BACKOFF_MS * 2 ** attempt;
+          const waitMs = backoffMs(attempt, retryAfter);
           // Every instance backs off, not only this one.
-          if (backoffMs > 0)
-            await fromStore(
-              store.set(await keyOf('token-backoff'), String(now() + backoffMs), backoffMs),
-              'backoff write',
-            );
+          if (waitMs > 0)
+            await fromStore(store.set(await keyOf('token-backoff'), String(now() + waitMs), waitMs), 'backoff write');
           // A long Retry-After is the service's answer for now: say so at once instead of stalling every caller.
           if (retryAfter !== undefined && retryAfter * 1000 > maxRetryAfterMs) throw lastError;
-          if (attempt >= maxAttempts || now() + backoffMs >= started + timeoutMs) throw lastError;
+          if (attempt >= maxAttempts || now() + waitMs >= started + timeoutMs) throw lastError;
           // The shared backoff at the top of the loop waits it out, as every other instance does.
           continue;
         }
@@ -340,7 +319,7 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
             status: response.status,
             operation: 'token',
           });
-          await wait(Math.random() * BASE_BACKOFF_MS * 2 ** attempt, lastError);
+          await wait(backoffMs(attempt), lastError);
           continue;
         }
         // 3xx (redirects are not followed), 400, 401, 403: retrying cannot help.
@@ -371,19 +350,13 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
       for (;;) {
         const token = await storedToken();
         if (token) return token.accessToken;
-        const mark = ownerMark();
-        const lock = await keyOf('token-lock');
-        if (await claim(store, lock, mark, leaseMs, 'token lock')) {
-          const renew = setInterval(
-            () => void store.compareAndSet(lock, mark, mark, leaseMs).catch(() => {}),
-            leaseMs / 3,
-          );
+        const lock = await takeLease(store, await keyOf('token-lock'), leaseMs, 'token lock');
+        if (lock) {
           try {
             // Another instance may have stored a token between the read and the lock.
             return (await storedToken())?.accessToken ?? (await requestToken(callerSignal));
           } finally {
-            clearInterval(renew);
-            await store.compareAndDelete(lock, mark).catch(() => {});
+            await lock.release();
           }
         }
         await sleep(LOCK_POLL_MS, limit.signal);
@@ -415,29 +388,6 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
       return undefined;
     }
   }
-  async function seal(secret: string): Promise<string> {
-    const iv = crypto.getRandomValues(new Uint8Array(12));
-    const sealed = new Uint8Array(
-      await crypto.subtle.encrypt({ name: 'AES-GCM', iv }, await key(), new TextEncoder().encode(secret)),
-    );
-    return `v1.${base64(iv)}.${base64(sealed)}`;
-  }
-  async function unseal(sealed: string): Promise<string> {
-    const [version, iv, data] = sealed.split('.');
-    try {
-      if (version !== 'v1' || !iv || !data) throw new Error('not a sealed value');
-      return new TextDecoder().decode(
-        await crypto.subtle.decrypt({ name: 'AES-GCM', iv: unbase64(iv) }, await key(), unbase64(data)),
-      );
-    } catch (cause) {
-      throw new DeviceRiskError(
-        ERR_INVALID_RESPONSE,
-        'a sealed value in the store could not be opened (altered, or sealed with another client secret)',
-        { operation: 'store', cause },
-      );
-    }
-  }
-
   return {
     tokenUrl,
     clientId,
@@ -463,29 +413,3 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
     },
   };
 }
-
-const base64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
-
-/**
- * The namespace of a credential's keys in a store: the client id, the token host, and a tag
- * of the secret (HMAC-SHA-256, 128 bits, URL-safe; one-way, so the store never learns the
- * secret).
- */
-export async function storeNamespace(clientId: string, clientSecret: string, tokenUrl: string): Promise<string> {
-  const encoder = new TextEncoder();
-  const host = new URL(tokenUrl).host;
-  const key = await crypto.subtle.importKey(
-    'raw',
-    encoder.encode(clientSecret),
-    { name: 'HMAC', hash: 'SHA-256' },
-    false,
-    ['sign'],
-  );
-  const mac = new Uint8Array(
-    await crypto.subtle.sign('HMAC', key, encoder.encode(`blackbox-capture store namespace v1\n${clientId}\n${host}`)),
-  );
-  const tag = base64(mac.subarray(0, 16)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-  return `${keyPart(clientId)}@${keyPart(host)}#${tag}`;
-}
-
-const unbase64 = (text: string) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));

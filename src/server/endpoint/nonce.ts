@@ -9,7 +9,8 @@
  * Format: `v1.<expiry, base 36 ms>.<random id>.<signature>`, all URL-safe; the subject is
  * signed, not carried.
  */
-import { DeviceRiskError, ERR_INVALID_CONFIGURATION, ERR_NONCE_EXPIRED, ERR_NONCE_INVALID } from './errors.js';
+import { systemNow } from '../clock.js';
+import { DeviceRiskError, ERR_INVALID_CONFIGURATION, ERR_NONCE_EXPIRED, ERR_NONCE_INVALID } from '../errors.js';
 
 export interface CaptureNonceOptions {
   /** At least 32 characters; the same on every instance. Keep it apart from the client secret. */
@@ -49,7 +50,7 @@ const signed = (version: string, expiry: string, id: string, subject: string) =>
 /** Issues a nonce for one capture of `subject`'s blackbox. */
 export async function createCaptureNonce(options: CaptureNonceOptions): Promise<string> {
   const key = await hmacKey(options.secret);
-  const expiry = ((options.now ?? Date.now)() + (options.ttlMs ?? 15 * 60_000)).toString(36);
+  const expiry = ((options.now ?? systemNow)() + (options.ttlMs ?? 15 * 60_000)).toString(36);
   const id = base64url(crypto.getRandomValues(new Uint8Array(16)));
   const signature = base64url(
     new Uint8Array(await crypto.subtle.sign('HMAC', key, signed('v1', expiry, id, options.subject))),
@@ -87,7 +88,7 @@ export async function verifyCaptureNonce(
   if (!valid)
     throw new DeviceRiskError(ERR_NONCE_INVALID, 'the capture nonce is not one this server issued for this customer');
   const expiresAt = parseInt(expiry, 36);
-  if ((options.now ?? Date.now)() >= expiresAt)
+  if ((options.now ?? systemNow)() >= expiresAt)
     throw new DeviceRiskError(ERR_NONCE_EXPIRED, 'the capture nonce has expired: issue a new one with the page');
   return { id, expiresAt };
 }

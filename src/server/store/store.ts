@@ -10,13 +10,14 @@
  * - `get` after a completed write sees it (read your writes, on every instance);
  * - a failure rejects: a store that cannot answer must never answer "absent".
  */
+import { systemNow } from '../clock.js';
 import {
   DeviceRiskError,
   ERR_INVALID_CONFIGURATION,
   ERR_STORE_FULL,
   ERR_STORE_UNAVAILABLE,
   isDeviceRiskError,
-} from './errors.js';
+} from '../errors.js';
 
 export interface Store {
   get(key: string): Promise<string | undefined>;
@@ -42,7 +43,7 @@ export interface MemoryStoreOptions {
 
 /** The default: this process's memory. One instance only; a fleet needs a shared store. */
 export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
-  const now = options.now ?? Date.now;
+  const now = options.now ?? systemNow;
   const maxEntries = options.maxEntries ?? 100_000;
   const entries = new Map<string, { value: string; until: number }>();
   /** No entry expires before this: a full store is swept again only once something can have expired. */
@@ -150,11 +151,6 @@ export function withTimeLimit(store: Store, timeoutMs = STORE_TIMEOUT_MS): Store
 /** A key's part made safe to join with ':' (client ids and Idempotency-Keys are free text). */
 export const keyPart = (value: string): string => encodeURIComponent(value);
 
-/** A value no other writer can produce: the owner mark of a claim or a lease. */
-export function ownerMark(): string {
-  return crypto.randomUUID();
-}
-
 /**
  * Runs a store operation; a failure becomes `store_unavailable` with a Retry-After, so that
  * callers answer "try again" (503) rather than act as if nothing were stored.
@@ -171,20 +167,5 @@ export async function fromStore<T>(operation: Promise<T>, what: string): Promise
       operation: 'store',
       cause,
     });
-  }
-}
-
-/**
- * Claims `key` for `mark` (a lease or a lock) for `ttlMs`; true when this call claimed it.
- * A claim that failed or timed out may still land later (a Redis that was frozen answers
- * its queue when it wakes): its release is sent behind it, so that it cannot block the key
- * for a whole lease with nobody holding it.
- */
-export async function claim(store: Store, key: string, mark: string, ttlMs: number, what: string): Promise<boolean> {
-  try {
-    return await fromStore(store.setIfAbsent(key, mark, ttlMs), what);
-  } catch (error) {
-    void store.compareAndDelete(key, mark).catch(() => {});
-    throw error;
   }
 }

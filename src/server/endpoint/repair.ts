@@ -5,8 +5,8 @@
  * of these characters, so each repair is lossless: it restores exactly what was sent. A value
  * that is still no blackbox afterwards is refused as `blackbox_damaged`, naming the cause.
  */
-import { BLACKBOX_PATTERN, checkBlackbox, MAX_BLACKBOX_LENGTH } from './device-risk-client.js';
-import { DeviceRiskError, ERR_BLACKBOX_DAMAGED, ERR_INVALID_BLACKBOX } from './errors.js';
+import { BLACKBOX_PATTERN, checkBlackbox, MAX_BLACKBOX_LENGTH } from '../api/device-risk-client.js';
+import { DeviceRiskError, ERR_BLACKBOX_DAMAGED, ERR_INVALID_BLACKBOX } from '../errors.js';
 
 export type BlackboxRepair = 'quotes' | 'line_breaks' | 'percent_encoding' | 'spaces_for_plus';
 

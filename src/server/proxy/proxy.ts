@@ -10,11 +10,12 @@
  * a page.
  */
 import type { UpstreamInit } from './node-upstream.js';
-import { deadline } from './deadline.js';
+import { deadline } from '../deadline.js';
 import { withDone } from './node-body.js';
-import { DeviceRiskError, ERR_INVALID_CONFIGURATION, requireSecureUrl } from './errors.js';
-import { plainAddress, readCapped } from './http.js';
-import { validHost, type RequestContext } from './node.js';
+import { DeviceRiskError, ERR_INVALID_CONFIGURATION } from '../errors.js';
+import { requireSecureUrl } from '../secure-url.js';
+import { plainAddress, readCapped } from '../http.js';
+import { validHost, type RequestContext } from '../node.js';
 import { BadUpstreamAnswerError, usableStatus } from './upstream-answer.js';
 
 /** The vendor's first-party hosts (field notes). */
@@ -311,7 +312,10 @@ export function createFirstPartyProxy(
     }
     // The body arrives decoded: no content-encoding or content-length from upstream. The
     // deadline holds until it has been read or dropped: a body that stalls is cut too.
-    return new Response(withDone(response.body, limit.clear), { status: response.status, headers: out });
+    return new Response(
+      withDone(response.body, () => limit.clear()),
+      { status: response.status, headers: out },
+    );
   };
   return Object.assign(handler, { matches });
 }

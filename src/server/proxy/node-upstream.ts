@@ -98,7 +98,7 @@ export function nodeUpstream(url: URL, init: UpstreamInit): Promise<Response> {
 
 function send(url: URL, init: UpstreamInit, headers: Record<string, string>, mayRetry: boolean): Promise<Response> {
   return new Promise((resolve, reject) => {
-    if (init.signal.aborted) return reject(init.signal.reason);
+    if (init.signal.aborted) return reject(init.signal.reason as Error);
     // One request for both schemes: the agent decides (an https agent speaks TLS). A body
     // written with end() alone gets its Content-Length from Node.
     const request = httpRequest(
@@ -111,7 +111,7 @@ function send(url: URL, init: UpstreamInit, headers: Record<string, string>, may
           resolve(toWebResponse(response, init.method));
         } catch (error) {
           response.destroy();
-          reject(error);
+          reject(error instanceof Error ? error : new Error(String(error)));
         }
       },
     );

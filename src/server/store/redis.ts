@@ -8,7 +8,7 @@
  * server); Redis 8.4's SET IFEQ would do, but fleets run older servers.
  */
 import type { Store } from './store.js';
-import { DeviceRiskError, ERR_INVALID_CONFIGURATION } from './errors.js';
+import { DeviceRiskError, ERR_INVALID_CONFIGURATION } from '../errors.js';
 
 /** The part of a node-redis client (v5+) the store uses. */
 export interface RedisClientLike {
@@ -44,7 +44,13 @@ export function createRedisStore(client: RedisClientLike, options: RedisStoreOpt
   }
   const prefix = options.prefix ?? 'bbc:';
   const k = (key: string) => prefix + key;
-  const text = (reply: unknown) => (reply === null || reply === undefined ? undefined : String(reply));
+  // node-redis answers a string, or a Buffer when the client maps types to buffers.
+  const text = (reply: unknown) => {
+    if (reply === null || reply === undefined) return undefined;
+    if (typeof reply === 'string') return reply;
+    if (reply instanceof Uint8Array) return new TextDecoder().decode(reply);
+    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'the Redis client answered GET with neither a string nor bytes');
+  };
   return {
     get: async (key) => text(await client.get(k(key))),
     async set(key, value, ttlMs) {

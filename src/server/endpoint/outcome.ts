@@ -3,7 +3,7 @@
  * is not a well-formed outcome is dropped (never refused: the blackbox beside it still
  * counts).
  */
-import type { CaptureOutcome, CaptureOutcomeKind } from '../shared/types.js';
+import type { CaptureOutcome, CaptureOutcomeKind } from '../../shared/types.js';
 
 export const OUTCOME_KINDS: readonly CaptureOutcomeKind[] = [
   'complete',
@@ -30,7 +30,7 @@ export function parseOutcome(value: unknown): CaptureOutcome | undefined {
   if (typeof durationMs !== 'number' || !(durationMs >= 0 && durationMs <= 3_600_000)) return undefined;
   return {
     outcome: outcome as CaptureOutcomeKind,
-    scripts: [...scripts] as string[],
+    scripts: [...(scripts as string[])],
     durationMs: Math.round(durationMs),
   };
 }

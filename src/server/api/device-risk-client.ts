@@ -21,13 +21,12 @@ import {
   ERR_TRANSACTION_TOKEN_EXPIRED,
   ERR_WORKFLOW_EXPIRED,
   ERR_UPSTREAM,
-  requireSecureUrl,
-  retryAfterSeconds,
-  sleep,
-  upstreamSummary,
-} from './errors.js';
-import { deadline, within } from './deadline.js';
-import { recordUpstream } from './metrics.js';
+} from '../errors.js';
+import { requireSecureUrl } from '../secure-url.js';
+import { sleep, systemNow } from '../clock.js';
+import { deadline, within } from '../deadline.js';
+import { recordUpstream } from '../metrics.js';
+import { backoffMs, MAX_RETRY_AFTER_SECONDS, retryAfterSeconds, upstreamSummary } from './retry.js';
 import { parseDetails, RESULT_SCHEDULE_SECONDS, type DeviceRiskDetails } from './result.js';
 import type { Region, TokenSource } from './token-source.js';
 
@@ -218,7 +217,7 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
     'retrievalBaseUrl',
   );
   const doFetch = options.fetch ?? fetch;
-  const now = options.now ?? Date.now;
+  const now = options.now ?? systemNow;
   const maxAttempts = options.maxAttempts ?? 3;
   const timeoutMs = options.timeoutMs ?? 15_000;
   const accountTimeoutMs = options.accountTimeoutMs ?? 60_000;
@@ -296,14 +295,14 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
           { operation, cause },
         );
         if (!repeatable) throw lastError;
-        await wait(attempt, Math.random() * 300 * 2 ** attempt);
+        await wait(attempt, backoffMs(attempt));
         continue;
       } finally {
         limit.clear();
       }
       if (response.ok) return response;
       const summary = await upstreamSummary(response);
-      const retryAfter = retryAfterSeconds(response, now());
+      const retryAfter = retryAfterSeconds(response, now);
       if (response.status === 401 && init.accessToken && !refreshedToken) {
         // The cached access token may have been revoked or expired early: get a new one once.
         refreshedToken = true;
@@ -321,10 +320,7 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
             ...(retryAfter === undefined ? {} : { retryAfter }),
           },
         );
-        await wait(
-          attempt,
-          retryAfter !== undefined ? Math.min(retryAfter, 30) * 1000 : Math.random() * 300 * 2 ** attempt,
-        );
+        await wait(attempt, backoffMs(attempt, retryAfter, MAX_RETRY_AFTER_SECONDS));
         continue;
       }
       throw new DeviceRiskError(
@@ -415,7 +411,7 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
       },
       repeatable,
     );
-    const answer = await response.json().catch(() => {
+    const answer: unknown = await response.json().catch(() => {
       throw new DeviceRiskError(ERR_INVALID_RESPONSE, `${operation} answered with something other than JSON`, {
         operation,
       });

@@ -1,0 +1,136 @@
+/**
+ * The Device Risk check itself, for one blackbox: account create (or update, or the
+ * customer's own transaction), blackbox upload, finalize, status, and the result for
+ * `onResult`. Resumable: the progress of an earlier attempt is passed back in.
+ */
+import { type AccountRequest, type DeviceRiskClient, type DeviceRiskTransaction } from '../api/device-risk-client.js';
+import { FINAL_STATUSES, type DeviceRiskDetails } from '../api/result.js';
+import { sleep, systemNow } from '../clock.js';
+import { DeviceRiskError, ERR_INVALID_CONFIGURATION, ERR_RESULT_NOT_READY } from '../errors.js';
+
+/** What the integrator's hook says about the customer behind a request. */
+export interface CustomerMapping {
+  customerInternalReference: string;
+  userReference?: string;
+  /** Update this existing account (a new workflow execution on it) instead of creating one. */
+  accountId?: string;
+  /**
+   * Use this transaction's Device Risk credential, created earlier in your own flow
+   * (`client.createAccount` or `client.transactionFrom(answer)`): no account call is made.
+   */
+  transaction?: DeviceRiskTransaction;
+  /** Workflow definition key; default the handler's `workflowKey`. */
+  workflowKey?: string | number;
+  callbackUrl?: string;
+  tokenLifetime?: string;
+}
+
+export interface DeviceRiskResult {
+  accountId: string;
+  workflowExecutionId: string;
+  status: string;
+}
+
+/** How far a check got. Kept between attempts, a retry resumes: one transaction, one upload. */
+export interface DeviceRiskProgress {
+  transaction?: DeviceRiskTransaction;
+  uploaded?: boolean;
+}
+
+export interface DeviceRiskCheckOptions {
+  /** Workflow definition key when the customer mapping names none. */
+  workflowKey?: string | number;
+  /**
+   * Your synchronous decision on the server: called with the details once the result is
+   * there, if it is within `resultWaitMs`. Never sent to the browser. The service's callback
+   * stays the authoritative answer (createCallbackHandler) for results that take longer. A
+   * throw (or a rejection) is told to `onError`; the check's answer stays the same.
+   */
+  onResult?: (details: DeviceRiskDetails) => void | Promise<void>;
+  /** How long to wait for the result after finalize, reading the status every second. Default 0: one read. */
+  resultWaitMs?: number;
+  /** Told when the result was not there within `resultWaitMs` (`result_not_ready`). */
+  onError?: (error: unknown) => void;
+  /** How the result wait sleeps (tests). Default a timer. */
+  sleep?: (ms: number) => Promise<void>;
+  /** Read the transaction's status after finalize. Default true. */
+  reportStatus?: boolean;
+  /** The progress of earlier attempts for this blackbox; updated as the check goes. */
+  progress?: DeviceRiskProgress;
+  /** Called after each step that changed `progress` (transaction created, blackbox uploaded): persist it here. */
+  onProgress?: (progress: DeviceRiskProgress) => void | Promise<void>;
+  now?: () => number;
+}
+
+/**
+ * The whole Device Risk check for one blackbox: account create (or update, or the
+ * customer's own transaction), blackbox upload, finalize, status. The endpoint runs it
+ * under an Idempotency-Key; call it yourself from a classic form post or your own route.
+ */
+export async function runDeviceRiskCheck(
+  client: DeviceRiskClient,
+  blackbox: string,
+  customer: CustomerMapping,
+  options: DeviceRiskCheckOptions = {},
+): Promise<DeviceRiskResult> {
+  const { progress = {}, now = systemNow } = options;
+  const body: AccountRequest = {
+    customerInternalReference: customer.customerInternalReference,
+    workflowDefinition: { key: customer.workflowKey ?? options.workflowKey ?? '' },
+    ...(customer.userReference ? { userReference: customer.userReference } : {}),
+    ...(customer.callbackUrl ? { callbackUrl: customer.callbackUrl } : {}),
+    ...(customer.tokenLifetime ? { tokenLifetime: customer.tokenLifetime } : {}),
+  };
+  if (body.workflowDefinition.key === '' && !customer.transaction)
+    throw new DeviceRiskError(
+      ERR_INVALID_CONFIGURATION,
+      'no workflow key: set workflowKey on the handler or in resolveCustomer',
+    );
+  // Resume where a failed attempt stopped; a lapsed transaction token means a fresh transaction.
+  if (progress.transaction && lapsed(progress.transaction, now)) progress.transaction = progress.uploaded = undefined;
+  if (!progress.transaction) {
+    progress.transaction =
+      customer.transaction ??
+      (customer.accountId ? await client.updateAccount(customer.accountId, body) : await client.createAccount(body));
+    await options.onProgress?.(progress);
+  }
+  const tx = progress.transaction;
+  if (!progress.uploaded) {
+    await client.uploadBlackbox(tx, blackbox);
+    progress.uploaded = true;
+    await options.onProgress?.(progress);
+  }
+  await client.finalize(tx);
+  let status =
+    options.reportStatus === false && !options.onResult
+      ? 'FINALIZED'
+      : await client.status(tx).catch(() => 'FINALIZED');
+  if (options.onResult) {
+    const until = now() + (options.resultWaitMs ?? 0);
+    while (status !== 'PROCESSED' && !FINAL_STATUSES.includes(status) && now() < until) {
+      await (options.sleep ?? sleep)(Math.min(1000, until - now()));
+      status = await client.status(tx).catch(() => status);
+    }
+    if (status === 'PROCESSED') {
+      const details = await client.details(tx);
+      // The answer must not depend on the integrator's decision code: its status code would tell the browser the decision.
+      try {
+        await options.onResult(details);
+      } catch (error) {
+        options.onError?.(error);
+      }
+    } else
+      options.onError?.(
+        new DeviceRiskError(
+          ERR_RESULT_NOT_READY,
+          `workflow execution ${tx.workflowExecutionId} was ${status} after ${options.resultWaitMs ?? 0} ms; its callback will tell`,
+          { operation: 'result' },
+        ),
+      );
+  }
+  return { accountId: tx.accountId, workflowExecutionId: tx.workflowExecutionId, status };
+}
+
+/** A transaction whose token is about to lapse cannot be uploaded to or finalized: a fresh one is made. */
+export const lapsed = (transaction: DeviceRiskTransaction, now: () => number) =>
+  now() >= transaction.tokenExpiresAt - 30_000;

@@ -1,0 +1,67 @@
+/**
+ * Leases and claims: how one instance of a fleet takes a key for a while (the token lock,
+ * an Idempotency-Key being worked on, a callback being handled) through any `Store`.
+ */
+import { fromStore, type Store } from './store.js';
+
+/** A value no other writer can produce: the owner mark of a claim or a lease. */
+export function ownerMark(): string {
+  return crypto.randomUUID();
+}
+
+/**
+ * Claims `key` for `mark` (a lease or a lock) for `ttlMs`; true when this call claimed it.
+ * A claim that failed or timed out may still land later (a Redis that was frozen answers
+ * its queue when it wakes): its release is sent behind it, so that it cannot block the key
+ * for a whole lease with nobody holding it.
+ */
+export async function claim(store: Store, key: string, mark: string, ttlMs: number, what: string): Promise<boolean> {
+  try {
+    return await fromStore(store.setIfAbsent(key, mark, ttlMs), what);
+  } catch (error) {
+    void store.compareAndDelete(key, mark).catch(() => {});
+    throw error;
+  }
+}
+
+export interface Lease {
+  /** The owner mark the lease holds: unique to this holder. */
+  readonly mark: string;
+  /**
+   * True once a renewal found the key no longer this holder's (it expired and another took
+   * it): the holder must stop before its next step that others could double.
+   */
+  readonly lost: boolean;
+  /** Stops the renewal and deletes the lease if it is still this holder's. */
+  release(): Promise<void>;
+}
+
+/**
+ * Takes `key` for `ttlMs`, renewed every third of that while held, so that a live holder
+ * keeps it however long its work takes and a dead one loses it within `ttlMs`. Undefined
+ * when another holds it. A renewal the store cannot answer is tried again at the next
+ * third; only a renewal that finds another owner marks the lease lost.
+ */
+export async function takeLease(store: Store, key: string, ttlMs: number, what: string): Promise<Lease | undefined> {
+  const mark = ownerMark();
+  if (!(await claim(store, key, mark, ttlMs, what))) return undefined;
+  let lost = false;
+  const renewal = setInterval(() => {
+    store.compareAndSet(key, mark, mark, ttlMs).then(
+      (held) => {
+        if (!held) lost = true;
+      },
+      () => {},
+    );
+  }, ttlMs / 3);
+  return {
+    mark,
+    get lost() {
+      return lost;
+    },
+    async release() {
+      clearInterval(renewal);
+      await store.compareAndDelete(key, mark).catch(() => {});
+    },
+  };
+}
