@@ -1,3 +1,4 @@
+/* global window -- page functions run in the browser */
 // Browser benchmark: time from navigation start to the final blackbox in Chromium,
 // the package against the plain vendor integration, on the same pages and emulator,
 // alternating in every round; plus the package's own main-thread time.
@@ -217,7 +218,10 @@ export async function benchBrowser({
         await close();
       }
       if (round < 0) continue;
-      for (const name of names) (times[name].push(result[name]), taskMs[name].push(result[name + ':task']));
+      for (const name of names) {
+        times[name].push(result[name]);
+        taskMs[name].push(result[name + ':task']);
+      }
       for (const name of Object.keys(addedMs)) addedMs[name].push(result[name + ':task'] - result['plain:task']);
       for (const name of Object.keys(ratios)) ratios[name].push(result[name] / result.plain);
       for (const name of Object.keys(hintedRatios)) hintedRatios[name].push(result[name] / result['plain-hinted']);

@@ -162,7 +162,7 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
         const timer = setTimeout(resolve, waitMs);
         waiters.set(ids.workflowExecutionId, [
           ...(waiters.get(ids.workflowExecutionId) ?? []),
-          () => (clearTimeout(timer), resolve()),
+          () => { clearTimeout(timer); return resolve(); },
         ]);
       });
     }
@@ -392,6 +392,7 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
     if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
       throw new Error(
         `Port ${config.port} on ${config.host} is already in use. Stop the other process, or choose another port: DEMO_PORT=4180 npm run demo`,
+        { cause: error },
       );
     }
     throw error;

@@ -377,7 +377,7 @@ for (const width of [1280, 390]) {
             );
             return rects.length > 1 || (el.tagName === 'LABEL' && lines.size > 2);
           })
-          .map((el) => el.textContent!.trim().slice(0, 30)),
+          .map((el) => el.textContent.trim().slice(0, 30)),
       );
       expect(broken, `${path} at ${width} px`).toEqual([]);
       // Nothing sticks out of its card.

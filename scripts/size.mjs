@@ -55,7 +55,10 @@ export async function bundle(contents) {
     grew = false;
     for (const p of [...upfront])
       for (const i of outputs[p].imports)
-        if (i.kind === 'import-statement' && !upfront.has(i.path)) (upfront.add(i.path), (grew = true));
+        if (i.kind === 'import-statement' && !upfront.has(i.path)) {
+          upfront.add(i.path);
+          grew = true;
+        }
   }
   const js = Object.keys(outputs).filter((p) => p.endsWith('.js'));
   const join = (paths) => paths.map(text).join('\n');

@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 const STEPS = [
   ['build', 'npm run build --silent'],
   ['typecheck', 'npm run typecheck --silent'],
+  ['lint', 'npm run lint --silent'],
   ['lint:package', 'npm run lint:package --silent'],
   ['unit', 'npm run test:unit --silent'],
   ['integration', 'npm run test:integration --silent'],

@@ -6,7 +6,6 @@ import {
   clearOverrides,
   failure,
   freshPage,
-  html,
   LOADER_URL,
   notFound,
   override,

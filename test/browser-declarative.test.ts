@@ -32,7 +32,7 @@ describe('declarative start', () => {
   it('starts from data attributes and dispatches a blackbox event; the field fills', async () => {
     document.body.innerHTML = '<input id="bb">';
     const event = nextEvent('blackbox');
-    start(
+    void start(
       tag({
         'data-loader-url': LOADER_URL,
         'data-global-name': 'CUSTOM_TAG',
@@ -54,7 +54,7 @@ describe('declarative start', () => {
 
   it('data-inject="false" waits for the page\'s own loader tag', async () => {
     const event = nextEvent('blackbox');
-    start(tag({ 'data-loader-url': LOADER_URL, 'data-inject': 'false' }));
+    void start(tag({ 'data-loader-url': LOADER_URL, 'data-inject': 'false' }));
     expect(document.querySelector('script[src]')).toBeNull();
     const own = document.createElement('script');
     own.src = LOADER_URL;
@@ -71,7 +71,7 @@ describe('declarative start', () => {
     }) as never;
     try {
       const event = nextEvent('blackbox');
-      start(tag({ 'data-loader-url': LOADER_URL, 'data-post-url': '/device-risk' }));
+      void start(tag({ 'data-loader-url': LOADER_URL, 'data-post-url': '/device-risk' }));
       await event;
       expect(calls).toEqual(['/device-risk']);
     } finally {
@@ -91,7 +91,7 @@ describe('declarative start', () => {
     const readyState = vi.spyOn(document, 'readyState', 'get').mockReturnValue('loading');
     settings.delays = { fp_static: [30], fp_dyn: [60], tp: [60] };
     const event = nextEvent('blackbox');
-    start(tag({ 'data-loader-url': LOADER_URL, 'data-field': 'late' }));
+    void start(tag({ 'data-loader-url': LOADER_URL, 'data-field': 'late' }));
     readyState.mockRestore();
     expect(document.querySelector(`script[src="${LOADER_URL}"]`)).not.toBeNull(); // the loader did not wait
     document.body.innerHTML = '<input id="late">';

@@ -15,6 +15,7 @@ const internals = new WeakMap<HTMLElement, StandIn>();
 let withoutStates = false;
 beforeAll(() => {
   (HTMLElement.prototype as unknown as { attachInternals(): unknown }).attachInternals = function (this: HTMLElement) {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the stand-in's methods read the element they belong to
     const element = this;
     const standIn = {
       value: null as FormData | string | null,
@@ -59,7 +60,7 @@ async function page(attributes = '') {
   submits = [];
   form.addEventListener('submit', (event) => {
     if (!event.defaultPrevented)
-      submits.push({ ...(fields(element) as object), submitter: (event as SubmitEvent).submitter?.id });
+      submits.push({ ...(fields(element) as object), submitter: (event).submitter?.id });
     event.preventDefault();
   });
   return { form, element };

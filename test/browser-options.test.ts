@@ -295,12 +295,12 @@ describe('options are read once and own properties only', () => {
     const seen: RequestInit[] = [];
     await api.captureBlackbox({
       loaderUrl: LOADER_URL,
-      vendor: counted('tp_host', 'https://tp.test', 'https://evil.example') as never,
+      vendor: counted('tp_host', 'https://tp.test', 'https://evil.example'),
       post: {
         ...counted('url', '/device-risk', 'https://evil.example/steal'),
         headers: counted('x-csrf', 'token-1', 'token-2') as never,
         fetch: (async (url: string, init: RequestInit) => {
-          seen.push({ ...init, headers: { ...(init.headers as object), url } as never });
+          seen.push({ ...init, headers: { ...(init.headers as object), url } });
           return new Response('{}', { status: 200 });
         }) as typeof fetch,
       } as never,

@@ -53,7 +53,7 @@ describe('npx blackbox-capture doctor (dist/cli.js)', () => {
         (_, stdout) => resolve({ code: child.exitCode, out: stdout }),
       );
     });
-    expect(result.out).toMatch(/^FAIL  loader_tag_once/m);
+    expect(result.out).toMatch(/^FAIL {2}loader_tag_once/m);
     expect(result.code).toBe(1);
   });
 

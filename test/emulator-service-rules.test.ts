@@ -588,7 +588,7 @@ describe('decisions, device data and details', () => {
         {},
         'retrieval',
       )
-    ).json()) as any;
+    ).json());
     return { details, tx, s };
   }
 
@@ -661,7 +661,7 @@ describe('decisions, device data and details', () => {
               {},
               'retrieval',
             )
-          ).json()) as any
+          ).json())
         ).decision.type,
       );
     }
@@ -679,7 +679,7 @@ describe('decisions, device data and details', () => {
             {},
             'retrieval',
           )
-        ).json()) as any
+        ).json())
       ).decision.type,
     ).toBe('PASSED');
   });
@@ -757,7 +757,7 @@ describe('decisions, device data and details', () => {
         {},
         'retrieval',
       )
-    ).json()) as any;
+    ).json());
     expect(pending.completedAt).toBeUndefined();
     expect(pending.workflow.userReference).toBeUndefined();
     expect(pending.decision).toEqual({ type: 'NOT_EXECUTED', details: { label: 'NOT_PROCESSED' } });

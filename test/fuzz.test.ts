@@ -108,7 +108,7 @@ function heapFrom(): () => number {
   const collect = () => (globalThis as { gc?: () => void }).gc?.();
   collect();
   const before = process.memoryUsage().heapUsed;
-  return () => (collect(), process.memoryUsage().heapUsed - before);
+  return () => { collect(); return process.memoryUsage().heapUsed - before; };
 }
 
 /** Is the server still answering? */
@@ -231,7 +231,7 @@ describe('hostile requests', () => {
         }),
       );
       let elsewhere = 0;
-      const otherPort = await listen(createServer((_, res) => (elsewhere++, res.end())));
+      const otherPort = await listen(createServer((_, res) => { elsewhere++; return res.end(); }));
       const port = await serve(
         createFirstPartyProxy({
           collectorUrl: `http://127.0.0.1:${collectorPort}/base/`,
@@ -277,9 +277,9 @@ describe('hostile requests', () => {
       let writes = 0;
       const store: Store = {
         ...memory,
-        set: (...a) => (writes++, memory.set(...a)),
-        setIfAbsent: (...a) => (writes++, memory.setIfAbsent(...a)),
-        compareAndSet: (...a) => (writes++, memory.compareAndSet(...a)),
+        set: (...a) => { writes++; return memory.set(...a); },
+        setIfAbsent: (...a) => { writes++; return memory.setIfAbsent(...a); },
+        compareAndSet: (...a) => { writes++; return memory.compareAndSet(...a); },
       };
       const tokenSource = createTokenSource({
         clientId: emulator.clientId,
@@ -294,7 +294,6 @@ describe('hostile requests', () => {
         userAgent: UA,
         maxAttempts: 1,
       });
-      let resolved = 0;
       const port = await serve(
         createDeviceRiskHandler({
           client,
@@ -302,13 +301,11 @@ describe('hostile requests', () => {
           allowedOrigins: [SHOP],
           workflowKey: 10020,
           // Nobody is signed in: every request is refused here, after the body was read.
-          resolveCustomer: () => (
-            resolved++,
+          resolveCustomer: () =>
             new Response('{"error":{"code":"signed_out"}}', {
               status: 401,
               headers: { 'content-type': 'application/json' },
-            })
-          ),
+            }),
         }),
       );
       await fc.assert(

@@ -97,7 +97,7 @@ describe('README server snippets, as written, against the emulator', () => {
       // The emulator writes the addresses of its answers for the host the client called.
       else headers.set('x-forwarded-host', url.host);
       return realFetch(new URL(url.pathname + url.search, to), { ...init, headers });
-    }) as typeof fetch;
+    });
     Object.assign(process.env, {
       CLIENT_ID: emulator.clientId,
       CLIENT_SECRET: emulator.clientSecret,

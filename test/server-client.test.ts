@@ -102,7 +102,7 @@ describe('device-risk client', () => {
     it.each([
       [
         'another host',
-        (b: string) => ({
+        (_b: string) => ({
           upload: `https://evil.example/api/v1/accounts/11111111-1111-4111-8111-111111111111/workflow-executions/22222222-2222-4222-8222-222222222222/credentials/33333333-3333-4333-8333-333333333333/parts/DEVICE_RISK`,
         }),
       ],
@@ -148,7 +148,7 @@ describe('device-risk client', () => {
           fetch: (async () => {
             sent++;
             return new Response('{}');
-          }) as typeof fetch,
+          }),
         },
       );
       expect(() => client.transactionFrom(answer(emulator.baseUrl, forge(emulator.baseUrl)))).toThrow(

@@ -31,15 +31,12 @@ function stubClient(overrides: Partial<DeviceRiskClient> = {}) {
   const client: DeviceRiskClient = {
     retrievalOrigin: 'https://retrieval.example',
     clientId: 'client-1',
-    createAccount: async (body) => (calls.push(`create ${JSON.stringify(body)}`), transaction(++n)),
-    updateAccount: async (id, body) => (calls.push(`update ${id} ${JSON.stringify(body)}`), transaction(++n)),
+    createAccount: async (body) => { calls.push(`create ${JSON.stringify(body)}`); return transaction(++n); },
+    updateAccount: async (id, body) => { calls.push(`update ${id} ${JSON.stringify(body)}`); return transaction(++n); },
     uploadBlackbox: async (tx) => void calls.push(`upload ${tx.workflowExecutionId}`),
     finalize: async (tx) => void calls.push(`finalize ${tx.workflowExecutionId}`),
-    status: async (tx) => (calls.push(`status ${tx.workflowExecutionId}`), 'PROCESSED'),
-    details: async (tx) => (
-      calls.push(`details ${tx.workflowExecutionId}`),
-      { workflowExecutionId: tx.workflowExecutionId } as never
-    ),
+    status: async (tx) => { calls.push(`status ${tx.workflowExecutionId}`); return 'PROCESSED'; },
+    details: async (tx) => { calls.push(`details ${tx.workflowExecutionId}`); return { workflowExecutionId: tx.workflowExecutionId } as never; },
     waitForResult: async () => ({}) as never,
     transactionFrom: () => transaction(),
     sealTransaction: async (tx) => JSON.stringify({ ...tx.toJSON(), token: tx.token }),
@@ -413,8 +410,8 @@ describe('idempotency keys on the stub', () => {
   it("keys of one client are apart from another client's in a shared store", async () => {
     const { createMemoryStore } = await import('../src/server/index.js');
     const store = createMemoryStore();
-    const a = stubClient({ clientId: 'client-a' } as Partial<DeviceRiskClient>);
-    const b = stubClient({ clientId: 'client-b' } as Partial<DeviceRiskClient>);
+    const a = stubClient({ clientId: 'client-a' });
+    const b = stubClient({ clientId: 'client-b' });
     expect((await handlerWith(a.client, { store })(post({ blackbox: BLACKBOX }))).status).toBe(200);
     expect((await handlerWith(b.client, { store })(post({ blackbox: BLACKBOX }))).status).toBe(200);
     expect(a.calls.filter((c) => c.startsWith('create'))).toHaveLength(1);

@@ -54,9 +54,9 @@ function failingStore() {
   };
   const store: Store & { keys: () => string[]; fail: (when?: (value: string) => boolean) => void } = {
     ...memory,
-    set: async (k, v, t) => (guard(v), keys.add(k), memory.set(k, v, t)),
-    setIfAbsent: async (k, v, t) => (guard(v), keys.add(k), memory.setIfAbsent(k, v, t)),
-    compareAndSet: async (k, e, v, t) => (guard(v), memory.compareAndSet(k, e, v, t)),
+    set: async (k, v, t) => { guard(v); keys.add(k); return memory.set(k, v, t); },
+    setIfAbsent: async (k, v, t) => { guard(v); keys.add(k); return memory.setIfAbsent(k, v, t); },
+    compareAndSet: async (k, e, v, t) => { guard(v); return memory.compareAndSet(k, e, v, t); },
     keys: () => [...keys],
     fail: (when) => void (failing = when),
   };
@@ -68,10 +68,7 @@ describe('the create intent', () => {
     const store = failingStore();
     const seen: unknown[] = [];
     const { client } = stubClient({
-      createAccount: (async () => (
-        seen.push(await recordIn(store)),
-        stubClient().client.createAccount({} as never)
-      )) as never,
+      createAccount: (async () => { seen.push(await recordIn(store)); return stubClient().client.createAccount({} as never); }),
     });
     const { handler } = handlerWith(client, { store });
     expect((await handler(post())).status).toBe(200);
@@ -130,7 +127,7 @@ describe('the create intent', () => {
   it('a store away for longer than the lease, within the create window: the transaction is recorded when it is back, and resumed', async () => {
     const store = failingStore();
     let failures = 0;
-    const { client, creates, calls } = stubClient({ accountTimeoutMs: 5000 } as Partial<DeviceRiskClient>);
+    const { client, creates, calls } = stubClient({ accountTimeoutMs: 5000 });
     // A lease long enough that its renewals (every third of it) hold on a busy machine.
     const { handler, errors } = handlerWith(client, { store, idempotencyLeaseMs: 1500 });
     store.fail((value) => value.includes('"transaction"') && failures++ < 16); // 16 × 100 ms: past the lease
@@ -157,7 +154,7 @@ describe('fencing', () => {
           60_000,
         );
         return stubClient().client.createAccount({} as never);
-      }) as never,
+      }),
     });
     const { handler, errors } = handlerWith(client, { store });
     const answer = await handler(post());
@@ -181,7 +178,7 @@ describe('fencing', () => {
         await renewal;
         await new Promise((r) => setTimeout(r)); // its answer is read
         return stubClient().client.createAccount({} as never);
-      }) as never,
+      }),
     });
     const { handler } = handlerWith(client, { store, idempotencyLeaseMs: 300 });
     const answer = await handler(post());
@@ -230,8 +227,8 @@ describe('the intent, pinned', () => {
     const seen: unknown[] = [];
     const watched: Store = {
       ...store,
-      compareAndSet: async (k, e, v, t) => (seen.push(v), store.compareAndSet(k, e, v, t)),
-      setIfAbsent: async (k, v, t) => (seen.push(v), store.setIfAbsent(k, v, t)),
+      compareAndSet: async (k, e, v, t) => { seen.push(v); return store.compareAndSet(k, e, v, t); },
+      setIfAbsent: async (k, v, t) => { seen.push(v); return store.setIfAbsent(k, v, t); },
     };
     const { handler } = handlerWith(client, {
       store: watched,
@@ -261,7 +258,7 @@ describe('the intent, pinned', () => {
               ),
             )
           : create(body),
-    } as DeviceRiskClient;
+    };
     const { handler, errors } = handlerWith(refusing, { store, now: () => FROZEN });
     expect((await handler(post())).status).toBe(503);
     expect((await recordIn(store)).creating).toBeUndefined();
@@ -278,7 +275,7 @@ describe('the intent, pinned', () => {
       createAccount: (async () =>
         Promise.reject(
           new DeviceRiskError('network_error', 'no answer in time', { operation: 'account create' }),
-        )) as never,
+        )),
     });
     const { handler, errors } = handlerWith(client, { store });
     expect((await handler(post())).status).toBe(503);
@@ -289,7 +286,7 @@ describe('the intent, pinned', () => {
     // A network error of another call (the token, an upload) says nothing of a create.
     const other = stubClient({
       createAccount: (async () =>
-        Promise.reject(new DeviceRiskError('network_error', 'token', { operation: 'token' }))) as never,
+        Promise.reject(new DeviceRiskError('network_error', 'token', { operation: 'token' }))),
     });
     const second = handlerWith(other.client, { store: failingStore() });
     await second.handler(post());
@@ -334,7 +331,7 @@ describe('the key record, pinned', () => {
     let failUpload = true;
     const told: unknown[] = [];
     const { client } = stubClient({
-      uploadBlackbox: (async () => (failUpload ? Promise.reject(new Error('503')) : undefined)) as never,
+      uploadBlackbox: (async () => (failUpload ? Promise.reject(new Error('503')) : undefined)),
     });
     const { handler } = handlerWith(client, { store: failingStore(), onOutcome: (o) => void told.push(o) });
     const withOutcome = () =>
@@ -391,11 +388,7 @@ describe('the key record, pinned', () => {
         k.endsWith(':lease') ? (renewed(), false) : memory.compareAndSet(k, e, v, t),
     };
     const { client } = stubClient({
-      createAccount: (async () => (
-        await renewal,
-        await new Promise((r) => setTimeout(r)),
-        stubClient().client.createAccount({} as never)
-      )) as never,
+      createAccount: (async () => { await renewal; await new Promise((r) => setTimeout(r)); return stubClient().client.createAccount({} as never); }),
     });
     const { handler, errors } = handlerWith(client, { store, idempotencyLeaseMs: 300 });
     const answer = await handler(post());

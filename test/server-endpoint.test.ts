@@ -171,7 +171,7 @@ describe('createDeviceRiskHandler', () => {
       b(post({ blackbox: BLACKBOX }, { 'idempotency-key': 'fleet-key-001' })),
     ]);
     expect(same.map((r) => r.status)).toEqual([200, 200]);
-    expect(await same[1]!.json()).toEqual(await same[0]!.json());
+    expect(await same[1].json()).toEqual(await same[0].json());
     expect(emulator.inspect.transactions()).toHaveLength(1);
     const other = await Promise.all([
       a(post({ blackbox: BLACKBOX }, { 'idempotency-key': 'fleet-key-002' })),

@@ -14,7 +14,7 @@ afterEach(async () => {
 async function serve(handler: Parameters<typeof createServer>[1]): Promise<string> {
   server = createServer(handler);
   await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
-  return `http://127.0.0.1:${(server!.address() as AddressInfo).port}`;
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
 describe('toNodeHandler', () => {
@@ -113,7 +113,7 @@ describe('toNodeHandler', () => {
     'a malformed Host (%j) is a 400 with a code before the handler runs, for the endpoint as for the proxy',
     async (host) => {
       let ran = false;
-      const origin = await serve(toNodeHandler(() => ((ran = true), new Response('ok'))));
+      const origin = await serve(toNodeHandler(() => { ran = true; return new Response('ok'); }));
       const { port } = new URL(origin);
       const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
         httpRequest({ hostname: '127.0.0.1', port, path: '/device-risk', method: 'POST', headers: { host } }, (res) => {
@@ -131,7 +131,7 @@ describe('toNodeHandler', () => {
 
   it('a request target of the form //host/path stays a path on this origin', async () => {
     const seen: string[] = [];
-    const origin = await serve(toNodeHandler((request) => (seen.push(request.url), new Response('ok'))));
+    const origin = await serve(toNodeHandler((request) => { seen.push(request.url); return new Response('ok'); }));
     const { port } = new URL(origin);
     await new Promise<void>((resolve, reject) => {
       httpRequest({ hostname: '127.0.0.1', port, path: '//evil.example/x' }, (res) => res.resume().on('end', resolve))
@@ -157,7 +157,7 @@ describe('toNodeHandler behind Express body parsers', () => {
     );
     server = app.listen(0, '127.0.0.1');
     await new Promise((r) => server!.once('listening', r));
-    return `http://127.0.0.1:${(server!.address() as AddressInfo).port}/echo`;
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}/echo`;
   }
 
   it('express.json(): the handler reads the JSON the parser read', async () => {

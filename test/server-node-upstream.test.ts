@@ -55,7 +55,7 @@ const init = (extra: Partial<Parameters<typeof nodeUpstream>[1]> = {}) => ({
 describe('nodeUpstream', () => {
   it('sends the headers given, asks for identity, and a body with its Content-Length', async () => {
     const server = await upstream((_, response) => response.end('ok'));
-    const body = new TextEncoder().encode('{"a":"é"}') as Uint8Array<ArrayBuffer>;
+    const body = new TextEncoder().encode('{"a":"é"}');
     const response = await nodeUpstream(
       server.url(),
       init({ method: 'POST', headers: new Headers({ 'x-test': '1', 'accept-encoding': 'gzip, br' }), body }),
@@ -243,7 +243,7 @@ describe('a kept-alive socket the collector closed as it was reused', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     closers.push(
-      () => new Promise((resolve) => (sockets.forEach((socket) => socket.destroy()), server.close(() => resolve()))),
+      () => new Promise((resolve) => { sockets.forEach((socket) => socket.destroy()); return server.close(() => resolve()); }),
     );
     const { port } = server.address() as AddressInfo;
     return { url: (path: string) => new URL(`http://127.0.0.1:${port}${path}`), connections: () => connections };
@@ -258,7 +258,7 @@ describe('a kept-alive socket the collector closed as it was reused', () => {
 
   it('a POST is not: the failure is the answer', async () => {
     const collector = await racingCollector();
-    const body = new TextEncoder().encode('x') as Uint8Array<ArrayBuffer>;
+    const body = new TextEncoder().encode('x');
     expect(await (await nodeUpstream(collector.url('/race-post/a'), init({ method: 'POST', body }))).text()).toBe('ok');
     await expect(nodeUpstream(collector.url('/race-post/b'), init({ method: 'POST', body }))).rejects.toMatchObject({
       code: 'ECONNRESET',

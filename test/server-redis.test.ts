@@ -352,7 +352,7 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
     const [a, b] = [instance(store), instance(store)];
     const answers = await Promise.all([a.handler(post('fleet-key-0002')), b.handler(post('fleet-key-0002'))]);
     expect(answers.map((r) => r.status)).toEqual([200, 200]);
-    expect(await answers[0]!.json()).toEqual(await answers[1]!.json());
+    expect(await answers[0].json()).toEqual(await answers[1].json());
     expect(emulator.inspect.requests('accountCreate')).toBe(1);
   });
 

@@ -55,7 +55,7 @@ function source(fetch: typeof globalThis.fetch, extra: Partial<TokenSourceOption
 function countingStore(): Store & { reads: number } {
   const inner = createMemoryStore();
   const counted = Object.assign(Object.create(null) as Store & { reads: number }, inner, { reads: 0 });
-  counted.get = (key) => (counted.reads++, inner.get(key));
+  counted.get = (key) => { counted.reads++; return inner.get(key); };
   return counted;
 }
 
@@ -154,7 +154,10 @@ describe('retries and their waits', () => {
     const backoffKey = await backoff;
     const seen: Array<string | undefined> = [];
     const set = store.set.bind(store);
-    store.set = async (key, value, ttl) => (key === backoffKey && seen.push(value), set(key, value, ttl));
+    store.set = async (key, value, ttl) => {
+      if (key === backoffKey) seen.push(value);
+      return set(key, value, ttl);
+    };
     expect(await tokens.getToken()).toBe('at-1');
     expect(waits).toEqual([500]);
     expect(seen).toEqual([String(T0 + 500)]);
@@ -326,10 +329,10 @@ describe('aborts and the lock', () => {
     const renewals: number[] = [];
     const store: Store = {
       ...memory,
-      compareAndSet: (k, e, v, t) => (
-        k.endsWith(':token-lock') && renewals.push(storeTime),
-        memory.compareAndSet(k, e, v, t)
-      ),
+      compareAndSet: (k, e, v, t) => {
+        if (k.endsWith(':token-lock')) renewals.push(storeTime);
+        return memory.compareAndSet(k, e, v, t);
+      },
     };
     const tokenUrl = `http://127.0.0.1:${port++}/oauth2/token`;
     let calls = 0;

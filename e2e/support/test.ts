@@ -63,13 +63,14 @@ async function open(browser: import('@playwright/test').Browser): Promise<Shared
   return shared;
 }
 
+type Listener = (...args: any[]) => unknown;
 /** Page and BrowserContext are event emitters at run time; their typings leave these out. */
 interface Emitter {
   eventNames(): Array<string | symbol>;
-  listeners(event: string | symbol): Function[];
-  off(event: string | symbol, listener: Function): unknown;
+  listeners(event: string | symbol): Listener[];
+  off(event: string | symbol, listener: Listener): unknown;
 }
-type Snapshot = Map<string | symbol, Function[]>;
+type Snapshot = Map<string | symbol, Listener[]>;
 interface Listeners {
   page: Snapshot;
   context: Snapshot;
@@ -111,7 +112,7 @@ async function reset(
   return true;
 }
 
-export const test = base.extend<{}, { shared: { current?: Shared } }>({
+export const test = base.extend<Record<never, never>, { shared: { current?: Shared } }>({
   shared: [
     async ({}, use) => {
       const holder: { current?: Shared } = {};

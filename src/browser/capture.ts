@@ -217,7 +217,7 @@ function watch(href: string): void {
     !loader.loaderMain &&
     fail(fault('loader_failed', [href, true], { url: href }));
   const onError = (event: Event) => {
-    const { target, filename, error } = event as ErrorEvent;
+    const { target, filename, error } = event as Omit<ErrorEvent, 'error'> & { error?: Error };
     if ((target as HTMLScriptElement).src === href) return fail(fault('loader_failed', [href, false], { url: href }));
     // A first-party script that "loaded" but did not parse (an HTML page in its place): the
     // loader saw a load and goes on, but the chain can deliver nothing. Only scripts under the
@@ -260,7 +260,7 @@ function inject(href: string, nonce: string | undefined): void {
         policy = null; // the page's CSP does not allow our policy name: a plain string may still pass
       }
     }
-    tag.src = (policy ? policy.createScriptURL(href) : href) as string;
+    tag.src = (policy ? policy.createScriptURL(href) : href);
   } catch (cause) {
     return fail(fault('loader_failed', [href, false], { url: href, cause })); // Trusted Types enforced without an allowed policy
   }
@@ -269,13 +269,13 @@ function inject(href: string, nonce: string | undefined): void {
 
 /** Builds or merges the page's config object and starts (or adopts) the loader. */
 function startRun(options: NormalizedOptions): void {
-  const w = window as unknown as Record<string, any>;
-  const pageName: string | undefined = w.io_global_object_name;
+  const w = window as unknown as Record<string, unknown>;
+  const pageName = w.io_global_object_name as string | undefined;
   if (options.globalName && pageName !== undefined && pageName !== options.globalName) {
     throw fault('option_conflict', ['io_global_object_name', pageName, options.globalName]);
   }
   const name = options.globalName ?? pageName ?? 'IGLOO';
-  const pageConfig: VendorConfig = w[name] ?? {};
+  const pageConfig = (w[name] ?? {}) as VendorConfig;
   // A name taken by another global (`undefined`, `name`, `constructor`) cannot hold the config:
   // refused here, before anything is written.
   const slot = Object.getOwnPropertyDescriptor(w, name);
@@ -338,7 +338,7 @@ function startRun(options: NormalizedOptions): void {
     // http(s) page's URL is its origin and a path; `location` would cost a first touch).
     const tpOrigin =
       vendorFlag(loader.tp, true) &&
-      new URL((loader.tp_host as string | undefined) ?? 'https://mpsnare.iesnare.com').origin;
+      new URL((loader.tp_host) ?? 'https://mpsnare.iesnare.com').origin;
     if (
       tpOrigin &&
       !document.URL.startsWith(tpOrigin + '/') &&
@@ -411,7 +411,8 @@ function subscribe(options: NormalizedOptions, field: Field | null): Promise<str
         .then(
           ({ deliver }) => deliver(blackbox, post, outcome!, signal),
           (cause: unknown): never => {
-            throw { detail: 'the delivery code did not load', cause } satisfies DeliveryFailure;
+            const failure: DeliveryFailure = { detail: 'the delivery code did not load', cause };
+            throw failure;
           },
         )
         .then(
@@ -479,7 +480,7 @@ function start(normalized: NormalizedOptions): Promise<string> {
   if (field && !/^(INPUT|TEXTAREA)$/.test(element?.tagName as string)) throw fault('invalid_option', ['field', field]);
   if (!running) startRun(normalized);
   // Still none: the loader failed while it was being inserted.
-  if (!running) throw failure;
+  if (!running) throw failure!;
   const promise = subscribe(normalized, element);
   calls.push([normalized, promise]);
   return promise;
@@ -490,5 +491,5 @@ function start(normalized: NormalizedOptions): Promise<string> {
  * handed what it needs from here (so that the chunk imports nothing from the entry).
  */
 function afterConsent(options: NormalizedOptions): Promise<string> {
-  return import('./consent.js').then(({ afterConsent }) => afterConsent(options, { start, fault, tell }));
+  return import('./consent.js').then(({ afterConsent }) => afterConsent(options, start, fault, tell, outcomeKind));
 }

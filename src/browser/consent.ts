@@ -4,24 +4,20 @@
  * starts the capture with what is left of the limit. The core hands in what this chunk
  * uses of it, so that the chunk imports nothing from the entry.
  */
-import type { CaptureOutcome } from '../shared/types.js';
-import type { BlackboxCaptureError, BlackboxCaptureErrorCode, BlackboxCaptureErrorDetails } from './errors.js';
+import type { CaptureOutcome, CaptureOutcomeKind } from '../shared/types.js';
+import type { BlackboxCaptureError, FaultArgs } from './errors.js';
 import type { NormalizedOptions } from './options.js';
 
 export interface Core {
   start(options: NormalizedOptions): Promise<string>;
-  fault(
-    code: BlackboxCaptureErrorCode,
-    args?: unknown[],
-    details?: BlackboxCaptureErrorDetails,
-    kind?: string,
-  ): BlackboxCaptureError;
+  fault(...fact: FaultArgs): BlackboxCaptureError;
   tell(options: NormalizedOptions, outcome: CaptureOutcome, report?: boolean): void;
+  outcomeKind(failed: string[], error: BlackboxCaptureError): CaptureOutcomeKind;
 }
 
 type Answer =
   | { granted: true; waitedMs: number }
-  | { granted: false; error: [BlackboxCaptureErrorCode, unknown[], BlackboxCaptureErrorDetails, string] };
+  | { granted: false; error: FaultArgs };
 
 function awaitConsent({ consent, timeoutMs, signal }: NormalizedOptions): Promise<Answer> {
   const started = performance.now();
@@ -51,13 +47,22 @@ function awaitConsent({ consent, timeoutMs, signal }: NormalizedOptions): Promis
   });
 }
 
-/** Starts the capture once consent is given; a denial, an undecided consent or an abort end the call with their outcome. */
-export async function afterConsent(options: NormalizedOptions, { start, fault, tell }: Core): Promise<string> {
+/**
+ * Starts the capture once consent is given; a denial, an undecided consent or an abort end
+ * the call with their outcome. The core's parts come as parameters, not as one object:
+ * the minifier shortens parameter names, never property names, and the core pays for them.
+ */
+export async function afterConsent(
+  options: NormalizedOptions,
+  start: Core['start'],
+  fault: Core['fault'],
+  tell: Core['tell'],
+  outcomeKind: Core['outcomeKind'],
+): Promise<string> {
   const answer = await awaitConsent(options);
   if (answer.granted)
     return start({ ...options, timeoutMs: Math.max(1, Math.round(options.timeoutMs - answer.waitedMs)) });
   const error = fault(...answer.error);
-  const outcome = error.code === 'timeout' ? 'timeout-partial' : (error.code as 'consent_denied' | 'aborted');
-  tell(options, { outcome, scripts: [], durationMs: 0 }, true);
+  tell(options, { outcome: outcomeKind([], error), scripts: [], durationMs: 0 }, true);
   throw error;
 }

@@ -71,8 +71,7 @@ export async function deliver(
     credentials,
     keepalive: true, // a page being left still delivers
   };
-  // Stryker disable next-line StringLiteral: every way out of the loop sets it first
-  let detail = '';
+  let detail: string;
   let status: number | undefined;
   let cause: unknown;
   for (let attempt = 1; ; attempt++) {
@@ -101,7 +100,8 @@ export async function deliver(
     if (attempt >= maxAttempts) break;
     await sleep(Math.min(20_000, wait >= 0 ? wait : Math.random() * 300 * 2 ** attempt), signal);
   }
-  throw { detail, status, cause } satisfies DeliveryFailure;
+  const failure: DeliveryFailure = { detail, status, cause };
+  throw failure;
 }
 
 /**

@@ -35,7 +35,7 @@ interface Internals {
 function elementClass() {
   return class BlackboxCaptureElement extends HTMLElement {
     static formAssociated = true;
-    private internalsOf: Internals = this.attachInternals() as unknown as Internals;
+    private internalsOf: Internals = this.attachInternals();
     private latest: string | undefined;
     private told: CaptureOutcome | undefined;
     private current: BlackboxCaptureState = 'collecting';
@@ -172,7 +172,7 @@ function elementClass() {
           this.told ??= { outcome: 'timeout-partial', scripts: [], durationMs: this.maxWaitMs };
         this.write();
         this.frozen = true;
-        form.requestSubmit(submitter && form.contains(submitter) ? (submitter as HTMLButtonElement) : null);
+        form.requestSubmit(submitter && form.contains(submitter) ? (submitter) : null);
       });
     };
   };

@@ -1,3 +1,5 @@
+import type { MessageArgs } from './messages.js';
+
 /** Stable codes: switch on these, never on message text. */
 export type BlackboxCaptureErrorCode =
   | 'invalid_option'
@@ -53,14 +55,32 @@ export const isBlackboxCaptureError = (error: unknown): error is BlackboxCapture
 /** The facts each error's message is written from, until explain() writes it. */
 const facts = new WeakMap<object, [string, unknown[]]>();
 
+type MessageKind = keyof MessageArgs;
+type Details = BlackboxCaptureErrorDetails;
+/**
+ * fault()'s arguments, checked against the message they will fill: a code whose message
+ * is its own takes that message's arguments (none may be left out when it takes any); a
+ * finer kind is named last, after the details.
+ */
+export type FaultArgs =
+  | {
+      [Code in MessageKind & BlackboxCaptureErrorCode]: MessageArgs[Code] extends []
+        ? [code: Code, args?: [], details?: Details]
+        : [code: Code, args: MessageArgs[Code], details?: Details];
+    }[MessageKind & BlackboxCaptureErrorCode]
+  | {
+      [Kind in MessageKind]: [code: BlackboxCaptureErrorCode, args: MessageArgs[Kind], details: Details, kind: Kind];
+    }[MessageKind];
+
 /**
  * An error whose message is still to be written: `kind` names its message in
  * messages.ts (the code, or a finer kind such as `unknown_option`).
  */
+export function fault(...fact: FaultArgs): BlackboxCaptureError;
 export function fault(
   code: BlackboxCaptureErrorCode,
   args: unknown[] = [],
-  details?: BlackboxCaptureErrorDetails,
+  details?: Details,
   kind: string = code,
 ): BlackboxCaptureError {
   const error = new BlackboxCaptureError(code, PREFIX + code, details);
@@ -83,7 +103,8 @@ export async function explain(error: unknown): Promise<unknown> {
   if (fact) {
     // Several calls may share one error: each writes the same message, none finds it half done.
     try {
-      (error as Error).message = PREFIX + (await import('./messages.js')).MESSAGES[fact[0]]!(...fact[1]);
+      const write = (await import('./messages.js')).MESSAGES[fact[0] as MessageKind] as (...args: unknown[]) => string;
+      (error as Error).message = PREFIX + write(...fact[1]);
     } catch {
       // keep the code-only message
     }

@@ -11,7 +11,7 @@ export function describe(value: unknown): string {
   if (value && typeof value === 'object') {
     if (Array.isArray(value)) return 'an array';
     // "an object (Headers)": an instance where an object literal was expected.
-    const kind = Object.getPrototypeOf(value)?.constructor?.name;
+    const kind = (Object.getPrototypeOf(value) as { constructor?: { name?: string } } | null)?.constructor?.name;
     return kind && kind !== 'Object' ? `an object (${kind})` : 'an object';
   }
   return typeof value === 'string' ? JSON.stringify(value) : String(value);
@@ -62,7 +62,7 @@ const invalid = (name: string, received: unknown) =>
   `Invalid option "${name}": expected ${EXPECTED[name] ?? VENDOR_BOOLEAN}${name === 'loaderUrl' && received === undefined ? ' (it is required)' : ''}, received ${describe(received)}.`;
 
 /** "first-party static_wdp.js, third-party wdp.js. First party: …" for the failed collection scripts. */
-function scripts(names: string[], uriHook: unknown): string {
+function scripts(names: string[], uriHook: string | undefined): string {
   const text = (prefix: string) => names.some((name) => name.startsWith(prefix));
   return names.length
     ? names.map((name) => name.replace('fp_', 'first-party ').replace('io_', 'third-party ') + '.js').join(', ') +
@@ -75,7 +75,7 @@ function scripts(names: string[], uriHook: unknown): string {
 }
 
 /** The message text of a failure, from its kind and the facts the core recorded. */
-export const MESSAGES: Record<string, (...args: any[]) => string> = {
+export const MESSAGES = {
   invalid_option: invalid,
   unknown_option: (name: string, known: string[]) => `Unknown option "${name}"; known: ${known.join(', ')}.`,
   shadowed_global: (name: string, received: unknown) =>
@@ -85,10 +85,10 @@ export const MESSAGES: Record<string, (...args: any[]) => string> = {
   not_browser: () => 'captureBlackbox() needs a browser page; call it on the client only.',
   loader_failed: (url: string, ran: boolean) =>
     `The loader ${url} ${ran ? 'loaded but did not run (an HTML page?)' : 'failed to load (404, network, CSP or blocker)'}.`,
-  collection_failed: (failed: string[], uriHook: unknown) =>
+  collection_failed: (failed: string[], uriHook: string | undefined) =>
     `Every collection path failed (the loader requests nothing after a failed script): ${scripts(failed, uriHook)}`,
   empty_blackbox: () => 'The loader completed with an empty blackbox.',
-  timeout: (ms: number, partial: boolean, failed: string[], uriHook: unknown) =>
+  timeout: (ms: number, partial: boolean, failed: string[], uriHook: string | undefined) =>
     `No final blackbox within ${ms} ms${partial ? '; the error carries the partial one' : ' and no update at all'}.${failed.length ? ` Failed so far: ${scripts(failed, uriHook)}` : ''}`,
   aborted: () => 'Aborted.',
   consent_denied: () => 'Consent to device collection was not given: nothing was collected.',
@@ -96,4 +96,7 @@ export const MESSAGES: Record<string, (...args: any[]) => string> = {
     `Consent to device collection was not decided within ${ms} ms: nothing was collected.`,
   post_failed: (url: string, detail: string) =>
     `Delivering to ${url} failed: ${detail}; the error carries the blackbox.`,
-};
+} satisfies Record<string, (...args: never[]) => string>;
+
+/** The arguments of each message, by its kind: what fault() records for it. */
+export type MessageArgs = { [Kind in keyof typeof MESSAGES]: Parameters<(typeof MESSAGES)[Kind]> };

@@ -9,14 +9,7 @@
  */
 import { invalidOption } from './errors.js';
 import type { NormalizedOptions } from './options.js';
-import { GLOBAL_NAME, isPlainObject, isSignal, isUriHook, URL_RULE } from './rules.js';
-
-/** Each own enumerable property read once, in an object without a prototype (see options.ts). */
-function snapshot(value: Record<string, unknown>): Record<string, any> {
-  const copy: Record<string, unknown> = Object.create(null);
-  for (const key of Object.keys(value)) copy[key] = value[key];
-  return copy;
-}
+import { GLOBAL_NAME, isPlainObject, isSignal, isUriHook, snapshot, URL_RULE } from './rules.js';
 
 const isFunction = (value: unknown) => typeof value === 'function';
 

@@ -15,6 +15,7 @@ import {
   isUriHook,
   OFF,
   printable,
+  snapshot,
   URL_RULE,
   vendorFlagValues,
 } from './rules.js';
@@ -120,17 +121,6 @@ function valid(rule: Rule, value: unknown): unknown {
 
 const own = (object: object, key: string) => Object.prototype.hasOwnProperty.call(object, key);
 
-/**
- * The object's own enumerable properties, each read once, in an object without a
- * prototype: a getter cannot answer one value to validation and another later, and
- * a `__proto__` key (as JSON.parse makes) stays a plain key.
- */
-function snapshot(value: Record<string, unknown>): Record<string, any> {
-  const copy: Record<string, unknown> = Object.create(null);
-  for (const key of Object.keys(value)) copy[key] = value[key];
-  return copy;
-}
-
 /** Rejects names not in `rules` (own names only: `constructor` is no option) and values they refuse; returns the defined values. */
 function check(prefix: string, value: Record<string, unknown>, rules: Record<string, Rule>): Record<string, any> {
   const out: Record<string, unknown> = {};
@@ -175,6 +165,7 @@ const OPTIONS: Record<keyof CaptureOptions, Rule> = {
   uriHook: isUriHook,
   version: /^(general5|early5|\d+\.\d+\.\d+)$/,
   // The loader URL-encodes the subkey, so any printable text is safe.
+  // eslint-disable-next-line no-control-regex -- control characters are what it refuses
   subkey: /^[^\0-\x1f\x7f]+$/,
   enableRip: 'boolean',
   inject: 'boolean',

@@ -32,10 +32,13 @@ function keyOf(options: CaptureOptions): string {
   return JSON.stringify(options, (_key, value: unknown) => {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
     if ('aborted' in value) return undefined;
-    const prototype = Object.getPrototypeOf(value);
+    const prototype = Object.getPrototypeOf(value) as object | null;
     if (prototype === Object.prototype || prototype === null) return value;
     let identity = identities.get(value);
-    if (identity === undefined) identities.set(value, (identity = ++lastIdentity));
+    if (identity === undefined) {
+      identity = ++lastIdentity;
+      identities.set(value, identity);
+    }
     return `#object ${identity}`;
   });
 }

@@ -21,6 +21,17 @@ export const LOADER_KEYS = [
 export const isPlainObject = (value: unknown): value is Record<string, any> =>
   !!value && typeof value === 'object' && [Object.prototype, null].includes(Object.getPrototypeOf(value));
 
+/**
+ * The object's own enumerable properties, each read once, in an object without a
+ * prototype: a getter cannot answer one value to validation and another later, and
+ * a `__proto__` key (as JSON.parse makes) stays a plain key.
+ */
+export function snapshot(value: Record<string, unknown>): Record<string, any> {
+  const copy: Record<string, unknown> = Object.create(null);
+  for (const key of Object.keys(value)) copy[key] = value[key];
+  return copy;
+}
+
 // The loader's own boolean strings. Lists, not patterns, on the path every call takes: a
 // regular expression is compiled on its first use, on the page's main thread.
 const ON = ['1', 'true'];
@@ -28,6 +39,7 @@ export const OFF = ['0', 'false'];
 export const vendorFlagValues = [...ON, ...OFF];
 /** The vendor's boolean parsing: true/false, "1"/"0", "true"/"false"; anything else is `fallback`. */
 export const vendorFlag = (value: unknown, fallback?: boolean): boolean =>
+  // eslint-disable-next-line @typescript-eslint/restrict-template-expressions -- the vendor reads any value as its string
   ON.includes(`${value}`) || (!!fallback && !OFF.includes(`${value}`));
 
 /**

@@ -255,7 +255,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       const queue = pendingFaults.get(name);
       const fault = queue?.[0];
       if (fault) {
-        if (--fault.times <= 0) queue!.shift();
+        if (--fault.times <= 0) queue.shift();
         if (fault.drop) throw new DropConnection();
         return new Response(
           JSON.stringify({ title: 'Injected fault', status: fault.status, detail: 'emulator fault injection' }),
@@ -312,7 +312,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     auth: instrument(() => 'token', service.token),
     api: instrument((request) => service.apiRoute(request) as RouteName, service.api),
     retrieval: instrument(
-      (request) => service.retrievalRoute(request) as RouteName,
+      (request) => service.retrievalRoute(request),
       async (request: Request) => service.retrieval(request),
     ),
   };

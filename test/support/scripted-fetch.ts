@@ -9,10 +9,10 @@ export interface Seen {
 export function scriptedFetch(answers: Array<number | 'network' | Response>) {
   const seen: Seen[] = [];
   const fetch = async (url: string | URL | Request, init?: RequestInit) => {
-    seen.push({ url: String(url), init: init as Seen['init'] });
+    seen.push({ url: url instanceof Request ? url.url : String(url), init: init as Seen['init'] });
     const next = answers.length > 1 ? answers.shift()! : answers[0]!;
     if (next === 'network') throw new TypeError('Failed to fetch');
     return typeof next === 'number' ? new Response('{}', { status: next }) : next;
   };
-  return { fetch: fetch as typeof globalThis.fetch, seen };
+  return { fetch: fetch, seen };
 }

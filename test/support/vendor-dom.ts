@@ -73,7 +73,7 @@ function quietExpected404s(): void {
   stream.write = ((chunk: unknown, ...rest: unknown[]) =>
     /^DOMException: Failed to perform request to "[^"\n]+"\. Status 404\b/.test(String(chunk))
       ? true
-      : write(chunk, ...rest)) as typeof stream.write;
+      : write(chunk, ...rest));
 }
 
 /** Installs the interceptor on the current happy-dom window. */
