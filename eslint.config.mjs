@@ -53,7 +53,10 @@ export default tseslint.config(
       // A leading underscore marks a parameter kept for the signature (a production twin's no-op).
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       // An abort rejects with the signal's reason, whatever the caller put there.
-      '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingAny: true, allowThrowingUnknown: true }],
+      '@typescript-eslint/prefer-promise-reject-errors': [
+        'error',
+        { allowThrowingAny: true, allowThrowingUnknown: true },
+      ],
       // The browser core throws errors whose message the lazy messages chunk writes, and the
       // delivery chunk a DeliveryFailure that the core turns into one.
       '@typescript-eslint/only-throw-error': [
@@ -65,7 +68,12 @@ export default tseslint.config(
   {
     // Option validation: a value is `any` until its rule has passed it; the rules are its types.
     // The emulator's conformance checks read the loader's globals in the page.
-    files: ['src/browser/options.ts', 'src/browser/options.production.ts', 'src/browser/rules.ts', 'src/emulator/conformance.ts'],
+    files: [
+      'src/browser/options.ts',
+      'src/browser/options.production.ts',
+      'src/browser/rules.ts',
+      'src/emulator/conformance.ts',
+    ],
     rules: UNTYPED_INPUT,
   },
   {

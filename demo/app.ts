@@ -162,7 +162,10 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
         const timer = setTimeout(resolve, waitMs);
         waiters.set(ids.workflowExecutionId, [
           ...(waiters.get(ids.workflowExecutionId) ?? []),
-          () => { clearTimeout(timer); return resolve(); },
+          () => {
+            clearTimeout(timer);
+            return resolve();
+          },
         ]);
       });
     }

@@ -46,7 +46,10 @@ export async function startFleet(count, config) {
       await Promise.all(
         instances.map(({ child }) =>
           child.exitCode === null && child.signalCode === null
-            ? new Promise((resolve) => { child.once('exit', resolve); return child.kill('SIGTERM'); })
+            ? new Promise((resolve) => {
+                child.once('exit', resolve);
+                return child.kill('SIGTERM');
+              })
             : undefined,
         ),
       );

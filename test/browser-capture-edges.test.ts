@@ -301,7 +301,10 @@ describe.each(loaders())('with the %s', (_, loaderSource) => {
     it('the policy is created once per page, however many runs', async () => {
       let created = 0;
       w().trustedTypes = {
-        createPolicy: (_: string, rules: { createScriptURL: (u: string) => string }) => { created++; return { createScriptURL: rules.createScriptURL }; },
+        createPolicy: (_: string, rules: { createScriptURL: (u: string) => string }) => {
+          created++;
+          return { createScriptURL: rules.createScriptURL };
+        },
       };
       try {
         override(/loader\.js/, notFound);

@@ -47,7 +47,10 @@ describe('captureNonce', () => {
   it('comes from data-capture-nonce on a script tag', async () => {
     const sent: Array<Record<string, unknown>> = [];
     const original = globalThis.fetch;
-    globalThis.fetch = (async (_url: string, init: RequestInit) => { sent.push(JSON.parse(init.body as string)); return new Response('{}'); }) as typeof fetch;
+    globalThis.fetch = (async (_url: string, init: RequestInit) => {
+      sent.push(JSON.parse(init.body as string));
+      return new Response('{}');
+    }) as typeof fetch;
     try {
       const tag = document.createElement('script');
       Object.assign(tag.dataset, {

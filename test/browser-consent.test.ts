@@ -96,7 +96,11 @@ describe('consent', () => {
     // The report goes out after the call settles (a lazy chunk): waited for by its arrival, not a sleep.
     let reported!: () => void;
     const arrived = new Promise<void>((resolve) => (reported = resolve));
-    const fetch = (async (_: string, init: RequestInit) => { bodies.push(JSON.parse(init.body as string)); reported(); return new Response('{}', { status: 202 }); }) as unknown as typeof globalThis.fetch;
+    const fetch = (async (_: string, init: RequestInit) => {
+      bodies.push(JSON.parse(init.body as string));
+      reported();
+      return new Response('{}', { status: 202 });
+    }) as unknown as typeof globalThis.fetch;
     await failure(api.captureBlackbox({ loaderUrl: LOADER_URL, consent: () => false, post: { url: '/risk', fetch } }));
     await arrived;
     expect(bodies).toEqual([{ outcome: { outcome: 'consent_denied', scripts: [], durationMs: 0 } }]);

@@ -60,9 +60,10 @@ describe('deliver', () => {
 
   it('without crypto.randomUUID the key is the random bytes in hex, two digits each, small bytes included', async () => {
     Object.defineProperty(crypto, 'randomUUID', { value: undefined, configurable: true, writable: true });
-    vi.spyOn(crypto, 'getRandomValues').mockImplementation(
-      (array) => { (array as Uint8Array).forEach((_, i, bytes) => (bytes[i] = i * 17)); return array; },
-    );
+    vi.spyOn(crypto, 'getRandomValues').mockImplementation((array) => {
+      (array as Uint8Array).forEach((_, i, bytes) => (bytes[i] = i * 17));
+      return array;
+    });
     const { fetch, seen } = scriptedFetch([200]);
     try {
       await deliver('bb', { url: '/r', fetch }, outcome);

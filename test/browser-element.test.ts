@@ -59,8 +59,7 @@ async function page(attributes = '') {
   const element = document.querySelector(tag) as CaptureElement;
   submits = [];
   form.addEventListener('submit', (event) => {
-    if (!event.defaultPrevented)
-      submits.push({ ...(fields(element) as object), submitter: (event).submitter?.id });
+    if (!event.defaultPrevented) submits.push({ ...(fields(element) as object), submitter: event.submitter?.id });
     event.preventDefault();
   });
   return { form, element };

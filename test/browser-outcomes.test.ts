@@ -126,7 +126,15 @@ describe('outcomes of captures that fail', () => {
       { timeoutMs: 200 },
       'timeout',
     ],
-    ['collection_failed', (): void => { breakProxyWith404(); blockThirdParty(); }, {}, 'collection_failed'],
+    [
+      'collection_failed',
+      (): void => {
+        breakProxyWith404();
+        blockThirdParty();
+      },
+      {},
+      'collection_failed',
+    ],
     ['loader_failed', (): void => override(/^https:\/\/vendor\.test\/loader\.js/, notFound), {}, 'loader_failed'],
   ] as const)('%s', async (kind, breakIt, extra, code) => {
     breakIt();
@@ -195,7 +203,10 @@ describe('outcomes on their way to the server', () => {
     blockThirdParty();
     const { bodies, fetch } = endpoint(503);
     const seen: RequestInit[] = [];
-    const recording = ((url: string, init: RequestInit) => { seen.push(init); return fetch(url, init); }) as typeof globalThis.fetch;
+    const recording = ((url: string, init: RequestInit) => {
+      seen.push(init);
+      return fetch(url, init);
+    }) as typeof globalThis.fetch;
     const error = await failure(
       api.captureBlackbox({ ...ok, post: { url: '/risk', fetch: recording, maxAttempts: 5 } }),
     );

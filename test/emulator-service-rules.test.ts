@@ -580,7 +580,7 @@ describe('decisions, device data and details', () => {
     await s.upload(tx, typeof sources === 'string' ? sources : blackbox(sources, ua, lang));
     s.advance(1000);
     await s.finalize(tx);
-    const details = (await (
+    const details = await (
       await s.call(
         'GET',
         `/api/v1/accounts/${tx.accountId}/workflow-executions/${tx.executionId}`,
@@ -588,7 +588,7 @@ describe('decisions, device data and details', () => {
         {},
         'retrieval',
       )
-    ).json());
+    ).json();
     return { details, tx, s };
   }
 
@@ -653,7 +653,7 @@ describe('decisions, device data and details', () => {
       await s.finalize(tx);
       types.push(
         (
-          (await (
+          await (
             await s.call(
               'GET',
               `/api/v1/accounts/${tx.accountId}/workflow-executions/${tx.executionId}`,
@@ -661,7 +661,7 @@ describe('decisions, device data and details', () => {
               {},
               'retrieval',
             )
-          ).json())
+          ).json()
         ).decision.type,
       );
     }
@@ -671,7 +671,7 @@ describe('decisions, device data and details', () => {
     await s.finalize(tx);
     expect(
       (
-        (await (
+        await (
           await s.call(
             'GET',
             `/api/v1/accounts/${tx.accountId}/workflow-executions/${tx.executionId}`,
@@ -679,7 +679,7 @@ describe('decisions, device data and details', () => {
             {},
             'retrieval',
           )
-        ).json())
+        ).json()
       ).decision.type,
     ).toBe('PASSED');
   });
@@ -749,7 +749,7 @@ describe('decisions, device data and details', () => {
     ]);
     expect(details.capabilities.deviceRiskVerification[0].data.deviceFirstSeen).toBe(details.createdAt);
     const fresh = await s.transaction({ customerInternalReference: 'o', workflowDefinition: { key: 1 } });
-    const pending = (await (
+    const pending = await (
       await s.call(
         'GET',
         `/api/v1/accounts/${fresh.accountId}/workflow-executions/${fresh.executionId}`,
@@ -757,7 +757,7 @@ describe('decisions, device data and details', () => {
         {},
         'retrieval',
       )
-    ).json());
+    ).json();
     expect(pending.completedAt).toBeUndefined();
     expect(pending.workflow.userReference).toBeUndefined();
     expect(pending.decision).toEqual({ type: 'NOT_EXECUTED', details: { label: 'NOT_PROCESSED' } });

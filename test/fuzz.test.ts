@@ -108,7 +108,10 @@ function heapFrom(): () => number {
   const collect = () => (globalThis as { gc?: () => void }).gc?.();
   collect();
   const before = process.memoryUsage().heapUsed;
-  return () => { collect(); return process.memoryUsage().heapUsed - before; };
+  return () => {
+    collect();
+    return process.memoryUsage().heapUsed - before;
+  };
 }
 
 /** Is the server still answering? */
@@ -231,7 +234,12 @@ describe('hostile requests', () => {
         }),
       );
       let elsewhere = 0;
-      const otherPort = await listen(createServer((_, res) => { elsewhere++; return res.end(); }));
+      const otherPort = await listen(
+        createServer((_, res) => {
+          elsewhere++;
+          return res.end();
+        }),
+      );
       const port = await serve(
         createFirstPartyProxy({
           collectorUrl: `http://127.0.0.1:${collectorPort}/base/`,
@@ -277,9 +285,18 @@ describe('hostile requests', () => {
       let writes = 0;
       const store: Store = {
         ...memory,
-        set: (...a) => { writes++; return memory.set(...a); },
-        setIfAbsent: (...a) => { writes++; return memory.setIfAbsent(...a); },
-        compareAndSet: (...a) => { writes++; return memory.compareAndSet(...a); },
+        set: (...a) => {
+          writes++;
+          return memory.set(...a);
+        },
+        setIfAbsent: (...a) => {
+          writes++;
+          return memory.setIfAbsent(...a);
+        },
+        compareAndSet: (...a) => {
+          writes++;
+          return memory.compareAndSet(...a);
+        },
       };
       const tokenSource = createTokenSource({
         clientId: emulator.clientId,

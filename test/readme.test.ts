@@ -86,7 +86,7 @@ describe('README server snippets, as written, against the emulator', () => {
       'https://retrieval.emea-1.jumio.ai': emulator.baseUrl,
       'https://first.iovation.com': emulator.collectorUrl,
     };
-    globalThis.fetch = (async (input: string | URL | Request, init?: RequestInit) => {
+    globalThis.fetch = async (input: string | URL | Request, init?: RequestInit) => {
       const url = new URL(input instanceof Request ? input.url : input);
       const to = routes[url.origin];
       if (!to) return realFetch(input, init);
@@ -97,7 +97,7 @@ describe('README server snippets, as written, against the emulator', () => {
       // The emulator writes the addresses of its answers for the host the client called.
       else headers.set('x-forwarded-host', url.host);
       return realFetch(new URL(url.pathname + url.search, to), { ...init, headers });
-    });
+    };
     Object.assign(process.env, {
       CLIENT_ID: emulator.clientId,
       CLIENT_SECRET: emulator.clientSecret,

@@ -41,7 +41,10 @@ function receiver(extra: Partial<CallbackHandlerOptions> = {}) {
   const client = {
     retrievalOrigin: RETRIEVAL,
     clientId: 'client-1',
-    details: async (ids: { workflowExecutionId: string }) => { details.push(ids.workflowExecutionId); return { status: 'PROCESSED' }; },
+    details: async (ids: { workflowExecutionId: string }) => {
+      details.push(ids.workflowExecutionId);
+      return { status: 'PROCESSED' };
+    },
   } as unknown as DeviceRiskClient;
   const handler = createCallbackHandler({
     client,
@@ -163,7 +166,10 @@ describe('refusals before the body', () => {
   it('a source the rule refuses is 403 source_not_allowed; a function rule gets the request and context', async () => {
     const seen: unknown[] = [];
     const { handler } = receiver({
-      allowedSources: (request, context) => { seen.push(request.method, context?.clientAddress); return false; },
+      allowedSources: (request, context) => {
+        seen.push(request.method, context?.clientAddress);
+        return false;
+      },
     });
     const response = await handler(send(body()), { clientAddress: '192.0.2.1' });
     expect([response.status, (await codeOf(response)).code]).toEqual([403, 'source_not_allowed']);

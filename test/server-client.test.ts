@@ -145,10 +145,10 @@ describe('device-risk client', () => {
       const client = await setup(
         {},
         {
-          fetch: (async () => {
+          fetch: async () => {
             sent++;
             return new Response('{}');
-          }),
+          },
         },
       );
       expect(() => client.transactionFrom(answer(emulator.baseUrl, forge(emulator.baseUrl)))).toThrow(

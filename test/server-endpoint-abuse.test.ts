@@ -42,8 +42,14 @@ function countingStore(): Store & { newKeys: () => number } {
   const note = (key: string) => void keys.add(key);
   return {
     ...inner,
-    set: (k, v, t) => { note(k); return inner.set(k, v, t); },
-    setIfAbsent: (k, v, t) => { note(k); return inner.setIfAbsent(k, v, t); },
+    set: (k, v, t) => {
+      note(k);
+      return inner.set(k, v, t);
+    },
+    setIfAbsent: (k, v, t) => {
+      note(k);
+      return inner.setIfAbsent(k, v, t);
+    },
     newKeys: () => keys.size,
   };
 }

@@ -31,12 +31,24 @@ function stubClient(overrides: Partial<DeviceRiskClient> = {}) {
   const client: DeviceRiskClient = {
     retrievalOrigin: 'https://retrieval.example',
     clientId: 'client-1',
-    createAccount: async (body) => { calls.push(`create ${JSON.stringify(body)}`); return transaction(++n); },
-    updateAccount: async (id, body) => { calls.push(`update ${id} ${JSON.stringify(body)}`); return transaction(++n); },
+    createAccount: async (body) => {
+      calls.push(`create ${JSON.stringify(body)}`);
+      return transaction(++n);
+    },
+    updateAccount: async (id, body) => {
+      calls.push(`update ${id} ${JSON.stringify(body)}`);
+      return transaction(++n);
+    },
     uploadBlackbox: async (tx) => void calls.push(`upload ${tx.workflowExecutionId}`),
     finalize: async (tx) => void calls.push(`finalize ${tx.workflowExecutionId}`),
-    status: async (tx) => { calls.push(`status ${tx.workflowExecutionId}`); return 'PROCESSED'; },
-    details: async (tx) => { calls.push(`details ${tx.workflowExecutionId}`); return { workflowExecutionId: tx.workflowExecutionId } as never; },
+    status: async (tx) => {
+      calls.push(`status ${tx.workflowExecutionId}`);
+      return 'PROCESSED';
+    },
+    details: async (tx) => {
+      calls.push(`details ${tx.workflowExecutionId}`);
+      return { workflowExecutionId: tx.workflowExecutionId } as never;
+    },
     waitForResult: async () => ({}) as never,
     transactionFrom: () => transaction(),
     sealTransaction: async (tx) => JSON.stringify({ ...tx.toJSON(), token: tx.token }),

@@ -54,9 +54,20 @@ function failingStore() {
   };
   const store: Store & { keys: () => string[]; fail: (when?: (value: string) => boolean) => void } = {
     ...memory,
-    set: async (k, v, t) => { guard(v); keys.add(k); return memory.set(k, v, t); },
-    setIfAbsent: async (k, v, t) => { guard(v); keys.add(k); return memory.setIfAbsent(k, v, t); },
-    compareAndSet: async (k, e, v, t) => { guard(v); return memory.compareAndSet(k, e, v, t); },
+    set: async (k, v, t) => {
+      guard(v);
+      keys.add(k);
+      return memory.set(k, v, t);
+    },
+    setIfAbsent: async (k, v, t) => {
+      guard(v);
+      keys.add(k);
+      return memory.setIfAbsent(k, v, t);
+    },
+    compareAndSet: async (k, e, v, t) => {
+      guard(v);
+      return memory.compareAndSet(k, e, v, t);
+    },
     keys: () => [...keys],
     fail: (when) => void (failing = when),
   };
@@ -68,7 +79,10 @@ describe('the create intent', () => {
     const store = failingStore();
     const seen: unknown[] = [];
     const { client } = stubClient({
-      createAccount: (async () => { seen.push(await recordIn(store)); return stubClient().client.createAccount({} as never); }),
+      createAccount: async () => {
+        seen.push(await recordIn(store));
+        return stubClient().client.createAccount({} as never);
+      },
     });
     const { handler } = handlerWith(client, { store });
     expect((await handler(post())).status).toBe(200);
@@ -143,7 +157,7 @@ describe('fencing', () => {
     const store = failingStore();
     const { client, calls } = stubClient({
       // While this attempt creates, another takes the key over and writes its own version.
-      createAccount: (async () => {
+      createAccount: async () => {
         const key = store.keys().find((k) => k.endsWith(`:${KEY}`))!;
         await store.set(
           key,
@@ -154,7 +168,7 @@ describe('fencing', () => {
           60_000,
         );
         return stubClient().client.createAccount({} as never);
-      }),
+      },
     });
     const { handler, errors } = handlerWith(client, { store });
     const answer = await handler(post());
@@ -174,11 +188,11 @@ describe('fencing', () => {
         k.endsWith(':lease') ? (renewed(), false) : memory.compareAndSet(k, e, v, t),
     };
     const { client, calls } = stubClient({
-      createAccount: (async () => {
+      createAccount: async () => {
         await renewal;
         await new Promise((r) => setTimeout(r)); // its answer is read
         return stubClient().client.createAccount({} as never);
-      }),
+      },
     });
     const { handler } = handlerWith(client, { store, idempotencyLeaseMs: 300 });
     const answer = await handler(post());
@@ -227,8 +241,14 @@ describe('the intent, pinned', () => {
     const seen: unknown[] = [];
     const watched: Store = {
       ...store,
-      compareAndSet: async (k, e, v, t) => { seen.push(v); return store.compareAndSet(k, e, v, t); },
-      setIfAbsent: async (k, v, t) => { seen.push(v); return store.setIfAbsent(k, v, t); },
+      compareAndSet: async (k, e, v, t) => {
+        seen.push(v);
+        return store.compareAndSet(k, e, v, t);
+      },
+      setIfAbsent: async (k, v, t) => {
+        seen.push(v);
+        return store.setIfAbsent(k, v, t);
+      },
     };
     const { handler } = handlerWith(client, {
       store: watched,
@@ -272,10 +292,8 @@ describe('the intent, pinned', () => {
     const store = failingStore();
     const { DeviceRiskError } = await import('../src/server/errors.js');
     const { client } = stubClient({
-      createAccount: (async () =>
-        Promise.reject(
-          new DeviceRiskError('network_error', 'no answer in time', { operation: 'account create' }),
-        )),
+      createAccount: async () =>
+        Promise.reject(new DeviceRiskError('network_error', 'no answer in time', { operation: 'account create' })),
     });
     const { handler, errors } = handlerWith(client, { store });
     expect((await handler(post())).status).toBe(503);
@@ -285,8 +303,7 @@ describe('the intent, pinned', () => {
     );
     // A network error of another call (the token, an upload) says nothing of a create.
     const other = stubClient({
-      createAccount: (async () =>
-        Promise.reject(new DeviceRiskError('network_error', 'token', { operation: 'token' }))),
+      createAccount: async () => Promise.reject(new DeviceRiskError('network_error', 'token', { operation: 'token' })),
     });
     const second = handlerWith(other.client, { store: failingStore() });
     await second.handler(post());
@@ -331,7 +348,7 @@ describe('the key record, pinned', () => {
     let failUpload = true;
     const told: unknown[] = [];
     const { client } = stubClient({
-      uploadBlackbox: (async () => (failUpload ? Promise.reject(new Error('503')) : undefined)),
+      uploadBlackbox: async () => (failUpload ? Promise.reject(new Error('503')) : undefined),
     });
     const { handler } = handlerWith(client, { store: failingStore(), onOutcome: (o) => void told.push(o) });
     const withOutcome = () =>
@@ -388,7 +405,11 @@ describe('the key record, pinned', () => {
         k.endsWith(':lease') ? (renewed(), false) : memory.compareAndSet(k, e, v, t),
     };
     const { client } = stubClient({
-      createAccount: (async () => { await renewal; await new Promise((r) => setTimeout(r)); return stubClient().client.createAccount({} as never); }),
+      createAccount: async () => {
+        await renewal;
+        await new Promise((r) => setTimeout(r));
+        return stubClient().client.createAccount({} as never);
+      },
     });
     const { handler, errors } = handlerWith(client, { store, idempotencyLeaseMs: 300 });
     const answer = await handler(post());

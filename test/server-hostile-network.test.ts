@@ -104,7 +104,7 @@ describe('the proxy and a collector answering what no web Response can carry', (
     const odd = { status: 0, ok: false, headers: new Headers(), body: null } as unknown as Response;
     const proxy = createFirstPartyProxy({
       collectorUrl: 'https://collector.example/',
-      fetch: (async () => odd),
+      fetch: async () => odd,
     });
     const answer = await proxy(new Request('https://shop.example/iojs/general5/static_wdp.js'));
     expect(answer.status).toBe(502);
@@ -123,7 +123,10 @@ describe('path parameters', () => {
     let forwarded = 0;
     const proxy = createFirstPartyProxy({
       collectorUrl: 'https://collector.example/base/',
-      fetch: (async () => { forwarded++; return new Response('x'); }),
+      fetch: async () => {
+        forwarded++;
+        return new Response('x');
+      },
     });
     const answer = await proxy(new Request(`https://shop.example${path}`));
     expect(answer.status).toBe(400);
@@ -159,8 +162,7 @@ describe('a body that claims gzip and is not (undici leaves its read pending for
       tokenUrl: `${tokens}oauth2/token`,
       userAgent: 'Acme Shop/1',
       store: createMemoryStore(),
-      fetch: (async () =>
-        Response.json({ access_token: 'at', token_type: 'Bearer', expires_in: 3600 })),
+      fetch: async () => Response.json({ access_token: 'at', token_type: 'Bearer', expires_in: 3600 }),
     });
     const client = createDeviceRiskClient({
       tokenSource,

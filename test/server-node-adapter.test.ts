@@ -113,7 +113,12 @@ describe('toNodeHandler', () => {
     'a malformed Host (%j) is a 400 with a code before the handler runs, for the endpoint as for the proxy',
     async (host) => {
       let ran = false;
-      const origin = await serve(toNodeHandler(() => { ran = true; return new Response('ok'); }));
+      const origin = await serve(
+        toNodeHandler(() => {
+          ran = true;
+          return new Response('ok');
+        }),
+      );
       const { port } = new URL(origin);
       const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
         httpRequest({ hostname: '127.0.0.1', port, path: '/device-risk', method: 'POST', headers: { host } }, (res) => {
@@ -131,7 +136,12 @@ describe('toNodeHandler', () => {
 
   it('a request target of the form //host/path stays a path on this origin', async () => {
     const seen: string[] = [];
-    const origin = await serve(toNodeHandler((request) => { seen.push(request.url); return new Response('ok'); }));
+    const origin = await serve(
+      toNodeHandler((request) => {
+        seen.push(request.url);
+        return new Response('ok');
+      }),
+    );
     const { port } = new URL(origin);
     await new Promise<void>((resolve, reject) => {
       httpRequest({ hostname: '127.0.0.1', port, path: '//evil.example/x' }, (res) => res.resume().on('end', resolve))

@@ -243,7 +243,11 @@ describe('a kept-alive socket the collector closed as it was reused', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     closers.push(
-      () => new Promise((resolve) => { sockets.forEach((socket) => socket.destroy()); return server.close(() => resolve()); }),
+      () =>
+        new Promise((resolve) => {
+          sockets.forEach((socket) => socket.destroy());
+          return server.close(() => resolve());
+        }),
     );
     const { port } = server.address() as AddressInfo;
     return { url: (path: string) => new URL(`http://127.0.0.1:${port}${path}`), connections: () => connections };

@@ -175,7 +175,10 @@ describe('createFirstPartyProxy', () => {
     expect(upstream.seen[0]!.headers['accept-encoding']).toBe('identity');
     const calls: string[] = [];
     const viaFetch = await proxyTo(upstream.url, {
-      fetch: (async (url: URL) => { calls.push(String(url)); return new Response('var y;'); }) as typeof fetch,
+      fetch: (async (url: URL) => {
+        calls.push(String(url));
+        return new Response('var y;');
+      }) as typeof fetch,
     });
     expect(await (await fetch(`${viaFetch}/iojs/general5/x/static_wdp.js`)).text()).toBe('var y;');
     expect(calls).toEqual([`${upstream.url}/general5/x/static_wdp.js`]);
@@ -493,7 +496,10 @@ describe('createFirstPartyProxy: headers, methods and edges', () => {
   /** A fetch that records what the proxy asks of it and answers as told. */
   const recordingFetch = (answer: () => Response = () => new Response('var x;')) => {
     const calls: Array<{ url: string; init: RequestInit }> = [];
-    const fake = (async (url: URL, init: RequestInit) => { calls.push({ url: String(url), init }); return answer(); }) as typeof fetch;
+    const fake = (async (url: URL, init: RequestInit) => {
+      calls.push({ url: String(url), init });
+      return answer();
+    }) as typeof fetch;
     return { calls, fake };
   };
 
@@ -682,14 +688,14 @@ describe('createFirstPartyProxy: headers, methods and edges', () => {
     ]);
     const bare = createFirstPartyProxy({
       collectorUrl: 'https://first.example/',
-      fetch: (async () => new Response(null, { status: 204 })),
+      fetch: async () => new Response(null, { status: 204 }),
     });
     const empty = await bare(new Request('https://shop.example/iojs/a.js'));
     expect([empty.status, empty.body]).toEqual([204, null]);
     // A given fetch that hands a body to a HEAD anyway: the answer to a HEAD still has none.
     const talkative = createFirstPartyProxy({
       collectorUrl: 'https://first.example/',
-      fetch: (async () => new Response('var x;')),
+      fetch: async () => new Response('var x;'),
     });
     expect((await talkative(new Request('https://shop.example/iojs/a.js', { method: 'HEAD' }))).body).toBeNull();
   });

@@ -282,7 +282,15 @@ describe('createCallbackHandler', () => {
       },
     });
     await processed(client, emulatedBlackbox(['tp']), { callbackUrl: url });
-    await expect.poll(async () => { await handler.idle(); return calls; }, { timeout: 3000 }).toBe(3);
+    await expect
+      .poll(
+        async () => {
+          await handler.idle();
+          return calls;
+        },
+        { timeout: 3000 },
+      )
+      .toBe(3);
     expect(errors.map((e) => (e as Error).message)).toEqual(['database down', 'database down']);
   });
 
@@ -301,7 +309,12 @@ describe('createCallbackHandler', () => {
     });
     const b = await receiver(client, { store, onResult: () => void calls.push('b') });
     await processed(client, emulatedBlackbox(['tp']), { callbackUrl: a.url });
-    await expect.poll(async () => { await a.handler.idle(); return calls; }).toEqual(['a']);
+    await expect
+      .poll(async () => {
+        await a.handler.idle();
+        return calls;
+      })
+      .toEqual(['a']);
     a.handler.close();
     const body = emulator.inspect.callbacks()[0]!.body;
     // While someone holds the lease, a copy calls nothing.
@@ -325,7 +338,15 @@ describe('createCallbackHandler', () => {
     const { handler, results, errors, url } = await receiver(client);
     emulator.faults.fail('details', { times: 2, status: 503 });
     await processed(client, emulatedBlackbox(['tp']), { callbackUrl: url });
-    await expect.poll(async () => { await handler.idle(); return results.length; }, { timeout: 3000 }).toBe(1);
+    await expect
+      .poll(
+        async () => {
+          await handler.idle();
+          return results.length;
+        },
+        { timeout: 3000 },
+      )
+      .toBe(1);
     expect(results[0]!.details!.decision.type).toBe('WARNING');
     expect(errors).toHaveLength(2);
     expect(emulator.inspect.requests('details')).toBe(3);

@@ -115,7 +115,10 @@ describe('claim', () => {
     const store: Store = {
       ...createMemoryStore(),
       setIfAbsent: () => Promise.reject(new Error('timed out')),
-      compareAndDelete: async (k, e) => { released.push([k, e]); return true; },
+      compareAndDelete: async (k, e) => {
+        released.push([k, e]);
+        return true;
+      },
     };
     await expect(claim(store, 'lease', 'mark-1', 1000, 'lease')).rejects.toMatchObject({ code: 'store_unavailable' });
     expect(released).toEqual([['lease', 'mark-1']]);
@@ -124,7 +127,13 @@ describe('claim', () => {
   it('a claim that answered sends no release', async () => {
     const memory = createMemoryStore();
     const released: string[] = [];
-    const store: Store = { ...memory, compareAndDelete: async (k) => { released.push(k); return true; } };
+    const store: Store = {
+      ...memory,
+      compareAndDelete: async (k) => {
+        released.push(k);
+        return true;
+      },
+    };
     expect(await claim(store, 'lease', 'mark-1', 1000, 'lease')).toBe(true);
     expect(await claim(store, 'lease', 'mark-2', 1000, 'lease')).toBe(false);
     expect(released).toEqual([]);

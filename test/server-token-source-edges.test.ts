@@ -55,7 +55,10 @@ function source(fetch: typeof globalThis.fetch, extra: Partial<TokenSourceOption
 function countingStore(): Store & { reads: number } {
   const inner = createMemoryStore();
   const counted = Object.assign(Object.create(null) as Store & { reads: number }, inner, { reads: 0 });
-  counted.get = (key) => { counted.reads++; return inner.get(key); };
+  counted.get = (key) => {
+    counted.reads++;
+    return inner.get(key);
+  };
   return counted;
 }
 

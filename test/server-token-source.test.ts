@@ -379,8 +379,14 @@ describe('createTokenSource on a store', () => {
     const memory = createMemoryStore();
     const spy = {
       ...memory,
-      set: (k: string, v: string, t: number) => { keys.push(k); return memory.set(k, v, t); },
-      setIfAbsent: (k: string, v: string, t: number) => { keys.push(k); return memory.setIfAbsent(k, v, t); },
+      set: (k: string, v: string, t: number) => {
+        keys.push(k);
+        return memory.set(k, v, t);
+      },
+      setIfAbsent: (k: string, v: string, t: number) => {
+        keys.push(k);
+        return memory.setIfAbsent(k, v, t);
+      },
     };
     await source({ store: spy }).getToken();
     const host = encodeURIComponent(new URL(emulator.tokenUrl).host);
@@ -468,7 +474,13 @@ describe('createTokenSource on a store', () => {
     emulator = await startEmulator();
     const store = createMemoryStore();
     const writes: Array<[string, string, number]> = [];
-    const spy = { ...store, set: (k: string, v: string, t: number) => { writes.push([k, v, t]); return store.set(k, v, t); } };
+    const spy = {
+      ...store,
+      set: (k: string, v: string, t: number) => {
+        writes.push([k, v, t]);
+        return store.set(k, v, t);
+      },
+    };
     emulator.faults.fail('token', { status: 429 }); // Retry-After: 1
     await expect(source({ store: spy, maxAttempts: 1 }).getToken()).rejects.toMatchObject({ code: 'rate_limited' });
     const backoff = writes.find(([k]) => k.endsWith(':token-backoff'))!;

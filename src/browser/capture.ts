@@ -260,7 +260,7 @@ function inject(href: string, nonce: string | undefined): void {
         policy = null; // the page's CSP does not allow our policy name: a plain string may still pass
       }
     }
-    tag.src = (policy ? policy.createScriptURL(href) : href);
+    tag.src = policy ? policy.createScriptURL(href) : href;
   } catch (cause) {
     return fail(fault('loader_failed', [href, false], { url: href, cause })); // Trusted Types enforced without an allowed policy
   }
@@ -336,9 +336,7 @@ function startRun(options: NormalizedOptions): void {
     // The loader opens its connection to the third party only once it has run (a TCP and
     // TLS handshake on the critical path): open it now. None for the page's own origin (an
     // http(s) page's URL is its origin and a path; `location` would cost a first touch).
-    const tpOrigin =
-      vendorFlag(loader.tp, true) &&
-      new URL((loader.tp_host) ?? 'https://mpsnare.iesnare.com').origin;
+    const tpOrigin = vendorFlag(loader.tp, true) && new URL(loader.tp_host ?? 'https://mpsnare.iesnare.com').origin;
     if (
       tpOrigin &&
       !document.URL.startsWith(tpOrigin + '/') &&

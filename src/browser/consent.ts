@@ -15,9 +15,7 @@ export interface Core {
   outcomeKind(failed: string[], error: BlackboxCaptureError): CaptureOutcomeKind;
 }
 
-type Answer =
-  | { granted: true; waitedMs: number }
-  | { granted: false; error: FaultArgs };
+type Answer = { granted: true; waitedMs: number } | { granted: false; error: FaultArgs };
 
 function awaitConsent({ consent, timeoutMs, signal }: NormalizedOptions): Promise<Answer> {
   const started = performance.now();

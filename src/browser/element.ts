@@ -172,7 +172,7 @@ function elementClass() {
           this.told ??= { outcome: 'timeout-partial', scripts: [], durationMs: this.maxWaitMs };
         this.write();
         this.frozen = true;
-        form.requestSubmit(submitter && form.contains(submitter) ? (submitter) : null);
+        form.requestSubmit(submitter && form.contains(submitter) ? submitter : null);
       });
     };
   };

@@ -61,7 +61,9 @@ export async function diagnose(options: DiagnoseOptions = {}): Promise<DoctorRep
     fetch: (input, init) => fetch(input, { ...init, cache: 'no-store' }),
   });
   const name = options.globalName ?? (window as { io_global_object_name?: string }).io_global_object_name ?? 'IGLOO';
-  const config = (window as unknown as Record<string, { loader?: Record<string, unknown> & { loaderVer?: string } } | undefined>)[name];
+  const config = (
+    window as unknown as Record<string, { loader?: Record<string, unknown> & { loaderVer?: string } } | undefined>
+  )[name];
   const loader = config?.loader;
   // A page cannot read Set-Cookie (a forbidden header): that check is the command's (npx blackbox-capture
   // doctor). The loader tags are counted in the live DOM below, where tags added by scripts show too.

@@ -24,7 +24,10 @@ export function stubClient(overrides: Partial<DeviceRiskClient> = {}): {
     retrievalOrigin: 'https://retrieval.example',
     clientId: 'client-1',
     accountTimeoutMs: 1000,
-    createAccount: async () => { calls.push('create'); return transaction(); },
+    createAccount: async () => {
+      calls.push('create');
+      return transaction();
+    },
     uploadBlackbox: async (tx: DeviceRiskTransaction) => void calls.push(`upload ${tx.workflowExecutionId}`),
     finalize: async (tx: DeviceRiskTransaction) => void calls.push(`finalize ${tx.workflowExecutionId}`),
     status: async () => 'PROCESSED',

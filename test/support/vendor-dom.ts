@@ -70,10 +70,10 @@ function quietExpected404s(): void {
   if (stream.quiet) return;
   const write = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
   stream.quiet = true;
-  stream.write = ((chunk: unknown, ...rest: unknown[]) =>
+  stream.write = (chunk: unknown, ...rest: unknown[]) =>
     /^DOMException: Failed to perform request to "[^"\n]+"\. Status 404\b/.test(String(chunk))
       ? true
-      : write(chunk, ...rest));
+      : write(chunk, ...rest);
 }
 
 /** Installs the interceptor on the current happy-dom window. */

@@ -49,7 +49,10 @@ export function createRedisStore(client: RedisClientLike, options: RedisStoreOpt
     if (reply === null || reply === undefined) return undefined;
     if (typeof reply === 'string') return reply;
     if (reply instanceof Uint8Array) return new TextDecoder().decode(reply);
-    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'the Redis client answered GET with neither a string nor bytes');
+    throw new DeviceRiskError(
+      ERR_INVALID_CONFIGURATION,
+      'the Redis client answered GET with neither a string nor bytes',
+    );
   };
   return {
     get: async (key) => text(await client.get(k(key))),
