@@ -132,7 +132,9 @@ export async function writeResponse(response: Response, res: ServerResponse, met
   if (direct) {
     const { source, done } = direct;
     await new Promise<void>((resolve) => {
-      source.once('error', () => res.destroy());
+      // A source that failed before it got here has no error left to emit.
+      if (source.errored) res.destroy();
+      source.on('error', () => res.destroy());
       // 'close' follows 'finish', or a destroy: the client went away, or the source broke. A
       // source that ended is left as it is by destroy() (an upstream answer read to its end
       // keeps its socket for the next request).

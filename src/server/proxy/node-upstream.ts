@@ -76,6 +76,10 @@ function toWebResponse(response: IncomingMessage, method: string): Response {
   // Stryker disable next-line StringLiteral: no Content-Encoding finds no decoder, whatever the fallback text
   const decoder = DECODERS[(response.headers['content-encoding'] ?? '').toLowerCase()];
   const body: Readable = decoder ? response.pipe(decoder()) : response;
+  // A body can fail before anyone reads it (a truncated gzip is found out as it ends): an
+  // 'error' nobody listens to would end the process. The stream is destroyed with the error,
+  // which its reader finds (the web view rejects, the Node adapter drops the connection).
+  body.on('error', () => {});
   if (decoder) {
     response.once('error', (error) => body.destroy(error));
     out.delete('content-encoding');
