@@ -13,15 +13,11 @@ export const builtPackageTests = [
   'test/demo-command.test.ts',
 ];
 /**
- * Tests of the sources against real servers started for them (redis-server, nginx), whose
- * leases and rate windows run on the servers' clocks, and of the token rate window on the
- * real clock: `npm run test:integration`.
+ * Tests of the sources against real servers started for them (`.redis`: redis-server,
+ * `.nginx`: nginx), whose leases and rate windows run on the servers' clocks, and on the
+ * real clock (`.clock`): `npm run test:integration`.
  */
-export const integrationTests = [
-  'test/server-redis.test.ts',
-  'test/server-nginx.test.ts',
-  'test/server-token-rate.test.ts',
-];
+export const integrationTests = ['test/*.redis.test.ts', 'test/*.nginx.test.ts', 'test/*.clock.test.ts'];
 
 export default defineConfig({
   test: {

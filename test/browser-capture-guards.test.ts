@@ -1,6 +1,6 @@
 // @vitest-environment happy-dom
-// captureBlackbox at its edges: the cases the mutation run found untested (guards that
-// only a second call, a late callback, an unrelated script or a pre-set page value reach).
+// captureBlackbox's guards that only a second call, a late callback, an unrelated script or
+// a pre-set page value reach.
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { decodeBlackbox } from '../src/emulator/scripts/routes.js';
 import {

@@ -1,6 +1,6 @@
 // @vitest-environment happy-dom
 // The capture nonce from the page's side: it travels with the blackbox as `nonce`, the field
-// the endpoint's replay protection reads (test/server-nonce.test.ts), from the option or the
+// the endpoint's replay protection reads (test/server-endpoint-nonce.test.ts), from the option or the
 // script tag's data-capture-nonce.
 import { beforeEach, describe, expect, it } from 'vitest';
 import { failure, freshPage, LOADER_URL } from './support/vendor-dom.js';

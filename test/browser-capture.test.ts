@@ -597,7 +597,7 @@ describe.each(loaders())('failure detection by chain, %s', (_, loaderSource) => 
   });
 });
 
-describe('behaviours the mutation run found untested', () => {
+describe('repeated calls, field events and the final update', () => {
   it('a second identical call while the first is pending gets the same promise, and one loader', async () => {
     const options = { ...ok, timeoutMs: 5000 };
     const first = api.captureBlackbox(options);

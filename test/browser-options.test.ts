@@ -185,7 +185,7 @@ describe('option validation', () => {
     ['early5', { ...ok, version: 'early5' }],
     ['a numeric version', { ...ok, version: '5.2.2' }],
     ['vendor strings for booleans', { ...ok, vendor: { tp: '0', fp_dyn: 'false', enable_flash: false } }],
-    // Boundaries the mutation run found untested.
+    // Boundaries: the vendor's other boolean strings and the longest time limit.
     ['vendor "true" and "1"', { ...ok, vendor: { tp: 'true', tp_split: '1' } }],
     ['the longest time limit, 600000 ms', { ...ok, timeoutMs: 600_000 }],
     ['post.maxAttempts 10', { ...ok, post: { url: '/risk', maxAttempts: 10 } }],

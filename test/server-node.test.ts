@@ -1,21 +1,10 @@
 // toNodeHandler: fetch-style handlers on node:http and as Express-style middleware.
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { toNodeHandler, type FetchHandler } from '../src/server/index.js';
+import { closeServers, listening, serve } from './support/http.js';
 
-let server: Server | undefined;
-afterEach(async () => {
-  server?.closeAllConnections();
-  await new Promise((r) => server?.close(r) ?? r(undefined));
-  server = undefined;
-});
-
-async function serve(handler: Parameters<typeof createServer>[1]): Promise<string> {
-  server = createServer(handler);
-  await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
+afterEach(closeServers);
 
 describe('toNodeHandler', () => {
   it('passes method, URL, headers, body and client address; writes status, headers, cookies and body', async () => {
@@ -165,9 +154,9 @@ describe('toNodeHandler behind Express body parsers', () => {
           new Response(JSON.stringify({ type: request.headers.get('content-type'), text: await request.text() })),
       ),
     );
-    server = app.listen(0, '127.0.0.1');
-    await new Promise((r) => server!.once('listening', r));
-    return `http://127.0.0.1:${(server.address() as AddressInfo).port}/echo`;
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    return `${await listening(server)}/echo`;
   }
 
   it('express.json(): the handler reads the JSON the parser read', async () => {

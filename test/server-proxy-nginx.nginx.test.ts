@@ -1,42 +1,22 @@
 // The shipped nginx configuration, run by a real nginx in front of the emulator's collector.
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../src/emulator/index.js';
 // @ts-expect-error: a plain ES module script without types
 import { NGINX, nginxAvailable, startNginx } from '../scripts/nginx.mjs';
+import { rawRequest } from './support/http.js';
 
 const available = (nginxAvailable as () => boolean)();
 // CI installs nginx-light (.ci/run): there a missing nginx is a failure, not a skip.
 if (!available && process.env.CI)
   throw new Error(`nginx not found at ${NGINX as string}; .ci/run installs nginx-light`);
 
-function raw(
-  port: number,
-  path: string,
-  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
-): Promise<number> {
-  return rawAnswer(port, path, init).then((a) => a.status);
-}
-
-function rawAnswer(
-  port: number,
-  path: string,
-  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
-): Promise<{ status: number; body: string; headers: IncomingHttpHeaders }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      { hostname: '127.0.0.1', port, path, method: init.method ?? 'GET', headers: init.headers },
-      (res) => {
-        let body = '';
-        res
-          .on('data', (c) => (body += c))
-          .on('end', () => resolve({ status: res.statusCode!, body, headers: res.headers }));
-      },
-    );
-    req.on('error', reject).end(init.body);
-  });
-}
+/** The status of a request sent exactly as written to the test's nginx. */
+const raw = (port: number, path: string, init?: Parameters<typeof rawRequest>[2]) =>
+  rawRequest(`http://127.0.0.1:${port}`, path, init).then((answer) => answer.status);
+const rawAnswer = (port: number, path: string, init?: Parameters<typeof rawRequest>[2]) =>
+  rawRequest(`http://127.0.0.1:${port}`, path, init);
 
 describe.skipIf(!available)('nginx with the shipped configuration', () => {
   let emulator: Emulator;

@@ -1,28 +1,17 @@
 // The hand-over of a Node body (node-body.ts): the proxy's answer from node:http is written
 // by the Node adapter straight from its Node stream; any other reader gets a web stream.
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { request as httpRequest } from 'node:http';
 import { PassThrough, Readable } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { standFor, takeNodeBody, withDone } from '../src/server/proxy/node-body.js';
 import { nodeUpstream } from '../src/server/proxy/node-upstream.js';
 import { createFirstPartyProxy, toNodeHandler, writeResponse } from '../src/server/index.js';
+import { closeServers, serve, servers } from './support/http.js';
 
-const servers: Server[] = [];
 afterEach(async () => {
   vi.restoreAllMocks();
-  for (const server of servers.splice(0)) {
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
-  }
+  await closeServers();
 });
-
-async function serve(handler: Parameters<typeof createServer>[1]): Promise<string> {
-  const server = createServer(handler);
-  servers.push(server);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 /** A web stream that fails the test if anyone reads it. */

@@ -7,10 +7,14 @@ import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { nodeUpstream } from '../src/server/proxy/node-upstream.js';
+import { standFor, takeNodeBody } from '../src/server/proxy/node-body.js';
+import { writeResponse } from '../src/server/node.js';
+import { closeServers, serve } from './support/http.js';
 
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
   await Promise.all(closers.splice(0).map((close) => close()));
+  await closeServers();
 });
 
 interface Seen {
@@ -145,6 +149,33 @@ describe('nodeUpstream', () => {
     });
     const response = await nodeUpstream(server.url(), init());
     await expect(response.text()).rejects.toThrow();
+  });
+
+  it('a body that fails to decode before anyone reads it fails that body alone, not the process', async () => {
+    const server = await upstream((_, response) => {
+      response.writeHead(200, { 'content-encoding': 'gzip' });
+      response.end(gzipSync('console.log(1)').subarray(0, 12)); // the stream ends inside the header
+    });
+    const response = await nodeUpstream(server.url(), init());
+    // Only a 'close' listener: an 'error' the body emits with nobody listening would end the process.
+    const { source } = takeNodeBody(response.body!)!;
+    if (!source.destroyed) await new Promise((resolve) => source.once('close', resolve));
+    expect(source.errored).toMatchObject({ code: 'Z_BUF_ERROR' });
+  });
+
+  it('a body that failed before the Node adapter took it: the connection is dropped, no hang', async () => {
+    const server = await upstream((_, response) => {
+      response.writeHead(200, { 'content-encoding': 'gzip' });
+      response.end('not gzip at all');
+    });
+    const answer = await nodeUpstream(server.url(), init());
+    const { source } = takeNodeBody(answer.body!)!;
+    if (!source.destroyed) await new Promise((resolve) => source.once('close', resolve));
+    // The adapter is handed a body whose Node stream has failed already.
+    const failed = new ReadableStream();
+    standFor(failed, { source, done: () => {} });
+    const site = await serve((_, res) => void writeResponse(new Response(failed), res));
+    await expect(fetch(site).then((r) => r.text())).rejects.toThrow();
   });
 
   it('a compressed body cut off by the upstream fails when read, instead of hanging', async () => {

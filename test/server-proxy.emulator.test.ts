@@ -1,7 +1,6 @@
 // The first-party reverse proxy, on a real Node server, in front of the emulator's collector
 // and of a recording upstream.
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { collectGarbage } from './support/gc.js';
@@ -12,24 +11,14 @@ import {
   toNodeHandler,
   type FirstPartyProxyOptions,
 } from '../src/server/index.js';
+import { closeServers, rawRequest, serve, servers } from './support/http.js';
 
-const servers: Server[] = [];
 let emulator: Emulator | undefined;
 afterEach(async () => {
-  for (const s of servers.splice(0)) {
-    s.closeAllConnections();
-    await new Promise((r) => s.close(r));
-  }
+  await closeServers();
   await emulator?.close();
   emulator = undefined;
 });
-
-async function serve(handler: Parameters<typeof createServer>[1]): Promise<string> {
-  const server = createServer(handler);
-  servers.push(server);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
 
 async function proxyTo(collectorUrl: string, extra: Partial<FirstPartyProxyOptions> = {}): Promise<string> {
   return serve(toNodeHandler(createFirstPartyProxy({ collectorUrl, ...extra })));
@@ -53,35 +42,11 @@ async function recordingUpstream(
 }
 
 /** A request with headers fetch refuses to send (Connection, TE). */
-function rawRequest(origin: string, path: string, { headers }: { headers: Record<string, string> }): Promise<number> {
-  const { hostname, port } = new URL(origin);
-  return new Promise((resolve, reject) => {
-    httpRequest({ hostname, port, path, method: 'GET', headers }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode!));
-    })
-      .on('error', reject)
-      .end();
-  });
-}
+/** The status of a request sent exactly as written. */
+const rawStatus = (origin: string, path: string, init: { headers: Record<string, string> }) =>
+  rawRequest(origin, path, init).then((answer) => answer.status);
 
-/** A raw request whose path and headers are sent exactly as written (fetch would normalise them). */
-function raw(
-  origin: string,
-  path: string,
-  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
-): Promise<{ status: number; body: string; headers: IncomingHttpHeaders }> {
-  const { hostname, port } = new URL(origin);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ hostname, port, path, method: init.method ?? 'GET', headers: init.headers }, (res) => {
-      let body = '';
-      res
-        .on('data', (c) => (body += c))
-        .on('end', () => resolve({ status: res.statusCode!, body, headers: res.headers }));
-    });
-    req.on('error', reject).end(init.body);
-  });
-}
+const raw = rawRequest;
 
 describe('createFirstPartyProxy', () => {
   it('strips the prefix and serves the collector scripts', async () => {
@@ -110,7 +75,7 @@ describe('createFirstPartyProxy', () => {
   it('forwards the documented request headers and X-Forwarded-*; drops hop-by-hop and others', async () => {
     const upstream = await recordingUpstream();
     const site = await proxyTo(upstream.url);
-    await rawRequest(site, '/iojs/general5/x/static_wdp.js?a=1', {
+    await rawStatus(site, '/iojs/general5/x/static_wdp.js?a=1', {
       headers: {
         'user-agent': 'UA/1',
         'accept-language': 'de',
@@ -491,7 +456,7 @@ describe('createFirstPartyProxy against attacks', () => {
   });
 });
 
-// What the proxy passes and what it answers itself, each case one a mutation run found unpinned.
+// What the proxy passes and what it answers itself, one case at a time.
 describe('createFirstPartyProxy: headers, methods and edges', () => {
   /** A fetch that records what the proxy asks of it and answers as told. */
   const recordingFetch = (answer: () => Response = () => new Response('var x;')) => {

@@ -1,6 +1,6 @@
 // The server kit on a shared store: the Store contract (memory and a real redis-server),
 // and tokens, Idempotency-Keys and callbacks across instances that share one Redis.
-// The instances here are objects in one process; test/fleet.test.ts runs them as processes.
+// The instances here are objects in one process; test/dist-fleet.test.ts runs them as processes.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 // The store's pieces on their own: the memory store's bound (it never drops a live entry), the
 // time limit around a given store, how store failures are said, and the claim that releases
-// itself when it fails. (The Store contract on memory and a real Redis: server-redis.test.ts.)
+// itself when it fails. (The Store contract on memory and a real Redis: server-store-redis.redis.test.ts.)
 import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { within } from '../src/server/deadline.js';

@@ -1,0 +1,54 @@
+// Loopback HTTP for tests: servers on ports the OS chooses, and requests sent exactly as
+// written (fetch would normalise a path, a Host or a header name).
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** Every server serve() started and closeServers() has not closed yet, oldest first. */
+export const servers: Server[] = [];
+
+/** The origin of a server listening on 127.0.0.1 with `handler`. */
+export async function serve(handler: Parameters<typeof createServer>[1]): Promise<string> {
+  return listening(createServer(handler));
+}
+
+/** The origin of `server` once it listens on 127.0.0.1; closeServers() closes it. */
+export async function listening(server: Server): Promise<string> {
+  servers.push(server);
+  if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** Closes every server started here, its kept-alive connections too (for afterEach). */
+export async function closeServers(): Promise<void> {
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+export interface RawAnswer {
+  status: number;
+  body: string;
+  headers: IncomingHttpHeaders;
+}
+
+/** A request whose path and headers go out exactly as written. */
+export function rawRequest(
+  origin: string,
+  path: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<RawAnswer> {
+  const { hostname, port } = new URL(origin);
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(
+      { hostname, port, path, method: init.method ?? 'GET', headers: init.headers },
+      (response) => {
+        let body = '';
+        response
+          .on('data', (chunk: Buffer) => (body += chunk.toString()))
+          .on('end', () => resolve({ status: response.statusCode!, body, headers: response.headers }));
+      },
+    );
+    request.on('error', reject).end(init.body);
+  });
+}
