@@ -2,7 +2,8 @@
 // and of a recording upstream.
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createServer as createTcpServer, type AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { collectGarbage } from './support/gc.js';
 import { startEmulator, type Emulator } from '../src/emulator/index.js';
 import {
@@ -213,11 +214,12 @@ describe('createFirstPartyProxy', () => {
   });
 
   it('an unreachable upstream gives 502', async () => {
-    const dead = await serve(() => {});
-    const { port } = new URL(dead);
-    servers[0]!.closeAllConnections();
-    await new Promise((r) => servers.shift()!.close(r));
-    const site = await proxyTo(`http://127.0.0.1:${port}`);
+    // A collector that resets every connection: a port closed for the test could be taken by
+    // another process on a busy machine before the proxy reaches it.
+    const resetting = createTcpServer((socket) => socket.resetAndDestroy());
+    await new Promise<void>((resolve) => resetting.listen(0, '127.0.0.1', resolve));
+    onTestFinished(() => new Promise<void>((resolve) => resetting.close(() => resolve())));
+    const site = await proxyTo(`http://127.0.0.1:${(resetting.address() as AddressInfo).port}`);
     const response = await fetch(`${site}/iojs/general5/x/static_wdp.js`);
     expect(response.status).toBe(502);
     expect(await response.json()).toEqual({ error: { code: 'collector_unreachable' } });

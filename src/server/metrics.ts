@@ -9,6 +9,7 @@
  * - `blackbox_capture.blackbox.repairs` (counter, attribute `repair`): damaged blackboxes repaired.
  */
 import type { CaptureOutcome } from '../shared/types.js';
+import { ERR_NETWORK } from './errors.js';
 
 interface Instruments {
   outcomes: { add(value: number, attributes: Record<string, string>): void };
@@ -71,9 +72,9 @@ export function recordOutcome(outcome: CaptureOutcome): void {
   });
 }
 
-export function recordUpstream(operation: string, status: number | 'network_error'): void {
+export function recordUpstream(operation: string, status: number | typeof ERR_NETWORK): void {
   const result =
-    status === 'network_error'
+    status === ERR_NETWORK
       ? status
       : status < 400
         ? 'ok'

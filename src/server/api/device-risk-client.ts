@@ -288,7 +288,7 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
         response = new Response([101, 204, 205, 304].includes(status) ? null : body, { status, statusText, headers });
       } catch (cause) {
         if (cause instanceof DeviceRiskError) throw cause; // from the token source
-        recordUpstream(operation, 'network_error');
+        recordUpstream(operation, ERR_NETWORK);
         lastError = new DeviceRiskError(
           ERR_NETWORK,
           `${operation} failed (${limit.expired ? 'no answer in time' : 'network error'})`,

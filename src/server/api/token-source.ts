@@ -259,7 +259,7 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
         } catch (cause) {
           // Before any wait for a retry: the slot's second runs from the failure.
           await answered();
-          recordUpstream('token', 'network_error');
+          recordUpstream('token', ERR_NETWORK);
           if (callerSignal?.aborted) throw callerSignal.reason;
           if (limit.expired) throw timedOut(cause);
           lastError = new DeviceRiskError(
