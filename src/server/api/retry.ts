@@ -24,7 +24,8 @@ export function backoffMs(attempt: number, retryAfter?: number, maxRetryAfterSec
 export function retryAfterSeconds(response: Response, now: Now = systemNow): number | undefined {
   const header = response.headers.get('retry-after');
   if (!header) return undefined;
-  if (/^\d+$/.test(header.trim())) return Number(header.trim());
+  // Headers strip a value's surrounding whitespace already.
+  if (/^\d+$/.test(header)) return Number(header);
   const date = Date.parse(header);
   return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - now()) / 1000));
 }
