@@ -107,6 +107,22 @@ describe('the token kept in memory', () => {
     expect(store.reads).toBe(reads);
   });
 
+  it('a token fetched but refused by a full store is used for its lifetime, not fetched again', async () => {
+    const inner = createMemoryStore();
+    const full: Store = {
+      ...inner,
+      set: async (key, value, ttlMs) => {
+        // As Redis with noeviction refuses a write once it is full (the lock, smaller, still fit).
+        if (key.endsWith(':token')) throw new Error("OOM command not allowed when used memory > 'maxmemory'");
+        return inner.set(key, value, ttlMs);
+      },
+    };
+    const service = tokenService(granted('at-1'), granted('at-2'));
+    const { tokens } = source(service.fetch, { store: full });
+    for (let i = 0; i < 5; i++) expect(await tokens.getToken()).toBe('at-1');
+    expect(service.calls).toHaveLength(1);
+  });
+
   it('invalidating another token keeps this one in memory; invalidating this one forgets it', async () => {
     const store = countingStore();
     const service = tokenService(granted('at-1'), granted('at-2'));

@@ -15,9 +15,11 @@ import {
   type CallbackResult,
   type Store,
 } from '../src/server/index.js';
-import { createRedisStore } from '../src/server/store/redis.js';
+import { createRedisStore, type RedisStore } from '../src/server/store/redis.js';
 import { storeNamespace } from '../src/server/api/seal.js';
 import { RESP_TYPES } from 'redis';
+import { createClient as createClient4 } from 'redis4';
+import { Redis as IoRedis } from 'ioredis';
 import { connect, haveRedis, startRedisServer, type Client, type RedisServer } from './support/redis.js';
 
 const UA = 'AcmeShop Checkout/1.0';
@@ -26,25 +28,41 @@ const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
 
 let redis: RedisServer;
 const clients: Client[] = [];
+const closers: Array<() => Promise<unknown>> = [];
 beforeAll(async () => {
   if (haveRedis) redis = await startRedisServer();
 });
 afterAll(async () => {
   for (const client of clients.splice(0)) await client.close().catch(() => {});
+  for (const close of closers.splice(0)) await close().catch(() => {});
   await redis?.stop();
 });
 
 let prefixes = 0;
 /** A store on the test's Redis, with a prefix of its own (each test starts empty). */
-async function redisStore(prefix = `t${++prefixes}:`): Promise<Store & { client: Client }> {
+async function redisStore(prefix = `t${++prefixes}:`): Promise<RedisStore & { client: Client }> {
   const client = await connect(redis.url);
   clients.push(client);
   return Object.assign(createRedisStore(client, { prefix }), { client });
 }
 
+/** The same, through ioredis. */
+async function ioredisStore(): Promise<Store> {
+  const client = new IoRedis(redis.url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+  client.on('error', () => {}); // it reconnects by itself; the tests see failures through the store
+  await client.connect();
+  closers.push(() => client.quit());
+  return createRedisStore(client, { prefix: `io${++prefixes}:` });
+}
+
 const stores: Array<[string, () => Promise<Store>]> = [
   ['memory', async () => createMemoryStore()],
-  ...(haveRedis ? ([['redis', () => redisStore()]] as Array<[string, () => Promise<Store>]>) : []),
+  ...(haveRedis
+    ? ([
+        ['node-redis', () => redisStore()],
+        ['ioredis', () => ioredisStore()],
+      ] as Array<[string, () => Promise<Store>]>)
+    : []),
 ];
 
 describe.each(stores)('the Store contract: %s', (_, make) => {
@@ -159,20 +177,47 @@ describe.skipIf(!haveRedis)('createRedisStore', () => {
     expect(await client.pTTL('bbc:default-prefix')).toBeGreaterThan(9000);
   });
 
-  it('refuses something that is not a node-redis client, with a typed error', () => {
-    expect(() => createRedisStore({ get() {}, set() {} } as never)).toThrow(
-      expect.objectContaining({ code: 'invalid_configuration', message: expect.stringContaining('del()') }),
-    );
-  });
-
-  it('reads a client that maps strings to buffers, and refuses a reply that is neither', async () => {
+  it('reads a client that maps strings to buffers', async () => {
     const client = await connect(redis.url);
     clients.push(client);
     const buffers = client.withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer });
     await createRedisStore(buffers, { prefix: 'buf:' }).set('k', 'välue', 10_000);
     expect(await createRedisStore(buffers, { prefix: 'buf:' }).get('k')).toBe('välue');
-    const odd = { get: async () => 42, set: async () => 'OK', del: async () => 1, eval: async () => 1 };
-    await expect(createRedisStore(odd).get('k')).rejects.toMatchObject({ code: 'invalid_configuration' });
+  });
+
+  it('refuses node-redis 4 (it ignores NX and PX) before it writes anything', async () => {
+    const old = createClient4({ url: redis.url });
+    await old.connect();
+    try {
+      const store = createRedisStore(old as never, { prefix: 'v4:' });
+      await expect(store.setIfAbsent('k', 'v', 1000)).rejects.toMatchObject({
+        code: 'invalid_configuration',
+        message: expect.stringContaining('node-redis 5 or later, or ioredis 5 or later'),
+      });
+      expect(await old.keys('v4:*')).toEqual([]);
+    } finally {
+      await old.quit();
+    }
+  });
+
+  it('refuses a Redis that may evict its keys, naming the setting; takes it once set to noeviction', async () => {
+    const admin = await connect(redis.url);
+    clients.push(admin);
+    const store = await redisStore();
+    try {
+      for (const policy of ['allkeys-lru', 'volatile-ttl']) {
+        await admin.configSet('maxmemory-policy', policy);
+        await expect(store.ready()).rejects.toMatchObject({
+          code: 'invalid_configuration',
+          message: expect.stringContaining(`(maxmemory-policy ${policy})`),
+        });
+        await expect(store.set('k', 'v', 1000)).rejects.toThrow('Set maxmemory-policy noeviction');
+      }
+    } finally {
+      await admin.configSet('maxmemory-policy', 'noeviction');
+    }
+    await store.set('k', 'v', 10_000);
+    expect(await store.get('k')).toBe('v');
   });
 
   it('a ttl of 0.4 ms is one whole millisecond (Redis refuses PX 0 and fractions)', async () => {
@@ -260,6 +305,26 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
     const store = await redisStore();
     const tokens = await Promise.all(Array.from({ length: 20 }, () => instance(store).tokenSource.getToken()));
     expect(new Set(tokens).size).toBe(1);
+    expect(emulator.inspect.requests('token')).toBe(1);
+  });
+
+  it('a full Redis (noeviction): token calls fail at once as store_unavailable, none reaches the service; then one does', async () => {
+    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+    const admin = await connect(redis.url);
+    clients.push(admin);
+    const { tokenSource } = instance(await redisStore());
+    // Full: with a limit below what it holds, Redis refuses every write (OOM), whatever expires meanwhile.
+    await admin.configSet('maxmemory', '1');
+    try {
+      for (let i = 0; i < 5; i++) {
+        await expect(tokenSource.getToken()).rejects.toMatchObject({ code: 'store_unavailable', retryAfter: 1 });
+      }
+      expect(emulator.inspect.requests('token')).toBe(0);
+    } finally {
+      await admin.configSet('maxmemory', '0');
+    }
+    await tokenSource.getToken();
+    await tokenSource.getToken();
     expect(emulator.inspect.requests('token')).toBe(1);
   });
 
@@ -414,6 +479,37 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
     expect(answer.status).toBe(200);
     expect(Date.now() - started).toBeGreaterThanOrEqual(300);
     expect(emulator.inspect.requests('accountCreate')).toBe(1);
+  });
+
+  it('on a Redis that may evict keys, a checkout is refused (500 invalid_configuration) before any call upstream', async () => {
+    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+    const admin = await connect(redis.url);
+    clients.push(admin);
+    const a = instance(await redisStore());
+    await admin.configSet('maxmemory-policy', 'allkeys-lru');
+    try {
+      const refused = await a.handler(post('fleet-key-evict'));
+      expect(refused.status).toBe(500);
+      expect(await refused.json()).toMatchObject({ error: { code: 'invalid_configuration' } });
+      expect(a.errors).toContainEqual(
+        expect.objectContaining({ message: expect.stringContaining('Set maxmemory-policy noeviction') }),
+      );
+      expect(emulator.inspect.requests('accountCreate')).toBe(0);
+    } finally {
+      await admin.configSet('maxmemory-policy', 'noeviction');
+    }
+    expect((await a.handler(post('fleet-key-evict'))).status).toBe(200);
+  });
+
+  it('a checkout on ioredis: one transaction, and a retry gets the first answer', async () => {
+    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+    const store = await ioredisStore();
+    const [a, b] = [instance(store), instance(store)];
+    const first = await a.handler(post('fleet-key-io'));
+    expect(first.status).toBe(200);
+    const again = await b.handler(post('fleet-key-io'));
+    expect(await again.json()).toEqual(await first.json());
+    expect(emulator.inspect.transactions()).toHaveLength(1);
   });
 
   it('while Redis is away: 503 store_unavailable with Retry-After, nothing sent upstream; then it recovers by itself', async () => {

@@ -98,6 +98,11 @@ describe('fromStore', () => {
     await expect(fromStore(Promise.reject(late), 'x')).rejects.toBe(late);
   });
 
+  it('keeps a store found unfit for its guarantees as the configuration error it is, not a retry', async () => {
+    const unfit = new DeviceRiskError('invalid_configuration', 'Redis may evict the store keys');
+    await expect(fromStore(Promise.reject(unfit), 'x')).rejects.toBe(unfit);
+  });
+
   it('says any other failure as store_unavailable, the cause kept out of JSON', async () => {
     const other = new DeviceRiskError('network_error', 'connection refused');
     const error = await fromStore(Promise.reject(other), 'token read').catch((e: unknown) => e);

@@ -1,17 +1,23 @@
 /**
  * blackbox-capture/server/redis: the server kit's Store on Redis, for a fleet of instances.
  *
- * Takes a connected node-redis client (`redis` 5 or later: `createClient()` or
- * `createCluster()`). Nothing is imported from it: the client is passed in, so users who
- * never import this entry install nothing. Each operation touches one key, so the store
- * works unchanged on Redis Cluster. The conditional writes are Lua scripts (atomic on the
- * server); Redis 8.4's SET IFEQ would do, but fleets run older servers.
+ * Takes a connected client: node-redis (`redis` 5 or later: `createClient()` or
+ * `createCluster()`) or ioredis (5 or later: `new Redis()` or `new Cluster()`). Nothing is
+ * imported from either: the client is passed in, so users who never import this entry
+ * install nothing. Each operation touches one key, so the store works unchanged on Redis
+ * Cluster. The conditional writes are Lua scripts (atomic on the server); Redis 8.4's SET
+ * IFEQ would do, but fleets run older servers.
+ *
+ * Before its first operation the store checks what its guarantees rest on, once: that the
+ * client honours SET's NX and PX (node-redis 4 takes other options and silently ignores
+ * these), and that Redis never evicts keys (`maxmemory-policy noeviction`). A check that
+ * fails refuses every operation (`invalid_configuration`) until a later check passes.
  */
 import type { Store } from './store.js';
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION } from '../errors.js';
 
 /** The part of a node-redis client (v5+) the store uses. */
-export interface RedisClientLike {
+export interface NodeRedisClientLike {
   get(key: string): Promise<unknown>;
   set(
     key: string,
@@ -22,59 +28,160 @@ export interface RedisClientLike {
   eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
 }
 
+/** The part of an ioredis client (v5+) the store uses; told from node-redis by its `call()`. */
+export interface IoRedisClientLike {
+  get(key: string): Promise<unknown>;
+  set(key: string, value: string, px: 'PX', milliseconds: number): Promise<unknown>;
+  set(key: string, value: string, px: 'PX', milliseconds: number, nx: 'NX'): Promise<unknown>;
+  del(key: string): Promise<unknown>;
+  eval(script: string, numberOfKeys: number, ...keysAndArguments: string[]): Promise<unknown>;
+  call(command: string, ...args: string[]): Promise<unknown>;
+}
+
+export type RedisClientLike = NodeRedisClientLike | IoRedisClientLike;
+
 export interface RedisStoreOptions {
   /** Put before every key, to share one Redis between applications. Default "bbc:". */
   prefix?: string;
 }
 
+/** The Redis store; `ready()` runs the start-up check now (it also runs before the first operation). */
+export interface RedisStore extends Store {
+  /** Resolves once the client and the server are fit for the store; rejects with `invalid_configuration` when not. */
+  ready(): Promise<void>;
+}
+
 const COMPARE_AND_SET = `if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 end return 0`;
 const COMPARE_AND_DELETE = `if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end return 0`;
+// Run as scripts on the node that holds KEYS[1]: on a Cluster, the node the check's key is on.
+const PTTL = `return redis.call('PTTL', KEYS[1])`;
+const MEMORY_INFO = `return redis.call('INFO', 'memory')`;
+/** How long the check's key lives, in ms, should its delete fail. */
+const CHECK_TTL_MS = 60_000;
 
 /** Redis refuses PX 0 and fractions: a whole number of milliseconds, at least 1. */
-const px = (ttlMs: number) => String(Math.max(1, Math.ceil(ttlMs)));
+const px = (ttlMs: number) => Math.max(1, Math.ceil(ttlMs));
 
-export function createRedisStore(client: RedisClientLike, options: RedisStoreOptions = {}): Store {
+/** The commands the store sends, in one form whichever client carries them. */
+interface Commands {
+  get(key: string): Promise<unknown>;
+  /** True when the value was written (with NX: only when the key held none). */
+  set(key: string, value: string, ttlMs: number, onlyIfAbsent: boolean): Promise<boolean>;
+  del(key: string): Promise<unknown>;
+  eval(script: string, key: string, args: string[]): Promise<unknown>;
+}
+
+const isIoRedis = (client: RedisClientLike): client is IoRedisClientLike =>
+  typeof (client as Partial<IoRedisClientLike>).call === 'function';
+
+function commandsOf(client: RedisClientLike): Commands {
+  if (isIoRedis(client)) {
+    return {
+      get: (key) => client.get(key),
+      set: async (key, value, ttlMs, onlyIfAbsent) =>
+        (await (onlyIfAbsent
+          ? client.set(key, value, 'PX', px(ttlMs), 'NX')
+          : client.set(key, value, 'PX', px(ttlMs)))) !== null,
+      del: (key) => client.del(key),
+      eval: (script, key, args) => client.eval(script, 1, key, ...args),
+    };
+  }
+  return {
+    get: (key) => client.get(key),
+    set: async (key, value, ttlMs, onlyIfAbsent) =>
+      (await client.set(key, value, {
+        expiration: { type: 'PX', value: px(ttlMs) },
+        ...(onlyIfAbsent ? { condition: 'NX' as const } : {}),
+      })) !== null,
+    del: (key) => client.del(key),
+    eval: (script, key, args) => client.eval(script, { keys: [key], arguments: args }),
+  };
+}
+
+const refusal = (message: string) => new DeviceRiskError(ERR_INVALID_CONFIGURATION, message);
+
+/** A reply as text: node-redis answers a string, or a Buffer when the client maps types to buffers. */
+function text(reply: unknown, what: string): string | undefined {
+  if (reply === null || reply === undefined) return undefined;
+  if (typeof reply === 'string') return reply;
+  if (reply instanceof Uint8Array) return new TextDecoder().decode(reply);
+  throw refusal(`the Redis client answered ${what} with neither a string nor bytes`);
+}
+
+/**
+ * What the store's guarantees rest on, checked on the server through the client as it is:
+ * an NX write refused when the key exists, a PX write that expires, no eviction.
+ */
+async function check(commands: Commands, key: string): Promise<void> {
+  try {
+    const first = await commands.set(key, 'first', CHECK_TTL_MS, true);
+    const second = await commands.set(key, 'second', CHECK_TTL_MS, true);
+    if (!first || second || text(await commands.get(key), 'GET') !== 'first') {
+      throw refusal(
+        'the Redis client ignored SET ... NX (node-redis 4 takes other options): createRedisStore needs node-redis 5 or later, or ioredis 5 or later',
+      );
+    }
+    const ttl = Number(await commands.eval(PTTL, key, []));
+    if (!(ttl > 0 && ttl <= CHECK_TTL_MS)) {
+      throw refusal(
+        'the Redis client ignored SET ... PX, so keys would never expire: createRedisStore needs node-redis 5 or later, or ioredis 5 or later',
+      );
+    }
+    const info = text(await commands.eval(MEMORY_INFO, key, []), 'INFO') ?? '';
+    const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
+    if (policy !== 'noeviction') {
+      throw refusal(
+        `Redis may evict the store's keys (maxmemory-policy ${policy ?? 'unknown'}): leases and records would vanish and checkouts be doubled. Set maxmemory-policy noeviction (redis.conf, or CONFIG SET maxmemory-policy noeviction); a full Redis then refuses writes, which the kit answers with 503 and Retry-After`,
+      );
+    }
+  } finally {
+    await commands.del(key).catch(() => {});
+  }
+}
+
+export function createRedisStore(client: RedisClientLike, options: RedisStoreOptions = {}): RedisStore {
   for (const method of ['get', 'set', 'del', 'eval'] as const) {
     if (typeof client?.[method] !== 'function') {
-      throw new DeviceRiskError(
-        ERR_INVALID_CONFIGURATION,
-        `createRedisStore needs a node-redis client (redis 5 or later); this one has no ${method}()`,
+      throw refusal(
+        `createRedisStore needs a node-redis (5 or later) or ioredis (5 or later) client; this one has no ${method}()`,
       );
     }
   }
+  const commands = commandsOf(client);
   const prefix = options.prefix ?? 'bbc:';
   const k = (key: string) => prefix + key;
-  // node-redis answers a string, or a Buffer when the client maps types to buffers.
-  const text = (reply: unknown) => {
-    if (reply === null || reply === undefined) return undefined;
-    if (typeof reply === 'string') return reply;
-    if (reply instanceof Uint8Array) return new TextDecoder().decode(reply);
-    throw new DeviceRiskError(
-      ERR_INVALID_CONFIGURATION,
-      'the Redis client answered GET with neither a string nor bytes',
-    );
-  };
+  /** The one check in flight or passed; forgotten when it fails, so that the next operation checks again. */
+  let checked: Promise<void> | undefined;
+  const ready = () =>
+    (checked ??= check(commands, k(`store-check:${crypto.randomUUID()}`)).catch((error: unknown) => {
+      checked = undefined;
+      throw error;
+    }));
   return {
-    get: async (key) => text(await client.get(k(key))),
+    ready,
+    async get(key) {
+      await ready();
+      return text(await commands.get(k(key)), 'GET');
+    },
     async set(key, value, ttlMs) {
-      await client.set(k(key), value, { expiration: { type: 'PX', value: Number(px(ttlMs)) } });
+      await ready();
+      await commands.set(k(key), value, ttlMs, false);
     },
     async setIfAbsent(key, value, ttlMs) {
-      return (
-        (await client.set(k(key), value, { expiration: { type: 'PX', value: Number(px(ttlMs)) }, condition: 'NX' })) !==
-        null
-      );
+      await ready();
+      return commands.set(k(key), value, ttlMs, true);
     },
     async compareAndSet(key, expected, value, ttlMs) {
-      return (
-        Number(await client.eval(COMPARE_AND_SET, { keys: [k(key)], arguments: [expected, value, px(ttlMs)] })) === 1
-      );
+      await ready();
+      return Number(await commands.eval(COMPARE_AND_SET, k(key), [expected, value, String(px(ttlMs))])) === 1;
     },
     async compareAndDelete(key, expected) {
-      return Number(await client.eval(COMPARE_AND_DELETE, { keys: [k(key)], arguments: [expected] })) === 1;
+      await ready();
+      return Number(await commands.eval(COMPARE_AND_DELETE, k(key), [expected])) === 1;
     },
     async delete(key) {
-      await client.del(k(key));
+      await ready();
+      await commands.del(k(key));
     },
   };
 }

@@ -160,7 +160,13 @@ export async function fromStore<T>(operation: Promise<T>, what: string): Promise
     return await operation;
   } catch (cause) {
     // Already said in the store's terms (full, or no answer in time): kept, with its Retry-After.
-    if (isDeviceRiskError(cause) && (cause.code === ERR_STORE_FULL || cause.code === ERR_STORE_UNAVAILABLE))
+    // A store unfit for its guarantees (an evicting Redis) is a configuration to fix, not a retry.
+    if (
+      isDeviceRiskError(cause) &&
+      (cause.code === ERR_STORE_FULL ||
+        cause.code === ERR_STORE_UNAVAILABLE ||
+        cause.code === ERR_INVALID_CONFIGURATION)
+    )
       throw cause;
     throw new DeviceRiskError(ERR_STORE_UNAVAILABLE, `the shared store failed (${what}); retry shortly`, {
       retryAfter: 1,
