@@ -201,6 +201,62 @@ describe('fencing', () => {
   });
 });
 
+describe('a lease the store stops confirming', () => {
+  it('an owner whose renewals the store has not confirmed for a whole lease stops before its next call: 503, Retry-After 1; the next attempt resumes', async () => {
+    const memory = createMemoryStore();
+    let leaseAway = true;
+    let clock = Date.now();
+    // The lease's renewals fail (the store is away for them); the record's writes still land.
+    const store: Store = {
+      ...memory,
+      compareAndSet: async (k, e, v, t) => {
+        if (k.endsWith(':lease') && leaseAway) throw new Error('store away');
+        return memory.compareAndSet(k, e, v, t);
+      },
+    };
+    const { client, calls } = stubClient({
+      status: async () => 'INITIATED',
+      createAccount: async () => {
+        clock += 300; // a whole lease passes while the create is out
+        return stubClient().client.createAccount({} as never);
+      },
+    });
+    const { handler, errors } = handlerWith(client, { store, idempotencyLeaseMs: 300, now: () => clock });
+    const answer = await handler(post());
+    expect(answer.status).toBe(503);
+    expect(answer.headers.get('retry-after')).toBe('1');
+    expect(await answer.json()).toMatchObject({ error: { code: 'store_unavailable' } });
+    expect(calls).toEqual([]); // no upload, no finalize
+    expect(errors).toContainEqual(
+      expect.objectContaining({ code: 'store_unavailable', message: expect.stringContaining('lease') }),
+    );
+    leaseAway = false;
+    expect((await handler(post())).status).toBe(200);
+    expect(calls).toEqual(['upload wf-1', 'finalize wf-1']);
+  });
+
+  it('a lease one millisecond short of unconfirmed is still held', async () => {
+    const memory = createMemoryStore();
+    let clock = Date.now();
+    const store: Store = {
+      ...memory,
+      compareAndSet: async (k, e, v, t) => {
+        if (k.endsWith(':lease')) throw new Error('store away');
+        return memory.compareAndSet(k, e, v, t);
+      },
+    };
+    const { client, calls } = stubClient({
+      createAccount: async () => {
+        clock += 299;
+        return stubClient().client.createAccount({} as never);
+      },
+    });
+    const { handler } = handlerWith(client, { store, idempotencyLeaseMs: 300, now: () => clock });
+    expect((await handler(post())).status).toBe(200);
+    expect(calls).toEqual(['upload wf-1', 'finalize wf-1']);
+  });
+});
+
 describe('the intent, pinned', () => {
   const FROZEN = 1_800_000_000_000;
 

@@ -14,6 +14,7 @@ import {
   ERR_NETWORK,
   ERR_ORPHANED_TRANSACTION,
   ERR_STORE_FULL,
+  ERR_STORE_UNAVAILABLE,
   isDeviceRiskError,
 } from '../errors.js';
 import { json, refuse, REFUSED_KEY_REUSED } from '../http.js';
@@ -98,7 +99,7 @@ export function createIdempotency(options: IdempotencyOptions) {
     async function leaseOrWait(): Promise<Response> {
       for (;;) {
         // The lease first: on the common path (a new key) that is one store operation less.
-        const lease = await takeLease(store, leaseKey, leaseMs, 'idempotency lease');
+        const lease = await takeLease(store, leaseKey, leaseMs, 'idempotency lease', now);
         if (lease) {
           const { mark } = lease;
           try {
@@ -143,10 +144,17 @@ export function createIdempotency(options: IdempotencyOptions) {
             if (!record) onNewKey();
             /** The lease must still be this attempt's before each call to the service. */
             const stillOwner = () => {
-              if (lease.lost)
+              if (lease.lost === 'taken')
                 throw new DeviceRiskError(
                   ERR_IDEMPOTENCY_KEY_IN_USE,
                   'this attempt lost its lease on the Idempotency-Key',
+                  { retryAfter: 1, operation: 'store' },
+                );
+              // The store confirmed no renewal for a whole lease: another may take the key any moment.
+              if (lease.lost === 'unconfirmed')
+                throw new DeviceRiskError(
+                  ERR_STORE_UNAVAILABLE,
+                  "the shared store did not confirm this attempt's lease on the Idempotency-Key in time; retry shortly",
                   { retryAfter: 1, operation: 'store' },
                 );
             };

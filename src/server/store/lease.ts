@@ -2,6 +2,7 @@
  * Leases and claims: how one instance of a fleet takes a key for a while (the token lock,
  * an Idempotency-Key being worked on, a callback being handled) through any `Store`.
  */
+import { systemNow, type Now } from '../clock.js';
 import { fromStore, type Store } from './store.js';
 
 /** A value no other writer can produce: the owner mark of a claim or a lease. */
@@ -24,14 +25,18 @@ export async function claim(store: Store, key: string, mark: string, ttlMs: numb
   }
 }
 
+/**
+ * Why a holder must stop before its next step that others could double: another took the key
+ * (`taken`), or no claim or renewal has been confirmed by the store for a whole lease, so it
+ * may have expired there and another may take it at any moment (`unconfirmed`).
+ */
+export type LeaseLoss = 'taken' | 'unconfirmed';
+
 export interface Lease {
   /** The owner mark the lease holds: unique to this holder. */
   readonly mark: string;
-  /**
-   * True once a renewal found the key no longer this holder's (it expired and another took
-   * it): the holder must stop before its next step that others could double.
-   */
-  readonly lost: boolean;
+  /** Undefined while the lease is held; else why it no longer is. */
+  readonly lost: LeaseLoss | undefined;
   /** Stops the renewal and deletes the lease if it is still this holder's. */
   release(): Promise<void>;
 }
@@ -40,16 +45,26 @@ export interface Lease {
  * Takes `key` for `ttlMs`, renewed every third of that while held, so that a live holder
  * keeps it however long its work takes and a dead one loses it within `ttlMs`. Undefined
  * when another holds it. A renewal the store cannot answer is tried again at the next
- * third; only a renewal that finds another owner marks the lease lost.
+ * third; the lease counts as held until `ttlMs` after the last claim or renewal the store
+ * confirmed (timed from when it was sent), and no longer.
  */
-export async function takeLease(store: Store, key: string, ttlMs: number, what: string): Promise<Lease | undefined> {
+export async function takeLease(
+  store: Store,
+  key: string,
+  ttlMs: number,
+  what: string,
+  now: Now = systemNow,
+): Promise<Lease | undefined> {
   const mark = ownerMark();
+  let heldUntil = now() + ttlMs;
   if (!(await claim(store, key, mark, ttlMs, what))) return undefined;
-  let lost = false;
+  let taken = false;
   const renewal = setInterval(() => {
+    const sent = now();
     store.compareAndSet(key, mark, mark, ttlMs).then(
       (held) => {
-        if (!held) lost = true;
+        if (!held) taken = true;
+        else heldUntil = Math.max(heldUntil, sent + ttlMs);
       },
       () => {},
     );
@@ -57,7 +72,8 @@ export async function takeLease(store: Store, key: string, ttlMs: number, what: 
   return {
     mark,
     get lost() {
-      return lost;
+      if (taken) return 'taken';
+      return now() >= heldUntil ? 'unconfirmed' : undefined;
     },
     async release() {
       clearInterval(renewal);
