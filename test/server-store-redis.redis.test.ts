@@ -512,6 +512,32 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
     expect(emulator.inspect.transactions()).toHaveLength(1);
   });
 
+  it('Redis frozen for longer than the lease while the create is out: the owner stops before its upload, and the retry resumes (one transaction)', async () => {
+    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+    const store = await redisStore();
+    const a = instance(store, { idempotencyLeaseMs: 600, storeTimeoutMs: 200 });
+    const b = instance(store, { idempotencyLeaseMs: 600, storeTimeoutMs: 200 });
+    emulator.faults.latency('accountCreate', 1200);
+    const first = a.handler(post('fleet-key-frozen'));
+    await expect.poll(() => emulator.inspect.requests('accountCreate'), { timeout: 10_000 }).toBe(1);
+    redis.pause();
+    try {
+      // Past the lease, with the create still out: no renewal can be confirmed.
+      await new Promise((r) => setTimeout(r, 900));
+    } finally {
+      redis.resume();
+    }
+    const stopped = await first;
+    expect([409, 503]).toContain(stopped.status);
+    expect(stopped.headers.get('retry-after')).toBe('1');
+    expect(emulator.inspect.requests('upload')).toBe(0);
+    emulator.faults.latency('accountCreate', 0);
+    expect((await b.handler(post('fleet-key-frozen'))).status).toBe(200);
+    expect(emulator.inspect.transactions()).toHaveLength(1);
+    expect(emulator.inspect.requests('accountCreate')).toBe(1);
+    expect(emulator.inspect.requests('upload')).toBe(1);
+  });
+
   it('while Redis is away: 503 store_unavailable with Retry-After, nothing sent upstream; then it recovers by itself', async () => {
     emulator = await startEmulator({ accountRequestsPerSecond: 0 });
     const store = await redisStore();

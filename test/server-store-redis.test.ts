@@ -9,6 +9,10 @@ interface FakeOptions {
   /** As node-redis 4 does with node-redis 5's options. */
   ignoresNx?: boolean;
   ignoresPx?: boolean;
+  /** What PTTL answers for the check's key, in place of its real time to live. */
+  pttl?: number;
+  /** Answers null to every SET NX, as a client that never writes would. */
+  refusesNx?: boolean;
   /** What GET answers for the store's own keys (not the check's). */
   getReply?: (value: string | undefined) => unknown;
   /** Fails the check's scripts this many times first, as a dropped connection would. */
@@ -27,6 +31,7 @@ function fakeNodeRedis(options: FakeOptions = {}) {
     },
     set: async (key: string, value: string, set: { expiration: { type: 'PX'; value: number }; condition?: 'NX' }) => {
       if (key.includes('store-check:') && !values.has(key)) state.checks++;
+      if (set.condition === 'NX' && options.refusesNx) return null;
       if (set.condition === 'NX' && !options.ignoresNx && values.has(key)) return null;
       values.set(key, { value, ttl: options.ignoresPx ? -1 : set.expiration.value });
       return 'OK';
@@ -37,7 +42,7 @@ function fakeNodeRedis(options: FakeOptions = {}) {
         evalFailures--;
         throw new Error('Socket closed unexpectedly');
       }
-      if (script.includes('PTTL')) return values.get(key!)?.ttl ?? -2;
+      if (script.includes('PTTL')) return options.pttl ?? values.get(key!)?.ttl ?? -2;
       if (script.includes('INFO')) return `# Memory\r\nused_memory:1024\r\nmaxmemory_policy:${state.policy}\r\n`;
       throw new Error(`unexpected script ${script}`);
     },
@@ -50,13 +55,16 @@ describe('createRedisStore: the client', () => {
     expect(() => createRedisStore({ get() {}, set() {} } as never)).toThrow(
       expect.objectContaining({ code: 'invalid_configuration', message: expect.stringContaining('del()') }),
     );
+    expect(() => createRedisStore(undefined as never)).toThrow(
+      expect.objectContaining({ code: 'invalid_configuration', message: expect.stringContaining('get()') }),
+    );
   });
 
   it('refuses a GET reply that is neither a string nor bytes', async () => {
     const { client } = fakeNodeRedis({ getReply: () => 42 });
     await expect(createRedisStore(client).get('k')).rejects.toMatchObject({
       code: 'invalid_configuration',
-      message: expect.stringContaining('neither a string nor bytes'),
+      message: expect.stringContaining('answered GET with neither a string nor bytes'),
     });
   });
 
@@ -100,6 +108,7 @@ describe('createRedisStore: the start-up check', () => {
     const store = createRedisStore(client);
     await Promise.all([store.get('a'), store.set('b', 'v', 1000), store.ready()]);
     await store.setIfAbsent('c', 'v', 1000);
+    expect(await store.get('absent')).toBeUndefined();
     expect(state.checks).toBe(1);
     expect([...state.values.keys()].sort()).toEqual(['bbc:b', 'bbc:c']);
   });
@@ -116,6 +125,21 @@ describe('createRedisStore: the start-up check', () => {
     });
     await expect(store.get('k')).rejects.toMatchObject({ code: 'invalid_configuration' });
     expect(state.values.size).toBe(0);
+  });
+
+  it('refuses a client whose SET NX never writes', async () => {
+    const { client } = fakeNodeRedis({ refusesNx: true });
+    await expect(createRedisStore(client).ready()).rejects.toThrow('ignored SET ... NX');
+  });
+
+  it.each([0, 60_001])('refuses a time to live of %i ms where 60000 was set', async (pttl) => {
+    const { client } = fakeNodeRedis({ pttl });
+    await expect(createRedisStore(client).ready()).rejects.toThrow('ignored SET ... PX');
+  });
+
+  it('takes a time to live of exactly what was set', async () => {
+    const { client } = fakeNodeRedis({ pttl: 60_000 });
+    await createRedisStore(client).ready();
   });
 
   it('refuses a client that ignores PX: its keys would never expire', async () => {
