@@ -228,7 +228,12 @@ describe('a lease the store stops confirming', () => {
     expect(await answer.json()).toMatchObject({ error: { code: 'store_unavailable' } });
     expect(calls).toEqual([]); // no upload, no finalize
     expect(errors).toContainEqual(
-      expect.objectContaining({ code: 'store_unavailable', message: expect.stringContaining('lease') }),
+      expect.objectContaining({
+        code: 'store_unavailable',
+        retryAfter: 1,
+        operation: 'store',
+        message: expect.stringContaining('lease'),
+      }),
     );
     leaseAway = false;
     expect((await handler(post())).status).toBe(200);
