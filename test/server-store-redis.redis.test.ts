@@ -538,6 +538,36 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
     expect(emulator.inspect.requests('upload')).toBe(1);
   });
 
+  it('Redis stopped while the create is out: answered 503 long before the browser gives up; once Redis is back the made transaction is recorded and the retry resumes it', async () => {
+    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+    const store = await redisStore();
+    const a = instance(store, { idempotencyLeaseMs: 1000, idempotencyWaitMs: 1000, storeTimeoutMs: 200 });
+    emulator.faults.latency('accountCreate', 300);
+    const started = performance.now();
+    const first = a.handler(post('fleet-key-stopped'));
+    await expect.poll(() => emulator.inspect.requests('accountCreate'), { timeout: 10_000 }).toBe(1);
+    await redis.stop();
+    let answer: Response;
+    try {
+      answer = await first;
+    } finally {
+      await redis.restart();
+    }
+    // The browser package gives its POST 10 s.
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(answer.status).toBe(503);
+    expect(answer.headers.get('retry-after')).toBe('1');
+    expect(emulator.inspect.requests('upload')).toBe(0);
+    emulator.faults.latency('accountCreate', 0);
+    await expect
+      .poll(async () => (await a.handler(post('fleet-key-stopped'))).status, { timeout: 30_000, interval: 200 })
+      .toBe(200);
+    expect(emulator.inspect.transactions()).toHaveLength(1);
+    expect(emulator.inspect.requests('accountCreate')).toBe(1);
+    expect(emulator.inspect.requests('upload')).toBe(1);
+    expect(a.errors).not.toContainEqual(expect.objectContaining({ code: 'orphaned_transaction' }));
+  });
+
   it('while Redis is away: 503 store_unavailable with Retry-After, nothing sent upstream; then it recovers by itself', async () => {
     emulator = await startEmulator({ accountRequestsPerSecond: 0 });
     const store = await redisStore();

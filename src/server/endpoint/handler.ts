@@ -88,7 +88,11 @@ export interface DeviceRiskHandlerOptions {
   idempotencyMaxKeys?: number;
   /** How long an instance holds a key it works on without renewing its lease, in ms: a dead owner's key is taken over after it. Default 10000. */
   idempotencyLeaseMs?: number;
-  /** How long a request waits while another works on its key before answering 409 with Retry-After, in ms. Default 10000. */
+  /**
+   * How long a request waits, on another attempt working on its key or on a shared store that
+   * is away, before answering 409 or 503 with Retry-After, in ms. Default 5000: half the
+   * browser package's time limit for its POST (10 s), so that the answer reaches it.
+   */
   idempotencyWaitMs?: number;
   /** Told about every failure (errors serialise without secrets). */
   onError?: (error: unknown) => void;
@@ -141,7 +145,7 @@ export function createDeviceRiskHandler(
   const maxBody = options.maxBodyBytes ?? 16 * 1024;
   const ttl = options.idempotencyTtlMs ?? 24 * 3_600_000;
   const leaseMs = options.idempotencyLeaseMs ?? 10_000;
-  const waitMs = options.idempotencyWaitMs ?? 10_000;
+  const waitMs = options.idempotencyWaitMs ?? 5_000;
   const now = options.now ?? systemNow;
   // Each key has a record, a nonce claim and, while worked on, a lease: three entries.
   const store = options.store

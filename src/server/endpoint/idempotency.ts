@@ -7,7 +7,7 @@
  */
 import { type DeviceRiskClient } from '../api/device-risk-client.js';
 import { sleep, type Now } from '../clock.js';
-import { deadline, type Deadline } from '../deadline.js';
+import { deadline, within, type Deadline } from '../deadline.js';
 import {
   DeviceRiskError,
   ERR_IDEMPOTENCY_KEY_IN_USE,
@@ -70,6 +70,8 @@ export interface IdempotencyOptions {
 /** Runs checks under Idempotency-Keys: each call, the answer, a refusal, or (thrown) the failure of the check. */
 export function createIdempotency(options: IdempotencyOptions) {
   const { store, client, namespace, leaseMs, waitMs, now } = options;
+  /** How long a request waits for the store to take a write before it answers: never past its own wait. */
+  const storeWaitMs = Math.min(leaseMs, waitMs);
   const ttl = options.ttlMs;
   /** Runs the check under the key: the answer, a refusal, or (thrown) the failure of the check. */
   return async function underKey(
@@ -137,9 +139,10 @@ export function createIdempotency(options: IdempotencyOptions) {
             // Before any call to the service the record is written (a store with no room or no
             // answer refuses the work before a transaction exists), with the create's intent.
             const createWindowMs = (client.accountTimeoutMs ?? 60_000) + leaseMs;
+            const createUntil = now() + createWindowMs;
             await written.replace(
-              creates ? { ...saved, creating: { owner: mark, until: now() + createWindowMs } } : saved,
-              leaseMs,
+              creates ? { ...saved, creating: { owner: mark, until: createUntil } } : saved,
+              storeWaitMs,
             );
             if (!record) onNewKey();
             /** The lease must still be this attempt's before each call to the service. */
@@ -165,7 +168,7 @@ export function createIdempotency(options: IdempotencyOptions) {
              * attempt does not wait for it. An answer that never came may still have made one.
              */
             const createEnded = async (error: unknown) => {
-              await written.replace(saved, leaseMs).catch(() => {});
+              await written.replace(saved, storeWaitMs).catch(() => {});
               if (isDeviceRiskError(error) && error.code === ERR_NETWORK && /^account/.test(error.operation ?? '')) {
                 options.onError?.(
                   new DeviceRiskError(
@@ -181,24 +184,21 @@ export function createIdempotency(options: IdempotencyOptions) {
               madeUnrecorded = !!made;
               saved.transaction = next.transaction ? await client.sealTransaction(next.transaction) : undefined;
               saved.uploaded = next.uploaded;
-              try {
-                // The transaction just made is kept for as long as no other attempt may make one.
-                await written.replace(saved, made ? createWindowMs : leaseMs);
-              } catch (error) {
-                if (made) {
-                  options.onError?.(
-                    new DeviceRiskError(
-                      ERR_ORPHANED_TRANSACTION,
-                      `workflow execution ${made.workflowExecutionId} was created but could not be recorded: it stays INITIATED without a blackbox`,
-                      {
-                        operation: 'account create',
-                        cause: error,
-                      },
-                    ),
-                  );
-                }
-                throw error;
-              }
+              // The transaction just made is written for as long as no other attempt may make one:
+              // in the background once the request must be answered, so that a retry resumes it.
+              await (made
+                ? written.replace(saved, Math.max(0, createUntil - now()), {
+                    answerWithinMs: storeWaitMs,
+                    onGiveUp: (error) =>
+                      options.onError?.(
+                        new DeviceRiskError(
+                          ERR_ORPHANED_TRANSACTION,
+                          `workflow execution ${made.workflowExecutionId} was created but could not be recorded: it stays INITIATED without a blackbox`,
+                          { operation: 'account create', cause: error },
+                        ),
+                      ),
+                  })
+                : written.replace(saved, storeWaitMs));
               recorded = next.transaction;
               stillOwner();
             };
@@ -214,7 +214,9 @@ export function createIdempotency(options: IdempotencyOptions) {
             }
             // Nothing is lost: should this write fail, the next attempt finds the progress and finalize answers as before.
             // Done, the record needs only what answers a retry: no transaction token is kept.
-            await written.replace({ fingerprint, result }, leaseMs).catch((error: unknown) => options.onError?.(error));
+            await written
+              .replace({ fingerprint, result }, storeWaitMs)
+              .catch((error: unknown) => options.onError?.(error));
             return json(result, 200);
           } finally {
             await lease.release();
@@ -239,13 +241,33 @@ export function createIdempotency(options: IdempotencyOptions) {
     function fencedRecord(stored: string | undefined) {
       let last = stored;
       return {
-        async replace(next: KeyRecord, withinMs: number): Promise<void> {
-          const text = JSON.stringify(next);
+        /**
+         * Writes `next`, trying again while the store is away, for up to `withinMs`. With
+         * `background`, the request waits only `answerWithinMs` for it: past that the write
+         * goes on by itself (the attempt answers 503 now, and a retry finds the record once it
+         * lands), and `onGiveUp` hears of a write that never lands.
+         */
+        async replace(
+          next: KeyRecord,
+          withinMs: number,
+          background?: { answerWithinMs: number; onGiveUp: (error: unknown) => void },
+        ): Promise<void> {
           const retrying = deadline(withinMs);
+          const writing = writeWithin(JSON.stringify(next), retrying).finally(() => retrying.clear());
+          if (!background) return writing;
+          writing.catch(background.onGiveUp);
+          const answering = deadline(background.answerWithinMs);
           try {
-            return await writeWithin(text, retrying);
+            return await within(writing, answering.signal);
+          } catch (error) {
+            if (!answering.expired) throw error;
+            throw new DeviceRiskError(
+              ERR_STORE_UNAVAILABLE,
+              'the shared store has not yet taken the transaction this attempt made; it is still being written, and a retry with the same key resumes it',
+              { retryAfter: 1, operation: 'store' },
+            );
           } finally {
-            retrying.clear();
+            answering.clear();
           }
         },
       };
