@@ -157,6 +157,14 @@ describe('the create intent', () => {
     expect(first.status).toBe(503);
     expect(first.headers.get('retry-after')).toBe('1');
     expect(await first.json()).toMatchObject({ error: { code: 'store_unavailable' } });
+    expect(errors).toContainEqual(
+      expect.objectContaining({
+        code: 'store_unavailable',
+        retryAfter: 1,
+        operation: 'store',
+        message: expect.stringContaining('still being written'),
+      }),
+    );
     expect(calls).toEqual(['create']); // no upload before the transaction is recorded
     store.fail(undefined);
     await expect.poll(async () => (await recordIn(store)).transaction, { timeout: 10_000 }).toBeDefined();
