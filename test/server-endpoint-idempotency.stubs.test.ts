@@ -35,7 +35,11 @@ function handlerWith(client: DeviceRiskClient, extra: Partial<DeviceRiskHandlerO
   return { handler, errors };
 }
 
-/** The fingerprint the handler gives post()'s request. */
+/**
+ * The fingerprint the handler gives post()'s request, written out from the record's format
+ * (SHA-256 of origin, customer and blackbox) rather than by calling fingerprintOf: a record
+ * written by another version must still match.
+ */
 async function fingerprintOfPost(): Promise<string> {
   const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(`${SHOP}\norder-1\n${BLACKBOX}`));
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
