@@ -135,6 +135,7 @@ describe('export lists', () => {
         'ERR_RATE_LIMITED',
         'ERR_REQUEST_REJECTED',
         'ERR_RESULT_NOT_READY',
+        'ERR_RESULT_UNDELIVERED',
         'ERR_STORE_UNAVAILABLE',
         'ERR_STORE_FULL',
         'ERR_ORPHANED_TRANSACTION',

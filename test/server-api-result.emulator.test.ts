@@ -294,20 +294,23 @@ describe('createCallbackHandler', () => {
     expect(errors.map((e) => (e as Error).message)).toEqual(['database down', 'database down']);
   });
 
-  it('on a shared store: a record left pending by a dead instance is taken over by the next copy; a leased one is not', async () => {
+  it('on a shared store: a record left pending by a dead instance is taken over by the next copy once its retry is due; a leased one is not', async () => {
     const client = await setup();
     const store = createMemoryStore();
     const calls: string[] = [];
+    let skipped = 0;
+    const now = () => Date.now() + skipped;
     // Instance A records the callback, fails in onResult, and dies before its retry.
     const a = await receiver(client, {
       store,
+      now,
       retryDelayMs: 60_000,
       onResult: () => {
         calls.push('a');
         throw new Error('database down');
       },
     });
-    const b = await receiver(client, { store, onResult: () => void calls.push('b') });
+    const b = await receiver(client, { store, now, onResult: () => void calls.push('b') });
     await processed(client, emulatedBlackbox(['tp']), { callbackUrl: a.url });
     await expect
       .poll(async () => {
@@ -317,6 +320,11 @@ describe('createCallbackHandler', () => {
       .toEqual(['a']);
     a.handler.close();
     const body = emulator.inspect.callbacks()[0]!.body;
+    // Before its retry is due, a copy keeps the backoff.
+    await post(b.url, body);
+    await b.handler.idle();
+    expect(calls).toEqual(['a']);
+    skipped = 60_000;
     // While someone holds the lease, a copy calls nothing.
     const leaseKey = `${encodeURIComponent(client.clientId)}:callback:${(body as { workflowExecution: { id: string } }).workflowExecution.id}:PROCESSED:lease`;
     await store.set(leaseKey, 'someone', 60_000);

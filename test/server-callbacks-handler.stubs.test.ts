@@ -7,8 +7,10 @@ import {
   type CallbackHandlerOptions,
   type CallbackResult,
   type DeviceRiskClient,
+  type DeviceRiskError,
   type Store,
 } from '../src/server/index.js';
+import { pendingList } from '../src/server/callbacks/pending.js';
 
 const RETRIEVAL = 'https://retrieval.test';
 const ACCOUNT = '11111111-2222-4333-8444-555555555555';
@@ -273,7 +275,8 @@ describe('retries of a failing onResult', () => {
     let failSets = false;
     const store: Store = {
       ...inner,
-      set: async (...args) => (failSets ? Promise.reject(new Error('store down')) : inner.set(...args)),
+      compareAndSet: async (...args) =>
+        failSets ? Promise.reject(new Error('store down')) : inner.compareAndSet(...args),
     };
     let failures = 1;
     const errors: unknown[] = [];
@@ -387,5 +390,402 @@ describe('callback ids compare as UUIDs: case-insensitively', () => {
     expect(await (await handler(send(loud))).json()).toEqual({ received: true, duplicate: true });
     await handler.idle();
     expect(results).toHaveLength(1);
+  });
+});
+
+describe('callbacks never lost: the pending list and the sweep', () => {
+  // Two handlers on one store stand for two instances of a fleet.
+  const listed = (store: Store) => pendingList(store, 'client-1:callback', 86_400_000, Date.now).entries();
+  /** A store this instance reaches until it "dies": then every call hangs, as to a dead process. */
+  function reachable(inner: Store) {
+    let dead = false;
+    const hang = () => new Promise<never>(() => {});
+    const view = Object.fromEntries(
+      Object.entries(inner).map(([name, call]) => [
+        name,
+        (...args: unknown[]) => (dead ? hang() : (call as (...a: unknown[]) => Promise<unknown>)(...args)),
+      ]),
+    ) as unknown as Store;
+    return { view, die: () => (dead = true) };
+  }
+  const undelivered = (errors: unknown[]) =>
+    errors.filter((e) => (e as { code?: string }).code === 'result_undelivered');
+
+  it('an instance that dies inside onResult: another sweeps it a lease later and calls onResult with the ids', async () => {
+    vi.useFakeTimers();
+    const store = createMemoryStore();
+    const a = reachable(store);
+    const calls: string[] = [];
+    const first = receiver({
+      store: a.view,
+      storeTimeoutMs: 50,
+      leaseMs: 1000,
+      onError: () => {},
+      onResult: () => new Promise(() => calls.push('a')),
+    });
+    await first.handler(send(body()));
+    await vi.advanceTimersByTimeAsync(0);
+    a.die();
+    const second = receiver({
+      store,
+      leaseMs: 1000,
+      onError: () => {},
+      onResult: (r) => void calls.push(r.workflowExecutionId),
+    });
+    await vi.advanceTimersByTimeAsync(990);
+    await second.handler.sweep();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(calls).toEqual(['a']);
+    await vi.advanceTimersByTimeAsync(10);
+    await second.handler.sweep();
+    await second.handler.idle();
+    expect(calls).toEqual(['a', EXECUTION]);
+    expect(await listed(store)).toEqual([]);
+    await second.handler.sweep();
+    await second.handler.idle();
+    expect(calls).toHaveLength(2);
+    first.handler.close();
+    second.handler.close();
+  });
+
+  it('a retry whose instance died is swept by another a lease after it was due, keeping the attempts', async () => {
+    vi.useFakeTimers();
+    const store = createMemoryStore();
+    const calls: string[] = [];
+    const first = receiver({
+      store,
+      leaseMs: 1000,
+      retryDelayMs: 400,
+      onError: () => {},
+      onResult: () => {
+        calls.push('a');
+        throw new Error('busy');
+      },
+    });
+    await first.handler(send(body()));
+    await first.handler.idle();
+    first.handler.close();
+    const errors: unknown[] = [];
+    const second = receiver({
+      store,
+      leaseMs: 1000,
+      retryDelayMs: 400,
+      onError: (e) => errors.push(e),
+      onResult: () => {
+        calls.push('b');
+        throw new Error('still busy');
+      },
+    });
+    await vi.advanceTimersByTimeAsync(1399);
+    await second.handler.sweep();
+    expect(calls).toEqual(['a']);
+    await vi.advanceTimersByTimeAsync(1);
+    await second.handler.sweep();
+    await second.handler.idle();
+    expect(calls).toEqual(['a', 'b']);
+    // The second attempt failed: its own timer takes the third, 800 ms later (the backoff kept).
+    await vi.advanceTimersByTimeAsync(799);
+    expect(calls).toEqual(['a', 'b']);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(calls).toEqual(['a', 'b', 'b']);
+    expect(errors.map((e) => (e as Error).message)).toEqual(['still busy', 'still busy']);
+    second.handler.close();
+  });
+
+  it('a sweep leaves alone a callback whose retry this instance has set, even past its time', async () => {
+    vi.useFakeTimers();
+    let clock = 1_000_000;
+    const now = () => clock;
+    const store = createMemoryStore({ now });
+    const calls: number[] = [];
+    const { handler } = receiver({
+      store,
+      now,
+      leaseMs: 1000,
+      retryDelayMs: 400,
+      onError: () => {},
+      onResult: () => {
+        calls.push(clock);
+        if (calls.length === 1) throw new Error('busy');
+      },
+    });
+    await handler(send(body()));
+    await handler.idle();
+    clock += 10_000;
+    await handler.sweep();
+    await handler.idle();
+    expect(calls).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(400);
+    await handler.idle();
+    expect(calls).toHaveLength(2);
+    handler.close();
+  });
+
+  it('a copy that arrives while a retry waits keeps the backoff: nothing is called before it', async () => {
+    vi.useFakeTimers();
+    const calls: number[] = [];
+    const started = Date.now();
+    const { handler } = receiver({
+      retryDelayMs: 100,
+      onError: () => {},
+      onResult: () => {
+        calls.push(Date.now() - started);
+        if (calls.length === 1) throw new Error('busy');
+      },
+    });
+    await handler(send(body()));
+    await vi.advanceTimersByTimeAsync(10);
+    expect(await (await handler(send(body()))).json()).toEqual({ received: true, duplicate: true });
+    await vi.advanceTimersByTimeAsync(200);
+    expect(calls).toEqual([0, 100]);
+    handler.close();
+  });
+
+  it('every instance sweeps every sweepIntervalMs once a callback came, and on a callback an interval after the last; close() stops it', async () => {
+    vi.useFakeTimers();
+    const store = createMemoryStore();
+    const a = reachable(store);
+    const calls: string[] = [];
+    const first = receiver({
+      store: a.view,
+      storeTimeoutMs: 50,
+      leaseMs: 1000,
+      onError: () => {},
+      onResult: () => new Promise(() => calls.push('a')),
+    });
+    await first.handler(send(body()));
+    await vi.advanceTimersByTimeAsync(0);
+    a.die();
+    const second = receiver({
+      store,
+      leaseMs: 1000,
+      sweepIntervalMs: 5000,
+      onError: () => {},
+      onResult: (r) => void calls.push(r.workflowExecutionId),
+    });
+    const OTHER = '66666666-7777-4888-9999-bbbbbbbbbbbb';
+    const other = body({}, { id: OTHER, href: `${RETRIEVAL}/api/v1/accounts/${ACCOUNT}/workflow-executions/${OTHER}` });
+    // Its arrival sweeps at once: the dead instance's callback is not due yet.
+    await second.handler(send(other));
+    await second.handler.idle();
+    expect(calls).toEqual(['a', OTHER]);
+    await vi.advanceTimersByTimeAsync(4999);
+    expect(calls).toEqual(['a', OTHER]);
+    await vi.advanceTimersByTimeAsync(1);
+    await second.handler.idle();
+    expect(calls).toEqual(['a', OTHER, EXECUTION]);
+    second.handler.close();
+    first.handler.close();
+  });
+
+  it('on a runtime that runs no timers between requests, a callback an interval after the last sweep sweeps', async () => {
+    let clock = 1_000_000;
+    const now = () => clock;
+    const store = createMemoryStore({ now });
+    const calls: string[] = [];
+    const options = { store, now, leaseMs: 1000, sweepIntervalMs: 5000, onError: () => {} };
+    const first = receiver({
+      ...options,
+      onResult: () => {
+        calls.push('a');
+        throw new Error('busy');
+      },
+    });
+    await first.handler(send(body()));
+    await first.handler.idle();
+    first.handler.close();
+    const second = receiver({ ...options, onResult: (r) => void calls.push(r.workflowExecutionId) });
+    const execution = (id: string) =>
+      body({}, { id, href: `${RETRIEVAL}/api/v1/accounts/${ACCOUNT}/workflow-executions/${id}` });
+    const [X, Y] = ['66666666-7777-4888-9999-bbbbbbbbbbbb', '66666666-7777-4888-9999-cccccccccccc'];
+    await second.handler(send(execution(X)));
+    await second.handler.idle();
+    clock += 4999;
+    await second.handler(send(execution(Y)));
+    await second.handler.idle();
+    expect(calls).toEqual(['a', X, Y]);
+    clock += 1;
+    const Z = '66666666-7777-4888-9999-dddddddddddd';
+    await second.handler(send(execution(Z)));
+    await second.handler.idle();
+    expect(calls.sort()).toEqual(['a', X, Y, Z, EXECUTION].sort());
+    second.handler.close();
+  });
+
+  it('gives up retryForMs after the arrival: onError hears result_undelivered with the ids, once; the record is kept as failed', async () => {
+    vi.useFakeTimers();
+    const store = createMemoryStore();
+    const errors: unknown[] = [];
+    let calls = 0;
+    const { handler } = receiver({
+      store,
+      retryDelayMs: 100,
+      maxRetryDelayMs: 100,
+      retryForMs: 1000,
+      onError: (e) => errors.push(e),
+      onResult: () => {
+        calls++;
+        throw new Error('busy');
+      },
+    });
+    await handler(send(body()));
+    await vi.advanceTimersByTimeAsync(999);
+    expect([calls, undelivered(errors)]).toEqual([10, []]);
+    await vi.advanceTimersByTimeAsync(1);
+    await handler.idle();
+    expect(calls).toBe(10);
+    const [error] = undelivered(errors) as DeviceRiskError[];
+    expect(undelivered(errors)).toHaveLength(1);
+    expect(error!.message).toContain(EXECUTION);
+    expect(error!.message).toContain(ACCOUNT);
+    expect(await listed(store)).toEqual([]);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect((await (await handler(send(body()))).json()) as unknown).toEqual({ received: true, duplicate: true });
+    await handler.sweep();
+    await handler.idle();
+    expect([calls, undelivered(errors).length]).toEqual([10, 1]);
+    handler.close();
+  });
+
+  it('retryForMs must be positive and less than recordTtlMs; sweepIntervalMs positive', () => {
+    for (const bad of [{ retryForMs: 0 }, { retryForMs: 1000, recordTtlMs: 1000 }, { sweepIntervalMs: 0 }])
+      expect(() => receiver(bad)).toThrow(expect.objectContaining({ code: 'invalid_configuration' }));
+    expect(() => receiver({ retryForMs: 999, recordTtlMs: 1000 })).not.toThrow();
+  });
+
+  it('a callback that cannot be listed is not recorded: 503, nothing called, and a resend is handled', async () => {
+    const inner = createMemoryStore();
+    let failLists = 1;
+    const store: Store = {
+      ...inner,
+      setIfAbsent: async (key, ...rest) =>
+        key.includes(':pending:') && failLists-- > 0
+          ? Promise.reject(new Error('store down'))
+          : inner.setIfAbsent(key, ...rest),
+    };
+    const { handler, results } = receiver({ store, onError: () => {} });
+    expect((await handler(send(body()))).status).toBe(503);
+    await handler.idle();
+    expect(results).toHaveLength(0);
+    expect(await (await handler(send(body()))).json()).toEqual({ received: true });
+    await handler.idle();
+    expect(results).toHaveLength(1);
+    handler.close();
+  });
+
+  it('a delivered result is taken off the list; a list entry left behind is swept away without a call', async () => {
+    const inner = createMemoryStore();
+    let failRemoves = false;
+    const store: Store = {
+      ...inner,
+      compareAndDelete: async (key, ...rest) =>
+        key.includes(':pending:') && failRemoves
+          ? Promise.reject(new Error('store down'))
+          : inner.compareAndDelete(key, ...rest),
+    };
+    const errors: unknown[] = [];
+    const { handler, results } = receiver({ store, onError: (e) => errors.push(e) });
+    await handler(send(body()));
+    await handler.idle();
+    expect(await listed(store)).toEqual([]);
+    failRemoves = true;
+    const OTHER = '66666666-7777-4888-9999-bbbbbbbbbbbb';
+    await handler(
+      send(body({}, { id: OTHER, href: `${RETRIEVAL}/api/v1/accounts/${ACCOUNT}/workflow-executions/${OTHER}` })),
+    );
+    await handler.idle();
+    expect(results).toHaveLength(2);
+    expect(errors).toHaveLength(1);
+    expect(await listed(store)).toHaveLength(1);
+    failRemoves = false;
+    await handler.sweep();
+    await handler.idle();
+    expect(await listed(store)).toEqual([]);
+    expect(results).toHaveLength(2);
+    handler.close();
+  });
+
+  it('an entry whose record never came is dropped a lease after it was listed, unless listed again since', async () => {
+    vi.useFakeTimers();
+    const store = createMemoryStore();
+    const list = pendingList(store, 'client-1:callback', 86_400_000, Date.now);
+    await list.add('client-1:callback:gone:PROCESSED');
+    const { handler, results } = receiver({ store, leaseMs: 1000 });
+    await vi.advanceTimersByTimeAsync(999);
+    await handler.sweep();
+    expect(await list.entries()).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1);
+    await handler.sweep();
+    expect(await list.entries()).toEqual([]);
+    expect(results).toHaveLength(0);
+    handler.close();
+  });
+
+  it('"done" is written through a store away for a while: onResult is not called again', async () => {
+    vi.useFakeTimers();
+    const inner = createMemoryStore();
+    let failDone = 0;
+    const store: Store = {
+      ...inner,
+      compareAndSet: async (key, expected, value, ttl) =>
+        value.includes('"done"') && failDone-- > 0
+          ? Promise.reject(new Error('store down'))
+          : inner.compareAndSet(key, expected, value, ttl),
+    };
+    const calls: number[] = [];
+    const errors: unknown[] = [];
+    const options = {
+      store,
+      leaseMs: 1000,
+      onError: (e: unknown) => errors.push(e),
+      onResult: () => void calls.push(1),
+    };
+    const first = receiver(options);
+    failDone = 3;
+    await first.handler(send(body()));
+    await vi.advanceTimersByTimeAsync(300);
+    await first.handler.idle();
+    expect([calls.length, errors.length, failDone]).toEqual([1, 0, -1]);
+    const second = receiver(options);
+    await vi.advanceTimersByTimeAsync(5000);
+    await second.handler.sweep();
+    await second.handler.idle();
+    expect(calls).toHaveLength(1);
+    first.handler.close();
+    second.handler.close();
+  });
+
+  it('"done" not written within a lease: onError hears it, and another instance calls onResult again (the documented double)', async () => {
+    vi.useFakeTimers();
+    const inner = createMemoryStore();
+    let failDone = true;
+    const store: Store = {
+      ...inner,
+      compareAndSet: async (key, expected, value, ttl) =>
+        failDone && (value.includes('"done"') || key.endsWith(':lease'))
+          ? Promise.reject(new Error('store down'))
+          : inner.compareAndSet(key, expected, value, ttl),
+    };
+    const calls: number[] = [];
+    const errors: unknown[] = [];
+    const options = {
+      store,
+      leaseMs: 1000,
+      onError: (e: unknown) => errors.push(e),
+      onResult: () => void calls.push(1),
+    };
+    const first = receiver(options);
+    await first.handler(send(body()));
+    await vi.advanceTimersByTimeAsync(1100);
+    await first.handler.idle();
+    expect(errors.map((e) => (e as Error).message)).toEqual(['store down']);
+    failDone = false;
+    const second = receiver(options);
+    await vi.advanceTimersByTimeAsync(1000);
+    await second.handler.sweep();
+    await second.handler.idle();
+    expect(calls).toHaveLength(2);
+    first.handler.close();
+    second.handler.close();
   });
 });

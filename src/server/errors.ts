@@ -19,6 +19,7 @@ export const ERR_REQUEST_REJECTED = 'request_rejected';
 export const ERR_INVALID_ACCOUNT_REQUEST = 'invalid_account_request';
 export const ERR_WORKFLOW_EXPIRED = 'workflow_expired';
 export const ERR_RESULT_NOT_READY = 'result_not_ready';
+export const ERR_RESULT_UNDELIVERED = 'result_undelivered';
 export const ERR_INVALID_CALLBACK = 'invalid_callback';
 export const ERR_ABORTED = 'aborted';
 export const ERR_STORE_UNAVAILABLE = 'store_unavailable';
@@ -47,6 +48,7 @@ export type DeviceRiskErrorCode =
   | typeof ERR_INVALID_ACCOUNT_REQUEST
   | typeof ERR_WORKFLOW_EXPIRED
   | typeof ERR_RESULT_NOT_READY
+  | typeof ERR_RESULT_UNDELIVERED
   | typeof ERR_INVALID_CALLBACK
   | typeof ERR_ABORTED
   | typeof ERR_STORE_UNAVAILABLE

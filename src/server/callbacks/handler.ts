@@ -7,10 +7,12 @@
  * backoff when the details or `onResult` fail. Nothing goes back to the browser.
  *
  * On a fleet sharing one store, the first instance to record a callback handles it, under a
- * lease: a copy delivered to any other instance calls nothing, unless the record is still
- * pending and nobody holds its lease (its instance died): then that instance takes it over.
+ * lease: a copy delivered to any other instance calls nothing. A callback not yet handled is
+ * also listed as pending in the store, and every instance sweeps that list now and then: a
+ * callback whose instance died, or whose retry met the store away, is tried again by another,
+ * with the same backoff, until `retryForMs` has passed (then `result_undelivered`).
  */
-import { systemNow } from '../clock.js';
+import { sleep, systemNow } from '../clock.js';
 import type { DeviceRiskClient } from '../api/device-risk-client.js';
 import {
   REFUSED_BODY_TOO_LARGE,
@@ -21,13 +23,20 @@ import {
   readLimited,
   refuse,
 } from '../http.js';
-import { DeviceRiskError, ERR_INVALID_CALLBACK, ERR_INVALID_CONFIGURATION, ERR_STORE_UNAVAILABLE } from '../errors.js';
+import {
+  DeviceRiskError,
+  ERR_INVALID_CALLBACK,
+  ERR_INVALID_CONFIGURATION,
+  ERR_RESULT_UNDELIVERED,
+  ERR_STORE_UNAVAILABLE,
+} from '../errors.js';
 
 import { sourceMatcher } from './sources.js';
 import type { RequestContext } from '../node.js';
 import type { DeviceRiskDetails, WorkflowStatus } from '../api/result.js';
 import { createMemoryStore, keyPart, withTimeLimit, type Store } from '../store/store.js';
-import { takeLease } from '../store/lease.js';
+import { takeLease, type Lease } from '../store/lease.js';
+import { pendingList } from './pending.js';
 
 /** The callback body, as documented. */
 export interface CallbackBody {
@@ -53,7 +62,11 @@ export type SourceRule = readonly string[] | ((request: Request, context?: Reque
 
 export interface CallbackHandlerOptions {
   client: DeviceRiskClient;
-  /** Your decision: called once per workflow execution and final status. A throw is retried. */
+  /**
+   * Your decision: called for each workflow execution and final status, once, and again only
+   * when an instance dies (or the store is away for a whole lease) after it returned and before
+   * that was recorded; make it idempotent by `workflowExecutionId`. A throw is retried.
+   */
   onResult: (result: CallbackResult) => void | Promise<void>;
   /**
    * Who may call: addresses and CIDR ranges (the service publishes its callback source
@@ -67,11 +80,22 @@ export interface CallbackHandlerOptions {
   storeTimeoutMs?: number;
   /** How long an instance may take over a callback (details and onResult) before another may, in ms. Default 60000. */
   leaseMs?: number;
-  /** Told of every failure (details, onResult, the store); each is retried. */
+  /**
+   * Told of every failure (details, onResult, the store), each retried, and of a callback
+   * given up after retryForMs (`result_undelivered`, with the execution's ids).
+   */
   onError?: (error: unknown) => void;
   /** First retry after this many ms, doubled each time up to maxRetryDelayMs. Default 1000 and 60000. */
   retryDelayMs?: number;
   maxRetryDelayMs?: number;
+  /** How long after its arrival a callback is still tried, in ms. Default 24 hours; less than recordTtlMs. */
+  retryForMs?: number;
+  /**
+   * How often this instance sweeps the store's pending callbacks (those of instances that died
+   * or whose retry met the store away), in ms; also on a callback that arrives after as long.
+   * Default 30000.
+   */
+  sweepIntervalMs?: number;
   /** How long a callback's record is kept (duplicates within it call nothing). Default 7 days. */
   recordTtlMs?: number;
   /** Largest body in bytes. Default 16384. */
@@ -82,7 +106,12 @@ export interface CallbackHandlerOptions {
 export type CallbackHandler = ((request: Request, context?: RequestContext) => Promise<Response>) & {
   /** Resolves when every callback received so far is handled (or waits for a retry). For tests and shutdown. */
   idle(): Promise<void>;
-  /** Stops the retry timers (records stay in the store). */
+  /**
+   * Tries again every callback listed as pending in the store whose retry is due and that no
+   * instance is handling: runs every sweepIntervalMs on its own; call it to run it now.
+   */
+  sweep(): Promise<void>;
+  /** Stops the retry timers and the sweep (records stay in the store, for the fleet's sweeps). */
   close(): void;
 };
 
@@ -127,11 +156,19 @@ function checkCallback(body: unknown, retrievalOrigin: string): CallbackBody {
 }
 
 interface CallbackRecord {
-  state: 'pending' | 'done';
+  /** `failed`: given up after retryForMs. */
+  state: 'pending' | 'done' | 'failed';
   attempts: number;
   receivedAt: number;
+  /** Epoch ms of the next try after a failure: kept in the store, so any instance keeps the backoff. */
+  nextAttemptAt?: number;
   callback: CallbackBody;
 }
+
+/** How a callback comes to be handled: on arrival, by this instance's retry timer, or by a sweep. */
+type Trigger = 'arrival' | 'retry' | 'sweep';
+/** Pause between writes of a delivered result while the store is away. */
+const DONE_WRITE_PAUSE_MS = 100;
 
 export function createCallbackHandler(options: CallbackHandlerOptions): CallbackHandler {
   const { client, onResult } = options;
@@ -152,10 +189,27 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
   const maxDelay = options.maxRetryDelayMs ?? 60_000;
   const maxBody = options.maxBodyBytes ?? 16 * 1024;
   const leaseMs = options.leaseMs ?? 60_000;
+  const retryForMs = options.retryForMs ?? 86_400_000;
+  const sweepIntervalMs = options.sweepIntervalMs ?? 30_000;
+  if (!(retryForMs > 0 && retryForMs < ttl))
+    throw new DeviceRiskError(
+      ERR_INVALID_CONFIGURATION,
+      'retryForMs must be positive and less than recordTtlMs: a record must outlive its retries',
+    );
+  if (!(sweepIntervalMs > 0))
+    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'sweepIntervalMs must be a positive number of milliseconds');
   const namespace = `${keyPart(client.clientId ?? '')}:callback`;
-  const timers = new Set<ReturnType<typeof setTimeout>>();
+  const pending = pendingList(store, namespace, ttl, now);
+  /** This instance's retry timers, one per callback at most. */
+  const retryTimers = new Map<string, ReturnType<typeof setTimeout>>();
+  /** Callbacks this instance is handling now: its own sweep leaves them alone. */
+  const handling = new Set<string>();
   const running = new Set<Promise<void>>();
   let closed = false;
+  let sweepTimer: ReturnType<typeof setInterval> | undefined;
+  let lastSweep = -Infinity;
+  let sweeping: Promise<void> | undefined;
+  const report = (error: unknown) => options.onError?.(error);
 
   const allowed = (request: Request, context?: RequestContext) =>
     rule === 'any'
@@ -165,24 +219,45 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
         : !!context?.clientAddress && matches!(context.clientAddress);
 
   /** Reads the details and calls onResult; on failure the record waits in the store for its retry. */
-  async function handle(key: string): Promise<void> {
-    // One instance at a time: a copy that arrives elsewhere meanwhile calls nothing.
-    const lease = await takeLease(store, `${key}:lease`, leaseMs, 'callback lease');
-    if (!lease) return;
+  async function handle(key: string, trigger: Trigger): Promise<void> {
+    if (handling.has(key)) return;
+    handling.add(key);
     try {
-      await handleLeased(key);
+      // One instance at a time: a copy that arrives elsewhere meanwhile calls nothing.
+      const lease = await takeLease(store, `${key}:lease`, leaseMs, 'callback lease', now);
+      if (!lease) return;
+      try {
+        await handleLeased(key, trigger, lease);
+      } finally {
+        await lease.release();
+      }
     } finally {
-      await lease.release();
+      handling.delete(key);
     }
   }
 
-  async function handleLeased(key: string): Promise<void> {
+  async function handleLeased(key: string, trigger: Trigger, lease: Lease): Promise<void> {
     const stored = await store.get(key);
     if (!stored) return;
     const record = JSON.parse(stored) as CallbackRecord;
-    if (record.state === 'done') return;
+    if (record.state !== 'pending') return void (await pending.remove(key));
+    // A copy or a sweep keeps the backoff; this instance's own timer is the backoff.
+    if (trigger !== 'retry' && (record.nextAttemptAt ?? 0) > now()) return;
     const { callback } = record;
     const ids = { accountId: callback.account.id, workflowExecutionId: callback.workflowExecution.id };
+    if (now() - record.receivedAt >= retryForMs) {
+      // Fenced by the record read under the lease: a write that lost the race changes nothing.
+      if (await store.compareAndSet(key, stored, JSON.stringify({ ...record, state: 'failed' }), ttl)) {
+        report(
+          new DeviceRiskError(
+            ERR_RESULT_UNDELIVERED,
+            `the result of workflow execution ${ids.workflowExecutionId} (account ${ids.accountId}, ${callback.workflowExecution.status}) was not delivered: onResult or the details failed for ${record.attempts} attempts over ${retryForMs} ms`,
+          ),
+        );
+        await pending.remove(key);
+      }
+      return;
+    }
     try {
       const details = callback.workflowExecution.status === 'PROCESSED' ? await client.details(ids) : undefined;
       await onResult({
@@ -192,29 +267,91 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
         callback,
         receivedAt: record.receivedAt,
       });
-      await store.set(key, JSON.stringify({ ...record, state: 'done' }), ttl);
     } catch (error) {
-      options.onError?.(error);
+      report(error);
       const attempts = record.attempts + 1;
-      await store
-        .set(key, JSON.stringify({ ...record, attempts }), ttl)
-        .catch((storeError: unknown) => options.onError?.(storeError));
-      if (closed) return;
-      const timer = setTimeout(
-        () => {
-          timers.delete(timer);
-          track(handle(key));
-        },
-        Math.min(maxDelay, firstDelay * 2 ** (attempts - 1)),
-      );
-      timer.unref?.();
-      timers.add(timer);
+      const delay = Math.min(maxDelay, firstDelay * 2 ** (attempts - 1));
+      const next = JSON.stringify({ ...record, attempts, nextAttemptAt: now() + delay });
+      // A record another instance changed meanwhile is theirs now; a store away leaves the
+      // record as it was, and this instance's timer (or a sweep) tries again.
+      const kept = await store.compareAndSet(key, stored, next, ttl).catch((storeError: unknown) => {
+        report(storeError);
+        return true;
+      });
+      if (kept && !closed) retryAfter(key, delay);
+      return;
     }
+    await recordDelivered(key, stored, record, lease);
+  }
+
+  /**
+   * Writes `done` once onResult has returned, through a store that is away for a while, for
+   * as long as the lease is held: a record left pending would have onResult called again.
+   */
+  async function recordDelivered(key: string, stored: string, record: CallbackRecord, lease: Lease): Promise<void> {
+    const done = JSON.stringify({ ...record, state: 'done' });
+    for (;;) {
+      try {
+        // False: another instance took the record over when this lease lapsed; it is theirs.
+        if (!(await store.compareAndSet(key, stored, done, ttl))) return;
+        break;
+      } catch (error) {
+        if (lease.lost || closed) throw error;
+        await sleep(DONE_WRITE_PAUSE_MS);
+      }
+    }
+    await pending.remove(key).catch(report);
+  }
+
+  function retryAfter(key: string, delay: number): void {
+    clearTimeout(retryTimers.get(key));
+    const timer = setTimeout(() => {
+      retryTimers.delete(key);
+      track(handle(key, 'retry'));
+    }, delay);
+    timer.unref?.();
+    retryTimers.set(key, timer);
   }
 
   function track(work: Promise<void>): void {
-    const settled = work.catch((error: unknown) => options.onError?.(error)).finally(() => running.delete(settled));
+    const settled = work.catch(report).finally(() => running.delete(settled));
     running.add(settled);
+  }
+
+  /** Hands every due pending callback that this instance is not handling to `handle`. */
+  async function sweepOnce(): Promise<void> {
+    lastSweep = now();
+    for (const entry of await pending.entries()) {
+      if (closed) return;
+      if (handling.has(entry.key) || retryTimers.has(entry.key)) continue;
+      const stored = await store.get(entry.key);
+      if (stored === undefined) {
+        // Listed before its record is written: the record is written within a store call's
+        // time limit, or never (the arrival was answered 503); an entry a lease old is stale.
+        if (now() - entry.at >= leaseMs) await pending.remove(entry.key, entry.at);
+        continue;
+      }
+      const record = JSON.parse(stored) as CallbackRecord;
+      if (record.state !== 'pending') await pending.remove(entry.key);
+      // A callback's own instance tries first: another steps in a lease after it was due.
+      else if (now() >= (record.nextAttemptAt ?? record.receivedAt) + leaseMs) track(handle(entry.key, 'sweep'));
+    }
+  }
+
+  function sweep(): Promise<void> {
+    sweeping ??= sweepOnce().finally(() => (sweeping = undefined));
+    return sweeping;
+  }
+
+  /** Sweeps now when the last sweep is an interval old, and keeps sweeping while the process lives. */
+  function sweepWhenDue(): void {
+    if (closed) return;
+    if (!sweepTimer) {
+      sweepTimer = setInterval(() => track(sweep()), sweepIntervalMs);
+      sweepTimer.unref?.();
+    }
+    // Runtimes that freeze between requests run no interval: a callback's arrival sweeps too.
+    if (now() - lastSweep >= sweepIntervalMs) track(sweep());
   }
 
   const handler = async (request: Request, context?: RequestContext): Promise<Response> => {
@@ -239,6 +376,8 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
     const record: CallbackRecord = { state: 'pending', attempts: 0, receivedAt: now(), callback };
     let first: boolean;
     try {
+      // Listed first, then recorded: a record is never pending without its entry for the sweeps.
+      await pending.add(key);
       first = await store.setIfAbsent(key, JSON.stringify(record), ttl);
     } catch (error) {
       // Not recorded: the service must send it again.
@@ -248,8 +387,9 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
       });
     }
     // Recorded: answer at once; a duplicate or a late copy calls nothing again, but takes
-    // over a record still pending whose lease nobody holds (its instance died).
-    track(handle(key));
+    // over a record still pending, due, whose lease nobody holds (its instance died).
+    track(handle(key, 'arrival'));
+    sweepWhenDue();
     return json({ received: true, ...(first ? {} : { duplicate: true }) }, 200);
   };
 
@@ -257,10 +397,12 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
     async idle() {
       while (running.size) await Promise.all(running);
     },
+    sweep,
     close() {
       closed = true;
-      for (const timer of timers) clearTimeout(timer);
-      timers.clear();
+      for (const timer of retryTimers.values()) clearTimeout(timer);
+      retryTimers.clear();
+      clearInterval(sweepTimer);
     },
   });
 }

@@ -1,0 +1,82 @@
+/**
+ * The callbacks not yet handled, listed in the store so that any instance can find them and
+ * try again (the sweep): a callback whose instance died, or whose retry met the store away,
+ * is not lost with that instance's timers. A `Store` has no scan, so the list is a few keys
+ * (buckets), each a JSON array of entries changed by compare-and-set; a callback's bucket is
+ * fixed by its key, so that concurrent changes mostly touch different keys.
+ */
+import { sleep, type Now } from '../clock.js';
+import { DeviceRiskError, ERR_STORE_UNAVAILABLE } from '../errors.js';
+import { fromStore, type Store } from '../store/store.js';
+
+export interface PendingEntry {
+  /** The callback record's key. */
+  key: string;
+  /** Epoch ms when it was listed. */
+  at: number;
+}
+
+export interface PendingList {
+  /** Lists `key` once, listed now (an entry already there is dated again). */
+  add(key: string): Promise<void>;
+  /** Takes `key` off the list; with `at`, only the entry listed at that time (not one listed again since). */
+  remove(key: string, at?: number): Promise<void>;
+  /** Every entry listed, bucket by bucket. */
+  entries(): Promise<PendingEntry[]>;
+}
+
+/** Buckets of the list: enough that a fleet's concurrent changes rarely meet on one. */
+export const PENDING_BUCKETS = 16;
+/** Changes tried on one bucket before the store counts as unavailable. */
+const MAX_TRIES = 20;
+
+/** A bucket for `key`: the same on every instance. */
+export function bucketOf(key: string): number {
+  let hash = 0;
+  for (const char of key) hash = (Math.imul(hash, 31) + char.charCodeAt(0)) >>> 0;
+  return hash % PENDING_BUCKETS;
+}
+
+export function pendingList(store: Store, namespace: string, ttlMs: number, now: Now): PendingList {
+  const bucketKey = (bucket: number) => `${namespace}:pending:${bucket}`;
+  const parse = (text: string | undefined): PendingEntry[] => (text ? (JSON.parse(text) as PendingEntry[]) : []);
+
+  /** Applies `edit` to the bucket of `key`; `edit` answers undefined when nothing changes. */
+  async function change(key: string, edit: (entries: PendingEntry[]) => PendingEntry[] | undefined): Promise<void> {
+    const bucket = bucketKey(bucketOf(key));
+    for (let tries = 0; tries < MAX_TRIES; tries++) {
+      const current = await fromStore(store.get(bucket), 'pending callbacks read');
+      const next = edit(parse(current));
+      if (!next) return;
+      const text = JSON.stringify(next);
+      const written =
+        current === undefined
+          ? await fromStore(store.setIfAbsent(bucket, text, ttlMs), 'pending callbacks write')
+          : next.length
+            ? await fromStore(store.compareAndSet(bucket, current, text, ttlMs), 'pending callbacks write')
+            : await fromStore(store.compareAndDelete(bucket, current), 'pending callbacks write');
+      if (written) return;
+      // Another instance changed the bucket meanwhile: read it again, a little apart.
+      await sleep(Math.random() * 5 * (tries + 1));
+    }
+    throw new DeviceRiskError(
+      ERR_STORE_UNAVAILABLE,
+      `the list of pending callbacks changed under ${MAX_TRIES} writes in a row; retry shortly`,
+      { retryAfter: 1, operation: 'store' },
+    );
+  }
+
+  return {
+    add: (key) => change(key, (entries) => [...entries.filter((e) => e.key !== key), { key, at: now() }]),
+    remove(key, at) {
+      const match = (e: PendingEntry) => e.key === key && (at === undefined || e.at === at);
+      return change(key, (entries) => (entries.some(match) ? entries.filter((e) => !match(e)) : undefined));
+    },
+    async entries() {
+      const all: PendingEntry[] = [];
+      for (let bucket = 0; bucket < PENDING_BUCKETS; bucket++)
+        all.push(...parse(await fromStore(store.get(bucketKey(bucket)), 'pending callbacks read')));
+      return all;
+    },
+  };
+}
