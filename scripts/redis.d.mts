@@ -1,10 +1,17 @@
 export declare const REDIS_SERVER: string;
+export declare const REDIS_CLI: string;
 export declare function redisAvailable(): boolean;
-export declare function startRedis(): Promise<{
+export interface RedisServerProcess {
   port: number;
   url: string;
   stop(): Promise<void>;
   pause(): void;
   resume(): void;
   restart(downMs?: number): Promise<void>;
+}
+export declare function startRedis(options?: { args?: string[] }): Promise<RedisServerProcess>;
+export declare function startRedisCluster(masters?: number): Promise<{
+  nodes: RedisServerProcess[];
+  rootNodes: Array<{ url: string }>;
+  stop(): Promise<unknown>;
 }>;

@@ -2,7 +2,7 @@
 // benchmark, in its own directory. It persists every write (append-only file, fsync
 // always), as a production Redis holding Idempotency-Keys must: `restart()` stops it and
 // starts it again on the same port with its data (the fleet tests' "Redis went away").
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import { freePort } from './processes.mjs';
 
 export const REDIS_SERVER = process.env.REDIS_SERVER_PATH ?? '/usr/bin/redis-server';
-export const redisAvailable = () => existsSync(REDIS_SERVER);
+export const REDIS_CLI = process.env.REDIS_CLI_PATH ?? '/usr/bin/redis-cli';
+/** redis-server and redis-cli (Debian's redis-server package brings both; the Cluster tests need redis-cli). */
+export const redisAvailable = () => existsSync(REDIS_SERVER) && existsSync(REDIS_CLI);
 
 /** PING over a raw socket: true once the server answers PONG. */
 function ping(port) {
@@ -27,8 +29,8 @@ function ping(port) {
   });
 }
 
-/** Starts redis-server; resolves once it answers PING. Throws when it cannot. */
-export async function startRedis() {
+/** Starts redis-server (with `args` added); resolves once it answers PING. Throws when it cannot. */
+export async function startRedis({ args = [] } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'bbc-redis-'));
   const port = await freePort();
   let child;
@@ -51,6 +53,7 @@ export async function startRedis() {
         dir,
         '--protected-mode',
         'no',
+        ...args,
       ],
       { stdio: 'ignore' },
     );
@@ -85,4 +88,55 @@ export async function startRedis() {
       await start();
     },
   };
+}
+
+const cli = (args) =>
+  new Promise((resolve, reject) =>
+    execFile(REDIS_CLI, args, { timeout: 30_000 }, (error, stdout, stderr) =>
+      error ? reject(new Error(`redis-cli ${args.join(' ')}: ${stderr || error.message}`)) : resolve(stdout),
+    ),
+  );
+
+/**
+ * A Redis Cluster of `masters` nodes (no replicas), each a redis-server as above with
+ * `cluster-enabled yes`, its bus on a port of its own, joined by `redis-cli --cluster create`.
+ * Resolves once every node reports `cluster_state:ok`.
+ */
+export async function startRedisCluster(masters = 3) {
+  const nodes = await Promise.all(
+    Array.from({ length: masters }, async () =>
+      startRedis({
+        args: [
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          'nodes.conf',
+          '--cluster-port',
+          String(await freePort()),
+        ],
+      }),
+    ),
+  );
+  const stop = () => Promise.all(nodes.map((node) => node.stop()));
+  try {
+    await cli([
+      '--cluster',
+      'create',
+      ...nodes.map((n) => `127.0.0.1:${n.port}`),
+      '--cluster-replicas',
+      '0',
+      '--cluster-yes',
+    ]);
+    for (const node of nodes) {
+      for (let i = 0; ; i++) {
+        if ((await cli(['-p', String(node.port), 'cluster', 'info'])).includes('cluster_state:ok')) break;
+        if (i === 200) throw new Error(`the cluster node on ${node.port} never reported cluster_state:ok`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { nodes, rootNodes: nodes.map((n) => ({ url: n.url })), stop };
 }

@@ -21,6 +21,7 @@ import { RESP_TYPES } from 'redis';
 import { createClient as createClient4 } from 'redis4';
 import { Redis as IoRedis } from 'ioredis';
 import { connect, haveRedis, startRedisServer, type Client, type RedisServer } from './support/redis.js';
+import { storeContract } from './support/store-contract.js';
 
 const UA = 'AcmeShop Checkout/1.0';
 const SHOP = 'https://shop.example';
@@ -65,57 +66,7 @@ const stores: Array<[string, () => Promise<Store>]> = [
     : []),
 ];
 
-describe.each(stores)('the Store contract: %s', (_, make) => {
-  it('get, set with a time to live, delete', async () => {
-    const store = await make();
-    expect(await store.get('a')).toBeUndefined();
-    await store.set('a', 'one', 10_000);
-    expect(await store.get('a')).toBe('one');
-    await store.set('a', 'two', 10_000);
-    expect(await store.get('a')).toBe('two');
-    await store.delete('a');
-    expect(await store.get('a')).toBeUndefined();
-    await store.set('short', 'x', 40);
-    await new Promise((r) => setTimeout(r, 80));
-    expect(await store.get('short')).toBeUndefined();
-  });
-
-  it('setIfAbsent: of 50 concurrent claims exactly one wins, and the value lives for its ttl only', async () => {
-    const store = await make();
-    const won = await Promise.all(Array.from({ length: 50 }, (_, i) => store.setIfAbsent('claim', `owner-${i}`, 60)));
-    expect(won.filter(Boolean)).toHaveLength(1);
-    expect(await store.get('claim')).toBe(`owner-${won.indexOf(true)}`);
-    await new Promise((r) => setTimeout(r, 100));
-    expect(await store.setIfAbsent('claim', 'later', 1000)).toBe(true);
-  });
-
-  it('compareAndSet and compareAndDelete act only on the expected value', async () => {
-    const store = await make();
-    expect(await store.compareAndSet('k', 'v1', 'v2', 1000)).toBe(false);
-    expect(await store.get('k')).toBeUndefined();
-    await store.set('k', 'v1', 1000);
-    expect(await store.compareAndSet('k', 'other', 'v2', 1000)).toBe(false);
-    expect(await store.get('k')).toBe('v1');
-    const swaps = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => store.compareAndSet('k', 'v1', `v-${i}`, 1000)),
-    );
-    expect(swaps.filter(Boolean)).toHaveLength(1);
-    const current = (await store.get('k'))!;
-    expect(await store.compareAndDelete('k', 'v1')).toBe(false);
-    expect(await store.get('k')).toBe(current);
-    expect(await store.compareAndDelete('k', current)).toBe(true);
-    expect(await store.get('k')).toBeUndefined();
-  });
-
-  it('compareAndSet renews the time to live', async () => {
-    const store = await make();
-    await store.set('lease', 'me', 60);
-    await new Promise((r) => setTimeout(r, 30));
-    expect(await store.compareAndSet('lease', 'me', 'me', 1000)).toBe(true);
-    await new Promise((r) => setTimeout(r, 60));
-    expect(await store.get('lease')).toBe('me');
-  });
-});
+describe.each(stores)('the Store contract: %s', (_, make) => storeContract(make));
 
 describe('createMemoryStore', () => {
   it('a value lives exactly its ttl on the given clock; an expired one is absent to every operation', async () => {
@@ -683,6 +634,152 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
     await new Promise((r) => setTimeout(r, 300));
     expect(results.map((r) => r.workflowExecutionId)).toEqual([tx.workflowExecutionId]);
   });
+
+  /** A finalized transaction on the emulator and its callback's body, as the service sends it. */
+  async function processedCallback(store: Store) {
+    const { client } = instance(store);
+    const tx = await client.createAccount({
+      customerInternalReference: 'order-sweep',
+      workflowDefinition: { key: 10011 },
+      callbackUrl: 'http://127.0.0.1:9/unused',
+    });
+    await client.uploadBlackbox(tx, BLACKBOX);
+    await client.finalize(tx);
+    await expect.poll(() => emulator.inspect.callbacks()[0]?.body).toBeTruthy();
+    const body = JSON.stringify(emulator.inspect.callbacks()[0]!.body);
+    const request = () =>
+      new Request('https://shop.example/callback', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
+    return { client, tx, request };
+  }
+
+  it('Redis loses its data (FLUSHALL, as a restart without persistence): the documented outcome, a second transaction and a second onResult', async () => {
+    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+    const store = await redisStore();
+    const a = instance(store);
+    expect((await a.handler(post('fleet-key-lost', BLACKBOX, 'order-lost'))).status).toBe(200);
+    const { request } = await processedCallback(store);
+    const results: string[] = [];
+    const callbacks = createCallbackHandler({
+      client: a.client,
+      store,
+      allowedSources: 'any',
+      onResult: (r) => void results.push(r.workflowExecutionId),
+    });
+    await callbacks(request());
+    await callbacks.idle();
+    await store.client.flushAll();
+    // The key is forgotten: its retry makes a transaction of its own, which nothing reports.
+    expect((await a.handler(post('fleet-key-lost', BLACKBOX, 'order-lost'))).status).toBe(200);
+    const made = emulator.inspect.transactions().filter((tx) => tx.customerInternalReference === 'order-lost');
+    expect(made.map((tx) => tx.blackboxes.length)).toEqual([1, 1]);
+    expect(a.errors).toEqual([]);
+    // The callback's record is forgotten: a copy from the service calls onResult again.
+    await callbacks(request());
+    await callbacks.idle();
+    expect(results).toHaveLength(2);
+    expect(results[0]).toBe(results[1]);
+    callbacks.close();
+  });
+
+  it('an instance that dies inside onResult: another instance sweeps the callback a lease later and delivers it, once', async () => {
+    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+    const prefix = `sweep${++prefixes}:`;
+    const [storeA, storeB] = [await redisStore(prefix), await redisStore(prefix)];
+    const { client, tx, request } = await processedCallback(storeB);
+    const calls: string[] = [];
+    const a = createCallbackHandler({
+      client,
+      store: storeA,
+      leaseMs: 600,
+      allowedSources: 'any',
+      onError: () => {},
+      onResult: () => new Promise(() => calls.push('a')),
+    });
+    expect((await a(request())).status).toBe(200);
+    await expect.poll(() => calls).toEqual(['a']);
+    // Its process is gone: no renewal reaches Redis again.
+    storeA.client.destroy();
+    a.close();
+    const b = createCallbackHandler({
+      client,
+      store: storeB,
+      leaseMs: 600,
+      allowedSources: 'any',
+      onResult: (r) => void calls.push(`b:${r.workflowExecutionId}:${JSON.stringify(r.details?.deviceRisk)}`),
+    });
+    await expect
+      .poll(async () => {
+        await b.sweep();
+        await b.idle();
+        return calls.length;
+      })
+      .toBe(2);
+    expect(calls[1]).toMatch(new RegExp(`^b:${tx.workflowExecutionId}:\\{.*"decision"`));
+    await b.sweep();
+    await b.idle();
+    expect(calls).toHaveLength(2);
+    b.close();
+  });
+
+  it(
+    'a retry that meets Redis stopped, whose instance then dies: swept after the restart (AOF) and delivered',
+    { timeout: 30_000 },
+    async () => {
+      emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+      const store = await redisStore();
+      const { client, request } = await processedCallback(store);
+      const errors: unknown[] = [];
+      let aCalls = 0;
+      const a = createCallbackHandler({
+        client,
+        store,
+        leaseMs: 500,
+        storeTimeoutMs: 300,
+        retryDelayMs: 200,
+        allowedSources: 'any',
+        onError: (e) => errors.push(e),
+        onResult: () => {
+          aCalls++;
+          throw new Error('busy');
+        },
+      });
+      await redis.stop();
+      // Recorded before Redis went away? No: answered 503, so the service sends it again.
+      expect((await a(request())).status).toBe(503);
+      await redis.restart();
+      await expect.poll(() => store.client.isReady).toBe(true);
+      expect((await a(request())).status).toBe(200);
+      await a.idle();
+      expect(aCalls).toBe(1);
+      // Redis goes away while the retry waits; the instance dies before Redis is back.
+      await redis.stop();
+      await new Promise((r) => setTimeout(r, 300));
+      a.close();
+      await redis.restart();
+      await expect.poll(() => store.client.isReady).toBe(true);
+      const delivered: string[] = [];
+      const b = createCallbackHandler({
+        client,
+        store,
+        leaseMs: 500,
+        allowedSources: 'any',
+        onResult: (r) => void delivered.push(r.workflowExecutionId),
+      });
+      await expect
+        .poll(async () => {
+          await b.sweep();
+          await b.idle();
+          return delivered.length;
+        })
+        .toBe(1);
+      expect(aCalls).toBe(1);
+      b.close();
+    },
+  );
 });
 
 /** A well-formed callback for made-up ids, on the emulator's retrieval origin. */

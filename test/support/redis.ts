@@ -1,11 +1,11 @@
 // A real redis-server for a test file, and node-redis clients on it that fail fast while
 // the server is away (as the README sets them up).
 import { createClient } from 'redis';
-import { REDIS_SERVER, redisAvailable, startRedis } from '../../scripts/redis.mjs';
+import { REDIS_CLI, REDIS_SERVER, redisAvailable, startRedis } from '../../scripts/redis.mjs';
 
 export const haveRedis = redisAvailable();
 if (!haveRedis && process.env.CI)
-  throw new Error(`redis-server not found at ${REDIS_SERVER}; .ci/run installs redis-server`);
+  throw new Error(`redis-server or redis-cli not found (${REDIS_SERVER}, ${REDIS_CLI}); .ci/run installs redis-server`);
 
 export type RedisServer = Awaited<ReturnType<typeof startRedis>>;
 export const startRedisServer = startRedis;
