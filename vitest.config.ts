@@ -34,6 +34,8 @@ export default defineConfig({
       },
     },
     testTimeout: 10_000,
+    // A poll waits for something that will happen; on a busy machine it takes longer than 1 s.
+    expect: { poll: { timeout: 10_000 } },
     // One worker per core for the tests that build, pack and run real servers.
     maxWorkers: 2,
     // Tests of time limits force garbage collection: a timer must fire even when nothing else holds it.

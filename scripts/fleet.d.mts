@@ -8,6 +8,11 @@ export interface FleetInstance {
   inFlightAtKill: number;
   /** Orphaned transactions it reported (onError, code orphaned_transaction). */
   orphansReported: number;
+  /** Where it receives the service's callbacks. */
+  callbackUrl: string;
+  /** Workflow execution ids: one per call of onResult, and one per call that returned. */
+  tries: string[];
+  results: string[];
 }
 export interface Fleet {
   instances: FleetInstance[];
@@ -20,11 +25,13 @@ export interface KeyOutcome {
   body?: unknown;
   statuses: Array<number | string>;
   codes: string[];
+  /** The longest wait for one attempt's answer, in ms. */
+  slowestMs: number;
   ms: number;
 }
 export declare function fleetConfig(
   emulator: { tokenUrl: string; baseUrl: string; retrievalUrl: string; clientId: string; clientSecret: string },
-  options?: { redisUrl?: string; leaseMs?: number },
+  options?: { redisUrl?: string; leaseMs?: number; sweepIntervalMs?: number; callbackFailEvery?: number },
 ): Record<string, unknown>;
 export declare function startFleet(count: number, config: Record<string, unknown>): Promise<Fleet>;
 export declare function drive(options: {

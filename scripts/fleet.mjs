@@ -8,9 +8,19 @@ import { spawnListening } from './processes.mjs';
 const INSTANCE = fileURLToPath(new URL('../test/support/fleet-instance.mjs', import.meta.url));
 
 /** What an instance needs to reach the emulator (and Redis, when given). */
-export function fleetConfig(emulator, { redisUrl, leaseMs } = {}) {
+export function fleetConfig(emulator, { redisUrl, leaseMs, sweepIntervalMs, callbackFailEvery } = {}) {
   const { tokenUrl, baseUrl, retrievalUrl, clientId, clientSecret } = emulator;
-  return { redisUrl, tokenUrl, baseUrl, retrievalUrl, clientId, clientSecret, leaseMs };
+  return {
+    redisUrl,
+    tokenUrl,
+    baseUrl,
+    retrievalUrl,
+    clientId,
+    clientSecret,
+    leaseMs,
+    sweepIntervalMs,
+    callbackFailEvery,
+  };
 }
 
 /** Starts `count` instances; resolves once each listens. */
@@ -21,12 +31,26 @@ export async function startFleet(count, config) {
       const record = {
         child,
         url: `http://127.0.0.1:${port}/device-risk`,
+        callbackUrl: `http://127.0.0.1:${port}/callback`,
         alive: true,
         inFlight: 0,
         inFlightAtKill: 0,
         orphansReported: 0,
+        /** Workflow execution ids, one per call of onResult (`tries`) and per call that returned (`results`). */
+        tries: [],
+        results: [],
       };
-      child.stdout.on('data', (chunk) => (record.orphansReported += (String(chunk).match(/^orphan /gm) ?? []).length));
+      let pending = '';
+      child.stdout.on('data', (chunk) => {
+        const lines = (pending + chunk).split('\n');
+        pending = lines.pop();
+        for (const line of lines) {
+          const [kind, rest] = [line.slice(0, line.indexOf(' ')), line.slice(line.indexOf(' ') + 1)];
+          if (kind === 'orphan') record.orphansReported++;
+          else if (kind === 'try') record.tries.push(rest);
+          else if (kind === 'result') record.results.push(rest);
+        }
+      });
       return record;
     }),
   );
@@ -84,10 +108,13 @@ export async function drive({
     const started = performance.now();
     const statuses = [];
     const codes = [];
+    /** The longest wait for one attempt's answer (or for its failure), in ms. */
+    let slowestMs = 0;
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       let wait = 20;
       const instance = pick();
       instance.inFlight++;
+      const sent = performance.now();
       try {
         const response = await fetch(instance.url, {
           method: 'POST',
@@ -102,19 +129,21 @@ export async function drive({
         });
         statuses.push(response.status);
         const body = await response.json();
-        if (response.status === 200) return { key, ok: true, body, statuses, codes, ms: performance.now() - started };
+        if (response.status === 200)
+          return { key, ok: true, body, statuses, codes, slowestMs, ms: performance.now() - started };
         codes.push(body?.error?.code);
         if (response.status < 500 && response.status !== 409 && response.status !== 429)
-          return { key, ok: false, body, statuses, codes, ms: performance.now() - started };
+          return { key, ok: false, body, statuses, codes, slowestMs, ms: performance.now() - started };
         wait = Math.min(maxRetryWaitMs, Number(response.headers.get('retry-after') ?? 0) * 1000 || 20);
       } catch {
         statuses.push('no answer');
       } finally {
         instance.inFlight--;
+        slowestMs = Math.max(slowestMs, performance.now() - sent);
       }
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
-    return { key, ok: false, statuses, codes, ms: performance.now() - started };
+    return { key, ok: false, statuses, codes, slowestMs, ms: performance.now() - started };
   }
   await Promise.all(
     Array.from({ length: concurrency }, async () => {

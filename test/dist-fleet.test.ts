@@ -87,12 +87,123 @@ describe.skipIf(!haveRedis)('a fleet of four instances on one Redis', () => {
     const reported = fleet.instances.filter((i) => i !== killed).reduce((sum, i) => sum + i.orphansReported, 0);
     expect(reported).toBeGreaterThanOrEqual(orphans.length);
     expect(emulator.inspect.requests('token')).toBe(1);
+    // Every attempt was answered (or cut by the kill) within the browser's 10 s limit for its POST.
+    expect(results.filter((r) => r.slowestMs >= 10_000).map((r) => r.key)).toEqual([]);
     // The faults did happen: retries, answers lost with the killed instance, Redis away.
     const seen = new Set(results.flatMap((r) => r.statuses));
     expect(seen).toContain('no answer');
     const codes = new Set(results.flatMap((r) => r.codes));
     for (const code of ['store_unavailable', 'rate_limited', 'upstream_error', 'network_error'])
       expect(codes).toContain(code);
+  });
+});
+
+describe.skipIf(!haveRedis)('a fleet through Redis stopped for longer than a lease', () => {
+  it('stopped twice (AOF on) while checkouts run: one transaction per key, no orphan, every attempt answered within the browser limit', async () => {
+    const { emulator, fleet } = await setUp(4, true);
+    const all = keys(120, 'stopped');
+    let outage: Promise<void> | undefined;
+    emulator.faults.latency('accountCreate', 20); // creates on the wire when Redis goes
+    const results = await drive({
+      fleet,
+      keys: all,
+      concurrency: 12,
+      blackbox: BLACKBOX,
+      maxAttempts: 200,
+      onProgress: async (done: number) => {
+        // 1.5 s down: more than a lease (1 s), so that every lease held when it went expires, and
+        // less than an account create's intent (3 s and a lease), so that a made transaction resumes.
+        if (done === 30 || done === 80) outage ??= redis!.restart(1500).then(() => void (outage = undefined));
+      },
+    });
+    await outage;
+    expect(results.filter((r) => !r.ok)).toEqual([]);
+    const { counts, orphans, used } = perKey(emulator);
+    expect([...counts.values()].filter((n) => n !== 1)).toEqual([]);
+    expect(counts.size).toBe(all.length);
+    expect(used.map((tx) => tx.blackboxes.length).filter((n) => n !== 1)).toEqual([]);
+    expect(orphans).toEqual([]);
+    expect(results.filter((r) => r.slowestMs >= 10_000).map((r) => r.key)).toEqual([]);
+    expect(new Set(results.flatMap((r) => r.codes))).toContain('store_unavailable');
+  });
+});
+
+describe.skipIf(!haveRedis)('callbacks on a fleet of four instances on one Redis', () => {
+  it('sent to any instance, some twice, onResult failing now and then, one instance killed, Redis restarted: every decision delivered, twice only where the killed instance had it', async () => {
+    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+    redis = await startRedisServer();
+    fleet = await startFleet(
+      4,
+      fleetConfig(emulator, { redisUrl: redis.url, leaseMs: 3000, sweepIntervalMs: 300, callbackFailEvery: 4 }),
+    );
+    const checkouts = await drive({ fleet, keys: keys(60, 'callback'), concurrency: 8, blackbox: BLACKBOX });
+    expect(checkouts.filter((r) => !r.ok)).toEqual([]);
+    const executions = emulator.inspect.transactions().filter((tx) => tx.status === 'PROCESSED');
+    expect(executions).toHaveLength(60);
+    const origin = new URL(emulator.retrievalUrl).origin;
+    const bodyOf = (tx: (typeof executions)[number]) =>
+      JSON.stringify({
+        callbackSentAt: new Date().toISOString(),
+        workflowExecution: {
+          id: tx.workflowExecutionId,
+          href: `${origin}/api/v1/accounts/${tx.accountId}/workflow-executions/${tx.workflowExecutionId}`,
+          definitionKey: 10020,
+          status: 'PROCESSED',
+        },
+        account: { id: tx.accountId, href: `${origin}/api/v1/accounts/${tx.accountId}` },
+      });
+    // The service behind a load balancer: each callback to some live instance, again on
+    // anything but 200; every third sent twice.
+    let seed = 7;
+    const anyLive = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      const live = fleet!.instances.filter((i) => i.alive);
+      return live[(seed >>> 16) % live.length]!;
+    };
+    const deliver = async (body: string) => {
+      for (let attempt = 0; attempt < 100; attempt++) {
+        const status = await fetch(anyLive().callbackUrl, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+          signal: AbortSignal.timeout(10_000),
+        }).then(
+          (r) => r.status,
+          () => 0,
+        );
+        if (status === 200) return;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      throw new Error('a callback was never taken');
+    };
+    let restarting: Promise<void> | undefined;
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 6 }, async () => {
+        while (next < executions.length) {
+          const n = next++;
+          const body = bodyOf(executions[n]!);
+          await Promise.all([deliver(body), ...(n % 3 === 0 ? [deliver(body)] : [])]);
+          if (n === 20) fleet!.kill(1);
+          if (n === 40) restarting ??= redis!.restart(400);
+        }
+      }),
+    );
+    await restarting;
+    const killed = fleet.instances[1]!;
+    const delivered = () => new Set(fleet!.instances.flatMap((i) => i.results));
+    // The sweeps take over what the killed instance held, a lease after it was due.
+    await expect.poll(() => delivered().size, { timeout: 60_000, interval: 200 }).toBe(executions.length);
+    const perExecution = new Map<string, string[]>();
+    fleet.instances.forEach((instance, index) => {
+      for (const id of instance.results) perExecution.set(id, [...(perExecution.get(id) ?? []), `instance-${index}`]);
+    });
+    const doubled = [...perExecution.values()].filter((by) => by.length > 1);
+    expect(doubled.filter((by) => by.length > 2 || !by.includes('instance-1'))).toEqual([]);
+    // The faults did happen: onResult failed and was tried again; the killed instance had callbacks.
+    const tries = fleet.instances.reduce((sum, i) => sum + i.tries.length, 0);
+    expect(tries).toBeGreaterThan(executions.length);
+    expect(killed.tries.length).toBeGreaterThan(0);
   });
 });
 

@@ -5,6 +5,7 @@
 import { createServer } from 'node:http';
 import { createClient } from 'redis';
 import {
+  createCallbackHandler,
   createDeviceRiskClient,
   createDeviceRiskHandler,
   createMemoryStore,
@@ -60,6 +61,30 @@ const handler = createDeviceRiskHandler({
   onError: (error) =>
     void (error?.code === 'orphaned_transaction' && process.stdout.write(`orphan ${JSON.stringify(error.message)}\n`)),
 });
-const server = createServer(toNodeHandler(handler));
+// The service's callbacks, at /callback. onResult fails every `callbackFailEvery`-th try, and
+// prints each try and each success for the fleet test to count.
+let tries = 0;
+const callbacks = createCallbackHandler({
+  client,
+  store,
+  allowedSources: 'any',
+  leaseMs: config.leaseMs ?? 60_000,
+  retryDelayMs: 200,
+  maxRetryDelayMs: 1000,
+  sweepIntervalMs: config.sweepIntervalMs ?? 30_000,
+  onError: () => {},
+  onResult: async ({ workflowExecutionId }) => {
+    process.stdout.write(`try ${workflowExecutionId}\n`);
+    if (config.callbackFailEvery && ++tries % config.callbackFailEvery === 0) throw new Error('busy');
+    // A decision takes a while: an instance killed meanwhile leaves the callback half done.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    process.stdout.write(`result ${workflowExecutionId}\n`);
+  },
+});
+const endpoint = toNodeHandler(handler);
+const callbackEndpoint = toNodeHandler(callbacks);
+const server = createServer((request, response) =>
+  (request.url === '/callback' ? callbackEndpoint : endpoint)(request, response),
+);
 server.keepAliveTimeout = 60_000;
 server.listen(0, '127.0.0.1', () => process.stdout.write(`listening ${server.address().port}\n`));
