@@ -98,8 +98,8 @@ describe.skipIf(!haveRedis)('a fleet of four instances on one Redis', () => {
   });
 });
 
-describe.skipIf(!haveRedis)('a fleet through Redis stopped for longer than a lease', () => {
-  it('stopped twice (AOF on) while checkouts run: one transaction per key, no orphan, every attempt answered within the browser limit', async () => {
+describe.skipIf(!haveRedis)('a fleet through Redis away for longer than a lease', () => {
+  it('stopped (AOF on), then frozen, while checkouts run: one transaction per key, no orphan, every attempt answered within the browser limit', async () => {
     const { emulator, fleet } = await setUp(4, true);
     const all = keys(120, 'stopped');
     let outage: Promise<void> | undefined;
@@ -113,7 +113,13 @@ describe.skipIf(!haveRedis)('a fleet through Redis stopped for longer than a lea
       onProgress: async (done: number) => {
         // 1.5 s down: more than a lease (1 s), so that every lease held when it went expires, and
         // less than an account create's intent (3 s and a lease), so that a made transaction resumes.
-        if (done === 30 || done === 80) outage ??= redis!.restart(1500).then(() => void (outage = undefined));
+        if (done === 30) outage = redis!.restart(1500);
+        // Then frozen as long (SIGSTOP): connections stay open and nothing answers.
+        if (done === 80) {
+          await outage;
+          redis!.pause();
+          outage = new Promise((resolve) => setTimeout(resolve, 1500)).then(() => redis!.resume());
+        }
       },
     });
     await outage;
