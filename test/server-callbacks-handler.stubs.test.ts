@@ -639,12 +639,112 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     expect(error!.message).toContain(EXECUTION);
     expect(error!.message).toContain(ACCOUNT);
     expect(await listed(store)).toEqual([]);
+    const record = JSON.parse((await store.get(`client-1:callback:${EXECUTION}:PROCESSED`))!) as { state: string };
+    expect(record.state).toBe('failed');
     await vi.advanceTimersByTimeAsync(10_000);
     expect((await (await handler(send(body()))).json()) as unknown).toEqual({ received: true, duplicate: true });
+    await handler.idle();
     await handler.sweep();
     await handler.idle();
     expect([calls, undelivered(errors).length]).toEqual([10, 1]);
     handler.close();
+  });
+
+  it('a retry timer that fires before the clock reaches its time (a clock slewed slow) still tries', async () => {
+    vi.useFakeTimers();
+    const started = Date.now();
+    // A clock running at 90 % of the timers' pace: each timer fires "early" by it.
+    const now = () => started + Math.floor((Date.now() - started) * 0.9);
+    const calls: number[] = [];
+    const { handler } = receiver({
+      now,
+      retryDelayMs: 100,
+      onError: () => {},
+      onResult: () => {
+        calls.push(Date.now() - started);
+        if (calls.length < 3) throw new Error('busy');
+      },
+    });
+    await handler(send(body()));
+    await vi.advanceTimersByTimeAsync(400);
+    expect(calls).toEqual([0, 100, 300]);
+    handler.close();
+  });
+
+  it('a copy that arrives when the retry is due is handled at once', async () => {
+    let clock = 1_000_000;
+    const now = () => clock;
+    const calls: number[] = [];
+    const { handler } = receiver({
+      now,
+      store: createMemoryStore({ now }),
+      retryDelayMs: 60_000,
+      onError: () => {},
+      onResult: () => {
+        calls.push(clock);
+        if (calls.length === 1) throw new Error('busy');
+      },
+    });
+    await handler(send(body()));
+    await handler.idle();
+    clock += 59_999;
+    await handler(send(body()));
+    await handler.idle();
+    expect(calls).toHaveLength(1);
+    clock += 1;
+    await handler(send(body()));
+    await handler.idle();
+    expect(calls).toEqual([1_000_000, 1_060_000]);
+    handler.close();
+  });
+
+  it('a retry whose record expired meanwhile calls nothing and reports nothing more', async () => {
+    vi.useFakeTimers();
+    const errors: unknown[] = [];
+    let calls = 0;
+    const { handler } = receiver({
+      retryDelayMs: 3000,
+      retryForMs: 1000,
+      recordTtlMs: 2000,
+      onError: (e) => errors.push(e),
+      onResult: () => {
+        calls++;
+        throw new Error('busy');
+      },
+    });
+    await handler(send(body()));
+    await vi.advanceTimersByTimeAsync(3000);
+    await handler.idle();
+    expect(calls).toBe(1);
+    expect(errors.map((e) => (e as Error).message)).toEqual(['busy']);
+    handler.close();
+  });
+
+  it('a closed instance sweeps no more, even when a callback arrives', async () => {
+    let clock = 1_000_000;
+    const now = () => clock;
+    const store = createMemoryStore({ now });
+    const calls: string[] = [];
+    const options = { store, now, leaseMs: 1000, sweepIntervalMs: 5000, onError: () => {} };
+    const first = receiver({
+      ...options,
+      onResult: () => {
+        calls.push('a');
+        throw new Error('busy');
+      },
+    });
+    await first.handler(send(body()));
+    await first.handler.idle();
+    first.handler.close();
+    const second = receiver({ ...options, onResult: (r) => void calls.push(r.workflowExecutionId) });
+    second.handler.close();
+    clock += 10_000;
+    const OTHER = '66666666-7777-4888-9999-bbbbbbbbbbbb';
+    await second.handler(
+      send(body({}, { id: OTHER, href: `${RETRIEVAL}/api/v1/accounts/${ACCOUNT}/workflow-executions/${OTHER}` })),
+    );
+    await second.handler.idle();
+    expect(calls).toEqual(['a', OTHER]);
   });
 
   it('retryForMs must be positive and less than recordTtlMs; sweepIntervalMs positive', () => {

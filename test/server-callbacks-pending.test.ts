@@ -79,6 +79,7 @@ describe('the pending list', () => {
     await expect(pendingList(store, 'ns', 60_000, () => 1).add('x')).rejects.toMatchObject({
       code: 'store_unavailable',
       retryAfter: 1,
+      operation: 'store',
     });
     expect(writes).toBe(20);
   });

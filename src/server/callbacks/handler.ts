@@ -202,8 +202,6 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
   const pending = pendingList(store, namespace, ttl, now);
   /** This instance's retry timers, one per callback at most. */
   const retryTimers = new Map<string, ReturnType<typeof setTimeout>>();
-  /** Callbacks this instance is handling now: its own sweep leaves them alone. */
-  const handling = new Set<string>();
   const running = new Set<Promise<void>>();
   let closed = false;
   let sweepTimer: ReturnType<typeof setInterval> | undefined;
@@ -220,19 +218,13 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
 
   /** Reads the details and calls onResult; on failure the record waits in the store for its retry. */
   async function handle(key: string, trigger: Trigger): Promise<void> {
-    if (handling.has(key)) return;
-    handling.add(key);
+    // One at a time, on any instance: a copy that arrives meanwhile calls nothing.
+    const lease = await takeLease(store, `${key}:lease`, leaseMs, 'callback lease', now);
+    if (!lease) return;
     try {
-      // One instance at a time: a copy that arrives elsewhere meanwhile calls nothing.
-      const lease = await takeLease(store, `${key}:lease`, leaseMs, 'callback lease', now);
-      if (!lease) return;
-      try {
-        await handleLeased(key, trigger, lease);
-      } finally {
-        await lease.release();
-      }
+      await handleLeased(key, trigger, lease);
     } finally {
-      handling.delete(key);
+      await lease.release();
     }
   }
 
@@ -318,12 +310,12 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
     running.add(settled);
   }
 
-  /** Hands every due pending callback that this instance is not handling to `handle`. */
+  /** Hands every due pending callback to `handle` (whose lease keeps it to one instance at a time). */
   async function sweepOnce(): Promise<void> {
     lastSweep = now();
     for (const entry of await pending.entries()) {
-      if (closed) return;
-      if (handling.has(entry.key) || retryTimers.has(entry.key)) continue;
+      // This instance's own timer tries it; a lease later, the others may.
+      if (retryTimers.has(entry.key)) continue;
       const stored = await store.get(entry.key);
       if (stored === undefined) {
         // Listed before its record is written: the record is written within a store call's
