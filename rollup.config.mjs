@@ -88,6 +88,24 @@ const productionTwins = () => ({
   },
 });
 
+/**
+ * The edge build: the proxy's node:http path is replaced by a stand-in, and any other import
+ * of Node's modules fails the build, so that a Worker bundling dist/server.edge.js never meets one.
+ */
+const withoutNode = () => ({
+  name: 'without-node',
+  async resolveId(source, importer, options) {
+    if (source.startsWith('node:') || builtinModules.includes(source))
+      this.error(`the edge build of the server kit imports ${source} (from ${importer})`);
+    if (importer && /(^|\/)node-upstream\.js$/.test(source))
+      return this.resolve(source.replace(/node-upstream\.js$/, 'no-node-upstream.js'), importer, {
+        ...options,
+        skipSelf: true,
+      });
+    return null;
+  },
+});
+
 /** The browser files of one build: ESM and CommonJS for bundlers and require(), UMD for script tags. */
 function browserBuild(build) {
   const production = build === 'production';
@@ -181,6 +199,14 @@ const code = [
     output: { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: 'chunk-[name]-[hash].js' },
     external: nodeExternal,
     plugins: [ts()],
+  },
+  {
+    // blackbox-capture/server on Workers and edge runtimes (the `workerd` and `edge-light`
+    // export conditions): the same kit in one file, its proxy without the node:http path, so
+    // that it imports nothing from Node and runs without `nodejs_compat`.
+    input: { 'server.edge': 'src/server/index.ts' },
+    output: { dir: 'dist', format: 'es', entryFileNames: '[name].js', inlineDynamicImports: true },
+    plugins: [withoutNode(), ts()],
   },
   {
     input: nodeEntries,

@@ -200,6 +200,12 @@ describe('export lists', () => {
     expect(Object.keys(module).sort()).toEqual([...names].sort());
   });
 
+  it('the Workers and edge build (dist/server.edge.js) exports what dist/server.js does', async () => {
+    const node = (await import(new URL('../dist/server.js', import.meta.url).href)) as Record<string, unknown>;
+    const edge = (await import(new URL('../dist/server.edge.js', import.meta.url).href)) as Record<string, unknown>;
+    expect(Object.keys(edge).sort()).toEqual(Object.keys(node).sort());
+  });
+
   it('the UMD global carries the API plus ready, and nothing else', () => {
     const sandbox: Record<string, unknown> = {};
     vm.runInNewContext(readFileSync(UMD, 'utf8'), sandbox);

@@ -228,17 +228,6 @@ describe('README server snippets, as written, against the emulator', () => {
     expect(response.status).toBe(200);
     expect(collectorRequests.at(-1)).toEqual({ url: '/general5/SUB/dyn_wdp.js', forwardedFor: '198.51.100.23' });
   });
-
-  it("a Cloudflare Worker ('server-workers'), the client address from cf-connecting-ip", async () => {
-    const worker = (await load('workers', 'server-workers')).default as { fetch(request: Request): Promise<Response> };
-    const response = await worker.fetch(
-      new Request('https://shop.example/iojs/general5/SUB/static_wdp.js', {
-        headers: { 'cf-connecting-ip': '203.0.113.77' },
-      }),
-    );
-    expect(response.status).toBe(200);
-    expect(collectorRequests.at(-1)).toEqual({ url: '/general5/SUB/static_wdp.js', forwardedFor: '203.0.113.77' });
-  });
 });
 
 describe('README callback snippet, as written', () => {

@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { nodeUpstream } from '../src/server/proxy/node-upstream.js';
+import { headersOf, nodeUpstream } from '../src/server/proxy/node-upstream.js';
 import { standFor, takeNodeBody } from '../src/server/proxy/node-body.js';
 import { writeResponse } from '../src/server/node.js';
 import { closeServers, serve } from './support/http.js';
@@ -299,5 +299,33 @@ describe('a kept-alive socket the collector closed as it was reused', () => {
       code: 'ECONNRESET',
     });
     expect(collector.connections()).toBe(1);
+  });
+});
+
+describe('the answer headers', () => {
+  it('are taken as sent, from rawHeaders (case and repeats kept)', () => {
+    const headers = headersOf({
+      rawHeaders: ['Content-Type', 'text/javascript', 'Set-Cookie', 'a=1', 'Set-Cookie', 'b=2'],
+      headers: { 'content-type': 'ignored' },
+    });
+    expect([headers.get('content-type'), headers.getSetCookie()]).toEqual(['text/javascript', ['a=1', 'b=2']]);
+  });
+
+  it("are taken from the parsed headers where rawHeaders is empty (workerd's node:http)", () => {
+    const headers = headersOf({
+      rawHeaders: [],
+      headers: {
+        'content-type': 'text/javascript',
+        'set-cookie': ['a=1', 'b=2'],
+        'cache-control': 'max-age=60',
+        age: undefined,
+      },
+    });
+    expect([...headers]).toEqual([
+      ['cache-control', 'max-age=60'],
+      ['content-type', 'text/javascript'],
+      ['set-cookie', 'a=1'],
+      ['set-cookie', 'b=2'],
+    ]);
   });
 });

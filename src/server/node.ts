@@ -1,15 +1,19 @@
 /**
  * Node adapter: runs a web-standard `Request -> Response` handler on
- * `http.createServer` or as Express middleware.
+ * `http.createServer` or as Express middleware. It imports nothing from Node at run time
+ * (types only), so that the server entry loads on runtimes without Node's modules (workerd).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Readable } from 'node:stream';
 import { plainAddress } from './http.js';
 import { takeNodeBody } from './proxy/node-body.js';
 
-/** What the Node adapter knows beyond the Request: the client's address. */
+/**
+ * What the Node adapter knows beyond the Request: the client's address. A runtime's own
+ * second argument (Next.js's `{ params }`, a Worker's `env`) is accepted and ignored.
+ */
 export interface RequestContext {
   clientAddress?: string;
+  [other: string]: unknown;
 }
 
 export type FetchHandler = (request: Request, context?: RequestContext) => Response | Promise<Response>;
@@ -78,13 +82,28 @@ export function toRequest(req: IncomingMessage, res: ServerResponse): Request {
     if (parsed !== undefined) {
       body = parsed;
       headers.delete('content-length'); // the body was written anew
-    } else body = Readable.toWeb(req) as ReadableStream;
+    } else body = webStreamOf(req);
   }
   return new Request(url, {
     method: req.method ?? 'GET',
     headers,
     signal: controller.signal,
     ...(body === undefined ? {} : { body, duplex: 'half' }),
+  });
+}
+
+/** The request body as a web stream, read as the handler reads it (backpressure kept). */
+function webStreamOf(req: IncomingMessage): ReadableStream<Uint8Array> {
+  const chunks = req[Symbol.asyncIterator]() as AsyncIterator<Uint8Array, undefined>;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next = await chunks.next();
+      if (next.done) controller.close();
+      else controller.enqueue(next.value);
+    },
+    async cancel() {
+      await chunks.return?.();
+    },
   });
 }
 

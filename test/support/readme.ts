@@ -78,7 +78,7 @@ export const RUN_BY: Record<string, string> = {
   'server-express': 'test/readme.test.ts',
   'server-hono': 'test/readme.test.ts',
   'server-nextjs': 'test/readme.test.ts',
-  'server-workers': 'test/readme.test.ts',
+  'server-workers': 'test/dist-workerd.test.ts',
   'server-callbacks': 'test/readme.test.ts',
   'server-fleet': 'test/readme.test.ts',
   'nginx-excerpt': 'test/readme.test.ts',

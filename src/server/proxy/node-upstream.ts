@@ -57,6 +57,20 @@ function webView(body: Readable): ReadableStream<Uint8Array> {
   return stream;
 }
 
+/**
+ * An answer's headers, each as sent (`rawHeaders`), or from the parsed `headers` where the
+ * runtime leaves `rawHeaders` empty (a node:http built on fetch, as workerd's).
+ */
+export function headersOf(message: Pick<IncomingMessage, 'rawHeaders' | 'headers'>): Headers {
+  const out = new Headers();
+  const raw = message.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) out.append(raw[i]!, raw[i + 1]!);
+  if (raw.length === 0)
+    for (const [name, value] of Object.entries(message.headers))
+      for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value]) out.append(name, one);
+  return out;
+}
+
 /** A reason phrase a web Response accepts (RFC 9112 4: tab, space, visible and obs-text). */
 const REASON = /^[\t\x20-\x7e\x80-\xff]*$/;
 
@@ -67,9 +81,7 @@ const REASON = /^[\t\x20-\x7e\x80-\xff]*$/;
 function toWebResponse(response: IncomingMessage, method: string): Response {
   const status = response.statusCode ?? 0;
   if (!usableStatus(status)) throw new BadUpstreamAnswerError(`the collector answered with status ${status}`);
-  const out = new Headers();
-  const raw = response.rawHeaders;
-  for (let i = 0; i < raw.length; i += 2) out.append(raw[i]!, raw[i + 1]!);
+  const out = headersOf(response);
   const empty = method === 'HEAD' || [204, 205, 304].includes(status);
   // Stryker disable next-line ConditionalExpression: a body's consumer attaches in this same tick, so resuming early loses nothing
   if (empty) response.resume();

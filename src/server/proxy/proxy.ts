@@ -35,7 +35,8 @@ export interface FirstPartyProxyOptions {
    * How the collector is called. Default: on Node, node:http with keep-alive sockets (about
    * twice the throughput of the global fetch, measured in `npm run bench`), unless the global
    * fetch was replaced after this package loaded (a test double, instrumentation): then, and
-   * on other runtimes, the global fetch.
+   * on other runtimes, the global fetch. Workers and edge runtimes load the kit's build
+   * without the node:http path (the `workerd` and `edge-light` export conditions).
    */
   fetch?: typeof fetch;
   /** Upstream time limit in ms, for the whole exchange. Default 10000. */
@@ -91,7 +92,9 @@ const RETURNED_RESPONSE_HEADERS = ['content-type', 'cache-control', 'etag', 'las
 /**
  * On Node, the proxy calls the collector through node:http with keep-alive (node-upstream.ts,
  * loaded on first use): the global fetch cost it about half its throughput. A global fetch
- * replaced since load (a test double, instrumentation) is respected.
+ * replaced since load (a test double, instrumentation) is respected. The build for Workers
+ * and edge runtimes has no node:http path (no-node-upstream.ts stands in): workerd with
+ * `nodejs_compat` has a `process.versions.node` but its node:http is fetch underneath.
  */
 // Stryker disable next-line ConditionalExpression,OptionalChaining: the tests run on Node, where each form is true
 const ON_NODE =
@@ -173,10 +176,11 @@ export function createFirstPartyProxy(
     throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'publicHost must be a host name, with a port if any');
   let upstream$: Promise<(url: URL, init: UpstreamInit) => Promise<Response>> | undefined;
   const callUpstream = async (url: URL, init: UpstreamInit) => {
-    upstream$ ??=
+    upstream$ ??= (
       options.fetch || !ON_NODE || globalThis.fetch !== FETCH_AT_LOAD
-        ? Promise.resolve((u, i) => (options.fetch ?? fetch)(u, { ...i, redirect: 'manual' }))
-        : import('./node-upstream.js').then((module) => module.nodeUpstream);
+        ? Promise.resolve(undefined)
+        : import('./node-upstream.js').then((module) => module.nodeUpstream)
+    ).then((node) => node ?? ((u, i) => (options.fetch ?? fetch)(u, { ...i, redirect: 'manual' })));
     return (await upstream$)(url, init);
   };
   const timeoutMs = options.timeoutMs ?? 10_000;
