@@ -1,5 +1,6 @@
 // The built emulator (dist/emulator.js) and its command-line entry.
 import { spawn } from 'node:child_process';
+import { createServer as createNetServer } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
@@ -37,6 +38,54 @@ describe('dist/emulator.js', () => {
     // A newcomer needs both credentials to point the server kit at it.
     expect(addresses).toMatchObject({ clientId: 'emulator-client', clientSecret: 'emulator-secret' });
     expect((await fetch(addresses.loaderUrl!)).status).toBe(200);
+    // The retrieval address too: without it an app refuses every callback.
+    expect(addresses.retrievalUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
+
+  it('--env prints environment variables, on fixed ports with EMULATOR_PORT_BASE', async () => {
+    const { freePort } = await import('../scripts/processes.mjs');
+    // Six ports in a row, free now: found by trying bases the OS gave free.
+    let base = 0;
+    for (let tries = 0; tries < 20 && !base; tries++) {
+      const candidate = await freePort();
+      if (candidate + 5 > 65535) continue;
+      const taken = await Promise.all(
+        [1, 2, 3, 4, 5].map(
+          (n) =>
+            new Promise<boolean>((resolve) => {
+              const probe = createNetServer();
+              probe.once('error', () => resolve(true));
+              probe.listen(candidate + n, '127.0.0.1', () => probe.close(() => resolve(false)));
+            }),
+        ),
+      );
+      if (!taken.includes(true)) base = candidate;
+    }
+    const child = spawn(process.execPath, [new URL('../dist/emulator-cli.js', import.meta.url).pathname, '--env'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, EMULATOR_PORT_BASE: String(base) },
+    });
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    await expect.poll(() => out.includes('CLIENT_SECRET='), { timeout: 60_000 }).toBe(true);
+    const variables = Object.fromEntries(
+      out
+        .trim()
+        .split('\n')
+        .map((line) => line.split(/=(.*)/s).slice(0, 2)),
+    );
+    expect(variables).toEqual({
+      LOADER_URL: `http://127.0.0.1:${base}/loader.js`,
+      COLLECTOR_URL: `http://127.0.0.1:${base + 1}`,
+      TOKEN_URL: `http://127.0.0.1:${base + 3}/oauth2/token`,
+      BASE_URL: `http://127.0.0.1:${base + 4}`,
+      RETRIEVAL_URL: `http://127.0.0.1:${base + 5}`,
+      CLIENT_ID: 'emulator-client',
+      CLIENT_SECRET: 'emulator-secret',
+    });
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
@@ -58,6 +107,17 @@ describe('the blackbox-capture-emulator command line', () => {
         resolve({ code, out, err });
       });
     });
+
+  it('refuses an EMULATOR_PORT_BASE that leaves no room for its six ports, naming it', async () => {
+    const child = spawn(process.execPath, [CLI], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, EMULATOR_PORT_BASE: '65531' },
+    });
+    let err = '';
+    child.stderr.on('data', (chunk) => (err += chunk));
+    expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(2);
+    expect(err).toContain('EMULATOR_PORT_BASE must be a port number, at most 65530 (got 65531)');
+  });
 
   it('--help prints the usage and starts nothing', async () => {
     const { code, out } = await run(['--help']);

@@ -128,6 +128,7 @@ describe('export lists', () => {
         'ERR_INVALID_ACCOUNT_REQUEST',
         'ERR_INVALID_BLACKBOX',
         'ERR_INVALID_CALLBACK',
+        'ERR_CALLBACK_REFUSED',
         'ERR_INVALID_CONFIGURATION',
         'ERR_INVALID_RESPONSE',
         'ERR_NETWORK',

@@ -184,6 +184,29 @@ describe('refusals before the body', () => {
     expect((await handler(send(body()), {})).status).toBe(403);
   });
 
+  it('every refusal is told to onError with its status: a wrong set-up is never silent', async () => {
+    const errors: Array<{ code: string; status: number; message: string; operation: string }> = [];
+    const { handler } = receiver({ allowedSources: ['192.0.2.1'], onError: (e) => errors.push(e as never) });
+    await handler(send(body()));
+    await handler(send(body()), { clientAddress: '198.51.100.9' });
+    await handler(new Request('https://shop.test/callbacks'), { clientAddress: '192.0.2.1' });
+    await handler(send(body(), {}), { clientAddress: '192.0.2.1' });
+    await handler(send(body({ padding: 'x'.repeat(17_000) })), { clientAddress: '192.0.2.1' });
+    await handler(send(body({}, { href: 'https://elsewhere.test/x' })), { clientAddress: '192.0.2.1' });
+    expect(errors.map((e) => [e.code, e.status, e.operation])).toEqual([
+      ['callback_refused', 403, 'callback'],
+      ['callback_refused', 403, 'callback'],
+      ['callback_refused', 405, 'callback'],
+      ['callback_refused', 415, 'callback'],
+      ['callback_refused', 413, 'callback'],
+      ['invalid_callback', 400, 'callback'],
+    ]);
+    expect(errors[0]!.message).toContain('403 source_not_allowed: no caller address was given');
+    expect(errors[1]!.message).toContain('its caller address 198.51.100.9 is not allowed');
+    expect(errors[2]!.message).toContain('405 method_not_allowed');
+    expect(errors[5]!.message).toContain('400 invalid_callback: the callback has a workflowExecution.href off');
+  });
+
   it.each([
     ['no content type', {}],
     ['text/plain', { 'content-type': 'text/plain' }],

@@ -12,8 +12,10 @@ import { runConformance, type ConformancePage } from './conformance.js';
 const USAGE = `usage: blackbox-capture-emulator [--help] [--version]
        blackbox-capture-emulator conformance <loader.js> [--reference <loader.js>] [--chromium <path>]
 
-Without a command: starts the emulator and prints its addresses, client id and client secret
-as JSON; stops on SIGINT or SIGTERM. Environment: EMULATOR_PORT_BASE, EMULATOR_CLIENT_ID,
+Without a command: starts the emulator and prints what an app needs (its addresses, client id
+and client secret) as JSON, or with --env as environment variables (LOADER_URL, COLLECTOR_URL,
+TOKEN_URL, BASE_URL, RETRIEVAL_URL, CLIENT_ID, CLIENT_SECRET); stops on SIGINT or SIGTERM.
+Environment: EMULATOR_PORT_BASE (fixed ports: base to base+5), EMULATOR_CLIENT_ID,
 EMULATOR_CLIENT_SECRET.
 
 conformance: runs the conformance table in Chromium with <loader.js> and with the emulator's
@@ -100,22 +102,49 @@ async function conformance(args: string[]): Promise<void> {
 }
 
 function serve(args: string[]): void {
-  if (args.length) fail(`unknown option ${args[0]}`);
+  const asEnv = args[0] === '--env';
+  if (args.length > (asEnv ? 1 : 0)) fail(`unknown option ${args[asEnv ? 1 : 0]}`);
   const base = process.env.EMULATOR_PORT_BASE ? Number(process.env.EMULATOR_PORT_BASE) : undefined;
+  if (base !== undefined && !(Number.isInteger(base) && base > 0 && base + 5 < 65536))
+    fail(`EMULATOR_PORT_BASE must be a port number, at most 65530 (got ${process.env.EMULATOR_PORT_BASE})`);
   const ports =
     base === undefined
       ? undefined
-      : { loader: base, collector: base + 1, thirdParty: base + 2, auth: base + 3, api: base + 4 };
+      : {
+          loader: base,
+          collector: base + 1,
+          thirdParty: base + 2,
+          auth: base + 3,
+          api: base + 4,
+          retrieval: base + 5,
+        };
   startEmulator({
     ...(ports ? { ports } : {}),
     ...(process.env.EMULATOR_CLIENT_ID ? { clientId: process.env.EMULATOR_CLIENT_ID } : {}),
     ...(process.env.EMULATOR_CLIENT_SECRET ? { clientSecret: process.env.EMULATOR_CLIENT_SECRET } : {}),
   }).then(
     (emulator) => {
-      const { loaderUrl, collectorUrl, thirdPartyUrl, tokenUrl, baseUrl, clientId, clientSecret } = emulator;
+      const { loaderUrl, collectorUrl, thirdPartyUrl, tokenUrl, baseUrl, retrievalUrl, clientId, clientSecret } =
+        emulator;
       // The secret is the emulator's own test credential, printed so that the server kit can be pointed at it.
       console.log(
-        JSON.stringify({ loaderUrl, collectorUrl, thirdPartyUrl, tokenUrl, baseUrl, clientId, clientSecret }, null, 2),
+        asEnv
+          ? Object.entries({
+              LOADER_URL: loaderUrl,
+              COLLECTOR_URL: collectorUrl,
+              TOKEN_URL: tokenUrl,
+              BASE_URL: baseUrl,
+              RETRIEVAL_URL: retrievalUrl,
+              CLIENT_ID: clientId,
+              CLIENT_SECRET: clientSecret,
+            })
+              .map(([name, value]) => `${name}=${value}`)
+              .join('\n')
+          : JSON.stringify(
+              { loaderUrl, collectorUrl, thirdPartyUrl, tokenUrl, baseUrl, retrievalUrl, clientId, clientSecret },
+              null,
+              2,
+            ),
       );
       const stop = () => void emulator.close().then(() => process.exit(0));
       process.once('SIGINT', stop);

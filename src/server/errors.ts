@@ -21,6 +21,7 @@ export const ERR_WORKFLOW_EXPIRED = 'workflow_expired';
 export const ERR_RESULT_NOT_READY = 'result_not_ready';
 export const ERR_RESULT_UNDELIVERED = 'result_undelivered';
 export const ERR_INVALID_CALLBACK = 'invalid_callback';
+export const ERR_CALLBACK_REFUSED = 'callback_refused';
 export const ERR_ABORTED = 'aborted';
 export const ERR_STORE_UNAVAILABLE = 'store_unavailable';
 export const ERR_STORE_FULL = 'store_full';
@@ -50,6 +51,7 @@ export type DeviceRiskErrorCode =
   | typeof ERR_RESULT_NOT_READY
   | typeof ERR_RESULT_UNDELIVERED
   | typeof ERR_INVALID_CALLBACK
+  | typeof ERR_CALLBACK_REFUSED
   | typeof ERR_ABORTED
   | typeof ERR_STORE_UNAVAILABLE
   | typeof ERR_STORE_FULL

@@ -22,9 +22,11 @@ import {
   json,
   readLimited,
   refuse,
+  type RefusalCode,
 } from '../http.js';
 import {
   DeviceRiskError,
+  ERR_CALLBACK_REFUSED,
   ERR_INVALID_CALLBACK,
   ERR_INVALID_CONFIGURATION,
   ERR_RESULT_UNDELIVERED,
@@ -346,18 +348,49 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
     if (now() - lastSweep >= sweepIntervalMs) track(sweep());
   }
 
+  /**
+   * Answers a refusal, and tells onError: a callback refused is a decision that never
+   * arrives, most often from a wrong set-up (the caller address, the retrieval host).
+   */
+  const refused = (
+    status: number,
+    code: RefusalCode | typeof ERR_INVALID_CALLBACK,
+    message: string,
+    why = message,
+    headers?: Record<string, string>,
+  ) => {
+    report(
+      new DeviceRiskError(
+        code === ERR_INVALID_CALLBACK ? ERR_INVALID_CALLBACK : ERR_CALLBACK_REFUSED,
+        `a callback was refused with ${status} ${code}: ${why}`,
+        { status, operation: 'callback' },
+      ),
+    );
+    return refuse(status, code, message, headers);
+  };
+
   const handler = async (request: Request, context?: RequestContext): Promise<Response> => {
-    if (request.method !== 'POST') return refuse(405, REFUSED_METHOD, 'Use POST', { allow: 'POST' });
-    if (!allowed(request, context)) return refuse(403, REFUSED_SOURCE, 'This address may not send callbacks');
+    if (request.method !== 'POST') return refused(405, REFUSED_METHOD, 'Use POST', undefined, { allow: 'POST' });
+    if (!allowed(request, context)) {
+      const address = context?.clientAddress;
+      return refused(
+        403,
+        REFUSED_SOURCE,
+        'This address may not send callbacks',
+        address
+          ? `its caller address ${address} is not allowed by allowedSources`
+          : 'no caller address was given (pass { clientAddress } as the second argument; a route handler must take it from a header its own proxy sets)',
+      );
+    }
     if (!/\bjson\b/i.test(request.headers.get('content-type') ?? ''))
-      return refuse(415, REFUSED_MEDIA_TYPE, 'Send JSON');
+      return refused(415, REFUSED_MEDIA_TYPE, 'Send JSON');
     const text = await readLimited(request, maxBody);
-    if (text === undefined) return refuse(413, REFUSED_BODY_TOO_LARGE, `The body is larger than ${maxBody} bytes`);
+    if (text === undefined) return refused(413, REFUSED_BODY_TOO_LARGE, `The body is larger than ${maxBody} bytes`);
     let callback: CallbackBody;
     try {
       callback = checkCallback(JSON.parse(text), client.retrievalOrigin);
     } catch (error) {
-      return refuse(
+      return refused(
         400,
         ERR_INVALID_CALLBACK,
         error instanceof DeviceRiskError ? error.message.replace(/^\[[^\]]+\] /, '') : 'The body must be JSON',
