@@ -219,15 +219,6 @@ describe('README server snippets, as written, against the emulator', () => {
       }
     },
   );
-
-  it("a Next.js route handler ('server-nextjs'), the client address from x-real-ip", async () => {
-    const { GET } = await load('nextjs', 'server-nextjs');
-    const response = (await GET(
-      new Request('https://shop.example/iojs/general5/SUB/dyn_wdp.js', { headers: { 'x-real-ip': '198.51.100.23' } }),
-    )) as Response;
-    expect(response.status).toBe(200);
-    expect(collectorRequests.at(-1)).toEqual({ url: '/general5/SUB/dyn_wdp.js', forwardedFor: '198.51.100.23' });
-  });
 });
 
 describe('README callback snippet, as written', () => {

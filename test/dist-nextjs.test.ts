@@ -1,0 +1,167 @@
+// The docs' Next.js snippets, as written, in a new Next.js 16 app on the packed tarball:
+// `next build` (Turbopack, with its type check) without any secret set, then `next start`
+// with the emulator's variables (what `blackbox-capture-emulator --env` prints): the proxy
+// passes the collector's script, headers and cookie back; a capture completes; the
+// emulator's callback reaches the callback route and the decision is printed on the server.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmulator, type Emulator } from '../src/emulator/index.js';
+import { freePort } from '../scripts/processes.mjs';
+import { fileOf, snippet } from './support/readme.js';
+import { ROOT } from './support/tarball.js';
+import { execFileSync } from 'node:child_process';
+
+const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
+const NEXT = join(ROOT, 'node_modules', 'next', 'dist', 'bin', 'next');
+// Inside the package's folder, so that Next.js finds its own packages (and the workspace
+// root, by the lock file) as in an app; the package itself is installed from the tarball.
+const APP = join(ROOT, '.scratch', `nextjs-${process.pid}`);
+
+let emulator: Emulator;
+let server: ChildProcess | undefined;
+let output = '';
+let origin = '';
+
+/** Runs `next <args>` in the app; resolves with its output, rejects with it on failure. */
+function next(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [NEXT, ...args], { cwd: APP, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.stderr.on('data', (chunk) => (out += chunk));
+    child.on('exit', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`next ${args[0]} exited ${code}:\n${out}`)),
+    );
+  });
+}
+
+/** The environment without this machine's own credentials: `next build` must need none. */
+function cleanEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, NEXT_TELEMETRY_DISABLED: '1' };
+  for (const name of ['CLIENT_ID', 'CLIENT_SECRET', 'WORKFLOW_KEY', 'TOKEN_URL', 'BASE_URL', 'NODE_OPTIONS'])
+    delete env[name];
+  return env;
+}
+
+beforeAll(async () => {
+  emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+  rmSync(APP, { recursive: true, force: true });
+  const installed = join(APP, 'node_modules', 'blackbox-capture');
+  mkdirSync(installed, { recursive: true });
+  execFileSync('npm', ['pack', '--silent', '--pack-destination', APP], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  execFileSync('sh', ['-c', `tar xzf "${APP}"/blackbox-capture-*.tgz -C "${installed}" --strip-components=1`]);
+  const write = (file: string, text: string) => {
+    mkdirSync(dirname(join(APP, file)), { recursive: true });
+    writeFileSync(join(APP, file), text);
+  };
+  write('package.json', JSON.stringify({ name: 'shop', private: true }));
+  for (const name of ['server-nextjs-setup', 'server-nextjs', 'server-nextjs-callback', 'server-nextjs-proxy']) {
+    const block = snippet(name);
+    write(fileOf(block), block.code);
+  }
+  // A handler of the kit's type exported as it is (`export const POST = deviceRisk`): Next.js's
+  // type check passes its `{ params }` as the second argument.
+  write(
+    'app/as-is/route.ts',
+    "import type { FetchHandler } from 'blackbox-capture/server';\n\nexport const POST: FetchHandler = () => new Response(null, { status: 204 });\n",
+  );
+  // The snippet's "yours": a session lookup, declared for the type check and set before the server starts.
+  write(
+    'session.d.ts',
+    'declare function sessionUser(request: Request): Promise<{ orderId: string; id: string } | null>;\n',
+  );
+  write(
+    'session.mjs',
+    `globalThis.sessionUser = async (request) =>
+  /session=ok/.test(request.headers.get('cookie') ?? '') ? { orderId: 'order-next', id: 'user-next' } : null;\n`,
+  );
+  await next(['build'], cleanEnv());
+
+  const port = await freePort();
+  origin = `http://127.0.0.1:${port}`;
+  server = spawn(process.execPath, [NEXT, 'start', '-H', '127.0.0.1', '-p', String(port)], {
+    cwd: APP,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      ...cleanEnv(),
+      NODE_OPTIONS: `--import=${pathToFileURL(join(APP, 'session.mjs')).href}`,
+      CLIENT_ID: emulator.clientId,
+      CLIENT_SECRET: emulator.clientSecret,
+      TOKEN_URL: emulator.tokenUrl,
+      BASE_URL: emulator.baseUrl,
+      RETRIEVAL_URL: emulator.retrievalUrl,
+      COLLECTOR_URL: emulator.collectorUrl,
+      WORKFLOW_KEY: '10011',
+      CALLBACK_SOURCES: 'any',
+      CALLBACK_URL: `${origin}/device-risk/callback`,
+    },
+  });
+  await new Promise<void>((resolve, reject) => {
+    const read = (chunk: Buffer) => {
+      output += String(chunk);
+      if (/Ready in/.test(output)) resolve();
+    };
+    server!.stdout!.on('data', read);
+    server!.stderr!.on('data', read);
+    server!.once('exit', (code) => reject(new Error(`next start exited ${code}:\n${output}`)));
+  });
+});
+
+afterAll(async () => {
+  if (server?.pid) {
+    const exited = new Promise((resolve) => server!.once('exit', resolve));
+    process.kill(-server.pid, 'SIGTERM');
+    await exited;
+  }
+  await emulator?.close();
+  rmSync(APP, { recursive: true, force: true });
+});
+
+describe('the Next.js snippets under next start', () => {
+  it('the proxy route passes the collector script, its headers and its cookie back', async () => {
+    const script = await fetch(`${origin}/iojs/general5/SUB/dyn_wdp.js`, { headers: { 'x-real-ip': '203.0.113.9' } });
+    expect(script.status).toBe(200);
+    expect(script.headers.get('content-type')).toMatch(/javascript/);
+    expect(script.headers.getSetCookie()).toEqual([expect.stringMatching(/^bbc_fpc=[^;]+; Path=\/iojs/)]);
+    expect(await script.text()).toContain('emulated collection script');
+  });
+
+  it('a capture completes, and the decision arrives by callback on the server only', async () => {
+    const answer = await fetch(`${origin}/device-risk`, {
+      method: 'POST',
+      headers: {
+        origin: 'https://shop.example',
+        cookie: 'session=ok',
+        'content-type': 'application/json',
+        'idempotency-key': 'nextjs-1',
+      },
+      body: JSON.stringify({ blackbox: BLACKBOX }),
+    });
+    expect([answer.status, answer.status === 200 ? '' : await answer.text()]).toEqual([200, '']);
+    const body = (await answer.json()) as { workflowExecutionId: string; status: string };
+    expect(Object.keys(body).sort()).toEqual(['accountId', 'status', 'workflowExecutionId']);
+    expect(emulator.inspect.transaction(body.workflowExecutionId)).toMatchObject({
+      blackboxes: [BLACKBOX],
+      customerInternalReference: 'order-next',
+    });
+    await expect
+      .poll(() => output, { timeout: 30_000 })
+      .toMatch(new RegExp(`decided ${body.workflowExecutionId} PROCESSED [A-Z]+`));
+  });
+
+  it('without a session the endpoint answers 401', async () => {
+    const anonymous = await fetch(`${origin}/device-risk`, {
+      method: 'POST',
+      headers: { origin: 'https://shop.example', 'content-type': 'application/json' },
+      body: JSON.stringify({ blackbox: BLACKBOX }),
+    });
+    expect(anonymous.status).toBe(401);
+  });
+});
