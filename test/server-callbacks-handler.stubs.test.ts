@@ -743,6 +743,25 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     handler.close();
   });
 
+  it('one sweep timer however many callbacks arrive: close() stops it, and nothing reads the store after', async () => {
+    vi.useFakeTimers();
+    const inner = createMemoryStore();
+    let reads = 0;
+    const store: Store = { ...inner, get: (key) => (reads++, inner.get(key)) };
+    const { handler } = receiver({ store, sweepIntervalMs: 1000 });
+    const OTHER = '66666666-7777-4888-9999-bbbbbbbbbbbb';
+    await handler(send(body()));
+    await handler(
+      send(body({}, { id: OTHER, href: `${RETRIEVAL}/api/v1/accounts/${ACCOUNT}/workflow-executions/${OTHER}` })),
+    );
+    await vi.advanceTimersByTimeAsync(0);
+    await handler.idle();
+    handler.close();
+    reads = 0;
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(reads).toBe(0);
+  });
+
   it('a closed instance sweeps no more, even when a callback arrives', async () => {
     let clock = 1_000_000;
     const now = () => clock;
