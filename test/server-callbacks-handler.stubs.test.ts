@@ -747,7 +747,13 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     vi.useFakeTimers();
     const inner = createMemoryStore();
     let reads = 0;
-    const store: Store = { ...inner, get: (key) => (reads++, inner.get(key)) };
+    const store: Store = {
+      ...inner,
+      get: (key) => {
+        reads++;
+        return inner.get(key);
+      },
+    };
     const { handler } = receiver({ store, sweepIntervalMs: 1000 });
     const OTHER = '66666666-7777-4888-9999-bbbbbbbbbbbb';
     await handler(send(body()));
