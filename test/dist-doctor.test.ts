@@ -57,6 +57,15 @@ describe('npx blackbox-capture doctor (dist/cli.js)', () => {
     expect(result.code).toBe(1);
   });
 
+  it('--help, alone or after doctor, prints the usage and exits 0', () => {
+    for (const args of [['--help'], ['-h'], ['doctor', '--help'], ['doctor', 'https://a.example', '-h']]) {
+      const result = cli(...args);
+      expect(result.status, args.join(' ')).toBe(0);
+      expect(result.stdout).toContain('usage: blackbox-capture doctor');
+      expect(result.stderr).toBe('');
+    }
+  });
+
   it('bad usage exits 2 with the usage', () => {
     for (const args of [
       [],

@@ -10,8 +10,11 @@ const USAGE = `usage: blackbox-capture doctor <page URL> [--json] [--prefix /ioj
                                 [--loader-url <url>] [--third-party-host <origin>] [--collector-url <url>]
 
 Fetches the page and the first-party scripts behind it, and checks the proxy (404 from an
-unstripped prefix, HTML from a fallback page, a cached dyn_wdp.js, cookies dropped), the
-Content-Security-Policy, the loader URL and a second loader tag. Exits 1 when a check fails.`;
+unstripped prefix or from a prefix stripped too early, HTML from a fallback page, a cached
+dyn_wdp.js, cookies dropped), the Content-Security-Policy, the loader URL, a second loader tag
+and the endpoint the page posts to. Reads the <blackbox-capture> element, the script tag's
+data attributes, or --loader-url for a page whose bundle imports the package. Exits 1 when a
+check fails.`;
 
 function fail(message: string): never {
   console.error(`blackbox-capture: ${message}`);
@@ -38,7 +41,10 @@ let asJson = false;
 const options: DoctorOptions = {};
 for (let i = 0; i < args.length; i++) {
   const arg = args[i]!;
-  if (arg === '--json') asJson = true;
+  if (arg === '--help' || arg === '-h') {
+    console.log(USAGE);
+    process.exit(0);
+  } else if (arg === '--json') asJson = true;
   else if (FLAGS[arg]) {
     const value = args[++i];
     if (!value) fail(`${arg} needs a value`);

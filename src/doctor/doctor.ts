@@ -27,6 +27,7 @@ export interface Finding {
     | 'dyn_script'
     | 'dyn_not_cached'
     | 'set_cookie'
+    | 'post_endpoint'
     | 'loader_tags_live'
     | 'csp_violations'
     | 'trusted_types'
@@ -108,21 +109,30 @@ async function readText(response: Response, limit: number): Promise<{ text: stri
 }
 
 /** The doctor's requests: counted, and redirected only within the origin each was asked for. */
+/** A POST the doctor sends: a body and its headers. */
+interface Post {
+  headers?: Record<string, string>;
+  body?: string;
+}
+
 function boundedFetch(doFetch: typeof fetch, timeoutMs: number) {
   let made = 0;
-  return async (url: string | URL, method = 'GET'): Promise<Response> => {
+  return async (url: string | URL, init: Post = {}): Promise<Response> => {
     let target = new URL(url);
     for (let redirects = 0; ; redirects++) {
       if (made >= MAX_REQUESTS) throw new Error(`not fetched: the doctor makes at most ${MAX_REQUESTS} requests`);
       made++;
       const response = await doFetch(target, {
-        method,
+        method: init.body === undefined ? 'GET' : 'POST',
         redirect: 'manual',
         signal: AbortSignal.timeout(timeoutMs),
-        headers: { 'user-agent': 'Mozilla/5.0 (blackbox-capture doctor)' },
+        headers: { 'user-agent': 'Mozilla/5.0 (blackbox-capture doctor)', ...init.headers },
+        ...(init.body === undefined ? {} : { body: init.body }),
       });
       const location = response.headers.get('location');
-      if (response.status < 300 || response.status > 399 || location === null) return response;
+      // A POST's redirect is its answer: following it would send the body elsewhere.
+      if (response.status < 300 || response.status > 399 || location === null || init.body !== undefined)
+        return response;
       await response.body?.cancel();
       const next = new URL(location, target);
       if (next.origin !== target.origin) throw new Error(`redirected to another origin (${next.origin}), not followed`);
@@ -198,7 +208,14 @@ export async function runDoctor(pageUrl: string, options: DoctorOptions = {}): P
   // Loader tags: the page's own (a src naming a loader) and this package's script tag, which injects one unless data-inject="false".
   const markup = readMarkup(html);
   const tags = markup.scripts;
-  const declarative = tags.filter((t) => t['data-loader-url'] !== undefined);
+  // A script tag with data-loader-url, or the <blackbox-capture> element with loader-url:
+  // each injects the loader unless told not to (data-inject="false", inject="false").
+  const declarative = [
+    ...tags
+      .filter((t) => t['data-loader-url'] !== undefined)
+      .map((t) => ({ loaderUrl: t['data-loader-url'], inject: t['data-inject'], postUrl: t['data-post-url'] })),
+    ...markup.elements.map((e) => ({ loaderUrl: e['loader-url'], inject: e.inject, postUrl: e['post-url'] })),
+  ];
   const resolve = (src: string) => {
     try {
       const url = new URL(src, page);
@@ -209,19 +226,19 @@ export async function runDoctor(pageUrl: string, options: DoctorOptions = {}): P
   };
   const named = (values: Array<string | undefined>) =>
     values.map((v) => (v === undefined ? undefined : resolve(v))).filter((v): v is string => v !== undefined);
-  const loaderUrls = new Set([...named([options.loaderUrl]), ...named(declarative.map((t) => t['data-loader-url']))]);
+  const loaderUrls = new Set([...named([options.loaderUrl]), ...named(declarative.map((t) => t.loaderUrl))]);
   const ownTags = tags.filter(
     (t) =>
       t.src &&
       (loaderUrls.has(resolve(t.src) ?? '') || /(^|\/)(loader(_only)?|iovation|snare)[\w.-]*\.js(\?|$)/i.test(t.src)),
   );
   for (const url of named(ownTags.map((t) => t.src))) loaderUrls.add(url);
-  const runs = ownTags.length + declarative.filter((t) => t['data-inject'] !== 'false').length;
+  const runs = ownTags.length + declarative.filter((t) => t.inject !== 'false').length;
   if (runs > 1) {
     add(
       'loader_tag_once',
       'fail',
-      `the page would run the loader ${runs} times (${ownTags.length} loader tag(s), ${declarative.length} blackbox-capture tag(s))`,
+      `the page would run the loader ${runs} times (${ownTags.length} loader tag(s), ${declarative.length} blackbox-capture tag(s) or element(s))`,
       'keep one: the loader runs once per page; with the package, drop your own loader tag, or set data-inject="false" to adopt it',
     );
   } else if (runs === 1) add('loader_tag_once', 'pass', 'one loader tag');
@@ -230,7 +247,9 @@ export async function runDoctor(pageUrl: string, options: DoctorOptions = {}): P
       'loader_tag_once',
       'warn',
       'no loader tag in the HTML',
-      'fine when your bundle calls captureBlackbox; give --loader-url to check the loader',
+      options.loaderUrl === undefined
+        ? 'fine when your bundle calls captureBlackbox; give --loader-url to check the loader'
+        : 'fine when your bundle calls captureBlackbox (the loader checked is the one --loader-url gives)',
     );
 
   // The loader answers JavaScript. One loader, the one given or the page's first: a page that
@@ -270,6 +289,9 @@ export async function runDoctor(pageUrl: string, options: DoctorOptions = {}): P
 
   // CSP: the loader's origin, the first-party scripts (this origin) and the vendor's host.
   const csp = policies(pageHeaders, markup.metaPolicies);
+  const loaderOrigins = [...new Set([...loaderUrls].map((loader) => new URL(loader).origin))]
+    .filter((origin) => origin !== page.origin)
+    .join(' ');
   const problems: string[] = [];
   for (const policy of csp) {
     const scriptSources = policy.get('script-src-elem') ?? policy.get('script-src') ?? policy.get('default-src');
@@ -304,7 +326,7 @@ export async function runDoctor(pageUrl: string, options: DoctorOptions = {}): P
       'csp',
       'fail',
       problems.join('; '),
-      `allow them: script-src 'self' <loader origin> ${thirdParty} (or a nonce with 'strict-dynamic' on the tag that loads the package), connect-src 'self' ${thirdParty}`,
+      `allow them: script-src 'self' ${loaderOrigins || '<loader origin>'} ${thirdParty} (or a nonce with 'strict-dynamic' on the tag that loads the package), connect-src 'self' ${thirdParty}`,
     );
 
   // The first-party scripts through the proxy.
@@ -320,7 +342,15 @@ export async function runDoctor(pageUrl: string, options: DoctorOptions = {}): P
       const response = await get(url);
       const type = response.headers.get('content-type') ?? '';
       const { text: body } = await readText(response, MAX_SCRIPT_BYTES);
-      if (response.status === 404) {
+      if (response.status === 404 && /^\s*\{"error":\{"code":"not_found"\}\}\s*$/.test(body)) {
+        // The kit's own proxy answered, for a path without its prefix: something before it took the prefix off.
+        add(
+          id,
+          'fail',
+          `${url} answered 404 from the kit's proxy, which got a path without "${prefix}"`,
+          `mount the proxy on the full path, as Express's app.all('${prefix}/*splat', toNodeHandler(iojs)): app.use('${prefix}', …) strips "${prefix}" before the proxy sees it; or give createFirstPartyProxy the prefix the page uses`,
+        );
+      } else if (response.status === 404) {
         add(
           id,
           'fail',
@@ -410,7 +440,68 @@ export async function runDoctor(pageUrl: string, options: DoctorOptions = {}): P
       );
   }
 
+  await checkPostEndpoint(named(declarative.map((t) => t.postUrl)), page, get, (status, message, fix) =>
+    add('post_endpoint', status, message, fix),
+  );
+
   return { url: page.href, ok: findings.every((f) => f.status !== 'fail'), findings };
+}
+
+/**
+ * The endpoint the page posts the blackbox to (`data-post-url`, `post-url`): sent an empty
+ * JSON object from the page's origin, the kit's endpoint answers 400 before anything else
+ * runs (no customer look-up, no call to the service). Only an endpoint on the page's own
+ * origin is tried, once: the doctor sends nothing to a host a page names elsewhere.
+ */
+async function checkPostEndpoint(
+  postUrls: string[],
+  page: URL,
+  get: (url: string | URL, init?: Post) => Promise<Response>,
+  add: (status: CheckStatus, message: string, fix?: string) => void,
+): Promise<void> {
+  const endpoint = postUrls[0];
+  if (endpoint === undefined) return;
+  if (new URL(endpoint).origin !== page.origin) {
+    add('warn', `the page posts to ${endpoint}, on another origin: not checked`, 'post to your own origin');
+    return;
+  }
+  try {
+    const response = await get(endpoint, {
+      headers: { origin: page.origin, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    const type = response.headers.get('content-type') ?? '';
+    const { text } = await readText(response, MAX_SCRIPT_BYTES);
+    const code = /json/i.test(type) ? /"code"\s*:\s*"([\w-]+)"/.exec(text)?.[1] : undefined;
+    if (response.status === 404 || response.status === 405)
+      add(
+        'fail',
+        `${endpoint} answered ${response.status} to a POST: no endpoint there`,
+        'mount the endpoint at the URL the page posts to (Express: app.post(path, toNodeHandler(deviceRisk))), or fix data-post-url / post-url',
+      );
+    else if (/html/i.test(type))
+      add(
+        'fail',
+        `${endpoint} answered HTML (${response.status}) to a POST: the site's fallback page, not the endpoint`,
+        'route the POST to createDeviceRiskHandler before the fallback page',
+      );
+    else if (response.status === 403 && code === 'origin_not_allowed')
+      add(
+        'fail',
+        `${endpoint} refuses this page's origin ${page.origin} (403 origin_not_allowed)`,
+        `add ${page.origin} to allowedOrigins`,
+      );
+    else if (response.status >= 400 && response.status < 500 && code)
+      add('pass', `${endpoint} answers POST (${response.status} ${code} to an empty body)`);
+    else
+      add(
+        'warn',
+        `${endpoint} answered ${response.status} ${type || 'without a content type'} to an empty body`,
+        'check that createDeviceRiskHandler answers at this URL',
+      );
+  } catch (error) {
+    add('fail', `${endpoint} could not be reached (${(error as Error).message})`, 'check the endpoint URL');
+  }
 }
 
 /** The report as a table for a terminal: one line per finding, the fix under each that is not a pass. */
