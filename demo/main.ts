@@ -10,9 +10,10 @@ async function main() {
 
   Open ${demo.url}/
 
-  ${demo.url}/checkout     plain HTML form, UMD script tag, data attributes only
-  ${demo.url}/spa          single-page app, ES module import, client-side routes
-  ${demo.url}/playground   every update, timings, traces, and switches to break things
+  ${demo.url}/checkout-element   the <blackbox-capture> element in a plain HTML form
+  ${demo.url}/checkout           plain HTML form, UMD script tag, data attributes only
+  ${demo.url}/spa                single-page app, ES module import, client-side routes
+  ${demo.url}/playground         every update, timings, traces, and switches to break things
 
 Settings come from the environment (${Object.keys(ENVIRONMENT).join(', ')}).
 Ctrl-C stops it.`);

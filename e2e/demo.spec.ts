@@ -76,11 +76,11 @@ test('checkout page: the hidden field fills, the form post reaches PROCESSED wit
   const blackbox = await page.locator('#blackbox').inputValue();
   expect(decodeBlackbox(blackbox)?.sources.sort()).toEqual(['fp_dyn', 'fp_static', 'tp']);
   expect(emulatorOf(demo).inspect.requests('loader')).toBe(1); // the preload hint and the tag share one request
-  await expect(page.locator('#capture-state')).toHaveAttribute('data-state', 'ready');
+  await expect(page.locator('#capture-state')).toHaveAttribute('data-state', 'complete');
   await shot(page, 'checkout');
   await page.click('#pay');
   await expect(page.locator('#result')).toContainText('"status": "PROCESSED"');
-  await expect(page.locator('#outcome')).toContainText('ready');
+  await expect(page.locator('#outcome')).toContainText('complete');
   await shot(page, 'checkout-result');
   const [tx] = transactionWith(demo, blackbox);
   expect(tx).toMatchObject({ status: 'PROCESSED', blackboxes: [blackbox] });
@@ -176,6 +176,18 @@ test('playground: a custom global name works end to end', async ({ page, demo, c
   ).toEqual(['ACME_RISK', 'object', 'undefined']);
   await expect(page.locator('#transaction')).toContainText('PROCESSED');
   expect(transactionWith(demo, result.blackbox!)).toHaveLength(1);
+  // The trace list has room for its numbers past 10 (and 100): the marker of "100." fits its indent.
+  const [indent, marker] = await page.evaluate(() => {
+    const list = document.getElementById('trace')!;
+    const probe = document.createElement('span');
+    probe.style.font = getComputedStyle(list).font;
+    probe.textContent = '100. ';
+    document.body.append(probe);
+    const width = probe.getBoundingClientRect().width;
+    probe.remove();
+    return [parseFloat(getComputedStyle(list).paddingLeft), width];
+  });
+  expect(indent).toBeGreaterThanOrEqual(marker);
   await shot(page, 'playground');
   void csp;
 });
@@ -207,6 +219,15 @@ for (const proxy of ['404', 'html']) {
     expect(result.message).toMatch(/reverse proxy at "\/broken-(404|html)\/iojs"/);
     expect(Date.now() - started).toBeLessThan(LIMIT_MS / 4);
     await expect(page.locator('#outcome')).toContainText('collection_failed');
+    // No blackbox, no transaction: the outcome alone is reported, nothing is followed.
+    const statusReads: string[] = [];
+    page.on('request', (request) => request.url().includes('/demo/') && statusReads.push(request.url()));
+    await expect(page.locator('#delivery')).toContainText('the outcome was reported: HTTP 202');
+    await expect(page.locator('#transaction')).toContainText('none: no blackbox was sent');
+    await expect(page.locator('#answer')).toContainText('No answer: without a blackbox');
+    await page.waitForTimeout(1200);
+    expect(statusReads).toEqual([]);
+    await expect(page.locator('#transaction')).not.toContainText('undefined');
     await shot(page, `playground-proxy-${proxy}`);
     void csp;
   });
@@ -306,7 +327,7 @@ test('checkout: a submit before the capture is complete waits for it, then sends
   await page.goto(`${demo.url}/checkout`);
   await page.click('#pay'); // at once: the capture is still collecting
   await expect(page.locator('#result')).toContainText('"status": "PROCESSED"');
-  await expect(page.locator('#outcome')).toContainText('ready');
+  await expect(page.locator('#outcome')).toContainText('complete');
   expect(states[0]).toBe('collecting');
   // The value that went was the final one: the emulator's record has every source.
   const [tx] = emulatorOf(demo).inspect.transactions().slice(-1);
@@ -419,7 +440,7 @@ test('README screenshots: the playground and the checkout', async ({ page, demo,
   if (updating) await page.screenshot({ path: 'demo/screenshots/playground.png', fullPage: true });
   await expect(page).toHaveScreenshot('playground.png', { fullPage: true, mask: changing, maxDiffPixelRatio: 0.02 });
   await page.goto(`${demo.url}/checkout`);
-  await expect(page.locator('#capture-state')).toHaveAttribute('data-state', 'ready');
+  await expect(page.locator('#capture-state')).toHaveAttribute('data-state', 'complete');
   if (updating) await page.screenshot({ path: 'demo/screenshots/checkout.png', fullPage: true });
   await expect(page).toHaveScreenshot('checkout.png', { fullPage: true, maxDiffPixelRatio: 0.02 });
   // The decision panel of the result page, a high-risk device.
@@ -445,7 +466,7 @@ for (const [type, label, alert] of [
 ] as const) {
   test(`checkout to a shown decision: ${type}`, async ({ page, demo, csp }) => {
     await page.goto(`${demo.url}/checkout`);
-    await expect(page.locator('#capture-state')).toHaveAttribute('data-state', 'ready');
+    await expect(page.locator('#capture-state')).toHaveAttribute('data-state', 'complete');
     emulatorOf(demo).decide('next', { type, label, alerts: alert === 'none' ? [] : [alert], score: 50 });
     await page.click('#pay');
     const panel = page.locator('#decision .decision');

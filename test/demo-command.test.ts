@@ -25,9 +25,20 @@ describe('npm run demo:start', () => {
         .poll(() => /Open (http:\/\/127\.0\.0\.1:\d+)\//.test(out), { timeout: 280_000, interval: 200 })
         .toBe(true);
       const url = /Open (http:\/\/127\.0\.0\.1:\d+)\//.exec(out)![1]!;
-      for (const path of ['/', '/checkout', '/checkout-adopt', '/spa', '/spa/checkout', '/playground']) {
+      for (const path of [
+        '/',
+        '/checkout',
+        '/checkout-element',
+        '/checkout-adopt',
+        '/spa',
+        '/spa/checkout',
+        '/playground',
+      ]) {
         expect((await fetch(url + path)).status, path).toBe(200);
       }
+      // Every page the message lists is one that serves, the README's main checkout among them.
+      const listed = [...out.matchAll(/^ {2}http:\/\/127\.0\.0\.1:\d+(\/[\w-]+) /gm)].map((m) => m[1]);
+      expect(listed).toEqual(['/checkout-element', '/checkout', '/spa', '/playground']);
       expect(out).toContain('built-in emulator');
       const exited = new Promise<[number | null, string | null]>((resolve) =>
         child.on('exit', (code, signal) => resolve([code, signal])),

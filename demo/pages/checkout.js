@@ -6,7 +6,7 @@ const state = document.getElementById('capture-state');
 const outcome = document.getElementById('blackbox-outcome');
 const field = document.getElementById('blackbox');
 
-/** collecting, ready, degraded (a collection path failed, the other delivered) or failed. */
+/** collecting, then the capture's outcome: complete, degraded (a collection path failed, the other delivered) or failed. */
 function show(name, text) {
   state.dataset.state = name;
   state.textContent = text;
@@ -25,7 +25,7 @@ document.addEventListener('blackbox', () => {
       'degraded',
       `Device check done, degraded (${failed.map((f) => f.replace('_load_failure', '')).join(', ')} failed)`,
     );
-  else show('ready', 'Device check done');
+  else show('complete', 'Device check done');
   settle();
 });
 document.addEventListener('blackboxerror', (event) => {

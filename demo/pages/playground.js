@@ -14,6 +14,15 @@ $('decide').value = params.get('decide') ?? '';
 
 let updates = 0;
 const attempts = [];
+/** A capture that ended without a blackbox (its error), and the status of its outcome report: in either order. */
+let ended;
+let reported;
+function showNoBlackbox() {
+  if (!ended) return;
+  const kept = ended.blackbox ? ' (the partial blackbox is kept in the error)' : '';
+  const report = reported ? `; the outcome was reported: HTTP ${reported}` : '';
+  $('delivery').textContent = `no blackbox sent: the capture ended with ${ended.code}${kept}${report}`;
+}
 const options = {
   loaderUrl: $('playground').dataset.loaderUrl,
   field: 'bb',
@@ -36,6 +45,14 @@ const options = {
   post: {
     url: '/device-risk',
     async fetch(url, init) {
+      // A capture without a final blackbox reports its outcome alone: the endpoint records it
+      // (202) and calls nothing; there is no transaction to follow.
+      if (JSON.parse(init.body).blackbox === undefined) {
+        const response = await fetch(url, init);
+        reported = response.status;
+        showNoBlackbox();
+        return response;
+      }
       const started = performance.now();
       try {
         const response = await fetch(url, init);
@@ -122,10 +139,14 @@ window.capture = captureBlackbox(options).then(
     span.textContent = `${error.code}: ${error.message}${told ? ` (outcome ${told.outcome})` : ''}`;
     $('outcome').append(span);
     // Say what became of the delivery: nothing was sent unless the error is the delivery's own.
-    $('delivery').textContent =
-      error.code === 'post_failed'
-        ? `failed: ${describeAttempts()}`
-        : `not sent: the capture ended with ${error.code}${error.blackbox ? ' (the partial blackbox is kept in the error)' : ''}`;
+    if (error.code === 'post_failed') $('delivery').textContent = `failed: ${describeAttempts()}`;
+    else {
+      ended = error;
+      showNoBlackbox();
+      // No blackbox, no transaction: nothing to follow, and no answer will come.
+      $('transaction').textContent = 'none: no blackbox was sent to the service';
+      $('answer').textContent = 'No answer: without a blackbox there is no check to answer.';
+    }
     return { code: error.code, message: error.message, blackbox: error.blackbox };
   },
 );
