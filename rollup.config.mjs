@@ -152,8 +152,9 @@ function browserBuild(build) {
     {
       // blackbox-capture/element and blackbox-capture/react: import the package's own entry (one
       // core, one loader run per page, whatever a page combines) and the TCF adapter beside it.
+      // The message texts too: the entry's own chunk, so that a bundle using both carries one copy.
       input: { [`element${suffix}`]: 'src/browser/element.ts', [`react${suffix}`]: 'src/browser/react.ts' },
-      external: (id) => BROWSER_ENTRY.test(id) || TCF_MODULE.test(id) || id === 'react',
+      external: (id) => BROWSER_ENTRY.test(id) || TCF_MODULE.test(id) || MESSAGES_MODULE.test(id) || id === 'react',
       output: ['es', 'cjs'].map((format) => ({
         dir: 'dist',
         format,
@@ -163,7 +164,9 @@ function browserBuild(build) {
             ? `./index${suffix}.${format === 'es' ? 'js' : 'cjs'}`
             : TCF_MODULE.test(id)
               ? `./tcf.${format === 'es' ? 'js' : 'cjs'}`
-              : id,
+              : MESSAGES_MODULE.test(id)
+                ? `./${chunks}-messages.${format === 'es' ? 'js' : 'cjs'}`
+                : id,
       })),
       plugins: [ts(), terser(minify)],
     },

@@ -4,7 +4,7 @@
 // asked).
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { createRequire } from 'node:module';
 import { build as esbuild } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -36,11 +36,16 @@ function buildIn(code: string): 'development' | 'production' {
  * Vite picks the export condition from NODE_ENV, not from --mode: a development build is
  * `NODE_ENV=development vite build --mode development` (its dev server uses it too).
  */
-function viteBundle(mode: 'production' | 'development'): string {
-  const outDir = join(dir, `vite-${mode}`);
+function viteBundle(mode: 'production' | 'development', input = entry): string {
+  return viteFiles(mode, input).join('\n');
+}
+
+/** The JavaScript files of `vite build`, one string each. */
+function viteFiles(mode: 'production' | 'development', input = entry): string[] {
+  const outDir = join(dir, `vite-${mode}-${basename(input, '.js')}`);
   writeFileSync(
     join(dir, 'vite.config.mjs'),
-    `export default { logLevel: 'silent', build: { outDir: ${JSON.stringify(outDir)}, minify: false, rollupOptions: { input: ${JSON.stringify(entry)} } } };`,
+    `export default { logLevel: 'silent', build: { outDir: ${JSON.stringify(outDir)}, minify: false, rollupOptions: { input: ${JSON.stringify(input)} } } };`,
   );
   const { NODE_ENV: _, ...rest } = process.env;
   const env = mode === 'development' ? { ...rest, NODE_ENV: 'development' } : rest;
@@ -51,7 +56,7 @@ function viteBundle(mode: 'production' | 'development'): string {
   });
   expect(result.stderr).toBe('');
   const files = readdirSync(join(outDir, 'assets')).filter((f) => f.endsWith('.js'));
-  return files.map((f) => readFileSync(join(outDir, 'assets', f), 'utf8')).join('\n');
+  return files.map((f) => readFileSync(join(outDir, 'assets', f), 'utf8'));
 }
 
 async function webpackBundle(mode: 'production' | 'development'): Promise<string> {
@@ -167,6 +172,21 @@ describe('the packed tarball in bundlers', () => {
   it('Vite: production for vite build, development for NODE_ENV=development vite build', () => {
     expect(buildIn(viteBundle('production'))).toBe('production');
     expect(buildIn(viteBundle('development'))).toBe('development');
+  });
+
+  it('Vite, an app using the entry and the element: one copy of the message texts, in a chunk of its own', () => {
+    const both = join(dir, 'both.js');
+    writeFileSync(
+      both,
+      "import { captureBlackbox } from 'blackbox-capture';\nimport 'blackbox-capture/element';\nwindow.capture = () => captureBlackbox({ loaderUrl: '/iojs/loader.js' });\n",
+    );
+    for (const mode of ['production', 'development'] as const) {
+      const files = viteFiles(mode, both);
+      expect(files.join('\n')).toContain('customElements.define');
+      const withTexts = files.filter((code) => code.includes('the error carries the blackbox'));
+      expect(withTexts, mode).toHaveLength(1);
+      expect(withTexts[0], mode).not.toContain('customElements.define');
+    }
   });
 
   it('webpack 5: production in production mode, development in development mode', async () => {
