@@ -28,6 +28,8 @@ interface SiteOptions {
   mount?: 'all' | 'use';
   /** The endpoint's allowed origins; `'self'` for the site's own; none: no endpoint. */
   endpointOrigins?: string[] | 'self';
+  /** Another answer at /device-risk instead of the endpoint. */
+  endpointAnswer?: 'html' | 'down' | 'reset';
 }
 
 /** The shop: Express 5, the kit's proxy and endpoint, and the page. */
@@ -47,6 +49,11 @@ async function site(options: SiteOptions): Promise<{ origin: string; requests: s
   });
   servers.push(server);
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  if (options.endpointAnswer === 'html')
+    app.post('/device-risk', (_req, res) => void res.type('html').send('<!doctype html><p>shop</p>'));
+  if (options.endpointAnswer === 'down')
+    app.post('/device-risk', (_req, res) => void res.status(503).json({ error: { code: 'store_unavailable' } }));
+  if (options.endpointAnswer === 'reset') app.post('/device-risk', (req) => void req.socket.destroy());
   if (options.endpointOrigins) {
     const stub = stubClient();
     const client = stub.client;
@@ -178,6 +185,24 @@ describe('the endpoint the page posts to', () => {
       status: 'fail',
       fix: `add ${shop.origin} to allowedOrigins`,
     });
+  });
+
+  it.each([
+    ['the fallback page (HTML)', 'html', 'fail', /answered HTML \(200\) to a POST/, /before the fallback page/],
+    ['a 503', 'down', 'warn', /answered 503 application\/json/, /createDeviceRiskHandler answers/],
+    ['a dropped connection', 'reset', 'fail', /could not be reached/, /check the endpoint URL/],
+  ] as const)('%s at the endpoint: %s, with its fix', async (_, endpointAnswer, status, message, fix) => {
+    const shop = await site({
+      body: '<blackbox-capture loader-url="{{LOADER}}" post-url="/device-risk"></blackbox-capture>',
+      endpointAnswer,
+    });
+    const report = await check(shop.origin);
+    expect(finding(report, 'post_endpoint')).toMatchObject({
+      status,
+      message: expect.stringMatching(message),
+      fix: expect.stringMatching(fix),
+    });
+    expect(report.ok).toBe(status !== 'fail');
   });
 
   it('an endpoint on another origin is not sent anything: a warning', async () => {
