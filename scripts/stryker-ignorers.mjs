@@ -39,6 +39,10 @@ export const strykerPlugins = [
         if (name === 'BadRequestError' && index === 1) return 'an error message';
         if (MESSAGE_CALLEES.has(name) && name !== 'DeviceRiskError' && name !== 'BadRequestError' && index === 0)
           return 'an error message';
+        // add(id, status, `message`, `fix`): the words of a doctor's finding (its id and status stay).
+        if (name === 'add' && (index === 2 || index === 3)) return "a finding's words";
+        // refused(status, code, `message`, `why`): a refused callback's answer and report texts.
+        if (name === 'refused' && (index === 2 || index === 3)) return 'an answer message';
         // refuse(status, code, `message`): the endpoint's answer text.
         if (name === 'refuse' && index === 2) return 'an answer message';
         // fromStore(operation, 'token read'), requireSecureUrl(url, 'tokenUrl'), fail('lacks …'): words that only go into a message.

@@ -440,9 +440,7 @@ export async function runDoctor(pageUrl: string, options: DoctorOptions = {}): P
       );
   }
 
-  await checkPostEndpoint(named(declarative.map((t) => t.postUrl)), page, get, (status, message, fix) =>
-    add('post_endpoint', status, message, fix),
-  );
+  await checkPostEndpoint(named(declarative.map((t) => t.postUrl)), page, get, add);
 
   return { url: page.href, ok: findings.every((f) => f.status !== 'fail'), findings };
 }
@@ -457,12 +455,17 @@ async function checkPostEndpoint(
   postUrls: string[],
   page: URL,
   get: (url: string | URL, init?: Post) => Promise<Response>,
-  add: (status: CheckStatus, message: string, fix?: string) => void,
+  add: (id: 'post_endpoint', status: CheckStatus, message: string, fix?: string) => void,
 ): Promise<void> {
   const endpoint = postUrls[0];
   if (endpoint === undefined) return;
   if (new URL(endpoint).origin !== page.origin) {
-    add('warn', `the page posts to ${endpoint}, on another origin: not checked`, 'post to your own origin');
+    add(
+      'post_endpoint',
+      'warn',
+      `the page posts to ${endpoint}, on another origin: not checked`,
+      'post to your own origin',
+    );
     return;
   }
   try {
@@ -475,32 +478,41 @@ async function checkPostEndpoint(
     const code = /json/i.test(type) ? /"code"\s*:\s*"([\w-]+)"/.exec(text)?.[1] : undefined;
     if (response.status === 404 || response.status === 405)
       add(
+        'post_endpoint',
         'fail',
         `${endpoint} answered ${response.status} to a POST: no endpoint there`,
         'mount the endpoint at the URL the page posts to (Express: app.post(path, toNodeHandler(deviceRisk))), or fix data-post-url / post-url',
       );
     else if (/html/i.test(type))
       add(
+        'post_endpoint',
         'fail',
         `${endpoint} answered HTML (${response.status}) to a POST: the site's fallback page, not the endpoint`,
         'route the POST to createDeviceRiskHandler before the fallback page',
       );
     else if (response.status === 403 && code === 'origin_not_allowed')
       add(
+        'post_endpoint',
         'fail',
         `${endpoint} refuses this page's origin ${page.origin} (403 origin_not_allowed)`,
         `add ${page.origin} to allowedOrigins`,
       );
     else if (response.status >= 400 && response.status < 500 && code)
-      add('pass', `${endpoint} answers POST (${response.status} ${code} to an empty body)`);
+      add('post_endpoint', 'pass', `${endpoint} answers POST (${response.status} ${code} to an empty body)`);
     else
       add(
+        'post_endpoint',
         'warn',
         `${endpoint} answered ${response.status} ${type || 'without a content type'} to an empty body`,
         'check that createDeviceRiskHandler answers at this URL',
       );
   } catch (error) {
-    add('fail', `${endpoint} could not be reached (${(error as Error).message})`, 'check the endpoint URL');
+    add(
+      'post_endpoint',
+      'fail',
+      `${endpoint} could not be reached (${(error as Error).message})`,
+      'check the endpoint URL',
+    );
   }
 }
 
