@@ -29,7 +29,7 @@ interface SiteOptions {
   /** The endpoint's allowed origins; `'self'` for the site's own; none: no endpoint. */
   endpointOrigins?: string[] | 'self';
   /** Another answer at /device-risk instead of the endpoint. */
-  endpointAnswer?: 'html' | 'down' | 'reset';
+  endpointAnswer?: 'html' | 'down' | 'reset' | '405' | '500' | 'other-403' | 'no-code';
 }
 
 /** The shop: Express 5, the kit's proxy and endpoint, and the page. */
@@ -54,6 +54,14 @@ async function site(options: SiteOptions): Promise<{ origin: string; requests: s
   if (options.endpointAnswer === 'down')
     app.post('/device-risk', (_req, res) => void res.status(503).json({ error: { code: 'store_unavailable' } }));
   if (options.endpointAnswer === 'reset') app.post('/device-risk', (req) => void req.socket.destroy());
+  const answers = {
+    '405': [405, { error: { code: 'method_not_allowed' } }],
+    '500': [500, { error: { code: 'internal_error' } }],
+    'other-403': [403, { error: { code: 'csrf_token_missing' } }],
+    'no-code': [400, { message: 'bad' }],
+  } as const;
+  const fixed = answers[options.endpointAnswer as keyof typeof answers];
+  if (fixed) app.post('/device-risk', (_req, res) => void res.status(fixed[0]).json(fixed[1]));
   if (options.endpointOrigins) {
     const stub = stubClient();
     const client = stub.client;
@@ -120,6 +128,13 @@ describe('the doctor reads every way the README integrates', () => {
       status: 'fail',
       message: expect.stringContaining('2 times'),
     });
+  });
+
+  it('the script tag with data-inject="false" beside the page\'s own loader tag is one run', async () => {
+    const { origin } = await site({
+      body: '<script src="/umd.js" data-loader-url="{{LOADER}}" data-inject="false"></script><script src="{{LOADER}}"></script>',
+    });
+    expect(finding(await check(origin), 'loader_tag_once').status).toBe('pass');
   });
 
   it('a bundle that imports the package: --loader-url is checked, and the warning asks for nothing already given', async () => {
@@ -191,18 +206,32 @@ describe('the endpoint the page posts to', () => {
     ['the fallback page (HTML)', 'html', 'fail', /answered HTML \(200\) to a POST/, /before the fallback page/],
     ['a 503', 'down', 'warn', /answered 503 application\/json/, /createDeviceRiskHandler answers/],
     ['a dropped connection', 'reset', 'fail', /could not be reached/, /check the endpoint URL/],
+    ['a 405', '405', 'fail', /answered 405 to a POST: no endpoint there/, /app\.post/],
+    ['a 500 with a code', '500', 'warn', /answered 500 application\/json/, /createDeviceRiskHandler answers/],
+    ['JSON without a code', 'no-code', 'warn', /answered 400 application\/json/, /createDeviceRiskHandler answers/],
   ] as const)('%s at the endpoint: %s, with its fix', async (_, endpointAnswer, status, message, fix) => {
     const shop = await site({
       body: '<blackbox-capture loader-url="{{LOADER}}" post-url="/device-risk"></blackbox-capture>',
       endpointAnswer,
     });
     const report = await check(shop.origin);
-    expect(finding(report, 'post_endpoint')).toMatchObject({
+    expect(finding(report, 'post_endpoint'), endpointAnswer).toMatchObject({
       status,
       message: expect.stringMatching(message),
       fix: expect.stringMatching(fix),
     });
     expect(report.ok).toBe(status !== 'fail');
+  });
+
+  it("a 403 with another code than origin_not_allowed is the endpoint's own answer: a pass", async () => {
+    const shop = await site({
+      body: '<blackbox-capture loader-url="{{LOADER}}" post-url="/device-risk"></blackbox-capture>',
+      endpointAnswer: 'other-403',
+    });
+    expect(finding(await check(shop.origin), 'post_endpoint')).toMatchObject({
+      status: 'pass',
+      message: expect.stringContaining('403 csrf_token_missing'),
+    });
   });
 
   it('an endpoint on another origin is not sent anything: a warning', async () => {

@@ -135,6 +135,30 @@ describe('runDoctor', () => {
     expect(text).toMatch(/^PASS {2}csp/m);
     expect(text).toMatch(/\d+ pass, \d+ warn, 1 fail$/);
   });
+
+  it('formats exactly: the heading, a blank line, one line a finding, a fix only under what is not a pass, the count', () => {
+    const text = formatReport({
+      url: 'https://shop.example/checkout',
+      ok: false,
+      findings: [
+        { id: 'page', status: 'pass', message: 'the page answered 200 with HTML', fix: 'never shown' },
+        { id: 'csp', status: 'warn', message: 'a warning', fix: '' },
+        { id: 'loader_script', status: 'fail', message: 'a failure', fix: 'the fix' },
+      ],
+    });
+    expect(text).toBe(
+      [
+        'blackbox-capture doctor: https://shop.example/checkout',
+        '',
+        'PASS  page             the page answered 200 with HTML',
+        'WARN  csp              a warning',
+        'FAIL  loader_script    a failure',
+        '                       fix: the fix',
+        '',
+        '1 pass, 1 warn, 1 fail',
+      ].join('\n'),
+    );
+  });
 });
 
 describe.skipIf(!(nginxAvailable as () => boolean)())('runDoctor against the shipped nginx configuration', () => {
