@@ -4,7 +4,7 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { BadRequestError, toRequest } from '../src/server/index.js';
+import { BadRequestError, toRequest, writeResponse } from '../src/server/index.js';
 
 function nodeRequest(
   parts: { method?: string; url?: string; host?: string; encrypted?: boolean; body?: string[] } = {},
@@ -78,8 +78,23 @@ describe('toRequest', () => {
     ]);
   });
 
-  it('the headers pass as sent', () => {
-    expect(toRequest(nodeRequest({ host: 'a.example' }).req, nodeRequest().res).headers.get('x-a')).toBe('A');
+  it('the headers pass as sent, and nothing else', () => {
+    const { headers } = toRequest(nodeRequest({ host: 'a.example' }).req, nodeRequest().res);
+    expect([...headers]).toEqual([
+      ['host', 'a.example'],
+      ['x-a', 'A'],
+    ]);
+  });
+
+  it('a method that only contains a forbidden one is served; the refusal is a BadRequestError by name', () => {
+    for (const method of ['XTRACE', 'CONNECTX'])
+      expect(toRequest(nodeRequest({ method, host: 'a.example' }).req, nodeRequest().res).method).toBe(method);
+    try {
+      toRequest(nodeRequest({ method: 'TRACE' }).req, nodeRequest().res);
+    } catch (error) {
+      expect((error as Error).name).toBe('BadRequestError');
+    }
+    expect.assertions(3);
   });
 
   it('a body streams chunk by chunk; GET and HEAD carry none', async () => {
@@ -104,5 +119,47 @@ describe('toRequest', () => {
     done.res.writableFinished = true;
     done.res.emit('close');
     expect(finished.signal.aborted).toBe(false);
+  });
+});
+
+describe('writeResponse', () => {
+  /** A Node response that records what it was told; write() answers `accept` in turn. */
+  function nodeResponse(accept: boolean[] = []) {
+    const told: string[] = [];
+    const res = Object.assign(new EventEmitter(), {
+      writeHead: (status: number) => void told.push(`head ${status}`),
+      write: (chunk: Uint8Array) => {
+        told.push(`write ${Buffer.from(chunk).toString()}`);
+        return accept.shift() ?? true;
+      },
+      end: () => void told.push('end'),
+      destroy: () => void told.push('destroy'),
+    });
+    return { res: res as unknown as ServerResponse & EventEmitter, told };
+  }
+
+  it('a HEAD answer writes no body, and its body is cancelled', async () => {
+    let cancelled = false;
+    const body = new ReadableStream({ cancel: () => void (cancelled = true) });
+    const { res, told } = nodeResponse();
+    await writeResponse(new Response(body, { status: 200 }), res, 'HEAD');
+    expect([told, cancelled]).toEqual([['head 200', 'end'], true]);
+  });
+
+  it('waits for drain when the socket says it is full, then goes on', async () => {
+    const { res, told } = nodeResponse([false]);
+    const body = new ReadableStream({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('a'));
+        controller.enqueue(new TextEncoder().encode('b'));
+        controller.close();
+      },
+    });
+    const written = writeResponse(new Response(body), res);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(told).toEqual(['head 200', 'write a']);
+    res.emit('drain');
+    await written;
+    expect(told).toEqual(['head 200', 'write a', 'write b', 'end']);
   });
 });
