@@ -16,6 +16,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../src/emulator/index.js';
 import { drive, fleetConfig, startFleet, type Fleet } from '../scripts/fleet.mjs';
 import { haveRedis, startRedisServer, type RedisServer } from './support/redis.js';
+import { callbackBodyOf } from './support/callback-body.js';
 
 const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
 
@@ -146,18 +147,6 @@ describe.skipIf(!haveRedis)('callbacks on a fleet of four instances on one Redis
     expect(checkouts.filter((r) => !r.ok)).toEqual([]);
     const executions = emulator.inspect.transactions().filter((tx) => tx.status === 'PROCESSED');
     expect(executions).toHaveLength(60);
-    const origin = new URL(emulator.retrievalUrl).origin;
-    const bodyOf = (tx: (typeof executions)[number]) =>
-      JSON.stringify({
-        callbackSentAt: new Date().toISOString(),
-        workflowExecution: {
-          id: tx.workflowExecutionId,
-          href: `${origin}/api/v1/accounts/${tx.accountId}/workflow-executions/${tx.workflowExecutionId}`,
-          definitionKey: 10020,
-          status: 'PROCESSED',
-        },
-        account: { id: tx.accountId, href: `${origin}/api/v1/accounts/${tx.accountId}` },
-      });
     // The service behind a load balancer: each callback to some live instance, again on
     // anything but 200; every third sent twice.
     let seed = 7;
@@ -188,7 +177,7 @@ describe.skipIf(!haveRedis)('callbacks on a fleet of four instances on one Redis
       Array.from({ length: 6 }, async () => {
         while (next < executions.length) {
           const n = next++;
-          const body = bodyOf(executions[n]!);
+          const body = callbackBodyOf(executions[n]!, emulator!.retrievalUrl);
           await Promise.all([deliver(body), ...(n % 3 === 0 ? [deliver(body)] : [])]);
           if (n === 20) fleet!.kill(1);
           if (n === 40) restarting ??= redis!.restart(400);

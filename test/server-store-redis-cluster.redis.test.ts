@@ -17,6 +17,7 @@ import { createRedisStore } from '../src/server/store/redis.js';
 import { startRedisCluster } from '../scripts/redis.mjs';
 import { haveRedis } from './support/redis.js';
 import { storeContract } from './support/store-contract.js';
+import { callbackBodyOf } from './support/callback-body.js';
 
 const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
 
@@ -127,17 +128,7 @@ describe.skipIf(!haveRedis)('a fleet on a 3-master Redis Cluster', () => {
 
       // A callback: instance A fails in onResult and dies; B's sweep delivers it.
       const tx = made[0]!;
-      const origin = new URL(emulator.retrievalUrl).origin;
-      const body = JSON.stringify({
-        callbackSentAt: new Date().toISOString(),
-        workflowExecution: {
-          id: tx.workflowExecutionId,
-          href: `${origin}/api/v1/accounts/${tx.accountId}/workflow-executions/${tx.workflowExecutionId}`,
-          definitionKey: 10020,
-          status: 'PROCESSED',
-        },
-        account: { id: tx.accountId, href: `${origin}/api/v1/accounts/${tx.accountId}` },
-      });
+      const body = callbackBodyOf(tx, emulator.retrievalUrl);
       const request = () =>
         new Request('https://shop.example/callback', {
           method: 'POST',
