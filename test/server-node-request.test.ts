@@ -156,7 +156,9 @@ describe('writeResponse', () => {
       },
     });
     const written = writeResponse(new Response(body), res);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Until the drain, nothing more is written, however long it takes.
+    await expect.poll(() => told).toEqual(['head 200', 'write a']);
+    await Promise.resolve();
     expect(told).toEqual(['head 200', 'write a']);
     res.emit('drain');
     await written;
