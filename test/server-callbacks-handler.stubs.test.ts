@@ -207,6 +207,22 @@ describe('refusals before the body', () => {
     expect(errors[5]!.message).toContain('400 invalid_callback: the callback has a workflowExecution.href off');
   });
 
+  it('without onError, a refusal is one console.error line with its code and why', async () => {
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      await receiver({ allowedSources: ['192.0.2.1'] }).handler(send(body()), { clientAddress: '198.51.100.9' });
+      expect(logged.mock.calls).toEqual([
+        [
+          expect.stringMatching(
+            /^\[blackbox-capture\/server\] .*198\.51\.100\.9 is not allowed.* \(callback_refused\)$/,
+          ),
+        ],
+      ]);
+    } finally {
+      logged.mockRestore();
+    }
+  });
+
   it.each([
     ['no content type', {}],
     ['text/plain', { 'content-type': 'text/plain' }],

@@ -157,7 +157,7 @@ describe('refusals before any call: status and code', () => {
     }
   });
 
-  it('a resolveCustomer that throws is 500 customer_lookup_failed, told to onError, with no call; without onError too', async () => {
+  it('a resolveCustomer that throws is 500 customer_lookup_failed, told to onError (the console without one), with no call', async () => {
     const { client, calls } = stubClient();
     const errors: unknown[] = [];
     const failure = new Error('database down');
@@ -169,8 +169,15 @@ describe('refusals before any call: status and code', () => {
     );
     expect([response.status, await codeOf(response)]).toEqual([500, 'customer_lookup_failed']);
     expect(errors).toEqual([failure]);
-    const silent = await handlerWith(client, { resolveCustomer })(post({ blackbox: BLACKBOX }));
-    expect(silent.status).toBe(500);
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      const unheard = await handlerWith(client, { resolveCustomer })(post({ blackbox: BLACKBOX }));
+      expect(unheard.status).toBe(500);
+      // Without onError the failure goes to the console: never silent.
+      expect(logged.mock.calls).toEqual([[failure]]);
+    } finally {
+      logged.mockRestore();
+    }
     expect(calls).toEqual([]);
   });
 

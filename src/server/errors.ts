@@ -108,3 +108,11 @@ export function isDeviceRiskError(error: unknown): error is DeviceRiskError {
       typeof (error as { code?: unknown }).code === 'string')
   );
 }
+
+/**
+ * The handlers' `onError` when none is given: one line on the console, so that a failure is
+ * never silent. A DeviceRiskError's message never holds a secret; other errors are your own.
+ */
+export function logError(error: unknown): void {
+  console.error(isDeviceRiskError(error) ? `${error.message} (${error.code})` : error);
+}

@@ -56,9 +56,9 @@ export function snippet(name: string): Snippet {
   return found;
 }
 
-/** The file a TypeScript snippet is, from its first line: `// device-risk.ts: …` or `// app/x/route.ts (…)`. */
+/** The file a snippet is, from its first line: `// device-risk.ts: …`, `// app/x/route.ts (…)`, `// server.mjs: …`. */
 export function fileOf(block: Snippet): string {
-  const match = /^\/\/ ([\w./[\]-]+\.ts)\b/.exec(block.code);
+  const match = /^\/\/ ([\w./[\]-]+\.(?:ts|mjs))\b/.exec(block.code);
   if (!match) throw new Error(`snippet "${block.name}" does not start with a "// file.ts" comment`);
   return match[1]!;
 }
@@ -77,6 +77,8 @@ export const RUN_BY: Record<string, string> = {
   'server-node-http': 'test/readme.test.ts',
   'server-express': 'test/readme.test.ts',
   'server-hono': 'test/readme.test.ts',
+  'local-dev-commands': 'test/dist-local-dev.test.ts',
+  'local-dev-server': 'test/dist-local-dev.test.ts',
   'server-nextjs-setup': 'test/dist-nextjs.test.ts',
   'server-nextjs': 'test/dist-nextjs.test.ts',
   'server-nextjs-callback': 'test/dist-nextjs.test.ts',

@@ -23,10 +23,15 @@ export function installPackedTarball(prefix: string): { dir: string; tarball: st
   mkdirSync(installed, { recursive: true });
   execFileSync('tar', ['xzf', tarball, '-C', installed, '--strip-components=1']);
   // Its dependencies, as npm would install them (theirs resolve from where they really are).
-  const { dependencies = {} } = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as {
+  const { dependencies = {}, bin = {} } = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as {
     dependencies?: Record<string, string>;
+    bin?: Record<string, string>;
   };
   for (const name of Object.keys(dependencies))
     symlinkSync(join(ROOT, 'node_modules', name), join(dir, 'node_modules', name));
+  // Its commands, linked in node_modules/.bin as npm links them (so that `npx` finds them).
+  mkdirSync(join(dir, 'node_modules', '.bin'));
+  for (const [name, file] of Object.entries(bin))
+    symlinkSync(join('..', 'blackbox-capture', file), join(dir, 'node_modules', '.bin', name));
   return { dir, tarball };
 }

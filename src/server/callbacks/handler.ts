@@ -31,6 +31,7 @@ import {
   ERR_INVALID_CONFIGURATION,
   ERR_RESULT_UNDELIVERED,
   ERR_STORE_UNAVAILABLE,
+  logError,
 } from '../errors.js';
 
 import { sourceMatcher } from './sources.js';
@@ -84,7 +85,8 @@ export interface CallbackHandlerOptions {
   leaseMs?: number;
   /**
    * Told of every failure (details, onResult, the store), each retried, and of a callback
-   * given up after retryForMs (`result_undelivered`, with the execution's ids).
+   * given up after retryForMs (`result_undelivered`, with the execution's ids). Default: one
+   * line on console.error, so that a refused callback is never silent.
    */
   onError?: (error: unknown) => void;
   /** First retry after this many ms, doubled each time up to maxRetryDelayMs. Default 1000 and 60000. */
@@ -209,7 +211,7 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
   let sweepTimer: ReturnType<typeof setInterval> | undefined;
   let lastSweep = -Infinity;
   let sweeping: Promise<void> | undefined;
-  const report = (error: unknown) => options.onError?.(error);
+  const report = options.onError ?? logError;
 
   const allowed = (request: Request, context?: RequestContext) =>
     rule === 'any'
@@ -406,7 +408,7 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
       first = await store.setIfAbsent(key, JSON.stringify(record), ttl);
     } catch (error) {
       // Not recorded: the service must send it again.
-      options.onError?.(error);
+      report(error);
       return refuse(503, ERR_STORE_UNAVAILABLE, 'The callback could not be recorded; send it again', {
         'retry-after': '5',
       });

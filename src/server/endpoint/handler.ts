@@ -22,6 +22,7 @@ import {
   ERR_STORE_FULL,
   ERR_STORE_UNAVAILABLE,
   isDeviceRiskError,
+  logError,
 } from '../errors.js';
 import { systemNow } from '../clock.js';
 import { createMemoryStore, fromStore, keyPart, withTimeLimit, type Store } from '../store/store.js';
@@ -94,7 +95,7 @@ export interface DeviceRiskHandlerOptions {
    * browser package's time limit for its POST (10 s), so that the answer reaches it.
    */
   idempotencyWaitMs?: number;
-  /** Told about every failure (errors serialise without secrets). */
+  /** Told about every failure (errors serialise without secrets). Default: one line on console.error. */
   onError?: (error: unknown) => void;
   /**
    * Replay protection (defence in depth): the secret of `createCaptureNonce`. Given, every
@@ -153,6 +154,7 @@ export function createDeviceRiskHandler(
     : createMemoryStore({ maxEntries: 3 * (options.idempotencyMaxKeys ?? 100_000), now });
   const reports = outcomeReports(options.maxOutcomeReportsPerSecond ?? 20, now);
   const namespace = `${keyPart(client.clientId ?? '')}:idempotency`;
+  const onError = options.onError ?? logError;
 
   const check = (
     progress: DeviceRiskProgress,
@@ -164,7 +166,7 @@ export function createDeviceRiskHandler(
     now,
     ...(onProgress ? { onProgress } : {}),
     ...(options.onResult ? { onResult: options.onResult, resultWaitMs: options.resultWaitMs ?? 0 } : {}),
-    ...(options.onError ? { onError: options.onError } : {}),
+    onError,
   });
 
   /** Verifies the nonce and claims it for this Idempotency-Key; a refusal, or undefined to go on. */
@@ -198,7 +200,7 @@ export function createDeviceRiskHandler(
     try {
       options.onOutcome?.(outcome, request);
     } catch (error) {
-      options.onError?.(error);
+      onError(error);
     }
   }
 
@@ -225,7 +227,7 @@ export function createDeviceRiskHandler(
     waitMs,
     ttlMs: ttl,
     now,
-    ...(options.onError ? { onError: options.onError } : {}),
+    onError,
   });
 
   return async (request, context) => {
@@ -268,7 +270,7 @@ export function createDeviceRiskHandler(
     try {
       customer = await options.resolveCustomer(request, context);
     } catch (error) {
-      options.onError?.(error);
+      onError(error);
       return refuse(500, REFUSED_CUSTOMER_LOOKUP, 'The customer could not be resolved');
     }
     if (customer instanceof Response) return customer;
@@ -296,7 +298,7 @@ export function createDeviceRiskHandler(
         told,
       );
     } catch (error) {
-      options.onError?.(error);
+      onError(error);
       const status = isDeviceRiskError(error) ? error.status : undefined;
       const code = isDeviceRiskError(error) ? error.code : REFUSED_INTERNAL;
       if (isDeviceRiskError(error) && (error.code === ERR_INVALID_CONFIGURATION || error.code === ERR_FORGED_ADDRESS)) {
