@@ -60,10 +60,10 @@ beforeAll(() => {
 
 afterAll(async () => {
   await browser?.close();
-  for (const child of children) if (child.exitCode === null && child.pid) process.kill(-child.pid, 'SIGTERM');
-  await Promise.all(
-    children.map((child) => child.exitCode === null && new Promise((resolve) => child.once('exit', resolve))),
-  );
+  const running = children.filter((child) => child.exitCode === null && child.pid);
+  const exited = running.map((child) => new Promise((resolve) => child.once('exit', resolve)));
+  for (const child of running) process.kill(-child.pid!, 'SIGTERM');
+  await Promise.all(exited);
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
