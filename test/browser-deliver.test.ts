@@ -106,7 +106,7 @@ describe('report', () => {
         { ...outcome, outcome: 'timeout-partial' },
       ).catch((e: unknown) => e);
       await vi.advanceTimersByTimeAsync(5_000);
-      expect(await told).toMatchObject({ detail: 'HTTP 503' });
+      expect(await told).toMatchObject({ detail: 'HTTP 503{}', status: 503 });
       expect(failing.seen.map(({ init }) => JSON.parse(init.body as string))).toEqual([
         { outcome: { ...outcome, outcome: 'timeout-partial' } },
         { outcome: { ...outcome, outcome: 'timeout-partial' } },

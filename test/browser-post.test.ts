@@ -135,6 +135,41 @@ describe('post', () => {
     expect(error.message).toMatch(/\/risk failed: HTTP 400/);
   });
 
+  it.each([
+    [
+      "the server kit's refusal",
+      { error: { code: 'origin_not_allowed', message: 'Origin refused' } },
+      ' origin_not_allowed',
+    ],
+    ['a flat code', { code: 'invalid-request.v2' }, ' invalid-request.v2'],
+    ['a code that is not a word', { error: { code: 'two words' } }, ''],
+    ['a code that is not a string', { code: 42 }, ''],
+    ['a code past 64 characters', { code: 'x'.repeat(65) }, ''],
+    ['no code', { message: 'no' }, ''],
+    ['an HTML page', '<html><body>Forbidden "code":"x"</body></html>', ''],
+    ['no body', '', ''],
+  ])('post_failed names the status and the error code of the answer: %s', async (_, body, named) => {
+    const answer = new Response(typeof body === 'string' ? body : JSON.stringify(body), { status: 403 });
+    const { fetch } = scriptedFetch([answer]);
+    const error = await failure(api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/risk', fetch } }));
+    expect([error.code, error.status]).toEqual(['post_failed', 403]);
+    expect(error.message).toMatch(new RegExp(`/risk failed: HTTP 403${named.replace('.', '\\.')}; the error carries`));
+  });
+
+  it('an answer whose body breaks off is a network error, retried; the blackbox is kept', async () => {
+    const broken = () =>
+      new Response(new ReadableStream({ pull: (controller) => controller.error(new TypeError('connection reset')) }), {
+        status: 403,
+      });
+    const { fetch, seen } = scriptedFetch([broken(), broken()]);
+    const error = await failure(
+      api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/risk', fetch, maxAttempts: 2 } }),
+    );
+    expect(seen).toHaveLength(2);
+    expect([error.code, error.status, error.blackbox?.slice(0, 4)]).toEqual(['post_failed', undefined, '0400']);
+    expect(error.message).toMatch(/\/risk failed: network error;/);
+  });
+
   it('gives up after maxAttempts with post_failed, and nothing is lost', async () => {
     const { fetch, seen } = scriptedFetch(['network']);
     document.body.innerHTML = '<input id="bb">';

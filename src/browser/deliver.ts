@@ -8,6 +8,7 @@ import type { NormalizedPost } from './options.js';
 
 /** Why delivery failed, for the core to turn into a `post_failed` error (this chunk imports nothing from it). */
 export interface DeliveryFailure {
+  /** "network error", "no answer within N ms", or "HTTP 403" followed by the answer's body (the messages read its code). */
   detail: string;
   status?: number | undefined;
   cause?: unknown;
@@ -84,7 +85,8 @@ export async function deliver(
       const response = await (post.fetch ?? fetch)(url, { ...init, signal: controller.signal });
       if (response.ok) return response;
       cause = undefined;
-      detail = 'HTTP ' + (status = response.status);
+      // The body too: the message names the server's error code (a body that cannot be read is a network error).
+      detail = 'HTTP ' + (status = response.status) + (await response.text());
       // 409: the server is still working on this key (another attempt, maybe on another instance).
       if (status !== 409 && status !== 429 && status < 500) break;
       wait = retryAfterMs(response);

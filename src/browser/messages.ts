@@ -17,6 +17,24 @@ export function describe(value: unknown): string {
   return typeof value === 'string' ? JSON.stringify(value) : String(value);
 }
 
+/**
+ * What the delivery chunk reports: "network error", "no answer within N ms", or "HTTP 403"
+ * followed by the answer's body, of which a message keeps only the error code, e.g.
+ * "HTTP 403 origin_not_allowed" from the server kit's `{ "error": { "code" } }` (or `{ "code" }`).
+ */
+function deliveryDetail(detail: string): string {
+  const [, status, body] = /^(HTTP \d+)([^]*)$/.exec(detail) ?? [];
+  if (!status) return detail;
+  let answer: { code?: unknown; error?: { code?: unknown } } | undefined;
+  try {
+    answer = JSON.parse(body!) as typeof answer;
+  } catch {
+    // Not JSON (an HTML error page, an empty body): the status says it all.
+  }
+  const code = answer?.error?.code ?? answer?.code;
+  return typeof code === 'string' && /^[\w.-]{1,64}$/.test(code) ? `${status} ${code}` : status;
+}
+
 const URL_EXPECTED = "an https URL or a path on the page's origin";
 const VENDOR_BOOLEAN = 'true, false, "1", "0", "true" or "false"';
 const MS = 'a number of milliseconds from 1 to 600000';
@@ -95,7 +113,7 @@ export const MESSAGES = {
   consent_timeout: (ms: number) =>
     `Consent to device collection was not decided within ${ms} ms: nothing was collected.`,
   post_failed: (url: string, detail: string) =>
-    `Delivering to ${url} failed: ${detail}; the error carries the blackbox.`,
+    `Delivering to ${url} failed: ${deliveryDetail(detail)}; the error carries the blackbox.`,
 } satisfies Record<string, (...args: never[]) => string>;
 
 /** The arguments of each message, by its kind: what fault() records for it. */
