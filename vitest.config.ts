@@ -62,6 +62,19 @@ export default defineConfig({
         extends: true,
         test: { name: 'built', include: builtPackageTests, testTimeout: 300_000, hookTimeout: 300_000 },
       },
+      // The shopper's browser tests in every engine (Chromium, Firefox, WebKit), each with both
+      // loaders: one spec, run by engines/support/engines.ts's page API. One worker: each engine
+      // is a whole browser, and WebKit a display server too.
+      {
+        extends: true,
+        test: {
+          name: 'engines',
+          include: ['engines/**/*.test.ts'],
+          maxWorkers: 1,
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+        },
+      },
     ],
   },
 });

@@ -1,0 +1,212 @@
+/**
+ * What a shopper's browser must do, in every engine (Chromium, Firefox ESR, WebKitGTK) and
+ * with both loaders (the emulator's and the vendor's real loader 5.2.2), on the built dist/
+ * files: one spec, run through engines/support/engines.ts. Faults are made by the servers
+ * (a dropped connection, a proxy answering HTML), never by a browser's request interception,
+ * so that each engine meets them as it would on a real network.
+ */
+import { expect, it } from 'vitest';
+import { decodeBlackbox } from '../src/emulator/index.js';
+import type { EnginePage } from './support/engines.js';
+import { inEveryEngine } from './support/matrix.js';
+
+/** A time limit long enough that "well before it" (a quarter) holds on a busy machine. */
+const LIMIT_MS = 60_000;
+
+const doc = (head: string, body = '') =>
+  `<!doctype html><html><head><meta charset="utf-8">${head}</head><body>${body}</body></html>`;
+
+/** A module script that runs captureBlackbox from the ESM build and keeps its outcome as `window.outcome`. */
+const esmCapture = (options: string, nonce = '') => `
+<script type="module"${nonce ? ` nonce="${nonce}"` : ''}>
+  import { captureBlackbox } from '/dist/index.js';
+  const started = performance.now();
+  window.outcome = captureBlackbox(${options}).then(
+    (blackbox) => ({ blackbox, ms: performance.now() - started }),
+    (error) => ({ code: error.code, message: error.message, blackbox: error.blackbox, ms: performance.now() - started }),
+  );
+</script>`;
+
+/** Records the page's CSP violations (the standard event, in every engine). */
+const violationLog = (nonce: string) => `<script nonce="${nonce}">
+  window.violations = [];
+  document.addEventListener('securitypolicyviolation', (e) => window.violations.push(e.violatedDirective + ' ' + e.blockedURI));
+</script>`;
+
+interface Outcome {
+  blackbox?: string;
+  code?: string;
+  message?: string;
+  ms: number;
+}
+
+const outcome = (page: EnginePage) => page.evaluate(() => (window as unknown as { outcome: Promise<Outcome> }).outcome);
+const sourcesOf = (blackbox: string | undefined) =>
+  decodeBlackbox(blackbox ?? '')
+    ?.sources.slice()
+    .sort();
+
+inEveryEngine((cell) => {
+  it('the ES import resolves with the final blackbox, fills the field and delivers it once', async () => {
+    const { page, site } = cell();
+    await page.goto(
+      site.page(
+        '/esm.html',
+        doc(
+          esmCapture(
+            `{ loaderUrl: ${JSON.stringify(site.loaderUrl)}, uriHook: '/iojs', field: 'bb', post: '/device-risk' }`,
+          ),
+          '<input id="bb" type="hidden">',
+        ),
+      ),
+    );
+    const { blackbox, code } = await outcome(page);
+    expect(code).toBeUndefined();
+    // Final: every collection script is in it (a partial one has fewer).
+    expect(sourcesOf(blackbox)).toEqual(['fp_dyn', 'fp_static', 'tp']);
+    // The dynamic first-party script ran through the proxy and saw this engine's user agent.
+    expect(decodeBlackbox(blackbox!)?.embedded.fp_dyn?.ua).toBe(await page.evaluate(() => navigator.userAgent));
+    expect(await page.evaluate(() => (document.getElementById('bb') as HTMLInputElement).value)).toBe(blackbox);
+    await expect.poll(() => site.deliveries.length).toBe(1);
+    expect(site.deliveries[0]).toMatchObject({ body: { blackbox }, contentType: 'application/json' });
+  });
+
+  it('the POST is retried on 503 with one Idempotency-Key, and delivered', async () => {
+    const { page, site } = cell();
+    site.failDeliveries(2, 503);
+    await page.goto(
+      site.page(
+        '/retry.html',
+        doc(esmCapture(`{ loaderUrl: ${JSON.stringify(site.loaderUrl)}, uriHook: '/iojs', post: '/device-risk' }`)),
+      ),
+    );
+    const { blackbox, code } = await outcome(page);
+    expect(code).toBeUndefined();
+    await expect.poll(() => site.deliveries.length).toBe(1);
+    expect(site.deliveries[0]!.body).toMatchObject({ blackbox });
+    expect(site.deliveries[0]!.idempotencyKey).toMatch(/^[0-9a-f-]{32,36}$/);
+  });
+
+  it('a proxy answering HTML and a third party that drops the connection: collection_failed at once, naming the proxy', async () => {
+    const { page, site } = cell();
+    site.override(/\/iojs\//, 200, '<!doctype html><html><body>SPA</body></html>', 'text/html');
+    // Every attempt: Firefox asks again when a connection drops before an answer (below).
+    site.emulator.faults.fail('thirdParty', { drop: true, times: 100 });
+    await page.goto(
+      site.page(
+        '/failed.html',
+        doc(esmCapture(`{ loaderUrl: ${JSON.stringify(site.loaderUrl)}, uriHook: '/iojs', timeoutMs: ${LIMIT_MS} }`)),
+      ),
+    );
+    const result = await outcome(page);
+    expect(result.code).toBe('collection_failed');
+    expect(result.message).toMatch(/reverse proxy at "\/iojs"/);
+    expect(result.ms).toBeLessThan(LIMIT_MS / 4);
+  });
+
+  it('one dropped connection of the third party: Firefox asks again and completes; the others degrade', async () => {
+    const { page, site, engine } = cell();
+    site.emulator.faults.fail('thirdParty', { drop: true, times: 1 });
+    await page.goto(
+      site.page(
+        '/drop-once.html',
+        doc(esmCapture(`{ loaderUrl: ${JSON.stringify(site.loaderUrl)}, uriHook: '/iojs' }`)),
+      ),
+    );
+    const result = await outcome(page);
+    expect(result.code).toBeUndefined();
+    const retried = engine === 'firefox';
+    expect(site.emulator.inspect.requests('thirdParty')).toBe(retried ? 2 : 1);
+    expect(sourcesOf(result.blackbox)).toEqual(retried ? ['fp_dyn', 'fp_static', 'tp'] : ['fp_dyn', 'fp_static']);
+  });
+
+  it('the time limit keeps the partial blackbox: timeout, with the third party in it', async () => {
+    const { page, site } = cell();
+    site.override(/\/iojs\//, 200, '<!doctype html><html><body>SPA</body></html>', 'text/html');
+    await page.goto(
+      site.page(
+        '/partial.html',
+        doc(
+          esmCapture(
+            `{ loaderUrl: ${JSON.stringify(site.loaderUrl)}, uriHook: '/iojs', timeoutMs: 2000, degradedGraceMs: 600000 }`,
+          ),
+        ),
+      ),
+    );
+    const result = await outcome(page);
+    expect(result.code).toBe('timeout');
+    expect(sourcesOf(result.blackbox)).toEqual(['tp']);
+  });
+
+  it('CSP with a nonce and strict-dynamic: the nonce goes on the loader tag, no violation, a final blackbox', async () => {
+    const { page, site } = cell();
+    const csp = "script-src 'nonce-r4nd0m' 'strict-dynamic'; object-src 'none'; base-uri 'none'";
+    await page.goto(
+      site.page(
+        '/csp.html',
+        doc(
+          violationLog('r4nd0m') +
+            esmCapture(`{ loaderUrl: ${JSON.stringify(site.loaderUrl)}, uriHook: '/iojs' }`, 'r4nd0m'),
+        ),
+        { 'content-security-policy': csp },
+      ),
+    );
+    const result = await outcome(page);
+    expect(result.code).toBeUndefined();
+    expect(sourcesOf(result.blackbox)).toEqual(['fp_dyn', 'fp_static', 'tp']);
+    const seen = await page.evaluate(() => [
+      document.querySelector<HTMLScriptElement>('script[src$="/loader.js"]')?.nonce,
+      (window as unknown as { violations: string[] }).violations,
+    ]);
+    expect(seen).toEqual(['r4nd0m', []]);
+  });
+
+  it('<blackbox-capture> in a form: a submit made at once is held, then posts the final blackbox and its outcome', async () => {
+    const { page, site } = cell();
+    await page.goto(
+      site.page(
+        '/form.html',
+        doc(
+          '<script type="module" src="/dist/element.js"></script>',
+          `<form method="post" action="/form"><input name="order" value="o-1">
+              <blackbox-capture name="blackbox" loader-url="${site.loaderUrl}" uri-hook="/iojs" max-wait-ms="${LIMIT_MS}"></blackbox-capture>
+              <button id="pay">Pay</button></form>`,
+        ),
+      ),
+    );
+    // At once: the element is defined (module scripts ran before load) but the capture is still going.
+    await page.evaluate(() => document.getElementById('pay')!.click());
+    await expect.poll(() => site.forms.length, { timeout: 30_000 }).toBe(1);
+    const posted = site.forms[0]!;
+    expect(posted.order).toBe('o-1');
+    expect(posted['blackbox-outcome']).toBe('complete');
+    expect(sourcesOf(posted.blackbox)).toEqual(['fp_dyn', 'fp_static', 'tp']);
+  });
+
+  it('<blackbox-capture>: FormData carries the value and :state(complete) matches', async () => {
+    const { page, site } = cell();
+    await page.goto(
+      site.page(
+        '/state.html',
+        doc(
+          '<script type="module" src="/dist/element.js"></script>',
+          `<form><blackbox-capture name="blackbox" loader-url="${site.loaderUrl}" uri-hook="/iojs"></blackbox-capture></form>`,
+        ),
+      ),
+    );
+    const seen = await page.evaluate(async () => {
+      const element = document.querySelector('blackbox-capture') as HTMLElement & { value: string; state: string };
+      if (element.state !== 'complete')
+        await new Promise((resolve) => document.addEventListener('blackbox', resolve, { once: true }));
+      return {
+        value: element.value,
+        fromForm: new FormData(document.querySelector('form')!).get('blackbox'),
+        state: element.state,
+        matches: element.matches(':state(complete)'),
+      };
+    });
+    expect(seen.fromForm).toBe(seen.value);
+    expect([seen.state, seen.matches]).toEqual(['complete', true]);
+    expect(sourcesOf(seen.value)).toEqual(['fp_dyn', 'fp_static', 'tp']);
+  });
+});
