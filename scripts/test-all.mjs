@@ -12,6 +12,7 @@ const STEPS = [
   ['integration', 'npm run test:integration --silent'],
   ['built', 'npm run test:built --silent'],
   ['e2e', 'npm run test:e2e --silent'],
+  ['engines', 'npm run test:engines --silent'],
 ];
 // A step may be named to run alone or a few: `npm test -- unit e2e`.
 const only = process.argv.slice(2);

@@ -5,10 +5,11 @@
  * All three are Debian's packages: nothing is downloaded at test time.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { freePort } from '../../scripts/processes.mjs';
 
-export type EngineName = 'chromium' | 'firefox' | 'webkit';
+export const ENGINES = ['chromium', 'firefox', 'webkit'] as const;
+export type EngineName = (typeof ENGINES)[number];
 
 /** A function run in the page (its source is sent, so it closes over nothing), with JSON arguments. */
 export type PageFunction<Args extends unknown[], Result> = (...args: Args) => Result | Promise<Result>;
@@ -24,24 +25,37 @@ export interface EnginePage {
   close(): Promise<void>;
 }
 
-/** Where each engine is installed (Debian's packages; each path can be overridden). */
-export const ENGINE_PATHS: Record<EngineName, string> = {
-  chromium: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-  firefox: process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr',
-  webkit: process.env.WEBKIT_DRIVER_PATH ?? '/usr/bin/WebKitWebDriver',
-};
-const MINIBROWSER = process.env.MINIBROWSER_PATH ?? '/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser';
-const XVFB = process.env.XVFB_PATH ?? '/usr/bin/Xvfb';
+/** Where libwebkit2gtk-4.1-0 puts MiniBrowser: under the machine's own multiarch folder. */
+function debianMiniBrowser(): string {
+  const arch = existsSync('/usr/lib')
+    ? readdirSync('/usr/lib').find((name) => /-linux-gnu(eabihf)?$/.test(name))
+    : undefined;
+  return `/usr/lib/${arch ?? 'x86_64-linux-gnu'}/webkit2gtk-4.1/MiniBrowser`;
+}
 
-/** The engines present on this machine; under CI a missing one is an error, not a skip. */
-export function availableEngines(): EngineName[] {
-  const present = (['chromium', 'firefox', 'webkit'] as const).filter(
+/** Where each engine's program is: Debian's packages, or the path an environment variable names. */
+export function enginePaths(env: NodeJS.ProcessEnv = process.env) {
+  return {
+    chromium: env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    firefox: env.FIREFOX_PATH ?? '/usr/bin/firefox-esr',
+    webkit: env.WEBKIT_DRIVER_PATH ?? '/usr/bin/WebKitWebDriver',
+    /** WebKitGTK's own browser, which the driver starts; it has no headless mode, so an Xvfb display. */
+    miniBrowser: env.MINIBROWSER_PATH ?? debianMiniBrowser(),
+    xvfb: env.XVFB_PATH ?? '/usr/bin/Xvfb',
+  };
+}
+
+/** The engines present on this machine. With CI set a missing one is an error, never a skip. */
+export function availableEngines(env: NodeJS.ProcessEnv = process.env): EngineName[] {
+  const paths = enginePaths(env);
+  const present = ENGINES.filter(
     (engine) =>
-      existsSync(ENGINE_PATHS[engine]) && (engine !== 'webkit' || (existsSync(MINIBROWSER) && existsSync(XVFB))),
+      existsSync(paths[engine]) && (engine !== 'webkit' || (existsSync(paths.miniBrowser) && existsSync(paths.xvfb))),
   );
-  if (process.env.CI && present.length < 3)
+  const missing = ENGINES.filter((engine) => !present.includes(engine));
+  if (env.CI && missing.length)
     throw new Error(
-      `CI is set and a browser engine is missing: ${(['chromium', 'firefox', 'webkit'] as const).filter((e) => !present.includes(e)).join(', ')} (.ci/run installs chromium, firefox-esr, webkit2gtk-driver and xvfb)`,
+      `CI is set and a browser engine is missing: ${missing.join(', ')} (.ci/run installs chromium, firefox-esr, webkit2gtk-driver and xvfb)`,
     );
   return present;
 }
@@ -54,7 +68,7 @@ async function launchPuppeteer(engine: 'chromium' | 'firefox'): Promise<EnginePa
   const puppeteer = (await import('puppeteer-core')).default;
   const browser = await puppeteer.launch({
     browser: engine === 'firefox' ? 'firefox' : 'chrome',
-    executablePath: ENGINE_PATHS[engine],
+    executablePath: enginePaths()[engine],
     headless: true,
     args:
       engine === 'chromium'
@@ -75,7 +89,7 @@ async function launchPuppeteer(engine: 'chromium' | 'firefox'): Promise<EnginePa
 
 /** An X display of its own for MiniBrowser, which has no headless mode: Xvfb picks a free number. */
 async function startXvfb(): Promise<{ display: string; process: ChildProcess }> {
-  const xvfb = spawn(XVFB, ['-displayfd', '3', '-screen', '0', '1280x800x24', '-nolisten', 'tcp'], {
+  const xvfb = spawn(enginePaths().xvfb, ['-displayfd', '3', '-screen', '0', '1280x800x24', '-nolisten', 'tcp'], {
     stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
   });
   const display = await new Promise<string>((resolve, reject) => {
@@ -92,7 +106,8 @@ async function startXvfb(): Promise<{ display: string; process: ChildProcess }> 
 async function launchWebKit(): Promise<EnginePage> {
   const xvfb = await startXvfb();
   const port = await freePort();
-  const driver = spawn(ENGINE_PATHS.webkit, [`--port=${port}`, '--host=127.0.0.1'], {
+  const { webkit, miniBrowser } = enginePaths();
+  const driver = spawn(webkit, [`--port=${port}`, '--host=127.0.0.1'], {
     stdio: 'ignore',
     env: { ...process.env, DISPLAY: xvfb.display },
   });
@@ -129,7 +144,7 @@ async function launchWebKit(): Promise<EnginePage> {
       capabilities: {
         alwaysMatch: {
           browserName: 'MiniBrowser',
-          'webkitgtk:browserOptions': { binary: MINIBROWSER, args: ['--automation'] },
+          'webkitgtk:browserOptions': { binary: miniBrowser, args: ['--automation'] },
           timeouts: { script: 60_000, pageLoad: 60_000 },
         },
       },
