@@ -88,7 +88,7 @@ inEveryEngine((cell) => {
   });
 
   it('a proxy answering HTML and a third party that drops the connection: collection_failed at once, naming the proxy', async () => {
-    const { page, site } = cell();
+    const { page, site, engine } = cell();
     site.override(/\/iojs\//, 200, '<!doctype html><html><body>SPA</body></html>', 'text/html');
     // Every attempt: Firefox asks again when a connection drops before an answer (below).
     site.emulator.faults.fail('thirdParty', { drop: true, times: 100 });
@@ -100,6 +100,9 @@ inEveryEngine((cell) => {
     );
     const result = await outcome(page);
     expect(result.code).toBe('collection_failed');
+    // Firefox tries a request whose connection drops before an answer 10 times (its
+    // network.http.request.max-attempts), at once; the others once.
+    expect(site.emulator.inspect.requests('thirdParty')).toBe(engine === 'firefox' ? 10 : 1);
     expect(result.message).toMatch(/reverse proxy at "\/iojs"/);
     expect(result.ms).toBeLessThan(LIMIT_MS / 4);
   });
@@ -120,6 +123,26 @@ inEveryEngine((cell) => {
     expect(sourcesOf(result.blackbox)).toEqual(retried ? ['fp_dyn', 'fp_static', 'tp'] : ['fp_dyn', 'fp_static']);
   });
 
+  // Capture outcomes: a broken side ends after the grace with what the other side produced.
+  it.each([
+    ['nothing broken', 'none', 'complete', []],
+    ['the proxy answering 404', 'proxy404', 'degraded-first-party', ['fp_static_wdp']],
+    ['the proxy answering HTML', 'proxyHtml', 'degraded-first-party', ['fp_static_wdp', 'fp_dyn_wdp']],
+    ['the third party dropping every connection', 'tpDropped', 'degraded-third-party', ['io_wdp']],
+  ] as const)('outcome with %s: %s, well before the time limit', async (_, fault, kind, scripts) => {
+    const { page, site } = cell();
+    if (fault === 'proxy404') site.override(/\/iojs\//, 404, 'not found', 'text/plain');
+    if (fault === 'proxyHtml')
+      site.override(/\/iojs\//, 200, '<!doctype html><html><body>SPA</body></html>', 'text/html');
+    if (fault === 'tpDropped') site.emulator.faults.fail('thirdParty', { drop: true, times: 100 });
+    const options = `{ loaderUrl: ${JSON.stringify(site.loaderUrl)}, uriHook: '/iojs', timeoutMs: ${LIMIT_MS}, degradedGraceMs: 500, onOutcome: (o) => (window.told = o) }`;
+    await page.goto(site.page('/outcome.html', doc(esmCapture(options))));
+    const result = await outcome(page);
+    const told = await page.evaluate(() => (window as unknown as { told: unknown }).told);
+    expect([result.code, told]).toEqual([undefined, { outcome: kind, scripts, durationMs: expect.any(Number) }]);
+    expect(result.ms).toBeLessThan(LIMIT_MS / 4);
+  });
+
   it('the time limit keeps the partial blackbox: timeout, with the third party in it', async () => {
     const { page, site } = cell();
     site.override(/\/iojs\//, 200, '<!doctype html><html><body>SPA</body></html>', 'text/html');
@@ -128,7 +151,7 @@ inEveryEngine((cell) => {
         '/partial.html',
         doc(
           esmCapture(
-            `{ loaderUrl: ${JSON.stringify(site.loaderUrl)}, uriHook: '/iojs', timeoutMs: 2000, degradedGraceMs: 600000 }`,
+            `{ loaderUrl: ${JSON.stringify(site.loaderUrl)}, uriHook: '/iojs', timeoutMs: 4000, degradedGraceMs: 600000 }`,
           ),
         ),
       ),
