@@ -6,6 +6,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { measure, TARGETS } from '../scripts/size.mjs';
 import { benchBrowser } from './browser.mjs';
+import { benchEngines } from './engines.mjs';
 import { benchEndpoint, benchProxy } from './server.mjs';
 import { benchFleet, benchStoreCost } from './fleet.mjs';
 import { realLoaderSource } from '../scripts/real-loader.mjs';
@@ -18,8 +19,38 @@ const fmt = (n, d = 0) => (n === undefined || Number.isNaN(n) ? '—' : n.toFixe
 const log = (s) => console.log(s);
 
 log(`blackbox-capture benchmark on ${machine}${quick ? ' (quick)' : ''}\n`);
-let size, browserRuns, endpoint, proxy;
-if (!fleetOnly) {
+let size, browserRuns, engineRuns, endpoint, proxy;
+// `npm run bench -- --engines`: the engines table alone.
+const enginesOnly = process.argv.includes('--engines');
+/** Time to the final blackbox in every engine, against the plain integration with the same hint, one loader after the other. */
+async function enginesTable() {
+  const runs = {};
+  for (const [loader, loaderSource] of Object.entries({ emulated: undefined, 'real 5.2.2': realLoaderSource() }))
+    runs[loader] = await benchEngines({ rounds: quick ? 3 : 15, rttMs: 100, loaderSource });
+  const engines = Object.keys(runs.emulated.engines);
+  log(
+    `Browser engines: navigation start → final blackbox, every origin one simulated 100 ms round trip away; ratio = integration ÷ plain-hinted (the vendor's tags with the same preconnect hint) in the same round, median (p10–p90) of ${runs.emulated.rounds} rounds:`,
+  );
+  log(
+    `| loader | integration | ${engines.map((e) => runs.emulated.engines[e].version).join(' | ')} |\n|---|---|${engines.map(() => '---:').join('|')}|`,
+  );
+  for (const [loader, run] of Object.entries(runs)) {
+    for (const name of Object.keys(run.engines[engines[0]].variants)) {
+      const cell = (engine) => {
+        const v = run.engines[engine].variants[name];
+        return v.ratioMedian === undefined
+          ? `${fmt(v.medianMs)} ms`
+          : `${fmt(v.ratioMedian, 3)} (${fmt(v.ratioP10, 3)}–${fmt(v.ratioP90, 3)})`;
+      };
+      log(`| ${loader} | ${name} | ${engines.map(cell).join(' | ')} |`);
+    }
+  }
+  log('');
+  return runs;
+}
+
+if (enginesOnly) engineRuns = await enginesTable();
+else if (!fleetOnly) {
   size = await measure();
   log('Size (bytes, bundled from dist/ with esbuild, minified ESM; gzip -9):');
   log('| path | minified | gzip | brotli | target (gzip) |\n|---|---:|---:|---:|---:|');
@@ -104,6 +135,7 @@ if (!fleetOnly) {
     `Rounds: ${loopback.rounds} on loopback, ${rtt.rounds} with every origin one simulated 100 ms round trip away (connection set-up included), per loader.\n`,
   );
 
+  engineRuns = await enginesTable();
   endpoint = await benchEndpoint({ requests: quick ? 300 : 2000, concurrency: 32 });
   log('Server: integrator endpoint (token, account, upload, finalize, status) against the emulator, no added latency:');
   log(
@@ -131,8 +163,8 @@ if (!fleetOnly) {
   } else log('(nginx not installed: its row is missing)');
 }
 
-const fleetRow = await benchFleet({ requests: quick ? 400 : 2000, concurrency: 64 });
-if (fleetRow.redisAvailable) {
+const fleetRow = enginesOnly ? undefined : await benchFleet({ requests: quick ? 400 : 2000, concurrency: 64 });
+if (fleetRow?.redisAvailable) {
   log(
     `Server: a fleet on one Redis against the emulator, ${fleetRow.redis.requests} requests at concurrency ${fleetRow.redis.concurrency}, faults on account create (429), upload (503) and finalize (dropped); failed attempts retried on the next instance; beside it one instance on its memory store, same requests and faults:`,
   );
@@ -158,14 +190,24 @@ if (fleetRow.redisAvailable) {
   log(
     `The store's own cost, one endpoint in one process, ${cost.requests} sequential requests per store in alternating rounds: memory p50 ${fmt(cost.memory.p50, 2)} ms, p99 ${fmt(cost.memory.p99, 2)} ms; Redis p50 ${fmt(cost.redis.p50, 2)} ms, p99 ${fmt(cost.redis.p99, 2)} ms; Redis adds ${fmt(cost.redis.p50 - cost.memory.p50, 2)} ms at p50 and ${fmt(cost.redis.p99 - cost.memory.p99, 2)} ms at p99\n`,
   );
-} else log('(redis-server not installed: no fleet row)\n');
+} else if (fleetRow) log('(redis-server not installed: no fleet row)\n');
 mkdirSync('bench-results', { recursive: true });
 writeFileSync(
-  fleetOnly ? 'bench-results/fleet.json' : 'bench-results/latest.json',
+  `bench-results/${fleetOnly ? 'fleet' : enginesOnly ? 'engines' : 'latest'}.json`,
   JSON.stringify(
-    { date: new Date().toISOString(), machine, quick, size, browser: browserRuns, endpoint, proxy, fleet: fleetRow },
+    {
+      date: new Date().toISOString(),
+      machine,
+      quick,
+      size,
+      browser: browserRuns,
+      engines: engineRuns,
+      endpoint,
+      proxy,
+      fleet: fleetRow,
+    },
     null,
     2,
   ),
 );
-log(`\nWrote bench-results/${fleetOnly ? 'fleet' : 'latest'}.json`);
+log(`\nWrote bench-results/${fleetOnly ? 'fleet' : enginesOnly ? 'engines' : 'latest'}.json`);

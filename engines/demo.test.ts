@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { configFromEnvironment } from '../demo/config.js';
 import { startDemo, type Demo } from '../demo/app.js';
 import { decodeBlackbox } from '../src/emulator/index.js';
-import type { EnginePage } from './support/engines.js';
+import type { EnginePage } from '../scripts/engines.mjs';
 import { inEveryEngine, loaderOptions } from './support/matrix.js';
 
 /** The text of `selector` once it contains `text`. */

@@ -6,7 +6,7 @@
 import { beforeAll, expect, it } from 'vitest';
 import { decodeBlackbox } from '../src/emulator/index.js';
 import { buildReactApp, type ReactApp } from '../e2e/support/react-app.js';
-import type { EnginePage } from './support/engines.js';
+import type { EnginePage } from '../scripts/engines.mjs';
 import { inEveryEngine, type Cell } from './support/matrix.js';
 
 let app: ReactApp;

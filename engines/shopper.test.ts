@@ -7,7 +7,7 @@
  */
 import { expect, it } from 'vitest';
 import { decodeBlackbox } from '../src/emulator/index.js';
-import type { EnginePage } from './support/engines.js';
+import type { EnginePage } from '../scripts/engines.mjs';
 import { inEveryEngine } from './support/matrix.js';
 
 /** A time limit long enough that "well before it" (a quarter) holds on a busy machine. */

@@ -6,7 +6,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe } from 'vitest';
 import { realLoaderSource } from '../../scripts/real-loader.mjs';
 import { startSite, type Site } from '../../e2e/support/site.js';
-import { availableEngines, ENGINES, launch, type EngineName, type EnginePage } from './engines.js';
+import { availableEngines, ENGINES, launch, type EngineName, type EnginePage } from '../../scripts/engines.mjs';
 
 export type LoaderKind = 'emulated' | 'real';
 

@@ -4,29 +4,15 @@
  * WebKitGTK's WebDriver (classic, spoken here over fetch) with MiniBrowser in an Xvfb display.
  * All three are Debian's packages: nothing is downloaded at test time.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import { freePort } from '../../scripts/processes.mjs';
+import { freePort } from './processes.mjs';
 
-export const ENGINES = ['chromium', 'firefox', 'webkit'] as const;
-export type EngineName = (typeof ENGINES)[number];
-
-/** A function run in the page (its source is sent, so it closes over nothing), with JSON arguments. */
-export type PageFunction<Args extends unknown[], Result> = (...args: Args) => Result | Promise<Result>;
-
-export interface EnginePage {
-  readonly engine: EngineName;
-  /** Navigates and waits for the load event. */
-  goto(url: string): Promise<void>;
-  /** Runs `fn` in the page and resolves with its (awaited, JSON) result. */
-  evaluate<Args extends unknown[], Result>(fn: PageFunction<Args, Result>, ...args: Args): Promise<Result>;
-  /** The engine's own version, e.g. "Firefox 153.7.0esr". */
-  version(): Promise<string>;
-  close(): Promise<void>;
-}
+/** The engines, in the order every spec and the benchmark run them (types: engines.d.mts). */
+export const ENGINES = ['chromium', 'firefox', 'webkit'];
 
 /** Where libwebkit2gtk-4.1-0 puts MiniBrowser: under the machine's own multiarch folder. */
-function debianMiniBrowser(): string {
+function debianMiniBrowser() {
   const arch = existsSync('/usr/lib')
     ? readdirSync('/usr/lib').find((name) => /-linux-gnu(eabihf)?$/.test(name))
     : undefined;
@@ -34,7 +20,7 @@ function debianMiniBrowser(): string {
 }
 
 /** Where each engine's program is: Debian's packages, or the path an environment variable names. */
-export function enginePaths(env: NodeJS.ProcessEnv = process.env) {
+export function enginePaths(env = process.env) {
   return {
     chromium: env.CHROMIUM_PATH ?? '/usr/bin/chromium',
     firefox: env.FIREFOX_PATH ?? '/usr/bin/firefox-esr',
@@ -46,7 +32,7 @@ export function enginePaths(env: NodeJS.ProcessEnv = process.env) {
 }
 
 /** The engines present on this machine. With CI set a missing one is an error, never a skip. */
-export function availableEngines(env: NodeJS.ProcessEnv = process.env): EngineName[] {
+export function availableEngines(env = process.env) {
   const paths = enginePaths(env);
   const present = ENGINES.filter(
     (engine) =>
@@ -60,11 +46,11 @@ export function availableEngines(env: NodeJS.ProcessEnv = process.env): EngineNa
   return present;
 }
 
-export async function launch(engine: EngineName): Promise<EnginePage> {
+export async function launch(engine) {
   return engine === 'webkit' ? launchWebKit() : launchPuppeteer(engine);
 }
 
-async function launchPuppeteer(engine: 'chromium' | 'firefox'): Promise<EnginePage> {
+async function launchPuppeteer(engine) {
   const puppeteer = (await import('puppeteer-core')).default;
   const browser = await puppeteer.launch({
     browser: engine === 'firefox' ? 'firefox' : 'chrome',
@@ -81,20 +67,20 @@ async function launchPuppeteer(engine: 'chromium' | 'firefox'): Promise<EnginePa
     async goto(url) {
       await page.goto(url, { waitUntil: 'load' });
     },
-    evaluate: (fn, ...args) => page.evaluate(fn as never, ...(args as unknown as never[])),
+    evaluate: (fn, ...args) => page.evaluate(fn, ...args),
     version: () => browser.version(),
     close: () => browser.close(),
   };
 }
 
 /** An X display of its own for MiniBrowser, which has no headless mode: Xvfb picks a free number. */
-async function startXvfb(): Promise<{ display: string; process: ChildProcess }> {
+async function startXvfb() {
   const xvfb = spawn(enginePaths().xvfb, ['-displayfd', '3', '-screen', '0', '1280x800x24', '-nolisten', 'tcp'], {
     stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
   });
-  const display = await new Promise<string>((resolve, reject) => {
+  const display = await new Promise((resolve, reject) => {
     let out = '';
-    xvfb.stdio[3]!.on('data', (chunk: Buffer) => {
+    xvfb.stdio[3].on('data', (chunk) => {
       out += String(chunk);
       if (out.includes('\n')) resolve(`:${out.trim()}`);
     });
@@ -103,7 +89,7 @@ async function startXvfb(): Promise<{ display: string; process: ChildProcess }> 
   return { display, process: xvfb };
 }
 
-async function launchWebKit(): Promise<EnginePage> {
+async function launchWebKit() {
   const xvfb = await startXvfb();
   const port = await freePort();
   const { webkit, miniBrowser } = enginePaths();
@@ -113,14 +99,14 @@ async function launchWebKit(): Promise<EnginePage> {
   });
   const base = `http://127.0.0.1:${port}`;
   /** One WebDriver command; rejects with the driver's error. */
-  const command = async (method: string, path: string, body?: unknown): Promise<unknown> => {
+  const command = async (method, path, body) => {
     const response = await fetch(base + path, {
       method,
       ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
     });
-    const { value } = (await response.json()) as { value: unknown };
+    const { value } = await response.json();
     if (!response.ok) {
-      const { error, message } = value as { error: string; message: string };
+      const { error, message } = value;
       throw new Error(`WebKitWebDriver ${method} ${path}: ${error}: ${message}`);
     }
     return value;
@@ -140,7 +126,7 @@ async function launchWebKit(): Promise<EnginePage> {
       if (tries > 100) throw new Error('WebKitWebDriver did not start');
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    const session = (await command('POST', '/session', {
+    const session = await command('POST', '/session', {
       capabilities: {
         alwaysMatch: {
           browserName: 'MiniBrowser',
@@ -148,7 +134,7 @@ async function launchWebKit(): Promise<EnginePage> {
           timeouts: { script: 60_000, pageLoad: 60_000 },
         },
       },
-    })) as { sessionId: string; capabilities: { browserVersion: string } };
+    });
     const path = `/session/${session.sessionId}`;
     return {
       engine: 'webkit',
@@ -157,10 +143,7 @@ async function launchWebKit(): Promise<EnginePage> {
       },
       async evaluate(fn, ...args) {
         // Execute Script awaits a promise the script returns.
-        return (await command('POST', `${path}/execute/sync`, {
-          script: `return (${fn.toString()})(...arguments);`,
-          args,
-        })) as never;
+        return command('POST', `${path}/execute/sync`, { script: `return (${fn.toString()})(...arguments);`, args });
       },
       version: async () => `WebKitGTK ${session.capabilities.browserVersion}`,
       async close() {
