@@ -184,6 +184,31 @@ inEveryEngine((cell) => {
     expect(seen).toEqual(['r4nd0m', []]);
   });
 
+  it("CSP with a nonce but without strict-dynamic: the vendor's scripts are refused, collection_failed at once", async () => {
+    const { page, site } = cell();
+    // The loader's tag carries the nonce; the scripts it adds do not, and nothing else is allowed.
+    const csp = "script-src 'nonce-r4nd0m'";
+    await page.goto(
+      site.page(
+        '/csp-blocked.html',
+        doc(
+          violationLog('r4nd0m') +
+            esmCapture(
+              `{ loaderUrl: ${JSON.stringify(site.loaderUrl)}, uriHook: '/iojs', timeoutMs: ${LIMIT_MS} }`,
+              'r4nd0m',
+            ),
+        ),
+        { 'content-security-policy': csp },
+      ),
+    );
+    const result = await outcome(page);
+    expect(result.code).toBe('collection_failed');
+    expect(result.ms).toBeLessThan(LIMIT_MS / 4);
+    const violations = await page.evaluate(() => (window as unknown as { violations: string[] }).violations);
+    expect(violations.length).toBeGreaterThan(0);
+    expect(site.emulator.inspect.requests('thirdParty')).toBe(0);
+  });
+
   it('<blackbox-capture> in a form: a submit made at once is held, then posts the final blackbox and its outcome', async () => {
     const { page, site } = cell();
     // The submit comes from the page itself, right after the element is defined: the capture
