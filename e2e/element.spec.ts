@@ -28,46 +28,6 @@ const form = (attributes: string, extraHead = '') => `<!doctype html><html><head
     <button id="pay">Pay</button>
   </form></body></html>`;
 
-test('a submit made at once is held until the capture completes, then posts the final blackbox and its outcome', async ({
-  page,
-}) => {
-  await page.goto(site.page('/form.html', form('max-wait-ms="10000"')));
-  await page.locator('#pay').click();
-  await expect(page.locator('#posted')).toBeVisible();
-  expect(site.forms).toHaveLength(1);
-  const posted = site.forms[0]!;
-  expect(posted.order).toBe('o-1');
-  expect(posted['blackbox-outcome']).toBe('complete');
-  expect(decodeBlackbox(posted.blackbox!)?.sources.sort()).toEqual(['fp_dyn', 'fp_static', 'tp']);
-});
-
-test('FormData carries the value, the state shows through :state(complete), and the events bubble to the document', async ({
-  page,
-}) => {
-  await page.addInitScript(() => {
-    document.addEventListener('blackbox', (e) => ((window as any).heard = (e as CustomEvent).detail));
-  });
-  await page.goto(site.page('/state.html', form('')));
-  await expect(page.locator('blackbox-capture:state(complete)')).toHaveCount(1);
-  const { value, fromForm, heard, state } = await page.evaluate(() => {
-    const element = document.querySelector('blackbox-capture') as any;
-    return {
-      value: element.value,
-      fromForm: new FormData(document.querySelector('form')!).get('blackbox'),
-      heard: (window as any).heard,
-      state: element.state,
-    };
-  });
-  expect(fromForm).toBe(value);
-  expect(heard).toBe(value);
-  expect(state).toBe('complete');
-  expect(
-    await page
-      .locator('blackbox-capture')
-      .evaluate((e) => [e.getBoundingClientRect().width, e.textContent, e.shadowRoot]),
-  ).toEqual([0, '', null]); // renders nothing
-});
-
 test('max-wait-ms bounds the hold: a capture still running goes with what there is, outcome timeout-partial', async ({
   page,
 }) => {

@@ -46,7 +46,7 @@ async function completed(page: EnginePage) {
 }
 
 inEveryEngine((cell) => {
-  it('the hook under StrictMode: one loader tag, the controlled input fills, the form posts the final blackbox', async () => {
+  it("the README's hook ('react-hook') under StrictMode: one loader tag, the controlled input fills, the form posts the final blackbox", async () => {
     const { page, site } = cell();
     await page.goto(serve(cell(), '/app/', app.html));
     const { blackbox, loaderTags, problems } = await completed(page);

@@ -237,13 +237,14 @@ inEveryEngine((cell) => {
     await expect.poll(() => page.evaluate(() => sessionStorage.stateAtSubmit as string | undefined)).toBe('collecting');
   });
 
-  it('<blackbox-capture>: FormData carries the value and :state(complete) matches', async () => {
+  it('<blackbox-capture>: FormData carries the value, :state(complete) matches, the event reaches the document, nothing renders', async () => {
     const { page, site } = cell();
     await page.goto(
       site.page(
         '/state.html',
         doc(
-          '<script type="module" src="/dist/element.js"></script>',
+          `<script>document.addEventListener('blackbox', (e) => (window.heard = e.detail));</script>
+           <script type="module" src="/dist/element.js"></script>`,
           `<form><blackbox-capture name="blackbox" loader-url="${site.loaderUrl}" uri-hook="/iojs"></blackbox-capture></form>`,
         ),
       ),
@@ -255,12 +256,15 @@ inEveryEngine((cell) => {
       return {
         value: element.value,
         fromForm: new FormData(document.querySelector('form')!).get('blackbox'),
+        heard: (window as unknown as { heard?: string }).heard,
         state: element.state,
         matches: element.matches(':state(complete)'),
+        rendered: [element.getBoundingClientRect().width, element.textContent, element.shadowRoot],
       };
     });
-    expect(seen.fromForm).toBe(seen.value);
+    expect([seen.fromForm, seen.heard]).toEqual([seen.value, seen.value]);
     expect([seen.state, seen.matches]).toEqual(['complete', true]);
+    expect(seen.rendered).toEqual([0, '', null]);
     expect(sourcesOf(seen.value)).toEqual(['fp_dyn', 'fp_static', 'tp']);
   });
 });

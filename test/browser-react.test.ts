@@ -2,7 +2,7 @@
 // useBlackbox in a DOM, on the emulated vendor: React 19's client renderer. The hook's
 // updates come from the loader's callbacks, outside anything act() could wrap, so the
 // renders here are flushSync()'s and the tests wait for the states.
-// Chromium runs it too, built with Vite, with both loaders (e2e/react.spec.ts).
+// Every engine runs it too, built with Vite, with both loaders (engines/react.test.ts).
 import { createElement as h, StrictMode, useEffect } from 'react';
 import { flushSync } from 'react-dom';
 import { createRoot, type Root } from 'react-dom/client';

@@ -70,7 +70,7 @@ export const RUN_BY: Record<string, string> = {
   'quick-start-npm': 'e2e/readme.spec.ts',
   'consent-tcf': 'e2e/readme.spec.ts',
   'quick-start-element': 'e2e/readme.spec.ts',
-  'react-hook': 'e2e/react.spec.ts',
+  'react-hook': 'engines/react.test.ts',
   'preload-hint': 'e2e/readme.spec.ts',
   'adopt-mode': 'e2e/readme.spec.ts',
   'server-setup': 'test/readme.test.ts',
