@@ -89,8 +89,8 @@ export function policies(headers: Headers, metaPolicies: readonly string[]): Arr
   });
 }
 
-/** Reads at most `limit` bytes of a body as text; `cut` when there was more. */
-async function readText(response: Response, limit: number): Promise<{ text: string; cut: boolean }> {
+/** Reads at most `limit` bytes of a body as text; `cut` when there was more. Exported for its tests. */
+export async function readText(response: Response, limit: number): Promise<{ text: string; cut: boolean }> {
   if (!response.body) return { text: '', cut: false };
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
@@ -115,7 +115,8 @@ interface Post {
   body?: string;
 }
 
-function boundedFetch(doFetch: typeof fetch, timeoutMs: number) {
+/** The doctor's fetch: at most MAX_REQUESTS requests a run, redirects followed within their origin. Exported for its tests. */
+export function boundedFetch(doFetch: typeof fetch, timeoutMs: number) {
   let made = 0;
   return async (url: string | URL, init: Post = {}): Promise<Response> => {
     let target = new URL(url);
@@ -142,8 +143,8 @@ function boundedFetch(doFetch: typeof fetch, timeoutMs: number) {
   };
 }
 
-/** Whether a source list lets `origin` load (the parts of CSP matching a checkout needs). */
-function allows(sources: string[], origin: string, pageOrigin: string): boolean {
+/** Whether a source list lets `origin` load (the parts of CSP matching a checkout needs). Exported for its tests. */
+export function allows(sources: string[], origin: string, pageOrigin: string): boolean {
   const lower = sources.map((s) => s.toLowerCase());
   if (lower.includes("'none'")) return false;
   if (lower.includes('*') && /^https?:/.test(origin)) return true;
@@ -156,7 +157,9 @@ function allows(sources: string[], origin: string, pageOrigin: string): boolean 
     const [, scheme, wildcard, host, port] = match;
     if (scheme && scheme + ':' !== url.protocol && !(scheme === 'http' && url.protocol === 'https:')) return false;
     if (wildcard ? !url.hostname.endsWith('.' + host) : url.hostname !== host) return false;
-    return port === undefined || port === '*' || port === (url.port || (url.protocol === 'https:' ? '443' : '80'));
+    // No port in the source: the scheme's default port only (URL leaves a default port empty).
+    if (port === undefined) return url.port === '';
+    return port === '*' || port === (url.port || (url.protocol === 'https:' ? '443' : '80'));
   });
 }
 
