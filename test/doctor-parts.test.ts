@@ -21,6 +21,8 @@ describe('policies', () => {
     const headers = new Headers({ 'content-security-policy': "script-src 'self'; SCRIPT-SRC *;; , " });
     expect(policies(headers, []).map((policy) => Object.fromEntries(policy))).toEqual([{ 'script-src': ["'self'"] }]);
     expect(policies(new Headers(), [])).toEqual([]);
+    const blankBetween = new Headers({ 'content-security-policy': "script-src 'self',  , img-src *" });
+    expect(policies(blankBetween, [])).toHaveLength(2);
   });
 });
 
@@ -30,6 +32,8 @@ describe('allows', () => {
     [["'none'", '*'], 'https://x.test', false],
     [['*'], 'https://x.test', true],
     [['*'], 'data:', false],
+    [['*'], 'http://x.test', true],
+    [['*'], 'blob:https://x.test', false],
     [["'self'"], PAGE, true],
     [["'SELF'"], PAGE, true],
     [["'self'"], 'https://other.test', false],
@@ -159,19 +163,24 @@ describe('boundedFetch', () => {
     );
   });
 
-  it('a 3xx without Location, a 300 and a 399 boundary, and any redirect of a POST are answers', async () => {
+  it('a 3xx without Location, a 299 or a 400 with one, and any redirect of a POST are answers; 300 and 399 are followed', async () => {
     const { doFetch, seen } = scripted({
       'https://shop.test/none': () => new Response(null, { status: 304 }),
       'https://shop.test/post': redirect('/elsewhere', 303),
       'https://shop.test/299': () => new Response(null, { status: 299, headers: { location: '/x' } }),
       'https://shop.test/400': () => new Response(null, { status: 400, headers: { location: '/x' } }),
+      'https://shop.test/300': () => new Response(null, { status: 300, headers: { location: '/299' } }),
+      'https://shop.test/399': () => new Response(null, { status: 399, headers: { location: '/299' } }),
     });
     const get = boundedFetch(doFetch, 1000);
     expect((await get('https://shop.test/none')).status).toBe(304);
     expect((await get('https://shop.test/post', { body: '' })).status).toBe(303);
     expect((await get('https://shop.test/299')).status).toBe(299);
     expect((await get('https://shop.test/400')).status).toBe(400);
-    expect(seen).toHaveLength(4);
+    // 300 and 399 are redirects: followed.
+    expect((await get('https://shop.test/300')).status).toBe(299);
+    expect((await get('https://shop.test/399')).status).toBe(299);
+    expect(seen).toHaveLength(8);
   });
 
   it(`makes at most ${MAX_REQUESTS} requests a run, redirects counted`, async () => {
