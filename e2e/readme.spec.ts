@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { decodeBlackbox } from '../src/emulator/index.js';
 import { snippet } from '../test/support/readme.js';
 import { loaderOptions } from './support/loader.js';
+import { CMP_STUB } from './support/cmp.js';
 import { startSite, type Site } from './support/site.js';
 
 let site: Site;
@@ -91,23 +92,10 @@ test("consent from a TCF v2 CMP ('consent-tcf'), bundled by esbuild: nothing bef
     splitting: false,
   });
   site.file('/consent.js', bundled.outputFiles[0]!.text, 'text/javascript');
-  // A CMP stub with the __tcfapi contract: the UI is shown until window.choose() is called.
-  const cmp = `<script>
-    let data = { gdprApplies: true, eventStatus: 'cmpuishown', vendor: { consents: {} }, purpose: { consents: {} } };
-    const listeners = new Map(); let next = 1;
-    window.__tcfapi = (command, version, callback, id) => {
-      if (command === 'addEventListener') { const n = next++; listeners.set(n, callback); callback({ ...data, listenerId: n }, true); }
-      if (command === 'removeEventListener') { listeners.delete(id); callback(true); }
-    };
-    window.choose = (vendor) => {
-      data = { ...data, eventStatus: 'useractioncomplete', vendor: { consents: { 810: vendor } }, purpose: { consents: { 1: true } } };
-      for (const [n, listener] of listeners) listener({ ...data, listenerId: n }, true);
-    };
-  </script>`;
   await page.goto(
     site.page(
       '/consent.html',
-      doc(`${cmp}<input type="hidden" id="blackbox"><script type="module" src="/consent.js"></script>`),
+      doc(`${CMP_STUB}<input type="hidden" id="blackbox"><script type="module" src="/consent.js"></script>`),
     ),
   );
   await page.waitForTimeout(300);

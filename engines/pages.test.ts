@@ -4,16 +4,9 @@
  * TCF v2 CMP before anything is collected.
  */
 import { expect, it } from 'vitest';
-import { decodeBlackbox } from '../src/emulator/index.js';
+import { CMP_STUB } from '../e2e/support/cmp.js';
+import { doc, FINAL, sourcesOf } from './support/page-parts.js';
 import { inEveryEngine } from './support/matrix.js';
-
-const doc = (head: string, body = '') =>
-  `<!doctype html><html><head><meta charset="utf-8">${head}</head><body>${body}</body></html>`;
-const sourcesOf = (blackbox: string | undefined) =>
-  decodeBlackbox(blackbox ?? '')
-    ?.sources.slice()
-    .sort();
-const FINAL = ['fp_dyn', 'fp_static', 'tp'];
 
 interface Told {
   blackbox?: string;
@@ -99,21 +92,8 @@ inEveryEngine((cell) => {
 
   it('consent from a TCF CMP (data-consent): nothing is loaded before the choice, then the capture', async () => {
     const { page, site } = cell();
-    // A CMP with the __tcfapi contract, its UI shown until window.choose() is called.
-    const cmp = `<script>
-      let data = { gdprApplies: true, eventStatus: 'cmpuishown', vendor: { consents: {} }, purpose: { consents: {} } };
-      const listeners = new Map(); let next = 1;
-      window.__tcfapi = (command, version, callback, id) => {
-        if (command === 'addEventListener') { const n = next++; listeners.set(n, callback); callback({ ...data, listenerId: n }, true); }
-        if (command === 'removeEventListener') { listeners.delete(id); callback(true); }
-      };
-      window.choose = (vendor) => {
-        data = { ...data, eventStatus: 'useractioncomplete', vendor: { consents: { 810: vendor } }, purpose: { consents: { 1: true } } };
-        for (const [n, listener] of listeners) listener({ ...data, listenerId: n }, true);
-      };
-    </script>`;
     const tag = `<script src="/dist/blackbox-capture.umd.js" data-loader-url="${site.loaderUrl}" data-uri-hook="/iojs" data-consent="tcf:810"></script>`;
-    await page.goto(site.page('/consent.html', doc(cmp + listen() + tag)));
+    await page.goto(site.page('/consent.html', doc(CMP_STUB + listen() + tag)));
     // The adapter and the CMP have answered (the UI is shown): still no loader and no config object.
     const before = await page.evaluate(async () => {
       await new Promise((resolve) => setTimeout(resolve, 0));

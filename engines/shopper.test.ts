@@ -9,12 +9,10 @@ import { expect, it } from 'vitest';
 import { decodeBlackbox } from '../src/emulator/index.js';
 import type { EnginePage } from '../scripts/engines.mjs';
 import { inEveryEngine } from './support/matrix.js';
+import { doc, sourcesOf } from './support/page-parts.js';
 
 /** A time limit long enough that "well before it" (a quarter) holds on a busy machine. */
 const LIMIT_MS = 60_000;
-
-const doc = (head: string, body = '') =>
-  `<!doctype html><html><head><meta charset="utf-8">${head}</head><body>${body}</body></html>`;
 
 /** A module script that runs captureBlackbox from the ESM build and keeps its outcome as `window.outcome`. */
 const esmCapture = (options: string, nonce = '') => `
@@ -41,10 +39,6 @@ interface Outcome {
 }
 
 const outcome = (page: EnginePage) => page.evaluate(() => (window as unknown as { outcome: Promise<Outcome> }).outcome);
-const sourcesOf = (blackbox: string | undefined) =>
-  decodeBlackbox(blackbox ?? '')
-    ?.sources.slice()
-    .sort();
 
 inEveryEngine((cell) => {
   it('the ES import resolves with the final blackbox, fills the field and delivers it once', async () => {
