@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { configFromEnvironment } from '../demo/config.js';
 import { startDemo, type Demo } from '../demo/app.js';
-import { decodeBlackbox } from '../src/emulator/index.js';
 import type { EnginePage } from '../scripts/engines.mjs';
+import { FINAL, sourcesOf } from './support/page-parts.js';
 import { inEveryEngine, loaderOptions } from './support/matrix.js';
 
 /** The text of `selector` once it contains `text`. */
@@ -48,7 +48,7 @@ inEveryEngine((cell) => {
       .poll(() => page.evaluate(() => document.getElementById('capture-state')?.dataset.state), { timeout: 30_000 })
       .toBe('complete');
     const blackbox = await page.evaluate(() => document.querySelector<HTMLInputElement>('#blackbox')!.value);
-    expect(decodeBlackbox(blackbox)?.sources.slice().sort()).toEqual(['fp_dyn', 'fp_static', 'tp']);
+    expect(sourcesOf(blackbox)).toEqual(FINAL);
     await page.evaluate(() => document.getElementById('pay')!.click());
     expect(await textOnceIn(page, '#result', '"status": "PROCESSED"')).toContain('PROCESSED');
     const transactions = demo.emulator!.inspect.transactions().filter((t) => t.blackboxes.includes(blackbox));

@@ -4,9 +4,9 @@
  * hydrated over its server rendering. React's warnings and the page's errors fail the test.
  */
 import { beforeAll, expect, it } from 'vitest';
-import { decodeBlackbox } from '../src/emulator/index.js';
 import { buildReactApp, type ReactApp } from '../e2e/support/react-app.js';
 import type { EnginePage } from '../scripts/engines.mjs';
+import { FINAL, sourcesOf } from './support/page-parts.js';
 import { inEveryEngine, type Cell } from './support/matrix.js';
 
 let app: ReactApp;
@@ -50,7 +50,7 @@ inEveryEngine((cell) => {
     const { page, site } = cell();
     await page.goto(serve(cell(), '/app/', app.html));
     const { blackbox, loaderTags, problems } = await completed(page);
-    expect(decodeBlackbox(blackbox)?.sources.slice().sort()).toEqual(['fp_dyn', 'fp_static', 'tp']);
+    expect(sourcesOf(blackbox)).toEqual(FINAL);
     expect(loaderTags).toBe(1);
     await page.evaluate(() => document.querySelector<HTMLButtonElement>('form button')!.click());
     await expect.poll(() => site.forms.length, { timeout: 30_000 }).toBe(1);
@@ -63,7 +63,7 @@ inEveryEngine((cell) => {
     expect(app.serverHtml).toContain('name="blackbox"');
     await page.goto(serve(cell(), '/app/hydrate.html', app.hydrateHtml.replace('<!--ssr-->', app.serverHtml)));
     const { blackbox, problems } = await completed(page);
-    expect(decodeBlackbox(blackbox)?.sources).toHaveLength(3);
+    expect(sourcesOf(blackbox)).toEqual(FINAL);
     expect(problems).toEqual([]);
   });
 });

@@ -9,7 +9,7 @@ import { expect, it } from 'vitest';
 import { decodeBlackbox } from '../src/emulator/index.js';
 import type { EnginePage } from '../scripts/engines.mjs';
 import { inEveryEngine } from './support/matrix.js';
-import { doc, sourcesOf } from './support/page-parts.js';
+import { doc, FINAL, sourcesOf } from './support/page-parts.js';
 
 /** A time limit long enough that "well before it" (a quarter) holds on a busy machine. */
 const LIMIT_MS = 60_000;
@@ -57,7 +57,7 @@ inEveryEngine((cell) => {
     const { blackbox, code } = await outcome(page);
     expect(code).toBeUndefined();
     // Final: every collection script is in it (a partial one has fewer).
-    expect(sourcesOf(blackbox)).toEqual(['fp_dyn', 'fp_static', 'tp']);
+    expect(sourcesOf(blackbox)).toEqual(FINAL);
     // The dynamic first-party script ran through the proxy and saw this engine's user agent.
     expect(decodeBlackbox(blackbox!)?.embedded.fp_dyn?.ua).toBe(await page.evaluate(() => navigator.userAgent));
     expect(await page.evaluate(() => (document.getElementById('bb') as HTMLInputElement).value)).toBe(blackbox);
@@ -114,7 +114,7 @@ inEveryEngine((cell) => {
     expect(result.code).toBeUndefined();
     const retried = engine === 'firefox';
     expect(site.emulator.inspect.requests('thirdParty')).toBe(retried ? 2 : 1);
-    expect(sourcesOf(result.blackbox)).toEqual(retried ? ['fp_dyn', 'fp_static', 'tp'] : ['fp_dyn', 'fp_static']);
+    expect(sourcesOf(result.blackbox)).toEqual(retried ? FINAL : ['fp_dyn', 'fp_static']);
   });
 
   // Capture outcomes: a broken side ends after the grace with what the other side produced.
@@ -170,7 +170,7 @@ inEveryEngine((cell) => {
     );
     const result = await outcome(page);
     expect(result.code).toBeUndefined();
-    expect(sourcesOf(result.blackbox)).toEqual(['fp_dyn', 'fp_static', 'tp']);
+    expect(sourcesOf(result.blackbox)).toEqual(FINAL);
     const seen = await page.evaluate(() => [
       document.querySelector<HTMLScriptElement>('script[src$="/loader.js"]')?.nonce,
       (window as unknown as { violations: string[] }).violations,
@@ -226,7 +226,7 @@ inEveryEngine((cell) => {
     const posted = site.forms[0]!;
     expect(posted.order).toBe('o-1');
     expect(posted['blackbox-outcome']).toBe('complete');
-    expect(sourcesOf(posted.blackbox)).toEqual(['fp_dyn', 'fp_static', 'tp']);
+    expect(sourcesOf(posted.blackbox)).toEqual(FINAL);
     // The page after the post is on the same origin: it reads what the submit met.
     await expect.poll(() => page.evaluate(() => sessionStorage.stateAtSubmit as string | undefined)).toBe('collecting');
   });
@@ -259,6 +259,6 @@ inEveryEngine((cell) => {
     expect([seen.fromForm, seen.heard]).toEqual([seen.value, seen.value]);
     expect([seen.state, seen.matches]).toEqual(['complete', true]);
     expect(seen.rendered).toEqual([0, '', null]);
-    expect(sourcesOf(seen.value)).toEqual(['fp_dyn', 'fp_static', 'tp']);
+    expect(sourcesOf(seen.value)).toEqual(FINAL);
   });
 });

@@ -108,14 +108,13 @@ export async function readText(response: Response, limit: number): Promise<{ tex
   }
 }
 
-/** The doctor's requests: counted, and redirected only within the origin each was asked for. */
 /** A POST the doctor sends: a body and its headers. */
 interface Post {
   headers?: Record<string, string>;
   body?: string;
 }
 
-/** The doctor's fetch: at most MAX_REQUESTS requests a run, redirects followed within their origin. Exported for its tests. */
+/** The doctor's requests: at most MAX_REQUESTS a run, redirected only within the origin each was asked for. Exported for its tests. */
 export function boundedFetch(doFetch: typeof fetch, timeoutMs: number) {
   let made = 0;
   return async (url: string | URL, init: Post = {}): Promise<Response> => {
