@@ -155,6 +155,13 @@ export interface DeviceRiskClient {
   sealTransaction(transaction: DeviceRiskTransaction): Promise<string>;
   /** The transaction back from `sealTransaction`'s string (on any instance with the same client secret). */
   openTransaction(sealed: string): Promise<DeviceRiskTransaction>;
+  /**
+   * A `userReference` the kit sets on the account requests it makes when you give none, so
+   * that the service's callback for that execution is known as this shop's (`vouches`).
+   */
+  referenceTag?(): Promise<string>;
+  /** Whether a callback's `userReference` is one `referenceTag` made with this client secret. */
+  vouches?(userReference: unknown): Promise<boolean>;
   /** The client id (not secret): the namespace of this client's keys in a shared store. */
   readonly clientId: string;
   /** How long an account create may take (`accountTimeoutMs`): how long a create can be on the wire. */
@@ -539,6 +546,9 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
       const fields = JSON.parse(sealed) as ReturnType<DeviceRiskTransaction['toJSON']> & { token: string };
       return new DeviceRiskTransaction({ ...fields, token: await tokenSource.unseal(fields.token) });
     },
+    ...(tokenSource.tagReference && tokenSource.vouches
+      ? { referenceTag: () => tokenSource.tagReference!(), vouches: (ref: unknown) => tokenSource.vouches!(ref) }
+      : {}),
     transactionFrom,
     status,
     details,

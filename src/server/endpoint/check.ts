@@ -74,10 +74,12 @@ export async function runDeviceRiskCheck(
   options: DeviceRiskCheckOptions = {},
 ): Promise<DeviceRiskResult> {
   const { progress = {}, now = systemNow } = options;
+  // Without a reference of the integrator's own, the kit's tag: the callback then shows the execution is the shop's.
+  const userReference = customer.userReference || (customer.transaction ? undefined : await client.referenceTag?.());
   const body: AccountRequest = {
     customerInternalReference: customer.customerInternalReference,
     workflowDefinition: { key: customer.workflowKey ?? options.workflowKey ?? '' },
-    ...(customer.userReference ? { userReference: customer.userReference } : {}),
+    ...(userReference ? { userReference } : {}),
     ...(customer.callbackUrl ? { callbackUrl: customer.callbackUrl } : {}),
     ...(customer.tokenLifetime ? { tokenLifetime: customer.tokenLifetime } : {}),
   };
