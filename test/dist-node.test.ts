@@ -149,6 +149,8 @@ describe('export lists', () => {
         'ERR_NONCE_INVALID',
         'ERR_NONCE_EXPIRED',
         'ERR_NONCE_REUSED',
+        'ERR_UNKNOWN_EXECUTION',
+        'ERR_RESULT_HANDLER_TIMEOUT',
         'createCaptureNonce',
         'verifyCaptureNonce',
         'ERR_TOKEN_REJECTED',

@@ -72,7 +72,10 @@ export {
   ERR_NONCE_INVALID,
   ERR_NONCE_EXPIRED,
   ERR_NONCE_REUSED,
+  ERR_UNKNOWN_EXECUTION,
+  ERR_RESULT_HANDLER_TIMEOUT,
 } from './errors.js';
+export type { RateLimit } from './endpoint/admission.js';
 export { createCaptureNonce, verifyCaptureNonce } from './endpoint/nonce.js';
 export type { CaptureNonceOptions, VerifiedNonce } from './endpoint/nonce.js';
 export { repairBlackbox } from './endpoint/repair.js';
