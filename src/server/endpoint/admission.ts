@@ -2,7 +2,7 @@
  * Admission before cost: how many checkouts one source (a caller address, a customer) may
  * start, decided in this process's memory before a request takes store space or a call to
  * the service. The tenant's account quota at the service is 1 request a second by default
- * (docs/vendor-contract.md): without this, one visitor's burst spends it for every shopper.
+ * (docs/server.md#admission): without this, one visitor's burst spends it for every shopper.
  */
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION } from '../errors.js';
 import type { Now } from '../clock.js';
