@@ -37,7 +37,7 @@ import {
   logError,
 } from '../errors.js';
 import { checkRateLimit, createLimiter, type RateLimit } from '../endpoint/admission.js';
-import { callWithin } from './time-limit.js';
+import { callWithin } from '../time-limit.js';
 import { isUnknownExecution, placeExecution } from './provenance.js';
 
 import { sourceMatcher } from './sources.js';

@@ -140,7 +140,9 @@ export interface DeviceRiskHandlerOptions {
    * Your synchronous decision on the server (see runDeviceRiskCheck); the browser only ever
    * gets the reference. What it does never changes the browser's answer: a throw goes to `onError`.
    */
-  onResult?: (details: DeviceRiskDetails) => void | Promise<void>;
+  onResult?: (details: DeviceRiskDetails, options: { signal: AbortSignal }) => void | Promise<void>;
+  /** How long `onResult` may take, in ms (its signal aborts then, and `onError` hears `result_handler_timeout`). Default 30000. */
+  onResultTimeoutMs?: number;
   /** How long a request waits for the result before answering. Default 0: one read after finalize. */
   resultWaitMs?: number;
   now?: () => number;
@@ -206,7 +208,13 @@ export function createDeviceRiskHandler(
     progress,
     now,
     ...(onProgress ? { onProgress } : {}),
-    ...(options.onResult ? { onResult: options.onResult, resultWaitMs: options.resultWaitMs ?? 0 } : {}),
+    ...(options.onResult
+      ? {
+          onResult: options.onResult,
+          resultWaitMs: options.resultWaitMs ?? 0,
+          ...(options.onResultTimeoutMs === undefined ? {} : { onResultTimeoutMs: options.onResultTimeoutMs }),
+        }
+      : {}),
     onError,
   });
 

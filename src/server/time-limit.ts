@@ -1,8 +1,9 @@
 /**
- * The integrator's `onResult` under a time limit: a call that hangs would hold its callback's
- * lease (renewed while held) for ever, and no other instance could take the callback over.
+ * The integrator's `onResult` under a time limit: a call that hangs would hold its lease
+ * (renewed while held) and, on the endpoint, the browser's request for ever, and no other
+ * instance could take the work over.
  */
-import { DeviceRiskError, ERR_RESULT_HANDLER_TIMEOUT } from '../errors.js';
+import { DeviceRiskError, ERR_RESULT_HANDLER_TIMEOUT } from './errors.js';
 
 /**
  * Runs `call` with a signal that aborts after `timeoutMs` or with `stop`; rejects then
@@ -11,7 +12,7 @@ import { DeviceRiskError, ERR_RESULT_HANDLER_TIMEOUT } from '../errors.js';
 export async function callWithin(
   call: (signal: AbortSignal) => void | Promise<void>,
   timeoutMs: number,
-  stop: AbortSignal,
+  stop: AbortSignal = new AbortController().signal,
 ): Promise<void> {
   const limit = new AbortController();
   const timer = setTimeout(

@@ -1,6 +1,6 @@
-// onResult under a time limit: a hung call fails at the limit, and close() stops it at once.
+// A call under a time limit (onResult's): a hung call fails at the limit, and a stop signal ends it at once.
 import { describe, expect, it } from 'vitest';
-import { callWithin } from '../src/server/callbacks/time-limit.js';
+import { callWithin } from '../src/server/time-limit.js';
 
 describe('callWithin', () => {
   it('settles as the call does within the limit', async () => {
