@@ -109,8 +109,11 @@ ${page === undefined ? '' : `    location = /checkout { default_type text/html; 
     return `${log}${stderr}`.trim() || '(nothing in error.log)';
   };
   const fail = async (code, message) => {
-    child.kill('SIGKILL');
+    // SIGTERM: the master stops its workers before it exits (SIGKILL would orphan them).
+    const stuck = setTimeout(() => child.kill('SIGKILL'), 5000);
+    child.kill('SIGTERM');
     await exited;
+    clearTimeout(stuck);
     throw failure(code, `${message}; nginx said: ${said()}`);
   };
   const origin = `http://127.0.0.1:${port}`;

@@ -143,6 +143,9 @@ describe.skipIf(!available)('the nginx helper, given a folder it cannot serve, f
     expect(result.code).toBe('NGINX_CANNOT_SERVE');
     expect(result.message).toContain('GET /dist/index.js answered 403');
     expect(result.message).toMatch(/open\(\) ".*\/dist\/index\.js" failed \(13: Permission denied\)/);
+    // The worker that logged it (`[error] <pid>#<thread>`) is gone: a failed start leaves no process.
+    const worker = Number(/\[error\] (\d+)#/.exec(result.message!)![1]);
+    expect(() => process.kill(worker, 0)).toThrow(expect.objectContaining({ code: 'ESRCH' }));
   });
 
   it('a folder the helper cannot read', async () => {
