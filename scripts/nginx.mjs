@@ -2,7 +2,7 @@
 // collector, for the nginx test and the proxy benchmark. The only change to the shipped
 // files: the upstream is `collectorUrl` instead of the vendor's first-party host.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './processes.mjs';
@@ -98,7 +98,10 @@ ${page === undefined ? '' : `    location = /checkout { default_type text/html; 
   // and the package's built files under /dist/ (diagnose() in the page).
   const args = ['-p', dir, '-c', join(dir, 'nginx.conf')];
   const check = spawnSync(NGINX, ['-t', ...args], { encoding: 'utf8', timeout: 30_000 });
-  if (check.status !== 0) throw failure('NGINX_DID_NOT_START', `nginx -t failed: ${check.stderr || check.error}`);
+  if (check.status !== 0) {
+    rmSync(dir, { recursive: true, force: true });
+    throw failure('NGINX_DID_NOT_START', `nginx -t failed: ${check.stderr || check.error}`);
+  }
   const child = spawn(NGINX, [...args, '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (chunk) => (stderr += chunk));
@@ -114,7 +117,9 @@ ${page === undefined ? '' : `    location = /checkout { default_type text/html; 
     child.kill('SIGTERM');
     await exited;
     clearTimeout(stuck);
-    throw failure(code, `${message}; nginx said: ${said()}`);
+    const reason = said();
+    rmSync(dir, { recursive: true, force: true });
+    throw failure(code, `${message}; nginx said: ${reason}`);
   };
   const origin = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
@@ -134,5 +139,7 @@ ${page === undefined ? '' : `    location = /checkout { default_type text/html; 
         `nginx cannot serve ${dist}: GET /dist/${probe.name} answered ${answer.status} with ${answer.length} of its ${probe.size} bytes`,
       );
   }
+  // Its folder goes once it has stopped (a test that stops it and exits at once leaves it).
+  void exited.then(() => rmSync(dir, { recursive: true, force: true }));
   return { origin, port, stop: () => child.kill('SIGQUIT') };
 }
