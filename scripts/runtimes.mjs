@@ -107,9 +107,12 @@ const firstLine = (error) =>
     .split('\n')
     .find((line) => line.trim()) ?? 'failed';
 
-// `node scripts/runtimes.mjs`: installs what is missing and prints each runtime's path.
+// `node scripts/runtimes.mjs [name…]`: installs what is missing (of those named) and prints
+// each runtime's name and path, tab-separated; .ci/toolchain.sh asks it for node26. Plain
+// JavaScript that any Node since 18 runs: the machine's own may be old.
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { available, missing } = await ensureRuntimes();
+  const names = process.argv.slice(2);
+  const { available, missing } = await ensureRuntimes(names.length ? { names } : {});
   for (const { name, path } of available) console.log(`${name}\t${path}`);
   for (const { name, reason } of missing) console.log(`${name}\tmissing: ${reason}`);
   if (missing.length) process.exitCode = 1;
