@@ -1,5 +1,5 @@
-// What a server snippet of the docs leaves to the reader, for running it as written
-// (transpiled from TypeScript only) in any runtime: runtimes/runtimes.test.ts writes an entry
+// What a server snippet of the docs leaves to the reader, for running its TypeScript as written
+// in Deno or Bun (or, transpiled, in Node): runtimes/runtimes.test.ts writes an entry
 // that imports this file, then the snippet's server file, then calls `announce(server)`.
 // Static imports all: Deno then runs it with no more permissions than the snippet names.
 // Supplied here: the session lookup (`sessionUser`), the
