@@ -126,6 +126,11 @@ function serve(args: string[]): void {
     (emulator) => {
       const { loaderUrl, collectorUrl, thirdPartyUrl, tokenUrl, baseUrl, retrievalUrl, clientId, clientSecret } =
         emulator;
+      // Listening for the signals before printing: whoever reads the addresses may stop it at
+      // once, and Deno starts to listen for a signal only a moment after it is asked to.
+      const stop = () => void emulator.close().then(() => process.exit(0));
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
       // The secret is the emulator's own test credential, printed so that the server kit can be pointed at it.
       console.log(
         asEnv
@@ -146,9 +151,6 @@ function serve(args: string[]): void {
               2,
             ),
       );
-      const stop = () => void emulator.close().then(() => process.exit(0));
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
     },
     (error: Error) => fail(error.message, 1),
   );

@@ -1,6 +1,6 @@
 /**
  * blackbox-capture/server: everything that runs on the integrator's server.
- * Web-standard Request -> Response handlers on fetch (Node 20+, Next.js route
+ * Web-standard Request -> Response handlers on fetch (Node 22+, Deno, Bun, Next.js route
  * handlers, Hono, edge runtimes), plus a Node adapter. Secrets and tokens stay here.
  */
 export { createTokenSource, TOKEN_LIFETIME_BOUNDS, TOKEN_URLS } from './api/token-source.js';

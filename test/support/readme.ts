@@ -112,6 +112,8 @@ export const RUN_BY: Record<string, string> = {
   'server-node-http': 'test/readme.test.ts',
   'server-express': 'test/readme.test.ts',
   'server-hono': 'test/readme.test.ts',
+  'server-deno': 'runtimes/runtimes.test.ts',
+  'server-bun': 'runtimes/runtimes.test.ts',
   'local-dev-commands': 'test/dist-local-dev.test.ts',
   'local-dev-server': 'test/dist-local-dev.test.ts',
   'server-nextjs-setup': 'test/dist-nextjs.test.ts',
