@@ -175,6 +175,7 @@ describe('export lists', () => {
         'parseOutcome',
         'OUTCOME_KINDS',
         'runDeviceRiskCheck',
+        'toFastifyHandler',
         'toNodeHandler',
         'toRequest',
         'validHost',
