@@ -3,13 +3,14 @@ import { Writable } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { readLimited } from '../src/server/http.js';
-import { toFastifyHandler, toNodeHandler, type FetchHandler } from '../src/server/index.js';
-import { rawRequest } from './support/http.js';
+import { createFirstPartyProxy, toFastifyHandler, toNodeHandler, type FetchHandler } from '../src/server/index.js';
+import { closeServers, rawRequest, serve } from './support/http.js';
 
 const apps: FastifyInstance[] = [];
 afterEach(async () => {
   vi.restoreAllMocks();
   for (const app of apps.splice(0)) await app.close();
+  await closeServers();
 });
 
 /** A Fastify app on 127.0.0.1, set up by `routes`; its origin. */
@@ -224,5 +225,40 @@ describe('toFastifyHandler', () => {
     const head = await rawRequest(origin, '/s', { method: 'HEAD' });
     expect([head.status, head.body, head.headers['content-length']]).toEqual([200, '', '3']);
     expect(cancelled).toBe(true);
+  });
+
+  it("the proxy on Node's upstream path: a large answer streamed whole, a POST's body as sent, the socket's address", async () => {
+    const seen: unknown[] = [];
+    const script = 'x'.repeat(1 << 20);
+    const upstream = await serve((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        seen.push([req.method, req.url, req.headers['x-forwarded-for'], body]);
+        res.writeHead(200, { 'content-type': 'text/javascript' });
+        res.end(req.method === 'GET' ? script : 'ok');
+      });
+    });
+    const iojs = createFirstPartyProxy({ collectorUrl: `${upstream}/`, methods: ['GET', 'HEAD', 'POST'] });
+    const origin = await fastify((app) => {
+      void app.register(async (proxy) => {
+        proxy.removeAllContentTypeParsers();
+        proxy.addContentTypeParser('*', (_request, _body, done) => done(null));
+        proxy.route({ method: ['GET', 'POST'], url: '/iojs/*', handler: toFastifyHandler(iojs) });
+      });
+    });
+    const spoof = { 'x-forwarded-for': '198.51.100.7' };
+    const answer = await fetch(`${origin}/iojs/general5/a.js`, { headers: spoof });
+    expect([answer.status, (await answer.text()).length]).toEqual([200, script.length]);
+    const posted = await fetch(`${origin}/iojs/general5/r`, {
+      method: 'POST',
+      headers: { ...spoof, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'a=1&b=%20',
+    });
+    expect([posted.status, await posted.text()]).toEqual([200, 'ok']);
+    expect(seen).toEqual([
+      ['GET', '/general5/a.js', '127.0.0.1', ''],
+      ['POST', '/general5/r', '127.0.0.1', 'a=1&b=%20'],
+    ]);
   });
 });
