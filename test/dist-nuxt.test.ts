@@ -109,7 +109,11 @@ globalThis.decideOrder = async (...args) => console.log('decided ' + JSON.string
   if (code !== 0) throw new Error(`nuxt build exited ${String(code)}:\n${output}`);
 }, 600_000);
 
+/** Every server started, stopped at the end even when a test timed out before its own `finally`. */
+const stops: Array<() => Promise<void>> = [];
+
 afterAll(async () => {
+  for (const stop of stops) await stop();
   await emulator?.close();
   rmSync(APP, { recursive: true, force: true, maxRetries: 5 });
 });
@@ -150,6 +154,7 @@ async function run(
     process.kill(-child.pid!, 'SIGTERM');
     await exited;
   };
+  stops.push(stop);
   const started = Date.now();
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${args.join(' ')} exited ${child.exitCode}:\n${output}`);
