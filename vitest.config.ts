@@ -9,6 +9,7 @@ export const builtPackageTests = [
   'test/dist-*.test.ts',
   'test/package-*.test.ts',
   'test/readme.test.ts',
+  'test/readme-frameworks.test.ts',
   'test/size-budget.test.ts',
   'test/demo-command.test.ts',
 ];

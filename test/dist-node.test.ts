@@ -177,6 +177,7 @@ describe('export lists', () => {
         'parseOutcome',
         'OUTCOME_KINDS',
         'runDeviceRiskCheck',
+        'toFastifyHandler',
         'toNodeHandler',
         'toRequest',
         'validHost',

@@ -1,6 +1,6 @@
 // toNodeHandler: fetch-style handlers on node:http and as Express-style middleware.
 import { request as httpRequest } from 'node:http';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { toNodeHandler, type FetchHandler } from '../src/server/index.js';
 import { closeServers, listening, serve } from './support/http.js';
 
@@ -197,7 +197,8 @@ describe('toNodeHandler behind Express body parsers', () => {
     ).toBe('plain body');
   });
 
-  it('a parser that read the stream and left no body: 400 body_already_read, naming the fix', async () => {
+  it('a parser that read the stream and left no body: 400 body_already_read, naming the fix, logged', async () => {
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
     const url = await expressWith((req, _res, next) => {
       req.resume();
       req.on('end', () => next());
@@ -212,6 +213,11 @@ describe('toNodeHandler behind Express body parsers', () => {
       code: 'body_already_read',
       message: expect.stringMatching(/before body parsers/),
     });
+    // A set-up fault: the server's log says so, not only the browser's answer.
+    expect(logged.mock.calls).toEqual([
+      [expect.stringMatching(/^\[blackbox-capture\/server\] .*\(body_already_read\)$/)],
+    ]);
+    logged.mockRestore();
   });
 
   it('a request the parsers leave alone still streams', async () => {

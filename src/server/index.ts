@@ -1,7 +1,7 @@
 /**
  * blackbox-capture/server: everything that runs on the integrator's server.
  * Web-standard Request -> Response handlers on fetch (Node 22+, Deno, Bun, Next.js route
- * handlers, Hono, edge runtimes), plus a Node adapter. Secrets and tokens stay here.
+ * handlers, Hono, edge runtimes), plus Node and Fastify adapters. Secrets and tokens stay here.
  */
 export { createTokenSource, TOKEN_LIFETIME_BOUNDS, TOKEN_URLS } from './api/token-source.js';
 export type { Region, TokenSource, TokenSourceOptions, CachedToken } from './api/token-source.js';
@@ -41,6 +41,8 @@ export { createFirstPartyProxy, collectorPath, COLLECTOR_URLS } from './proxy/pr
 export type { FirstPartyProxyOptions, ProxyMethod } from './proxy/proxy.js';
 export { toNodeHandler, toRequest, writeResponse, validHost, BadRequestError } from './node.js';
 export type { FetchHandler, NodeHandler, RequestContext } from './node.js';
+export { toFastifyHandler } from './fastify.js';
+export type { FastifyHandlerOptions, FastifyReplyLike, FastifyRequestLike } from './fastify.js';
 export {
   DeviceRiskError,
   isDeviceRiskError,
