@@ -15,6 +15,7 @@ import {
   type WorkflowStatus,
 } from './service/service.js';
 import { createVendorHandlers, type CollectionDelays } from './scripts/routes.js';
+import { withInspection } from './inspection.js';
 
 export { decodeBlackbox, type DecodedBlackbox, type CollectionDelays } from './scripts/routes.js';
 export { EMULATED_LOADER_VERSION, type CollectionSource } from './scripts/loader.js';
@@ -305,9 +306,12 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       () => 'loader',
       lazy((v) => v.loader),
     ),
-    collector: instrument(
-      () => 'collector',
-      lazy((v) => v.collector),
+    // The doctor's leak check reads what reached the collector (inspection.ts): never counted as a collector request.
+    collector: withInspection(
+      instrument(
+        () => 'collector',
+        lazy((v) => v.collector),
+      ),
     ),
     auth: instrument(() => 'token', service.token),
     api: instrument((request) => service.apiRoute(request) as RouteName, service.api),
