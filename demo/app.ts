@@ -311,10 +311,14 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
         context,
       );
       const headers = new Headers(forwarded.headers);
+      headers.delete('set-cookie');
       if (kind === 'broken-cache') {
         headers.set('cache-control', 'public, max-age=600');
         headers.set('age', '42');
-      } else headers.delete('set-cookie');
+        // The cookies stay under the prefix this broken site serves them from.
+        for (const cookie of forwarded.headers.getSetCookie())
+          headers.append('set-cookie', cookie.replace('; Path=/iojs', `; Path=/${kind}/iojs`));
+      }
       return new Response(forwarded.body, { status: forwarded.status, headers });
     }
     // A site whose SPA fallback answers every path with its HTML page: the classic proxy bug.

@@ -30,12 +30,28 @@ describe('npx blackbox-capture doctor (dist/cli.js)', () => {
       collectorUrl(),
     );
     expect([healthy.status, healthy.stderr]).toEqual([0, '']);
-    expect(healthy.stdout).toMatch(/8 pass, 0 warn, 0 fail/);
+    expect(healthy.stdout).toMatch(/12 pass, 0 warn, 0 fail/);
+    expect(healthy.stdout).toMatch(/^PASS {2}leak_cookies {4}the shop's cookies did not reach the collector$/m);
     const broken = await cliAsync('doctor', `${site.demo.url}/checkout`, '--prefix', '/broken-404/iojs', '--json');
     expect(broken.status).toBe(1);
     const report = JSON.parse(broken.stdout) as DoctorReport;
     expect(report.ok).toBe(false);
     expect(statusOf(report, 'static_script')).toEqual(['fail']);
+  });
+
+  it('--cookie-prefix names the namespace the vendor cookies must carry', async () => {
+    const other = await cliAsync(
+      'doctor',
+      `${site.demo.url}/checkout`,
+      '--third-party-host',
+      site.demo.emulator!.thirdPartyUrl,
+      '--cookie-prefix',
+      'other_',
+    );
+    expect(other.status).toBe(1);
+    expect(other.stdout).toMatch(
+      /^FAIL {2}set_cookie +the front sets the vendor's cookie on the shop's site: bbc_fpc: not in the other_ namespace$/m,
+    );
   });
 
   it("runs as the README writes it ('doctor-command'), through npx in a project that installed the package", async () => {

@@ -50,7 +50,11 @@ describe('the collector keeps the headers of a marked request', () => {
 
   it('a marker seen again is kept as the newest, with its latest headers', async () => {
     await (await mark('again-marker', { authorization: 'first' })).body?.cancel();
+    for (let i = 1; i < KEPT_MARKERS; i++) await (await mark(`filler-${String(i).padStart(3, '0')}`)).body?.cancel();
     await (await mark('again-marker', { authorization: 'second' })).body?.cancel();
+    // One more: the oldest goes, and that is no longer the marker seen again.
+    await (await mark('one-more-marker')).body?.cancel();
+    expect((await inspect('filler-001')).status).toBe(404);
     const { headers } = (await (await inspect('again-marker')).json()) as { headers: Record<string, string> };
     expect(headers.authorization).toBe('second');
   });

@@ -8,10 +8,13 @@ import { formatReport, runDoctor, type DoctorOptions } from './doctor.js';
 
 const USAGE = `usage: blackbox-capture doctor <page URL> [--json] [--prefix /iojs] [--version general5]
                                 [--loader-url <url>] [--third-party-host <origin>] [--collector-url <url>]
+                                [--cookie-prefix bbc_]
 
 Fetches the page and the first-party scripts behind it, and checks the proxy (404 from an
 unstripped prefix or from a prefix stripped too early, HTML from a fallback page, a cached
-dyn_wdp.js, cookies dropped), the Content-Security-Policy, the loader URL, a second loader tag
+dyn_wdp.js, cookies dropped, vendor cookies set outside the prefix or the bbc_ namespace;
+with the emulator's collector as --collector-url, the shop's cookies, Authorization, the
+client's claimed address or the shop's Host reaching the collector), the Content-Security-Policy, the loader URL, a second loader tag
 and the endpoint the page posts to. Reads the <blackbox-capture> element, the script tag's
 data attributes, or --loader-url for a page whose bundle imports the package. Exits 1 when a
 check fails.`;
@@ -28,6 +31,7 @@ const FLAGS: Record<string, keyof DoctorOptions> = {
   '--loader-url': 'loaderUrl',
   '--third-party-host': 'thirdPartyHost',
   '--collector-url': 'collectorUrl',
+  '--cookie-prefix': 'cookiePrefix',
 };
 
 const [command, ...args] = process.argv.slice(2);

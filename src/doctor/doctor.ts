@@ -13,6 +13,7 @@
  * (html.ts), in time linear in its size.
  */
 import { readMarkup } from './html.js';
+import { checkForwarded, cookieScope, type LeakId } from './leaks.js';
 
 export type CheckStatus = 'pass' | 'warn' | 'fail';
 
@@ -32,7 +33,8 @@ export interface Finding {
     | 'csp_violations'
     | 'trusted_types'
     | 'loader_run'
-    | 'third_party_reachable';
+    | 'third_party_reachable'
+    | LeakId;
   status: CheckStatus;
   /** What was seen. */
   message: string;
@@ -55,8 +57,13 @@ export interface DoctorOptions {
   loaderUrl?: string;
   /** The vendor's third-party host the CSP must allow. Default `https://mpsnare.iesnare.com`. */
   thirdPartyHost?: string;
-  /** The collector the proxy forwards to: with it, cookies it sets are looked for in the proxy's answer. */
+  /**
+   * The collector the proxy forwards to: with it, cookies it sets are looked for in the proxy's
+   * answer, and, the emulator's collector, asked what a marked request through the front carried (leaks.ts).
+   */
   collectorUrl?: string;
+  /** The proxy's namespace for the vendor's cookies (`cookiePrefix`). Default `bbc_`. */
+  cookiePrefix?: string;
   /** Per request, in ms. Default 10000. */
   timeoutMs?: number;
   /** Largest page read, in bytes; the rest is not read. Default 2 MiB. */
@@ -409,7 +416,10 @@ export async function runDoctor(pageUrl: string, options: DoctorOptions = {}): P
 
     // Cookies: the proxy must pass the collector's back.
     const proxied = dyn.headers.getSetCookie();
-    if (options.collectorUrl) {
+    const cookiePrefix = options.cookiePrefix ?? 'bbc_';
+    const scope = cookieScope(proxied, { prefix, cookiePrefix, requestPath: new URL(base).pathname + '/dyn_wdp.js' });
+    if (scope) add('set_cookie', 'fail', scope.message, scope.fix);
+    else if (options.collectorUrl) {
       try {
         const direct = await get(new URL(`${version}/dyn_wdp.js`, options.collectorUrl.replace(/\/?$/, '/')));
         await direct.body?.cancel();
@@ -440,6 +450,9 @@ export async function runDoctor(pageUrl: string, options: DoctorOptions = {}): P
         "no Set-Cookie in the proxy's answer",
         "give --collector-url to compare with the collector's own answer",
       );
+
+    if (options.collectorUrl)
+      await checkForwarded(get, add, { page, prefix, version, collectorUrl: options.collectorUrl, cookiePrefix });
   }
 
   await checkPostEndpoint(named(declarative.map((t) => t.postUrl)), page, get, add);

@@ -1,0 +1,158 @@
+/**
+ * Does the front leak? A first-party front runs on the shop's own origin, so a careless one
+ * (a bare Next.js `rewrites()`, a proxy that forwards everything) hands the vendor the shop's
+ * session cookie, the shopper's `Authorization`, the shop's `Host` and whatever address the
+ * client claims, and lets the vendor set cookies on the whole site.
+ *
+ * Two checks. `cookieScope` reads the `Set-Cookie` lines that came back through the front:
+ * each must carry the kit's namespace (`bbc_`) and stay under the prefix. `checkForwarded`,
+ * given the emulator's collector, sends one marked request through the front (a shop-like
+ * session cookie, a bearer token, a spoofed X-Forwarded-For) and asks the collector what
+ * arrived (src/emulator/inspection.ts).
+ */
+import { readText, type CheckStatus } from './doctor.js';
+
+/** The ids of the leak check's findings. */
+export type LeakId = 'leak_check' | 'leak_cookies' | 'leak_auth' | 'leak_address' | 'leak_host';
+
+/** The address the doctor claims to be: TEST-NET-2 (RFC 5737), nobody's. */
+export const SPOOFED_ADDRESS = '198.51.100.66';
+/** Where the emulator's collector answers what a marked request carried. */
+const INSPECTION_PATH = '/__bbc/last-request';
+const MARKER_PARAMETER = 'bbc-doctor';
+
+const NEXT_FIX =
+  "on Next.js, mount the kit's proxy in a route handler (app/iojs/[...path]/route.ts) instead of rewrites()";
+
+/**
+ * What is wrong with the vendor cookies that came back through the front: undefined when
+ * nothing. A cookie outside the namespace is the vendor's raw cookie on the shop's names; a
+ * Path outside the prefix (or a Domain) sends it with every request to the shop.
+ */
+export function cookieScope(
+  lines: readonly string[],
+  options: { prefix: string; cookiePrefix: string; requestPath: string },
+): { message: string; fix: string } | undefined {
+  const problems: string[] = [];
+  for (const line of lines) {
+    const [pair = '', ...attributes] = line.split(';');
+    const name = pair.slice(0, Math.max(pair.indexOf('='), 0)).trim() || pair.trim();
+    // Without a Path, a browser scopes the cookie to the request path's directory (RFC 6265 5.1.4).
+    let path = options.requestPath.slice(0, Math.max(options.requestPath.lastIndexOf('/'), 1));
+    let domain: string | undefined;
+    for (const attribute of attributes) {
+      const at = attribute.indexOf('=');
+      const key = (at < 0 ? attribute : attribute.slice(0, at)).trim().toLowerCase();
+      const value = at < 0 ? '' : attribute.slice(at + 1).trim();
+      if (key === 'path') path = value.startsWith('/') ? value : '/';
+      else if (key === 'domain') domain = value;
+    }
+    const wrong: string[] = [];
+    if (!name.startsWith(options.cookiePrefix) || name.length === options.cookiePrefix.length)
+      wrong.push(`not in the ${options.cookiePrefix} namespace`);
+    if (path !== options.prefix && !path.startsWith(options.prefix + '/'))
+      wrong.push(`Path=${path}, outside ${options.prefix}`);
+    if (domain !== undefined) wrong.push(`Domain=${domain}, every subdomain`);
+    if (wrong.length) problems.push(`${name}: ${wrong.join(', ')}`);
+  }
+  if (problems.length === 0) return undefined;
+  return {
+    message: `the front sets the vendor's cookie on the shop's site: ${problems.join('; ')}`,
+    fix: `rename each vendor cookie to ${options.cookiePrefix}<name> with Path=${options.prefix} and no Domain, as createFirstPartyProxy does (or drop Set-Cookie, as the shipped nginx configuration does); ${NEXT_FIX}`,
+  };
+}
+
+type Get = (url: string | URL, init?: { headers?: Record<string, string> }) => Promise<Response>;
+type Add = (id: LeakId, status: CheckStatus, message: string, fix?: string) => void;
+
+const random = () => {
+  const bytes = crypto.getRandomValues(new Uint8Array(12));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+};
+
+/**
+ * Sends one marked request through the front to the dynamic script and asks the collector
+ * (the emulator's) what it received: each leak a failure naming its fix. A collector without
+ * the inspection path, or a marked request that never reached it, is a warning: not checked.
+ */
+export async function checkForwarded(
+  get: Get,
+  add: Add,
+  options: { page: URL; prefix: string; version: string; collectorUrl: string; cookiePrefix: string },
+): Promise<void> {
+  const marker = `bbc-doctor-${random()}`;
+  const session = `${marker}-session`;
+  const token = `${marker}-token`;
+  const through = new URL(`${options.page.origin}${options.prefix}/${options.version}/dyn_wdp.js`);
+  through.searchParams.set(MARKER_PARAMETER, marker);
+  const notChecked = (why: string, fix: string) =>
+    add('leak_check', 'warn', `what the front forwards was not checked: ${why}`, fix);
+  try {
+    const sent = await get(through, {
+      headers: {
+        cookie: `session=${session}; ${options.cookiePrefix}fpc=${marker}-vendor`,
+        authorization: `Bearer ${token}`,
+        'x-forwarded-for': SPOOFED_ADDRESS,
+      },
+    });
+    await sent.body?.cancel();
+  } catch (error) {
+    return notChecked(`the marked request failed (${(error as Error).message})`, 'check that the front answers');
+  }
+  let received: Record<string, string>;
+  try {
+    const inspection = new URL(INSPECTION_PATH, options.collectorUrl);
+    inspection.searchParams.set('marker', marker);
+    const response = await get(inspection);
+    const { text } = await readText(response, 64 * 1024);
+    if (response.status === 404 && text.includes('"not_seen"'))
+      return notChecked(
+        'the marked request never reached this collector',
+        "give --collector-url the collector the front forwards to (the emulator's)",
+      );
+    if (!response.ok)
+      return notChecked(
+        `the collector answered ${response.status} to the inspection request`,
+        "point the front at the emulator's collector (blackbox-capture-emulator) and give its address as --collector-url, from the same machine",
+      );
+    received = (JSON.parse(text) as { headers: Record<string, string> }).headers;
+  } catch (error) {
+    return notChecked(`the collector could not be asked (${(error as Error).message})`, 'check --collector-url');
+  }
+
+  const header = (name: string) => received[name] ?? '';
+  if (header('cookie').includes(session))
+    add(
+      'leak_cookies',
+      'fail',
+      "the shop's session cookie reached the vendor's collector",
+      `forward only the vendor's cookies (${options.cookiePrefix}<name>, renamed to <name>) and drop the rest, as createFirstPartyProxy does (nginx: proxy_set_header Cookie ""); ${NEXT_FIX}`,
+    );
+  else add('leak_cookies', 'pass', "the shop's cookies did not reach the collector");
+  if (header('authorization').includes(token))
+    add(
+      'leak_auth',
+      'fail',
+      'the Authorization header reached the collector',
+      `drop Authorization (nginx: proxy_set_header Authorization ""); ${NEXT_FIX}`,
+    );
+  else add('leak_auth', 'pass', 'Authorization did not reach the collector');
+  const chain = header('x-forwarded-for');
+  if (chain.split(',').some((address) => address.trim() === SPOOFED_ADDRESS))
+    add(
+      'leak_address',
+      'fail',
+      `the collector got the address the client claimed (X-Forwarded-For: ${chain})`,
+      `set X-Forwarded-For from the peer address, never from the client's header (createFirstPartyProxy without trustProxy; nginx: proxy_set_header X-Forwarded-For $remote_addr; a load balancer in front must replace the header, not append to it); ${NEXT_FIX}`,
+    );
+  else add('leak_address', 'pass', `the client's X-Forwarded-For did not reach the collector`);
+  const collectorHost = new URL(options.collectorUrl).host;
+  if (options.page.host !== collectorHost && header('host') === options.page.host)
+    add(
+      'leak_host',
+      'fail',
+      `the collector got the shop's Host (${options.page.host})`,
+      `send the collector's own host (nginx: proxy_pass sets it; pass the shop's host as X-Forwarded-Host); ${NEXT_FIX}`,
+    );
+  else add('leak_host', 'pass', "the shop's Host did not reach the collector");
+}

@@ -1,0 +1,210 @@
+// The doctor on a leaky front (src/doctor/leaks.ts): a plain Node proxy that forwards
+// everything, as a bare Next.js rewrites() does, and passes the vendor's Set-Cookie as it
+// is, fails with each leak named; the kit's own proxy passes. The shipped nginx
+// configuration: test/doctor-leaks.nginx.test.ts.
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { runDoctor, type DoctorReport, type Finding } from '../src/doctor/doctor.js';
+import { cookieScope } from '../src/doctor/leaks.js';
+import { startEmulator, type Emulator } from '../src/emulator/index.js';
+import { createFirstPartyProxy, toNodeHandler } from '../src/server/index.js';
+
+let emulator: Emulator;
+beforeAll(async () => {
+  emulator = await startEmulator();
+});
+afterAll(async () => emulator.close());
+const servers: Server[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+type Leak = 'cookie' | 'authorization' | 'address' | 'host' | 'set-cookie';
+const EVERY_LEAK: readonly Leak[] = ['cookie', 'authorization', 'address', 'host', 'set-cookie'];
+
+async function listen(handler: Parameters<typeof createServer>[1]): Promise<string> {
+  const server = createServer(handler);
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+const PAGE = () => `<!doctype html><html><body><script src="${emulator.loaderUrl}"></script></body></html>`;
+
+/**
+ * A front that forwards /iojs/<rest> to `collectorUrl`/<rest> with every header the client
+ * sent, as a bare rewrite does, except the leaks not in `leaks`, which it closes as the kit does.
+ */
+async function leakyFront(leaks: readonly Leak[] = EVERY_LEAK, collectorUrl = emulator.collectorUrl): Promise<string> {
+  const upstream = new URL(collectorUrl);
+  return listen((req, res) => {
+    if (req.url === '/checkout') return void res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE());
+    if (!req.url?.startsWith('/iojs/')) return void res.writeHead(404).end();
+    const headers: IncomingHttpHeaders = { ...req.headers };
+    if (!leaks.includes('cookie')) delete headers.cookie;
+    if (!leaks.includes('authorization')) delete headers.authorization;
+    if (!leaks.includes('address')) headers['x-forwarded-for'] = req.socket.remoteAddress;
+    if (!leaks.includes('host')) headers.host = upstream.host;
+    const forwarded = httpRequest(
+      { host: upstream.hostname, port: upstream.port, path: req.url.slice('/iojs'.length), headers },
+      (answer) => {
+        const back = { ...answer.headers };
+        const cookies = answer.headers['set-cookie'];
+        if (!leaks.includes('set-cookie') && cookies)
+          back['set-cookie'] = cookies.map((line) => `bbc_${line}`.replace(/Path=\/(;|$)/, 'Path=/iojs$1'));
+        res.writeHead(answer.statusCode ?? 502, back);
+        answer.pipe(res);
+      },
+    );
+    forwarded.on('error', () => res.writeHead(502).end());
+    forwarded.end();
+  });
+}
+
+/** The kit's proxy in front of the collector, on the full path. */
+async function kitFront(): Promise<string> {
+  const iojs = toNodeHandler(createFirstPartyProxy({ prefix: '/iojs', collectorUrl: emulator.collectorUrl }));
+  return listen((req, res) => {
+    if (req.url === '/checkout') return void res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE());
+    iojs(req, res);
+  });
+}
+
+const check = (origin: string, options: Parameters<typeof runDoctor>[1] = {}) =>
+  runDoctor(`${origin}/checkout`, { thirdPartyHost: emulator.thirdPartyUrl, ...options });
+const finding = (report: DoctorReport, id: Finding['id']) => report.findings.find((f) => f.id === id);
+const notPassed = (report: DoctorReport) =>
+  report.findings.filter((f) => f.status !== 'pass').map((f) => [f.id, f.status]);
+
+describe('a front that forwards everything, as a bare rewrite does', () => {
+  it('fails with each leak named and its fix, given the emulator’s collector', async () => {
+    const report = await check(await leakyFront(), { collectorUrl: emulator.collectorUrl });
+    expect(notPassed(report)).toEqual([
+      ['set_cookie', 'fail'],
+      ['leak_cookies', 'fail'],
+      ['leak_auth', 'fail'],
+      ['leak_address', 'fail'],
+      ['leak_host', 'fail'],
+    ]);
+    expect(finding(report, 'set_cookie')!.message).toMatch(/fpc: not in the bbc_ namespace, Path=\/, outside \/iojs/);
+    expect(finding(report, 'leak_cookies')!.message).toBe("the shop's session cookie reached the vendor's collector");
+    expect(finding(report, 'leak_address')!.message).toContain('198.51.100.66');
+    for (const id of ['set_cookie', 'leak_cookies', 'leak_auth', 'leak_address', 'leak_host'] as const)
+      expect(finding(report, id)!.fix, id).toContain(
+        'route handler (app/iojs/[...path]/route.ts) instead of rewrites()',
+      );
+    expect(finding(report, 'leak_cookies')!.fix).toContain('drop the rest');
+    expect(finding(report, 'leak_auth')!.fix).toContain('drop Authorization');
+    expect(finding(report, 'leak_address')!.fix).toContain('from the peer address');
+    expect(finding(report, 'leak_host')!.fix).toContain("collector's own host");
+    expect(report.ok).toBe(false);
+  });
+
+  it.each([
+    ['cookie', 'leak_cookies'],
+    ['authorization', 'leak_auth'],
+    ['address', 'leak_address'],
+    ['host', 'leak_host'],
+    ['set-cookie', 'set_cookie'],
+  ] as const)('a front that leaks only its %s fails %s alone', async (leak, id) => {
+    const report = await check(await leakyFront([leak]), { collectorUrl: emulator.collectorUrl });
+    expect(notPassed(report)).toEqual([[id, 'fail']]);
+  });
+
+  it('without the collector, it still fails the vendor cookie set on the whole site', async () => {
+    const report = await check(await leakyFront());
+    expect(notPassed(report)).toEqual([['set_cookie', 'fail']]);
+    expect(report.findings.filter((f) => f.id.startsWith('leak_'))).toEqual([]);
+  });
+});
+
+describe("the kit's proxy", () => {
+  it('passes every check, the leak checks included', async () => {
+    const report = await check(await kitFront(), { collectorUrl: emulator.collectorUrl });
+    expect(notPassed(report)).toEqual([]);
+    expect(report.findings.map((f) => f.id)).toEqual(
+      expect.arrayContaining(['set_cookie', 'leak_cookies', 'leak_auth', 'leak_address', 'leak_host']),
+    );
+    expect(report.ok).toBe(true);
+  });
+});
+
+describe('when the leak check cannot run, it says so: a warning', () => {
+  it('a collector without the inspection path (not the emulator)', async () => {
+    const plain = await listen((_req, res) => void res.writeHead(404, { 'content-type': 'text/plain' }).end('no'));
+    const report = await check(await kitFront(), { collectorUrl: plain });
+    expect(finding(report, 'leak_check')).toMatchObject({
+      status: 'warn',
+      message: expect.stringContaining('answered 404 to the inspection request'),
+      fix: expect.stringContaining("the emulator's collector"),
+    });
+    expect(report.findings.filter((f) => f.id.startsWith('leak_') && f.id !== 'leak_check')).toEqual([]);
+  });
+
+  it('a collector the front does not forward to: the marked request never reached it', async () => {
+    const other = await startEmulator();
+    try {
+      const report = await check(await leakyFront(EVERY_LEAK, other.collectorUrl), {
+        collectorUrl: emulator.collectorUrl,
+      });
+      expect(finding(report, 'leak_check')).toMatchObject({
+        status: 'warn',
+        message: expect.stringContaining('never reached this collector'),
+      });
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('a collector that cannot be reached', async () => {
+    const report = await check(await kitFront(), { collectorUrl: 'http://127.0.0.1:9', timeoutMs: 2000 });
+    expect(finding(report, 'leak_check')).toMatchObject({
+      status: 'warn',
+      message: expect.stringContaining('the collector could not be asked'),
+    });
+  });
+});
+
+describe('cookieScope: the vendor cookies that came back through the front', () => {
+  const scope = (...lines: string[]) =>
+    cookieScope(lines, { prefix: '/iojs', cookiePrefix: 'bbc_', requestPath: '/iojs/general5/dyn_wdp.js' });
+
+  it.each([
+    'bbc_fpc=1; Path=/iojs; SameSite=Lax',
+    'bbc_fpc=1; Path=/iojs/general5',
+    'bbc_fpc=1; path=/iojs',
+    // No Path: the browser scopes it to the request's directory, /iojs/general5.
+    'bbc_fpc=1; Max-Age=60',
+  ])('%s passes', (line) => {
+    expect(scope(line)).toBeUndefined();
+  });
+
+  it.each([
+    ['fpc=1; Path=/iojs', 'fpc: not in the bbc_ namespace'],
+    ['bbc_=1; Path=/iojs', 'bbc_: not in the bbc_ namespace'],
+    ['bbc_fpc=1; Path=/', 'bbc_fpc: Path=/, outside /iojs'],
+    ['bbc_fpc=1; Path=/iojsx', 'bbc_fpc: Path=/iojsx, outside /iojs'],
+    ['bbc_fpc=1; Path=elsewhere', 'bbc_fpc: Path=/, outside /iojs'],
+    ['bbc_fpc=1; Path=/iojs; Domain=shop.example', 'bbc_fpc: Domain=shop.example, every subdomain'],
+  ])('%s fails: %s', (line, problem) => {
+    expect(scope(line)?.message).toContain(problem);
+  });
+
+  it('a cookie without a Path set on a path outside the prefix fails', () => {
+    expect(
+      cookieScope(['bbc_fpc=1'], { prefix: '/iojs', cookiePrefix: 'bbc_', requestPath: '/dyn_wdp.js' })?.message,
+    ).toContain('Path=/, outside /iojs');
+  });
+
+  it('names every cookie that is wrong, and the fix', () => {
+    const found = scope('bbc_ok=1; Path=/iojs', 'fpc=2; Path=/', 'bbc_x=3; Path=/');
+    expect(found?.message).toBe(
+      "the front sets the vendor's cookie on the shop's site: fpc: not in the bbc_ namespace, Path=/, outside /iojs; bbc_x: Path=/, outside /iojs",
+    );
+    expect(found?.fix).toContain('rename each vendor cookie to bbc_<name> with Path=/iojs and no Domain');
+  });
+});
