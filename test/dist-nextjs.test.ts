@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../src/emulator/index.js';
+import { runDoctor } from '../src/doctor/doctor.js';
 import { freePort } from '../scripts/processes.mjs';
 import { fileOf, snippet } from './support/readme.js';
 import { ROOT } from './support/tarball.js';
@@ -81,6 +82,13 @@ beforeAll(async () => {
     `globalThis.sessionUser = async (request) =>
   /session=ok/.test(request.headers.get('cookie') ?? '') ? { orderId: 'order-next', id: 'user-next' } : null;\n`,
   );
+  // The front the docs warn against: a bare rewrites() to the collector, with a page beside it
+  // for the doctor (its leak check: test/doctor-leaks.test.ts).
+  write(
+    'next.config.mjs',
+    `export default { rewrites: async () => [{ source: '/leaky/iojs/:path*', destination: '${emulator.collectorUrl}/:path*' }] };\n`,
+  );
+  write('public/leaky.html', `<!doctype html><script src="${emulator.loaderUrl}"></script>`);
   await next(['build'], cleanEnv());
 
   const port = await freePort();
@@ -163,5 +171,19 @@ describe('the Next.js snippets under next start', () => {
       body: JSON.stringify({ blackbox: BLACKBOX }),
     });
     expect(anonymous.status).toBe(401);
+  });
+});
+
+describe('the doctor on a bare rewrites() front under next start', () => {
+  it('fails, naming each leak and the route handler as the fix', async () => {
+    const report = await runDoctor(`${origin}/leaky.html`, {
+      prefix: '/leaky/iojs',
+      collectorUrl: emulator.collectorUrl,
+      thirdPartyHost: emulator.thirdPartyUrl,
+    });
+    const failed = report.findings.filter((f) => f.status === 'fail');
+    expect(failed.map((f) => f.id)).toEqual(['set_cookie', 'leak_cookies', 'leak_auth', 'leak_address']);
+    for (const finding of failed) expect(finding.fix).toContain('instead of rewrites()');
+    expect(report.ok).toBe(false);
   });
 });
