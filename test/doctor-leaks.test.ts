@@ -6,7 +6,7 @@ import { createServer, request as httpRequest, type IncomingHttpHeaders, type Se
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runDoctor, type DoctorReport, type Finding } from '../src/doctor/doctor.js';
-import { cookieScope } from '../src/doctor/leaks.js';
+import { checkForwarded, cookieScope } from '../src/doctor/leaks.js';
 import { startEmulator, type Emulator } from '../src/emulator/index.js';
 import { createFirstPartyProxy, toNodeHandler } from '../src/server/index.js';
 
@@ -158,6 +158,67 @@ describe('when the leak check cannot run, it says so: a warning', () => {
     } finally {
       await other.close();
     }
+  });
+
+  it.each([
+    ['no JSON', 'not json'],
+    ['JSON without headers', '{"marker":"x"}'],
+    ['null headers', '{"headers":null}'],
+    ['null', 'null'],
+  ])('a collector whose inspection answer is %s', async (_, body) => {
+    const odd = await listen((_req, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end(body));
+    const report = await check(await kitFront(), { collectorUrl: odd });
+    expect(finding(report, 'leak_check')).toMatchObject({
+      status: 'warn',
+      message: expect.stringContaining('the collector could not be asked'),
+    });
+  });
+
+  it('headers that are no text read as absent', async () => {
+    const odd = await listen(
+      (_req, res) =>
+        void res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end('{"headers":{"cookie":["session=x"],"x-forwarded-for":7}}'),
+    );
+    const report = await check(await kitFront(), { collectorUrl: odd });
+    expect(notPassed(report)).toEqual([]);
+  });
+
+  it("a page on the collector's own host: the Host cannot be told apart, a warning", async () => {
+    const findings: Array<[string, string]> = [];
+    const get = async (url: string | URL) =>
+      String(url).includes('/__bbc/last-request')
+        ? new Response(JSON.stringify({ headers: { host: 'shop.example' } }))
+        : new Response('');
+    await checkForwarded(get, (id, status) => void findings.push([id, status]), {
+      page: new URL('https://shop.example/checkout'),
+      prefix: '/iojs',
+      version: 'general5',
+      collectorUrl: 'https://shop.example/collector/',
+      cookiePrefix: 'bbc_',
+    });
+    expect(findings).toContainEqual(['leak_host', 'warn']);
+    expect(findings.filter(([, status]) => status !== 'pass')).toEqual([['leak_host', 'warn']]);
+  });
+
+  it("a long X-Forwarded-For is cut in the message: a collector's answer is not echoed whole", async () => {
+    const messages: string[] = [];
+    const chain = `198.51.100.66, ${'10.0.0.1, '.repeat(500)}10.0.0.2`;
+    const get = async (url: string | URL) =>
+      String(url).includes('/__bbc/last-request')
+        ? new Response(JSON.stringify({ headers: { 'x-forwarded-for': chain } }))
+        : new Response('');
+    await checkForwarded(get, (id, _, message) => void (id === 'leak_address' && messages.push(message)), {
+      page: new URL('https://shop.example/checkout'),
+      prefix: '/iojs',
+      version: 'general5',
+      collectorUrl: 'https://collector.example/',
+      cookiePrefix: 'bbc_',
+    });
+    expect(messages).toEqual([
+      `the collector got the address the client claimed (X-Forwarded-For: ${chain.slice(0, 200)})`,
+    ]);
   });
 
   it('a collector that cannot be reached', async () => {

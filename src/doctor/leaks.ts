@@ -115,12 +115,14 @@ export async function checkForwarded(
         `the collector answered ${response.status} to the inspection request`,
         "point the front at the emulator's collector (blackbox-capture-emulator) and give its address as --collector-url, from the same machine",
       );
-    received = (JSON.parse(text) as { headers: Record<string, string> }).headers;
+    const parsed = JSON.parse(text) as { headers?: unknown } | null;
+    if (typeof parsed?.headers !== 'object' || parsed.headers === null) throw new Error('its answer names no headers');
+    received = parsed.headers as Record<string, string>;
   } catch (error) {
     return notChecked(`the collector could not be asked (${(error as Error).message})`, 'check --collector-url');
   }
 
-  const header = (name: string) => received[name] ?? '';
+  const header = (name: string) => (typeof received[name] === 'string' ? received[name] : '');
   if (header('cookie').includes(session))
     add(
       'leak_cookies',
@@ -142,12 +144,19 @@ export async function checkForwarded(
     add(
       'leak_address',
       'fail',
-      `the collector got the address the client claimed (X-Forwarded-For: ${chain})`,
+      `the collector got the address the client claimed (X-Forwarded-For: ${chain.slice(0, 200)})`,
       `set X-Forwarded-For from the peer address, never from the client's header (createFirstPartyProxy without trustProxy; nginx: proxy_set_header X-Forwarded-For $remote_addr; a load balancer in front must replace the header, not append to it); ${NEXT_FIX}`,
     );
   else add('leak_address', 'pass', `the client's X-Forwarded-For did not reach the collector`);
   const collectorHost = new URL(options.collectorUrl).host;
-  if (options.page.host !== collectorHost && header('host') === options.page.host)
+  if (options.page.host === collectorHost)
+    add(
+      'leak_host',
+      'warn',
+      `not checked: the page and the collector share the host ${collectorHost}`,
+      'run the collector on a host or port of its own',
+    );
+  else if (header('host') === options.page.host)
     add(
       'leak_host',
       'fail',
