@@ -56,8 +56,10 @@ async function violations(): Promise<Violation[] | undefined> {
 }
 
 export async function diagnose(options: DiagnoseOptions = {}): Promise<DoctorReport> {
+  // No collectorUrl: a page can neither set the marked Cookie header of the leak check nor read Set-Cookie.
+  const { collectorUrl: _ignored, ...pageOptions } = options;
   const report = await runDoctor(location.href, {
-    ...options,
+    ...pageOptions,
     fetch: (input, init) => fetch(input, { ...init, cache: 'no-store' }),
   });
   const name = options.globalName ?? (window as { io_global_object_name?: string }).io_global_object_name ?? 'IGLOO';
