@@ -66,8 +66,10 @@ async function leakyFront(leaks: readonly Leak[] = EVERY_LEAK, collectorUrl = em
 }
 
 /** The kit's proxy in front of the collector, on the full path. */
-async function kitFront(): Promise<string> {
-  const iojs = toNodeHandler(createFirstPartyProxy({ prefix: '/iojs', collectorUrl: emulator.collectorUrl }));
+async function kitFront(trustProxy = false): Promise<string> {
+  const iojs = toNodeHandler(
+    createFirstPartyProxy({ prefix: '/iojs', collectorUrl: emulator.collectorUrl, trustProxy }),
+  );
   return listen((req, res) => {
     if (req.url === '/checkout') return void res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE());
     iojs(req, res);
@@ -130,6 +132,15 @@ describe("the kit's proxy", () => {
       expect.arrayContaining(['set_cookie', 'leak_cookies', 'leak_auth', 'leak_address', 'leak_host']),
     );
     expect(report.ok).toBe(true);
+  });
+
+  it('with trustProxy facing the client directly, the claimed address reaches the collector: leak_address fails', async () => {
+    const report = await check(await kitFront(true), { collectorUrl: emulator.collectorUrl });
+    expect(notPassed(report)).toEqual([['leak_address', 'fail']]);
+    expect(finding(report, 'leak_address')!.message).toBe(
+      'the collector got the address the client claimed (X-Forwarded-For: 198.51.100.66, 127.0.0.1)',
+    );
+    expect(finding(report, 'leak_address')!.fix).toContain('without trustProxy');
   });
 });
 
