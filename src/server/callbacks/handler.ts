@@ -1,7 +1,7 @@
 /**
  * The callback receiver: the service POSTs the final status of a workflow execution to
- * the account's `callbackUrl`, and that callback is its authoritative answer (field notes
- * §4a). Callbacks carry no signature: the receiver checks their shape and their source,
+ * the account's `callbackUrl`, and that callback is its authoritative answer (docs/vendor-contract.md
+ * #the-answer). Callbacks carry no signature: the receiver checks their shape and their source,
  * records them in a store, answers 200 at once, then reads the details and hands them to
  * `onResult`, once per workflow execution and final status, retrying from the store with
  * backoff when the details or `onResult` fail. Nothing goes back to the browser.
