@@ -233,7 +233,7 @@ describe('the endpoint and the callback receiver read their bodies within BODY_T
   const stalled = () => new ReadableStream<Uint8Array>();
   const cut = async (answer: Promise<Response>) => {
     const outcome = answer.then(
-      () => 'answered',
+      (response: Response) => response,
       (error: unknown) => error,
     );
     await vi.advanceTimersByTimeAsync(BODY_TIMEOUT_MS - 1);
@@ -241,6 +241,12 @@ describe('the endpoint and the callback receiver read their bodies within BODY_T
     await vi.advanceTimersByTimeAsync(1);
     return { early, late: await outcome };
   };
+  /** Cut: the BodyTimeoutError for toNodeHandler to answer, or the handler's own 408 once it maps it. */
+  const isCut = async (late: unknown) =>
+    late instanceof BodyTimeoutError ||
+    (late instanceof Response &&
+      late.status === 408 &&
+      ((await late.json()) as { error: { code: string } }).error.code === 'body_timeout');
 
   it('createDeviceRiskHandler', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
@@ -253,7 +259,7 @@ describe('the endpoint and the callback receiver read their bodies within BODY_T
       Promise.resolve(handler(postOf('https://shop.example/blackbox', stalled(), { origin: 'https://shop.example' }))),
     );
     expect(early).toBe('waiting');
-    expect(late).toBeInstanceOf(BodyTimeoutError);
+    expect(await isCut(late)).toBe(true);
   });
 
   it('createCallbackHandler', async () => {
@@ -265,6 +271,6 @@ describe('the endpoint and the callback receiver read their bodies within BODY_T
     });
     const { early, late } = await cut(Promise.resolve(handler(postOf('https://shop.test/callbacks', stalled()))));
     expect(early).toBe('waiting');
-    expect(late).toBeInstanceOf(BodyTimeoutError);
+    expect(await isCut(late)).toBe(true);
   });
 });
