@@ -602,42 +602,56 @@ describe('hostile answers', () => {
 });
 
 describe('the limits on what a command reads and where the doctor goes', () => {
-  it('EMULATOR_PORT_BASE: accepted if and only if plain decimal digits naming 1 to 65530, as that number', () => {
-    const digits = fc.stringMatching(/^\d{1,7}$/);
-    const written = fc.oneof(
-      digits,
-      fc.integer({ min: -10, max: 70_000 }).map(String),
-      fc
-        .tuple(digits, fc.constantFrom(' ', '+', '-', '0x', '\t', '\n', '.0', 'e0', 'e3', '_', '１'))
-        .chain(([n, bit]) => fc.constantFrom(bit + n, n + bit, bit + n + bit)),
-      fc.integer({ min: 1, max: 65_530 }).map((n) => n.toString(16)),
-      fc.string(),
-    );
-    fc.assert(
-      fc.property(written, (text) => {
-        const parsed = parsePortBase(text);
-        const valid = /^\d+$/.test(text) && Number(text) >= 1 && Number(text) <= 65_530;
-        expect('base' in parsed, text).toBe(valid);
-        if ('base' in parsed) expect(parsed.base).toBe(Number(text));
-        else expect(parsed.error).toMatch(/^EMULATOR_PORT_BASE must /);
-      }),
-      { numRuns: RUNS * 20 },
-    );
-  });
+  it(
+    'EMULATOR_PORT_BASE: accepted if and only if plain decimal digits naming 1 to 65530, as that number',
+    { timeout: CASE_TIMEOUT },
+    () => {
+      const digits = fc.stringMatching(/^\d{1,7}$/);
+      const written = fc.oneof(
+        digits,
+        fc.integer({ min: -10, max: 70_000 }).map(String),
+        fc
+          .tuple(digits, fc.constantFrom(' ', '+', '-', '0x', '\t', '\n', '.0', 'e0', 'e3', '_', '１'))
+          .chain(([n, bit]) => fc.constantFrom(bit + n, n + bit, bit + n + bit)),
+        fc.integer({ min: 1, max: 65_530 }).map((n) => n.toString(16)),
+        fc.string(),
+      );
+      fc.assert(
+        fc.property(written, (text) => {
+          const parsed = parsePortBase(text);
+          const valid = /^\d+$/.test(text) && Number(text) >= 1 && Number(text) <= 65_530;
+          expect('base' in parsed, text).toBe(valid);
+          if ('base' in parsed) expect(parsed.base).toBe(Number(text));
+          else expect(parsed.error).toMatch(/^EMULATOR_PORT_BASE must /);
+        }),
+        { numRuns: RUNS * 20 },
+      );
+    },
+  );
 
-  it('an --env value: accepted if and only if it holds no control character or line break', () => {
-    fc.assert(
-      fc.property(fc.string({ unit: 'binary' }), (value) => {
-        const breaks = [...value].some((c) => {
-          const code = c.codePointAt(0)!;
-          return code < 0x20 || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029;
-        });
-        expect(lineSafe('X', value) !== undefined).toBe(breaks);
-        if (breaks) expect(lineSafe('X', value)).not.toContain(value);
-      }),
-      { numRuns: RUNS * 5 },
-    );
-  });
+  it(
+    'an --env value: accepted if and only if it holds no control character or line break',
+    { timeout: CASE_TIMEOUT },
+    () => {
+      fc.assert(
+        fc.property(
+          // Code points up to the line separators, the control ranges often.
+          fc
+            .array(fc.oneof(fc.integer({ min: 0, max: 0xa0 }), fc.integer({ min: 0, max: 0x2030 })), { maxLength: 24 })
+            .map((codes) => String.fromCodePoint(...codes)),
+          (value) => {
+            const breaks = [...value].some((c) => {
+              const code = c.codePointAt(0)!;
+              return code < 0x20 || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029;
+            });
+            expect(lineSafe('X', value) !== undefined).toBe(breaks);
+            if (breaks) expect(lineSafe('X', value)).not.toContain(value);
+          },
+        ),
+        { numRuns: RUNS * 5 },
+      );
+    },
+  );
 
   // An independent reading of the ranges: numbers and prefix masks, not the module's parser.
   const V4: Array<[number, number]> = [
@@ -694,42 +708,50 @@ describe('the limits on what a command reads and where the doctor goes', () => {
       .map(([head, a, b]) => [...head, a, b]),
   );
 
-  it('IPv4: non-public as the ranges say, and the same in every IPv6 form that carries it', () => {
-    fc.assert(
-      fc.property(ipv4, fc.boolean(), (bytes, upper) => {
-        const dotted = bytes.join('.');
-        const expected = v4NonPublic(bytes);
-        expect(nonPublicRange(dotted) !== undefined, dotted).toBe(expected);
-        const high = ((bytes[0]! << 8) | bytes[1]!).toString(16);
-        const low = ((bytes[2]! << 8) | bytes[3]!).toString(16);
-        for (const mapped of [
-          `::ffff:${dotted}`,
-          `::ffff:${high}:${low}`,
-          `0:0:0:0:0:ffff:${dotted}`,
-          `[::ffff:${dotted}]`,
-        ]) {
-          const form = upper ? mapped.toUpperCase() : mapped;
-          expect(nonPublicRange(form) !== undefined, form).toBe(expected);
-          // As a URL writes it: what the doctor reads from a page.
-          const host = new URL(`http://[${mapped.replace(/^\[|\]$/g, '')}]/`).hostname;
-          expect(nonPublicRange(host) !== undefined, host).toBe(expected);
-        }
-      }),
-      { numRuns: RUNS * 20 },
-    );
-  });
+  it(
+    'IPv4: non-public as the ranges say, and the same in every IPv6 form that carries it',
+    { timeout: CASE_TIMEOUT },
+    () => {
+      fc.assert(
+        fc.property(ipv4, fc.boolean(), (bytes, upper) => {
+          const dotted = bytes.join('.');
+          const expected = v4NonPublic(bytes);
+          expect(nonPublicRange(dotted) !== undefined, dotted).toBe(expected);
+          const high = ((bytes[0]! << 8) | bytes[1]!).toString(16);
+          const low = ((bytes[2]! << 8) | bytes[3]!).toString(16);
+          for (const mapped of [
+            `::ffff:${dotted}`,
+            `::ffff:${high}:${low}`,
+            `0:0:0:0:0:ffff:${dotted}`,
+            `[::ffff:${dotted}]`,
+          ]) {
+            const form = upper ? mapped.toUpperCase() : mapped;
+            expect(nonPublicRange(form) !== undefined, form).toBe(expected);
+            // As a URL writes it: what the doctor reads from a page.
+            const host = new URL(`http://[${mapped.replace(/^\[|\]$/g, '')}]/`).hostname;
+            expect(nonPublicRange(host) !== undefined, host).toBe(expected);
+          }
+        }),
+        { numRuns: RUNS * 20 },
+      );
+    },
+  );
 
-  it('IPv6: non-public as the ranges say, written in full, compressed or as a URL writes it', () => {
-    fc.assert(
-      fc.property(ipv6, (groups) => {
-        const full = groups.map((g) => g.toString(16)).join(':');
-        const expected = v6NonPublic(groups);
-        expect(nonPublicRange(full) !== undefined, full).toBe(expected);
-        const compressed = new URL(`http://[${full}]/`).hostname;
-        expect(nonPublicRange(compressed) !== undefined, compressed).toBe(expected);
-        expect(nonPublicRange(full.toUpperCase()) !== undefined).toBe(expected);
-      }),
-      { numRuns: RUNS * 20 },
-    );
-  });
+  it(
+    'IPv6: non-public as the ranges say, written in full, compressed or as a URL writes it',
+    { timeout: CASE_TIMEOUT },
+    () => {
+      fc.assert(
+        fc.property(ipv6, (groups) => {
+          const full = groups.map((g) => g.toString(16)).join(':');
+          const expected = v6NonPublic(groups);
+          expect(nonPublicRange(full) !== undefined, full).toBe(expected);
+          const compressed = new URL(`http://[${full}]/`).hostname;
+          expect(nonPublicRange(compressed) !== undefined, compressed).toBe(expected);
+          expect(nonPublicRange(full.toUpperCase()) !== undefined).toBe(expected);
+        }),
+        { numRuns: RUNS * 20 },
+      );
+    },
+  );
 });

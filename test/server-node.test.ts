@@ -256,6 +256,15 @@ describe('toNodeHandler and a body that trickles in', () => {
     }
   });
 
+  it('a refusal before the body is read closes the connection instead of draining the body', async () => {
+    const origin = await serve(toNodeHandler(() => new Response('no', { status: 403 })));
+    const { answer, sent, heldMs } = await trickle(origin, '/blackbox', { everyMs: 200 });
+    expect(answer).toMatch(/^HTTP\/1\.1 403 /);
+    expect(answer).toMatch(/\r\nconnection: close\r\n/i);
+    expect(sent).toBeLessThan(10);
+    expect(heldMs).toBeLessThan(5_000);
+  });
+
   it('a body sent whole is read as before, on a connection kept alive', async () => {
     const origin = await serve(toNodeHandler(reading));
     const response = await fetch(origin, { method: 'POST', body: '{"a":1}' });

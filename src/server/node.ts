@@ -212,6 +212,10 @@ export function toNodeHandler(handler: FetchHandler, options: NodeHandlerOptions
         onError(error);
         response = bodyTimedOut(error);
       }
+      // A body still arriving that the handler did not read (a refusal before it, or over its
+      // size): close the connection after the answer rather than drain it for as long as the
+      // client cares to send.
+      if (!req.complete) res.setHeader('connection', 'close');
       await writeResponse(response, res, request.method);
     })().catch((error: unknown) => {
       if (next) return next(error);
