@@ -1,5 +1,6 @@
-// The kit's small shared pieces: JSON answers, capped body reading, plain client addresses,
-// and the reading of a workflow details answer.
+// The kit's small shared pieces: JSON answers, body reading capped in size and in time (and
+// the handlers that read through it), plain client addresses, and the reading of a workflow
+// details answer.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   BODY_TIMEOUT_MS,
