@@ -35,7 +35,23 @@ describe('nonPublicRange', () => {
     ['0:0:0:0:0:ffff:10.0.0.1', 'private (10.0.0.0/8) as IPv6'],
     ['::10.0.0.1', 'private (10.0.0.0/8) as IPv6'],
     ['64:ff9b::192.168.0.1', 'private (192.168.0.0/16) as IPv6'],
+    ['192.0.0.192', 'IETF protocol assignments'],
+    ['198.19.0.1', 'benchmarking'],
+    ['fec0::1', 'site-local'],
+    ['fe80::1%eth0', 'link-local'],
+    ['::2', '"this network" (0.0.0.0/8) as IPv6'],
+    ['::ffff:10.20.30.40', 'private (10.0.0.0/8) as IPv6'],
     ['1.2.3', 'not an IP address'],
+    [' 1.2.3.4', 'not an IP address'],
+    ['1e2.0.0.1', 'not an IP address'],
+    ['::ffff:1.2.3.4x', 'not an IP address'],
+    ['::ffff:300.1.1.1', 'not an IP address'],
+    ['g::1', 'not an IP address'],
+    ['::12345', 'not an IP address'],
+    ['1:2:3:4:5:6:7', 'not an IP address'],
+    ['1:2:3:4::5:6:7:8', 'not an IP address'],
+    ['x[::1]', 'not an IP address'],
+    ['[::1]x', 'not an IP address'],
     ['256.1.1.1', 'not an IP address'],
     ['1::2::3', 'not an IP address'],
     ['example.com', 'not an IP address'],
@@ -64,6 +80,9 @@ describe('nonPublicRange', () => {
     'fbff::1',
     'fe7f::1',
     '::ffff:8.8.8.8',
+    '1:2:3:4:5:6::7',
+    '64::a00:1',
+    '1:ff9b::a00:1',
     '64:ff9b::8.8.8.8',
   ])('%s is public', (address) => {
     expect(nonPublicRange(address)).toBeUndefined();
@@ -74,6 +93,8 @@ describe('nonPublicRange', () => {
     expect(literalAddress(new URL('http://[::ffff:127.0.0.1]/').hostname)).toBe('::ffff:7f00:1');
     expect(literalAddress(new URL('http://2130706433/').hostname)).toBe('127.0.0.1'); // URL writes it dotted
     expect(literalAddress('shop.example')).toBeUndefined();
+    expect(literalAddress('x[::1]')).toBeUndefined();
+    expect(literalAddress('[::1]x')).toBeUndefined();
     expect(literalAddress('127.0.0.1.nip.io')).toBeUndefined();
   });
 });
