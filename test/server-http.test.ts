@@ -1,10 +1,13 @@
 // The kit's small shared pieces: JSON answers, body reading capped in size and in time (and
 // the handlers that read through it), plain client addresses, and the reading of a workflow
 // details answer.
+import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   BODY_TIMEOUT_MS,
   BodyTimeoutError,
+  bodyTimedOut,
+  isBodyTimeout,
   json,
   plainAddress,
   readCapped,
@@ -102,6 +105,48 @@ describe('http.ts', () => {
     await expect(readCapped(postOf('https://x.example/', new ReadableStream()), 10, 60_000, aborted)).rejects.toThrow(
       'before',
     );
+  });
+
+  it('BodyTimeoutError: typed, recognised across copies of the kit, answered 408 with the connection closed', async () => {
+    const error = new BodyTimeoutError(250);
+    expect(error).toMatchObject({ name: 'BodyTimeoutError', code: 'body_timeout', status: 408, timeoutMs: 250 });
+    expect(error.message).toBe('[blackbox-capture/server] the request body did not arrive within 250 ms');
+    expect(isBodyTimeout(error)).toBe(true);
+    // Another bundle's class: the same name and code.
+    expect(isBodyTimeout(Object.assign(new Error('x'), { name: 'BodyTimeoutError', code: 'body_timeout' }))).toBe(true);
+    expect(isBodyTimeout(Object.assign(new Error('x'), { name: 'BodyTimeoutError', code: 'other' }))).toBe(false);
+    expect(isBodyTimeout(Object.assign(new Error('x'), { name: 'Error', code: 'body_timeout' }))).toBe(false);
+    expect(isBodyTimeout({ name: 'BodyTimeoutError', code: 'body_timeout' })).toBe(false);
+    const answer = bodyTimedOut(error);
+    expect(answer.status).toBe(408);
+    expect(answer.headers.get('connection')).toBe('close');
+    expect(await answer.json()).toEqual({
+      error: { code: 'body_timeout', message: 'The body did not arrive within 250 ms' },
+    });
+  });
+
+  it('a body of exactly the limit, announced so, is read; a time limit past what setTimeout takes does not fire at once', async () => {
+    const exact = new Request('https://x.example/', {
+      method: 'POST',
+      body: 'x'.repeat(50),
+      headers: { 'content-length': '50' },
+    });
+    expect(await readCapped(exact, 50)).toHaveLength(50);
+    const later = new ReadableStream<Uint8Array>({
+      start(controller) {
+        setTimeout(() => {
+          controller.enqueue(new Uint8Array([1]));
+          controller.close();
+        }, 30);
+      },
+    });
+    expect(await readCapped(postOf('https://x.example/', later), 10, 2 ** 40)).toEqual(new Uint8Array([1]));
+  });
+
+  it('readCapped leaves no listener on its signal once the body is read', async () => {
+    const controller = new AbortController();
+    await readCapped(new Request('https://x.example/', { method: 'POST', body: 'ok' }), 10, 1000, controller.signal);
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 
   it('a body that arrives in time is read whole, and leaves no timer behind', async () => {
