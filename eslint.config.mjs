@@ -79,7 +79,7 @@ export default tseslint.config(
   {
     // Tests, browser specs, scripts and benchmarks poke at untyped globals and fixtures; the
     // rules about promises, sequences and assignments hold there too.
-    files: ['test/**', 'e2e/**', 'engines/**', 'scripts/**', 'bench/**', 'demo/**', '*.config.*'],
+    files: ['test/**', 'e2e/**', 'engines/**', 'runtimes/**', 'scripts/**', 'bench/**', 'demo/**', '*.config.*'],
     rules: {
       ...UNTYPED_INPUT,
       '@typescript-eslint/unbound-method': 'off',

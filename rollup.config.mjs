@@ -1,7 +1,7 @@
 // Builds the three parts of the package:
 // - the browser package: an ES module for bundlers, a minified UMD file for script
 //   tags (global BlackboxCapture), one bundled declaration file;
-// - the Node side (server kit, emulator): ES modules for Node 20+, with declarations.
+// - the Node side (server kit, emulator): ES modules for Node 22+ (and Deno, Bun), with declarations.
 import { nodeResolve } from '@rollup/plugin-node-resolve';
 import terser from '@rollup/plugin-terser';
 import { transform } from 'esbuild';

@@ -9,6 +9,7 @@ export const builtPackageTests = [
   'test/dist-*.test.ts',
   'test/package-*.test.ts',
   'test/readme.test.ts',
+  'test/readme-frameworks.test.ts',
   'test/size-budget.test.ts',
   'test/demo-command.test.ts',
 ];
@@ -62,8 +63,14 @@ export default defineConfig({
         extends: true,
         test: { name: 'built', include: builtPackageTests, testTimeout: 300_000, hookTimeout: 300_000 },
       },
+      // The server kit and the emulator in every runtime (Node 22, 24, 26, Deno 2, Bun 1), from
+      // the packed tarball; the binaries come from the npm registry on first use (a few minutes).
+      {
+        extends: true,
+        test: { name: 'runtimes', include: ['runtimes/**/*.test.ts'], testTimeout: 180_000, hookTimeout: 600_000 },
+      },
       // The shopper's browser tests in every engine (Chromium, Firefox, WebKit), each with both
-      // loaders: one spec, run by engines/support/engines.ts's page API. One worker: each engine
+      // loaders: one spec, run by scripts/engines.mjs's page API. One worker: each engine
       // is a whole browser, and WebKit a display server too.
       {
         extends: true,

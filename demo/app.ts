@@ -406,6 +406,10 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
     allowedOrigins: [origin],
     workflowKey: config.workflowKey,
     resolveCustomer: customerOf,
+    // On one machine every browser is 127.0.0.1 and its checkouts share one demo customer; a
+    // shop keeps the defaults (docs/server.md#admission).
+    checkoutsPerAddress: false,
+    checkoutsPerCustomer: false,
     onError: (error) =>
       console.error(`device-risk: ${isDeviceRiskError(error) ? `${error.code} ${error.message}` : String(error)}`),
   });
@@ -419,7 +423,7 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
       service: config.clientId ? (config.apiBaseUrl ?? `region ${config.region}`) : 'emulator',
     },
     async close() {
-      callbacks.close();
+      await callbacks.close();
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
       await emulator?.close();

@@ -11,6 +11,7 @@ const STEPS = [
   ['unit', 'npm run test:unit --silent'],
   ['integration', 'npm run test:integration --silent'],
   ['built', 'npm run test:built --silent'],
+  ['runtimes', 'npm run test:runtimes --silent'],
   ['e2e', 'npm run test:e2e --silent'],
   ['engines', 'npm run test:engines --silent'],
 ];

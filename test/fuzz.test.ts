@@ -755,3 +755,89 @@ describe('the limits on what a command reads and where the doctor goes', () => {
     },
   );
 });
+
+describe('generated traffic against the admission limits', () => {
+  it('no source is ever admitted more than its burst plus the refill of the time elapsed', async () => {
+    const { createLimiter } = await import('../src/server/endpoint/admission.js');
+    await fc.assert(
+      fc.property(
+        fc.record({ burst: fc.integer({ min: 1, max: 20 }), perMinute: fc.integer({ min: 1, max: 600 }) }),
+        fc.array(fc.tuple(fc.constantFrom('a', 'b', 'c', 'd'), fc.integer({ min: 0, max: 30_000 })), {
+          maxLength: 300,
+        }),
+        fc.integer({ min: 1, max: 4 }),
+        (limit, steps, maxSources) => {
+          let clock = 0;
+          const limiter = createLimiter(limit, () => clock, maxSources);
+          const admitted = new Map<string, number>();
+          for (const [source, advance] of steps) {
+            clock += advance;
+            const wait = limiter.take(source);
+            expect(Number.isInteger(wait) && wait >= 0).toBe(true);
+            if (wait === 0) admitted.set(source, (admitted.get(source) ?? 0) + 1);
+          }
+          // A forgotten source comes back with a full bucket: each forgetting can add one burst.
+          const forgettings = maxSources >= 4 ? 0 : steps.length;
+          for (const count of admitted.values())
+            expect(count).toBeLessThanOrEqual(
+              limit.burst * (1 + forgettings) + (clock * limit.perMinute) / 60_000 + 1e-9,
+            );
+        },
+      ),
+      { numRuns: RUNS * 5 },
+    );
+  });
+
+  it(
+    'generated checkouts from a few addresses and customers: never more creates than the buckets allow, every refusal a typed 429 with Retry-After',
+    async () => {
+      const { stubClient } = await import('./support/stub-client.js');
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(fc.tuple(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 3 })), {
+            minLength: 1,
+            maxLength: 40,
+          }),
+          async (posts) => {
+            const { client, creates } = stubClient();
+            const handler = createDeviceRiskHandler({
+              client,
+              allowedOrigins: [SHOP],
+              workflowKey: 1,
+              resolveCustomer: (request) => ({ customerInternalReference: request.headers.get('x-customer')! }),
+              checkoutsPerAddress: { burst: 3, perMinute: 1 },
+              checkoutsPerCustomer: { burst: 2, perMinute: 1 },
+              onError: () => {},
+            });
+            let n = 0;
+            for (const [address, customer] of posts) {
+              const answer = await handler(
+                new Request(`${SHOP}/device-risk`, {
+                  method: 'POST',
+                  headers: {
+                    origin: SHOP,
+                    'content-type': 'application/json',
+                    'idempotency-key': `fuzz-key-${++n}`,
+                    'x-customer': `c${customer}`,
+                  },
+                  body: JSON.stringify({ blackbox: '0400' + 'abc+/'.repeat(40) }),
+                }),
+                { clientAddress: `192.0.2.${address}` },
+              );
+              if (answer.status !== 200) {
+                expect(answer.status).toBe(429);
+                expect(((await answer.json()) as { error: { code: string } }).error.code).toBe('too_many_checkouts');
+                expect(Number(answer.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+              }
+            }
+            const addresses = new Set(posts.map(([a]) => a)).size;
+            const customers = new Set(posts.map(([, c]) => c)).size;
+            expect(creates()).toBeLessThanOrEqual(Math.min(3 * addresses, 2 * customers));
+          },
+        ),
+        { numRuns: RUNS, timeout: RUN_TIMEOUT },
+      );
+    },
+    CASE_TIMEOUT,
+  );
+});

@@ -6,6 +6,7 @@ import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fallbackFolders, fallbacks } from '../scripts/subpath-fallbacks.mjs';
+import { brokenLinks, documents } from './support/readme.js';
 import { installPackedTarball, ROOT } from './support/tarball.js';
 
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
@@ -178,5 +179,29 @@ describe('the packed tarball', () => {
     // Written by the build, never committed.
     for (const folder of fallbackFolders())
       expect(spawnSync('git', ['check-ignore', '-q', `${folder}/package.json`], { cwd: ROOT }).status).toBe(0);
+  });
+
+  // The README on npm's page, in node_modules and on CDNs that browse the tarball links into
+  // docs/ with relative links: they resolve only if the tarball has what they name.
+  it('has every document the README links to: each relative link and heading resolves inside it', () => {
+    const packed = execFileSync('tar', ['tzf', tarball], { encoding: 'utf8' })
+      .split('\n')
+      .filter((path) => path.endsWith('.md'))
+      .map((path) => path.replace(/^package\//, ''));
+    expect(packed).toEqual(expect.arrayContaining(documents()));
+    expect(brokenLinks(join(dir, 'node_modules/blackbox-capture'), packed)).toEqual([]);
+  });
+
+  it('names its repository, home page and issue tracker, all three at the same place', () => {
+    const { repository, homepage, bugs } = JSON.parse(
+      readFileSync(join(dir, 'node_modules/blackbox-capture/package.json'), 'utf8'),
+    ) as { repository?: { type: string; url: string }; homepage?: string; bugs?: string };
+    expect(repository).toEqual({
+      type: 'git',
+      url: expect.stringMatching(/^git\+https:\/\/github\.com\/[\w.-]+\/[\w.-]+\.git$/) as string,
+    });
+    const home = repository!.url.replace(/^git\+/, '').replace(/\.git$/, '');
+    expect(homepage).toBe(`${home}#readme`);
+    expect(bugs).toBe(`${home}/issues`);
   });
 });

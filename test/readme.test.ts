@@ -1,14 +1,15 @@
 // The README's server and emulator snippets, run as written: each framework's server file
 // with the setup file beside it, against the emulator. The service's regional hosts and the
 // vendor's first-party host are routed to the emulator by the fetch the snippets use.
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { transformSync } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../src/emulator/index.js';
-import { documents, fileOf, readmeBlocks, RUN_BY, snippet } from './support/readme.js';
+import { brokenLinks, documents, fileOf, readmeBlocks, RUN_BY, slug, snippet } from './support/readme.js';
 import { connect, haveRedis, startRedisServer } from './support/redis.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -31,41 +32,33 @@ describe('every README snippet is run by a test', () => {
   });
 });
 
-/** GitHub's heading anchor: lower case, punctuation dropped, spaces to hyphens. */
-const slug = (heading: string) =>
-  heading
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
-    .replace(/\s/g, '-');
-
 describe('the documents link where they say', () => {
   it('every relative link names a file that exists and a heading it has', () => {
-    const anchors = new Map<string, Set<string>>();
-    const anchorsOf = (file: string) => {
-      if (!anchors.has(file)) {
-        const text = readFileSync(join(ROOT, file), 'utf8').replace(/```[\s\S]*?```/g, '');
-        anchors.set(file, new Set([...text.matchAll(/^#{1,6} (.+)$/gm)].map((m) => slug(m[1]!))));
-      }
-      return anchors.get(file)!;
-    };
-    const broken: string[] = [];
-    for (const file of documents()) {
-      const text = readFileSync(join(ROOT, file), 'utf8').replace(/```[\s\S]*?```/g, '');
-      for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
-        if (/^[a-z]+:/.test(target!)) continue; // https:, mailto:
-        const [path, hash] = target!.split('#') as [string, string | undefined];
-        const resolved = path ? join(dirname(file), path) : file;
-        if (!existsSync(join(ROOT, resolved))) broken.push(`${file}: ${target} (no such file)`);
-        else if (hash !== undefined && resolved.endsWith('.md') && !anchorsOf(resolved).has(hash))
-          broken.push(`${file}: ${target} (no such heading)`);
-      }
-    }
-    expect(broken).toEqual([]);
+    expect(brokenLinks(ROOT, documents())).toEqual([]);
   });
 
   it('finds a broken link: the anchor rule is not vacuous', () => {
     expect(slug('Emulator (`blackbox-capture/emulator`)')).toBe('emulator-blackbox-captureemulator');
     expect(slug('`<blackbox-capture>`: the form element')).toBe('blackbox-capture-the-form-element');
+  });
+
+  it('finds a broken link: a missing file, a missing heading, a file outside the root', () => {
+    const root = mkdtempSync(join(tmpdir(), 'bbc-links-'));
+    try {
+      mkdirSync(join(root, 'docs'));
+      writeFileSync(join(root, 'docs', 'a.md'), '# A heading\n\n[up](../README.md#top)\n');
+      writeFileSync(
+        join(root, 'README.md'),
+        '# Top\n\n[ok](docs/a.md#a-heading) [gone](docs/b.md) [no heading](docs/a.md#b) [out](../x.md) [web](https://x.test/y.md)\n```\n[in code](nowhere.md)\n```\n',
+      );
+      expect(brokenLinks(root, ['README.md', 'docs/a.md'])).toEqual([
+        'README.md: docs/b.md (no such file)',
+        'README.md: docs/a.md#b (no such heading)',
+        'README.md: ../x.md (no such file)',
+      ]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
 

@@ -21,9 +21,9 @@ const UA = 'AcmeShop Checkout/1.0';
 const CHROME = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36';
 let emulator: Emulator;
 const servers: Server[] = [];
-const handlers: Array<{ close(): void }> = [];
+const handlers: Array<{ close(): void | Promise<void> }> = [];
 afterEach(async () => {
-  for (const handler of handlers.splice(0)) handler.close();
+  for (const handler of handlers.splice(0)) await handler.close();
   for (const server of servers.splice(0)) {
     server.closeAllConnections();
     await new Promise((r) => server.close(r));
@@ -318,7 +318,7 @@ describe('createCallbackHandler', () => {
         return calls;
       })
       .toEqual(['a']);
-    a.handler.close();
+    await a.handler.close();
     const body = emulator.inspect.callbacks()[0]!.body;
     // Before its retry is due, a copy keeps the backoff.
     await post(b.url, body);
@@ -482,6 +482,77 @@ describe('createCallbackHandler', () => {
     );
     expect([answer.status, answer.headers.get('retry-after')]).toEqual([503, '5']);
     expect(results).toEqual([]);
+  });
+});
+
+describe('whose callback: the shop’s own executions, placed by the service or the kit’s tag', () => {
+  async function receiverOn(client: DeviceRiskClient, extra: Partial<CallbackHandlerOptions> = {}) {
+    const results: CallbackResult[] = [];
+    const errors: { code?: string }[] = [];
+    const handler = createCallbackHandler({
+      client,
+      allowedSources: ['127.0.0.0/8', '::1'],
+      onResult: (r) => void results.push(r),
+      onError: (e) => void errors.push(e as { code?: string }),
+      retryDelayMs: 5,
+      ...extra,
+    });
+    handlers.push(handler);
+    const server = createServer(toNodeHandler(handler));
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    return { handler, results, errors, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback` };
+  }
+
+  it('a checkout without a userReference of its own carries the kit’s tag, and its callback is vouched for', async () => {
+    const client = await setup();
+    const { handler, results, url } = await receiverOn(client);
+    const { runDeviceRiskCheck } = await import('../src/server/index.js');
+    await runDeviceRiskCheck(
+      client,
+      emulatedBlackbox(['tp']),
+      { customerInternalReference: 'order-7', callbackUrl: url },
+      {
+        workflowKey: 10011,
+      },
+    );
+    await expect.poll(() => emulator.inspect.callbacks()[0]?.delivered).toBe(true);
+    await handler.idle();
+    const reference = (emulator.inspect.callbacks()[0]!.body as { userReference?: string }).userReference;
+    expect(reference).toMatch(/^bbc1\./);
+    expect(await client.vouches!(reference)).toBe(true);
+    expect(results.map((r) => r.callback.userReference)).toEqual([reference]);
+  });
+
+  it('a callback for an execution this tenant never made: one details read (404), never retried, onResult never called', async () => {
+    const client = await setup();
+    const { handler, results, errors, url } = await receiverOn(client);
+    const account = crypto.randomUUID();
+    const execution = crypto.randomUUID();
+    const forged = {
+      callbackSentAt: new Date().toISOString(),
+      workflowExecution: {
+        id: execution,
+        href: `${emulator.retrievalUrl}/api/v1/accounts/${account}/workflow-executions/${execution}`,
+        definitionKey: 10011,
+        status: 'PROCESSED',
+      },
+      account: { id: account, href: `${emulator.retrievalUrl}/api/v1/accounts/${account}` },
+    };
+    const answer = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(forged),
+    });
+    expect(answer.status).toBe(200);
+    await handler.idle();
+    // Well past the retry delay (5 ms): a retried 404 would read again.
+    await new Promise((r) => setTimeout(r, 200));
+    await handler.sweep();
+    await handler.idle();
+    expect(emulator.inspect.requests('details')).toBe(1);
+    expect(results).toEqual([]);
+    expect(errors.map((e) => e.code)).toEqual(['unknown_execution']);
   });
 });
 

@@ -7,7 +7,7 @@ import {
   type CallbackHandlerOptions,
   type CallbackResult,
   type DeviceRiskClient,
-  type DeviceRiskError,
+  DeviceRiskError,
   type Store,
 } from '../src/server/index.js';
 import { pendingList } from '../src/server/callbacks/pending.js';
@@ -37,16 +37,51 @@ const body = (
   ...changes,
 });
 
+/** A memory store that can list the keys it holds (for checking what a flood leaves behind). */
+function listingStore(): Store & { live: () => Promise<string[]> } {
+  const memory = createMemoryStore();
+  const seen = new Set<string>();
+  const note =
+    <A extends [string, ...unknown[]], R>(call: (...args: A) => R) =>
+    (...args: A): R => {
+      seen.add(args[0]);
+      return call(...args);
+    };
+  return {
+    ...memory,
+    set: note(memory.set),
+    setIfAbsent: note(memory.setIfAbsent),
+    compareAndSet: note(memory.compareAndSet),
+    live: async () =>
+      (await Promise.all([...seen].map(async (k) => ((await memory.get(k)) === undefined ? '' : k)))).filter(Boolean),
+  };
+}
+
+/** The reference the stub client vouches for, as the kit's own tag. */
+const TAGGED = 'bbc1.tagged';
+/** Executions the stub service does not know for this tenant: its reads answer 404. */
+const unknown = new Set<string>();
+const notFound = (operation: string) =>
+  new DeviceRiskError('request_rejected', `${operation} answered 404`, { status: 404, operation });
+
 function receiver(extra: Partial<CallbackHandlerOptions> = {}) {
   const results: CallbackResult[] = [];
   const details: string[] = [];
+  const statuses: string[] = [];
   const client = {
     retrievalOrigin: RETRIEVAL,
     clientId: 'client-1',
     details: async (ids: { workflowExecutionId: string }) => {
       details.push(ids.workflowExecutionId);
+      if (unknown.has(ids.workflowExecutionId)) throw notFound('details');
       return { status: 'PROCESSED' };
     },
+    status: async (ids: { workflowExecutionId: string }) => {
+      statuses.push(ids.workflowExecutionId);
+      if (unknown.has(ids.workflowExecutionId)) throw notFound('status');
+      return 'TOKEN_EXPIRED';
+    },
+    vouches: async (reference: unknown) => reference === TAGGED,
   } as unknown as DeviceRiskClient;
   const handler = createCallbackHandler({
     client,
@@ -54,7 +89,7 @@ function receiver(extra: Partial<CallbackHandlerOptions> = {}) {
     onResult: (r) => void results.push(r),
     ...extra,
   });
-  return { handler, results, details };
+  return { handler, results, details, statuses };
 }
 
 const send = (payload: unknown, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
@@ -141,12 +176,13 @@ describe('the documented callback body', () => {
   });
 
   it.each(['SESSION_EXPIRED', 'TOKEN_EXPIRED'])(
-    '%s is told without reading details (there are none)',
+    '%s is told without reading details (there are none), after one status read that places it',
     async (status) => {
-      const { handler, results, details } = receiver();
+      const { handler, results, details, statuses } = receiver();
       expect((await handler(send(body({}, { status })))).status).toBe(200);
       await handler.idle();
       expect(details).toEqual([]);
+      expect(statuses).toEqual([EXECUTION]);
       expect(results).toEqual([
         expect.objectContaining({ status, accountId: ACCOUNT, workflowExecutionId: EXECUTION }),
       ]);
@@ -305,7 +341,7 @@ describe('retries of a failing onResult', () => {
     expect(errors).toHaveLength(4);
     await vi.advanceTimersByTimeAsync(10_000);
     expect(calls).toHaveLength(5);
-    handler.close();
+    await handler.close();
   });
 
   it('a retry that a store failure cannot record is still made, and the store failure is told too', async () => {
@@ -337,7 +373,7 @@ describe('retries of a failing onResult', () => {
     await vi.advanceTimersByTimeAsync(60);
     expect(calls).toHaveLength(2);
     expect(errors.map((e) => (e as Error).message)).toEqual(['busy', 'store down']);
-    handler.close();
+    await handler.close();
   });
 
   it('close() stops the retries waiting', async () => {
@@ -353,7 +389,7 @@ describe('retries of a failing onResult', () => {
     });
     await handler(send(body()));
     await vi.advanceTimersByTimeAsync(0);
-    handler.close();
+    await handler.close();
     await vi.advanceTimersByTimeAsync(1000);
     expect(calls).toHaveLength(1);
   });
@@ -374,7 +410,7 @@ describe('retries of a failing onResult', () => {
     });
     await handler(send(body()));
     await vi.advanceTimersByTimeAsync(0);
-    handler.close();
+    await handler.close();
     release();
     await vi.advanceTimersByTimeAsync(1000);
     expect(calls).toHaveLength(1);
@@ -483,8 +519,9 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     await second.handler.sweep();
     await second.handler.idle();
     expect(calls).toHaveLength(2);
-    first.handler.close();
-    second.handler.close();
+    // The dead instance's close cannot reach its store: not waited for (fake timers hold its time limit).
+    void first.handler.close();
+    await second.handler.close();
   });
 
   it('a retry whose instance died is swept by another a lease after it was due, keeping the attempts', async () => {
@@ -503,7 +540,7 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     });
     await first.handler(send(body()));
     await first.handler.idle();
-    first.handler.close();
+    await first.handler.close();
     const errors: unknown[] = [];
     const second = receiver({
       store,
@@ -528,7 +565,7 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     await vi.advanceTimersByTimeAsync(1);
     expect(calls).toEqual(['a', 'b', 'b']);
     expect(errors.map((e) => (e as Error).message)).toEqual(['still busy', 'still busy']);
-    second.handler.close();
+    await second.handler.close();
   });
 
   it('a sweep leaves alone a callback whose retry this instance has set, even past its time', async () => {
@@ -557,7 +594,7 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     await vi.advanceTimersByTimeAsync(400);
     await handler.idle();
     expect(calls).toHaveLength(2);
-    handler.close();
+    await handler.close();
   });
 
   it('a copy that arrives while a retry waits keeps the backoff: nothing is called before it', async () => {
@@ -577,7 +614,7 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     expect(await (await handler(send(body()))).json()).toEqual({ received: true, duplicate: true });
     await vi.advanceTimersByTimeAsync(200);
     expect(calls).toEqual([0, 100]);
-    handler.close();
+    await handler.close();
   });
 
   it('every instance sweeps every sweepIntervalMs once a callback came, and on a callback an interval after the last; close() stops it', async () => {
@@ -613,8 +650,8 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     await vi.advanceTimersByTimeAsync(1);
     await second.handler.idle();
     expect(calls).toEqual(['a', OTHER, EXECUTION]);
-    second.handler.close();
-    first.handler.close();
+    await second.handler.close();
+    void first.handler.close();
   });
 
   it('on a runtime that runs no timers between requests, a callback an interval after the last sweep sweeps', async () => {
@@ -632,7 +669,7 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     });
     await first.handler(send(body()));
     await first.handler.idle();
-    first.handler.close();
+    await first.handler.close();
     const second = receiver({ ...options, onResult: (r) => void calls.push(r.workflowExecutionId) });
     const execution = (id: string) =>
       body({}, { id, href: `${RETRIEVAL}/api/v1/accounts/${ACCOUNT}/workflow-executions/${id}` });
@@ -648,7 +685,7 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     await second.handler(send(execution(Z)));
     await second.handler.idle();
     expect(calls.sort()).toEqual(['a', X, Y, Z, EXECUTION].sort());
-    second.handler.close();
+    await second.handler.close();
   });
 
   it('gives up retryForMs after the arrival: onError hears result_undelivered with the ids, once; the record is kept as failed', async () => {
@@ -686,7 +723,7 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     await handler.sweep();
     await handler.idle();
     expect([calls, undelivered(errors).length]).toEqual([10, 1]);
-    handler.close();
+    await handler.close();
   });
 
   it('a retry timer that fires before the clock reaches its time (a clock slewed slow) still tries', async () => {
@@ -707,7 +744,7 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     await handler(send(body()));
     await vi.advanceTimersByTimeAsync(400);
     expect(calls).toEqual([0, 100, 300]);
-    handler.close();
+    await handler.close();
   });
 
   it('a copy that arrives when the retry is due is handled at once', async () => {
@@ -734,7 +771,7 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     await handler(send(body()));
     await handler.idle();
     expect(calls).toEqual([1_000_000, 1_060_000]);
-    handler.close();
+    await handler.close();
   });
 
   it('a retry whose record expired meanwhile calls nothing and reports nothing more', async () => {
@@ -756,7 +793,7 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     await handler.idle();
     expect(calls).toBe(1);
     expect(errors.map((e) => (e as Error).message)).toEqual(['busy']);
-    handler.close();
+    await handler.close();
   });
 
   it('one sweep timer however many callbacks arrive: close() stops it, and nothing reads the store after', async () => {
@@ -778,7 +815,7 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     );
     await vi.advanceTimersByTimeAsync(0);
     await handler.idle();
-    handler.close();
+    await handler.close();
     reads = 0;
     await vi.advanceTimersByTimeAsync(5000);
     expect(reads).toBe(0);
@@ -799,16 +836,25 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     });
     await first.handler(send(body()));
     await first.handler.idle();
-    first.handler.close();
+    await first.handler.close();
     const second = receiver({ ...options, onResult: (r) => void calls.push(r.workflowExecutionId) });
-    second.handler.close();
+    await second.handler.close();
     clock += 10_000;
     const OTHER = '66666666-7777-4888-9999-bbbbbbbbbbbb';
-    await second.handler(
-      send(body({}, { id: OTHER, href: `${RETRIEVAL}/api/v1/accounts/${ACCOUNT}/workflow-executions/${OTHER}` })),
-    );
+    const other = body({}, { id: OTHER, href: `${RETRIEVAL}/api/v1/accounts/${ACCOUNT}/workflow-executions/${OTHER}` });
+    expect((await second.handler(send(other))).status).toBe(200);
     await second.handler.idle();
-    expect(calls).toEqual(['a', OTHER]);
+    // Recorded for the fleet, handled by no closed instance: a live one's sweep takes it.
+    expect(calls).toEqual(['a']);
+    // A lease after its arrival, another instance steps in.
+    clock += 1000;
+    const third = receiver({ ...options, onResult: (r) => void calls.push(r.workflowExecutionId) });
+    await third.handler.sweep();
+    await third.handler.idle();
+    await third.handler.close();
+    // The live instance takes both: the first instance's failed one (due) and the one it got after close.
+    expect(calls[0]).toBe('a');
+    expect(calls.slice(1).sort()).toEqual([EXECUTION, OTHER].sort());
   });
 
   it('retryForMs must be positive and less than recordTtlMs; sweepIntervalMs positive', () => {
@@ -834,7 +880,7 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     expect(await (await handler(send(body()))).json()).toEqual({ received: true });
     await handler.idle();
     expect(results).toHaveLength(1);
-    handler.close();
+    await handler.close();
   });
 
   it('a delivered result is taken off the list; a list entry left behind is swept away without a call', async () => {
@@ -866,7 +912,7 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     await handler.idle();
     expect(await listed(store)).toEqual([]);
     expect(results).toHaveLength(2);
-    handler.close();
+    await handler.close();
   });
 
   it('an entry whose record never came is dropped a lease after it was listed, unless listed again since', async () => {
@@ -882,7 +928,7 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     await handler.sweep();
     expect(await list.entries()).toEqual([]);
     expect(results).toHaveLength(0);
-    handler.close();
+    await handler.close();
   });
 
   it('"done" is written through a store away for a while: onResult is not called again', async () => {
@@ -915,8 +961,8 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     await second.handler.sweep();
     await second.handler.idle();
     expect(calls).toHaveLength(1);
-    first.handler.close();
-    second.handler.close();
+    await first.handler.close();
+    await second.handler.close();
   });
 
   it('"done" not written within a lease: onError hears it, and another instance calls onResult again (the documented double)', async () => {
@@ -949,7 +995,155 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     await second.handler.sweep();
     await second.handler.idle();
     expect(calls).toHaveLength(2);
-    first.handler.close();
-    second.handler.close();
+    // The dead instance's close cannot reach its store: not waited for (fake timers hold its time limit).
+    void first.handler.close();
+    await second.handler.close();
+  });
+});
+
+describe('callbacks for executions the shop never made (any tenant may point its callbackUrl here)', () => {
+  const idOf = (n: number) => `66666666-7777-4888-9999-${String(n).padStart(12, '0')}`;
+  const callbackFor = (id: string, extra: Record<string, unknown> = {}, status = 'PROCESSED') =>
+    body(extra, { id, status, href: `${RETRIEVAL}/api/v1/accounts/${ACCOUNT}/workflow-executions/${id}` });
+  afterEach(() => unknown.clear());
+
+  it('a 404 from the details read is final: one read, no retry, no onResult, told as unknown_execution, no record left', async () => {
+    const store = listingStore();
+    const errors: DeviceRiskError[] = [];
+    const { handler, results, details } = receiver({
+      store,
+      onError: (e) => void errors.push(e as DeviceRiskError),
+    });
+    const id = idOf(1);
+    unknown.add(id);
+    expect((await handler(send(callbackFor(id)))).status).toBe(200);
+    await handler.idle();
+    await handler.sweep();
+    await handler.idle();
+    expect(details).toEqual([id]);
+    expect(results).toEqual([]);
+    expect(errors.map((e) => e.code)).toEqual(['unknown_execution']);
+    expect(await store.live()).toEqual([]);
+    await handler.close();
+  });
+
+  it('an expiry for an execution the service does not know never reaches onResult; one it knows does', async () => {
+    const errors: DeviceRiskError[] = [];
+    const { handler, results, statuses } = receiver({ onError: (e) => void errors.push(e as DeviceRiskError) });
+    unknown.add(idOf(2));
+    await handler(send(callbackFor(idOf(2), {}, 'TOKEN_EXPIRED')));
+    await handler(send(callbackFor(idOf(3), {}, 'TOKEN_EXPIRED')));
+    await handler.idle();
+    expect(statuses.sort()).toEqual([idOf(2), idOf(3)]);
+    expect(results.map((r) => r.workflowExecutionId)).toEqual([idOf(3)]);
+    expect(errors.map((e) => e.code)).toEqual(['unknown_execution']);
+    await handler.close();
+  });
+
+  it("an expiry with the kit's own reference is told without a read", async () => {
+    const { handler, results, statuses } = receiver();
+    await handler(send(callbackFor(idOf(4), { userReference: TAGGED }, 'SESSION_EXPIRED')));
+    await handler.idle();
+    expect(statuses).toEqual([]);
+    expect(results.map((r) => r.status)).toEqual(['SESSION_EXPIRED']);
+    await handler.close();
+  });
+
+  it('a flood of untagged callbacks is refused past its limit before any write; tagged ones still get in', async () => {
+    const writes: string[] = [];
+    const memory = createMemoryStore();
+    const store: Store = {
+      ...memory,
+      setIfAbsent: (key, value, ttl) => {
+        writes.push(key);
+        return memory.setIfAbsent(key, value, ttl);
+      },
+    };
+    const errors: DeviceRiskError[] = [];
+    const { handler, results } = receiver({
+      store,
+      untaggedCallbacks: { burst: 3, perMinute: 1 },
+      onError: (e) => void errors.push(e as DeviceRiskError),
+    });
+    const answers: Response[] = [];
+    for (let n = 10; n < 20; n++) {
+      unknown.add(idOf(n));
+      answers.push(await handler(send(callbackFor(idOf(n)))));
+    }
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 503, 503, 503, 503, 503, 503, 503]);
+    expect((await codeOf(answers[3]!)).code).toBe('too_many_callbacks');
+    expect(Number(answers[3]!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    const recordWrites = () => writes.filter((k) => !k.includes(':pending:') && !k.endsWith(':lease'));
+    expect(recordWrites()).toHaveLength(3);
+    expect(errors.filter((e) => e.code === 'callback_refused')).toHaveLength(7);
+    // The shop's own callback (the kit's tag) is never crowded out.
+    const mine = await handler(send(callbackFor(idOf(30), { userReference: TAGGED })));
+    expect(mine.status).toBe(200);
+    await handler.idle();
+    expect(results.map((r) => r.workflowExecutionId)).toEqual([idOf(30)]);
+    await handler.close();
+  });
+
+  it('untaggedCallbacks and onResultTimeoutMs are checked', () => {
+    for (const bad of [
+      { untaggedCallbacks: { burst: 0, perMinute: 1 } },
+      { untaggedCallbacks: { burst: 1, perMinute: Number.NaN } },
+      { onResultTimeoutMs: 0 },
+    ])
+      expect(() => receiver(bad as Partial<CallbackHandlerOptions>)).toThrow(
+        expect.objectContaining({ code: 'invalid_configuration' }),
+      );
+  });
+});
+
+describe('nothing outlives its owner', () => {
+  it('an onResult that hangs past onResultTimeoutMs fails (result_handler_timeout), its signal aborts, the lease goes, and it is retried', async () => {
+    const errors: DeviceRiskError[] = [];
+    const signals: AbortSignal[] = [];
+    let calls = 0;
+    const store = listingStore();
+    const { handler } = receiver({
+      store,
+      onResultTimeoutMs: 50,
+      retryDelayMs: 20,
+      onError: (e) => void errors.push(e as DeviceRiskError),
+      onResult: (_result, { signal }) => {
+        signals.push(signal);
+        // The first call never settles; the second returns.
+        if (++calls === 1) return new Promise<void>(() => {});
+      },
+    });
+    await handler(send(body()));
+    await vi.waitFor(() => expect(calls).toBe(2), { timeout: 5000, interval: 10 });
+    await handler.idle();
+    expect(errors.map((e) => e.code)).toEqual(['result_handler_timeout']);
+    expect(signals[0]!.aborted).toBe(true);
+    // Delivered: no lease is left in the store.
+    expect((await store.live()).filter((k) => k.endsWith(':lease'))).toEqual([]);
+    await handler.close();
+  });
+
+  it('close() aborts a hung onResult and releases its lease at once, so that another instance takes the callback over', async () => {
+    const store = createMemoryStore();
+    const delivered: string[] = [];
+    let aborted: AbortSignal | undefined;
+    const first = receiver({
+      store,
+      leaseMs: 60_000,
+      onResult: (_r, { signal }) => {
+        aborted = signal;
+        return new Promise<void>(() => {});
+      },
+    });
+    await first.handler(send(body()));
+    await vi.waitFor(() => expect(aborted).toBeDefined(), { interval: 5 });
+    await first.handler.close();
+    expect(aborted!.aborted).toBe(true);
+    const second = receiver({ store, leaseMs: 60_000, onResult: (r) => void delivered.push(r.workflowExecutionId) });
+    // A copy of the callback: the record is pending, no lease holds it, so it is handled now.
+    await second.handler(send(body()));
+    await second.handler.idle();
+    expect(delivered).toEqual([EXECUTION]);
+    await second.handler.close();
   });
 });

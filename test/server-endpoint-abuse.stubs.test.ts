@@ -211,3 +211,121 @@ describe("the browser's answer never depends on onResult", () => {
     expect(errors).toHaveLength(1);
   });
 });
+
+describe('admission before cost: one visitor or one customer cannot spend what others need', () => {
+  const at = (address: string) => ({ clientAddress: address });
+  const postFor = (key: string) =>
+    new Request(`${SHOP}/device-risk`, {
+      method: 'POST',
+      headers: { origin: SHOP, 'content-type': 'application/json', 'idempotency-key': key },
+      body: JSON.stringify({ blackbox: BLACKBOX }),
+    });
+
+  it('250 posts from one address: past the burst, 429 too_many_checkouts with Retry-After, no store write and no create; another address goes on', async () => {
+    const { client, creates } = stubClient();
+    const store = countingStore();
+    const errors: { code?: string }[] = [];
+    let n = 0;
+    const handler = createDeviceRiskHandler({
+      client,
+      store,
+      allowedOrigins: [SHOP],
+      workflowKey: 10020,
+      // Each post a customer of its own: only the address bucket can hold the flood.
+      resolveCustomer: () => ({ customerInternalReference: `guest-${++n}` }),
+      onError: (e) => void errors.push(e as { code?: string }),
+    });
+    const answers = [];
+    for (let i = 0; i < 250; i++) answers.push(await handler(postFor(`flood-key-${i}`), at('203.0.113.9')));
+    const statuses = answers.map((a) => a.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(5);
+    expect(statuses.slice(5).every((s) => s === 429)).toBe(true);
+    const refused = answers[5]!;
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('too_many_checkouts');
+    expect(Number(refused.headers.get('retry-after'))).toBe(10);
+    expect(creates()).toBe(5);
+    const keysAfterFlood = store.newKeys();
+    // Each refusal is logged, as a rate limit with its wait.
+    expect(errors.filter((e) => e.code === 'rate_limited')).toHaveLength(245);
+    // An honest shopper on another address is not held up.
+    expect((await handler(postFor('honest-key-1'), at('198.51.100.7'))).status).toBe(200);
+    expect(store.newKeys()).toBeGreaterThan(keysAfterFlood);
+  });
+
+  it('one customer from many addresses is held by the customer bucket', async () => {
+    const { client, creates } = stubClient();
+    const handler = handlerWith(client, { nonceSecret: undefined, onError: () => {} });
+    const statuses = [];
+    for (let i = 0; i < 12; i++) statuses.push((await handler(postFor(`cust-key-${i}`), at(`192.0.2.${i}`))).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429, 429, 429, 429, 429, 429]);
+    expect(creates()).toBe(5);
+  });
+
+  it('limits are options: false turns one off; a larger burst lets a shared address (a NAT) through', async () => {
+    const { client } = stubClient();
+    let n = 0;
+    const handler = handlerWith(client, {
+      nonceSecret: undefined,
+      resolveCustomer: () => ({ customerInternalReference: `c-${++n}` }),
+      checkoutsPerAddress: { burst: 20, perMinute: 60 },
+      onError: () => {},
+    });
+    const statuses = [];
+    for (let i = 0; i < 21; i++) statuses.push((await handler(postFor(`nat-key-${i}`), at('192.0.2.1'))).status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(20);
+    expect(statuses[20]).toBe(429);
+    const open = handlerWith(client, {
+      nonceSecret: undefined,
+      checkoutsPerAddress: false,
+      checkoutsPerCustomer: false,
+    });
+    for (let i = 0; i < 12; i++) expect((await open(postFor(`open-key-${i}`), at('192.0.2.1'))).status).toBe(200);
+    expect(() => handlerWith(client, { checkoutsPerCustomer: { burst: 0, perMinute: 1 } })).toThrow(
+      expect.objectContaining({ code: 'invalid_configuration' }),
+    );
+  });
+
+  it('without a caller address the per-address limit cannot apply: said once on the console, the customer bucket still holds', async () => {
+    const { client } = stubClient();
+    const warnings: unknown[] = [];
+    const warn = console.warn;
+    console.warn = (...args: unknown[]) => void warnings.push(args.join(' '));
+    try {
+      const handler = handlerWith(client, { nonceSecret: undefined, onError: () => {} });
+      const statuses = [];
+      for (let i = 0; i < 6; i++) statuses.push((await handler(postFor(`noaddr-key-${i}`))).status);
+      expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
+      expect(warnings).toEqual([expect.stringContaining('no caller address was given')]);
+    } finally {
+      console.warn = warn;
+    }
+  });
+
+  it('a create the service refused (429) keeps no record: 60 refused checkouts leave a store of 60 keys room for an honest one', async () => {
+    let refuse = true;
+    const { DeviceRiskError } = await import('../src/server/errors.js');
+    const { client, creates } = stubClient();
+    const refusing = {
+      ...client,
+      createAccount: (body: never) =>
+        refuse
+          ? Promise.reject(
+              new DeviceRiskError('rate_limited', 'busy', { status: 429, operation: 'account create', retryAfter: 1 }),
+            )
+          : client.createAccount(body),
+    } as DeviceRiskClient;
+    let n = 0;
+    const handler = handlerWith(refusing, {
+      nonceSecret: undefined,
+      idempotencyMaxKeys: 20,
+      resolveCustomer: () => ({ customerInternalReference: `c-${++n}` }),
+      checkoutsPerAddress: false,
+      onError: () => {},
+    });
+    for (let i = 0; i < 60; i++)
+      expect((await handler(postFor(`refused-key-${i}`), at(`192.0.2.${i}`))).status).toBe(503);
+    refuse = false;
+    expect((await handler(postFor('honest-key-2'), at('198.51.100.8'))).status).toBe(200);
+    expect(creates()).toBe(1);
+  });
+});

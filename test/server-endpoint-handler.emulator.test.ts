@@ -262,6 +262,8 @@ describe('createDeviceRiskHandler', () => {
       allowedOrigins: [SHOP],
       workflowKey: 10020,
       resolveCustomer: () => ({ customerInternalReference: 'cust-1' }),
+      // 16 posts of one customer at once: idempotency under load, not admission, is tested here.
+      checkoutsPerCustomer: false,
     });
     const keys = Array.from({ length: 8 }, (_, i) => `slow-key-000${i}`);
     // Each key is sent, then sent again while the first is still running (a browser retry).

@@ -355,7 +355,7 @@ describe('runDeviceRiskCheck on a stub client', () => {
     );
     expect(waits).toEqual([1000, 500]);
     expect(result.status).toBe('PROCESSED');
-    expect(onResult).toHaveBeenCalledWith({ workflowExecutionId: 'wf-1' });
+    expect(onResult).toHaveBeenCalledWith({ workflowExecutionId: 'wf-1' }, { signal: expect.any(AbortSignal) });
   });
 
   it('onResult: a final status other than PROCESSED ends the wait at once and is result_not_ready for onError; without onError it still answers', async () => {
@@ -422,6 +422,23 @@ describe('runDeviceRiskCheck on a stub client', () => {
     const never = stubClient({ status: async () => 'FINALIZED' });
     await handlerWith(never.client, { onResult, onError: (e) => errors.push(e) })(post({ blackbox: BLACKBOX }));
     expect(errors).toEqual([expect.objectContaining({ code: 'result_not_ready' })]);
+  });
+
+  it('an onResult that hangs past onResultTimeoutMs: the browser still gets its answer, its signal aborts, onError hears result_handler_timeout', async () => {
+    const { client } = stubClient();
+    const errors: { code?: string }[] = [];
+    let seen: AbortSignal | undefined;
+    const response = await handlerWith(client, {
+      onResult: (_details, { signal }) => {
+        seen = signal;
+        return new Promise<void>(() => {});
+      },
+      onResultTimeoutMs: 30,
+      onError: (e) => void errors.push(e as { code?: string }),
+    })(post({ blackbox: BLACKBOX }));
+    expect(response.status).toBe(200);
+    expect(seen!.aborted).toBe(true);
+    expect(errors.map((e) => e.code)).toEqual(['result_handler_timeout']);
   });
 });
 

@@ -90,6 +90,8 @@ describe('the endpoint with nonceSecret', () => {
       client,
       store,
       allowedOrigins: [SHOP],
+      // Many refusals for one customer in a row: the nonce, not admission, is tested here.
+      checkoutsPerCustomer: false,
       workflowKey: 10011,
       nonceSecret: SECRET,
       resolveCustomer: () => ({ customerInternalReference: 'order-1' }),

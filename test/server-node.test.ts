@@ -199,7 +199,8 @@ describe('toNodeHandler behind Express body parsers', () => {
     ).toBe('plain body');
   });
 
-  it('a parser that read the stream and left no body: 400 body_already_read, naming the fix', async () => {
+  it('a parser that read the stream and left no body: 400 body_already_read, naming the fix, logged', async () => {
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
     const url = await expressWith((req, _res, next) => {
       req.resume();
       req.on('end', () => next());
@@ -214,6 +215,11 @@ describe('toNodeHandler behind Express body parsers', () => {
       code: 'body_already_read',
       message: expect.stringMatching(/before body parsers/),
     });
+    // A set-up fault: the server's log says so, not only the browser's answer.
+    expect(logged.mock.calls).toEqual([
+      [expect.stringMatching(/^\[blackbox-capture\/server\] .*\(body_already_read\)$/)],
+    ]);
+    logged.mockRestore();
   });
 
   it('a request the parsers leave alone still streams', async () => {

@@ -146,7 +146,7 @@ describe.skipIf(!haveRedis)('a fleet on a 3-master Redis Cluster', () => {
       });
       expect((await dying(request())).status).toBe(200);
       await dying.idle();
-      dying.close();
+      await dying.close();
       const survivor = createCallbackHandler({
         ...options,
         client: b.client,
@@ -159,7 +159,7 @@ describe.skipIf(!haveRedis)('a fleet on a 3-master Redis Cluster', () => {
           return delivered;
         })
         .toEqual([tx.workflowExecutionId]);
-      survivor.close();
+      await survivor.close();
       // Not on one node by chance: each master holds some of the fleet's keys.
       expect((await keysPerMaster(prefix)).every((count) => count > 0)).toBe(true);
     },

@@ -689,7 +689,7 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
     await callbacks.idle();
     expect(results).toHaveLength(2);
     expect(results[0]).toBe(results[1]);
-    callbacks.close();
+    await callbacks.close();
   });
 
   it('an instance that dies inside onResult: another instance sweeps the callback a lease later and delivers it, once', async () => {
@@ -710,7 +710,7 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
     await expect.poll(() => calls).toEqual(['a']);
     // Its process is gone: no renewal reaches Redis again.
     storeA.client.destroy();
-    a.close();
+    await a.close();
     const b = createCallbackHandler({
       client,
       store: storeB,
@@ -729,7 +729,7 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
     await b.sweep();
     await b.idle();
     expect(calls).toHaveLength(2);
-    b.close();
+    await b.close();
   });
 
   it(
@@ -765,7 +765,7 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
       // Redis goes away while the retry waits; the instance dies before Redis is back.
       await redis.stop();
       await new Promise((r) => setTimeout(r, 300));
-      a.close();
+      await a.close();
       await redis.restart();
       await expect.poll(() => store.client.isReady).toBe(true);
       const delivered: string[] = [];
@@ -784,7 +784,7 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
         })
         .toBe(1);
       expect(aCalls).toBe(1);
-      b.close();
+      await b.close();
     },
   );
 });

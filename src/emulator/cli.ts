@@ -148,6 +148,11 @@ function serve(args: string[]): void {
         const refused = lineSafe(name, value);
         if (refused) return void emulator.close().then(() => fail(refused, 1));
       }
+      // Listening for the signals before printing: whoever reads the addresses may stop it at
+      // once, and Deno starts to listen for a signal only a moment after it is asked to.
+      const stop = () => void emulator.close().then(() => process.exit(0));
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
       // The secret is the emulator's own test credential, printed so that the server kit can be pointed at it.
       console.log(
         asEnv
@@ -160,9 +165,6 @@ function serve(args: string[]): void {
               2,
             ),
       );
-      const stop = () => void emulator.close().then(() => process.exit(0));
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
     },
     (error: Error) => fail(error.message, 1),
   );

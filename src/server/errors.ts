@@ -32,6 +32,8 @@ export const ERR_NONCE_MISSING = 'nonce_missing';
 export const ERR_NONCE_INVALID = 'nonce_invalid';
 export const ERR_NONCE_EXPIRED = 'nonce_expired';
 export const ERR_NONCE_REUSED = 'nonce_reused';
+export const ERR_UNKNOWN_EXECUTION = 'unknown_execution';
+export const ERR_RESULT_HANDLER_TIMEOUT = 'result_handler_timeout';
 
 export type DeviceRiskErrorCode =
   | typeof ERR_INVALID_CONFIGURATION
@@ -61,7 +63,9 @@ export type DeviceRiskErrorCode =
   | typeof ERR_NONCE_MISSING
   | typeof ERR_NONCE_INVALID
   | typeof ERR_NONCE_EXPIRED
-  | typeof ERR_NONCE_REUSED;
+  | typeof ERR_NONCE_REUSED
+  | typeof ERR_UNKNOWN_EXECUTION
+  | typeof ERR_RESULT_HANDLER_TIMEOUT;
 
 const PREFIX = '[blackbox-capture/server] ';
 

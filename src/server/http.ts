@@ -23,6 +23,10 @@ export const REFUSED_BODY_TOO_LARGE = 'body_too_large';
 export const REFUSED_BODY_TIMEOUT = 'body_timeout';
 export const REFUSED_KEY_REUSED = 'idempotency_key_reused';
 export const REFUSED_TOO_MANY_REPORTS = 'too_many_reports';
+/** One caller address or one customer started more checkouts than its admission limit. */
+export const REFUSED_TOO_MANY_CHECKOUTS = 'too_many_checkouts';
+/** More callbacks the service has not yet vouched for than the handler takes at once. */
+export const REFUSED_TOO_MANY_CALLBACKS = 'too_many_callbacks';
 export const REFUSED_ORIGIN = 'origin_not_allowed';
 export const REFUSED_INVALID_KEY = 'invalid_idempotency_key';
 export const REFUSED_CUSTOMER_LOOKUP = 'customer_lookup_failed';
@@ -36,6 +40,8 @@ export type RefusalCode =
   | typeof REFUSED_BODY_TIMEOUT
   | typeof REFUSED_KEY_REUSED
   | typeof REFUSED_TOO_MANY_REPORTS
+  | typeof REFUSED_TOO_MANY_CHECKOUTS
+  | typeof REFUSED_TOO_MANY_CALLBACKS
   | typeof REFUSED_ORIGIN
   | typeof REFUSED_INVALID_KEY
   | typeof REFUSED_CUSTOMER_LOOKUP

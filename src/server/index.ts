@@ -1,7 +1,7 @@
 /**
  * blackbox-capture/server: everything that runs on the integrator's server.
- * Web-standard Request -> Response handlers on fetch (Node 20+, Next.js route
- * handlers, Hono, edge runtimes), plus a Node adapter. Secrets and tokens stay here.
+ * Web-standard Request -> Response handlers on fetch (Node 22+, Deno, Bun, Next.js route
+ * handlers, Hono, edge runtimes), plus Node and Fastify adapters. Secrets and tokens stay here.
  */
 export { createTokenSource, TOKEN_LIFETIME_BOUNDS, TOKEN_URLS } from './api/token-source.js';
 export type { Region, TokenSource, TokenSourceOptions, CachedToken } from './api/token-source.js';
@@ -42,6 +42,8 @@ export type { FirstPartyProxyOptions, ProxyMethod } from './proxy/proxy.js';
 export { toNodeHandler, toRequest, writeResponse, validHost, BadRequestError } from './node.js';
 export type { FetchHandler, NodeHandler, NodeHandlerOptions, RequestContext } from './node.js';
 export { BodyTimeoutError, BODY_TIMEOUT_MS } from './http.js';
+export { toFastifyHandler } from './fastify.js';
+export type { FastifyHandlerOptions, FastifyReplyLike, FastifyRequestLike } from './fastify.js';
 export {
   DeviceRiskError,
   isDeviceRiskError,
@@ -73,7 +75,10 @@ export {
   ERR_NONCE_INVALID,
   ERR_NONCE_EXPIRED,
   ERR_NONCE_REUSED,
+  ERR_UNKNOWN_EXECUTION,
+  ERR_RESULT_HANDLER_TIMEOUT,
 } from './errors.js';
+export type { RateLimit } from './endpoint/admission.js';
 export { createCaptureNonce, verifyCaptureNonce } from './endpoint/nonce.js';
 export type { CaptureNonceOptions, VerifiedNonce } from './endpoint/nonce.js';
 export { repairBlackbox } from './endpoint/repair.js';

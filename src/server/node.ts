@@ -44,6 +44,11 @@ export class BadRequestError extends Error {
   ) {
     super(message);
   }
+
+  /** The server's own set-up is wrong (a parser ate the body), not the client's request: logged, not only answered. */
+  get setUpFault(): boolean {
+    return this.code === 'body_already_read';
+  }
 }
 
 /** Methods the Fetch standard forbids in a Request: `new Request()` throws on them. */
@@ -54,6 +59,22 @@ const FORBIDDEN_METHODS = /^(CONNECT|TRACE|TRACK)$/i;
  * away. Throws `BadRequestError` for a malformed Host, which `toNodeHandler` answers with 400.
  */
 export function toRequest(req: IncomingMessage, res: ServerResponse): Request {
+  const { body, _body: parserRan } = req as IncomingMessage & { body?: unknown; _body?: boolean };
+  return webRequest(req, res, { body, parserRan: parserRan === true });
+}
+
+/**
+ * What a framework's body parser left, if one ran: Express leaves it on the Node request,
+ * Fastify on its own request object.
+ */
+export interface ParsedBody {
+  body: unknown;
+  /** The framework says its parser ran, whether or not the stream reads as ended. */
+  parserRan: boolean;
+}
+
+/** `toRequest` with the parsed body given: the part the Node and Fastify adapters share. */
+export function webRequest(req: IncomingMessage, res: ServerResponse, parsed: ParsedBody): Request {
   if (FORBIDDEN_METHODS.test(req.method ?? ''))
     throw new BadRequestError('method_not_allowed', `${req.method} is not served here`, 405);
   const encrypted = (req.socket as { encrypted?: boolean }).encrypted === true;
@@ -79,9 +100,9 @@ export function toRequest(req: IncomingMessage, res: ServerResponse): Request {
   const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
   let body: BodyInit | ReadableStream | undefined;
   if (hasBody) {
-    const parsed = alreadyParsed(req);
-    if (parsed !== undefined) {
-      body = parsed;
+    const rewritten = alreadyParsed(req, parsed);
+    if (rewritten !== undefined) {
+      body = rewritten;
       headers.delete('content-length'); // the body was written anew
     } else body = webStreamOf(req);
   }
@@ -114,9 +135,11 @@ function webStreamOf(req: IncomingMessage): ReadableStream<Uint8Array> {
  * that the handler applies the same limits and checks. Undefined when the stream is
  * still unread. A stream that was read without leaving a body cannot be recovered.
  */
-function alreadyParsed(req: IncomingMessage): string | Uint8Array<ArrayBuffer> | undefined {
-  const { body, readableEnded } = req as IncomingMessage & { body?: unknown };
-  if (!readableEnded && (req as { _body?: boolean })._body !== true) return undefined;
+function alreadyParsed(
+  req: IncomingMessage,
+  { body, parserRan }: ParsedBody,
+): string | Uint8Array<ArrayBuffer> | undefined {
+  if (!req.readableEnded && !parserRan) return undefined;
   if (typeof body === 'string') return body;
   if (body instanceof Uint8Array) return new Uint8Array(body);
   const type = req.headers['content-type'] ?? '';
@@ -127,7 +150,7 @@ function alreadyParsed(req: IncomingMessage): string | Uint8Array<ArrayBuffer> |
   }
   throw new BadRequestError(
     'body_already_read',
-    'the request body was read by another parser before this handler: mount it before body parsers, or give them this media type',
+    'the request body was read by another parser before this handler: mount it before body parsers, or give them this media type (Fastify: toFastifyHandler, not toNodeHandler)',
   );
 }
 
@@ -200,6 +223,7 @@ export function toNodeHandler(handler: FetchHandler, options: NodeHandlerOptions
         request = toRequest(req, res);
       } catch (error) {
         if (!(error instanceof BadRequestError)) throw error;
+        if (error.setUpFault) console.error(`[blackbox-capture/server] ${error.message} (${error.code})`);
         res.writeHead(error.status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
         res.end(JSON.stringify({ error: { code: error.code, message: error.message } }));
         return;

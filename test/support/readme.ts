@@ -4,7 +4,8 @@
  * runs it; the meta test in test/readme.test.ts holds all of them to that, so that the docs
  * and the code cannot drift apart unseen. A block after `<!-- picture -->` is a drawing, not code.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, normalize } from 'node:path';
 
 export interface Snippet {
   name: string;
@@ -63,6 +64,40 @@ export function fileOf(block: Snippet): string {
   return match[1]!;
 }
 
+/** GitHub's heading anchor: lower case, punctuation dropped, spaces to hyphens. */
+export const slug = (heading: string) =>
+  heading
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+    .replace(/\s/g, '-');
+
+/**
+ * The relative links of `files` (Markdown, relative to `root`) that name no file under `root`,
+ * or a heading their Markdown target lacks: `root` is the checkout, or the packed package.
+ */
+export function brokenLinks(root: string, files: string[]): string[] {
+  const prose = (file: string) => readFileSync(join(root, file), 'utf8').replace(/```[\s\S]*?```/g, '');
+  const anchors = new Map<string, Set<string>>();
+  const anchorsOf = (file: string) => {
+    if (!anchors.has(file))
+      anchors.set(file, new Set([...prose(file).matchAll(/^#{1,6} (.+)$/gm)].map((m) => slug(m[1]!))));
+    return anchors.get(file)!;
+  };
+  const broken: string[] = [];
+  for (const file of files) {
+    for (const [, target] of prose(file).matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (/^[a-z]+:/.test(target!)) continue; // https:, mailto:
+      const [path, hash] = target!.split('#') as [string, string | undefined];
+      const resolved = path ? normalize(join(dirname(file), path)) : file;
+      if (resolved.startsWith('..') || !existsSync(join(root, resolved)))
+        broken.push(`${file}: ${target} (no such file)`);
+      else if (hash !== undefined && resolved.endsWith('.md') && !anchorsOf(resolved).has(hash))
+        broken.push(`${file}: ${target} (no such heading)`);
+    }
+  }
+  return broken;
+}
+
 /** Which test runs each snippet. */
 export const RUN_BY: Record<string, string> = {
   'two-commands': 'test/demo-command.test.ts',
@@ -77,6 +112,13 @@ export const RUN_BY: Record<string, string> = {
   'server-node-http': 'test/readme.test.ts',
   'server-express': 'test/readme.test.ts',
   'server-hono': 'test/readme.test.ts',
+  'server-deno': 'runtimes/runtimes.test.ts',
+  'server-bun': 'runtimes/runtimes.test.ts',
+  'server-fastify': 'test/readme-frameworks.test.ts',
+  'server-nuxt-caller': 'test/readme-frameworks.test.ts',
+  'server-nuxt': 'test/readme-frameworks.test.ts',
+  'server-nuxt-callback': 'test/readme-frameworks.test.ts',
+  'server-nuxt-proxy': 'test/readme-frameworks.test.ts',
   'local-dev-commands': 'test/dist-local-dev.test.ts',
   'local-dev-server': 'test/dist-local-dev.test.ts',
   'server-nextjs-setup': 'test/dist-nextjs.test.ts',

@@ -30,7 +30,7 @@ import { backoffMs, MAX_RETRY_AFTER_SECONDS, retryAfterSeconds, upstreamSummary 
 import { parseDetails, RESULT_SCHEDULE_SECONDS, type DeviceRiskDetails } from './result.js';
 import type { Region, TokenSource } from './token-source.js';
 
-/** The regional API base addresses (field notes). */
+/** The regional API base addresses (docs/vendor-contract.md#the-service). */
 export const API_BASE_URLS: Record<Region, string> = {
   US: 'https://account.amer-1.jumio.ai',
   EU: 'https://account.emea-1.jumio.ai',
@@ -109,7 +109,7 @@ export interface DeviceRiskClientOptions {
   fetch?: typeof fetch;
   /** Path of account create (update appends `/{accountId}`). Default `/api/v1/accounts`. */
   accountsPath?: string;
-  /** Default PUT (field notes). */
+  /** Default PUT (docs/vendor-contract.md#the-service). */
   finalizeMethod?: 'PUT' | 'POST';
   /** Attempts for calls that are safe to repeat. Default 3. */
   maxAttempts?: number;
@@ -155,6 +155,13 @@ export interface DeviceRiskClient {
   sealTransaction(transaction: DeviceRiskTransaction): Promise<string>;
   /** The transaction back from `sealTransaction`'s string (on any instance with the same client secret). */
   openTransaction(sealed: string): Promise<DeviceRiskTransaction>;
+  /**
+   * A `userReference` the kit sets on the account requests it makes when you give none, so
+   * that the service's callback for that execution is known as this shop's (`vouches`).
+   */
+  referenceTag?(): Promise<string>;
+  /** Whether a callback's `userReference` is one `referenceTag` made with this client secret. */
+  vouches?(userReference: unknown): Promise<boolean>;
   /** The client id (not secret): the namespace of this client's keys in a shared store. */
   readonly clientId: string;
   /** How long an account create may take (`accountTimeoutMs`): how long a create can be on the wire. */
@@ -178,7 +185,7 @@ export function checkBlackbox(blackbox: unknown): string {
 const FORBIDDEN_REFERENCE = /[<>"/;`%{}|]/;
 
 /**
- * The documented rules of an account request (field notes §4), checked before the
+ * The documented rules of an account request (docs/vendor-contract.md#the-service), checked before the
  * call: the service refuses a bad one with a 400 that no retry can mend.
  */
 export function checkAccountRequest(body: AccountRequest): void {
@@ -539,6 +546,9 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
       const fields = JSON.parse(sealed) as ReturnType<DeviceRiskTransaction['toJSON']> & { token: string };
       return new DeviceRiskTransaction({ ...fields, token: await tokenSource.unseal(fields.token) });
     },
+    ...(tokenSource.tagReference && tokenSource.vouches
+      ? { referenceTag: () => tokenSource.tagReference!(), vouches: (ref: unknown) => tokenSource.vouches!(ref) }
+      : {}),
     transactionFrom,
     status,
     details,

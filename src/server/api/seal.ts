@@ -82,3 +82,55 @@ export async function storeNamespace(clientId: string, clientSecret: string, tok
 
 const base64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
 const unbase64 = (text: string) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+
+/**
+ * References the kit puts in an account request's `userReference` when the integrator gives
+ * none, and finds again in the service's callback: a random value and its HMAC under a key
+ * derived from the client secret. Only the service and the shop ever see one, so a callback
+ * carrying a valid one is for an execution this shop's kit made (docs/answer.md#whose-callback).
+ */
+export interface ReferenceTagger {
+  /** A new reference (50 characters, within the service's 100). */
+  tag: () => Promise<string>;
+  /** Whether `reference` is one `tag` made with this client secret. */
+  vouches: (reference: unknown) => Promise<boolean>;
+}
+
+const TAG_PREFIX = 'bbc1.';
+
+export function createReferenceTagger(clientId: string, clientSecret: string): ReferenceTagger {
+  let macKey: Promise<CryptoKey> | undefined;
+  const key = () =>
+    (macKey ??= crypto.subtle.importKey(
+      'raw',
+      new TextEncoder().encode(`blackbox-capture reference v1\n${clientId}\n${clientSecret}`),
+      { name: 'HMAC', hash: 'SHA-256' },
+      false,
+      ['sign'],
+    ));
+  const macOf = async (nonce: string) =>
+    urlSafe(
+      new Uint8Array(await crypto.subtle.sign('HMAC', await key(), new TextEncoder().encode(nonce))).subarray(0, 16),
+    );
+  return {
+    async tag() {
+      const nonce = urlSafe(crypto.getRandomValues(new Uint8Array(16)));
+      return `${TAG_PREFIX}${nonce}.${await macOf(nonce)}`;
+    },
+    async vouches(reference) {
+      if (typeof reference !== 'string' || !reference.startsWith(TAG_PREFIX)) return false;
+      const [nonce, mac, ...rest] = reference.slice(TAG_PREFIX.length).split('.');
+      if (!nonce || !mac || rest.length) return false;
+      return equalText(await macOf(nonce), mac);
+    },
+  };
+}
+
+const urlSafe = (bytes: Uint8Array) => base64(bytes).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+
+/** Compares in time independent of where two texts first differ. */
+function equalText(a: string, b: string): boolean {
+  let differ = a.length ^ b.length;
+  for (let i = 0; i < a.length; i++) differ |= a.charCodeAt(i) ^ b.charCodeAt(i % (b.length || 1));
+  return differ === 0;
+}

@@ -17,14 +17,14 @@ import { requireSecureUrl } from '../secure-url.js';
 import { sleep, systemNow } from '../clock.js';
 import { recordUpstream } from '../metrics.js';
 import { backoffMs, MAX_RETRY_AFTER_SECONDS, retryAfterSeconds, upstreamSummary } from './retry.js';
-import { createSealer, storeNamespace } from './seal.js';
+import { createReferenceTagger, createSealer, storeNamespace } from './seal.js';
 import { deadline, within } from '../deadline.js';
 import { createMemoryStore, fromStore, withTimeLimit, type Store } from '../store/store.js';
 import { ownerMark, takeLease } from '../store/lease.js';
 
 export type Region = 'US' | 'EU' | 'SG';
 
-/** The regional token addresses (field notes). */
+/** The regional token addresses (docs/vendor-contract.md#the-service). */
 export const TOKEN_URLS: Record<Region, string> = {
   US: 'https://auth.amer-1.jumio.ai/oauth2/token',
   EU: 'https://auth.emea-1.jumio.ai/oauth2/token',
@@ -99,6 +99,10 @@ export interface TokenSource {
   seal(secret: string): Promise<string>;
   /** Opens what `seal` produced; rejects (`invalid_response`) when it was altered or sealed with another secret. */
   unseal(sealed: string): Promise<string>;
+  /** A new `userReference` that `vouches` recognises (seal.ts, createReferenceTagger). */
+  tagReference?(): Promise<string>;
+  /** Whether a callback's `userReference` is one `tagReference` made with this client secret. */
+  vouches?(reference: unknown): Promise<boolean>;
   /** The origin of the token service, for logs. */
   readonly tokenUrl: string;
 }
@@ -152,6 +156,7 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
   const authorization = 'Basic ' + btoa(`${formEncode(clientId)}:${formEncode(clientSecret)}`);
   let inFlight: Promise<string> | undefined;
   const { seal, unseal } = createSealer(clientId, clientSecret);
+  const tagger = createReferenceTagger(clientId, clientSecret);
   /**
    * Fresh until `refreshMarginSeconds` before expiry, but never less than half its
    * lifetime is used: a token shorter-lived than the margin would mean a request per call.
@@ -393,6 +398,8 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
     clientId,
     seal,
     unseal,
+    tagReference: tagger.tag,
+    vouches: tagger.vouches,
     async getToken({ signal } = {}) {
       const cached = await storedToken();
       if (cached) return cached.accessToken;

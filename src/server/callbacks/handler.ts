@@ -1,7 +1,7 @@
 /**
  * The callback receiver: the service POSTs the final status of a workflow execution to
- * the account's `callbackUrl`, and that callback is its authoritative answer (field notes
- * §4a). Callbacks carry no signature: the receiver checks their shape and their source,
+ * the account's `callbackUrl`, and that callback is its authoritative answer (docs/vendor-contract.md
+ * #the-answer). Callbacks carry no signature: the receiver checks their shape and their source,
  * records them in a store, answers 200 at once, then reads the details and hands them to
  * `onResult`, once per workflow execution and final status, retrying from the store with
  * backoff when the details or `onResult` fail. Nothing goes back to the browser.
@@ -19,6 +19,7 @@ import {
   REFUSED_MEDIA_TYPE,
   REFUSED_METHOD,
   REFUSED_SOURCE,
+  REFUSED_TOO_MANY_CALLBACKS,
   json,
   readLimited,
   refuse,
@@ -26,13 +27,18 @@ import {
 } from '../http.js';
 import {
   DeviceRiskError,
+  ERR_ABORTED,
   ERR_CALLBACK_REFUSED,
   ERR_INVALID_CALLBACK,
   ERR_INVALID_CONFIGURATION,
   ERR_RESULT_UNDELIVERED,
   ERR_STORE_UNAVAILABLE,
+  ERR_UNKNOWN_EXECUTION,
   logError,
 } from '../errors.js';
+import { checkRateLimit, createLimiter, type RateLimit } from '../endpoint/admission.js';
+import { callWithin } from '../time-limit.js';
+import { isUnknownExecution, placeExecution } from './provenance.js';
 
 import { sourceMatcher } from './sources.js';
 import type { RequestContext } from '../node.js';
@@ -68,9 +74,24 @@ export interface CallbackHandlerOptions {
   /**
    * Your decision: called for each workflow execution and final status, once, and again only
    * when an instance dies (or the store is away for a whole lease) after it returned and before
-   * that was recorded; make it idempotent by `workflowExecutionId`. A throw is retried.
+   * that was recorded; make it idempotent by `workflowExecutionId`. A throw is retried, and
+   * so is a call that takes longer than `onResultTimeoutMs` (its `signal` is aborted then).
+   * Only executions of this shop's tenant reach it (docs/answer.md#whose-callback).
    */
-  onResult: (result: CallbackResult) => void | Promise<void>;
+  onResult: (result: CallbackResult, options: { signal: AbortSignal }) => void | Promise<void>;
+  /**
+   * How long `onResult` may take, in ms: past it the call counts as failed, is retried with
+   * backoff, and the lease is let go. Default 30000 (less than `leaseMs`).
+   */
+  onResultTimeoutMs?: number;
+  /**
+   * Callbacks the kit cannot yet place as this shop's (no reference tag of its own: see
+   * docs/answer.md#whose-callback) taken by this process: `burst` at once, then `perMinute`;
+   * more are answered 503 with Retry-After, nothing written. Each costs one retrieval read
+   * before it reaches `onResult`. Default { burst: 50, perMinute: 300 }: a third of the
+   * service's default retrieval limit (15 a second). Callbacks with the kit's tag are never limited.
+   */
+  untaggedCallbacks?: RateLimit;
   /**
    * Who may call: addresses and CIDR ranges (the service publishes its callback source
    * addresses per region), a function of the request and its context, or 'any' (tests,
@@ -115,8 +136,12 @@ export type CallbackHandler = ((request: Request, context?: RequestContext) => P
    * instance is handling: runs every sweepIntervalMs on its own; call it to run it now.
    */
   sweep(): Promise<void>;
-  /** Stops the retry timers and the sweep (records stay in the store, for the fleet's sweeps). */
-  close(): void;
+  /**
+   * Stops the retry timers and the sweep, aborts the `onResult` calls under way and lets go of
+   * every lease this instance holds, so that another instance takes its callbacks over at once
+   * (records stay in the store, for the fleet's sweeps). Resolves once the leases are released.
+   */
+  close(): Promise<void>;
 };
 
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
@@ -195,6 +220,14 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
   const leaseMs = options.leaseMs ?? 60_000;
   const retryForMs = options.retryForMs ?? 86_400_000;
   const sweepIntervalMs = options.sweepIntervalMs ?? 30_000;
+  const onResultTimeoutMs = options.onResultTimeoutMs ?? 30_000;
+  if (!(onResultTimeoutMs > 0))
+    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'onResultTimeoutMs must be a positive number of milliseconds');
+  const untagged = createLimiter(
+    checkRateLimit(options.untaggedCallbacks ?? { burst: 50, perMinute: 300 }, 'untaggedCallbacks'),
+    options.now ?? systemNow,
+    1,
+  );
   if (!(retryForMs > 0 && retryForMs < ttl))
     throw new DeviceRiskError(
       ERR_INVALID_CONFIGURATION,
@@ -207,6 +240,10 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
   /** This instance's retry timers, one per callback at most. */
   const retryTimers = new Map<string, ReturnType<typeof setTimeout>>();
   const running = new Set<Promise<void>>();
+  /** The leases this instance holds, let go by close(). */
+  const held = new Set<Lease>();
+  /** Aborted by close(): the onResult calls under way. */
+  const closing = new AbortController();
   let closed = false;
   let sweepTimer: ReturnType<typeof setInterval> | undefined;
   let lastSweep = -Infinity;
@@ -223,11 +260,14 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
   /** Reads the details and calls onResult; on failure the record waits in the store for its retry. */
   async function handle(key: string, trigger: Trigger): Promise<void> {
     // One at a time, on any instance: a copy that arrives meanwhile calls nothing.
+    if (closed) return;
     const lease = await takeLease(store, `${key}:lease`, leaseMs, 'callback lease', now);
     if (!lease) return;
+    held.add(lease);
     try {
       await handleLeased(key, trigger, lease);
     } finally {
+      held.delete(lease);
       await lease.release();
     }
   }
@@ -255,15 +295,22 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
       return;
     }
     try {
-      const details = callback.workflowExecution.status === 'PROCESSED' ? await client.details(ids) : undefined;
-      await onResult({
-        ...ids,
-        status: callback.workflowExecution.status,
-        ...(details ? { details } : {}),
-        callback,
-        receivedAt: record.receivedAt,
-      });
+      const status = callback.workflowExecution.status;
+      // A read with the shop's own token: an execution of another tenant answers 404.
+      const details = await placeExecution(client, ids, status, await client.vouches?.(callback.userReference));
+      await callWithin(
+        (signal) =>
+          onResult(
+            { ...ids, status, ...(details ? { details } : {}), callback, receivedAt: record.receivedAt },
+            { signal },
+          ),
+        onResultTimeoutMs,
+        closing.signal,
+      );
     } catch (error) {
+      if (isUnknownExecution(error)) return forget(key, stored, ids);
+      // Closed: the record stays as it was, and another instance's sweep takes it a lease later.
+      if (closed) return;
       report(error);
       const attempts = record.attempts + 1;
       const delay = Math.min(maxDelay, firstDelay * 2 ** (attempts - 1));
@@ -278,6 +325,23 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
       return;
     }
     await recordDelivered(key, stored, record, lease);
+  }
+
+  /**
+   * A callback for an execution the service does not know for this tenant (another tenant
+   * set the shop's address as its callbackUrl, or a forgery): final, told once, and its
+   * record leaves the store now rather than in `recordTtlMs`.
+   */
+  async function forget(key: string, stored: string, ids: { workflowExecutionId: string; accountId: string }) {
+    report(
+      new DeviceRiskError(
+        ERR_UNKNOWN_EXECUTION,
+        `a callback for workflow execution ${ids.workflowExecutionId} (account ${ids.accountId}) was dropped: the service does not know that execution for this tenant`,
+        { status: 404, operation: 'callback' },
+      ),
+    );
+    await store.compareAndDelete(key, stored).catch(report);
+    await pending.remove(key).catch(report);
   }
 
   /**
@@ -398,6 +462,18 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
         error instanceof DeviceRiskError ? error.message.replace(/^\[[^\]]+\] /, '') : 'The body must be JSON',
       );
     }
+    // Before any write: a flood of callbacks the kit cannot place takes no store space.
+    if (!(await client.vouches?.(callback.userReference))) {
+      const wait = untagged.take('untagged');
+      if (wait)
+        return refused(
+          503,
+          REFUSED_TOO_MANY_CALLBACKS,
+          'Too many callbacks at once; send it again later',
+          `more than untaggedCallbacks allows of callbacks without the kit's reference (execution ${callback.workflowExecution.id})`,
+          { 'retry-after': String(wait) },
+        );
+    }
     // UUIDs compare case-insensitively: one execution is one record, however its id is written.
     const key = `${namespace}:${keyPart(callback.workflowExecution.id.toLowerCase())}:${callback.workflowExecution.status}`;
     const record: CallbackRecord = { state: 'pending', attempts: 0, receivedAt: now(), callback };
@@ -425,11 +501,13 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
       while (running.size) await Promise.all(running);
     },
     sweep,
-    close() {
+    async close() {
       closed = true;
       for (const timer of retryTimers.values()) clearTimeout(timer);
       retryTimers.clear();
       clearInterval(sweepTimer);
+      closing.abort(new DeviceRiskError(ERR_ABORTED, 'the callback handler was closed'));
+      await Promise.all([...held].map((lease) => lease.release()));
     },
   });
 }

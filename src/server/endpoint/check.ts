@@ -6,6 +6,7 @@
 import { type AccountRequest, type DeviceRiskClient, type DeviceRiskTransaction } from '../api/device-risk-client.js';
 import { FINAL_STATUSES, type DeviceRiskDetails } from '../api/result.js';
 import { sleep, systemNow } from '../clock.js';
+import { callWithin } from '../time-limit.js';
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION, ERR_RESULT_NOT_READY } from '../errors.js';
 
 /** What the integrator's hook says about the customer behind a request. */
@@ -46,7 +47,9 @@ export interface DeviceRiskCheckOptions {
    * stays the authoritative answer (createCallbackHandler) for results that take longer. A
    * throw (or a rejection) is told to `onError`; the check's answer stays the same.
    */
-  onResult?: (details: DeviceRiskDetails) => void | Promise<void>;
+  onResult?: (details: DeviceRiskDetails, options: { signal: AbortSignal }) => void | Promise<void>;
+  /** How long `onResult` may take, in ms: past it `onError` hears `result_handler_timeout`, its signal aborts, and the answer goes. Default 30000. */
+  onResultTimeoutMs?: number;
   /** How long to wait for the result after finalize, reading the status every second. Default 0: one read. */
   resultWaitMs?: number;
   /** Told when the result was not there within `resultWaitMs` (`result_not_ready`). */
@@ -74,10 +77,12 @@ export async function runDeviceRiskCheck(
   options: DeviceRiskCheckOptions = {},
 ): Promise<DeviceRiskResult> {
   const { progress = {}, now = systemNow } = options;
+  // Without a reference of the integrator's own, the kit's tag: the callback then shows the execution is the shop's.
+  const userReference = customer.userReference || (customer.transaction ? undefined : await client.referenceTag?.());
   const body: AccountRequest = {
     customerInternalReference: customer.customerInternalReference,
     workflowDefinition: { key: customer.workflowKey ?? options.workflowKey ?? '' },
-    ...(customer.userReference ? { userReference: customer.userReference } : {}),
+    ...(userReference ? { userReference } : {}),
     ...(customer.callbackUrl ? { callbackUrl: customer.callbackUrl } : {}),
     ...(customer.tokenLifetime ? { tokenLifetime: customer.tokenLifetime } : {}),
   };
@@ -115,7 +120,7 @@ export async function runDeviceRiskCheck(
       const details = await client.details(tx);
       // The answer must not depend on the integrator's decision code: its status code would tell the browser the decision.
       try {
-        await options.onResult(details);
+        await callWithin((signal) => options.onResult!(details, { signal }), options.onResultTimeoutMs ?? 30_000);
       } catch (error) {
         options.onError?.(error);
       }

@@ -38,6 +38,7 @@ import {
   REFUSED_MEDIA_TYPE,
   REFUSED_METHOD,
   REFUSED_ORIGIN,
+  REFUSED_TOO_MANY_CHECKOUTS,
   REFUSED_TOO_MANY_REPORTS,
   json,
   readLimited,
@@ -54,6 +55,7 @@ import {
 } from './check.js';
 import { createIdempotency, fingerprintOf, inUse } from './idempotency.js';
 import { outcomeReports } from './reports.js';
+import { checkRateLimit, createLimiter, type Limiter, type RateLimit } from './admission.js';
 import type { RequestContext } from '../node.js';
 
 export interface DeviceRiskHandlerOptions {
@@ -117,17 +119,37 @@ export interface DeviceRiskHandlerOptions {
    * store: they are bounded (`maxOutcomeReportsPerSecond`) and told once per key per process.
    */
   onOutcome?: (outcome: CaptureOutcome, request: Request) => void;
+  /**
+   * Checkouts one caller address (`context.clientAddress`) may start: `burst` at once, then
+   * `perMinute`; more are answered 429 `too_many_checkouts` with Retry-After before they take
+   * store space or a call to the service. Counted per process. Default { burst: 5, perMinute: 6 }:
+   * a shopper's page posts once and retries at most three times. Many shoppers behind one
+   * address (a corporate proxy, a carrier's NAT): raise it, or set false and rely on
+   * `checkoutsPerCustomer` (docs/server.md#admission).
+   */
+  checkoutsPerAddress?: RateLimit | false;
+  /**
+   * Checkouts one customer (`customerInternalReference`) may start, as `checkoutsPerAddress`.
+   * Default { burst: 5, perMinute: 6 }. Give each guest a reference of its own (a session id):
+   * guests sharing one reference share one bucket.
+   */
+  checkoutsPerCustomer?: RateLimit | false;
   /** Outcome-only reports taken per second by this process; more are answered 429. Default 20 (bursts of 5 times that). */
   maxOutcomeReportsPerSecond?: number;
   /**
    * Your synchronous decision on the server (see runDeviceRiskCheck); the browser only ever
    * gets the reference. What it does never changes the browser's answer: a throw goes to `onError`.
    */
-  onResult?: (details: DeviceRiskDetails) => void | Promise<void>;
+  onResult?: (details: DeviceRiskDetails, options: { signal: AbortSignal }) => void | Promise<void>;
+  /** How long `onResult` may take, in ms (its signal aborts then, and `onError` hears `result_handler_timeout`). Default 30000. */
+  onResultTimeoutMs?: number;
   /** How long a request waits for the result before answering. Default 0: one read after finalize. */
   resultWaitMs?: number;
   now?: () => number;
 }
+
+/** How many checkouts one address or one customer may start, by default. */
+const DEFAULT_ADMISSION: RateLimit = { burst: 5, perMinute: 6 };
 
 export function createDeviceRiskHandler(
   options: DeviceRiskHandlerOptions,
@@ -155,6 +177,27 @@ export function createDeviceRiskHandler(
   const reports = outcomeReports(options.maxOutcomeReportsPerSecond ?? 20, now);
   const namespace = `${keyPart(client.clientId ?? '')}:idempotency`;
   const onError = options.onError ?? logError;
+  const limiter = (limit: RateLimit | false | undefined, name: string): Limiter | undefined =>
+    limit === false ? undefined : createLimiter(checkRateLimit(limit ?? DEFAULT_ADMISSION, name), now);
+  const perAddress = limiter(options.checkoutsPerAddress, 'checkoutsPerAddress');
+  const perCustomer = limiter(options.checkoutsPerCustomer, 'checkoutsPerCustomer');
+  let toldNoAddress = false;
+
+  /** A refusal when `source` has started too many checkouts, else undefined (and one is counted). */
+  function admit(limiter: Limiter | undefined, source: string, what: string): Response | undefined {
+    const wait = limiter?.take(source);
+    if (!wait) return undefined;
+    onError(
+      new DeviceRiskError(ERR_RATE_LIMITED, `a checkout was refused: too many from one ${what}`, {
+        status: 429,
+        retryAfter: wait,
+        operation: 'admission',
+      }),
+    );
+    return refuse(429, REFUSED_TOO_MANY_CHECKOUTS, `Too many checkouts from one ${what}; retry later`, {
+      'retry-after': String(wait),
+    });
+  }
 
   const check = (
     progress: DeviceRiskProgress,
@@ -165,7 +208,13 @@ export function createDeviceRiskHandler(
     progress,
     now,
     ...(onProgress ? { onProgress } : {}),
-    ...(options.onResult ? { onResult: options.onResult, resultWaitMs: options.resultWaitMs ?? 0 } : {}),
+    ...(options.onResult
+      ? {
+          onResult: options.onResult,
+          resultWaitMs: options.resultWaitMs ?? 0,
+          ...(options.onResultTimeoutMs === undefined ? {} : { onResultTimeoutMs: options.onResultTimeoutMs }),
+        }
+      : {}),
     onError,
   });
 
@@ -266,6 +315,18 @@ export function createDeviceRiskHandler(
     if (key !== null && !/^[\x21-\x7e]{8,200}$/.test(key))
       return refuse(400, REFUSED_INVALID_KEY, 'Idempotency-Key must be 8 to 200 visible ASCII characters');
 
+    const address = context?.clientAddress;
+    if (address) {
+      const refused = admit(perAddress, address, 'address');
+      if (refused) return refused;
+    } else if (perAddress && !toldNoAddress) {
+      toldNoAddress = true;
+      // Said once, not as an error: the request goes on, limited per customer only.
+      console.warn(
+        '[blackbox-capture/server] no caller address was given (pass { clientAddress } as the second argument): checkouts are not limited per address',
+      );
+    }
+
     let customer: CustomerMapping | Response;
     try {
       customer = await options.resolveCustomer(request, context);
@@ -274,6 +335,8 @@ export function createDeviceRiskHandler(
       return refuse(500, REFUSED_CUSTOMER_LOOKUP, 'The customer could not be resolved');
     }
     if (customer instanceof Response) return customer;
+    const refusedCustomer = admit(perCustomer, customer.customerInternalReference, 'customer');
+    if (refusedCustomer) return refusedCustomer;
 
     try {
       if (options.nonceSecret !== undefined) {

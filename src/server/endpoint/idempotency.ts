@@ -168,7 +168,9 @@ export function createIdempotency(options: IdempotencyOptions) {
              * attempt does not wait for it. An answer that never came may still have made one.
              */
             const createEnded = async (error: unknown) => {
-              await written.replace(saved, storeWaitMs).catch(() => {});
+              // No transaction on this key: nothing for a retry to resume, so no record is kept
+              // for a day (a flood of refused creates would fill it otherwise).
+              await (saved.transaction ? written.replace(saved, storeWaitMs) : written.remove()).catch(() => {});
               if (isDeviceRiskError(error) && error.code === ERR_NETWORK && /^account/.test(error.operation ?? '')) {
                 options.onError?.(
                   new DeviceRiskError(
@@ -241,6 +243,10 @@ export function createIdempotency(options: IdempotencyOptions) {
     function fencedRecord(stored: string | undefined) {
       let last = stored;
       return {
+        /** Deletes the record as this attempt last wrote it (a record another attempt replaced stays). */
+        async remove(): Promise<void> {
+          if (last !== undefined) await fromStore(store.compareAndDelete(recordKey, last), 'idempotency record delete');
+        },
         /**
          * Writes `next`, trying again while the store is away, for up to `withinMs`. With
          * `background`, the request waits only `answerWithinMs` for it: past that the write

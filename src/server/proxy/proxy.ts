@@ -18,7 +18,7 @@ import { BodyTimeoutError, bodyTimedOut, isBodyTimeout, plainAddress, readCapped
 import { validHost, type RequestContext } from '../node.js';
 import { BadUpstreamAnswerError, usableStatus } from './upstream-answer.js';
 
-/** The vendor's first-party hosts (field notes). */
+/** The vendor's first-party hosts (docs/vendor-contract.md#the-first-party-front). */
 export const COLLECTOR_URLS = {
   production: 'https://first.iovation.com/',
   sandbox: 'https://ci-first.iovation.com/',

@@ -69,6 +69,8 @@ export async function takeLease(
       () => {},
     );
   }, ttlMs / 3);
+  // A lease never keeps a process alive: one that exits loses it within ttlMs, as a dead one does.
+  renewal.unref?.();
   return {
     mark,
     get lost() {
