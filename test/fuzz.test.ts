@@ -759,7 +759,7 @@ describe('the limits on what a command reads and where the doctor goes', () => {
 describe('generated traffic against the admission limits', () => {
   it('no source is ever admitted more than its burst plus the refill of the time elapsed', async () => {
     const { createLimiter } = await import('../src/server/endpoint/admission.js');
-    await fc.assert(
+    fc.assert(
       fc.property(
         fc.record({ burst: fc.integer({ min: 1, max: 20 }), perMinute: fc.integer({ min: 1, max: 600 }) }),
         fc.array(fc.tuple(fc.constantFrom('a', 'b', 'c', 'd'), fc.integer({ min: 0, max: 30_000 })), {

@@ -287,12 +287,12 @@ describe('the endpoint and the callback receiver read their bodies within BODY_T
     await vi.advanceTimersByTimeAsync(1);
     return { early, late: await outcome };
   };
-  /** Cut: the BodyTimeoutError for toNodeHandler to answer, or the handler's own 408 once it maps it. */
+  /** Cut: the handler's own 408 body_timeout (as a fetch-style framework gets it), said to onError. */
   const isCut = async (late: unknown) =>
-    late instanceof BodyTimeoutError ||
-    (late instanceof Response &&
-      late.status === 408 &&
-      ((await late.json()) as { error: { code: string } }).error.code === 'body_timeout');
+    late instanceof Response &&
+    late.status === 408 &&
+    late.headers.get('connection') === 'close' &&
+    ((await late.json()) as { error: { code: string } }).error.code === 'body_timeout';
 
   it('createDeviceRiskHandler', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
@@ -300,12 +300,15 @@ describe('the endpoint and the callback receiver read their bodies within BODY_T
       client: {} as DeviceRiskClient,
       allowedOrigins: ['https://shop.example'],
       resolveCustomer: () => ({ customerInternalReference: 'order-1' }),
+      onError: (error) => void told.push(error),
     });
+    const told: unknown[] = [];
     const { early, late } = await cut(
       Promise.resolve(handler(postOf('https://shop.example/blackbox', stalled(), { origin: 'https://shop.example' }))),
     );
     expect(early).toBe('waiting');
     expect(await isCut(late)).toBe(true);
+    expect(told).toEqual([expect.any(BodyTimeoutError)]);
   });
 
   it('createCallbackHandler', async () => {
@@ -314,9 +317,12 @@ describe('the endpoint and the callback receiver read their bodies within BODY_T
       client: { retrievalOrigin: 'https://retrieval.test', clientId: 'c' } as DeviceRiskClient,
       allowedSources: 'any',
       onResult: () => {},
+      onError: (error) => void told.push(error),
     });
+    const told: unknown[] = [];
     const { early, late } = await cut(Promise.resolve(handler(postOf('https://shop.test/callbacks', stalled()))));
     expect(early).toBe('waiting');
     expect(await isCut(late)).toBe(true);
+    expect(told).toEqual([expect.any(BodyTimeoutError)]);
   });
 });

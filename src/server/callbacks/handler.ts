@@ -20,6 +20,8 @@ import {
   REFUSED_METHOD,
   REFUSED_SOURCE,
   REFUSED_TOO_MANY_CALLBACKS,
+  bodyTimedOut,
+  isBodyTimeout,
   json,
   readLimited,
   refuse,
@@ -450,7 +452,15 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
     }
     if (!/\bjson\b/i.test(request.headers.get('content-type') ?? ''))
       return refused(415, REFUSED_MEDIA_TYPE, 'Send JSON');
-    const text = await readLimited(request, maxBody);
+    let text: string | undefined;
+    try {
+      text = await readLimited(request, maxBody);
+    } catch (error) {
+      // A body that trickles in is cut at its time limit: 408, and said.
+      if (!isBodyTimeout(error)) throw error;
+      report(error);
+      return bodyTimedOut(error);
+    }
     if (text === undefined) return refused(413, REFUSED_BODY_TOO_LARGE, `The body is larger than ${maxBody} bytes`);
     let callback: CallbackBody;
     try {
