@@ -2,7 +2,10 @@
  * `blackbox-capture/element`: `<blackbox-capture name="blackbox" loader-url="…">` inside a
  * form. Form-associated (ElementInternals): its value is the blackbox, so FormData and a
  * native submit carry it under `name`, beside `<name>-outcome`. It holds a submit until the
- * capture completes, or `max-wait-ms` after the submit, then submits what there is. Its
+ * capture completes, or `max-wait-ms` after the submit, then submits what there is: before
+ * any of the page's own submit handlers run, so that a page (or a framework) that handles
+ * the submit itself reads the final value too. `ready` resolves with the value once the
+ * capture has ended. Its
  * state shows as a custom state: `:state(collecting)`, `:state(complete)`,
  * `:state(degraded)`, `:state(failed)`. Importing this module registers the element in a
  * browser, once per page (two copies of the package share the first definition), and does
@@ -43,13 +46,30 @@ function elementClass() {
     /** Set once a held submit goes on: the value no longer changes under it. */
     private frozen = false;
     private done: Promise<void> | undefined;
+    /** Whether a submit is held now: a second one (a double click) is dropped, not held again. */
+    private holding = false;
     /** How long a held submit waits for the capture (`max-wait-ms`). */
     private maxWaitMs = 3000;
-    private listenedForm: HTMLFormElement | null = null;
+    /** Where the submit listener is: the form's root (document or shadow root), before any listener of the form's. */
+    private listenedRoot: Node | null = null;
+    private endCapture!: (value: string) => void;
+    /**
+     * The value once the capture has ended (complete, degraded or failed: `state` says
+     * which); never rejects. For a page's handler that reads the value itself.
+     */
+    readonly ready: Promise<string> = new Promise((resolve) => (this.endCapture = resolve));
 
     /** The latest blackbox (final once `state` is `complete` or `degraded`). */
     get value(): string {
       return this.latest ?? '';
+    }
+    /**
+     * The page cannot write the blackbox: a binding that writes back (Vue's `v-model`, which
+     * writes what it read) is accepted, and any other value is ignored with a warning.
+     */
+    set value(value: string) {
+      // Stryker disable next-line ConditionalExpression: writing back the same value only skips the warning
+      if (value !== this.value) console.warn(`[blackbox-capture] the element's value is the blackbox: ignored a write`);
     }
     get state(): BlackboxCaptureState {
       return this.current;
@@ -91,6 +111,7 @@ function elementClass() {
         this.write();
         this.emit('blackboxerror', explained);
       }
+      this.endCapture(this.value);
     }
 
     /** The options its attributes give; an attribute of its own that is out of range throws, as a bad option does. */
@@ -151,21 +172,29 @@ function elementClass() {
       this.dispatchEvent(new CustomEvent(type, { detail, bubbles: true, composed: true }));
     }
 
+    /**
+     * Listens in the capture phase on the form's root: a submit does not bubble out of a
+     * shadow root, and there it comes before every listener on the form, whenever added.
+     */
     private listen(form: HTMLFormElement | null): void {
-      this.listenedForm?.removeEventListener('submit', this.onSubmit);
-      this.listenedForm = form;
-      form?.addEventListener('submit', this.onSubmit);
+      this.listenedRoot?.removeEventListener('submit', this.onSubmit, true);
+      this.listenedRoot = form && form.getRootNode();
+      this.listenedRoot?.addEventListener('submit', this.onSubmit, true);
     }
 
     /**
-     * A submit before the capture has ended is held, then made again with the same
-     * submitter once it ends or `max-wait-ms` has passed, whichever comes first.
+     * A submit of its form before the capture has ended is held (no handler of the page's
+     * sees it), then made again with the same submitter once it ends or `max-wait-ms` has
+     * passed, whichever comes first; the page's handlers see that one.
      */
-    private onSubmit = (event: SubmitEvent): void => {
-      if (this.frozen || this.current !== 'collecting' || event.defaultPrevented) return;
+    private onSubmit = (event: Event): void => {
+      const form = this.internalsOf.form;
+      if (!form || event.target !== form || this.frozen || this.current !== 'collecting') return;
       event.preventDefault();
-      const form = event.target as HTMLFormElement;
-      const submitter = event.submitter;
+      event.stopImmediatePropagation();
+      if (this.holding) return;
+      this.holding = true;
+      const submitter = (event as SubmitEvent).submitter;
       const waited = new Promise<void>((resolve) => setTimeout(resolve, this.maxWaitMs));
       void Promise.race([this.done, waited]).then(() => {
         if (this.current === 'collecting')
