@@ -24,9 +24,10 @@ const TEXT_ATTRIBUTES = {
   'uri-hook': 'uriHook',
   version: 'version',
   subkey: 'subkey',
-  'post-url': 'post',
   'capture-nonce': 'captureNonce',
 } as const;
+
+type Options = Parameters<typeof captureBlackbox>[0];
 
 interface Internals {
   form: HTMLFormElement | null;
@@ -98,9 +99,24 @@ function elementClass() {
       this.write();
     }
 
+    /**
+     * Two calls: the element's own, which hears the updates, and the delivery, whose options
+     * hold no function of this element's. Every mount in the page run with the same options
+     * and `checkout-id` makes that same call, which the core joins: one POST, under one
+     * Idempotency-Key, whatever remounts; another `checkout-id` is another delivery.
+     */
     private async capture(): Promise<void> {
       try {
-        this.latest = await captureBlackbox(this.options());
+        const own = this.options();
+        const url = this.getAttribute('post-url');
+        const checkoutId = this.getAttribute('checkout-id');
+        const { onUpdate: _onUpdate, onOutcome: _onOutcome, ...shared } = own;
+        const post = url === null ? undefined : checkoutId ? { url, headers: { 'checkout-id': checkoutId } } : url;
+        const delivered = post === undefined ? undefined : captureBlackbox({ ...shared, post });
+        // The delivery's failure is the element's (post_failed), as when it made one call.
+        delivered?.catch(() => {});
+        this.latest = await captureBlackbox(own);
+        await delivered;
         this.setState(this.told && this.told.outcome !== 'complete' ? 'degraded' : 'complete');
         this.write();
         this.emit('blackbox', this.latest);
@@ -115,7 +131,7 @@ function elementClass() {
     }
 
     /** The options its attributes give; an attribute of its own that is out of range throws, as a bad option does. */
-    private options(): Parameters<typeof captureBlackbox>[0] {
+    private options(): Options {
       const maxWait = this.getAttribute('max-wait-ms');
       if (maxWait !== null) {
         this.maxWaitMs = maxWait.trim() ? +maxWait : NaN;
@@ -147,7 +163,7 @@ function elementClass() {
         this.write();
         this.emit('blackboxoutcome', outcome);
       };
-      return options as unknown as Parameters<typeof captureBlackbox>[0];
+      return options as unknown as Options;
     }
 
     /** The form value: the blackbox under `name`, the outcome (its kind) under `<name>-outcome`. */
