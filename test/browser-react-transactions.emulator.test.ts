@@ -47,7 +47,9 @@ describe('useBlackbox({ post }): one transaction per checkout', () => {
     remount();
     remount();
     await completed(states);
-    await new Promise((r) => setTimeout(r, 100));
+    // `complete` comes with the final value; the delivery follows it.
+    await vi.waitFor(() => expect(emulator.inspect.requests('accountCreate')).toBe(1), { timeout: 5000 });
+    await new Promise((r) => setTimeout(r, 200));
     expect(emulator.inspect.requests('accountCreate')).toBe(1);
     expect(posts).toEqual([{ key: expect.any(String), checkout: null }]);
   });
@@ -67,7 +69,7 @@ describe('useBlackbox({ post }): one transaction per checkout', () => {
     await vi.waitFor(() => expect(emulator.inspect.requests('accountCreate')).toBe(2), { timeout: 5000 });
     cart = 'cart-1';
     render();
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 200));
     expect(emulator.inspect.requests('accountCreate')).toBe(2);
     expect(posts.map((post) => post.checkout)).toEqual(['cart-1', 'cart-2']);
     expect(states[states.length - 1]!.error).toBeUndefined();

@@ -1,12 +1,7 @@
 // The server kit's endpoint on the emulated service, reached by a happy-dom page's fetch of
 // SHOP's /device-risk: the browser tests that count Device Risk transactions.
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
-import {
-  createDeviceRiskClient,
-  createDeviceRiskHandler,
-  createTokenSource,
-  type DeviceRiskHandler,
-} from '../../src/server/index.js';
+import { createDeviceRiskClient, createDeviceRiskHandler, createTokenSource } from '../../src/server/index.js';
 import { rawRequest } from './http.js';
 
 export const SHOP = 'https://shop.example';
@@ -60,7 +55,7 @@ export async function endpoint(): Promise<{
     maxAttempts: 1,
     fetch: serverFetch,
   });
-  const handler: DeviceRiskHandler = createDeviceRiskHandler({
+  const handler = createDeviceRiskHandler({
     client,
     allowedOrigins: [SHOP],
     workflowKey: 10020,
