@@ -498,4 +498,40 @@ describe('<blackbox-capture>', () => {
       delete (window as unknown as { __tcfapi?: unknown }).__tcfapi;
     }
   });
+
+  it("its types: the tag in HTMLElementTagNameMap and in Svelte's templates (typecheck)", async () => {
+    await page();
+    // Never called: `npm run typecheck` fails if one of these stops being what it says.
+    const typed = () => {
+      const element = document.createElement('blackbox-capture');
+      const found = document.querySelector('blackbox-capture');
+      const read: [string, string, Promise<string>, HTMLFormElement | null] = [
+        element.value,
+        element.state,
+        element.ready,
+        found!.form,
+      ];
+      element.value = read[0]; // v-model writes back what it read
+      // @ts-expect-error the state is the element's
+      element.state = 'complete';
+      // @ts-expect-error so is the promise
+      element.ready = Promise.resolve('');
+      // @ts-expect-error not a state
+      const state: typeof element.state = 'done';
+      const svelte: svelteHTML.IntrinsicElements['blackbox-capture'] = {
+        'loader-url': '/static/vendor/loader.js',
+        'post-url': '/device-risk',
+        'checkout-id': 'cart-1',
+        consent: 'tcf:810',
+        onblackbox: (event) => event.detail.length,
+      };
+      // @ts-expect-error loader-url is required
+      const missing: svelteHTML.IntrinsicElements['blackbox-capture'] = { name: 'blackbox' };
+      // @ts-expect-error consent is tcf:<vendor id>
+      const consent: svelteHTML.IntrinsicElements['blackbox-capture'] = { 'loader-url': '/l.js', consent: 'yes' };
+      return [read, state, svelte, missing, consent];
+    };
+    expect(typeof typed).toBe('function');
+    expect(document.createElement('blackbox-capture')).toBeInstanceOf(customElements.get('blackbox-capture')!);
+  });
 });

@@ -17,6 +17,53 @@ import { captureBlackbox } from './index.js';
 
 export type BlackboxCaptureState = 'collecting' | 'complete' | 'degraded' | 'failed';
 
+/** `<blackbox-capture>` as a page reads it (`document.querySelector('blackbox-capture')` is one). */
+export interface BlackboxCaptureElement extends HTMLElement {
+  /** The latest blackbox (final once `state` is `complete` or `degraded`); a write changes nothing. */
+  value: string;
+  readonly state: BlackboxCaptureState;
+  readonly outcome: CaptureOutcome | undefined;
+  readonly form: HTMLFormElement | null;
+  /** The value once the capture has ended (`state` says how); never rejects. */
+  readonly ready: Promise<string>;
+}
+
+/** Its attributes, for a template's type checks (Svelte's `svelteHTML`). */
+export interface BlackboxCaptureAttributes {
+  name?: string;
+  'loader-url': string;
+  'global-name'?: string;
+  'uri-hook'?: string;
+  version?: string;
+  subkey?: string;
+  'timeout-ms'?: number | string;
+  'max-wait-ms'?: number | string;
+  nonce?: string;
+  inject?: boolean | 'true' | 'false' | '';
+  'capture-nonce'?: string;
+  consent?: `tcf:${number}`;
+  'post-url'?: string;
+  'checkout-id'?: string;
+  id?: string;
+  class?: string;
+  onblackbox?: (event: CustomEvent<string>) => void;
+  onblackboxoutcome?: (event: CustomEvent<CaptureOutcome>) => void;
+  onblackboxerror?: (event: CustomEvent<Error & { code: string }>) => void;
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'blackbox-capture': BlackboxCaptureElement;
+  }
+  // Svelte's template types (a global namespace: nothing to resolve where Svelte is absent).
+  // eslint-disable-next-line @typescript-eslint/no-namespace -- Svelte reads its template types from this namespace
+  namespace svelteHTML {
+    interface IntrinsicElements {
+      'blackbox-capture': BlackboxCaptureAttributes;
+    }
+  }
+}
+
 /** Attribute → option, for the attributes that are strings as they are. */
 const TEXT_ATTRIBUTES = {
   'loader-url': 'loaderUrl',
@@ -37,7 +84,7 @@ interface Internals {
 
 /** The element's class, made only where HTMLElement exists (a server has none). */
 function elementClass() {
-  return class BlackboxCaptureElement extends HTMLElement {
+  return class BlackboxCapture extends HTMLElement implements BlackboxCaptureElement {
     static formAssociated = true;
     private internalsOf: Internals = this.attachInternals();
     private latest: string | undefined;
