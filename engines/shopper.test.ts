@@ -8,7 +8,8 @@
 import { expect, it } from 'vitest';
 import { decodeBlackbox } from '../src/emulator/index.js';
 import type { EnginePage } from '../scripts/engines.mjs';
-import { inEveryEngine } from './support/matrix.js';
+import { startSite } from '../e2e/support/site.js';
+import { inEveryEngine, loaderOptions } from './support/matrix.js';
 import { doc, FINAL, sourcesOf } from './support/page-parts.js';
 
 /** A time limit long enough that "well before it" (a quarter) holds on a busy machine. */
@@ -229,6 +230,68 @@ inEveryEngine((cell) => {
     expect(sourcesOf(posted.blackbox)).toEqual(FINAL);
     // The page after the post is on the same origin: it reads what the submit met.
     await expect.poll(() => page.evaluate(() => sessionStorage.stateAtSubmit as string | undefined)).toBe('collecting');
+  });
+
+  it("<blackbox-capture>: a submit the page's own listeners take (preventDefault, before and after the element) reads the final blackbox", async () => {
+    const { loader } = cell();
+    // The final collection script comes late, so that the submit meets a capture still collecting.
+    const site = await startSite({ ...loaderOptions(loader), delays: { fp_dyn: [1500] } });
+    try {
+      // The page posts the form itself, as a framework's handler does (Vue's @submit.prevent,
+      // Angular's ngSubmit, SvelteKit's enhance): one listener added before the element is
+      // defined, one after; the second clicks Pay at once.
+      await cell().page.goto(
+        site.page(
+          '/spa.html',
+          doc(
+            '',
+            `<form id="checkout"><blackbox-capture name="blackbox" loader-url="${site.loaderUrl}" uri-hook="/iojs" max-wait-ms="${LIMIT_MS}"></blackbox-capture>
+              <button id="pay">Pay</button></form>
+             <script>
+               window.seen = [];
+               document.getElementById('checkout').addEventListener('submit', (event) => {
+                 event.preventDefault();
+                 window.seen.push('before:' + document.querySelector('blackbox-capture').state);
+               });
+             </script>
+             <script type="module" src="/dist/element.js"></script>
+             <script type="module">
+               const form = document.getElementById('checkout');
+               const element = document.querySelector('blackbox-capture');
+               form.addEventListener('submit', (event) => {
+                 event.preventDefault();
+                 window.seen.push('after:' + element.state);
+                 const data = new FormData(form);
+                 fetch('/device-risk', {
+                   method: 'POST',
+                   headers: { 'content-type': 'application/json' },
+                   body: JSON.stringify({ blackbox: data.get('blackbox'), outcome: data.get('blackbox-outcome') }),
+                 });
+               });
+               window.stateAtSubmit = element.state;
+               document.getElementById('pay').click();
+               window.awaited = element.ready;
+             </script>`,
+          ),
+        ),
+      );
+      await expect.poll(() => site.deliveries.length, { timeout: 30_000 }).toBe(1);
+      const posted = site.deliveries[0]!.body as { blackbox: string; outcome: string };
+      expect(posted.outcome).toBe('complete');
+      expect(sourcesOf(posted.blackbox)).toEqual(FINAL);
+      const page = cell().page;
+      const seen = await page.evaluate(async () => {
+        const w = window as unknown as { seen: string[]; stateAtSubmit: string; awaited: Promise<string> };
+        return { seen: w.seen, stateAtSubmit: w.stateAtSubmit, awaited: await w.awaited };
+      });
+      expect(seen).toEqual({
+        seen: ['before:complete', 'after:complete'],
+        stateAtSubmit: 'collecting',
+        awaited: posted.blackbox,
+      });
+    } finally {
+      await site.close();
+    }
   });
 
   it('<blackbox-capture>: FormData carries the value, :state(complete) matches, the event reaches the document, nothing renders', async () => {

@@ -176,18 +176,101 @@ describe('<blackbox-capture>', () => {
     expect(fields(element)).toEqual(frozen);
   });
 
-  it('a submit the page already stopped is left alone', async () => {
-    const { form, element } = await page();
-    const stopper = (event: Event) => event.preventDefault();
-    form.removeEventListener('submit', stopper);
-    // Registered before the element's own listener would see it: a capture-phase listener.
-    form.addEventListener('submit', stopper, { capture: true });
-    document.getElementById('pay')!.click();
-    await new Promise((r) => setTimeout(r, 50));
-    expect(submits).toEqual([]);
+  it.each([
+    ['before the element, on the form', 'form', false, 'before'],
+    ['after the element, on the form', 'form', false, 'after'],
+    ['in the capture phase on the form', 'form', true, 'after'],
+    ['on the document', 'document', false, 'before'],
+  ] as const)(
+    "a submit the page handles itself (preventDefault, listener %s) is held too: the page's handler sees only the final value",
+    async (_label, where, capture, when) => {
+      const tag = await freshElement();
+      settings.delays = { fp_dyn: [300] };
+      const form = document.createElement('form');
+      form.innerHTML = '<button id="pay">Pay</button>';
+      document.body.replaceChildren(form);
+      const seen: Array<{ value: string; outcome: string; state: string; submitter?: string }> = [];
+      let element: CaptureElement | undefined;
+      const handler = (event: Event) => {
+        if (event.target !== form) return;
+        event.preventDefault(); // a page (Vue's @submit.prevent, Angular's ngSubmit) that posts the value itself
+        const { value, outcome, state } = element!;
+        seen.push({
+          value,
+          outcome: outcome?.outcome ?? 'none',
+          state,
+          submitter: (event as SubmitEvent).submitter?.id,
+        });
+      };
+      const target = where === 'form' ? form : document;
+      if (when === 'before') target.addEventListener('submit', handler, { capture });
+      element = document.createElement(tag) as CaptureElement;
+      element.setAttribute('name', 'blackbox');
+      element.setAttribute('loader-url', LOADER_URL);
+      element.setAttribute('max-wait-ms', '10000');
+      form.prepend(element);
+      if (when === 'after') target.addEventListener('submit', handler, { capture });
+      try {
+        await vi.waitFor(() => expect(element.value).toMatch(/^0400/));
+        document.getElementById('pay')!.click();
+        document.getElementById('pay')!.click(); // a double click: one submit goes on
+        expect(seen).toEqual([]);
+        await vi.waitFor(() => expect(seen).toHaveLength(1), { timeout: 5000 });
+        expect(seen[0]).toEqual({ value: element.value, outcome: 'complete', state: 'complete', submitter: 'pay' });
+        expect(decodeBlackbox(element.value)?.sources.sort()).toEqual(['fp_dyn', 'fp_static', 'tp']);
+        await new Promise((r) => setTimeout(r, 50));
+        expect(seen).toHaveLength(1);
+      } finally {
+        target.removeEventListener('submit', handler, { capture });
+      }
+    },
+  );
+
+  it("a submit of another form is not held, nor the page's handler of it stopped", async () => {
+    const { element } = await page('max-wait-ms="10000"');
+    const other = document.createElement('form');
+    document.body.append(other);
+    let heard = 0;
+    other.addEventListener('submit', (event) => {
+      heard++;
+      event.preventDefault();
+    });
+    other.requestSubmit();
+    expect(heard).toBe(1);
     await settled(element);
-    await new Promise((r) => setTimeout(r, 50));
-    expect(submits).toEqual([]);
+  });
+
+  it('ready resolves with the final value once the capture ends, and with what there is when it fails', async () => {
+    const { element } = await page();
+    const ready = (element as CaptureElement & { ready: Promise<string> }).ready;
+    let early: string | undefined;
+    void ready.then((value) => (early = value));
+    await new Promise((r) => setTimeout(r, 0));
+    expect(early).toBeUndefined();
+    const value = await ready;
+    expect(element.state).toBe('complete');
+    expect(value).toBe(element.value);
+    expect(decodeBlackbox(value)?.sources).toHaveLength(3);
+    const failed = await page('timeout-ms="abc"');
+    await expect((failed.element as CaptureElement & { ready: Promise<string> }).ready).resolves.toBe('');
+    expect(failed.element.state).toBe('failed');
+  });
+
+  it("v-model's write-back of the value it read is accepted; any other write is ignored with a warning", async () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    try {
+      const { element } = await page();
+      await settled(element);
+      const value = element.value;
+      element.value = value;
+      expect(warn).not.toHaveBeenCalled();
+      element.value = 'forged';
+      expect(element.value).toBe(value);
+      expect(fields(element)).toEqual({ blackbox: value, 'blackbox-outcome': 'complete' });
+      expect(warn).toHaveBeenCalledWith(expect.stringContaining('ignored a write'));
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   it('a degraded capture: state degraded, its outcome in the form', async () => {
@@ -414,5 +497,41 @@ describe('<blackbox-capture>', () => {
     } finally {
       delete (window as unknown as { __tcfapi?: unknown }).__tcfapi;
     }
+  });
+
+  it("its types: the tag in HTMLElementTagNameMap and in Svelte's templates (typecheck)", async () => {
+    await page();
+    // Never called: `npm run typecheck` fails if one of these stops being what it says.
+    const typed = () => {
+      const element = document.createElement('blackbox-capture');
+      const found = document.querySelector('blackbox-capture');
+      const read: [string, string, Promise<string>, HTMLFormElement | null] = [
+        element.value,
+        element.state,
+        element.ready,
+        found!.form,
+      ];
+      element.value = read[0]; // v-model writes back what it read
+      // @ts-expect-error the state is the element's
+      element.state = 'complete';
+      // @ts-expect-error so is the promise
+      element.ready = Promise.resolve('');
+      // @ts-expect-error not a state
+      const state: typeof element.state = 'done';
+      const svelte: svelteHTML.IntrinsicElements['blackbox-capture'] = {
+        'loader-url': '/static/vendor/loader.js',
+        'post-url': '/device-risk',
+        'checkout-id': 'cart-1',
+        consent: 'tcf:810',
+        onblackbox: (event) => event.detail.length,
+      };
+      // @ts-expect-error loader-url is required
+      const missing: svelteHTML.IntrinsicElements['blackbox-capture'] = { name: 'blackbox' };
+      // @ts-expect-error consent is tcf:<vendor id>
+      const consent: svelteHTML.IntrinsicElements['blackbox-capture'] = { 'loader-url': '/l.js', consent: 'yes' };
+      return [read, state, svelte, missing, consent];
+    };
+    expect(typeof typed).toBe('function');
+    expect(document.createElement('blackbox-capture')).toBeInstanceOf(customElements.get('blackbox-capture')!);
   });
 });

@@ -2,7 +2,10 @@
  * `blackbox-capture/element`: `<blackbox-capture name="blackbox" loader-url="…">` inside a
  * form. Form-associated (ElementInternals): its value is the blackbox, so FormData and a
  * native submit carry it under `name`, beside `<name>-outcome`. It holds a submit until the
- * capture completes, or `max-wait-ms` after the submit, then submits what there is. Its
+ * capture completes, or `max-wait-ms` after the submit, then submits what there is: before
+ * any of the page's own submit handlers run, so that a page (or a framework) that handles
+ * the submit itself reads the final value too. `ready` resolves with the value once the
+ * capture has ended. Its
  * state shows as a custom state: `:state(collecting)`, `:state(complete)`,
  * `:state(degraded)`, `:state(failed)`. Importing this module registers the element in a
  * browser, once per page (two copies of the package share the first definition), and does
@@ -14,6 +17,53 @@ import { captureBlackbox } from './index.js';
 
 export type BlackboxCaptureState = 'collecting' | 'complete' | 'degraded' | 'failed';
 
+/** `<blackbox-capture>` as a page reads it (`document.querySelector('blackbox-capture')` is one). */
+export interface BlackboxCaptureElement extends HTMLElement {
+  /** The latest blackbox (final once `state` is `complete` or `degraded`); a write changes nothing. */
+  value: string;
+  readonly state: BlackboxCaptureState;
+  readonly outcome: CaptureOutcome | undefined;
+  readonly form: HTMLFormElement | null;
+  /** The value once the capture has ended (`state` says how); never rejects. */
+  readonly ready: Promise<string>;
+}
+
+/** Its attributes, for a template's type checks (Svelte's `svelteHTML`). */
+export interface BlackboxCaptureAttributes {
+  name?: string;
+  'loader-url': string;
+  'global-name'?: string;
+  'uri-hook'?: string;
+  version?: string;
+  subkey?: string;
+  'timeout-ms'?: number | string;
+  'max-wait-ms'?: number | string;
+  nonce?: string;
+  inject?: boolean | 'true' | 'false' | '';
+  'capture-nonce'?: string;
+  consent?: `tcf:${number}`;
+  'post-url'?: string;
+  'checkout-id'?: string;
+  id?: string;
+  class?: string;
+  onblackbox?: (event: CustomEvent<string>) => void;
+  onblackboxoutcome?: (event: CustomEvent<CaptureOutcome>) => void;
+  onblackboxerror?: (event: CustomEvent<Error & { code: string }>) => void;
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'blackbox-capture': BlackboxCaptureElement;
+  }
+  // Svelte's template types (a global namespace: nothing to resolve where Svelte is absent).
+  // eslint-disable-next-line @typescript-eslint/no-namespace -- Svelte reads its template types from this namespace
+  namespace svelteHTML {
+    interface IntrinsicElements {
+      'blackbox-capture': BlackboxCaptureAttributes;
+    }
+  }
+}
+
 /** Attribute → option, for the attributes that are strings as they are. */
 const TEXT_ATTRIBUTES = {
   'loader-url': 'loaderUrl',
@@ -21,9 +71,10 @@ const TEXT_ATTRIBUTES = {
   'uri-hook': 'uriHook',
   version: 'version',
   subkey: 'subkey',
-  'post-url': 'post',
   'capture-nonce': 'captureNonce',
 } as const;
+
+type Options = Parameters<typeof captureBlackbox>[0];
 
 interface Internals {
   form: HTMLFormElement | null;
@@ -33,7 +84,7 @@ interface Internals {
 
 /** The element's class, made only where HTMLElement exists (a server has none). */
 function elementClass() {
-  return class BlackboxCaptureElement extends HTMLElement {
+  return class BlackboxCapture extends HTMLElement implements BlackboxCaptureElement {
     static formAssociated = true;
     private internalsOf: Internals = this.attachInternals();
     private latest: string | undefined;
@@ -43,13 +94,30 @@ function elementClass() {
     /** Set once a held submit goes on: the value no longer changes under it. */
     private frozen = false;
     private done: Promise<void> | undefined;
+    /** Whether a submit is held now: a second one (a double click) is dropped, not held again. */
+    private holding = false;
     /** How long a held submit waits for the capture (`max-wait-ms`). */
     private maxWaitMs = 3000;
-    private listenedForm: HTMLFormElement | null = null;
+    /** Where the submit listener is: the form's root (document or shadow root), before any listener of the form's. */
+    private listenedRoot: Node | null = null;
+    private endCapture!: (value: string) => void;
+    /**
+     * The value once the capture has ended (complete, degraded or failed: `state` says
+     * which); never rejects. For a page's handler that reads the value itself.
+     */
+    readonly ready: Promise<string> = new Promise((resolve) => (this.endCapture = resolve));
 
     /** The latest blackbox (final once `state` is `complete` or `degraded`). */
     get value(): string {
       return this.latest ?? '';
+    }
+    /**
+     * The page cannot write the blackbox: a binding that writes back (Vue's `v-model`, which
+     * writes what it read) is accepted, and any other value is ignored with a warning.
+     */
+    set value(value: string) {
+      // Stryker disable next-line ConditionalExpression: writing back the same value only skips the warning
+      if (value !== this.value) console.warn(`[blackbox-capture] the element's value is the blackbox: ignored a write`);
     }
     get state(): BlackboxCaptureState {
       return this.current;
@@ -78,9 +146,24 @@ function elementClass() {
       this.write();
     }
 
+    /**
+     * Two calls: the element's own, which hears the updates, and the delivery, whose options
+     * hold no function of this element's. Every mount in the page run with the same options
+     * and `checkout-id` makes that same call, which the core joins: one POST, under one
+     * Idempotency-Key, whatever remounts; another `checkout-id` is another delivery.
+     */
     private async capture(): Promise<void> {
       try {
-        this.latest = await captureBlackbox(this.options());
+        const own = this.options();
+        const url = this.getAttribute('post-url');
+        const checkoutId = this.getAttribute('checkout-id');
+        const { onUpdate: _onUpdate, onOutcome: _onOutcome, ...shared } = own;
+        const post = url === null ? undefined : checkoutId ? { url, headers: { 'checkout-id': checkoutId } } : url;
+        const delivered = post === undefined ? undefined : captureBlackbox({ ...shared, post });
+        // The delivery's failure is the element's (post_failed), as when it made one call.
+        delivered?.catch(() => {});
+        this.latest = await captureBlackbox(own);
+        await delivered;
         this.setState(this.told && this.told.outcome !== 'complete' ? 'degraded' : 'complete');
         this.write();
         this.emit('blackbox', this.latest);
@@ -91,10 +174,11 @@ function elementClass() {
         this.write();
         this.emit('blackboxerror', explained);
       }
+      this.endCapture(this.value);
     }
 
     /** The options its attributes give; an attribute of its own that is out of range throws, as a bad option does. */
-    private options(): Parameters<typeof captureBlackbox>[0] {
+    private options(): Options {
       const maxWait = this.getAttribute('max-wait-ms');
       if (maxWait !== null) {
         this.maxWaitMs = maxWait.trim() ? +maxWait : NaN;
@@ -126,7 +210,7 @@ function elementClass() {
         this.write();
         this.emit('blackboxoutcome', outcome);
       };
-      return options as unknown as Parameters<typeof captureBlackbox>[0];
+      return options as unknown as Options;
     }
 
     /** The form value: the blackbox under `name`, the outcome (its kind) under `<name>-outcome`. */
@@ -151,21 +235,29 @@ function elementClass() {
       this.dispatchEvent(new CustomEvent(type, { detail, bubbles: true, composed: true }));
     }
 
+    /**
+     * Listens in the capture phase on the form's root: a submit does not bubble out of a
+     * shadow root, and there it comes before every listener on the form, whenever added.
+     */
     private listen(form: HTMLFormElement | null): void {
-      this.listenedForm?.removeEventListener('submit', this.onSubmit);
-      this.listenedForm = form;
-      form?.addEventListener('submit', this.onSubmit);
+      this.listenedRoot?.removeEventListener('submit', this.onSubmit, true);
+      this.listenedRoot = form && form.getRootNode();
+      this.listenedRoot?.addEventListener('submit', this.onSubmit, true);
     }
 
     /**
-     * A submit before the capture has ended is held, then made again with the same
-     * submitter once it ends or `max-wait-ms` has passed, whichever comes first.
+     * A submit of its form before the capture has ended is held (no handler of the page's
+     * sees it), then made again with the same submitter once it ends or `max-wait-ms` has
+     * passed, whichever comes first; the page's handlers see that one.
      */
-    private onSubmit = (event: SubmitEvent): void => {
-      if (this.frozen || this.current !== 'collecting' || event.defaultPrevented) return;
+    private onSubmit = (event: Event): void => {
+      const form = this.internalsOf.form;
+      if (!form || event.target !== form || this.frozen || this.current !== 'collecting') return;
       event.preventDefault();
-      const form = event.target as HTMLFormElement;
-      const submitter = event.submitter;
+      event.stopImmediatePropagation();
+      if (this.holding) return;
+      this.holding = true;
+      const submitter = (event as SubmitEvent).submitter;
       const waited = new Promise<void>((resolve) => setTimeout(resolve, this.maxWaitMs));
       void Promise.race([this.done, waited]).then(() => {
         if (this.current === 'collecting')

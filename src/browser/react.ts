@@ -3,6 +3,8 @@
  * rendering, so a server renders the initial state and hydration matches it; the capture
  * starts in an effect. StrictMode's second effect joins the same loader run (the package
  * runs the loader once per page), and a component that unmounts stops hearing of it.
+ * With `post`, every mount in the page run with the same options (and `checkoutId`) joins
+ * one delivery: one POST under one Idempotency-Key, whatever remounts.
  */
 import { useEffect, useRef, useState } from 'react';
 import type { CaptureOutcome } from '../shared/types.js';
@@ -17,6 +19,20 @@ export interface BlackboxState {
   error: unknown;
 }
 
+export interface BlackboxHookOptions extends CaptureOptions {
+  /**
+   * A checkout or cart id: with `post`, each id is posted once per page run (a new cart gets
+   * a transaction of its own, the same cart never two), with a `checkout-id` request header.
+   */
+  checkoutId?: string;
+}
+
+/** `post` with the checkout id as a request header. */
+function scoped(post: NonNullable<CaptureOptions['post']>, checkoutId: string): CaptureOptions['post'] {
+  const given = typeof post === 'string' ? { url: post } : post;
+  return { ...given, headers: { ...given.headers, 'checkout-id': checkoutId } };
+}
+
 const INITIAL: BlackboxState = { blackbox: undefined, complete: false, outcome: undefined, error: undefined };
 
 /** Identities of the objects in options that are no plain data (a field element). */
@@ -28,7 +44,7 @@ let lastIdentity = 0;
  * are often new on every render). Other objects that are no plain data, such as a field
  * element, count by identity: React's own properties on a DOM node are circular.
  */
-function keyOf(options: CaptureOptions): string {
+function keyOf(options: BlackboxHookOptions): string {
   return JSON.stringify(options, (_key, value: unknown) => {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
     if ('aborted' in value) return undefined;
@@ -43,7 +59,7 @@ function keyOf(options: CaptureOptions): string {
   });
 }
 
-export function useBlackbox(options: CaptureOptions): BlackboxState {
+export function useBlackbox(options: BlackboxHookOptions): BlackboxState {
   const [state, setState] = useState<BlackboxState>(INITIAL);
   // The latest options, for the effect: their callbacks may be new functions on every render.
   const latest = useRef(options);
@@ -51,9 +67,18 @@ export function useBlackbox(options: CaptureOptions): BlackboxState {
   const key = keyOf(options);
   useEffect(() => {
     let active = true;
-    const given = latest.current;
+    const { checkoutId, ...given } = latest.current;
+    const { post, ...shared } = given;
+    // The delivery holds none of this effect's functions (nor the field, which the hook's own call
+    // writes), so that every mount's is the same call.
+    const { onUpdate: _onUpdate, onOutcome: _onOutcome, field: _field, ...delivery } = shared;
+    const delivered =
+      post === undefined
+        ? undefined
+        : captureBlackbox({ ...delivery, post: checkoutId === undefined ? post : scoped(post, checkoutId) });
+    delivered?.catch(() => {}); // its failure is this hook's error, below
     captureBlackbox({
-      ...given,
+      ...shared,
       // An effect that was cleaned up (StrictMode's first, an unmounted component) hears nothing more.
       onUpdate(blackbox, complete) {
         if (!active) return;
@@ -65,10 +90,15 @@ export function useBlackbox(options: CaptureOptions): BlackboxState {
         setState((previous) => ({ ...previous, outcome }));
         given.onOutcome?.(outcome);
       },
-    }).then(
-      (blackbox) => active && setState((previous) => ({ ...previous, blackbox, complete: true, error: undefined })),
-      (error: unknown) => active && setState((previous) => ({ ...previous, error })),
-    );
+    })
+      .then(async (blackbox) => {
+        await delivered;
+        return blackbox;
+      })
+      .then(
+        (blackbox) => active && setState((previous) => ({ ...previous, blackbox, complete: true, error: undefined })),
+        (error: unknown) => active && setState((previous) => ({ ...previous, error })),
+      );
     return () => {
       active = false;
     };
