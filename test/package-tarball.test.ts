@@ -138,7 +138,7 @@ describe('the packed tarball', () => {
 
   it('are-the-types-wrong finds nothing: node10, node16 (CommonJS and ESM) and bundler resolution', () => {
     // node10 (TypeScript's moduleResolution "node") reads no exports map: it finds the subpaths
-    // through their fallback folders (scripts/subpath-fallbacks.mjs). The nginx files are
+    // through their fallback folders (scripts/subpath-fallbacks.mjs). The proxy recipes are
     // configuration, not modules.
     const result = spawnSync(
       process.execPath,
@@ -146,6 +146,11 @@ describe('the packed tarball', () => {
         ATTW,
         tarball,
         '--exclude-entrypoints',
+        './proxy/nginx/iojs-http.conf',
+        './proxy/nginx/iojs-location.conf',
+        './proxy/caddy/iojs.caddy',
+        './proxy/apache/iojs.conf',
+        './proxy/haproxy/iojs.cfg',
         './nginx/iojs-http.conf',
         './nginx/iojs-location.conf',
         '--format',
