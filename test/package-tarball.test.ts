@@ -3,6 +3,7 @@
 // are-the-types-wrong on the same tarball.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fallbackFolders, fallbacks } from '../scripts/subpath-fallbacks.mjs';
@@ -166,6 +167,21 @@ describe('the packed tarball', () => {
       list.map((p) => `${kind} ${p.entrypoint} ${p.resolutionKind}`),
     );
     expect(found).toEqual([]);
+  });
+
+  it('ships the proxy recipes where docs/proxy.md says, the old nginx paths as aliases', () => {
+    const resolve = createRequire(join(dir, 'use.cjs')).resolve;
+    const shipped = (subpath: string) => readFileSync(resolve(`blackbox-capture/${subpath}`), 'utf8');
+    for (const recipe of [
+      'nginx/iojs-http.conf',
+      'nginx/iojs-location.conf',
+      'caddy/iojs.caddy',
+      'apache/iojs.conf',
+      'haproxy/iojs.cfg',
+    ])
+      expect(shipped(`proxy/${recipe}`)).toBe(readFileSync(join(ROOT, 'proxy', recipe), 'utf8'));
+    for (const name of ['iojs-http.conf', 'iojs-location.conf'])
+      expect(resolve(`blackbox-capture/nginx/${name}`)).toBe(resolve(`blackbox-capture/proxy/nginx/${name}`));
   });
 
   it('has a fallback folder for every subpath, listed in files and ignored by git', () => {
