@@ -5,7 +5,7 @@ import { APACHE, available, startApache } from './support/fronts.js';
 
 if (available(APACHE, 'apache2'))
   frontConformance('Apache httpd with proxy/apache/iojs.conf', startApache, {
-    vendorCookies: 'dropped',
+    vendorCookies: 'namespaced',
     hostilePaths: 'contained',
   });
 else describe.skip(`apache2 not found at ${APACHE}`, () => {});

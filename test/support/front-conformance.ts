@@ -144,6 +144,11 @@ export function frontConformance(
       expect(JSON.stringify(headers)).not.toMatch(/s3cr3t|t0ken|shop-secret/);
     });
 
+    it("sends no Cookie header at all when the browser has only the shop's cookies", async () => {
+      await send('/iojs/general5/SUB/static_wdp.js', { headers: { cookie: 'session=s3cr3t; bbc_=empty-name' } });
+      expect(collector.seen.at(-1)!.headers.cookie).toBeUndefined();
+    });
+
     it("takes the client's address from the peer, never from its own X-Forwarded-For", async () => {
       await send('/iojs/general5/SUB/static_wdp.js', { headers: { 'x-forwarded-for': '6.6.6.6' } });
       expect(collector.seen.at(-1)!.headers['x-forwarded-for']).toBe('127.0.0.1');
