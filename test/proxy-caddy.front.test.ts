@@ -6,6 +6,6 @@ import { CADDY, available, startCaddy } from './support/fronts.js';
 if (available(CADDY, 'caddy'))
   frontConformance('Caddy with proxy/caddy/iojs.caddy', startCaddy, {
     vendorCookies: 'dropped',
-    hostilePaths: 'contained',
+    hostilePaths: 'refused',
   });
 else describe.skip(`caddy not found at ${CADDY}`, () => {});

@@ -208,6 +208,7 @@ export function frontConformance(
         '/evil.example/x',
         'general5/../../admin',
         'general5/..;/..;/admin',
+        'general5/%00%0d%0aX-Injected:%20yes/x',
       ];
       const plainRefused: string[] = [];
       for (const attack of attacks) {
