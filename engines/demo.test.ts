@@ -58,6 +58,11 @@ inEveryEngine((cell) => {
   it('the checkout with <blackbox-capture>: a submit made at once is held, then PROCESSED', async () => {
     const { page } = cell();
     await page.goto(`${demo.url}/checkout-element`);
+    // At once once the element is there: a submit before its module has run is a plain form post
+    // (on a busy machine WebKit can be that quick), which the element cannot see.
+    await expect
+      .poll(() => page.evaluate(() => customElements.get('blackbox-capture') !== undefined), { timeout: 30_000 })
+      .toBe(true);
     await page.evaluate(() => document.getElementById('pay')!.click());
     await textOnceIn(page, '#result', '"status": "PROCESSED"');
     expect(await textOnceIn(page, '#outcome', 'complete')).toContain('complete');

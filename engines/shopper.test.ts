@@ -1,7 +1,7 @@
 /**
  * What a shopper's browser must do, in every engine (Chromium, Firefox ESR, WebKitGTK) and
  * with both loaders (the emulator's and the vendor's real loader 5.2.2), on the built dist/
- * files: one spec, run through engines/support/engines.ts. Faults are made by the servers
+ * files: one spec, run through scripts/engines.mjs. Faults are made by the servers
  * (a dropped connection, a proxy answering HTML), never by a browser's request interception,
  * so that each engine meets them as it would on a real network.
  */

@@ -1,5 +1,5 @@
 // The vendor's real loader 5.2.2, read at run time from the pinned devDependency @jumio/websdk
-// (field notes §1a): its js/loader.*.js embeds the loader as a base64 data: URL, after a config
+// (docs/vendor-contract.md#the-loader): its js/loader.*.js embeds the loader as a base64 data: URL, after a config
 // preamble. It is the vendor's code: tests, the benchmark and the conformance check extract it
 // here and never write it into this repository or into dist/.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';

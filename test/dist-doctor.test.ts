@@ -20,6 +20,15 @@ describe('npx blackbox-capture doctor (dist/cli.js)', () => {
         resolve({ status: child.exitCode, stdout, stderr }),
       );
     });
+  it('resolves every name before fetching it: a name that does not resolve is not fetched', async () => {
+    const { status, stdout } = await cliAsync('doctor', 'http://shop.invalid/checkout', '--json');
+    expect(status).toBe(1);
+    const report = JSON.parse(stdout) as DoctorReport;
+    expect(report.findings.find((f) => f.id === 'page')?.message).toContain(
+      'not fetched: shop.invalid could not be resolved',
+    );
+  });
+
   it('exits 0 on a healthy page, 1 on a failing one, with --json the same report', async () => {
     const healthy = await cliAsync(
       'doctor',

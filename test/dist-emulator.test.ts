@@ -108,6 +108,24 @@ describe('the blackbox-capture-emulator command line', () => {
       });
     });
 
+  const runWith = (env: Record<string, string>, args: string[] = []) =>
+    new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+      const child = spawn(process.execPath, [CLI, ...args], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, ...env },
+      });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (chunk) => (out += chunk));
+      child.stderr.on('data', (chunk) => (err += chunk));
+      // A refusal exits at once; an emulator that started is stopped after 10 s and fails the test.
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      child.on('exit', (code) => {
+        clearTimeout(timer);
+        resolve({ code, out, err });
+      });
+    });
+
   it('refuses an EMULATOR_PORT_BASE that leaves no room for its six ports, naming it', async () => {
     const child = spawn(process.execPath, [CLI], {
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -117,6 +135,30 @@ describe('the blackbox-capture-emulator command line', () => {
     child.stderr.on('data', (chunk) => (err += chunk));
     expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(2);
     expect(err).toContain('EMULATOR_PORT_BASE must be a port number, at most 65530 (got 65531)');
+  });
+
+  it.each(['1e3', '0x10C0', ' 4300 ', '+4300', '4300.0', '-4300', '4300abc', '４３００'])(
+    'refuses EMULATOR_PORT_BASE %j: decimal digits only, exit code 2, nothing started',
+    async (value) => {
+      const { code, err, out } = await runWith({ EMULATOR_PORT_BASE: value });
+      expect(code).toBe(2);
+      expect(err).toContain(`EMULATOR_PORT_BASE must be written in decimal digits only (got ${JSON.stringify(value)})`);
+      expect(out).toBe('');
+    },
+  );
+
+  it.each([
+    ['EMULATOR_CLIENT_SECRET', 'secret\nTOKEN_URL=https://attacker.example/'],
+    ['EMULATOR_CLIENT_SECRET', 'secret\rX'],
+    ['EMULATOR_CLIENT_SECRET', 'secret\u2028X'],
+    ['EMULATOR_CLIENT_SECRET', 'secret\tX'],
+    ['EMULATOR_CLIENT_ID', 'client\nX=1'],
+  ])('refuses %s with a control character, without printing it', async (name, value) => {
+    const { code, err, out } = await runWith({ [name]: value }, ['--env']);
+    expect(code).toBe(2);
+    expect(err).toContain(`${name} must not contain control characters or line breaks`);
+    expect(err).not.toContain(value.slice(0, 6));
+    expect(out).toBe('');
   });
 
   it('--help prints the usage and starts nothing', async () => {

@@ -119,6 +119,8 @@ describe('export lists', () => {
         'API_BASE_URLS',
         'BLACKBOX_PATTERN',
         'BadRequestError',
+        'BODY_TIMEOUT_MS',
+        'BodyTimeoutError',
         'COLLECTOR_URLS',
         'DeviceRiskError',
         'DeviceRiskTransaction',

@@ -119,3 +119,133 @@ describe('the doctor on a hostile page', () => {
     ]);
   });
 });
+
+describe('the doctor and a page that names a private address', () => {
+  /** Every request goes to 127.0.0.1 on its own port, whatever host its URL names: what a resolver answering 127.0.0.1 would do. */
+  const toLoopback: typeof fetch = (input, init) => {
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    url.hostname = '127.0.0.1';
+    return fetch(url, init);
+  };
+  /** A resolver with fixed answers; `asked` lists the names looked up. */
+  const resolver = (answers: Record<string, string[]>) => {
+    const asked: string[] = [];
+    const lookup = async (hostname: string) => {
+      asked.push(hostname);
+      const addresses = answers[hostname];
+      if (!addresses) throw new Error(`getaddrinfo ENOTFOUND ${hostname}`);
+      return addresses;
+    };
+    return { lookup, asked };
+  };
+  const loaderOf = (report: Awaited<ReturnType<typeof runDoctor>>) =>
+    report.findings.filter((f) => f.id === 'loader_script');
+
+  it.each([
+    ['127.0.0.1', 'loopback'],
+    ['169.254.169.254', 'link-local, cloud metadata'],
+    ['::ffff:10.0.0.1', 'private (10.0.0.0/8) as IPv6'],
+    ['fd00:ec2::254', 'unique-local'],
+  ])(
+    'a public page whose loader host resolves to %s: no request reaches it, and the finding says why',
+    async (address, why) => {
+      const loader = await serve(() => script);
+      const page = await serve((path) =>
+        path === '/checkout'
+          ? html(`<script data-loader-url="http://loader.test:${new URL(loader.origin).port}/loader.js"></script>`)
+          : script,
+      );
+      const { lookup, asked } = resolver({ 'shop.test': ['93.184.216.34'], 'loader.test': ['2606:4700::1', address] });
+      const report = await runDoctor(`http://shop.test:${new URL(page.origin).port}/checkout`, {
+        fetch: toLoopback,
+        lookup,
+      });
+      expect(loader.seen).toEqual([]);
+      expect(asked).toContain('loader.test');
+      expect(loaderOf(report)).toEqual([
+        expect.objectContaining({
+          status: 'fail',
+          message: expect.stringContaining(`(not fetched: loader.test resolves to ${address}, which is ${why}`),
+        }),
+      ]);
+      expect(page.seen).toContain('/checkout'); // the page itself, on a public address, was read
+    },
+  );
+
+  it('an IP address written in the page is judged without a resolver: 127.0.0.1, [::ffff:7f00:1], localhost', async () => {
+    const loader = await serve(() => script);
+    const port = new URL(loader.origin).port;
+    for (const host of ['127.0.0.1', '[::ffff:7f00:1]', 'localhost']) {
+      const page = await serve((path) =>
+        path === '/checkout' ? html(`<script data-loader-url="http://${host}:${port}/loader.js"></script>`) : script,
+      );
+      const report = await runDoctor(`http://shop.test:${new URL(page.origin).port}/checkout`, { fetch: toLoopback });
+      expect(loaderOf(report)[0]?.message).toMatch(/\(not fetched: .* is loopback \(/);
+    }
+    expect(loader.seen).toEqual([]);
+  });
+
+  it('a redirect is checked as the first request was: a name that resolves elsewhere the second time is not followed', async () => {
+    const page = await serve((path) =>
+      path === '/checkout' ? { status: 302, headers: { location: '/checkout2' } } : html(''),
+    );
+    let asked = 0;
+    // Public for the page's rule and its first request, then loopback: DNS rebinding.
+    const lookup = async () => (++asked <= 2 ? ['93.184.216.34'] : ['127.0.0.1']);
+    const report = await runDoctor(`http://shop.test:${new URL(page.origin).port}/checkout`, {
+      fetch: toLoopback,
+      lookup,
+    });
+    expect(page.seen).toEqual(['/checkout']);
+    expect(report.findings.find((f) => f.id === 'page')?.message).toContain(
+      'not fetched: shop.test resolves to 127.0.0.1, which is loopback',
+    );
+  });
+
+  it('a name that cannot be resolved, or not in time, is not fetched', async () => {
+    const loader = await serve(() => script);
+    const port = new URL(loader.origin).port;
+    const page = await serve((path) =>
+      path === '/checkout' ? html(`<script data-loader-url="http://nowhere.test:${port}/loader.js"></script>`) : script,
+    );
+    const { lookup } = resolver({ 'shop.test': ['93.184.216.34'] });
+    const report = await runDoctor(`http://shop.test:${new URL(page.origin).port}/checkout`, {
+      fetch: toLoopback,
+      lookup,
+    });
+    expect(loaderOf(report)[0]?.message).toContain(
+      'not fetched: nowhere.test could not be resolved (getaddrinfo ENOTFOUND',
+    );
+    const slow = async (hostname: string) =>
+      hostname === 'shop.test' ? ['93.184.216.34'] : new Promise<string[]>(() => {});
+    const late = await runDoctor(`http://shop.test:${new URL(page.origin).port}/checkout`, {
+      fetch: toLoopback,
+      lookup: slow,
+      timeoutMs: 200,
+    });
+    expect(loaderOf(late)[0]?.message).toContain(
+      'not fetched: nowhere.test could not be resolved (no answer within 200 ms)',
+    );
+    expect(loader.seen).toEqual([]);
+  });
+
+  it('a page on a local address (a dev server) still checks its local loader', async () => {
+    const loader = await serve(() => script);
+    const page = await serve((path) =>
+      path === '/checkout' ? html(`<script data-loader-url="${loader.origin}/loader.js"></script>`) : script,
+    );
+    const { lookup } = resolver({});
+    for (const pageUrl of [`${page.origin}/checkout`, `http://localhost:${new URL(page.origin).port}/checkout`]) {
+      const report = await runDoctor(pageUrl, { lookup });
+      expect(loaderOf(report)).toEqual([expect.objectContaining({ status: 'pass' })]);
+    }
+    expect(loader.seen).toEqual(['/loader.js', '/loader.js']);
+    // A page whose name resolves to a private address is local too.
+    const dev = resolver({ 'dev.test': ['10.1.2.3'] });
+    const report = await runDoctor(`http://dev.test:${new URL(page.origin).port}/checkout`, {
+      fetch: toLoopback,
+      lookup: dev.lookup,
+    });
+    expect(loaderOf(report)).toEqual([expect.objectContaining({ status: 'pass' })]);
+  });
+});

@@ -3,13 +3,16 @@
 // proxy and the API client. Properties: the process goes on (an exception thrown out of an
 // event callback fails this file as an unhandled error), every answer is a typed refusal or
 // the right success, nothing reaches a host other than the collector, and unauthenticated
-// requests leave the store as it was.
+// requests leave the store as it was. Then the limits on what the emulator command reads
+// (its port base, the values it prints) and on the addresses the doctor fetches.
 // `npm test` runs a few hundred cases; `npm run fuzz` runs many more (FUZZ_RUNS).
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import { connect, createServer as createTcpServer, type AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../src/emulator/index.js';
+import { lineSafe, parsePortBase } from '../src/emulator/cli-env.js';
+import { nonPublicRange } from '../src/doctor/addresses.js';
 import {
   createCallbackHandler,
   createDeviceRiskClient,
@@ -598,10 +601,165 @@ describe('hostile answers', () => {
   );
 });
 
+describe('the limits on what a command reads and where the doctor goes', () => {
+  it(
+    'EMULATOR_PORT_BASE: accepted if and only if plain decimal digits naming 1 to 65530, as that number',
+    { timeout: CASE_TIMEOUT },
+    () => {
+      const digits = fc.stringMatching(/^\d{1,7}$/);
+      const written = fc.oneof(
+        digits,
+        fc.integer({ min: -10, max: 70_000 }).map(String),
+        fc
+          .tuple(digits, fc.constantFrom(' ', '+', '-', '0x', '\t', '\n', '.0', 'e0', 'e3', '_', '１'))
+          .chain(([n, bit]) => fc.constantFrom(bit + n, n + bit, bit + n + bit)),
+        fc.integer({ min: 1, max: 65_530 }).map((n) => n.toString(16)),
+        fc.string(),
+      );
+      fc.assert(
+        fc.property(written, (text) => {
+          const parsed = parsePortBase(text);
+          const valid = /^\d+$/.test(text) && Number(text) >= 1 && Number(text) <= 65_530;
+          expect('base' in parsed, text).toBe(valid);
+          if ('base' in parsed) expect(parsed.base).toBe(Number(text));
+          else expect(parsed.error).toMatch(/^EMULATOR_PORT_BASE must /);
+        }),
+        { numRuns: RUNS * 20 },
+      );
+    },
+  );
+
+  it(
+    'an --env value: accepted if and only if it holds no control character or line break',
+    { timeout: CASE_TIMEOUT },
+    () => {
+      fc.assert(
+        fc.property(
+          // Code points up to the line separators, the control ranges often.
+          fc
+            .array(fc.oneof(fc.integer({ min: 0, max: 0xa0 }), fc.integer({ min: 0, max: 0x2030 })), { maxLength: 24 })
+            .map((codes) => String.fromCodePoint(...codes)),
+          (value) => {
+            const breaks = [...value].some((c) => {
+              const code = c.codePointAt(0)!;
+              return code < 0x20 || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029;
+            });
+            expect(lineSafe('X', value) !== undefined).toBe(breaks);
+            if (breaks) expect(lineSafe('X', value)).not.toContain(value);
+          },
+        ),
+        { numRuns: RUNS * 5 },
+      );
+    },
+  );
+
+  // An independent reading of the ranges: numbers and prefix masks, not the module's parser.
+  const V4: Array<[number, number]> = [
+    [0x00000000, 8],
+    [0x0a000000, 8],
+    [0x64400000, 10],
+    [0x7f000000, 8],
+    [0xa9fe0000, 16],
+    [0xac100000, 12],
+    [0xc0000000, 24],
+    [0xc0a80000, 16],
+    [0xc6120000, 15],
+    [0xa83f8110, 32],
+    [0xe0000000, 4],
+    [0xf0000000, 4],
+  ];
+  const v4NonPublic = (bytes: number[]) => {
+    const n = ((bytes[0]! << 24) | (bytes[1]! << 16) | (bytes[2]! << 8) | bytes[3]!) >>> 0;
+    return V4.some(([first, length]) => n >>> (32 - length) === first >>> (32 - length));
+  };
+  const V6: Array<[bigint, number]> = [
+    [0n, 128],
+    [1n, 128],
+    [0xfe80n << 112n, 10],
+    [0xfec0n << 112n, 10],
+    [0xfc00n << 112n, 7],
+    [0xff00n << 112n, 8],
+  ];
+  const v6NonPublic = (groups: number[]) => {
+    const n = groups.reduce((sum, group) => (sum << 16n) | BigInt(group), 0n);
+    const low32 = Number(n & 0xffffffffn);
+    const v4 = [low32 >>> 24, (low32 >>> 16) & 255, (low32 >>> 8) & 255, low32 & 255];
+    if (n >> 32n === 0xffffn || (n >> 32n === 0n && n > 1n) || n >> 32n === 0x64ff9bn << 64n) return v4NonPublic(v4);
+    return V6.some(([first, length]) => n >> BigInt(128 - length) === first >> BigInt(128 - length));
+  };
+  const byte = fc.integer({ min: 0, max: 255 });
+  const group = fc.integer({ min: 0, max: 0xffff });
+  // Addresses near the ranges' edges as well as anywhere.
+  const ipv4 = fc.oneof(
+    fc.tuple(byte, byte, byte, byte),
+    fc.tuple(fc.constantFrom(0, 10, 100, 127, 168, 169, 172, 192, 198, 224, 239, 240, 255), byte, byte, byte),
+  );
+  const ipv6 = fc.oneof(
+    fc.array(group, { minLength: 8, maxLength: 8 }),
+    fc
+      .tuple(fc.constantFrom(0, 0x64, 0xfc00, 0xfd00, 0xfe80, 0xfebf, 0xfec0, 0xff02, 0x2001), group)
+      .chain(([first, second]) =>
+        fc
+          .array(fc.constantFrom(0, 0, 0, 1, 0xffff, 0xff9b), { minLength: 6, maxLength: 6 })
+          .map((rest) => [first, second, ...rest]),
+      ),
+    fc
+      .tuple(fc.constantFrom([0, 0, 0, 0, 0, 0xffff], [0, 0, 0, 0, 0, 0], [0x64, 0xff9b, 0, 0, 0, 0]), group, group)
+      .map(([head, a, b]) => [...head, a, b]),
+  );
+
+  it(
+    'IPv4: non-public as the ranges say, and the same in every IPv6 form that carries it',
+    { timeout: CASE_TIMEOUT },
+    () => {
+      fc.assert(
+        fc.property(ipv4, fc.boolean(), (bytes, upper) => {
+          const dotted = bytes.join('.');
+          const expected = v4NonPublic(bytes);
+          expect(nonPublicRange(dotted) !== undefined, dotted).toBe(expected);
+          const high = ((bytes[0]! << 8) | bytes[1]!).toString(16);
+          const low = ((bytes[2]! << 8) | bytes[3]!).toString(16);
+          for (const mapped of [
+            `::ffff:${dotted}`,
+            `::ffff:${high}:${low}`,
+            `0:0:0:0:0:ffff:${dotted}`,
+            `[::ffff:${dotted}]`,
+          ]) {
+            const form = upper ? mapped.toUpperCase() : mapped;
+            expect(nonPublicRange(form) !== undefined, form).toBe(expected);
+            // As a URL writes it: what the doctor reads from a page.
+            const host = new URL(`http://[${mapped.replace(/^\[|\]$/g, '')}]/`).hostname;
+            expect(nonPublicRange(host) !== undefined, host).toBe(expected);
+          }
+        }),
+        { numRuns: RUNS * 20 },
+      );
+    },
+  );
+
+  it(
+    'IPv6: non-public as the ranges say, written in full, compressed or as a URL writes it',
+    { timeout: CASE_TIMEOUT },
+    () => {
+      fc.assert(
+        fc.property(ipv6, (groups) => {
+          const full = groups.map((g) => g.toString(16)).join(':');
+          const expected = v6NonPublic(groups);
+          expect(nonPublicRange(full) !== undefined, full).toBe(expected);
+          const compressed = new URL(`http://[${full}]/`).hostname;
+          expect(nonPublicRange(compressed) !== undefined, compressed).toBe(expected);
+          expect(nonPublicRange(full.toUpperCase()) !== undefined).toBe(expected);
+        }),
+        { numRuns: RUNS * 20 },
+      );
+    },
+  );
+});
+
 describe('generated traffic against the admission limits', () => {
   it('no source is ever admitted more than its burst plus the refill of the time elapsed', async () => {
     const { createLimiter } = await import('../src/server/endpoint/admission.js');
-    await fc.assert(
+    fc.assert(
       fc.property(
         fc.record({ burst: fc.integer({ min: 1, max: 20 }), perMinute: fc.integer({ min: 1, max: 600 }) }),
         fc.array(fc.tuple(fc.constantFrom('a', 'b', 'c', 'd'), fc.integer({ min: 0, max: 30_000 })), {

@@ -98,7 +98,7 @@ const transaction = (tokenExpiresAt = T0 + 600_000) =>
 const status = (code: number, headers: Record<string, string> = {}) => new Response('{}', { status: code, headers });
 const workflowStatus = (value: string) => Response.json({ workflowExecution: { status: value } });
 
-describe('regional addresses (field notes)', () => {
+describe('regional addresses (docs/vendor-contract.md#the-service)', () => {
   it('are the documented hosts, and a region picks both', () => {
     expect(API_BASE_URLS).toEqual({
       US: 'https://account.amer-1.jumio.ai',

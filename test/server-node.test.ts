@@ -1,8 +1,10 @@
 // toNodeHandler: fetch-style handlers on node:http and as Express-style middleware.
 import { request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { toNodeHandler, type FetchHandler } from '../src/server/index.js';
+import { BodyTimeoutError, toNodeHandler, type FetchHandler } from '../src/server/index.js';
+import { readLimited } from '../src/server/http.js';
 import { closeServers, listening, serve } from './support/http.js';
+import { trickle } from './support/slow-body.js';
 
 afterEach(closeServers);
 
@@ -227,5 +229,56 @@ describe('toNodeHandler behind Express body parsers', () => {
       await fetch(url, { method: 'POST', headers: { 'content-type': 'text/csv' }, body: 'a,b' })
     ).json()) as { text: string };
     expect(answer.text).toBe('a,b');
+  });
+});
+
+describe('toNodeHandler and a body that trickles in', () => {
+  const reading: FetchHandler = async (request) => new Response(await readLimited(request, 1024, 300));
+
+  it('is cut at the limit readLimited was given: 408 body_timeout, told to onError, the connection closed', async () => {
+    const told: unknown[] = [];
+    const origin = await serve(toNodeHandler(reading, { onError: (error) => told.push(error) }));
+    // A byte every 200 ms: without a time limit this connection would stay open for 40 s.
+    const { answer, sent, heldMs } = await trickle(origin, '/blackbox', { everyMs: 200 });
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+    expect(answer).toMatch(/\r\nconnection: close\r\n/i);
+    expect(answer).toContain('{"error":{"code":"body_timeout","message":"The body did not arrive within 300 ms"}}');
+    expect(sent).toBeLessThan(10);
+    expect(heldMs).toBeLessThan(5_000);
+    expect(told).toHaveLength(1);
+    expect(told[0]).toBeInstanceOf(BodyTimeoutError);
+  });
+
+  it('without onError, logs the cut on the console', async () => {
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      const origin = await serve(toNodeHandler(reading));
+      const { answer } = await trickle(origin, '/blackbox', { everyMs: 200 });
+      expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+      expect(logged).toHaveBeenCalledOnce();
+      // One line, as the kit's other refusals: no stack trace per slow client.
+      expect(logged.mock.calls[0]).toEqual([
+        '[blackbox-capture/server] the request body did not arrive within 300 ms (body_timeout)',
+      ]);
+    } finally {
+      logged.mockRestore();
+    }
+  });
+
+  it('a refusal before the body is read closes the connection instead of draining the body', async () => {
+    const origin = await serve(toNodeHandler(() => new Response('no', { status: 403 })));
+    const { answer, sent, heldMs } = await trickle(origin, '/blackbox', { everyMs: 200 });
+    expect(answer).toMatch(/^HTTP\/1\.1 403 /);
+    expect(answer).toMatch(/\r\nconnection: close\r\n/i);
+    expect(sent).toBeLessThan(10);
+    expect(heldMs).toBeLessThan(5_000);
+  });
+
+  it('a body sent whole is read as before, on a connection kept alive', async () => {
+    const origin = await serve(toNodeHandler(reading));
+    const response = await fetch(origin, { method: 'POST', body: '{"a":1}' });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('connection')).not.toBe('close');
+    expect(await response.text()).toBe('{"a":1}');
   });
 });

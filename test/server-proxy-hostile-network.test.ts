@@ -6,6 +6,7 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createTcpServer, connect, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { rawRequest } from './support/http.js';
+import { trickle } from './support/slow-body.js';
 import { startEmulator, type Emulator } from '../src/emulator/index.js';
 import {
   createDeviceRiskClient,
@@ -13,6 +14,7 @@ import {
   createMemoryStore,
   createTokenSource,
   toNodeHandler,
+  BodyTimeoutError,
 } from '../src/server/index.js';
 
 const closers: Array<() => Promise<void>> = [];
@@ -188,5 +190,34 @@ describe('the conformance site and a request it has no case for', () => {
     closers.push(() => site.close());
     expect((await rawGet(site.origin, '/case/none/page.html')).status).toBe(500);
     expect((await rawGet(site.origin, '/nothing-here')).status).toBe(404);
+  });
+});
+
+describe('the proxy and a browser that trickles its POST body', () => {
+  it('the body counts against timeoutMs: 408 body_timeout at the limit, told to onError, nothing sent on', async () => {
+    let collectorCalls = 0;
+    const collector = createHttpServer((_, res) => {
+      collectorCalls++;
+      res.end('ok');
+    });
+    await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+    closers.push(() => new Promise((resolve) => collector.close(() => resolve())));
+    const told: unknown[] = [];
+    const site = await proxySite(`http://127.0.0.1:${(collector.address() as AddressInfo).port}/`, {
+      methods: ['GET', 'HEAD', 'POST'],
+      timeoutMs: 400,
+      onError: (error) => told.push(error),
+    });
+    const { answer, sent, heldMs } = await trickle(site, '/iojs/general5/logo.js', { everyMs: 200 });
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+    expect(answer).toContain('"code":"body_timeout"');
+    expect(sent).toBeLessThan(10);
+    expect(heldMs).toBeLessThan(5_000);
+    expect(told).toHaveLength(1);
+    expect(told[0]).toBeInstanceOf(BodyTimeoutError);
+    expect(collectorCalls).toBe(0);
+    // A body sent whole goes on as before.
+    expect((await rawRequest(site, '/iojs/general5/logo.js', { method: 'POST', body: '{}' })).status).toBe(200);
+    expect(collectorCalls).toBe(1);
   });
 });

@@ -1,5 +1,6 @@
 // A call under a time limit (onResult's): a hung call fails at the limit, and a stop signal ends it at once.
-import { describe, expect, it } from 'vitest';
+import { getEventListeners } from 'node:events';
+import { describe, expect, it, vi } from 'vitest';
 import { callWithin } from '../src/server/time-limit.js';
 
 describe('callWithin', () => {
@@ -38,7 +39,11 @@ describe('callWithin', () => {
         30,
         new AbortController().signal,
       ),
-    ).rejects.toMatchObject({ code: 'result_handler_timeout', message: expect.stringContaining('30 ms') });
+    ).rejects.toMatchObject({
+      code: 'result_handler_timeout',
+      operation: 'onResult',
+      message: expect.stringContaining('30 ms'),
+    });
     expect(performance.now() - started).toBeGreaterThanOrEqual(25);
     expect(seen!.aborted).toBe(true);
   });
@@ -49,5 +54,40 @@ describe('callWithin', () => {
     stop.abort(new Error('closed'));
     await expect(hung).rejects.toThrow('closed');
     await expect(callWithin(() => new Promise(() => {}), 60_000, stop.signal)).rejects.toThrow('closed');
+  });
+});
+
+describe('callWithin leaves nothing behind', () => {
+  it('once settled, however, no timer runs and no listener stays on the stop signal', async () => {
+    vi.useFakeTimers();
+    try {
+      const stop = new AbortController();
+      await callWithin(() => {}, 60_000, stop.signal);
+      await expect(
+        callWithin(
+          () => {
+            throw new Error('x');
+          },
+          60_000,
+          stop.signal,
+        ),
+      ).rejects.toThrow('x');
+      const hung = callWithin(() => new Promise(() => {}), 50, stop.signal);
+      const settled = expect(hung).rejects.toMatchObject({ code: 'result_handler_timeout' });
+      await vi.advanceTimersByTimeAsync(50);
+      await settled;
+      expect(vi.getTimerCount()).toBe(0);
+      expect(getEventListeners(stop.signal, 'abort')).toHaveLength(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('a stop that comes after the call settled changes nothing', async () => {
+    const stop = new AbortController();
+    let seen: AbortSignal | undefined;
+    await callWithin((signal) => void (seen = signal), 60_000, stop.signal);
+    stop.abort(new Error('late'));
+    expect(seen!.aborted).toBe(false);
   });
 });

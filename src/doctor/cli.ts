@@ -5,6 +5,7 @@
  * a fail (for a deploy pipeline), 2 on bad usage.
  */
 import { formatReport, runDoctor, type DoctorOptions } from './doctor.js';
+import { resolveAll } from './resolve.js';
 
 const USAGE = `usage: blackbox-capture doctor <page URL> [--json] [--prefix /iojs] [--version general5]
                                 [--loader-url <url>] [--third-party-host <origin>] [--collector-url <url>]
@@ -38,7 +39,8 @@ if (command === '--help' || command === '-h' || command === undefined) {
 if (command !== 'doctor') fail(`unknown command ${command}`);
 let url: string | undefined;
 let asJson = false;
-const options: DoctorOptions = {};
+// Names are resolved, so that a page cannot send the doctor to a private address (doctor.ts).
+const options: DoctorOptions = { lookup: resolveAll };
 for (let i = 0; i < args.length; i++) {
   const arg = args[i]!;
   if (arg === '--help' || arg === '-h') {

@@ -9,10 +9,13 @@
  * A page is untrusted input: the doctor fetches only what an integration needs (the page,
  * one loader, and the first-party scripts under the prefix on the page's own origin; the
  * collector only when named), at most `MAX_REQUESTS` requests, each body read up to a cap,
- * and a redirect only within the origin it was asked for. The HTML is read by a tokenizer
- * (html.ts), in time linear in its size.
+ * and a redirect only within the origin it was asked for. For a page on a public address, no
+ * URL is fetched whose host is or resolves to a loopback, private, link-local or metadata
+ * address (addresses.ts): a page cannot point the doctor into the network it runs in. The
+ * HTML is read by a tokenizer (html.ts), in time linear in its size.
  */
 import { readMarkup } from './html.js';
+import { literalAddress, nonPublicRange } from './addresses.js';
 
 export type CheckStatus = 'pass' | 'warn' | 'fail';
 
@@ -62,6 +65,12 @@ export interface DoctorOptions {
   /** Largest page read, in bytes; the rest is not read. Default 2 MiB. */
   maxPageBytes?: number;
   fetch?: typeof fetch;
+  /**
+   * Every address of a host name (the command passes node:dns's lookup). With it, the doctor
+   * fetches no URL whose name resolves to a loopback, private, link-local or other non-public
+   * address, unless the page is on one. Without it only IP addresses and `localhost` are judged.
+   */
+  lookup?: (hostname: string) => Promise<string[]>;
 }
 
 const JAVASCRIPT = /^(text|application)\/(x-)?(javascript|ecmascript)\b/i;
@@ -114,13 +123,82 @@ interface Post {
   body?: string;
 }
 
-/** The doctor's requests: at most MAX_REQUESTS a run, redirected only within the origin each was asked for. Exported for its tests. */
-export function boundedFetch(doFetch: typeof fetch, timeoutMs: number) {
+/**
+ * The addresses `hostname` names: an IP address itself, `localhost` and its subdomains loopback
+ * (RFC 6761), a name what `lookup` answers within `timeoutMs`; undefined for a name without a lookup.
+ */
+async function addressesOf(
+  hostname: string,
+  lookup: DoctorOptions['lookup'],
+  timeoutMs: number,
+): Promise<string[] | undefined> {
+  const literal = literalAddress(hostname);
+  if (literal) return [literal];
+  if (/(^|\.)localhost\.?$/i.test(hostname)) return ['127.0.0.1'];
+  if (!lookup) return undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([
+      lookup(hostname),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * What the doctor may fetch for `page`: throws, before any request, for a URL whose host is or
+ * resolves to a non-public address (every address of the name is checked), or cannot be
+ * resolved. A page on such an address itself (a local dev server) lifts the rule: its loader
+ * and scripts are local too. Exported for its tests.
+ */
+export async function addressRule(
+  page: URL,
+  lookup: DoctorOptions['lookup'],
+  timeoutMs: number,
+): Promise<(url: URL) => Promise<void>> {
+  const pageAddresses = await addressesOf(page.hostname, lookup, timeoutMs).catch(() => undefined);
+  if (pageAddresses?.length && pageAddresses.every((address) => nonPublicRange(address) !== undefined))
+    return async () => {};
+  return async (url) => {
+    let addresses: string[] | undefined;
+    try {
+      addresses = await addressesOf(url.hostname, lookup, timeoutMs);
+    } catch (error) {
+      throw new Error(`not fetched: ${url.hostname} could not be resolved (${(error as Error).message})`, {
+        cause: error,
+      });
+    }
+    if (addresses?.length === 0) throw new Error(`not fetched: ${url.hostname} resolves to no address`);
+    for (const address of addresses ?? []) {
+      const range = nonPublicRange(address);
+      if (range === undefined) continue;
+      const what = literalAddress(url.hostname) ? address : `${url.hostname} resolves to ${address}, which`;
+      throw new Error(
+        `not fetched: ${what} is ${range}; the doctor fetches no such address for a page on a public one`,
+      );
+    }
+  };
+}
+
+/**
+ * The doctor's requests: at most MAX_REQUESTS a run, redirected only within the origin each was
+ * asked for, each URL (a redirect's too) passed by `allowed` first. Exported for its tests.
+ */
+export function boundedFetch(
+  doFetch: typeof fetch,
+  timeoutMs: number,
+  allowed: (url: URL) => Promise<void> = async () => {},
+) {
   let made = 0;
   return async (url: string | URL, init: Post = {}): Promise<Response> => {
     let target = new URL(url);
     for (let redirects = 0; ; redirects++) {
       if (made >= MAX_REQUESTS) throw new Error(`not fetched: the doctor makes at most ${MAX_REQUESTS} requests`);
+      await allowed(target);
       made++;
       const response = await doFetch(target, {
         method: init.body === undefined ? 'GET' : 'POST',
@@ -172,7 +250,7 @@ export async function runDoctor(pageUrl: string, options: DoctorOptions = {}): P
   const findings: Finding[] = [];
   const add = (id: Finding['id'], status: CheckStatus, message: string, fix = '') =>
     findings.push({ id, status, message, fix });
-  const get = boundedFetch(doFetch, timeoutMs);
+  const get = boundedFetch(doFetch, timeoutMs, await addressRule(page, options.lookup, timeoutMs));
   const maxPageBytes = options.maxPageBytes ?? 2 * 1024 * 1024;
 
   let html = '';

@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { startEmulator } from './index.js';
 import { runConformance, type ConformancePage } from './conformance.js';
+import { lineSafe, parsePortBase } from './cli-env.js';
 
 const USAGE = `usage: blackbox-capture-emulator [--help] [--version]
        blackbox-capture-emulator conformance <loader.js> [--reference <loader.js>] [--chromium <path>]
@@ -104,9 +105,16 @@ async function conformance(args: string[]): Promise<void> {
 function serve(args: string[]): void {
   const asEnv = args[0] === '--env';
   if (args.length > (asEnv ? 1 : 0)) fail(`unknown option ${args[asEnv ? 1 : 0]}`);
-  const base = process.env.EMULATOR_PORT_BASE ? Number(process.env.EMULATOR_PORT_BASE) : undefined;
-  if (base !== undefined && !(Number.isInteger(base) && base > 0 && base + 5 < 65536))
-    fail(`EMULATOR_PORT_BASE must be a port number, at most 65530 (got ${process.env.EMULATOR_PORT_BASE})`);
+  let base: number | undefined;
+  if (process.env.EMULATOR_PORT_BASE) {
+    const parsed = parsePortBase(process.env.EMULATOR_PORT_BASE);
+    if ('error' in parsed) fail(parsed.error);
+    base = parsed.base;
+  }
+  for (const name of ['EMULATOR_CLIENT_ID', 'EMULATOR_CLIENT_SECRET']) {
+    const refused = lineSafe(name, process.env[name] ?? '');
+    if (refused) fail(refused);
+  }
   const ports =
     base === undefined
       ? undefined
@@ -126,6 +134,20 @@ function serve(args: string[]): void {
     (emulator) => {
       const { loaderUrl, collectorUrl, thirdPartyUrl, tokenUrl, baseUrl, retrievalUrl, clientId, clientSecret } =
         emulator;
+      const variables = {
+        LOADER_URL: loaderUrl,
+        COLLECTOR_URL: collectorUrl,
+        TOKEN_URL: tokenUrl,
+        BASE_URL: baseUrl,
+        RETRIEVAL_URL: retrievalUrl,
+        CLIENT_ID: clientId,
+        CLIENT_SECRET: clientSecret,
+      };
+      // Each variable one line: a value that would break one is refused, not printed.
+      for (const [name, value] of Object.entries(variables)) {
+        const refused = lineSafe(name, value);
+        if (refused) return void emulator.close().then(() => fail(refused, 1));
+      }
       // Listening for the signals before printing: whoever reads the addresses may stop it at
       // once, and Deno starts to listen for a signal only a moment after it is asked to.
       const stop = () => void emulator.close().then(() => process.exit(0));
@@ -134,15 +156,7 @@ function serve(args: string[]): void {
       // The secret is the emulator's own test credential, printed so that the server kit can be pointed at it.
       console.log(
         asEnv
-          ? Object.entries({
-              LOADER_URL: loaderUrl,
-              COLLECTOR_URL: collectorUrl,
-              TOKEN_URL: tokenUrl,
-              BASE_URL: baseUrl,
-              RETRIEVAL_URL: retrievalUrl,
-              CLIENT_ID: clientId,
-              CLIENT_SECRET: clientSecret,
-            })
+          ? Object.entries(variables)
               .map(([name, value]) => `${name}=${value}`)
               .join('\n')
           : JSON.stringify(

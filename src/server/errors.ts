@@ -118,5 +118,7 @@ export function isDeviceRiskError(error: unknown): error is DeviceRiskError {
  * never silent. A DeviceRiskError's message never holds a secret; other errors are your own.
  */
 export function logError(error: unknown): void {
-  console.error(isDeviceRiskError(error) ? `${error.message} (${error.code})` : error);
+  // A body cut for time (http.ts, BodyTimeoutError) is a refusal like the others: one line, no stack.
+  const refusal = error instanceof Error && error.name === 'BodyTimeoutError';
+  console.error(isDeviceRiskError(error) || refusal ? `${error.message} (${(error as { code: string }).code})` : error);
 }

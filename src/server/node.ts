@@ -4,7 +4,8 @@
  * (types only), so that the server entry loads on runtimes without Node's modules (workerd).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { plainAddress } from './http.js';
+import { bodyTimedOut, isBodyTimeout, plainAddress } from './http.js';
+import { logError } from './errors.js';
 import { takeNodeBody } from './proxy/node-body.js';
 
 /**
@@ -203,11 +204,18 @@ export async function writeResponse(response: Response, res: ServerResponse, met
   }
 }
 
+export interface NodeHandlerOptions {
+  /** Told of each request cut because its body took too long. Default: one line on the console. */
+  onError?: (error: unknown) => void;
+}
+
 /**
- * Wraps a fetch-style handler for Node. An exception becomes a bare 500 (or goes
- * to Express's `next`), never a hanging request and never a stack trace.
+ * Wraps a fetch-style handler for Node. A body that did not arrive in time (`BodyTimeoutError`
+ * from `readLimited`) is answered 408 and the connection closed; any other exception becomes
+ * a bare 500 (or goes to Express's `next`), never a hanging request and never a stack trace.
  */
-export function toNodeHandler(handler: FetchHandler): NodeHandler {
+export function toNodeHandler(handler: FetchHandler, options: NodeHandlerOptions = {}): NodeHandler {
+  const onError = options.onError ?? logError;
   return (req, res, next) => {
     void (async () => {
       let request: Request;
@@ -220,7 +228,18 @@ export function toNodeHandler(handler: FetchHandler): NodeHandler {
         res.end(JSON.stringify({ error: { code: error.code, message: error.message } }));
         return;
       }
-      const response = await handler(request, { clientAddress: plainAddress(req.socket.remoteAddress ?? '') });
+      let response: Response;
+      try {
+        response = await handler(request, { clientAddress: plainAddress(req.socket.remoteAddress ?? '') });
+      } catch (error) {
+        if (!isBodyTimeout(error)) throw error;
+        onError(error);
+        response = bodyTimedOut(error);
+      }
+      // A body still arriving that the handler did not read (a refusal before it, or over its
+      // size): close the connection after the answer rather than drain it for as long as the
+      // client cares to send.
+      if (!req.complete) res.setHeader('connection', 'close');
       await writeResponse(response, res, request.method);
     })().catch((error: unknown) => {
       if (next) return next(error);

@@ -8,6 +8,7 @@ import { DeviceRiskError, ERR_RESULT_HANDLER_TIMEOUT } from './errors.js';
 /**
  * Runs `call` with a signal that aborts after `timeoutMs` or with `stop`; rejects then
  * (`result_handler_timeout`, or `stop`'s reason) without waiting for the call to notice.
+ * Leaves nothing behind once settled: no timer, no listener on `stop`.
  */
 export async function callWithin(
   call: (signal: AbortSignal) => void | Promise<void>,
@@ -15,6 +16,9 @@ export async function callWithin(
   stop: AbortSignal = new AbortController().signal,
 ): Promise<void> {
   const limit = new AbortController();
+  const stopped = () => limit.abort(stop.reason);
+  if (stop.aborted) stopped();
+  else stop.addEventListener('abort', stopped);
   const timer = setTimeout(
     () =>
       limit.abort(
@@ -25,19 +29,16 @@ export async function callWithin(
     timeoutMs,
   );
   // The limit ends the call's hold on the handler; it never holds the process up itself.
+  // Stryker disable next-line OptionalChaining: Node's timers have unref; edge runtimes' numbers do not
   (timer as { unref?: () => void }).unref?.();
-  const signal = AbortSignal.any([limit.signal, stop]);
-  let unlisten = () => {};
   const aborted = new Promise<never>((_, reject) => {
-    const abort = () => reject(signal.reason);
-    if (signal.aborted) return abort();
-    signal.addEventListener('abort', abort, { once: true });
-    unlisten = () => signal.removeEventListener('abort', abort);
+    if (limit.signal.aborted) reject(limit.signal.reason);
+    limit.signal.addEventListener('abort', () => reject(limit.signal.reason));
   });
   try {
-    await Promise.race([Promise.resolve().then(() => call(signal)), aborted]);
+    await Promise.race([Promise.resolve().then(() => call(limit.signal)), aborted]);
   } finally {
     clearTimeout(timer);
-    unlisten();
+    stop.removeEventListener('abort', stopped);
   }
 }

@@ -15,8 +15,8 @@ export interface LoaderScriptOptions {
 }
 
 /**
- * The loader. It behaves like the public loader 5.2.2, request for request (field notes
- * §1a, and the conformance table in conformance.ts is the definition): global name,
+ * The loader. It behaves like the public loader 5.2.2, request for request (docs/vendor-contract.md
+ * #the-loader, and the conformance table in conformance.ts is the definition): global name,
  * run-once guard, boolean parsing, two chains (first party, third party) that each
  * append their next script only from the previous one's `load`, the URL shapes with
  * their query string, per-side flash flags, the `<list>_<file>_load_failure` flags and

@@ -97,7 +97,7 @@ export function vendorAsset(
     headers: {
       'content-type': JS,
       'cache-control': dynamic ? 'no-store' : 'public, max-age=300',
-      // The first-party collector keeps a device cookie, which the proxy must pass back (field notes §3).
+      // The first-party collector keeps a device cookie, which the proxy must pass back (docs/vendor-contract.md#the-first-party-front).
       ...(source === 'fp_dyn' ? { 'set-cookie': `fpc=${embedded.token}; Path=/; Max-Age=31536000; SameSite=Lax` } : {}),
     },
     body: collectionScript({

@@ -6,7 +6,7 @@ export const json = (body: unknown, status = 200, headers: Record<string, string
     headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers },
   });
 
-/** The service's error body (RFC 7807 shape, as its 429 answer in the field notes). */
+/** The service's error body (RFC 7807 shape, as its 429 answer: docs/vendor-contract.md#the-service). */
 export const problem = (
   status: number,
   title: string,
@@ -28,7 +28,7 @@ export function bearer(request: Request): string | undefined {
 }
 
 /**
- * The field notes: every call wants a User-Agent that names the integrator's
+ * docs/vendor-contract.md#the-service: every call wants a User-Agent that names the integrator's
  * company and app ("YourCompany YourApp/v1.0"). Missing: 400. A bare library
  * default (node, undici, curl, python-requests, axios, Go): 403.
  */

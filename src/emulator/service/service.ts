@@ -18,7 +18,7 @@ export interface ServiceOptions {
   accessTokenLifetimeSeconds: number;
   /** Token requests allowed per second before 429 (spec: 10). */
   tokenRequestsPerSecond: number;
-  /** Account create/update requests per second per tenant, and the burst allowed (field notes: about 1, with short bursts). 0 disables. */
+  /** Account create/update requests per second per tenant, and the burst allowed (docs/vendor-contract.md#the-service: 1, with short bursts). 0 disables. */
   accountRequestsPerSecond: number;
   accountBurst: number;
   /** Session timeout in ms, reset by each action (spec: 15 minutes). */
@@ -378,7 +378,7 @@ export function createService(options: ServiceOptions) {
     });
   }
 
-  /** The documented callback body (field notes §4a), its hrefs on the retrieval host. */
+  /** The documented callback body (docs/vendor-contract.md#the-answer), its hrefs on the retrieval host. */
   function callbackBody(tx: Transaction, status: WorkflowStatus) {
     const account = `${options.retrievalOrigin()}/api/v1/accounts/${tx.accountId}`;
     return {

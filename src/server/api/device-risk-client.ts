@@ -30,7 +30,7 @@ import { backoffMs, MAX_RETRY_AFTER_SECONDS, retryAfterSeconds, upstreamSummary 
 import { parseDetails, RESULT_SCHEDULE_SECONDS, type DeviceRiskDetails } from './result.js';
 import type { Region, TokenSource } from './token-source.js';
 
-/** The regional API base addresses (field notes). */
+/** The regional API base addresses (docs/vendor-contract.md#the-service). */
 export const API_BASE_URLS: Record<Region, string> = {
   US: 'https://account.amer-1.jumio.ai',
   EU: 'https://account.emea-1.jumio.ai',
@@ -109,7 +109,7 @@ export interface DeviceRiskClientOptions {
   fetch?: typeof fetch;
   /** Path of account create (update appends `/{accountId}`). Default `/api/v1/accounts`. */
   accountsPath?: string;
-  /** Default PUT (field notes). */
+  /** Default PUT (docs/vendor-contract.md#the-service). */
   finalizeMethod?: 'PUT' | 'POST';
   /** Attempts for calls that are safe to repeat. Default 3. */
   maxAttempts?: number;
@@ -185,7 +185,7 @@ export function checkBlackbox(blackbox: unknown): string {
 const FORBIDDEN_REFERENCE = /[<>"/;`%{}|]/;
 
 /**
- * The documented rules of an account request (field notes §4), checked before the
+ * The documented rules of an account request (docs/vendor-contract.md#the-service), checked before the
  * call: the service refuses a bad one with a 400 that no retry can mend.
  */
 export function checkAccountRequest(body: AccountRequest): void {

@@ -1,6 +1,6 @@
 /**
  * The Device Risk answer: the workflow details the retrieval API returns, reduced to
- * what an integrator decides on (field notes §4a), and the polling schedule for
+ * what an integrator decides on (docs/vendor-contract.md#the-answer), and the polling schedule for
  * integrators without callbacks. Labels, types and alerts are open sets of strings:
  * a value the service adds tomorrow passes through and never throws.
  */
@@ -36,7 +36,7 @@ export interface DeviceRiskDetails {
 
 /**
  * The documented polling schedule without callbacks: at most 10 reads, at these
- * seconds after the upload (field notes §4a).
+ * seconds after the upload (docs/vendor-contract.md#the-answer).
  */
 export const RESULT_SCHEDULE_SECONDS: readonly number[] = [40, 60, 100, 160, 240, 340, 460, 600, 760, 940];
 

@@ -24,7 +24,7 @@ import { ownerMark, takeLease } from '../store/lease.js';
 
 export type Region = 'US' | 'EU' | 'SG';
 
-/** The regional token addresses (field notes). */
+/** The regional token addresses (docs/vendor-contract.md#the-service). */
 export const TOKEN_URLS: Record<Region, string> = {
   US: 'https://auth.amer-1.jumio.ai/oauth2/token',
   EU: 'https://auth.emea-1.jumio.ai/oauth2/token',

@@ -1,7 +1,7 @@
 /**
  * The callback receiver: the service POSTs the final status of a workflow execution to
- * the account's `callbackUrl`, and that callback is its authoritative answer (field notes
- * §4a). Callbacks carry no signature: the receiver checks their shape and their source,
+ * the account's `callbackUrl`, and that callback is its authoritative answer (docs/vendor-contract.md
+ * #the-answer). Callbacks carry no signature: the receiver checks their shape and their source,
  * records them in a store, answers 200 at once, then reads the details and hands them to
  * `onResult`, once per workflow execution and final status, retrying from the store with
  * backoff when the details or `onResult` fail. Nothing goes back to the browser.
@@ -20,6 +20,8 @@ import {
   REFUSED_METHOD,
   REFUSED_SOURCE,
   REFUSED_TOO_MANY_CALLBACKS,
+  bodyTimedOut,
+  isBodyTimeout,
   json,
   readLimited,
   refuse,
@@ -450,7 +452,15 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
     }
     if (!/\bjson\b/i.test(request.headers.get('content-type') ?? ''))
       return refused(415, REFUSED_MEDIA_TYPE, 'Send JSON');
-    const text = await readLimited(request, maxBody);
+    let text: string | undefined;
+    try {
+      text = await readLimited(request, maxBody);
+    } catch (error) {
+      // A body that trickles in is cut at its time limit: 408, and said.
+      if (!isBodyTimeout(error)) throw error;
+      report(error);
+      return bodyTimedOut(error);
+    }
     if (text === undefined) return refused(413, REFUSED_BODY_TOO_LARGE, `The body is larger than ${maxBody} bytes`);
     let callback: CallbackBody;
     try {

@@ -22,8 +22,8 @@ export interface Limiter {
 }
 
 export function checkRateLimit(limit: RateLimit, name: string): RateLimit {
-  const whole = (n: unknown) => typeof n === 'number' && Number.isFinite(n) && n > 0;
-  if (!limit || typeof limit !== 'object' || !whole(limit.burst) || !whole(limit.perMinute))
+  const positive = (n: unknown) => Number.isFinite(n) && (n as number) > 0;
+  if (!limit || !positive(limit.burst) || !positive(limit.perMinute))
     throw new DeviceRiskError(
       ERR_INVALID_CONFIGURATION,
       `${name} must be false or { burst, perMinute } with positive numbers`,

@@ -40,6 +40,8 @@ import {
   REFUSED_ORIGIN,
   REFUSED_TOO_MANY_CHECKOUTS,
   REFUSED_TOO_MANY_REPORTS,
+  bodyTimedOut,
+  isBodyTimeout,
   json,
   readLimited,
   refuse,
@@ -286,7 +288,15 @@ export function createDeviceRiskHandler(
     if (!/^application\/json\b/i.test(request.headers.get('content-type') ?? '')) {
       return refuse(415, REFUSED_MEDIA_TYPE, 'Send JSON: Content-Type: application/json');
     }
-    const text = await readLimited(request, maxBody);
+    let text: string | undefined;
+    try {
+      text = await readLimited(request, maxBody);
+    } catch (error) {
+      // A body that trickles in is cut at its time limit: 408, and said.
+      if (!isBodyTimeout(error)) throw error;
+      onError(error);
+      return bodyTimedOut(error);
+    }
     if (text === undefined) return refuse(413, REFUSED_BODY_TOO_LARGE, `The body is larger than ${maxBody} bytes`);
     let blackbox: string;
     let nonce: unknown;

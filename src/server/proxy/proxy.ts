@@ -12,13 +12,13 @@
 import type { UpstreamInit } from './node-upstream.js';
 import { deadline } from '../deadline.js';
 import { withDone } from './node-body.js';
-import { DeviceRiskError, ERR_INVALID_CONFIGURATION } from '../errors.js';
+import { DeviceRiskError, ERR_INVALID_CONFIGURATION, logError } from '../errors.js';
 import { requireSecureUrl } from '../secure-url.js';
-import { plainAddress, readCapped } from '../http.js';
+import { BodyTimeoutError, bodyTimedOut, isBodyTimeout, plainAddress, readCapped } from '../http.js';
 import { validHost, type RequestContext } from '../node.js';
 import { BadUpstreamAnswerError, usableStatus } from './upstream-answer.js';
 
-/** The vendor's first-party hosts (field notes). */
+/** The vendor's first-party hosts (docs/vendor-contract.md#the-first-party-front). */
 export const COLLECTOR_URLS = {
   production: 'https://first.iovation.com/',
   sandbox: 'https://ci-first.iovation.com/',
@@ -39,7 +39,10 @@ export interface FirstPartyProxyOptions {
    * without the node:http path (the `workerd` and `edge-light` export conditions).
    */
   fetch?: typeof fetch;
-  /** Upstream time limit in ms, for the whole exchange. Default 10000. */
+  /**
+   * Time limit in ms for the whole exchange: a POST body's arrival from the browser (cut with
+   * 408 `body_timeout`), then the collector's answer (504 `collector_timeout`). Default 10000.
+   */
   timeoutMs?: number;
   /**
    * Methods forwarded. Default GET and HEAD: the collection scripts and the files they
@@ -64,6 +67,8 @@ export interface FirstPartyProxyOptions {
   trustProxy?: boolean;
   /** Your site's public host for `X-Forwarded-Host`. Default: the request's validated `Host`. */
   publicHost?: string;
+  /** Told of each request cut because its body took too long. Default: one line on the console. */
+  onError?: (error: unknown) => void;
 }
 
 /** Hop-by-hop headers (RFC 9110 7.6.1): never forwarded in either direction. */
@@ -185,6 +190,7 @@ export function createFirstPartyProxy(
   };
   const timeoutMs = options.timeoutMs ?? 10_000;
   const maxBody = options.maxBodyBytes ?? 64 * 1024;
+  const onError = options.onError ?? logError;
 
   const rawPathOf = (request: Request) => {
     // Stryker disable next-line Regex: a request URL starts with its scheme, so its first origin is at the start
@@ -250,10 +256,24 @@ export function createFirstPartyProxy(
     // Stryker disable next-line ConditionalExpression,LogicalOperator,StringLiteral: collectorPath() already keeps the rest a path below the base; this only confirms it
     if (target.origin !== upstream.origin || !target.pathname.startsWith(basePath)) return answer(400, 'bad_path');
 
+    // One clock for the exchange, started before the body is read: a client that trickles its
+    // body spends the collector's time, and the request never takes more than timeoutMs.
+    const limit = deadline(timeoutMs, request.signal);
     let body: Uint8Array<ArrayBuffer> | undefined;
     if (request.method === 'POST') {
-      body = await readCapped(request, maxBody);
-      if (!body) return answer(413, 'body_too_large');
+      try {
+        body = await readCapped(request, maxBody, timeoutMs, limit.signal);
+      } catch (error) {
+        limit.clear();
+        if (!isBodyTimeout(error) && !limit.expired) throw error; // the client went away, or its body broke
+        const timedOut = isBodyTimeout(error) ? error : new BodyTimeoutError(timeoutMs);
+        onError(timedOut);
+        return bodyTimedOut(timedOut);
+      }
+      if (!body) {
+        limit.clear();
+        return answer(413, 'body_too_large');
+      }
     }
 
     const headers = new Headers();
@@ -270,7 +290,6 @@ export function createFirstPartyProxy(
     headers.set('x-forwarded-host', options.publicHost ?? host);
     headers.set('x-forwarded-proto', url.protocol.replace(':', ''));
 
-    const limit = deadline(timeoutMs, request.signal);
     let response: Response;
     try {
       response = await callUpstream(target, {
