@@ -86,7 +86,8 @@ export function frontConformance(
         const forwarded = httpRequest(
           { hostname: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers },
           (answer) => {
-            res.writeHead(answer.statusCode!, answer.headers);
+            // A hop-by-hop header of the collector's own connection, which no front may pass on.
+            res.writeHead(answer.statusCode!, { ...answer.headers, 'proxy-authenticate': 'Basic realm="vendor"' });
             answer.pipe(res);
           },
         );
@@ -115,6 +116,12 @@ export function frontConformance(
       expect(collector.seen.at(-1)!.url).toBe('/general5/SUB/static_wdp.js?loaderVer=5.2.2');
       expect(answer.headers['cache-control']).toMatch(/max-age/);
       expect(answer.headers['content-security-policy']).toBe(CSP);
+    });
+
+    it("passes on none of the collector's hop-by-hop headers", async () => {
+      const answer = await send('/iojs/general5/SUB/static_wdp.js');
+      expect(answer.status).toBe(200);
+      expect(answer.headers['proxy-authenticate']).toBeUndefined();
     });
 
     it('never lets the dynamic script be cached (one Cache-Control), and forwards user agent and language', async () => {
