@@ -5,7 +5,7 @@ import { HAPROXY, available, startHaproxy } from './support/fronts.js';
 
 if (available(HAPROXY, 'haproxy'))
   frontConformance('HAProxy with proxy/haproxy/iojs.cfg', startHaproxy, {
-    vendorCookies: 'dropped',
+    vendorCookies: 'namespaced',
     hostilePaths: 'refused',
   });
 else describe.skip(`haproxy not found at ${HAPROXY}`, () => {});
