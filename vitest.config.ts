@@ -18,7 +18,12 @@ export const builtPackageTests = [
  * `.nginx`: nginx), whose leases and rate windows run on the servers' clocks, and on the
  * real clock (`.clock`): `npm run test:integration`.
  */
-export const integrationTests = ['test/*.redis.test.ts', 'test/*.nginx.test.ts', 'test/*.clock.test.ts'];
+export const integrationTests = [
+  'test/*.redis.test.ts',
+  'test/*.nginx.test.ts',
+  'test/*.front.test.ts',
+  'test/*.clock.test.ts',
+];
 
 export default defineConfig({
   test: {

@@ -1,6 +1,6 @@
-// Runs Debian's nginx with the shipped configuration (src/server/proxy/nginx/) in front of a
-// collector, for the nginx test and the proxy benchmark. The only change to the shipped
-// files: the upstream is `collectorUrl` instead of the vendor's first-party host.
+// Runs Debian's nginx with the shipped configuration (proxy/nginx/) in front of a collector,
+// for the nginx test and the proxy benchmark. The shipped files are included as they are; the
+// upstream is their parameter, `set $bbc_upstream <collectorUrl's origin>;`.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
@@ -68,12 +68,11 @@ export async function startNginx(collectorUrl, { page, dist } = {}) {
   const probe = dist === undefined ? undefined : probeFile(dist);
   const dir = mkdtempSync(join(tmpdir(), 'bbc-nginx-'));
   const port = await freePort();
-  const shipped = (name) => readFileSync(new URL(`../src/server/proxy/nginx/${name}`, import.meta.url), 'utf8');
+  const shipped = (name) => readFileSync(new URL(`../proxy/nginx/${name}`, import.meta.url), 'utf8');
+  // Copied, not included from the checkout: the workers may not be able to enter it (see workerUser).
   writeFileSync(join(dir, 'iojs-http.conf'), shipped('iojs-http.conf'));
-  writeFileSync(
-    join(dir, 'iojs-location.conf'),
-    shipped('iojs-location.conf').replace('https://first.iovation.com/', `${collectorUrl}/`),
-  );
+  writeFileSync(join(dir, 'iojs-location.conf'), shipped('iojs-location.conf'));
+  const upstream = new URL(collectorUrl).origin;
   const errorLog = join(dir, 'error.log');
   writeFileSync(
     join(dir, 'nginx.conf'),
@@ -88,6 +87,7 @@ http {
   include ${dir}/iojs-http.conf;
   server {
     listen 127.0.0.1:${port};
+    set $bbc_upstream ${upstream};
     include ${dir}/iojs-location.conf;
 ${page === undefined ? '' : `    location = /checkout { default_type text/html; return 200 '${page.replace(/[\\']/g, '\\$&')}'; }\n`}${dist === undefined ? '' : `    location /dist/ { alias ${dist}/; types { text/javascript js; } }\n`}    location / { return 404; }
   }

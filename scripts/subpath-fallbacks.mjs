@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-/** Each JavaScript subpath (not the root, not package.json or the nginx files) and its fallback's fields. */
+/** Each JavaScript subpath (not the root, not package.json or the proxy recipes) and its fallback's fields. */
 export function fallbacks() {
   const { exports } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
   return Object.entries(exports)

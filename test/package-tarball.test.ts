@@ -3,6 +3,7 @@
 // are-the-types-wrong on the same tarball.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fallbackFolders, fallbacks } from '../scripts/subpath-fallbacks.mjs';
@@ -138,7 +139,7 @@ describe('the packed tarball', () => {
 
   it('are-the-types-wrong finds nothing: node10, node16 (CommonJS and ESM) and bundler resolution', () => {
     // node10 (TypeScript's moduleResolution "node") reads no exports map: it finds the subpaths
-    // through their fallback folders (scripts/subpath-fallbacks.mjs). The nginx files are
+    // through their fallback folders (scripts/subpath-fallbacks.mjs). The proxy recipes are
     // configuration, not modules.
     const result = spawnSync(
       process.execPath,
@@ -146,6 +147,11 @@ describe('the packed tarball', () => {
         ATTW,
         tarball,
         '--exclude-entrypoints',
+        './proxy/nginx/iojs-http.conf',
+        './proxy/nginx/iojs-location.conf',
+        './proxy/caddy/iojs.caddy',
+        './proxy/apache/iojs.conf',
+        './proxy/haproxy/iojs.cfg',
         './nginx/iojs-http.conf',
         './nginx/iojs-location.conf',
         '--format',
@@ -161,6 +167,21 @@ describe('the packed tarball', () => {
       list.map((p) => `${kind} ${p.entrypoint} ${p.resolutionKind}`),
     );
     expect(found).toEqual([]);
+  });
+
+  it('ships the proxy recipes where docs/proxy.md says, the old nginx paths as aliases', () => {
+    const resolve = createRequire(join(dir, 'use.cjs')).resolve;
+    const shipped = (subpath: string) => readFileSync(resolve(`blackbox-capture/${subpath}`), 'utf8');
+    for (const recipe of [
+      'nginx/iojs-http.conf',
+      'nginx/iojs-location.conf',
+      'caddy/iojs.caddy',
+      'apache/iojs.conf',
+      'haproxy/iojs.cfg',
+    ])
+      expect(shipped(`proxy/${recipe}`)).toBe(readFileSync(join(ROOT, 'proxy', recipe), 'utf8'));
+    for (const name of ['iojs-http.conf', 'iojs-location.conf'])
+      expect(resolve(`blackbox-capture/nginx/${name}`)).toBe(resolve(`blackbox-capture/proxy/nginx/${name}`));
   });
 
   it('has a fallback folder for every subpath, listed in files and ignored by git', () => {

@@ -308,7 +308,7 @@ describe('README emulator snippet, as written', () => {
 describe('README excerpts of shipped files', () => {
   it("every line of the nginx excerpt ('nginx-excerpt') is in the shipped files", () => {
     const shipped = ['iojs-http.conf', 'iojs-location.conf']
-      .map((name) => readFileSync(join(ROOT, 'src/server/proxy/nginx', name), 'utf8'))
+      .map((name) => readFileSync(join(ROOT, 'proxy/nginx', name), 'utf8'))
       .join('\n')
       .replace(/\s+/g, ' ');
     const lines = snippet('nginx-excerpt')

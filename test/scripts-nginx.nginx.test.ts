@@ -93,8 +93,8 @@ describe.skipIf(!available)('the nginx helper, given a folder it cannot serve, f
     for (const file of [
       'scripts/nginx.mjs',
       'scripts/processes.mjs',
-      'src/server/proxy/nginx/iojs-http.conf',
-      'src/server/proxy/nginx/iojs-location.conf',
+      'proxy/nginx/iojs-http.conf',
+      'proxy/nginx/iojs-location.conf',
     ]) {
       mkdirSync(dirname(join(copy, file)), { recursive: true, mode: 0o755 });
       copyFileSync(join(ROOT, file), join(copy, file));

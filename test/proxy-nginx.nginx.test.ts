@@ -6,6 +6,7 @@ import { startEmulator, type Emulator } from '../src/emulator/index.js';
 // @ts-expect-error: a plain ES module script without types
 import { NGINX, nginxAvailable, startNginx } from '../scripts/nginx.mjs';
 import { rawRequest } from './support/http.js';
+import { frontConformance } from './support/front-conformance.js';
 
 const available = (nginxAvailable as () => boolean)();
 // CI installs nginx-light (.ci/run): there a missing nginx is a failure, not a skip.
@@ -17,6 +18,17 @@ const raw = (port: number, path: string, init?: Parameters<typeof rawRequest>[2]
   rawRequest(`http://127.0.0.1:${port}`, path, init).then((answer) => answer.status);
 const rawAnswer = (port: number, path: string, init?: Parameters<typeof rawRequest>[2]) =>
   rawRequest(`http://127.0.0.1:${port}`, path, init);
+
+type RunningNginx = { origin: string; stop(): void };
+if (available)
+  frontConformance(
+    'nginx with proxy/nginx/*.conf',
+    async (collectorUrl) => {
+      const nginx = await (startNginx as (url: string) => Promise<RunningNginx>)(collectorUrl);
+      return { origin: nginx.origin, stop: async () => nginx.stop() };
+    },
+    { vendorCookies: 'dropped', hostilePaths: 'contained' },
+  );
 
 describe.skipIf(!available)('nginx with the shipped configuration', () => {
   let emulator: Emulator;

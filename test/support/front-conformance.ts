@@ -1,0 +1,293 @@
+// One conformance suite for every first-party front (docs/proxy.md, "The contract of a
+// first-party front"): the kit's proxy and each recipe of proxy/ run in its real server. A
+// header-logging stand-in sits in front of the emulator's collector and records what reached
+// the vendor; an "internal" server records what a forged path would reach instead.
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmulator, type Emulator } from '../../src/emulator/index.js';
+import { freePort } from '../../scripts/processes.mjs';
+import { rawRequest, type RawAnswer } from './http.js';
+import type { RunningFront } from './fronts.js';
+
+export interface FrontExpectations {
+  /**
+   * The vendor's cookies. `namespaced`: the browser's `bbc_fpc` goes to the collector as
+   * `fpc`, and the collector's `fpc` comes back as `bbc_fpc` with `Path=/iojs` (the kit's
+   * proxy). `dropped`: no cookie crosses either way (servers that cannot rename a cookie).
+   */
+  vendorCookies: 'namespaced' | 'dropped';
+  /**
+   * `refused`: every hostile path, in every encoding, is answered by the front itself and
+   * nothing reaches the collector. `contained`: the front normalises some of them and forwards
+   * the result, which reaches only the collector, under its root (nginx, Caddy, Apache).
+   */
+  hostilePaths: 'refused' | 'contained';
+}
+
+export interface Seen {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+}
+
+const CSP = "sandbox; default-src 'none'";
+const STALL = '/general5/stall/static_wdp.js';
+
+/** A server on 127.0.0.1 recording each request; `answer` handles it after the record. */
+async function recorder(
+  answer: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<{ origin: string; seen: Seen[]; server: Server }> {
+  const seen: Seen[] = [];
+  const server = createServer((req, res) => {
+    seen.push({ method: req.method!, url: req.url!, headers: req.headers });
+    answer(req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, server };
+}
+
+/** Every value of a header in an answer, in the order sent (Node joins some repeated ones). */
+const values = (answer: RawAnswer, name: string): string[] => {
+  const value = answer.headers[name];
+  return value === undefined ? [] : Array.isArray(value) ? value : [value];
+};
+
+/**
+ * The suite, for the front `start` runs in front of a collector URL. Cases that differ
+ * between fronts read `expectations`; every other case holds for all of them.
+ */
+export function frontConformance(
+  name: string,
+  start: (collectorUrl: string) => Promise<RunningFront>,
+  expectations: FrontExpectations,
+): void {
+  describe(`${name}: the first-party front contract`, () => {
+    let emulator: Emulator;
+    let front: RunningFront;
+    let collector: Awaited<ReturnType<typeof recorder>>;
+    let internal: Awaited<ReturnType<typeof recorder>>;
+    const send = (path: string, init?: Parameters<typeof rawRequest>[2]) =>
+      rawRequest(front.origin, path, { ...init, headers: { host: 'shop.test', ...init?.headers } });
+
+    beforeAll(async () => {
+      emulator = await startEmulator();
+      const upstream = new URL(emulator.collectorUrl);
+      // The stand-in: records, then passes the request on to the emulator's collector as it came.
+      collector = await recorder((req, res) => {
+        if (req.url === STALL) return; // never answers: the front's own time limit must end it
+        const forwarded = httpRequest(
+          { hostname: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers },
+          (answer) => {
+            // A hop-by-hop header of the collector's own connection, which no front may pass on.
+            // And on the dynamic script a second cookie, with a Domain and a Path of its own.
+            const cookies = answer.headers['set-cookie'] ?? [];
+            if (cookies.length) cookies.push('fpd=2; Domain=.shop.test; path=/; HttpOnly');
+            res.writeHead(answer.statusCode!, {
+              ...answer.headers,
+              ...(cookies.length ? { 'set-cookie': cookies } : {}),
+              'proxy-authenticate': 'Basic realm="vendor"',
+            });
+            answer.pipe(res);
+          },
+        );
+        forwarded.on('error', () => res.destroy());
+        req.pipe(forwarded);
+      });
+      internal = await recorder((_req, res) =>
+        res.writeHead(200, { 'content-type': 'text/html' }).end('<h1>admin</h1>'),
+      );
+      front = await start(collector.origin);
+    }, 60_000);
+
+    afterAll(async () => {
+      await front?.stop();
+      for (const server of [collector?.server, internal?.server]) {
+        server?.closeAllConnections();
+        await new Promise((resolve) => server?.close(resolve));
+      }
+      await emulator?.close();
+    });
+
+    it('forwards the path under the prefix, stripped of it, with its query', async () => {
+      const answer = await send('/iojs/general5/SUB/static_wdp.js?loaderVer=5.2.2');
+      expect(answer.status).toBe(200);
+      expect(answer.body).toContain('emulated collection script: fp_static');
+      expect(collector.seen.at(-1)!.url).toBe('/general5/SUB/static_wdp.js?loaderVer=5.2.2');
+      expect(answer.headers['cache-control']).toMatch(/max-age/);
+      expect(answer.headers['content-security-policy']).toBe(CSP);
+    });
+
+    it("passes on none of the collector's hop-by-hop headers", async () => {
+      const answer = await send('/iojs/general5/SUB/static_wdp.js');
+      expect(answer.status).toBe(200);
+      expect(answer.headers['proxy-authenticate']).toBeUndefined();
+    });
+
+    it('never lets the dynamic script be cached (one Cache-Control), and forwards user agent and language', async () => {
+      const answer = await send('/iojs/general5/SUB/dyn_wdp.js', {
+        headers: { 'user-agent': 'Mozilla/5.0 conformance', 'accept-language': 'it-CH' },
+      });
+      expect(answer.status).toBe(200);
+      // Node joins repeated Cache-Control lines with ", ": a second one would show here.
+      expect(answer.headers['cache-control']).toBe('no-store, private');
+      expect(answer.headers['cdn-cache-control']).toBe('no-store');
+      expect(answer.body).toContain('Mozilla/5.0 conformance');
+      expect(answer.body).toContain('it-CH');
+    });
+
+    it("sends neither the shop's cookies nor its credentials; the vendor's cookie only in its namespace", async () => {
+      await send('/iojs/general5/SUB/static_wdp.js', {
+        headers: {
+          cookie: 'session=s3cr3t; csrf=t0ken; bbc_fpc=vendor-token',
+          authorization: 'Bearer shop-secret',
+          'proxy-authorization': 'Basic c2hvcDpzZWNyZXQ=',
+        },
+      });
+      const { headers } = collector.seen.at(-1)!;
+      expect(headers.authorization).toBeUndefined();
+      expect(headers['proxy-authorization']).toBeUndefined();
+      expect(headers.cookie).toBe(expectations.vendorCookies === 'namespaced' ? 'fpc=vendor-token' : undefined);
+      expect(JSON.stringify(headers)).not.toMatch(/s3cr3t|t0ken|shop-secret/);
+    });
+
+    it.each([
+      ['a=1; bbc_fpc=v; b=2', 'fpc=v'],
+      ['bbc_fpc=v;session=x', 'fpc=v'],
+      ['bbc_a=1; x=2; bbc_b=3', 'a=1; b=3'],
+      [`${Array.from({ length: 12 }, (_, i) => `shop${i}=s3cr3t`).join('; ')}; bbc_fpc=v`, 'fpc=v or none'],
+    ])('out of Cookie: %s, sends only the vendor’s, unprefixed', async (cookie, sent) => {
+      await send('/iojs/general5/SUB/static_wdp.js', { headers: { cookie } });
+      const received = collector.seen.at(-1)!.headers.cookie;
+      if (expectations.vendorCookies === 'dropped') expect(received).toBeUndefined();
+      // A front may fail closed (send none) on more cookies than it can sort; never leak one.
+      else if (sent === 'fpc=v or none') expect([undefined, 'fpc=v']).toContain(received);
+      else expect(received).toBe(sent);
+    });
+
+    it("sends no Cookie header at all when the browser has only the shop's cookies", async () => {
+      await send('/iojs/general5/SUB/static_wdp.js', { headers: { cookie: 'session=s3cr3t; bbc_=empty-name' } });
+      expect(collector.seen.at(-1)!.headers.cookie).toBeUndefined();
+    });
+
+    it("takes the client's address from the peer, never from its own X-Forwarded-For", async () => {
+      await send('/iojs/general5/SUB/static_wdp.js', { headers: { 'x-forwarded-for': '6.6.6.6' } });
+      expect(collector.seen.at(-1)!.headers['x-forwarded-for']).toBe('127.0.0.1');
+    });
+
+    it("sends the collector's Host, not the shop's", async () => {
+      await send('/iojs/general5/SUB/static_wdp.js');
+      expect(collector.seen.at(-1)!.headers.host).toBe(new URL(collector.origin).host);
+    });
+
+    it("returns the vendor's cookie in its namespace under the prefix, or none", async () => {
+      const cookies = values(await send('/iojs/general5/SUB/dyn_wdp.js'), 'set-cookie');
+      if (expectations.vendorCookies === 'dropped') expect(cookies).toEqual([]);
+      else {
+        expect(cookies).toHaveLength(2);
+        expect(cookies[0]).toMatch(/^bbc_fpc=[^;]+; Path=\/iojs(;|$)/);
+        expect(cookies[1]).toMatch(/^bbc_fpd=2; Path=\/iojs; HttpOnly$/);
+        for (const cookie of cookies) {
+          expect(cookie).not.toMatch(/domain=/i);
+          expect(cookie.match(/path=/gi)).toHaveLength(1);
+        }
+      }
+    });
+
+    it.each(['POST', 'PUT', 'DELETE'])('refuses %s and reaches nothing', async (method) => {
+      const before = collector.seen.length;
+      const answer = await send('/iojs/general5/SUB/static_wdp.js', {
+        method,
+        ...(method === 'DELETE' ? {} : { body: 'x' }),
+      });
+      expect([403, 405]).toContain(answer.status);
+      expect(collector.seen.length).toBe(before);
+    });
+
+    it.each([
+      '/iojs/../admin',
+      '/iojs/%2e%2e/admin',
+      '/iojs/%2E%2E/admin',
+      '/iojs/..%2f..%2fadmin',
+      '/iojs/general5/../../admin',
+      '/iojs/general5/%2e%2e/%2e%2e/admin',
+      '/iojsx/general5/SUB/static_wdp.js',
+    ])('does not forward %s, outside the prefix', async (path) => {
+      const before = collector.seen.length;
+      const answer = await send(path);
+      expect(answer.status).toBeGreaterThanOrEqual(400);
+      expect(answer.status).toBeLessThan(500);
+      expect(collector.seen.length).toBe(before);
+    });
+
+    it('reaches nothing but the collector, under its root, for hostile paths in every encoding', async () => {
+      const internalHost = new URL(internal.origin).host;
+      const before = collector.seen.length;
+      const attacks = [
+        `http://${internalHost}/admin`,
+        `HTTP://${internalHost}/admin`,
+        `//${internalHost}/x`,
+        `///${internalHost}/x`,
+        `\\\\${internalHost}\\x`,
+        'data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==',
+        '/evil.example/x',
+        'general5/../../admin',
+        'general5/..;/..;/admin',
+        'general5/%00%0d%0aX-Injected:%20yes/x',
+      ];
+      const plainRefused: string[] = [];
+      for (const attack of attacks) {
+        const once = attack.replace(/[:/\\.;]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+        for (const [form, rest] of [
+          ['raw', attack],
+          ['encoded', once],
+          ['double-encoded', once.replace(/%/g, '%25')],
+        ] as const) {
+          const reached = collector.seen.length;
+          const answer = await send(`/iojs/${rest}`);
+          if (answer.status === 200) expect(answer.headers['content-security-policy'], `${form} ${attack}`).toBe(CSP);
+          // Refused by the front itself: a 4xx, and the collector never asked.
+          const refused = answer.status >= 400 && answer.status < 500 && collector.seen.length === reached;
+          if (form === 'raw' && /^(http|data):/i.test(attack) && refused) plainRefused.push(attack);
+        }
+      }
+      expect(internal.seen).toEqual([]);
+      // A scheme as sent is refused by every front, whatever it does with the encoded forms.
+      expect(plainRefused).toEqual(attacks.filter((attack) => /^(http|data):/i.test(attack)));
+      const forwarded = collector.seen.slice(before).map(({ url }) => url);
+      if (expectations.hostilePaths === 'refused') expect(forwarded).toEqual([]);
+      for (const url of forwarded) {
+        expect(url).toMatch(/^\/(?!\/)/);
+        expect(new URL(url, 'https://first.example').host).toBe('first.example');
+      }
+    });
+
+    it('answers a 5xx at once when the collector is down', async () => {
+      const down = await start(`http://127.0.0.1:${(await freePort()) as number}`);
+      try {
+        const began = Date.now();
+        const { status } = await rawRequest(down.origin, '/iojs/general5/SUB/static_wdp.js');
+        expect([502, 503, 504]).toContain(status);
+        // HAProxy tries a refused connection 3 times, a second apart.
+        expect(Date.now() - began).toBeLessThan(8000);
+      } finally {
+        await down.stop();
+      }
+    }, 60_000);
+
+    it('answers a 5xx within its time limit when the collector stalls', async () => {
+      const began = Date.now();
+      const answer = await send(`/iojs${STALL}`);
+      expect([502, 504]).toContain(answer.status);
+      // Each front's limit is 10 s; a front without one would wait for the test's own.
+      expect(Date.now() - began).toBeLessThan(20_000);
+    }, 60_000);
+  });
+}
