@@ -214,25 +214,26 @@ describe('client.waitForResult: the documented polling schedule', () => {
   });
 });
 
+/** The handler on a real socket, as the service reaches it. */
+async function receiver(client: DeviceRiskClient, extra: Partial<CallbackHandlerOptions> = {}) {
+  const results: CallbackResult[] = [];
+  const errors: unknown[] = [];
+  const handler = createCallbackHandler({
+    client,
+    allowedSources: ['127.0.0.0/8', '::1'],
+    onResult: (r) => void results.push(r),
+    onError: (e) => errors.push(e),
+    retryDelayMs: 5,
+    ...extra,
+  });
+  handlers.push(handler);
+  const server = createServer(toNodeHandler(handler));
+  servers.push(server);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { handler, results, errors, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback` };
+}
+
 describe('createCallbackHandler', () => {
-  /** The handler on a real socket, as the service reaches it. */
-  async function receiver(client: DeviceRiskClient, extra: Partial<CallbackHandlerOptions> = {}) {
-    const results: CallbackResult[] = [];
-    const errors: unknown[] = [];
-    const handler = createCallbackHandler({
-      client,
-      allowedSources: ['127.0.0.0/8', '::1'],
-      onResult: (r) => void results.push(r),
-      onError: (e) => errors.push(e),
-      retryDelayMs: 5,
-      ...extra,
-    });
-    handlers.push(handler);
-    const server = createServer(toNodeHandler(handler));
-    servers.push(server);
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    return { handler, results, errors, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback` };
-  }
   const post = (url: string, body: unknown) =>
     fetch(url, {
       method: 'POST',
@@ -486,27 +487,9 @@ describe('createCallbackHandler', () => {
 });
 
 describe('whose callback: the shop’s own executions, placed by the service or the kit’s tag', () => {
-  async function receiverOn(client: DeviceRiskClient, extra: Partial<CallbackHandlerOptions> = {}) {
-    const results: CallbackResult[] = [];
-    const errors: { code?: string }[] = [];
-    const handler = createCallbackHandler({
-      client,
-      allowedSources: ['127.0.0.0/8', '::1'],
-      onResult: (r) => void results.push(r),
-      onError: (e) => void errors.push(e as { code?: string }),
-      retryDelayMs: 5,
-      ...extra,
-    });
-    handlers.push(handler);
-    const server = createServer(toNodeHandler(handler));
-    servers.push(server);
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    return { handler, results, errors, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback` };
-  }
-
   it('a checkout without a userReference of its own carries the kit’s tag, and its callback is vouched for', async () => {
     const client = await setup();
-    const { handler, results, url } = await receiverOn(client);
+    const { handler, results, url } = await receiver(client);
     const { runDeviceRiskCheck } = await import('../src/server/index.js');
     await runDeviceRiskCheck(
       client,
@@ -526,7 +509,7 @@ describe('whose callback: the shop’s own executions, placed by the service or 
 
   it('a callback for an execution this tenant never made: one details read (404), never retried, onResult never called', async () => {
     const client = await setup();
-    const { handler, results, errors, url } = await receiverOn(client);
+    const { handler, results, errors, url } = await receiver(client);
     const account = crypto.randomUUID();
     const execution = crypto.randomUUID();
     const forged = {
@@ -552,7 +535,7 @@ describe('whose callback: the shop’s own executions, placed by the service or 
     await handler.idle();
     expect(emulator.inspect.requests('details')).toBe(1);
     expect(results).toEqual([]);
-    expect(errors.map((e) => e.code)).toEqual(['unknown_execution']);
+    expect(errors.map((e) => (e as { code?: string }).code)).toEqual(['unknown_execution']);
   });
 });
 
