@@ -2,7 +2,7 @@
 // permissions and whoever runs it, and a folder it cannot serve fails its start at once with
 // the reason, never as a page that waits for its scripts until the test times out.
 import { execFile } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, linkSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -111,9 +111,18 @@ describe.skipIf(!available)('the nginx helper, given a folder it cannot serve, f
       }`,
     );
     chmodSync(join(copy, 'run.mjs'), 0o644);
+    // This Node may sit where `nobody` cannot go (.ci/run's Node 26 in root's cache): a link to
+    // it in the copy's folder, or a copy of it across file systems.
+    const node = join(copy, 'node');
+    try {
+      linkSync(process.execPath, node);
+    } catch {
+      copyFileSync(process.execPath, node);
+    }
+    chmodSync(node, 0o755);
     return new Promise((resolve, reject) =>
       execFile(
-        process.execPath,
+        node,
         [join(copy, 'run.mjs'), dist],
         {
           timeout: 30_000,
