@@ -38,22 +38,38 @@ const fields = (element: HTMLElement) => {
   return value instanceof FormData ? Object.fromEntries(value.entries()) : value;
 };
 
+/** A stand-in for the capture: records each call's options; the test settles each call. */
+interface FakeCapture {
+  calls: Array<{ options: Record<string, unknown>; resolve(value: string): void; reject(error: unknown): void }>;
+  call(options: Record<string, unknown>): Promise<string>;
+}
+function fakeCapture(): FakeCapture {
+  const calls: FakeCapture['calls'] = [];
+  return {
+    calls,
+    call: (options) => new Promise((resolve, reject) => calls.push({ options, resolve, reject })),
+  };
+}
+
 let submits: Array<Record<string, unknown>>;
 let defined = 0;
 /**
  * A fresh copy of the package (its per-page state included) with the element defined under
  * a name of its own: the page's registry keeps every earlier definition.
  */
-async function freshElement(): Promise<string> {
+async function freshElement(capture?: FakeCapture): Promise<string> {
   await freshPage();
-  const { defineBlackboxCapture } = await import('../src/browser/element.js');
+  if (capture) vi.doMock('../src/browser/index.js', () => ({ captureBlackbox: capture.call }));
+  const { defineBlackboxCapture } = await import('../src/browser/element.js').finally(() =>
+    vi.doUnmock('../src/browser/index.js'),
+  );
   const name = `blackbox-capture-${++defined}`;
   defineBlackboxCapture(name);
   return name;
 }
 /** A page with the form; the page's own submit listener records what would be sent and keeps happy-dom from navigating. */
-async function page(attributes = '') {
-  const tag = await freshElement();
+async function page(attributes = '', capture?: FakeCapture) {
+  const tag = await freshElement(capture);
   document.body.innerHTML = `<form action="/checkout" method="post"><${tag} name="blackbox" loader-url="${LOADER_URL}" ${attributes}></${tag}><button id="pay">Pay</button></form>`;
   const form = document.querySelector('form')!;
   const element = document.querySelector(tag) as CaptureElement;
@@ -128,6 +144,7 @@ describe('<blackbox-capture>', () => {
     ['abc', 'abc'],
     ['-1', '-1'],
     ['', 'blank'],
+    ['  ', 'spaces'],
     ['600001', 'above ten minutes'],
   ])('max-wait-ms="%s" (%s) fails the element with invalid_option naming it; the form is not held', async (value) => {
     const errors: Array<{ code: string; message: string }> = [];
@@ -533,5 +550,78 @@ describe('<blackbox-capture>', () => {
     };
     expect(typeof typed).toBe('function');
     expect(document.createElement('blackbox-capture')).toBeInstanceOf(customElements.get('blackbox-capture')!);
+  });
+  it('without post-url it makes one call, no delivery', async () => {
+    const capture = fakeCapture();
+    const { element } = await page('', capture);
+    expect(capture.calls).toHaveLength(1);
+    capture.calls[0]!.resolve('0400abc');
+    await settled(element);
+    expect(capture.calls).toHaveLength(1);
+    expect(element.value).toBe('0400abc');
+  });
+
+  it('a held submit that max-wait-ms lets go: outcome timeout-partial, no scripts, the wait as its duration', async () => {
+    const capture = fakeCapture();
+    const { element } = await page('max-wait-ms="0"', capture);
+    document.getElementById('pay')!.click();
+    await vi.waitFor(() => expect(submits).toHaveLength(1));
+    expect(element.outcome).toEqual({ outcome: 'timeout-partial', scripts: [], durationMs: 0 });
+    capture.calls[0]!.resolve('0400abc');
+    await settled(element);
+  });
+
+  it('a capture that fails while a submit is held: the submit goes with outcome failed', async () => {
+    const capture = fakeCapture();
+    const { element } = await page('max-wait-ms="10000"', capture);
+    document.getElementById('pay')!.click();
+    expect(submits).toEqual([]);
+    capture.calls[0]!.reject(new Error('the loader failed'));
+    await vi.waitFor(() => expect(submits).toHaveLength(1));
+    expect(element.state).toBe('failed');
+    expect(submits[0]).toMatchObject({ 'blackbox-outcome': 'failed' });
+    expect(element.outcome).toBeUndefined();
+  });
+
+  it('a submitter removed during the hold: the submit still goes, without it', async () => {
+    const capture = fakeCapture();
+    const { element } = await page('max-wait-ms="10000"', capture);
+    const pay = document.getElementById('pay')!;
+    pay.click();
+    pay.remove(); // a framework re-rendering the button; requestSubmit(pay) would throw in a browser
+    capture.calls[0]!.resolve('0400abc');
+    await vi.waitFor(() => expect(submits).toHaveLength(1));
+    // happy-dom names the form itself where a browser gives null: either way, not the removed button.
+    expect(submits[0]!.submitter).not.toBe('pay');
+    expect(submits[0]).toMatchObject({ blackbox: '0400abc', 'blackbox-outcome': 'complete' });
+    expect(element.state).toBe('complete');
+  });
+
+  it('removed from the page, it takes its submit listener off the document', async () => {
+    const added = vi.spyOn(document, 'addEventListener');
+    const removed = vi.spyOn(document, 'removeEventListener');
+    try {
+      const capture = fakeCapture();
+      const { element } = await page('', capture);
+      const listener = added.mock.calls.find(([type, , capture]) => type === 'submit' && capture === true)?.[1];
+      expect(listener).toBeInstanceOf(Function);
+      expect(removed).not.toHaveBeenCalledWith('submit', listener, true);
+      element.remove();
+      expect(removed).toHaveBeenCalledWith('submit', listener, true);
+    } finally {
+      added.mockRestore();
+      removed.mockRestore();
+    }
+  });
+
+  it("without an inject attribute it joins the page's own call (inject not given): no option_conflict", async () => {
+    const tag = await freshElement();
+    const { captureBlackbox } = await import('../src/browser/index.js');
+    const own = captureBlackbox({ loaderUrl: LOADER_URL });
+    document.body.innerHTML = `<form><${tag} name="blackbox" loader-url="${LOADER_URL}"></${tag}></form>`;
+    const element = document.querySelector(tag) as CaptureElement;
+    await settled(element);
+    expect(element.state).toBe('complete');
+    expect(element.value).toBe(await own);
   });
 });

@@ -21,11 +21,22 @@ afterEach(() => {
 });
 
 /** A fresh copy of the package and of the hook (one loader run per copy), and a root to render in. */
-async function fresh(): Promise<Hook> {
+async function fresh(capture?: FakeCapture): Promise<Hook> {
   await freshPage();
   document.body.innerHTML = '<div id="app"></div>';
   root = createRoot(document.getElementById('app')!);
-  return (await import('../src/browser/react.js')).useBlackbox;
+  if (capture) vi.doMock('../src/browser/index.js', () => ({ captureBlackbox: capture.call }));
+  return (await import('../src/browser/react.js').finally(() => vi.doUnmock('../src/browser/index.js'))).useBlackbox;
+}
+
+/** A stand-in for the capture: records each call's options; the test settles each call. */
+interface FakeCapture {
+  calls: Array<{ options: CaptureOptions; resolve(value: string): void }>;
+  call(options: CaptureOptions): Promise<string>;
+}
+function fakeCapture(): FakeCapture {
+  const calls: FakeCapture['calls'] = [];
+  return { calls, call: (options) => new Promise((resolve) => calls.push({ options, resolve })) };
 }
 
 /** Renders a component that records every state the hook returns; `again()` renders it once more (new options). */
@@ -150,5 +161,50 @@ describe('useBlackbox', () => {
     await until(() => expect(told).toEqual([5000, 4000, 4000]));
     expect(other.value).toBe(first.value);
     expect(last(states)).toMatchObject({ complete: true, error: undefined });
+  });
+  it('with post, a second call delivers: a URL and checkoutId give the URL with a checkout-id header; none without post', async () => {
+    let capture = fakeCapture();
+    let useBlackbox = await fresh(capture);
+    render(
+      useBlackbox,
+      () => ({ loaderUrl: LOADER_URL, post: '/device-risk', checkoutId: 'cart-1' }) as CaptureOptions,
+    );
+    await until(() => expect(capture.calls).toHaveLength(2));
+    expect(capture.calls[0]!.options.post).toEqual({ url: '/device-risk', headers: { 'checkout-id': 'cart-1' } });
+    expect(capture.calls[1]!.options.post).toBeUndefined();
+    root!.unmount();
+    capture = fakeCapture();
+    useBlackbox = await fresh(capture);
+    render(useBlackbox, () => ({ loaderUrl: LOADER_URL }));
+    await until(() => expect(capture.calls).toHaveLength(1));
+    expect(capture.calls).toHaveLength(1);
+  });
+
+  it("the capture's value completes the state even when no update told it", async () => {
+    const capture = fakeCapture();
+    const states = render(await fresh(capture), () => ({ loaderUrl: LOADER_URL }));
+    await until(() => expect(capture.calls).toHaveLength(1));
+    capture.calls[0]!.resolve('0400abc');
+    await until(() => expect(last(states)).toEqual({ ...states[0], blackbox: '0400abc', complete: true }));
+  });
+
+  it('options with no prototype count as plain data: new on every render, they start nothing new', async () => {
+    const capture = fakeCapture();
+    const states = render(await fresh(capture), () => ({
+      loaderUrl: LOADER_URL,
+      vendor: Object.assign(Object.create(null) as Record<string, unknown>, { fp_dyn: true }),
+    }));
+    await until(() => expect(capture.calls).toHaveLength(1));
+    for (let i = 0; i < 3; i++) states.again();
+    capture.calls[0]!.resolve('0400abc');
+    await until(() => expect(last(states).complete).toBe(true));
+    expect(capture.calls).toHaveLength(1);
+  });
+
+  it("a null option is the capture's invalid_option, not a crash of the render", async () => {
+    const useBlackbox = await fresh();
+    const states = render(useBlackbox, () => ({ loaderUrl: LOADER_URL, nonce: null }) as unknown as CaptureOptions);
+    await until(() => expect(last(states).error).toBeDefined());
+    expect(last(states).error).toMatchObject({ code: 'invalid_option' });
   });
 });

@@ -192,10 +192,12 @@ function elementClass() {
       // A page with a CSP hides the nonce attribute (it reads ""); the property keeps it.
       if (this.hasAttribute('nonce')) options.nonce = this.nonce || this.getAttribute('nonce');
       const timeout = this.getAttribute('timeout-ms');
+      // Stryker disable next-line MethodExpression: blanks read as 0 untrimmed, which the option check refuses as it does NaN
       if (timeout !== null) options.timeoutMs = timeout.trim() ? +timeout : NaN;
       const inject = this.getAttribute('inject');
       if (inject !== null) options.inject = inject !== 'false';
       const consent = this.getAttribute('consent');
+      // Stryker disable next-line ConditionalExpression: without the attribute the pattern reads "null", which it does not match
       const tcfVendor = consent === null ? null : /^tcf:(\d+)$/.exec(consent);
       if (tcfVendor)
         options.consent = () => import('./tcf.js').then(({ tcfConsent }) => tcfConsent({ vendorId: +tcfVendor[1]! })());

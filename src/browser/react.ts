@@ -52,6 +52,7 @@ function keyOf(options: BlackboxHookOptions): string {
     if (prototype === Object.prototype || prototype === null) return value;
     let identity = identities.get(value);
     if (identity === undefined) {
+      // Stryker disable next-line UpdateOperator: counting down gives distinct identities as well
       identity = ++lastIdentity;
       identities.set(value, identity);
     }
