@@ -306,7 +306,7 @@ describe('checkForwarded against a fake front and collector', () => {
   const check = (findings: Found[]) => findings.find((f) => f.id === 'leak_check');
 
   it('the marker is 24 hex digits of random bytes, each byte two of them', async () => {
-    vi.spyOn(crypto, 'getRandomValues').mockImplementation(<T extends ArrayBufferView | null>(array: T) => array);
+    vi.spyOn(crypto, 'getRandomValues').mockImplementation((array) => array);
     try {
       const { marked } = await run(async () => new Response(''), headers({}));
       expect(marked.map((url) => url.searchParams.get('bbc-doctor'))).toEqual([`bbc-doctor-${'00'.repeat(12)}`]);
