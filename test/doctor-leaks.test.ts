@@ -4,7 +4,7 @@
 // configuration: test/doctor-leaks.nginx.test.ts.
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runDoctor, type DoctorReport, type Finding } from '../src/doctor/doctor.js';
 import { checkForwarded, cookieScope } from '../src/doctor/leaks.js';
 import { startEmulator, type Emulator } from '../src/emulator/index.js';
@@ -278,5 +278,121 @@ describe('cookieScope: the vendor cookies that came back through the front', () 
       "the front sets the vendor's cookie on the shop's site: fpc: not in the bbc_ namespace, Path=/, outside /iojs; bbc_x: Path=/, outside /iojs",
     );
     expect(found?.fix).toContain('rename each vendor cookie to bbc_<name> with Path=/iojs and no Domain');
+  });
+});
+
+// checkForwarded against a fake front and collector: what it sends and what it concludes.
+describe('checkForwarded against a fake front and collector', () => {
+  type Found = { id: string; status: string; message: string; fix?: string };
+  /** Runs the check; `front` answers the marked request, `collector` the inspection. */
+  async function run(front: () => Promise<Response>, collector: () => Promise<Response>) {
+    const findings: Found[] = [];
+    const marked: URL[] = [];
+    const get = async (url: string | URL) => {
+      if (String(url).includes('/__bbc/last-request')) return collector();
+      marked.push(new URL(url));
+      return front();
+    };
+    await checkForwarded(get, (id, status, message, fix) => void findings.push({ id, status, message, fix }), {
+      page: new URL('https://shop.example/checkout'),
+      prefix: '/iojs',
+      version: 'general5',
+      collectorUrl: 'https://collector.example/',
+      cookiePrefix: 'bbc_',
+    });
+    return { findings, marked };
+  }
+  const headers = (values: Record<string, string>) => async () => Response.json({ headers: values });
+  const check = (findings: Found[]) => findings.find((f) => f.id === 'leak_check');
+
+  it('the marker is 24 hex digits of random bytes, each byte two of them', async () => {
+    vi.spyOn(crypto, 'getRandomValues').mockImplementation((array) => array);
+    try {
+      const { marked } = await run(async () => new Response(''), headers({}));
+      expect(marked.map((url) => url.searchParams.get('bbc-doctor'))).toEqual([`bbc-doctor-${'00'.repeat(12)}`]);
+    } finally {
+      vi.restoreAllMocks();
+    }
+  });
+
+  it('a front that answers with no body is still checked', async () => {
+    const { findings } = await run(async () => new Response(null, { status: 204 }), headers({}));
+    expect(check(findings)).toBeUndefined();
+    expect(findings.map((f) => [f.id, f.status])).toEqual([
+      ['leak_cookies', 'pass'],
+      ['leak_auth', 'pass'],
+      ['leak_address', 'pass'],
+      ['leak_host', 'pass'],
+    ]);
+  });
+
+  it('a marked request that fails: a warning that says why', async () => {
+    const { findings } = await run(() => Promise.reject(new Error('refused')), headers({}));
+    expect(findings).toEqual([
+      {
+        id: 'leak_check',
+        status: 'warn',
+        message: 'what the front forwards was not checked: the marked request failed (refused)',
+        fix: 'check that the front answers',
+      },
+    ]);
+  });
+
+  it('"not_seen" counts only in a 404: another status is the collector answering it', async () => {
+    const { findings } = await run(
+      async () => new Response(''),
+      async () => Response.json({ error: { code: 'not_seen' } }, { status: 500 }),
+    );
+    expect(check(findings)?.message).toContain('the collector answered 500 to the inspection request');
+    const notSeen = await run(
+      async () => new Response(''),
+      async () => Response.json({ error: { code: 'not_seen' } }, { status: 404 }),
+    );
+    expect(check(notSeen.findings)?.fix).toBe(
+      "give --collector-url the collector the front forwards to (the emulator's)",
+    );
+  });
+
+  it('an answer of null names no headers: said so, with the fix', async () => {
+    const { findings } = await run(
+      async () => new Response(''),
+      async () => new Response('null'),
+    );
+    expect(check(findings)).toEqual({
+      id: 'leak_check',
+      status: 'warn',
+      message:
+        'what the front forwards was not checked: the collector could not be asked (its answer names no headers)',
+      fix: 'check --collector-url',
+    });
+  });
+
+  it('the claimed address anywhere in the chain, spaces around it, fails', async () => {
+    const { findings } = await run(
+      async () => new Response(''),
+      headers({ 'x-forwarded-for': '10.0.0.1, 198.51.100.66' }),
+    );
+    expect(findings.find((f) => f.id === 'leak_address')?.status).toBe('fail');
+  });
+});
+
+describe('cookieScope: how a Set-Cookie line is read', () => {
+  const scope = (line: string) =>
+    cookieScope([line], { prefix: '/iojs', cookiePrefix: 'bbc_', requestPath: '/iojs/general5/dyn_wdp.js' })?.message;
+
+  it('names and values are trimmed, as a browser reads them', () => {
+    expect(scope('bbc_fpc=1; Path= /iojs')).toBeUndefined();
+    expect(scope('bbc_ =1; Path=/iojs')).toBe(
+      "the front sets the vendor's cookie on the shop's site: bbc_: not in the bbc_ namespace",
+    );
+    expect(scope(' fpc ; Path=/iojs')).toBe(
+      "the front sets the vendor's cookie on the shop's site: fpc: not in the bbc_ namespace",
+    );
+  });
+
+  it('a bare Domain attribute is still a Domain: it fails', () => {
+    expect(scope('bbc_fpc=1; Path=/iojs; Domain')).toBe(
+      "the front sets the vendor's cookie on the shop's site: bbc_fpc: Domain=, every subdomain",
+    );
   });
 });

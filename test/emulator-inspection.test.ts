@@ -92,3 +92,32 @@ describe('the inspection refuses', () => {
     expect((await inspect('marker-one', { method: 'POST', body: 'x' })).status).toBe(405);
   });
 });
+
+// The collector's handler called directly, with the peer address it is given.
+describe('the inspection, against the handler', () => {
+  const at = (path: string, clientAddress?: string, init: RequestInit = {}) =>
+    emulator.handlers.collector(new Request(`${emulator.collectorUrl}${path}`, init), { clientAddress });
+
+  it('only loopback peers: 127.0.0.0/8, ::1 and ::ffff:127.0.0.1; an address with 127. inside is none', async () => {
+    await (await at('/general5/dyn_wdp.js?bbc-doctor=peer-marker', '127.0.0.1')).body?.cancel();
+    const status = async (address: string) => (await at('/__bbc/last-request?marker=peer-marker', address)).status;
+    expect(await status('127.0.0.2')).toBe(200);
+    expect(await status('::ffff:127.0.0.1')).toBe(200);
+    expect(await status('10.127.0.1')).toBe(403);
+    expect(await status('')).toBe(403);
+  });
+
+  it('answers JSON, a refused method with its code', async () => {
+    const answer = await at('/__bbc/last-request?marker=peer-marker', '127.0.0.1', { method: 'POST', body: 'x' });
+    expect(answer.status).toBe(405);
+    expect(answer.headers.get('content-type')).toBe('application/json');
+    expect(await answer.json()).toEqual({ error: { code: 'method_not_allowed' } });
+  });
+
+  it('a malformed marker is not kept: it pushes no marker out', async () => {
+    await (await at('/general5/dyn_wdp.js?bbc-doctor=survivor-marker', '127.0.0.1')).body?.cancel();
+    for (let i = 0; i < KEPT_MARKERS; i++)
+      await (await at(`/general5/dyn_wdp.js?bbc-doctor=bad!${i}`, '127.0.0.1')).body?.cancel();
+    expect((await at('/__bbc/last-request?marker=survivor-marker', '127.0.0.1')).status).toBe(200);
+  });
+});

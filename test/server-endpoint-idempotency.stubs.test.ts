@@ -516,3 +516,38 @@ describe('the key record, pinned', () => {
     );
   });
 });
+
+describe('a refused create on a key that holds a lapsed transaction', () => {
+  it('keeps the record with that transaction, its intent gone: only a key with nothing to resume is deleted', async () => {
+    const store = failingStore();
+    const { DeviceRiskError } = await import('../src/server/errors.js');
+    let clock = Date.now();
+    let refuse = false;
+    const { client } = stubClient({
+      status: async () => 'INITIATED',
+      uploadBlackbox: async () =>
+        Promise.reject(new DeviceRiskError('network_error', 'upload', { operation: 'upload' })),
+    });
+    const create = client.createAccount.bind(client);
+    const refusing = {
+      ...client,
+      createAccount: async (body: never) =>
+        refuse
+          ? Promise.reject(
+              new DeviceRiskError('rate_limited', 'busy', { status: 429, operation: 'account create', retryAfter: 1 }),
+            )
+          : create(body),
+    } as DeviceRiskClient;
+    const { handler } = handlerWith(refusing, { store, now: () => clock });
+    // The first attempt makes wf-1 and records it; its upload fails.
+    expect((await handler(post())).status).not.toBe(200);
+    expect(await recordIn(store)).toMatchObject({ transaction: expect.stringContaining('wf-1') });
+    // wf-1's token lapses: the next attempt creates anew, and the service refuses.
+    clock += 600_000;
+    refuse = true;
+    expect((await handler(post())).status).toBe(503);
+    const record = await recordIn(store);
+    expect(record).toMatchObject({ transaction: expect.stringContaining('wf-1') });
+    expect(record.creating).toBeUndefined();
+  });
+});

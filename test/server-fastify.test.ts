@@ -1,9 +1,14 @@
 // toFastifyHandler: fetch-style handlers as Fastify 5 route handlers, over loopback sockets.
-import { Writable } from 'node:stream';
+import { EventEmitter } from 'node:events';
+import { IncomingMessage, type ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
+import { Readable, Writable } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { readLimited } from '../src/server/http.js';
+import type { FastifyReplyLike, FastifyRequestLike } from '../src/server/fastify.js';
 import { createFirstPartyProxy, toFastifyHandler, toNodeHandler, type FetchHandler } from '../src/server/index.js';
+import { standFor } from '../src/server/proxy/node-body.js';
 import { closeServers, rawRequest, serve } from './support/http.js';
 
 const apps: FastifyInstance[] = [];
@@ -260,5 +265,117 @@ describe('toFastifyHandler', () => {
       ['GET', '/general5/a.js', '127.0.0.1', ''],
       ['POST', '/general5/r', '127.0.0.1', 'a=1&b=%20'],
     ]);
+  });
+});
+
+// The adapter against fakes of Fastify's request and reply: what it hands each, exactly.
+describe('toFastifyHandler against a fake request and reply', () => {
+  /** A Node request as Fastify gives it: `body` its parsed body; the stream carries `streamed`. */
+  function fakeRequest(
+    init: { method?: string; rawHeaders?: string[]; body?: unknown; streamed?: string } = {},
+    log: FastifyRequestLike['log'] = { level: 'info', info: vi.fn(), error: vi.fn() },
+  ): FastifyRequestLike {
+    const raw = new IncomingMessage(new Socket());
+    raw.method = init.method ?? 'POST';
+    raw.url = '/p';
+    raw.rawHeaders = init.rawHeaders ?? ['host', 'shop.example', 'content-type', 'application/json'];
+    for (let i = 0; i < raw.rawHeaders.length; i += 2)
+      raw.headers[raw.rawHeaders[i]!.toLowerCase()] = raw.rawHeaders[i + 1];
+    raw.push(init.streamed ?? null);
+    if (init.streamed !== undefined) raw.push(null);
+    return { raw, body: init.body, log };
+  }
+
+  /** A reply that records what the adapter gives it. */
+  function fakeReply() {
+    const calls = {
+      code: [] as number[],
+      headers: [] as Array<Record<string, string | string[]>>,
+      send: [] as unknown[][],
+    };
+    const raw = new EventEmitter() as unknown as ServerResponse;
+    const reply: FastifyReplyLike = {
+      raw,
+      code: (status) => void calls.code.push(status),
+      headers: (values) => void calls.headers.push(values),
+      send: (...payload: unknown[]) => void calls.send.push(payload),
+    };
+    return { reply, calls, raw };
+  }
+
+  it('a body Fastify parsed is the body, whatever the stream still holds', async () => {
+    const { reply } = fakeReply();
+    const seen: string[] = [];
+    await toFastifyHandler(async (request) => {
+      seen.push(await request.text());
+      return new Response(null, { status: 204 });
+    })(fakeRequest({ body: { a: 1 }, streamed: 'the stream' }), reply);
+    expect(seen).toEqual(['{"a":1}']);
+  });
+
+  it('a refusal is JSON, not stored; a failure that is no refusal is thrown on', async () => {
+    const { reply, calls } = fakeReply();
+    await toFastifyHandler(echo)(fakeRequest({ rawHeaders: ['host', 'a_b'] }), reply);
+    expect(calls.code).toEqual([400]);
+    expect(calls.headers).toEqual([{ 'content-type': 'application/json', 'cache-control': 'no-store' }]);
+    // A header name Headers refuses: a TypeError, not a 400 of the adapter's.
+    await expect(
+      toFastifyHandler(echo)(fakeRequest({ rawHeaders: ['host', 'shop.example', 'bad name', 'x'] }), fakeReply().reply),
+    ).rejects.toThrow(TypeError);
+  });
+
+  it.each([
+    ['names no level', undefined],
+    ['is silent', 'silent'],
+  ])('a set-up fault with a logger that %s goes to the console, not to that logger', async (_, level) => {
+    const console_ = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const log = { ...(level === undefined ? {} : { level }), info: vi.fn(), error: vi.fn() };
+    const { reply, calls } = fakeReply();
+    // Read and left nothing: the stream has ended, no parser body.
+    const request = fakeRequest({ streamed: '' }, log);
+    request.raw.resume();
+    await new Promise((resolve) => request.raw.once('end', resolve));
+    await toFastifyHandler(echo)(request, reply);
+    expect(calls.code).toEqual([400]);
+    expect(log.error).not.toHaveBeenCalled();
+    expect(console_.mock.calls).toEqual([[expect.stringMatching(/\(body_already_read\)$/)]]);
+  });
+
+  it('no address named: the handler is given none', async () => {
+    const contexts: unknown[] = [];
+    await toFastifyHandler(
+      (_request, context) => {
+        contexts.push(context);
+        return new Response(null, { status: 204 });
+      },
+      { clientAddress: () => undefined },
+    )(fakeRequest({ method: 'GET' }), fakeReply().reply);
+    expect(contexts).toEqual([{}]);
+  });
+
+  it('headers as Fastify takes them: no Set-Cookie when none; no body sent when there is none', async () => {
+    const { reply, calls } = fakeReply();
+    await toFastifyHandler(() => new Response(null, { status: 204, headers: { 'x-a': 'A' } }))(
+      fakeRequest({ method: 'GET' }),
+      reply,
+    );
+    expect(calls.code).toEqual([204]);
+    expect(calls.headers).toEqual([{ 'x-a': 'A' }]);
+    expect(calls.send).toEqual([[]]);
+  });
+
+  it('a body that stands for a Node stream is sent as that stream, done when the reply closes', async () => {
+    const { reply, calls, raw } = fakeReply();
+    const source = Readable.from(['x']);
+    const done = vi.fn();
+    await toFastifyHandler(() => {
+      const stream = new ReadableStream();
+      standFor(stream, { source, done });
+      return new Response(stream);
+    })(fakeRequest({ method: 'GET' }), reply);
+    expect(calls.send).toEqual([[source]]);
+    expect(done).not.toHaveBeenCalled();
+    raw.emit('close');
+    expect(done).toHaveBeenCalledOnce();
   });
 });

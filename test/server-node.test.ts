@@ -3,7 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BodyTimeoutError, toNodeHandler, type FetchHandler } from '../src/server/index.js';
 import { readLimited } from '../src/server/http.js';
-import { closeServers, listening, serve } from './support/http.js';
+import { closeServers, listening, rawRequest, serve } from './support/http.js';
 import { trickle } from './support/slow-body.js';
 
 afterEach(closeServers);
@@ -280,5 +280,59 @@ describe('toNodeHandler and a body that trickles in', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('connection')).not.toBe('close');
     expect(await response.text()).toBe('{"a":1}');
+  });
+});
+
+describe('toNodeHandler: what it answers of its own', () => {
+  it('a bad Host: 400 bad_host as JSON, not stored, not logged (the client is at fault)', async () => {
+    const console_ = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      const origin = await serve(toNodeHandler(() => new Response('never')));
+      const answer = await rawRequest(origin, '/p', { headers: { host: 'a_b' } });
+      expect(answer.status).toBe(400);
+      expect([answer.headers['content-type'], answer.headers['cache-control']]).toEqual([
+        'application/json',
+        'no-store',
+      ]);
+      expect((JSON.parse(answer.body) as { error: { code: string } }).error.code).toBe('bad_host');
+      expect(console_).not.toHaveBeenCalled();
+    } finally {
+      console_.mockRestore();
+    }
+  });
+
+  it('an exception: 500, "internal error" as plain text', async () => {
+    const origin = await serve(
+      toNodeHandler(() => {
+        throw new Error('secret detail');
+      }),
+    );
+    const answer = await rawRequest(origin, '/p');
+    expect([answer.status, answer.headers['content-type'], answer.body]).toEqual([
+      500,
+      'text/plain; charset=utf-8',
+      'internal error',
+    ]);
+  });
+
+  it('an absolute-form target counts by its path and query only, on the Host sent', async () => {
+    const seen: string[] = [];
+    const origin = await serve(
+      toNodeHandler((request) => {
+        seen.push(request.url);
+        return new Response(null, { status: 204 });
+      }),
+    );
+    await rawRequest(origin, 'http://other.example/x?y=1', { headers: { host: 'shop.example' } });
+    expect(seen).toEqual(['http://shop.example/x?y=1']);
+  });
+
+  it('a method no web Request can carry: 405 method_not_allowed', async () => {
+    const origin = await serve(toNodeHandler(() => new Response('never')));
+    const answer = await rawRequest(origin, '/p', { method: 'TRACE' });
+    expect([answer.status, (JSON.parse(answer.body) as { error: { code: string } }).error.code]).toEqual([
+      405,
+      'method_not_allowed',
+    ]);
   });
 });

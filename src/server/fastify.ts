@@ -87,6 +87,7 @@ function logRefusal(request: FastifyRequestLike, error: BadRequestError): void {
 function sendResponse(response: Response, reply: FastifyReplyLike): unknown {
   const headers: Record<string, string | string[]> = {};
   response.headers.forEach((value, key) => {
+    // Stryker disable next-line ConditionalExpression,StringLiteral: a Set-Cookie kept here is replaced by the list below
     if (key !== 'set-cookie') headers[key] = value;
   });
   const cookies = response.headers.getSetCookie();
