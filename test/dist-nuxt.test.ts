@@ -1,7 +1,7 @@
 // The docs' Nuxt snippets, as written, in a hand-written Nuxt 4 app on the packed tarball:
 // `nuxt build`, then the built server (`node .output/server/index.mjs`) and `nuxt dev`, with
 // the emulator as the service. Nuxt is not a devDependency (some 570 packages): it is
-// installed from the npm registry into .scratch/ once per version, and the test is skipped,
+// installed from the npm registry into the user cache once per version, and the test is skipped,
 // named, when the registry cannot be reached (with CI set, that fails it). The proxy's route
 // is the h3 test's (test/readme-frameworks.test.ts): here its upstream would be the vendor's
 // real host.
@@ -14,10 +14,14 @@ import { startEmulator, type Emulator } from '../src/emulator/index.js';
 import { freePort } from '../scripts/processes.mjs';
 import { fileOf, snippet } from './support/readme.js';
 import { ROOT } from './support/tarball.js';
+import { runtimesCache } from '../scripts/runtimes.mjs';
 
 const NUXT_VERSION = '4.5.2';
-/** Nuxt's packages, kept between runs; the app beside them. */
-const CACHE = join(ROOT, '.scratch', `nuxt-${NUXT_VERSION}`);
+/**
+ * Nuxt's packages, kept between runs and shared by every checkout (beside the runtimes'
+ * binaries, outside the clone: a fresh clone does not install them again); the app beside them.
+ */
+const CACHE = join(dirname(runtimesCache()), `nuxt-${NUXT_VERSION}`);
 const APP = join(CACHE, 'app');
 const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
 const SERVICE_ADDRESS = '127.0.0.2';
@@ -27,16 +31,20 @@ function installNuxt(): boolean {
   if (existsSync(join(CACHE, 'node_modules', 'nuxt', 'package.json'))) return true;
   mkdirSync(CACHE, { recursive: true });
   writeFileSync(join(CACHE, 'package.json'), JSON.stringify({ name: 'nuxt-cache', private: true }));
-  try {
-    execFileSync('npm', ['install', '--no-audit', '--no-fund', `nuxt@${NUXT_VERSION}`], {
-      cwd: CACHE,
-      stdio: ['ignore', 'ignore', 'pipe'],
-      timeout: 600_000,
-    });
-    return true;
-  } catch (error) {
-    if (process.env.CI) throw error;
-    return false;
+  // Twice at most: a registry that stalls once (seen on a busy machine) gets a second chance.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      execFileSync('npm', ['install', '--no-audit', '--no-fund', `nuxt@${NUXT_VERSION}`], {
+        cwd: CACHE,
+        stdio: ['ignore', 'ignore', 'pipe'],
+        timeout: 300_000,
+      });
+      return true;
+    } catch (error) {
+      if (attempt < 2) continue;
+      if (process.env.CI) throw error;
+      return false;
+    }
   }
 }
 
