@@ -193,6 +193,8 @@ interface CallbackRecord {
   receivedAt: number;
   /** Epoch ms of the next try after a failure: kept in the store, so any instance keeps the backoff. */
   nextAttemptAt?: number;
+  /** The callback carries the kit's own reference (checked once, on arrival). */
+  tagged?: boolean;
   callback: CallbackBody;
 }
 
@@ -299,7 +301,7 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
     try {
       const status = callback.workflowExecution.status;
       // A read with the shop's own token: an execution of another tenant answers 404.
-      const details = await placeExecution(client, ids, status, await client.vouches?.(callback.userReference));
+      const details = await placeExecution(client, ids, status, record.tagged);
       await callWithin(
         (signal) =>
           onResult(
@@ -473,7 +475,8 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
       );
     }
     // Before any write: a flood of callbacks the kit cannot place takes no store space.
-    if (!(await client.vouches?.(callback.userReference))) {
+    const tagged = (await client.vouches?.(callback.userReference)) === true;
+    if (!tagged) {
       const wait = untagged.take('untagged');
       if (wait)
         return refused(
@@ -486,7 +489,7 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
     }
     // UUIDs compare case-insensitively: one execution is one record, however its id is written.
     const key = `${namespace}:${keyPart(callback.workflowExecution.id.toLowerCase())}:${callback.workflowExecution.status}`;
-    const record: CallbackRecord = { state: 'pending', attempts: 0, receivedAt: now(), callback };
+    const record: CallbackRecord = { state: 'pending', attempts: 0, receivedAt: now(), tagged, callback };
     let first: boolean;
     try {
       // Listed first, then recorded: a record is never pending without its entry for the sweeps.
