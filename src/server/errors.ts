@@ -3,6 +3,7 @@
  * upstream answered, and never a secret: messages are built from fixed text,
  * status codes and the service's problem title, and `toJSON` drops `cause`.
  */
+import { MESSAGE_PREFIX } from './messages.js';
 
 export const ERR_INVALID_CONFIGURATION = 'invalid_configuration';
 export const ERR_INSECURE_URL = 'insecure_url';
@@ -67,8 +68,6 @@ export type DeviceRiskErrorCode =
   | typeof ERR_UNKNOWN_EXECUTION
   | typeof ERR_RESULT_HANDLER_TIMEOUT;
 
-const PREFIX = '[blackbox-capture/server] ';
-
 export class DeviceRiskError extends Error {
   override readonly name = 'DeviceRiskError';
   readonly code: DeviceRiskErrorCode;
@@ -84,7 +83,7 @@ export class DeviceRiskError extends Error {
     message: string,
     details: { status?: number; retryAfter?: number; operation?: string; cause?: unknown } = {},
   ) {
-    super(PREFIX + message, details.cause === undefined ? undefined : { cause: details.cause });
+    super(MESSAGE_PREFIX + message, details.cause === undefined ? undefined : { cause: details.cause });
     this.code = code;
     if (details.status !== undefined) this.status = details.status;
     if (details.retryAfter !== undefined) this.retryAfter = details.retryAfter;

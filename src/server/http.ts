@@ -4,6 +4,7 @@
  */
 
 import type { DeviceRiskErrorCode } from './errors.js';
+import { MESSAGE_PREFIX, httpMessages } from './messages.js';
 
 export const json = (body: unknown, status: number, headers: Record<string, string> = {}) =>
   new Response(JSON.stringify(body), {
@@ -74,7 +75,7 @@ export class BodyTimeoutError extends Error {
   readonly code = REFUSED_BODY_TIMEOUT;
   readonly status = 408;
   constructor(readonly timeoutMs: number) {
-    super(`[blackbox-capture/server] the request body did not arrive within ${timeoutMs} ms`);
+    super(MESSAGE_PREFIX + httpMessages.bodyTimeout(timeoutMs));
   }
 }
 
@@ -93,7 +94,7 @@ export function isBodyTimeout(error: unknown): error is BodyTimeoutError {
  * (what is left of the body is not waited for).
  */
 export const bodyTimedOut = (error: BodyTimeoutError) =>
-  refuse(408, REFUSED_BODY_TIMEOUT, `The body did not arrive within ${error.timeoutMs} ms`, { connection: 'close' });
+  refuse(408, REFUSED_BODY_TIMEOUT, httpMessages.bodyTimeoutAnswer(error.timeoutMs), { connection: 'close' });
 
 /**
  * Reads at most `limit` bytes of a body; undefined when it is larger (by Content-Length or by

@@ -11,13 +11,21 @@ export const MAX_RETRY_AFTER_SECONDS = 30;
 const BASE_BACKOFF_MS = 250;
 
 /**
+ * `firstMs` doubled `attempt` times, at most `maxMs`: the schedule of every backoff of the
+ * server kit (the service's calls below, the callbacks' retries and their store writes).
+ */
+export function doublingMs(attempt: number, firstMs: number, maxMs = Infinity): number {
+  return Math.min(maxMs, firstMs * 2 ** attempt);
+}
+
+/**
  * The wait before attempt `attempt + 1`: the service's Retry-After when it gave one (at most
  * `maxRetryAfterSeconds`), else exponential backoff with full jitter, so that a fleet that
  * failed together does not retry together.
  */
 export function backoffMs(attempt: number, retryAfter?: number, maxRetryAfterSeconds = Infinity): number {
   if (retryAfter !== undefined) return Math.min(retryAfter, maxRetryAfterSeconds) * 1000;
-  return Math.random() * BASE_BACKOFF_MS * 2 ** attempt;
+  return Math.random() * doublingMs(attempt, BASE_BACKOFF_MS);
 }
 
 /** Seconds from a Retry-After header (delta or HTTP date); undefined when absent. */

@@ -5,8 +5,10 @@
  * (buckets), each a JSON array of entries changed by compare-and-set; a callback's bucket is
  * fixed by its key, so that concurrent changes mostly touch different keys.
  */
+import { doublingMs } from '../api/retry.js';
 import { sleep, type Now } from '../clock.js';
 import { DeviceRiskError, ERR_STORE_UNAVAILABLE } from '../errors.js';
+import { callbackMessages } from '../messages.js';
 import { fromStore, type Store } from '../store/store.js';
 
 export interface PendingEntry {
@@ -29,6 +31,9 @@ export interface PendingList {
 export const PENDING_BUCKETS = 16;
 /** Changes tried on one bucket before the store counts as unavailable. */
 const MAX_TRIES = 20;
+/** The first and the longest pause between two tries on a bucket, in ms (before jitter). */
+const FIRST_PAUSE_MS = 5;
+const MAX_PAUSE_MS = 40;
 
 /** A bucket for `key`: the same on every instance. */
 export function bucketOf(key: string): number {
@@ -57,15 +62,15 @@ export function pendingList(store: Store, namespace: string, ttlMs: number, now:
             ? await fromStore(store.compareAndSet(bucket, current, text, ttlMs), 'pending callbacks write')
             : await fromStore(store.compareAndDelete(bucket, current), 'pending callbacks write');
       if (written) return;
-      // Another instance changed the bucket meanwhile: read it again, a little apart.
+      // Another instance changed the bucket meanwhile: read it again, a little apart, with
+      // the kit's backoff (api/retry.ts) and full jitter, so that the writers that met part.
       // Stryker disable next-line ArithmeticOperator: how long apart changes no outcome, only how often writers meet
-      await sleep(Math.random() * 5 * (tries + 1));
+      await sleep(Math.random() * doublingMs(tries, FIRST_PAUSE_MS, MAX_PAUSE_MS));
     }
-    throw new DeviceRiskError(
-      ERR_STORE_UNAVAILABLE,
-      `the list of pending callbacks changed under ${MAX_TRIES} writes in a row; retry shortly`,
-      { retryAfter: 1, operation: 'store' },
-    );
+    throw new DeviceRiskError(ERR_STORE_UNAVAILABLE, callbackMessages.pendingContended(MAX_TRIES), {
+      retryAfter: 1,
+      operation: 'store',
+    });
   }
 
   return {

@@ -1,6 +1,7 @@
 /** Where callbacks may come from: the service's addresses and CIDR ranges, IPv4 and IPv6. */
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION } from '../errors.js';
 import { plainAddress } from '../http.js';
+import { callbackMessages } from '../messages.js';
 
 /** An IPv4 or IPv6 address as a number and its width in bits; undefined when it is neither. */
 function parseAddress(text: string): { value: bigint; bits: number } | undefined {
@@ -30,10 +31,7 @@ export function sourceMatcher(entries: readonly string[]): (address: string) => 
     // Digits only: Number('') is 0, and "10.0.0.0/" must not mean every address.
     const length = prefix === undefined ? parsed?.bits : /^\d{1,3}$/.test(prefix) ? Number(prefix) : undefined;
     if (!parsed || length === undefined || length > parsed.bits) {
-      throw new DeviceRiskError(
-        ERR_INVALID_CONFIGURATION,
-        `allowedSources: "${entry}" is not an address or a CIDR range`,
-      );
+      throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, callbackMessages.notASource(entry));
     }
     const shift = BigInt(parsed.bits - length);
     return { bits: parsed.bits, shift, network: parsed.value >> shift };

@@ -1,0 +1,50 @@
+/**
+ * The callback's documented shape (docs/vendor-contract.md#the-answer), checked before
+ * anything is written: a callback carries no signature, so its ids and links are all the
+ * receiver can hold it to.
+ */
+import { DeviceRiskError, ERR_INVALID_CALLBACK } from '../errors.js';
+import { callbackMessages } from '../messages.js';
+import type { CallbackBody } from './types.js';
+
+const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+/** The final statuses a callback reports. */
+export const CALLBACK_STATUSES: readonly string[] = ['PROCESSED', 'SESSION_EXPIRED', 'TOKEN_EXPIRED'];
+
+/** Whether `href` is exactly `path` on the retrieval origin (no query, no credentials). */
+function onRetrieval(href: unknown, path: string, retrievalOrigin: string): boolean {
+  let url: URL | undefined;
+  try {
+    url = typeof href === 'string' ? new URL(href) : undefined;
+  } catch {
+    url = undefined;
+  }
+  return !!url && url.origin === retrievalOrigin && url.pathname === path && !url.search && !url.username;
+}
+
+/**
+ * Checks the documented shape; the hrefs must point at the retrieval host, at these ids.
+ * Throws `invalid_callback` saying what is wrong.
+ */
+export function checkCallback(body: unknown, retrievalOrigin: string): CallbackBody {
+  const shape = callbackMessages.shape;
+  const fail = (what: string): never => {
+    throw new DeviceRiskError(ERR_INVALID_CALLBACK, callbackMessages.invalid(what));
+  };
+  const b = body as Partial<CallbackBody> | null;
+  if (!b || typeof b !== 'object' || Array.isArray(b)) return fail(shape.notAnObject);
+  if (typeof b.callbackSentAt !== 'string' || Number.isNaN(Date.parse(b.callbackSentAt))) fail(shape.noSentAt);
+  if (b.userReference !== undefined && typeof b.userReference !== 'string') fail(shape.badReference);
+  const execution = b.workflowExecution;
+  const account = b.account;
+  if (!execution || typeof execution.id !== 'string' || !UUID.test(execution.id)) fail(shape.noExecutionId);
+  if (!account || typeof account.id !== 'string' || !UUID.test(account.id)) fail(shape.noAccountId);
+  if (!CALLBACK_STATUSES.includes(execution!.status)) fail(shape.badStatus(CALLBACK_STATUSES));
+  if (typeof execution!.definitionKey !== 'string' && typeof execution!.definitionKey !== 'number')
+    fail(shape.noDefinitionKey);
+  const accountPath = `/api/v1/accounts/${account!.id}`;
+  if (!onRetrieval(execution!.href, `${accountPath}/workflow-executions/${execution!.id}`, retrievalOrigin))
+    fail(shape.executionOff(retrievalOrigin));
+  if (!onRetrieval(account!.href, accountPath, retrievalOrigin)) fail(shape.accountOff(retrievalOrigin));
+  return b as CallbackBody;
+}

@@ -1,0 +1,133 @@
+/**
+ * Handling one recorded callback: under its lease, read the details and call `onResult`;
+ * record the outcome; on a failure wait in the store for the next try, with backoff, until
+ * `retryForMs` has passed (then `result_undelivered`). One instance at a time handles a
+ * callback, whichever received it (docs/fleet.md): the lease is taken in the store.
+ */
+import { doublingMs } from '../api/retry.js';
+import { sleep } from '../clock.js';
+import { DeviceRiskError, ERR_RESULT_UNDELIVERED, ERR_UNKNOWN_EXECUTION } from '../errors.js';
+import { callbackMessages } from '../messages.js';
+import { takeLease, type Lease } from '../store/lease.js';
+import { callWithin } from '../time-limit.js';
+import type { PendingList } from './pending.js';
+import { isUnknownExecution, placeExecution } from './provenance.js';
+import { parseRecord, type CallbackRecord, type Trigger } from './record.js';
+import type { CallbackSettings } from './settings.js';
+import type { CallbackTasks } from './tasks.js';
+
+/** Pause between writes of a delivered result while the store is away. */
+export const DONE_WRITE_PAUSE_MS = 100;
+
+type Ids = { accountId: string; workflowExecutionId: string };
+/** Handles the callback recorded at `key`, if it is due and no instance holds its lease. */
+export type Deliver = (key: string, trigger: Trigger) => Promise<void>;
+
+export function callbackDelivery(settings: CallbackSettings, tasks: CallbackTasks, pending: PendingList): Deliver {
+  const { store, now, report } = settings;
+
+  async function deliver(key: string, trigger: Trigger): Promise<void> {
+    // One at a time, on any instance: a copy that arrives meanwhile calls nothing.
+    if (tasks.closed) return;
+    const lease = await takeLease(store, `${key}:lease`, settings.leaseMs, 'callback lease', now);
+    if (lease) await tasks.holding(lease, () => deliverLeased(key, trigger, lease));
+  }
+
+  async function deliverLeased(key: string, trigger: Trigger, lease: Lease): Promise<void> {
+    const stored = await store.get(key);
+    if (!stored) return;
+    const record = parseRecord(stored);
+    if (record.state !== 'pending') return void (await pending.remove(key));
+    // A copy or a sweep keeps the backoff; this instance's own timer is the backoff.
+    if (trigger !== 'retry' && (record.nextAttemptAt ?? 0) > now()) return;
+    if (now() - record.receivedAt >= settings.retryForMs) return giveUp(key, stored, record);
+    try {
+      await callOnResult(record);
+    } catch (error) {
+      if (isUnknownExecution(error)) return forget(key, stored, idsOf(record));
+      // Closed: the record stays as it was, and another instance's sweep takes it a lease later.
+      if (!tasks.closed) await retryLater(key, stored, record, error);
+      return;
+    }
+    await recordDelivered(key, stored, record, lease);
+  }
+
+  /** Reads the details (which places the execution as this tenant's) and calls onResult within its time. */
+  async function callOnResult(record: CallbackRecord): Promise<void> {
+    const { callback, receivedAt } = record;
+    const ids = idsOf(record);
+    const status = callback.workflowExecution.status;
+    // A read with the shop's own token: an execution of another tenant answers 404.
+    const details = await placeExecution(settings.client, ids, status, record.tagged);
+    await callWithin(
+      (signal) =>
+        settings.onResult({ ...ids, status, ...(details ? { details } : {}), callback, receivedAt }, { signal }),
+      settings.onResultTimeoutMs,
+      tasks.signal,
+    );
+  }
+
+  /** Past retryForMs: `failed`, told once. Fenced by the record read under the lease. */
+  async function giveUp(key: string, stored: string, record: CallbackRecord): Promise<void> {
+    const failed = JSON.stringify({ ...record, state: 'failed' });
+    // A write that lost the race changes nothing: the record is someone else's now.
+    if (!(await store.compareAndSet(key, stored, failed, settings.recordTtlMs))) return;
+    const status = record.callback.workflowExecution.status;
+    const message = callbackMessages.undelivered(idsOf(record), status, record.attempts, settings.retryForMs);
+    report(new DeviceRiskError(ERR_RESULT_UNDELIVERED, message));
+    await pending.remove(key);
+  }
+
+  /** Tells the failure, and writes the next try's time into the record; this instance's timer waits for it. */
+  async function retryLater(key: string, stored: string, record: CallbackRecord, error: unknown): Promise<void> {
+    report(error);
+    const attempts = record.attempts + 1;
+    const delay = doublingMs(attempts - 1, settings.retryDelayMs, settings.maxRetryDelayMs);
+    const next = JSON.stringify({ ...record, attempts, nextAttemptAt: now() + delay });
+    // A record another instance changed meanwhile is theirs now; a store away leaves the
+    // record as it was, and this instance's timer (or a sweep) tries again.
+    const kept = await store.compareAndSet(key, stored, next, settings.recordTtlMs).catch((storeError: unknown) => {
+      report(storeError);
+      return true;
+    });
+    if (kept) tasks.retryAfter(key, delay, () => deliver(key, 'retry'));
+  }
+
+  /**
+   * A callback for an execution the service does not know for this tenant (another tenant
+   * set the shop's address as its callbackUrl, or a forgery): final, told once, and its
+   * record leaves the store now rather than in `recordTtlMs`.
+   */
+  async function forget(key: string, stored: string, ids: Ids): Promise<void> {
+    const message = callbackMessages.unknownExecution(ids);
+    report(new DeviceRiskError(ERR_UNKNOWN_EXECUTION, message, { status: 404, operation: 'callback' }));
+    await store.compareAndDelete(key, stored).catch(report);
+    await pending.remove(key).catch(report);
+  }
+
+  /**
+   * Writes `done` once onResult has returned, through a store that is away for a while, for
+   * as long as the lease is held: a record left pending would have onResult called again.
+   */
+  async function recordDelivered(key: string, stored: string, record: CallbackRecord, lease: Lease): Promise<void> {
+    const done = JSON.stringify({ ...record, state: 'done' });
+    for (;;) {
+      try {
+        // False: another instance took the record over when this lease lapsed; it is theirs.
+        if (!(await store.compareAndSet(key, stored, done, settings.recordTtlMs))) return;
+        break;
+      } catch (error) {
+        if (lease.lost || tasks.closed) throw error;
+        await sleep(DONE_WRITE_PAUSE_MS);
+      }
+    }
+    await pending.remove(key).catch(report);
+  }
+
+  return deliver;
+}
+
+const idsOf = ({ callback }: CallbackRecord): Ids => ({
+  accountId: callback.account.id,
+  workflowExecutionId: callback.workflowExecution.id,
+});

@@ -1,0 +1,82 @@
+/**
+ * The callback handler's options, checked and completed with their defaults once, when the
+ * handler is made: a wrong option is `invalid_configuration` then, never a callback lost later.
+ */
+import { systemNow, type Now } from '../clock.js';
+import type { DeviceRiskClient } from '../api/device-risk-client.js';
+import { checkRateLimit, createLimiter, type Limiter } from '../endpoint/admission.js';
+import { DeviceRiskError, ERR_INVALID_CONFIGURATION, logError } from '../errors.js';
+import { callbackMessages } from '../messages.js';
+import type { RequestContext } from '../node.js';
+import { createMemoryStore, withTimeLimit, type Store } from '../store/store.js';
+import { callbackNamespace } from './record.js';
+import { sourceMatcher } from './sources.js';
+import type { CallbackHandlerOptions } from './types.js';
+
+export interface CallbackSettings {
+  client: DeviceRiskClient;
+  onResult: CallbackHandlerOptions['onResult'];
+  /** Whether the caller may send callbacks (`allowedSources`). */
+  allowed: (request: Request, context?: RequestContext) => boolean;
+  store: Store;
+  now: Now;
+  report: (error: unknown) => void;
+  /** The store's namespace of this tenant's callbacks. */
+  namespace: string;
+  recordTtlMs: number;
+  retryDelayMs: number;
+  maxRetryDelayMs: number;
+  maxBodyBytes: number;
+  leaseMs: number;
+  retryForMs: number;
+  sweepIntervalMs: number;
+  onResultTimeoutMs: number;
+  /** This process's allowance of callbacks without the kit's reference (`untaggedCallbacks`). */
+  untagged: Limiter;
+}
+
+const configurationError = (message: string) => new DeviceRiskError(ERR_INVALID_CONFIGURATION, message);
+
+/** Who may call, from `allowedSources`; throws on a missing rule or an entry that is no address. */
+function sourceRule(rule: CallbackHandlerOptions['allowedSources'] | undefined): CallbackSettings['allowed'] {
+  if (rule === undefined) throw configurationError(callbackMessages.allowedSourcesRequired);
+  if (rule === 'any') return () => true;
+  if (typeof rule === 'function') return rule;
+  const matches = sourceMatcher(rule);
+  return (_request, context) => !!context?.clientAddress && matches(context.clientAddress);
+}
+
+/** The options with their defaults (docs/answer.md); throws `invalid_configuration`. */
+export function callbackSettings(options: CallbackHandlerOptions): CallbackSettings {
+  const { client, onResult } = options;
+  if (typeof onResult !== 'function') throw configurationError(callbackMessages.onResultRequired);
+  const allowed = sourceRule(options.allowedSources);
+  const now = options.now ?? systemNow;
+  const recordTtlMs = options.recordTtlMs ?? 7 * 86_400_000;
+  const retryForMs = options.retryForMs ?? 86_400_000;
+  const sweepIntervalMs = options.sweepIntervalMs ?? 30_000;
+  const onResultTimeoutMs = options.onResultTimeoutMs ?? 30_000;
+  if (!(onResultTimeoutMs > 0)) throw configurationError(callbackMessages.positiveMs('onResultTimeoutMs'));
+  const untagged = checkRateLimit(options.untaggedCallbacks ?? { burst: 50, perMinute: 300 }, 'untaggedCallbacks');
+  if (!(retryForMs > 0 && retryForMs < recordTtlMs)) throw configurationError(callbackMessages.retryOutlivesRecord);
+  if (!(sweepIntervalMs > 0)) throw configurationError(callbackMessages.positiveMs('sweepIntervalMs'));
+  return {
+    client,
+    onResult,
+    allowed,
+    store: options.store ? withTimeLimit(options.store, options.storeTimeoutMs) : createMemoryStore(),
+    now,
+    report: options.onError ?? logError,
+    namespace: callbackNamespace(client.clientId),
+    recordTtlMs,
+    retryDelayMs: options.retryDelayMs ?? 1000,
+    maxRetryDelayMs: options.maxRetryDelayMs ?? 60_000,
+    maxBodyBytes: options.maxBodyBytes ?? 16 * 1024,
+    leaseMs: options.leaseMs ?? 60_000,
+    retryForMs,
+    sweepIntervalMs,
+    onResultTimeoutMs,
+    // One key ('untagged') for the whole process: a limiter of one source.
+    untagged: createLimiter(untagged, now, 1),
+  };
+}
