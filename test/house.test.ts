@@ -1,12 +1,41 @@
 // The house rules that a tool can check: commit subjects of at most 72 characters (from the
-// commit that set the rule on), and a changeset folder that changesets can read.
+// commit that set the rule on), a changeset folder that changesets can read, a README short
+// enough to read, and no document or comment naming a file that is not there.
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = new URL('..', import.meta.url);
+const ROOT_PATH = fileURLToPath(ROOT);
 /** The first commit made under the rule; the history before it stays as it was written. */
 const RULE_FROM = '493b524';
+/** The README is for users: the reference lives in docs/. */
+const README_MAX_LINES = 250;
+
+/** Folders the checkout's own tools write or download into: not the repository's files. */
+const NOT_SOURCES = new Set(['node_modules', '.git', 'dist', '.build', '.demo', '.stryker-tmp', 'reports']);
+const walk = (dir: string): string[] =>
+  readdirSync(join(ROOT_PATH, dir), { withFileTypes: true }).flatMap((entry) =>
+    NOT_SOURCES.has(entry.name) || entry.name.endsWith('-results') || entry.name === 'playwright-report'
+      ? []
+      : entry.isDirectory()
+        ? walk(join(dir, entry.name))
+        : [join(dir, entry.name)],
+  );
+/** A path from the package root, in the folders the repository has: `src/server/http.ts`, `docs/`. */
+const ROOT_PATHS = /(?<![\w/.@:-])(?:src|test|e2e|engines|scripts|docs|bench|demo|runtimes|proxy|\.ci)\/[\w./-]*[\w/]/g;
+/** A file name alone (`http.ts`): in a comment, it names a file of the repository. */
+const FILE_NAMES = /(?<![\w.@/-])[\w-]+(?:\.[\w-]+)*\.(?:ts|mjs|md)\b/g;
+const commentsOf = (code: string) => [...code.matchAll(/\/\/.*|\/\*[\s\S]*?\*\//g)].map((m) => m[0]).join('\n');
+
+/** Every root path in `texts` (name → text) that does not exist, as `name: path`. */
+export function missingPaths(texts: Map<string, string>, exists: (path: string) => boolean): string[] {
+  return [...texts].flatMap(([name, text]) =>
+    [...text.matchAll(ROOT_PATHS)].filter(([path]) => !exists(path)).map(([path]) => `${name}: ${path}`),
+  );
+}
 
 describe('the house rules', () => {
   it('every commit subject since the rule is at most 72 characters', () => {
@@ -20,5 +49,49 @@ describe('the house rules', () => {
   it('changesets publish the package publicly from main', () => {
     const config = JSON.parse(readFileSync(new URL('.changeset/config.json', ROOT), 'utf8')) as Record<string, unknown>;
     expect(config).toMatchObject({ access: 'public', baseBranch: 'main' });
+  });
+
+  it(`the README is at most ${README_MAX_LINES} lines`, () => {
+    const lines = readFileSync(new URL('README.md', ROOT), 'utf8').trimEnd().split('\n');
+    expect(lines.length).toBeLessThanOrEqual(README_MAX_LINES);
+  });
+});
+
+describe('no stale paths', () => {
+  const files = walk('.');
+  const documents = ['README.md', 'CONTRIBUTING.md', ...files.filter((file) => /^docs\/[^/]+\.md$/.test(file))];
+  const code = files.filter(
+    // This file's own examples of stale paths are its fixtures.
+    (file) =>
+      /^(src|test|e2e|engines|scripts|bench|runtimes|demo)\/.*\.(ts|mts|mjs)$/.test(file) &&
+      file !== 'test/house.test.ts',
+  );
+  const exists = (path: string) => existsSync(join(ROOT_PATH, path));
+
+  it('every path from the root that the documents and the comments name exists', () => {
+    const texts = new Map([
+      ...documents.map((file) => [file, readFileSync(join(ROOT_PATH, file), 'utf8')] as const),
+      ...code.map((file) => [file, commentsOf(readFileSync(join(ROOT_PATH, file), 'utf8'))] as const),
+    ]);
+    expect(texts.size).toBeGreaterThan(100);
+    expect(missingPaths(texts, exists)).toEqual([]);
+  });
+
+  it("every file name alone in a comment of src/ or scripts/ is a file of the repository's", () => {
+    const names = new Set(files.map((file) => basename(file)));
+    const stale = code
+      .filter((file) => /^(src|scripts)\//.test(file))
+      .flatMap((file) =>
+        [...commentsOf(readFileSync(join(ROOT_PATH, file), 'utf8')).matchAll(FILE_NAMES)]
+          .filter(([name]) => !names.has(name))
+          .map(([name]) => `${file}: ${name}`),
+      );
+    expect(stale).toEqual([]);
+  });
+
+  it('finds a stale path: the rule is not vacuous', () => {
+    const text = 'see src/server/http.ts and src/server/gone.ts, not https://x.test/src/no.ts or @scope/src/x.ts';
+    expect(missingPaths(new Map([['doc', text]]), exists)).toEqual(['doc: src/server/gone.ts']);
+    expect(commentsOf('const a = 1; // src/x.ts\n/* docs/y.md */ "src/z.ts"')).toBe('// src/x.ts\n/* docs/y.md */');
   });
 });
