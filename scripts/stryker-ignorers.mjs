@@ -7,7 +7,7 @@ import { declareValuePlugin, PluginKind } from '@stryker-mutator/api/plugin';
 const MESSAGE_CALLEES = new Set(['DeviceRiskError', 'BadRequestError', 'Error', 'TypeError']);
 const LOG_OBJECTS = new Set(['console']);
 /** Helpers whose argument at this index is only put into their error messages. */
-const LABEL_ARGUMENT = { fromStore: 1, requireSecureUrl: 1, fail: 0 };
+const LABEL_ARGUMENT = { fromStore: 1, requireSecureUrl: 1, fail: 0, takeLease: 3 };
 
 function isText(path) {
   return path.isStringLiteral() || path.isTemplateLiteral();
@@ -45,7 +45,8 @@ export const strykerPlugins = [
         if (name === 'refused' && (index === 2 || index === 3)) return 'an answer message';
         // refuse(status, code, `message`): the endpoint's answer text.
         if (name === 'refuse' && index === 2) return 'an answer message';
-        // fromStore(operation, 'token read'), requireSecureUrl(url, 'tokenUrl'), fail('lacks …'): words that only go into a message.
+        // fromStore(operation, 'token read'), requireSecureUrl(url, 'tokenUrl'), fail('lacks …'),
+        // takeLease(store, key, ms, 'callback lease', now): words that only go into a message.
         if (LABEL_ARGUMENT[name] === index) return 'a label used only in messages';
         // trace(`message`) in the emulated scripts is compared by the conformance table, not here.
       }

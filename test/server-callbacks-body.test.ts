@@ -33,6 +33,17 @@ describe('checkCallback', () => {
     ],
     ['a status not final', callbackBody({ status: 'RUNNING' }), 'PROCESSED, SESSION_EXPIRED, TOKEN_EXPIRED'],
     ['no definition key', callbackBody({ definitionKey: null }), 'definitionKey'],
+    ['a callbackSentAt that is a number', { ...callbackBody(), callbackSentAt: 123 }, 'lacks a callbackSentAt date'],
+    ['no workflowExecution', { ...callbackBody(), workflowExecution: undefined }, 'lacks a workflowExecution.id UUID'],
+    ['an execution id after a prefix', callbackBody({ id: `x${EXECUTION}` }), 'lacks a workflowExecution.id UUID'],
+    ['an execution id with a tail', callbackBody({ id: `${EXECUTION}0` }), 'lacks a workflowExecution.id UUID'],
+    ['no account', { ...callbackBody(), account: undefined }, 'lacks an account.id UUID'],
+    [
+      'an account id after a prefix',
+      { ...callbackBody(), account: { ...callbackBody().account, id: `x${ACCOUNT}` } },
+      'lacks an account.id UUID',
+    ],
+    ['an execution href that is a number', callbackBody({ href: 5 }), 'workflowExecution.href off'],
   ])('%s is invalid_callback, saying what', (_, body, words) => {
     const error = refusal(body);
     expect(error).toMatchObject({ code: 'invalid_callback' });

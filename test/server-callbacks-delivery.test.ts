@@ -6,6 +6,7 @@ import { pendingList } from '../src/server/callbacks/pending.js';
 import { callbackTasks } from '../src/server/callbacks/tasks.js';
 import type { CallbackHandlerOptions } from '../src/server/callbacks/types.js';
 import { DeviceRiskError } from '../src/server/index.js';
+import { takeLease } from '../src/server/store/lease.js';
 import { callbackBody, settingsFor, stubClient } from './support/callbacks.js';
 
 async function deliveryOf(options: Partial<CallbackHandlerOptions>, record: Record<string, unknown> = {}) {
@@ -18,7 +19,7 @@ async function deliveryOf(options: Partial<CallbackHandlerOptions>, record: Reco
   const written = { state: 'pending', attempts: 0, receivedAt: settings.now(), callback: callbackBody(), ...record };
   await settings.store.set('k', JSON.stringify(written), settings.recordTtlMs);
   const stored = async () => JSON.parse((await settings.store.get('k')) ?? 'null') as Record<string, unknown> | null;
-  return { deliver, tasks, errors, pending, stored };
+  return { deliver, tasks, errors, pending, stored, settings };
 }
 
 describe('callbackDelivery', () => {
@@ -27,14 +28,14 @@ describe('callbackDelivery', () => {
     const failing = () => Promise.reject(new Error('down'));
     const options = { onResult: failing, retryDelayMs: 100, maxRetryDelayMs: 300, now: () => clock };
     const third = await deliveryOf(options, { attempts: 2 });
-    await third.deliver('k', 'arrival');
+    await third.deliver('k');
     expect(await third.stored()).toMatchObject({ attempts: 3, nextAttemptAt: clock + 300 });
     expect(third.tasks.hasRetry('k')).toBe(true);
     expect(third.errors).toEqual([new Error('down')]);
     await third.tasks.close();
 
     const second = await deliveryOf(options, { attempts: 1 });
-    await second.deliver('k', 'arrival');
+    await second.deliver('k');
     expect(await second.stored()).toMatchObject({ attempts: 2, nextAttemptAt: clock + 200 });
     await second.tasks.close();
   });
@@ -42,7 +43,7 @@ describe('callbackDelivery', () => {
   it('records done and unlists a callback onResult took, with its details', async () => {
     const results: unknown[] = [];
     const { deliver, stored, pending } = await deliveryOf({ onResult: (result) => void results.push(result) });
-    await deliver('k', 'arrival');
+    await deliver('k');
     expect(await stored()).toMatchObject({ state: 'done' });
     expect(results).toMatchObject([{ status: 'PROCESSED', details: { status: 'PROCESSED' } }]);
     expect(await pending.entries()).toEqual([]);
@@ -53,7 +54,7 @@ describe('callbackDelivery', () => {
     const onResult = () => Promise.reject(new Error('down'));
     const { deliver, stored, errors, pending } = await deliveryOf({ onResult, retryForMs: 1000, now: () => clock });
     clock = 1000;
-    await deliver('k', 'sweep');
+    await deliver('k');
     expect(await stored()).toMatchObject({ state: 'failed' });
     expect(errors).toMatchObject([{ code: 'result_undelivered' }]);
     expect(await pending.entries()).toEqual([]);
@@ -66,9 +67,9 @@ describe('callbackDelivery', () => {
       client: stubClient({ details }),
       onResult: () => {},
     });
-    await deliver('k', 'arrival');
+    await deliver('k');
     expect(await stored()).toBeNull();
-    expect(errors).toMatchObject([{ code: 'unknown_execution', status: 404 }]);
+    expect(errors).toMatchObject([{ code: 'unknown_execution', status: 404, operation: 'callback' }]);
     expect(await pending.entries()).toEqual([]);
   });
 
@@ -78,9 +79,32 @@ describe('callbackDelivery', () => {
       { onResult: (r) => void results.push(r), now: () => 0 },
       { nextAttemptAt: 50 },
     );
-    await deliver('k', 'sweep');
+    await deliver('k');
     expect(results).toEqual([]);
-    await deliver('k', 'retry');
+    await deliver('k', true);
     expect(results).toHaveLength(1);
+  });
+
+  it("calls nothing while another instance holds the callback's lease", async () => {
+    const results: unknown[] = [];
+    const { deliver, settings } = await deliveryOf({ onResult: (r) => void results.push(r) });
+    const other = await takeLease(settings.store, 'k:lease', settings.leaseMs, 'callback lease', settings.now);
+    expect(other).toBeTruthy();
+    await deliver('k');
+    expect(results).toEqual([]);
+    await other!.release();
+    await deliver('k');
+    expect(results).toHaveLength(1);
+  });
+
+  it('sets no retry timer when another instance changed the record meanwhile: it is theirs', async () => {
+    const { deliver, tasks, settings, stored } = await deliveryOf({
+      onResult: () => Promise.reject(new Error('down')),
+    });
+    const before = await settings.store.get('k');
+    settings.store.compareAndSet = async () => false;
+    await deliver('k');
+    expect(tasks.hasRetry('k')).toBe(false);
+    expect(JSON.stringify(await stored())).toBe(before);
   });
 });

@@ -1,6 +1,6 @@
 // Receiving a callback over HTTP, alone: the checks before any write, and the record with its
 // pending entry once they pass.
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { pendingList } from '../src/server/callbacks/pending.js';
 import { callbackReceiver, readCallback } from '../src/server/callbacks/receive.js';
 import { callbackBody, settingsFor, stubClient } from './support/callbacks.js';
@@ -35,6 +35,32 @@ describe('readCallback', () => {
     expect(await read.json()).toEqual({
       error: { code: 'invalid_callback', message: 'the callback lacks a callbackSentAt date' },
     });
+  });
+});
+
+describe('readCallback and a body that does not arrive', () => {
+  afterEach(() => void vi.useRealTimers());
+  const stalled = (error?: Error) =>
+    new Request('https://shop.test/callbacks', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: new ReadableStream({ pull: (controller) => (error ? controller.error(error) : new Promise(() => {})) }),
+      duplex: 'half',
+    } as RequestInit);
+
+  it('cuts a body that stalls at its time limit: 408 body_timeout, the connection closed, told', async () => {
+    vi.useFakeTimers();
+    const errors: unknown[] = [];
+    const read = readCallback(settingsFor({ onError: (e) => errors.push(e) }), stalled());
+    await vi.advanceTimersByTimeAsync(10_000);
+    const answer = (await read) as Response;
+    expect(answer.status).toBe(408);
+    expect(answer.headers.get('connection')).toBe('close');
+    expect(errors).toMatchObject([{ code: 'body_timeout' }]);
+  });
+
+  it('lets any other failure of the body through to the adapter', async () => {
+    await expect(readCallback(settingsFor(), stalled(new Error('socket reset')))).rejects.toThrow('socket reset');
   });
 });
 

@@ -16,7 +16,7 @@ function sweepAt(clock: { now: number }) {
     settings,
     tasks,
     pending,
-    async (key, trigger) => void delivered.push(`${key} ${trigger}`),
+    async (key, byOwnTimer) => void delivered.push(`${key} ${byOwnTimer ?? 'sweep'}`),
   );
   const record = (key: string, fields: Record<string, unknown>) =>
     settings.store.set(key, JSON.stringify({ attempts: 0, callback: {}, ...fields }), 60_000);

@@ -11,15 +11,18 @@ const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a
 /** The final statuses a callback reports. */
 export const CALLBACK_STATUSES: readonly string[] = ['PROCESSED', 'SESSION_EXPIRED', 'TOKEN_EXPIRED'];
 
-/** Whether `href` is exactly `path` on the retrieval origin (no query, no credentials). */
+/**
+ * Whether `href` is exactly `path` on the retrieval origin (no query, no credentials). A JSON
+ * value that is not a string is no URL either: `new URL` refuses "5", "null" and "[object Object]".
+ */
 function onRetrieval(href: unknown, path: string, retrievalOrigin: string): boolean {
-  let url: URL | undefined;
+  let url: URL;
   try {
-    url = typeof href === 'string' ? new URL(href) : undefined;
+    url = new URL(href as string);
   } catch {
-    url = undefined;
+    return false;
   }
-  return !!url && url.origin === retrievalOrigin && url.pathname === path && !url.search && !url.username;
+  return url.origin === retrievalOrigin && url.pathname === path && !url.search && !url.username;
 }
 
 /**

@@ -12,7 +12,7 @@ import { takeLease, type Lease } from '../store/lease.js';
 import { callWithin } from '../time-limit.js';
 import type { PendingList } from './pending.js';
 import { isUnknownExecution, placeExecution } from './provenance.js';
-import { parseRecord, type CallbackRecord, type Trigger } from './record.js';
+import { parseRecord, type CallbackRecord } from './record.js';
 import type { CallbackSettings } from './settings.js';
 import type { CallbackTasks } from './tasks.js';
 
@@ -20,26 +20,30 @@ import type { CallbackTasks } from './tasks.js';
 export const DONE_WRITE_PAUSE_MS = 100;
 
 type Ids = { accountId: string; workflowExecutionId: string };
-/** Handles the callback recorded at `key`, if it is due and no instance holds its lease. */
-export type Deliver = (key: string, trigger: Trigger) => Promise<void>;
+/**
+ * Handles the callback recorded at `key`, if no instance holds its lease and its next try is
+ * due. `byOwnTimer`: called by this instance's retry timer, which is the backoff itself; an
+ * arrival or a sweep keeps the backoff written in the record.
+ */
+export type Deliver = (key: string, byOwnTimer?: boolean) => Promise<void>;
 
 export function callbackDelivery(settings: CallbackSettings, tasks: CallbackTasks, pending: PendingList): Deliver {
   const { store, now, report } = settings;
 
-  async function deliver(key: string, trigger: Trigger): Promise<void> {
+  async function deliver(key: string, byOwnTimer = false): Promise<void> {
     // One at a time, on any instance: a copy that arrives meanwhile calls nothing.
     if (tasks.closed) return;
     const lease = await takeLease(store, `${key}:lease`, settings.leaseMs, 'callback lease', now);
-    if (lease) await tasks.holding(lease, () => deliverLeased(key, trigger, lease));
+    if (lease) await tasks.holding(lease, () => deliverLeased(key, byOwnTimer, lease));
   }
 
-  async function deliverLeased(key: string, trigger: Trigger, lease: Lease): Promise<void> {
+  async function deliverLeased(key: string, byOwnTimer: boolean, lease: Lease): Promise<void> {
     const stored = await store.get(key);
     if (!stored) return;
     const record = parseRecord(stored);
     if (record.state !== 'pending') return void (await pending.remove(key));
     // A copy or a sweep keeps the backoff; this instance's own timer is the backoff.
-    if (trigger !== 'retry' && (record.nextAttemptAt ?? 0) > now()) return;
+    if (!byOwnTimer && (record.nextAttemptAt ?? 0) > now()) return;
     if (now() - record.receivedAt >= settings.retryForMs) return giveUp(key, stored, record);
     try {
       await callOnResult(record);
@@ -90,7 +94,7 @@ export function callbackDelivery(settings: CallbackSettings, tasks: CallbackTask
       report(storeError);
       return true;
     });
-    if (kept) tasks.retryAfter(key, delay, () => deliver(key, 'retry'));
+    if (kept) tasks.retryAfter(key, delay, () => deliver(key, true));
   }
 
   /**

@@ -33,7 +33,7 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
   const deliver = callbackDelivery(settings, tasks, pending);
   const sweeper = callbackSweep(settings, tasks, pending, deliver);
   const receive = callbackReceiver(settings, pending, (key) => {
-    tasks.track(deliver(key, 'arrival'));
+    tasks.track(deliver(key));
     sweeper.sweepWhenDue();
   });
   return Object.assign(receive, {

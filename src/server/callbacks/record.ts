@@ -18,9 +18,6 @@ export interface CallbackRecord {
   callback: CallbackBody;
 }
 
-/** How a callback comes to be handled: on arrival, by this instance's retry timer, or by a sweep. */
-export type Trigger = 'arrival' | 'retry' | 'sweep';
-
 /**
  * The record's key: one per workflow execution and final status. UUIDs compare
  * case-insensitively, so one execution is one record however its id is written.
