@@ -38,6 +38,13 @@ describe('checkCallback', () => {
     ['an execution id after a prefix', callbackBody({ id: `x${EXECUTION}` }), 'lacks a workflowExecution.id UUID'],
     ['an execution id with a tail', callbackBody({ id: `${EXECUTION}0` }), 'lacks a workflowExecution.id UUID'],
     ['no account', { ...callbackBody(), account: undefined }, 'lacks an account.id UUID'],
+    // An array of one UUID reads as that UUID wherever it is made a string: only its type tells.
+    ['an execution id in an array', callbackBody({ id: [EXECUTION] }), 'lacks a workflowExecution.id UUID'],
+    [
+      'an account id in an array',
+      { ...callbackBody(), account: { ...callbackBody().account, id: [ACCOUNT] } },
+      'lacks an account.id UUID',
+    ],
     [
       'an account id after a prefix',
       { ...callbackBody(), account: { ...callbackBody().account, id: `x${ACCOUNT}` } },
