@@ -4,7 +4,7 @@
 export default {
   testRunner: 'vitest',
   vitest: { configFile: 'vitest.mutation.config.ts', related: false },
-  plugins: ['@stryker-mutator/vitest-runner', './scripts/stryker-ignorers.mjs'],
+  plugins: ['@stryker-mutator/vitest-runner', './test/support/stryker-ignorers.mjs'],
   // Message texts and log lines: changing their words changes no behaviour a test should pin.
   ignorers: ['message-texts'],
   coverageAnalysis: 'perTest',

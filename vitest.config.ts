@@ -75,7 +75,7 @@ export default defineConfig({
         test: { name: 'runtimes', include: ['runtimes/**/*.test.ts'], testTimeout: 180_000, hookTimeout: 600_000 },
       },
       // The shopper's browser tests in every engine (Chromium, Firefox, WebKit), each with both
-      // loaders: one spec, run by scripts/engines.mjs's page API. One worker: each engine
+      // loaders: one spec, run by test/support/engines.mjs's page API. One worker: each engine
       // is a whole browser, and WebKit a display server too.
       {
         extends: true,

@@ -3,7 +3,7 @@
 // Chromium, Firefox ESR and WebKitGTK, the README's integrations against the plain vendor
 // integration with the same preconnect hint, on the same pages (bench/site.mjs), alternating
 // in every round, each engine in turn, in one run.
-import { availableEngines, launch } from '../scripts/engines.mjs';
+import { availableEngines, launch } from '../test/support/engines.mjs';
 import { median, quantile, startBenchSite } from './site.mjs';
 
 /** The baseline first; the package's integrations: the README's preload, adopt mode, and injection alone. */

@@ -2,8 +2,8 @@
 // the emulator, and beside it, in the same run, one instance on its memory store, with the
 // same requests and the same faults; the cost of sharing is the difference.
 import { startEmulator } from '../dist/emulator.js';
-import { drive, fleetConfig, startFleet } from '../scripts/fleet.mjs';
-import { redisAvailable, startRedis } from '../scripts/redis.mjs';
+import { drive, fleetConfig, startFleet } from '../test/support/fleet.mjs';
+import { redisAvailable, startRedis } from '../test/support/redis-server.mjs';
 
 const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
 const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];

@@ -9,7 +9,7 @@ import { benchBrowser } from './browser.mjs';
 import { benchEngines } from './engines.mjs';
 import { benchEndpoint, benchProxy } from './server.mjs';
 import { benchFleet, benchStoreCost } from './fleet.mjs';
-import { realLoaderSource } from '../scripts/real-loader.mjs';
+import { realLoaderSource } from '../test/support/real-loader.mjs';
 
 const quick = process.argv.includes('--quick');
 // `npm run bench -- --fleet`: the fleet row alone.

@@ -4,8 +4,8 @@ import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import { startEmulator } from '../dist/emulator.js';
 import { createDeviceRiskClient, createDeviceRiskHandler, createTokenSource, toNodeHandler } from '../dist/server.js';
-import { nginxAvailable, startNginx } from '../scripts/nginx.mjs';
-import { spawnListening } from '../scripts/processes.mjs';
+import { nginxAvailable, startNginx } from '../test/support/nginx.mjs';
+import { spawnListening } from '../test/support/processes.mjs';
 
 const BLACKBOX = '0400' + 'nVQ+/abcXYZ0123'.repeat(80) + '==';
 

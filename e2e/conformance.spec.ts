@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CONFORMANCE_CASES, startConformanceSite, type ConformanceSite } from '../src/emulator/conformance.js';
-import { realLoaderSource } from '../scripts/real-loader.mjs';
+import { realLoaderSource } from '../test/support/real-loader.mjs';
 import { snippet } from '../test/support/readme.js';
 
 let emulated: ConformanceSite;

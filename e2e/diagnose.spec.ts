@@ -131,7 +131,7 @@ test("the vendor's host blocked: third_party_reachable warns", async ({ page }) 
 });
 
 test('a page behind the shipped nginx configuration passes every check', async ({ page }) => {
-  const { nginxAvailable, startNginx } = (await import('../scripts/nginx.mjs' as string)) as {
+  const { nginxAvailable, startNginx } = (await import('../test/support/nginx.mjs' as string)) as {
     nginxAvailable: () => boolean;
     startNginx: (
       collector: string,

@@ -12,8 +12,8 @@ import {
   type ConformancePage,
   type ConformanceSite,
 } from '../src/emulator/conformance.js';
-import { realLoaderSource } from '../scripts/real-loader.mjs';
-import { availableEngines, launch, type EnginePage } from '../scripts/engines.mjs';
+import { realLoaderSource } from '../test/support/real-loader.mjs';
+import { availableEngines, launch, type EnginePage } from '../test/support/engines.mjs';
 
 /** The conformance site's view of a page, on the engines' page API. */
 function conformancePage(page: EnginePage): ConformancePage {

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { configFromEnvironment } from '../demo/config.js';
 import { startDemo, type Demo } from '../demo/app.js';
-import type { EnginePage } from '../scripts/engines.mjs';
+import type { EnginePage } from '../test/support/engines.mjs';
 import { FINAL, sourcesOf } from './support/page-parts.js';
 import { inEveryEngine, loaderOptions } from './support/matrix.js';
 

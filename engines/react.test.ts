@@ -5,7 +5,7 @@
  */
 import { beforeAll, expect, it } from 'vitest';
 import { buildReactApp, type ReactApp } from '../e2e/support/react-app.js';
-import type { EnginePage } from '../scripts/engines.mjs';
+import type { EnginePage } from '../test/support/engines.mjs';
 import { FINAL, sourcesOf } from './support/page-parts.js';
 import { inEveryEngine, type Cell } from './support/matrix.js';
 

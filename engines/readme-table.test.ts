@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { availableEngines, launch, type EngineName } from '../scripts/engines.mjs';
+import { availableEngines, launch, type EngineName } from '../test/support/engines.mjs';
 
 const README = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 const table = README.slice(README.indexOf('<!-- browser-support -->')).split('\n\n')[0]!.split('\n').slice(3);

@@ -1,13 +1,13 @@
 /**
  * What a shopper's browser must do, in every engine (Chromium, Firefox ESR, WebKitGTK) and
  * with both loaders (the emulator's and the vendor's real loader 5.2.2), on the built dist/
- * files: one spec, run through scripts/engines.mjs. Faults are made by the servers
+ * files: one spec, run through test/support/engines.mjs. Faults are made by the servers
  * (a dropped connection, a proxy answering HTML), never by a browser's request interception,
  * so that each engine meets them as it would on a real network.
  */
 import { expect, it } from 'vitest';
 import { decodeBlackbox } from '../src/emulator/index.js';
-import type { EnginePage } from '../scripts/engines.mjs';
+import type { EnginePage } from '../test/support/engines.mjs';
 import { startSite } from '../e2e/support/site.js';
 import { inEveryEngine, loaderOptions } from './support/matrix.js';
 import { doc, FINAL, sourcesOf } from './support/page-parts.js';

@@ -1,13 +1,13 @@
 // The server kit and the emulator in every supported runtime, from the packed tarball as
 // npm users install it: runtimes/checks.mjs in Node 22, 24 and 26, Deno 2 and Bun 1 (the
-// binaries from the npm registry, scripts/runtimes.mjs), and the docs' Deno.serve and
+// binaries from the npm registry, test/support/runtimes.mjs), and the docs' Deno.serve and
 // Bun.serve snippets, and the Express one under Deno and Bun, run as written against the emulator.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { startEmulator, type Emulator } from '../src/emulator/index.js';
-import { ensureRuntimes, type Runtime } from '../scripts/runtimes.mjs';
+import { ensureRuntimes, type Runtime } from '../test/support/runtimes.mjs';
 import { fileOf, snippet } from '../test/support/readme.js';
 import { haveRedis, startRedisServer, type RedisServer } from '../test/support/redis.js';
 import { installPackedTarball, ROOT } from '../test/support/tarball.js';

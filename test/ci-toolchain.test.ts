@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RUNTIMES, runtimePath } from '../scripts/runtimes.mjs';
+import { RUNTIMES, runtimePath } from './support/runtimes.mjs';
 import { ROOT } from './support/tarball.js';
 
 const NODE26 = RUNTIMES.find((r) => r.name === 'node26')!;

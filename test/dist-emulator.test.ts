@@ -46,7 +46,7 @@ describe('dist/emulator.js', () => {
   });
 
   it('--env prints environment variables, on fixed ports with EMULATOR_PORT_BASE', async () => {
-    const { freePort } = await import('../scripts/processes.mjs');
+    const { freePort } = await import('./support/processes.mjs');
     // Six ports in a row, free now: found by trying bases the OS gave free.
     let base = 0;
     for (let tries = 0; tries < 20 && !base; tries++) {

@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../src/emulator/index.js';
-import { drive, fleetConfig, startFleet, type Fleet } from '../scripts/fleet.mjs';
+import { drive, fleetConfig, startFleet, type Fleet } from './support/fleet.mjs';
 import { haveRedis, startRedisServer, type RedisServer } from './support/redis.js';
 import { callbackBodyOf } from './support/callback-body.js';
 

@@ -8,7 +8,7 @@ import { readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../scripts/processes.mjs';
+import { freePort } from './support/processes.mjs';
 import { fileOf, snippet } from './support/readme.js';
 import { installPackedTarball, ROOT } from './support/tarball.js';
 

@@ -10,7 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../src/emulator/index.js';
 import { runDoctor } from '../src/doctor/doctor.js';
-import { freePort } from '../scripts/processes.mjs';
+import { freePort } from './support/processes.mjs';
 import { fileOf, snippet } from './support/readme.js';
 import { ROOT } from './support/tarball.js';
 import { execFileSync } from 'node:child_process';

@@ -11,10 +11,10 @@ import { request } from 'node:http';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../src/emulator/index.js';
-import { freePort } from '../scripts/processes.mjs';
+import { freePort } from './support/processes.mjs';
 import { fileOf, snippet } from './support/readme.js';
 import { ROOT } from './support/tarball.js';
-import { runtimesCache } from '../scripts/runtimes.mjs';
+import { runtimesCache } from './support/runtimes.mjs';
 
 const NUXT_VERSION = '4.5.2';
 /**

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDoctor } from '../src/doctor/doctor.js';
 import { startEmulator, type Emulator } from '../src/emulator/index.js';
 // @ts-expect-error: a plain ES module script without types
-import { nginxAvailable, startNginx } from '../scripts/nginx.mjs';
+import { nginxAvailable, startNginx } from './support/nginx.mjs';
 
 describe.skipIf(!(nginxAvailable as () => boolean)())('the doctor on the shipped nginx configuration', () => {
   let emulator: Emulator;

@@ -5,7 +5,7 @@ import { formatReport, runDoctor, type Finding } from '../src/doctor/doctor.js';
 import { statusOf, useDemo } from './support/doctor-demo.js';
 import { startEmulator } from '../src/emulator/index.js';
 // @ts-expect-error: a plain ES module script without types
-import { nginxAvailable, startNginx } from '../scripts/nginx.mjs';
+import { nginxAvailable, startNginx } from './support/nginx.mjs';
 
 const site = useDemo();
 const collectorUrl = site.collectorUrl;

@@ -1,7 +1,7 @@
 // Which browser engines the engine specs run in: every one installed, and under CI all three
 // or a clear failure (a missing engine must not pass as a skipped one).
 import { describe, expect, it } from 'vitest';
-import { availableEngines } from '../scripts/engines.mjs';
+import { availableEngines } from './support/engines.mjs';
 
 const installed = {
   CHROMIUM_PATH: process.execPath,

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../src/emulator/index.js';
 // @ts-expect-error: a plain ES module script without types
-import { NGINX, nginxAvailable, startNginx } from '../scripts/nginx.mjs';
+import { NGINX, nginxAvailable, startNginx } from './support/nginx.mjs';
 import { rawRequest } from './support/http.js';
 import { frontConformance } from './support/front-conformance.js';
 

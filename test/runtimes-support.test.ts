@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ensureRuntimes, RUNTIMES, runtimePath, runtimesCache, type Runtime } from '../scripts/runtimes.mjs';
+import { ensureRuntimes, RUNTIMES, runtimePath, runtimesCache, type Runtime } from './support/runtimes.mjs';
 
 const caches: string[] = [];
 afterEach(() => {

@@ -14,7 +14,7 @@ import {
   type Store,
 } from '../src/server/index.js';
 import { createRedisStore } from '../src/server/store/redis.js';
-import { startRedisCluster } from '../scripts/redis.mjs';
+import { startRedisCluster } from './support/redis-server.mjs';
 import { haveRedis } from './support/redis.js';
 import { storeContract } from './support/store-contract.js';
 import { callbackBodyOf } from './support/callback-body.js';

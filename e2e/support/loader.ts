@@ -5,7 +5,7 @@
  * and fails with the other is a bug in the package or in the emulator.
  */
 import { test } from '@playwright/test';
-import { realLoaderSource } from '../../scripts/real-loader.mjs';
+import { realLoaderSource } from '../../test/support/real-loader.mjs';
 
 export type LoaderKind = 'emulated' | 'real';
 

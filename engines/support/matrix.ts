@@ -4,9 +4,9 @@
  * real loader 5.2.2), with a fresh integrator site (e2e/support/site.ts) for every test.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe } from 'vitest';
-import { realLoaderSource } from '../../scripts/real-loader.mjs';
+import { realLoaderSource } from '../../test/support/real-loader.mjs';
 import { startSite, type Site } from '../../e2e/support/site.js';
-import { availableEngines, ENGINES, launch, type EngineName, type EnginePage } from '../../scripts/engines.mjs';
+import { availableEngines, ENGINES, launch, type EngineName, type EnginePage } from '../../test/support/engines.mjs';
 
 export type LoaderKind = 'emulated' | 'real';
 

@@ -13,7 +13,7 @@ import {
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
-import { freePort } from '../../scripts/processes.mjs';
+import { freePort } from './processes.mjs';
 import { rawRequest, type RawAnswer } from './http.js';
 import type { RunningFront } from './fronts.js';
 

@@ -1,7 +1,7 @@
 // A real redis-server for a test file, and node-redis clients on it that fail fast while
 // the server is away (as the README sets them up).
 import { createClient } from 'redis';
-import { REDIS_CLI, REDIS_SERVER, redisAvailable, startRedis } from '../../scripts/redis.mjs';
+import { REDIS_CLI, REDIS_SERVER, redisAvailable, startRedis } from './redis-server.mjs';
 
 export const haveRedis = redisAvailable();
 if (!haveRedis && process.env.CI)

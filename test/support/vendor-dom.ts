@@ -5,7 +5,7 @@
  */
 import { beforeEach, vi } from 'vitest';
 import { vendorAsset, type VendorAsset, type VendorSettings } from '../../src/emulator/scripts/routes.js';
-import { realLoaderSource } from '../../scripts/real-loader.mjs';
+import { realLoaderSource } from './real-loader.mjs';
 
 export const PAGE = 'https://shop.test';
 export const LOADER_URL = 'https://vendor.test/loader.js';

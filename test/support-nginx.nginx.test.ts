@@ -1,4 +1,4 @@
-// The nginx helper of the tests (scripts/nginx.mjs): it serves a checkout whatever its folder's
+// The nginx helper of the tests (test/support/nginx.mjs): it serves a checkout whatever its folder's
 // permissions and whoever runs it, and a folder it cannot serve fails its start at once with
 // the reason, never as a page that waits for its scripts until the test times out.
 import { execFile } from 'node:child_process';
@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain ES module script without types
-import { NGINX, nginxAvailable, startNginx } from '../scripts/nginx.mjs';
+import { NGINX, nginxAvailable, startNginx } from './support/nginx.mjs';
 
 const available = (nginxAvailable as () => boolean)();
 // CI installs nginx-light (.ci/run): there a missing nginx is a failure, not a skip.
@@ -91,8 +91,8 @@ describe.skipIf(!available)('the nginx helper, given a folder it cannot serve, f
     chmodSync(copy, 0o755);
     if (fakeNginx !== undefined) writeFileSync(join(copy, 'nginx'), fakeNginx, { mode: 0o755 });
     for (const file of [
-      'scripts/nginx.mjs',
-      'scripts/processes.mjs',
+      'test/support/nginx.mjs',
+      'test/support/processes.mjs',
       'proxy/nginx/iojs-http.conf',
       'proxy/nginx/iojs-location.conf',
     ]) {
@@ -102,7 +102,7 @@ describe.skipIf(!available)('the nginx helper, given a folder it cannot serve, f
     }
     writeFileSync(
       join(copy, 'run.mjs'),
-      `import { startNginx } from './scripts/nginx.mjs';
+      `import { startNginx } from './test/support/nginx.mjs';
       try {
         (await startNginx(${JSON.stringify(COLLECTOR)}, { dist: process.argv[2] })).stop();
         console.log(JSON.stringify({ served: true }));

