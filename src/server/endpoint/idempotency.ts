@@ -20,6 +20,7 @@ import {
 import { json, refuse, REFUSED_KEY_REUSED } from '../http.js';
 import { fromStore, keyPart, type Store } from '../store/store.js';
 import { takeLease } from '../store/lease.js';
+import { fencedRecord } from './fenced-record.js';
 import { lapsed, type DeviceRiskProgress, type DeviceRiskResult } from './check.js';
 
 /**
@@ -27,7 +28,7 @@ import { lapsed, type DeviceRiskProgress, type DeviceRiskResult } from './check.
  * last wrote (compare-and-set), so an attempt whose key another has taken over can write
  * nothing more: it is fenced, and stops before its next call to the service.
  */
-interface KeyRecord {
+export interface KeyRecord {
   /** SHA-256 of the origin, the customer and the blackbox: the same key with another request is refused. */
   fingerprint: string;
   /** The transaction, its token sealed (client.sealTransaction). */
@@ -45,8 +46,19 @@ interface KeyRecord {
 
 /** How often a request waiting for another instance's work on its key looks again, in ms. */
 const KEY_POLL_MS = 50;
-/** How often a write of progress is tried again while the store is away, in ms. */
-const STORE_RETRY_MS = 100;
+
+/** The store key of an Idempotency-Key's record. */
+export const recordKeyOf = (namespace: string, key: string) => `${namespace}:${keyPart(key)}`;
+
+/** The record of `key`, if any: what the queue needs to know before it accepts a request under it. */
+export async function readKeyRecord(
+  store: Store,
+  namespace: string,
+  key: string,
+): Promise<Pick<KeyRecord, 'fingerprint' | 'result'> | undefined> {
+  const stored = await fromStore(store.get(recordKeyOf(namespace, key)), 'idempotency record read');
+  return stored === undefined ? undefined : (JSON.parse(stored) as KeyRecord);
+}
 
 export async function fingerprintOf(...parts: string[]): Promise<string> {
   const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(parts.join('\n')));
@@ -84,7 +96,7 @@ export function createIdempotency(options: IdempotencyOptions) {
     ) => Promise<DeviceRiskResult>,
     onNewKey: () => void,
   ): Promise<Response> {
-    const recordKey = `${namespace}:${keyPart(key)}`;
+    const recordKey = recordKeyOf(namespace, key);
     const leaseKey = `${recordKey}:lease`;
     const read = async () => {
       const stored = await fromStore(store.get(recordKey), 'idempotency record read');
@@ -121,7 +133,7 @@ export function createIdempotency(options: IdempotencyOptions) {
                 ),
               );
             }
-            const written = fencedRecord(stored);
+            const written = fencedRecord({ store, recordKey, ttlMs: ttl, read }, stored);
             const saved: KeyRecord = record ?? { fingerprint };
             delete saved.creating;
             const progress: DeviceRiskProgress = {
@@ -232,81 +244,6 @@ export function createIdempotency(options: IdempotencyOptions) {
         if (record?.result) return json(record.result, 200);
         if (waiting.expired) return inUse(1);
         await sleep(KEY_POLL_MS);
-      }
-    }
-
-    /**
-     * The key's record as this attempt last wrote it (`stored`, or none yet):
-     * each write replaces exactly that version. A store that is away is waited for, up to
-     * `withinMs`; a version that another attempt replaced means the key was taken over
-     * (`idempotency_key_in_use`): nothing more is written or called.
-     */
-    function fencedRecord(stored: string | undefined) {
-      let last = stored;
-      return {
-        /** Deletes the record as this attempt last wrote it (a record another attempt replaced stays). */
-        async remove(): Promise<void> {
-          if (last !== undefined) await fromStore(store.compareAndDelete(recordKey, last), 'idempotency record delete');
-        },
-        /**
-         * Writes `next`, trying again while the store is away, for up to `withinMs`. With
-         * `background`, the request waits only `answerWithinMs` for it: past that the write
-         * goes on by itself (the attempt answers 503 now, and a retry finds the record once it
-         * lands), and `onGiveUp` hears of a write that never lands.
-         */
-        async replace(
-          next: KeyRecord,
-          withinMs: number,
-          background?: { answerWithinMs: number; onGiveUp: (error: unknown) => void },
-        ): Promise<void> {
-          const retrying = deadline(withinMs);
-          const writing = writeWithin(JSON.stringify(next), retrying).finally(() => retrying.clear());
-          if (!background) return writing;
-          writing.catch(background.onGiveUp);
-          const answering = deadline(background.answerWithinMs);
-          try {
-            return await within(writing, answering.signal);
-          } catch (error) {
-            if (!answering.expired) throw error;
-            throw new DeviceRiskError(
-              ERR_STORE_UNAVAILABLE,
-              'the shared store has not yet taken the transaction this attempt made; it is still being written, and a retry with the same key resumes it',
-              { retryAfter: 1, operation: 'store' },
-            );
-          } finally {
-            answering.clear();
-          }
-        },
-      };
-
-      async function writeWithin(text: string, retrying: Deadline): Promise<void> {
-        for (let attempt = 0; ; attempt++) {
-          try {
-            const done =
-              last === undefined
-                ? await fromStore(store.setIfAbsent(recordKey, text, ttl), 'idempotency record write')
-                : await fromStore(store.compareAndSet(recordKey, last, text, ttl), 'idempotency record write');
-            // A write that timed out may have landed: then the record is already `text`.
-            if (!done && !(attempt > 0 && (await read()).stored === text)) {
-              throw new DeviceRiskError(ERR_IDEMPOTENCY_KEY_IN_USE, 'another attempt took this Idempotency-Key over', {
-                retryAfter: 1,
-                operation: 'store',
-              });
-            }
-            last = text;
-            return;
-          } catch (error) {
-            if (
-              isDeviceRiskError(error) &&
-              (error.code === ERR_IDEMPOTENCY_KEY_IN_USE || error.code === ERR_STORE_FULL)
-            )
-              throw error;
-            // A retry that the time left cannot hold is not started: the error stands.
-            await sleep(STORE_RETRY_MS, retrying.signal).catch(() => {
-              throw error;
-            });
-          }
-        }
       }
     }
   };
