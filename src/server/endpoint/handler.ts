@@ -208,10 +208,10 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
   const store = options.store
     ? withTimeLimit(options.store, options.storeTimeoutMs)
     : createMemoryStore({ maxEntries: 3 * (options.idempotencyMaxKeys ?? 100_000), now });
-  const reports = outcomeReports(options.maxOutcomeReportsPerSecond ?? 20, now);
+  const onError = options.onError ?? logError;
+  const { tell, outcomeOnly } = outcomeTelling(options, now, onError);
   const prefix = keyPart(client.clientId ?? '');
   const namespace = `${prefix}:idempotency`;
-  const onError = options.onError ?? logError;
   const admission = createAdmission(options, now, onError);
   const underKey = createIdempotency({
     store,
@@ -241,30 +241,6 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
           onError,
         })
       : undefined;
-
-  function tell(outcome: CaptureOutcome, request: Request): void {
-    recordOutcome(outcome);
-    try {
-      options.onOutcome?.(outcome, request);
-    } catch (error) {
-      onError(error);
-    }
-  }
-
-  /**
-   * An outcome-only report: anyone can send one, before any customer is known, so it writes
-   * nothing to the store. Told once per Idempotency-Key (the page retries it once) as far as
-   * this process remembers, answered 202; past the rate bound, 429.
-   */
-  function outcomeOnly(outcome: CaptureOutcome, request: Request): Response {
-    if (!reports.take())
-      return refuse(429, REFUSED_TOO_MANY_REPORTS, 'Too many outcome reports; this one was not recorded', {
-        'retry-after': '1',
-      });
-    const key = request.headers.get('idempotency-key');
-    if (key === null || !/^[\x21-\x7e]{8,200}$/.test(key) || reports.first(key)) tell(outcome, request);
-    return json({ recorded: true }, 202);
-  }
 
   /** The check of a request that passed every refusal: queued, or run now under its key. */
   async function check(
@@ -473,4 +449,33 @@ function checkOptions(
       : {}),
     onError,
   };
+}
+
+/** The page's outcomes: told to `onOutcome` and the metrics, and the outcome-only reports' answer. */
+function outcomeTelling(options: DeviceRiskHandlerOptions, now: () => number, onError: (error: unknown) => void) {
+  const reports = outcomeReports(options.maxOutcomeReportsPerSecond ?? 20, now);
+  function tell(outcome: CaptureOutcome, request: Request): void {
+    recordOutcome(outcome);
+    try {
+      options.onOutcome?.(outcome, request);
+    } catch (error) {
+      onError(error);
+    }
+  }
+
+  /**
+   * An outcome-only report: anyone can send one, before any customer is known, so it writes
+   * nothing to the store. Told once per Idempotency-Key (the page retries it once) as far as
+   * this process remembers, answered 202; past the rate bound, 429.
+   */
+  function outcomeOnly(outcome: CaptureOutcome, request: Request): Response {
+    if (!reports.take())
+      return refuse(429, REFUSED_TOO_MANY_REPORTS, 'Too many outcome reports; this one was not recorded', {
+        'retry-after': '1',
+      });
+    const key = request.headers.get('idempotency-key');
+    if (key === null || !/^[\x21-\x7e]{8,200}$/.test(key) || reports.first(key)) tell(outcome, request);
+    return json({ recorded: true }, 202);
+  }
+  return { tell, outcomeOnly };
 }

@@ -90,7 +90,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     if (record && record.fingerprint !== fingerprint) return reusedKey();
     // Checked already (a retry of a request answered before): the same reference as then.
     if (record?.result) return json(record.result, 200);
-    const job: CheckJob = { key, fingerprint, blackbox, customer: await sealed(customer), acceptedAt: now() };
+    const job: CheckJob = { key, fingerprint, blackbox, customer: await sealed(client, customer), acceptedAt: now() };
     const added = await queue.add(job);
     if (added === 'conflict') return reusedKey();
     if (added === 'full') {
@@ -124,16 +124,6 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     return json({ accepted: true, reference: key }, 202);
   }
 
-  async function sealed(customer: CustomerMapping): Promise<QueuedCustomer> {
-    const { transaction, ...rest } = customer;
-    return transaction ? { ...rest, transaction: await client.sealTransaction(transaction) } : rest;
-  }
-
-  async function opened(customer: QueuedCustomer): Promise<CustomerMapping> {
-    const { transaction, ...rest } = customer;
-    return transaction ? { ...rest, transaction: await client.openTransaction(transaction) } : rest;
-  }
-
   /** Leaves the queue: counted in the drain rate. */
   function finished(job: CheckJob, event: 'checked' | 'failed' | 'stale'): JobRun {
     tries.delete(job.key);
@@ -159,7 +149,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     if (!tries.has(job.key)) recordQueueWait(age);
     let answer: Response;
     try {
-      const customer = await opened(job.customer);
+      const customer = await opened(client, job.customer);
       answer = await underKey(
         job.key,
         job.fingerprint,
@@ -178,18 +168,17 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
   }
 
   function failedTry(job: CheckJob, error: unknown): JobRun {
-    if (isPermanent(error)) return finished(job, 'failed');
-    const limited = isDeviceRiskError(error) && (error.code === ERR_RATE_LIMITED || error.status === 429);
-    if (limited) {
+    const kind = failureKind(error);
+    if (kind === 'permanent') return finished(job, 'failed');
+    if (kind === 'limited') {
       // The tenant's quota: nothing else may start before it refills, and this job keeps its place.
       recordQueue('service_refused');
       void warnIfBehind();
-      return { retryInMs: 1000 * Math.max(1, error.retryAfter ?? 1), pauseQueue: true };
+      return { retryInMs: 1000 * Math.max(1, retryAfterOf(error) ?? 1), pauseQueue: true };
     }
-    const count = (tries.get(job.key) ?? 0) + 1;
-    const fallback = Math.min(MAX_RETRY_MS, 1000 * 2 ** (count - 1));
-    const asked = isUnavailable(error) && isDeviceRiskError(error) && error.retryAfter !== undefined;
-    return retryIn(job, asked ? Math.min(MAX_RETRY_MS, 1000 * error.retryAfter!) : fallback);
+    const asked = retryAfterOf(error);
+    const fallback = 1000 * 2 ** (tries.get(job.key) ?? 0);
+    return retryIn(job, Math.min(MAX_RETRY_MS, asked === undefined ? fallback : 1000 * asked));
   }
 
   function retryIn(job: CheckJob, ms: number): JobRun {
@@ -211,3 +200,24 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
 }
 
 const reusedKey = () => refuse(422, REFUSED_KEY_REUSED, 'This Idempotency-Key was used with another request');
+
+async function sealed(client: DeviceRiskClient, customer: CustomerMapping): Promise<QueuedCustomer> {
+  const { transaction, ...rest } = customer;
+  return transaction ? { ...rest, transaction: await client.sealTransaction(transaction) } : rest;
+}
+
+async function opened(client: DeviceRiskClient, customer: QueuedCustomer): Promise<CustomerMapping> {
+  const { transaction, ...rest } = customer;
+  return transaction ? { ...rest, transaction: await client.openTransaction(transaction) } : rest;
+}
+
+/** What a failed try means: never to succeed, the tenant's limit reached, or trouble that passes. */
+function failureKind(error: unknown): 'permanent' | 'limited' | 'transient' {
+  if (isPermanent(error)) return 'permanent';
+  if (isDeviceRiskError(error) && (error.code === ERR_RATE_LIMITED || error.status === 429)) return 'limited';
+  return 'transient';
+}
+
+/** The seconds the service or the store asked to wait, if it did. */
+const retryAfterOf = (error: unknown) =>
+  isUnavailable(error) && isDeviceRiskError(error) ? error.retryAfter : undefined;
