@@ -100,7 +100,7 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
   }
 
   async function counts(): Promise<QueueCounts> {
-    const byState = await queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized', 'paused');
+    const byState = await queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized');
     const queued = Object.values(byState).reduce((sum, n) => sum + n, 0);
     let oldestAcceptedAt: number | undefined;
     for (const state of ['active', 'waiting', 'delayed'] as const) {
