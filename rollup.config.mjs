@@ -59,7 +59,11 @@ const nodeEntries = {
 };
 // htmlparser2 is a dependency of the package: the command imports it from node_modules.
 const nodeExternal = (id) =>
-  id.startsWith('node:') || builtinModules.includes(id) || id === 'playwright-core' || id === 'htmlparser2' || id === 'bullmq';
+  id.startsWith('node:') ||
+  builtinModules.includes(id) ||
+  id === 'playwright-core' ||
+  id === 'htmlparser2' ||
+  id === 'bullmq';
 
 // Declarations: one self-contained file per entry and module kind (.d.ts for import,
 // .d.cts for require), so that neither points into a declaration of the other kind: one build per

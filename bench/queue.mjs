@@ -5,7 +5,12 @@
 // with the check within the request (`answer: 'checked'`, the former default) whose browser
 // posts up to four times as the browser package does. From dist/, in one process.
 import { startEmulator } from '../dist/emulator.js';
-import { createDeviceRiskClient, createDeviceRiskHandler, createMemoryQueue, createTokenSource } from '../dist/server.js';
+import {
+  createDeviceRiskClient,
+  createDeviceRiskHandler,
+  createMemoryQueue,
+  createTokenSource,
+} from '../dist/server.js';
 import { redisAvailable, startRedis } from '../scripts/redis.mjs';
 
 const BLACKBOX = '0400' + 'nVQ+/abcXYZ0123'.repeat(80) + '==';
@@ -30,10 +35,13 @@ async function browserPost(handler, key, order) {
       { clientAddress: '127.0.0.1' },
     );
     if (answer.ok) return { status: answer.status, attempts: attempt };
+    if (process.env.BENCH_DEBUG) console.error(answer.status, await answer.clone().text());
     if (attempt >= 4 || (answer.status !== 409 && answer.status !== 429 && answer.status < 500))
       return { status: answer.status, attempts: attempt };
     const wait = Number(answer.headers.get('retry-after'));
-    await new Promise((r) => setTimeout(r, Math.min(20_000, wait >= 0 ? wait * 1000 : Math.random() * 300 * 2 ** attempt)));
+    await new Promise((r) =>
+      setTimeout(r, Math.min(20_000, wait >= 0 ? wait * 1000 : Math.random() * 300 * 2 ** attempt)),
+    );
   }
 }
 
@@ -42,11 +50,13 @@ async function browserPost(handler, key, order) {
  * second for `offerMs`, the backlog sampled every second until `drainMs` after the offer.
  */
 async function run({ name, rate, offerMs, drainMs, instances }) {
+  if (process.env.BENCH_SETUPS && !name.includes(process.env.BENCH_SETUPS)) return undefined;
   const emulator = await startEmulator();
   const decided = new Map();
   const offered = new Map();
   const refusals = { service: 0, queueFull: 0, stale: 0, behind: 0 };
   const onError = (error) => {
+    if (process.env.BENCH_DEBUG) console.error('onError', error?.code, error?.operation, error?.message);
     if (error?.code === 'rate_limited') refusals.service++;
     if (error?.code === 'queue_full') refusals.queueFull++;
     if (error?.code === 'blackbox_stale') refusals.stale++;
@@ -61,7 +71,7 @@ async function run({ name, rate, offerMs, drainMs, instances }) {
         userAgent: USER_AGENT,
       }),
       baseUrl: emulator.baseUrl,
-      retrievalUrl: emulator.retrievalUrl,
+      retrievalBaseUrl: emulator.retrievalUrl,
       userAgent: USER_AGENT,
     });
   const common = {
@@ -103,6 +113,16 @@ async function run({ name, rate, offerMs, drainMs, instances }) {
     );
   }
   await Promise.all(posts);
+  if (process.env.BENCH_DEBUG)
+    console.error(
+      'transactions',
+      JSON.stringify(
+        emulator.inspect.transactions().map((t) => [t.customerInternalReference, t.status, t.blackboxes.length]),
+      ),
+      ['token', 'accountCreate', 'upload', 'finalize', 'retrievalStatus', 'details']
+        .map((r) => r + '=' + emulator.inspect.requests(r))
+        .join(' '),
+    );
   const drainUntil = started + offerMs + drainMs;
   while (performance.now() < drainUntil && decided.size < accepts.filter((a) => a.status < 300).length)
     await new Promise((r) => setTimeout(r, 200));
@@ -125,8 +145,14 @@ async function run({ name, rate, offerMs, drainMs, instances }) {
     offered: total,
     accepted: accepted.length,
     acceptedShare: accepted.length / total,
-    acceptP50: quantile(accepts.map((a) => a.ms), 0.5),
-    acceptP99: quantile(accepts.map((a) => a.ms), 0.99),
+    acceptP50: quantile(
+      accepts.map((a) => a.ms),
+      0.5,
+    ),
+    acceptP99: quantile(
+      accepts.map((a) => a.ms),
+      0.99,
+    ),
     attemptsMax: Math.max(...accepts.map((a) => a.attempts)),
     decided: decided.size,
     decisionP50: quantile(toDecision, 0.5),
@@ -194,16 +220,33 @@ export async function benchQueue({ offerMs = 20_000, drainMs = 30_000 } = {}) {
       rows.push(await run({ name: '1 instance, memory queue', rate, offerMs, drainMs, instances: oneInstance }));
       if (redis)
         rows.push(
-          await run({ name: '4 instances, BullMQ on one Redis', rate, offerMs, drainMs, instances: fleetOnRedis(redis.url) }),
+          await run({
+            name: '4 instances, BullMQ on one Redis',
+            rate,
+            offerMs,
+            drainMs,
+            instances: fleetOnRedis(redis.url),
+          }),
         );
       rows.push(
-        await run({ name: '1 instance, check within the request', rate, offerMs, drainMs, instances: oneInstanceChecked }),
+        await run({
+          name: '1 instance, check within the request',
+          rate,
+          offerMs,
+          drainMs,
+          instances: oneInstanceChecked,
+        }),
       );
     }
   } finally {
     await redis?.stop();
   }
-  return { limits: { accountRequestsPerSecond: 1, accountBurst: 10, retrievalPerSecond: 15 }, offerMs, drainMs, rows };
+  return {
+    limits: { accountRequestsPerSecond: 1, accountBurst: 10, retrievalPerSecond: 15 },
+    offerMs,
+    drainMs,
+    rows: rows.filter(Boolean),
+  };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

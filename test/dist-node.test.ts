@@ -191,7 +191,11 @@ describe('export lists', () => {
       ],
     ],
     ['blackbox-capture/server/redis (dist/server-redis.js)', '../dist/server-redis.js', ['createRedisStore']],
-    ['blackbox-capture/server/bullmq (dist/server-bullmq.js)', '../dist/server-bullmq.js', ['createBullmqQueue', 'jobIdOf']],
+    [
+      'blackbox-capture/server/bullmq (dist/server-bullmq.js)',
+      '../dist/server-bullmq.js',
+      ['createBullmqQueue', 'jobIdOf'],
+    ],
     [
       'blackbox-capture/emulator (dist/emulator.js)',
       '../dist/emulator.js',
