@@ -138,7 +138,10 @@ async function run({ name, rate, offerMs, drainMs, instances }) {
   const accepted = accepts.filter((a) => a.status < 300);
   const toDecision = [...decided].map(([order, at]) => at - offered.get(order));
   const queuedLeft = set.shared ? left[0].queued : left.reduce((n, f) => n + f.queued, 0);
-  const drainPerSecond = set.shared ? left[0].drainPerSecond : left.reduce((n, f) => n + f.drainPerSecond, 0);
+  // Each instance of a shared queue gives the fleet's rate (its own times the workers): the mean of them.
+  const drainPerSecond = set.shared
+    ? left.reduce((n, f) => n + f.drainPerSecond, 0) / left.length
+    : left.reduce((n, f) => n + f.drainPerSecond, 0);
   return {
     name,
     rate,

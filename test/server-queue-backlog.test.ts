@@ -35,6 +35,8 @@ describe('createDrainMeter', () => {
     const fresh = createDrainMeter(() => time);
     fresh.drained();
     expect(fresh.figures(1, time).drainPerSecond).toBe(1);
+    // Four instances on one shared queue, each about as fast: the fleet drains four times as fast.
+    expect(fresh.figures(8, time, 4)).toMatchObject({ drainPerSecond: 4, drainSeconds: 2 });
   });
 });
 

@@ -108,7 +108,9 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
       const at = first?.data.acceptedAt;
       if (at !== undefined && (oldestAcceptedAt === undefined || at < oldestAcceptedAt)) oldestAcceptedAt = at;
     }
-    return { queued, oldestAcceptedAt };
+    // Every worker of the fleet takes from the same list at the same concurrency: each drains about its share.
+    const workers = await queue.getWorkersCount().catch(() => 1);
+    return { queued, oldestAcceptedAt, workers: Math.max(1, workers) };
   }
 
   return {

@@ -47,6 +47,11 @@ export interface QueueCounts {
   queued: number;
   /** When the oldest of them was accepted (epoch ms); undefined when none is held. */
   oldestAcceptedAt: number | undefined;
+  /**
+   * Instances taking jobs from this queue (a shared queue: the fleet's workers). Each instance
+   * measures its own drain; the fleet's is taken as that times this. Default 1.
+   */
+  workers?: number;
 }
 
 export interface CheckQueue {
