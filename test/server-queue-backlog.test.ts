@@ -35,7 +35,7 @@ describe('createDrainMeter', () => {
     const fresh = createDrainMeter(() => time);
     fresh.drained();
     expect(fresh.figures(1, time).drainPerSecond).toBe(1);
-    // Four instances on one shared queue, each about as fast: the fleet drains four times as fast.
+    // A shared queue: what the whole fleet finished, not this instance alone.
     expect(fresh.figures(8, time, 4)).toMatchObject({ drainPerSecond: 4, drainSeconds: 2 });
   });
 });

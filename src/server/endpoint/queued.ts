@@ -59,8 +59,8 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
   const tries = new Map<string, number>();
 
   async function backlog(): Promise<BacklogFigures> {
-    const { queued, oldestAcceptedAt, workers } = await queue.counts();
-    return meter.figures(queued, oldestAcceptedAt, workers);
+    const { queued, oldestAcceptedAt, drainedLastMinute } = await queue.counts();
+    return meter.figures(queued, oldestAcceptedAt, drainedLastMinute);
   }
 
   /** Said once per backlog: the checks waiting cannot all run within the trust bound at the rate the service allows. */

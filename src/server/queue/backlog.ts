@@ -34,8 +34,8 @@ export function createDrainMeter(now: Now) {
       buckets.set(second, (buckets.get(second) ?? 0) + 1);
       prune(at);
     },
-    /** The backlog's figures; `workers` instances drain a shared queue, each about as fast as this one. */
-    figures(queued: number, oldestAcceptedAt: number | undefined, workers = 1): BacklogFigures {
+    /** The backlog's figures; `fleetDrained`: the checks every instance of a shared queue finished in the last minute. */
+    figures(queued: number, oldestAcceptedAt: number | undefined, fleetDrained?: number): BacklogFigures {
       const at = now();
       prune(at);
       if (queued === 0) since = undefined;
@@ -43,7 +43,7 @@ export function createDrainMeter(now: Now) {
       let count = 0;
       for (const n of buckets.values()) count += n;
       const windowMs = Math.min(DRAIN_WINDOW_MS, Math.max(1000, at - (since ?? at)));
-      const drainPerSecond = (workers * count) / (windowMs / 1000);
+      const drainPerSecond = (fleetDrained ?? count) / (windowMs / 1000);
       return {
         queued,
         oldestAgeMs: oldestAcceptedAt === undefined ? 0 : Math.max(0, at - oldestAcceptedAt),

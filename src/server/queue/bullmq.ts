@@ -41,6 +41,16 @@ export interface BullmqQueueOptions {
 
 const DEFAULT_NAME = 'blackbox-capture-checks';
 
+/** Counts one finished job in its second (ARGV[1]) and drops seconds older than two minutes. */
+const DRAINED_SCRIPT = `
+local now = tonumber(ARGV[1])
+redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
+for _, second in ipairs(redis.call('HKEYS', KEYS[1])) do
+  if tonumber(second) < now - 120 then redis.call('HDEL', KEYS[1], second) end
+end
+redis.call('PEXPIRE', KEYS[1], 180000)
+return 1`;
+
 /** A BullMQ job id from an Idempotency-Key: BullMQ refuses ids with ':' or made of digits. */
 export async function jobIdOf(key: string): Promise<string> {
   const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(key));
@@ -53,6 +63,16 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
   const onError = options.onError ?? logError;
   const common = { connection: options.connection, ...(options.prefix ? { prefix: options.prefix } : {}) };
   const queue = new Queue<CheckJob>(name, common);
+  /** Jobs the fleet finished, a count per second (a hash, trimmed to two minutes): every instance's drain rate is the fleet's. */
+  const drainedKey = `${options.prefix ?? 'bull'}:${name}:bbc-drained`;
+  let defined = false;
+  /** The Redis client BullMQ holds, with the drained counter's script once. */
+  async function redisClient() {
+    const client = await queue.backend.client;
+    if (!defined) client.defineCommand('bbcDrained', { numberOfKeys: 1, lua: DRAINED_SCRIPT });
+    defined = true;
+    return client;
+  }
   queue.on('error', onError);
   let worker: Worker<CheckJob> | undefined;
 
@@ -78,7 +98,12 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
       name,
       async (job: Job<CheckJob>, token?: string) => {
         const result = await run(job.data);
-        if (result.done) return;
+        if (result.done) {
+          await redisClient()
+            .then((client) => client.runCommand('bbcDrained', [drainedKey, Math.floor(Date.now() / 1000)]))
+            .catch(onError);
+          return;
+        }
         if (result.pauseQueue) {
           // The tenant's limit: every worker of the fleet waits, and the job goes back to wait.
           await worker!.rateLimit(result.retryInMs);
@@ -108,9 +133,12 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
       const at = first?.data.acceptedAt;
       if (at !== undefined && (oldestAcceptedAt === undefined || at < oldestAcceptedAt)) oldestAcceptedAt = at;
     }
-    // Every worker of the fleet takes from the same list at the same concurrency: each drains about its share.
-    const workers = await queue.getWorkersCount().catch(() => 1);
-    return { queued, oldestAcceptedAt, workers: Math.max(1, workers) };
+    const since = Math.floor(Date.now() / 1000) - 60;
+    const drained = await (await redisClient()).hgetall(drainedKey);
+    let drainedLastMinute = 0;
+    for (const [second, count] of Object.entries(drained))
+      if (Number(second) > since) drainedLastMinute += Number(count);
+    return { queued, oldestAcceptedAt, drainedLastMinute };
   }
 
   return {

@@ -48,10 +48,10 @@ export interface QueueCounts {
   /** When the oldest of them was accepted (epoch ms); undefined when none is held. */
   oldestAcceptedAt: number | undefined;
   /**
-   * Instances taking jobs from this queue (a shared queue: the fleet's workers). Each instance
-   * measures its own drain; the fleet's is taken as that times this. Default 1.
+   * Jobs finished by every instance in the last minute, for a shared queue (each instance
+   * sees only its own finish); undefined: the instance's own count is the whole.
    */
-  workers?: number;
+  drainedLastMinute?: number;
 }
 
 export interface CheckQueue {
