@@ -146,4 +146,20 @@ describe('createMemoryQueue', () => {
   it('idle resolves at once when nothing is held', async () => {
     await createMemoryQueue().idle();
   });
+
+  it('idle resolves once the last job held has left, not before', async () => {
+    const queue = createMemoryQueue({ concurrency: 2 });
+    const { run, finish } = gatedRun();
+    queue.process(run);
+    await queue.add(job('a'));
+    await queue.add(job('b'));
+    await tick();
+    let idle = false;
+    const waiting = queue.idle().then(() => (idle = true));
+    await finish('a');
+    expect(idle).toBe(false);
+    await finish('b');
+    await waiting;
+    expect(idle).toBe(true);
+  });
 });
