@@ -252,6 +252,32 @@ describe('the endpoint answers at once and checks when the quota allows (the def
     await handler.close();
   });
 
+  it("the customer's own transaction: held sealed in the job, opened for the check, no account create", async () => {
+    const { client, calls } = stubClient();
+    const own = new DeviceRiskTransaction({
+      accountId: 'acc-own',
+      workflowExecutionId: 'wf-own',
+      credentialId: 'cred',
+      uploadUrl: 'https://api.example/upload',
+      finalizeUrl: 'https://api.example/finalize',
+      tokenExpiresAt: Date.now() + 600_000,
+      token: 'tx-token-own',
+    });
+    const held: string[] = [];
+    const queue = createMemoryQueue();
+    const { handler, results } = setUp(client, {
+      queue: { ...queue, add: (job) => (held.push(JSON.stringify(job)), queue.add(job)) },
+      resolveCustomer: () => ({ customerInternalReference: 'order-own', transaction: own }),
+    });
+    expect((await handler(post('key-0000000001'))).status).toBe(202);
+    await queue.idle();
+    expect(calls).toEqual(['upload wf-own', 'finalize wf-own']);
+    expect(results).toEqual([{ id: 'wf-own', reference: 'key-0000000001', customerInternalReference: 'order-own' }]);
+    // The job is plain JSON: the transaction in it is the sealed string, not the object.
+    expect(typeof (JSON.parse(held[0]!) as { customer: { transaction: unknown } }).customer.transaction).toBe('string');
+    await handler.close();
+  });
+
   it('in Cloudflare Workers the default is the check within the request: its isolates keep no work', async () => {
     const { client } = stubClient();
     const agent = Object.getOwnPropertyDescriptor(globalThis, 'navigator');
