@@ -266,7 +266,13 @@ describe('the endpoint answers at once and checks when the quota allows (the def
     const held: string[] = [];
     const queue = createMemoryQueue();
     const { handler, results } = setUp(client, {
-      queue: { ...queue, add: (job) => (held.push(JSON.stringify(job)), queue.add(job)) },
+      queue: {
+        ...queue,
+        add: (job) => {
+          held.push(JSON.stringify(job));
+          return queue.add(job);
+        },
+      },
       resolveCustomer: () => ({ customerInternalReference: 'order-own', transaction: own }),
     });
     expect((await handler(post('key-0000000001'))).status).toBe(202);
