@@ -54,11 +54,16 @@ const TCF_MODULE = /(^|\/)tcf\.js$/;
 const nodeEntries = {
   server: 'src/server/index.ts',
   'server-redis': 'src/server/store/redis.ts',
+  'server-bullmq': 'src/server/queue/bullmq.ts',
   emulator: 'src/emulator/index.ts',
 };
 // htmlparser2 is a dependency of the package: the command imports it from node_modules.
 const nodeExternal = (id) =>
-  id.startsWith('node:') || builtinModules.includes(id) || id === 'playwright-core' || id === 'htmlparser2';
+  id.startsWith('node:') ||
+  builtinModules.includes(id) ||
+  id === 'playwright-core' ||
+  id === 'htmlparser2' ||
+  id === 'bullmq';
 
 // Declarations: one self-contained file per entry and module kind (.d.ts for import,
 // .d.cts for require), so that neither points into a declaration of the other kind: one build per
@@ -235,6 +240,7 @@ const declarationFiles = [
   ...declarations('src/browser/umd.ts', 'blackbox-capture.umd', { footer: 'export as namespace BlackboxCapture;' }),
   ...declarations('src/server/index.ts', 'server'),
   ...declarations('src/server/store/redis.ts', 'server-redis'),
+  ...declarations('src/server/queue/bullmq.ts', 'server-bullmq'),
   ...declarations('src/emulator/index.ts', 'emulator'),
 ];
 

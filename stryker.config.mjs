@@ -46,6 +46,8 @@ export default {
     'src/server/api/seal.ts',
     'src/server/endpoint/check.ts',
     'src/server/endpoint/idempotency.ts',
+    'src/server/queue/queue.ts',
+    'src/server/queue/backlog.ts',
     'src/server/endpoint/admission.ts',
     'src/server/callbacks/provenance.ts',
     'src/server/time-limit.ts',

@@ -9,11 +9,14 @@ import { benchBrowser } from './browser.mjs';
 import { benchEngines } from './engines.mjs';
 import { benchEndpoint, benchProxy } from './server.mjs';
 import { benchFleet, benchStoreCost } from './fleet.mjs';
+import { benchQueue } from './queue.mjs';
 import { realLoaderSource } from '../test/support/real-loader.mjs';
 
 const quick = process.argv.includes('--quick');
 // `npm run bench -- --fleet`: the fleet row alone.
 const fleetOnly = process.argv.includes('--fleet');
+// `npm run bench -- --queue`: the checkouts at the service's real limits alone.
+const queueOnly = process.argv.includes('--queue');
 const machine = `${cpus().length} × ${cpus()[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
 const fmt = (n, d = 0) => (n === undefined || Number.isNaN(n) ? '—' : n.toFixed(d));
 const log = (s) => console.log(s);
@@ -50,7 +53,7 @@ async function enginesTable() {
 }
 
 if (enginesOnly) engineRuns = await enginesTable();
-else if (!fleetOnly) {
+else if (!fleetOnly && !queueOnly) {
   size = await measure();
   log('Size (bytes, bundled from dist/ with esbuild, minified ESM; gzip -9):');
   log('| path | minified | gzip | brotli | target (gzip) |\n|---|---:|---:|---:|---:|');
@@ -163,7 +166,8 @@ else if (!fleetOnly) {
   } else log('(nginx not installed: its row is missing)');
 }
 
-const fleetRow = enginesOnly ? undefined : await benchFleet({ requests: quick ? 400 : 2000, concurrency: 64 });
+const fleetRow =
+  enginesOnly || queueOnly ? undefined : await benchFleet({ requests: quick ? 400 : 2000, concurrency: 64 });
 if (fleetRow?.redisAvailable) {
   log(
     `Server: a fleet on one Redis against the emulator, ${fleetRow.redis.requests} requests at concurrency ${fleetRow.redis.concurrency}, faults on account create (429), upload (503) and finalize (dropped); failed attempts retried on the next instance; beside it one instance on its memory store, same requests and faults:`,
@@ -191,9 +195,35 @@ if (fleetRow?.redisAvailable) {
     `The store's own cost, one endpoint in one process, ${cost.requests} sequential requests per store in alternating rounds: memory p50 ${fmt(cost.memory.p50, 2)} ms, p99 ${fmt(cost.memory.p99, 2)} ms; Redis p50 ${fmt(cost.redis.p50, 2)} ms, p99 ${fmt(cost.redis.p99, 2)} ms; Redis adds ${fmt(cost.redis.p50 - cost.memory.p50, 2)} ms at p50 and ${fmt(cost.redis.p99 - cost.memory.p99, 2)} ms at p99\n`,
   );
 } else if (fleetRow) log('(redis-server not installed: no fleet row)\n');
+/** Checkouts at the service's real limits (#47): accepted at once and checked as the quota allows. */
+let queueRuns;
+if (!enginesOnly && !fleetOnly) {
+  queueRuns = await benchQueue({ offerMs: quick ? 5_000 : 20_000, drainMs: quick ? 5_000 : 30_000 });
+  const { limits, offerMs, drainMs } = queueRuns;
+  log(
+    `Checkouts at the service's real limits: the emulator's defaults (account requests ${limits.accountRequestsPerSecond} a second, bursts of ${limits.accountBurst}; retrieval ${limits.retrievalPerSecond} a second); checkouts offered for ${offerMs / 1000} s at 3× and 20× the account limit, then up to ${drainMs / 1000} s to drain; the browser's four attempts:`,
+  );
+  log(
+    '| set-up | offered a second | offered | accepted | accept p50 / p99 | decided in the run | to decision p50 / p99 | left queued | drain /s | service 429s | queue full | transactions per key (max) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  );
+  for (const row of queueRuns.rows) {
+    log(
+      `| ${row.name} | ${row.rate} | ${row.offered} | ${row.accepted} (${fmt(100 * row.acceptedShare)} %) | ${fmt(row.acceptP50, 1)} / ${fmt(row.acceptP99, 1)} ms | ${row.decided} | ${fmt(row.decisionP50 / 1000, 1)} / ${fmt(row.decisionP99 / 1000, 1)} s | ${row.queuedLeft} | ${fmt(row.drainPerSecond, 2)} | ${row.serviceRefusals} | ${row.queueFull} | ${row.transactionsPerKeyMax} |`,
+    );
+  }
+  log('Backlog over time (queued checkouts, every 5 s):');
+  for (const row of queueRuns.rows.filter((r) => !r.name.includes('within')))
+    log(
+      `  ${row.name}, ${row.rate}/s: ${row.backlog
+        .filter((b) => b.s % 5 === 0)
+        .map((b) => b.queued)
+        .join(' ')}`,
+    );
+  log('');
+}
 mkdirSync('bench-results', { recursive: true });
 writeFileSync(
-  `bench-results/${fleetOnly ? 'fleet' : enginesOnly ? 'engines' : 'latest'}.json`,
+  `bench-results/${fleetOnly ? 'fleet' : enginesOnly ? 'engines' : queueOnly ? 'queue' : 'latest'}.json`,
   JSON.stringify(
     {
       date: new Date().toISOString(),
@@ -205,9 +235,10 @@ writeFileSync(
       endpoint,
       proxy,
       fleet: fleetRow,
+      queue: queueRuns,
     },
     null,
     2,
   ),
 );
-log(`\nWrote bench-results/${fleetOnly ? 'fleet' : enginesOnly ? 'engines' : 'latest'}.json`);
+log(`\nWrote bench-results/${fleetOnly ? 'fleet' : enginesOnly ? 'engines' : queueOnly ? 'queue' : 'latest'}.json`);

@@ -406,6 +406,7 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
   }
   origin = `http://${config.host}:${(server.address() as AddressInfo).port}`;
   endpoint = createDeviceRiskHandler({
+    answer: 'checked',
     client,
     allowedOrigins: [origin],
     workflowKey: config.workflowKey,

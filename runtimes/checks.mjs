@@ -158,6 +158,7 @@ if (emulator) {
   const iojs = createFirstPartyProxy({ prefix: '/iojs', collectorUrl: emulator.collectorUrl });
   let origin = '';
   const deviceRisk = createDeviceRiskHandler({
+    answer: 'checked',
     client,
     allowedOrigins: [SHOP],
     workflowKey: '10011',

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, it } from 'vitest';
 import { startEmulator, type Emulator } from '../src/emulator/index.js';
 import { ensureRuntimes, type Runtime } from '../test/support/runtimes.mjs';
 import { fileOf, snippet } from '../test/support/readme.js';
+import { checkedTransaction } from '../test/support/accepted.js';
 import { haveRedis, startRedisServer, type RedisServer } from '../test/support/redis.js';
 import { installPackedTarball, ROOT } from '../test/support/tarball.js';
 
@@ -185,11 +186,12 @@ describe.concurrent('the docs server snippets, as written, in their runtimes aga
           body: JSON.stringify({ blackbox: BLACKBOX }),
           signal: AbortSignal.timeout(30_000),
         });
+      const before = emulator.inspect.transactions().length;
       const answer = await post('session=ok');
       const text = await answer.text();
-      expect([answer.status, output.text], text).toEqual([200, output.text]);
-      const { workflowExecutionId, status } = JSON.parse(text) as { workflowExecutionId: string; status: string };
-      expect(status).toBe('PROCESSED');
+      // Accepted at once (the default), checked in the background.
+      expect([answer.status, output.text], text).toEqual([202, output.text]);
+      const { workflowExecutionId } = await checkedTransaction(emulator, before);
       expect(emulator.inspect.transaction(workflowExecutionId)).toMatchObject({
         blackboxes: [BLACKBOX],
         customerInternalReference: 'order-1',

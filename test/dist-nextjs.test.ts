@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../src/emulator/index.js';
+import { checkedTransaction } from './support/accepted.js';
 import { runDoctor } from '../src/doctor/doctor.js';
 import { freePort } from './support/processes.mjs';
 import { fileOf, snippet } from './support/readme.js';
@@ -142,6 +143,7 @@ describe('the Next.js snippets under next start', () => {
   });
 
   it('a capture completes, and the decision arrives by callback on the server only', async () => {
+    const before = emulator.inspect.transactions().length;
     const answer = await fetch(`${origin}/device-risk`, {
       method: 'POST',
       headers: {
@@ -152,9 +154,10 @@ describe('the Next.js snippets under next start', () => {
       },
       body: JSON.stringify({ blackbox: BLACKBOX }),
     });
-    expect([answer.status, answer.status === 200 ? '' : await answer.text()]).toEqual([200, '']);
-    const body = (await answer.json()) as { workflowExecutionId: string; status: string };
-    expect(Object.keys(body).sort()).toEqual(['accountId', 'status', 'workflowExecutionId']);
+    // Accepted at once (the default), checked in the background: the browser gets a reference only.
+    expect([answer.status, answer.status === 202 ? '' : await answer.text()]).toEqual([202, '']);
+    expect(await answer.json()).toEqual({ accepted: true, reference: 'nextjs-1' });
+    const body = await checkedTransaction(emulator, before);
     expect(emulator.inspect.transaction(body.workflowExecutionId)).toMatchObject({
       blackboxes: [BLACKBOX],
       customerInternalReference: 'order-next',

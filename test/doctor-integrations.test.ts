@@ -67,6 +67,7 @@ async function site(options: SiteOptions): Promise<{ origin: string; requests: s
     const client = stub.client;
     const record = () => calls.push(...stub.calls.splice(0));
     const endpoint = createDeviceRiskHandler({
+      answer: 'checked',
       client,
       allowedOrigins: options.endpointOrigins === 'self' ? [origin] : options.endpointOrigins,
       workflowKey: 'k',

@@ -316,6 +316,7 @@ describe('hostile requests', () => {
       });
       const port = await serve(
         createDeviceRiskHandler({
+          answer: 'checked',
           client,
           store,
           allowedOrigins: [SHOP],
@@ -801,6 +802,7 @@ describe('generated traffic against the admission limits', () => {
           async (posts) => {
             const { client, creates } = stubClient();
             const handler = createDeviceRiskHandler({
+              answer: 'checked',
               client,
               allowedOrigins: [SHOP],
               workflowKey: 1,

@@ -121,7 +121,8 @@ describe('the packed tarball', () => {
     const script = `
       import { createDeviceRiskHandler } from 'blackbox-capture/server';
       const client = { clientId: 'c', retrievalOrigin: 'https://r.example' };
-      const handler = createDeviceRiskHandler({ client, allowedOrigins: ['https://shop.example'], resolveCustomer: () => ({ customerInternalReference: 'c' }) });
+      const handler = createDeviceRiskHandler({
+    answer: 'checked', client, allowedOrigins: ['https://shop.example'], resolveCustomer: () => ({ customerInternalReference: 'c' }) });
       const response = await handler(new Request('https://shop.example/r', { method: 'POST', headers: { origin: 'https://shop.example', 'content-type': 'application/json' }, body: JSON.stringify({ outcome: { outcome: 'aborted', scripts: [], durationMs: 5 } }) }));
       await new Promise((r) => setTimeout(r, 50));
       console.log(response.status);

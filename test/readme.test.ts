@@ -9,6 +9,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { transformSync } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../src/emulator/index.js';
+import { checkedTransaction } from './support/accepted.js';
 import { brokenLinks, documents, fileOf, readmeBlocks, RUN_BY, slug, snippet } from './support/readme.js';
 import { connect, haveRedis, startRedisServer } from './support/redis.js';
 
@@ -134,11 +135,12 @@ describe('README server snippets, as written, against the emulator', () => {
     });
 
   async function exercise(origin: string) {
+    const before = emulator.inspect.transactions().length;
     const answer = await checkout(origin);
-    expect([answer.status, answer.status === 200 ? '' : await answer.text()]).toEqual([200, '']);
-    const body = (await answer.json()) as { workflowExecutionId: string; status: string };
-    expect(body.status).toBe('PROCESSED');
-    expect(emulator.inspect.transaction(body.workflowExecutionId)).toMatchObject({
+    // Accepted at once (the default), checked in the background: the browser gets a reference only.
+    expect([answer.status, answer.status === 202 ? '' : await answer.text()]).toEqual([202, '']);
+    expect(await answer.json()).toEqual({ accepted: true, reference: expect.stringMatching(/^readme-/) });
+    expect(await checkedTransaction(emulator, before)).toMatchObject({
       blackboxes: [BLACKBOX],
       customerInternalReference: 'order-1',
       userReference: 'user-1',
@@ -185,9 +187,9 @@ describe('README server snippets, as written, against the emulator', () => {
         (await load('fleet-a', 'server-fleet', 'server-node-http')).server,
         (await load('fleet-b', 'server-fleet', 'server-node-http')).server,
       ];
-      const redisClients = await Promise.all(
+      const modules = await Promise.all(
         ['fleet-a', 'fleet-b'].map(
-          async (folder) => (await import(pathToFileURL(join(SCRATCH, folder, 'device-risk.js')).href)).redis,
+          async (folder) => await import(pathToFileURL(join(SCRATCH, folder, 'device-risk.js')).href),
         ),
       );
       const inspect = await connect(redis.url);
@@ -207,7 +209,11 @@ describe('README server snippets, as written, against the emulator', () => {
           server.close();
         }
         await inspect.close();
-        for (const client of redisClients) await client.close();
+        for (const { deviceRisk, bullmq, redis } of modules) {
+          await deviceRisk.close();
+          await bullmq.quit();
+          await redis.close();
+        }
         await redis.stop();
       }
     },

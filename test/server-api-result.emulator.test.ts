@@ -584,6 +584,7 @@ describe('onResult on the endpoint and runDeviceRiskCheck: a synchronous decisio
     const client = await setup();
     const decided: unknown[] = [];
     const handler = createDeviceRiskHandler({
+      answer: 'checked',
       client,
       allowedOrigins: ['https://shop.example'],
       workflowKey: 10011,

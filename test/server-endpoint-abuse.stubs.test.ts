@@ -26,6 +26,7 @@ const post = (body: unknown, key: string) =>
 
 function handlerWith(client: DeviceRiskClient, extra: Partial<DeviceRiskHandlerOptions> = {}) {
   return createDeviceRiskHandler({
+    answer: 'checked',
     client,
     allowedOrigins: [SHOP],
     workflowKey: 10020,
@@ -182,6 +183,7 @@ describe("the browser's answer never depends on onResult", () => {
     const { client } = stubClient();
     const errors: unknown[] = [];
     const handler = createDeviceRiskHandler({
+      answer: 'checked',
       client,
       allowedOrigins: [SHOP],
       workflowKey: 10020,
@@ -227,6 +229,7 @@ describe('admission before cost: one visitor or one customer cannot spend what o
     const errors: { code?: string }[] = [];
     let n = 0;
     const handler = createDeviceRiskHandler({
+      answer: 'checked',
       client,
       store,
       allowedOrigins: [SHOP],

@@ -39,6 +39,7 @@ async function setup(options: EmulatorOptions = {}, extra: Partial<DeviceRiskHan
   });
   const errors: unknown[] = [];
   const handler = createDeviceRiskHandler({
+    answer: 'checked',
     client,
     allowedOrigins: [SHOP],
     workflowKey: 10020,
@@ -160,6 +161,7 @@ describe('createDeviceRiskHandler', () => {
       sleep: async () => {},
     });
     const b = createDeviceRiskHandler({
+      answer: 'checked',
       client,
       store,
       allowedOrigins: [SHOP],
@@ -258,6 +260,7 @@ describe('createDeviceRiskHandler', () => {
       sleep: async () => {},
     });
     const handler = createDeviceRiskHandler({
+      answer: 'checked',
       client,
       allowedOrigins: [SHOP],
       workflowKey: 10020,
@@ -326,6 +329,7 @@ describe('createDeviceRiskHandler', () => {
     const first = (await (await handler(post({ blackbox: BLACKBOX }))).json()) as { accountId: string };
     const { handler: second } = {
       handler: createDeviceRiskHandler({
+        answer: 'checked',
         client: createDeviceRiskClient({
           tokenSource: createTokenSource({
             clientId: emulator.clientId,
@@ -368,6 +372,7 @@ describe('createDeviceRiskHandler', () => {
       workflowDefinition: { key: 10020 },
     });
     const handler = createDeviceRiskHandler({
+      answer: 'checked',
       client,
       allowedOrigins: [SHOP],
       resolveCustomer: () => ({ customerInternalReference: 'cust-u1', transaction }),
@@ -383,6 +388,7 @@ describe('createDeviceRiskHandler', () => {
   it('refuses to start without allowed origins', () => {
     expect(() =>
       createDeviceRiskHandler({
+        answer: 'checked',
         allowedOrigins: [],
         resolveCustomer: () => ({ customerInternalReference: 'x' }),
       } as never),
@@ -553,6 +559,7 @@ describe('runDeviceRiskCheck (a form post or your own route)', () => {
       });
       const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA, maxAttempts: 1 });
       const handler = createDeviceRiskHandler({
+        answer: 'checked',
         client,
         allowedOrigins: [SHOP],
         workflowKey: 10020,
@@ -595,6 +602,7 @@ describe('runDeviceRiskCheck (a form post or your own route)', () => {
             : fetch(url, init)) as typeof fetch,
       });
       const capped = createDeviceRiskHandler({
+        answer: 'checked',
         client,
         allowedOrigins: [SHOP],
         workflowKey: 10020,

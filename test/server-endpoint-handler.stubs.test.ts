@@ -60,6 +60,7 @@ function stubClient(overrides: Partial<DeviceRiskClient> = {}) {
 
 function handlerWith(client: DeviceRiskClient, extra: Partial<DeviceRiskHandlerOptions> = {}) {
   return createDeviceRiskHandler({
+    answer: 'checked',
     client,
     allowedOrigins: [SHOP],
     workflowKey: 10020,

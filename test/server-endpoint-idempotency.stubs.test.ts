@@ -25,6 +25,7 @@ const post = () =>
 function handlerWith(client: DeviceRiskClient, extra: Partial<DeviceRiskHandlerOptions> = {}) {
   const errors: Array<{ code?: string; message: string }> = [];
   const handler = createDeviceRiskHandler({
+    answer: 'checked',
     client,
     allowedOrigins: [SHOP],
     workflowKey: 10020,
@@ -410,6 +411,7 @@ describe('the intent, pinned', () => {
       const { client } = stubClient();
       const errors: Array<{ code?: string; operation?: string }> = [];
       const handler = createDeviceRiskHandler({
+        answer: 'checked',
         client,
         store,
         allowedOrigins: [SHOP],

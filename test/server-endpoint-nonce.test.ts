@@ -87,6 +87,7 @@ describe('the endpoint with nonceSecret', () => {
     });
     const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA, maxAttempts: 1 });
     return createDeviceRiskHandler({
+      answer: 'checked',
       client,
       store,
       allowedOrigins: [SHOP],
@@ -168,6 +169,7 @@ describe('the endpoint with nonceSecret', () => {
     const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA });
     expect(() =>
       createDeviceRiskHandler({
+        answer: 'checked',
         client,
         allowedOrigins: [SHOP],
         nonceSecret: 'short',

@@ -60,6 +60,7 @@ async function setup(extra: Partial<DeviceRiskHandlerOptions> = {}) {
   });
   const told: CaptureOutcome[] = [];
   const handler = createDeviceRiskHandler({
+    answer: 'checked',
     client,
     allowedOrigins: [SHOP],
     workflowKey: 10020,

@@ -297,6 +297,7 @@ describe('the endpoint and the callback receiver read their bodies within BODY_T
   it('createDeviceRiskHandler', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const handler = createDeviceRiskHandler({
+      answer: 'checked',
       client: {} as DeviceRiskClient,
       allowedOrigins: ['https://shop.example'],
       resolveCustomer: () => ({ customerInternalReference: 'order-1' }),

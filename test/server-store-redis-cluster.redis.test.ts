@@ -89,6 +89,7 @@ describe.skipIf(!haveRedis)('a fleet on a 3-master Redis Cluster', () => {
       userAgent: 'AcmeShop Checkout/1.0',
     });
     const handler = createDeviceRiskHandler({
+      answer: 'checked',
       client,
       store,
       allowedOrigins: ['https://shop.example'],

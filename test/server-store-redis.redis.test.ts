@@ -232,6 +232,7 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
     });
     const errors: unknown[] = [];
     const handler = createDeviceRiskHandler({
+      answer: 'checked',
       client,
       store,
       allowedOrigins: [SHOP],

@@ -35,6 +35,9 @@ export const ERR_NONCE_EXPIRED = 'nonce_expired';
 export const ERR_NONCE_REUSED = 'nonce_reused';
 export const ERR_UNKNOWN_EXECUTION = 'unknown_execution';
 export const ERR_RESULT_HANDLER_TIMEOUT = 'result_handler_timeout';
+export const ERR_QUEUE_FULL = 'queue_full';
+export const ERR_BLACKBOX_STALE = 'blackbox_stale';
+export const ERR_BACKLOG_BEHIND = 'backlog_behind';
 
 export type DeviceRiskErrorCode =
   | typeof ERR_INVALID_CONFIGURATION
@@ -66,7 +69,10 @@ export type DeviceRiskErrorCode =
   | typeof ERR_NONCE_EXPIRED
   | typeof ERR_NONCE_REUSED
   | typeof ERR_UNKNOWN_EXECUTION
-  | typeof ERR_RESULT_HANDLER_TIMEOUT;
+  | typeof ERR_RESULT_HANDLER_TIMEOUT
+  | typeof ERR_QUEUE_FULL
+  | typeof ERR_BLACKBOX_STALE
+  | typeof ERR_BACKLOG_BEHIND;
 
 export class DeviceRiskError extends Error {
   override readonly name = 'DeviceRiskError';

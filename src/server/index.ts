@@ -17,7 +17,7 @@ export {
 } from './api/device-risk-client.js';
 export type { AccountRequest, DeviceRiskClient, DeviceRiskClientOptions } from './api/device-risk-client.js';
 export { createDeviceRiskHandler } from './endpoint/handler.js';
-export type { DeviceRiskHandlerOptions } from './endpoint/handler.js';
+export type { DeviceRiskHandler, DeviceRiskHandlerOptions } from './endpoint/handler.js';
 export { runDeviceRiskCheck } from './endpoint/check.js';
 export type {
   CustomerMapping,
@@ -77,7 +77,21 @@ export {
   ERR_NONCE_REUSED,
   ERR_UNKNOWN_EXECUTION,
   ERR_RESULT_HANDLER_TIMEOUT,
+  ERR_QUEUE_FULL,
+  ERR_BLACKBOX_STALE,
+  ERR_BACKLOG_BEHIND,
 } from './errors.js';
+export { createMemoryQueue } from './queue/queue.js';
+export type {
+  CheckQueue,
+  CheckJob,
+  JobRun,
+  AddResult,
+  QueueCounts,
+  QueuedCustomer,
+  MemoryQueueOptions,
+} from './queue/queue.js';
+export type { BacklogFigures } from './queue/backlog.js';
 export type { RateLimit } from './endpoint/admission.js';
 export { createCaptureNonce, verifyCaptureNonce } from './endpoint/nonce.js';
 export type { CaptureNonceOptions, VerifiedNonce } from './endpoint/nonce.js';

@@ -6,7 +6,12 @@
  * - `blackbox_capture.capture.duration` (histogram, ms, attribute `outcome`): call to final value;
  * - `blackbox_capture.upstream.calls` (counter, attributes `operation`, `result`): calls to the
  *   token service and the API, `result` one of `ok`, `http_4xx`, `http_429`, `http_5xx`, `network_error`;
- * - `blackbox_capture.blackbox.repairs` (counter, attribute `repair`): damaged blackboxes repaired.
+ * - `blackbox_capture.blackbox.repairs` (counter, attribute `repair`): damaged blackboxes repaired;
+ * - `blackbox_capture.queue.checks` (counter, attribute `event`): checks `accepted`, `refused`
+ *   (queue full), `checked`, `failed`, `stale` (past the trust bound), `retried`, `service_refused` (429);
+ * - `blackbox_capture.queue.wait` (histogram, ms): acceptance to the start of the check;
+ * - `blackbox_capture.queue.depth` and `blackbox_capture.queue.oldest_age` (ms), and
+ *   `blackbox_capture.queue.drain_rate` (checks a second): gauges read from each handler's queue.
  */
 import type { CaptureOutcome } from '../shared/types.js';
 import { ERR_NETWORK } from './errors.js';
@@ -16,7 +21,17 @@ interface Instruments {
   duration: { record(value: number, attributes: Record<string, string>): void };
   upstream: { add(value: number, attributes: Record<string, string>): void };
   repairs: { add(value: number, attributes: Record<string, string>): void };
+  queue: { add(value: number, attributes: Record<string, string>): void };
+  queueWait: { record(value: number): void };
 }
+
+/** What a handler's queue says when the gauges are read. */
+export interface BacklogSource {
+  (): Promise<{ queued: number; oldestAgeMs: number; drainPerSecond: number }>;
+}
+
+/** The queues the gauges report, summed: a process may run several handlers. */
+const backlogSources = new Set<BacklogSource>();
 
 type Recording = (instruments: Instruments) => void;
 
@@ -50,7 +65,42 @@ function record(recording: Recording): void {
         repairs: meter.createCounter('blackbox_capture.blackbox.repairs', {
           description: 'Damaged blackboxes repaired before the upload',
         }),
+        queue: meter.createCounter('blackbox_capture.queue.checks', {
+          description: 'Checks accepted, refused, finished and retried by the queue',
+        }),
+        queueWait: meter.createHistogram('blackbox_capture.queue.wait', {
+          description: 'Time from the acceptance of a check to its start',
+          unit: 'ms',
+        }),
       };
+      const depth = meter.createObservableGauge('blackbox_capture.queue.depth', {
+        description: 'Checks accepted and not yet finished',
+      });
+      const oldest = meter.createObservableGauge('blackbox_capture.queue.oldest_age', {
+        description: 'Age of the oldest check waiting',
+        unit: 'ms',
+      });
+      const rate = meter.createObservableGauge('blackbox_capture.queue.drain_rate', {
+        description: 'Checks finished a second, over the last minute',
+      });
+      meter.addBatchObservableCallback(
+        async (result) => {
+          let queued = 0;
+          let oldestAgeMs = 0;
+          let drainPerSecond = 0;
+          for (const source of backlogSources) {
+            const figures = await source().catch(() => undefined);
+            if (!figures) continue;
+            queued += figures.queued;
+            oldestAgeMs = Math.max(oldestAgeMs, figures.oldestAgeMs);
+            drainPerSecond += figures.drainPerSecond;
+          }
+          result.observe(depth, queued);
+          result.observe(oldest, oldestAgeMs);
+          result.observe(rate, drainPerSecond);
+        },
+        [depth, oldest, rate],
+      );
       for (const waiting of queued.splice(0)) waiting(instruments);
     },
     () => {
@@ -90,4 +140,22 @@ export function recordRepairs(repairs: readonly string[]): void {
   record((i) => {
     for (const repair of repairs) i.repairs.add(1, { repair });
   });
+}
+
+export type QueueEvent = 'accepted' | 'refused' | 'checked' | 'failed' | 'stale' | 'retried' | 'service_refused';
+
+export function recordQueue(event: QueueEvent): void {
+  record((i) => i.queue.add(1, { event }));
+}
+
+export function recordQueueWait(ms: number): void {
+  record((i) => i.queueWait.record(ms));
+}
+
+/** Reports `source` in the queue gauges until the returned function is called. */
+export function observeBacklog(source: BacklogSource): () => void {
+  backlogSources.add(source);
+  // Loads the API, so that the gauges exist before the first check.
+  record(() => {});
+  return () => backlogSources.delete(source);
 }

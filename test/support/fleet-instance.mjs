@@ -46,6 +46,7 @@ const client = createDeviceRiskClient({
   accountTimeoutMs: 3000,
 });
 const handler = createDeviceRiskHandler({
+  answer: 'checked',
   client,
   store,
   allowedOrigins: ['https://shop.example'],

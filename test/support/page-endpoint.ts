@@ -56,6 +56,7 @@ export async function endpoint(): Promise<{
     fetch: serverFetch,
   });
   const handler = createDeviceRiskHandler({
+    answer: 'checked',
     client,
     allowedOrigins: [SHOP],
     workflowKey: 10020,

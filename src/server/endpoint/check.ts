@@ -47,7 +47,12 @@ export interface DeviceRiskCheckOptions {
    * stays the authoritative answer (createCallbackHandler) for results that take longer. A
    * throw (or a rejection) is told to `onError`; the check's answer stays the same.
    */
-  onResult?: (details: DeviceRiskDetails, options: { signal: AbortSignal }) => void | Promise<void>;
+  onResult?: (
+    details: DeviceRiskDetails,
+    options: { signal: AbortSignal; reference?: string; customerInternalReference?: string },
+  ) => void | Promise<void>;
+  /** Which checkout the decision is for, given to `onResult` beside its signal. */
+  resultContext?: { reference?: string; customerInternalReference?: string };
   /** How long `onResult` may take, in ms: past it `onError` hears `result_handler_timeout`, its signal aborts, and the answer goes. Default 30000. */
   onResultTimeoutMs?: number;
   /** How long to wait for the result after finalize, reading the status every second. Default 0: one read. */
@@ -120,7 +125,10 @@ export async function runDeviceRiskCheck(
       const details = await client.details(tx);
       // The answer must not depend on the integrator's decision code: its status code would tell the browser the decision.
       try {
-        await callWithin((signal) => options.onResult!(details, { signal }), options.onResultTimeoutMs ?? 30_000);
+        await callWithin(
+          (signal) => options.onResult!(details, { ...options.resultContext, signal }),
+          options.onResultTimeoutMs ?? 30_000,
+        );
       } catch (error) {
         options.onError?.(error);
       }

@@ -7,33 +7,20 @@
 import type { DeviceRiskClient } from '../api/device-risk-client.js';
 import {
   DeviceRiskError,
-  ERR_FORGED_ADDRESS,
-  ERR_IDEMPOTENCY_KEY_IN_USE,
-  ERR_INVALID_ACCOUNT_REQUEST,
   ERR_INVALID_BLACKBOX,
   ERR_INVALID_CONFIGURATION,
-  ERR_NETWORK,
-  ERR_NONCE_EXPIRED,
-  ERR_NONCE_INVALID,
-  ERR_NONCE_MISSING,
-  ERR_NONCE_REUSED,
   ERR_RATE_LIMITED,
-  ERR_REQUEST_REJECTED,
-  ERR_STORE_FULL,
-  ERR_STORE_UNAVAILABLE,
   isDeviceRiskError,
   logError,
 } from '../errors.js';
 import { systemNow } from '../clock.js';
-import { createMemoryStore, fromStore, keyPart, withTimeLimit, type Store } from '../store/store.js';
+import { createMemoryStore, keyPart, withTimeLimit, type Store } from '../store/store.js';
 import { ownerMark } from '../store/lease.js';
 import { repairBlackbox, type BlackboxRepair } from './repair.js';
-import { verifyCaptureNonce, type VerifiedNonce } from './nonce.js';
 import type { DeviceRiskDetails } from '../api/result.js';
 import {
   REFUSED_BODY_TOO_LARGE,
   REFUSED_CUSTOMER_LOOKUP,
-  REFUSED_INTERNAL,
   REFUSED_INVALID_KEY,
   REFUSED_MEDIA_TYPE,
   REFUSED_METHOD,
@@ -55,10 +42,15 @@ import {
   type DeviceRiskCheckOptions,
   type DeviceRiskProgress,
 } from './check.js';
-import { createIdempotency, fingerprintOf, inUse } from './idempotency.js';
+import { createIdempotency, fingerprintOf } from './idempotency.js';
 import { outcomeReports } from './reports.js';
 import { checkRateLimit, createLimiter, type Limiter, type RateLimit } from './admission.js';
 import type { RequestContext } from '../node.js';
+import { claimNonce } from './nonce-claim.js';
+import { failureAnswer } from './failure-answer.js';
+import { createQueuedChecks, DEFAULT_MAX_QUEUED_MS } from './queued.js';
+import { createMemoryQueue, type CheckQueue } from '../queue/queue.js';
+import type { BacklogFigures } from '../queue/backlog.js';
 
 export interface DeviceRiskHandlerOptions {
   client: DeviceRiskClient;
@@ -75,6 +67,29 @@ export interface DeviceRiskHandlerOptions {
   maxBodyBytes?: number;
   /** Read the transaction's status after finalize for the answer. Default true. */
   reportStatus?: boolean;
+  /**
+   * When the browser is answered (docs/answer.md#the-browsers-answer). `'accepted'` (the
+   * default): 202 `{ accepted, reference }` as soon as `queue` holds the checkout, which is
+   * then checked as fast as the tenant's limits allow. `'checked'`: 200 with the transaction's
+   * reference after finalize, the check run within the request (the default in Cloudflare
+   * Workers, whose isolates keep no work after the answer).
+   */
+  answer?: 'accepted' | 'checked';
+  /**
+   * Where accepted checkouts wait (answer `'accepted'`). Default this process's memory
+   * (createMemoryQueue, `maxQueuedChecks`); a fleet gives every instance the same
+   * `createBullmqQueue` (blackbox-capture/server/bullmq), so that any instance checks them and
+   * none is lost with the instance that accepted it.
+   */
+  queue?: CheckQueue;
+  /** Checkouts the default memory queue holds at most; more are answered 503 `queue_full` with Retry-After. Default 10000. */
+  maxQueuedChecks?: number;
+  /**
+   * How long an accepted blackbox is trusted, in ms: one that waited longer is not uploaded,
+   * and `onError` hears `blackbox_stale`. Default 15 minutes: the capture nonce's lifetime, and
+   * half the transaction token's 30 minutes (docs/fleet.md#the-trust-bound).
+   */
+  maxQueuedMs?: number;
   /**
    * Where Idempotency-Key records, their leases and nonce claims live. Give every instance of
    * a fleet the same shared store (createRedisStore). Default: this process's memory, holding
@@ -142,7 +157,7 @@ export interface DeviceRiskHandlerOptions {
    * Your synchronous decision on the server (see runDeviceRiskCheck); the browser only ever
    * gets the reference. What it does never changes the browser's answer: a throw goes to `onError`.
    */
-  onResult?: (details: DeviceRiskDetails, options: { signal: AbortSignal }) => void | Promise<void>;
+  onResult?: (details: DeviceRiskDetails, options: ResultContext) => void | Promise<void>;
   /** How long `onResult` may take, in ms (its signal aborts then, and `onError` hears `result_handler_timeout`). Default 30000. */
   onResultTimeoutMs?: number;
   /** How long a request waits for the result before answering. Default 0: one read after finalize. */
@@ -150,12 +165,32 @@ export interface DeviceRiskHandlerOptions {
   now?: () => number;
 }
 
+/** What `onResult` gets beside the details: its signal, and which checkout the decision is for. */
+export interface ResultContext {
+  signal: AbortSignal;
+  /** The checkout's reference: its Idempotency-Key, as the browser's 202 answer gave it. */
+  reference?: string;
+  /** Yours, from resolveCustomer: find the order by it. */
+  customerInternalReference?: string;
+}
+
+/** The endpoint: a fetch handler, with its queue's figures and its shutdown. */
+export interface DeviceRiskHandler {
+  (request: Request, context?: RequestContext): Promise<Response>;
+  /** The queue's figures now: checks waiting, the oldest one's age, the drain rate. */
+  backlog(): Promise<BacklogFigures>;
+  /** Stops checking (the running checks finish); a shared queue keeps the rest for other instances. */
+  close(): Promise<void>;
+}
+
+/** Cloudflare Workers says so in `navigator.userAgent`: its isolates run nothing after the answer. */
+const inWorkers = () =>
+  typeof navigator !== 'undefined' && (navigator as { userAgent?: string }).userAgent === 'Cloudflare-Workers';
+
 /** How many checkouts one address or one customer may start, by default. */
 const DEFAULT_ADMISSION: RateLimit = { burst: 5, perMinute: 6 };
 
-export function createDeviceRiskHandler(
-  options: DeviceRiskHandlerOptions,
-): (request: Request, context?: RequestContext) => Promise<Response> {
+export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): DeviceRiskHandler {
   const { client } = options;
   if (!Array.isArray(options.allowedOrigins) || options.allowedOrigins.length === 0) {
     throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'allowedOrigins must list the origins of your checkout pages');
@@ -168,17 +203,190 @@ export function createDeviceRiskHandler(
     throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'nonceSecret must be a string of at least 32 characters');
   }
   const maxBody = options.maxBodyBytes ?? 16 * 1024;
-  const ttl = options.idempotencyTtlMs ?? 24 * 3_600_000;
-  const leaseMs = options.idempotencyLeaseMs ?? 10_000;
-  const waitMs = options.idempotencyWaitMs ?? 5_000;
   const now = options.now ?? systemNow;
   // Each key has a record, a nonce claim and, while worked on, a lease: three entries.
   const store = options.store
     ? withTimeLimit(options.store, options.storeTimeoutMs)
     : createMemoryStore({ maxEntries: 3 * (options.idempotencyMaxKeys ?? 100_000), now });
-  const reports = outcomeReports(options.maxOutcomeReportsPerSecond ?? 20, now);
-  const namespace = `${keyPart(client.clientId ?? '')}:idempotency`;
   const onError = options.onError ?? logError;
+  const { tell, outcomeOnly } = outcomeTelling(options, now, onError);
+  const prefix = keyPart(client.clientId ?? '');
+  const namespace = `${prefix}:idempotency`;
+  const admission = createAdmission(options, now, onError);
+  const underKey = createIdempotency({
+    store,
+    client,
+    namespace,
+    leaseMs: options.idempotencyLeaseMs ?? 10_000,
+    waitMs: options.idempotencyWaitMs ?? 5_000,
+    ttlMs: options.idempotencyTtlMs ?? 24 * 3_600_000,
+    now,
+    onError,
+  });
+  const queued =
+    (options.answer ?? (inWorkers() && !options.queue ? 'checked' : 'accepted')) === 'accepted'
+      ? createQueuedChecks({
+          queue: options.queue ?? createMemoryQueue({ maxQueued: options.maxQueuedChecks ?? 10_000, now }),
+          store,
+          namespace,
+          client,
+          underKey,
+          checkOptions: (job, progress, save) =>
+            checkOptions(options, onError, now, progress, save, {
+              reference: job.key,
+              customerInternalReference: job.customer.customerInternalReference,
+            }),
+          maxQueuedMs: options.maxQueuedMs ?? DEFAULT_MAX_QUEUED_MS,
+          now,
+          onError,
+        })
+      : undefined;
+
+  /** The check of a request that passed every refusal: queued, or run now under its key. */
+  async function check(
+    request: Request,
+    key: string | null,
+    blackbox: string,
+    customer: CustomerMapping,
+    outcome: CaptureOutcome | undefined,
+  ): Promise<Response> {
+    const told = () => outcome && tell(outcome, request);
+    const reference = { customerInternalReference: customer.customerInternalReference };
+    const fingerprint = () =>
+      fingerprintOf(request.headers.get('origin')!, customer.customerInternalReference, blackbox);
+    // A request without a key gets one of its own: the queue holds one job per key.
+    if (queued) return queued.accept(key ?? ownerMark(), await fingerprint(), blackbox, customer, told);
+    if (key === null) {
+      told();
+      return json(
+        await runDeviceRiskCheck(
+          client,
+          blackbox,
+          customer,
+          checkOptions(options, onError, now, {}, undefined, reference),
+        ),
+        200,
+      );
+    }
+    return underKey(
+      key,
+      await fingerprint(),
+      customer.transaction !== undefined,
+      (progress, save) =>
+        runDeviceRiskCheck(
+          client,
+          blackbox,
+          customer,
+          checkOptions(options, onError, now, progress, save, { reference: key, ...reference }),
+        ),
+      told,
+    );
+  }
+
+  const handle = async (request: Request, context?: RequestContext): Promise<Response> => {
+    const parsed = await readCheckout(request, allowed, maxBody, onError);
+    if (parsed instanceof Response) return parsed;
+    const { blackbox, nonce, outcome, key } = parsed;
+    if (!blackbox) return outcomeOnly(outcome!, request);
+    if (parsed.repairs.length) {
+      recordRepairs(parsed.repairs);
+      options.onRepair?.(parsed.repairs);
+    }
+    const refusedAddress = admission.address(context?.clientAddress);
+    if (refusedAddress) return refusedAddress;
+    let customer: CustomerMapping | Response;
+    try {
+      customer = await options.resolveCustomer(request, context);
+    } catch (error) {
+      onError(error);
+      return refuse(500, REFUSED_CUSTOMER_LOOKUP, 'The customer could not be resolved');
+    }
+    if (customer instanceof Response) return customer;
+    const refusedCustomer = admission.customer(customer.customerInternalReference);
+    if (refusedCustomer) return refusedCustomer;
+    try {
+      if (options.nonceSecret !== undefined) {
+        const refused = await claimNonce(
+          { store, secret: options.nonceSecret, prefix, now },
+          nonce,
+          options.nonceSubject?.(request, customer) ?? customer.customerInternalReference,
+          key ?? ownerMark(),
+        );
+        if (refused) return refused;
+      }
+      return await check(request, key, blackbox, customer, outcome);
+    } catch (error) {
+      onError(error);
+      return failureAnswer(error);
+    }
+  };
+  const notQueued = async (): Promise<BacklogFigures> => ({
+    queued: 0,
+    oldestAgeMs: 0,
+    drainPerSecond: 0,
+    drainSeconds: 0,
+  });
+  return Object.assign(handle, {
+    backlog: queued ? queued.backlog : notQueued,
+    close: async () => {
+      await queued?.close();
+    },
+  });
+}
+
+/** What a checkout's request holds once read and checked; a Response when it is refused. */
+interface Checkout {
+  /** Empty for an outcome-only report. */
+  blackbox: string;
+  repairs: BlackboxRepair[];
+  nonce: unknown;
+  outcome: CaptureOutcome | undefined;
+  key: string | null;
+}
+
+/** Reads and checks a checkout's request: method, origin, media type, body, blackbox, Idempotency-Key. */
+async function readCheckout(
+  request: Request,
+  allowed: Set<string>,
+  maxBody: number,
+  onError: (error: unknown) => void,
+): Promise<Checkout | Response> {
+  if (request.method !== 'POST') return refuse(405, REFUSED_METHOD, 'Use POST', { allow: 'POST' });
+  const origin = request.headers.get('origin');
+  if (!origin || !allowed.has(origin)) return refuse(403, REFUSED_ORIGIN, 'This origin may not post blackboxes');
+  if (!/^application\/json\b/i.test(request.headers.get('content-type') ?? '')) {
+    return refuse(415, REFUSED_MEDIA_TYPE, 'Send JSON: Content-Type: application/json');
+  }
+  let text: string | undefined;
+  try {
+    text = await readLimited(request, maxBody);
+  } catch (error) {
+    // A body that trickles in is cut at its time limit: 408, and said.
+    if (!isBodyTimeout(error)) throw error;
+    onError(error);
+    return bodyTimedOut(error);
+  }
+  if (text === undefined) return refuse(413, REFUSED_BODY_TOO_LARGE, `The body is larger than ${maxBody} bytes`);
+  let checkout: Checkout;
+  try {
+    const body = JSON.parse(text) as { blackbox?: unknown; nonce?: unknown; outcome?: unknown } | null;
+    const outcome = parseOutcome(body?.outcome);
+    const key = request.headers.get('idempotency-key');
+    // A capture that produced no blackbox: its outcome alone, recorded, no call to the service.
+    if (body?.blackbox === undefined && outcome) return { blackbox: '', repairs: [], nonce: undefined, outcome, key };
+    const repaired = repairBlackbox(body?.blackbox);
+    checkout = { blackbox: repaired.blackbox, repairs: repaired.repairs, nonce: body?.nonce, outcome, key };
+  } catch (error) {
+    const code = isDeviceRiskError(error) ? error.code : ERR_INVALID_BLACKBOX;
+    return refuse(400, code, isDeviceRiskError(error) ? error.message : 'The body must be JSON: { "blackbox": "..." }');
+  }
+  if (checkout.key !== null && !/^[\x21-\x7e]{8,200}$/.test(checkout.key))
+    return refuse(400, REFUSED_INVALID_KEY, 'Idempotency-Key must be 8 to 200 visible ASCII characters');
+  return checkout;
+}
+
+/** Checkouts per caller address and per customer: a refusal (429) when one has started too many. */
+function createAdmission(options: DeviceRiskHandlerOptions, now: () => number, onError: (error: unknown) => void) {
   const limiter = (limit: RateLimit | false | undefined, name: string): Limiter | undefined =>
     limit === false ? undefined : createLimiter(checkRateLimit(limit ?? DEFAULT_ADMISSION, name), now);
   const perAddress = limiter(options.checkoutsPerAddress, 'checkoutsPerAddress');
@@ -200,11 +408,32 @@ export function createDeviceRiskHandler(
       'retry-after': String(wait),
     });
   }
+  return {
+    address(address: string | undefined): Response | undefined {
+      if (address) return admit(perAddress, address, 'address');
+      if (perAddress && !toldNoAddress) {
+        toldNoAddress = true;
+        // Said once, not as an error: the request goes on, limited per customer only.
+        console.warn(
+          '[blackbox-capture/server] no caller address was given (pass { clientAddress } as the second argument): checkouts are not limited per address',
+        );
+      }
+      return undefined;
+    },
+    customer: (reference: string) => admit(perCustomer, reference, 'customer'),
+  };
+}
 
-  const check = (
-    progress: DeviceRiskProgress,
-    onProgress?: DeviceRiskCheckOptions['onProgress'],
-  ): DeviceRiskCheckOptions => ({
+/** The check's options from the handler's: its onResult, with its time limit and which checkout it is for. */
+function checkOptions(
+  options: DeviceRiskHandlerOptions,
+  onError: (error: unknown) => void,
+  now: () => number,
+  progress: DeviceRiskProgress,
+  onProgress: DeviceRiskCheckOptions['onProgress'] | undefined,
+  reference: { reference?: string; customerInternalReference: string },
+): DeviceRiskCheckOptions {
+  return {
     workflowKey: options.workflowKey,
     reportStatus: options.reportStatus,
     progress,
@@ -213,39 +442,18 @@ export function createDeviceRiskHandler(
     ...(options.onResult
       ? {
           onResult: options.onResult,
+          resultContext: reference,
           resultWaitMs: options.resultWaitMs ?? 0,
           ...(options.onResultTimeoutMs === undefined ? {} : { onResultTimeoutMs: options.onResultTimeoutMs }),
         }
       : {}),
     onError,
-  });
+  };
+}
 
-  /** Verifies the nonce and claims it for this Idempotency-Key; a refusal, or undefined to go on. */
-  async function claimNonce(nonce: unknown, subject: string, claimant: string): Promise<Response | undefined> {
-    if (nonce === undefined || nonce === null || nonce === '')
-      return refuse(400, ERR_NONCE_MISSING, 'This endpoint requires the capture nonce issued with the page');
-    let verified: VerifiedNonce;
-    try {
-      verified = await verifyCaptureNonce(nonce, { secret: options.nonceSecret!, subject, now });
-    } catch (error) {
-      const code = isDeviceRiskError(error) ? error.code : ERR_NONCE_INVALID;
-      return refuse(
-        code === ERR_NONCE_EXPIRED ? 400 : 403,
-        code,
-        code === ERR_NONCE_EXPIRED
-          ? 'The capture nonce has expired'
-          : 'The capture nonce is not valid for this customer',
-      );
-    }
-    const nonceKey = `${keyPart(client.clientId ?? '')}:nonce:${verified.id}`;
-    const ttl = Math.max(1, verified.expiresAt - now());
-    // A store failure throws store_unavailable: the handler answers it as every other (503, Retry-After).
-    if (await fromStore(store.setIfAbsent(nonceKey, claimant, ttl), 'nonce claim')) return undefined;
-    // Used before: by this very request's earlier attempt (same key) is fine.
-    if ((await fromStore(store.get(nonceKey), 'nonce read')) === claimant) return undefined;
-    return refuse(409, ERR_NONCE_REUSED, 'This capture nonce was used before: a blackbox is checked once');
-  }
-
+/** The page's outcomes: told to `onOutcome` and the metrics, and the outcome-only reports' answer. */
+function outcomeTelling(options: DeviceRiskHandlerOptions, now: () => number, onError: (error: unknown) => void) {
+  const reports = outcomeReports(options.maxOutcomeReportsPerSecond ?? 20, now);
   function tell(outcome: CaptureOutcome, request: Request): void {
     recordOutcome(outcome);
     try {
@@ -269,146 +477,5 @@ export function createDeviceRiskHandler(
     if (key === null || !/^[\x21-\x7e]{8,200}$/.test(key) || reports.first(key)) tell(outcome, request);
     return json({ recorded: true }, 202);
   }
-
-  const underKey = createIdempotency({
-    store,
-    client,
-    namespace,
-    leaseMs,
-    waitMs,
-    ttlMs: ttl,
-    now,
-    onError,
-  });
-
-  return async (request, context) => {
-    if (request.method !== 'POST') return refuse(405, REFUSED_METHOD, 'Use POST', { allow: 'POST' });
-    const origin = request.headers.get('origin');
-    if (!origin || !allowed.has(origin)) return refuse(403, REFUSED_ORIGIN, 'This origin may not post blackboxes');
-    if (!/^application\/json\b/i.test(request.headers.get('content-type') ?? '')) {
-      return refuse(415, REFUSED_MEDIA_TYPE, 'Send JSON: Content-Type: application/json');
-    }
-    let text: string | undefined;
-    try {
-      text = await readLimited(request, maxBody);
-    } catch (error) {
-      // A body that trickles in is cut at its time limit: 408, and said.
-      if (!isBodyTimeout(error)) throw error;
-      onError(error);
-      return bodyTimedOut(error);
-    }
-    if (text === undefined) return refuse(413, REFUSED_BODY_TOO_LARGE, `The body is larger than ${maxBody} bytes`);
-    let blackbox: string;
-    let nonce: unknown;
-    let outcome: CaptureOutcome | undefined;
-    try {
-      const body = JSON.parse(text) as { blackbox?: unknown; nonce?: unknown; outcome?: unknown } | null;
-      nonce = body?.nonce;
-      outcome = parseOutcome(body?.outcome);
-      // A capture that produced no blackbox: its outcome alone, recorded, no call to the service.
-      if (body?.blackbox === undefined && outcome) return outcomeOnly(outcome, request);
-      const repaired = repairBlackbox(body?.blackbox);
-      blackbox = repaired.blackbox;
-      if (repaired.repairs.length) {
-        recordRepairs(repaired.repairs);
-        options.onRepair?.(repaired.repairs);
-      }
-    } catch (error) {
-      const code = isDeviceRiskError(error) ? error.code : ERR_INVALID_BLACKBOX;
-      return refuse(
-        400,
-        code,
-        isDeviceRiskError(error) ? error.message : 'The body must be JSON: { "blackbox": "..." }',
-      );
-    }
-    const key = request.headers.get('idempotency-key');
-    if (key !== null && !/^[\x21-\x7e]{8,200}$/.test(key))
-      return refuse(400, REFUSED_INVALID_KEY, 'Idempotency-Key must be 8 to 200 visible ASCII characters');
-
-    const address = context?.clientAddress;
-    if (address) {
-      const refused = admit(perAddress, address, 'address');
-      if (refused) return refused;
-    } else if (perAddress && !toldNoAddress) {
-      toldNoAddress = true;
-      // Said once, not as an error: the request goes on, limited per customer only.
-      console.warn(
-        '[blackbox-capture/server] no caller address was given (pass { clientAddress } as the second argument): checkouts are not limited per address',
-      );
-    }
-
-    let customer: CustomerMapping | Response;
-    try {
-      customer = await options.resolveCustomer(request, context);
-    } catch (error) {
-      onError(error);
-      return refuse(500, REFUSED_CUSTOMER_LOOKUP, 'The customer could not be resolved');
-    }
-    if (customer instanceof Response) return customer;
-    const refusedCustomer = admit(perCustomer, customer.customerInternalReference, 'customer');
-    if (refusedCustomer) return refusedCustomer;
-
-    try {
-      if (options.nonceSecret !== undefined) {
-        const refused = await claimNonce(
-          nonce,
-          options.nonceSubject?.(request, customer) ?? customer.customerInternalReference,
-          key ?? ownerMark(),
-        );
-        if (refused) return refused;
-      }
-      const told = () => outcome && tell(outcome, request);
-      if (key === null) {
-        told();
-        return json(await runDeviceRiskCheck(client, blackbox, customer, check({})), 200);
-      }
-      const fingerprint = await fingerprintOf(origin, customer.customerInternalReference, blackbox);
-      return await underKey(
-        key,
-        fingerprint,
-        customer.transaction !== undefined,
-        (progress, save) => runDeviceRiskCheck(client, blackbox, customer, check(progress, save)),
-        told,
-      );
-    } catch (error) {
-      onError(error);
-      const status = isDeviceRiskError(error) ? error.status : undefined;
-      const code = isDeviceRiskError(error) ? error.code : REFUSED_INTERNAL;
-      if (isDeviceRiskError(error) && (error.code === ERR_INVALID_CONFIGURATION || error.code === ERR_FORGED_ADDRESS)) {
-        return refuse(500, code, 'The device-risk check is misconfigured');
-      }
-      // Permanent refusals: no Retry-After, and a 4xx so that the browser does not try again.
-      if (code === ERR_INVALID_ACCOUNT_REQUEST)
-        return refuse(
-          422,
-          code,
-          'The account request for this customer breaks the service rules; retrying will not help',
-        );
-      if (code === ERR_REQUEST_REJECTED && status !== undefined && status >= 400 && status < 500 && status !== 429) {
-        return refuse(
-          status,
-          code,
-          `The device-risk service refused the request (HTTP ${status}); retrying will not help`,
-        );
-      }
-      // Upstream trouble: tell the browser to try again later with the same key.
-      const retryAfter = String(
-        Math.min(isDeviceRiskError(error) && error.retryAfter !== undefined ? error.retryAfter : 2, 60),
-      );
-      if (code === ERR_IDEMPOTENCY_KEY_IN_USE) return inUse(1);
-      const unavailable =
-        status === 429 ||
-        status === 503 ||
-        code === ERR_NETWORK ||
-        code === ERR_RATE_LIMITED ||
-        code === ERR_STORE_UNAVAILABLE ||
-        code === ERR_STORE_FULL;
-      return refuse(
-        unavailable ? 503 : 502,
-        code,
-        'The device-risk service could not be reached; retry with the same Idempotency-Key',
-        { 'retry-after': retryAfter },
-      );
-    }
-  };
+  return { tell, outcomeOnly };
 }

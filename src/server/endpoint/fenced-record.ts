@@ -1,0 +1,99 @@
+/**
+ * An Idempotency-Key's record as one attempt last wrote it: each write replaces exactly that
+ * version (compare-and-set), so an attempt whose key another has taken over is fenced.
+ */
+import { deadline, within, type Deadline } from '../deadline.js';
+import {
+  DeviceRiskError,
+  ERR_IDEMPOTENCY_KEY_IN_USE,
+  ERR_STORE_FULL,
+  ERR_STORE_UNAVAILABLE,
+  isDeviceRiskError,
+} from '../errors.js';
+import { sleep } from '../clock.js';
+import { fromStore, type Store } from '../store/store.js';
+import type { KeyRecord } from './idempotency.js';
+
+/** How often a write of progress is tried again while the store is away, in ms. */
+const STORE_RETRY_MS = 100;
+
+export interface FencedRecordContext {
+  store: Store;
+  recordKey: string;
+  /** How long the record is kept, in ms. */
+  ttlMs: number;
+  read: () => Promise<{ stored: string | undefined }>;
+}
+
+/**
+ * The key's record as this attempt last wrote it (`stored`, or none yet):
+ * each write replaces exactly that version. A store that is away is waited for, up to
+ * `withinMs`; a version that another attempt replaced means the key was taken over
+ * (`idempotency_key_in_use`): nothing more is written or called.
+ */
+export function fencedRecord(context: FencedRecordContext, stored: string | undefined) {
+  const { store, recordKey, ttlMs: ttl, read } = context;
+  let last = stored;
+  return {
+    /** Deletes the record as this attempt last wrote it (a record another attempt replaced stays). */
+    async remove(): Promise<void> {
+      if (last !== undefined) await fromStore(store.compareAndDelete(recordKey, last), 'idempotency record delete');
+    },
+    /**
+     * Writes `next`, trying again while the store is away, for up to `withinMs`. With
+     * `background`, the request waits only `answerWithinMs` for it: past that the write
+     * goes on by itself (the attempt answers 503 now, and a retry finds the record once it
+     * lands), and `onGiveUp` hears of a write that never lands.
+     */
+    async replace(
+      next: KeyRecord,
+      withinMs: number,
+      background?: { answerWithinMs: number; onGiveUp: (error: unknown) => void },
+    ): Promise<void> {
+      const retrying = deadline(withinMs);
+      const writing = writeWithin(JSON.stringify(next), retrying).finally(() => retrying.clear());
+      if (!background) return writing;
+      writing.catch(background.onGiveUp);
+      const answering = deadline(background.answerWithinMs);
+      try {
+        return await within(writing, answering.signal);
+      } catch (error) {
+        if (!answering.expired) throw error;
+        throw new DeviceRiskError(
+          ERR_STORE_UNAVAILABLE,
+          'the shared store has not yet taken the transaction this attempt made; it is still being written, and a retry with the same key resumes it',
+          { retryAfter: 1, operation: 'store' },
+        );
+      } finally {
+        answering.clear();
+      }
+    },
+  };
+
+  async function writeWithin(text: string, retrying: Deadline): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const done =
+          last === undefined
+            ? await fromStore(store.setIfAbsent(recordKey, text, ttl), 'idempotency record write')
+            : await fromStore(store.compareAndSet(recordKey, last, text, ttl), 'idempotency record write');
+        // A write that timed out may have landed: then the record is already `text`.
+        if (!done && !(attempt > 0 && (await read()).stored === text)) {
+          throw new DeviceRiskError(ERR_IDEMPOTENCY_KEY_IN_USE, 'another attempt took this Idempotency-Key over', {
+            retryAfter: 1,
+            operation: 'store',
+          });
+        }
+        last = text;
+        return;
+      } catch (error) {
+        if (isDeviceRiskError(error) && (error.code === ERR_IDEMPOTENCY_KEY_IN_USE || error.code === ERR_STORE_FULL))
+          throw error;
+        // A retry that the time left cannot hold is not started: the error stands.
+        await sleep(STORE_RETRY_MS, retrying.signal).catch(() => {
+          throw error;
+        });
+      }
+    }
+  }
+}

@@ -1,0 +1,162 @@
+/**
+ * One attempt on an Idempotency-Key, under its lease: reads the key's record, answers what is
+ * already known, or resumes the check where the last attempt stopped, writing each step's
+ * progress (fenced-record.ts) before the next call to the service.
+ */
+import { type DeviceRiskClient } from '../api/device-risk-client.js';
+import type { Now } from '../clock.js';
+import {
+  DeviceRiskError,
+  ERR_IDEMPOTENCY_KEY_IN_USE,
+  ERR_NETWORK,
+  ERR_ORPHANED_TRANSACTION,
+  ERR_STORE_UNAVAILABLE,
+  isDeviceRiskError,
+} from '../errors.js';
+import { json } from '../http.js';
+import type { Store } from '../store/store.js';
+import type { Lease } from '../store/lease.js';
+import { lapsed, type DeviceRiskProgress, type DeviceRiskResult } from './check.js';
+import { fencedRecord } from './fenced-record.js';
+import { inUse, reused, type KeyRecord } from './idempotency.js';
+
+export interface AttemptContext {
+  store: Store;
+  client: DeviceRiskClient;
+  leaseMs: number;
+  /** How long the attempt waits for the store to take a write before it answers. */
+  storeWaitMs: number;
+  ttlMs: number;
+  now: Now;
+  onError?: (error: unknown) => void;
+  recordKey: string;
+  read: () => Promise<{ stored: string | undefined; record: KeyRecord | undefined }>;
+  fingerprint: string;
+  customerTransaction: boolean;
+  run: (
+    progress: DeviceRiskProgress,
+    save: (progress: DeviceRiskProgress) => Promise<void>,
+  ) => Promise<DeviceRiskResult>;
+  onNewKey: () => void;
+}
+
+/** The attempt that holds `lease`: the answer, a refusal, or (thrown) the failure of the check. */
+export async function attemptUnderLease(context: AttemptContext, lease: Lease): Promise<Response> {
+  const { store, client, leaseMs, storeWaitMs, ttlMs: ttl, now, onError, recordKey, read, fingerprint } = context;
+  const { customerTransaction, run, onNewKey } = context;
+  const { mark } = lease;
+  try {
+    const { stored, record } = await read();
+    if (record && record.fingerprint !== fingerprint) return reused();
+    if (record?.result) return json(record.result, 200);
+    if (record?.creating && !record.transaction) {
+      // Another attempt's create may be on the wire: it records its transaction, or its time runs out.
+      if (now() < record.creating.until) return inUse(Math.ceil((record.creating.until - now()) / 1000));
+      onError?.(
+        new DeviceRiskError(
+          ERR_ORPHANED_TRANSACTION,
+          'an earlier attempt on this Idempotency-Key stopped with its account create on the wire: that transaction, if made, stays INITIATED without a blackbox',
+          {
+            operation: 'account create',
+          },
+        ),
+      );
+    }
+    const written = fencedRecord({ store, recordKey, ttlMs: ttl, read }, stored);
+    const saved: KeyRecord = record ?? { fingerprint };
+    delete saved.creating;
+    const progress: DeviceRiskProgress = {
+      ...(saved.transaction ? { transaction: await client.openTransaction(saved.transaction) } : {}),
+      ...(saved.uploaded ? { uploaded: true } : {}),
+    };
+    // A transaction without a recorded upload: an earlier owner may have uploaded and
+    // died (or lost the store) before recording it. The service knows: past INITIATED,
+    // the blackbox is there, and a second upload would double it.
+    if (progress.transaction && !progress.uploaded) {
+      const status = await client.status(progress.transaction).catch(() => undefined);
+      if (status !== undefined && status !== 'INITIATED') progress.uploaded = true;
+    }
+    const creates = !customerTransaction && (!progress.transaction || lapsed(progress.transaction, now));
+    // Before any call to the service the record is written (a store with no room or no
+    // answer refuses the work before a transaction exists), with the create's intent.
+    const createWindowMs = (client.accountTimeoutMs ?? 60_000) + leaseMs;
+    const createUntil = now() + createWindowMs;
+    await written.replace(creates ? { ...saved, creating: { owner: mark, until: createUntil } } : saved, storeWaitMs);
+    if (!record) onNewKey();
+    /** The lease must still be this attempt's before each call to the service. */
+    const stillOwner = () => {
+      if (lease.lost === 'taken')
+        throw new DeviceRiskError(ERR_IDEMPOTENCY_KEY_IN_USE, 'this attempt lost its lease on the Idempotency-Key', {
+          retryAfter: 1,
+          operation: 'store',
+        });
+      // The store confirmed no renewal for a whole lease: another may take the key any moment.
+      if (lease.lost === 'unconfirmed')
+        throw new DeviceRiskError(
+          ERR_STORE_UNAVAILABLE,
+          "the shared store did not confirm this attempt's lease on the Idempotency-Key in time; retry shortly",
+          { retryAfter: 1, operation: 'store' },
+        );
+    };
+    let recorded = progress.transaction;
+    let madeUnrecorded = false;
+    /**
+     * The create ended without a transaction to record: its intent goes, so that the next
+     * attempt does not wait for it. An answer that never came may still have made one.
+     */
+    const createEnded = async (error: unknown) => {
+      // No transaction on this key: nothing for a retry to resume, so no record is kept
+      // for a day (a flood of refused creates would fill it otherwise).
+      await (saved.transaction ? written.replace(saved, storeWaitMs) : written.remove()).catch(() => {});
+      // Stryker disable next-line Regex,StringLiteral: every operation that names an account starts with it; no default does
+      if (isDeviceRiskError(error) && error.code === ERR_NETWORK && /^account/.test(error.operation ?? '')) {
+        onError?.(
+          new DeviceRiskError(
+            ERR_ORPHANED_TRANSACTION,
+            'an account create got no answer: the transaction it may have made stays INITIATED without a blackbox',
+            { operation: error.operation, cause: error },
+          ),
+        );
+      }
+    };
+    const save = async (next: DeviceRiskProgress) => {
+      const made = next.transaction && next.transaction !== recorded ? next.transaction : undefined;
+      madeUnrecorded = !!made;
+      saved.transaction = next.transaction ? await client.sealTransaction(next.transaction) : undefined;
+      saved.uploaded = next.uploaded;
+      // The transaction just made is written for as long as no other attempt may make one:
+      // in the background once the request must be answered, so that a retry resumes it.
+      await (made
+        ? written.replace(saved, Math.max(0, createUntil - now()), {
+            answerWithinMs: storeWaitMs,
+            onGiveUp: (error) =>
+              onError?.(
+                new DeviceRiskError(
+                  ERR_ORPHANED_TRANSACTION,
+                  `workflow execution ${made.workflowExecutionId} was created but could not be recorded: it stays INITIATED without a blackbox`,
+                  { operation: 'account create', cause: error },
+                ),
+              ),
+          })
+        : written.replace(saved, storeWaitMs));
+      recorded = next.transaction;
+      stillOwner();
+    };
+    stillOwner();
+    let result: DeviceRiskResult;
+    const before = recorded;
+    try {
+      result = await run(progress, save);
+    } catch (error) {
+      // Nothing new recorded and nothing made unrecorded: the create (if it ran) made nothing we know of.
+      if (creates && recorded === before && !madeUnrecorded) await createEnded(error);
+      throw error;
+    }
+    // Nothing is lost: should this write fail, the next attempt finds the progress and finalize answers as before.
+    // Done, the record needs only what answers a retry: no transaction token is kept.
+    await written.replace({ fingerprint, result }, storeWaitMs).catch((error: unknown) => onError?.(error));
+    return json(result, 200);
+  } finally {
+    await lease.release();
+  }
+}

@@ -1,0 +1,223 @@
+/**
+ * Accept at once, check when the quota allows (docs/fleet.md#the-queue): the endpoint
+ * answers 202 with a reference as soon as the queue holds the checkout, and the queue runs
+ * each check under its Idempotency-Key (idempotency.ts: the same lease, fencing and resumed
+ * progress as a check run in the request), on whichever instance takes the job.
+ */
+import type { DeviceRiskClient } from '../api/device-risk-client.js';
+import type { Now } from '../clock.js';
+import {
+  DeviceRiskError,
+  ERR_BACKLOG_BEHIND,
+  ERR_BLACKBOX_STALE,
+  ERR_QUEUE_FULL,
+  ERR_RATE_LIMITED,
+  isDeviceRiskError,
+} from '../errors.js';
+import { json, refuse, REFUSED_KEY_REUSED } from '../http.js';
+import { recordQueue, recordQueueWait, observeBacklog } from '../metrics.js';
+import { createBacklogWarning, createDrainMeter, type BacklogFigures } from '../queue/backlog.js';
+import type { CheckJob, CheckQueue, JobRun, QueuedCustomer } from '../queue/queue.js';
+import type { Store } from '../store/store.js';
+import {
+  runDeviceRiskCheck,
+  type CustomerMapping,
+  type DeviceRiskCheckOptions,
+  type DeviceRiskProgress,
+} from './check.js';
+import { isPermanent, isUnavailable } from './failure-answer.js';
+import { readKeyRecord, type createIdempotency } from './idempotency.js';
+
+/** The default trust bound, in ms: see `maxQueuedMs` in handler.ts. */
+export const DEFAULT_MAX_QUEUED_MS = 15 * 60_000;
+/** Longest wait between two tries of a check that failed for a reason other than the tenant's limit, in ms. */
+const MAX_RETRY_MS = 30_000;
+
+export interface QueuedChecksOptions {
+  queue: CheckQueue;
+  store: Store;
+  namespace: string;
+  client: DeviceRiskClient;
+  underKey: ReturnType<typeof createIdempotency>;
+  /** The check's options for one job: the handler's onResult, its time limits, the progress to resume. */
+  checkOptions: (
+    job: CheckJob,
+    progress: DeviceRiskProgress,
+    save: (progress: DeviceRiskProgress) => Promise<void>,
+  ) => DeviceRiskCheckOptions;
+  /** How long an accepted blackbox is trusted: past it, it is not uploaded (`blackbox_stale`). */
+  maxQueuedMs: number;
+  now: Now;
+  onError: (error: unknown) => void;
+}
+
+export function createQueuedChecks(options: QueuedChecksOptions) {
+  const { queue, client, underKey, now, onError, maxQueuedMs } = options;
+  const meter = createDrainMeter(now);
+  const behind = createBacklogWarning(maxQueuedMs);
+  /** Failed tries per job in this process: the backoff of a check that keeps failing. */
+  const tries = new Map<string, number>();
+
+  async function backlog(): Promise<BacklogFigures> {
+    const { queued, oldestAcceptedAt, drainedLastMinute } = await queue.counts();
+    return meter.figures(queued, oldestAcceptedAt, drainedLastMinute);
+  }
+
+  /** Said once per backlog: the checks waiting cannot all run within the trust bound at the rate the service allows. */
+  async function warnIfBehind(): Promise<void> {
+    const figures = await backlog().catch(() => undefined);
+    if (!figures || !behind(figures)) return;
+    onError(
+      new DeviceRiskError(
+        ERR_BACKLOG_BEHIND,
+        `${figures.queued} checks wait and ${figures.drainPerSecond.toFixed(2)} a second finish: the newest would wait ` +
+          `${Math.round(figures.drainSeconds)} s, past the trust bound of ${Math.round(maxQueuedMs / 1000)} s. ` +
+          'The tenant\u2019s account request limit is the bottleneck: ask the service for a higher contracted limit',
+        { operation: 'queue' },
+      ),
+    );
+  }
+
+  /** Holds the checkout in the queue, then answers 202 with its reference (or 200 with a finished check's). */
+  async function accept(
+    key: string,
+    fingerprint: string,
+    blackbox: string,
+    customer: CustomerMapping,
+    told: () => void,
+  ): Promise<Response> {
+    const record = await readKeyRecord(options.store, options.namespace, key);
+    if (record && record.fingerprint !== fingerprint) return reusedKey();
+    // Checked already (a retry of a request answered before): the same reference as then.
+    if (record?.result) return json(record.result, 200);
+    const job: CheckJob = { key, fingerprint, blackbox, customer: await sealed(client, customer), acceptedAt: now() };
+    const added = await queue.add(job);
+    if (added === 'conflict') return reusedKey();
+    if (added === 'full') {
+      recordQueue('refused');
+      const figures = await backlog().catch(() => undefined);
+      // One slot frees in about 1/rate seconds; the browser waits that (1 to 60 s) and posts again.
+      const seconds = Math.min(60, Math.max(1, Math.ceil(figures?.drainPerSecond ? 1 / figures.drainPerSecond : 5)));
+      const error = new DeviceRiskError(
+        ERR_QUEUE_FULL,
+        `a checkout was refused: the queue holds ${figures?.queued ?? 'its most'} checks`,
+        {
+          status: 503,
+          retryAfter: seconds,
+          operation: 'queue',
+        },
+      );
+      onError(error);
+      return refuse(
+        503,
+        ERR_QUEUE_FULL,
+        'Too many checkouts wait for their check; retry with the same Idempotency-Key',
+        {
+          'retry-after': String(seconds),
+        },
+      );
+    }
+    if (added === 'added') {
+      recordQueue('accepted');
+      told();
+    }
+    return json({ accepted: true, reference: key }, 202);
+  }
+
+  /** Leaves the queue: counted in the drain rate. */
+  function finished(job: CheckJob, event: 'checked' | 'failed' | 'stale'): JobRun {
+    tries.delete(job.key);
+    meter.drained();
+    recordQueue(event);
+    void warnIfBehind();
+    return { done: true };
+  }
+
+  /** One try of one job: done, or when to try again. Never throws: every failure is told to onError. */
+  async function run(job: CheckJob): Promise<JobRun> {
+    const age = now() - job.acceptedAt;
+    if (age > maxQueuedMs) {
+      onError(
+        new DeviceRiskError(
+          ERR_BLACKBOX_STALE,
+          `a checkout accepted ${Math.round(age / 1000)} s ago was not checked: its blackbox is past the trust bound of ${Math.round(maxQueuedMs / 1000)} s and was not uploaded (key ${job.key.slice(0, 8)}\u2026)`,
+          { operation: 'queue' },
+        ),
+      );
+      return finished(job, 'stale');
+    }
+    if (!tries.has(job.key)) recordQueueWait(age);
+    let answer: Response;
+    try {
+      const customer = await opened(client, job.customer);
+      answer = await underKey(
+        job.key,
+        job.fingerprint,
+        customer.transaction !== undefined,
+        (progress, save) =>
+          runDeviceRiskCheck(client, job.blackbox, customer, options.checkOptions(job, progress, save)),
+        () => {},
+      );
+    } catch (error) {
+      onError(error);
+      return failedTry(job, error);
+    }
+    // Another attempt holds the key (a browser retry, another instance): its lease ends it, and this try comes back.
+    if (answer.status === 409) return retryIn(job, 1000 * Number(answer.headers.get('retry-after') ?? 1));
+    return finished(job, 'checked');
+  }
+
+  function failedTry(job: CheckJob, error: unknown): JobRun {
+    const kind = failureKind(error);
+    if (kind === 'permanent') return finished(job, 'failed');
+    if (kind === 'limited') {
+      // The tenant's quota: nothing else may start before it refills, and this job keeps its place.
+      recordQueue('service_refused');
+      void warnIfBehind();
+      return { retryInMs: 1000 * Math.max(1, retryAfterOf(error) ?? 1), pauseQueue: true };
+    }
+    const asked = retryAfterOf(error);
+    const fallback = 1000 * 2 ** (tries.get(job.key) ?? 0);
+    return retryIn(job, Math.min(MAX_RETRY_MS, asked === undefined ? fallback : 1000 * asked));
+  }
+
+  function retryIn(job: CheckJob, ms: number): JobRun {
+    tries.set(job.key, (tries.get(job.key) ?? 0) + 1);
+    recordQueue('retried');
+    return { retryInMs: ms };
+  }
+
+  const unobserve = observeBacklog(backlog);
+  queue.process(run);
+  return {
+    accept,
+    backlog,
+    async close() {
+      unobserve();
+      await queue.close();
+    },
+  };
+}
+
+const reusedKey = () => refuse(422, REFUSED_KEY_REUSED, 'This Idempotency-Key was used with another request');
+
+async function sealed(client: DeviceRiskClient, customer: CustomerMapping): Promise<QueuedCustomer> {
+  const { transaction, ...rest } = customer;
+  return transaction ? { ...rest, transaction: await client.sealTransaction(transaction) } : rest;
+}
+
+async function opened(client: DeviceRiskClient, customer: QueuedCustomer): Promise<CustomerMapping> {
+  const { transaction, ...rest } = customer;
+  return transaction ? { ...rest, transaction: await client.openTransaction(transaction) } : rest;
+}
+
+/** What a failed try means: never to succeed, the tenant's limit reached, or trouble that passes. */
+function failureKind(error: unknown): 'permanent' | 'limited' | 'transient' {
+  if (isPermanent(error)) return 'permanent';
+  if (isDeviceRiskError(error) && (error.code === ERR_RATE_LIMITED || error.status === 429)) return 'limited';
+  return 'transient';
+}
+
+/** The seconds the service or the store asked to wait, if it did. */
+const retryAfterOf = (error: unknown) =>
+  isUnavailable(error) && isDeviceRiskError(error) ? error.retryAfter : undefined;

@@ -1,0 +1,154 @@
+/**
+ * blackbox-capture/server/bullmq: the endpoint's queue on BullMQ, for a fleet
+ * (docs/fleet.md#the-queue). Every instance gives its handler the same queue (the same
+ * Redis, the same name): any instance accepts a checkout, any instance checks it.
+ *
+ * What BullMQ brings: one job per Idempotency-Key (the job id is derived from it), a job held
+ * in Redis before the browser hears 202, a job whose instance died taken again by another
+ * (stalled-job recovery, after `stalledIntervalMs`), delayed retries, the tenant's limit
+ * shared by the fleet's workers (Worker.rateLimit), and the counts. What it does not: the
+ * check's own exactly-once, which stays with the key's record and lease (idempotency.ts),
+ * since a stalled job can run twice.
+ */
+import { DelayedError, Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import { logError } from '../errors.js';
+import type { AddResult, CheckJob, CheckQueue, JobRun, QueueCounts } from './queue.js';
+
+export interface BullmqQueueOptions {
+  /** ioredis options or a client for BullMQ (its workers need `maxRetriesPerRequest: null`). */
+  connection: ConnectionOptions;
+  /** The queue's name: the same on every instance of the fleet. Default "blackbox-capture-checks". */
+  name?: string;
+  /** BullMQ's key prefix in Redis. Default BullMQ's ("bull"). */
+  prefix?: string;
+  /**
+   * Jobs held at most across the fleet; past it, new checkouts are answered 503 `queue_full`.
+   * Checked before each add (a burst on several instances may pass it by a few). Default 100000.
+   */
+  maxQueued?: number;
+  /** Jobs this instance runs at once. Default 4. */
+  concurrency?: number;
+  /**
+   * How often this instance looks for jobs whose instance died (their lock lapsed), in ms:
+   * such a job runs again on a live instance. Default 30000 (BullMQ's).
+   */
+  stalledIntervalMs?: number;
+  /** How long a job's lock lasts without renewal, in ms. Default 30000 (BullMQ's). */
+  lockDurationMs?: number;
+  /** Told about the worker's own failures (Redis away, a lost lock). Default one line on console.error. */
+  onError?: (error: unknown) => void;
+}
+
+const DEFAULT_NAME = 'blackbox-capture-checks';
+
+/** Counts one finished job in its second (ARGV[1]) and drops seconds older than two minutes. */
+const DRAINED_SCRIPT = `
+local now = tonumber(ARGV[1])
+redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
+for _, second in ipairs(redis.call('HKEYS', KEYS[1])) do
+  if tonumber(second) < now - 120 then redis.call('HDEL', KEYS[1], second) end
+end
+redis.call('PEXPIRE', KEYS[1], 180000)
+return 1`;
+
+/** A BullMQ job id from an Idempotency-Key: BullMQ refuses ids with ':' or made of digits. */
+export async function jobIdOf(key: string): Promise<string> {
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(key));
+  return 'bbc-' + Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { queue: Queue } {
+  const name = options.name ?? DEFAULT_NAME;
+  const maxQueued = options.maxQueued ?? 100_000;
+  const onError = options.onError ?? logError;
+  const common = { connection: options.connection, ...(options.prefix ? { prefix: options.prefix } : {}) };
+  const queue = new Queue<CheckJob>(name, common);
+  /** Jobs the fleet finished, a count per second (a hash, trimmed to two minutes): every instance's drain rate is the fleet's. */
+  const drainedKey = `${options.prefix ?? 'bull'}:${name}:bbc-drained`;
+  let defined = false;
+  /** The Redis client BullMQ holds, with the drained counter's script once. */
+  async function redisClient() {
+    const client = await queue.backend.client;
+    if (!defined) client.defineCommand('bbcDrained', { numberOfKeys: 1, lua: DRAINED_SCRIPT });
+    defined = true;
+    return client;
+  }
+  queue.on('error', onError);
+  let worker: Worker<CheckJob> | undefined;
+
+  async function add(job: CheckJob): Promise<AddResult> {
+    const jobId = await jobIdOf(job.key);
+    const held = await queue.getJob(jobId);
+    if (held) return held.data.fingerprint === job.fingerprint ? 'present' : 'conflict';
+    if ((await queue.count()) >= maxQueued) return 'full';
+    await queue.add('check', job, {
+      jobId,
+      // Done jobs go: the key's record answers a retry. Failed ones cannot be (the runner gives up by returning).
+      removeOnComplete: true,
+      removeOnFail: { age: 24 * 3600 },
+    });
+    // Two instances adding the same key at once: BullMQ keeps the first; the second finds it.
+    const stored = await queue.getJob(jobId);
+    if (!stored || stored.data.acceptedAt === job.acceptedAt) return 'added';
+    return stored.data.fingerprint === job.fingerprint ? 'present' : 'conflict';
+  }
+
+  function process(run: (job: CheckJob) => Promise<JobRun>): void {
+    worker = new Worker<CheckJob>(
+      name,
+      async (job: Job<CheckJob>, token?: string) => {
+        const result = await run(job.data);
+        if (result.done) {
+          await redisClient()
+            .then((client) => client.runCommand('bbcDrained', [drainedKey, Math.floor(Date.now() / 1000)]))
+            .catch(onError);
+          return;
+        }
+        if (result.pauseQueue) {
+          // The tenant's limit: every worker of the fleet waits, and the job goes back to wait.
+          await worker!.rateLimit(result.retryInMs);
+          throw Worker.RateLimitError();
+        }
+        await job.moveToDelayed(Date.now() + result.retryInMs, token);
+        throw new DelayedError();
+      },
+      {
+        ...common,
+        concurrency: options.concurrency ?? 4,
+        // A job whose instance died is taken again as often as it takes: the trust bound ends it.
+        maxStalledCount: Number.MAX_SAFE_INTEGER,
+        ...(options.stalledIntervalMs === undefined ? {} : { stalledInterval: options.stalledIntervalMs }),
+        ...(options.lockDurationMs === undefined ? {} : { lockDuration: options.lockDurationMs }),
+      },
+    );
+    worker.on('error', onError);
+  }
+
+  async function counts(): Promise<QueueCounts> {
+    const byState = await queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized');
+    const queued = Object.values(byState).reduce((sum, n) => sum + n, 0);
+    let oldestAcceptedAt: number | undefined;
+    for (const state of ['active', 'waiting', 'delayed'] as const) {
+      const [first] = await queue.getJobs([state], 0, 0, true);
+      const at = first?.data.acceptedAt;
+      if (at !== undefined && (oldestAcceptedAt === undefined || at < oldestAcceptedAt)) oldestAcceptedAt = at;
+    }
+    const since = Math.floor(Date.now() / 1000) - 60;
+    const drained = await (await redisClient()).hgetall(drainedKey);
+    let drainedLastMinute = 0;
+    for (const [second, count] of Object.entries(drained))
+      if (Number(second) > since) drainedLastMinute += Number(count);
+    return { queued, oldestAcceptedAt, drainedLastMinute };
+  }
+
+  return {
+    queue,
+    add,
+    process,
+    counts,
+    async close() {
+      await worker?.close();
+      await queue.close();
+    },
+  };
+}

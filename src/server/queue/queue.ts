@@ -1,0 +1,167 @@
+/**
+ * The checks the endpoint has accepted and not yet run: held until the service's limits let
+ * them through, in arrival order (docs/fleet.md#the-queue). One small interface, two engines:
+ * this process's memory (one instance, `createMemoryQueue`) and BullMQ on the fleet's Redis
+ * (`blackbox-capture/server/bullmq`).
+ */
+import { systemNow, type Now } from '../clock.js';
+
+/** A customer as a job holds it: its own transaction, if any, sealed (client.sealTransaction). */
+export interface QueuedCustomer {
+  customerInternalReference: string;
+  userReference?: string;
+  accountId?: string;
+  transaction?: string;
+  workflowKey?: string | number;
+  callbackUrl?: string;
+  tokenLifetime?: string;
+}
+
+/** One accepted checkout. Plain JSON: a shared queue stores it as it is. */
+export interface CheckJob {
+  /** The Idempotency-Key (or one the endpoint made for a request without): one job per key. */
+  key: string;
+  /** SHA-256 of the origin, the customer and the blackbox: the same key with another request is refused. */
+  fingerprint: string;
+  blackbox: string;
+  customer: QueuedCustomer;
+  /** When the endpoint accepted it (epoch ms): past the trust bound it is not uploaded. */
+  acceptedAt: number;
+}
+
+/** What `add` did: held it, found it already held (same request), found another request under its key, or had no room. */
+export type AddResult = 'added' | 'present' | 'conflict' | 'full';
+
+/** How one run of a job ended: done (checked, or given up and told), or to be run again later. */
+export type JobRun =
+  | { done: true }
+  | {
+      done?: false;
+      retryInMs: number;
+      /** The tenant's limit was reached: nothing else starts before `retryInMs` either. */
+      pauseQueue?: boolean;
+    };
+
+export interface QueueCounts {
+  /** Jobs held: waiting, delayed for a retry, or running. */
+  queued: number;
+  /** When the oldest of them was accepted (epoch ms); undefined when none is held. */
+  oldestAcceptedAt: number | undefined;
+  /**
+   * Jobs finished by every instance in the last minute, for a shared queue (each instance
+   * sees only its own finish); undefined: the instance's own count is the whole.
+   */
+  drainedLastMinute?: number;
+}
+
+export interface CheckQueue {
+  /** Holds the job durably (as durable as the engine: memory, or the shared Redis) before answering. */
+  add(job: CheckJob): Promise<AddResult>;
+  /** Starts running the jobs with `run`, oldest first, until `close`. Called once. */
+  process(run: (job: CheckJob) => Promise<JobRun>): void;
+  counts(): Promise<QueueCounts>;
+  /** Stops taking jobs and waits for the running ones. Held jobs stay (in Redis: for another instance). */
+  close(): Promise<void>;
+}
+
+export interface MemoryQueueOptions {
+  /** Jobs held at most; more are refused (`full`: the endpoint answers 503 with Retry-After). Default 10000. */
+  maxQueued?: number;
+  /** Jobs run at once. Default 4: the calls after the account create (upload, finalize, reads) overlap the next create. */
+  concurrency?: number;
+  now?: Now;
+}
+
+interface Held {
+  job: CheckJob;
+  /** Not run again before this (epoch ms). */
+  notBefore: number;
+  running: boolean;
+}
+
+/** The queue of one instance, in its memory: a process that dies loses what it held (a fleet uses BullMQ). */
+export function createMemoryQueue(options: MemoryQueueOptions = {}): CheckQueue & { idle(): Promise<void> } {
+  const maxQueued = options.maxQueued ?? 10_000;
+  const concurrency = options.concurrency ?? 4;
+  const now = options.now ?? systemNow;
+  /** Arrival order: a Map iterates in insertion order, and a retried job keeps its place. */
+  const held = new Map<string, Held>();
+  let run: ((job: CheckJob) => Promise<JobRun>) | undefined;
+  let running = 0;
+  let pausedUntil = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let closed = false;
+  const idleWaiters: Array<() => void> = [];
+  const runs = new Set<Promise<void>>();
+
+  function pump(): void {
+    // Stryker disable next-line ConditionalExpression: clearing no timer does nothing, and a stale one only runs pump again
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    if (!run || closed) return;
+    const at = now();
+    let next = Infinity;
+    for (const entry of held.values()) {
+      if (running >= concurrency) return;
+      if (entry.running) continue;
+      const due = Math.max(entry.notBefore, pausedUntil);
+      if (due > at) {
+        next = Math.min(next, due);
+        continue;
+      }
+      start(entry);
+    }
+    // A job finishing pumps again by itself: a timer is needed only for a due time while a slot is free.
+    // Stryker disable next-line ConditionalExpression,LogicalOperator,EqualityOperator: an extra timer only runs pump again, which starts nothing more
+    if (next !== Infinity && running < concurrency) timer = setTimeout(pump, next - at);
+  }
+
+  function start(entry: Held): void {
+    entry.running = true;
+    running++;
+    const going = run!(entry.job)
+      .catch((): JobRun => ({ retryInMs: 1000 }))
+      .then((result) => {
+        entry.running = false;
+        running--;
+        if (result.done) held.delete(entry.job.key);
+        else {
+          entry.notBefore = now() + result.retryInMs;
+          if (result.pauseQueue) pausedUntil = Math.max(pausedUntil, entry.notBefore);
+        }
+        if (held.size === 0) for (const wake of idleWaiters.splice(0)) wake();
+        pump();
+      });
+    runs.add(going);
+    // Stryker disable next-line ArrowFunction: a settled run kept in the set only costs memory; close awaits it at once
+    void going.finally(() => runs.delete(going));
+  }
+
+  return {
+    async add(job) {
+      const present = held.get(job.key);
+      if (present) return present.job.fingerprint === job.fingerprint ? 'present' : 'conflict';
+      if (held.size >= maxQueued) return 'full';
+      held.set(job.key, { job, notBefore: 0, running: false });
+      queueMicrotask(pump);
+      return 'added';
+    },
+    process(work) {
+      run = work;
+      pump();
+    },
+    async counts() {
+      const oldest = held.values().next().value;
+      return { queued: held.size, oldestAcceptedAt: oldest?.job.acceptedAt };
+    },
+    idle() {
+      return held.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve));
+    },
+    async close() {
+      closed = true;
+      // Stryker disable next-line ConditionalExpression: clearing no timer does nothing, and a pump after close starts nothing
+      if (timer) clearTimeout(timer);
+      await Promise.all(runs);
+    },
+  };
+}
