@@ -30,6 +30,12 @@ export interface FrontExpectations {
    * the result, which reaches only the collector, under its root (nginx, Caddy, Apache).
    */
   hostilePaths: 'refused' | 'contained';
+  /**
+   * `redirected`: a path with `//` or a backslash is answered with a 308 to the same path on
+   * this origin with the slashes merged (Next.js does it before any route runs); the
+   * redirect's target is then refused as any hostile path is. Default: refused at once.
+   */
+  repeatedSlashes?: 'redirected';
 }
 
 export interface Seen {
@@ -253,8 +259,16 @@ export function frontConformance(
           const reached = collector.seen.length;
           const answer = await send(`/iojs/${rest}`);
           if (answer.status === 200) expect(answer.headers['content-security-policy'], `${form} ${attack}`).toBe(CSP);
-          // Refused by the front itself: a 4xx, and the collector never asked.
-          const refused = answer.status >= 400 && answer.status < 500 && collector.seen.length === reached;
+          // Refused by the front itself: a 4xx (or the redirect above, to a path of this
+          // origin without the repeated slashes), and the collector never asked.
+          const location = String(answer.headers.location ?? '');
+          const redirected =
+            expectations.repeatedSlashes === 'redirected' &&
+            answer.status === 308 &&
+            /^\/(?![/\\])/.test(location) &&
+            !/\/\/|\\/.test(location.split('?')[0]!);
+          const final = redirected ? await send(location) : answer;
+          const refused = final.status >= 400 && final.status < 500 && collector.seen.length === reached;
           if (form === 'raw' && /^(http|data):/i.test(attack) && refused) plainRefused.push(attack);
         }
       }
