@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { runDoctor, type DoctorReport, type Finding } from '../src/doctor/doctor.js';
 import { checkForwarded, cookieScope } from '../src/doctor/leaks.js';
 import { startEmulator, type Emulator } from '../src/emulator/index.js';
-import { createFirstPartyProxy, toNodeHandler } from '../src/server/index.js';
+import { collectorPath, createFirstPartyProxy, toNodeHandler } from '../src/server/index.js';
 
 let emulator: Emulator;
 beforeAll(async () => {
@@ -23,8 +23,8 @@ afterEach(async () => {
   }
 });
 
-type Leak = 'cookie' | 'authorization' | 'address' | 'host' | 'set-cookie';
-const EVERY_LEAK: readonly Leak[] = ['cookie', 'authorization', 'address', 'host', 'set-cookie'];
+type Leak = 'cookie' | 'authorization' | 'address' | 'host' | 'set-cookie' | 'post' | 'paths';
+const EVERY_LEAK: readonly Leak[] = ['cookie', 'authorization', 'address', 'host', 'set-cookie', 'post', 'paths'];
 
 async function listen(handler: Parameters<typeof createServer>[1]): Promise<string> {
   const server = createServer(handler);
@@ -44,13 +44,22 @@ async function leakyFront(leaks: readonly Leak[] = EVERY_LEAK, collectorUrl = em
   return listen((req, res) => {
     if (req.url === '/checkout') return void res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE());
     if (!req.url?.startsWith('/iojs/')) return void res.writeHead(404).end();
+    if (!leaks.includes('post') && req.method !== 'GET' && req.method !== 'HEAD') return void res.writeHead(405).end();
+    if (!leaks.includes('paths') && collectorPath(req.url.slice('/iojs/'.length).split('?')[0]!) === undefined)
+      return void res.writeHead(400).end();
     const headers: IncomingHttpHeaders = { ...req.headers };
     if (!leaks.includes('cookie')) delete headers.cookie;
     if (!leaks.includes('authorization')) delete headers.authorization;
     if (!leaks.includes('address')) headers['x-forwarded-for'] = req.socket.remoteAddress;
     if (!leaks.includes('host')) headers.host = upstream.host;
     const forwarded = httpRequest(
-      { host: upstream.hostname, port: upstream.port, path: req.url.slice('/iojs'.length), headers },
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        path: req.url.slice('/iojs'.length),
+        method: req.method,
+        headers,
+      },
       (answer) => {
         const back = { ...answer.headers };
         const cookies = answer.headers['set-cookie'];
@@ -61,7 +70,7 @@ async function leakyFront(leaks: readonly Leak[] = EVERY_LEAK, collectorUrl = em
       },
     );
     forwarded.on('error', () => res.writeHead(502).end());
-    forwarded.end();
+    req.pipe(forwarded);
   });
 }
 
@@ -91,11 +100,29 @@ describe('a front that forwards everything, as a bare rewrite does', () => {
       ['leak_auth', 'fail'],
       ['leak_address', 'fail'],
       ['leak_host', 'fail'],
+      ['refuses_post', 'fail'],
+      ['refuses_hostile_paths', 'fail'],
     ]);
+    expect(finding(report, 'refuses_post')!.message).toMatch(
+      /a POST \(\/iojs\/general5\/static_wdp\.js\) reached the collector/,
+    );
+    expect(finding(report, 'refuses_hostile_paths')!.message).toMatch(
+      /a path with a scheme .* reached the collector; dot segments with encoded slashes .* reached the collector/,
+    );
+    expect(finding(report, 'refuses_post')!.fix).toContain('405');
+    expect(finding(report, 'refuses_hostile_paths')!.fix).toContain('refuse a path with a scheme');
     expect(finding(report, 'set_cookie')!.message).toMatch(/fpc: not in the bbc_ namespace, Path=\/, outside \/iojs/);
     expect(finding(report, 'leak_cookies')!.message).toBe("the shop's session cookie reached the vendor's collector");
     expect(finding(report, 'leak_address')!.message).toContain('198.51.100.66');
-    for (const id of ['set_cookie', 'leak_cookies', 'leak_auth', 'leak_address', 'leak_host'] as const)
+    for (const id of [
+      'set_cookie',
+      'leak_cookies',
+      'leak_auth',
+      'leak_address',
+      'leak_host',
+      'refuses_post',
+      'refuses_hostile_paths',
+    ] as const)
       expect(finding(report, id)!.fix, id).toContain(
         'route handler (app/iojs/[...path]/route.ts) instead of rewrites()',
       );
@@ -112,6 +139,8 @@ describe('a front that forwards everything, as a bare rewrite does', () => {
     ['address', 'leak_address'],
     ['host', 'leak_host'],
     ['set-cookie', 'set_cookie'],
+    ['post', 'refuses_post'],
+    ['paths', 'refuses_hostile_paths'],
   ] as const)('a front that leaks only its %s fails %s alone', async (leak, id) => {
     const report = await check(await leakyFront([leak]), { collectorUrl: emulator.collectorUrl });
     expect(notPassed(report)).toEqual([[id, 'fail']]);
@@ -120,7 +149,7 @@ describe('a front that forwards everything, as a bare rewrite does', () => {
   it('without the collector, it still fails the vendor cookie set on the whole site', async () => {
     const report = await check(await leakyFront());
     expect(notPassed(report)).toEqual([['set_cookie', 'fail']]);
-    expect(report.findings.filter((f) => f.id.startsWith('leak_'))).toEqual([]);
+    expect(report.findings.filter((f) => /^(leak|refuses)_/.test(f.id))).toEqual([]);
   });
 });
 
@@ -129,7 +158,15 @@ describe("the kit's proxy", () => {
     const report = await check(await kitFront(), { collectorUrl: emulator.collectorUrl });
     expect(notPassed(report)).toEqual([]);
     expect(report.findings.map((f) => f.id)).toEqual(
-      expect.arrayContaining(['set_cookie', 'leak_cookies', 'leak_auth', 'leak_address', 'leak_host']),
+      expect.arrayContaining([
+        'set_cookie',
+        'leak_cookies',
+        'leak_auth',
+        'leak_address',
+        'leak_host',
+        'refuses_post',
+        'refuses_hostile_paths',
+      ]),
     );
     expect(report.ok).toBe(true);
   });
@@ -141,6 +178,42 @@ describe("the kit's proxy", () => {
       'the collector got the address the client claimed (X-Forwarded-For: 198.51.100.66, 127.0.0.1)',
     );
     expect(finding(report, 'leak_address')!.fix).toContain('without trustProxy');
+  });
+});
+
+describe('the refusal probes (checks/refusals.ts)', () => {
+  it('with a collector that cannot say (not the emulator), a probe answered 2xx fails as forwarded', async () => {
+    // A collector answering every request, the inspection path too, with a script.
+    const anything = await listen(
+      (_req, res) => void res.writeHead(200, { 'content-type': 'application/javascript' }).end('/* any */'),
+    );
+    const report = await check(await leakyFront(EVERY_LEAK, anything), { collectorUrl: anything });
+    expect(finding(report, 'refuses_post')).toMatchObject({
+      status: 'fail',
+      message: expect.stringMatching(/a POST \(\/iojs\/general5\/static_wdp\.js\) was answered 200, as if forwarded/),
+    });
+    expect(finding(report, 'refuses_hostile_paths')!.status).toBe('fail');
+  });
+
+  it('a probe the front drops the connection on is a warning: not checked', async () => {
+    const kit = new URL(await kitFront());
+    const front = await listen((req, res) => {
+      if (req.method === 'POST') return void req.socket.destroy();
+      const forwarded = httpRequest(
+        { host: kit.hostname, port: kit.port, path: req.url, method: req.method, headers: req.headers },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      req.pipe(forwarded);
+    });
+    const report = await check(front, { collectorUrl: emulator.collectorUrl });
+    expect(finding(report, 'refuses_post')).toMatchObject({
+      status: 'warn',
+      message: expect.stringContaining('a POST could not be sent'),
+    });
+    expect(finding(report, 'refuses_hostile_paths')!.status).toBe('pass');
   });
 });
 
