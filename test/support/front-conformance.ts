@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { freePort } from '../../scripts/processes.mjs';
 import { rawRequest, type RawAnswer } from './http.js';
+import { runDoctor } from '../../src/doctor/doctor.js';
 import type { RunningFront } from './fronts.js';
 
 export interface FrontExpectations {
@@ -281,6 +282,26 @@ export function frontConformance(
         expect(url).toMatch(/^\/(?!\/)/);
         expect(new URL(url, 'https://first.example').host).toBe('first.example');
       }
+    });
+
+    it('passes the doctor: nothing leaks, and a POST and hostile paths are refused', async () => {
+      // The doctor's marked requests go through the front and the stand-in to the emulator's
+      // collector, which it then asks directly what arrived (src/doctor/leaks.ts, checks/refusals.ts).
+      const report = await runDoctor(`${front.origin}/checkout`, { collectorUrl: emulator.collectorUrl });
+      const ofTheFront = report.findings.filter((f) => /^(leak_|refuses_|set_cookie|dyn_)/.test(f.id));
+      expect(ofTheFront.filter((f) => f.status === 'fail')).toEqual([]);
+      expect(ofTheFront.filter((f) => f.status === 'pass').map((f) => f.id)).toEqual(
+        expect.arrayContaining([
+          'dyn_script',
+          'dyn_not_cached',
+          'leak_cookies',
+          'leak_auth',
+          'leak_address',
+          'leak_host',
+          'refuses_post',
+          'refuses_hostile_paths',
+        ]),
+      );
     });
 
     it('answers a 5xx at once when the collector is down', async () => {
