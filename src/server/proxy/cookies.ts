@@ -10,9 +10,9 @@ type CookieConfig = Pick<ProxyConfig, 'cookiePrefix' | 'allowCookies' | 'basePat
 /** The browser's cookies that belong to the vendor, under their own names; undefined if none. */
 export function vendorCookies(header: string | null, config: CookieConfig): string | undefined {
   const { allowCookies, cookiePrefix } = config;
+  if (header === null) return undefined;
   const kept: string[] = [];
-  // Stryker disable next-line StringLiteral: without a Cookie header, the fallback's text is no cookie name that can pass
-  for (const pair of (header ?? '').split(';')) {
+  for (const pair of header.split(';')) {
     const trimmed = pair.trim();
     const name = trimmed.slice(0, trimmed.indexOf('='));
     if (allowCookies.has(name)) kept.push(trimmed);
@@ -25,8 +25,8 @@ export function vendorCookies(header: string | null, config: CookieConfig): stri
 /** A collector cookie as the browser gets it: in the vendor's namespace, host-only, under the prefix. */
 export function rewriteSetCookie(line: string, config: CookieConfig): string | undefined {
   const { allowCookies, cookiePrefix, basePath, prefix } = config;
-  // Stryker disable next-line StringLiteral: split() always has an element 0
-  const [pair = '', ...attributes] = line.split(';');
+  const attributes = line.split(';');
+  const pair = attributes.shift()!; // split() always gives a first part
   const at = pair.indexOf('=');
   const name = pair.slice(0, at).trim();
   if (at < 1 || !COOKIE_NAME.test(name)) return undefined;

@@ -35,8 +35,7 @@ export function collectorPath(rest: string): string | undefined {
 export function rawPathOf(request: Request): string {
   // Stryker disable next-line Regex: a request URL starts with its scheme, so its first origin is at the start
   const afterOrigin = request.url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, '');
-  // Stryker disable next-line StringLiteral: split() always has an element 0
-  return afterOrigin.split(/[?#]/)[0] ?? '';
+  return afterOrigin.split(/[?#]/)[0]!; // split() always gives a first part
 }
 
 /** Whether a raw path is the prefix or under it (`/iojsx` is not). */
