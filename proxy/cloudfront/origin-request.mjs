@@ -13,6 +13,7 @@ import { createFirstPartyProxy } from 'blackbox-capture/server';
 const PREFIX = '/iojs';
 /** Lambda@Edge's limit on a response generated at origin-request, headers included. */
 const MAX_GENERATED_BYTES = 1_000_000;
+/** One proxy per origin of the distribution: as many as it has origins (CloudFront allows 25 by default). */
 const proxies = new Map();
 
 /** The behavior's custom origin as a URL: the collector. */
