@@ -9,8 +9,8 @@ import type { UpstreamInit } from './node-upstream.js';
 
 export type CallUpstream = (url: URL, init: UpstreamInit) => Promise<Response>;
 
-// Stryker disable next-line ConditionalExpression,OptionalChaining: the tests run on Node, where each form is true
 const ON_NODE =
+  // Stryker disable next-line ConditionalExpression,OptionalChaining: the tests run on Node, where each form is true
   typeof (globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node === 'string';
 const FETCH_AT_LOAD = globalThis.fetch;
 
