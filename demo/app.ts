@@ -307,7 +307,10 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
     if (path.startsWith('/broken-cache/iojs/') || path.startsWith('/broken-cookie/iojs/')) {
       const kind = path.split('/')[1];
       const forwarded = await proxy(
-        new Request(new URL(path.replace(`/${kind}`, '') + url.search, url), { headers: request.headers }),
+        new Request(new URL(path.replace(`/${kind}`, '') + url.search, url), {
+          method: request.method,
+          headers: request.headers,
+        }),
         context,
       );
       const headers = new Headers(forwarded.headers);

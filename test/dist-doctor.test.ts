@@ -39,7 +39,8 @@ describe('npx blackbox-capture doctor (dist/cli.js)', () => {
       collectorUrl(),
     );
     expect([healthy.status, healthy.stderr]).toEqual([0, '']);
-    expect(healthy.stdout).toMatch(/12 pass, 0 warn, 0 fail/);
+    expect(healthy.stdout).toMatch(/14 pass, 0 warn, 0 fail/);
+    expect(healthy.stdout).toMatch(/^PASS {2}refuses_post +the front refuses a POST$/m);
     expect(healthy.stdout).toMatch(/^PASS {2}leak_cookies +the shop's cookies did not reach the collector$/m);
     const broken = await cliAsync('doctor', `${site.demo.url}/checkout`, '--prefix', '/broken-404/iojs', '--json');
     expect(broken.status).toBe(1);

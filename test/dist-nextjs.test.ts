@@ -185,7 +185,14 @@ describe('the doctor on a bare rewrites() front under next start', () => {
       thirdPartyHost: emulator.thirdPartyUrl,
     });
     const failed = report.findings.filter((f) => f.status === 'fail');
-    expect(failed.map((f) => f.id)).toEqual(['set_cookie', 'leak_cookies', 'leak_auth', 'leak_address']);
+    expect(failed.map((f) => f.id)).toEqual([
+      'set_cookie',
+      'leak_cookies',
+      'leak_auth',
+      'leak_address',
+      'refuses_post',
+      'refuses_hostile_paths',
+    ]);
     for (const finding of failed) expect(finding.fix).toContain('instead of rewrites()');
     expect(report.ok).toBe(false);
   });

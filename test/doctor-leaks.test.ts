@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { runDoctor, type DoctorReport, type Finding } from '../src/doctor/doctor.js';
 import { checkForwarded, cookieScope } from '../src/doctor/leaks.js';
 import { startEmulator, type Emulator } from '../src/emulator/index.js';
-import { createFirstPartyProxy, toNodeHandler } from '../src/server/index.js';
+import { collectorPath, createFirstPartyProxy, toNodeHandler } from '../src/server/index.js';
 
 let emulator: Emulator;
 beforeAll(async () => {
@@ -23,8 +23,8 @@ afterEach(async () => {
   }
 });
 
-type Leak = 'cookie' | 'authorization' | 'address' | 'host' | 'set-cookie';
-const EVERY_LEAK: readonly Leak[] = ['cookie', 'authorization', 'address', 'host', 'set-cookie'];
+type Leak = 'cookie' | 'authorization' | 'address' | 'host' | 'set-cookie' | 'post' | 'paths';
+const EVERY_LEAK: readonly Leak[] = ['cookie', 'authorization', 'address', 'host', 'set-cookie', 'post', 'paths'];
 
 async function listen(handler: Parameters<typeof createServer>[1]): Promise<string> {
   const server = createServer(handler);
@@ -44,13 +44,22 @@ async function leakyFront(leaks: readonly Leak[] = EVERY_LEAK, collectorUrl = em
   return listen((req, res) => {
     if (req.url === '/checkout') return void res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE());
     if (!req.url?.startsWith('/iojs/')) return void res.writeHead(404).end();
+    if (!leaks.includes('post') && req.method !== 'GET' && req.method !== 'HEAD') return void res.writeHead(405).end();
+    if (!leaks.includes('paths') && collectorPath(req.url.slice('/iojs/'.length).split('?')[0]!) === undefined)
+      return void res.writeHead(400).end();
     const headers: IncomingHttpHeaders = { ...req.headers };
     if (!leaks.includes('cookie')) delete headers.cookie;
     if (!leaks.includes('authorization')) delete headers.authorization;
     if (!leaks.includes('address')) headers['x-forwarded-for'] = req.socket.remoteAddress;
     if (!leaks.includes('host')) headers.host = upstream.host;
     const forwarded = httpRequest(
-      { host: upstream.hostname, port: upstream.port, path: req.url.slice('/iojs'.length), headers },
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        path: req.url.slice('/iojs'.length),
+        method: req.method,
+        headers,
+      },
       (answer) => {
         const back = { ...answer.headers };
         const cookies = answer.headers['set-cookie'];
@@ -61,7 +70,7 @@ async function leakyFront(leaks: readonly Leak[] = EVERY_LEAK, collectorUrl = em
       },
     );
     forwarded.on('error', () => res.writeHead(502).end());
-    forwarded.end();
+    req.pipe(forwarded);
   });
 }
 
@@ -91,11 +100,29 @@ describe('a front that forwards everything, as a bare rewrite does', () => {
       ['leak_auth', 'fail'],
       ['leak_address', 'fail'],
       ['leak_host', 'fail'],
+      ['refuses_post', 'fail'],
+      ['refuses_hostile_paths', 'fail'],
     ]);
+    expect(finding(report, 'refuses_post')!.message).toBe(
+      'the front forwards what it must refuse: a POST (/iojs/general5/static_wdp.js) reached the collector',
+    );
+    expect(finding(report, 'refuses_hostile_paths')!.message).toBe(
+      'the front forwards what it must refuse: a path with a scheme (/iojs/http://collector.invalid/admin) reached the collector; dot segments with encoded slashes (/iojs/..%2f..%2fadmin) reached the collector',
+    );
+    expect(finding(report, 'refuses_post')!.fix).toContain('405');
+    expect(finding(report, 'refuses_hostile_paths')!.fix).toContain('refuse a path with a scheme');
     expect(finding(report, 'set_cookie')!.message).toMatch(/fpc: not in the bbc_ namespace, Path=\/, outside \/iojs/);
     expect(finding(report, 'leak_cookies')!.message).toBe("the shop's session cookie reached the vendor's collector");
     expect(finding(report, 'leak_address')!.message).toContain('198.51.100.66');
-    for (const id of ['set_cookie', 'leak_cookies', 'leak_auth', 'leak_address', 'leak_host'] as const)
+    for (const id of [
+      'set_cookie',
+      'leak_cookies',
+      'leak_auth',
+      'leak_address',
+      'leak_host',
+      'refuses_post',
+      'refuses_hostile_paths',
+    ] as const)
       expect(finding(report, id)!.fix, id).toContain(
         'route handler (app/iojs/[...path]/route.ts) instead of rewrites()',
       );
@@ -112,6 +139,8 @@ describe('a front that forwards everything, as a bare rewrite does', () => {
     ['address', 'leak_address'],
     ['host', 'leak_host'],
     ['set-cookie', 'set_cookie'],
+    ['post', 'refuses_post'],
+    ['paths', 'refuses_hostile_paths'],
   ] as const)('a front that leaks only its %s fails %s alone', async (leak, id) => {
     const report = await check(await leakyFront([leak]), { collectorUrl: emulator.collectorUrl });
     expect(notPassed(report)).toEqual([[id, 'fail']]);
@@ -120,7 +149,7 @@ describe('a front that forwards everything, as a bare rewrite does', () => {
   it('without the collector, it still fails the vendor cookie set on the whole site', async () => {
     const report = await check(await leakyFront());
     expect(notPassed(report)).toEqual([['set_cookie', 'fail']]);
-    expect(report.findings.filter((f) => f.id.startsWith('leak_'))).toEqual([]);
+    expect(report.findings.filter((f) => /^(leak|refuses)_/.test(f.id))).toEqual([]);
   });
 });
 
@@ -128,8 +157,20 @@ describe("the kit's proxy", () => {
   it('passes every check, the leak checks included', async () => {
     const report = await check(await kitFront(), { collectorUrl: emulator.collectorUrl });
     expect(notPassed(report)).toEqual([]);
+    expect(finding(report, 'refuses_post')!.message).toBe('the front refuses a POST');
+    expect(finding(report, 'refuses_hostile_paths')!.message).toBe(
+      'the front refuses paths with a scheme and dot segments with encoded slashes',
+    );
     expect(report.findings.map((f) => f.id)).toEqual(
-      expect.arrayContaining(['set_cookie', 'leak_cookies', 'leak_auth', 'leak_address', 'leak_host']),
+      expect.arrayContaining([
+        'set_cookie',
+        'leak_cookies',
+        'leak_auth',
+        'leak_address',
+        'leak_host',
+        'refuses_post',
+        'refuses_hostile_paths',
+      ]),
     );
     expect(report.ok).toBe(true);
   });
@@ -144,6 +185,71 @@ describe("the kit's proxy", () => {
   });
 });
 
+describe('the refusal probes (checks/refusals.ts)', () => {
+  it('with a collector that cannot say (not the emulator), a probe answered 2xx fails as forwarded', async () => {
+    // A collector answering every request, the inspection path too, with a script.
+    const anything = await listen(
+      (_req, res) => void res.writeHead(200, { 'content-type': 'application/javascript' }).end('/* any */'),
+    );
+    const report = await check(await leakyFront(EVERY_LEAK, anything), { collectorUrl: anything });
+    expect(finding(report, 'refuses_post')).toMatchObject({
+      status: 'fail',
+      message: expect.stringMatching(
+        /a POST \(\/iojs\/general5\/static_wdp\.js\) was answered with a 2xx, as if forwarded/,
+      ),
+    });
+    expect(finding(report, 'refuses_hostile_paths')!.status).toBe('fail');
+  });
+
+  it('a probe the front answers itself, with no body, passes: the collector never saw it', async () => {
+    const kit = new URL(await kitFront());
+    const posted: string[] = [];
+    const front = await listen((req, res) => {
+      if (req.method === 'POST') {
+        let body = '';
+        req.on('data', (chunk) => (body += chunk));
+        req.on('end', () => {
+          posted.push(body);
+          res.writeHead(204).end();
+        });
+        return;
+      }
+      const forwarded = httpRequest(
+        { host: kit.hostname, port: kit.port, path: req.url, method: req.method, headers: req.headers },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      req.pipe(forwarded);
+    });
+    const report = await check(front, { collectorUrl: emulator.collectorUrl });
+    expect(finding(report, 'refuses_post')).toMatchObject({ status: 'pass', message: 'the front refuses a POST' });
+    expect(posted).toEqual(['bbc-doctor']);
+  });
+
+  it('a probe the front drops the connection on is a warning: not checked', async () => {
+    const kit = new URL(await kitFront());
+    const front = await listen((req, res) => {
+      if (req.method === 'POST') return void req.socket.destroy();
+      const forwarded = httpRequest(
+        { host: kit.hostname, port: kit.port, path: req.url, method: req.method, headers: req.headers },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      req.pipe(forwarded);
+    });
+    const report = await check(front, { collectorUrl: emulator.collectorUrl });
+    expect(finding(report, 'refuses_post')).toMatchObject({
+      status: 'warn',
+      message: expect.stringContaining('a POST could not be sent'),
+    });
+    expect(finding(report, 'refuses_hostile_paths')!.status).toBe('pass');
+  });
+});
+
 describe('when the leak check cannot run, it says so: a warning', () => {
   it('a collector without the inspection path (not the emulator)', async () => {
     const plain = await listen((_req, res) => void res.writeHead(404, { 'content-type': 'text/plain' }).end('no'));
@@ -154,6 +260,8 @@ describe('when the leak check cannot run, it says so: a warning', () => {
       fix: expect.stringContaining("the emulator's collector"),
     });
     expect(report.findings.filter((f) => f.id.startsWith('leak_') && f.id !== 'leak_check')).toEqual([]);
+    // The kit refuses every probe with a 4xx: passed, though the collector cannot say.
+    expect(notPassed(report).filter(([id]) => id.startsWith('refuses_'))).toEqual([]);
   });
 
   it('a collector the front does not forward to: the marked request never reached it', async () => {

@@ -28,6 +28,8 @@ describe('runDoctor', () => {
       'loader_script',
       'loader_tag_once',
       'page',
+      'refuses_hostile_paths',
+      'refuses_post',
       'set_cookie',
       'static_script',
     ]);

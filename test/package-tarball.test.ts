@@ -141,7 +141,7 @@ describe('the packed tarball', () => {
   it('are-the-types-wrong finds nothing: node10, node16 (CommonJS and ESM) and bundler resolution', () => {
     // node10 (TypeScript's moduleResolution "node") reads no exports map: it finds the subpaths
     // through their fallback folders (scripts/subpath-fallbacks.mjs). The proxy recipes are
-    // configuration, not modules.
+    // configuration, or files an app copies into its own tree, not modules it imports.
     const result = spawnSync(
       process.execPath,
       [
@@ -153,6 +153,10 @@ describe('the packed tarball', () => {
         './proxy/caddy/iojs.caddy',
         './proxy/apache/iojs.conf',
         './proxy/haproxy/iojs.cfg',
+        './proxy/nextjs/route.ts',
+        './proxy/vercel/middleware.ts',
+        './proxy/netlify/iojs.ts',
+        './proxy/cloudfront/origin-request.mjs',
         './nginx/iojs-http.conf',
         './nginx/iojs-location.conf',
         '--format',
@@ -179,8 +183,14 @@ describe('the packed tarball', () => {
       'caddy/iojs.caddy',
       'apache/iojs.conf',
       'haproxy/iojs.cfg',
+      'nextjs/route.ts',
+      'vercel/middleware.ts',
+      'netlify/iojs.ts',
+      'cloudfront/origin-request.mjs',
     ])
       expect(shipped(`proxy/${recipe}`)).toBe(readFileSync(join(ROOT, 'proxy', recipe), 'utf8'));
+    // The recipes' type check (npm run typecheck) stays in the checkout.
+    expect(execFileSync('tar', ['tzf', tarball], { encoding: 'utf8' })).not.toContain('proxy/tsconfig.json');
     for (const name of ['iojs-http.conf', 'iojs-location.conf'])
       expect(resolve(`blackbox-capture/nginx/${name}`)).toBe(resolve(`blackbox-capture/proxy/nginx/${name}`));
   });

@@ -10,7 +10,8 @@
  * session cookie, a bearer token, a spoofed X-Forwarded-For) and asks the collector what
  * arrived (src/emulator/inspection.ts).
  */
-import { readText, type CheckStatus } from './doctor.js';
+import type { CheckStatus } from './doctor.js';
+import { readText } from './fetching.js';
 
 /** The ids of the leak check's findings. */
 export type LeakId = 'leak_check' | 'leak_cookies' | 'leak_auth' | 'leak_address' | 'leak_host';
@@ -18,10 +19,11 @@ export type LeakId = 'leak_check' | 'leak_cookies' | 'leak_auth' | 'leak_address
 /** The address the doctor claims to be: TEST-NET-2 (RFC 5737), nobody's. */
 export const SPOOFED_ADDRESS = '198.51.100.66';
 /** Where the emulator's collector answers what a marked request carried. */
-const INSPECTION_PATH = '/__bbc/last-request';
-const MARKER_PARAMETER = 'bbc-doctor';
+export const INSPECTION_PATH = '/__bbc/last-request';
+/** The query parameter that marks a request the emulator's collector keeps. */
+export const MARKER_PARAMETER = 'bbc-doctor';
 
-const NEXT_FIX =
+export const NEXT_FIX =
   "on Next.js, mount the kit's proxy in a route handler (app/iojs/[...path]/route.ts) instead of rewrites()";
 
 /**
@@ -68,9 +70,10 @@ export function cookieScope(
 type Get = (url: string | URL, init?: { headers?: Record<string, string> }) => Promise<Response>;
 type Add = (id: LeakId, status: CheckStatus, message: string, fix?: string) => void;
 
-const random = () => {
+/** A marker no other request carries. */
+export const randomMarker = () => {
   const bytes = crypto.getRandomValues(new Uint8Array(12));
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+  return `bbc-doctor-${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
 };
 
 /**
@@ -83,7 +86,7 @@ export async function checkForwarded(
   add: Add,
   options: { page: URL; prefix: string; version: string; collectorUrl: string; cookiePrefix: string },
 ): Promise<void> {
-  const marker = `bbc-doctor-${random()}`;
+  const marker = randomMarker();
   const session = `${marker}-session`;
   const token = `${marker}-token`;
   const through = new URL(`${options.page.origin}${options.prefix}/${options.version}/dyn_wdp.js`);

@@ -7,6 +7,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { bodyTimedOut, isBodyTimeout, plainAddress } from './http.js';
 import { logError } from './errors.js';
 import { takeNodeBody } from './proxy/node-body.js';
+import { validHost } from './host.js';
+
+export { validHost };
 
 /**
  * What the Node adapter knows beyond the Request: the client's address. A runtime's own
@@ -20,18 +23,6 @@ export interface RequestContext {
 export type FetchHandler = (request: Request, context?: RequestContext) => Response | Promise<Response>;
 
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => void;
-
-/** A Host header value: a DNS name, IPv4 or bracketed IPv6 address, with an optional port. */
-export function validHost(host: string): boolean {
-  if (
-    !/^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/.test(
-      host,
-    )
-  )
-    return false;
-  // What the pattern lets through must also make a URL: "99999999999" reads as an IPv4 address out of range.
-  return URL.canParse(`http://${host}/`);
-}
 
 /** A request the adapter refuses before any handler sees it (a malformed Host, a method no web Request can carry). */
 export class BadRequestError extends Error {

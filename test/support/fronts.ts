@@ -2,6 +2,8 @@
 // haproxy) on a free loopback port, in front of a given collector, for the conformance suite.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -154,4 +156,46 @@ frontend shop
   if (check.status !== 0) throw new Error(`haproxy -c failed: ${check.stdout}${check.stderr}`);
   const child = spawn(HAPROXY, ['-db', '-f', config, '-f', recipe('haproxy/iojs.cfg')], { env });
   return started(child, port as number, dir);
+}
+
+/** A Node server on a free loopback port for `handle`, as a running front. */
+export async function listening(
+  handle: (req: IncomingMessage, res: ServerResponse) => void,
+  also: () => Promise<void> = async () => {},
+): Promise<RunningFront> {
+  const server = createServer(handle);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    stop: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await also();
+    },
+  };
+}
+
+/**
+ * A stand-in for the platform's own edge in front of a front (Vercel's; your load balancer
+ * self-hosted): the request goes on as sent, its path untouched, with `x-real-ip` overwritten
+ * with the connection's peer, as Vercel does; the answer comes back as it came, header lines
+ * and all. Stopping it stops the front behind.
+ */
+export function behindEdge(front: RunningFront): Promise<RunningFront> {
+  const target = new URL(front.origin);
+  return listening(
+    (req, res) => {
+      const headers = { ...req.headers, 'x-real-ip': req.socket.remoteAddress };
+      const forwarded = httpRequest(
+        { hostname: target.hostname, port: target.port, path: req.url, method: req.method, headers },
+        (answer) => {
+          res.writeHead(answer.statusCode!, answer.rawHeaders);
+          answer.pipe(res);
+        },
+      );
+      forwarded.on('error', () => res.destroy());
+      req.pipe(forwarded);
+    },
+    () => front.stop(),
+  );
 }

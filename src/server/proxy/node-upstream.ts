@@ -131,8 +131,13 @@ function send(url: URL, init: UpstreamInit, headers: Record<string, string>, may
         }
       },
     );
-    const abort = () =>
-      request.destroy(init.signal.reason instanceof Error ? init.signal.reason : new Error('aborted'));
+    // Rejected here, not only through 'error': Deno's node:http (built on fetch) destroys
+    // the request without emitting one, and the proxy would wait past its time limit.
+    const abort = () => {
+      const reason = init.signal.reason instanceof Error ? init.signal.reason : new Error('aborted');
+      request.destroy(reason);
+      reject(reason);
+    };
     init.signal.addEventListener('abort', abort);
     request.once('close', () => init.signal.removeEventListener('abort', abort));
     request.once('error', (error: NodeJS.ErrnoException) => {
