@@ -63,11 +63,18 @@ export interface EmulatorOptions {
   clientSecret?: string;
   /** Access token lifetime in seconds. Default 3600. */
   accessTokenLifetimeSeconds?: number;
-  /** Token requests per second before 429. Default 10. */
+  /**
+   * The service's documented limits per tenant (docs/vendor-contract.md#the-service), each
+   * answered past with 429 and the documented body: token requests a second (default 10),
+   * account creates and updates a second and their burst (default 1 and 10), retrievals
+   * (status and details) a second (default 15). 0 turns one off; `limits: false` all of them.
+   */
   tokenRequestsPerSecond?: number;
-  /** Account requests per second per tenant (0: unlimited) and burst. Default 1 and 10. */
   accountRequestsPerSecond?: number;
   accountBurst?: number;
+  retrievalRequestsPerSecond?: number;
+  /** false: no limit at all (a load test of your own code, not of the service's limits). Default true. */
+  limits?: boolean;
   /** Session timeout in ms. Default 15 minutes. */
   sessionTimeoutMs?: number;
   /** Workflow keys and whether they include Device Risk; default: every key does. */
@@ -173,6 +180,17 @@ export interface Emulator {
 const CALLBACK_ATTEMPTS = 5;
 const CALLBACK_BACKOFF_MS = 200;
 
+/** The service's limits the emulator keeps: the documented ones unless told otherwise. */
+function limitsOf(options: EmulatorOptions) {
+  const on = options.limits !== false;
+  return {
+    tokenRequestsPerSecond: on ? (options.tokenRequestsPerSecond ?? 10) : 0,
+    accountRequestsPerSecond: on ? (options.accountRequestsPerSecond ?? 1) : 0,
+    accountBurst: options.accountBurst ?? 10,
+    retrievalRequestsPerSecond: on ? (options.retrievalRequestsPerSecond ?? 15) : 0,
+  };
+}
+
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
   const host = options.host ?? '127.0.0.1';
   const clock = options.clock ?? { now: () => Date.now() };
@@ -190,9 +208,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     clientId,
     clientSecret,
     accessTokenLifetimeSeconds: options.accessTokenLifetimeSeconds ?? 3600,
-    tokenRequestsPerSecond: options.tokenRequestsPerSecond ?? 10,
-    accountRequestsPerSecond: options.accountRequestsPerSecond ?? 1,
-    accountBurst: options.accountBurst ?? 10,
+    ...limitsOf(options),
     sessionTimeoutMs: options.sessionTimeoutMs ?? 15 * 60_000,
     ...(options.workflows ? { workflows: options.workflows } : {}),
     now: () => clock.now(),

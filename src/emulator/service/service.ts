@@ -16,8 +16,10 @@ export interface ServiceOptions {
   clientSecret: string;
   /** Access token lifetime in seconds (spec: 3600). */
   accessTokenLifetimeSeconds: number;
-  /** Token requests allowed per second before 429 (spec: 10). */
+  /** Token requests allowed per second before 429 (spec: 10). 0 disables. */
   tokenRequestsPerSecond: number;
+  /** Retrievals (status and details) allowed per second per tenant before 429 (docs/vendor-contract.md#the-service: 15). 0 disables. */
+  retrievalRequestsPerSecond: number;
   /** Account create/update requests per second per tenant, and the burst allowed (docs/vendor-contract.md#the-service: 1, with short bursts). 0 disables. */
   accountRequestsPerSecond: number;
   accountBurst: number;
@@ -84,13 +86,32 @@ export function parseTokenLifetime(value: string): number | undefined {
   return ms >= 5 * 60_000 && ms <= 60 * 86_400_000 ? ms : undefined;
 }
 
+/**
+ * At most `perSecond` requests in any second (0: no limit): the token and retrieval limits of
+ * docs/vendor-contract.md#the-service, as the service counts them.
+ */
+export function slidingWindow(perSecond: number, now: () => number): { take(): boolean } {
+  const times: number[] = [];
+  return {
+    take() {
+      if (perSecond <= 0) return true;
+      const at = now();
+      while (times.length > 0 && times[0]! <= at - 1000) times.shift();
+      if (times.length >= perSecond) return false;
+      times.push(at);
+      return true;
+    },
+  };
+}
+
 export function createService(options: ServiceOptions) {
   const accessTokens = new Map<string, number>(); // token -> expiry
   const accounts = new Set<string>();
   const transactions = new Map<string, Transaction>(); // by workflow execution id
   /** Newest first; a one-shot rule is removed when it has decided one transaction. */
   const forcedDecisions: Array<[DecisionMatch, EmulatedDecision, boolean]> = [];
-  const tokenRequestTimes: number[] = [];
+  const tokenWindow = slidingWindow(options.tokenRequestsPerSecond, options.now);
+  const retrievalWindow = slidingWindow(options.retrievalRequestsPerSecond, options.now);
   let accountBucket = { tokens: options.accountBurst, at: options.now() };
 
   function statusOf(tx: Transaction): WorkflowStatus {
@@ -115,9 +136,7 @@ export function createService(options: ServiceOptions) {
     const { pathname } = new URL(request.url);
     if (pathname !== '/oauth2/token') return problem(404, 'Not Found', 'Unknown path');
     const now = options.now();
-    while (tokenRequestTimes.length > 0 && tokenRequestTimes[0]! <= now - 1000) tokenRequestTimes.shift();
-    if (tokenRequestTimes.length >= options.tokenRequestsPerSecond) return TOO_MANY_REQUESTS(1);
-    tokenRequestTimes.push(now);
+    if (!tokenWindow.take()) return TOO_MANY_REQUESTS(1);
 
     const oauthError = (status: number, error: string, description: string) =>
       json({ error, error_description: description }, status);
@@ -508,6 +527,7 @@ export function createService(options: ServiceOptions) {
     const agent = checkUserAgent(request);
     if (agent) return agent;
     if (request.method !== 'GET') return problem(405, 'Method Not Allowed', 'Use GET', { allow: 'GET' });
+    if (!retrievalWindow.take()) return TOO_MANY_REQUESTS(1);
     const statusMatch = STATUS_PATH.exec(pathname);
     if (statusMatch) return status(request, statusMatch);
     const executionMatch = EXECUTION_PATH.exec(pathname);
@@ -543,9 +563,9 @@ export function createService(options: ServiceOptions) {
     if (part) return upload(request, part);
     const statusMatch = STATUS_PATH.exec(pathname);
     if (statusMatch) {
-      return request.method === 'GET'
-        ? status(request, statusMatch)
-        : problem(405, 'Method Not Allowed', 'Use GET', { allow: 'GET' });
+      if (request.method !== 'GET') return problem(405, 'Method Not Allowed', 'Use GET', { allow: 'GET' });
+      // A status read on the API host counts against the retrieval limit too.
+      return retrievalWindow.take() ? status(request, statusMatch) : TOO_MANY_REQUESTS(1);
     }
     const execution = EXECUTION_PATH.exec(pathname);
     if (execution) {

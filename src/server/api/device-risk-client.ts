@@ -29,6 +29,8 @@ import { recordUpstream } from '../metrics.js';
 import { backoffMs, MAX_RETRY_AFTER_SECONDS, retryAfterSeconds, upstreamSummary } from './retry.js';
 import { parseDetails, RESULT_SCHEDULE_SECONDS, type DeviceRiskDetails } from './result.js';
 import type { Region, TokenSource } from './token-source.js';
+import { createRateLimiter, type RateLimiter } from './rate-limit.js';
+import { createMemoryStore } from '../store/store.js';
 
 /** The regional API base addresses (docs/vendor-contract.md#the-service). */
 export const API_BASE_URLS: Record<Region, string> = {
@@ -126,7 +128,33 @@ export interface DeviceRiskClientOptions {
   now?: () => number;
   /** How the client waits between attempts and polls (tests pass one that does not wait). Default a timer. */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /**
+   * The service's limits per tenant this client keeps, for every instance whose token
+   * source shares one store (createRedisStore on a fleet). Default the documented ones
+   * (docs/vendor-contract.md#the-service); raise them to what your contract grants.
+   */
+  limits?: DeviceRiskLimits;
 }
+
+/** The service's request limits per tenant (docs/vendor-contract.md#the-service). Upload and finalize have none. */
+export interface DeviceRiskLimits {
+  /** Account creates and updates a second (the requests that start a transaction). Default 1. */
+  accountRequestsPerSecond?: number;
+  /**
+   * Account requests sent at once before the average applies ("short bursts allowed").
+   * Default 5: every window of 5.5 s holds at most 5 of them.
+   */
+  accountBurst?: number;
+  /** Retrievals (status and details reads) a second. Default 15. */
+  retrievalsPerSecond?: number;
+}
+
+/** The documented defaults (docs/vendor-contract.md#the-service). */
+export const DEFAULT_LIMITS: Required<DeviceRiskLimits> = {
+  accountRequestsPerSecond: 1,
+  accountBurst: 5,
+  retrievalsPerSecond: 15,
+};
 
 export interface DeviceRiskClient {
   /** The origin of the retrieval API: callbacks' hrefs must point there. */
@@ -232,6 +260,28 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
   const margin = options.expiryMarginMs ?? 30_000;
   const accountsPath = options.accountsPath ?? '/api/v1/accounts';
   const { tokenSource } = options;
+  const limits = { ...DEFAULT_LIMITS, ...options.limits };
+  for (const [name, value] of Object.entries(limits))
+    if (!(typeof value === 'number' && value > 0 && value < Infinity))
+      throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, `limits.${name} must be a positive number`);
+  // The token source's store and namespace: a fleet sharing one store shares these limits.
+  // A token source of your own that names no store: this client's memory alone.
+  const shared = tokenSource.limitStore ?? { store: createMemoryStore(), keyOf: async (name: string) => name };
+  const limiter = (name: string, operation: string, limit: { perSecond: number; burst?: number }) =>
+    createRateLimiter({
+      ...shared,
+      ...limit,
+      name,
+      operation,
+      maxBackoffMs: MAX_RETRY_AFTER_SECONDS * 1000,
+      now,
+      pause: sleepFor,
+    });
+  const accountLimiter = limiter('account', 'account', {
+    perSecond: limits.accountRequestsPerSecond,
+    burst: limits.accountBurst,
+  });
+  const retrievalLimiter = limiter('retrieval', 'retrieval', { perSecond: limits.retrievalsPerSecond });
 
   /** The address must be on the API's origin and of the documented shape. */
   function checkAddress(value: unknown, shape: RegExp, what: string): string {
@@ -252,7 +302,9 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
 
   /**
    * One API call with retries. `repeatable` says whether a 5xx or a network
-   * failure may be retried (the call is safe to repeat); 429 always may.
+   * failure may be retried (the call is safe to repeat); 429 always may. A call under one
+   * of the service's limits (`limiter`) waits for its slot first, within the call's time
+   * limit, and a 429 it gets makes every instance sharing the store back off.
    */
   async function call(
     operation: string,
@@ -263,6 +315,9 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
       bearer: () => Promise<string> | string;
       accessToken?: boolean;
       timeoutMs?: number;
+      limiter?: RateLimiter;
+      /** The whole call within `timeoutMs` (slot waits, backoffs and every attempt), not each attempt. */
+      wholeCall?: boolean;
     },
     repeatable: boolean,
   ): Promise<Response> {
@@ -270,56 +325,93 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
     let refreshedToken = false;
     // Waits before the next attempt; after the last one there is nothing to wait for.
     const wait = (attempt: number, ms: number) => (attempt < maxAttempts ? sleepFor(ms) : undefined);
-    for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-      let response: Response;
-      const limit = deadline(init.timeoutMs ?? timeoutMs);
-      let bearer: string | undefined;
-      try {
-        bearer = await init.bearer();
-        response = await doFetch(url, {
-          method: init.method,
-          headers: {
-            authorization: `Bearer ${bearer}`,
-            accept: 'application/json',
-            'user-agent': options.userAgent,
-            ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
-          },
-          ...(init.body === undefined ? {} : { body: init.body }),
-          redirect: 'manual',
-          signal: limit.signal,
-        });
-        // The body is read by the caller: the limit covers it too.
-        const body = await within(response.arrayBuffer(), limit.signal);
-        const { status, statusText, headers } = response;
-        recordUpstream(operation, status);
-        response = new Response([101, 204, 205, 304].includes(status) ? null : body, { status, statusText, headers });
-      } catch (cause) {
-        if (cause instanceof DeviceRiskError) throw cause; // from the token source
-        recordUpstream(operation, ERR_NETWORK);
-        lastError = new DeviceRiskError(
-          ERR_NETWORK,
-          `${operation} failed (${limit.expired ? 'no answer in time' : 'network error'})`,
-          { operation, cause },
-        );
-        if (!repeatable) throw lastError;
-        await wait(attempt, backoffMs(attempt));
-        continue;
-      } finally {
-        limit.clear();
-      }
-      if (response.ok) return response;
-      const summary = await upstreamSummary(response);
-      const retryAfter = retryAfterSeconds(response, now);
-      if (response.status === 401 && init.accessToken && !refreshedToken) {
-        // The cached access token may have been revoked or expired early: get a new one once.
-        refreshedToken = true;
-        await tokenSource.invalidate(bearer);
-        attempt--;
-        continue;
-      }
-      if (response.status === 429 || (response.status >= 500 && repeatable)) {
-        lastError = new DeviceRiskError(
-          response.status === 429 ? ERR_RATE_LIMITED : ERR_UPSTREAM,
+    const attemptMs = init.timeoutMs ?? timeoutMs;
+    const started = now();
+    const endsAt = started + attemptMs;
+    // The limit's waits take at most half the time limit: the request keeps the other half.
+    const waitEndsAt = started + attemptMs / 2;
+    const callLimit = deadline(attemptMs);
+    let waitedUntil: number | undefined;
+    try {
+      for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+        let response: Response;
+        const answered = init.limiter
+          ? await init.limiter.acquire(callLimit.signal, endsAt, {
+              waitEndsAt,
+              operation,
+              ...(waitedUntil === undefined ? {} : { waitedUntil }),
+            })
+          : undefined;
+        const limit = deadline(init.wholeCall ? Math.max(0, endsAt - now()) : attemptMs);
+        let bearer: string | undefined;
+        try {
+          bearer = await init.bearer();
+          response = await doFetch(url, {
+            method: init.method,
+            headers: {
+              authorization: `Bearer ${bearer}`,
+              accept: 'application/json',
+              'user-agent': options.userAgent,
+              ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
+            },
+            ...(init.body === undefined ? {} : { body: init.body }),
+            redirect: 'manual',
+            signal: limit.signal,
+          });
+          // The body is read by the caller: the limit covers it too.
+          const body = await within(response.arrayBuffer(), limit.signal);
+          const { status, statusText, headers } = response;
+          recordUpstream(operation, status);
+          response = new Response([101, 204, 205, 304].includes(status) ? null : body, { status, statusText, headers });
+        } catch (cause) {
+          // Before any wait for a retry: the slot's window runs from the failure.
+          await answered?.();
+          if (cause instanceof DeviceRiskError) throw cause; // from the token source
+          recordUpstream(operation, ERR_NETWORK);
+          lastError = new DeviceRiskError(
+            ERR_NETWORK,
+            `${operation} failed (${limit.expired ? 'no answer in time' : 'network error'})`,
+            { operation, cause },
+          );
+          if (!repeatable) throw lastError;
+          await wait(attempt, backoffMs(attempt));
+          continue;
+        } finally {
+          limit.clear();
+        }
+        await answered?.();
+        if (response.ok) return response;
+        const summary = await upstreamSummary(response);
+        const retryAfter = retryAfterSeconds(response, now);
+        if (response.status === 401 && init.accessToken && !refreshedToken) {
+          // The cached access token may have been revoked or expired early: get a new one once.
+          refreshedToken = true;
+          await tokenSource.invalidate(bearer);
+          attempt--;
+          continue;
+        }
+        if (response.status === 429 || (response.status >= 500 && repeatable)) {
+          lastError = new DeviceRiskError(
+            response.status === 429 ? ERR_RATE_LIMITED : ERR_UPSTREAM,
+            `${operation} answered ${response.status}${summary}`,
+            {
+              operation,
+              status: response.status,
+              ...(retryAfter === undefined ? {} : { retryAfter }),
+            },
+          );
+          const waitMs = backoffMs(attempt, retryAfter, MAX_RETRY_AFTER_SECONDS);
+          if (response.status === 429 && init.limiter) {
+            // Every instance backs off, not only this one; this one waits here, unless the
+            // wait would outlast the call: then the 429 is the answer, with its Retry-After.
+            waitedUntil = await init.limiter.backOff(waitMs);
+            if (attempt >= maxAttempts || now() + waitMs >= waitEndsAt) throw lastError;
+          }
+          await wait(attempt, waitMs);
+          continue;
+        }
+        throw new DeviceRiskError(
+          response.status >= 500 ? ERR_UPSTREAM : ERR_REQUEST_REJECTED,
           `${operation} answered ${response.status}${summary}`,
           {
             operation,
@@ -327,20 +419,11 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
             ...(retryAfter === undefined ? {} : { retryAfter }),
           },
         );
-        await wait(attempt, backoffMs(attempt, retryAfter, MAX_RETRY_AFTER_SECONDS));
-        continue;
       }
-      throw new DeviceRiskError(
-        response.status >= 500 ? ERR_UPSTREAM : ERR_REQUEST_REJECTED,
-        `${operation} answered ${response.status}${summary}`,
-        {
-          operation,
-          status: response.status,
-          ...(retryAfter === undefined ? {} : { retryAfter }),
-        },
-      );
+      throw lastError!;
+    } finally {
+      callLimit.clear();
     }
-    throw lastError!;
   }
 
   function transactionFrom(
@@ -415,6 +498,8 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
         bearer: () => tokenSource.getToken(),
         accessToken: true,
         timeoutMs: accountTimeoutMs,
+        limiter: accountLimiter,
+        wholeCall: true,
       },
       repeatable,
     );
@@ -456,7 +541,7 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
     const response = await call(
       'status',
       url,
-      { method: 'GET', bearer: () => tokenSource.getToken(), accessToken: true },
+      { method: 'GET', bearer: () => tokenSource.getToken(), accessToken: true, limiter: retrievalLimiter },
       true,
     );
     const body = (await response.json().catch(() => undefined)) as
@@ -493,7 +578,7 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
     const response = await call(
       'details',
       url,
-      { method: 'GET', bearer: () => tokenSource.getToken(), accessToken: true },
+      { method: 'GET', bearer: () => tokenSource.getToken(), accessToken: true, limiter: retrievalLimiter },
       true,
     );
     return parseDetails(await response.json().catch(() => undefined), ids);

@@ -20,7 +20,8 @@ import { backoffMs, MAX_RETRY_AFTER_SECONDS, retryAfterSeconds, upstreamSummary 
 import { createReferenceTagger, createSealer, storeNamespace } from './seal.js';
 import { deadline, within } from '../deadline.js';
 import { createMemoryStore, fromStore, withTimeLimit, type Store } from '../store/store.js';
-import { ownerMark, takeLease } from '../store/lease.js';
+import { takeLease } from '../store/lease.js';
+import { createRateLimiter } from './rate-limit.js';
 
 export type Region = 'US' | 'EU' | 'SG';
 
@@ -105,9 +106,13 @@ export interface TokenSource {
   vouches?(reference: unknown): Promise<boolean>;
   /** The origin of the token service, for logs. */
   readonly tokenUrl: string;
+  /**
+   * Where the Device Risk client keeps the service's other limits (rate-limit.ts): this
+   * source's store, under keys bound to its client id and secret.
+   */
+  readonly limitStore?: { store: Store; keyOf: (name: string) => Promise<string> };
 }
 
-const RATE_WINDOW_MS = 1100;
 /** `expires_in` is taken within these bounds (seconds): a tiny one would mean a request per call, a huge one a token cached for ever. */
 export const TOKEN_LIFETIME_BOUNDS = { min: 10, max: 24 * 3600, default: 3600 } as const;
 
@@ -155,6 +160,17 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
   const formEncode = (value: string) => encodeURIComponent(value).replace(/%20/g, '+');
   const authorization = 'Basic ' + btoa(`${formEncode(clientId)}:${formEncode(clientSecret)}`);
   let inFlight: Promise<string> | undefined;
+  // docs/vendor-contract.md#the-service: 10 token requests a second per tenant, then 429.
+  const limiter = createRateLimiter({
+    store,
+    keyOf,
+    name: 'token',
+    operation: 'token',
+    perSecond,
+    maxBackoffMs: maxRetryAfterMs,
+    now,
+    pause,
+  });
   const { seal, unseal } = createSealer(clientId, clientSecret);
   const tagger = createReferenceTagger(clientId, clientSecret);
   /**
@@ -177,47 +193,6 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
     return (known = token);
   }
 
-  /**
-   * Waits for one of `perSecond` slots; returns what to call once the answer is in. A slot is
-   * held while its request is out (at most the call's time limit) and for a little more than
-   * a second after the answer. The service saw the request before it answered, so the next
-   * request on the slot reaches it more than a second later, however late the first one
-   * arrived: no second at the service holds more than `perSecond` requests, for everything
-   * sharing the store, on a slow network or a busy machine.
-   */
-  async function rateSlot(signal: AbortSignal): Promise<() => Promise<void>> {
-    const mark = ownerMark();
-    for (;;) {
-      for (let i = 0; i < perSecond; i++) {
-        const key = await keyOf(`token-rate:${i}`);
-        if (await fromStore(store.setIfAbsent(key, mark, timeoutMs + RATE_WINDOW_MS), 'rate limit')) {
-          // A refresh that fails leaves the slot held for the longer time: never shorter.
-          return () =>
-            store.compareAndSet(key, mark, mark, RATE_WINDOW_MS).then(
-              () => undefined,
-              () => undefined,
-            );
-        }
-      }
-      await sleep(RATE_WINDOW_MS / perSecond, signal);
-    }
-  }
-
-  /** A 429 seen by any instance: every instance waits it out, or fails at once when it would outlast the call. */
-  async function sharedBackoff(signal: AbortSignal, endsAt: number): Promise<void> {
-    const until = Number(await fromStore(store.get(await keyOf('token-backoff')), 'backoff read'));
-    const waitMs = until - now();
-    if (!(waitMs > 0)) return;
-    if (waitMs > maxRetryAfterMs || now() + waitMs >= endsAt) {
-      throw new DeviceRiskError(ERR_RATE_LIMITED, 'token service rate limit reached (429, seen by this fleet)', {
-        status: 429,
-        operation: 'token',
-        retryAfter: Math.ceil(waitMs / 1000),
-      });
-    }
-    await pause(waitMs, signal);
-  }
-
   async function requestToken(callerSignal?: AbortSignal): Promise<string> {
     // One limit for the whole call: rate-limit slots, backoff and Retry-After waits included.
     const limit = deadline(timeoutMs, callerSignal);
@@ -237,8 +212,7 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
     let attempt = 0;
     try {
       for (attempt = 1; attempt <= maxAttempts; attempt++) {
-        await sharedBackoff(signal, started + timeoutMs);
-        const answered = await rateSlot(signal);
+        const answered = await limiter.acquire(signal, started + timeoutMs);
         let response: Response;
         try {
           response = await doFetch(tokenUrl, {
@@ -311,8 +285,7 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
           });
           const waitMs = backoffMs(attempt, retryAfter);
           // Every instance backs off, not only this one.
-          if (waitMs > 0)
-            await fromStore(store.set(await keyOf('token-backoff'), String(now() + waitMs), waitMs), 'backoff write');
+          await limiter.backOff(waitMs);
           // A long Retry-After is the service's answer for now: say so at once instead of stalling every caller.
           if (retryAfter !== undefined && retryAfter * 1000 > maxRetryAfterMs) throw lastError;
           if (attempt >= maxAttempts || now() + waitMs >= started + timeoutMs) throw lastError;
@@ -396,6 +369,7 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
   return {
     tokenUrl,
     clientId,
+    limitStore: { store, keyOf },
     seal,
     unseal,
     tagReference: tagger.tag,
