@@ -22,10 +22,11 @@ export interface RateLimit {
 }
 
 /**
- * Margin on the service's window: a slot is held 10 % longer than the window it stands for,
- * so that clocks a little apart (the service's and ours) never see one request too many.
+ * A second of the service's, with a margin: a slot is held 10 % longer than the window it
+ * stands for, so that clocks a little apart (the service's and ours) never see one request
+ * too many.
  */
-const WINDOW_MARGIN = 1.1;
+const MARGINED_SECOND_MS = 1100;
 
 export interface RateLimiterOptions extends RateLimit {
   store: Store;
@@ -79,7 +80,7 @@ export interface RateLimiter {
 export function slotsOf(limit: RateLimit): { slots: number; windowMs: number } {
   if (!(limit.perSecond > 0)) throw new RangeError('perSecond must be a positive number');
   const slots = Math.max(1, Math.floor(limit.burst ?? Math.ceil(limit.perSecond)));
-  return { slots, windowMs: Math.ceil(((slots / limit.perSecond) * 1000 * WINDOW_MARGIN) / 10) * 10 };
+  return { slots, windowMs: Math.ceil((slots * MARGINED_SECOND_MS) / limit.perSecond) };
 }
 
 /**
