@@ -4,6 +4,7 @@
 // does on one memory store).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisStore } from '../src/server/store/redis.js';
+import type { Store } from '../src/server/index.js';
 import { connect, haveRedis, startRedisServer, type Client, type RedisServer } from './support/redis.js';
 import { offerThreeTimesTheLimits } from './support/fleet-limits.js';
 
@@ -19,7 +20,7 @@ afterAll(async () => {
 
 describe.skipIf(!haveRedis)('the limits of a fleet on one Redis', () => {
   it('the service refuses at most 10 % of the account requests and retrievals stay within 15 a second', async () => {
-    const stores = [];
+    const stores: Store[] = [];
     for (let i = 0; i < 4; i++) {
       const client = await connect(redis.url);
       clients.push(client);
