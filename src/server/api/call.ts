@@ -84,8 +84,10 @@ export function createCall(context: CallContext): Call {
           recordUpstream(operation, status);
           response = new Response([101, 204, 205, 304].includes(status) ? null : body, { status, statusText, headers });
         } catch (cause) {
-          // Before any wait for a retry: the slot's window runs from the failure.
-          await answered?.();
+          // Before any wait for a retry: the slot's window runs from the failure. Not waited
+          // for: a store that is slow to answer must not hold up what the call does next
+          // (until the release lands, the slot stays held, never shorter).
+          void answered?.();
           if (cause instanceof DeviceRiskError) throw cause; // from the token source
           recordUpstream(operation, ERR_NETWORK);
           lastError = new DeviceRiskError(
@@ -99,7 +101,7 @@ export function createCall(context: CallContext): Call {
         } finally {
           limit.clear();
         }
-        await answered?.();
+        void answered?.();
         if (response.ok) return response;
         const summary = await upstreamSummary(response);
         const retryAfter = retryAfterSeconds(response, now);
