@@ -168,6 +168,21 @@ describe('the account limit', () => {
     expect(performance.now() - started).toBeLessThan(1000);
   });
 
+  it('a create whose slot the store gave too late (past half its limit) is not sent: store_unavailable', async () => {
+    const memory = createMemoryStore();
+    const slow: Store = {
+      ...memory,
+      setIfAbsent: async (key, value, ttlMs) => {
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        return memory.setIfAbsent(key, value, ttlMs);
+      },
+    };
+    const service = api(created);
+    const { client: c } = client(service.fetch, { store: slow, accountTimeoutMs: 200 });
+    await expect(c.createAccount(BODY)).rejects.toMatchObject({ code: 'store_unavailable', retryAfter: 1 });
+    expect(service.sent).toEqual([]);
+  });
+
   it('an update is under the same limit', async () => {
     const service = api(created);
     const { client: c } = client(service.fetch, {

@@ -3,7 +3,14 @@
  * 5xx retried with backoff (retry.ts), a refused access token renewed once, and for a call
  * under one of the service's limits (rate-limit.ts) its slot and the fleet's shared backoff.
  */
-import { DeviceRiskError, ERR_NETWORK, ERR_RATE_LIMITED, ERR_REQUEST_REJECTED, ERR_UPSTREAM } from '../errors.js';
+import {
+  DeviceRiskError,
+  ERR_NETWORK,
+  ERR_RATE_LIMITED,
+  ERR_REQUEST_REJECTED,
+  ERR_STORE_UNAVAILABLE,
+  ERR_UPSTREAM,
+} from '../errors.js';
 import type { Now, Sleep } from '../clock.js';
 import { deadline, within } from '../deadline.js';
 import { recordUpstream } from '../metrics.js';
@@ -62,6 +69,17 @@ export function createCall(context: CallContext): Call {
               ...(waitedUntil === undefined ? {} : { waitedUntil }),
             })
           : undefined;
+        if (answered && init.wholeCall && now() > waitEndsAt) {
+          // The store answered so late (a Redis frozen a while) that the request would be
+          // left too little of its time: one that timed out might still have been made
+          // (an orphan). Nothing is sent; the next attempt tries again.
+          void answered();
+          throw new DeviceRiskError(
+            ERR_STORE_UNAVAILABLE,
+            `the shared store answered the rate limit of ${operation} too late; retry shortly`,
+            { retryAfter: 1, operation: 'store' },
+          );
+        }
         const limit = deadline(init.wholeCall ? Math.max(0, endsAt - now()) : attemptMs);
         let bearer: string | undefined;
         try {
