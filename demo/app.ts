@@ -131,7 +131,13 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
       ? config.apiBaseUrl
         ? { baseUrl: config.apiBaseUrl }
         : { region: config.region! }
-      : { baseUrl: emulator!.baseUrl, retrievalBaseUrl: emulator!.retrievalUrl }),
+      : {
+          baseUrl: emulator!.baseUrl,
+          retrievalBaseUrl: emulator!.retrievalUrl,
+          // The built-in emulator's account limit is off (above): so is the client's. With real
+          // credentials the client keeps the service's documented limits.
+          limits: { accountRequestsPerSecond: 100, accountBurst: 50 },
+        }),
   });
 
   /**

@@ -2,7 +2,7 @@
 // base in decimal digits, and values that print as one line of --env each. The command itself
 // is run in test/dist-emulator.test.ts.
 import { describe, expect, it } from 'vitest';
-import { lineSafe, parsePortBase } from '../src/emulator/cli-env.js';
+import { lineSafe, parseLimits, parsePortBase } from '../src/emulator/cli-env.js';
 
 describe('parsePortBase', () => {
   it.each([
@@ -44,5 +44,20 @@ describe('lineSafe', () => {
 
   it.each(['\u0020', '\u00a0', '\u2027', '\u202a'])('%j, next to the refused ranges, prints', (value) => {
     expect(lineSafe('X', value)).toBeUndefined();
+  });
+});
+
+describe('parseLimits (EMULATOR_LIMITS)', () => {
+  it.each([
+    [undefined, true],
+    ['', true],
+    ['on', true],
+    ['off', false],
+  ])('%j keeps the limits: %s', (text, limits) => {
+    expect(parseLimits(text)).toEqual({ limits });
+  });
+
+  it.each(['OFF', '0', 'false', ' off'])('%j is refused, named as written', (text) => {
+    expect(parseLimits(text)).toEqual({ error: `EMULATOR_LIMITS must be on or off (got ${JSON.stringify(text)})` });
   });
 });

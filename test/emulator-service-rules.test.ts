@@ -25,6 +25,7 @@ function setup(extra: Partial<ServiceOptions> = {}) {
     clientSecret: 'secret-1',
     accessTokenLifetimeSeconds: 3600,
     tokenRequestsPerSecond: 10,
+    retrievalRequestsPerSecond: 15,
     accountRequestsPerSecond: 0,
     accountBurst: 10,
     sessionTimeoutMs: 15 * 60_000,
@@ -423,6 +424,42 @@ describe('accounts', () => {
     advance(10_000);
     for (let i = 0; i < 3; i++) expect((await create()).status).toBe(200); // never above the burst
     expect((await create()).status).toBe(429);
+  });
+
+  it('retrievals: 15 a second, then 429 with the documented body, on either host, until the second has passed', async () => {
+    const { call, transaction, advance } = setup();
+    const tx = await transaction();
+    const status = `/api/v1/accounts/${tx.accountId}/workflow-executions/${tx.executionId}/status`;
+    const details = `/api/v1/accounts/${tx.accountId}/workflow-executions/${tx.executionId}`;
+    for (let i = 0; i < 14; i++)
+      expect((await call('GET', i % 2 ? status : details, undefined, {}, 'retrieval')).status).toBe(200);
+    expect((await call('GET', status)).status).toBe(200); // the 15th, on the API host
+    const refused = await call('GET', details, undefined, {}, 'retrieval');
+    expect([refused.status, refused.headers.get('retry-after')]).toEqual([429, '1']);
+    expect(await refused.json()).toEqual({ title: 'Too Many Requests', status: 429, detail: 'Request limit exceeded' });
+    expect((await call('GET', status)).status).toBe(429);
+    advance(999);
+    expect((await call('GET', status, undefined, {}, 'retrieval')).status).toBe(429);
+    advance(1);
+    expect((await call('GET', status, undefined, {}, 'retrieval')).status).toBe(200);
+  });
+
+  it('a limit of 0 is no limit: tokens and retrievals', async () => {
+    const { call, transaction, tokenRequest } = setup({ tokenRequestsPerSecond: 0, retrievalRequestsPerSecond: 0 });
+    for (let i = 0; i < 30; i++) expect((await tokenRequest()).status).toBe(200);
+    const tx = await transaction();
+    const status = `/api/v1/accounts/${tx.accountId}/workflow-executions/${tx.executionId}/status`;
+    for (let i = 0; i < 40; i++) expect((await call('GET', status, undefined, {}, 'retrieval')).status).toBe(200);
+  });
+
+  it('token requests: 10 a second, then 429 with the documented body', async () => {
+    const { tokenRequest, advance } = setup();
+    for (let i = 0; i < 10; i++) expect((await tokenRequest()).status).toBe(200);
+    const refused = await tokenRequest();
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toEqual({ title: 'Too Many Requests', status: 429, detail: 'Request limit exceeded' });
+    advance(1000);
+    expect((await tokenRequest()).status).toBe(200);
   });
 
   it('update: an unknown account is 404; a known one gets a new execution', async () => {

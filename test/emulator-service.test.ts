@@ -134,6 +134,14 @@ describe('token endpoint', () => {
     expect((await tokenRequest()).status).toBe(200);
   });
 
+  it('limits: false answers every request, however many a second', async () => {
+    await start({ limits: false });
+    const statuses = [];
+    for (let i = 0; i < 12; i++) statuses.push((await tokenRequest()).status);
+    expect(statuses).toEqual(Array(12).fill(200));
+    for (let i = 0; i < 12; i++) expect((await createAccount()).status).toBe(200);
+  });
+
   it('access tokens really expire', async () => {
     await start();
     const token = await accessToken();

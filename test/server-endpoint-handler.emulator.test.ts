@@ -258,6 +258,8 @@ describe('createDeviceRiskHandler', () => {
       userAgent: UA,
       timeoutMs: 2_000,
       sleep: async () => {},
+      // The emulator's account limit is off: so is the client's (8 creates at once).
+      limits: { accountRequestsPerSecond: 100, accountBurst: 100 },
     });
     const handler = createDeviceRiskHandler({
       answer: 'checked',

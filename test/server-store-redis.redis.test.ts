@@ -229,6 +229,8 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
       userAgent: UA,
       maxAttempts: 1,
       sleep: async () => {},
+      // The emulator's account limit is off here: so is the client's.
+      limits: { accountRequestsPerSecond: 100, accountBurst: 50 },
     });
     const errors: unknown[] = [];
     const handler = createDeviceRiskHandler({

@@ -28,3 +28,13 @@ const BREAKS_A_LINE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 export function lineSafe(name: string, value: string): string | undefined {
   return BREAKS_A_LINE.test(value) ? `${name} must not contain control characters or line breaks` : undefined;
 }
+
+/**
+ * Whether the service's limits are kept, from `EMULATOR_LIMITS`: `on` (the default, as the
+ * service does: docs/vendor-contract.md#the-service) or `off`; anything else is refused.
+ */
+export function parseLimits(text: string | undefined): { limits: boolean } | { error: string } {
+  if (text === undefined || text === '' || text === 'on') return { limits: true };
+  if (text === 'off') return { limits: false };
+  return { error: `EMULATOR_LIMITS must be on or off (got ${JSON.stringify(text)})` };
+}

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { startEmulator } from './index.js';
 import { runConformance, type ConformancePage } from './conformance.js';
-import { lineSafe, parsePortBase } from './cli-env.js';
+import { lineSafe, parseLimits, parsePortBase } from './cli-env.js';
 
 const USAGE = `usage: blackbox-capture-emulator [--help] [--version]
        blackbox-capture-emulator conformance <loader.js> [--reference <loader.js>] [--chromium <path>]
@@ -17,7 +17,8 @@ Without a command: starts the emulator and prints what an app needs (its address
 and client secret) as JSON, or with --env as environment variables (LOADER_URL, COLLECTOR_URL,
 TOKEN_URL, BASE_URL, RETRIEVAL_URL, CLIENT_ID, CLIENT_SECRET); stops on SIGINT or SIGTERM.
 Environment: EMULATOR_PORT_BASE (fixed ports: base to base+5), EMULATOR_CLIENT_ID,
-EMULATOR_CLIENT_SECRET.
+EMULATOR_CLIENT_SECRET, EMULATOR_LIMITS (on: the service's documented rate limits, the
+default; off: none).
 
 conformance: runs the conformance table in Chromium with <loader.js> and with the emulator's
 loader (the behaviour of loader 5.2.2), or --reference, and lists the cases that differ; exits 1
@@ -111,6 +112,8 @@ function serve(args: string[]): void {
     if ('error' in parsed) fail(parsed.error);
     base = parsed.base;
   }
+  const limits = parseLimits(process.env.EMULATOR_LIMITS);
+  if ('error' in limits) fail(limits.error);
   for (const name of ['EMULATOR_CLIENT_ID', 'EMULATOR_CLIENT_SECRET']) {
     const refused = lineSafe(name, process.env[name] ?? '');
     if (refused) fail(refused);
@@ -127,6 +130,7 @@ function serve(args: string[]): void {
           retrieval: base + 5,
         };
   startEmulator({
+    limits: limits.limits,
     ...(ports ? { ports } : {}),
     ...(process.env.EMULATOR_CLIENT_ID ? { clientId: process.env.EMULATOR_CLIENT_ID } : {}),
     ...(process.env.EMULATOR_CLIENT_SECRET ? { clientSecret: process.env.EMULATOR_CLIENT_SECRET } : {}),

@@ -16,6 +16,8 @@ import {
 } from './service/service.js';
 import { createVendorHandlers, type CollectionDelays } from './scripts/routes.js';
 import { withInspection } from './inspection.js';
+import { createCallbackSender } from './callbacks.js';
+import { createRouteFaults, DropConnection } from './route-faults.js';
 
 export { decodeBlackbox, type DecodedBlackbox, type CollectionDelays } from './scripts/routes.js';
 export { EMULATED_LOADER_VERSION, type CollectionSource } from './scripts/loader.js';
@@ -63,11 +65,18 @@ export interface EmulatorOptions {
   clientSecret?: string;
   /** Access token lifetime in seconds. Default 3600. */
   accessTokenLifetimeSeconds?: number;
-  /** Token requests per second before 429. Default 10. */
+  /**
+   * The service's documented limits per tenant (docs/vendor-contract.md#the-service), each
+   * answered past with 429 and the documented body: token requests a second (default 10),
+   * account creates and updates a second and their burst (default 1 and 10), retrievals
+   * (status and details) a second (default 15). 0 turns one off; `limits: false` all of them.
+   */
   tokenRequestsPerSecond?: number;
-  /** Account requests per second per tenant (0: unlimited) and burst. Default 1 and 10. */
   accountRequestsPerSecond?: number;
   accountBurst?: number;
+  retrievalRequestsPerSecond?: number;
+  /** false: no limit at all (a load test of your own code, not of the service's limits). Default true. */
+  limits?: boolean;
   /** Session timeout in ms. Default 15 minutes. */
   sessionTimeoutMs?: number;
   /** Workflow keys and whether they include Device Risk; default: every key does. */
@@ -127,9 +136,6 @@ export interface TransactionView {
   blackboxes: string[];
 }
 
-/** Thrown by a handler to make the emulator's server drop the connection. */
-class DropConnection extends Error {}
-
 export interface Emulator {
   loaderUrl: string;
   /** The first-party collector: the reverse proxy's upstream. */
@@ -169,17 +175,22 @@ export interface Emulator {
   close(): Promise<void>;
 }
 
-/** Callback deliveries tried at most, and the first wait between them (doubled each time). */
-const CALLBACK_ATTEMPTS = 5;
-const CALLBACK_BACKOFF_MS = 200;
+/** The service's limits the emulator keeps: the documented ones unless told otherwise. */
+function limitsOf(options: EmulatorOptions) {
+  const on = options.limits !== false;
+  return {
+    tokenRequestsPerSecond: on ? (options.tokenRequestsPerSecond ?? 10) : 0,
+    accountRequestsPerSecond: on ? (options.accountRequestsPerSecond ?? 1) : 0,
+    accountBurst: options.accountBurst ?? 10,
+    retrievalRequestsPerSecond: on ? (options.retrievalRequestsPerSecond ?? 15) : 0,
+  };
+}
 
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
   const host = options.host ?? '127.0.0.1';
   const clock = options.clock ?? { now: () => Date.now() };
   const doFetch = options.fetch ?? fetch;
-  const counts = new Map<RouteName, number>();
-  const pendingFaults = new Map<RouteName, Array<Required<Pick<Fault, 'times'>> & Fault>>();
-  const latencies = new Map<RouteName, number>();
+  const { instrument, routeFaults, counts } = createRouteFaults();
   const callbacks: SentCallback[] = [];
   let callbackFaults: CallbackFaults = {};
   let retrievalUrl = '';
@@ -190,87 +201,13 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     clientId,
     clientSecret,
     accessTokenLifetimeSeconds: options.accessTokenLifetimeSeconds ?? 3600,
-    tokenRequestsPerSecond: options.tokenRequestsPerSecond ?? 10,
-    accountRequestsPerSecond: options.accountRequestsPerSecond ?? 1,
-    accountBurst: options.accountBurst ?? 10,
+    ...limitsOf(options),
     sessionTimeoutMs: options.sessionTimeoutMs ?? 15 * 60_000,
     ...(options.workflows ? { workflows: options.workflows } : {}),
     now: () => clock.now(),
     retrievalOrigin: () => retrievalUrl,
-    async sendCallback(url, body) {
-      const record: SentCallback = { url, body, attempts: 0 };
-      callbacks.push(record);
-      const faults = { ...callbackFaults };
-      if (faults.drop) return void (record.delivered = false);
-      if (faults.delayMs) await new Promise((resolve) => setTimeout(resolve, faults.delayMs));
-      // Retried on non-2xx and network errors, with backoff, as the service does.
-      for (let attempt = 1; attempt <= CALLBACK_ATTEMPTS; attempt++) {
-        record.attempts = attempt;
-        // A timer held here, not AbortSignal.timeout(): that one can be collected before it fires.
-        const controller = new AbortController();
-        const timer = setTimeout(() => controller.abort(), 10_000);
-        try {
-          const response = await doFetch(url, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json', 'user-agent': 'blackbox-capture-emulator/1' },
-            body: JSON.stringify(body),
-            redirect: 'manual',
-            signal: controller.signal,
-          });
-          record.status = response.status;
-          delete record.error;
-          await response.body?.cancel();
-          if (response.ok) {
-            record.delivered = true;
-            if (faults.duplicate)
-              void doFetch(url, {
-                method: 'POST',
-                headers: { 'content-type': 'application/json', 'user-agent': 'blackbox-capture-emulator/1' },
-                body: JSON.stringify(body),
-              }).then(
-                (r) => r.body?.cancel(),
-                () => {},
-              );
-            return;
-          }
-        } catch (error) {
-          record.error = (error as Error).message;
-        } finally {
-          clearTimeout(timer);
-        }
-        if (attempt < CALLBACK_ATTEMPTS)
-          await new Promise((resolve) => setTimeout(resolve, CALLBACK_BACKOFF_MS * 2 ** (attempt - 1)));
-      }
-      record.delivered = false;
-    },
+    sendCallback: createCallbackSender(doFetch, () => callbackFaults, callbacks),
   });
-
-  /** Counting, latency and faults around a handler; `route` names the request. */
-  const instrument =
-    (route: (request: Request) => RouteName, handler: FetchHandler): FetchHandler =>
-    async (request, context) => {
-      const name = route(request);
-      counts.set(name, (counts.get(name) ?? 0) + 1);
-      const delay = latencies.get(name);
-      if (delay) await new Promise((resolve) => setTimeout(resolve, delay));
-      const queue = pendingFaults.get(name);
-      const fault = queue?.[0];
-      if (fault) {
-        if (--fault.times <= 0) queue.shift();
-        if (fault.drop) throw new DropConnection();
-        return new Response(
-          JSON.stringify({ title: 'Injected fault', status: fault.status, detail: 'emulator fault injection' }),
-          {
-            status: fault.status ?? 500,
-            headers: {
-              'content-type': 'application/problem+json',
-              ...(fault.status === 429 || fault.status === 503 ? { 'retry-after': '1' } : {}),
-            },
-          },
-        );
-      }
-      return handler(request, context);
-    };
 
   const servers: Server[] = [];
   async function listen(handler: FetchHandler, port = 0): Promise<string> {
@@ -358,17 +295,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       callbacks(faults) {
         callbackFaults = { ...faults };
       },
-      fail(route, fault) {
-        const queue = pendingFaults.get(route) ?? [];
-        queue.push({ ...fault, times: fault.times ?? 1 });
-        pendingFaults.set(route, queue);
-      },
-      latency(route, ms) {
-        latencies.set(route, ms);
-      },
+      fail: routeFaults.fail,
+      latency: routeFaults.latency,
       clear() {
-        pendingFaults.clear();
-        latencies.clear();
+        routeFaults.clear();
         callbackFaults = {};
       },
     },

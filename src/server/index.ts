@@ -15,7 +15,12 @@ export {
   BLACKBOX_PATTERN,
   MAX_BLACKBOX_LENGTH,
 } from './api/device-risk-client.js';
-export type { AccountRequest, DeviceRiskClient, DeviceRiskClientOptions } from './api/device-risk-client.js';
+export type {
+  AccountRequest,
+  DeviceRiskClient,
+  DeviceRiskClientOptions,
+  DeviceRiskLimits,
+} from './api/device-risk-client.js';
 export { createDeviceRiskHandler } from './endpoint/handler.js';
 export type { DeviceRiskHandler, DeviceRiskHandlerOptions } from './endpoint/handler.js';
 export { runDeviceRiskCheck } from './endpoint/check.js';

@@ -54,6 +54,8 @@ export async function endpoint(): Promise<{
     userAgent: UA,
     maxAttempts: 1,
     fetch: serverFetch,
+    // The emulator's account limit is off here: so is the client's.
+    limits: { accountRequestsPerSecond: 100, accountBurst: 50 },
   });
   const handler = createDeviceRiskHandler({
     answer: 'checked',

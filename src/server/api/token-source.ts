@@ -1,26 +1,21 @@
 /**
  * OAuth 2.0 client-credentials token source for the identity-verification API.
- * One cached access token per client, refreshed shortly before it expires;
- * concurrent callers share one request; at most N token requests a second from
- * this process; 429 waits and retries; 400/401/403 fail at once.
+ * One cached access token per client, refreshed shortly before it expires (token/cache.ts);
+ * concurrent callers share one request, and a fleet one instance's (a lock in the store);
+ * at most N token requests a second for everything sharing the store (rate-limit.ts); 429
+ * waits and retries; 400/401/403 fail at once (token/request.ts).
  */
-import {
-  DeviceRiskError,
-  ERR_INVALID_CONFIGURATION,
-  ERR_INVALID_RESPONSE,
-  ERR_NETWORK,
-  ERR_RATE_LIMITED,
-  ERR_TOKEN_REJECTED,
-  ERR_UPSTREAM,
-} from '../errors.js';
+import { DeviceRiskError, ERR_INVALID_CONFIGURATION, ERR_NETWORK } from '../errors.js';
 import { requireSecureUrl } from '../secure-url.js';
 import { sleep, systemNow } from '../clock.js';
-import { recordUpstream } from '../metrics.js';
-import { backoffMs, MAX_RETRY_AFTER_SECONDS, retryAfterSeconds, upstreamSummary } from './retry.js';
+import { MAX_RETRY_AFTER_SECONDS } from './retry.js';
 import { createReferenceTagger, createSealer, storeNamespace } from './seal.js';
-import { deadline, within } from '../deadline.js';
-import { createMemoryStore, fromStore, withTimeLimit, type Store } from '../store/store.js';
-import { ownerMark, takeLease } from '../store/lease.js';
+import { deadline } from '../deadline.js';
+import { createMemoryStore, withTimeLimit, type Store } from '../store/store.js';
+import { takeLease } from '../store/lease.js';
+import { createRateLimiter } from './rate-limit.js';
+import { createTokenCache } from './token/cache.js';
+import { createTokenRequest } from './token/request.js';
 
 export type Region = 'US' | 'EU' | 'SG';
 
@@ -105,17 +100,14 @@ export interface TokenSource {
   vouches?(reference: unknown): Promise<boolean>;
   /** The origin of the token service, for logs. */
   readonly tokenUrl: string;
+  /**
+   * Where the Device Risk client keeps the service's other limits (rate-limit.ts): this
+   * source's store, under keys bound to its client id and secret.
+   */
+  readonly limitStore?: { store: Store; keyOf: (name: string) => Promise<string> };
 }
 
-const RATE_WINDOW_MS = 1100;
-/** `expires_in` is taken within these bounds (seconds): a tiny one would mean a request per call, a huge one a token cached for ever. */
-export const TOKEN_LIFETIME_BOUNDS = { min: 10, max: 24 * 3600, default: 3600 } as const;
-
-/** The lifetime in seconds a token answer's `expires_in` stands for (see TOKEN_LIFETIME_BOUNDS). */
-export function tokenLifetimeSeconds(expiresIn: unknown): number {
-  if (typeof expiresIn !== 'number' || !(expiresIn > 0)) return TOKEN_LIFETIME_BOUNDS.default;
-  return Math.min(TOKEN_LIFETIME_BOUNDS.max, Math.max(TOKEN_LIFETIME_BOUNDS.min, expiresIn));
-}
+export { TOKEN_LIFETIME_BOUNDS, tokenLifetimeSeconds } from './token/cache.js';
 
 /** The default store: the sources of one process share tokens and the rate limit per client id. */
 const processStore = createMemoryStore();
@@ -155,194 +147,34 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
   const formEncode = (value: string) => encodeURIComponent(value).replace(/%20/g, '+');
   const authorization = 'Basic ' + btoa(`${formEncode(clientId)}:${formEncode(clientSecret)}`);
   let inFlight: Promise<string> | undefined;
+  // docs/vendor-contract.md#the-service: 10 token requests a second per tenant, then 429.
+  const limiter = createRateLimiter({
+    store,
+    keyOf,
+    name: 'token',
+    operation: 'token',
+    perSecond,
+    maxBackoffMs: maxRetryAfterMs,
+    now,
+    pause,
+  });
   const { seal, unseal } = createSealer(clientId, clientSecret);
   const tagger = createReferenceTagger(clientId, clientSecret);
-  /**
-   * Fresh until `refreshMarginSeconds` before expiry, but never less than half its
-   * lifetime is used: a token shorter-lived than the margin would mean a request per call.
-   */
-  const fresh = (token: CachedToken) =>
-    token.expiresAt - Math.min(marginMs, (token.expiresAt - (token.issuedAt ?? token.expiresAt)) / 2) > now();
-
-  /** The last token this source read or stored: a fresh one saves a store read per API call. */
-  let known: CachedToken | undefined;
-
-  /** The stored token, when it is still fresh. */
-  async function storedToken(): Promise<CachedToken | undefined> {
-    if (known && fresh(known)) return known;
-    const stored = await fromStore(store.get(await keyOf('token')), 'token read');
-    if (stored === undefined) return undefined;
-    const token = await openToken(stored);
-    if (!token || !fresh(token)) return undefined;
-    return (known = token);
-  }
-
-  /**
-   * Waits for one of `perSecond` slots; returns what to call once the answer is in. A slot is
-   * held while its request is out (at most the call's time limit) and for a little more than
-   * a second after the answer. The service saw the request before it answered, so the next
-   * request on the slot reaches it more than a second later, however late the first one
-   * arrived: no second at the service holds more than `perSecond` requests, for everything
-   * sharing the store, on a slow network or a busy machine.
-   */
-  async function rateSlot(signal: AbortSignal): Promise<() => Promise<void>> {
-    const mark = ownerMark();
-    for (;;) {
-      for (let i = 0; i < perSecond; i++) {
-        const key = await keyOf(`token-rate:${i}`);
-        if (await fromStore(store.setIfAbsent(key, mark, timeoutMs + RATE_WINDOW_MS), 'rate limit')) {
-          // A refresh that fails leaves the slot held for the longer time: never shorter.
-          return () =>
-            store.compareAndSet(key, mark, mark, RATE_WINDOW_MS).then(
-              () => undefined,
-              () => undefined,
-            );
-        }
-      }
-      await sleep(RATE_WINDOW_MS / perSecond, signal);
-    }
-  }
-
-  /** A 429 seen by any instance: every instance waits it out, or fails at once when it would outlast the call. */
-  async function sharedBackoff(signal: AbortSignal, endsAt: number): Promise<void> {
-    const until = Number(await fromStore(store.get(await keyOf('token-backoff')), 'backoff read'));
-    const waitMs = until - now();
-    if (!(waitMs > 0)) return;
-    if (waitMs > maxRetryAfterMs || now() + waitMs >= endsAt) {
-      throw new DeviceRiskError(ERR_RATE_LIMITED, 'token service rate limit reached (429, seen by this fleet)', {
-        status: 429,
-        operation: 'token',
-        retryAfter: Math.ceil(waitMs / 1000),
-      });
-    }
-    await pause(waitMs, signal);
-  }
-
-  async function requestToken(callerSignal?: AbortSignal): Promise<string> {
-    // One limit for the whole call: rate-limit slots, backoff and Retry-After waits included.
-    const limit = deadline(timeoutMs, callerSignal);
-    const { signal } = limit;
-    const timedOut = (cause?: unknown) =>
-      new DeviceRiskError(ERR_NETWORK, `no token from ${new URL(tokenUrl).origin} within ${timeoutMs} ms`, {
-        operation: 'token',
-        cause,
-      });
-    /** Waits before the next attempt, unless it would outlast the time limit or none is left: then the last error stands. */
-    const wait = async (ms: number, error: DeviceRiskError) => {
-      if (attempt >= maxAttempts || now() + ms >= started + timeoutMs) throw error;
-      await pause(ms, signal);
-    };
-    const started = now();
-    let lastError: DeviceRiskError | undefined;
-    let attempt = 0;
-    try {
-      for (attempt = 1; attempt <= maxAttempts; attempt++) {
-        await sharedBackoff(signal, started + timeoutMs);
-        const answered = await rateSlot(signal);
-        let response: Response;
-        try {
-          response = await doFetch(tokenUrl, {
-            method: 'POST',
-            headers: {
-              authorization,
-              accept: 'application/json',
-              'content-type': 'application/x-www-form-urlencoded',
-              'user-agent': options.userAgent,
-            },
-            body: 'grant_type=client_credentials',
-            redirect: 'manual',
-            signal,
-          });
-          // Read here, within the limit: a body read can outlive an abort (deadline.ts).
-          const body = await within(response.arrayBuffer(), signal);
-          response = new Response([204, 205, 304].includes(response.status) ? null : body, {
-            status: response.status,
-            statusText: response.statusText,
-            headers: response.headers,
-          });
-          await answered();
-        } catch (cause) {
-          // Before any wait for a retry: the slot's second runs from the failure.
-          await answered();
-          recordUpstream('token', ERR_NETWORK);
-          if (callerSignal?.aborted) throw callerSignal.reason;
-          if (limit.expired) throw timedOut(cause);
-          lastError = new DeviceRiskError(
-            ERR_NETWORK,
-            `token request to ${new URL(tokenUrl).origin} failed (network error)`,
-            { operation: 'token', cause },
-          );
-          await wait(backoffMs(attempt), lastError);
-          continue;
-        }
-        recordUpstream('token', response.status);
-        if (response.ok) {
-          const body = (await response.json().catch(() => undefined)) as
-            { access_token?: unknown; expires_in?: unknown; token_type?: unknown } | undefined;
-          if (
-            typeof body?.access_token !== 'string' ||
-            !body.access_token ||
-            typeof body.token_type !== 'string' ||
-            body.token_type.toLowerCase() !== 'bearer'
-          ) {
-            throw new DeviceRiskError(
-              ERR_INVALID_RESPONSE,
-              'token response lacks access_token or a Bearer token_type',
-              { operation: 'token', status: response.status },
-            );
-          }
-          const issuedAt = now();
-          const lifetimeMs = tokenLifetimeSeconds(body.expires_in) * 1000;
-          const token: CachedToken = { accessToken: body.access_token, issuedAt, expiresAt: issuedAt + lifetimeMs };
-          known = token;
-          // A token that could not be stored is still this source's to use: the fleet fetches its own.
-          await fromStore(store.set(await keyOf('token'), await sealToken(token), lifetimeMs), 'token write').catch(
-            () => {},
-          );
-          return body.access_token;
-        }
-        const summary = await upstreamSummary(response);
-        const retryAfter = retryAfterSeconds(response, now);
-        if (response.status === 429) {
-          lastError = new DeviceRiskError(ERR_RATE_LIMITED, `token service rate limit reached (429)${summary}`, {
-            status: 429,
-            operation: 'token',
-            ...(retryAfter === undefined ? {} : { retryAfter }),
-          });
-          const waitMs = backoffMs(attempt, retryAfter);
-          // Every instance backs off, not only this one.
-          if (waitMs > 0)
-            await fromStore(store.set(await keyOf('token-backoff'), String(now() + waitMs), waitMs), 'backoff write');
-          // A long Retry-After is the service's answer for now: say so at once instead of stalling every caller.
-          if (retryAfter !== undefined && retryAfter * 1000 > maxRetryAfterMs) throw lastError;
-          if (attempt >= maxAttempts || now() + waitMs >= started + timeoutMs) throw lastError;
-          // The shared backoff at the top of the loop waits it out, as every other instance does.
-          continue;
-        }
-        if (response.status >= 500) {
-          lastError = new DeviceRiskError(ERR_UPSTREAM, `token service answered ${response.status}${summary}`, {
-            status: response.status,
-            operation: 'token',
-          });
-          await wait(backoffMs(attempt), lastError);
-          continue;
-        }
-        // 3xx (redirects are not followed), 400, 401, 403: retrying cannot help.
-        throw new DeviceRiskError(
-          ERR_TOKEN_REJECTED,
-          `token service refused the client-credentials request with ${response.status}${summary}`,
-          { status: response.status, operation: 'token' },
-        );
-      }
-      throw lastError!;
-    } catch (error) {
-      if (callerSignal?.aborted && error === callerSignal.reason) throw error;
-      if (limit.expired && !(error instanceof DeviceRiskError)) throw timedOut(error);
-      throw error;
-    } finally {
-      limit.clear();
-    }
-  }
+  const cache = createTokenCache({ store, keyOf, now, marginMs, seal, unseal });
+  const { storedToken } = cache;
+  const requestToken = createTokenRequest({
+    tokenUrl,
+    authorization,
+    userAgent: options.userAgent,
+    fetch: doFetch,
+    now,
+    pause,
+    maxAttempts,
+    timeoutMs,
+    maxRetryAfterMs,
+    limiter,
+    cache,
+  });
 
   /**
    * The fleet's token: the instance holding the lock fetches, the others wait for the token
@@ -381,21 +213,10 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
     }
   }
 
-  /** A stored token is sealed: the store (a shared Redis) never holds a usable access token. */
-  const sealToken = async (token: CachedToken) =>
-    JSON.stringify({ ...token, accessToken: await seal(token.accessToken) });
-  /** A stored token opened; undefined for one this secret did not seal (a store shared across versions). */
-  async function openToken(stored: string): Promise<CachedToken | undefined> {
-    try {
-      const token = JSON.parse(stored) as CachedToken;
-      return { ...token, accessToken: await unseal(token.accessToken) };
-    } catch {
-      return undefined;
-    }
-  }
   return {
     tokenUrl,
     clientId,
+    limitStore: { store, keyOf },
     seal,
     unseal,
     tagReference: tagger.tag,
@@ -409,14 +230,6 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
       });
       return inFlight;
     },
-    async invalidate(refused) {
-      if (refused === undefined || known?.accessToken === refused) known = undefined;
-      const tokenKey = await keyOf('token');
-      const stored = await fromStore(store.get(tokenKey), 'token read');
-      // Only the refused token: another instance may already have stored its successor.
-      if (stored !== undefined && (refused === undefined || (await openToken(stored))?.accessToken === refused)) {
-        await fromStore(store.compareAndDelete(tokenKey, stored), 'token delete');
-      }
-    },
+    invalidate: (refused) => cache.invalidate(refused),
   };
 }

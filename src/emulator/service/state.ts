@@ -1,0 +1,131 @@
+/**
+ * What the emulated service holds (access tokens, accounts, transactions, forced decisions),
+ * its types, and the checks every operation shares: a transaction's state and the access token.
+ */
+import { bearer, problem } from './http.js';
+
+export type WorkflowStatus = 'INITIATED' | 'ACQUIRED' | 'PROCESSED' | 'SESSION_EXPIRED' | 'TOKEN_EXPIRED';
+
+export interface ServiceOptions {
+  clientId: string;
+  clientSecret: string;
+  /** Access token lifetime in seconds (spec: 3600). */
+  accessTokenLifetimeSeconds: number;
+  /** Token requests allowed per second before 429 (spec: 10). 0 disables. */
+  tokenRequestsPerSecond: number;
+  /** Retrievals (status and details) allowed per second per tenant before 429 (docs/vendor-contract.md#the-service: 15). 0 disables. */
+  retrievalRequestsPerSecond: number;
+  /** Account create/update requests per second per tenant, and the burst allowed (docs/vendor-contract.md#the-service: 1, with short bursts). 0 disables. */
+  accountRequestsPerSecond: number;
+  accountBurst: number;
+  /** Session timeout in ms, reset by each action (spec: 15 minutes). */
+  sessionTimeoutMs: number;
+  /** Workflow definition keys and whether they include Device Risk; undefined: every key does. */
+  workflows?: Record<string, { deviceRisk: boolean }>;
+  now: () => number;
+  /** Sends the status callback on finalize. */
+  sendCallback: (url: string, body: unknown) => Promise<void>;
+  /** The retrieval API's origin: callbacks' hrefs point there. */
+  retrievalOrigin: () => string;
+}
+
+/** A decision the emulator answers: from the blackbox's sources, or forced by a test. */
+export interface EmulatedDecision {
+  type: 'PASSED' | 'REJECTED' | 'WARNING' | 'NOT_EXECUTED' | (string & {});
+  label: string;
+  alerts?: string[];
+  score?: number;
+}
+
+/** Which transactions a forced decision applies to: a workflow execution id, a customer reference, 'next', or a test. */
+export type DecisionMatch = string | ((tx: Transaction) => boolean);
+
+export interface Transaction {
+  accountId: string;
+  workflowExecutionId: string;
+  credentialId?: string;
+  customerInternalReference: string;
+  userReference?: string;
+  callbackUrl?: string;
+  workflowKey: string;
+  token: string;
+  tokenExpiresAt: number;
+  lastActionAt: number;
+  createdAt: number;
+  processed: boolean;
+  acquired: boolean;
+  /** Every blackbox uploaded, in order. */
+  blackboxes: string[];
+  /** The decision, fixed when the transaction is processed. */
+  decision?: EmulatedDecision;
+  processedAt?: number;
+}
+
+export const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+export const EXECUTION_PATH = new RegExp(`^/api/v1/accounts/(${UUID})/workflow-executions/(${UUID})$`);
+export const STATUS_PATH = new RegExp(`^/api/v1/accounts/(${UUID})/workflow-executions/(${UUID})/status$`);
+export const PART_PATH = new RegExp(
+  `^/api/v1/accounts/(${UUID})/workflow-executions/(${UUID})/credentials/(${UUID})/parts/([A-Z_]+)$`,
+);
+export const ACCOUNT_PATH = new RegExp(`^/api/v1/accounts/(${UUID})$`);
+
+/** The service's memory, shared by its operations (token, accounts, workflow, retrieval). */
+export interface ServiceState {
+  options: ServiceOptions;
+  accessTokens: Map<string, number>; // token -> expiry
+  accounts: Set<string>;
+  transactions: Map<string, Transaction>; // by workflow execution id
+  /** Newest first; a one-shot rule is removed when it has decided one transaction. */
+  forcedDecisions: Array<[DecisionMatch, EmulatedDecision, boolean]>;
+  statusOf: (tx: Transaction) => WorkflowStatus;
+  /** Undefined when the request carries a valid access token; else the 401 answer. */
+  authorizedByAccessToken: (request: Request) => Response | undefined;
+}
+
+export function createState(options: ServiceOptions): ServiceState {
+  const accessTokens = new Map<string, number>();
+  function statusOf(tx: Transaction): WorkflowStatus {
+    if (tx.processed) return 'PROCESSED';
+    const sessionEnd = tx.lastActionAt + options.sessionTimeoutMs;
+    const now = options.now();
+    if (now >= tx.tokenExpiresAt && tx.tokenExpiresAt <= sessionEnd) return 'TOKEN_EXPIRED';
+    if (now >= sessionEnd) return 'SESSION_EXPIRED';
+    return tx.acquired ? 'ACQUIRED' : 'INITIATED';
+  }
+
+  function authorizedByAccessToken(request: Request): Response | undefined {
+    const token = bearer(request);
+    const expiry = token === undefined ? undefined : accessTokens.get(token);
+    if (expiry === undefined) return problem(401, 'Unauthorized', 'A valid access token is required');
+    if (options.now() >= expiry) return problem(401, 'Unauthorized', 'The access token has expired');
+    return undefined;
+  }
+
+  return {
+    options,
+    accessTokens,
+    accounts: new Set(),
+    transactions: new Map(),
+    forcedDecisions: [],
+    statusOf,
+    authorizedByAccessToken,
+  };
+}
+
+/**
+ * At most `perSecond` requests in any second (0: no limit): the token and retrieval limits of
+ * docs/vendor-contract.md#the-service, as the service counts them.
+ */
+export function slidingWindow(perSecond: number, now: () => number): { take(): boolean } {
+  const times: number[] = [];
+  return {
+    take() {
+      if (perSecond <= 0) return true;
+      const at = now();
+      while (times.length > 0 && times[0]! <= at - 1000) times.shift();
+      if (times.length >= perSecond) return false;
+      times.push(at);
+      return true;
+    },
+  };
+}

@@ -1,0 +1,123 @@
+/**
+ * The retrieval API: a workflow execution's status and details, read with the access token
+ * under the service's retrieval limit (15 a second per tenant: docs/vendor-contract.md#the-service;
+ * rate-limit.ts), and the documented polling schedule.
+ */
+import {
+  DeviceRiskError,
+  ERR_ABORTED,
+  ERR_INVALID_CONFIGURATION,
+  ERR_INVALID_RESPONSE,
+  ERR_RESULT_NOT_READY,
+  ERR_WORKFLOW_EXPIRED,
+} from '../errors.js';
+import type { Sleep } from '../clock.js';
+import type { Call } from './call.js';
+import type { RateLimiter } from './rate-limit.js';
+import { parseDetails, RESULT_SCHEDULE_SECONDS, type DeviceRiskDetails } from './result.js';
+import type { TokenSource } from './token-source.js';
+import { UUID, type DeviceRiskTransaction } from './transaction.js';
+
+export interface RetrievalContext {
+  call: Call;
+  tokenSource: TokenSource;
+  retrievalBase: URL;
+  limiter: RateLimiter;
+  /** How the polls wait. */
+  sleep: Sleep;
+}
+
+export function createRetrieval(context: RetrievalContext) {
+  const { call, tokenSource, retrievalBase, limiter: retrievalLimiter, sleep: sleepFor } = context;
+  async function status(
+    transaction: Pick<DeviceRiskTransaction, 'accountId' | 'workflowExecutionId'>,
+  ): Promise<string> {
+    const ids = idsOf(transaction, 'status');
+    const url = new URL(
+      `/api/v1/accounts/${ids.accountId}/workflow-executions/${ids.workflowExecutionId}/status`,
+      retrievalBase,
+    ).href;
+    const response = await call(
+      'status',
+      url,
+      { method: 'GET', bearer: () => tokenSource.getToken(), accessToken: true, limiter: retrievalLimiter },
+      true,
+    );
+    const body = (await response.json().catch(() => undefined)) as
+      { workflowExecution?: { status?: unknown } } | undefined;
+    const value = body?.workflowExecution?.status;
+    if (typeof value !== 'string')
+      throw new DeviceRiskError(ERR_INVALID_RESPONSE, 'status answer lacks workflowExecution.status', {
+        operation: 'status',
+      });
+    return value;
+  }
+
+  /** The ids of a transaction, checked: they go into a URL that carries the access token. */
+  function idsOf(transaction: Pick<DeviceRiskTransaction, 'accountId' | 'workflowExecutionId'>, operation: string) {
+    const { accountId, workflowExecutionId } = transaction ?? {};
+    if (![accountId, workflowExecutionId].every((id) => typeof id === 'string' && new RegExp(`^${UUID}$`).test(id))) {
+      throw new DeviceRiskError(
+        ERR_INVALID_CONFIGURATION,
+        `${operation} needs the UUIDs of an account and a workflow execution`,
+        { operation },
+      );
+    }
+    return { accountId, workflowExecutionId };
+  }
+
+  async function details(
+    transaction: Pick<DeviceRiskTransaction, 'accountId' | 'workflowExecutionId'>,
+  ): Promise<DeviceRiskDetails> {
+    const ids = idsOf(transaction, 'details');
+    const url = new URL(
+      `/api/v1/accounts/${ids.accountId}/workflow-executions/${ids.workflowExecutionId}`,
+      retrievalBase,
+    ).href;
+    const response = await call(
+      'details',
+      url,
+      { method: 'GET', bearer: () => tokenSource.getToken(), accessToken: true, limiter: retrievalLimiter },
+      true,
+    );
+    return parseDetails(await response.json().catch(() => undefined), ids);
+  }
+
+  async function waitForResult(
+    transaction: Pick<DeviceRiskTransaction, 'accountId' | 'workflowExecutionId'>,
+    { signal, schedule = RESULT_SCHEDULE_SECONDS }: { signal?: AbortSignal; schedule?: readonly number[] } = {},
+  ): Promise<DeviceRiskDetails> {
+    const ids = idsOf(transaction, 'waitForResult');
+    let last = 'unknown';
+    let waited = 0;
+    const aborted = () =>
+      new DeviceRiskError(ERR_ABORTED, `waiting for the result of ${ids.workflowExecutionId} was aborted`, {
+        operation: 'waitForResult',
+        cause: signal?.reason,
+      });
+    for (const at of schedule.slice(0, 10)) {
+      if (signal?.aborted) throw aborted();
+      await sleepFor(Math.max(0, at - waited) * 1000, signal).catch((error: unknown) => {
+        throw signal?.aborted ? aborted() : error;
+      });
+      waited = at;
+      if (signal?.aborted) throw aborted();
+      last = await status(ids);
+      if (last === 'PROCESSED') return details(ids);
+      if (last === 'SESSION_EXPIRED' || last === 'TOKEN_EXPIRED') {
+        throw new DeviceRiskError(
+          ERR_WORKFLOW_EXPIRED,
+          `workflow execution ${ids.workflowExecutionId} ended ${last}: it has no result`,
+          { operation: 'waitForResult', status: 200 },
+        );
+      }
+    }
+    throw new DeviceRiskError(
+      ERR_RESULT_NOT_READY,
+      `workflow execution ${ids.workflowExecutionId} was still ${last} after ${schedule.slice(0, 10).length} reads`,
+      { operation: 'waitForResult' },
+    );
+  }
+
+  return { status, details, waitForResult };
+}

@@ -1,0 +1,40 @@
+/**
+ * The blackbox upload: `POST { sessionId }` to exactly the credential's `api.parts.device_risk`
+ * with the transaction token. Not under the service's limits (docs/vendor-contract.md#the-service
+ * limits account requests and retrievals only).
+ */
+import { DeviceRiskError, ERR_INVALID_BLACKBOX } from '../errors.js';
+import type { Call } from './call.js';
+import type { DeviceRiskTransaction, Transactions } from './transaction.js';
+
+/** The blackbox alphabet (base64, "@" in some old ones) and the longest one accepted. */
+export const BLACKBOX_PATTERN = /^[A-Za-z0-9+/@]+=*$/;
+export const MAX_BLACKBOX_LENGTH = 8001;
+
+/** Checks a blackbox before it is sent anywhere. */
+export function checkBlackbox(blackbox: unknown): string {
+  if (typeof blackbox !== 'string' || blackbox === '')
+    throw new DeviceRiskError(ERR_INVALID_BLACKBOX, 'the blackbox must be a non-empty string');
+  if (blackbox.length > MAX_BLACKBOX_LENGTH)
+    throw new DeviceRiskError(ERR_INVALID_BLACKBOX, `the blackbox is longer than ${MAX_BLACKBOX_LENGTH} characters`);
+  if (!BLACKBOX_PATTERN.test(blackbox))
+    throw new DeviceRiskError(
+      ERR_INVALID_BLACKBOX,
+      'the blackbox has characters outside its alphabet (A-Z a-z 0-9 + / = @): was it form- or URL-encoded?',
+    );
+  return blackbox;
+}
+
+export function createUpload(call: Call, transactions: Transactions) {
+  return async function uploadBlackbox(transaction: DeviceRiskTransaction, blackbox: string): Promise<void> {
+    transactions.usable(transaction, 'upload');
+    const sessionId = checkBlackbox(blackbox);
+    // Uploading the same blackbox again is harmless, so failures are retried.
+    await call(
+      'upload',
+      transaction.uploadUrl,
+      { method: 'POST', body: JSON.stringify({ sessionId }), bearer: () => transaction.token },
+      true,
+    );
+  };
+}
