@@ -6,7 +6,7 @@
  * With `post`, every mount in the page run with the same options (and `checkoutId`) joins
  * one delivery: one POST under one Idempotency-Key, whatever remounts.
  */
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import type { CaptureOutcome } from '../shared/types.js';
 import { captureBlackbox, type CaptureOptions } from './index.js';
 
@@ -17,7 +17,16 @@ export interface BlackboxState {
   outcome: CaptureOutcome | undefined;
   /** The capture's error (a BlackboxCaptureError), if it failed. */
   error: unknown;
+  /**
+   * The blackbox once the capture has ended (and, with `post`, been delivered): final, or what
+   * there was when it failed (`''` for none; `error` says why). Never rejects, and stays the
+   * same promise until the options change, so a submit handler that prevents the default can
+   * await it: a state read at the submit may still be partial.
+   */
+  ready: Promise<string>;
 }
+
+type HookState = Omit<BlackboxState, 'ready'>;
 
 export interface BlackboxHookOptions extends CaptureOptions {
   /**
@@ -33,7 +42,7 @@ function scoped(post: NonNullable<CaptureOptions['post']>, checkoutId: string): 
   return { ...given, headers: { ...given.headers, 'checkout-id': checkoutId } };
 }
 
-const INITIAL: BlackboxState = { blackbox: undefined, complete: false, outcome: undefined, error: undefined };
+const INITIAL: HookState = { blackbox: undefined, complete: false, outcome: undefined, error: undefined };
 
 /** Identities of the objects in options that are no plain data (a field element). */
 const identities = new WeakMap<object, number>();
@@ -60,12 +69,21 @@ function keyOf(options: BlackboxHookOptions): string {
   });
 }
 
+/** A promise with its resolve function: `ready` for one capture. */
+function deferred(): { promise: Promise<string>; resolve(blackbox: string): void } {
+  let resolve!: (blackbox: string) => void;
+  const promise = new Promise<string>((settle) => (resolve = settle));
+  return { promise, resolve };
+}
+
 export function useBlackbox(options: BlackboxHookOptions): BlackboxState {
-  const [state, setState] = useState<BlackboxState>(INITIAL);
+  const [state, setState] = useState<HookState>(INITIAL);
   // The latest options, for the effect: their callbacks may be new functions on every render.
   const latest = useRef(options);
   latest.current = options;
   const key = keyOf(options);
+  // One per capture: a new one when the options start a new capture, never on other renders.
+  const ended = useMemo(deferred, [key]);
   useEffect(() => {
     let active = true;
     const { checkoutId, ...given } = latest.current;
@@ -97,12 +115,19 @@ export function useBlackbox(options: BlackboxHookOptions): BlackboxState {
         return blackbox;
       })
       .then(
-        (blackbox) => active && setState((previous) => ({ ...previous, blackbox, complete: true, error: undefined })),
-        (error: unknown) => active && setState((previous) => ({ ...previous, error })),
+        (blackbox) => {
+          ended.resolve(blackbox);
+          if (active) setState((previous) => ({ ...previous, blackbox, complete: true, error: undefined }));
+        },
+        (error: unknown) => {
+          // What the capture had when it failed: a timeout's partial value, a failed delivery's final one.
+          ended.resolve((error as { blackbox?: string } | undefined)?.blackbox ?? '');
+          if (active) setState((previous) => ({ ...previous, error }));
+        },
       );
     return () => {
       active = false;
     };
   }, [key]);
-  return state;
+  return { ...state, ready: ended.promise };
 }
