@@ -189,6 +189,16 @@ const code = [
     plugins: [ts(), nodeResolve({ browser: true }), terser({ ecma: 2020, format: { comments: false } })],
   },
   {
+    // blackbox-capture/react-jsx: types only; its module is empty, for an import that a bundler keeps.
+    input: { 'react-jsx': 'src/browser/react-jsx.ts' },
+    output: [
+      { dir: 'dist', format: 'es', entryFileNames: '[name].js' },
+      { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs' },
+    ],
+    onwarn: (warning, warn) => warning.code !== 'EMPTY_BUNDLE' && warn(warning),
+    plugins: [ts()],
+  },
+  {
     // blackbox-capture/tcf: the IAB TCF v2 consent adapter, an entry of its own (the minimal path never holds it).
     input: { tcf: 'src/browser/tcf.ts' },
     output: [
@@ -231,6 +241,18 @@ const declarationFiles = [
   ...declarations('src/browser/tcf.ts', 'tcf'),
   ...declarations('src/browser/element.ts', 'element'),
   ...declarations('src/browser/react.ts', 'react'),
+  {
+    // The element's types stay in the element's declaration file: a second copy of its
+    // HTMLElementTagNameMap entry would clash with the first in a page that imports both.
+    input: `${TYPES}/browser/react-jsx.d.ts`,
+    output: ['js', 'cjs'].map((ext) => ({
+      file: `dist/react-jsx.d.${ext === 'js' ? 'ts' : 'cts'}`,
+      format: 'es',
+      paths: (id) => (/element\.(d\.ts|js)$/.test(id) ? `./element.${ext}` : id),
+    })),
+    external: (id) => id === 'react' || /element\.(d\.ts|js)$/.test(id),
+    plugins: [dts()],
+  },
   ...declarations('src/browser/index.ts', 'index'),
   ...declarations('src/browser/umd.ts', 'blackbox-capture.umd', { footer: 'export as namespace BlackboxCapture;' }),
   ...declarations('src/server/index.ts', 'server'),
