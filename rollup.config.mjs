@@ -189,6 +189,24 @@ const code = [
     plugins: [ts(), nodeResolve({ browser: true }), terser({ ecma: 2020, format: { comments: false } })],
   },
   {
+    // blackbox-capture/angular: plain JavaScript, no decorator (src/browser/angular.ts says why).
+    // It imports the package's own entry, as the element and the hook do: one core per page.
+    input: { angular: 'src/browser/angular.ts' },
+    external: (id) => BROWSER_ENTRY.test(id) || MESSAGES_MODULE.test(id) || id.startsWith('@angular/'),
+    output: ['es', 'cjs'].map((format) => ({
+      dir: 'dist',
+      format,
+      entryFileNames: `[name].${format === 'es' ? 'js' : 'cjs'}`,
+      paths: (id) =>
+        BROWSER_ENTRY.test(id)
+          ? `./index.${format === 'es' ? 'js' : 'cjs'}`
+          : MESSAGES_MODULE.test(id)
+            ? `./browser-messages.${format === 'es' ? 'js' : 'cjs'}`
+            : id,
+    })),
+    plugins: [ts(), terser(minify)],
+  },
+  {
     // blackbox-capture/react-jsx: types only; its module is empty, for an import that a bundler keeps.
     input: { 'react-jsx': 'src/browser/react-jsx.ts' },
     output: [
@@ -241,6 +259,7 @@ const declarationFiles = [
   ...declarations('src/browser/tcf.ts', 'tcf'),
   ...declarations('src/browser/element.ts', 'element'),
   ...declarations('src/browser/react.ts', 'react'),
+  ...declarations('src/browser/angular.ts', 'angular'),
   {
     // The element's types stay in the element's declaration file: a second copy of its
     // HTMLElementTagNameMap entry would clash with the first in a page that imports both.

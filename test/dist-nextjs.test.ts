@@ -256,13 +256,14 @@ describe('the React hook in a Next.js App Router page (docs/frameworks.md)', () 
     await page.goto(`${origin}/checkout?cart=pay-1`);
     // Hydrated: the hook's effect has started the capture (a click before would be a native submit).
     await page.waitForFunction(() => (window as { IGLOO?: { loader?: unknown } }).IGLOO?.loader);
-    await page.locator('button').click();
     expect(await page.locator('form').getAttribute('data-complete')).toBe('false'); // still collecting
+    await page.locator('button').click();
     await page.waitForURL(`${origin}/thanks`);
     const order = JSON.parse(/^order (.*)$/m.exec(output)![1]!) as { cart: string; blackbox: string };
     expect(order.cart).toBe('pay-1');
     expect(decodeBlackbox(order.blackbox)?.sources.sort()).toEqual(['fp_dyn', 'fp_static', 'tp']);
-    expect(posts).toHaveLength(1);
+    // The order's blackbox is the final one: the one the capture delivered on completion.
+    await expect.poll(() => posts.length, { timeout: 20_000 }).toBe(1);
     expect(posts[0]!.postDataJSON()).toMatchObject({ blackbox: order.blackbox, outcome: { outcome: 'complete' } });
     expect(await posts[0]!.headerValue('checkout-id')).toBe('pay-1');
     // (A keepalive request's answer is not readable from the page's side: found at the emulator.)

@@ -8,7 +8,7 @@
  */
 import { useEffect, useMemo, useRef, useState } from 'react';
 import type { CaptureOutcome } from '../shared/types.js';
-import { captureBlackbox, type CaptureOptions } from './index.js';
+import { captureJoined, type JoinedOptions } from './joined.js';
 
 export interface BlackboxState {
   /** The latest blackbox: partial while `complete` is false. */
@@ -26,21 +26,10 @@ export interface BlackboxState {
   ready: Promise<string>;
 }
 
+/** The hook's options: the capture's, and `checkoutId`. */
+export type BlackboxHookOptions = JoinedOptions;
+
 type HookState = Omit<BlackboxState, 'ready'>;
-
-export interface BlackboxHookOptions extends CaptureOptions {
-  /**
-   * A checkout or cart id: with `post`, each id is posted once per page run (a new cart gets
-   * a transaction of its own, the same cart never two), with a `checkout-id` request header.
-   */
-  checkoutId?: string;
-}
-
-/** `post` with the checkout id as a request header. */
-function scoped(post: NonNullable<CaptureOptions['post']>, checkoutId: string): CaptureOptions['post'] {
-  const given = typeof post === 'string' ? { url: post } : post;
-  return { ...given, headers: { ...given.headers, 'checkout-id': checkoutId } };
-}
 
 const INITIAL: HookState = { blackbox: undefined, complete: false, outcome: undefined, error: undefined };
 
@@ -84,50 +73,23 @@ export function useBlackbox(options: BlackboxHookOptions): BlackboxState {
   const key = keyOf(options);
   // One per capture: a new one when the options start a new capture, never on other renders.
   const ended = useMemo(deferred, [key]);
-  useEffect(() => {
-    let active = true;
-    const { checkoutId, ...given } = latest.current;
-    const { post, ...shared } = given;
-    // The delivery holds none of this effect's functions (nor the field, which the hook's own call
-    // writes), so that every mount's is the same call.
-    const { onUpdate: _onUpdate, onOutcome: _onOutcome, field: _field, ...delivery } = shared;
-    const delivered =
-      post === undefined
-        ? undefined
-        : captureBlackbox({ ...delivery, post: checkoutId === undefined ? post : scoped(post, checkoutId) });
-    delivered?.catch(() => {}); // its failure is this hook's error, below
-    captureBlackbox({
-      ...shared,
-      // An effect that was cleaned up (StrictMode's first, an unmounted component) hears nothing more.
-      onUpdate(blackbox, complete) {
-        if (!active) return;
-        setState((previous) => ({ ...previous, blackbox, complete }));
-        given.onUpdate?.(blackbox, complete);
-      },
-      onOutcome(outcome) {
-        if (!active) return;
-        setState((previous) => ({ ...previous, outcome }));
-        given.onOutcome?.(outcome);
-      },
-    })
-      .then(async (blackbox) => {
-        await delivered;
-        return blackbox;
-      })
-      .then(
-        (blackbox) => {
+  useEffect(
+    () =>
+      // Its stop is the cleanup: StrictMode's first mount, an unmounted component hear nothing more.
+      captureJoined(latest.current, {
+        update: (blackbox, complete) => setState((previous) => ({ ...previous, blackbox, complete })),
+        outcome: (outcome) => setState((previous) => ({ ...previous, outcome })),
+        ended(blackbox, error, live) {
           ended.resolve(blackbox);
-          if (active) setState((previous) => ({ ...previous, blackbox, complete: true, error: undefined }));
+          if (live)
+            setState((previous) =>
+              error === undefined
+                ? { ...previous, blackbox, complete: true, error: undefined }
+                : { ...previous, error },
+            );
         },
-        (error: unknown) => {
-          // What the capture had when it failed: a timeout's partial value, a failed delivery's final one.
-          ended.resolve((error as { blackbox?: string } | undefined)?.blackbox ?? '');
-          if (active) setState((previous) => ({ ...previous, error }));
-        },
-      );
-    return () => {
-      active = false;
-    };
-  }, [key]);
+      }),
+    [key],
+  );
   return { ...state, ready: ended.promise };
 }

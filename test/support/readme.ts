@@ -127,6 +127,7 @@ export const RUN_BY: Record<string, string> = {
   'server-nextjs-proxy': 'test/dist-nextjs.test.ts',
   'frameworks-next-checkout': 'test/dist-nextjs.test.ts',
   'frameworks-next-page': 'test/dist-nextjs.test.ts',
+  'frameworks-angular-checkout': 'test/dist-angular.test.ts',
   'server-workers': 'test/dist-workerd.test.ts',
   'server-callbacks': 'test/readme.test.ts',
   'server-fleet': 'test/readme.test.ts',
