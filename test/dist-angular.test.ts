@@ -1,7 +1,7 @@
 // The docs' Angular snippet (docs/frameworks.md), as written, in an Angular 22 app written by
 // hand on the packed tarball: `ng build` (the application builder, AOT), served with the server
 // kit's endpoint and proxy on the emulated service, driven in Chromium with the emulator's
-// loader, whose last contribution is late. Angular's packages are not devDependencies (some 240
+// loader, its third party held until Pay is pressed. Angular's packages are not devDependencies (some 240
 // packages with the CLI and the builder): they are installed from the npm registry into the user
 // cache once per version, and the test is skipped, named, when the registry cannot be reached
 // (with CI set, that fails it). Only @angular/core and @angular/forms, which the entry's types
@@ -11,8 +11,8 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, extname, join, normalize } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { decodeBlackbox, startEmulator, type Emulator } from '../src/emulator/index.js';
 import {
   createDeviceRiskClient,
@@ -41,8 +41,6 @@ const PACKAGES = [
   'tslib@2',
   'typescript@6.0', // what @angular/build 22 asks for
 ];
-/** The third party's last contribution comes this late: long enough to press Pay before it. */
-const LATE_MS = 1500;
 
 /** Angular from the registry into the cache, unless there; false when the registry cannot be reached. */
 function installAngular(): boolean {
@@ -235,7 +233,7 @@ async function startShop(): Promise<void> {
 
 beforeAll(async () => {
   if (!haveAngular) return;
-  emulator = await startEmulator({ accountRequestsPerSecond: 0, delays: { tp: [30, LATE_MS] } });
+  emulator = await startEmulator({ accountRequestsPerSecond: 0 });
   rmSync(APP, { recursive: true, force: true });
   writeApp();
   execFileSync('npm', ['pack', '--silent', '--pack-destination', APP], {
@@ -255,6 +253,17 @@ beforeAll(async () => {
   });
 }, 600_000);
 
+/** Each test's page run, closed after it even when it failed (its capture would deliver into the next). */
+const contexts: BrowserContext[] = [];
+const newContext = async () => {
+  const context = await browser!.newContext();
+  contexts.push(context);
+  return context;
+};
+afterEach(async () => {
+  for (const context of contexts.splice(0)) await context.close();
+});
+
 afterAll(async () => {
   await browser?.close();
   await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
@@ -264,16 +273,24 @@ afterAll(async () => {
 
 describe.skipIf(!haveAngular)('injectBlackbox in an Angular app built by ng build (docs/frameworks.md)', () => {
   it('(ngSubmit) while the capture collects: the order and the endpoint get the final blackbox, outcome complete', async () => {
-    const context = await browser!.newContext();
+    const context = await newContext();
     const page = await context.newPage();
     const errors: string[] = [];
     page.on('pageerror', (error) => errors.push(error.message));
     page.on('console', (message) => /^(error|warning)$/.test(message.type()) && errors.push(message.text()));
-    await page.goto(`${origin}/checkout/pay-1`);
+    // The third party's scripts are held until Pay is pressed: the capture is still collecting then.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await context.route(`${emulator.thirdPartyUrl}/**`, async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.goto(`${origin}/checkout/pay-1`, { waitUntil: 'domcontentloaded' }); // the held script holds `load`
     // Bootstrapped: the component's capture has started (a click before would be a native submit).
     await page.waitForFunction(() => (window as { IGLOO?: { loader?: unknown } }).IGLOO?.loader);
     expect(await page.locator('form').getAttribute('data-complete')).toBe('false'); // still collecting
     await page.locator('button').click();
+    release();
     await page.locator('#page').waitFor();
     expect(page.url()).toBe(`${origin}/thanks`);
     expect(orders).toHaveLength(1);
@@ -295,13 +312,12 @@ describe.skipIf(!haveAngular)('injectBlackbox in an Angular app built by ng buil
     expect(made).toHaveLength(1);
     expect(errors).toEqual([]); // no JIT warning, no NG8001, nothing else
     expect(built).not.toMatch(/WARNING|NG\d{4}/);
-    await context.close();
   });
 
   it('three visits of one cart by the router make one transaction; a second cart another', async () => {
     posts.length = 0;
     const before = emulator.inspect.requests('accountCreate');
-    const context = await browser!.newContext();
+    const context = await newContext();
     const page = await context.newPage();
     await page.goto(`${origin}/checkout/nav-1`);
     await expect.poll(() => posts.length, { timeout: 20_000 }).toBe(1);
@@ -319,6 +335,5 @@ describe.skipIf(!haveAngular)('injectBlackbox in an Angular app built by ng buil
     await new Promise((resolve) => setTimeout(resolve, 300)); // a third POST would have started by now
     expect(posts.map((post) => post.checkout)).toEqual(['nav-1', 'nav-2']);
     expect(emulator.inspect.requests('accountCreate') - before).toBe(2);
-    await context.close();
   });
 });

@@ -4,13 +4,13 @@
 // passes the collector's script, headers and cookie back; a capture completes; the
 // emulator's callback reaches the callback route and the decision is printed on the server.
 // The React hook's snippets (docs/frameworks.md) in the same app, in Chromium: Pay pressed while
-// the capture collects (the emulator's last contribution is late) sends the final blackbox, and
+// the capture collects (the third party's scripts held until then) sends the final blackbox, and
 // client-side navigation makes one transaction per cart and page run.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type BrowserContext, type Request as PageRequest } from 'playwright-core';
 import { decodeBlackbox, startEmulator, type Emulator } from '../src/emulator/index.js';
 import { runDoctor } from '../src/doctor/doctor.js';
@@ -30,8 +30,6 @@ let server: ChildProcess | undefined;
 let output = '';
 let origin = '';
 let browser: Browser | undefined;
-/** The third party's last contribution comes this late: long enough to press Pay before it. */
-const LATE_MS = 1500;
 
 /** Runs `next <args>` in the app; resolves with its output, rejects with it on failure. */
 function next(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
@@ -55,7 +53,7 @@ function cleanEnv(): NodeJS.ProcessEnv {
 }
 
 beforeAll(async () => {
-  emulator = await startEmulator({ accountRequestsPerSecond: 0, delays: { tp: [30, LATE_MS] } });
+  emulator = await startEmulator({ accountRequestsPerSecond: 0 });
   rmSync(APP, { recursive: true, force: true });
   const installed = join(APP, 'node_modules', 'blackbox-capture');
   mkdirSync(installed, { recursive: true });
@@ -234,6 +232,12 @@ describe('the doctor on a bare rewrites() front under next start', () => {
   });
 });
 
+/** Each test's page run, closed after it even when it failed (its capture would deliver into the next). */
+const contexts: BrowserContext[] = [];
+afterEach(async () => {
+  for (const context of contexts.splice(0)) await context.close();
+});
+
 /** A new page run in Chromium, signed in; the hook's POSTs to /device-risk are recorded. */
 async function shopper(): Promise<{ context: BrowserContext; posts: PageRequest[] }> {
   browser ??= await chromium.launch({
@@ -241,6 +245,7 @@ async function shopper(): Promise<{ context: BrowserContext; posts: PageRequest[
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking'],
   });
   const context = await browser.newContext();
+  contexts.push(context);
   await context.addCookies([{ name: 'session', value: 'ok', url: origin }]);
   const posts: PageRequest[] = [];
   context.on('request', (request) => {
@@ -253,11 +258,19 @@ describe('the React hook in a Next.js App Router page (docs/frameworks.md)', () 
   it('Pay pressed while the capture collects: the order and the endpoint get the final blackbox, outcome complete', async () => {
     const { context, posts } = await shopper();
     const page = await context.newPage();
-    await page.goto(`${origin}/checkout?cart=pay-1`);
+    // The third party's scripts are held until Pay is pressed: the capture is still collecting then.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await context.route(`${emulator.thirdPartyUrl}/**`, async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.goto(`${origin}/checkout?cart=pay-1`, { waitUntil: 'domcontentloaded' }); // the held script holds `load`
     // Hydrated: the hook's effect has started the capture (a click before would be a native submit).
     await page.waitForFunction(() => (window as { IGLOO?: { loader?: unknown } }).IGLOO?.loader);
     expect(await page.locator('form').getAttribute('data-complete')).toBe('false'); // still collecting
     await page.locator('button').click();
+    release();
     await page.waitForURL(`${origin}/thanks`);
     const order = JSON.parse(/^order (.*)$/m.exec(output)![1]!) as { cart: string; blackbox: string };
     expect(order.cart).toBe('pay-1');
@@ -269,7 +282,6 @@ describe('the React hook in a Next.js App Router page (docs/frameworks.md)', () 
     // (A keepalive request's answer is not readable from the page's side: found at the emulator.)
     const made = emulator.inspect.transactions().filter((made) => made.blackboxes.includes(order.blackbox));
     expect(made).toHaveLength(1);
-    await context.close();
   });
 
   it('three visits of one cart by client-side navigation make one transaction; a second cart another', async () => {
@@ -290,6 +302,5 @@ describe('the React hook in a Next.js App Router page (docs/frameworks.md)', () 
     await new Promise((resolve) => setTimeout(resolve, 300)); // a third POST would have started by now
     expect(await Promise.all(posts.map((post) => post.headerValue('checkout-id')))).toEqual(['nav-1', 'nav-2']);
     expect(emulator.inspect.requests('accountCreate') - before).toBe(2);
-    await context.close();
   });
 });
