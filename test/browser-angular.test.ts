@@ -44,6 +44,8 @@ describe('injectBlackbox', () => {
     expect(decodeBlackbox(final)?.sources.sort()).toEqual(['fp_dyn', 'fp_static', 'tp']);
     expect(capture.outcome()).toMatchObject({ outcome: 'complete' });
     expect(capture.error()).toBeUndefined();
+    capture.control.reset(); // a form's reset: back to '', never null
+    expect(capture.control.value).toBe('');
   });
 
   it('on a server platform nothing runs: no config object, no loader', async () => {
