@@ -194,6 +194,34 @@ const code = [
     plugins: [ts(), nodeResolve({ browser: true }), terser({ ecma: 2020, format: { comments: false } })],
   },
   {
+    // blackbox-capture/angular: plain JavaScript, no decorator (src/browser/angular.ts says why).
+    // It imports the package's own entry, as the element and the hook do: one core per page.
+    input: { angular: 'src/browser/angular.ts' },
+    external: (id) => BROWSER_ENTRY.test(id) || MESSAGES_MODULE.test(id) || id.startsWith('@angular/'),
+    output: ['es', 'cjs'].map((format) => ({
+      dir: 'dist',
+      format,
+      entryFileNames: `[name].${format === 'es' ? 'js' : 'cjs'}`,
+      paths: (id) =>
+        BROWSER_ENTRY.test(id)
+          ? `./index.${format === 'es' ? 'js' : 'cjs'}`
+          : MESSAGES_MODULE.test(id)
+            ? `./browser-messages.${format === 'es' ? 'js' : 'cjs'}`
+            : id,
+    })),
+    plugins: [ts(), terser(minify)],
+  },
+  {
+    // blackbox-capture/react-jsx: types only; its module is empty, for an import that a bundler keeps.
+    input: { 'react-jsx': 'src/browser/react-jsx.ts' },
+    output: [
+      { dir: 'dist', format: 'es', entryFileNames: '[name].js' },
+      { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs' },
+    ],
+    onwarn: (warning, warn) => warning.code !== 'EMPTY_BUNDLE' && warn(warning),
+    plugins: [ts()],
+  },
+  {
     // blackbox-capture/tcf: the IAB TCF v2 consent adapter, an entry of its own (the minimal path never holds it).
     input: { tcf: 'src/browser/tcf.ts' },
     output: [
@@ -236,6 +264,19 @@ const declarationFiles = [
   ...declarations('src/browser/tcf.ts', 'tcf'),
   ...declarations('src/browser/element.ts', 'element'),
   ...declarations('src/browser/react.ts', 'react'),
+  ...declarations('src/browser/angular.ts', 'angular'),
+  {
+    // The element's types stay in the element's declaration file: a second copy of its
+    // HTMLElementTagNameMap entry would clash with the first in a page that imports both.
+    input: `${TYPES}/browser/react-jsx.d.ts`,
+    output: ['js', 'cjs'].map((ext) => ({
+      file: `dist/react-jsx.d.${ext === 'js' ? 'ts' : 'cts'}`,
+      format: 'es',
+      paths: (id) => (/element\.(d\.ts|js)$/.test(id) ? `./element.${ext}` : id),
+    })),
+    external: (id) => id === 'react' || /element\.(d\.ts|js)$/.test(id),
+    plugins: [dts()],
+  },
   ...declarations('src/browser/index.ts', 'index'),
   ...declarations('src/browser/umd.ts', 'blackbox-capture.umd', { footer: 'export as namespace BlackboxCapture;' }),
   ...declarations('src/server/index.ts', 'server'),

@@ -19,6 +19,8 @@ export default {
     'src/browser/tcf.ts',
     'src/browser/element.ts',
     'src/browser/react.ts',
+    'src/browser/joined.ts',
+    'src/browser/angular.ts',
     'src/server/endpoint/handler.ts',
     'src/server/api/token-source.ts',
     'src/server/proxy/proxy.ts',

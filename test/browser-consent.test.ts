@@ -113,3 +113,49 @@ describe('consent', () => {
     untouched();
   });
 });
+
+describe('consent with post: one delivery per page run', () => {
+  /** A post whose fetch counts the blackbox deliveries and their Idempotency-Keys. */
+  const counted = () => {
+    const keys: string[] = [];
+    const fetch = (async (_: string, init: RequestInit) => {
+      keys.push(new Headers(init.headers).get('idempotency-key')!);
+      return new Response('{}', { status: 200 });
+    }) as unknown as typeof globalThis.fetch;
+    return { keys, post: { url: '/risk', fetch } };
+  };
+
+  it('calls granted at different moments, each with its own consent function, post once', async () => {
+    const { keys, post } = counted();
+    const first = api.captureBlackbox({ loaderUrl: LOADER_URL, post, consent: () => true });
+    // Granted later: less of its time limit is left when it starts.
+    const second = api.captureBlackbox({
+      loaderUrl: LOADER_URL,
+      post,
+      consent: () => new Promise((resolve) => setTimeout(() => resolve(true), 30)),
+    });
+    const blackbox = await first;
+    expect(await second).toBe(blackbox);
+    // A remount after completion: a new consent function again.
+    expect(await api.captureBlackbox({ loaderUrl: LOADER_URL, post, consent: async () => true })).toBe(blackbox);
+    expect(keys).toHaveLength(1);
+  });
+
+  it('a call with consent and one without, same options otherwise, post once', async () => {
+    const { keys, post } = counted();
+    const blackbox = await api.captureBlackbox({ loaderUrl: LOADER_URL, post });
+    expect(await api.captureBlackbox({ loaderUrl: LOADER_URL, post, consent: () => true })).toBe(blackbox);
+    expect(keys).toHaveLength(1);
+  });
+
+  it('other options still make a call of their own', async () => {
+    const { keys, post } = counted();
+    await api.captureBlackbox({ loaderUrl: LOADER_URL, post, consent: () => true });
+    await api.captureBlackbox({
+      loaderUrl: LOADER_URL,
+      post: { ...post, headers: { 'checkout-id': 'c-2' } },
+      consent: () => true,
+    });
+    expect(keys).toHaveLength(2);
+  });
+});

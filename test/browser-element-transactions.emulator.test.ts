@@ -47,6 +47,33 @@ describe('<blackbox-capture post-url>: one transaction per checkout', () => {
     expect(posts).toEqual([{ key: expect.any(String), checkout: null }]);
   });
 
+  it('with consent="tcf:<id>" (a consent function of its own on every mount): three mounts, one transaction', async () => {
+    const { emulator, posts } = await endpoint();
+    const tag = await freshTag();
+    // A CMP that has the user's choice stored: every listener hears it at once.
+    (window as unknown as { __tcfapi: unknown }).__tcfapi = (
+      command: string,
+      _version: number,
+      callback: (data: unknown, success: boolean) => void,
+    ) =>
+      command === 'addEventListener' &&
+      callback(
+        {
+          gdprApplies: true,
+          eventStatus: 'tcloaded',
+          listenerId: 1,
+          vendor: { consents: { 810: true } },
+          purpose: { consents: { 1: true } },
+        },
+        true,
+      );
+    for (let i = 0; i < 3; i++) expect((await mount(tag, 'consent="tcf:810"')).state).toBe('complete');
+    await vi.waitFor(() => expect(emulator.inspect.requests('accountCreate')).toBe(1));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(emulator.inspect.requests('accountCreate')).toBe(1);
+    expect(posts).toEqual([{ key: expect.any(String), checkout: null }]);
+  });
+
   it('checkout-id scopes it: the same checkout id never two, another checkout id another', async () => {
     const { emulator, posts } = await endpoint();
     const tag = await freshTag();

@@ -14,6 +14,12 @@ describe('useBlackbox on a server', () => {
     }
     expect(typeof window).toBe('undefined');
     expect(renderToString(h(Checkout))).toMatch(/^<input [^>]*name="blackbox"[^>]*value=""\/>$/);
-    expect(seen).toEqual({ blackbox: undefined, complete: false, outcome: undefined, error: undefined });
+    expect(seen).toEqual({
+      blackbox: undefined,
+      complete: false,
+      outcome: undefined,
+      error: undefined,
+      ready: expect.any(Promise),
+    });
   });
 });

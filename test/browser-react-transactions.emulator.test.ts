@@ -54,6 +54,22 @@ describe('useBlackbox({ post }): one transaction per checkout', () => {
     expect(posts).toEqual([{ key: expect.any(String), checkout: null }]);
   });
 
+  it('with consent (a new function on every render): StrictMode and two remounts, one transaction', async () => {
+    const { emulator, posts } = await endpoint();
+    const { states, remount } = await checkout(() => ({
+      loaderUrl: LOADER_URL,
+      post: `${SHOP}/device-risk`,
+      consent: () => new Promise((resolve) => setTimeout(() => resolve(true), 10)),
+    }));
+    await completed(states);
+    remount();
+    remount();
+    await vi.waitFor(() => expect(emulator.inspect.requests('accountCreate')).toBe(1), { timeout: 5000 });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(emulator.inspect.requests('accountCreate')).toBe(1);
+    expect(posts).toEqual([{ key: expect.any(String), checkout: null }]);
+  });
+
   it('checkoutId: a new cart gets a transaction of its own, the same cart never two', async () => {
     const { emulator, posts } = await endpoint();
     let cart = 'cart-1';

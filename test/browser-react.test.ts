@@ -68,7 +68,13 @@ describe('useBlackbox', () => {
       () => ({ loaderUrl: LOADER_URL, onUpdate: (bb) => updates.push(bb), onOutcome: (o) => outcomes.push(o.outcome) }),
       true,
     );
-    expect(states[0]).toEqual({ blackbox: undefined, complete: false, outcome: undefined, error: undefined });
+    expect(states[0]).toEqual({
+      blackbox: undefined,
+      complete: false,
+      outcome: undefined,
+      error: undefined,
+      ready: expect.any(Promise),
+    });
     await until(() => expect(last(states).complete).toBe(true));
     const { blackbox, outcome, error } = last(states);
     expect(decodeBlackbox(blackbox!)?.sources.sort()).toEqual(['fp_dyn', 'fp_static', 'tp']);
@@ -89,6 +95,47 @@ describe('useBlackbox', () => {
     const partial = states.find((s) => s.blackbox !== undefined && !s.complete);
     expect(partial?.blackbox).toMatch(/^0400/);
     expect(partial?.blackbox).not.toBe(last(states).blackbox);
+  });
+
+  it('ready: one promise per capture, awaited at a submit while collecting, resolves with the final blackbox', async () => {
+    const useBlackbox = await fresh();
+    settings.delays = { fp_static: [5], fp_dyn: [5], tp: [300] };
+    const states = render(useBlackbox, () => ({ loaderUrl: LOADER_URL }), true);
+    await until(() => expect(last(states).blackbox).toBeDefined());
+    // The submit: the state it reads is partial, its ready is what the capture ends with.
+    const atSubmit = last(states);
+    expect(atSubmit.complete).toBe(false);
+    const final = await atSubmit.ready;
+    await until(() => expect(last(states).complete).toBe(true));
+    expect(final).toBe(last(states).blackbox);
+    expect(final).not.toBe(atSubmit.blackbox);
+    expect(new Set(states.map((state) => state.ready)).size).toBe(1);
+    states.again(); // a render with the same options: the same promise
+    expect(last(states).ready).toBe(atSubmit.ready);
+  });
+
+  it('ready never rejects: a failed capture resolves it with what there was', async () => {
+    const useBlackbox = await fresh();
+    const states = render(useBlackbox, () => ({ loaderUrl: 'http://evil.example/loader.js' }));
+    expect(await last(states).ready).toBe('');
+    root!.unmount();
+    const timedOut = await fresh();
+    settings.delays = { fp_static: [5], fp_dyn: [5], tp: [5, 5000] };
+    const partial = render(timedOut, () => ({ loaderUrl: LOADER_URL, timeoutMs: 300 }));
+    const value = await last(partial).ready;
+    expect(value).toMatch(/^0400/);
+    await until(() => expect(last(partial).error).toMatchObject({ code: 'timeout', blackbox: value }));
+  });
+
+  it('new options: a new ready for the new capture', async () => {
+    const useBlackbox = await fresh();
+    let subkey = 'a';
+    const states = render(useBlackbox, () => ({ loaderUrl: LOADER_URL, subkey }));
+    const first = last(states).ready;
+    subkey = 'b';
+    states.again();
+    expect(last(states).ready).not.toBe(first);
+    await first; // the first capture ends too (its option_conflict or its value)
   });
 
   it('a component unmounted before completion hears nothing more: no state, no callback', async () => {

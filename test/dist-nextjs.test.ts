@@ -3,12 +3,16 @@
 // with the emulator's variables (what `blackbox-capture-emulator --env` prints): the proxy
 // passes the collector's script, headers and cookie back; a capture completes; the
 // emulator's callback reaches the callback route and the decision is printed on the server.
+// The React hook's snippets (docs/frameworks.md) in the same app, in Chromium: Pay pressed while
+// the capture collects (the third party's scripts held until then) sends the final blackbox, and
+// client-side navigation makes one transaction per cart and page run.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator } from '../src/emulator/index.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { chromium, type Browser, type BrowserContext, type Request as PageRequest } from 'playwright-core';
+import { decodeBlackbox, startEmulator, type Emulator } from '../src/emulator/index.js';
 import { checkedTransaction } from './support/accepted.js';
 import { runDoctor } from '../src/doctor/doctor.js';
 import { freePort } from './support/processes.mjs';
@@ -26,6 +30,7 @@ let emulator: Emulator;
 let server: ChildProcess | undefined;
 let output = '';
 let origin = '';
+let browser: Browser | undefined;
 
 /** Runs `next <args>` in the app; resolves with its output, rejects with it on failure. */
 function next(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
@@ -63,7 +68,14 @@ beforeAll(async () => {
     writeFileSync(join(APP, file), text);
   };
   write('package.json', JSON.stringify({ name: 'shop', private: true }));
-  for (const name of ['server-nextjs-setup', 'server-nextjs', 'server-nextjs-callback', 'server-nextjs-proxy']) {
+  for (const name of [
+    'server-nextjs-setup',
+    'server-nextjs',
+    'server-nextjs-callback',
+    'server-nextjs-proxy',
+    'frameworks-next-checkout',
+    'frameworks-next-page',
+  ]) {
     const block = snippet(name);
     write(fileOf(block), block.code);
   }
@@ -90,6 +102,36 @@ beforeAll(async () => {
     `export default { rewrites: async () => [{ source: '/leaky/iojs/:path*', destination: '${emulator.collectorUrl}/:path*' }] };\n`,
   );
   write('public/leaky.html', `<!doctype html><script src="${emulator.loaderUrl}"></script>`);
+  // Around the checkout snippets: the emulator's loader where they load it from, a layout whose
+  // links navigate on the client, a page to leave the checkout for, and the shop's order route.
+  write('public/static/vendor/loader.js', await (await fetch(emulator.loaderUrl)).text());
+  write(
+    'app/layout.tsx',
+    `import Link from 'next/link';
+import type { ReactNode } from 'react';
+export default function Layout({ children }: { children: ReactNode }) {
+  return (
+    <html><body>
+      <nav>
+        <Link id="to-nav-1" href="/checkout?cart=nav-1">cart 1</Link> <Link id="to-nav-2" href="/checkout?cart=nav-2">cart 2</Link>
+        <Link id="away" href="/elsewhere">elsewhere</Link>
+      </nav>
+      {children}
+    </body></html>
+  );
+}
+`,
+  );
+  write('app/elsewhere/page.tsx', 'export default function Page() {\n  return <p id="elsewhere">elsewhere</p>;\n}\n');
+  write('app/thanks/page.tsx', 'export default function Page() {\n  return <p id="thanks">thanks</p>;\n}\n');
+  write(
+    'app/order/route.ts',
+    `export const POST = async (request: Request) => {
+  console.log('order ' + JSON.stringify(Object.fromEntries(await request.formData())));
+  return new Response(null, { status: 204 });
+};
+`,
+  );
   await next(['build'], cleanEnv());
 
   const port = await freePort();
@@ -110,6 +152,7 @@ beforeAll(async () => {
       WORKFLOW_KEY: '10011',
       CALLBACK_SOURCES: 'any',
       CALLBACK_URL: `${origin}/device-risk/callback`,
+      SHOP_ORIGIN: origin,
     },
   });
   await new Promise<void>((resolve, reject) => {
@@ -124,6 +167,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await browser?.close();
   if (server?.pid) {
     const exited = new Promise((resolve) => server!.once('exit', resolve));
     process.kill(-server.pid, 'SIGTERM');
@@ -147,7 +191,7 @@ describe('the Next.js snippets under next start', () => {
     const answer = await fetch(`${origin}/device-risk`, {
       method: 'POST',
       headers: {
-        origin: 'https://shop.example',
+        origin,
         cookie: 'session=ok',
         'content-type': 'application/json',
         'idempotency-key': 'nextjs-1',
@@ -170,7 +214,7 @@ describe('the Next.js snippets under next start', () => {
   it('without a session the endpoint answers 401', async () => {
     const anonymous = await fetch(`${origin}/device-risk`, {
       method: 'POST',
-      headers: { origin: 'https://shop.example', 'content-type': 'application/json' },
+      headers: { origin, 'content-type': 'application/json' },
       body: JSON.stringify({ blackbox: BLACKBOX }),
     });
     expect(anonymous.status).toBe(401);
@@ -195,5 +239,81 @@ describe('the doctor on a bare rewrites() front under next start', () => {
     ]);
     for (const finding of failed) expect(finding.fix).toContain('instead of rewrites()');
     expect(report.ok).toBe(false);
+  });
+});
+
+/** Each test's page run, closed after it even when it failed (its capture would deliver into the next). */
+const contexts: BrowserContext[] = [];
+afterEach(async () => {
+  for (const context of contexts.splice(0)) await context.close();
+});
+
+/** A new page run in Chromium, signed in; the hook's POSTs to /device-risk are recorded. */
+async function shopper(): Promise<{ context: BrowserContext; posts: PageRequest[] }> {
+  browser ??= await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking'],
+  });
+  const context = await browser.newContext();
+  contexts.push(context);
+  await context.addCookies([{ name: 'session', value: 'ok', url: origin }]);
+  const posts: PageRequest[] = [];
+  context.on('request', (request) => {
+    if (new URL(request.url()).pathname === '/device-risk') posts.push(request);
+  });
+  return { context, posts };
+}
+
+describe('the React hook in a Next.js App Router page (docs/frameworks.md)', () => {
+  it('Pay pressed while the capture collects: the order and the endpoint get the final blackbox, outcome complete', async () => {
+    const { context, posts } = await shopper();
+    const page = await context.newPage();
+    // The third party's scripts are held until Pay is pressed: the capture is still collecting then.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await context.route(`${emulator.thirdPartyUrl}/**`, async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.goto(`${origin}/checkout?cart=pay-1`, { waitUntil: 'domcontentloaded' }); // the held script holds `load`
+    // Hydrated: the hook's effect has started the capture (a click before would be a native submit).
+    await page.waitForFunction(() => (window as { IGLOO?: { loader?: unknown } }).IGLOO?.loader);
+    expect(await page.locator('form').getAttribute('data-complete')).toBe('false'); // still collecting
+    await page.locator('button').click();
+    release();
+    await page.waitForURL(`${origin}/thanks`);
+    const order = JSON.parse(/^order (.*)$/m.exec(output)![1]!) as { cart: string; blackbox: string };
+    expect(order.cart).toBe('pay-1');
+    expect(decodeBlackbox(order.blackbox)?.sources.sort()).toEqual(['fp_dyn', 'fp_static', 'tp']);
+    // The order's blackbox is the final one: the one the capture delivered on completion.
+    await expect.poll(() => posts.length, { timeout: 20_000 }).toBe(1);
+    expect(posts[0]!.postDataJSON()).toMatchObject({ blackbox: order.blackbox, outcome: { outcome: 'complete' } });
+    expect(await posts[0]!.headerValue('checkout-id')).toBe('pay-1');
+    // (A keepalive request's answer is not readable from the page's side: found at the emulator.)
+    // The endpoint answers once the checkout is queued: the transaction follows.
+    const made = () => emulator.inspect.transactions().filter((made) => made.blackboxes.includes(order.blackbox));
+    await expect.poll(() => made().length, { timeout: 20_000 }).toBe(1);
+  });
+
+  it('three visits of one cart by client-side navigation make one transaction; a second cart another', async () => {
+    const before = emulator.inspect.requests('accountCreate');
+    const { context, posts } = await shopper();
+    const page = await context.newPage();
+    await page.goto(`${origin}/checkout?cart=nav-1`);
+    await expect.poll(() => posts.length, { timeout: 20_000 }).toBe(1);
+    for (let visit = 2; visit <= 3; visit++) {
+      await page.locator('#away').click();
+      await page.locator('#elsewhere').waitFor();
+      await page.locator('#to-nav-1').click();
+      await page.locator('form[data-complete="true"]').waitFor();
+    }
+    await page.locator('#to-nav-2').click();
+    await expect.poll(() => posts.length, { timeout: 20_000 }).toBe(2);
+    await Promise.all(posts.map((post) => post.response()));
+    await new Promise((resolve) => setTimeout(resolve, 300)); // a third POST would have started by now
+    expect(await Promise.all(posts.map((post) => post.headerValue('checkout-id')))).toEqual(['nav-1', 'nav-2']);
+    await expect.poll(() => emulator.inspect.requests('accountCreate') - before, { timeout: 20_000 }).toBe(2);
+    await new Promise((resolve) => setTimeout(resolve, 300)); // a third create would have started by now
+    expect(emulator.inspect.requests('accountCreate') - before).toBe(2);
   });
 });

@@ -82,6 +82,9 @@ describe('the packed tarball', () => {
       'blackbox-capture/tcf',
       'blackbox-capture/element',
       'blackbox-capture/react',
+      'blackbox-capture/react-jsx',
+      // Not blackbox-capture/angular: Angular's own packages load only linked by an app's build
+      // (or with its JIT compiler); test/dist-angular.test.ts loads the entry in an app.
     ];
     const required = spawnSync(
       process.execPath,
@@ -102,11 +105,22 @@ describe('the packed tarball', () => {
       { cwd: dir, encoding: 'utf8' },
     );
     expect(imported.stderr).toBe('');
-    const [browser, server, emulator, redis, diagnose, tcf, element, react, umd] = JSON.parse(
+    const [browser, server, emulator, redis, diagnose, tcf, element, react, reactJsx, umd] = JSON.parse(
       required.stdout,
     ) as string[][];
-    expect(JSON.parse(imported.stdout)).toEqual([browser, server, emulator, redis, diagnose, tcf, element, react]);
+    expect(JSON.parse(imported.stdout)).toEqual([
+      browser,
+      server,
+      emulator,
+      redis,
+      diagnose,
+      tcf,
+      element,
+      react,
+      reactJsx,
+    ]);
     expect(react).toEqual(['useBlackbox']);
+    expect(reactJsx).toEqual([]); // types only
     expect(element).toEqual(['defineBlackboxCapture']); // and importing it on Node (a server) threw nothing
     expect(diagnose).toEqual(['diagnose']);
     expect(tcf).toEqual(['tcfConsent']);

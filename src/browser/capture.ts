@@ -353,8 +353,8 @@ function startRun(options: NormalizedOptions): void {
   }
 }
 
-function subscribe(options: NormalizedOptions, field: Field | null): Promise<string> {
-  const { signal, onUpdate, onTrace, timeoutMs, captureNonce } = options;
+function subscribe(options: NormalizedOptions, field: Field | null, timeoutMs = options.timeoutMs): Promise<string> {
+  const { signal, onUpdate, onTrace, captureNonce } = options;
   const post = options.post && captureNonce ? { ...options.post, captureNonce } : options.post;
   const started = performance.now();
   // Start fetching the delivery code now, so that it is there when the blackbox is.
@@ -465,8 +465,12 @@ export function captureBlackbox(options: CaptureOptions): Promise<string> {
   }
 }
 
-/** Starts the page's run, or joins it, for a call whose options are valid (and whose consent is given). Throws what stops it. */
-function start(normalized: NormalizedOptions): Promise<string> {
+/**
+ * Starts the page's run, or joins it, for a call whose options are valid (and whose consent is
+ * given). Throws what stops it. A call after consent comes without `consent` and with what is
+ * left of its limit apart: calls that differ only in those join one subscription, one delivery.
+ */
+function start(normalized: NormalizedOptions, timeoutMs?: number): Promise<string> {
   const { field } = normalized;
   if (running) {
     const repeat = calls.find((call) => same(call[0], normalized));
@@ -479,7 +483,7 @@ function start(normalized: NormalizedOptions): Promise<string> {
   if (!running) startRun(normalized);
   // Still none: the loader failed while it was being inserted.
   if (!running) throw failure!;
-  const promise = subscribe(normalized, element);
+  const promise = subscribe(normalized, element, timeoutMs);
   calls.push([normalized, promise]);
   return promise;
 }

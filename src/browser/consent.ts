@@ -9,7 +9,8 @@ import type { BlackboxCaptureError, FaultArgs } from './errors.js';
 import type { NormalizedOptions } from './options.js';
 
 export interface Core {
-  start(options: NormalizedOptions): Promise<string>;
+  /** `timeoutMs`: what is left of the call's limit; the options stay the call's own, for matching. */
+  start(options: NormalizedOptions, timeoutMs: number): Promise<string>;
   fault(...fact: FaultArgs): BlackboxCaptureError;
   tell(options: NormalizedOptions, outcome: CaptureOutcome, report?: boolean): void;
   outcomeKind(failed: string[], error: BlackboxCaptureError): CaptureOutcomeKind;
@@ -58,8 +59,13 @@ export async function afterConsent(
   outcomeKind: Core['outcomeKind'],
 ): Promise<string> {
   const answer = await awaitConsent(options);
-  if (answer.granted)
-    return start({ ...options, timeoutMs: Math.max(1, Math.round(options.timeoutMs - answer.waitedMs)) });
+  if (answer.granted) {
+    // Without its consent (a new function on every mount) and with its limit unchanged, the
+    // call matches the page run's other calls of the same options: one delivery, one
+    // Idempotency-Key, whatever remounts (docs/browser.md#consent).
+    const { consent: _granted, ...call } = options;
+    return start(call, Math.max(1, Math.round(options.timeoutMs - answer.waitedMs)));
+  }
   const error = fault(...answer.error);
   tell(options, { outcome: outcomeKind([], error), scripts: [], durationMs: 0 }, true);
   throw error;

@@ -6,9 +6,9 @@
  * With `post`, every mount in the page run with the same options (and `checkoutId`) joins
  * one delivery: one POST under one Idempotency-Key, whatever remounts.
  */
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import type { CaptureOutcome } from '../shared/types.js';
-import { captureBlackbox, type CaptureOptions } from './index.js';
+import { captureJoined, type JoinedOptions } from './joined.js';
 
 export interface BlackboxState {
   /** The latest blackbox: partial while `complete` is false. */
@@ -17,23 +17,21 @@ export interface BlackboxState {
   outcome: CaptureOutcome | undefined;
   /** The capture's error (a BlackboxCaptureError), if it failed. */
   error: unknown;
-}
-
-export interface BlackboxHookOptions extends CaptureOptions {
   /**
-   * A checkout or cart id: with `post`, each id is posted once per page run (a new cart gets
-   * a transaction of its own, the same cart never two), with a `checkout-id` request header.
+   * The blackbox once the capture has ended (and, with `post`, been delivered): final, or what
+   * there was when it failed (`''` for none; `error` says why). Never rejects, and stays the
+   * same promise until the options change, so a submit handler that prevents the default can
+   * await it: a state read at the submit may still be partial.
    */
-  checkoutId?: string;
+  ready: Promise<string>;
 }
 
-/** `post` with the checkout id as a request header. */
-function scoped(post: NonNullable<CaptureOptions['post']>, checkoutId: string): CaptureOptions['post'] {
-  const given = typeof post === 'string' ? { url: post } : post;
-  return { ...given, headers: { ...given.headers, 'checkout-id': checkoutId } };
-}
+/** The hook's options: the capture's, and `checkoutId`. */
+export type BlackboxHookOptions = JoinedOptions;
 
-const INITIAL: BlackboxState = { blackbox: undefined, complete: false, outcome: undefined, error: undefined };
+type HookState = Omit<BlackboxState, 'ready'>;
+
+const INITIAL: HookState = { blackbox: undefined, complete: false, outcome: undefined, error: undefined };
 
 /** Identities of the objects in options that are no plain data (a field element). */
 const identities = new WeakMap<object, number>();
@@ -60,49 +58,38 @@ function keyOf(options: BlackboxHookOptions): string {
   });
 }
 
+/** A promise with its resolve function: `ready` for one capture. */
+function deferred(): { promise: Promise<string>; resolve(blackbox: string): void } {
+  let resolve!: (blackbox: string) => void;
+  const promise = new Promise<string>((settle) => (resolve = settle));
+  return { promise, resolve };
+}
+
 export function useBlackbox(options: BlackboxHookOptions): BlackboxState {
-  const [state, setState] = useState<BlackboxState>(INITIAL);
+  const [state, setState] = useState<HookState>(INITIAL);
   // The latest options, for the effect: their callbacks may be new functions on every render.
   const latest = useRef(options);
   latest.current = options;
   const key = keyOf(options);
-  useEffect(() => {
-    let active = true;
-    const { checkoutId, ...given } = latest.current;
-    const { post, ...shared } = given;
-    // The delivery holds none of this effect's functions (nor the field, which the hook's own call
-    // writes), so that every mount's is the same call.
-    const { onUpdate: _onUpdate, onOutcome: _onOutcome, field: _field, ...delivery } = shared;
-    const delivered =
-      post === undefined
-        ? undefined
-        : captureBlackbox({ ...delivery, post: checkoutId === undefined ? post : scoped(post, checkoutId) });
-    delivered?.catch(() => {}); // its failure is this hook's error, below
-    captureBlackbox({
-      ...shared,
-      // An effect that was cleaned up (StrictMode's first, an unmounted component) hears nothing more.
-      onUpdate(blackbox, complete) {
-        if (!active) return;
-        setState((previous) => ({ ...previous, blackbox, complete }));
-        given.onUpdate?.(blackbox, complete);
-      },
-      onOutcome(outcome) {
-        if (!active) return;
-        setState((previous) => ({ ...previous, outcome }));
-        given.onOutcome?.(outcome);
-      },
-    })
-      .then(async (blackbox) => {
-        await delivered;
-        return blackbox;
-      })
-      .then(
-        (blackbox) => active && setState((previous) => ({ ...previous, blackbox, complete: true, error: undefined })),
-        (error: unknown) => active && setState((previous) => ({ ...previous, error })),
-      );
-    return () => {
-      active = false;
-    };
-  }, [key]);
-  return state;
+  // One per capture: a new one when the options start a new capture, never on other renders.
+  const ended = useMemo(deferred, [key]);
+  useEffect(
+    () =>
+      // Its stop is the cleanup: StrictMode's first mount, an unmounted component hear nothing more.
+      captureJoined(latest.current, {
+        update: (blackbox, complete) => setState((previous) => ({ ...previous, blackbox, complete })),
+        outcome: (outcome) => setState((previous) => ({ ...previous, outcome })),
+        ended(blackbox, error, live) {
+          ended.resolve(blackbox);
+          if (live)
+            setState((previous) =>
+              error === undefined
+                ? { ...previous, blackbox, complete: true, error: undefined }
+                : { ...previous, error },
+            );
+        },
+      }),
+    [key],
+  );
+  return { ...state, ready: ended.promise };
 }

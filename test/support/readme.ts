@@ -59,7 +59,7 @@ export function snippet(name: string): Snippet {
 
 /** The file a snippet is, from its first line: `// device-risk.ts: …`, `// app/x/route.ts (…)`, `// server.mjs: …`. */
 export function fileOf(block: Snippet): string {
-  const match = /^\/\/ ([\w./[\]-]+\.(?:ts|mjs))\b/.exec(block.code);
+  const match = /^\/\/ ([\w./[\]-]+\.(?:tsx|ts|mjs))\b/.exec(block.code);
   if (!match) throw new Error(`snippet "${block.name}" does not start with a "// file.ts" comment`);
   return match[1]!;
 }
@@ -125,6 +125,9 @@ export const RUN_BY: Record<string, string> = {
   'server-nextjs': 'test/dist-nextjs.test.ts',
   'server-nextjs-callback': 'test/dist-nextjs.test.ts',
   'server-nextjs-proxy': 'test/dist-nextjs.test.ts',
+  'frameworks-next-checkout': 'test/dist-nextjs.test.ts',
+  'frameworks-next-page': 'test/dist-nextjs.test.ts',
+  'frameworks-angular-checkout': 'test/dist-angular.test.ts',
   'server-workers': 'test/dist-workerd.test.ts',
   'server-callbacks': 'test/readme.test.ts',
   'server-fleet': 'test/readme.test.ts',

@@ -1,0 +1,76 @@
+/**
+ * A framework binding's capture: the mount's own call (its field, its callbacks, heard only
+ * while the mount lives) beside one delivery call that holds none of the mount's functions, so
+ * that every mount of a page run makes the same delivery call and joins the first one's POST:
+ * one Idempotency-Key whatever remounts (docs/browser.md#react-useblackbox). Used by the React
+ * hook and the Angular functions, each bundled into its own entry.
+ */
+import type { CaptureOutcome } from '../shared/types.js';
+import { captureBlackbox, type CaptureOptions } from './index.js';
+
+export interface JoinedOptions extends CaptureOptions {
+  /**
+   * A checkout or cart id: with `post`, each id is posted once per page run (a new cart gets
+   * a transaction of its own, the same cart never two), with a `checkout-id` request header.
+   */
+  checkoutId?: string;
+}
+
+/**
+ * What a mount hears while it lives. `ended` comes once, lived or not (`live` says), with the
+ * error when the capture failed.
+ */
+export interface MountListener {
+  update(blackbox: string, complete: boolean): void;
+  outcome(outcome: CaptureOutcome): void;
+  ended(blackbox: string, error: unknown, live: boolean): void;
+}
+
+/** `post` with the checkout id as a request header. */
+function scoped(post: NonNullable<CaptureOptions['post']>, checkoutId: string): CaptureOptions['post'] {
+  const given = typeof post === 'string' ? { url: post } : post;
+  return { ...given, headers: { ...given.headers, 'checkout-id': checkoutId } };
+}
+
+/**
+ * Starts (or joins) the capture for one mount; `ended` hears the blackbox once the capture
+ * has ended and been delivered, or what there was when it failed ('' for none), whether or
+ * not the mount still lives. Returns the mount's stop: it hears no update or outcome after it.
+ */
+export function captureJoined(options: JoinedOptions, listener: MountListener): () => void {
+  let active = true;
+  const { checkoutId, ...given } = options;
+  const { post, ...shared } = given;
+  // Nor the field, which the mount's own call writes.
+  const { onUpdate: _onUpdate, onOutcome: _onOutcome, field: _field, ...delivery } = shared;
+  const delivered =
+    post === undefined
+      ? undefined
+      : captureBlackbox({ ...delivery, post: checkoutId === undefined ? post : scoped(post, checkoutId) });
+  delivered?.catch(() => {}); // its failure is the mount's error, below
+  captureBlackbox({
+    ...shared,
+    onUpdate(blackbox, complete) {
+      if (!active) return;
+      listener.update(blackbox, complete);
+      given.onUpdate?.(blackbox, complete);
+    },
+    onOutcome(outcome) {
+      if (!active) return;
+      listener.outcome(outcome);
+      given.onOutcome?.(outcome);
+    },
+  })
+    .then(async (blackbox) => {
+      await delivered;
+      return blackbox;
+    })
+    .then(
+      (blackbox) => listener.ended(blackbox, undefined, active),
+      // What the capture had when it failed: a timeout's partial value, a failed delivery's final one.
+      (error: unknown) => listener.ended((error as { blackbox?: string } | undefined)?.blackbox ?? '', error, active),
+    );
+  return () => {
+    active = false;
+  };
+}
