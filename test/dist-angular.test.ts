@@ -22,7 +22,7 @@ import {
   toNodeHandler,
   type FetchHandler,
 } from '../src/server/index.js';
-import { runtimesCache } from '../scripts/runtimes.mjs';
+import { runtimesCache } from './support/runtimes.mjs';
 import { fileOf, snippet } from './support/readme.js';
 import { ROOT } from './support/tarball.js';
 

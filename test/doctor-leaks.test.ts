@@ -89,7 +89,7 @@ const check = (origin: string, options: Parameters<typeof runDoctor>[1] = {}) =>
   runDoctor(`${origin}/checkout`, { thirdPartyHost: emulator.thirdPartyUrl, ...options });
 const finding = (report: DoctorReport, id: Finding['id']) => report.findings.find((f) => f.id === id);
 const notPassed = (report: DoctorReport) =>
-  report.findings.filter((f) => f.status !== 'pass').map((f) => [f.id, f.status]);
+  report.findings.filter((f) => f.status !== 'pass').map((f) => [f.id, f.status] as const);
 
 describe('a front that forwards everything, as a bare rewrite does', () => {
   it('fails with each leak named and its fix, given the emulator’s collector', async () => {
