@@ -166,6 +166,7 @@ function elementClass() {
         await delivered;
         this.setState(this.told && this.told.outcome !== 'complete' ? 'degraded' : 'complete');
         this.write();
+        this.emit('change', undefined);
         this.emit('blackbox', this.latest);
       } catch (error) {
         // The element's own refusals get their message here; the capture's have theirs.
@@ -206,6 +207,8 @@ function elementClass() {
       options.onUpdate = (blackbox: string) => {
         this.latest = blackbox;
         this.write();
+        // What a form control says when its value changes: Vue's v-model listens for it.
+        this.emit('input', undefined);
       };
       options.onOutcome = (outcome: CaptureOutcome) => {
         this.told = outcome;
