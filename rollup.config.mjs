@@ -50,6 +50,8 @@ const MESSAGES_MODULE = /(^|\/)messages\.js$/;
 const BROWSER_ENTRY = /(^|\/)(src\/browser\/)?index(\.ts|\.js)?$/;
 /** The TCF adapter (data-consent="tcf:…"), which the UMD file imports from beside itself: dist/tcf.js. */
 const TCF_MODULE = /(^|\/)tcf\.js$/;
+/** The element's entry, which Vue's <BlackboxCapture> loads from beside itself (dist/element.js). */
+const ELEMENT_MODULE = /(^|\/)element\.js$/;
 
 const nodeEntries = {
   server: 'src/server/index.ts',
@@ -175,7 +177,7 @@ function browserBuild(build) {
       // blackbox-capture/vue and blackbox-capture/svelte: entries of their own on the package's
       // entry, as the element and the hook are; what they share is a chunk of theirs.
       input: { [`vue${suffix}`]: 'src/browser/vue.ts', [`svelte${suffix}`]: 'src/browser/svelte.ts' },
-      external: (id) => BROWSER_ENTRY.test(id) || MESSAGES_MODULE.test(id) || id === 'vue',
+      external: (id) => BROWSER_ENTRY.test(id) || MESSAGES_MODULE.test(id) || ELEMENT_MODULE.test(id) || id === 'vue',
       output: ['es', 'cjs'].map((format) => ({
         dir: 'dist',
         format,
@@ -186,7 +188,9 @@ function browserBuild(build) {
             ? `./index${suffix}.${format === 'es' ? 'js' : 'cjs'}`
             : MESSAGES_MODULE.test(id)
               ? `./${chunks}-messages.${format === 'es' ? 'js' : 'cjs'}`
-              : id,
+              : ELEMENT_MODULE.test(id)
+                ? `./element${suffix}.${format === 'es' ? 'js' : 'cjs'}`
+                : id,
       })),
       plugins: [ts(), terser(minify)],
     },

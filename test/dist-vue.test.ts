@@ -67,7 +67,10 @@ beforeAll(async () => {
   write('src/Checkout.vue', snippet('vue-checkout').code);
   write('src/DeviceCheck.vue', snippet('vue-composable').code);
   write('src/App.vue', APP_VUE);
-  write('src/main.ts', "import { createApp } from 'vue';\nimport App from './App.vue';\n\ncreateApp(App).mount('#app');\n");
+  write(
+    'src/main.ts',
+    "import { createApp } from 'vue';\nimport App from './App.vue';\n\ncreateApp(App).mount('#app');\n",
+  );
   write(
     'index.html',
     '<!doctype html><html><head><meta charset="utf-8"><title>shop</title></head>' +
@@ -139,7 +142,8 @@ describe('Vue 3: docs/frameworks.md, built by Vite', () => {
     const before = site.emulator.inspect.requests('accountCreate');
     const posted = site.posts.length;
     const { page, problems } = await open(`view=${view}&cart=${cart}-1`);
-    const complete = view === 'checkout' ? page.locator('p', { hasText: 'Checking' }) : page.getByText('Device checked');
+    const complete =
+      view === 'checkout' ? page.locator('p', { hasText: 'Checking' }) : page.getByText('Device checked');
     for (let mount = 1; mount <= 3; mount++) {
       if (mount > 1) await remount(page, `${cart}-1`);
       if (view === 'checkout') await complete.waitFor({ state: 'detached' });

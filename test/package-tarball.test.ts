@@ -21,6 +21,8 @@ beforeAll(() => {
   symlinkSync(join(ROOT, 'node_modules/@types/node'), join(dir, 'node_modules/@types/node'));
   // The optional peer the React entry needs, as a React project has it.
   symlinkSync(join(ROOT, 'node_modules/react'), join(dir, 'node_modules/react'));
+  // And the Vue entry's, as a Vue project has it (vue's own packages resolve where they are).
+  symlinkSync(join(ROOT, 'node_modules/vue'), join(dir, 'node_modules/vue'));
 });
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -30,10 +32,14 @@ import { captureBlackbox, isBlackboxCaptureError } from 'blackbox-capture';
 import { createTokenSource, createFirstPartyProxy } from 'blackbox-capture/server';
 import { startEmulator } from 'blackbox-capture/emulator';
 import * as Umd from 'blackbox-capture/umd';
+import { BlackboxCapture, useBlackbox, type BlackboxState } from 'blackbox-capture/vue';
+import { blackboxStore, type BlackboxStore } from 'blackbox-capture/svelte';
 const capture: (options: { loaderUrl: string }) => Promise<string> = captureBlackbox;
 const guard: (e: unknown) => boolean = isBlackboxCaptureError;
 const ready: Promise<string> | undefined = Umd.ready;
-export { capture, guard, ready, createTokenSource, createFirstPartyProxy, startEmulator };
+const store: BlackboxStore = blackboxStore({ loaderUrl: '/l.js', checkoutId: 'cart-1' });
+const composable: () => { readonly value: BlackboxState } = () => useBlackbox(() => ({ loaderUrl: '/l.js' }));
+export { capture, guard, ready, createTokenSource, createFirstPartyProxy, startEmulator, store, composable, BlackboxCapture };
 `;
 
 function project(name: string, type: 'commonjs' | 'module', compilerOptions: Record<string, unknown>): string {
@@ -82,6 +88,9 @@ describe('the packed tarball', () => {
       'blackbox-capture/tcf',
       'blackbox-capture/element',
       'blackbox-capture/react',
+      'blackbox-capture/vue',
+      // Svelte is not installed here: the store needs none of it.
+      'blackbox-capture/svelte',
     ];
     const required = spawnSync(
       process.execPath,
@@ -102,10 +111,23 @@ describe('the packed tarball', () => {
       { cwd: dir, encoding: 'utf8' },
     );
     expect(imported.stderr).toBe('');
-    const [browser, server, emulator, redis, diagnose, tcf, element, react, umd] = JSON.parse(
+    const [browser, server, emulator, redis, diagnose, tcf, element, react, vue, svelte, umd] = JSON.parse(
       required.stdout,
     ) as string[][];
-    expect(JSON.parse(imported.stdout)).toEqual([browser, server, emulator, redis, diagnose, tcf, element, react]);
+    expect(JSON.parse(imported.stdout)).toEqual([
+      browser,
+      server,
+      emulator,
+      redis,
+      diagnose,
+      tcf,
+      element,
+      react,
+      vue,
+      svelte,
+    ]);
+    expect(vue).toEqual(['BlackboxCapture', 'useBlackbox']);
+    expect(svelte).toEqual(['blackboxStore']);
     expect(react).toEqual(['useBlackbox']);
     expect(element).toEqual(['defineBlackboxCapture']); // and importing it on Node (a server) threw nothing
     expect(diagnose).toEqual(['diagnose']);

@@ -1,11 +1,25 @@
 /**
- * `blackbox-capture/vue`: `useBlackbox(options)` for Vue 3 (docs/frameworks.md#vue-3).
- * Nothing runs during setup, so a server (Nuxt) renders the initial state and hydration
- * matches it; the capture starts once the component is mounted and a component that
- * unmounts stops hearing of it. Options given as a ref or a getter start a new capture when
- * they change (a new `checkoutId`); functions in them do not.
+ * `blackbox-capture/vue`: for Vue 3 (docs/frameworks.md#vue-3).
+ * - `useBlackbox(options)`: the capture without a form. Nothing runs during setup, so a
+ *   server (Nuxt) renders the initial state and hydration matches it; the capture starts once
+ *   the component is mounted and a component that unmounts stops hearing of it. Options given
+ *   as a ref or a getter start a new capture when they change (a new `checkoutId`); functions
+ *   in them do not.
+ * - `<BlackboxCapture>`: the form element as a Vue component, for `v-model` where Vue's
+ *   server compiler refuses it on a custom element (Nuxt): it renders `<blackbox-capture>`
+ *   with the attributes given and loads `blackbox-capture/element` once mounted.
  */
-import { onBeforeUnmount, onMounted, shallowRef, toValue, watch, type MaybeRefOrGetter, type ShallowRef } from 'vue';
+import {
+  defineComponent,
+  h,
+  onBeforeUnmount,
+  onMounted,
+  shallowRef,
+  toValue,
+  watch,
+  type MaybeRefOrGetter,
+  type ShallowRef,
+} from 'vue';
 import { INITIAL, keyOf, watchCapture, type BlackboxBindingOptions, type BlackboxState } from './binding.js';
 
 export type { BlackboxState } from './binding.js';
@@ -34,3 +48,21 @@ export function useBlackbox(options: MaybeRefOrGetter<BlackboxComposableOptions>
   });
   return state;
 }
+
+/**
+ * `<BlackboxCapture v-model="blackbox" name="blackbox" loader-url="…">`: `v-model` reads the
+ * blackbox as it grows (the element's `input` events); the attributes are the element's.
+ */
+export const BlackboxCapture = defineComponent({
+  name: 'BlackboxCapture',
+  props: { modelValue: { type: String, default: undefined } },
+  emits: { 'update:modelValue': (value: string) => typeof value === 'string' },
+  setup(_props, { emit }) {
+    // The element's own entry, loaded in the browser only: the tag upgrades when it arrives.
+    onMounted(() => import('./element.js'));
+    return () =>
+      h('blackbox-capture', {
+        onInput: (event: Event) => emit('update:modelValue', (event.target as HTMLInputElement).value),
+      });
+  },
+});

@@ -35,7 +35,9 @@ export interface FrameworkSite {
 export const sourcesOf = (blackbox: string | undefined) => decodeBlackbox(String(blackbox))?.sources.sort();
 
 /** Starts the shop; `app` answers every path the shop does not. */
-export async function startFrameworkSite(app: (request: Request, origin: string) => Promise<Response>): Promise<FrameworkSite> {
+export async function startFrameworkSite(
+  app: (request: Request, origin: string) => Promise<Response>,
+): Promise<FrameworkSite> {
   const emulator = await startEmulator({ accountRequestsPerSecond: 0, delays: { fp_dyn: [FINAL_SCRIPT_DELAY_MS] } });
   const orders: FrameworkSite['orders'] = [];
   const posts: FrameworkSite['posts'] = [];
@@ -71,7 +73,12 @@ export async function startFrameworkSite(app: (request: Request, origin: string)
       const type = request.headers.get('content-type') ?? '';
       const fields = type.includes('json')
         ? ((await request.json()) as Record<string, string>)
-        : Object.fromEntries([...(await request.formData())].map(([name, value]) => [name, String(value)]));
+        : Object.fromEntries(
+            [...(await request.formData())].map(([name, value]) => [
+              name,
+              typeof value === 'string' ? value : value.name,
+            ]),
+          );
       orders.push(fields);
       return Response.json({ placed: true });
     }
@@ -120,8 +127,65 @@ export function launchChromium(): Promise<Browser> {
 export function consoleProblems(page: Page): string[] {
   const problems: string[] = [];
   page.on('console', (message) => {
-    if (message.type() === 'warning' || message.type() === 'error') problems.push(`${message.type()}: ${message.text()}`);
+    if (message.type() === 'warning' || message.type() === 'error')
+      problems.push(`${message.type()}: ${message.text()}`);
   });
   page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
   return problems;
+}
+
+/** The shop's `app` for a framework's own server at `upstream`: every request passed on, as a reverse proxy does. */
+export function forwardTo(upstream: string): (request: Request) => Promise<Response> {
+  return async (request) => {
+    const url = new URL(request.url);
+    const headers = new Headers(request.headers);
+    headers.delete('host');
+    // What a reverse proxy tells the app of the address the browser used.
+    headers.set('x-forwarded-host', url.host);
+    headers.set('x-forwarded-proto', url.protocol.slice(0, -1));
+    const answer = await fetch(upstream + url.pathname + url.search, {
+      method: request.method,
+      headers,
+      body: request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer(),
+      redirect: 'manual',
+    });
+    const passed = new Headers(answer.headers);
+    // fetch has decoded the body already.
+    passed.delete('content-encoding');
+    passed.delete('content-length');
+    return new Response(answer.body, { status: answer.status, headers: passed });
+  };
+}
+
+/**
+ * Waits for a submit listener on the page's form: the framework has hydrated it (a click
+ * before would post natively). Read through Chromium's DevTools protocol.
+ */
+export async function submitListened(page: Page): Promise<void> {
+  const cdp = await page.context().newCDPSession(page);
+  for (;;) {
+    const { result } = await cdp.send('Runtime.evaluate', { expression: "document.querySelector('form')" });
+    if (result.objectId) {
+      const { listeners } = await cdp.send('DOMDebugger.getEventListeners', { objectId: result.objectId });
+      if (listeners.some((listener) => listener.type === 'submit')) break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  await cdp.detach();
+}
+
+/**
+ * Makes the page warn (a console problem) when a `<blackbox-capture>` leaves it: a hydration
+ * that fails throws the server's markup away and renders anew, which production builds do
+ * without a word. A page with no remount must keep the element the server rendered.
+ */
+export async function reportRemovals(page: Page): Promise<void> {
+  await page.addInitScript(() => {
+    new MutationObserver((records) => {
+      for (const record of records)
+        for (const node of record.removedNodes)
+          if (node.nodeName === 'BLACKBOX-CAPTURE' || (node as Element).querySelector?.('blackbox-capture'))
+            console.warn('a <blackbox-capture> was removed from the page');
+    }).observe(document, { childList: true, subtree: true });
+  });
 }
