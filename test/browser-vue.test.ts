@@ -22,7 +22,13 @@ vi.mock('../src/browser/binding.js', async (original) => ({
     return () => void (watch.stopped = true);
   },
 }));
-const { useBlackbox } = await import('../src/browser/vue.js');
+// The element's entry, loaded by <BlackboxCapture> once mounted: counted, not run (it has its own tests).
+const elementLoads = vi.hoisted(() => ({ count: 0 }));
+vi.mock('../src/browser/element.js', () => {
+  elementLoads.count++;
+  return {};
+});
+const { BlackboxCapture, useBlackbox } = await import('../src/browser/vue.js');
 
 afterEach(() => {
   watches = [];
@@ -95,5 +101,44 @@ describe('useBlackbox (Vue)', () => {
     cart.value = 'cart-2';
     await nextTick();
     expect(watches).toHaveLength(1);
+  });
+});
+
+describe('<BlackboxCapture> (Vue)', () => {
+  /** A form with the component under v-model, as docs/frameworks.md's Nuxt page has it. */
+  const Form = (blackbox = ref('')) =>
+    defineComponent({
+      setup: () => () =>
+        h('form', [
+          h(BlackboxCapture, {
+            modelValue: blackbox.value,
+            'onUpdate:modelValue': (value: string) => (blackbox.value = value),
+            name: 'blackbox',
+            'loader-url': '/l.js',
+            'checkout-id': 'cart-1',
+          }),
+          h('p', blackbox.value || 'checking'),
+        ]),
+    });
+
+  it('renders the tag with its attributes on a server, and loads nothing there', async () => {
+    const html = await renderToString(createSSRApp(Form()));
+    expect(html).toBe(
+      '<form><blackbox-capture name="blackbox" loader-url="/l.js" checkout-id="cart-1"></blackbox-capture><p>checking</p></form>',
+    );
+    expect(elementLoads.count).toBe(0);
+  });
+
+  it("mounted: loads the element's entry; v-model takes the value of each input event", async () => {
+    const blackbox = ref('');
+    const { root } = mount(Form(blackbox));
+    await vi.waitFor(() => expect(elementLoads.count).toBe(1));
+    const element = root.querySelector('blackbox-capture')!;
+    expect([element.getAttribute('loader-url'), element.getAttribute('checkout-id')]).toEqual(['/l.js', 'cart-1']);
+    Object.defineProperty(element, 'value', { value: 'bb-1', configurable: true });
+    element.dispatchEvent(new Event('input', { bubbles: true }));
+    await nextTick();
+    expect([blackbox.value, root.querySelector('p')!.textContent]).toEqual(['bb-1', 'bb-1']);
+    expect(element.hasAttribute('modelvalue')).toBe(false);
   });
 });

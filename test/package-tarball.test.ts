@@ -34,12 +34,19 @@ import { startEmulator } from 'blackbox-capture/emulator';
 import * as Umd from 'blackbox-capture/umd';
 import { BlackboxCapture, useBlackbox, type BlackboxState } from 'blackbox-capture/vue';
 import { blackboxStore, type BlackboxStore } from 'blackbox-capture/svelte';
+// The tag in Vue's templates (vue-tsc reads GlobalComponents) beside the element's own globals.
+import 'blackbox-capture/element';
+import type { GlobalComponents } from 'vue';
+import type { BlackboxCaptureProps } from 'blackbox-capture/vue';
+const tagProps: BlackboxCaptureProps = { 'loader-url': '/l.js', 'checkout-id': 'cart-1', modelValue: '', onBlackbox: (e) => e.detail };
+const tag: GlobalComponents['blackbox-capture'] | undefined = undefined;
+const element: HTMLElementTagNameMap['blackbox-capture']['ready'] | undefined = undefined;
 const capture: (options: { loaderUrl: string }) => Promise<string> = captureBlackbox;
 const guard: (e: unknown) => boolean = isBlackboxCaptureError;
 const ready: Promise<string> | undefined = Umd.ready;
 const store: BlackboxStore = blackboxStore({ loaderUrl: '/l.js', checkoutId: 'cart-1' });
 const composable: () => { readonly value: BlackboxState } = () => useBlackbox(() => ({ loaderUrl: '/l.js' }));
-export { capture, guard, ready, createTokenSource, createFirstPartyProxy, startEmulator, store, composable, BlackboxCapture };
+export { capture, guard, ready, createTokenSource, createFirstPartyProxy, startEmulator, store, composable, BlackboxCapture, tagProps, tag, element };
 `;
 
 function project(name: string, type: 'commonjs' | 'module', compilerOptions: Record<string, unknown>): string {

@@ -10,6 +10,7 @@
  *   with the attributes given and loads `blackbox-capture/element` once mounted.
  */
 import {
+  type DefineComponent,
   defineComponent,
   h,
   onBeforeUnmount,
@@ -21,6 +22,26 @@ import {
   type ShallowRef,
 } from 'vue';
 import { INITIAL, keyOf, watchCapture, type BlackboxBindingOptions, type BlackboxState } from './binding.js';
+import type { BlackboxCaptureAttributes } from './element-attributes.js';
+
+/** The element's attributes and events as Vue's templates write them (`@blackbox`, `v-model`). */
+export type BlackboxCaptureProps = Omit<
+  BlackboxCaptureAttributes,
+  'onblackbox' | 'onblackboxoutcome' | 'onblackboxerror'
+> & {
+  modelValue?: string;
+  onBlackbox?: BlackboxCaptureAttributes['onblackbox'];
+  onBlackboxoutcome?: BlackboxCaptureAttributes['onblackboxoutcome'];
+  onBlackboxerror?: BlackboxCaptureAttributes['onblackboxerror'];
+};
+
+// The tag in Vue's templates, for vue-tsc: here, not in the element's entry, whose types must
+// not need Vue's (docs/frameworks.md#vue-3).
+declare module 'vue' {
+  interface GlobalComponents {
+    'blackbox-capture': DefineComponent<BlackboxCaptureProps>;
+  }
+}
 
 export type { BlackboxState } from './binding.js';
 export type BlackboxComposableOptions = BlackboxBindingOptions;
