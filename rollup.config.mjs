@@ -50,6 +50,8 @@ const MESSAGES_MODULE = /(^|\/)messages\.js$/;
 const BROWSER_ENTRY = /(^|\/)(src\/browser\/)?index(\.ts|\.js)?$/;
 /** The TCF adapter (data-consent="tcf:…"), which the UMD file imports from beside itself: dist/tcf.js. */
 const TCF_MODULE = /(^|\/)tcf\.js$/;
+/** The element's entry, which Vue's <BlackboxCapture> loads from beside itself (dist/element.js). */
+const ELEMENT_MODULE = /(^|\/)element\.js$/;
 
 const nodeEntries = {
   server: 'src/server/index.ts',
@@ -75,7 +77,8 @@ const declarations = (input, name, extra = {}) => [
   {
     input: input.replace(/^src\//, `${TYPES}/`).replace(/\.ts$/, '.d.ts'),
     output: ['d.ts', 'd.cts'].map((ext) => ({ file: `dist/${name}.${ext}`, format: 'es', ...extra })),
-    external: nodeExternal,
+    // Vue's types stay Vue's: blackbox-capture/vue's declarations import them from 'vue'.
+    external: (id) => nodeExternal(id) || id === 'vue',
     plugins: [dts()],
   },
 ];
@@ -171,6 +174,27 @@ function browserBuild(build) {
               ? `./tcf.${format === 'es' ? 'js' : 'cjs'}`
               : MESSAGES_MODULE.test(id)
                 ? `./${chunks}-messages.${format === 'es' ? 'js' : 'cjs'}`
+                : id,
+      })),
+      plugins: [ts(), terser(minify)],
+    },
+    {
+      // blackbox-capture/vue and blackbox-capture/svelte: entries of their own on the package's
+      // entry, as the element and the hook are; what they share is a chunk of theirs.
+      input: { [`vue${suffix}`]: 'src/browser/vue.ts', [`svelte${suffix}`]: 'src/browser/svelte.ts' },
+      external: (id) => BROWSER_ENTRY.test(id) || MESSAGES_MODULE.test(id) || ELEMENT_MODULE.test(id) || id === 'vue',
+      output: ['es', 'cjs'].map((format) => ({
+        dir: 'dist',
+        format,
+        entryFileNames: `[name].${format === 'es' ? 'js' : 'cjs'}`,
+        chunkFileNames: `${chunks}-[name].${format === 'es' ? 'js' : 'cjs'}`,
+        paths: (id) =>
+          BROWSER_ENTRY.test(id)
+            ? `./index${suffix}.${format === 'es' ? 'js' : 'cjs'}`
+            : MESSAGES_MODULE.test(id)
+              ? `./${chunks}-messages.${format === 'es' ? 'js' : 'cjs'}`
+              : ELEMENT_MODULE.test(id)
+                ? `./element${suffix}.${format === 'es' ? 'js' : 'cjs'}`
                 : id,
       })),
       plugins: [ts(), terser(minify)],
@@ -277,6 +301,8 @@ const declarationFiles = [
     external: (id) => id === 'react' || /element\.(d\.ts|js)$/.test(id),
     plugins: [dts()],
   },
+  ...declarations('src/browser/vue.ts', 'vue'),
+  ...declarations('src/browser/svelte.ts', 'svelte'),
   ...declarations('src/browser/index.ts', 'index'),
   ...declarations('src/browser/umd.ts', 'blackbox-capture.umd', { footer: 'export as namespace BlackboxCapture;' }),
   ...declarations('src/server/index.ts', 'server'),

@@ -94,6 +94,8 @@ export async function measure() {
         'customElements',
         'attachInternals',
         'useSyncExternalStore',
+        // The framework bindings' (element, React, Vue, Svelte): the checkout id they post with.
+        'checkout-id',
       ].filter((marker) => minimal.entry.includes(marker)),
     },
     // Up front plus the delivery chunk, loaded when `post` is used: what a page that captures and delivers loads.

@@ -551,6 +551,20 @@ describe('<blackbox-capture>', () => {
     expect(typeof typed).toBe('function');
     expect(document.createElement('blackbox-capture')).toBeInstanceOf(customElements.get('blackbox-capture')!);
   });
+  it("tells a binding of its value as a form control does (Vue's v-model): input on each update, change once ended", async () => {
+    const capture = fakeCapture();
+    const { element } = await page('', capture);
+    const heard: string[] = [];
+    element.addEventListener('input', (event) => heard.push(`input ${element.value} ${event.bubbles}`));
+    element.addEventListener('change', () => heard.push(`change ${element.value} ${element.state}`));
+    const onUpdate = capture.calls[0]!.options.onUpdate as (blackbox: string) => void;
+    onUpdate('0400a');
+    onUpdate('0400ab');
+    capture.calls[0]!.resolve('0400ab');
+    await settled(element);
+    expect(heard).toEqual(['input 0400a true', 'input 0400ab true', 'change 0400ab complete']);
+  });
+
   it('without post-url it makes one call, no delivery', async () => {
     const capture = fakeCapture();
     const { element } = await page('', capture);

@@ -1,6 +1,7 @@
 // The docs' Nuxt snippets, as written, in a hand-written Nuxt 4 app on the packed tarball:
 // `nuxt build`, then the built server (`node .output/server/index.mjs`) and `nuxt dev`, with
-// the emulator as the service. Nuxt is not a devDependency (some 570 packages): it is
+// the emulator as the service; docs/frameworks.md's page in Chromium, behind the shop of the
+// other framework tests (test/support/framework-site.ts). Nuxt is not a devDependency (some 570 packages): it is
 // installed from the npm registry into the user cache once per version, and the test is skipped,
 // named, when the registry cannot be reached (with CI set, that fails it). The proxy's route
 // is the h3 test's (test/readme-frameworks.test.ts): here its upstream would be the vendor's
@@ -15,6 +16,16 @@ import { checkedTransaction } from './support/accepted.js';
 import { freePort } from './support/processes.mjs';
 import { fileOf, snippet } from './support/readme.js';
 import { ROOT } from './support/tarball.js';
+import {
+  consoleProblems,
+  FINAL_SOURCES,
+  forwardTo,
+  launchChromium,
+  reportRemovals,
+  sourcesOf,
+  startFrameworkSite,
+  submitListened,
+} from './support/framework-site.js';
 import { runtimesCache } from './support/runtimes.mjs';
 
 const NUXT_VERSION = '4.5.2';
@@ -67,7 +78,8 @@ beforeAll(async () => {
     'nuxt.config.ts',
     "export default defineNuxtConfig({ compatibilityDate: '2026-11-01', telemetry: false, devtools: { enabled: false } });\n",
   );
-  write('app/app.vue', '<template><div>shop</div></template>\n');
+  write('app/app.vue', '<template><div>shop<NuxtPage /></div></template>\n');
+  write('app/pages/checkout.vue', snippet('nuxt-checkout').code);
   write('server/lib/device-risk.ts', snippet('server-setup').code);
   write('server/lib/callbacks.ts', snippet('server-callbacks').code);
   for (const name of ['server-nuxt-caller', 'server-nuxt', 'server-nuxt-callback', 'server-nuxt-proxy'])
@@ -269,6 +281,46 @@ describe.skipIf(!haveNuxt)(`the Nuxt snippets in a Nuxt ${NUXT_VERSION} app`, ()
       await expect.poll(() => decided(dev.output(), workflowExecutionId), { timeout: 20_000 }).toBe(true);
     } finally {
       await dev.stop();
+    }
+  });
+
+  it("'nuxt-checkout': rendered on the server, hydrated without a warning; a submit at once posts the final blackbox", async () => {
+    const port = await freePort();
+    const shop = await startFrameworkSite(forwardTo(`http://127.0.0.1:${port}`));
+    const server = await run(['.output/server/index.mjs'], port, serverEnv(port));
+    const browser = await launchChromium();
+    try {
+      // The server rendered the tag with its attributes; importing the entry there threw nothing.
+      const html = await fetch(`${shop.origin}/checkout?cart=cart-nuxt`).then((answer) => answer.text());
+      expect(html).toMatch(
+        /<blackbox-capture name="blackbox" loader-url="\/static\/vendor\/loader.js"[^>]*checkout-id="cart-nuxt"/,
+      );
+      const page = await browser.newPage();
+      const problems = consoleProblems(page);
+      await reportRemovals(page);
+      await page.goto(`${shop.origin}/checkout?cart=cart-nuxt`);
+      await submitListened(page);
+      const element = page.locator('blackbox-capture');
+      await page.waitForFunction(() => 'ready' in document.querySelector('blackbox-capture')!);
+      const stateAtClick = await element.evaluate((e: Element) => (e as HTMLElement & { state: string }).state);
+      await page.getByRole('button', { name: 'Pay' }).click();
+      await page.getByText('Order placed').waitFor();
+      expect(stateAtClick).toBe('collecting');
+      expect(shop.orders).toHaveLength(1);
+      const [order] = shop.orders;
+      expect([order!.order, order!['blackbox-outcome'], sourcesOf(order!.blackbox)]).toEqual([
+        'o-1',
+        'complete',
+        FINAL_SOURCES,
+      ]);
+      // v-model through <BlackboxCapture>: the hint went once the blackbox came.
+      expect(await page.getByText('Checking your device…').count()).toBe(0);
+      await expect.poll(() => shop.posts.map((post) => post.checkout)).toEqual(['cart-nuxt']);
+      expect(problems).toEqual([]);
+    } finally {
+      await browser.close();
+      await server.stop();
+      await shop.close();
     }
   });
 });

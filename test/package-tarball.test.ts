@@ -21,6 +21,8 @@ beforeAll(() => {
   symlinkSync(join(ROOT, 'node_modules/@types/node'), join(dir, 'node_modules/@types/node'));
   // The optional peer the React entry needs, as a React project has it.
   symlinkSync(join(ROOT, 'node_modules/react'), join(dir, 'node_modules/react'));
+  // And the Vue entry's, as a Vue project has it (vue's own packages resolve where they are).
+  symlinkSync(join(ROOT, 'node_modules/vue'), join(dir, 'node_modules/vue'));
 });
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -30,10 +32,21 @@ import { captureBlackbox, isBlackboxCaptureError } from 'blackbox-capture';
 import { createTokenSource, createFirstPartyProxy } from 'blackbox-capture/server';
 import { startEmulator } from 'blackbox-capture/emulator';
 import * as Umd from 'blackbox-capture/umd';
+import { BlackboxCapture, useBlackbox, type BlackboxState } from 'blackbox-capture/vue';
+import { blackboxStore, type BlackboxStore } from 'blackbox-capture/svelte';
+// The tag in Vue's templates (vue-tsc reads GlobalComponents) beside the element's own globals.
+import 'blackbox-capture/element';
+import type { GlobalComponents } from 'vue';
+import type { BlackboxCaptureProps } from 'blackbox-capture/vue';
+const tagProps: BlackboxCaptureProps = { 'loader-url': '/l.js', 'checkout-id': 'cart-1', modelValue: '', onBlackbox: (e) => e.detail };
+const tag: GlobalComponents['blackbox-capture'] | undefined = undefined;
+const element: HTMLElementTagNameMap['blackbox-capture']['ready'] | undefined = undefined;
 const capture: (options: { loaderUrl: string }) => Promise<string> = captureBlackbox;
 const guard: (e: unknown) => boolean = isBlackboxCaptureError;
 const ready: Promise<string> | undefined = Umd.ready;
-export { capture, guard, ready, createTokenSource, createFirstPartyProxy, startEmulator };
+const store: BlackboxStore = blackboxStore({ loaderUrl: '/l.js', checkoutId: 'cart-1' });
+const composable: () => { readonly value: BlackboxState } = () => useBlackbox(() => ({ loaderUrl: '/l.js' }));
+export { capture, guard, ready, createTokenSource, createFirstPartyProxy, startEmulator, store, composable, BlackboxCapture, tagProps, tag, element };
 `;
 
 function project(name: string, type: 'commonjs' | 'module', compilerOptions: Record<string, unknown>): string {
@@ -85,6 +98,9 @@ describe('the packed tarball', () => {
       'blackbox-capture/react-jsx',
       // Not blackbox-capture/angular: Angular's own packages load only linked by an app's build
       // (or with its JIT compiler); test/dist-angular.test.ts loads the entry in an app.
+      'blackbox-capture/vue',
+      // Svelte is not installed here: the store needs none of it.
+      'blackbox-capture/svelte',
     ];
     const required = spawnSync(
       process.execPath,
@@ -105,7 +121,7 @@ describe('the packed tarball', () => {
       { cwd: dir, encoding: 'utf8' },
     );
     expect(imported.stderr).toBe('');
-    const [browser, server, emulator, redis, diagnose, tcf, element, react, reactJsx, umd] = JSON.parse(
+    const [browser, server, emulator, redis, diagnose, tcf, element, react, reactJsx, vue, svelte, umd] = JSON.parse(
       required.stdout,
     ) as string[][];
     expect(JSON.parse(imported.stdout)).toEqual([
@@ -118,7 +134,11 @@ describe('the packed tarball', () => {
       element,
       react,
       reactJsx,
+      vue,
+      svelte,
     ]);
+    expect(vue).toEqual(['BlackboxCapture', 'useBlackbox']);
+    expect(svelte).toEqual(['blackboxStore']);
     expect(react).toEqual(['useBlackbox']);
     expect(reactJsx).toEqual([]); // types only
     expect(element).toEqual(['defineBlackboxCapture']); // and importing it on Node (a server) threw nothing

@@ -19,7 +19,7 @@ describe('browser bundle size', async () => {
     expect(sizes.full.lazy).toBeGreaterThan(300); // the delivery chunk exists and is loaded only with `post`
   });
 
-  it('the entries of their own (tcf, diagnose, element, react) and the consent chunk add no byte to the minimal path', () => {
+  it('the entries of their own (tcf, diagnose, element, react, vue, svelte) and the consent chunk add no byte to the minimal path', () => {
     expect(sizes.minimal.entriesUpfront).toEqual([]);
   });
 

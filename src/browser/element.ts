@@ -12,9 +12,11 @@
  * nothing on a server.
  */
 import type { CaptureOutcome } from '../shared/types.js';
+import type { BlackboxCaptureAttributes } from './element-attributes.js';
 import { explain, invalidOption } from './errors.js';
 import { captureBlackbox } from './index.js';
 
+export type { BlackboxCaptureAttributes } from './element-attributes.js';
 export type BlackboxCaptureState = 'collecting' | 'complete' | 'degraded' | 'failed';
 
 /** `<blackbox-capture>` as a page reads it (`document.querySelector('blackbox-capture')` is one). */
@@ -26,29 +28,6 @@ export interface BlackboxCaptureElement extends HTMLElement {
   readonly form: HTMLFormElement | null;
   /** The value once the capture has ended (`state` says how); never rejects. */
   readonly ready: Promise<string>;
-}
-
-/** Its attributes, for a template's type checks (Svelte's `svelteHTML`). */
-export interface BlackboxCaptureAttributes {
-  name?: string;
-  'loader-url': string;
-  'global-name'?: string;
-  'uri-hook'?: string;
-  version?: string;
-  subkey?: string;
-  'timeout-ms'?: number | string;
-  'max-wait-ms'?: number | string;
-  nonce?: string;
-  inject?: boolean | 'true' | 'false' | '';
-  'capture-nonce'?: string;
-  consent?: `tcf:${number}`;
-  'post-url'?: string;
-  'checkout-id'?: string;
-  id?: string;
-  class?: string;
-  onblackbox?: (event: CustomEvent<string>) => void;
-  onblackboxoutcome?: (event: CustomEvent<CaptureOutcome>) => void;
-  onblackboxerror?: (event: CustomEvent<Error & { code: string }>) => void;
 }
 
 declare global {
@@ -166,6 +145,7 @@ function elementClass() {
         await delivered;
         this.setState(this.told && this.told.outcome !== 'complete' ? 'degraded' : 'complete');
         this.write();
+        this.emit('change', undefined);
         this.emit('blackbox', this.latest);
       } catch (error) {
         // The element's own refusals get their message here; the capture's have theirs.
@@ -206,6 +186,8 @@ function elementClass() {
       options.onUpdate = (blackbox: string) => {
         this.latest = blackbox;
         this.write();
+        // What a form control says when its value changes: Vue's v-model listens for it.
+        this.emit('input', undefined);
       };
       options.onOutcome = (outcome: CaptureOutcome) => {
         this.told = outcome;

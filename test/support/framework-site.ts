@@ -1,0 +1,191 @@
+// The shop in front of a framework's built app, for the framework tests (dist-vue,
+// dist-sveltekit): the README's layout (/static/vendor/loader.js: the emulator's loader), the
+// first-party proxy at /iojs, the server kit's endpoint at /device-risk on the emulated service
+// (so that a test counts Device Risk transactions), a recorder of the app's orders at /orders,
+// and the app itself for every other path. The final collection script comes late
+// (`FINAL_SCRIPT_DELAY_MS`), so that a submit made at once meets a capture still collecting.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { decodeBlackbox, startEmulator, type Emulator } from '../../src/emulator/index.js';
+import { toNodeHandler, type FetchHandler } from '../../src/server/node.js';
+import {
+  createDeviceRiskClient,
+  createDeviceRiskHandler,
+  createFirstPartyProxy,
+  createTokenSource,
+} from '../../src/server/index.js';
+
+/** How late the last collection script contributes: a submit made at once meets `collecting`. */
+export const FINAL_SCRIPT_DELAY_MS = 1500;
+/** The sources of a final blackbox from the emulated loader. */
+export const FINAL_SOURCES = ['fp_dyn', 'fp_static', 'tp'];
+
+export interface FrameworkSite {
+  origin: string;
+  emulator: Emulator;
+  /** The orders the app posted to /orders: their form fields (or JSON body). */
+  orders: Array<Record<string, string>>;
+  /** The blackbox POSTs that reached the endpoint: their Idempotency-Key and checkout-id headers. */
+  posts: Array<{ key: string | null; checkout: string | null }>;
+  close(): Promise<void>;
+}
+
+/** The sources a blackbox holds, sorted (the emulator's encoding). */
+export const sourcesOf = (blackbox: string | undefined) => decodeBlackbox(String(blackbox))?.sources.sort();
+
+/** Starts the shop; `app` answers every path the shop does not. */
+export async function startFrameworkSite(
+  app: (request: Request, origin: string) => Promise<Response>,
+): Promise<FrameworkSite> {
+  const emulator = await startEmulator({ accountRequestsPerSecond: 0, delays: { fp_dyn: [FINAL_SCRIPT_DELAY_MS] } });
+  const orders: FrameworkSite['orders'] = [];
+  const posts: FrameworkSite['posts'] = [];
+  const proxy = createFirstPartyProxy({ prefix: '/iojs', collectorUrl: emulator.collectorUrl });
+  const userAgent = 'AcmeShop Checkout/1.0';
+  const client = createDeviceRiskClient({
+    tokenSource: createTokenSource({
+      clientId: emulator.clientId,
+      clientSecret: emulator.clientSecret,
+      tokenUrl: emulator.tokenUrl,
+      userAgent,
+    }),
+    baseUrl: emulator.baseUrl,
+    userAgent,
+    maxAttempts: 1,
+  });
+  let origin = '';
+  let endpoint: FetchHandler | undefined;
+  const handler: FetchHandler = async (request, context) => {
+    const url = new URL(request.url);
+    if (proxy.matches(request)) return proxy(request, context);
+    // A browser asks for it on every first page: no 404 in the console the tests read.
+    if (url.pathname === '/favicon.ico') return new Response(null, { status: 204 });
+    if (url.pathname === '/static/vendor/loader.js') {
+      const loader = await fetch(emulator.loaderUrl);
+      return new Response(await loader.text(), { headers: { 'content-type': 'text/javascript; charset=utf-8' } });
+    }
+    if (url.pathname === '/device-risk' && request.method === 'POST') {
+      posts.push({ key: request.headers.get('idempotency-key'), checkout: request.headers.get('checkout-id') });
+      return endpoint!(request, context);
+    }
+    if (url.pathname === '/orders' && request.method === 'POST') {
+      const type = request.headers.get('content-type') ?? '';
+      const fields = type.includes('json')
+        ? ((await request.json()) as Record<string, string>)
+        : Object.fromEntries(
+            [...(await request.formData())].map(([name, value]) => [
+              name,
+              typeof value === 'string' ? value : value.name,
+            ]),
+          );
+      orders.push(fields);
+      return Response.json({ placed: true });
+    }
+    return app(request, origin);
+  };
+  const server: Server = createServer(toNodeHandler(handler));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  endpoint = createDeviceRiskHandler({
+    client,
+    allowedOrigins: [origin],
+    workflowKey: 10020,
+    resolveCustomer: () => ({ customerInternalReference: 'cust-1', userReference: 'u1' }),
+  });
+  return {
+    origin,
+    emulator,
+    orders,
+    posts,
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await emulator.close();
+    },
+  };
+}
+
+/** Debian's Chromium, as the other browser tests start it. */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
+
+/** The page's console warnings and errors, and its uncaught errors, as they come. */
+export function consoleProblems(page: Page): string[] {
+  const problems: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'warning' || message.type() === 'error')
+      problems.push(`${message.type()}: ${message.text()}`);
+  });
+  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+  return problems;
+}
+
+/** The shop's `app` for a framework's own server at `upstream`: every request passed on, as a reverse proxy does. */
+export function forwardTo(upstream: string): (request: Request) => Promise<Response> {
+  return async (request) => {
+    const url = new URL(request.url);
+    const headers = new Headers(request.headers);
+    headers.delete('host');
+    // What a reverse proxy tells the app of the address the browser used.
+    headers.set('x-forwarded-host', url.host);
+    headers.set('x-forwarded-proto', url.protocol.slice(0, -1));
+    const answer = await fetch(upstream + url.pathname + url.search, {
+      method: request.method,
+      headers,
+      body: request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer(),
+      redirect: 'manual',
+    });
+    const passed = new Headers(answer.headers);
+    // fetch has decoded the body already.
+    passed.delete('content-encoding');
+    passed.delete('content-length');
+    return new Response(answer.body, { status: answer.status, headers: passed });
+  };
+}
+
+/**
+ * Waits for a submit listener on the page's form: the framework has hydrated it (a click
+ * before would post natively). Read through Chromium's DevTools protocol.
+ */
+export async function submitListened(page: Page): Promise<void> {
+  const cdp = await page.context().newCDPSession(page);
+  for (;;) {
+    const { result } = await cdp.send('Runtime.evaluate', { expression: "document.querySelector('form')" });
+    if (result.objectId) {
+      const { listeners } = await cdp.send('DOMDebugger.getEventListeners', { objectId: result.objectId });
+      if (listeners.some((listener) => listener.type === 'submit')) break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  await cdp.detach();
+}
+
+/**
+ * Makes the page warn (a console problem) when a `<blackbox-capture>` leaves it: a hydration
+ * that fails throws the server's markup away and renders anew, which production builds do
+ * without a word. A page with no remount must keep the element the server rendered.
+ */
+export async function reportRemovals(page: Page): Promise<void> {
+  await page.addInitScript(() => {
+    new MutationObserver((records) => {
+      for (const record of records)
+        for (const node of record.removedNodes)
+          if (node.nodeName === 'BLACKBOX-CAPTURE' || (node as Element).querySelector?.('blackbox-capture'))
+            console.warn('a <blackbox-capture> was removed from the page');
+    }).observe(document, { childList: true, subtree: true });
+  });
+}
