@@ -5,24 +5,17 @@ import { defineConfig } from 'vitest/config';
  * tarball, the README's snippets (they import the built package), the size guards and the
  * demo command. `npm run test:unit` runs the tests of the sources with fakes.
  */
-export const builtPackageTests = [
-  'test/dist-*.test.ts',
-  'test/package-*.test.ts',
-  'test/readme.test.ts',
-  'test/readme-frameworks.test.ts',
-  'test/size-budget.test.ts',
-  'test/demo-command.test.ts',
-];
+export const builtPackageTests = ['test/package/**/*.test.ts', 'test/docs/**/*.test.ts'];
 /**
  * Tests of the sources against real servers started for them (`.redis`: redis-server,
  * `.nginx`: nginx), whose leases and rate windows run on the servers' clocks, and on the
  * real clock (`.clock`): `npm run test:integration`.
  */
 export const integrationTests = [
-  'test/*.redis.test.ts',
-  'test/*.nginx.test.ts',
-  'test/*.front.test.ts',
-  'test/*.clock.test.ts',
+  'test/**/*.redis.test.ts',
+  'test/**/*.nginx.test.ts',
+  'test/**/*.front.test.ts',
+  'test/**/*.clock.test.ts',
 ];
 
 export default defineConfig({

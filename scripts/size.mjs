@@ -2,7 +2,7 @@
 // What the browser package costs a checkout page: each path bundled from dist/ as a
 // user's bundler would (esbuild: minified ESM, code splitting on, so the lazily
 // imported delivery code is a chunk of its own), then gzip -9 and brotli.
-// GUARDS fail `npm test` (test/size-budget.test.ts); TARGETS are the size goals, reported by
+// GUARDS fail `npm test` (test/package/size-budget.test.ts); TARGETS are the size goals, reported by
 // `npm run bench`, not enforced.
 import { build } from 'esbuild';
 import { readFileSync } from 'node:fs';

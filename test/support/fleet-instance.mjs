@@ -1,6 +1,6 @@
 // One endpoint instance of a fleet, as a process of its own: the built server kit (dist/)
 // on node-redis, set up as the README's "Running on several instances" says. Used by
-// test/dist-fleet.test.ts and the fleet row of `npm run bench`.
+// test/package/fleet.test.ts and the fleet row of `npm run bench`.
 // Configuration: one JSON argument. Prints "listening <port>" once it accepts requests.
 import { createServer } from 'node:http';
 import { createClient } from 'redis';

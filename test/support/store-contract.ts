@@ -1,6 +1,6 @@
 // The Store contract, for every store and client the kit supports: run by
-// test/server-store-redis.redis.test.ts (memory, node-redis, ioredis) and
-// test/server-store-redis-cluster.redis.test.ts (both clients on a Redis Cluster). Its cases
+// test/server/store/redis.redis.test.ts (memory, node-redis, ioredis) and
+// test/server/store/redis-cluster.redis.test.ts (both clients on a Redis Cluster). Its cases
 // are runtimes/store-contract.mjs, which the runtimes step runs in Node, Deno and Bun too.
 import { it } from 'vitest';
 import type { Store } from '../../src/server/index.js';

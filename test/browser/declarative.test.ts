@@ -1,0 +1,101 @@
+// @vitest-environment happy-dom
+// The declarative start of the UMD file: data attributes only, events on document.
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { decodeBlackbox } from '../../src/emulator/scripts/routes.js';
+import { freshPage, LOADER_URL, requests, settings } from '../support/vendor-dom.js';
+
+let start: typeof import('../../src/browser/declarative.js').startFromScriptTag;
+beforeEach(async () => {
+  await freshPage();
+  start = (await import('../../src/browser/declarative.js')).startFromScriptTag;
+});
+
+function tag(attributes: Record<string, string>): HTMLScriptElement {
+  const script = document.createElement('script');
+  for (const [name, value] of Object.entries(attributes)) script.setAttribute(name, value);
+  return script;
+}
+
+function nextEvent(type: string): Promise<CustomEvent> {
+  return new Promise((resolve) => document.addEventListener(type, (e) => resolve(e as CustomEvent), { once: true }));
+}
+
+describe('declarative start', () => {
+  it('does nothing without data-loader-url: nothing injected, nothing written', () => {
+    expect(start(tag({ 'data-field': 'x' }))).toBeUndefined();
+    expect(start(null)).toBeUndefined();
+    expect(document.querySelectorAll('script')).toHaveLength(0);
+    expect((window as unknown as Record<string, unknown>).IGLOO).toBeUndefined();
+    expect(requests).toHaveLength(0);
+  });
+
+  it('starts from data attributes and dispatches a blackbox event; the field fills', async () => {
+    document.body.innerHTML = '<input id="bb">';
+    const event = nextEvent('blackbox');
+    void start(
+      tag({
+        'data-loader-url': LOADER_URL,
+        'data-global-name': 'CUSTOM_TAG',
+        'data-uri-hook': '/iojs',
+        'data-version': 'early5',
+        'data-subkey': 'K',
+        'data-field': 'bb',
+        'data-timeout-ms': '5000',
+        nonce: 'tag-nonce',
+      }),
+    );
+    const { detail } = await event;
+    expect(decodeBlackbox(detail)?.sources).toHaveLength(3);
+    expect((document.getElementById('bb') as HTMLInputElement).value).toBe(detail);
+    expect((window as any).CUSTOM_TAG.loader).toMatchObject({ version: 'early5', subkey: 'K' });
+    const loader = document.querySelector<HTMLScriptElement>(`script[src="${LOADER_URL}"]`)!;
+    expect(loader.nonce || loader.getAttribute('nonce')).toBe('tag-nonce');
+  });
+
+  it('data-inject="false" waits for the page\'s own loader tag', async () => {
+    const event = nextEvent('blackbox');
+    void start(tag({ 'data-loader-url': LOADER_URL, 'data-inject': 'false' }));
+    expect(document.querySelector('script[src]')).toBeNull();
+    const own = document.createElement('script');
+    own.src = LOADER_URL;
+    document.head.append(own);
+    expect(decodeBlackbox((await event).detail)?.sources).toHaveLength(3);
+  });
+
+  it('posts to data-post-url', async () => {
+    const calls: string[] = [];
+    const original = globalThis.fetch;
+    globalThis.fetch = (async (url: string) => {
+      calls.push(url);
+      return new Response(null, { status: 200 });
+    }) as never;
+    try {
+      const event = nextEvent('blackbox');
+      void start(tag({ 'data-loader-url': LOADER_URL, 'data-post-url': '/device-risk' }));
+      await event;
+      expect(calls).toEqual(['/device-risk']);
+    } finally {
+      globalThis.fetch = original;
+    }
+  });
+
+  it.each(['abc', '', '-1'])('reports data-timeout-ms="%s" as invalid_option through blackboxerror', async (value) => {
+    const event = nextEvent('blackboxerror');
+    start(tag({ 'data-loader-url': LOADER_URL, 'data-timeout-ms': value }))!.catch(() => {});
+    const { detail } = await event;
+    expect(detail).toMatchObject({ code: 'invalid_option', name: 'BlackboxCaptureError' });
+    expect(detail.message).toMatch(/timeoutMs/);
+  });
+
+  it('starts at once when its field is not parsed yet, and fills the field once it exists', async () => {
+    const readyState = vi.spyOn(document, 'readyState', 'get').mockReturnValue('loading');
+    settings.delays = { fp_static: [30], fp_dyn: [60], tp: [60] };
+    const event = nextEvent('blackbox');
+    void start(tag({ 'data-loader-url': LOADER_URL, 'data-field': 'late' }));
+    readyState.mockRestore();
+    expect(document.querySelector(`script[src="${LOADER_URL}"]`)).not.toBeNull(); // the loader did not wait
+    document.body.innerHTML = '<input id="late">';
+    const { detail } = await event;
+    expect((document.getElementById('late') as HTMLInputElement).value).toBe(detail);
+  });
+});

@@ -1,0 +1,116 @@
+// The delivery chunk on its own: its retries, its waits, and what it leaves behind.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { deliver, report } from '../../src/browser/deliver.js';
+import type { CaptureOutcome } from '../../src/shared/types.js';
+import { scriptedFetch } from '../support/scripted-fetch.js';
+import { untilAborted } from '../support/until-aborted.js';
+
+const outcome: CaptureOutcome = { outcome: 'complete', scripts: [], durationMs: 5 };
+afterEach(() => {
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+});
+
+describe('deliver', () => {
+  it('waits 300 ms × 2^attempt at most between attempts without Retry-After (full jitter), and Retry-After: 0 not at all', async () => {
+    vi.useFakeTimers();
+    vi.spyOn(Math, 'random').mockReturnValue(1); // the longest wait the jitter allows
+    const jittered = scriptedFetch([503, 503, 200]);
+    const done = deliver('bb', { url: '/r', fetch: jittered.fetch }, outcome);
+    await vi.advanceTimersByTimeAsync(599);
+    expect(jittered.seen).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1); // 600 ms: 300 × 2
+    expect(jittered.seen).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(1199);
+    expect(jittered.seen).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(1); // 1200 ms: 300 × 4
+    expect((await done).status).toBe(200);
+    const now = scriptedFetch([new Response('', { status: 503, headers: { 'retry-after': '0' } }), 200]);
+    const immediate = deliver('bb', { url: '/r', fetch: now.fetch }, outcome);
+    await vi.advanceTimersByTimeAsync(0);
+    expect((await immediate).status).toBe(200);
+    expect(now.seen).toHaveLength(2);
+  });
+
+  it('a network error fails as "network error", a silent server as "no answer within …"', async () => {
+    const failed = await deliver(
+      'bb',
+      { url: '/r', fetch: scriptedFetch(['network']).fetch, maxAttempts: 1 },
+      outcome,
+    ).catch((e: unknown) => e);
+    expect(failed).toMatchObject({ detail: 'network error', status: undefined, cause: expect.any(TypeError) });
+    const hanging = ((_: string, init: RequestInit) => untilAborted(init.signal)) as typeof fetch;
+    const silent = await deliver('bb', { url: '/r', fetch: hanging, maxAttempts: 1, timeoutMs: 20 }, outcome).catch(
+      (e: unknown) => e,
+    );
+    expect(silent).toMatchObject({ detail: 'no answer within 20 ms' });
+  });
+
+  it('aborted during its last attempt: rejects with the reason itself, not a delivery failure', async () => {
+    const controller = new AbortController();
+    const reason = new Error('customer left');
+    const hanging = ((_: string, init: RequestInit) => {
+      queueMicrotask(() => controller.abort(reason));
+      return untilAborted(init.signal);
+    }) as typeof fetch;
+    await expect(deliver('bb', { url: '/r', fetch: hanging, maxAttempts: 1 }, outcome, controller.signal)).rejects.toBe(
+      reason,
+    );
+  });
+
+  it('without crypto.randomUUID the key is the random bytes in hex, two digits each, small bytes included', async () => {
+    Object.defineProperty(crypto, 'randomUUID', { value: undefined, configurable: true, writable: true });
+    vi.spyOn(crypto, 'getRandomValues').mockImplementation((array) => {
+      (array as Uint8Array).forEach((_, i, bytes) => (bytes[i] = i * 17));
+      return array;
+    });
+    const { fetch, seen } = scriptedFetch([200]);
+    try {
+      await deliver('bb', { url: '/r', fetch }, outcome);
+    } finally {
+      delete (crypto as { randomUUID?: unknown }).randomUUID; // the prototype's method shows through again
+    }
+    expect(seen[0]!.init.headers['idempotency-key']).toBe('00112233445566778899aabbccddeeff');
+    expect(typeof crypto.randomUUID).toBe('function');
+  });
+
+  it('leaves no timer and no listener on the signal behind, however it ends', async () => {
+    vi.useFakeTimers();
+    const controller = new AbortController();
+    const added = vi.spyOn(controller.signal, 'addEventListener');
+    const removed = vi.spyOn(controller.signal, 'removeEventListener');
+    const ok = scriptedFetch([new Response('', { status: 503, headers: { 'retry-after': '0' } }), 200]);
+    const done = deliver('bb', { url: '/r', fetch: ok.fetch }, outcome, controller.signal);
+    await vi.advanceTimersByTimeAsync(0);
+    await done;
+    const refused = deliver('bb', { url: '/r', fetch: scriptedFetch([400]).fetch }, outcome, controller.signal).catch(
+      () => {},
+    );
+    await refused;
+    expect(vi.getTimerCount()).toBe(0);
+    // Each attempt's listener is removed (the waits' listeners are `once` and go with their promise).
+    const attemptListeners = (spy: typeof added) =>
+      spy.mock.calls.filter((call) => call[2] === undefined).map((call) => [call[0], call[1]]);
+    expect(attemptListeners(removed)).toEqual(attemptListeners(added));
+    expect(attemptListeners(added).map(([type]) => type)).toEqual(['abort', 'abort', 'abort']);
+  });
+});
+
+describe('report', () => {
+  it('one attempt and one retry when maxAttempts is not given, and never more than two', async () => {
+    vi.useFakeTimers();
+    for (const maxAttempts of [undefined, 5]) {
+      const failing = scriptedFetch([503]);
+      const told = report(
+        { url: '/r', fetch: failing.fetch, ...(maxAttempts ? { maxAttempts } : {}) },
+        { ...outcome, outcome: 'timeout-partial' },
+      ).catch((e: unknown) => e);
+      await vi.advanceTimersByTimeAsync(5_000);
+      expect(await told).toMatchObject({ detail: 'HTTP 503{}', status: 503 });
+      expect(failing.seen.map(({ init }) => JSON.parse(init.body as string))).toEqual([
+        { outcome: { ...outcome, outcome: 'timeout-partial' } },
+        { outcome: { ...outcome, outcome: 'timeout-partial' } },
+      ]);
+    }
+  });
+});

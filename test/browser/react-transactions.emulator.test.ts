@@ -1,0 +1,93 @@
+// @vitest-environment happy-dom
+// useBlackbox with `post` against the server kit's endpoint and the emulated service: one
+// Device Risk transaction per page run and checkout id, whatever StrictMode and remounts do.
+import { createElement as h, StrictMode } from 'react';
+import { flushSync } from 'react-dom';
+import { createRoot, type Root } from 'react-dom/client';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { BlackboxHookOptions, BlackboxState } from '../../src/browser/react.js';
+import { closeEndpoint, endpoint, SHOP } from '../support/page-endpoint.js';
+import { freshPage, LOADER_URL } from '../support/vendor-dom.js';
+
+let root: Root | undefined;
+afterEach(async () => {
+  root?.unmount();
+  root = undefined;
+  await closeEndpoint();
+});
+
+/** Renders a checkout in StrictMode with `options`; the returned list records the hook's states. */
+async function checkout(options: () => BlackboxHookOptions) {
+  await freshPage();
+  const { useBlackbox } = await import('../../src/browser/react.js');
+  document.body.innerHTML = '<div id="app"></div>';
+  root = createRoot(document.getElementById('app')!);
+  const states: BlackboxState[] = [];
+  function Checkout() {
+    states.push(useBlackbox(options()));
+    return null;
+  }
+  const render = () => flushSync(() => root!.render(h(StrictMode, null, h(Checkout))));
+  /** Unmounts and mounts the checkout again (a single-page app coming back to it). */
+  const remount = () => {
+    flushSync(() => root!.render(null));
+    render();
+  };
+  render();
+  return { states, remount, render };
+}
+const completed = (states: BlackboxState[]) =>
+  vi.waitFor(() => expect(states[states.length - 1]!.complete).toBe(true), { timeout: 5000 });
+
+describe('useBlackbox({ post }): one transaction per checkout', () => {
+  it('StrictMode and two remounts in one page run: one transaction, under one key', async () => {
+    const { emulator, posts } = await endpoint();
+    const { states, remount } = await checkout(() => ({ loaderUrl: LOADER_URL, post: `${SHOP}/device-risk` }));
+    await completed(states);
+    remount();
+    remount();
+    await completed(states);
+    // `complete` comes with the final value; the delivery follows it.
+    await vi.waitFor(() => expect(emulator.inspect.requests('accountCreate')).toBe(1), { timeout: 5000 });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(emulator.inspect.requests('accountCreate')).toBe(1);
+    expect(posts).toEqual([{ key: expect.any(String), checkout: null }]);
+  });
+
+  it('with consent (a new function on every render): StrictMode and two remounts, one transaction', async () => {
+    const { emulator, posts } = await endpoint();
+    const { states, remount } = await checkout(() => ({
+      loaderUrl: LOADER_URL,
+      post: `${SHOP}/device-risk`,
+      consent: () => new Promise((resolve) => setTimeout(() => resolve(true), 10)),
+    }));
+    await completed(states);
+    remount();
+    remount();
+    await vi.waitFor(() => expect(emulator.inspect.requests('accountCreate')).toBe(1), { timeout: 5000 });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(emulator.inspect.requests('accountCreate')).toBe(1);
+    expect(posts).toEqual([{ key: expect.any(String), checkout: null }]);
+  });
+
+  it('checkoutId: a new cart gets a transaction of its own, the same cart never two', async () => {
+    const { emulator, posts } = await endpoint();
+    let cart = 'cart-1';
+    const { states, render, remount } = await checkout(() => ({
+      loaderUrl: LOADER_URL,
+      post: { url: `${SHOP}/device-risk` },
+      checkoutId: cart,
+    }));
+    await completed(states);
+    remount();
+    cart = 'cart-2';
+    render();
+    await vi.waitFor(() => expect(emulator.inspect.requests('accountCreate')).toBe(2), { timeout: 5000 });
+    cart = 'cart-1';
+    render();
+    await new Promise((r) => setTimeout(r, 200));
+    expect(emulator.inspect.requests('accountCreate')).toBe(2);
+    expect(posts.map((post) => post.checkout)).toEqual(['cart-1', 'cart-2']);
+    expect(states[states.length - 1]!.error).toBeUndefined();
+  });
+});

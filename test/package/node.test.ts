@@ -1,0 +1,234 @@
+// The built files in Node (server-side rendering): importing touches no browser global,
+// and a call outside a browser rejects with not_browser instead of throwing.
+import { existsSync, readFileSync } from 'node:fs';
+import vm from 'node:vm';
+import { describe, expect, it } from 'vitest';
+
+const ESM = new URL('../../dist/index.js', import.meta.url);
+const UMD = new URL('../../dist/blackbox-capture.umd.js', import.meta.url);
+const BROWSER_GLOBALS = ['window', 'document', 'navigator', 'location', 'self', 'trustedTypes'];
+
+/** Runs `load` while every browser global is a getter that records its use. */
+async function watchingGlobals<T>(load: () => Promise<T>): Promise<{ result: T; touched: string[] }> {
+  const touched: string[] = [];
+  const g = globalThis as Record<string, unknown>;
+  const saved = BROWSER_GLOBALS.map((name) => [name, Object.getOwnPropertyDescriptor(g, name)] as const);
+  for (const name of BROWSER_GLOBALS) {
+    Object.defineProperty(g, name, { configurable: true, get: () => void touched.push(name) });
+  }
+  try {
+    return { result: await load(), touched };
+  } finally {
+    for (const [name, descriptor] of saved) {
+      if (descriptor) Object.defineProperty(g, name, descriptor);
+      else delete g[name];
+    }
+  }
+}
+
+describe('built files in Node', () => {
+  it('dist exists (run npm run build first)', () => {
+    expect(existsSync(ESM)).toBe(true);
+    expect(existsSync(UMD)).toBe(true);
+  });
+
+  it('importing the ESM build touches no window, document or other browser global', async () => {
+    const { result, touched } = await watchingGlobals(() => import(ESM.href + '?ssr'));
+    expect(touched).toEqual([]);
+    expect(typeof result.captureBlackbox).toBe('function');
+  });
+
+  it('captureBlackbox rejects with not_browser outside a browser', async () => {
+    const { captureBlackbox, isBlackboxCaptureError } = await import(ESM.href);
+    const error = await captureBlackbox({ loaderUrl: 'https://vendor.example/loader.js' }).catch((e: unknown) => e);
+    expect(isBlackboxCaptureError(error)).toBe(true);
+    expect(error).toMatchObject({ code: 'not_browser' });
+  });
+
+  it('still validates options first outside a browser', async () => {
+    const { captureBlackbox } = await import(ESM.href);
+    await expect(captureBlackbox({ loaderUrl: 'ftp://x' })).rejects.toMatchObject({ code: 'invalid_option' });
+  });
+
+  it('the UMD build runs as a plain script without a DOM, starts nothing and exposes the API', async () => {
+    // As a script tag runs it: classic script, global this, no module system.
+    const context: Record<string, any> = {};
+    context.globalThis = context;
+    vm.runInNewContext(readFileSync(UMD, 'utf8'), context);
+    expect(typeof context.BlackboxCapture.captureBlackbox).toBe('function');
+    expect(typeof context.BlackboxCapture.BlackboxCaptureError).toBe('function');
+    expect(typeof context.BlackboxCapture.isBlackboxCaptureError).toBe('function');
+    expect(context.BlackboxCapture.ready).toBeUndefined();
+  });
+
+  it('the error class and type guard work across copies (name check)', async () => {
+    const { BlackboxCaptureError, isBlackboxCaptureError } = await import(ESM.href);
+    const foreign = Object.assign(new Error('x'), { name: 'BlackboxCaptureError', code: 'timeout' });
+    expect(isBlackboxCaptureError(foreign)).toBe(true);
+    expect(isBlackboxCaptureError(new Error('x'))).toBe(false);
+    expect(isBlackboxCaptureError({ name: 'BlackboxCaptureError', code: 'timeout' })).toBe(false);
+    const own = new BlackboxCaptureError('timeout', 'm', { cause: 1, blackbox: '0400' });
+    expect(own).toMatchObject({ code: 'timeout', cause: 1, blackbox: '0400', name: 'BlackboxCaptureError' });
+    expect(own).toBeInstanceOf(Error);
+  });
+});
+
+describe('the browser files', () => {
+  // V8 then compiles every function with the script, off the main thread, instead of each
+  // on its first call, inside captureBlackbox() on the page's main thread.
+  it.each(['index.js', 'browser-deliver.js', 'browser-messages.js', 'blackbox-capture.umd.js'])(
+    '%s opens with the compile hint',
+    (file) => {
+      expect(readFileSync(new URL(`../../dist/${file}`, import.meta.url), 'utf8').split('\n')[0]).toBe(
+        '//# allFunctionsCalledOnLoad',
+      );
+    },
+  );
+});
+
+describe('the exports map', () => {
+  it('resolves every public entry point the way Node resolves a dependency', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const out = execFileSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `const b = await import('blackbox-capture'); const s = await import('blackbox-capture/server'); const e = await import('blackbox-capture/emulator');
+         console.log([typeof b.captureBlackbox, typeof s.createDeviceRiskHandler, typeof e.startEmulator].join(' '));`,
+      ],
+      { cwd: new URL('../..', import.meta.url), encoding: 'utf8' },
+    );
+    expect(out.trim()).toBe('function function function');
+  });
+});
+
+// The public API of every entry, and nothing else: an internal that leaks into an entry
+// (a bundler's shared-chunk export) becomes API that users start to import.
+describe('export lists', () => {
+  it.each([
+    [
+      'blackbox-capture (dist/index.js)',
+      '../../dist/index.js',
+      ['BlackboxCaptureError', 'captureBlackbox', 'isBlackboxCaptureError'],
+    ],
+    [
+      'blackbox-capture/server (dist/server.js)',
+      '../../dist/server.js',
+      [
+        'API_BASE_URLS',
+        'BLACKBOX_PATTERN',
+        'BadRequestError',
+        'BODY_TIMEOUT_MS',
+        'BodyTimeoutError',
+        'COLLECTOR_URLS',
+        'DeviceRiskError',
+        'DeviceRiskTransaction',
+        'ERR_ABORTED',
+        'ERR_BACKLOG_BEHIND',
+        'ERR_BLACKBOX_STALE',
+        'ERR_QUEUE_FULL',
+        'ERR_FORGED_ADDRESS',
+        'ERR_INSECURE_URL',
+        'ERR_INVALID_ACCOUNT_REQUEST',
+        'ERR_INVALID_BLACKBOX',
+        'ERR_INVALID_CALLBACK',
+        'ERR_CALLBACK_REFUSED',
+        'ERR_INVALID_CONFIGURATION',
+        'ERR_INVALID_RESPONSE',
+        'ERR_NETWORK',
+        'ERR_NO_DEVICE_RISK_CREDENTIAL',
+        'ERR_RATE_LIMITED',
+        'ERR_REQUEST_REJECTED',
+        'ERR_RESULT_NOT_READY',
+        'ERR_RESULT_UNDELIVERED',
+        'ERR_STORE_UNAVAILABLE',
+        'ERR_STORE_FULL',
+        'ERR_ORPHANED_TRANSACTION',
+        'STORE_TIMEOUT_MS',
+        'withTimeLimit',
+        'ERR_IDEMPOTENCY_KEY_IN_USE',
+        'ERR_BLACKBOX_DAMAGED',
+        'repairBlackbox',
+        'ERR_NONCE_MISSING',
+        'ERR_NONCE_INVALID',
+        'ERR_NONCE_EXPIRED',
+        'ERR_NONCE_REUSED',
+        'ERR_UNKNOWN_EXECUTION',
+        'ERR_RESULT_HANDLER_TIMEOUT',
+        'createCaptureNonce',
+        'verifyCaptureNonce',
+        'ERR_TOKEN_REJECTED',
+        'ERR_TRANSACTION_TOKEN_EXPIRED',
+        'ERR_UPSTREAM',
+        'ERR_WORKFLOW_EXPIRED',
+        'FINAL_STATUSES',
+        'MAX_BLACKBOX_LENGTH',
+        'RESULT_SCHEDULE_SECONDS',
+        'RETRIEVAL_BASE_URLS',
+        'TOKEN_LIFETIME_BOUNDS',
+        'TOKEN_URLS',
+        'checkAccountRequest',
+        'checkBlackbox',
+        'collectorPath',
+        'createCallbackHandler',
+        'createDeviceRiskClient',
+        'createDeviceRiskHandler',
+        'createFirstPartyProxy',
+        'createMemoryQueue',
+        'createMemoryStore',
+        'createTokenSource',
+        'isDeviceRiskError',
+        'parseDetails',
+        'parseOutcome',
+        'OUTCOME_KINDS',
+        'runDeviceRiskCheck',
+        'toFastifyHandler',
+        'toNodeHandler',
+        'toRequest',
+        'validHost',
+        'writeResponse',
+      ],
+    ],
+    ['blackbox-capture/server/redis (dist/server-redis.js)', '../../dist/server-redis.js', ['createRedisStore']],
+    [
+      'blackbox-capture/server/bullmq (dist/server-bullmq.js)',
+      '../../dist/server-bullmq.js',
+      ['createBullmqQueue', 'jobIdOf'],
+    ],
+    [
+      'blackbox-capture/emulator (dist/emulator.js)',
+      '../../dist/emulator.js',
+      [
+        'CONFORMANCE_CASES',
+        'EMULATED_LOADER_VERSION',
+        'conformancePage',
+        'createManualClock',
+        'decodeBlackbox',
+        'runConformance',
+        'startConformanceSite',
+        'startEmulator',
+      ],
+    ],
+  ])('%s exports exactly its public API', async (_, file, names) => {
+    const module = (await import(new URL(file, import.meta.url).href)) as Record<string, unknown>;
+    expect(Object.keys(module).sort()).toEqual([...names].sort());
+  });
+
+  it('the Workers and edge build (dist/server.edge.js) exports what dist/server.js does', async () => {
+    const node = (await import(new URL('../../dist/server.js', import.meta.url).href)) as Record<string, unknown>;
+    const edge = (await import(new URL('../../dist/server.edge.js', import.meta.url).href)) as Record<string, unknown>;
+    expect(Object.keys(edge).sort()).toEqual(Object.keys(node).sort());
+  });
+
+  it('the UMD global carries the API plus ready, and nothing else', () => {
+    const sandbox: Record<string, unknown> = {};
+    vm.runInNewContext(readFileSync(UMD, 'utf8'), sandbox);
+    expect(Object.keys(sandbox.BlackboxCapture as object).sort()).toEqual([
+      'BlackboxCaptureError',
+      'captureBlackbox',
+      'isBlackboxCaptureError',
+      'ready',
+    ]);
+  });
+});

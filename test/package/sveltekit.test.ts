@@ -1,0 +1,271 @@
+// docs/frameworks.md's Svelte snippets, as written, in a hand-written SvelteKit app (its Vite
+// plugin, @sveltejs/adapter-node) on the packed package, in Chromium against the emulator
+// (test/support/framework-site.ts, in front of the app's own Node server): server rendering
+// imports the entries cleanly, a `use:enhance` submit made while the capture collects reaches
+// the form action with the final blackbox, and remounts make one Device Risk transaction per
+// cart. SvelteKit is not a devDependency (its TypeScript peer range is not the project's): it
+// is installed from the npm registry into the user cache once per version, as Nuxt is (the test
+// is skipped, named, when the registry cannot be reached; with CI set, that fails it). The app
+// is built once for every case.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../support/processes.mjs';
+import { runtimesCache } from '../support/runtimes.mjs';
+import {
+  consoleProblems,
+  FINAL_SOURCES,
+  forwardTo,
+  launchChromium,
+  reportRemovals,
+  sourcesOf,
+  startFrameworkSite,
+  submitListened,
+  type FrameworkSite,
+} from '../support/framework-site.js';
+import { snippet } from '../support/readme.js';
+import { ROOT } from '../support/tarball.js';
+
+const KIT_VERSION = '3.2.0';
+const PACKAGES = [
+  `@sveltejs/kit@${KIT_VERSION}`,
+  'svelte@5.57.3',
+  '@sveltejs/vite-plugin-svelte@7.3.1',
+  '@sveltejs/adapter-node@6.0.1',
+  'vite@8.3.8',
+];
+/** SvelteKit's packages, kept between runs outside the clone; the app beside them. */
+const CACHE = join(dirname(runtimesCache()), `sveltekit-${KIT_VERSION}`);
+const APP = join(CACHE, 'app');
+
+/** SvelteKit from the registry into the cache, unless there; false when the registry cannot be reached. */
+function installSvelteKit(): boolean {
+  if (existsSync(join(CACHE, 'node_modules', '@sveltejs', 'adapter-node', 'package.json'))) return true;
+  mkdirSync(CACHE, { recursive: true });
+  writeFileSync(join(CACHE, 'package.json'), JSON.stringify({ name: 'sveltekit-cache', private: true }));
+  for (let attempt = 1; ; attempt++) {
+    try {
+      execFileSync('npm', ['install', '--no-audit', '--no-fund', ...PACKAGES], {
+        cwd: CACHE,
+        stdio: ['ignore', 'ignore', 'pipe'],
+        timeout: 300_000,
+      });
+      return true;
+    } catch (error) {
+      if (attempt < 2) continue;
+      if (process.env.CI) throw error;
+      return false;
+    }
+  }
+}
+
+const haveKit = installSvelteKit();
+if (!haveKit)
+  console.warn(`dist-sveltekit: skipped, @sveltejs/kit@${KIT_VERSION} could not be installed from the registry`);
+
+/** The test's own page around the snippets: the element or the store, a cart, and a remount on call. */
+const REMOUNTS_PAGE = `<script lang="ts">
+  import 'blackbox-capture/element';
+  import { tick } from 'svelte';
+  import { page } from '$app/state';
+  import DeviceCheck from '#lib/DeviceCheck.svelte';
+
+  const view = page.url.searchParams.get('view');
+  let cart = $state(page.url.searchParams.get('cart') ?? 'cart-1');
+  let shown = $state(true);
+  $effect(() => {
+    Object.assign(window, {
+      async remount(id: string) {
+        shown = false;
+        await tick();
+        cart = id;
+        shown = true;
+        await tick();
+      },
+    });
+  });
+</script>
+
+{#if shown}
+  {#if view === 'checkout'}
+    <form>
+      <blackbox-capture name="blackbox" loader-url="/static/vendor/loader.js" post-url="/device-risk" checkout-id={cart}
+      ></blackbox-capture>
+    </form>
+  {:else}
+    <DeviceCheck cartId={cart} />
+  {/if}
+{/if}
+`;
+
+let site: FrameworkSite;
+let server: ChildProcess | undefined;
+let serverOutput = '';
+let browser: Browser;
+
+beforeAll(async () => {
+  if (!haveKit) return;
+  rmSync(APP, { recursive: true, force: true });
+  const write = (file: string, text: string) => {
+    mkdirSync(dirname(join(APP, file)), { recursive: true });
+    writeFileSync(join(APP, file), text);
+  };
+  // SvelteKit 3's #lib: the app's own subpath imports.
+  write(
+    'package.json',
+    JSON.stringify({
+      name: 'shop',
+      private: true,
+      type: 'module',
+      imports: { '#lib': './src/lib', '#lib/*': './src/lib/*' },
+    }),
+  );
+  write(
+    'vite.config.ts',
+    "import adapter from '@sveltejs/adapter-node';\nimport { sveltekit } from '@sveltejs/kit/vite';\n" +
+      "import { defineConfig } from 'vite';\n\nexport default defineConfig({ plugins: [sveltekit({ adapter: adapter() })] });\n",
+  );
+  write(
+    'src/app.html',
+    '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8" />\n%sveltekit.head%\n</head>\n' +
+      '<body data-sveltekit-preload-data="off">\n<div style="display: contents">%sveltekit.body%</div>\n</body>\n</html>\n',
+  );
+  write('src/routes/checkout/+page.svelte', snippet('sveltekit-checkout').code);
+  write('src/routes/checkout/+page.server.ts', snippet('sveltekit-action').code);
+  write('src/lib/DeviceCheck.svelte', snippet('svelte-store').code);
+  write('src/routes/remounts/+page.svelte', REMOUNTS_PAGE);
+  // The snippet's "yours": the order goes to the shop's recorder.
+  write(
+    'src/lib/orders.ts',
+    'export async function placeOrder(order: Record<string, string>): Promise<void> {\n' +
+      "  const answer = await fetch(`${process.env.SHOP_ORIGIN}/orders`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(order) });\n" +
+      '  if (!answer.ok) throw new Error(`the shop answered ${answer.status}`);\n}\n',
+  );
+  // The package as npm users get it, beside SvelteKit's packages.
+  execFileSync('npm', ['pack', '--silent', '--pack-destination', APP], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const installed = join(CACHE, 'node_modules', 'blackbox-capture');
+  rmSync(installed, { recursive: true, force: true });
+  mkdirSync(installed, { recursive: true });
+  execFileSync('sh', ['-c', `tar xzf "${APP}"/blackbox-capture-*.tgz -C "${installed}" --strip-components=1`]);
+  execFileSync(process.execPath, [join(CACHE, 'node_modules/vite/bin/vite.js'), 'build', '--logLevel', 'warn'], {
+    cwd: APP,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NODE_ENV: 'production' },
+  });
+  // The shop in front of the app's own server (adapter-node's build): every other path goes to it.
+  const port = await freePort();
+  const upstream = `http://127.0.0.1:${port}`;
+  site = await startFrameworkSite(forwardTo(upstream));
+  const { VITEST: _vitest, NODE_ENV: _mode, ...env } = process.env;
+  server = spawn(process.execPath, ['build/index.js'], {
+    cwd: APP,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      ...env,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      // The shop's address, from its proxy's headers (adapter-node's settings).
+      PROTOCOL_HEADER: 'x-forwarded-proto',
+      HOST_HEADER: 'x-forwarded-host',
+      SHOP_ORIGIN: site.origin,
+    },
+  });
+  server.stdout!.on('data', (chunk) => (serverOutput += chunk));
+  server.stderr!.on('data', (chunk) => (serverOutput += chunk));
+  // Serving once /checkout answers; its output says why not, if it exits first.
+  for (const started = Date.now(); ;) {
+    if (server.exitCode !== null) throw new Error(`the app's server exited ${server.exitCode}:\n${serverOutput}`);
+    if (Date.now() - started > 60_000) throw new Error(`the app's server did not answer in 60 s:\n${serverOutput}`);
+    const status = await fetch(`${upstream}/checkout`).then(
+      (answer) => answer.status,
+      () => 0,
+    );
+    if (status === 200) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  browser = await launchChromium();
+}, 300_000);
+
+afterAll(async () => {
+  await browser?.close();
+  if (server && server.exitCode === null) {
+    const exited = new Promise((resolve) => server!.once('exit', resolve));
+    server.kill('SIGTERM');
+    await exited;
+  }
+  await site?.close();
+  rmSync(APP, { recursive: true, force: true });
+});
+
+async function open(path: string, { remounts = false } = {}): Promise<{ page: Page; problems: string[] }> {
+  const page = await browser.newPage();
+  const problems = consoleProblems(page);
+  if (!remounts) await reportRemovals(page);
+  await page.goto(site.origin + path);
+  return { page, problems };
+}
+
+const remount = (page: Page, id: string) =>
+  page.evaluate((cart) => (window as unknown as { remount(id: string): Promise<void> }).remount(cart), id);
+
+describe.skipIf(!haveKit)(`SvelteKit ${KIT_VERSION}: docs/frameworks.md, built by its Vite plugin`, () => {
+  it("'sveltekit-checkout', 'sveltekit-action': rendered on the server, use:enhance at once reaches the action with the final blackbox", async () => {
+    // Server rendering imported the element's entry and rendered the tag, untouched.
+    const html = await fetch(`${site.origin}/checkout?cart=cart-sk`).then((r) => r.text());
+    expect(html).toMatch(
+      /<blackbox-capture name="blackbox" loader-url="\/static\/vendor\/loader.js"[^>]*checkout-id="cart-sk"/,
+    );
+    const { page, problems } = await open('/checkout?cart=cart-sk');
+    const element = page.locator('blackbox-capture');
+    // Hydrated: enhance's submit listener is on the form (a click before would post natively).
+    await submitListened(page);
+    const stateAtClick = await element.evaluate((e: Element) => (e as HTMLElement & { state: string }).state);
+    await page.getByRole('button', { name: 'Pay' }).click();
+    await page.getByText('Order placed').waitFor();
+    expect(stateAtClick).toBe('collecting');
+    expect(site.orders).toHaveLength(1);
+    const [order] = site.orders;
+    expect([order!.order, order!.outcome, sourcesOf(order!.blackbox)]).toEqual(['o-1', 'complete', FINAL_SOURCES]);
+    // No full page load: enhance posted it (a native post would have reloaded the page).
+    expect(await element.evaluate((e: Element) => (e as HTMLElement & { state: string }).state)).toBe('complete');
+    expect(problems).toEqual([]);
+    // The server logged nothing but where it listens: no error rendering or in the action.
+    expect(serverOutput.replace(/^Listening on \S+\n/, '')).toBe('');
+    await page.close();
+  });
+
+  it.each([
+    ['sveltekit-checkout', 'checkout'],
+    ['svelte-store', 'store'],
+  ])("'%s': three mounts in one page run make one transaction, a second cart a second", async (_name, view) => {
+    const cart = `cart-${view}`;
+    const before = site.emulator.inspect.requests('accountCreate');
+    const posted = site.posts.length;
+    const { page, problems } = await open(`/remounts?view=${view}&cart=${cart}-1`, { remounts: true });
+    const ended = async () => {
+      if (view === 'checkout')
+        await page
+          .locator('blackbox-capture')
+          .evaluate((e: Element) => (e as HTMLElement & { ready: Promise<string> }).ready);
+      else await page.getByText('Device checked').waitFor();
+    };
+    await page.waitForFunction(() => 'remount' in window);
+    await ended();
+    for (const id of [`${cart}-1`, `${cart}-1`, `${cart}-2`]) {
+      await remount(page, id);
+      await ended();
+    }
+    await expect.poll(() => site.posts.length - posted, { timeout: 20_000 }).toBe(2);
+    expect(site.posts.slice(posted).map((post) => post.checkout)).toEqual([`${cart}-1`, `${cart}-2`]);
+    await expect.poll(() => site.emulator.inspect.requests('accountCreate') - before, { timeout: 20_000 }).toBe(2);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(site.emulator.inspect.requests('accountCreate') - before).toBe(2);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+});

@@ -1,0 +1,163 @@
+// docs/frameworks.md's Vue snippets, as written, built by Vite with @vitejs/plugin-vue on the
+// packed package, in Chromium against the emulator (test/support/framework-site.ts): a
+// `@submit.prevent` handler posts the final blackbox while the capture was still collecting
+// at the click, `v-model` on the element holds the blackbox without a warning, and remounts
+// make one Device Risk transaction per cart. The app is built once for every case.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, extname, join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  consoleProblems,
+  FINAL_SOURCES,
+  launchChromium,
+  sourcesOf,
+  startFrameworkSite,
+  type FrameworkSite,
+} from '../support/framework-site.js';
+import { snippet } from '../support/readme.js';
+import { installPackedTarball, ROOT } from '../support/tarball.js';
+
+let app: string;
+let site: FrameworkSite;
+let browser: Browser;
+
+/** The test's own shell around the snippets: which component, which cart, and a remount on call. */
+const APP_VUE = `<script setup lang="ts">
+import { nextTick, ref } from 'vue';
+import Checkout from '../Checkout.vue';
+import DeviceCheck from '../DeviceCheck.vue';
+
+const params = new URLSearchParams(location.search);
+const view = params.get('view');
+const cart = ref(params.get('cart') ?? 'cart-1');
+const shown = ref(true);
+Object.assign(window, {
+  async remount(id: string) {
+    shown.value = false;
+    await nextTick();
+    cart.value = id;
+    shown.value = true;
+    await nextTick();
+  },
+});
+</script>
+
+<template>
+  <template v-if="shown">
+    <Checkout v-if="view === 'checkout'" :cart-id="cart" />
+    <DeviceCheck v-else :cart-id="cart" />
+  </template>
+</template>
+`;
+
+beforeAll(async () => {
+  app = installPackedTarball('vue-app-').dir;
+  for (const name of ['vue', '@vitejs/plugin-vue', 'vite']) {
+    mkdirSync(dirname(join(app, 'node_modules', name)), { recursive: true });
+    symlinkSync(join(ROOT, 'node_modules', name), join(app, 'node_modules', name));
+  }
+  const write = (file: string, text: string) => {
+    mkdirSync(dirname(join(app, file)), { recursive: true });
+    writeFileSync(join(app, file), text);
+  };
+  write('package.json', JSON.stringify({ name: 'shop', private: true, type: 'module' }));
+  write('vite.config.ts', snippet('vue-vite-config').code);
+  write('src/Checkout.vue', snippet('vue-checkout').code);
+  write('src/DeviceCheck.vue', snippet('vue-composable').code);
+  write('src/App.vue', APP_VUE);
+  write(
+    'src/main.ts',
+    "import { createApp } from 'vue';\nimport App from '../App.vue';\n\ncreateApp(App).mount('#app');\n",
+  );
+  write(
+    'index.html',
+    '<!doctype html><html><head><meta charset="utf-8"><title>shop</title></head>' +
+      '<body><div id="app"></div><script type="module" src="/src/main.ts"></script></body></html>\n',
+  );
+  execFileSync(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--logLevel', 'warn'], {
+    cwd: app,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const types: Record<string, string> = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css' };
+  site = await startFrameworkSite(async (request) => {
+    const path = new URL(request.url).pathname;
+    const file = join(app, 'dist', path === '/' ? 'index.html' : path);
+    try {
+      return new Response(readFileSync(file), { headers: { 'content-type': types[extname(file)] ?? 'text/plain' } });
+    } catch {
+      return new Response('not found', { status: 404 });
+    }
+  });
+  browser = await launchChromium();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await site?.close();
+  rmSync(app, { recursive: true, force: true });
+});
+
+/** A fresh page of the app; its console's warnings and errors. */
+async function open(query: string): Promise<{ page: Page; problems: string[] }> {
+  const page = await browser.newPage();
+  const problems = consoleProblems(page);
+  await page.goto(`${site.origin}/?${query}`);
+  return { page, problems };
+}
+
+/** Remounts the component (`v-if` off and on) with the cart `id`, as a route change does. */
+const remount = (page: Page, id: string) =>
+  page.evaluate((cart) => (window as unknown as { remount(id: string): Promise<void> }).remount(cart), id);
+
+describe('Vue 3: docs/frameworks.md, built by Vite', () => {
+  it("'vue-checkout': @submit.prevent at once posts the final blackbox, outcome complete; v-model holds it", async () => {
+    const { page, problems } = await open('view=checkout&cart=cart-a');
+    const element = page.locator('blackbox-capture');
+    await element.waitFor({ state: 'attached' });
+    const stateAtClick = await element.evaluate((e: Element) => (e as HTMLElement & { state: string }).state);
+    await page.getByRole('button', { name: 'Pay' }).click();
+    await page.getByText('Order placed').waitFor();
+    expect(stateAtClick).toBe('collecting');
+    expect(site.orders).toHaveLength(1);
+    const [order] = site.orders;
+    expect([order!.order, order!['blackbox-outcome'], sourcesOf(order!.blackbox)]).toEqual([
+      'o-1',
+      'complete',
+      FINAL_SOURCES,
+    ]);
+    // v-model took the value (the hint is gone) and wrote nothing back that the element refused.
+    expect(await page.getByText('Checking your device…').count()).toBe(0);
+    expect(await element.evaluate((e: Element) => (e as HTMLInputElement).value)).toBe(order!.blackbox);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it.each([
+    ['vue-checkout', 'checkout'],
+    ['vue-composable', 'composable'],
+  ])("'%s': three mounts in one page run make one transaction, a second cart a second", async (_name, view) => {
+    const cart = `cart-${view}`;
+    const before = site.emulator.inspect.requests('accountCreate');
+    const posted = site.posts.length;
+    const { page, problems } = await open(`view=${view}&cart=${cart}-1`);
+    const complete =
+      view === 'checkout' ? page.locator('p', { hasText: 'Checking' }) : page.getByText('Device checked');
+    for (let mount = 1; mount <= 3; mount++) {
+      if (mount > 1) await remount(page, `${cart}-1`);
+      if (view === 'checkout') await complete.waitFor({ state: 'detached' });
+      else await complete.waitFor();
+    }
+    await remount(page, `${cart}-2`);
+    await (view === 'checkout' ? complete.waitFor({ state: 'detached' }) : complete.waitFor());
+    await expect.poll(() => site.posts.length - posted, { timeout: 20_000 }).toBe(2);
+    expect(site.posts.slice(posted).map((post) => post.checkout)).toEqual([`${cart}-1`, `${cart}-2`]);
+    await expect.poll(() => site.emulator.inspect.requests('accountCreate') - before, { timeout: 20_000 }).toBe(2);
+    // Nothing more comes: a late delivery of a remount would show here.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(site.emulator.inspect.requests('accountCreate') - before).toBe(2);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+});

@@ -1,0 +1,537 @@
+// The Device Risk client's boundaries on a stub API: the documented request rules, the
+// credential checks, what each failure says (code, operation, status, Retry-After), the
+// waits between attempts and the result schedule.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  API_BASE_URLS,
+  checkAccountRequest,
+  checkBlackbox,
+  createDeviceRiskClient,
+  DeviceRiskTransaction,
+  MAX_BLACKBOX_LENGTH,
+  RETRIEVAL_BASE_URLS,
+  type AccountRequest,
+  type DeviceRiskClientOptions,
+} from '../../../src/server/api/device-risk-client.js';
+import type { TokenSource } from '../../../src/server/api/token-source.js';
+import { untilAborted } from '../../support/until-aborted.js';
+
+const UA = 'AcmeShop Checkout/1.0';
+const BASE = 'https://api.example';
+const ACCOUNT = '11111111-2222-4333-8444-555555555555';
+const EXECUTION = '66666666-7777-4888-9999-aaaaaaaaaaaa';
+const CREDENTIAL = 'bbbbbbbb-cccc-4ddd-8eee-ffffffffffff';
+const EXECUTION_URL = `${BASE}/api/v1/accounts/${ACCOUNT}/workflow-executions/${EXECUTION}`;
+const PART_URL = `${EXECUTION_URL}/credentials/${CREDENTIAL}/parts/DEVICE_RISK`;
+const T0 = 1_800_000_000_000;
+const BODY: AccountRequest = { customerInternalReference: 'order-1', workflowDefinition: { key: 10020 } };
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+const credential = (changes: Record<string, unknown> = {}, api: Record<string, unknown> = {}) => ({
+  id: CREDENTIAL,
+  category: 'DATA',
+  allowedChannels: ['API'],
+  api: { token: 'tx-token', parts: { device_risk: PART_URL }, workflowExecution: EXECUTION_URL, ...api },
+  ...changes,
+});
+const accountAnswer = (credentials: unknown = [credential()]) => ({
+  account: { id: ACCOUNT },
+  workflowExecution: { id: EXECUTION, credentials },
+});
+
+/** A token source that hands out numbered tokens and records invalidations. */
+function tokens() {
+  let n = 1;
+  const invalidated: Array<string | undefined> = [];
+  const source: TokenSource = {
+    tokenUrl: 'https://auth.example/oauth2/token',
+    clientId: 'client-1',
+    getToken: async () => `at-${n}`,
+    invalidate: async (refused) => void (invalidated.push(refused), n++),
+    seal: async (s) => `sealed:${s}`,
+    unseal: async (s) => s.replace(/^sealed:/, ''),
+  };
+  return { source, invalidated };
+}
+
+type Answer = Response | 'network' | (() => Response);
+/** The API: each call answers the next of `answers` (the last repeats); what was sent is recorded. */
+function api(...answers: Answer[]) {
+  const sent: Array<{ url: string; init: RequestInit & { headers: Record<string, string> } }> = [];
+  const fetch = (async (url: string, init: RequestInit) => {
+    sent.push({ url: String(url), init: init as never });
+    const answer = answers[Math.min(sent.length - 1, answers.length - 1)]!;
+    if (answer === 'network') throw new TypeError('fetch failed');
+    return typeof answer === 'function' ? answer() : answer.clone();
+  }) as unknown as typeof globalThis.fetch;
+  return { fetch, sent };
+}
+
+function client(fetch: typeof globalThis.fetch, extra: Partial<DeviceRiskClientOptions> = {}) {
+  const waits: number[] = [];
+  const t = tokens();
+  const c = createDeviceRiskClient({
+    tokenSource: t.source,
+    baseUrl: BASE,
+    userAgent: UA,
+    fetch,
+    now: () => T0,
+    sleep: async (ms) => void waits.push(ms),
+    ...extra,
+  });
+  return { client: c, waits, invalidated: t.invalidated };
+}
+
+const transaction = (tokenExpiresAt = T0 + 600_000) =>
+  new DeviceRiskTransaction({
+    accountId: ACCOUNT,
+    workflowExecutionId: EXECUTION,
+    credentialId: CREDENTIAL,
+    uploadUrl: PART_URL,
+    finalizeUrl: EXECUTION_URL,
+    tokenExpiresAt,
+    token: 'tx-token',
+  });
+const status = (code: number, headers: Record<string, string> = {}) => new Response('{}', { status: code, headers });
+const workflowStatus = (value: string) => Response.json({ workflowExecution: { status: value } });
+
+describe('regional addresses (docs/vendor-contract.md#the-service)', () => {
+  it('are the documented hosts, and a region picks both', () => {
+    expect(API_BASE_URLS).toEqual({
+      US: 'https://account.amer-1.jumio.ai',
+      EU: 'https://account.emea-1.jumio.ai',
+      SG: 'https://account.apac-1.jumio.ai',
+    });
+    expect(RETRIEVAL_BASE_URLS).toEqual({
+      US: 'https://retrieval.amer-1.jumio.ai',
+      EU: 'https://retrieval.emea-1.jumio.ai',
+      SG: 'https://retrieval.apac-1.jumio.ai',
+    });
+    const eu = createDeviceRiskClient({ tokenSource: tokens().source, region: 'EU', userAgent: UA });
+    expect(eu.retrievalOrigin).toBe('https://retrieval.emea-1.jumio.ai');
+  });
+
+  it('with baseUrl and no retrievalBaseUrl, status is read from baseUrl', async () => {
+    const { fetch, sent } = api(workflowStatus('PROCESSED'));
+    await client(fetch).client.status(transaction());
+    expect(sent[0]!.url).toBe(`${EXECUTION_URL}/status`);
+  });
+
+  it.each([
+    ['no user agent', { userAgent: undefined }],
+    ['a blank user agent', { userAgent: ' ' }],
+    ['no region and no baseUrl', { baseUrl: undefined }],
+  ])('%s is invalid_configuration', (_, change) => {
+    expect(() =>
+      createDeviceRiskClient({
+        tokenSource: tokens().source,
+        baseUrl: BASE,
+        userAgent: UA,
+        ...change,
+      } as DeviceRiskClientOptions),
+    ).toThrow(expect.objectContaining({ code: 'invalid_configuration' }));
+  });
+});
+
+describe('checkBlackbox', () => {
+  it.each([
+    ['an empty string', ''],
+    ['a number', 42],
+    ['one character too long', 'A'.repeat(MAX_BLACKBOX_LENGTH + 1)],
+  ])('refuses %s with invalid_blackbox', (_, value) => {
+    expect(() => checkBlackbox(value)).toThrow(expect.objectContaining({ code: 'invalid_blackbox' }));
+  });
+
+  it('accepts the longest allowed', () => {
+    expect(checkBlackbox('A'.repeat(MAX_BLACKBOX_LENGTH))).toHaveLength(MAX_BLACKBOX_LENGTH);
+  });
+});
+
+describe('checkAccountRequest (the documented rules)', () => {
+  it.each([
+    ['no body', undefined],
+    ['no reference', { workflowDefinition: { key: 1 } }],
+    ['an empty reference', { customerInternalReference: '', workflowDefinition: { key: 1 } }],
+    ['a reference of 101 characters', { customerInternalReference: 'r'.repeat(101), workflowDefinition: { key: 1 } }],
+    ['a reference with a slash', { customerInternalReference: 'a/b', workflowDefinition: { key: 1 } }],
+    ['no workflow definition', { customerInternalReference: 'r' }],
+    ['an empty key', { customerInternalReference: 'r', workflowDefinition: { key: '' } }],
+    ['a key that is an object', { customerInternalReference: 'r', workflowDefinition: { key: {} } }],
+    ['a userReference of 101 characters', { ...BODY, userReference: 'u'.repeat(101) }],
+    ['a userReference that is a number', { ...BODY, userReference: 5 }],
+    ['a callbackUrl of 256 characters', { ...BODY, callbackUrl: 'https://shop.example/' + 'c'.repeat(235) }],
+    ['a callbackUrl that is a number', { ...BODY, callbackUrl: 5 }],
+    ['a tokenLifetime without unit', { ...BODY, tokenLifetime: '30' }],
+    ['a tokenLifetime with a prefix', { ...BODY, tokenLifetime: 'x30m' }],
+    ['a tokenLifetime with a suffix', { ...BODY, tokenLifetime: '30mx' }],
+  ])('refuses %s: invalid_account_request, operation account', (_, body) => {
+    expect(() => checkAccountRequest(body as AccountRequest)).toThrow(
+      expect.objectContaining({ code: 'invalid_account_request', operation: 'account' }),
+    );
+  });
+
+  it.each([
+    ['a reference of 100 characters', { customerInternalReference: 'r'.repeat(100), workflowDefinition: { key: 1 } }],
+    ['a string key', { customerInternalReference: 'r', workflowDefinition: { key: 'kyx' } }],
+    ['a userReference of 100 characters', { ...BODY, userReference: 'u'.repeat(100) }],
+    ['a callbackUrl of 255 characters', { ...BODY, callbackUrl: 'https://shop.example/' + 'c'.repeat(234) }],
+    ['a tokenLifetime of 360m', { ...BODY, tokenLifetime: '360m' }],
+  ])('accepts %s', (_, body) => {
+    expect(() => checkAccountRequest(body as AccountRequest)).not.toThrow();
+  });
+});
+
+describe('account create and update', () => {
+  it('sends JSON with the access token, accept and content-type; the transaction lives tokenLifetime from when the request left', async () => {
+    const { fetch, sent } = api(Response.json(accountAnswer()));
+    const { client: c } = client(fetch);
+    const tx = await c.createAccount({ ...BODY, tokenLifetime: '12h' });
+    expect(sent[0]!.init.headers).toMatchObject({
+      authorization: 'Bearer at-1',
+      accept: 'application/json',
+      'content-type': 'application/json',
+      'user-agent': UA,
+    });
+    expect(tx.tokenExpiresAt).toBe(T0 + 12 * 3_600_000);
+    expect((await c.createAccount({ ...BODY, tokenLifetime: '5d' })).tokenExpiresAt).toBe(T0 + 5 * 86_400_000);
+    expect((await c.createAccount({ ...BODY, tokenLifetime: '45m' })).tokenExpiresAt).toBe(T0 + 45 * 60_000);
+    expect((await c.createAccount(BODY)).tokenExpiresAt).toBe(T0 + 30 * 60_000);
+  });
+
+  it('an update is a PUT to the account and is retried after a 5xx; a create is not', async () => {
+    const update = api(status(503), Response.json(accountAnswer()));
+    await client(update.fetch).client.updateAccount(ACCOUNT, BODY);
+    expect(update.sent.map((s) => [s.init.method, s.url])).toEqual([
+      ['PUT', `${BASE}/api/v1/accounts/${ACCOUNT}`],
+      ['PUT', `${BASE}/api/v1/accounts/${ACCOUNT}`],
+    ]);
+    const create = api(status(503), Response.json(accountAnswer()));
+    await expect(client(create.fetch).client.createAccount(BODY)).rejects.toMatchObject({
+      code: 'upstream_error',
+      status: 503,
+      operation: 'account create',
+    });
+    expect(create.sent).toHaveLength(1);
+  });
+
+  it('an update of an account id that is no UUID is refused before any call', () => {
+    const { fetch, sent } = api(Response.json(accountAnswer()));
+    expect(() => client(fetch).client.updateAccount('../x', BODY)).toThrow(
+      expect.objectContaining({ code: 'invalid_configuration' }),
+    );
+    expect(sent).toHaveLength(0);
+  });
+
+  it('an answer that is not JSON is invalid_response for that operation', async () => {
+    const { fetch } = api(new Response('<html>', { status: 200 }));
+    await expect(client(fetch).client.createAccount(BODY)).rejects.toMatchObject({
+      code: 'invalid_response',
+      operation: 'account create',
+    });
+  });
+
+  it.each([
+    ['no credentials', accountAnswer(null), 'invalid_response'],
+    ['credentials at the top level are read too', { credentials: [credential()] }, undefined],
+    ['no DATA credential', accountAnswer([credential({ category: 'ID' })]), 'no_device_risk_credential'],
+    ['no API channel', accountAnswer([credential({ allowedChannels: ['WEB'] })]), 'no_device_risk_credential'],
+    ['no token', accountAnswer([credential({}, { token: undefined })]), 'invalid_response'],
+    ['an empty token', accountAnswer([credential({}, { token: '' })]), 'invalid_response'],
+    [
+      "a credential id that is not the upload address's",
+      accountAnswer([credential({ id: EXECUTION })]),
+      'forged_address',
+    ],
+    ['no credential id (the address decides)', accountAnswer([credential({ id: undefined })]), undefined],
+    [
+      'an upload address of another execution',
+      accountAnswer([credential({}, { parts: { device_risk: PART_URL.replace(EXECUTION, CREDENTIAL) } })]),
+      'forged_address',
+    ],
+  ])('an account answer with %s', async (_, answer, code) => {
+    const result = client(api(Response.json(answer)).fetch).client.createAccount(BODY);
+    if (code === undefined)
+      expect(await result).toMatchObject({
+        accountId: ACCOUNT,
+        workflowExecutionId: EXECUTION,
+        credentialId: CREDENTIAL,
+      });
+    else
+      await expect(result).rejects.toMatchObject({
+        code,
+        ...(code === 'forged_address' ? {} : { operation: 'account' }),
+      });
+  });
+});
+
+describe('what each failure says', () => {
+  it('a dropped connection on a repeatable call is retried after 0–250·2^attempt ms, and the last one carries operation and cause', async () => {
+    vi.spyOn(Math, 'random').mockReturnValue(0.5);
+    const { fetch, sent } = api('network');
+    const { client: c, waits } = client(fetch, { maxAttempts: 3 });
+    await expect(c.uploadBlackbox(transaction(), 'AAAA')).rejects.toMatchObject({
+      code: 'network_error',
+      operation: 'upload',
+      cause: expect.any(TypeError),
+    });
+    expect(sent).toHaveLength(3);
+    expect(waits).toEqual([250, 500]);
+  });
+
+  it('a 5xx without Retry-After waits with jitter; with Retry-After it waits that (at most 30 s)', async () => {
+    vi.spyOn(Math, 'random').mockReturnValue(1);
+    const jitter = client(api(status(500), status(200)).fetch);
+    await jitter.client.uploadBlackbox(transaction(), 'AAAA');
+    expect(jitter.waits).toEqual([500]);
+    const told = client(
+      api(status(503, { 'retry-after': '4' }), status(503, { 'retry-after': '90' }), status(200)).fetch,
+    );
+    await told.client.uploadBlackbox(transaction(), 'AAAA');
+    expect(told.waits).toEqual([4000, 30_000]);
+  });
+
+  it('the last 429 is rate_limited with its Retry-After; the last 500 is upstream_error', async () => {
+    await expect(
+      client(api(status(429, { 'retry-after': '2' })).fetch, { maxAttempts: 2 }).client.uploadBlackbox(
+        transaction(),
+        'AAAA',
+      ),
+    ).rejects.toMatchObject({ code: 'rate_limited', status: 429, retryAfter: 2, operation: 'upload' });
+    await expect(
+      client(api(status(500)).fetch, { maxAttempts: 2 }).client.finalize(transaction()),
+    ).rejects.toMatchObject({ code: 'upstream_error', status: 500, operation: 'finalize' });
+  });
+
+  it('a 400 is request_rejected at once, carrying a Retry-After only when one was sent', async () => {
+    const plain = api(status(400));
+    const error = await client(plain.fetch)
+      .client.uploadBlackbox(transaction(), 'AAAA')
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'request_rejected', status: 400, operation: 'upload' });
+    expect(error).not.toHaveProperty('retryAfter');
+    expect(plain.sent).toHaveLength(1);
+    await expect(
+      client(api(status(403, { 'retry-after': '9' })).fetch).client.uploadBlackbox(transaction(), 'AAAA'),
+    ).rejects.toMatchObject({ retryAfter: 9 });
+  });
+
+  it('a 500 on a call that is not repeatable is upstream_error at once', async () => {
+    const { fetch, sent } = api(status(500));
+    await expect(client(fetch).client.createAccount(BODY)).rejects.toMatchObject({
+      code: 'upstream_error',
+      status: 500,
+    });
+    expect(sent).toHaveLength(1);
+  });
+
+  it("a 401 on a call with the access token gets a new token once; the transaction token's 401 is not retried", async () => {
+    const { fetch, sent } = api(status(401), workflowStatus('PROCESSED'));
+    const { client: c, invalidated } = client(fetch);
+    expect(await c.status(transaction())).toBe('PROCESSED');
+    expect(invalidated).toEqual(['at-1']);
+    expect(sent.map((s) => s.init.headers.authorization)).toEqual(['Bearer at-1', 'Bearer at-2']);
+    const upload = api(status(401));
+    const second = client(upload.fetch);
+    await expect(second.client.uploadBlackbox(transaction(), 'AAAA')).rejects.toMatchObject({
+      code: 'request_rejected',
+      status: 401,
+    });
+    expect(second.invalidated).toEqual([]);
+    expect(upload.sent).toHaveLength(1);
+  });
+
+  it('a token source failure is passed on as it is, not retried as a network error', async () => {
+    const failure = Object.assign(
+      new (await import('../../../src/server/errors.js')).DeviceRiskError('token_rejected', 'no'),
+      {},
+    );
+    const c = createDeviceRiskClient({
+      tokenSource: { ...tokens().source, getToken: async () => Promise.reject(failure) },
+      baseUrl: BASE,
+      userAgent: UA,
+      fetch: api(status(200)).fetch,
+      sleep: async () => {},
+    });
+    await expect(c.status(transaction())).rejects.toBe(failure);
+  });
+
+  it('a 204 answer is a success with no body', async () => {
+    const { fetch } = api(new Response(null, { status: 204 }));
+    await expect(client(fetch).client.finalize(transaction())).resolves.toBeUndefined();
+  });
+});
+
+describe('transactions', () => {
+  it('a transaction token is usable until 30 s before its expiry', async () => {
+    const { fetch, sent } = api(status(200));
+    const { client: c } = client(fetch);
+    await c.uploadBlackbox(transaction(T0 + 30_001), 'AAAA');
+    await expect(c.uploadBlackbox(transaction(T0 + 30_000), 'AAAA')).rejects.toMatchObject({
+      code: 'transaction_token_expired',
+      operation: 'upload',
+    });
+    await expect(c.finalize(transaction(T0 + 30_000))).rejects.toMatchObject({
+      code: 'transaction_token_expired',
+      operation: 'finalize',
+    });
+    expect(sent).toHaveLength(1);
+  });
+
+  it('upload sends { sessionId } with the transaction token, no access token', async () => {
+    const { fetch, sent } = api(status(200));
+    await client(fetch).client.uploadBlackbox(transaction(), 'AAAA');
+    expect(sent[0]!.init.headers.authorization).toBe('Bearer tx-token');
+    expect(JSON.parse(sent[0]!.init.body as string)).toEqual({ sessionId: 'AAAA' });
+  });
+
+  it('finalize sends no body and no content-type', async () => {
+    const { fetch, sent } = api(status(200));
+    await client(fetch).client.finalize(transaction());
+    expect(sent[0]!.init).not.toHaveProperty('body');
+    expect(sent[0]!.init.headers).not.toHaveProperty('content-type');
+  });
+
+  it('a finalize answered 409 counts as done only when the status says PROCESSED', async () => {
+    await expect(
+      client(api(status(409), workflowStatus('PROCESSED')).fetch).client.finalize(transaction()),
+    ).resolves.toBeUndefined();
+    await expect(
+      client(api(status(409), workflowStatus('INITIATED')).fetch).client.finalize(transaction()),
+    ).rejects.toMatchObject({ status: 409 });
+    await expect(
+      client(api(status(409), status(500)).fetch, { maxAttempts: 1 }).client.finalize(transaction()),
+    ).rejects.toMatchObject({ status: 409 });
+  });
+
+  it('a transaction rebuilt by hand with a forged address is refused before any call', async () => {
+    const { fetch, sent } = api(status(200));
+    const forged = new DeviceRiskTransaction({
+      ...transaction().toJSON(),
+      finalizeUrl: 'https://evil.example/api/v1/accounts/x',
+      token: 't',
+    });
+    await expect(client(fetch).client.finalize(forged)).rejects.toMatchObject({ code: 'forged_address' });
+    await expect(
+      client(fetch).client.uploadBlackbox({ ...transaction().toJSON() } as never, 'AAAA'),
+    ).rejects.toMatchObject({ code: 'invalid_configuration' });
+    expect(sent).toHaveLength(0);
+  });
+});
+
+describe('status, details and waitForResult', () => {
+  it('status and details refuse ids that are no UUIDs, naming the operation', async () => {
+    const { fetch, sent } = api(workflowStatus('PROCESSED'));
+    const { client: c } = client(fetch);
+    await expect(c.status({ accountId: ACCOUNT, workflowExecutionId: '../x' })).rejects.toMatchObject({
+      code: 'invalid_configuration',
+      operation: 'status',
+    });
+    await expect(c.details({ accountId: '../x', workflowExecutionId: EXECUTION })).rejects.toMatchObject({
+      code: 'invalid_configuration',
+      operation: 'details',
+    });
+    await expect(c.waitForResult({ accountId: ACCOUNT, workflowExecutionId: 5 as never })).rejects.toMatchObject({
+      code: 'invalid_configuration',
+      operation: 'waitForResult',
+    });
+    await expect(c.status(undefined as never)).rejects.toMatchObject({ code: 'invalid_configuration' });
+    expect(sent).toHaveLength(0);
+  });
+
+  it.each([
+    ['no workflowExecution', {}],
+    ['a status that is not a string', { workflowExecution: { status: 3 } }],
+  ])('a status answer with %s is invalid_response', async (_, body) => {
+    await expect(client(api(Response.json(body)).fetch).client.status(transaction())).rejects.toMatchObject({
+      code: 'invalid_response',
+      operation: 'status',
+    });
+  });
+
+  it('a status answer that is not JSON is invalid_response', async () => {
+    await expect(client(api(new Response('nope')).fetch).client.status(transaction())).rejects.toMatchObject({
+      code: 'invalid_response',
+    });
+  });
+
+  it('status and details are retried after a 5xx (they are reads), and use the access token', async () => {
+    const { fetch, sent } = api(status(502), workflowStatus('FINALIZED'));
+    expect(await client(fetch).client.status(transaction())).toBe('FINALIZED');
+    expect(sent).toHaveLength(2);
+    const details = api(status(502), Response.json({ workflow: { status: 'PROCESSED' } }));
+    await client(details.fetch).client.details(transaction());
+    expect(details.sent.map((s) => s.init.headers.authorization)).toEqual(['Bearer at-1', 'Bearer at-1']);
+  });
+
+  it("waitForResult waits the schedule's differences, at most 10 reads, then result_not_ready naming the last status", async () => {
+    const { fetch, sent } = api(workflowStatus('FINALIZED'));
+    const { client: c, waits } = client(fetch);
+    const schedule = [1, 3, 6, 10, 15, 21, 28, 36, 45, 55, 66];
+    await expect(c.waitForResult(transaction(), { schedule })).rejects.toMatchObject({
+      code: 'result_not_ready',
+      operation: 'waitForResult',
+    });
+    expect(waits).toEqual([1000, 2000, 3000, 4000, 5000, 6000, 7000, 8000, 9000, 10_000]);
+    expect(sent).toHaveLength(10);
+  });
+
+  it.each(['SESSION_EXPIRED', 'TOKEN_EXPIRED'])('waitForResult ends at %s with workflow_expired', async (value) => {
+    const { fetch, sent } = api(workflowStatus(value));
+    await expect(client(fetch).client.waitForResult(transaction(), { schedule: [0, 1, 2] })).rejects.toMatchObject({
+      code: 'workflow_expired',
+      operation: 'waitForResult',
+    });
+    expect(sent).toHaveLength(1);
+  });
+
+  it("waitForResult aborted during a wait, before a read or after it is aborted with the signal's reason as cause", async () => {
+    const reason = new Error('left');
+    const controller = new AbortController();
+    const { fetch } = api(workflowStatus('FINALIZED'));
+    const during = createDeviceRiskClient({
+      tokenSource: tokens().source,
+      baseUrl: BASE,
+      userAgent: UA,
+      fetch,
+      sleep: (_ms, signal) => untilAborted(signal),
+    });
+    const pending = during.waitForResult(transaction(), { signal: controller.signal, schedule: [5] });
+    controller.abort(reason);
+    await expect(pending).rejects.toMatchObject({ code: 'aborted', operation: 'waitForResult', cause: reason });
+    const already = AbortSignal.abort(reason);
+    await expect(
+      client(fetch).client.waitForResult(transaction(), { signal: already, schedule: [0] }),
+    ).rejects.toMatchObject({ code: 'aborted', cause: reason });
+    // Aborted while the wait ended: no read follows.
+    const late = new AbortController();
+    const reads = api(workflowStatus('FINALIZED'));
+    const after = createDeviceRiskClient({
+      tokenSource: tokens().source,
+      baseUrl: BASE,
+      userAgent: UA,
+      fetch: reads.fetch,
+      sleep: async () => late.abort(reason),
+    });
+    await expect(after.waitForResult(transaction(), { signal: late.signal, schedule: [1] })).rejects.toMatchObject({
+      code: 'aborted',
+    });
+    expect(reads.sent).toHaveLength(0);
+  });
+
+  it('a failing sleep that is no abort is passed on as it is', async () => {
+    const failure = new Error('timer broke');
+    const c = createDeviceRiskClient({
+      tokenSource: tokens().source,
+      baseUrl: BASE,
+      userAgent: UA,
+      fetch: api(workflowStatus('FINALIZED')).fetch,
+      sleep: async () => Promise.reject(failure),
+    });
+    await expect(c.waitForResult(transaction(), { signal: new AbortController().signal, schedule: [1] })).rejects.toBe(
+      failure,
+    );
+  });
+});

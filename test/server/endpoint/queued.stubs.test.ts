@@ -1,0 +1,302 @@
+// The endpoint's default answer: 202 with a reference as soon as the queue holds the
+// checkout, then the check in arrival order as the tenant's limit allows, on a stub client.
+// Nothing accepted is lost, no key gets two transactions, and what waits too long is told.
+import { describe, expect, it } from 'vitest';
+import { DeviceRiskTransaction } from '../../../src/server/api/device-risk-client.js';
+import { DeviceRiskError } from '../../../src/server/errors.js';
+import {
+  createDeviceRiskHandler,
+  createMemoryQueue,
+  type DeviceRiskClient,
+  type DeviceRiskHandlerOptions,
+} from '../../../src/server/index.js';
+import { useTestMeter } from '../../support/otel.js';
+
+const SHOP = 'https://shop.example';
+const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
+const collect = useTestMeter();
+
+/** A client whose calls are recorded; `limited` account creates answer 429 first. */
+function stubClient(options: { limited?: number; failCreates?: DeviceRiskError[]; gate?: Promise<void> } = {}) {
+  const calls: string[] = [];
+  let n = 0;
+  let limited = options.limited ?? 0;
+  const failures = [...(options.failCreates ?? [])];
+  const transaction = () =>
+    new DeviceRiskTransaction({
+      accountId: `acc-${++n}`,
+      workflowExecutionId: `wf-${n}`,
+      credentialId: 'cred',
+      uploadUrl: 'https://api.example/upload',
+      finalizeUrl: 'https://api.example/finalize',
+      tokenExpiresAt: Date.now() + 600_000,
+      token: `tx-token-${n}`,
+    });
+  const client = {
+    retrievalOrigin: 'https://retrieval.example',
+    clientId: 'client-1',
+    accountTimeoutMs: 1000,
+    createAccount: async (body: { customerInternalReference: string }) => {
+      await options.gate;
+      if (limited > 0) {
+        limited--;
+        calls.push(`429 ${body.customerInternalReference}`);
+        throw new DeviceRiskError('rate_limited', 'account create answered 429', {
+          status: 429,
+          retryAfter: 1,
+          operation: 'account create',
+        });
+      }
+      const failure = failures.shift();
+      if (failure) throw failure;
+      calls.push(`create ${body.customerInternalReference}`);
+      return transaction();
+    },
+    uploadBlackbox: async (tx: DeviceRiskTransaction) => void calls.push(`upload ${tx.workflowExecutionId}`),
+    finalize: async (tx: DeviceRiskTransaction) => void calls.push(`finalize ${tx.workflowExecutionId}`),
+    status: async () => 'PROCESSED',
+    details: async (tx: DeviceRiskTransaction) => ({ workflowExecutionId: tx.workflowExecutionId }),
+    sealTransaction: async (tx: DeviceRiskTransaction) => JSON.stringify({ ...tx.toJSON(), token: tx.token }),
+    openTransaction: async (sealed: string) => new DeviceRiskTransaction(JSON.parse(sealed) as never),
+  } as unknown as DeviceRiskClient;
+  return { client, calls };
+}
+
+function setUp(client: DeviceRiskClient, extra: Partial<DeviceRiskHandlerOptions> = {}) {
+  const errors: DeviceRiskError[] = [];
+  const results: unknown[] = [];
+  const queue = createMemoryQueue({ concurrency: 1 });
+  const handler = createDeviceRiskHandler({
+    client,
+    allowedOrigins: [SHOP],
+    workflowKey: 10020,
+    queue,
+    checkoutsPerAddress: false,
+    checkoutsPerCustomer: false,
+    resolveCustomer: (request) => ({ customerInternalReference: request.headers.get('x-order') ?? 'order-0' }),
+    onError: (error) => errors.push(error as DeviceRiskError),
+    onResult: (details, { reference, customerInternalReference }) =>
+      void results.push({ id: details.workflowExecutionId, reference, customerInternalReference }),
+    ...extra,
+  });
+  return { handler, queue, errors, results };
+}
+
+const post = (key: string, order = 'order-0', blackbox = BLACKBOX) =>
+  new Request(`${SHOP}/device-risk`, {
+    method: 'POST',
+    headers: { origin: SHOP, 'content-type': 'application/json', 'idempotency-key': key, 'x-order': order },
+    body: JSON.stringify({ blackbox }),
+  });
+
+describe('the endpoint answers at once and checks when the quota allows (the default)', () => {
+  it('202 with the reference before any call to the service; then the checks, in arrival order', async () => {
+    let open!: () => void;
+    const { client, calls } = stubClient({ gate: new Promise<void>((resolve) => (open = resolve)) });
+    const { handler, queue, results } = setUp(client);
+    const answers = [];
+    for (let i = 1; i <= 3; i++) answers.push(await handler(post(`key-000000000${i}`, `order-${i}`)));
+    expect(answers.map((a) => a.status)).toEqual([202, 202, 202]);
+    expect(await answers[0]!.json()).toEqual({ accepted: true, reference: 'key-0000000001' });
+    expect(calls).toEqual([]);
+    open();
+    await queue.idle();
+    expect(calls.filter((c) => c.startsWith('create'))).toEqual(['create order-1', 'create order-2', 'create order-3']);
+    expect(results).toEqual([
+      { id: 'wf-1', reference: 'key-0000000001', customerInternalReference: 'order-1' },
+      { id: 'wf-2', reference: 'key-0000000002', customerInternalReference: 'order-2' },
+      { id: 'wf-3', reference: 'key-0000000003', customerInternalReference: 'order-3' },
+    ]);
+    // A retry after the check: the transaction's reference, no second transaction.
+    const again = await handler(post('key-0000000002', 'order-2'));
+    expect([again.status, await again.json()]).toEqual([
+      200,
+      { accountId: 'acc-2', workflowExecutionId: 'wf-2', status: 'PROCESSED' },
+    ]);
+    await handler.close();
+  });
+
+  it("the tenant's limit (429): the queue waits its Retry-After and checks every one, once, in order", async () => {
+    const { client, calls } = stubClient({ limited: 2 });
+    const { handler, queue, errors } = setUp(client);
+    for (let i = 1; i <= 3; i++) expect((await handler(post(`key-000000000${i}`, `order-${i}`))).status).toBe(202);
+    await queue.idle();
+    expect(calls.filter((c) => !c.startsWith('upload') && !c.startsWith('finalize'))).toEqual([
+      '429 order-1',
+      '429 order-1',
+      'create order-1',
+      'create order-2',
+      'create order-3',
+    ]);
+    expect(calls.filter((c) => c.startsWith('upload'))).toEqual(['upload wf-1', 'upload wf-2', 'upload wf-3']);
+    expect(errors.map((e) => e.code)).toEqual(['rate_limited', 'rate_limited']);
+    const metrics = JSON.stringify(await collect());
+    expect(metrics).toContain('blackbox_capture.queue.checks');
+    expect(metrics).toContain('service_refused');
+    await handler.close();
+  });
+
+  it('a retry of a request still waiting is the same 202; another request under its key is 422', async () => {
+    const { client, calls } = stubClient();
+    const queue = createMemoryQueue();
+    const { handler } = setUp(client, { queue });
+    // Not processed: the queue is the handler's, but close stops it before the first run.
+    await handler.close();
+    expect((await handler(post('key-0000000001'))).status).toBe(202);
+    const retry = await handler(post('key-0000000001'));
+    expect([retry.status, await retry.json()]).toEqual([202, { accepted: true, reference: 'key-0000000001' }]);
+    const other = await handler(post('key-0000000001', 'order-0', BLACKBOX.replace('abc', 'abd')));
+    expect([other.status, ((await other.json()) as { error: { code: string } }).error.code]).toEqual([
+      422,
+      'idempotency_key_reused',
+    ]);
+    expect((await queue.counts()).queued).toBe(1);
+    expect(calls).toEqual([]);
+  });
+
+  it('a full queue: 503 queue_full with Retry-After, told to onError; nothing is dropped silently', async () => {
+    const { client } = stubClient();
+    const queue = createMemoryQueue({ maxQueued: 2 });
+    const { handler, errors } = setUp(client, { queue });
+    await handler.close();
+    expect((await handler(post('key-0000000001'))).status).toBe(202);
+    expect((await handler(post('key-0000000002'))).status).toBe(202);
+    const refused = await handler(post('key-0000000003'));
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('5');
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('queue_full');
+    expect(errors.map((e) => [e.code, e.retryAfter])).toEqual([['queue_full', 5]]);
+  });
+
+  it('a blackbox that waited past maxQueuedMs is not uploaded: blackbox_stale, told for each', async () => {
+    let time = 1_000_000;
+    let open!: () => void;
+    const { client, calls } = stubClient({ gate: new Promise<void>((resolve) => (open = resolve)) });
+    const queue = createMemoryQueue({ concurrency: 1 });
+    // A lease that outlives the jump of the clock: the first check is not interrupted.
+    const { handler, errors } = setUp(client, {
+      queue,
+      now: () => time,
+      maxQueuedMs: 60_000,
+      idempotencyLeaseMs: 120_000,
+    });
+    for (let i = 1; i <= 3; i++) await handler(post(`key-000000000${i}`, `order-${i}`));
+    // The first started in time and is checked; the two behind it are past the bound when their turn comes.
+    time += 60_001;
+    open();
+    await queue.idle();
+    expect(calls).toEqual(['create order-1', 'upload wf-1', 'finalize wf-1']);
+    expect(errors.map((e) => e.code).filter((code) => code !== 'backlog_behind')).toEqual([
+      'blackbox_stale',
+      'blackbox_stale',
+    ]);
+    expect(errors[0]!.message).not.toContain('key-0000000002');
+    await handler.close();
+  });
+
+  it('in a backlog that cannot drain within the trust bound, onError hears backlog_behind once', async () => {
+    let time = 1_000_000;
+    let open!: () => void;
+    const { client } = stubClient({ gate: new Promise<void>((resolve) => (open = resolve)) });
+    const errors: DeviceRiskError[] = [];
+    const queue = createMemoryQueue({ concurrency: 1 });
+    const handler = createDeviceRiskHandler({
+      client: {
+        ...client,
+        // Each create takes 5 s of the handler's clock: 0.2 a second against 40 waiting.
+        createAccount: async (body) => {
+          time += 5_000;
+          return client.createAccount(body);
+        },
+      } as DeviceRiskClient,
+      allowedOrigins: [SHOP],
+      workflowKey: 10020,
+      queue,
+      checkoutsPerAddress: false,
+      checkoutsPerCustomer: false,
+      now: () => time,
+      maxQueuedMs: 120_000,
+      resolveCustomer: () => ({ customerInternalReference: 'order' }),
+      onError: (error) => errors.push(error as DeviceRiskError),
+    });
+    for (let i = 10; i < 50; i++) await handler(post(`key-00000000${i}`));
+    open();
+    await new Promise((r) => setTimeout(r, 50));
+    await handler.close();
+    const behind = errors.filter((e) => e.code === 'backlog_behind');
+    expect(behind).toHaveLength(1);
+    expect(behind[0]!.message).toMatch(/higher contracted limit/);
+    expect(await handler.backlog()).toMatchObject({ queued: 0, oldestAgeMs: 0 });
+  });
+
+  it('a permanent refusal is told and leaves the queue; trouble that passes is tried again until checked', async () => {
+    const { client, calls } = stubClient({
+      failCreates: [
+        new DeviceRiskError('request_rejected', 'account create answered 400', {
+          status: 400,
+          operation: 'account create',
+        }),
+        new DeviceRiskError('upstream_error', 'account create answered 502', {
+          status: 502,
+          retryAfter: 0,
+          operation: 'account create',
+        }),
+      ],
+    });
+    const { handler, queue, errors } = setUp(client);
+    await handler(post('key-0000000001', 'order-1'));
+    await handler(post('key-0000000002', 'order-2'));
+    await queue.idle();
+    expect(errors.map((e) => e.code)).toEqual(['request_rejected', 'upstream_error']);
+    expect(calls.filter((c) => c.startsWith('create'))).toEqual(['create order-2']);
+    await handler.close();
+  });
+
+  it("the customer's own transaction: held sealed in the job, opened for the check, no account create", async () => {
+    const { client, calls } = stubClient();
+    const own = new DeviceRiskTransaction({
+      accountId: 'acc-own',
+      workflowExecutionId: 'wf-own',
+      credentialId: 'cred',
+      uploadUrl: 'https://api.example/upload',
+      finalizeUrl: 'https://api.example/finalize',
+      tokenExpiresAt: Date.now() + 600_000,
+      token: 'tx-token-own',
+    });
+    const held: string[] = [];
+    const queue = createMemoryQueue();
+    const { handler, results } = setUp(client, {
+      queue: {
+        ...queue,
+        add: (job) => {
+          held.push(JSON.stringify(job));
+          return queue.add(job);
+        },
+      },
+      resolveCustomer: () => ({ customerInternalReference: 'order-own', transaction: own }),
+    });
+    expect((await handler(post('key-0000000001'))).status).toBe(202);
+    await queue.idle();
+    expect(calls).toEqual(['upload wf-own', 'finalize wf-own']);
+    expect(results).toEqual([{ id: 'wf-own', reference: 'key-0000000001', customerInternalReference: 'order-own' }]);
+    // The job is plain JSON: the transaction in it is the sealed string, not the object.
+    expect(typeof (JSON.parse(held[0]!) as { customer: { transaction: unknown } }).customer.transaction).toBe('string');
+    await handler.close();
+  });
+
+  it('in Cloudflare Workers the default is the check within the request: its isolates keep no work', async () => {
+    const { client } = stubClient();
+    const agent = Object.getOwnPropertyDescriptor(globalThis, 'navigator');
+    Object.defineProperty(globalThis, 'navigator', { value: { userAgent: 'Cloudflare-Workers' }, configurable: true });
+    try {
+      const { handler } = setUp(client, { queue: undefined });
+      const answer = await handler(post('key-0000000001'));
+      expect([answer.status, await answer.json()]).toEqual([
+        200,
+        { accountId: 'acc-1', workflowExecutionId: 'wf-1', status: 'PROCESSED' },
+      ]);
+    } finally {
+      if (agent) Object.defineProperty(globalThis, 'navigator', agent);
+    }
+  });
+});

@@ -1,0 +1,65 @@
+// The backlog's figures (drain rate over the last minute, time to drain) and its warning:
+// once per backlog, when the checks waiting cannot all run within the trust bound.
+import { describe, expect, it } from 'vitest';
+import { createBacklogWarning, createDrainMeter, DRAIN_WINDOW_MS } from '../../../src/server/queue/backlog.js';
+
+describe('createDrainMeter', () => {
+  it('measures checks finished a second over the last minute, and the time the backlog needs', () => {
+    let time = 1_000_000;
+    const meter = createDrainMeter(() => time);
+    expect(meter.figures(0, undefined)).toEqual({ queued: 0, oldestAgeMs: 0, drainPerSecond: 0, drainSeconds: 0 });
+    // A backlog 100 s old: measured over the whole window.
+    expect(meter.figures(10, time - 100_000).drainSeconds).toBe(Infinity);
+    for (let i = 0; i < 120; i++) {
+      meter.drained();
+      time += 500;
+    }
+    const figures = meter.figures(60, time - 100_000);
+    expect(figures.drainPerSecond).toBeCloseTo(2, 1);
+    expect(figures.drainSeconds).toBeGreaterThan(29);
+    expect(figures.drainSeconds).toBeLessThan(32);
+    expect(figures.oldestAgeMs).toBe(100_000);
+    // A minute later with nothing drained: the rate is gone, the backlog cannot drain.
+    time += DRAIN_WINDOW_MS;
+    expect(meter.figures(60, time - 200_000)).toMatchObject({ drainPerSecond: 0, drainSeconds: Infinity });
+  });
+
+  it('a young backlog is measured over its own life, at least a second', () => {
+    let time = 5_000_000;
+    const meter = createDrainMeter(() => time);
+    meter.figures(5, time);
+    time += 2_000;
+    meter.drained();
+    meter.drained();
+    expect(meter.figures(3, time - 2_000).drainPerSecond).toBe(1);
+    const fresh = createDrainMeter(() => time);
+    fresh.drained();
+    expect(fresh.figures(1, time).drainPerSecond).toBe(1);
+    // A shared queue: what the whole fleet finished, not this instance alone.
+    expect(fresh.figures(8, time, 4)).toMatchObject({ drainPerSecond: 4, drainSeconds: 2 });
+  });
+});
+
+describe('createBacklogWarning', () => {
+  const figures = (queued: number, drainPerSecond: number, oldestAgeMs = 0) => ({
+    queued,
+    oldestAgeMs,
+    drainPerSecond,
+    drainSeconds: queued === 0 ? 0 : drainPerSecond > 0 ? queued / drainPerSecond : Infinity,
+  });
+
+  it('warns once per backlog when it cannot drain within the trust bound, again after it emptied', () => {
+    const behind = createBacklogWarning(60_000);
+    expect(behind(figures(50, 1))).toBe(false); // 50 s < 60 s
+    expect(behind(figures(50, 1, 20_000))).toBe(true); // 50 s > 40 s left
+    expect(behind(figures(500, 1))).toBe(false); // said already
+    expect(behind(figures(0, 1))).toBe(false);
+    expect(behind(figures(61, 1))).toBe(true);
+  });
+
+  it('says nothing before anything drained: there is no rate yet', () => {
+    const behind = createBacklogWarning(60_000);
+    expect(behind(figures(1000, 0))).toBe(false);
+    expect(behind(figures(60, 1))).toBe(false);
+  });
+});

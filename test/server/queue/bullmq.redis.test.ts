@@ -1,0 +1,206 @@
+// The queue on BullMQ and a real redis-server, with two endpoints as two instances of a
+// fleet (each its own Redis connections): any instance checks what any accepted, each key
+// once, in arrival order; the tenant's limit pauses the fleet's workers; and a job whose
+// instance died (its connections cut mid-check) is taken over by the live one.
+import { Redis as IoRedis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DeviceRiskTransaction } from '../../../src/server/api/device-risk-client.js';
+import { DeviceRiskError } from '../../../src/server/errors.js';
+import { createDeviceRiskHandler, type DeviceRiskClient } from '../../../src/server/index.js';
+import { createBullmqQueue, jobIdOf } from '../../../src/server/queue/bullmq.js';
+import { createRedisStore } from '../../../src/server/store/redis.js';
+import { haveRedis, startRedisServer, type RedisServer } from '../../support/redis.js';
+
+const SHOP = 'https://shop.example';
+const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
+
+let redis: RedisServer;
+beforeAll(async () => {
+  if (haveRedis) redis = await startRedisServer();
+});
+afterAll(async () => {
+  await redis?.stop();
+});
+
+/** One service seen by every instance: executions numbered across the fleet, calls recorded. */
+function service() {
+  const calls: string[] = [];
+  let n = 0;
+  let limited = 0;
+  const hang = new Set<string>();
+  const client = (instance: string) =>
+    ({
+      retrievalOrigin: 'https://retrieval.example',
+      clientId: 'client-1',
+      accountTimeoutMs: 500,
+      createAccount: async (body: { customerInternalReference: string }) => {
+        if (hang.has(instance)) {
+          calls.push(`hang on ${instance}`);
+          return new Promise(() => {});
+        }
+        if (limited > 0) {
+          limited--;
+          calls.push(`429 ${body.customerInternalReference}`);
+          throw new DeviceRiskError('rate_limited', 'account create answered 429', {
+            status: 429,
+            retryAfter: 1,
+            operation: 'account create',
+          });
+        }
+        calls.push(`create ${body.customerInternalReference} on ${instance}`);
+        return new DeviceRiskTransaction({
+          accountId: `acc-${++n}`,
+          workflowExecutionId: `wf-${n}`,
+          credentialId: 'cred',
+          uploadUrl: 'https://api.example/upload',
+          finalizeUrl: 'https://api.example/finalize',
+          tokenExpiresAt: Date.now() + 600_000,
+          token: `tx-token-${n}`,
+        });
+      },
+      uploadBlackbox: async (tx: DeviceRiskTransaction) => void calls.push(`upload ${tx.workflowExecutionId}`),
+      finalize: async () => {},
+      status: async () => 'PROCESSED',
+      details: async (tx: DeviceRiskTransaction) => ({ workflowExecutionId: tx.workflowExecutionId }),
+      sealTransaction: async (tx: DeviceRiskTransaction) => JSON.stringify({ ...tx.toJSON(), token: tx.token }),
+      openTransaction: async (sealed: string) => new DeviceRiskTransaction(JSON.parse(sealed) as never),
+    }) as unknown as DeviceRiskClient;
+  return {
+    calls,
+    client,
+    limit: (count: number) => void (limited = count),
+    hangOn: (instance: string) => void hang.add(instance),
+  };
+}
+
+/** One instance: its own connections to the one Redis, the shared queue's name and store. */
+function instance(name: string, svc: ReturnType<typeof service>, queueName: string, results: string[]) {
+  const bull = new IoRedis(redis.url, { maxRetriesPerRequest: null });
+  const storeClient = new IoRedis(redis.url, { maxRetriesPerRequest: 1 });
+  const queue = createBullmqQueue({
+    connection: bull,
+    name: queueName,
+    concurrency: 2,
+    lockDurationMs: 1000,
+    stalledIntervalMs: 500,
+    onError: () => {},
+  });
+  const errors: string[] = [];
+  const handler = createDeviceRiskHandler({
+    client: svc.client(name),
+    allowedOrigins: [SHOP],
+    workflowKey: 10020,
+    store: createRedisStore(storeClient, { prefix: `${queueName}:` }),
+    queue,
+    idempotencyLeaseMs: 1000,
+    checkoutsPerAddress: false,
+    checkoutsPerCustomer: false,
+    resolveCustomer: (request) => ({ customerInternalReference: request.headers.get('x-order')! }),
+    onError: (error) => errors.push((error as DeviceRiskError).code),
+    onResult: (details, { customerInternalReference }) =>
+      void results.push(`${customerInternalReference} ${details.workflowExecutionId}`),
+  });
+  return {
+    handler,
+    queue,
+    errors,
+    /** Cuts every connection of this instance, as its death would. */
+    die() {
+      bull.disconnect();
+      storeClient.disconnect();
+    },
+    async close() {
+      await handler.close().catch(() => {});
+      bull.disconnect();
+      storeClient.disconnect();
+    },
+  };
+}
+
+const post = (key: string, order: string) =>
+  new Request(`${SHOP}/device-risk`, {
+    method: 'POST',
+    headers: { origin: SHOP, 'content-type': 'application/json', 'idempotency-key': key, 'x-order': order },
+    body: JSON.stringify({ blackbox: BLACKBOX }),
+  });
+
+async function until(done: () => boolean | Promise<boolean>, ms = 20_000) {
+  const end = Date.now() + ms;
+  while (!(await done())) {
+    if (Date.now() > end) throw new Error('not within time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe.skipIf(!haveRedis)('createBullmqQueue', () => {
+  it('two instances: each accepts, any checks; one transaction per key, every decision told', async () => {
+    const svc = service();
+    const results: string[] = [];
+    const a = instance('a', svc, 'fleet-1', results);
+    const b = instance('b', svc, 'fleet-1', results);
+    try {
+      for (let i = 0; i < 12; i++) {
+        const answer = await (i % 2 ? a : b).handler(post(`key-fleet1-${i}`, `order-${i}`));
+        expect(answer.status).toBe(202);
+        // A browser retry on the other instance: the same 202, no second job.
+        if (i === 3) expect((await (i % 2 ? b : a).handler(post(`key-fleet1-${i}`, `order-${i}`))).status).toBe(202);
+      }
+      await until(() => results.length === 12);
+      const creates = svc.calls.filter((c) => c.startsWith('create'));
+      expect(creates).toHaveLength(12);
+      expect(new Set(creates.map((c) => c.split(' ')[1])).size).toBe(12);
+      expect(new Set(creates.map((c) => c.split(' ')[3]))).toEqual(new Set(['a', 'b']));
+      await until(async () => (await a.queue.counts()).queued === 0);
+      // What both instances finished, seen from either: the fleet's drain.
+      expect(await a.queue.counts()).toEqual({ queued: 0, oldestAcceptedAt: undefined, drainedLastMinute: 12 });
+      expect((await b.queue.counts()).drainedLastMinute).toBe(12);
+      expect([...a.errors, ...b.errors]).toEqual([]);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it("the tenant's limit pauses the workers and every checkout is still checked once", async () => {
+    const svc = service();
+    const results: string[] = [];
+    const a = instance('a', svc, 'fleet-2', results);
+    try {
+      svc.limit(2);
+      for (let i = 0; i < 4; i++) expect((await a.handler(post(`key-fleet2-${i}`, `order-${i}`))).status).toBe(202);
+      const counts = await a.queue.counts();
+      expect(counts.queued).toBeGreaterThan(0);
+      await until(() => results.length === 4);
+      expect(svc.calls.filter((c) => c.startsWith('429'))).toHaveLength(2);
+      expect(svc.calls.filter((c) => c.startsWith('create'))).toHaveLength(4);
+      expect(a.errors).toEqual(['rate_limited', 'rate_limited']);
+    } finally {
+      await a.close();
+    }
+  });
+
+  it('an instance that dies mid-check: the live one takes the job over, and the decision is told', async () => {
+    const svc = service();
+    const results: string[] = [];
+    const a = instance('a', svc, 'fleet-3', results);
+    svc.hangOn('a');
+    expect((await a.handler(post('key-fleet3-0', 'order-dead'))).status).toBe(202);
+    // a has the job running (its create hangs): then it dies.
+    await until(() => svc.calls.includes('hang on a'));
+    expect((await a.queue.queue.getJob(await jobIdOf('key-fleet3-0')))?.processedOn).toBeTypeOf('number');
+    a.die();
+    const died = Date.now();
+    const b = instance('b', svc, 'fleet-3', results);
+    try {
+      await until(() => results.length === 1);
+      expect(results).toEqual(['order-dead wf-1']);
+      expect(svc.calls.filter((c) => !c.startsWith('upload'))).toEqual(['hang on a', 'create order-dead on b']);
+      expect(Date.now() - died).toBeLessThan(15_000);
+      // The create a may have sent is reported as a possible orphan: never silent.
+      expect(b.errors).toContain('orphaned_transaction');
+    } finally {
+      await b.close();
+      // a is dead: its worker would wait for its hung check forever; its connections are cut already.
+    }
+  });
+});

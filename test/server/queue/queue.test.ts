@@ -1,0 +1,165 @@
+// The in-process queue: arrival order, its bound, one job per key, retries that keep their
+// place, a pause for the tenant's limit, and a close that waits for the running jobs.
+import { describe, expect, it } from 'vitest';
+import { createMemoryQueue, type CheckJob, type JobRun } from '../../../src/server/queue/queue.js';
+
+const job = (key: string, fingerprint = 'f', acceptedAt = 0): CheckJob => ({
+  key,
+  fingerprint,
+  blackbox: 'bb',
+  customer: { customerInternalReference: 'c' },
+  acceptedAt,
+});
+
+/** A run whose every call waits until the test lets it finish with the result it is given. */
+function gatedRun() {
+  const started: string[] = [];
+  const gates = new Map<string, (result: JobRun) => void>();
+  const run = (j: CheckJob) =>
+    new Promise<JobRun>((resolve) => {
+      started.push(j.key);
+      gates.set(j.key, resolve);
+    });
+  const finish = async (key: string, result: JobRun = { done: true }) => {
+    gates.get(key)!(result);
+    gates.delete(key);
+    await new Promise((r) => setTimeout(r, 0));
+  };
+  return { run, started, finish };
+}
+
+const tick = () => new Promise((r) => setTimeout(r, 0));
+
+describe('createMemoryQueue', () => {
+  it('runs jobs in arrival order, at most `concurrency` at once', async () => {
+    const queue = createMemoryQueue({ concurrency: 2 });
+    const { run, started, finish } = gatedRun();
+    queue.process(run);
+    for (const key of ['a', 'b', 'c', 'd']) expect(await queue.add(job(key))).toBe('added');
+    await tick();
+    expect(started).toEqual(['a', 'b']);
+    await finish('b');
+    expect(started).toEqual(['a', 'b', 'c']);
+    await finish('a');
+    await finish('c');
+    await finish('d');
+    expect(started).toEqual(['a', 'b', 'c', 'd']);
+    expect(await queue.counts()).toEqual({ queued: 0, oldestAcceptedAt: undefined });
+  });
+
+  it('holds one job per key: the same request is present, another under its key a conflict', async () => {
+    const queue = createMemoryQueue();
+    expect(await queue.add(job('k', 'f1'))).toBe('added');
+    expect(await queue.add(job('k', 'f1'))).toBe('present');
+    expect(await queue.add(job('k', 'f2'))).toBe('conflict');
+    expect((await queue.counts()).queued).toBe(1);
+  });
+
+  it('refuses a job past maxQueued (full) and takes one again once a job left', async () => {
+    const queue = createMemoryQueue({ maxQueued: 2, concurrency: 1 });
+    const { run, finish } = gatedRun();
+    expect(await queue.add(job('a', 'f', 10))).toBe('added');
+    expect(await queue.add(job('b', 'f', 20))).toBe('added');
+    expect(await queue.add(job('c'))).toBe('full');
+    expect(await queue.counts()).toEqual({ queued: 2, oldestAcceptedAt: 10 });
+    queue.process(run);
+    await tick();
+    await finish('a');
+    expect(await queue.counts()).toEqual({ queued: 1, oldestAcceptedAt: 20 });
+    expect(await queue.add(job('c'))).toBe('added');
+  });
+
+  it('a job to retry keeps its place and waits its time; the others go on meanwhile', async () => {
+    let time = 1000;
+    const queue = createMemoryQueue({ concurrency: 1, now: () => time });
+    const { run, started, finish } = gatedRun();
+    queue.process(run);
+    await queue.add(job('a'));
+    await queue.add(job('b'));
+    await tick();
+    await finish('a', { retryInMs: 30 });
+    expect(started).toEqual(['a', 'b']);
+    await finish('b');
+    // a is not due yet: nothing starts until its time, then it runs again.
+    expect(started).toEqual(['a', 'b']);
+    time += 30;
+    await new Promise((r) => setTimeout(r, 40));
+    expect(started).toEqual(['a', 'b', 'a']);
+    await finish('a');
+    await queue.idle();
+  });
+
+  it("a pause for the tenant's limit holds every job, the one that met it first when it ends", async () => {
+    let time = 0;
+    const queue = createMemoryQueue({ concurrency: 1, now: () => time });
+    const { run, started, finish } = gatedRun();
+    queue.process(run);
+    await queue.add(job('a'));
+    await queue.add(job('b'));
+    await tick();
+    await finish('a', { retryInMs: 20, pauseQueue: true });
+    expect(started).toEqual(['a']);
+    time += 20;
+    await new Promise((r) => setTimeout(r, 30));
+    expect(started).toEqual(['a', 'a']);
+    await finish('a');
+    expect(started).toEqual(['a', 'a', 'b']);
+    await finish('b');
+  });
+
+  it('a run that throws is tried again, not lost', async () => {
+    let time = 0;
+    const queue = createMemoryQueue({ now: () => time });
+    let calls = 0;
+    queue.process(async () => {
+      calls++;
+      if (calls === 1) throw new Error('boom');
+      return { done: true };
+    });
+    await queue.add(job('a'));
+    await tick();
+    expect(calls).toBe(1);
+    expect((await queue.counts()).queued).toBe(1);
+    time += 1000;
+    await new Promise((r) => setTimeout(r, 1010));
+    expect(calls).toBe(2);
+    await queue.idle();
+  });
+
+  it('close waits for the running jobs and starts no other', async () => {
+    const queue = createMemoryQueue({ concurrency: 1 });
+    const { run, started, finish } = gatedRun();
+    queue.process(run);
+    await queue.add(job('a'));
+    await queue.add(job('b'));
+    await tick();
+    let closed = false;
+    const closing = queue.close().then(() => (closed = true));
+    await tick();
+    expect(closed).toBe(false);
+    await finish('a');
+    await closing;
+    expect(started).toEqual(['a']);
+    expect((await queue.counts()).queued).toBe(1);
+  });
+
+  it('idle resolves at once when nothing is held', async () => {
+    await createMemoryQueue().idle();
+  });
+
+  it('idle resolves once the last job held has left, not before', async () => {
+    const queue = createMemoryQueue({ concurrency: 2 });
+    const { run, finish } = gatedRun();
+    queue.process(run);
+    await queue.add(job('a'));
+    await queue.add(job('b'));
+    await tick();
+    let idle = false;
+    const waiting = queue.idle().then(() => (idle = true));
+    await finish('a');
+    expect(idle).toBe(false);
+    await finish('b');
+    await waiting;
+    expect(idle).toBe(true);
+  });
+});

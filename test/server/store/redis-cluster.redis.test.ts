@@ -1,0 +1,195 @@
+// The Redis store on a real Redis Cluster: three masters (redis-server with cluster-enabled,
+// joined by redis-cli --cluster create), reached through node-redis createCluster and ioredis
+// Cluster. Every operation touches one key, so no hash tags are needed: the keys of one
+// checkout, one callback and the pending list land on all three masters, and still hold.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient, createCluster } from 'redis';
+import { Cluster } from 'ioredis';
+import { startEmulator, type Emulator } from '../../../src/emulator/index.js';
+import {
+  createCallbackHandler,
+  createDeviceRiskClient,
+  createDeviceRiskHandler,
+  createTokenSource,
+  type Store,
+} from '../../../src/server/index.js';
+import { createRedisStore } from '../../../src/server/store/redis.js';
+import { startRedisCluster } from '../../support/redis-server.mjs';
+import { haveRedis } from '../../support/redis.js';
+import { storeContract } from '../../support/store-contract.js';
+import { callbackBodyOf } from '../../support/callback-body.js';
+
+const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
+
+let cluster: Awaited<ReturnType<typeof startRedisCluster>> | undefined;
+const closers: Array<() => Promise<unknown>> = [];
+beforeAll(async () => {
+  if (haveRedis) cluster = await startRedisCluster(3);
+}, 60_000);
+afterAll(async () => {
+  for (const close of closers.splice(0)) await close().catch(() => {});
+  await cluster?.stop();
+});
+
+let prefixes = 0;
+async function nodeRedisCluster(prefix = `c${++prefixes}:`): Promise<Store> {
+  const client = createCluster({ rootNodes: cluster!.rootNodes });
+  client.on('error', () => {});
+  await client.connect();
+  closers.push(() => client.close());
+  return createRedisStore(client, { prefix });
+}
+async function ioredisCluster(prefix = `io${++prefixes}:`): Promise<Store> {
+  const client = new Cluster(
+    cluster!.nodes.map((n) => ({ host: '127.0.0.1', port: n.port })),
+    { lazyConnect: true, enableOfflineQueue: false, redisOptions: { maxRetriesPerRequest: 0 } },
+  );
+  client.on('error', () => {});
+  await client.connect();
+  closers.push(() => client.quit());
+  return createRedisStore(client, { prefix });
+}
+
+/** How many keys under `prefix` each master holds. */
+async function keysPerMaster(prefix: string): Promise<number[]> {
+  return Promise.all(
+    cluster!.nodes.map(async (node) => {
+      const admin = createClient({ url: node.url });
+      await admin.connect();
+      try {
+        return (await admin.keys(`${prefix}*`)).length;
+      } finally {
+        await admin.close();
+      }
+    }),
+  );
+}
+
+describe.skipIf(!haveRedis)('the Store contract on a 3-master Redis Cluster', () => {
+  describe('node-redis createCluster', () => storeContract(() => nodeRedisCluster()));
+  describe('ioredis Cluster', () => storeContract(() => ioredisCluster()));
+});
+
+describe.skipIf(!haveRedis)('a fleet on a 3-master Redis Cluster', () => {
+  let emulator: Emulator | undefined;
+  afterAll(async () => emulator?.close());
+
+  function instance(store: Store) {
+    const tokenSource = createTokenSource({
+      clientId: emulator!.clientId,
+      clientSecret: emulator!.clientSecret,
+      tokenUrl: emulator!.tokenUrl,
+      userAgent: 'AcmeShop Checkout/1.0',
+      store,
+    });
+    const client = createDeviceRiskClient({
+      tokenSource,
+      baseUrl: emulator!.baseUrl,
+      retrievalBaseUrl: emulator!.retrievalUrl,
+      userAgent: 'AcmeShop Checkout/1.0',
+      // The emulator's account limit is off here: so is the client's (12 checkouts at once).
+      limits: { accountRequestsPerSecond: 100, accountBurst: 50 },
+    });
+    const handler = createDeviceRiskHandler({
+      answer: 'checked',
+      client,
+      store,
+      allowedOrigins: ['https://shop.example'],
+      workflowKey: 10020,
+      reportStatus: false,
+      resolveCustomer: (request) => ({ customerInternalReference: request.headers.get('x-order')! }),
+    });
+    return { client, handler };
+  }
+  const post = (key: string) =>
+    new Request('https://shop.example/device-risk', {
+      method: 'POST',
+      headers: {
+        origin: 'https://shop.example',
+        'content-type': 'application/json',
+        'idempotency-key': key,
+        'x-order': key,
+      },
+      body: JSON.stringify({ blackbox: BLACKBOX }),
+    });
+
+  it.each([
+    ['node-redis', nodeRedisCluster],
+    ['ioredis', ioredisCluster],
+  ])(
+    '%s: checkouts on two instances at once make one transaction per key; a callback whose instance died is swept by the other; the keys span every master',
+    async (_, connect) => {
+      emulator ??= await startEmulator({ accountRequestsPerSecond: 0 });
+      const prefix = `fleet${++prefixes}:`;
+      const [a, b] = [instance(await connect(prefix)), instance(await connect(prefix))];
+      const keys = Array.from({ length: 12 }, (_, n) => `cluster-${prefix}${n}`);
+      const answers = await Promise.all(keys.flatMap((key) => [a.handler(post(key)), b.handler(post(key))]));
+      expect(answers.map((r) => r.status).filter((s) => s !== 200)).toEqual([]);
+      const made = emulator.inspect.transactions().filter((tx) => keys.includes(tx.customerInternalReference));
+      expect(made.map((tx) => tx.customerInternalReference).sort()).toEqual([...keys].sort());
+      expect(made.every((tx) => tx.blackboxes.length === 1)).toBe(true);
+
+      // A callback: instance A fails in onResult and dies; B's sweep delivers it.
+      const tx = made[0]!;
+      const body = callbackBodyOf(tx, emulator.retrievalUrl);
+      const request = () =>
+        new Request('https://shop.example/callback', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+        });
+      const delivered: string[] = [];
+      const options = { store: await connect(prefix), allowedSources: 'any' as const, leaseMs: 300, onError: () => {} };
+      const dying = createCallbackHandler({
+        ...options,
+        client: a.client,
+        onResult: () => {
+          throw new Error('busy');
+        },
+      });
+      expect((await dying(request())).status).toBe(200);
+      await dying.idle();
+      await dying.close();
+      const survivor = createCallbackHandler({
+        ...options,
+        client: b.client,
+        onResult: (r) => void delivered.push(r.workflowExecutionId),
+      });
+      await expect
+        .poll(async () => {
+          await survivor.sweep();
+          await survivor.idle();
+          return delivered;
+        })
+        .toEqual([tx.workflowExecutionId]);
+      await survivor.close();
+      // Not on one node by chance: each master holds some of the fleet's keys.
+      expect((await keysPerMaster(prefix)).every((count) => count > 0)).toBe(true);
+    },
+  );
+
+  it('refuses a cluster whose node may evict the store keys, naming the setting', async () => {
+    const admins = await Promise.all(
+      cluster!.nodes.map(async (node) => {
+        const admin = createClient({ url: node.url });
+        await admin.connect();
+        return admin;
+      }),
+    );
+    try {
+      for (const admin of admins) await admin.configSet('maxmemory-policy', 'allkeys-lru');
+      for (const connect of [nodeRedisCluster, ioredisCluster]) {
+        const store = (await connect()) as Store & { ready(): Promise<void> };
+        await expect(store.ready()).rejects.toMatchObject({
+          code: 'invalid_configuration',
+          message: expect.stringContaining('maxmemory-policy noeviction'),
+        });
+      }
+    } finally {
+      for (const admin of admins) {
+        await admin.configSet('maxmemory-policy', 'noeviction');
+        await admin.close();
+      }
+    }
+  });
+});
