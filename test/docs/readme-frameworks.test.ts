@@ -211,7 +211,7 @@ describe("Fastify 5 ('server-fastify'), as written", () => {
     const dir = write('fastify', ['server-setup', 'server-callbacks', 'server-fastify']);
     const { app, callbacks } = await load(
       dir,
-      "export { app } from '../server.ts';\nexport { callbacks } from '../callbacks.ts';\n",
+      "export { app } from './server.ts';\nexport { callbacks } from './callbacks.ts';\n",
     );
     closers.push(() => app.close());
     const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
@@ -250,10 +250,10 @@ async function nuxtApp(
   const entry = `
     import { createServer } from 'node:http';
     import { createApp, createRouter, toNodeListener } from 'h3';
-    import endpoint from '../server/routes/device-risk.post.ts';
-    import callback from '../server/routes/device-risk/callback.post.ts';
-    import proxy from '../server/routes/iojs/[...path].ts';
-    export { callbacks } from '../server/lib/callbacks.ts';
+    import endpoint from './server/routes/device-risk.post.ts';
+    import callback from './server/routes/device-risk/callback.post.ts';
+    import proxy from './server/routes/iojs/[...path].ts';
+    export { callbacks } from './server/lib/callbacks.ts';
     const router = createRouter()
       .post('/device-risk', endpoint)
       .post('/device-risk/callback', callback)

@@ -69,7 +69,7 @@ beforeAll(async () => {
   write('src/App.vue', APP_VUE);
   write(
     'src/main.ts',
-    "import { createApp } from 'vue';\nimport App from '../App.vue';\n\ncreateApp(App).mount('#app');\n",
+    "import { createApp } from 'vue';\nimport App from './App.vue';\n\ncreateApp(App).mount('#app');\n",
   );
   write(
     'index.html',

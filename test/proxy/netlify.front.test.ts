@@ -25,7 +25,7 @@ beforeAll(() => {
   copyFileSync(recipe('netlify/iojs.ts'), join(dir, 'iojs.ts'));
   writeFileSync(
     join(dir, 'serve.ts'),
-    `import handler from '../iojs.ts';
+    `import handler from './iojs.ts';
 (globalThis as any).Netlify = { env: { get: (name: string) => Deno.env.get(name) } };
 Deno.serve(
   { hostname: '127.0.0.1', port: 0, onListen: ({ port }) => console.log(\`listening on \${port}\`) },

@@ -24,7 +24,7 @@ beforeAll(async () => {
   // How the Edge Runtime hands a request to middleware: a fetch event.
   writeFileSync(
     join(dir, 'entry.ts'),
-    `import middleware from '../middleware.ts';
+    `import middleware from './middleware.ts';
 addEventListener('fetch', (event: any) => event.respondWith(middleware(event.request)));
 `,
   );

@@ -102,7 +102,7 @@ describe.skipIf(!available)('the nginx helper, given a folder it cannot serve, f
     }
     writeFileSync(
       join(copy, 'run.mjs'),
-      `import { startNginx } from '../test/support/nginx.mjs';
+      `import { startNginx } from './test/support/nginx.mjs';
       try {
         (await startNginx(${JSON.stringify(COLLECTOR)}, { dist: process.argv[2] })).stop();
         console.log(JSON.stringify({ served: true }));
