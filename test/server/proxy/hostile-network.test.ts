@@ -160,8 +160,10 @@ describe('a body that claims gzip and is not (undici leaves its read pending for
       retrievalBaseUrl: api.replace(/\/$/, ''),
       userAgent: 'Acme Shop/1',
       maxAttempts: 1,
-      accountTimeoutMs: 300,
-      timeoutMs: 300,
+      // Long enough that a busy machine still reaches the read: a slot given after half the
+      // account call's limit sends nothing (store_unavailable), which is not what this tests.
+      accountTimeoutMs: 1500,
+      timeoutMs: 1500,
     });
     await expect(
       client.createAccount({ customerInternalReference: 'order-1', workflowDefinition: { key: 1 } }),
