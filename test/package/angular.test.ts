@@ -139,7 +139,7 @@ function writeApp(): void {
     `import { Component } from '@angular/core';
 import { bootstrapApplication } from '@angular/platform-browser';
 import { provideRouter, RouterLink, RouterOutlet } from '@angular/router';
-import { Checkout } from '../app/checkout';
+import { Checkout } from './app/checkout';
 
 @Component({ selector: 'app-page', template: '<p id="page">{{ text }}</p>' })
 class Page {

@@ -26,8 +26,8 @@ let browser: Browser;
 /** The test's own shell around the snippets: which component, which cart, and a remount on call. */
 const APP_VUE = `<script setup lang="ts">
 import { nextTick, ref } from 'vue';
-import Checkout from '../Checkout.vue';
-import DeviceCheck from '../DeviceCheck.vue';
+import Checkout from './Checkout.vue';
+import DeviceCheck from './DeviceCheck.vue';
 
 const params = new URLSearchParams(location.search);
 const view = params.get('view');

@@ -30,7 +30,7 @@ beforeAll(async () => {
     join(dir, 'entry.ts'),
     `(globalThis as any).sessionUser = async (request: Request) =>
   /session=ok/.test(request.headers.get('cookie') ?? '') ? { orderId: 'order-w', id: 'user-w' } : null;
-export { default } from '../worker.ts';
+export { default } from './worker.ts';
 `,
   );
   await promisify(execFile)(
