@@ -15,6 +15,7 @@ import {
   type JobRun,
 } from '../src/server/index.js';
 import type { AddResult, QueueCounts } from '../src/server/queue/queue.js';
+import { recordKeyOf } from '../src/server/endpoint/idempotency.js';
 import { useTestMeter } from './support/otel.js';
 
 const SHOP = 'https://shop.example';
@@ -484,6 +485,127 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     const conflict = await handler(post('key-0000000002'));
     expect(conflict.status).toBe(422);
     expect(hand.jobs).toHaveLength(2);
+    await handler.close();
+  });
+});
+
+/** The queue's counter by event, and the wait histogram's count, as recorded so far in this file. */
+async function queueFigures() {
+  // The meter records once its API has loaded: a turn of the event loop.
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  const metrics = (await collect()).scopeMetrics.flatMap((s) => s.metrics);
+  const find = (name: string) => metrics.find((m) => m.descriptor.name === name)?.dataPoints ?? [];
+  const events: Record<string, number> = {};
+  for (const p of find('blackbox_capture.queue.checks')) events[String(p.attributes.event)] = p.value as number;
+  const waits = find('blackbox_capture.queue.wait').reduce((n, p) => n + (p.value as { count: number }).count, 0);
+  return { events, waits };
+}
+
+/** What changed in the figures while `act` ran. */
+async function figuresOf(act: () => Promise<unknown>) {
+  const before = await queueFigures();
+  await act();
+  const after = await queueFigures();
+  const events: Record<string, number> = {};
+  for (const [event, n] of Object.entries(after.events))
+    if (n !== (before.events[event] ?? 0)) events[event] = n - (before.events[event] ?? 0);
+  return { events, waits: after.waits - before.waits };
+}
+
+describe('what the queued checks count, and the stale record on any store', () => {
+  it('each event counted once under its name; the wait measured at the first try only', async () => {
+    const { client } = stubClient({
+      failCreates: [failing('upstream_error', { status: 502 }), failing('request_rejected', { status: 400 })],
+    });
+    let time = 1_000_000;
+    const hand = handQueue();
+    const { handler } = setUp(client, { queue: hand.queue, now: () => time, maxQueuedMs: 60_000 });
+    expect(await figuresOf(() => handler(post('key-0000000001', 'order-1')))).toEqual({
+      events: { accepted: 1 },
+      waits: 0,
+    });
+    // A retry of a held key: the same 202, not counted again.
+    hand.state.answer = 'present';
+    expect(await figuresOf(() => handler(post('key-0000000001', 'order-1')))).toEqual({ events: {}, waits: 0 });
+    hand.state.answer = 'added';
+    await handler(post('key-0000000002', 'order-2'));
+    await handler(post('key-0000000003', 'order-3'));
+    // The jobs offered: the first key's twice (added, then present), the second's, the third's.
+    const [first, , second, third] = hand.jobs as [CheckJob, CheckJob, CheckJob, CheckJob];
+    expect(await figuresOf(() => hand.run(first))).toEqual({ events: { retried: 1 }, waits: 1 });
+    expect(await figuresOf(() => hand.run(second))).toEqual({ events: { failed: 1 }, waits: 1 });
+    expect(await figuresOf(() => hand.run(first))).toEqual({ events: { checked: 1 }, waits: 0 });
+    time += 60_001;
+    expect(await figuresOf(() => hand.run(third))).toEqual({ events: { stale: 1 }, waits: 0 });
+    hand.state.answer = 'full';
+    expect(await figuresOf(() => handler(post('key-0000000004')))).toEqual({ events: { refused: 1 }, waits: 0 });
+    await handler.close();
+  });
+
+  it('what is told about the queue names its operation', async () => {
+    let time = 1_000_000;
+    const hand = handQueue();
+    const { client } = stubClient();
+    const { handler, errors } = setUp(client, { queue: hand.queue, now: () => time, maxQueuedMs: 1000 });
+    await handler(post('key-0000000001'));
+    time += 1001;
+    await hand.run(hand.jobs[0]!);
+    expect(errors.map((e) => [e.code, e.operation])).toEqual([['blackbox_stale', 'queue']]);
+    await handler.close();
+  });
+
+  it("a key whose record holds another attempt's create on the wire: the try comes back when that create's time is up", async () => {
+    const time = 1_000_000;
+    const store = createMemoryStore();
+    const hand = handQueue();
+    const { client } = stubClient();
+    const { handler } = setUp(client, { queue: hand.queue, store, now: () => time });
+    await handler(post('key-0000000001'));
+    const job = hand.jobs[0]!;
+    const creating = { fingerprint: job.fingerprint, creating: { owner: 'elsewhere', until: time + 4500 } };
+    await store.set(recordKeyOf('client-1:idempotency', job.key), JSON.stringify(creating), 60_000);
+    expect(await hand.run(job)).toEqual({ retryInMs: 5000 });
+    await handler.close();
+  });
+
+  it('the stale record is written on a store like Redis (no compare-and-set on a missing key), over progress, through a lost race, in 3 tries at most', async () => {
+    let time = 1_000_000;
+    const memory = createMemoryStore();
+    let refuse = 0;
+    let writes = 0;
+    // Redis's compare-and-set finds nothing to compare with a missing key; `refuse` writes lose a race.
+    const store = {
+      ...memory,
+      setIfAbsent: async (key: string, value: string, ttlMs: number) => {
+        if (value.includes('"stale"') && (writes++, refuse-- > 0)) return false;
+        return memory.setIfAbsent(key, value, ttlMs);
+      },
+      compareAndSet: async (key: string, expected: string, value: string, ttlMs: number) => {
+        if (value.includes('"stale"') && (writes++, refuse-- > 0)) return false;
+        if ((await memory.get(key)) === undefined) return false;
+        return memory.compareAndSet(key, expected, value, ttlMs);
+      },
+    };
+    const { client } = stubClient({ failCreates: [failing('upstream_error', { status: 502 })] });
+    const hand = handQueue();
+    const { handler } = setUp(client, { queue: hand.queue, store, now: () => time, maxQueuedMs: 60_000 });
+    const status = async (key: string) => (await handler(post(key))).status;
+    for (const key of ['key-0000000001', 'key-0000000002', 'key-0000000003']) await handler(post(key));
+    const [fresh, raced, lost] = hand.jobs as [CheckJob, CheckJob, CheckJob];
+    // One try of the first leaves a record without a result (the create failed: removed; so a 2nd record by hand).
+    const recordKey = recordKeyOf('client-1:idempotency', raced.key);
+    await memory.set(recordKey, JSON.stringify({ fingerprint: raced.fingerprint }), 60_000);
+    time += 60_001;
+    expect(await hand.run(fresh)).toEqual({ done: true });
+    expect(await status(fresh.key)).toBe(410);
+    refuse = 1;
+    expect(await hand.run(raced)).toEqual({ done: true });
+    expect(await status(raced.key)).toBe(410);
+    // A store that refuses every write: the job still ends, after 3 tries.
+    refuse = 100;
+    writes = 0;
+    expect(await hand.run(lost)).toEqual({ done: true });
+    expect(writes).toBe(3);
     await handler.close();
   });
 });

@@ -188,6 +188,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
         stored === undefined
           ? store.setIfAbsent(recordKey, next, options.recordTtlMs)
           : store.compareAndSet(recordKey, stored, next, options.recordTtlMs);
+      // Stryker disable next-line ConditionalExpression: going round again after a write that landed reads it back and returns
       if (await fromStore(written, 'idempotency record write')) return;
     }
   }
