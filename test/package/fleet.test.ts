@@ -135,6 +135,64 @@ describe.skipIf(!haveRedis)('a fleet through Redis away for longer than a lease'
   });
 });
 
+// The accepted answer on the fleet's BullMQ queue, with a real backlog: the emulator at 2
+// account requests a second (burst 10), 30 checkouts offered 6 at a time, the queue bounded at 6 waiting
+// (the rest are answered 503 queue_full and posted again). During the backlog one instance is
+// killed mid-check (its jobs' locks lapse and live instances take them over) and Redis is
+// stopped and started again (AOF, appendfsync always): every accepted checkout ends in one
+// transaction with its blackbox, and every decision reaches onResult.
+describe.skipIf(!haveRedis)('a fleet of four instances on the BullMQ queue, with a backlog', () => {
+  it('a SIGKILL mid-check and a Redis restart during the backlog: each accepted key checked once, every decision told', async () => {
+    emulator = await startEmulator({ accountRequestsPerSecond: 2 });
+    redis = await startRedisServer();
+    fleet = await startFleet(
+      4,
+      fleetConfig(emulator, { redisUrl: redis.url, leaseMs: 1000, queue: true, maxQueued: 6 }),
+    );
+    const all = keys(30, 'queued');
+    // Uploads slow at first: the killed instance is caught with a transaction made and not uploaded.
+    emulator.faults.latency('upload', 1500);
+    const driving = drive({ fleet, keys: all, concurrency: 6, blackbox: BLACKBOX, maxAttempts: 400 });
+    const madeByVictim = () =>
+      emulator!.inspect.transactions().some((tx) => tx.userReference === 'instance-1' && tx.blackboxes.length === 0);
+    await expect.poll(madeByVictim, { timeout: 15_000, interval: 20 }).toBe(true);
+    fleet.kill(1);
+    emulator.faults.latency('upload', 0);
+    const decided = () => new Set(fleet!.instances.flatMap((i) => i.decided));
+    await redis.restart(400);
+    // The restart came during the backlog: checks were still waiting.
+    expect(decided().size).toBeLessThan(all.length);
+    const results = await driving;
+    expect(results.filter((r) => !r.ok)).toEqual([]);
+    expect(results.filter((r) => r.statuses.includes(202))).toHaveLength(all.length);
+    // Let the backlog drain: each accepted key's decision told, on some instance.
+    await expect.poll(() => decided().size, { timeout: 40_000, interval: 200 }).toBe(all.length);
+    const { counts, orphans, used } = perKey(emulator);
+    expect([...counts.values()].filter((n) => n !== 1)).toEqual([]);
+    expect(counts.size).toBe(all.length);
+    expect(used.map((tx) => tx.blackboxes.length).filter((n) => n !== 1)).toEqual([]);
+    // An orphan (a create whose attempt was cut off) stays INITIATED without a blackbox, and is reported.
+    expect(orphans.map((tx) => tx.status).filter((s) => s !== 'INITIATED')).toEqual([]);
+    const reported = fleet.instances.reduce((sum, i) => sum + i.orphansReported, 0);
+    expect(reported).toBeGreaterThanOrEqual(orphans.length);
+    const killed = fleet.instances[1]!;
+    // onResult per key: once, or twice only where the killed instance may have told it before it died.
+    const tellers = new Map<string, string[]>();
+    fleet.instances.forEach((instance, index) => {
+      for (const key of instance.decided) tellers.set(key, [...(tellers.get(key) ?? []), `instance-${index}`]);
+    });
+    expect(
+      [...tellers.values()].filter((by) => by.length > 1 && (by.length > 2 || !by.includes('instance-1'))),
+    ).toEqual([]);
+    // The faults did happen: a job of the killed instance finished on a live one; the queue was full.
+    const takenOver = used.filter(
+      (tx) => tx.userReference === 'instance-1' && !killed.decided.includes(tx.customerInternalReference),
+    );
+    expect(takenOver.length).toBeGreaterThan(0);
+    expect(new Set(results.flatMap((r) => r.codes))).toContain('queue_full');
+  });
+});
+
 describe.skipIf(!haveRedis)('callbacks on a fleet of four instances on one Redis', () => {
   it('sent to any instance, some twice, onResult failing now and then, one instance killed, Redis restarted: every decision delivered, twice only where the killed instance had it', async () => {
     emulator = await startEmulator({ accountRequestsPerSecond: 0 });

@@ -13,6 +13,8 @@ import {
   toNodeHandler,
 } from '../../dist/server.js';
 import { createRedisStore } from '../../dist/server-redis.js';
+import { createBullmqQueue } from '../../dist/server-bullmq.js';
+import { Redis as IoRedis } from 'ioredis';
 
 const config = JSON.parse(process.argv[2]);
 let store = createMemoryStore();
@@ -47,8 +49,22 @@ const client = createDeviceRiskClient({
   // The emulator's account limit is off for the fleet's tests: so is the client's.
   limits: { accountRequestsPerSecond: 100, accountBurst: 50 },
 });
+// With `queue`: the accepted answer (202) and the fleet's BullMQ queue, as docs/fleet.md#the-queue
+// sets it up; a killed instance's jobs are taken over after a lock of 1 s (`stalledIntervalMs`
+// may be raised to switch that recovery off, to see the chaos test fail without it).
+const queue = config.queue
+  ? createBullmqQueue({
+      connection: new IoRedis(config.redisUrl, { maxRetriesPerRequest: null }),
+      prefix: config.prefix ?? 'bbc',
+      concurrency: 4,
+      maxQueued: config.maxQueued,
+      lockDurationMs: config.lockDurationMs ?? 1000,
+      stalledIntervalMs: config.stalledIntervalMs ?? 500,
+      onError: () => {},
+    })
+  : undefined;
 const handler = createDeviceRiskHandler({
-  answer: 'checked',
+  ...(queue ? { queue } : { answer: 'checked' }),
   client,
   store,
   allowedOrigins: ['https://shop.example'],
@@ -64,6 +80,11 @@ const handler = createDeviceRiskHandler({
     userReference: `instance-${config.instance ?? 0}`,
   }),
   reportStatus: false,
+  // Each decision told to onResult, a line per call, for the fleet test to count per key.
+  ...(queue && {
+    onResult: (_details, { customerInternalReference }) =>
+      void process.stdout.write(`decided ${customerInternalReference}\n`),
+  }),
   // Orphans the kit knows of are reported: one line each, for the fleet test to count.
   onError: (error) =>
     void (error?.code === 'orphaned_transaction' && process.stdout.write(`orphan ${JSON.stringify(error.message)}\n`)),

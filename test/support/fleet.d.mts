@@ -13,6 +13,8 @@ export interface FleetInstance {
   /** Workflow execution ids: one per call of onResult, and one per call that returned. */
   tries: string[];
   results: string[];
+  /** With the queue: the customerInternalReference of each onResult call. */
+  decided: string[];
 }
 export interface Fleet {
   instances: FleetInstance[];
@@ -31,7 +33,16 @@ export interface KeyOutcome {
 }
 export declare function fleetConfig(
   emulator: { tokenUrl: string; baseUrl: string; retrievalUrl: string; clientId: string; clientSecret: string },
-  options?: { redisUrl?: string; leaseMs?: number; sweepIntervalMs?: number; callbackFailEvery?: number },
+  options?: {
+    redisUrl?: string;
+    leaseMs?: number;
+    sweepIntervalMs?: number;
+    callbackFailEvery?: number;
+    /** The accepted answer on the fleet's BullMQ queue. */
+    queue?: boolean;
+    maxQueued?: number;
+    stalledIntervalMs?: number;
+  },
 ): Record<string, unknown>;
 export declare function startFleet(count: number, config: Record<string, unknown>): Promise<Fleet>;
 export declare function drive(options: {

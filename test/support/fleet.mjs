@@ -8,7 +8,10 @@ import { spawnListening } from './processes.mjs';
 const INSTANCE = fileURLToPath(new URL('./fleet-instance.mjs', import.meta.url));
 
 /** What an instance needs to reach the emulator (and Redis, when given). */
-export function fleetConfig(emulator, { redisUrl, leaseMs, sweepIntervalMs, callbackFailEvery } = {}) {
+export function fleetConfig(
+  emulator,
+  { redisUrl, leaseMs, sweepIntervalMs, callbackFailEvery, queue, maxQueued, stalledIntervalMs, lockDurationMs } = {},
+) {
   const { tokenUrl, baseUrl, retrievalUrl, clientId, clientSecret } = emulator;
   return {
     redisUrl,
@@ -20,6 +23,10 @@ export function fleetConfig(emulator, { redisUrl, leaseMs, sweepIntervalMs, call
     leaseMs,
     sweepIntervalMs,
     callbackFailEvery,
+    queue,
+    maxQueued,
+    stalledIntervalMs,
+    lockDurationMs,
   };
 }
 
@@ -39,6 +46,8 @@ export async function startFleet(count, config) {
         /** Workflow execution ids, one per call of onResult (`tries`) and per call that returned (`results`). */
         tries: [],
         results: [],
+        /** With the queue: the customerInternalReference of each onResult call. */
+        decided: [],
       };
       let pending = '';
       child.stdout.on('data', (chunk) => {
@@ -49,6 +58,7 @@ export async function startFleet(count, config) {
           if (kind === 'orphan') record.orphansReported++;
           else if (kind === 'try') record.tries.push(rest);
           else if (kind === 'result') record.results.push(rest);
+          else if (kind === 'decided') record.decided.push(rest);
         }
       });
       return record;
@@ -129,7 +139,8 @@ export async function drive({
         });
         statuses.push(response.status);
         const body = await response.json();
-        if (response.status === 200)
+        // 200: checked (or a retry of a checked key); 202: accepted by the queue.
+        if (response.status === 200 || response.status === 202)
           return { key, ok: true, body, statuses, codes, slowestMs, ms: performance.now() - started };
         codes.push(body?.error?.code);
         if (response.status < 500 && response.status !== 409 && response.status !== 429)

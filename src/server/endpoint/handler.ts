@@ -213,13 +213,14 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
   const prefix = keyPart(client.clientId ?? '');
   const namespace = `${prefix}:idempotency`;
   const admission = createAdmission(options, now, onError);
+  const recordTtlMs = options.idempotencyTtlMs ?? 24 * 3_600_000;
   const underKey = createIdempotency({
     store,
     client,
     namespace,
     leaseMs: options.idempotencyLeaseMs ?? 10_000,
     waitMs: options.idempotencyWaitMs ?? 5_000,
-    ttlMs: options.idempotencyTtlMs ?? 24 * 3_600_000,
+    ttlMs: recordTtlMs,
     now,
     onError,
   });
@@ -229,6 +230,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
           queue: options.queue ?? createMemoryQueue({ maxQueued: options.maxQueuedChecks ?? 10_000, now }),
           store,
           namespace,
+          recordTtlMs,
           client,
           underKey,
           checkOptions: (job, progress, save) =>

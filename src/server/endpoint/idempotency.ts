@@ -8,7 +8,7 @@
 import { type DeviceRiskClient } from '../api/device-risk-client.js';
 import { sleep, type Now } from '../clock.js';
 import { deadline } from '../deadline.js';
-import { ERR_IDEMPOTENCY_KEY_IN_USE } from '../errors.js';
+import { ERR_BLACKBOX_STALE, ERR_IDEMPOTENCY_KEY_IN_USE } from '../errors.js';
 import { json, refuse, REFUSED_KEY_REUSED } from '../http.js';
 import { fromStore, keyPart, type Store } from '../store/store.js';
 import { takeLease } from '../store/lease.js';
@@ -27,6 +27,8 @@ export interface KeyRecord {
   transaction?: string;
   uploaded?: boolean;
   result?: DeviceRiskResult;
+  /** Given up past the trust bound (`blackbox_stale`, queued.ts): the key is never checked. */
+  stale?: true;
   /**
    * An account create on the wire: until `until` (epoch ms), its attempt may still record the
    * transaction it made, and no other attempt makes one. After it, the create's owner is
@@ -47,7 +49,7 @@ export async function readKeyRecord(
   store: Store,
   namespace: string,
   key: string,
-): Promise<Pick<KeyRecord, 'fingerprint' | 'result'> | undefined> {
+): Promise<Pick<KeyRecord, 'fingerprint' | 'result' | 'stale'> | undefined> {
   const stored = await fromStore(store.get(recordKeyOf(namespace, key)), 'idempotency record read');
   return stored === undefined ? undefined : (JSON.parse(stored) as KeyRecord);
 }
@@ -129,5 +131,9 @@ export const inUse = (seconds: number) =>
     'Another attempt with this Idempotency-Key is still running; retry with the same key',
     { 'retry-after': String(Math.min(60, Math.max(1, seconds))) },
   );
+
+/** A key whose check was given up past the trust bound: gone for good, the browser does not retry a 4xx. */
+export const staleKey = () =>
+  refuse(410, ERR_BLACKBOX_STALE, 'This checkout waited past the trust bound and was not checked; it is not retried');
 
 export const reused = () => refuse(422, REFUSED_KEY_REUSED, 'This Idempotency-Key was used with another request');

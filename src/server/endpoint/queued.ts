@@ -18,7 +18,7 @@ import { json, refuse, REFUSED_KEY_REUSED } from '../http.js';
 import { recordQueue, recordQueueWait, observeBacklog } from '../metrics.js';
 import { createBacklogWarning, createDrainMeter, type BacklogFigures } from '../queue/backlog.js';
 import type { CheckJob, CheckQueue, JobRun, QueuedCustomer } from '../queue/queue.js';
-import type { Store } from '../store/store.js';
+import { fromStore, type Store } from '../store/store.js';
 import {
   runDeviceRiskCheck,
   type CustomerMapping,
@@ -26,7 +26,7 @@ import {
   type DeviceRiskProgress,
 } from './check.js';
 import { isPermanent, isUnavailable } from './failure-answer.js';
-import { readKeyRecord, type createIdempotency } from './idempotency.js';
+import { readKeyRecord, recordKeyOf, staleKey, type createIdempotency, type KeyRecord } from './idempotency.js';
 
 /** The default trust bound, in ms: see `maxQueuedMs` in handler.ts. */
 export const DEFAULT_MAX_QUEUED_MS = 15 * 60_000;
@@ -37,6 +37,8 @@ export interface QueuedChecksOptions {
   queue: CheckQueue;
   store: Store;
   namespace: string;
+  /** How long a key's record is kept, in ms (`idempotencyTtlMs`). */
+  recordTtlMs: number;
   client: DeviceRiskClient;
   underKey: ReturnType<typeof createIdempotency>;
   /** The check's options for one job: the handler's onResult, its time limits, the progress to resume. */
@@ -90,6 +92,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     if (record && record.fingerprint !== fingerprint) return reusedKey();
     // Checked already (a retry of a request answered before): the same reference as then.
     if (record?.result) return json(record.result, 200);
+    if (record?.stale) return staleKey();
     const job: CheckJob = { key, fingerprint, blackbox, customer: await sealed(client, customer), acceptedAt: now() };
     const added = await queue.add(job);
     if (added === 'conflict') return reusedKey();
@@ -144,6 +147,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
           { operation: 'queue' },
         ),
       );
+      await recordStale(job).catch(onError);
       return finished(job, 'stale');
     }
     if (!tries.has(job.key)) recordQueueWait(age);
@@ -165,6 +169,28 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     // Another attempt holds the key (a browser retry, another instance): its lease ends it, and this try comes back.
     if (answer.status === 409) return retryIn(job, 1000 * Number(answer.headers.get('retry-after') ?? 1));
     return finished(job, 'checked');
+  }
+
+  /**
+   * The key's final record for a check given up: a re-post of the key is refused (410), never
+   * accepted and checked again with the old blackbox. A record a finished check wrote stays.
+   */
+  async function recordStale(job: CheckJob): Promise<void> {
+    const { store } = options;
+    const recordKey = recordKeyOf(options.namespace, job.key);
+    const next = JSON.stringify({ fingerprint: job.fingerprint, stale: true } satisfies KeyRecord);
+    // Another writer between the read and the write (a run of the same job elsewhere): read again.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const stored = await fromStore(store.get(recordKey), 'idempotency record read');
+      const record = stored === undefined ? undefined : (JSON.parse(stored) as KeyRecord);
+      if (record?.result || record?.stale) return;
+      const written =
+        stored === undefined
+          ? store.setIfAbsent(recordKey, next, options.recordTtlMs)
+          : store.compareAndSet(recordKey, stored, next, options.recordTtlMs);
+      // Stryker disable next-line ConditionalExpression: going round again after a write that landed reads it back and returns
+      if (await fromStore(written, 'idempotency record write')) return;
+    }
   }
 
   function failedTry(job: CheckJob, error: unknown): JobRun {

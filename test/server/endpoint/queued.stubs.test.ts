@@ -3,13 +3,19 @@
 // Nothing accepted is lost, no key gets two transactions, and what waits too long is told.
 import { describe, expect, it } from 'vitest';
 import { DeviceRiskTransaction } from '../../../src/server/api/device-risk-client.js';
-import { DeviceRiskError } from '../../../src/server/errors.js';
+import { DeviceRiskError, type DeviceRiskErrorCode } from '../../../src/server/errors.js';
 import {
   createDeviceRiskHandler,
   createMemoryQueue,
+  createMemoryStore,
+  type CheckJob,
+  type CheckQueue,
   type DeviceRiskClient,
   type DeviceRiskHandlerOptions,
+  type JobRun,
 } from '../../../src/server/index.js';
+import type { AddResult, QueueCounts } from '../../../src/server/queue/queue.js';
+import { recordKeyOf } from '../../../src/server/endpoint/idempotency.js';
 import { useTestMeter } from '../../support/otel.js';
 
 const SHOP = 'https://shop.example';
@@ -298,5 +304,308 @@ describe('the endpoint answers at once and checks when the quota allows (the def
     } finally {
       if (agent) Object.defineProperty(globalThis, 'navigator', agent);
     }
+  });
+});
+
+/** A queue that holds nothing itself: each add answers `answer`, and the test runs the jobs. */
+function handQueue(counts: () => Promise<QueueCounts> = async () => ({ queued: 0, oldestAcceptedAt: undefined })) {
+  let run!: (job: CheckJob) => Promise<JobRun>;
+  const jobs: CheckJob[] = [];
+  const state = { answer: 'added' as AddResult };
+  const queue: CheckQueue = {
+    add: async (job) => {
+      jobs.push(job);
+      return state.answer;
+    },
+    process: (runner) => void (run = runner),
+    counts,
+    close: async () => {},
+  };
+  return { queue, jobs, state, run: (job: CheckJob) => run(job) };
+}
+
+const failing = (code: DeviceRiskErrorCode, details: { status?: number; retryAfter?: number }) =>
+  new DeviceRiskError(code, `account create failed (${code})`, { ...details, operation: 'account create' });
+
+describe('each try of a queued check: when it comes back, and what a full queue answers', () => {
+  it('trouble that passes: 1 s doubling to 30 s per key, or the Retry-After asked (at most 30 s)', async () => {
+    const failures = [
+      ...Array.from({ length: 7 }, () => failing('upstream_error', { status: 502 })),
+      failing('upstream_error', { status: 503, retryAfter: 3 }),
+      failing('upstream_error', { status: 503, retryAfter: 100 }),
+      failing('network_error', {}),
+    ];
+    const { client } = stubClient({ failCreates: failures });
+    const hand = handQueue();
+    const { handler, errors } = setUp(client, { queue: hand.queue });
+    expect((await handler(post('key-0000000001', 'order-1'))).status).toBe(202);
+    expect((await handler(post('key-0000000002', 'order-2'))).status).toBe(202);
+    const [first, second] = hand.jobs as [CheckJob, CheckJob];
+    const delays = [];
+    for (let i = 0; i < 7; i++) delays.push(await hand.run(first));
+    expect(delays).toEqual([1000, 2000, 4000, 8000, 16_000, 30_000, 30_000].map((retryInMs) => ({ retryInMs })));
+    // Another key keeps its own count; a Retry-After asked is kept, up to 30 s.
+    expect(await hand.run(second)).toEqual({ retryInMs: 3000 });
+    expect(await hand.run(second)).toEqual({ retryInMs: 30_000 });
+    // A network failure asks no time: the key's own backoff (its third try).
+    expect(await hand.run(second)).toEqual({ retryInMs: 4000 });
+    expect(await hand.run(first)).toEqual({ done: true });
+    // Each failed try told to onError (the create with no answer also as a possible orphan).
+    expect(errors.map((e) => e.code).slice(-3)).toEqual(['upstream_error', 'orphaned_transaction', 'network_error']);
+    expect(errors.filter((e) => e.code === 'upstream_error')).toHaveLength(9);
+    await handler.close();
+  });
+
+  it("the tenant's limit: a 429 (by code or by status) pauses the queue for its Retry-After, at least 1 s", async () => {
+    const { client } = stubClient({
+      failCreates: [
+        failing('rate_limited', { status: 429, retryAfter: 4 }),
+        failing('rate_limited', { retryAfter: 0 }),
+        failing('upstream_error', { status: 429 }),
+        failing('upstream_error', { status: 500, retryAfter: 2 }),
+      ],
+    });
+    const hand = handQueue();
+    const { handler } = setUp(client, { queue: hand.queue });
+    await handler(post('key-0000000001'));
+    const job = hand.jobs[0]!;
+    expect(await hand.run(job)).toEqual({ retryInMs: 4000, pauseQueue: true });
+    expect(await hand.run(job)).toEqual({ retryInMs: 1000, pauseQueue: true });
+    expect(await hand.run(job)).toEqual({ retryInMs: 1000, pauseQueue: true });
+    // A 500 is not the limit, and a Retry-After from a 500 is not a time asked: the job's own backoff.
+    expect(await hand.run(job)).toEqual({ retryInMs: 1000 });
+    expect(await hand.run(job)).toEqual({ done: true });
+    await handler.close();
+  });
+
+  it("a key another attempt holds: the try comes back after that attempt's Retry-After", async () => {
+    let open!: () => void;
+    const { client } = stubClient({ gate: new Promise<void>((resolve) => (open = resolve)) });
+    const hand = handQueue();
+    const { handler } = setUp(client, { queue: hand.queue, idempotencyWaitMs: 20 });
+    await handler(post('key-0000000001'));
+    const job = hand.jobs[0]!;
+    const holder = hand.run(job);
+    await new Promise((r) => setTimeout(r, 10));
+    // The holder's lease stands: after the wait (idempotencyWaitMs), 409 with Retry-After 1.
+    expect(await hand.run(job)).toEqual({ retryInMs: 1000 });
+    open();
+    expect(await holder).toEqual({ done: true });
+    await handler.close();
+  });
+
+  it('a blackbox is trusted for maxQueuedMs exactly: one ms past it, the job ends, told, nothing uploaded', async () => {
+    let time = 1_000_000;
+    const { client, calls } = stubClient();
+    const hand = handQueue();
+    const store = createMemoryStore();
+    const { handler, errors } = setUp(client, { queue: hand.queue, store, now: () => time, maxQueuedMs: 60_000 });
+    await handler(post('key-0000000001', 'order-1'));
+    await handler(post('key-0000000002', 'order-2'));
+    time += 60_000;
+    expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
+    expect(calls).toEqual(['create order-1', 'upload wf-1', 'finalize wf-1']);
+    time += 1;
+    expect(await hand.run(hand.jobs[1]!)).toEqual({ done: true });
+    expect(calls).toHaveLength(3);
+    expect(errors.map((e) => [e.code, e.message])).toEqual([
+      [
+        'blackbox_stale',
+        expect.stringMatching(/accepted 60 s ago .* trust bound of 60 s and was not uploaded \(key key-0000\u2026\)$/),
+      ],
+    ]);
+    // Its key has a final record: a re-post is refused for good (410), never queued or checked again,
+    const again = await handler(post('key-0000000002', 'order-2'));
+    expect([again.status, ((await again.json()) as { error: { code: string } }).error.code]).toEqual([
+      410,
+      'blackbox_stale',
+    ]);
+    expect(hand.jobs).toHaveLength(2);
+    // also by a check within the request on the same store, and the job run again leaves it so.
+    expect(await hand.run(hand.jobs[1]!)).toEqual({ done: true });
+    const inRequest = setUp(client, { answer: 'checked', store, now: () => time });
+    expect((await inRequest.handler(post('key-0000000002', 'order-2'))).status).toBe(410);
+    // The first key's record (its result) is not replaced by a stale run of its job.
+    expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
+    expect((await handler(post('key-0000000001', 'order-1'))).status).toBe(200);
+    expect(calls).toHaveLength(3);
+    await handler.close();
+  });
+
+  it('a full queue: Retry-After is the time one check takes at the drain rate, 1 to 60 s', async () => {
+    let time = 1_000_000;
+    let figures: QueueCounts = { queued: 7, oldestAcceptedAt: time - 10_000, drainedLastMinute: 5 };
+    const hand = handQueue(async () => figures);
+    hand.state.answer = 'full';
+    const { client } = stubClient();
+    const { handler, errors } = setUp(client, { queue: hand.queue, now: () => time });
+    const retryAfter = async (key: string) => {
+      const answer = await handler(post(key));
+      expect(answer.status).toBe(503);
+      return answer.headers.get('retry-after');
+    };
+    // 5 checks in the 10 s the backlog is old: 0.5 a second, one in 2 s.
+    expect(await retryAfter('key-0000000001')).toBe('2');
+    // 3 in 10 s: one in 3.33 s, rounded up.
+    figures = { ...figures, drainedLastMinute: 3 };
+    expect(await retryAfter('key-0000000002')).toBe('4');
+    // 600 a minute: one in 0.1 s, never less than 1 s.
+    time += 60_000;
+    figures = { queued: 7, oldestAcceptedAt: time - 60_000, drainedLastMinute: 600 };
+    expect(await retryAfter('key-0000000003')).toBe('1');
+    // Half a check a minute: one in 120 s, never more than 60 s.
+    figures = { ...figures, drainedLastMinute: 0.5 };
+    expect(await retryAfter('key-0000000004')).toBe('60');
+    expect(errors.map((e) => [e.code, e.status, e.retryAfter, e.operation])).toEqual([
+      ['queue_full', 503, 2, 'queue'],
+      ['queue_full', 503, 4, 'queue'],
+      ['queue_full', 503, 1, 'queue'],
+      ['queue_full', 503, 60, 'queue'],
+    ]);
+    expect(errors[0]!.message).toMatch(/a checkout was refused: the queue holds 7 checks$/);
+    // The counts unreadable: 5 s, and the refusal still told.
+    figures = undefined as unknown as QueueCounts;
+    hand.queue.counts = async () => Promise.reject(new Error('redis away'));
+    expect(await retryAfter('key-0000000005')).toBe('5');
+    expect(errors[4]!.message).toMatch(/a checkout was refused: the queue holds its most checks$/);
+    await handler.close();
+  });
+
+  it('a key checked already answers its result without a job; a key reused with another request is 422, never queued', async () => {
+    const { client } = stubClient();
+    const hand = handQueue();
+    const { handler } = setUp(client, { queue: hand.queue });
+    await handler(post('key-0000000001'));
+    expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
+    const again = await handler(post('key-0000000001'));
+    expect(again.status).toBe(200);
+    const other = await handler(post('key-0000000001', 'order-0', BLACKBOX.replace('abc', 'abd')));
+    expect(other.status).toBe(422);
+    hand.state.answer = 'conflict';
+    const conflict = await handler(post('key-0000000002'));
+    expect(conflict.status).toBe(422);
+    expect(hand.jobs).toHaveLength(2);
+    await handler.close();
+  });
+});
+
+/** The queue's counter by event, and the wait histogram's count, as recorded so far in this file. */
+async function queueFigures() {
+  // The meter records once its API has loaded: a turn of the event loop.
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  const metrics = (await collect()).scopeMetrics.flatMap((s) => s.metrics);
+  const find = (name: string) => metrics.find((m) => m.descriptor.name === name)?.dataPoints ?? [];
+  const events: Record<string, number> = {};
+  for (const p of find('blackbox_capture.queue.checks')) events[String(p.attributes.event)] = p.value as number;
+  const waits = find('blackbox_capture.queue.wait').reduce((n, p) => n + (p.value as { count: number }).count, 0);
+  return { events, waits };
+}
+
+/** What changed in the figures while `act` ran. */
+async function figuresOf(act: () => Promise<unknown>) {
+  const before = await queueFigures();
+  await act();
+  const after = await queueFigures();
+  const events: Record<string, number> = {};
+  for (const [event, n] of Object.entries(after.events))
+    if (n !== (before.events[event] ?? 0)) events[event] = n - (before.events[event] ?? 0);
+  return { events, waits: after.waits - before.waits };
+}
+
+describe('what the queued checks count, and the stale record on any store', () => {
+  it('each event counted once under its name; the wait measured at the first try only', async () => {
+    const { client } = stubClient({
+      failCreates: [failing('upstream_error', { status: 502 }), failing('request_rejected', { status: 400 })],
+    });
+    let time = 1_000_000;
+    const hand = handQueue();
+    const { handler } = setUp(client, { queue: hand.queue, now: () => time, maxQueuedMs: 60_000 });
+    expect(await figuresOf(() => handler(post('key-0000000001', 'order-1')))).toEqual({
+      events: { accepted: 1 },
+      waits: 0,
+    });
+    // A retry of a held key: the same 202, not counted again.
+    hand.state.answer = 'present';
+    expect(await figuresOf(() => handler(post('key-0000000001', 'order-1')))).toEqual({ events: {}, waits: 0 });
+    hand.state.answer = 'added';
+    await handler(post('key-0000000002', 'order-2'));
+    await handler(post('key-0000000003', 'order-3'));
+    // The jobs offered: the first key's twice (added, then present), the second's, the third's.
+    const [first, , second, third] = hand.jobs as [CheckJob, CheckJob, CheckJob, CheckJob];
+    expect(await figuresOf(() => hand.run(first))).toEqual({ events: { retried: 1 }, waits: 1 });
+    expect(await figuresOf(() => hand.run(second))).toEqual({ events: { failed: 1 }, waits: 1 });
+    expect(await figuresOf(() => hand.run(first))).toEqual({ events: { checked: 1 }, waits: 0 });
+    time += 60_001;
+    expect(await figuresOf(() => hand.run(third))).toEqual({ events: { stale: 1 }, waits: 0 });
+    hand.state.answer = 'full';
+    expect(await figuresOf(() => handler(post('key-0000000004')))).toEqual({ events: { refused: 1 }, waits: 0 });
+    await handler.close();
+  });
+
+  it('what is told about the queue names its operation', async () => {
+    let time = 1_000_000;
+    const hand = handQueue();
+    const { client } = stubClient();
+    const { handler, errors } = setUp(client, { queue: hand.queue, now: () => time, maxQueuedMs: 1000 });
+    await handler(post('key-0000000001'));
+    time += 1001;
+    await hand.run(hand.jobs[0]!);
+    expect(errors.map((e) => [e.code, e.operation])).toEqual([['blackbox_stale', 'queue']]);
+    await handler.close();
+  });
+
+  it("a key whose record holds another attempt's create on the wire: the try comes back when that create's time is up", async () => {
+    const time = 1_000_000;
+    const store = createMemoryStore();
+    const hand = handQueue();
+    const { client } = stubClient();
+    const { handler } = setUp(client, { queue: hand.queue, store, now: () => time });
+    await handler(post('key-0000000001'));
+    const job = hand.jobs[0]!;
+    const creating = { fingerprint: job.fingerprint, creating: { owner: 'elsewhere', until: time + 4500 } };
+    await store.set(recordKeyOf('client-1:idempotency', job.key), JSON.stringify(creating), 60_000);
+    expect(await hand.run(job)).toEqual({ retryInMs: 5000 });
+    await handler.close();
+  });
+
+  it('the stale record is written on a store like Redis (no compare-and-set on a missing key), over progress, through a lost race, in 3 tries at most', async () => {
+    let time = 1_000_000;
+    const memory = createMemoryStore();
+    let refuse = 0;
+    let writes = 0;
+    // Redis's compare-and-set finds nothing to compare with a missing key; `refuse` writes lose a race.
+    const store = {
+      ...memory,
+      setIfAbsent: async (key: string, value: string, ttlMs: number) => {
+        if (value.includes('"stale"') && (writes++, refuse-- > 0)) return false;
+        return memory.setIfAbsent(key, value, ttlMs);
+      },
+      compareAndSet: async (key: string, expected: string, value: string, ttlMs: number) => {
+        if (value.includes('"stale"') && (writes++, refuse-- > 0)) return false;
+        if ((await memory.get(key)) === undefined) return false;
+        return memory.compareAndSet(key, expected, value, ttlMs);
+      },
+    };
+    const { client } = stubClient({ failCreates: [failing('upstream_error', { status: 502 })] });
+    const hand = handQueue();
+    const { handler } = setUp(client, { queue: hand.queue, store, now: () => time, maxQueuedMs: 60_000 });
+    const status = async (key: string) => (await handler(post(key))).status;
+    for (const key of ['key-0000000001', 'key-0000000002', 'key-0000000003']) await handler(post(key));
+    const [fresh, raced, lost] = hand.jobs as [CheckJob, CheckJob, CheckJob];
+    // One try of the first leaves a record without a result (the create failed: removed; so a 2nd record by hand).
+    const recordKey = recordKeyOf('client-1:idempotency', raced.key);
+    await memory.set(recordKey, JSON.stringify({ fingerprint: raced.fingerprint }), 60_000);
+    time += 60_001;
+    expect(await hand.run(fresh)).toEqual({ done: true });
+    expect(await status(fresh.key)).toBe(410);
+    refuse = 1;
+    expect(await hand.run(raced)).toEqual({ done: true });
+    expect(await status(raced.key)).toBe(410);
+    // A store that refuses every write: the job still ends, after 3 tries.
+    refuse = 100;
+    writes = 0;
+    expect(await hand.run(lost)).toEqual({ done: true });
+    expect(writes).toBe(3);
+    await handler.close();
   });
 });
