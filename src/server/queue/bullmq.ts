@@ -86,6 +86,10 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
       // Done jobs go: the key's record answers a retry. Failed ones cannot be (the runner gives up by returning).
       removeOnComplete: true,
       removeOnFail: { age: 24 * 3600 },
+      // A throw the runner did not expect (Redis away mid-job) is not the end of an accepted
+      // check: it is taken again a second later, until the trust bound ends it.
+      attempts: Number.MAX_SAFE_INTEGER,
+      backoff: { type: 'fixed', delay: 1000 },
     });
     // Two instances adding the same key at once: BullMQ keeps the first; the second finds it.
     const stored = await queue.getJob(jobId);
@@ -122,6 +126,8 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
       },
     );
     worker.on('error', onError);
+    // Never silent: each throw the runner did not expect is told (and the job taken again).
+    worker.on('failed', (job, error) => onError(error));
   }
 
   async function counts(): Promise<QueueCounts> {

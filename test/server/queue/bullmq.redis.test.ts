@@ -203,4 +203,32 @@ describe.skipIf(!haveRedis)('createBullmqQueue', () => {
       // a is dead: its worker would wait for its hung check forever; its connections are cut already.
     }
   });
+
+  it('a run that throws (Redis away mid-job) is told and taken again, not given up', async () => {
+    const connection = new IoRedis(redis.url, { maxRetriesPerRequest: null });
+    const errors: unknown[] = [];
+    const queue = createBullmqQueue({ connection, name: 'throws', onError: (error) => errors.push(error) });
+    const runs: string[] = [];
+    try {
+      const job = {
+        key: 'key-throws',
+        fingerprint: 'f',
+        blackbox: BLACKBOX,
+        customer: { customerInternalReference: 'order-throws' },
+        acceptedAt: Date.now(),
+      };
+      expect(await queue.add(job)).toBe('added');
+      queue.process(async ({ key }) => {
+        runs.push(key);
+        if (runs.length === 1) throw new Error('Connection is closed.');
+        return { done: true };
+      });
+      await expect.poll(() => runs.length, { timeout: 10_000 }).toBe(2);
+      await expect.poll(async () => (await queue.counts()).queued, { timeout: 5000 }).toBe(0);
+      expect(errors).toEqual([expect.objectContaining({ message: 'Connection is closed.' })]);
+    } finally {
+      await queue.close();
+      connection.disconnect();
+    }
+  });
 });
