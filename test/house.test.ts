@@ -1,10 +1,12 @@
 // The house rules that a tool can check: commit subjects of at most 72 characters (from the
 // commit that set the rule on), a changeset folder that changesets can read, a README short
-// enough to read, and no document or comment naming a file that is not there.
+// enough to read, no function in src/ too long to hold in the head, and no document or comment
+// naming a file that is not there.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = new URL('..', import.meta.url);
@@ -13,6 +15,9 @@ const ROOT_PATH = fileURLToPath(ROOT);
 const RULE_FROM = '493b524';
 /** The README is for users: the reference lives in docs/. */
 const README_MAX_LINES = 250;
+
+/** A function longer than this is not one to hold in the head: cut it by operation. */
+const FUNCTION_MAX_LINES = 150;
 
 /** Folders the checkout's own tools write or download into: not the repository's files. */
 const NOT_SOURCES = new Set(['node_modules', '.git', 'dist', '.build', '.demo', '.stryker-tmp', 'reports']);
@@ -38,6 +43,30 @@ export function missingPaths(texts: Map<string, string>, exists: (path: string) 
   );
 }
 
+/** Every function of `code` (declarations, expressions, arrows, methods) over `maxLines`, as `file:name:lines`. */
+export function longFunctions(file: string, code: string, maxLines = FUNCTION_MAX_LINES): string[] {
+  const source = ts.createSourceFile(file, code, ts.ScriptTarget.Latest, true);
+  const lineOf = (position: number) => source.getLineAndCharacterOfPosition(position).line;
+  const long: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isFunctionLike(node) && 'body' in node && node.body) {
+      const lines = lineOf(node.getEnd()) - lineOf(node.getStart(source)) + 1;
+      // An arrow or a function expression is named by what holds it: `const arrow = () => …`.
+      const holder =
+        ts.isVariableDeclaration(node.parent) ||
+        ts.isPropertyAssignment(node.parent) ||
+        ts.isPropertyDeclaration(node.parent)
+          ? node.parent
+          : undefined;
+      const name = (node.name ?? holder?.name)?.getText(source) ?? '(anonymous)';
+      if (lines > maxLines) long.push(`${file}:${name}:${lines}`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return long;
+}
+
 describe('the house rules', () => {
   it('every commit subject since the rule is at most 72 characters', () => {
     const log = spawnSync('git', ['log', '--format=%s', `${RULE_FROM}^..HEAD`], { cwd: ROOT, encoding: 'utf8' });
@@ -50,6 +79,27 @@ describe('the house rules', () => {
   it('changesets publish the package publicly from main', () => {
     const config = JSON.parse(readFileSync(new URL('.changeset/config.json', ROOT), 'utf8')) as Record<string, unknown>;
     expect(config).toMatchObject({ access: 'public', baseBranch: 'main' });
+  });
+
+  it(`no function in src/ is over ${FUNCTION_MAX_LINES} lines`, () => {
+    const sources = walk('src').filter((file) => file.endsWith('.ts'));
+    expect(sources.length).toBeGreaterThan(50);
+    expect(sources.flatMap((file) => longFunctions(file, readFileSync(join(ROOT_PATH, file), 'utf8')))).toEqual([]);
+  });
+
+  it('finds a long function of every kind: the rule is not vacuous', () => {
+    const body = (lines: number) => '{\n' + '  a();\n'.repeat(lines - 2) + '}';
+    const code = [
+      `function declared() ${body(4)}`,
+      `const expressed = function () ${body(3)};`,
+      `const arrow = () => ${body(4)};`,
+      `class C { method() ${body(4)} get short() ${body(3)} }`,
+      `function short() ${body(3)}`,
+    ].join('\n');
+    expect(longFunctions('x.ts', code, 3)).toEqual(['x.ts:declared:4', 'x.ts:arrow:4', 'x.ts:method:4']);
+    expect(longFunctions('x.ts', `const expressed = function () ${body(4)};`, 3)).toEqual(['x.ts:expressed:4']);
+    expect(longFunctions('x.ts', `const o = { property: () => ${body(4)} };`, 3)).toEqual(['x.ts:property:4']);
+    expect(longFunctions('x.ts', `run(() => ${body(4)});`, 3)).toEqual(['x.ts:(anonymous):4']);
   });
 
   it(`the README is at most ${README_MAX_LINES} lines`, () => {
