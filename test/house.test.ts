@@ -4,7 +4,7 @@
 // naming a file that is not there.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
@@ -39,7 +39,11 @@ const commentsOf = (code: string) => [...code.matchAll(/\/\/.*|\/\*[\s\S]*?\*\//
 /** Every root path in `texts` (name → text) that does not exist, as `name: path`. */
 export function missingPaths(texts: Map<string, string>, exists: (path: string) => boolean): string[] {
   return [...texts].flatMap(([name, text]) =>
-    [...text.matchAll(ROOT_PATHS)].filter(([path]) => !exists(path)).map(([path]) => `${name}: ${path}`),
+    [...text.matchAll(ROOT_PATHS)]
+      // A glob (`test/browser/capture*`) names files of its folder: the folder must exist.
+      .map(({ 0: path, index }) => (text[index + path.length] === '*' ? dirname(path) : path))
+      .filter((path) => !exists(path))
+      .map((path) => `${name}: ${path}`),
   );
 }
 
@@ -144,6 +148,9 @@ describe('no stale paths', () => {
   it('finds a stale path: the rule is not vacuous', () => {
     const text = 'see src/server/http.ts and src/server/gone.ts, not https://x.test/src/no.ts or @scope/src/x.ts';
     expect(missingPaths(new Map([['doc', text]]), exists)).toEqual(['doc: src/server/gone.ts']);
+    expect(missingPaths(new Map([['doc', 'ls test/browser/capture* and test/gone/x*']]), exists)).toEqual([
+      'doc: test/gone',
+    ]);
     expect(commentsOf('const a = 1; // src/x.ts\n/* docs/y.md */ "src/z.ts"')).toBe('// src/x.ts\n/* docs/y.md */');
   });
 });
