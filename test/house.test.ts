@@ -71,6 +71,10 @@ export function longFunctions(file: string, code: string, maxLines = FUNCTION_MA
   return long;
 }
 
+/** How many times `code` writes the default uri hook as a string of its own (comments aside). */
+const defaultHookLiterals = (code: string) =>
+  code.replace(/\/\/.*|\/\*[\s\S]*?\*\//g, '').match(/(['"`])\/iojs\1/g)?.length ?? 0;
+
 describe('the house rules', () => {
   it('every commit subject since the rule is at most 72 characters', () => {
     const log = spawnSync('git', ['log', '--format=%s', `${RULE_FROM}^..HEAD`], { cwd: ROOT, encoding: 'utf8' });
@@ -104,6 +108,16 @@ describe('the house rules', () => {
     expect(longFunctions('x.ts', `const expressed = function () ${body(4)};`, 3)).toEqual(['x.ts:expressed:4']);
     expect(longFunctions('x.ts', `const o = { property: () => ${body(4)} };`, 3)).toEqual(['x.ts:property:4']);
     expect(longFunctions('x.ts', `run(() => ${body(4)});`, 3)).toEqual(['x.ts:(anonymous):4']);
+  });
+
+  it('the default uri hook is written once, in src/shared/constants.ts, for the kit and the doctor', () => {
+    const written = walk('src')
+      .filter((file) => /^src\/(server|doctor)\/.*\.ts$/.test(file))
+      .filter((file) => defaultHookLiterals(readFileSync(join(ROOT_PATH, file), 'utf8')) > 0);
+    expect(written).toEqual([]);
+    expect(
+      defaultHookLiterals("const a = '/iojs'; // default '/iojs'\nconst b = `${c}/iojs`; const d = '/iojs/x';"),
+    ).toBe(1);
   });
 
   it(`the README is at most ${README_MAX_LINES} lines`, () => {

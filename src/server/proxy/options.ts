@@ -3,6 +3,7 @@
  * `DeviceRiskError` with `invalid_configuration` (or `insecure_url`) at start, never a surprise
  * on the first request.
  */
+import { DEFAULT_URI_HOOK } from '../../shared/constants.js';
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION, logError } from '../errors.js';
 import { validHost } from '../host.js';
 import { requireSecureUrl } from '../secure-url.js';
@@ -81,12 +82,12 @@ export const COOKIE_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const invalid = (message: string) => new DeviceRiskError(ERR_INVALID_CONFIGURATION, message);
 
 export function proxyConfig(options: FirstPartyProxyOptions): ProxyConfig {
-  const prefix = (options.prefix ?? '/iojs').replace(/\/+$/, '');
+  const prefix = (options.prefix ?? DEFAULT_URI_HOOK).replace(/\/+$/, '');
   if (
     !/^\/[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/.test(prefix) ||
     prefix.split('/').some((s) => s === '..' || s === '.')
   ) {
-    throw invalid(`prefix must be an absolute path such as "/iojs"`);
+    throw invalid(`prefix must be an absolute path such as "${DEFAULT_URI_HOOK}"`);
   }
   const upstream = requireSecureUrl(options.collectorUrl, 'collectorUrl');
   if (upstream.search || upstream.hash) throw invalid('collectorUrl must not carry a query or fragment');
