@@ -3,7 +3,8 @@
  * holds the browser's. A message names the option, the status or the id at fault and never
  * carries a secret or a body (errors.ts): callers pass only codes, numbers, ids and
  * addresses. Held here so far: errors.ts, http.ts, node.ts, secure-url.ts, time-limit.ts,
- * store/ and callbacks/; the other folders keep theirs beside the code until they move here.
+ * api/, store/ and callbacks/; the other folders keep theirs beside the code until they
+ * move here.
  */
 
 /** The first words of every message of the kit, so that a log line says whose it is. */
@@ -13,6 +14,76 @@ export const MESSAGE_PREFIX = '[blackbox-capture/server] ';
 export const httpMessages = {
   bodyTimeout: (ms: number) => `the request body did not arrive within ${ms} ms`,
   bodyTimeoutAnswer: (ms: number) => `The body did not arrive within ${ms} ms`,
+};
+
+/** api/: the client's options, the requests it refuses to send and the answers it refuses. */
+export const apiMessages = {
+  userAgentRequired: 'userAgent is required, e.g. "YourCompany YourApp/1.0"',
+  regionOrBaseUrl: 'give region (US, EU, SG) or baseUrl',
+  limitNotPositive: (name: string) => `limits.${name} must be a positive number`,
+  perSecondNotPositive: 'perSecond must be a positive number',
+
+  referenceLength: 'customerInternalReference must be 1 to 100 characters',
+  referenceCharacters: 'customerInternalReference must not contain any of < > " / ; ` % { } |',
+  definitionKeyRequired: 'workflowDefinition.key is required',
+  userReferenceLength: 'userReference must be at most 100 characters',
+  callbackUrlLength: 'callbackUrl must be at most 255 characters',
+  tokenLifetimeShape: 'tokenLifetime must look like "30m", "12h" or "5d"',
+  accountIdNotUuid: 'accountId must be a UUID',
+  needsIds: (operation: string) => `${operation} needs the UUIDs of an account and a workflow execution`,
+  needsTransaction: (operation: string) => `${operation} needs a transaction from createAccount or updateAccount`,
+  transactionExpired: (executionId: string) =>
+    `the transaction token of workflow execution ${executionId} has expired; update the account for a new one`,
+  blackboxEmpty: 'the blackbox must be a non-empty string',
+  blackboxTooLong: (characters: number) => `the blackbox is longer than ${characters} characters`,
+  blackboxAlphabet:
+    'the blackbox has characters outside its alphabet (A-Z a-z 0-9 + / = @): was it form- or URL-encoded?',
+
+  /** A call that failed: `summary` is the answer's problem title or error code, never its body (retry.ts). */
+  callFailed: (operation: string, expired: boolean) =>
+    `${operation} failed (${expired ? 'no answer in time' : 'network error'})`,
+  answered: (operation: string, status: number, summary: string) => `${operation} answered ${status}${summary}`,
+  notJson: (operation: string) => `${operation} answered with something other than JSON`,
+  limitTooLate: (operation: string) =>
+    `the shared store answered the rate limit of ${operation} too late; retry shortly`,
+  rateLimited: (operation: string, why: string) => `${operation}: the service's rate limit reached (${why})`,
+  limitSeen: '429, seen by this fleet',
+  noSlot: "no slot free within the call's time limit",
+
+  noCredentials: 'the account answer has no credentials array',
+  noDeviceRiskCredential:
+    'the account answer has no Device Risk credential (category DATA, channel API, api.parts.device_risk): does the workflow include Device Risk?',
+  noApiToken: 'the Device Risk credential has no api.token',
+  addressRefused: (what: string, origin: string) =>
+    `refusing the ${what} address: it is not on ${origin} or not of the documented shape`,
+  addressesApart: 'the upload and finalize addresses do not belong to the same transaction and credential',
+  statusAnswerNoStatus: 'status answer lacks workflowExecution.status',
+  detailsNoWorkflow: 'the workflow details lack a workflow object',
+  detailsNoStatus: 'the workflow details lack workflow.status',
+  waitAborted: (executionId: string) => `waiting for the result of ${executionId} was aborted`,
+  endedWithoutResult: (executionId: string, status: string) =>
+    `workflow execution ${executionId} ended ${status}: it has no result`,
+  stillPending: (executionId: string, status: string, reads: number) =>
+    `workflow execution ${executionId} was still ${status} after ${reads} reads`,
+
+  notSealed: 'not a sealed value',
+  unsealable: 'a sealed value in the store could not be opened (altered, or sealed with another client secret)',
+};
+
+/** api/token-source.ts and api/token/: the token source's options and the token service's answers. */
+export const tokenMessages = {
+  credentialsRequired: 'clientId and clientSecret are required',
+  regionOrTokenUrl: (regions: readonly string[]) => `give region (${regions.join(', ')}) or tokenUrl`,
+  noToken: (origin: string, ms: number) => `no token from ${origin} within ${ms} ms`,
+  noTokenWhileWaiting: (origin: string, ms: number) =>
+    `no token from ${origin} within ${ms} ms (waiting for another instance's request)`,
+  networkError: (origin: string) => `token request to ${origin} failed (network error)`,
+  notAToken: 'token response lacks access_token or a Bearer token_type',
+  /** `summary` is the answer's OAuth error code or title, never its body (api/retry.ts). */
+  rateLimited: (summary: string) => `token service rate limit reached (429)${summary}`,
+  answered: (status: number, summary: string) => `token service answered ${status}${summary}`,
+  refused: (status: number, summary: string) =>
+    `token service refused the client-credentials request with ${status}${summary}`,
 };
 
 /** secure-url.ts: a configured address that is not one, or not a safe one. */
