@@ -3,8 +3,8 @@
  * holds the browser's. A message names the option, the status or the id at fault and never
  * carries a secret or a body (errors.ts): callers pass only codes, numbers, ids and
  * addresses. Held here so far: errors.ts, http.ts, node.ts, secure-url.ts, time-limit.ts,
- * api/, store/ and callbacks/; the other folders keep theirs beside the code until they
- * move here.
+ * api/, endpoint/ (but for the queued check's own), store/ and callbacks/; proxy/ keeps its
+ * texts beside the code until they move here too.
  */
 
 /** The first words of every message of the kit, so that a log line says whose it is. */
@@ -84,6 +84,62 @@ export const tokenMessages = {
   answered: (status: number, summary: string) => `token service answered ${status}${summary}`,
   refused: (status: number, summary: string) =>
     `token service refused the client-credentials request with ${status}${summary}`,
+};
+
+/**
+ * endpoint/: the handler's options, its refusals (an answer's text, capitalised, says what
+ * to send instead) and what it tells onError.
+ */
+export const endpointMessages = {
+  allowedOriginsRequired: 'allowedOrigins must list the origins of your checkout pages',
+  nonceSecretOption: 'nonceSecret must be a string of at least 32 characters',
+  nonceSecret: 'the nonce secret must be a string of at least 32 characters',
+  reportsPerSecond: 'maxOutcomeReportsPerSecond must be a positive number',
+  noWorkflowKey: 'no workflow key: set workflowKey on the handler or in resolveCustomer',
+
+  usePost: 'Use POST',
+  originRefused: 'This origin may not post blackboxes',
+  sendJson: 'Send JSON: Content-Type: application/json',
+  tooLarge: (bytes: number) => `The body is larger than ${bytes} bytes`,
+  notJson: 'The body must be JSON: { "blackbox": "..." }',
+  badKey: 'Idempotency-Key must be 8 to 200 visible ASCII characters',
+  keyInUse: 'Another attempt with this Idempotency-Key is still running; retry with the same key',
+  keyReused: 'This Idempotency-Key was used with another request',
+  customerUnresolved: 'The customer could not be resolved',
+  tooManyCheckouts: (what: string) => `Too many checkouts from one ${what}; retry later`,
+  tooManyLogged: (what: string) => `a checkout was refused: too many from one ${what}`,
+  tooManyReports: 'Too many outcome reports; this one was not recorded',
+  nonceMissing: 'This endpoint requires the capture nonce issued with the page',
+  nonceExpiredAnswer: 'The capture nonce has expired',
+  nonceInvalidAnswer: 'The capture nonce is not valid for this customer',
+  nonceReused: 'This capture nonce was used before: a blackbox is checked once',
+  nonceInvalid: 'the capture nonce is not one this server issued for this customer',
+  nonceExpired: 'the capture nonce has expired: issue a new one with the page',
+  misconfigured: 'The device-risk check is misconfigured',
+  accountRequestRefused: 'The account request for this customer breaks the service rules; retrying will not help',
+  serviceRefused: (status: number) =>
+    `The device-risk service refused the request (HTTP ${status}); retrying will not help`,
+  serviceUnreachable: 'The device-risk service could not be reached; retry with the same Idempotency-Key',
+
+  brokenPercentEncoding: 'the blackbox is percent-encoded, and its encoding is broken: send it as JSON, unencoded',
+  stillDamaged: (repairs: readonly string[], notABlackbox: boolean, reason: string) =>
+    `the blackbox was damaged on its way (${repairs.join(', ')}) and is still ${notABlackbox ? 'not a blackbox' : 'invalid'} after repair: ${reason}`,
+  resultNotReady: (executionId: string, status: string, waitedMs: number) =>
+    `workflow execution ${executionId} was ${status} after ${waitedMs} ms; its callback will tell`,
+
+  /** The idempotency record and its lease (docs/fleet.md): what a lost or slow store means. */
+  recordNotTaken:
+    'the shared store has not yet taken the transaction this attempt made; it is still being written, and a retry with the same key resumes it',
+  keyTakenOver: 'another attempt took this Idempotency-Key over',
+  leaseLost: 'this attempt lost its lease on the Idempotency-Key',
+  leaseUnconfirmed:
+    "the shared store did not confirm this attempt's lease on the Idempotency-Key in time; retry shortly",
+  earlierCreateOrphaned:
+    'an earlier attempt on this Idempotency-Key stopped with its account create on the wire: that transaction, if made, stays INITIATED without a blackbox',
+  createUnanswered:
+    'an account create got no answer: the transaction it may have made stays INITIATED without a blackbox',
+  createdUnrecorded: (executionId: string) =>
+    `workflow execution ${executionId} was created but could not be recorded: it stays INITIATED without a blackbox`,
 };
 
 /** secure-url.ts: a configured address that is not one, or not a safe one. */

@@ -9,6 +9,7 @@ import { type DeviceRiskClient } from '../api/device-risk-client.js';
 import { sleep, type Now } from '../clock.js';
 import { deadline } from '../deadline.js';
 import { ERR_IDEMPOTENCY_KEY_IN_USE } from '../errors.js';
+import { endpointMessages } from '../messages.js';
 import { json, refuse, REFUSED_KEY_REUSED } from '../http.js';
 import { fromStore, keyPart, type Store } from '../store/store.js';
 import { takeLease } from '../store/lease.js';
@@ -123,11 +124,8 @@ export function createIdempotency(options: IdempotencyOptions) {
 }
 
 export const inUse = (seconds: number) =>
-  refuse(
-    409,
-    ERR_IDEMPOTENCY_KEY_IN_USE,
-    'Another attempt with this Idempotency-Key is still running; retry with the same key',
-    { 'retry-after': String(Math.min(60, Math.max(1, seconds))) },
-  );
+  refuse(409, ERR_IDEMPOTENCY_KEY_IN_USE, endpointMessages.keyInUse, {
+    'retry-after': String(Math.min(60, Math.max(1, seconds))),
+  });
 
-export const reused = () => refuse(422, REFUSED_KEY_REUSED, 'This Idempotency-Key was used with another request');
+export const reused = () => refuse(422, REFUSED_KEY_REUSED, endpointMessages.keyReused);
