@@ -3,8 +3,8 @@
  * holds the browser's. A message names the option, the status or the id at fault and never
  * carries a secret or a body (errors.ts): callers pass only codes, numbers, ids and
  * addresses. Held here so far: errors.ts, http.ts, node.ts, secure-url.ts, time-limit.ts,
- * api/, endpoint/ (but for the queued check's own), store/ and callbacks/; proxy/ keeps its
- * texts beside the code until they move here too.
+ * api/, endpoint/ (but for the queued check's own), proxy/, store/ and callbacks/. The
+ * proxy's answers carry a code alone (src/server/proxy/proxy.ts).
  */
 
 /** The first words of every message of the kit, so that a log line says whose it is. */
@@ -140,6 +140,17 @@ export const endpointMessages = {
     'an account create got no answer: the transaction it may have made stays INITIATED without a blackbox',
   createdUnrecorded: (executionId: string) =>
     `workflow execution ${executionId} was created but could not be recorded: it stays INITIATED without a blackbox`,
+};
+
+/** proxy/: its options, and a collector answer it will not pass on. */
+export const proxyMessages = {
+  badPrefix: (example: string) => `prefix must be an absolute path such as "${example}"`,
+  collectorUrlQuery: 'collectorUrl must not carry a query or fragment',
+  badMethod: (method: string) => `methods may hold GET, HEAD and POST only, not ${method}`,
+  badCookieNames: 'cookiePrefix and allowCookies must be cookie names',
+  badPublicHost: 'publicHost must be a host name, with a port if any',
+  unusableStatus: (status: number) => `the collector answered with status ${status}`,
+  aborted: 'aborted',
 };
 
 /** secure-url.ts: a configured address that is not one, or not a safe one. */

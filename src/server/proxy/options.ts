@@ -6,6 +6,7 @@
 import { DEFAULT_URI_HOOK } from '../../shared/constants.js';
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION, logError } from '../errors.js';
 import { validHost } from '../host.js';
+import { proxyMessages } from '../messages.js';
 import { requireSecureUrl } from '../secure-url.js';
 
 /** The vendor's first-party hosts (docs/vendor-contract.md#the-first-party-front). */
@@ -87,23 +88,21 @@ export function proxyConfig(options: FirstPartyProxyOptions): ProxyConfig {
     !/^\/[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/.test(prefix) ||
     prefix.split('/').some((s) => s === '..' || s === '.')
   ) {
-    throw invalid(`prefix must be an absolute path such as "${DEFAULT_URI_HOOK}"`);
+    throw invalid(proxyMessages.badPrefix(DEFAULT_URI_HOOK));
   }
   const upstream = requireSecureUrl(options.collectorUrl, 'collectorUrl');
-  if (upstream.search || upstream.hash) throw invalid('collectorUrl must not carry a query or fragment');
+  if (upstream.search || upstream.hash) throw invalid(proxyMessages.collectorUrlQuery);
   const methods = new Set<string>(options.methods ?? ['GET', 'HEAD']);
   for (const method of methods) {
-    if (!['GET', 'HEAD', 'POST'].includes(method))
-      throw invalid(`methods may hold GET, HEAD and POST only, not ${method}`);
+    if (!['GET', 'HEAD', 'POST'].includes(method)) throw invalid(proxyMessages.badMethod(method));
   }
   const cookiePrefix = options.cookiePrefix ?? 'bbc_';
   const allowCookies = new Set(options.allowCookies ?? []);
   if (!COOKIE_NAME.test(cookiePrefix) || [...allowCookies].some((name) => !COOKIE_NAME.test(name))) {
-    throw invalid('cookiePrefix and allowCookies must be cookie names');
+    throw invalid(proxyMessages.badCookieNames);
   }
   // Stryker disable next-line ConditionalExpression: an absent publicHost would be checked as the text "undefined", a valid name
-  if (options.publicHost !== undefined && !validHost(options.publicHost))
-    throw invalid('publicHost must be a host name, with a port if any');
+  if (options.publicHost !== undefined && !validHost(options.publicHost)) throw invalid(proxyMessages.badPublicHost);
   return {
     prefix,
     upstream,
