@@ -71,6 +71,32 @@ export function longFunctions(file: string, code: string, maxLines = FUNCTION_MA
   return long;
 }
 
+/**
+ * Every text written inline where the server kit builds an error or a refusal (`new …Error(…)`,
+ * `refuse(…)`, `invalid(…)`, `refusal(…)`, `refused(…)`, `console.warn(…)`/`error(…)`), as
+ * `file:line`: its words belong in src/server/messages.ts. Words alone: a code (`'bad_host'`)
+ * is no message.
+ */
+export function inlineMessages(file: string, code: string): string[] {
+  const source = ts.createSourceFile(file, code, ts.ScriptTarget.Latest, true);
+  const builds = (callee: string) => /Error$|^(refuse|invalid|refusal|refused|console\.(warn|error|log))$/.test(callee);
+  const isText = (node: ts.Node) =>
+    (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node) || ts.isTemplateExpression(node)) &&
+    /[a-z] [a-z]/i.test(node.getText(source));
+  const found: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if ((ts.isNewExpression(node) || ts.isCallExpression(node)) && builds(node.expression.getText(source)))
+      for (const argument of node.arguments ?? [])
+        if (isText(argument))
+          found.push(`${file}:${source.getLineAndCharacterOfPosition(argument.getStart(source)).line + 1}`);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+/** Where another engineer's work is under way: its texts move in once it lands. */
+const MESSAGES_NOT_YET = /^src\/server\/(queue\/|endpoint\/queued\.ts$)/;
+
 /** How many times `code` writes the default uri hook as a string of its own (comments aside). */
 const defaultHookLiterals = (code: string) =>
   code.replace(/\/\/.*|\/\*[\s\S]*?\*\//g, '').match(/(['"`])\/iojs\1/g)?.length ?? 0;
@@ -108,6 +134,26 @@ describe('the house rules', () => {
     expect(longFunctions('x.ts', `const expressed = function () ${body(4)};`, 3)).toEqual(['x.ts:expressed:4']);
     expect(longFunctions('x.ts', `const o = { property: () => ${body(4)} };`, 3)).toEqual(['x.ts:property:4']);
     expect(longFunctions('x.ts', `run(() => ${body(4)});`, 3)).toEqual(['x.ts:(anonymous):4']);
+  });
+
+  it("the server kit's error and refusal texts are in src/server/messages.ts, none inline", () => {
+    const sources = walk('src/server').filter(
+      (file) => file.endsWith('.ts') && file !== 'src/server/messages.ts' && !MESSAGES_NOT_YET.test(file),
+    );
+    expect(sources.length).toBeGreaterThan(40);
+    expect(sources.flatMap((file) => inlineMessages(file, readFileSync(join(ROOT_PATH, file), 'utf8')))).toEqual([]);
+  });
+
+  it('finds an inline text in each place a message is built: the rule is not vacuous', () => {
+    const code = [
+      "throw new DeviceRiskError(ERR_X, 'the store is full');",
+      'throw new RangeError(`perSecond must be ${n} or more`);',
+      "return refuse(400, 'bad_key', 'Send a key');",
+      "console.warn('[kit] no caller address');",
+      "throw new BadRequestError('bad_host', messages.badHost);",
+      "throw invalid('bad_prefix');",
+    ].join('\n');
+    expect(inlineMessages('x.ts', code)).toEqual(['x.ts:1', 'x.ts:2', 'x.ts:3', 'x.ts:4']);
   });
 
   it('the default uri hook is written once, in src/shared/constants.ts, for the kit and the doctor', () => {

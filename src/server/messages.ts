@@ -96,6 +96,9 @@ export const endpointMessages = {
   nonceSecret: 'the nonce secret must be a string of at least 32 characters',
   reportsPerSecond: 'maxOutcomeReportsPerSecond must be a positive number',
   noWorkflowKey: 'no workflow key: set workflowKey on the handler or in resolveCustomer',
+  badRateLimit: (option: string) => `${option} must be false or { burst, perMinute } with positive numbers`,
+  noCallerAddress:
+    'no caller address was given (pass { clientAddress } as the second argument): checkouts are not limited per address',
 
   usePost: 'Use POST',
   originRefused: 'This origin may not post blackboxes',

@@ -13,7 +13,7 @@ import {
   isDeviceRiskError,
   logError,
 } from '../errors.js';
-import { endpointMessages } from '../messages.js';
+import { endpointMessages, MESSAGE_PREFIX } from '../messages.js';
 import { systemNow } from '../clock.js';
 import { createMemoryStore, keyPart, withTimeLimit, type Store } from '../store/store.js';
 import { ownerMark } from '../store/lease.js';
@@ -415,9 +415,7 @@ function createAdmission(options: DeviceRiskHandlerOptions, now: () => number, o
       if (perAddress && !toldNoAddress) {
         toldNoAddress = true;
         // Said once, not as an error: the request goes on, limited per customer only.
-        console.warn(
-          '[blackbox-capture/server] no caller address was given (pass { clientAddress } as the second argument): checkouts are not limited per address',
-        );
+        console.warn(MESSAGE_PREFIX + endpointMessages.noCallerAddress);
       }
       return undefined;
     },
