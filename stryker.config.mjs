@@ -18,6 +18,8 @@ export default {
     'src/browser/consent.ts',
     'src/browser/tcf.ts',
     'src/browser/element.ts',
+    'src/browser/element-control.ts',
+    'src/browser/element-options.ts',
     'src/browser/react.ts',
     'src/browser/joined.ts',
     'src/browser/angular.ts',

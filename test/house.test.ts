@@ -1,10 +1,12 @@
 // The house rules that a tool can check: commit subjects of at most 72 characters (from the
 // commit that set the rule on), a changeset folder that changesets can read, a README short
-// enough to read, and no document or comment naming a file that is not there.
+// enough to read, no function in src/ too long to hold in the head, and no document or comment
+// naming a file that is not there.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = new URL('..', import.meta.url);
@@ -13,6 +15,9 @@ const ROOT_PATH = fileURLToPath(ROOT);
 const RULE_FROM = '493b524';
 /** The README is for users: the reference lives in docs/. */
 const README_MAX_LINES = 250;
+
+/** A function longer than this is not one to hold in the head: cut it by operation. */
+const FUNCTION_MAX_LINES = 150;
 
 /** Folders the checkout's own tools write or download into: not the repository's files. */
 const NOT_SOURCES = new Set(['node_modules', '.git', 'dist', '.build', '.demo', '.stryker-tmp', 'reports']);
@@ -34,9 +39,67 @@ const commentsOf = (code: string) => [...code.matchAll(/\/\/.*|\/\*[\s\S]*?\*\//
 /** Every root path in `texts` (name → text) that does not exist, as `name: path`. */
 export function missingPaths(texts: Map<string, string>, exists: (path: string) => boolean): string[] {
   return [...texts].flatMap(([name, text]) =>
-    [...text.matchAll(ROOT_PATHS)].filter(([path]) => !exists(path)).map(([path]) => `${name}: ${path}`),
+    [...text.matchAll(ROOT_PATHS)]
+      // A glob (`test/browser/capture*`) names files of its folder: the folder must exist.
+      .map(({ 0: path, index }) => (text[index + path.length] === '*' ? dirname(path) : path))
+      .filter((path) => !exists(path))
+      .map((path) => `${name}: ${path}`),
   );
 }
+
+/** Every function of `code` (declarations, expressions, arrows, methods) over `maxLines`, as `file:name:lines`. */
+export function longFunctions(file: string, code: string, maxLines = FUNCTION_MAX_LINES): string[] {
+  const source = ts.createSourceFile(file, code, ts.ScriptTarget.Latest, true);
+  const lineOf = (position: number) => source.getLineAndCharacterOfPosition(position).line;
+  const long: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isFunctionLike(node) && 'body' in node && node.body) {
+      const lines = lineOf(node.getEnd()) - lineOf(node.getStart(source)) + 1;
+      // An arrow or a function expression is named by what holds it: `const arrow = () => …`.
+      const holder =
+        ts.isVariableDeclaration(node.parent) ||
+        ts.isPropertyAssignment(node.parent) ||
+        ts.isPropertyDeclaration(node.parent)
+          ? node.parent
+          : undefined;
+      const name = (node.name ?? holder?.name)?.getText(source) ?? '(anonymous)';
+      if (lines > maxLines) long.push(`${file}:${name}:${lines}`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return long;
+}
+
+/**
+ * Every text written inline where the server kit builds an error or a refusal (`new …Error(…)`,
+ * `refuse(…)`, `invalid(…)`, `refusal(…)`, `refused(…)`, `console.warn(…)`/`error(…)`), as
+ * `file:line`: its words belong in src/server/messages.ts. Words alone: a code (`'bad_host'`)
+ * is no message.
+ */
+export function inlineMessages(file: string, code: string): string[] {
+  const source = ts.createSourceFile(file, code, ts.ScriptTarget.Latest, true);
+  const builds = (callee: string) => /Error$|^(refuse|invalid|refusal|refused|console\.(warn|error|log))$/.test(callee);
+  const isText = (node: ts.Node) =>
+    (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node) || ts.isTemplateExpression(node)) &&
+    /[a-z] [a-z]/i.test(node.getText(source));
+  const found: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if ((ts.isNewExpression(node) || ts.isCallExpression(node)) && builds(node.expression.getText(source)))
+      for (const argument of node.arguments ?? [])
+        if (isText(argument))
+          found.push(`${file}:${source.getLineAndCharacterOfPosition(argument.getStart(source)).line + 1}`);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+/** Where another engineer's work is under way: its texts move in once it lands. */
+const MESSAGES_NOT_YET = /^src\/server\/(queue\/|endpoint\/queued\.ts$)/;
+
+/** How many times `code` writes the default uri hook as a string of its own (comments aside). */
+const defaultHookLiterals = (code: string) =>
+  code.replace(/\/\/.*|\/\*[\s\S]*?\*\//g, '').match(/(['"`])\/iojs\1/g)?.length ?? 0;
 
 describe('the house rules', () => {
   it('every commit subject since the rule is at most 72 characters', () => {
@@ -50,6 +113,57 @@ describe('the house rules', () => {
   it('changesets publish the package publicly from main', () => {
     const config = JSON.parse(readFileSync(new URL('.changeset/config.json', ROOT), 'utf8')) as Record<string, unknown>;
     expect(config).toMatchObject({ access: 'public', baseBranch: 'main' });
+  });
+
+  it(`no function in src/ is over ${FUNCTION_MAX_LINES} lines`, () => {
+    const sources = walk('src').filter((file) => file.endsWith('.ts'));
+    expect(sources.length).toBeGreaterThan(50);
+    expect(sources.flatMap((file) => longFunctions(file, readFileSync(join(ROOT_PATH, file), 'utf8')))).toEqual([]);
+  });
+
+  it('finds a long function of every kind: the rule is not vacuous', () => {
+    const body = (lines: number) => '{\n' + '  a();\n'.repeat(lines - 2) + '}';
+    const code = [
+      `function declared() ${body(4)}`,
+      `const expressed = function () ${body(3)};`,
+      `const arrow = () => ${body(4)};`,
+      `class C { method() ${body(4)} get short() ${body(3)} }`,
+      `function short() ${body(3)}`,
+    ].join('\n');
+    expect(longFunctions('x.ts', code, 3)).toEqual(['x.ts:declared:4', 'x.ts:arrow:4', 'x.ts:method:4']);
+    expect(longFunctions('x.ts', `const expressed = function () ${body(4)};`, 3)).toEqual(['x.ts:expressed:4']);
+    expect(longFunctions('x.ts', `const o = { property: () => ${body(4)} };`, 3)).toEqual(['x.ts:property:4']);
+    expect(longFunctions('x.ts', `run(() => ${body(4)});`, 3)).toEqual(['x.ts:(anonymous):4']);
+  });
+
+  it("the server kit's error and refusal texts are in src/server/messages.ts, none inline", () => {
+    const sources = walk('src/server').filter(
+      (file) => file.endsWith('.ts') && file !== 'src/server/messages.ts' && !MESSAGES_NOT_YET.test(file),
+    );
+    expect(sources.length).toBeGreaterThan(40);
+    expect(sources.flatMap((file) => inlineMessages(file, readFileSync(join(ROOT_PATH, file), 'utf8')))).toEqual([]);
+  });
+
+  it('finds an inline text in each place a message is built: the rule is not vacuous', () => {
+    const code = [
+      "throw new DeviceRiskError(ERR_X, 'the store is full');",
+      'throw new RangeError(`perSecond must be ${n} or more`);',
+      "return refuse(400, 'bad_key', 'Send a key');",
+      "console.warn('[kit] no caller address');",
+      "throw new BadRequestError('bad_host', messages.badHost);",
+      "throw invalid('bad_prefix');",
+    ].join('\n');
+    expect(inlineMessages('x.ts', code)).toEqual(['x.ts:1', 'x.ts:2', 'x.ts:3', 'x.ts:4']);
+  });
+
+  it('the default uri hook is written once, in src/shared/constants.ts, for the kit and the doctor', () => {
+    const written = walk('src')
+      .filter((file) => /^src\/(server|doctor)\/.*\.ts$/.test(file))
+      .filter((file) => defaultHookLiterals(readFileSync(join(ROOT_PATH, file), 'utf8')) > 0);
+    expect(written).toEqual([]);
+    expect(
+      defaultHookLiterals("const a = '/iojs'; // default '/iojs'\nconst b = `${c}/iojs`; const d = '/iojs/x';"),
+    ).toBe(1);
   });
 
   it(`the README is at most ${README_MAX_LINES} lines`, () => {
@@ -94,6 +208,9 @@ describe('no stale paths', () => {
   it('finds a stale path: the rule is not vacuous', () => {
     const text = 'see src/server/http.ts and src/server/gone.ts, not https://x.test/src/no.ts or @scope/src/x.ts';
     expect(missingPaths(new Map([['doc', text]]), exists)).toEqual(['doc: src/server/gone.ts']);
+    expect(missingPaths(new Map([['doc', 'ls test/browser/capture* and test/gone/x*']]), exists)).toEqual([
+      'doc: test/gone',
+    ]);
     expect(commentsOf('const a = 1; // src/x.ts\n/* docs/y.md */ "src/z.ts"')).toBe('// src/x.ts\n/* docs/y.md */');
   });
 });

@@ -10,6 +10,7 @@
  * object (local names minify, property names do not), messages in a chunk loaded
  * only on failure, delivery in a chunk loaded only with `post`.
  */
+import { DEFAULT_URI_HOOK } from '../shared/constants.js';
 import type { CaptureOutcome, CaptureOutcomeKind, VendorConfig, VendorLoaderConfig } from '../shared/types.js';
 import { explain, fault, type BlackboxCaptureError } from './errors.js';
 import { normalizeOptions, type CaptureOptions, type NormalizedOptions } from './options.js';
@@ -313,7 +314,7 @@ function startRun(options: NormalizedOptions): void {
   for (const [key, value] of Object.entries(wanted)) if (value !== undefined) loader[key] = value;
   for (const [key, value] of Object.entries(topLevel)) if (value !== undefined) config[key] = value;
   loader.version ??= 'general5';
-  loader.uri_hook ??= '/iojs';
+  loader.uri_hook ??= DEFAULT_URI_HOOK;
   config.enable_rip ??= true;
   if (config.bb_callback !== onBlackbox) {
     pageCallback = config.bb_callback;

@@ -13,7 +13,9 @@
  */
 import type { CaptureOutcome } from '../shared/types.js';
 import type { BlackboxCaptureAttributes } from './element-attributes.js';
-import { explain, invalidOption } from './errors.js';
+import { explain } from './errors.js';
+import { formControlClass } from './element-control.js';
+import { attributeOptions } from './element-options.js';
 import { captureBlackbox } from './index.js';
 
 export type { BlackboxCaptureAttributes } from './element-attributes.js';
@@ -43,35 +45,12 @@ declare global {
   }
 }
 
-/** Attribute → option, for the attributes that are strings as they are. */
-const TEXT_ATTRIBUTES = {
-  'loader-url': 'loaderUrl',
-  'global-name': 'globalName',
-  'uri-hook': 'uriHook',
-  version: 'version',
-  subkey: 'subkey',
-  'capture-nonce': 'captureNonce',
-} as const;
-
 type Options = Parameters<typeof captureBlackbox>[0];
-
-interface Internals {
-  form: HTMLFormElement | null;
-  setFormValue(value: FormData | string | null): void;
-  states?: { add(state: string): void; delete(state: string): void };
-}
 
 /** The element's class, made only where HTMLElement exists (a server has none). */
 function elementClass() {
-  return class BlackboxCapture extends HTMLElement implements BlackboxCaptureElement {
-    static formAssociated = true;
-    private internalsOf: Internals = this.attachInternals();
-    private latest: string | undefined;
-    private told: CaptureOutcome | undefined;
-    private current: BlackboxCaptureState = 'collecting';
+  return class BlackboxCapture extends formControlClass() implements BlackboxCaptureElement {
     private started = false;
-    /** Set once a held submit goes on: the value no longer changes under it. */
-    private frozen = false;
     private done: Promise<void> | undefined;
     /** Whether a submit is held now: a second one (a double click) is dropped, not held again. */
     private holding = false;
@@ -86,28 +65,6 @@ function elementClass() {
      */
     readonly ready: Promise<string> = new Promise((resolve) => (this.endCapture = resolve));
 
-    /** The latest blackbox (final once `state` is `complete` or `degraded`). */
-    get value(): string {
-      return this.latest ?? '';
-    }
-    /**
-     * The page cannot write the blackbox: a binding that writes back (Vue's `v-model`, which
-     * writes what it read) is accepted, and any other value is ignored with a warning.
-     */
-    set value(value: string) {
-      // Stryker disable next-line ConditionalExpression: writing back the same value only skips the warning
-      if (value !== this.value) console.warn(`[blackbox-capture] the element's value is the blackbox: ignored a write`);
-    }
-    get state(): BlackboxCaptureState {
-      return this.current;
-    }
-    get outcome(): CaptureOutcome | undefined {
-      return this.told;
-    }
-    get form(): HTMLFormElement | null {
-      return this.internalsOf.form;
-    }
-
     connectedCallback(): void {
       this.listen(this.internalsOf.form);
       // Moved within the page (a framework re-parenting it): the one capture runs on.
@@ -119,10 +76,6 @@ function elementClass() {
 
     disconnectedCallback(): void {
       this.listen(null);
-    }
-
-    formResetCallback(): void {
-      this.write();
     }
 
     /**
@@ -157,32 +110,10 @@ function elementClass() {
       this.endCapture(this.value);
     }
 
-    /** The options its attributes give; an attribute of its own that is out of range throws, as a bad option does. */
+    /** The options its attributes give, with the element's own listeners; a bad attribute throws. */
     private options(): Options {
-      const maxWait = this.getAttribute('max-wait-ms');
-      if (maxWait !== null) {
-        this.maxWaitMs = maxWait.trim() ? +maxWait : NaN;
-        if (!(this.maxWaitMs >= 0 && this.maxWaitMs <= 600_000)) invalidOption('max-wait-ms', maxWait);
-      }
-      const options: Record<string, unknown> = {};
-      for (const [attribute, option] of Object.entries(TEXT_ATTRIBUTES)) {
-        const value = this.getAttribute(attribute);
-        if (value !== null) options[option] = value;
-      }
-      // A page with a CSP hides the nonce attribute (it reads ""); the property keeps it.
-      if (this.hasAttribute('nonce')) options.nonce = this.nonce || this.getAttribute('nonce');
-      const timeout = this.getAttribute('timeout-ms');
-      // Stryker disable next-line MethodExpression: blanks read as 0 untrimmed, which the option check refuses as it does NaN
-      if (timeout !== null) options.timeoutMs = timeout.trim() ? +timeout : NaN;
-      const inject = this.getAttribute('inject');
-      if (inject !== null) options.inject = inject !== 'false';
-      const consent = this.getAttribute('consent');
-      // Stryker disable next-line ConditionalExpression: without the attribute the pattern reads "null", which it does not match
-      const tcfVendor = consent === null ? null : /^tcf:(\d+)$/.exec(consent);
-      if (tcfVendor)
-        options.consent = () => import('./tcf.js').then(({ tcfConsent }) => tcfConsent({ vendorId: +tcfVendor[1]! })());
-      // Anything else is handed on, for the option checks to refuse.
-      else if (consent !== null) options.consent = consent;
+      const { options, maxWaitMs } = attributeOptions(this);
+      if (maxWaitMs !== undefined) this.maxWaitMs = maxWaitMs;
       options.onUpdate = (blackbox: string) => {
         this.latest = blackbox;
         this.write();
@@ -195,28 +126,6 @@ function elementClass() {
         this.emit('blackboxoutcome', outcome);
       };
       return options as unknown as Options;
-    }
-
-    /** The form value: the blackbox under `name`, the outcome (its kind) under `<name>-outcome`. */
-    private write(): void {
-      if (this.frozen) return;
-      const name = this.getAttribute('name');
-      if (!name) return this.internalsOf.setFormValue(null);
-      const data = new FormData();
-      if (this.latest) data.append(name, this.latest);
-      data.append(`${name}-outcome`, this.told?.outcome ?? this.current);
-      this.internalsOf.setFormValue(data);
-    }
-
-    /** The state, also as a custom state for `:state()` where the browser has them. */
-    private setState(state: BlackboxCaptureState): void {
-      this.internalsOf.states?.delete(this.current);
-      this.current = state;
-      this.internalsOf.states?.add(state);
-    }
-
-    private emit(type: string, detail: unknown): void {
-      this.dispatchEvent(new CustomEvent(type, { detail, bubbles: true, composed: true }));
     }
 
     /**

@@ -4,10 +4,11 @@
  * outside (see doctor.ts) and prints pass, warn and fail lines with their fixes. Exits 1 on
  * a fail (for a deploy pipeline), 2 on bad usage.
  */
+import { DEFAULT_URI_HOOK } from '../shared/constants.js';
 import { formatReport, runDoctor, type DoctorOptions } from './doctor.js';
 import { resolveAll } from './resolve.js';
 
-const USAGE = `usage: blackbox-capture doctor <page URL> [--json] [--prefix /iojs] [--version general5]
+const USAGE = `usage: blackbox-capture doctor <page URL> [--json] [--prefix ${DEFAULT_URI_HOOK}] [--version general5]
                                 [--loader-url <url>] [--third-party-host <origin>] [--collector-url <url>]
                                 [--cookie-prefix bbc_]
 

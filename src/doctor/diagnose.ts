@@ -5,6 +5,7 @@
  * ran, the vendor's host reachable or blocked). A separate entry: never in the main bundle.
  * Import it while you investigate (the playground of the demo shows its report).
  */
+import { DEFAULT_URI_HOOK } from '../shared/constants.js';
 import {
   policies,
   runDoctor,
@@ -87,7 +88,7 @@ export async function diagnose(options: DiagnoseOptions = {}): Promise<DoctorRep
   }
   const add = (id: Finding['id'], status: CheckStatus, message: string, fix = '') =>
     findings.push({ id, status, message, fix });
-  const prefix = (options.prefix ?? '/iojs').replace(/\/+$/, '');
+  const prefix = (options.prefix ?? DEFAULT_URI_HOOK).replace(/\/+$/, '');
   const thirdParty = new URL(options.thirdPartyHost ?? 'https://mpsnare.iesnare.com').origin;
 
   // The live DOM: tags added by scripts too, which the page's HTML does not show.

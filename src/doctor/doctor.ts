@@ -16,6 +16,7 @@
  * checks/ (page, loader, csp, scripts, cookies, refusals, endpoint); leaks.ts asks the emulator's
  * collector what a marked request carried; fetching.ts bounds every request.
  */
+import { DEFAULT_URI_HOOK } from '../shared/constants.js';
 import { checkCookies } from './checks/cookies.js';
 import { checkCsp } from './checks/csp.js';
 import { checkPostEndpoint } from './checks/endpoint.js';
@@ -97,7 +98,7 @@ export type Add = (id: Finding['id'], status: CheckStatus, message: string, fix?
 
 export async function runDoctor(pageUrl: string, options: DoctorOptions = {}): Promise<DoctorReport> {
   const timeoutMs = options.timeoutMs ?? 10_000;
-  const prefix = (options.prefix ?? '/iojs').replace(/\/+$/, '');
+  const prefix = (options.prefix ?? DEFAULT_URI_HOOK).replace(/\/+$/, '');
   const version = options.version ?? 'general5';
   const cookiePrefix = options.cookiePrefix ?? 'bbc_';
   const { collectorUrl, loaderUrl } = options;

@@ -2,8 +2,9 @@
  * The words of the server kit's errors and refusals, in one place, as src/browser/messages.ts
  * holds the browser's. A message names the option, the status or the id at fault and never
  * carries a secret or a body (errors.ts): callers pass only codes, numbers, ids and
- * addresses. Held here so far: errors.ts, http.ts and callbacks/; the other folders keep
- * theirs beside the code until they move here too.
+ * addresses. Held here so far: errors.ts, http.ts, node.ts, secure-url.ts, time-limit.ts,
+ * api/, endpoint/ (but for the queued check's own), proxy/, store/ and callbacks/. The
+ * proxy's answers carry a code alone (src/server/proxy/proxy.ts).
  */
 
 /** The first words of every message of the kit, so that a log line says whose it is. */
@@ -13,6 +14,192 @@ export const MESSAGE_PREFIX = '[blackbox-capture/server] ';
 export const httpMessages = {
   bodyTimeout: (ms: number) => `the request body did not arrive within ${ms} ms`,
   bodyTimeoutAnswer: (ms: number) => `The body did not arrive within ${ms} ms`,
+};
+
+/** api/: the client's options, the requests it refuses to send and the answers it refuses. */
+export const apiMessages = {
+  userAgentRequired: 'userAgent is required, e.g. "YourCompany YourApp/1.0"',
+  regionOrBaseUrl: 'give region (US, EU, SG) or baseUrl',
+  limitNotPositive: (name: string) => `limits.${name} must be a positive number`,
+  perSecondNotPositive: 'perSecond must be a positive number',
+
+  referenceLength: 'customerInternalReference must be 1 to 100 characters',
+  referenceCharacters: 'customerInternalReference must not contain any of < > " / ; ` % { } |',
+  definitionKeyRequired: 'workflowDefinition.key is required',
+  userReferenceLength: 'userReference must be at most 100 characters',
+  callbackUrlLength: 'callbackUrl must be at most 255 characters',
+  tokenLifetimeShape: 'tokenLifetime must look like "30m", "12h" or "5d"',
+  accountIdNotUuid: 'accountId must be a UUID',
+  needsIds: (operation: string) => `${operation} needs the UUIDs of an account and a workflow execution`,
+  needsTransaction: (operation: string) => `${operation} needs a transaction from createAccount or updateAccount`,
+  transactionExpired: (executionId: string) =>
+    `the transaction token of workflow execution ${executionId} has expired; update the account for a new one`,
+  blackboxEmpty: 'the blackbox must be a non-empty string',
+  blackboxTooLong: (characters: number) => `the blackbox is longer than ${characters} characters`,
+  blackboxAlphabet:
+    'the blackbox has characters outside its alphabet (A-Z a-z 0-9 + / = @): was it form- or URL-encoded?',
+
+  /** A call that failed: `summary` is the answer's problem title or error code, never its body (retry.ts). */
+  callFailed: (operation: string, expired: boolean) =>
+    `${operation} failed (${expired ? 'no answer in time' : 'network error'})`,
+  answered: (operation: string, status: number, summary: string) => `${operation} answered ${status}${summary}`,
+  notJson: (operation: string) => `${operation} answered with something other than JSON`,
+  limitTooLate: (operation: string) =>
+    `the shared store answered the rate limit of ${operation} too late; retry shortly`,
+  rateLimited: (operation: string, why: string) => `${operation}: the service's rate limit reached (${why})`,
+  limitSeen: '429, seen by this fleet',
+  noSlot: "no slot free within the call's time limit",
+
+  noCredentials: 'the account answer has no credentials array',
+  noDeviceRiskCredential:
+    'the account answer has no Device Risk credential (category DATA, channel API, api.parts.device_risk): does the workflow include Device Risk?',
+  noApiToken: 'the Device Risk credential has no api.token',
+  addressRefused: (what: string, origin: string) =>
+    `refusing the ${what} address: it is not on ${origin} or not of the documented shape`,
+  addressesApart: 'the upload and finalize addresses do not belong to the same transaction and credential',
+  statusAnswerNoStatus: 'status answer lacks workflowExecution.status',
+  detailsNoWorkflow: 'the workflow details lack a workflow object',
+  detailsNoStatus: 'the workflow details lack workflow.status',
+  waitAborted: (executionId: string) => `waiting for the result of ${executionId} was aborted`,
+  endedWithoutResult: (executionId: string, status: string) =>
+    `workflow execution ${executionId} ended ${status}: it has no result`,
+  stillPending: (executionId: string, status: string, reads: number) =>
+    `workflow execution ${executionId} was still ${status} after ${reads} reads`,
+
+  notSealed: 'not a sealed value',
+  unsealable: 'a sealed value in the store could not be opened (altered, or sealed with another client secret)',
+};
+
+/** api/token-source.ts and api/token/: the token source's options and the token service's answers. */
+export const tokenMessages = {
+  credentialsRequired: 'clientId and clientSecret are required',
+  regionOrTokenUrl: (regions: readonly string[]) => `give region (${regions.join(', ')}) or tokenUrl`,
+  noToken: (origin: string, ms: number) => `no token from ${origin} within ${ms} ms`,
+  noTokenWhileWaiting: (origin: string, ms: number) =>
+    `no token from ${origin} within ${ms} ms (waiting for another instance's request)`,
+  networkError: (origin: string) => `token request to ${origin} failed (network error)`,
+  notAToken: 'token response lacks access_token or a Bearer token_type',
+  /** `summary` is the answer's OAuth error code or title, never its body (api/retry.ts). */
+  rateLimited: (summary: string) => `token service rate limit reached (429)${summary}`,
+  answered: (status: number, summary: string) => `token service answered ${status}${summary}`,
+  refused: (status: number, summary: string) =>
+    `token service refused the client-credentials request with ${status}${summary}`,
+};
+
+/**
+ * endpoint/: the handler's options, its refusals (an answer's text, capitalised, says what
+ * to send instead) and what it tells onError.
+ */
+export const endpointMessages = {
+  allowedOriginsRequired: 'allowedOrigins must list the origins of your checkout pages',
+  nonceSecretOption: 'nonceSecret must be a string of at least 32 characters',
+  nonceSecret: 'the nonce secret must be a string of at least 32 characters',
+  reportsPerSecond: 'maxOutcomeReportsPerSecond must be a positive number',
+  noWorkflowKey: 'no workflow key: set workflowKey on the handler or in resolveCustomer',
+  badRateLimit: (option: string) => `${option} must be false or { burst, perMinute } with positive numbers`,
+  noCallerAddress:
+    'no caller address was given (pass { clientAddress } as the second argument): checkouts are not limited per address',
+
+  usePost: 'Use POST',
+  originRefused: 'This origin may not post blackboxes',
+  sendJson: 'Send JSON: Content-Type: application/json',
+  tooLarge: (bytes: number) => `The body is larger than ${bytes} bytes`,
+  notJson: 'The body must be JSON: { "blackbox": "..." }',
+  badKey: 'Idempotency-Key must be 8 to 200 visible ASCII characters',
+  keyInUse: 'Another attempt with this Idempotency-Key is still running; retry with the same key',
+  keyReused: 'This Idempotency-Key was used with another request',
+  staleKey: 'This checkout waited past the trust bound and was not checked; it is not retried',
+  customerUnresolved: 'The customer could not be resolved',
+  tooManyCheckouts: (what: string) => `Too many checkouts from one ${what}; retry later`,
+  tooManyLogged: (what: string) => `a checkout was refused: too many from one ${what}`,
+  tooManyReports: 'Too many outcome reports; this one was not recorded',
+  nonceMissing: 'This endpoint requires the capture nonce issued with the page',
+  nonceExpiredAnswer: 'The capture nonce has expired',
+  nonceInvalidAnswer: 'The capture nonce is not valid for this customer',
+  nonceReused: 'This capture nonce was used before: a blackbox is checked once',
+  nonceInvalid: 'the capture nonce is not one this server issued for this customer',
+  nonceExpired: 'the capture nonce has expired: issue a new one with the page',
+  misconfigured: 'The device-risk check is misconfigured',
+  accountRequestRefused: 'The account request for this customer breaks the service rules; retrying will not help',
+  serviceRefused: (status: number) =>
+    `The device-risk service refused the request (HTTP ${status}); retrying will not help`,
+  serviceUnreachable: 'The device-risk service could not be reached; retry with the same Idempotency-Key',
+
+  brokenPercentEncoding: 'the blackbox is percent-encoded, and its encoding is broken: send it as JSON, unencoded',
+  stillDamaged: (repairs: readonly string[], notABlackbox: boolean, reason: string) =>
+    `the blackbox was damaged on its way (${repairs.join(', ')}) and is still ${notABlackbox ? 'not a blackbox' : 'invalid'} after repair: ${reason}`,
+  resultNotReady: (executionId: string, status: string, waitedMs: number) =>
+    `workflow execution ${executionId} was ${status} after ${waitedMs} ms; its callback will tell`,
+
+  /** The idempotency record and its lease (docs/fleet.md): what a lost or slow store means. */
+  recordNotTaken:
+    'the shared store has not yet taken the transaction this attempt made; it is still being written, and a retry with the same key resumes it',
+  keyTakenOver: 'another attempt took this Idempotency-Key over',
+  leaseLost: 'this attempt lost its lease on the Idempotency-Key',
+  leaseUnconfirmed:
+    "the shared store did not confirm this attempt's lease on the Idempotency-Key in time; retry shortly",
+  earlierCreateOrphaned:
+    'an earlier attempt on this Idempotency-Key stopped with its account create on the wire: that transaction, if made, stays INITIATED without a blackbox',
+  createUnanswered:
+    'an account create got no answer: the transaction it may have made stays INITIATED without a blackbox',
+  createdUnrecorded: (executionId: string) =>
+    `workflow execution ${executionId} was created but could not be recorded: it stays INITIATED without a blackbox`,
+};
+
+/** proxy/: its options, and a collector answer it will not pass on. */
+export const proxyMessages = {
+  badPrefix: (example: string) => `prefix must be an absolute path such as "${example}"`,
+  collectorUrlQuery: 'collectorUrl must not carry a query or fragment',
+  badMethod: (method: string) => `methods may hold GET, HEAD and POST only, not ${method}`,
+  badCookieNames: 'cookiePrefix and allowCookies must be cookie names',
+  badPublicHost: 'publicHost must be a host name, with a port if any',
+  unusableStatus: (status: number) => `the collector answered with status ${status}`,
+  aborted: 'aborted',
+};
+
+/** secure-url.ts: a configured address that is not one, or not a safe one. */
+export const urlMessages = {
+  notAUrl: (option: string) => `${option} is not a URL`,
+  credentials: (option: string) => `${option} must not carry credentials`,
+  insecure: (option: string, origin: string) =>
+    `${option} must use https (plain http is allowed only on loopback addresses): ${origin}`,
+};
+
+/** time-limit.ts: an onResult that outlived its time. */
+export const timeLimitMessages = {
+  onResultUnsettled: (ms: number) => `onResult did not settle within ${ms} ms`,
+};
+
+/** node.ts: a request the Node adapter cannot turn into a web-standard one, and its last resort. */
+export const nodeMessages = {
+  methodNotServed: (method: string | undefined) => `${method} is not served here`,
+  badHost: 'the Host header is not a host name',
+  badTarget: 'the request target is not a path',
+  bodyAlreadyRead:
+    'the request body was read by another parser before this handler: mount it before body parsers, or give them this media type (Fastify: toFastifyHandler, not toNodeHandler)',
+  internalError: 'internal error',
+};
+
+/** store/store.ts: the memory store full, and a shared store slow or failing. */
+export const storeMessages = {
+  memoryFull: (maxEntries: number) =>
+    `the memory store holds ${maxEntries} entries, none expired: use a shared store (createRedisStore) or a larger maxEntries`,
+  timeoutOption: 'storeTimeoutMs must be a positive number of milliseconds',
+  noAnswer: (ms: number) => `the shared store did not answer within ${ms} ms`,
+  failed: (what: string) => `the shared store failed (${what}); retry shortly`,
+};
+
+/** store/redis.ts: a Redis client or server the store cannot rely on (docs/fleet.md). */
+export const redisMessages = {
+  notText: (command: string) => `the Redis client answered ${command} with neither a string nor bytes`,
+  ignoredNx:
+    'the Redis client ignored SET ... NX (node-redis 4 takes other options): createRedisStore needs node-redis 5 or later, or ioredis 5 or later',
+  ignoredPx:
+    'the Redis client ignored SET ... PX, so keys would never expire: createRedisStore needs node-redis 5 or later, or ioredis 5 or later',
+  mayEvict: (policy: string) =>
+    `Redis may evict the store's keys (maxmemory-policy ${policy}): leases and records would vanish and checkouts be doubled. Set maxmemory-policy noeviction (redis.conf, or CONFIG SET maxmemory-policy noeviction); a full Redis then refuses writes, which the kit answers with 503 and Retry-After`,
+  notAClient: (method: string) =>
+    `createRedisStore needs a node-redis (5 or later) or ioredis (5 or later) client; this one has no ${method}()`,
 };
 
 /** callbacks/: its options, the callback's shape, its refusals and its outcomes. */

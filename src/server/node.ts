@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { bodyTimedOut, isBodyTimeout, plainAddress } from './http.js';
 import { logError } from './errors.js';
+import { MESSAGE_PREFIX, nodeMessages } from './messages.js';
 import { takeNodeBody } from './proxy/node-body.js';
 import { validHost } from './host.js';
 
@@ -67,10 +68,10 @@ export interface ParsedBody {
 /** `toRequest` with the parsed body given: the part the Node and Fastify adapters share. */
 export function webRequest(req: IncomingMessage, res: ServerResponse, parsed: ParsedBody): Request {
   if (FORBIDDEN_METHODS.test(req.method ?? ''))
-    throw new BadRequestError('method_not_allowed', `${req.method} is not served here`, 405);
+    throw new BadRequestError('method_not_allowed', nodeMessages.methodNotServed(req.method), 405);
   const encrypted = (req.socket as { encrypted?: boolean }).encrypted === true;
   const host = req.headers.host ?? 'localhost';
-  if (!validHost(host)) throw new BadRequestError('bad_host', 'the Host header is not a host name');
+  if (!validHost(host)) throw new BadRequestError('bad_host', nodeMessages.badHost);
   // The target is appended to the origin, never resolved against it: "//other.host/x" stays a path.
   let target = req.url ?? '/';
   if (!target.startsWith('/')) {
@@ -78,7 +79,7 @@ export function webRequest(req: IncomingMessage, res: ServerResponse, parsed: Pa
       const absolute = new URL(target); // absolute-form, as sent to proxies: only its path counts
       target = absolute.pathname + absolute.search;
     } catch {
-      throw new BadRequestError('bad_request_target', 'the request target is not a path');
+      throw new BadRequestError('bad_request_target', nodeMessages.badTarget);
     }
   }
   const url = new URL(`${encrypted ? 'https' : 'http'}://${host}${target}`);
@@ -139,10 +140,7 @@ function alreadyParsed(
       return new URLSearchParams(body as Record<string, string>).toString();
     if (/\bjson\b/i.test(type)) return JSON.stringify(body);
   }
-  throw new BadRequestError(
-    'body_already_read',
-    'the request body was read by another parser before this handler: mount it before body parsers, or give them this media type (Fastify: toFastifyHandler, not toNodeHandler)',
-  );
+  throw new BadRequestError('body_already_read', nodeMessages.bodyAlreadyRead);
 }
 
 /** Writes a web Response to a Node response, streaming its body. */
@@ -214,7 +212,7 @@ export function toNodeHandler(handler: FetchHandler, options: NodeHandlerOptions
         request = toRequest(req, res);
       } catch (error) {
         if (!(error instanceof BadRequestError)) throw error;
-        if (error.setUpFault) console.error(`[blackbox-capture/server] ${error.message} (${error.code})`);
+        if (error.setUpFault) console.error(`${MESSAGE_PREFIX}${error.message} (${error.code})`);
         res.writeHead(error.status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
         res.end(JSON.stringify({ error: { code: error.code, message: error.message } }));
         return;
@@ -236,7 +234,7 @@ export function toNodeHandler(handler: FetchHandler, options: NodeHandlerOptions
       if (next) return next(error);
       if (!res.headersSent) {
         res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
-        res.end('internal error');
+        res.end(nodeMessages.internalError);
       } else res.destroy();
     });
   };

@@ -4,6 +4,7 @@
  * instance could take the work over.
  */
 import { DeviceRiskError, ERR_RESULT_HANDLER_TIMEOUT } from './errors.js';
+import { timeLimitMessages } from './messages.js';
 
 /**
  * Runs `call` with a signal that aborts after `timeoutMs` or with `stop`; rejects then
@@ -22,7 +23,7 @@ export async function callWithin(
   const timer = setTimeout(
     () =>
       limit.abort(
-        new DeviceRiskError(ERR_RESULT_HANDLER_TIMEOUT, `onResult did not settle within ${timeoutMs} ms`, {
+        new DeviceRiskError(ERR_RESULT_HANDLER_TIMEOUT, timeLimitMessages.onResultUnsettled(timeoutMs), {
           operation: 'onResult',
         }),
       ),

@@ -9,6 +9,7 @@ import {
   ERR_INVALID_CONFIGURATION,
   ERR_INVALID_RESPONSE,
 } from '../errors.js';
+import { apiMessages } from '../messages.js';
 import type { Now } from '../clock.js';
 import type { Call } from './call.js';
 import type { RateLimiter } from './rate-limit.js';
@@ -41,18 +42,16 @@ export function checkAccountRequest(body: AccountRequest): void {
     throw new DeviceRiskError(ERR_INVALID_ACCOUNT_REQUEST, message, { operation: 'account' });
   };
   const reference = body?.customerInternalReference;
-  if (typeof reference !== 'string' || reference === '' || reference.length > 100)
-    refuse('customerInternalReference must be 1 to 100 characters');
-  if (FORBIDDEN_REFERENCE.test(reference))
-    refuse('customerInternalReference must not contain any of < > " / ; ` % { } |');
+  if (typeof reference !== 'string' || reference === '' || reference.length > 100) refuse(apiMessages.referenceLength);
+  if (FORBIDDEN_REFERENCE.test(reference)) refuse(apiMessages.referenceCharacters);
   const key = body.workflowDefinition?.key;
-  if ((typeof key !== 'string' && typeof key !== 'number') || key === '') refuse('workflowDefinition.key is required');
+  if ((typeof key !== 'string' && typeof key !== 'number') || key === '') refuse(apiMessages.definitionKeyRequired);
   if (body.userReference !== undefined && (typeof body.userReference !== 'string' || body.userReference.length > 100))
-    refuse('userReference must be at most 100 characters');
+    refuse(apiMessages.userReferenceLength);
   if (body.callbackUrl !== undefined && (typeof body.callbackUrl !== 'string' || body.callbackUrl.length > 255))
-    refuse('callbackUrl must be at most 255 characters');
+    refuse(apiMessages.callbackUrlLength);
   if (body.tokenLifetime !== undefined && !/^\d+[mhd]$/.test(body.tokenLifetime))
-    refuse('tokenLifetime must look like "30m", "12h" or "5d"');
+    refuse(apiMessages.tokenLifetimeShape);
 }
 
 function lifetimeMs(value: string | undefined): number {
@@ -94,7 +93,7 @@ export function createAccountCalls(context: AccountContext) {
       repeatable,
     );
     const answer: unknown = await response.json().catch(() => {
-      throw new DeviceRiskError(ERR_INVALID_RESPONSE, `${operation} answered with something other than JSON`, {
+      throw new DeviceRiskError(ERR_INVALID_RESPONSE, apiMessages.notJson(operation), {
         operation,
       });
     });
@@ -107,7 +106,7 @@ export function createAccountCalls(context: AccountContext) {
       account('account create', new URL(accountsPath, base).href, 'POST', body, false),
     updateAccount(accountId: string, body: AccountRequest): Promise<DeviceRiskTransaction> {
       if (!new RegExp(`^${UUID}$`).test(accountId))
-        throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'accountId must be a UUID');
+        throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, apiMessages.accountIdNotUuid);
       return account('account update', new URL(`${accountsPath}/${accountId}`, base).href, 'PUT', body, true);
     },
   };

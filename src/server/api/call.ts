@@ -11,6 +11,7 @@ import {
   ERR_STORE_UNAVAILABLE,
   ERR_UPSTREAM,
 } from '../errors.js';
+import { apiMessages } from '../messages.js';
 import type { Now, Sleep } from '../clock.js';
 import { deadline, within } from '../deadline.js';
 import { recordUpstream } from '../metrics.js';
@@ -74,11 +75,10 @@ export function createCall(context: CallContext): Call {
           // left too little of its time: one that timed out might still have been made
           // (an orphan). Nothing is sent; the next attempt tries again.
           void answered();
-          throw new DeviceRiskError(
-            ERR_STORE_UNAVAILABLE,
-            `the shared store answered the rate limit of ${operation} too late; retry shortly`,
-            { retryAfter: 1, operation: 'store' },
-          );
+          throw new DeviceRiskError(ERR_STORE_UNAVAILABLE, apiMessages.limitTooLate(operation), {
+            retryAfter: 1,
+            operation: 'store',
+          });
         }
         const limit = deadline(init.wholeCall ? Math.max(0, endsAt - now()) : attemptMs);
         let bearer: string | undefined;
@@ -108,11 +108,10 @@ export function createCall(context: CallContext): Call {
           void answered?.();
           if (cause instanceof DeviceRiskError) throw cause; // from the token source
           recordUpstream(operation, ERR_NETWORK);
-          lastError = new DeviceRiskError(
-            ERR_NETWORK,
-            `${operation} failed (${limit.expired ? 'no answer in time' : 'network error'})`,
-            { operation, cause },
-          );
+          lastError = new DeviceRiskError(ERR_NETWORK, apiMessages.callFailed(operation, limit.expired), {
+            operation,
+            cause,
+          });
           if (!repeatable) throw lastError;
           await wait(attempt, backoffMs(attempt));
           continue;
@@ -133,7 +132,7 @@ export function createCall(context: CallContext): Call {
         if (response.status === 429 || (response.status >= 500 && repeatable)) {
           lastError = new DeviceRiskError(
             response.status === 429 ? ERR_RATE_LIMITED : ERR_UPSTREAM,
-            `${operation} answered ${response.status}${summary}`,
+            apiMessages.answered(operation, response.status, summary),
             {
               operation,
               status: response.status,
@@ -152,7 +151,7 @@ export function createCall(context: CallContext): Call {
         }
         throw new DeviceRiskError(
           response.status >= 500 ? ERR_UPSTREAM : ERR_REQUEST_REJECTED,
-          `${operation} answered ${response.status}${summary}`,
+          apiMessages.answered(operation, response.status, summary),
           {
             operation,
             status: response.status,

@@ -8,6 +8,7 @@
  * service's limits (rate-limit.ts).
  */
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION } from '../errors.js';
+import { apiMessages } from '../messages.js';
 import { requireSecureUrl } from '../secure-url.js';
 import { sleep, systemNow } from '../clock.js';
 import { MAX_RETRY_AFTER_SECONDS } from './retry.js';
@@ -136,10 +137,9 @@ export interface DeviceRiskClient {
 }
 
 export function createDeviceRiskClient(options: DeviceRiskClientOptions): DeviceRiskClient {
-  if (!options.userAgent?.trim())
-    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'userAgent is required, e.g. "YourCompany YourApp/1.0"');
+  if (!options.userAgent?.trim()) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, apiMessages.userAgentRequired);
   const rawBase = options.baseUrl ?? (options.region ? API_BASE_URLS[options.region] : undefined);
-  if (!rawBase) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'give region (US, EU, SG) or baseUrl');
+  if (!rawBase) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, apiMessages.regionOrBaseUrl);
   const base = requireSecureUrl(rawBase, 'baseUrl');
   const retrievalBase = requireSecureUrl(
     options.retrievalBaseUrl ?? (options.baseUrl ? options.baseUrl : RETRIEVAL_BASE_URLS[options.region!]),
@@ -157,7 +157,7 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
   for (const [name, value] of Object.entries(limits))
     if (!(typeof value === 'number' && value > 0 && value < Infinity))
-      throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, `limits.${name} must be a positive number`);
+      throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, apiMessages.limitNotPositive(name));
   // The token source's store and namespace: a fleet sharing one store shares these limits.
   // A token source of your own that names no store: this client's memory alone.
   const shared = tokenSource.limitStore ?? { store: createMemoryStore(), keyOf: async (name: string) => name };

@@ -6,6 +6,7 @@
  * retrievals.
  */
 import { DeviceRiskError, ERR_RATE_LIMITED } from '../errors.js';
+import { apiMessages } from '../messages.js';
 import { sleep as timerSleep, type Now, type Sleep } from '../clock.js';
 import { fromStore, type Store } from '../store/store.js';
 import { ownerMark } from '../store/lease.js';
@@ -78,7 +79,7 @@ export interface RateLimiter {
 
 /** The slots and the window of a limit: `burst` slots, each held for the time `burst` requests take at `perSecond`. */
 export function slotsOf(limit: RateLimit): { slots: number; windowMs: number } {
-  if (!(limit.perSecond > 0)) throw new RangeError('perSecond must be a positive number');
+  if (!(limit.perSecond > 0)) throw new RangeError(apiMessages.perSecondNotPositive);
   const slots = Math.max(1, Math.floor(limit.burst ?? Math.ceil(limit.perSecond)));
   return { slots, windowMs: Math.ceil((slots * MARGINED_SECOND_MS) / limit.perSecond) };
 }
@@ -98,7 +99,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   const pollMs = Math.max(10, windowMs / slots);
 
   const refused = (waitMs: number, why: string, what = operation) =>
-    new DeviceRiskError(ERR_RATE_LIMITED, `${what}: the service's rate limit reached (${why})`, {
+    new DeviceRiskError(ERR_RATE_LIMITED, apiMessages.rateLimited(what, why), {
       status: 429,
       operation: what,
       retryAfter: Math.max(1, Math.ceil(waitMs / 1000)),
@@ -111,7 +112,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
     const waitMs = until - now();
     if (!(waitMs > 0) || until <= waitedUntil) return;
     if (waitMs > options.maxBackoffMs || now() + waitMs >= endsAt)
-      throw refused(waitMs, '429, seen by this fleet', wait.operation);
+      throw refused(waitMs, apiMessages.limitSeen, wait.operation);
     await pause(waitMs, signal);
   }
 
@@ -142,8 +143,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
               () => undefined,
             );
         }
-        if (now() + pollMs > slotWaitEndsAt)
-          throw refused(windowMs, `no slot free within the call's time limit`, wait.operation);
+        if (now() + pollMs > slotWaitEndsAt) throw refused(windowMs, apiMessages.noSlot, wait.operation);
         await poll(pollMs, signal);
       }
     },

@@ -5,6 +5,7 @@
  * a value the service adds tomorrow passes through and never throws.
  */
 import { DeviceRiskError, ERR_INVALID_RESPONSE } from '../errors.js';
+import { apiMessages } from '../messages.js';
 
 /** Open string unions: the documented values, and any other string. */
 export type WorkflowStatus =
@@ -51,13 +52,13 @@ export function parseDetails(
   ids: { accountId: string; workflowExecutionId: string },
 ): DeviceRiskDetails {
   if (!isObject(body) || !isObject(body.workflow)) {
-    throw new DeviceRiskError(ERR_INVALID_RESPONSE, 'the workflow details lack a workflow object', {
+    throw new DeviceRiskError(ERR_INVALID_RESPONSE, apiMessages.detailsNoWorkflow, {
       operation: 'details',
     });
   }
   const status: unknown = body.workflow.status;
   if (typeof status !== 'string' || !status)
-    throw new DeviceRiskError(ERR_INVALID_RESPONSE, 'the workflow details lack workflow.status', {
+    throw new DeviceRiskError(ERR_INVALID_RESPONSE, apiMessages.detailsNoStatus, {
       operation: 'details',
     });
   const decision = isObject(body.decision) ? body.decision : {};

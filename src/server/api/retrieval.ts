@@ -11,6 +11,7 @@ import {
   ERR_RESULT_NOT_READY,
   ERR_WORKFLOW_EXPIRED,
 } from '../errors.js';
+import { apiMessages } from '../messages.js';
 import type { Sleep } from '../clock.js';
 import type { Call } from './call.js';
 import type { RateLimiter } from './rate-limit.js';
@@ -47,7 +48,7 @@ export function createRetrieval(context: RetrievalContext) {
       { workflowExecution?: { status?: unknown } } | undefined;
     const value = body?.workflowExecution?.status;
     if (typeof value !== 'string')
-      throw new DeviceRiskError(ERR_INVALID_RESPONSE, 'status answer lacks workflowExecution.status', {
+      throw new DeviceRiskError(ERR_INVALID_RESPONSE, apiMessages.statusAnswerNoStatus, {
         operation: 'status',
       });
     return value;
@@ -57,11 +58,7 @@ export function createRetrieval(context: RetrievalContext) {
   function idsOf(transaction: Pick<DeviceRiskTransaction, 'accountId' | 'workflowExecutionId'>, operation: string) {
     const { accountId, workflowExecutionId } = transaction ?? {};
     if (![accountId, workflowExecutionId].every((id) => typeof id === 'string' && new RegExp(`^${UUID}$`).test(id))) {
-      throw new DeviceRiskError(
-        ERR_INVALID_CONFIGURATION,
-        `${operation} needs the UUIDs of an account and a workflow execution`,
-        { operation },
-      );
+      throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, apiMessages.needsIds(operation), { operation });
     }
     return { accountId, workflowExecutionId };
   }
@@ -91,7 +88,7 @@ export function createRetrieval(context: RetrievalContext) {
     let last = 'unknown';
     let waited = 0;
     const aborted = () =>
-      new DeviceRiskError(ERR_ABORTED, `waiting for the result of ${ids.workflowExecutionId} was aborted`, {
+      new DeviceRiskError(ERR_ABORTED, apiMessages.waitAborted(ids.workflowExecutionId), {
         operation: 'waitForResult',
         cause: signal?.reason,
       });
@@ -105,16 +102,15 @@ export function createRetrieval(context: RetrievalContext) {
       last = await status(ids);
       if (last === 'PROCESSED') return details(ids);
       if (last === 'SESSION_EXPIRED' || last === 'TOKEN_EXPIRED') {
-        throw new DeviceRiskError(
-          ERR_WORKFLOW_EXPIRED,
-          `workflow execution ${ids.workflowExecutionId} ended ${last}: it has no result`,
-          { operation: 'waitForResult', status: 200 },
-        );
+        throw new DeviceRiskError(ERR_WORKFLOW_EXPIRED, apiMessages.endedWithoutResult(ids.workflowExecutionId, last), {
+          operation: 'waitForResult',
+          status: 200,
+        });
       }
     }
     throw new DeviceRiskError(
       ERR_RESULT_NOT_READY,
-      `workflow execution ${ids.workflowExecutionId} was still ${last} after ${schedule.slice(0, 10).length} reads`,
+      apiMessages.stillPending(ids.workflowExecutionId, last, schedule.slice(0, 10).length),
       { operation: 'waitForResult' },
     );
   }

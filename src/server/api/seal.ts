@@ -4,6 +4,7 @@
  * keys carry a one-way tag of the secret, so that a wrong secret finds nothing.
  */
 import { DeviceRiskError, ERR_INVALID_RESPONSE } from '../errors.js';
+import { apiMessages } from '../messages.js';
 import { keyPart } from '../store/store.js';
 
 export interface Sealer {
@@ -43,16 +44,12 @@ export function createSealer(clientId: string, clientSecret: string): Sealer {
     unseal: async (sealed) => {
       const [version, iv, data] = sealed.split('.');
       try {
-        if (version !== 'v1' || !iv || !data) throw new Error('not a sealed value');
+        if (version !== 'v1' || !iv || !data) throw new Error(apiMessages.notSealed);
         return new TextDecoder().decode(
           await crypto.subtle.decrypt({ name: 'AES-GCM', iv: unbase64(iv) }, await key(), unbase64(data)),
         );
       } catch (cause) {
-        throw new DeviceRiskError(
-          ERR_INVALID_RESPONSE,
-          'a sealed value in the store could not be opened (altered, or sealed with another client secret)',
-          { operation: 'store', cause },
-        );
+        throw new DeviceRiskError(ERR_INVALID_RESPONSE, apiMessages.unsealable, { operation: 'store', cause });
       }
     },
   };

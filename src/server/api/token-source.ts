@@ -6,6 +6,7 @@
  * waits and retries; 400/401/403 fail at once (token/request.ts).
  */
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION, ERR_NETWORK } from '../errors.js';
+import { apiMessages, tokenMessages } from '../messages.js';
 import { requireSecureUrl } from '../secure-url.js';
 import { sleep, systemNow } from '../clock.js';
 import { MAX_RETRY_AFTER_SECONDS } from './retry.js';
@@ -117,15 +118,11 @@ const LOCK_POLL_MS = 25;
 export function createTokenSource(options: TokenSourceOptions): TokenSource {
   const { clientId, clientSecret } = options;
   if (!clientId || !clientSecret)
-    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'clientId and clientSecret are required');
-  if (!options.userAgent?.trim())
-    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'userAgent is required, e.g. "YourCompany YourApp/1.0"');
+    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, tokenMessages.credentialsRequired);
+  if (!options.userAgent?.trim()) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, apiMessages.userAgentRequired);
   const rawUrl = options.tokenUrl ?? (options.region ? TOKEN_URLS[options.region] : undefined);
   if (!rawUrl)
-    throw new DeviceRiskError(
-      ERR_INVALID_CONFIGURATION,
-      `give region (${Object.keys(TOKEN_URLS).join(', ')}) or tokenUrl`,
-    );
+    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, tokenMessages.regionOrTokenUrl(Object.keys(TOKEN_URLS)));
   const tokenUrl = requireSecureUrl(rawUrl, 'tokenUrl').href;
   const doFetch = options.fetch ?? fetch;
   const store = options.store ? withTimeLimit(options.store, options.storeTimeoutMs) : processStore;
@@ -201,11 +198,10 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
     } catch (error) {
       if (callerSignal?.aborted && error === callerSignal.reason) throw error;
       if (limit.expired && !(error instanceof DeviceRiskError)) {
-        throw new DeviceRiskError(
-          ERR_NETWORK,
-          `no token from ${new URL(tokenUrl).origin} within ${timeoutMs} ms (waiting for another instance's request)`,
-          { operation: 'token', cause: error },
-        );
+        throw new DeviceRiskError(ERR_NETWORK, tokenMessages.noTokenWhileWaiting(new URL(tokenUrl).origin, timeoutMs), {
+          operation: 'token',
+          cause: error,
+        });
       }
       throw error;
     } finally {

@@ -11,6 +11,7 @@ import {
   ERR_NO_DEVICE_RISK_CREDENTIAL,
   ERR_TRANSACTION_TOKEN_EXPIRED,
 } from '../errors.js';
+import { apiMessages } from '../messages.js';
 import type { Now } from '../clock.js';
 
 export const UUID = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
@@ -72,10 +73,7 @@ export function createTransactions(base: URL, now: Now, marginMs: number): Trans
       url = undefined;
     }
     if (!url || url.origin !== base.origin || !shape.test(url.pathname) || url.search || url.hash || url.username) {
-      throw new DeviceRiskError(
-        ERR_FORGED_ADDRESS,
-        `refusing the ${what} address: it is not on ${base.origin} or not of the documented shape`,
-      );
+      throw new DeviceRiskError(ERR_FORGED_ADDRESS, apiMessages.addressRefused(what, base.origin));
     }
     return url.href;
   }
@@ -96,7 +94,7 @@ export function createTransactions(base: URL, now: Now, marginMs: number): Trans
       { account?: { id?: unknown }; workflowExecution?: { id?: unknown; credentials?: unknown } } | undefined;
     const credentials = a?.workflowExecution?.credentials ?? (a as { credentials?: unknown } | undefined)?.credentials;
     if (!Array.isArray(credentials))
-      throw new DeviceRiskError(ERR_INVALID_RESPONSE, 'the account answer has no credentials array', {
+      throw new DeviceRiskError(ERR_INVALID_RESPONSE, apiMessages.noCredentials, {
         operation: 'account',
       });
     const credential = credentials.find(
@@ -109,15 +107,13 @@ export function createTransactions(base: URL, now: Now, marginMs: number): Trans
       | { id?: unknown; api: { token?: unknown; parts: { device_risk: string }; workflowExecution?: unknown } }
       | undefined;
     if (!credential) {
-      throw new DeviceRiskError(
-        ERR_NO_DEVICE_RISK_CREDENTIAL,
-        'the account answer has no Device Risk credential (category DATA, channel API, api.parts.device_risk): does the workflow include Device Risk?',
-        { operation: 'account' },
-      );
+      throw new DeviceRiskError(ERR_NO_DEVICE_RISK_CREDENTIAL, apiMessages.noDeviceRiskCredential, {
+        operation: 'account',
+      });
     }
     const { token } = credential.api;
     if (typeof token !== 'string' || !token)
-      throw new DeviceRiskError(ERR_INVALID_RESPONSE, 'the Device Risk credential has no api.token', {
+      throw new DeviceRiskError(ERR_INVALID_RESPONSE, apiMessages.noApiToken, {
         operation: 'account',
       });
     const uploadUrl = checkAddress(credential.api.parts.device_risk, PART_SHAPE, 'upload (api.parts.device_risk)');
@@ -131,10 +127,7 @@ export function createTransactions(base: URL, now: Now, marginMs: number): Trans
       finalizeUrl !== uploadUrl.slice(0, finalizeUrl.length) ||
       (credential.id !== undefined && credential.id !== credentialId)
     ) {
-      throw new DeviceRiskError(
-        ERR_FORGED_ADDRESS,
-        'the upload and finalize addresses do not belong to the same transaction and credential',
-      );
+      throw new DeviceRiskError(ERR_FORGED_ADDRESS, apiMessages.addressesApart);
     }
     return new DeviceRiskTransaction({
       accountId: accountId!,
@@ -149,17 +142,14 @@ export function createTransactions(base: URL, now: Now, marginMs: number): Trans
 
   function usable(transaction: DeviceRiskTransaction, operation: string): void {
     if (!(transaction instanceof DeviceRiskTransaction))
-      throw new DeviceRiskError(
-        ERR_INVALID_CONFIGURATION,
-        `${operation} needs a transaction from createAccount or updateAccount`,
-      );
+      throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, apiMessages.needsTransaction(operation));
     // Re-check: a transaction object may have been rebuilt from stored data.
     checkAddress(transaction.uploadUrl, PART_SHAPE, 'upload');
     checkAddress(transaction.finalizeUrl, EXECUTION_SHAPE, 'finalize');
     if (now() >= transaction.tokenExpiresAt - marginMs) {
       throw new DeviceRiskError(
         ERR_TRANSACTION_TOKEN_EXPIRED,
-        `the transaction token of workflow execution ${transaction.workflowExecutionId} has expired; update the account for a new one`,
+        apiMessages.transactionExpired(transaction.workflowExecutionId),
         { operation },
       );
     }

@@ -4,6 +4,7 @@
  * limits account requests and retrievals only).
  */
 import { DeviceRiskError, ERR_INVALID_BLACKBOX } from '../errors.js';
+import { apiMessages } from '../messages.js';
 import type { Call } from './call.js';
 import type { DeviceRiskTransaction, Transactions } from './transaction.js';
 
@@ -14,14 +15,10 @@ export const MAX_BLACKBOX_LENGTH = 8001;
 /** Checks a blackbox before it is sent anywhere. */
 export function checkBlackbox(blackbox: unknown): string {
   if (typeof blackbox !== 'string' || blackbox === '')
-    throw new DeviceRiskError(ERR_INVALID_BLACKBOX, 'the blackbox must be a non-empty string');
+    throw new DeviceRiskError(ERR_INVALID_BLACKBOX, apiMessages.blackboxEmpty);
   if (blackbox.length > MAX_BLACKBOX_LENGTH)
-    throw new DeviceRiskError(ERR_INVALID_BLACKBOX, `the blackbox is longer than ${MAX_BLACKBOX_LENGTH} characters`);
-  if (!BLACKBOX_PATTERN.test(blackbox))
-    throw new DeviceRiskError(
-      ERR_INVALID_BLACKBOX,
-      'the blackbox has characters outside its alphabet (A-Z a-z 0-9 + / = @): was it form- or URL-encoded?',
-    );
+    throw new DeviceRiskError(ERR_INVALID_BLACKBOX, apiMessages.blackboxTooLong(MAX_BLACKBOX_LENGTH));
+  if (!BLACKBOX_PATTERN.test(blackbox)) throw new DeviceRiskError(ERR_INVALID_BLACKBOX, apiMessages.blackboxAlphabet);
   return blackbox;
 }
 

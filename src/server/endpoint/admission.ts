@@ -6,6 +6,7 @@
  */
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION } from '../errors.js';
 import type { Now } from '../clock.js';
+import { endpointMessages } from '../messages.js';
 
 /** A token bucket's size: `burst` at once, refilled at `perMinute`. */
 export interface RateLimit {
@@ -24,10 +25,7 @@ export interface Limiter {
 export function checkRateLimit(limit: RateLimit, name: string): RateLimit {
   const positive = (n: unknown) => Number.isFinite(n) && (n as number) > 0;
   if (!limit || !positive(limit.burst) || !positive(limit.perMinute))
-    throw new DeviceRiskError(
-      ERR_INVALID_CONFIGURATION,
-      `${name} must be false or { burst, perMinute } with positive numbers`,
-    );
+    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, endpointMessages.badRateLimit(name));
   return limit;
 }
 

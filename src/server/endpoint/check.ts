@@ -8,6 +8,7 @@ import { FINAL_STATUSES, type DeviceRiskDetails } from '../api/result.js';
 import { sleep, systemNow } from '../clock.js';
 import { callWithin } from '../time-limit.js';
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION, ERR_RESULT_NOT_READY } from '../errors.js';
+import { endpointMessages } from '../messages.js';
 
 /** What the integrator's hook says about the customer behind a request. */
 export interface CustomerMapping {
@@ -92,10 +93,7 @@ export async function runDeviceRiskCheck(
     ...(customer.tokenLifetime ? { tokenLifetime: customer.tokenLifetime } : {}),
   };
   if (body.workflowDefinition.key === '' && !customer.transaction)
-    throw new DeviceRiskError(
-      ERR_INVALID_CONFIGURATION,
-      'no workflow key: set workflowKey on the handler or in resolveCustomer',
-    );
+    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, endpointMessages.noWorkflowKey);
   // Resume where a failed attempt stopped; a lapsed transaction token means a fresh transaction.
   if (progress.transaction && lapsed(progress.transaction, now)) progress.transaction = progress.uploaded = undefined;
   if (!progress.transaction) {
@@ -136,7 +134,7 @@ export async function runDeviceRiskCheck(
       options.onError?.(
         new DeviceRiskError(
           ERR_RESULT_NOT_READY,
-          `workflow execution ${tx.workflowExecutionId} was ${status} after ${options.resultWaitMs ?? 0} ms; its callback will tell`,
+          endpointMessages.resultNotReady(tx.workflowExecutionId, status, options.resultWaitMs ?? 0),
           { operation: 'result' },
         ),
       );

@@ -15,6 +15,7 @@ import {
   ERR_STORE_UNAVAILABLE,
   isDeviceRiskError,
 } from '../errors.js';
+import { endpointMessages } from '../messages.js';
 import { REFUSED_INTERNAL, refuse } from '../http.js';
 import { inUse } from './idempotency.js';
 
@@ -45,23 +46,19 @@ export function failureAnswer(error: unknown): Response {
   const status = isDeviceRiskError(error) ? error.status : undefined;
   const code = isDeviceRiskError(error) ? error.code : REFUSED_INTERNAL;
   if (isDeviceRiskError(error) && (error.code === ERR_INVALID_CONFIGURATION || error.code === ERR_FORGED_ADDRESS)) {
-    return refuse(500, code, 'The device-risk check is misconfigured');
+    return refuse(500, code, endpointMessages.misconfigured);
   }
   // Permanent refusals: no Retry-After, and a 4xx so that the browser does not try again.
-  if (code === ERR_INVALID_ACCOUNT_REQUEST)
-    return refuse(422, code, 'The account request for this customer breaks the service rules; retrying will not help');
+  if (code === ERR_INVALID_ACCOUNT_REQUEST) return refuse(422, code, endpointMessages.accountRequestRefused);
   if (code === ERR_REQUEST_REJECTED && status !== undefined && status >= 400 && status < 500 && status !== 429) {
-    return refuse(status, code, `The device-risk service refused the request (HTTP ${status}); retrying will not help`);
+    return refuse(status, code, endpointMessages.serviceRefused(status));
   }
   // Upstream trouble: tell the browser to try again later with the same key.
   const retryAfter = String(
     Math.min(isDeviceRiskError(error) && error.retryAfter !== undefined ? error.retryAfter : 2, 60),
   );
   if (code === ERR_IDEMPOTENCY_KEY_IN_USE) return inUse(1);
-  return refuse(
-    isUnavailable(error) ? 503 : 502,
-    code,
-    'The device-risk service could not be reached; retry with the same Idempotency-Key',
-    { 'retry-after': retryAfter },
-  );
+  return refuse(isUnavailable(error) ? 503 : 502, code, endpointMessages.serviceUnreachable, {
+    'retry-after': retryAfter,
+  });
 }

@@ -10,6 +10,7 @@ import {
   ERR_STORE_UNAVAILABLE,
   isDeviceRiskError,
 } from '../errors.js';
+import { endpointMessages } from '../messages.js';
 import { sleep } from '../clock.js';
 import { fromStore, type Store } from '../store/store.js';
 import type { KeyRecord } from './idempotency.js';
@@ -59,11 +60,10 @@ export function fencedRecord(context: FencedRecordContext, stored: string | unde
         return await within(writing, answering.signal);
       } catch (error) {
         if (!answering.expired) throw error;
-        throw new DeviceRiskError(
-          ERR_STORE_UNAVAILABLE,
-          'the shared store has not yet taken the transaction this attempt made; it is still being written, and a retry with the same key resumes it',
-          { retryAfter: 1, operation: 'store' },
-        );
+        throw new DeviceRiskError(ERR_STORE_UNAVAILABLE, endpointMessages.recordNotTaken, {
+          retryAfter: 1,
+          operation: 'store',
+        });
       } finally {
         answering.clear();
       }
@@ -79,7 +79,7 @@ export function fencedRecord(context: FencedRecordContext, stored: string | unde
             : await fromStore(store.compareAndSet(recordKey, last, text, ttl), 'idempotency record write');
         // A write that timed out may have landed: then the record is already `text`.
         if (!done && !(attempt > 0 && (await read()).stored === text)) {
-          throw new DeviceRiskError(ERR_IDEMPOTENCY_KEY_IN_USE, 'another attempt took this Idempotency-Key over', {
+          throw new DeviceRiskError(ERR_IDEMPOTENCY_KEY_IN_USE, endpointMessages.keyTakenOver, {
             retryAfter: 1,
             operation: 'store',
           });

@@ -13,6 +13,7 @@ import {
   isDeviceRiskError,
   logError,
 } from '../errors.js';
+import { endpointMessages, MESSAGE_PREFIX } from '../messages.js';
 import { systemNow } from '../clock.js';
 import { createMemoryStore, keyPart, withTimeLimit, type Store } from '../store/store.js';
 import { ownerMark } from '../store/lease.js';
@@ -193,14 +194,14 @@ const DEFAULT_ADMISSION: RateLimit = { burst: 5, perMinute: 6 };
 export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): DeviceRiskHandler {
   const { client } = options;
   if (!Array.isArray(options.allowedOrigins) || options.allowedOrigins.length === 0) {
-    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'allowedOrigins must list the origins of your checkout pages');
+    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, endpointMessages.allowedOriginsRequired);
   }
   const allowed = new Set(options.allowedOrigins.map((o: string) => new URL(o).origin));
   if (
     options.nonceSecret !== undefined &&
     (typeof options.nonceSecret !== 'string' || options.nonceSecret.length < 32)
   ) {
-    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'nonceSecret must be a string of at least 32 characters');
+    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, endpointMessages.nonceSecretOption);
   }
   const maxBody = options.maxBodyBytes ?? 16 * 1024;
   const now = options.now ?? systemNow;
@@ -301,7 +302,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
       customer = await options.resolveCustomer(request, context);
     } catch (error) {
       onError(error);
-      return refuse(500, REFUSED_CUSTOMER_LOOKUP, 'The customer could not be resolved');
+      return refuse(500, REFUSED_CUSTOMER_LOOKUP, endpointMessages.customerUnresolved);
     }
     if (customer instanceof Response) return customer;
     const refusedCustomer = admission.customer(customer.customerInternalReference);
@@ -353,11 +354,11 @@ async function readCheckout(
   maxBody: number,
   onError: (error: unknown) => void,
 ): Promise<Checkout | Response> {
-  if (request.method !== 'POST') return refuse(405, REFUSED_METHOD, 'Use POST', { allow: 'POST' });
+  if (request.method !== 'POST') return refuse(405, REFUSED_METHOD, endpointMessages.usePost, { allow: 'POST' });
   const origin = request.headers.get('origin');
-  if (!origin || !allowed.has(origin)) return refuse(403, REFUSED_ORIGIN, 'This origin may not post blackboxes');
+  if (!origin || !allowed.has(origin)) return refuse(403, REFUSED_ORIGIN, endpointMessages.originRefused);
   if (!/^application\/json\b/i.test(request.headers.get('content-type') ?? '')) {
-    return refuse(415, REFUSED_MEDIA_TYPE, 'Send JSON: Content-Type: application/json');
+    return refuse(415, REFUSED_MEDIA_TYPE, endpointMessages.sendJson);
   }
   let text: string | undefined;
   try {
@@ -368,7 +369,7 @@ async function readCheckout(
     onError(error);
     return bodyTimedOut(error);
   }
-  if (text === undefined) return refuse(413, REFUSED_BODY_TOO_LARGE, `The body is larger than ${maxBody} bytes`);
+  if (text === undefined) return refuse(413, REFUSED_BODY_TOO_LARGE, endpointMessages.tooLarge(maxBody));
   let checkout: Checkout;
   try {
     const body = JSON.parse(text) as { blackbox?: unknown; nonce?: unknown; outcome?: unknown } | null;
@@ -380,10 +381,10 @@ async function readCheckout(
     checkout = { blackbox: repaired.blackbox, repairs: repaired.repairs, nonce: body?.nonce, outcome, key };
   } catch (error) {
     const code = isDeviceRiskError(error) ? error.code : ERR_INVALID_BLACKBOX;
-    return refuse(400, code, isDeviceRiskError(error) ? error.message : 'The body must be JSON: { "blackbox": "..." }');
+    return refuse(400, code, isDeviceRiskError(error) ? error.message : endpointMessages.notJson);
   }
   if (checkout.key !== null && !/^[\x21-\x7e]{8,200}$/.test(checkout.key))
-    return refuse(400, REFUSED_INVALID_KEY, 'Idempotency-Key must be 8 to 200 visible ASCII characters');
+    return refuse(400, REFUSED_INVALID_KEY, endpointMessages.badKey);
   return checkout;
 }
 
@@ -400,13 +401,13 @@ function createAdmission(options: DeviceRiskHandlerOptions, now: () => number, o
     const wait = limiter?.take(source);
     if (!wait) return undefined;
     onError(
-      new DeviceRiskError(ERR_RATE_LIMITED, `a checkout was refused: too many from one ${what}`, {
+      new DeviceRiskError(ERR_RATE_LIMITED, endpointMessages.tooManyLogged(what), {
         status: 429,
         retryAfter: wait,
         operation: 'admission',
       }),
     );
-    return refuse(429, REFUSED_TOO_MANY_CHECKOUTS, `Too many checkouts from one ${what}; retry later`, {
+    return refuse(429, REFUSED_TOO_MANY_CHECKOUTS, endpointMessages.tooManyCheckouts(what), {
       'retry-after': String(wait),
     });
   }
@@ -416,9 +417,7 @@ function createAdmission(options: DeviceRiskHandlerOptions, now: () => number, o
       if (perAddress && !toldNoAddress) {
         toldNoAddress = true;
         // Said once, not as an error: the request goes on, limited per customer only.
-        console.warn(
-          '[blackbox-capture/server] no caller address was given (pass { clientAddress } as the second argument): checkouts are not limited per address',
-        );
+        console.warn(MESSAGE_PREFIX + endpointMessages.noCallerAddress);
       }
       return undefined;
     },
@@ -472,7 +471,7 @@ function outcomeTelling(options: DeviceRiskHandlerOptions, now: () => number, on
    */
   function outcomeOnly(outcome: CaptureOutcome, request: Request): Response {
     if (!reports.take())
-      return refuse(429, REFUSED_TOO_MANY_REPORTS, 'Too many outcome reports; this one was not recorded', {
+      return refuse(429, REFUSED_TOO_MANY_REPORTS, endpointMessages.tooManyReports, {
         'retry-after': '1',
       });
     const key = request.headers.get('idempotency-key');

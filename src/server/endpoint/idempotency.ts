@@ -9,6 +9,7 @@ import { type DeviceRiskClient } from '../api/device-risk-client.js';
 import { sleep, type Now } from '../clock.js';
 import { deadline } from '../deadline.js';
 import { ERR_BLACKBOX_STALE, ERR_IDEMPOTENCY_KEY_IN_USE } from '../errors.js';
+import { endpointMessages } from '../messages.js';
 import { json, refuse, REFUSED_KEY_REUSED } from '../http.js';
 import { fromStore, keyPart, type Store } from '../store/store.js';
 import { takeLease } from '../store/lease.js';
@@ -125,15 +126,11 @@ export function createIdempotency(options: IdempotencyOptions) {
 }
 
 export const inUse = (seconds: number) =>
-  refuse(
-    409,
-    ERR_IDEMPOTENCY_KEY_IN_USE,
-    'Another attempt with this Idempotency-Key is still running; retry with the same key',
-    { 'retry-after': String(Math.min(60, Math.max(1, seconds))) },
-  );
+  refuse(409, ERR_IDEMPOTENCY_KEY_IN_USE, endpointMessages.keyInUse, {
+    'retry-after': String(Math.min(60, Math.max(1, seconds))),
+  });
 
 /** A key whose check was given up past the trust bound: gone for good, the browser does not retry a 4xx. */
-export const staleKey = () =>
-  refuse(410, ERR_BLACKBOX_STALE, 'This checkout waited past the trust bound and was not checked; it is not retried');
+export const staleKey = () => refuse(410, ERR_BLACKBOX_STALE, endpointMessages.staleKey);
 
-export const reused = () => refuse(422, REFUSED_KEY_REUSED, 'This Idempotency-Key was used with another request');
+export const reused = () => refuse(422, REFUSED_KEY_REUSED, endpointMessages.keyReused);

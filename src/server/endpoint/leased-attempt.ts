@@ -13,6 +13,7 @@ import {
   ERR_STORE_UNAVAILABLE,
   isDeviceRiskError,
 } from '../errors.js';
+import { endpointMessages } from '../messages.js';
 import { json } from '../http.js';
 import type { Store } from '../store/store.js';
 import type { Lease } from '../store/lease.js';
@@ -54,13 +55,9 @@ export async function attemptUnderLease(context: AttemptContext, lease: Lease): 
       // Another attempt's create may be on the wire: it records its transaction, or its time runs out.
       if (now() < record.creating.until) return inUse(Math.ceil((record.creating.until - now()) / 1000));
       onError?.(
-        new DeviceRiskError(
-          ERR_ORPHANED_TRANSACTION,
-          'an earlier attempt on this Idempotency-Key stopped with its account create on the wire: that transaction, if made, stays INITIATED without a blackbox',
-          {
-            operation: 'account create',
-          },
-        ),
+        new DeviceRiskError(ERR_ORPHANED_TRANSACTION, endpointMessages.earlierCreateOrphaned, {
+          operation: 'account create',
+        }),
       );
     }
     const written = fencedRecord({ store, recordKey, ttlMs: ttl, read }, stored);
@@ -87,17 +84,16 @@ export async function attemptUnderLease(context: AttemptContext, lease: Lease): 
     /** The lease must still be this attempt's before each call to the service. */
     const stillOwner = () => {
       if (lease.lost === 'taken')
-        throw new DeviceRiskError(ERR_IDEMPOTENCY_KEY_IN_USE, 'this attempt lost its lease on the Idempotency-Key', {
+        throw new DeviceRiskError(ERR_IDEMPOTENCY_KEY_IN_USE, endpointMessages.leaseLost, {
           retryAfter: 1,
           operation: 'store',
         });
       // The store confirmed no renewal for a whole lease: another may take the key any moment.
       if (lease.lost === 'unconfirmed')
-        throw new DeviceRiskError(
-          ERR_STORE_UNAVAILABLE,
-          "the shared store did not confirm this attempt's lease on the Idempotency-Key in time; retry shortly",
-          { retryAfter: 1, operation: 'store' },
-        );
+        throw new DeviceRiskError(ERR_STORE_UNAVAILABLE, endpointMessages.leaseUnconfirmed, {
+          retryAfter: 1,
+          operation: 'store',
+        });
     };
     let recorded = progress.transaction;
     let madeUnrecorded = false;
@@ -112,11 +108,10 @@ export async function attemptUnderLease(context: AttemptContext, lease: Lease): 
       // Stryker disable next-line Regex,StringLiteral: every operation that names an account starts with it; no default does
       if (isDeviceRiskError(error) && error.code === ERR_NETWORK && /^account/.test(error.operation ?? '')) {
         onError?.(
-          new DeviceRiskError(
-            ERR_ORPHANED_TRANSACTION,
-            'an account create got no answer: the transaction it may have made stays INITIATED without a blackbox',
-            { operation: error.operation, cause: error },
-          ),
+          new DeviceRiskError(ERR_ORPHANED_TRANSACTION, endpointMessages.createUnanswered, {
+            operation: error.operation,
+            cause: error,
+          }),
         );
       }
     };
@@ -134,7 +129,7 @@ export async function attemptUnderLease(context: AttemptContext, lease: Lease): 
               onError?.(
                 new DeviceRiskError(
                   ERR_ORPHANED_TRANSACTION,
-                  `workflow execution ${made.workflowExecutionId} was created but could not be recorded: it stays INITIATED without a blackbox`,
+                  endpointMessages.createdUnrecorded(made.workflowExecutionId),
                   { operation: 'account create', cause: error },
                 ),
               ),

@@ -10,6 +10,7 @@ import {
   ERR_NONCE_REUSED,
   isDeviceRiskError,
 } from '../errors.js';
+import { endpointMessages } from '../messages.js';
 import { refuse } from '../http.js';
 import { fromStore, type Store } from '../store/store.js';
 import { verifyCaptureNonce, type VerifiedNonce } from './nonce.js';
@@ -31,7 +32,7 @@ export async function claimNonce(
 ): Promise<Response | undefined> {
   const { store, now } = options;
   if (nonce === undefined || nonce === null || nonce === '')
-    return refuse(400, ERR_NONCE_MISSING, 'This endpoint requires the capture nonce issued with the page');
+    return refuse(400, ERR_NONCE_MISSING, endpointMessages.nonceMissing);
   let verified: VerifiedNonce;
   try {
     verified = await verifyCaptureNonce(nonce, { secret: options.secret, subject, now });
@@ -40,7 +41,7 @@ export async function claimNonce(
     return refuse(
       code === ERR_NONCE_EXPIRED ? 400 : 403,
       code,
-      code === ERR_NONCE_EXPIRED ? 'The capture nonce has expired' : 'The capture nonce is not valid for this customer',
+      code === ERR_NONCE_EXPIRED ? endpointMessages.nonceExpiredAnswer : endpointMessages.nonceInvalidAnswer,
     );
   }
   const nonceKey = `${options.prefix}:nonce:${verified.id}`;
@@ -49,5 +50,5 @@ export async function claimNonce(
   if (await fromStore(store.setIfAbsent(nonceKey, claimant, ttl), 'nonce claim')) return undefined;
   // Used before: by this very request's earlier attempt (same key) is fine.
   if ((await fromStore(store.get(nonceKey), 'nonce read')) === claimant) return undefined;
-  return refuse(409, ERR_NONCE_REUSED, 'This capture nonce was used before: a blackbox is checked once');
+  return refuse(409, ERR_NONCE_REUSED, endpointMessages.nonceReused);
 }

@@ -11,6 +11,7 @@
  */
 import { systemNow } from '../clock.js';
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION, ERR_NONCE_EXPIRED, ERR_NONCE_INVALID } from '../errors.js';
+import { endpointMessages } from '../messages.js';
 
 export interface CaptureNonceOptions {
   /** At least 32 characters; the same on every instance. Keep it apart from the client secret. */
@@ -32,7 +33,7 @@ const base64url = (bytes: Uint8Array) =>
 const keys = new Map<string, Promise<CryptoKey>>();
 function hmacKey(secret: string): Promise<CryptoKey> {
   if (typeof secret !== 'string' || secret.length < 32)
-    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'the nonce secret must be a string of at least 32 characters');
+    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, endpointMessages.nonceSecret);
   let key = keys.get(secret);
   if (!key) {
     key = crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, [
@@ -85,10 +86,9 @@ export async function verifyCaptureNonce(
     // crypto.subtle.verify compares in constant time.
     valid = await crypto.subtle.verify('HMAC', key, bytes, signed(version, expiry, id, options.subject));
   }
-  if (!valid)
-    throw new DeviceRiskError(ERR_NONCE_INVALID, 'the capture nonce is not one this server issued for this customer');
+  if (!valid) throw new DeviceRiskError(ERR_NONCE_INVALID, endpointMessages.nonceInvalid);
   const expiresAt = parseInt(expiry, 36);
   if ((options.now ?? systemNow)() >= expiresAt)
-    throw new DeviceRiskError(ERR_NONCE_EXPIRED, 'the capture nonce has expired: issue a new one with the page');
+    throw new DeviceRiskError(ERR_NONCE_EXPIRED, endpointMessages.nonceExpired);
   return { id, expiresAt };
 }

@@ -7,6 +7,7 @@
  */
 import { BLACKBOX_PATTERN, checkBlackbox, MAX_BLACKBOX_LENGTH } from '../api/device-risk-client.js';
 import { DeviceRiskError, ERR_BLACKBOX_DAMAGED, ERR_INVALID_BLACKBOX } from '../errors.js';
+import { endpointMessages } from '../messages.js';
 
 export type BlackboxRepair = 'quotes' | 'line_breaks' | 'percent_encoding' | 'spaces_for_plus';
 
@@ -41,10 +42,7 @@ export function repairBlackbox(value: unknown): RepairedBlackbox {
     try {
       text = decodeURIComponent(text);
     } catch {
-      throw new DeviceRiskError(
-        ERR_BLACKBOX_DAMAGED,
-        'the blackbox is percent-encoded, and its encoding is broken: send it as JSON, unencoded',
-      );
+      throw new DeviceRiskError(ERR_BLACKBOX_DAMAGED, endpointMessages.brokenPercentEncoding);
     }
     repairs.push('percent_encoding');
   }
@@ -60,7 +58,11 @@ export function repairBlackbox(value: unknown): RepairedBlackbox {
     const code = (error as DeviceRiskError).code;
     throw new DeviceRiskError(
       ERR_BLACKBOX_DAMAGED,
-      `the blackbox was damaged on its way (${repairs.join(', ')}) and is still ${code === ERR_INVALID_BLACKBOX ? 'not a blackbox' : 'invalid'} after repair: ${(error as Error).message.replace(/^\[[^\]]+\] /, '')}`,
+      endpointMessages.stillDamaged(
+        repairs,
+        code === ERR_INVALID_BLACKBOX,
+        (error as Error).message.replace(/^\[[^\]]+\] /, ''),
+      ),
       { cause: error },
     );
   }

@@ -1,5 +1,6 @@
 /** The bound on outcome-only reports: they write nothing to the store, so they are bounded here. */
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION } from '../errors.js';
+import { endpointMessages } from '../messages.js';
 
 /** How many report keys a process remembers to tell each once; the oldest go first (a count doubled now and then). */
 const REMEMBERED_REPORTS = 10_000;
@@ -9,8 +10,7 @@ const REMEMBERED_REPORTS = 10_000;
  * `perSecond`, holding five seconds' worth, and the keys already told.
  */
 export function outcomeReports(perSecond: number, now: () => number) {
-  if (!(perSecond > 0))
-    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'maxOutcomeReportsPerSecond must be a positive number');
+  if (!(perSecond > 0)) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, endpointMessages.reportsPerSecond);
   const capacity = perSecond * 5;
   let tokens = capacity;
   let refilledAt = now();

@@ -9,6 +9,7 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from
 import { Agent as HttpsAgent } from 'node:https';
 import { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import { proxyMessages } from '../messages.js';
 import { forget, readThrough, standFor, type NodeBody } from './node-body.js';
 import { BadUpstreamAnswerError, usableStatus } from './upstream-answer.js';
 
@@ -80,7 +81,7 @@ const REASON = /^[\t\x20-\x7e\x80-\xff]*$/;
  */
 function toWebResponse(response: IncomingMessage, method: string): Response {
   const status = response.statusCode ?? 0;
-  if (!usableStatus(status)) throw new BadUpstreamAnswerError(`the collector answered with status ${status}`);
+  if (!usableStatus(status)) throw new BadUpstreamAnswerError(proxyMessages.unusableStatus(status));
   const out = headersOf(response);
   const empty = method === 'HEAD' || [204, 205, 304].includes(status);
   // Stryker disable next-line ConditionalExpression: a body's consumer attaches in this same tick, so resuming early loses nothing
@@ -134,7 +135,7 @@ function send(url: URL, init: UpstreamInit, headers: Record<string, string>, may
     // Rejected here, not only through 'error': Deno's node:http (built on fetch) destroys
     // the request without emitting one, and the proxy would wait past its time limit.
     const abort = () => {
-      const reason = init.signal.reason instanceof Error ? init.signal.reason : new Error('aborted');
+      const reason = init.signal.reason instanceof Error ? init.signal.reason : new Error(proxyMessages.aborted);
       request.destroy(reason);
       reject(reason);
     };

@@ -3,8 +3,10 @@
  * `DeviceRiskError` with `invalid_configuration` (or `insecure_url`) at start, never a surprise
  * on the first request.
  */
+import { DEFAULT_URI_HOOK } from '../../shared/constants.js';
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION, logError } from '../errors.js';
 import { validHost } from '../host.js';
+import { proxyMessages } from '../messages.js';
 import { requireSecureUrl } from '../secure-url.js';
 
 /** The vendor's first-party hosts (docs/vendor-contract.md#the-first-party-front). */
@@ -81,28 +83,26 @@ export const COOKIE_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const invalid = (message: string) => new DeviceRiskError(ERR_INVALID_CONFIGURATION, message);
 
 export function proxyConfig(options: FirstPartyProxyOptions): ProxyConfig {
-  const prefix = (options.prefix ?? '/iojs').replace(/\/+$/, '');
+  const prefix = (options.prefix ?? DEFAULT_URI_HOOK).replace(/\/+$/, '');
   if (
     !/^\/[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/.test(prefix) ||
     prefix.split('/').some((s) => s === '..' || s === '.')
   ) {
-    throw invalid(`prefix must be an absolute path such as "/iojs"`);
+    throw invalid(proxyMessages.badPrefix(DEFAULT_URI_HOOK));
   }
   const upstream = requireSecureUrl(options.collectorUrl, 'collectorUrl');
-  if (upstream.search || upstream.hash) throw invalid('collectorUrl must not carry a query or fragment');
+  if (upstream.search || upstream.hash) throw invalid(proxyMessages.collectorUrlQuery);
   const methods = new Set<string>(options.methods ?? ['GET', 'HEAD']);
   for (const method of methods) {
-    if (!['GET', 'HEAD', 'POST'].includes(method))
-      throw invalid(`methods may hold GET, HEAD and POST only, not ${method}`);
+    if (!['GET', 'HEAD', 'POST'].includes(method)) throw invalid(proxyMessages.badMethod(method));
   }
   const cookiePrefix = options.cookiePrefix ?? 'bbc_';
   const allowCookies = new Set(options.allowCookies ?? []);
   if (!COOKIE_NAME.test(cookiePrefix) || [...allowCookies].some((name) => !COOKIE_NAME.test(name))) {
-    throw invalid('cookiePrefix and allowCookies must be cookie names');
+    throw invalid(proxyMessages.badCookieNames);
   }
   // Stryker disable next-line ConditionalExpression: an absent publicHost would be checked as the text "undefined", a valid name
-  if (options.publicHost !== undefined && !validHost(options.publicHost))
-    throw invalid('publicHost must be a host name, with a port if any');
+  if (options.publicHost !== undefined && !validHost(options.publicHost)) throw invalid(proxyMessages.badPublicHost);
   return {
     prefix,
     upstream,

@@ -15,6 +15,7 @@
  */
 import type { Store } from './store.js';
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION } from '../errors.js';
+import { redisMessages } from '../messages.js';
 
 /** The part of a node-redis client (v5+) the store uses. */
 export interface NodeRedisClientLike {
@@ -105,7 +106,7 @@ function text(reply: unknown, what: string): string | undefined {
   if (reply === null || reply === undefined) return undefined;
   if (typeof reply === 'string') return reply;
   if (reply instanceof Uint8Array) return new TextDecoder().decode(reply);
-  throw refusal(`the Redis client answered ${what} with neither a string nor bytes`);
+  throw refusal(redisMessages.notText(what));
 }
 
 /**
@@ -120,24 +121,18 @@ async function check(commands: Commands, key: string): Promise<void> {
     // Stryker disable next-line StringLiteral: never read
     const second = await commands.set(key, 'check', CHECK_TTL_MS, true);
     if (!first || second) {
-      throw refusal(
-        'the Redis client ignored SET ... NX (node-redis 4 takes other options): createRedisStore needs node-redis 5 or later, or ioredis 5 or later',
-      );
+      throw refusal(redisMessages.ignoredNx);
     }
     // Stryker disable next-line ArrayDeclaration: these scripts read no arguments
     const ttl = Number(await commands.eval(PTTL, key, []));
     if (!(ttl > 0 && ttl <= CHECK_TTL_MS)) {
-      throw refusal(
-        'the Redis client ignored SET ... PX, so keys would never expire: createRedisStore needs node-redis 5 or later, or ioredis 5 or later',
-      );
+      throw refusal(redisMessages.ignoredPx);
     }
     // Stryker disable next-line ArrayDeclaration,StringLiteral: no arguments read; a reply without the policy's line reads as unknown whatever stands in for it
     const info = text(await commands.eval(MEMORY_INFO, key, []), 'INFO') ?? '';
     const policy = /maxmemory_policy:(\S+)/.exec(info)?.[1];
     if (policy !== 'noeviction') {
-      throw refusal(
-        `Redis may evict the store's keys (maxmemory-policy ${policy ?? 'unknown'}): leases and records would vanish and checkouts be doubled. Set maxmemory-policy noeviction (redis.conf, or CONFIG SET maxmemory-policy noeviction); a full Redis then refuses writes, which the kit answers with 503 and Retry-After`,
-      );
+      throw refusal(redisMessages.mayEvict(policy ?? 'unknown'));
     }
   } finally {
     await commands.del(key).catch(() => {});
@@ -147,9 +142,7 @@ async function check(commands: Commands, key: string): Promise<void> {
 export function createRedisStore(client: RedisClientLike, options: RedisStoreOptions = {}): RedisStore {
   for (const method of ['get', 'set', 'del', 'eval'] as const) {
     if (typeof client?.[method] !== 'function') {
-      throw refusal(
-        `createRedisStore needs a node-redis (5 or later) or ioredis (5 or later) client; this one has no ${method}()`,
-      );
+      throw refusal(redisMessages.notAClient(method));
     }
   }
   const commands = commandsOf(client);

@@ -18,6 +18,7 @@ import {
   ERR_STORE_UNAVAILABLE,
   isDeviceRiskError,
 } from '../errors.js';
+import { storeMessages } from '../messages.js';
 
 export interface Store {
   get(key: string): Promise<string | undefined>;
@@ -69,14 +70,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   const write = (key: string, value: string, ttlMs: number) => {
     if (!live(key) && !room()) {
       const seconds = Math.min(60, Math.max(1, Math.ceil((nextExpiry - now()) / 1000)));
-      throw new DeviceRiskError(
-        ERR_STORE_FULL,
-        `the memory store holds ${maxEntries} entries, none expired: use a shared store (createRedisStore) or a larger maxEntries`,
-        {
-          retryAfter: seconds,
-          operation: 'store',
-        },
-      );
+      throw new DeviceRiskError(ERR_STORE_FULL, storeMessages.memoryFull(maxEntries), {
+        retryAfter: seconds,
+        operation: 'store',
+      });
     }
     const until = now() + ttlMs;
     nextExpiry = Math.min(nextExpiry, until);
@@ -118,8 +115,7 @@ export const STORE_TIMEOUT_MS = 3000;
  * The late call may still complete; each write the kit makes is one it may repeat.
  */
 export function withTimeLimit(store: Store, timeoutMs = STORE_TIMEOUT_MS): Store {
-  if (!(timeoutMs > 0))
-    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, 'storeTimeoutMs must be a positive number of milliseconds');
+  if (!(timeoutMs > 0)) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, storeMessages.timeoutOption);
   const limited =
     <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
     (...args: A): Promise<R> => {
@@ -128,7 +124,7 @@ export function withTimeLimit(store: Store, timeoutMs = STORE_TIMEOUT_MS): Store
         timer = setTimeout(
           () =>
             reject(
-              new DeviceRiskError(ERR_STORE_UNAVAILABLE, `the shared store did not answer within ${timeoutMs} ms`, {
+              new DeviceRiskError(ERR_STORE_UNAVAILABLE, storeMessages.noAnswer(timeoutMs), {
                 retryAfter: 1,
                 operation: 'store',
               }),
@@ -168,7 +164,7 @@ export async function fromStore<T>(operation: Promise<T>, what: string): Promise
         cause.code === ERR_INVALID_CONFIGURATION)
     )
       throw cause;
-    throw new DeviceRiskError(ERR_STORE_UNAVAILABLE, `the shared store failed (${what}); retry shortly`, {
+    throw new DeviceRiskError(ERR_STORE_UNAVAILABLE, storeMessages.failed(what), {
       retryAfter: 1,
       operation: 'store',
       cause,

@@ -11,6 +11,7 @@ import {
   ERR_TOKEN_REJECTED,
   ERR_UPSTREAM,
 } from '../../errors.js';
+import { tokenMessages } from '../../messages.js';
 import type { Now, Sleep } from '../../clock.js';
 import { deadline, within } from '../../deadline.js';
 import { recordUpstream } from '../../metrics.js';
@@ -55,7 +56,7 @@ export function createTokenRequest(context: TokenRequestContext): (callerSignal?
     const limit = deadline(timeoutMs, callerSignal);
     const { signal } = limit;
     const timedOut = (cause?: unknown) =>
-      new DeviceRiskError(ERR_NETWORK, `no token from ${new URL(tokenUrl).origin} within ${timeoutMs} ms`, {
+      new DeviceRiskError(ERR_NETWORK, tokenMessages.noToken(new URL(tokenUrl).origin, timeoutMs), {
         operation: 'token',
         cause,
       });
@@ -98,11 +99,10 @@ export function createTokenRequest(context: TokenRequestContext): (callerSignal?
           recordUpstream('token', ERR_NETWORK);
           if (callerSignal?.aborted) throw callerSignal.reason;
           if (limit.expired) throw timedOut(cause);
-          lastError = new DeviceRiskError(
-            ERR_NETWORK,
-            `token request to ${new URL(tokenUrl).origin} failed (network error)`,
-            { operation: 'token', cause },
-          );
+          lastError = new DeviceRiskError(ERR_NETWORK, tokenMessages.networkError(new URL(tokenUrl).origin), {
+            operation: 'token',
+            cause,
+          });
           await wait(backoffMs(attempt), lastError);
           continue;
         }
@@ -116,11 +116,10 @@ export function createTokenRequest(context: TokenRequestContext): (callerSignal?
             typeof body.token_type !== 'string' ||
             body.token_type.toLowerCase() !== 'bearer'
           ) {
-            throw new DeviceRiskError(
-              ERR_INVALID_RESPONSE,
-              'token response lacks access_token or a Bearer token_type',
-              { operation: 'token', status: response.status },
-            );
+            throw new DeviceRiskError(ERR_INVALID_RESPONSE, tokenMessages.notAToken, {
+              operation: 'token',
+              status: response.status,
+            });
           }
           const issuedAt = now();
           const lifetimeMs = tokenLifetimeSeconds(body.expires_in) * 1000;
@@ -131,7 +130,7 @@ export function createTokenRequest(context: TokenRequestContext): (callerSignal?
         const summary = await upstreamSummary(response);
         const retryAfter = retryAfterSeconds(response, now);
         if (response.status === 429) {
-          lastError = new DeviceRiskError(ERR_RATE_LIMITED, `token service rate limit reached (429)${summary}`, {
+          lastError = new DeviceRiskError(ERR_RATE_LIMITED, tokenMessages.rateLimited(summary), {
             status: 429,
             operation: 'token',
             ...(retryAfter === undefined ? {} : { retryAfter }),
@@ -146,7 +145,7 @@ export function createTokenRequest(context: TokenRequestContext): (callerSignal?
           continue;
         }
         if (response.status >= 500) {
-          lastError = new DeviceRiskError(ERR_UPSTREAM, `token service answered ${response.status}${summary}`, {
+          lastError = new DeviceRiskError(ERR_UPSTREAM, tokenMessages.answered(response.status, summary), {
             status: response.status,
             operation: 'token',
           });
@@ -154,11 +153,10 @@ export function createTokenRequest(context: TokenRequestContext): (callerSignal?
           continue;
         }
         // 3xx (redirects are not followed), 400, 401, 403: retrying cannot help.
-        throw new DeviceRiskError(
-          ERR_TOKEN_REJECTED,
-          `token service refused the client-credentials request with ${response.status}${summary}`,
-          { status: response.status, operation: 'token' },
-        );
+        throw new DeviceRiskError(ERR_TOKEN_REJECTED, tokenMessages.refused(response.status, summary), {
+          status: response.status,
+          operation: 'token',
+        });
       }
       throw lastError!;
     } catch (error) {
