@@ -147,7 +147,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
           { operation: 'queue' },
         ),
       );
-      await recordStale(job).catch(onError);
+      await recordStale(options, job).catch(onError);
       return finished(job, 'stale');
     }
     if (!tries.has(job.key)) recordQueueWait(age);
@@ -169,28 +169,6 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     // Another attempt holds the key (a browser retry, another instance): its lease ends it, and this try comes back.
     if (answer.status === 409) return retryIn(job, 1000 * Number(answer.headers.get('retry-after') ?? 1));
     return finished(job, 'checked');
-  }
-
-  /**
-   * The key's final record for a check given up: a re-post of the key is refused (410), never
-   * accepted and checked again with the old blackbox. A record a finished check wrote stays.
-   */
-  async function recordStale(job: CheckJob): Promise<void> {
-    const { store } = options;
-    const recordKey = recordKeyOf(options.namespace, job.key);
-    const next = JSON.stringify({ fingerprint: job.fingerprint, stale: true } satisfies KeyRecord);
-    // Another writer between the read and the write (a run of the same job elsewhere): read again.
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const stored = await fromStore(store.get(recordKey), 'idempotency record read');
-      const record = stored === undefined ? undefined : (JSON.parse(stored) as KeyRecord);
-      if (record?.result || record?.stale) return;
-      const written =
-        stored === undefined
-          ? store.setIfAbsent(recordKey, next, options.recordTtlMs)
-          : store.compareAndSet(recordKey, stored, next, options.recordTtlMs);
-      // Stryker disable next-line ConditionalExpression: going round again after a write that landed reads it back and returns
-      if (await fromStore(written, 'idempotency record write')) return;
-    }
   }
 
   function failedTry(job: CheckJob, error: unknown): JobRun {
@@ -223,6 +201,31 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
       await queue.close();
     },
   };
+}
+
+/**
+ * The key's final record for a check given up: a re-post of the key is refused (410), never
+ * accepted and checked again with the old blackbox. A record a finished check wrote stays.
+ */
+async function recordStale(
+  options: Pick<QueuedChecksOptions, 'store' | 'namespace' | 'recordTtlMs'>,
+  job: CheckJob,
+): Promise<void> {
+  const { store } = options;
+  const recordKey = recordKeyOf(options.namespace, job.key);
+  const next = JSON.stringify({ fingerprint: job.fingerprint, stale: true } satisfies KeyRecord);
+  // Another writer between the read and the write (a run of the same job elsewhere): read again.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const stored = await fromStore(store.get(recordKey), 'idempotency record read');
+    const record = stored === undefined ? undefined : (JSON.parse(stored) as KeyRecord);
+    if (record?.result || record?.stale) return;
+    const written =
+      stored === undefined
+        ? store.setIfAbsent(recordKey, next, options.recordTtlMs)
+        : store.compareAndSet(recordKey, stored, next, options.recordTtlMs);
+    // Stryker disable next-line ConditionalExpression: going round again after a write that landed reads it back and returns
+    if (await fromStore(written, 'idempotency record write')) return;
+  }
 }
 
 const reusedKey = () => refuse(422, REFUSED_KEY_REUSED, 'This Idempotency-Key was used with another request');
