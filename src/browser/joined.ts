@@ -3,7 +3,8 @@
  * while the mount lives) beside one delivery call that holds none of the mount's functions, so
  * that every mount of a page run makes the same delivery call and joins the first one's POST:
  * one Idempotency-Key whatever remounts (docs/browser.md#react-useblackbox). Used by the React
- * hook and the Angular functions, each bundled into its own entry.
+ * hook, the Angular functions, the Vue composable and the Svelte store (binding.ts), each
+ * bundled into its own entry.
  */
 import type { CaptureOutcome } from '../shared/types.js';
 import { captureBlackbox, type CaptureOptions } from './index.js';
@@ -24,6 +25,31 @@ export interface MountListener {
   update(blackbox: string, complete: boolean): void;
   outcome(outcome: CaptureOutcome): void;
   ended(blackbox: string, error: unknown, live: boolean): void;
+}
+
+/** Identities of the objects in options that are no plain data (a field element). */
+const identities = new WeakMap<object, number>();
+let lastIdentity = 0;
+
+/**
+ * The options that start a new capture when they change. Functions and signals do not (they
+ * are often new on every render). Other objects that are no plain data, such as a field
+ * element, count by identity: a framework's own properties on a DOM node are circular.
+ */
+export function keyOf(options: JoinedOptions): string {
+  return JSON.stringify(options, (_key, value: unknown) => {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+    if ('aborted' in value) return undefined;
+    const prototype = Object.getPrototypeOf(value) as object | null;
+    if (prototype === Object.prototype || prototype === null) return value;
+    let identity = identities.get(value);
+    if (identity === undefined) {
+      // Stryker disable next-line UpdateOperator: counting down gives distinct identities as well
+      identity = ++lastIdentity;
+      identities.set(value, identity);
+    }
+    return `#object ${identity}`;
+  });
 }
 
 /** `post` with the checkout id as a request header. */

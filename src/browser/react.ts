@@ -8,7 +8,7 @@
  */
 import { useEffect, useMemo, useRef, useState } from 'react';
 import type { CaptureOutcome } from '../shared/types.js';
-import { captureJoined, type JoinedOptions } from './joined.js';
+import { captureJoined, keyOf, type JoinedOptions } from './joined.js';
 
 export interface BlackboxState {
   /** The latest blackbox: partial while `complete` is false. */
@@ -32,31 +32,6 @@ export type BlackboxHookOptions = JoinedOptions;
 type HookState = Omit<BlackboxState, 'ready'>;
 
 const INITIAL: HookState = { blackbox: undefined, complete: false, outcome: undefined, error: undefined };
-
-/** Identities of the objects in options that are no plain data (a field element). */
-const identities = new WeakMap<object, number>();
-let lastIdentity = 0;
-
-/**
- * The options that start a new capture when they change. Functions and signals do not (they
- * are often new on every render). Other objects that are no plain data, such as a field
- * element, count by identity: React's own properties on a DOM node are circular.
- */
-function keyOf(options: BlackboxHookOptions): string {
-  return JSON.stringify(options, (_key, value: unknown) => {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
-    if ('aborted' in value) return undefined;
-    const prototype = Object.getPrototypeOf(value) as object | null;
-    if (prototype === Object.prototype || prototype === null) return value;
-    let identity = identities.get(value);
-    if (identity === undefined) {
-      // Stryker disable next-line UpdateOperator: counting down gives distinct identities as well
-      identity = ++lastIdentity;
-      identities.set(value, identity);
-    }
-    return `#object ${identity}`;
-  });
-}
 
 /** A promise with its resolve function: `ready` for one capture. */
 function deferred(): { promise: Promise<string>; resolve(blackbox: string): void } {
