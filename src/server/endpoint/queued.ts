@@ -14,7 +14,7 @@ import {
   ERR_RATE_LIMITED,
   isDeviceRiskError,
 } from '../errors.js';
-import { json, refuse, REFUSED_KEY_REUSED } from '../http.js';
+import { json, refuse } from '../http.js';
 import { recordQueue, recordQueueWait, observeBacklog } from '../metrics.js';
 import { createBacklogWarning, createDrainMeter, type BacklogFigures } from '../queue/backlog.js';
 import type { CheckJob, CheckQueue, JobRun, QueuedCustomer } from '../queue/queue.js';
@@ -26,7 +26,7 @@ import {
   type DeviceRiskProgress,
 } from './check.js';
 import { isPermanent, isUnavailable } from './failure-answer.js';
-import { readKeyRecord, recordKeyOf, staleKey, type createIdempotency, type KeyRecord } from './idempotency.js';
+import { readKeyRecord, recordKeyOf, reused, staleKey, type createIdempotency, type KeyRecord } from './idempotency.js';
 
 /** The default trust bound, in ms: see `maxQueuedMs` in handler.ts. */
 export const DEFAULT_MAX_QUEUED_MS = 15 * 60_000;
@@ -89,13 +89,13 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     told: () => void,
   ): Promise<Response> {
     const record = await readKeyRecord(options.store, options.namespace, key);
-    if (record && record.fingerprint !== fingerprint) return reusedKey();
+    if (record && record.fingerprint !== fingerprint) return reused();
     // Checked already (a retry of a request answered before): the same reference as then.
     if (record?.result) return json(record.result, 200);
     if (record?.stale) return staleKey();
     const job: CheckJob = { key, fingerprint, blackbox, customer: await sealed(client, customer), acceptedAt: now() };
     const added = await queue.add(job);
-    if (added === 'conflict') return reusedKey();
+    if (added === 'conflict') return reused();
     if (added === 'full') {
       recordQueue('refused');
       const figures = await backlog().catch(() => undefined);
@@ -227,8 +227,6 @@ async function recordStale(
     if (await fromStore(written, 'idempotency record write')) return;
   }
 }
-
-const reusedKey = () => refuse(422, REFUSED_KEY_REUSED, 'This Idempotency-Key was used with another request');
 
 async function sealed(client: DeviceRiskClient, customer: CustomerMapping): Promise<QueuedCustomer> {
   const { transaction, ...rest } = customer;
