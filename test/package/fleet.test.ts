@@ -65,7 +65,7 @@ describe.skipIf(!haveRedis)('a fleet of four instances on one Redis', () => {
         if (done % 20 === 15) emulator.faults.fail('finalize', { drop: true, times: 2 });
         if (done % 30 === 0) emulator.faults.fail('upload', { drop: true });
         if (done === 60) emulator.faults.latency('upload', 30); // requests in flight for the kill
-        if (done === 80) fleet.kill(1);
+        if (done === 80) await fleet.killBusy(1);
         if (done === 90) emulator.faults.latency('upload', 0);
         if (done === 150) restarting ??= redis!.restart(400);
       },

@@ -19,6 +19,8 @@ export interface FleetInstance {
 export interface Fleet {
   instances: FleetInstance[];
   kill(index: number): void;
+  /** `kill`, once the instance has `atLeast` (2) requests in flight, waiting up to `withinMs` (10 s). */
+  killBusy(index: number, options?: { atLeast?: number; withinMs?: number }): Promise<void>;
   stop(): Promise<void>;
 }
 export interface KeyOutcome {

@@ -76,6 +76,20 @@ export async function startFleet(count, config) {
       instances[index].inFlightAtKill = instances[index].inFlight;
       instances[index].child.kill('SIGKILL');
     },
+    /**
+     * `kill`, once the instance has `atLeast` requests in flight (polled each millisecond, up
+     * to `withinMs`): a test of what a crash loses needs something to lose. Killed at an idle
+     * moment, the run could show no lost answer at all (seen on a busy CI machine); with two,
+     * one of them is still waiting for its answer even if the other's is already in its buffer.
+     */
+    async killBusy(index, { atLeast = 2, withinMs = 10_000 } = {}) {
+      const until = performance.now() + withinMs;
+      while (instances[index].inFlight < atLeast) {
+        if (performance.now() > until) throw new Error(`instance-${index} had fewer than ${atLeast} requests in flight for ${withinMs} ms`);
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+      this.kill(index);
+    },
     async stop() {
       await Promise.all(
         instances.map(({ child }) =>
