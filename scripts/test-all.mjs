@@ -18,7 +18,8 @@ const STEPS = [
 ];
 // Lines that say what failed: vitest's and Playwright's failed tests and errors, tsc's and
 // ESLint's errors. Kept to a bounded count per step.
-const FAILURE_LINE = /(FAIL\b|[×✗✘]|Error\b|error TS\d+|\berror\b|Expected|Received|Timed? ?out|\bat .*\.(?:ts|mjs|js):\d+)/;
+const FAILURE_LINE =
+  /(FAIL\b|[×✗✘]|Error\b|error TS\d+|\berror\b|Expected|Received|Timed? ?out|\bat .*\.(?:ts|mjs|js):\d+)/;
 const KEPT_LINES = 60;
 // eslint-disable-next-line no-control-regex -- colour codes are stripped from kept lines
 const ANSI = /\u001b\[[0-9;]*m/g;

@@ -85,7 +85,8 @@ export async function startFleet(count, config) {
     async killBusy(index, { atLeast = 2, withinMs = 10_000 } = {}) {
       const until = performance.now() + withinMs;
       while (instances[index].inFlight < atLeast) {
-        if (performance.now() > until) throw new Error(`instance-${index} had fewer than ${atLeast} requests in flight for ${withinMs} ms`);
+        if (performance.now() > until)
+          throw new Error(`instance-${index} had fewer than ${atLeast} requests in flight for ${withinMs} ms`);
         await new Promise((resolve) => setTimeout(resolve, 1));
       }
       this.kill(index);
