@@ -24,11 +24,22 @@ import {
 import { INITIAL, keyOf, watchCapture, type BlackboxBindingOptions, type BlackboxState } from './binding.js';
 import type { BlackboxCaptureAttributes } from './element-attributes.js';
 
-/** The element's attributes and events as Vue's templates write them (`@blackbox`, `v-model`). */
-export type BlackboxCaptureProps = Omit<
-  BlackboxCaptureAttributes,
-  'onblackbox' | 'onblackboxoutcome' | 'onblackboxerror'
-> & {
+/** `loader-url` → `loaderUrl`. */
+type Camel<Name extends string> = Name extends `${infer Head}-${infer Tail}`
+  ? `${Head}${Capitalize<Camel<Tail>>}`
+  : Name;
+
+/**
+ * The element's attributes and events as Vue's templates write them (`@blackbox`, `v-model`),
+ * camel-cased: vue-tsc checks a template's `loader-url="…"` as the prop `loaderUrl`
+ * (test/package/template-types.test.ts).
+ */
+export type BlackboxCaptureProps = {
+  // Over keyof itself (a homomorphic map), so that optional attributes stay optional.
+  [
+    Name in keyof BlackboxCaptureAttributes as Name extends `on${string}` ? never : Camel<Name>
+  ]: BlackboxCaptureAttributes[Name];
+} & {
   modelValue?: string;
   onBlackbox?: BlackboxCaptureAttributes['onblackbox'];
   onBlackboxoutcome?: BlackboxCaptureAttributes['onblackboxoutcome'];

@@ -38,7 +38,7 @@ import { blackboxStore, type BlackboxStore } from 'blackbox-capture/svelte';
 import 'blackbox-capture/element';
 import type { GlobalComponents } from 'vue';
 import type { BlackboxCaptureProps } from 'blackbox-capture/vue';
-const tagProps: BlackboxCaptureProps = { 'loader-url': '/l.js', 'checkout-id': 'cart-1', modelValue: '', onBlackbox: (e) => e.detail };
+const tagProps: BlackboxCaptureProps = { loaderUrl: '/l.js', checkoutId: 'cart-1', modelValue: '', onBlackbox: (e) => e.detail };
 const tag: GlobalComponents['blackbox-capture'] | undefined = undefined;
 const element: HTMLElementTagNameMap['blackbox-capture']['ready'] | undefined = undefined;
 const capture: (options: { loaderUrl: string }) => Promise<string> = captureBlackbox;
