@@ -5,7 +5,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { toNodeHandler, type FetchHandler } from '../server/node.js';
+import { toNodeHandler, type FetchHandler } from '../server/adapter/node/handler.js';
 import {
   createService,
   type DecisionMatch,

@@ -44,11 +44,11 @@ export { createMemoryStore, withTimeLimit, STORE_TIMEOUT_MS } from './store/stor
 export type { Store, MemoryStoreOptions } from './store/store.js';
 export { createFirstPartyProxy, collectorPath, COLLECTOR_URLS } from './proxy/proxy.js';
 export type { FirstPartyProxyOptions, ProxyMethod } from './proxy/proxy.js';
-export { toNodeHandler, toRequest, writeResponse, validHost, BadRequestError } from './node.js';
-export type { FetchHandler, NodeHandler, NodeHandlerOptions, RequestContext } from './node.js';
+export { toNodeHandler, toRequest, writeResponse, validHost, BadRequestError } from './adapter/node/handler.js';
+export type { FetchHandler, NodeHandler, NodeHandlerOptions, RequestContext } from './adapter/node/handler.js';
 export { BodyTimeoutError, BODY_TIMEOUT_MS } from './http.js';
-export { toFastifyHandler } from './fastify.js';
-export type { FastifyHandlerOptions, FastifyReplyLike, FastifyRequestLike } from './fastify.js';
+export { toFastifyHandler } from './adapter/node/fastify.js';
+export type { FastifyHandlerOptions, FastifyReplyLike, FastifyRequestLike } from './adapter/node/fastify.js';
 export {
   DeviceRiskError,
   isDeviceRiskError,

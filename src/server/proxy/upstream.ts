@@ -5,7 +5,7 @@
  * for Workers and edge runtimes has no node:http path (no-node-upstream.ts stands in): workerd
  * with `nodejs_compat` has a `process.versions.node` but its node:http is fetch underneath.
  */
-import type { UpstreamInit } from './node-upstream.js';
+import type { UpstreamInit } from '../adapter/node/upstream.js';
 
 export type CallUpstream = (url: URL, init: UpstreamInit) => Promise<Response>;
 
@@ -21,7 +21,7 @@ export function upstreamCaller(fetchOption: typeof fetch | undefined): CallUpstr
     chosen ??= (
       fetchOption || !ON_NODE || globalThis.fetch !== FETCH_AT_LOAD
         ? Promise.resolve(undefined)
-        : import('./node-upstream.js').then((module) => module.nodeUpstream)
+        : import('../adapter/node/upstream.js').then((module) => module.nodeUpstream)
     ).then((node) => node ?? ((u, i) => (fetchOption ?? fetch)(u, { ...i, redirect: 'manual' })));
     return (await chosen)(url, init);
   };

@@ -3,10 +3,10 @@
 import { request as httpRequest } from 'node:http';
 import { PassThrough, Readable } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { standFor, takeNodeBody, withDone } from '../../../src/server/proxy/node-body.js';
-import { nodeUpstream } from '../../../src/server/proxy/node-upstream.js';
-import { createFirstPartyProxy, toNodeHandler, writeResponse } from '../../../src/server/index.js';
-import { closeServers, serve, servers } from '../../support/http.js';
+import { standFor, takeNodeBody, withDone } from '../../../../src/server/direct-body.js';
+import { nodeUpstream } from '../../../../src/server/adapter/node/upstream.js';
+import { createFirstPartyProxy, toNodeHandler, writeResponse } from '../../../../src/server/index.js';
+import { closeServers, serve, servers } from '../../../support/http.js';
 
 afterEach(async () => {
   vi.restoreAllMocks();

@@ -9,9 +9,9 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from
 import { Agent as HttpsAgent } from 'node:https';
 import { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
-import { proxyMessages } from '../messages.js';
-import { forget, readThrough, standFor, type NodeBody } from './node-body.js';
-import { BadUpstreamAnswerError, usableStatus } from './upstream-answer.js';
+import { proxyMessages } from '../../messages.js';
+import { forget, readThrough, standFor, type NodeBody } from '../../direct-body.js';
+import { BadUpstreamAnswerError, usableStatus } from '../../proxy/upstream-answer.js';
 
 export interface UpstreamInit {
   method: string;

@@ -2,7 +2,7 @@
 // 'error' event (Deno's, built on fetch): the time limit must still end the call.
 import { EventEmitter } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
-import { nodeUpstream } from '../../../src/server/proxy/node-upstream.js';
+import { nodeUpstream } from '../../../../src/server/adapter/node/upstream.js';
 
 /** A node:http request that never answers, and whose destroy() emits nothing. */
 class SilentRequest extends EventEmitter {

@@ -3,6 +3,6 @@
  * (dist/server.edge.js): no node:http path, so that the proxy calls its collector with the
  * runtime's fetch and the bundle imports nothing from Node.
  */
-import type { UpstreamInit } from './node-upstream.js';
+import type { UpstreamInit } from './upstream.js';
 
 export const nodeUpstream: ((url: URL, init: UpstreamInit) => Promise<Response>) | undefined = undefined;

@@ -4,11 +4,11 @@
  * (types only), so that the server entry loads on runtimes without Node's modules (workerd).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { bodyTimedOut, isBodyTimeout, plainAddress } from './http.js';
-import { logError } from './errors.js';
-import { MESSAGE_PREFIX, nodeMessages } from './messages.js';
-import { takeNodeBody } from './proxy/node-body.js';
-import { validHost } from './host.js';
+import { bodyTimedOut, isBodyTimeout, plainAddress } from '../../http.js';
+import { logError } from '../../errors.js';
+import { MESSAGE_PREFIX, nodeMessages } from '../../messages.js';
+import { takeNodeBody } from '../../direct-body.js';
+import { validHost } from '../../host.js';
 
 export { validHost };
 
