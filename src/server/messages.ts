@@ -2,7 +2,7 @@
  * The words of the server kit's errors and refusals, in one place, as src/browser/messages.ts
  * holds the browser's. A message names the option, the status or the id at fault and never
  * carries a secret or a body (errors.ts): callers pass only codes, numbers, ids and
- * addresses. Held here so far: errors.ts, http.ts, node.ts, secure-url.ts, time-limit.ts,
+ * addresses. Held here so far: errors.ts, http.ts, adapter/node/, secure-url.ts, time-limit.ts,
  * api/, endpoint/ (but for the queued check's own), proxy/, store/ and callbacks/. The
  * proxy's answers carry a code alone (src/server/proxy/proxy.ts).
  */
@@ -170,7 +170,7 @@ export const timeLimitMessages = {
   onResultUnsettled: (ms: number) => `onResult did not settle within ${ms} ms`,
 };
 
-/** node.ts: a request the Node adapter cannot turn into a web-standard one, and its last resort. */
+/** adapter/node/: a request the Node adapter cannot turn into a web-standard one, and its last resort. */
 export const nodeMessages = {
   methodNotServed: (method: string | undefined) => `${method} is not served here`,
   badHost: 'the Host header is not a host name',

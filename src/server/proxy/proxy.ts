@@ -13,7 +13,7 @@
 import { deadline } from '../deadline.js';
 import { BodyTimeoutError, bodyTimedOut, isBodyTimeout, readCapped } from '../http.js';
 import { validHost } from '../host.js';
-import type { RequestContext } from '../adapter/node/handler.js';
+import type { RequestContext } from '../fetch-handler.js';
 import { browserResponseHeaders, collectorRequestHeaders } from './headers.js';
 import { withDone } from '../direct-body.js';
 import { proxyConfig, type FirstPartyProxyOptions, type ProxyConfig } from './options.js';

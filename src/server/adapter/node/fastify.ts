@@ -7,8 +7,9 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { plainAddress } from '../../http.js';
-import { BadRequestError, webRequest, type FetchHandler } from './handler.js';
-import { takeNodeBody } from '../../direct-body.js';
+import type { FetchHandler } from '../../fetch-handler.js';
+import { BadRequestError, webRequest } from './request.js';
+import { takeNodeBody } from './body.js';
 
 /** What the adapter reads of Fastify's request: the Node request, the parsed body, the logger. */
 export interface FastifyRequestLike {

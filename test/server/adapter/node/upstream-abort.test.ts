@@ -17,7 +17,7 @@ class SilentRequest extends EventEmitter {
   }
 }
 const made: SilentRequest[] = [];
-// Hoisted above the imports by vitest: node-upstream.ts gets this node:http.
+// Hoisted above the imports by vitest: upstream.ts gets this node:http.
 vi.mock('node:http', async (original) => ({
   ...(await original<typeof import('node:http')>()),
   request: () => {
