@@ -140,9 +140,6 @@ export function nodeAdapterImports(file: string, code: string): string[] {
     .map(({ path, kind }) => `${file} -> ${path} (${kind})`);
 }
 
-/** Where another engineer's work is under way: its texts move in once it lands. */
-const MESSAGES_NOT_YET = /^src\/server\/(queue\/|endpoint\/queued\.ts$)/;
-
 /** How many times `code` writes the default uri hook as a string of its own (comments aside). */
 const defaultHookLiterals = (code: string) =>
   code.replace(/\/\/.*|\/\*[\s\S]*?\*\//g, '').match(/(['"`])\/iojs\1/g)?.length ?? 0;
@@ -183,9 +180,7 @@ describe('the house rules', () => {
   });
 
   it("the server kit's error and refusal texts are in src/server/messages.ts, none inline", () => {
-    const sources = walk('src/server').filter(
-      (file) => file.endsWith('.ts') && file !== 'src/server/messages.ts' && !MESSAGES_NOT_YET.test(file),
-    );
+    const sources = walk('src/server').filter((file) => file.endsWith('.ts') && file !== 'src/server/messages.ts');
     expect(sources.length).toBeGreaterThan(40);
     expect(sources.flatMap((file) => inlineMessages(file, readFileSync(join(ROOT_PATH, file), 'utf8')))).toEqual([]);
   });

@@ -3,7 +3,7 @@
  * holds the browser's. A message names the option, the status or the id at fault and never
  * carries a secret or a body (errors.ts): callers pass only codes, numbers, ids and
  * addresses. Held here so far: errors.ts, http.ts, adapter/node/, secure-url.ts, time-limit.ts,
- * api/, endpoint/ (but for the queued check's own), proxy/, store/ and callbacks/. The
+ * api/, endpoint/, proxy/, store/ and callbacks/. The
  * proxy's answers carry a code alone (src/server/proxy/proxy.ts).
  */
 
@@ -144,6 +144,22 @@ export const endpointMessages = {
     'an account create got no answer: the transaction it may have made stays INITIATED without a blackbox',
   createdUnrecorded: (executionId: string) =>
     `workflow execution ${executionId} was created but could not be recorded: it stays INITIATED without a blackbox`,
+};
+
+/**
+ * endpoint/queued.ts: a checkout the queue refuses (what onError hears, then the answer) and
+ * what it tells onError of the backlog (docs/fleet.md#the-queue), in seconds.
+ */
+export const queuedMessages = {
+  behind: (queued: number, drainPerSecond: number, drainSeconds: number, trustBoundMs: number) =>
+    `${queued} checks wait and ${drainPerSecond.toFixed(2)} a second finish: the newest would wait ` +
+    `${Math.round(drainSeconds)} s, past the trust bound of ${Math.round(trustBoundMs / 1000)} s. ` +
+    'The tenant\u2019s account request limit is the bottleneck: ask the service for a higher contracted limit',
+  full: (queued: number | undefined) => `a checkout was refused: the queue holds ${queued ?? 'its most'} checks`,
+  fullAnswer: 'Too many checkouts wait for their check; retry with the same Idempotency-Key',
+  stale: (ageMs: number, trustBoundMs: number, keyStart: string) =>
+    `a checkout accepted ${Math.round(ageMs / 1000)} s ago was not checked: its blackbox is past the trust bound ` +
+    `of ${Math.round(trustBoundMs / 1000)} s and was not uploaded (key ${keyStart}\u2026)`,
 };
 
 /** proxy/: its options, and a collector answer it will not pass on. */
