@@ -140,6 +140,13 @@ export function nodeAdapterImports(file: string, code: string): string[] {
     .map(({ path, kind }) => `${file} -> ${path} (${kind})`);
 }
 
+/**
+ * How many times `code` writes one of the blackbox's rules of its own (comments aside): its
+ * longest length, its prefix as a string, its alphabet with the old "@".
+ */
+const blackboxRuleLiterals = (code: string) =>
+  code.replace(/\/\/.*|\/\*[\s\S]*?\*\//g, '').match(/\b8001\b|(['"`])0400|A-Za-z0-9\+\/@/g)?.length ?? 0;
+
 /** How many times `code` writes the default uri hook as a string of its own (comments aside). */
 const defaultHookLiterals = (code: string) =>
   code.replace(/\/\/.*|\/\*[\s\S]*?\*\//g, '').match(/(['"`])\/iojs\1/g)?.length ?? 0;
@@ -240,6 +247,18 @@ describe('the house rules', () => {
     expect(
       defaultHookLiterals("const a = '/iojs'; // default '/iojs'\nconst b = `${c}/iojs`; const d = '/iojs/x';"),
     ).toBe(1);
+  });
+
+  it("the blackbox's rules are written once, in src/shared/constants.ts, for the kit and the emulator", () => {
+    const sources = walk('src').filter((file) => /\.tsx?$/.test(file) && file !== 'src/shared/constants.ts');
+    const written = sources.filter((file) => blackboxRuleLiterals(readFileSync(join(ROOT_PATH, file), 'utf8')) > 0);
+    expect(written).toEqual([]);
+    expect(blackboxRuleLiterals(readFileSync(join(ROOT_PATH, 'src/shared/constants.ts'), 'utf8'))).toBe(3);
+    expect(
+      blackboxRuleLiterals(
+        "const a = 8001; // max 8001\nconst p = /^[A-Za-z0-9+/@]+=*$/; const b = '0400' + x; const c = 80012; const d = `0400${e}`;",
+      ),
+    ).toBe(4);
   });
 
   it(`the README is at most ${README_MAX_LINES} lines`, () => {
