@@ -96,8 +96,11 @@ const productionTwins = () => ({
   },
 });
 
+/** The Node adapter's upstream (the proxy's node:http path), as src/server/proxy/upstream.ts imports it. */
+const NODE_UPSTREAM = /(^|\/)adapter\/node\/upstream\.js$/;
+
 /**
- * The edge build: the proxy's node:http path is replaced by a stand-in, and any other import
+ * The edge build: the proxy's node:http path is replaced by its stand-in (upstream.edge.ts), and any other import
  * of Node's modules fails the build, so that a Worker bundling dist/server.edge.js never meets one.
  */
 const withoutNode = () => ({
@@ -105,11 +108,8 @@ const withoutNode = () => ({
   async resolveId(source, importer, options) {
     if (source.startsWith('node:') || builtinModules.includes(source))
       this.error(`the edge build of the server kit imports ${source} (from ${importer})`);
-    if (importer && /(^|\/)node-upstream\.js$/.test(source))
-      return this.resolve(source.replace(/node-upstream\.js$/, 'no-node-upstream.js'), importer, {
-        ...options,
-        skipSelf: true,
-      });
+    if (importer && NODE_UPSTREAM.test(source))
+      return this.resolve(source.replace(/\.js$/, '.edge.js'), importer, { ...options, skipSelf: true });
     return null;
   },
 });

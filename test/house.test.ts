@@ -1,10 +1,10 @@
 // The house rules that a tool can check: commit subjects of at most 72 characters (from the
 // commit that set the rule on), a changeset folder that changesets can read, a README short
-// enough to read, no function in src/ too long to hold in the head, and no document or comment
-// naming a file that is not there.
+// enough to read, no function in src/ too long to hold in the head, no import of the Node
+// adapter from code for every runtime, and no document or comment naming a file that is not there.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
@@ -94,8 +94,58 @@ export function inlineMessages(file: string, code: string): string[] {
   visit(source);
   return found;
 }
-/** Where another engineer's work is under way: its texts move in once it lands. */
-const MESSAGES_NOT_YET = /^src\/server\/(queue\/|endpoint\/queued\.ts$)/;
+/** How a module reaches another: an import, a type-only import, a re-export, an `import()`. */
+export type ImportKind = 'import' | 'type' | 're-export' | 'dynamic';
+
+/** Every relative module `file` imports, re-exports or loads, from the root, with how. */
+export function importsOf(file: string, code: string): { path: string; kind: ImportKind }[] {
+  const source = ts.createSourceFile(file, code, ts.ScriptTarget.Latest, true);
+  const found: { path: string; kind: ImportKind }[] = [];
+  const add = (specifier: ts.Node | undefined, kind: ImportKind) => {
+    if (specifier && ts.isStringLiteralLike(specifier) && specifier.text.startsWith('.'))
+      found.push({ path: posix.join(posix.dirname(file), specifier.text), kind });
+  };
+  const visit = (node: ts.Node): void => {
+    if (ts.isImportDeclaration(node)) add(node.moduleSpecifier, node.importClause?.isTypeOnly ? 'type' : 'import');
+    else if (ts.isExportDeclaration(node)) add(node.moduleSpecifier, 're-export');
+    else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword)
+      add(node.arguments[0], 'dynamic');
+    else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) add(node.argument.literal, 'type');
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+/** The Node adapter: node:http, Express and Fastify's side, which code for every runtime must not reach. */
+const NODE_ADAPTER = 'src/server/adapter/node/';
+/**
+ * The only modules outside the Node adapter that may reach it, each in one way:
+ * - the server entry re-exports the adapters (`toNodeHandler`, `toFastifyHandler`, …);
+ * - the proxy loads the Node upstream with `import()`, on Node only, and the edge build
+ *   swaps it for upstream.edge.ts (rollup.config.mjs);
+ * - the emulator is a Node program, served on node:http through the adapter.
+ */
+const NODE_ADAPTER_IMPORTERS: Record<string, ImportKind> = {
+  'src/server/index.ts': 're-export',
+  'src/server/proxy/upstream.ts': 'dynamic',
+  'src/emulator/index.ts': 'import',
+};
+
+/** Every import of the Node adapter from outside it but the allowed ones, as `file -> path (kind)`. */
+export function nodeAdapterImports(file: string, code: string): string[] {
+  if (file.startsWith(NODE_ADAPTER)) return [];
+  return importsOf(file, code)
+    .filter(({ path, kind }) => path.startsWith(NODE_ADAPTER) && NODE_ADAPTER_IMPORTERS[file] !== kind)
+    .map(({ path, kind }) => `${file} -> ${path} (${kind})`);
+}
+
+/**
+ * How many times `code` writes one of the blackbox's rules of its own (comments aside): its
+ * longest length, its prefix as a string, its alphabet with the old "@".
+ */
+const blackboxRuleLiterals = (code: string) =>
+  code.replace(/\/\/.*|\/\*[\s\S]*?\*\//g, '').match(/\b8001\b|(['"`])0400|A-Za-z0-9\+\/@/g)?.length ?? 0;
 
 /** How many times `code` writes the default uri hook as a string of its own (comments aside). */
 const defaultHookLiterals = (code: string) =>
@@ -137,9 +187,7 @@ describe('the house rules', () => {
   });
 
   it("the server kit's error and refusal texts are in src/server/messages.ts, none inline", () => {
-    const sources = walk('src/server').filter(
-      (file) => file.endsWith('.ts') && file !== 'src/server/messages.ts' && !MESSAGES_NOT_YET.test(file),
-    );
+    const sources = walk('src/server').filter((file) => file.endsWith('.ts') && file !== 'src/server/messages.ts');
     expect(sources.length).toBeGreaterThan(40);
     expect(sources.flatMap((file) => inlineMessages(file, readFileSync(join(ROOT_PATH, file), 'utf8')))).toEqual([]);
   });
@@ -156,6 +204,41 @@ describe('the house rules', () => {
     expect(inlineMessages('x.ts', code)).toEqual(['x.ts:1', 'x.ts:2', 'x.ts:3', 'x.ts:4']);
   });
 
+  it('nothing outside src/server/adapter/node imports it but the entry, the proxy upstream and the emulator', () => {
+    const sources = walk('src').filter((file) => /\.tsx?$/.test(file));
+    expect(sources.filter((file) => file.startsWith(NODE_ADAPTER)).length).toBeGreaterThan(5);
+    expect(sources.flatMap((file) => nodeAdapterImports(file, readFileSync(join(ROOT_PATH, file), 'utf8')))).toEqual(
+      [],
+    );
+  });
+
+  it('finds an import of the Node adapter of every kind, and the allowed ones only as allowed: not vacuous', () => {
+    /** One import of each kind, from a module in `src/server/<folder>` (`server` is the path to src/server). */
+    const code = (server: string) =>
+      [
+        `import { takeNodeBody } from '${server}/adapter/node/body.js';`,
+        `import type { NodeBody } from '${server}/adapter/node/body.js';`,
+        `export { toNodeHandler } from '${server}/adapter/node/handler.js';`,
+        `const upstream = import('${server}/adapter/node/upstream.js');`,
+        `type Upstream = typeof import('${server}/adapter/node/upstream.js');`,
+        `import { json } from '${server}/http.js';`,
+        `import { x } from '${server}/adapter/nodeish.js';`,
+      ].join('\n');
+    expect(nodeAdapterImports('src/server/proxy/proxy.ts', code('..'))).toEqual([
+      'src/server/proxy/proxy.ts -> src/server/adapter/node/body.js (import)',
+      'src/server/proxy/proxy.ts -> src/server/adapter/node/body.js (type)',
+      'src/server/proxy/proxy.ts -> src/server/adapter/node/handler.js (re-export)',
+      'src/server/proxy/proxy.ts -> src/server/adapter/node/upstream.js (dynamic)',
+      'src/server/proxy/proxy.ts -> src/server/adapter/node/upstream.js (type)',
+    ]);
+    const kinds = (file: string, server: string) =>
+      nodeAdapterImports(file, code(server)).map((found) => /\((.+)\)$/.exec(found)?.[1]);
+    expect(kinds('src/server/proxy/upstream.ts', '..')).toEqual(['import', 'type', 're-export', 'type']);
+    expect(kinds('src/server/index.ts', '.')).toEqual(['import', 'type', 'dynamic', 'type']);
+    expect(kinds('src/emulator/index.ts', '../server')).toEqual(['type', 're-export', 'dynamic', 'type']);
+    expect(kinds('src/server/adapter/node/fastify.ts', '../..')).toEqual([]);
+  });
+
   it('the default uri hook is written once, in src/shared/constants.ts, for the kit and the doctor', () => {
     const written = walk('src')
       .filter((file) => /^src\/(server|doctor)\/.*\.ts$/.test(file))
@@ -164,6 +247,18 @@ describe('the house rules', () => {
     expect(
       defaultHookLiterals("const a = '/iojs'; // default '/iojs'\nconst b = `${c}/iojs`; const d = '/iojs/x';"),
     ).toBe(1);
+  });
+
+  it("the blackbox's rules are written once, in src/shared/constants.ts, for the kit and the emulator", () => {
+    const sources = walk('src').filter((file) => /\.tsx?$/.test(file) && file !== 'src/shared/constants.ts');
+    const written = sources.filter((file) => blackboxRuleLiterals(readFileSync(join(ROOT_PATH, file), 'utf8')) > 0);
+    expect(written).toEqual([]);
+    expect(blackboxRuleLiterals(readFileSync(join(ROOT_PATH, 'src/shared/constants.ts'), 'utf8'))).toBe(3);
+    expect(
+      blackboxRuleLiterals(
+        "const a = 8001; // max 8001\nconst p = /^[A-Za-z0-9+/@]+=*$/; const b = '0400' + x; const c = 80012; const d = `0400${e}`;",
+      ),
+    ).toBe(4);
   });
 
   it(`the README is at most ${README_MAX_LINES} lines`, () => {

@@ -9,7 +9,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.js';
 import { createFirstPartyProxy } from '../../src/server/proxy/proxy.js';
-import { toNodeHandler, type FetchHandler } from '../../src/server/node.js';
+import { toNodeHandler } from '../../src/server/adapter/node/handler.js';
+import type { FetchHandler } from '../../src/server/fetch-handler.js';
 
 const DIST = new URL('../../dist/', import.meta.url);
 

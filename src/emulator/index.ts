@@ -5,7 +5,9 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { toNodeHandler, type FetchHandler } from '../server/node.js';
+import type { FetchHandler } from '../server/fetch-handler.js';
+// A Node program: it serves on node:http through the Node adapter.
+import { toNodeHandler } from '../server/adapter/node/handler.js';
 import {
   createService,
   type DecisionMatch,

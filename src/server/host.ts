@@ -1,5 +1,5 @@
 /**
- * The Host check shared by the Node adapter (node.ts) and the first-party proxy, which also
+ * The Host check shared by the Node adapter (src/server/adapter/node/request.ts) and the first-party proxy, which also
  * runs on edge runtimes: this module imports nothing, so the proxy need not load the adapter.
  */
 

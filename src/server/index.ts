@@ -44,11 +44,17 @@ export { createMemoryStore, withTimeLimit, STORE_TIMEOUT_MS } from './store/stor
 export type { Store, MemoryStoreOptions } from './store/store.js';
 export { createFirstPartyProxy, collectorPath, COLLECTOR_URLS } from './proxy/proxy.js';
 export type { FirstPartyProxyOptions, ProxyMethod } from './proxy/proxy.js';
-export { toNodeHandler, toRequest, writeResponse, validHost, BadRequestError } from './node.js';
-export type { FetchHandler, NodeHandler, NodeHandlerOptions, RequestContext } from './node.js';
+export type { FetchHandler, RequestContext } from './fetch-handler.js';
+export { validHost } from './host.js';
+// The Node and Fastify adapters (src/server/adapter/node/): the only imports of the adapter
+// from outside it but the proxy's Node upstream (test/house.test.ts holds them to that).
+export { toNodeHandler } from './adapter/node/handler.js';
+export type { NodeHandler, NodeHandlerOptions } from './adapter/node/handler.js';
+export { toRequest, BadRequestError } from './adapter/node/request.js';
+export { writeResponse } from './adapter/node/response.js';
+export { toFastifyHandler } from './adapter/node/fastify.js';
+export type { FastifyHandlerOptions, FastifyReplyLike, FastifyRequestLike } from './adapter/node/fastify.js';
 export { BodyTimeoutError, BODY_TIMEOUT_MS } from './http.js';
-export { toFastifyHandler } from './fastify.js';
-export type { FastifyHandlerOptions, FastifyReplyLike, FastifyRequestLike } from './fastify.js';
 export {
   DeviceRiskError,
   isDeviceRiskError,

@@ -2,8 +2,8 @@
  * The words of the server kit's errors and refusals, in one place, as src/browser/messages.ts
  * holds the browser's. A message names the option, the status or the id at fault and never
  * carries a secret or a body (errors.ts): callers pass only codes, numbers, ids and
- * addresses. Held here so far: errors.ts, http.ts, node.ts, secure-url.ts, time-limit.ts,
- * api/, endpoint/ (but for the queued check's own), proxy/, store/ and callbacks/. The
+ * addresses. Held here so far: errors.ts, http.ts, adapter/node/, secure-url.ts, time-limit.ts,
+ * api/, endpoint/, proxy/, store/ and callbacks/. The
  * proxy's answers carry a code alone (src/server/proxy/proxy.ts).
  */
 
@@ -146,6 +146,22 @@ export const endpointMessages = {
     `workflow execution ${executionId} was created but could not be recorded: it stays INITIATED without a blackbox`,
 };
 
+/**
+ * endpoint/queued.ts: a checkout the queue refuses (what onError hears, then the answer) and
+ * what it tells onError of the backlog (docs/fleet.md#the-queue), in seconds.
+ */
+export const queuedMessages = {
+  behind: (queued: number, drainPerSecond: number, drainSeconds: number, trustBoundMs: number) =>
+    `${queued} checks wait and ${drainPerSecond.toFixed(2)} a second finish: the newest would wait ` +
+    `${Math.round(drainSeconds)} s, past the trust bound of ${Math.round(trustBoundMs / 1000)} s. ` +
+    'The tenant\u2019s account request limit is the bottleneck: ask the service for a higher contracted limit',
+  full: (queued: number | undefined) => `a checkout was refused: the queue holds ${queued ?? 'its most'} checks`,
+  fullAnswer: 'Too many checkouts wait for their check; retry with the same Idempotency-Key',
+  stale: (ageMs: number, trustBoundMs: number, keyStart: string) =>
+    `a checkout accepted ${Math.round(ageMs / 1000)} s ago was not checked: its blackbox is past the trust bound ` +
+    `of ${Math.round(trustBoundMs / 1000)} s and was not uploaded (key ${keyStart}\u2026)`,
+};
+
 /** proxy/: its options, and a collector answer it will not pass on. */
 export const proxyMessages = {
   badPrefix: (example: string) => `prefix must be an absolute path such as "${example}"`,
@@ -170,7 +186,7 @@ export const timeLimitMessages = {
   onResultUnsettled: (ms: number) => `onResult did not settle within ${ms} ms`,
 };
 
-/** node.ts: a request the Node adapter cannot turn into a web-standard one, and its last resort. */
+/** adapter/node/: a request the Node adapter cannot turn into a web-standard one, and its last resort. */
 export const nodeMessages = {
   methodNotServed: (method: string | undefined) => `${method} is not served here`,
   badHost: 'the Host header is not a host name',

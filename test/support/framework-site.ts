@@ -8,7 +8,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { decodeBlackbox, startEmulator, type Emulator } from '../../src/emulator/index.js';
-import { toNodeHandler, type FetchHandler } from '../../src/server/node.js';
+import { toNodeHandler } from '../../src/server/adapter/node/handler.js';
+import type { FetchHandler } from '../../src/server/fetch-handler.js';
 import {
   createDeviceRiskClient,
   createDeviceRiskHandler,

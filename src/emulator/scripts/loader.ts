@@ -3,6 +3,7 @@
  * and the collection scripts it loads. Everything is plain ES5 text, because it
  * runs in the page exactly as the vendor's files do, never through our bundle.
  */
+import { BLACKBOX_PREFIX } from '../../shared/constants.js';
 
 export const EMULATED_LOADER_VERSION = '5.2.2';
 
@@ -220,7 +221,7 @@ export function collectionScript(options: CollectionScriptOptions): string {
       var o = { v: (cfg.loader && cfg.loader.loaderVer) || "", s: state.order, p: state.parts, m: "~~~~~~~~~?????????" };
       var json = JSON.stringify(o);
       if (json.length < 760) { o.x = state.filler.slice(0, 760 - json.length - 7); json = JSON.stringify(o); }
-      return "0400" + w.btoa(json);
+      return ${JSON.stringify(BLACKBOX_PREFIX)} + w.btoa(json);
     };
     state.contribute = function (from, chunk, last) {
       if (state.done) return;

@@ -5,6 +5,7 @@
  * `createVendorHandlers` wraps it as web-standard Request -> Response handlers.
  */
 import { randomBytes } from 'node:crypto';
+import { BLACKBOX_PATTERN, BLACKBOX_PREFIX } from '../../shared/constants.js';
 import { collectionScript, loaderScript, type CollectionSource } from './loader.js';
 
 export type VendorRole = 'loader' | 'collector' | 'thirdParty';
@@ -139,9 +140,9 @@ export interface DecodedBlackbox {
 
 /** Reads an emulated blackbox; undefined when it is not one. */
 export function decodeBlackbox(blackbox: string): DecodedBlackbox | undefined {
-  if (!/^0400[A-Za-z0-9+/]+=*$/.test(blackbox)) return undefined;
+  if (!blackbox.startsWith(BLACKBOX_PREFIX) || !BLACKBOX_PATTERN.test(blackbox)) return undefined;
   try {
-    const json = JSON.parse(Buffer.from(blackbox.slice(4), 'base64').toString('latin1')) as {
+    const json = JSON.parse(Buffer.from(blackbox.slice(BLACKBOX_PREFIX.length), 'base64').toString('latin1')) as {
       v: string;
       s: CollectionSource[];
       p: Record<string, string>;

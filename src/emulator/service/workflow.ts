@@ -3,13 +3,14 @@
  * decision and sends the status callback), and the callback body. Not under any rate limit
  * (docs/vendor-contract.md#the-service limits account requests and retrievals only).
  */
+import { BLACKBOX_PATTERN, MAX_BLACKBOX_LENGTH } from '../../shared/constants.js';
 import { decodeBlackbox } from '../scripts/routes.js';
 import { bearer, checkUserAgent, json, problem, readJson } from './http.js';
 import type { EmulatedDecision, ServiceState, Transaction, WorkflowStatus } from './state.js';
 
-/** The blackbox alphabet: base64, plus "@" in some old ones. */
-export const BLACKBOX_SHAPE = /^[A-Za-z0-9+/@]+=*$/;
-export const MAX_BLACKBOX_LENGTH = 8001;
+/** The blackbox alphabet (base64, plus "@" in some old ones) and the longest one: the kit's rules. */
+export const BLACKBOX_SHAPE = BLACKBOX_PATTERN;
+export { MAX_BLACKBOX_LENGTH };
 
 export function createWorkflow(state: ServiceState) {
   const { options, transactions, forcedDecisions, statusOf } = state;

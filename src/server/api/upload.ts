@@ -3,14 +3,14 @@
  * with the transaction token. Not under the service's limits (docs/vendor-contract.md#the-service
  * limits account requests and retrievals only).
  */
+import { BLACKBOX_PATTERN, MAX_BLACKBOX_LENGTH } from '../../shared/constants.js';
 import { DeviceRiskError, ERR_INVALID_BLACKBOX } from '../errors.js';
 import { apiMessages } from '../messages.js';
 import type { Call } from './call.js';
 import type { DeviceRiskTransaction, Transactions } from './transaction.js';
 
-/** The blackbox alphabet (base64, "@" in some old ones) and the longest one accepted. */
-export const BLACKBOX_PATTERN = /^[A-Za-z0-9+/@]+=*$/;
-export const MAX_BLACKBOX_LENGTH = 8001;
+/** The blackbox alphabet (base64, "@" in some old ones) and the longest one accepted: the emulator's too. */
+export { BLACKBOX_PATTERN, MAX_BLACKBOX_LENGTH };
 
 /** Checks a blackbox before it is sent anywhere. */
 export function checkBlackbox(blackbox: unknown): string {

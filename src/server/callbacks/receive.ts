@@ -18,7 +18,7 @@ import {
 } from '../http.js';
 import { DeviceRiskError, ERR_CALLBACK_REFUSED, ERR_INVALID_CALLBACK, ERR_STORE_UNAVAILABLE } from '../errors.js';
 import { MESSAGE_PREFIX, callbackMessages as say } from '../messages.js';
-import type { RequestContext } from '../node.js';
+import type { RequestContext } from '../fetch-handler.js';
 import { checkCallback } from './body.js';
 import type { PendingList } from './pending.js';
 import { recordKey, type CallbackRecord } from './record.js';

@@ -7,7 +7,7 @@ import type { DeviceRiskClient } from '../api/device-risk-client.js';
 import { checkRateLimit, createLimiter, type Limiter } from '../endpoint/admission.js';
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION, logError } from '../errors.js';
 import { callbackMessages } from '../messages.js';
-import type { RequestContext } from '../node.js';
+import type { RequestContext } from '../fetch-handler.js';
 import { createMemoryStore, withTimeLimit, type Store } from '../store/store.js';
 import { callbackNamespace } from './record.js';
 import { sourceMatcher } from './sources.js';

@@ -5,7 +5,7 @@
 import type { DeviceRiskClient } from '../api/device-risk-client.js';
 import type { DeviceRiskDetails, WorkflowStatus } from '../api/result.js';
 import type { RateLimit } from '../endpoint/admission.js';
-import type { RequestContext } from '../node.js';
+import type { RequestContext } from '../fetch-handler.js';
 import type { Store } from '../store/store.js';
 /** The callback body, as documented. */
 export interface CallbackBody {

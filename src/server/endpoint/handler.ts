@@ -46,7 +46,7 @@ import {
 import { createIdempotency, fingerprintOf } from './idempotency.js';
 import { outcomeReports } from './reports.js';
 import { checkRateLimit, createLimiter, type Limiter, type RateLimit } from './admission.js';
-import type { RequestContext } from '../node.js';
+import type { RequestContext } from '../fetch-handler.js';
 import { claimNonce } from './nonce-claim.js';
 import { failureAnswer } from './failure-answer.js';
 import { createQueuedChecks, DEFAULT_MAX_QUEUED_MS } from './queued.js';

@@ -15,6 +15,7 @@ import {
   isDeviceRiskError,
 } from '../errors.js';
 import { json, refuse } from '../http.js';
+import { queuedMessages } from '../messages.js';
 import { recordQueue, recordQueueWait, observeBacklog } from '../metrics.js';
 import { createBacklogWarning, createDrainMeter, type BacklogFigures } from '../queue/backlog.js';
 import type { CheckJob, CheckQueue, JobRun, QueuedCustomer } from '../queue/queue.js';
@@ -72,9 +73,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     onError(
       new DeviceRiskError(
         ERR_BACKLOG_BEHIND,
-        `${figures.queued} checks wait and ${figures.drainPerSecond.toFixed(2)} a second finish: the newest would wait ` +
-          `${Math.round(figures.drainSeconds)} s, past the trust bound of ${Math.round(maxQueuedMs / 1000)} s. ` +
-          'The tenant\u2019s account request limit is the bottleneck: ask the service for a higher contracted limit',
+        queuedMessages.behind(figures.queued, figures.drainPerSecond, figures.drainSeconds, maxQueuedMs),
         { operation: 'queue' },
       ),
     );
@@ -101,24 +100,13 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
       const figures = await backlog().catch(() => undefined);
       // One slot frees in about 1/rate seconds; the browser waits that (1 to 60 s) and posts again.
       const seconds = Math.min(60, Math.max(1, Math.ceil(figures?.drainPerSecond ? 1 / figures.drainPerSecond : 5)));
-      const error = new DeviceRiskError(
-        ERR_QUEUE_FULL,
-        `a checkout was refused: the queue holds ${figures?.queued ?? 'its most'} checks`,
-        {
-          status: 503,
-          retryAfter: seconds,
-          operation: 'queue',
-        },
-      );
+      const error = new DeviceRiskError(ERR_QUEUE_FULL, queuedMessages.full(figures?.queued), {
+        status: 503,
+        retryAfter: seconds,
+        operation: 'queue',
+      });
       onError(error);
-      return refuse(
-        503,
-        ERR_QUEUE_FULL,
-        'Too many checkouts wait for their check; retry with the same Idempotency-Key',
-        {
-          'retry-after': String(seconds),
-        },
-      );
+      return refuse(503, ERR_QUEUE_FULL, queuedMessages.fullAnswer, { 'retry-after': String(seconds) });
     }
     if (added === 'added') {
       recordQueue('accepted');
@@ -143,7 +131,8 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
       onError(
         new DeviceRiskError(
           ERR_BLACKBOX_STALE,
-          `a checkout accepted ${Math.round(age / 1000)} s ago was not checked: its blackbox is past the trust bound of ${Math.round(maxQueuedMs / 1000)} s and was not uploaded (key ${job.key.slice(0, 8)}\u2026)`,
+          // The key's first characters name the checkout in the log; the whole key is the browser's retry token.
+          queuedMessages.stale(age, maxQueuedMs, job.key.slice(0, 8)),
           { operation: 'queue' },
         ),
       );

@@ -4,7 +4,7 @@
  * (docs/proxy.md, "The contract of a first-party front").
  */
 import { plainAddress } from '../http.js';
-import type { RequestContext } from '../node.js';
+import type { RequestContext } from '../fetch-handler.js';
 import { rewriteSetCookie, vendorCookies } from './cookies.js';
 import type { ProxyConfig } from './options.js';
 

@@ -13,9 +13,9 @@
 import { deadline } from '../deadline.js';
 import { BodyTimeoutError, bodyTimedOut, isBodyTimeout, readCapped } from '../http.js';
 import { validHost } from '../host.js';
-import type { RequestContext } from '../node.js';
+import type { RequestContext } from '../fetch-handler.js';
 import { browserResponseHeaders, collectorRequestHeaders } from './headers.js';
-import { withDone } from './node-body.js';
+import { withDone } from '../direct-body.js';
 import { proxyConfig, type FirstPartyProxyOptions, type ProxyConfig } from './options.js';
 import { collectorPath, rawPathOf, underPrefix } from './paths.js';
 import { BadUpstreamAnswerError, usableStatus } from './upstream-answer.js';

@@ -1,11 +1,17 @@
 /**
  * How the first-party proxy calls the collector. On Node, through node:http with keep-alive
- * (node-upstream.ts, loaded on first use): the global fetch cost it about half its throughput.
+ * (src/server/adapter/node/upstream.ts, loaded on first use): the global fetch cost it about half its throughput.
  * A global fetch replaced since load (a test double, instrumentation) is respected. The build
- * for Workers and edge runtimes has no node:http path (no-node-upstream.ts stands in): workerd
+ * for Workers and edge runtimes has no node:http path (its upstream.edge.ts stands in): workerd
  * with `nodejs_compat` has a `process.versions.node` but its node:http is fetch underneath.
  */
-import type { UpstreamInit } from './node-upstream.js';
+/** What the proxy sends the collector: the part of `fetch`'s init it uses. */
+export interface UpstreamInit {
+  method: string;
+  headers: Headers;
+  signal: AbortSignal;
+  body?: Uint8Array<ArrayBuffer>;
+}
 
 export type CallUpstream = (url: URL, init: UpstreamInit) => Promise<Response>;
 
@@ -21,7 +27,8 @@ export function upstreamCaller(fetchOption: typeof fetch | undefined): CallUpstr
     chosen ??= (
       fetchOption || !ON_NODE || globalThis.fetch !== FETCH_AT_LOAD
         ? Promise.resolve(undefined)
-        : import('./node-upstream.js').then((module) => module.nodeUpstream)
+        : // The one import of the Node adapter in the proxy: the edge build swaps in upstream.edge.ts.
+          import('../adapter/node/upstream.js').then((module) => module.nodeUpstream)
     ).then((node) => node ?? ((u, i) => (fetchOption ?? fetch)(u, { ...i, redirect: 'manual' })));
     return (await chosen)(url, init);
   };

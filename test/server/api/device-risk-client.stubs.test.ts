@@ -14,6 +14,7 @@ import {
   type DeviceRiskClientOptions,
 } from '../../../src/server/api/device-risk-client.js';
 import type { TokenSource } from '../../../src/server/api/token-source.js';
+import { apiMessages } from '../../../src/server/messages.js';
 import { untilAborted } from '../../support/until-aborted.js';
 
 const UA = 'AcmeShop Checkout/1.0';
@@ -147,6 +148,32 @@ describe('checkBlackbox', () => {
 
   it('accepts the longest allowed', () => {
     expect(checkBlackbox('A'.repeat(MAX_BLACKBOX_LENGTH))).toHaveLength(MAX_BLACKBOX_LENGTH);
+  });
+
+  // The rules of docs/vendor-contract.md#the-blackbox, as src/shared/constants.ts states them.
+  it.each([
+    ['at its start', '!0400AAAA'],
+    ['at its end', '0400AAAA!'],
+    ['after its padding', '0400AAAA=A'],
+    ['a space (a "+" form-decoded)', '0400AA AA'],
+  ])('refuses a character outside the alphabet %s, saying so', (_, value) => {
+    expect(() => checkBlackbox(value)).toThrow(
+      expect.objectContaining({
+        code: 'invalid_blackbox',
+        message: expect.stringContaining(apiMessages.blackboxAlphabet),
+      }),
+    );
+  });
+
+  it('says an empty blackbox is empty, not outside the alphabet', () => {
+    expect(() => checkBlackbox('')).toThrow(
+      expect.objectContaining({ message: expect.stringContaining(apiMessages.blackboxEmpty) }),
+    );
+  });
+
+  it('accepts the whole alphabet: base64, its padding, and the "@" of old ones', () => {
+    const all = '0400ABCXYZabcxyz0189+/@==';
+    expect(checkBlackbox(all)).toBe(all);
   });
 });
 

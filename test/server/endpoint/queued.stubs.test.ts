@@ -232,6 +232,9 @@ describe('the endpoint answers at once and checks when the quota allows (the def
     const behind = errors.filter((e) => e.code === 'backlog_behind');
     expect(behind).toHaveLength(1);
     expect(behind[0]!.message).toMatch(/higher contracted limit/);
+    // The figures in seconds: a backlog past the 120 s bound is said to wait more than 120 s.
+    const waits = /the newest would wait (\d+) s, past the trust bound of 120 s\./.exec(behind[0]!.message)?.[1];
+    expect(Number(waits)).toBeGreaterThan(120);
     expect(await handler.backlog()).toMatchObject({ queued: 0, oldestAgeMs: 0 });
   });
 

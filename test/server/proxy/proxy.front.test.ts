@@ -3,7 +3,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createFirstPartyProxy } from '../../../src/server/proxy/proxy.js';
-import { toNodeHandler } from '../../../src/server/node.js';
+import { toNodeHandler } from '../../../src/server/adapter/node/handler.js';
 import { frontConformance } from '../../support/front-conformance.js';
 
 async function startKit(collectorUrl: string) {

@@ -6,10 +6,11 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { headersOf, nodeUpstream } from '../../../src/server/proxy/node-upstream.js';
-import { standFor, takeNodeBody } from '../../../src/server/proxy/node-body.js';
-import { writeResponse } from '../../../src/server/node.js';
-import { closeServers, serve } from '../../support/http.js';
+import { headersOf, nodeUpstream } from '../../../../src/server/adapter/node/upstream.js';
+import { standFor } from '../../../../src/server/direct-body.js';
+import { takeNodeBody } from '../../../../src/server/adapter/node/body.js';
+import { writeResponse } from '../../../../src/server/adapter/node/response.js';
+import { closeServers, serve } from '../../../support/http.js';
 
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {

@@ -5,11 +5,16 @@ import { Socket } from 'node:net';
 import { Readable, Writable } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { readLimited } from '../../src/server/http.js';
-import type { FastifyReplyLike, FastifyRequestLike } from '../../src/server/fastify.js';
-import { createFirstPartyProxy, toFastifyHandler, toNodeHandler, type FetchHandler } from '../../src/server/index.js';
-import { standFor } from '../../src/server/proxy/node-body.js';
-import { closeServers, rawRequest, serve } from '../support/http.js';
+import { readLimited } from '../../../../src/server/http.js';
+import type { FastifyReplyLike, FastifyRequestLike } from '../../../../src/server/adapter/node/fastify.js';
+import {
+  createFirstPartyProxy,
+  toFastifyHandler,
+  toNodeHandler,
+  type FetchHandler,
+} from '../../../../src/server/index.js';
+import { standFor } from '../../../../src/server/direct-body.js';
+import { closeServers, rawRequest, serve } from '../../../support/http.js';
 
 const apps: FastifyInstance[] = [];
 afterEach(async () => {

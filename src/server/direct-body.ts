@@ -1,16 +1,17 @@
 /**
- * Web body streams that stand for a Node stream, so that the Node adapter can write them
- * straight from it: the proxy's answer then goes upstream socket → client socket in one
- * `pipe`, not through three web-stream hops (Node stream → web stream → the proxy's
- * deadline wrapper → the adapter's reader loop). Measured in `npm run bench` (the README
- * has the figures). Anyone else reads the web stream as usual; a body is handed over once.
+ * Web body streams that stand for a runtime's own stream, so that the runtime's adapter can
+ * write them straight from it: on Node, the proxy's answer then goes upstream socket → client
+ * socket in one `pipe`, not through three web-stream hops (Node stream → web stream → the
+ * proxy's deadline wrapper → the adapter's reader loop). Measured in `npm run bench` (the
+ * README has the figures). Anyone else reads the web stream as usual; a body is handed over once.
  *
- * No Node import here but a type: the proxy, which runs on edge runtimes too, uses this module.
+ * Nothing here knows a runtime: the proxy, which runs on edge runtimes too, uses `withDone`;
+ * the Node adapter marks and takes its own bodies (src/server/adapter/node/body.ts).
  */
-import type { Readable } from 'node:stream';
 
-export interface NodeBody {
-  readonly source: Readable;
+export interface DirectBody<Source = unknown> {
+  /** The runtime's stream that the web stream stands for (a Node `Readable`). */
+  readonly source: Source;
   /**
    * Called once when the body was written, failed or was dropped, by whoever consumed it:
    * the adapter, or the web stream's own end, failure or cancellation. `withDone` adds to it.
@@ -18,23 +19,23 @@ export interface NodeBody {
   done: () => void;
 }
 
-const bodies = new WeakMap<ReadableStream, NodeBody>();
+const bodies = new WeakMap<ReadableStream, DirectBody>();
 
 /** Marks `stream` as a view of `body.source`. */
-export function standFor(stream: ReadableStream, body: NodeBody): void {
+export function standFor(stream: ReadableStream, body: DirectBody): void {
   bodies.set(stream, body);
 }
 
-/** Unmarks `stream`: its Node stream is being read through it. */
+/** Unmarks `stream`: its source is being read through it. */
 export function forget(stream: ReadableStream): void {
   bodies.delete(stream);
 }
 
 /**
- * The Node stream behind a web stream nobody has read yet, handed over once: the web
+ * The runtime's stream behind a web stream nobody has read yet, handed over once: the web
  * stream must not be read afterwards. Undefined for any other stream.
  */
-export function takeNodeBody(stream: ReadableStream): NodeBody | undefined {
+export function takeDirectBody(stream: ReadableStream): DirectBody | undefined {
   const body = bodies.get(stream);
   if (!body || stream.locked) return undefined;
   bodies.delete(stream);
@@ -79,14 +80,14 @@ export function readThrough(
 
 /**
  * `inner`, with `done` called once when it ends, fails or is cancelled. A stream that stands
- * for a Node stream is returned as it is, with `done` added to its own (no stream more to make
+ * for a runtime's stream is returned as it is, with `done` added to its own (no stream more to make
  * and read through); any other is wrapped.
  */
 export function withDone(inner: ReadableStream<Uint8Array>, done: () => void): ReadableStream<Uint8Array> {
-  const node = bodies.get(inner);
-  if (!node) return readThrough(() => inner, done);
-  const before = node.done;
-  node.done = () => {
+  const direct = bodies.get(inner);
+  if (!direct) return readThrough(() => inner, done);
+  const before = direct.done;
+  direct.done = () => {
     before();
     done();
   };

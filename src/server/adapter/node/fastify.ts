@@ -6,9 +6,10 @@
  * only: the kit does not depend on Fastify, and the edge build stays free of Node modules.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { plainAddress } from './http.js';
-import { BadRequestError, webRequest, type FetchHandler } from './node.js';
-import { takeNodeBody } from './proxy/node-body.js';
+import { plainAddress } from '../../http.js';
+import type { FetchHandler } from '../../fetch-handler.js';
+import { BadRequestError, webRequest } from './request.js';
+import { takeNodeBody } from './body.js';
 
 /** What the adapter reads of Fastify's request: the Node request, the parsed body, the logger. */
 export interface FastifyRequestLike {

@@ -2,7 +2,7 @@
 // 'error' event (Deno's, built on fetch): the time limit must still end the call.
 import { EventEmitter } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
-import { nodeUpstream } from '../../../src/server/proxy/node-upstream.js';
+import { nodeUpstream } from '../../../../src/server/adapter/node/upstream.js';
 
 /** A node:http request that never answers, and whose destroy() emits nothing. */
 class SilentRequest extends EventEmitter {
@@ -17,7 +17,7 @@ class SilentRequest extends EventEmitter {
   }
 }
 const made: SilentRequest[] = [];
-// Hoisted above the imports by vitest: node-upstream.ts gets this node:http.
+// Hoisted above the imports by vitest: upstream.ts gets this node:http.
 vi.mock('node:http', async (original) => ({
   ...(await original<typeof import('node:http')>()),
   request: () => {

@@ -9,16 +9,11 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from
 import { Agent as HttpsAgent } from 'node:https';
 import { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
-import { proxyMessages } from '../messages.js';
-import { forget, readThrough, standFor, type NodeBody } from './node-body.js';
-import { BadUpstreamAnswerError, usableStatus } from './upstream-answer.js';
-
-export interface UpstreamInit {
-  method: string;
-  headers: Headers;
-  signal: AbortSignal;
-  body?: Uint8Array<ArrayBuffer>;
-}
+import { proxyMessages } from '../../messages.js';
+import { forget, readThrough, standFor } from '../../direct-body.js';
+import { BadUpstreamAnswerError, usableStatus } from '../../proxy/upstream-answer.js';
+import type { UpstreamInit } from '../../proxy/upstream.js';
+import type { NodeBody } from './body.js';
 
 const DECODERS: Record<string, (() => NodeJS.ReadWriteStream & Readable) | undefined> = {
   gzip: createGunzip,
@@ -41,7 +36,7 @@ const agentFor = (url: URL) => {
 
 /**
  * A web stream over `body` that converts it only when first read: the Node adapter writes
- * it from `body` directly (node-body.ts), and the conversion is a third of the cost of a
+ * it from `body` directly (body.ts), and the conversion is a third of the cost of a
  * small answer.
  */
 function webView(body: Readable): ReadableStream<Uint8Array> {

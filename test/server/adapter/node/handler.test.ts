@@ -1,10 +1,10 @@
 // toNodeHandler: fetch-style handlers on node:http and as Express-style middleware.
 import { request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { BodyTimeoutError, toNodeHandler, type FetchHandler } from '../../src/server/index.js';
-import { readLimited } from '../../src/server/http.js';
-import { closeServers, listening, rawRequest, serve } from '../support/http.js';
-import { trickle } from '../support/slow-body.js';
+import { BodyTimeoutError, toNodeHandler, type FetchHandler } from '../../../../src/server/index.js';
+import { readLimited } from '../../../../src/server/http.js';
+import { closeServers, listening, rawRequest, serve } from '../../../support/http.js';
+import { trickle } from '../../../support/slow-body.js';
 
 afterEach(closeServers);
 

@@ -3,7 +3,8 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { toRequest, writeResponse } from '../../src/server/node.js';
+import { toRequest } from '../../../../src/server/adapter/node/request.js';
+import { writeResponse } from '../../../../src/server/adapter/node/response.js';
 
 /** A ServerResponse that records what is written to it. */
 function fakeResponse() {

@@ -4,7 +4,7 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { BadRequestError, toRequest, writeResponse } from '../../src/server/index.js';
+import { BadRequestError, toRequest, writeResponse } from '../../../../src/server/index.js';
 
 function nodeRequest(
   parts: { method?: string; url?: string; host?: string; encrypted?: boolean; body?: string[] } = {},

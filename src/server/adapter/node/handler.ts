@@ -1,0 +1,62 @@
+/**
+ * Node adapter: runs a web-standard `Request -> Response` handler on
+ * `http.createServer` or as Express middleware. It imports nothing from Node at run time
+ * (types only), so that the server entry loads on runtimes without Node's modules (workerd).
+ * The Request is made by request.ts, the Response written by response.ts.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { bodyTimedOut, isBodyTimeout, plainAddress } from '../../http.js';
+import { logError } from '../../errors.js';
+import type { FetchHandler } from '../../fetch-handler.js';
+import { MESSAGE_PREFIX, nodeMessages } from '../../messages.js';
+import { BadRequestError, toRequest } from './request.js';
+import { writeResponse } from './response.js';
+
+export type NodeHandler = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => void;
+
+export interface NodeHandlerOptions {
+  /** Told of each request cut because its body took too long. Default: one line on the console. */
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * Wraps a fetch-style handler for Node. A body that did not arrive in time (`BodyTimeoutError`
+ * from `readLimited`) is answered 408 and the connection closed; any other exception becomes
+ * a bare 500 (or goes to Express's `next`), never a hanging request and never a stack trace.
+ */
+export function toNodeHandler(handler: FetchHandler, options: NodeHandlerOptions = {}): NodeHandler {
+  const onError = options.onError ?? logError;
+  return (req, res, next) => {
+    void (async () => {
+      let request: Request;
+      try {
+        request = toRequest(req, res);
+      } catch (error) {
+        if (!(error instanceof BadRequestError)) throw error;
+        if (error.setUpFault) console.error(`${MESSAGE_PREFIX}${error.message} (${error.code})`);
+        res.writeHead(error.status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+        res.end(JSON.stringify({ error: { code: error.code, message: error.message } }));
+        return;
+      }
+      let response: Response;
+      try {
+        response = await handler(request, { clientAddress: plainAddress(req.socket.remoteAddress ?? '') });
+      } catch (error) {
+        if (!isBodyTimeout(error)) throw error;
+        onError(error);
+        response = bodyTimedOut(error);
+      }
+      // A body still arriving that the handler did not read (a refusal before it, or over its
+      // size): close the connection after the answer rather than drain it for as long as the
+      // client cares to send.
+      if (!req.complete) res.setHeader('connection', 'close');
+      await writeResponse(response, res, request.method);
+    })().catch((error: unknown) => {
+      if (next) return next(error);
+      if (!res.headersSent) {
+        res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
+        res.end(nodeMessages.internalError);
+      } else res.destroy();
+    });
+  };
+}
