@@ -1,4 +1,5 @@
-// Generated hostile input, over real sockets (fast-check): requests against the proxy, the
+// Generated hostile input, over real sockets through the kit's Node adapter (toNodeHandler,
+// src/server/node.ts) against the emulator (fast-check): requests against the proxy, the
 // endpoint, the callback receiver, the Node adapter and the emulator; answers against the
 // proxy and the API client. Properties: the process goes on (an exception thrown out of an
 // event callback fails this file as an unhandled error), every answer is a typed refusal or
@@ -10,9 +11,9 @@ import { createServer, request as httpRequest, type Server } from 'node:http';
 import { connect, createServer as createTcpServer, type AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator } from '../src/emulator/index.js';
-import { lineSafe, parsePortBase } from '../src/emulator/cli-env.js';
-import { nonPublicRange } from '../src/doctor/addresses.js';
+import { startEmulator, type Emulator } from '../../src/emulator/index.js';
+import { lineSafe, parsePortBase } from '../../src/emulator/cli-env.js';
+import { nonPublicRange } from '../../src/doctor/addresses.js';
 import {
   createCallbackHandler,
   createDeviceRiskClient,
@@ -24,7 +25,8 @@ import {
   toNodeHandler,
   type FetchHandler,
   type Store,
-} from '../src/server/index.js';
+} from '../../src/server/index.js';
+import { clientOn, handlerOn } from '../support/kit.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 60);
 const SHOP = 'https://shop.example';
@@ -301,26 +303,10 @@ describe('hostile requests', () => {
           return memory.compareAndSet(...a);
         },
       };
-      const tokenSource = createTokenSource({
-        clientId: emulator.clientId,
-        clientSecret: emulator.clientSecret,
-        tokenUrl: emulator.tokenUrl,
-        userAgent: UA,
-      });
-      const client = createDeviceRiskClient({
-        tokenSource,
-        baseUrl: emulator.baseUrl,
-        retrievalBaseUrl: emulator.retrievalUrl,
-        userAgent: UA,
-        maxAttempts: 1,
-      });
       const port = await serve(
-        createDeviceRiskHandler({
-          answer: 'checked',
-          client,
+        handlerOn(emulator, {
+          client: { retrievalBaseUrl: emulator.retrievalUrl, maxAttempts: 1 },
           store,
-          allowedOrigins: [SHOP],
-          workflowKey: 10020,
           // Nobody is signed in: every request is refused here, after the body was read.
           resolveCustomer: () =>
             new Response('{"error":{"code":"signed_out"}}', {
@@ -361,19 +347,7 @@ describe('hostile requests', () => {
     { timeout: CASE_TIMEOUT },
     async () => {
       let results = 0;
-      const tokenSource = createTokenSource({
-        clientId: emulator.clientId,
-        clientSecret: emulator.clientSecret,
-        tokenUrl: emulator.tokenUrl,
-        userAgent: UA,
-      });
-      const client = createDeviceRiskClient({
-        tokenSource,
-        baseUrl: emulator.baseUrl,
-        retrievalBaseUrl: emulator.retrievalUrl,
-        userAgent: UA,
-        maxAttempts: 1,
-      });
+      const client = clientOn(emulator, { retrievalBaseUrl: emulator.retrievalUrl, maxAttempts: 1 });
       const handler = createCallbackHandler({ client, allowedSources: ['127.0.0.1'], onResult: () => void results++ });
       closers.push(async () => handler.close());
       const port = await serve(handler);
@@ -759,7 +733,7 @@ describe('the limits on what a command reads and where the doctor goes', () => {
 
 describe('generated traffic against the admission limits', () => {
   it('no source is ever admitted more than its burst plus the refill of the time elapsed', async () => {
-    const { createLimiter } = await import('../src/server/endpoint/admission.js');
+    const { createLimiter } = await import('../../src/server/endpoint/admission.js');
     fc.assert(
       fc.property(
         fc.record({ burst: fc.integer({ min: 1, max: 20 }), perMinute: fc.integer({ min: 1, max: 600 }) }),
@@ -792,7 +766,7 @@ describe('generated traffic against the admission limits', () => {
   it(
     'generated checkouts from a few addresses and customers: never more creates than the buckets allow, every refusal a typed 429 with Retry-After',
     async () => {
-      const { stubClient } = await import('./support/stub-client.js');
+      const { stubClient } = await import('../support/stub-client.js');
       await fc.assert(
         fc.asyncProperty(
           fc.array(fc.tuple(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 3 })), {
