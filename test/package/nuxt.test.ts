@@ -6,16 +6,14 @@
 // named, when the registry cannot be reached (with CI set, that fails it). The proxy's route
 // is the h3 test's (test/docs/readme-frameworks.test.ts): here its upstream would be the vendor's
 // real host.
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { request } from 'node:http';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { checkedTransaction } from '../support/accepted.js';
 import { freePort } from '../support/processes.mjs';
 import { fileOf, snippet } from '../support/readme.js';
-import { ROOT } from '../support/tarball.js';
 import {
   consoleProblems,
   FINAL_SOURCES,
@@ -26,53 +24,21 @@ import {
   startFrameworkSite,
   submitListened,
 } from '../support/framework-site.js';
-import { runtimesCache } from '../support/runtimes.mjs';
+import { cachedInstall } from '../support/cached-install.js';
+import { BLACKBOX } from '../support/emulated-kit.mjs';
 
 const NUXT_VERSION = '4.5.2';
-/**
- * Nuxt's packages, kept between runs and shared by every checkout (beside the runtimes'
- * binaries, outside the clone: a fresh clone does not install them again); the app beside them.
- */
-const CACHE = join(dirname(runtimesCache()), `nuxt-${NUXT_VERSION}`);
-const APP = join(CACHE, 'app');
-const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
+/** Nuxt's packages, kept between runs outside the clone; the app beside them. */
+const toolchain = cachedInstall(`nuxt-${NUXT_VERSION}`, [`nuxt@${NUXT_VERSION}`]);
+const { dir: CACHE, app: APP, installed: haveNuxt, write } = toolchain;
 const SERVICE_ADDRESS = '127.0.0.2';
-
-/** Nuxt from the registry into the cache, unless there; false when the registry cannot be reached. */
-function installNuxt(): boolean {
-  if (existsSync(join(CACHE, 'node_modules', 'nuxt', 'package.json'))) return true;
-  mkdirSync(CACHE, { recursive: true });
-  writeFileSync(join(CACHE, 'package.json'), JSON.stringify({ name: 'nuxt-cache', private: true }));
-  // Twice at most: a registry that stalls once (seen on a busy machine) gets a second chance.
-  for (let attempt = 1; ; attempt++) {
-    try {
-      execFileSync('npm', ['install', '--no-audit', '--no-fund', `nuxt@${NUXT_VERSION}`], {
-        cwd: CACHE,
-        stdio: ['ignore', 'ignore', 'pipe'],
-        timeout: 300_000,
-      });
-      return true;
-    } catch (error) {
-      if (attempt < 2) continue;
-      if (process.env.CI) throw error;
-      return false;
-    }
-  }
-}
-
-const haveNuxt = installNuxt();
-if (!haveNuxt) console.warn(`dist-nuxt: skipped, nuxt@${NUXT_VERSION} could not be installed from the registry`);
 
 let emulator: Emulator;
 
 beforeAll(async () => {
   if (!haveNuxt) return;
   emulator = await startEmulator({ accountRequestsPerSecond: 0 });
-  rmSync(APP, { recursive: true, force: true });
-  const write = (file: string, text: string) => {
-    mkdirSync(dirname(join(APP, file)), { recursive: true });
-    writeFileSync(join(APP, file), text);
-  };
+  toolchain.clearApp();
   write('package.json', JSON.stringify({ name: 'shop', private: true, type: 'module' }));
   write(
     'nuxt.config.ts',
@@ -109,14 +75,7 @@ globalThis.decideOrder = async (...args) => console.log('decided ' + JSON.string
 `,
   );
   // The package as npm users get it, beside Nuxt's packages.
-  execFileSync('npm', ['pack', '--silent', '--pack-destination', APP], {
-    cwd: ROOT,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const installed = join(CACHE, 'node_modules', 'blackbox-capture');
-  rmSync(installed, { recursive: true, force: true });
-  mkdirSync(installed, { recursive: true });
-  execFileSync('sh', ['-c', `tar xzf "${APP}"/blackbox-capture-*.tgz -C "${installed}" --strip-components=1`]);
+  toolchain.installPackage();
   // Nuxt's output is nothing to wait for: the build is done when the command exits 0.
   const build = spawn(process.execPath, [NUXT, 'build'], {
     cwd: APP,
@@ -136,7 +95,7 @@ const stops: Array<() => Promise<void>> = [];
 afterAll(async () => {
   for (const stop of stops) await stop();
   await emulator?.close();
-  rmSync(APP, { recursive: true, force: true, maxRetries: 5 });
+  toolchain.clearApp();
 });
 
 /**
