@@ -14,6 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { checkedTransaction } from '../support/accepted.js';
 import { fileOf, snippet } from '../support/readme.js';
+import { routeFetchToEmulator } from '../support/snippet-fetch.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 // Under the package root, so that `blackbox-capture/server` resolves to dist/ by the
@@ -25,8 +26,8 @@ const SERVICE_ADDRESS = '127.0.0.2';
 
 let emulator: Emulator;
 const realFetch = globalThis.fetch;
-/** What reached the vendor's first-party host through the proxy. */
-const collectorRequests: Array<{ method: string; url: string; forwardedFor: string | null; body: string }> = [];
+/** Fetch routed to the emulator, and what reached the vendor's first-party host through the proxy. */
+let routed: ReturnType<typeof routeFetchToEmulator>;
 const decisions: unknown[][] = [];
 const closers: Array<() => Promise<unknown>> = [];
 
@@ -34,31 +35,7 @@ beforeAll(async () => {
   // The kit loads before fetch is replaced, so that its proxy calls the replacement.
   await import('../../dist/server.js');
   emulator = await startEmulator({ accountRequestsPerSecond: 0 });
-  const routes: Record<string, string> = {
-    'https://auth.emea-1.jumio.ai': new URL(emulator.tokenUrl).origin,
-    'https://account.emea-1.jumio.ai': emulator.baseUrl,
-    'https://retrieval.emea-1.jumio.ai': emulator.retrievalUrl,
-    'https://first.iovation.com': emulator.collectorUrl,
-  };
-  globalThis.fetch = async (input: string | URL | Request, init?: RequestInit) => {
-    const url = new URL(input instanceof Request ? input.url : input);
-    const to = routes[url.origin];
-    if (!to) return realFetch(input, init);
-    if (input instanceof Request) throw new Error('the kit calls fetch(url, init)');
-    const headers = new Headers(init?.headers);
-    if (url.origin === 'https://first.iovation.com') {
-      const body = init?.body ? await new Response(init.body).text() : '';
-      collectorRequests.push({
-        method: init?.method ?? 'GET',
-        url: url.pathname,
-        forwardedFor: headers.get('x-forwarded-for'),
-        body,
-      });
-      return realFetch(new URL(url.pathname + url.search, to), { ...init, body: body || undefined, headers });
-    }
-    headers.set('x-forwarded-host', url.host); // the emulator writes its hrefs for the host called
-    return realFetch(new URL(url.pathname + url.search, to), { ...init, headers });
-  };
+  routed = routeFetchToEmulator(emulator);
   Object.assign(process.env, {
     CLIENT_ID: emulator.clientId,
     CLIENT_SECRET: emulator.clientSecret,
@@ -76,7 +53,7 @@ afterEach(async () => {
   for (const close of closers.splice(0)) await close();
 });
 afterAll(async () => {
-  globalThis.fetch = realFetch;
+  routed.restore();
   await emulator.close();
   rmSync(SCRATCH, { recursive: true, force: true });
 });
@@ -202,8 +179,8 @@ async function exercise(origin: string, callbacks: { idle(): Promise<void> }) {
   });
   expect(script.status).toBe(200);
   expect(await script.text()).toContain('emulated collection script: fp_static');
-  expect(collectorRequests.at(-1)).toMatchObject({ method: 'GET', url: '/general5/SUB/static_wdp.js' });
-  return collectorRequests.at(-1)!;
+  expect(routed.collectorRequests.at(-1)).toMatchObject({ method: 'GET', url: '/general5/SUB/static_wdp.js' });
+  return routed.collectorRequests.at(-1)!;
 }
 
 describe("Fastify 5 ('server-fastify'), as written", () => {
@@ -223,7 +200,11 @@ describe("Fastify 5 ('server-fastify'), as written", () => {
       body: 'a=1&b=%20',
     });
     await form.arrayBuffer();
-    expect(collectorRequests.at(-1)).toMatchObject({ method: 'POST', url: '/general5/SUB/report', body: 'a=1&b=%20' });
+    expect(routed.collectorRequests.at(-1)).toMatchObject({
+      method: 'POST',
+      url: '/general5/SUB/report',
+      body: 'a=1&b=%20',
+    });
   });
 });
 
