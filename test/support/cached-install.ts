@@ -24,15 +24,33 @@ export interface CachedToolchain {
   installPackage(): void;
 }
 
+/** `npm install <args>` in `dir`, throwing when it fails or takes over 5 minutes. */
+export type NpmInstall = (dir: string, args: string[]) => void;
+
+const npmInstall: NpmInstall = (dir, args) =>
+  void execFileSync('npm', ['install', ...args], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'], timeout: 300_000 });
+
+export interface CachedInstallOptions {
+  /** npm's --ignore-scripts: for toolchains whose install scripts only fetch what the test does not use. */
+  ignoreScripts?: boolean;
+  /** XDG_CACHE_HOME (where the cache is) and CI (set: a failed install throws instead of skipping). */
+  env?: NodeJS.ProcessEnv;
+  install?: NpmInstall;
+}
+
 /**
  * `packages` installed into `<cache>/<folder>`, unless the list installed last is the same:
  * a marker written after the install names it, so that an install cut short is done again.
  */
-export function cachedInstall(folder: string, packages: string[], options: { ignoreScripts?: boolean } = {}) {
-  const dir = join(dirname(runtimesCache()), folder);
+export function cachedInstall(folder: string, packages: string[], options: CachedInstallOptions = {}) {
+  const { env = process.env, install = npmInstall } = options;
+  const dir = join(dirname(runtimesCache(env)), folder);
   const app = join(dir, 'app');
   const marker = join(dir, 'node_modules', '.blackbox-capture-installed');
-  const installed = isInstalled(marker, packages) || install(dir, marker, packages, options.ignoreScripts ?? false);
+  const flags = ['--no-audit', '--no-fund', ...(options.ignoreScripts ? ['--ignore-scripts'] : [])];
+  const installed =
+    isInstalled(marker, packages) ||
+    (installTwice(() => install(dir, [...flags, ...packages]), dir, env.CI) && marked(marker, packages));
   if (!installed) console.warn(`${folder}: skipped, ${packages[0]} could not be installed from the registry`);
   const toolchain: CachedToolchain = {
     dir,
@@ -61,23 +79,27 @@ export function cachedInstall(folder: string, packages: string[], options: { ign
 const isInstalled = (marker: string, packages: string[]) =>
   existsSync(marker) && readFileSync(marker, 'utf8') === packages.join('\n');
 
-/** False when the registry could not be reached twice (a registry that stalls once, seen on a busy machine, gets a second chance). */
-function install(dir: string, marker: string, packages: string[], ignoreScripts: boolean): boolean {
+/** Writes the marker of a finished install; true. */
+function marked(marker: string, packages: string[]): true {
+  mkdirSync(dirname(marker), { recursive: true });
+  writeFileSync(marker, packages.join('\n'));
+  return true;
+}
+
+/**
+ * False when the install failed twice (a registry that stalls once, seen on a busy machine,
+ * gets a second chance); with CI set, the second failure is thrown.
+ */
+function installTwice(install: () => void, dir: string, ci: string | undefined): boolean {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'toolchain-cache', private: true }));
-  const flags = ['--no-audit', '--no-fund', ...(ignoreScripts ? ['--ignore-scripts'] : [])];
   for (let attempt = 1; ; attempt++) {
     try {
-      execFileSync('npm', ['install', ...flags, ...packages], {
-        cwd: dir,
-        stdio: ['ignore', 'ignore', 'pipe'],
-        timeout: 300_000,
-      });
-      writeFileSync(marker, packages.join('\n'));
+      install();
       return true;
     } catch (error) {
       if (attempt < 2) continue;
-      if (process.env.CI) throw error;
+      if (ci) throw error;
       return false;
     }
   }
