@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { checkedTransaction } from '../support/accepted.js';
 import { brokenLinks, documents, fileOf, readmeBlocks, RUN_BY, slug, snippet } from '../support/readme.js';
-import { routeFetchToEmulator } from '../support/snippet-fetch.js';
+import { routeFetchToEmulator, sessionUser, setSnippetEnv } from '../support/snippet-fetch.js';
 import { connect, haveRedis, startRedisServer } from '../support/redis.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -76,15 +76,8 @@ describe('README server snippets, as written, against the emulator', () => {
     await import('../../dist/server.js');
     emulator = await startEmulator({ accountRequestsPerSecond: 0 });
     routed = routeFetchToEmulator(emulator);
-    Object.assign(process.env, {
-      CLIENT_ID: emulator.clientId,
-      CLIENT_SECRET: emulator.clientSecret,
-      WORKFLOW_KEY: '10011',
-      PORT: '0',
-    });
-    // The snippet's "yours": a session lookup.
-    (globalThis as Record<string, unknown>).sessionUser = async (request: Request) =>
-      /session=ok/.test(request.headers.get('cookie') ?? '') ? { orderId: 'order-1', id: 'user-1' } : null;
+    setSnippetEnv(emulator);
+    Object.assign(globalThis, { sessionUser });
   });
   afterAll(async () => {
     routed.restore();
@@ -219,12 +212,7 @@ describe('README callback snippet, as written', () => {
       decideOrder: async (...args: unknown[]) => void decisions.push(args),
       sessionUser: async () => null,
     });
-    Object.assign(process.env, {
-      CLIENT_ID: emulator.clientId,
-      CLIENT_SECRET: emulator.clientSecret,
-      WORKFLOW_KEY: '10011',
-      CALLBACK_SOURCES: '127.0.0.0/8,::1',
-    });
+    setSnippetEnv(emulator, { CALLBACK_SOURCES: '127.0.0.0/8,::1' });
     try {
       const dir = join(SCRATCH, 'callbacks');
       mkdirSync(dir, { recursive: true });

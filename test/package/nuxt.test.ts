@@ -7,11 +7,12 @@
 // is the h3 test's (test/docs/readme-frameworks.test.ts): here its upstream would be the vendor's
 // real host.
 import { spawn } from 'node:child_process';
-import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { checkedTransaction } from '../support/accepted.js';
+import { callbackBodyOf } from '../support/callback-body.js';
+import { postFrom } from '../support/http.js';
 import { freePort } from '../support/processes.mjs';
 import { fileOf, snippet } from '../support/readme.js';
 import {
@@ -148,22 +149,9 @@ async function run(
   }
 }
 
-/** A POST from a chosen loopback address. */
-function post(port: number, path: string, body: string, headers: Record<string, string>, localAddress = '127.0.0.1') {
-  return new Promise<{ status: number; text: string }>((resolve, reject) => {
-    const sent = request(
-      { host: '127.0.0.1', port, path, method: 'POST', headers, localAddress, agent: false },
-      (answer) => {
-        let text = '';
-        answer.setEncoding('utf8');
-        answer.on('data', (chunk: string) => (text += chunk));
-        answer.on('end', () => resolve({ status: answer.statusCode!, text }));
-      },
-    );
-    sent.setTimeout(60_000, () => sent.destroy(new Error('no answer in 60 s')));
-    sent.on('error', reject).end(body);
-  });
-}
+/** A POST to the app's server from a chosen loopback address. */
+const post = (port: number, path: string, body: string, headers: Record<string, string>, localAddress?: string) =>
+  postFrom(`http://127.0.0.1:${port}`, path, body, headers, localAddress, 60_000);
 
 /** The server's environment: the emulator's credentials, the service's callback address. */
 const serverEnv = (port: number): NodeJS.ProcessEnv => ({
@@ -196,17 +184,11 @@ async function captureAndCallBack(port: number) {
     blackboxes: [BLACKBOX],
     customerInternalReference: 'order-nuxt',
   });
-  const account = `https://retrieval.emea-1.jumio.ai/api/v1/accounts/${accountId}`;
-  const body = JSON.stringify({
-    callbackSentAt: new Date().toISOString(),
-    workflowExecution: {
-      id: workflowExecutionId,
-      href: `${account}/workflow-executions/${workflowExecutionId}`,
-      definitionKey: '10011',
-      status: 'PROCESSED',
-    },
-    account: { id: accountId, href: account },
-  });
+  const body = callbackBodyOf(
+    { accountId: accountId!, workflowExecutionId: workflowExecutionId! },
+    'https://retrieval.emea-1.jumio.ai',
+    '10011',
+  );
   const json = { 'content-type': 'application/json' };
   const forged = await post(port, '/device-risk/callback', body, { ...json, 'x-forwarded-for': SERVICE_ADDRESS });
   const service = await post(port, '/device-risk/callback', body, json, SERVICE_ADDRESS);

@@ -1,7 +1,8 @@
 // The docs' server snippets call the service's and the vendor's real hosts, as written: for
 // the tests that run them in this process (test/docs/readme.test.ts, readme-frameworks.test.ts),
 // fetch is replaced so that those hosts reach the emulator, and what the first-party proxy
-// sent to the vendor's collector is recorded.
+// sent to the vendor's collector is recorded. Also what the snippets leave to the reader: the
+// environment their set-up file reads, and the session lookup.
 import type { Emulator } from '../../src/emulator/index.js';
 
 /** A request the proxy made to the vendor's first-party host. */
@@ -55,3 +56,18 @@ export function routeFetchToEmulator(emulator: Emulator): {
   };
   return { collectorRequests, restore: () => void (globalThis.fetch = realFetch) };
 }
+
+/** What the snippets' set-up file reads from the environment, for `emulator` (workflow 10011); `extra` over it. */
+export function setSnippetEnv(emulator: Emulator, extra: Record<string, string> = {}): void {
+  Object.assign(process.env, {
+    CLIENT_ID: emulator.clientId,
+    CLIENT_SECRET: emulator.clientSecret,
+    WORKFLOW_KEY: '10011',
+    PORT: '0',
+    ...extra,
+  });
+}
+
+/** The snippets' "yours": the session lookup, signed in when the cookie says session=ok. */
+export const sessionUser = async (request: Request): Promise<{ orderId: string; id: string } | null> =>
+  /session=ok/.test(request.headers.get('cookie') ?? '') ? { orderId: 'order-1', id: 'user-1' } : null;
