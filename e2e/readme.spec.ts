@@ -23,6 +23,18 @@ test.afterEach(async () => {
 });
 
 const doc = (body: string) => `<!doctype html><html><head><meta charset="utf-8"></head><body>${body}</body></html>`;
+/** The snippet `name` bundled by esbuild from the built package, as an app's bundler meets it. */
+async function bundled(name: string): Promise<string> {
+  const result = await build({
+    stdin: { contents: snippet(name).code, loader: 'ts', resolveDir: fileURLToPath(new URL('..', import.meta.url)) },
+    bundle: true,
+    format: 'esm',
+    target: 'es2022',
+    write: false,
+    splitting: false,
+  });
+  return result.outputFiles[0]!.text;
+}
 const complete = (blackbox: unknown) =>
   expect(decodeBlackbox(String(blackbox))?.sources.sort()).toEqual(['fp_dyn', 'fp_static', 'tp']);
 
@@ -40,19 +52,7 @@ test("the script-tag quick start ('quick-start-script-tag'): the field fills, th
 });
 
 test("the npm quick start ('quick-start-npm'), bundled by esbuild from the package", async ({ page }) => {
-  const bundled = await build({
-    stdin: {
-      contents: snippet('quick-start-npm').code,
-      loader: 'ts',
-      resolveDir: fileURLToPath(new URL('..', import.meta.url)),
-    },
-    bundle: true,
-    format: 'esm',
-    target: 'es2022',
-    write: false,
-    splitting: false,
-  });
-  site.file('/app.js', bundled.outputFiles[0]!.text, 'text/javascript');
+  site.file('/app.js', await bundled('quick-start-npm'), 'text/javascript');
   await page.goto(
     site.page('/npm.html', doc('<input type="hidden" id="blackbox"><script type="module" src="/app.js"></script>')),
   );
@@ -79,19 +79,7 @@ for (const name of ['preload-hint', 'adopt-mode']) {
 test("consent from a TCF v2 CMP ('consent-tcf'), bundled by esbuild: nothing before the choice, then the capture", async ({
   page,
 }) => {
-  const bundled = await build({
-    stdin: {
-      contents: snippet('consent-tcf').code,
-      loader: 'ts',
-      resolveDir: fileURLToPath(new URL('..', import.meta.url)),
-    },
-    bundle: true,
-    format: 'esm',
-    target: 'es2022',
-    write: false,
-    splitting: false,
-  });
-  site.file('/consent.js', bundled.outputFiles[0]!.text, 'text/javascript');
+  site.file('/consent.js', await bundled('consent-tcf'), 'text/javascript');
   await page.goto(
     site.page(
       '/consent.html',

@@ -10,27 +10,19 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
-import {
-  createCallbackHandler,
-  createDeviceRiskClient,
-  createDeviceRiskHandler,
-  createFirstPartyProxy,
-  createMemoryStore,
-  createTokenSource,
-  toNodeHandler,
-} from 'blackbox-capture/server';
+import * as kit from 'blackbox-capture/server';
 import { createRedisStore } from 'blackbox-capture/server/redis';
 import { startEmulator } from 'blackbox-capture/emulator';
 import { STORE_CONTRACT } from './store-contract.mjs';
+import { BLACKBOX, emulatedClient, emulatedHandler, SHOP, UA } from '../test/support/emulated-kit.mjs';
+
+const { createCallbackHandler, createFirstPartyProxy, createMemoryStore, toNodeHandler } = kit;
 
 const RUNTIME = globalThis.Deno
   ? `Deno ${globalThis.Deno.version.deno}`
   : globalThis.Bun
     ? `Bun ${globalThis.Bun.version}`
     : `Node ${process.versions.node}`;
-const UA = 'AcmeShop Checkout/1.4';
-const SHOP = 'https://shop.example';
-const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
 /** Every read of a check's own requests has a time limit; the whole run has one too. */
 const READ_MS = 15_000;
 const RUN_MS = 100_000;
@@ -134,18 +126,7 @@ await check('the emulator: startEmulator serves the loader and issues tokens', a
 /** The kit on node:http (toNodeHandler, as Express mounts it): endpoint, callbacks, proxy. */
 let site;
 if (emulator) {
-  const tokenSource = createTokenSource({
-    clientId: emulator.clientId,
-    clientSecret: emulator.clientSecret,
-    tokenUrl: emulator.tokenUrl,
-    userAgent: UA,
-  });
-  const client = createDeviceRiskClient({
-    tokenSource,
-    baseUrl: emulator.baseUrl,
-    retrievalBaseUrl: emulator.retrievalUrl,
-    userAgent: UA,
-  });
+  const client = emulatedClient(kit, emulator, { retrievalBaseUrl: emulator.retrievalUrl });
   const decided = [];
   const refused = [];
   const callbacks = createCallbackHandler({
@@ -157,10 +138,8 @@ if (emulator) {
   closers.push(() => callbacks.close());
   const iojs = createFirstPartyProxy({ prefix: '/iojs', collectorUrl: emulator.collectorUrl });
   let origin = '';
-  const deviceRisk = createDeviceRiskHandler({
-    answer: 'checked',
+  const deviceRisk = emulatedHandler(kit, emulator, {
     client,
-    allowedOrigins: [SHOP],
     workflowKey: '10011',
     resolveCustomer: async () => ({
       customerInternalReference: 'order-1',

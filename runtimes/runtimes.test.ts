@@ -12,8 +12,8 @@ import { fileOf, snippet } from '../test/support/readme.js';
 import { checkedTransaction } from '../test/support/accepted.js';
 import { haveRedis, startRedisServer, type RedisServer } from '../test/support/redis.js';
 import { installPackedTarball, ROOT } from '../test/support/tarball.js';
+import { BLACKBOX } from '../test/support/emulated-kit.mjs';
 
-const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
 /** Packages the checks and snippets import beside the kit, as an app has them installed. */
 const APP_PACKAGES = ['redis', '@redis', 'ioredis', 'express'];
 
@@ -27,8 +27,12 @@ beforeAll(async () => {
   // An app's package.json: Deno resolves bare imports from node_modules beside one.
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'runtimes-app', private: true, type: 'module' }));
   for (const name of APP_PACKAGES) symlinkSync(join(ROOT, 'node_modules', name), join(dir, 'node_modules', name));
-  for (const file of ['checks.mjs', 'store-contract.mjs', 'snippet-setup.mjs'])
-    copyFileSync(join(ROOT, 'runtimes', file), join(dir, file));
+  // At their paths in the repo: checks.mjs imports the kit's assembly from test/support.
+  for (const file of ['runtimes/checks.mjs', 'runtimes/store-contract.mjs', 'test/support/emulated-kit.mjs']) {
+    mkdirSync(dirname(join(dir, file)), { recursive: true });
+    copyFileSync(join(ROOT, file), join(dir, file));
+  }
+  copyFileSync(join(ROOT, 'runtimes', 'snippet-setup.mjs'), join(dir, 'snippet-setup.mjs'));
   if (haveRedis) redis = await startRedisServer();
 });
 afterAll(async () => {
@@ -57,7 +61,11 @@ describe.concurrent('runtimes/checks.mjs: the handlers, the Store contract and t
   for (const { name, reason } of missing) it.skip(`${name}: not installed (${reason})`, () => {});
   for (const r of available)
     it(`${r.name} (${r.package}@${r.version})`, async ({ expect }) => {
-      const { child, output, exited } = start(r, argsFor(r, 'checks.mjs'), redis ? { REDIS_URL: redis.url } : {});
+      const { child, output, exited } = start(
+        r,
+        argsFor(r, 'runtimes/checks.mjs'),
+        redis ? { REDIS_URL: redis.url } : {},
+      );
       // The program has its own time limit (100 s); this one only guards against a hung runtime.
       const timer = setTimeout(() => stop(child), 150_000);
       const code = await exited;

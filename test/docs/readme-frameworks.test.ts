@@ -13,7 +13,10 @@ import { build } from 'esbuild';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { checkedTransaction } from '../support/accepted.js';
+import { callbackBodyOf } from '../support/callback-body.js';
+import { postFrom } from '../support/http.js';
 import { fileOf, snippet } from '../support/readme.js';
+import { routeFetchToEmulator, sessionUser, setSnippetEnv } from '../support/snippet-fetch.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 // Under the package root, so that `blackbox-capture/server` resolves to dist/ by the
@@ -22,11 +25,13 @@ const SCRATCH = join(ROOT, '.scratch', `readme-frameworks-${process.pid}`);
 const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
 /** The service's callers in these tests; 127.0.0.1 is everyone else. */
 const SERVICE_ADDRESS = '127.0.0.2';
+/** The service's retrieval host, which the callbacks' hrefs name. */
+const RETRIEVAL = 'https://retrieval.emea-1.jumio.ai';
 
 let emulator: Emulator;
 const realFetch = globalThis.fetch;
-/** What reached the vendor's first-party host through the proxy. */
-const collectorRequests: Array<{ method: string; url: string; forwardedFor: string | null; body: string }> = [];
+/** Fetch routed to the emulator, and what reached the vendor's first-party host through the proxy. */
+let routed: ReturnType<typeof routeFetchToEmulator>;
 const decisions: unknown[][] = [];
 const closers: Array<() => Promise<unknown>> = [];
 
@@ -34,41 +39,10 @@ beforeAll(async () => {
   // The kit loads before fetch is replaced, so that its proxy calls the replacement.
   await import('../../dist/server.js');
   emulator = await startEmulator({ accountRequestsPerSecond: 0 });
-  const routes: Record<string, string> = {
-    'https://auth.emea-1.jumio.ai': new URL(emulator.tokenUrl).origin,
-    'https://account.emea-1.jumio.ai': emulator.baseUrl,
-    'https://retrieval.emea-1.jumio.ai': emulator.retrievalUrl,
-    'https://first.iovation.com': emulator.collectorUrl,
-  };
-  globalThis.fetch = async (input: string | URL | Request, init?: RequestInit) => {
-    const url = new URL(input instanceof Request ? input.url : input);
-    const to = routes[url.origin];
-    if (!to) return realFetch(input, init);
-    if (input instanceof Request) throw new Error('the kit calls fetch(url, init)');
-    const headers = new Headers(init?.headers);
-    if (url.origin === 'https://first.iovation.com') {
-      const body = init?.body ? await new Response(init.body).text() : '';
-      collectorRequests.push({
-        method: init?.method ?? 'GET',
-        url: url.pathname,
-        forwardedFor: headers.get('x-forwarded-for'),
-        body,
-      });
-      return realFetch(new URL(url.pathname + url.search, to), { ...init, body: body || undefined, headers });
-    }
-    headers.set('x-forwarded-host', url.host); // the emulator writes its hrefs for the host called
-    return realFetch(new URL(url.pathname + url.search, to), { ...init, headers });
-  };
-  Object.assign(process.env, {
-    CLIENT_ID: emulator.clientId,
-    CLIENT_SECRET: emulator.clientSecret,
-    WORKFLOW_KEY: '10011',
-    CALLBACK_SOURCES: SERVICE_ADDRESS,
-    PORT: '0',
-  });
+  routed = routeFetchToEmulator(emulator);
+  setSnippetEnv(emulator, { CALLBACK_SOURCES: SERVICE_ADDRESS });
   Object.assign(globalThis, {
-    sessionUser: async (request: Request) =>
-      /session=ok/.test(request.headers.get('cookie') ?? '') ? { orderId: 'order-1', id: 'user-1' } : null,
+    sessionUser,
     decideOrder: async (...args: unknown[]) => void decisions.push(args),
   });
 });
@@ -76,7 +50,7 @@ afterEach(async () => {
   for (const close of closers.splice(0)) await close();
 });
 afterAll(async () => {
-  globalThis.fetch = realFetch;
+  routed.restore();
   await emulator.close();
   rmSync(SCRATCH, { recursive: true, force: true });
 });
@@ -114,52 +88,13 @@ async function load(dir: string, entry: string, define: Record<string, string> =
   return import(pathToFileURL(outfile).href);
 }
 
-/** A request from a chosen loopback address, with its headers as written. */
-function post(
-  origin: string,
-  path: string,
-  body: string,
-  headers: Record<string, string>,
-  localAddress = '127.0.0.1',
-): Promise<{ status: number; text: string }> {
-  const { hostname, port } = new URL(origin);
-  return new Promise((resolve, reject) => {
-    const request = httpRequest(
-      { hostname, port, path, method: 'POST', localAddress, agent: false, headers },
-      (response) => {
-        let text = '';
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => (text += chunk));
-        response.on('end', () => resolve({ status: response.statusCode!, text }));
-      },
-    );
-    request.setTimeout(20_000, () => request.destroy(new Error('no answer in 20 s')));
-    request.on('error', reject).end(body);
-  });
-}
-
-/** The service's callback for a transaction the endpoint made. */
-function callbackBody(accountId: string, workflowExecutionId: string): string {
-  const account = `https://retrieval.emea-1.jumio.ai/api/v1/accounts/${accountId}`;
-  return JSON.stringify({
-    callbackSentAt: new Date().toISOString(),
-    workflowExecution: {
-      id: workflowExecutionId,
-      href: `${account}/workflow-executions/${workflowExecutionId}`,
-      definitionKey: '10011',
-      status: 'PROCESSED',
-    },
-    account: { id: accountId, href: account },
-  });
-}
-
 /**
  * The whole path through a server at `origin`: a capture, its callback from the service's
  * address and from another with a forged header, the collector's script through the proxy.
  */
 async function exercise(origin: string, callbacks: { idle(): Promise<void> }) {
   const transactionsBefore = emulator.inspect.transactions().length;
-  const capture = await post(origin, '/device-risk', JSON.stringify({ blackbox: BLACKBOX }), {
+  const capture = await postFrom(origin, '/device-risk', JSON.stringify({ blackbox: BLACKBOX }), {
     origin: 'https://shop.example',
     cookie: 'session=ok',
     'content-type': 'application/json',
@@ -174,11 +109,11 @@ async function exercise(origin: string, callbacks: { idle(): Promise<void> }) {
     customerInternalReference: 'order-1',
   });
 
-  const body = callbackBody(accountId!, workflowExecutionId!);
+  const body = callbackBodyOf({ accountId: accountId!, workflowExecutionId: workflowExecutionId! }, RETRIEVAL, '10011');
   const json = { 'content-type': 'application/json' };
   const warn = vi.spyOn(console, 'error').mockImplementation(() => {});
   try {
-    const forged = await post(origin, '/device-risk/callback', body, {
+    const forged = await postFrom(origin, '/device-risk/callback', body, {
       ...json,
       'x-forwarded-for': SERVICE_ADDRESS,
     });
@@ -190,7 +125,7 @@ async function exercise(origin: string, callbacks: { idle(): Promise<void> }) {
   }
   await callbacks.idle();
   expect(decisions.filter(([id]) => id === workflowExecutionId)).toEqual([]);
-  const allowed = await post(origin, '/device-risk/callback', body, json, SERVICE_ADDRESS);
+  const allowed = await postFrom(origin, '/device-risk/callback', body, json, SERVICE_ADDRESS);
   expect([allowed.status, allowed.text]).toEqual([200, expect.any(String)]);
   await callbacks.idle();
   expect(decisions.filter(([id]) => id === workflowExecutionId)).toEqual([
@@ -202,8 +137,8 @@ async function exercise(origin: string, callbacks: { idle(): Promise<void> }) {
   });
   expect(script.status).toBe(200);
   expect(await script.text()).toContain('emulated collection script: fp_static');
-  expect(collectorRequests.at(-1)).toMatchObject({ method: 'GET', url: '/general5/SUB/static_wdp.js' });
-  return collectorRequests.at(-1)!;
+  expect(routed.collectorRequests.at(-1)).toMatchObject({ method: 'GET', url: '/general5/SUB/static_wdp.js' });
+  return routed.collectorRequests.at(-1)!;
 }
 
 describe("Fastify 5 ('server-fastify'), as written", () => {
@@ -223,7 +158,11 @@ describe("Fastify 5 ('server-fastify'), as written", () => {
       body: 'a=1&b=%20',
     });
     await form.arrayBuffer();
-    expect(collectorRequests.at(-1)).toMatchObject({ method: 'POST', url: '/general5/SUB/report', body: 'a=1&b=%20' });
+    expect(routed.collectorRequests.at(-1)).toMatchObject({
+      method: 'POST',
+      url: '/general5/SUB/report',
+      body: 'a=1&b=%20',
+    });
   });
 });
 
@@ -338,7 +277,7 @@ describe("Nuxt/Nitro on h3 ('server-nuxt-caller', 'server-nuxt', 'server-nuxt-ca
       // nuxt dev's proxy writes X-Forwarded-For only when the client sent none.
       const front = await frontProxy({ socketPath }, (peer, sent) => sent ?? peer);
       const before = emulator.inspect.transactions().length;
-      const capture = await post(front, '/device-risk', JSON.stringify({ blackbox: BLACKBOX }), {
+      const capture = await postFrom(front, '/device-risk', JSON.stringify({ blackbox: BLACKBOX }), {
         origin: 'https://shop.example',
         cookie: 'session=ok',
         'content-type': 'application/json',
@@ -348,8 +287,12 @@ describe("Nuxt/Nitro on h3 ('server-nuxt-caller', 'server-nuxt', 'server-nuxt-ca
       const warn = vi.spyOn(console, 'error').mockImplementation(() => {});
       try {
         const json = { 'content-type': 'application/json' };
-        const body = callbackBody(accountId!, workflowExecutionId!);
-        answers.push((await post(front, '/device-risk/callback', body, json, SERVICE_ADDRESS)).status);
+        const body = callbackBodyOf(
+          { accountId: accountId!, workflowExecutionId: workflowExecutionId! },
+          RETRIEVAL,
+          '10011',
+        );
+        answers.push((await postFrom(front, '/device-risk/callback', body, json, SERVICE_ADDRESS)).status);
         await callbacks.idle();
       } finally {
         warn.mockRestore();

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { checkedTransaction } from '../support/accepted.js';
 import { brokenLinks, documents, fileOf, readmeBlocks, RUN_BY, slug, snippet } from '../support/readme.js';
+import { routeFetchToEmulator, sessionUser, setSnippetEnv } from '../support/snippet-fetch.js';
 import { connect, haveRedis, startRedisServer } from '../support/redis.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -67,43 +68,19 @@ describe('README server snippets, as written, against the emulator', () => {
   let emulator: Emulator;
   const realFetch = globalThis.fetch;
   /** What reached the vendor's first-party host through the proxy. */
-  const collectorRequests: Array<{ url: string; forwardedFor: string | null }> = [];
+  let routed: ReturnType<typeof routeFetchToEmulator>;
 
   beforeAll(async () => {
     // The kit loads before fetch is replaced, as in an app whose tests stub fetch: its proxy
     // then calls the stub (on Node it would use node:http, which the stub cannot see).
     await import('../../dist/server.js');
     emulator = await startEmulator({ accountRequestsPerSecond: 0 });
-    const routes: Record<string, string> = {
-      'https://auth.emea-1.jumio.ai': new URL(emulator.tokenUrl).origin,
-      'https://account.emea-1.jumio.ai': emulator.baseUrl,
-      'https://retrieval.emea-1.jumio.ai': emulator.baseUrl,
-      'https://first.iovation.com': emulator.collectorUrl,
-    };
-    globalThis.fetch = async (input: string | URL | Request, init?: RequestInit) => {
-      const url = new URL(input instanceof Request ? input.url : input);
-      const to = routes[url.origin];
-      if (!to) return realFetch(input, init);
-      if (input instanceof Request) throw new Error('the kit calls fetch(url, init)');
-      const headers = new Headers(init?.headers);
-      if (url.origin === 'https://first.iovation.com')
-        collectorRequests.push({ url: url.pathname, forwardedFor: headers.get('x-forwarded-for') });
-      // The emulator writes the addresses of its answers for the host the client called.
-      else headers.set('x-forwarded-host', url.host);
-      return realFetch(new URL(url.pathname + url.search, to), { ...init, headers });
-    };
-    Object.assign(process.env, {
-      CLIENT_ID: emulator.clientId,
-      CLIENT_SECRET: emulator.clientSecret,
-      WORKFLOW_KEY: '10011',
-      PORT: '0',
-    });
-    // The snippet's "yours": a session lookup.
-    (globalThis as Record<string, unknown>).sessionUser = async (request: Request) =>
-      /session=ok/.test(request.headers.get('cookie') ?? '') ? { orderId: 'order-1', id: 'user-1' } : null;
+    routed = routeFetchToEmulator(emulator);
+    setSnippetEnv(emulator);
+    Object.assign(globalThis, { sessionUser });
   });
   afterAll(async () => {
-    globalThis.fetch = realFetch;
+    routed.restore();
     await emulator.close();
     rmSync(SCRATCH, { recursive: true, force: true });
   });
@@ -148,7 +125,12 @@ describe('README server snippets, as written, against the emulator', () => {
     const script = await realFetch(`${origin}/iojs/general5/SUB/static_wdp.js`);
     expect(script.status).toBe(200);
     expect(await script.text()).toContain('emulated collection script: fp_static');
-    expect(collectorRequests.at(-1)).toEqual({ url: '/general5/SUB/static_wdp.js', forwardedFor: '127.0.0.1' });
+    expect(routed.collectorRequests.at(-1)).toEqual({
+      method: 'GET',
+      url: '/general5/SUB/static_wdp.js',
+      forwardedFor: '127.0.0.1',
+      body: '',
+    });
     const anonymous = await realFetch(`${origin}/device-risk`, {
       method: 'POST',
       headers: { origin: 'https://shop.example', 'content-type': 'application/json' },
@@ -223,32 +205,14 @@ describe('README server snippets, as written, against the emulator', () => {
 describe('README callback snippet, as written', () => {
   it("receives the emulator's callback and decides ('server-callbacks')", async () => {
     const emulator = await startEmulator({ accountRequestsPerSecond: 0 });
-    const realFetch = globalThis.fetch;
     // Route the EU hosts the setup file names to this emulator (as the server snippets do).
-    const routes: Record<string, string> = {
-      'https://auth.emea-1.jumio.ai': new URL(emulator.tokenUrl).origin,
-      'https://account.emea-1.jumio.ai': emulator.baseUrl,
-      'https://retrieval.emea-1.jumio.ai': emulator.retrievalUrl,
-    };
-    globalThis.fetch = (async (input: string | URL, init?: RequestInit) => {
-      const url = new URL(String(input));
-      const to = routes[url.origin];
-      if (!to) return realFetch(input, init);
-      const headers = new Headers(init?.headers);
-      headers.set('x-forwarded-host', url.host);
-      return realFetch(new URL(url.pathname + url.search, to), { ...init, headers });
-    }) as typeof fetch;
+    const routed = routeFetchToEmulator(emulator);
     const decisions: unknown[] = [];
     Object.assign(globalThis, {
       decideOrder: async (...args: unknown[]) => void decisions.push(args),
       sessionUser: async () => null,
     });
-    Object.assign(process.env, {
-      CLIENT_ID: emulator.clientId,
-      CLIENT_SECRET: emulator.clientSecret,
-      WORKFLOW_KEY: '10011',
-      CALLBACK_SOURCES: '127.0.0.0/8,::1',
-    });
+    setSnippetEnv(emulator, { CALLBACK_SOURCES: '127.0.0.0/8,::1' });
     try {
       const dir = join(SCRATCH, 'callbacks');
       mkdirSync(dir, { recursive: true });
@@ -293,7 +257,7 @@ describe('README callback snippet, as written', () => {
         [tx.workflowExecutionId, 'PROCESSED', { type: 'NOT_EXECUTED', label: 'TECHNICAL_ERROR' }],
       ]);
     } finally {
-      globalThis.fetch = realFetch;
+      routed.restore();
       await emulator.close();
     }
   });

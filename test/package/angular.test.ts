@@ -6,31 +6,28 @@
 // cache once per version, and the test is skipped, named, when the registry cannot be reached
 // (with CI set, that fails it). Only @angular/core and @angular/forms, which the entry's types
 // name, are devDependencies.
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { dirname, extname, join, normalize } from 'node:path';
-import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { extname, join, normalize } from 'node:path';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { decodeBlackbox, startEmulator, type Emulator } from '../../src/emulator/index.js';
 import {
-  createDeviceRiskClient,
   createDeviceRiskHandler,
   createFirstPartyProxy,
-  createTokenSource,
   toNodeHandler,
   type FetchHandler,
 } from '../../src/server/index.js';
-import { runtimesCache } from '../support/runtimes.mjs';
+import { cachedInstall } from '../support/cached-install.js';
+import { launchChromium } from '../support/framework-site.js';
+import { clientOn } from '../support/kit.js';
 import { fileOf, snippet } from '../support/readme.js';
-import { ROOT } from '../support/tarball.js';
 
 const ANGULAR_VERSION = '22.2.6';
 const BUILD_VERSION = '22.2.7';
 /** Angular's packages, kept between runs, outside the clone; the app beside them. */
-const CACHE = join(dirname(runtimesCache()), `angular-${BUILD_VERSION}`);
-const APP = join(CACHE, 'app');
 const PACKAGES = [
   ...['core', 'common', 'compiler', 'compiler-cli', 'forms', 'platform-browser', 'router'].map(
     (name) => `@angular/${name}@${ANGULAR_VERSION}`,
@@ -42,31 +39,8 @@ const PACKAGES = [
   'typescript@6.0', // what @angular/build 22 asks for
 ];
 
-/** Angular from the registry into the cache, unless there; false when the registry cannot be reached. */
-function installAngular(): boolean {
-  const marker = join(CACHE, 'node_modules', '.blackbox-capture-installed');
-  if (existsSync(marker) && readFileSync(marker, 'utf8') === PACKAGES.join('\n')) return true;
-  mkdirSync(CACHE, { recursive: true });
-  writeFileSync(join(CACHE, 'package.json'), JSON.stringify({ name: 'angular-cache', private: true }));
-  for (let attempt = 1; ; attempt++) {
-    try {
-      execFileSync('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', ...PACKAGES], {
-        cwd: CACHE,
-        stdio: ['ignore', 'ignore', 'pipe'],
-        timeout: 300_000,
-      });
-      writeFileSync(marker, PACKAGES.join('\n'));
-      return true;
-    } catch (error) {
-      if (attempt < 2) continue;
-      if (process.env.CI) throw error;
-      return false;
-    }
-  }
-}
-
-const haveAngular = installAngular();
-if (!haveAngular) console.warn(`dist-angular: skipped, Angular ${ANGULAR_VERSION} could not be installed`);
+const toolchain = cachedInstall(`angular-${BUILD_VERSION}`, PACKAGES, { ignoreScripts: true });
+const { dir: CACHE, app: APP, installed: haveAngular, write } = toolchain;
 
 let emulator: Emulator;
 let server: Server | undefined;
@@ -76,11 +50,6 @@ let built = '';
 /** What the shop's server received: the endpoint's POSTs (body and checkout id) and the orders. */
 const posts: Array<{ body: { blackbox?: string; outcome?: { outcome: string } }; checkout: string | null }> = [];
 const orders: Array<{ cart: string; blackbox: string }> = [];
-
-const write = (file: string, text: string) => {
-  mkdirSync(dirname(join(APP, file)), { recursive: true });
-  writeFileSync(join(APP, file), text);
-};
 
 /** The app around the snippet: the shell with its links, the routes, the bootstrap. */
 function writeApp(): void {
@@ -189,14 +158,7 @@ const TYPES: Record<string, string> = { '.html': 'text/html', '.js': 'text/javas
 
 /** The shop: the kit's endpoint and proxy, the loader, the order route, the built app. */
 async function startShop(): Promise<void> {
-  const userAgent = 'AcmeShop Checkout/1.4';
-  const tokenSource = createTokenSource({
-    clientId: emulator.clientId,
-    clientSecret: emulator.clientSecret,
-    tokenUrl: emulator.tokenUrl,
-    userAgent,
-  });
-  const client = createDeviceRiskClient({ tokenSource, userAgent, baseUrl: emulator.baseUrl });
+  const client = clientOn(emulator);
   const loader = await (await fetch(emulator.loaderUrl)).text();
   const iojs = createFirstPartyProxy({ prefix: '/iojs', collectorUrl: emulator.collectorUrl });
   const browserFiles = join(APP, 'dist', 'browser');
@@ -234,23 +196,13 @@ async function startShop(): Promise<void> {
 beforeAll(async () => {
   if (!haveAngular) return;
   emulator = await startEmulator({ accountRequestsPerSecond: 0 });
-  rmSync(APP, { recursive: true, force: true });
+  toolchain.clearApp();
   writeApp();
-  execFileSync('npm', ['pack', '--silent', '--pack-destination', APP], {
-    cwd: ROOT,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
   // Beside Angular's packages, so that the entry's imports of @angular/* find the app's copy.
-  const installed = join(CACHE, 'node_modules', 'blackbox-capture');
-  rmSync(installed, { recursive: true, force: true });
-  mkdirSync(installed, { recursive: true });
-  execFileSync('sh', ['-c', `tar xzf "${APP}"/blackbox-capture-*.tgz -C "${installed}" --strip-components=1`]);
+  toolchain.installPackage();
   built = await ngBuild();
   await startShop();
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking'],
-  });
+  browser = await launchChromium();
 }, 600_000);
 
 /** Each test's page run, closed after it even when it failed (its capture would deliver into the next). */
@@ -268,7 +220,7 @@ afterAll(async () => {
   await browser?.close();
   await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
   await emulator?.close();
-  rmSync(APP, { recursive: true, force: true, maxRetries: 5 });
+  toolchain.clearApp();
 });
 
 describe.skipIf(!haveAngular)('injectBlackbox in an Angular app built by ng build (docs/frameworks.md)', () => {

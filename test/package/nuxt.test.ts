@@ -6,16 +6,15 @@
 // named, when the registry cannot be reached (with CI set, that fails it). The proxy's route
 // is the h3 test's (test/docs/readme-frameworks.test.ts): here its upstream would be the vendor's
 // real host.
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
-import { dirname, join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { checkedTransaction } from '../support/accepted.js';
+import { callbackBodyOf } from '../support/callback-body.js';
+import { postFrom } from '../support/http.js';
 import { freePort } from '../support/processes.mjs';
 import { fileOf, snippet } from '../support/readme.js';
-import { ROOT } from '../support/tarball.js';
 import {
   consoleProblems,
   FINAL_SOURCES,
@@ -26,53 +25,21 @@ import {
   startFrameworkSite,
   submitListened,
 } from '../support/framework-site.js';
-import { runtimesCache } from '../support/runtimes.mjs';
+import { cachedInstall } from '../support/cached-install.js';
+import { BLACKBOX } from '../support/emulated-kit.mjs';
 
 const NUXT_VERSION = '4.5.2';
-/**
- * Nuxt's packages, kept between runs and shared by every checkout (beside the runtimes'
- * binaries, outside the clone: a fresh clone does not install them again); the app beside them.
- */
-const CACHE = join(dirname(runtimesCache()), `nuxt-${NUXT_VERSION}`);
-const APP = join(CACHE, 'app');
-const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
+/** Nuxt's packages, kept between runs outside the clone; the app beside them. */
+const toolchain = cachedInstall(`nuxt-${NUXT_VERSION}`, [`nuxt@${NUXT_VERSION}`]);
+const { dir: CACHE, app: APP, installed: haveNuxt, write } = toolchain;
 const SERVICE_ADDRESS = '127.0.0.2';
-
-/** Nuxt from the registry into the cache, unless there; false when the registry cannot be reached. */
-function installNuxt(): boolean {
-  if (existsSync(join(CACHE, 'node_modules', 'nuxt', 'package.json'))) return true;
-  mkdirSync(CACHE, { recursive: true });
-  writeFileSync(join(CACHE, 'package.json'), JSON.stringify({ name: 'nuxt-cache', private: true }));
-  // Twice at most: a registry that stalls once (seen on a busy machine) gets a second chance.
-  for (let attempt = 1; ; attempt++) {
-    try {
-      execFileSync('npm', ['install', '--no-audit', '--no-fund', `nuxt@${NUXT_VERSION}`], {
-        cwd: CACHE,
-        stdio: ['ignore', 'ignore', 'pipe'],
-        timeout: 300_000,
-      });
-      return true;
-    } catch (error) {
-      if (attempt < 2) continue;
-      if (process.env.CI) throw error;
-      return false;
-    }
-  }
-}
-
-const haveNuxt = installNuxt();
-if (!haveNuxt) console.warn(`dist-nuxt: skipped, nuxt@${NUXT_VERSION} could not be installed from the registry`);
 
 let emulator: Emulator;
 
 beforeAll(async () => {
   if (!haveNuxt) return;
   emulator = await startEmulator({ accountRequestsPerSecond: 0 });
-  rmSync(APP, { recursive: true, force: true });
-  const write = (file: string, text: string) => {
-    mkdirSync(dirname(join(APP, file)), { recursive: true });
-    writeFileSync(join(APP, file), text);
-  };
+  toolchain.clearApp();
   write('package.json', JSON.stringify({ name: 'shop', private: true, type: 'module' }));
   write(
     'nuxt.config.ts',
@@ -109,14 +76,7 @@ globalThis.decideOrder = async (...args) => console.log('decided ' + JSON.string
 `,
   );
   // The package as npm users get it, beside Nuxt's packages.
-  execFileSync('npm', ['pack', '--silent', '--pack-destination', APP], {
-    cwd: ROOT,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const installed = join(CACHE, 'node_modules', 'blackbox-capture');
-  rmSync(installed, { recursive: true, force: true });
-  mkdirSync(installed, { recursive: true });
-  execFileSync('sh', ['-c', `tar xzf "${APP}"/blackbox-capture-*.tgz -C "${installed}" --strip-components=1`]);
+  toolchain.installPackage();
   // Nuxt's output is nothing to wait for: the build is done when the command exits 0.
   const build = spawn(process.execPath, [NUXT, 'build'], {
     cwd: APP,
@@ -136,7 +96,7 @@ const stops: Array<() => Promise<void>> = [];
 afterAll(async () => {
   for (const stop of stops) await stop();
   await emulator?.close();
-  rmSync(APP, { recursive: true, force: true, maxRetries: 5 });
+  toolchain.clearApp();
 });
 
 /**
@@ -189,22 +149,9 @@ async function run(
   }
 }
 
-/** A POST from a chosen loopback address. */
-function post(port: number, path: string, body: string, headers: Record<string, string>, localAddress = '127.0.0.1') {
-  return new Promise<{ status: number; text: string }>((resolve, reject) => {
-    const sent = request(
-      { host: '127.0.0.1', port, path, method: 'POST', headers, localAddress, agent: false },
-      (answer) => {
-        let text = '';
-        answer.setEncoding('utf8');
-        answer.on('data', (chunk: string) => (text += chunk));
-        answer.on('end', () => resolve({ status: answer.statusCode!, text }));
-      },
-    );
-    sent.setTimeout(60_000, () => sent.destroy(new Error('no answer in 60 s')));
-    sent.on('error', reject).end(body);
-  });
-}
+/** A POST to the app's server from a chosen loopback address. */
+const post = (port: number, path: string, body: string, headers: Record<string, string>, localAddress?: string) =>
+  postFrom(`http://127.0.0.1:${port}`, path, body, headers, localAddress, 60_000);
 
 /** The server's environment: the emulator's credentials, the service's callback address. */
 const serverEnv = (port: number): NodeJS.ProcessEnv => ({
@@ -237,17 +184,11 @@ async function captureAndCallBack(port: number) {
     blackboxes: [BLACKBOX],
     customerInternalReference: 'order-nuxt',
   });
-  const account = `https://retrieval.emea-1.jumio.ai/api/v1/accounts/${accountId}`;
-  const body = JSON.stringify({
-    callbackSentAt: new Date().toISOString(),
-    workflowExecution: {
-      id: workflowExecutionId,
-      href: `${account}/workflow-executions/${workflowExecutionId}`,
-      definitionKey: '10011',
-      status: 'PROCESSED',
-    },
-    account: { id: accountId, href: account },
-  });
+  const body = callbackBodyOf(
+    { accountId: accountId!, workflowExecutionId: workflowExecutionId! },
+    'https://retrieval.emea-1.jumio.ai',
+    '10011',
+  );
   const json = { 'content-type': 'application/json' };
   const forged = await post(port, '/device-risk/callback', body, { ...json, 'x-forwarded-for': SERVICE_ADDRESS });
   const service = await post(port, '/device-risk/callback', body, json, SERVICE_ADDRESS);

@@ -8,14 +8,14 @@
 // is skipped, named, when the registry cannot be reached; with CI set, that fails it). The app
 // is built once for every case.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/processes.mjs';
-import { runtimesCache } from '../support/runtimes.mjs';
+import { cachedInstall } from '../support/cached-install.js';
 import {
   consoleProblems,
+  countFrom,
   FINAL_SOURCES,
   forwardTo,
   launchChromium,
@@ -26,7 +26,6 @@ import {
   type FrameworkSite,
 } from '../support/framework-site.js';
 import { snippet } from '../support/readme.js';
-import { ROOT } from '../support/tarball.js';
 
 const KIT_VERSION = '3.2.0';
 const PACKAGES = [
@@ -37,33 +36,8 @@ const PACKAGES = [
   'vite@8.3.8',
 ];
 /** SvelteKit's packages, kept between runs outside the clone; the app beside them. */
-const CACHE = join(dirname(runtimesCache()), `sveltekit-${KIT_VERSION}`);
-const APP = join(CACHE, 'app');
-
-/** SvelteKit from the registry into the cache, unless there; false when the registry cannot be reached. */
-function installSvelteKit(): boolean {
-  if (existsSync(join(CACHE, 'node_modules', '@sveltejs', 'adapter-node', 'package.json'))) return true;
-  mkdirSync(CACHE, { recursive: true });
-  writeFileSync(join(CACHE, 'package.json'), JSON.stringify({ name: 'sveltekit-cache', private: true }));
-  for (let attempt = 1; ; attempt++) {
-    try {
-      execFileSync('npm', ['install', '--no-audit', '--no-fund', ...PACKAGES], {
-        cwd: CACHE,
-        stdio: ['ignore', 'ignore', 'pipe'],
-        timeout: 300_000,
-      });
-      return true;
-    } catch (error) {
-      if (attempt < 2) continue;
-      if (process.env.CI) throw error;
-      return false;
-    }
-  }
-}
-
-const haveKit = installSvelteKit();
-if (!haveKit)
-  console.warn(`dist-sveltekit: skipped, @sveltejs/kit@${KIT_VERSION} could not be installed from the registry`);
+const toolchain = cachedInstall(`sveltekit-${KIT_VERSION}`, PACKAGES);
+const { dir: CACHE, app: APP, installed: haveKit, write } = toolchain;
 
 /** The test's own page around the snippets: the element or the store, a cart, and a remount on call. */
 const REMOUNTS_PAGE = `<script lang="ts">
@@ -107,11 +81,7 @@ let browser: Browser;
 
 beforeAll(async () => {
   if (!haveKit) return;
-  rmSync(APP, { recursive: true, force: true });
-  const write = (file: string, text: string) => {
-    mkdirSync(dirname(join(APP, file)), { recursive: true });
-    writeFileSync(join(APP, file), text);
-  };
+  toolchain.clearApp();
   // SvelteKit 3's #lib: the app's own subpath imports.
   write(
     'package.json',
@@ -144,14 +114,7 @@ beforeAll(async () => {
       '  if (!answer.ok) throw new Error(`the shop answered ${answer.status}`);\n}\n',
   );
   // The package as npm users get it, beside SvelteKit's packages.
-  execFileSync('npm', ['pack', '--silent', '--pack-destination', APP], {
-    cwd: ROOT,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const installed = join(CACHE, 'node_modules', 'blackbox-capture');
-  rmSync(installed, { recursive: true, force: true });
-  mkdirSync(installed, { recursive: true });
-  execFileSync('sh', ['-c', `tar xzf "${APP}"/blackbox-capture-*.tgz -C "${installed}" --strip-components=1`]);
+  toolchain.installPackage();
   execFileSync(process.execPath, [join(CACHE, 'node_modules/vite/bin/vite.js'), 'build', '--logLevel', 'warn'], {
     cwd: APP,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -199,7 +162,7 @@ afterAll(async () => {
     await exited;
   }
   await site?.close();
-  rmSync(APP, { recursive: true, force: true });
+  toolchain.clearApp();
 });
 
 async function open(path: string, { remounts = false } = {}): Promise<{ page: Page; problems: string[] }> {
@@ -244,8 +207,7 @@ describe.skipIf(!haveKit)(`SvelteKit ${KIT_VERSION}: docs/frameworks.md, built b
     ['svelte-store', 'store'],
   ])("'%s': three mounts in one page run make one transaction, a second cart a second", async (_name, view) => {
     const cart = `cart-${view}`;
-    const before = site.emulator.inspect.requests('accountCreate');
-    const posted = site.posts.length;
+    const counts = countFrom(site);
     const { page, problems } = await open(`/remounts?view=${view}&cart=${cart}-1`, { remounts: true });
     const ended = async () => {
       if (view === 'checkout')
@@ -260,11 +222,7 @@ describe.skipIf(!haveKit)(`SvelteKit ${KIT_VERSION}: docs/frameworks.md, built b
       await remount(page, id);
       await ended();
     }
-    await expect.poll(() => site.posts.length - posted, { timeout: 20_000 }).toBe(2);
-    expect(site.posts.slice(posted).map((post) => post.checkout)).toEqual([`${cart}-1`, `${cart}-2`]);
-    await expect.poll(() => site.emulator.inspect.requests('accountCreate') - before, { timeout: 20_000 }).toBe(2);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(site.emulator.inspect.requests('accountCreate') - before).toBe(2);
+    await counts.expectOnePerCart([`${cart}-1`, `${cart}-2`]);
     expect(problems).toEqual([]);
     await page.close();
   });

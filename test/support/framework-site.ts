@@ -7,15 +7,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 import { decodeBlackbox, startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { toNodeHandler } from '../../src/server/adapter/node/handler.js';
 import type { FetchHandler } from '../../src/server/fetch-handler.js';
-import {
-  createDeviceRiskClient,
-  createDeviceRiskHandler,
-  createFirstPartyProxy,
-  createTokenSource,
-} from '../../src/server/index.js';
+import { createDeviceRiskHandler, createFirstPartyProxy } from '../../src/server/index.js';
+import { clientOn } from './kit.js';
 
 /** How late the last collection script contributes: a submit made at once meets `collecting`. */
 export const FINAL_SCRIPT_DELAY_MS = 1500;
@@ -32,6 +29,26 @@ export interface FrameworkSite {
   close(): Promise<void>;
 }
 
+/**
+ * Counts from now on: `expectOnePerCart(carts)` waits for one blackbox POST per cart, in
+ * order, each making one account create, then checks that nothing more comes (a late
+ * delivery of a remount would show within 300 ms).
+ */
+export function countFrom(site: FrameworkSite): { expectOnePerCart(carts: string[]): Promise<void> } {
+  const before = site.emulator.inspect.requests('accountCreate');
+  const posted = site.posts.length;
+  const creates = () => site.emulator.inspect.requests('accountCreate') - before;
+  return {
+    async expectOnePerCart(carts) {
+      await expect.poll(() => site.posts.length - posted, { timeout: 20_000 }).toBe(carts.length);
+      expect(site.posts.slice(posted).map((post) => post.checkout)).toEqual(carts);
+      await expect.poll(creates, { timeout: 20_000 }).toBe(carts.length);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(creates()).toBe(carts.length);
+    },
+  };
+}
+
 /** The sources a blackbox holds, sorted (the emulator's encoding). */
 export const sourcesOf = (blackbox: string | undefined) => decodeBlackbox(String(blackbox))?.sources.sort();
 
@@ -43,18 +60,7 @@ export async function startFrameworkSite(
   const orders: FrameworkSite['orders'] = [];
   const posts: FrameworkSite['posts'] = [];
   const proxy = createFirstPartyProxy({ prefix: '/iojs', collectorUrl: emulator.collectorUrl });
-  const userAgent = 'AcmeShop Checkout/1.0';
-  const client = createDeviceRiskClient({
-    tokenSource: createTokenSource({
-      clientId: emulator.clientId,
-      clientSecret: emulator.clientSecret,
-      tokenUrl: emulator.tokenUrl,
-      userAgent,
-    }),
-    baseUrl: emulator.baseUrl,
-    userAgent,
-    maxAttempts: 1,
-  });
+  const client = clientOn(emulator, { maxAttempts: 1 });
   let origin = '';
   let endpoint: FetchHandler | undefined;
   const handler: FetchHandler = async (request, context) => {

@@ -52,3 +52,31 @@ export function rawRequest(
     request.on('error', reject).end(init.body);
   });
 }
+
+/**
+ * A POST on a connection of its own from `localAddress` (a loopback address: 127.0.0.2 plays
+ * the service's callback sender), failing after `timeoutMs` without an answer.
+ */
+export function postFrom(
+  origin: string,
+  path: string,
+  body: string,
+  headers: Record<string, string>,
+  localAddress = '127.0.0.1',
+  timeoutMs = 20_000,
+): Promise<{ status: number; text: string }> {
+  const { hostname, port } = new URL(origin);
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(
+      { hostname, port, path, method: 'POST', localAddress, agent: false, headers },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => resolve({ status: response.statusCode!, text }));
+      },
+    );
+    request.setTimeout(timeoutMs, () => request.destroy(new Error(`no answer in ${timeoutMs / 1000} s`)));
+    request.on('error', reject).end(body);
+  });
+}

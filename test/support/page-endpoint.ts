@@ -1,11 +1,10 @@
 // The server kit's endpoint on the emulated service, reached by a happy-dom page's fetch of
 // SHOP's /device-risk: the browser tests that count Device Risk transactions.
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
-import { createDeviceRiskClient, createDeviceRiskHandler, createTokenSource } from '../../src/server/index.js';
 import { rawRequest } from './http.js';
+import { handlerOn, SHOP } from './kit.js';
 
-export const SHOP = 'https://shop.example';
-const UA = 'AcmeShop Checkout/1.0';
+export { SHOP };
 
 let emulator: Emulator | undefined;
 const original = globalThis.fetch;
@@ -40,28 +39,14 @@ export async function endpoint(): Promise<{
   posts: Array<{ key: string | null; checkout: string | null }>;
 }> {
   emulator = await startEmulator({ accountRequestsPerSecond: 0 });
-  const tokenSource = createTokenSource({
-    clientId: emulator.clientId,
-    clientSecret: emulator.clientSecret,
-    tokenUrl: emulator.tokenUrl,
-    userAgent: UA,
-    sleep: async () => {},
-    fetch: serverFetch,
-  });
-  const client = createDeviceRiskClient({
-    tokenSource,
-    baseUrl: emulator.baseUrl,
-    userAgent: UA,
-    maxAttempts: 1,
-    fetch: serverFetch,
-    // The emulator's account limit is off here: so is the client's.
-    limits: { accountRequestsPerSecond: 100, accountBurst: 50 },
-  });
-  const handler = createDeviceRiskHandler({
-    answer: 'checked',
-    client,
-    allowedOrigins: [SHOP],
-    workflowKey: 10020,
+  const handler = handlerOn(emulator, {
+    client: {
+      tokenSource: { sleep: async () => {}, fetch: serverFetch },
+      maxAttempts: 1,
+      fetch: serverFetch,
+      // The emulator's account limit is off here: so is the client's.
+      limits: { accountRequestsPerSecond: 100, accountBurst: 50 },
+    },
     resolveCustomer: () => ({ customerInternalReference: 'cust-1', userReference: 'u1' }),
   });
   const posts: Array<{ key: string | null; checkout: string | null }> = [];

@@ -37,6 +37,10 @@ const body = (
   ...changes,
 });
 
+/** The callback of execution `id` of ACCOUNT. */
+const bodyOf = (id: string, extra: Record<string, unknown> = {}, status = 'PROCESSED') =>
+  body(extra, { id, status, href: `${RETRIEVAL}/api/v1/accounts/${ACCOUNT}/workflow-executions/${id}` });
+
 /** A memory store that can list the keys it holds (for checking what a flood leaves behind). */
 function listingStore(): Store & { live: () => Promise<string[]> } {
   const memory = createMemoryStore();
@@ -486,7 +490,11 @@ describe('callbacks never lost: the pending list and the sweep', () => {
   const undelivered = (errors: unknown[]) =>
     errors.filter((e) => (e as { code?: string }).code === 'result_undelivered');
 
-  it('an instance that dies inside onResult: another sweeps it a lease later and calls onResult with the ids', async () => {
+  /**
+   * An instance that dies inside onResult (its store out of reach from then on), and a second
+   * on the same store with `extra`; `calls` has 'a' for the first's call, the ids of the second's.
+   */
+  async function diedInOnResult(extra: Partial<CallbackHandlerOptions> = {}) {
     vi.useFakeTimers();
     const store = createMemoryStore();
     const a = reachable(store);
@@ -506,7 +514,13 @@ describe('callbacks never lost: the pending list and the sweep', () => {
       leaseMs: 1000,
       onError: () => {},
       onResult: (r) => void calls.push(r.workflowExecutionId),
+      ...extra,
     });
+    return { store, calls, first, second };
+  }
+
+  it('an instance that dies inside onResult: another sweeps it a lease later and calls onResult with the ids', async () => {
+    const { store, calls, first, second } = await diedInOnResult();
     await vi.advanceTimersByTimeAsync(990);
     await second.handler.sweep();
     await vi.advanceTimersByTimeAsync(0);
@@ -618,29 +632,9 @@ describe('callbacks never lost: the pending list and the sweep', () => {
   });
 
   it('every instance sweeps every sweepIntervalMs once a callback came, and on a callback an interval after the last; close() stops it', async () => {
-    vi.useFakeTimers();
-    const store = createMemoryStore();
-    const a = reachable(store);
-    const calls: string[] = [];
-    const first = receiver({
-      store: a.view,
-      storeTimeoutMs: 50,
-      leaseMs: 1000,
-      onError: () => {},
-      onResult: () => new Promise(() => calls.push('a')),
-    });
-    await first.handler(send(body()));
-    await vi.advanceTimersByTimeAsync(0);
-    a.die();
-    const second = receiver({
-      store,
-      leaseMs: 1000,
-      sweepIntervalMs: 5000,
-      onError: () => {},
-      onResult: (r) => void calls.push(r.workflowExecutionId),
-    });
+    const { calls, first, second } = await diedInOnResult({ sweepIntervalMs: 5000 });
     const OTHER = '66666666-7777-4888-9999-bbbbbbbbbbbb';
-    const other = body({}, { id: OTHER, href: `${RETRIEVAL}/api/v1/accounts/${ACCOUNT}/workflow-executions/${OTHER}` });
+    const other = bodyOf(OTHER);
     // Its arrival sweeps at once: the dead instance's callback is not due yet.
     await second.handler(send(other));
     await second.handler.idle();
@@ -671,8 +665,7 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     await first.handler.idle();
     await first.handler.close();
     const second = receiver({ ...options, onResult: (r) => void calls.push(r.workflowExecutionId) });
-    const execution = (id: string) =>
-      body({}, { id, href: `${RETRIEVAL}/api/v1/accounts/${ACCOUNT}/workflow-executions/${id}` });
+    const execution = (id: string) => bodyOf(id);
     const [X, Y] = ['66666666-7777-4888-9999-bbbbbbbbbbbb', '66666666-7777-4888-9999-cccccccccccc'];
     await second.handler(send(execution(X)));
     await second.handler.idle();
@@ -810,9 +803,7 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     const { handler } = receiver({ store, sweepIntervalMs: 1000 });
     const OTHER = '66666666-7777-4888-9999-bbbbbbbbbbbb';
     await handler(send(body()));
-    await handler(
-      send(body({}, { id: OTHER, href: `${RETRIEVAL}/api/v1/accounts/${ACCOUNT}/workflow-executions/${OTHER}` })),
-    );
+    await handler(send(bodyOf(OTHER)));
     await vi.advanceTimersByTimeAsync(0);
     await handler.idle();
     await handler.close();
@@ -841,7 +832,7 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     await second.handler.close();
     clock += 10_000;
     const OTHER = '66666666-7777-4888-9999-bbbbbbbbbbbb';
-    const other = body({}, { id: OTHER, href: `${RETRIEVAL}/api/v1/accounts/${ACCOUNT}/workflow-executions/${OTHER}` });
+    const other = bodyOf(OTHER);
     expect((await second.handler(send(other))).status).toBe(200);
     await second.handler.idle();
     // Recorded for the fleet, handled by no closed instance: a live one's sweep takes it.
@@ -900,9 +891,7 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     expect(await listed(store)).toEqual([]);
     failRemoves = true;
     const OTHER = '66666666-7777-4888-9999-bbbbbbbbbbbb';
-    await handler(
-      send(body({}, { id: OTHER, href: `${RETRIEVAL}/api/v1/accounts/${ACCOUNT}/workflow-executions/${OTHER}` })),
-    );
+    await handler(send(bodyOf(OTHER)));
     await handler.idle();
     expect(results).toHaveLength(2);
     expect(errors).toHaveLength(1);
@@ -1003,8 +992,7 @@ describe('callbacks never lost: the pending list and the sweep', () => {
 
 describe('callbacks for executions the shop never made (any tenant may point its callbackUrl here)', () => {
   const idOf = (n: number) => `66666666-7777-4888-9999-${String(n).padStart(12, '0')}`;
-  const callbackFor = (id: string, extra: Record<string, unknown> = {}, status = 'PROCESSED') =>
-    body(extra, { id, status, href: `${RETRIEVAL}/api/v1/accounts/${ACCOUNT}/workflow-executions/${id}` });
+  const callbackFor = bodyOf;
   afterEach(() => unknown.clear());
 
   it('a 404 from the details read is final: one read, no retry, no onResult, told as unknown_execution, no record left', async () => {

@@ -5,15 +5,12 @@ import { describe, expect, it } from 'vitest';
 import { stubClient } from '../../support/stub-client.js';
 import {
   createCaptureNonce,
-  createDeviceRiskHandler,
   createMemoryStore,
   type DeviceRiskClient,
   type DeviceRiskHandlerOptions,
   type Store,
 } from '../../../src/server/index.js';
-
-const SHOP = 'https://shop.example';
-const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
+import { BLACKBOX, handlerWith as checkoutHandler, SHOP } from '../../support/kit.js';
 const SECRET = 'a-nonce-secret-of-at-least-32-characters';
 const OUTCOME = { outcome: 'collection_failed', scripts: ['fp_static_wdp'], durationMs: 900 };
 
@@ -24,17 +21,9 @@ const post = (body: unknown, key: string) =>
     body: JSON.stringify(body),
   });
 
-function handlerWith(client: DeviceRiskClient, extra: Partial<DeviceRiskHandlerOptions> = {}) {
-  return createDeviceRiskHandler({
-    answer: 'checked',
-    client,
-    allowedOrigins: [SHOP],
-    workflowKey: 10020,
-    nonceSecret: SECRET,
-    resolveCustomer: () => ({ customerInternalReference: 'order-1' }),
-    ...extra,
-  });
-}
+/** The endpoint with capture nonces. */
+const handlerWith = (client: DeviceRiskClient, extra: Partial<DeviceRiskHandlerOptions> = {}) =>
+  checkoutHandler(client, { nonceSecret: SECRET, ...extra });
 
 /** A memory store that counts the writes of keys it did not hold. */
 function countingStore(): Store & { newKeys: () => number } {
@@ -182,12 +171,7 @@ describe("the browser's answer never depends on onResult", () => {
   it('an onResult that throws for one decision: the same 200 as for the others, and onError is told', async () => {
     const { client } = stubClient();
     const errors: unknown[] = [];
-    const handler = createDeviceRiskHandler({
-      answer: 'checked',
-      client,
-      allowedOrigins: [SHOP],
-      workflowKey: 10020,
-      resolveCustomer: () => ({ customerInternalReference: 'order-1' }),
+    const handler = checkoutHandler(client, {
       onResult: (details) => {
         if ((details as unknown as { decision: string }).decision === 'REJECTED')
           throw new Error('no handler for REJECTED');
@@ -228,12 +212,8 @@ describe('admission before cost: one visitor or one customer cannot spend what o
     const store = countingStore();
     const errors: { code?: string }[] = [];
     let n = 0;
-    const handler = createDeviceRiskHandler({
-      answer: 'checked',
-      client,
+    const handler = checkoutHandler(client, {
       store,
-      allowedOrigins: [SHOP],
-      workflowKey: 10020,
       // Each post a customer of its own: only the address bucket can hold the flood.
       resolveCustomer: () => ({ customerInternalReference: `guest-${++n}` }),
       onError: (e) => void errors.push(e as { code?: string }),

@@ -1,48 +1,24 @@
 // The integrator endpoint (createDeviceRiskHandler) against the emulator.
-import { afterEach, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator, type EmulatorOptions } from '../../../src/emulator/index.js';
+import { describe, expect, it } from 'vitest';
+import { type Emulator, type EmulatorOptions } from '../../../src/emulator/index.js';
 import {
-  createDeviceRiskClient,
   createDeviceRiskHandler,
   createMemoryStore,
-  createTokenSource,
   runDeviceRiskCheck,
   type DeviceRiskHandlerOptions,
   type DeviceRiskProgress,
   type Store,
 } from '../../../src/server/index.js';
+import { BLACKBOX, clientOn, handlerOn, oneAttempt, SHOP, useEmulators } from '../../support/kit.js';
 
-const UA = 'AcmeShop Checkout/1.0';
-const SHOP = 'https://shop.example';
-const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
+const startEmulator = useEmulators();
 let emulator: Emulator;
-afterEach(async () => {
-  await emulator?.close();
-});
 
 async function setup(options: EmulatorOptions = {}, extra: Partial<DeviceRiskHandlerOptions> = {}) {
-  emulator = await startEmulator({ accountRequestsPerSecond: 0, ...options });
-  // Retries do not wait here: the waits are the client's and token source's own tests.
-  const tokenSource = createTokenSource({
-    clientId: emulator.clientId,
-    clientSecret: emulator.clientSecret,
-    tokenUrl: emulator.tokenUrl,
-    userAgent: UA,
-    sleep: async () => {},
-  });
-  const client = createDeviceRiskClient({
-    tokenSource,
-    baseUrl: emulator.baseUrl,
-    userAgent: UA,
-    maxAttempts: 1,
-    sleep: async () => {},
-  });
+  emulator = await startEmulator(options);
   const errors: unknown[] = [];
-  const handler = createDeviceRiskHandler({
-    answer: 'checked',
-    client,
-    allowedOrigins: [SHOP],
-    workflowKey: 10020,
+  const handler = handlerOn(emulator, {
+    client: oneAttempt(),
     resolveCustomer: (request) => {
       const user = request.headers.get('x-test-user');
       return user
@@ -147,25 +123,9 @@ describe('createDeviceRiskHandler', () => {
     const store = createMemoryStore();
     const { handler: a } = await setup({}, { store });
     emulator.faults.latency('accountCreate', 300); // the owner is still at work while the other instance looks
-    const tokenSource = createTokenSource({
-      clientId: emulator.clientId,
-      clientSecret: emulator.clientSecret,
-      tokenUrl: emulator.tokenUrl,
-      userAgent: UA,
-    });
-    const client = createDeviceRiskClient({
-      tokenSource,
-      baseUrl: emulator.baseUrl,
-      userAgent: UA,
-      maxAttempts: 1,
-      sleep: async () => {},
-    });
-    const b = createDeviceRiskHandler({
-      answer: 'checked',
-      client,
+    const b = handlerOn(emulator, {
+      client: { maxAttempts: 1, sleep: async () => {} },
       store,
-      allowedOrigins: [SHOP],
-      workflowKey: 10020,
       resolveCustomer: () => ({ customerInternalReference: 'cust-u1', userReference: 'u1' }),
     });
     const same = await Promise.all([
@@ -244,28 +204,15 @@ describe('createDeviceRiskHandler', () => {
   it('slow account creates retried by the browser make one transaction per key, however the other calls are limited', async () => {
     // Creates slower than the limit of the other calls are not abandoned. The limit is long
     // enough for the other calls on a busy machine.
-    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+    emulator = await startEmulator();
     emulator.faults.latency('accountCreate', 2_500);
-    const tokenSource = createTokenSource({
-      clientId: emulator.clientId,
-      clientSecret: emulator.clientSecret,
-      tokenUrl: emulator.tokenUrl,
-      userAgent: UA,
-    });
-    const client = createDeviceRiskClient({
-      tokenSource,
-      baseUrl: emulator.baseUrl,
-      userAgent: UA,
-      timeoutMs: 2_000,
-      sleep: async () => {},
-      // The emulator's account limit is off: so is the client's (8 creates at once).
-      limits: { accountRequestsPerSecond: 100, accountBurst: 100 },
-    });
-    const handler = createDeviceRiskHandler({
-      answer: 'checked',
-      client,
-      allowedOrigins: [SHOP],
-      workflowKey: 10020,
+    const handler = handlerOn(emulator, {
+      client: {
+        timeoutMs: 2_000,
+        sleep: async () => {},
+        // The emulator's account limit is off: so is the client's (8 creates at once).
+        limits: { accountRequestsPerSecond: 100, accountBurst: 100 },
+      },
       resolveCustomer: () => ({ customerInternalReference: 'cust-1' }),
       // 16 posts of one customer at once: idempotency under load, not admission, is tested here.
       checkoutsPerCustomer: false,
@@ -329,25 +276,10 @@ describe('createDeviceRiskHandler', () => {
   it('updates an existing account when the hook names one', async () => {
     const { handler } = await setup();
     const first = (await (await handler(post({ blackbox: BLACKBOX }))).json()) as { accountId: string };
-    const { handler: second } = {
-      handler: createDeviceRiskHandler({
-        answer: 'checked',
-        client: createDeviceRiskClient({
-          tokenSource: createTokenSource({
-            clientId: emulator.clientId,
-            clientSecret: emulator.clientSecret,
-            tokenUrl: emulator.tokenUrl,
-            userAgent: UA,
-          }),
-          baseUrl: emulator.baseUrl,
-          userAgent: UA,
-          sleep: async () => {},
-        }),
-        allowedOrigins: [SHOP],
-        workflowKey: 10020,
-        resolveCustomer: () => ({ customerInternalReference: 'cust-u1', accountId: first.accountId }),
-      }),
-    };
+    const second = handlerOn(emulator, {
+      client: { sleep: async () => {} },
+      resolveCustomer: () => ({ customerInternalReference: 'cust-u1', accountId: first.accountId }),
+    });
     const body = (await (
       await second(post({ blackbox: BLACKBOX }, { 'idempotency-key': 'key-0000000003' }))
     ).json()) as { accountId: string };
@@ -356,27 +288,15 @@ describe('createDeviceRiskHandler', () => {
   });
 
   it('uploads to an existing transaction when the hook names one, with no account call', async () => {
-    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
-    const tokenSource = createTokenSource({
-      clientId: emulator.clientId,
-      clientSecret: emulator.clientSecret,
-      tokenUrl: emulator.tokenUrl,
-      userAgent: UA,
-    });
-    const client = createDeviceRiskClient({
-      tokenSource,
-      baseUrl: emulator.baseUrl,
-      userAgent: UA,
-      sleep: async () => {},
-    });
+    emulator = await startEmulator();
+    const client = clientOn(emulator, { sleep: async () => {} });
     const transaction = await client.createAccount({
       customerInternalReference: 'cust-u1',
       workflowDefinition: { key: 10020 },
     });
-    const handler = createDeviceRiskHandler({
-      answer: 'checked',
+    const handler = handlerOn(emulator, {
       client,
-      allowedOrigins: [SHOP],
+      workflowKey: undefined, // the transaction names its workflow
       resolveCustomer: () => ({ customerInternalReference: 'cust-u1', transaction }),
     });
     const body = (await (await handler(post({ blackbox: BLACKBOX }))).json()) as {
@@ -400,20 +320,8 @@ describe('createDeviceRiskHandler', () => {
 
 describe('runDeviceRiskCheck (a form post or your own route)', () => {
   async function client() {
-    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
-    const tokenSource = createTokenSource({
-      clientId: emulator.clientId,
-      clientSecret: emulator.clientSecret,
-      tokenUrl: emulator.tokenUrl,
-      userAgent: UA,
-    });
-    return createDeviceRiskClient({
-      tokenSource,
-      baseUrl: emulator.baseUrl,
-      userAgent: UA,
-      maxAttempts: 1,
-      sleep: async () => {},
-    });
+    emulator = await startEmulator();
+    return clientOn(emulator, { maxAttempts: 1, sleep: async () => {} });
   }
 
   it('creates the account, uploads, finalizes and reads the status', async () => {
@@ -552,19 +460,9 @@ describe('runDeviceRiskCheck (a form post or your own route)', () => {
     });
 
     it('a handler without onError still answers an upstream failure', async () => {
-      emulator = await startEmulator({ accountRequestsPerSecond: 0 });
-      const tokenSource = createTokenSource({
-        clientId: emulator.clientId,
-        clientSecret: emulator.clientSecret,
-        tokenUrl: emulator.tokenUrl,
-        userAgent: UA,
-      });
-      const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA, maxAttempts: 1 });
-      const handler = createDeviceRiskHandler({
-        answer: 'checked',
-        client,
-        allowedOrigins: [SHOP],
-        workflowKey: 10020,
+      emulator = await startEmulator();
+      const handler = handlerOn(emulator, {
+        client: { maxAttempts: 1 },
         resolveCustomer: () => ({ customerInternalReference: 'c-1' }),
       });
       emulator.faults.fail('upload', { times: 1, status: 500 });
@@ -588,26 +486,15 @@ describe('runDeviceRiskCheck (a form post or your own route)', () => {
 
     it('a Retry-After over a minute is capped at 60 for the browser', async () => {
       const { handler } = await setup({}, {});
-      const client = createDeviceRiskClient({
-        tokenSource: createTokenSource({
-          clientId: emulator.clientId,
-          clientSecret: emulator.clientSecret,
-          tokenUrl: emulator.tokenUrl,
-          userAgent: UA,
-        }),
-        baseUrl: emulator.baseUrl,
-        userAgent: UA,
+      const client = clientOn(emulator, {
         maxAttempts: 1,
         fetch: (async (url: string, init: RequestInit) =>
           String(url).includes('/parts/')
             ? new Response('{}', { status: 429, headers: { 'retry-after': '3600' } })
             : fetch(url, init)) as typeof fetch,
       });
-      const capped = createDeviceRiskHandler({
-        answer: 'checked',
+      const capped = handlerOn(emulator, {
         client,
-        allowedOrigins: [SHOP],
-        workflowKey: 10020,
         resolveCustomer: () => ({ customerInternalReference: 'c-1' }),
       });
       void handler;

@@ -3,15 +3,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import { DeviceRiskTransaction } from '../../../src/server/api/device-risk-client.js';
 import { DeviceRiskError } from '../../../src/server/errors.js';
-import {
-  createDeviceRiskHandler,
-  runDeviceRiskCheck,
-  type DeviceRiskClient,
-  type DeviceRiskHandlerOptions,
-} from '../../../src/server/index.js';
-
-const SHOP = 'https://shop.example';
-const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
+import { runDeviceRiskCheck, type DeviceRiskClient } from '../../../src/server/index.js';
+import { BLACKBOX, handlerWith, SHOP } from '../../support/kit.js';
 
 const transaction = (n = 1, tokenExpiresAt = Date.now() + 300_000) =>
   new DeviceRiskTransaction({
@@ -56,17 +49,6 @@ function stubClient(overrides: Partial<DeviceRiskClient> = {}) {
     ...overrides,
   };
   return { client, calls };
-}
-
-function handlerWith(client: DeviceRiskClient, extra: Partial<DeviceRiskHandlerOptions> = {}) {
-  return createDeviceRiskHandler({
-    answer: 'checked',
-    client,
-    allowedOrigins: [SHOP],
-    workflowKey: 10020,
-    resolveCustomer: () => ({ customerInternalReference: 'order-1' }),
-    ...extra,
-  });
 }
 
 const post = (body: unknown, headers: Record<string, string> = {}) =>

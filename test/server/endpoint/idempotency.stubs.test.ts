@@ -3,16 +3,14 @@
 // the version it wrote (fencing), and a transaction the kit made is never dropped silently.
 import { describe, expect, it } from 'vitest';
 import {
-  createDeviceRiskHandler,
   createMemoryStore,
   type DeviceRiskClient,
   type DeviceRiskHandlerOptions,
   type Store,
 } from '../../../src/server/index.js';
+import { BLACKBOX, handlerWith as checkoutHandler, SHOP } from '../../support/kit.js';
 import { stubClient } from '../../support/stub-client.js';
 
-const SHOP = 'https://shop.example';
-const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
 const KEY = 'checkout-key-1';
 
 const post = () =>
@@ -24,12 +22,7 @@ const post = () =>
 
 function handlerWith(client: DeviceRiskClient, extra: Partial<DeviceRiskHandlerOptions> = {}) {
   const errors: Array<{ code?: string; message: string }> = [];
-  const handler = createDeviceRiskHandler({
-    answer: 'checked',
-    client,
-    allowedOrigins: [SHOP],
-    workflowKey: 10020,
-    resolveCustomer: () => ({ customerInternalReference: 'order-1' }),
+  const handler = checkoutHandler(client, {
     onError: (error) => void errors.push(error as { code?: string; message: string }),
     ...extra,
   });
@@ -410,14 +403,9 @@ describe('the intent, pinned', () => {
       const store = failingStore();
       const { client } = stubClient();
       const errors: Array<{ code?: string; operation?: string }> = [];
-      const handler = createDeviceRiskHandler({
-        answer: 'checked',
-        client,
+      const handler = checkoutHandler(client, {
         store,
-        allowedOrigins: [SHOP],
-        workflowKey: 10020,
         idempotencyLeaseMs: 200,
-        resolveCustomer: () => ({ customerInternalReference: 'order-1' }),
         ...(withOnError ? { onError: (error: unknown) => void errors.push(error as never) } : {}),
       });
       store.fail((value) => value.includes('"transaction"'));

@@ -1,23 +1,18 @@
 // Capture outcomes on the server: parsed strictly, told once per capture (with the blackbox,
 // or alone when there is none), and recorded as OpenTelemetry metrics, which the SDK's
 // in-memory reader counts here.
-import { afterEach, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator } from '../../../src/emulator/index.js';
+import { describe, expect, it } from 'vitest';
+import type { Emulator } from '../../../src/emulator/index.js';
 import {
-  createDeviceRiskClient,
-  createDeviceRiskHandler,
   createMemoryStore,
-  createTokenSource,
   parseOutcome,
   type CaptureOutcome,
   type DeviceRiskHandlerOptions,
 } from '../../../src/server/index.js';
 import { recordUpstream } from '../../../src/server/metrics.js';
+import { BLACKBOX, handlerOn, oneAttempt, SHOP, useEmulators } from '../../support/kit.js';
 import { useTestMeter } from '../../support/otel.js';
 
-const UA = 'AcmeShop Checkout/1.0';
-const SHOP = 'https://shop.example';
-const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
 const OUTCOME: CaptureOutcome = { outcome: 'degraded-first-party', scripts: ['fp_static_wdp'], durationMs: 2150 };
 
 const collect = useTestMeter();
@@ -37,33 +32,14 @@ async function points(name: string) {
 const valueOf = async (name: string, attributes: Record<string, string>) =>
   (await points(name)).find((p) => JSON.stringify(p.attributes) === JSON.stringify(attributes))?.value ?? 0;
 
+const startEmulator = useEmulators();
 let emulator: Emulator;
-afterEach(async () => {
-  await emulator?.close();
-});
 
 async function setup(extra: Partial<DeviceRiskHandlerOptions> = {}) {
-  emulator = await startEmulator({ accountRequestsPerSecond: 0 });
-  const tokenSource = createTokenSource({
-    clientId: emulator.clientId,
-    clientSecret: emulator.clientSecret,
-    tokenUrl: emulator.tokenUrl,
-    userAgent: UA,
-    sleep: async () => {},
-  });
-  const client = createDeviceRiskClient({
-    tokenSource,
-    baseUrl: emulator.baseUrl,
-    userAgent: UA,
-    maxAttempts: 1,
-    sleep: async () => {},
-  });
+  emulator = await startEmulator();
   const told: CaptureOutcome[] = [];
-  const handler = createDeviceRiskHandler({
-    answer: 'checked',
-    client,
-    allowedOrigins: [SHOP],
-    workflowKey: 10020,
+  const handler = handlerOn(emulator, {
+    client: oneAttempt(),
     resolveCustomer: () => ({ customerInternalReference: 'order-1' }),
     onOutcome: (o) => void told.push(o),
     store: createMemoryStore(),

@@ -1,4 +1,5 @@
-// Generated hostile input, over real sockets (fast-check): requests against the proxy, the
+// Generated hostile input, over real sockets through the kit's Node adapter (toNodeHandler,
+// src/server/node.ts) against the emulator (fast-check): requests against the proxy, the
 // endpoint, the callback receiver, the Node adapter and the emulator; answers against the
 // proxy and the API client. Properties: the process goes on (an exception thrown out of an
 // event callback fails this file as an unhandled error), every answer is a typed refusal or
@@ -10,9 +11,9 @@ import { createServer, request as httpRequest, type Server } from 'node:http';
 import { connect, createServer as createTcpServer, type AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator } from '../src/emulator/index.js';
-import { lineSafe, parsePortBase } from '../src/emulator/cli-env.js';
-import { nonPublicRange } from '../src/doctor/addresses.js';
+import { startEmulator, type Emulator } from '../../src/emulator/index.js';
+import { lineSafe, parsePortBase } from '../../src/emulator/cli-env.js';
+import { nonPublicRange } from '../../src/doctor/addresses.js';
 import {
   createCallbackHandler,
   createDeviceRiskClient,
@@ -24,7 +25,8 @@ import {
   toNodeHandler,
   type FetchHandler,
   type Store,
-} from '../src/server/index.js';
+} from '../../src/server/index.js';
+import { clientOn, handlerOn } from '../support/kit.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 60);
 const SHOP = 'https://shop.example';
@@ -218,6 +220,30 @@ function typedRefusal(answer: { status: number; body: string; type: string }): b
   }
 }
 
+/** Generated requests to `path`: each answered `success`, a typed refusal or the parser's; a HEAD 400 or 405. */
+function sendHostile(port: number, path: string, success: number): Promise<void> {
+  return fc.assert(
+    fc.asyncProperty(method, headers, body, async (m, h, b) => {
+      const answer = await send(port, {
+        method: m,
+        path,
+        headers: h,
+        ...(m === 'GET' || m === 'HEAD' ? {} : { body: b }),
+      });
+      if (!answer) return;
+      if (m === 'HEAD') {
+        expect([400, 405]).toContain(answer.status); // a bad Host first, else the method
+        return;
+      }
+      expect(
+        answer.status === success || typedRefusal(answer) || parserRefusal(answer),
+        `${m} ${JSON.stringify(h)} ${b} -> ${answer.status} ${answer.body}`,
+      ).toBe(true);
+    }),
+    { numRuns: RUNS, timeout: RUN_TIMEOUT },
+  );
+}
+
 describe('hostile requests', () => {
   let emulator: Emulator;
   beforeAll(async () => {
@@ -301,26 +327,10 @@ describe('hostile requests', () => {
           return memory.compareAndSet(...a);
         },
       };
-      const tokenSource = createTokenSource({
-        clientId: emulator.clientId,
-        clientSecret: emulator.clientSecret,
-        tokenUrl: emulator.tokenUrl,
-        userAgent: UA,
-      });
-      const client = createDeviceRiskClient({
-        tokenSource,
-        baseUrl: emulator.baseUrl,
-        retrievalBaseUrl: emulator.retrievalUrl,
-        userAgent: UA,
-        maxAttempts: 1,
-      });
       const port = await serve(
-        createDeviceRiskHandler({
-          answer: 'checked',
-          client,
+        handlerOn(emulator, {
+          client: { retrievalBaseUrl: emulator.retrievalUrl, maxAttempts: 1 },
           store,
-          allowedOrigins: [SHOP],
-          workflowKey: 10020,
           // Nobody is signed in: every request is refused here, after the body was read.
           resolveCustomer: () =>
             new Response('{"error":{"code":"signed_out"}}', {
@@ -329,26 +339,7 @@ describe('hostile requests', () => {
             }),
         }),
       );
-      await fc.assert(
-        fc.asyncProperty(method, headers, body, async (m, h, b) => {
-          const answer = await send(port, {
-            method: m,
-            path: '/device-risk',
-            headers: h,
-            ...(m === 'GET' || m === 'HEAD' ? {} : { body: b }),
-          });
-          if (!answer) return;
-          if (m === 'HEAD') {
-            expect([400, 405]).toContain(answer.status); // a bad Host first, else the method
-            return;
-          }
-          expect(
-            answer.status === 202 || typedRefusal(answer) || parserRefusal(answer),
-            `${m} ${JSON.stringify(h)} ${b} -> ${answer.status} ${answer.body}`,
-          ).toBe(true);
-        }),
-        { numRuns: RUNS, timeout: RUN_TIMEOUT },
-      );
+      await sendHostile(port, '/device-risk', 202);
       expect(writes).toBe(0);
       expect(emulator.inspect.requests('accountCreate')).toBe(0);
       expect(heapGrowth()).toBeLessThan(64 * 1024 * 1024); // memory stays bounded: nothing kept per request
@@ -361,42 +352,11 @@ describe('hostile requests', () => {
     { timeout: CASE_TIMEOUT },
     async () => {
       let results = 0;
-      const tokenSource = createTokenSource({
-        clientId: emulator.clientId,
-        clientSecret: emulator.clientSecret,
-        tokenUrl: emulator.tokenUrl,
-        userAgent: UA,
-      });
-      const client = createDeviceRiskClient({
-        tokenSource,
-        baseUrl: emulator.baseUrl,
-        retrievalBaseUrl: emulator.retrievalUrl,
-        userAgent: UA,
-        maxAttempts: 1,
-      });
+      const client = clientOn(emulator, { retrievalBaseUrl: emulator.retrievalUrl, maxAttempts: 1 });
       const handler = createCallbackHandler({ client, allowedSources: ['127.0.0.1'], onResult: () => void results++ });
       closers.push(async () => handler.close());
       const port = await serve(handler);
-      await fc.assert(
-        fc.asyncProperty(method, headers, body, async (m, h, b) => {
-          const answer = await send(port, {
-            method: m,
-            path: '/callback',
-            headers: h,
-            ...(m === 'GET' || m === 'HEAD' ? {} : { body: b }),
-          });
-          if (!answer) return;
-          if (m === 'HEAD') {
-            expect([400, 405]).toContain(answer.status); // a bad Host first, else the method
-            return;
-          }
-          expect(
-            answer.status === 200 || typedRefusal(answer) || parserRefusal(answer),
-            `${m} ${b} -> ${answer.status} ${answer.body}`,
-          ).toBe(true);
-        }),
-        { numRuns: RUNS, timeout: RUN_TIMEOUT },
-      );
+      await sendHostile(port, '/callback', 200);
       await handler.idle();
       expect(results).toBe(0); // no generated body names a real execution on the retrieval host
       expect(await alive(port)).toBe(true);
@@ -759,7 +719,7 @@ describe('the limits on what a command reads and where the doctor goes', () => {
 
 describe('generated traffic against the admission limits', () => {
   it('no source is ever admitted more than its burst plus the refill of the time elapsed', async () => {
-    const { createLimiter } = await import('../src/server/endpoint/admission.js');
+    const { createLimiter } = await import('../../src/server/endpoint/admission.js');
     fc.assert(
       fc.property(
         fc.record({ burst: fc.integer({ min: 1, max: 20 }), perMinute: fc.integer({ min: 1, max: 600 }) }),
@@ -792,7 +752,7 @@ describe('generated traffic against the admission limits', () => {
   it(
     'generated checkouts from a few addresses and customers: never more creates than the buckets allow, every refusal a typed 429 with Retry-After',
     async () => {
-      const { stubClient } = await import('./support/stub-client.js');
+      const { stubClient } = await import('../support/stub-client.js');
       await fc.assert(
         fc.asyncProperty(
           fc.array(fc.tuple(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 3 })), {

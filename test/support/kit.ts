@@ -1,0 +1,53 @@
+// The server kit's endpoint on the emulated service, for the vitest tests of the sources:
+// test/support/emulated-kit.mjs's assembly (the one runtimes/checks.mjs runs from the packed
+// tarball) given the sources, and emulators that close after each test.
+import { afterEach } from 'vitest';
+import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.js';
+import * as kit from '../../src/server/index.js';
+import type { DeviceRiskClient, DeviceRiskHandler, DeviceRiskHandlerOptions } from '../../src/server/index.js';
+import {
+  checkoutHandler,
+  emulatedClient,
+  emulatedHandler,
+  type EmulatedClientOptions,
+  type EmulatedHandlerOptions,
+} from './emulated-kit.mjs';
+
+export { BLACKBOX, SHOP, UA, type EmulatedClientOptions, type EmulatedHandlerOptions } from './emulated-kit.mjs';
+
+/** A Device Risk client of the sources on `emulator`. */
+export const clientOn = (emulator: Emulator, options?: EmulatedClientOptions): DeviceRiskClient =>
+  emulatedClient(kit, emulator, options);
+
+/** The endpoint of the sources for SHOP's checkouts, its client on `emulator`. */
+export const handlerOn = (emulator: Emulator, options: EmulatedHandlerOptions): DeviceRiskHandler =>
+  emulatedHandler(kit, emulator, options);
+
+/** Client options for the endpoint's tests: one attempt, and no waits (the waits are the client's and the token source's own tests). */
+export function oneAttempt(extra: EmulatedClientOptions = {}): EmulatedClientOptions {
+  const { tokenSource, ...client } = extra;
+  return { maxAttempts: 1, sleep: async () => {}, ...client, tokenSource: { sleep: async () => {}, ...tokenSource } };
+}
+
+/**
+ * For a file's tests: the returned function starts an emulator (its account rate limit off
+ * unless `options` set one), and every emulator it started is closed after the test.
+ */
+export function useEmulators(): (options?: EmulatorOptions) => Promise<Emulator> {
+  const running: Emulator[] = [];
+  afterEach(async () => {
+    for (const emulator of running.splice(0)) await emulator.close();
+  });
+  return async (options = {}) => {
+    const emulator = await startEmulator({ accountRequestsPerSecond: 0, ...options });
+    running.push(emulator);
+    return emulator;
+  };
+}
+
+/** The endpoint of the sources for SHOP's checkouts (workflow 10020, customer order-1) on `client`, a stub or a real one. */
+export const handlerWith = (
+  client: DeviceRiskClient,
+  options: Partial<DeviceRiskHandlerOptions> = {},
+): DeviceRiskHandler =>
+  checkoutHandler(kit, { resolveCustomer: () => ({ customerInternalReference: 'order-1' }), ...options, client });
