@@ -142,9 +142,10 @@ export function createCall(context: CallContext): Call {
           const waitMs = backoffMs(attempt, retryAfter, MAX_RETRY_AFTER_SECONDS);
           if (response.status === 429 && init.limiter) {
             // Every instance backs off, not only this one; this one waits here, unless the
-            // wait would outlast the call: then the 429 is the answer, with its Retry-After.
+            // wait would outlast the call: then the 429 is the answer, with its Retry-After
+            // (after the last attempt, wait() waits for nothing).
             waitedUntil = await init.limiter.backOff(waitMs);
-            if (attempt >= maxAttempts || now() + waitMs >= waitEndsAt) throw lastError;
+            if (now() + waitMs >= waitEndsAt) throw lastError;
           }
           await wait(attempt, waitMs);
           continue;

@@ -19,7 +19,10 @@ export function createFinalize(
       await call('finalize', transaction.finalizeUrl, { method, bearer: () => transaction.token }, true);
     } catch (error) {
       // A retried finalize whose first attempt went through answers 409: check before failing.
-      if ((error as DeviceRiskError).status === 409 && (await status(transaction).catch(() => '')) === 'PROCESSED')
+      if (
+        (error as DeviceRiskError).status === 409 &&
+        (await status(transaction).catch(() => undefined)) === 'PROCESSED'
+      )
         return;
       throw error;
     }

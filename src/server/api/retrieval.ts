@@ -87,18 +87,18 @@ export function createRetrieval(context: RetrievalContext) {
     const ids = idsOf(transaction, 'waitForResult');
     let last = 'unknown';
     let waited = 0;
-    const aborted = () =>
+    const aborted = (reason: unknown) =>
       new DeviceRiskError(ERR_ABORTED, apiMessages.waitAborted(ids.workflowExecutionId), {
         operation: 'waitForResult',
-        cause: signal?.reason,
+        cause: reason,
       });
     for (const at of schedule.slice(0, 10)) {
-      if (signal?.aborted) throw aborted();
+      if (signal?.aborted) throw aborted(signal.reason);
       await sleepFor(Math.max(0, at - waited) * 1000, signal).catch((error: unknown) => {
-        throw signal?.aborted ? aborted() : error;
+        throw signal?.aborted ? aborted(signal.reason) : error;
       });
       waited = at;
-      if (signal?.aborted) throw aborted();
+      if (signal?.aborted) throw aborted(signal.reason);
       last = await status(ids);
       if (last === 'PROCESSED') return details(ids);
       if (last === 'SESSION_EXPIRED' || last === 'TOKEN_EXPIRED') {

@@ -16,7 +16,7 @@ import { createMemoryStore, withTimeLimit, type Store } from '../store/store.js'
 import { takeLease } from '../store/lease.js';
 import { createRateLimiter } from './rate-limit.js';
 import { createTokenCache } from './token/cache.js';
-import { createTokenRequest } from './token/request.js';
+import { createTokenRequest, failureWithin } from './token/request.js';
 
 export type Region = 'US' | 'EU' | 'SG';
 
@@ -173,6 +173,12 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
     cache,
   });
 
+  const waitedInVain = (cause: unknown) =>
+    new DeviceRiskError(ERR_NETWORK, tokenMessages.noTokenWhileWaiting(new URL(tokenUrl).origin, timeoutMs), {
+      operation: 'token',
+      cause,
+    });
+
   /**
    * The fleet's token: the instance holding the lock fetches, the others wait for the token
    * it stores. The lock is a lease renewed while the fetch runs, so an instance that dies
@@ -196,14 +202,7 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
         await sleep(LOCK_POLL_MS, limit.signal);
       }
     } catch (error) {
-      if (callerSignal?.aborted && error === callerSignal.reason) throw error;
-      if (limit.expired && !(error instanceof DeviceRiskError)) {
-        throw new DeviceRiskError(ERR_NETWORK, tokenMessages.noTokenWhileWaiting(new URL(tokenUrl).origin, timeoutMs), {
-          operation: 'token',
-          cause: error,
-        });
-      }
-      throw error;
+      throw failureWithin(error, limit, waitedInVain, callerSignal);
     } finally {
       limit.clear();
     }

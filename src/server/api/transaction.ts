@@ -70,7 +70,7 @@ export function createTransactions(base: URL, now: Now, marginMs: number): Trans
     try {
       url = typeof value === 'string' ? new URL(value) : undefined;
     } catch {
-      url = undefined;
+      // No URL: refused below, as every address off the API is.
     }
     if (!url || url.origin !== base.origin || !shape.test(url.pathname) || url.search || url.hash || url.username) {
       throw new DeviceRiskError(ERR_FORGED_ADDRESS, apiMessages.addressRefused(what, base.origin));

@@ -76,6 +76,68 @@ describe('createCaptureNonce / verifyCaptureNonce', () => {
   });
 });
 
+describe('the nonce format, exactly (src/server/endpoint/nonce.ts)', () => {
+  const base64url = (bytes: Uint8Array) =>
+    btoa(String.fromCharCode(...bytes))
+      .replace(/\+/g, '-')
+      .replace(/\//g, '_')
+      .replace(/=+$/, '');
+  /** A nonce of any parts, signed with the right secret: only its shape can make it invalid. */
+  async function signedWith(version: string, expiry: string, id: string, subject = 's') {
+    const key = await crypto.subtle.importKey(
+      'raw',
+      new TextEncoder().encode(SECRET),
+      { name: 'HMAC', hash: 'SHA-256' },
+      false,
+      ['sign'],
+    );
+    const mac = await crypto.subtle.sign(
+      'HMAC',
+      key,
+      new TextEncoder().encode(`${version}.${expiry}.${id}\n${subject}`),
+    );
+    return `${version}.${expiry}.${id}.${base64url(new Uint8Array(mac))}`;
+  }
+  const ID = 'A'.repeat(22);
+  const EXPIRY = (2_000_000_000_000).toString(36);
+  const verify = (nonce: string) => verifyCaptureNonce(nonce, { secret: SECRET, subject: 's', now: () => 1_000_000 });
+
+  it('a nonce signed with the secret, of the documented shape, verifies', async () => {
+    await expect(verify(await signedWith('v1', EXPIRY, ID))).resolves.toEqual({ id: ID, expiresAt: 2_000_000_000_000 });
+  });
+
+  it.each([
+    ['another version', 'v2', EXPIRY, ID],
+    ['an expiry of 13 characters', 'v1', EXPIRY.padStart(13, '0'), ID],
+    ['an expiry that is not base 36', 'v1', `-${EXPIRY}`, ID],
+    ['an id of 23 characters', 'v1', EXPIRY, `${ID}B`],
+    ['an id of 21 characters after a stray one', 'v1', EXPIRY, `*${ID.slice(1)}`],
+  ])('one signed with the secret but with %s is nonce_invalid', async (_, version, expiry, id) => {
+    await expect(verify(await signedWith(version, expiry, id))).rejects.toMatchObject({ code: 'nonce_invalid' });
+  });
+
+  it('a signature with a stray character before or after it is nonce_invalid, not a decoding error', async () => {
+    const [v, expiry, id, signature] = (await signedWith('v1', EXPIRY, ID)).split('.') as [
+      string,
+      string,
+      string,
+      string,
+    ];
+    for (const forged of [`*${signature}`, `${signature}*`])
+      await expect(verify(`${v}.${expiry}.${id}.${forged}`)).rejects.toMatchObject({ code: 'nonce_invalid' });
+  });
+
+  it('a secret of 31 characters is refused, one of 32 accepted', async () => {
+    await expect(createCaptureNonce({ secret: 'x'.repeat(31), subject: 's' })).rejects.toMatchObject({
+      code: 'invalid_configuration',
+    });
+    await expect(verifyCaptureNonce('v1.x', { secret: 'x'.repeat(31), subject: 's' })).rejects.toMatchObject({
+      code: 'invalid_configuration',
+    });
+    await expect(createCaptureNonce({ secret: 'x'.repeat(32), subject: 's' })).resolves.toMatch(/^v1\./);
+  });
+});
+
 describe('the endpoint with nonceSecret', () => {
   async function setup(store: Store = createMemoryStore()) {
     emulator ??= await startEmulator({ accountRequestsPerSecond: 0 });

@@ -63,6 +63,42 @@ describe('repairBlackbox', () => {
   });
 });
 
+describe('repairBlackbox, at its edges', () => {
+  it('an object whose text is a quoted blackbox is no blackbox: invalid_blackbox, nothing repaired', () => {
+    const disguised = { toString: () => `"${BLACKBOX}"` };
+    expect(() => repairBlackbox(disguised)).toThrow(expect.objectContaining({ code: 'invalid_blackbox' }));
+  });
+
+  it('the longest damage that can stand for a blackbox of the longest length is repaired', () => {
+    const damaged = `"${'%2B'.repeat(8001)}"`;
+    expect(damaged).toHaveLength(3 * 8001 + 2);
+    expect(repairBlackbox(damaged)).toEqual({ blackbox: '+'.repeat(8001), repairs: ['quotes', 'percent_encoding'] });
+    expect(() => repairBlackbox(`${damaged} `)).toThrow(expect.objectContaining({ code: 'invalid_blackbox' }));
+  });
+
+  it.each([
+    ['quotes inside it', `AAAA"${BLACKBOX}"`],
+    ['a quoted part at its start', `"AAAA"${BLACKBOX}`],
+  ])('only quotes around the whole value are taken off: one with %s is refused, nothing taken off', (_, damaged) => {
+    expect(() => repairBlackbox(damaged)).toThrow(expect.objectContaining({ code: 'invalid_blackbox' }));
+  });
+
+  it("a refusal names what is still wrong once, with the check's own error as its cause", () => {
+    let refusal: (Error & { code?: string; cause?: unknown }) | undefined;
+    try {
+      repairBlackbox(BLACKBOX.replace('abc', 'a<c').replace('+', ' '));
+    } catch (error) {
+      refusal = error as typeof refusal;
+    }
+    expect(refusal).toMatchObject({
+      code: 'blackbox_damaged',
+      cause: expect.objectContaining({ code: 'invalid_blackbox' }),
+    });
+    expect(refusal!.message.match(/\[blackbox-capture\/server\]/g)).toHaveLength(1);
+    expect(refusal!.message).toContain((refusal!.cause as Error).message.replace('[blackbox-capture/server] ', ''));
+  });
+});
+
 describe("the demo's classic form post", () => {
   it('survives a form that sends the field unencoded ("+" arrives as a space)', async () => {
     const demo = await startDemo({ ...configFromEnvironment({}), port: 0 });

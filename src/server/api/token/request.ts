@@ -36,20 +36,23 @@ export interface TokenRequestContext {
   cache: TokenCache;
 }
 
+/**
+ * What a token call made within `limit` fails with: the caller's abort reason as it is, a
+ * failure the time limit caused (an abort, not one of ours) as `timedOut(cause)`, else the error.
+ */
+export function failureWithin(
+  error: unknown,
+  limit: { readonly expired: boolean },
+  timedOut: (cause: unknown) => DeviceRiskError,
+  callerSignal?: AbortSignal,
+): unknown {
+  if (callerSignal?.aborted && error === callerSignal.reason) return error;
+  if (limit.expired && !(error instanceof DeviceRiskError)) return timedOut(error);
+  return error;
+}
+
 export function createTokenRequest(context: TokenRequestContext): (callerSignal?: AbortSignal) => Promise<string> {
-  const {
-    tokenUrl,
-    authorization,
-    userAgent,
-    fetch: doFetch,
-    now,
-    pause,
-    maxAttempts,
-    timeoutMs,
-    maxRetryAfterMs,
-    limiter,
-    cache,
-  } = context;
+  const { tokenUrl, now, maxAttempts, timeoutMs, limiter } = context;
 
   async function requestToken(callerSignal?: AbortSignal): Promise<string> {
     // One limit for the whole call: rate-limit slots, backoff and Retry-After waits included.
@@ -63,7 +66,7 @@ export function createTokenRequest(context: TokenRequestContext): (callerSignal?
     /** Waits before the next attempt, unless it would outlast the time limit or none is left: then the last error stands. */
     const wait = async (ms: number, error: DeviceRiskError) => {
       if (attempt >= maxAttempts || now() + ms >= started + timeoutMs) throw error;
-      await pause(ms, signal);
+      await context.pause(ms, signal);
     };
     const started = now();
     let lastError: DeviceRiskError | undefined;
@@ -73,13 +76,13 @@ export function createTokenRequest(context: TokenRequestContext): (callerSignal?
         const answered = await limiter.acquire(signal, started + timeoutMs);
         let response: Response;
         try {
-          response = await doFetch(tokenUrl, {
+          response = await context.fetch(tokenUrl, {
             method: 'POST',
             headers: {
-              authorization,
+              authorization: context.authorization,
               accept: 'application/json',
               'content-type': 'application/x-www-form-urlencoded',
-              'user-agent': userAgent,
+              'user-agent': context.userAgent,
             },
             body: 'grant_type=client_credentials',
             redirect: 'manual',
@@ -124,7 +127,7 @@ export function createTokenRequest(context: TokenRequestContext): (callerSignal?
           const issuedAt = now();
           const lifetimeMs = tokenLifetimeSeconds(body.expires_in) * 1000;
           const token: CachedToken = { accessToken: body.access_token, issuedAt, expiresAt: issuedAt + lifetimeMs };
-          await cache.save(token, lifetimeMs);
+          await context.cache.save(token, lifetimeMs);
           return body.access_token;
         }
         const summary = await upstreamSummary(response);
@@ -139,7 +142,7 @@ export function createTokenRequest(context: TokenRequestContext): (callerSignal?
           // Every instance backs off, not only this one.
           await limiter.backOff(waitMs);
           // A long Retry-After is the service's answer for now: say so at once instead of stalling every caller.
-          if (retryAfter !== undefined && retryAfter * 1000 > maxRetryAfterMs) throw lastError;
+          if (retryAfter !== undefined && retryAfter * 1000 > context.maxRetryAfterMs) throw lastError;
           if (attempt >= maxAttempts || now() + waitMs >= started + timeoutMs) throw lastError;
           // The shared backoff at the top of the loop waits it out, as every other instance does.
           continue;
@@ -160,9 +163,7 @@ export function createTokenRequest(context: TokenRequestContext): (callerSignal?
       }
       throw lastError!;
     } catch (error) {
-      if (callerSignal?.aborted && error === callerSignal.reason) throw error;
-      if (limit.expired && !(error instanceof DeviceRiskError)) throw timedOut(error);
-      throw error;
+      throw failureWithin(error, limit, timedOut, callerSignal);
     } finally {
       limit.clear();
     }

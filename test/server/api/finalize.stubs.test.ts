@@ -1,0 +1,54 @@
+// Finalize (src/server/api/finalize.ts) on a stub call: a 409 is done only when the status
+// says PROCESSED, and only a 409: any other failure stands, whatever the status says.
+import { describe, expect, it } from 'vitest';
+import type { Call } from '../../../src/server/api/call.js';
+import { createFinalize } from '../../../src/server/api/finalize.js';
+import { createTransactions, DeviceRiskTransaction } from '../../../src/server/api/transaction.js';
+import { DeviceRiskError } from '../../../src/server/errors.js';
+
+const BASE = 'https://api.example';
+const EXECUTION_URL = `${BASE}/api/v1/accounts/11111111-2222-4333-8444-555555555555/workflow-executions/66666666-7777-4888-9999-aaaaaaaaaaaa`;
+const T0 = 1_800_000_000_000;
+const transaction = new DeviceRiskTransaction({
+  accountId: '11111111-2222-4333-8444-555555555555',
+  workflowExecutionId: '66666666-7777-4888-9999-aaaaaaaaaaaa',
+  credentialId: 'bbbbbbbb-cccc-4ddd-8eee-ffffffffffff',
+  uploadUrl: `${EXECUTION_URL}/credentials/bbbbbbbb-cccc-4ddd-8eee-ffffffffffff/parts/DEVICE_RISK`,
+  finalizeUrl: EXECUTION_URL,
+  tokenExpiresAt: T0 + 600_000,
+  token: 'tx-token',
+});
+
+function finalize(failure: DeviceRiskError, statusRead: () => Promise<string>) {
+  const reads: number[] = [];
+  const call: Call = async () => Promise.reject(failure);
+  const run = createFinalize(
+    call,
+    createTransactions(new URL(BASE), () => T0, 30_000),
+    'PUT',
+    async () => {
+      reads.push(1);
+      return statusRead();
+    },
+  );
+  return { run: () => run(transaction), reads };
+}
+
+describe('finalize', () => {
+  it('a 409 with the status PROCESSED is done', async () => {
+    const conflict = new DeviceRiskError('request_rejected', 'conflict', { status: 409 });
+    await expect(finalize(conflict, async () => 'PROCESSED').run()).resolves.toBeUndefined();
+  });
+
+  it('any other failure stands, even when the status says PROCESSED, and no status is read for it', async () => {
+    const failure = new DeviceRiskError('upstream_error', 'down', { status: 500 });
+    const { run, reads } = finalize(failure, async () => 'PROCESSED');
+    await expect(run()).rejects.toBe(failure);
+    expect(reads).toEqual([]);
+  });
+
+  it('a 409 whose status read fails stands as the 409', async () => {
+    const conflict = new DeviceRiskError('request_rejected', 'conflict', { status: 409 });
+    await expect(finalize(conflict, async () => Promise.reject(new Error('no'))).run()).rejects.toBe(conflict);
+  });
+});
