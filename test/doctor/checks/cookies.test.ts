@@ -82,6 +82,15 @@ describe('checkCookies', () => {
     ]);
   });
 
+  it('a collector answer without a body is read for its cookies all the same', async () => {
+    const { findings } = await cookies(withCookies('bbc_a=1; Path=/iojs'), COLLECTOR, {
+      [`${COLLECTOR}/general5/dyn_wdp.js`]: () => new Response(null, { headers: [['set-cookie', 'a=1']] }),
+    });
+    expect(findings).toEqual([
+      expect.objectContaining({ status: 'pass', message: '1 cookie(s) through the proxy, 1 from the collector' }),
+    ]);
+  });
+
   it("the collector's body is not read", async () => {
     let cancelled = false;
     await cookies(withCookies(), COLLECTOR, {

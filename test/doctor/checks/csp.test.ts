@@ -2,7 +2,7 @@
 // first-party scripts and the vendor host; 'strict-dynamic' and its nonce; each policy on its own;
 // the problems named, and the fix naming the origins it knows.
 import { describe, expect, it } from 'vitest';
-import { checkCsp } from '../../../src/doctor/checks/csp.js';
+import { allows, checkCsp } from '../../../src/doctor/checks/csp.js';
 import { findLoaders } from '../../../src/doctor/checks/loader.js';
 import { recorder } from '../../support/doctor-checks.js';
 
@@ -29,13 +29,22 @@ const ALL = `'self' https://cdn.vendor.test ${VENDOR}`;
 
 describe('checkCsp', () => {
   it('no policy passes: nothing blocks the loader', () => {
-    expect(csp(undefined).status).toBe('pass');
+    expect(csp(undefined)).toMatchObject({
+      status: 'pass',
+      message: 'no Content-Security-Policy: nothing blocks the loader',
+    });
   });
 
   it('a policy allowing the loader, this origin and the vendor, for scripts and connections, passes', () => {
     expect(csp(`script-src ${ALL}; connect-src 'self' ${VENDOR}`)).toMatchObject({ status: 'pass', fix: undefined });
     // default-src governs both where the others are missing.
     expect(csp(`default-src ${ALL}`).status).toBe('pass');
+    expect(csp(`default-src 'self' ${VENDOR}`).message).toBe(
+      "script-src does not allow the loader's origin https://cdn.vendor.test",
+    );
+    expect(csp(`default-src https://cdn.vendor.test 'self'`).message).toBe(
+      `script-src does not allow the vendor's host ${VENDOR}; connect-src does not allow the vendor's host ${VENDOR}`,
+    );
   });
 
   it('each missing source is named, scripts then connections, joined by "; "', () => {
@@ -101,6 +110,21 @@ describe('checkCsp', () => {
     expect(csp(`script-src 'none'`, html).fix).toBe(
       `allow them: script-src 'self' https://cdn.vendor.test ${VENDOR} (or a nonce with 'strict-dynamic' on the tag that loads the package), connect-src 'self' ${VENDOR}`,
     );
+    const two = `${LOADER_TAG}<script src="https://other.vendor.test/snare.js"></script>`;
+    expect(csp(`script-src 'none'`, two).fix).toContain(
+      `script-src 'self' https://cdn.vendor.test https://other.vendor.test ${VENDOR} (`,
+    );
     expect(csp(`script-src 'none'`, '').fix).toContain(`script-src 'self' <loader origin> ${VENDOR}`);
+  });
+});
+
+describe('allows: a scheme in the source', () => {
+  it.each([
+    ['http://x.test', 'http://x.test', true],
+    ['https://x.test', 'https://x.test', true],
+    ['http://x.test', 'https://x.test', true],
+    ['https://x.test', 'http://x.test', false],
+  ])('%s lets %s load: %s', (source, origin, allowed) => {
+    expect(allows([source], origin, 'https://shop.test')).toBe(allowed);
   });
 });

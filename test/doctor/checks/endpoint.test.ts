@@ -86,6 +86,12 @@ describe('checkPostEndpoint', () => {
       `${ENDPOINT} refuses this page's origin https://shop.test (403 origin_not_allowed)`,
     ],
     [
+      'origin_not_allowed in another status than 403',
+      answer(400, '{"error":{"code":"origin_not_allowed"}}', 'application/json'),
+      'pass',
+      `${ENDPOINT} answers POST (400 origin_not_allowed to an empty body)`,
+    ],
+    [
       'a code in a body that is no JSON',
       answer(400, '{"code":"bad_request"}', 'text/plain'),
       'warn',

@@ -80,6 +80,23 @@ describe('checkFirstPartyScripts', () => {
     expect(dyn).toBeUndefined();
   });
 
+  it("only a 404 with exactly the kit's own answer is the kit's proxy", async () => {
+    const kit = '{"error":{"code":"not_found"}}';
+    const dyn = async (status: number, body: string) =>
+      (await scripts({ [STATIC]: script, [DYN]: () => new Response(body, { status }) })).findings[1]!.message;
+    expect(await dyn(500, kit)).toBe(`${DYN} answered 500 text/plain;charset=UTF-8`);
+    expect(await dyn(404, `x${kit}`)).toBe(`${DYN} answered 404`);
+    expect(await dyn(404, `${kit}x`)).toBe(`${DYN} answered 404`);
+  });
+
+  it('a script that compares with < is no HTML page', async () => {
+    const { findings } = await scripts({
+      [STATIC]: script,
+      [DYN]: () => new Response('var a = 1 < 2;', { headers: { 'content-type': 'text/javascript' } }),
+    });
+    expect(findings[1]).toMatchObject({ id: 'dyn_script', status: 'pass' });
+  });
+
   it('the fixes name the prefix the page uses', async () => {
     const { findings } = await scripts({
       [STATIC]: () => new Response('{"error":{"code":"not_found"}}', { status: 404 }),
@@ -127,7 +144,11 @@ describe('checkDynamicNotCached', () => {
 
   it('without no-store it fails, naming what Cache-Control said', () => {
     expect(cached({ 'cache-control': 'no-cache' })).toEqual([
-      expect.objectContaining({ status: 'fail', message: 'dyn_wdp.js may be cached (Cache-Control: no-cache)' }),
+      expect.objectContaining({
+        id: 'dyn_not_cached',
+        status: 'fail',
+        message: 'dyn_wdp.js may be cached (Cache-Control: no-cache)',
+      }),
     ]);
     expect(cached({ 'cache-control': 'x-no-stored' })[0]!.status).toBe('fail');
     expect(cached({})).toEqual([
