@@ -52,10 +52,11 @@ export async function readJson(request: Request, maxBytes: number): Promise<{ bo
   if (!/^application\/json\b/i.test(request.headers.get('content-type') ?? '')) {
     return { error: problem(400, 'Bad Request', 'Content-Type must be application/json') };
   }
-  const text = await request.text();
-  if (text.length > maxBytes) return { error: problem(400, 'Bad Request', `Body larger than ${maxBytes} bytes`) };
+  // Counted in bytes, as the answer says: a character of UTF-8 can take up to four.
+  const bytes = await request.arrayBuffer();
+  if (bytes.byteLength > maxBytes) return { error: problem(400, 'Bad Request', `Body larger than ${maxBytes} bytes`) };
   try {
-    return { body: JSON.parse(text) as unknown };
+    return { body: JSON.parse(new TextDecoder().decode(bytes)) as unknown };
   } catch {
     return { error: problem(400, 'Bad Request', 'Body is not valid JSON') };
   }

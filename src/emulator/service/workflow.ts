@@ -122,6 +122,7 @@ export function createWorkflow(state: ServiceState) {
       if (once) forcedDecisions.splice(forced, 1);
       return decision;
     }
+    // Stryker disable next-line StringLiteral,ArrayDeclaration: finalize comes after an upload, and any source list without fp_ or tp reads the same
     const sources = decodeBlackbox(tx.blackboxes.at(-1) ?? '')?.sources ?? [];
     const firstParty = sources.some((s) => s.startsWith('fp_'));
     const thirdParty = sources.some((s) => s.startsWith('tp'));
