@@ -46,8 +46,8 @@ export { createFirstPartyProxy, collectorPath, COLLECTOR_URLS } from './proxy/pr
 export type { FirstPartyProxyOptions, ProxyMethod } from './proxy/proxy.js';
 export type { FetchHandler, RequestContext } from './fetch-handler.js';
 export { validHost } from './host.js';
-// The Node and Fastify adapters (src/server/adapter/node/): the only imports of the adapter
-// from outside it but the proxy's Node upstream (test/house.test.ts holds them to that).
+// The Node and Fastify adapters (src/server/adapter/node/), re-exported: one of the few ways
+// into the adapter from outside it that test/house.test.ts allows, each named there.
 export { toNodeHandler } from './adapter/node/handler.js';
 export type { NodeHandler, NodeHandlerOptions } from './adapter/node/handler.js';
 export { toRequest, BadRequestError } from './adapter/node/request.js';
