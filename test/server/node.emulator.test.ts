@@ -1,5 +1,5 @@
 // Generated hostile input, over real sockets through the kit's Node adapter (toNodeHandler,
-// src/server/node.ts) against the emulator (fast-check): requests against the proxy, the
+// src/server/adapter/node/handler.ts) against the emulator (fast-check): requests against the proxy, the
 // endpoint, the callback receiver, the Node adapter and the emulator; answers against the
 // proxy and the API client. Properties: the process goes on (an exception thrown out of an
 // event callback fails this file as an unhandled error), every answer is a typed refusal or
