@@ -409,7 +409,8 @@ describe('upload, finalize and states', () => {
         workflowExecution: { id: answer.workflowExecution.id, status: 'PROCESSED' },
         account: { id: answer.account.id },
       });
-      expect(emulator.inspect.callbacks()[0]).toMatchObject({ url: callbackUrl, status: 200 });
+      // Recorded once the receiver's answer is read, after the receiver has the body.
+      await expect.poll(() => emulator.inspect.callbacks()[0]).toMatchObject({ url: callbackUrl, status: 200 });
     } finally {
       receiver.close();
     }
