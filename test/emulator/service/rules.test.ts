@@ -113,7 +113,31 @@ function setup(extra: Partial<ServiceOptions> = {}) {
   ) => call('POST', tx.upload, { sessionId }, { authorization: `Bearer ${tx.token}`, ...headers });
   const finalize = async (tx: { finalize: string; token: string }, headers: Record<string, string | undefined> = {}) =>
     call('PUT', tx.finalize, undefined, { authorization: `Bearer ${tx.token}`, 'content-type': undefined, ...headers });
-  return { service, advance, basic, tokenRequest, accessToken, call, create, transaction, upload, finalize, callbacks };
+  /** The execution's details, read on the retrieval host. */
+  const details = async (tx: { accountId: string; executionId: string }) =>
+    (
+      await call(
+        'GET',
+        `/api/v1/accounts/${tx.accountId}/workflow-executions/${tx.executionId}`,
+        undefined,
+        {},
+        'retrieval',
+      )
+    ).json();
+  return {
+    service,
+    advance,
+    basic,
+    tokenRequest,
+    accessToken,
+    call,
+    create,
+    transaction,
+    upload,
+    finalize,
+    details,
+    callbacks,
+  };
 }
 
 const problemOf = async (response: Response) => [
@@ -617,16 +641,7 @@ describe('decisions, device data and details', () => {
     await s.upload(tx, typeof sources === 'string' ? sources : blackbox(sources, ua, lang));
     s.advance(1000);
     await s.finalize(tx);
-    const details = await (
-      await s.call(
-        'GET',
-        `/api/v1/accounts/${tx.accountId}/workflow-executions/${tx.executionId}`,
-        undefined,
-        {},
-        'retrieval',
-      )
-    ).json();
-    return { details, tx, s };
+    return { details: await s.details(tx), tx, s };
   }
 
   it.each([
@@ -688,37 +703,13 @@ describe('decisions, device data and details', () => {
       });
       await s.upload(tx, blackbox(['fp_static', 'tp']));
       await s.finalize(tx);
-      types.push(
-        (
-          await (
-            await s.call(
-              'GET',
-              `/api/v1/accounts/${tx.accountId}/workflow-executions/${tx.executionId}`,
-              undefined,
-              {},
-              'retrieval',
-            )
-          ).json()
-        ).decision.type,
-      );
+      types.push((await s.details(tx)).decision.type);
     }
     expect(types).toEqual(['WARNING', 'WARNING', 'REJECTED']);
     const tx = await s.transaction({ customerInternalReference: 'another', workflowDefinition: { key: 1 } });
     await s.upload(tx, blackbox(['fp_static', 'tp']));
     await s.finalize(tx);
-    expect(
-      (
-        await (
-          await s.call(
-            'GET',
-            `/api/v1/accounts/${tx.accountId}/workflow-executions/${tx.executionId}`,
-            undefined,
-            {},
-            'retrieval',
-          )
-        ).json()
-      ).decision.type,
-    ).toBe('PASSED');
+    expect((await s.details(tx)).decision.type).toBe('PASSED');
   });
 
   it.each([
