@@ -278,21 +278,11 @@ describe('post', () => {
     expect(error).toMatchObject({ code: 'post_failed' });
   });
 
-  it('a network error without a signal is retried, not mistaken for an abort', async () => {
-    const { fetch, seen } = scriptedFetch(['network', 200]);
-    const timed = fakeTimersAtFirstAttempt(fetch);
-    const done = api.captureBlackbox({
-      loaderUrl: LOADER_URL,
-      post: { url: '/device-risk', fetch: timed.fetch, maxAttempts: 2 },
-    });
-    await timed.firstAttempt;
-    await vi.advanceTimersByTimeAsync(600); // the first backoff is at most 600 ms
-    await done;
-    expect(seen).toHaveLength(2);
-  });
-
-  it('retries an HTTP 500', async () => {
-    const { fetch, seen } = scriptedFetch([500, 200]);
+  it.each([
+    ['a network error without a signal is retried, not mistaken for an abort', 'network' as const],
+    ['retries an HTTP 500', 500],
+  ])('%s', async (_, first) => {
+    const { fetch, seen } = scriptedFetch([first, 200]);
     const timed = fakeTimersAtFirstAttempt(fetch);
     const done = api.captureBlackbox({
       loaderUrl: LOADER_URL,

@@ -111,7 +111,31 @@ export function setup(extra: Partial<ServiceOptions> = {}) {
   ) => call('POST', tx.upload, { sessionId }, { authorization: `Bearer ${tx.token}`, ...headers });
   const finalize = async (tx: { finalize: string; token: string }, headers: Record<string, string | undefined> = {}) =>
     call('PUT', tx.finalize, undefined, { authorization: `Bearer ${tx.token}`, 'content-type': undefined, ...headers });
-  return { service, advance, basic, tokenRequest, accessToken, call, create, transaction, upload, finalize, callbacks };
+  /** The execution's details, read on the retrieval host. */
+  const details = async (tx: { accountId: string; executionId: string }) =>
+    (
+      await call(
+        'GET',
+        `/api/v1/accounts/${tx.accountId}/workflow-executions/${tx.executionId}`,
+        undefined,
+        {},
+        'retrieval',
+      )
+    ).json();
+  return {
+    service,
+    advance,
+    basic,
+    tokenRequest,
+    accessToken,
+    call,
+    create,
+    transaction,
+    upload,
+    finalize,
+    details,
+    callbacks,
+  };
 }
 
 export const problemOf = async (response: Response) => [

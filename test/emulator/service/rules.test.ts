@@ -499,16 +499,7 @@ describe('decisions, device data and details', () => {
     await s.upload(tx, typeof sources === 'string' ? sources : blackbox(sources, ua, lang));
     s.advance(1000);
     await s.finalize(tx);
-    const details = await (
-      await s.call(
-        'GET',
-        `/api/v1/accounts/${tx.accountId}/workflow-executions/${tx.executionId}`,
-        undefined,
-        {},
-        'retrieval',
-      )
-    ).json();
-    return { details, tx, s };
+    return { details: await s.details(tx), tx, s };
   }
 
   it.each([
@@ -570,37 +561,13 @@ describe('decisions, device data and details', () => {
       });
       await s.upload(tx, blackbox(['fp_static', 'tp']));
       await s.finalize(tx);
-      types.push(
-        (
-          await (
-            await s.call(
-              'GET',
-              `/api/v1/accounts/${tx.accountId}/workflow-executions/${tx.executionId}`,
-              undefined,
-              {},
-              'retrieval',
-            )
-          ).json()
-        ).decision.type,
-      );
+      types.push((await s.details(tx)).decision.type);
     }
     expect(types).toEqual(['WARNING', 'WARNING', 'REJECTED']);
     const tx = await s.transaction({ customerInternalReference: 'another', workflowDefinition: { key: 1 } });
     await s.upload(tx, blackbox(['fp_static', 'tp']));
     await s.finalize(tx);
-    expect(
-      (
-        await (
-          await s.call(
-            'GET',
-            `/api/v1/accounts/${tx.accountId}/workflow-executions/${tx.executionId}`,
-            undefined,
-            {},
-            'retrieval',
-          )
-        ).json()
-      ).decision.type,
-    ).toBe('PASSED');
+    expect((await s.details(tx)).decision.type).toBe('PASSED');
   });
 
   it.each([

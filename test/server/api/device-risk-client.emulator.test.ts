@@ -2,30 +2,17 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { collectGarbage } from '../../support/gc.js';
 import { createManualClock, startEmulator, type Emulator, type EmulatorOptions } from '../../../src/emulator/index.js';
-import {
-  createDeviceRiskClient,
-  createTokenSource,
-  DeviceRiskTransaction,
-  type DeviceRiskClientOptions,
-} from '../../../src/server/index.js';
+import { createDeviceRiskClient, createTokenSource, DeviceRiskTransaction } from '../../../src/server/index.js';
+import { BLACKBOX, clientOn, UA, type EmulatedClientOptions } from '../../support/kit.js';
 
-const UA = 'AcmeShop Checkout/1.0';
-const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
 let emulator: Emulator;
 afterEach(async () => {
   await emulator?.close();
 });
 
-async function setup(options: EmulatorOptions = {}, extra: Partial<DeviceRiskClientOptions> = {}) {
+async function setup(options: EmulatorOptions = {}, extra: Omit<EmulatedClientOptions, 'tokenSource'> = {}) {
   emulator = await startEmulator(options);
-  const tokenSource = createTokenSource({
-    clientId: emulator.clientId,
-    clientSecret: emulator.clientSecret,
-    tokenUrl: emulator.tokenUrl,
-    userAgent: UA,
-    sleep: noWait,
-  });
-  return createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA, sleep: noWait, ...extra });
+  return clientOn(emulator, { tokenSource: { sleep: noWait }, sleep: noWait, ...extra });
 }
 const account = { customerInternalReference: 'order-1001', workflowDefinition: { key: 10020 } };
 /** Retries in these tests do not wait: what they would have waited is asserted where it matters. */
@@ -338,14 +325,7 @@ describe('device-risk client', () => {
     emulator = await startEmulator({ clock });
     // The token source's clock stands still: it believes its token fresh after the service let it lapse.
     const frozen = Date.now();
-    const tokenSource = createTokenSource({
-      clientId: emulator.clientId,
-      clientSecret: emulator.clientSecret,
-      tokenUrl: emulator.tokenUrl,
-      userAgent: UA,
-      now: () => frozen,
-    });
-    const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA });
+    const client = clientOn(emulator, { tokenSource: { now: () => frozen } });
     await client.createAccount(account);
     clock.advance(3_600_000);
     await client.createAccount(account);
@@ -357,14 +337,7 @@ describe('device-risk client', () => {
     const clock = createManualClock();
     emulator = await startEmulator({ clock });
     const frozen = Date.now();
-    const tokenSource = createTokenSource({
-      clientId: emulator.clientId,
-      clientSecret: emulator.clientSecret,
-      tokenUrl: emulator.tokenUrl,
-      userAgent: UA,
-      now: () => frozen,
-    });
-    const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA });
+    const client = clientOn(emulator, { tokenSource: { now: () => frozen } });
     emulator.faults.fail('accountCreate', { times: 5, status: 401 });
     await expect(client.createAccount(account)).rejects.toMatchObject({ code: 'request_rejected', status: 401 });
     expect(emulator.inspect.requests('token')).toBe(2);

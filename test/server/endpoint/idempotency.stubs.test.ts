@@ -30,6 +30,28 @@ function handlerWith(client: DeviceRiskClient, extra: Partial<DeviceRiskHandlerO
 }
 
 /**
+ * An attempt whose lease is lost while its account create runs: every renewal finds the lease
+ * gone (another attempt has it), and the create answers after the first renewal.
+ */
+function losingLease() {
+  const memory = createMemoryStore();
+  let renewed!: () => void;
+  const renewal = new Promise<void>((resolve) => (renewed = resolve));
+  const store: Store = {
+    ...memory,
+    compareAndSet: async (k, e, v, t) => (k.endsWith(':lease') ? (renewed(), false) : memory.compareAndSet(k, e, v, t)),
+  };
+  const { client, calls } = stubClient({
+    createAccount: async () => {
+      await renewal;
+      await new Promise((r) => setTimeout(r)); // its answer is read
+      return stubClient().client.createAccount({} as never);
+    },
+  });
+  return { calls, ...handlerWith(client, { store, idempotencyLeaseMs: 300 }) };
+}
+
+/**
  * The fingerprint the handler gives post()'s request, written out from the record's format
  * (SHA-256 of origin, customer and blackbox) rather than by calling fingerprintOf: a record
  * written by another version must still match.
@@ -206,23 +228,7 @@ describe('fencing', () => {
   });
 
   it('an attempt that lost its lease stops before its next call', async () => {
-    const memory = createMemoryStore();
-    let renewed!: () => void;
-    const renewal = new Promise<void>((resolve) => (renewed = resolve));
-    // Every renewal finds the lease gone (another attempt has it).
-    const store: Store = {
-      ...memory,
-      compareAndSet: async (k, e, v, t) =>
-        k.endsWith(':lease') ? (renewed(), false) : memory.compareAndSet(k, e, v, t),
-    };
-    const { client, calls } = stubClient({
-      createAccount: async () => {
-        await renewal;
-        await new Promise((r) => setTimeout(r)); // its answer is read
-        return stubClient().client.createAccount({} as never);
-      },
-    });
-    const { handler } = handlerWith(client, { store, idempotencyLeaseMs: 300 });
+    const { handler, calls } = losingLease();
     const answer = await handler(post());
     expect(answer.status).toBe(409);
     expect(calls).toEqual([]); // the stub's own calls: no upload, no finalize
@@ -483,22 +489,7 @@ describe('the key record, pinned', () => {
   });
 
   it('a lost lease is said as idempotency_key_in_use, Retry-After 1, to onError too', async () => {
-    const memory = createMemoryStore();
-    let renewed!: () => void;
-    const renewal = new Promise<void>((resolve) => (renewed = resolve));
-    const store: Store = {
-      ...memory,
-      compareAndSet: async (k, e, v, t) =>
-        k.endsWith(':lease') ? (renewed(), false) : memory.compareAndSet(k, e, v, t),
-    };
-    const { client } = stubClient({
-      createAccount: async () => {
-        await renewal;
-        await new Promise((r) => setTimeout(r));
-        return stubClient().client.createAccount({} as never);
-      },
-    });
-    const { handler, errors } = handlerWith(client, { store, idempotencyLeaseMs: 300 });
+    const { handler, errors } = losingLease();
     const answer = await handler(post());
     expect(answer.headers.get('retry-after')).toBe('1');
     expect(errors).toContainEqual(
