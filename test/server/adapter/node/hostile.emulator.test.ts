@@ -11,9 +11,9 @@ import { createServer, request as httpRequest, type Server } from 'node:http';
 import { connect, createServer as createTcpServer, type AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator } from '../../src/emulator/index.js';
-import { lineSafe, parsePortBase } from '../../src/emulator/cli-env.js';
-import { nonPublicRange } from '../../src/doctor/addresses.js';
+import { startEmulator, type Emulator } from '../../../../src/emulator/index.js';
+import { lineSafe, parsePortBase } from '../../../../src/emulator/cli-env.js';
+import { nonPublicRange } from '../../../../src/doctor/addresses.js';
 import {
   createCallbackHandler,
   createDeviceRiskClient,
@@ -25,8 +25,8 @@ import {
   toNodeHandler,
   type FetchHandler,
   type Store,
-} from '../../src/server/index.js';
-import { clientOn, handlerOn } from '../support/kit.js';
+} from '../../../../src/server/index.js';
+import { clientOn, handlerOn } from '../../../support/kit.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 60);
 const SHOP = 'https://shop.example';
@@ -719,7 +719,7 @@ describe('the limits on what a command reads and where the doctor goes', () => {
 
 describe('generated traffic against the admission limits', () => {
   it('no source is ever admitted more than its burst plus the refill of the time elapsed', async () => {
-    const { createLimiter } = await import('../../src/server/endpoint/admission.js');
+    const { createLimiter } = await import('../../../../src/server/endpoint/admission.js');
     fc.assert(
       fc.property(
         fc.record({ burst: fc.integer({ min: 1, max: 20 }), perMinute: fc.integer({ min: 1, max: 600 }) }),
@@ -752,7 +752,7 @@ describe('generated traffic against the admission limits', () => {
   it(
     'generated checkouts from a few addresses and customers: never more creates than the buckets allow, every refusal a typed 429 with Retry-After',
     async () => {
-      const { stubClient } = await import('../support/stub-client.js');
+      const { stubClient } = await import('../../../support/stub-client.js');
       await fc.assert(
         fc.asyncProperty(
           fc.array(fc.tuple(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 3 })), {
