@@ -125,7 +125,13 @@ describe('readJson', () => {
     expect(await readJson(body('null', 'APPLICATION/JSON'), 4)).toEqual({ body: null });
   });
 
-  it('another Content-Type, or none, is refused', async () => {
+  it('another Content-Type, or none, is refused with a problem body', async () => {
+    const read = await readJson(body('{}', 'text/plain'), 10);
+    expect(await (read as { error: Response }).error.json()).toEqual({
+      title: 'Bad Request',
+      status: 400,
+      detail: 'Content-Type must be application/json',
+    });
     expect(await refusal(await readJson(body('{}', 'text/plain'), 10))).toEqual([
       400,
       'Content-Type must be application/json',

@@ -89,6 +89,9 @@ describe('finalize', () => {
     await upload(tx, 'AAAA');
     expect((await finalize(tx)).status).toBe(200);
     expect(await answer(await finalize(tx))).toEqual(refusal(409, 'Conflict', 'The workflow execution is PROCESSED'));
+    expect(await answer(await upload(tx, 'AAAA'))).toEqual(
+      refusal(409, 'Conflict', 'The workflow execution is PROCESSED'),
+    );
   });
 });
 
