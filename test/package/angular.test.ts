@@ -49,7 +49,7 @@ let origin = '';
 let built = '';
 /** What the shop's server received: the endpoint's POSTs (body and checkout id) and the orders. */
 const posts: Array<{ body: { blackbox?: string; outcome?: { outcome: string } }; checkout: string | null }> = [];
-const orders: Array<{ cart: string; blackbox: string }> = [];
+const orders: Array<{ cart: string; blackbox: string; outcome?: string }> = [];
 
 /** The app around the snippet: the shell with its links, the routes, the bootstrap. */
 function writeApp(): void {
@@ -101,14 +101,17 @@ function writeApp(): void {
     'src/index.html',
     '<!doctype html><html><head><base href="/"></head><body><app-root></app-root></body></html>\n',
   );
-  const checkout = snippet('frameworks-angular-checkout');
-  write(fileOf(checkout), checkout.code);
+  for (const name of ['frameworks-angular-checkout', 'frameworks-angular-element']) {
+    const block = snippet(name);
+    write(fileOf(block), block.code);
+  }
   write(
     'src/main.ts',
     `import { Component } from '@angular/core';
 import { bootstrapApplication } from '@angular/platform-browser';
 import { provideRouter, RouterLink, RouterOutlet } from '@angular/router';
 import { Checkout } from './app/checkout';
+import { ElementCheckout } from './app/element-checkout';
 
 @Component({ selector: 'app-page', template: '<p id="page">{{ text }}</p>' })
 class Page {
@@ -129,6 +132,7 @@ bootstrapApplication(App, {
   providers: [
     provideRouter([
       { path: 'checkout/:cart', component: Checkout },
+      { path: 'element/:cart', component: ElementCheckout },
       { path: 'elsewhere', component: Page },
       { path: 'thanks', component: Page },
     ]),
@@ -223,70 +227,82 @@ afterAll(async () => {
   toolchain.clearApp();
 });
 
-describe.skipIf(!haveAngular)('injectBlackbox in an Angular app built by ng build (docs/frameworks.md)', () => {
-  it('(ngSubmit) while the capture collects: the order and the endpoint get the final blackbox, outcome complete', async () => {
-    const context = await newContext();
-    const page = await context.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (error) => errors.push(error.message));
-    page.on('console', (message) => /^(error|warning)$/.test(message.type()) && errors.push(message.text()));
-    // The third party's scripts are held until Pay is pressed: the capture is still collecting then.
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    await context.route(`${emulator.thirdPartyUrl}/**`, async (route) => {
-      await held;
-      await route.continue();
-    });
-    await page.goto(`${origin}/checkout/pay-1`, { waitUntil: 'domcontentloaded' }); // the held script holds `load`
-    // Bootstrapped: the component's capture has started (a click before would be a native submit).
-    await page.waitForFunction(() => (window as { IGLOO?: { loader?: unknown } }).IGLOO?.loader);
-    expect(await page.locator('form').getAttribute('data-complete')).toBe('false'); // still collecting
-    await page.locator('button').click();
-    release();
-    await page.locator('#page').waitFor();
-    expect(page.url()).toBe(`${origin}/thanks`);
-    expect(orders).toHaveLength(1);
-    const [order] = orders;
-    expect(order!.cart).toBe('pay-1');
-    expect(decodeBlackbox(order!.blackbox)?.sources.sort()).toEqual(['fp_dyn', 'fp_static', 'tp']);
-    // The order's blackbox is the final one: the one the capture delivered on completion.
-    await expect.poll(() => posts.length, { timeout: 20_000 }).toBe(1);
-    expect(posts).toEqual([
-      {
-        body: expect.objectContaining({
-          blackbox: order!.blackbox,
-          outcome: expect.objectContaining({ outcome: 'complete' }),
-        }),
-        checkout: 'pay-1',
-      },
-    ]);
-    // The endpoint answers once the checkout is queued: the transaction follows.
-    const made = () => emulator.inspect.transactions().filter((made) => made.blackboxes.includes(order!.blackbox));
-    await expect.poll(() => made().length, { timeout: 20_000 }).toBe(1);
-    expect(errors).toEqual([]); // no JIT warning, no NG8001, nothing else
-    expect(built).not.toMatch(/WARNING|NG\d{4}/);
+/**
+ * Pay pressed while the capture collects (the third party's scripts held until then), on the
+ * route `path`: the order the page's (ngSubmit) handler sends, once it has gone to /thanks.
+ */
+async function payWhileCollecting(path: string, started: string) {
+  const context = await newContext();
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  page.on('console', (message) => /^(error|warning)$/.test(message.type()) && errors.push(message.text()));
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  await context.route(`${emulator.thirdPartyUrl}/**`, async (route) => {
+    await held;
+    await route.continue();
   });
+  orders.length = posts.length = 0;
+  await page.goto(`${origin}${path}`, { waitUntil: 'domcontentloaded' }); // the held script holds `load`
+  // Bootstrapped: the capture has started (a click before would be a native submit).
+  await page.waitForFunction(() => (window as { IGLOO?: { loader?: unknown } }).IGLOO?.loader);
+  expect(await page.locator(started).count()).toBe(1); // still collecting
+  await page.locator('button').click();
+  release();
+  await page.locator('#page').waitFor();
+  expect(page.url()).toBe(`${origin}/thanks`);
+  expect(orders).toHaveLength(1);
+  const [order] = orders;
+  expect(decodeBlackbox(order!.blackbox)?.sources.sort()).toEqual(['fp_dyn', 'fp_static', 'tp']);
+  // The order's blackbox is the final one: the one the capture delivered on completion.
+  await expect.poll(() => posts.length, { timeout: 20_000 }).toBe(1);
+  expect(posts[0]!.body).toEqual(
+    expect.objectContaining({ blackbox: order!.blackbox, outcome: expect.objectContaining({ outcome: 'complete' }) }),
+  );
+  // The endpoint answers once the checkout is queued: the transaction follows.
+  const made = () => emulator.inspect.transactions().filter((made) => made.blackboxes.includes(order!.blackbox));
+  await expect.poll(() => made().length, { timeout: 20_000 }).toBe(1);
+  expect(errors).toEqual([]); // no JIT warning, no NG8001, nothing else
+  return { order: order!, checkout: posts[0]!.checkout };
+}
 
-  it('three visits of one cart by the router make one transaction; a second cart another', async () => {
-    posts.length = 0;
-    const before = emulator.inspect.requests('accountCreate');
-    const context = await newContext();
-    const page = await context.newPage();
-    await page.goto(`${origin}/checkout/nav-1`);
-    await expect.poll(() => posts.length, { timeout: 20_000 }).toBe(1);
-    for (let visit = 2; visit <= 3; visit++) {
+describe.skipIf(!haveAngular)(
+  'injectBlackbox and the element in an Angular app built by ng build (docs/frameworks.md)',
+  () => {
+    it('(ngSubmit) while the capture collects: the order and the endpoint get the final blackbox, outcome complete', async () => {
+      const { order, checkout } = await payWhileCollecting('/checkout/pay-1', 'form[data-complete="false"]');
+      expect(order.cart).toBe('pay-1');
+      expect(checkout).toBe('pay-1');
+      expect(built).not.toMatch(/WARNING|NG\d{4}/);
+    });
+
+    it("'frameworks-angular-element': <blackbox-capture> holds (ngSubmit) until the capture ends; the form has the final blackbox", async () => {
+      const { order } = await payWhileCollecting('/element/pay-2', 'blackbox-capture:state(collecting)');
+      expect(order).toMatchObject({ cart: 'pay-2', outcome: 'complete' });
+    });
+
+    it('three visits of one cart by the router make one transaction; a second cart another', async () => {
+      posts.length = 0;
+      const before = emulator.inspect.requests('accountCreate');
+      const context = await newContext();
+      const page = await context.newPage();
+      await page.goto(`${origin}/checkout/nav-1`);
+      await expect.poll(() => posts.length, { timeout: 20_000 }).toBe(1);
+      for (let visit = 2; visit <= 3; visit++) {
+        await page.locator('#away').click();
+        await page.locator('#page').waitFor();
+        await page.locator('#to-nav-1').click();
+        await page.locator('form[data-complete="true"]').waitFor();
+      }
       await page.locator('#away').click();
       await page.locator('#page').waitFor();
-      await page.locator('#to-nav-1').click();
-      await page.locator('form[data-complete="true"]').waitFor();
-    }
-    await page.locator('#away').click();
-    await page.locator('#page').waitFor();
-    await page.locator('#to-nav-2').click();
-    await expect.poll(() => posts.length, { timeout: 20_000 }).toBe(2);
-    await expect.poll(() => emulator.inspect.requests('accountCreate') - before, { timeout: 20_000 }).toBe(2);
-    await new Promise((resolve) => setTimeout(resolve, 300)); // a third POST would have started by now
-    expect(posts.map((post) => post.checkout)).toEqual(['nav-1', 'nav-2']);
-    expect(emulator.inspect.requests('accountCreate') - before).toBe(2);
-  });
-});
+      await page.locator('#to-nav-2').click();
+      await expect.poll(() => posts.length, { timeout: 20_000 }).toBe(2);
+      await expect.poll(() => emulator.inspect.requests('accountCreate') - before, { timeout: 20_000 }).toBe(2);
+      await new Promise((resolve) => setTimeout(resolve, 300)); // a third POST would have started by now
+      expect(posts.map((post) => post.checkout)).toEqual(['nav-1', 'nav-2']);
+      expect(emulator.inspect.requests('accountCreate') - before).toBe(2);
+    });
+  },
+);
