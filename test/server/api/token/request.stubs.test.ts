@@ -82,7 +82,7 @@ describe('failureWithin', () => {
 
 describe('createTokenRequest', () => {
   it('a Retry-After over maxRetryAfterMs is the answer at once, after the fleet is told', async () => {
-    const r = request([status(429, { 'retry-after': '31' }), TOKEN()]);
+    const r = request([status(429, { 'retry-after': '31' }), TOKEN()], { timeoutMs: 60_000 });
     await expect(r.get()).rejects.toMatchObject({ code: 'rate_limited', retryAfter: 31, operation: 'token' });
     expect(r.sent()).toBe(1);
     expect(r.backOffs).toEqual([31_000]);
