@@ -64,11 +64,7 @@ export function createCall(context: CallContext): Call {
       for (let attempt = 1; attempt <= maxAttempts; attempt++) {
         let response: Response;
         const answered = init.limiter
-          ? await init.limiter.acquire(callLimit.signal, endsAt, {
-              waitEndsAt,
-              operation,
-              ...(waitedUntil === undefined ? {} : { waitedUntil }),
-            })
+          ? await init.limiter.acquire(callLimit.signal, endsAt, { waitEndsAt, operation, waitedUntil })
           : undefined;
         if (answered && init.wholeCall && now() > waitEndsAt) {
           // The store answered so late (a Redis frozen a while) that the request would be
@@ -133,11 +129,7 @@ export function createCall(context: CallContext): Call {
           lastError = new DeviceRiskError(
             response.status === 429 ? ERR_RATE_LIMITED : ERR_UPSTREAM,
             apiMessages.answered(operation, response.status, summary),
-            {
-              operation,
-              status: response.status,
-              ...(retryAfter === undefined ? {} : { retryAfter }),
-            },
+            { operation, status: response.status, retryAfter },
           );
           const waitMs = backoffMs(attempt, retryAfter, MAX_RETRY_AFTER_SECONDS);
           if (response.status === 429 && init.limiter) {
@@ -153,11 +145,7 @@ export function createCall(context: CallContext): Call {
         throw new DeviceRiskError(
           response.status >= 500 ? ERR_UPSTREAM : ERR_REQUEST_REJECTED,
           apiMessages.answered(operation, response.status, summary),
-          {
-            operation,
-            status: response.status,
-            ...(retryAfter === undefined ? {} : { retryAfter }),
-          },
+          { operation, status: response.status, retryAfter },
         );
       }
       throw lastError!;

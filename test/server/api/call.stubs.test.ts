@@ -110,8 +110,8 @@ describe('a call under one of the limits', () => {
     const { call: c } = call(api(status(500), status(200)).fetch);
     await c('status', URL_, get({ limiter: slots.limiter, timeoutMs: 8000 }), true);
     expect(slots.acquired).toEqual([
-      { endsAt: T0 + 8000, wait: { waitEndsAt: T0 + 4000, operation: 'status' } },
-      { endsAt: T0 + 8000, wait: { waitEndsAt: T0 + 4000, operation: 'status' } },
+      { endsAt: T0 + 8000, wait: { waitEndsAt: T0 + 4000, operation: 'status', waitedUntil: undefined } },
+      { endsAt: T0 + 8000, wait: { waitEndsAt: T0 + 4000, operation: 'status', waitedUntil: undefined } },
     ]);
     expect(slots.released).toEqual([1, 2]);
   });
@@ -208,6 +208,24 @@ describe('a whole call within its time limit', () => {
       true,
     );
     expect(each.sent).toHaveLength(1);
+  });
+
+  it('a whole call with time left gets its answer, however late in the call it comes', async () => {
+    let now = T0;
+    const later = (async () => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return status(200);
+    }) as unknown as typeof globalThis.fetch;
+    const slots = limiter(() => {
+      now = T0 + 4000;
+    });
+    const answer = await call(later, { now: () => now }).call(
+      'account create',
+      URL_,
+      get({ limiter: slots.limiter, timeoutMs: 10_000, wholeCall: true }),
+      false,
+    );
+    expect(answer.status).toBe(200);
   });
 
   it('a retry gets what is left of the whole limit after the backoff, not a limit of its own', async () => {

@@ -1,7 +1,7 @@
 // Finalize (src/server/api/finalize.ts) on a stub call: a 409 is done only when the status
 // says PROCESSED, and only a 409: any other failure stands, whatever the status says.
 import { describe, expect, it } from 'vitest';
-import type { Call } from '../../../src/server/api/call.js';
+import type { Call, CallInit } from '../../../src/server/api/call.js';
 import { createFinalize } from '../../../src/server/api/finalize.js';
 import { createTransactions, DeviceRiskTransaction } from '../../../src/server/api/transaction.js';
 import { DeviceRiskError } from '../../../src/server/errors.js';
@@ -50,5 +50,17 @@ describe('finalize', () => {
   it('a 409 whose status read fails stands as the 409', async () => {
     const conflict = new DeviceRiskError('request_rejected', 'conflict', { status: 409 });
     await expect(finalize(conflict, async () => Promise.reject(new Error('no'))).run()).rejects.toBe(conflict);
+  });
+
+  it('sends the method asked for to the finalize address, with the transaction token, retried on failure', async () => {
+    const calls: Array<{ url: string; init: CallInit; repeatable: boolean }> = [];
+    const call: Call = async (_operation, url, init, repeatable) => {
+      calls.push({ url, init, repeatable });
+      return new Response(null, { status: 204 });
+    };
+    const transactions = createTransactions(new URL(BASE), () => T0, 30_000);
+    await createFinalize(call, transactions, 'POST', async () => 'PROCESSED')(transaction);
+    expect(calls).toMatchObject([{ url: EXECUTION_URL, init: { method: 'POST' }, repeatable: true }]);
+    expect(await calls[0]!.init.bearer()).toBe('tx-token');
   });
 });

@@ -59,6 +59,14 @@ describe('reads', () => {
 });
 
 describe('waitForResult', () => {
+  it('reads the status on the schedule until PROCESSED, then answers the details', async () => {
+    const waits: number[] = [];
+    const r = retrieval(['PENDING', 'PROCESSED'], async (ms) => void waits.push(ms));
+    await expect(r.waitForResult(IDS, { schedule: [1, 3, 6] })).resolves.toBeDefined();
+    expect(r.calls.map((c) => c.operation)).toEqual(['status', 'status', 'details']);
+    expect(waits).toEqual([1000, 2000]);
+  });
+
   it('still pending after the schedule: result_not_ready names the last status and the reads, at most 10', async () => {
     const r = retrieval(['FINALIZED']);
     const schedule = Array.from({ length: 12 }, (_, i) => i);

@@ -62,6 +62,10 @@ describe('an account answer', () => {
   });
 
   it.each([
+    [
+      'an upload address of the right shape on another origin',
+      { parts: { device_risk: PART_URL.replace(BASE, 'https://evil.example') } },
+    ],
     ['an upload address of another shape on the API', { parts: { device_risk: `${EXECUTION_URL}/upload` } }],
     ['a finalize address of another shape on the API', { workflowExecution: `${BASE}/api/v1/accounts/${ACCOUNT}` }],
     [

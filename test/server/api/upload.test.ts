@@ -1,17 +1,54 @@
 // The blackbox check before an upload (src/server/api/upload.ts): only a non-empty string of
 // the blackbox alphabet, however its text reads.
 import { describe, expect, it } from 'vitest';
-import { checkBlackbox } from '../../../src/server/api/upload.js';
+import type { Call, CallInit } from '../../../src/server/api/call.js';
+import { createTransactions, DeviceRiskTransaction } from '../../../src/server/api/transaction.js';
+import { checkBlackbox, createUpload } from '../../../src/server/api/upload.js';
 
 describe('checkBlackbox', () => {
   it.each([
     ['a number whose digits are in the alphabet', 12345],
     ['an object whose text is a blackbox', { toString: () => 'AAAA' }],
+    ['a character outside the alphabet', 'AAAA<AAAA'],
+    ['one outside the alphabet before it', '<AAAA'],
+    ['one outside the alphabet after it', 'AAAA<'],
   ])('refuses %s: invalid_blackbox', (_, value) => {
     expect(() => checkBlackbox(value)).toThrow(expect.objectContaining({ code: 'invalid_blackbox' }));
   });
 
   it('returns a blackbox as it is', () => {
     expect(checkBlackbox('AB+/@cd==')).toBe('AB+/@cd==');
+  });
+});
+
+describe('uploadBlackbox', () => {
+  it('POSTs { sessionId } to the upload address with the transaction token, retried on failure', async () => {
+    const execution =
+      'https://api.example/api/v1/accounts/11111111-2222-4333-8444-555555555555/workflow-executions/66666666-7777-4888-9999-aaaaaaaaaaaa';
+    const transaction = new DeviceRiskTransaction({
+      accountId: '11111111-2222-4333-8444-555555555555',
+      workflowExecutionId: '66666666-7777-4888-9999-aaaaaaaaaaaa',
+      credentialId: 'bbbbbbbb-cccc-4ddd-8eee-ffffffffffff',
+      uploadUrl: `${execution}/credentials/bbbbbbbb-cccc-4ddd-8eee-ffffffffffff/parts/DEVICE_RISK`,
+      finalizeUrl: execution,
+      tokenExpiresAt: Date.now() + 600_000,
+      token: 'tx-token',
+    });
+    const calls: Array<{ operation: string; url: string; init: CallInit; repeatable: boolean }> = [];
+    const call: Call = async (operation, url, init, repeatable) => {
+      calls.push({ operation, url, init, repeatable });
+      return new Response(null, { status: 204 });
+    };
+    const transactions = createTransactions(new URL('https://api.example'), Date.now, 30_000);
+    await createUpload(call, transactions)(transaction, 'AAAA');
+    expect(calls).toMatchObject([
+      {
+        operation: 'upload',
+        url: transaction.uploadUrl,
+        init: { method: 'POST', body: '{"sessionId":"AAAA"}' },
+        repeatable: true,
+      },
+    ]);
+    expect(await calls[0]!.init.bearer()).toBe('tx-token');
   });
 });

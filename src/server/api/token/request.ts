@@ -136,7 +136,7 @@ export function createTokenRequest(context: TokenRequestContext): (callerSignal?
           lastError = new DeviceRiskError(ERR_RATE_LIMITED, tokenMessages.rateLimited(summary), {
             status: 429,
             operation: 'token',
-            ...(retryAfter === undefined ? {} : { retryAfter }),
+            retryAfter,
           });
           const waitMs = backoffMs(attempt, retryAfter);
           // Every instance backs off, not only this one.
