@@ -53,6 +53,9 @@ export function failureWithin(
 
 export function createTokenRequest(context: TokenRequestContext): (callerSignal?: AbortSignal) => Promise<string> {
   const { tokenUrl, now, maxAttempts, timeoutMs, limiter } = context;
+  // Called as a plain function: workerd's fetch refuses a `this` other than the global
+  // ("Illegal invocation"), which `context.fetch(…)` would give it.
+  const { fetch: doFetch } = context;
 
   async function requestToken(callerSignal?: AbortSignal): Promise<string> {
     // One limit for the whole call: rate-limit slots, backoff and Retry-After waits included.
@@ -76,7 +79,7 @@ export function createTokenRequest(context: TokenRequestContext): (callerSignal?
         const answered = await limiter.acquire(signal, started + timeoutMs);
         let response: Response;
         try {
-          response = await context.fetch(tokenUrl, {
+          response = await doFetch(tokenUrl, {
             method: 'POST',
             headers: {
               authorization: context.authorization,

@@ -53,6 +53,18 @@ function request(answers: Array<Response | 'network'>, changes: Partial<TokenReq
 }
 const status = (code: number, headers: Record<string, string> = {}) => new Response('{}', { status: code, headers });
 
+describe('the fetch it is given', () => {
+  it("is called as a plain function, as workerd's fetch must be (a `this` other than the global is refused there)", async () => {
+    const { get } = request([TOKEN()], {
+      fetch: function (this: unknown) {
+        if (this !== undefined && this !== globalThis) throw new TypeError('Illegal invocation');
+        return Promise.resolve(TOKEN());
+      } as unknown as typeof fetch,
+    });
+    await expect(get()).resolves.toBe('at-1');
+  });
+});
+
 describe('failureWithin', () => {
   const timedOut = (cause: unknown) => new DeviceRiskError('network_error', 'no token in time', { cause });
 
