@@ -4,15 +4,11 @@
 // table: CI keeps only the tail of a long run, and the table alone said "built FAIL", not why.
 import { spawn } from 'node:child_process';
 
-// Steps in one inner list run side by side, their output held and printed whole as each ends:
-// typecheck and lint each keep one core busy for most of a minute, and need only the build.
 const STEPS = [
   ['build', 'npm run build --silent'],
-  [
-    ['typecheck', 'npm run typecheck --silent'],
-    ['lint', 'npm run lint --silent'],
-    ['lint:package', 'npm run lint:package --silent'],
-  ],
+  ['typecheck', 'npm run typecheck --silent'],
+  ['lint', 'npm run lint --silent'],
+  ['lint:package', 'npm run lint:package --silent'],
   ['unit', 'npm run test:unit --silent'],
   ['integration', 'npm run test:integration --silent'],
   ['built', 'npm run test:built --silent'],
@@ -28,17 +24,10 @@ const KEPT_LINES = 60;
 // eslint-disable-next-line no-control-regex -- colour codes are stripped from kept lines
 const ANSI = /\u001b\[[0-9;]*m/g;
 
-/**
- * Runs one step, its output shown as it comes (or held until it ends, with `held`); resolves
- * to its status, its failure lines and its seconds.
- */
-function runStep(title, command, held = false) {
-  if (!held) console.log(title);
-  const started = Date.now();
-  const write = held ? (stream, chunk) => output.push([stream, chunk]) : (stream, chunk) => stream.write(chunk);
-  const output = [];
+/** Runs one step, its output shown as it comes; resolves to its status and its failure lines. */
+function runStep(command) {
   return new Promise((resolve) => {
-    const child = spawn(command, { stdio: ['ignore', 'pipe', 'pipe'], shell: true });
+    const child = spawn(command, { stdio: ['inherit', 'pipe', 'pipe'], shell: true });
     const kept = [];
     let partial = '';
     const keep = (chunk) => {
@@ -50,41 +39,28 @@ function runStep(title, command, held = false) {
       }
     };
     child.stdout.on('data', (chunk) => {
-      write(process.stdout, chunk);
+      process.stdout.write(chunk);
       keep(chunk);
     });
     child.stderr.on('data', (chunk) => {
-      write(process.stderr, chunk);
+      process.stderr.write(chunk);
       keep(chunk);
     });
-    child.on('close', (status) => {
-      if (held) console.log(title);
-      for (const [stream, chunk] of output) stream.write(chunk);
-      resolve({ status, kept, seconds: Math.round((Date.now() - started) / 1000) });
-    });
+    child.on('close', (status) => resolve({ status, kept }));
   });
 }
 
 // A step may be named to run alone or a few: `npm test -- unit e2e`.
 const only = process.argv.slice(2);
 const results = [];
-for (const group of STEPS.map((step) => (Array.isArray(step[0]) ? step : [step]))) {
-  const chosen = group.filter(([name]) => !only.length || only.includes(name));
-  if (chosen.length === 0) continue;
-  const held = chosen.length > 1;
-  if (held) console.log(`\n=== side by side: ${chosen.map(([name]) => name).join(', ')}`);
-  const ran = await Promise.all(
-    chosen.map(([name, command]) =>
-      runStep(`\n=== ${name}: ${command}`, command, held).then((result) => ({
-        name,
-        ok: result.status === 0,
-        ...result,
-      })),
-    ),
-  );
-  results.push(...ran);
+for (const [name, command] of STEPS) {
+  if (only.length && !only.includes(name)) continue;
+  console.log(`\n=== ${name}: ${command}`);
+  const started = Date.now();
+  const { status, kept } = await runStep(command);
+  results.push({ name, ok: status === 0, kept, seconds: Math.round((Date.now() - started) / 1000) });
   // Nothing after a failed build can test what was meant: the steps after it would test an old dist/.
-  if (ran.some(({ name, ok }) => name === 'build' && !ok)) break;
+  if (name === 'build' && status !== 0) break;
 }
 for (const { name, ok, kept } of results) {
   if (ok) continue;
