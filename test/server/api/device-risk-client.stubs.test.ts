@@ -16,15 +16,8 @@ import {
 import type { TokenSource } from '../../../src/server/api/token-source.js';
 import { apiMessages } from '../../../src/server/messages.js';
 import { untilAborted } from '../../support/until-aborted.js';
+import { ACCOUNT, BASE, CREDENTIAL, EXECUTION, EXECUTION_URL, PART_URL, T0, UA } from '../../support/api-shapes.js';
 
-const UA = 'AcmeShop Checkout/1.0';
-const BASE = 'https://api.example';
-const ACCOUNT = '11111111-2222-4333-8444-555555555555';
-const EXECUTION = '66666666-7777-4888-9999-aaaaaaaaaaaa';
-const CREDENTIAL = 'bbbbbbbb-cccc-4ddd-8eee-ffffffffffff';
-const EXECUTION_URL = `${BASE}/api/v1/accounts/${ACCOUNT}/workflow-executions/${EXECUTION}`;
-const PART_URL = `${EXECUTION_URL}/credentials/${CREDENTIAL}/parts/DEVICE_RISK`;
-const T0 = 1_800_000_000_000;
 const BODY: AccountRequest = { customerInternalReference: 'order-1', workflowDefinition: { key: 10020 } };
 
 afterEach(() => {

@@ -5,10 +5,8 @@ import type { Call, CallInit } from '../../../src/server/api/call.js';
 import { createFinalize } from '../../../src/server/api/finalize.js';
 import { createTransactions, DeviceRiskTransaction } from '../../../src/server/api/transaction.js';
 import { DeviceRiskError } from '../../../src/server/errors.js';
+import { BASE, EXECUTION_URL, T0 } from '../../support/api-shapes.js';
 
-const BASE = 'https://api.example';
-const EXECUTION_URL = `${BASE}/api/v1/accounts/11111111-2222-4333-8444-555555555555/workflow-executions/66666666-7777-4888-9999-aaaaaaaaaaaa`;
-const T0 = 1_800_000_000_000;
 const transaction = new DeviceRiskTransaction({
   accountId: '11111111-2222-4333-8444-555555555555',
   workflowExecutionId: '66666666-7777-4888-9999-aaaaaaaaaaaa',

@@ -10,16 +10,9 @@ import {
 } from '../../../src/server/api/device-risk-client.js';
 import type { TokenSource } from '../../../src/server/api/token-source.js';
 import { createMemoryStore, type Store } from '../../../src/server/store/store.js';
+import { ACCOUNT, BASE, CREDENTIAL, EXECUTION, EXECUTION_URL, PART_URL, T0, UA } from '../../support/api-shapes.js';
 
-const UA = 'AcmeShop Checkout/1.0';
-const BASE = 'https://api.example';
-const ACCOUNT = '11111111-2222-4333-8444-555555555555';
-const EXECUTION = '66666666-7777-4888-9999-aaaaaaaaaaaa';
-const CREDENTIAL = 'bbbbbbbb-cccc-4ddd-8eee-ffffffffffff';
-const EXECUTION_URL = `${BASE}/api/v1/accounts/${ACCOUNT}/workflow-executions/${EXECUTION}`;
-const PART_URL = `${EXECUTION_URL}/credentials/${CREDENTIAL}/parts/DEVICE_RISK`;
 const BODY = { customerInternalReference: 'order-1', workflowDefinition: { key: 10020 } };
-const T0 = 1_800_000_000_000;
 
 const json = (body: unknown, status = 200, headers: Record<string, string> = {}) =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });

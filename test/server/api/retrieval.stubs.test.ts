@@ -6,9 +6,8 @@ import { createRetrieval } from '../../../src/server/api/retrieval.js';
 import type { RateLimiter } from '../../../src/server/api/rate-limit.js';
 import type { TokenSource } from '../../../src/server/api/token-source.js';
 import type { Sleep } from '../../../src/server/clock.js';
+import { ACCOUNT, EXECUTION } from '../../support/api-shapes.js';
 
-const ACCOUNT = '11111111-2222-4333-8444-555555555555';
-const EXECUTION = '66666666-7777-4888-9999-aaaaaaaaaaaa';
 const IDS = { accountId: ACCOUNT, workflowExecutionId: EXECUTION };
 const limiter = { windowMs: 1 } as RateLimiter;
 

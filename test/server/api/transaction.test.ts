@@ -3,14 +3,7 @@
 // and a transaction token that never shows in JSON.
 import { describe, expect, it } from 'vitest';
 import { createTransactions, DeviceRiskTransaction } from '../../../src/server/api/transaction.js';
-
-const BASE = 'https://api.example';
-const ACCOUNT = '11111111-2222-4333-8444-555555555555';
-const EXECUTION = '66666666-7777-4888-9999-aaaaaaaaaaaa';
-const CREDENTIAL = 'bbbbbbbb-cccc-4ddd-8eee-ffffffffffff';
-const EXECUTION_URL = `${BASE}/api/v1/accounts/${ACCOUNT}/workflow-executions/${EXECUTION}`;
-const PART_URL = `${EXECUTION_URL}/credentials/${CREDENTIAL}/parts/DEVICE_RISK`;
-const T0 = 1_800_000_000_000;
+import { ACCOUNT, BASE, CREDENTIAL, EXECUTION, EXECUTION_URL, PART_URL, T0 } from '../../support/api-shapes.js';
 
 const transactions = () => createTransactions(new URL(BASE), () => T0, 30_000);
 const answer = (api: Record<string, unknown> = {}) => ({
