@@ -63,6 +63,10 @@ export function createCall(context: CallContext): Call {
     try {
       for (let attempt = 1; attempt <= maxAttempts; attempt++) {
         let response: Response;
+        // A limited whole call's retry past half its limit would get its slot too late to
+        // send (below): the time went on the earlier attempts, so their failure is the answer,
+        // not the store's lateness, and no slot is taken for nothing.
+        if (init.limiter && init.wholeCall && lastError && now() > waitEndsAt) throw lastError;
         const answered = init.limiter
           ? await init.limiter.acquire(callLimit.signal, endsAt, { waitEndsAt, operation, waitedUntil })
           : undefined;

@@ -228,6 +228,20 @@ describe('a whole call within its time limit', () => {
     expect(answer.status).toBe(200);
   });
 
+  it("a limited retry past half the limit is not made: the earlier attempt's failure is the answer, no slot taken", async () => {
+    let now = T0;
+    const slots = limiter();
+    const { fetch, sent } = api(status(503), status(200));
+    // The backoff after the 503 passes half of the 10 s limit.
+    const { call: c } = call(fetch, { now: () => now, sleep: async () => void (now = T0 + 6000) });
+    await expect(
+      c('account update', URL_, get({ limiter: slots.limiter, timeoutMs: 10_000, wholeCall: true }), true),
+    ).rejects.toMatchObject({ code: 'upstream_error', status: 503, operation: 'account update' });
+    expect(sent).toHaveLength(1);
+    expect(slots.acquired).toHaveLength(1);
+    expect(slots.released).toEqual([1]);
+  });
+
   it('a retry gets what is left of the whole limit after the backoff, not a limit of its own', async () => {
     let now = T0;
     const { fetch, sent } = api(status(500), 'hang');
