@@ -240,6 +240,17 @@ describe('a whole call within its time limit', () => {
     expect(sent).toHaveLength(1);
     expect(slots.acquired).toHaveLength(1);
     expect(slots.released).toEqual([1]);
+    // At exactly half, as a slot granted then, the retry is still made.
+    now = T0;
+    const atHalf = api(status(503), status(200));
+    const retried = call(atHalf.fetch, { now: () => now, sleep: async () => void (now = T0 + 5000) });
+    const answer = await retried.call(
+      'account update',
+      URL_,
+      get({ limiter: slots.limiter, timeoutMs: 10_000, wholeCall: true }),
+      true,
+    );
+    expect([answer.status, atHalf.sent.length]).toEqual([200, 2]);
   });
 
   it('a retry gets what is left of the whole limit after the backoff, not a limit of its own', async () => {
