@@ -37,10 +37,19 @@ function project(folder: string, files: Record<string, string>, include: string[
   return join(app, folder);
 }
 
-/** Runs a checker's command with Node in `cwd`; its whole output and status. */
+/**
+ * Runs a checker's command with Node in `cwd`; its whole output, without colours, and status.
+ * (Under CI=true svelte-check colours its output, whatever the stream.)
+ */
 function run(bin: string, args: string[], cwd: string) {
-  const result = spawnSync(process.execPath, [join(ROOT, 'node_modules', bin), ...args], { cwd, encoding: 'utf8' });
-  return { status: result.status, output: result.stdout + result.stderr };
+  const result = spawnSync(process.execPath, [join(ROOT, 'node_modules', bin), ...args], {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
+  });
+  // eslint-disable-next-line no-control-regex -- the colour codes a checker may still write
+  const output = (result.stdout + result.stderr).replace(/\u001b\[[0-9;]*m/g, '');
+  return { status: result.status, output };
 }
 
 const vueTsc = (cwd: string) => run('vue-tsc/bin/vue-tsc.js', ['--noEmit', '-p', 'tsconfig.json'], cwd);

@@ -135,6 +135,7 @@ export const RUN_BY: Record<string, string> = {
   'frameworks-next-checkout': 'test/package/nextjs.test.ts',
   'frameworks-next-page': 'test/package/nextjs.test.ts',
   'frameworks-angular-checkout': 'test/package/angular.test.ts',
+  'frameworks-angular-element': 'test/package/angular.test.ts',
   'server-workers': 'test/package/workerd.test.ts',
   'server-callbacks': 'test/docs/readme.test.ts',
   'server-fleet': 'test/docs/readme.test.ts',
