@@ -3,28 +3,19 @@
 // store contract Svelte's `$store` relies on, a capture started by the first subscriber and
 // stopped with the last, nothing started on a server. The real capture, in a SvelteKit app,
 // runs in test/package/sveltekit.test.ts.
+import type { BlackboxState } from '../../src/browser/binding.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { BlackboxBindingOptions, BlackboxState } from '../../src/browser/binding.js';
 
-interface Watch {
-  options: BlackboxBindingOptions;
-  change(update: Partial<BlackboxState>): void;
-  stopped: boolean;
-}
-let watches: Watch[] = [];
 vi.mock('../../src/browser/binding.js', async (original) => ({
   ...(await original<typeof import('../../src/browser/binding.js')>()),
-  watchCapture(options: BlackboxBindingOptions, change: Watch['change']) {
-    const watch: Watch = { options, change, stopped: false };
-    watches.push(watch);
-    return () => void (watch.stopped = true);
-  },
+  watchCapture: (await import('../support/binding-stand-in.js')).watchCapture,
 }));
+const { watches } = await import('../support/binding-stand-in.js');
 const { blackboxStore } = await import('../../src/browser/svelte.js');
 const { INITIAL } = await import('../../src/browser/binding.js');
 
 afterEach(() => {
-  watches = [];
+  watches.length = 0;
   vi.unstubAllGlobals();
 });
 

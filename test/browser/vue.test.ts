@@ -6,22 +6,12 @@
 import { createApp, createSSRApp, defineComponent, h, nextTick, ref } from 'vue';
 import { renderToString } from 'vue/server-renderer';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { BlackboxBindingOptions, BlackboxState } from '../../src/browser/binding.js';
 
-interface Watch {
-  options: BlackboxBindingOptions;
-  change(update: Partial<BlackboxState>): void;
-  stopped: boolean;
-}
-let watches: Watch[] = [];
 vi.mock('../../src/browser/binding.js', async (original) => ({
   ...(await original<typeof import('../../src/browser/binding.js')>()),
-  watchCapture(options: BlackboxBindingOptions, change: Watch['change']) {
-    const watch: Watch = { options, change, stopped: false };
-    watches.push(watch);
-    return () => void (watch.stopped = true);
-  },
+  watchCapture: (await import('../support/binding-stand-in.js')).watchCapture,
 }));
+const { watches } = await import('../support/binding-stand-in.js');
 // The element's entry, loaded by <BlackboxCapture> once mounted: counted, not run (it has its own tests).
 const elementLoads = vi.hoisted(() => ({ count: 0 }));
 vi.mock('../../src/browser/element.js', () => {
@@ -31,7 +21,7 @@ vi.mock('../../src/browser/element.js', () => {
 const { BlackboxCapture, useBlackbox } = await import('../../src/browser/vue.js');
 
 afterEach(() => {
-  watches = [];
+  watches.length = 0;
   document.body.innerHTML = '';
 });
 
