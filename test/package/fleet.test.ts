@@ -17,6 +17,9 @@ import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { drive, fleetConfig, startFleet, type Fleet } from '../support/fleet.mjs';
 import { haveRedis, startRedisServer, type RedisServer } from '../support/redis.js';
 import { callbackBodyOf } from '../support/callback-body.js';
+import { Queue } from 'bullmq';
+import { Redis as IoRedis } from 'ioredis';
+import { jobIdOf } from '../../dist/server-bullmq.js';
 
 const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
 
@@ -166,7 +169,13 @@ describe.skipIf(!haveRedis)('a fleet of four instances on the BullMQ queue, with
     expect(results.filter((r) => !r.ok)).toEqual([]);
     expect(results.filter((r) => r.statuses.includes(202))).toHaveLength(all.length);
     // Let the backlog drain: each accepted key's decision told, on some instance.
-    await expect.poll(() => decided().size, { timeout: 40_000, interval: 200 }).toBe(all.length);
+    await expect
+      .poll(() => decided().size, { timeout: 40_000, interval: 200 })
+      .toBe(all.length)
+      .catch(async (error: unknown) => {
+        const untold = all.filter((key) => !decided().has(key));
+        throw new Error(`decisions never told: ${JSON.stringify(await whereAre(untold), null, 1)}`, { cause: error });
+      });
     const { counts, orphans, used } = perKey(emulator);
     expect([...counts.values()].filter((n) => n !== 1)).toEqual([]);
     expect(counts.size).toBe(all.length);
@@ -192,6 +201,38 @@ describe.skipIf(!haveRedis)('a fleet of four instances on the BullMQ queue, with
     expect(new Set(results.flatMap((r) => r.codes))).toContain('queue_full');
   });
 });
+
+/** Where the keys whose decision never came are: their transactions, their jobs, what the instances reported. */
+async function whereAre(untold: string[]) {
+  const connection = new IoRedis(redis!.url, { maxRetriesPerRequest: null });
+  const queue = new Queue('blackbox-capture-checks', { connection, prefix: 'bbc' });
+  try {
+    const keys = await Promise.all(
+      untold.map(async (key) => {
+        const jobId = await jobIdOf(key);
+        const job = await queue.getJob(jobId);
+        const transactions = emulator!.inspect.transactions().filter((tx) => tx.customerInternalReference === key);
+        const ids = [jobId, ...transactions.map((tx) => tx.workflowExecutionId)];
+        return {
+          key,
+          job: job && { state: await job.getState(), attemptsMade: job.attemptsMade, failedReason: job.failedReason },
+          transactions: transactions.map((tx) => ({
+            status: tx.status,
+            blackboxes: tx.blackboxes.length,
+            by: tx.userReference,
+            id: tx.workflowExecutionId,
+          })),
+          // What the instances reported about it (by its job or its transaction).
+          reported: fleet!.instances.map((i) => i.errors.filter((line) => ids.some((id) => line.includes(id)))),
+        };
+      }),
+    );
+    return { keys, counts: await queue.getJobCounts(), errors: fleet!.instances.map((i) => i.errors.slice(-20)) };
+  } finally {
+    await queue.close();
+    connection.disconnect();
+  }
+}
 
 describe.skipIf(!haveRedis)('callbacks on a fleet of four instances on one Redis', () => {
   it('sent to any instance, some twice, onResult failing now and then, one instance killed, Redis restarted: every decision delivered, twice only where the killed instance had it', async () => {

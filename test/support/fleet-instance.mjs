@@ -60,7 +60,8 @@ const queue = config.queue
       maxQueued: config.maxQueued,
       lockDurationMs: config.lockDurationMs ?? 1000,
       stalledIntervalMs: config.stalledIntervalMs ?? 500,
-      onError: () => {},
+      // Each worker failure a line, for the fleet test to show when a decision never came.
+      onError: (error) => void process.stdout.write(`error queue ${JSON.stringify(String(error?.message ?? error))}\n`),
     })
   : undefined;
 const handler = createDeviceRiskHandler({
@@ -86,8 +87,13 @@ const handler = createDeviceRiskHandler({
       void process.stdout.write(`decided ${customerInternalReference}\n`),
   }),
   // Orphans the kit knows of are reported: one line each, for the fleet test to count.
+  // Anything else the endpoint reports, a line each: what the fleet test shows when a decision never came.
   onError: (error) =>
-    void (error?.code === 'orphaned_transaction' && process.stdout.write(`orphan ${JSON.stringify(error.message)}\n`)),
+    void process.stdout.write(
+      error?.code === 'orphaned_transaction'
+        ? `orphan ${JSON.stringify(error.message)}\n`
+        : `error ${error?.code ?? 'uncoded'} ${JSON.stringify(String(error?.message ?? error))}\n`,
+    ),
 });
 // The service's callbacks, at /callback. onResult fails every `callbackFailEvery`-th try, and
 // prints each try and each success for the fleet test to count.

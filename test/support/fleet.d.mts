@@ -15,6 +15,8 @@ export interface FleetInstance {
   results: string[];
   /** With the queue: the customerInternalReference of each onResult call. */
   decided: string[];
+  /** What it reported through onError (orphans aside), a line each: "<code> <message>". */
+  errors: string[];
 }
 export interface Fleet {
   instances: FleetInstance[];
@@ -44,6 +46,7 @@ export declare function fleetConfig(
     queue?: boolean;
     maxQueued?: number;
     stalledIntervalMs?: number;
+    lockDurationMs?: number;
   },
 ): Record<string, unknown>;
 export declare function startFleet(count: number, config: Record<string, unknown>): Promise<Fleet>;

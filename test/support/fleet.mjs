@@ -48,6 +48,8 @@ export async function startFleet(count, config) {
         results: [],
         /** With the queue: the customerInternalReference of each onResult call. */
         decided: [],
+        /** What it reported through onError (orphans aside), a line each: "<code> <message>". */
+        errors: [],
       };
       let pending = '';
       child.stdout.on('data', (chunk) => {
@@ -59,6 +61,7 @@ export async function startFleet(count, config) {
           else if (kind === 'try') record.tries.push(rest);
           else if (kind === 'result') record.results.push(rest);
           else if (kind === 'decided') record.decided.push(rest);
+          else if (kind === 'error') record.errors.push(rest);
         }
       });
       return record;
