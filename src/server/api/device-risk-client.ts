@@ -134,6 +134,8 @@ export interface DeviceRiskClient {
   readonly clientId: string;
   /** How long an account create may take (`accountTimeoutMs`): how long a create can be on the wire. */
   readonly accountTimeoutMs?: number;
+  /** How long one upload request can be on the wire (`timeoutMs`): an owner that dies leaves at most that one. */
+  readonly uploadTimeoutMs?: number;
 }
 
 export function createDeviceRiskClient(options: DeviceRiskClientOptions): DeviceRiskClient {
@@ -202,6 +204,7 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
     retrievalOrigin: retrievalBase.origin,
     clientId: tokenSource.clientId,
     accountTimeoutMs,
+    uploadTimeoutMs: timeoutMs,
     async sealTransaction(transaction) {
       return JSON.stringify({ ...transaction.toJSON(), token: await tokenSource.seal(transaction.token) });
     },

@@ -18,12 +18,10 @@ export function createFinalize(
     try {
       await call('finalize', transaction.finalizeUrl, { method, bearer: () => transaction.token }, true);
     } catch (error) {
+      if ((error as DeviceRiskError).status !== 409) throw error;
       // A retried finalize whose first attempt went through answers 409: check before failing.
-      if (
-        (error as DeviceRiskError).status === 409 &&
-        (await status(transaction).catch(() => undefined)) === 'PROCESSED'
-      )
-        return;
+      // A read that fails leaves it open: its failure stands (trouble that passes), not the 409.
+      if ((await status(transaction)) === 'PROCESSED') return;
       throw error;
     }
   };

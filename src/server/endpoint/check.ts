@@ -64,6 +64,20 @@ export interface DeviceRiskCheckOptions {
   sleep?: (ms: number) => Promise<void>;
   /** Read the transaction's status after finalize. Default true. */
   reportStatus?: boolean;
+  /**
+   * With `onResult`: a status read after finalize that fails throws (the check is tried again
+   * later; finalize then answers 409 and the read comes again) instead of `result_not_ready`.
+   * The queue's checks set it: nobody waits for them, and a decision must not be lost to a
+   * read the service refused for a second. Default false.
+   */
+  retryFailedResultRead?: boolean;
+  /**
+   * Called right before `onResult`; throws when this attempt may no longer tell the decision
+   * (another attempt took its key over), and the check then throws. The endpoint writes the
+   * key's record there, compare-and-set: of two attempts that both reached the decision (a
+   * lease lapsed while the store was away), one tells it.
+   */
+  fence?: () => void | Promise<void>;
   /** The progress of earlier attempts for this blackbox; updated as the check goes. */
   progress?: DeviceRiskProgress;
   /** Called after each step that changed `progress` (transaction created, blackbox uploaded): persist it here. */
@@ -109,10 +123,14 @@ export async function runDeviceRiskCheck(
     await options.onProgress?.(progress);
   }
   await client.finalize(tx);
+  const retryRead = options.retryFailedResultRead === true && options.onResult !== undefined;
   let status =
     options.reportStatus === false && !options.onResult
       ? 'FINALIZED'
-      : await client.status(tx).catch(() => 'FINALIZED');
+      : await client.status(tx).catch((error: unknown) => {
+          if (retryRead) throw error;
+          return 'FINALIZED';
+        });
   if (options.onResult) {
     const until = now() + (options.resultWaitMs ?? 0);
     while (status !== 'PROCESSED' && !FINAL_STATUSES.includes(status) && now() < until) {
@@ -121,6 +139,7 @@ export async function runDeviceRiskCheck(
     }
     if (status === 'PROCESSED') {
       const details = await client.details(tx);
+      await options.fence?.();
       // The answer must not depend on the integrator's decision code: its status code would tell the browser the decision.
       try {
         await callWithin(

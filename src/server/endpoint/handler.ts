@@ -234,11 +234,13 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
           recordTtlMs,
           client,
           underKey,
-          checkOptions: (job, progress, save) =>
-            checkOptions(options, onError, now, progress, save, {
+          checkOptions: (job, progress, save) => ({
+            ...checkOptions(options, onError, now, progress, save, {
               reference: job.key,
               customerInternalReference: job.customer.customerInternalReference,
             }),
+            retryFailedResultRead: true,
+          }),
           maxQueuedMs: options.maxQueuedMs ?? DEFAULT_MAX_QUEUED_MS,
           now,
           onError,
@@ -442,6 +444,8 @@ function checkOptions(
     ...(onProgress ? { onProgress } : {}),
     ...(options.onResult
       ? {
+          // The key's record written again before the decision is told: an attempt fenced out tells nothing.
+          ...(onProgress ? { fence: () => onProgress(progress) } : {}),
           onResult: options.onResult,
           resultContext: reference,
           resultWaitMs: options.resultWaitMs ?? 0,

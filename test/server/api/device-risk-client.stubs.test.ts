@@ -106,6 +106,12 @@ describe('regional addresses (docs/vendor-contract.md#the-service)', () => {
     });
     const eu = createDeviceRiskClient({ tokenSource: tokens().source, region: 'EU', userAgent: UA });
     expect(eu.retrievalOrigin).toBe('https://retrieval.emea-1.jumio.ai');
+    // How long an upload request can be on the wire: the endpoint's upload intent lasts that long.
+    expect(eu.uploadTimeoutMs).toBe(15_000);
+    expect(
+      createDeviceRiskClient({ tokenSource: tokens().source, region: 'EU', userAgent: UA, timeoutMs: 4_000 })
+        .uploadTimeoutMs,
+    ).toBe(4_000);
   });
 
   it('with baseUrl and no retrievalBaseUrl, status is read from baseUrl', async () => {
@@ -421,9 +427,10 @@ describe('transactions', () => {
     await expect(
       client(api(status(409), workflowStatus('INITIATED')).fetch).client.finalize(transaction()),
     ).rejects.toMatchObject({ status: 409 });
+    // The status read failed: its failure stands (a later try can tell), not the 409.
     await expect(
       client(api(status(409), status(500)).fetch, { maxAttempts: 1 }).client.finalize(transaction()),
-    ).rejects.toMatchObject({ status: 409 });
+    ).rejects.toMatchObject({ status: 500 });
   });
 
   it('a transaction rebuilt by hand with a forged address is refused before any call', async () => {

@@ -45,9 +45,15 @@ describe('finalize', () => {
     expect(reads).toEqual([]);
   });
 
-  it('a 409 whose status read fails stands as the 409', async () => {
+  it('a 409 with another status stands as the 409', async () => {
     const conflict = new DeviceRiskError('request_rejected', 'conflict', { status: 409 });
-    await expect(finalize(conflict, async () => Promise.reject(new Error('no'))).run()).rejects.toBe(conflict);
+    await expect(finalize(conflict, async () => 'INITIATED').run()).rejects.toBe(conflict);
+  });
+
+  it("a 409 whose status read fails: the read's failure stands, to be tried again, not a refusal", async () => {
+    const conflict = new DeviceRiskError('request_rejected', 'conflict', { status: 409 });
+    const away = new DeviceRiskError('rate_limited', 'status answered 429', { status: 429, retryAfter: 1 });
+    await expect(finalize(conflict, async () => Promise.reject(away)).run()).rejects.toBe(away);
   });
 
   it('sends the method asked for to the finalize address, with the transaction token, retried on failure', async () => {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { type Emulator, type EmulatorOptions } from '../../../src/emulator/index.js';
 import {
   createDeviceRiskHandler,
+  createMemoryQueue,
   createMemoryStore,
   runDeviceRiskCheck,
   type DeviceRiskHandlerOptions,
@@ -271,6 +272,30 @@ describe('createDeviceRiskHandler', () => {
     expect(emulator.inspect.requests('upload')).toBe(1);
     expect(emulator.inspect.transactions()).toHaveLength(1);
     expect(emulator.inspect.transactions()[0]!.blackboxes).toEqual([BLACKBOX]);
+  });
+
+  it('queued: a status read refused after finalize comes back with the job; one transaction, the decision told once', async () => {
+    emulator = await startEmulator();
+    const queue = createMemoryQueue();
+    const decided: string[] = [];
+    const errors: unknown[] = [];
+    const handler = handlerOn(emulator, {
+      client: oneAttempt({ retrievalBaseUrl: emulator.retrievalUrl }),
+      answer: 'accepted',
+      queue,
+      resolveCustomer: () => ({ customerInternalReference: 'order-1' }),
+      onError: (error) => errors.push(error),
+      onResult: (details) => void decided.push(details.workflowExecutionId),
+    });
+    emulator.faults.fail('retrievalStatus', { times: 1, status: 503 });
+    expect((await handler(post({ blackbox: BLACKBOX }))).status).toBe(202);
+    await queue.idle();
+    const [tx, ...more] = emulator.inspect.transactions();
+    expect(more).toEqual([]);
+    expect(tx!.blackboxes).toHaveLength(1);
+    expect(decided).toEqual([tx!.workflowExecutionId]);
+    expect(errors).toMatchObject([{ status: 503, operation: 'status' }]);
+    await handler.close();
   });
 
   it('updates an existing account when the hook names one', async () => {

@@ -227,6 +227,22 @@ describe('fencing', () => {
     expect(errors).toContainEqual(expect.objectContaining({ code: 'orphaned_transaction' }));
   });
 
+  it('an attempt whose record another attempt replaced before the decision came tells no decision: 409', async () => {
+    const store = failingStore();
+    const { client } = stubClient({
+      // While this attempt reads the details, another takes the key over and writes its own version.
+      details: async (tx) => {
+        const key = store.keys().find((k) => k.endsWith(`:${KEY}`))!;
+        await store.set(key, JSON.stringify({ ...(await recordIn(store)), taken: 'another attempt' }), 60_000);
+        return stubClient().client.details(tx);
+      },
+    });
+    const decided: unknown[] = [];
+    const { handler } = handlerWith(client, { store, onResult: (details) => void decided.push(details) });
+    expect((await handler(post())).status).toBe(409);
+    expect(decided).toEqual([]);
+  });
+
   it('an attempt that lost its lease stops before its next call', async () => {
     const { handler, calls } = losingLease();
     const answer = await handler(post());

@@ -23,11 +23,19 @@ const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
 const collect = useTestMeter();
 
 /** A client whose calls are recorded; `limited` account creates answer 429 first. */
-function stubClient(options: { limited?: number; failCreates?: DeviceRiskError[]; gate?: Promise<void> } = {}) {
+function stubClient(
+  options: {
+    limited?: number;
+    failCreates?: DeviceRiskError[];
+    failStatus?: DeviceRiskError[];
+    gate?: Promise<void>;
+  } = {},
+) {
   const calls: string[] = [];
   let n = 0;
   let limited = options.limited ?? 0;
   const failures = [...(options.failCreates ?? [])];
+  const statusFailures = [...(options.failStatus ?? [])];
   const transaction = () =>
     new DeviceRiskTransaction({
       accountId: `acc-${++n}`,
@@ -60,7 +68,11 @@ function stubClient(options: { limited?: number; failCreates?: DeviceRiskError[]
     },
     uploadBlackbox: async (tx: DeviceRiskTransaction) => void calls.push(`upload ${tx.workflowExecutionId}`),
     finalize: async (tx: DeviceRiskTransaction) => void calls.push(`finalize ${tx.workflowExecutionId}`),
-    status: async () => 'PROCESSED',
+    status: async () => {
+      const failure = statusFailures.shift();
+      if (failure) throw failure;
+      return 'PROCESSED';
+    },
     details: async (tx: DeviceRiskTransaction) => ({ workflowExecutionId: tx.workflowExecutionId }),
     sealTransaction: async (tx: DeviceRiskTransaction) => JSON.stringify({ ...tx.toJSON(), token: tx.token }),
     openTransaction: async (sealed: string) => new DeviceRiskTransaction(JSON.parse(sealed) as never),
@@ -258,6 +270,23 @@ describe('the endpoint answers at once and checks when the quota allows (the def
     await queue.idle();
     expect(errors.map((e) => e.code)).toEqual(['request_rejected', 'upstream_error']);
     expect(calls.filter((c) => c.startsWith('create'))).toEqual(['create order-2']);
+    await handler.close();
+  });
+
+  it('a status read that fails after finalize: the check comes back, finalizes again, and tells the decision once', async () => {
+    const away = new DeviceRiskError('upstream_error', 'status answered 503', {
+      status: 503,
+      retryAfter: 0,
+      operation: 'status',
+    });
+    const { client, calls } = stubClient({ failStatus: [away] });
+    const { handler, queue, errors, results } = setUp(client);
+    expect((await handler(post('key-0000000001', 'order-1'))).status).toBe(202);
+    await queue.idle();
+    expect(results).toEqual([{ id: 'wf-1', reference: 'key-0000000001', customerInternalReference: 'order-1' }]);
+    // One transaction, one upload; the second finalize is the one a real service answers 409 (finalize.ts).
+    expect(calls).toEqual(['create order-1', 'upload wf-1', 'finalize wf-1', 'finalize wf-1']);
+    expect(errors).toEqual([away]);
     await handler.close();
   });
 

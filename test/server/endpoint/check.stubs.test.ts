@@ -1,0 +1,110 @@
+// The check itself (src/server/endpoint/check.ts) on a stub client: what a status read that
+// fails after finalize does, in the request (reported, the answer stays) and in the queue
+// (thrown, so that the job comes back and the decision is still told).
+import { describe, expect, it } from 'vitest';
+import { runDeviceRiskCheck, type DeviceRiskDetails } from '../../../src/server/index.js';
+import { DeviceRiskError } from '../../../src/server/errors.js';
+import { stubClient } from '../../support/stub-client.js';
+
+const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
+const away = () => new DeviceRiskError('rate_limited', 'status answered 429', { status: 429, retryAfter: 1 });
+
+/** A stub client whose first `failures` status reads fail. */
+function readsFailing(failures: number) {
+  let left = failures;
+  return stubClient({
+    status: async () => {
+      if (left-- > 0) throw away();
+      return 'PROCESSED';
+    },
+  });
+}
+
+describe('a status read that fails after finalize', () => {
+  it('with onResult and retryFailedResultRead: thrown, after the upload was saved; the resumed check tells the decision', async () => {
+    const { client, calls } = readsFailing(1);
+    const decided: DeviceRiskDetails[] = [];
+    const saved: unknown[] = [];
+    const progress = {};
+    const options = {
+      workflowKey: 1,
+      progress,
+      retryFailedResultRead: true,
+      onProgress: (p: object) => void saved.push({ ...p }),
+      onResult: (details: DeviceRiskDetails) => void decided.push(details),
+    };
+    await expect(
+      runDeviceRiskCheck(client, BLACKBOX, { customerInternalReference: 'c' }, options),
+    ).rejects.toMatchObject({ code: 'rate_limited', status: 429 });
+    expect(decided).toEqual([]);
+    expect(saved.at(-1)).toMatchObject({ uploaded: true });
+    const result = await runDeviceRiskCheck(client, BLACKBOX, { customerInternalReference: 'c' }, options);
+    expect(result).toEqual({ accountId: 'acc-1', workflowExecutionId: 'wf-1', status: 'PROCESSED' });
+    expect(decided).toMatchObject([{ workflowExecutionId: 'wf-1' }]);
+    // One transaction, one upload; finalize again (the service answers 409, finalize.ts reads the status).
+    expect(calls).toEqual(['create', 'upload wf-1', 'finalize wf-1', 'finalize wf-1']);
+  });
+
+  it('with onResult alone (the request): reported as result_not_ready, the answer FINALIZED, nothing thrown', async () => {
+    const { client } = readsFailing(1);
+    const errors: unknown[] = [];
+    const decided: unknown[] = [];
+    const result = await runDeviceRiskCheck(
+      client,
+      BLACKBOX,
+      { customerInternalReference: 'c' },
+      { workflowKey: 1, onError: (e) => errors.push(e), onResult: (d) => void decided.push(d) },
+    );
+    expect(result.status).toBe('FINALIZED');
+    expect(decided).toEqual([]);
+    expect(errors).toMatchObject([{ code: 'result_not_ready' }]);
+  });
+
+  it('with retryFailedResultRead but no onResult: nothing waits for a decision, so the answer is FINALIZED', async () => {
+    const { client } = readsFailing(1);
+    const result = await runDeviceRiskCheck(
+      client,
+      BLACKBOX,
+      { customerInternalReference: 'c' },
+      { workflowKey: 1, retryFailedResultRead: true },
+    );
+    expect(result.status).toBe('FINALIZED');
+  });
+});
+
+describe('the fence before onResult', () => {
+  it('a fence that throws: no decision told, the check throws its error', async () => {
+    const { client } = stubClient();
+    const decided: unknown[] = [];
+    const fenced = new DeviceRiskError('idempotency_key_in_use', 'taken over', { retryAfter: 1 });
+    await expect(
+      runDeviceRiskCheck(
+        client,
+        BLACKBOX,
+        { customerInternalReference: 'c' },
+        {
+          workflowKey: 1,
+          fence: async () => Promise.reject(fenced),
+          onResult: (d) => void decided.push(d),
+        },
+      ),
+    ).rejects.toBe(fenced);
+    expect(decided).toEqual([]);
+  });
+
+  it('a fence that passes: called once, right before the decision is told', async () => {
+    const { client, calls } = stubClient({
+      details: async (tx) => {
+        calls.push('details');
+        return stubClient().client.details(tx);
+      },
+    });
+    await runDeviceRiskCheck(
+      client,
+      BLACKBOX,
+      { customerInternalReference: 'c' },
+      { workflowKey: 1, fence: () => void calls.push('fence'), onResult: () => void calls.push('told') },
+    );
+    expect(calls.slice(-3)).toEqual(['details', 'fence', 'told']);
+  });
+});
