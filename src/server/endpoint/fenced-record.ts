@@ -44,17 +44,18 @@ export function fencedRecord(context: FencedRecordContext, stored: string | unde
      * Writes `next`, trying again while the store is away, for up to `withinMs`. With
      * `background`, the request waits only `answerWithinMs` for it: past that the write
      * goes on by itself (the attempt answers 503 now, and a retry finds the record once it
-     * lands), and `onGiveUp` hears of a write that never lands.
+     * lands), `onLanded` hears that it landed, and `onGiveUp` of a write that never lands.
      */
     async replace(
       next: KeyRecord,
       withinMs: number,
-      background?: { answerWithinMs: number; onGiveUp: (error: unknown) => void },
+      background?: { answerWithinMs: number; onGiveUp: (error: unknown) => void; onLanded?: () => void },
     ): Promise<void> {
       const retrying = deadline(withinMs);
       const writing = writeWithin(JSON.stringify(next), retrying).finally(() => retrying.clear());
       if (!background) return writing;
-      writing.catch(background.onGiveUp);
+      // Before the request's own wait hears of it: the caller knows at once that it landed.
+      writing.then(background.onLanded, background.onGiveUp);
       const answering = deadline(background.answerWithinMs);
       try {
         return await within(writing, answering.signal);

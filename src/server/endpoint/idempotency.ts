@@ -37,6 +37,12 @@ export interface KeyRecord {
    * crash can leave, reported through onError).
    */
   creating?: { owner: string; until: number };
+  /**
+   * The blackbox upload to `transaction` on the wire: until `until` (epoch ms) no other
+   * attempt uploads, since the owner's upload may still land (an owner killed, or whose lease
+   * lapsed, with its upload sent). After it, the service's status tells whether it landed.
+   */
+  uploading?: { owner: string; until: number };
 }
 
 /** How often a request waiting for another instance's work on its key looks again, in ms. */

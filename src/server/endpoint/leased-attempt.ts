@@ -20,6 +20,7 @@ import type { Lease } from '../store/lease.js';
 import { lapsed, type DeviceRiskProgress, type DeviceRiskResult } from './check.js';
 import { fencedRecord } from './fenced-record.js';
 import { inUse, reused, staleKey, type KeyRecord } from './idempotency.js';
+import { resumedProgress, uploadIntent } from './upload-intent.js';
 
 export interface AttemptContext {
   store: Store;
@@ -60,25 +61,19 @@ export async function attemptUnderLease(context: AttemptContext, lease: Lease): 
         }),
       );
     }
+    const progress = record ? await resumedProgress(client, record, now) : {};
+    if (progress instanceof Response) return progress;
     const written = fencedRecord({ store, recordKey, ttlMs: ttl, read }, stored);
     const saved: KeyRecord = record ?? { fingerprint };
     delete saved.creating;
-    const progress: DeviceRiskProgress = {
-      ...(saved.transaction ? { transaction: await client.openTransaction(saved.transaction) } : {}),
-      ...(saved.uploaded ? { uploaded: true } : {}),
-    };
-    // A transaction without a recorded upload: an earlier owner may have uploaded and
-    // died (or lost the store) before recording it. The service knows: past INITIATED,
-    // the blackbox is there, and a second upload would double it.
-    if (progress.transaction && !progress.uploaded) {
-      const status = await client.status(progress.transaction).catch(() => undefined);
-      if (status !== undefined && status !== 'INITIATED') progress.uploaded = true;
-    }
+    delete saved.uploading;
     const creates = !customerTransaction && (!progress.transaction || lapsed(progress.transaction, now));
     // Before any call to the service the record is written (a store with no room or no
     // answer refuses the work before a transaction exists), with the create's intent.
     const createWindowMs = (client.accountTimeoutMs ?? 60_000) + leaseMs;
     const createUntil = now() + createWindowMs;
+    if (!creates && progress.transaction && !progress.uploaded)
+      saved.uploading = uploadIntent(mark, client, leaseMs, now);
     await written.replace(creates ? { ...saved, creating: { owner: mark, until: createUntil } } : saved, storeWaitMs);
     if (!record) onNewKey();
     /** The lease must still be this attempt's before each call to the service. */
@@ -97,6 +92,9 @@ export async function attemptUnderLease(context: AttemptContext, lease: Lease): 
     };
     let recorded = progress.transaction;
     let madeUnrecorded = false;
+    /** A write of the record going on in the background (see `save`), and whether the check has ended. */
+    let landing = false;
+    let ended = false;
     /**
      * The create ended without a transaction to record: its intent goes, so that the next
      * attempt does not wait for it. An answer that never came may still have made one.
@@ -115,16 +113,30 @@ export async function attemptUnderLease(context: AttemptContext, lease: Lease): 
         );
       }
     };
+    /** The check ended with an upload's intent recorded: no upload of this attempt is on the wire, so it goes. */
+    const uploadEnded = async () => {
+      delete saved.uploading;
+      await written.replace(saved, storeWaitMs).catch(() => {});
+    };
     const save = async (next: DeviceRiskProgress) => {
       const made = next.transaction && next.transaction !== recorded ? next.transaction : undefined;
       madeUnrecorded = !!made;
       saved.transaction = next.transaction ? await client.sealTransaction(next.transaction) : undefined;
       saved.uploaded = next.uploaded;
+      // A transaction without its blackbox: the upload comes next, and its intent goes with this write.
+      if (next.transaction && !next.uploaded) saved.uploading = uploadIntent(mark, client, leaseMs, now);
+      else delete saved.uploading;
+      landing = !!made;
       // The transaction just made is written for as long as no other attempt may make one:
       // in the background once the request must be answered, so that a retry resumes it.
+      // Landed after the check ended, it carries an intent for an upload that never started.
       await (made
         ? written.replace(saved, Math.max(0, createUntil - now()), {
             answerWithinMs: storeWaitMs,
+            onLanded: () => {
+              landing = false;
+              if (ended) void uploadEnded();
+            },
             onGiveUp: (error) =>
               onError?.(
                 new DeviceRiskError(
@@ -146,6 +158,9 @@ export async function attemptUnderLease(context: AttemptContext, lease: Lease): 
     } catch (error) {
       // Nothing new recorded and nothing made unrecorded: the create (if it ran) made nothing we know of.
       if (creates && recorded === before && !madeUnrecorded) await createEnded(error);
+      // The upload's call has ended, so nothing of this attempt is on the wire: a retry need not wait.
+      else if (saved.uploading && !landing) await uploadEnded();
+      ended = true;
       throw error;
     }
     // Nothing is lost: should this write fail, the next attempt finds the progress and finalize answers as before.
