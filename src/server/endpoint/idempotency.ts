@@ -56,7 +56,7 @@ export async function readKeyRecord(
   store: Store,
   namespace: string,
   key: string,
-): Promise<Pick<KeyRecord, 'fingerprint' | 'result' | 'stale'> | undefined> {
+): Promise<Pick<KeyRecord, 'fingerprint' | 'result' | 'stale' | 'uploaded'> | undefined> {
   const stored = await fromStore(store.get(recordKeyOf(namespace, key)), 'idempotency record read');
   return stored === undefined ? undefined : (JSON.parse(stored) as KeyRecord);
 }

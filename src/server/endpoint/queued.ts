@@ -127,7 +127,17 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
   /** One try of one job: done, or when to try again. Never throws: every failure is told to onError. */
   async function run(job: CheckJob): Promise<JobRun> {
     const age = now() - job.acceptedAt;
+    let uploaded = false;
     if (age > maxQueuedMs) {
+      try {
+        uploaded = (await readKeyRecord(options.store, options.namespace, job.key))?.uploaded === true;
+      } catch (error) {
+        onError(error);
+        return failedTry(job, error);
+      }
+    }
+    // The bound keeps a stale blackbox from being uploaded; one already there is finalized and its decision told.
+    if (age > maxQueuedMs && !uploaded) {
       onError(
         new DeviceRiskError(
           ERR_BLACKBOX_STALE,

@@ -464,6 +464,61 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     await handler.close();
   });
 
+  it('past the trust bound, a blackbox already uploaded is finalized and its decision told, not given up', async () => {
+    let time = 1_000_000;
+    let finalizeFails = true;
+    const { client, calls } = stubClient();
+    const finalize = client.finalize;
+    client.finalize = async (tx) => {
+      if (finalizeFails)
+        throw new DeviceRiskError('upstream_error', 'finalize answered 503', { status: 503, retryAfter: 1 });
+      return finalize(tx);
+    };
+    const hand = handQueue();
+    const { handler, errors, results } = setUp(client, {
+      queue: hand.queue,
+      store: createMemoryStore(),
+      now: () => time,
+      maxQueuedMs: 60_000,
+    });
+    await handler(post('key-0000000001', 'order-1'));
+    expect(await hand.run(hand.jobs[0]!)).toMatchObject({ retryInMs: 1000 });
+    expect(calls).toEqual(['create order-1', 'upload wf-1']);
+    time += 60_001;
+    finalizeFails = false;
+    expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
+    expect(calls).toEqual(['create order-1', 'upload wf-1', 'finalize wf-1']);
+    expect(results).toEqual([{ id: 'wf-1', reference: 'key-0000000001', customerInternalReference: 'order-1' }]);
+    expect(errors.map((e) => e.code)).toEqual(['upstream_error']);
+    await handler.close();
+  });
+
+  it('past the trust bound, a store that does not answer: the job comes back, nothing is given up', async () => {
+    let time = 1_000_000;
+    const { client, calls } = stubClient();
+    const hand = handQueue();
+    const memory = createMemoryStore();
+    let away = false;
+    const store = {
+      ...memory,
+      get: async (key: string) => {
+        if (away) throw new DeviceRiskError('store_unavailable', 'store away', { retryAfter: 1 });
+        return memory.get(key);
+      },
+    };
+    const { handler, errors } = setUp(client, { queue: hand.queue, store, now: () => time, maxQueuedMs: 60_000 });
+    await handler(post('key-0000000001', 'order-1'));
+    time += 60_001;
+    away = true;
+    expect(await hand.run(hand.jobs[0]!)).toMatchObject({ retryInMs: 1000 });
+    expect(errors.map((e) => e.code)).toEqual(['store_unavailable']);
+    away = false;
+    expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
+    expect(errors.map((e) => e.code)).toEqual(['store_unavailable', 'blackbox_stale']);
+    expect(calls).toEqual([]);
+    await handler.close();
+  });
+
   it('a full queue: Retry-After is the time one check takes at the drain rate, 1 to 60 s', async () => {
     let time = 1_000_000;
     let figures: QueueCounts = { queued: 7, oldestAcceptedAt: time - 10_000, drainedLastMinute: 5 };
