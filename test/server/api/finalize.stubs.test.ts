@@ -3,19 +3,11 @@
 import { describe, expect, it } from 'vitest';
 import type { Call, CallInit } from '../../../src/server/api/call.js';
 import { createFinalize } from '../../../src/server/api/finalize.js';
-import { createTransactions, DeviceRiskTransaction } from '../../../src/server/api/transaction.js';
+import { createTransactions } from '../../../src/server/api/transaction.js';
 import { DeviceRiskError } from '../../../src/server/errors.js';
-import { BASE, EXECUTION_URL, T0 } from '../../support/api-shapes.js';
+import { BASE, EXECUTION_URL, T0, transactionAt } from '../../support/api-shapes.js';
 
-const transaction = new DeviceRiskTransaction({
-  accountId: '11111111-2222-4333-8444-555555555555',
-  workflowExecutionId: '66666666-7777-4888-9999-aaaaaaaaaaaa',
-  credentialId: 'bbbbbbbb-cccc-4ddd-8eee-ffffffffffff',
-  uploadUrl: `${EXECUTION_URL}/credentials/bbbbbbbb-cccc-4ddd-8eee-ffffffffffff/parts/DEVICE_RISK`,
-  finalizeUrl: EXECUTION_URL,
-  tokenExpiresAt: T0 + 600_000,
-  token: 'tx-token',
-});
+const transaction = transactionAt(T0);
 
 function finalize(failure: DeviceRiskError, statusRead: () => Promise<string>) {
   const reads: number[] = [];

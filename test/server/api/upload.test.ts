@@ -2,8 +2,9 @@
 // the blackbox alphabet, however its text reads.
 import { describe, expect, it } from 'vitest';
 import type { Call, CallInit } from '../../../src/server/api/call.js';
-import { createTransactions, DeviceRiskTransaction } from '../../../src/server/api/transaction.js';
+import { createTransactions } from '../../../src/server/api/transaction.js';
 import { checkBlackbox, createUpload } from '../../../src/server/api/upload.js';
+import { transactionAt } from '../../support/api-shapes.js';
 
 describe('checkBlackbox', () => {
   it.each([
@@ -23,17 +24,7 @@ describe('checkBlackbox', () => {
 
 describe('uploadBlackbox', () => {
   it('POSTs { sessionId } to the upload address with the transaction token, retried on failure', async () => {
-    const execution =
-      'https://api.example/api/v1/accounts/11111111-2222-4333-8444-555555555555/workflow-executions/66666666-7777-4888-9999-aaaaaaaaaaaa';
-    const transaction = new DeviceRiskTransaction({
-      accountId: '11111111-2222-4333-8444-555555555555',
-      workflowExecutionId: '66666666-7777-4888-9999-aaaaaaaaaaaa',
-      credentialId: 'bbbbbbbb-cccc-4ddd-8eee-ffffffffffff',
-      uploadUrl: `${execution}/credentials/bbbbbbbb-cccc-4ddd-8eee-ffffffffffff/parts/DEVICE_RISK`,
-      finalizeUrl: execution,
-      tokenExpiresAt: Date.now() + 600_000,
-      token: 'tx-token',
-    });
+    const transaction = transactionAt(Date.now());
     const calls: Array<{ operation: string; url: string; init: CallInit; repeatable: boolean }> = [];
     const call: Call = async (operation, url, init, repeatable) => {
       calls.push({ operation, url, init, repeatable });
