@@ -19,7 +19,9 @@ export const httpMessages = {
 /** api/: the client's options, the requests it refuses to send and the answers it refuses. */
 export const apiMessages = {
   userAgentRequired: 'userAgent is required, e.g. "YourCompany YourApp/1.0"',
-  regionOrBaseUrl: 'give region (US, EU, SG) or baseUrl',
+  regionOrBaseUrl: (regions: readonly string[]) => `give region (${regions.join(', ')}) or baseUrl`,
+  unknownRegion: (region: string, regions: readonly string[]) =>
+    `region ${JSON.stringify(region)} is not one of ${regions.join(', ')}`,
   limitNotPositive: (name: string) => `limits.${name} must be a positive number`,
   perSecondNotPositive: 'perSecond must be a positive number',
 
@@ -28,7 +30,8 @@ export const apiMessages = {
   definitionKeyRequired: 'workflowDefinition.key is required',
   userReferenceLength: 'userReference must be at most 100 characters',
   callbackUrlLength: 'callbackUrl must be at most 255 characters',
-  tokenLifetimeShape: 'tokenLifetime must look like "30m", "12h" or "5d"',
+  callbackUrlRule: (rule: string) => `callbackUrl must be ${rule} (the service's rule for callback URLs)`,
+  tokenLifetimeShape: 'tokenLifetime must look like "600s", "30m", "12h" or "5d", from 5 minutes to 60 days',
   accountIdNotUuid: 'accountId must be a UUID',
   needsIds: (operation: string) => `${operation} needs the UUIDs of an account and a workflow execution`,
   needsTransaction: (operation: string) => `${operation} needs a transaction from createAccount or updateAccount`,
@@ -52,7 +55,7 @@ export const apiMessages = {
 
   noCredentials: 'the account answer has no credentials array',
   noDeviceRiskCredential:
-    'the account answer has no Device Risk credential (category DATA, channel API, api.parts.device_risk): does the workflow include Device Risk?',
+    'the account answer has no Device Risk credential (category DATA, channel API, api.parts.device_risk or api.parts.prepared_data): does the workflow include Device Risk?',
   noApiToken: 'the Device Risk credential has no api.token',
   addressRefused: (what: string, origin: string) =>
     `refusing the ${what} address: it is not on ${origin} or not of the documented shape`,

@@ -14,30 +14,76 @@ import type { Now } from '../clock.js';
 import type { Call } from './call.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { TokenSource } from './token-source.js';
-import {
-  DEFAULT_TRANSACTION_TOKEN_LIFETIME_MS,
-  UUID,
-  type DeviceRiskTransaction,
-  type Transactions,
-} from './transaction.js';
+import { UUID, type DeviceRiskTransaction, type Transactions } from './transaction.js';
 
 export interface AccountRequest {
   customerInternalReference: string;
   workflowDefinition: { key: string | number };
   userReference?: string;
+  /** HTTPS, no IP address, no port, no fragment, at most 255 characters (on loopback against the emulator, any). */
   callbackUrl?: string;
-  /** Like "30m" (5m to 60d). Default 30m. */
+  /** Like "30m", "600s", "12h" or "5d", from 5 minutes to 60 days. Default: the kit asks for 30m. */
   tokenLifetime?: string;
   [key: string]: unknown;
 }
 
 const FORBIDDEN_REFERENCE = /[<>"/;`%{}|]/;
+/** The documented shape of tokenLifetime (docs/vendor-contract.md#the-account-request). */
+const LIFETIME_SHAPE = /^([+-]?\d+)([smhd])$/;
+const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+/** The documented bounds of tokenLifetime: 5 minutes to 60 days. */
+export const TOKEN_LIFETIME_RANGE_MS = { min: 5 * 60_000, max: 60 * 86_400_000 } as const;
+/**
+ * What the kit asks for when a request names no tokenLifetime: the documented default, asked
+ * for explicitly, so that the transaction's expiry is what was asked and not whatever the
+ * tenant's portal setting has become.
+ */
+export const DEFAULT_TOKEN_LIFETIME = '30m';
+
+/** A tokenLifetime in ms, or undefined when it is not of the documented shape or bounds. */
+export function tokenLifetimeMs(value: unknown): number | undefined {
+  const match = typeof value === 'string' ? LIFETIME_SHAPE.exec(value) : null;
+  if (!match) return undefined;
+  const ms = Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
+  return ms >= TOKEN_LIFETIME_RANGE_MS.min && ms <= TOKEN_LIFETIME_RANGE_MS.max ? ms : undefined;
+}
+
+const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
+const LOOPBACK_HOST = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
 
 /**
- * The documented rules of an account request (docs/vendor-contract.md#the-service), checked before the
- * call: the service refuses a bad one with a 400 that no retry can mend.
+ * The rule a callbackUrl breaks, or undefined (docs/vendor-contract.md#the-account-request):
+ * HTTPS, a host name rather than an IP address, no port, no fragment, no credentials, at most
+ * 255 characters. `local`: the service is on loopback (the emulator), where a callback to
+ * loopback over plain HTTP, with a port, is how local development works.
  */
-export function checkAccountRequest(body: AccountRequest): void {
+export function callbackUrlRuleBroken(value: unknown, local = false): string | undefined {
+  if (typeof value !== 'string' || value.length > 255) return apiMessages.callbackUrlLength;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return apiMessages.callbackUrlRule('a URL');
+  }
+  if (local && LOOPBACK_HOST.test(url.hostname) && (url.protocol === 'http:' || url.protocol === 'https:'))
+    return undefined;
+  if (url.protocol !== 'https:') return apiMessages.callbackUrlRule('HTTPS');
+  if (IPV4.test(url.hostname) || url.hostname.startsWith('['))
+    return apiMessages.callbackUrlRule('a host name, not an IP address');
+  // Read from the text: URL drops a default port (":443"), and the rule is no port at all.
+  if (/^[a-z][a-z0-9+.-]*:\/\/(?:[^/?#@]*@)?[^/?#:]*:/i.test(value))
+    return apiMessages.callbackUrlRule('without a port');
+  if (value.includes('#')) return apiMessages.callbackUrlRule('without a fragment');
+  if (url.username || url.password) return apiMessages.callbackUrlRule('without credentials');
+  return undefined;
+}
+
+/**
+ * The documented rules of an account request (docs/vendor-contract.md#the-account-request),
+ * checked before the call: the service refuses a bad one with a 400 that no retry can mend.
+ * `local`: the service is on loopback (callbackUrlRuleBroken).
+ */
+export function checkAccountRequest(body: AccountRequest, options: { local?: boolean } = {}): void {
   const refuse = (message: string) => {
     throw new DeviceRiskError(ERR_INVALID_ACCOUNT_REQUEST, message, { operation: 'account' });
   };
@@ -48,17 +94,12 @@ export function checkAccountRequest(body: AccountRequest): void {
   if ((typeof key !== 'string' && typeof key !== 'number') || key === '') refuse(apiMessages.definitionKeyRequired);
   if (body.userReference !== undefined && (typeof body.userReference !== 'string' || body.userReference.length > 100))
     refuse(apiMessages.userReferenceLength);
-  if (body.callbackUrl !== undefined && (typeof body.callbackUrl !== 'string' || body.callbackUrl.length > 255))
-    refuse(apiMessages.callbackUrlLength);
-  if (body.tokenLifetime !== undefined && !/^\d+[mhd]$/.test(body.tokenLifetime))
+  if (body.callbackUrl !== undefined) {
+    const broken = callbackUrlRuleBroken(body.callbackUrl, options.local);
+    if (broken) refuse(broken);
+  }
+  if (body.tokenLifetime !== undefined && tokenLifetimeMs(body.tokenLifetime) === undefined)
     refuse(apiMessages.tokenLifetimeShape);
-}
-
-function lifetimeMs(value: string | undefined): number {
-  // Stryker disable next-line ConditionalExpression,Regex: checkAccountRequest has refused every other shape before; undefined reads as "undefined", no match either
-  const match = value === undefined ? undefined : /^(\d+)([mhd])$/.exec(value);
-  if (!match) return DEFAULT_TRANSACTION_TOKEN_LIFETIME_MS;
-  return Number(match[1]) * { m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 'm' | 'h' | 'd'];
 }
 
 export interface AccountContext {
@@ -72,12 +113,16 @@ export interface AccountContext {
   /** The whole time limit of an account call, waits for the limit included. */
   accountTimeoutMs: number;
   limiter: RateLimiter;
+  /** The service is on loopback (the emulator): a callbackUrl on loopback is allowed. */
+  localService?: boolean;
 }
 
 export function createAccountCalls(context: AccountContext) {
   const { call, tokenSource, now, base, accountsPath, accountTimeoutMs } = context;
-  async function account(operation: string, url: string, method: string, body: AccountRequest, repeatable: boolean) {
-    checkAccountRequest(body);
+  async function account(operation: string, url: string, method: string, asked: AccountRequest, repeatable: boolean) {
+    checkAccountRequest(asked, { local: context.localService ?? false });
+    // Asked for explicitly: the expiry the kit keeps is then the one the service was asked for.
+    const body = { ...asked, tokenLifetime: asked.tokenLifetime ?? DEFAULT_TOKEN_LIFETIME };
     const started = now();
     const response = await call(
       operation,
@@ -99,7 +144,7 @@ export function createAccountCalls(context: AccountContext) {
       });
     });
     // The lifetime counts from when the request left, not from when the answer came.
-    return context.transactions.transactionFrom(answer, lifetimeMs(body.tokenLifetime), started);
+    return context.transactions.transactionFrom(answer, tokenLifetimeMs(body.tokenLifetime), started);
   }
 
   return {

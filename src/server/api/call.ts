@@ -90,7 +90,9 @@ export function createCall(context: CallContext): Call {
               authorization: `Bearer ${bearer}`,
               accept: 'application/json',
               'user-agent': userAgent,
-              ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
+              // On every call, with a body or not: the service lists it as required on each
+              // (docs/vendor-contract.md#every-call).
+              'content-type': 'application/json',
             },
             ...(init.body === undefined ? {} : { body: init.body }),
             redirect: 'manual',

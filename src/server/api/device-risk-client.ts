@@ -1,9 +1,10 @@
 /**
  * The Device Risk calls of the identity-verification API: account create or
- * update, blackbox upload to exactly `api.parts.device_risk`, finalize on
- * `api.workflowExecution`, and status. Addresses the service returns are checked
- * against the configured API origin and the documented shapes before any
- * request carries a token to them. The client puts together one module per operation
+ * update on the account host, blackbox upload to exactly the credential's part address,
+ * finalize on `api.workflowExecution`, and status on the retrieval host. Each role has a
+ * host of its own (regions.ts): the upload and finalize addresses the service returns are
+ * checked against the API host (`apiBaseUrl`, by default the region's `api.` host) and the
+ * documented shapes before any request carries a token to them. The client puts together one module per operation
  * (account, upload, finalize, retrieval) over one call with retries (call.ts), under the
  * service's limits (rate-limit.ts).
  */
@@ -13,7 +14,8 @@ import { requireSecureUrl } from '../secure-url.js';
 import { sleep, systemNow } from '../clock.js';
 import { MAX_RETRY_AFTER_SECONDS } from './retry.js';
 import type { DeviceRiskDetails } from './result.js';
-import type { Region, TokenSource } from './token-source.js';
+import type { TokenSource } from './token-source.js';
+import { byRegion, isRegion, REGION_NAMES, regionOfOrigin, regionOrigin, type Region } from './regions.js';
 import { createRateLimiter } from './rate-limit.js';
 import { createMemoryStore } from '../store/store.js';
 import { createCall } from './call.js';
@@ -27,24 +29,27 @@ export { DeviceRiskTransaction } from './transaction.js';
 export { checkAccountRequest, type AccountRequest } from './account.js';
 export { BLACKBOX_PATTERN, checkBlackbox, MAX_BLACKBOX_LENGTH } from './upload.js';
 
-/** The regional API base addresses (docs/vendor-contract.md#the-service). */
-export const API_BASE_URLS: Record<Region, string> = {
-  US: 'https://account.amer-1.jumio.ai',
-  EU: 'https://account.emea-1.jumio.ai',
-  SG: 'https://account.apac-1.jumio.ai',
-};
-export const RETRIEVAL_BASE_URLS: Record<Region, string> = {
-  US: 'https://retrieval.amer-1.jumio.ai',
-  EU: 'https://retrieval.emea-1.jumio.ai',
-  SG: 'https://retrieval.apac-1.jumio.ai',
-};
+/** Where account create and update go, per region: its `account.` host (regions.ts). */
+export const API_BASE_URLS: Record<Region, string> = byRegion('account');
+/** Where the upload and finalize addresses of a create answer are, per region: its `api.` host. */
+export const TRANSACTION_BASE_URLS: Record<Region, string> = byRegion('api');
+/** Where status and details are read, per region: its `retrieval.` host. */
+export const RETRIEVAL_BASE_URLS: Record<Region, string> = byRegion('retrieval');
 
 export interface DeviceRiskClientOptions {
   tokenSource: TokenSource;
-  /** US, EU or SG; or give `baseUrl`. */
+  /** US, EU or SG (regions.ts); or give `baseUrl`. */
   region?: Region;
+  /** Where account create and update go; default the region's `account.` host. */
   baseUrl?: string;
-  /** Where `status` is read; default the regional retrieval host, or `baseUrl`. */
+  /**
+   * The host the upload and finalize addresses of a create answer must be on: any other is
+   * refused (`forged_address`) before a token goes to it. Default the region's `api.` host,
+   * also when `baseUrl` is a region's documented account host; with another `baseUrl` (a
+   * private deployment), that address's own origin.
+   */
+  apiBaseUrl?: string;
+  /** Where `status` and `details` are read; default the region's `retrieval.` host, or `baseUrl`. */
   retrievalBaseUrl?: string;
   /** Names your company and app, e.g. "AcmeShop Checkout/1.4". */
   userAgent: string;
@@ -130,6 +135,8 @@ export interface DeviceRiskClient {
   referenceTag?(): Promise<string>;
   /** Whether a callback's `userReference` is one `referenceTag` made with this client secret. */
   vouches?(userReference: unknown): Promise<boolean>;
+  /** The service is on loopback (the emulator): a callbackUrl on loopback is allowed then. */
+  readonly localService?: boolean;
   /** The client id (not secret): the namespace of this client's keys in a shared store. */
   readonly clientId: string;
   /** How long an account create may take (`accountTimeoutMs`): how long a create can be on the wire. */
@@ -138,15 +145,35 @@ export interface DeviceRiskClient {
   readonly uploadTimeoutMs?: number;
 }
 
-export function createDeviceRiskClient(options: DeviceRiskClientOptions): DeviceRiskClient {
-  if (!options.userAgent?.trim()) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, apiMessages.userAgentRequired);
+/**
+ * The three hosts a client calls, from `region` or the addresses given: each role on its own
+ * (docs/vendor-contract.md#hosts-by-role). A `baseUrl` that is a region's documented account
+ * host brings that region's API and retrieval hosts; any other stands for every role.
+ */
+function hostsOf(options: DeviceRiskClientOptions): { base: URL; apiBase: URL; retrievalBase: URL } {
+  if (options.region !== undefined && !isRegion(options.region))
+    throw new DeviceRiskError(
+      ERR_INVALID_CONFIGURATION,
+      apiMessages.unknownRegion(String(options.region), REGION_NAMES),
+    );
   const rawBase = options.baseUrl ?? (options.region ? API_BASE_URLS[options.region] : undefined);
-  if (!rawBase) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, apiMessages.regionOrBaseUrl);
+  if (!rawBase) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, apiMessages.regionOrBaseUrl(REGION_NAMES));
   const base = requireSecureUrl(rawBase, 'baseUrl');
+  const region = options.baseUrl === undefined ? options.region : regionOfOrigin(base.origin, 'account');
+  const apiBase = requireSecureUrl(
+    options.apiBaseUrl ?? (region ? regionOrigin(region, 'api') : base.origin),
+    'apiBaseUrl',
+  );
   const retrievalBase = requireSecureUrl(
-    options.retrievalBaseUrl ?? (options.baseUrl ? options.baseUrl : RETRIEVAL_BASE_URLS[options.region!]),
+    options.retrievalBaseUrl ?? (region ? regionOrigin(region, 'retrieval') : rawBase),
     'retrievalBaseUrl',
   );
+  return { base, apiBase, retrievalBase };
+}
+
+export function createDeviceRiskClient(options: DeviceRiskClientOptions): DeviceRiskClient {
+  if (!options.userAgent?.trim()) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, apiMessages.userAgentRequired);
+  const { base, apiBase, retrievalBase } = hostsOf(options);
   const doFetch = options.fetch ?? fetch;
   const now = options.now ?? systemNow;
   const maxAttempts = options.maxAttempts ?? 3;
@@ -187,7 +214,9 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
     timeoutMs,
     tokenSource,
   });
-  const transactions = createTransactions(base, now, margin);
+  const transactions = createTransactions(apiBase, now, margin);
+  // Against a service on loopback (the emulator), a callbackUrl on loopback too is allowed.
+  const localService = base.protocol === 'http:';
   const accounts = createAccountCalls({
     call,
     transactions,
@@ -197,11 +226,13 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
     accountsPath,
     accountTimeoutMs,
     limiter: accountLimiter,
+    localService,
   });
   const retrieval = createRetrieval({ call, tokenSource, retrievalBase, limiter: retrievalLimiter, sleep: sleepFor });
 
   return {
     retrievalOrigin: retrievalBase.origin,
+    localService,
     clientId: tokenSource.clientId,
     accountTimeoutMs,
     uploadTimeoutMs: timeoutMs,

@@ -17,15 +17,12 @@ import { takeLease } from '../store/lease.js';
 import { createRateLimiter } from './rate-limit.js';
 import { createTokenCache } from './token/cache.js';
 import { createTokenRequest, failureWithin } from './token/request.js';
+import { byRegion, isRegion, REGION_NAMES, type Region } from './regions.js';
 
-export type Region = 'US' | 'EU' | 'SG';
+export type { Region } from './regions.js';
 
-/** The regional token addresses (docs/vendor-contract.md#the-service). */
-export const TOKEN_URLS: Record<Region, string> = {
-  US: 'https://auth.amer-1.jumio.ai/oauth2/token',
-  EU: 'https://auth.emea-1.jumio.ai/oauth2/token',
-  SG: 'https://auth.apac-1.jumio.ai/oauth2/token',
-};
+/** The regional token addresses, on each region's `auth.` host (regions.ts). */
+export const TOKEN_URLS: Record<Region, string> = byRegion('auth', '/oauth2/token');
 
 export interface CachedToken {
   accessToken: string;
@@ -120,9 +117,8 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
   if (!clientId || !clientSecret)
     throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, tokenMessages.credentialsRequired);
   if (!options.userAgent?.trim()) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, apiMessages.userAgentRequired);
-  const rawUrl = options.tokenUrl ?? (options.region ? TOKEN_URLS[options.region] : undefined);
-  if (!rawUrl)
-    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, tokenMessages.regionOrTokenUrl(Object.keys(TOKEN_URLS)));
+  const rawUrl = options.tokenUrl ?? (isRegion(options.region) ? TOKEN_URLS[options.region] : undefined);
+  if (!rawUrl) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, tokenMessages.regionOrTokenUrl(REGION_NAMES));
   const tokenUrl = requireSecureUrl(rawUrl, 'tokenUrl').href;
   const doFetch = options.fetch ?? fetch;
   const store = options.store ? withTimeLimit(options.store, options.storeTimeoutMs) : processStore;

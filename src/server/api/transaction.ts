@@ -1,6 +1,6 @@
 /**
  * One transaction's Device Risk credential: picked from an account answer and checked
- * (addresses on the API's origin, of the documented shapes: docs/vendor-contract.md#the-service)
+ * (addresses on the API host, of the documented shapes: docs/vendor-contract.md#hosts-by-role)
  * before any request carries its token, and checked again before each use.
  */
 import {
@@ -16,9 +16,20 @@ import type { Now } from '../clock.js';
 
 export const UUID = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
 const EXECUTION_SHAPE = new RegExp(`^/api/v1/accounts/${UUID}/workflow-executions/${UUID}$`);
-const PART_SHAPE = new RegExp(
-  `^/api/v1/accounts/${UUID}/workflow-executions/${UUID}/credentials/${UUID}/parts/DEVICE_RISK$`,
-);
+/**
+ * The credential's part names: `device_risk` as the specification names it, and
+ * `prepared_data`, the name the service's published pages give the Data credential of a
+ * standalone workflow (docs/vendor-contract.md#the-part-name). The first one an answer holds
+ * is used; the address ends in the name in capitals.
+ */
+export const DEVICE_RISK_PARTS = ['device_risk', 'prepared_data'] as const;
+export type DeviceRiskPart = (typeof DEVICE_RISK_PARTS)[number];
+const partShape = (part: DeviceRiskPart) =>
+  new RegExp(`^/api/v1/accounts/${UUID}/workflow-executions/${UUID}/credentials/${UUID}/parts/${part.toUpperCase()}$`);
+const PART_SHAPES = Object.fromEntries(DEVICE_RISK_PARTS.map((part) => [part, partShape(part)])) as Record<
+  DeviceRiskPart,
+  RegExp
+>;
 export const DEFAULT_TRANSACTION_TOKEN_LIFETIME_MS = 30 * 60_000;
 
 /**
@@ -29,16 +40,22 @@ export class DeviceRiskTransaction {
   readonly accountId: string;
   readonly workflowExecutionId: string;
   readonly credentialId: string;
+  /** Which part name the service gave the upload address (`device_risk` or `prepared_data`). */
+  readonly part: DeviceRiskPart;
   readonly uploadUrl: string;
   readonly finalizeUrl: string;
   /** Epoch ms after which the transaction token is no longer accepted. */
   readonly tokenExpiresAt: number;
   readonly #token: string;
 
-  constructor(fields: Omit<DeviceRiskTransaction, 'token' | 'toJSON'> & { token: string }) {
+  constructor(
+    fields: Omit<DeviceRiskTransaction, 'token' | 'toJSON' | 'part'> & { token: string; part?: DeviceRiskPart },
+  ) {
     this.accountId = fields.accountId;
     this.workflowExecutionId = fields.workflowExecutionId;
     this.credentialId = fields.credentialId;
+    // A record sealed before the part was kept is a device_risk one: it was the only name then.
+    this.part = fields.part ?? 'device_risk';
     this.uploadUrl = fields.uploadUrl;
     this.finalizeUrl = fields.finalizeUrl;
     this.tokenExpiresAt = fields.tokenExpiresAt;
@@ -51,8 +68,8 @@ export class DeviceRiskTransaction {
   }
 
   toJSON() {
-    const { accountId, workflowExecutionId, credentialId, uploadUrl, finalizeUrl, tokenExpiresAt } = this;
-    return { accountId, workflowExecutionId, credentialId, uploadUrl, finalizeUrl, tokenExpiresAt };
+    const { accountId, workflowExecutionId, credentialId, part, uploadUrl, finalizeUrl, tokenExpiresAt } = this;
+    return { accountId, workflowExecutionId, credentialId, part, uploadUrl, finalizeUrl, tokenExpiresAt };
   }
 }
 
@@ -63,8 +80,12 @@ export interface Transactions {
   usable(transaction: DeviceRiskTransaction, operation: string): void;
 }
 
-/** The checks of transactions on the API at `base`; `marginMs` before expiry a token counts as expired. */
-export function createTransactions(base: URL, now: Now, marginMs: number): Transactions {
+/**
+ * The checks of transactions whose upload and finalize addresses are on `apiBase` (the API
+ * host, not the account host the create went to); `marginMs` before expiry a token counts as
+ * expired.
+ */
+export function createTransactions(apiBase: URL, now: Now, marginMs: number): Transactions {
   function checkAddress(value: unknown, shape: RegExp, what: string): string {
     let url: URL | undefined;
     try {
@@ -72,18 +93,11 @@ export function createTransactions(base: URL, now: Now, marginMs: number): Trans
     } catch {
       // No URL: refused below, as every address off the API is.
     }
-    if (!url || url.origin !== base.origin || !shape.test(url.pathname) || url.search || url.hash || url.username) {
-      throw new DeviceRiskError(ERR_FORGED_ADDRESS, apiMessages.addressRefused(what, base.origin));
+    if (!url || url.origin !== apiBase.origin || !shape.test(url.pathname) || url.search || url.hash || url.username) {
+      throw new DeviceRiskError(ERR_FORGED_ADDRESS, apiMessages.addressRefused(what, apiBase.origin));
     }
     return url.href;
   }
-
-  /**
-   * One API call with retries. `repeatable` says whether a 5xx or a network
-   * failure may be retried (the call is safe to repeat); 429 always may. A call under one
-   * of the service's limits (`limiter`) waits for its slot first, within the call's time
-   * limit, and a 429 it gets makes every instance sharing the store back off.
-   */
 
   function transactionFrom(
     answer: unknown,
@@ -97,16 +111,22 @@ export function createTransactions(base: URL, now: Now, marginMs: number): Trans
       throw new DeviceRiskError(ERR_INVALID_RESPONSE, apiMessages.noCredentials, {
         operation: 'account',
       });
-    const credential = credentials.find(
-      (c: { category?: unknown; allowedChannels?: unknown; api?: { parts?: { device_risk?: unknown } } }) =>
+    type Credential = {
+      id?: unknown;
+      category?: unknown;
+      allowedChannels?: unknown;
+      api?: { token?: unknown; parts?: Record<string, unknown>; workflowExecution?: unknown };
+    };
+    const partOf = (c: Credential) => DEVICE_RISK_PARTS.find((name) => typeof c.api?.parts?.[name] === 'string');
+    const credential = (credentials as Credential[]).find(
+      (c) =>
         c?.category === 'DATA' &&
         Array.isArray(c.allowedChannels) &&
         c.allowedChannels.includes('API') &&
-        typeof c.api?.parts?.device_risk === 'string',
-    ) as
-      | { id?: unknown; api: { token?: unknown; parts: { device_risk: string }; workflowExecution?: unknown } }
-      | undefined;
-    if (!credential) {
+        partOf(c) !== undefined,
+    );
+    const part = credential && partOf(credential);
+    if (!credential?.api || !part) {
       throw new DeviceRiskError(ERR_NO_DEVICE_RISK_CREDENTIAL, apiMessages.noDeviceRiskCredential, {
         operation: 'account',
       });
@@ -116,7 +136,7 @@ export function createTransactions(base: URL, now: Now, marginMs: number): Trans
       throw new DeviceRiskError(ERR_INVALID_RESPONSE, apiMessages.noApiToken, {
         operation: 'account',
       });
-    const uploadUrl = checkAddress(credential.api.parts.device_risk, PART_SHAPE, 'upload (api.parts.device_risk)');
+    const uploadUrl = checkAddress(credential.api.parts![part], PART_SHAPES[part], `upload (api.parts.${part})`);
     const finalizeUrl = checkAddress(
       credential.api.workflowExecution,
       EXECUTION_SHAPE,
@@ -133,6 +153,7 @@ export function createTransactions(base: URL, now: Now, marginMs: number): Trans
       accountId: accountId!,
       workflowExecutionId: workflowExecutionId!,
       credentialId: credentialId!,
+      part,
       uploadUrl,
       finalizeUrl,
       tokenExpiresAt: issuedAt + tokenLifetime,
@@ -144,7 +165,9 @@ export function createTransactions(base: URL, now: Now, marginMs: number): Trans
     if (!(transaction instanceof DeviceRiskTransaction))
       throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, apiMessages.needsTransaction(operation));
     // Re-check: a transaction object may have been rebuilt from stored data.
-    checkAddress(transaction.uploadUrl, PART_SHAPE, 'upload');
+    // A part name from stored data that is none of ours matches no address.
+    const shape = Object.hasOwn(PART_SHAPES, transaction.part) ? PART_SHAPES[transaction.part] : /$^/;
+    checkAddress(transaction.uploadUrl, shape, 'upload');
     checkAddress(transaction.finalizeUrl, EXECUTION_SHAPE, 'finalize');
     if (now() >= transaction.tokenExpiresAt - marginMs) {
       throw new DeviceRiskError(

@@ -42,6 +42,8 @@ export interface DeviceRiskProgress {
 export interface DeviceRiskCheckOptions {
   /** Workflow definition key when the customer mapping names none. */
   workflowKey?: string | number;
+  /** The callback URL when the customer mapping names none (the service's rules: callbackUrlRuleBroken). */
+  callbackUrl?: string;
   /**
    * Your synchronous decision on the server: called with the details once the result is
    * there, if it is within `resultWaitMs`. Never sent to the browser. The service's callback
@@ -103,7 +105,9 @@ export async function runDeviceRiskCheck(
     customerInternalReference: customer.customerInternalReference,
     workflowDefinition: { key: customer.workflowKey ?? options.workflowKey ?? '' },
     ...(userReference ? { userReference } : {}),
-    ...(customer.callbackUrl ? { callbackUrl: customer.callbackUrl } : {}),
+    ...((customer.callbackUrl ?? options.callbackUrl)
+      ? { callbackUrl: customer.callbackUrl ?? options.callbackUrl }
+      : {}),
     ...(customer.tokenLifetime ? { tokenLifetime: customer.tokenLifetime } : {}),
   };
   if (body.workflowDefinition.key === '' && !customer.transaction)

@@ -49,6 +49,7 @@ import { checkRateLimit, createLimiter, type Limiter, type RateLimit } from './a
 import type { RequestContext } from '../fetch-handler.js';
 import { claimNonce } from './nonce-claim.js';
 import { failureAnswer } from './failure-answer.js';
+import { callbackUrlRuleBroken } from '../api/account.js';
 import { createQueuedChecks, DEFAULT_MAX_QUEUED_MS } from './queued.js';
 import { createMemoryQueue, type CheckQueue } from '../queue/queue.js';
 import type { BacklogFigures } from '../queue/backlog.js';
@@ -64,6 +65,13 @@ export interface DeviceRiskHandlerOptions {
   ) => CustomerMapping | Response | Promise<CustomerMapping | Response>;
   /** Default workflow definition key. */
   workflowKey?: string | number;
+  /**
+   * The callback URL of every checkout whose `resolveCustomer` names none. Checked when the
+   * handler is made against the service's rules (HTTPS, a host name, no port, no fragment, at
+   * most 255 characters; docs/vendor-contract.md#the-account-request): a URL the service would
+   * refuse is `invalid_configuration` naming the rule. On loopback against the emulator, any.
+   */
+  callbackUrl?: string;
   /** Largest request body in bytes. Default 16384. */
   maxBodyBytes?: number;
   /** Read the transaction's status after finalize for the answer. Default true. */
@@ -202,6 +210,10 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
     (typeof options.nonceSecret !== 'string' || options.nonceSecret.length < 32)
   ) {
     throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, endpointMessages.nonceSecretOption);
+  }
+  if (options.callbackUrl !== undefined) {
+    const broken = callbackUrlRuleBroken(options.callbackUrl, client.localService);
+    if (broken) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, broken);
   }
   const maxBody = options.maxBodyBytes ?? 16 * 1024;
   const now = options.now ?? systemNow;
@@ -438,6 +450,7 @@ function checkOptions(
 ): DeviceRiskCheckOptions {
   return {
     workflowKey: options.workflowKey,
+    ...(options.callbackUrl === undefined ? {} : { callbackUrl: options.callbackUrl }),
     reportStatus: options.reportStatus,
     progress,
     now,
