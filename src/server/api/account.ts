@@ -70,11 +70,11 @@ export function callbackUrlRuleBroken(value: unknown, local = false): string | u
   if (url.protocol !== 'https:') return apiMessages.callbackUrlRule('HTTPS');
   if (IPV4.test(url.hostname) || url.hostname.startsWith('['))
     return apiMessages.callbackUrlRule('a host name, not an IP address');
+  if (url.username || url.password) return apiMessages.callbackUrlRule('without credentials');
   // Read from the text: URL drops a default port (":443"), and the rule is no port at all.
   if (/^[a-z][a-z0-9+.-]*:\/\/(?:[^/?#@]*@)?[^/?#:]*:/i.test(value))
     return apiMessages.callbackUrlRule('without a port');
   if (value.includes('#')) return apiMessages.callbackUrlRule('without a fragment');
-  if (url.username || url.password) return apiMessages.callbackUrlRule('without credentials');
   return undefined;
 }
 

@@ -74,7 +74,7 @@ const status = (code: number, headers: Record<string, string> = {}) => new Respo
 const get = (extra: Partial<CallInit> = {}): CallInit => ({ method: 'GET', bearer: () => 'bearer-1', ...extra });
 
 describe('what a call sends', () => {
-  it('the bearer, accept, user-agent and no redirects; a body with its content-type, none without', async () => {
+  it('the bearer, accept, user-agent, no redirects, and the JSON content-type with a body or without', async () => {
     const { fetch, sent } = api(status(200));
     const { call: c } = call(fetch);
     await c('status', URL_, get(), true);
@@ -84,7 +84,8 @@ describe('what a call sends', () => {
       redirect: 'manual',
       headers: { authorization: 'Bearer bearer-1', accept: 'application/json', 'user-agent': 'AcmeShop Checkout/1.0' },
     });
-    expect(sent[0]!.headers).not.toHaveProperty('content-type');
+    // The service lists Content-Type as required on every call (docs/vendor-contract.md#every-call).
+    expect(sent[0]!.headers).toHaveProperty('content-type', 'application/json');
     expect(sent[0]).not.toHaveProperty('body');
     expect(sent[1]).toMatchObject({ method: 'POST', body: '{"a":1}', headers: { 'content-type': 'application/json' } });
   });

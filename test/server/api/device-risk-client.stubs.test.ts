@@ -210,6 +210,218 @@ describe('checkAccountRequest (the documented rules)', () => {
   });
 });
 
+describe('checkAccountRequest: tokenLifetime (docs/vendor-contract.md#the-account-request)', () => {
+  it.each(['600s', '+30m', '5m', '300s', '60d', '1440h', '86400m'])('accepts %s: the shape and the bounds', (value) => {
+    expect(() => checkAccountRequest({ ...BODY, tokenLifetime: value })).not.toThrow();
+  });
+
+  it.each([
+    ['under 5 minutes', '299s'],
+    ['4 minutes', '4m'],
+    ['over 60 days', '61d'],
+    ['60 days and a second', '5184001s'],
+    ['negative', '-5m'],
+    ['a unit in capitals', '30M'],
+    ['a week unit', '1w'],
+    ['no number', 'm'],
+  ])('refuses one %s, naming the rule', (_, value) => {
+    expect(() => checkAccountRequest({ ...BODY, tokenLifetime: value })).toThrow(
+      expect.objectContaining({
+        code: 'invalid_account_request',
+        message: expect.stringContaining(apiMessages.tokenLifetimeShape),
+      }),
+    );
+  });
+});
+
+describe('checkAccountRequest: callbackUrl (the service refuses one that breaks its rules)', () => {
+  it.each([
+    ['plain HTTP', 'http://shop.example/cb', 'HTTPS'],
+    ['an IPv4 address', 'https://203.0.113.7/cb', 'not an IP address'],
+    ['an IPv6 address', 'https://[2001:db8::1]/cb', 'not an IP address'],
+    ['a port', 'https://shop.example:8443/cb', 'without a port'],
+    ['the default port written out', 'https://shop.example:443/cb', 'without a port'],
+    ['an empty port', 'https://shop.example:/cb', 'without a port'],
+    ['a fragment', 'https://shop.example/cb#x', 'without a fragment'],
+    ['credentials', 'https://user:pw@shop.example/cb', 'without credentials'],
+    ['no URL', 'shop.example/cb', 'a URL'],
+    ['loopback, the service not', 'http://127.0.0.1:4000/cb', 'HTTPS'],
+  ])('refuses %s, naming the rule', (_, callbackUrl, rule) => {
+    expect(() => checkAccountRequest({ ...BODY, callbackUrl })).toThrow(
+      expect.objectContaining({ code: 'invalid_account_request', message: expect.stringContaining(rule) }),
+    );
+  });
+
+  it.each(['http://127.0.0.1:4000/cb', 'http://localhost:3000/callback', 'https://[::1]:8443/cb'])(
+    'accepts %s when the service itself is on loopback (the emulator)',
+    (callbackUrl) => {
+      expect(() => checkAccountRequest({ ...BODY, callbackUrl }, { local: true })).not.toThrow();
+    },
+  );
+
+  it('keeps the rules on loopback for another host, even with a local service', () => {
+    expect(() => checkAccountRequest({ ...BODY, callbackUrl: 'http://shop.example:4000/cb' }, { local: true })).toThrow(
+      expect.objectContaining({ message: expect.stringContaining('HTTPS') }),
+    );
+  });
+
+  it('a client on a service over HTTPS refuses a loopback callbackUrl before any call', async () => {
+    const { fetch, sent } = api(Response.json(accountAnswer()));
+    await expect(
+      client(fetch).client.createAccount({ ...BODY, callbackUrl: 'http://127.0.0.1:4000/cb' }),
+    ).rejects.toMatchObject({ code: 'invalid_account_request' });
+    expect(sent).toHaveLength(0);
+  });
+
+  it('a client on a loopback service (the emulator) sends a loopback callbackUrl', async () => {
+    const { fetch, sent } = api(Response.json(accountAnswer(), {}));
+    const local = 'http://127.0.0.1:9';
+    const answer = JSON.stringify(accountAnswer()).replaceAll(BASE, local);
+    const c = client(api(new Response(answer, { headers: { 'content-type': 'application/json' } })).fetch, {
+      baseUrl: local,
+    }).client;
+    expect(c.localService).toBe(true);
+    await expect(c.createAccount({ ...BODY, callbackUrl: 'http://127.0.0.1:4000/cb' })).resolves.toBeDefined();
+    expect(client(fetch).client.localService).toBe(false);
+    expect(sent).toHaveLength(0);
+  });
+});
+
+describe('hosts by role (docs/vendor-contract.md#hosts-by-role)', () => {
+  const US = {
+    account: 'https://account.amer-1.jumio.ai',
+    api: 'https://api.amer-1.jumio.ai',
+    retrieval: 'https://retrieval.amer-1.jumio.ai',
+  };
+  const answerOn = (origin: string) => JSON.parse(JSON.stringify(accountAnswer()).replaceAll(BASE, origin)) as unknown;
+
+  it('with a region: create on its account host, upload and finalize on the api host the answer names', async () => {
+    const { fetch, sent } = api(Response.json(answerOn(US.api)), status(200), status(200));
+    const c = client(fetch, { baseUrl: undefined, region: 'US' }).client;
+    const tx = await c.createAccount(BODY);
+    await c.uploadBlackbox(tx, 'AAAA');
+    await c.finalize(tx);
+    expect(sent.map((s) => new URL(s.url).origin)).toEqual([US.account, US.api, US.api]);
+    expect(c.retrievalOrigin).toBe(US.retrieval);
+  });
+
+  it('with a region: an upload address on the account host is refused before any token goes to it', async () => {
+    const { fetch, sent } = api(Response.json(answerOn(US.account)));
+    await expect(client(fetch, { baseUrl: undefined, region: 'US' }).client.createAccount(BODY)).rejects.toMatchObject({
+      code: 'forged_address',
+      message: expect.stringContaining(US.api),
+    });
+    expect(sent).toHaveLength(1);
+  });
+
+  it("with a region: another region's api host is refused", async () => {
+    const { fetch } = api(Response.json(answerOn('https://api.emea-1.jumio.ai')));
+    await expect(client(fetch, { baseUrl: undefined, region: 'US' }).client.createAccount(BODY)).rejects.toMatchObject({
+      code: 'forged_address',
+    });
+  });
+
+  it("a baseUrl that is a region's documented account host brings that region's api and retrieval hosts", async () => {
+    const { fetch } = api(Response.json(answerOn('https://api.apac-1.jumio.ai')));
+    const c = client(fetch, { baseUrl: 'https://account.apac-1.jumio.ai' }).client;
+    await expect(c.createAccount(BODY)).resolves.toMatchObject({
+      uploadUrl: expect.stringMatching(/^https:\/\/api\.apac-1\./),
+    });
+    expect(c.retrievalOrigin).toBe('https://retrieval.apac-1.jumio.ai');
+  });
+
+  it('another baseUrl (a private deployment) stands for every role; apiBaseUrl names the api host', async () => {
+    const same = api(Response.json(accountAnswer()));
+    await expect(client(same.fetch).client.createAccount(BODY)).resolves.toBeDefined();
+    const apart = api(Response.json(answerOn('https://upload.example')));
+    const c = client(apart.fetch, { apiBaseUrl: 'https://upload.example' }).client;
+    await expect(c.createAccount(BODY)).resolves.toMatchObject({
+      uploadUrl: expect.stringContaining('https://upload.example/'),
+    });
+    expect(apart.sent[0]!.url).toBe(`${BASE}/api/v1/accounts`);
+    const refused = api(Response.json(accountAnswer()));
+    await expect(
+      client(refused.fetch, { apiBaseUrl: 'https://upload.example' }).client.createAccount(BODY),
+    ).rejects.toMatchObject({ code: 'forged_address' });
+  });
+
+  it('an apiBaseUrl over plain HTTP off loopback is refused at start', () => {
+    expect(() => client(api().fetch, { apiBaseUrl: 'http://upload.example' })).toThrow(
+      expect.objectContaining({ code: 'insecure_url' }),
+    );
+  });
+
+  it.each(['XX', '__proto__', 'toString', 'us'])(
+    'a region %s that is none of the table is refused at start, naming them',
+    (region) => {
+      expect(() => client(api().fetch, { baseUrl: undefined, region: region as never })).toThrow(
+        expect.objectContaining({ code: 'invalid_configuration', message: expect.stringContaining('US, EU, SG') }),
+      );
+    },
+  );
+
+  it('a stored transaction whose part name is none of ours matches no address', async () => {
+    const stored = transaction().toJSON();
+    const forged = new DeviceRiskTransaction({ ...stored, part: 'constructor' as never, token: 'tx-token' });
+    const { fetch, sent } = api(status(200));
+    await expect(client(fetch).client.uploadBlackbox(forged, 'AAAA')).rejects.toMatchObject({ code: 'forged_address' });
+    expect(sent).toHaveLength(0);
+  });
+});
+
+describe('the part name (docs/vendor-contract.md#the-part-name)', () => {
+  const prepared = () =>
+    credential({}, { parts: { prepared_data: PART_URL.replace(/DEVICE_RISK$/, 'PREPARED_DATA') } });
+
+  it('takes a prepared_data part, keeps which one it was, and uploads { sessionId } to it', async () => {
+    const { fetch, sent } = api(Response.json(accountAnswer([prepared()])), status(200));
+    const c = client(fetch).client;
+    const tx = await c.createAccount(BODY);
+    expect(tx.part).toBe('prepared_data');
+    expect(tx.toJSON()).toMatchObject({ part: 'prepared_data' });
+    await c.uploadBlackbox(tx, 'AAAA');
+    expect(sent[1]!.url).toMatch(/\/parts\/PREPARED_DATA$/);
+    expect(JSON.parse(sent[1]!.init.body as string)).toEqual({ sessionId: 'AAAA' });
+    const reopened = await c.openTransaction(await c.sealTransaction(tx));
+    expect(reopened.part).toBe('prepared_data');
+  });
+
+  it('a prepared_data key whose address ends in another part is refused', async () => {
+    const mixed = credential({}, { parts: { prepared_data: PART_URL } });
+    await expect(
+      client(api(Response.json(accountAnswer([mixed]))).fetch).client.createAccount(BODY),
+    ).rejects.toMatchObject({
+      code: 'forged_address',
+    });
+  });
+
+  it('a transaction sealed before parts were kept opens as device_risk', async () => {
+    const c = client(api().fetch).client;
+    const { part: _part, ...old } = transaction().toJSON();
+    const reopened = await c.openTransaction(JSON.stringify({ ...old, token: 'sealed:tx-token' }));
+    expect(reopened.part).toBe('device_risk');
+  });
+});
+
+describe('the expiry is what was asked for', () => {
+  it('asks for 30m explicitly when the request names no lifetime, and keeps 30 minutes', async () => {
+    const { fetch, sent } = api(Response.json(accountAnswer()));
+    const tx = await client(fetch).client.createAccount(BODY);
+    expect(JSON.parse(sent[0]!.init.body as string)).toMatchObject({ tokenLifetime: '30m' });
+    expect(tx.tokenExpiresAt).toBe(T0 + 30 * 60_000);
+  });
+
+  it.each([
+    ['600s', 600_000],
+    ['+45m', 45 * 60_000],
+  ])('keeps %s as asked', async (tokenLifetime, ms) => {
+    const { fetch, sent } = api(Response.json(accountAnswer()));
+    const tx = await client(fetch).client.createAccount({ ...BODY, tokenLifetime });
+    expect(JSON.parse(sent[0]!.init.body as string)).toMatchObject({ tokenLifetime });
+    expect(tx.tokenExpiresAt).toBe(T0 + ms);
+  });
+});
+
 describe('account create and update', () => {
   it('sends JSON with the access token, accept and content-type; the transaction lives tokenLifetime from when the request left', async () => {
     const { fetch, sent } = api(Response.json(accountAnswer()));
@@ -413,11 +625,11 @@ describe('transactions', () => {
     expect(JSON.parse(sent[0]!.init.body as string)).toEqual({ sessionId: 'AAAA' });
   });
 
-  it('finalize sends no body and no content-type', async () => {
+  it('finalize sends no body, with the JSON content-type all the same', async () => {
     const { fetch, sent } = api(status(200));
     await client(fetch).client.finalize(transaction());
     expect(sent[0]!.init).not.toHaveProperty('body');
-    expect(sent[0]!.init.headers).not.toHaveProperty('content-type');
+    expect(sent[0]!.init.headers).toHaveProperty('content-type', 'application/json');
   });
 
   it('a finalize answered 409 counts as done only when the status says PROCESSED', async () => {

@@ -34,6 +34,7 @@ describe('an account answer', () => {
       accountId: ACCOUNT,
       workflowExecutionId: EXECUTION,
       credentialId: CREDENTIAL,
+      part: 'device_risk',
       uploadUrl: PART_URL,
       finalizeUrl: EXECUTION_URL,
       tokenExpiresAt: T0 + 60_000,
