@@ -239,7 +239,7 @@ export const callbackMessages = {
     badReference: 'has a userReference that is not a string',
     noExecutionId: 'lacks a workflowExecution.id UUID',
     noAccountId: 'lacks an account.id UUID',
-    badStatus: (statuses: readonly string[]) => `has a status that is not one of ${statuses.join(', ')}`,
+    badStatus: 'has no workflowExecution.status of the service\'s form (capitals and underscores, as PROCESSED)',
     noDefinitionKey: 'lacks workflowExecution.definitionKey',
     executionOff: (origin: string) => `has a workflowExecution.href off ${origin} or of another execution`,
     accountOff: (origin: string) => `has an account.href off ${origin} or of another account`,
@@ -259,6 +259,8 @@ export const callbackMessages = {
   tooManyUntagged: (executionId: string) =>
     `more than untaggedCallbacks allows of callbacks without the kit's reference (execution ${executionId})`,
   notRecorded: 'The callback could not be recorded; send it again',
+  notRecordedHeld: (ids: ExecutionIds) =>
+    `the callback of workflow execution ${ids.workflowExecutionId} could not be recorded (store away): its decision is delivered from this instance's memory`,
 
   undelivered: (ids: ExecutionIds, status: string, attempts: number, retryForMs: number) =>
     `the result of workflow execution ${ids.workflowExecutionId} (account ${ids.accountId}, ${status}) was not delivered: onResult or the details failed for ${attempts} attempts over ${retryForMs} ms`,

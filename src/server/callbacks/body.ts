@@ -3,13 +3,21 @@
  * anything is written: a callback carries no signature, so its ids and links are all the
  * receiver can hold it to.
  */
+import { FINAL_STATUSES } from '../api/result.js';
 import { DeviceRiskError, ERR_INVALID_CALLBACK } from '../errors.js';
 import { callbackMessages } from '../messages.js';
 import type { CallbackBody } from './types.js';
 
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
-/** The final statuses a callback reports. */
-export const CALLBACK_STATUSES: readonly string[] = ['PROCESSED', 'SESSION_EXPIRED', 'TOKEN_EXPIRED'];
+/**
+ * A status as the service writes them: the final ones (FINAL_STATUSES) are handled; any other
+ * of this form (INITIATED, ACQUIRED, or one the service adds) is an intermediate callback,
+ * accepted and ignored (docs/vendor-contract.md#the-answer).
+ */
+const STATUS_FORM = /^[A-Z][A-Z0-9_]{0,63}$/;
+
+/** Whether a checked callback reports a final status (the only ones handled). */
+export const isFinal = (callback: CallbackBody): boolean => FINAL_STATUSES.includes(callback.workflowExecution.status);
 
 /**
  * Whether `href` is exactly `path` on the retrieval origin (no query, no credentials). A JSON
@@ -42,7 +50,7 @@ export function checkCallback(body: unknown, retrievalOrigin: string): CallbackB
   const account = b.account;
   if (!execution || typeof execution.id !== 'string' || !UUID.test(execution.id)) fail(shape.noExecutionId);
   if (!account || typeof account.id !== 'string' || !UUID.test(account.id)) fail(shape.noAccountId);
-  if (!CALLBACK_STATUSES.includes(execution!.status)) fail(shape.badStatus(CALLBACK_STATUSES));
+  if (typeof execution!.status !== 'string' || !STATUS_FORM.test(execution!.status)) fail(shape.badStatus);
   if (typeof execution!.definitionKey !== 'string' && typeof execution!.definitionKey !== 'number')
     fail(shape.noDefinitionKey);
   const accountPath = `/api/v1/accounts/${account!.id}`;

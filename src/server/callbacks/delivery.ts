@@ -27,8 +27,26 @@ type Ids = { accountId: string; workflowExecutionId: string };
  */
 export type Deliver = (key: string, byOwnTimer?: boolean) => Promise<void>;
 
+/** Reads the details (which places the execution as this tenant's) and calls onResult within its time. */
+export function resultCaller(settings: CallbackSettings, tasks: CallbackTasks) {
+  return async function callOnResult(record: CallbackRecord): Promise<void> {
+    const { callback, receivedAt } = record;
+    const ids = idsOf(record);
+    const status = callback.workflowExecution.status;
+    // A read with the shop's own token: an execution of another tenant answers 404.
+    const details = await placeExecution(settings.client, ids, status, record.tagged);
+    await callWithin(
+      (signal) =>
+        settings.onResult({ ...ids, status, ...(details ? { details } : {}), callback, receivedAt }, { signal }),
+      settings.onResultTimeoutMs,
+      tasks.signal,
+    );
+  };
+}
+
 export function callbackDelivery(settings: CallbackSettings, tasks: CallbackTasks, pending: PendingList): Deliver {
   const { store, now, report } = settings;
+  const callOnResult = resultCaller(settings, tasks);
 
   async function deliver(key: string, byOwnTimer = false): Promise<void> {
     // One at a time, on any instance: a copy that arrives meanwhile calls nothing.
@@ -54,21 +72,6 @@ export function callbackDelivery(settings: CallbackSettings, tasks: CallbackTask
       return;
     }
     await recordDelivered(key, stored, record, lease);
-  }
-
-  /** Reads the details (which places the execution as this tenant's) and calls onResult within its time. */
-  async function callOnResult(record: CallbackRecord): Promise<void> {
-    const { callback, receivedAt } = record;
-    const ids = idsOf(record);
-    const status = callback.workflowExecution.status;
-    // A read with the shop's own token: an execution of another tenant answers 404.
-    const details = await placeExecution(settings.client, ids, status, record.tagged);
-    await callWithin(
-      (signal) =>
-        settings.onResult({ ...ids, status, ...(details ? { details } : {}), callback, receivedAt }, { signal }),
-      settings.onResultTimeoutMs,
-      tasks.signal,
-    );
   }
 
   /** Past retryForMs: `failed`, told once. Fenced by the record read under the lease. */
@@ -131,7 +134,7 @@ export function callbackDelivery(settings: CallbackSettings, tasks: CallbackTask
   return deliver;
 }
 
-const idsOf = ({ callback }: CallbackRecord): Ids => ({
+export const idsOf = ({ callback }: CallbackRecord): Ids => ({
   accountId: callback.account.id,
   workflowExecutionId: callback.workflowExecution.id,
 });

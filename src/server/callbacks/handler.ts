@@ -12,9 +12,13 @@
  * callback whose instance died, or whose retry met the store away, is tried again by another,
  * with the same backoff, until `retryForMs` has passed (then `result_undelivered`).
  *
+ * The service documents no resend of a callback answered otherwise than 2xx: one the store
+ * cannot record is answered 503 and still delivered, from this instance's memory.
+ *
  * The parts, one module per operation: settings.ts (the options), receive.ts (HTTP, up to the
  * record), body.ts (the callback's shape), delivery.ts (details, onResult, retries), sweep.ts
- * (the fleet's pending list), tasks.ts (this instance's timers, leases and work), record.ts.
+ * (the fleet's pending list), tasks.ts (this instance's timers, leases and work),
+ * unrecorded.ts (a callback the store could not take), record.ts.
  */
 import { callbackDelivery } from './delivery.js';
 import { pendingList } from './pending.js';
@@ -22,6 +26,7 @@ import { callbackReceiver } from './receive.js';
 import { callbackSettings } from './settings.js';
 import { callbackSweep } from './sweep.js';
 import { callbackTasks } from './tasks.js';
+import { unrecordedCallbacks } from './unrecorded.js';
 import type { CallbackHandler, CallbackHandlerOptions } from './types.js';
 
 export type { CallbackBody, CallbackHandler, CallbackHandlerOptions, CallbackResult, SourceRule } from './types.js';
@@ -32,7 +37,7 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
   const tasks = callbackTasks(settings.report);
   const deliver = callbackDelivery(settings, tasks, pending);
   const sweeper = callbackSweep(settings, tasks, pending, deliver);
-  const receive = callbackReceiver(settings, pending, (key) => {
+  const receive = callbackReceiver(settings, pending, unrecordedCallbacks(settings, tasks), (key) => {
     tasks.track(deliver(key));
     sweeper.sweepWhenDue();
   });

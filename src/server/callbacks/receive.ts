@@ -19,7 +19,9 @@ import {
 import { DeviceRiskError, ERR_CALLBACK_REFUSED, ERR_INVALID_CALLBACK, ERR_STORE_UNAVAILABLE } from '../errors.js';
 import { MESSAGE_PREFIX, callbackMessages as say } from '../messages.js';
 import type { RequestContext } from '../fetch-handler.js';
-import { checkCallback } from './body.js';
+import { checkCallback, isFinal } from './body.js';
+import { idsOf } from './delivery.js';
+import type { UnrecordedCallbacks } from './unrecorded.js';
 import type { PendingList } from './pending.js';
 import { recordKey, type CallbackRecord } from './record.js';
 import type { CallbackSettings } from './settings.js';
@@ -91,18 +93,24 @@ export async function readCallback(
 /**
  * The HTTP handler: checks, then records the callback (listed as pending first, so that a
  * record is never pending without its entry for the sweeps), answers 200, and calls
- * `received` with the record's key. A store away is 503: the service must send it again.
+ * `received` with the record's key. An intermediate status is answered 200 and ignored. A
+ * store away is 503, and since the service documents no resend, the decision is delivered from
+ * this instance's memory all the same (`unrecorded`).
  */
 export function callbackReceiver(
   settings: CallbackSettings,
   pending: PendingList,
+  unrecorded: UnrecordedCallbacks,
   received: (key: string) => void,
 ): Receive {
   return async (request, context) => {
     const checked = await readCallback(settings, request, context);
     if (checked instanceof Response) return checked;
     const { callback, tagged } = checked;
+    // Not final (ACQUIRED, …): nothing to read yet, and nothing to tell.
+    if (!isFinal(callback)) return json({ received: true, ignored: true }, 200);
     const key = recordKey(settings.namespace, callback);
+    if (unrecorded.holds(key)) return json({ received: true, duplicate: true }, 200);
     const record: CallbackRecord = { state: 'pending', attempts: 0, receivedAt: settings.now(), tagged, callback };
     let first: boolean;
     try {
@@ -110,6 +118,8 @@ export function callbackReceiver(
       first = await settings.store.setIfAbsent(key, JSON.stringify(record), settings.recordTtlMs);
     } catch (error) {
       settings.report(error);
+      if (unrecorded.take(key, record))
+        settings.report(new DeviceRiskError(ERR_STORE_UNAVAILABLE, say.notRecordedHeld(idsOf(record))));
       return refuse(503, ERR_STORE_UNAVAILABLE, say.notRecorded, { 'retry-after': '5' });
     }
     // Recorded: a duplicate or a late copy calls nothing again, but takes over a record still

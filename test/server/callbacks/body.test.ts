@@ -17,6 +17,9 @@ describe('checkCallback', () => {
     const body = callbackBody();
     expect(checkCallback(body, RETRIEVAL)).toBe(body);
     expect(checkCallback(callbackBody({ definitionKey: 'key', status: 'TOKEN_EXPIRED' }), RETRIEVAL)).toBeTruthy();
+    // Intermediate statuses are of the same form: accepted here, ignored by the receiver.
+    for (const status of ['ACQUIRED', 'INITIATED', 'A'.repeat(64), 'NEW_STATUS_2'])
+      expect(checkCallback(callbackBody({ status }), RETRIEVAL)).toBeTruthy();
   });
 
   it.each([
@@ -31,7 +34,11 @@ describe('checkCallback', () => {
       callbackBody({ href: callbackBody().workflowExecution.href.replace('https://', 'https://u@') }),
       'href off',
     ],
-    ['a status not final', callbackBody({ status: 'RUNNING' }), 'PROCESSED, SESSION_EXPIRED, TOKEN_EXPIRED'],
+    ['a status in lower case', callbackBody({ status: 'processed' }), "service's form"],
+    ['a status that is a number', callbackBody({ status: 3 }), "service's form"],
+    ['no status', callbackBody({ status: undefined }), "service's form"],
+    ['a status with a space', callbackBody({ status: 'PROCESSED ' }), "service's form"],
+    ['a status of 65 characters', callbackBody({ status: 'A'.repeat(65) }), "service's form"],
     ['no definition key', callbackBody({ definitionKey: null }), 'definitionKey'],
     ['a callbackSentAt that is a number', { ...callbackBody(), callbackSentAt: 123 }, 'lacks a callbackSentAt date'],
     ['no workflowExecution', { ...callbackBody(), workflowExecution: undefined }, 'lacks a workflowExecution.id UUID'],

@@ -120,7 +120,7 @@ describe('the documented callback body', () => {
     ['no account', body({ account: undefined })],
     ['an account id that is a number', body({}, {}, { id: 7 })],
     ['an account id that is no UUID', body({}, {}, { id: 'acc' })],
-    ['a status that is not final', body({}, { status: 'INITIATED' })],
+    ['a status not of the service form', body({}, { status: 'in progress' })],
     ['no definitionKey', body({}, { definitionKey: undefined })],
     ['a definitionKey that is an object', body({}, { definitionKey: {} })],
     [
@@ -152,6 +152,20 @@ describe('the documented callback body', () => {
     expect(error.message).toMatch(/^the callback /);
     await handler.idle();
     expect(results).toEqual([]);
+  });
+
+  it('an intermediate status (ACQUIRED) is answered 200 and ignored: nothing called, nothing told', async () => {
+    const errors: unknown[] = [];
+    const { handler, results } = receiver({ onError: (e) => errors.push(e) });
+    const response = await handler(send(body({}, { status: 'ACQUIRED' })));
+    expect([response.status, await response.json()]).toEqual([200, { received: true, ignored: true }]);
+    await handler.idle();
+    expect(results).toEqual([]);
+    expect(errors).toEqual([]);
+    // The final one that follows is handled as ever.
+    expect((await handler(send(body()))).status).toBe(200);
+    await handler.idle();
+    expect(results).toHaveLength(1);
   });
 
   it('a body that is not JSON is 400 invalid_callback', async () => {
@@ -284,17 +298,22 @@ describe('refusals before the body', () => {
     expect((await receiver().handler(send(body({ padding: 'x'.repeat(15 * 1024) })))).status).toBe(200);
   });
 
-  it('a store that cannot record is 503 store_unavailable with Retry-After 5, told to onError', async () => {
+  it('a store that cannot record is 503 store_unavailable with Retry-After 5, told, and delivered from memory', async () => {
     const failing = { ...createMemoryStore(), setIfAbsent: async () => Promise.reject(new Error('down')) } as Store;
-    const errors: unknown[] = [];
-    const response = await receiver({ store: failing, onError: (e) => errors.push(e) }).handler(send(body()));
+    const errors: Array<{ code?: string; message?: string }> = [];
+    const { handler, results } = receiver({ store: failing, onError: (e) => errors.push(e as never) });
+    const response = await handler(send(body()));
     expect([response.status, (await codeOf(response)).code, response.headers.get('retry-after')]).toEqual([
       503,
       'store_unavailable',
       '5',
     ]);
-    expect(errors).toHaveLength(1);
-    expect((await receiver({ store: failing }).handler(send(body()))).status).toBe(503);
+    expect(errors).toMatchObject([{ code: 'store_unavailable' }, { code: 'store_unavailable' }]);
+    expect(errors[1]!.message).toContain("delivered from this instance's memory");
+    // The service documents no resend: the decision reaches onResult all the same.
+    await handler.idle();
+    expect(results).toHaveLength(1);
+    await handler.close();
   });
 
   it('needs onResult and allowedSources', () => {
@@ -854,7 +873,7 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     expect(() => receiver({ retryForMs: 999, recordTtlMs: 1000 })).not.toThrow();
   });
 
-  it('a callback that cannot be listed is not recorded: 503, nothing called, and a resend is handled', async () => {
+  it('a callback that cannot be listed is not recorded: 503, delivered from memory; a resend calls nothing again', async () => {
     const inner = createMemoryStore();
     let failLists = 1;
     const store: Store = {
@@ -867,8 +886,8 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     const { handler, results } = receiver({ store, onError: () => {} });
     expect((await handler(send(body()))).status).toBe(503);
     await handler.idle();
-    expect(results).toHaveLength(0);
-    expect(await (await handler(send(body()))).json()).toEqual({ received: true });
+    expect(results).toHaveLength(1);
+    expect(await (await handler(send(body()))).json()).toEqual({ received: true, duplicate: true });
     await handler.idle();
     expect(results).toHaveLength(1);
     await handler.close();

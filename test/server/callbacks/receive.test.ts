@@ -3,7 +3,13 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { pendingList } from '../../../src/server/callbacks/pending.js';
 import { callbackReceiver, readCallback } from '../../../src/server/callbacks/receive.js';
-import { callbackBody, settingsFor, stubClient } from '../../support/callbacks.js';
+import { callbackTasks } from '../../../src/server/callbacks/tasks.js';
+import { MAX_UNRECORDED, unrecordedCallbacks } from '../../../src/server/callbacks/unrecorded.js';
+import type { CallbackResult } from '../../../src/server/callbacks/types.js';
+import { callbackBody, EXECUTION, settingsFor, stubClient } from '../../support/callbacks.js';
+
+/** No callback held in memory, and none taken: the receiver as it was before it could hold one. */
+const holdsNone = { holds: () => false, take: () => false };
 
 const post = (body: unknown, type = 'application/json') =>
   new Request('https://shop.test/callbacks', {
@@ -69,7 +75,7 @@ describe('callbackReceiver', () => {
     const settings = settingsFor();
     const pending = pendingList(settings.store, settings.namespace, settings.recordTtlMs, settings.now);
     const received: string[] = [];
-    const receive = callbackReceiver(settings, pending, (key) => received.push(key));
+    const receive = callbackReceiver(settings, pending, holdsNone, (key) => received.push(key));
     expect(await (await receive(post(callbackBody()))).json()).toEqual({ received: true });
     expect(await (await receive(post(callbackBody()))).json()).toEqual({ received: true, duplicate: true });
     const key = `client-1:callback:${callbackBody().workflowExecution.id}:PROCESSED`;
@@ -89,12 +95,195 @@ describe('callbackReceiver', () => {
     const away = { ...settings.store, setIfAbsent: () => Promise.reject(new Error('store down')) };
     const pending = pendingList(away, settings.namespace, settings.recordTtlMs, settings.now);
     const received: string[] = [];
-    const answer = await callbackReceiver({ ...settings, store: away }, pending, (key) => received.push(key))(
-      post(callbackBody()),
-    );
+    const answer = await callbackReceiver({ ...settings, store: away }, pending, holdsNone, (key) =>
+      received.push(key),
+    )(post(callbackBody()));
     expect(answer.status).toBe(503);
     expect(answer.headers.get('retry-after')).toBe('5');
     expect(received).toEqual([]);
     expect(errors).toHaveLength(1);
+  });
+});
+
+describe('callbackReceiver and statuses that are not final', () => {
+  it.each(['ACQUIRED', 'INITIATED', 'SOME_NEW_STATUS'])(
+    'answers %s 200, ignored: nothing recorded, nothing handed on, nothing told',
+    async (status) => {
+      const errors: unknown[] = [];
+      const settings = settingsFor({ onError: (e) => errors.push(e) });
+      const pending = pendingList(settings.store, settings.namespace, settings.recordTtlMs, settings.now);
+      const received: string[] = [];
+      const answer = await callbackReceiver(settings, pending, holdsNone, (key) => received.push(key))(
+        post(callbackBody({ status })),
+      );
+      expect(answer.status).toBe(200);
+      expect(await answer.json()).toEqual({ received: true, ignored: true });
+      expect(received).toEqual([]);
+      expect(await pending.entries()).toEqual([]);
+      expect(errors).toEqual([]);
+    },
+  );
+});
+
+describe('callbackReceiver and a store that cannot record (no resend is documented)', () => {
+  /** A store whose writes fail while `down` is true. */
+  function flakyStore() {
+    const settings = settingsFor();
+    const real = settings.store;
+    const state = { down: true };
+    const gate =
+      <A extends unknown[], R>(write: (...args: A) => Promise<R>) =>
+      (...args: A) =>
+        state.down ? Promise.reject(new Error('store down')) : write(...args);
+    const store = {
+      ...real,
+      set: gate(real.set.bind(real)),
+      setIfAbsent: gate(real.setIfAbsent.bind(real)),
+      compareAndSet: gate(real.compareAndSet.bind(real)),
+    };
+    return { real, store, state };
+  }
+
+  function receiverOn(store: ReturnType<typeof flakyStore>['store'], onResult: (r: CallbackResult) => void) {
+    const errors: Array<{ code?: string }> = [];
+    const settings = { ...settingsFor({ onResult, retryDelayMs: 1, maxRetryDelayMs: 2 }), store };
+    settings.report = (e) => errors.push(e as { code?: string });
+    const tasks = callbackTasks(settings.report);
+    const pending = pendingList(store, settings.namespace, settings.recordTtlMs, settings.now);
+    const received: string[] = [];
+    const receive = callbackReceiver(settings, pending, unrecordedCallbacks(settings, tasks), (key) =>
+      received.push(key),
+    );
+    return { receive, tasks, errors, received };
+  }
+
+  it('answers 503 and still delivers the decision from memory; a copy meanwhile is a duplicate', async () => {
+    const { store, state, real } = flakyStore();
+    const results: CallbackResult[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const { receive, tasks, errors, received } = receiverOn(store, (r) => {
+      results.push(r);
+      return held;
+    });
+    const answer = await receive(post(callbackBody()));
+    expect(answer.status).toBe(503);
+    expect(received).toEqual([]);
+    expect(errors).toMatchObject([{}, { code: 'store_unavailable' }]);
+    // A copy while the first is held in memory: a duplicate, not a second onResult.
+    state.down = false;
+    expect(await (await receive(post(callbackBody()))).json()).toEqual({ received: true, duplicate: true });
+    release();
+    await tasks.idle();
+    expect(results).toHaveLength(1);
+    expect(results[0]).toMatchObject({ workflowExecutionId: EXECUTION, status: 'PROCESSED' });
+    // Delivered: its record says done, so a copy recorded later calls nothing again.
+    const key = `client-1:callback:${EXECUTION}:PROCESSED`;
+    expect(JSON.parse((await real.get(key))!)).toMatchObject({ state: 'done' });
+    expect(await (await receive(post(callbackBody()))).json()).toEqual({ received: true, duplicate: true });
+  });
+
+  it('retries the details read from memory with backoff, and writes done once the store is back', async () => {
+    const { store, state, real } = flakyStore();
+    let reads = 0;
+    const results: CallbackResult[] = [];
+    const settingsClient = stubClient({
+      details: async () => {
+        reads++;
+        if (reads < 3) throw Object.assign(new Error('retrieval away'), { code: 'network_error' });
+        return { status: 'PROCESSED' } as never;
+      },
+    });
+    const errorsSeen: unknown[] = [];
+    const settings = {
+      ...settingsFor({
+        client: settingsClient,
+        onResult: (r) => void results.push(r),
+        retryDelayMs: 1,
+        maxRetryDelayMs: 2,
+      }),
+      store,
+      report: (e: unknown) => void errorsSeen.push(e),
+    };
+    const ownTasks = callbackTasks(settings.report);
+    const pending = pendingList(store, settings.namespace, settings.recordTtlMs, settings.now);
+    const own = callbackReceiver(settings, pending, unrecordedCallbacks(settings, ownTasks), () => {});
+    expect((await own(post(callbackBody()))).status).toBe(503);
+    setTimeout(() => (state.down = false), 20);
+    await ownTasks.idle();
+    expect(reads).toBe(3);
+    expect(results).toHaveLength(1);
+    expect(JSON.parse((await real.get(`client-1:callback:${EXECUTION}:PROCESSED`))!)).toMatchObject({ state: 'done' });
+    expect(errorsSeen.filter((e) => (e as Error).message === 'retrieval away')).toHaveLength(2);
+  });
+
+  it('gives up past retryForMs with result_undelivered, and lets go of the callback', async () => {
+    const { store } = flakyStore();
+    let now = 1_000;
+    const errors: Array<{ code?: string }> = [];
+    const settings = {
+      ...settingsFor({
+        client: stubClient({
+          details: async () => {
+            now += 10_000;
+            throw new Error('retrieval away');
+          },
+        }),
+        retryDelayMs: 1,
+        maxRetryDelayMs: 1,
+        retryForMs: 25_000,
+        now: () => now,
+      }),
+      store,
+      report: (e: unknown) => void errors.push(e as { code?: string }),
+    };
+    const tasks = callbackTasks(settings.report);
+    const unrecorded = unrecordedCallbacks(settings, tasks);
+    const pending = pendingList(store, settings.namespace, settings.recordTtlMs, settings.now);
+    expect((await callbackReceiver(settings, pending, unrecorded, () => {})(post(callbackBody()))).status).toBe(503);
+    await tasks.idle();
+    expect(errors.at(-1)).toMatchObject({ code: 'result_undelivered' });
+    expect(unrecorded.holds(`client-1:callback:${EXECUTION}:PROCESSED`)).toBe(false);
+  });
+
+  it('an execution the service does not know is told unknown_execution, not retried', async () => {
+    const { store } = flakyStore();
+    let reads = 0;
+    const errors: Array<{ code?: string }> = [];
+    const settings = {
+      ...settingsFor({
+        client: stubClient({
+          details: async () => {
+            reads++;
+            throw Object.assign(new Error('404'), {
+              name: 'DeviceRiskError',
+              code: 'request_rejected',
+              status: 404,
+              operation: 'details',
+            });
+          },
+        }),
+      }),
+      store,
+      report: (e: unknown) => void errors.push(e as { code?: string }),
+    };
+    const tasks = callbackTasks(settings.report);
+    const pending = pendingList(store, settings.namespace, settings.recordTtlMs, settings.now);
+    await callbackReceiver(settings, pending, unrecordedCallbacks(settings, tasks), () => {})(post(callbackBody()));
+    await tasks.idle();
+    expect(reads).toBe(1);
+    expect(errors.at(-1)).toMatchObject({ code: 'unknown_execution' });
+  });
+
+  it(`holds at most ${MAX_UNRECORDED} callbacks; past that the 503 stands alone`, async () => {
+    const { store } = flakyStore();
+    const settings = { ...settingsFor({ onResult: () => new Promise<void>(() => {}) }), store, report: () => {} };
+    const tasks = callbackTasks(settings.report);
+    const unrecorded = unrecordedCallbacks(settings, tasks);
+    for (let i = 0; i < MAX_UNRECORDED; i++)
+      expect(unrecorded.take(`k${i}`, { callback: callbackBody() } as never)).toBe(true);
+    expect(unrecorded.take('one-more', { callback: callbackBody() } as never)).toBe(false);
+    expect(unrecorded.holds('one-more')).toBe(false);
+    await tasks.close();
   });
 });
