@@ -5,12 +5,15 @@
  */
 export { createTokenSource, TOKEN_LIFETIME_BOUNDS, TOKEN_URLS } from './api/token-source.js';
 export type { Region, TokenSource, TokenSourceOptions, CachedToken } from './api/token-source.js';
+export { REGIONS, CALLBACK_SOURCES, regionOrigin } from './api/regions.js';
+export type { HostRole, RegionEntry } from './api/regions.js';
 export {
   createDeviceRiskClient,
   checkBlackbox,
   checkAccountRequest,
   DeviceRiskTransaction,
   API_BASE_URLS,
+  TRANSACTION_BASE_URLS,
   RETRIEVAL_BASE_URLS,
   BLACKBOX_PATTERN,
   MAX_BLACKBOX_LENGTH,

@@ -239,7 +239,7 @@ export const callbackMessages = {
     badReference: 'has a userReference that is not a string',
     noExecutionId: 'lacks a workflowExecution.id UUID',
     noAccountId: 'lacks an account.id UUID',
-    badStatus: 'has no workflowExecution.status of the service\'s form (capitals and underscores, as PROCESSED)',
+    badStatus: "has no workflowExecution.status of the service's form (capitals and underscores, as PROCESSED)",
     noDefinitionKey: 'lacks workflowExecution.definitionKey',
     executionOff: (origin: string) => `has a workflowExecution.href off ${origin} or of another execution`,
     accountOff: (origin: string) => `has an account.href off ${origin} or of another account`,

@@ -68,3 +68,11 @@ export const byRegion = (role: HostRole, path = ''): Record<Region, string> =>
     Region,
     string
   >;
+
+/**
+ * Per region, the addresses the service publishes as its callbacks' sources: give one as
+ * `allowedSources` of createCallbackHandler (docs/answer.md#callback-sources).
+ */
+export const CALLBACK_SOURCES: { readonly [R in Region]: readonly string[] } = Object.fromEntries(
+  REGION_NAMES.map((region) => [region, REGIONS[region].callbackSources as readonly string[]]),
+) as Record<Region, readonly string[]>;

@@ -201,20 +201,7 @@ const DEFAULT_ADMISSION: RateLimit = { burst: 5, perMinute: 6 };
 
 export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): DeviceRiskHandler {
   const { client } = options;
-  if (!Array.isArray(options.allowedOrigins) || options.allowedOrigins.length === 0) {
-    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, endpointMessages.allowedOriginsRequired);
-  }
-  const allowed = new Set(options.allowedOrigins.map((o: string) => new URL(o).origin));
-  if (
-    options.nonceSecret !== undefined &&
-    (typeof options.nonceSecret !== 'string' || options.nonceSecret.length < 32)
-  ) {
-    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, endpointMessages.nonceSecretOption);
-  }
-  if (options.callbackUrl !== undefined) {
-    const broken = callbackUrlRuleBroken(options.callbackUrl, client.localService);
-    if (broken) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, broken);
-  }
+  const allowed = checkedOptions(options);
   const maxBody = options.maxBodyBytes ?? 16 * 1024;
   const now = options.now ?? systemNow;
   // Each key has a record, a nonce claim and, while worked on, a lease: three entries.
@@ -437,6 +424,27 @@ function createAdmission(options: DeviceRiskHandlerOptions, now: () => number, o
     },
     customer: (reference: string) => admit(perCustomer, reference, 'customer'),
   };
+}
+
+/**
+ * The options checked when the handler is made (a wrong one is `invalid_configuration` then,
+ * never a checkout lost later); answers the allowed origins.
+ */
+function checkedOptions(options: DeviceRiskHandlerOptions): Set<string> {
+  if (!Array.isArray(options.allowedOrigins) || options.allowedOrigins.length === 0) {
+    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, endpointMessages.allowedOriginsRequired);
+  }
+  if (
+    options.nonceSecret !== undefined &&
+    (typeof options.nonceSecret !== 'string' || options.nonceSecret.length < 32)
+  ) {
+    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, endpointMessages.nonceSecretOption);
+  }
+  if (options.callbackUrl !== undefined) {
+    const broken = callbackUrlRuleBroken(options.callbackUrl, options.client.localService);
+    if (broken) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, broken);
+  }
+  return new Set(options.allowedOrigins.map((o: string) => new URL(o).origin));
 }
 
 /** The check's options from the handler's: its onResult, with its time limit and which checkout it is for. */

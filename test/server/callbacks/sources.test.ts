@@ -60,3 +60,15 @@ describe('allowedSources', () => {
     expect(() => handlerFor([entry])).toThrow(expect.objectContaining({ code: 'invalid_configuration' }));
   });
 });
+
+describe('the service published sources, per region (src/server/api/regions.ts)', () => {
+  it('takes every region list as allowedSources; an address of another region is refused', async () => {
+    const { CALLBACK_SOURCES, REGIONS } = await import('../../../src/server/index.js');
+    expect(Object.keys(CALLBACK_SOURCES)).toEqual(Object.keys(REGIONS));
+    for (const sources of Object.values(CALLBACK_SOURCES)) expect(sources.length).toBeGreaterThan(0);
+    expect(await allowed([...CALLBACK_SOURCES.US], '34.202.241.227')).toBe(true);
+    expect(await allowed([...CALLBACK_SOURCES.US], '34.253.41.236')).toBe(false);
+    expect(await allowed([...CALLBACK_SOURCES.EU], '34.253.41.236')).toBe(true);
+    expect(await allowed([...CALLBACK_SOURCES.SG], '3.0.109.121')).toBe(true);
+  });
+});
