@@ -12,7 +12,7 @@ export interface RegionEntry {
   readonly name: string;
   /**
    * The addresses the service publishes as the sources of its callbacks for the region
-   * (docs/vendor-contract.md#callback-sources). The list has changed over time: keep the
+   * (docs/vendor-contract.md#the-answer). The list has changed over time: keep the
    * kit current, or give your own `allowedSources`.
    */
   readonly callbackSources: readonly string[];
