@@ -396,7 +396,10 @@ describe('createCallbackHandler', () => {
     ['an array', () => []],
     ['no callbackSentAt', (b: any) => ({ ...b, callbackSentAt: undefined })],
     ['an id that is not a UUID', (b: any) => ({ ...b, workflowExecution: { ...b.workflowExecution, id: 'x' } })],
-    ['an unknown status', (b: any) => ({ ...b, workflowExecution: { ...b.workflowExecution, status: 'DONE' } })],
+    [
+      'a status not of the service form',
+      (b: any) => ({ ...b, workflowExecution: { ...b.workflowExecution, status: 'done' } }),
+    ],
     [
       'an href on another host',
       (b: any) => ({
