@@ -144,7 +144,10 @@ describe('callbackReceiver and a store that cannot record (no resend is document
     return { real, store, state };
   }
 
-  function receiverOn(store: ReturnType<typeof flakyStore>['store'], onResult: (r: CallbackResult) => void) {
+  function receiverOn(
+    store: ReturnType<typeof flakyStore>['store'],
+    onResult: (r: CallbackResult) => void | Promise<void>,
+  ) {
     const errors: Array<{ code?: string }> = [];
     const settings = { ...settingsFor({ onResult, retryDelayMs: 1, maxRetryDelayMs: 2 }), store };
     settings.report = (e) => errors.push(e as { code?: string });
