@@ -293,7 +293,7 @@ describe('when the leak check cannot run, it says so: a warning', () => {
     });
   });
 
-  it('headers that are no text read as absent', async () => {
+  it('headers held as lists or numbers are read: a list with none of the markers passes', async () => {
     const odd = await listen(
       (_req, res) =>
         void res
@@ -302,6 +302,30 @@ describe('when the leak check cannot run, it says so: a warning', () => {
     );
     const report = await check(await kitFront(), { collectorUrl: odd });
     expect(notPassed(report)).toEqual([]);
+  });
+
+  it('headers held as lists carrying the markers fail, as the same text would: a collector serving what a leaky front sent', async () => {
+    // The answer a collector keeping each header line gives (Node's headersDistinct), for what reached the emulator.
+    const lines = await listen((req, res) => {
+      const marker = new URL(req.url!, 'http://x').searchParams.get('marker')!;
+      void fetch(`${emulator.collectorUrl}/__bbc/last-request?marker=${marker}`)
+        .then((answer) => answer.json() as Promise<{ headers: Record<string, string> }>)
+        .then(({ headers }) => {
+          const distinct = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]]));
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ marker, headers: distinct }));
+        });
+    });
+    const front = await leakyFront(EVERY_LEAK);
+    const report = await check(front, { collectorUrl: emulator.collectorUrl });
+    const listed = await check(front, { collectorUrl: lines });
+    const leaks = (of: DoctorReport) => of.findings.filter((f) => /^leak_/.test(f.id)).map((f) => [f.id, f.status]);
+    expect(leaks(listed)).toEqual(leaks(report));
+    expect(leaks(listed)).toEqual([
+      ['leak_cookies', 'fail'],
+      ['leak_auth', 'fail'],
+      ['leak_address', 'fail'],
+      ['leak_host', 'fail'],
+    ]);
   });
 
   it("a page on the collector's own host: the Host cannot be told apart, a warning", async () => {
@@ -392,12 +416,12 @@ describe('cookieScope: the vendor cookies that came back through the front', () 
 // checkForwarded against a fake front and collector: what it sends and what it concludes.
 describe('checkForwarded against a fake front and collector', () => {
   type Found = { id: string; status: string; message: string; fix?: string };
-  /** Runs the check; `front` answers the marked request, `collector` the inspection. */
-  async function run(front: () => Promise<Response>, collector: () => Promise<Response>) {
+  /** Runs the check; `front` answers the marked request, `collector` the inspection (given its marker). */
+  async function run(front: () => Promise<Response>, collector: (marker: string) => Promise<Response>) {
     const findings: Found[] = [];
     const marked: URL[] = [];
     const get = async (url: string | URL) => {
-      if (String(url).includes('/__bbc/last-request')) return collector();
+      if (String(url).includes('/__bbc/last-request')) return collector(new URL(url).searchParams.get('marker')!);
       marked.push(new URL(url));
       return front();
     };
@@ -472,6 +496,116 @@ describe('checkForwarded against a fake front and collector', () => {
       message:
         'what the front forwards was not checked: the collector could not be asked (its answer names no headers)',
       fix: 'check --collector-url',
+    });
+  });
+
+  /** The markers' headers as a leaky front forwards them, shaped by `shape` (a header name and its text). */
+  const leaked = (shape: (name: string, value: string) => [string, unknown]) => async (marker: string) =>
+    Response.json({
+      headers: Object.fromEntries(
+        [
+          ['cookie', `session=${marker}-session; bbc_fpc=${marker}-vendor`],
+          ['authorization', `Bearer ${marker}-token`],
+          ['x-forwarded-for', '198.51.100.66'],
+          ['host', 'shop.example'],
+        ].map(([name, value]) => shape(name!, value!)),
+      ),
+    });
+  const statuses = (findings: Found[]) => findings.map((f) => [f.id, f.status]);
+  const EVERY_LEAK_FAILS = [
+    ['leak_cookies', 'fail'],
+    ['leak_auth', 'fail'],
+    ['leak_address', 'fail'],
+    ['leak_host', 'fail'],
+  ];
+
+  it.each([
+    ['as text', (name: string, value: string) => [name, value] as [string, unknown]],
+    ['as a list of one line', (name: string, value: string) => [name, [value]] as [string, unknown]],
+    ['as a list of several lines', (name: string, value: string) => [name, ['1', value, 2]] as [string, unknown]],
+    ['under names in any case', (name: string, value: string) => [name.toUpperCase(), value] as [string, unknown]],
+  ])('every leak fails with the headers held %s', async (_, shape) => {
+    const { findings } = await run(async () => new Response(''), leaked(shape));
+    expect(statuses(findings)).toEqual(EVERY_LEAK_FAILS);
+  });
+
+  it('the lines of a header held twice, under two cases of its name, are all read', async () => {
+    const { findings } = await run(
+      async () => new Response(''),
+      async (marker) =>
+        Response.json({ headers: { Cookie: 'bbc_fpc=v', cookie: [`session=${marker}-session`], Authorization: 7 } }),
+    );
+    expect(statuses(findings)).toEqual([
+      ['leak_cookies', 'fail'],
+      ['leak_auth', 'pass'],
+      ['leak_address', 'pass'],
+      ['leak_host', 'pass'],
+    ]);
+  });
+
+  it.each([
+    ['an object', { value: 'x' }],
+    ['a list holding an object', ['a=1', { value: 'x' }]],
+    ['a list of lists', [['a=1']]],
+    ['true', true],
+    ['null', null],
+  ])('a header held as %s cannot be read: its check says it could not decide, never passes', async (_, value) => {
+    const { findings } = await run(
+      async () => new Response(''),
+      leaked((name) => [name, value]),
+    );
+    expect(statuses(findings)).toEqual([
+      ['leak_cookies', 'warn'],
+      ['leak_auth', 'warn'],
+      ['leak_address', 'warn'],
+      ['leak_host', 'warn'],
+    ]);
+    expect(findings[0]).toEqual({
+      id: 'leak_cookies',
+      status: 'warn',
+      message:
+        "not checked: the collector's answer holds cookie in a shape the doctor cannot read (not text, a number or a list of them)",
+      fix: "give --collector-url the emulator's collector (blackbox-capture-emulator), whose answer the doctor reads",
+    });
+  });
+
+  it('one header that cannot be read leaves only its own check undecided', async () => {
+    const { findings } = await run(
+      async () => new Response(''),
+      leaked((name, value) => [name, name === 'authorization' ? { value } : value]),
+    );
+    expect(statuses(findings)).toEqual([
+      ['leak_cookies', 'fail'],
+      ['leak_auth', 'warn'],
+      ['leak_address', 'fail'],
+      ['leak_host', 'fail'],
+    ]);
+  });
+
+  it('headers held as a list, not by name, name no headers: not checked', async () => {
+    const { findings } = await run(
+      async () => new Response(''),
+      async (marker) => Response.json({ headers: [`cookie: session=${marker}-session`] }),
+    );
+    expect(findings).toEqual([
+      {
+        id: 'leak_check',
+        status: 'warn',
+        message:
+          'what the front forwards was not checked: the collector could not be asked (its answer names no headers)',
+        fix: 'check --collector-url',
+      },
+    ]);
+  });
+
+  it('the claimed address in any line of the chain fails, and the message shows the lines joined', async () => {
+    const { findings } = await run(
+      async () => new Response(''),
+      async () => Response.json({ headers: { 'x-forwarded-for': ['10.0.0.1', '10.0.0.2, 198.51.100.66'] } }),
+    );
+    expect(findings.find((f) => f.id === 'leak_address')).toMatchObject({
+      status: 'fail',
+      message: 'the collector got the address the client claimed (X-Forwarded-For: 10.0.0.1, 10.0.0.2, 198.51.100.66)',
     });
   });
 

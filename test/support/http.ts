@@ -32,23 +32,28 @@ export interface RawAnswer {
   headers: IncomingHttpHeaders;
 }
 
-/** A request whose path and headers go out exactly as written. */
+/**
+ * A request whose path and headers go out exactly as written: a header given a list goes as
+ * one line per value (given an object, Node joins a list of cookies into one line; given its
+ * raw list of names and values, which adds no Host, it sends each line as written).
+ */
 export function rawRequest(
   origin: string,
   path: string,
-  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
+  init: { method?: string; headers?: Record<string, string | string[]>; body?: string } = {},
 ): Promise<RawAnswer> {
   const { hostname, port } = new URL(origin);
+  const entries = Object.entries(init.headers ?? {});
+  const headers = entries.some(([, value]) => Array.isArray(value))
+    ? entries.flatMap(([name, value]) => [value].flat().flatMap((line) => [name, line]))
+    : init.headers;
   return new Promise((resolve, reject) => {
-    const request = httpRequest(
-      { hostname, port, path, method: init.method ?? 'GET', headers: init.headers },
-      (response) => {
-        let body = '';
-        response
-          .on('data', (chunk: Buffer) => (body += chunk.toString()))
-          .on('end', () => resolve({ status: response.statusCode!, body, headers: response.headers }));
-      },
-    );
+    const request = httpRequest({ hostname, port, path, method: init.method ?? 'GET', headers }, (response) => {
+      let body = '';
+      response
+        .on('data', (chunk: Buffer) => (body += chunk.toString()))
+        .on('end', () => resolve({ status: response.statusCode!, body, headers: response.headers }));
+    });
     request.on('error', reject).end(init.body);
   });
 }

@@ -1,7 +1,8 @@
 /**
  * OAuth 2.0 client-credentials token source for the identity-verification API.
  * One cached access token per client, refreshed shortly before it expires (token/cache.ts);
- * concurrent callers share one request, and a fleet one instance's (a lock in the store);
+ * concurrent callers share one request, each waiting for it under its own signal, and a fleet
+ * one instance's (a lock in the store);
  * at most N token requests a second for everything sharing the store (rate-limit.ts); 429
  * waits and retries; 400/401/403 fail at once (token/request.ts).
  */
@@ -11,7 +12,7 @@ import { requireSecureUrl } from '../secure-url.js';
 import { sleep, systemNow } from '../clock.js';
 import { MAX_RETRY_AFTER_SECONDS } from './retry.js';
 import { createReferenceTagger, createSealer, storeNamespace } from './seal.js';
-import { deadline } from '../deadline.js';
+import { deadline, within } from '../deadline.js';
 import { createMemoryStore, withTimeLimit, type Store } from '../store/store.js';
 import { takeLease } from '../store/lease.js';
 import { createRateLimiter } from './rate-limit.js';
@@ -74,7 +75,10 @@ export interface TokenSourceOptions {
 }
 
 export interface TokenSource {
-  /** A valid access token, from the cache or a new request. */
+  /**
+   * A valid access token, from the cache or a new request. `signal` ends this call's wait
+   * alone: other callers sharing the request still get the token.
+   */
   getToken(options?: { signal?: AbortSignal }): Promise<string>;
   /** Forget the cached token (after the API refused it), unless another instance has already replaced it. */
   invalidate(refused?: string): Promise<void>;
@@ -139,7 +143,8 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
   // RFC 6749 2.3.1: form-encode both, then Basic. btoa rather than Buffer: edge runtimes have no Buffer.
   const formEncode = (value: string) => encodeURIComponent(value).replace(/%20/g, '+');
   const authorization = 'Basic ' + btoa(`${formEncode(clientId)}:${formEncode(clientSecret)}`);
-  let inFlight: Promise<string> | undefined;
+  /** The request this process's callers share, and how many of them still wait for it. */
+  let inFlight: { token: Promise<string>; abandon: AbortController; waiting: number } | undefined;
   // docs/vendor-contract.md#the-service: 10 token requests a second per tenant, then 429.
   const limiter = createRateLimiter({
     store,
@@ -215,11 +220,36 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
     async getToken({ signal } = {}) {
       const cached = await storedToken();
       if (cached) return cached.accessToken;
+      if (signal?.aborted) throw signal.reason;
       // Concurrent callers in this process share one request; a failed request is not cached.
-      inFlight ??= obtain(signal).finally(() => {
-        inFlight = undefined;
-      });
-      return inFlight;
+      // The request is no caller's: it runs under its own time limit (`timeoutMs`, in obtain),
+      // and each caller's signal ends only that caller's wait, with its own reason
+      // (docs/answer.md, createTokenSource). Once every caller waiting for it has left, it is
+      // given up, so that no request outlives its callers.
+      if (!inFlight) {
+        const abandon = new AbortController();
+        const started = {
+          abandon,
+          waiting: 0,
+          token: obtain(abandon.signal).finally(() => {
+            if (inFlight === started) inFlight = undefined;
+          }),
+        };
+        inFlight = started;
+      }
+      const shared = inFlight;
+      shared.waiting++;
+      if (!signal) return shared.token;
+      try {
+        return await within(shared.token, signal);
+      } catch (error) {
+        if (signal.aborted && error === signal.reason && --shared.waiting === 0) {
+          // The next caller starts a request of its own rather than joining one given up.
+          if (inFlight === shared) inFlight = undefined;
+          shared.abandon.abort(error);
+        }
+        throw error;
+      }
     },
     invalidate: (refused) => cache.invalidate(refused),
   };

@@ -7,14 +7,23 @@ import { COOKIE_NAME, type ProxyConfig } from './options.js';
 
 type CookieConfig = Pick<ProxyConfig, 'cookiePrefix' | 'allowCookies' | 'basePath' | 'prefix'>;
 
-/** The browser's cookies that belong to the vendor, under their own names; undefined if none. */
+/**
+ * The browser's cookies that belong to the vendor, under their own names; undefined if none.
+ * Only `name=value` pairs: a cookie without "=" is a nameless one to a browser, whatever its
+ * value (RFC 6265bis, parsing a cookie), and never the vendor's. A comma ends a cookie as ";" does: a
+ * cookie's value holds none (RFC 6265 4.1.1), and runtimes join repeated Cookie lines (HTTP/2
+ * sends them split, RFC 9113 8.2.3) with ", " as `Headers` joins any header (docs/proxy.md,
+ * the contract).
+ */
 export function vendorCookies(header: string | null, config: CookieConfig): string | undefined {
   const { allowCookies, cookiePrefix } = config;
   if (header === null) return undefined;
   const kept: string[] = [];
-  for (const pair of header.split(';')) {
+  for (const pair of header.split(/[;,]/)) {
     const trimmed = pair.trim();
-    const name = trimmed.slice(0, trimmed.indexOf('='));
+    const at = trimmed.indexOf('=');
+    if (at < 1) continue;
+    const name = trimmed.slice(0, at);
     if (allowCookies.has(name)) kept.push(trimmed);
     else if (name.startsWith(cookiePrefix) && name.length > cookiePrefix.length)
       kept.push(trimmed.slice(cookiePrefix.length));

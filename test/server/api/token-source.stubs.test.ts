@@ -1,5 +1,6 @@
 // The token source's boundaries on a stub token service: lifetimes, configuration, the
 // shared backoff, the retry waits, aborts, the lock lease and the in-memory token.
+import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   createMemoryStore,
@@ -321,6 +322,67 @@ describe('aborts and the lock', () => {
     const pending = tokens.getToken({ signal: controller.signal });
     setTimeout(() => controller.abort(reason), 10);
     await expect(pending).rejects.toBe(reason);
+  });
+
+  /** A token service whose one answer waits for `answer()`, and fails with the fetch's abort as a real one does. */
+  function heldService() {
+    const signals: AbortSignal[] = [];
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    const fetch = (async (_url: string, init: RequestInit) => {
+      signals.push(init.signal!);
+      await Promise.race([answered, untilAborted(init.signal)]);
+      return granted(`at-${signals.length}`);
+    }) as unknown as typeof globalThis.fetch;
+    return { fetch, signals, answer };
+  }
+
+  it("one caller's abort fails that caller alone: the others sharing its request get the token", async () => {
+    const service = heldService();
+    const { tokens } = source(service.fetch);
+    const leaving = new AbortController();
+    const staying = new AbortController();
+    const reason = new Error('customer left');
+    const first = tokens.getToken({ signal: leaving.signal });
+    const second = tokens.getToken({ signal: staying.signal });
+    const third = tokens.getToken();
+    await vi.waitFor(() => expect(service.signals).toHaveLength(1));
+    leaving.abort(reason);
+    await expect(first).rejects.toBe(reason);
+    // The shared request goes on: not aborted by the caller that left.
+    expect(service.signals[0]!.aborted).toBe(false);
+    service.answer();
+    expect(await Promise.all([second, third])).toEqual(['at-1', 'at-1']);
+    expect(service.signals).toHaveLength(1);
+    // Each wait took its listener off the caller's signal when it ended.
+    expect(getEventListeners(leaving.signal, 'abort')).toEqual([]);
+    expect(getEventListeners(staying.signal, 'abort')).toEqual([]);
+  });
+
+  it('the shared request is given up once every caller waiting for it has aborted; the next caller starts anew', async () => {
+    const service = heldService();
+    const { tokens } = source(service.fetch);
+    const callers = [new AbortController(), new AbortController()];
+    const pending = callers.map((caller) => tokens.getToken({ signal: caller.signal }));
+    await vi.waitFor(() => expect(service.signals).toHaveLength(1));
+    callers[0]!.abort(new Error('first left'));
+    await expect(pending[0]).rejects.toThrow('first left');
+    expect(service.signals[0]!.aborted).toBe(false);
+    callers[1]!.abort(new Error('second left'));
+    await expect(pending[1]).rejects.toThrow('second left');
+    expect(service.signals[0]!.aborted).toBe(true);
+    const next = tokens.getToken();
+    await vi.waitFor(() => expect(service.signals).toHaveLength(2));
+    service.answer();
+    await expect(next).resolves.toBe('at-2');
+  });
+
+  it('a caller whose signal has already aborted rejects with its reason and sends no request', async () => {
+    const service = heldService();
+    const { tokens } = source(service.fetch);
+    const reason = new Error('already gone');
+    await expect(tokens.getToken({ signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+    expect(service.signals).toEqual([]);
   });
 
   it("the caller's abort rejects with its reason while waiting for another instance's lock too", async () => {
