@@ -112,7 +112,14 @@ export async function benchStoreCost({ requests = 300, rounds = 3 } = {}) {
       store,
     });
     // The emulator's limits are off here: the client's raised to match, so that the kit is measured.
-    const deviceRisk = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent, limits: UNLIMITED });
+    const deviceRisk = createDeviceRiskClient({
+      tokenSource,
+      baseUrl: emulator.baseUrl,
+      apiBaseUrl: emulator.apiUrl,
+      retrievalBaseUrl: emulator.retrievalUrl,
+      userAgent,
+      limits: UNLIMITED,
+    });
     return createDeviceRiskHandler({
       // The endpoint's own throughput: the check within the request, the service's limits off.
       answer: 'checked',

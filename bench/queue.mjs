@@ -71,6 +71,7 @@ async function run({ name, rate, offerMs, drainMs, instances }) {
         userAgent: USER_AGENT,
       }),
       baseUrl: emulator.baseUrl,
+      apiBaseUrl: emulator.apiUrl,
       retrievalBaseUrl: emulator.retrievalUrl,
       userAgent: USER_AGENT,
     });

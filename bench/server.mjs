@@ -43,7 +43,14 @@ export async function benchEndpoint({ requests = 2000, concurrency = 32 } = {}) 
     userAgent,
   });
   // The emulator's limits are off here: the client's raised to match, so that the kit is measured.
-  const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent, limits: UNLIMITED });
+  const client = createDeviceRiskClient({
+    tokenSource,
+    baseUrl: emulator.baseUrl,
+    apiBaseUrl: emulator.apiUrl,
+    retrievalBaseUrl: emulator.retrievalUrl,
+    userAgent,
+    limits: UNLIMITED,
+  });
   const site = await listen((req, res) => handler(req, res));
   const origin = site.origin;
   const handler = toNodeHandler(

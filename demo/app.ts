@@ -133,6 +133,7 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
         : { region: config.region! }
       : {
           baseUrl: emulator!.baseUrl,
+          apiBaseUrl: emulator!.apiUrl,
           retrievalBaseUrl: emulator!.retrievalUrl,
           // The built-in emulator's account limit is off (above): so is the client's. With real
           // credentials the client keeps the service's documented limits.

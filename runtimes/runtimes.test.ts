@@ -168,7 +168,8 @@ describe.concurrent('the docs server snippets, as written, in their runtimes aga
       CALLBACK_SOURCES: '127.0.0.0/8,::1',
       SNIPPET_ROUTES: JSON.stringify({
         'https://auth.emea-1.jumio.ai': new URL(emulator.tokenUrl).origin,
-        'https://account.emea-1.jumio.ai': emulator.baseUrl,
+        'https://account.emea-1.jumio.ai': emulator.accountUrl,
+        'https://api.emea-1.jumio.ai': emulator.apiUrl,
         'https://retrieval.emea-1.jumio.ai': emulator.retrievalUrl,
         'https://first.iovation.com': emulator.collectorUrl,
       }),

@@ -1,13 +1,14 @@
 /**
- * The emulated service's status callbacks: each one sent to the account's `callbackUrl`,
- * retried on non-2xx and network errors with a doubling wait (the vendor's retry policy is
- * not documented: docs/vendor-contract.md#the-answer; this one is fixed so that tests can
- * count its attempts), and sent twice, late or not at all as a test asks.
+ * The emulated service's status callbacks: each one sent ONCE to the account's `callbackUrl`,
+ * as the service documents no resend (docs/vendor-contract.md#the-answer): a callback answered
+ * non-2xx, or lost on the network, is not sent again, and the decision has to reach the shop
+ * through retrieval. A test can still ask for resends (`resend: n`: up to n more attempts,
+ * with a doubling wait, so that tests can count them), and for copies sent twice, late or not
+ * at all.
  */
 import type { CallbackFaults, SentCallback } from './index.js';
 
-/** Callback deliveries tried at most, and the first wait between them (doubled each time). */
-const CALLBACK_ATTEMPTS = 5;
+/** The first wait before an injected resend (doubled before each next one). */
 const CALLBACK_BACKOFF_MS = 200;
 
 export function createCallbackSender(
@@ -21,8 +22,9 @@ export function createCallbackSender(
     const faults = { ...currentFaults() };
     if (faults.drop) return void (record.delivered = false);
     if (faults.delayMs) await new Promise((resolve) => setTimeout(resolve, faults.delayMs));
-    // Retried on non-2xx and network errors, with backoff, as the service does.
-    for (let attempt = 1; attempt <= CALLBACK_ATTEMPTS; attempt++) {
+    // Once, unless a test injected resends.
+    const attempts = 1 + Math.max(0, Math.floor(faults.resend ?? 0));
+    for (let attempt = 1; attempt <= attempts; attempt++) {
       record.attempts = attempt;
       // A timer held here, not AbortSignal.timeout(): that one can be collected before it fires.
       const controller = new AbortController();
@@ -56,7 +58,7 @@ export function createCallbackSender(
       } finally {
         clearTimeout(timer);
       }
-      if (attempt < CALLBACK_ATTEMPTS)
+      if (attempt < attempts)
         await new Promise((resolve) => setTimeout(resolve, CALLBACK_BACKOFF_MS * 2 ** (attempt - 1)));
     }
     record.delivered = false;

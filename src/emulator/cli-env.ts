@@ -4,10 +4,10 @@
  * " 4300 ", "+4300" and "4300.0"), and values that print as one line of `--env` each.
  */
 
-/** Ports the emulator listens on from its base: base to base+5. */
-const PORTS = 6;
+/** Ports the emulator listens on from its base: base to base+6 (cli.ts says which is which). */
+export const PORTS = 7;
 
-/** The port base `text` names, or the reason it names none. Plain decimal digits only, from 1 to 65530. */
+/** The port base `text` names, or the reason it names none. Plain decimal digits only, from 1 to 65529. */
 export function parsePortBase(text: string): { base: number } | { error: string } {
   const got = JSON.stringify(text);
   if (!/^\d+$/.test(text)) return { error: `EMULATOR_PORT_BASE must be written in decimal digits only (got ${got})` };

@@ -3,7 +3,9 @@
  * `blackbox-capture-emulator`: starts the emulator and prints its addresses and
  * credentials, for integrators' own CI and manual testing; or, with `conformance`,
  * checks a loader file against the behaviour of loader 5.2.2. Ports come from the OS
- * unless EMULATOR_PORT_BASE is set (then base, base+1, … in the order printed).
+ * unless EMULATOR_PORT_BASE is set: then the loader on base, the collector on base+1, the
+ * third party on base+2, the token on base+3, the account host (BASE_URL, ACCOUNT_URL) on
+ * base+4, retrieval on base+5 and the API host (API_URL) on base+6.
  */
 import { readFileSync } from 'node:fs';
 import { startEmulator } from './index.js';
@@ -15,8 +17,9 @@ const USAGE = `usage: blackbox-capture-emulator [--help] [--version]
 
 Without a command: starts the emulator and prints what an app needs (its addresses, client id
 and client secret) as JSON, or with --env as environment variables (LOADER_URL, COLLECTOR_URL,
-TOKEN_URL, BASE_URL, RETRIEVAL_URL, CLIENT_ID, CLIENT_SECRET); stops on SIGINT or SIGTERM.
-Environment: EMULATOR_PORT_BASE (fixed ports: base to base+5), EMULATOR_CLIENT_ID,
+TOKEN_URL, BASE_URL and ACCOUNT_URL (the account host), API_URL (upload and finalize),
+RETRIEVAL_URL, CLIENT_ID, CLIENT_SECRET); stops on SIGINT or SIGTERM.
+Environment: EMULATOR_PORT_BASE (fixed ports: base to base+6), EMULATOR_CLIENT_ID,
 EMULATOR_CLIENT_SECRET, EMULATOR_LIMITS (on: the service's documented rate limits, the
 default; off: none).
 
@@ -126,8 +129,11 @@ function serve(args: string[]): void {
           collector: base + 1,
           thirdParty: base + 2,
           auth: base + 3,
-          api: base + 4,
+          // The account host where the one API host was, and the API host added last: the
+          // ports of BASE_URL and RETRIEVAL_URL stay what they were.
+          account: base + 4,
           retrieval: base + 5,
+          api: base + 6,
         };
   startEmulator({
     limits: limits.limits,
@@ -136,13 +142,25 @@ function serve(args: string[]): void {
     ...(process.env.EMULATOR_CLIENT_SECRET ? { clientSecret: process.env.EMULATOR_CLIENT_SECRET } : {}),
   }).then(
     (emulator) => {
-      const { loaderUrl, collectorUrl, thirdPartyUrl, tokenUrl, baseUrl, retrievalUrl, clientId, clientSecret } =
-        emulator;
+      const {
+        loaderUrl,
+        collectorUrl,
+        thirdPartyUrl,
+        tokenUrl,
+        baseUrl,
+        accountUrl,
+        apiUrl,
+        retrievalUrl,
+        clientId,
+        clientSecret,
+      } = emulator;
       const variables = {
         LOADER_URL: loaderUrl,
         COLLECTOR_URL: collectorUrl,
         TOKEN_URL: tokenUrl,
         BASE_URL: baseUrl,
+        ACCOUNT_URL: accountUrl,
+        API_URL: apiUrl,
         RETRIEVAL_URL: retrievalUrl,
         CLIENT_ID: clientId,
         CLIENT_SECRET: clientSecret,
@@ -164,7 +182,18 @@ function serve(args: string[]): void {
               .map(([name, value]) => `${name}=${value}`)
               .join('\n')
           : JSON.stringify(
-              { loaderUrl, collectorUrl, thirdPartyUrl, tokenUrl, baseUrl, retrievalUrl, clientId, clientSecret },
+              {
+                loaderUrl,
+                collectorUrl,
+                thirdPartyUrl,
+                tokenUrl,
+                baseUrl,
+                accountUrl,
+                apiUrl,
+                retrievalUrl,
+                clientId,
+                clientSecret,
+              },
               null,
               2,
             ),

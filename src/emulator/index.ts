@@ -19,11 +19,17 @@ import {
 import { createVendorHandlers, type CollectionDelays } from './scripts/routes.js';
 import { withInspection } from './inspection.js';
 import { createCallbackSender } from './callbacks.js';
-import { createRouteFaults, DropConnection } from './route-faults.js';
+import { canonicalRoute, createRouteFaults, DropConnection } from './route-faults.js';
 
 export { decodeBlackbox, type DecodedBlackbox, type CollectionDelays } from './scripts/routes.js';
 export { EMULATED_LOADER_VERSION, type CollectionSource } from './scripts/loader.js';
-export type { WorkflowStatus, EmulatedDecision, DecisionMatch } from './service/service.js';
+export type {
+  WorkflowStatus,
+  EmulatedDecision,
+  DecisionMatch,
+  PartName,
+  WorkflowDefinition,
+} from './service/service.js';
 export { CONFORMANCE_CASES, conformancePage, runConformance, startConformanceSite } from './conformance.js';
 export type {
   ConformanceCase,
@@ -33,6 +39,13 @@ export type {
   ConformanceSite,
 } from './conformance.js';
 
+/**
+ * The routes a test counts and injects faults into, by host: `token` (auth); `accountCreate`,
+ * `accountUpdate` (account); `upload`, `finalize` (api); `retrievalStatus` (also named
+ * `status`: the one status read, on the retrieval host) and `details` (retrieval); the
+ * vendor's `loader`, `collector`, `thirdParty`; `unknown`, any other path of the account or
+ * api host.
+ */
 export type RouteName =
   | 'retrievalStatus'
   | 'details'
@@ -81,7 +94,11 @@ export interface EmulatorOptions {
   limits?: boolean;
   /** Session timeout in ms. Default 15 minutes. */
   sessionTimeoutMs?: number;
-  /** Workflow keys and whether they include Device Risk; default: every key does. */
+  /**
+   * Workflow keys, whether they include Device Risk, and its credential's part name
+   * (`{ deviceRisk: true, part: 'prepared_data' }`; default `device_risk`); default: every key
+   * does, as `device_risk`.
+   */
   workflows?: ServiceOptions['workflows'];
   /** Delays of the collection scripts' contributions, in ms. */
   delays?: CollectionDelays;
@@ -91,13 +108,18 @@ export interface EmulatorOptions {
    */
   loaderSource?: string;
   /** Fixed ports (default: chosen by the OS). */
-  ports?: Partial<Record<'loader' | 'collector' | 'thirdParty' | 'auth' | 'api' | 'retrieval', number>>;
+  ports?: Partial<Record<HostName, number>>;
   /** Default 127.0.0.1. */
   host?: string;
   clock?: Clock;
   /** fetch used for status callbacks. Default the global fetch. */
   fetch?: typeof fetch;
+  /** Send an intermediate (ACQUIRED) callback on upload before the final one; also `faults.callbacks({ intermediate: true })`. */
+  intermediateCallbacks?: boolean;
 }
+
+/** The emulator's origins: the vendor's three, and one per role of the service. */
+export type HostName = 'loader' | 'collector' | 'thirdParty' | 'auth' | 'account' | 'api' | 'retrieval';
 
 export interface Fault {
   /** How many of the next requests of the route fail. Default 1. */
@@ -114,17 +136,28 @@ export interface SentCallback {
   /** The status of the last attempt's answer, when there was one. */
   status?: number;
   error?: string;
-  /** Deliveries tried so far (retried on non-2xx and network errors). */
+  /** Deliveries tried: 1, as the service sends each callback once; more only with the `resend` fault. */
   attempts: number;
-  /** true once an attempt got a 2xx; false when dropped by a fault or out of attempts. */
+  /** true once an attempt got a 2xx; false when dropped by a fault or not answered 2xx. */
   delivered?: boolean;
 }
 
-/** How the next callbacks go out (until cleared): sent twice, late, or not at all. */
+/**
+ * How the next callbacks go out (until cleared): sent twice, late, or not at all; resent; or
+ * preceded by an intermediate status.
+ */
 export interface CallbackFaults {
   duplicate?: boolean;
   delayMs?: number;
   drop?: boolean;
+  /**
+   * Resend a callback not answered 2xx (or lost on the network) up to this many more times,
+   * waiting 200 ms, then twice as long before each next one. The service documents no resend:
+   * by default each callback is sent once.
+   */
+  resend?: number;
+  /** Send an intermediate callback (status ACQUIRED) on a transaction's first upload, before the final one. */
+  intermediate?: boolean;
 }
 
 export interface TransactionView {
@@ -136,6 +169,8 @@ export interface TransactionView {
   workflowKey: string;
   status: WorkflowStatus;
   blackboxes: string[];
+  /** The part name of its Device Risk credential, when it has one. */
+  part?: 'device_risk' | 'prepared_data';
 }
 
 export interface Emulator {
@@ -145,13 +180,21 @@ export interface Emulator {
   /** The vendor's third-party host (the loader's default `tp_host`). */
   thirdPartyUrl: string;
   tokenUrl: string;
+  /** The account host: account create and update (the client's `baseUrl`); `accountUrl` too. */
   baseUrl: string;
+  /** The account host: `POST /api/v1/accounts`, `PUT /api/v1/accounts/{id}` and nothing else. */
+  accountUrl: string;
+  /**
+   * The API host: the upload and finalize addresses of a create answer are on it, and only
+   * those are answered there (the client's `apiBaseUrl`).
+   */
+  apiUrl: string;
   /** The retrieval API: status and workflow details (the client's `retrievalBaseUrl`). */
   retrievalUrl: string;
   clientId: string;
   clientSecret: string;
   /** The web-standard handlers, to mount elsewhere. */
-  handlers: Record<'loader' | 'collector' | 'thirdParty' | 'auth' | 'api' | 'retrieval', FetchHandler>;
+  handlers: Record<HostName, FetchHandler>;
   /**
    * Forces the decision of the transactions `match` names: a workflow execution id, a
    * customerInternalReference, a function, or 'next' (the next transaction processed). The
@@ -196,6 +239,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const callbacks: SentCallback[] = [];
   let callbackFaults: CallbackFaults = {};
   let retrievalUrl = '';
+  let apiUrl = '';
   const clientId = options.clientId ?? 'emulator-client';
   const clientSecret = options.clientSecret ?? 'emulator-secret';
 
@@ -208,7 +252,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     ...(options.workflows ? { workflows: options.workflows } : {}),
     now: () => clock.now(),
     retrievalOrigin: () => retrievalUrl,
+    apiOrigin: () => apiUrl,
     sendCallback: createCallbackSender(doFetch, () => callbackFaults, callbacks),
+    intermediateCallbacks: () => callbackFaults.intermediate ?? options.intermediateCallbacks ?? false,
   });
 
   const servers: Server[] = [];
@@ -253,7 +299,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       ),
     ),
     auth: instrument(() => 'token', service.token),
-    api: instrument((request) => service.apiRoute(request) as RouteName, service.api),
+    account: instrument(service.accountRoute, service.account),
+    api: instrument(service.apiRoute, service.api),
     retrieval: instrument(
       (request) => service.retrievalRoute(request),
       async (request: Request) => service.retrieval(request),
@@ -268,7 +315,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const loaderOrigin = await listen(handlers.loader, options.ports?.loader);
   const collectorUrl = await listen(handlers.collector, options.ports?.collector);
   const authOrigin = await listen(handlers.auth, options.ports?.auth);
-  const baseUrl = await listen(handlers.api, options.ports?.api);
+  const accountUrl = await listen(handlers.account, options.ports?.account);
+  apiUrl = await listen(handlers.api, options.ports?.api);
   retrievalUrl = await listen(handlers.retrieval, options.ports?.retrieval);
 
   const view = (tx: Transaction): TransactionView => ({
@@ -279,6 +327,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     status: service.statusOf(tx),
     blackboxes: [...tx.blackboxes],
     ...(tx.credentialId ? { credentialId: tx.credentialId } : {}),
+    ...(tx.part ? { part: tx.part } : {}),
     ...(tx.userReference ? { userReference: tx.userReference } : {}),
   });
 
@@ -287,7 +336,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     collectorUrl,
     thirdPartyUrl,
     tokenUrl: `${authOrigin}/oauth2/token`,
-    baseUrl,
+    baseUrl: accountUrl,
+    accountUrl,
+    apiUrl,
     retrievalUrl,
     clientId,
     clientSecret,
@@ -310,7 +361,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         const tx = service.transactions().find((t) => t.workflowExecutionId === id);
         return tx && view(tx);
       },
-      requests: (route) => (route ? (counts.get(route) ?? 0) : Array.from(counts.values()).reduce((a, b) => a + b, 0)),
+      requests: (route) =>
+        route ? (counts.get(canonicalRoute(route)) ?? 0) : Array.from(counts.values()).reduce((a, b) => a + b, 0),
       callbacks: () => [...callbacks],
       reset: () => counts.clear(),
     },

@@ -8,6 +8,9 @@ import type { Fault, RouteName } from './index.js';
 /** Thrown by a handler to make the emulator's server drop the connection. */
 export class DropConnection extends Error {}
 
+/** `status` is the retrieval status read's other name: counted and failed as `retrievalStatus`. */
+export const canonicalRoute = (route: RouteName): RouteName => (route === 'status' ? 'retrievalStatus' : route);
+
 export function createRouteFaults() {
   const counts = new Map<RouteName, number>();
   const pendingFaults = new Map<RouteName, Array<Required<Pick<Fault, 'times'>> & Fault>>();
@@ -17,7 +20,7 @@ export function createRouteFaults() {
   const instrument =
     (route: (request: Request) => RouteName, handler: FetchHandler): FetchHandler =>
     async (request, context) => {
-      const name = route(request);
+      const name = canonicalRoute(route(request));
       counts.set(name, (counts.get(name) ?? 0) + 1);
       const delay = latencies.get(name);
       if (delay) await new Promise((resolve) => setTimeout(resolve, delay));
@@ -44,13 +47,14 @@ export function createRouteFaults() {
     instrument,
     counts,
     routeFaults: {
-      fail: (route: RouteName, fault: Fault) => {
+      fail: (name: RouteName, fault: Fault) => {
+        const route = canonicalRoute(name);
         const queue = pendingFaults.get(route) ?? [];
         queue.push({ ...fault, times: fault.times ?? 1 });
         pendingFaults.set(route, queue);
       },
       latency: (route: RouteName, ms: number) => {
-        latencies.set(route, ms);
+        latencies.set(canonicalRoute(route), ms);
       },
       clear: () => {
         pendingFaults.clear();

@@ -9,7 +9,7 @@ describe('parsePortBase', () => {
     ['1', 1],
     ['4300', 4300],
     ['04300', 4300],
-    ['65530', 65530],
+    ['65529', 65529],
   ])('%j is %d', (text, base) => {
     expect(parsePortBase(text)).toEqual({ base });
   });
@@ -23,9 +23,9 @@ describe('parsePortBase', () => {
     },
   );
 
-  it.each(['0', '65531', '99999999999999999999'])('%j is refused: out of range', (text) => {
+  it.each(['0', '65530', '99999999999999999999'])('%j is refused: out of range', (text) => {
     expect(parsePortBase(text)).toEqual({
-      error: `EMULATOR_PORT_BASE must be a port number, at most 65530 (got ${text})`,
+      error: `EMULATOR_PORT_BASE must be a port number, at most 65529 (got ${text})`,
     });
   });
 });

@@ -40,6 +40,10 @@ describe('dist/emulator.js', () => {
     expect((await fetch(addresses.loaderUrl!)).status).toBe(200);
     // The retrieval address too: without it an app refuses every callback.
     expect(addresses.retrievalUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    // Each role on its own origin: the account host (baseUrl, accountUrl) and the API host.
+    expect(addresses.accountUrl).toBe(addresses.baseUrl);
+    expect(addresses.apiUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(new Set([addresses.baseUrl, addresses.apiUrl, addresses.retrievalUrl]).size).toBe(3);
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
@@ -47,13 +51,13 @@ describe('dist/emulator.js', () => {
 
   it('--env prints environment variables, on fixed ports with EMULATOR_PORT_BASE', async () => {
     const { freePort } = await import('../support/processes.mjs');
-    // Six ports in a row, free now: found by trying bases the OS gave free.
+    // Seven ports in a row, free now: found by trying bases the OS gave free.
     let base = 0;
     for (let tries = 0; tries < 20 && !base; tries++) {
       const candidate = await freePort();
-      if (candidate + 5 > 65535) continue;
+      if (candidate + 6 > 65535) continue;
       const taken = await Promise.all(
-        [1, 2, 3, 4, 5].map(
+        [1, 2, 3, 4, 5, 6].map(
           (n) =>
             new Promise<boolean>((resolve) => {
               const probe = createNetServer();
@@ -82,6 +86,8 @@ describe('dist/emulator.js', () => {
       COLLECTOR_URL: `http://127.0.0.1:${base + 1}`,
       TOKEN_URL: `http://127.0.0.1:${base + 3}/oauth2/token`,
       BASE_URL: `http://127.0.0.1:${base + 4}`,
+      ACCOUNT_URL: `http://127.0.0.1:${base + 4}`,
+      API_URL: `http://127.0.0.1:${base + 6}`,
       RETRIEVAL_URL: `http://127.0.0.1:${base + 5}`,
       CLIENT_ID: 'emulator-client',
       CLIENT_SECRET: 'emulator-secret',
@@ -126,15 +132,15 @@ describe('the blackbox-capture-emulator command line', () => {
       });
     });
 
-  it('refuses an EMULATOR_PORT_BASE that leaves no room for its six ports, naming it', async () => {
+  it('refuses an EMULATOR_PORT_BASE that leaves no room for its seven ports, naming it', async () => {
     const child = spawn(process.execPath, [CLI], {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, EMULATOR_PORT_BASE: '65531' },
+      env: { ...process.env, EMULATOR_PORT_BASE: '65530' },
     });
     let err = '';
     child.stderr.on('data', (chunk) => (err += chunk));
     expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(2);
-    expect(err).toContain('EMULATOR_PORT_BASE must be a port number, at most 65530 (got 65531)');
+    expect(err).toContain('EMULATOR_PORT_BASE must be a port number, at most 65529 (got 65530)');
   });
 
   it.each(['1e3', '0x10C0', ' 4300 ', '+4300', '4300.0', '-4300', '4300abc', '４３００'])(
@@ -202,6 +208,8 @@ describe('dist/server.js', () => {
       const client = server.createDeviceRiskClient({
         tokenSource,
         baseUrl: emulator.baseUrl,
+        apiBaseUrl: emulator.apiUrl,
+        retrievalBaseUrl: emulator.retrievalUrl,
         userAgent: 'AcmeShop Tests/1.0',
       });
       const tx = await client.createAccount({ customerInternalReference: 'dist-1', workflowDefinition: { key: 1 } });

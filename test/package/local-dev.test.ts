@@ -27,6 +27,8 @@ function shellEnv(): NodeJS.ProcessEnv {
     'COLLECTOR_URL',
     'TOKEN_URL',
     'BASE_URL',
+    'ACCOUNT_URL',
+    'API_URL',
     'RETRIEVAL_URL',
     'CLIENT_ID',
     'CLIENT_SECRET',

@@ -48,7 +48,7 @@ function next(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
 /** The environment without this machine's own credentials: `next build` must need none. */
 function cleanEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, NEXT_TELEMETRY_DISABLED: '1' };
-  for (const name of ['CLIENT_ID', 'CLIENT_SECRET', 'WORKFLOW_KEY', 'TOKEN_URL', 'BASE_URL', 'NODE_OPTIONS'])
+  for (const name of ['CLIENT_ID', 'CLIENT_SECRET', 'WORKFLOW_KEY', 'TOKEN_URL', 'BASE_URL', 'API_URL', 'NODE_OPTIONS'])
     delete env[name];
   return env;
 }
@@ -147,6 +147,7 @@ export default function Layout({ children }: { children: ReactNode }) {
       CLIENT_SECRET: emulator.clientSecret,
       TOKEN_URL: emulator.tokenUrl,
       BASE_URL: emulator.baseUrl,
+      API_URL: emulator.apiUrl,
       RETRIEVAL_URL: emulator.retrievalUrl,
       COLLECTOR_URL: emulator.collectorUrl,
       WORKFLOW_KEY: '10011',

@@ -158,7 +158,8 @@ const serverEnv = (port: number): NodeJS.ProcessEnv => ({
   NODE_OPTIONS: `--import=${join(APP, 'preload.mjs')}`,
   EMULATOR_ROUTES: JSON.stringify({
     'https://auth.emea-1.jumio.ai': new URL(emulator.tokenUrl).origin,
-    'https://account.emea-1.jumio.ai': emulator.baseUrl,
+    'https://account.emea-1.jumio.ai': emulator.accountUrl,
+    'https://api.emea-1.jumio.ai': emulator.apiUrl,
     'https://retrieval.emea-1.jumio.ai': emulator.retrievalUrl,
   }),
   CLIENT_ID: emulator.clientId,

@@ -68,8 +68,9 @@ afterAll(async () => {
 function worker(compatibilityFlags: string[]) {
   const routes: Record<string, string> = {
     'https://auth.emea-1.jumio.ai': new URL(emulator.tokenUrl).origin,
-    'https://account.emea-1.jumio.ai': emulator.baseUrl,
-    'https://retrieval.emea-1.jumio.ai': emulator.baseUrl,
+    'https://account.emea-1.jumio.ai': emulator.accountUrl,
+    'https://api.emea-1.jumio.ai': emulator.apiUrl,
+    'https://retrieval.emea-1.jumio.ai': emulator.retrievalUrl,
     'https://first.iovation.com': emulator.collectorUrl,
   };
   return new Miniflare({

@@ -18,7 +18,10 @@ export function emulatedClient(kit, emulator, { tokenSource = {}, ...client } = 
       userAgent: UA,
       ...tokenSource,
     }),
-    baseUrl: emulator.baseUrl,
+    // Each role on its own origin, as the service's: account, API (upload, finalize), retrieval.
+    baseUrl: emulator.accountUrl,
+    apiBaseUrl: emulator.apiUrl,
+    retrievalBaseUrl: emulator.retrievalUrl,
     userAgent: UA,
     ...client,
   });

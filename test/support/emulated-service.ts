@@ -1,9 +1,13 @@
 // The emulated service on its web-standard handlers (no sockets), for the tests of its
 // modules (test/emulator/service/): a service on a standing clock, and calls as a client makes them.
 import { createService, type ServiceOptions } from '../../src/emulator/service/service.js';
+import { ACCOUNT_PATH, ACCOUNTS_PATH, EXECUTION_PATH, STATUS_PATH } from '../../src/emulator/service/state.js';
 
 export const UA = 'AcmeShop Checkout/1.0';
+/** The API host: upload and finalize (the addresses of a create answer). */
 export const ORIGIN = 'https://api.test';
+/** The account host: account create and update. */
+export const ACCOUNT_ORIGIN = 'https://account.test';
 export const CHROME =
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36';
 
@@ -13,6 +17,13 @@ export function blackbox(sources: string[], ua = CHROME, lang = 'de-CH,de;q=0.9'
   for (const s of sources)
     parts[s] = JSON.stringify({ s, ...(s === 'fp_dyn' || s === 'tp_dyn' ? { ua, lang } : {}) }) + '|xx';
   return '0400' + Buffer.from(JSON.stringify({ v: '5.2.2', s: sources, p: parts })).toString('base64');
+}
+
+/** The host a request belongs on: account create and update, the reads, or the API's upload and finalize. */
+function hostOf(method: string, path: string): 'account' | 'api' | 'retrieval' {
+  if (path === ACCOUNTS_PATH || ACCOUNT_PATH.test(path)) return 'account';
+  if (STATUS_PATH.test(path) || (method === 'GET' && EXECUTION_PATH.test(path))) return 'retrieval';
+  return 'api';
 }
 
 export function setup(extra: Partial<ServiceOptions> = {}) {
@@ -30,6 +41,7 @@ export function setup(extra: Partial<ServiceOptions> = {}) {
     now: () => now,
     sendCallback: async (url, body) => void callbacks.push([url, body]),
     retrievalOrigin: () => 'https://retrieval.test',
+    apiOrigin: () => ORIGIN,
     ...extra,
   });
   const advance = (ms: number) => (now += ms);
@@ -62,7 +74,8 @@ export function setup(extra: Partial<ServiceOptions> = {}) {
     path: string,
     body?: unknown,
     headers: Record<string, string | undefined> = {},
-    handler: 'api' | 'retrieval' = 'api',
+    /** Default: the host of the path's role (account, retrieval for the reads, else the API host). */
+    handler: 'account' | 'api' | 'retrieval' = hostOf(method, path),
   ) => {
     const all: Record<string, string> = {};
     for (const [k, v] of Object.entries({
@@ -72,12 +85,13 @@ export function setup(extra: Partial<ServiceOptions> = {}) {
       ...headers,
     }))
       if (v !== undefined) all[k] = v;
-    const request = new Request(`${ORIGIN}${path}`, {
+    const origin = { account: ACCOUNT_ORIGIN, api: ORIGIN, retrieval: 'https://retrieval.test' }[handler];
+    const request = new Request(`${origin}${path}`, {
       method,
       headers: all,
       ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
     });
-    return handler === 'api' ? service.api(request) : service.retrieval(request);
+    return service[handler](request);
   };
   const create = async (
     body: unknown = { customerInternalReference: 'order-1', workflowDefinition: { key: 10011 } },
@@ -100,7 +114,7 @@ export function setup(extra: Partial<ServiceOptions> = {}) {
       executionId: answer.workflowExecution.id,
       credential,
       token: credential.api.token,
-      upload: new URL(credential.api.parts.device_risk ?? '').pathname,
+      upload: new URL(credential.api.parts.device_risk ?? credential.api.parts.prepared_data ?? '').pathname,
       finalize: new URL(credential.api.workflowExecution).pathname,
     };
   };
@@ -110,7 +124,7 @@ export function setup(extra: Partial<ServiceOptions> = {}) {
     headers: Record<string, string | undefined> = {},
   ) => call('POST', tx.upload, { sessionId }, { authorization: `Bearer ${tx.token}`, ...headers });
   const finalize = async (tx: { finalize: string; token: string }, headers: Record<string, string | undefined> = {}) =>
-    call('PUT', tx.finalize, undefined, { authorization: `Bearer ${tx.token}`, 'content-type': undefined, ...headers });
+    call('PUT', tx.finalize, undefined, { authorization: `Bearer ${tx.token}`, ...headers });
   /** The execution's details, read on the retrieval host. */
   const details = async (tx: { accountId: string; executionId: string }) =>
     (

@@ -42,6 +42,7 @@ const tokenSource = createTokenSource({
 const client = createDeviceRiskClient({
   tokenSource,
   baseUrl: config.baseUrl,
+  apiBaseUrl: config.apiUrl,
   retrievalBaseUrl: config.retrievalUrl,
   userAgent,
   maxAttempts: 1,

@@ -60,6 +60,7 @@ export async function offerThreeTimesTheLimits(
         store: stores(i),
       }),
       baseUrl: emulator.baseUrl,
+      apiBaseUrl: emulator.apiUrl,
       retrievalBaseUrl: emulator.retrievalUrl,
       userAgent: UA,
       fetch: recording,

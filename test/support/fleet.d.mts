@@ -36,7 +36,14 @@ export interface KeyOutcome {
   ms: number;
 }
 export declare function fleetConfig(
-  emulator: { tokenUrl: string; baseUrl: string; retrievalUrl: string; clientId: string; clientSecret: string },
+  emulator: {
+    tokenUrl: string;
+    baseUrl: string;
+    apiUrl: string;
+    retrievalUrl: string;
+    clientId: string;
+    clientSecret: string;
+  },
   options?: {
     redisUrl?: string;
     leaseMs?: number;

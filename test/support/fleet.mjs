@@ -12,11 +12,12 @@ export function fleetConfig(
   emulator,
   { redisUrl, leaseMs, sweepIntervalMs, callbackFailEvery, queue, maxQueued, stalledIntervalMs, lockDurationMs } = {},
 ) {
-  const { tokenUrl, baseUrl, retrievalUrl, clientId, clientSecret } = emulator;
+  const { tokenUrl, baseUrl, apiUrl, retrievalUrl, clientId, clientSecret } = emulator;
   return {
     redisUrl,
     tokenUrl,
     baseUrl,
+    apiUrl,
     retrievalUrl,
     clientId,
     clientSecret,

@@ -15,10 +15,15 @@ export interface CollectorRequest {
 
 const COLLECTOR = 'https://first.iovation.com';
 
-/** The EU hosts the snippets name (docs/vendor-contract.md), each to the emulator's address for it. */
+/**
+ * The EU hosts the snippets name (docs/vendor-contract.md), each to the emulator's address for
+ * it: one per role, as the service's (the upload and finalize addresses of a create answer on
+ * `api.`, account create and update on `account.`).
+ */
 export const emulatorRoutes = (emulator: Emulator): Record<string, string> => ({
   'https://auth.emea-1.jumio.ai': new URL(emulator.tokenUrl).origin,
-  'https://account.emea-1.jumio.ai': emulator.baseUrl,
+  'https://account.emea-1.jumio.ai': emulator.accountUrl,
+  'https://api.emea-1.jumio.ai': emulator.apiUrl,
   'https://retrieval.emea-1.jumio.ai': emulator.retrievalUrl,
   [COLLECTOR]: emulator.collectorUrl,
 });

@@ -1,20 +1,53 @@
 /**
- * Emulated account create and update: the body rules of docs/vendor-contract.md#the-service,
- * credentials as the spec shapes them, and the account limit (a token bucket: 1 a second with
- * short bursts by default).
+ * Emulated account create and update, on the account host: the body rules of
+ * docs/vendor-contract.md#the-account-request, credentials as the spec shapes them (their part
+ * and execution addresses on the API host), and the account limit (a token bucket: 1 a second
+ * with short bursts by default).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { checkUserAgent, json, problem, readJson, TOO_MANY_REQUESTS } from './http.js';
+import { checkContentType, checkUserAgent, json, problem, readJson, TOO_MANY_REQUESTS } from './http.js';
 import type { ServiceState, Transaction } from './state.js';
 
 const FORBIDDEN_REFERENCE = /[<>"/;`%{}|]/;
+const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
-/** "30m", "12h", "5d" -> ms; undefined when out of the 5m..60d range or malformed. */
+/**
+ * A tokenLifetime of the documented shape `^([+-]?\d+)([smhd])$` ("600s", "30m", "+12h", "5d")
+ * in ms; undefined when malformed or outside the documented 5 minutes to 60 days.
+ */
 export function parseTokenLifetime(value: string): number | undefined {
-  const match = /^(\d{1,6})([mhd])$/.exec(value);
+  const match = /^([+-]?\d+)([smhd])$/.exec(value);
   if (!match) return undefined;
-  const ms = Number(match[1]) * { m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 'm' | 'h' | 'd'];
+  const ms = Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
   return ms >= 5 * 60_000 && ms <= 60 * 86_400_000 ? ms : undefined;
+}
+
+const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
+const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
+
+/**
+ * The rule a callbackUrl breaks, or undefined (docs/vendor-contract.md#the-account-request): at
+ * most 255 characters, HTTPS, a host name rather than an IP address, no port, no fragment, no
+ * credentials. The emulator's one exception, for local development: a loopback host
+ * (127.x.x.x, localhost, [::1]) over HTTP or HTTPS, with a port, is allowed, as the kit allows
+ * it against a service on loopback. The service itself allows none of these.
+ */
+export function callbackUrlRefusal(value: unknown): string | undefined {
+  if (typeof value !== 'string' || value.length > 255) return 'callbackUrl must be a URL of at most 255 characters';
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'callbackUrl must be a URL';
+  }
+  if (LOOPBACK.test(url.hostname) && (url.protocol === 'http:' || url.protocol === 'https:')) return undefined;
+  if (url.protocol !== 'https:') return 'callbackUrl must use https';
+  if (IPV4.test(url.hostname) || url.hostname.startsWith('[')) return 'callbackUrl must name a host, not an IP address';
+  if (url.username || url.password) return 'callbackUrl must not carry credentials';
+  // From the text: URL drops a default port (":443"), and the rule is no port at all.
+  if (/^[a-z][a-z0-9+.-]*:\/\/(?:[^/?#@]*@)?[^/?#:]*:/i.test(value)) return 'callbackUrl must not name a port';
+  if (value.includes('#')) return 'callbackUrl must not have a fragment';
+  return undefined;
 }
 
 export function createAccounts(state: ServiceState) {
@@ -50,24 +83,14 @@ export function createAccounts(state: ServiceState) {
       return { error: 'userReference must be a string of at most 100 characters' };
     }
     if (b.callbackUrl !== undefined) {
-      if (typeof b.callbackUrl !== 'string' || b.callbackUrl.length > 255)
-        return { error: 'callbackUrl must be a URL of at most 255 characters' };
-      try {
-        const url = new URL(b.callbackUrl);
-        if (
-          url.protocol !== 'https:' &&
-          !(url.protocol === 'http:' && /^(127\.|localhost$|\[::1\])/.test(url.hostname))
-        ) {
-          return { error: 'callbackUrl must use https' };
-        }
-      } catch {
-        return { error: 'callbackUrl must be a URL' };
-      }
+      const refused = callbackUrlRefusal(b.callbackUrl);
+      if (refused) return { error: refused };
     }
     let lifetimeMs = 30 * 60_000;
     if (b.tokenLifetime !== undefined) {
       const parsed = typeof b.tokenLifetime === 'string' ? parseTokenLifetime(b.tokenLifetime) : undefined;
-      if (parsed === undefined) return { error: 'tokenLifetime must look like "30m", "12h" or "5d", from 5m to 60d' };
+      if (parsed === undefined)
+        return { error: 'tokenLifetime must look like "600s", "30m", "12h" or "5d", from 5 minutes to 60 days' };
       lifetimeMs = parsed;
     }
     return {
@@ -83,10 +106,23 @@ export function createAccounts(state: ServiceState) {
     };
   }
 
+  /**
+   * Where the upload and finalize addresses of a create answer point: the API host. Behind a
+   * proxy that names the account host it was called as (`X-Forwarded-Host: account.<region>…`,
+   * a test routing the service's documented hosts here), that host's `api.` twin, with the
+   * forwarded protocol; else the emulator's own API origin.
+   */
+  function apiOriginFor(request: Request): string {
+    const forwarded = request.headers.get('x-forwarded-host');
+    if (forwarded && /^account\./i.test(forwarded))
+      return `${request.headers.get('x-forwarded-proto') ?? 'https'}://api.${forwarded.slice('account.'.length)}`;
+    return options.apiOrigin();
+  }
+
   async function createOrUpdate(request: Request, existingAccountId?: string): Promise<Response> {
     const denied = authorizedByAccessToken(request);
     if (denied) return denied;
-    const agent = checkUserAgent(request);
+    const agent = checkUserAgent(request) ?? checkContentType(request);
     if (agent) return agent;
     if (existingAccountId && !accounts.has(existingAccountId)) return problem(404, 'Not Found', 'Unknown account');
     if (!takeAccountSlot()) return TOO_MANY_REQUESTS(1);
@@ -119,15 +155,11 @@ export function createAccounts(state: ServiceState) {
       ...(callbackUrl === undefined ? {} : { callbackUrl }),
     };
     transactions.set(tx.workflowExecutionId, tx);
-    // Behind a proxy (a test routing the real hosts here), the origin the client called.
-    const forwarded = request.headers.get('x-forwarded-host');
-    const origin = forwarded
-      ? `${request.headers.get('x-forwarded-proto') ?? 'https'}://${forwarded}`
-      : new URL(request.url).origin;
-    const execution = `${origin}/api/v1/accounts/${accountId}/workflow-executions/${tx.workflowExecutionId}`;
+    const execution = `${apiOriginFor(request)}/api/v1/accounts/${accountId}/workflow-executions/${tx.workflowExecutionId}`;
     const credentials: unknown[] = [];
     if (workflow.deviceRisk) {
       tx.credentialId = randomUUID();
+      const part = (tx.part = workflow.part ?? 'device_risk');
       credentials.push({
         id: tx.credentialId,
         category: 'DATA',
@@ -135,7 +167,7 @@ export function createAccounts(state: ServiceState) {
         allowedChannels: ['API'],
         api: {
           token: tx.token,
-          parts: { device_risk: `${execution}/credentials/${tx.credentialId}/parts/DEVICE_RISK` },
+          parts: { [part]: `${execution}/credentials/${tx.credentialId}/parts/${part.toUpperCase()}` },
           workflowExecution: execution,
         },
       });

@@ -50,10 +50,8 @@ export function checkUserAgent(request: Request): Response | undefined {
 
 /** A JSON body, or a 400 answer explaining why there is none. */
 export async function readJson(request: Request, maxBytes: number): Promise<{ body: unknown } | { error: Response }> {
-  // Stryker disable next-line StringLiteral: a missing header matches no more as any other text than as ''
-  if (!/^application\/json\b/i.test(request.headers.get('content-type') ?? '')) {
-    return { error: problem(400, 'Bad Request', 'Content-Type must be application/json') };
-  }
+  const contentType = checkContentType(request);
+  if (contentType) return { error: contentType };
   // Counted in bytes, as the answer says: a character of UTF-8 can take up to four.
   const bytes = await request.arrayBuffer();
   if (bytes.byteLength > maxBytes) return { error: problem(400, 'Bad Request', `Body larger than ${maxBytes} bytes`) };
@@ -62,4 +60,14 @@ export async function readJson(request: Request, maxBytes: number): Promise<{ bo
   } catch {
     return { error: problem(400, 'Bad Request', 'Body is not valid JSON') };
   }
+}
+
+/**
+ * docs/vendor-contract.md#every-call: `Content-Type: application/json` is required on every API
+ * call, a body or none (finalize, the reads); the service answers a missing or wrong one 400.
+ */
+export function checkContentType(request: Request): Response | undefined {
+  // Stryker disable next-line StringLiteral: a missing header matches no more as any other text than as ''
+  if (/^application\/json\s*(;|$)/i.test(request.headers.get('content-type') ?? '')) return undefined;
+  return problem(400, 'Bad Request', 'Content-Type must be application/json');
 }

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { decodeBlackbox } from '../scripts/routes.js';
-import { checkUserAgent, json, problem, TOO_MANY_REQUESTS } from './http.js';
+import { checkContentType, checkUserAgent, json, problem, TOO_MANY_REQUESTS } from './http.js';
 import {
   EXECUTION_PATH,
   slidingWindow,
@@ -30,8 +30,12 @@ export function createRetrieval(state: ServiceState) {
     });
   }
 
-  /** What the vendor saw of the device, from the values the dynamic first-party script embedded. */
-  function deviceData(tx: Transaction, decision: EmulatedDecision): Record<string, unknown> {
+  /**
+   * What the vendor saw of the device, from the values the dynamic first-party script embedded:
+   * of the published sample's types (docs/vendor-contract.md#the-decision), text and numbers
+   * alike as strings ("53.55", "86400"), booleans for cookies and a new device, the alerts a list.
+   */
+  function deviceData(tx: Transaction, decision: Pick<EmulatedDecision, 'alerts'>): Record<string, unknown> {
     // Stryker disable next-line StringLiteral: no blackbox and one that is no blackbox both decode to nothing
     const decoded = decodeBlackbox(tx.blackboxes.at(-1) ?? '');
     const embedded = decoded?.embedded.fp_dyn ?? decoded?.embedded.tp_dyn ?? {};
@@ -57,11 +61,11 @@ export function createRetrieval(state: ServiceState) {
       ipLocationCity: 'Localhost',
       ipLocationRegion: '',
       ipLocationCountry: 'ZZ',
-      ipLocationLatitude: 0,
-      ipLocationLongitude: 0,
+      ipLocationLatitude: '0.00',
+      ipLocationLongitude: '0.00',
       deviceFirstSeen: new Date(tx.createdAt).toISOString(),
       deviceIsNew: true,
-      metaDataAge: 0,
+      metaDataAge: '0',
       deviceAlerts: [...(decision.alerts ?? [])],
     };
   }
@@ -72,7 +76,8 @@ export function createRetrieval(state: ServiceState) {
     if (denied) return denied;
     const tx = transactions.get(match[2]!);
     if (!tx || tx.accountId !== match[1]) return problem(404, 'Not Found', 'Unknown account or workflow execution');
-    const decision = tx.decision ?? { type: 'NOT_EXECUTED', label: 'NOT_PROCESSED' };
+    // Not processed yet: not executed, its credential's data not there (a documented label).
+    const decision = tx.decision ?? { type: 'NOT_EXECUTED', label: 'PRECONDITION_NOT_FULFILLED', score: -1 };
     return json({
       createdAt: new Date(tx.createdAt).toISOString(),
       startedAt: new Date(tx.createdAt).toISOString(),
@@ -85,11 +90,8 @@ export function createRetrieval(state: ServiceState) {
         customerInternalReference: tx.customerInternalReference,
         ...(tx.userReference ? { userReference: tx.userReference } : {}),
       },
-      decision: {
-        type: decision.type,
-        details: { label: decision.label },
-        ...(decision.score === undefined ? {} : { risk: { score: decision.score } }),
-      },
+      // The overall risk score is always there: -1 exactly when NOT_EXECUTED.
+      decision: { type: decision.type, details: { label: decision.label }, risk: { score: decision.score } },
       capabilities: {
         deviceRiskVerification: [
           {
@@ -106,7 +108,7 @@ export function createRetrieval(state: ServiceState) {
   /** The retrieval API: status and details, with the access token. */
   function retrieval(request: Request): Response {
     const { pathname } = new URL(request.url);
-    const agent = checkUserAgent(request);
+    const agent = checkUserAgent(request) ?? checkContentType(request);
     if (agent) return agent;
     if (request.method !== 'GET') return problem(405, 'Method Not Allowed', 'Use GET', { allow: 'GET' });
     if (!retrievalWindow.take()) return TOO_MANY_REQUESTS(1);
@@ -117,10 +119,5 @@ export function createRetrieval(state: ServiceState) {
     return problem(404, 'Not Found', 'Unknown path');
   }
 
-  return {
-    retrieval,
-    /** A status read on the API host, under the same limit. */
-    status: (request: Request, match: RegExpExecArray): Response =>
-      retrievalWindow.take() ? status(request, match) : TOO_MANY_REQUESTS(1),
-  };
+  return { retrieval };
 }

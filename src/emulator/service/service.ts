@@ -1,16 +1,18 @@
 /**
- * The emulated identity-verification service: the OAuth token endpoint, account
- * create and update, the Device Risk upload, finalize and status, with the
- * spec's limits, lifetimes and states. Addresses in answers are built from the
- * request's own origin (or the X-Forwarded-Host and -Proto a proxy in front sets), so the
- * handlers work wherever they are mounted. One module per operation (token, accounts,
- * workflow, retrieval) on one state (state.ts).
+ * The emulated identity-verification service: the OAuth token endpoint, account create and
+ * update, the Device Risk upload and finalize, and the retrieval reads, with the spec's limits,
+ * lifetimes and states. Each role answers on a host of its own, as the service's do
+ * (docs/vendor-contract.md#hosts-by-role): `token` (auth), `account` (create and update only),
+ * `api` (the upload and finalize addresses a create answer gives, nothing else) and `retrieval`
+ * (status and details). One module per operation (token, accounts, workflow, retrieval) on one
+ * state (state.ts).
  */
 import { problem } from './http.js';
 import { createAccounts } from './accounts.js';
 import { createRetrieval } from './retrieval.js';
 import {
   ACCOUNT_PATH,
+  ACCOUNTS_PATH,
   createState,
   EXECUTION_PATH,
   PART_PATH,
@@ -20,9 +22,17 @@ import {
   type ServiceOptions,
 } from './state.js';
 import { createTokenEndpoint } from './token.js';
-import { createWorkflow } from './workflow.js';
+import { createWorkflow, scored } from './workflow.js';
 
-export type { DecisionMatch, EmulatedDecision, ServiceOptions, Transaction, WorkflowStatus } from './state.js';
+export type {
+  DecisionMatch,
+  EmulatedDecision,
+  PartName,
+  ServiceOptions,
+  Transaction,
+  WorkflowDefinition,
+  WorkflowStatus,
+} from './state.js';
 export { slidingWindow } from './state.js';
 export { parseTokenLifetime } from './accounts.js';
 export { BLACKBOX_SHAPE, MAX_BLACKBOX_LENGTH } from './workflow.js';
@@ -34,39 +44,44 @@ export function createService(options: ServiceOptions) {
   const workflow = createWorkflow(state);
   const reads = createRetrieval(state);
 
-  /** The route name of an API request, for counting and fault injection. */
-  function apiRoute(request: Request): string {
+  /** The route name of a request to the account host, for counting and fault injection. */
+  function accountRoute(request: Request): 'accountCreate' | 'accountUpdate' | 'unknown' {
     const { pathname } = new URL(request.url);
-    if (pathname === '/api/v1/accounts') return 'accountCreate';
+    if (pathname === ACCOUNTS_PATH) return 'accountCreate';
     if (ACCOUNT_PATH.test(pathname)) return 'accountUpdate';
-    if (PART_PATH.test(pathname)) return 'upload';
-    if (STATUS_PATH.test(pathname)) return 'status';
-    if (EXECUTION_PATH.test(pathname)) return 'finalize';
     return 'unknown';
   }
 
-  async function api(request: Request): Promise<Response> {
+  /** The account host: account create (`POST /api/v1/accounts`) and update (`PUT …/{id}`), nothing else. */
+  async function account(request: Request): Promise<Response> {
     const { pathname } = new URL(request.url);
-    if (pathname === '/api/v1/accounts') {
+    if (pathname === ACCOUNTS_PATH) {
       return request.method === 'POST'
         ? createOrUpdate(request)
         : problem(405, 'Method Not Allowed', 'Use POST', { allow: 'POST' });
     }
-    const account = ACCOUNT_PATH.exec(pathname);
-    if (account) {
+    const existing = ACCOUNT_PATH.exec(pathname);
+    if (existing) {
       return request.method === 'PUT'
-        ? createOrUpdate(request, account[1])
+        ? createOrUpdate(request, existing[1])
         : problem(405, 'Method Not Allowed', 'Use PUT', { allow: 'PUT' });
     }
+    return problem(404, 'Not Found', 'Unknown path');
+  }
+
+  /** The route name of a request to the API host, for counting and fault injection. */
+  function apiRoute(request: Request): 'upload' | 'finalize' | 'unknown' {
+    const { pathname } = new URL(request.url);
+    if (PART_PATH.test(pathname)) return 'upload';
+    if (EXECUTION_PATH.test(pathname)) return 'finalize';
+    return 'unknown';
+  }
+
+  /** The API host: the upload and finalize addresses of a create answer, nothing else (status is on retrieval). */
+  async function api(request: Request): Promise<Response> {
+    const { pathname } = new URL(request.url);
     const part = PART_PATH.exec(pathname);
     if (part) return workflow.upload(request, part);
-    const statusMatch = STATUS_PATH.exec(pathname);
-    if (statusMatch) {
-      // A status read on the API host counts against the retrieval limit too.
-      return request.method === 'GET'
-        ? reads.status(request, statusMatch)
-        : problem(405, 'Method Not Allowed', 'Use GET', { allow: 'GET' });
-    }
     const execution = EXECUTION_PATH.exec(pathname);
     if (execution) {
       return request.method === 'PUT'
@@ -78,14 +93,17 @@ export function createService(options: ServiceOptions) {
 
   return {
     token,
+    account,
+    accountRoute,
     api,
     apiRoute,
     retrieval: reads.retrieval,
-    retrievalRoute: (request: Request) =>
+    retrievalRoute: (request: Request): 'retrievalStatus' | 'details' =>
       STATUS_PATH.test(new URL(request.url).pathname) ? 'retrievalStatus' : 'details',
     /** Forces the decision of the transactions `match` names ('next': the next one processed). */
     decide: (match: DecisionMatch, decision: EmulatedDecision, once = match === 'next') =>
-      void state.forcedDecisions.unshift([match, decision, once]),
+      // Scored now: a score the service never gives is refused where the test asked for it.
+      void state.forcedDecisions.unshift([match, scored(decision), once]),
     callbackBody: workflow.callbackBody,
     statusOf: state.statusOf,
     transactions: () => Array.from(state.transactions.values()),

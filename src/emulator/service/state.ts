@@ -20,20 +20,45 @@ export interface ServiceOptions {
   accountBurst: number;
   /** Session timeout in ms, reset by each action (spec: 15 minutes). */
   sessionTimeoutMs: number;
-  /** Workflow definition keys and whether they include Device Risk; undefined: every key does. */
-  workflows?: Record<string, { deviceRisk: boolean }>;
+  /**
+   * Workflow definition keys, whether they include Device Risk and the name of its credential's
+   * part (`device_risk` by default, or `prepared_data`); undefined: every key does, as `device_risk`.
+   */
+  workflows?: Record<string, WorkflowDefinition>;
   now: () => number;
-  /** Sends the status callback on finalize. */
+  /** Sends a status callback: the final one on finalize, an intermediate one on upload when asked. */
   sendCallback: (url: string, body: unknown) => Promise<void>;
+  /** Whether an upload sends an intermediate (ACQUIRED) callback before the final one. Default never. */
+  intermediateCallbacks?: () => boolean;
   /** The retrieval API's origin: callbacks' hrefs point there. */
   retrievalOrigin: () => string;
+  /**
+   * The API host's origin: the upload and finalize addresses of a create answer point there
+   * (unless the create came through a proxy naming an `account.` host: then its `api.` twin).
+   */
+  apiOrigin: () => string;
+}
+
+/** The part names of a Data credential: the specification's, and the published pages'. */
+export type PartName = 'device_risk' | 'prepared_data';
+
+/** A workflow definition of the emulated tenant. */
+export interface WorkflowDefinition {
+  deviceRisk: boolean;
+  /** The name of the Device Risk credential's part. Default `device_risk`. */
+  part?: PartName;
 }
 
 /** A decision the emulator answers: from the blackbox's sources, or forced by a test. */
 export interface EmulatedDecision {
   type: 'PASSED' | 'REJECTED' | 'WARNING' | 'NOT_EXECUTED' | (string & {});
+  /** The decision's details label, an open set (documented ones: OK, HIGH_RISK, TECHNICAL_ERROR, …). */
   label: string;
   alerts?: string[];
+  /**
+   * The overall risk score, an integer from -1 to 100, -1 exactly when the type is
+   * NOT_EXECUTED. Default from the type: PASSED 10, WARNING 50, REJECTED 90, NOT_EXECUTED -1.
+   */
   score?: number;
 }
 
@@ -44,6 +69,8 @@ export interface Transaction {
   accountId: string;
   workflowExecutionId: string;
   credentialId?: string;
+  /** The part name of its Device Risk credential (the key of `api.parts`, its path in capitals). */
+  part?: PartName;
   customerInternalReference: string;
   userReference?: string;
   callbackUrl?: string;
@@ -56,8 +83,8 @@ export interface Transaction {
   acquired: boolean;
   /** Every blackbox uploaded, in order. */
   blackboxes: string[];
-  /** The decision, fixed when the transaction is processed. */
-  decision?: EmulatedDecision;
+  /** The decision, fixed when the transaction is processed, its score always there. */
+  decision?: EmulatedDecision & { score: number };
   processedAt?: number;
 }
 
@@ -68,6 +95,7 @@ export const PART_PATH = new RegExp(
   `^/api/v1/accounts/(${UUID})/workflow-executions/(${UUID})/credentials/(${UUID})/parts/([A-Z_]+)$`,
 );
 export const ACCOUNT_PATH = new RegExp(`^/api/v1/accounts/(${UUID})$`);
+export const ACCOUNTS_PATH = '/api/v1/accounts';
 
 /** The service's memory, shared by its operations (token, accounts, workflow, retrieval). */
 export interface ServiceState {

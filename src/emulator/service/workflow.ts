@@ -5,8 +5,34 @@
  */
 import { BLACKBOX_PATTERN, MAX_BLACKBOX_LENGTH } from '../../shared/constants.js';
 import { decodeBlackbox } from '../scripts/routes.js';
-import { bearer, checkUserAgent, json, problem, readJson } from './http.js';
+import { bearer, checkContentType, checkUserAgent, json, problem, readJson } from './http.js';
 import type { EmulatedDecision, ServiceState, Transaction, WorkflowStatus } from './state.js';
+
+/** A decision as the service gives it: its risk score always there. */
+export type Decision = EmulatedDecision & { score: number };
+
+/**
+ * The overall risk score a decision of `type` gets when none is given: low for PASSED, in the
+ * middle for WARNING, high for REJECTED, and -1 for NOT_EXECUTED, the one type the service
+ * scores -1 (docs/vendor-contract.md#the-decision).
+ */
+export function defaultScore(type: string): number {
+  return { PASSED: 10, WARNING: 50, REJECTED: 90, NOT_EXECUTED: -1 }[type] ?? 50;
+}
+
+/**
+ * The decision with its score: the one given, or the type's default. A score that is not an
+ * integer from -1 to 100, or that is -1 for any type but NOT_EXECUTED (or not -1 for it), is
+ * one the service never gives: refused.
+ */
+export function scored(decision: EmulatedDecision): Decision {
+  const score = decision.score ?? defaultScore(decision.type);
+  if (!Number.isInteger(score) || score < -1 || score > 100)
+    throw new RangeError(`a decision's risk score is an integer from -1 to 100 (got ${score})`);
+  if ((score === -1) !== (decision.type === 'NOT_EXECUTED'))
+    throw new RangeError(`a risk score of -1 is NOT_EXECUTED's, and only its (got ${decision.type} ${score})`);
+  return { ...decision, score };
+}
 
 /** The blackbox alphabet (base64, plus "@" in some old ones) and the longest one: the kit's rules. */
 export const BLACKBOX_SHAPE = BLACKBOX_PATTERN;
@@ -40,7 +66,8 @@ export function createWorkflow(state: ServiceState) {
     const found = transactionFor(request, match[1]!, match[2]!);
     if ('error' in found) return found.error;
     const { tx } = found;
-    if (match[3] !== tx.credentialId || match[4] !== 'DEVICE_RISK')
+    // Only the credential's own part: DEVICE_RISK or PREPARED_DATA, as its create answer named it.
+    if (match[3] !== tx.credentialId || match[4] !== (tx.part ?? 'device_risk').toUpperCase())
       return problem(404, 'Not Found', 'Unknown credential or part');
     const status = statusOf(tx);
     if (status !== 'INITIATED' && status !== 'ACQUIRED')
@@ -55,8 +82,12 @@ export function createWorkflow(state: ServiceState) {
     if (!BLACKBOX_SHAPE.test(sessionId))
       return problem(400, 'Bad Request', 'sessionId is not a blackbox (base64 characters expected)');
     tx.blackboxes.push(sessionId);
+    const first = !tx.acquired;
     tx.acquired = true;
     tx.lastActionAt = options.now();
+    // An intermediate status, when a test asks for one: the service mentions them, the kit ignores them.
+    if (first && tx.callbackUrl && options.intermediateCallbacks?.())
+      void options.sendCallback(tx.callbackUrl, callbackBody(tx, 'ACQUIRED')).catch(() => {});
     return json({
       timestamp: new Date(tx.lastActionAt).toISOString(),
       account: { id: tx.accountId },
@@ -65,7 +96,7 @@ export function createWorkflow(state: ServiceState) {
   }
 
   async function finalize(request: Request, match: RegExpExecArray): Promise<Response> {
-    const agent = checkUserAgent(request);
+    const agent = checkUserAgent(request) ?? checkContentType(request);
     if (agent) return agent;
     const found = transactionFor(request, match[1]!, match[2]!);
     if ('error' in found) return found.error;
@@ -108,10 +139,10 @@ export function createWorkflow(state: ServiceState) {
 
   /**
    * What a real service would make of the blackbox: every source, PASSED; one collection path
-   * missing, WARNING with an alert naming it; none it can read, NOT_EXECUTED. A decision a test
-   * forced wins.
+   * missing, WARNING with an alert naming it; none it can read, NOT_EXECUTED (score -1). A
+   * decision a test forced wins, scored by its type when it names no score.
    */
-  function decisionOf(tx: Transaction): EmulatedDecision {
+  function decisionOf(tx: Transaction): Decision {
     const forced = forcedDecisions.findIndex(([match]) =>
       typeof match === 'function'
         ? match(tx)
@@ -120,7 +151,7 @@ export function createWorkflow(state: ServiceState) {
     if (forced >= 0) {
       const [, decision, once] = forcedDecisions[forced]!;
       if (once) forcedDecisions.splice(forced, 1);
-      return decision;
+      return scored(decision);
     }
     // Stryker disable next-line StringLiteral,ArrayDeclaration: finalize comes after an upload, and any source list without fp_ or tp reads the same
     const sources = decodeBlackbox(tx.blackboxes.at(-1) ?? '')?.sources ?? [];
@@ -141,7 +172,7 @@ export function createWorkflow(state: ServiceState) {
         alerts: ['First-party collection missing (proxy)'],
         score: 40,
       };
-    return { type: 'NOT_EXECUTED', label: 'TECHNICAL_ERROR', alerts: ['Blackbox could not be read'] };
+    return { type: 'NOT_EXECUTED', label: 'TECHNICAL_ERROR', alerts: ['Blackbox could not be read'], score: -1 };
   }
 
   return { upload, finalize, callbackBody };

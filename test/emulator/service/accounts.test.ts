@@ -33,11 +33,56 @@ describe('account create and update', () => {
       );
   });
 
+  it.each([
+    ['an IP address', 'https://203.0.113.7/cb', 'callbackUrl must name a host, not an IP address'],
+    ['an IPv6 address', 'https://[2001:db8::1]/cb', 'callbackUrl must name a host, not an IP address'],
+    ['an IPv4 address written as a number', 'https://3405803783/cb', 'callbackUrl must name a host, not an IP address'],
+    ['a port', 'https://shop.example:8443/cb', 'callbackUrl must not name a port'],
+    ['the default port, written', 'https://shop.example:443/cb', 'callbackUrl must not name a port'],
+    ['a fragment', 'https://shop.example/cb#x', 'callbackUrl must not have a fragment'],
+    ['an empty fragment', 'https://shop.example/cb#', 'callbackUrl must not have a fragment'],
+    ['credentials', 'https://user:pw@shop.example/cb', 'callbackUrl must not carry credentials'],
+    ['a user name', 'https://user@shop.example/cb', 'callbackUrl must not carry credentials'],
+  ])('a callbackUrl with %s is refused, as the service refuses it', async (_, callbackUrl, detail) => {
+    const { create } = setup();
+    expect(await answer(await create(body({ callbackUrl })))).toEqual(refusal(400, 'Bad Request', detail));
+  });
+
+  it('on loopback, a callbackUrl over http or https with a port is allowed (local development)', async () => {
+    const { create } = setup();
+    for (const callbackUrl of [
+      'https://127.0.0.1:8443/cb',
+      'http://127.1.2.3:4000/cb',
+      'https://localhost:3000/cb',
+      'http://[::1]:8080/cb',
+      'https://shop.example/cb?order=1',
+    ])
+      expect((await create(body({ callbackUrl }))).status, callbackUrl).toBe(200);
+  });
+
+  it('tokenLifetime: the documented shape in s, m, h or d, from 5 minutes to 60 days', async () => {
+    const { create } = setup();
+    for (const tokenLifetime of ['300s', '600s', '5m', '+30m', '12h', '1440h', '60d', '+60d', '86400s'])
+      expect((await create(body({ tokenLifetime }))).status, tokenLifetime).toBe(200);
+    for (const tokenLifetime of ['299s', '4m', '61d', '-30m', '0m', '30', '30M', ' 30m', '30m ', '1.5h', '30w', ''])
+      expect(await answer(await create(body({ tokenLifetime }))), tokenLifetime).toEqual(
+        refusal(
+          400,
+          'Bad Request',
+          'tokenLifetime must look like "600s", "30m", "12h" or "5d", from 5 minutes to 60 days',
+        ),
+      );
+  });
+
   it('tokenLifetime must be a string of the documented form, not something that reads as one', async () => {
     const { create } = setup();
     for (const tokenLifetime of [['30m'], { toString: () => '30m' }])
       expect(await answer(await create(body({ tokenLifetime })))).toEqual(
-        refusal(400, 'Bad Request', 'tokenLifetime must look like "30m", "12h" or "5d", from 5m to 60d'),
+        refusal(
+          400,
+          'Bad Request',
+          'tokenLifetime must look like "600s", "30m", "12h" or "5d", from 5 minutes to 60 days',
+        ),
       );
   });
 

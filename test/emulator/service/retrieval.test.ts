@@ -20,8 +20,17 @@ describe('retrieval', () => {
         refusal(404, 'Not Found', 'Unknown account or workflow execution'),
       );
     }
-    expect(await answer(await call('GET', `${wrong}/status`))).toEqual(
-      refusal(404, 'Not Found', 'Unknown account or workflow execution'),
+    // Status and details are read on the retrieval host only: the API and account hosts know no such path.
+    for (const host of ['api', 'account'] as const) {
+      expect(await answer(await call('GET', `${path(tx)}/status`, undefined, {}, host))).toEqual(
+        refusal(404, 'Not Found', 'Unknown path'),
+      );
+    }
+    expect(await answer(await call('GET', path(tx), undefined, {}, 'api'))).toEqual(
+      refusal(405, 'Method Not Allowed', 'Use PUT'),
+    );
+    expect(await answer(await call('GET', path(tx), undefined, {}, 'account'))).toEqual(
+      refusal(404, 'Not Found', 'Unknown path'),
     );
     expect(await answer(await call('DELETE', path(tx), undefined, {}, 'retrieval'))).toEqual(
       refusal(405, 'Method Not Allowed', 'Use GET'),
@@ -58,11 +67,11 @@ describe('retrieval', () => {
       ipLocationCity: 'Localhost',
       ipLocationRegion: '',
       ipLocationCountry: 'ZZ',
-      ipLocationLatitude: 0,
-      ipLocationLongitude: 0,
+      ipLocationLatitude: '0.00',
+      ipLocationLongitude: '0.00',
       deviceFirstSeen: details.createdAt,
       deviceIsNew: true,
-      metaDataAge: 0,
+      metaDataAge: '0',
       deviceAlerts: [],
     });
   });

@@ -3,7 +3,7 @@
 // the device data it derives, the details shape, routes and methods.
 import { describe, expect, it } from 'vitest';
 import { parseTokenLifetime } from '../../../src/emulator/service/service.js';
-import { blackbox, CHROME, oauth, ORIGIN, problemOf, setup } from '../../support/emulated-service.js';
+import { ACCOUNT_ORIGIN, blackbox, CHROME, oauth, ORIGIN, problemOf, setup } from '../../support/emulated-service.js';
 
 describe('parseTokenLifetime', () => {
   it.each([
@@ -284,13 +284,21 @@ describe('accounts', () => {
     const proxied = (await (
       await create(undefined, { 'x-forwarded-host': 'account.emea-1.jumio.ai' })
     ).json()) as typeof direct;
+    // Called as the region's account host: the addresses are on its API host, as the service's are.
     expect(proxied.workflowExecution.credentials[0]!.api.workflowExecution).toMatch(
-      /^https:\/\/account\.emea-1\.jumio\.ai\/api\/v1\/accounts\//,
+      /^https:\/\/api\.emea-1\.jumio\.ai\/api\/v1\/accounts\//,
     );
     const plain = (await (
-      await create(undefined, { 'x-forwarded-host': 'h.test:8080', 'x-forwarded-proto': 'http' })
+      await create(undefined, { 'x-forwarded-host': 'account.h.test:8080', 'x-forwarded-proto': 'http' })
     ).json()) as typeof direct;
-    expect(plain.workflowExecution.credentials[0]!.api.workflowExecution).toMatch(/^http:\/\/h\.test:8080\//);
+    expect(plain.workflowExecution.credentials[0]!.api.workflowExecution).toMatch(/^http:\/\/api\.h\.test:8080\//);
+    // A forwarded host that names no account host: the emulator's own API host.
+    const other = (await (
+      await create(undefined, { 'x-forwarded-host': 'shop.example', 'x-forwarded-proto': 'http' })
+    ).json()) as typeof direct;
+    expect(other.workflowExecution.credentials[0]!.api.workflowExecution).toMatch(
+      /^https:\/\/api\.test\/api\/v1\/accounts\//,
+    );
   });
 
   it('account requests: the burst, then 429, refilled at the rate', async () => {
@@ -308,18 +316,18 @@ describe('accounts', () => {
     expect((await create()).status).toBe(429);
   });
 
-  it('retrievals: 15 a second, then 429 with the documented body, on either host, until the second has passed', async () => {
+  it('retrievals: 15 a second, then 429 with the documented body, until the second has passed', async () => {
     const { call, transaction, advance } = setup();
     const tx = await transaction();
     const status = `/api/v1/accounts/${tx.accountId}/workflow-executions/${tx.executionId}/status`;
     const details = `/api/v1/accounts/${tx.accountId}/workflow-executions/${tx.executionId}`;
     for (let i = 0; i < 14; i++)
       expect((await call('GET', i % 2 ? status : details, undefined, {}, 'retrieval')).status).toBe(200);
-    expect((await call('GET', status)).status).toBe(200); // the 15th, on the API host
+    expect((await call('GET', status, undefined, {}, 'retrieval')).status).toBe(200); // the 15th
     const refused = await call('GET', details, undefined, {}, 'retrieval');
     expect([refused.status, refused.headers.get('retry-after')]).toEqual([429, '1']);
     expect(await refused.json()).toEqual({ title: 'Too Many Requests', status: 429, detail: 'Request limit exceeded' });
-    expect((await call('GET', status)).status).toBe(429);
+    expect((await call('GET', status, undefined, {}, 'retrieval')).status).toBe(429);
     advance(999);
     expect((await call('GET', status, undefined, {}, 'retrieval')).status).toBe(429);
     advance(1);
@@ -514,7 +522,7 @@ describe('decisions, device data and details', () => {
       { type: 'WARNING', label: 'PARTIAL_COLLECTION', score: 40 },
       ['First-party collection missing (proxy)'],
     ],
-    ['0400AAAA', { type: 'NOT_EXECUTED', label: 'TECHNICAL_ERROR' }, ['Blackbox could not be read']],
+    ['0400AAAA', { type: 'NOT_EXECUTED', label: 'TECHNICAL_ERROR', score: -1 }, ['Blackbox could not be read']],
   ] as Array<[string[] | string, { type: string; label: string; score?: number }, string[]]>)(
     'sources %j: %j',
     async (sources, decision, alerts) => {
@@ -646,7 +654,11 @@ describe('decisions, device data and details', () => {
     ).json();
     expect(pending.completedAt).toBeUndefined();
     expect(pending.workflow.userReference).toBeUndefined();
-    expect(pending.decision).toEqual({ type: 'NOT_EXECUTED', details: { label: 'NOT_PROCESSED' } });
+    expect(pending.decision).toEqual({
+      type: 'NOT_EXECUTED',
+      details: { label: 'PRECONDITION_NOT_FULFILLED' },
+      risk: { score: -1 },
+    });
   });
 });
 
@@ -659,9 +671,10 @@ describe('retrieval and routes', () => {
       account: { id: tx.accountId },
       workflowExecution: { id: tx.executionId, definitionKey: '10011', status: 'INITIATED' },
     });
-    expect((await call('GET', `${path}/status`)).status).toBe(200); // on the API host too
+    // On the retrieval host only, as documented: the API host answers upload and finalize alone.
+    expect((await call('GET', `${path}/status`, undefined, {}, 'api')).status).toBe(404);
     expect((await call('POST', `${path}/status`, {})).headers.get('allow')).toBe('GET');
-    expect((await call('GET', path)).headers.get('allow')).toBe('PUT');
+    expect((await call('GET', path, undefined, {}, 'api')).headers.get('allow')).toBe('PUT');
     expect((await call('POST', path, {}, {}, 'retrieval')).headers.get('allow')).toBe('GET');
     expect((await call('GET', path, undefined, { 'user-agent': undefined }, 'retrieval')).status).toBe(400);
     expect((await call('GET', path, undefined, { authorization: 'Bearer nope' }, 'retrieval')).status).toBe(401);
@@ -694,24 +707,27 @@ describe('retrieval and routes', () => {
     expect((await call('GET', '/api/v1/other', undefined, {}, 'retrieval')).status).toBe(404);
   });
 
-  it('names each route for counting and faults', () => {
+  it('names each route for counting and faults, by host', () => {
     const { service } = setup();
     const id = '00000000-0000-4000-8000-000000000000';
-    const route = (path: string) => service.apiRoute(new Request(`${ORIGIN}${path}`));
-    expect(route('/api/v1/accounts')).toBe('accountCreate');
-    expect(route(`/api/v1/accounts/${id}`)).toBe('accountUpdate');
-    expect(route(`/api/v1/accounts/${id}/workflow-executions/${id}/credentials/${id}/parts/DEVICE_RISK`)).toBe(
-      'upload',
-    );
-    expect(route(`/api/v1/accounts/${id}/workflow-executions/${id}/status`)).toBe('status');
-    expect(route(`/api/v1/accounts/${id}/workflow-executions/${id}`)).toBe('finalize');
-    expect(route('/api/v1/accounts/x')).toBe('unknown');
-    expect(route(`/api/v1/accounts/${id}/x`)).toBe('unknown');
-    expect(
-      service.retrievalRoute(new Request(`${ORIGIN}/api/v1/accounts/${id}/workflow-executions/${id}/status`)),
-    ).toBe('retrievalStatus');
-    expect(service.retrievalRoute(new Request(`${ORIGIN}/api/v1/accounts/${id}/workflow-executions/${id}`))).toBe(
-      'details',
-    );
+    const accountRoute = (path: string) => service.accountRoute(new Request(`${ACCOUNT_ORIGIN}${path}`));
+    const apiRoute = (path: string) => service.apiRoute(new Request(`${ORIGIN}${path}`));
+    const part = `/api/v1/accounts/${id}/workflow-executions/${id}/credentials/${id}/parts/DEVICE_RISK`;
+    const execution = `/api/v1/accounts/${id}/workflow-executions/${id}`;
+    expect(accountRoute('/api/v1/accounts')).toBe('accountCreate');
+    expect(accountRoute(`/api/v1/accounts/${id}`)).toBe('accountUpdate');
+    for (const other of [part, execution, `${execution}/status`, '/api/v1/accounts/x'])
+      expect(accountRoute(other), other).toBe('unknown');
+    expect(apiRoute(part)).toBe('upload');
+    expect(apiRoute(execution)).toBe('finalize');
+    for (const other of [
+      '/api/v1/accounts',
+      `/api/v1/accounts/${id}`,
+      `${execution}/status`,
+      `/api/v1/accounts/${id}/x`,
+    ])
+      expect(apiRoute(other), other).toBe('unknown');
+    expect(service.retrievalRoute(new Request(`https://retrieval.test${execution}/status`))).toBe('retrievalStatus');
+    expect(service.retrievalRoute(new Request(`https://retrieval.test${execution}`))).toBe('details');
   });
 });

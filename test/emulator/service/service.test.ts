@@ -90,8 +90,15 @@ const upload = (
     headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), 'content-type': contentType, 'user-agent': UA },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
-const finalize = (url: string, token: string) =>
-  fetch(url, { method: 'PUT', headers: { authorization: `Bearer ${token}`, 'user-agent': UA } });
+const finalize = (url: string, token: string, contentType: string | undefined = 'application/json') =>
+  fetch(url, {
+    method: 'PUT',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'user-agent': UA,
+      ...(contentType === undefined ? {} : { 'content-type': contentType }),
+    },
+  });
 
 describe('token endpoint', () => {
   it('answers the spec shape for a correct client-credentials request', async () => {
@@ -161,7 +168,10 @@ describe('accounts', () => {
     expect(answer.workflowExecution.id).toMatch(UUID);
     expect(credential).toMatchObject({ category: 'DATA', label: 'DATA', allowedChannels: ['API'] });
     expect(credential.id).toMatch(UUID);
-    const execution = `${emulator.baseUrl}/api/v1/accounts/${answer.account.id}/workflow-executions/${answer.workflowExecution.id}`;
+    // On the API host, not on the account host the create went to.
+    expect(emulator.apiUrl).not.toBe(emulator.accountUrl);
+    expect(emulator.baseUrl).toBe(emulator.accountUrl);
+    const execution = `${emulator.apiUrl}/api/v1/accounts/${answer.account.id}/workflow-executions/${answer.workflowExecution.id}`;
     expect(credential.api.workflowExecution).toBe(execution);
     expect(credential.api.parts.device_risk).toBe(`${execution}/credentials/${credential.id}/parts/DEVICE_RISK`);
     expect(credential.api.token.length).toBeGreaterThan(40);
@@ -368,14 +378,17 @@ describe('upload, finalize and states', () => {
   it('status needs the access token and reports the state', async () => {
     await start();
     const { answer, credential } = await newTransaction();
-    const statusUrl = `${credential.api.workflowExecution}/status`;
+    const path = `${new URL(credential.api.workflowExecution).pathname}/status`;
+    const statusUrl = `${emulator.retrievalUrl}${path}`;
+    const headers = { 'user-agent': UA, 'content-type': 'application/json' };
     expect(
-      (await fetch(statusUrl, { headers: { authorization: `Bearer ${credential.api.token}`, 'user-agent': UA } }))
-        .status,
+      (await fetch(statusUrl, { headers: { ...headers, authorization: `Bearer ${credential.api.token}` } })).status,
     ).toBe(401);
-    const response = await fetch(statusUrl, {
-      headers: { authorization: `Bearer ${await accessToken()}`, 'user-agent': UA },
-    });
+    const bearer = { ...headers, authorization: `Bearer ${await accessToken()}` };
+    // On the retrieval host only: the API and account hosts do not answer a status read.
+    for (const other of [emulator.apiUrl, emulator.accountUrl])
+      expect((await fetch(`${other}${path}`, { headers: bearer })).status, other).toBe(404);
+    const response = await fetch(statusUrl, { headers: bearer });
     expect(await response.json()).toEqual({
       account: { id: answer.account.id },
       workflowExecution: { id: answer.workflowExecution.id, definitionKey: '10020', status: 'INITIATED' },

@@ -141,3 +141,108 @@ describe('the decision (docs/vendor-contract.md#the-answer)', () => {
     expect(s.service.transactions().at(-1)!.decision).toEqual(rejected);
   });
 });
+
+describe('Content-Type: application/json on every API call (docs/vendor-contract.md#every-call)', () => {
+  const without = { 'content-type': undefined };
+  const wrong = { 'content-type': 'text/plain' };
+  const contentTypeRefusal = refusal(400, 'Bad Request', 'Content-Type must be application/json');
+
+  it('account create and update, upload, finalize, status and details: 400 without it or with another', async () => {
+    const s = setup();
+    const tx = await s.transaction();
+    await s.upload(tx, 'AAAA');
+    const execution = `/api/v1/accounts/${tx.accountId}/workflow-executions/${tx.executionId}`;
+    for (const headers of [without, wrong]) {
+      expect(await answer(await s.create(undefined, headers))).toEqual(contentTypeRefusal);
+      expect(
+        await answer(
+          await s.call('PUT', `/api/v1/accounts/${tx.accountId}`, { customerInternalReference: 'o' }, headers),
+        ),
+      ).toEqual(contentTypeRefusal);
+      expect(await answer(await s.upload(tx, 'AAAA', headers))).toEqual(contentTypeRefusal);
+      expect(await answer(await s.finalize(tx, headers))).toEqual(contentTypeRefusal);
+      expect(await answer(await s.call('GET', `${execution}/status`, undefined, headers))).toEqual(contentTypeRefusal);
+      expect(await answer(await s.call('GET', execution, undefined, headers))).toEqual(contentTypeRefusal);
+    }
+    // With it, and with a charset: answered.
+    expect((await s.call('GET', `${execution}/status`, undefined, { 'content-type': 'application/json' })).status).toBe(
+      200,
+    );
+    expect((await s.finalize(tx, { 'content-type': 'application/json; charset=utf-8' })).status).toBe(200);
+    expect((await s.call('GET', execution, undefined, { 'content-type': 'Application/JSON' })).status).toBe(200);
+  });
+
+  it('a type that only starts like it is refused', async () => {
+    const s = setup();
+    const tx = await s.transaction();
+    expect(await answer(await s.upload(tx, 'AAAA', { 'content-type': 'application/json-patch+json' }))).toEqual(
+      contentTypeRefusal,
+    );
+  });
+});
+
+describe('the part name of the Data credential', () => {
+  it('prepared_data: the credential names its part prepared_data, its address PREPARED_DATA, and only that is taken', async () => {
+    const s = setup({ workflows: { '10011': { deviceRisk: true, part: 'prepared_data' } } });
+    const tx = await s.transaction();
+    expect(Object.keys(tx.credential.api.parts)).toEqual(['prepared_data']);
+    expect(tx.upload).toMatch(/\/credentials\/[0-9a-f-]{36}\/parts\/PREPARED_DATA$/);
+    expect(s.service.transactions()[0]!.part).toBe('prepared_data');
+    expect(
+      await answer(await s.upload({ ...tx, upload: tx.upload.replace('PREPARED_DATA', 'DEVICE_RISK') }, 'AAAA')),
+    ).toEqual(refusal(404, 'Not Found', 'Unknown credential or part'));
+    expect((await s.upload(tx, 'AAAA')).status).toBe(200);
+  });
+
+  it('device_risk, the default: DEVICE_RISK only', async () => {
+    const s = setup({ workflows: { '10011': { deviceRisk: true } } });
+    const tx = await s.transaction();
+    expect(Object.keys(tx.credential.api.parts)).toEqual(['device_risk']);
+    expect(s.service.transactions()[0]!.part).toBe('device_risk');
+    expect(
+      await answer(await s.upload({ ...tx, upload: tx.upload.replace('DEVICE_RISK', 'PREPARED_DATA') }, 'AAAA')),
+    ).toEqual(refusal(404, 'Not Found', 'Unknown credential or part'));
+    expect((await s.upload(tx, 'AAAA')).status).toBe(200);
+  });
+});
+
+describe('the risk score (docs/vendor-contract.md#the-decision)', () => {
+  async function forced(decision: Parameters<ReturnType<typeof setup>['service']['decide']>[1]) {
+    const s = setup();
+    s.service.decide('next', decision);
+    const tx = await s.transaction();
+    await s.upload(tx, blackbox(['fp_static', 'tp']));
+    await s.finalize(tx);
+    return (await s.details(tx)) as { decision: unknown };
+  }
+
+  it.each([
+    ['PASSED', 'OK', 10],
+    ['WARNING', 'PARTIAL_COLLECTION', 50],
+    ['REJECTED', 'HIGH_RISK', 90],
+    ['NOT_EXECUTED', 'TECHNICAL_ERROR', -1],
+    ['A_TYPE_FROM_TOMORROW', 'SOMETHING', 50],
+  ])("a %s decision forced without a score gets its type's: %s %i", async (type, label, score) => {
+    expect((await forced({ type, label })).decision).toEqual({ type, details: { label }, risk: { score } });
+  });
+
+  it('a forced score is kept', async () => {
+    expect((await forced({ type: 'REJECTED', label: 'HIGH_RISK', score: 100 })).decision).toEqual({
+      type: 'REJECTED',
+      details: { label: 'HIGH_RISK' },
+      risk: { score: 100 },
+    });
+    expect((await forced({ type: 'PASSED', label: 'OK', score: 0 })).decision).toMatchObject({ risk: { score: 0 } });
+  });
+
+  it.each([
+    ['above 100', { type: 'REJECTED', label: 'HIGH_RISK', score: 101 }],
+    ['below -1', { type: 'PASSED', label: 'OK', score: -2 }],
+    ['not an integer', { type: 'WARNING', label: 'X', score: 12.5 }],
+    ['-1 for another type than NOT_EXECUTED', { type: 'PASSED', label: 'OK', score: -1 }],
+    ['other than -1 for NOT_EXECUTED', { type: 'NOT_EXECUTED', label: 'TECHNICAL_ERROR', score: 0 }],
+  ])('a score the service never gives is refused when forced: %s', (_, decision) => {
+    const s = setup();
+    expect(() => s.service.decide('next', decision)).toThrow(RangeError);
+  });
+});

@@ -23,8 +23,9 @@ describe('device-risk client', () => {
     const client = await setup();
     const tx = await client.createAccount(account);
     expect(tx.uploadUrl).toBe(
-      `${emulator.baseUrl}/api/v1/accounts/${tx.accountId}/workflow-executions/${tx.workflowExecutionId}/credentials/${tx.credentialId}/parts/DEVICE_RISK`,
+      `${emulator.apiUrl}/api/v1/accounts/${tx.accountId}/workflow-executions/${tx.workflowExecutionId}/credentials/${tx.credentialId}/parts/DEVICE_RISK`,
     );
+    expect(tx.part).toBe('device_risk');
     await client.uploadBlackbox(tx, BLACKBOX);
     await client.finalize(tx);
     expect(await client.status(tx)).toBe('PROCESSED');
@@ -32,6 +33,20 @@ describe('device-risk client', () => {
       status: 'PROCESSED',
       blackboxes: [BLACKBOX],
       customerInternalReference: 'order-1001',
+    });
+  });
+
+  it('a workflow whose Data credential names its part prepared_data: uploaded to PREPARED_DATA', async () => {
+    const client = await setup({ workflows: { '10020': { deviceRisk: true, part: 'prepared_data' } } });
+    const tx = await client.createAccount(account);
+    expect(tx.part).toBe('prepared_data');
+    expect(tx.uploadUrl).toMatch(new RegExp(`^${emulator.apiUrl}/api/v1/accounts/.+/parts/PREPARED_DATA$`));
+    await client.uploadBlackbox(tx, BLACKBOX);
+    await client.finalize(tx);
+    expect(await client.status(tx)).toBe('PROCESSED');
+    expect(emulator.inspect.transaction(tx.workflowExecutionId)).toMatchObject({
+      part: 'prepared_data',
+      blackboxes: [BLACKBOX],
     });
   });
 
@@ -138,7 +153,7 @@ describe('device-risk client', () => {
           },
         },
       );
-      expect(() => client.transactionFrom(answer(emulator.baseUrl, forge(emulator.baseUrl)))).toThrow(
+      expect(() => client.transactionFrom(answer(emulator.apiUrl, forge(emulator.apiUrl)))).toThrow(
         expect.objectContaining({ code: 'forged_address' }),
       );
       expect(sent).toBe(0);
@@ -169,7 +184,16 @@ describe('device-risk client', () => {
       const client = await setup();
       const forged = answer(origin);
       expect(() => client.transactionFrom(forged)).toThrow(expect.objectContaining({ code: 'forged_address' }));
-      expect(() => client.transactionFrom(answer(emulator.baseUrl))).not.toThrow();
+      expect(() => client.transactionFrom(answer(emulator.apiUrl))).not.toThrow();
+    });
+
+    it('addresses on the account host are refused: the upload and finalize addresses are on the API host', async () => {
+      const client = await setup();
+      expect(emulator.accountUrl).not.toBe(emulator.apiUrl);
+      expect(() => client.transactionFrom(answer(emulator.accountUrl))).toThrow(
+        expect.objectContaining({ code: 'forged_address' }),
+      );
+      expect(() => client.transactionFrom(answer(emulator.apiUrl))).not.toThrow();
     });
 
     it('a transaction rebuilt with a forged upload address is refused at upload', async () => {

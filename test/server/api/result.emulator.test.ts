@@ -56,6 +56,7 @@ async function setup(options: EmulatorOptions = {}, sleep?: (ms: number, signal?
   return createDeviceRiskClient({
     tokenSource,
     baseUrl: emulator.baseUrl,
+    apiBaseUrl: emulator.apiUrl,
     retrievalBaseUrl: emulator.retrievalUrl,
     userAgent: UA,
     maxAttempts: 1,
@@ -130,7 +131,8 @@ describe('client.details: the decision from the retrieval API', () => {
     const unknown = await client.details(
       await processed(client, emulatedBlackbox(['tp']), { customerInternalReference: 'order-2' }),
     );
-    expect(unknown.decision).toEqual({ type: 'TOTALLY_NEW_TYPE', label: 'A_LABEL_FROM_TOMORROW' });
+    // A type the emulator knows no score for: the middle of the scale (never -1, NOT_EXECUTED's).
+    expect(unknown.decision).toEqual({ type: 'TOTALLY_NEW_TYPE', label: 'A_LABEL_FROM_TOMORROW', score: 50 });
   });
 
   it('refuses ids that are not UUIDs before any request', async () => {
@@ -543,8 +545,39 @@ describe('whose callback: the shop’s own executions, placed by the service or 
 });
 
 describe('the emulator sends callbacks as the service does', () => {
-  it('retries a callback answered non-2xx, with backoff', async () => {
+  it('sends each callback once: one answered non-2xx is not sent again (the service documents no resend)', async () => {
     const client = await setup();
+    let answers = 0;
+    const server = createServer((req, res) => {
+      req.resume();
+      res.writeHead(++answers < 3 ? 500 : 200).end();
+    });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    await processed(client, emulatedBlackbox(['tp']), {
+      callbackUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/cb`,
+    });
+    await expect.poll(() => emulator.inspect.callbacks()[0]?.delivered).toBe(false);
+    expect(emulator.inspect.callbacks()[0]).toMatchObject({ attempts: 1, status: 500 });
+    // Well past the first wait an injected resend would take (200 ms): nothing more came.
+    await new Promise((r) => setTimeout(r, 400));
+    expect(answers).toBe(1);
+  });
+
+  it('a network error is not retried either', async () => {
+    const client = await setup();
+    const server = createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    await new Promise((r) => server.close(r)); // nobody listens there now
+    await processed(client, emulatedBlackbox(['tp']), { callbackUrl: `http://127.0.0.1:${port}/cb` });
+    await expect.poll(() => emulator.inspect.callbacks()[0]?.delivered).toBe(false);
+    expect(emulator.inspect.callbacks()[0]).toMatchObject({ attempts: 1, error: expect.any(String) });
+  });
+
+  it('resends only as an injected fault: resend n retries a non-2xx with backoff, up to n more times', async () => {
+    const client = await setup();
+    emulator.faults.callbacks({ resend: 4 });
     let answers = 0;
     const server = createServer((req, res) => {
       req.resume();
@@ -557,6 +590,58 @@ describe('the emulator sends callbacks as the service does', () => {
     });
     await expect.poll(() => emulator.inspect.callbacks()[0]?.delivered, { timeout: 5000 }).toBe(true);
     expect(emulator.inspect.callbacks()[0]!.attempts).toBe(3);
+  });
+
+  it('resend n gives up after n more attempts', async () => {
+    const client = await setup();
+    emulator.faults.callbacks({ resend: 1 });
+    let answers = 0;
+    const server = createServer((req, res) => {
+      req.resume();
+      answers++;
+      res.writeHead(503).end();
+    });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    await processed(client, emulatedBlackbox(['tp']), {
+      callbackUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/cb`,
+    });
+    await expect.poll(() => emulator.inspect.callbacks()[0]?.delivered, { timeout: 5000 }).toBe(false);
+    expect(emulator.inspect.callbacks()[0]).toMatchObject({ attempts: 2, status: 503 });
+    expect(answers).toBe(2);
+  });
+
+  it('intermediate: an ACQUIRED callback on the upload, before the final PROCESSED one', async () => {
+    const client = await setup();
+    emulator.faults.callbacks({ intermediate: true });
+    const bodies: Array<{ workflowExecution: { status: string } }> = [];
+    const server = createServer((req, res) => {
+      let data = '';
+      req
+        .on('data', (c) => (data += c))
+        .on('end', () => {
+          bodies.push(JSON.parse(data));
+          res.writeHead(200).end();
+        });
+    });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const callbackUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/cb`;
+    const tx = await client.createAccount({
+      customerInternalReference: 'order-1',
+      workflowDefinition: { key: 10011 },
+      callbackUrl,
+    });
+    await client.uploadBlackbox(tx, emulatedBlackbox(['tp']));
+    await expect.poll(() => bodies.map((b) => b.workflowExecution.status)).toEqual(['ACQUIRED']);
+    await client.uploadBlackbox(tx, emulatedBlackbox(['tp'])); // a second upload sends no second one
+    await client.finalize(tx);
+    await expect.poll(() => bodies.map((b) => b.workflowExecution.status)).toEqual(['ACQUIRED', 'PROCESSED']);
+    // Without the fault: the final callback alone.
+    emulator.faults.clear();
+    await processed(client, emulatedBlackbox(['tp']), { callbackUrl, customerInternalReference: 'order-2' });
+    await expect.poll(() => bodies.length).toBe(3);
+    expect(bodies[2]!.workflowExecution.status).toBe('PROCESSED');
   });
 
   it('drop sends nothing; delayMs sends late', async () => {

@@ -147,7 +147,14 @@ describe('the endpoint with nonceSecret', () => {
       tokenUrl: emulator.tokenUrl,
       userAgent: UA,
     });
-    const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA, maxAttempts: 1 });
+    const client = createDeviceRiskClient({
+      tokenSource,
+      baseUrl: emulator.baseUrl,
+      apiBaseUrl: emulator.apiUrl,
+      retrievalBaseUrl: emulator.retrievalUrl,
+      userAgent: UA,
+      maxAttempts: 1,
+    });
     return createDeviceRiskHandler({
       answer: 'checked',
       client,
@@ -228,7 +235,13 @@ describe('the endpoint with nonceSecret', () => {
       tokenUrl: emulator.tokenUrl,
       userAgent: UA,
     });
-    const client = createDeviceRiskClient({ tokenSource, baseUrl: emulator.baseUrl, userAgent: UA });
+    const client = createDeviceRiskClient({
+      tokenSource,
+      baseUrl: emulator.baseUrl,
+      apiBaseUrl: emulator.apiUrl,
+      retrievalBaseUrl: emulator.retrievalUrl,
+      userAgent: UA,
+    });
     expect(() =>
       createDeviceRiskHandler({
         answer: 'checked',

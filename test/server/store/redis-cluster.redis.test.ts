@@ -85,6 +85,7 @@ describe.skipIf(!haveRedis)('a fleet on a 3-master Redis Cluster', () => {
     const client = createDeviceRiskClient({
       tokenSource,
       baseUrl: emulator!.baseUrl,
+      apiBaseUrl: emulator!.apiUrl,
       retrievalBaseUrl: emulator!.retrievalUrl,
       userAgent: 'AcmeShop Checkout/1.0',
       // The emulator's account limit is off here: so is the client's (12 checkouts at once).

@@ -225,6 +225,7 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
     const client = createDeviceRiskClient({
       tokenSource,
       baseUrl: emulator.baseUrl,
+      apiBaseUrl: emulator.apiUrl,
       retrievalBaseUrl: emulator.retrievalUrl,
       userAgent: UA,
       maxAttempts: 1,

@@ -372,7 +372,8 @@ describe('hostile requests', () => {
           new Response(`${request.method} ${new URL(request.url).pathname} ${(await request.text()).length}`),
       );
       const emulatorPorts = [
-        emulator.baseUrl,
+        emulator.accountUrl,
+        emulator.apiUrl,
         emulator.tokenUrl,
         emulator.retrievalUrl,
         emulator.collectorUrl,
