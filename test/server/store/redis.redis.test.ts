@@ -758,11 +758,8 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
           throw new Error('busy');
         },
       });
-      await redis.stop();
-      // Recorded before Redis went away? No: answered 503, so the service sends it again.
-      expect((await a(request())).status).toBe(503);
-      await redis.restart();
-      await expect.poll(() => store.client.isReady).toBe(true);
+      // (A callback met by Redis stopped is answered 503 and delivered from memory: the
+      // handler's stub tests. Here it is recorded, and its retry meets Redis stopped.)
       expect((await a(request())).status).toBe(200);
       await a.idle();
       expect(aCalls).toBe(1);
