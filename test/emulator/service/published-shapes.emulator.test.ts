@@ -197,11 +197,11 @@ describe('the emulator answers in the shapes of the published samples', () => {
       { 'x-forwarded-host': new URL(SAMPLE_HOSTS.account).host },
     );
     const sample = accountAnswer().workflowExecution.credentials[0]!.api;
-    for (const [address, sampled] of [
+    const pairs: Array<[string, string]> = [
       [api.parts.device_risk!, sample.parts.device_risk!],
       [api.workflowExecution, sample.workflowExecution],
-    ])
-      expect(new URL(address).origin).toBe(new URL(sampled).origin);
+    ];
+    for (const [address, sampled] of pairs) expect(new URL(address).origin).toBe(new URL(sampled).origin);
     expect(new URL(api.workflowExecution).origin).toBe(SAMPLE_HOSTS.api);
   });
 
