@@ -32,7 +32,7 @@ export function createRetrieval(state: ServiceState) {
 
   /**
    * What the vendor saw of the device, from the values the dynamic first-party script embedded:
-   * of the published sample's types (docs/vendor-contract.md#the-decision), text and numbers
+   * of the published sample's types (docs/vendor-contract.md#the-answer), text and numbers
    * alike as strings ("53.55", "86400"), booleans for cookies and a new device, the alerts a list.
    */
   function deviceData(tx: Transaction, decision: Pick<EmulatedDecision, 'alerts'>): Record<string, unknown> {

@@ -14,7 +14,7 @@ export type Decision = EmulatedDecision & { score: number };
 /**
  * The overall risk score a decision of `type` gets when none is given: low for PASSED, in the
  * middle for WARNING, high for REJECTED, and -1 for NOT_EXECUTED, the one type the service
- * scores -1 (docs/vendor-contract.md#the-decision).
+ * scores -1 (docs/vendor-contract.md#the-answer).
  */
 export function defaultScore(type: string): number {
   return { PASSED: 10, WARNING: 50, REJECTED: 90, NOT_EXECUTED: -1 }[type] ?? 50;

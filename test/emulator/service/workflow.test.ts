@@ -206,7 +206,7 @@ describe('the part name of the Data credential', () => {
   });
 });
 
-describe('the risk score (docs/vendor-contract.md#the-decision)', () => {
+describe('the risk score (docs/vendor-contract.md#the-answer)', () => {
   async function forced(decision: Parameters<ReturnType<typeof setup>['service']['decide']>[1]) {
     const s = setup();
     s.service.decide('next', decision);
