@@ -114,9 +114,7 @@ export async function benchStoreCost({ requests = 300, rounds = 3 } = {}) {
     // The emulator's limits are off here: the client's raised to match, so that the kit is measured.
     const deviceRisk = createDeviceRiskClient({
       tokenSource,
-      baseUrl: emulator.baseUrl,
-      apiBaseUrl: emulator.apiUrl,
-      retrievalBaseUrl: emulator.retrievalUrl,
+      ...emulator.serviceUrls,
       userAgent,
       limits: UNLIMITED,
     });

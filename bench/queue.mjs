@@ -70,9 +70,7 @@ async function run({ name, rate, offerMs, drainMs, instances }) {
         tokenUrl: emulator.tokenUrl,
         userAgent: USER_AGENT,
       }),
-      baseUrl: emulator.baseUrl,
-      apiBaseUrl: emulator.apiUrl,
-      retrievalBaseUrl: emulator.retrievalUrl,
+      ...emulator.serviceUrls,
       userAgent: USER_AGENT,
     });
   const common = {

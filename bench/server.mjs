@@ -45,9 +45,7 @@ export async function benchEndpoint({ requests = 2000, concurrency = 32 } = {}) 
   // The emulator's limits are off here: the client's raised to match, so that the kit is measured.
   const client = createDeviceRiskClient({
     tokenSource,
-    baseUrl: emulator.baseUrl,
-    apiBaseUrl: emulator.apiUrl,
-    retrievalBaseUrl: emulator.retrievalUrl,
+    ...emulator.serviceUrls,
     userAgent,
     limits: UNLIMITED,
   });

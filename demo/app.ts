@@ -132,9 +132,7 @@ export async function startDemo(config: DemoConfig, options: DemoOptions = {}): 
         ? { baseUrl: config.apiBaseUrl }
         : { region: config.region! }
       : {
-          baseUrl: emulator!.baseUrl,
-          apiBaseUrl: emulator!.apiUrl,
-          retrievalBaseUrl: emulator!.retrievalUrl,
+          ...emulator!.serviceUrls,
           // The built-in emulator's account limit is off (above): so is the client's. With real
           // credentials the client keeps the service's documented limits.
           limits: { accountRequestsPerSecond: 100, accountBurst: 50 },

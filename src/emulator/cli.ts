@@ -142,31 +142,22 @@ function serve(args: string[]): void {
     ...(process.env.EMULATOR_CLIENT_SECRET ? { clientSecret: process.env.EMULATOR_CLIENT_SECRET } : {}),
   }).then(
     (emulator) => {
-      const {
-        loaderUrl,
-        collectorUrl,
-        thirdPartyUrl,
-        tokenUrl,
-        baseUrl,
-        accountUrl,
-        apiUrl,
-        retrievalUrl,
-        clientId,
-        clientSecret,
-      } = emulator;
-      const variables = {
-        LOADER_URL: loaderUrl,
-        COLLECTOR_URL: collectorUrl,
-        TOKEN_URL: tokenUrl,
-        BASE_URL: baseUrl,
-        ACCOUNT_URL: accountUrl,
-        API_URL: apiUrl,
-        RETRIEVAL_URL: retrievalUrl,
-        CLIENT_ID: clientId,
-        CLIENT_SECRET: clientSecret,
-      };
+      // One list: each field of the JSON output and, where it has one, its variable of --env.
+      const printed: Array<[field: string, variable: string | undefined, value: string]> = [
+        ['loaderUrl', 'LOADER_URL', emulator.loaderUrl],
+        ['collectorUrl', 'COLLECTOR_URL', emulator.collectorUrl],
+        ['thirdPartyUrl', undefined, emulator.thirdPartyUrl],
+        ['tokenUrl', 'TOKEN_URL', emulator.tokenUrl],
+        ['baseUrl', 'BASE_URL', emulator.baseUrl],
+        ['accountUrl', 'ACCOUNT_URL', emulator.accountUrl],
+        ['apiUrl', 'API_URL', emulator.apiUrl],
+        ['retrievalUrl', 'RETRIEVAL_URL', emulator.retrievalUrl],
+        ['clientId', 'CLIENT_ID', emulator.clientId],
+        ['clientSecret', 'CLIENT_SECRET', emulator.clientSecret],
+      ];
+      const variables = printed.flatMap(([, name, value]) => (name ? [[name, value] as const] : []));
       // Each variable one line: a value that would break one is refused, not printed.
-      for (const [name, value] of Object.entries(variables)) {
+      for (const [name, value] of variables) {
         const refused = lineSafe(name, value);
         if (refused) return void emulator.close().then(() => fail(refused, 1));
       }
@@ -178,25 +169,8 @@ function serve(args: string[]): void {
       // The secret is the emulator's own test credential, printed so that the server kit can be pointed at it.
       console.log(
         asEnv
-          ? Object.entries(variables)
-              .map(([name, value]) => `${name}=${value}`)
-              .join('\n')
-          : JSON.stringify(
-              {
-                loaderUrl,
-                collectorUrl,
-                thirdPartyUrl,
-                tokenUrl,
-                baseUrl,
-                accountUrl,
-                apiUrl,
-                retrievalUrl,
-                clientId,
-                clientSecret,
-              },
-              null,
-              2,
-            ),
+          ? variables.map(([name, value]) => `${name}=${value}`).join('\n')
+          : JSON.stringify(Object.fromEntries(printed.map(([field, , value]) => [field, value])), null, 2),
       );
     },
     (error: Error) => fail(error.message, 1),

@@ -191,6 +191,11 @@ export interface Emulator {
   apiUrl: string;
   /** The retrieval API: status and workflow details (the client's `retrievalBaseUrl`). */
   retrievalUrl: string;
+  /**
+   * The client's host options for the emulator, each role on its own origin as the service
+   * has them: `createDeviceRiskClient({ tokenSource, userAgent, ...emulator.serviceUrls })`.
+   */
+  serviceUrls: { baseUrl: string; apiBaseUrl: string; retrievalBaseUrl: string };
   clientId: string;
   clientSecret: string;
   /** The web-standard handlers, to mount elsewhere. */
@@ -340,6 +345,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     accountUrl,
     apiUrl,
     retrievalUrl,
+    serviceUrls: { baseUrl: accountUrl, apiBaseUrl: apiUrl, retrievalBaseUrl: retrievalUrl },
     clientId,
     clientSecret,
     handlers,

@@ -207,9 +207,7 @@ describe('dist/server.js', () => {
       });
       const client = server.createDeviceRiskClient({
         tokenSource,
-        baseUrl: emulator.baseUrl,
-        apiBaseUrl: emulator.apiUrl,
-        retrievalBaseUrl: emulator.retrievalUrl,
+        ...emulator.serviceUrls,
         userAgent: 'AcmeShop Tests/1.0',
       });
       const tx = await client.createAccount({ customerInternalReference: 'dist-1', workflowDefinition: { key: 1 } });

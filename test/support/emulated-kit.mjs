@@ -19,9 +19,7 @@ export function emulatedClient(kit, emulator, { tokenSource = {}, ...client } = 
       ...tokenSource,
     }),
     // Each role on its own origin, as the service's: account, API (upload, finalize), retrieval.
-    baseUrl: emulator.accountUrl,
-    apiBaseUrl: emulator.apiUrl,
-    retrievalBaseUrl: emulator.retrievalUrl,
+    ...emulator.serviceUrls,
     userAgent: UA,
     ...client,
   });

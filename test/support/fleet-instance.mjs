@@ -41,9 +41,7 @@ const tokenSource = createTokenSource({
 // An account create is given up after 3 s: a key whose owner dies with one on the wire waits that long (and a lease) before another is made.
 const client = createDeviceRiskClient({
   tokenSource,
-  baseUrl: config.baseUrl,
-  apiBaseUrl: config.apiUrl,
-  retrievalBaseUrl: config.retrievalUrl,
+  ...config.serviceUrls,
   userAgent,
   maxAttempts: 1,
   accountTimeoutMs: 3000,

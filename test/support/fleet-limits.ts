@@ -59,9 +59,7 @@ export async function offerThreeTimesTheLimits(
         userAgent: UA,
         store: stores(i),
       }),
-      baseUrl: emulator.baseUrl,
-      apiBaseUrl: emulator.apiUrl,
-      retrievalBaseUrl: emulator.retrievalUrl,
+      ...emulator.serviceUrls,
       userAgent: UA,
       fetch: recording,
       // Short limits: a create or a read that finds no slot soon is refused by the client.

@@ -38,9 +38,7 @@ export interface KeyOutcome {
 export declare function fleetConfig(
   emulator: {
     tokenUrl: string;
-    baseUrl: string;
-    apiUrl: string;
-    retrievalUrl: string;
+    serviceUrls: { baseUrl: string; apiBaseUrl: string; retrievalBaseUrl: string };
     clientId: string;
     clientSecret: string;
   },

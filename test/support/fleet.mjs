@@ -12,13 +12,11 @@ export function fleetConfig(
   emulator,
   { redisUrl, leaseMs, sweepIntervalMs, callbackFailEvery, queue, maxQueued, stalledIntervalMs, lockDurationMs } = {},
 ) {
-  const { tokenUrl, baseUrl, apiUrl, retrievalUrl, clientId, clientSecret } = emulator;
+  const { tokenUrl, serviceUrls, clientId, clientSecret } = emulator;
   return {
     redisUrl,
     tokenUrl,
-    baseUrl,
-    apiUrl,
-    retrievalUrl,
+    serviceUrls,
     clientId,
     clientSecret,
     leaseMs,

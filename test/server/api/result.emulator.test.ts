@@ -55,9 +55,7 @@ async function setup(options: EmulatorOptions = {}, sleep?: (ms: number, signal?
   });
   return createDeviceRiskClient({
     tokenSource,
-    baseUrl: emulator.baseUrl,
-    apiBaseUrl: emulator.apiUrl,
-    retrievalBaseUrl: emulator.retrievalUrl,
+    ...emulator.serviceUrls,
     userAgent: UA,
     maxAttempts: 1,
     sleep:

@@ -149,9 +149,7 @@ describe('the endpoint with nonceSecret', () => {
     });
     const client = createDeviceRiskClient({
       tokenSource,
-      baseUrl: emulator.baseUrl,
-      apiBaseUrl: emulator.apiUrl,
-      retrievalBaseUrl: emulator.retrievalUrl,
+      ...emulator.serviceUrls,
       userAgent: UA,
       maxAttempts: 1,
     });
@@ -237,9 +235,7 @@ describe('the endpoint with nonceSecret', () => {
     });
     const client = createDeviceRiskClient({
       tokenSource,
-      baseUrl: emulator.baseUrl,
-      apiBaseUrl: emulator.apiUrl,
-      retrievalBaseUrl: emulator.retrievalUrl,
+      ...emulator.serviceUrls,
       userAgent: UA,
     });
     expect(() =>

@@ -84,9 +84,7 @@ describe.skipIf(!haveRedis)('a fleet on a 3-master Redis Cluster', () => {
     });
     const client = createDeviceRiskClient({
       tokenSource,
-      baseUrl: emulator!.baseUrl,
-      apiBaseUrl: emulator!.apiUrl,
-      retrievalBaseUrl: emulator!.retrievalUrl,
+      ...emulator!.serviceUrls,
       userAgent: 'AcmeShop Checkout/1.0',
       // The emulator's account limit is off here: so is the client's (12 checkouts at once).
       limits: { accountRequestsPerSecond: 100, accountBurst: 50 },

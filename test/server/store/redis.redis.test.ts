@@ -224,9 +224,7 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
     });
     const client = createDeviceRiskClient({
       tokenSource,
-      baseUrl: emulator.baseUrl,
-      apiBaseUrl: emulator.apiUrl,
-      retrievalBaseUrl: emulator.retrievalUrl,
+      ...emulator.serviceUrls,
       userAgent: UA,
       maxAttempts: 1,
       sleep: async () => {},
