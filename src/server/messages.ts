@@ -260,7 +260,7 @@ export const callbackMessages = {
     `more than untaggedCallbacks allows of callbacks without the kit's reference (execution ${executionId})`,
   notRecorded: 'The callback could not be recorded; send it again',
   notRecordedHeld: (ids: ExecutionIds) =>
-    `the callback of workflow execution ${ids.workflowExecutionId} could not be recorded (store away): its decision is delivered from this instance's memory`,
+    `the callback of workflow execution ${ids.workflowExecutionId} could not be recorded (store away): this instance keeps it, records it when the store is back, or past a lease delivers its decision from memory`,
 
   undelivered: (ids: ExecutionIds, status: string, attempts: number, retryForMs: number) =>
     `the result of workflow execution ${ids.workflowExecutionId} (account ${ids.accountId}, ${status}) was not delivered: onResult or the details failed for ${attempts} attempts over ${retryForMs} ms`,

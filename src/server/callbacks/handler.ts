@@ -13,7 +13,8 @@
  * with the same backoff, until `retryForMs` has passed (then `result_undelivered`).
  *
  * The service documents no resend of a callback answered otherwise than 2xx: one the store
- * cannot record is answered 503 and still delivered, from this instance's memory.
+ * cannot record is answered 503 and kept by this instance, recorded once the store is back or,
+ * past a lease, delivered from its memory.
  *
  * The parts, one module per operation: settings.ts (the options), receive.ts (HTTP, up to the
  * record), body.ts (the callback's shape), delivery.ts (details, onResult, retries), sweep.ts
@@ -37,10 +38,12 @@ export function createCallbackHandler(options: CallbackHandlerOptions): Callback
   const tasks = callbackTasks(settings.report);
   const deliver = callbackDelivery(settings, tasks, pending);
   const sweeper = callbackSweep(settings, tasks, pending, deliver);
-  const receive = callbackReceiver(settings, pending, unrecordedCallbacks(settings, tasks), (key) => {
+  const received = (key: string) => {
     tasks.track(deliver(key));
     sweeper.sweepWhenDue();
-  });
+  };
+  const unrecorded = unrecordedCallbacks(settings, tasks, pending, received);
+  const receive = callbackReceiver(settings, pending, unrecorded, received);
   return Object.assign(receive, {
     idle: () => tasks.idle(),
     sweep: () => sweeper.sweep(),

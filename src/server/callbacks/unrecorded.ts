@@ -1,11 +1,15 @@
 /**
  * A callback the store could not record. The service documents no resend after an answer
  * other than 2xx (docs/vendor-contract.md#the-answer), so the 503 it gets may leave this copy
- * the only one: the decision is delivered from this instance's memory instead. The details are
- * read by retrieval and `onResult` is called, retried with the handler's backoff until
- * `retryForMs` (then `result_undelivered`); once delivered, a `done` record is written as soon
- * as the store takes it, so that a copy recorded later calls nothing again. A copy arriving
- * while this instance holds the callback is answered as a duplicate.
+ * the only one, and this instance keeps it. First it tries to record it again, with the
+ * handler's backoff, for up to a lease (`leaseMs`): once the store takes it, it is handled as
+ * any recorded callback, once for the fleet (a copy some other instance recorded meanwhile
+ * wins, and this one calls nothing). A store away longer than that: the decision is delivered
+ * from this instance's memory. The details are read by retrieval and `onResult` is called,
+ * retried with the backoff until `retryForMs` (then `result_undelivered`); once delivered, a
+ * `done` record is written as soon as the store takes it, so that a copy recorded later calls
+ * nothing again. A copy arriving while this instance holds the callback is answered as a
+ * duplicate.
  *
  * Bounded: at most `MAX_UNRECORDED` callbacks are held at once; past that the 503 stands
  * alone and is told (`onError`), as it was before.
@@ -16,6 +20,7 @@ import { DeviceRiskError, ERR_RESULT_UNDELIVERED, ERR_UNKNOWN_EXECUTION } from '
 import { callbackMessages } from '../messages.js';
 import { idsOf, resultCaller } from './delivery.js';
 import { isUnknownExecution } from './provenance.js';
+import type { PendingList } from './pending.js';
 import type { CallbackRecord } from './record.js';
 import type { CallbackSettings } from './settings.js';
 import type { CallbackTasks } from './tasks.js';
@@ -30,10 +35,36 @@ export interface UnrecordedCallbacks {
   take(key: string, record: CallbackRecord): boolean;
 }
 
-export function unrecordedCallbacks(settings: CallbackSettings, tasks: CallbackTasks): UnrecordedCallbacks {
+/**
+ * `pending` and `received` are the receiver's: a callback recorded late is listed and handed
+ * on as one recorded on arrival.
+ */
+export function unrecordedCallbacks(
+  settings: CallbackSettings,
+  tasks: CallbackTasks,
+  pending: PendingList,
+  received: (key: string) => void,
+): UnrecordedCallbacks {
   const { now, report } = settings;
   const callOnResult = resultCaller(settings, tasks);
   const held = new Set<string>();
+
+  /** Records the callback once the store is back, within a lease; else delivers it from memory. */
+  async function hold(key: string, record: CallbackRecord): Promise<void> {
+    const heldSince = now();
+    for (let attempts = 0; ; attempts++) {
+      await sleep(doublingMs(attempts, settings.retryDelayMs, settings.maxRetryDelayMs), tasks.signal);
+      try {
+        await pending.add(key);
+        // False: a copy was recorded elsewhere meanwhile; the store's path tells it, once.
+        if (await settings.store.setIfAbsent(key, JSON.stringify(record), settings.recordTtlMs)) received(key);
+        return;
+      } catch {
+        if (now() - heldSince >= settings.leaseMs) break;
+      }
+    }
+    await deliver(key, record);
+  }
 
   async function deliver(key: string, record: CallbackRecord): Promise<void> {
     for (let attempts = 0; ; attempts++) {
@@ -76,7 +107,7 @@ export function unrecordedCallbacks(settings: CallbackSettings, tasks: CallbackT
     take(key, record) {
       if (held.size >= MAX_UNRECORDED) return false;
       held.add(key);
-      tasks.track(deliver(key, record).finally(() => held.delete(key)));
+      tasks.track(hold(key, record).finally(() => held.delete(key)));
       return true;
     },
   };

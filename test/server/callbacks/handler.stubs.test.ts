@@ -298,10 +298,15 @@ describe('refusals before the body', () => {
     expect((await receiver().handler(send(body({ padding: 'x'.repeat(15 * 1024) })))).status).toBe(200);
   });
 
-  it('a store that cannot record is 503 store_unavailable with Retry-After 5, told, and delivered from memory', async () => {
+  it('a store that cannot record is 503 store_unavailable with Retry-After 5, told, and past a lease delivered from memory', async () => {
     const failing = { ...createMemoryStore(), setIfAbsent: async () => Promise.reject(new Error('down')) } as Store;
     const errors: Array<{ code?: string; message?: string }> = [];
-    const { handler, results } = receiver({ store: failing, onError: (e) => errors.push(e as never) });
+    const { handler, results } = receiver({
+      store: failing,
+      leaseMs: 1,
+      retryDelayMs: 1,
+      onError: (e) => errors.push(e as never),
+    });
     const response = await handler(send(body()));
     expect([response.status, (await codeOf(response)).code, response.headers.get('retry-after')]).toEqual([
       503,
@@ -309,7 +314,7 @@ describe('refusals before the body', () => {
       '5',
     ]);
     expect(errors).toMatchObject([{ code: 'store_unavailable' }, { code: 'store_unavailable' }]);
-    expect(errors[1]!.message).toContain("delivered from this instance's memory");
+    expect(errors[1]!.message).toContain('this instance keeps it');
     // The service documents no resend: the decision reaches onResult all the same.
     await handler.idle();
     expect(results).toHaveLength(1);
@@ -873,7 +878,7 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     expect(() => receiver({ retryForMs: 999, recordTtlMs: 1000 })).not.toThrow();
   });
 
-  it('a callback that cannot be listed is not recorded: 503, delivered from memory; a resend calls nothing again', async () => {
+  it('a callback that cannot be listed is 503, recorded once the store takes it, and told once; a resend calls nothing', async () => {
     const inner = createMemoryStore();
     let failLists = 1;
     const store: Store = {
@@ -883,10 +888,11 @@ describe('callbacks never lost: the pending list and the sweep', () => {
           ? Promise.reject(new Error('store down'))
           : inner.setIfAbsent(key, ...rest),
     };
-    const { handler, results } = receiver({ store, onError: () => {} });
+    const { handler, results } = receiver({ store, retryDelayMs: 1, onError: () => {} });
     expect((await handler(send(body()))).status).toBe(503);
     await handler.idle();
     expect(results).toHaveLength(1);
+    expect(JSON.parse((await inner.get(`client-1:callback:${EXECUTION}:PROCESSED`))!)).toMatchObject({ state: 'done' });
     expect(await (await handler(send(body()))).json()).toEqual({ received: true, duplicate: true });
     await handler.idle();
     expect(results).toHaveLength(1);

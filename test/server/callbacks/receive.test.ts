@@ -5,7 +5,7 @@ import { pendingList } from '../../../src/server/callbacks/pending.js';
 import { callbackReceiver, readCallback } from '../../../src/server/callbacks/receive.js';
 import { callbackTasks } from '../../../src/server/callbacks/tasks.js';
 import { MAX_UNRECORDED, unrecordedCallbacks } from '../../../src/server/callbacks/unrecorded.js';
-import type { CallbackResult } from '../../../src/server/callbacks/types.js';
+import type { CallbackHandlerOptions, CallbackResult } from '../../../src/server/callbacks/types.js';
 import { callbackBody, EXECUTION, settingsFor, stubClient } from '../../support/callbacks.js';
 
 /** No callback held in memory, and none taken: the receiver as it was before it could hold one. */
@@ -126,10 +126,11 @@ describe('callbackReceiver and statuses that are not final', () => {
 });
 
 describe('callbackReceiver and a store that cannot record (no resend is documented)', () => {
+  const KEY = `client-1:callback:${EXECUTION}:PROCESSED`;
+
   /** A store whose writes fail while `down` is true. */
   function flakyStore() {
-    const settings = settingsFor();
-    const real = settings.store;
+    const real = settingsFor().store;
     const state = { down: true };
     const gate =
       <A extends unknown[], R>(write: (...args: A) => Promise<R>) =>
@@ -144,135 +145,122 @@ describe('callbackReceiver and a store that cannot record (no resend is document
     return { real, store, state };
   }
 
-  function receiverOn(
-    store: ReturnType<typeof flakyStore>['store'],
-    onResult: (r: CallbackResult) => void | Promise<void>,
-  ) {
-    const errors: Array<{ code?: string }> = [];
-    const settings = { ...settingsFor({ onResult, retryDelayMs: 1, maxRetryDelayMs: 2 }), store };
-    settings.report = (e) => errors.push(e as { code?: string });
+  /** The receiver and its unrecorded callbacks on `store`, as the handler puts them together. */
+  function receiverOn(store: ReturnType<typeof flakyStore>['store'], options: Partial<CallbackHandlerOptions> = {}) {
+    const errors: Array<{ code?: string; message?: string }> = [];
+    const settings = {
+      ...settingsFor({ retryDelayMs: 1, maxRetryDelayMs: 2, ...options }),
+      store,
+      report: (e: unknown) => void errors.push(e as never),
+    };
     const tasks = callbackTasks(settings.report);
     const pending = pendingList(store, settings.namespace, settings.recordTtlMs, settings.now);
     const received: string[] = [];
-    const receive = callbackReceiver(settings, pending, unrecordedCallbacks(settings, tasks), (key) =>
-      received.push(key),
-    );
-    return { receive, tasks, errors, received };
+    const hand = (key: string) => void received.push(key);
+    const unrecorded = unrecordedCallbacks(settings, tasks, pending, hand);
+    return {
+      receive: callbackReceiver(settings, pending, unrecorded, hand),
+      unrecorded,
+      tasks,
+      errors,
+      received,
+      pending,
+    };
   }
 
-  it('answers 503 and still delivers the decision from memory; a copy meanwhile is a duplicate', async () => {
+  it('answers 503, keeps the callback and records it once the store is back: handed on once, as if on arrival', async () => {
     const { store, state, real } = flakyStore();
-    const results: CallbackResult[] = [];
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    const { receive, tasks, errors, received } = receiverOn(store, (r) => {
-      results.push(r);
-      return held;
-    });
+    const { receive, tasks, errors, received, pending, unrecorded } = receiverOn(store);
     const answer = await receive(post(callbackBody()));
     expect(answer.status).toBe(503);
-    expect(received).toEqual([]);
-    expect(errors).toMatchObject([{}, { code: 'store_unavailable' }]);
-    // A copy while the first is held in memory: a duplicate, not a second onResult.
+    expect(errors).toMatchObject([{ code: 'store_unavailable' }, { code: 'store_unavailable' }]);
+    expect(unrecorded.holds(KEY)).toBe(true);
+    // A copy while this instance holds it: a duplicate, never a second record.
+    expect(await (await receive(post(callbackBody()))).json()).toEqual({ received: true, duplicate: true });
     state.down = false;
-    expect(await (await receive(post(callbackBody()))).json()).toEqual({ received: true, duplicate: true });
-    release();
     await tasks.idle();
-    expect(results).toHaveLength(1);
-    expect(results[0]).toMatchObject({ workflowExecutionId: EXECUTION, status: 'PROCESSED' });
-    // Delivered: its record says done, so a copy recorded later calls nothing again.
-    const key = `client-1:callback:${EXECUTION}:PROCESSED`;
-    expect(JSON.parse((await real.get(key))!)).toMatchObject({ state: 'done' });
-    expect(await (await receive(post(callbackBody()))).json()).toEqual({ received: true, duplicate: true });
+    expect(received).toEqual([KEY]);
+    expect(JSON.parse((await real.get(KEY))!)).toMatchObject({ state: 'pending' });
+    expect((await pending.entries()).map((e) => e.key)).toEqual([KEY]);
+    expect(unrecorded.holds(KEY)).toBe(false);
   });
 
-  it('retries the details read from memory with backoff, and writes done once the store is back', async () => {
+  it('a copy recorded elsewhere meanwhile wins: this instance hands nothing on', async () => {
+    const { store, state, real } = flakyStore();
+    const results: CallbackResult[] = [];
+    const { receive, tasks, received } = receiverOn(store, { onResult: (r) => void results.push(r) });
+    expect((await receive(post(callbackBody()))).status).toBe(503);
+    await real.set(KEY, JSON.stringify({ state: 'pending' }), 60_000);
+    state.down = false;
+    await tasks.idle();
+    expect(received).toEqual([]);
+    expect(results).toEqual([]);
+  });
+
+  it('past a lease of the store away: delivered from memory, the read retried, done written once the store is back', async () => {
     const { store, state, real } = flakyStore();
     let reads = 0;
     const results: CallbackResult[] = [];
-    const settingsClient = stubClient({
-      details: async () => {
-        reads++;
-        if (reads < 3) throw Object.assign(new Error('retrieval away'), { code: 'network_error' });
-        return { status: 'PROCESSED' } as never;
-      },
-    });
-    const errorsSeen: unknown[] = [];
-    const settings = {
-      ...settingsFor({
-        client: settingsClient,
-        onResult: (r) => void results.push(r),
-        retryDelayMs: 1,
-        maxRetryDelayMs: 2,
+    const { receive, tasks, errors, received } = receiverOn(store, {
+      leaseMs: 1,
+      onResult: (r) => void results.push(r),
+      client: stubClient({
+        details: async () => {
+          reads++;
+          if (reads < 3) throw new Error('retrieval away');
+          state.down = false;
+          return { status: 'PROCESSED' } as never;
+        },
       }),
-      store,
-      report: (e: unknown) => void errorsSeen.push(e),
-    };
-    const ownTasks = callbackTasks(settings.report);
-    const pending = pendingList(store, settings.namespace, settings.recordTtlMs, settings.now);
-    const own = callbackReceiver(settings, pending, unrecordedCallbacks(settings, ownTasks), () => {});
-    expect((await own(post(callbackBody()))).status).toBe(503);
-    setTimeout(() => (state.down = false), 20);
-    await ownTasks.idle();
+    });
+    expect((await receive(post(callbackBody()))).status).toBe(503);
+    await tasks.idle();
     expect(reads).toBe(3);
     expect(results).toHaveLength(1);
-    expect(JSON.parse((await real.get(`client-1:callback:${EXECUTION}:PROCESSED`))!)).toMatchObject({ state: 'done' });
-    expect(errorsSeen.filter((e) => (e as Error).message === 'retrieval away')).toHaveLength(2);
+    expect(received).toEqual([]);
+    expect(JSON.parse((await real.get(KEY))!)).toMatchObject({ state: 'done' });
+    expect(errors.filter((e) => e.message === 'retrieval away')).toHaveLength(2);
   });
 
   it('gives up past retryForMs with result_undelivered, and lets go of the callback', async () => {
     const { store } = flakyStore();
     let now = 1_000;
-    const errors: Array<{ code?: string }> = [];
-    const settings = {
-      ...settingsFor({
-        client: stubClient({
-          details: async () => {
-            now += 10_000;
-            throw new Error('retrieval away');
-          },
-        }),
-        retryDelayMs: 1,
-        maxRetryDelayMs: 1,
-        retryForMs: 25_000,
-        now: () => now,
+    const { receive, tasks, errors, unrecorded } = receiverOn(store, {
+      leaseMs: 0,
+      retryForMs: 25_000,
+      now: () => now,
+      client: stubClient({
+        details: async () => {
+          now += 10_000;
+          throw new Error('retrieval away');
+        },
       }),
-      store,
-      report: (e: unknown) => void errors.push(e as { code?: string }),
-    };
-    const tasks = callbackTasks(settings.report);
-    const unrecorded = unrecordedCallbacks(settings, tasks);
-    const pending = pendingList(store, settings.namespace, settings.recordTtlMs, settings.now);
-    expect((await callbackReceiver(settings, pending, unrecorded, () => {})(post(callbackBody()))).status).toBe(503);
+    });
+    expect((await receive(post(callbackBody()))).status).toBe(503);
     await tasks.idle();
     expect(errors.at(-1)).toMatchObject({ code: 'result_undelivered' });
-    expect(unrecorded.holds(`client-1:callback:${EXECUTION}:PROCESSED`)).toBe(false);
+    expect(unrecorded.holds(KEY)).toBe(false);
   });
 
   it('an execution the service does not know is told unknown_execution, not retried', async () => {
     const { store } = flakyStore();
     let reads = 0;
-    const errors: Array<{ code?: string }> = [];
-    const settings = {
-      ...settingsFor({
-        client: stubClient({
-          details: async () => {
-            reads++;
-            throw Object.assign(new Error('404'), {
-              name: 'DeviceRiskError',
-              code: 'request_rejected',
-              status: 404,
-              operation: 'details',
-            });
-          },
-        }),
+    const notFound = Object.assign(new Error('404'), {
+      name: 'DeviceRiskError',
+      code: 'request_rejected',
+      status: 404,
+      operation: 'details',
+    });
+    const { receive, tasks, errors } = receiverOn(store, {
+      leaseMs: 0,
+      client: stubClient({
+        details: async () => {
+          reads++;
+          throw notFound;
+        },
       }),
-      store,
-      report: (e: unknown) => void errors.push(e as { code?: string }),
-    };
-    const tasks = callbackTasks(settings.report);
-    const pending = pendingList(store, settings.namespace, settings.recordTtlMs, settings.now);
-    await callbackReceiver(settings, pending, unrecordedCallbacks(settings, tasks), () => {})(post(callbackBody()));
+    });
+    await receive(post(callbackBody()));
     await tasks.idle();
     expect(reads).toBe(1);
     expect(errors.at(-1)).toMatchObject({ code: 'unknown_execution' });
@@ -280,12 +268,10 @@ describe('callbackReceiver and a store that cannot record (no resend is document
 
   it(`holds at most ${MAX_UNRECORDED} callbacks; past that the 503 stands alone`, async () => {
     const { store } = flakyStore();
-    const settings = { ...settingsFor({ onResult: () => new Promise<void>(() => {}) }), store, report: () => {} };
-    const tasks = callbackTasks(settings.report);
-    const unrecorded = unrecordedCallbacks(settings, tasks);
-    for (let i = 0; i < MAX_UNRECORDED; i++)
-      expect(unrecorded.take(`k${i}`, { callback: callbackBody() } as never)).toBe(true);
-    expect(unrecorded.take('one-more', { callback: callbackBody() } as never)).toBe(false);
+    const { unrecorded, tasks } = receiverOn(store);
+    const record = { callback: callbackBody() } as never;
+    for (let i = 0; i < MAX_UNRECORDED; i++) expect(unrecorded.take(`k${i}`, record)).toBe(true);
+    expect(unrecorded.take('one-more', record)).toBe(false);
     expect(unrecorded.holds('one-more')).toBe(false);
     await tasks.close();
   });
