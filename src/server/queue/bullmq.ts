@@ -3,12 +3,13 @@
  * (docs/fleet.md#the-queue). Every instance gives its handler the same queue (the same
  * Redis, the same name): any instance accepts a checkout, any instance checks it.
  *
- * What BullMQ brings: one job per Idempotency-Key (the job id is derived from it), a job held
- * in Redis before the browser hears 202, a job whose instance died taken again by another
- * (stalled-job recovery, after `stalledIntervalMs`), delayed retries, the tenant's limit
- * shared by the fleet's workers (Worker.rateLimit), and the counts. What it does not: the
- * check's own exactly-once, which stays with the key's record and lease (idempotency.ts),
- * since a stalled job can run twice.
+ * What BullMQ brings: one job per Idempotency-Key (the job id is derived from it, and an add
+ * under an id Redis holds already adds nothing, atomically: the accept's own nonce, written
+ * into the job, tells which add Redis kept), a job held in Redis before the browser hears
+ * 202, a job whose instance died taken again by another (stalled-job recovery, after
+ * `stalledIntervalMs`), delayed retries, the tenant's limit shared by the fleet's workers
+ * (Worker.rateLimit), and the counts. What it does not: the check's own exactly-once, which
+ * stays with the key's record and lease (idempotency.ts), since a stalled job can run twice.
  */
 import { DelayedError, Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { logError } from '../errors.js';
@@ -57,12 +58,19 @@ export async function jobIdOf(key: string): Promise<string> {
   return 'bbc-' + Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
+/**
+ * A job as Redis holds it: the checkout, and the nonce of the add that wrote it (absent in a
+ * job an earlier version added), so that of two adds under one key each knows whether it was
+ * the one kept, whatever their clocks read.
+ */
+type HeldJob = CheckJob & { addedBy?: string };
+
 export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { queue: Queue } {
   const name = options.name ?? DEFAULT_NAME;
   const maxQueued = options.maxQueued ?? 100_000;
   const onError = options.onError ?? logError;
   const common = { connection: options.connection, ...(options.prefix ? { prefix: options.prefix } : {}) };
-  const queue = new Queue<CheckJob>(name, common);
+  const queue = new Queue<HeldJob>(name, common);
   /** Jobs the fleet finished, a count per second (a hash, trimmed to two minutes): every instance's drain rate is the fleet's. */
   const drainedKey = `${options.prefix ?? 'bull'}:${name}:bbc-drained`;
   let defined = false;
@@ -81,19 +89,26 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
     const held = await queue.getJob(jobId);
     if (held) return held.data.fingerprint === job.fingerprint ? 'present' : 'conflict';
     if ((await queue.count()) >= maxQueued) return 'full';
-    await queue.add('check', job, {
-      jobId,
-      // Done jobs go: the key's record answers a retry. Failed ones cannot be (the runner gives up by returning).
-      removeOnComplete: true,
-      removeOnFail: { age: 24 * 3600 },
-      // A throw the runner did not expect (Redis away mid-job) is not the end of an accepted
-      // check: it is taken again a second later, until the trust bound ends it.
-      attempts: Number.MAX_SAFE_INTEGER,
-      backoff: { type: 'fixed', delay: 1000 },
-    });
-    // Two instances adding the same key at once: BullMQ keeps the first; the second finds it.
+    const addedBy = crypto.randomUUID();
+    await queue.add(
+      'check',
+      { ...job, addedBy },
+      {
+        jobId,
+        // Done jobs go: the key's record answers a retry. Failed ones cannot be (the runner gives up by returning).
+        removeOnComplete: true,
+        removeOnFail: { age: 24 * 3600 },
+        // A throw the runner did not expect (Redis away mid-job) is not the end of an accepted
+        // check: it is taken again a second later, until the trust bound ends it.
+        attempts: Number.MAX_SAFE_INTEGER,
+        backoff: { type: 'fixed', delay: 1000 },
+      },
+    );
+    // Two instances adding the same key at once: BullMQ keeps the first and adds nothing for
+    // the other (one script, atomic); the job's nonce says whose it is. None held: a job ran
+    // and left meanwhile, whose record the endpoint reads next (queued.ts).
     const stored = await queue.getJob(jobId);
-    if (!stored || stored.data.acceptedAt === job.acceptedAt) return 'added';
+    if (!stored || stored.data.addedBy === addedBy) return 'added';
     return stored.data.fingerprint === job.fingerprint ? 'present' : 'conflict';
   }
 
