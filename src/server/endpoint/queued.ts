@@ -109,6 +109,14 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
       return refuse(503, ERR_QUEUE_FULL, queuedMessages.fullAnswer, { 'retry-after': String(seconds) });
     }
     if (added === 'added') {
+      // The key's job may have run and left the queue between the read above and the add (another
+      // request's, on this instance or another): its record names it, and this one would never be
+      // checked (its run finds the record's fingerprint and stops). Answered as on one instance.
+      const after = await readKeyRecord(options.store, options.namespace, key).catch((error: unknown) => {
+        onError(error);
+        return undefined;
+      });
+      if (after && after.fingerprint !== fingerprint) return reused();
       recordQueue('accepted');
       told();
     }
