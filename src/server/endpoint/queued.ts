@@ -28,7 +28,7 @@ import {
   type DeviceRiskCheckOptions,
   type DeviceRiskProgress,
 } from './check.js';
-import { isPermanent, isUnavailable } from './failure-answer.js';
+import { isPermanent, isUnavailable, namedFailure } from './failure-answer.js';
 import { readKeyRecord, recordKeyOf, reused, staleKey, type createIdempotency, type KeyRecord } from './idempotency.js';
 
 /** The default trust bound, in ms: see `maxQueuedMs` in handler.ts. */
@@ -168,7 +168,9 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
           runDeviceRiskCheck(client, job.blackbox, customer, options.checkOptions(job, progress, save)),
         () => {},
       );
-    } catch (error) {
+    } catch (caught) {
+      // A Redis at maxmemory is told as the store's (store_full) and waited for, as the handler does.
+      const error = namedFailure(caught);
       onError(error);
       return failedTry(job, error);
     }

@@ -12,9 +12,11 @@ import {
   createDeviceRiskHandler,
   createMemoryQueue,
   createMemoryStore,
+  type CheckJob,
   type CheckQueue,
   type DeviceRiskClient,
   type DeviceRiskHandlerOptions,
+  type JobRun,
   type Store,
 } from '../../../src/server/index.js';
 import { createRedisStore } from '../../../src/server/store/redis.js';
@@ -232,6 +234,33 @@ describe('a Redis at maxmemory is named: the store or the queue, never the servi
     } finally {
       await handler.close();
     }
+  });
+
+  it('a queued check that meets a Redis refusal let through: told as store_full, tried again after its Retry-After', async () => {
+    let run!: (job: CheckJob) => Promise<JobRun>;
+    const jobs: CheckJob[] = [];
+    const queue: CheckQueue = {
+      add: async (job) => {
+        jobs.push(job);
+        return 'added';
+      },
+      process: (runner) => void (run = runner),
+      counts: async () => ({ queued: jobs.length, oldestAcceptedAt: undefined }),
+      close: async () => {},
+    };
+    const { client, calls } = stubClient();
+    // As a token source on a store of the shop's own would let it through.
+    let full = true;
+    const createAccount = client.createAccount.bind(client);
+    client.createAccount = (...args) => (full ? Promise.reject(oom()) : createAccount(...args));
+    const { handler, errors } = setUp({ queue, client });
+    expect((await handler(post('key-full-0005', 'order-5'))).status).toBe(202);
+    expect(await run(jobs[0]!)).toEqual({ retryInMs: 5000 });
+    expect(errors.map((e) => [e.code, e.retryAfter])).toEqual([['store_full', 5]]);
+    full = false;
+    expect(await run(jobs[0]!)).toEqual({ done: true });
+    expect(calls).toEqual(['create order-5', 'upload wf-1', 'finalize wf-1']);
+    await handler.close();
   });
 
   it("any other failure of the queue's add is the store's (store_unavailable, 503), not an internal error", async () => {
