@@ -12,7 +12,8 @@
  * stays with the key's record and lease (idempotency.ts), since a stalled job can run twice.
  */
 import { DelayedError, Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
-import { logError } from '../errors.js';
+import { DeviceRiskError, ERR_STORE_FULL, isDeviceRiskError, isRedisFull, logError } from '../errors.js';
+import { bullmqMessages } from '../messages.js';
 import type { AddResult, CheckJob, CheckQueue, JobRun, QueueCounts } from './queue.js';
 
 export interface BullmqQueueOptions {
@@ -36,7 +37,10 @@ export interface BullmqQueueOptions {
   stalledIntervalMs?: number;
   /** How long a job's lock lasts without renewal, in ms. Default 30000 (BullMQ's). */
   lockDurationMs?: number;
-  /** Told about the worker's own failures (Redis away, a lost lock). Default one line on console.error. */
+  /**
+   * Told about the worker's own failures (Redis away, a lost lock). A Redis at maxmemory is told
+   * as `store_full`, at most once per 10 s. Default one line on console.error.
+   */
   onError?: (error: unknown) => void;
 }
 
@@ -65,10 +69,34 @@ export async function jobIdOf(key: string): Promise<string> {
  */
 type HeldJob = CheckJob & { addedBy?: string };
 
+/** How often a Redis at maxmemory is told while it stays full, in ms: the worker meets it on every fetch. */
+const FULL_TOLD_EVERY_MS = 10_000;
+
+/**
+ * onError with a Redis at maxmemory named (`store_full`), told once per ten seconds with the
+ * count of refusals since: the worker keeps trying, and drains again by itself once there is room.
+ */
+function namingFull(onError: (error: unknown) => void): (error: unknown) => void {
+  let toldAt = -Infinity;
+  let unsaid = 0;
+  return (error) => {
+    if (isDeviceRiskError(error) || !isRedisFull(error)) return onError(error);
+    unsaid++;
+    const now = Date.now();
+    if (now - toldAt < FULL_TOLD_EVERY_MS) return;
+    toldAt = now;
+    const refusals = unsaid;
+    unsaid = 0;
+    onError(
+      new DeviceRiskError(ERR_STORE_FULL, bullmqMessages.redisFull(refusals), { operation: 'queue', cause: error }),
+    );
+  };
+}
+
 export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { queue: Queue } {
   const name = options.name ?? DEFAULT_NAME;
   const maxQueued = options.maxQueued ?? 100_000;
-  const onError = options.onError ?? logError;
+  const onError = namingFull(options.onError ?? logError);
   const common = { connection: options.connection, ...(options.prefix ? { prefix: options.prefix } : {}) };
   const queue = new Queue<HeldJob>(name, common);
   /** Jobs the fleet finished, a count per second (a hash, trimmed to two minutes): every instance's drain rate is the fleet's. */

@@ -12,9 +12,12 @@
  * client honours SET's NX and PX (node-redis 4 takes other options and silently ignores
  * these), and that Redis never evicts keys (`maxmemory-policy noeviction`). A check that
  * fails refuses every operation (`invalid_configuration`) until a later check passes.
+ *
+ * A Redis at its `maxmemory` refuses writes ("OOM command not allowed"): the store says so
+ * (`store_full`, answered 503 with Retry-After), and writes resume once there is room.
  */
-import type { Store } from './store.js';
-import { DeviceRiskError, ERR_INVALID_CONFIGURATION } from '../errors.js';
+import { redisFull, type Store } from './store.js';
+import { DeviceRiskError, ERR_INVALID_CONFIGURATION, isRedisFull } from '../errors.js';
 import { redisMessages } from '../messages.js';
 
 /** The part of a node-redis client (v5+) the store uses. */
@@ -70,6 +73,30 @@ interface Commands {
   set(key: string, value: string, ttlMs: number, onlyIfAbsent: boolean): Promise<boolean>;
   del(key: string): Promise<unknown>;
   eval(script: string, key: string, args: string[]): Promise<unknown>;
+}
+
+/**
+ * The commands with a Redis at maxmemory named: its refusal ("OOM command not allowed") becomes
+ * `store_full` (503 with Retry-After), whichever command or check met it. Other failures pass
+ * as they are (the endpoint answers them `store_unavailable`).
+ */
+function fullNamed(commands: Commands): Commands {
+  const named =
+    <A extends unknown[], R>(what: string, call: (...args: A) => Promise<R>) =>
+    (...args: A): Promise<R> =>
+      call(...args).catch((error: unknown) => {
+        throw isRedisFull(error) ? redisFull(what, error) : error;
+      });
+  return {
+    get: named('a read (GET)', (key: string) => commands.get(key)),
+    set: named('a write (SET)', (key: string, value: string, ttlMs: number, onlyIfAbsent: boolean) =>
+      commands.set(key, value, ttlMs, onlyIfAbsent),
+    ),
+    del: named('a delete (DEL)', (key: string) => commands.del(key)),
+    eval: named('a conditional write (EVAL)', (script: string, key: string, args: string[]) =>
+      commands.eval(script, key, args),
+    ),
+  };
 }
 
 const isIoRedis = (client: RedisClientLike): client is IoRedisClientLike =>
@@ -145,7 +172,7 @@ export function createRedisStore(client: RedisClientLike, options: RedisStoreOpt
       throw refusal(redisMessages.notAClient(method));
     }
   }
-  const commands = commandsOf(client);
+  const commands = fullNamed(commandsOf(client));
   const prefix = options.prefix ?? 'bbc:';
   const k = (key: string) => prefix + key;
   /** The one check in flight or passed; forgotten when it fails, so that the next operation checks again. */
