@@ -7,9 +7,9 @@
  * The claim is a lease (src/server/store/lease.ts): it holds an owner mark, renewed while
  * `onResult` runs, and becomes `told` only once `onResult` has returned. So:
  * - a path that finds `told` calls nothing (the callback handler records its callback done);
- * - a path that finds another's claim (`busy`) does not tell it now: the callback handler tries
- *   again later, with its backoff, and tells it if the claim is let go; the endpoint leaves it
- *   to the callback handler, which keeps trying until the decision is told;
+ * - a path that finds another's claim (`busy`) does not tell it now: the callback handler and
+ *   the queued check try again later, with their backoff, and tell it if the claim was let go;
+ *   a check within the request leaves it to the other path;
  * - a winner whose `onResult` throws lets the claim go at once (the other path, or its own
  *   retry, tells it); a winner that dies leaves a claim that expires after its lease.
  *
@@ -47,7 +47,7 @@ export interface ToldMarkers {
   claim(workflowExecutionId: string, status: string): Promise<Telling | 'told' | 'busy'>;
 }
 
-/** Thrown by the callback handler's delivery while another path tells the decision: tried again later, quietly. */
+/** Thrown while another path tells the decision (the callback handler, a queued check): tried again later, quietly. */
 export class TellingElsewhere extends Error {
   constructor(workflowExecutionId: string, status: string) {
     super(toldMessages.beingTold(workflowExecutionId, status));

@@ -9,7 +9,7 @@ import { sleep, systemNow } from '../clock.js';
 import { callWithin } from '../time-limit.js';
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION, ERR_RESULT_NOT_READY } from '../errors.js';
 import { endpointMessages } from '../messages.js';
-import type { Telling, ToldMarkers } from '../told.js';
+import { TellingElsewhere, type Telling, type ToldMarkers } from '../told.js';
 
 /** What the integrator's hook says about the customer behind a request. */
 export interface CustomerMapping {
@@ -59,8 +59,9 @@ export interface DeviceRiskCheckOptions {
   resultContext?: { reference?: string; customerInternalReference?: string; userReference?: string };
   /**
    * Each decision told once per execution (src/server/told.ts): claimed right before
-   * `onResult`; one another path told, or is telling, calls nothing here. A store that cannot
-   * answer the claim makes the check throw, as a failed read does.
+   * `onResult`; one another path told calls nothing here. One another path is telling: with
+   * `retryFailedResultRead` the check throws `TellingElsewhere` (tried again later), else it
+   * calls nothing. A store that cannot answer the claim makes the check throw, as a failed read does.
    */
   told?: ToldMarkers;
   /** How long `onResult` may take, in ms: past it `onError` hears `result_handler_timeout`, its signal aborts, and the answer goes. Default 30000. */
@@ -152,7 +153,9 @@ export async function runDeviceRiskCheck(
       const details = await client.details(tx);
       await options.fence?.();
       const telling = await options.told?.claim(tx.workflowExecutionId, status);
-      // Told, or being told, by another path (the callback handler, which keeps trying until it is told).
+      // Being told by another path: a queued check comes back (told then, or let go and told by it).
+      if (telling === 'busy' && retryRead) throw new TellingElsewhere(tx.workflowExecutionId, status);
+      // Told by another path; within the request, one being told is left to it (the callback handler retries).
       if (telling !== 'told' && telling !== 'busy') await tell(details, telling, options);
     } else
       options.onError?.(

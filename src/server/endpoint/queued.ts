@@ -26,6 +26,7 @@ import {
   type DeviceRiskCheckOptions,
   type DeviceRiskProgress,
 } from './check.js';
+import { TellingElsewhere } from '../told.js';
 import { isPermanent, isUnavailable } from './failure-answer.js';
 import { readKeyRecord, recordKeyOf, reused, staleKey, type createIdempotency, type KeyRecord } from './idempotency.js';
 
@@ -162,7 +163,8 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
         () => {},
       );
     } catch (error) {
-      onError(error);
+      // Another path telling the decision now is no failure: the job comes back for it, quietly.
+      if (!(error instanceof TellingElsewhere)) onError(error);
       return failedTry(job, error);
     }
     // Another attempt holds the key (a browser retry, another instance): its lease ends it, and this try comes back.

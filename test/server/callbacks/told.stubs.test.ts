@@ -73,15 +73,16 @@ function wired(
     callbacks?: Partial<CallbackHandlerOptions>;
     /** onResult of this path throws once before it succeeds. */
     throwsOnce?: Told['path'];
-    /** The queued check's onResult waits for this. */
-    holdQueue?: () => Promise<void>;
+    /** The onResult of this path waits for `hold()`. */
+    holding?: Told['path'];
+    hold?: () => Promise<void>;
   } = {},
 ) {
   const told: Told[] = [];
   const errors: unknown[] = [];
   let throws = options.throwsOnce;
   const tell = async (entry: Told) => {
-    if (entry.path === 'queue') await options.holdQueue?.();
+    if (entry.path === options.holding) await options.hold?.();
     if (throws === entry.path) {
       throws = undefined;
       throw new Error(`${entry.path} onResult failed`);
@@ -209,7 +210,8 @@ describe('each decision told once per execution, by the callback or the queued c
     const telling = new Promise<void>((resolve) => (entered = resolve));
     const held = new Promise<void>((resolve) => (open = resolve));
     const both = wired(stubClient(), createMemoryStore(), {
-      holdQueue: () => {
+      holding: 'queue',
+      hold: () => {
         entered();
         return held;
       },
@@ -223,6 +225,55 @@ describe('each decision told once per execution, by the callback or the queued c
     await expect.poll(both.callbackDone).toBe(true);
     expect(both.told).toEqual([{ path: 'queue', workflowExecutionId: EXECUTION, ...ORDER }]);
     expect(both.errors).toEqual([]);
+    await both.close();
+  });
+
+  /** `wired` with the callback's onResult held until `open()`, once it is entered (`entered`). */
+  function callbackHeld(extra: Parameters<typeof wired>[2] = {}) {
+    let open!: () => void;
+    let enter!: () => void;
+    const entered = new Promise<void>((resolve) => (enter = resolve));
+    const held = new Promise<void>((resolve) => (open = resolve));
+    const both = wired(stubClient(), createMemoryStore(), {
+      holding: 'callback',
+      hold: () => {
+        enter();
+        return held;
+      },
+      ...extra,
+    });
+    return { both, entered, open };
+  }
+
+  it('a queued check while the callback is telling comes back, quietly, and then calls nothing', async () => {
+    const { both, entered, open } = callbackHeld();
+    const called = both.callback();
+    await entered;
+    const checked = both.checkout();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    open();
+    await Promise.all([called, checked]);
+    expect(both.told).toEqual([{ path: 'callback', workflowExecutionId: EXECUTION.toUpperCase(), ...ORDER }]);
+    expect(both.errors).toEqual([]);
+    await both.close();
+  });
+
+  it('the callback telling, then throwing: the queued check, come back, tells it; the callback then calls nothing', async () => {
+    const { both, entered, open } = callbackHeld({
+      throwsOnce: 'callback',
+      // The callback's retry comes after the queued check's (1 s).
+      callbacks: { retryDelayMs: 1500, maxRetryDelayMs: 1500 },
+    });
+    const called = both.callback();
+    await entered;
+    const checked = both.checkout();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    open();
+    await Promise.all([called, checked]);
+    expect(both.told).toEqual([{ path: 'queue', workflowExecutionId: EXECUTION, ...ORDER }]);
+    await expect.poll(both.callbackDone).toBe(true);
+    expect(both.told).toHaveLength(1);
+    expect(both.errors).toMatchObject([{ message: 'callback onResult failed' }]);
     await both.close();
   });
 
