@@ -291,3 +291,11 @@ interface ExecutionIds {
   accountId: string;
   workflowExecutionId: string;
 }
+
+/** The told markers (src/server/told.ts): each decision told once per execution. */
+export const toldMessages = {
+  beingTold: (workflowExecutionId: string, status: string) =>
+    `the decision of workflow execution ${workflowExecutionId} (${status}) is being told by another path; tried again later`,
+  notMarked: (workflowExecutionId: string, status: string) =>
+    `the decision of workflow execution ${workflowExecutionId} (${status}) was told, but the store did not take its told marker within a lease: another path may tell it again`,
+};

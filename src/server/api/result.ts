@@ -19,6 +19,10 @@ export interface DeviceRiskDetails {
   accountId: string;
   workflowExecutionId: string;
   status: WorkflowStatus;
+  /** The account request's own, as the service holds it (the order): `workflow.customerInternalReference`. */
+  customerInternalReference?: string;
+  /** The account request's `userReference`, if it had one (`workflow.userReference`). */
+  userReference?: string;
   /** The decision on the whole workflow. */
   decision: { type: DecisionType; label: string; score?: number };
   /** The Device Risk capability's answer: undefined when the workflow has none. */
@@ -67,10 +71,15 @@ export function parseDetails(
     isObject(body.capabilities) && Array.isArray(body.capabilities.deviceRiskVerification)
       ? body.capabilities.deviceRiskVerification.find(isObject)
       : undefined;
+  const { customerInternalReference, userReference } = body.workflow;
   return {
     accountId: ids.accountId,
     workflowExecutionId: ids.workflowExecutionId,
     status,
+    ...(typeof customerInternalReference === 'string' && customerInternalReference
+      ? { customerInternalReference }
+      : {}),
+    ...(typeof userReference === 'string' && userReference ? { userReference } : {}),
     decision: {
       type: text(decision.type) || 'NOT_EXECUTED',
       label: text(isObject(decision.details) ? decision.details.label : undefined),

@@ -4,11 +4,13 @@
  * `retryForMs` has passed (then `result_undelivered`). One instance at a time handles a
  * callback, whichever received it (docs/fleet.md): the lease is taken in the store.
  */
+import type { DeviceRiskDetails } from '../api/result.js';
 import { doublingMs } from '../api/retry.js';
 import { sleep } from '../clock.js';
 import { DeviceRiskError, ERR_RESULT_UNDELIVERED, ERR_UNKNOWN_EXECUTION } from '../errors.js';
 import { callbackMessages } from '../messages.js';
 import { takeLease, type Lease } from '../store/lease.js';
+import { TellingElsewhere } from '../told.js';
 import { callWithin } from '../time-limit.js';
 import type { PendingList } from './pending.js';
 import { isUnknownExecution, placeExecution } from './provenance.js';
@@ -27,20 +29,53 @@ type Ids = { accountId: string; workflowExecutionId: string };
  */
 export type Deliver = (key: string, byOwnTimer?: boolean) => Promise<void>;
 
-/** Reads the details (which places the execution as this tenant's) and calls onResult within its time. */
-export function resultCaller(settings: CallbackSettings, tasks: CallbackTasks) {
+/**
+ * Claims the decision's telling (src/server/told.ts), reads the details (which places the
+ * execution as this tenant's) and calls onResult within its time. Returns without calling
+ * anything when another path told the decision; throws `TellingElsewhere` while one tells it.
+ * `fromMemory`: a callback the store could not record, delivered past a lease (unrecorded.ts).
+ */
+export function resultCaller(settings: CallbackSettings, tasks: CallbackTasks, fromMemory = false) {
   return async function callOnResult(record: CallbackRecord): Promise<void> {
     const { callback, receivedAt } = record;
     const ids = idsOf(record);
     const status = callback.workflowExecution.status;
-    // A read with the shop's own token: an execution of another tenant answers 404.
-    const details = await placeExecution(settings.client, ids, status, record.tagged);
-    await callWithin(
-      (signal) =>
-        settings.onResult({ ...ids, status, ...(details ? { details } : {}), callback, receivedAt }, { signal }),
-      settings.onResultTimeoutMs,
-      tasks.signal,
-    );
+    // Delivered from memory, the store away: told without a marker rather than not at all.
+    const telling = await settings.told.claim(ids.workflowExecutionId, status).catch((error: unknown) => {
+      if (!fromMemory) throw error;
+      settings.report(error);
+      return undefined;
+    });
+    if (telling === 'told') return;
+    if (telling === 'busy') throw new TellingElsewhere(ids.workflowExecutionId, status);
+    try {
+      // A read with the shop's own token: an execution of another tenant answers 404.
+      const details = await placeExecution(settings.client, ids, status, record.tagged);
+      const references = referencesOf(record, details);
+      await callWithin(
+        (signal) =>
+          settings.onResult(
+            { ...ids, status, ...(details ? { details } : {}), ...references, callback, receivedAt },
+            { signal },
+          ),
+        settings.onResultTimeoutMs,
+        tasks.signal,
+      );
+    } catch (error) {
+      await telling?.abandon();
+      throw error;
+    }
+    await telling?.done();
+  };
+}
+
+/** The order's references: from the details, else the callback's; the kit's own tag is no reference of yours. */
+function referencesOf(record: CallbackRecord, details: DeviceRiskDetails | undefined) {
+  const customerInternalReference = details?.customerInternalReference;
+  const userReference = record.tagged ? undefined : (details?.userReference ?? record.callback.userReference);
+  return {
+    ...(customerInternalReference ? { customerInternalReference } : {}),
+    ...(userReference ? { userReference } : {}),
   };
 }
 
@@ -85,9 +120,12 @@ export function callbackDelivery(settings: CallbackSettings, tasks: CallbackTask
     await pending.remove(key);
   }
 
-  /** Tells the failure, and writes the next try's time into the record; this instance's timer waits for it. */
+  /**
+   * Tells the failure, and writes the next try's time into the record; this instance's timer
+   * waits for it. Another path telling the decision now is no failure: waited for quietly.
+   */
   async function retryLater(key: string, stored: string, record: CallbackRecord, error: unknown): Promise<void> {
-    report(error);
+    if (!(error instanceof TellingElsewhere)) report(error);
     const attempts = record.attempts + 1;
     const delay = doublingMs(attempts - 1, settings.retryDelayMs, settings.maxRetryDelayMs);
     const next = JSON.stringify({ ...record, attempts, nextAttemptAt: now() + delay });

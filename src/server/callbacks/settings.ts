@@ -9,6 +9,7 @@ import { DeviceRiskError, ERR_INVALID_CONFIGURATION, logError } from '../errors.
 import { callbackMessages } from '../messages.js';
 import type { RequestContext } from '../fetch-handler.js';
 import { createMemoryStore, withTimeLimit, type Store } from '../store/store.js';
+import { defaultToldStore, toldMarkers, type ToldMarkers } from '../told.js';
 import { callbackNamespace } from './record.js';
 import { sourceMatcher } from './sources.js';
 import type { CallbackHandlerOptions } from './types.js';
@@ -19,6 +20,8 @@ export interface CallbackSettings {
   /** Whether the caller may send callbacks (`allowedSources`). */
   allowed: (request: Request, context?: RequestContext) => boolean;
   store: Store;
+  /** Each decision told once, with the endpoint's checks too (src/server/told.ts). */
+  told: ToldMarkers;
   now: Now;
   report: (error: unknown) => void;
   /** The store's namespace of this tenant's callbacks. */
@@ -60,19 +63,24 @@ export function callbackSettings(options: CallbackHandlerOptions): CallbackSetti
   const untagged = checkRateLimit(options.untaggedCallbacks ?? { burst: 50, perMinute: 300 }, 'untaggedCallbacks');
   if (!(retryForMs > 0 && retryForMs < recordTtlMs)) throw configurationError(callbackMessages.retryOutlivesRecord);
   if (!(sweepIntervalMs > 0)) throw configurationError(callbackMessages.positiveMs('sweepIntervalMs'));
+  const store = options.store ? withTimeLimit(options.store, options.storeTimeoutMs) : undefined;
+  const report = options.onError ?? logError;
+  const leaseMs = options.leaseMs ?? 60_000;
   return {
     client,
     onResult,
     allowed,
-    store: options.store ? withTimeLimit(options.store, options.storeTimeoutMs) : createMemoryStore(),
+    store: store ?? createMemoryStore(),
+    // Without a store of its own, the client's in this process: an endpoint made with it and given none shares it.
+    told: toldMarkers(store ?? defaultToldStore(client), client.clientId, leaseMs, report, now),
     now,
-    report: options.onError ?? logError,
+    report,
     namespace: callbackNamespace(client.clientId),
     recordTtlMs,
     retryDelayMs: options.retryDelayMs ?? 1000,
     maxRetryDelayMs: options.maxRetryDelayMs ?? 60_000,
     maxBodyBytes: options.maxBodyBytes ?? 16 * 1024,
-    leaseMs: options.leaseMs ?? 60_000,
+    leaseMs,
     retryForMs,
     sweepIntervalMs,
     onResultTimeoutMs,

@@ -22,6 +22,13 @@ export interface CallbackResult {
   status: WorkflowStatus;
   /** The workflow details, for PROCESSED (an expired execution has no result to read). */
   details?: DeviceRiskDetails;
+  /** Yours, from the account request (the order), as the service's details give it: PROCESSED only. */
+  customerInternalReference?: string;
+  /**
+   * Yours, from the account request, if you gave one: from the details (PROCESSED) or the
+   * callback. Never the kit's own reference tag.
+   */
+  userReference?: string;
   callback: CallbackBody;
   /** Epoch ms when the callback arrived. */
   receivedAt: number;
@@ -34,7 +41,9 @@ export interface CallbackHandlerOptions {
   /**
    * Your decision: called for each workflow execution and final status, once, and again only
    * when an instance dies (or the store is away for a whole lease) after it returned and before
-   * that was recorded; make it idempotent by `workflowExecutionId`. A throw is retried, and
+   * that was recorded; make it idempotent by `workflowExecutionId`. Once with the endpoint's
+   * `onResult` too: a decision the endpoint's check told already calls nothing here, when both
+   * handlers are given the same `store` (or neither is given one: docs/answer.md). A throw is retried, and
    * so is a call that takes longer than `onResultTimeoutMs` (its `signal` is aborted then).
    * Only executions of this shop's tenant reach it (docs/answer.md#whose-callback).
    */
@@ -58,7 +67,10 @@ export interface CallbackHandlerOptions {
    * or a gateway that already checks). Required: a callback carries no signature.
    */
   allowedSources: SourceRule;
-  /** Where callbacks are recorded until handled. Default this process's memory; a fleet shares one (createRedisStore). */
+  /**
+   * Where callbacks are recorded until handled, and each decision marked told. Default this
+   * process's memory; a fleet shares one (createRedisStore). Give the endpoint the same one.
+   */
   store?: Store;
   /** Time limit of each call to `store` in ms: a store that hangs is answered 503, as one that is down. Default 3000. */
   storeTimeoutMs?: number;

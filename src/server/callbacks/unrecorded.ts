@@ -19,6 +19,7 @@ import { sleep } from '../clock.js';
 import { DeviceRiskError, ERR_RESULT_UNDELIVERED, ERR_UNKNOWN_EXECUTION } from '../errors.js';
 import { callbackMessages } from '../messages.js';
 import { idsOf, resultCaller } from './delivery.js';
+import { TellingElsewhere } from '../told.js';
 import { isUnknownExecution } from './provenance.js';
 import type { PendingList } from './pending.js';
 import type { CallbackRecord } from './record.js';
@@ -46,7 +47,7 @@ export function unrecordedCallbacks(
   received: (key: string) => void,
 ): UnrecordedCallbacks {
   const { now, report } = settings;
-  const callOnResult = resultCaller(settings, tasks);
+  const callOnResult = resultCaller(settings, tasks, true);
   const held = new Set<string>();
 
   /** Records the callback once the store is back, within a lease; else delivers it from memory. */
@@ -81,7 +82,7 @@ export function unrecordedCallbacks(
           const message = callbackMessages.unknownExecution(idsOf(record));
           return report(new DeviceRiskError(ERR_UNKNOWN_EXECUTION, message, { status: 404, operation: 'callback' }));
         }
-        report(error);
+        if (!(error instanceof TellingElsewhere)) report(error);
         // Closed: the wait rejects, and the callback is let go of (told through track()).
         await sleep(doublingMs(attempts, settings.retryDelayMs, settings.maxRetryDelayMs), tasks.signal);
       }

@@ -9,6 +9,7 @@ import { sleep, systemNow } from '../clock.js';
 import { callWithin } from '../time-limit.js';
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION, ERR_RESULT_NOT_READY } from '../errors.js';
 import { endpointMessages } from '../messages.js';
+import { TellingElsewhere, type Telling, type ToldMarkers } from '../told.js';
 
 /** What the integrator's hook says about the customer behind a request. */
 export interface CustomerMapping {
@@ -52,10 +53,17 @@ export interface DeviceRiskCheckOptions {
    */
   onResult?: (
     details: DeviceRiskDetails,
-    options: { signal: AbortSignal; reference?: string; customerInternalReference?: string },
+    options: { signal: AbortSignal; reference?: string; customerInternalReference?: string; userReference?: string },
   ) => void | Promise<void>;
   /** Which checkout the decision is for, given to `onResult` beside its signal. */
-  resultContext?: { reference?: string; customerInternalReference?: string };
+  resultContext?: { reference?: string; customerInternalReference?: string; userReference?: string };
+  /**
+   * Each decision told once per execution (src/server/told.ts): claimed right before
+   * `onResult`; one another path told calls nothing here. One another path is telling: with
+   * `retryFailedResultRead` the check throws `TellingElsewhere` (tried again later), else it
+   * calls nothing. A store that cannot answer the claim makes the check throw, as a failed read does.
+   */
+  told?: ToldMarkers;
   /** How long `onResult` may take, in ms: past it `onError` hears `result_handler_timeout`, its signal aborts, and the answer goes. Default 30000. */
   onResultTimeoutMs?: number;
   /** How long to wait for the result after finalize, reading the status every second. Default 0: one read. */
@@ -144,15 +152,11 @@ export async function runDeviceRiskCheck(
     if (status === 'PROCESSED') {
       const details = await client.details(tx);
       await options.fence?.();
-      // The answer must not depend on the integrator's decision code: its status code would tell the browser the decision.
-      try {
-        await callWithin(
-          (signal) => options.onResult!(details, { ...options.resultContext, signal }),
-          options.onResultTimeoutMs ?? 30_000,
-        );
-      } catch (error) {
-        options.onError?.(error);
-      }
+      const telling = await options.told?.claim(tx.workflowExecutionId, status);
+      // Being told by another path: a queued check comes back (told then, or let go and told by it).
+      if (telling === 'busy' && retryRead) throw new TellingElsewhere(tx.workflowExecutionId, status);
+      // Told by another path; within the request, one being told is left to it (the callback handler retries).
+      if (telling !== 'told' && telling !== 'busy') await tell(details, telling, options);
     } else
       options.onError?.(
         new DeviceRiskError(
@@ -163,6 +167,25 @@ export async function runDeviceRiskCheck(
       );
   }
   return { accountId: tx.accountId, workflowExecutionId: tx.workflowExecutionId, status };
+}
+
+/**
+ * Calls onResult under the claim: marked told once it returned, let go when it failed (the
+ * callback handler then tells the decision). The answer must not depend on the integrator's
+ * decision code: its status code would tell the browser the decision.
+ */
+async function tell(details: DeviceRiskDetails, telling: Telling | undefined, options: DeviceRiskCheckOptions) {
+  try {
+    await callWithin(
+      (signal) => options.onResult!(details, { ...options.resultContext, signal }),
+      options.onResultTimeoutMs ?? 30_000,
+    );
+  } catch (error) {
+    await telling?.abandon();
+    options.onError?.(error);
+    return;
+  }
+  await telling?.done();
 }
 
 /** A transaction whose token is about to lapse cannot be uploaded to or finalized: a fresh one is made. */

@@ -17,6 +17,7 @@ import { endpointMessages, MESSAGE_PREFIX } from '../messages.js';
 import { systemNow } from '../clock.js';
 import { createMemoryStore, keyPart, withTimeLimit, type Store } from '../store/store.js';
 import { ownerMark } from '../store/lease.js';
+import { defaultToldStore, toldMarkers, type ToldMarkers } from '../told.js';
 import { repairBlackbox, type BlackboxRepair } from './repair.js';
 import type { DeviceRiskDetails } from '../api/result.js';
 import {
@@ -100,9 +101,11 @@ export interface DeviceRiskHandlerOptions {
    */
   maxQueuedMs?: number;
   /**
-   * Where Idempotency-Key records, their leases and nonce claims live. Give every instance of
-   * a fleet the same shared store (createRedisStore). Default: this process's memory, holding
-   * `idempotencyMaxKeys` keys.
+   * Where Idempotency-Key records, their leases and nonce claims live, and each decision is
+   * marked told. Give every instance of a fleet the same shared store (createRedisStore), and
+   * the callback handler the same one: a decision is then told once, by whichever brings it
+   * first. Default: this process's memory, holding `idempotencyMaxKeys` keys (the told markers
+   * in memory per client, which a callback handler made with the same client and no store shares).
    */
   store?: Store;
   /** Time limit of each call to `store` in ms: a store that hangs is answered 503 with Retry-After, as one that is down. Default 3000. */
@@ -165,6 +168,8 @@ export interface DeviceRiskHandlerOptions {
   /**
    * Your synchronous decision on the server (see runDeviceRiskCheck); the browser only ever
    * gets the reference. What it does never changes the browser's answer: a throw goes to `onError`.
+   * Once per execution with the callback handler's `onResult` (same `store`): a decision the
+   * callback told calls nothing here; one whose call here threw is told by the callback.
    */
   onResult?: (details: DeviceRiskDetails, options: ResultContext) => void | Promise<void>;
   /** How long `onResult` may take, in ms (its signal aborts then, and `onError` hears `result_handler_timeout`). Default 30000. */
@@ -181,6 +186,8 @@ export interface ResultContext {
   reference?: string;
   /** Yours, from resolveCustomer: find the order by it. */
   customerInternalReference?: string;
+  /** Yours, from resolveCustomer, if it gave one. */
+  userReference?: string;
 }
 
 /** The endpoint: a fetch handler, with its queue's figures and its shutdown. */
@@ -209,6 +216,15 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
     ? withTimeLimit(options.store, options.storeTimeoutMs)
     : createMemoryStore({ maxEntries: 3 * (options.idempotencyMaxKeys ?? 100_000), now });
   const onError = options.onError ?? logError;
+  // Each decision told once, with the callback handler's too: in the same store, or the client's in memory without one.
+  const leaseMs = options.idempotencyLeaseMs ?? 10_000;
+  const decisions = toldMarkers(
+    options.store ? store : defaultToldStore(client),
+    client.clientId,
+    leaseMs,
+    onError,
+    now,
+  );
   const { tell, outcomeOnly } = outcomeTelling(options, now, onError);
   const prefix = keyPart(client.clientId ?? '');
   const namespace = `${prefix}:idempotency`;
@@ -218,7 +234,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
     store,
     client,
     namespace,
-    leaseMs: options.idempotencyLeaseMs ?? 10_000,
+    leaseMs,
     waitMs: options.idempotencyWaitMs ?? 5_000,
     ttlMs: recordTtlMs,
     now,
@@ -234,9 +250,9 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
           client,
           underKey,
           checkOptions: (job, progress, save) => ({
-            ...checkOptions(options, onError, now, progress, save, {
+            ...checkOptions(options, decisions, onError, now, progress, save, {
               reference: job.key,
-              customerInternalReference: job.customer.customerInternalReference,
+              ...referencesOf(job.customer),
             }),
             retryFailedResultRead: true,
           }),
@@ -255,7 +271,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
     outcome: CaptureOutcome | undefined,
   ): Promise<Response> {
     const told = () => outcome && tell(outcome, request);
-    const reference = { customerInternalReference: customer.customerInternalReference };
+    const reference = referencesOf(customer);
     const fingerprint = () =>
       fingerprintOf(request.headers.get('origin')!, customer.customerInternalReference, blackbox);
     // A request without a key gets one of its own: the queue holds one job per key.
@@ -267,7 +283,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
           client,
           blackbox,
           customer,
-          checkOptions(options, onError, now, {}, undefined, reference),
+          checkOptions(options, decisions, onError, now, {}, undefined, reference),
         ),
         200,
       );
@@ -281,7 +297,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
           client,
           blackbox,
           customer,
-          checkOptions(options, onError, now, progress, save, { reference: key, ...reference }),
+          checkOptions(options, decisions, onError, now, progress, save, { reference: key, ...reference }),
         ),
       told,
     );
@@ -452,11 +468,12 @@ function checkedOptions(options: DeviceRiskHandlerOptions): Set<string> {
 /** The check's options from the handler's: its onResult, with its time limit and which checkout it is for. */
 function checkOptions(
   options: DeviceRiskHandlerOptions,
+  told: ToldMarkers,
   onError: (error: unknown) => void,
   now: () => number,
   progress: DeviceRiskProgress,
   onProgress: DeviceRiskCheckOptions['onProgress'] | undefined,
-  reference: { reference?: string; customerInternalReference: string },
+  reference: { reference?: string; customerInternalReference: string; userReference?: string },
 ): DeviceRiskCheckOptions {
   return {
     workflowKey: options.workflowKey,
@@ -470,6 +487,7 @@ function checkOptions(
           // The key's record written again before the decision is told: an attempt fenced out tells nothing.
           ...(onProgress ? { fence: () => onProgress(progress) } : {}),
           onResult: options.onResult,
+          told,
           resultContext: reference,
           resultWaitMs: options.resultWaitMs ?? 0,
           ...(options.onResultTimeoutMs === undefined ? {} : { onResultTimeoutMs: options.onResultTimeoutMs }),
@@ -478,6 +496,12 @@ function checkOptions(
     onError,
   };
 }
+
+/** Which order a decision is for, as resolveCustomer gave it. */
+const referencesOf = ({ customerInternalReference, userReference }: Omit<CustomerMapping, 'transaction'>) => ({
+  customerInternalReference,
+  ...(userReference ? { userReference } : {}),
+});
 
 /** The page's outcomes: told to `onOutcome` and the metrics, and the outcome-only reports' answer. */
 function outcomeTelling(options: DeviceRiskHandlerOptions, now: () => number, onError: (error: unknown) => void) {

@@ -28,6 +28,7 @@ import {
   type DeviceRiskCheckOptions,
   type DeviceRiskProgress,
 } from './check.js';
+import { TellingElsewhere } from '../told.js';
 import { isPermanent, isUnavailable, namedFailure } from './failure-answer.js';
 import { readKeyRecord, recordKeyOf, reused, staleKey, type createIdempotency, type KeyRecord } from './idempotency.js';
 
@@ -177,9 +178,10 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
         () => {},
       );
     } catch (caught) {
+      // Another path telling the decision now is no failure: the job comes back for it, quietly.
       // A Redis at maxmemory is told as the store's (store_full) and waited for, as the handler does.
       const error = namedFailure(caught);
-      onError(error);
+      if (!(error instanceof TellingElsewhere)) onError(error);
       return failedTry(job, error);
     }
     // Another attempt holds the key (a browser retry, another instance): its lease ends it, and this try comes back.

@@ -98,6 +98,9 @@ describe('client.details: the decision from the retrieval API', () => {
       browserLanguage: 'de-CH',
     });
     expect(details.raw).toMatchObject({ workflow: { status: 'PROCESSED', customerInternalReference: 'order-1' } });
+    // The order's reference, read out of the workflow for onResult.
+    expect(details.customerInternalReference).toBe('order-1');
+    expect(details.userReference).toBeUndefined();
     expect(emulator.inspect.requests('details')).toBe(1);
   });
 
@@ -256,6 +259,8 @@ describe('createCallbackHandler', () => {
       status: 'PROCESSED',
       details: { decision: { type: 'PASSED' } },
       callback: { userReference: 'user-9' },
+      customerInternalReference: 'order-1',
+      userReference: 'user-9',
     });
   });
 

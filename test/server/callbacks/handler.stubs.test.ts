@@ -986,7 +986,7 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     const store: Store = {
       ...inner,
       compareAndSet: async (key, expected, value, ttl) =>
-        failDone && (value.includes('"done"') || key.endsWith(':lease'))
+        failDone && (value.includes('"done"') || value === 'told' || key.endsWith(':lease'))
           ? Promise.reject(new Error('store down'))
           : inner.compareAndSet(key, expected, value, ttl),
     };
@@ -1002,7 +1002,8 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     await first.handler(send(body()));
     await vi.advanceTimersByTimeAsync(1100);
     await first.handler.idle();
-    expect(errors.map((e) => (e as Error).message)).toEqual(['store down']);
+    // Neither the told marker nor the record's "done" could be written.
+    expect(errors.map((e) => (e as Error).message)).toEqual([expect.stringContaining('told marker'), 'store down']);
     failDone = false;
     const second = receiver(options);
     await vi.advanceTimersByTimeAsync(1000);
@@ -1086,7 +1087,8 @@ describe('callbacks for executions the shop never made (any tenant may point its
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 503, 503, 503, 503, 503, 503, 503]);
     expect((await codeOf(answers[3]!)).code).toBe('too_many_callbacks');
     expect(Number(answers[3]!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    const recordWrites = () => writes.filter((k) => !k.includes(':pending:') && !k.endsWith(':lease'));
+    const recordWrites = () =>
+      writes.filter((k) => !k.includes(':pending:') && !k.endsWith(':lease') && !k.includes(':told:'));
     expect(recordWrites()).toHaveLength(3);
     expect(errors.filter((e) => e.code === 'callback_refused')).toHaveLength(7);
     // The shop's own callback (the kit's tag) is never crowded out.

@@ -1,0 +1,147 @@
+// The real flow on the emulator, both paths wired: the endpoint's queued check with onResult,
+// and the service's callbacks reaching a callback handler on a real socket. Each checkout's
+// decision is told once, whichever path brings it first, with the order's references.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startEmulator, type Emulator } from '../../../src/emulator/index.js';
+import {
+  createCallbackHandler,
+  createDeviceRiskClient,
+  createDeviceRiskHandler,
+  createMemoryQueue,
+  createMemoryStore,
+  createTokenSource,
+  toNodeHandler,
+  type CallbackHandler,
+  type DeviceRiskHandler,
+} from '../../../src/server/index.js';
+import { BLACKBOX, SHOP, UA } from '../../support/kit.js';
+
+let emulator: Emulator | undefined;
+let server: Server | undefined;
+const handlers: Array<CallbackHandler | DeviceRiskHandler> = [];
+afterEach(async () => {
+  for (const handler of handlers.splice(0)) await handler.close();
+  if (server) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server!.close(resolve));
+    server = undefined;
+  }
+  await emulator?.close();
+  emulator = undefined;
+});
+
+interface Told {
+  path: 'callback' | 'queue';
+  workflowExecutionId: string;
+  customerInternalReference?: string;
+  userReference?: string;
+}
+
+describe('each decision told once per execution, on the emulator', () => {
+  it.each([
+    // The callbacks come first: the queued check calls nothing.
+    ['callbacks as the service sends them', {}],
+    // The queued check tells first: the callbacks call nothing.
+    ['callbacks late, after the queued check', { delayMs: 300 }],
+  ])('N checkouts, both paths wired, %s: onResult N times, with the orders', async (_, faults) => {
+    const N = 6;
+    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+    emulator.faults.callbacks(faults);
+    const tokenSource = createTokenSource({
+      clientId: emulator.clientId,
+      clientSecret: emulator.clientSecret,
+      tokenUrl: emulator.tokenUrl,
+      userAgent: UA,
+    });
+    const client = createDeviceRiskClient({
+      tokenSource,
+      ...emulator.serviceUrls,
+      userAgent: UA,
+      maxAttempts: 1,
+      // The emulator's account limit is off: so is the client's.
+      limits: { accountRequestsPerSecond: 100, accountBurst: 100 },
+    });
+    const store = createMemoryStore();
+    const told: Told[] = [];
+    const errors: unknown[] = [];
+    const callbacks = createCallbackHandler({
+      client,
+      store,
+      allowedSources: ['127.0.0.0/8', '::1'],
+      retryDelayMs: 5,
+      onError: (error) => errors.push(error),
+      onResult: ({ workflowExecutionId, customerInternalReference, userReference }) =>
+        void told.push({ path: 'callback', workflowExecutionId, customerInternalReference, userReference }),
+    });
+    handlers.push(callbacks);
+    server = createServer(toNodeHandler(callbacks));
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const queue = createMemoryQueue({ concurrency: 2 });
+    const endpoint = createDeviceRiskHandler({
+      client,
+      store,
+      queue,
+      allowedOrigins: [SHOP],
+      workflowKey: 10020,
+      callbackUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`,
+      checkoutsPerAddress: false,
+      checkoutsPerCustomer: false,
+      resolveCustomer: (request) => {
+        const order = request.headers.get('x-order')!;
+        return { customerInternalReference: order, userReference: `user-of-${order}` };
+      },
+      onError: (error) => errors.push(error),
+      onResult: (details, { customerInternalReference, userReference }) =>
+        void told.push({
+          path: 'queue',
+          workflowExecutionId: details.workflowExecutionId,
+          customerInternalReference,
+          userReference,
+        }),
+    });
+    handlers.push(endpoint);
+
+    for (let n = 1; n <= N; n++) {
+      const answer = await endpoint(
+        new Request(`${SHOP}/device-risk`, {
+          method: 'POST',
+          headers: {
+            origin: SHOP,
+            'content-type': 'application/json',
+            'idempotency-key': `key-000000000${n}`,
+            'x-order': `order-${n}`,
+          },
+          body: JSON.stringify({ blackbox: BLACKBOX }),
+        }),
+      );
+      expect(answer.status).toBe(202);
+    }
+    await queue.idle();
+    // Every callback sent and handled (recorded done, or told).
+    await expect.poll(() => emulator!.inspect.callbacks().filter((c) => c.delivered)).toHaveLength(N);
+    await callbacks.idle();
+    await expect
+      .poll(async () => {
+        await callbacks.sweep();
+        await callbacks.idle();
+        return told.length;
+      })
+      .toBeGreaterThanOrEqual(N);
+    // Settled: nothing more comes.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await callbacks.idle();
+    expect(told).toHaveLength(N);
+    const executions = emulator.inspect.transactions().map((tx) => tx.workflowExecutionId.toLowerCase());
+    expect(new Set(told.map((t) => t.workflowExecutionId.toLowerCase()))).toEqual(new Set(executions));
+    for (const tx of emulator.inspect.transactions()) {
+      const entry = told.find((t) => t.workflowExecutionId.toLowerCase() === tx.workflowExecutionId.toLowerCase());
+      expect(entry).toMatchObject({
+        customerInternalReference: tx.customerInternalReference,
+        userReference: `user-of-${tx.customerInternalReference}`,
+      });
+    }
+    expect(errors).toEqual([]);
+  });
+});
