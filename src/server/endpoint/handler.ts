@@ -46,6 +46,7 @@ import {
 import { createIdempotency, fingerprintOf } from './idempotency.js';
 import { outcomeReports } from './reports.js';
 import { checkRateLimit, createLimiter, type Limiter, type RateLimit } from './admission.js';
+import { addressGroup, checkAddressPrefix, type AddressPrefix } from '../address.js';
 import type { RequestContext } from '../fetch-handler.js';
 import { claimNonce } from './nonce-claim.js';
 import { failureAnswer, namedFailure } from './failure-answer.js';
@@ -146,14 +147,21 @@ export interface DeviceRiskHandlerOptions {
    */
   onOutcome?: (outcome: CaptureOutcome, request: Request) => void;
   /**
-   * Checkouts one caller address (`context.clientAddress`) may start: `burst` at once, then
-   * `perMinute`; more are answered 429 `too_many_checkouts` with Retry-After before they take
-   * store space or a call to the service. Counted per process. Default { burst: 5, perMinute: 6 }:
+   * Checkouts one caller (`context.clientAddress`, by its network: `addressPrefix`) may start:
+   * `burst` at once, then `perMinute`; more are answered 429 `too_many_checkouts` with
+   * Retry-After before they take store space or a call to the service. Counted per process. Default { burst: 5, perMinute: 6 }:
    * a shopper's page posts once and retries at most three times. Many shoppers behind one
    * address (a corporate proxy, a carrier's NAT): raise it, or set false and rely on
    * `checkoutsPerCustomer` (docs/server.md#admission).
    */
   checkoutsPerAddress?: RateLimit | false;
+  /**
+   * How many leading bits of a caller address name one visitor: its network counts as one
+   * address for `checkoutsPerAddress` and takes one turn in the memory queue's fair order.
+   * Default { ipv4: 32, ipv6: 64 }: one party holds a whole IPv6 /64 and can post from any of
+   * its addresses. An IPv4-mapped IPv6 address (`::ffff:192.0.2.1`) is its IPv4 address.
+   */
+  addressPrefix?: AddressPrefix;
   /**
    * Checkouts one customer (`customerInternalReference`) may start, as `checkoutsPerAddress`.
    * Default { burst: 5, perMinute: 6 }. Give each guest a reference of its own (a session id):
@@ -296,7 +304,8 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
       recordRepairs(parsed.repairs);
       options.onRepair?.(parsed.repairs);
     }
-    const refusedAddress = admission.address(context?.clientAddress);
+    const address = context?.clientAddress ? admission.visitor(context.clientAddress) : undefined;
+    const refusedAddress = admission.address(address);
     if (refusedAddress) return refusedAddress;
     let customer: CustomerMapping | Response;
     try {
@@ -397,6 +406,7 @@ function createAdmission(options: DeviceRiskHandlerOptions, now: () => number, o
     limit === false ? undefined : createLimiter(checkRateLimit(limit ?? DEFAULT_ADMISSION, name), now);
   const perAddress = limiter(options.checkoutsPerAddress, 'checkoutsPerAddress');
   const perCustomer = limiter(options.checkoutsPerCustomer, 'checkoutsPerCustomer');
+  const prefix = checkAddressPrefix(options.addressPrefix);
   let toldNoAddress = false;
 
   /** A refusal when `source` has started too many checkouts, else undefined (and one is counted). */
@@ -415,6 +425,9 @@ function createAdmission(options: DeviceRiskHandlerOptions, now: () => number, o
     });
   }
   return {
+    /** The visitor a caller address belongs to: its network under `addressPrefix`. */
+    visitor: (address: string) => addressGroup(address, prefix),
+    /** A refusal when the visitor (`visitor`'s answer) has started too many checkouts. */
     address(address: string | undefined): Response | undefined {
       if (address) return admit(perAddress, address, 'address');
       if (perAddress && !toldNoAddress) {
