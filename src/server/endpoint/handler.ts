@@ -261,13 +261,14 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
     blackbox: string,
     customer: CustomerMapping,
     outcome: CaptureOutcome | undefined,
+    visitor: string,
   ): Promise<Response> {
     const told = () => outcome && tell(outcome, request);
     const reference = { customerInternalReference: customer.customerInternalReference };
     const fingerprint = () =>
       fingerprintOf(request.headers.get('origin')!, customer.customerInternalReference, blackbox);
     // A request without a key gets one of its own: the queue holds one job per key.
-    if (queued) return queued.accept(key ?? ownerMark(), await fingerprint(), blackbox, customer, told);
+    if (queued) return queued.accept(key ?? ownerMark(), await fingerprint(), blackbox, customer, told, visitor);
     if (key === null) {
       told();
       return json(
@@ -327,7 +328,9 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
         );
         if (refused) return refused;
       }
-      return await check(request, key, blackbox, customer, outcome);
+      // The queue's turns go by visitor: its network, or its customer when no address is known.
+      const visitor = address === undefined ? `customer ${customer.customerInternalReference}` : `address ${address}`;
+      return await check(request, key, blackbox, customer, outcome, visitor);
     } catch (caught) {
       // Told in the kit's terms: a Redis at maxmemory is the store, not the service.
       const error = namedFailure(caught);

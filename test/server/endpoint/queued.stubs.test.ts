@@ -186,6 +186,29 @@ describe('the endpoint answers at once and checks when the quota allows (the def
     expect(errors.map((e) => [e.code, e.retryAfter])).toEqual([['queue_full', 5]]);
   });
 
+  it("a job carries its visitor: the caller's network (an IPv6 /64), or its customer when no address is known", async () => {
+    const { client } = stubClient();
+    const jobs: CheckJob[] = [];
+    const recording: CheckQueue = {
+      add: async (job) => {
+        jobs.push(job);
+        return 'added';
+      },
+      process: () => {},
+      counts: async () => ({ queued: jobs.length, oldestAcceptedAt: undefined }),
+      close: async () => {},
+    };
+    const { handler } = setUp(client, { queue: recording });
+    await handler(post('key-visitor-1', 'order-1'), { clientAddress: '2001:db8:66:1:aaaa::5' });
+    await handler(post('key-visitor-2', 'order-2'), { clientAddress: '::ffff:198.51.100.7' });
+    await handler(post('key-visitor-3', 'order-3'));
+    expect(jobs.map((j) => j.visitor)).toEqual([
+      'address 2001:db8:66:1::/64',
+      'address 198.51.100.7',
+      'customer order-3',
+    ]);
+  });
+
   it('a blackbox that waited past maxQueuedMs is not uploaded: blackbox_stale, told for each', async () => {
     let time = 1_000_000;
     let open!: () => void;
