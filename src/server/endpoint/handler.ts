@@ -47,6 +47,7 @@ import { createIdempotency, fingerprintOf } from './idempotency.js';
 import { outcomeReports } from './reports.js';
 import { checkRateLimit, createLimiter, type Limiter, type RateLimit } from './admission.js';
 import { addressGroup, checkAddressPrefix, type AddressPrefix } from '../address.js';
+import { DEFAULT_LIMITS } from '../api/device-risk-client.js';
 import type { RequestContext } from '../fetch-handler.js';
 import { claimNonce } from './nonce-claim.js';
 import { failureAnswer, namedFailure } from './failure-answer.js';
@@ -92,7 +93,12 @@ export interface DeviceRiskHandlerOptions {
    * none is lost with the instance that accepted it.
    */
   queue?: CheckQueue;
-  /** Checkouts the default memory queue holds at most; more are answered 503 `queue_full` with Retry-After. Default 10000. */
+  /**
+   * Checkouts the default memory queue holds at most; more are answered 503 `queue_full` with
+   * Retry-After at once, the blackbox left in the form for a later post. Default what can be
+   * checked within the trust bound at the client's limits: `accountRequestsPerSecond` (1 by
+   * default) × `maxQueuedMs` (15 minutes), 900 (docs/server.md#admission). Never accepted to go stale.
+   */
   maxQueuedChecks?: number;
   /**
    * How long an accepted blackbox is trusted, in ms: one that waited longer is not uploaded,
@@ -235,7 +241,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
   const queued =
     (options.answer ?? (inWorkers() && !options.queue ? 'checked' : 'accepted')) === 'accepted'
       ? createQueuedChecks({
-          queue: options.queue ?? createMemoryQueue({ maxQueued: options.maxQueuedChecks ?? 10_000, now }),
+          queue: options.queue ?? createMemoryQueue({ maxQueued: defaultMaxQueued(options), now }),
           store,
           namespace,
           recordTtlMs,
@@ -463,6 +469,24 @@ function checkedOptions(options: DeviceRiskHandlerOptions): Set<string> {
     if (broken) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, broken);
   }
   return new Set(options.allowedOrigins.map((o: string) => new URL(o).origin));
+}
+
+/**
+ * The default memory queue's bound: the checkouts the tenant's account limit lets through
+ * within the trust bound (1 a second × 15 minutes: 900). More would wait past it and be dropped
+ * stale after the shopper was told "accepted": they are refused at once instead (`queue_full`).
+ */
+export function defaultMaxQueued(
+  options: Pick<DeviceRiskHandlerOptions, 'client' | 'maxQueuedChecks' | 'maxQueuedMs'>,
+): number {
+  const given = options.maxQueuedChecks;
+  if (given !== undefined) {
+    if (!Number.isInteger(given) || given <= 0)
+      throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, endpointMessages.maxQueuedChecks);
+    return given;
+  }
+  const perSecond = options.client.limits?.accountRequestsPerSecond ?? DEFAULT_LIMITS.accountRequestsPerSecond;
+  return Math.max(1, Math.floor((perSecond * (options.maxQueuedMs ?? DEFAULT_MAX_QUEUED_MS)) / 1000));
 }
 
 /** The check's options from the handler's: its onResult, with its time limit and which checkout it is for. */
