@@ -107,6 +107,7 @@ export type {
 } from './queue/queue.js';
 export type { BacklogFigures } from './queue/backlog.js';
 export type { RateLimit } from './endpoint/admission.js';
+export type { AddressPrefix } from './address.js';
 export { createCaptureNonce, verifyCaptureNonce } from './endpoint/nonce.js';
 export type { CaptureNonceOptions, VerifiedNonce } from './endpoint/nonce.js';
 export { repairBlackbox } from './endpoint/repair.js';

@@ -100,6 +100,9 @@ export const endpointMessages = {
   reportsPerSecond: 'maxOutcomeReportsPerSecond must be a positive number',
   noWorkflowKey: 'no workflow key: set workflowKey on the handler or in resolveCustomer',
   badRateLimit: (option: string) => `${option} must be false or { burst, perMinute } with positive numbers`,
+  maxQueuedChecks: 'maxQueuedChecks must be a positive whole number of checkouts',
+  badAddressPrefix: (option: string) =>
+    `${option} must be { ipv4, ipv6 } with whole numbers of bits: ipv4 from 1 to 32, ipv6 from 1 to 128`,
   noCallerAddress:
     'no caller address was given (pass { clientAddress } as the second argument): checkouts are not limited per address',
 

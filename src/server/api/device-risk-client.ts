@@ -139,6 +139,8 @@ export interface DeviceRiskClient {
   readonly localService?: boolean;
   /** The client id (not secret): the namespace of this client's keys in a shared store. */
   readonly clientId: string;
+  /** The limits this client keeps (`limits`, with the documented defaults): the endpoint sizes its queue by them. */
+  readonly limits?: Readonly<Required<DeviceRiskLimits>>;
   /** How long an account create may take (`accountTimeoutMs`): how long a create can be on the wire. */
   readonly accountTimeoutMs?: number;
   /** How long one upload request can be on the wire (`timeoutMs`): an owner that dies leaves at most that one. */
@@ -234,6 +236,7 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
     retrievalOrigin: retrievalBase.origin,
     localService,
     clientId: tokenSource.clientId,
+    limits,
     accountTimeoutMs,
     uploadTimeoutMs: timeoutMs,
     async sealTransaction(transaction) {

@@ -47,6 +47,8 @@ import {
 import { createIdempotency, fingerprintOf } from './idempotency.js';
 import { outcomeReports } from './reports.js';
 import { checkRateLimit, createLimiter, type Limiter, type RateLimit } from './admission.js';
+import { addressGroup, checkAddressPrefix, type AddressPrefix } from '../address.js';
+import { DEFAULT_LIMITS } from '../api/device-risk-client.js';
 import type { RequestContext } from '../fetch-handler.js';
 import { claimNonce } from './nonce-claim.js';
 import { failureAnswer, namedFailure } from './failure-answer.js';
@@ -92,7 +94,12 @@ export interface DeviceRiskHandlerOptions {
    * none is lost with the instance that accepted it.
    */
   queue?: CheckQueue;
-  /** Checkouts the default memory queue holds at most; more are answered 503 `queue_full` with Retry-After. Default 10000. */
+  /**
+   * Checkouts the default memory queue holds at most; more are answered 503 `queue_full` with
+   * Retry-After at once, the blackbox left in the form for a later post. Default what can be
+   * checked within the trust bound at the client's limits: `accountRequestsPerSecond` (1 by
+   * default) × `maxQueuedMs` (15 minutes), 900 (docs/server.md#admission). Never accepted to go stale.
+   */
   maxQueuedChecks?: number;
   /**
    * How long an accepted blackbox is trusted, in ms: one that waited longer is not uploaded,
@@ -149,14 +156,21 @@ export interface DeviceRiskHandlerOptions {
    */
   onOutcome?: (outcome: CaptureOutcome, request: Request) => void;
   /**
-   * Checkouts one caller address (`context.clientAddress`) may start: `burst` at once, then
-   * `perMinute`; more are answered 429 `too_many_checkouts` with Retry-After before they take
-   * store space or a call to the service. Counted per process. Default { burst: 5, perMinute: 6 }:
+   * Checkouts one caller (`context.clientAddress`, by its network: `addressPrefix`) may start:
+   * `burst` at once, then `perMinute`; more are answered 429 `too_many_checkouts` with
+   * Retry-After before they take store space or a call to the service. Counted per process. Default { burst: 5, perMinute: 6 }:
    * a shopper's page posts once and retries at most three times. Many shoppers behind one
    * address (a corporate proxy, a carrier's NAT): raise it, or set false and rely on
    * `checkoutsPerCustomer` (docs/server.md#admission).
    */
   checkoutsPerAddress?: RateLimit | false;
+  /**
+   * How many leading bits of a caller address name one visitor: its network counts as one
+   * address for `checkoutsPerAddress` and takes one turn in the memory queue's fair order.
+   * Default { ipv4: 32, ipv6: 64 }: one party holds a whole IPv6 /64 and can post from any of
+   * its addresses. An IPv4-mapped IPv6 address (`::ffff:192.0.2.1`) is its IPv4 address.
+   */
+  addressPrefix?: AddressPrefix;
   /**
    * Checkouts one customer (`customerInternalReference`) may start, as `checkoutsPerAddress`.
    * Default { burst: 5, perMinute: 6 }. Give each guest a reference of its own (a session id):
@@ -243,7 +257,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
   const queued =
     (options.answer ?? (inWorkers() && !options.queue ? 'checked' : 'accepted')) === 'accepted'
       ? createQueuedChecks({
-          queue: options.queue ?? createMemoryQueue({ maxQueued: options.maxQueuedChecks ?? 10_000, now }),
+          queue: options.queue ?? createMemoryQueue({ maxQueued: defaultMaxQueued(options), now }),
           store,
           namespace,
           recordTtlMs,
@@ -269,13 +283,14 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
     blackbox: string,
     customer: CustomerMapping,
     outcome: CaptureOutcome | undefined,
+    visitor: string,
   ): Promise<Response> {
     const told = () => outcome && tell(outcome, request);
     const reference = referencesOf(customer);
     const fingerprint = () =>
       fingerprintOf(request.headers.get('origin')!, customer.customerInternalReference, blackbox);
     // A request without a key gets one of its own: the queue holds one job per key.
-    if (queued) return queued.accept(key ?? ownerMark(), await fingerprint(), blackbox, customer, told);
+    if (queued) return queued.accept(key ?? ownerMark(), await fingerprint(), blackbox, customer, told, visitor);
     if (key === null) {
       told();
       return json(
@@ -312,7 +327,8 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
       recordRepairs(parsed.repairs);
       options.onRepair?.(parsed.repairs);
     }
-    const refusedAddress = admission.address(context?.clientAddress);
+    const address = context?.clientAddress ? admission.visitor(context.clientAddress) : undefined;
+    const refusedAddress = admission.address(address);
     if (refusedAddress) return refusedAddress;
     let customer: CustomerMapping | Response;
     try {
@@ -334,7 +350,9 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
         );
         if (refused) return refused;
       }
-      return await check(request, key, blackbox, customer, outcome);
+      // The queue's turns go by visitor: its network, or its customer when no address is known.
+      const visitor = address === undefined ? `customer ${customer.customerInternalReference}` : `address ${address}`;
+      return await check(request, key, blackbox, customer, outcome, visitor);
     } catch (caught) {
       // Told in the kit's terms: a Redis at maxmemory is the store, not the service.
       const error = namedFailure(caught);
@@ -413,6 +431,7 @@ function createAdmission(options: DeviceRiskHandlerOptions, now: () => number, o
     limit === false ? undefined : createLimiter(checkRateLimit(limit ?? DEFAULT_ADMISSION, name), now);
   const perAddress = limiter(options.checkoutsPerAddress, 'checkoutsPerAddress');
   const perCustomer = limiter(options.checkoutsPerCustomer, 'checkoutsPerCustomer');
+  const prefix = checkAddressPrefix(options.addressPrefix);
   let toldNoAddress = false;
 
   /** A refusal when `source` has started too many checkouts, else undefined (and one is counted). */
@@ -431,6 +450,9 @@ function createAdmission(options: DeviceRiskHandlerOptions, now: () => number, o
     });
   }
   return {
+    /** The visitor a caller address belongs to: its network under `addressPrefix`. */
+    visitor: (address: string) => addressGroup(address, prefix),
+    /** A refusal when the visitor (`visitor`'s answer) has started too many checkouts. */
     address(address: string | undefined): Response | undefined {
       if (address) return admit(perAddress, address, 'address');
       if (perAddress && !toldNoAddress) {
@@ -463,6 +485,24 @@ function checkedOptions(options: DeviceRiskHandlerOptions): Set<string> {
     if (broken) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, broken);
   }
   return new Set(options.allowedOrigins.map((o: string) => new URL(o).origin));
+}
+
+/**
+ * The default memory queue's bound: the checkouts the tenant's account limit lets through
+ * within the trust bound (1 a second × 15 minutes: 900). More would wait past it and be dropped
+ * stale after the shopper was told "accepted": they are refused at once instead (`queue_full`).
+ */
+export function defaultMaxQueued(
+  options: Pick<DeviceRiskHandlerOptions, 'client' | 'maxQueuedChecks' | 'maxQueuedMs'>,
+): number {
+  const given = options.maxQueuedChecks;
+  if (given !== undefined) {
+    if (!Number.isInteger(given) || given <= 0)
+      throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, endpointMessages.maxQueuedChecks);
+    return given;
+  }
+  const perSecond = options.client.limits?.accountRequestsPerSecond ?? DEFAULT_LIMITS.accountRequestsPerSecond;
+  return Math.max(1, Math.floor((perSecond * (options.maxQueuedMs ?? DEFAULT_MAX_QUEUED_MS)) / 1000));
 }
 
 /** The check's options from the handler's: its onResult, with its time limit and which checkout it is for. */

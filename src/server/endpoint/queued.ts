@@ -89,13 +89,21 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     blackbox: string,
     customer: CustomerMapping,
     told: () => void,
+    visitor?: string,
   ): Promise<Response> {
     const record = await readKeyRecord(options.store, options.namespace, key);
     if (record && record.fingerprint !== fingerprint) return reused();
     // Checked already (a retry of a request answered before): the same reference as then.
     if (record?.result) return json(record.result, 200);
     if (record?.stale) return staleKey();
-    const job: CheckJob = { key, fingerprint, blackbox, customer: await sealed(client, customer), acceptedAt: now() };
+    const job: CheckJob = {
+      key,
+      fingerprint,
+      blackbox,
+      customer: await sealed(client, customer),
+      acceptedAt: now(),
+      ...(visitor === undefined ? {} : { visitor }),
+    };
     let added: Awaited<ReturnType<CheckQueue['add']>>;
     try {
       added = await queue.add(job);

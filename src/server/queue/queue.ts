@@ -1,6 +1,7 @@
 /**
  * The checks the endpoint has accepted and not yet run: held until the service's limits let
- * them through, in arrival order (docs/fleet.md#the-queue). One small interface, two engines:
+ * them through (docs/fleet.md#the-queue), in arrival order; in memory, fairly across
+ * visitors (each visitor's n-th waits behind every visitor's first). One small interface, two engines:
  * this process's memory (one instance, `createMemoryQueue`) and BullMQ on the fleet's Redis
  * (`blackbox-capture/server/bullmq`).
  */
@@ -27,6 +28,11 @@ export interface CheckJob {
   customer: QueuedCustomer;
   /** When the endpoint accepted it (epoch ms): past the trust bound it is not uploaded. */
   acceptedAt: number;
+  /**
+   * Who posted it: the caller's network (`addressPrefix`), or its customer when no address is
+   * known. The memory queue takes turns by it; none: the job is a visitor of its own.
+   */
+  visitor?: string;
 }
 
 /** What `add` did: held it, found it already held (same request), found another request under its key, or had no room. */
@@ -57,7 +63,7 @@ export interface QueueCounts {
 export interface CheckQueue {
   /** Holds the job durably (as durable as the engine: memory, or the shared Redis) before answering. */
   add(job: CheckJob): Promise<AddResult>;
-  /** Starts running the jobs with `run`, oldest first, until `close`. Called once. */
+  /** Starts running the jobs with `run`, oldest first (in memory: by turns across visitors), until `close`. Called once. */
   process(run: (job: CheckJob) => Promise<JobRun>): void;
   counts(): Promise<QueueCounts>;
   /** Stops taking jobs and waits for the running ones. Held jobs stay (in Redis: for another instance). */
@@ -65,7 +71,10 @@ export interface CheckQueue {
 }
 
 export interface MemoryQueueOptions {
-  /** Jobs held at most; more are refused (`full`: the endpoint answers 503 with Retry-After). Default 10000. */
+  /**
+   * Jobs held at most; more are refused (`full`: the endpoint answers 503 with Retry-After).
+   * Default 10000; the endpoint's default queue holds what drains within the trust bound (`maxQueuedChecks`).
+   */
   maxQueued?: number;
   /** Jobs run at once. Default 4: the calls after the account create (upload, finalize, reads) overlap the next create. */
   concurrency?: number;
@@ -79,13 +88,34 @@ interface Held {
   running: boolean;
 }
 
-/** The queue of one instance, in its memory: a process that dies loses what it held (a fleet uses BullMQ). */
+/**
+ * The queue of one instance, in its memory: a process that dies loses what it held (a fleet
+ * uses BullMQ). Fair: jobs run by turns across visitors (`CheckJob.visitor`), so that one
+ * visitor's flood does not keep every other shopper waiting behind it. Its n-th held job
+ * waits behind every visitor's first; within one visitor, arrival order.
+ */
 export function createMemoryQueue(options: MemoryQueueOptions = {}): CheckQueue & { idle(): Promise<void> } {
   const maxQueued = options.maxQueued ?? 10_000;
   const concurrency = options.concurrency ?? 4;
   const now = options.now ?? systemNow;
   /** Arrival order: a Map iterates in insertion order, and a retried job keeps its place. */
   const held = new Map<string, Held>();
+  /**
+   * Each visitor's held jobs in arrival order, by whose turn is next: the visitors none of whose
+   * jobs has finished yet in the order they came, then the others, served longest ago first.
+   */
+  const fresh = new Map<string, Held[]>();
+  const served = new Map<string, Held[]>();
+  const visitorOf = (job: CheckJob) => (job.visitor === undefined ? `job ${job.key}` : `visitor ${job.visitor}`);
+
+  /** The held jobs in turn order: every visitor's first, then every visitor's second, and so on. */
+  function* turns(): Generator<Held> {
+    let lines = [...fresh.values(), ...served.values()];
+    for (let round = 0; lines.length > 0; round++) {
+      for (const line of lines) yield line[round]!;
+      lines = lines.filter((line) => line.length > round + 1);
+    }
+  }
   let run: ((job: CheckJob) => Promise<JobRun>) | undefined;
   let running = 0;
   let pausedUntil = 0;
@@ -101,7 +131,7 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): CheckQueue 
     if (!run || closed) return;
     const at = now();
     let next = Infinity;
-    for (const entry of held.values()) {
+    for (const entry of turns()) {
       if (running >= concurrency) return;
       if (entry.running) continue;
       const due = Math.max(entry.notBefore, pausedUntil);
@@ -124,7 +154,7 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): CheckQueue 
       .then((result) => {
         entry.running = false;
         running--;
-        if (result.done) held.delete(entry.job.key);
+        if (result.done) leave(entry);
         else {
           entry.notBefore = now() + result.retryInMs;
           if (result.pauseQueue) pausedUntil = Math.max(pausedUntil, entry.notBefore);
@@ -137,12 +167,28 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): CheckQueue 
     void going.finally(() => runs.delete(going));
   }
 
+  function leave(entry: Held): void {
+    held.delete(entry.job.key);
+    const visitor = visitorOf(entry.job);
+    const line = fresh.get(visitor) ?? served.get(visitor)!;
+    line.splice(line.indexOf(entry), 1);
+    fresh.delete(visitor);
+    served.delete(visitor);
+    // Served (a job to retry keeps its turn): the visitor's next job waits behind every other visitor's.
+    if (line.length > 0) served.set(visitor, line);
+  }
+
   return {
     async add(job) {
       const present = held.get(job.key);
       if (present) return present.job.fingerprint === job.fingerprint ? 'present' : 'conflict';
       if (held.size >= maxQueued) return 'full';
-      held.set(job.key, { job, notBefore: 0, running: false });
+      const entry: Held = { job, notBefore: 0, running: false };
+      held.set(job.key, entry);
+      const visitor = visitorOf(job);
+      const line = fresh.get(visitor) ?? served.get(visitor);
+      if (line) line.push(entry);
+      else fresh.set(visitor, [entry]);
       queueMicrotask(pump);
       return 'added';
     },

@@ -235,6 +235,50 @@ describe('admission before cost: one visitor or one customer cannot spend what o
     expect(store.newKeys()).toBeGreaterThan(keysAfterFlood);
   });
 
+  it('200 posts from 200 addresses of one IPv6 /64 are one visitor: the burst, then 429; a shopper outside it goes on', async () => {
+    const { client, creates } = stubClient();
+    let n = 0;
+    const handler = checkoutHandler(client, {
+      resolveCustomer: () => ({ customerInternalReference: `guest-${++n}` }),
+      onError: () => {},
+    });
+    const answers = [];
+    for (let i = 1; i <= 200; i++)
+      answers.push(
+        await handler(postFor(`v6-flood-${i}`), at(`2001:db8:66:1:${i.toString(16)}:a:b:${i.toString(16)}`)),
+      );
+    const statuses = answers.map((a) => a.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(5);
+    expect(statuses.slice(5).every((s) => s === 429)).toBe(true);
+    expect(((await answers[199]!.json()) as { error: { code: string } }).error.code).toBe('too_many_checkouts');
+    expect(creates()).toBe(5);
+    // The next /64, an IPv4 shopper, and the same shopper as Node's dual-stack socket gives it.
+    expect((await handler(postFor('honest-v6-1'), at('2001:db8:66:2::1'))).status).toBe(200);
+    expect((await handler(postFor('honest-v4-1'), at('198.51.100.7'))).status).toBe(200);
+    for (let i = 2; i <= 5; i++)
+      expect((await handler(postFor(`honest-v4-${i}`), at('::ffff:198.51.100.7'))).status).toBe(200);
+    expect((await handler(postFor('honest-v4-6'), at('[::ffff:198.51.100.7]'))).status).toBe(429);
+  });
+
+  it('addressPrefix sets the network one visitor holds, and is checked when the handler is made', async () => {
+    const { client } = stubClient();
+    let n = 0;
+    const handler = checkoutHandler(client, {
+      resolveCustomer: () => ({ customerInternalReference: `guest-${++n}` }),
+      addressPrefix: { ipv4: 24, ipv6: 128 },
+      onError: () => {},
+    });
+    const statuses = [];
+    for (let i = 1; i <= 6; i++) statuses.push((await handler(postFor(`v4-net-${i}`), at(`192.0.2.${i}`))).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
+    // Each IPv6 address its own visitor.
+    for (let i = 1; i <= 6; i++) expect((await handler(postFor(`v6-own-${i}`), at(`2001:db8::${i}`))).status).toBe(200);
+    for (const addressPrefix of [{ ipv6: 0 }, { ipv4: 33 }, { ipv6: 64.5 }, null])
+      expect(() => checkoutHandler(client, { addressPrefix: addressPrefix as never })).toThrow(
+        expect.objectContaining({ code: 'invalid_configuration', message: expect.stringContaining('addressPrefix') }),
+      );
+  });
+
   it('one customer from many addresses is held by the customer bucket', async () => {
     const { client, creates } = stubClient();
     const handler = handlerWith(client, { nonceSecret: undefined, onError: () => {} });

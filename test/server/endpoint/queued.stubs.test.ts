@@ -2,7 +2,13 @@
 // checkout, then the check in arrival order as the tenant's limit allows, on a stub client.
 // Nothing accepted is lost, no key gets two transactions, and what waits too long is told.
 import { describe, expect, it } from 'vitest';
-import { DeviceRiskTransaction } from '../../../src/server/api/device-risk-client.js';
+import {
+  createDeviceRiskClient,
+  DEFAULT_LIMITS,
+  DeviceRiskTransaction,
+} from '../../../src/server/api/device-risk-client.js';
+import type { TokenSource } from '../../../src/server/api/token-source.js';
+import { defaultMaxQueued } from '../../../src/server/endpoint/handler.js';
 import { DeviceRiskError, type DeviceRiskErrorCode } from '../../../src/server/errors.js';
 import {
   createDeviceRiskHandler,
@@ -184,6 +190,61 @@ describe('the endpoint answers at once and checks when the quota allows (the def
     expect(refused.headers.get('retry-after')).toBe('5');
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('queue_full');
     expect(errors.map((e) => [e.code, e.retryAfter])).toEqual([['queue_full', 5]]);
+  });
+
+  it('the default queue holds what drains within the trust bound (limit × maxQueuedMs), then 503 queue_full at once', async () => {
+    let open!: () => void;
+    const { client } = stubClient({ gate: new Promise<void>((resolve) => (open = resolve)) });
+    // 2 account requests a second for 5 s: 10 checkouts, however many the shop's address sends.
+    const limited = { ...client, limits: { ...DEFAULT_LIMITS, accountRequestsPerSecond: 2 } } as DeviceRiskClient;
+    const { handler, errors } = setUp(limited, { queue: undefined, maxQueuedMs: 5_000 });
+    const statuses = [];
+    for (let i = 1; i <= 11; i++) statuses.push((await handler(post(`key-bound-${i}`, `order-${i}`))).status);
+    expect(statuses).toEqual([...Array<number>(10).fill(202), 503]);
+    expect(errors.map((e) => e.code)).toEqual(['queue_full']);
+    open();
+    await handler.close();
+  });
+
+  it("a job carries its visitor: the caller's network (an IPv6 /64), or its customer when no address is known", async () => {
+    const { client } = stubClient();
+    const jobs: CheckJob[] = [];
+    const recording: CheckQueue = {
+      add: async (job) => {
+        jobs.push(job);
+        return 'added';
+      },
+      process: () => {},
+      counts: async () => ({ queued: jobs.length, oldestAcceptedAt: undefined }),
+      close: async () => {},
+    };
+    const { handler } = setUp(client, { queue: recording });
+    await handler(post('key-visitor-1', 'order-1'), { clientAddress: '2001:db8:66:1:aaaa::5' });
+    await handler(post('key-visitor-2', 'order-2'), { clientAddress: '::ffff:198.51.100.7' });
+    await handler(post('key-visitor-3', 'order-3'));
+    expect(jobs.map((j) => j.visitor)).toEqual([
+      'address 2001:db8:66:1::/64',
+      'address 198.51.100.7',
+      'customer order-3',
+    ]);
+  });
+
+  it("the derived bound: 900 at the documented limit and trust bound, the client's limits, or maxQueuedChecks", () => {
+    const { client } = stubClient();
+    expect(defaultMaxQueued({ client })).toBe(900);
+    expect(defaultMaxQueued({ client, maxQueuedMs: 60_000 })).toBe(60);
+    const real = createDeviceRiskClient({
+      tokenSource: { clientId: 'c' } as unknown as TokenSource,
+      baseUrl: 'https://account.example',
+      userAgent: 'shop/1',
+      limits: { accountRequestsPerSecond: 3 },
+    });
+    expect(defaultMaxQueued({ client: real })).toBe(2700);
+    expect(defaultMaxQueued({ client: real, maxQueuedChecks: 50_000 })).toBe(50_000);
+    for (const maxQueuedChecks of [0, -1, 2.5, Infinity])
+      expect(() => setUp(client, { queue: undefined, maxQueuedChecks })).toThrow(
+        expect.objectContaining({ code: 'invalid_configuration', message: expect.stringContaining('maxQueuedChecks') }),
+      );
   });
 
   it('a blackbox that waited past maxQueuedMs is not uploaded: blackbox_stale, told for each', async () => {

@@ -3,12 +3,13 @@
 import { describe, expect, it } from 'vitest';
 import { createMemoryQueue, type CheckJob, type JobRun } from '../../../src/server/queue/queue.js';
 
-const job = (key: string, fingerprint = 'f', acceptedAt = 0): CheckJob => ({
+const job = (key: string, fingerprint = 'f', acceptedAt = 0, visitor?: string): CheckJob => ({
   key,
   fingerprint,
   blackbox: 'bb',
   customer: { customerInternalReference: 'c' },
   acceptedAt,
+  ...(visitor === undefined ? {} : { visitor }),
 });
 
 /** A run whose every call waits until the test lets it finish with the result it is given. */
@@ -45,6 +46,51 @@ describe('createMemoryQueue', () => {
     await finish('d');
     expect(started).toEqual(['a', 'b', 'c', 'd']);
     expect(await queue.counts()).toEqual({ queued: 0, oldestAcceptedAt: undefined });
+  });
+
+  it("is fair across visitors: a flood's 50 jobs queued first, 5 honest visitors' jobs run within the first 6", async () => {
+    const queue = createMemoryQueue({ concurrency: 1 });
+    const order: string[] = [];
+    for (let i = 1; i <= 50; i++) await queue.add(job(`flood-${i}`, 'f', i, 'address 2001:db8:66:1::/64'));
+    for (let i = 1; i <= 5; i++) await queue.add(job(`honest-${i}`, 'f', 100 + i, `address 198.51.100.${i}`));
+    queue.process(async (j) => {
+      order.push(j.key);
+      return { done: true };
+    });
+    await queue.idle();
+    expect(order).toHaveLength(55);
+    expect(order.slice(0, 6).sort()).toEqual(['flood-1', 'honest-1', 'honest-2', 'honest-3', 'honest-4', 'honest-5']);
+    // Within a visitor, arrival order; the flood's n-th behind every visitor's first.
+    expect(order.filter((k) => k.startsWith('flood'))).toEqual(Array.from({ length: 50 }, (_, i) => `flood-${i + 1}`));
+    expect(await queue.counts()).toEqual({ queued: 0, oldestAcceptedAt: undefined });
+  });
+
+  it("takes turns as jobs come and go: a newcomer's first goes before a served visitor's next", async () => {
+    const queue = createMemoryQueue({ concurrency: 1 });
+    const { run, started, finish } = gatedRun();
+    queue.process(run);
+    for (const key of ['a1', 'a2', 'a3']) await queue.add(job(key, 'f', 0, 'a'));
+    await tick();
+    expect(started).toEqual(['a1']);
+    await queue.add(job('b1', 'f', 0, 'b'));
+    await finish('a1');
+    await queue.add(job('c1', 'f', 0, 'c'));
+    await queue.add(job('b2', 'f', 0, 'b'));
+    await finish('b1');
+    await finish('c1');
+    await finish('a2');
+    await finish('b2');
+    await finish('a3');
+    // a was served before b, so a2 before b2; a visitor whose jobs all left comes back as a newcomer.
+    expect(started).toEqual(['a1', 'b1', 'c1', 'a2', 'b2', 'a3']);
+    await queue.add(job('a4', 'f', 0, 'a'));
+    await queue.add(job('a5', 'f', 0, 'a'));
+    await queue.add(job('d1', 'f', 0, 'd'));
+    await tick();
+    await finish('a4');
+    expect(started.slice(6)).toEqual(['a4', 'd1']);
+    await finish('d1');
+    await finish('a5');
   });
 
   it('holds one job per key: the same request is present, another under its key a conflict', async () => {
