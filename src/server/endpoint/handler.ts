@@ -14,7 +14,7 @@ import {
   logError,
 } from '../errors.js';
 import { endpointMessages, MESSAGE_PREFIX } from '../messages.js';
-import { systemNow } from '../clock.js';
+import { systemNow, type Now } from '../clock.js';
 import { createMemoryStore, keyPart, withTimeLimit, type Store } from '../store/store.js';
 import { ownerMark } from '../store/lease.js';
 import { defaultToldStore, toldMarkers, type ToldMarkers } from '../told.js';
@@ -225,20 +225,9 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
   const allowed = checkedOptions(options);
   const maxBody = options.maxBodyBytes ?? 16 * 1024;
   const now = options.now ?? systemNow;
-  // Each key has a record, a nonce claim and, while worked on, a lease: three entries.
-  const store = options.store
-    ? withTimeLimit(options.store, options.storeTimeoutMs)
-    : createMemoryStore({ maxEntries: 3 * (options.idempotencyMaxKeys ?? 100_000), now });
   const onError = options.onError ?? logError;
-  // Each decision told once, with the callback handler's too: in the same store, or the client's in memory without one.
   const leaseMs = options.idempotencyLeaseMs ?? 10_000;
-  const decisions = toldMarkers(
-    options.store ? store : defaultToldStore(client),
-    client.clientId,
-    leaseMs,
-    onError,
-    now,
-  );
+  const { store, decisions } = storesOf(options, leaseMs, now, onError);
   const { tell, outcomeOnly } = outcomeTelling(options, now, onError);
   const prefix = keyPart(client.clientId ?? '');
   const namespace = `${prefix}:idempotency`;
@@ -464,6 +453,20 @@ function createAdmission(options: DeviceRiskHandlerOptions, now: () => number, o
     },
     customer: (reference: string) => admit(perCustomer, reference, 'customer'),
   };
+}
+
+/**
+ * The handler's store (the shop's, under its time limit, or this process's memory) and the
+ * markers that tell each decision once, with the callback handler's too: in the same store, or
+ * without one in the client's memory.
+ */
+function storesOf(options: DeviceRiskHandlerOptions, leaseMs: number, now: Now, onError: (error: unknown) => void) {
+  // Each key has a record, a nonce claim and, while worked on, a lease: three entries.
+  const store = options.store
+    ? withTimeLimit(options.store, options.storeTimeoutMs)
+    : createMemoryStore({ maxEntries: 3 * (options.idempotencyMaxKeys ?? 100_000), now });
+  const markersIn = options.store ? store : defaultToldStore(options.client);
+  return { store, decisions: toldMarkers(markersIn, options.client.clientId, leaseMs, onError, now) };
 }
 
 /**

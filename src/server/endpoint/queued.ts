@@ -72,14 +72,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
   /** Said once per backlog: the checks waiting cannot all run within the trust bound at the rate the service allows. */
   async function warnIfBehind(): Promise<void> {
     const figures = await backlog().catch(() => undefined);
-    if (!figures || !behind(figures)) return;
-    onError(
-      new DeviceRiskError(
-        ERR_BACKLOG_BEHIND,
-        queuedMessages.behind(figures.queued, figures.drainPerSecond, figures.drainSeconds, maxQueuedMs),
-        { operation: 'queue' },
-      ),
-    );
+    if (figures && behind(figures)) onError(behindWarning(figures, maxQueuedMs));
   }
 
   /** Holds the checkout in the queue, then answers 202 with its reference (or 200 with a finished check's). */
@@ -111,28 +104,9 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
       throw queueFailure(error);
     }
     if (added === 'conflict') return reused();
-    if (added === 'full') {
-      recordQueue('refused');
-      const figures = await backlog().catch(() => undefined);
-      // One slot frees in about 1/rate seconds; the browser waits that (1 to 60 s) and posts again.
-      const seconds = Math.min(60, Math.max(1, Math.ceil(figures?.drainPerSecond ? 1 / figures.drainPerSecond : 5)));
-      const error = new DeviceRiskError(ERR_QUEUE_FULL, queuedMessages.full(figures?.queued), {
-        status: 503,
-        retryAfter: seconds,
-        operation: 'queue',
-      });
-      onError(error);
-      return refuse(503, ERR_QUEUE_FULL, queuedMessages.fullAnswer, { 'retry-after': String(seconds) });
-    }
+    if (added === 'full') return fullAnswer(await backlog().catch(() => undefined), onError);
     if (added === 'added') {
-      // The key's job may have run and left the queue between the read above and the add (another
-      // request's, on this instance or another): its record names it, and this one would never be
-      // checked (its run finds the record's fingerprint and stops). Answered as on one instance.
-      const after = await readKeyRecord(options.store, options.namespace, key).catch((error: unknown) => {
-        onError(error);
-        return undefined;
-      });
-      if (after && after.fingerprint !== fingerprint) return reused();
+      if (await recordNamesAnother(options, key, fingerprint)) return reused();
       recordQueue('accepted');
       told();
     }
@@ -297,3 +271,44 @@ function failureKind(error: unknown): 'permanent' | 'limited' | 'transient' {
 /** The seconds the service or the store asked to wait, if it did. */
 const retryAfterOf = (error: unknown) =>
   isUnavailable(error) && isDeviceRiskError(error) ? error.retryAfter : undefined;
+
+/** A full queue: 503 `queue_full`, told, with the wait for one slot to free (1 to 60 s) as Retry-After. */
+function fullAnswer(figures: BacklogFigures | undefined, onError: (error: unknown) => void): Response {
+  recordQueue('refused');
+  // One slot frees in about 1/rate seconds; the browser waits that (1 to 60 s) and posts again.
+  const seconds = Math.min(60, Math.max(1, Math.ceil(figures?.drainPerSecond ? 1 / figures.drainPerSecond : 5)));
+  onError(
+    new DeviceRiskError(ERR_QUEUE_FULL, queuedMessages.full(figures?.queued), {
+      status: 503,
+      retryAfter: seconds,
+      operation: 'queue',
+    }),
+  );
+  return refuse(503, ERR_QUEUE_FULL, queuedMessages.fullAnswer, { 'retry-after': String(seconds) });
+}
+
+/**
+ * After an add: the key's job may have run and left the queue between the record read and the
+ * add (another request's, on this instance or another). Its record then names another
+ * checkout, and this one would never be checked (its run finds the record's fingerprint and
+ * stops): answered as on one instance. A read that fails is told, and the add stands.
+ */
+async function recordNamesAnother(
+  options: Pick<QueuedChecksOptions, 'store' | 'namespace' | 'onError'>,
+  key: string,
+  fingerprint: string,
+): Promise<boolean> {
+  const after = await readKeyRecord(options.store, options.namespace, key).catch((error: unknown) => {
+    options.onError(error);
+    return undefined;
+  });
+  return !!after && after.fingerprint !== fingerprint;
+}
+
+/** The backlog cannot drain within the trust bound at the rate the service allows (`backlog_behind`). */
+const behindWarning = (figures: BacklogFigures, maxQueuedMs: number) =>
+  new DeviceRiskError(
+    ERR_BACKLOG_BEHIND,
+    queuedMessages.behind(figures.queued, figures.drainPerSecond, figures.drainSeconds, maxQueuedMs),
+    { operation: 'queue' },
+  );

@@ -3,7 +3,7 @@
 // is the server's reply). The endpoint answers it 503 with Retry-After and a code that names the
 // store (`store_full`, or `queue_full` for the queue's add), tells onError the same, never
 // blames the device-risk service, and takes checkouts again once there is room (#58, item 3).
-// On a real redis-server: test/server/store/redis-full.redis.test.ts.
+// On a real redis-server: test/server/endpoint/redis-full.redis.test.ts.
 import { describe, expect, it } from 'vitest';
 import { DeviceRiskTransaction } from '../../../src/server/api/device-risk-client.js';
 import { failureAnswer } from '../../../src/server/endpoint/failure-answer.js';
