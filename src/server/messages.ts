@@ -217,6 +217,9 @@ export const redisMessages = {
     'the Redis client ignored SET ... PX, so keys would never expire: createRedisStore needs node-redis 5 or later, or ioredis 5 or later',
   mayEvict: (policy: string) =>
     `Redis may evict the store's keys (maxmemory-policy ${policy}): leases and records would vanish and checkouts be doubled. Set maxmemory-policy noeviction (redis.conf, or CONFIG SET maxmemory-policy noeviction); a full Redis then refuses writes, which the kit answers with 503 and Retry-After`,
+  notConnected: (ms: number) =>
+    `the Redis client was still connecting after ${ms} ms (readyTimeoutMs): check that Redis is up and reachable at the client's address`,
+  readyTimeoutOption: 'readyTimeoutMs must be a positive number of milliseconds',
   notAClient: (method: string) =>
     `createRedisStore needs a node-redis (5 or later) or ioredis (5 or later) client; this one has no ${method}()`,
 };
