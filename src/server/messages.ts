@@ -224,6 +224,12 @@ export const redisMessages = {
     `createRedisStore needs a node-redis (5 or later) or ioredis (5 or later) client; this one has no ${method}()`,
 };
 
+/** queue/bullmq.ts: a BullMQ set-up that cannot work (docs/fleet.md#redis-cluster). */
+export const bullmqMessages = {
+  clusterNeedsHashTag: (prefix: string) =>
+    `BullMQ on Redis Cluster needs a hash tag in its prefix ("${prefix}" has none), or every command fails with CROSSSLOT: give createBullmqQueue a prefix such as "{${prefix.replace(/[{}]/g, '') || 'bbc'}}" (the whole queue then lives on one master)`,
+};
+
 /** callbacks/: its options, the callback's shape, its refusals and its outcomes. */
 export const callbackMessages = {
   onResultRequired: 'onResult is required: it receives each result',
