@@ -119,6 +119,19 @@ export function isDeviceRiskError(error: unknown): error is DeviceRiskError {
 }
 
 /**
+ * True when a Redis at its `maxmemory` (policy noeviction) refused a write: node-redis and
+ * ioredis reject with the server's error reply, whose message starts "OOM command not allowed
+ * when used memory > 'maxmemory'" (in a script, with the script's name after it). Looked for
+ * in the error and its causes, so that a client or library wrapping it is still recognised.
+ */
+export function isRedisFull(error: unknown): boolean {
+  for (let at = error, depth = 0; at instanceof Error && depth < 5; at = at.cause, depth++) {
+    if (/^(?:\S+: )?OOM command not allowed\b/.test(at.message)) return true;
+  }
+  return false;
+}
+
+/**
  * The handlers' `onError` when none is given: one line on the console, so that a failure is
  * never silent. A DeviceRiskError's message never holds a secret; other errors are your own.
  */

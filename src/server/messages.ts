@@ -3,7 +3,7 @@
  * holds the browser's. A message names the option, the status or the id at fault and never
  * carries a secret or a body (errors.ts): callers pass only codes, numbers, ids and
  * addresses. Held here so far: errors.ts, http.ts, adapter/node/, secure-url.ts, time-limit.ts,
- * api/, endpoint/, proxy/, store/ and callbacks/. The
+ * api/, endpoint/, proxy/, store/, queue/bullmq.ts and callbacks/. The
  * proxy's answers carry a code alone (src/server/proxy/proxy.ts).
  */
 
@@ -127,6 +127,10 @@ export const endpointMessages = {
   serviceRefused: (status: number) =>
     `The device-risk service refused the request (HTTP ${status}); retrying will not help`,
   serviceUnreachable: 'The device-risk service could not be reached; retry with the same Idempotency-Key',
+  /** A failure of this server's own (neither the service nor the store): the service is not blamed. */
+  internalFailure: 'The device-risk check failed on this server; retry with the same Idempotency-Key',
+  storeUnavailable: "The shop's shared store could not be reached; retry with the same Idempotency-Key",
+  storeFull: "The shop's shared store is full; retry with the same Idempotency-Key",
 
   brokenPercentEncoding: 'the blackbox is percent-encoded, and its encoding is broken: send it as JSON, unencoded',
   stillDamaged: (repairs: readonly string[], notABlackbox: boolean, reason: string) =>
@@ -160,9 +164,22 @@ export const queuedMessages = {
     'The tenant\u2019s account request limit is the bottleneck: ask the service for a higher contracted limit',
   full: (queued: number | undefined) => `a checkout was refused: the queue holds ${queued ?? 'its most'} checks`,
   fullAnswer: 'Too many checkouts wait for their check; retry with the same Idempotency-Key',
+  /** The queue's add refused by its Redis at maxmemory (bullmq.ts), or another failure of the queue's add. */
+  redisFull:
+    "a checkout was refused: Redis is full (maxmemory) and the queue could not take it. Raise Redis's maxmemory or free memory; the queue takes checkouts again, and drains, once there is room",
+  addFailed: 'a checkout was refused: the queue could not take it (its store failed); retry shortly',
   stale: (ageMs: number, trustBoundMs: number, keyStart: string) =>
     `a checkout accepted ${Math.round(ageMs / 1000)} s ago was not checked: its blackbox is past the trust bound ` +
     `of ${Math.round(trustBoundMs / 1000)} s and was not uploaded (key ${keyStart}\u2026)`,
+};
+
+/** queue/bullmq.ts: what its worker tells onError of its Redis. */
+export const bullmqMessages = {
+  redisFull: (refusals: number) =>
+    `Redis is full (maxmemory): it refused the queue's worker ${refusals} time${refusals === 1 ? '' : 's'}, so checks wait. Raise maxmemory or free memory; the worker drains again by itself once there is room`,
+  /** A set-up that cannot work: BullMQ on Redis Cluster without a hash tag (docs/fleet.md#redis-cluster). */
+  clusterNeedsHashTag: (prefix: string) =>
+    `BullMQ on Redis Cluster needs a hash tag in its prefix ("${prefix}" has none), or every command fails with CROSSSLOT: give createBullmqQueue a prefix such as "{${prefix.replace(/[{}]/g, '') || 'bbc'}}" (the whole queue then lives on one master)`,
 };
 
 /** proxy/: its options, and a collector answer it will not pass on. */
@@ -206,6 +223,9 @@ export const storeMessages = {
   timeoutOption: 'storeTimeoutMs must be a positive number of milliseconds',
   noAnswer: (ms: number) => `the shared store did not answer within ${ms} ms`,
   failed: (what: string) => `the shared store failed (${what}); retry shortly`,
+  /** A Redis at maxmemory with noeviction refuses writes: the kit's keys expire, and writes resume once there is room. */
+  redisFull: (what: string) =>
+    `Redis is full (maxmemory): it refused ${what}. Raise maxmemory or free memory; the store's keys expire on their own, and writes resume once there is room`,
 };
 
 /** store/redis.ts: a Redis client or server the store cannot rely on (docs/fleet.md). */
@@ -222,12 +242,6 @@ export const redisMessages = {
   readyTimeoutOption: 'readyTimeoutMs must be a positive number of milliseconds',
   notAClient: (method: string) =>
     `createRedisStore needs a node-redis (5 or later) or ioredis (5 or later) client; this one has no ${method}()`,
-};
-
-/** queue/bullmq.ts: a BullMQ set-up that cannot work (docs/fleet.md#redis-cluster). */
-export const bullmqMessages = {
-  clusterNeedsHashTag: (prefix: string) =>
-    `BullMQ on Redis Cluster needs a hash tag in its prefix ("${prefix}" has none), or every command fails with CROSSSLOT: give createBullmqQueue a prefix such as "{${prefix.replace(/[{}]/g, '') || 'bbc'}}" (the whole queue then lives on one master)`,
 };
 
 /** callbacks/: its options, the callback's shape, its refusals and its outcomes. */

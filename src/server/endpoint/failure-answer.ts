@@ -9,13 +9,16 @@ import {
   ERR_INVALID_ACCOUNT_REQUEST,
   ERR_INVALID_CONFIGURATION,
   ERR_NETWORK,
+  ERR_QUEUE_FULL,
   ERR_RATE_LIMITED,
   ERR_REQUEST_REJECTED,
   ERR_STORE_FULL,
   ERR_STORE_UNAVAILABLE,
   isDeviceRiskError,
+  isRedisFull,
 } from '../errors.js';
-import { endpointMessages } from '../messages.js';
+import { endpointMessages, queuedMessages } from '../messages.js';
+import { redisFull } from '../store/store.js';
 import { REFUSED_INTERNAL, refuse } from '../http.js';
 import { inUse } from './idempotency.js';
 
@@ -28,7 +31,7 @@ export function isPermanent(error: unknown): boolean {
   return error.code === ERR_REQUEST_REJECTED && status !== undefined && status >= 400 && status < 500 && status !== 429;
 }
 
-/** True when the service (or the store) asks for time: a 429 or 503, a network failure, a store away or full. */
+/** True when the service (or the store) asks for time: a 429 or 503, a network failure, a store or queue away or full. */
 export function isUnavailable(error: unknown): boolean {
   if (!isDeviceRiskError(error)) return false;
   const { status, code } = error;
@@ -38,11 +41,30 @@ export function isUnavailable(error: unknown): boolean {
     code === ERR_NETWORK ||
     code === ERR_RATE_LIMITED ||
     code === ERR_STORE_UNAVAILABLE ||
-    code === ERR_STORE_FULL
+    code === ERR_STORE_FULL ||
+    code === ERR_QUEUE_FULL
   );
 }
 
-export function failureAnswer(error: unknown): Response {
+/** What the answer says failed: the service, the shop's store or queue, or this server. */
+function said(code: string): string {
+  if (code === ERR_STORE_UNAVAILABLE) return endpointMessages.storeUnavailable;
+  if (code === ERR_STORE_FULL) return endpointMessages.storeFull;
+  if (code === ERR_QUEUE_FULL) return queuedMessages.fullAnswer;
+  if (code === REFUSED_INTERNAL) return endpointMessages.internalFailure;
+  return endpointMessages.serviceUnreachable;
+}
+
+/**
+ * The kit's own form of an error that is not yet one: a Redis at maxmemory refusing a write
+ * (a store or a library that let its reply through) is `store_full`, never an internal error.
+ */
+export function namedFailure(error: unknown): unknown {
+  return !isDeviceRiskError(error) && isRedisFull(error) ? redisFull('a write', error) : error;
+}
+
+export function failureAnswer(failure: unknown): Response {
+  const error = namedFailure(failure);
   const status = isDeviceRiskError(error) ? error.status : undefined;
   const code = isDeviceRiskError(error) ? error.code : REFUSED_INTERNAL;
   if (isDeviceRiskError(error) && (error.code === ERR_INVALID_CONFIGURATION || error.code === ERR_FORGED_ADDRESS)) {
@@ -58,7 +80,7 @@ export function failureAnswer(error: unknown): Response {
     Math.min(isDeviceRiskError(error) && error.retryAfter !== undefined ? error.retryAfter : 2, 60),
   );
   if (code === ERR_IDEMPOTENCY_KEY_IN_USE) return inUse(1);
-  return refuse(isUnavailable(error) ? 503 : 502, code, endpointMessages.serviceUnreachable, {
+  return refuse(isUnavailable(error) ? 503 : 502, code, said(code), {
     'retry-after': retryAfter,
   });
 }

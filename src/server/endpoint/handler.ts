@@ -48,7 +48,7 @@ import { outcomeReports } from './reports.js';
 import { checkRateLimit, createLimiter, type Limiter, type RateLimit } from './admission.js';
 import type { RequestContext } from '../fetch-handler.js';
 import { claimNonce } from './nonce-claim.js';
-import { failureAnswer } from './failure-answer.js';
+import { failureAnswer, namedFailure } from './failure-answer.js';
 import { callbackUrlRuleBroken } from '../api/account.js';
 import { createQueuedChecks, DEFAULT_MAX_QUEUED_MS } from './queued.js';
 import { createMemoryQueue, type CheckQueue } from '../queue/queue.js';
@@ -319,7 +319,9 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
         if (refused) return refused;
       }
       return await check(request, key, blackbox, customer, outcome);
-    } catch (error) {
+    } catch (caught) {
+      // Told in the kit's terms: a Redis at maxmemory is the store, not the service.
+      const error = namedFailure(caught);
       onError(error);
       return failureAnswer(error);
     }

@@ -12,21 +12,23 @@ import {
   ERR_BLACKBOX_STALE,
   ERR_QUEUE_FULL,
   ERR_RATE_LIMITED,
+  ERR_STORE_UNAVAILABLE,
   isDeviceRiskError,
+  isRedisFull,
 } from '../errors.js';
 import { json, refuse } from '../http.js';
 import { queuedMessages } from '../messages.js';
 import { recordQueue, recordQueueWait, observeBacklog } from '../metrics.js';
 import { createBacklogWarning, createDrainMeter, type BacklogFigures } from '../queue/backlog.js';
 import type { CheckJob, CheckQueue, JobRun, QueuedCustomer } from '../queue/queue.js';
-import { fromStore, type Store } from '../store/store.js';
+import { fromStore, REDIS_FULL_RETRY_AFTER_S, type Store } from '../store/store.js';
 import {
   runDeviceRiskCheck,
   type CustomerMapping,
   type DeviceRiskCheckOptions,
   type DeviceRiskProgress,
 } from './check.js';
-import { isPermanent, isUnavailable } from './failure-answer.js';
+import { isPermanent, isUnavailable, namedFailure } from './failure-answer.js';
 import { readKeyRecord, recordKeyOf, reused, staleKey, type createIdempotency, type KeyRecord } from './idempotency.js';
 
 /** The default trust bound, in ms: see `maxQueuedMs` in handler.ts. */
@@ -93,7 +95,12 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     if (record?.result) return json(record.result, 200);
     if (record?.stale) return staleKey();
     const job: CheckJob = { key, fingerprint, blackbox, customer: await sealed(client, customer), acceptedAt: now() };
-    const added = await queue.add(job);
+    let added: Awaited<ReturnType<CheckQueue['add']>>;
+    try {
+      added = await queue.add(job);
+    } catch (error) {
+      throw queueFailure(error);
+    }
     if (added === 'conflict') return reused();
     if (added === 'full') {
       recordQueue('refused');
@@ -109,6 +116,14 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
       return refuse(503, ERR_QUEUE_FULL, queuedMessages.fullAnswer, { 'retry-after': String(seconds) });
     }
     if (added === 'added') {
+      // The key's job may have run and left the queue between the read above and the add (another
+      // request's, on this instance or another): its record names it, and this one would never be
+      // checked (its run finds the record's fingerprint and stops). Answered as on one instance.
+      const after = await readKeyRecord(options.store, options.namespace, key).catch((error: unknown) => {
+        onError(error);
+        return undefined;
+      });
+      if (after && after.fingerprint !== fingerprint) return reused();
       recordQueue('accepted');
       told();
     }
@@ -161,7 +176,9 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
           runDeviceRiskCheck(client, job.blackbox, customer, options.checkOptions(job, progress, save)),
         () => {},
       );
-    } catch (error) {
+    } catch (caught) {
+      // A Redis at maxmemory is told as the store's (store_full) and waited for, as the handler does.
+      const error = namedFailure(caught);
       onError(error);
       return failedTry(job, error);
     }
@@ -235,6 +252,29 @@ async function sealed(client: DeviceRiskClient, customer: CustomerMapping): Prom
 async function opened(client: DeviceRiskClient, customer: QueuedCustomer): Promise<CustomerMapping> {
   const { transaction, ...rest } = customer;
   return transaction ? { ...rest, transaction: await client.openTransaction(transaction) } : rest;
+}
+
+/**
+ * A queue's add that failed, in the kit's terms: refused by its Redis at maxmemory is
+ * `queue_full` (503 with Retry-After: the queue takes checkouts again once there is room);
+ * any other failure of the queue's store is `store_unavailable`. Never the service's fault.
+ */
+function queueFailure(error: unknown): unknown {
+  if (isDeviceRiskError(error)) return error;
+  if (isRedisFull(error)) {
+    recordQueue('refused');
+    return new DeviceRiskError(ERR_QUEUE_FULL, queuedMessages.redisFull, {
+      status: 503,
+      retryAfter: REDIS_FULL_RETRY_AFTER_S,
+      operation: 'queue',
+      cause: error,
+    });
+  }
+  return new DeviceRiskError(ERR_STORE_UNAVAILABLE, queuedMessages.addFailed, {
+    retryAfter: 1,
+    operation: 'queue',
+    cause: error,
+  });
 }
 
 /** What a failed try means: never to succeed, the tenant's limit reached, or trouble that passes. */

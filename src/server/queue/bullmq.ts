@@ -3,12 +3,13 @@
  * (docs/fleet.md#the-queue). Every instance gives its handler the same queue (the same
  * Redis, the same name): any instance accepts a checkout, any instance checks it.
  *
- * What BullMQ brings: one job per Idempotency-Key (the job id is derived from it), a job held
- * in Redis before the browser hears 202, a job whose instance died taken again by another
- * (stalled-job recovery, after `stalledIntervalMs`), delayed retries, the tenant's limit
- * shared by the fleet's workers (Worker.rateLimit), and the counts. What it does not: the
- * check's own exactly-once, which stays with the key's record and lease (idempotency.ts),
- * since a stalled job can run twice.
+ * What BullMQ brings: one job per Idempotency-Key (the job id is derived from it, and an add
+ * under an id Redis holds already adds nothing, atomically: the accept's own nonce, written
+ * into the job, tells which add Redis kept), a job held in Redis before the browser hears
+ * 202, a job whose instance died taken again by another (stalled-job recovery, after
+ * `stalledIntervalMs`), delayed retries, the tenant's limit shared by the fleet's workers
+ * (Worker.rateLimit), and the counts. What it does not: the check's own exactly-once, which
+ * stays with the key's record and lease (idempotency.ts), since a stalled job can run twice.
  *
  * On Redis Cluster (an ioredis `Cluster` as the connection) BullMQ's scripts touch several
  * keys of the queue at once, which Cluster allows only within one hash slot: the prefix must
@@ -19,7 +20,14 @@
  * dashboard) and its other instances name.
  */
 import { DelayedError, Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
-import { DeviceRiskError, ERR_INVALID_CONFIGURATION, logError } from '../errors.js';
+import {
+  DeviceRiskError,
+  ERR_INVALID_CONFIGURATION,
+  ERR_STORE_FULL,
+  isDeviceRiskError,
+  isRedisFull,
+  logError,
+} from '../errors.js';
 import { bullmqMessages } from '../messages.js';
 import type { AddResult, CheckJob, CheckQueue, JobRun, QueueCounts } from './queue.js';
 
@@ -48,7 +56,10 @@ export interface BullmqQueueOptions {
   stalledIntervalMs?: number;
   /** How long a job's lock lasts without renewal, in ms. Default 30000 (BullMQ's). */
   lockDurationMs?: number;
-  /** Told about the worker's own failures (Redis away, a lost lock). Default one line on console.error. */
+  /**
+   * Told about the worker's own failures (Redis away, a lost lock). A Redis at maxmemory is told
+   * as `store_full`, at most once per 10 s. Default one line on console.error.
+   */
   onError?: (error: unknown) => void;
 }
 
@@ -71,6 +82,37 @@ export async function jobIdOf(key: string): Promise<string> {
 }
 
 /**
+ * A job as Redis holds it: the checkout, and the nonce of the add that wrote it (absent in a
+ * job an earlier version added), so that of two adds under one key each knows whether it was
+ * the one kept, whatever their clocks read.
+ */
+type HeldJob = CheckJob & { addedBy?: string };
+
+/** How often a Redis at maxmemory is told while it stays full, in ms: the worker meets it on every fetch. */
+const FULL_TOLD_EVERY_MS = 10_000;
+
+/**
+ * onError with a Redis at maxmemory named (`store_full`), told once per ten seconds with the
+ * count of refusals since: the worker keeps trying, and drains again by itself once there is room.
+ */
+function namingFull(onError: (error: unknown) => void): (error: unknown) => void {
+  let toldAt = -Infinity;
+  let unsaid = 0;
+  return (error) => {
+    if (isDeviceRiskError(error) || !isRedisFull(error)) return onError(error);
+    unsaid++;
+    const now = Date.now();
+    if (now - toldAt < FULL_TOLD_EVERY_MS) return;
+    toldAt = now;
+    const refusals = unsaid;
+    unsaid = 0;
+    onError(
+      new DeviceRiskError(ERR_STORE_FULL, bullmqMessages.redisFull(refusals), { operation: 'queue', cause: error }),
+    );
+  };
+}
+
+/**
  * The hash tag Redis Cluster places a key by: what stands between the key's first "{" and the
  * next "}", when that is not empty; undefined when the key has none (the whole key is hashed).
  */
@@ -87,9 +129,9 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
     throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, bullmqMessages.clusterNeedsHashTag(prefix));
   }
   const maxQueued = options.maxQueued ?? 100_000;
-  const onError = options.onError ?? logError;
+  const onError = namingFull(options.onError ?? logError);
   const common = { connection: options.connection, ...(options.prefix ? { prefix: options.prefix } : {}) };
-  const queue = new Queue<CheckJob>(name, common);
+  const queue = new Queue<HeldJob>(name, common);
   /** Jobs the fleet finished, a count per second (a hash, trimmed to two minutes): every instance's drain rate is the fleet's. */
   const drainedKey = `${prefix}:${name}:bbc-drained`;
   let defined = false;
@@ -108,19 +150,26 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
     const held = await queue.getJob(jobId);
     if (held) return held.data.fingerprint === job.fingerprint ? 'present' : 'conflict';
     if ((await queue.count()) >= maxQueued) return 'full';
-    await queue.add('check', job, {
-      jobId,
-      // Done jobs go: the key's record answers a retry. Failed ones cannot be (the runner gives up by returning).
-      removeOnComplete: true,
-      removeOnFail: { age: 24 * 3600 },
-      // A throw the runner did not expect (Redis away mid-job) is not the end of an accepted
-      // check: it is taken again a second later, until the trust bound ends it.
-      attempts: Number.MAX_SAFE_INTEGER,
-      backoff: { type: 'fixed', delay: 1000 },
-    });
-    // Two instances adding the same key at once: BullMQ keeps the first; the second finds it.
+    const addedBy = crypto.randomUUID();
+    await queue.add(
+      'check',
+      { ...job, addedBy },
+      {
+        jobId,
+        // Done jobs go: the key's record answers a retry. Failed ones cannot be (the runner gives up by returning).
+        removeOnComplete: true,
+        removeOnFail: { age: 24 * 3600 },
+        // A throw the runner did not expect (Redis away mid-job) is not the end of an accepted
+        // check: it is taken again a second later, until the trust bound ends it.
+        attempts: Number.MAX_SAFE_INTEGER,
+        backoff: { type: 'fixed', delay: 1000 },
+      },
+    );
+    // Two instances adding the same key at once: BullMQ keeps the first and adds nothing for
+    // the other (one script, atomic); the job's nonce says whose it is. None held: a job ran
+    // and left meanwhile, whose record the endpoint reads next (queued.ts).
     const stored = await queue.getJob(jobId);
-    if (!stored || stored.data.acceptedAt === job.acceptedAt) return 'added';
+    if (!stored || stored.data.addedBy === addedBy) return 'added';
     return stored.data.fingerprint === job.fingerprint ? 'present' : 'conflict';
   }
 

@@ -16,9 +16,12 @@
  * its offline queue off (ioredis `enableOfflineQueue: false`, node-redis
  * `disableOfflineQueue`) refuses commands until it is ready, so `ready()` right after
  * creating it would otherwise fail.
+ *
+ * A Redis at its `maxmemory` refuses writes ("OOM command not allowed"): the store says so
+ * (`store_full`, answered 503 with Retry-After), and writes resume once there is room.
  */
-import type { Store } from './store.js';
-import { DeviceRiskError, ERR_INVALID_CONFIGURATION, ERR_STORE_UNAVAILABLE } from '../errors.js';
+import { redisFull, type Store } from './store.js';
+import { DeviceRiskError, ERR_INVALID_CONFIGURATION, ERR_STORE_UNAVAILABLE, isRedisFull } from '../errors.js';
 import { redisMessages } from '../messages.js';
 
 /** The part of a node-redis client (v5+) the store uses. */
@@ -83,6 +86,30 @@ interface Commands {
   set(key: string, value: string, ttlMs: number, onlyIfAbsent: boolean): Promise<boolean>;
   del(key: string): Promise<unknown>;
   eval(script: string, key: string, args: string[]): Promise<unknown>;
+}
+
+/**
+ * The commands with a Redis at maxmemory named: its refusal ("OOM command not allowed") becomes
+ * `store_full` (503 with Retry-After), whichever command or check met it. Other failures pass
+ * as they are (the endpoint answers them `store_unavailable`).
+ */
+function fullNamed(commands: Commands): Commands {
+  const named =
+    <A extends unknown[], R>(what: string, call: (...args: A) => Promise<R>) =>
+    (...args: A): Promise<R> =>
+      call(...args).catch((error: unknown) => {
+        throw isRedisFull(error) ? redisFull(what, error) : error;
+      });
+  return {
+    get: named('a read (GET)', (key: string) => commands.get(key)),
+    set: named('a write (SET)', (key: string, value: string, ttlMs: number, onlyIfAbsent: boolean) =>
+      commands.set(key, value, ttlMs, onlyIfAbsent),
+    ),
+    del: named('a delete (DEL)', (key: string) => commands.del(key)),
+    eval: named('a conditional write (EVAL)', (script: string, key: string, args: string[]) =>
+      commands.eval(script, key, args),
+    ),
+  };
 }
 
 const isIoRedis = (client: RedisClientLike): client is IoRedisClientLike =>
@@ -178,7 +205,7 @@ export function createRedisStore(client: RedisClientLike, options: RedisStoreOpt
       throw refusal(redisMessages.notAClient(method));
     }
   }
-  const commands = commandsOf(client);
+  const commands = fullNamed(commandsOf(client));
   const prefix = options.prefix ?? 'bbc:';
   const readyTimeoutMs = options.readyTimeoutMs ?? 10_000;
   if (!(readyTimeoutMs > 0)) throw refusal(redisMessages.readyTimeoutOption);

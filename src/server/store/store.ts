@@ -17,6 +17,7 @@ import {
   ERR_STORE_FULL,
   ERR_STORE_UNAVAILABLE,
   isDeviceRiskError,
+  isRedisFull,
 } from '../errors.js';
 import { storeMessages } from '../messages.js';
 
@@ -144,12 +145,24 @@ export function withTimeLimit(store: Store, timeoutMs = STORE_TIMEOUT_MS): Store
   };
 }
 
+/** Seconds a browser waits before it posts again when Redis is full (maxmemory): room comes as keys expire. */
+export const REDIS_FULL_RETRY_AFTER_S = 5;
+
+/** A Redis at maxmemory that refused `what`: `store_full`, answered 503 with Retry-After, never blamed on the service. */
+export const redisFull = (what: string, cause?: unknown): DeviceRiskError =>
+  new DeviceRiskError(ERR_STORE_FULL, storeMessages.redisFull(what), {
+    retryAfter: REDIS_FULL_RETRY_AFTER_S,
+    operation: 'store',
+    cause,
+  });
+
 /** A key's part made safe to join with ':' (client ids and Idempotency-Keys are free text). */
 export const keyPart = (value: string): string => encodeURIComponent(value);
 
 /**
- * Runs a store operation; a failure becomes `store_unavailable` with a Retry-After, so that
- * callers answer "try again" (503) rather than act as if nothing were stored.
+ * Runs a store operation; a failure becomes `store_unavailable` (or `store_full` for a Redis at
+ * its maxmemory) with a Retry-After, so that callers answer "try again" (503) rather than act
+ * as if nothing were stored.
  */
 export async function fromStore<T>(operation: Promise<T>, what: string): Promise<T> {
   try {
@@ -164,6 +177,8 @@ export async function fromStore<T>(operation: Promise<T>, what: string): Promise
         cause.code === ERR_INVALID_CONFIGURATION)
     )
       throw cause;
+    // A Redis at maxmemory (a store on Redis other than createRedisStore lets its refusal through).
+    if (isRedisFull(cause)) throw redisFull(what, cause);
     throw new DeviceRiskError(ERR_STORE_UNAVAILABLE, storeMessages.failed(what), {
       retryAfter: 1,
       operation: 'store',

@@ -39,6 +39,7 @@ describe('isUnavailable', () => {
     ['rate_limited', undefined, true],
     ['store_unavailable', undefined, true],
     ['store_full', undefined, true],
+    ['queue_full', undefined, true],
     ['request_rejected', 400, false],
   ])('%s with status %s: %s', (code, status, unavailable) => {
     expect(isUnavailable(failure(code, status === undefined ? {} : { status }))).toBe(unavailable);
@@ -71,11 +72,34 @@ describe('failureAnswer', () => {
     ['rate_limited', { status: 429, retryAfter: 90 }, { status: 503, code: 'rate_limited', retryAfter: '60' }],
     ['network_error', { retryAfter: 0 }, { status: 503, code: 'network_error', retryAfter: '0' }],
     ['idempotency_key_in_use', { retryAfter: 30 }, { status: 409, code: 'idempotency_key_in_use', retryAfter: '1' }],
+    ['store_unavailable', { retryAfter: 1 }, { status: 503, code: 'store_unavailable', retryAfter: '1' }],
+    ['store_full', { retryAfter: 5 }, { status: 503, code: 'store_full', retryAfter: '5' }],
+    ['queue_full', { status: 503, retryAfter: 5 }, { status: 503, code: 'queue_full', retryAfter: '5' }],
+    ['queue_full', { retryAfter: 5 }, { status: 503, code: 'queue_full', retryAfter: '5' }],
   ])('%s %j: %j', async (code, options, expected) => {
     expect(await answer(failure(code, options))).toEqual(expected);
   });
 
   it('an error that is not the kit’s is a 502 internal_error, with Retry-After', async () => {
     expect(await answer(new Error('boom'))).toEqual({ status: 502, code: 'internal_error', retryAfter: '2' });
+  });
+
+  it('each answer names what failed: the service only for its own failures', async () => {
+    const message = async (error: unknown) =>
+      ((await failureAnswer(error).json()) as { error: { message: string } }).error.message;
+    expect(await message(failure('upstream_error', { status: 500 }))).toMatch(
+      /device-risk service could not be reached/,
+    );
+    expect(await message(failure('network_error'))).toMatch(/device-risk service could not be reached/);
+    expect(await message(failure('store_unavailable'))).toMatch(/shared store could not be reached/);
+    expect(await message(failure('store_full'))).toMatch(/shared store is full/);
+    expect(await message(failure('queue_full'))).toMatch(/Too many checkouts wait/);
+    expect(await message(new Error('boom'))).toMatch(/failed on this server/);
+    // A Redis at maxmemory whose reply was let through as it is: the store, full.
+    const oom = Object.assign(new Error("OOM command not allowed when used memory > 'maxmemory'."), {
+      name: 'ReplyError',
+    });
+    expect(await answer(oom)).toEqual({ status: 503, code: 'store_full', retryAfter: '5' });
+    expect(await message(oom)).toMatch(/shared store is full/);
   });
 });

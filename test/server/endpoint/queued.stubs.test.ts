@@ -574,6 +574,75 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     expect(hand.jobs).toHaveLength(2);
     await handler.close();
   });
+
+  it('one key, two orders posted at once: one 202, the other 422; the same order twice: both 202, checked once', async () => {
+    const { client, calls } = stubClient();
+    const { handler, results } = setUp(client);
+    const accepted: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const key = `key-race-000${i}`;
+      const answers = await Promise.all([handler(post(key, `order-${i}-a`)), handler(post(key, `order-${i}-b`))]);
+      expect(answers.map((answer) => answer.status).sort()).toEqual([202, 422]);
+      accepted.push(`order-${i}-${answers[0]!.status === 202 ? 'a' : 'b'}`);
+      const same = await Promise.all([handler(post(`key-same-000${i}`)), handler(post(`key-same-000${i}`))]);
+      // Each 202, or 200 with the decision where the check had ended before the second read the key.
+      for (const answer of same) expect([200, 202]).toContain(answer.status);
+    }
+    await expect.poll(() => results.length).toBe(40);
+    const orders = (results as Array<{ customerInternalReference: string }>).map((r) => r.customerInternalReference);
+    expect(orders.filter((order) => order !== 'order-0').sort()).toEqual(accepted.sort());
+    expect(calls.filter((call) => call.startsWith('create'))).toHaveLength(40);
+    await handler.close();
+  });
+
+  it("a key whose job ran and left the queue between the record's read and the add: another order is 422, the same 202", async () => {
+    const { client } = stubClient();
+    const hand = handQueue();
+    const memory = createMemoryStore();
+    const { handler, errors } = setUp(client, { queue: hand.queue, store: memory });
+    expect((await handler(post('key-0000000001', 'order-a'))).status).toBe(202);
+    // The next add finds the queue empty: the first job ran to its end in the meantime (on another instance).
+    const add = hand.queue.add;
+    hand.queue.add = async (job) => {
+      if (hand.jobs.length === 1) expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
+      return add(job);
+    };
+    const other = await handler(post('key-0000000001', 'order-b'));
+    expect([other.status, ((await other.json()) as { error: { code: string } }).error.code]).toEqual([
+      422,
+      'idempotency_key_reused',
+    ]);
+    // Its job, if held, runs to nothing: the record's fingerprint is another's.
+    expect(await hand.run(hand.jobs[1]!)).toEqual({ done: true });
+    const same = await handler(post('key-0000000002', 'order-c'));
+    expect(same.status).toBe(202);
+    hand.queue.add = async (job) => {
+      if (hand.jobs.length === 3) expect(await hand.run(hand.jobs[2]!)).toEqual({ done: true });
+      return add(job);
+    };
+    expect((await handler(post('key-0000000002', 'order-c'))).status).toBe(202);
+    expect(errors).toEqual([]);
+    await handler.close();
+  });
+
+  it('the record read after the add fails (the store away): told, and the checkout held is 202', async () => {
+    const { client } = stubClient();
+    const hand = handQueue();
+    const memory = createMemoryStore();
+    let reads = 0;
+    const store = {
+      ...memory,
+      get: async (key: string) => {
+        if (++reads === 2) throw new DeviceRiskError('store_unavailable', 'store away', { retryAfter: 1 });
+        return memory.get(key);
+      },
+    };
+    const { handler, errors } = setUp(client, { queue: hand.queue, store });
+    expect((await handler(post('key-0000000001', 'order-a'))).status).toBe(202);
+    expect(hand.jobs).toHaveLength(1);
+    expect(errors.map((e) => e.code)).toEqual(['store_unavailable']);
+    await handler.close();
+  });
 });
 
 /** The queue's counter by event, and the wait histogram's count, as recorded so far in this file. */

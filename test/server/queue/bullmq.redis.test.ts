@@ -204,6 +204,87 @@ describe.skipIf(!haveRedis)('createBullmqQueue', () => {
     }
   });
 
+  it('one key, two orders added at once on two instances: one is added, the other a conflict, every time', async () => {
+    // Two instances' own connections, one queue; nothing processes: what Redis holds stays.
+    const connections = [0, 1].map(() => new IoRedis(redis.url, { maxRetriesPerRequest: null }));
+    const [a, b] = connections.map((connection) => createBullmqQueue({ connection, name: 'race', onError: () => {} }));
+    const job = (key: string, order: string, acceptedAt: number) => ({
+      key,
+      fingerprint: `f-${order}`,
+      blackbox: BLACKBOX,
+      customer: { customerInternalReference: order },
+      acceptedAt,
+    });
+    try {
+      for (let i = 0; i < 100; i++) {
+        // Accepted within one millisecond on both instances (half the rounds), or whenever each is.
+        const at = i % 2 ? Date.now() : undefined;
+        const key = `key-race-${i}`;
+        const [x, y] = await Promise.all([
+          a!.add(job(key, `order-${i}-a`, at ?? Date.now())),
+          b!.add(job(key, `order-${i}-b`, at ?? Date.now())),
+        ]);
+        expect([x, y].sort()).toEqual(['added', 'conflict']);
+        // The one held is the one told "added".
+        const held = await a!.queue.getJob(await jobIdOf(key));
+        expect(held?.data.customer.customerInternalReference).toBe(`order-${i}-${x === 'added' ? 'a' : 'b'}`);
+      }
+      // The same order twice at once (a browser retry racing itself): held once, both accepted.
+      for (let i = 0; i < 50; i++) {
+        const at = Date.now();
+        const key = `key-same-${i}`;
+        const answers = await Promise.all([a!.add(job(key, 'order-same', at)), b!.add(job(key, 'order-same', at))]);
+        expect(answers.sort()).toEqual(['added', 'present']);
+      }
+      expect(await a!.queue.count()).toBe(150);
+    } finally {
+      await a!.close();
+      await b!.close();
+      for (const connection of connections) connection.disconnect();
+    }
+  });
+
+  it('one key, two orders posted at once to two instances: one 202, the other 422, and the 202 is the one checked', async () => {
+    const svc = service();
+    const results: string[] = [];
+    const a = instance('a', svc, 'fleet-race', results);
+    const b = instance('b', svc, 'fleet-race', results);
+    try {
+      const accepted: string[] = [];
+      for (let i = 0; i < 100; i++) {
+        const key = `key-fleet-race-${i}`;
+        const answers = await Promise.all([a.handler(post(key, `order-${i}-a`)), b.handler(post(key, `order-${i}-b`))]);
+        const statuses = answers.map((answer) => answer.status);
+        expect([...statuses].sort()).toEqual([202, 422]);
+        const refused = answers.find((answer) => answer.status === 422)!;
+        expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('idempotency_key_reused');
+        accepted.push(`order-${i}-${statuses[0] === 202 ? 'a' : 'b'}`);
+      }
+      // Every order told "accepted" is checked, and its own decision told: none is dropped silently.
+      await until(() => results.length >= 100, 60_000);
+      expect(results.map((r) => r.split(' ')[0]).sort()).toEqual([...accepted].sort());
+      expect(svc.calls.filter((c) => c.startsWith('create'))).toHaveLength(100);
+      // The same order posted twice at once (a browser retry racing itself): both accepted, checked once.
+      for (let i = 0; i < 20; i++) {
+        const key = `key-fleet-same-${i}`;
+        const answers = await Promise.all([
+          a.handler(post(key, `order-same-${i}`)),
+          b.handler(post(key, `order-same-${i}`)),
+        ]);
+        // Each the same 202, or 200 with the decision where the check ended before the other read the key.
+        for (const answer of answers)
+          if (answer.status !== 200)
+            expect([answer.status, await answer.json()]).toEqual([202, { accepted: true, reference: key }]);
+      }
+      await until(() => results.length >= 120, 60_000);
+      expect(svc.calls.filter((c) => c.startsWith('create'))).toHaveLength(120);
+      expect([...a.errors, ...b.errors]).toEqual([]);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
   it('a run that throws (Redis away mid-job) is told and taken again, not given up', async () => {
     const connection = new IoRedis(redis.url, { maxRetriesPerRequest: null });
     const errors: unknown[] = [];

@@ -55,6 +55,15 @@ describe('createMemoryQueue', () => {
     expect((await queue.counts()).queued).toBe(1);
   });
 
+  it('two adds under one key at once, within one millisecond: one added, the other present or a conflict', async () => {
+    const queue = createMemoryQueue();
+    const other = await Promise.all([queue.add(job('k', 'f1', 5)), queue.add(job('k', 'f2', 5))]);
+    expect(other).toEqual(['added', 'conflict']);
+    const same = await Promise.all([queue.add(job('s', 'f1', 5)), queue.add(job('s', 'f1', 5))]);
+    expect(same).toEqual(['added', 'present']);
+    expect((await queue.counts()).queued).toBe(2);
+  });
+
   it('refuses a job past maxQueued (full) and takes one again once a job left', async () => {
     const queue = createMemoryQueue({ maxQueued: 2, concurrency: 1 });
     const { run, finish } = gatedRun();

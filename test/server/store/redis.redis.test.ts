@@ -316,7 +316,7 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
     expect(emulator.inspect.requests('token')).toBe(1);
   });
 
-  it('a full Redis (noeviction): token calls fail at once as store_unavailable, none reaches the service; then one does', async () => {
+  it('a full Redis (noeviction): token calls fail at once as store_full, none reaches the service; then one does', async () => {
     emulator = await startEmulator({ accountRequestsPerSecond: 0 });
     const admin = await connect(redis.url);
     clients.push(admin);
@@ -325,7 +325,11 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
     await admin.configSet('maxmemory', '1');
     try {
       for (let i = 0; i < 5; i++) {
-        await expect(tokenSource.getToken()).rejects.toMatchObject({ code: 'store_unavailable', retryAfter: 1 });
+        await expect(tokenSource.getToken()).rejects.toMatchObject({
+          code: 'store_full',
+          retryAfter: 5,
+          message: expect.stringContaining('Redis is full (maxmemory)'),
+        });
       }
       expect(emulator.inspect.requests('token')).toBe(0);
     } finally {

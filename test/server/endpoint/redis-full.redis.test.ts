@@ -1,0 +1,231 @@
+// A real redis-server at its maxmemory (2 MB, policy noeviction), filled: a checkout through the
+// handler is answered 503 with Retry-After and a code that names the store (`store_full` for
+// createRedisStore, `queue_full` for the BullMQ queue's add), told to onError the same, never
+// 502 internal_error blaming the device-risk service (#58, item 3). Once there is room again
+// (maxmemory raised, or the filler deleted), the next checkout is accepted and checked, and a
+// queued check caught by the full Redis drains, with nothing restarted.
+import { Redis as IoRedis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DeviceRiskTransaction } from '../../../src/server/api/device-risk-client.js';
+import type { DeviceRiskError } from '../../../src/server/errors.js';
+import {
+  createDeviceRiskHandler,
+  type DeviceRiskClient,
+  type DeviceRiskHandlerOptions,
+} from '../../../src/server/index.js';
+import { createBullmqQueue } from '../../../src/server/queue/bullmq.js';
+import { createRedisStore } from '../../../src/server/store/redis.js';
+import { connect, haveRedis, startRedisServer, type Client, type RedisServer } from '../../support/redis.js';
+
+const SHOP = 'https://shop.example';
+const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
+const MAXMEMORY = '2mb';
+
+let redis: RedisServer;
+let admin: Client;
+beforeAll(async () => {
+  if (!haveRedis) return;
+  redis = await startRedisServer({ args: ['--maxmemory', MAXMEMORY, '--maxmemory-policy', 'noeviction'] });
+  admin = await connect(redis.url);
+});
+afterAll(async () => {
+  await admin?.quit().catch(() => {});
+  await redis?.stop();
+});
+
+/**
+ * Fills Redis with 10 kB values until it refuses one (OOM), then holds it full: maxmemory is
+ * set just under what it then holds, so that a few bytes freed by chance (a connection's
+ * buffers) open no room. Answers the filler's keys.
+ */
+async function fill(): Promise<string[]> {
+  const keys: string[] = [];
+  const value = 'x'.repeat(10_000);
+  for (;;) {
+    const key = `filler:${keys.length}`;
+    try {
+      await admin.set(key, value);
+    } catch (error) {
+      expect((error as Error).message).toMatch(/^OOM command not allowed when used memory > 'maxmemory'/);
+      break;
+    }
+    keys.push(key);
+    if (keys.length > 2000) throw new Error(`Redis took ${keys.length} values past a maxmemory of ${MAXMEMORY}`);
+  }
+  const used = Number(/used_memory:(\d+)/.exec(await admin.info('memory'))![1]);
+  await admin.configSet('maxmemory', String(used - 100_000));
+  return keys;
+}
+
+/** Room again, as an operator or time would make it: the filler deleted, maxmemory back to its 2 MB. */
+async function room(keys: string[]) {
+  await admin.configSet('maxmemory', MAXMEMORY);
+  if (keys.length) await admin.del(keys);
+}
+
+function stubService() {
+  const calls: string[] = [];
+  let n = 0;
+  let gate: Promise<void> | undefined;
+  const client = {
+    retrievalOrigin: 'https://retrieval.example',
+    clientId: 'client-1',
+    accountTimeoutMs: 1000,
+    createAccount: async (body: { customerInternalReference: string }) => {
+      await gate;
+      calls.push(`create ${body.customerInternalReference}`);
+      n++;
+      return new DeviceRiskTransaction({
+        accountId: `acc-${n}`,
+        workflowExecutionId: `wf-${n}`,
+        credentialId: 'cred',
+        uploadUrl: 'https://api.example/upload',
+        finalizeUrl: 'https://api.example/finalize',
+        tokenExpiresAt: Date.now() + 600_000,
+        token: `tx-token-${n}`,
+      });
+    },
+    uploadBlackbox: async (tx: DeviceRiskTransaction) => void calls.push(`upload ${tx.workflowExecutionId}`),
+    finalize: async (tx: DeviceRiskTransaction) => void calls.push(`finalize ${tx.workflowExecutionId}`),
+    status: async () => 'PROCESSED',
+    details: async (tx: DeviceRiskTransaction) => ({ workflowExecutionId: tx.workflowExecutionId }),
+    sealTransaction: async (tx: DeviceRiskTransaction) => JSON.stringify({ ...tx.toJSON(), token: tx.token }),
+    openTransaction: async (sealed: string) => new DeviceRiskTransaction(JSON.parse(sealed) as never),
+  } as unknown as DeviceRiskClient;
+  return {
+    client,
+    calls,
+    /** Holds every account create until the returned function is called. */
+    hold() {
+      let release!: () => void;
+      gate = new Promise((resolve) => (release = resolve));
+      return () => {
+        gate = undefined;
+        release();
+      };
+    },
+  };
+}
+
+function handlerOn(service: ReturnType<typeof stubService>, extra: Partial<DeviceRiskHandlerOptions>) {
+  const errors: DeviceRiskError[] = [];
+  const results: string[] = [];
+  const handler = createDeviceRiskHandler({
+    client: service.client,
+    allowedOrigins: [SHOP],
+    workflowKey: 10020,
+    checkoutsPerAddress: false,
+    checkoutsPerCustomer: false,
+    resolveCustomer: (request) => ({ customerInternalReference: request.headers.get('x-order')! }),
+    onError: (error) => errors.push(error as DeviceRiskError),
+    onResult: (details, { customerInternalReference }) =>
+      void results.push(`${customerInternalReference} ${details.workflowExecutionId}`),
+    ...extra,
+  });
+  return { handler, errors, results };
+}
+
+const post = (key: string, order: string) =>
+  new Request(`${SHOP}/device-risk`, {
+    method: 'POST',
+    headers: { origin: SHOP, 'content-type': 'application/json', 'idempotency-key': key, 'x-order': order },
+    body: JSON.stringify({ blackbox: BLACKBOX }),
+  });
+
+async function answerOf(response: Response) {
+  const body = (await response.json()) as { error: { code: string; message: string } };
+  return {
+    status: response.status,
+    code: body.error.code,
+    retryAfter: response.headers.get('retry-after'),
+    message: body.error.message,
+  };
+}
+
+describe.skipIf(!haveRedis)('a Redis at maxmemory (noeviction)', () => {
+  it('createRedisStore on node-redis: 503 store_full with Retry-After, told as Redis full; with room, checked', async () => {
+    const client = await connect(redis.url);
+    const service = stubService();
+    const { handler, errors } = handlerOn(service, {
+      store: createRedisStore(client, { prefix: 'store-full:' }),
+      answer: 'checked',
+    });
+    let filler: string[] = [];
+    try {
+      filler = await fill();
+      const refused = await answerOf(await handler(post('key-store-full-1', 'order-1')));
+      expect(refused).toEqual({ status: 503, code: 'store_full', retryAfter: '5', message: expect.any(String) });
+      expect(refused.message).not.toMatch(/device-risk service/);
+      expect(errors.map((e) => e.code)).toEqual(['store_full']);
+      expect(errors[0]!.message).toMatch(/Redis is full \(maxmemory\)/);
+      expect(service.calls).toEqual([]);
+      // Room again, nothing restarted: the browser's retry is checked.
+      await room(filler);
+      filler = [];
+      const checked = await handler(post('key-store-full-1', 'order-1'));
+      expect(checked.status).toBe(200);
+      expect(service.calls).toEqual(['create order-1', 'upload wf-1', 'finalize wf-1']);
+    } finally {
+      await room(filler);
+      await handler.close();
+      await client.quit();
+    }
+  });
+
+  it("the BullMQ queue's add: 503 queue_full with Retry-After; a queued check caught by it drains once there is room", async () => {
+    const bull = new IoRedis(redis.url, { maxRetriesPerRequest: null });
+    const storeClient = new IoRedis(redis.url, { maxRetriesPerRequest: 1 });
+    const queueErrors: DeviceRiskError[] = [];
+    const queue = createBullmqQueue({
+      connection: bull,
+      name: 'redis-full',
+      concurrency: 1,
+      lockDurationMs: 1000,
+      stalledIntervalMs: 500,
+      onError: (error) => queueErrors.push(error as DeviceRiskError),
+    });
+    const service = stubService();
+    const { handler, errors, results } = handlerOn(service, {
+      store: createRedisStore(storeClient, { prefix: 'queue-full:' }),
+      queue,
+      idempotencyLeaseMs: 1000,
+    });
+    let filler: string[] = [];
+    try {
+      // Accepted while there is room; its check waits at the account create while Redis fills.
+      const release = service.hold();
+      expect((await handler(post('key-queue-full-1', 'order-1'))).status).toBe(202);
+      await expect.poll(async () => (await queue.queue.getJobCounts('active')).active).toBe(1);
+      filler = await fill();
+      release();
+      // A new checkout: the queue cannot take it.
+      const refused = await answerOf(await handler(post('key-queue-full-2', 'order-2')));
+      expect(refused).toEqual({ status: 503, code: 'queue_full', retryAfter: '5', message: expect.any(String) });
+      expect(refused.message).not.toMatch(/device-risk service/);
+      expect(errors.find((e) => e.code === 'queue_full')?.message).toMatch(/Redis is full \(maxmemory\)/);
+      // The waiting check cannot record its progress: told as the store's, never as the service's.
+      await expect.poll(() => errors.some((e) => e.code === 'store_full')).toBe(true);
+      // Nor can the worker move the job on: told by the queue as Redis full, once per 10 s however often it meets it.
+      await expect
+        .poll(() => queueErrors.map((e) => [e.code, /Redis is full \(maxmemory\).*queue's worker/.test(e.message)]))
+        .toEqual([['store_full', true]]);
+      const told = [...errors, ...queueErrors].map((e) => e.code);
+      expect(told).not.toContain('internal_error');
+      expect(told.every((code) => ['queue_full', 'store_full', 'orphaned_transaction'].includes(code))).toBe(true);
+      expect(results).toEqual([]);
+      // Room again, nothing restarted: the retry is accepted, and both checks drain.
+      await room(filler);
+      filler = [];
+      expect((await handler(post('key-queue-full-2', 'order-2'))).status).toBe(202);
+      await expect
+        .poll(() => results.map((r) => r.split(' ')[0]).sort(), { timeout: 30_000 })
+        .toEqual(['order-1', 'order-2']);
+      await expect.poll(async () => (await queue.counts()).queued, { timeout: 10_000 }).toBe(0);
+    } finally {
+      await room(filler);
+      await handler.close().catch(() => {});
+      bull.disconnect();
+      storeClient.disconnect();
+    }
+  });
+});
