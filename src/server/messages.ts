@@ -180,6 +180,9 @@ export const queuedMessages = {
 export const bullmqMessages = {
   redisFull: (refusals: number) =>
     `Redis is full (maxmemory): it refused the queue's worker ${refusals} time${refusals === 1 ? '' : 's'}, so checks wait. Raise maxmemory or free memory; the worker drains again by itself once there is room`,
+  /** A set-up that cannot work: BullMQ on Redis Cluster without a hash tag (docs/fleet.md#redis-cluster). */
+  clusterNeedsHashTag: (prefix: string) =>
+    `BullMQ on Redis Cluster needs a hash tag in its prefix ("${prefix}" has none), or every command fails with CROSSSLOT: give createBullmqQueue a prefix such as "{${prefix.replace(/[{}]/g, '') || 'bbc'}}" (the whole queue then lives on one master)`,
 };
 
 /** proxy/: its options, and a collector answer it will not pass on. */
@@ -237,6 +240,9 @@ export const redisMessages = {
     'the Redis client ignored SET ... PX, so keys would never expire: createRedisStore needs node-redis 5 or later, or ioredis 5 or later',
   mayEvict: (policy: string) =>
     `Redis may evict the store's keys (maxmemory-policy ${policy}): leases and records would vanish and checkouts be doubled. Set maxmemory-policy noeviction (redis.conf, or CONFIG SET maxmemory-policy noeviction); a full Redis then refuses writes, which the kit answers with 503 and Retry-After`,
+  notConnected: (ms: number) =>
+    `the Redis client was still connecting after ${ms} ms (readyTimeoutMs): check that Redis is up and reachable at the client's address`,
+  readyTimeoutOption: 'readyTimeoutMs must be a positive number of milliseconds',
   notAClient: (method: string) =>
     `createRedisStore needs a node-redis (5 or later) or ioredis (5 or later) client; this one has no ${method}()`,
 };

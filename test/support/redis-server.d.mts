@@ -15,3 +15,14 @@ export declare function startRedisCluster(masters?: number): Promise<{
   rootNodes: Array<{ url: string }>;
   stop(): Promise<unknown>;
 }>;
+export declare function startRedisSentinel(): Promise<{
+  master: RedisServerProcess;
+  replica: RedisServerProcess;
+  sentinels: Array<{ host: string; port: number }>;
+  name: string;
+  /** The port of the master the Sentinel names now. */
+  masterPort(): Promise<number>;
+  /** SENTINEL FAILOVER; resolves once the Sentinel names the replica as master. */
+  failover(): Promise<void>;
+  stop(): Promise<unknown>;
+}>;

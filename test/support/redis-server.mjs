@@ -3,7 +3,7 @@
 // always), as a production Redis holding Idempotency-Keys must: `restart()` stops it and
 // starts it again on the same port with its data (the fleet tests' "Redis went away").
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -139,4 +139,68 @@ export async function startRedisCluster(masters = 3) {
     throw error;
   }
   return { nodes, rootNodes: nodes.map((n) => ({ url: n.url })), stop };
+}
+
+/**
+ * A master, one replica and one Sentinel (redis-server --sentinel, quorum 1) watching them as
+ * `mymaster`. Resolves once the Sentinel knows the replica, so that `failover()` (SENTINEL
+ * FAILOVER) can promote it; `failover()` resolves once the Sentinel names the replica as master.
+ */
+export async function startRedisSentinel() {
+  const master = await startRedis();
+  const replica = await startRedis({ args: ['--replicaof', '127.0.0.1', String(master.port)] });
+  const dir = mkdtempSync(join(tmpdir(), 'bbc-sentinel-'));
+  const port = await freePort();
+  const config = join(dir, 'sentinel.conf');
+  writeFileSync(
+    config,
+    [
+      `port ${port}`,
+      'bind 127.0.0.1',
+      'protected-mode no',
+      `dir ${dir}`,
+      `sentinel monitor mymaster 127.0.0.1 ${master.port} 1`,
+      'sentinel down-after-milliseconds mymaster 1000',
+      'sentinel failover-timeout mymaster 10000',
+      '',
+    ].join('\n'),
+  );
+  const child = spawn(REDIS_SERVER, [config, '--sentinel'], { stdio: 'ignore' });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await exited;
+    await Promise.all([master.stop(), replica.stop()]);
+  };
+  const sentinel = (...args) => cli(['-p', String(port), 'sentinel', ...args]);
+  const masterPort = async () => Number((await sentinel('get-master-addr-by-name', 'mymaster')).trim().split('\n')[1]);
+  try {
+    for (let i = 0; ; i++) {
+      if (await ping(port)) {
+        const replicas = await sentinel('replicas', 'mymaster').catch(() => '');
+        const link = await cli(['-p', String(replica.port), 'info', 'replication']);
+        if (replicas.includes(String(replica.port)) && link.includes('master_link_status:up')) break;
+      }
+      if (i === 400) throw new Error('the Sentinel never saw the replica');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    master,
+    replica,
+    sentinels: [{ host: '127.0.0.1', port }],
+    name: 'mymaster',
+    masterPort,
+    async failover() {
+      await sentinel('failover', 'mymaster');
+      for (let i = 0; (await masterPort()) !== replica.port; i++) {
+        if (i === 400) throw new Error('the Sentinel never promoted the replica');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
+    stop,
+  };
 }

@@ -10,9 +10,24 @@
  * `stalledIntervalMs`), delayed retries, the tenant's limit shared by the fleet's workers
  * (Worker.rateLimit), and the counts. What it does not: the check's own exactly-once, which
  * stays with the key's record and lease (idempotency.ts), since a stalled job can run twice.
+ *
+ * On Redis Cluster (an ioredis `Cluster` as the connection) BullMQ's scripts touch several
+ * keys of the queue at once, which Cluster allows only within one hash slot: the prefix must
+ * hold a hash tag (`{bbc}`), as BullMQ's own docs require, and the whole queue then lives on
+ * the master of that slot. Without one every command fails with CROSSSLOT, so the queue is
+ * refused at creation (`invalid_configuration`) rather than given a tag of its own making: a
+ * prefix the kit chose silently would differ from the one the shop's tools (redis-cli, a
+ * dashboard) and its other instances name.
  */
 import { DelayedError, Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
-import { DeviceRiskError, ERR_STORE_FULL, isDeviceRiskError, isRedisFull, logError } from '../errors.js';
+import {
+  DeviceRiskError,
+  ERR_INVALID_CONFIGURATION,
+  ERR_STORE_FULL,
+  isDeviceRiskError,
+  isRedisFull,
+  logError,
+} from '../errors.js';
 import { bullmqMessages } from '../messages.js';
 import type { AddResult, CheckJob, CheckQueue, JobRun, QueueCounts } from './queue.js';
 
@@ -21,7 +36,11 @@ export interface BullmqQueueOptions {
   connection: ConnectionOptions;
   /** The queue's name: the same on every instance of the fleet. Default "blackbox-capture-checks". */
   name?: string;
-  /** BullMQ's key prefix in Redis. Default BullMQ's ("bull"). */
+  /**
+   * BullMQ's key prefix in Redis. Default BullMQ's ("bull"). On Redis Cluster it must hold a
+   * hash tag, such as "{bbc}" (the queue is refused otherwise): every key of the queue is then
+   * on one master.
+   */
   prefix?: string;
   /**
    * Jobs held at most across the fleet; past it, new checkouts are answered 503 `queue_full`.
@@ -93,14 +112,28 @@ function namingFull(onError: (error: unknown) => void): (error: unknown) => void
   };
 }
 
+/**
+ * The hash tag Redis Cluster places a key by: what stands between the key's first "{" and the
+ * next "}", when that is not empty; undefined when the key has none (the whole key is hashed).
+ */
+export function hashTagOf(key: string): string | undefined {
+  const open = key.indexOf('{');
+  const close = open < 0 ? -1 : key.indexOf('}', open + 1);
+  return close > open + 1 ? key.slice(open + 1, close) : undefined;
+}
+
 export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { queue: Queue } {
   const name = options.name ?? DEFAULT_NAME;
+  const prefix = options.prefix ?? 'bull';
+  if ((options.connection as { isCluster?: unknown } | undefined)?.isCluster === true && !hashTagOf(prefix)) {
+    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, bullmqMessages.clusterNeedsHashTag(prefix));
+  }
   const maxQueued = options.maxQueued ?? 100_000;
   const onError = namingFull(options.onError ?? logError);
   const common = { connection: options.connection, ...(options.prefix ? { prefix: options.prefix } : {}) };
   const queue = new Queue<HeldJob>(name, common);
   /** Jobs the fleet finished, a count per second (a hash, trimmed to two minutes): every instance's drain rate is the fleet's. */
-  const drainedKey = `${options.prefix ?? 'bull'}:${name}:bbc-drained`;
+  const drainedKey = `${prefix}:${name}:bbc-drained`;
   let defined = false;
   /** The Redis client BullMQ holds, with the drained counter's script once. */
   async function redisClient() {

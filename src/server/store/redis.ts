@@ -11,13 +11,17 @@
  * Before its first operation the store checks what its guarantees rest on, once: that the
  * client honours SET's NX and PX (node-redis 4 takes other options and silently ignores
  * these), and that Redis never evicts keys (`maxmemory-policy noeviction`). A check that
- * fails refuses every operation (`invalid_configuration`) until a later check passes.
+ * fails refuses every operation (`invalid_configuration`) until a later check passes. The
+ * check first waits for a client still connecting (`readyTimeoutMs`): a client created with
+ * its offline queue off (ioredis `enableOfflineQueue: false`, node-redis
+ * `disableOfflineQueue`) refuses commands until it is ready, so `ready()` right after
+ * creating it would otherwise fail.
  *
  * A Redis at its `maxmemory` refuses writes ("OOM command not allowed"): the store says so
  * (`store_full`, answered 503 with Retry-After), and writes resume once there is room.
  */
 import { redisFull, type Store } from './store.js';
-import { DeviceRiskError, ERR_INVALID_CONFIGURATION, isRedisFull } from '../errors.js';
+import { DeviceRiskError, ERR_INVALID_CONFIGURATION, ERR_STORE_UNAVAILABLE, isRedisFull } from '../errors.js';
 import { redisMessages } from '../messages.js';
 
 /** The part of a node-redis client (v5+) the store uses. */
@@ -47,11 +51,20 @@ export type RedisClientLike = NodeRedisClientLike | IoRedisClientLike;
 export interface RedisStoreOptions {
   /** Put before every key, to share one Redis between applications. Default "bbc:". */
   prefix?: string;
+  /**
+   * How long the start-up check (`ready()`, or the first operation) waits for a client that
+   * is still connecting, in ms; past it, `store_unavailable`. Default 10000.
+   */
+  readyTimeoutMs?: number;
 }
 
 /** The Redis store; `ready()` runs the start-up check now (it also runs before the first operation). */
 export interface RedisStore extends Store {
-  /** Resolves once the client and the server are fit for the store; rejects with `invalid_configuration` when not. */
+  /**
+   * Resolves once the client and the server are fit for the store; rejects with
+   * `invalid_configuration` when not, and with `store_unavailable` when a client still
+   * connecting is not ready within `readyTimeoutMs`.
+   */
   ready(): Promise<void>;
 }
 
@@ -126,6 +139,26 @@ function commandsOf(client: RedisClientLike): Commands {
   };
 }
 
+/**
+ * Whether the client is on its way to ready: ioredis (Redis and Cluster) by its status,
+ * node-redis (client and cluster) open (connect() called) but not ready. A client never
+ * connected or closed for good is not waited for: its own error tells what to do.
+ */
+function connecting(client: RedisClientLike): boolean {
+  const { status, isOpen, isReady } = client as { status?: unknown; isOpen?: unknown; isReady?: unknown };
+  if (typeof status === 'string') return status === 'connecting' || status === 'connect' || status === 'reconnecting';
+  return isOpen === true && isReady === false;
+}
+
+/** Resolves once the client is no longer connecting; rejects with `store_unavailable` past `timeoutMs`. */
+async function connected(client: RedisClientLike, timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (connecting(client)) {
+    if (Date.now() >= end) throw new DeviceRiskError(ERR_STORE_UNAVAILABLE, redisMessages.notConnected(timeoutMs));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 const refusal = (message: string) => new DeviceRiskError(ERR_INVALID_CONFIGURATION, message);
 
 /** A reply as text: node-redis answers a string, or a Buffer when the client maps types to buffers. */
@@ -174,14 +207,18 @@ export function createRedisStore(client: RedisClientLike, options: RedisStoreOpt
   }
   const commands = fullNamed(commandsOf(client));
   const prefix = options.prefix ?? 'bbc:';
+  const readyTimeoutMs = options.readyTimeoutMs ?? 10_000;
+  if (!(readyTimeoutMs > 0)) throw refusal(redisMessages.readyTimeoutOption);
   const k = (key: string) => prefix + key;
   /** The one check in flight or passed; forgotten when it fails, so that the next operation checks again. */
   let checked: Promise<void> | undefined;
   const ready = () =>
-    (checked ??= check(commands, k(`store-check:${crypto.randomUUID()}`)).catch((error: unknown) => {
-      checked = undefined;
-      throw error;
-    }));
+    (checked ??= connected(client, readyTimeoutMs)
+      .then(() => check(commands, k(`store-check:${crypto.randomUUID()}`)))
+      .catch((error: unknown) => {
+        checked = undefined;
+        throw error;
+      }));
   return {
     ready,
     async get(key) {

@@ -2,6 +2,8 @@
 // joined by redis-cli --cluster create), reached through node-redis createCluster and ioredis
 // Cluster. Every operation touches one key, so no hash tags are needed: the keys of one
 // checkout, one callback and the pending list land on all three masters, and still hold.
+// BullMQ is another matter: its scripts touch several keys of the queue at once, so its prefix
+// needs a hash tag, and the queue lives on one master; checkouts through it, end to end.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, createCluster } from 'redis';
 import { Cluster } from 'ioredis';
@@ -14,6 +16,7 @@ import {
   type Store,
 } from '../../../src/server/index.js';
 import { createRedisStore } from '../../../src/server/store/redis.js';
+import { createBullmqQueue } from '../../../src/server/queue/bullmq.js';
 import { startRedisCluster } from '../../support/redis-server.mjs';
 import { haveRedis } from '../../support/redis.js';
 import { storeContract } from '../../support/store-contract.js';
@@ -190,5 +193,134 @@ describe.skipIf(!haveRedis)('a fleet on a 3-master Redis Cluster', () => {
         await admin.close();
       }
     }
+  });
+});
+
+describe.skipIf(!haveRedis)('ready() on a 3-master Redis Cluster, right after creating the client', () => {
+  it('ioredis Cluster (enableOfflineQueue: false) and node-redis createCluster (connect() not awaited): it waits', async () => {
+    const io = new Cluster(
+      cluster!.nodes.map((n) => ({ host: '127.0.0.1', port: n.port })),
+      { enableOfflineQueue: false },
+    );
+    io.on('error', () => {});
+    closers.push(() => io.quit());
+    const nr = createCluster({ rootNodes: cluster!.rootNodes });
+    nr.on('error', () => {});
+    const connecting = nr.connect();
+    closers.push(async () => {
+      await connecting;
+      await nr.close();
+    });
+    for (const client of [io, nr]) {
+      const store = createRedisStore(client, { prefix: `ready${++prefixes}:` });
+      await store.ready();
+      await store.set('k', 'v', 10_000);
+      expect(await store.get('k')).toBe('v');
+    }
+  });
+});
+
+describe.skipIf(!haveRedis)('BullMQ on a 3-master Redis Cluster', () => {
+  let emulator: Emulator | undefined;
+  afterAll(async () => emulator?.close());
+  const nodes = () => cluster!.nodes.map((n) => ({ host: '127.0.0.1', port: n.port }));
+
+  it('refuses a Cluster connection whose prefix has no hash tag, at creation, naming the fix', async () => {
+    const bull = new Cluster(nodes(), { lazyConnect: true });
+    try {
+      for (const prefix of [undefined, 'shop']) {
+        expect(() => createBullmqQueue({ connection: bull, ...(prefix ? { prefix } : {}) })).toThrow(
+          expect.objectContaining({
+            code: 'invalid_configuration',
+            message: expect.stringContaining(`prefix such as "{${prefix ?? 'bull'}}"`),
+          }),
+        );
+      }
+    } finally {
+      bull.disconnect();
+    }
+  });
+
+  it('two instances, the store and the queue ({tag} prefix) on the cluster: every checkout accepted, checked once and told; no CROSSSLOT; the queue on one master', async () => {
+    emulator ??= await startEmulator({ accountRequestsPerSecond: 0 });
+    const n = ++prefixes;
+    const storePrefix = `bq${n}:`;
+    const queuePrefix = `{bbc${n}}`;
+    const errors: unknown[] = [];
+    const told: string[] = [];
+    const instance = () => {
+      // As docs/fleet.md sets them up: the store's client fails fast, BullMQ's retries for ever.
+      const storeClient = new Cluster(nodes(), { enableOfflineQueue: false });
+      const bull = new Cluster(nodes(), { redisOptions: { maxRetriesPerRequest: null } });
+      for (const client of [storeClient, bull]) client.on('error', (error) => errors.push(error));
+      const store = createRedisStore(storeClient, { prefix: storePrefix });
+      const queue = createBullmqQueue({
+        connection: bull,
+        prefix: queuePrefix,
+        concurrency: 2,
+        onError: (error) => errors.push(error),
+      });
+      const tokenSource = createTokenSource({
+        clientId: emulator!.clientId,
+        clientSecret: emulator!.clientSecret,
+        tokenUrl: emulator!.tokenUrl,
+        userAgent: 'AcmeShop Checkout/1.0',
+        store,
+      });
+      const client = createDeviceRiskClient({
+        tokenSource,
+        ...emulator!.serviceUrls,
+        userAgent: 'AcmeShop Checkout/1.0',
+        limits: { accountRequestsPerSecond: 100, accountBurst: 50 },
+      });
+      const handler = createDeviceRiskHandler({
+        client,
+        store,
+        queue,
+        allowedOrigins: ['https://shop.example'],
+        workflowKey: 10020,
+        reportStatus: false,
+        checkoutsPerAddress: false,
+        checkoutsPerCustomer: false,
+        resolveCustomer: (request) => ({ customerInternalReference: request.headers.get('x-order')! }),
+        onError: (error) => errors.push(error),
+        onResult: (_, { customerInternalReference }) => void told.push(customerInternalReference!),
+      });
+      closers.push(async () => {
+        await handler.close();
+        await Promise.all([storeClient.quit(), bull.quit()]);
+      });
+      return { store, handler };
+    };
+    const [a, b] = [instance(), instance()];
+    // Right after creating the clients, as a start-up script would.
+    await Promise.all([a.store.ready(), b.store.ready()]);
+    const keys = Array.from({ length: 10 }, (_, i) => `bullmq-cluster-${n}-${i}`);
+    const post = (key: string) =>
+      new Request('https://shop.example/device-risk', {
+        method: 'POST',
+        headers: {
+          origin: 'https://shop.example',
+          'content-type': 'application/json',
+          'idempotency-key': key,
+          'x-order': key,
+        },
+        body: JSON.stringify({ blackbox: BLACKBOX }),
+      });
+    // Each key posted to both instances at once: one job, one transaction.
+    const answers = await Promise.all(keys.flatMap((key) => [a.handler(post(key)), b.handler(post(key))]));
+    expect(
+      answers.map((r) => r.status),
+      await answers[0]!.clone().text(),
+    ).toEqual(keys.flatMap(() => [202, 202]));
+    await expect.poll(() => [...told].sort(), { timeout: 30_000 }).toEqual([...keys].sort());
+    const made = emulator.inspect.transactions().filter((tx) => keys.includes(tx.customerInternalReference));
+    expect(made.map((tx) => tx.customerInternalReference).sort()).toEqual([...keys].sort());
+    expect(made.every((tx) => tx.blackboxes.length === 1)).toBe(true);
+    expect(errors.map(String).filter((e) => e.includes('CROSSSLOT'))).toEqual([]);
+    expect(errors).toEqual([]);
+    // The queue's keys on the master of its tag's slot; the store's on every master.
+    expect((await keysPerMaster(queuePrefix)).filter((count) => count > 0)).toHaveLength(1);
+    expect((await keysPerMaster(storePrefix)).every((count) => count > 0)).toBe(true);
   });
 });

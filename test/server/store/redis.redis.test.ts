@@ -17,11 +17,12 @@ import {
 } from '../../../src/server/index.js';
 import { createRedisStore, type RedisStore } from '../../../src/server/store/redis.js';
 import { storeNamespace } from '../../../src/server/api/seal.js';
-import { RESP_TYPES } from 'redis';
+import { createClient, RESP_TYPES } from 'redis';
 import { createClient as createClient4 } from 'redis4';
 import { Redis as IoRedis } from 'ioredis';
 import { connect, haveRedis, startRedisServer, type Client, type RedisServer } from '../../support/redis.js';
 import { storeContract } from '../../support/store-contract.js';
+import { freePort } from '../../support/processes.mjs';
 
 const UA = 'AcmeShop Checkout/1.0';
 const SHOP = 'https://shop.example';
@@ -185,6 +186,60 @@ describe.skipIf(!haveRedis)('createRedisStore', () => {
     await store.client.close();
     await expect(store.get('k')).rejects.toThrow();
     await expect(store.setIfAbsent('k', 'v', 1000)).rejects.toThrow();
+  });
+
+  // The clients as docs/fleet.md sets them up (offline queue off): they refuse every command
+  // until connected, so the start-up check must wait for the connection, not fail on it.
+  it('ready() right after creating an ioredis client (enableOfflineQueue: false) waits for it to connect', async () => {
+    const client = new IoRedis(redis.url, { enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+    client.on('error', () => {});
+    closers.push(() => client.quit());
+    const store = createRedisStore(client, { prefix: `io-ready${++prefixes}:` });
+    expect(client.status).toBe('connecting');
+    await store.ready();
+    await store.set('k', 'v', 10_000);
+    expect(await store.get('k')).toBe('v');
+  });
+
+  it('ready() right after a node-redis connect() not yet awaited (disableOfflineQueue) waits for it', async () => {
+    const client = createClient({ url: redis.url, disableOfflineQueue: true });
+    client.on('error', () => {});
+    const connecting = client.connect();
+    closers.push(async () => {
+      await connecting;
+      await client.close();
+    });
+    const store = createRedisStore(client, { prefix: `nr-ready${++prefixes}:` });
+    expect(client.isOpen && !client.isReady).toBe(true);
+    await store.ready();
+    await store.set('k', 'v', 10_000);
+    expect(await store.get('k')).toBe('v');
+  });
+
+  it('a client that never connects: ready() rejects with store_unavailable after readyTimeoutMs', async () => {
+    const port = await freePort(); // nothing listens there
+    const io = new IoRedis(port, '127.0.0.1', { enableOfflineQueue: false, retryStrategy: () => 20 });
+    io.on('error', () => {});
+    const nr = createClient({
+      url: `redis://127.0.0.1:${port}`,
+      disableOfflineQueue: true,
+      socket: { reconnectStrategy: () => 20 },
+    });
+    nr.on('error', () => {});
+    void nr.connect().catch(() => {});
+    try {
+      for (const client of [io, nr]) {
+        const started = Date.now();
+        await expect(createRedisStore(client, { readyTimeoutMs: 300 }).ready()).rejects.toMatchObject({
+          code: 'store_unavailable',
+          message: expect.stringContaining('still connecting after 300 ms'),
+        });
+        expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+      }
+    } finally {
+      io.disconnect();
+      nr.destroy();
+    }
   });
 });
 

@@ -193,3 +193,87 @@ describe('createRedisStore: the start-up check', () => {
     expect(state.checks).toBe(2);
   });
 });
+
+describe('createRedisStore: a client still connecting', () => {
+  /** A fit client whose connection state the test sets: ioredis's `status`, or node-redis's `isOpen`/`isReady`. */
+  function connectingClient(state: { status?: string; isOpen?: boolean; isReady?: boolean }) {
+    const fake = fakeNodeRedis();
+    return { ...fake, client: Object.assign(fake.client, state) };
+  }
+  const settled = async (promise: Promise<unknown>) => {
+    let done = false;
+    void promise.then(
+      () => (done = true),
+      () => (done = true),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    return done;
+  };
+
+  it.each(['connecting', 'connect', 'reconnecting'])(
+    'ioredis status %s: the check waits until the client is ready, then runs',
+    async (status) => {
+      const { client, state } = connectingClient({ status });
+      const ready = createRedisStore(client).ready();
+      expect(await settled(ready)).toBe(false);
+      expect(state.checks).toBe(0);
+      client.status = 'ready';
+      await ready;
+      expect(state.checks).toBe(1);
+    },
+  );
+
+  it.each(['ready', 'wait', 'end', 'close'])(
+    'ioredis status %s: not waited for, the check runs at once',
+    async (status) => {
+      const { client, state } = connectingClient({ status });
+      await createRedisStore(client, { readyTimeoutMs: 1 }).ready();
+      expect(state.checks).toBe(1);
+    },
+  );
+
+  it('node-redis open but not ready: waited for; never opened or closed: not waited for', async () => {
+    const opening = connectingClient({ isOpen: true, isReady: false });
+    const ready = createRedisStore(opening.client).ready();
+    expect(await settled(ready)).toBe(false);
+    opening.client.isReady = true;
+    await ready;
+    expect(opening.state.checks).toBe(1);
+    for (const state of [
+      { isOpen: false, isReady: false },
+      { isOpen: true, isReady: true },
+    ]) {
+      const other = connectingClient(state);
+      await createRedisStore(other.client, { readyTimeoutMs: 1 }).ready();
+      expect(other.state.checks).toBe(1);
+    }
+  });
+
+  it('past readyTimeoutMs: store_unavailable naming it, for ready() and an operation; the next call waits again', async () => {
+    const { client, state } = connectingClient({ status: 'reconnecting' });
+    const store = createRedisStore(client, { readyTimeoutMs: 60 });
+    const started = Date.now();
+    const expected = { code: 'store_unavailable', message: expect.stringContaining('still connecting after 60 ms') };
+    await expect(store.ready()).rejects.toMatchObject(expected);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(55);
+    await expect(store.get('k')).rejects.toMatchObject(expected);
+    expect(state.checks).toBe(0);
+    client.status = 'ready';
+    expect(await store.get('k')).toBeUndefined();
+    expect(state.checks).toBe(1);
+  });
+
+  it('by default (10 s) a connection that takes a while is waited for', async () => {
+    const { client } = connectingClient({ status: 'connecting' });
+    const ready = createRedisStore(client).ready();
+    expect(await settled(ready)).toBe(false);
+    client.status = 'end';
+    await ready;
+  });
+
+  it.each([0, -1, Number.NaN])('refuses readyTimeoutMs %s at creation', (readyTimeoutMs) => {
+    expect(() => createRedisStore(fakeNodeRedis().client, { readyTimeoutMs })).toThrow(
+      expect.objectContaining({ code: 'invalid_configuration', message: expect.stringContaining('readyTimeoutMs') }),
+    );
+  });
+});
