@@ -131,11 +131,14 @@ describe('callbackReceiver and a store that cannot record (no resend is document
   /** A store whose writes fail while `down` is true. */
   function flakyStore() {
     const real = settingsFor().store;
-    const state = { down: true };
+    /** `upAfter`: the store comes back by itself after that many refused writes. */
+    const state = { down: true, refused: 0, upAfter: Infinity };
     const gate =
       <A extends unknown[], R>(write: (...args: A) => Promise<R>) =>
-      (...args: A) =>
-        state.down ? Promise.reject(new Error('store down')) : write(...args);
+      (...args: A) => {
+        if (state.down && ++state.refused > state.upAfter) state.down = false;
+        return state.down ? Promise.reject(new Error('store down')) : write(...args);
+      };
     const store = {
       ...real,
       set: gate(real.set.bind(real)),
@@ -185,6 +188,36 @@ describe('callbackReceiver and a store that cannot record (no resend is document
     expect(unrecorded.holds(KEY)).toBe(false);
   });
 
+  it('a store away for several tries but back within the lease: recorded and handed on, nothing told from memory', async () => {
+    const { store, state, real } = flakyStore();
+    const results: CallbackResult[] = [];
+    const { receive, tasks, received } = receiverOn(store, { leaseMs: 60_000, onResult: (r) => void results.push(r) });
+    // The arrival's two writes and four retries refused, then the store takes the record.
+    state.upAfter = 6;
+    expect((await receive(post(callbackBody()))).status).toBe(503);
+    await tasks.idle();
+    expect(received).toEqual([KEY]);
+    expect(results).toEqual([]);
+    expect(JSON.parse((await real.get(KEY))!)).toMatchObject({ state: 'pending' });
+  });
+
+  it('the done record written after delivery waits for the store too', async () => {
+    const { store, state, real } = flakyStore();
+    const results: CallbackResult[] = [];
+    const { receive, tasks } = receiverOn(store, {
+      leaseMs: 0,
+      onResult: (r) => {
+        results.push(r);
+        // Still away for the first writes of `done`: it is tried again until the store takes it.
+        state.upAfter = state.refused + 3;
+      },
+    });
+    expect((await receive(post(callbackBody()))).status).toBe(503);
+    await tasks.idle();
+    expect(results).toHaveLength(1);
+    expect(JSON.parse((await real.get(KEY))!)).toMatchObject({ state: 'done' });
+  });
+
   it('a copy recorded elsewhere meanwhile wins: this instance hands nothing on', async () => {
     const { store, state, real } = flakyStore();
     const results: CallbackResult[] = [];
@@ -225,12 +258,14 @@ describe('callbackReceiver and a store that cannot record (no resend is document
   it('gives up past retryForMs with result_undelivered, and lets go of the callback', async () => {
     const { store } = flakyStore();
     let now = 1_000;
+    let reads = 0;
     const { receive, tasks, errors, unrecorded } = receiverOn(store, {
       leaseMs: 0,
-      retryForMs: 25_000,
+      retryForMs: 20_000,
       now: () => now,
       client: stubClient({
         details: async () => {
+          reads++;
           now += 10_000;
           throw new Error('retrieval away');
         },
@@ -238,7 +273,10 @@ describe('callbackReceiver and a store that cannot record (no resend is document
     });
     expect((await receive(post(callbackBody()))).status).toBe(503);
     await tasks.idle();
+    // Received at 1 s: reads at 1 s and 11 s; at 21 s exactly retryForMs has passed.
+    expect(reads).toBe(2);
     expect(errors.at(-1)).toMatchObject({ code: 'result_undelivered' });
+    expect(errors.at(-1)!.message).toContain('failed for 2 attempts');
     expect(unrecorded.holds(KEY)).toBe(false);
   });
 
@@ -263,7 +301,7 @@ describe('callbackReceiver and a store that cannot record (no resend is document
     await receive(post(callbackBody()));
     await tasks.idle();
     expect(reads).toBe(1);
-    expect(errors.at(-1)).toMatchObject({ code: 'unknown_execution' });
+    expect(errors.at(-1)).toMatchObject({ code: 'unknown_execution', status: 404, operation: 'callback' });
   });
 
   it(`holds at most ${MAX_UNRECORDED} callbacks; past that the 503 stands alone`, async () => {
