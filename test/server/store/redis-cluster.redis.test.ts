@@ -19,6 +19,7 @@ import { createRedisStore } from '../../../src/server/store/redis.js';
 import { createBullmqQueue } from '../../../src/server/queue/bullmq.js';
 import { startRedisCluster } from '../../support/redis-server.mjs';
 import { haveRedis } from '../../support/redis.js';
+import { clientOn } from '../../support/kit.js';
 import { storeContract } from '../../support/store-contract.js';
 import { callbackBodyOf } from '../../support/callback-body.js';
 
@@ -260,17 +261,8 @@ describe.skipIf(!haveRedis)('BullMQ on a 3-master Redis Cluster', () => {
         concurrency: 2,
         onError: (error) => errors.push(error),
       });
-      const tokenSource = createTokenSource({
-        clientId: emulator!.clientId,
-        clientSecret: emulator!.clientSecret,
-        tokenUrl: emulator!.tokenUrl,
-        userAgent: 'AcmeShop Checkout/1.0',
-        store,
-      });
-      const client = createDeviceRiskClient({
-        tokenSource,
-        ...emulator!.serviceUrls,
-        userAgent: 'AcmeShop Checkout/1.0',
+      const client = clientOn(emulator!, {
+        tokenSource: { store },
         limits: { accountRequestsPerSecond: 100, accountBurst: 50 },
       });
       const handler = createDeviceRiskHandler({

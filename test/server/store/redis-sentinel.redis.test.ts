@@ -5,12 +5,13 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../../src/emulator/index.js';
-import { createDeviceRiskClient, createDeviceRiskHandler, createTokenSource } from '../../../src/server/index.js';
+import { createDeviceRiskHandler } from '../../../src/server/index.js';
 import { DeviceRiskError } from '../../../src/server/errors.js';
 import { createBullmqQueue } from '../../../src/server/queue/bullmq.js';
 import { createRedisStore } from '../../../src/server/store/redis.js';
 import { startRedisSentinel } from '../../support/redis-server.mjs';
 import { haveRedis } from '../../support/redis.js';
+import { clientOn } from '../../support/kit.js';
 
 const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
 
@@ -44,17 +45,8 @@ describe.skipIf(!haveRedis)('the store and the queue through Sentinel', () => {
     const store = createRedisStore(storeClient, { prefix: 'sentinel:' });
     await store.ready();
     const queue = createBullmqQueue({ connection: bull, prefix: 'sentinel', onError: (e) => errors.push(e) });
-    const tokenSource = createTokenSource({
-      clientId: emulator!.clientId,
-      clientSecret: emulator!.clientSecret,
-      tokenUrl: emulator!.tokenUrl,
-      userAgent: 'AcmeShop Checkout/1.0',
-      store,
-    });
-    const client = createDeviceRiskClient({
-      tokenSource,
-      ...emulator!.serviceUrls,
-      userAgent: 'AcmeShop Checkout/1.0',
+    const client = clientOn(emulator!, {
+      tokenSource: { store },
       limits: { accountRequestsPerSecond: 100, accountBurst: 50 },
     });
     const handler = createDeviceRiskHandler({
