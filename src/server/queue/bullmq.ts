@@ -30,6 +30,7 @@ import {
 } from '../errors.js';
 import { bullmqMessages } from '../messages.js';
 import type { AddResult, CheckJob, CheckQueue, JobRun, QueueCounts } from './queue.js';
+import { hashTagOf } from './hash-tag.js';
 
 export interface BullmqQueueOptions {
   /** ioredis options or a client for BullMQ (its workers need `maxRetriesPerRequest: null`). */
@@ -110,16 +111,6 @@ function namingFull(onError: (error: unknown) => void): (error: unknown) => void
       new DeviceRiskError(ERR_STORE_FULL, bullmqMessages.redisFull(refusals), { operation: 'queue', cause: error }),
     );
   };
-}
-
-/**
- * The hash tag Redis Cluster places a key by: what stands between the key's first "{" and the
- * next "}", when that is not empty; undefined when the key has none (the whole key is hashed).
- */
-export function hashTagOf(key: string): string | undefined {
-  const open = key.indexOf('{');
-  const close = open < 0 ? -1 : key.indexOf('}', open + 1);
-  return close > open + 1 ? key.slice(open + 1, close) : undefined;
 }
 
 export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { queue: Queue } {

@@ -1,19 +1,7 @@
 // createBullmqQueue's refusals, without a Redis: a Redis Cluster connection needs a hash tag
 // in the prefix (the queue on a real cluster: test/server/store/redis-cluster.redis.test.ts).
 import { describe, expect, it } from 'vitest';
-import { createBullmqQueue, hashTagOf } from '../../../src/server/queue/bullmq.js';
-
-describe('hashTagOf', () => {
-  it.each([
-    ['{bbc}', 'bbc'],
-    ['shop:{bbc}', 'bbc'],
-    ['{a}{b}', 'a'],
-    ['{}{b}', undefined],
-    ['bull', undefined],
-    ['{bull', undefined],
-    ['bull}', undefined],
-  ])('%s: %s', (key, tag) => expect(hashTagOf(key)).toBe(tag));
-});
+import { createBullmqQueue } from '../../../src/server/queue/bullmq.js';
 
 describe('createBullmqQueue on Redis Cluster', () => {
   // What ioredis's Cluster has and its Redis has not: BullMQ tells them apart the same way.

@@ -299,12 +299,14 @@ describe.skipIf(!haveRedis)('BullMQ on a 3-master Redis Cluster', () => {
         },
         body: JSON.stringify({ blackbox: BLACKBOX }),
       });
-    // Each key posted to both instances at once: one job, one transaction.
+    // Each key posted to both instances at once: one job, one transaction. Both are accepted: 202,
+    // or 200 with its reference when the first one's check finished before the second arrived.
     const answers = await Promise.all(keys.flatMap((key) => [a.handler(post(key)), b.handler(post(key))]));
     expect(
-      answers.map((r) => r.status),
+      answers.map((r) => [202, 200].includes(r.status)),
       await answers[0]!.clone().text(),
-    ).toEqual(keys.flatMap(() => [202, 202]));
+    ).toEqual(keys.flatMap(() => [true, true]));
+    expect(answers.filter((r) => r.status === 202).length).toBeGreaterThanOrEqual(keys.length);
     await expect.poll(() => [...told].sort(), { timeout: 30_000 }).toEqual([...keys].sort());
     const made = emulator.inspect.transactions().filter((tx) => keys.includes(tx.customerInternalReference));
     expect(made.map((tx) => tx.customerInternalReference).sort()).toEqual([...keys].sort());
