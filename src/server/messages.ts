@@ -101,6 +101,11 @@ export const endpointMessages = {
   noWorkflowKey: 'no workflow key: set workflowKey on the handler or in resolveCustomer',
   badRateLimit: (option: string) => `${option} must be false or { burst, perMinute } with positive numbers`,
   maxQueuedChecks: 'maxQueuedChecks must be a positive whole number of checkouts',
+  sharedStoreNeedsQueue:
+    "a store was given but no queue: accepted checkouts would wait in this process's memory and be lost with it. " +
+    'Give the queue a fleet shares (queue: createBullmqQueue(...) from blackbox-capture/server/bullmq), ' +
+    "or answer: 'checked' (each check run within its request), " +
+    'or, for one instance on purpose, queue: createMemoryQueue(...) (docs/fleet.md#a-shared-store-needs-a-shared-queue)',
   badAddressPrefix: (option: string) =>
     `${option} must be { ipv4, ipv6 } with whole numbers of bits: ipv4 from 1 to 32, ipv6 from 1 to 128`,
   noCallerAddress:

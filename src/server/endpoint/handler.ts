@@ -15,7 +15,7 @@ import {
 } from '../errors.js';
 import { endpointMessages, MESSAGE_PREFIX } from '../messages.js';
 import { systemNow, type Now } from '../clock.js';
-import { createMemoryStore, keyPart, withTimeLimit, type Store } from '../store/store.js';
+import { createMemoryStore, isMemoryStore, keyPart, withTimeLimit, type Store } from '../store/store.js';
 import { ownerMark } from '../store/lease.js';
 import { defaultToldStore, toldMarkers, type ToldMarkers } from '../told.js';
 import { repairBlackbox, type BlackboxRepair } from './repair.js';
@@ -217,6 +217,10 @@ export interface DeviceRiskHandler {
 const inWorkers = () =>
   typeof navigator !== 'undefined' && (navigator as { userAgent?: string }).userAgent === 'Cloudflare-Workers';
 
+/** When the browser is answered: as given, or `'checked'` in Workers without a queue, else `'accepted'`. */
+const answerOf = (options: DeviceRiskHandlerOptions) =>
+  options.answer ?? (inWorkers() && !options.queue ? 'checked' : 'accepted');
+
 /** How many checkouts one address or one customer may start, by default. */
 const DEFAULT_ADMISSION: RateLimit = { burst: 5, perMinute: 6 };
 
@@ -244,7 +248,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
     onError,
   });
   const queued =
-    (options.answer ?? (inWorkers() && !options.queue ? 'checked' : 'accepted')) === 'accepted'
+    answerOf(options) === 'accepted'
       ? createQueuedChecks({
           queue: options.queue ?? createMemoryQueue({ maxQueued: defaultMaxQueued(options), now }),
           store,
@@ -486,6 +490,12 @@ function checkedOptions(options: DeviceRiskHandlerOptions): Set<string> {
   if (options.callbackUrl !== undefined) {
     const broken = callbackUrlRuleBroken(options.callbackUrl, options.client.localService);
     if (broken) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, broken);
+  }
+  // A store of its own (shared, or the shop's) with the default queue: a fleet's accepted
+  // checkouts would wait in each instance's memory and die with it. A queue given on purpose,
+  // even createMemoryQueue, is the shop's choice; a memory store is one instance's anyway.
+  if (options.store && !isMemoryStore(options.store) && !options.queue && answerOf(options) === 'accepted') {
+    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, endpointMessages.sharedStoreNeedsQueue);
   }
   return new Set(options.allowedOrigins.map((o: string) => new URL(o).origin));
 }

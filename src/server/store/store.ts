@@ -43,6 +43,12 @@ export interface MemoryStoreOptions {
   now?: () => number;
 }
 
+/** The stores createMemoryStore made: this process's memory, shared with no other instance. */
+const memoryStores = new WeakSet<Store>();
+
+/** True for a store createMemoryStore made (held in this process only); false for any other, shared or not. */
+export const isMemoryStore = (store: Store): boolean => memoryStores.has(store);
+
 /** The default: this process's memory. One instance only; a fleet needs a shared store. */
 export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   const now = options.now ?? systemNow;
@@ -80,7 +86,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
     nextExpiry = Math.min(nextExpiry, until);
     entries.set(key, { value, until });
   };
-  return {
+  const store: Store = {
     get: async (key) => live(key)?.value,
     async set(key, value, ttlMs) {
       write(key, value, ttlMs);
@@ -104,6 +110,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       entries.delete(key);
     },
   };
+  memoryStores.add(store);
+  return store;
 }
 
 /** How long a store call may take by default before it counts as failed, in ms. */

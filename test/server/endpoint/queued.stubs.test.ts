@@ -383,6 +383,28 @@ describe('the endpoint answers at once and checks when the quota allows (the def
     await handler.close();
   });
 
+  it("a store of its own without a queue is refused at start: accepted checkouts would die with the instance's memory", () => {
+    const { client } = stubClient();
+    // A store the kit did not make in this process's memory (a shared Redis, the shop's own): no default queue.
+    const shared = { ...createMemoryStore() };
+    const make = (extra: Partial<DeviceRiskHandlerOptions>) => () => setUp(client, { queue: undefined, ...extra });
+    let refused: unknown;
+    try {
+      make({ store: shared })();
+    } catch (error) {
+      refused = error;
+    }
+    expect(refused).toBeInstanceOf(DeviceRiskError);
+    expect((refused as DeviceRiskError).code).toBe('invalid_configuration');
+    expect((refused as DeviceRiskError).message).toMatch(/createBullmqQueue.*answer: 'checked'.*createMemoryQueue/);
+    expect(make({ store: shared, answer: 'accepted' })).toThrow(/no queue/);
+    // The fixes it names, and a memory store (one instance's anyway), are taken.
+    expect(make({ store: shared, queue: createMemoryQueue() })).not.toThrow();
+    expect(make({ store: shared, answer: 'checked' })).not.toThrow();
+    expect(make({ store: createMemoryStore() })).not.toThrow();
+    expect(make({})).not.toThrow();
+  });
+
   it('in Cloudflare Workers the default is the check within the request: its isolates keep no work', async () => {
     const { client } = stubClient();
     const agent = Object.getOwnPropertyDescriptor(globalThis, 'navigator');
