@@ -38,6 +38,10 @@ export const ERR_RESULT_HANDLER_TIMEOUT = 'result_handler_timeout';
 export const ERR_QUEUE_FULL = 'queue_full';
 export const ERR_BLACKBOX_STALE = 'blackbox_stale';
 export const ERR_BACKLOG_BEHIND = 'backlog_behind';
+/** The handler is closing (`close()`): it takes no new checkout; the browser posts again, to another instance. */
+export const ERR_SHUTTING_DOWN = 'shutting_down';
+/** An accepted checkout its instance's memory queue held and did not check before `close()`: never checked. */
+export const ERR_NOT_CHECKED = 'not_checked';
 
 export type DeviceRiskErrorCode =
   | typeof ERR_INVALID_CONFIGURATION
@@ -72,7 +76,9 @@ export type DeviceRiskErrorCode =
   | typeof ERR_RESULT_HANDLER_TIMEOUT
   | typeof ERR_QUEUE_FULL
   | typeof ERR_BLACKBOX_STALE
-  | typeof ERR_BACKLOG_BEHIND;
+  | typeof ERR_BACKLOG_BEHIND
+  | typeof ERR_SHUTTING_DOWN
+  | typeof ERR_NOT_CHECKED;
 
 export class DeviceRiskError extends Error {
   override readonly name = 'DeviceRiskError';

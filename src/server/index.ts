@@ -94,8 +94,11 @@ export {
   ERR_QUEUE_FULL,
   ERR_BLACKBOX_STALE,
   ERR_BACKLOG_BEHIND,
+  ERR_SHUTTING_DOWN,
+  ERR_NOT_CHECKED,
 } from './errors.js';
 export { createMemoryQueue } from './queue/queue.js';
+export { NotCheckedError } from './endpoint/queued.js';
 export type {
   CheckQueue,
   CheckJob,

@@ -111,6 +111,7 @@ export const endpointMessages = {
   noCallerAddress:
     'no caller address was given (pass { clientAddress } as the second argument): checkouts are not limited per address',
 
+  shuttingDown: 'This server is shutting down; post again (the same Idempotency-Key) in a moment',
   usePost: 'Use POST',
   originRefused: 'This origin may not post blackboxes',
   sendJson: 'Send JSON: Content-Type: application/json',
@@ -176,6 +177,9 @@ export const queuedMessages = {
   redisFull:
     "a checkout was refused: Redis is full (maxmemory) and the queue could not take it. Raise Redis's maxmemory or free memory; the queue takes checkouts again, and drains, once there is room",
   addFailed: 'a checkout was refused: the queue could not take it (its store failed); retry shortly',
+  notChecked: (keyStart: string) =>
+    `a checkout accepted by this instance was not checked: the handler closed with it still in its memory queue (key ${keyStart}\u2026). ` +
+    'Check it another way (its order is on this error), and give a fleet createBullmqQueue so that another instance takes such checkouts',
   stale: (ageMs: number, trustBoundMs: number, keyStart: string) =>
     `a checkout accepted ${Math.round(ageMs / 1000)} s ago was not checked: its blackbox is past the trust bound ` +
     `of ${Math.round(trustBoundMs / 1000)} s and was not uploaded (key ${keyStart}\u2026)`,

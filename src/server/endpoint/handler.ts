@@ -10,6 +10,7 @@ import {
   ERR_INVALID_BLACKBOX,
   ERR_INVALID_CONFIGURATION,
   ERR_RATE_LIMITED,
+  ERR_SHUTTING_DOWN,
   isDeviceRiskError,
   logError,
 } from '../errors.js';
@@ -209,7 +210,12 @@ export interface DeviceRiskHandler {
   (request: Request, context?: RequestContext): Promise<Response>;
   /** The queue's figures now: checks waiting, the oldest one's age, the drain rate. */
   backlog(): Promise<BacklogFigures>;
-  /** Stops checking (the running checks finish); a shared queue keeps the rest for other instances. */
+  /**
+   * Shutting down (on SIGTERM): new checkouts are answered 503 `shutting_down` with
+   * Retry-After 1 (the browser posts again, to another instance), the running checks finish;
+   * a shared queue keeps the rest for other instances, the memory queue tells each checkout it
+   * held and did not start to `onError` (`NotCheckedError`, code `not_checked`, with its order).
+   */
   close(): Promise<void>;
 }
 
@@ -311,11 +317,15 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
     );
   }
 
+  /** Set by close(): new checkouts are answered 503 `shutting_down`. */
+  let closing = false;
   const handle = async (request: Request, context?: RequestContext): Promise<Response> => {
     const parsed = await readCheckout(request, allowed, maxBody, onError);
     if (parsed instanceof Response) return parsed;
     const { blackbox, nonce, outcome, key } = parsed;
     if (!blackbox) return outcomeOnly(outcome!, request);
+    // Closing: no checkout is taken that this instance could not see through; the browser posts again.
+    if (closing) return refuse(503, ERR_SHUTTING_DOWN, endpointMessages.shuttingDown, { 'retry-after': '1' });
     if (parsed.repairs.length) {
       recordRepairs(parsed.repairs);
       options.onRepair?.(parsed.repairs);
@@ -362,6 +372,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
   return Object.assign(handle, {
     backlog: queued ? queued.backlog : notQueued,
     close: async () => {
+      closing = true;
       await queued?.close();
     },
   });

@@ -10,6 +10,7 @@ import {
   DeviceRiskError,
   ERR_BACKLOG_BEHIND,
   ERR_BLACKBOX_STALE,
+  ERR_NOT_CHECKED,
   ERR_QUEUE_FULL,
   ERR_RATE_LIMITED,
   ERR_STORE_UNAVAILABLE,
@@ -31,6 +32,36 @@ import {
 import { TellingElsewhere } from '../told.js';
 import { isPermanent, isUnavailable, namedFailure } from './failure-answer.js';
 import { readKeyRecord, recordKeyOf, reused, staleKey, type createIdempotency, type KeyRecord } from './idempotency.js';
+
+/**
+ * An accepted checkout (202) that will never be checked: its instance's memory queue held it
+ * when the handler closed. Told to onError once per checkout, with which order it was.
+ */
+export class NotCheckedError extends DeviceRiskError {
+  /** The checkout's reference (its Idempotency-Key), as the 202 gave it. */
+  readonly reference: string;
+  readonly customerInternalReference: string;
+  readonly userReference?: string;
+  /** When it was accepted (epoch ms). */
+  readonly acceptedAt: number;
+
+  constructor(job: CheckJob) {
+    super(ERR_NOT_CHECKED, queuedMessages.notChecked(job.key.slice(0, 8)), { operation: 'queue' });
+    this.reference = job.key;
+    this.customerInternalReference = job.customer.customerInternalReference;
+    if (job.customer.userReference !== undefined) this.userReference = job.customer.userReference;
+    this.acceptedAt = job.acceptedAt;
+  }
+
+  /** Names the order, not its key: the key is the browser's retry token. */
+  override toJSON(): Record<string, unknown> {
+    return {
+      ...super.toJSON(),
+      customerInternalReference: this.customerInternalReference,
+      userReference: this.userReference,
+    };
+  }
+}
 
 /** The default trust bound, in ms: see `maxQueuedMs` in handler.ts. */
 export const DEFAULT_MAX_QUEUED_MS = 15 * 60_000;
@@ -196,9 +227,14 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
   return {
     accept,
     backlog,
+    /** Stops the queue; each checkout it held here and will not check is told (`not_checked`), never dropped silently. */
     async close() {
       unobserve();
       await queue.close();
+      for (const job of queue.leftBehind?.() ?? []) {
+        recordQueue('failed');
+        onError(new NotCheckedError(job));
+      }
     },
   };
 }

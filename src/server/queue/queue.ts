@@ -68,6 +68,12 @@ export interface CheckQueue {
   counts(): Promise<QueueCounts>;
   /** Stops taking jobs and waits for the running ones. Held jobs stay (in Redis: for another instance). */
   close(): Promise<void>;
+  /**
+   * After `close`: the jobs held in this process that no one will run (the memory queue's,
+   * lost with the process), taken out of the queue. The endpoint tells each to onError
+   * (`not_checked`). Absent, or empty, for a queue that keeps them for another instance.
+   */
+  leftBehind?(): CheckJob[];
 }
 
 export interface MemoryQueueOptions {
@@ -94,7 +100,9 @@ interface Held {
  * visitor's flood does not keep every other shopper waiting behind it. Its n-th held job
  * waits behind every visitor's first; within one visitor, arrival order.
  */
-export function createMemoryQueue(options: MemoryQueueOptions = {}): CheckQueue & { idle(): Promise<void> } {
+export function createMemoryQueue(
+  options: MemoryQueueOptions = {},
+): CheckQueue & { idle(): Promise<void>; leftBehind(): CheckJob[] } {
   const maxQueued = options.maxQueued ?? 10_000;
   const concurrency = options.concurrency ?? 4;
   const now = options.now ?? systemNow;
@@ -202,6 +210,12 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): CheckQueue 
     },
     idle() {
       return held.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve));
+    },
+    leftBehind() {
+      if (!closed) return [];
+      const left = [...held.values()].filter((entry) => !entry.running).map((entry) => entry.job);
+      for (const job of left) leave(held.get(job.key)!);
+      return left;
     },
     async close() {
       closed = true;

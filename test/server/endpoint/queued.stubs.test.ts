@@ -19,6 +19,7 @@ import {
   type DeviceRiskClient,
   type DeviceRiskHandlerOptions,
   type JobRun,
+  NotCheckedError,
 } from '../../../src/server/index.js';
 import type { AddResult, QueueCounts } from '../../../src/server/queue/queue.js';
 import { recordKeyOf } from '../../../src/server/endpoint/idempotency.js';
@@ -164,8 +165,8 @@ describe('the endpoint answers at once and checks when the quota allows (the def
     const { client, calls } = stubClient();
     const queue = createMemoryQueue();
     const { handler } = setUp(client, { queue });
-    // Not processed: the queue is the handler's, but close stops it before the first run.
-    await handler.close();
+    // Not processed: the queue is the handler's, but closing the queue stops it before the first run.
+    await queue.close();
     expect((await handler(post('key-0000000001'))).status).toBe(202);
     const retry = await handler(post('key-0000000001'));
     expect([retry.status, await retry.json()]).toEqual([202, { accepted: true, reference: 'key-0000000001' }]);
@@ -182,7 +183,7 @@ describe('the endpoint answers at once and checks when the quota allows (the def
     const { client } = stubClient();
     const queue = createMemoryQueue({ maxQueued: 2 });
     const { handler, errors } = setUp(client, { queue });
-    await handler.close();
+    await queue.close();
     expect((await handler(post('key-0000000001'))).status).toBe(202);
     expect((await handler(post('key-0000000002'))).status).toBe(202);
     const refused = await handler(post('key-0000000003'));
@@ -403,6 +404,47 @@ describe('the endpoint answers at once and checks when the quota allows (the def
     expect(make({ store: shared, answer: 'checked' })).not.toThrow();
     expect(make({ store: createMemoryStore() })).not.toThrow();
     expect(make({})).not.toThrow();
+  });
+
+  it('close(): new checkouts 503 shutting_down; the running check finishes; each one held is told not_checked with its order', async () => {
+    let open!: () => void;
+    const { client, calls } = stubClient({ gate: new Promise<void>((resolve) => (open = resolve)) });
+    const { handler, queue, errors, results } = setUp(client);
+    for (let i = 1; i <= 3; i++) expect((await handler(post(`key-000000000${i}`, `order-${i}`))).status).toBe(202);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const closed = handler.close();
+    const refused = await handler(post('key-0000000004', 'order-4'));
+    expect([refused.status, refused.headers.get('retry-after')]).toEqual([503, '1']);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('shutting_down');
+    open();
+    await closed;
+    // The check that had started ran to its decision; the two never started are told, one error each.
+    expect(calls.filter((c) => c.startsWith('create'))).toEqual(['create order-1']);
+    expect(results).toEqual([{ id: 'wf-1', reference: 'key-0000000001', customerInternalReference: 'order-1' }]);
+    const notChecked = errors.filter((e) => e.code === 'not_checked');
+    expect(notChecked.every((e) => e instanceof NotCheckedError)).toBe(true);
+    expect(
+      (notChecked as NotCheckedError[]).map((e) => [e.reference, e.customerInternalReference, e.operation]),
+    ).toEqual([
+      ['key-0000000002', 'order-2', 'queue'],
+      ['key-0000000003', 'order-3', 'queue'],
+    ]);
+    expect(notChecked[0]!.message).toContain('key-0000\u2026');
+    expect(JSON.parse(JSON.stringify(notChecked[0]))).toMatchObject({
+      code: 'not_checked',
+      customerInternalReference: 'order-2',
+    });
+    expect(errors.length).toBe(2);
+    expect((await queue.counts()).queued).toBe(0);
+  });
+
+  it('close() with the check within the request: new checkouts 503 shutting_down too', async () => {
+    const { client, calls } = stubClient();
+    const { handler } = setUp(client, { queue: undefined, answer: 'checked' });
+    await handler.close();
+    const refused = await handler(post('key-0000000001'));
+    expect([refused.status, refused.headers.get('retry-after')]).toEqual([503, '1']);
+    expect(calls).toEqual([]);
   });
 
   it('in Cloudflare Workers the default is the check within the request: its isolates keep no work', async () => {

@@ -198,6 +198,29 @@ describe('createMemoryQueue', () => {
     expect((await queue.counts()).queued).toBe(1);
   });
 
+  it('leftBehind: nothing before close; after it, the held jobs no run started (a retried one too), taken out, once', async () => {
+    const queue = createMemoryQueue({ concurrency: 1 });
+    const { run, started, finish } = gatedRun();
+    queue.process(run);
+    for (const key of ['a', 'b', 'c']) await queue.add(job(key));
+    await tick();
+    await finish('a', { retryInMs: 60_000 });
+    await tick();
+    expect(queue.leftBehind()).toEqual([]);
+    expect(started).toEqual(['a', 'b']);
+    const closed = queue.close();
+    await finish('b');
+    await closed;
+    expect(
+      queue
+        .leftBehind()
+        .map((j) => j.key)
+        .sort(),
+    ).toEqual(['a', 'c']);
+    expect(await queue.counts()).toEqual({ queued: 0, oldestAcceptedAt: undefined });
+    expect(queue.leftBehind()).toEqual([]);
+  });
+
   it('idle resolves at once when nothing is held', async () => {
     await createMemoryQueue().idle();
   });
