@@ -1,0 +1,45 @@
+// One endpoint instance on the file queue, as a process of its own: the built server kit
+// (dist/) with createFileQueue from the sources (node --import ./type-stripping.mjs).
+// Configuration: one JSON argument { path, tokenUrl, clientId, clientSecret, serviceUrls, post }.
+// Posts `post` checkouts (order-0 …) and prints "accepted <order>" for each 202; prints
+// "decided <order>" for each decision and "error <code>" for anything told to onError.
+import { createDeviceRiskClient, createDeviceRiskHandler, createTokenSource } from '../../dist/server.js';
+import { createFileQueue } from '../../src/server/queue/file.ts';
+
+const config = JSON.parse(process.argv[2]);
+const say = (line) => void process.stdout.write(`${line}\n`);
+const userAgent = 'AcmeShop Checkout/1.0';
+const client = createDeviceRiskClient({
+  tokenSource: createTokenSource({ ...config.token, userAgent }),
+  ...config.serviceUrls,
+  userAgent,
+});
+const handler = createDeviceRiskHandler({
+  client,
+  queue: createFileQueue({ path: config.path, concurrency: 1 }),
+  allowedOrigins: ['https://shop.example'],
+  workflowKey: 10020,
+  checkoutsPerAddress: false,
+  checkoutsPerCustomer: false,
+  resolveCustomer: (request) => ({ customerInternalReference: request.headers.get('x-order') }),
+  reportStatus: false,
+  onResult: (_details, { customerInternalReference }) => say(`decided ${customerInternalReference}`),
+  onError: (error) => say(`error ${error?.code ?? 'uncoded'} ${String(error?.message ?? error)}`),
+});
+const blackbox = '0400' + 'nVQ+/abc'.repeat(150) + '==';
+for (let i = 0; i < (config.post ?? 0); i++) {
+  const answer = await handler(
+    new Request('https://shop.example/device-risk', {
+      method: 'POST',
+      headers: {
+        origin: 'https://shop.example',
+        'content-type': 'application/json',
+        'idempotency-key': `file-queue-key-${i}`,
+        'x-order': `order-${i}`,
+      },
+      body: JSON.stringify({ blackbox }),
+    }),
+  );
+  say(answer.status === 202 ? `accepted order-${i}` : `refused order-${i} ${answer.status}`);
+}
+say('posted');
