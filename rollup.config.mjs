@@ -57,6 +57,7 @@ const nodeEntries = {
   server: 'src/server/index.ts',
   'server-redis': 'src/server/store/redis.ts',
   'server-bullmq': 'src/server/queue/bullmq.ts',
+  'server-file-queue': 'src/server/queue/file.ts',
   emulator: 'src/emulator/index.ts',
 };
 // htmlparser2 is a dependency of the package: the command imports it from node_modules.
@@ -308,6 +309,7 @@ const declarationFiles = [
   ...declarations('src/server/index.ts', 'server'),
   ...declarations('src/server/store/redis.ts', 'server-redis'),
   ...declarations('src/server/queue/bullmq.ts', 'server-bullmq'),
+  ...declarations('src/server/queue/file.ts', 'server-file-queue'),
   ...declarations('src/emulator/index.ts', 'emulator'),
 ];
 

@@ -199,6 +199,11 @@ describe('export lists', () => {
     ],
     ['blackbox-capture/server/redis (dist/server-redis.js)', '../../dist/server-redis.js', ['createRedisStore']],
     [
+      'blackbox-capture/server/file-queue (dist/server-file-queue.js)',
+      '../../dist/server-file-queue.js',
+      ['createFileQueue'],
+    ],
+    [
       'blackbox-capture/server/bullmq (dist/server-bullmq.js)',
       '../../dist/server-bullmq.js',
       ['createBullmqQueue', 'jobIdOf'],

@@ -1,10 +1,10 @@
 // One endpoint instance on the file queue, as a process of its own: the built server kit
-// (dist/) with createFileQueue from the sources (node --import ./type-stripping.mjs).
-// Configuration: one JSON argument { path, tokenUrl, clientId, clientSecret, serviceUrls, post }.
+// (dist/) with createFileQueue from blackbox-capture/server/file-queue (npm run build first).
+// Configuration: one JSON argument { path, token: { clientId, clientSecret, tokenUrl }, serviceUrls, post }.
 // Posts `post` checkouts (order-0 …) and prints "accepted <order>" for each 202; prints
 // "decided <order>" for each decision and "error <code>" for anything told to onError.
 import { createDeviceRiskClient, createDeviceRiskHandler, createTokenSource } from '../../dist/server.js';
-import { createFileQueue } from '../../src/server/queue/file.ts';
+import { createFileQueue } from '../../dist/server-file-queue.js';
 
 const config = JSON.parse(process.argv[2]);
 const say = (line) => void process.stdout.write(`${line}\n`);

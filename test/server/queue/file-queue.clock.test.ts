@@ -13,11 +13,9 @@ const support = (name: string) => fileURLToPath(new URL(`../../support/${name}`,
 
 /** A child instance; its stdout lines as they come. */
 function instance(config: object) {
-  const child = spawn(
-    process.execPath,
-    ['--import', support('type-stripping.mjs'), support('file-queue-instance.mjs'), JSON.stringify(config)],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
+  const child = spawn(process.execPath, [support('file-queue-instance.mjs'), JSON.stringify(config)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const lines: string[] = [];
   let rest = '';
   child.stdout!.on('data', (chunk: Buffer) => {
