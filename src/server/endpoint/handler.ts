@@ -92,7 +92,10 @@ export interface DeviceRiskHandlerOptions {
    * Where accepted checkouts wait (answer `'accepted'`). Default this process's memory
    * (createMemoryQueue, `maxQueuedChecks`); a fleet gives every instance the same
    * `createBullmqQueue` (blackbox-capture/server/bullmq), so that any instance checks them and
-   * none is lost with the instance that accepted it.
+   * none is lost with the instance that accepted it; one instance whose backlog outlives the
+   * process gives `createFileQueue` (blackbox-capture/server/file-queue). A `store` other than
+   * `createMemoryStore` with no queue is refused (`invalid_configuration`): give one, even
+   * `createMemoryQueue()` on purpose, or answer `'checked'` (docs/fleet.md#a-shared-store-needs-a-shared-queue).
    */
   queue?: CheckQueue;
   /**
