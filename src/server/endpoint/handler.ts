@@ -354,6 +354,8 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
     oldestAgeMs: 0,
     drainPerSecond: 0,
     drainSeconds: 0,
+    staleLastMinute: 0,
+    fleetWide: false,
   });
   return Object.assign(handle, {
     backlog: queued ? queued.backlog : notQueued,
