@@ -55,6 +55,8 @@ export interface QueuedChecksOptions {
   maxQueuedMs: number;
   now: Now;
   onError: (error: unknown) => void;
+  /** This instance's name in the queue gauges (default hostname:pid). */
+  instanceId?: string;
 }
 
 export function createQueuedChecks(options: QueuedChecksOptions) {
@@ -196,7 +198,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     return { retryInMs: ms };
   }
 
-  const unobserve = observeBacklog(backlog);
+  const unobserve = observeBacklog(backlog, options.instanceId);
   queue.process(run);
   return {
     accept,
