@@ -167,9 +167,11 @@ export const endpointMessages = {
  * what it tells onError of the backlog (docs/fleet.md#the-queue), in seconds.
  */
 export const queuedMessages = {
-  behind: (queued: number, drainPerSecond: number, drainSeconds: number, trustBoundMs: number) =>
-    `${queued} checks wait and ${drainPerSecond.toFixed(2)} a second finish: the newest would wait ` +
-    `${Math.round(drainSeconds)} s, past the trust bound of ${Math.round(trustBoundMs / 1000)} s. ` +
+  behind: (queued: number, drainPerSecond: number, drainSeconds: number, trustBoundMs: number, stale = 0) =>
+    `${queued} checks wait and ${drainPerSecond.toFixed(2)} a second finish` +
+    (stale > 0 ? ` (${stale} dropped stale in the last minute, unchecked)` : '') +
+    `: the newest would wait ${Number.isFinite(drainSeconds) ? `${Math.round(drainSeconds)} s` : 'for ever'}, ` +
+    `past the trust bound of ${Math.round(trustBoundMs / 1000)} s. ` +
     'The tenant\u2019s account request limit is the bottleneck: ask the service for a higher contracted limit',
   full: (queued: number | undefined) => `a checkout was refused: the queue holds ${queued ?? 'its most'} checks`,
   fullAnswer: 'Too many checkouts wait for their check; retry with the same Idempotency-Key',

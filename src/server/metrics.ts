@@ -10,8 +10,13 @@
  * - `blackbox_capture.queue.checks` (counter, attribute `event`): checks `accepted`, `refused`
  *   (queue full), `checked`, `failed`, `stale` (past the trust bound), `retried`, `service_refused` (429);
  * - `blackbox_capture.queue.wait` (histogram, ms): acceptance to the start of the check;
- * - `blackbox_capture.queue.depth` and `blackbox_capture.queue.oldest_age` (ms), and
- *   `blackbox_capture.queue.drain_rate` (checks a second): gauges read from each handler's queue.
+ * - `blackbox_capture.queue.depth` and `blackbox_capture.queue.oldest_age` (ms),
+ *   `blackbox_capture.queue.drain_rate` (checks tried a second, stale drops not counted) and
+ *   `blackbox_capture.queue.stale` (checks dropped stale in the last minute): gauges read from
+ *   each handler's queue, with the attributes `instance` (this process: the handler's
+ *   `instanceId`, default hostname:pid) and `scope`: `fleet` for a shared queue's figures (the
+ *   same on every instance: take `max`, never `sum`, over instances), `instance` for a queue
+ *   of this process's own (memory: `sum` over instances). docs/operating.md#queue-metrics.
  */
 import type { CaptureOutcome } from '../shared/types.js';
 import { ERR_NETWORK } from './errors.js';
@@ -27,11 +32,36 @@ interface Instruments {
 
 /** What a handler's queue says when the gauges are read. */
 export interface BacklogSource {
-  (): Promise<{ queued: number; oldestAgeMs: number; drainPerSecond: number }>;
+  (): Promise<{
+    queued: number;
+    oldestAgeMs: number;
+    drainPerSecond: number;
+    staleLastMinute: number;
+    /** The figures are the whole fleet's (a shared queue), read the same on every instance. */
+    fleetWide: boolean;
+  }>;
 }
 
-/** The queues the gauges report, summed: a process may run several handlers. */
-const backlogSources = new Set<BacklogSource>();
+/** The queues the gauges report, each with the instance it names; summed per instance and scope (a process may run several handlers). */
+const backlogSources = new Map<BacklogSource, string | undefined>();
+
+let defaultInstance: Promise<string> | undefined;
+
+/**
+ * This process's name in the gauges when the handler gives none: hostname:pid where the
+ * runtime has them (Node, Bun, Deno), otherwise a random id for the life of the isolate.
+ */
+export function defaultInstanceId(): Promise<string> {
+  const osName = 'node:os';
+  defaultInstance ??= import(/* @vite-ignore */ osName)
+    .then((os: typeof import('node:os')) => os.hostname())
+    .catch(() => undefined)
+    .then((host) => {
+      const pid = (globalThis as { process?: { pid?: number } }).process?.pid;
+      return host && pid !== undefined ? `${host}:${pid}` : `${host ?? 'isolate'}:${crypto.randomUUID().slice(0, 8)}`;
+    });
+  return defaultInstance;
+}
 
 type Recording = (instruments: Instruments) => void;
 
@@ -81,25 +111,41 @@ function record(recording: Recording): void {
         unit: 'ms',
       });
       const rate = meter.createObservableGauge('blackbox_capture.queue.drain_rate', {
-        description: 'Checks finished a second, over the last minute',
+        description:
+          'Checks finished a second after trying (checked or failed), over the last minute; stale drops not counted',
+      });
+      const stale = meter.createObservableGauge('blackbox_capture.queue.stale', {
+        description: 'Checks dropped unchecked past the trust bound, over the last minute',
       });
       meter.addBatchObservableCallback(
         async (result) => {
-          let queued = 0;
-          let oldestAgeMs = 0;
-          let drainPerSecond = 0;
-          for (const source of backlogSources) {
+          const observed = new Map<
+            string,
+            { attributes: Record<string, string>; queued: number; oldestAgeMs: number; drain: number; stale: number }
+          >();
+          for (const [source, instanceId] of backlogSources) {
             const figures = await source().catch(() => undefined);
             if (!figures) continue;
-            queued += figures.queued;
-            oldestAgeMs = Math.max(oldestAgeMs, figures.oldestAgeMs);
-            drainPerSecond += figures.drainPerSecond;
+            const attributes = {
+              instance: instanceId ?? (await defaultInstanceId()),
+              scope: figures.fleetWide ? 'fleet' : 'instance',
+            };
+            const id = `${attributes.instance}\u0000${attributes.scope}`;
+            const sum = observed.get(id) ?? { attributes, queued: 0, oldestAgeMs: 0, drain: 0, stale: 0 };
+            sum.queued += figures.queued;
+            sum.oldestAgeMs = Math.max(sum.oldestAgeMs, figures.oldestAgeMs);
+            sum.drain += figures.drainPerSecond;
+            sum.stale += figures.staleLastMinute;
+            observed.set(id, sum);
           }
-          result.observe(depth, queued);
-          result.observe(oldest, oldestAgeMs);
-          result.observe(rate, drainPerSecond);
+          for (const { attributes, ...sum } of observed.values()) {
+            result.observe(depth, sum.queued, attributes);
+            result.observe(oldest, sum.oldestAgeMs, attributes);
+            result.observe(rate, sum.drain, attributes);
+            result.observe(stale, sum.stale, attributes);
+          }
         },
-        [depth, oldest, rate],
+        [depth, oldest, rate, stale],
       );
       for (const waiting of queued.splice(0)) waiting(instruments);
     },
@@ -152,9 +198,9 @@ export function recordQueueWait(ms: number): void {
   record((i) => i.queueWait.record(ms));
 }
 
-/** Reports `source` in the queue gauges until the returned function is called. */
-export function observeBacklog(source: BacklogSource): () => void {
-  backlogSources.add(source);
+/** Reports `source` in the queue gauges, under `instanceId` (default hostname:pid), until the returned function is called. */
+export function observeBacklog(source: BacklogSource, instanceId?: string): () => void {
+  backlogSources.set(source, instanceId);
   // Loads the API, so that the gauges exist before the first check.
   record(() => {});
   return () => backlogSources.delete(source);

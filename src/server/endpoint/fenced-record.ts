@@ -36,9 +36,30 @@ export function fencedRecord(context: FencedRecordContext, stored: string | unde
   const { store, recordKey, ttlMs: ttl, read } = context;
   let last = stored;
   return {
-    /** Deletes the record as this attempt last wrote it (a record another attempt replaced stays). */
-    async remove(): Promise<void> {
-      if (last !== undefined) await fromStore(store.compareAndDelete(recordKey, last), 'idempotency record delete');
+    /**
+     * Deletes the record as this attempt last wrote it (a record another attempt replaced
+     * stays), trying again while the store is away, for up to `withinMs`.
+     */
+    async remove(withinMs = 0): Promise<void> {
+      if (last === undefined) return;
+      const expected = last;
+      const retrying = deadline(withinMs);
+      try {
+        for (;;) {
+          try {
+            await fromStore(store.compareAndDelete(recordKey, expected), 'idempotency record delete');
+            return;
+          } catch (error) {
+            if (isDeviceRiskError(error) && error.code === ERR_STORE_FULL) throw error;
+            // A retry that the time left cannot hold is not started: the error stands.
+            await sleep(STORE_RETRY_MS, retrying.signal).catch(() => {
+              throw error;
+            });
+          }
+        }
+      } finally {
+        retrying.clear();
+      }
     },
     /**
      * Writes `next`, trying again while the store is away, for up to `withinMs`. With

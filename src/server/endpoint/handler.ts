@@ -112,6 +112,12 @@ export interface DeviceRiskHandlerOptions {
    */
   maxQueuedMs?: number;
   /**
+   * This instance's name in the queue's OpenTelemetry gauges (the attribute `instance`), so
+   * that a fleet's series stay apart: stable for the life of the process. Default hostname:pid
+   * (docs/operating.md#queue-metrics).
+   */
+  instanceId?: string;
+  /**
    * Where Idempotency-Key records, their leases and nonce claims live, and each decision is
    * marked told. Give every instance of a fleet the same shared store (createRedisStore), and
    * the callback handler the same one: a decision is then told once, by whichever brings it
@@ -275,6 +281,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
           maxQueuedMs: options.maxQueuedMs ?? DEFAULT_MAX_QUEUED_MS,
           now,
           onError,
+          ...(options.instanceId === undefined ? {} : { instanceId: options.instanceId }),
         })
       : undefined;
 
@@ -371,6 +378,8 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
     oldestAgeMs: 0,
     drainPerSecond: 0,
     drainSeconds: 0,
+    staleLastMinute: 0,
+    fleetWide: false,
   });
   return Object.assign(handle, {
     backlog: queued ? queued.backlog : notQueued,

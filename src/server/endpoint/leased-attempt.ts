@@ -13,6 +13,7 @@ import {
   ERR_STORE_UNAVAILABLE,
   isDeviceRiskError,
 } from '../errors.js';
+import { deadline, within } from '../deadline.js';
 import { endpointMessages } from '../messages.js';
 import { json } from '../http.js';
 import type { Store } from '../store/store.js';
@@ -101,8 +102,18 @@ export async function attemptUnderLease(context: AttemptContext, lease: Lease): 
      */
     const createEnded = async (error: unknown) => {
       // No transaction on this key: nothing for a retry to resume, so no record is kept
-      // for a day (a flood of refused creates would fill it otherwise).
-      await (saved.transaction ? written.replace(saved, storeWaitMs) : written.remove()).catch(() => {});
+      // for a day (a flood of refused creates would fill it otherwise). The intent must go even
+      // when the store is away as the create ends (a Redis killed or failing over stops the
+      // create before it is sent): left, the next attempt would take it for a create on the wire
+      // and report an orphan that was never made. So the write goes on by itself while the
+      // intent could still be read as running; the request waits for it only `storeWaitMs`.
+      const leftMs = Math.max(storeWaitMs, createUntil - now());
+      const withdrawn = saved.transaction ? written.replace(saved, leftMs) : written.remove(leftMs);
+      withdrawn.catch(() => {});
+      const answering = deadline(storeWaitMs);
+      await within(withdrawn, answering.signal)
+        .catch(() => {})
+        .finally(() => answering.clear());
       // Stryker disable next-line Regex,StringLiteral: every operation that names an account starts with it; no default does
       if (isDeviceRiskError(error) && error.code === ERR_NETWORK && /^account/.test(error.operation ?? '')) {
         onError?.(
@@ -150,10 +161,11 @@ export async function attemptUnderLease(context: AttemptContext, lease: Lease): 
       recorded = next.transaction;
       stillOwner();
     };
-    stillOwner();
     let result: DeviceRiskResult;
     const before = recorded;
     try {
+      // Within the try: an attempt stopped here sent nothing, and its intents go as below.
+      stillOwner();
       result = await run(progress, save);
     } catch (error) {
       // Nothing new recorded and nothing made unrecorded: the create (if it ran) made nothing we know of.

@@ -86,6 +86,8 @@ export interface QueuedChecksOptions {
   maxQueuedMs: number;
   now: Now;
   onError: (error: unknown) => void;
+  /** This instance's name in the queue gauges (default hostname:pid). */
+  instanceId?: string;
 }
 
 export function createQueuedChecks(options: QueuedChecksOptions) {
@@ -96,8 +98,11 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
   const tries = new Map<string, number>();
 
   async function backlog(): Promise<BacklogFigures> {
-    const { queued, oldestAcceptedAt, drainedLastMinute } = await queue.counts();
-    return meter.figures(queued, oldestAcceptedAt, drainedLastMinute);
+    const { queued, oldestAcceptedAt, drainedLastMinute, staleLastMinute } = await queue.counts();
+    // A shared queue counts for the whole fleet; one that counts nothing is this instance's own.
+    const fleet =
+      drainedLastMinute === undefined ? undefined : { drained: drainedLastMinute, stale: staleLastMinute ?? 0 };
+    return meter.figures(queued, oldestAcceptedAt, fleet);
   }
 
   /** Said once per backlog: the checks waiting cannot all run within the trust bound at the rate the service allows. */
@@ -144,13 +149,15 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     return json({ accepted: true, reference: key }, 202);
   }
 
-  /** Leaves the queue: counted in the drain rate. */
+  /** Leaves the queue: counted in the drain rate when it was tried, apart from it when dropped stale. */
   function finished(job: CheckJob, event: 'checked' | 'failed' | 'stale'): JobRun {
     tries.delete(job.key);
-    meter.drained();
+    const stale = event === 'stale';
+    if (stale) meter.stale();
+    else meter.drained();
     recordQueue(event);
     void warnIfBehind();
-    return { done: true };
+    return stale ? { done: true, stale } : { done: true };
   }
 
   /** One try of one job: done, or when to try again. Never throws: every failure is told to onError. */
@@ -222,7 +229,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     return { retryInMs: ms };
   }
 
-  const unobserve = observeBacklog(backlog);
+  const unobserve = observeBacklog(backlog, options.instanceId);
   queue.process(run);
   return {
     accept,
@@ -345,6 +352,12 @@ async function recordNamesAnother(
 const behindWarning = (figures: BacklogFigures, maxQueuedMs: number) =>
   new DeviceRiskError(
     ERR_BACKLOG_BEHIND,
-    queuedMessages.behind(figures.queued, figures.drainPerSecond, figures.drainSeconds, maxQueuedMs),
+    queuedMessages.behind(
+      figures.queued,
+      figures.drainPerSecond,
+      figures.drainSeconds,
+      maxQueuedMs,
+      figures.staleLastMinute,
+    ),
     { operation: 'queue' },
   );

@@ -12,43 +12,79 @@ export interface BacklogFigures {
   queued: number;
   /** Age of the oldest check waiting, in ms (0 when none waits). */
   oldestAgeMs: number;
-  /** Checks finished per second over the last minute (or since the backlog began, if later). */
+  /**
+   * Checks finished per second over the last minute (or since the backlog began, if later):
+   * those that ended with a check, answered or given up after trying. A stale drop is no work
+   * done and is not counted here (`staleLastMinute`).
+   */
   drainPerSecond: number;
   /** Seconds the backlog needs at that rate; Infinity when nothing drained yet. */
   drainSeconds: number;
+  /** Checks dropped unchecked in the last minute, past the trust bound (`blackbox_stale`). */
+  staleLastMinute: number;
+  /**
+   * True when the figures are the whole fleet's, read from a shared queue (BullMQ): every
+   * instance reads the same; false when they are this instance's own queue (memory).
+   */
+  fleetWide: boolean;
 }
 
-/** Counts finished checks in one-second buckets over the last minute. */
-export function createDrainMeter(now: Now) {
+/** What a shared queue counted for the whole fleet over the last minute. */
+export interface FleetFinished {
+  drained: number;
+  stale: number;
+}
+
+/** Counts in one-second buckets over the last minute. */
+function createMinuteCount() {
   const buckets = new Map<number, number>();
-  /** When the meter first saw work since it last saw none: a young backlog is measured over its own life. */
-  let since: number | undefined;
   const prune = (at: number) => {
     for (const second of buckets.keys()) if (second * 1000 <= at - DRAIN_WINDOW_MS) buckets.delete(second);
   };
   return {
-    /** A check left the queue (checked, or given up). */
-    drained(): void {
-      const at = now();
+    add(at: number): void {
       const second = Math.floor(at / 1000);
       buckets.set(second, (buckets.get(second) ?? 0) + 1);
       prune(at);
     },
-    /** The backlog's figures; `fleetDrained`: the checks every instance of a shared queue finished in the last minute. */
-    figures(queued: number, oldestAcceptedAt: number | undefined, fleetDrained?: number): BacklogFigures {
-      const at = now();
+    total(at: number): number {
       prune(at);
-      if (queued === 0) since = undefined;
-      else since ??= oldestAcceptedAt ?? at;
       let count = 0;
       for (const n of buckets.values()) count += n;
+      return count;
+    },
+  };
+}
+
+/** Counts finished checks, and apart from them stale drops, in one-second buckets over the last minute. */
+export function createDrainMeter(now: Now) {
+  const drained = createMinuteCount();
+  const stale = createMinuteCount();
+  /** When the meter first saw work since it last saw none: a young backlog is measured over its own life. */
+  let since: number | undefined;
+  return {
+    /** A check left the queue having been tried: checked, or given up after trying. */
+    drained(): void {
+      drained.add(now());
+    },
+    /** A check left the queue unchecked, past the trust bound: not counted as drained. */
+    stale(): void {
+      stale.add(now());
+    },
+    /** The backlog's figures; `fleet`: what every instance of a shared queue finished in the last minute. */
+    figures(queued: number, oldestAcceptedAt: number | undefined, fleet?: FleetFinished): BacklogFigures {
+      const at = now();
+      if (queued === 0) since = undefined;
+      else since ??= oldestAcceptedAt ?? at;
       const windowMs = Math.min(DRAIN_WINDOW_MS, Math.max(1000, at - (since ?? at)));
-      const drainPerSecond = (fleetDrained ?? count) / (windowMs / 1000);
+      const drainPerSecond = (fleet?.drained ?? drained.total(at)) / (windowMs / 1000);
       return {
         queued,
         oldestAgeMs: oldestAcceptedAt === undefined ? 0 : Math.max(0, at - oldestAcceptedAt),
         drainPerSecond,
         drainSeconds: queued === 0 ? 0 : drainPerSecond > 0 ? queued / drainPerSecond : Infinity,
+        staleLastMinute: fleet?.stale ?? stale.total(at),
+        fleetWide: fleet !== undefined,
       };
     },
   };
@@ -57,7 +93,8 @@ export function createDrainMeter(now: Now) {
 /**
  * True once per backlog episode, when the checks waiting cannot all start within `trustMs`
  * of their acceptance at the measured drain rate (and some drained, so the rate means
- * something). A backlog that empties starts a new episode.
+ * something), or checks are going stale while nothing drains. A backlog that empties starts a
+ * new episode.
  */
 export function createBacklogWarning(trustMs: number) {
   let warned = false;
@@ -66,7 +103,8 @@ export function createBacklogWarning(trustMs: number) {
       warned = false;
       return false;
     }
-    if (warned || figures.drainPerSecond === 0) return false;
+    if (warned) return false;
+    if (figures.drainPerSecond === 0 && !(figures.staleLastMinute > 0)) return false;
     if (figures.drainSeconds * 1000 <= trustMs - figures.oldestAgeMs) return false;
     warned = true;
     return true;

@@ -66,7 +66,7 @@ export interface BullmqQueueOptions {
 
 const DEFAULT_NAME = 'blackbox-capture-checks';
 
-/** Counts one finished job in its second (ARGV[1]) and drops seconds older than two minutes. */
+/** Counts one finished (or stale) job in its second (ARGV[1]) and drops seconds older than two minutes. */
 const DRAINED_SCRIPT = `
 local now = tonumber(ARGV[1])
 redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
@@ -125,6 +125,8 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
   const queue = new Queue<HeldJob>(name, common);
   /** Jobs the fleet finished, a count per second (a hash, trimmed to two minutes): every instance's drain rate is the fleet's. */
   const drainedKey = `${prefix}:${name}:bbc-drained`;
+  /** Jobs the fleet dropped stale, counted the same way apart: a stale drop is no drained work. */
+  const staleKey = `${prefix}:${name}:bbc-stale`;
   let defined = false;
   /** The Redis client BullMQ holds, with the drained counter's script once. */
   async function redisClient() {
@@ -170,8 +172,9 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
       async (job: Job<CheckJob>, token?: string) => {
         const result = await run(job.data);
         if (result.done) {
+          const counter = result.stale ? staleKey : drainedKey;
           await redisClient()
-            .then((client) => client.runCommand('bbcDrained', [drainedKey, Math.floor(Date.now() / 1000)]))
+            .then((client) => client.runCommand('bbcDrained', [counter, Math.floor(Date.now() / 1000)]))
             .catch(onError);
           return;
         }
@@ -207,11 +210,14 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
       if (at !== undefined && (oldestAcceptedAt === undefined || at < oldestAcceptedAt)) oldestAcceptedAt = at;
     }
     const since = Math.floor(Date.now() / 1000) - 60;
-    const drained = await (await redisClient()).hgetall(drainedKey);
-    let drainedLastMinute = 0;
-    for (const [second, count] of Object.entries(drained))
-      if (Number(second) > since) drainedLastMinute += Number(count);
-    return { queued, oldestAcceptedAt, drainedLastMinute };
+    const client = await redisClient();
+    const lastMinute = (bySecond: Record<string, string>) => {
+      let total = 0;
+      for (const [second, count] of Object.entries(bySecond)) if (Number(second) > since) total += Number(count);
+      return total;
+    };
+    const [drained, stale] = await Promise.all([client.hgetall(drainedKey), client.hgetall(staleKey)]);
+    return { queued, oldestAcceptedAt, drainedLastMinute: lastMinute(drained), staleLastMinute: lastMinute(stale) };
   }
 
   return {

@@ -38,9 +38,12 @@ export interface CheckJob {
 /** What `add` did: held it, found it already held (same request), found another request under its key, or had no room. */
 export type AddResult = 'added' | 'present' | 'conflict' | 'full';
 
-/** How one run of a job ended: done (checked, or given up and told), or to be run again later. */
+/**
+ * How one run of a job ended: done (checked, or given up and told; `stale`: dropped unchecked
+ * past the trust bound, which a shared queue counts apart from the drained), or to be run again later.
+ */
 export type JobRun =
-  | { done: true }
+  | { done: true; stale?: boolean }
   | {
       done?: false;
       retryInMs: number;
@@ -58,6 +61,8 @@ export interface QueueCounts {
    * sees only its own finish); undefined: the instance's own count is the whole.
    */
   drainedLastMinute?: number;
+  /** Of a shared queue, the jobs every instance dropped stale in the last minute: not drained work. */
+  staleLastMinute?: number;
 }
 
 export interface CheckQueue {

@@ -175,6 +175,49 @@ describe('the create intent', () => {
     expect(errors).toContainEqual(expect.objectContaining({ code: 'orphaned_transaction' }));
   });
 
+  it('a create never sent because the store went away (Redis killed, a failover): no orphan is reported when the key is checked after it', async () => {
+    let now = 1_800_000_000_000;
+    const memory = createMemoryStore();
+    let away = false;
+    const gone = async () => Promise.reject(new Error('Connection is closed.'));
+    // Redis as a failover or a SIGKILL leaves it for a moment: every call fails, then it is back with what it held.
+    const store: Store = {
+      get: (k) => (away ? gone() : memory.get(k)),
+      set: (k, v, t) => (away ? gone() : memory.set(k, v, t)),
+      setIfAbsent: (k, v, t) => (away ? gone() : memory.setIfAbsent(k, v, t)),
+      compareAndSet: (k, e, v, t) => (away ? gone() : memory.compareAndSet(k, e, v, t)),
+      compareAndDelete: (k, e) => (away ? gone() : memory.compareAndDelete(k, e)),
+      delete: (k) => (away ? gone() : memory.delete(k)),
+    };
+    const { DeviceRiskError } = await import('../../../src/server/errors.js');
+    let first = true;
+    const service = stubClient();
+    const { client } = stubClient({
+      // The first create stops before anything is sent: the service's limit, kept in the same Redis, could not be read.
+      createAccount: async (body) => {
+        if (!first) return service.client.createAccount(body);
+        first = false;
+        away = true;
+        throw new DeviceRiskError('store_unavailable', 'the rate limit could not be read', {
+          retryAfter: 1,
+          operation: 'store',
+        });
+      },
+    });
+    const { handler, errors } = handlerWith(client, { store, now: () => now, idempotencyLeaseMs: 200 });
+    expect((await handler(post())).status).toBe(503);
+    expect(service.calls).toEqual([]);
+    // Redis is back; the next attempt comes once any create of the first would have timed out.
+    await new Promise((r) => setTimeout(r, 50));
+    away = false;
+    await new Promise((r) => setTimeout(r, 400));
+    now += 60_000;
+    expect((await handler(post())).status).toBe(200);
+    // One transaction for the key, so nothing to report.
+    expect(service.creates()).toBe(1);
+    expect(errors.filter((e) => e.code === 'orphaned_transaction')).toEqual([]);
+  });
+
   it('a store away for longer than the request may wait: 503 at once, the transaction written once it is back, and the retry resumes it', async () => {
     const store = failingStore();
     const { client, creates, calls } = stubClient({ accountTimeoutMs: 60_000, status: async () => 'INITIATED' });

@@ -563,7 +563,7 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
     expect(calls).toEqual(['create order-1', 'upload wf-1', 'finalize wf-1']);
     time += 1;
-    expect(await hand.run(hand.jobs[1]!)).toEqual({ done: true });
+    expect(await hand.run(hand.jobs[1]!)).toEqual({ done: true, stale: true });
     expect(calls).toHaveLength(3);
     expect(errors.map((e) => [e.code, e.message])).toEqual([
       [
@@ -579,11 +579,11 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     ]);
     expect(hand.jobs).toHaveLength(2);
     // also by a check within the request on the same store, and the job run again leaves it so.
-    expect(await hand.run(hand.jobs[1]!)).toEqual({ done: true });
+    expect(await hand.run(hand.jobs[1]!)).toEqual({ done: true, stale: true });
     const inRequest = setUp(client, { answer: 'checked', store, now: () => time });
     expect((await inRequest.handler(post('key-0000000002', 'order-2'))).status).toBe(410);
     // The first key's record (its result) is not replaced by a stale run of its job.
-    expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
+    expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true, stale: true });
     expect((await handler(post('key-0000000001', 'order-1'))).status).toBe(200);
     expect(calls).toHaveLength(3);
     await handler.close();
@@ -638,7 +638,7 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     expect(await hand.run(hand.jobs[0]!)).toMatchObject({ retryInMs: 1000 });
     expect(errors.map((e) => e.code)).toEqual(['store_unavailable']);
     away = false;
-    expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
+    expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true, stale: true });
     expect(errors.map((e) => e.code)).toEqual(['store_unavailable', 'blackbox_stale']);
     expect(calls).toEqual([]);
     await handler.close();
@@ -823,6 +823,34 @@ describe('what the queued checks count, and the stale record on any store', () =
     await handler.close();
   });
 
+  it('a backlog whose checks all go stale drains at 0: its stale drops are counted apart, and said in backlog_behind', async () => {
+    let time = 1_000_000;
+    let held = 3;
+    const hand = handQueue(async () => ({ queued: held, oldestAcceptedAt: held > 0 ? 1_000_000 : undefined }));
+    const { client, calls } = stubClient();
+    const { handler, errors } = setUp(client, { queue: hand.queue, now: () => time, maxQueuedMs: 60_000 });
+    for (let i = 1; i <= 3; i++) await handler(post(`key-000000000${i}`, `order-${i}`));
+    time += 60_001;
+    for (const job of hand.jobs) {
+      expect(await hand.run(job)).toEqual({ done: true, stale: true });
+      held--;
+    }
+    held = 1;
+    expect(calls).toEqual([]);
+    expect(await handler.backlog()).toMatchObject({
+      queued: 1,
+      drainPerSecond: 0,
+      drainSeconds: Infinity,
+      staleLastMinute: 3,
+      fleetWide: false,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    const behind = errors.filter((e) => e.code === 'backlog_behind');
+    expect(behind).toHaveLength(1);
+    expect(behind[0]!.message).toContain('dropped stale in the last minute');
+    await handler.close();
+  });
+
   it('what is told about the queue names its operation', async () => {
     let time = 1_000_000;
     const hand = handQueue();
@@ -877,15 +905,15 @@ describe('what the queued checks count, and the stale record on any store', () =
     const recordKey = recordKeyOf('client-1:idempotency', raced.key);
     await memory.set(recordKey, JSON.stringify({ fingerprint: raced.fingerprint }), 60_000);
     time += 60_001;
-    expect(await hand.run(fresh)).toEqual({ done: true });
+    expect(await hand.run(fresh)).toEqual({ done: true, stale: true });
     expect(await status(fresh.key)).toBe(410);
     refuse = 1;
-    expect(await hand.run(raced)).toEqual({ done: true });
+    expect(await hand.run(raced)).toEqual({ done: true, stale: true });
     expect(await status(raced.key)).toBe(410);
     // A store that refuses every write: the job still ends, after 3 tries.
     refuse = 100;
     writes = 0;
-    expect(await hand.run(lost)).toEqual({ done: true });
+    expect(await hand.run(lost)).toEqual({ done: true, stale: true });
     expect(writes).toBe(3);
     await handler.close();
   });

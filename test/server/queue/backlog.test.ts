@@ -7,7 +7,14 @@ describe('createDrainMeter', () => {
   it('measures checks finished a second over the last minute, and the time the backlog needs', () => {
     let time = 1_000_000;
     const meter = createDrainMeter(() => time);
-    expect(meter.figures(0, undefined)).toEqual({ queued: 0, oldestAgeMs: 0, drainPerSecond: 0, drainSeconds: 0 });
+    expect(meter.figures(0, undefined)).toEqual({
+      queued: 0,
+      oldestAgeMs: 0,
+      drainPerSecond: 0,
+      drainSeconds: 0,
+      staleLastMinute: 0,
+      fleetWide: false,
+    });
     // A backlog 100 s old: measured over the whole window.
     expect(meter.figures(10, time - 100_000).drainSeconds).toBe(Infinity);
     for (let i = 0; i < 120; i++) {
@@ -36,16 +43,43 @@ describe('createDrainMeter', () => {
     fresh.drained();
     expect(fresh.figures(1, time).drainPerSecond).toBe(1);
     // A shared queue: what the whole fleet finished, not this instance alone.
-    expect(fresh.figures(8, time, 4)).toMatchObject({ drainPerSecond: 4, drainSeconds: 2 });
+    expect(fresh.figures(8, time, { drained: 4, stale: 3 })).toMatchObject({
+      drainPerSecond: 4,
+      drainSeconds: 2,
+      staleLastMinute: 3,
+      fleetWide: true,
+    });
+  });
+
+  it('a stale drop is not drained work: a backlog that only goes stale drains at 0, its drops counted apart', () => {
+    let time = 9_000_000;
+    const meter = createDrainMeter(() => time);
+    meter.figures(30, time - 120_000);
+    for (let i = 0; i < 20; i++) {
+      meter.stale();
+      time += 100;
+    }
+    expect(meter.figures(10, time - 120_000)).toMatchObject({
+      drainPerSecond: 0,
+      drainSeconds: Infinity,
+      staleLastMinute: 20,
+    });
+    meter.drained();
+    expect(meter.figures(9, time - 120_000)).toMatchObject({ drainPerSecond: 1 / 60, staleLastMinute: 20 });
+    // A minute later the drops are out of the window too.
+    time += DRAIN_WINDOW_MS;
+    expect(meter.figures(9, time - 180_000)).toMatchObject({ drainPerSecond: 0, staleLastMinute: 0 });
   });
 });
 
 describe('createBacklogWarning', () => {
-  const figures = (queued: number, drainPerSecond: number, oldestAgeMs = 0) => ({
+  const figures = (queued: number, drainPerSecond: number, oldestAgeMs = 0, staleLastMinute = 0) => ({
     queued,
     oldestAgeMs,
     drainPerSecond,
     drainSeconds: queued === 0 ? 0 : drainPerSecond > 0 ? queued / drainPerSecond : Infinity,
+    staleLastMinute,
+    fleetWide: false,
   });
 
   it('warns once per backlog when it cannot drain within the trust bound, again after it emptied', () => {
@@ -61,5 +95,11 @@ describe('createBacklogWarning', () => {
     const behind = createBacklogWarning(60_000);
     expect(behind(figures(1000, 0))).toBe(false);
     expect(behind(figures(60, 1))).toBe(false);
+  });
+
+  it('warns when checks go stale while nothing drains: the backlog cannot drain in time', () => {
+    const behind = createBacklogWarning(60_000);
+    expect(behind(figures(100, 0, 70_000, 12))).toBe(true);
+    expect(behind(figures(100, 0, 70_000, 12))).toBe(false);
   });
 });

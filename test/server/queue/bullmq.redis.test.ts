@@ -6,7 +6,11 @@ import { Redis as IoRedis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeviceRiskTransaction } from '../../../src/server/api/device-risk-client.js';
 import { DeviceRiskError } from '../../../src/server/errors.js';
-import { createDeviceRiskHandler, type DeviceRiskClient } from '../../../src/server/index.js';
+import {
+  createDeviceRiskHandler,
+  type DeviceRiskClient,
+  type DeviceRiskHandlerOptions,
+} from '../../../src/server/index.js';
 import { createBullmqQueue, jobIdOf } from '../../../src/server/queue/bullmq.js';
 import { createRedisStore } from '../../../src/server/store/redis.js';
 import { haveRedis, startRedisServer, type RedisServer } from '../../support/redis.js';
@@ -74,7 +78,13 @@ function service() {
 }
 
 /** One instance: its own connections to the one Redis, the shared queue's name and store. */
-function instance(name: string, svc: ReturnType<typeof service>, queueName: string, results: string[]) {
+function instance(
+  name: string,
+  svc: ReturnType<typeof service>,
+  queueName: string,
+  results: string[],
+  options: Partial<DeviceRiskHandlerOptions> = {},
+) {
   const bull = new IoRedis(redis.url, { maxRetriesPerRequest: null });
   const storeClient = new IoRedis(redis.url, { maxRetriesPerRequest: 1 });
   const queue = createBullmqQueue({
@@ -99,6 +109,7 @@ function instance(name: string, svc: ReturnType<typeof service>, queueName: stri
     onError: (error) => errors.push((error as DeviceRiskError).code),
     onResult: (details, { customerInternalReference }) =>
       void results.push(`${customerInternalReference} ${details.workflowExecutionId}`),
+    ...options,
   });
   return {
     handler,
@@ -152,9 +163,46 @@ describe.skipIf(!haveRedis)('createBullmqQueue', () => {
       expect(new Set(creates.map((c) => c.split(' ')[3]))).toEqual(new Set(['a', 'b']));
       await until(async () => (await a.queue.counts()).queued === 0);
       // What both instances finished, seen from either: the fleet's drain.
-      expect(await a.queue.counts()).toEqual({ queued: 0, oldestAcceptedAt: undefined, drainedLastMinute: 12 });
+      expect(await a.queue.counts()).toEqual({
+        queued: 0,
+        oldestAcceptedAt: undefined,
+        drainedLastMinute: 12,
+        staleLastMinute: 0,
+      });
       expect((await b.queue.counts()).drainedLastMinute).toBe(12);
       expect([...a.errors, ...b.errors]).toEqual([]);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('stale drops are counted apart from the drained, for the whole fleet: a backlog all stale drains at 0', async () => {
+    const svc = service();
+    const results: string[] = [];
+    // The queue paused while the checkouts come in, then the instances' clock a minute ahead: every job is past the bound.
+    let ahead = 0;
+    const options = { maxQueuedMs: 30_000, now: () => Date.now() + ahead };
+    const a = instance('a', svc, 'fleet-stale', results, options);
+    const b = instance('b', svc, 'fleet-stale', results, options);
+    try {
+      await a.queue.queue.pause();
+      for (let i = 0; i < 6; i++)
+        expect((await (i % 2 ? a : b).handler(post(`key-stale-${i}`, `order-${i}`))).status).toBe(202);
+      ahead = 60_000;
+      await a.queue.queue.resume();
+      await until(async () => (await b.queue.counts()).queued === 0);
+      expect(svc.calls).toEqual([]);
+      expect(await b.queue.counts()).toEqual({
+        queued: 0,
+        oldestAcceptedAt: undefined,
+        drainedLastMinute: 0,
+        staleLastMinute: 6,
+      });
+      expect(await b.handler.backlog()).toMatchObject({ drainPerSecond: 0, staleLastMinute: 6, fleetWide: true });
+      expect([...a.errors, ...b.errors].filter((code) => code !== 'backlog_behind')).toEqual(
+        Array(6).fill('blackbox_stale'),
+      );
     } finally {
       await a.close();
       await b.close();
