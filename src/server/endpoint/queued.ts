@@ -120,11 +120,8 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     told: () => void,
     visitor?: string,
   ): Promise<Response> {
-    const record = await readKeyRecord(options.store, options.namespace, key);
-    if (record && record.fingerprint !== fingerprint) return reused();
-    // Checked already (a retry of a request answered before): the same reference as then.
-    if (record?.result) return json(record.result, 200);
-    if (record?.stale) return staleKey();
+    const recorded = await recordedAnswer(options, key, fingerprint);
+    if (recorded) return recorded;
     const job: CheckJob = {
       key,
       fingerprint,
@@ -133,12 +130,9 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
       acceptedAt: now(),
       ...(visitor === undefined ? {} : { visitor }),
     };
-    let added: Awaited<ReturnType<CheckQueue['add']>>;
-    try {
-      added = await queue.add(job);
-    } catch (error) {
+    const added = await queue.add(job).catch((error: unknown) => {
       throw queueFailure(error);
-    }
+    });
     if (added === 'conflict') return reused();
     if (added === 'full') return fullAnswer(await backlog().catch(() => undefined), onError);
     if (added === 'added') {
@@ -314,6 +308,20 @@ function failureKind(error: unknown): 'permanent' | 'limited' | 'transient' {
 /** The seconds the service or the store asked to wait, if it did. */
 const retryAfterOf = (error: unknown) =>
   isUnavailable(error) && isDeviceRiskError(error) ? error.retryAfter : undefined;
+
+/** The answer a key's record already gives: another body (422), a finished check (200), a stale key. */
+async function recordedAnswer(
+  options: Pick<QueuedChecksOptions, 'store' | 'namespace'>,
+  key: string,
+  fingerprint: string,
+): Promise<Response | undefined> {
+  const record = await readKeyRecord(options.store, options.namespace, key);
+  if (record && record.fingerprint !== fingerprint) return reused();
+  // Checked already (a retry of a request answered before): the same reference as then.
+  if (record?.result) return json(record.result, 200);
+  if (record?.stale) return staleKey();
+  return undefined;
+}
 
 /** A full queue: 503 `queue_full`, told, with the wait for one slot to free (1 to 60 s) as Retry-After. */
 function fullAnswer(figures: BacklogFigures | undefined, onError: (error: unknown) => void): Response {
