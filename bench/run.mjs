@@ -10,13 +10,16 @@ import { benchEngines } from './engines.mjs';
 import { benchEndpoint, benchProxy } from './server.mjs';
 import { benchFleet, benchStoreCost } from './fleet.mjs';
 import { benchQueue } from './queue.mjs';
+import { benchFloods, benchQuota } from './quota.mjs';
 import { realLoaderSource } from '../test/support/real-loader.mjs';
 
 const quick = process.argv.includes('--quick');
 // `npm run bench -- --fleet`: the fleet row alone.
 const fleetOnly = process.argv.includes('--fleet');
+// `npm run bench -- --quota`: the account quota spent, and floods beside honest shoppers, alone.
+const quotaOnly = process.argv.includes('--quota');
 // `npm run bench -- --queue`: the checkouts at the service's real limits alone.
-const queueOnly = process.argv.includes('--queue');
+const queueOnly = process.argv.includes('--queue') || quotaOnly;
 const machine = `${cpus().length} × ${cpus()[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
 const fmt = (n, d = 0) => (n === undefined || Number.isNaN(n) ? '—' : n.toFixed(d));
 const log = (s) => console.log(s);
@@ -197,7 +200,7 @@ if (fleetRow?.redisAvailable) {
 } else if (fleetRow) log('(redis-server not installed: no fleet row)\n');
 /** Checkouts at the service's real limits (#47): accepted at once and checked as the quota allows. */
 let queueRuns;
-if (!enginesOnly && !fleetOnly) {
+if (!enginesOnly && !fleetOnly && !quotaOnly) {
   queueRuns = await benchQueue({ offerMs: quick ? 5_000 : 20_000, drainMs: quick ? 5_000 : 30_000 });
   const { limits, offerMs, drainMs } = queueRuns;
   log(
@@ -221,9 +224,41 @@ if (!enginesOnly && !fleetOnly) {
     );
   log('');
 }
+/** The account quota spent on one instance and on four processes, and floods beside honest shoppers (#58). */
+let quotaRuns;
+if (!enginesOnly && !fleetOnly && (!queueOnly || quotaOnly)) {
+  const quota = await benchQuota({ spanMs: quick ? 20_000 : 60_000 });
+  log(
+    `The account quota spent: the emulator's defaults (${quota.limit.accountRequestsPerSecond} a second, bursts of ${quota.limit.serviceBurst}), the client's (bursts of ${quota.limit.clientBurst}); ${quota.backlog} checkouts queued at once, account requests the service took counted for ${quota.spanMs / 1000} s once ${quota.settleMs / 1000} s had spent the burst:`,
+  );
+  log(
+    '| set-up | taken a second | ÷ limit | each 10 s (min–max) | taken | refused (429) |\n|---|---:|---:|---:|---:|---:|',
+  );
+  for (const row of quota.rows)
+    log(
+      `| ${row.name} | ${fmt(row.perSecond, 3)} | ${fmt((100 * row.perSecond) / quota.limit.accountRequestsPerSecond, 1)} % | ${fmt(row.per10Min, 2)}–${fmt(row.per10Max, 2)} | ${row.taken} | ${row.refused} |`,
+    );
+  const floods = await benchFloods(quick ? { offerMs: 10_000, drainMs: 30_000 } : {});
+  log(
+    'Floods beside honest shoppers (one instance, memory queue, admission at its defaults; an honest checkout every 2 s from an IPv4 address of its own):',
+  );
+  log(
+    '| honest shoppers | flood answers | honest answers | honest decided | to decision p50 / p90 / max | left queued |\n|---|---|---|---:|---:|---:|',
+  );
+  const answers = (a) =>
+    Object.entries(a)
+      .map(([status, n]) => `${n}× ${status}`)
+      .join(', ') || '—';
+  for (const row of floods)
+    log(
+      `| ${row.name} | ${answers(row.floodAnswers)} | ${answers(row.honestAnswers)} | ${row.honestDecided} / ${row.honestOffered} | ${fmt(row.honestP50, 1)} / ${fmt(row.honestP90, 1)} / ${fmt(row.honestMax, 1)} s | ${row.queuedLeft} |`,
+    );
+  log('');
+  quotaRuns = { quota, floods };
+}
 mkdirSync('bench-results', { recursive: true });
 writeFileSync(
-  `bench-results/${fleetOnly ? 'fleet' : enginesOnly ? 'engines' : queueOnly ? 'queue' : 'latest'}.json`,
+  `bench-results/${fleetOnly ? 'fleet' : enginesOnly ? 'engines' : quotaOnly ? 'quota' : queueOnly ? 'queue' : 'latest'}.json`,
   JSON.stringify(
     {
       date: new Date().toISOString(),
@@ -236,9 +271,12 @@ writeFileSync(
       proxy,
       fleet: fleetRow,
       queue: queueRuns,
+      quota: quotaRuns,
     },
     null,
     2,
   ),
 );
-log(`\nWrote bench-results/${fleetOnly ? 'fleet' : enginesOnly ? 'engines' : queueOnly ? 'queue' : 'latest'}.json`);
+log(
+  `\nWrote bench-results/${fleetOnly ? 'fleet' : enginesOnly ? 'engines' : quotaOnly ? 'quota' : queueOnly ? 'queue' : 'latest'}.json`,
+);

@@ -16,7 +16,7 @@ import { MAX_RETRY_AFTER_SECONDS } from './retry.js';
 import type { DeviceRiskDetails } from './result.js';
 import type { TokenSource } from './token-source.js';
 import { byRegion, isRegion, REGION_NAMES, regionOfOrigin, regionOrigin, type Region } from './regions.js';
-import { createRateLimiter } from './rate-limit.js';
+import { createRateLimiter, type WindowFrom } from './rate-limit.js';
 import { createMemoryStore } from '../store/store.js';
 import { createCall } from './call.js';
 import { createTransactions, DeviceRiskTransaction } from './transaction.js';
@@ -87,7 +87,8 @@ export interface DeviceRiskLimits {
   accountRequestsPerSecond?: number;
   /**
    * Account requests sent at once before the average applies ("short bursts allowed").
-   * Default 5: every window of 5.5 s holds at most 5 of them.
+   * Default 5: every 5 s from a send holds at most 5 of them. Keep it at most half the
+   * service's burst: requests that arrive late may bunch up to twice it.
    */
   accountBurst?: number;
   /** Retrievals (status and details reads) a second. Default 15. */
@@ -192,7 +193,11 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
   // The token source's store and namespace: a fleet sharing one store shares these limits.
   // A token source of your own that names no store: this client's memory alone.
   const shared = tokenSource.limitStore ?? { store: createMemoryStore(), keyOf: async (name: string) => name };
-  const limiter = (name: string, operation: string, limit: { perSecond: number; burst?: number }) =>
+  const limiter = (
+    name: string,
+    operation: string,
+    limit: { perSecond: number; burst?: number; windowFrom?: WindowFrom },
+  ) =>
     createRateLimiter({
       ...shared,
       ...limit,
@@ -205,6 +210,8 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
   const accountLimiter = limiter('account', 'account', {
     perSecond: limits.accountRequestsPerSecond,
     burst: limits.accountBurst,
+    // The service takes short bursts (10 by default): the whole quota, counted from the send.
+    windowFrom: 'send',
   });
   const retrievalLimiter = limiter('retrieval', 'retrieval', { perSecond: limits.retrievalsPerSecond });
   const call = createCall({

@@ -23,13 +23,21 @@ export interface RateLimit {
 }
 
 /**
- * A second of the service's, with a margin: a slot is held 10 % longer than the window it
- * stands for, so that clocks a little apart (the service's and ours) never see one request
- * too many.
+ * Where a slot's window counts from. `send`: the window runs from the request's send (and
+ * the slot is held at least until its answer): exactly `perSecond` a second on average, for a
+ * service that takes bursts of at least twice `burst` (the account limit: a token bucket).
+ * `answer`: the window runs from the answer, 10 % longer than a second of the service's (a
+ * clock a little apart never sees one request too many), for a service that counts a plain
+ * `perSecond` in any second with no burst over it (tokens, retrievals): about 9 % below it.
  */
+export type WindowFrom = 'send' | 'answer';
+
+/** The window of `answer` slots is 10 % longer than the time their requests take at `perSecond`. */
 const MARGINED_SECOND_MS = 1100;
 
 export interface RateLimiterOptions extends RateLimit {
+  /** Default `answer`. */
+  windowFrom?: WindowFrom;
   store: Store;
   /** The store key of one of this limiter's entries, in its owner's namespace. */
   keyOf: (name: string) => Promise<string>;
@@ -73,28 +81,45 @@ export interface RateLimiter {
    * kind. Resolves to the epoch ms the backoff ends at.
    */
   backOff(waitMs: number): Promise<number>;
-  /** How long one slot stays held after its answer, in ms. */
+  /** How long one slot stays held from its request's send (`send`) or its answer (`answer`), in ms. */
   readonly windowMs: number;
 }
 
 /** The slots and the window of a limit: `burst` slots, each held for the time `burst` requests take at `perSecond`. */
-export function slotsOf(limit: RateLimit): { slots: number; windowMs: number } {
+export function slotsOf(limit: RateLimit, from: WindowFrom = 'answer'): { slots: number; windowMs: number } {
   if (!(limit.perSecond > 0)) throw new RangeError(apiMessages.perSecondNotPositive);
   const slots = Math.max(1, Math.floor(limit.burst ?? Math.ceil(limit.perSecond)));
-  return { slots, windowMs: Math.ceil((slots * MARGINED_SECOND_MS) / limit.perSecond) };
+  const secondMs = from === 'send' ? 1000 : MARGINED_SECOND_MS;
+  return { slots, windowMs: Math.ceil((slots * secondMs) / limit.perSecond) };
 }
 
+/** A waiter that found every slot held polls at least this often while a slot's window has passed but its request is still out. */
+const OVERDUE_POLL_MS = 50;
+
+/** A slot's value: its owner's mark and when its window ends (epoch ms, the taker's clock). */
+const slotValue = (mark: string, freeAt: number) => `${mark}@${freeAt}`;
+const freeAtOf = (value: string | undefined) => Number(value?.slice(value.lastIndexOf('@') + 1));
+
 /**
- * A limiter on `options.store`. A slot is held while its request is out and for `windowMs`
- * after the answer: the service saw the request before it answered, so the next request on
- * the slot reaches it more than a window later, however late the first one arrived. No
- * window at the service holds more than `burst` requests (and none longer than a second
- * more than `perSecond`), for everything sharing the store, on a slow network or a busy
- * machine.
+ * A limiter on `options.store`: `burst` slots, each held while its request is out (until the
+ * call's end at the latest) and for its window.
+ *
+ * `send`: the window (the time `burst` requests take at `perSecond`) runs from the send, and
+ * a slot is freed at its answer once the window has passed: on average exactly `perSecond`
+ * requests start a second, for everything sharing the store. The next request on a slot
+ * goes a window after the previous one and never before its answer, so after the service
+ * saw it: however late requests arrive, no span of the service's holds more than twice
+ * `burst` requests over `perSecond` a second (the service takes bursts of 10 account
+ * requests, the kit sends bursts of 5 by default).
+ *
+ * `answer`: the window, 10 % longer, runs from the answer: the next request on the slot
+ * reaches the service more than a window after it saw the previous one, however late that
+ * one arrived, so no second at the service holds more than `burst`.
  */
 export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   const { store, keyOf, name, operation, now, pause } = options;
-  const { slots, windowMs } = slotsOf(options);
+  const fromSend = options.windowFrom === 'send';
+  const { slots, windowMs } = slotsOf(options, options.windowFrom);
   const poll = options.poll ?? timerSleep;
   const pollMs = Math.max(10, windowMs / slots);
 
@@ -116,14 +141,29 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
     await pause(waitMs, signal);
   }
 
-  /** One free slot taken, or undefined when all are held. */
-  async function takeSlot(mark: string, holdMs: number): Promise<string | undefined> {
+  /**
+   * One free slot taken (its key), or when all are held the earliest time (epoch ms) one of
+   * their windows ends, as their takers wrote it.
+   */
+  async function takeSlot(value: string, holdMs: number): Promise<{ key?: string; freeAt: number }> {
+    let freeAt = Infinity;
     for (let i = 0; i < slots; i++) {
       const key = await keyOf(`${name}-rate:${i}`);
-      if (await fromStore(store.setIfAbsent(key, mark, holdMs), 'rate limit')) return key;
+      if (await fromStore(store.setIfAbsent(key, value, holdMs), 'rate limit')) return { key, freeAt };
+      const held = freeAtOf(await fromStore(store.get(key), 'rate limit'));
+      // A slot that expired between the two reads, or one written without its end: free soon.
+      freeAt = Math.min(freeAt, Number.isFinite(held) ? held : now());
     }
-    return undefined;
+    return { freeAt };
   }
+
+  /** How long a waiter sleeps before it tries again: until the earliest window ends, at most a slot's share of the window. */
+  const sleepMs = (freeAt: number) => {
+    const untilFree = freeAt - now();
+    // The window passed and the slot is still held: its request is out (or clocks a little apart).
+    if (!(untilFree > 0)) return Math.min(pollMs, OVERDUE_POLL_MS);
+    return Math.max(1, Math.min(pollMs, untilFree));
+  };
 
   return {
     windowMs,
@@ -131,20 +171,35 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
       await sharedBackoff(signal, wait.waitEndsAt ?? endsAt, wait);
       const slotWaitEndsAt = wait.waitEndsAt ?? Infinity;
       const mark = ownerMark();
-      // While the request is out the slot is held until the call's end at the latest (then for the window).
-      const holdMs = Math.max(0, Math.min(endsAt - now(), 24 * 3600_000)) + windowMs;
       for (;;) {
-        const key = await takeSlot(mark, holdMs);
+        const sentAt = now();
+        // While the request is out the slot is held until the call's end at the latest; at
+        // its answer, until the window from the send ends (`send`) or for the window (`answer`).
+        const outMs = Math.max(0, Math.min(endsAt - sentAt, 24 * 3600_000));
+        const holdMs = fromSend ? Math.max(windowMs, outMs) : outMs + windowMs;
+        const value = slotValue(mark, sentAt + (fromSend ? windowMs : holdMs));
+        const { key, freeAt } = await takeSlot(value, holdMs);
         if (key) {
-          // A refresh that fails leaves the slot held for the longer time: never shorter.
-          return () =>
-            store.compareAndSet(key, mark, mark, windowMs).then(
+          // A release that fails leaves the slot held for the longer time: never shorter.
+          return () => {
+            const leftMs = fromSend ? Math.ceil(sentAt + windowMs - now()) : windowMs;
+            const released =
+              leftMs > 0
+                ? store.compareAndSet(key, value, fromSend ? value : slotValue(mark, now() + windowMs), leftMs)
+                : store.compareAndDelete(key, value);
+            return released.then(
               () => undefined,
               () => undefined,
             );
+          };
         }
-        if (now() + pollMs > slotWaitEndsAt) throw refused(windowMs, apiMessages.noSlot, wait.operation);
-        await poll(pollMs, signal);
+        const waitMs = sleepMs(freeAt);
+        if (now() + waitMs > slotWaitEndsAt) {
+          // `send`: when the earliest window ends; `answer`: a window (the answers are not in).
+          const retryMs = fromSend ? Math.max(freeAt - now(), windowMs / slots) : windowMs;
+          throw refused(retryMs, apiMessages.noSlot, wait.operation);
+        }
+        await poll(waitMs, signal);
       }
     },
     async backOff(waitMs) {

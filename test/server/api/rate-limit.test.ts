@@ -200,3 +200,93 @@ describe('createRateLimiter', () => {
     expect(many.polls[0]).toBe(10);
   });
 });
+
+describe('a window counted from the send (the account limit)', () => {
+  const fromSend = (extra: Partial<RateLimiterOptions> = {}) => limiter({ windowFrom: 'send', ...extra });
+
+  it.each([
+    [{ perSecond: 1, burst: 5 }, 5, 5000],
+    [{ perSecond: 1 }, 1, 1000],
+    [{ perSecond: 0.5 }, 1, 2000],
+    [{ perSecond: 3 }, 3, 1000],
+    [{ perSecond: 2, burst: 0.4 }, 1, 500],
+  ])('%j: %d slots, each held %d ms from its send, no margin', (limit, slots, windowMs) => {
+    expect(slotsOf(limit, 'send')).toEqual({ slots, windowMs });
+  });
+
+  it('starts N requests in N / perSecond seconds, each answered 300 ms after its send, never more than burst + perSecond × T in any T', async () => {
+    const { limits, now, at } = fromSend({ burst: 5 });
+    const starts: number[] = [];
+    for (let i = 0; i < 60; i++) {
+      const answered = await limits.acquire(signal, now() + 60_000);
+      starts.push(now());
+      at(now() + 300);
+      await answered();
+    }
+    // The 6th goes 5 s after the 1st, the 11th 10 s after, …: the 60th at 55 s (and its 300 ms
+    // place in the burst). A window counted from the answer, or with a margin, is past 58 s.
+    expect(starts.at(-1)! - T0).toBeLessThanOrEqual(56_200);
+    expect(starts.at(-1)! - T0).toBeGreaterThanOrEqual(55_000);
+    for (const [i, start] of starts.entries()) {
+      for (const T of [1000, 5000, 20_000])
+        expect(starts.slice(i).filter((s) => s < start + T).length).toBeLessThanOrEqual(
+          5 + (T - 5000 > 0 ? (T - 5000) / 1000 : 0),
+        );
+    }
+  });
+
+  it('gives the burst at once, then each slot again a window after its send', async () => {
+    const { limits, polls, now } = fromSend();
+    const answers = [];
+    for (let i = 0; i < 3; i++) answers.push(await limits.acquire(signal, T0 + 10_000));
+    for (const answered of answers) await answered();
+    await limits.acquire(signal, now() + 10_000);
+    expect(now()).toBe(T0 + 3000);
+    expect(polls).toEqual([1000, 1000, 1000]);
+  });
+
+  it('holds a slot while its request is out until the call ends; at its answer, until its window from the send ends', async () => {
+    const { limits, store, at } = fromSend({ burst: 1 });
+    const late = await limits.acquire(signal, T0 + 60_000);
+    at(T0 + 59_999);
+    expect(await store.get('ns:account-rate:0')).toBeDefined();
+    await late();
+    expect(await store.get('ns:account-rate:0')).toBeUndefined();
+    at(T0 + 100_000);
+    const quick = await limits.acquire(signal, T0 + 160_000);
+    at(T0 + 100_200);
+    await quick();
+    at(T0 + 100_999);
+    expect(await store.get('ns:account-rate:0')).toBeDefined();
+    at(T0 + 101_000);
+    expect(await store.get('ns:account-rate:0')).toBeUndefined();
+  });
+
+  it('a waiter sleeps until the earliest window ends; past it, while the request is out, it polls every 50 ms', async () => {
+    let answered: (() => Promise<void>) | undefined;
+    const polls: number[] = [];
+    const { limits, now, at } = fromSend({
+      burst: 1,
+      perSecond: 0.1,
+      poll: async (ms) => {
+        polls.push(ms);
+        at(now() + ms);
+        // The request is answered 200 ms after its window ended.
+        if (now() >= T0 + 10_200) await answered?.();
+      },
+    });
+    answered = await limits.acquire(signal, T0 + 60_000);
+    await limits.acquire(signal, T0 + 60_000);
+    expect(now()).toBe(T0 + 10_200);
+    expect(polls).toEqual([10_000, 50, 50, 50, 50]);
+  });
+
+  it('refuses with the Retry-After of the earliest window', async () => {
+    const { limits } = fromSend({ burst: 2, perSecond: 1 });
+    for (let i = 0; i < 2; i++) await (await limits.acquire(signal, T0 + 60_000))();
+    await expect(limits.acquire(signal, T0 + 60_000, { waitEndsAt: T0 + 500 })).rejects.toMatchObject({
+      code: 'rate_limited',
+      retryAfter: 2,
+    });
+  });
+});
