@@ -12,16 +12,7 @@ import {
   createTokenSource,
 } from '../dist/server.js';
 import { redisAvailable, startRedis } from '../test/support/redis-server.mjs';
-
-const BLACKBOX = '0400' + 'nVQ+/abcXYZ0123'.repeat(80) + '==';
-const SHOP = 'https://shop.example';
-const USER_AGENT = 'blackbox-capture-bench/1';
-
-const quantile = (xs, q) => {
-  if (!xs.length) return NaN;
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-};
+import { BLACKBOX, quantile, SHOP, USER_AGENT } from './common.mjs';
 
 /** The browser package's retries (src/browser/deliver.ts): 4 attempts, Retry-After or backoff, 10 s each. */
 async function browserPost(handler, key, order) {

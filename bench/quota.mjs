@@ -13,19 +13,11 @@ import {
   createTokenSource,
 } from '../dist/server.js';
 import { redisAvailable, startRedis } from '../test/support/redis-server.mjs';
+import { BLACKBOX, quantile, SHOP, USER_AGENT } from './common.mjs';
 import { fleetConfig, startFleet } from '../test/support/fleet.mjs';
 
-const BLACKBOX = '0400' + 'nVQ+/abcXYZ0123'.repeat(80) + '==';
-const SHOP = 'https://shop.example';
-const USER_AGENT = 'blackbox-capture-bench/1';
 const RUN = Math.random().toString(36).slice(2, 10);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-const quantile = (xs, q) => {
-  if (!xs.length) return NaN;
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-};
 
 const post = (handler, key, order, clientAddress) =>
   handler(
