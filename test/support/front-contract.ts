@@ -36,7 +36,7 @@ export const CLIENT_SET_HEADERS: Record<string, string> = {
 };
 
 /** A header of no standard, which only an allow-list keeps from crossing. */
-export const UNKNOWN_HEADER = ['x-shop-internal', 'spoofed'] as const;
+export const UNKNOWN_HEADER = ['x-shop-internal', 'kept-by-an-allow-list'] as const;
 
 /**
  * What a hostile collector answers (issue 57, item 3): each acts on the shop's whole origin
