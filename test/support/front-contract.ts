@@ -110,6 +110,9 @@ export const REFUSED_PATHS = [
   '/IOJS/http%3a',
   '/Iojs/general5/SUB/static_wdp.js',
   '/iojs/..;/admin',
+  // In absolute form, which HTTP/1.1 servers must accept (RFC 9112 3.2.2): the same rule.
+  'http://shop.test/iojs/..;/admin',
+  'http://shop.test/iojs/a%0A:b',
   '/iojs/general5/..;/..;/admin',
   '/iojs/a;b/static_wdp.js',
   '/iojs/a%0A:b',
