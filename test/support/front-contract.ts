@@ -86,6 +86,8 @@ export const COLLECTOR_MAY_SEE = new Set<string>([
   'content-length',
   'transfer-encoding',
   'accept-encoding',
+  // Written by the runtime's own fetch (undici, as the Edge Runtime's), always `cors`.
+  'sec-fetch-mode',
 ]);
 
 /** Answer headers the shopper may see: the contract's, and the transport's of its connection. */
