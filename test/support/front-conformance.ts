@@ -40,7 +40,8 @@ export interface FrontExpectations {
   /**
    * `refused`: every hostile path, in every encoding, is answered by the front itself and
    * nothing reaches the collector. `contained`: the front normalises some of them and forwards
-   * the result, which reaches only the collector, under its root (nginx, Caddy, Apache).
+   * the result, which reaches only the collector, under its root (Next.js, whose own redirect
+   * and URL parser run first).
    */
   hostilePaths: 'refused' | 'contained';
   /**

@@ -21,7 +21,13 @@ export const FORWARDED_REQUEST_HEADERS = [
  * cookies (namespaced, or none), and its own view of the client: the peer of the connection
  * in `x-forwarded-for`, never an address header the client wrote.
  */
-export const FRONT_REQUEST_HEADERS = ['host', 'cookie', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto'] as const;
+export const FRONT_REQUEST_HEADERS = [
+  'host',
+  'cookie',
+  'x-forwarded-for',
+  'x-forwarded-host',
+  'x-forwarded-proto',
+] as const;
 
 /** Headers of the collector's answer the browser may get, as the collector sent them. */
 export const RETURNED_RESPONSE_HEADERS = [
@@ -47,7 +53,7 @@ export const FRONT_RESPONSE_HEADERS = ['set-cookie', 'content-security-policy', 
  * same text runs in JavaScript, PCRE (nginx, Apache, HAProxy) and RE2 (Caddy).
  */
 export const REFUSED_PATH_SOURCE =
-  "^/iojs/(/|[^?]*?([^A-Za-z0-9._~!\\x24&\\x27()*+,=@/%?-]|//|%([01][0-9a-f]|7f|2[5ef]|3[ab]|5c|c[01]|e0%[89]|f0%8)|%([^0-9a-f]|[0-9a-f][^0-9a-f]|[0-9a-f]?(\\?|$)))|([^?]*/)?\\.\\.?([/?]|$))";
+  '^/iojs/(/|[^?]*?([^A-Za-z0-9._~!\\x24&\\x27()*+,=@/%?-]|//|%([01][0-9a-f]|7f|2[5ef]|3[ab]|5c|c[01]|e0%[89]|f0%8)|%([^0-9a-f]|[0-9a-f][^0-9a-f]|[0-9a-f]?(\\?|$)))|([^?]*/)?\\.\\.?([/?]|$))';
 
 /**
  * The dynamic script embeds values of its request: its answer is `no-store` whenever the path,
@@ -56,7 +62,10 @@ export const REFUSED_PATH_SOURCE =
 export const DYNAMIC_SCRIPT = /dyn_wdp/i;
 
 /** The front's own headers on the dynamic script, whatever the collector said. */
-export const DYNAMIC_SCRIPT_HEADERS = { 'cache-control': 'no-store, private', 'cdn-cache-control': 'no-store' } as const;
+export const DYNAMIC_SCRIPT_HEADERS = {
+  'cache-control': 'no-store, private',
+  'cdn-cache-control': 'no-store',
+} as const;
 
 /** `path` (after the prefix) with each `%XX` decoded to its byte as a character: for matching only. */
 export const bytesDecoded = (path: string): string =>
