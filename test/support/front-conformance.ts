@@ -57,8 +57,8 @@ export interface FrontExpectations {
   brokenEscapes?: 'framework-500';
   /**
    * Which headers of the browser reach the collector. Default `allow-list`: only the contract's
-   * (src/server/proxy/contract.ts). `named`: the server can only drop headers by name (Caddy,
-   * Apache), so every header the contract names as forbidden is dropped, and an unknown one may cross.
+   * (src/server/proxy/contract.ts). `named`: the server can only drop headers by name (Apache),
+   * so every header the contract names as forbidden is dropped, and an unknown one may cross.
    */
   requestHeaders?: 'named';
   /** The same for the collector's answer headers on the way back (nginx, Caddy, Apache: `named`). */
