@@ -419,6 +419,14 @@ export function frontConformance(
       }
     });
 
+    it("never opens the emulator's inspection path to a shopper: the front's address header closes it", async () => {
+      // Held (issue 57): the doctor's view of what arrived is for this machine only.
+      const answer = await send('/iojs/__bbc/last-request?marker=conformance');
+      expect(answer.status).toBeGreaterThanOrEqual(400);
+      expect(answer.status).toBeLessThan(500);
+      expect(answer.body).not.toMatch(/"headers"/);
+    });
+
     it('passes the doctor: nothing leaks, and a POST and hostile paths are refused', async () => {
       // The doctor's marked requests go through the front and the stand-in to the emulator's
       // collector, which it then asks directly what arrived (src/doctor/leaks.ts, checks/refusals.ts).
