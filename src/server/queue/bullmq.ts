@@ -45,7 +45,10 @@ export interface BullmqQueueOptions {
   prefix?: string;
   /**
    * Jobs held at most across the fleet; past it, new checkouts are answered 503 `queue_full`.
-   * Checked before each add (a burst on several instances may pass it by a few). Default 100000.
+   * Checked before each add (a burst on several instances may pass it by a few). Default 900:
+   * what the tenant's default account limit (1 a second, shared by the fleet) checks within the
+   * trust bound (15 minutes); more would wait past it and go stale. Times the bytes one queued
+   * checkout costs, the Redis memory the queue needs (docs/fleet.md#what-redis-holds).
    */
   maxQueued?: number;
   /** Jobs this instance runs at once. Default 4. */
@@ -65,6 +68,8 @@ export interface BullmqQueueOptions {
 }
 
 const DEFAULT_NAME = 'blackbox-capture-checks';
+/** 1 account request a second × the 15-minute trust bound, as the handler's memory queue (handler.ts `defaultMaxQueued`). */
+export const DEFAULT_BULLMQ_MAX_QUEUED = 900;
 
 /** Counts one finished (or stale) job in its second (ARGV[1]) and drops seconds older than two minutes. */
 const DRAINED_SCRIPT = `
@@ -119,7 +124,7 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
   if ((options.connection as { isCluster?: unknown } | undefined)?.isCluster === true && !hashTagOf(prefix)) {
     throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, bullmqMessages.clusterNeedsHashTag(prefix));
   }
-  const maxQueued = options.maxQueued ?? 100_000;
+  const maxQueued = options.maxQueued ?? DEFAULT_BULLMQ_MAX_QUEUED;
   const onError = namingFull(options.onError ?? logError);
   const common = { connection: options.connection, ...(options.prefix ? { prefix: options.prefix } : {}) };
   const queue = new Queue<HeldJob>(name, common);
