@@ -14,7 +14,7 @@ import { createRedisStore } from '../../../src/server/store/redis.js';
 import { haveRedis, startRedisServer, type RedisServer } from '../../support/redis.js';
 
 const SHOP = 'https://shop.example';
-/** The largest blackbox the vendor's script writes: up to about 4,000 characters (docs/vendor-contract.md). */
+/** The largest blackbox the vendor's script writes: up to about 4,000 characters (docs/fleet.md, What Redis holds). */
 const BLACKBOX = '0400' + 'nVQ+/abcdefgh'.repeat(307) + '==';
 /**
  * The bounds docs/fleet.md states (#what-redis-holds): one queued checkout with a 4,000-character
