@@ -285,7 +285,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
   const queued =
     answerOf(options) === 'accepted'
       ? createQueuedChecks({
-          queue: options.queue ?? createMemoryQueue({ maxQueued: defaultMaxQueued(options), now }),
+          queue: options.queue ?? defaultQueue(options, now),
           store,
           namespace,
           recordTtlMs,
@@ -556,6 +556,16 @@ function checkedOptions(options: DeviceRiskHandlerOptions): Set<string> {
     throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, endpointMessages.sharedStoreNeedsQueue);
   }
   return new Set(options.allowedOrigins.map((o: string) => new URL(o).origin));
+}
+
+/**
+ * The queue of a handler given none: this process's memory, said once at start (console.warn),
+ * since a restart loses what it holds; a queue given, even createMemoryQueue(), is the shop's
+ * choice and said nothing of.
+ */
+function defaultQueue(options: DeviceRiskHandlerOptions, now: Now): CheckQueue {
+  console.warn(MESSAGE_PREFIX + endpointMessages.memoryQueue);
+  return createMemoryQueue({ maxQueued: defaultMaxQueued(options), now });
 }
 
 /**
