@@ -1,12 +1,12 @@
 // What the queue on BullMQ costs in Redis, measured on a real redis-server with MEMORY USAGE:
-// the bytes one queued checkout holds (its BullMQ job, its place in the queue, the key's
-// record once checked), under the bound docs/fleet.md states, so that queue bound × bytes
+// the bytes one queued checkout holds (its BullMQ job, its place in the queue, its capture
+// nonce's claim; the key's record once checked), under the bound docs/fleet.md states, so that queue bound × bytes
 // per job is the Redis memory a shop gives; and nothing outlives its purpose: a job goes
 // once checked, a record and the counters carry a TTL.
 import { Redis as IoRedis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeviceRiskTransaction } from '../../../src/server/api/device-risk-client.js';
-import { createDeviceRiskHandler, type DeviceRiskClient } from '../../../src/server/index.js';
+import { createCaptureNonce, createDeviceRiskHandler, type DeviceRiskClient } from '../../../src/server/index.js';
 import { createBullmqQueue, DEFAULT_BULLMQ_MAX_QUEUED, jobIdOf } from '../../../src/server/queue/bullmq.js';
 import { defaultMaxQueued } from '../../../src/server/endpoint/handler.js';
 import { TOLD_TTL_MS } from '../../../src/server/told.js';
@@ -57,17 +57,21 @@ const client = () => {
   } as unknown as DeviceRiskClient;
 };
 
-const post = (i: number) =>
-  new Request(`${SHOP}/device-risk`, {
+const SECRET = 'a-nonce-secret-of-at-least-32-characters';
+/** A checkout as the page posts it with replay protection on: its blackbox and its capture nonce. */
+const post = async (i: number) => {
+  const order = `order-${String(i).padStart(6, '0')}`;
+  return new Request(`${SHOP}/device-risk`, {
     method: 'POST',
     headers: {
       origin: SHOP,
       'content-type': 'application/json',
       'idempotency-key': `key-memory-${String(i).padStart(6, '0')}`,
-      'x-order': `order-${String(i).padStart(6, '0')}`,
+      'x-order': order,
     },
-    body: JSON.stringify({ blackbox: BLACKBOX }),
+    body: JSON.stringify({ blackbox: BLACKBOX, nonce: await createCaptureNonce({ secret: SECRET, subject: order }) }),
   });
+};
 
 /** Every key of `pattern` with its MEMORY USAGE (all its samples) and its PTTL. */
 async function keys(redisClient: IoRedis, pattern: string) {
@@ -104,6 +108,7 @@ describe.skipIf(!haveRedis)('createBullmqQueue in Redis memory', () => {
         customerInternalReference: request.headers.get('x-order')!,
         userReference: 'user-000001',
       }),
+      nonceSecret: SECRET,
       onError: () => {},
       onResult: (details) => void results.push(String(details.workflowExecutionId)),
     });
@@ -111,12 +116,13 @@ describe.skipIf(!haveRedis)('createBullmqQueue in Redis memory', () => {
       // The queue held, as in a backlog: every checkout waits in Redis.
       await queue.queue.pause();
       // The queue's fixed keys (its meta, its id counter, its event stream) come with the first job.
-      expect((await handler(post(-1))).status).toBe(202);
+      expect((await handler(await post(-1))).status).toBe(202);
       const before = await keys(probe, 'mem:*');
       const storeBefore = total(await keys(probe, 'memstore:*'));
-      for (let i = 0; i < CHECKOUTS; i++) expect((await handler(post(i))).status).toBe(202);
+      for (let i = 0; i < CHECKOUTS; i++) expect((await handler(await post(i))).status).toBe(202);
       const queued = await keys(probe, 'mem:*');
-      // Each job's own hash, and what each added to the queue's lists, sets and event stream.
+      // Each job's own hash, what each added to the queue's lists, sets and event stream, and its
+      // capture nonce's claim in the store (the one key admission writes before the queue).
       const perQueued =
         (total(queued) - total(before) + total(await keys(probe, 'memstore:*')) - storeBefore) / CHECKOUTS;
       console.log(`bytes per queued checkout: ${Math.round(perQueued)}`);

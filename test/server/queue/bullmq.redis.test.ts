@@ -1,6 +1,6 @@
 // The queue on BullMQ and a real redis-server, with two endpoints as two instances of a
 // fleet (each its own Redis connections): any instance checks what any accepted, each key
-// once, in arrival order; the tenant's limit pauses the fleet's workers; and a job whose
+// once, by turns across visitors; the tenant's limit pauses the fleet's workers; and a job whose
 // instance died (its connections cut mid-check) is taken over by the live one.
 import { Redis as IoRedis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
