@@ -47,7 +47,15 @@ import {
 } from './check.js';
 import { createIdempotency, fingerprintOf } from './idempotency.js';
 import { outcomeReports } from './reports.js';
-import { checkRateLimit, createLimiter, type Limiter, type RateLimit } from './admission.js';
+import {
+  checkRateLimit,
+  checkVisitorOption,
+  createLimiter,
+  shopVisitor,
+  type Limiter,
+  type RateLimit,
+  type VisitorOf,
+} from './admission.js';
 import { addressGroup, checkAddressPrefix, type AddressPrefix } from '../address.js';
 import { DEFAULT_LIMITS } from '../api/device-risk-client.js';
 import type { RequestContext } from '../fetch-handler.js';
@@ -182,6 +190,18 @@ export interface DeviceRiskHandlerOptions {
    */
   addressPrefix?: AddressPrefix;
   /**
+   * Your own notion of a visitor, read from the request: its session or cart id (from your
+   * session cookie), or undefined when it carries none. Given, it is the visitor that
+   * `checkoutsPerAddress` counts and the queue takes turns by, instead of the caller's network;
+   * every request it names no visitor for counts as one visitor together, so that a flood from
+   * many addresses that never got a session shares one bucket and one turn
+   * (docs/fleet.md#many-addresses). The id is hashed before use. Anything but a function is
+   * `invalid_configuration` when the handler is made; a function that throws or returns
+   * anything but a string of 1 to 1024 characters or undefined is answered 500
+   * `customer_lookup_failed` and told to `onError`.
+   */
+  visitor?: VisitorOf;
+  /**
    * Checkouts one customer (`customerInternalReference`) may start, as `checkoutsPerAddress`.
    * Default { burst: 5, perMinute: 6 }. Give each guest a reference of its own (a session id):
    * guests sharing one reference share one bucket.
@@ -265,7 +285,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
   const queued =
     answerOf(options) === 'accepted'
       ? createQueuedChecks({
-          queue: options.queue ?? createMemoryQueue({ maxQueued: defaultMaxQueued(options), now }),
+          queue: options.queue ?? defaultQueue(options, now),
           store,
           namespace,
           recordTtlMs,
@@ -340,9 +360,9 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
       recordRepairs(parsed.repairs);
       options.onRepair?.(parsed.repairs);
     }
-    const address = context?.clientAddress ? admission.visitor(context.clientAddress) : undefined;
-    const refusedAddress = admission.address(address);
-    if (refusedAddress) return refusedAddress;
+    const admitted = await admission.visitor(request, context);
+    if (admitted instanceof Response) return admitted;
+    const { visitor } = admitted;
     let customer: CustomerMapping | Response;
     try {
       customer = await options.resolveCustomer(request, context);
@@ -363,9 +383,9 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
         );
         if (refused) return refused;
       }
-      // The queue's turns go by visitor: its network, or its customer when no address is known.
-      const visitor = address === undefined ? `customer ${customer.customerInternalReference}` : `address ${address}`;
-      return await check(request, key, blackbox, customer, outcome, visitor);
+      // The queue's turns go by visitor: the shop's, its network, or its customer when neither is known.
+      const turn = visitor ?? `customer ${customer.customerInternalReference}`;
+      return await check(request, key, blackbox, customer, outcome, turn);
     } catch (caught) {
       // Told in the kit's terms: a Redis at maxmemory is the store, not the service.
       const error = namedFailure(caught);
@@ -448,6 +468,7 @@ function createAdmission(options: DeviceRiskHandlerOptions, now: () => number, o
   const perAddress = limiter(options.checkoutsPerAddress, 'checkoutsPerAddress');
   const perCustomer = limiter(options.checkoutsPerCustomer, 'checkoutsPerCustomer');
   const prefix = checkAddressPrefix(options.addressPrefix);
+  const visitorOf = checkVisitorOption(options.visitor);
   let toldNoAddress = false;
 
   /** A refusal when `source` has started too many checkouts, else undefined (and one is counted). */
@@ -466,11 +487,25 @@ function createAdmission(options: DeviceRiskHandlerOptions, now: () => number, o
     });
   }
   return {
-    /** The visitor a caller address belongs to: its network under `addressPrefix`. */
-    visitor: (address: string) => addressGroup(address, prefix),
+    /**
+     * Who posts (the shop's visitor, `visitor`, else the caller's network under `addressPrefix`,
+     * if known), or a refusal: that visitor has started too many checkouts (429), or the shop's
+     * function failed (500, told).
+     */
+    async visitor(request: Request, context: RequestContext | undefined): Promise<{ visitor?: string } | Response> {
+      let visitor: string | undefined;
+      try {
+        if (visitorOf) visitor = await shopVisitor(visitorOf, request, context);
+        else if (context?.clientAddress) visitor = `address ${addressGroup(context.clientAddress, prefix)}`;
+      } catch (error) {
+        onError(error);
+        return refuse(500, REFUSED_CUSTOMER_LOOKUP, endpointMessages.visitorUnresolved);
+      }
+      return this.address(visitor) ?? (visitor === undefined ? {} : { visitor });
+    },
     /** A refusal when the visitor (`visitor`'s answer) has started too many checkouts. */
-    address(address: string | undefined): Response | undefined {
-      if (address) return admit(perAddress, address, 'address');
+    address(visitor: string | undefined): Response | undefined {
+      if (visitor) return admit(perAddress, visitor, visitorOf ? 'visitor' : 'address');
       if (perAddress && !toldNoAddress) {
         toldNoAddress = true;
         // Said once, not as an error: the request goes on, limited per customer only.
@@ -521,6 +556,16 @@ function checkedOptions(options: DeviceRiskHandlerOptions): Set<string> {
     throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, endpointMessages.sharedStoreNeedsQueue);
   }
   return new Set(options.allowedOrigins.map((o: string) => new URL(o).origin));
+}
+
+/**
+ * The queue of a handler given none: this process's memory, said once at start (console.warn),
+ * since a restart loses what it holds; a queue given, even createMemoryQueue(), is the shop's
+ * choice and said nothing of.
+ */
+function defaultQueue(options: DeviceRiskHandlerOptions, now: Now): CheckQueue {
+  console.warn(MESSAGE_PREFIX + endpointMessages.memoryQueue);
+  return createMemoryQueue({ maxQueued: defaultMaxQueued(options), now });
 }
 
 /**
