@@ -48,7 +48,9 @@ describe('the order token', () => {
   it('is what mintOrderToken mints', async () => {
     const token = await mintOrderToken(SECRET, { customerInternalReference: 'order-1', userReference: 'u' }, 60, NOW);
     expect(token).toBe(sign({ sub: 'order-1', uref: 'u', exp: NOW + 60 }));
-    expect(await verifyOrderToken(token, await orderKey(SECRET), NOW)).toMatchObject({ customerInternalReference: 'order-1' });
+    expect(await verifyOrderToken(token, await orderKey(SECRET), NOW)).toMatchObject({
+      customerInternalReference: 'order-1',
+    });
   });
 
   it('refuses a missing token: order_token_missing', async () => {
@@ -64,7 +66,15 @@ describe('the order token', () => {
 
   const INVALID: Array<[string, () => string, string]> = [
     ['another key', () => sign({ sub: 'o', exp: NOW + 60 }, undefined, 'x'.repeat(32)), 'bad signature'],
-    ['a changed claim', () => sign({ sub: 'o', exp: NOW + 60 }).replace(/\.[^.]+\./, `.${b64url(JSON.stringify({ sub: 'p', exp: NOW + 60 }))}.`), 'bad signature'],
+    [
+      'a changed claim',
+      () =>
+        sign({ sub: 'o', exp: NOW + 60 }).replace(
+          /\.[^.]+\./,
+          `.${b64url(JSON.stringify({ sub: 'p', exp: NOW + 60 }))}.`,
+        ),
+      'bad signature',
+    ],
     ['alg none', () => `${b64url('{"alg":"none"}')}.${b64url(JSON.stringify({ sub: 'o', exp: NOW + 60 }))}.`, 'HS256'],
     ['HS512', () => sign({ sub: 'o', exp: NOW + 60 }, { alg: 'HS512' }), 'HS256'],
     ['two parts', () => 'abc.def', 'JWT'],
@@ -89,6 +99,8 @@ describe('the order token', () => {
 
   it('takes an exp up to an hour ahead (and a minute of skew)', async () => {
     const key = await orderKey(SECRET);
-    await expect(verifyOrderToken(sign({ sub: 'o', exp: NOW + MAX_ORDER_TOKEN_SECONDS }), key, NOW)).resolves.toBeDefined();
+    await expect(
+      verifyOrderToken(sign({ sub: 'o', exp: NOW + MAX_ORDER_TOKEN_SECONDS }), key, NOW),
+    ).resolves.toBeDefined();
   });
 });

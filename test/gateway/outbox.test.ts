@@ -16,7 +16,14 @@ const event = (execution: string, order = `order-${execution}`) =>
   decisionEvent(
     { accountId: 'acc', workflowExecutionId: execution, status: 'PROCESSED' },
     { customerInternalReference: order },
-    { accountId: 'acc', workflowExecutionId: execution, status: 'PROCESSED', decision: { type: 'PASSED', label: 'OK' }, deviceRisk: undefined, raw: {} },
+    {
+      accountId: 'acc',
+      workflowExecutionId: execution,
+      status: 'PROCESSED',
+      decision: { type: 'PASSED', label: 'OK' },
+      deviceRisk: undefined,
+      raw: {},
+    },
     0,
   );
 
@@ -25,7 +32,7 @@ async function shop(statuses: number[] = []) {
   const received: Array<{ id: string; body: unknown }> = [];
   const url = await serve((req: IncomingMessage, res) => {
     let body = '';
-    req.on('data', (chunk: Buffer) => (body += chunk));
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
     req.on('end', () => {
       const verified = new Webhook(SECRET).verify(body, req.headers as Record<string, string>);
       received.push({ id: req.headers['webhook-id'] as string, body: verified });
@@ -37,7 +44,9 @@ async function shop(statuses: number[] = []) {
 
 /** A shop that never answers: the POST ends when its signal aborts. */
 const hanging = (_url: string, init: RequestInit) =>
-  new Promise<Response>((_resolve, reject) => init.signal!.addEventListener('abort', () => reject(init.signal!.reason)));
+  new Promise<Response>((_resolve, reject) =>
+    init.signal!.addEventListener('abort', () => reject(init.signal!.reason)),
+  );
 
 const outboxes: Outbox[] = [];
 afterEach(async () => {
@@ -46,7 +55,16 @@ afterEach(async () => {
 });
 const lines: string[] = [];
 function outboxOn(store: ReturnType<typeof createMemoryStore>, url: string, extra = {}) {
-  const outbox = createOutbox({ store, url, key: KEY, retryDelayMs: 20, maxRetryDelayMs: 40, intervalMs: 20, onError: (l) => lines.push(l), ...extra });
+  const outbox = createOutbox({
+    store,
+    url,
+    key: KEY,
+    retryDelayMs: 20,
+    maxRetryDelayMs: 40,
+    intervalMs: 20,
+    onError: (l) => lines.push(l),
+    ...extra,
+  });
   outboxes.push(outbox);
   return outbox;
 }
@@ -63,7 +81,11 @@ describe('the outbox', () => {
     outbox.start();
     await new Promise((r) => setTimeout(r, 150));
     expect(received).toHaveLength(1);
-    expect(await outbox.latest('order-e1')).toMatchObject({ id: 'msg_e1', attempts: 1, deliveredAt: expect.any(Number) });
+    expect(await outbox.latest('order-e1')).toMatchObject({
+      id: 'msg_e1',
+      attempts: 1,
+      deliveredAt: expect.any(Number),
+    });
     expect(await outbox.latest('order-none')).toBeUndefined();
   });
 
