@@ -144,5 +144,6 @@ export const RUN_BY: Record<string, string> = {
   'conformance-command': 'e2e/conformance.spec.ts',
   'doctor-command': 'test/package/doctor.test.ts',
   'gateway-serve': 'test/package/gateway.test.ts',
+  'gateway-webhook-body': 'test/gateway/webhook.test.ts',
   layout: 'test/docs/readme.test.ts',
 };
