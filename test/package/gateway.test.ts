@@ -68,7 +68,12 @@ function envFile(dir: string, emulator: Emulator, decisionUrl: string, port: num
     DATA_DIR: join(dir, 'data'),
   };
   const path = join(dir, 'gateway.env');
-  writeFileSync(path, Object.entries(lines).map(([name, value]) => `${name}=${value}\n`).join(''));
+  writeFileSync(
+    path,
+    Object.entries(lines)
+      .map(([name, value]) => `${name}=${value}\n`)
+      .join(''),
+  );
   return path;
 }
 
@@ -129,7 +134,8 @@ describe('npx blackbox-capture serve (dist/cli.js)', () => {
       decision: { type: 'WARNING', label: 'SUSPICIOUS', score: 55 },
     });
     // No secret in what it printed.
-    for (const secret of [emulator.clientSecret, ORDER_SECRET, WEBHOOK_SECRET]) expect(running.output()).not.toContain(secret);
+    for (const secret of [emulator.clientSecret, ORDER_SECRET, WEBHOOK_SECRET])
+      expect(running.output()).not.toContain(secret);
     // npx passes the signal on; the exit codes are the tests' below, of the command itself.
     running.child.kill('SIGTERM');
     await running.exited;
@@ -175,12 +181,16 @@ describe('npx blackbox-capture serve (dist/cli.js)', () => {
     await expect.poll(attempts, { timeout: 20_000 }).toBeGreaterThanOrEqual(2);
     first.child.kill('SIGTERM');
     expect(await first.exited).toBe(0);
-    expect(first.output()).toMatch(/decision msg_\S+ not delivered to http:\/\/127\.0\.0\.1:\d+ \(HTTP 503, attempt 1\)/);
+    expect(first.output()).toMatch(
+      /decision msg_\S+ not delivered to http:\/\/127\.0\.0\.1:\d+ \(HTTP 503, attempt 1\)/,
+    );
     expect(received).toHaveLength(0);
 
     up = true;
     const second = await gateway(dir, [process.execPath, CLI, 'serve', '--env-file', env]);
-    await expect.poll(() => received.map((r) => r.event.data.customerInternalReference).sort(), { timeout: 20_000 }).toEqual(['order-a', 'order-b']);
+    await expect
+      .poll(() => received.map((r) => r.event.data.customerInternalReference).sort(), { timeout: 20_000 })
+      .toEqual(['order-a', 'order-b']);
     await new Promise((r) => setTimeout(r, 1500));
     expect(received).toHaveLength(2);
     second.child.kill('SIGTERM');
