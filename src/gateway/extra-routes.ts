@@ -16,7 +16,7 @@ const refusal = (status: number, code: string, headers: Record<string, string> =
 const digest = (text: string) => createHash('sha256').update(text).digest();
 
 /** GET /decisions/{customerInternalReference}: the order's latest decision and whether the shop has it. */
-export function decisionsRoute(outbox: Outbox, token: string | undefined): Route {
+export function decisionsRoute(outbox: Outbox, token: string | undefined, log: (line: string) => void): Route {
   const expected = token === undefined ? undefined : digest(`Bearer ${token}`);
   return {
     path: '/decisions/*',
@@ -25,8 +25,10 @@ export function decisionsRoute(outbox: Outbox, token: string | undefined): Route
       // Unset DECISIONS_TOKEN: the route is not there.
       if (!expected) return refusal(404, 'not_found');
       // Compared as digests, in constant time: a wrong bearer learns nothing of the right one.
-      if (!timingSafeEqual(digest(request.headers.get('authorization') ?? ''), expected))
+      if (!timingSafeEqual(digest(request.headers.get('authorization') ?? ''), expected)) {
+        log('refused a decisions poll: decisions_unauthorized');
         return refusal(401, 'decisions_unauthorized', { 'www-authenticate': 'Bearer' });
+      }
       const reference = decodeURIComponent(new URL(request.url).pathname.slice('/decisions/'.length));
       const record = reference ? await outbox.latest(reference) : undefined;
       if (!record) return refusal(404, 'decision_not_found');
@@ -63,8 +65,7 @@ export function healthRoute(): Route {
 }
 
 /** The admin listener's own routes: placeholders until the status helpers' handlers are mounted before them. */
-export function adminRoutes(endpoint: DeviceRiskHandler, outbox: Outbox): Route[] {
-  void outbox;
+export function adminRoutes(endpoint: DeviceRiskHandler): Route[] {
   return [
     {
       path: '/status',

@@ -167,7 +167,7 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
     { path: '/device-risk', handler: endpoint },
     { path: `${DEFAULT_URI_HOOK}/*`, handler: proxy },
     { path: '/callback', handler: callbacks },
-    decisionsRoute(outbox, settings.decisionsToken),
+    decisionsRoute(outbox, settings.decisionsToken, log),
     openApiRoute(options.openApi),
     healthRoute(),
   ];
@@ -175,9 +175,7 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
   const main = await listen(createServer(toNodeHandler(router(routes), nodeOptions)), settings.port, settings.host);
   const admin = settings.admin
     ? await listen(
-        createServer(
-          toNodeHandler(router([...(options.adminRoutes ?? []), ...adminRoutes(endpoint, outbox)]), nodeOptions),
-        ),
+        createServer(toNodeHandler(router([...(options.adminRoutes ?? []), ...adminRoutes(endpoint)]), nodeOptions)),
         settings.admin.port,
         settings.admin.host,
       )

@@ -43,8 +43,10 @@ describe('the gateway', () => {
     const { url, received } = await shop();
     // The callback URL is the gateway's own: the service's callback brings the decision too.
     const port = await freePort();
+    const log: string[] = [];
     const gateway = await gatewayWith(
       environment(emulator, url, { PORT: String(port), CALLBACK_URL: `http://127.0.0.1:${port}/callback` }),
+      log,
     );
     const answer = await checkout(
       gateway,
@@ -76,6 +78,7 @@ describe('the gateway', () => {
     const unauthorized = await fetch(`${gateway.url}/decisions/order-1001`, { headers: { authorization: 'Bearer x' } });
     expect(unauthorized.status).toBe(401);
     expect(await unauthorized.json()).toEqual({ error: { code: 'decisions_unauthorized' } });
+    expect(log).toContain('refused a decisions poll: decisions_unauthorized');
     const unknown = await fetch(`${gateway.url}/decisions/order-0`, {
       headers: { authorization: `Bearer ${DECISIONS_TOKEN}` },
     });
