@@ -191,12 +191,13 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
         await endpoint.close();
         await callbacks.close();
         await outbox.close();
-        await kept.close();
         for (const server of [main, admin]) {
           if (!server) continue;
           server.closeIdleConnections();
           await new Promise((resolve) => server.close(resolve));
         }
+        // Last: no request is left to write to the store or the queue.
+        await kept.close();
       })()),
   };
 }
