@@ -144,4 +144,8 @@ export const RUN_BY: Record<string, string> = {
   'conformance-command': 'e2e/conformance.spec.ts',
   'doctor-command': 'test/package/doctor.test.ts',
   layout: 'test/docs/readme.test.ts',
+  'gateway-php': 'test/docs/gateway-backends.test.ts',
+  'gateway-python': 'test/docs/gateway-backends.test.ts',
+  'gateway-go': 'test/docs/gateway-backends.test.ts',
+  'gateway-java': 'test/docs/gateway-backends.test.ts',
 };
