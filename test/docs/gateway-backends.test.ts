@@ -7,16 +7,24 @@
  * named; with CI set it fails the run.
  */
 import { createHmac, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { availableBackends, codeLines, sourceOf, startBackend, type RunningBackend } from '../support/backends.js';
+import { enginePaths, launch, type EnginePage } from '../support/engines.mjs';
+import { offWebhook } from '../support/openapi.js';
+import { freePort } from '../support/processes.mjs';
+import { realLoaderSource } from '../support/real-loader.mjs';
 import { snippet } from '../support/readme.js';
+import { startFront, startGatewayProcess } from '../support/shop-front.js';
 
 const secret = (bytes: number) => 'whsec_' + randomBytes(bytes).toString('base64');
 const SETTINGS = {
   ORDER_SECRET: randomBytes(32).toString('base64url'),
   WEBHOOK_SECRET: secret(24),
-  LOADER_URL: 'https://loader.test/loader.js',
+  /** The emulator's, serving the vendor's real loader 5.2.2. */
+  LOADER_URL: '',
 };
 
 /** Each back end's snippet in docs/gateway.md. */
@@ -24,6 +32,20 @@ const SNIPPETS = { php: 'gateway-php', python: 'gateway-python', go: 'gateway-go
 
 const { present, missing } = availableBackends();
 if (missing.length) console.warn(`skipped, toolchain missing: ${missing.join(', ')}`);
+const chromium = existsSync(enginePaths().chromium);
+if (!chromium && process.env.CI) throw new Error('CI is set and Chromium is missing (.ci/run installs it)');
+
+let emulator: Emulator;
+let page: EnginePage | undefined;
+beforeAll(async () => {
+  emulator = await startEmulator({ loaderSource: realLoaderSource() });
+  SETTINGS.LOADER_URL = emulator.loaderUrl;
+  if (chromium) page = await launch('chromium');
+});
+afterAll(async () => {
+  await page?.close();
+  await emulator?.close();
+});
 
 /** The order token's claims when its HS256 signature holds under `key`; throws otherwise. */
 function verifiedClaims(token: string, key: string): { sub: string; exp: number } {
@@ -62,6 +84,8 @@ async function deliver(shop: RunningBackend, body: string, key = SETTINGS.WEBHOO
     body,
   });
 }
+
+type Decision = { data: { customerInternalReference: string; status: string; decision: { type: string } | null } };
 
 describe.each(present.map((backend) => [backend.name, backend] as const))('the %s back end', (name, backend) => {
   let shop: RunningBackend;
@@ -143,4 +167,39 @@ describe.each(present.map((backend) => [backend.name, backend] as const))('the %
     expect(answer.status).toBeLessThan(300);
     expect(shop.decisions()).toContainEqual(JSON.parse(body));
   });
+
+  it.skipIf(!chromium)(
+    "reaches a decision through the gateway in Chromium, with the vendor's real loader",
+    async () => {
+      const port = await freePort();
+      const origin = `http://127.0.0.1:${port}`;
+      const gateway = await startGatewayProcess(emulator, {
+        ALLOWED_ORIGINS: origin,
+        ORDER_SECRET: SETTINGS.ORDER_SECRET,
+        DECISION_URL: shop.url + '/webhook',
+        WEBHOOK_SECRET: SETTINGS.WEBHOOK_SECRET,
+      });
+      const front = await startFront(port, gateway.url, shop.url);
+      try {
+        await page!.goto(origin + '/');
+        const html = await page!.evaluate(() => document.documentElement.outerHTML);
+        const order = verifiedClaims(/'Order-Token': "([\w.-]+)"/.exec(html)![1]!, SETTINGS.ORDER_SECRET).sub;
+        const told = () => (shop.decisions() as Decision[]).filter((d) => d.data.customerInternalReference === order);
+        await expect
+          .poll(() => told().length, { timeout: 90_000, message: `${gateway.output()}\n${shop.output()}` })
+          .toBe(1);
+        const [event] = told() as [Decision];
+        expect(offWebhook(event)).toEqual([]);
+        expect(event.data.status).toBe('PROCESSED');
+        expect(event.data.decision?.type).toMatch(/^[A-Z_]+$/);
+        // The blackbox the page posted is the one the service received, from the real loader.
+        const sent = emulator.inspect.transactions().find((t) => t.customerInternalReference === order);
+        expect(sent?.blackboxes).toHaveLength(1);
+      } finally {
+        await new Promise((resolve) => front.close(resolve));
+        await gateway.close();
+      }
+    },
+    180_000,
+  );
 });

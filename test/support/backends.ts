@@ -72,8 +72,9 @@ export function codeLines(source: string): number {
   }).length;
 }
 
-/** Whether a toolchain answers `--version` (Java's `-version`). */
-const hasTool = (tool: string) => spawnSync(tool, [tool === 'java' ? '-version' : '--version']).status === 0;
+/** Whether a toolchain answers its version question (`--version`; Java's `-version`, Go's `version`). */
+const VERSION_ARG: Record<string, string> = { java: '-version', go: 'version' };
+const hasTool = (tool: string) => spawnSync(tool, [VERSION_ARG[tool] ?? '--version']).status === 0;
 
 /**
  * The back ends whose toolchain this machine has, and the names of those it lacks. With CI
