@@ -28,7 +28,13 @@ const SETTINGS = {
 };
 
 /** Each back end's snippet in docs/gateway.md. */
-const SNIPPETS = { php: 'gateway-php', python: 'gateway-python', go: 'gateway-go', java: 'gateway-java' } as const;
+const SNIPPETS = {
+  php: 'gateway-php',
+  python: 'gateway-python',
+  go: 'gateway-go',
+  java: 'gateway-java',
+  ruby: 'gateway-ruby',
+} as const;
 
 const { present, missing } = availableBackends();
 if (missing.length) console.warn(`skipped, toolchain missing: ${missing.join(', ')}`);

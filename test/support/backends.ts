@@ -2,7 +2,7 @@
  * The shop back ends in other languages (examples/gateway/, each shown in docs/gateway.md as
  * it is here), run as a shop runs them: each file copied alone into a folder of its own and
  * started by its language's own tool (Debian's php-cli `php -S`, python3, `go run`, Java 17's
- * single-file `java`). Each renders the checkout page with an order token, and verifies and
+ * single-file `java`, ruby). Each renders the checkout page with an order token, and verifies and
  * records the gateway's signed decisions (docs/gateway.md#back-ends-in-other-languages).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -15,7 +15,7 @@ const ROOT = new URL('../../', import.meta.url);
 
 export interface Backend {
   /** Its snippet in docs/gateway.md is `gateway-<name>`. */
-  name: 'php' | 'python' | 'go' | 'java';
+  name: 'php' | 'python' | 'go' | 'java' | 'ruby';
   /** The file, relative to the package root. */
   file: string;
   /** The toolchain it needs, and the Debian package that has it. */
@@ -54,6 +54,13 @@ export const BACKENDS: readonly Backend[] = [
     apt: 'openjdk-17-jdk-headless',
     command: () => ['java', 'Shop.java'],
   },
+  {
+    name: 'ruby',
+    file: 'examples/gateway/ruby/shop.rb',
+    tool: 'ruby',
+    apt: 'ruby',
+    command: () => ['ruby', 'shop.rb'],
+  },
 ];
 
 /** The source of a back end, as the docs show it. */
@@ -61,14 +68,14 @@ export const sourceOf = (backend: Backend) => readFileSync(new URL(backend.file,
 
 /**
  * Lines of its own code: not blank, not a comment, not an import (Go's import block, Java's
- * and Python's import lines), which name the standard library and do nothing.
+ * and Python's import lines, Ruby's require), which name the standard library and do nothing.
  */
 export function codeLines(source: string): number {
   let inImports = false;
   return source.split('\n').filter((line) => {
     if (/^import \($/.test(line)) return !(inImports = true);
     if (inImports) return line === ')' ? (inImports = false) : false;
-    return !/^\s*$|^\s*(\/\/|#)|^import |^from \S+ import /.test(line);
+    return !/^\s*$|^\s*(\/\/|#)|^import |^from \S+ import |^require /.test(line);
   }).length;
 }
 

@@ -148,4 +148,5 @@ export const RUN_BY: Record<string, string> = {
   'gateway-python': 'test/docs/gateway-backends.test.ts',
   'gateway-go': 'test/docs/gateway-backends.test.ts',
   'gateway-java': 'test/docs/gateway-backends.test.ts',
+  'gateway-ruby': 'test/docs/gateway-backends.test.ts',
 };
