@@ -129,7 +129,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
 
   async function pumpOnce(): Promise<void> {
     const entries = await pending.entries();
-    await Promise.all(entries.map((entry) => (closed ? undefined : track(entry.key))));
+    if (!closed) await Promise.all(entries.map((entry) => track(entry.key)));
   }
 
   return {

@@ -52,7 +52,7 @@ export interface GatewaySettings {
   orderSecret: string;
   decisionUrl: string;
   /** The key of the webhook signatures: the bytes after `whsec_`. */
-  webhookKey: Uint8Array;
+  webhookKey: Uint8Array<ArrayBuffer>;
   decisionsToken?: string;
   callbackUrl?: string;
   callbackSources: string[];
@@ -210,7 +210,7 @@ function serviceOf(read: Reader, url: UrlCheck, problems: string[]): GatewaySett
 }
 
 /** `whsec_` then base64 (Standard Webhooks): the key is the decoded bytes. */
-function webhookKeyOf(secret: string, problems: string[]): Uint8Array {
+function webhookKeyOf(secret: string, problems: string[]): Uint8Array<ArrayBuffer> {
   if (!secret) return new Uint8Array();
   const encoded = secret.startsWith('whsec_') ? secret.slice(6) : undefined;
   const bytes =

@@ -88,7 +88,15 @@ describe('the gateway settings', () => {
 
   it('refuse nothing given with one line per required variable', () => {
     const lines = problems({});
-    for (const name of ['CLIENT_ID', 'CLIENT_SECRET', 'WORKFLOW_KEY', 'ALLOWED_ORIGINS', 'ORDER_SECRET', 'DECISION_URL', 'WEBHOOK_SECRET'])
+    for (const name of [
+      'CLIENT_ID',
+      'CLIENT_SECRET',
+      'WORKFLOW_KEY',
+      'ALLOWED_ORIGINS',
+      'ORDER_SECRET',
+      'DECISION_URL',
+      'WEBHOOK_SECRET',
+    ])
       expect(lines.filter((line) => line.startsWith(`${name} is required`))).toHaveLength(1);
     expect(lines).toContain(
       'REGION is required, or TOKEN_URL and BASE_URL (as npx blackbox-capture-emulator --env prints)',
@@ -100,19 +108,59 @@ describe('the gateway settings', () => {
   const BAD: Array<[string, Record<string, string>, string]> = [
     ['REGION', { REGION: 'MARS' }, 'REGION must be US, EU or SG (got "MARS")'],
     ['TOKEN_URL', { TOKEN_URL: 'not a url' }, 'TOKEN_URL must be an absolute URL (got "not a url")'],
-    ['BASE_URL', { BASE_URL: 'http://api.example.com' }, 'BASE_URL must be an https URL (http only on loopback) (got "http://api.example.com")'],
-    ['ACCOUNT_URL', { ACCOUNT_URL: 'https://other.example' }, 'BASE_URL and ACCOUNT_URL name the same host: they must be equal'],
-    ['API_URL', { API_URL: 'ftp://127.0.0.1' }, 'API_URL must be an https URL (http only on loopback) (got "ftp://127.0.0.1")'],
+    [
+      'BASE_URL',
+      { BASE_URL: 'http://api.example.com' },
+      'BASE_URL must be an https URL (http only on loopback) (got "http://api.example.com")',
+    ],
+    [
+      'ACCOUNT_URL',
+      { ACCOUNT_URL: 'https://other.example' },
+      'BASE_URL and ACCOUNT_URL name the same host: they must be equal',
+    ],
+    [
+      'API_URL',
+      { API_URL: 'ftp://127.0.0.1' },
+      'API_URL must be an https URL (http only on loopback) (got "ftp://127.0.0.1")',
+    ],
     ['RETRIEVAL_URL', { RETRIEVAL_URL: '/relative' }, 'RETRIEVAL_URL must be an absolute URL (got "/relative")'],
-    ['COLLECTOR_URL', { COLLECTOR_URL: 'http://first.iovation.com/' }, 'COLLECTOR_URL must be an https URL (http only on loopback) (got "http://first.iovation.com/")'],
-    ['ALLOWED_ORIGINS', { ALLOWED_ORIGINS: 'https://shop.example/checkout' }, 'ALLOWED_ORIGINS: "https://shop.example/checkout" is no origin (scheme://host[:port])'],
+    [
+      'COLLECTOR_URL',
+      { COLLECTOR_URL: 'http://first.iovation.com/' },
+      'COLLECTOR_URL must be an https URL (http only on loopback) (got "http://first.iovation.com/")',
+    ],
+    [
+      'ALLOWED_ORIGINS',
+      { ALLOWED_ORIGINS: 'https://shop.example/checkout' },
+      'ALLOWED_ORIGINS: "https://shop.example/checkout" is no origin (scheme://host[:port])',
+    ],
     ['ORDER_SECRET', { ORDER_SECRET: 'short' }, 'ORDER_SECRET must be at least 32 characters (it has 5)'],
-    ['DECISION_URL', { DECISION_URL: 'http://shop.example/hook' }, 'DECISION_URL must be an https URL (http only on loopback) (got "http://shop.example/hook")'],
-    ['WEBHOOK_SECRET', { WEBHOOK_SECRET: 'plain-secret-value' }, 'WEBHOOK_SECRET must be whsec_ followed by base64 (Standard Webhooks)'],
-    ['WEBHOOK_SECRET', { WEBHOOK_SECRET: 'whsec_c2hvcnQ=' }, 'WEBHOOK_SECRET must hold at least 16 bytes after whsec_ (it holds 5)'],
+    [
+      'DECISION_URL',
+      { DECISION_URL: 'http://shop.example/hook' },
+      'DECISION_URL must be an https URL (http only on loopback) (got "http://shop.example/hook")',
+    ],
+    [
+      'WEBHOOK_SECRET',
+      { WEBHOOK_SECRET: 'plain-secret-value' },
+      'WEBHOOK_SECRET must be whsec_ followed by base64 (Standard Webhooks)',
+    ],
+    [
+      'WEBHOOK_SECRET',
+      { WEBHOOK_SECRET: 'whsec_c2hvcnQ=' },
+      'WEBHOOK_SECRET must hold at least 16 bytes after whsec_ (it holds 5)',
+    ],
     ['DECISIONS_TOKEN', { DECISIONS_TOKEN: 'abc' }, 'DECISIONS_TOKEN must be at least 32 characters (it has 3)'],
-    ['CALLBACK_URL', { CALLBACK_URL: 'gateway/callback' }, 'CALLBACK_URL must be an absolute URL (got "gateway/callback")'],
-    ['CALLBACK_SOURCES', { CALLBACK_SOURCES: '10.0.0.0/33' }, 'CALLBACK_SOURCES must list addresses or CIDR ranges (got "10.0.0.0/33")'],
+    [
+      'CALLBACK_URL',
+      { CALLBACK_URL: 'gateway/callback' },
+      'CALLBACK_URL must be an absolute URL (got "gateway/callback")',
+    ],
+    [
+      'CALLBACK_SOURCES',
+      { CALLBACK_SOURCES: '10.0.0.0/33' },
+      'CALLBACK_SOURCES must list addresses or CIDR ranges (got "10.0.0.0/33")',
+    ],
     ['TRUSTED_FRONTS', { TRUSTED_FRONTS: 'nginx' }, 'TRUSTED_FRONTS must list addresses or CIDR ranges (got "nginx")'],
     ['REDIS_URL', { REDIS_URL: 'http://redis' }, 'REDIS_URL must be a redis:// or rediss:// URL'],
     ['PORT', { PORT: '80a' }, 'PORT must be a port number, 0 to 65535 (got "80a")'],
