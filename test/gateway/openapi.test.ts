@@ -8,6 +8,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
+import { deliver } from '../../src/browser/deliver.js';
 import * as errors from '../../src/server/errors.js';
 import * as http from '../../src/server/http.js';
 import { ORDER_TOKEN_CODES } from '../../src/gateway/order-token.js';
@@ -103,6 +104,22 @@ describe('the OpenAPI document', () => {
     const responses = OPENAPI.paths['/device-risk']!.post!.responses;
     const withRetryAfter = Object.keys(responses).filter((status) => responses[status]!.headers?.['Retry-After']);
     expect(withRetryAfter.sort()).toEqual(['409', '429', '502', '503']);
+  });
+
+  it('says which answers the browser package posts again after, as its delivery does (x-browser-retries)', async () => {
+    const responses = OPENAPI.paths['/device-risk']!.post!.responses;
+    const outcome = { outcome: 'complete' as const, scripts: [], durationMs: 1 };
+    for (const [status, response] of Object.entries(responses).filter(([status]) => Number(status) >= 400)) {
+      let calls = 0;
+      const answer = () => {
+        calls++;
+        return Promise.resolve(new Response('{}', { status: Number(status), headers: { 'retry-after': '0' } }));
+      };
+      await deliver('0400abc', { url: 'https://shop.test/device-risk', fetch: answer, maxAttempts: 2 }, outcome).catch(
+        () => undefined,
+      );
+      expect({ status, retried: calls === 2 }).toEqual({ status, retried: response['x-browser-retries'] });
+    }
   });
 
   it('is the file the gateway serves and the build copies', () => {

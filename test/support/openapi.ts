@@ -10,7 +10,13 @@ export interface Operation {
   parameters?: { name: string; in: string; required?: boolean; schema: object }[];
   responses: Record<
     string,
-    { description: string; headers?: Record<string, unknown>; content?: Record<string, { schema: object }> }
+    {
+      description: string;
+      headers?: Record<string, unknown>;
+      content?: Record<string, { schema: object }>;
+      /** Whether the browser package posts again after this answer (POST /device-risk). */
+      'x-browser-retries'?: boolean;
+    }
   >;
 }
 export interface CodeEntry {
