@@ -8,10 +8,10 @@ import { DEFAULT_URI_HOOK } from '../shared/constants.js';
 import { formatReport, runDoctor, type DoctorOptions } from './doctor.js';
 import { resolveAll } from './resolve.js';
 
-const USAGE = `usage: blackbox-capture serve [--env-file <path>]... (docs/gateway.md)
-       blackbox-capture doctor <page URL> [--json] [--prefix ${DEFAULT_URI_HOOK}] [--version general5]
+const USAGE = `usage: blackbox-capture doctor <page URL> [--json] [--prefix ${DEFAULT_URI_HOOK}] [--version general5]
                                 [--loader-url <url>] [--third-party-host <origin>] [--collector-url <url>]
                                 [--cookie-prefix bbc_]
+       blackbox-capture serve [--env-file <path>]...  (the gateway: docs/gateway.md)
 
 Fetches the page and the first-party scripts behind it, and checks the proxy (404 from an
 unstripped prefix or from a prefix stripped too early, HTML from a fallback page, a cached

@@ -10,13 +10,16 @@ import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { createTokenSource } from '../server/api/token-source.js';
-import { createDeviceRiskClient, type DeviceRiskClient } from '../server/api/device-risk-client.js';
-import { createDeviceRiskHandler } from '../server/endpoint/handler.js';
-import { createCallbackHandler } from '../server/callbacks/handler.js';
-import { createFirstPartyProxy } from '../server/proxy/proxy.js';
-import { toNodeHandler } from '../server/adapter/node/handler.js';
-import { isDeviceRiskError } from '../server/errors.js';
+import {
+  createCallbackHandler,
+  createDeviceRiskClient,
+  createDeviceRiskHandler,
+  createFirstPartyProxy,
+  createTokenSource,
+  isDeviceRiskError,
+  toNodeHandler,
+  type DeviceRiskClient,
+} from '../server/index.js';
 import { createFileQueue } from '../server/queue/file.js';
 import type { CheckQueue } from '../server/queue/queue.js';
 import type { Store } from '../server/store/store.js';
@@ -47,7 +50,7 @@ export interface Gateway {
 
 /** What a fleet (REDIS_URL) or one instance (DATA_DIR) keeps: the kit's store, the queue, the outbox's store. */
 interface Keeping {
-  store?: Store;
+  store: Store;
   queue: CheckQueue;
   outboxStore: Store;
   close(): Promise<void>;
@@ -74,10 +77,14 @@ async function keeping(settings: GatewaySettings): Promise<Keeping> {
     };
   }
   mkdirSync(settings.dataDir, { recursive: true });
+  // One instance: everything in DATA_DIR, so that a restart resumes each check on its
+  // transaction and tells no decision twice (file-store.ts).
+  const store = createFileStore(join(settings.dataDir, 'store.jsonl'));
   return {
+    store,
     queue: createFileQueue({ path: join(settings.dataDir, 'queue.jsonl') }),
-    outboxStore: createFileStore(join(settings.dataDir, 'outbox.json')),
-    close: () => Promise.resolve(),
+    outboxStore: store,
+    close: () => Promise.resolve(store.close()),
   };
 }
 
@@ -129,7 +136,7 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
     allowedOrigins: settings.allowedOrigins,
     workflowKey: settings.workflowKey,
     queue: kept.queue,
-    ...(kept.store ? { store: kept.store } : {}),
+    store: kept.store,
     ...(settings.callbackUrl ? { callbackUrl: settings.callbackUrl } : {}),
     onError,
     async resolveCustomer(request) {
@@ -149,7 +156,7 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
   const callbacks = createCallbackHandler({
     client,
     allowedSources: settings.callbackSources,
-    ...(kept.store ? { store: kept.store } : {}),
+    store: kept.store,
     onError,
     onResult: (result) => tell(decisionEvent(result, result, result.details, Date.now())),
   });

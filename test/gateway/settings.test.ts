@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseSettings, SettingsError, VARIABLES } from '../../src/gateway/settings.js';
 
@@ -205,5 +206,11 @@ describe('the gateway settings', () => {
       expect(['plain', 'secret']).toContain(kind);
       expect(about.length).toBeGreaterThan(10);
     }
+  });
+
+  it('are the variables docs/gateway.md lists, in its order', () => {
+    const doc = readFileSync(new URL('../../docs/gateway.md', import.meta.url), 'utf8');
+    const listed = [...doc.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((match) => match[1]);
+    expect(listed).toEqual(Object.keys(VARIABLES));
   });
 });

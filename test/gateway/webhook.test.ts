@@ -3,6 +3,7 @@ import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { decisionEvent, signWebhook, webhookId } from '../../src/gateway/webhook.js';
 import type { DeviceRiskDetails } from '../../src/server/index.js';
+import { snippet } from '../support/readme.js';
 
 const KEY = new Uint8Array(32).map((_, i) => i);
 const SECRET = `whsec_${Buffer.from(KEY).toString('base64')}`;
@@ -70,5 +71,17 @@ describe('the decision webhook', () => {
   it('has one id per execution, whatever the case of its UUID', () => {
     expect(webhookId('ABC-def')).toBe(webhookId('abc-DEF'));
     expect(webhookId('a')).not.toBe(webhookId('b'));
+  });
+
+  it("is what docs/gateway.md shows ('gateway-webhook-body')", () => {
+    const shown = JSON.parse(snippet('gateway-webhook-body').code) as ReturnType<typeof decisionEvent>;
+    const { data } = shown;
+    const made = decisionEvent(
+      { accountId: data.accountId, workflowExecutionId: data.workflowExecutionId, status: 'PROCESSED' },
+      { customerInternalReference: data.customerInternalReference!, userReference: data.userReference! },
+      { ...DETAILS, decision: { type: 'REJECTED', label: 'HIGH_RISK', score: 96 } },
+      Date.parse(shown.timestamp),
+    );
+    expect(made).toEqual(shown);
   });
 });
