@@ -7,7 +7,7 @@
  * named; with CI set it fails the run.
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
@@ -187,6 +187,11 @@ describe.each(present.map((backend) => [backend.name, backend] as const))('the %
       });
       const front = await startFront(port, gateway.url, shop.url);
       try {
+        // The built command serves the OpenAPI document the package ships (dist/openapi.json).
+        const served = await fetch(gateway.url + '/openapi.json');
+        expect(await served.text()).toBe(
+          readFileSync(new URL('../../src/gateway/openapi.json', import.meta.url), 'utf8'),
+        );
         await page!.goto(origin + '/');
         const html = await page!.evaluate(() => document.documentElement.outerHTML);
         const order = verifiedClaims(/'Order-Token': "([\w.-]+)"/.exec(html)![1]!, SETTINGS.ORDER_SECRET).sub;
