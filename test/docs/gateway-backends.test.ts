@@ -11,6 +11,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
+import { orderKey, verifyOrderToken } from '../../src/gateway/order-token.js';
 import { availableBackends, codeLines, sourceOf, startBackend, type RunningBackend } from '../support/backends.js';
 import { enginePaths, launch, type EnginePage } from '../support/engines.mjs';
 import { offWebhook } from '../support/openapi.js';
@@ -121,6 +122,10 @@ describe.each(present.map((backend) => [backend.name, backend] as const))('the %
     expect(ahead).toBeGreaterThan(600);
     expect(ahead).toBeLessThanOrEqual(3600);
     expect(() => verifiedClaims(token!, 'another secret')).toThrow(/not signed/);
+    // The gateway's own check takes it, as the order it names.
+    expect(await verifyOrderToken(token!, await orderKey(SETTINGS.ORDER_SECRET))).toEqual({
+      customerInternalReference: claims.sub,
+    });
   });
 
   it('records a decision whose signature holds, and refuses every tampered one', async () => {
