@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
-import { startGateway } from './gateway.js';
+import { startGateway, type GatewayOptions } from './gateway.js';
 import { parseSettings, SettingsError, VARIABLES } from './settings.js';
 
 export const SERVE_USAGE = `usage: blackbox-capture serve [--env-file <path>]...
@@ -47,7 +47,7 @@ function usage(problem: string): never {
   process.exit(2);
 }
 
-export async function serve(args: string[]): Promise<void> {
+export async function serve(args: string[], options: GatewayOptions = {}): Promise<void> {
   let settings;
   try {
     settings = parseSettings(environment(args));
@@ -56,7 +56,7 @@ export async function serve(args: string[]): Promise<void> {
     for (const problem of error.problems) say(problem);
     process.exit(2);
   }
-  const gateway = await startGateway(settings).catch((error: Error) => {
+  const gateway = await startGateway(settings, options).catch((error: Error) => {
     say(`cannot start: ${(error as { code?: string }).code ?? error.name} ${error.message}`);
     process.exit(1);
   });

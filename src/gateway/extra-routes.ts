@@ -39,16 +39,16 @@ export function decisionsRoute(outbox: Outbox, token: string | undefined): Route
 }
 
 /**
- * The OpenAPI document (src/gateway/openapi.json, beside this module in the build: dist/).
- * Read once, at the first request.
+ * The OpenAPI document (src/gateway/openapi.json, beside this module in the build: dist/), or
+ * what `read` gives (the single executable's asset: sea.ts). Read once, at the first request.
  */
-export function openApiRoute(): Route {
+export function openApiRoute(read?: () => string): Route {
   let document: string | undefined;
   return {
     path: '/openapi.json',
     methods: ['GET', 'HEAD'],
     handler() {
-      document ??= readFileSync(new URL('./openapi.json', import.meta.url), 'utf8');
+      document ??= read ? read() : readFileSync(new URL('./openapi.json', import.meta.url), 'utf8');
       return new Response(document, { headers: { 'content-type': 'application/json', 'cache-control': 'no-cache' } });
     },
   };

@@ -37,6 +37,8 @@ export interface GatewayOptions {
   fetch?: typeof fetch;
   /** Lines of the log (refusals, failures; never a secret). Default console.error. */
   log?: (line: string) => void;
+  /** The OpenAPI document's text, when it is not beside the module (the single executable). */
+  openApi?: () => string;
   /** Handlers the admin listener mounts (helpers' status and metrics), before its placeholders. */
   adminRoutes?: Route[];
 }
@@ -166,7 +168,7 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
     { path: `${DEFAULT_URI_HOOK}/*`, handler: proxy },
     { path: '/callback', handler: callbacks },
     decisionsRoute(outbox, settings.decisionsToken),
-    openApiRoute(),
+    openApiRoute(options.openApi),
     healthRoute(),
   ];
   const nodeOptions = { onError, trustedFronts: settings.trustedFronts };

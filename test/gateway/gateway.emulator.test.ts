@@ -1,40 +1,25 @@
 // The gateway in-process (what `npx blackbox-capture serve` starts) on the emulated service:
 // checkouts posted with an Order-Token reach DECISION_URL as signed webhooks, once each;
 // refusals are typed; a close with checkouts queued keeps them for the next start.
-import { mkdtempSync } from 'node:fs';
-import type { IncomingMessage } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startGateway, type Gateway } from '../../src/gateway/gateway.js';
 import { mintOrderToken } from '../../src/gateway/order-token.js';
 import { parseSettings } from '../../src/gateway/settings.js';
 import type { DecisionEvent } from '../../src/gateway/webhook.js';
-import type { Emulator } from '../../src/emulator/index.js';
-import { closeServers, serve } from '../support/http.js';
+import {
+  DECISIONS_TOKEN,
+  gatewayEnvironment,
+  ORDER_SECRET,
+  postCheckout,
+  webhookReceiver,
+} from '../support/gateway.js';
+import { closeServers } from '../support/http.js';
 import { freePort } from '../support/processes.mjs';
-import { BLACKBOX, SHOP, useEmulators } from '../support/kit.js';
+import { useEmulators } from '../support/kit.js';
 
-const WEBHOOK_SECRET = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
-const ORDER_SECRET = 'the-order-secret-of-the-shop-32ch';
-const DECISIONS_TOKEN = 'the-bearer-of-get-decisions-32chars';
 const startEmulator = useEmulators();
-
-/** The shop's webhook receiver: every delivery, verified with the Standard Webhooks library. */
-async function shop() {
-  const received: Array<{ id: string; event: DecisionEvent }> = [];
-  const url = await serve((req: IncomingMessage, res) => {
-    let body = '';
-    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
-    req.on('end', () => {
-      const event = new Webhook(WEBHOOK_SECRET).verify(body, req.headers as Record<string, string>) as DecisionEvent;
-      received.push({ id: req.headers['webhook-id'] as string, event });
-      res.writeHead(204).end();
-    });
-  });
-  return { url: `${url}/webhooks/device-risk`, received };
-}
+const shop = webhookReceiver;
+const environment = gatewayEnvironment;
 
 const gateways: Gateway[] = [];
 afterEach(async () => {
@@ -42,46 +27,14 @@ afterEach(async () => {
   await closeServers();
 });
 
-/** The environment `serve` reads, with the emulator's names as `--env` prints them. */
-function environment(emulator: Emulator, decisionUrl: string, extra: Record<string, string> = {}) {
-  return {
-    CLIENT_ID: emulator.clientId,
-    CLIENT_SECRET: emulator.clientSecret,
-    TOKEN_URL: emulator.tokenUrl,
-    BASE_URL: emulator.serviceUrls.baseUrl,
-    API_URL: emulator.serviceUrls.apiBaseUrl,
-    RETRIEVAL_URL: emulator.serviceUrls.retrievalBaseUrl,
-    COLLECTOR_URL: emulator.collectorUrl,
-    WORKFLOW_KEY: '10011',
-    ALLOWED_ORIGINS: SHOP,
-    ORDER_SECRET,
-    DECISION_URL: decisionUrl,
-    WEBHOOK_SECRET,
-    DECISIONS_TOKEN,
-    PORT: '0',
-    DATA_DIR: mkdtempSync(join(tmpdir(), 'bbc-gateway-')),
-    ...extra,
-  };
-}
-
 async function gatewayWith(env: Record<string, string>, log: string[] = []): Promise<Gateway> {
   const gateway = await startGateway(parseSettings(env), { log: (line) => log.push(line) });
   gateways.push(gateway);
   return gateway;
 }
 
-/** A checkout as the browser package posts it, with the page's Order-Token. */
-const checkout = (gateway: Gateway, token: string | undefined, key = crypto.randomUUID()) =>
-  fetch(`${gateway.url}/device-risk`, {
-    method: 'POST',
-    headers: {
-      origin: SHOP,
-      'content-type': 'application/json',
-      'idempotency-key': key,
-      ...(token === undefined ? {} : { 'order-token': token }),
-    },
-    body: JSON.stringify({ blackbox: BLACKBOX }),
-  });
+/** A checkout with `token` as its Order-Token. */
+const checkout = (gateway: Gateway, token: string | undefined) => postCheckout(gateway.url, { token });
 
 describe('the gateway', () => {
   it('takes a checkout with its Order-Token to a signed decision at DECISION_URL, told once', async () => {

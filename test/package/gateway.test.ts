@@ -3,23 +3,17 @@
 // the Standard Webhooks library; SIGTERM with checkouts queued and with webhooks undelivered.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
-import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
-import { mintOrderToken } from '../../src/gateway/order-token.js';
-import type { DecisionEvent } from '../../src/gateway/webhook.js';
-import { closeServers, serve } from '../support/http.js';
-import { BLACKBOX, SHOP } from '../support/kit.js';
+import { gatewayEnvironment, ORDER_SECRET, postCheckout, WEBHOOK_SECRET, webhookReceiver } from '../support/gateway.js';
+import { closeServers } from '../support/http.js';
+import { SHOP } from '../support/kit.js';
 import { freePort } from '../support/processes.mjs';
 import { snippet } from '../support/readme.js';
 
 const CLI = join(process.cwd(), 'dist', 'cli.js');
-const WEBHOOK_SECRET = `whsec_${Buffer.alloc(32, 5).toString('base64')}`;
-const ORDER_SECRET = 'order-secret-of-the-php-shop-32chars';
-
 const children: ChildProcess[] = [];
 const emulators: Emulator[] = [];
 afterEach(async () => {
@@ -28,45 +22,17 @@ afterEach(async () => {
   await closeServers();
 });
 
-/** The shop's webhook receiver: answers `status()` and keeps every delivery it answered 2xx, verified. */
-async function shop(status: () => number = () => 204) {
-  const received: Array<{ id: string; event: DecisionEvent }> = [];
-  let attempts = 0;
-  const url = await serve((req: IncomingMessage, res) => {
-    let body = '';
-    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
-    req.on('end', () => {
-      attempts++;
-      const event = new Webhook(WEBHOOK_SECRET).verify(body, req.headers as Record<string, string>) as DecisionEvent;
-      const answer = status();
-      if (answer < 300) received.push({ id: req.headers['webhook-id'] as string, event });
-      res.writeHead(answer).end();
-    });
-  });
-  return { url: `${url}/webhooks/device-risk`, received, attempts: () => attempts };
-}
+const shop = webhookReceiver;
 
 /** The env file of a gateway on `emulator`: the names `npx blackbox-capture-emulator --env` prints, and the gateway's own. */
 function envFile(dir: string, emulator: Emulator, decisionUrl: string, port: number): string {
-  const lines = {
-    CLIENT_ID: emulator.clientId,
-    CLIENT_SECRET: emulator.clientSecret,
-    TOKEN_URL: emulator.tokenUrl,
-    BASE_URL: emulator.serviceUrls.baseUrl,
-    API_URL: emulator.serviceUrls.apiBaseUrl,
-    RETRIEVAL_URL: emulator.serviceUrls.retrievalBaseUrl,
-    COLLECTOR_URL: emulator.collectorUrl,
-    WORKFLOW_KEY: '10011',
-    ALLOWED_ORIGINS: SHOP,
-    ORDER_SECRET,
-    DECISION_URL: decisionUrl,
-    WEBHOOK_SECRET,
+  const { DECISIONS_TOKEN: _bearer, ...lines } = gatewayEnvironment(emulator, decisionUrl, {
     PORT: String(port),
     CALLBACK_URL: `http://127.0.0.1:${port}/callback`,
     // The tests post from loopback as the shop's front would, naming each shopper.
     TRUSTED_FRONTS: '127.0.0.1',
     DATA_DIR: join(dir, 'data'),
-  };
+  });
   const path = join(dir, 'gateway.env');
   writeFileSync(
     path,
@@ -93,18 +59,8 @@ async function gateway(cwd: string, command: string[]) {
 
 /** A checkout of `order` through the shop's front, from a shopper of its own (X-Forwarded-For). */
 let shoppers = 1;
-const checkout = async (url: string, order: string) =>
-  fetch(`${url}/device-risk`, {
-    method: 'POST',
-    headers: {
-      'x-forwarded-for': `203.0.113.${shoppers++ % 250}`,
-      origin: SHOP,
-      'content-type': 'application/json',
-      'idempotency-key': crypto.randomUUID(),
-      'order-token': await mintOrderToken(ORDER_SECRET, { customerInternalReference: order }),
-    },
-    body: JSON.stringify({ blackbox: BLACKBOX }),
-  });
+/** A checkout of `order` through the shop's front, from a shopper of its own (X-Forwarded-For). */
+const checkout = (url: string, order: string) => postCheckout(url, { order, from: `203.0.113.${shoppers++ % 250}` });
 
 /** A project that installed the package: `npx blackbox-capture` runs dist/cli.js. */
 function project(): string {
