@@ -56,11 +56,18 @@ export function openApiRoute(read?: () => string): Route {
   };
 }
 
-export function healthRoute(): Route {
+/**
+ * GET /healthz: 200 while the gateway takes checkouts, 503 `shutting_down` from SIGTERM on, so
+ * that a load balancer stops sending it shoppers while its checks under way finish.
+ */
+export function healthRoute(closing: () => boolean): Route {
   return {
     path: '/healthz',
     methods: ['GET', 'HEAD'],
-    handler: () => Response.json({ status: 'ok' }, { headers: noStore }),
+    handler: () =>
+      closing()
+        ? Response.json({ status: 'shutting_down' }, { status: 503, headers: { ...noStore, 'retry-after': '1' } })
+        : Response.json({ status: 'ok' }, { headers: noStore }),
   };
 }
 

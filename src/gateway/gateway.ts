@@ -163,13 +163,14 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
     onResult: (result) => tell(decisionEvent(result, result, result.details, Date.now())),
   });
   const proxy = createFirstPartyProxy({ prefix: DEFAULT_URI_HOOK, collectorUrl: settings.collectorUrl, onError });
+  let closing: Promise<void> | undefined;
   const routes: Route[] = [
     { path: '/device-risk', handler: endpoint },
     { path: `${DEFAULT_URI_HOOK}/*`, handler: proxy },
     { path: '/callback', handler: callbacks },
     decisionsRoute(outbox, settings.decisionsToken, log),
     openApiRoute(options.openApi),
-    healthRoute(),
+    healthRoute(() => closing !== undefined),
   ];
   const nodeOptions = { onError, trustedFronts: settings.trustedFronts };
   const main = await listen(createServer(toNodeHandler(router(routes), nodeOptions)), settings.port, settings.host);
@@ -181,7 +182,6 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
       )
     : undefined;
   outbox.start();
-  let closing: Promise<void> | undefined;
   return {
     url: urlOf(main),
     ...(admin ? { adminUrl: urlOf(admin) } : {}),

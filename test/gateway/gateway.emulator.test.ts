@@ -131,6 +131,22 @@ describe('the gateway', () => {
     expect((await fetch(`${gateway.url}/status`)).status).toBe(404);
   });
 
+  it('answers /healthz 503 shutting_down from close() on, while the checks under way finish', async () => {
+    const emulator = await startEmulator();
+    emulator.faults.latency('upload', 1500);
+    const gateway = await gatewayWith(environment(emulator, (await shop()).url, { PORT: '0' }));
+    const token = await mintOrderToken(ORDER_SECRET, { customerInternalReference: 'order-h' });
+    expect((await checkout(gateway, token)).status).toBe(202);
+    await expect.poll(() => emulator.inspect.transactions().length).toBe(1);
+    expect((await fetch(`${gateway.url}/healthz`)).status).toBe(200);
+    const closed = gateway.close();
+    const health = await fetch(`${gateway.url}/healthz`);
+    expect(health.status).toBe(503);
+    expect(health.headers.get('retry-after')).toBe('1');
+    expect(await health.json()).toEqual({ status: 'shutting_down' });
+    await closed;
+  });
+
   it('closed with checkouts queued, keeps them: the next start checks each, and tells each decision once', async () => {
     // The service's account limit: 1 a second, so that a backlog waits.
     const emulator = await startEmulator({ accountRequestsPerSecond: 1 });
