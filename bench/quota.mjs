@@ -13,7 +13,7 @@ import {
   createTokenSource,
 } from '../dist/server.js';
 import { redisAvailable, startRedis } from '../test/support/redis-server.mjs';
-import { BLACKBOX, quantile, SHOP, USER_AGENT } from './common.mjs';
+import { blackboxOf, quantile, SHOP, USER_AGENT } from './common.mjs';
 import { fleetConfig, startFleet } from '../test/support/fleet.mjs';
 
 const RUN = Math.random().toString(36).slice(2, 10);
@@ -24,7 +24,7 @@ const post = (handler, key, order, clientAddress) =>
     new Request(`${SHOP}/device-risk`, {
       method: 'POST',
       headers: { origin: SHOP, 'content-type': 'application/json', 'idempotency-key': key, 'x-order': order },
-      body: JSON.stringify({ blackbox: BLACKBOX }),
+      body: JSON.stringify({ blackbox: blackboxOf(key) }),
     }),
     { clientAddress },
   );
@@ -120,7 +120,7 @@ async function fourProcesses({ backlog, settleMs, spanMs }) {
               'idempotency-key': `fleet-key-${i + j}-${RUN}`,
               'x-order': `f-${i + j}`,
             },
-            body: JSON.stringify({ blackbox: BLACKBOX }),
+            body: JSON.stringify({ blackbox: blackboxOf(`fleet-key-${i + j}-${RUN}`) }),
           }).then((r) => r.status),
         ),
       );

@@ -52,6 +52,7 @@ import { addressGroup, checkAddressPrefix, type AddressPrefix } from '../address
 import { DEFAULT_LIMITS } from '../api/device-risk-client.js';
 import type { RequestContext } from '../fetch-handler.js';
 import { claimNonce } from './nonce-claim.js';
+import { claimBlackbox } from './reuse.js';
 import { failureAnswer, namedFailure } from './failure-answer.js';
 import { callbackUrlRuleBroken } from '../api/account.js';
 import { createQueuedChecks, DEFAULT_MAX_QUEUED_MS } from './queued.js';
@@ -363,6 +364,13 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
         );
         if (refused) return refused;
       }
+      // One blackbox, one transaction: another key with a used blackbox is refused (reuse.ts).
+      const reusedRefusal = await claimBlackbox(
+        { store, prefix, ttlMs: options.maxQueuedMs ?? DEFAULT_MAX_QUEUED_MS, onError },
+        blackbox,
+        key ?? ownerMark(),
+      );
+      if (reusedRefusal) return reusedRefusal;
       // The queue's turns go by visitor: its network, or its customer when no address is known.
       const visitor = address === undefined ? `customer ${customer.customerInternalReference}` : `address ${address}`;
       return await check(request, key, blackbox, customer, outcome, visitor);
@@ -488,10 +496,10 @@ function createAdmission(options: DeviceRiskHandlerOptions, now: () => number, o
  * without one in the client's memory.
  */
 function storesOf(options: DeviceRiskHandlerOptions, leaseMs: number, now: Now, onError: (error: unknown) => void) {
-  // Each key has a record, a nonce claim and, while worked on, a lease: three entries.
+  // Each key has a record, a nonce claim, its blackbox's claim and, while worked on, a lease: four entries.
   const store = options.store
     ? withTimeLimit(options.store, options.storeTimeoutMs)
-    : createMemoryStore({ maxEntries: 3 * (options.idempotencyMaxKeys ?? 100_000), now });
+    : createMemoryStore({ maxEntries: 4 * (options.idempotencyMaxKeys ?? 100_000), now });
   const markersIn = options.store ? store : defaultToldStore(options.client);
   return { store, decisions: toldMarkers(markersIn, options.client.clientId, leaseMs, onError, now) };
 }
