@@ -138,21 +138,26 @@ describe('Vue 3: docs/frameworks.md, built by Vite', () => {
   it.each([
     ['vue-checkout', 'checkout'],
     ['vue-composable', 'composable'],
-  ])("'%s': three mounts in one page run make one transaction, a second cart a second", async (_name, view) => {
-    const cart = `cart-${view}`;
-    const counts = countFrom(site);
-    const { page, problems } = await open(`view=${view}&cart=${cart}-1`);
-    const complete =
-      view === 'checkout' ? page.locator('p', { hasText: 'Checking' }) : page.getByText('Device checked');
-    for (let mount = 1; mount <= 3; mount++) {
-      if (mount > 1) await remount(page, `${cart}-1`);
-      if (view === 'checkout') await complete.waitFor({ state: 'detached' });
-      else await complete.waitFor();
-    }
-    await remount(page, `${cart}-2`);
-    await (view === 'checkout' ? complete.waitFor({ state: 'detached' }) : complete.waitFor());
-    await counts.expectOnePerCart([`${cart}-1`, `${cart}-2`]);
-    expect(problems).toEqual([]);
-    await page.close();
-  });
+  ])(
+    "'%s': three mounts in one page run make one transaction; a second cart's reused blackbox is refused",
+    async (_name, view) => {
+      const cart = `cart-${view}`;
+      const counts = countFrom(site);
+      const { page, problems } = await open(`view=${view}&cart=${cart}-1`);
+      const complete =
+        view === 'checkout' ? page.locator('p', { hasText: 'Checking' }) : page.getByText('Device checked');
+      // The second cart's delivery is refused (the page run's one blackbox, used): the composable says so.
+      const ended = view === 'checkout' ? complete : page.getByText(/Device checked|The device check failed/);
+      for (let mount = 1; mount <= 3; mount++) {
+        if (mount > 1) await remount(page, `${cart}-1`);
+        if (view === 'checkout') await complete.waitFor({ state: 'detached' });
+        else await complete.waitFor();
+      }
+      await remount(page, `${cart}-2`);
+      await (view === 'checkout' ? ended.waitFor({ state: 'detached' }) : ended.waitFor());
+      await counts.expectOnePerPageRun([`${cart}-1`, `${cart}-2`]);
+      expect(problems.filter((problem) => !/status of 422/.test(problem))).toEqual([]);
+      await page.close();
+    },
+  );
 });
