@@ -114,7 +114,10 @@ async function shop(model: Model, loaderSource: string | undefined, recipe: bool
       if (url.pathname === '/fresh-frame') return html(FRESH_FRAME);
       if (url.pathname === '/order' && request.method === 'POST') {
         const fields = Object.fromEntries(
-          [...(await request.formData())].map(([name, value]) => [name, String(value)]),
+          [...(await request.formData())].map(([name, value]) => [
+            name,
+            typeof value === 'string' ? value : value.name,
+          ]),
         ) as Record<string, string>;
         orders.push(fields);
         // As Rails answers a form: see the cart (Turbo and htmx follow it without a full load).
