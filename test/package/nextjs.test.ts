@@ -75,6 +75,7 @@ beforeAll(async () => {
     'server-nextjs-proxy',
     'frameworks-next-checkout',
     'frameworks-next-page',
+    'frameworks-next-cart',
   ]) {
     const block = snippet(name);
     write(fileOf(block), block.code);
@@ -114,7 +115,7 @@ export default function Layout({ children }: { children: ReactNode }) {
     <html><body>
       <nav>
         <Link id="to-nav-1" href="/checkout?cart=nav-1">cart 1</Link> <Link id="to-nav-2" href="/checkout?cart=nav-2">cart 2</Link>
-        <Link id="away" href="/elsewhere">elsewhere</Link>
+        <Link id="away" href="/elsewhere">elsewhere</Link> <Link id="to-cart-B" href="/cart?cart=full-B">cart B</Link>
       </nav>
       {children}
     </body></html>
@@ -294,6 +295,43 @@ describe('the React hook in a Next.js App Router page (docs/frameworks.md)', () 
     // The endpoint answers once the checkout is queued: the transaction follows.
     const made = () => emulator.inspect.transactions().filter((made) => made.blackboxes.includes(order.blackbox));
     await expect.poll(() => made().length, { timeout: 20_000 }).toBe(1);
+  });
+
+  it("'frameworks-next-cart': cart → checkout A → Pay → cart → checkout B → Pay: each checkout a page run, its own blackbox", async () => {
+    const { context } = await shopper();
+    const page = await context.newPage();
+    const orders = () =>
+      [...output.matchAll(/^order (.*)$/gm)].map((line) => JSON.parse(line[1]!) as { cart: string; blackbox: string });
+    const before = orders().length;
+    await page.goto(`${origin}/cart?cart=full-A`);
+    const runs: string[] = [];
+    for (const cart of ['full-A', 'full-B']) {
+      if (cart === 'full-B') {
+        await page.locator('#to-cart-B').click(); // <Link>: on the client
+        await page.waitForURL(`${origin}/cart?cart=full-B`);
+      }
+      await page.evaluate(() => ((window as { run?: string }).run = 'cart'));
+      await page.locator('#to-checkout').click();
+      await page.locator('form[data-complete="true"]').waitFor();
+      runs.push(await page.evaluate(() => (window as { run?: string }).run ?? 'new'));
+      await page.locator('button').click();
+      await page.waitForURL(`${origin}/thanks`);
+    }
+    expect(runs).toEqual(['new', 'new']); // each checkout loaded fully
+    await expect.poll(() => orders().length - before).toBe(2);
+    const [a, b] = orders().slice(before);
+    expect([a!.cart, b!.cart]).toEqual(['full-A', 'full-B']);
+    expect([a!.blackbox, b!.blackbox].map((bb) => decodeBlackbox(bb)?.sources.sort())).toEqual([
+      ['fp_dyn', 'fp_static', 'tp'],
+      ['fp_dyn', 'fp_static', 'tp'],
+    ]);
+    expect(b!.blackbox).not.toBe(a!.blackbox);
+    for (const blackbox of [a!.blackbox, b!.blackbox])
+      await expect
+        .poll(() => emulator.inspect.transactions().filter((tx) => tx.blackboxes.includes(blackbox)).length, {
+          timeout: 20_000,
+        })
+        .toBe(1);
   });
 
   it("three visits of one cart by client-side navigation make one transaction; a second cart's reused blackbox is refused", async () => {
