@@ -12,8 +12,9 @@
 // Turbo and htmx are not devDependencies: installed from the npm registry into the user cache
 // once per version (test/support/cached-install.ts), as the other framework tests do; the test
 // is skipped, named, when the registry cannot be reached (with CI set, that fails it).
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cachedInstall } from '../support/cached-install.js';
@@ -29,63 +30,201 @@ import { realLoaderSource } from '../support/real-loader.mjs';
 import { snippet } from '../support/readme.js';
 import { ROOT } from '../support/tarball.js';
 
-const PACKAGES = ['@hotwired/turbo@8.0.23', 'htmx.org@2.0.11'];
-const toolchain = cachedInstall('navigation-turbo-8.0.23-htmx-2.0.11', PACKAGES);
+const TURBO = '8.0.23';
+const HTMX = '2.0.11';
+const REACT_ROUTER = '7.18.6';
+const PACKAGES = [
+  `@hotwired/turbo@${TURBO}`,
+  `htmx.org@${HTMX}`,
+  `react-router@${REACT_ROUTER}`,
+  'react@19.3.1',
+  'react-dom@19.3.1',
+];
+const toolchain = cachedInstall(`navigation-turbo-${TURBO}-htmx-${HTMX}-rr-${REACT_ROUTER}`, PACKAGES);
 const { dir: CACHE, installed } = toolchain;
 
-/** A navigation model: its script at /assets/<name>.js, its checkout page (a snippet) and the cart around it. */
+/**
+ * A navigation model: the shop's pages for it. `recipe` false is the control: the recipe's
+ * line taken out (a page served so, or the built app's `/control` copy of the cart).
+ */
 interface Model {
-  name: 'turbo' | 'htmx';
-  script: string;
-  /** The checkout page as the server renders it for `cart`. */
+  name: 'turbo' | 'htmx' | 'react-router';
+  /** A page of the model (a GET), or undefined. */
+  page(url: URL, recipe: boolean): string | Buffer | undefined;
+  /** The cart's path. */
+  cart(recipe: boolean): string;
+  /** Where Pay's form post (POST /order) sends the browser: the cart again, saying the order was placed. */
+  placed(cart: string, recipe: boolean): string;
+  /** The checkout's path for `cart`. */
   checkout(cart: string, recipe: boolean): string;
-  /** The cart page, with a link to each checkout. */
-  cart(placed: string | null, recipe: boolean): string;
+  /** Whether the order carries the element's `blackbox-outcome` field. */
+  outcomeField: boolean;
 }
 
 /** `<%= @cart.id %>` rendered, as Rails renders the snippet's ERB. */
 const erb = (template: string, cart: string) => template.replaceAll('<%= @cart.id %>', cart);
 
-const MODELS: Model[] = [
+const asset = (file: string) => () => readFileSync(join(CACHE, 'node_modules', file));
+const turboScript = asset('@hotwired/turbo/dist/turbo.es2017-esm.js');
+const htmxScript = asset('htmx.org/dist/htmx.min.js');
+
+/** Turbo and htmx: pages the server renders, around the snippets. */
+const SERVER_PAGES: Model[] = [
   {
     name: 'turbo',
-    script: join(CACHE, 'node_modules/@hotwired/turbo/dist/turbo.es2017-esm.js'),
-    checkout: (cart, recipe) => {
-      const page = erb(snippet('turbo-checkout').code, cart);
+    page(url, recipe) {
+      if (url.pathname === '/assets/turbo.js') return turboScript();
+      if (url.pathname === '/cart')
+        return (
+          '<!doctype html><html><head><script type="module" src="/assets/turbo.js"></script></head><body>' +
+          placedLine(url) +
+          '<a id="to-A" href="/checkout?cart=A">Checkout A</a> <a id="to-B" href="/checkout?cart=B">Checkout B</a>' +
+          '</body></html>'
+        );
+      if (url.pathname !== '/checkout') return undefined;
+      const page = erb(snippet('turbo-checkout').code, url.searchParams.get('cart')!);
       return recipe ? page : page.replace(/\s*<meta name="turbo-visit-control" content="reload" \/>/, '');
     },
-    cart: (placed) =>
-      '<!doctype html><html><head><script type="module" src="/assets/turbo.js"></script></head><body>' +
-      (placed ? `<p>Order ${placed} placed</p>` : '') +
-      '<a id="to-A" href="/checkout?cart=A">Checkout A</a> <a id="to-B" href="/checkout?cart=B">Checkout B</a>' +
-      '</body></html>',
+    cart: () => '/cart',
+    placed: (cart) => `/cart?placed=${cart}`,
+    checkout: (cart) => `/checkout?cart=${cart}`,
+    outcomeField: true,
   },
   {
     name: 'htmx',
-    script: join(CACHE, 'node_modules/htmx.org/dist/htmx.min.js'),
-    checkout: (cart) =>
-      '<!doctype html><html><head><script src="/assets/htmx.js"></script>' +
-      '<script type="module" src="/assets/blackbox-capture/element.js"></script></head><body hx-boost="true">' +
-      `<form action="/order" method="post"><input type="hidden" name="cart" value="${cart}" />` +
-      `<blackbox-capture name="blackbox" loader-url="/static/vendor/loader.js" post-url="/device-risk" checkout-id="${cart}"></blackbox-capture>` +
-      '<button>Pay</button></form></body></html>',
-    cart: (placed, recipe) => {
-      const links = ['A', 'B']
-        .map((cart) =>
-          snippet('htmx-cart').code.trim().replaceAll('{{cart}}', cart).replace('<a ', `<a id="to-${cart}" `),
-        )
-        .join(' ');
-      return (
-        // The element's entry in every page's head, as a layout has it: htmx keeps the first page's head.
+    page(url, recipe) {
+      if (url.pathname === '/assets/htmx.js') return htmxScript();
+      // The element's entry in every page's head, as a layout has it: htmx keeps the first page's head.
+      const head =
         '<!doctype html><html><head><script src="/assets/htmx.js"></script>' +
-        '<script type="module" src="/assets/blackbox-capture/element.js"></script></head><body hx-boost="true">' +
-        (placed ? `<p>Order ${placed} placed</p>` : '') +
-        (recipe ? links : links.replaceAll(' hx-boost="false"', '')) +
-        '</body></html>'
+        '<script type="module" src="/assets/blackbox-capture/element.js"></script></head><body hx-boost="true">';
+      if (url.pathname === '/cart') {
+        const links = ['A', 'B']
+          .map((cart) =>
+            snippet('htmx-cart').code.trim().replaceAll('{{cart}}', cart).replace('<a ', `<a id="to-${cart}" `),
+          )
+          .join(' ');
+        return head + placedLine(url) + (recipe ? links : links.replaceAll(' hx-boost="false"', '')) + '</body></html>';
+      }
+      if (url.pathname !== '/checkout') return undefined;
+      const cart = url.searchParams.get('cart')!;
+      return (
+        head +
+        `<form action="/order" method="post"><input type="hidden" name="cart" value="${cart}" />` +
+        `<blackbox-capture name="blackbox" loader-url="/static/vendor/loader.js" post-url="/device-risk" checkout-id="${cart}"></blackbox-capture>` +
+        '<button>Pay</button></form></body></html>'
       );
     },
+    cart: () => '/cart',
+    placed: (cart) => `/cart?placed=${cart}`,
+    checkout: (cart) => `/checkout?cart=${cart}`,
+    outcomeField: true,
   },
 ];
+
+const placedLine = (url: URL) => {
+  const placed = url.searchParams.get('placed');
+  return placed ? `<p>Order ${placed} placed</p>` : '';
+};
+
+/**
+ * React Router 7 (declarative routes, built by Vite): the cart's links are the snippet
+ * (`/control` has them without `reloadDocument`); the checkout awaits the hook's `ready` in its
+ * submit handler and goes back to the cart on the client.
+ */
+const REACT_ROUTER_MAIN = `import type { FormEvent } from 'react';
+import { createRoot } from 'react-dom/client';
+import { BrowserRouter, Route, Routes, useNavigate, useParams, useSearchParams } from 'react-router';
+import { useBlackbox } from 'blackbox-capture/react';
+import { CheckoutLink } from './cart';
+import { CheckoutLink as ControlLink } from './control-cart';
+
+function Cart({ Link }: { Link: typeof CheckoutLink }) {
+  const [params] = useSearchParams();
+  const placed = params.get('placed');
+  return (
+    <main>
+      {placed && <p>Order {placed} placed</p>}
+      <Link cart="A" /> <Link cart="B" />
+    </main>
+  );
+}
+
+function Checkout({ base }: { base: string }) {
+  const { cart = '' } = useParams();
+  const navigate = useNavigate();
+  const { ready } = useBlackbox({ loaderUrl: '/static/vendor/loader.js', post: '/device-risk', checkoutId: cart });
+  async function pay(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const order = new FormData(event.currentTarget);
+    order.set('blackbox', await ready);
+    await fetch('/order', { method: 'POST', body: order, redirect: 'manual' });
+    navigate(base + '/cart?placed=' + cart);
+  }
+  return (
+    <form onSubmit={pay}>
+      <input type="hidden" name="cart" value={cart} />
+      <button>Pay</button>
+    </form>
+  );
+}
+
+createRoot(document.getElementById('root')!).render(
+  <BrowserRouter>
+    <Routes>
+      <Route path="/cart" element={<Cart Link={CheckoutLink} />} />
+      <Route path="/checkout/:cart" element={<Checkout base="" />} />
+      <Route path="/control/cart" element={<Cart Link={ControlLink} />} />
+      <Route path="/control/checkout/:cart" element={<Checkout base="/control" />} />
+    </Routes>
+  </BrowserRouter>,
+);
+`;
+
+const REACT_ROUTER_APP = join(CACHE, 'app-react-router');
+
+/** Builds the React Router app (Vite, in the toolchain's folder, the package packed beside it). */
+function buildReactRouter() {
+  rmSync(REACT_ROUTER_APP, { recursive: true, force: true });
+  const write = (file: string, text: string) => {
+    mkdirSync(dirname(join(REACT_ROUTER_APP, file)), { recursive: true });
+    writeFileSync(join(REACT_ROUTER_APP, file), text);
+  };
+  write(
+    'index.html',
+    '<!doctype html><html><body><div id="root"></div><script type="module" src="/src/main.tsx"></script></body></html>\n',
+  );
+  write('src/main.tsx', REACT_ROUTER_MAIN);
+  const link = snippet('react-router-cart').code;
+  write('src/cart.tsx', link);
+  write(
+    'src/control-cart.tsx',
+    link.replace(' reloadDocument to=', ' to=').replace('to={`/checkout/', 'to={`/control/checkout/'),
+  );
+  execFileSync(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--logLevel', 'warn'], {
+    cwd: REACT_ROUTER_APP,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+const REACT_ROUTER_MODEL: Model = {
+  name: 'react-router',
+  page(url) {
+    const dist = join(REACT_ROUTER_APP, 'dist');
+    if (url.pathname.startsWith('/assets/') && /^\/assets\/[\w.-]+\.js$/.test(url.pathname))
+      return readFileSync(join(dist, url.pathname));
+    // A single-page app: every route is its index.html.
+    if (/^(\/control)?\/(cart|checkout\/[AB])$/.test(url.pathname))
+      return readFileSync(join(dist, 'index.html'), 'utf8');
+    return undefined;
+  },
+  cart: (recipe) => (recipe ? '/cart' : '/control/cart'),
+  placed: (cart, recipe) => `${recipe ? '' : '/control'}/cart?placed=${cart}`,
+  checkout: (cart, recipe) => `${recipe ? '' : '/control'}/checkout/${cart}`,
+  outcomeField: false,
+};
+
+const MODELS: Model[] = [...SERVER_PAGES, REACT_ROUTER_MODEL];
 
 const LOADERS = [
   ['the real loader 5.2.2', realLoaderSource()],
@@ -95,13 +234,9 @@ const LOADERS = [
 /** The shop of one case: the pages of `model`, the orders it took, the package's files from dist/. */
 async function shop(model: Model, loaderSource: string | undefined, recipe: boolean) {
   const orders: Array<Record<string, string>> = [];
-  const script = readFileSync(model.script);
-  const html = (text: string) => new Response(text, { headers: { 'content-type': 'text/html; charset=utf-8' } });
   const site = await startFrameworkSite(
     async (request) => {
       const url = new URL(request.url);
-      if (url.pathname === `/assets/${model.name}.js`)
-        return new Response(script, { headers: { 'content-type': 'text/javascript' } });
       if (url.pathname.startsWith('/assets/blackbox-capture/')) {
         const file = url.pathname.slice('/assets/blackbox-capture/'.length);
         if (!/^[\w.-]+\.js$/.test(file)) return new Response('not found', { status: 404 });
@@ -109,8 +244,6 @@ async function shop(model: Model, loaderSource: string | undefined, recipe: bool
           headers: { 'content-type': 'text/javascript' },
         });
       }
-      if (url.pathname === '/cart') return html(model.cart(url.searchParams.get('placed'), recipe));
-      if (url.pathname === '/checkout') return html(model.checkout(url.searchParams.get('cart')!, recipe));
       if (url.pathname === '/fresh-frame') return html(FRESH_FRAME);
       if (url.pathname === '/order' && request.method === 'POST') {
         const fields = Object.fromEntries(
@@ -121,31 +254,38 @@ async function shop(model: Model, loaderSource: string | undefined, recipe: bool
         ) as Record<string, string>;
         orders.push(fields);
         // As Rails answers a form: see the cart (Turbo and htmx follow it without a full load).
-        return new Response(null, { status: 303, headers: { location: `/cart?placed=${fields.cart}` } });
+        return new Response(null, { status: 303, headers: { location: model.placed(fields.cart!, recipe) } });
       }
-      return new Response('not found', { status: 404 });
+      const page = request.method === 'GET' ? model.page(url, recipe) : undefined;
+      if (page === undefined) return new Response('not found', { status: 404 });
+      return typeof page === 'string'
+        ? html(page)
+        : new Response(new Uint8Array(page), { headers: { 'content-type': 'text/javascript' } });
     },
     loaderSource === undefined ? {} : { loaderSource },
   );
   return { site, orders };
 }
 
+const html = (text: string) => new Response(text, { headers: { 'content-type': 'text/html; charset=utf-8' } });
+
 /** Marks the page run: a full load forgets it, a navigation that replaces the page keeps it. */
 const markRun = (page: Page, mark: string) => page.evaluate((m) => ((window as { run?: string }).run = m), mark);
 const runOf = (page: Page) => page.evaluate(() => (window as { run?: string }).run ?? 'new');
 
 /** cart → checkout A → Pay → cart → checkout B → Pay; the page run seen at each checkout. */
-async function twoCheckouts(page: Page, site: FrameworkSite) {
-  await page.goto(`${site.origin}/cart`);
+async function twoCheckouts(page: Page, site: FrameworkSite, model: Model, recipe: boolean) {
+  await page.goto(site.origin + model.cart(recipe));
   const runs: string[] = [];
   for (const cart of ['A', 'B']) {
     await markRun(page, `before ${cart}`);
     await page.locator(`#to-${cart}`).click();
-    await page.locator('blackbox-capture').waitFor({ state: 'attached' });
-    await page.waitForURL(`${site.origin}/checkout?cart=${cart}`);
+    await page.waitForURL(site.origin + model.checkout(cart, recipe));
     // Turbo's reload comes after its visit rendered nothing: wait for the page that stays.
+    await page.getByRole('button', { name: 'Pay' }).waitFor();
     await page.waitForLoadState('load');
-    await page.waitForFunction(() => customElements.get('blackbox-capture') !== undefined);
+    // The capture has started (the element defined, or the hook's effect run).
+    await page.waitForFunction(() => (window as { IGLOO?: { loader?: unknown } }).IGLOO?.loader);
     runs.push(await runOf(page));
     await page.getByRole('button', { name: 'Pay' }).click();
     await page.getByText(`Order ${cart} placed`).waitFor();
@@ -155,8 +295,11 @@ async function twoCheckouts(page: Page, site: FrameworkSite) {
 
 let browser: Browser;
 beforeAll(async () => {
-  if (installed) browser = await launchChromium();
-}, 120_000);
+  if (!installed) return;
+  toolchain.installPackage();
+  buildReactRouter();
+  browser = await launchChromium();
+}, 300_000);
 afterAll(async () => {
   await browser?.close();
 });
@@ -171,10 +314,10 @@ describe.skipIf(!installed)('one collection per page run: the checkout loads ful
         const problems = consoleProblems(page);
         try {
           // Each checkout a page run of its own: the recipe's full load.
-          expect(await twoCheckouts(page, site)).toEqual(['new', 'new']);
-          expect(orders.map((order) => [order.cart, order['blackbox-outcome']])).toEqual([
-            ['A', 'complete'],
-            ['B', 'complete'],
+          expect(await twoCheckouts(page, site, model, true)).toEqual(['new', 'new']);
+          expect(orders.map((order) => [order.cart, model.outcomeField ? order['blackbox-outcome'] : 'none'])).toEqual([
+            ['A', model.outcomeField ? 'complete' : 'none'],
+            ['B', model.outcomeField ? 'complete' : 'none'],
           ]);
           const [a, b] = orders.map((order) => order.blackbox!);
           expect([sourcesOf(a), sourcesOf(b)]).toEqual([FINAL_SOURCES, FINAL_SOURCES]);
@@ -204,7 +347,7 @@ describe.skipIf(!installed)('one collection per page run: the checkout loads ful
       const page = await browser.newPage();
       try {
         // Checkout B in the page run of the cart: no new collection.
-        const runs = await twoCheckouts(page, site);
+        const runs = await twoCheckouts(page, site, model, false);
         expect(runs[1]).not.toBe('new');
         const [a, b] = orders.map((order) => order.blackbox!);
         expect(b).toBe(a);
@@ -232,7 +375,7 @@ const FRESH_FRAME = `<!doctype html><html><head>
 
 describe.skipIf(!installed)('the way turned down: a fresh same-origin iframe runs the loader again', () => {
   it('a new blackbox, at the cost of a second collection, collected in a framed window (the figures are printed)', async () => {
-    const { site } = await shop(MODELS[0]!, realLoaderSource(), true);
+    const { site } = await shop(SERVER_PAGES[0]!, realLoaderSource(), true);
     const page = await browser.newPage();
     try {
       await page.goto(`${site.origin}/checkout?cart=A`);

@@ -140,6 +140,7 @@ export const RUN_BY: Record<string, string> = {
   'frameworks-angular-element': 'test/package/angular.test.ts',
   'turbo-checkout': 'test/package/navigation.test.ts',
   'htmx-cart': 'test/package/navigation.test.ts',
+  'react-router-cart': 'test/package/navigation.test.ts',
   'server-workers': 'test/package/workerd.test.ts',
   'server-callbacks': 'test/docs/readme.test.ts',
   'server-fleet': 'test/docs/readme.test.ts',
