@@ -333,7 +333,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
   const handle = async (request: Request, context?: RequestContext): Promise<Response> => {
     const parsed = await readCheckout(request, allowed, maxBody, onError);
     if (parsed instanceof Response) return parsed;
-    const { blackbox, nonce, outcome, key } = parsed;
+    const { blackbox, outcome, key } = parsed;
     if (!blackbox) return outcomeOnly(outcome!, request);
     // Closing: no checkout is taken that this instance could not see through; the browser posts again.
     if (closing) return refuse(503, ERR_SHUTTING_DOWN, endpointMessages.shuttingDown, { 'retry-after': '1' });
@@ -355,22 +355,8 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
     const refusedCustomer = admission.customer(customer.customerInternalReference);
     if (refusedCustomer) return refusedCustomer;
     try {
-      if (options.nonceSecret !== undefined) {
-        const refused = await claimNonce(
-          { store, secret: options.nonceSecret, prefix, now },
-          nonce,
-          options.nonceSubject?.(request, customer) ?? customer.customerInternalReference,
-          key ?? ownerMark(),
-        );
-        if (refused) return refused;
-      }
-      // One blackbox, one transaction: another key with a used blackbox is refused (reuse.ts).
-      const reusedRefusal = await claimBlackbox(
-        { store, prefix, ttlMs: options.maxQueuedMs ?? DEFAULT_MAX_QUEUED_MS, onError },
-        blackbox,
-        key ?? ownerMark(),
-      );
-      if (reusedRefusal) return reusedRefusal;
+      const refused = await claimed(options, { store, prefix, now, onError }, request, customer, parsed);
+      if (refused) return refused;
       // The queue's turns go by visitor: its network, or its customer when no address is known.
       const visitor = address === undefined ? `customer ${customer.customerInternalReference}` : `address ${address}`;
       return await check(request, key, blackbox, customer, outcome, visitor);
@@ -447,6 +433,33 @@ async function readCheckout(
   if (checkout.key !== null && !/^[\x21-\x7e]{8,200}$/.test(checkout.key))
     return refuse(400, REFUSED_INVALID_KEY, endpointMessages.badKey);
   return checkout;
+}
+
+/**
+ * The request's claims in the store, before its check, both for its key: its capture nonce
+ * (with `nonceSecret`, nonce-claim.ts) and its blackbox (one transaction per blackbox,
+ * reuse.ts). A refusal, or undefined to go on.
+ */
+async function claimed(
+  options: DeviceRiskHandlerOptions,
+  shared: { store: Store; prefix: string; now: Now; onError: (error: unknown) => void },
+  request: Request,
+  customer: CustomerMapping,
+  { blackbox, nonce, key }: Pick<Checkout, 'blackbox' | 'nonce' | 'key'>,
+): Promise<Response | undefined> {
+  const { store, prefix, now, onError } = shared;
+  const claimant = key ?? ownerMark();
+  if (options.nonceSecret !== undefined) {
+    const refused = await claimNonce(
+      { store, secret: options.nonceSecret, prefix, now },
+      nonce,
+      options.nonceSubject?.(request, customer) ?? customer.customerInternalReference,
+      claimant,
+    );
+    if (refused) return refused;
+  }
+  const ttlMs = options.maxQueuedMs ?? DEFAULT_MAX_QUEUED_MS;
+  return claimBlackbox({ store, prefix, ttlMs, onError }, blackbox, claimant);
 }
 
 /** Checkouts per caller address and per customer: a refusal (429) when one has started too many. */
