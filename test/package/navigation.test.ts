@@ -33,14 +33,16 @@ import { ROOT } from '../support/tarball.js';
 const TURBO = '8.0.23';
 const HTMX = '2.0.11';
 const REACT_ROUTER = '7.18.6';
+const ASTRO = '7.3.5';
 const PACKAGES = [
   `@hotwired/turbo@${TURBO}`,
   `htmx.org@${HTMX}`,
   `react-router@${REACT_ROUTER}`,
   'react@19.3.1',
   'react-dom@19.3.1',
+  `astro@${ASTRO}`,
 ];
-const toolchain = cachedInstall(`navigation-turbo-${TURBO}-htmx-${HTMX}-rr-${REACT_ROUTER}`, PACKAGES);
+const toolchain = cachedInstall(`navigation-turbo-${TURBO}-htmx-${HTMX}-rr-${REACT_ROUTER}-astro-${ASTRO}`, PACKAGES);
 const { dir: CACHE, installed } = toolchain;
 
 /**
@@ -48,7 +50,7 @@ const { dir: CACHE, installed } = toolchain;
  * line taken out (a page served so, or the built app's `/control` copy of the cart).
  */
 interface Model {
-  name: 'turbo' | 'htmx' | 'react-router';
+  name: 'turbo' | 'htmx' | 'react-router' | 'astro';
   /** A page of the model (a GET), or undefined. */
   page(url: URL, recipe: boolean): string | Buffer | undefined;
   /** The cart's path. */
@@ -224,7 +226,76 @@ const REACT_ROUTER_MODEL: Model = {
   outcomeField: false,
 };
 
-const MODELS: Model[] = [...SERVER_PAGES, REACT_ROUTER_MODEL];
+/**
+ * Astro 7 with `<ClientRouter />` (a static build): the cart's links are the snippet (`/control`
+ * has them without `data-astro-reload`); the checkout is the element in a form the router posts.
+ */
+const ASTRO_APP = join(CACHE, 'app-astro');
+
+function buildAstro() {
+  rmSync(ASTRO_APP, { recursive: true, force: true });
+  const write = (file: string, text: string) => {
+    mkdirSync(dirname(join(ASTRO_APP, file)), { recursive: true });
+    writeFileSync(join(ASTRO_APP, file), text);
+  };
+  write('package.json', JSON.stringify({ name: 'shop', private: true, type: 'module' }));
+  write('astro.config.mjs', "export default { build: { format: 'file' }, telemetry: false };\n");
+  write(
+    'src/layouts/Shop.astro',
+    "---\nimport { ClientRouter } from 'astro:transitions';\n---\n\n" +
+      '<html><head><ClientRouter /></head><body><slot /></body></html>\n',
+  );
+  const link = snippet('astro-cart').code;
+  write('src/components/CheckoutLink.astro', link);
+  write(
+    'src/components/ControlLink.astro',
+    link.replace(' data-astro-reload>', '>').replace('href={`/checkout/', 'href={`/control/checkout/'),
+  );
+  const paths = "export const getStaticPaths = () => [{ params: { cart: 'A' } }, { params: { cart: 'B' } }];\n";
+  for (const [prefix, component] of [
+    ['', 'CheckoutLink'],
+    ['control/', 'ControlLink'],
+  ] as const) {
+    const up = prefix ? '../../' : '../';
+    const imports = `import Shop from '${up}layouts/Shop.astro';\nimport Link from '${up}components/${component}.astro';\n`;
+    const links = '<Link cart="A" /> <Link cart="B" />';
+    write(`src/pages/${prefix}cart.astro`, `---\n${imports}---\n\n<Shop>${links}</Shop>\n`);
+    write(
+      `src/pages/${prefix}placed/[cart].astro`,
+      `---\n${imports.replaceAll(up, up + '../')}${paths}const { cart } = Astro.params;\n---\n\n` +
+        `<Shop><p>Order {cart} placed</p>${links}</Shop>\n`,
+    );
+    write(
+      `src/pages/${prefix}checkout/[cart].astro`,
+      `---\nimport Shop from '${up}../layouts/Shop.astro';\n${paths}const { cart } = Astro.params;\n---\n\n` +
+        '<Shop>\n<form action="/order" method="post"><input type="hidden" name="cart" value={cart} />\n' +
+        '<blackbox-capture name="blackbox" loader-url="/static/vendor/loader.js" post-url="/device-risk" checkout-id={cart}></blackbox-capture>\n' +
+        "<button>Pay</button></form>\n<script>import 'blackbox-capture/element';</script>\n</Shop>\n",
+    );
+  }
+  execFileSync(process.execPath, [join(CACHE, 'node_modules/astro/bin/astro.mjs'), 'build', '--silent'], {
+    cwd: ASTRO_APP,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ASTRO_TELEMETRY_DISABLED: '1' },
+  });
+}
+
+const ASTRO_MODEL: Model = {
+  name: 'astro',
+  page(url) {
+    const dist = join(ASTRO_APP, 'dist');
+    if (/^\/_astro\/[\w.-]+\.js$/.test(url.pathname)) return readFileSync(join(dist, url.pathname));
+    if (/^(\/control)?\/(cart|(checkout|placed)\/[AB])$/.test(url.pathname))
+      return readFileSync(join(dist, `${url.pathname}.html`), 'utf8');
+    return undefined;
+  },
+  cart: (recipe) => (recipe ? '/cart' : '/control/cart'),
+  placed: (cart, recipe) => `${recipe ? '' : '/control'}/placed/${cart}`,
+  checkout: (cart, recipe) => `${recipe ? '' : '/control'}/checkout/${cart}`,
+  outcomeField: true,
+};
+
+const MODELS: Model[] = [...SERVER_PAGES, REACT_ROUTER_MODEL, ASTRO_MODEL];
 
 const LOADERS = [
   ['the real loader 5.2.2', realLoaderSource()],
@@ -298,6 +369,7 @@ beforeAll(async () => {
   if (!installed) return;
   toolchain.installPackage();
   buildReactRouter();
+  buildAstro();
   browser = await launchChromium();
 }, 300_000);
 afterAll(async () => {

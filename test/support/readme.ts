@@ -141,6 +141,7 @@ export const RUN_BY: Record<string, string> = {
   'turbo-checkout': 'test/package/navigation.test.ts',
   'htmx-cart': 'test/package/navigation.test.ts',
   'react-router-cart': 'test/package/navigation.test.ts',
+  'astro-cart': 'test/package/navigation.test.ts',
   'server-workers': 'test/package/workerd.test.ts',
   'server-callbacks': 'test/docs/readme.test.ts',
   'server-fleet': 'test/docs/readme.test.ts',
