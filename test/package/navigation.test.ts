@@ -1,7 +1,8 @@
 // docs/frameworks.md#one-collection-per-page-run, as written: two checkouts in one visit (cart →
 // checkout A → Pay → cart → checkout B → Pay) in pages whose navigation replaces the page
-// without a full load (Turbo Drive 8, htmx 2 with hx-boost), in Chromium, with the vendor's
-// real loader 5.2.2 and with the emulator's. The vendor's loader collects once per page run
+// without a full load (Turbo Drive 8, htmx 2 with hx-boost, React Router 7, Astro 7's
+// <ClientRouter />), in Chromium, with the vendor's real loader 5.2.2 and with the emulator's.
+// (The Next.js App Router's recipe runs in test/package/nextjs.test.ts, in the app it builds.) The vendor's loader collects once per page run
 // (docs/vendor-contract.md#one-collection-per-page-run), so each recipe makes the checkout load
 // fully its framework's documented way: each order then carries its own final blackbox (B's is
 // not A's) and the endpoint starts one transaction per blackbox. Without the recipe's line,
@@ -9,9 +10,12 @@
 // case. And the measure of the way the docs turned down: a fresh same-origin iframe running
 // the loader again (what it costs, what the collection scripts see there).
 //
-// Turbo and htmx are not devDependencies: installed from the npm registry into the user cache
-// once per version (test/support/cached-install.ts), as the other framework tests do; the test
-// is skipped, named, when the registry cannot be reached (with CI set, that fails it).
+// Turbo, htmx, React Router and Astro are not devDependencies: installed from the npm registry
+// into the user cache once per version list (test/support/cached-install.ts), as the other
+// framework tests do, with the packed package beside them; React Router's app is built by the
+// project's Vite, Astro's by its own build, once for every case. The test is skipped, named,
+// when the registry cannot be reached (with CI set, that fails it). About 140 s on two cores
+// with the toolchains cached.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
