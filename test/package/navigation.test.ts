@@ -458,10 +458,13 @@ describe.skipIf(!installed)('the way turned down: a fresh same-origin iframe run
       const first = await page
         .locator('blackbox-capture')
         .evaluate((e: Element) => (e as HTMLElement & { ready: Promise<string> }).ready);
-      const collector: Array<{ url: string; bytes: number }> = [];
+      const collector: Array<{ url: string; bytes: number; referer: string | undefined }> = [];
       page.on('requestfinished', (request) => {
         if (!/\/iojs\/|wdp\.js/.test(request.url())) return;
-        void request.sizes().then((sizes) => collector.push({ url: request.url(), bytes: sizes.responseBodySize }));
+        const referer = request.headers().referer;
+        void request
+          .sizes()
+          .then((sizes) => collector.push({ url: request.url(), bytes: sizes.responseBodySize, referer }));
       });
       const fresh = await page.evaluate(
         () =>
@@ -483,6 +486,14 @@ describe.skipIf(!installed)('the way turned down: a fresh same-origin iframe run
         framed: fresh.framed,
         frameWindow: `${fresh.width}x${fresh.height}`,
         topWindow: `${top.width}x${top.height}`,
+        // The first-party ones (the third party, cross-origin, hears the origin alone).
+        referers: [
+          ...new Set(
+            collector
+              .filter((request) => new URL(request.url).pathname.startsWith('/iojs/'))
+              .map((request) => new URL(request.referer ?? 'none:').pathname),
+          ),
+        ],
       };
       console.log('a fresh same-origin iframe:', JSON.stringify(figures));
       // A new collection: another blackbox, final.
@@ -491,6 +502,8 @@ describe.skipIf(!installed)('the way turned down: a fresh same-origin iframe run
       // What the vendor's scripts ran in: a framed window of its own size, not the shopper's page.
       expect([figures.framed, figures.frameWindow]).toEqual([true, '0x0']);
       expect(figures.topWindow).not.toBe('0x0');
+      // And the vendor's first-party host hears the frame's address, not the checkout's.
+      expect(figures.referers).toEqual(['/fresh-frame']);
     } finally {
       await page.close();
       await site.close();
