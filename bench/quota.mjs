@@ -13,7 +13,7 @@ import {
   createTokenSource,
 } from '../dist/server.js';
 import { redisAvailable, startRedis } from '../test/support/redis-server.mjs';
-import { BLACKBOX, quantile, SHOP, USER_AGENT } from './common.mjs';
+import { blackboxOf, quantile, SHOP, USER_AGENT } from './common.mjs';
 import { fleetConfig, startFleet } from '../test/support/fleet.mjs';
 
 const RUN = Math.random().toString(36).slice(2, 10);
@@ -30,7 +30,7 @@ const post = (handler, key, order, clientAddress, session) =>
         'x-order': order,
         ...(session ? { cookie: `shop_session=${session}` } : {}),
       },
-      body: JSON.stringify({ blackbox: BLACKBOX }),
+      body: JSON.stringify({ blackbox: blackboxOf(key) }),
     }),
     { clientAddress },
   );
@@ -129,7 +129,7 @@ async function fourProcesses({ backlog, settleMs, spanMs }) {
               'idempotency-key': `fleet-key-${i + j}-${RUN}`,
               'x-order': `f-${i + j}`,
             },
-            body: JSON.stringify({ blackbox: BLACKBOX }),
+            body: JSON.stringify({ blackbox: blackboxOf(`fleet-key-${i + j}-${RUN}`) }),
           }).then((r) => r.status),
         ),
       );

@@ -72,7 +72,7 @@ export function healthRoute(closing: () => boolean): Route {
 }
 
 /** The admin listener's own routes: placeholders until the status helpers' handlers are mounted before them. */
-export function adminRoutes(endpoint: DeviceRiskHandler): Route[] {
+export function adminRoutes(endpoint: DeviceRiskHandler, closing: () => boolean): Route[] {
   return [
     {
       path: '/status',
@@ -90,6 +90,6 @@ export function adminRoutes(endpoint: DeviceRiskHandler): Route[] {
         );
       },
     },
-    healthRoute(),
+    healthRoute(closing),
   ];
 }

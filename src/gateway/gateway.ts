@@ -176,7 +176,12 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
   const main = await listen(createServer(toNodeHandler(router(routes), nodeOptions)), settings.port, settings.host);
   const admin = settings.admin
     ? await listen(
-        createServer(toNodeHandler(router([...(options.adminRoutes ?? []), ...adminRoutes(endpoint)]), nodeOptions)),
+        createServer(
+          toNodeHandler(
+            router([...(options.adminRoutes ?? []), ...adminRoutes(endpoint, () => closing !== undefined)]),
+            nodeOptions,
+          ),
+        ),
         settings.admin.port,
         settings.admin.host,
       )

@@ -37,6 +37,8 @@ export const ERR_UNKNOWN_EXECUTION = 'unknown_execution';
 export const ERR_RESULT_HANDLER_TIMEOUT = 'result_handler_timeout';
 export const ERR_QUEUE_FULL = 'queue_full';
 export const ERR_BLACKBOX_STALE = 'blackbox_stale';
+/** A blackbox already used for another Idempotency-Key: one collection, one transaction (src/server/endpoint/reuse.ts). */
+export const ERR_BLACKBOX_REUSED = 'blackbox_reused';
 export const ERR_BACKLOG_BEHIND = 'backlog_behind';
 /** The handler is closing (`close()`): it takes no new checkout; the browser posts again, to another instance. */
 export const ERR_SHUTTING_DOWN = 'shutting_down';
@@ -76,6 +78,7 @@ export type DeviceRiskErrorCode =
   | typeof ERR_RESULT_HANDLER_TIMEOUT
   | typeof ERR_QUEUE_FULL
   | typeof ERR_BLACKBOX_STALE
+  | typeof ERR_BLACKBOX_REUSED
   | typeof ERR_BACKLOG_BEHIND
   | typeof ERR_SHUTTING_DOWN
   | typeof ERR_NOT_CHECKED;

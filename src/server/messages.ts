@@ -139,6 +139,10 @@ export const endpointMessages = {
   nonceExpiredAnswer: 'The capture nonce has expired',
   nonceInvalidAnswer: 'The capture nonce is not valid for this customer',
   nonceReused: 'This capture nonce was used before: a blackbox is checked once',
+  blackboxReused:
+    'This blackbox was already posted for another checkout: capture again (load the checkout page fully) and post the new one',
+  blackboxReusedLogged:
+    'a checkout was refused: its blackbox was already used for another Idempotency-Key (a page that navigated without a full load posts its first blackbox again; docs/frameworks.md#one-collection-per-page-run)',
   nonceInvalid: 'the capture nonce is not one this server issued for this customer',
   nonceExpired: 'the capture nonce has expired: issue a new one with the page',
   misconfigured: 'The device-risk check is misconfigured',

@@ -151,11 +151,13 @@ describe('the gateway', () => {
     // The service's account limit: 1 a second, so that a backlog waits.
     const emulator = await startEmulator({ accountRequestsPerSecond: 1 });
     const { url, received } = await shop();
-    const env = environment(emulator, url, { PORT: '0' });
+    // Shoppers behind a trusted front, each from an address of its own (none meets the admission limit).
+    const env = environment(emulator, url, { PORT: '0', TRUSTED_FRONTS: '127.0.0.1' });
     const first = await gatewayWith(env);
-    const orders = Array.from({ length: 5 }, (_, i) => `order-${i}`);
-    for (const order of orders) {
-      const answer = await checkout(first, await mintOrderToken(ORDER_SECRET, { customerInternalReference: order }));
+    // Past the service's burst (the first few are created at once): the rest wait in the queue.
+    const orders = Array.from({ length: 10 }, (_, i) => `order-${i}`);
+    for (const [i, order] of orders.entries()) {
+      const answer = await postCheckout(first.url, { order, from: `203.0.113.${i + 1}` });
       expect(answer.status).toBe(202);
     }
     await first.close();

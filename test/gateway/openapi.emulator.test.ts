@@ -18,12 +18,12 @@ import { startGateway, type Gateway } from '../../src/gateway/gateway.js';
 import { mintOrderToken } from '../../src/gateway/order-token.js';
 import { parseSettings } from '../../src/gateway/settings.js';
 import { offDocument, offWebhook } from '../support/openapi.js';
+import { blackboxOf } from '../support/kit.js';
 
 const ORIGIN = 'https://shop.test';
 const ORDER_SECRET = randomBytes(32).toString('base64url');
 const WEBHOOK_SECRET = 'whsec_' + randomBytes(24).toString('base64');
 const DECISIONS_TOKEN = randomBytes(32).toString('base64url');
-const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
 
 let emulator: Emulator;
 let gateway: Gateway;
@@ -70,7 +70,9 @@ afterAll(async () => {
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
-const checkout = (headers: Record<string, string>, body: string = JSON.stringify({ blackbox: BLACKBOX })) =>
+// A blackbox of its own for each post: the endpoint refuses one already used for another key.
+const fresh = () => JSON.stringify({ blackbox: blackboxOf(randomBytes(8).toString('hex')) });
+const checkout = (headers: Record<string, string>, body: string = fresh()) =>
   fetch(gateway.url + '/device-risk', {
     method: 'POST',
     headers: { origin: ORIGIN, 'content-type': 'application/json', ...headers },

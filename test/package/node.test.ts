@@ -128,6 +128,7 @@ describe('export lists', () => {
         'ERR_ABORTED',
         'ERR_BACKLOG_BEHIND',
         'ERR_BLACKBOX_STALE',
+        'ERR_BLACKBOX_REUSED',
         'ERR_NOT_CHECKED',
         'ERR_QUEUE_FULL',
         'ERR_SHUTTING_DOWN',

@@ -10,7 +10,7 @@ import type { Emulator } from '../../src/emulator/index.js';
 import { mintOrderToken } from '../../src/gateway/order-token.js';
 import type { DecisionEvent } from '../../src/gateway/webhook.js';
 import { serve } from './http.js';
-import { BLACKBOX, SHOP } from './kit.js';
+import { blackboxOf, SHOP } from './kit.js';
 
 export const WEBHOOK_SECRET = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
 export const ORDER_SECRET = 'the-order-secret-of-the-shop-32ch';
@@ -70,15 +70,17 @@ export async function postCheckout(url: string, order: { order?: string; token?:
     (order.order === undefined
       ? undefined
       : await mintOrderToken(ORDER_SECRET, { customerInternalReference: order.order }));
+  // A blackbox of its own: the endpoint refuses one already used for another key.
+  const key = crypto.randomUUID();
   return fetch(`${url}/device-risk`, {
     method: 'POST',
     headers: {
       origin: SHOP,
       'content-type': 'application/json',
-      'idempotency-key': crypto.randomUUID(),
+      'idempotency-key': key,
       ...(token === undefined ? {} : { 'order-token': token }),
       ...(order.from === undefined ? {} : { 'x-forwarded-for': order.from }),
     },
-    body: JSON.stringify({ blackbox: BLACKBOX }),
+    body: JSON.stringify({ blackbox: blackboxOf(key) }),
   });
 }

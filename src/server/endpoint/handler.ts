@@ -60,6 +60,7 @@ import { addressGroup, checkAddressPrefix, type AddressPrefix } from '../address
 import { DEFAULT_LIMITS } from '../api/device-risk-client.js';
 import type { RequestContext } from '../fetch-handler.js';
 import { claimNonce } from './nonce-claim.js';
+import { claimBlackbox } from './reuse.js';
 import { failureAnswer, namedFailure } from './failure-answer.js';
 import { callbackUrlRuleBroken } from '../api/account.js';
 import { createQueuedChecks, DEFAULT_MAX_QUEUED_MS } from './queued.js';
@@ -352,7 +353,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
   const handle = async (request: Request, context?: RequestContext): Promise<Response> => {
     const parsed = await readCheckout(request, allowed, maxBody, onError);
     if (parsed instanceof Response) return parsed;
-    const { blackbox, nonce, outcome, key } = parsed;
+    const { blackbox, outcome, key } = parsed;
     if (!blackbox) return outcomeOnly(outcome!, request);
     // Closing: no checkout is taken that this instance could not see through; the browser posts again.
     if (closing) return refuse(503, ERR_SHUTTING_DOWN, endpointMessages.shuttingDown, { 'retry-after': '1' });
@@ -374,15 +375,8 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
     const refusedCustomer = admission.customer(customer.customerInternalReference);
     if (refusedCustomer) return refusedCustomer;
     try {
-      if (options.nonceSecret !== undefined) {
-        const refused = await claimNonce(
-          { store, secret: options.nonceSecret, prefix, now },
-          nonce,
-          options.nonceSubject?.(request, customer) ?? customer.customerInternalReference,
-          key ?? ownerMark(),
-        );
-        if (refused) return refused;
-      }
+      const refused = await claimed(options, { store, prefix, now, onError }, request, customer, parsed);
+      if (refused) return refused;
       // The queue's turns go by visitor: the shop's, its network, or its customer when neither is known.
       const turn = visitor ?? `customer ${customer.customerInternalReference}`;
       return await check(request, key, blackbox, customer, outcome, turn);
@@ -461,6 +455,33 @@ async function readCheckout(
   return checkout;
 }
 
+/**
+ * The request's claims in the store, before its check, both for its key: its capture nonce
+ * (with `nonceSecret`, nonce-claim.ts) and its blackbox (one transaction per blackbox,
+ * reuse.ts). A refusal, or undefined to go on.
+ */
+async function claimed(
+  options: DeviceRiskHandlerOptions,
+  shared: { store: Store; prefix: string; now: Now; onError: (error: unknown) => void },
+  request: Request,
+  customer: CustomerMapping,
+  { blackbox, nonce, key }: Pick<Checkout, 'blackbox' | 'nonce' | 'key'>,
+): Promise<Response | undefined> {
+  const { store, prefix, now, onError } = shared;
+  const claimant = key ?? ownerMark();
+  if (options.nonceSecret !== undefined) {
+    const refused = await claimNonce(
+      { store, secret: options.nonceSecret, prefix, now },
+      nonce,
+      options.nonceSubject?.(request, customer) ?? customer.customerInternalReference,
+      claimant,
+    );
+    if (refused) return refused;
+  }
+  const ttlMs = options.maxQueuedMs ?? DEFAULT_MAX_QUEUED_MS;
+  return claimBlackbox({ store, prefix, ttlMs, onError }, blackbox, claimant);
+}
+
 /** Checkouts per caller address and per customer: a refusal (429) when one has started too many. */
 function createAdmission(options: DeviceRiskHandlerOptions, now: () => number, onError: (error: unknown) => void) {
   const limiter = (limit: RateLimit | false | undefined, name: string): Limiter | undefined =>
@@ -523,10 +544,10 @@ function createAdmission(options: DeviceRiskHandlerOptions, now: () => number, o
  * without one in the client's memory.
  */
 function storesOf(options: DeviceRiskHandlerOptions, leaseMs: number, now: Now, onError: (error: unknown) => void) {
-  // Each key has a record, a nonce claim and, while worked on, a lease: three entries.
+  // Each key has a record, a nonce claim, its blackbox's claim and, while worked on, a lease: four entries.
   const store = options.store
     ? withTimeLimit(options.store, options.storeTimeoutMs)
-    : createMemoryStore({ maxEntries: 3 * (options.idempotencyMaxKeys ?? 100_000), now });
+    : createMemoryStore({ maxEntries: 4 * (options.idempotencyMaxKeys ?? 100_000), now });
   const markersIn = options.store ? store : defaultToldStore(options.client);
   return { store, decisions: toldMarkers(markersIn, options.client.clientId, leaseMs, onError, now) };
 }

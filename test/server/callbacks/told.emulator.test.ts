@@ -16,7 +16,7 @@ import {
   type CallbackHandler,
   type DeviceRiskHandler,
 } from '../../../src/server/index.js';
-import { BLACKBOX, SHOP, UA } from '../../support/kit.js';
+import { blackboxOf, SHOP, UA } from '../../support/kit.js';
 
 let emulator: Emulator | undefined;
 let server: Server | undefined;
@@ -116,7 +116,7 @@ describe('each decision told once per execution, on the emulator', () => {
             'idempotency-key': `key-000000000${n}`,
             'x-order': `order-${n}`,
           },
-          body: JSON.stringify({ blackbox: BLACKBOX }),
+          body: JSON.stringify({ blackbox: blackboxOf(`order-${n}`) }),
         }),
       );
       expect(answer.status).toBe(202);

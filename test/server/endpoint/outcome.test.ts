@@ -10,7 +10,7 @@ import {
   type DeviceRiskHandlerOptions,
 } from '../../../src/server/index.js';
 import { recordUpstream } from '../../../src/server/metrics.js';
-import { BLACKBOX, handlerOn, oneAttempt, SHOP, useEmulators } from '../../support/kit.js';
+import { BLACKBOX, blackboxOf, handlerOn, oneAttempt, SHOP, useEmulators } from '../../support/kit.js';
 import { useTestMeter } from '../../support/otel.js';
 
 const OUTCOME: CaptureOutcome = { outcome: 'degraded-first-party', scripts: ['fp_static_wdp'], durationMs: 2150 };
@@ -142,7 +142,7 @@ describe('the endpoint and outcomes', () => {
   it('without an Idempotency-Key each request is told', async () => {
     const { handler, told } = await setup();
     await handler(post({ blackbox: BLACKBOX, outcome: OUTCOME }, null));
-    await handler(post({ blackbox: BLACKBOX, outcome: OUTCOME }, null));
+    await handler(post({ blackbox: blackboxOf('second'), outcome: OUTCOME }, null));
     expect(told).toHaveLength(2);
   });
 

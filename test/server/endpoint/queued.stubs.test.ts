@@ -24,6 +24,7 @@ import {
 import type { AddResult, QueueCounts } from '../../../src/server/queue/queue.js';
 import { recordKeyOf } from '../../../src/server/endpoint/idempotency.js';
 import { useTestMeter } from '../../support/otel.js';
+import { blackboxOf } from '../../support/kit.js';
 
 const SHOP = 'https://shop.example';
 const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
@@ -107,7 +108,7 @@ function setUp(client: DeviceRiskClient, extra: Partial<DeviceRiskHandlerOptions
   return { handler, queue, errors, results };
 }
 
-const post = (key: string, order = 'order-0', blackbox = BLACKBOX) =>
+const post = (key: string, order = 'order-0', blackbox = blackboxOf(key)) =>
   new Request(`${SHOP}/device-risk`, {
     method: 'POST',
     headers: { origin: SHOP, 'content-type': 'application/json', 'idempotency-key': key, 'x-order': order },

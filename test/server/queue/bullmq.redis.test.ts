@@ -14,6 +14,7 @@ import {
 import { createBullmqQueue, jobIdOf } from '../../../src/server/queue/bullmq.js';
 import { createRedisStore } from '../../../src/server/store/redis.js';
 import { haveRedis, startRedisServer, type RedisServer } from '../../support/redis.js';
+import { blackboxOf } from '../../support/kit.js';
 
 const SHOP = 'https://shop.example';
 const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
@@ -132,7 +133,7 @@ const post = (key: string, order: string) =>
   new Request(`${SHOP}/device-risk`, {
     method: 'POST',
     headers: { origin: SHOP, 'content-type': 'application/json', 'idempotency-key': key, 'x-order': order },
-    body: JSON.stringify({ blackbox: BLACKBOX }),
+    body: JSON.stringify({ blackbox: blackboxOf(key) }),
   });
 
 async function until(done: () => boolean | Promise<boolean>, ms = 20_000) {
