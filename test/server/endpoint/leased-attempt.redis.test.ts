@@ -13,9 +13,8 @@ import { DeviceRiskError } from '../../../src/server/errors.js';
 import { createBullmqQueue } from '../../../src/server/queue/bullmq.js';
 import { createRedisStore } from '../../../src/server/store/redis.js';
 import { haveRedis, startRedisServer, type RedisServer } from '../../support/redis.js';
-import { clientOn } from '../../support/kit.js';
+import { blackboxOf, clientOn } from '../../support/kit.js';
 
-const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
 const CHECKOUTS = 40;
 
 const closers: Array<() => Promise<unknown>> = [];
@@ -74,7 +73,7 @@ async function backlogThroughCrashes(redis: RedisServer, emulator: Emulator, aof
           'idempotency-key': key,
           'x-order': key,
         },
-        body: JSON.stringify({ blackbox: BLACKBOX }),
+        body: JSON.stringify({ blackbox: blackboxOf(key) }),
       }),
     );
     expect(answer.status).toBe(202);
