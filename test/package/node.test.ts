@@ -209,6 +209,11 @@ describe('export lists', () => {
       ['createBullmqQueue', 'jobIdOf'],
     ],
     [
+      'blackbox-capture/server/status (dist/server-status.js)',
+      '../../dist/server-status.js',
+      ['createMetricsHandler', 'createStatusHandler', 'createStatusMonitor', 'METRICS', 'prometheusName'],
+    ],
+    [
       'blackbox-capture/emulator (dist/emulator.js)',
       '../../dist/emulator.js',
       [

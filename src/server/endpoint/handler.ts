@@ -380,6 +380,8 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
     drainSeconds: 0,
     staleLastMinute: 0,
     fleetWide: false,
+    timeLeftMs: options.maxQueuedMs ?? DEFAULT_MAX_QUEUED_MS,
+    acceptedPerSecond: 0,
   });
   return Object.assign(handle, {
     backlog: queued ? queued.backlog : notQueued,
@@ -583,7 +585,7 @@ const referencesOf = ({ customerInternalReference, userReference }: Omit<Custome
 function outcomeTelling(options: DeviceRiskHandlerOptions, now: () => number, onError: (error: unknown) => void) {
   const reports = outcomeReports(options.maxOutcomeReportsPerSecond ?? 20, now);
   function tell(outcome: CaptureOutcome, request: Request): void {
-    recordOutcome(outcome);
+    recordOutcome(outcome, request.headers.get('user-agent'));
     try {
       options.onOutcome?.(outcome, request);
     } catch (error) {
