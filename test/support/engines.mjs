@@ -68,6 +68,10 @@ async function launchPuppeteer(engine) {
       await page.goto(url, { waitUntil: 'load' });
     },
     evaluate: (fn, ...args) => page.evaluate(fn, ...args),
+    async screenshot(file, { width, height }) {
+      await page.setViewport({ width, height });
+      await page.screenshot({ path: file, fullPage: true });
+    },
     version: () => browser.version(),
     close: () => browser.close(),
   };
@@ -144,6 +148,11 @@ async function launchWebKit() {
       async evaluate(fn, ...args) {
         // Execute Script awaits a promise the script returns.
         return command('POST', `${path}/execute/sync`, { script: `return (${fn.toString()})(...arguments);`, args });
+      },
+      async screenshot(file, { width, height }) {
+        await command('POST', `${path}/window/rect`, { width, height });
+        const png = await command('GET', `${path}/screenshot`);
+        await (await import('node:fs/promises')).writeFile(file, Buffer.from(png, 'base64'));
       },
       version: async () => `WebKitGTK ${session.capabilities.browserVersion}`,
       async close() {
