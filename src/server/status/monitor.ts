@@ -5,7 +5,7 @@
  * Prometheus exposition, the OpenTelemetry gauges and the series alike: a `sum()` over the
  * fleet is then the fleet's (docs/operating.md#metrics-and-the-status-page).
  */
-import { systemNow, type Now } from '../clock.js';
+import { sleep, systemNow, type Now } from '../clock.js';
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION, ERR_STORE_UNAVAILABLE } from '../errors.js';
 import { statusMessages } from '../messages.js';
 import { defaultInstanceId, readBacklogs, reportFleetFiguresWhen, type BacklogReading } from '../metrics.js';
@@ -66,11 +66,17 @@ export function createStatusMonitor(options: StatusMonitorOptions = {}): StatusM
   const reporter = () => !shared || (lease !== undefined && lease.lost === undefined);
   reportFleetFiguresWhen(reporter);
 
-  async function holdLease(): Promise<void> {
-    if (!shared || reporter()) return;
-    await lease?.release();
-    // Three samples long: a reporter that dies is replaced within half a minute by default.
-    lease = await takeLease(store, `${namespace}reporter`, 3 * intervalMs, 'status reporter', now);
+  /** One attempt at a time: two attempts at once could each take a lease, and one be left renewing unheld. */
+  let taking: Promise<void> | undefined;
+  function holdLease(): Promise<void> {
+    if (!shared || reporter()) return Promise.resolve();
+    taking ??= (async () => {
+      await lease?.release();
+      lease = undefined;
+      // Three samples long: a reporter that dies is replaced within half a minute by default.
+      lease = await takeLease(store, `${namespace}reporter`, 3 * intervalMs, 'status reporter', now);
+    })().finally(() => (taking = undefined));
+    return taking;
   }
 
   async function gaugesNow(): Promise<Record<string, GaugeSample>> {
@@ -106,13 +112,23 @@ export function createStatusMonitor(options: StatusMonitorOptions = {}): StatusM
           ? await store.setIfAbsent(seriesKey, text, SERIES_TTL_MS)
           : await store.compareAndSet(seriesKey, old, text, SERIES_TTL_MS);
       if (written) return;
+      // Stryker disable next-line ArithmeticOperator: how long apart changes no outcome, only how often writers meet
+      await sleep(Math.random() * 50 * (attempt + 1));
     }
     throw new DeviceRiskError(ERR_STORE_UNAVAILABLE, statusMessages.seriesContended(WRITE_TRIES), {
       operation: 'store',
     });
   }
 
-  const tick = () => void sample().catch(onError);
+  /** A tick while the last sample still runs (a slow store) is skipped, not stacked. */
+  let sampling = false;
+  const tick = () => {
+    if (sampling) return;
+    sampling = true;
+    void sample()
+      .catch(onError)
+      .finally(() => (sampling = false));
+  };
   const timer = setInterval(tick, intervalMs);
   // The monitor never keeps a process alive.
   (timer as { unref?: () => void }).unref?.();
@@ -127,6 +143,7 @@ export function createStatusMonitor(options: StatusMonitorOptions = {}): StatusM
     sample,
     async close() {
       clearInterval(timer);
+      await taking;
       reportFleetFiguresWhen(() => true);
       await lease?.release();
     },
