@@ -47,14 +47,18 @@ export function chart(title: string, unit: string, firstSlot: number, slotMs: nu
   const x = (i: number) => LEFT + ((WIDTH - LEFT - 8) * i) / Math.max(1, slots - 1);
   const y = (v: number) => 8 + (HEIGHT - BOTTOM - 8) * (1 - v / top);
   const paths = lines.map((line, n) => {
+    const color = COLORS[n % COLORS.length]!;
     let d = '';
-    let pen = false;
+    const dots: string[] = [];
     line.values.forEach((value, i) => {
-      if (value === undefined) return void (pen = false);
-      d += `${pen ? 'L' : 'M'}${x(i).toFixed(1)} ${y(value).toFixed(1)}`;
-      pen = true;
+      if (value === undefined) return;
+      const joined = line.values[i - 1] !== undefined;
+      d += `${joined ? 'L' : 'M'}${x(i).toFixed(1)} ${y(value).toFixed(1)}`;
+      // A value with no neighbour draws no line: a dot shows it (one sample, one quarter hour).
+      if (!joined && line.values[i + 1] === undefined)
+        dots.push(`<circle cx="${x(i).toFixed(1)}" cy="${y(value).toFixed(1)}" r="2.5" fill="${color}"/>`);
     });
-    return `<path d="${d}" fill="none" stroke="${COLORS[n % COLORS.length]}" stroke-width="1.6"/>`;
+    return `<path d="${d}" fill="none" stroke="${color}" stroke-width="1.6"/>${dots.join('')}`;
   });
   const legend = lines
     .map(
