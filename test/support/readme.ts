@@ -143,5 +143,7 @@ export const RUN_BY: Record<string, string> = {
   emulator: 'test/docs/readme.test.ts',
   'conformance-command': 'e2e/conformance.spec.ts',
   'doctor-command': 'test/package/doctor.test.ts',
+  'gateway-serve': 'test/package/gateway.test.ts',
+  'gateway-webhook-body': 'test/gateway/webhook.test.ts',
   layout: 'test/docs/readme.test.ts',
 };

@@ -560,13 +560,14 @@ function checkOptions(
     progress,
     now,
     ...(onProgress ? { onProgress } : {}),
+    // Also without onResult: the execution's checkout is remembered for the callback's (told.ts).
+    told,
+    resultContext: reference,
     ...(options.onResult
       ? {
           // The key's record written again before the decision is told: an attempt fenced out tells nothing.
           ...(onProgress ? { fence: () => onProgress(progress) } : {}),
           onResult: options.onResult,
-          told,
-          resultContext: reference,
           resultWaitMs: options.resultWaitMs ?? 0,
           ...(options.onResultTimeoutMs === undefined ? {} : { onResultTimeoutMs: options.onResultTimeoutMs }),
         }
