@@ -373,18 +373,8 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
       return failureAnswer(error);
     }
   };
-  const notQueued = async (): Promise<BacklogFigures> => ({
-    queued: 0,
-    oldestAgeMs: 0,
-    drainPerSecond: 0,
-    drainSeconds: 0,
-    staleLastMinute: 0,
-    fleetWide: false,
-    timeLeftMs: options.maxQueuedMs ?? DEFAULT_MAX_QUEUED_MS,
-    acceptedPerSecond: 0,
-  });
   return Object.assign(handle, {
-    backlog: queued ? queued.backlog : notQueued,
+    backlog: queued ? queued.backlog : notQueued(options),
     close: async () => {
       closing = true;
       await queued?.close();
@@ -575,6 +565,18 @@ function checkOptions(
     onError,
   };
 }
+
+/** A handler that checks within the request has no backlog: its figures are all zero, the whole trust bound left. */
+const notQueued = (options: DeviceRiskHandlerOptions) => async (): Promise<BacklogFigures> => ({
+  queued: 0,
+  oldestAgeMs: 0,
+  drainPerSecond: 0,
+  drainSeconds: 0,
+  staleLastMinute: 0,
+  fleetWide: false,
+  timeLeftMs: options.maxQueuedMs ?? DEFAULT_MAX_QUEUED_MS,
+  acceptedPerSecond: 0,
+});
 
 /** Which order a decision is for, as resolveCustomer gave it. */
 const referencesOf = ({ customerInternalReference, userReference }: Omit<CustomerMapping, 'transaction'>) => ({
