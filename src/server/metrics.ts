@@ -264,9 +264,9 @@ export function recordQueueWait(ms: number): void {
   record((i) => i.queueWait.record(ms));
 }
 
-/** A decision told to onResult (by the check or by the callback handler). */
-export function recordDecision(type: string): void {
-  const attributes = { type: decisionLabel(type) };
+/** A decision told to onResult (by the check or by the callback handler); details without a decision type count as `other`. */
+export function recordDecision(details: { decision?: { type?: string } }): void {
+  const attributes = { type: decisionLabel(details.decision?.type ?? '') };
   count('decisions', attributes);
   record((i) => i.decisions.add(1, attributes));
 }

@@ -69,7 +69,7 @@ export function resultCaller(settings: CallbackSettings, tasks: CallbackTasks, f
       await telling?.abandon();
       throw error;
     }
-    if (details) recordDecision(details.decision.type);
+    if (details) recordDecision(details);
     await telling?.done();
   };
 }

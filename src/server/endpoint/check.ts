@@ -191,7 +191,7 @@ async function tell(details: DeviceRiskDetails, telling: Telling | undefined, op
     options.onError?.(error);
     return;
   }
-  recordDecision(details.decision.type);
+  recordDecision(details);
   await telling?.done();
 }
 

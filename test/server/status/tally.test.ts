@@ -25,8 +25,9 @@ describe('the tally', () => {
     );
     expect(valueOf('outcomes', { outcome: 'degraded-first-party', engine: 'firefox' })).toBe(before + 1);
     const other = valueOf('decisions', { type: 'other' });
-    recordDecision('SOMETHING_NEW');
-    expect(valueOf('decisions', { type: 'other' })).toBe(other + 1);
+    recordDecision({ decision: { type: 'SOMETHING_NEW' } });
+    recordDecision({});
+    expect(valueOf('decisions', { type: 'other' })).toBe(other + 2);
   });
 
   it("counts the proxy's answers: the collector's status class, or its own failure", async () => {
