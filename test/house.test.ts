@@ -309,3 +309,16 @@ describe('no stale paths', () => {
     expect(commentsOf('const a = 1; // src/x.ts\n/* docs/y.md */ "src/z.ts"')).toBe('// src/x.ts\n/* docs/y.md */');
   });
 });
+
+describe('the mutation sandbox', () => {
+  it('leaves out only what git does not track, so `npm run mutation` runs on a clean clone', async () => {
+    const { default: config } = (await import(new URL('stryker.config.mjs', ROOT).href)) as {
+      default: { ignorePatterns: string[] };
+    };
+    expect(config.ignorePatterns.length).toBeGreaterThan(3);
+    const tracked = config.ignorePatterns.filter(
+      (pattern) => spawnSync('git', ['ls-files', '--', pattern], { cwd: ROOT_PATH, encoding: 'utf8' }).stdout !== '',
+    );
+    expect(tracked).toEqual([]);
+  });
+});

@@ -6,6 +6,8 @@ import { APACHE, available, startApache } from '../support/fronts.js';
 if (available(APACHE, 'apache2'))
   frontConformance('Apache httpd with proxy/apache/iojs.conf', startApache, {
     vendorCookies: 'namespaced',
-    hostilePaths: 'contained',
+    hostilePaths: 'refused',
+    requestHeaders: 'named',
+    answerHeaders: 'named',
   });
 else describe.skip(`apache2 not found at ${APACHE}`, () => {});

@@ -27,7 +27,7 @@ if (available)
       const nginx = await (startNginx as (url: string) => Promise<RunningNginx>)(collectorUrl);
       return { origin: nginx.origin, stop: async () => nginx.stop() };
     },
-    { vendorCookies: 'dropped', hostilePaths: 'contained' },
+    { vendorCookies: 'dropped', hostilePaths: 'refused', answerHeaders: 'named' },
   );
 
 describe.skipIf(!available)('nginx with the shipped configuration', () => {

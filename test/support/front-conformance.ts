@@ -17,6 +17,18 @@ import { freePort } from './processes.mjs';
 import { rawRequest, type RawAnswer } from './http.js';
 import { runDoctor } from '../../src/doctor/doctor.js';
 import type { RunningFront } from './fronts.js';
+import { bytesDecoded, DYNAMIC_SCRIPT } from '../../src/server/proxy/contract.js';
+import {
+  CLIENT_SET_HEADERS,
+  COLLECTOR_MAY_SEE,
+  DOT_SEGMENT_PATHS,
+  DYNAMIC_SCRIPT_VARIANTS,
+  HOSTILE_ANSWER_HEADERS,
+  HOSTILE_CSP,
+  REFUSED_PATHS,
+  SHOPPER_MAY_SEE,
+  UNKNOWN_HEADER,
+} from './front-contract.js';
 
 export interface FrontExpectations {
   /**
@@ -28,7 +40,8 @@ export interface FrontExpectations {
   /**
    * `refused`: every hostile path, in every encoding, is answered by the front itself and
    * nothing reaches the collector. `contained`: the front normalises some of them and forwards
-   * the result, which reaches only the collector, under its root (nginx, Caddy, Apache).
+   * the result, which reaches only the collector, under its root (Next.js, whose own redirect
+   * and URL parser run first).
    */
   hostilePaths: 'refused' | 'contained';
   /**
@@ -37,6 +50,21 @@ export interface FrontExpectations {
    * redirect's target is then refused as any hostile path is. Default: refused at once.
    */
   repeatedSlashes?: 'redirected';
+  /**
+   * `framework-500`: a broken escape (`%zz`) is answered 500 by the framework before the
+   * front's code runs (Next.js); the collector is still never asked. Default: a 4xx.
+   */
+  brokenEscapes?: 'framework-500';
+  /**
+   * Which headers of the browser reach the collector. Default `allow-list`: only the contract's
+   * (src/server/proxy/contract.ts). `named`: the server can only drop headers by name (Apache),
+   * so every header the contract names as forbidden is dropped, and an unknown one may cross.
+   */
+  requestHeaders?: 'named';
+  /** The same for the collector's answer headers on the way back (nginx, Caddy, Apache: `named`). */
+  answerHeaders?: 'named';
+  /** Headers the platform itself adds to every answer (Next.js), beside the contract's. */
+  platformAnswerHeaders?: readonly string[];
 }
 
 export interface Seen {
@@ -83,6 +111,20 @@ export function frontConformance(
     let internal: Awaited<ReturnType<typeof recorder>>;
     const send = (path: string, init?: Parameters<typeof rawRequest>[2]) =>
       rawRequest(front.origin, path, { ...init, headers: { host: 'shop.test', ...init?.headers } });
+    /**
+     * The answer, after the framework's own redirect where the front has one (Next.js: a 308
+     * to the same path on this origin, slashes merged, a trailing one dropped, an absolute form
+     * made a path), which is then held to the contract as any request is.
+     */
+    const sendFollowed = async (path: string) => {
+      const answer = await send(path);
+      if (expectations.repeatedSlashes !== 'redirected' || answer.status !== 308) return answer;
+      // On this origin only (the Host sent), as a path without a repeated slash or a backslash.
+      const location = String(answer.headers.location ?? '');
+      const target = new URL(location, 'http://shop.test');
+      const followed = target.host === 'shop.test' && !/\/\/|\\/.test(target.pathname);
+      return followed ? send(target.pathname + target.search) : answer;
+    };
 
     beforeAll(async () => {
       emulator = await startEmulator();
@@ -90,6 +132,19 @@ export function frontConformance(
       // The stand-in: records, then passes the request on to the emulator's collector as it came.
       collector = await recorder((req, res) => {
         if (req.url === STALL) return; // never answers: the front's own time limit must end it
+        // A hostile collector: every header the contract keeps from the shopper, on a 200 or a 302.
+        const hostile = /\/hostile\/(\d+)\//.exec(req.url!);
+        if (hostile) {
+          res.writeHead(Number(hostile[1]), {
+            ...HOSTILE_ANSWER_HEADERS,
+            'content-security-policy': HOSTILE_CSP,
+            [UNKNOWN_HEADER[0]]: UNKNOWN_HEADER[1],
+            'content-type': 'application/javascript',
+          });
+          return void res.end('/* hostile */');
+        }
+        // The dynamic script under any spelling, with a year of caching: the front's rule must win.
+        const dynamic = DYNAMIC_SCRIPT.test(bytesDecoded(req.url!.split('?')[0]!));
         const forwarded = httpRequest(
           { hostname: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers },
           (answer) => {
@@ -100,6 +155,7 @@ export function frontConformance(
             res.writeHead(answer.statusCode!, {
               ...answer.headers,
               ...(cookies.length ? { 'set-cookie': cookies } : {}),
+              ...(dynamic ? { 'cache-control': 'public, max-age=31536000, immutable' } : {}),
               'proxy-authenticate': 'Basic realm="vendor"',
             });
             answer.pipe(res);
@@ -307,6 +363,68 @@ export function frontConformance(
         expect(url).toMatch(/^\/(?!\/)/);
         expect(new URL(url, 'https://first.example').host).toBe('first.example');
       }
+    });
+
+    it.each(REFUSED_PATHS)('refuses %s itself: the collector is never asked', async (path) => {
+      const before = collector.seen.length;
+      const answer = await sendFollowed(path);
+      const broken = /%([^0-9a-f]|.[^0-9a-f]|.?$)/i.test(path);
+      if (broken && expectations.brokenEscapes === 'framework-500') expect(answer.status).toBe(500);
+      else {
+        expect(answer.status).toBeGreaterThanOrEqual(400);
+        expect(answer.status).toBeLessThan(500);
+      }
+      expect(collector.seen.slice(before).map(({ url }) => url)).toEqual([]);
+    });
+
+    it.each(DOT_SEGMENT_PATHS)('sends no dot segment of %s on: refused, or resolved first', async (path) => {
+      const before = collector.seen.length;
+      const answer = await sendFollowed(path);
+      const forwarded = collector.seen.slice(before).map(({ url }) => url);
+      // WHATWG URL parsing reads %2e as a dot: the path a browser would have asked for.
+      const resolved = new URL(path, 'http://shop.test').pathname;
+      if (forwarded.length === 0 || !resolved.startsWith('/iojs/')) {
+        expect(forwarded).toEqual([]);
+        expect(answer.status).toBeGreaterThanOrEqual(400);
+      } else expect(forwarded).toEqual([resolved.slice('/iojs'.length)]);
+    });
+
+    it.each(DYNAMIC_SCRIPT_VARIANTS)('never lets %s be cached: no-store, or refused', async (path) => {
+      const before = collector.seen.length;
+      const answer = await sendFollowed(path);
+      if (collector.seen.length === before) expect(answer.status).toBeGreaterThanOrEqual(400);
+      else expect(answer.headers['cache-control'], `status ${answer.status}`).toBe('no-store, private');
+    });
+
+    it("drops every address header the client wrote; the collector gets the front's one way", async () => {
+      await send('/iojs/general5/SUB/static_wdp.js', {
+        headers: { ...CLIENT_SET_HEADERS, [UNKNOWN_HEADER[0]]: UNKNOWN_HEADER[1], 'x-forwarded-for': '6.6.6.6' },
+      });
+      const { headers } = collector.seen.at(-1)!;
+      expect(Object.keys(CLIENT_SET_HEADERS).filter((name) => name in headers)).toEqual([]);
+      expect(JSON.stringify(headers)).not.toMatch(/6\.6\.6|6666|spoofed|\/admin/);
+      expect(headers['x-forwarded-for']).toBe('127.0.0.1');
+      if (expectations.requestHeaders !== 'named')
+        expect(Object.keys(headers).filter((name) => !COLLECTOR_MAY_SEE.has(name))).toEqual([]);
+    });
+
+    it.each([200, 302])("passes none of a hostile collector's headers to the shopper (a %i)", async (status) => {
+      const answer = await send(`/iojs/general5/hostile/${status}/static_wdp.js`);
+      expect(Object.keys(HOSTILE_ANSWER_HEADERS).filter((name) => name in answer.headers)).toEqual([]);
+      expect(answer.headers['content-security-policy']).toBe(CSP);
+      expect(JSON.stringify(answer.headers)).not.toMatch(/evil\.example/);
+      if (expectations.answerHeaders !== 'named') {
+        const allowed = new Set([...SHOPPER_MAY_SEE, ...(expectations.platformAnswerHeaders ?? [])]);
+        expect(Object.keys(answer.headers).filter((name) => !allowed.has(name))).toEqual([]);
+      }
+    });
+
+    it("never opens the emulator's inspection path to a shopper: the front's address header closes it", async () => {
+      // Held (issue 57): the doctor's view of what arrived is for this machine only.
+      const answer = await send('/iojs/__bbc/last-request?marker=conformance');
+      expect(answer.status).toBeGreaterThanOrEqual(400);
+      expect(answer.status).toBeLessThan(500);
+      expect(answer.body).not.toMatch(/"headers"/);
     });
 
     it('passes the doctor: nothing leaks, and a POST and hostile paths are refused', async () => {

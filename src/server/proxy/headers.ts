@@ -7,6 +7,13 @@ import { plainAddress } from '../http.js';
 import type { RequestContext } from '../fetch-handler.js';
 import { rewriteSetCookie, vendorCookies } from './cookies.js';
 import type { ProxyConfig } from './options.js';
+import {
+  bytesDecoded,
+  DYNAMIC_SCRIPT,
+  DYNAMIC_SCRIPT_HEADERS,
+  FORWARDED_REQUEST_HEADERS,
+  RETURNED_RESPONSE_HEADERS,
+} from './contract.js';
 
 /** Hop-by-hop headers (RFC 9110 7.6.1): never forwarded in either direction. */
 // Stryker disable ArrayDeclaration,StringLiteral: no allow-listed name is on this list; it keeps a hop-by-hop name added to an allow-list from crossing
@@ -22,16 +29,6 @@ const HOP_BY_HOP = [
   'upgrade',
 ];
 // Stryker restore ArrayDeclaration,StringLiteral
-const FORWARDED_REQUEST_HEADERS = [
-  'user-agent',
-  'accept-language',
-  'referer',
-  'accept',
-  'if-none-match',
-  'if-modified-since',
-  'content-type',
-];
-const RETURNED_RESPONSE_HEADERS = ['content-type', 'cache-control', 'etag', 'last-modified', 'expires', 'vary'];
 
 /**
  * Reads the end-to-end headers of a received message: a hop-by-hop one (RFC 9110 7.6.1), of
@@ -83,9 +80,9 @@ export function browserResponseHeaders(response: Response, config: ProxyConfig, 
     if (rewritten) out.append('set-cookie', rewritten);
   }
   // The dynamic script embeds per-request values: no browser or CDN may keep it.
-  if (/dyn_wdp\.js$/.test(target.pathname)) {
-    out.set('cache-control', 'no-store, private');
-    out.set('cdn-cache-control', 'no-store');
+  // Whatever follows its name, in any case or encoding (the contract, DYNAMIC_SCRIPT).
+  if (DYNAMIC_SCRIPT.test(bytesDecoded(target.pathname))) {
+    for (const [name, value] of Object.entries(DYNAMIC_SCRIPT_HEADERS)) out.set(name, value);
   }
   // Scripts load as they are; opened as a page, an answer can run nothing on this origin.
   out.set('content-security-policy', "sandbox; default-src 'none'");

@@ -3,32 +3,19 @@
  * path under the prefix, and only one that can name nothing but a file under the collector's
  * base path (docs/proxy.md, "The kit's proxy, in detail").
  */
+import { REFUSED_PATH_SOURCE } from './contract.js';
+
+/** The contract's refused paths, read on the rest after the prefix (whatever the prefix). */
+const REFUSED = new RegExp(REFUSED_PATH_SOURCE.replace('^/iojs/', '^'), 'i');
 
 /**
- * The path after the prefix, when it can only name a file under the collector's base
- * path: undefined for anything else. Checked as sent and after each of up to two
- * decodings, so encoded and double-encoded forms fail as the plain ones do.
+ * The path after the prefix, when it can only name a file under the collector's base path:
+ * undefined for anything else (the contract's rule, REFUSED_PATH_SOURCE: no dot or empty
+ * segment, no `:`, `;`, `\\` or control byte, and no escape of one of them nor of `%`, so one
+ * decoding, the collector's, cannot make one either).
  */
 export function collectorPath(rest: string): string | undefined {
-  let layer = rest;
-  for (let decodings = 0; ; decodings++) {
-    // Printable ASCII path characters only: no scheme or port colon, no backslash, no control
-    // character, no empty segment ("//" would start a host), no "." or ".." segment, and no
-    // ";": some servers (Tomcat) read "..;" as "..", and the vendor's paths have none.
-    if (!/^[A-Za-z0-9\-._~!$&'()*+,=@/%]*$/.test(layer) || layer.startsWith('/') || layer.includes('//'))
-      return undefined;
-    if (layer.split('/').some((segment) => segment === '.' || segment === '..')) return undefined;
-    if (!layer.includes('%')) return rest;
-    // An encoded slash or backslash is a path separator in disguise.
-    if (/%(2f|5c)/i.test(layer) || decodings === 2) return undefined;
-    // Stryker disable BlockStatement: a malformed escape fails again on the next pass, and the pass limit refuses it
-    try {
-      layer = decodeURIComponent(layer);
-    } catch {
-      return undefined; // a malformed escape
-    }
-    // Stryker restore BlockStatement
-  }
+  return REFUSED.test(rest) ? undefined : rest;
 }
 
 /** The request's path as sent, before any decoding: what the browser asked for. */

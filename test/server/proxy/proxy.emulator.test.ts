@@ -298,7 +298,7 @@ describe('createFirstPartyProxy against attacks', () => {
     expect(outcomes.filter((line) => /: 404/.test(line))).toEqual(['dot segments (raw): 404 ']);
   });
 
-  it.each(['%00', '%0a', '%0D%0A', '%7f', '%2500', 'a%zz', '%C0%AE%C0%AE/admin'])(
+  it.each(['%00', '%0a', '%0D%0A', '%7f', '%2500', 'a%zz', '%C0%AE%C0%AE/admin', '%e0%80%ae', '%f0%80%80%ae', 'a%3b'])(
     'refuses the control or malformed escape %s with 400 bad_path',
     async (rest) => {
       const { collector, site } = await setupAttack();
@@ -667,10 +667,12 @@ describe('createFirstPartyProxy: headers, methods and edges', () => {
     expect((await talkative(new Request('https://shop.example/iojs/a.js', { method: 'HEAD' }))).body).toBeNull();
   });
 
-  it('only a file named dyn_wdp.js is marked no-store; a name that merely starts so keeps the collector caching', async () => {
+  it('marks no-store every path naming dyn_wdp, in any case or escape; any other keeps the collector caching', async () => {
     const collector = await recordingUpstream((res) => res.writeHead(200, { 'cache-control': 'max-age=60' }).end());
     const site = await proxyTo(collector.url);
-    expect((await raw(site, '/iojs/general5/x/dyn_wdp.js.map')).headers['cache-control']).toBe('max-age=60');
+    expect((await raw(site, '/iojs/general5/x/static_wdp.js')).headers['cache-control']).toBe('max-age=60');
+    expect((await raw(site, '/iojs/general5/x/dyn_wdpx.js')).headers['cache-control']).toBe('no-store, private');
+    expect((await raw(site, '/iojs/general5/x/Dyn%5Fwdp.js')).headers['cache-control']).toBe('no-store, private');
     expect((await raw(site, '/iojs/general5/x/dyn_wdp.js')).headers['cache-control']).toBe('no-store, private');
   });
 
