@@ -49,6 +49,20 @@ const WRITE_TRIES = 5;
 /** The series outlives its day by an hour, then goes: a fleet switched off leaves nothing behind. */
 const SERIES_TTL_MS = 25 * 3_600_000;
 
+/**
+ * Counter values already added to a store's series, per series: each sample adds what they
+ * gained since. Shared by the monitors of one process on one series, so that each increase
+ * reaches it once, however many monitors write it.
+ */
+const sentByStore = new WeakMap<Store, Map<string, Map<string, number>>>();
+function sentTo(store: Store, seriesKey: string): Map<string, number> {
+  const bySeries = sentByStore.get(store) ?? new Map<string, Map<string, number>>();
+  sentByStore.set(store, bySeries);
+  const sent = bySeries.get(seriesKey) ?? new Map<string, number>();
+  bySeries.set(seriesKey, sent);
+  return sent;
+}
+
 export function createStatusMonitor(options: StatusMonitorOptions = {}): StatusMonitor {
   const intervalMs = options.sampleIntervalMs ?? 10_000;
   if (!(intervalMs >= 1000))
@@ -60,8 +74,7 @@ export function createStatusMonitor(options: StatusMonitorOptions = {}): StatusM
   const now = options.now ?? systemNow;
   const onError = options.onError ?? ((error: unknown) => console.error('[blackbox-capture/server]', error));
   let lease: Lease | undefined;
-  /** Counter values at the last sample: each sample adds what they gained since. */
-  const sent = new Map<string, number>();
+  const sent = sentTo(store, seriesKey);
 
   const reporter = () => !shared || (lease !== undefined && lease.lost === undefined);
   reportFleetFiguresWhen(reporter);
