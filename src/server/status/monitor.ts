@@ -113,10 +113,23 @@ export function createStatusMonitor(options: StatusMonitorOptions = {}): StatusM
     return counts;
   }
 
+  /** Counts taken for a sample that was not written go back, for the next sample to add. */
+  function giveBack(counts: Record<string, number>): void {
+    for (const [key, increase] of Object.entries(counts)) sent.set(key, (sent.get(key) ?? 0) - increase);
+  }
+
   async function sample(): Promise<void> {
     await holdLease();
     const counts = gained();
-    const gauges = await gaugesNow();
+    try {
+      await write(counts, await gaugesNow());
+    } catch (error) {
+      giveBack(counts);
+      throw error;
+    }
+  }
+
+  async function write(counts: Record<string, number>, gauges: Record<string, GaugeSample>): Promise<void> {
     for (let attempt = 0; attempt < WRITE_TRIES; attempt++) {
       const old = await store.get(seriesKey);
       const text = JSON.stringify(addSample(parseSeries(old), now(), { counts, gauges }));

@@ -96,6 +96,23 @@ describe('createStatusMonitor', () => {
     expect(String(errors[0])).toContain('store away');
   });
 
+  it('a sample the store refused loses no count: the next one adds it', async () => {
+    const store = sharedStore();
+    let away = false;
+    const flaky: Store = { ...store, get: (key) => (away ? Promise.reject(new Error('store away')) : store.get(key)) };
+    const watched = monitor({ store: flaky, instanceId: 'a' });
+    await watched.sample();
+    const stale = async () =>
+      (await watched.series()).minutes.reduce((n, b) => n + (b.counts['queue|event=stale'] ?? 0), 0);
+    const before = await stale();
+    recordQueue('stale');
+    away = true;
+    await expect(watched.sample()).rejects.toThrow('store away');
+    away = false;
+    await watched.sample();
+    expect(await stale()).toBe(before + 1);
+  });
+
   it('gives up a write that keeps losing races, with a stable code', async () => {
     const store = sharedStore();
     // Another writer changes the series under every write.
