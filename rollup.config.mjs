@@ -58,6 +58,7 @@ const nodeEntries = {
   'server-redis': 'src/server/store/redis.ts',
   'server-bullmq': 'src/server/queue/bullmq.ts',
   'server-file-queue': 'src/server/queue/file.ts',
+  'server-status': 'src/server/status/index.ts',
   emulator: 'src/emulator/index.ts',
 };
 // htmlparser2 is a dependency of the package: the command imports it from node_modules.
@@ -310,6 +311,7 @@ const declarationFiles = [
   ...declarations('src/server/store/redis.ts', 'server-redis'),
   ...declarations('src/server/queue/bullmq.ts', 'server-bullmq'),
   ...declarations('src/server/queue/file.ts', 'server-file-queue'),
+  ...declarations('src/server/status/index.ts', 'server-status'),
   ...declarations('src/emulator/index.ts', 'emulator'),
 ];
 

@@ -9,13 +9,14 @@ export const builtPackageTests = ['test/package/**/*.test.ts', 'test/docs/**/*.t
 /**
  * Tests of the sources against real servers started for them (`.redis`: redis-server,
  * `.nginx`: nginx), whose leases and rate windows run on the servers' clocks, and on the
- * real clock (`.clock`): `npm run test:integration`.
+ * real clock (`.clock`), and Debian's promtool (`.prometheus`): `npm run test:integration`.
  */
 export const integrationTests = [
   'test/**/*.redis.test.ts',
   'test/**/*.nginx.test.ts',
   'test/**/*.front.test.ts',
   'test/**/*.clock.test.ts',
+  'test/**/*.prometheus.test.ts',
 ];
 
 export default defineConfig({

@@ -1,11 +1,11 @@
 /**
  * The gateway's own routes beside the kit's handlers: GET /decisions/{reference} (for shops
  * that poll, behind DECISIONS_TOKEN), GET /openapi.json, GET /healthz, and the admin
- * listener's placeholders for /status and /metrics (the status helpers mount theirs first).
+ * listener's /status and /metrics.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { DeviceRiskHandler } from '../server/endpoint/handler.js';
+import { createMetricsHandler, createStatusHandler, type StatusMonitor } from '../server/status/index.js';
 import type { Outbox } from './outbox.js';
 import type { Route } from './routes.js';
 
@@ -71,25 +71,11 @@ export function healthRoute(closing: () => boolean): Route {
   };
 }
 
-/** The admin listener's own routes: placeholders until the status helpers' handlers are mounted before them. */
-export function adminRoutes(endpoint: DeviceRiskHandler, closing: () => boolean): Route[] {
+/** The admin listener's routes: the status page and the Prometheus metrics of blackbox-capture/server/status (docs/operating.md#metrics-and-the-status-page). */
+export function adminRoutes(monitor: StatusMonitor, closing: () => boolean): Route[] {
   return [
-    {
-      path: '/status',
-      methods: ['GET'],
-      handler: async () => Response.json({ backlog: await endpoint.backlog() }, { headers: noStore }),
-    },
-    {
-      path: '/metrics',
-      methods: ['GET'],
-      handler: async () => {
-        const backlog = await endpoint.backlog();
-        return new Response(
-          `# TYPE blackbox_capture_gateway_queued gauge\nblackbox_capture_gateway_queued ${backlog.queued}\n`,
-          { headers: { 'content-type': 'text/plain; version=0.0.4', ...noStore } },
-        );
-      },
-    },
+    { path: '/status', methods: ['GET', 'HEAD'], handler: createStatusHandler({ monitor }) },
+    { path: '/metrics', methods: ['GET', 'HEAD'], handler: createMetricsHandler({ monitor }) },
     healthRoute(closing),
   ];
 }

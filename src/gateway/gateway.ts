@@ -31,6 +31,7 @@ import { router, type Route } from './routes.js';
 import type { GatewaySettings } from './settings.js';
 import { decisionEvent } from './webhook.js';
 import { adminRoutes, decisionsRoute, healthRoute, openApiRoute } from './extra-routes.js';
+import { createStatusMonitor } from '../server/status/monitor.js';
 
 export interface GatewayOptions {
   /** fetch of the service's calls and the webhooks (tests). Default the global fetch. */
@@ -174,18 +175,21 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
   ];
   const nodeOptions = { onError, trustedFronts: settings.trustedFronts };
   const main = await listen(createServer(toNodeHandler(router(routes), nodeOptions)), settings.port, settings.host);
-  const admin = settings.admin
-    ? await listen(
-        createServer(
-          toNodeHandler(
-            router([...(options.adminRoutes ?? []), ...adminRoutes(endpoint, () => closing !== undefined)]),
-            nodeOptions,
+  // The status page's series and the fleet's reporter lease live in the kit's store: shared on a fleet.
+  const monitor = settings.admin ? createStatusMonitor({ store: kept.store, onError }) : undefined;
+  const admin =
+    monitor && settings.admin
+      ? await listen(
+          createServer(
+            toNodeHandler(
+              router([...(options.adminRoutes ?? []), ...adminRoutes(monitor, () => closing !== undefined)]),
+              nodeOptions,
+            ),
           ),
-        ),
-        settings.admin.port,
-        settings.admin.host,
-      )
-    : undefined;
+          settings.admin.port,
+          settings.admin.host,
+        )
+      : undefined;
   outbox.start();
   return {
     url: urlOf(main),
@@ -196,6 +200,7 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
         await endpoint.close();
         await callbacks.close();
         await outbox.close();
+        await monitor?.close();
         for (const server of [main, admin]) {
           if (!server) continue;
           server.closeIdleConnections();

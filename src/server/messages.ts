@@ -333,3 +333,14 @@ export const toldMessages = {
   notMarked: (workflowExecutionId: string, status: string) =>
     `the decision of workflow execution ${workflowExecutionId} (${status}) was told, but the store did not take its told marker within a lease: another path may tell it again`,
 };
+
+/** The status monitor, metrics and page (src/server/status/). */
+export const statusMessages = {
+  badInterval: (ms: number) => `sampleIntervalMs must be a number of ms, 1000 or more (got ${String(ms)})`,
+  seriesContended: (tries: number) =>
+    `the status series changed under ${tries} writes in a row; this sample is left out`,
+  notAllowed: 'Only GET and HEAD',
+  noMonitor: 'createMetricsHandler and createStatusHandler need { monitor: createStatusMonitor(…) }',
+  badDoctorUrl: 'doctor.url must be an absolute URL: the checkout page the doctor checks',
+  noDoctor: 'The doctor is not set up on this page: give createStatusHandler a doctor.url',
+};

@@ -1,8 +1,10 @@
 /**
  * OpenTelemetry metrics of the server kit, through `@opentelemetry/api` when the
  * application has it (an optional peer dependency): with no API installed, or no SDK
- * registered, nothing is recorded and nothing breaks. Instruments:
- * - `blackbox_capture.capture.outcomes` (counter, attribute `outcome`): how the page's captures ended;
+ * registered, nothing is recorded and nothing breaks. Each counter is also kept in this
+ * process (status/tally.ts) for the Prometheus exposition and the status page; the names are
+ * status/names.ts's. Instruments:
+ * - `blackbox_capture.capture.outcomes` (counter, attributes `outcome`, `engine`): how the page's captures ended;
  * - `blackbox_capture.capture.duration` (histogram, ms, attribute `outcome`): call to final value;
  * - `blackbox_capture.upstream.calls` (counter, attributes `operation`, `result`): calls to the
  *   token service and the API, `result` one of `ok`, `http_4xx`, `http_429`, `http_5xx`, `network_error`;
@@ -10,16 +12,23 @@
  * - `blackbox_capture.queue.checks` (counter, attribute `event`): checks `accepted`, `refused`
  *   (queue full), `checked`, `failed`, `stale` (past the trust bound), `retried`, `service_refused` (429);
  * - `blackbox_capture.queue.wait` (histogram, ms): acceptance to the start of the check;
+ * - `blackbox_capture.decisions` (counter, attribute `type`), `blackbox_capture.proxy.answers`
+ *   (counter, attribute `result`): decisions told, the first-party proxy's answers;
  * - `blackbox_capture.queue.depth` and `blackbox_capture.queue.oldest_age` (ms),
  *   `blackbox_capture.queue.drain_rate` (checks tried a second, stale drops not counted) and
  *   `blackbox_capture.queue.stale` (checks dropped stale in the last minute): gauges read from
  *   each handler's queue, with the attributes `instance` (this process: the handler's
  *   `instanceId`, default hostname:pid) and `scope`: `fleet` for a shared queue's figures (the
  *   same on every instance: take `max`, never `sum`, over instances), `instance` for a queue
- *   of this process's own (memory: `sum` over instances). docs/operating.md#queue-metrics.
+ *   of this process's own (memory: `sum` over instances). With a status monitor
+ *   (status/monitor.ts), fleet figures are observed by the one instance that holds its
+ *   reporter lease, so that `sum` is true too. docs/operating.md#queue-metrics.
  */
 import type { CaptureOutcome } from '../shared/types.js';
 import { ERR_NETWORK } from './errors.js';
+import { decisionLabel, engineOf } from './status/engine.js';
+import { METRICS } from './status/names.js';
+import { count } from './status/tally.js';
 
 interface Instruments {
   outcomes: { add(value: number, attributes: Record<string, string>): void };
@@ -28,6 +37,8 @@ interface Instruments {
   repairs: { add(value: number, attributes: Record<string, string>): void };
   queue: { add(value: number, attributes: Record<string, string>): void };
   queueWait: { record(value: number): void };
+  decisions: { add(value: number, attributes: Record<string, string>): void };
+  proxy: { add(value: number, attributes: Record<string, string>): void };
 }
 
 /** What a handler's queue says when the gauges are read. */
@@ -39,11 +50,35 @@ export interface BacklogSource {
     staleLastMinute: number;
     /** The figures are the whole fleet's (a shared queue), read the same on every instance. */
     fleetWide: boolean;
+    timeLeftMs: number;
+    acceptedPerSecond: number;
   }>;
+}
+
+/** One series of the queue gauges: an instance's queues of one scope, added up. */
+export interface BacklogReading {
+  instance: string;
+  scope: 'fleet' | 'instance';
+  queued: number;
+  oldestAgeMs: number;
+  drainPerSecond: number;
+  staleLastMinute: number;
+  /** The least time left of these queues, in ms; none for a reading made only of the acceptance rate (an instance on a shared queue). */
+  timeLeftMs?: number;
+  /** Checks a second these queues need: for `instance`, this instance's acceptance rate plus its own backlog's; for `fleet`, the shared backlog's. */
+  neededPerSecond: number;
 }
 
 /** The queues the gauges report, each with the instance it names; summed per instance and scope (a process may run several handlers). */
 const backlogSources = new Map<BacklogSource, string | undefined>();
+
+/** Whether this process reports the fleet's figures (the status monitor's reporter lease); true without a monitor. */
+let fleetReporter: () => boolean = () => true;
+
+/** Set by the status monitor: fleet figures are then read on the one instance that holds its lease. */
+export function reportFleetFiguresWhen(holder: () => boolean): void {
+  fleetReporter = holder;
+}
 
 let defaultInstance: Promise<string> | undefined;
 
@@ -63,11 +98,91 @@ export function defaultInstanceId(): Promise<string> {
   return defaultInstance;
 }
 
+/** Checks a second that clear `queued` within `timeLeftMs` (one second at least: a backlog past its bound needs all of it now). */
+const backlogNeed = (queued: number, timeLeftMs: number) =>
+  queued === 0 ? 0 : queued / Math.max(1, timeLeftMs / 1000);
+
+/**
+ * The queue gauges now, one reading per instance and scope. The acceptance rate is each
+ * instance's own, so it goes to its `instance` reading whatever the queue; a shared queue's
+ * figures are left out on an instance that is not the fleet's reporter.
+ */
+export async function readBacklogs(): Promise<BacklogReading[]> {
+  const readings = new Map<string, BacklogReading>();
+  const reporter = fleetReporter();
+  for (const [source, instanceId] of backlogSources) {
+    const figures = await source().catch(() => undefined);
+    if (!figures) continue;
+    const instance = instanceId ?? (await defaultInstanceId());
+    const reading = (scope: BacklogReading['scope']) => {
+      const id = `${instance}\u0000${scope}`;
+      const found =
+        readings.get(id) ??
+        ({
+          instance,
+          scope,
+          queued: 0,
+          oldestAgeMs: 0,
+          drainPerSecond: 0,
+          staleLastMinute: 0,
+          neededPerSecond: 0,
+        } satisfies BacklogReading);
+      readings.set(id, found);
+      return found;
+    };
+    reading('instance').neededPerSecond += figures.acceptedPerSecond;
+    if (figures.fleetWide && !reporter) continue;
+    const sum = reading(figures.fleetWide ? 'fleet' : 'instance');
+    sum.queued += figures.queued;
+    sum.oldestAgeMs = Math.max(sum.oldestAgeMs, figures.oldestAgeMs);
+    sum.drainPerSecond += figures.drainPerSecond;
+    sum.staleLastMinute += figures.staleLastMinute;
+    sum.timeLeftMs = Math.min(sum.timeLeftMs ?? Infinity, figures.timeLeftMs);
+    sum.neededPerSecond += backlogNeed(figures.queued, figures.timeLeftMs);
+  }
+  return [...readings.values()];
+}
+
 type Recording = (instruments: Instruments) => void;
 
 let instruments: Instruments | null | undefined;
 let loading: Promise<void> | undefined;
 const queued: Recording[] = [];
+
+type Meter = ReturnType<typeof import('@opentelemetry/api').metrics.getMeter>;
+
+const counter = (meter: Meter, key: keyof typeof METRICS) =>
+  meter.createCounter(METRICS[key].name, { description: METRICS[key].help });
+const histogram = (meter: Meter, key: keyof typeof METRICS) =>
+  meter.createHistogram(METRICS[key].name, { description: METRICS[key].help, unit: 'ms' });
+const gauge = (meter: Meter, key: keyof typeof METRICS) => {
+  const metric: { help: string; unit?: 'ms' } = METRICS[key];
+  return meter.createObservableGauge(METRICS[key].name, {
+    description: metric.help,
+    ...(metric.unit ? { unit: metric.unit } : {}),
+  });
+};
+
+/** The queue gauges, observed together from readBacklogs(). */
+function observeGauges(meter: Meter): void {
+  const gauges = {
+    queued: gauge(meter, 'depth'),
+    oldestAgeMs: gauge(meter, 'oldest'),
+    drainPerSecond: gauge(meter, 'drain'),
+    staleLastMinute: gauge(meter, 'stale'),
+    timeLeftMs: gauge(meter, 'timeLeft'),
+    neededPerSecond: gauge(meter, 'needed'),
+  };
+  meter.addBatchObservableCallback(async (result) => {
+    for (const reading of await readBacklogs()) {
+      const attributes = { instance: reading.instance, scope: reading.scope };
+      for (const [field, instrument] of Object.entries(gauges)) {
+        const value = reading[field as keyof typeof gauges];
+        if (value !== undefined) result.observe(instrument, value, attributes);
+      }
+    }
+  }, Object.values(gauges));
+}
 
 /** The instruments, once the API is loaded (null: not installed). Recordings made before wait in a queue. */
 function record(recording: Recording): void {
@@ -82,71 +197,16 @@ function record(recording: Recording): void {
       // The API's global meter is a proxy: an SDK registered later still receives these.
       const meter = api.metrics.getMeter('blackbox-capture');
       instruments = {
-        outcomes: meter.createCounter('blackbox_capture.capture.outcomes', {
-          description: 'Captures by how they ended, as the page reported them',
-        }),
-        duration: meter.createHistogram('blackbox_capture.capture.duration', {
-          description: 'Time from the capture call to its final value or failure',
-          unit: 'ms',
-        }),
-        upstream: meter.createCounter('blackbox_capture.upstream.calls', {
-          description: 'Calls to the token service and the Device Risk API, by result',
-        }),
-        repairs: meter.createCounter('blackbox_capture.blackbox.repairs', {
-          description: 'Damaged blackboxes repaired before the upload',
-        }),
-        queue: meter.createCounter('blackbox_capture.queue.checks', {
-          description: 'Checks accepted, refused, finished and retried by the queue',
-        }),
-        queueWait: meter.createHistogram('blackbox_capture.queue.wait', {
-          description: 'Time from the acceptance of a check to its start',
-          unit: 'ms',
-        }),
+        outcomes: counter(meter, 'outcomes'),
+        duration: histogram(meter, 'duration'),
+        upstream: counter(meter, 'upstream'),
+        repairs: counter(meter, 'repairs'),
+        queue: counter(meter, 'queue'),
+        queueWait: histogram(meter, 'queueWait'),
+        decisions: counter(meter, 'decisions'),
+        proxy: counter(meter, 'proxy'),
       };
-      const depth = meter.createObservableGauge('blackbox_capture.queue.depth', {
-        description: 'Checks accepted and not yet finished',
-      });
-      const oldest = meter.createObservableGauge('blackbox_capture.queue.oldest_age', {
-        description: 'Age of the oldest check waiting',
-        unit: 'ms',
-      });
-      const rate = meter.createObservableGauge('blackbox_capture.queue.drain_rate', {
-        description:
-          'Checks finished a second after trying (checked or failed), over the last minute; stale drops not counted',
-      });
-      const stale = meter.createObservableGauge('blackbox_capture.queue.stale', {
-        description: 'Checks dropped unchecked past the trust bound, over the last minute',
-      });
-      meter.addBatchObservableCallback(
-        async (result) => {
-          const observed = new Map<
-            string,
-            { attributes: Record<string, string>; queued: number; oldestAgeMs: number; drain: number; stale: number }
-          >();
-          for (const [source, instanceId] of backlogSources) {
-            const figures = await source().catch(() => undefined);
-            if (!figures) continue;
-            const attributes = {
-              instance: instanceId ?? (await defaultInstanceId()),
-              scope: figures.fleetWide ? 'fleet' : 'instance',
-            };
-            const id = `${attributes.instance}\u0000${attributes.scope}`;
-            const sum = observed.get(id) ?? { attributes, queued: 0, oldestAgeMs: 0, drain: 0, stale: 0 };
-            sum.queued += figures.queued;
-            sum.oldestAgeMs = Math.max(sum.oldestAgeMs, figures.oldestAgeMs);
-            sum.drain += figures.drainPerSecond;
-            sum.stale += figures.staleLastMinute;
-            observed.set(id, sum);
-          }
-          for (const { attributes, ...sum } of observed.values()) {
-            result.observe(depth, sum.queued, attributes);
-            result.observe(oldest, sum.oldestAgeMs, attributes);
-            result.observe(rate, sum.drain, attributes);
-            result.observe(stale, sum.stale, attributes);
-          }
-        },
-        [depth, oldest, rate, stale],
-      );
+      observeGauges(meter);
       for (const waiting of queued.splice(0)) waiting(instruments);
     },
     () => {
@@ -161,9 +221,12 @@ export async function metricsFlushed(): Promise<void> {
   await loading;
 }
 
-export function recordOutcome(outcome: CaptureOutcome): void {
+/** A capture's outcome, with the engine of the browser that reported it (its User-Agent). */
+export function recordOutcome(outcome: CaptureOutcome, userAgent?: string | null): void {
+  const attributes = { outcome: outcome.outcome, engine: engineOf(userAgent) };
+  count('outcomes', attributes);
   record((i) => {
-    i.outcomes.add(1, { outcome: outcome.outcome });
+    i.outcomes.add(1, attributes);
     i.duration.record(outcome.durationMs, { outcome: outcome.outcome });
   });
 }
@@ -179,10 +242,12 @@ export function recordUpstream(operation: string, status: number | typeof ERR_NE
           : status < 500
             ? 'http_4xx'
             : 'http_5xx';
+  count('upstream', { operation, result });
   record((i) => i.upstream.add(1, { operation, result }));
 }
 
 export function recordRepairs(repairs: readonly string[]): void {
+  for (const repair of repairs) count('repairs', { repair });
   record((i) => {
     for (const repair of repairs) i.repairs.add(1, { repair });
   });
@@ -191,11 +256,27 @@ export function recordRepairs(repairs: readonly string[]): void {
 export type QueueEvent = 'accepted' | 'refused' | 'checked' | 'failed' | 'stale' | 'retried' | 'service_refused';
 
 export function recordQueue(event: QueueEvent): void {
+  count('queue', { event });
   record((i) => i.queue.add(1, { event }));
 }
 
 export function recordQueueWait(ms: number): void {
   record((i) => i.queueWait.record(ms));
+}
+
+/** A decision told to onResult (by the check or by the callback handler); details without a decision type count as `other`. */
+export function recordDecision(details: { decision?: { type?: string } }): void {
+  const attributes = { type: decisionLabel(details.decision?.type ?? '') };
+  count('decisions', attributes);
+  record((i) => i.decisions.add(1, attributes));
+}
+
+export type ProxyResult = 'ok' | 'http_4xx' | 'http_5xx' | 'unreachable' | 'timeout' | 'bad_upstream';
+
+/** One answer of the first-party proxy: the collector's status class, or the proxy's own failure. */
+export function recordProxy(result: ProxyResult): void {
+  count('proxy', { result });
+  record((i) => i.proxy.add(1, { result }));
 }
 
 /** Reports `source` in the queue gauges, under `instanceId` (default hostname:pid), until the returned function is called. */

@@ -126,8 +126,11 @@ describe('the gateway', () => {
     expect(wrong.status).toBe(405);
     // The admin listener: its own port, with the status and metrics routes the public one lacks.
     expect(gateway.adminUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect(await (await fetch(`${gateway.adminUrl}/status`)).json()).toMatchObject({ backlog: { queued: 0 } });
-    expect(await (await fetch(`${gateway.adminUrl}/metrics`)).text()).toContain('blackbox_capture_gateway_queued 0');
+    // blackbox-capture/server/status's page and metrics (test/server/status/).
+    expect(await (await fetch(`${gateway.adminUrl}/status`)).text()).toContain('<h1>blackbox-capture status</h1>');
+    expect(await (await fetch(`${gateway.adminUrl}/metrics`)).text()).toMatch(
+      /^blackbox_capture_queue_depth\{instance="[^"]+",scope="instance"\} 0$/m,
+    );
     expect((await fetch(`${gateway.url}/status`)).status).toBe(404);
   });
 

@@ -210,6 +210,11 @@ describe('export lists', () => {
       ['createBullmqQueue', 'DEFAULT_BULLMQ_MAX_QUEUED', 'jobIdOf'],
     ],
     [
+      'blackbox-capture/server/status (dist/server-status.js)',
+      '../../dist/server-status.js',
+      ['createMetricsHandler', 'createStatusHandler', 'createStatusMonitor', 'METRICS', 'prometheusName'],
+    ],
+    [
       'blackbox-capture/emulator (dist/emulator.js)',
       '../../dist/emulator.js',
       [

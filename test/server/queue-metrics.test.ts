@@ -6,7 +6,7 @@ import os from 'node:os';
 import type { DataPoint, ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { describe, expect, it } from 'vitest';
 import { createDeviceRiskHandler } from '../../src/server/index.js';
-import { defaultInstanceId, observeBacklog } from '../../src/server/metrics.js';
+import { defaultInstanceId, observeBacklog, readBacklogs, reportFleetFiguresWhen } from '../../src/server/metrics.js';
 import { createMemoryQueue } from '../../src/server/queue/queue.js';
 import { useTestMeter } from '../support/otel.js';
 import { stubClient } from '../support/stub-client.js';
@@ -33,6 +33,8 @@ const figures = (queued: number, drainPerSecond: number, staleLastMinute: number
   drainPerSecond,
   staleLastMinute,
   fleetWide,
+  timeLeftMs: 60_000,
+  acceptedPerSecond: 0,
 });
 
 describe('queue gauges on a fleet', () => {
@@ -49,16 +51,20 @@ describe('queue gauges on a fleet', () => {
         'shop-a fleet': 40,
         'shop-b fleet': 40,
         'shop-a instance': 5,
+        // shop-b has no queue of its own: its series carries its acceptance rate (needed_rate), and zeros.
+        'shop-b instance': 0,
       });
       expect(seen['blackbox_capture.queue.drain_rate']).toEqual({
         'shop-a fleet': 2,
         'shop-b fleet': 2,
         'shop-a instance': 0.5,
+        'shop-b instance': 0,
       });
       expect(seen['blackbox_capture.queue.stale']).toEqual({
         'shop-a fleet': 3,
         'shop-b fleet': 3,
         'shop-a instance': 0,
+        'shop-b instance': 0,
       });
       expect(seen['blackbox_capture.queue.oldest_age']!['shop-b fleet']).toBe(5000);
       // What docs/operating.md asks of a dashboard: max over instances of the fleet's, sum of the instances' own.
@@ -68,6 +74,33 @@ describe('queue gauges on a fleet', () => {
       expect(fleet + own).toBe(45);
     } finally {
       for (const stop of stops) stop();
+    }
+  });
+
+  it("with a reporter, a shared queue's figures are read on one instance only, so that sum() is true", async () => {
+    const shared = async () => ({ ...(await figures(40, 2, 3, true)()), timeLeftMs: 20_000, acceptedPerSecond: 1.5 });
+    const stop = observeBacklog(shared, 'shop-b');
+    try {
+      reportFleetFiguresWhen(() => false);
+      const apart = await readBacklogs();
+      expect(apart.filter((r) => r.scope === 'fleet')).toEqual([]);
+      // Its own acceptance stays: the capacity the fleet needs is the sum of every instance's.
+      expect(apart).toContainEqual({
+        instance: 'shop-b',
+        scope: 'instance',
+        queued: 0,
+        oldestAgeMs: 0,
+        drainPerSecond: 0,
+        staleLastMinute: 0,
+        neededPerSecond: 1.5,
+      });
+      reportFleetFiguresWhen(() => true);
+      const reporter = (await readBacklogs()).find((r) => r.instance === 'shop-b' && r.scope === 'fleet');
+      // 40 checks with 20 s left: 2 a second.
+      expect(reporter).toMatchObject({ queued: 40, timeLeftMs: 20_000, neededPerSecond: 2 });
+    } finally {
+      stop();
+      reportFleetFiguresWhen(() => true);
     }
   });
 

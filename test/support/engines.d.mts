@@ -10,6 +10,8 @@ export interface EnginePage {
   goto(url: string): Promise<void>;
   /** Runs `fn` in the page and resolves with its (awaited, JSON) result. */
   evaluate<Args extends unknown[], Result>(fn: PageFunction<Args, Result>, ...args: Args): Promise<Result>;
+  /** Saves a PNG of the page at `width` (and at least `height`: the whole page where the engine can) to `file`. */
+  screenshot(file: string, size: { width: number; height: number }): Promise<void>;
   /** The engine's own version, e.g. "firefox/153.7.0". */
   version(): Promise<string>;
   close(): Promise<void>;

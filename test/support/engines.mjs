@@ -68,14 +68,21 @@ async function launchPuppeteer(engine) {
       await page.goto(url, { waitUntil: 'load' });
     },
     evaluate: (fn, ...args) => page.evaluate(fn, ...args),
+    async screenshot(file, { width, height }) {
+      await page.setViewport({ width, height });
+      await page.screenshot({ path: file, fullPage: true });
+    },
     version: () => browser.version(),
     close: () => browser.close(),
   };
 }
 
-/** An X display of its own for MiniBrowser, which has no headless mode: Xvfb picks a free number. */
+/**
+ * An X display of its own for MiniBrowser, which has no headless mode: Xvfb picks a free number.
+ * Tall, so that a screenshot can hold a whole page: the window cannot grow past the screen.
+ */
 async function startXvfb() {
-  const xvfb = spawn(enginePaths().xvfb, ['-displayfd', '3', '-screen', '0', '1280x800x24', '-nolisten', 'tcp'], {
+  const xvfb = spawn(enginePaths().xvfb, ['-displayfd', '3', '-screen', '0', '1280x3200x24', '-nolisten', 'tcp'], {
     stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
   });
   const display = await new Promise((resolve, reject) => {
@@ -144,6 +151,17 @@ async function launchWebKit() {
       async evaluate(fn, ...args) {
         // Execute Script awaits a promise the script returns.
         return command('POST', `${path}/execute/sync`, { script: `return (${fn.toString()})(...arguments);`, args });
+      },
+      async screenshot(file, { width, height }) {
+        // A window as tall as the page (the browser's own bars aside), within the screen: WebDriver captures the viewport only.
+        await command('POST', `${path}/window/rect`, { width, height });
+        const page = await command('POST', `${path}/execute/sync`, {
+          script: 'return document.documentElement.scrollHeight;',
+          args: [],
+        });
+        if (page > height) await command('POST', `${path}/window/rect`, { width, height: Math.min(3100, page + 60) });
+        const png = await command('GET', `${path}/screenshot`);
+        await (await import('node:fs/promises')).writeFile(file, Buffer.from(png, 'base64'));
       },
       version: async () => `WebKitGTK ${session.capabilities.browserVersion}`,
       async close() {

@@ -9,6 +9,7 @@ import { doublingMs } from '../api/retry.js';
 import { sleep } from '../clock.js';
 import { DeviceRiskError, ERR_RESULT_UNDELIVERED, ERR_UNKNOWN_EXECUTION } from '../errors.js';
 import { callbackMessages } from '../messages.js';
+import { recordDecision } from '../metrics.js';
 import { takeLease, type Lease } from '../store/lease.js';
 import { TellingElsewhere } from '../told.js';
 import { callWithin } from '../time-limit.js';
@@ -48,9 +49,10 @@ export function resultCaller(settings: CallbackSettings, tasks: CallbackTasks, f
     });
     if (telling === 'told') return;
     if (telling === 'busy') throw new TellingElsewhere(ids.workflowExecutionId, status);
+    let details: DeviceRiskDetails | undefined;
     try {
       // A read with the shop's own token: an execution of another tenant answers 404.
-      const details = await placeExecution(settings.client, ids, status, record.tagged);
+      details = await placeExecution(settings.client, ids, status, record.tagged);
       // The checkout the endpoint's check remembered (told.ts); the details' own references first.
       const order = await settings.told.orderOf(ids.workflowExecutionId).catch(() => undefined);
       const references = { ...order, ...referencesOf(record, details) };
@@ -67,6 +69,7 @@ export function resultCaller(settings: CallbackSettings, tasks: CallbackTasks, f
       await telling?.abandon();
       throw error;
     }
+    if (details) recordDecision(details);
     await telling?.done();
   };
 }

@@ -9,6 +9,7 @@ import { sleep, systemNow } from '../clock.js';
 import { callWithin } from '../time-limit.js';
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION, ERR_RESULT_NOT_READY } from '../errors.js';
 import { endpointMessages } from '../messages.js';
+import { recordDecision } from '../metrics.js';
 import { TellingElsewhere, type Telling, type ToldMarkers } from '../told.js';
 
 /** What the integrator's hook says about the customer behind a request. */
@@ -190,6 +191,7 @@ async function tell(details: DeviceRiskDetails, telling: Telling | undefined, op
     options.onError?.(error);
     return;
   }
+  recordDecision(details);
   await telling?.done();
 }
 

@@ -387,16 +387,8 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
       return failureAnswer(error);
     }
   };
-  const notQueued = async (): Promise<BacklogFigures> => ({
-    queued: 0,
-    oldestAgeMs: 0,
-    drainPerSecond: 0,
-    drainSeconds: 0,
-    staleLastMinute: 0,
-    fleetWide: false,
-  });
   return Object.assign(handle, {
-    backlog: queued ? queued.backlog : notQueued,
+    backlog: queued ? queued.backlog : notQueued(options),
     close: async () => {
       closing = true;
       await queued?.close();
@@ -640,6 +632,18 @@ function checkOptions(
   };
 }
 
+/** A handler that checks within the request has no backlog: its figures are all zero, the whole trust bound left. */
+const notQueued = (options: DeviceRiskHandlerOptions) => async (): Promise<BacklogFigures> => ({
+  queued: 0,
+  oldestAgeMs: 0,
+  drainPerSecond: 0,
+  drainSeconds: 0,
+  staleLastMinute: 0,
+  fleetWide: false,
+  timeLeftMs: options.maxQueuedMs ?? DEFAULT_MAX_QUEUED_MS,
+  acceptedPerSecond: 0,
+});
+
 /** Which order a decision is for, as resolveCustomer gave it. */
 const referencesOf = ({ customerInternalReference, userReference }: Omit<CustomerMapping, 'transaction'>) => ({
   customerInternalReference,
@@ -650,7 +654,7 @@ const referencesOf = ({ customerInternalReference, userReference }: Omit<Custome
 function outcomeTelling(options: DeviceRiskHandlerOptions, now: () => number, onError: (error: unknown) => void) {
   const reports = outcomeReports(options.maxOutcomeReportsPerSecond ?? 20, now);
   function tell(outcome: CaptureOutcome, request: Request): void {
-    recordOutcome(outcome);
+    recordOutcome(outcome, request.headers.get('user-agent'));
     try {
       options.onOutcome?.(outcome, request);
     } catch (error) {

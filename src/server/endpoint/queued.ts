@@ -92,7 +92,7 @@ export interface QueuedChecksOptions {
 
 export function createQueuedChecks(options: QueuedChecksOptions) {
   const { queue, client, underKey, now, onError, maxQueuedMs } = options;
-  const meter = createDrainMeter(now);
+  const meter = createDrainMeter(now, maxQueuedMs);
   const behind = createBacklogWarning(maxQueuedMs);
   /** Failed tries per job in this process: the backoff of a check that keeps failing. */
   const tries = new Map<string, number>();
@@ -134,6 +134,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     if (added === 'added') {
       if (await recordNamesAnother(options, key, fingerprint)) return reused();
       recordQueue('accepted');
+      meter.accepted();
       told();
     }
     return json({ accepted: true, reference: key }, 202);

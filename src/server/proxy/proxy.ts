@@ -13,6 +13,7 @@
 import { deadline } from '../deadline.js';
 import { BodyTimeoutError, bodyTimedOut, isBodyTimeout, readCapped } from '../http.js';
 import { validHost } from '../host.js';
+import { recordProxy } from '../metrics.js';
 import type { RequestContext } from '../fetch-handler.js';
 import { browserResponseHeaders, collectorRequestHeaders } from './headers.js';
 import { withDone } from '../direct-body.js';
@@ -25,6 +26,9 @@ export { COLLECTOR_URLS, type FirstPartyProxyOptions, type ProxyMethod } from '.
 export { collectorPath } from './paths.js';
 
 /** The proxy's own answer: a JSON error with a stable code, never cached. */
+/** The collector's answer for the proxy's health metric (docs/operating.md#metrics-and-the-status-page). */
+const statusClass = (status: number) => (status >= 500 ? 'http_5xx' : status >= 400 ? 'http_4xx' : 'ok');
+
 const answer = (status: number, code: string, headers: Record<string, string> = {}) =>
   new Response(JSON.stringify({ error: { code } }), {
     status,
@@ -92,9 +96,11 @@ export function createFirstPartyProxy(
       });
     } catch (error) {
       limit.clear();
+      recordProxy(error instanceof BadUpstreamAnswerError ? 'bad_upstream' : limit.expired ? 'timeout' : 'unreachable');
       if (error instanceof BadUpstreamAnswerError) return answer(502, 'bad_upstream');
       return answer(limit.expired ? 504 : 502, limit.expired ? 'collector_timeout' : 'collector_unreachable');
     }
+    recordProxy(!usableStatus(response.status) ? 'bad_upstream' : statusClass(response.status));
     if (!usableStatus(response.status)) {
       limit.clear();
       await response.body?.cancel().catch(() => {});

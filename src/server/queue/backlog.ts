@@ -27,6 +27,10 @@ export interface BacklogFigures {
    * instance reads the same; false when they are this instance's own queue (memory).
    */
   fleetWide: boolean;
+  /** Time before the oldest check waiting reaches the trust bound, in ms: the whole bound when none waits, 0 past it. */
+  timeLeftMs: number;
+  /** Checkouts this instance accepted a second over the last minute (its own, even on a shared queue). */
+  acceptedPerSecond: number;
 }
 
 /** What a shared queue counted for the whole fleet over the last minute. */
@@ -57,15 +61,20 @@ function createMinuteCount() {
 }
 
 /** Counts finished checks, and apart from them stale drops, in one-second buckets over the last minute. */
-export function createDrainMeter(now: Now) {
+export function createDrainMeter(now: Now, trustMs: number) {
   const drained = createMinuteCount();
   const stale = createMinuteCount();
+  const accepted = createMinuteCount();
   /** When the meter first saw work since it last saw none: a young backlog is measured over its own life. */
   let since: number | undefined;
   return {
     /** A check left the queue having been tried: checked, or given up after trying. */
     drained(): void {
       drained.add(now());
+    },
+    /** A checkout was accepted into the queue here. */
+    accepted(): void {
+      accepted.add(now());
     },
     /** A check left the queue unchecked, past the trust bound: not counted as drained. */
     stale(): void {
@@ -78,13 +87,16 @@ export function createDrainMeter(now: Now) {
       else since ??= oldestAcceptedAt ?? at;
       const windowMs = Math.min(DRAIN_WINDOW_MS, Math.max(1000, at - (since ?? at)));
       const drainPerSecond = (fleet?.drained ?? drained.total(at)) / (windowMs / 1000);
+      const oldestAgeMs = oldestAcceptedAt === undefined ? 0 : Math.max(0, at - oldestAcceptedAt);
       return {
         queued,
-        oldestAgeMs: oldestAcceptedAt === undefined ? 0 : Math.max(0, at - oldestAcceptedAt),
+        oldestAgeMs,
         drainPerSecond,
         drainSeconds: queued === 0 ? 0 : drainPerSecond > 0 ? queued / drainPerSecond : Infinity,
         staleLastMinute: fleet?.stale ?? stale.total(at),
         fleetWide: fleet !== undefined,
+        timeLeftMs: queued === 0 ? trustMs : Math.max(0, trustMs - oldestAgeMs),
+        acceptedPerSecond: accepted.total(at) / (DRAIN_WINDOW_MS / 1000),
       };
     },
   };

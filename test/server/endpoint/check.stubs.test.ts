@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { runDeviceRiskCheck, type DeviceRiskDetails } from '../../../src/server/index.js';
 import { DeviceRiskError } from '../../../src/server/errors.js';
 import { stubClient } from '../../support/stub-client.js';
+import { counterValues } from '../../../src/server/status/tally.js';
 
 const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
 const away = () => new DeviceRiskError('rate_limited', 'status answered 429', { status: 429, retryAfter: 1 });
@@ -148,5 +149,37 @@ describe("the execution's checkout, remembered for the callback (told.ts)", () =
     );
     expect(result.status).toBeDefined();
     expect(errors).toEqual([away]);
+  });
+});
+
+describe('a decision told', () => {
+  it('is counted by its type for the metrics (docs/operating.md#metrics-and-the-status-page), once told', async () => {
+    const told = () =>
+      counterValues()
+        .filter((c) => c.metric === 'decisions')
+        .reduce((n, c) => n + c.value, 0);
+    const before = told();
+    const { client } = readsFailing(0);
+    await runDeviceRiskCheck(
+      client,
+      BLACKBOX,
+      { customerInternalReference: 'c' },
+      { workflowKey: 1, onResult: () => {} },
+    );
+    expect(told()).toBe(before + 1);
+    // onResult threw: not told, not counted.
+    await runDeviceRiskCheck(
+      client,
+      BLACKBOX,
+      { customerInternalReference: 'c' },
+      {
+        workflowKey: 1,
+        onResult: () => {
+          throw new Error('busy');
+        },
+        onError: () => {},
+      },
+    );
+    expect(told()).toBe(before + 1);
   });
 });

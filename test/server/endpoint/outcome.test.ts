@@ -120,18 +120,36 @@ describe('the endpoint and outcomes', () => {
     }
     expect(told).toEqual([{ ...OUTCOME, outcome: 'collection_failed' }]);
     expect(emulator.inspect.requests('token')).toBe(0);
-    expect(await valueOf('blackbox_capture.capture.outcomes', { outcome: 'collection_failed' })).toBe(1);
+    expect(await valueOf('blackbox_capture.capture.outcomes', { outcome: 'collection_failed', engine: 'other' })).toBe(
+      1,
+    );
+  });
+
+  it('an outcome is counted under the engine of the browser that reported it (its User-Agent)', async () => {
+    const { handler } = await setup();
+    const request = post({ outcome: { ...OUTCOME, outcome: 'timeout-partial' } }, 'key-report-0002');
+    request.headers.set(
+      'user-agent',
+      'Mozilla/5.0 (Macintosh) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.0 Safari/605.1.15',
+    );
+    expect((await handler(request)).status).toBe(202);
+    expect(await valueOf('blackbox_capture.capture.outcomes', { outcome: 'timeout-partial', engine: 'webkit' })).toBe(
+      1,
+    );
   });
 
   it('an outcome with the blackbox is told once per Idempotency-Key, however often the browser retries', async () => {
     const { handler, told } = await setup();
-    const before = await valueOf('blackbox_capture.capture.outcomes', { outcome: 'degraded-first-party' });
+    const before = await valueOf('blackbox_capture.capture.outcomes', {
+      outcome: 'degraded-first-party',
+      engine: 'other',
+    });
     for (let i = 0; i < 3; i++)
       expect((await handler(post({ blackbox: BLACKBOX, outcome: OUTCOME }))).status).toBe(200);
     expect(told).toEqual([OUTCOME]);
-    expect(await valueOf('blackbox_capture.capture.outcomes', { outcome: 'degraded-first-party' })).toBe(
-      (before as number) + 1,
-    );
+    expect(
+      await valueOf('blackbox_capture.capture.outcomes', { outcome: 'degraded-first-party', engine: 'other' }),
+    ).toBe((before as number) + 1);
     const duration = (await points('blackbox_capture.capture.duration')).find(
       (p) => p.attributes.outcome === 'degraded-first-party',
     )!.value as { count: number; sum: number };

@@ -6,7 +6,7 @@ import { createBacklogWarning, createDrainMeter, DRAIN_WINDOW_MS } from '../../.
 describe('createDrainMeter', () => {
   it('measures checks finished a second over the last minute, and the time the backlog needs', () => {
     let time = 1_000_000;
-    const meter = createDrainMeter(() => time);
+    const meter = createDrainMeter(() => time, 900_000);
     expect(meter.figures(0, undefined)).toEqual({
       queued: 0,
       oldestAgeMs: 0,
@@ -14,6 +14,8 @@ describe('createDrainMeter', () => {
       drainSeconds: 0,
       staleLastMinute: 0,
       fleetWide: false,
+      timeLeftMs: 900_000,
+      acceptedPerSecond: 0,
     });
     // A backlog 100 s old: measured over the whole window.
     expect(meter.figures(10, time - 100_000).drainSeconds).toBe(Infinity);
@@ -26,20 +28,32 @@ describe('createDrainMeter', () => {
     expect(figures.drainSeconds).toBeGreaterThan(29);
     expect(figures.drainSeconds).toBeLessThan(32);
     expect(figures.oldestAgeMs).toBe(100_000);
+    expect(figures.timeLeftMs).toBe(800_000);
+    // Past the bound: no time left, never a negative one.
+    expect(meter.figures(1, time - 1_000_000).timeLeftMs).toBe(0);
     // A minute later with nothing drained: the rate is gone, the backlog cannot drain.
     time += DRAIN_WINDOW_MS;
     expect(meter.figures(60, time - 200_000)).toMatchObject({ drainPerSecond: 0, drainSeconds: Infinity });
   });
 
+  it('counts the checkouts accepted a second over the last minute', () => {
+    let time = 1_000_000;
+    const meter = createDrainMeter(() => time, 900_000);
+    for (let i = 0; i < 30; i++) meter.accepted();
+    expect(meter.figures(30, time).acceptedPerSecond).toBe(0.5);
+    time += DRAIN_WINDOW_MS + 1000;
+    expect(meter.figures(30, time).acceptedPerSecond).toBe(0);
+  });
+
   it('a young backlog is measured over its own life, at least a second', () => {
     let time = 5_000_000;
-    const meter = createDrainMeter(() => time);
+    const meter = createDrainMeter(() => time, 900_000);
     meter.figures(5, time);
     time += 2_000;
     meter.drained();
     meter.drained();
     expect(meter.figures(3, time - 2_000).drainPerSecond).toBe(1);
-    const fresh = createDrainMeter(() => time);
+    const fresh = createDrainMeter(() => time, 900_000);
     fresh.drained();
     expect(fresh.figures(1, time).drainPerSecond).toBe(1);
     // A shared queue: what the whole fleet finished, not this instance alone.
@@ -53,7 +67,7 @@ describe('createDrainMeter', () => {
 
   it('a stale drop is not drained work: a backlog that only goes stale drains at 0, its drops counted apart', () => {
     let time = 9_000_000;
-    const meter = createDrainMeter(() => time);
+    const meter = createDrainMeter(() => time, 900_000);
     meter.figures(30, time - 120_000);
     for (let i = 0; i < 20; i++) {
       meter.stale();
@@ -80,6 +94,8 @@ describe('createBacklogWarning', () => {
     drainSeconds: queued === 0 ? 0 : drainPerSecond > 0 ? queued / drainPerSecond : Infinity,
     staleLastMinute,
     fleetWide: false,
+    timeLeftMs: 60_000 - oldestAgeMs,
+    acceptedPerSecond: 0,
   });
 
   it('warns once per backlog when it cannot drain within the trust bound, again after it emptied', () => {

@@ -1,0 +1,32 @@
+/**
+ * This process's counters, kept beside the OpenTelemetry instruments (src/server/metrics.ts
+ * adds to both): what the Prometheus exposition and the status page's time series read.
+ * Bounded: every label comes from a closed list of the kit's (an unknown decision type is
+ * counted as `other`), so a hostile report cannot grow it.
+ */
+import type { MetricKey } from './names.js';
+
+export type CounterKey = Extract<MetricKey, 'outcomes' | 'upstream' | 'repairs' | 'queue' | 'decisions' | 'proxy'>;
+
+export interface CounterValue {
+  metric: CounterKey;
+  labels: Readonly<Record<string, string>>;
+  value: number;
+}
+
+const counters = new Map<string, CounterValue>();
+
+/** Adds `by` to the counter `metric` with these labels. */
+export function count(metric: CounterKey, labels: Record<string, string>, by = 1): void {
+  const id = `${metric}\u0000${Object.entries(labels)
+    .map(([name, value]) => `${name}=${value}`)
+    .join('\u0000')}`;
+  const counter = counters.get(id);
+  if (counter) counter.value += by;
+  else counters.set(id, { metric, labels: { ...labels }, value: by });
+}
+
+/** Every counter now, as copies. */
+export function counterValues(): CounterValue[] {
+  return [...counters.values()].map((counter) => ({ ...counter }));
+}

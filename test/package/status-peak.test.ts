@@ -1,0 +1,211 @@
+// The on-call's view of a peak (#56): four instances of the built kit as processes on one
+// Redis and one BullMQ queue, the emulator at the service's documented account limit (1 a
+// second), checkouts offered at 20 a second for 15 s with a trust bound of 90 s, so that
+// the backlog outruns the limit and the tail goes stale. Debian's Prometheus scrapes each
+// instance's /metrics every second with ops/prometheus/alerts.yml loaded. Checked: the
+// backlog alert fires before the first stale drop; the status page shows the backlog rising
+// and the time left falling before it; the fleet's sums are true (the shared queue's gauges
+// once, the counters of four instances adding up to what the shoppers were answered); every
+// query of ops/grafana/blackbox-capture.json returns data. With STATUS_SCREENSHOTS=docs the
+// status page's screenshots in Chromium, Firefox and WebKit, taken mid-peak, are written
+// to docs/ (docs/operating.md shows them); otherwise to a temporary folder.
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createClient } from 'redis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startEmulator, type Emulator } from '../../src/emulator/index.js';
+import { availableEngines, launch } from '../support/engines.mjs';
+import { spawnListening } from '../support/processes.mjs';
+import { prometheusAvailable, startPrometheus, type RunningPrometheus } from '../support/prometheus.mjs';
+import { haveRedis, startRedisServer, type RedisServer } from '../support/redis.js';
+
+const INSTANCE = fileURLToPath(new URL('../support/status-instance.mjs', import.meta.url));
+const RULES = fileURLToPath(new URL('../../ops/prometheus/alerts.yml', import.meta.url));
+const DASHBOARD = fileURLToPath(new URL('../../ops/grafana/blackbox-capture.json', import.meta.url));
+const DOCS = fileURLToPath(new URL('../../docs/', import.meta.url));
+const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
+const RATE = 20;
+const OFFER_S = 15;
+const TRUST_MS = 90_000;
+const AGENTS = [
+  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0 Safari/537.36',
+  'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0',
+  'Mozilla/5.0 (Macintosh) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.0 Safari/605.1.15',
+];
+
+const stops: (() => unknown)[] = [];
+afterAll(async () => {
+  for (const stop of stops.reverse()) await stop();
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The figures of the status page's "now" table, read from its HTML. */
+function pageFigures(html: string) {
+  const cell = (name: string) => new RegExp(`<th>${name}</th><td>([^<]*)</td>`).exec(html)?.[1] ?? '';
+  return { queued: Number(cell('Checks waiting')), timeLeftS: parseInt(cell('Time left to the trust bound'), 10) };
+}
+
+describe.skipIf(!haveRedis || !prometheusAvailable())('a peak past the account limit, as the on-call sees it', () => {
+  it('alerts before the first stale drop, shows it on the page, and sums true over four instances', async () => {
+    const emulator: Emulator = await startEmulator();
+    stops.push(() => emulator.close());
+    const redis: RedisServer = await startRedisServer();
+    stops.push(() => redis.stop());
+    const config = {
+      redisUrl: redis.url,
+      token: { clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl },
+      serviceUrls: emulator.serviceUrls,
+      collectorUrl: emulator.collectorUrl,
+      maxQueuedMs: TRUST_MS,
+    };
+    const staleAt: number[] = [];
+    const instances = await Promise.all(
+      [0, 1, 2, 3].map(async (instance) => {
+        const { child, port } = await spawnListening(INSTANCE, [JSON.stringify({ ...config, instance })]);
+        stops.push(() => child.kill());
+        child.stdout!.on('data', (chunk: Buffer) => {
+          for (const match of String(chunk).matchAll(/^error (\d+) blackbox_stale$/gm)) staleAt.push(Number(match[1]));
+        });
+        return `127.0.0.1:${port}`;
+      }),
+    );
+    const prometheus: RunningPrometheus = await startPrometheus({ targets: instances, ruleFiles: [RULES] });
+    stops.push(() => prometheus.stop());
+    // Two scrapes of every instance before the peak.
+    await expect
+      .poll(async () => (await prometheus.query('count(up == 1)'))[0]?.value?.[1], { timeout: 20_000 })
+      .toBe('4');
+    await sleep(2000);
+    const started = Date.now();
+
+    // The on-call's watch: the alerts each second, the page every 5 s.
+    let firingAt: number | undefined;
+    const page: { at: number; queued: number; timeLeftS: number }[] = [];
+    const watching = setInterval(() => {
+      void prometheus.alerts().then((alerts) => {
+        if (alerts.some((a) => a.labels.alertname === 'BlackboxCaptureBacklogBehind' && a.state === 'firing'))
+          firingAt ??= Date.now();
+      });
+    }, 500);
+    const paging = setInterval(() => {
+      void fetch(`http://${instances[0]}/status`)
+        .then((r) => r.text())
+        .then((html) => page.push({ at: Date.now(), ...pageFigures(html) }));
+    }, 5000);
+
+    // The peak: 20 checkouts a second for 15 s, round-robin; each with the page's outcome, and a first-party script fetched through the proxy.
+    const answers: Promise<number>[] = [];
+    for (let i = 0; i < RATE * OFFER_S; i++) {
+      const wait = started + (i * 1000) / RATE - Date.now();
+      if (wait > 0) await sleep(wait);
+      const base = `http://${instances[i % 4]}`;
+      const agent = AGENTS[i % AGENTS.length]!;
+      const outcome =
+        i % 10 === 9
+          ? { outcome: 'degraded-first-party', scripts: ['fp_static_wdp'], durationMs: 900 }
+          : { outcome: 'complete', scripts: [], durationMs: 700 };
+      answers.push(
+        fetch(`${base}/device-risk`, {
+          method: 'POST',
+          headers: {
+            origin: 'https://shop.example',
+            'content-type': 'application/json',
+            'idempotency-key': `peak-${i}-${'k'.repeat(20)}`,
+            'x-order': `order-${i}`,
+            'user-agent': agent,
+          },
+          body: JSON.stringify({ blackbox: BLACKBOX, outcome }),
+        }).then((r) => r.status),
+      );
+      if (i % 4 === 0)
+        void fetch(`${base}/iojs/general5/static_wdp.js`).then(
+          (r) => r.arrayBuffer(),
+          () => undefined,
+        );
+    }
+    const statuses = await Promise.all(answers);
+    const accepted = statuses.filter((s) => s === 202).length;
+    expect(accepted).toBe(RATE * OFFER_S);
+
+    // Mid-peak (the backlog at its height, the time left falling): the page in every engine.
+    const shots = process.env.STATUS_SCREENSHOTS === 'docs' ? DOCS : mkdtempSync(join(tmpdir(), 'bbc-status-'));
+    await sleep(Math.max(0, started + 40_000 - Date.now()));
+    for (const engine of availableEngines()) {
+      const browser = await launch(engine);
+      try {
+        await browser.goto(`http://${instances[0]}/status`);
+        await browser.screenshot(join(shots, `status-${engine}.png`), { width: 1200, height: 900 });
+      } finally {
+        await browser.close();
+      }
+    }
+
+    // Until the tail went stale and the queue emptied.
+    await expect
+      .poll(async () => (await prometheus.query('sum(blackbox_capture_queue_depth)'))[0]?.value?.[1], {
+        timeout: TRUST_MS + 60_000,
+        interval: 1000,
+      })
+      .toBe('0');
+    clearInterval(watching);
+    clearInterval(paging);
+    const firstStale = Math.min(...staleAt);
+    expect(staleAt.length).toBeGreaterThan(0);
+    expect(firingAt).toBeDefined();
+    expect(firingAt!).toBeLessThan(firstStale);
+
+    // The page, before the first stale drop: the backlog rising, the time left falling.
+    const before = page.filter((p) => p.at < firstStale && p.queued > 0);
+    expect(before.length).toBeGreaterThanOrEqual(3);
+    expect(Math.max(...before.map((p) => p.queued))).toBeGreaterThan(before[0]!.queued);
+    expect(before.at(-1)!.timeLeftS).toBeLessThan(before[0]!.timeLeftS);
+
+    // Sums over the fleet: the counters add up to what the shoppers were answered and what happened to each check.
+    await sleep(3000);
+    const value = async (expr: string, time?: number) => Number((await prometheus.query(expr, time))[0]?.value?.[1]);
+    expect(await value('sum(blackbox_capture_queue_checks_total{event="accepted"})')).toBe(accepted);
+    expect(await value('sum(blackbox_capture_queue_checks_total{event=~"checked|failed|stale"})')).toBe(accepted);
+    expect(await value('sum(blackbox_capture_queue_checks_total{event="stale"})')).toBe(staleAt.length);
+    // The shared queue's gauges came from one instance at every scrape of the run.
+    const end = Date.now() / 1000;
+    const fleetSeries = await prometheus.queryRange(
+      'count(blackbox_capture_queue_depth{scope="fleet"})',
+      started / 1000,
+      end,
+    );
+    expect(new Set(fleetSeries[0]!.values!.map(([, v]) => v))).toEqual(new Set(['1']));
+    // Mid-peak, the fleet's depth is what the counters leave waiting, never four times it.
+    const mid = started / 1000 + 30;
+    const depth = await value('sum(blackbox_capture_queue_depth)', mid);
+    const left = await value(
+      'sum(blackbox_capture_queue_checks_total{event="accepted"}) - sum(blackbox_capture_queue_checks_total{event=~"checked|failed|stale"})',
+      mid,
+    );
+    expect(Math.abs(depth - left)).toBeLessThanOrEqual(Math.max(10, left * 0.1));
+
+    // The page's series, shared in Redis, counted every instance's acceptances once.
+    const reader = createClient({ url: redis.url });
+    await reader.connect();
+    const series = JSON.parse((await reader.get('bbc:bbc:status:series'))!) as {
+      minutes: { counts: Record<string, number> }[];
+    };
+    await reader.quit();
+    expect(series.minutes.reduce((n, b) => n + (b.counts['queue|event=accepted'] ?? 0), 0)).toBe(accepted);
+
+    // Every query of the dashboard returns data from that Prometheus.
+    const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as {
+      panels: { title: string; targets: { expr: string }[] }[];
+    };
+    for (const panel of dashboard.panels)
+      for (const { expr } of panel.targets) {
+        const result = await prometheus.queryRange(expr.replaceAll('$__rate_interval', '30s'), started / 1000, end, 5);
+        expect(result.length, `${panel.title}: ${expr}`).toBeGreaterThan(0);
+      }
+    console.log(
+      `peak: ${accepted} accepted, ${staleAt.length} stale; alert firing ${((firingAt! - started) / 1000).toFixed(1)} s into the peak, first stale drop ${((firstStale - started) / 1000).toFixed(1)} s`,
+    );
+  }, 280_000);
+});

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { exposition } from '../../../src/server/status/exposition.js';
+import { METRICS, prometheusName } from '../../../src/server/status/names.js';
+
+describe('exposition', () => {
+  it('writes each family once with HELP and TYPE, counters and gauges under the shared names', () => {
+    const text = exposition(
+      [
+        { metric: 'queue', labels: { event: 'stale' }, value: 3 },
+        { metric: 'queue', labels: { event: 'checked' }, value: 40 },
+        { metric: 'outcomes', labels: { outcome: 'degraded-first-party', engine: 'firefox' }, value: 2 },
+      ],
+      [
+        {
+          instance: 'pod-1',
+          scope: 'fleet',
+          queued: 12,
+          oldestAgeMs: 5000,
+          drainPerSecond: 1,
+          staleLastMinute: 0,
+          timeLeftMs: 55_000,
+          neededPerSecond: 0.25,
+        },
+        // An instance on a shared queue: only its acceptance rate, no time left of its own.
+        {
+          instance: 'pod-1',
+          scope: 'instance',
+          queued: 0,
+          oldestAgeMs: 0,
+          drainPerSecond: 0,
+          staleLastMinute: 0,
+          neededPerSecond: 2,
+        },
+      ],
+    );
+    expect(text).toContain('# TYPE blackbox_capture_queue_checks_total counter\n');
+    expect(text.match(/# TYPE blackbox_capture_queue_checks_total/g)).toHaveLength(1);
+    expect(text).toContain('blackbox_capture_queue_checks_total{event="stale"} 3\n');
+    expect(text).toContain(
+      'blackbox_capture_capture_outcomes_total{outcome="degraded-first-party",engine="firefox"} 2\n',
+    );
+    expect(text).toContain('# TYPE blackbox_capture_queue_time_left_milliseconds gauge\n');
+    expect(text).toContain('blackbox_capture_queue_time_left_milliseconds{instance="pod-1",scope="fleet"} 55000\n');
+    expect(text).not.toContain('blackbox_capture_queue_time_left_milliseconds{instance="pod-1",scope="instance"}');
+    expect(text).toContain('blackbox_capture_queue_needed_rate{instance="pod-1",scope="instance"} 2\n');
+    expect(text.endsWith('\n')).toBe(true);
+  });
+
+  it('escapes label values and leaves out families with nothing to say', () => {
+    const text = exposition([{ metric: 'upstream', labels: { operation: 'a"b\\c\nd', result: 'ok' }, value: 1 }], []);
+    expect(text).toContain('{operation="a\\"b\\\\c\\nd",result="ok"} 1\n');
+    expect(text).not.toContain('queue_depth');
+  });
+
+  it('names as the OpenTelemetry Prometheus exporter does', () => {
+    expect(prometheusName(METRICS.oldest)).toBe('blackbox_capture_queue_oldest_age_milliseconds');
+    expect(prometheusName(METRICS.queue)).toBe('blackbox_capture_queue_checks_total');
+    expect(prometheusName(METRICS.depth)).toBe('blackbox_capture_queue_depth');
+  });
+});
