@@ -3,7 +3,7 @@
  * capture with no page code and reports on `document` through `blackbox`,
  * `blackboxerror` and `blackboxoutcome` events.
  */
-import { captureBlackbox, writeField } from './capture.js';
+import { captureBlackbox, isField, writeField } from './capture.js';
 import type { CaptureOptions } from './options.js';
 
 export function startFromScriptTag(tag: HTMLOrSVGScriptElement | null): Promise<string> | undefined {
@@ -43,7 +43,7 @@ export function startFromScriptTag(tag: HTMLOrSVGScriptElement | null): Promise<
     delete options.field;
     options.onUpdate = (blackbox: string) => {
       const element = document.getElementById(field);
-      if (element && /^(INPUT|TEXTAREA)$/.test(element.tagName)) writeField(element as HTMLInputElement, blackbox);
+      if (isField(element)) writeField(element, blackbox);
     };
   }
   return captureBlackbox(options as unknown as CaptureOptions).then(

@@ -14,13 +14,6 @@ export interface DeliveryFailure {
   cause?: unknown;
 }
 
-/** The JSON body unless `post.body` builds another: the outcome and the capture nonce travel with the blackbox. */
-const defaultBody = (blackbox: string, outcome: CaptureOutcome, nonce?: string) => ({
-  blackbox,
-  outcome,
-  ...(nonce ? { nonce } : {}),
-});
-
 /** Retry-After in ms (seconds or an HTTP date); NaN when absent or unreadable. */
 export function retryAfterMs(response: Response): number {
   // Stryker disable next-line StringLiteral: any text that is neither digits nor a date reads as NaN, as '' does
@@ -57,7 +50,9 @@ export async function deliver(
   post: NormalizedPost,
   outcome: CaptureOutcome,
   signal?: AbortSignal,
-  body: unknown = post.body ? post.body(blackbox, outcome) : defaultBody(blackbox, outcome, post.captureNonce),
+  // The JSON body unless `post.body` builds another: the outcome and the capture nonce (left out
+  // when there is none: JSON has no undefined) travel with the blackbox.
+  body: unknown = post.body ? post.body(blackbox, outcome) : { blackbox, outcome, nonce: post.captureNonce },
 ): Promise<Response> {
   const { url, headers, credentials = 'same-origin', maxAttempts = 4, timeoutMs = 10_000 } = post;
   const crypto = globalThis.crypto;
@@ -65,12 +60,16 @@ export async function deliver(
   const key =
     crypto.randomUUID?.() ??
     Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
+  const json = JSON.stringify(body);
   const init = {
     method: 'POST',
     headers: { ...headers, 'content-type': 'application/json', 'idempotency-key': key },
-    body: JSON.stringify(body),
+    body: json,
     credentials,
-    keepalive: true, // a page being left still delivers
+    // A page being left still delivers. Browsers refuse a keep-alive body over 64 KiB (in flight,
+    // all requests together): a larger one goes without (docs/browser.md#delivery-limits). At
+    // most 3 bytes a character in UTF-8: under 20,000 characters fit whatever they are.
+    keepalive: json.length < 2e4,
   };
   let detail: string;
   let status: number | undefined;

@@ -62,6 +62,8 @@ const EXPECTED: Record<string, string> = {
   signal: 'an AbortSignal',
   vendor: 'an object of loader keys',
   'post.url': URL_EXPECTED,
+  // The page config's own key, looked up on every write.
+  bbout_element_id: 'the id of an input or textarea in the page config (bbout_element_id)',
   'post.headers': 'an object of string values',
   'post.credentials': '"omit", "same-origin" or "include"',
   'post.body': 'a function',
@@ -97,7 +99,7 @@ export const MESSAGES = {
   invalid_option: invalid,
   unknown_option: (name: string, known: string[]) => `Unknown option "${name}"; known: ${known.join(', ')}.`,
   shadowed_global: (name: string, received: unknown) =>
-    `Invalid option "globalName": window.${name} already holds ${describe(received)}, not a config object.`,
+    `Invalid option "globalName": window.${name} already holds ${describe(received)}${Object.isFrozen(received) ? ' (frozen)' : Object.isSealed(received) ? ' (sealed)' : ''}, not a config object the package can write (a plain object, not frozen or sealed, its members writable). Leave window.${name} to the package, or name another with globalName.`,
   option_conflict: (name: string, running: unknown, requested: unknown) =>
     `The loader runs once per page and already has ${name} = ${describe(running)}; this call asked for ${describe(requested)}.`,
   not_browser: () => 'captureBlackbox() needs a browser page; call it on the client only.',
