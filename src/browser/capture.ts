@@ -44,7 +44,11 @@ let loader: VendorLoaderConfig;
 /** The loader tag this package injected, if it did. */
 let tag: HTMLScriptElement | undefined;
 let latest: string | undefined;
-let complete: boolean;
+/**
+ * False until the run's blackbox is final (complete, or degraded after the grace), then when it
+ * became final, in ms since the epoch: its age travels with it (deliver.ts).
+ */
+let complete: number | false;
 let failure: BlackboxCaptureError | undefined;
 /** First-party scripts that failed to parse (an HTML page in place of `dyn_wdp.js`). */
 let unparsed: string[];
@@ -88,7 +92,7 @@ function startGrace(): void {
   if (!failed.some((name) => name.startsWith('fp_')) || failed.some((name) => name.startsWith('io_'))) return;
   grace = setTimeout(() => {
     if (!running || complete) return;
-    complete = true;
+    complete = Date.now();
     stopWatching();
     notify();
   }, running.degradedGraceMs ?? 2000);
@@ -193,7 +197,7 @@ function accept(blackbox: unknown, done: unknown): void {
   if (vendorFlag(done)) {
     // Stryker disable next-line ArrayDeclaration: the empty_blackbox message takes no arguments
     if (!blackbox) return fail(fault('collection_failed', [], {}, 'empty_blackbox'));
-    complete = true;
+    complete = Date.now();
     clearTimeout(grace);
     stopWatching();
     // Stryker disable next-line ConditionalExpression: always looking is the slower way to the same answer (startGrace finds nothing failed)
@@ -224,21 +228,20 @@ function watch(href: string): void {
     !loader.loaderMain &&
     fail(fault('loader_failed', [href, true], { url: href }));
   const onError = (event: Event) => {
-    const { target, filename, error } = event as Omit<ErrorEvent, 'error'> & { error?: Error };
-    if ((target as HTMLScriptElement).src === href) return fail(fault('loader_failed', [href, false], { url: href }));
-    // A first-party script that "loaded" but did not parse (an HTML page in its place): the
-    // loader saw a load and goes on, but the chain can deliver nothing. Only scripts under the
-    // proxy path or the static override count: a broken script of the page's own does not.
-    const file = error?.name === 'SyntaxError' && filename.split('?')[0]!;
-    if (
-      file &&
-      [loader.uri_hook + '/', loader.fp_static_override_uri].some(
-        (start) => start && file.startsWith(new URL(start, document.baseURI).href.split('?')[0]!),
+    if ((event.target as HTMLScriptElement).src === href)
+      return fail(fault('loader_failed', [href, false], { url: href }));
+    if ((event as { error?: Error }).error?.name !== 'SyntaxError') return void setTimeout(checkScripts);
+    // A parse error: which first-party script did not parse, if one did (a chunk loaded only
+    // then). Without the chunk, the loader's failure flags still tell.
+    void import('./unparsed.js')
+      .then(
+        ({ unparsedScript }) => {
+          const name = unparsedScript(event, loader);
+          if (name) unparsed.push(name);
+        },
+        () => {},
       )
-    ) {
-      unparsed.push('fp_' + file.split('/').pop()!.split('.')[0]);
-    }
-    setTimeout(checkScripts);
+      .then(() => setTimeout(checkScripts));
   };
   // Held from the start: the run may end after its page went away (a torn-down test
   // environment, a removed frame), when these globals are gone.
@@ -360,7 +363,7 @@ function startRun(options: NormalizedOptions): void {
     if (options.inject !== false && !Array.from(document.scripts).some((script) => script.src === href)) {
       // The page's CSP nonce, read the way browsers expose it (the attribute is hidden, the property is not).
       const noncer = document.querySelector<HTMLScriptElement>('script[nonce]');
-      inject(href, options.nonce ?? ((noncer && (noncer.nonce || noncer.getAttribute('nonce'))) || undefined));
+      inject(href, options.nonce ?? (noncer?.nonce || noncer?.getAttribute('nonce') || undefined));
     }
   }
 }
@@ -413,7 +416,7 @@ function subscribe(options: NormalizedOptions, field: Field | null, timeoutMs = 
         if (!isField(target)) return finish(fault('invalid_option', ['bbout_element_id', target]));
         writeField(target, blackbox);
       }
-      if (onUpdate) safely(() => onUpdate(blackbox, complete));
+      if (onUpdate) safely(() => onUpdate(blackbox, !!complete));
       if (!complete || settled) return;
       clearTimeout(timer);
       listeners.delete(listener);
@@ -423,7 +426,7 @@ function subscribe(options: NormalizedOptions, field: Field | null, timeoutMs = 
       // imports nothing from this one (and the entry exports nothing but the API).
       delivery!
         .then(
-          ({ deliver }) => deliver(blackbox, post, outcome!, signal),
+          ({ deliver }) => deliver(blackbox, post, outcome!, signal, complete as number),
           (cause: unknown): never => {
             const failure: DeliveryFailure = { detail: 'the delivery code did not load', cause };
             throw failure;

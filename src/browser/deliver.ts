@@ -50,12 +50,15 @@ export async function deliver(
   post: NormalizedPost,
   outcome: CaptureOutcome,
   signal?: AbortSignal,
-  // The JSON body unless `post.body` builds another: the outcome and the capture nonce (left out
-  // when there is none: JSON has no undefined) travel with the blackbox.
-  body: unknown = post.body ? post.body(blackbox, outcome) : { blackbox, outcome, nonce: post.captureNonce },
+  capturedAt?: number,
+  // The JSON body unless `post.body` builds another: the outcome, the capture nonce and when the
+  // blackbox became final, so that the server can tell its age (left out when there is none:
+  // JSON has no undefined), travel with the blackbox.
+  body: unknown = post.body
+    ? post.body(blackbox, outcome)
+    : { blackbox, outcome, nonce: post.captureNonce, capturedAt },
 ): Promise<Response> {
   const { url, headers, credentials = 'same-origin', maxAttempts = 4, timeoutMs = 10_000 } = post;
-  const crypto = globalThis.crypto;
   // randomUUID needs a secure context; the key only has to be unique.
   const key =
     crypto.randomUUID?.() ??
@@ -112,5 +115,5 @@ export async function deliver(
  */
 export function report(post: NormalizedPost, outcome: CaptureOutcome): Promise<Response> {
   // Stryker disable next-line StringLiteral: with a body given, the blackbox argument is not read
-  return deliver('', { ...post, maxAttempts: Math.min(2, post.maxAttempts ?? 2) }, outcome, undefined, { outcome });
+  return deliver('', { ...post, maxAttempts: Math.min(2, post.maxAttempts ?? 2) }, outcome, undefined, 0, { outcome });
 }

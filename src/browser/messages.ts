@@ -114,6 +114,8 @@ export const MESSAGES = {
   consent_denied: () => 'Consent to device collection was not given: nothing was collected.',
   consent_timeout: (ms: number) =>
     `Consent to device collection was not decided within ${ms} ms: nothing was collected.`,
+  blackbox_used: (owner: string, requested: string) =>
+    `This page run's blackbox went to checkout "${owner}": the vendor's loader collects once per page run, so checkout "${requested}" would get the same one. Load that checkout page fully (a full navigation: data-turbo="false" on Turbo links, hx-boost="false" with htmx, reloadDocument in React Router, location.assign) for a blackbox of its own.`,
   post_failed: (url: string, detail: string) =>
     `Delivering to ${url} failed: ${deliveryDetail(detail)}; the error carries the blackbox.`,
 } satisfies Record<string, (...args: never[]) => string>;

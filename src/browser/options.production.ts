@@ -18,21 +18,21 @@ const isFunction = (value: unknown) => typeof value === 'function';
  * The rules kept, by option name; an undefined value passes (the default applies). No
  * prototype: a `__proto__` key (JSON.parse makes one) finds no rule, like any unknown name.
  */
-const KEPT: Record<string, (value: any) => unknown> = {
+const KEPT = {
   __proto__: null,
   loaderUrl: URL_RULE,
   uriHook: isUriHook,
-  globalName: (value) => typeof value === 'string' && GLOBAL_NAME.test(value),
+  globalName: (value: unknown) => typeof value === 'string' && GLOBAL_NAME.test(value),
   onTrace: isFunction,
   onUpdate: isFunction,
   onOutcome: isFunction,
   // A consent that is neither would never grant: a type check, kept.
-  consent: (value) => isFunction(value) || isFunction(value?.then),
+  consent: (value: any) => isFunction(value) || isFunction(value?.then),
   signal: isSignal,
   vendor: isPlainObject,
   'post.body': isFunction,
   'post.fetch': isFunction,
-};
+} as unknown as Record<string, (value: any) => unknown>;
 
 function check(prefix: string, options: Record<string, any>): void {
   for (const key in options) {

@@ -60,12 +60,27 @@ describe('post', () => {
       /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
     );
     // JSON keeps "+" intact, unlike form or query encoding.
-    // The outcome travels with the blackbox.
+    // The outcome and the time the blackbox became final travel with it.
     expect(JSON.parse(init.body as string)).toEqual({
       blackbox: bb,
       outcome: { outcome: 'complete', scripts: [], durationMs: expect.any(Number) },
+      capturedAt: expect.any(Number),
     });
     expect(bb).toMatch(/\+/);
+  });
+
+  it("capturedAt is when the run's blackbox became final, not when it is sent: a later delivery tells its age", async () => {
+    const { fetch, seen } = scriptedFetch([200]);
+    const before = Date.now();
+    await api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/device-risk', fetch } });
+    const after = Date.now();
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    // A call that does not join the first (other options) delivers the page run's one blackbox again.
+    await api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/other-risk', fetch } });
+    const [first, second] = seen.map((call) => JSON.parse(call.init.body as string) as { capturedAt: number });
+    expect(first!.capturedAt).toBeGreaterThanOrEqual(before);
+    expect(first!.capturedAt).toBeLessThanOrEqual(after);
+    expect(second!.capturedAt).toBe(first!.capturedAt);
   });
 
   it('accepts a plain URL string', async () => {
