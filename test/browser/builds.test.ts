@@ -97,6 +97,15 @@ describe('development warnings (legal set-ups that cost or break later)', () => 
     expect(warnings).toEqual([]);
     await adopted;
   });
+
+  it("the package's own loader tag, met by a second copy once the loader ran (Turbo running the tag again): none", async () => {
+    await api.captureBlackbox({ loaderUrl: LOADER_URL });
+    expect(warnings).toEqual([]);
+    vi.resetModules();
+    const again = await import('../../src/browser/index.js');
+    await again.captureBlackbox({ loaderUrl: LOADER_URL });
+    expect(warnings).toEqual([]);
+  });
 });
 
 describe('production option checks', () => {
