@@ -369,8 +369,8 @@ function startRun(options: NormalizedOptions): void {
 }
 
 function subscribe(options: NormalizedOptions, field: Field | null, timeoutMs = options.timeoutMs): Promise<string> {
-  const { signal, onUpdate, onTrace, captureNonce } = options;
-  const post = options.post && captureNonce ? { ...options.post, captureNonce } : options.post;
+  const { signal, onUpdate, onTrace, captureNonce, orderToken } = options;
+  const post = options.post && { ...options.post, captureNonce, orderToken };
   const started = performance.now();
   // Start fetching the delivery code now, so that it is there when the blackbox is.
   const delivery = post && import('./deliver.js');

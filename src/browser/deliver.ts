@@ -58,7 +58,7 @@ export async function deliver(
     ? post.body(blackbox, outcome)
     : { blackbox, outcome, nonce: post.captureNonce, capturedAt },
 ): Promise<Response> {
-  const { url, headers, credentials = 'same-origin', maxAttempts = 4, timeoutMs = 10_000 } = post;
+  const { url, headers, orderToken, credentials = 'same-origin', maxAttempts = 4, timeoutMs = 10_000 } = post;
   // randomUUID needs a secure context; the key only has to be unique.
   const key =
     crypto.randomUUID?.() ??
@@ -66,7 +66,13 @@ export async function deliver(
   const json = JSON.stringify(body);
   const init = {
     method: 'POST',
-    headers: { ...headers, 'content-type': 'application/json', 'idempotency-key': key },
+    // The gateway's order token (`orderToken`), when there is one, as its Order-Token header.
+    headers: {
+      ...headers,
+      ...(orderToken && { 'order-token': orderToken }),
+      'content-type': 'application/json',
+      'idempotency-key': key,
+    },
     body: json,
     credentials,
     // A page being left still delivers. Browsers refuse a keep-alive body over 64 KiB (in flight,

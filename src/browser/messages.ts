@@ -59,6 +59,7 @@ const EXPECTED: Record<string, string> = {
   nonce: 'a non-empty string',
   consent: 'a promise, or a function returning a boolean or a promise',
   captureNonce: 'the capture nonce your server issued (a string without spaces)',
+  orderToken: 'the order token the gateway issued (a string without spaces)',
   signal: 'an AbortSignal',
   vendor: 'an object of loader keys',
   'post.url': URL_EXPECTED,

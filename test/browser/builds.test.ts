@@ -203,6 +203,13 @@ describe('production option checks', () => {
     expect(({} as Record<string, unknown>).x).toBeUndefined();
   });
 
+  it('orderToken: passed on by both builds (the POST sends it, post.test.ts); its rule is development only', () => {
+    for (const normalize of [production, development])
+      expect(normalize({ ...base, post: '/r', orderToken: 'ot_1' }).orderToken).toBe('ot_1');
+    expect(codeOf(() => production({ ...base, post: '/r', orderToken: 'a b' }))).toBe('accepted');
+    expect(codeOf(() => development({ ...base, post: '/r', orderToken: 'a b' }))).toBe('invalid_option');
+  });
+
   it('an option given as undefined is an option not given', () => {
     const input = {
       ...base,

@@ -420,3 +420,39 @@ describe.each(loaders())('aborts around delivery, %s', (_, loaderSource) => {
     expect(seen).toHaveLength(1);
   });
 });
+
+describe('orderToken', () => {
+  it("goes with the POST as the Order-Token header the gateway reads, beside post's headers", async () => {
+    const { fetch, seen } = scriptedFetch([200]);
+    await api.captureBlackbox({
+      loaderUrl: LOADER_URL,
+      orderToken: 'ot_abc',
+      post: { url: '/device-risk', headers: { 'x-csrf': 't' }, fetch },
+    });
+    expect(seen[0]!.init.headers).toMatchObject({ 'x-csrf': 't', 'order-token': 'ot_abc' });
+  });
+
+  it('none given, none sent', async () => {
+    const { fetch, seen } = scriptedFetch([200]);
+    await api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/device-risk', fetch } });
+    expect(seen[0]!.init.headers).not.toHaveProperty('order-token');
+  });
+
+  it('comes from data-order-token on a script tag', async () => {
+    const headers: Array<Record<string, string>> = [];
+    const original = globalThis.fetch;
+    globalThis.fetch = (async (_url: string, init: RequestInit) => {
+      headers.push(init.headers as Record<string, string>);
+      return new Response('{}');
+    }) as typeof fetch;
+    try {
+      const tag = document.createElement('script');
+      Object.assign(tag.dataset, { loaderUrl: LOADER_URL, postUrl: 'https://shop.test/risk', orderToken: 'ot_tag' });
+      const { startFromScriptTag } = await import('../../src/browser/declarative.js');
+      await startFromScriptTag(tag);
+      expect(headers).toEqual([expect.objectContaining({ 'order-token': 'ot_tag' })]);
+    } finally {
+      globalThis.fetch = original;
+    }
+  });
+});
