@@ -177,6 +177,8 @@ function browserBuild(build) {
         dir: 'dist',
         format,
         entryFileNames: `[name].${format === 'es' ? 'js' : 'cjs'}`,
+        // What the two share (checkout.ts, errors.ts): a chunk of theirs, among dist/browser-*.js.
+        chunkFileNames: `${chunks}-[name].${format === 'es' ? 'js' : 'cjs'}`,
         paths: (id) =>
           BROWSER_ENTRY.test(id)
             ? `./index${suffix}.${format === 'es' ? 'js' : 'cjs'}`
