@@ -48,6 +48,8 @@ const minify = {
 const MESSAGES_MODULE = /(^|\/)messages\.js$/;
 /** The package's browser entry, which the element imports from beside itself (dist/index.js). */
 const BROWSER_ENTRY = /(^|\/)(src\/browser\/)?index(\.ts|\.js)?$/;
+/** The failed-script check, loaded only when a script fails, which the UMD file imports from beside itself. */
+const UNPARSED_MODULE = /(^|\/)unparsed\.js$/;
 /** The TCF adapter (data-consent="tcf:…"), which the UMD file imports from beside itself: dist/tcf.js. */
 const TCF_MODULE = /(^|\/)tcf\.js$/;
 /** The element's entry, which Vue's <BlackboxCapture> loads from beside itself (dist/element.js). */
@@ -148,14 +150,21 @@ function browserBuild(build) {
       // inside: `post` must not depend on a second file being deployed. The .cjs copy is the
       // same file for require(). Both builds share the one messages chunk.
       input: 'src/browser/umd.ts',
-      external: (id) => MESSAGES_MODULE.test(id) || TCF_MODULE.test(id),
+      external: (id) => MESSAGES_MODULE.test(id) || TCF_MODULE.test(id) || UNPARSED_MODULE.test(id),
       output: ['js', 'cjs'].map((ext) => ({
         file: `dist/blackbox-capture${suffix}.umd.${ext}`,
         format: 'umd',
         name: 'BlackboxCapture',
         exports: 'named',
         inlineDynamicImports: true,
-        paths: (id) => (MESSAGES_MODULE.test(id) ? './browser-messages.js' : TCF_MODULE.test(id) ? './tcf.js' : id),
+        paths: (id) =>
+          MESSAGES_MODULE.test(id)
+            ? './browser-messages.js'
+            : UNPARSED_MODULE.test(id)
+              ? './browser-unparsed.js'
+              : TCF_MODULE.test(id)
+                ? './tcf.js'
+                : id,
       })),
       plugins: [...twins, ts(), terser(minify)],
     },
@@ -169,6 +178,8 @@ function browserBuild(build) {
         dir: 'dist',
         format,
         entryFileNames: `[name].${format === 'es' ? 'js' : 'cjs'}`,
+        // What the two share (checkout.ts, errors.ts): a chunk of theirs, among dist/browser-*.js.
+        chunkFileNames: `${chunks}-[name].${format === 'es' ? 'js' : 'cjs'}`,
         paths: (id) =>
           BROWSER_ENTRY.test(id)
             ? `./index${suffix}.${format === 'es' ? 'js' : 'cjs'}`

@@ -103,3 +103,47 @@ test('under a strict CSP the nonce attribute reaches the loader tag, though the 
   );
   expect(violations).toEqual([]);
 });
+
+test('checkout-id: another checkout in the same page run is blackbox_used and never posted; a full load gives it its own', async ({
+  page,
+}) => {
+  const checkout = (id: string) =>
+    `<form method="post" action="/form"><blackbox-capture name="blackbox" loader-url="${site.loaderUrl}" post-url="/device-risk" checkout-id="${id}"></blackbox-capture></form>`;
+  const page1 = `<!doctype html><html><head><meta charset="utf-8"><script type="module" src="/dist/element.js"></script></head><body>${checkout('A')}</body></html>`;
+  await page.goto(site.page('/checkout-a.html', page1));
+  await expect(page.locator('blackbox-capture:state(complete)')).toHaveCount(1);
+  await expect.poll(() => site.deliveries.length).toBe(1);
+  const first = site.deliveries[0]!.body as { blackbox: string; capturedAt: number };
+  expect(first.capturedAt).toBeLessThanOrEqual(Date.now());
+  // A navigation without a full load (as Turbo, htmx or a router make it): checkout B replaces A.
+  const told = await page.evaluate(
+    (html) =>
+      new Promise<{ code: string; message: string }>((resolve) => {
+        document.addEventListener(
+          'blackboxerror',
+          (e) => {
+            const { code, message } = (e as CustomEvent<Error & { code: string }>).detail;
+            resolve({ code, message });
+          },
+          { once: true },
+        );
+        document.body.innerHTML = html;
+      }),
+    checkout('B'),
+  );
+  expect(told.code).toBe('blackbox_used');
+  expect(told.message).toMatch(/went to checkout "A".*checkout "B".*fully/);
+  await expect(page.locator('blackbox-capture:state(failed)')).toHaveCount(1);
+  expect(await page.evaluate(() => document.querySelector('blackbox-capture')!.value)).toBe('');
+  // Checkout A rendered again keeps its blackbox, posted once.
+  await page.evaluate((html) => (document.body.innerHTML = html), checkout('A'));
+  await expect(page.locator('blackbox-capture:state(complete)')).toHaveCount(1);
+  expect(await page.evaluate(() => document.querySelector('blackbox-capture')!.value)).toBe(first.blackbox);
+  // A full load of checkout B: a page run, and a blackbox, of its own.
+  await page.goto(site.page('/checkout-b.html', page1.replace(checkout('A'), checkout('B'))));
+  await expect(page.locator('blackbox-capture:state(complete)')).toHaveCount(1);
+  await expect.poll(() => site.deliveries.length).toBe(2);
+  const second = site.deliveries[1]!.body as { blackbox: string; capturedAt: number };
+  expect(second.blackbox).not.toBe(first.blackbox);
+  expect(second.capturedAt).toBeGreaterThan(first.capturedAt);
+});

@@ -19,7 +19,9 @@ export const TARGETS = { minimal: 1500, full: 1700, umd: 2500 };
  * 3957, 4662 and 5222 with failed scripts looked for only once a failure may have been seen;
  * 3979, 4693 and 5243 with a call that settles once (an abort from the final update wins) and
  * no retry after an abort that landed with an answer; 3980, 4700 and 5248 with consented calls
- * joining the page run's one delivery.
+ * joining the page run's one delivery; 3988, 4699 and 5250 with the production build's post
+ * address rule and hostile page configs as typed errors (issue #57); 3965, 4698 and 5244 with the
+ * failed-script check in a chunk of its own, the capture time and the order token in the POST.
  */
 export const GUARDS = { minimal: 3990, full: 4700, umd: 5280 };
 

@@ -44,7 +44,11 @@ let loader: VendorLoaderConfig;
 /** The loader tag this package injected, if it did. */
 let tag: HTMLScriptElement | undefined;
 let latest: string | undefined;
-let complete: boolean;
+/**
+ * False until the run's blackbox is final (complete, or degraded after the grace), then when it
+ * became final, in ms since the epoch: its age travels with it (deliver.ts).
+ */
+let complete: number | false;
 let failure: BlackboxCaptureError | undefined;
 /** First-party scripts that failed to parse (an HTML page in place of `dyn_wdp.js`). */
 let unparsed: string[];
@@ -88,7 +92,7 @@ function startGrace(): void {
   if (!failed.some((name) => name.startsWith('fp_')) || failed.some((name) => name.startsWith('io_'))) return;
   grace = setTimeout(() => {
     if (!running || complete) return;
-    complete = true;
+    complete = Date.now();
     stopWatching();
     notify();
   }, running.degradedGraceMs ?? 2000);
@@ -125,6 +129,11 @@ function safely(callback: () => void): void {
   }
 }
 
+/** An input or textarea: what a blackbox can be written into. */
+export const isField = (element: Element | null): element is Field =>
+  // No element reads as "undefined", which the pattern does not match.
+  /^(INPUT|TEXTAREA)$/.test(element?.tagName as string);
+
 /**
  * Writes into an input or textarea so that framework-controlled inputs notice:
  * React tracks `value` through its own setter on the element, so the prototype's
@@ -143,7 +152,8 @@ function failedScripts(): string[] {
     const script = flaggedScript(key);
     if (script && vendorFlag(loader[key])) failed.add(script);
   }
-  const rank = (name: string) => (SCRIPTS.includes(name) ? SCRIPTS.indexOf(name) : SCRIPTS.length);
+  // Not listed: -1, which >>> 0 makes the largest.
+  const rank = (name: string) => SCRIPTS.indexOf(name) >>> 0;
   return [...failed].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : 1));
 }
 
@@ -187,7 +197,7 @@ function accept(blackbox: unknown, done: unknown): void {
   if (vendorFlag(done)) {
     // Stryker disable next-line ArrayDeclaration: the empty_blackbox message takes no arguments
     if (!blackbox) return fail(fault('collection_failed', [], {}, 'empty_blackbox'));
-    complete = true;
+    complete = Date.now();
     clearTimeout(grace);
     stopWatching();
     // Stryker disable next-line ConditionalExpression: always looking is the slower way to the same answer (startGrace finds nothing failed)
@@ -218,19 +228,20 @@ function watch(href: string): void {
     !loader.loaderMain &&
     fail(fault('loader_failed', [href, true], { url: href }));
   const onError = (event: Event) => {
-    const { target, filename, error } = event as Omit<ErrorEvent, 'error'> & { error?: Error };
-    if ((target as HTMLScriptElement).src === href) return fail(fault('loader_failed', [href, false], { url: href }));
-    // A first-party script that "loaded" but did not parse (an HTML page in its place): the
-    // loader saw a load and goes on, but the chain can deliver nothing. Only scripts under the
-    // proxy path or the static override count: a broken script of the page's own does not.
-    const own = [
-      new URL(loader.uri_hook + '/', document.baseURI).href,
-      loader.fp_static_override_uri && new URL(loader.fp_static_override_uri, document.baseURI).href,
-    ];
-    if (error?.name === 'SyntaxError' && own.some((start) => start && filename.startsWith(start.split('?')[0]!))) {
-      unparsed.push('fp_' + filename.split('?')[0]!.split('/').pop()!.split('.')[0]);
-    }
-    setTimeout(checkScripts);
+    if ((event.target as HTMLScriptElement).src === href)
+      return fail(fault('loader_failed', [href, false], { url: href }));
+    if ((event as { error?: Error }).error?.name !== 'SyntaxError') return void setTimeout(checkScripts);
+    // A parse error: which first-party script did not parse, if one did (a chunk loaded only
+    // then). Without the chunk, the loader's failure flags still tell.
+    void import('./unparsed.js')
+      .then(
+        ({ unparsedScript }) => {
+          const name = unparsedScript(event, loader);
+          if (name) unparsed.push(name);
+        },
+        () => {},
+      )
+      .then(() => setTimeout(checkScripts));
   };
   // Held from the start: the run may end after its page went away (a torn-down test
   // environment, a removed frame), when these globals are gone.
@@ -277,12 +288,9 @@ function startRun(options: NormalizedOptions): void {
   }
   const name = options.globalName ?? pageName ?? 'IGLOO';
   const pageConfig = (w[name] ?? {}) as VendorConfig;
-  // A name taken by another global (`undefined`, `name`, `constructor`) cannot hold the config:
-  // refused here, before anything is written.
-  const slot = Object.getOwnPropertyDescriptor(w, name);
-  if (!isPlainObject(pageConfig) || (slot && !slot.writable && !slot.set)) {
-    throw fault('invalid_option', [name, w[name]], {}, 'shadowed_global');
-  }
+  // A name taken by another global (`undefined`, `name`, `constructor`), or a config object that
+  // refuses a write (frozen, sealed, a read-only or throwing member): a typed error, and no run.
+  if (!isPlainObject(pageConfig)) throw fault('invalid_option', [name, pageConfig], {}, 'shadowed_global');
   const pageLoader: VendorLoaderConfig = isPlainObject(pageConfig.loader) ? pageConfig.loader : {};
   const topLevel: Record<string, unknown> = { enable_rip: options.enableRip };
   const wanted: Record<string, unknown> = {
@@ -297,7 +305,28 @@ function startRun(options: NormalizedOptions): void {
       throw fault('option_conflict', ['loader.' + key, pageLoader[key], value]);
   }
 
-  // Nothing was written before this point.
+  try {
+    // Nothing was written before this point; the first write is the one a read-only name refuses.
+    w[name] = pageConfig;
+    if (name !== 'IGLOO') w.io_global_object_name = name;
+    pageConfig.loader = pageLoader;
+    for (const [key, value] of Object.entries(wanted)) if (value !== undefined) pageLoader[key] = value;
+    for (const [key, value] of Object.entries(topLevel)) if (value !== undefined) pageConfig[key] = value;
+    pageLoader.version ??= 'general5';
+    pageLoader.uri_hook ??= DEFAULT_URI_HOOK;
+    pageConfig.enable_rip ??= true;
+    // (A failed write leaves these two set: the next run sets them afresh.)
+    if (pageConfig.bb_callback !== onBlackbox) {
+      pageCallback = pageConfig.bb_callback;
+      pageConfig.bb_callback = onBlackbox;
+    }
+    // Loader 5.2.2 traces to the top-level `trace_handler`; the spec names `loader.trace_handler`.
+    pageTraces = [pageConfig.trace_handler, pageLoader.trace_handler].filter((handler) => handler !== onTraceMessage);
+    pageConfig.trace_handler = pageLoader.trace_handler = onTraceMessage;
+  } catch (cause) {
+    // The module state is untouched: the next call starts afresh.
+    throw fault('invalid_option', [name, pageConfig], { cause }, 'shadowed_global');
+  }
   running = options;
   config = pageConfig;
   loader = pageLoader;
@@ -308,21 +337,6 @@ function startRun(options: NormalizedOptions): void {
   traces = new Set();
   // Stryker disable next-line ArrayDeclaration: an entry that is no [options, promise] pair never matches a call
   calls = [];
-  if (name !== 'IGLOO') w.io_global_object_name = name;
-  w[name] = config;
-  config.loader = loader;
-  for (const [key, value] of Object.entries(wanted)) if (value !== undefined) loader[key] = value;
-  for (const [key, value] of Object.entries(topLevel)) if (value !== undefined) config[key] = value;
-  loader.version ??= 'general5';
-  loader.uri_hook ??= DEFAULT_URI_HOOK;
-  config.enable_rip ??= true;
-  if (config.bb_callback !== onBlackbox) {
-    pageCallback = config.bb_callback;
-    config.bb_callback = onBlackbox;
-  }
-  // Loader 5.2.2 traces to the top-level `trace_handler`; the spec names `loader.trace_handler`.
-  pageTraces = [config.trace_handler, loader.trace_handler].filter((handler) => handler !== onTraceMessage);
-  config.trace_handler = loader.trace_handler = onTraceMessage;
 
   const href = new URL(options.loaderUrl, document.baseURI).href;
   warnRiskySetup(options, href);
@@ -349,14 +363,14 @@ function startRun(options: NormalizedOptions): void {
     if (options.inject !== false && !Array.from(document.scripts).some((script) => script.src === href)) {
       // The page's CSP nonce, read the way browsers expose it (the attribute is hidden, the property is not).
       const noncer = document.querySelector<HTMLScriptElement>('script[nonce]');
-      inject(href, options.nonce ?? ((noncer && (noncer.nonce || noncer.getAttribute('nonce'))) || undefined));
+      inject(href, options.nonce ?? (noncer?.nonce || noncer?.getAttribute('nonce') || undefined));
     }
   }
 }
 
 function subscribe(options: NormalizedOptions, field: Field | null, timeoutMs = options.timeoutMs): Promise<string> {
-  const { signal, onUpdate, onTrace, captureNonce } = options;
-  const post = options.post && captureNonce ? { ...options.post, captureNonce } : options.post;
+  const { signal, onUpdate, onTrace, captureNonce, orderToken } = options;
+  const post = options.post && { ...options.post, captureNonce, orderToken };
   const started = performance.now();
   // Start fetching the delivery code now, so that it is there when the blackbox is.
   const delivery = post && import('./deliver.js');
@@ -395,10 +409,14 @@ function subscribe(options: NormalizedOptions, field: Field | null, timeoutMs = 
       if (error) return finish(error);
       const blackbox = latest!;
       // The page config's bbout_element_id is looked up on every write: the page may render it late.
-      const target =
-        field ?? ((config.bbout_element_id && document.getElementById(config.bbout_element_id)) as Field | null);
-      if (target) writeField(target, blackbox);
-      if (onUpdate) safely(() => onUpdate(blackbox, complete));
+      const id = config.bbout_element_id;
+      const target = field ?? ((id && document.getElementById(id)) as Field | null);
+      if (target) {
+        // An element without a value (a <script>, a <div>) would throw inside the vendor's callback.
+        if (!isField(target)) return finish(fault('invalid_option', ['bbout_element_id', target]));
+        writeField(target, blackbox);
+      }
+      if (onUpdate) safely(() => onUpdate(blackbox, !!complete));
       if (!complete || settled) return;
       clearTimeout(timer);
       listeners.delete(listener);
@@ -408,7 +426,7 @@ function subscribe(options: NormalizedOptions, field: Field | null, timeoutMs = 
       // imports nothing from this one (and the entry exports nothing but the API).
       delivery!
         .then(
-          ({ deliver }) => deliver(blackbox, post, outcome!, signal),
+          ({ deliver }) => deliver(blackbox, post, outcome!, signal, complete as number),
           (cause: unknown): never => {
             const failure: DeliveryFailure = { detail: 'the delivery code did not load', cause };
             throw failure;
@@ -435,14 +453,17 @@ function subscribe(options: NormalizedOptions, field: Field | null, timeoutMs = 
         fault('timeout', [timeoutMs, latest !== undefined, scripts, loader.uri_hook], { blackbox: latest, scripts }),
       );
     }, timeoutMs);
-    // Stryker disable next-line ObjectLiteral,BooleanLiteral: finish() removes the listener; `once` only frees it sooner
-    signal?.addEventListener('abort', onAbort, { once: true });
+    // Without `once`: finish() removes it.
+    signal?.addEventListener('abort', onAbort);
     // Stryker disable next-line ConditionalExpression: an undefined handler is skipped where traces are passed on
     if (onTrace) traces.add(onTrace); // for the page's lifetime: traces go on after completion
     listeners.add(listener);
     if (latest !== undefined) listener(); // a late caller catches up with what the run already has
   });
 }
+
+/** A rejection with the error's message written. */
+const explained = (error: unknown): Promise<never> => explain(error).then((written) => Promise.reject(written));
 
 /**
  * Captures the device blackbox: writes the vendor's config object, injects the
@@ -456,13 +477,9 @@ export function captureBlackbox(options: CaptureOptions): Promise<string> {
     const { signal } = normalized;
     // Stryker disable next-line ArrayDeclaration: the aborted message takes no arguments
     if (signal?.aborted) throw fault('aborted', [], { cause: signal.reason });
-    if (normalized.consent)
-      return afterConsent(normalized).catch((error: unknown) =>
-        explain(error).then((explained) => Promise.reject(explained)),
-      );
-    return start(normalized);
+    return normalized.consent ? afterConsent(normalized).catch(explained) : start(normalized);
   } catch (error) {
-    return explain(error).then((explained) => Promise.reject(explained));
+    return explained(error);
   }
 }
 
@@ -480,7 +497,7 @@ function start(normalized: NormalizedOptions, timeoutMs?: number): Promise<strin
       if (!same(running[key], normalized[key])) throw fault('option_conflict', [key, running[key], normalized[key]]);
   }
   const element = (typeof field === 'string' ? document.getElementById(field) : field) as Field | null;
-  if (field && !/^(INPUT|TEXTAREA)$/.test(element?.tagName as string)) throw fault('invalid_option', ['field', field]);
+  if (field && !isField(element)) throw fault('invalid_option', ['field', field]);
   if (!running) startRun(normalized);
   // Still none: the loader failed while it was being inserted.
   if (!running) throw failure!;

@@ -3,13 +3,24 @@
  * capture with no page code and reports on `document` through `blackbox`,
  * `blackboxerror` and `blackboxoutcome` events.
  */
-import { captureBlackbox, writeField } from './capture.js';
+import { captureBlackbox, isField, writeField } from './capture.js';
 import type { CaptureOptions } from './options.js';
 
 export function startFromScriptTag(tag: HTMLOrSVGScriptElement | null): Promise<string> | undefined {
   const data = (tag as HTMLScriptElement | null)?.dataset;
   if (!data?.loaderUrl) return undefined;
-  const { loaderUrl, globalName, uriHook, version, subkey, field, postUrl: post, timeoutMs, captureNonce } = data;
+  const {
+    loaderUrl,
+    globalName,
+    uriHook,
+    version,
+    subkey,
+    field,
+    postUrl: post,
+    timeoutMs,
+    captureNonce,
+    orderToken,
+  } = data;
   const options: Record<string, unknown> = {
     loaderUrl,
     globalName,
@@ -19,6 +30,7 @@ export function startFromScriptTag(tag: HTMLOrSVGScriptElement | null): Promise<
     field,
     post,
     captureNonce,
+    orderToken,
     nonce: (tag as HTMLScriptElement).nonce || tag!.getAttribute('nonce') || undefined,
   };
   // data-consent="tcf:<vendorId>": consent from the page's TCF v2 CMP (the adapter is a chunk of its own).
@@ -43,7 +55,7 @@ export function startFromScriptTag(tag: HTMLOrSVGScriptElement | null): Promise<
     delete options.field;
     options.onUpdate = (blackbox: string) => {
       const element = document.getElementById(field);
-      if (element && /^(INPUT|TEXTAREA)$/.test(element.tagName)) writeField(element as HTMLInputElement, blackbox);
+      if (isField(element)) writeField(element, blackbox);
     };
   }
   return captureBlackbox(options as unknown as CaptureOptions).then(

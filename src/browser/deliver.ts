@@ -14,13 +14,6 @@ export interface DeliveryFailure {
   cause?: unknown;
 }
 
-/** The JSON body unless `post.body` builds another: the outcome and the capture nonce travel with the blackbox. */
-const defaultBody = (blackbox: string, outcome: CaptureOutcome, nonce?: string) => ({
-  blackbox,
-  outcome,
-  ...(nonce ? { nonce } : {}),
-});
-
 /** Retry-After in ms (seconds or an HTTP date); NaN when absent or unreadable. */
 export function retryAfterMs(response: Response): number {
   // Stryker disable next-line StringLiteral: any text that is neither digits nor a date reads as NaN, as '' does
@@ -57,20 +50,35 @@ export async function deliver(
   post: NormalizedPost,
   outcome: CaptureOutcome,
   signal?: AbortSignal,
-  body: unknown = post.body ? post.body(blackbox, outcome) : defaultBody(blackbox, outcome, post.captureNonce),
+  capturedAt?: number,
+  // The JSON body unless `post.body` builds another: the outcome, the capture nonce and when the
+  // blackbox became final, so that the server can tell its age (left out when there is none:
+  // JSON has no undefined), travel with the blackbox.
+  body: unknown = post.body
+    ? post.body(blackbox, outcome)
+    : { blackbox, outcome, nonce: post.captureNonce, capturedAt },
 ): Promise<Response> {
-  const { url, headers, credentials = 'same-origin', maxAttempts = 4, timeoutMs = 10_000 } = post;
-  const crypto = globalThis.crypto;
+  const { url, headers, orderToken, credentials = 'same-origin', maxAttempts = 4, timeoutMs = 10_000 } = post;
   // randomUUID needs a secure context; the key only has to be unique.
   const key =
     crypto.randomUUID?.() ??
     Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
+  const json = JSON.stringify(body);
   const init = {
     method: 'POST',
-    headers: { ...headers, 'content-type': 'application/json', 'idempotency-key': key },
-    body: JSON.stringify(body),
+    // The gateway's order token (`orderToken`), when there is one, as its Order-Token header.
+    headers: {
+      ...headers,
+      ...(orderToken && { 'order-token': orderToken }),
+      'content-type': 'application/json',
+      'idempotency-key': key,
+    },
+    body: json,
     credentials,
-    keepalive: true, // a page being left still delivers
+    // A page being left still delivers. Browsers refuse a keep-alive body over 64 KiB (in flight,
+    // all requests together): a larger one goes without (docs/browser.md#delivery-limits). At
+    // most 3 bytes a character in UTF-8: under 20,000 characters fit whatever they are.
+    keepalive: json.length < 2e4,
   };
   let detail: string;
   let status: number | undefined;
@@ -113,5 +121,5 @@ export async function deliver(
  */
 export function report(post: NormalizedPost, outcome: CaptureOutcome): Promise<Response> {
   // Stryker disable next-line StringLiteral: with a body given, the blackbox argument is not read
-  return deliver('', { ...post, maxAttempts: Math.min(2, post.maxAttempts ?? 2) }, outcome, undefined, { outcome });
+  return deliver('', { ...post, maxAttempts: Math.min(2, post.maxAttempts ?? 2) }, outcome, undefined, 0, { outcome });
 }

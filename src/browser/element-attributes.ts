@@ -18,6 +18,7 @@ export interface BlackboxCaptureAttributes {
   nonce?: string;
   inject?: boolean | 'true' | 'false' | '';
   'capture-nonce'?: string;
+  'order-token'?: string;
   consent?: `tcf:${number}`;
   'post-url'?: string;
   'checkout-id'?: string;

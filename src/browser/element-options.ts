@@ -13,6 +13,7 @@ const TEXT_ATTRIBUTES = {
   version: 'version',
   subkey: 'subkey',
   'capture-nonce': 'captureNonce',
+  'order-token': 'orderToken',
 } as const;
 
 /**

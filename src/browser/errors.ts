@@ -10,7 +10,8 @@ export type BlackboxCaptureErrorCode =
   | 'option_conflict'
   | 'not_browser'
   | 'post_failed'
-  | 'consent_denied';
+  | 'consent_denied'
+  | 'blackbox_used';
 
 export interface BlackboxCaptureErrorDetails {
   cause?: unknown;

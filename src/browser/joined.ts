@@ -7,12 +7,15 @@
  * bundled into its own entry.
  */
 import type { CaptureOutcome } from '../shared/types.js';
+import { claimCheckout } from './checkout.js';
+import { explain } from './errors.js';
 import { captureBlackbox, type CaptureOptions } from './index.js';
 
 export interface JoinedOptions extends CaptureOptions {
   /**
-   * A checkout or cart id: with `post`, each id is posted once per page run (a new cart gets
-   * a transaction of its own, the same cart never two), with a `checkout-id` request header.
+   * A checkout or cart id: with `post`, it is posted once per page run, with a `checkout-id`
+   * request header. The page run's blackbox is the first id's: another id is refused with
+   * `blackbox_used` (checkout.ts), the same id re-rendered keeps it.
    */
   checkoutId?: string;
 }
@@ -65,7 +68,17 @@ function scoped(post: NonNullable<CaptureOptions['post']>, checkoutId: string): 
  */
 export function captureJoined(options: JoinedOptions, listener: MountListener): () => void {
   let active = true;
+  const stop = () => {
+    active = false;
+  };
   const { checkoutId, ...given } = options;
+  try {
+    // Another checkout than the page run's first: refused before anything runs or is posted.
+    if (checkoutId !== undefined) claimCheckout(checkoutId);
+  } catch (error) {
+    void explain(error).then((explained) => listener.ended('', explained, active));
+    return stop;
+  }
   const { post, ...shared } = given;
   // Nor the field, which the mount's own call writes.
   const { onUpdate: _onUpdate, onOutcome: _onOutcome, field: _field, ...delivery } = shared;
@@ -96,7 +109,5 @@ export function captureJoined(options: JoinedOptions, listener: MountListener): 
       // What the capture had when it failed: a timeout's partial value, a failed delivery's final one.
       (error: unknown) => listener.ended((error as { blackbox?: string } | undefined)?.blackbox ?? '', error, active),
     );
-  return () => {
-    active = false;
-  };
+  return stop;
 }

@@ -59,9 +59,12 @@ const EXPECTED: Record<string, string> = {
   nonce: 'a non-empty string',
   consent: 'a promise, or a function returning a boolean or a promise',
   captureNonce: 'the capture nonce your server issued (a string without spaces)',
+  orderToken: 'the order token the gateway issued (a string without spaces)',
   signal: 'an AbortSignal',
   vendor: 'an object of loader keys',
   'post.url': URL_EXPECTED,
+  // The page config's own key, looked up on every write.
+  bbout_element_id: 'the id of an input or textarea in the page config (bbout_element_id)',
   'post.headers': 'an object of string values',
   'post.credentials': '"omit", "same-origin" or "include"',
   'post.body': 'a function',
@@ -97,7 +100,7 @@ export const MESSAGES = {
   invalid_option: invalid,
   unknown_option: (name: string, known: string[]) => `Unknown option "${name}"; known: ${known.join(', ')}.`,
   shadowed_global: (name: string, received: unknown) =>
-    `Invalid option "globalName": window.${name} already holds ${describe(received)}, not a config object.`,
+    `Invalid option "globalName": window.${name} already holds ${describe(received)}${Object.isFrozen(received) ? ' (frozen)' : Object.isSealed(received) ? ' (sealed)' : ''}, not a config object the package can write (a plain object, not frozen or sealed, its members writable). Leave window.${name} to the package, or name another with globalName.`,
   option_conflict: (name: string, running: unknown, requested: unknown) =>
     `The loader runs once per page and already has ${name} = ${describe(running)}; this call asked for ${describe(requested)}.`,
   not_browser: () => 'captureBlackbox() needs a browser page; call it on the client only.',
@@ -112,6 +115,8 @@ export const MESSAGES = {
   consent_denied: () => 'Consent to device collection was not given: nothing was collected.',
   consent_timeout: (ms: number) =>
     `Consent to device collection was not decided within ${ms} ms: nothing was collected.`,
+  blackbox_used: (owner: string, requested: string) =>
+    `This page run's blackbox went to checkout "${owner}": the vendor's loader collects once per page run, so checkout "${requested}" would get the same one. Load that checkout page fully (a full navigation: data-turbo="false" on Turbo links, hx-boost="false" with htmx, reloadDocument in React Router, location.assign) for a blackbox of its own.`,
   post_failed: (url: string, detail: string) =>
     `Delivering to ${url} failed: ${deliveryDetail(detail)}; the error carries the blackbox.`,
 } satisfies Record<string, (...args: never[]) => string>;

@@ -79,6 +79,11 @@ export interface CaptureOptions {
    */
   captureNonce?: string;
   /**
+   * The order token the gateway issued for this checkout (`npx blackbox-capture serve`): `post`
+   * sends it as the `Order-Token` request header. Without `post` nothing is sent.
+   */
+  orderToken?: string;
+  /**
    * Consent before collection: a promise, or a function returning a boolean or a promise.
    * Nothing is written to `window` and no script is injected until it grants (`true`); a
    * denial (anything else, or a rejection) rejects with `consent_denied`. An undecided
@@ -97,8 +102,8 @@ export interface CaptureOptions {
   inject?: boolean;
 }
 
-/** `post` as a checked object, with the capture nonce it carries; deliver.ts fills in the defaults. */
-export type NormalizedPost = PostOptions & { captureNonce?: string };
+/** `post` as a checked object, with the capture nonce and order token it carries; deliver.ts fills in the defaults. */
+export type NormalizedPost = PostOptions & { captureNonce?: string; orderToken?: string };
 
 export interface NormalizedOptions extends Omit<CaptureOptions, 'post' | 'vendor' | 'timeoutMs'> {
   vendor: VendorPassthrough;
@@ -179,6 +184,7 @@ const OPTIONS: Record<keyof CaptureOptions, Rule> = {
   timeoutMs: ms,
   nonce: printable,
   captureNonce: printable,
+  orderToken: printable,
   consent: (value) => typeof value === 'function' || typeof value?.then === 'function',
   signal: isSignal,
   vendor: isPlainObject,

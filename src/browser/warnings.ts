@@ -7,6 +7,8 @@ import type { NormalizedOptions } from './options.js';
 
 const PREFIX = '[blackbox-capture] ';
 const warned = new Set<string>();
+/** The loader URL whose tag a copy of the package added (development builds only). */
+const INJECTED = Symbol.for('blackbox-capture.injected');
 
 /** Each warning once per page, also when a failed run is started again. */
 function warn(message: string): void {
@@ -32,7 +34,12 @@ export function warnRiskySetup(options: NormalizedOptions, href: string): void {
       `The loader is on ${loaderOrigin} and the page has no preconnect hint for it: add <link rel="preconnect" href="${loaderOrigin}"> to the page's head.`,
     );
   }
-  if (inject !== false && Array.from(document.scripts).some((script) => script.src === href)) {
+  // The package's own tag, added by another copy of it (a script tag that Turbo or htmx ran
+  // again), is no tag of the page's: the copies mark it on the window, as they add it.
+  const page = window as unknown as Record<symbol, string | undefined>;
+  const tagged = Array.from(document.scripts).some((script) => script.src === href);
+  if (inject !== false && !tagged) page[INJECTED] = href;
+  if (inject !== false && tagged && page[INJECTED] !== href) {
     warn(
       `The page already has a tag for ${href}: the package watches it instead of adding another. Say so with inject: false.`,
     );

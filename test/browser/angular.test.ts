@@ -80,7 +80,7 @@ describe('injectBlackbox', () => {
     expect(capture.complete()).toBe(false);
   });
 
-  it('with post and checkoutId: components of one cart post once, another cart once more', async () => {
+  it('with post and checkoutId: components of one cart post once, another cart in the page run never (blackbox_used)', async () => {
     const mount = await fresh();
     const carts: Array<string | null> = [];
     const fetch = (async (_: string, init: RequestInit) => {
@@ -88,11 +88,14 @@ describe('injectBlackbox', () => {
       return new Response('{}', { status: 200 });
     }) as unknown as typeof globalThis.fetch;
     const post = { url: '/device-risk', fetch };
+    const codes: Array<string | undefined> = [];
     for (const cart of ['cart-1', 'cart-1', 'cart-2', 'cart-1']) {
       const { capture, injector } = mount({ loaderUrl: LOADER_URL, post, checkoutId: cart });
       await capture.ready;
+      codes.push((capture.error() as { code?: string } | undefined)?.code);
       injector.destroy();
     }
-    expect(carts).toEqual(['cart-1', 'cart-2']);
+    expect(codes).toEqual([undefined, undefined, 'blackbox_used', undefined]);
+    expect(carts).toEqual(['cart-1']);
   });
 });

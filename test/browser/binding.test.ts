@@ -151,6 +151,8 @@ describe('watchCapture', () => {
 
   it('checkoutId goes with the delivery as a checkout-id header, beside the headers of post', () => {
     watchCapture({ loaderUrl: '/l.js', post: '/risk', checkoutId: 'cart-1' }, () => {});
+    // A new page run (a full load): its blackbox is nobody's yet (src/browser/checkout.ts).
+    delete (window as unknown as Record<symbol, unknown>)[Symbol.for('blackbox-capture.checkout')];
     watchCapture(
       { loaderUrl: '/l.js', post: { url: '/risk', headers: { 'x-csrf': 't' } }, checkoutId: 'cart-2' },
       () => {},

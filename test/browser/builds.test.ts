@@ -97,6 +97,15 @@ describe('development warnings (legal set-ups that cost or break later)', () => 
     expect(warnings).toEqual([]);
     await adopted;
   });
+
+  it("the package's own loader tag, met by a second copy once the loader ran (Turbo running the tag again): none", async () => {
+    await api.captureBlackbox({ loaderUrl: LOADER_URL });
+    expect(warnings).toEqual([]);
+    vi.resetModules();
+    const again = await import('../../src/browser/index.js');
+    await again.captureBlackbox({ loaderUrl: LOADER_URL });
+    expect(warnings).toEqual([]);
+  });
 });
 
 describe('production option checks', () => {
@@ -125,6 +134,15 @@ describe('production option checks', () => {
     ['a post without url', { ...base, post: {} }],
     ['a post.body that is no function', { ...base, post: { url: '/r', body: 'x' } }],
     ['a post.fetch that is no function', { ...base, post: { url: '/r', fetch: 'x' } }],
+    // Where the blackbox goes (issue #57): the page's origin or https, nowhere else.
+    ['post on plain http to another host', { ...base, post: 'http://evil.example/collect' }],
+    ['post.url on plain http to another host', { ...base, post: { url: 'http://evil.example/collect' } }],
+    ['a data: post', { ...base, post: 'data:,' }],
+    ['a javascript: post', { ...base, post: 'javascript:alert(1)' }],
+    ['a blob: post', { ...base, post: 'blob:https://shop.test/0f6a' }],
+    ['a protocol-relative post', { ...base, post: '//evil.example/collect' }],
+    ['a post with credentials', { ...base, post: 'https://u:p@evil.example/collect' }],
+    ['a post.url that is no string', { ...base, post: { url: 5 } }],
   ])('keeps refusing %s (invalid_option), as development does', (_, input) => {
     expect(codeOf(() => production(input))).toBe('invalid_option');
     expect(codeOf(() => development(input))).toBe('invalid_option');
@@ -141,7 +159,6 @@ describe('production option checks', () => {
     ['a vendor boolean that is none', { ...base, vendor: { tp: 'maybe' } }],
     ['a tp_host with a path', { ...base, vendor: { tp_host: 'https://tp.test/x' } }],
     ['fp_dyn without fp_static', { ...base, vendor: { fp_static: false } }],
-    ['post.url on plain http', { ...base, post: 'http://evil.example/r' }],
     ['post.maxAttempts of 11', { ...base, post: { url: '/r', maxAttempts: 11 } }],
     ['post.credentials unknown', { ...base, post: { url: '/r', credentials: 'always' } }],
     ['post.headers with a number', { ...base, post: { url: '/r', headers: { a: 1 } } }],
@@ -166,6 +183,31 @@ describe('production option checks', () => {
     };
     expect(codeOf(() => production(input))).toBe('accepted');
     expect(codeOf(() => production({ ...base, consent: Promise.resolve(true) }))).toBe('accepted');
+  });
+
+  it("keeps accepting a post on the page's origin or https, as development does", () => {
+    for (const post of ['/risk', 'risk', 'https://risk.example/collect', 'http://localhost:8080/risk']) {
+      expect(codeOf(() => production({ ...base, post }))).toBe('accepted');
+      expect(codeOf(() => development({ ...base, post }))).toBe('accepted');
+    }
+  });
+
+  it('a __proto__ key (as JSON.parse makes) is an unknown name in production, refused in development', () => {
+    for (const json of [
+      '{"loaderUrl":"/l.js","__proto__":{"x":1}}',
+      '{"loaderUrl":"/l.js","post":{"url":"/r","__proto__":null}}',
+    ]) {
+      expect(codeOf(() => production(JSON.parse(json)))).toBe('accepted');
+      expect(codeOf(() => development(JSON.parse(json)))).toBe('invalid_option');
+    }
+    expect(({} as Record<string, unknown>).x).toBeUndefined();
+  });
+
+  it('orderToken: passed on by both builds (the POST sends it, post.test.ts); its rule is development only', () => {
+    for (const normalize of [production, development])
+      expect(normalize({ ...base, post: '/r', orderToken: 'ot_1' }).orderToken).toBe('ot_1');
+    expect(codeOf(() => production({ ...base, post: '/r', orderToken: 'a b' }))).toBe('accepted');
+    expect(codeOf(() => development({ ...base, post: '/r', orderToken: 'a b' }))).toBe('invalid_option');
   });
 
   it('an option given as undefined is an option not given', () => {

@@ -28,7 +28,12 @@ describe('captureNonce', () => {
       post: { url: '/risk', fetch },
     });
     expect(bodies).toEqual([
-      { blackbox: bb, outcome: expect.objectContaining({ outcome: 'complete' }), nonce: 'v1.abc.def.ghi' },
+      {
+        blackbox: bb,
+        outcome: expect.objectContaining({ outcome: 'complete' }),
+        nonce: 'v1.abc.def.ghi',
+        capturedAt: expect.any(Number),
+      },
     ]);
   });
 

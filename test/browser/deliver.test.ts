@@ -12,6 +12,25 @@ afterEach(() => {
 });
 
 describe('deliver', () => {
+  it("keeps a request alive only under the browsers' 64 KiB keep-alive limit, whatever the characters", async () => {
+    const sent = async (blackbox: string, body?: () => unknown) => {
+      const { fetch, seen } = scriptedFetch([200]);
+      await deliver(blackbox, { url: '/r', fetch, body }, outcome);
+      return [seen[0]!.init.keepalive, (seen[0]!.init.body as string).length];
+    };
+    // A usual blackbox: kept alive, a page being left still delivers.
+    expect((await sent('0400' + 'A'.repeat(4000)))[0]).toBe(true);
+    // 1 MB (issue #57: lost in the browser's keep-alive limit): sent without keep-alive, whole.
+    expect(await sent('0400' + 'A'.repeat(1_000_000))).toEqual([
+      false,
+      1_000_004 + JSON.stringify({ blackbox: '', outcome }).length,
+    ]);
+    // 19,000 characters of 3 bytes each in UTF-8 would be 57,000 bytes: under the limit, kept alive;
+    // 22,000 would be 66,000 bytes: over it.
+    expect((await sent('bb', () => ({ note: '€'.repeat(19_000) })))[0]).toBe(true);
+    expect((await sent('bb', () => ({ note: '€'.repeat(22_000) })))[0]).toBe(false);
+  });
+
   it('waits 300 ms × 2^attempt at most between attempts without Retry-After (full jitter), and Retry-After: 0 not at all', async () => {
     vi.useFakeTimers();
     vi.spyOn(Math, 'random').mockReturnValue(1); // the longest wait the jitter allows

@@ -74,20 +74,27 @@ describe('<blackbox-capture post-url>: one transaction per checkout', () => {
     expect(posts).toEqual([{ key: expect.any(String), checkout: null }]);
   });
 
-  it('checkout-id scopes it: the same checkout id never two; another id, in the same page run, is refused', async () => {
+  it('checkout-id: the same checkout keeps its one POST; another checkout in the page run is blackbox_used, never posted', async () => {
     const { emulator, posts } = await endpoint();
     const tag = await freshTag();
-    const states: string[] = [];
-    for (const id of ['cart-1', 'cart-1', 'cart-2', 'cart-1'])
-      states.push((await mount(tag, `checkout-id="${id}"`)).state);
-    // One collection per page run (docs/vendor-contract.md#one-collection-per-page-run): cart-2
-    // brings cart-1's blackbox, which the endpoint refuses (422 blackbox_reused).
-    expect(states).toEqual(['complete', 'complete', 'failed', 'complete']);
+    const errors: Array<{ code: string; message: string }> = [];
+    const listener = (event: Event) => errors.push((event as CustomEvent<{ code: string; message: string }>).detail);
+    document.addEventListener('blackboxerror', listener);
+    try {
+      const states = [];
+      for (const id of ['cart-1', 'cart-1', 'cart-2', 'cart-1'])
+        states.push((await mount(tag, `checkout-id="${id}"`)).state);
+      // The loader collects once per page run: cart-2 would get cart-1's blackbox (issue #54).
+      expect(states).toEqual(['complete', 'complete', 'failed', 'complete']);
+      expect(errors).toEqual([expect.objectContaining({ code: 'blackbox_used' })]);
+      expect(errors[0]!.message).toMatch(/went to checkout "cart-1".*checkout "cart-2".*Load that checkout page fully/);
+    } finally {
+      document.removeEventListener('blackboxerror', listener);
+    }
     await vi.waitFor(() => expect(emulator.inspect.requests('accountCreate')).toBe(1));
     await new Promise((r) => setTimeout(r, 100));
     expect(emulator.inspect.requests('accountCreate')).toBe(1);
-    expect(posts.map((post) => post.checkout)).toEqual(['cart-1', 'cart-2']);
-    expect(new Set(posts.map((post) => post.key)).size).toBe(2);
+    expect(posts.map((post) => post.checkout)).toEqual(['cart-1']);
   });
 
   it('a delivery refused fails the element with post_failed; a later mount delivers again', async () => {

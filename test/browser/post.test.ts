@@ -60,12 +60,27 @@ describe('post', () => {
       /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
     );
     // JSON keeps "+" intact, unlike form or query encoding.
-    // The outcome travels with the blackbox.
+    // The outcome and the time the blackbox became final travel with it.
     expect(JSON.parse(init.body as string)).toEqual({
       blackbox: bb,
       outcome: { outcome: 'complete', scripts: [], durationMs: expect.any(Number) },
+      capturedAt: expect.any(Number),
     });
     expect(bb).toMatch(/\+/);
+  });
+
+  it("capturedAt is when the run's blackbox became final, not when it is sent: a later delivery tells its age", async () => {
+    const { fetch, seen } = scriptedFetch([200]);
+    const before = Date.now();
+    await api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/device-risk', fetch } });
+    const after = Date.now();
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    // A call that does not join the first (other options) delivers the page run's one blackbox again.
+    await api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/other-risk', fetch } });
+    const [first, second] = seen.map((call) => JSON.parse(call.init.body as string) as { capturedAt: number });
+    expect(first!.capturedAt).toBeGreaterThanOrEqual(before);
+    expect(first!.capturedAt).toBeLessThanOrEqual(after);
+    expect(second!.capturedAt).toBe(first!.capturedAt);
   });
 
   it('accepts a plain URL string', async () => {
@@ -403,5 +418,41 @@ describe.each(loaders())('aborts around delivery, %s', (_, loaderSource) => {
     expect(await failure(pending)).toMatchObject({ code: 'aborted' });
     await vi.advanceTimersByTimeAsync(1200); // past the Retry-After of 1 s
     expect(seen).toHaveLength(1);
+  });
+});
+
+describe('orderToken', () => {
+  it("goes with the POST as the Order-Token header the gateway reads, beside post's headers", async () => {
+    const { fetch, seen } = scriptedFetch([200]);
+    await api.captureBlackbox({
+      loaderUrl: LOADER_URL,
+      orderToken: 'ot_abc',
+      post: { url: '/device-risk', headers: { 'x-csrf': 't' }, fetch },
+    });
+    expect(seen[0]!.init.headers).toMatchObject({ 'x-csrf': 't', 'order-token': 'ot_abc' });
+  });
+
+  it('none given, none sent', async () => {
+    const { fetch, seen } = scriptedFetch([200]);
+    await api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/device-risk', fetch } });
+    expect(seen[0]!.init.headers).not.toHaveProperty('order-token');
+  });
+
+  it('comes from data-order-token on a script tag', async () => {
+    const headers: Array<Record<string, string>> = [];
+    const original = globalThis.fetch;
+    globalThis.fetch = (async (_url: string, init: RequestInit) => {
+      headers.push(init.headers as Record<string, string>);
+      return new Response('{}');
+    }) as typeof fetch;
+    try {
+      const tag = document.createElement('script');
+      Object.assign(tag.dataset, { loaderUrl: LOADER_URL, postUrl: 'https://shop.test/risk', orderToken: 'ot_tag' });
+      const { startFromScriptTag } = await import('../../src/browser/declarative.js');
+      await startFromScriptTag(tag);
+      expect(headers).toEqual([expect.objectContaining({ 'order-token': 'ot_tag' })]);
+    } finally {
+      globalThis.fetch = original;
+    }
   });
 });
