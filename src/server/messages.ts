@@ -319,3 +319,9 @@ export const toldMessages = {
   notMarked: (workflowExecutionId: string, status: string) =>
     `the decision of workflow execution ${workflowExecutionId} (${status}) was told, but the store did not take its told marker within a lease: another path may tell it again`,
 };
+
+/** options-table.ts: an option a factory's table refuses when the factory is called. */
+export const settingsMessages = {
+  notAnObject: 'the options must be an object',
+  badOption: (option: string, expects: string) => `${option} must be ${expects}`,
+};

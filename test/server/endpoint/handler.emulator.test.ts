@@ -335,6 +335,7 @@ describe('createDeviceRiskHandler', () => {
   it('refuses to start without allowed origins', () => {
     expect(() =>
       createDeviceRiskHandler({
+        client: {},
         answer: 'checked',
         allowedOrigins: [],
         resolveCustomer: () => ({ customerInternalReference: 'x' }),
