@@ -61,7 +61,7 @@ describe('ENDPOINT_OPTIONS', () => {
   it.each(Object.entries(ENDPOINT_OPTIONS).filter(([, row]) => row.default === REQUIRED))(
     'refuses a handler without %s',
     (name) => {
-      const options: Record<string, unknown> = base();
+      const options = base() as unknown as Record<string, unknown>;
       delete options[name];
       expect(() => createDeviceRiskHandler(options as never)).toThrow(
         expect.objectContaining({ code: 'invalid_configuration', message: expect.stringContaining(name) }),
