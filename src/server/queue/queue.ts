@@ -6,6 +6,8 @@
  * (`blackbox-capture/server/bullmq`).
  */
 import { systemNow, type Now } from '../clock.js';
+import { checkOptions } from '../options-table.js';
+import { MEMORY_QUEUE_OPTIONS } from './settings.js';
 
 /** A customer as a job holds it: its own transaction, if any, sealed (client.sealTransaction). */
 export interface QueuedCustomer {
@@ -108,8 +110,9 @@ interface Held {
 export function createMemoryQueue(
   options: MemoryQueueOptions = {},
 ): CheckQueue & { idle(): Promise<void>; leftBehind(): CheckJob[] } {
-  const maxQueued = options.maxQueued ?? 10_000;
-  const concurrency = options.concurrency ?? 4;
+  checkOptions(options, MEMORY_QUEUE_OPTIONS);
+  const maxQueued = options.maxQueued ?? MEMORY_QUEUE_OPTIONS.maxQueued.default;
+  const concurrency = options.concurrency ?? MEMORY_QUEUE_OPTIONS.concurrency.default;
   const now = options.now ?? systemNow;
   /** Arrival order: a Map iterates in insertion order, and a retried job keeps its place. */
   const held = new Map<string, Held>();
