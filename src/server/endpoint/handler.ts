@@ -37,12 +37,7 @@ import {
 import { recordOutcome, recordRepairs } from '../metrics.js';
 import { parseOutcome } from './outcome.js';
 import type { CaptureOutcome } from '../../shared/types.js';
-import {
-  runDeviceRiskCheck,
-  type CustomerMapping,
-  type DeviceRiskCheckOptions,
-  type DeviceRiskProgress,
-} from './check.js';
+import { runCheck, type CustomerMapping, type CheckRunOptions, type DeviceRiskProgress } from './check.js';
 import { createIdempotency, fingerprintOf } from './idempotency.js';
 import { outcomeReports } from './reports.js';
 import { checkRateLimit, createLimiter, type Limiter, type RateLimit } from './admission.js';
@@ -289,7 +284,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
     if (key === null) {
       told();
       return json(
-        await runDeviceRiskCheck(
+        await runCheck(
           client,
           blackbox,
           customer,
@@ -303,7 +298,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
       await fingerprint(),
       customer.transaction !== undefined,
       (progress, save) =>
-        runDeviceRiskCheck(
+        runCheck(
           client,
           blackbox,
           customer,
@@ -495,9 +490,9 @@ function checkOptions(
   onError: (error: unknown) => void,
   now: () => number,
   progress: DeviceRiskProgress,
-  onProgress: DeviceRiskCheckOptions['onProgress'] | undefined,
+  onProgress: CheckRunOptions['onProgress'] | undefined,
   reference: { reference?: string; customerInternalReference: string; userReference?: string },
-): DeviceRiskCheckOptions {
+): CheckRunOptions {
   return {
     workflowKey: options.workflowKey,
     ...(options.callbackUrl === undefined ? {} : { callbackUrl: options.callbackUrl }),

@@ -23,12 +23,7 @@ import { recordQueue, recordQueueWait, observeBacklog } from '../metrics.js';
 import { createBacklogWarning, createDrainMeter, type BacklogFigures } from '../queue/backlog.js';
 import type { CheckJob, CheckQueue, JobRun, QueuedCustomer } from '../queue/queue.js';
 import { fromStore, REDIS_FULL_RETRY_AFTER_S, type Store } from '../store/store.js';
-import {
-  runDeviceRiskCheck,
-  type CustomerMapping,
-  type DeviceRiskCheckOptions,
-  type DeviceRiskProgress,
-} from './check.js';
+import { runCheck, type CustomerMapping, type CheckRunOptions, type DeviceRiskProgress } from './check.js';
 import { TellingElsewhere } from '../told.js';
 import { isPermanent, isUnavailable, namedFailure } from './failure-answer.js';
 import { readKeyRecord, recordKeyOf, reused, staleKey, type createIdempotency, type KeyRecord } from './idempotency.js';
@@ -81,7 +76,7 @@ export interface QueuedChecksOptions {
     job: CheckJob,
     progress: DeviceRiskProgress,
     save: (progress: DeviceRiskProgress) => Promise<void>,
-  ) => DeviceRiskCheckOptions;
+  ) => CheckRunOptions;
   /** How long an accepted blackbox is trusted: past it, it is not uploaded (`blackbox_stale`). */
   maxQueuedMs: number;
   now: Now;
@@ -187,8 +182,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
         job.key,
         job.fingerprint,
         customer.transaction !== undefined,
-        (progress, save) =>
-          runDeviceRiskCheck(client, job.blackbox, customer, options.checkOptions(job, progress, save)),
+        (progress, save) => runCheck(client, job.blackbox, customer, options.checkOptions(job, progress, save)),
         () => {},
       );
     } catch (caught) {

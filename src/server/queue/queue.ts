@@ -6,19 +6,15 @@
  * (`blackbox-capture/server/bullmq`).
  */
 import { systemNow, type Now } from '../clock.js';
+import type { CustomerMapping } from '../endpoint/check.js';
 import { checkOptions } from '../options-table.js';
 import { MEMORY_QUEUE_OPTIONS } from './settings.js';
 
-/** A customer as a job holds it: its own transaction, if any, sealed (client.sealTransaction). */
-export interface QueuedCustomer {
-  customerInternalReference: string;
-  userReference?: string;
-  accountId?: string;
-  transaction?: string;
-  workflowKey?: string | number;
-  callbackUrl?: string;
-  tokenLifetime?: string;
-}
+/**
+ * A customer as a job holds it: resolveCustomer's CustomerMapping, with its own transaction,
+ * if any, sealed (client.sealTransaction), so that the job stays plain JSON.
+ */
+export type QueuedCustomer = Omit<CustomerMapping, 'transaction'> & { transaction?: string };
 
 /** One accepted checkout. Plain JSON: a shared queue stores it as it is. */
 export interface CheckJob {
