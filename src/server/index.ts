@@ -53,7 +53,7 @@ export type { NodeHandler, NodeHandlerOptions } from './adapter/node/handler.js'
 export { toFastifyHandler } from './adapter/node/fastify.js';
 export type { FastifyHandlerOptions, FastifyReplyLike, FastifyRequestLike } from './adapter/node/fastify.js';
 export { BodyTimeoutError, BODY_TIMEOUT_MS } from './http.js';
-// The error codes as one object (ERROR_CODES.QUEUE_FULL is 'queue_full') and their union.
+// The error codes as one object (ERROR_CODES.QUEUE_FULL is `queue_full`) and their union.
 export { DeviceRiskError, isDeviceRiskError, ERROR_CODES } from './errors.js';
 export { createMemoryQueue } from './queue/queue.js';
 export { NotCheckedError } from './endpoint/queued.js';

@@ -40,7 +40,7 @@ export const RETRIEVAL_BASE_URLS: Record<Region, string> = byRegion('retrieval')
 
 export interface DeviceRiskClientOptions {
   tokenSource: TokenSource;
-  /** US, EU or SG (regions.ts); or give `baseUrl`. */
+  /** A region of REGIONS (regions.ts); or give `baseUrl`. */
   region?: Region;
   /** Where account create and update go; default the region's `account.` host. */
   baseUrl?: string;

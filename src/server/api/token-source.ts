@@ -36,7 +36,7 @@ export interface CachedToken {
 export interface TokenSourceOptions {
   clientId: string;
   clientSecret: string;
-  /** US, EU or SG; or give `tokenUrl`. */
+  /** A region of REGIONS (regions.ts); or give `tokenUrl`. */
   region?: Region;
   tokenUrl?: string;
   /** Names your company and app, e.g. "AcmeShop Checkout/1.4" (the service refuses library defaults). */
