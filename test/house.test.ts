@@ -332,7 +332,6 @@ const NO_SETTINGS_MODULE: Record<string, string> = {
   createIdempotency: 'internal: made by the endpoint from its settings (endpoint/settings.ts)',
   createRateLimiter: 'internal: made by the client from its settings (api/settings.ts)',
   createCaptureNonce: 'a call, not a part that lives: its options are checked on each call (endpoint/nonce.ts)',
-  createTokenSource: 'checked where it is made (api/token-source.ts); its table is still to write (#59)',
   createFileQueue: 'checked where it is made (queue/file.ts); its table is still to write (#59)',
   createBullmqQueue: 'checked where it is made (queue/bullmq.ts); its table is still to write (#59)',
   createRedisStore: 'checked where it is made (store/redis.ts); its table is still to write (#59)',

@@ -61,6 +61,10 @@ export const RULES = {
     valid: (value) => value === 0 || isPositive(value),
     expects: 'zero or a positive number of milliseconds',
   },
+  secondsOrZero: {
+    valid: (value) => value === 0 || isPositive(value),
+    expects: 'zero or a positive number of seconds',
+  },
 } as const satisfies Record<string, OptionRule>;
 
 /** A rule of one of `values`. */

@@ -3,7 +3,7 @@
 // module has it. A new option is a row in the module (the compiler asks for it) and a row here.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { CLIENT_OPTIONS } from '../../src/server/api/settings.js';
+import { CLIENT_OPTIONS, TOKEN_SOURCE_OPTIONS } from '../../src/server/api/settings.js';
 import { CALLBACK_OPTIONS } from '../../src/server/callbacks/settings.js';
 import { ENDPOINT_OPTIONS } from '../../src/server/endpoint/settings.js';
 import { checkOptions, REQUIRED, type OptionDefault, type OptionRow } from '../../src/server/options-table.js';
@@ -16,6 +16,7 @@ export const TABLES: Record<string, Record<string, OptionRow>> = {
   "The endpoint's options": ENDPOINT_OPTIONS,
   "The callback handler's options": CALLBACK_OPTIONS,
   "The client's options": CLIENT_OPTIONS,
+  "The token source's options": TOKEN_SOURCE_OPTIONS,
   "The proxy's options": PROXY_OPTIONS,
   "The memory queue's options": MEMORY_QUEUE_OPTIONS,
   "The memory store's options": MEMORY_STORE_OPTIONS,

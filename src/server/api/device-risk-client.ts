@@ -264,6 +264,11 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
     ...retrieval,
     ...accounts,
     uploadBlackbox: createUpload(call, transactions),
-    finalize: createFinalize(call, transactions, options.finalizeMethod ?? defaults.finalizeMethod.default, retrieval.status),
+    finalize: createFinalize(
+      call,
+      transactions,
+      options.finalizeMethod ?? defaults.finalizeMethod.default,
+      retrieval.status,
+    ),
   };
 }
