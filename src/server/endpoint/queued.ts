@@ -26,7 +26,8 @@ import { fromStore, REDIS_FULL_RETRY_AFTER_S, type Store } from '../store/store.
 import { runCheck, type CustomerMapping, type CheckRunOptions, type DeviceRiskProgress } from './check.js';
 import { TellingElsewhere } from '../told.js';
 import { isPermanent, isUnavailable, namedFailure } from './failure-answer.js';
-import { readKeyRecord, recordKeyOf, reused, staleKey, type createIdempotency, type KeyRecord } from './idempotency.js';
+import { readKeyRecord, recordKeyOf, reused, type createIdempotency, type KeyRecord } from './idempotency.js';
+import { parseKeyRecord, recordedAnswer as keyRecordAnswer } from './key-record.js';
 
 /**
  * An accepted checkout (202) that will never be checked: its instance's memory queue held it
@@ -248,7 +249,7 @@ async function recordStale(
   // Another writer between the read and the write (a run of the same job elsewhere): read again.
   for (let attempt = 0; attempt < 3; attempt++) {
     const stored = await fromStore(store.get(recordKey), 'idempotency record read');
-    const record = stored === undefined ? undefined : (JSON.parse(stored) as KeyRecord);
+    const record = parseKeyRecord(stored);
     if (record?.result || record?.stale) return;
     const written =
       stored === undefined
@@ -309,12 +310,7 @@ async function recordedAnswer(
   key: string,
   fingerprint: string,
 ): Promise<Response | undefined> {
-  const record = await readKeyRecord(options.store, options.namespace, key);
-  if (record && record.fingerprint !== fingerprint) return reused();
-  // Checked already (a retry of a request answered before): the same reference as then.
-  if (record?.result) return json(record.result, 200);
-  if (record?.stale) return staleKey();
-  return undefined;
+  return keyRecordAnswer(await readKeyRecord(options.store, options.namespace, key), fingerprint);
 }
 
 /** A full queue: 503 `queue_full`, told, with the wait for one slot to free (1 to 60 s) as Retry-After. */
