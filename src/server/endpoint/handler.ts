@@ -47,9 +47,6 @@ import { claimNonce } from './nonce-claim.js';
 import { failureAnswer, namedFailure } from './failure-answer.js';
 import { createQueuedChecks } from './queued.js';
 import { defaultMaxQueued, endpointSettings, ENDPOINT_OPTIONS } from './settings.js';
-
-// Kept where the tests found it before the settings module (test/server/endpoint/queued.stubs.test.ts).
-export { defaultMaxQueued };
 import { createMemoryQueue, type CheckQueue } from '../queue/queue.js';
 import type { BacklogFigures } from '../queue/backlog.js';
 
