@@ -2,7 +2,7 @@
 // the emulator, and beside it, in the same run, one instance on its memory store, with the
 // same requests and the same faults; the cost of sharing is the difference.
 import { startEmulator } from '../dist/emulator.js';
-import { drive, fleetConfig, startFleet } from '../test/support/fleet.mjs';
+import { blackboxFor, drive, fleetConfig, startFleet } from '../test/support/fleet.mjs';
 import { redisAvailable, startRedis } from '../test/support/redis-server.mjs';
 
 /** A contracted limit far above what one machine offers: the kit's own throughput, not the tenant's. */
@@ -151,7 +151,7 @@ export async function benchStoreCost({ requests = 300, rounds = 3 } = {}) {
                 'idempotency-key': key,
                 'x-order': key,
               },
-              body: JSON.stringify({ blackbox: BLACKBOX }),
+              body: JSON.stringify({ blackbox: blackboxFor(BLACKBOX, key) }),
             }),
           );
           await response.text();

@@ -16,7 +16,11 @@ function once(i) {
     const headers = { ...spec.headers };
     if (spec.uniqueKey)
       headers['idempotency-key'] = `bench-${process.pid}-${i}-${Math.random().toString(36).slice(2, 10)}`;
-    const body = spec.body ?? null;
+    // Each checkout its own blackbox too: a used one is refused (src/server/endpoint/reuse.ts).
+    const body =
+      spec.uniqueKey && spec.body
+        ? spec.body.replace('"blackbox":"0400', `"blackbox":"0400${process.pid}x${i}`)
+        : (spec.body ?? null);
     if (body) headers['content-length'] = Buffer.byteLength(body);
     const started = process.hrtime.bigint();
     const req = http.request(

@@ -12,7 +12,7 @@ import {
   createTokenSource,
 } from '../dist/server.js';
 import { redisAvailable, startRedis } from '../test/support/redis-server.mjs';
-import { BLACKBOX, quantile, SHOP, USER_AGENT } from './common.mjs';
+import { blackboxOf, quantile, SHOP, USER_AGENT } from './common.mjs';
 
 /** The browser package's retries (src/browser/deliver.ts): 4 attempts, Retry-After or backoff, 10 s each. */
 async function browserPost(handler, key, order) {
@@ -21,7 +21,7 @@ async function browserPost(handler, key, order) {
       new Request(`${SHOP}/device-risk`, {
         method: 'POST',
         headers: { origin: SHOP, 'content-type': 'application/json', 'idempotency-key': key, 'x-order': order },
-        body: JSON.stringify({ blackbox: BLACKBOX }),
+        body: JSON.stringify({ blackbox: blackboxOf(key) }),
       }),
       { clientAddress: '127.0.0.1' },
     );

@@ -13,21 +13,30 @@ import {
   createTokenSource,
 } from '../dist/server.js';
 import { redisAvailable, startRedis } from '../test/support/redis-server.mjs';
-import { BLACKBOX, quantile, SHOP, USER_AGENT } from './common.mjs';
+import { blackboxOf, quantile, SHOP, USER_AGENT } from './common.mjs';
 import { fleetConfig, startFleet } from '../test/support/fleet.mjs';
 
 const RUN = Math.random().toString(36).slice(2, 10);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-const post = (handler, key, order, clientAddress) =>
+const post = (handler, key, order, clientAddress, session) =>
   handler(
     new Request(`${SHOP}/device-risk`, {
       method: 'POST',
-      headers: { origin: SHOP, 'content-type': 'application/json', 'idempotency-key': key, 'x-order': order },
-      body: JSON.stringify({ blackbox: BLACKBOX }),
+      headers: {
+        origin: SHOP,
+        'content-type': 'application/json',
+        'idempotency-key': key,
+        'x-order': order,
+        ...(session ? { cookie: `shop_session=${session}` } : {}),
+      },
+      body: JSON.stringify({ blackbox: blackboxOf(key) }),
     }),
     { clientAddress },
   );
+
+/** The shop's visitor (the handler's `visitor`): its session cookie, as a shop whose checkout page sets one. */
+const sessionOf = (request) => /(?:^|;\s*)shop_session=([^;]+)/.exec(request.headers.get('cookie') ?? '')?.[1];
 
 const client = (emulator) =>
   createDeviceRiskClient({
@@ -120,7 +129,7 @@ async function fourProcesses({ backlog, settleMs, spanMs }) {
               'idempotency-key': `fleet-key-${i + j}-${RUN}`,
               'x-order': `f-${i + j}`,
             },
-            body: JSON.stringify({ blackbox: BLACKBOX }),
+            body: JSON.stringify({ blackbox: blackboxOf(`fleet-key-${i + j}-${RUN}`) }),
           }).then((r) => r.status),
         ),
       );
@@ -153,10 +162,13 @@ export async function benchQuota({ backlog = 150, settleMs = 15_000, spanMs = 60
  * Honest shoppers (one checkout every `honestEveryMs`, each from an IPv4 address of its own)
  * beside a flood of `floodPerSecond` checkouts for `offerMs`: from addresses of one IPv6 /64,
  * from a new IPv4 address each, or none. Honest shoppers' time from post to decision.
+ * `session`: the handler admits by the shop's session (`visitor`); honest shoppers carry the
+ * session their checkout page set, the flood none (it posts without loading the shop's pages).
  */
 async function flood({
   name,
   floodAddress,
+  session = false,
   floodPerSecond = 20,
   honestEveryMs = 2000,
   offerMs = 20_000,
@@ -170,6 +182,7 @@ async function flood({
     workflowKey: 10011,
     client: client(emulator),
     queue: createMemoryQueue(),
+    ...(session ? { visitor: sessionOf } : {}),
     resolveCustomer: (request) => ({ customerInternalReference: request.headers.get('x-order') }),
     onError: (error) => void (errors[error?.code] = (errors[error?.code] ?? 0) + 1),
     onResult: (_details, { customerInternalReference }) => {
@@ -193,7 +206,13 @@ async function flood({
       const order = `honest-${event.honest}`;
       const t0 = performance.now();
       jobs.push(
-        post(handler, `honest-key-${event.honest}-${RUN}`, order, `198.51.100.${event.honest + 1}`).then((a) => {
+        post(
+          handler,
+          `honest-key-${event.honest}-${RUN}`,
+          order,
+          `198.51.100.${event.honest + 1}`,
+          session ? `honest-session-${event.honest}-${RUN}` : undefined,
+        ).then((a) => {
           honestAnswers[a.status] = (honestAnswers[a.status] ?? 0) + 1;
           if (a.status === 202) honest.set(order, t0);
         }),
@@ -232,19 +251,28 @@ async function flood({
 
 export async function benchFloods(options = {}) {
   const hex = (n) => n.toString(16);
-  return [
-    await flood({ name: 'honest shoppers alone', floodAddress: undefined, ...options }),
-    await flood({
-      name: 'beside a /64 flood (20 a second, a new address of one /64 each)',
-      floodAddress: (i) => `2001:db8:1:2:${hex(1 + (i >> 16))}:${hex(i & 0xffff)}:${hex((i * 7919) & 0xffff)}:1`,
-      ...options,
-    }),
-    await flood({
-      name: 'beside a many-address flood (20 a second, a new IPv4 address each)',
-      floodAddress: (i) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
-      ...options,
-    }),
-  ];
+  const slash64 = (i) => `2001:db8:1:2:${hex(1 + (i >> 16))}:${hex(i & 0xffff)}:${hex((i * 7919) & 0xffff)}:1`;
+  const manyAddresses = (i) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
+  const rows = [];
+  for (const session of [false, true]) {
+    const by = session ? ', admitted by session' : '';
+    rows.push(
+      await flood({ name: `honest shoppers alone${by}`, floodAddress: undefined, session, ...options }),
+      await flood({
+        name: `beside a /64 flood (20 a second, a new address of one /64 each)${by}`,
+        floodAddress: slash64,
+        session,
+        ...options,
+      }),
+      await flood({
+        name: `beside a many-address flood (20 a second, a new IPv4 address each)${by}`,
+        floodAddress: manyAddresses,
+        session,
+        ...options,
+      }),
+    );
+  }
+  return rows;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

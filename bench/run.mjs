@@ -240,7 +240,7 @@ if (!enginesOnly && !fleetOnly && (!queueOnly || quotaOnly)) {
     );
   const floods = await benchFloods(quick ? { offerMs: 10_000, drainMs: 30_000 } : {});
   log(
-    'Floods beside honest shoppers (one instance, memory queue, admission at its defaults; an honest checkout every 2 s from an IPv4 address of its own):',
+    "Floods beside honest shoppers (one instance, memory queue, admission at its defaults, then by the shop's session; an honest checkout every 2 s from an IPv4 address of its own):",
   );
   log(
     '| honest shoppers | flood answers | honest answers | honest decided | to decision p50 / p90 / max | left queued |\n|---|---|---|---:|---:|---:|',

@@ -6,7 +6,7 @@
 // - then the subpath fallbacks, the command files' mode, the size table and the demo's stamp.
 // Types are checked by `npm run typecheck` (a step of `npm test`), not by the build.
 import { spawn } from 'node:child_process';
-import { chmodSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, rmSync } from 'node:fs';
 
 const quiet = process.argv.includes('--quiet');
 const say = (text) => {
@@ -54,6 +54,8 @@ try {
   ]);
   await run('subpath fallbacks', node, ['scripts/subpath-fallbacks.mjs']);
   for (const command of ['emulator-cli', 'cli']) chmodSync(`dist/${command}.js`, 0o755);
+  // The gateway's OpenAPI document, beside the chunk that serves it (src/gateway/extra-routes.ts).
+  copyFileSync('src/gateway/openapi.json', 'dist/openapi.json');
   const sizes = await run('sizes', node, ['scripts/size.mjs']);
   if (!quiet) process.stdout.write(sizes);
   await run('stamp', node, ['scripts/demo.mjs', '--stamp']);

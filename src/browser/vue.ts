@@ -21,7 +21,15 @@ import {
   type MaybeRefOrGetter,
   type ShallowRef,
 } from 'vue';
-import { INITIAL, keyOf, watchCapture, type BlackboxBindingOptions, type BlackboxState } from './binding.js';
+import {
+  INITIAL,
+  keyOf,
+  ready,
+  watchCapture,
+  type BlackboxBindingOptions,
+  type BlackboxState,
+  type Ready,
+} from './binding.js';
 import type { BlackboxCaptureAttributes } from './element-attributes.js';
 
 /** `loader-url` → `loaderUrl`. */
@@ -57,13 +65,26 @@ declare module 'vue' {
 export type { BlackboxState } from './binding.js';
 export type BlackboxComposableOptions = BlackboxBindingOptions;
 
-export function useBlackbox(options: MaybeRefOrGetter<BlackboxComposableOptions>): Readonly<ShallowRef<BlackboxState>> {
+/**
+ * The composable's state as a ref, and `ready`: the blackbox once the capture has ended (and,
+ * with `post`, been delivered), what a submit handler awaits (`await capture.ready`); the
+ * same promise until the options start a new capture. On a server it never settles.
+ */
+export type BlackboxComposable = Readonly<ShallowRef<BlackboxState>> & { readonly ready: Promise<string> };
+
+export function useBlackbox(options: MaybeRefOrGetter<BlackboxComposableOptions>): BlackboxComposable {
   const state = shallowRef<BlackboxState>(INITIAL);
   let stop: (() => void) | undefined;
+  // Made at setup, so that a handler can hold it before mount; the first capture settles it.
+  let ended: Ready | undefined = ready();
+  let current = ended.promise;
   const start = () => {
     stop?.();
     state.value = INITIAL;
-    stop = watchCapture(toValue(options), (update) => (state.value = { ...state.value, ...update }));
+    const now = ended ?? ready();
+    ended = undefined;
+    current = now.promise;
+    stop = watchCapture(toValue(options), (update) => (state.value = { ...state.value, ...update }), now.settle);
   };
   onMounted(start);
   // Not on a server (Vue runs no watcher there); Vue stops it with the component.
@@ -72,7 +93,7 @@ export function useBlackbox(options: MaybeRefOrGetter<BlackboxComposableOptions>
     // Stryker disable next-line OptionalChaining: only a component unmounted before it mounted (a Suspense given up) has none
     stop?.();
   });
-  return state;
+  return Object.defineProperty(state, 'ready', { get: () => current }) as BlackboxComposable;
 }
 
 /**

@@ -43,6 +43,8 @@ export const ERROR_CODES = {
   RESULT_HANDLER_TIMEOUT: 'result_handler_timeout',
   QUEUE_FULL: 'queue_full',
   BLACKBOX_STALE: 'blackbox_stale',
+  /** A blackbox already used for another Idempotency-Key: one collection, one transaction (src/server/endpoint/reuse.ts). */
+  BLACKBOX_REUSED: 'blackbox_reused',
   BACKLOG_BEHIND: 'backlog_behind',
   /** The handler is closing (`close()`): it takes no new checkout; the browser posts again, to another instance. */
   SHUTTING_DOWN: 'shutting_down',
@@ -86,6 +88,7 @@ export const ERR_UNKNOWN_EXECUTION = ERROR_CODES.UNKNOWN_EXECUTION;
 export const ERR_RESULT_HANDLER_TIMEOUT = ERROR_CODES.RESULT_HANDLER_TIMEOUT;
 export const ERR_QUEUE_FULL = ERROR_CODES.QUEUE_FULL;
 export const ERR_BLACKBOX_STALE = ERROR_CODES.BLACKBOX_STALE;
+export const ERR_BLACKBOX_REUSED = ERROR_CODES.BLACKBOX_REUSED;
 export const ERR_BACKLOG_BEHIND = ERROR_CODES.BACKLOG_BEHIND;
 export const ERR_SHUTTING_DOWN = ERROR_CODES.SHUTTING_DOWN;
 export const ERR_NOT_CHECKED = ERROR_CODES.NOT_CHECKED;

@@ -110,6 +110,16 @@ export const endpointMessages = {
     `${option} must be { ipv4, ipv6 } with whole numbers of bits: ipv4 from 1 to 32, ipv6 from 1 to 128`,
   noCallerAddress:
     'no caller address was given (pass { clientAddress } as the second argument): checkouts are not limited per address',
+  memoryQueue:
+    "accepted checkouts wait in this process's memory (the default queue): a restart or a deploy loses those not yet checked " +
+    '(told to onError as not_checked at close()). One instance on Node: queue: createFileQueue({ path }) from ' +
+    'blackbox-capture/server/file-queue; a fleet: createBullmqQueue; this on purpose: queue: createMemoryQueue() ' +
+    '(docs/fleet.md#the-queue)',
+  visitorOption:
+    'visitor must be a function of the request that returns your visitor id (a session, a cart) or undefined',
+  badVisitor: (got: string) =>
+    `visitor returned ${got}: it must return a string of 1 to 1024 characters (your session or cart id) or undefined`,
+  visitorUnresolved: 'The visitor could not be resolved',
 
   shuttingDown: 'This server is shutting down; post again (the same Idempotency-Key) in a moment',
   usePost: 'Use POST',
@@ -129,6 +139,10 @@ export const endpointMessages = {
   nonceExpiredAnswer: 'The capture nonce has expired',
   nonceInvalidAnswer: 'The capture nonce is not valid for this customer',
   nonceReused: 'This capture nonce was used before: a blackbox is checked once',
+  blackboxReused:
+    'This blackbox was already posted for another checkout: capture again (load the checkout page fully) and post the new one',
+  blackboxReusedLogged:
+    'a checkout was refused: its blackbox was already used for another Idempotency-Key (a page that navigated without a full load posts its first blackbox again; docs/frameworks.md#one-collection-per-page-run)',
   nonceInvalid: 'the capture nonce is not one this server issued for this customer',
   nonceExpired: 'the capture nonce has expired: issue a new one with the page',
   misconfigured: 'The device-risk check is misconfigured',

@@ -38,7 +38,23 @@ export interface Telling {
   abandon(): Promise<void>;
 }
 
+/**
+ * Which checkout an execution is for, as the endpoint's check knew it: written once its
+ * transaction exists, beside the markers (same store, same lifetime), and read by the callback
+ * handler, so that every `onResult` names the checkout (`reference`, the Idempotency-Key) and its
+ * order, an expired execution's too (its callback carries no details).
+ */
+export interface CheckoutOrder {
+  reference?: string;
+  customerInternalReference?: string;
+  userReference?: string;
+}
+
 export interface ToldMarkers {
+  /** Remembers which checkout `workflowExecutionId` is for. Rejects when the store does. */
+  remember(workflowExecutionId: string, order: CheckoutOrder): Promise<void>;
+  /** The checkout `workflowExecutionId` is for, when a check of this tenant remembered it. */
+  orderOf(workflowExecutionId: string): Promise<CheckoutOrder | undefined>;
   /**
    * Claims the telling of one execution's decision: a `Telling`, or `told` (another path told
    * it: call nothing), or `busy` (another path is telling it now). Rejects when the store does
@@ -82,7 +98,15 @@ export function toldMarkers(
   now: Now = systemNow,
 ): ToldMarkers {
   const read = (key: string) => fromStore(store.get(key), 'told marker read');
+  const orderKey = (workflowExecutionId: string) =>
+    `${keyPart(clientId ?? '')}:order:${keyPart(workflowExecutionId.toLowerCase())}`;
   return {
+    remember: (workflowExecutionId, order) =>
+      fromStore(store.set(orderKey(workflowExecutionId), JSON.stringify(order), TOLD_TTL_MS), 'checkout order write'),
+    async orderOf(workflowExecutionId) {
+      const text = await read(orderKey(workflowExecutionId));
+      return text === undefined ? undefined : (JSON.parse(text) as CheckoutOrder);
+    },
     async claim(workflowExecutionId, status) {
       const key = toldKey(clientId, workflowExecutionId, status);
       if ((await read(key)) === TOLD) return 'told';

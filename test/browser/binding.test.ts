@@ -102,6 +102,43 @@ describe('watchCapture', () => {
     expect(changes).toEqual([{ blackbox: 'bb', complete: true, error: undefined }]);
   });
 
+  it('ended: the delivered blackbox after the state changed, a failure’s partial value, also once stopped', async () => {
+    const told: string[] = [];
+    let stateAtEnd: unknown[] = [];
+    const changes: unknown[] = [];
+    watchCapture(
+      { loaderUrl: '/l.js', post: '/risk' },
+      (change) => changes.push(change),
+      (blackbox) => {
+        told.push(blackbox);
+        stateAtEnd = [...changes];
+      },
+    );
+    calls[1]!.resolve('bb');
+    await settle();
+    expect(told).toEqual([]); // not before the delivery
+    calls[0]!.resolve('bb');
+    await settle();
+    expect([told, stateAtEnd]).toEqual([['bb'], [{ blackbox: 'bb', complete: true, error: undefined }]]);
+    const stop = watchCapture(
+      { loaderUrl: '/l.js' },
+      () => {},
+      (blackbox) => told.push(blackbox),
+    );
+    stop();
+    calls[2]!.reject(Object.assign(new Error('timeout'), { blackbox: 'partial' }));
+    await settle();
+    const none = watchCapture(
+      { loaderUrl: '/l.js' },
+      () => {},
+      (blackbox) => told.push(blackbox),
+    );
+    void none;
+    calls[3]!.reject(new Error('no value'));
+    await settle();
+    expect(told).toEqual(['bb', 'partial', '']);
+  });
+
   it("a failed delivery is the state's error", async () => {
     const changes: unknown[] = [];
     watchCapture({ loaderUrl: '/l.js', post: '/risk' }, (change) => changes.push(change));

@@ -53,6 +53,23 @@ describe('blackboxStore', () => {
     expect(states.at(-1)).toEqual({ ...INITIAL, blackbox: 'bb' });
   });
 
+  it('ready: the blackbox once the capture the first subscriber started has ended; one per store', async () => {
+    const store = blackboxStore({ loaderUrl: '/l.js', post: '/risk' });
+    let settled: string | undefined;
+    void store.ready.then((blackbox) => (settled = blackbox));
+    const states: BlackboxState[] = [];
+    store.subscribe((state) => states.push(state))();
+    store.subscribe((state) => states.push(state));
+    watches[1]!.change({ blackbox: 'bb-1', complete: true });
+    await Promise.resolve();
+    expect(settled).toBeUndefined();
+    watches[1]!.ended('bb-1');
+    expect(await store.ready).toBe('bb-1');
+    expect(states.at(-1)).toEqual({ ...INITIAL, blackbox: 'bb-1', complete: true });
+    watches[0]!.ended('late'); // the same capture heard again: the first value stays
+    expect(await store.ready).toBe('bb-1');
+  });
+
   it('on a server (no document): the initial state, nothing started', () => {
     vi.stubGlobal('document', undefined);
     const states: BlackboxState[] = [];

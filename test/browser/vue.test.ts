@@ -84,6 +84,35 @@ describe('useBlackbox (Vue)', () => {
     expect(root.textContent).toBe('waiting ');
   });
 
+  it('ready: the blackbox once the capture ended, held before mount; a new capture has a new one', async () => {
+    const cart = ref('cart-1');
+    let capture!: ReturnType<typeof useBlackbox>;
+    const { root } = mount(
+      defineComponent({
+        setup() {
+          capture = useBlackbox(() => ({ loaderUrl: '/l.js', checkoutId: cart.value }));
+          const held = capture.ready;
+          return () => h('p', [capture.value.blackbox ?? '', String(held === capture.ready)]);
+        },
+      }),
+    );
+    const first = capture.ready;
+    let settled: string | undefined;
+    void first.then((blackbox) => (settled = blackbox));
+    watches[0]!.change({ blackbox: 'bb-1', complete: false });
+    await nextTick();
+    expect([settled, root.textContent]).toEqual([undefined, 'bb-1true']);
+    watches[0]!.change({ blackbox: 'bb-2', complete: true });
+    watches[0]!.ended('bb-2');
+    expect(await first).toBe('bb-2');
+    expect(capture.value.blackbox).toBe('bb-2');
+    cart.value = 'cart-2';
+    await nextTick();
+    expect(capture.ready).not.toBe(first);
+    watches[1]!.ended('bb-3');
+    expect(await capture.ready).toBe('bb-3');
+  });
+
   it('unmounted: a change of options starts nothing', async () => {
     const cart = ref('cart-1');
     const { app } = mount(Status(() => ({ loaderUrl: '/l.js', checkoutId: cart.value })));

@@ -99,7 +99,10 @@ describe('README server snippets, as written, against the emulator', () => {
     return import(pathToFileURL(last).href);
   }
 
-  const checkout = (origin: string) =>
+  // Each checkout its own blackbox: the endpoint refuses one already used (src/server/endpoint/reuse.ts).
+  let checkouts = 0;
+  const blackboxOf = (n: number) => BLACKBOX.slice(0, 4) + n + BLACKBOX.slice(4);
+  const checkout = (origin: string, blackbox: string) =>
     realFetch(`${origin}/device-risk`, {
       method: 'POST',
       headers: {
@@ -108,17 +111,18 @@ describe('README server snippets, as written, against the emulator', () => {
         'content-type': 'application/json',
         'idempotency-key': `readme-${Math.random()}`,
       },
-      body: JSON.stringify({ blackbox: BLACKBOX }),
+      body: JSON.stringify({ blackbox }),
     });
 
   async function exercise(origin: string) {
     const before = emulator.inspect.transactions().length;
-    const answer = await checkout(origin);
+    const blackbox = blackboxOf(++checkouts);
+    const answer = await checkout(origin, blackbox);
     // Accepted at once (the default), checked in the background: the browser gets a reference only.
     expect([answer.status, answer.status === 202 ? '' : await answer.text()]).toEqual([202, '']);
     expect(await answer.json()).toEqual({ accepted: true, reference: expect.stringMatching(/^readme-/) });
     expect(await checkedTransaction(emulator, before)).toMatchObject({
-      blackboxes: [BLACKBOX],
+      blackboxes: [blackbox],
       customerInternalReference: 'order-1',
       userReference: 'user-1',
     });

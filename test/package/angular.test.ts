@@ -282,7 +282,7 @@ describe.skipIf(!haveAngular)(
       expect(order).toMatchObject({ cart: 'pay-2', outcome: 'complete' });
     });
 
-    it('three visits of one cart by the router make one transaction; a second cart another', async () => {
+    it("three visits of one cart by the router make one transaction; a second cart's reused blackbox is refused", async () => {
       posts.length = 0;
       const before = emulator.inspect.requests('accountCreate');
       const context = await newContext();
@@ -299,10 +299,12 @@ describe.skipIf(!haveAngular)(
       await page.locator('#page').waitFor();
       await page.locator('#to-nav-2').click();
       await expect.poll(() => posts.length, { timeout: 20_000 }).toBe(2);
-      await expect.poll(() => emulator.inspect.requests('accountCreate') - before, { timeout: 20_000 }).toBe(2);
+      // One collection per page run: the second cart brings the first one's blackbox, refused
+      // (docs/frameworks.md#one-collection-per-page-run); a full load of the checkout is the fix.
+      await expect.poll(() => emulator.inspect.requests('accountCreate') - before, { timeout: 20_000 }).toBe(1);
       await new Promise((resolve) => setTimeout(resolve, 300)); // a third POST would have started by now
       expect(posts.map((post) => post.checkout)).toEqual(['nav-1', 'nav-2']);
-      expect(emulator.inspect.requests('accountCreate') - before).toBe(2);
+      expect(emulator.inspect.requests('accountCreate') - before).toBe(1);
     });
   },
 );

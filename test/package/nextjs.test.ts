@@ -75,6 +75,7 @@ beforeAll(async () => {
     'server-nextjs-proxy',
     'frameworks-next-checkout',
     'frameworks-next-page',
+    'frameworks-next-cart',
   ]) {
     const block = snippet(name);
     write(fileOf(block), block.code);
@@ -114,7 +115,7 @@ export default function Layout({ children }: { children: ReactNode }) {
     <html><body>
       <nav>
         <Link id="to-nav-1" href="/checkout?cart=nav-1">cart 1</Link> <Link id="to-nav-2" href="/checkout?cart=nav-2">cart 2</Link>
-        <Link id="away" href="/elsewhere">elsewhere</Link>
+        <Link id="away" href="/elsewhere">elsewhere</Link> <Link id="to-cart-B" href="/cart?cart=full-B">cart B</Link>
       </nav>
       {children}
     </body></html>
@@ -296,7 +297,44 @@ describe('the React hook in a Next.js App Router page (docs/frameworks.md)', () 
     await expect.poll(() => made().length, { timeout: 20_000 }).toBe(1);
   });
 
-  it('three visits of one cart by client-side navigation make one transaction; a second cart another', async () => {
+  it("'frameworks-next-cart': cart → checkout A → Pay → cart → checkout B → Pay: each checkout a page run, its own blackbox", async () => {
+    const { context } = await shopper();
+    const page = await context.newPage();
+    const orders = () =>
+      [...output.matchAll(/^order (.*)$/gm)].map((line) => JSON.parse(line[1]!) as { cart: string; blackbox: string });
+    const before = orders().length;
+    await page.goto(`${origin}/cart?cart=full-A`);
+    const runs: string[] = [];
+    for (const cart of ['full-A', 'full-B']) {
+      if (cart === 'full-B') {
+        await page.locator('#to-cart-B').click(); // <Link>: on the client
+        await page.waitForURL(`${origin}/cart?cart=full-B`);
+      }
+      await page.evaluate(() => ((window as { run?: string }).run = 'cart'));
+      await page.locator('#to-checkout').click();
+      await page.locator('form[data-complete="true"]').waitFor();
+      runs.push(await page.evaluate(() => (window as { run?: string }).run ?? 'new'));
+      await page.locator('button').click();
+      await page.waitForURL(`${origin}/thanks`);
+    }
+    expect(runs).toEqual(['new', 'new']); // each checkout loaded fully
+    await expect.poll(() => orders().length - before).toBe(2);
+    const [a, b] = orders().slice(before);
+    expect([a!.cart, b!.cart]).toEqual(['full-A', 'full-B']);
+    expect([a!.blackbox, b!.blackbox].map((bb) => decodeBlackbox(bb)?.sources.sort())).toEqual([
+      ['fp_dyn', 'fp_static', 'tp'],
+      ['fp_dyn', 'fp_static', 'tp'],
+    ]);
+    expect(b!.blackbox).not.toBe(a!.blackbox);
+    for (const blackbox of [a!.blackbox, b!.blackbox])
+      await expect
+        .poll(() => emulator.inspect.transactions().filter((tx) => tx.blackboxes.includes(blackbox)).length, {
+          timeout: 20_000,
+        })
+        .toBe(1);
+  });
+
+  it("three visits of one cart by client-side navigation make one transaction; a second cart's reused blackbox is refused", async () => {
     const before = emulator.inspect.requests('accountCreate');
     const { context, posts } = await shopper();
     const page = await context.newPage();
@@ -313,8 +351,11 @@ describe('the React hook in a Next.js App Router page (docs/frameworks.md)', () 
     await Promise.all(posts.map((post) => post.response()));
     await new Promise((resolve) => setTimeout(resolve, 300)); // a third POST would have started by now
     expect(await Promise.all(posts.map((post) => post.headerValue('checkout-id')))).toEqual(['nav-1', 'nav-2']);
-    await expect.poll(() => emulator.inspect.requests('accountCreate') - before, { timeout: 20_000 }).toBe(2);
-    await new Promise((resolve) => setTimeout(resolve, 300)); // a third create would have started by now
-    expect(emulator.inspect.requests('accountCreate') - before).toBe(2);
+    // One collection per page run: the second cart brings the first one's blackbox, refused
+    // (docs/frameworks.md#one-collection-per-page-run); a full load of the checkout is the fix.
+    expect((await posts[1]!.response())?.status()).toBe(422);
+    await expect.poll(() => emulator.inspect.requests('accountCreate') - before, { timeout: 20_000 }).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 300)); // a second create would have started by now
+    expect(emulator.inspect.requests('accountCreate') - before).toBe(1);
   });
 });

@@ -165,7 +165,7 @@ describe('export lists', () => {
     [
       'blackbox-capture/server/bullmq (dist/server-bullmq.js)',
       '../../dist/server-bullmq.js',
-      ['createBullmqQueue', 'jobIdOf'],
+      ['createBullmqQueue', 'DEFAULT_BULLMQ_MAX_QUEUED', 'jobIdOf'],
     ],
     [
       'blackbox-capture/emulator (dist/emulator.js)',

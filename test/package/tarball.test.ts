@@ -193,6 +193,8 @@ describe('the packed tarball', () => {
         './proxy/cloudfront/origin-request.mjs',
         './nginx/iojs-http.conf',
         './nginx/iojs-location.conf',
+        // The gateway's OpenAPI document: JSON, not a module.
+        './openapi.json',
         '--format',
         'json',
       ],

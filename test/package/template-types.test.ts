@@ -136,6 +136,28 @@ describe('vue-tsc', () => {
   });
 });
 
+/**
+ * SvelteKit's `$app/forms`, which the store's snippet imports, as @sveltejs/kit 3.2 types it
+ * (`enhance` and its `SubmitFunction`, abridged): SvelteKit itself is not installed here; the
+ * snippet runs in its real build in test/package/sveltekit.test.ts.
+ */
+const SVELTEKIT_FORMS = `declare module '$app/forms' {
+  type MaybePromise<T> = T | Promise<T>;
+  type ActionResult = { type: 'success' | 'failure' | 'redirect' | 'error'; status?: number };
+  export type SubmitFunction = (input: {
+    action: URL;
+    formData: FormData;
+    formElement: HTMLFormElement;
+    controller: AbortController;
+    submitter: HTMLElement | null;
+    cancel: () => void;
+  }) => MaybePromise<
+    void | ((opts: { formData: FormData; formElement: HTMLFormElement; action: URL; result: ActionResult; update: () => Promise<void> }) => MaybePromise<void>)
+  >;
+  export function enhance(form: HTMLFormElement, submit?: SubmitFunction): { destroy(): void };
+}
+`;
+
 describe('svelte-check', () => {
   let output = '';
   let status: number | null = null;
@@ -144,6 +166,7 @@ describe('svelte-check', () => {
       'svelte',
       {
         'src/DeviceCheck.svelte': snippet('svelte-store').code,
+        'src/app-forms.d.ts': SVELTEKIT_FORMS,
         'src/Checkout.svelte': SVELTE_TAG,
         'src/Refused.svelte': SVELTE_REFUSED,
       },

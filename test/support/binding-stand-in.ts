@@ -7,14 +7,20 @@ import type { BlackboxBindingOptions, BlackboxState } from '../../src/browser/bi
 export interface Watch {
   options: BlackboxBindingOptions;
   change(update: Partial<BlackboxState>): void;
+  /** The binding's `ended`: the blackbox once the capture has ended, lived or not. */
+  ended(blackbox: string): void;
   stopped: boolean;
 }
 
 /** The captures started so far; a test's afterEach empties it. */
 export const watches: Watch[] = [];
 
-export function watchCapture(options: BlackboxBindingOptions, change: Watch['change']): () => void {
-  const watch: Watch = { options, change, stopped: false };
+export function watchCapture(
+  options: BlackboxBindingOptions,
+  change: Watch['change'],
+  ended: Watch['ended'] = () => {},
+): () => void {
+  const watch: Watch = { options, change, ended, stopped: false };
   watches.push(watch);
   return () => void (watch.stopped = true);
 }

@@ -26,7 +26,8 @@ const handler = createDeviceRiskHandler({
   onResult: (_details, { customerInternalReference }) => say(`decided ${customerInternalReference}`),
   onError: (error) => say(`error ${error?.code ?? 'uncoded'} ${String(error?.message ?? error)}`),
 });
-const blackbox = '0400' + 'nVQ+/abc'.repeat(150) + '==';
+// A blackbox of its own per order: the endpoint refuses one already used (src/server/endpoint/reuse.ts).
+const blackbox = (i) => `0400${i}` + 'nVQ+/abc'.repeat(150) + '==';
 for (let i = 0; i < (config.post ?? 0); i++) {
   const answer = await handler(
     new Request('https://shop.example/device-risk', {
@@ -37,7 +38,7 @@ for (let i = 0; i < (config.post ?? 0); i++) {
         'idempotency-key': `file-queue-key-${i}`,
         'x-order': `order-${i}`,
       },
-      body: JSON.stringify({ blackbox }),
+      body: JSON.stringify({ blackbox: blackbox(i) }),
     }),
   );
   say(answer.status === 202 ? `accepted order-${i}` : `refused order-${i} ${answer.status}`);

@@ -55,6 +55,8 @@ export declare function fleetConfig(
   },
 ): Record<string, unknown>;
 export declare function startFleet(count: number, config: Record<string, unknown>): Promise<Fleet>;
+/** `blackbox` made the key's own: the key's hex after its '0400' prefix. */
+export declare function blackboxFor(blackbox: string, key: string): string;
 export declare function drive(options: {
   fleet: Fleet;
   keys: string[];

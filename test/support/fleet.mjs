@@ -109,11 +109,16 @@ export async function startFleet(count, config) {
 }
 
 /**
- * Sends one request per key (`blackbox`, `order` = the key), `concurrency` at a time, round
+ * Sends one request per key (`blackbox` with the key in it, as each checkout brings its own
+ * (src/server/endpoint/reuse.ts); `order` = the key), `concurrency` at a time, round
  * robin over the live instances; a failed attempt (non-200 or no answer) is retried with the
  * same key on the next instance, after its Retry-After (capped at `maxRetryWaitMs`).
  * `onProgress(done)` runs after each finished key (the caller injects faults there).
  */
+/** `blackbox` made the key's own: the key's hex after its '0400' prefix. */
+export const blackboxFor = (blackbox, key) =>
+  blackbox.slice(0, 4) + Buffer.from(key).toString('hex') + blackbox.slice(4);
+
 export async function drive({
   fleet,
   keys,
@@ -151,7 +156,7 @@ export async function drive({
             'idempotency-key': key,
             'x-order': key,
           },
-          body: JSON.stringify({ blackbox }),
+          body: JSON.stringify({ blackbox: blackboxFor(blackbox, key) }),
           signal: AbortSignal.timeout(15_000),
         });
         statuses.push(response.status);

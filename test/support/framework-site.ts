@@ -24,27 +24,34 @@ export interface FrameworkSite {
   emulator: Emulator;
   /** The orders the app posted to /orders: their form fields (or JSON body). */
   orders: Array<Record<string, string>>;
-  /** The blackbox POSTs that reached the endpoint: their Idempotency-Key and checkout-id headers. */
-  posts: Array<{ key: string | null; checkout: string | null }>;
+  /** The blackbox POSTs that reached the endpoint: their Idempotency-Key and checkout-id headers, and the answer's status and code. */
+  posts: Array<{ key: string | null; checkout: string | null; status?: number; code?: string }>;
   close(): Promise<void>;
 }
 
 /**
- * Counts from now on: `expectOnePerCart(carts)` waits for one blackbox POST per cart, in
- * order, each making one account create, then checks that nothing more comes (a late
- * delivery of a remount would show within 300 ms).
+ * Counts from now on: `expectOnePerPageRun(carts)` waits for one blackbox POST per cart, in
+ * order: the first makes one account create; every later cart of the same page run brings the
+ * same blackbox (the loader collects once per page run, docs/vendor-contract.md#one-collection-per-page-run)
+ * and is refused 422 `blackbox_reused`, making none. Then it checks that nothing more comes (a
+ * late delivery of a remount would show within 300 ms).
  */
-export function countFrom(site: FrameworkSite): { expectOnePerCart(carts: string[]): Promise<void> } {
+export function countFrom(site: FrameworkSite): { expectOnePerPageRun(carts: string[]): Promise<void> } {
   const before = site.emulator.inspect.requests('accountCreate');
   const posted = site.posts.length;
   const creates = () => site.emulator.inspect.requests('accountCreate') - before;
   return {
-    async expectOnePerCart(carts) {
+    async expectOnePerPageRun(carts) {
       await expect.poll(() => site.posts.length - posted, { timeout: 20_000 }).toBe(carts.length);
-      expect(site.posts.slice(posted).map((post) => post.checkout)).toEqual(carts);
-      await expect.poll(creates, { timeout: 20_000 }).toBe(carts.length);
+      const mine = site.posts.slice(posted);
+      expect(mine.map((post) => post.checkout)).toEqual(carts);
+      await expect.poll(() => mine.every((post) => post.status !== undefined), { timeout: 20_000 }).toBe(true);
+      expect(mine.map((post) => post.code ?? 'accepted')).toEqual(
+        carts.map((_, i) => (i === 0 ? 'accepted' : 'blackbox_reused')),
+      );
+      await expect.poll(creates, { timeout: 20_000 }).toBe(1);
       await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(creates()).toBe(carts.length);
+      expect(creates()).toBe(1);
     },
   };
 }
@@ -52,11 +59,21 @@ export function countFrom(site: FrameworkSite): { expectOnePerCart(carts: string
 /** The sources a blackbox holds, sorted (the emulator's encoding). */
 export const sourcesOf = (blackbox: string | undefined) => decodeBlackbox(String(blackbox))?.sources.sort();
 
+export interface FrameworkSiteOptions {
+  /** The vendor's real loader 5.2.2 (test/support/real-loader.mjs) at /static/vendor/loader.js, before the emulator's scripts. Default the emulator's. */
+  loaderSource?: string;
+}
+
 /** Starts the shop; `app` answers every path the shop does not. */
 export async function startFrameworkSite(
   app: (request: Request, origin: string) => Promise<Response>,
+  options: FrameworkSiteOptions = {},
 ): Promise<FrameworkSite> {
-  const emulator = await startEmulator({ accountRequestsPerSecond: 0, delays: { fp_dyn: [FINAL_SCRIPT_DELAY_MS] } });
+  const emulator = await startEmulator({
+    accountRequestsPerSecond: 0,
+    delays: { fp_dyn: [FINAL_SCRIPT_DELAY_MS] },
+    ...(options.loaderSource === undefined ? {} : { loaderSource: options.loaderSource }),
+  });
   const orders: FrameworkSite['orders'] = [];
   const posts: FrameworkSite['posts'] = [];
   const proxy = createFirstPartyProxy({ prefix: '/iojs', collectorUrl: emulator.collectorUrl });
@@ -73,8 +90,15 @@ export async function startFrameworkSite(
       return new Response(await loader.text(), { headers: { 'content-type': 'text/javascript; charset=utf-8' } });
     }
     if (url.pathname === '/device-risk' && request.method === 'POST') {
-      posts.push({ key: request.headers.get('idempotency-key'), checkout: request.headers.get('checkout-id') });
-      return endpoint!(request, context);
+      const post: FrameworkSite['posts'][number] = {
+        key: request.headers.get('idempotency-key'),
+        checkout: request.headers.get('checkout-id'),
+      };
+      posts.push(post);
+      const answer = await endpoint!(request, context);
+      post.status = answer.status;
+      if (answer.status >= 400) post.code = ((await answer.clone().json()) as { error: { code: string } }).error.code;
+      return answer;
     }
     if (url.pathname === '/orders' && request.method === 'POST') {
       const type = request.headers.get('content-type') ?? '';

@@ -15,6 +15,13 @@ import {
 
 export { BLACKBOX, SHOP, UA, type EmulatedClientOptions, type EmulatedHandlerOptions } from './emulated-kit.mjs';
 
+/**
+ * A blackbox of its own for `tag` (a checkout's key or order): the endpoint refuses a blackbox
+ * already used for another key (src/server/endpoint/reuse.ts), so each checkout brings its own.
+ */
+export const blackboxOf = (tag: string): string =>
+  '0400' + Buffer.from(tag).toString('hex') + 'nVQ+/abc'.repeat(150) + '==';
+
 /** A Device Risk client of the sources on `emulator`. */
 export const clientOn = (emulator: Emulator, options?: EmulatedClientOptions): DeviceRiskClient =>
   emulatedClient(kit, emulator, options);

@@ -7,7 +7,7 @@ export interface RedisServerProcess {
   stop(): Promise<void>;
   pause(): void;
   resume(): void;
-  restart(downMs?: number): Promise<void>;
+  restart(downMs?: number, options?: { kill?: boolean }): Promise<void>;
 }
 export declare function startRedis(options?: { args?: string[] }): Promise<RedisServerProcess>;
 export declare function startRedisCluster(masters?: number): Promise<{

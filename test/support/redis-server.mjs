@@ -81,9 +81,15 @@ export async function startRedis({ args = [] } = {}) {
     pause: () => void child.kill('SIGSTOP'),
     /** Lets a frozen process go on (SIGCONT). */
     resume: () => void child.kill('SIGCONT'),
-    /** Stops the server, waits `downMs`, and starts it again on the same port, with its data. */
-    async restart(downMs = 0) {
-      await stop();
+    /**
+     * Stops the server (SIGTERM; `kill`: SIGKILL, as a crash, with no last write), waits
+     * `downMs`, and starts it again on the same port, with what its append-only file holds.
+     */
+    async restart(downMs = 0, { kill = false } = {}) {
+      if (kill) {
+        child.kill('SIGKILL');
+        await exited;
+      } else await stop();
       await new Promise((resolve) => setTimeout(resolve, downMs));
       await start();
     },

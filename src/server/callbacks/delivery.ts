@@ -51,7 +51,9 @@ export function resultCaller(settings: CallbackSettings, tasks: CallbackTasks, f
     try {
       // A read with the shop's own token: an execution of another tenant answers 404.
       const details = await placeExecution(settings.client, ids, status, record.tagged);
-      const references = referencesOf(record, details);
+      // The checkout the endpoint's check remembered (told.ts); the details' own references first.
+      const order = await settings.told.orderOf(ids.workflowExecutionId).catch(() => undefined);
+      const references = { ...order, ...referencesOf(record, details) };
       await callWithin(
         (signal) =>
           settings.onResult(

@@ -29,6 +29,11 @@ export interface CallbackResult {
    * callback. Never the kit's own reference tag.
    */
   userReference?: string;
+  /**
+   * The checkout's reference (its Idempotency-Key, as the browser's 202 answer gave it), when
+   * the endpoint's check of this tenant made the execution (same store, or none: told.ts).
+   */
+  reference?: string;
   callback: CallbackBody;
   /** Epoch ms when the callback arrived. */
   receivedAt: number;

@@ -142,6 +142,11 @@ export async function runCheck(
     progress.transaction =
       customer.transaction ??
       (customer.accountId ? await client.updateAccount(customer.accountId, body) : await client.createAccount(body));
+    // Which checkout the execution is for, for the callback's onResult (told.ts): a store away
+    // costs the callback its reference, never the check.
+    await options.told
+      ?.remember(progress.transaction.workflowExecutionId, { ...options.resultContext })
+      .catch((error: unknown) => options.onError?.(error));
     await options.onProgress?.(progress);
   }
   const tx = progress.transaction;

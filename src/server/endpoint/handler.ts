@@ -40,10 +40,19 @@ import type { CaptureOutcome } from '../../shared/types.js';
 import { runCheck, type CustomerMapping, type CheckRunOptions, type DeviceRiskProgress } from './check.js';
 import { createIdempotency, fingerprintOf } from './idempotency.js';
 import { outcomeReports } from './reports.js';
-import { checkRateLimit, createLimiter, type Limiter, type RateLimit } from './admission.js';
+import {
+  checkRateLimit,
+  checkVisitorOption,
+  createLimiter,
+  shopVisitor,
+  type Limiter,
+  type RateLimit,
+  type VisitorOf,
+} from './admission.js';
 import { addressGroup, checkAddressPrefix, type AddressPrefix } from '../address.js';
 import type { RequestContext } from '../fetch-handler.js';
 import { claimNonce } from './nonce-claim.js';
+import { claimBlackbox } from './reuse.js';
 import { failureAnswer, namedFailure } from './failure-answer.js';
 import { createQueuedChecks } from './queued.js';
 import { defaultMaxQueued, endpointSettings, ENDPOINT_OPTIONS } from './settings.js';
@@ -174,6 +183,18 @@ export interface DeviceRiskHandlerOptions {
    */
   addressPrefix?: AddressPrefix;
   /**
+   * Your own notion of a visitor, read from the request: its session or cart id (from your
+   * session cookie), or undefined when it carries none. Given, it is the visitor that
+   * `checkoutsPerAddress` counts and the queue takes turns by, instead of the caller's network;
+   * every request it names no visitor for counts as one visitor together, so that a flood from
+   * many addresses that never got a session shares one bucket and one turn
+   * (docs/fleet.md#many-addresses). The id is hashed before use. Anything but a function is
+   * `invalid_configuration` when the handler is made; a function that throws or returns
+   * anything but a string of 1 to 1024 characters or undefined is answered 500
+   * `customer_lookup_failed` and told to `onError`.
+   */
+  visitor?: VisitorOf;
+  /**
    * Checkouts one customer (`customerInternalReference`) may start, as `checkoutsPerAddress`.
    * Default { burst: 5, perMinute: 6 }. Give each guest a reference of its own (a session id):
    * guests sharing one reference share one bucket.
@@ -243,7 +264,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
   const queued =
     settings.answer === 'accepted'
       ? createQueuedChecks({
-          queue: options.queue ?? createMemoryQueue({ maxQueued: defaultMaxQueued(options), now }),
+          queue: options.queue ?? defaultQueue(options, now),
           store,
           namespace,
           recordTtlMs,
@@ -310,7 +331,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
   const handle = async (request: Request, context?: RequestContext): Promise<Response> => {
     const parsed = await readCheckout(request, allowed, maxBody, onError);
     if (parsed instanceof Response) return parsed;
-    const { blackbox, nonce, outcome, key } = parsed;
+    const { blackbox, outcome, key } = parsed;
     if (!blackbox) return outcomeOnly(outcome!, request);
     // Closing: no checkout is taken that this instance could not see through; the browser posts again.
     if (closing) return refuse(503, ERR_SHUTTING_DOWN, endpointMessages.shuttingDown, { 'retry-after': '1' });
@@ -318,9 +339,9 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
       recordRepairs(parsed.repairs);
       options.onRepair?.(parsed.repairs);
     }
-    const address = context?.clientAddress ? admission.visitor(context.clientAddress) : undefined;
-    const refusedAddress = admission.address(address);
-    if (refusedAddress) return refusedAddress;
+    const admitted = await admission.visitor(request, context);
+    if (admitted instanceof Response) return admitted;
+    const { visitor } = admitted;
     let customer: CustomerMapping | Response;
     try {
       customer = await options.resolveCustomer(request, context);
@@ -332,18 +353,11 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
     const refusedCustomer = admission.customer(customer.customerInternalReference);
     if (refusedCustomer) return refusedCustomer;
     try {
-      if (options.nonceSecret !== undefined) {
-        const refused = await claimNonce(
-          { store, secret: options.nonceSecret, prefix, now },
-          nonce,
-          options.nonceSubject?.(request, customer) ?? customer.customerInternalReference,
-          key ?? ownerMark(),
-        );
-        if (refused) return refused;
-      }
-      // The queue's turns go by visitor: its network, or its customer when no address is known.
-      const visitor = address === undefined ? `customer ${customer.customerInternalReference}` : `address ${address}`;
-      return await check(request, key, blackbox, customer, outcome, visitor);
+      const refused = await claimed(options, { store, prefix, now, onError }, request, customer, parsed);
+      if (refused) return refused;
+      // The queue's turns go by visitor: the shop's, its network, or its customer when neither is known.
+      const turn = visitor ?? `customer ${customer.customerInternalReference}`;
+      return await check(request, key, blackbox, customer, outcome, turn);
     } catch (caught) {
       // Told in the kit's terms: a Redis at maxmemory is the store, not the service.
       const error = namedFailure(caught);
@@ -419,6 +433,33 @@ async function readCheckout(
   return checkout;
 }
 
+/**
+ * The request's claims in the store, before its check, both for its key: its capture nonce
+ * (with `nonceSecret`, nonce-claim.ts) and its blackbox (one transaction per blackbox,
+ * reuse.ts). A refusal, or undefined to go on.
+ */
+async function claimed(
+  options: DeviceRiskHandlerOptions,
+  shared: { store: Store; prefix: string; now: Now; onError: (error: unknown) => void },
+  request: Request,
+  customer: CustomerMapping,
+  { blackbox, nonce, key }: Pick<Checkout, 'blackbox' | 'nonce' | 'key'>,
+): Promise<Response | undefined> {
+  const { store, prefix, now, onError } = shared;
+  const claimant = key ?? ownerMark();
+  if (options.nonceSecret !== undefined) {
+    const refused = await claimNonce(
+      { store, secret: options.nonceSecret, prefix, now },
+      nonce,
+      options.nonceSubject?.(request, customer) ?? customer.customerInternalReference,
+      claimant,
+    );
+    if (refused) return refused;
+  }
+  const ttlMs = options.maxQueuedMs ?? ENDPOINT_OPTIONS.maxQueuedMs.default;
+  return claimBlackbox({ store, prefix, ttlMs, onError }, blackbox, claimant);
+}
+
 /** Checkouts per caller address and per customer: a refusal (429) when one has started too many. */
 function createAdmission(options: DeviceRiskHandlerOptions, now: () => number, onError: (error: unknown) => void) {
   const limiter = (
@@ -429,6 +470,7 @@ function createAdmission(options: DeviceRiskHandlerOptions, now: () => number, o
   const perAddress = limiter(options.checkoutsPerAddress, 'checkoutsPerAddress');
   const perCustomer = limiter(options.checkoutsPerCustomer, 'checkoutsPerCustomer');
   const prefix = checkAddressPrefix(options.addressPrefix);
+  const visitorOf = checkVisitorOption(options.visitor);
   let toldNoAddress = false;
 
   /** A refusal when `source` has started too many checkouts, else undefined (and one is counted). */
@@ -447,11 +489,25 @@ function createAdmission(options: DeviceRiskHandlerOptions, now: () => number, o
     });
   }
   return {
-    /** The visitor a caller address belongs to: its network under `addressPrefix`. */
-    visitor: (address: string) => addressGroup(address, prefix),
+    /**
+     * Who posts (the shop's visitor, `visitor`, else the caller's network under `addressPrefix`,
+     * if known), or a refusal: that visitor has started too many checkouts (429), or the shop's
+     * function failed (500, told).
+     */
+    async visitor(request: Request, context: RequestContext | undefined): Promise<{ visitor?: string } | Response> {
+      let visitor: string | undefined;
+      try {
+        if (visitorOf) visitor = await shopVisitor(visitorOf, request, context);
+        else if (context?.clientAddress) visitor = `address ${addressGroup(context.clientAddress, prefix)}`;
+      } catch (error) {
+        onError(error);
+        return refuse(500, REFUSED_CUSTOMER_LOOKUP, endpointMessages.visitorUnresolved);
+      }
+      return this.address(visitor) ?? (visitor === undefined ? {} : { visitor });
+    },
     /** A refusal when the visitor (`visitor`'s answer) has started too many checkouts. */
-    address(address: string | undefined): Response | undefined {
-      if (address) return admit(perAddress, address, 'address');
+    address(visitor: string | undefined): Response | undefined {
+      if (visitor) return admit(perAddress, visitor, visitorOf ? 'visitor' : 'address');
       if (perAddress && !toldNoAddress) {
         toldNoAddress = true;
         // Said once, not as an error: the request goes on, limited per customer only.
@@ -469,15 +525,25 @@ function createAdmission(options: DeviceRiskHandlerOptions, now: () => number, o
  * without one in the client's memory.
  */
 function storesOf(options: DeviceRiskHandlerOptions, leaseMs: number, now: Now, onError: (error: unknown) => void) {
-  // Each key has a record, a nonce claim and, while worked on, a lease: three entries.
+  // Each key has a record, a nonce claim, its blackbox's claim and, while worked on, a lease: four entries.
   const store = options.store
     ? withTimeLimit(options.store, options.storeTimeoutMs)
     : createMemoryStore({
-        maxEntries: 3 * (options.idempotencyMaxKeys ?? ENDPOINT_OPTIONS.idempotencyMaxKeys.default),
+        maxEntries: 4 * (options.idempotencyMaxKeys ?? ENDPOINT_OPTIONS.idempotencyMaxKeys.default),
         now,
       });
   const markersIn = options.store ? store : defaultToldStore(options.client);
   return { store, decisions: toldMarkers(markersIn, options.client.clientId, leaseMs, onError, now) };
+}
+
+/**
+ * The queue of a handler given none: this process's memory, said once at start (console.warn),
+ * since a restart loses what it holds; a queue given, even createMemoryQueue(), is the shop's
+ * choice and said nothing of.
+ */
+function defaultQueue(options: DeviceRiskHandlerOptions, now: Now): CheckQueue {
+  console.warn(MESSAGE_PREFIX + endpointMessages.memoryQueue);
+  return createMemoryQueue({ maxQueued: defaultMaxQueued(options), now });
 }
 
 /** The check's options from the handler's: its onResult, with its time limit and which checkout it is for. */
@@ -497,13 +563,14 @@ function checkOptions(
     progress,
     now,
     ...(onProgress ? { onProgress } : {}),
+    // Also without onResult: the execution's checkout is remembered for the callback's (told.ts).
+    told,
+    resultContext: reference,
     ...(options.onResult
       ? {
           // The key's record written again before the decision is told: an attempt fenced out tells nothing.
           ...(onProgress ? { fence: () => onProgress(progress) } : {}),
           onResult: options.onResult,
-          told,
-          resultContext: reference,
           resultWaitMs: options.resultWaitMs ?? 0,
           ...(options.onResultTimeoutMs === undefined ? {} : { onResultTimeoutMs: options.onResultTimeoutMs }),
         }

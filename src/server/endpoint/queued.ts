@@ -20,7 +20,7 @@ import {
 import { json, refuse } from '../http.js';
 import { queuedMessages } from '../messages.js';
 import { recordQueue, recordQueueWait, observeBacklog } from '../metrics.js';
-import { createBacklogWarning, createDrainMeter, type BacklogFigures } from '../queue/backlog.js';
+import { createBacklogWarning, createDrainMeter, createLateCheck, type BacklogFigures } from '../queue/backlog.js';
 import type { CheckJob, CheckQueue, JobRun, QueuedCustomer } from '../queue/queue.js';
 import { fromStore, REDIS_FULL_RETRY_AFTER_S, type Store } from '../store/store.js';
 import { runCheck, type CustomerMapping, type CheckRunOptions, type DeviceRiskProgress } from './check.js';
@@ -93,13 +93,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
   /** Failed tries per job in this process: the backoff of a check that keeps failing. */
   const tries = new Map<string, number>();
 
-  async function backlog(): Promise<BacklogFigures> {
-    const { queued, oldestAcceptedAt, drainedLastMinute, staleLastMinute } = await queue.counts();
-    // A shared queue counts for the whole fleet; one that counts nothing is this instance's own.
-    const fleet =
-      drainedLastMinute === undefined ? undefined : { drained: drainedLastMinute, stale: staleLastMinute ?? 0 };
-    return meter.figures(queued, oldestAcceptedAt, fleet);
-  }
+  const backlog = () => backlogOf(queue, meter);
 
   /** Said once per backlog: the checks waiting cannot all run within the trust bound at the rate the service allows. */
   async function warnIfBehind(): Promise<void> {
@@ -107,6 +101,8 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     if (figures && behind(figures)) onError(behindWarning(figures, maxQueuedMs));
   }
 
+  // A checkout that would start past the trust bound is refused at once: 503 queue_full, the blackbox stays in the form.
+  const lateAnswer = createLateCheck(backlog, now, maxQueuedMs, (late) => fullAnswer(late, onError));
   /** Holds the checkout in the queue, then answers 202 with its reference (or 200 with a finished check's). */
   async function accept(
     key: string,
@@ -116,8 +112,8 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     told: () => void,
     visitor?: string,
   ): Promise<Response> {
-    const recorded = await recordedAnswer(options, key, fingerprint);
-    if (recorded) return recorded;
+    const refused = (await recordedAnswer(options, key, fingerprint)) ?? (await lateAnswer());
+    if (refused) return refused;
     const job: CheckJob = {
       key,
       fingerprint,
@@ -233,6 +229,15 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
       }
     },
   };
+}
+
+/** The queue's figures now, with the drain this instance measured (`meter`). */
+async function backlogOf(queue: CheckQueue, meter: ReturnType<typeof createDrainMeter>): Promise<BacklogFigures> {
+  const { queued, oldestAcceptedAt, drainedLastMinute, staleLastMinute } = await queue.counts();
+  // A shared queue counts for the whole fleet; one that counts nothing is this instance's own.
+  const fleet =
+    drainedLastMinute === undefined ? undefined : { drained: drainedLastMinute, stale: staleLastMinute ?? 0 };
+  return meter.figures(queued, oldestAcceptedAt, fleet);
 }
 
 /**

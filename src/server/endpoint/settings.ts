@@ -77,6 +77,11 @@ export const ENDPOINT_OPTIONS = {
   onOutcome: { default: 'none', ...RULES.function },
   checkoutsPerAddress: { default: { burst: 5, perMinute: 6 }, ...RATE_LIMIT },
   addressPrefix: { default: DEFAULT_ADDRESS_PREFIX, ...RULES.object, expects: '{ ipv4, ipv6 }' },
+  visitor: {
+    default: "the caller's network (addressPrefix)",
+    ...RULES.function,
+    expects: 'a function of the request that returns your visitor id (a session, a cart) or undefined',
+  },
   checkoutsPerCustomer: { default: { burst: 5, perMinute: 6 }, ...RATE_LIMIT },
   maxOutcomeReportsPerSecond: { default: 20, ...RULES.positive },
   onResult: { default: 'none', ...RULES.function },

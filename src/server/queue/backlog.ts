@@ -110,3 +110,26 @@ export function createBacklogWarning(trustMs: number) {
     return true;
   };
 }
+
+/**
+ * For the accept: `refuse`'s answer when a checkout accepted now could not start within
+ * `trustMs` at the drain rate measured (the queue's bound assumes the full account limit; a
+ * slower drain, or a shop's larger bound, would accept it to go stale), else undefined. Nothing
+ * measured yet: the queue's bound alone decides. The figures are read at most once a second
+ * (a shared queue's cost a few Redis reads).
+ */
+export function createLateCheck<T>(
+  figuresOf: () => Promise<BacklogFigures>,
+  now: Now,
+  trustMs: number,
+  refuse: (figures: BacklogFigures) => T,
+) {
+  let recent: { at: number; figures: Promise<BacklogFigures | undefined> } | undefined;
+  return async (): Promise<T | undefined> => {
+    const at = now();
+    if (!recent || at - recent.at >= 1000) recent = { at, figures: figuresOf().catch(() => undefined) };
+    const figures = await recent.figures;
+    if (!figures?.drainPerSecond) return undefined;
+    return ((figures.queued + 1) / figures.drainPerSecond) * 1000 > trustMs ? refuse(figures) : undefined;
+  };
+}

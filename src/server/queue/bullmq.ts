@@ -3,6 +3,10 @@
  * (docs/fleet.md#the-queue). Every instance gives its handler the same queue (the same
  * Redis, the same name): any instance accepts a checkout, any instance checks it.
  *
+ * Fair across visitors as the memory queue is: each job's BullMQ priority is its visitor's
+ * turn (the visitor's n-th job held gets n, counted in one hash), so that one visitor's flood
+ * waits behind every other visitor's first checkout.
+ *
  * What BullMQ brings: one job per Idempotency-Key (the job id is derived from it, and an add
  * under an id Redis holds already adds nothing, atomically: the accept's own nonce, written
  * into the job, tells which add Redis kept), a job held in Redis before the browser hears
@@ -45,7 +49,10 @@ export interface BullmqQueueOptions {
   prefix?: string;
   /**
    * Jobs held at most across the fleet; past it, new checkouts are answered 503 `queue_full`.
-   * Checked before each add (a burst on several instances may pass it by a few). Default 100000.
+   * Checked before each add (a burst on several instances may pass it by a few). Default 900:
+   * what the tenant's default account limit (1 a second, shared by the fleet) checks within the
+   * trust bound (15 minutes); more would wait past it and go stale. Times the bytes one queued
+   * checkout costs, the Redis memory the queue needs (docs/fleet.md#what-redis-holds).
    */
   maxQueued?: number;
   /** Jobs this instance runs at once. Default 4. */
@@ -65,6 +72,8 @@ export interface BullmqQueueOptions {
 }
 
 const DEFAULT_NAME = 'blackbox-capture-checks';
+/** 1 account request a second × the 15-minute trust bound, as the handler's memory queue (handler.ts `defaultMaxQueued`). */
+export const DEFAULT_BULLMQ_MAX_QUEUED = 900;
 
 /** Counts one finished (or stale) job in its second (ARGV[1]) and drops seconds older than two minutes. */
 const DRAINED_SCRIPT = `
@@ -75,6 +84,28 @@ for _, second in ipairs(redis.call('HKEYS', KEYS[1])) do
 end
 redis.call('PEXPIRE', KEYS[1], 180000)
 return 1`;
+
+/**
+ * A visitor's turn: its jobs held now, this one counted (KEYS[1] a hash by visitor, ARGV[1] the
+ * visitor, ARGV[2] how long the hash outlives its last add, in ms). Its n-th job gets priority
+ * n, so it waits behind every visitor's first (docs/fleet.md#the-queue).
+ */
+const TURN_SCRIPT = `
+local n = redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return n`;
+/** A visitor's job left the queue (or was never added): one fewer held, the field gone at none. */
+const LEAVE_SCRIPT = `
+local n = redis.call('HINCRBY', KEYS[1], ARGV[1], -1)
+if n <= 0 then redis.call('HDEL', KEYS[1], ARGV[1]) end
+return n`;
+/** BullMQ's largest priority: a visitor's turns past it share the last. */
+const MAX_PRIORITY = 2_097_151;
+/**
+ * How long the turns outlive the last add, in ms: a count a crash left one too high (a job done
+ * whose leave was never written) goes with it, and the turns start again from what is added.
+ */
+const TURNS_TTL_MS = 3_600_000;
 
 /** A BullMQ job id from an Idempotency-Key: BullMQ refuses ids with ':' or made of digits. */
 export async function jobIdOf(key: string): Promise<string> {
@@ -119,7 +150,7 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
   if ((options.connection as { isCluster?: unknown } | undefined)?.isCluster === true && !hashTagOf(prefix)) {
     throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, bullmqMessages.clusterNeedsHashTag(prefix));
   }
-  const maxQueued = options.maxQueued ?? 100_000;
+  const maxQueued = options.maxQueued ?? DEFAULT_BULLMQ_MAX_QUEUED;
   const onError = namingFull(options.onError ?? logError);
   const common = { connection: options.connection, ...(options.prefix ? { prefix: options.prefix } : {}) };
   const queue = new Queue<HeldJob>(name, common);
@@ -127,11 +158,28 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
   const drainedKey = `${prefix}:${name}:bbc-drained`;
   /** Jobs the fleet dropped stale, counted the same way apart: a stale drop is no drained work. */
   const staleKey = `${prefix}:${name}:bbc-stale`;
+  /** Each visitor's jobs held now, by visitor: its next job's turn (a hash; same hash tag as the queue). */
+  const turnsKey = `${prefix}:${name}:bbc-turns`;
+  /** A job without a visitor is a visitor of its own: always a first turn, counted nowhere. */
+  const turnOf = async (visitor: string | undefined): Promise<number> =>
+    visitor === undefined
+      ? 1
+      : Math.min(
+          MAX_PRIORITY,
+          Number(await (await redisClient()).runCommand('bbcTurn', [turnsKey, visitor, TURNS_TTL_MS])),
+        );
+  const leave = async (visitor: string | undefined): Promise<void> => {
+    if (visitor !== undefined) await (await redisClient()).runCommand('bbcLeave', [turnsKey, visitor]);
+  };
   let defined = false;
   /** The Redis client BullMQ holds, with the drained counter's script once. */
   async function redisClient() {
     const client = await queue.backend.client;
-    if (!defined) client.defineCommand('bbcDrained', { numberOfKeys: 1, lua: DRAINED_SCRIPT });
+    if (!defined) {
+      client.defineCommand('bbcDrained', { numberOfKeys: 1, lua: DRAINED_SCRIPT });
+      client.defineCommand('bbcTurn', { numberOfKeys: 1, lua: TURN_SCRIPT });
+      client.defineCommand('bbcLeave', { numberOfKeys: 1, lua: LEAVE_SCRIPT });
+    }
     defined = true;
     return client;
   }
@@ -144,11 +192,14 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
     if (held) return held.data.fingerprint === job.fingerprint ? 'present' : 'conflict';
     if ((await queue.count()) >= maxQueued) return 'full';
     const addedBy = crypto.randomUUID();
-    await queue.add(
+    // Fair turns across visitors: this visitor's n-th held job runs behind every visitor's first.
+    const priority = await turnOf(job.visitor);
+    const adding = queue.add(
       'check',
       { ...job, addedBy },
       {
         jobId,
+        priority,
         // Done jobs go: the key's record answers a retry. Failed ones cannot be (the runner gives up by returning).
         removeOnComplete: true,
         removeOnFail: { age: 24 * 3600 },
@@ -158,11 +209,17 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
         backoff: { type: 'fixed', delay: 1000 },
       },
     );
+    // Not held: its turn is given back (a Redis at maxmemory may refuse that too; the turns expire).
+    await adding.catch(async (error: unknown) => {
+      await leave(job.visitor).catch(() => {});
+      throw error;
+    });
     // Two instances adding the same key at once: BullMQ keeps the first and adds nothing for
     // the other (one script, atomic); the job's nonce says whose it is. None held: a job ran
     // and left meanwhile, whose record the endpoint reads next (queued.ts).
     const stored = await queue.getJob(jobId);
     if (!stored || stored.data.addedBy === addedBy) return 'added';
+    await leave(job.visitor);
     return stored.data.fingerprint === job.fingerprint ? 'present' : 'conflict';
   }
 
@@ -172,6 +229,7 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
       async (job: Job<CheckJob>, token?: string) => {
         const result = await run(job.data);
         if (result.done) {
+          await leave(job.data.visitor).catch(onError);
           const counter = result.stale ? staleKey : drainedKey;
           await redisClient()
             .then((client) => client.runCommand('bbcDrained', [counter, Math.floor(Date.now() / 1000)]))
@@ -204,7 +262,8 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
     const byState = await queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized');
     const queued = Object.values(byState).reduce((sum, n) => sum + n, 0);
     let oldestAcceptedAt: number | undefined;
-    for (const state of ['active', 'waiting', 'delayed'] as const) {
+    // Prioritized: the first by turn, a visitor's first job, is about the oldest of them.
+    for (const state of ['active', 'waiting', 'prioritized', 'delayed'] as const) {
       const [first] = await queue.getJobs([state], 0, 0, true);
       const at = first?.data.acceptedAt;
       if (at !== undefined && (oldestAcceptedAt === undefined || at < oldestAcceptedAt)) oldestAcceptedAt = at;

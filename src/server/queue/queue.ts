@@ -1,7 +1,7 @@
 /**
  * The checks the endpoint has accepted and not yet run: held until the service's limits let
- * them through (docs/fleet.md#the-queue), in arrival order; in memory, fairly across
- * visitors (each visitor's n-th waits behind every visitor's first). One small interface, two engines:
+ * them through (docs/fleet.md#the-queue), fairly across visitors (each visitor's n-th waits
+ * behind every visitor's first), in arrival order within one visitor. One small interface, two engines:
  * this process's memory (one instance, `createMemoryQueue`) and BullMQ on the fleet's Redis
  * (`blackbox-capture/server/bullmq`).
  */
@@ -27,8 +27,9 @@ export interface CheckJob {
   /** When the endpoint accepted it (epoch ms): past the trust bound it is not uploaded. */
   acceptedAt: number;
   /**
-   * Who posted it: the caller's network (`addressPrefix`), or its customer when no address is
-   * known. The memory queue takes turns by it; none: the job is a visitor of its own.
+   * Who posted it: the shop's visitor (`visitor`), the caller's network (`addressPrefix`), or
+   * its customer when neither is known. Every queue takes turns by it; none: the job is a
+   * visitor of its own.
    */
   visitor?: string;
 }
@@ -66,7 +67,7 @@ export interface QueueCounts {
 export interface CheckQueue {
   /** Holds the job durably (as durable as the engine: memory, or the shared Redis) before answering. */
   add(job: CheckJob): Promise<AddResult>;
-  /** Starts running the jobs with `run`, oldest first (in memory: by turns across visitors), until `close`. Called once. */
+  /** Starts running the jobs with `run`, by turns across visitors, oldest first within one, until `close`. Called once. */
   process(run: (job: CheckJob) => Promise<JobRun>): void;
   counts(): Promise<QueueCounts>;
   /** Stops taking jobs and waits for the running ones. Held jobs stay (in Redis: for another instance). */

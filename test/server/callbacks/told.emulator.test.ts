@@ -16,7 +16,7 @@ import {
   type CallbackHandler,
   type DeviceRiskHandler,
 } from '../../../src/server/index.js';
-import { BLACKBOX, SHOP, UA } from '../../support/kit.js';
+import { blackboxOf, SHOP, UA } from '../../support/kit.js';
 
 let emulator: Emulator | undefined;
 let server: Server | undefined;
@@ -37,6 +37,8 @@ interface Told {
   workflowExecutionId: string;
   customerInternalReference?: string;
   userReference?: string;
+  /** The checkout's Idempotency-Key: both paths name it (the callback's from told.ts's memory). */
+  reference?: string;
 }
 
 describe('each decision told once per execution, on the emulator', () => {
@@ -72,8 +74,8 @@ describe('each decision told once per execution, on the emulator', () => {
       allowedSources: ['127.0.0.0/8', '::1'],
       retryDelayMs: 5,
       onError: (error) => errors.push(error),
-      onResult: ({ workflowExecutionId, customerInternalReference, userReference }) =>
-        void told.push({ path: 'callback', workflowExecutionId, customerInternalReference, userReference }),
+      onResult: ({ workflowExecutionId, customerInternalReference, userReference, reference }) =>
+        void told.push({ path: 'callback', workflowExecutionId, customerInternalReference, userReference, reference }),
     });
     handlers.push(callbacks);
     server = createServer(toNodeHandler(callbacks));
@@ -93,12 +95,13 @@ describe('each decision told once per execution, on the emulator', () => {
         return { customerInternalReference: order, userReference: `user-of-${order}` };
       },
       onError: (error) => errors.push(error),
-      onResult: (details, { customerInternalReference, userReference }) =>
+      onResult: (details, { customerInternalReference, userReference, reference }) =>
         void told.push({
           path: 'queue',
           workflowExecutionId: details.workflowExecutionId,
           customerInternalReference,
           userReference,
+          reference,
         }),
     });
     handlers.push(endpoint);
@@ -113,7 +116,7 @@ describe('each decision told once per execution, on the emulator', () => {
             'idempotency-key': `key-000000000${n}`,
             'x-order': `order-${n}`,
           },
-          body: JSON.stringify({ blackbox: BLACKBOX }),
+          body: JSON.stringify({ blackbox: blackboxOf(`order-${n}`) }),
         }),
       );
       expect(answer.status).toBe(202);
@@ -140,8 +143,11 @@ describe('each decision told once per execution, on the emulator', () => {
       expect(entry).toMatchObject({
         customerInternalReference: tx.customerInternalReference,
         userReference: `user-of-${tx.customerInternalReference}`,
+        reference: `key-000000000${tx.customerInternalReference.slice('order-'.length)}`,
       });
     }
     expect(errors).toEqual([]);
+    // The callbacks first: they told every decision, each with its checkout's reference.
+    if (!('delayMs' in faults)) expect(told.every((t) => t.path === 'callback')).toBe(true);
   });
 });

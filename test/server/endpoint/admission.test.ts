@@ -1,7 +1,14 @@
 // Admission before cost: the token buckets that decide, in memory, how many checkouts one
 // source may start.
 import { describe, expect, it } from 'vitest';
-import { checkRateLimit, createLimiter, MAX_TRACKED_SOURCES } from '../../../src/server/endpoint/admission.js';
+import {
+  checkRateLimit,
+  checkVisitorOption,
+  createLimiter,
+  MAX_TRACKED_SOURCES,
+  NO_VISITOR,
+  shopVisitor,
+} from '../../../src/server/endpoint/admission.js';
 
 describe('createLimiter', () => {
   it('admits a burst, then one per refill interval, each source on its own', () => {
@@ -63,5 +70,26 @@ describe('checkRateLimit', () => {
   it('takes a valid one as it is', () => {
     const limit = { burst: 5, perMinute: 6 };
     expect(checkRateLimit(limit, 'x')).toBe(limit);
+  });
+});
+
+describe("shopVisitor: the shop's own visitor", () => {
+  const request = new Request('https://shop.example/device-risk', { method: 'POST' });
+  it('hashes the id (the same id the same visitor), names none NO_VISITOR, and refuses anything else', async () => {
+    const a = await shopVisitor(() => 'session-a', request);
+    expect(a).toMatch(/^visitor [0-9a-f]{32}$/);
+    expect(await shopVisitor(async () => 'session-a', request)).toBe(a);
+    expect(await shopVisitor(() => 'session-b', request)).not.toBe(a);
+    expect(await shopVisitor(() => undefined, request)).toBe(NO_VISITOR);
+    expect(await shopVisitor(() => 'x'.repeat(1024), request)).toMatch(/^visitor /);
+    for (const bad of ['', 'x'.repeat(1025), 7, null, {}])
+      await expect(shopVisitor(() => bad as string, request)).rejects.toMatchObject({ code: 'invalid_configuration' });
+  });
+
+  it('the option: a function or absent, else invalid_configuration', () => {
+    const fn = () => undefined;
+    expect(checkVisitorOption(fn)).toBe(fn);
+    expect(checkVisitorOption(undefined)).toBeUndefined();
+    expect(() => checkVisitorOption('sid')).toThrow(expect.objectContaining({ code: 'invalid_configuration' }));
   });
 });

@@ -110,3 +110,45 @@ describe('the fence before onResult', () => {
     expect(calls.slice(-3)).toEqual(['details', 'fence', 'told']);
   });
 });
+
+describe("the execution's checkout, remembered for the callback (told.ts)", () => {
+  const markers = (remember: (id: string, order: object) => Promise<void>) => ({
+    remember,
+    orderOf: () => Promise.resolve(undefined),
+    claim: () => Promise.resolve('told' as const),
+  });
+
+  it('is remembered once the transaction exists, with the checkout it is for', async () => {
+    const { client } = stubClient();
+    const remembered: Array<[string, object]> = [];
+    const result = await runDeviceRiskCheck(
+      client,
+      BLACKBOX,
+      { customerInternalReference: 'c' },
+      {
+        workflowKey: 1,
+        told: markers(async (id, order) => void remembered.push([id, order])),
+        resultContext: { reference: 'key-1', customerInternalReference: 'c' },
+      },
+    );
+    expect(remembered).toEqual([[result.workflowExecutionId, { reference: 'key-1', customerInternalReference: 'c' }]]);
+  });
+
+  it('a store away when it is remembered: told to onError, the check goes on', async () => {
+    const { client } = stubClient();
+    const errors: unknown[] = [];
+    const away = new DeviceRiskError('store_unavailable', 'the store is away');
+    const result = await runDeviceRiskCheck(
+      client,
+      BLACKBOX,
+      { customerInternalReference: 'c' },
+      {
+        workflowKey: 1,
+        told: markers(() => Promise.reject(away)),
+        onError: (error) => void errors.push(error),
+      },
+    );
+    expect(result.status).toBeDefined();
+    expect(errors).toEqual([away]);
+  });
+});

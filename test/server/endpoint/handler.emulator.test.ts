@@ -10,7 +10,7 @@ import {
 } from '../../../src/server/index.js';
 // The endpoint's run of the check, resumable (progress), which the package does not export.
 import { runCheck as runDeviceRiskCheck, type DeviceRiskProgress } from '../../../src/server/endpoint/check.js';
-import { BLACKBOX, clientOn, handlerOn, oneAttempt, SHOP, useEmulators } from '../../support/kit.js';
+import { BLACKBOX, blackboxOf, clientOn, handlerOn, oneAttempt, SHOP, useEmulators } from '../../support/kit.js';
 
 const startEmulator = useEmulators();
 let emulator: Emulator;
@@ -113,8 +113,8 @@ describe('createDeviceRiskHandler', () => {
     expect(emulator.inspect.transactions()).toHaveLength(1);
     // Concurrent duplicates share one run too.
     const both = await Promise.all([
-      handler(post({ blackbox: BLACKBOX }, { 'idempotency-key': 'key-0000000002' })),
-      handler(post({ blackbox: BLACKBOX }, { 'idempotency-key': 'key-0000000002' })),
+      handler(post({ blackbox: blackboxOf('2') }, { 'idempotency-key': 'key-0000000002' })),
+      handler(post({ blackbox: blackboxOf('2') }, { 'idempotency-key': 'key-0000000002' })),
     ]);
     expect(await both[0].json()).toEqual(await both[1].json());
     expect(emulator.inspect.transactions()).toHaveLength(2);
@@ -222,8 +222,8 @@ describe('createDeviceRiskHandler', () => {
     // Each key is sent, then sent again while the first is still running (a browser retry).
     const answers = await Promise.all(
       keys.flatMap((key) => [
-        handler(post({ blackbox: BLACKBOX }, { 'idempotency-key': key })),
-        handler(post({ blackbox: BLACKBOX }, { 'idempotency-key': key })),
+        handler(post({ blackbox: blackboxOf(key) }, { 'idempotency-key': key })),
+        handler(post({ blackbox: blackboxOf(key) }, { 'idempotency-key': key })),
       ]),
     );
     expect(answers.map((r) => r.status)).toEqual(Array(16).fill(200));
@@ -468,13 +468,14 @@ describe('runDeviceRiskCheck (a form post or your own route)', () => {
     it('POSTs without an Idempotency-Key each run their own check', async () => {
       const { handler } = await setup();
       const first = await handler(post({ blackbox: BLACKBOX }, { 'idempotency-key': '' }));
-      const noKey = new Request('https://shop.example/device-risk', {
-        method: 'POST',
-        headers: { origin: SHOP, 'content-type': 'application/json', 'x-test-user': 'u1' },
-        body: JSON.stringify({ blackbox: BLACKBOX }),
-      });
-      const second = await handler(noKey.clone());
-      const third = await handler(noKey.clone());
+      const noKey = (blackbox: string) =>
+        new Request('https://shop.example/device-risk', {
+          method: 'POST',
+          headers: { origin: SHOP, 'content-type': 'application/json', 'x-test-user': 'u1' },
+          body: JSON.stringify({ blackbox }),
+        });
+      const second = await handler(noKey(BLACKBOX));
+      const third = await handler(noKey(blackboxOf('third')));
       expect(first.status).toBe(400); // an empty key is malformed
       expect([second.status, third.status]).toEqual([200, 200]);
       const ids = [

@@ -6,7 +6,7 @@ import type { Emulator } from '../../../src/emulator/index.js';
 import { createMemoryStore, type CaptureOutcome, type DeviceRiskHandlerOptions } from '../../../src/server/index.js';
 import { parseOutcome } from '../../../src/server/endpoint/outcome.js';
 import { recordUpstream } from '../../../src/server/metrics.js';
-import { BLACKBOX, handlerOn, oneAttempt, SHOP, useEmulators } from '../../support/kit.js';
+import { BLACKBOX, blackboxOf, handlerOn, oneAttempt, SHOP, useEmulators } from '../../support/kit.js';
 import { useTestMeter } from '../../support/otel.js';
 
 const OUTCOME: CaptureOutcome = { outcome: 'degraded-first-party', scripts: ['fp_static_wdp'], durationMs: 2150 };
@@ -138,7 +138,7 @@ describe('the endpoint and outcomes', () => {
   it('without an Idempotency-Key each request is told', async () => {
     const { handler, told } = await setup();
     await handler(post({ blackbox: BLACKBOX, outcome: OUTCOME }, null));
-    await handler(post({ blackbox: BLACKBOX, outcome: OUTCOME }, null));
+    await handler(post({ blackbox: blackboxOf('second'), outcome: OUTCOME }, null));
     expect(told).toHaveLength(2);
   });
 

@@ -1,7 +1,7 @@
 // The endpoint's default answer: 202 with a reference as soon as the queue holds the
 // checkout, then the check in arrival order as the tenant's limit allows, on a stub client.
 // Nothing accepted is lost, no key gets two transactions, and what waits too long is told.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   createDeviceRiskClient,
   DEFAULT_LIMITS,
@@ -24,6 +24,7 @@ import {
 import type { AddResult, QueueCounts } from '../../../src/server/queue/queue.js';
 import { recordKeyOf } from '../../../src/server/endpoint/idempotency.js';
 import { useTestMeter } from '../../support/otel.js';
+import { blackboxOf } from '../../support/kit.js';
 
 const SHOP = 'https://shop.example';
 const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
@@ -107,7 +108,7 @@ function setUp(client: DeviceRiskClient, extra: Partial<DeviceRiskHandlerOptions
   return { handler, queue, errors, results };
 }
 
-const post = (key: string, order = 'order-0', blackbox = BLACKBOX) =>
+const post = (key: string, order = 'order-0', blackbox = blackboxOf(key)) =>
   new Request(`${SHOP}/device-risk`, {
     method: 'POST',
     headers: { origin: SHOP, 'content-type': 'application/json', 'idempotency-key': key, 'x-order': order },
@@ -681,6 +682,108 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     expect(await retryAfter('key-0000000005')).toBe('5');
     expect(errors[4]!.message).toMatch(/a checkout was refused: the queue holds its most checks$/);
     await handler.close();
+  });
+
+  it('a checkout that could not start within the trust bound at the drain rate measured: 503 queue_full at once, never accepted to go stale', async () => {
+    let time = 1_000_000;
+    // A backlog a minute old that drained 30 checks in it: 0.5 a second, 2 s a check.
+    let figures: QueueCounts = { queued: 28, oldestAcceptedAt: time - 60_000, drainedLastMinute: 30 };
+    const hand = handQueue(async () => figures);
+    const { client } = stubClient();
+    // The shop's bound far above what drains (a many-address flood fills it): the rate decides.
+    const { handler, errors } = setUp(client, {
+      queue: hand.queue,
+      now: () => time,
+      maxQueuedMs: 60_000,
+      maxQueuedChecks: 10_000,
+    });
+    // 28 ahead and this one: 58 s at 2 s a check, within the minute.
+    expect((await handler(post('key-late-0001'))).status).toBe(202);
+    // 30 ahead: the 31st would start 62 s after its acceptance, past the bound: refused now.
+    time += 1000;
+    figures = { ...figures, queued: 30, oldestAcceptedAt: time - 60_000 };
+    const refused = await handler(post('key-late-0002'));
+    expect([refused.status, refused.headers.get('retry-after')]).toEqual([503, '2']);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('queue_full');
+    expect(errors.map((e) => e.code)).toEqual(['queue_full']);
+    expect(hand.jobs.map((job) => job.key)).toEqual(['key-late-0001']);
+    // Nothing drained yet (no rate measured): the queue's bound alone decides.
+    time += 1000;
+    figures = { queued: 30, oldestAcceptedAt: time - 500, drainedLastMinute: 0 };
+    expect((await handler(post('key-late-0003'))).status).toBe(202);
+    await handler.close();
+  });
+
+  it("the shop's visitor: its id hashed into the job and the admission; none given is one visitor; a bad one 500, told", async () => {
+    const hand = handQueue();
+    const { client } = stubClient();
+    const { handler, errors } = setUp(client, {
+      queue: hand.queue,
+      checkoutsPerAddress: { burst: 2, perMinute: 1 },
+      visitor: (request) => {
+        const session = /session=([^;]+)/.exec(request.headers.get('cookie') ?? '')?.[1];
+        return session === 'number' ? (42 as unknown as string) : session;
+      },
+    });
+    const withCookie = (key: string, cookie?: string) => {
+      const request = post(key);
+      if (cookie) request.headers.set('cookie', cookie);
+      return handler(request, { clientAddress: `198.51.100.${key.length}` });
+    };
+    expect((await withCookie('key-visitor-a1', 'session=s3cr3t-session-a')).status).toBe(202);
+    expect((await withCookie('key-visitor-b01', 'session=s3cr3t-session-b')).status).toBe(202);
+    // Without a session, from other addresses each: one visitor together, 2 at once, then 429.
+    expect((await withCookie('key-visitor-n1')).status).toBe(202);
+    expect((await withCookie('key-visitor-n02')).status).toBe(202);
+    const third = await withCookie('key-visitor-n003');
+    expect([third.status, ((await third.json()) as { error: { code: string } }).error.code]).toEqual([
+      429,
+      'too_many_checkouts',
+    ]);
+    const visitors = hand.jobs.map((job) => job.visitor!);
+    expect(visitors[0]).toMatch(/^visitor [0-9a-f]{32}$/);
+    expect(visitors[1]).toMatch(/^visitor [0-9a-f]{32}$/);
+    expect(visitors[0]).not.toBe(visitors[1]);
+    expect(visitors.slice(2)).toEqual(['visitor none', 'visitor none']);
+    // The session id itself is in no job.
+    expect(JSON.stringify(hand.jobs)).not.toContain('s3cr3t');
+    // A function that returns something else: 500, told as invalid_configuration.
+    const bad = await withCookie('key-visitor-x1', 'session=number');
+    expect([bad.status, ((await bad.json()) as { error: { code: string } }).error.code]).toEqual([
+      500,
+      'customer_lookup_failed',
+    ]);
+    expect(errors.map((e) => e.code)).toEqual(['rate_limited', 'invalid_configuration']);
+    expect(errors[1]!.message).toMatch(/visitor returned number/);
+    // Anything but a function is refused when the handler is made.
+    expect(() => setUp(client, { visitor: 'session' as never })).toThrow(
+      expect.objectContaining({ code: 'invalid_configuration' }),
+    );
+    await handler.close();
+  });
+
+  it("the default queue is this process's memory, said once at start; a queue given, or the check within the request, says nothing", async () => {
+    const warnings: string[] = [];
+    const warn = vi
+      .spyOn(console, 'warn')
+      .mockImplementation((...args: unknown[]) => void warnings.push(args.join(' ')));
+    try {
+      const { client } = stubClient();
+      const made = setUp(client, { queue: undefined });
+      expect(warnings).toEqual([
+        expect.stringMatching(
+          /^\[blackbox-capture\/server\] accepted checkouts wait in this process's memory .*createFileQueue/,
+        ),
+      ]);
+      await made.handler(post('key-said-once'));
+      expect(warnings).toHaveLength(1);
+      await made.handler.close();
+      setUp(client);
+      setUp(client, { answer: 'checked' });
+      expect(warnings).toHaveLength(1);
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   it('a key checked already answers its result without a job; a key reused with another request is 422, never queued', async () => {

@@ -16,9 +16,9 @@ import {
 import { createBullmqQueue } from '../../../src/server/queue/bullmq.js';
 import { createRedisStore } from '../../../src/server/store/redis.js';
 import { connect, haveRedis, startRedisServer, type Client, type RedisServer } from '../../support/redis.js';
+import { blackboxOf } from '../../support/kit.js';
 
 const SHOP = 'https://shop.example';
-const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
 const MAXMEMORY = '2mb';
 
 let redis: RedisServer;
@@ -129,7 +129,7 @@ const post = (key: string, order: string) =>
   new Request(`${SHOP}/device-risk`, {
     method: 'POST',
     headers: { origin: SHOP, 'content-type': 'application/json', 'idempotency-key': key, 'x-order': order },
-    body: JSON.stringify({ blackbox: BLACKBOX }),
+    body: JSON.stringify({ blackbox: blackboxOf(key) }),
   });
 
 async function answerOf(response: Response) {
@@ -198,11 +198,12 @@ describe.skipIf(!haveRedis)('a Redis at maxmemory (noeviction)', () => {
       await expect.poll(async () => (await queue.queue.getJobCounts('active')).active).toBe(1);
       filler = await fill();
       release();
-      // A new checkout: the queue cannot take it.
+      // A new checkout: its blackbox's claim (src/server/endpoint/reuse.ts), the first write
+      // before the queue's add, cannot be written (the add refused alone: redis-full.stubs.test.ts).
       const refused = await answerOf(await handler(post('key-queue-full-2', 'order-2')));
-      expect(refused).toEqual({ status: 503, code: 'queue_full', retryAfter: '5', message: expect.any(String) });
+      expect(refused).toEqual({ status: 503, code: 'store_full', retryAfter: '5', message: expect.any(String) });
       expect(refused.message).not.toMatch(/device-risk service/);
-      expect(errors.find((e) => e.code === 'queue_full')?.message).toMatch(/Redis is full \(maxmemory\)/);
+      expect(errors.find((e) => e.code === 'store_full')?.message).toMatch(/Redis is full \(maxmemory\)/);
       // The waiting check cannot record its progress: told as the store's, never as the service's.
       await expect.poll(() => errors.some((e) => e.code === 'store_full')).toBe(true);
       // Nor can the worker move the job on: told by the queue as Redis full, once per 10 s however often it meets it.
@@ -211,7 +212,7 @@ describe.skipIf(!haveRedis)('a Redis at maxmemory (noeviction)', () => {
         .toEqual([['store_full', true]]);
       const told = [...errors, ...queueErrors].map((e) => e.code);
       expect(told).not.toContain('internal_error');
-      expect(told.every((code) => ['queue_full', 'store_full', 'orphaned_transaction'].includes(code))).toBe(true);
+      expect(told.every((code) => ['store_full', 'orphaned_transaction'].includes(code))).toBe(true);
       expect(results).toEqual([]);
       // Room again, nothing restarted: the retry is accepted, and both checks drain.
       await room(filler);

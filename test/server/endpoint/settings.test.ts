@@ -42,6 +42,7 @@ const BAD: Record<keyof typeof ENDPOINT_OPTIONS, unknown> = {
   onOutcome: 1,
   checkoutsPerAddress: { burst: 0, perMinute: 6 },
   addressPrefix: 'wide',
+  visitor: 'session',
   checkoutsPerCustomer: true,
   maxOutcomeReportsPerSecond: Infinity,
   onResult: {},

@@ -1,6 +1,6 @@
 // The queue on BullMQ and a real redis-server, with two endpoints as two instances of a
 // fleet (each its own Redis connections): any instance checks what any accepted, each key
-// once, in arrival order; the tenant's limit pauses the fleet's workers; and a job whose
+// once, by turns across visitors; the tenant's limit pauses the fleet's workers; and a job whose
 // instance died (its connections cut mid-check) is taken over by the live one.
 import { Redis as IoRedis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +14,7 @@ import {
 import { createBullmqQueue, jobIdOf } from '../../../src/server/queue/bullmq.js';
 import { createRedisStore } from '../../../src/server/store/redis.js';
 import { haveRedis, startRedisServer, type RedisServer } from '../../support/redis.js';
+import { blackboxOf } from '../../support/kit.js';
 
 const SHOP = 'https://shop.example';
 const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
@@ -132,7 +133,7 @@ const post = (key: string, order: string) =>
   new Request(`${SHOP}/device-risk`, {
     method: 'POST',
     headers: { origin: SHOP, 'content-type': 'application/json', 'idempotency-key': key, 'x-order': order },
-    body: JSON.stringify({ blackbox: BLACKBOX }),
+    body: JSON.stringify({ blackbox: blackboxOf(key) }),
   });
 
 async function until(done: () => boolean | Promise<boolean>, ms = 20_000) {
@@ -330,6 +331,41 @@ describe.skipIf(!haveRedis)('createBullmqQueue', () => {
     } finally {
       await a.close();
       await b.close();
+    }
+  });
+
+  it("fair turns: one visitor's flood waits behind every honest visitor's first checkout", async () => {
+    const connection = new IoRedis(redis.url, { maxRetriesPerRequest: null });
+    const queue = createBullmqQueue({ connection, name: 'turns', concurrency: 1, onError: () => {} });
+    const job = (key: string, visitor: string) => ({
+      key,
+      fingerprint: `f-${key}`,
+      blackbox: BLACKBOX,
+      customer: { customerInternalReference: key },
+      acceptedAt: Date.now(),
+      visitor,
+    });
+    const runs: string[] = [];
+    try {
+      // 30 from one network first, then five honest shoppers, one checkout each, then the flood's next.
+      for (let i = 0; i < 30; i++) expect(await queue.add(job(`flood-${i}`, 'address 2001:db8:1::/64'))).toBe('added');
+      for (let i = 0; i < 5; i++) expect(await queue.add(job(`honest-${i}`, `address 198.51.100.${i}`))).toBe('added');
+      expect(await queue.add(job('flood-30', 'address 2001:db8:1::/64'))).toBe('added');
+      // A retry of the same checkout takes no second turn.
+      expect(await queue.add(job('honest-0', 'address 198.51.100.0'))).toBe('present');
+      queue.process(async ({ key }) => {
+        runs.push(key);
+        return { done: true };
+      });
+      await expect.poll(() => runs.length, { timeout: 20_000 }).toBe(36);
+      // The flood's first, then every honest shopper, then the rest of the flood in its order.
+      expect(runs.slice(0, 6)).toEqual(['flood-0', 'honest-0', 'honest-1', 'honest-2', 'honest-3', 'honest-4']);
+      expect(runs.slice(6)).toEqual(Array.from({ length: 30 }, (_, i) => `flood-${i + 1}`));
+      // Every turn given back once its job left: the next checkout of the flood is a first turn again.
+      expect(await connection.hgetall('bull:turns:bbc-turns')).toEqual({});
+    } finally {
+      await queue.close();
+      connection.disconnect();
     }
   });
 

@@ -22,8 +22,7 @@ import { haveRedis } from '../../support/redis.js';
 import { clientOn } from '../../support/kit.js';
 import { storeContract } from '../../support/store-contract.js';
 import { callbackBodyOf } from '../../support/callback-body.js';
-
-const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
+import { blackboxOf } from '../../support/kit.js';
 
 let cluster: Awaited<ReturnType<typeof startRedisCluster>> | undefined;
 const closers: Array<() => Promise<unknown>> = [];
@@ -113,7 +112,7 @@ describe.skipIf(!haveRedis)('a fleet on a 3-master Redis Cluster', () => {
         'idempotency-key': key,
         'x-order': key,
       },
-      body: JSON.stringify({ blackbox: BLACKBOX }),
+      body: JSON.stringify({ blackbox: blackboxOf(key) }),
     });
 
   it.each([
@@ -297,7 +296,7 @@ describe.skipIf(!haveRedis)('BullMQ on a 3-master Redis Cluster', () => {
           'idempotency-key': key,
           'x-order': key,
         },
-        body: JSON.stringify({ blackbox: BLACKBOX }),
+        body: JSON.stringify({ blackbox: blackboxOf(key) }),
       });
     // Each key posted to both instances at once: one job, one transaction. Both are accepted: 202,
     // or 200 with its reference when the first one's check finished before the second arrived.

@@ -12,8 +12,7 @@ import { createRedisStore } from '../../../src/server/store/redis.js';
 import { startRedisSentinel } from '../../support/redis-server.mjs';
 import { haveRedis } from '../../support/redis.js';
 import { clientOn } from '../../support/kit.js';
-
-const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
+import { blackboxOf } from '../../support/kit.js';
 
 let sentinel: Awaited<ReturnType<typeof startRedisSentinel>> | undefined;
 let emulator: Emulator | undefined;
@@ -72,7 +71,7 @@ describe.skipIf(!haveRedis)('the store and the queue through Sentinel', () => {
             'idempotency-key': key,
             'x-order': key,
           },
-          body: JSON.stringify({ blackbox: BLACKBOX }),
+          body: JSON.stringify({ blackbox: blackboxOf(key) }),
         }),
       );
     /** As the browser package does: a 503 is tried again after its Retry-After, for up to 20 s. */

@@ -5,7 +5,8 @@
  * The Request is made by request.ts, the Response written by response.ts.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { bodyTimedOut, isBodyTimeout, plainAddress } from '../../http.js';
+import { bodyTimedOut, isBodyTimeout } from '../../http.js';
+import { forwardedAddress } from './forwarded.js';
 import { logError } from '../../errors.js';
 import type { FetchHandler } from '../../fetch-handler.js';
 import { MESSAGE_PREFIX, nodeMessages } from '../../messages.js';
@@ -17,6 +18,12 @@ export type NodeHandler = (req: IncomingMessage, res: ServerResponse, next?: (er
 export interface NodeHandlerOptions {
   /** Told of each request cut because its body took too long. Default: one line on the console. */
   onError?: (error: unknown) => void;
+  /**
+   * Fronts (addresses, CIDR ranges) whose X-Forwarded-For names the shopper: a request from
+   * one of them gets the address it appended as `clientAddress` (forwarded.ts). Default none:
+   * the socket's address, whatever the header says.
+   */
+  trustedFronts?: readonly string[];
 }
 
 /**
@@ -26,6 +33,7 @@ export interface NodeHandlerOptions {
  */
 export function toNodeHandler(handler: FetchHandler, options: NodeHandlerOptions = {}): NodeHandler {
   const onError = options.onError ?? logError;
+  const clientAddress = forwardedAddress(options.trustedFronts ?? []);
   return (req, res, next) => {
     void (async () => {
       let request: Request;
@@ -40,7 +48,9 @@ export function toNodeHandler(handler: FetchHandler, options: NodeHandlerOptions
       }
       let response: Response;
       try {
-        response = await handler(request, { clientAddress: plainAddress(req.socket.remoteAddress ?? '') });
+        response = await handler(request, {
+          clientAddress: clientAddress(req.socket.remoteAddress ?? '', req.headers['x-forwarded-for']),
+        });
       } catch (error) {
         if (!isBodyTimeout(error)) throw error;
         onError(error);

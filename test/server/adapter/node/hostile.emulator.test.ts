@@ -783,7 +783,8 @@ describe('generated traffic against the admission limits', () => {
                     'idempotency-key': `fuzz-key-${++n}`,
                     'x-customer': `c${customer}`,
                   },
-                  body: JSON.stringify({ blackbox: '0400' + 'abc+/'.repeat(40) }),
+                  // A blackbox of its own per checkout: a used one is refused (src/server/endpoint/reuse.ts).
+                  body: JSON.stringify({ blackbox: '0400' + n + 'abc+/'.repeat(40) }),
                 }),
                 { clientAddress: `192.0.2.${address}` },
               );

@@ -1,0 +1,82 @@
+/**
+ * `blackbox-capture serve [--env-file <path>]…`: the gateway (gateway.ts) configured by the
+ * environment (settings.ts); the files' variables come first, the process's own override
+ * them. A bad configuration: one line per problem on stderr, exit 2. SIGTERM or SIGINT: the
+ * gateway closes (no new checkout, the checks under way finish, the rest kept), exit 0.
+ */
+import { readFileSync } from 'node:fs';
+import { parseEnv } from 'node:util';
+import { startGateway, type GatewayOptions } from './gateway.js';
+import { parseSettings, SettingsError, VARIABLES } from './settings.js';
+
+export const SERVE_USAGE = `usage: blackbox-capture serve [--env-file <path>]...
+
+Runs the gateway: POST /device-risk, /iojs/*, POST /callback, GET /decisions/{reference},
+GET /openapi.json, GET /healthz (and /status, /metrics on ADMIN_PORT). Configured by
+environment variables (docs/gateway.md): ${Object.keys(VARIABLES).join(', ')}.`;
+
+const say = (line: string) => console.error(`blackbox-capture serve: ${line}`);
+
+/** The environment: each --env-file in order, then the process's own variables over them. */
+function environment(args: string[]): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = {};
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const inline = arg.startsWith('--env-file=') ? arg.slice('--env-file='.length) : undefined;
+    if (arg === '--help' || arg === '-h') {
+      console.log(SERVE_USAGE);
+      process.exit(0);
+    }
+    if (arg !== '--env-file' && inline === undefined) usage(`unknown option ${arg}`);
+    const path = inline ?? args[++i];
+    if (!path) usage('--env-file needs a path');
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch {
+      usage(`cannot read the env file ${path}`);
+    }
+    Object.assign(env, parseEnv(text));
+  }
+  return { ...env, ...process.env };
+}
+
+function usage(problem: string): never {
+  say(problem);
+  console.error(SERVE_USAGE.split('\n\n')[0]);
+  process.exit(2);
+}
+
+export async function serve(args: string[], options: GatewayOptions = {}): Promise<void> {
+  let settings;
+  try {
+    settings = parseSettings(environment(args));
+  } catch (error) {
+    if (!(error instanceof SettingsError)) throw error;
+    for (const problem of error.problems) say(problem);
+    process.exit(2);
+  }
+  const gateway = await startGateway(settings, options).catch((error: Error) => {
+    say(`cannot start: ${(error as { code?: string }).code ?? error.name} ${error.message}`);
+    process.exit(1);
+  });
+  console.log(`blackbox-capture gateway on ${gateway.url}${gateway.adminUrl ? ` (admin ${gateway.adminUrl})` : ''}`);
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    say(`${signal}: taking no new checkout, finishing the checks under way`);
+    gateway.close().then(
+      () => {
+        say('stopped; what is queued and undelivered is kept');
+        process.exit(0);
+      },
+      (error: Error) => {
+        say(`stopping failed: ${error.message}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}

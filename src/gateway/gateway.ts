@@ -1,0 +1,220 @@
+/**
+ * The gateway: the server kit's parts put together as one process from GatewaySettings
+ * (`npx blackbox-capture serve`, cli.ts): the endpoint (POST /device-risk, the order from the
+ * Order-Token), the first-party proxy (/iojs/*), the callback handler (POST /callback), the
+ * queue, the outbox of signed decisions (outbox.ts), GET /decisions/{reference}, GET
+ * /openapi.json and GET /healthz; and an admin listener. No second implementation: each
+ * route is the kit's handler (docs/gateway.md).
+ */
+import { mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import {
+  createCallbackHandler,
+  createDeviceRiskClient,
+  createDeviceRiskHandler,
+  createFirstPartyProxy,
+  createTokenSource,
+  isDeviceRiskError,
+  toNodeHandler,
+  type DeviceRiskClient,
+} from '../server/index.js';
+import { createFileQueue } from '../server/queue/file.js';
+import type { CheckQueue } from '../server/queue/queue.js';
+import type { Store } from '../server/store/store.js';
+import { DEFAULT_URI_HOOK } from '../shared/constants.js';
+import { createFileStore } from './file-store.js';
+import { createOutbox, type Outbox } from './outbox.js';
+import { orderKey, verifyOrderToken, OrderTokenError, ORDER_TOKEN_HEADER } from './order-token.js';
+import { router, type Route } from './routes.js';
+import type { GatewaySettings } from './settings.js';
+import { decisionEvent } from './webhook.js';
+import { adminRoutes, decisionsRoute, healthRoute, openApiRoute } from './extra-routes.js';
+
+export interface GatewayOptions {
+  /** fetch of the service's calls and the webhooks (tests). Default the global fetch. */
+  fetch?: typeof fetch;
+  /** Lines of the log (refusals, failures; never a secret). Default console.error. */
+  log?: (line: string) => void;
+  /** The OpenAPI document's text, when it is not beside the module (the single executable). */
+  openApi?: () => string;
+  /** Handlers the admin listener mounts (helpers' status and metrics), before its placeholders. */
+  adminRoutes?: Route[];
+}
+
+export interface Gateway {
+  url: string;
+  adminUrl?: string;
+  /** SIGTERM: takes no new checkout, finishes the checks under way, keeps what is queued and undelivered; then closes. */
+  close(): Promise<void>;
+}
+
+/** What a fleet (REDIS_URL) or one instance (DATA_DIR) keeps: the kit's store, the queue, the outbox's store. */
+interface Keeping {
+  store: Store;
+  queue: CheckQueue;
+  outboxStore: Store;
+  close(): Promise<void>;
+}
+
+async function keeping(settings: GatewaySettings): Promise<Keeping> {
+  if (settings.redisUrl) {
+    // Optional peers, loaded only for a fleet: the package's bullmq and ioredis. `as string`
+    // keeps tsc from requiring ioredis's types.
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion
+    const { default: Redis } = (await import('ioredis' as string)) as {
+      default: new (url: string, options: object) => { quit(): Promise<unknown> };
+    };
+    const { createRedisStore } = await import('../server/store/redis.js');
+    const { createBullmqQueue } = await import('../server/queue/bullmq.js');
+    const client = new Redis(settings.redisUrl, { maxRetriesPerRequest: null });
+    const store = createRedisStore(client as never);
+    await store.ready();
+    return {
+      store,
+      queue: createBullmqQueue({ connection: client }),
+      outboxStore: store,
+      close: () => client.quit().then(() => undefined),
+    };
+  }
+  mkdirSync(settings.dataDir, { recursive: true });
+  // One instance: everything in DATA_DIR, so that a restart resumes each check on its
+  // transaction and tells no decision twice (file-store.ts).
+  const store = createFileStore(join(settings.dataDir, 'store.jsonl'));
+  return {
+    store,
+    queue: createFileQueue({ path: join(settings.dataDir, 'queue.jsonl') }),
+    outboxStore: store,
+    close: () => Promise.resolve(store.close()),
+  };
+}
+
+function serviceClient(settings: GatewaySettings, fetcher: typeof fetch | undefined): DeviceRiskClient {
+  const service = settings.service;
+  const common = { userAgent: settings.userAgent, ...(fetcher ? { fetch: fetcher } : {}) };
+  const tokenSource = createTokenSource({
+    clientId: settings.clientId,
+    clientSecret: settings.clientSecret,
+    ...common,
+    ...('region' in service ? { region: service.region } : { tokenUrl: service.tokenUrl }),
+  });
+  return createDeviceRiskClient({
+    tokenSource,
+    ...common,
+    ...('region' in service
+      ? { region: service.region }
+      : {
+          baseUrl: service.baseUrl,
+          ...(service.apiBaseUrl ? { apiBaseUrl: service.apiBaseUrl } : {}),
+          ...(service.retrievalBaseUrl ? { retrievalBaseUrl: service.retrievalBaseUrl } : {}),
+        }),
+  });
+}
+
+const describe = (error: unknown) =>
+  isDeviceRiskError(error) || error instanceof OrderTokenError
+    ? `${error.code} ${error.message}`
+    : error instanceof Error
+      ? `${error.name} ${error.message}`
+      : String(error);
+
+export async function startGateway(settings: GatewaySettings, options: GatewayOptions = {}): Promise<Gateway> {
+  const log = options.log ?? ((line: string) => console.error(`blackbox-capture gateway: ${line}`));
+  const onError = (error: unknown) => log(describe(error));
+  const client = serviceClient(settings, options.fetch);
+  const kept = await keeping(settings);
+  const outbox = createOutbox({
+    store: kept.outboxStore,
+    url: settings.decisionUrl,
+    key: settings.webhookKey,
+    onError: log,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
+  const tell = (event: Parameters<Outbox['add']>[0]) => outbox.add(event).then(() => undefined);
+  const key = await orderKey(settings.orderSecret);
+  const endpoint = createDeviceRiskHandler({
+    client,
+    allowedOrigins: settings.allowedOrigins,
+    workflowKey: settings.workflowKey,
+    queue: kept.queue,
+    store: kept.store,
+    ...(settings.callbackUrl ? { callbackUrl: settings.callbackUrl } : {}),
+    onError,
+    async resolveCustomer(request) {
+      try {
+        return await verifyOrderToken(request.headers.get(ORDER_TOKEN_HEADER), key);
+      } catch (error) {
+        if (!(error instanceof OrderTokenError)) throw error;
+        log(`refused a checkout: ${error.code}`);
+        return Response.json(
+          { error: { code: error.code, message: error.message } },
+          { status: 401, headers: { 'cache-control': 'no-store', 'www-authenticate': 'Order-Token' } },
+        );
+      }
+    },
+    onResult: (details, context) => tell(decisionEvent(details, context, details, Date.now())),
+  });
+  const callbacks = createCallbackHandler({
+    client,
+    allowedSources: settings.callbackSources,
+    store: kept.store,
+    onError,
+    onResult: (result) => tell(decisionEvent(result, result, result.details, Date.now())),
+  });
+  const proxy = createFirstPartyProxy({ prefix: DEFAULT_URI_HOOK, collectorUrl: settings.collectorUrl, onError });
+  let closing: Promise<void> | undefined;
+  const routes: Route[] = [
+    { path: '/device-risk', handler: endpoint },
+    { path: `${DEFAULT_URI_HOOK}/*`, handler: proxy },
+    { path: '/callback', handler: callbacks },
+    decisionsRoute(outbox, settings.decisionsToken, log),
+    openApiRoute(options.openApi),
+    healthRoute(() => closing !== undefined),
+  ];
+  const nodeOptions = { onError, trustedFronts: settings.trustedFronts };
+  const main = await listen(createServer(toNodeHandler(router(routes), nodeOptions)), settings.port, settings.host);
+  const admin = settings.admin
+    ? await listen(
+        createServer(
+          toNodeHandler(
+            router([...(options.adminRoutes ?? []), ...adminRoutes(endpoint, () => closing !== undefined)]),
+            nodeOptions,
+          ),
+        ),
+        settings.admin.port,
+        settings.admin.host,
+      )
+    : undefined;
+  outbox.start();
+  return {
+    url: urlOf(main),
+    ...(admin ? { adminUrl: urlOf(admin) } : {}),
+    close: () =>
+      (closing ??= (async () => {
+        // New checkouts are answered 503 shutting_down at once; the checks under way finish.
+        await endpoint.close();
+        await callbacks.close();
+        await outbox.close();
+        for (const server of [main, admin]) {
+          if (!server) continue;
+          server.closeIdleConnections();
+          await new Promise((resolve) => server.close(resolve));
+        }
+        // Last: no request is left to write to the store or the queue.
+        await kept.close();
+      })()),
+  };
+}
+
+function listen(server: Server, port: number, host: string): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve(server));
+  });
+}
+
+function urlOf(server: Server): string {
+  const { address, port } = server.address() as AddressInfo;
+  return `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
+}

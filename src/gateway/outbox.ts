@@ -1,0 +1,168 @@
+/**
+ * The decisions waiting to be told to the shop: each written to a Store before it is sent
+ * (the file store of DATA_DIR, or the fleet's Redis), listed as pending (the callback
+ * handler's list, src/server/callbacks/pending.ts) and POSTed to DECISION_URL, signed
+ * (webhook.ts), until the shop answers 2xx: with backoff, by whichever instance holds the
+ * record's lease, across restarts. One record per workflow execution, made only if absent:
+ * a decision is told once, whichever path (the queued check, the callback) brought it.
+ */
+import { doublingMs } from '../server/api/retry.js';
+import { pendingList } from '../server/callbacks/pending.js';
+import { ownerMark } from '../server/store/lease.js';
+import { keyPart, type Store } from '../server/store/store.js';
+import { signWebhook, webhookId, type DecisionEvent } from './webhook.js';
+
+/** How long a decision is kept, delivered or not: a week of retries, and GET /decisions after. */
+export const OUTBOX_TTL_MS = 7 * 24 * 3_600_000;
+
+export interface OutboxRecord {
+  id: string;
+  event: DecisionEvent;
+  attempts: number;
+  /** Epoch ms of the next attempt. */
+  nextAt: number;
+  deliveredAt?: number;
+  /** Who sends it now, until when (a fleet's instances share the records). */
+  owner?: string;
+  leaseUntil?: number;
+  /** Why the last attempt failed: the shop's status, or the network's error code. */
+  lastError?: string;
+}
+
+export interface OutboxOptions {
+  store: Store;
+  url: string;
+  key: Uint8Array<ArrayBuffer>;
+  fetch?: typeof fetch;
+  now?: () => number;
+  /** First retry after this many ms, doubled up to maxRetryDelayMs (with jitter). Default 1000 and 600000. */
+  retryDelayMs?: number;
+  maxRetryDelayMs?: number;
+  /** How long one POST may take, in ms. Default 10000. */
+  timeoutMs?: number;
+  /** How often the pending list is read again, in ms. Default 1000. */
+  intervalMs?: number;
+  onError?: (message: string) => void;
+}
+
+export interface Outbox {
+  /** Keeps the decision and sends it; false when this execution's decision was already kept (told once). */
+  add(event: DecisionEvent): Promise<boolean>;
+  /** The latest decision of an order, for GET /decisions/{reference}. */
+  latest(customerInternalReference: string): Promise<OutboxRecord | undefined>;
+  /** Tries every pending decision whose time has come (also every `intervalMs` once started). */
+  pump(): Promise<void>;
+  start(): void;
+  /** Stops the timer and waits for the POSTs under way: what is not delivered stays in the store. */
+  close(): Promise<void>;
+}
+
+const NAMESPACE = 'gateway:outbox';
+
+export function createOutbox(options: OutboxOptions): Outbox {
+  const { store } = options;
+  const now = options.now ?? Date.now;
+  const send = options.fetch ?? fetch;
+  const me = ownerMark();
+  const leaseMs = (options.timeoutMs ?? 10_000) * 3;
+  const pending = pendingList(store, NAMESPACE, OUTBOX_TTL_MS, now);
+  const recordKey = (execution: string) => `${NAMESPACE}:decision:${keyPart(execution.toLowerCase())}`;
+  const orderKey = (reference: string) => `${NAMESPACE}:order:${keyPart(reference)}`;
+  const onError = options.onError ?? ((message: string) => console.error(`blackbox-capture gateway: ${message}`));
+  const target = new URL(options.url).origin;
+  const running = new Set<Promise<void>>();
+  let timer: ReturnType<typeof setInterval> | undefined;
+  let pumping: Promise<void> | undefined;
+  let closed = false;
+
+  /** One attempt at one record, under its lease. */
+  async function attempt(key: string): Promise<void> {
+    const text = await store.get(key);
+    if (text === undefined) return pending.remove(key);
+    const record = JSON.parse(text) as OutboxRecord;
+    if (record.deliveredAt !== undefined) return pending.remove(key);
+    const at = now();
+    // Another attempt holds it (this process's or another instance's) until its lease lapses.
+    if (record.nextAt > at || (record.owner !== undefined && (record.leaseUntil ?? 0) > at)) return;
+    const claimed = JSON.stringify({ ...record, owner: me, leaseUntil: at + leaseMs });
+    if (!(await store.compareAndSet(key, text, claimed, OUTBOX_TTL_MS))) return;
+    const body = JSON.stringify(record.event);
+    let failure: string | undefined;
+    try {
+      const headers = await signWebhook(options.key, record.id, Math.floor(now() / 1000), body);
+      const answer = await send(options.url, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json', 'user-agent': 'blackbox-capture-gateway' },
+        body,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
+      });
+      await answer.body?.cancel();
+      if (answer.status < 200 || answer.status > 299) failure = `HTTP ${answer.status}`;
+    } catch (error) {
+      failure = (error as Error).name === 'TimeoutError' ? 'timeout' : 'network error';
+    }
+    const attempts = record.attempts + 1;
+    const { owner: _owner, leaseUntil: _lease, ...rest } = record;
+    const delay =
+      Math.random() * doublingMs(attempts - 1, options.retryDelayMs ?? 1000, options.maxRetryDelayMs ?? 600_000);
+    const next: OutboxRecord =
+      failure === undefined
+        ? { ...rest, attempts, deliveredAt: now() }
+        : { ...rest, attempts, nextAt: now() + delay, lastError: failure };
+    await store.compareAndSet(key, claimed, JSON.stringify(next), OUTBOX_TTL_MS);
+    if (failure === undefined) return pending.remove(key);
+    onError(
+      `decision ${record.id} not delivered to ${target} (${failure}, attempt ${attempts}); next try in ${Math.ceil(delay / 1000)} s`,
+    );
+  }
+
+  /** Runs one attempt, tracked so that close() waits for it; an attempt's failure is told, never thrown. */
+  function track(key: string): Promise<void> {
+    const run = attempt(key).catch((error: unknown) =>
+      onError(`outbox: ${(error as { code?: string }).code ?? 'error'} ${(error as Error).message}`),
+    );
+    running.add(run);
+    void run.finally(() => running.delete(run));
+    return run;
+  }
+
+  async function pumpOnce(): Promise<void> {
+    const entries = await pending.entries();
+    if (!closed) await Promise.all(entries.map((entry) => track(entry.key)));
+  }
+
+  return {
+    async add(event) {
+      const execution = event.data.workflowExecutionId;
+      const key = recordKey(execution);
+      const record: OutboxRecord = { id: webhookId(execution), event, attempts: 0, nextAt: now() };
+      if (!(await store.setIfAbsent(key, JSON.stringify(record), OUTBOX_TTL_MS))) return false;
+      if (event.data.customerInternalReference)
+        await store.set(orderKey(event.data.customerInternalReference), key, OUTBOX_TTL_MS);
+      await pending.add(key);
+      if (!closed) void track(key);
+      return true;
+    },
+    async latest(reference) {
+      const key = await store.get(orderKey(reference));
+      const text = key === undefined ? undefined : await store.get(key);
+      return text === undefined ? undefined : (JSON.parse(text) as OutboxRecord);
+    },
+    pump() {
+      return (pumping ??= pumpOnce()
+        .catch((error: unknown) => onError(`outbox: ${(error as Error).message}`))
+        .finally(() => (pumping = undefined)));
+    },
+    start() {
+      timer ??= setInterval(() => void this.pump(), options.intervalMs ?? 1000);
+      void this.pump();
+    },
+    async close() {
+      closed = true;
+      clearInterval(timer);
+      await pumping;
+      await Promise.all(running);
+    },
+  };
+}

@@ -1,0 +1,245 @@
+/**
+ * The gateway's settings (`npx blackbox-capture serve`), from environment variables: one
+ * table of every variable (VARIABLES, which docs/gateway.md lists), one parse that checks
+ * them all and answers every problem at once, one line each, naming the variable and never
+ * a secret's value.
+ */
+import { CALLBACK_SOURCES, isRegion, type Region } from '../server/api/regions.js';
+import { sourceMatcher } from '../server/callbacks/sources.js';
+
+/** How a variable is printed: a secret never is, not even in a refusal. */
+type Kind = 'plain' | 'secret';
+
+/** Every variable the gateway reads, with what it is for (docs/gateway.md's table). */
+export const VARIABLES = {
+  CLIENT_ID: ['plain', "the service's OAuth2 client id (required)"],
+  CLIENT_SECRET: ['secret', 'its client secret (required)'],
+  REGION: ['plain', 'US, EU or SG: every address of the service; or the addresses below, by hand'],
+  TOKEN_URL: ['plain', 'the token endpoint, without REGION (the emulator prints it)'],
+  BASE_URL: ['plain', 'the account host, without REGION (ACCOUNT_URL is the same)'],
+  ACCOUNT_URL: ['plain', 'the same as BASE_URL'],
+  API_URL: ['plain', 'the upload and finalize host (default: the origin of BASE_URL)'],
+  RETRIEVAL_URL: ['plain', 'the status and details host (default: BASE_URL)'],
+  COLLECTOR_URL: ['plain', "the vendor's first-party host behind /iojs/ (default https://first.iovation.com/)"],
+  WORKFLOW_KEY: ['plain', 'the workflow definition key that holds Device Risk (required)'],
+  ALLOWED_ORIGINS: ['plain', "the checkout pages' origins, comma-separated (required)"],
+  ORDER_SECRET: ['secret', 'the key of the Order-Token (HS256), at least 32 characters (required)'],
+  DECISION_URL: ['plain', 'where each decision is POSTed, signed (required; https, or http on loopback)'],
+  WEBHOOK_SECRET: ['secret', 'the whsec_… key of those webhooks (required)'],
+  DECISIONS_TOKEN: ['secret', 'the bearer of GET /decisions/{reference}; unset: that route answers 404'],
+  CALLBACK_URL: ['plain', "this gateway's public POST /callback address, sent to the service"],
+  CALLBACK_SOURCES: ['plain', "who may POST /callback, comma-separated (default REGION's, else loopback)"],
+  TRUSTED_FRONTS: ['plain', 'fronts whose X-Forwarded-For names the shopper, comma-separated (default none)'],
+  REDIS_URL: ['secret', 'a Redis shared by a fleet: store, BullMQ queue and outbox (default none)'],
+  DATA_DIR: ['plain', 'where one instance keeps its queue and outbox (default .blackbox-capture)'],
+  PORT: ['plain', 'the port of the routes (default 8787)'],
+  HOST: ['plain', 'the address they listen on (default 127.0.0.1)'],
+  ADMIN_PORT: ['plain', 'the port of the admin routes (default none: no admin listener)'],
+  ADMIN_HOST: ['plain', 'the address of the admin listener (default 127.0.0.1)'],
+  USER_AGENT: ['plain', 'names your shop to the service (default blackbox-capture-gateway)'],
+} as const satisfies Record<string, readonly [Kind, string]>;
+
+export type VariableName = keyof typeof VARIABLES;
+
+export interface GatewaySettings {
+  clientId: string;
+  clientSecret: string;
+  /** The service's addresses: a region, or each by hand. */
+  service: { region: Region } | { tokenUrl: string; baseUrl: string; apiBaseUrl?: string; retrievalBaseUrl?: string };
+  collectorUrl: string;
+  workflowKey: string;
+  allowedOrigins: string[];
+  orderSecret: string;
+  decisionUrl: string;
+  /** The key of the webhook signatures: the bytes after `whsec_`. */
+  webhookKey: Uint8Array<ArrayBuffer>;
+  decisionsToken?: string;
+  callbackUrl?: string;
+  callbackSources: string[];
+  trustedFronts: string[];
+  redisUrl?: string;
+  dataDir: string;
+  port: number;
+  host: string;
+  admin?: { port: number; host: string };
+  userAgent: string;
+}
+
+/** A refused configuration: one line per problem. */
+export class SettingsError extends Error {
+  readonly code = 'invalid_configuration';
+  constructor(readonly problems: string[]) {
+    super(problems.join('\n'));
+    this.name = 'SettingsError';
+  }
+}
+
+const LOOPBACK = ['127.0.0.0/8', '::1'];
+const DEFAULT_COLLECTOR = 'https://first.iovation.com/';
+const MIN_ORDER_SECRET = 32;
+/** Standard Webhooks keys are 24 to 64 random bytes: fewer than 16 is no key. */
+const MIN_WEBHOOK_KEY_BYTES = 16;
+
+/** Parses and checks every variable; throws SettingsError listing every problem. */
+export function parseSettings(env: Record<string, string | undefined>): GatewaySettings {
+  const problems: string[] = [];
+  const read = (name: VariableName) => {
+    const value = env[name]?.trim();
+    return value ? value : undefined;
+  };
+  const required = (name: VariableName) => {
+    const value = read(name);
+    if (value === undefined) problems.push(`${name} is required: ${VARIABLES[name][1]}`);
+    return value ?? '';
+  };
+  const url = (name: VariableName, value: string | undefined, loopbackHttp = true) => {
+    if (value === undefined) return undefined;
+    const shown = VARIABLES[name][0] === 'secret' ? 'its value' : JSON.stringify(value);
+    let parsed: URL;
+    try {
+      parsed = new URL(value);
+    } catch {
+      problems.push(`${name} must be an absolute URL (got ${shown})`);
+      return undefined;
+    }
+    if (parsed.protocol !== 'https:' && !(loopbackHttp && parsed.protocol === 'http:' && isLoopback(parsed.hostname)))
+      problems.push(`${name} must be an https URL (http only on loopback) (got ${shown})`);
+    return value;
+  };
+  const list = (name: VariableName) =>
+    (read(name) ?? '')
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean);
+  const sources = (name: VariableName, fallback: string[]) => {
+    const entries = list(name);
+    if (entries.length === 0) return fallback;
+    try {
+      sourceMatcher(entries);
+    } catch {
+      problems.push(`${name} must list addresses or CIDR ranges (got ${JSON.stringify(read(name))})`);
+    }
+    return entries;
+  };
+
+  const clientId = required('CLIENT_ID');
+  const clientSecret = required('CLIENT_SECRET');
+  const service = serviceOf(read, url, problems);
+  const origins = list('ALLOWED_ORIGINS');
+  if (origins.length === 0) problems.push(`ALLOWED_ORIGINS is required: ${VARIABLES.ALLOWED_ORIGINS[1]}`);
+  for (const origin of origins)
+    if (!isOrigin(origin))
+      problems.push(`ALLOWED_ORIGINS: ${JSON.stringify(origin)} is no origin (scheme://host[:port])`);
+  const orderSecret = required('ORDER_SECRET');
+  if (orderSecret && orderSecret.length < MIN_ORDER_SECRET)
+    problems.push(`ORDER_SECRET must be at least ${MIN_ORDER_SECRET} characters (it has ${orderSecret.length})`);
+  const webhookKey = webhookKeyOf(required('WEBHOOK_SECRET'), problems);
+  const port = portOf('PORT', read('PORT') ?? '8787', problems);
+  const adminPort = read('ADMIN_PORT');
+  const region = 'region' in service ? service.region : undefined;
+  const settings: GatewaySettings = {
+    clientId,
+    clientSecret,
+    service,
+    collectorUrl: url('COLLECTOR_URL', read('COLLECTOR_URL')) ?? DEFAULT_COLLECTOR,
+    workflowKey: required('WORKFLOW_KEY'),
+    allowedOrigins: origins,
+    orderSecret,
+    decisionUrl: url('DECISION_URL', required('DECISION_URL') || undefined) ?? '',
+    webhookKey,
+    callbackSources: sources('CALLBACK_SOURCES', region && isRegion(region) ? [...CALLBACK_SOURCES[region]] : LOOPBACK),
+    trustedFronts: sources('TRUSTED_FRONTS', []),
+    dataDir: read('DATA_DIR') ?? '.blackbox-capture',
+    port,
+    host: read('HOST') ?? '127.0.0.1',
+    userAgent: read('USER_AGENT') ?? 'blackbox-capture-gateway',
+  };
+  const decisionsToken = read('DECISIONS_TOKEN');
+  if (decisionsToken !== undefined) {
+    if (decisionsToken.length < MIN_ORDER_SECRET)
+      problems.push(
+        `DECISIONS_TOKEN must be at least ${MIN_ORDER_SECRET} characters (it has ${decisionsToken.length})`,
+      );
+    settings.decisionsToken = decisionsToken;
+  }
+  const callbackUrl = url('CALLBACK_URL', read('CALLBACK_URL'));
+  if (callbackUrl) settings.callbackUrl = callbackUrl;
+  const redisUrl = read('REDIS_URL');
+  if (redisUrl !== undefined) {
+    if (!/^rediss?:\/\//.test(redisUrl)) problems.push('REDIS_URL must be a redis:// or rediss:// URL');
+    settings.redisUrl = redisUrl;
+  }
+  if (adminPort !== undefined) {
+    settings.admin = { port: portOf('ADMIN_PORT', adminPort, problems), host: read('ADMIN_HOST') ?? '127.0.0.1' };
+    if (settings.admin.port === port && port !== 0) problems.push('ADMIN_PORT must differ from PORT');
+  }
+  if (problems.length) throw new SettingsError(problems);
+  return settings;
+}
+
+type Reader = (name: VariableName) => string | undefined;
+type UrlCheck = (name: VariableName, value: string | undefined) => string | undefined;
+
+/** REGION, or TOKEN_URL and BASE_URL (or ACCOUNT_URL) by hand: exactly one of the two. */
+function serviceOf(read: Reader, url: UrlCheck, problems: string[]): GatewaySettings['service'] {
+  const region = read('REGION');
+  const base = read('BASE_URL') ?? read('ACCOUNT_URL');
+  const byHand = read('TOKEN_URL') !== undefined || base !== undefined;
+  if (region !== undefined) {
+    if (!isRegion(region.toUpperCase())) problems.push(`REGION must be US, EU or SG (got ${JSON.stringify(region)})`);
+    if (byHand) problems.push('REGION and TOKEN_URL/BASE_URL exclude each other: give one');
+    return { region: region.toUpperCase() as Region };
+  }
+  if (!byHand) {
+    problems.push('REGION is required, or TOKEN_URL and BASE_URL (as npx blackbox-capture-emulator --env prints)');
+    return { tokenUrl: '', baseUrl: '' };
+  }
+  if (read('BASE_URL') && read('ACCOUNT_URL') && read('BASE_URL') !== read('ACCOUNT_URL'))
+    problems.push('BASE_URL and ACCOUNT_URL name the same host: they must be equal');
+  const tokenUrl = url('TOKEN_URL', read('TOKEN_URL'));
+  if (tokenUrl === undefined && read('TOKEN_URL') === undefined) problems.push('TOKEN_URL is required with BASE_URL');
+  if (base === undefined) problems.push('BASE_URL is required with TOKEN_URL');
+  const apiBaseUrl = url('API_URL', read('API_URL'));
+  const retrievalBaseUrl = url('RETRIEVAL_URL', read('RETRIEVAL_URL'));
+  return {
+    tokenUrl: tokenUrl ?? '',
+    baseUrl: url(read('BASE_URL') ? 'BASE_URL' : 'ACCOUNT_URL', base) ?? '',
+    ...(apiBaseUrl ? { apiBaseUrl } : {}),
+    ...(retrievalBaseUrl ? { retrievalBaseUrl } : {}),
+  };
+}
+
+/** `whsec_` then base64 (Standard Webhooks): the key is the decoded bytes. */
+function webhookKeyOf(secret: string, problems: string[]): Uint8Array<ArrayBuffer> {
+  if (!secret) return new Uint8Array();
+  const encoded = secret.startsWith('whsec_') ? secret.slice(6) : undefined;
+  const bytes =
+    encoded !== undefined && /^[A-Za-z0-9+/]+={0,2}$/.test(encoded) && encoded.length % 4 === 0
+      ? Uint8Array.from(atob(encoded), (c) => c.charCodeAt(0))
+      : undefined;
+  if (!bytes) problems.push('WEBHOOK_SECRET must be whsec_ followed by base64 (Standard Webhooks)');
+  else if (bytes.length < MIN_WEBHOOK_KEY_BYTES)
+    problems.push(
+      `WEBHOOK_SECRET must hold at least ${MIN_WEBHOOK_KEY_BYTES} bytes after whsec_ (it holds ${bytes.length})`,
+    );
+  return bytes ?? new Uint8Array();
+}
+
+function portOf(name: VariableName, text: string, problems: string[]): number {
+  const port = /^\d{1,5}$/.test(text) ? Number(text) : NaN;
+  if (!(port >= 0 && port <= 65535))
+    problems.push(`${name} must be a port number, 0 to 65535 (got ${JSON.stringify(text)})`);
+  return port;
+}
+
+function isOrigin(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === text;
+  } catch {
+    return false;
+  }
+}
+
+const isLoopback = (hostname: string) =>
+  hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);

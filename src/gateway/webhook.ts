@@ -1,0 +1,74 @@
+/**
+ * Decisions told to the shop as Standard Webhooks (https://www.standardwebhooks.com/):
+ * `webhook-id` (the same on every retry), `webhook-timestamp` (seconds, this attempt) and
+ * `webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body">` keyed with the bytes of
+ * the `whsec_` secret (docs/gateway.md#the-decision-webhook).
+ */
+import type { DeviceRiskDetails, WorkflowStatus } from '../server/api/result.js';
+
+export const DECISION_EVENT = 'device_risk.decision';
+
+/** The body's `data`: which order, which execution, and its decision. */
+export interface DecisionData {
+  customerInternalReference: string | null;
+  userReference: string | null;
+  workflowExecutionId: string;
+  accountId: string;
+  status: WorkflowStatus;
+  decision: { type: string; label?: string; score?: number } | null;
+}
+
+export interface DecisionEvent {
+  type: typeof DECISION_EVENT;
+  /** When the gateway learned the decision (ISO 8601). */
+  timestamp: string;
+  data: DecisionData;
+}
+
+/** The webhook-id of an execution's decision: the same on every retry and instance, so the shop can drop duplicates. */
+export const webhookId = (workflowExecutionId: string): string => `msg_${workflowExecutionId.toLowerCase()}`;
+
+/** The event of a decision, from the details (PROCESSED) or the status alone (an expired execution). */
+export function decisionEvent(
+  ids: { accountId: string; workflowExecutionId: string; status: WorkflowStatus },
+  order: { customerInternalReference?: string | undefined; userReference?: string | undefined },
+  details: DeviceRiskDetails | undefined,
+  at: number,
+): DecisionEvent {
+  const decision = details?.decision;
+  return {
+    type: DECISION_EVENT,
+    timestamp: new Date(at).toISOString(),
+    data: {
+      customerInternalReference: order.customerInternalReference ?? details?.customerInternalReference ?? null,
+      // Never the details' own: without the shop's, it is the kit's reference tag (check.ts).
+      userReference: order.userReference ?? null,
+      workflowExecutionId: ids.workflowExecutionId,
+      accountId: ids.accountId,
+      status: ids.status,
+      decision: decision
+        ? {
+            type: decision.type,
+            ...(decision.label ? { label: decision.label } : {}),
+            ...(decision.score === undefined ? {} : { score: decision.score }),
+          }
+        : null,
+    },
+  };
+}
+
+/** The three Standard Webhooks headers of one attempt. */
+export async function signWebhook(
+  key: Uint8Array<ArrayBuffer>,
+  id: string,
+  timestampSeconds: number,
+  body: string,
+): Promise<Record<'webhook-id' | 'webhook-timestamp' | 'webhook-signature', string>> {
+  const hmac = await crypto.subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  const mac = await crypto.subtle.sign('HMAC', hmac, new TextEncoder().encode(`${id}.${timestampSeconds}.${body}`));
+  return {
+    'webhook-id': id,
+    'webhook-timestamp': String(timestampSeconds),
+    'webhook-signature': `v1,${btoa(String.fromCharCode(...new Uint8Array(mac)))}`,
+  };
+}

@@ -1,0 +1,30 @@
+/**
+ * The shopper's address behind a front the integrator names (`trustedFronts` of
+ * toNodeHandler): a request whose socket comes from one of them is the shopper's whose
+ * address the front appended last to X-Forwarded-For; from anyone else, the header is
+ * ignored (anyone can write it). Fronts in a chain are skipped from the right, so that a CDN
+ * before a load balancer both named gives the address the CDN saw (docs/gateway.md#trusted-fronts).
+ */
+import { parseAddress } from '../../address.js';
+import { sourceMatcher } from '../../callbacks/sources.js';
+import { plainAddress } from '../../http.js';
+
+/** The client address of a request from `socketAddress` carrying `forwardedFor`, given the trusted fronts. */
+export function forwardedAddress(
+  trustedFronts: readonly string[],
+): (socketAddress: string, forwardedFor: string | string[] | undefined) => string {
+  const trusted = trustedFronts.length ? sourceMatcher(trustedFronts) : () => false;
+  return (socketAddress, forwardedFor) => {
+    let address = plainAddress(socketAddress);
+    if (!trusted(address) || forwardedFor === undefined) return address;
+    const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : forwardedFor).split(',');
+    for (let i = hops.length - 1; i >= 0; i--) {
+      const hop = plainAddress(hops[i]!.trim());
+      // A hop that is no address (a front's garbage): the last good one stands.
+      if (!parseAddress(hop)) return address;
+      address = hop;
+      if (!trusted(hop)) return hop;
+    }
+    return address;
+  };
+}

@@ -1,0 +1,173 @@
+// The gateway in-process (what `npx blackbox-capture serve` starts) on the emulated service:
+// checkouts posted with an Order-Token reach DECISION_URL as signed webhooks, once each;
+// refusals are typed; a close with checkouts queued keeps them for the next start.
+import { afterEach, describe, expect, it } from 'vitest';
+import { startGateway, type Gateway } from '../../src/gateway/gateway.js';
+import { mintOrderToken } from '../../src/gateway/order-token.js';
+import { parseSettings } from '../../src/gateway/settings.js';
+import type { DecisionEvent } from '../../src/gateway/webhook.js';
+import {
+  DECISIONS_TOKEN,
+  gatewayEnvironment,
+  ORDER_SECRET,
+  postCheckout,
+  webhookReceiver,
+} from '../support/gateway.js';
+import { closeServers } from '../support/http.js';
+import { freePort } from '../support/processes.mjs';
+import { useEmulators } from '../support/kit.js';
+
+const startEmulator = useEmulators();
+const shop = webhookReceiver;
+const environment = gatewayEnvironment;
+
+const gateways: Gateway[] = [];
+afterEach(async () => {
+  for (const gateway of gateways.splice(0)) await gateway.close();
+  await closeServers();
+});
+
+async function gatewayWith(env: Record<string, string>, log: string[] = []): Promise<Gateway> {
+  const gateway = await startGateway(parseSettings(env), { log: (line) => log.push(line) });
+  gateways.push(gateway);
+  return gateway;
+}
+
+/** A checkout with `token` as its Order-Token. */
+const checkout = (gateway: Gateway, token: string | undefined) => postCheckout(gateway.url, { token });
+
+describe('the gateway', () => {
+  it('takes a checkout with its Order-Token to a signed decision at DECISION_URL, told once', async () => {
+    const emulator = await startEmulator();
+    emulator.decide('next', { type: 'REJECTED', label: 'HIGH_RISK', alerts: ['IP Mismatch'], score: 96 });
+    const { url, received } = await shop();
+    // The callback URL is the gateway's own: the service's callback brings the decision too.
+    const port = await freePort();
+    const log: string[] = [];
+    const gateway = await gatewayWith(
+      environment(emulator, url, { PORT: String(port), CALLBACK_URL: `http://127.0.0.1:${port}/callback` }),
+      log,
+    );
+    const answer = await checkout(
+      gateway,
+      await mintOrderToken(ORDER_SECRET, { customerInternalReference: 'order-1001', userReference: 'user-7' }),
+    );
+    expect(answer.status).toBe(202);
+    await expect.poll(() => received.length, { timeout: 15_000 }).toBe(1);
+    const [{ id, event }] = received as [{ id: string; event: DecisionEvent }];
+    expect(event).toMatchObject({
+      type: 'device_risk.decision',
+      data: {
+        customerInternalReference: 'order-1001',
+        userReference: 'user-7',
+        status: 'PROCESSED',
+        decision: { type: 'REJECTED', label: 'HIGH_RISK', score: 96 },
+      },
+    });
+    expect(id).toBe(`msg_${event.data.workflowExecutionId.toLowerCase()}`);
+    const [transaction] = emulator.inspect.transactions();
+    expect(transaction).toMatchObject({ customerInternalReference: 'order-1001' });
+    await expect.poll(() => emulator.inspect.callbacks().map((c) => c.delivered)).toEqual([true]);
+
+    // The poll of a shop without webhooks: behind its bearer.
+    const decision = await fetch(`${gateway.url}/decisions/order-1001`, {
+      headers: { authorization: `Bearer ${DECISIONS_TOKEN}` },
+    });
+    expect(decision.status).toBe(200);
+    expect(await decision.json()).toMatchObject({ ...event, delivered: true, webhookId: id });
+    const unauthorized = await fetch(`${gateway.url}/decisions/order-1001`, { headers: { authorization: 'Bearer x' } });
+    expect(unauthorized.status).toBe(401);
+    expect(await unauthorized.json()).toEqual({ error: { code: 'decisions_unauthorized' } });
+    expect(log).toContain('refused a decisions poll: decisions_unauthorized');
+    const unknown = await fetch(`${gateway.url}/decisions/order-0`, {
+      headers: { authorization: `Bearer ${DECISIONS_TOKEN}` },
+    });
+    expect(unknown.status).toBe(404);
+    // A while later, still once (the callback and the queued check both brought it).
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(received).toHaveLength(1);
+  });
+
+  it('refuses a checkout without a good Order-Token: a typed 401, logged', async () => {
+    const emulator = await startEmulator();
+    const { url } = await shop();
+    const log: string[] = [];
+    const gateway = await gatewayWith(environment(emulator, url), log);
+    const cases: Array<[string | undefined, string]> = [
+      [undefined, 'order_token_missing'],
+      ['a.b.c', 'order_token_invalid'],
+      [
+        await mintOrderToken('another-secret-of-32-characters!', { customerInternalReference: 'o' }),
+        'order_token_invalid',
+      ],
+      [await mintOrderToken(ORDER_SECRET, { customerInternalReference: 'o' }, -10), 'order_token_expired'],
+    ];
+    for (const [token, code] of cases) {
+      const answer = await checkout(gateway, token);
+      expect(answer.status).toBe(401);
+      expect((await answer.json()) as object).toMatchObject({ error: { code } });
+      expect(log).toContain(`refused a checkout: ${code}`);
+    }
+    expect(emulator.inspect.transactions()).toHaveLength(0);
+  });
+
+  it('serves /healthz, /openapi.json, the proxy, and answers other paths 404', async () => {
+    const emulator = await startEmulator();
+    const gateway = await gatewayWith(environment(emulator, (await shop()).url, { ADMIN_PORT: '0' }));
+    expect(await (await fetch(`${gateway.url}/healthz`)).json()).toEqual({ status: 'ok' });
+    const openapi = (await (await fetch(`${gateway.url}/openapi.json`)).json()) as { openapi: string };
+    expect(openapi.openapi).toMatch(/^3\.1\./);
+    const loader = await fetch(`${gateway.url}/iojs/general5/static_wdp.js`);
+    expect(loader.status).toBe(200);
+    const nowhere = await fetch(`${gateway.url}/admin`);
+    expect(nowhere.status).toBe(404);
+    expect(await nowhere.json()).toEqual({ error: { code: 'not_found' } });
+    const wrong = await fetch(`${gateway.url}/healthz`, { method: 'POST' });
+    expect(wrong.status).toBe(405);
+    // The admin listener: its own port, with the status and metrics routes the public one lacks.
+    expect(gateway.adminUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(await (await fetch(`${gateway.adminUrl}/status`)).json()).toMatchObject({ backlog: { queued: 0 } });
+    expect(await (await fetch(`${gateway.adminUrl}/metrics`)).text()).toContain('blackbox_capture_gateway_queued 0');
+    expect((await fetch(`${gateway.url}/status`)).status).toBe(404);
+  });
+
+  it('answers /healthz 503 shutting_down from close() on, while the checks under way finish', async () => {
+    const emulator = await startEmulator();
+    emulator.faults.latency('upload', 1500);
+    const gateway = await gatewayWith(environment(emulator, (await shop()).url, { PORT: '0' }));
+    const token = await mintOrderToken(ORDER_SECRET, { customerInternalReference: 'order-h' });
+    expect((await checkout(gateway, token)).status).toBe(202);
+    await expect.poll(() => emulator.inspect.transactions().length).toBe(1);
+    expect((await fetch(`${gateway.url}/healthz`)).status).toBe(200);
+    const closed = gateway.close();
+    const health = await fetch(`${gateway.url}/healthz`);
+    expect(health.status).toBe(503);
+    expect(health.headers.get('retry-after')).toBe('1');
+    expect(await health.json()).toEqual({ status: 'shutting_down' });
+    await closed;
+  });
+
+  it('closed with checkouts queued, keeps them: the next start checks each, and tells each decision once', async () => {
+    // The service's account limit: 1 a second, so that a backlog waits.
+    const emulator = await startEmulator({ accountRequestsPerSecond: 1 });
+    const { url, received } = await shop();
+    // Shoppers behind a trusted front, each from an address of its own (none meets the admission limit).
+    const env = environment(emulator, url, { PORT: '0', TRUSTED_FRONTS: '127.0.0.1' });
+    const first = await gatewayWith(env);
+    // Past the service's burst (the first few are created at once): the rest wait in the queue.
+    const orders = Array.from({ length: 10 }, (_, i) => `order-${i}`);
+    for (const [i, order] of orders.entries()) {
+      const answer = await postCheckout(first.url, { order, from: `203.0.113.${i + 1}` });
+      expect(answer.status).toBe(202);
+    }
+    await first.close();
+    gateways.splice(gateways.indexOf(first), 1);
+    const told = () => received.map((r) => r.event.data.customerInternalReference);
+    expect(told().length).toBeLessThan(orders.length);
+    // Closed: a checkout now is refused with shutting_down (never accepted then lost).
+    await gatewayWith(env);
+    await expect.poll(() => told().sort(), { timeout: 30_000 }).toEqual(orders);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(told()).toHaveLength(orders.length);
+  }, 60_000);
+});

@@ -1,0 +1,48 @@
+// Two gateways on one Redis (REDIS_URL): the fleet's store, BullMQ queue and outbox. Checkouts
+// posted to either are checked by either, and each decision reaches the shop once.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type Gateway } from '../../src/gateway/gateway.js';
+import { parseSettings } from '../../src/gateway/settings.js';
+import { closeServers } from '../support/http.js';
+import { useEmulators } from '../support/kit.js';
+import { DECISIONS_TOKEN, gatewayEnvironment, postCheckout, webhookReceiver } from '../support/gateway.js';
+import { haveRedis, startRedisServer, type RedisServer } from '../support/redis.js';
+
+let redis: RedisServer | undefined;
+beforeAll(async () => {
+  if (haveRedis) redis = await startRedisServer();
+});
+afterAll(async () => {
+  await redis?.stop();
+});
+const gateways: Gateway[] = [];
+afterEach(async () => {
+  for (const gateway of gateways.splice(0)) await gateway.close();
+  await closeServers();
+});
+const startEmulator = useEmulators();
+
+describe.skipIf(!haveRedis)('a fleet of gateways on one Redis', () => {
+  it('checks what either accepted, and tells each decision once', async () => {
+    const emulator = await startEmulator({ accountRequestsPerSecond: 2 });
+    const shop = await webhookReceiver();
+    const env = gatewayEnvironment(emulator, shop.url, { REDIS_URL: redis!.url, TRUSTED_FRONTS: '127.0.0.1' });
+    for (let i = 0; i < 2; i++) gateways.push(await startGateway(parseSettings(env), { log: () => {} }));
+    const orders = Array.from({ length: 6 }, (_, i) => `fleet-order-${i}`);
+    for (const [i, order] of orders.entries()) {
+      const answer = await postCheckout(gateways[i % 2]!.url, { order, from: `203.0.113.${i + 1}` });
+      expect(answer.status).toBe(202);
+    }
+    await expect.poll(shop.orders, { timeout: 30_000 }).toEqual(orders);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(shop.received).toHaveLength(orders.length);
+    // Either instance answers the poll of any order.
+    const polled = await fetch(`${gateways[1]!.url}/decisions/fleet-order-0`, {
+      headers: { authorization: `Bearer ${DECISIONS_TOKEN}` },
+    });
+    expect(await polled.json()).toMatchObject({
+      delivered: true,
+      data: { customerInternalReference: 'fleet-order-0' },
+    });
+  }, 60_000);
+});

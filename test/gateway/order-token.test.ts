@@ -1,0 +1,106 @@
+import { createHmac } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import {
+  MAX_ORDER_TOKEN_SECONDS,
+  mintOrderToken,
+  orderKey,
+  OrderTokenError,
+  verifyOrderToken,
+} from '../../src/gateway/order-token.js';
+
+const SECRET = 'order-secret-of-32-characters-ok';
+const NOW = 1_800_000_000;
+const b64url = (value: string | Buffer) => Buffer.from(value).toString('base64url');
+
+/** A token as any language's standard library signs one: header, claims, HMAC-SHA256. */
+function sign(claims: object, header: object = { alg: 'HS256', typ: 'JWT' }, secret = SECRET): string {
+  const unsigned = `${b64url(JSON.stringify(header))}.${b64url(JSON.stringify(claims))}`;
+  return `${unsigned}.${createHmac('sha256', secret).update(unsigned).digest('base64url')}`;
+}
+
+/** A token signed over claims given as they are. */
+function signRaw(claims: string): string {
+  const unsigned = `${b64url('{"alg":"HS256"}')}.${claims}`;
+  return `${unsigned}.${createHmac('sha256', SECRET).update(unsigned).digest('base64url')}`;
+}
+
+async function refusal(token: string | null, now = NOW): Promise<OrderTokenError> {
+  const error = await verifyOrderToken(token, await orderKey(SECRET), now).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(OrderTokenError);
+  return error as OrderTokenError;
+}
+
+describe('the order token', () => {
+  it('names the order: sub and uref', async () => {
+    const key = await orderKey(SECRET);
+    expect(await verifyOrderToken(sign({ sub: 'order-42', uref: 'user-7', exp: NOW + 600 }), key, NOW)).toEqual({
+      customerInternalReference: 'order-42',
+      userReference: 'user-7',
+    });
+    expect(await verifyOrderToken(sign({ sub: 'order-42', exp: NOW + 600 }), key, NOW)).toEqual({
+      customerInternalReference: 'order-42',
+    });
+  });
+
+  it('is what mintOrderToken mints', async () => {
+    const token = await mintOrderToken(SECRET, { customerInternalReference: 'order-1', userReference: 'u' }, 60, NOW);
+    expect(token).toBe(sign({ sub: 'order-1', uref: 'u', exp: NOW + 60 }));
+    expect(await verifyOrderToken(token, await orderKey(SECRET), NOW)).toMatchObject({
+      customerInternalReference: 'order-1',
+    });
+  });
+
+  it('refuses a missing token: order_token_missing', async () => {
+    expect((await refusal(null)).code).toBe('order_token_missing');
+    expect((await refusal('')).code).toBe('order_token_missing');
+  });
+
+  it('refuses an expired token: order_token_expired', async () => {
+    const error = await refusal(sign({ sub: 'o', exp: NOW }));
+    expect(error.code).toBe('order_token_expired');
+    expect((await refusal(sign({ sub: 'o', exp: NOW + 10 }), NOW + 11)).code).toBe('order_token_expired');
+  });
+
+  const INVALID: Array<[string, () => string, string]> = [
+    ['another key', () => sign({ sub: 'o', exp: NOW + 60 }, undefined, 'x'.repeat(32)), 'bad signature'],
+    [
+      'a changed claim',
+      () =>
+        sign({ sub: 'o', exp: NOW + 60 }).replace(
+          /\.[^.]+\./,
+          `.${b64url(JSON.stringify({ sub: 'p', exp: NOW + 60 }))}.`,
+        ),
+      'bad signature',
+    ],
+    ['alg none', () => `${b64url('{"alg":"none"}')}.${b64url(JSON.stringify({ sub: 'o', exp: NOW + 60 }))}.`, 'HS256'],
+    ['HS512', () => sign({ sub: 'o', exp: NOW + 60 }, { alg: 'HS512' }), 'HS256'],
+    ['two parts', () => 'abc.def', 'JWT'],
+    ['no exp', () => sign({ sub: 'o' }), 'exp'],
+    ['exp as text', () => sign({ sub: 'o', exp: String(NOW + 60) }), 'exp'],
+    ['exp more than an hour ahead', () => sign({ sub: 'o', exp: NOW + MAX_ORDER_TOKEN_SECONDS + 120 }), 'ahead'],
+    ['nbf in the future', () => sign({ sub: 'o', exp: NOW + 600, nbf: NOW + 300 }), 'nbf'],
+    ['no sub', () => sign({ exp: NOW + 60 }), 'sub'],
+    ['a sub of 101 characters', () => sign({ sub: 'o'.repeat(101), exp: NOW + 60 }), 'sub'],
+    ['a numeric uref', () => sign({ sub: 'o', uref: 7, exp: NOW + 60 }), 'uref'],
+    ['signed claims that are no JSON object', () => signRaw(b64url('[1]')), 'JSON claims'],
+    ['signed claims that are no UTF-8', () => signRaw(b64url(Buffer.from([0xff, 0xfe]))), 'JSON claims'],
+    ['a signature that is no base64url', () => `${sign({ sub: 'o', exp: NOW + 60 }).slice(0, -2)}!!`, 'signature'],
+  ];
+  it.each(INVALID)('refuses %s: order_token_invalid', async (_name, token, why) => {
+    const error = await refusal(token());
+    expect(error.code).toBe('order_token_invalid');
+    expect(error.message).toContain(why);
+    // Never the secret in what it says.
+    expect(error.message).not.toContain(SECRET);
+  });
+
+  it('takes an exp up to an hour ahead (and a minute of skew)', async () => {
+    const key = await orderKey(SECRET);
+    await expect(
+      verifyOrderToken(sign({ sub: 'o', exp: NOW + MAX_ORDER_TOKEN_SECONDS }), key, NOW),
+    ).resolves.toBeDefined();
+  });
+});
