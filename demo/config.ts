@@ -3,6 +3,9 @@
  * emulator plays the vendor and the service; each group of variables switches
  * its side to real addresses.
  */
+// The regions are the server kit's table's (src/server/api/regions.ts): a new region is one row there.
+import { isRegion, REGION_NAMES, type Region } from '../src/server/api/regions.js';
+
 export interface DemoConfig {
   host: string;
   port: number;
@@ -12,7 +15,7 @@ export interface DemoConfig {
   /** Service side: unset clientId means the emulator's. */
   clientId?: string;
   clientSecret?: string;
-  region?: 'US' | 'EU' | 'SG';
+  region?: Region;
   tokenUrl?: string;
   apiBaseUrl?: string;
   workflowKey: string;
@@ -27,7 +30,7 @@ export const ENVIRONMENT = {
     "the vendor's first-party host behind /iojs, e.g. https://ci-first.iovation.com/ (default: the emulator's)",
   CLIENT_ID: 'OAuth2 client id (default: the emulator)',
   CLIENT_SECRET: 'OAuth2 client secret',
-  API_REGION: 'US, EU or SG: picks the token and API hosts',
+  API_REGION: `${REGION_NAMES.join(', ')}: picks the token and API hosts`,
   TOKEN_URL: 'token endpoint, instead of API_REGION',
   API_BASE_URL: 'REST API base address, instead of API_REGION',
   WORKFLOW_KEY: 'workflow definition key that includes Device Risk (default 10011)',
@@ -36,8 +39,8 @@ export const ENVIRONMENT = {
 
 export function configFromEnvironment(env: NodeJS.ProcessEnv = process.env): DemoConfig {
   const region = env.API_REGION?.toUpperCase();
-  if (region !== undefined && region !== 'US' && region !== 'EU' && region !== 'SG') {
-    throw new Error(`API_REGION must be US, EU or SG, not ${JSON.stringify(env.API_REGION)}`);
+  if (region !== undefined && !isRegion(region)) {
+    throw new Error(`API_REGION must be one of ${REGION_NAMES.join(', ')}, not ${JSON.stringify(env.API_REGION)}`);
   }
   if (env.CLIENT_ID && !env.CLIENT_SECRET) throw new Error('CLIENT_ID is set but CLIENT_SECRET is not');
   if (env.CLIENT_ID && !region && !(env.TOKEN_URL && env.API_BASE_URL)) {

@@ -322,3 +322,110 @@ describe('the mutation sandbox', () => {
     expect(tracked).toEqual([]);
   });
 });
+
+/**
+ * The server kit's factories that take an options object, and have no settings module (an
+ * OptionTable of their options in a settings.ts beside them): each with the reason.
+ */
+const NO_SETTINGS_MODULE: Record<string, string> = {
+  createQueuedChecks: 'internal: made by the endpoint from its settings (endpoint/settings.ts)',
+  createIdempotency: 'internal: made by the endpoint from its settings (endpoint/settings.ts)',
+  createRateLimiter: 'internal: made by the client from its settings (api/settings.ts)',
+  createCaptureNonce: 'a call, not a part that lives: its options are checked on each call (endpoint/nonce.ts)',
+  createFileQueue: 'checked where it is made (queue/file.ts); its table is still to write (#59)',
+  createBullmqQueue: 'checked where it is made (queue/bullmq.ts); its table is still to write (#59)',
+  createRedisStore: 'checked where it is made (store/redis.ts); its table is still to write (#59)',
+  createStatusMonitor: 'checked where it is made (status/monitor.ts); its table is still to write (#59)',
+  createMetricsHandler: 'checked where it is made (status/index.ts); its table is still to write (#59)',
+  createStatusHandler: 'checked where it is made (status/index.ts); its table is still to write (#59)',
+};
+
+/** Every `export function createX(…options: SomeOptions…)` of `code`, as [name, options type]. */
+export const factoriesWithOptions = (code: string): [string, string][] =>
+  [...code.matchAll(/export (?:async )?function (create\w+)\([^)]*?\boptions\??: (\w+Options)\b/g)].map((m) => [
+    m[1]!,
+    m[2]!,
+  ]);
+
+/** The factories of `files` (path → code) whose options no settings.ts beside them tables, and not exempt. */
+export function withoutSettings(files: Map<string, string>, exempt: Record<string, string>): string[] {
+  return [...files].flatMap(([file, code]) =>
+    factoriesWithOptions(code)
+      .filter(([name, type]) => {
+        const settings = files.get(posix.join(posix.dirname(file), 'settings.ts')) ?? '';
+        return !exempt[name] && !new RegExp(`OptionTable<${type}>`).test(settings);
+      })
+      .map(([name]) => `${file}: ${name}`),
+  );
+}
+
+/** The string literals of `code` that are one of `codes`. */
+const literalsOf = (code: string, codes: ReadonlySet<string>): string[] =>
+  [...code.matchAll(/'([a-z_]+)'/g)].map((m) => m[1]!).filter((literal) => codes.has(literal));
+
+describe('one source for every list', () => {
+  const serverFiles = new Map(
+    walk('src/server')
+      .filter((file) => file.endsWith('.ts'))
+      .map((file) => [file, readFileSync(join(ROOT_PATH, file), 'utf8')]),
+  );
+
+  it('every factory of the server kit that takes options has a settings module, or a reason', () => {
+    expect(withoutSettings(serverFiles, NO_SETTINGS_MODULE)).toEqual([]);
+    // Each exemption names a factory that is there: a stale one is dropped.
+    const factories = [...serverFiles.values()].flatMap((code) => factoriesWithOptions(code).map(([name]) => name));
+    expect(Object.keys(NO_SETTINGS_MODULE).filter((name) => !factories.includes(name))).toEqual([]);
+  });
+
+  it('finds a factory without its settings module: the rule is not vacuous', () => {
+    const files = new Map([
+      ['src/server/a/a.ts', 'export function createA(options: AOptions) {}'],
+      ['src/server/b/b.ts', 'export function createB(client: C, options: BOptions = {}) {}'],
+      ['src/server/b/settings.ts', 'export const B = {} as const satisfies OptionTable<BOptions>;'],
+      ['src/server/c/c.ts', 'export async function createC(options: COptions) {}'],
+    ]);
+    expect(withoutSettings(files, { createC: 'internal' })).toEqual(['src/server/a/a.ts: createA']);
+  });
+
+  it('the error codes are written once, in ERROR_CODES (src/server/errors.ts), and every ERR_ name reads it', async () => {
+    const errors = serverFiles.get('src/server/errors.ts')!;
+    const { ERROR_CODES } = await import('../src/server/errors.js');
+    const codes = new Set<string>(Object.values(ERROR_CODES));
+    expect(codes.size).toBeGreaterThan(30);
+    // An ERR_ name holding its own string would be a second list (and fail to compile as a code).
+    expect(errors.match(/export const ERR_\w+ = '/g)).toBeNull();
+    expect(errors.match(/export const ERR_\w+ = ERROR_CODES\.\w+;/g)?.length).toBe(codes.size);
+    // Elsewhere a code is named, never spelt; `aborted` is also a capture outcome (src/shared/types.ts).
+    const spelt = [...serverFiles]
+      .filter(([file]) => file !== 'src/server/errors.ts')
+      .flatMap(([file, code]) =>
+        literalsOf(code, codes)
+          .filter((l) => l !== 'aborted')
+          .map((l) => `${file}: ${l}`),
+      );
+    expect(spelt).toEqual([]);
+    expect(literalsOf("throw new DeviceRiskError('queue_full', m); const k = 'queued';", codes)).toEqual([
+      'queue_full',
+    ]);
+  });
+
+  it('the outcome kinds are the union in src/shared/types.ts, and the server keys its list by it', () => {
+    const outcome = serverFiles.get('src/server/endpoint/outcome.ts')!;
+    expect(outcome).toMatch(/Record<CaptureOutcomeKind, true>/);
+    expect(outcome).not.toMatch(/: readonly CaptureOutcomeKind\[\] = \[/);
+  });
+
+  it('a queued customer is CustomerMapping with its transaction sealed, not a copy', () => {
+    expect(serverFiles.get('src/server/queue/queue.ts')).toMatch(
+      /export type QueuedCustomer = Omit<CustomerMapping, 'transaction'>/,
+    );
+  });
+
+  it('the regions are named in src/server/api/regions.ts only: the kit and the demo read them there', () => {
+    // The gateway's variables table spells them in its words, tested against docs/gateway.md: to derive next.
+    const spelt = new Set(['src/server/api/regions.ts', 'src/gateway/settings.ts']);
+    const files = [...walk('src'), ...walk('demo')].filter((file) => /\.tsx?$/.test(file) && !spelt.has(file));
+    const named = files.filter((file) => /'(?:US|EU|SG)'|\bUS, EU\b/.test(readFileSync(join(ROOT_PATH, file), 'utf8')));
+    expect(named).toEqual([]);
+  });
+});

@@ -5,83 +5,93 @@
  */
 import { MESSAGE_PREFIX } from './messages.js';
 
-export const ERR_INVALID_CONFIGURATION = 'invalid_configuration';
-export const ERR_INSECURE_URL = 'insecure_url';
-export const ERR_TOKEN_REJECTED = 'token_rejected';
-export const ERR_RATE_LIMITED = 'rate_limited';
-export const ERR_UPSTREAM = 'upstream_error';
-export const ERR_NETWORK = 'network_error';
-export const ERR_INVALID_RESPONSE = 'invalid_response';
-export const ERR_NO_DEVICE_RISK_CREDENTIAL = 'no_device_risk_credential';
-export const ERR_FORGED_ADDRESS = 'forged_address';
-export const ERR_TRANSACTION_TOKEN_EXPIRED = 'transaction_token_expired';
-export const ERR_INVALID_BLACKBOX = 'invalid_blackbox';
-export const ERR_REQUEST_REJECTED = 'request_rejected';
-export const ERR_INVALID_ACCOUNT_REQUEST = 'invalid_account_request';
-export const ERR_WORKFLOW_EXPIRED = 'workflow_expired';
-export const ERR_RESULT_NOT_READY = 'result_not_ready';
-export const ERR_RESULT_UNDELIVERED = 'result_undelivered';
-export const ERR_INVALID_CALLBACK = 'invalid_callback';
-export const ERR_CALLBACK_REFUSED = 'callback_refused';
-export const ERR_ABORTED = 'aborted';
-export const ERR_STORE_UNAVAILABLE = 'store_unavailable';
-export const ERR_STORE_FULL = 'store_full';
-export const ERR_ORPHANED_TRANSACTION = 'orphaned_transaction';
-export const ERR_IDEMPOTENCY_KEY_IN_USE = 'idempotency_key_in_use';
-export const ERR_BLACKBOX_DAMAGED = 'blackbox_damaged';
-export const ERR_NONCE_MISSING = 'nonce_missing';
-export const ERR_NONCE_INVALID = 'nonce_invalid';
-export const ERR_NONCE_EXPIRED = 'nonce_expired';
-export const ERR_NONCE_REUSED = 'nonce_reused';
-export const ERR_UNKNOWN_EXECUTION = 'unknown_execution';
-export const ERR_RESULT_HANDLER_TIMEOUT = 'result_handler_timeout';
-export const ERR_QUEUE_FULL = 'queue_full';
-export const ERR_BLACKBOX_STALE = 'blackbox_stale';
-/** A blackbox already used for another Idempotency-Key: one collection, one transaction (src/server/endpoint/reuse.ts). */
-export const ERR_BLACKBOX_REUSED = 'blackbox_reused';
-export const ERR_BACKLOG_BEHIND = 'backlog_behind';
-/** The handler is closing (`close()`): it takes no new checkout; the browser posts again, to another instance. */
-export const ERR_SHUTTING_DOWN = 'shutting_down';
-/** An accepted checkout its instance's memory queue held and did not check before `close()`: never checked. */
-export const ERR_NOT_CHECKED = 'not_checked';
+/**
+ * Every code of the kit's errors, by name: the one list. `DeviceRiskErrorCode` is its values,
+ * and the `ERR_` constants the kit's modules import are read from it, so that a code renamed or
+ * removed here fails the build wherever it is used (docs/server.md#errors).
+ */
+export const ERROR_CODES = {
+  INVALID_CONFIGURATION: 'invalid_configuration',
+  INSECURE_URL: 'insecure_url',
+  TOKEN_REJECTED: 'token_rejected',
+  RATE_LIMITED: 'rate_limited',
+  UPSTREAM: 'upstream_error',
+  NETWORK: 'network_error',
+  INVALID_RESPONSE: 'invalid_response',
+  NO_DEVICE_RISK_CREDENTIAL: 'no_device_risk_credential',
+  FORGED_ADDRESS: 'forged_address',
+  TRANSACTION_TOKEN_EXPIRED: 'transaction_token_expired',
+  INVALID_BLACKBOX: 'invalid_blackbox',
+  REQUEST_REJECTED: 'request_rejected',
+  INVALID_ACCOUNT_REQUEST: 'invalid_account_request',
+  WORKFLOW_EXPIRED: 'workflow_expired',
+  RESULT_NOT_READY: 'result_not_ready',
+  RESULT_UNDELIVERED: 'result_undelivered',
+  INVALID_CALLBACK: 'invalid_callback',
+  CALLBACK_REFUSED: 'callback_refused',
+  ABORTED: 'aborted',
+  STORE_UNAVAILABLE: 'store_unavailable',
+  STORE_FULL: 'store_full',
+  ORPHANED_TRANSACTION: 'orphaned_transaction',
+  IDEMPOTENCY_KEY_IN_USE: 'idempotency_key_in_use',
+  BLACKBOX_DAMAGED: 'blackbox_damaged',
+  NONCE_MISSING: 'nonce_missing',
+  NONCE_INVALID: 'nonce_invalid',
+  NONCE_EXPIRED: 'nonce_expired',
+  NONCE_REUSED: 'nonce_reused',
+  UNKNOWN_EXECUTION: 'unknown_execution',
+  RESULT_HANDLER_TIMEOUT: 'result_handler_timeout',
+  QUEUE_FULL: 'queue_full',
+  BLACKBOX_STALE: 'blackbox_stale',
+  /** A blackbox already used for another Idempotency-Key: one collection, one transaction (src/server/endpoint/reuse.ts). */
+  BLACKBOX_REUSED: 'blackbox_reused',
+  BACKLOG_BEHIND: 'backlog_behind',
+  /** The handler is closing (`close()`): it takes no new checkout; the browser posts again, to another instance. */
+  SHUTTING_DOWN: 'shutting_down',
+  /** An accepted checkout its instance's memory queue held and did not check before `close()`: never checked. */
+  NOT_CHECKED: 'not_checked',
+} as const;
 
-export type DeviceRiskErrorCode =
-  | typeof ERR_INVALID_CONFIGURATION
-  | typeof ERR_INSECURE_URL
-  | typeof ERR_TOKEN_REJECTED
-  | typeof ERR_RATE_LIMITED
-  | typeof ERR_UPSTREAM
-  | typeof ERR_NETWORK
-  | typeof ERR_INVALID_RESPONSE
-  | typeof ERR_NO_DEVICE_RISK_CREDENTIAL
-  | typeof ERR_FORGED_ADDRESS
-  | typeof ERR_TRANSACTION_TOKEN_EXPIRED
-  | typeof ERR_INVALID_BLACKBOX
-  | typeof ERR_REQUEST_REJECTED
-  | typeof ERR_INVALID_ACCOUNT_REQUEST
-  | typeof ERR_WORKFLOW_EXPIRED
-  | typeof ERR_RESULT_NOT_READY
-  | typeof ERR_RESULT_UNDELIVERED
-  | typeof ERR_INVALID_CALLBACK
-  | typeof ERR_CALLBACK_REFUSED
-  | typeof ERR_ABORTED
-  | typeof ERR_STORE_UNAVAILABLE
-  | typeof ERR_STORE_FULL
-  | typeof ERR_ORPHANED_TRANSACTION
-  | typeof ERR_IDEMPOTENCY_KEY_IN_USE
-  | typeof ERR_BLACKBOX_DAMAGED
-  | typeof ERR_NONCE_MISSING
-  | typeof ERR_NONCE_INVALID
-  | typeof ERR_NONCE_EXPIRED
-  | typeof ERR_NONCE_REUSED
-  | typeof ERR_UNKNOWN_EXECUTION
-  | typeof ERR_RESULT_HANDLER_TIMEOUT
-  | typeof ERR_QUEUE_FULL
-  | typeof ERR_BLACKBOX_STALE
-  | typeof ERR_BLACKBOX_REUSED
-  | typeof ERR_BACKLOG_BEHIND
-  | typeof ERR_SHUTTING_DOWN
-  | typeof ERR_NOT_CHECKED;
+/** A code of the kit's errors: one of ERROR_CODES' values. */
+export type DeviceRiskErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
+
+// The kit's own names for the codes, each read from ERROR_CODES (not exported by the package).
+export const ERR_INVALID_CONFIGURATION = ERROR_CODES.INVALID_CONFIGURATION;
+export const ERR_INSECURE_URL = ERROR_CODES.INSECURE_URL;
+export const ERR_TOKEN_REJECTED = ERROR_CODES.TOKEN_REJECTED;
+export const ERR_RATE_LIMITED = ERROR_CODES.RATE_LIMITED;
+export const ERR_UPSTREAM = ERROR_CODES.UPSTREAM;
+export const ERR_NETWORK = ERROR_CODES.NETWORK;
+export const ERR_INVALID_RESPONSE = ERROR_CODES.INVALID_RESPONSE;
+export const ERR_NO_DEVICE_RISK_CREDENTIAL = ERROR_CODES.NO_DEVICE_RISK_CREDENTIAL;
+export const ERR_FORGED_ADDRESS = ERROR_CODES.FORGED_ADDRESS;
+export const ERR_TRANSACTION_TOKEN_EXPIRED = ERROR_CODES.TRANSACTION_TOKEN_EXPIRED;
+export const ERR_INVALID_BLACKBOX = ERROR_CODES.INVALID_BLACKBOX;
+export const ERR_REQUEST_REJECTED = ERROR_CODES.REQUEST_REJECTED;
+export const ERR_INVALID_ACCOUNT_REQUEST = ERROR_CODES.INVALID_ACCOUNT_REQUEST;
+export const ERR_WORKFLOW_EXPIRED = ERROR_CODES.WORKFLOW_EXPIRED;
+export const ERR_RESULT_NOT_READY = ERROR_CODES.RESULT_NOT_READY;
+export const ERR_RESULT_UNDELIVERED = ERROR_CODES.RESULT_UNDELIVERED;
+export const ERR_INVALID_CALLBACK = ERROR_CODES.INVALID_CALLBACK;
+export const ERR_CALLBACK_REFUSED = ERROR_CODES.CALLBACK_REFUSED;
+export const ERR_ABORTED = ERROR_CODES.ABORTED;
+export const ERR_STORE_UNAVAILABLE = ERROR_CODES.STORE_UNAVAILABLE;
+export const ERR_STORE_FULL = ERROR_CODES.STORE_FULL;
+export const ERR_ORPHANED_TRANSACTION = ERROR_CODES.ORPHANED_TRANSACTION;
+export const ERR_IDEMPOTENCY_KEY_IN_USE = ERROR_CODES.IDEMPOTENCY_KEY_IN_USE;
+export const ERR_BLACKBOX_DAMAGED = ERROR_CODES.BLACKBOX_DAMAGED;
+export const ERR_NONCE_MISSING = ERROR_CODES.NONCE_MISSING;
+export const ERR_NONCE_INVALID = ERROR_CODES.NONCE_INVALID;
+export const ERR_NONCE_EXPIRED = ERROR_CODES.NONCE_EXPIRED;
+export const ERR_NONCE_REUSED = ERROR_CODES.NONCE_REUSED;
+export const ERR_UNKNOWN_EXECUTION = ERROR_CODES.UNKNOWN_EXECUTION;
+export const ERR_RESULT_HANDLER_TIMEOUT = ERROR_CODES.RESULT_HANDLER_TIMEOUT;
+export const ERR_QUEUE_FULL = ERROR_CODES.QUEUE_FULL;
+export const ERR_BLACKBOX_STALE = ERROR_CODES.BLACKBOX_STALE;
+export const ERR_BLACKBOX_REUSED = ERROR_CODES.BLACKBOX_REUSED;
+export const ERR_BACKLOG_BEHIND = ERROR_CODES.BACKLOG_BEHIND;
+export const ERR_SHUTTING_DOWN = ERROR_CODES.SHUTTING_DOWN;
+export const ERR_NOT_CHECKED = ERROR_CODES.NOT_CHECKED;
 
 export class DeviceRiskError extends Error {
   override readonly name = 'DeviceRiskError';

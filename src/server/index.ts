@@ -1,5 +1,8 @@
 /**
- * blackbox-capture/server: everything that runs on the integrator's server.
+ * blackbox-capture/server: everything that runs on the integrator's server, and only what its
+ * users call (docs/server.md#the-public-api): the kit's plumbing (the check's fence and
+ * progress, the outcome parser, the adapter's halves) is reached by the tests through its own
+ * modules, never through this entry.
  * Web-standard Request -> Response handlers on fetch (Node 22+, Deno, Bun, Next.js route
  * handlers, Hono, edge runtimes), plus Node and Fastify adapters. Secrets and tokens stay here.
  */
@@ -27,12 +30,7 @@ export type {
 export { createDeviceRiskHandler } from './endpoint/handler.js';
 export type { DeviceRiskHandler, DeviceRiskHandlerOptions } from './endpoint/handler.js';
 export { runDeviceRiskCheck } from './endpoint/check.js';
-export type {
-  CustomerMapping,
-  DeviceRiskCheckOptions,
-  DeviceRiskProgress,
-  DeviceRiskResult,
-} from './endpoint/check.js';
+export type { CustomerMapping, DeviceRiskCheckOptions, DeviceRiskResult } from './endpoint/check.js';
 export { createCallbackHandler } from './callbacks/handler.js';
 export type {
   CallbackBody,
@@ -43,61 +41,20 @@ export type {
 } from './callbacks/handler.js';
 export { FINAL_STATUSES, RESULT_SCHEDULE_SECONDS, parseDetails } from './api/result.js';
 export type { DecisionType, DeviceRiskDetails, WorkflowStatus } from './api/result.js';
-export { createMemoryStore, withTimeLimit, STORE_TIMEOUT_MS } from './store/store.js';
+export { createMemoryStore, STORE_TIMEOUT_MS } from './store/store.js';
 export type { Store, MemoryStoreOptions } from './store/store.js';
 export { createFirstPartyProxy, collectorPath, COLLECTOR_URLS } from './proxy/proxy.js';
 export type { FirstPartyProxyOptions, ProxyMethod } from './proxy/proxy.js';
 export type { FetchHandler, RequestContext } from './fetch-handler.js';
-export { validHost } from './host.js';
 // The Node and Fastify adapters (src/server/adapter/node/), re-exported: one of the few ways
 // into the adapter from outside it that test/house.test.ts allows, each named there.
 export { toNodeHandler } from './adapter/node/handler.js';
 export type { NodeHandler, NodeHandlerOptions } from './adapter/node/handler.js';
-export { toRequest, BadRequestError } from './adapter/node/request.js';
-export { writeResponse } from './adapter/node/response.js';
 export { toFastifyHandler } from './adapter/node/fastify.js';
 export type { FastifyHandlerOptions, FastifyReplyLike, FastifyRequestLike } from './adapter/node/fastify.js';
 export { BodyTimeoutError, BODY_TIMEOUT_MS } from './http.js';
-export {
-  DeviceRiskError,
-  isDeviceRiskError,
-  ERR_INVALID_CONFIGURATION,
-  ERR_INSECURE_URL,
-  ERR_TOKEN_REJECTED,
-  ERR_RATE_LIMITED,
-  ERR_UPSTREAM,
-  ERR_NETWORK,
-  ERR_INVALID_RESPONSE,
-  ERR_NO_DEVICE_RISK_CREDENTIAL,
-  ERR_FORGED_ADDRESS,
-  ERR_TRANSACTION_TOKEN_EXPIRED,
-  ERR_INVALID_BLACKBOX,
-  ERR_REQUEST_REJECTED,
-  ERR_INVALID_ACCOUNT_REQUEST,
-  ERR_WORKFLOW_EXPIRED,
-  ERR_RESULT_NOT_READY,
-  ERR_RESULT_UNDELIVERED,
-  ERR_INVALID_CALLBACK,
-  ERR_CALLBACK_REFUSED,
-  ERR_ABORTED,
-  ERR_STORE_UNAVAILABLE,
-  ERR_STORE_FULL,
-  ERR_ORPHANED_TRANSACTION,
-  ERR_IDEMPOTENCY_KEY_IN_USE,
-  ERR_BLACKBOX_DAMAGED,
-  ERR_NONCE_MISSING,
-  ERR_NONCE_INVALID,
-  ERR_NONCE_EXPIRED,
-  ERR_NONCE_REUSED,
-  ERR_UNKNOWN_EXECUTION,
-  ERR_RESULT_HANDLER_TIMEOUT,
-  ERR_QUEUE_FULL,
-  ERR_BLACKBOX_STALE,
-  ERR_BLACKBOX_REUSED,
-  ERR_BACKLOG_BEHIND,
-  ERR_SHUTTING_DOWN,
-  ERR_NOT_CHECKED,
-} from './errors.js';
+// The error codes as one object (ERROR_CODES.QUEUE_FULL is `queue_full`) and their union.
+export { DeviceRiskError, isDeviceRiskError, ERROR_CODES } from './errors.js';
 export { createMemoryQueue } from './queue/queue.js';
 export { NotCheckedError } from './endpoint/queued.js';
 export type {
@@ -117,5 +74,4 @@ export type { CaptureNonceOptions, VerifiedNonce } from './endpoint/nonce.js';
 export { repairBlackbox } from './endpoint/repair.js';
 export type { BlackboxRepair, RepairedBlackbox } from './endpoint/repair.js';
 export type { DeviceRiskErrorCode } from './errors.js';
-export { parseOutcome, OUTCOME_KINDS } from './endpoint/outcome.js';
 export type { CaptureOutcome, CaptureOutcomeKind } from '../shared/types.js';

@@ -344,3 +344,9 @@ export const statusMessages = {
   badDoctorUrl: 'doctor.url must be an absolute URL: the checkout page the doctor checks',
   noDoctor: 'The doctor is not set up on this page: give createStatusHandler a doctor.url',
 };
+
+/** options-table.ts: an option a factory's table refuses when the factory is called. */
+export const settingsMessages = {
+  notAnObject: 'the options must be an object',
+  badOption: (option: string, expects: string) => `${option} must be ${expects}`,
+};

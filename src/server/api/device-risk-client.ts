@@ -8,6 +8,8 @@
  * (account, upload, finalize, retrieval) over one call with retries (call.ts), under the
  * service's limits (rate-limit.ts).
  */
+import { checkOptions } from '../options-table.js';
+import { CLIENT_OPTIONS } from './settings.js';
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION } from '../errors.js';
 import { apiMessages } from '../messages.js';
 import { requireSecureUrl } from '../secure-url.js';
@@ -38,7 +40,7 @@ export const RETRIEVAL_BASE_URLS: Record<Region, string> = byRegion('retrieval')
 
 export interface DeviceRiskClientOptions {
   tokenSource: TokenSource;
-  /** US, EU or SG (regions.ts); or give `baseUrl`. */
+  /** A region of REGIONS (regions.ts); or give `baseUrl`. */
   region?: Region;
   /** Where account create and update go; default the region's `account.` host. */
   baseUrl?: string;
@@ -177,14 +179,16 @@ function hostsOf(options: DeviceRiskClientOptions): { base: URL; apiBase: URL; r
 export function createDeviceRiskClient(options: DeviceRiskClientOptions): DeviceRiskClient {
   if (!options.userAgent?.trim()) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, apiMessages.userAgentRequired);
   const { base, apiBase, retrievalBase } = hostsOf(options);
+  checkOptions(options, CLIENT_OPTIONS);
+  const defaults = CLIENT_OPTIONS;
   const doFetch = options.fetch ?? fetch;
   const now = options.now ?? systemNow;
-  const maxAttempts = options.maxAttempts ?? 3;
-  const timeoutMs = options.timeoutMs ?? 15_000;
-  const accountTimeoutMs = options.accountTimeoutMs ?? 60_000;
+  const maxAttempts = options.maxAttempts ?? defaults.maxAttempts.default;
+  const timeoutMs = options.timeoutMs ?? defaults.timeoutMs.default;
+  const accountTimeoutMs = options.accountTimeoutMs ?? defaults.accountTimeoutMs.default;
   const sleepFor = options.sleep ?? sleep;
-  const margin = options.expiryMarginMs ?? 30_000;
-  const accountsPath = options.accountsPath ?? '/api/v1/accounts';
+  const margin = options.expiryMarginMs ?? defaults.expiryMarginMs.default;
+  const accountsPath = options.accountsPath ?? defaults.accountsPath.default;
   const { tokenSource } = options;
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
   for (const [name, value] of Object.entries(limits))
@@ -260,6 +264,11 @@ export function createDeviceRiskClient(options: DeviceRiskClientOptions): Device
     ...retrieval,
     ...accounts,
     uploadBlackbox: createUpload(call, transactions),
-    finalize: createFinalize(call, transactions, options.finalizeMethod ?? 'PUT', retrieval.status),
+    finalize: createFinalize(
+      call,
+      transactions,
+      options.finalizeMethod ?? defaults.finalizeMethod.default,
+      retrieval.status,
+    ),
   };
 }

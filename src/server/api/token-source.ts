@@ -6,11 +6,12 @@
  * at most N token requests a second for everything sharing the store (rate-limit.ts); 429
  * waits and retries; 400/401/403 fail at once (token/request.ts).
  */
+import { checkOptions } from '../options-table.js';
+import { TOKEN_SOURCE_OPTIONS } from './settings.js';
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION, ERR_NETWORK } from '../errors.js';
 import { apiMessages, tokenMessages } from '../messages.js';
 import { requireSecureUrl } from '../secure-url.js';
 import { sleep, systemNow } from '../clock.js';
-import { MAX_RETRY_AFTER_SECONDS } from './retry.js';
 import { createReferenceTagger, createSealer, storeNamespace } from './seal.js';
 import { deadline, within } from '../deadline.js';
 import { createMemoryStore, withTimeLimit, type Store } from '../store/store.js';
@@ -36,7 +37,7 @@ export interface CachedToken {
 export interface TokenSourceOptions {
   clientId: string;
   clientSecret: string;
-  /** US, EU or SG; or give `tokenUrl`. */
+  /** A region of REGIONS (regions.ts); or give `tokenUrl`. */
   region?: Region;
   tokenUrl?: string;
   /** Names your company and app, e.g. "AcmeShop Checkout/1.4" (the service refuses library defaults). */
@@ -124,16 +125,18 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
   const rawUrl = options.tokenUrl ?? (isRegion(options.region) ? TOKEN_URLS[options.region] : undefined);
   if (!rawUrl) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, tokenMessages.regionOrTokenUrl(REGION_NAMES));
   const tokenUrl = requireSecureUrl(rawUrl, 'tokenUrl').href;
+  checkOptions(options, TOKEN_SOURCE_OPTIONS);
+  const defaults = TOKEN_SOURCE_OPTIONS;
   const doFetch = options.fetch ?? fetch;
   const store = options.store ? withTimeLimit(options.store, options.storeTimeoutMs) : processStore;
-  const leaseMs = options.lockLeaseMs ?? 3000;
+  const leaseMs = options.lockLeaseMs ?? defaults.lockLeaseMs.default;
   const now = options.now ?? systemNow;
   const pause = options.sleep ?? sleep;
-  const marginMs = (options.refreshMarginSeconds ?? 60) * 1000;
-  const perSecond = options.maxRequestsPerSecond ?? 10;
-  const maxAttempts = options.maxAttempts ?? 4;
-  const timeoutMs = options.timeoutMs ?? 10_000;
-  const maxRetryAfterMs = (options.maxRetryAfterSeconds ?? MAX_RETRY_AFTER_SECONDS) * 1000;
+  const marginMs = (options.refreshMarginSeconds ?? defaults.refreshMarginSeconds.default) * 1000;
+  const perSecond = options.maxRequestsPerSecond ?? defaults.maxRequestsPerSecond.default;
+  const maxAttempts = options.maxAttempts ?? defaults.maxAttempts.default;
+  const timeoutMs = options.timeoutMs ?? defaults.timeoutMs.default;
+  const maxRetryAfterMs = (options.maxRetryAfterSeconds ?? defaults.maxRetryAfterSeconds.default) * 1000;
   // Keys name the client, the token service and a tag of the secret, never the secret: a
   // source can only ever find a token fetched with its own secret (and its own lock, backoff
   // and rate slots, so that a wrong secret cannot hold up the right one either).

@@ -6,6 +6,8 @@ import { systemNow, type Now } from '../clock.js';
 import type { DeviceRiskClient } from '../api/device-risk-client.js';
 import { checkRateLimit, createLimiter, type Limiter } from '../endpoint/admission.js';
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION, logError } from '../errors.js';
+import { checkOptions, REQUIRED, RULES, type OptionTable } from '../options-table.js';
+import { STORE_TIMEOUT_MS } from '../store/store.js';
 import { callbackMessages } from '../messages.js';
 import type { RequestContext } from '../fetch-handler.js';
 import { createMemoryStore, withTimeLimit, type Store } from '../store/store.js';
@@ -38,6 +40,34 @@ export interface CallbackSettings {
   untagged: Limiter;
 }
 
+/** Every option of createCallbackHandler: its default (docs/server.md#the-callback-handlers-options) and its check. */
+export const CALLBACK_OPTIONS = {
+  client: { default: REQUIRED, ...RULES.object, expects: 'a DeviceRiskClient (createDeviceRiskClient)' },
+  onResult: { default: REQUIRED, ...RULES.function },
+  onResultTimeoutMs: { default: 30_000, ...RULES.ms },
+  untaggedCallbacks: {
+    default: { burst: 50, perMinute: 300 },
+    ...RULES.object,
+    expects: '{ burst, perMinute } with positive numbers',
+  },
+  allowedSources: {
+    default: REQUIRED,
+    valid: (value) => value === 'any' || typeof value === 'function' || Array.isArray(value),
+    expects: "'any', a function or a list of addresses and networks",
+  },
+  store: { default: "this process's memory (createMemoryStore)", ...RULES.object },
+  storeTimeoutMs: { default: STORE_TIMEOUT_MS, ...RULES.ms },
+  leaseMs: { default: 60_000, ...RULES.msOrZero },
+  onError: { default: 'one line on console.error', ...RULES.function },
+  retryDelayMs: { default: 1000, ...RULES.ms },
+  maxRetryDelayMs: { default: 60_000, ...RULES.ms },
+  retryForMs: { default: 86_400_000, ...RULES.ms },
+  sweepIntervalMs: { default: 30_000, ...RULES.ms },
+  recordTtlMs: { default: 7 * 86_400_000, ...RULES.ms },
+  maxBodyBytes: { default: 16 * 1024, ...RULES.positiveInteger },
+  now: { default: 'Date.now', ...RULES.function },
+} as const satisfies OptionTable<CallbackHandlerOptions>;
+
 const configurationError = (message: string) => new DeviceRiskError(ERR_INVALID_CONFIGURATION, message);
 
 /** Who may call, from `allowedSources`; throws on a missing rule or an entry that is no address. */
@@ -54,18 +84,20 @@ export function callbackSettings(options: CallbackHandlerOptions): CallbackSetti
   const { client, onResult } = options;
   if (typeof onResult !== 'function') throw configurationError(callbackMessages.onResultRequired);
   const allowed = sourceRule(options.allowedSources);
+  checkOptions(options, CALLBACK_OPTIONS);
+  const defaults = CALLBACK_OPTIONS;
   const now = options.now ?? systemNow;
-  const recordTtlMs = options.recordTtlMs ?? 7 * 86_400_000;
-  const retryForMs = options.retryForMs ?? 86_400_000;
-  const sweepIntervalMs = options.sweepIntervalMs ?? 30_000;
-  const onResultTimeoutMs = options.onResultTimeoutMs ?? 30_000;
+  const recordTtlMs = options.recordTtlMs ?? defaults.recordTtlMs.default;
+  const retryForMs = options.retryForMs ?? defaults.retryForMs.default;
+  const sweepIntervalMs = options.sweepIntervalMs ?? defaults.sweepIntervalMs.default;
+  const onResultTimeoutMs = options.onResultTimeoutMs ?? defaults.onResultTimeoutMs.default;
   if (!(onResultTimeoutMs > 0)) throw configurationError(callbackMessages.positiveMs('onResultTimeoutMs'));
-  const untagged = checkRateLimit(options.untaggedCallbacks ?? { burst: 50, perMinute: 300 }, 'untaggedCallbacks');
+  const untagged = checkRateLimit(options.untaggedCallbacks ?? defaults.untaggedCallbacks.default, 'untaggedCallbacks');
   if (!(retryForMs > 0 && retryForMs < recordTtlMs)) throw configurationError(callbackMessages.retryOutlivesRecord);
   if (!(sweepIntervalMs > 0)) throw configurationError(callbackMessages.positiveMs('sweepIntervalMs'));
   const store = options.store ? withTimeLimit(options.store, options.storeTimeoutMs) : undefined;
   const report = options.onError ?? logError;
-  const leaseMs = options.leaseMs ?? 60_000;
+  const leaseMs = options.leaseMs ?? defaults.leaseMs.default;
   return {
     client,
     onResult,
@@ -77,9 +109,9 @@ export function callbackSettings(options: CallbackHandlerOptions): CallbackSetti
     report,
     namespace: callbackNamespace(client.clientId),
     recordTtlMs,
-    retryDelayMs: options.retryDelayMs ?? 1000,
-    maxRetryDelayMs: options.maxRetryDelayMs ?? 60_000,
-    maxBodyBytes: options.maxBodyBytes ?? 16 * 1024,
+    retryDelayMs: options.retryDelayMs ?? defaults.retryDelayMs.default,
+    maxRetryDelayMs: options.maxRetryDelayMs ?? defaults.maxRetryDelayMs.default,
+    maxBodyBytes: options.maxBodyBytes ?? defaults.maxBodyBytes.default,
     leaseMs,
     retryForMs,
     sweepIntervalMs,

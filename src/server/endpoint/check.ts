@@ -41,6 +41,7 @@ export interface DeviceRiskProgress {
   uploaded?: boolean;
 }
 
+/** runDeviceRiskCheck's options: what a caller of its own gives. */
 export interface DeviceRiskCheckOptions {
   /** Workflow definition key when the customer mapping names none. */
   workflowKey?: string | number;
@@ -56,6 +57,24 @@ export interface DeviceRiskCheckOptions {
     details: DeviceRiskDetails,
     options: { signal: AbortSignal; reference?: string; customerInternalReference?: string; userReference?: string },
   ) => void | Promise<void>;
+  /** How long `onResult` may take, in ms: past it `onError` hears `result_handler_timeout`, its signal aborts, and the answer goes. Default 30000. */
+  onResultTimeoutMs?: number;
+  /** How long to wait for the result after finalize, reading the status every second. Default 0: one read. */
+  resultWaitMs?: number;
+  /** Told when the result was not there within `resultWaitMs` (`result_not_ready`). */
+  onError?: (error: unknown) => void;
+  /** Read the transaction's status after finalize. Default true. */
+  reportStatus?: boolean;
+  now?: () => number;
+  /** How the result wait sleeps (tests). Default a timer. */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/**
+ * The check's options as the endpoint runs it (runCheck): the public ones, and its own plumbing
+ * (progress kept between attempts, the fence, the told markers), which the package does not export.
+ */
+export interface CheckRunOptions extends DeviceRiskCheckOptions {
   /** Which checkout the decision is for, given to `onResult` beside its signal. */
   resultContext?: { reference?: string; customerInternalReference?: string; userReference?: string };
   /**
@@ -65,16 +84,6 @@ export interface DeviceRiskCheckOptions {
    * calls nothing. A store that cannot answer the claim makes the check throw, as a failed read does.
    */
   told?: ToldMarkers;
-  /** How long `onResult` may take, in ms: past it `onError` hears `result_handler_timeout`, its signal aborts, and the answer goes. Default 30000. */
-  onResultTimeoutMs?: number;
-  /** How long to wait for the result after finalize, reading the status every second. Default 0: one read. */
-  resultWaitMs?: number;
-  /** Told when the result was not there within `resultWaitMs` (`result_not_ready`). */
-  onError?: (error: unknown) => void;
-  /** How the result wait sleeps (tests). Default a timer. */
-  sleep?: (ms: number) => Promise<void>;
-  /** Read the transaction's status after finalize. Default true. */
-  reportStatus?: boolean;
   /**
    * With `onResult`: a status read after finalize that fails throws (the check is tried again
    * later; finalize then answers 409 and the read comes again) instead of `result_not_ready`.
@@ -93,7 +102,6 @@ export interface DeviceRiskCheckOptions {
   progress?: DeviceRiskProgress;
   /** Called after each step that changed `progress` (transaction created, blackbox uploaded): persist it here. */
   onProgress?: (progress: DeviceRiskProgress) => void | Promise<void>;
-  now?: () => number;
 }
 
 /**
@@ -101,11 +109,19 @@ export interface DeviceRiskCheckOptions {
  * customer's own transaction), blackbox upload, finalize, status. The endpoint runs it
  * under an Idempotency-Key; call it yourself from a classic form post or your own route.
  */
-export async function runDeviceRiskCheck(
+export const runDeviceRiskCheck = (
   client: DeviceRiskClient,
   blackbox: string,
   customer: CustomerMapping,
   options: DeviceRiskCheckOptions = {},
+): Promise<DeviceRiskResult> => runCheck(client, blackbox, customer, options);
+
+/** runDeviceRiskCheck with the endpoint's plumbing (CheckRunOptions): resumable, fenced, told once. */
+export async function runCheck(
+  client: DeviceRiskClient,
+  blackbox: string,
+  customer: CustomerMapping,
+  options: CheckRunOptions = {},
 ): Promise<DeviceRiskResult> {
   const { progress = {}, now = systemNow } = options;
   // Without a reference of the integrator's own, the kit's tag: the callback then shows the execution is the shop's.
@@ -180,7 +196,7 @@ export async function runDeviceRiskCheck(
  * callback handler then tells the decision). The answer must not depend on the integrator's
  * decision code: its status code would tell the browser the decision.
  */
-async function tell(details: DeviceRiskDetails, telling: Telling | undefined, options: DeviceRiskCheckOptions) {
+async function tell(details: DeviceRiskDetails, telling: Telling | undefined, options: CheckRunOptions) {
   try {
     await callWithin(
       (signal) => options.onResult!(details, { ...options.resultContext, signal }),

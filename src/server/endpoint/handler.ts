@@ -8,15 +8,13 @@ import type { DeviceRiskClient } from '../api/device-risk-client.js';
 import {
   DeviceRiskError,
   ERR_INVALID_BLACKBOX,
-  ERR_INVALID_CONFIGURATION,
   ERR_RATE_LIMITED,
   ERR_SHUTTING_DOWN,
   isDeviceRiskError,
-  logError,
 } from '../errors.js';
 import { endpointMessages, MESSAGE_PREFIX } from '../messages.js';
-import { systemNow, type Now } from '../clock.js';
-import { createMemoryStore, isMemoryStore, keyPart, withTimeLimit, type Store } from '../store/store.js';
+import type { Now } from '../clock.js';
+import { createMemoryStore, keyPart, withTimeLimit, type Store } from '../store/store.js';
 import { ownerMark } from '../store/lease.js';
 import { defaultToldStore, toldMarkers, type ToldMarkers } from '../told.js';
 import { repairBlackbox, type BlackboxRepair } from './repair.js';
@@ -39,12 +37,7 @@ import {
 import { recordOutcome, recordRepairs } from '../metrics.js';
 import { parseOutcome } from './outcome.js';
 import type { CaptureOutcome } from '../../shared/types.js';
-import {
-  runDeviceRiskCheck,
-  type CustomerMapping,
-  type DeviceRiskCheckOptions,
-  type DeviceRiskProgress,
-} from './check.js';
+import { runCheck, type CustomerMapping, type CheckRunOptions, type DeviceRiskProgress } from './check.js';
 import { createIdempotency, fingerprintOf } from './idempotency.js';
 import { outcomeReports } from './reports.js';
 import {
@@ -57,13 +50,12 @@ import {
   type VisitorOf,
 } from './admission.js';
 import { addressGroup, checkAddressPrefix, type AddressPrefix } from '../address.js';
-import { DEFAULT_LIMITS } from '../api/device-risk-client.js';
 import type { RequestContext } from '../fetch-handler.js';
 import { claimNonce } from './nonce-claim.js';
 import { claimBlackbox } from './reuse.js';
 import { failureAnswer, namedFailure } from './failure-answer.js';
-import { callbackUrlRuleBroken } from '../api/account.js';
-import { createQueuedChecks, DEFAULT_MAX_QUEUED_MS } from './queued.js';
+import { createQueuedChecks } from './queued.js';
+import { defaultMaxQueued, endpointSettings, ENDPOINT_OPTIONS } from './settings.js';
 import { createMemoryQueue, type CheckQueue } from '../queue/queue.js';
 import type { BacklogFigures } from '../queue/backlog.js';
 
@@ -249,42 +241,28 @@ export interface DeviceRiskHandler {
   close(): Promise<void>;
 }
 
-/** Cloudflare Workers says so in `navigator.userAgent`: its isolates run nothing after the answer. */
-const inWorkers = () =>
-  typeof navigator !== 'undefined' && (navigator as { userAgent?: string }).userAgent === 'Cloudflare-Workers';
-
-/** When the browser is answered: as given, or `'checked'` in Workers without a queue, else `'accepted'`. */
-const answerOf = (options: DeviceRiskHandlerOptions) =>
-  options.answer ?? (inWorkers() && !options.queue ? 'checked' : 'accepted');
-
-/** How many checkouts one address or one customer may start, by default. */
-const DEFAULT_ADMISSION: RateLimit = { burst: 5, perMinute: 6 };
-
 export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): DeviceRiskHandler {
+  const settings = endpointSettings(options);
   const { client } = options;
-  const allowed = checkedOptions(options);
-  const maxBody = options.maxBodyBytes ?? 16 * 1024;
-  const now = options.now ?? systemNow;
-  const onError = options.onError ?? logError;
-  const leaseMs = options.idempotencyLeaseMs ?? 10_000;
+  const { allowed, now, onError, leaseMs, recordTtlMs } = settings;
+  const maxBody = settings.maxBodyBytes;
   const { store, decisions } = storesOf(options, leaseMs, now, onError);
   const { tell, outcomeOnly } = outcomeTelling(options, now, onError);
   const prefix = keyPart(client.clientId ?? '');
   const namespace = `${prefix}:idempotency`;
   const admission = createAdmission(options, now, onError);
-  const recordTtlMs = options.idempotencyTtlMs ?? 24 * 3_600_000;
   const underKey = createIdempotency({
     store,
     client,
     namespace,
     leaseMs,
-    waitMs: options.idempotencyWaitMs ?? 5_000,
+    waitMs: settings.waitMs,
     ttlMs: recordTtlMs,
     now,
     onError,
   });
   const queued =
-    answerOf(options) === 'accepted'
+    settings.answer === 'accepted'
       ? createQueuedChecks({
           queue: options.queue ?? defaultQueue(options, now),
           store,
@@ -299,7 +277,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
             }),
             retryFailedResultRead: true,
           }),
-          maxQueuedMs: options.maxQueuedMs ?? DEFAULT_MAX_QUEUED_MS,
+          maxQueuedMs: settings.maxQueuedMs,
           now,
           onError,
           ...(options.instanceId === undefined ? {} : { instanceId: options.instanceId }),
@@ -324,7 +302,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
     if (key === null) {
       told();
       return json(
-        await runDeviceRiskCheck(
+        await runCheck(
           client,
           blackbox,
           customer,
@@ -338,7 +316,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
       await fingerprint(),
       customer.transaction !== undefined,
       (progress, save) =>
-        runDeviceRiskCheck(
+        runCheck(
           client,
           blackbox,
           customer,
@@ -470,14 +448,17 @@ async function claimed(
     );
     if (refused) return refused;
   }
-  const ttlMs = options.maxQueuedMs ?? DEFAULT_MAX_QUEUED_MS;
+  const ttlMs = options.maxQueuedMs ?? ENDPOINT_OPTIONS.maxQueuedMs.default;
   return claimBlackbox({ store, prefix, ttlMs, onError }, blackbox, claimant);
 }
 
 /** Checkouts per caller address and per customer: a refusal (429) when one has started too many. */
 function createAdmission(options: DeviceRiskHandlerOptions, now: () => number, onError: (error: unknown) => void) {
-  const limiter = (limit: RateLimit | false | undefined, name: string): Limiter | undefined =>
-    limit === false ? undefined : createLimiter(checkRateLimit(limit ?? DEFAULT_ADMISSION, name), now);
+  const limiter = (
+    limit: RateLimit | false | undefined,
+    name: 'checkoutsPerAddress' | 'checkoutsPerCustomer',
+  ): Limiter | undefined =>
+    limit === false ? undefined : createLimiter(checkRateLimit(limit ?? ENDPOINT_OPTIONS[name].default, name), now);
   const perAddress = limiter(options.checkoutsPerAddress, 'checkoutsPerAddress');
   const perCustomer = limiter(options.checkoutsPerCustomer, 'checkoutsPerCustomer');
   const prefix = checkAddressPrefix(options.addressPrefix);
@@ -539,36 +520,12 @@ function storesOf(options: DeviceRiskHandlerOptions, leaseMs: number, now: Now, 
   // Each key has a record, a nonce claim, its blackbox's claim and, while worked on, a lease: four entries.
   const store = options.store
     ? withTimeLimit(options.store, options.storeTimeoutMs)
-    : createMemoryStore({ maxEntries: 4 * (options.idempotencyMaxKeys ?? 100_000), now });
+    : createMemoryStore({
+        maxEntries: 4 * (options.idempotencyMaxKeys ?? ENDPOINT_OPTIONS.idempotencyMaxKeys.default),
+        now,
+      });
   const markersIn = options.store ? store : defaultToldStore(options.client);
   return { store, decisions: toldMarkers(markersIn, options.client.clientId, leaseMs, onError, now) };
-}
-
-/**
- * The options checked when the handler is made (a wrong one is `invalid_configuration` then,
- * never a checkout lost later); answers the allowed origins.
- */
-function checkedOptions(options: DeviceRiskHandlerOptions): Set<string> {
-  if (!Array.isArray(options.allowedOrigins) || options.allowedOrigins.length === 0) {
-    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, endpointMessages.allowedOriginsRequired);
-  }
-  if (
-    options.nonceSecret !== undefined &&
-    (typeof options.nonceSecret !== 'string' || options.nonceSecret.length < 32)
-  ) {
-    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, endpointMessages.nonceSecretOption);
-  }
-  if (options.callbackUrl !== undefined) {
-    const broken = callbackUrlRuleBroken(options.callbackUrl, options.client.localService);
-    if (broken) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, broken);
-  }
-  // A store of its own (shared, or the shop's) with the default queue: a fleet's accepted
-  // checkouts would wait in each instance's memory and die with it. A queue given on purpose,
-  // even createMemoryQueue, is the shop's choice; a memory store is one instance's anyway.
-  if (options.store && !isMemoryStore(options.store) && !options.queue && answerOf(options) === 'accepted') {
-    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, endpointMessages.sharedStoreNeedsQueue);
-  }
-  return new Set(options.allowedOrigins.map((o: string) => new URL(o).origin));
 }
 
 /**
@@ -581,24 +538,6 @@ function defaultQueue(options: DeviceRiskHandlerOptions, now: Now): CheckQueue {
   return createMemoryQueue({ maxQueued: defaultMaxQueued(options), now });
 }
 
-/**
- * The default memory queue's bound: the checkouts the tenant's account limit lets through
- * within the trust bound (1 a second × 15 minutes: 900). More would wait past it and be dropped
- * stale after the shopper was told "accepted": they are refused at once instead (`queue_full`).
- */
-export function defaultMaxQueued(
-  options: Pick<DeviceRiskHandlerOptions, 'client' | 'maxQueuedChecks' | 'maxQueuedMs'>,
-): number {
-  const given = options.maxQueuedChecks;
-  if (given !== undefined) {
-    if (!Number.isInteger(given) || given <= 0)
-      throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, endpointMessages.maxQueuedChecks);
-    return given;
-  }
-  const perSecond = options.client.limits?.accountRequestsPerSecond ?? DEFAULT_LIMITS.accountRequestsPerSecond;
-  return Math.max(1, Math.floor((perSecond * (options.maxQueuedMs ?? DEFAULT_MAX_QUEUED_MS)) / 1000));
-}
-
 /** The check's options from the handler's: its onResult, with its time limit and which checkout it is for. */
 function checkOptions(
   options: DeviceRiskHandlerOptions,
@@ -606,9 +545,9 @@ function checkOptions(
   onError: (error: unknown) => void,
   now: () => number,
   progress: DeviceRiskProgress,
-  onProgress: DeviceRiskCheckOptions['onProgress'] | undefined,
+  onProgress: CheckRunOptions['onProgress'] | undefined,
   reference: { reference?: string; customerInternalReference: string; userReference?: string },
-): DeviceRiskCheckOptions {
+): CheckRunOptions {
   return {
     workflowKey: options.workflowKey,
     ...(options.callbackUrl === undefined ? {} : { callbackUrl: options.callbackUrl }),
@@ -640,7 +579,7 @@ const notQueued = (options: DeviceRiskHandlerOptions) => async (): Promise<Backl
   drainSeconds: 0,
   staleLastMinute: 0,
   fleetWide: false,
-  timeLeftMs: options.maxQueuedMs ?? DEFAULT_MAX_QUEUED_MS,
+  timeLeftMs: options.maxQueuedMs ?? ENDPOINT_OPTIONS.maxQueuedMs.default,
   acceptedPerSecond: 0,
 });
 
@@ -652,7 +591,10 @@ const referencesOf = ({ customerInternalReference, userReference }: Omit<Custome
 
 /** The page's outcomes: told to `onOutcome` and the metrics, and the outcome-only reports' answer. */
 function outcomeTelling(options: DeviceRiskHandlerOptions, now: () => number, onError: (error: unknown) => void) {
-  const reports = outcomeReports(options.maxOutcomeReportsPerSecond ?? 20, now);
+  const reports = outcomeReports(
+    options.maxOutcomeReportsPerSecond ?? ENDPOINT_OPTIONS.maxOutcomeReportsPerSecond.default,
+    now,
+  );
   function tell(outcome: CaptureOutcome, request: Request): void {
     recordOutcome(outcome, request.headers.get('user-agent'));
     try {

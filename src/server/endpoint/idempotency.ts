@@ -8,58 +8,17 @@
 import { type DeviceRiskClient } from '../api/device-risk-client.js';
 import { sleep, type Now } from '../clock.js';
 import { deadline } from '../deadline.js';
-import { ERR_BLACKBOX_STALE, ERR_IDEMPOTENCY_KEY_IN_USE } from '../errors.js';
+import { ERR_IDEMPOTENCY_KEY_IN_USE } from '../errors.js';
 import { endpointMessages } from '../messages.js';
-import { json, refuse, REFUSED_KEY_REUSED } from '../http.js';
-import { fromStore, keyPart, type Store } from '../store/store.js';
+import { refuse } from '../http.js';
+import type { Store } from '../store/store.js';
 import { takeLease } from '../store/lease.js';
 import { attemptUnderLease } from './leased-attempt.js';
+import { readRecord, recordedAnswer, recordKeyOf } from './key-record.js';
 import { type DeviceRiskProgress, type DeviceRiskResult } from './check.js';
-
-/**
- * What the store keeps per Idempotency-Key. Each attempt replaces exactly the version it
- * last wrote (compare-and-set), so an attempt whose key another has taken over can write
- * nothing more: it is fenced, and stops before its next call to the service.
- */
-export interface KeyRecord {
-  /** SHA-256 of the origin, the customer and the blackbox: the same key with another request is refused. */
-  fingerprint: string;
-  /** The transaction, its token sealed (client.sealTransaction). */
-  transaction?: string;
-  uploaded?: boolean;
-  result?: DeviceRiskResult;
-  /** Given up past the trust bound (`blackbox_stale`, queued.ts): the key is never checked. */
-  stale?: true;
-  /**
-   * An account create on the wire: until `until` (epoch ms), its attempt may still record the
-   * transaction it made, and no other attempt makes one. After it, the create's owner is
-   * taken to have died with it on the wire: the next attempt makes another (the one orphan a
-   * crash can leave, reported through onError).
-   */
-  creating?: { owner: string; until: number };
-  /**
-   * The blackbox upload to `transaction` on the wire: until `until` (epoch ms) no other
-   * attempt uploads, since the owner's upload may still land (an owner killed, or whose lease
-   * lapsed, with its upload sent). After it, the service's status tells whether it landed.
-   */
-  uploading?: { owner: string; until: number };
-}
 
 /** How often a request waiting for another instance's work on its key looks again, in ms. */
 const KEY_POLL_MS = 50;
-
-/** The store key of an Idempotency-Key's record. */
-export const recordKeyOf = (namespace: string, key: string) => `${namespace}:${keyPart(key)}`;
-
-/** The record of `key`, if any: what the queue needs to know before it accepts a request under it. */
-export async function readKeyRecord(
-  store: Store,
-  namespace: string,
-  key: string,
-): Promise<Pick<KeyRecord, 'fingerprint' | 'result' | 'stale' | 'uploaded'> | undefined> {
-  const stored = await fromStore(store.get(recordKeyOf(namespace, key)), 'idempotency record read');
-  return stored === undefined ? undefined : (JSON.parse(stored) as KeyRecord);
-}
 
 export async function fingerprintOf(...parts: string[]): Promise<string> {
   const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(parts.join('\n')));
@@ -98,10 +57,7 @@ export function createIdempotency(options: IdempotencyOptions) {
   ): Promise<Response> {
     const recordKey = recordKeyOf(namespace, key);
     const leaseKey = `${recordKey}:lease`;
-    const read = async () => {
-      const stored = await fromStore(store.get(recordKey), 'idempotency record read');
-      return { stored, record: stored === undefined ? undefined : (JSON.parse(stored) as KeyRecord) };
-    };
+    const read = () => readRecord(store, recordKey);
     // Waits and retries end by timers, not by readings of `now`: they last real time.
     const waiting = deadline(waitMs);
     try {
@@ -121,9 +77,9 @@ export function createIdempotency(options: IdempotencyOptions) {
           );
         // Another instance works on the key, or it is done: its answer, a refusal, or wait.
         const { record } = await read();
-        if (record && record.fingerprint !== fingerprint) return reused();
         // Stryker disable next-line ConditionalExpression: a waiter that misses the answer here takes the lease once the owner lets go, and answers the same from there
-        if (record?.result) return json(record.result, 200);
+        const answer = recordedAnswer(record, fingerprint);
+        if (answer) return answer;
         if (waiting.expired) return inUse(1);
         await sleep(KEY_POLL_MS);
       }
@@ -136,7 +92,5 @@ export const inUse = (seconds: number) =>
     'retry-after': String(Math.min(60, Math.max(1, seconds))),
   });
 
-/** A key whose check was given up past the trust bound: gone for good, the browser does not retry a 4xx. */
-export const staleKey = () => refuse(410, ERR_BLACKBOX_STALE, endpointMessages.staleKey);
-
-export const reused = () => refuse(422, REFUSED_KEY_REUSED, endpointMessages.keyReused);
+// The record's module, re-exported where its users found it before (key-record.ts).
+export { readKeyRecord, recordKeyOf, reused, staleKey, type KeyRecord } from './key-record.js';

@@ -20,7 +20,8 @@ import type { Store } from '../store/store.js';
 import type { Lease } from '../store/lease.js';
 import { lapsed, type DeviceRiskProgress, type DeviceRiskResult } from './check.js';
 import { fencedRecord } from './fenced-record.js';
-import { inUse, reused, staleKey, type KeyRecord } from './idempotency.js';
+import { inUse, type KeyRecord } from './idempotency.js';
+import { recordedAnswer } from './key-record.js';
 import { resumedProgress, uploadIntent } from './upload-intent.js';
 
 export interface AttemptContext {
@@ -50,9 +51,8 @@ export async function attemptUnderLease(context: AttemptContext, lease: Lease): 
   const { mark } = lease;
   try {
     const { stored, record } = await read();
-    if (record && record.fingerprint !== fingerprint) return reused();
-    if (record?.result) return json(record.result, 200);
-    if (record?.stale) return staleKey();
+    const answer = recordedAnswer(record, fingerprint);
+    if (answer) return answer;
     if (record?.creating && !record.transaction) {
       // Another attempt's create may be on the wire: it records its transaction, or its time runs out.
       if (now() < record.creating.until) return inUse(Math.ceil((record.creating.until - now()) / 1000));

@@ -5,16 +5,20 @@
  */
 import type { CaptureOutcome, CaptureOutcomeKind } from '../../shared/types.js';
 
-export const OUTCOME_KINDS: readonly CaptureOutcomeKind[] = [
-  'complete',
-  'degraded-first-party',
-  'degraded-third-party',
-  'timeout-partial',
-  'collection_failed',
-  'loader_failed',
-  'consent_denied',
-  'aborted',
-];
+/** Every kind, keyed by the union (src/shared/types.ts): one missing or one too many does not compile. */
+const KINDS: Record<CaptureOutcomeKind, true> = {
+  complete: true,
+  'degraded-first-party': true,
+  'degraded-third-party': true,
+  'timeout-partial': true,
+  collection_failed: true,
+  loader_failed: true,
+  consent_denied: true,
+  aborted: true,
+};
+
+/** The kinds a page may report, in the union's order. */
+export const OUTCOME_KINDS = Object.keys(KINDS) as readonly CaptureOutcomeKind[];
 
 /** The outcome in a request body, or undefined when there is none or it is malformed. */
 export function parseOutcome(value: unknown): CaptureOutcome | undefined {

@@ -23,15 +23,11 @@ import { recordQueue, recordQueueWait, observeBacklog } from '../metrics.js';
 import { createBacklogWarning, createDrainMeter, createLateCheck, type BacklogFigures } from '../queue/backlog.js';
 import type { CheckJob, CheckQueue, JobRun, QueuedCustomer } from '../queue/queue.js';
 import { fromStore, REDIS_FULL_RETRY_AFTER_S, type Store } from '../store/store.js';
-import {
-  runDeviceRiskCheck,
-  type CustomerMapping,
-  type DeviceRiskCheckOptions,
-  type DeviceRiskProgress,
-} from './check.js';
+import { runCheck, type CustomerMapping, type CheckRunOptions, type DeviceRiskProgress } from './check.js';
 import { TellingElsewhere } from '../told.js';
 import { isPermanent, isUnavailable, namedFailure } from './failure-answer.js';
-import { readKeyRecord, recordKeyOf, reused, staleKey, type createIdempotency, type KeyRecord } from './idempotency.js';
+import { readKeyRecord, recordKeyOf, reused, type createIdempotency, type KeyRecord } from './idempotency.js';
+import { parseKeyRecord, recordedAnswer as keyRecordAnswer } from './key-record.js';
 
 /**
  * An accepted checkout (202) that will never be checked: its instance's memory queue held it
@@ -81,7 +77,7 @@ export interface QueuedChecksOptions {
     job: CheckJob,
     progress: DeviceRiskProgress,
     save: (progress: DeviceRiskProgress) => Promise<void>,
-  ) => DeviceRiskCheckOptions;
+  ) => CheckRunOptions;
   /** How long an accepted blackbox is trusted: past it, it is not uploaded (`blackbox_stale`). */
   maxQueuedMs: number;
   now: Now;
@@ -184,8 +180,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
         job.key,
         job.fingerprint,
         customer.transaction !== undefined,
-        (progress, save) =>
-          runDeviceRiskCheck(client, job.blackbox, customer, options.checkOptions(job, progress, save)),
+        (progress, save) => runCheck(client, job.blackbox, customer, options.checkOptions(job, progress, save)),
         () => {},
       );
     } catch (caught) {
@@ -260,7 +255,7 @@ async function recordStale(
   // Another writer between the read and the write (a run of the same job elsewhere): read again.
   for (let attempt = 0; attempt < 3; attempt++) {
     const stored = await fromStore(store.get(recordKey), 'idempotency record read');
-    const record = stored === undefined ? undefined : (JSON.parse(stored) as KeyRecord);
+    const record = parseKeyRecord(stored);
     if (record?.result || record?.stale) return;
     const written =
       stored === undefined
@@ -321,12 +316,7 @@ async function recordedAnswer(
   key: string,
   fingerprint: string,
 ): Promise<Response | undefined> {
-  const record = await readKeyRecord(options.store, options.namespace, key);
-  if (record && record.fingerprint !== fingerprint) return reused();
-  // Checked already (a retry of a request answered before): the same reference as then.
-  if (record?.result) return json(record.result, 200);
-  if (record?.stale) return staleKey();
-  return undefined;
+  return keyRecordAnswer(await readKeyRecord(options.store, options.namespace, key), fingerprint);
 }
 
 /** A full queue: 503 `queue_full`, told, with the wait for one slot to free (1 to 60 s) as Retry-After. */

@@ -3,6 +3,8 @@
  * `DeviceRiskError` with `invalid_configuration` (or `insecure_url`) at start, never a surprise
  * on the first request.
  */
+import { checkOptions } from '../options-table.js';
+import { PROXY_OPTIONS } from './settings.js';
 import { DEFAULT_URI_HOOK } from '../../shared/constants.js';
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION, logError } from '../errors.js';
 import { validHost } from '../host.js';
@@ -83,7 +85,8 @@ export const COOKIE_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const invalid = (message: string) => new DeviceRiskError(ERR_INVALID_CONFIGURATION, message);
 
 export function proxyConfig(options: FirstPartyProxyOptions): ProxyConfig {
-  const prefix = (options.prefix ?? DEFAULT_URI_HOOK).replace(/\/+$/, '');
+  checkOptions(options, PROXY_OPTIONS);
+  const prefix = (options.prefix ?? PROXY_OPTIONS.prefix.default).replace(/\/+$/, '');
   if (
     !/^\/[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/.test(prefix) ||
     prefix.split('/').some((s) => s === '..' || s === '.')
@@ -96,7 +99,7 @@ export function proxyConfig(options: FirstPartyProxyOptions): ProxyConfig {
   for (const method of methods) {
     if (!['GET', 'HEAD', 'POST'].includes(method)) throw invalid(proxyMessages.badMethod(method));
   }
-  const cookiePrefix = options.cookiePrefix ?? 'bbc_';
+  const cookiePrefix = options.cookiePrefix ?? PROXY_OPTIONS.cookiePrefix.default;
   const allowCookies = new Set(options.allowCookies ?? []);
   if (!COOKIE_NAME.test(cookiePrefix) || [...allowCookies].some((name) => !COOKIE_NAME.test(name))) {
     throw invalid(proxyMessages.badCookieNames);
@@ -110,10 +113,10 @@ export function proxyConfig(options: FirstPartyProxyOptions): ProxyConfig {
     methods,
     cookiePrefix,
     allowCookies,
-    trustProxy: options.trustProxy ?? false,
+    trustProxy: options.trustProxy ?? PROXY_OPTIONS.trustProxy.default,
     publicHost: options.publicHost,
-    timeoutMs: options.timeoutMs ?? 10_000,
-    maxBodyBytes: options.maxBodyBytes ?? 64 * 1024,
+    timeoutMs: options.timeoutMs ?? PROXY_OPTIONS.timeoutMs.default,
+    maxBodyBytes: options.maxBodyBytes ?? PROXY_OPTIONS.maxBodyBytes.default,
     onError: options.onError ?? logError,
   };
 }

@@ -6,17 +6,15 @@
  * (`blackbox-capture/server/bullmq`).
  */
 import { systemNow, type Now } from '../clock.js';
+import type { CustomerMapping } from '../endpoint/check.js';
+import { checkOptions } from '../options-table.js';
+import { MEMORY_QUEUE_OPTIONS } from './settings.js';
 
-/** A customer as a job holds it: its own transaction, if any, sealed (client.sealTransaction). */
-export interface QueuedCustomer {
-  customerInternalReference: string;
-  userReference?: string;
-  accountId?: string;
-  transaction?: string;
-  workflowKey?: string | number;
-  callbackUrl?: string;
-  tokenLifetime?: string;
-}
+/**
+ * A customer as a job holds it: resolveCustomer's CustomerMapping, with its own transaction,
+ * if any, sealed (client.sealTransaction), so that the job stays plain JSON.
+ */
+export type QueuedCustomer = Omit<CustomerMapping, 'transaction'> & { transaction?: string };
 
 /** One accepted checkout. Plain JSON: a shared queue stores it as it is. */
 export interface CheckJob {
@@ -109,8 +107,9 @@ interface Held {
 export function createMemoryQueue(
   options: MemoryQueueOptions = {},
 ): CheckQueue & { idle(): Promise<void>; leftBehind(): CheckJob[] } {
-  const maxQueued = options.maxQueued ?? 10_000;
-  const concurrency = options.concurrency ?? 4;
+  checkOptions(options, MEMORY_QUEUE_OPTIONS);
+  const maxQueued = options.maxQueued ?? MEMORY_QUEUE_OPTIONS.maxQueued.default;
+  const concurrency = options.concurrency ?? MEMORY_QUEUE_OPTIONS.concurrency.default;
   const now = options.now ?? systemNow;
   /** Arrival order: a Map iterates in insertion order, and a retried job keeps its place. */
   const held = new Map<string, Held>();

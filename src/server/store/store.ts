@@ -10,6 +10,8 @@
  * - `get` after a completed write sees it (read your writes, on every instance);
  * - a failure rejects: a store that cannot answer must never answer "absent".
  */
+import { checkOptions } from '../options-table.js';
+import { MEMORY_STORE_OPTIONS } from './settings.js';
 import { systemNow } from '../clock.js';
 import {
   DeviceRiskError,
@@ -52,7 +54,8 @@ export const isMemoryStore = (store: Store): boolean => memoryStores.has(store);
 /** The default: this process's memory. One instance only; a fleet needs a shared store. */
 export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   const now = options.now ?? systemNow;
-  const maxEntries = options.maxEntries ?? 100_000;
+  checkOptions(options, MEMORY_STORE_OPTIONS);
+  const maxEntries = options.maxEntries ?? MEMORY_STORE_OPTIONS.maxEntries.default;
   const entries = new Map<string, { value: string; until: number }>();
   /** No entry expires before this: a full store is swept again only once something can have expired. */
   let nextExpiry = Infinity;

@@ -1,7 +1,7 @@
 // The callback handler's options, alone: their defaults, and each wrong one refused when the
 // handler is made.
 import { describe, expect, it } from 'vitest';
-import { callbackSettings } from '../../../src/server/callbacks/settings.js';
+import { CALLBACK_OPTIONS, callbackSettings } from '../../../src/server/callbacks/settings.js';
 import type { CallbackHandlerOptions } from '../../../src/server/callbacks/types.js';
 import { settingsFor, stubClient } from '../../support/callbacks.js';
 
@@ -51,5 +51,31 @@ describe('callbackSettings', () => {
     const { untagged } = settingsFor({ untaggedCallbacks: { burst: 2, perMinute: 60 }, now: () => 0 });
     expect([untagged.take('untagged'), untagged.take('untagged')]).toEqual([0, 0]);
     expect(untagged.take('untagged')).toBeGreaterThan(0);
+  });
+});
+
+describe('CALLBACK_OPTIONS', () => {
+  it.each<[keyof CallbackHandlerOptions, unknown]>([
+    ['client', 'client'],
+    ['store', 'redis'],
+    ['storeTimeoutMs', '3s'],
+    ['leaseMs', -1],
+    ['onError', 1],
+    ['retryDelayMs', '1s'],
+    ['maxRetryDelayMs', 0],
+    ['recordTtlMs', '7 days'],
+    ['maxBodyBytes', 0.5],
+    ['now', 0],
+  ])('a bad %s is refused when the handler is made, naming it', (name, value) => {
+    const make = () =>
+      callbackSettings({ client: stubClient(), allowedSources: 'any', onResult: () => {}, [name]: value });
+    expect(make).toThrow(expect.objectContaining({ code: 'invalid_configuration' }) as Error);
+    expect(make).toThrow(`${name} must be`);
+  });
+
+  it('has the defaults callbackSettings fills', () => {
+    const filled = settingsFor() as unknown as Record<string, unknown>;
+    for (const [name, row] of Object.entries(CALLBACK_OPTIONS))
+      if (typeof row.default === 'number' && name in filled) expect([name, filled[name]]).toEqual([name, row.default]);
   });
 });

@@ -2,7 +2,9 @@
 // fails after finalize does, in the request (reported, the answer stays) and in the queue
 // (thrown, so that the job comes back and the decision is still told).
 import { describe, expect, it } from 'vitest';
-import { runDeviceRiskCheck, type DeviceRiskDetails } from '../../../src/server/index.js';
+import type { DeviceRiskDetails } from '../../../src/server/index.js';
+// The endpoint's run of the check, with its plumbing (fence, progress), which the package does not export.
+import { runCheck as runDeviceRiskCheck } from '../../../src/server/endpoint/check.js';
 import { DeviceRiskError } from '../../../src/server/errors.js';
 import { stubClient } from '../../support/stub-client.js';
 import { counterValues } from '../../../src/server/status/tally.js';

@@ -5,11 +5,11 @@ import {
   createDeviceRiskHandler,
   createMemoryQueue,
   createMemoryStore,
-  runDeviceRiskCheck,
   type DeviceRiskHandlerOptions,
-  type DeviceRiskProgress,
   type Store,
 } from '../../../src/server/index.js';
+// The endpoint's run of the check, resumable (progress), which the package does not export.
+import { runCheck as runDeviceRiskCheck, type DeviceRiskProgress } from '../../../src/server/endpoint/check.js';
 import { BLACKBOX, blackboxOf, clientOn, handlerOn, oneAttempt, SHOP, useEmulators } from '../../support/kit.js';
 
 const startEmulator = useEmulators();
@@ -335,6 +335,7 @@ describe('createDeviceRiskHandler', () => {
   it('refuses to start without allowed origins', () => {
     expect(() =>
       createDeviceRiskHandler({
+        client: {},
         answer: 'checked',
         allowedOrigins: [],
         resolveCustomer: () => ({ customerInternalReference: 'x' }),

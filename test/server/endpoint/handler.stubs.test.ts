@@ -3,7 +3,9 @@
 import { describe, expect, it, vi } from 'vitest';
 import { DeviceRiskTransaction } from '../../../src/server/api/device-risk-client.js';
 import { DeviceRiskError } from '../../../src/server/errors.js';
-import { runDeviceRiskCheck, type DeviceRiskClient } from '../../../src/server/index.js';
+import type { DeviceRiskClient } from '../../../src/server/index.js';
+// The endpoint's run of the check, with its plumbing (progress, sleep), which the package does not export.
+import { runCheck as runDeviceRiskCheck } from '../../../src/server/endpoint/check.js';
 import { BLACKBOX, handlerWith, SHOP } from '../../support/kit.js';
 
 const transaction = (n = 1, tokenExpiresAt = Date.now() + 300_000) =>

@@ -10,6 +10,8 @@ import {
 } from '../../../src/server/index.js';
 import { BLACKBOX, handlerWith as checkoutHandler, SHOP } from '../../support/kit.js';
 import { stubClient } from '../../support/stub-client.js';
+import { createIdempotency } from '../../../src/server/endpoint/idempotency.js';
+import { recordKeyOf } from '../../../src/server/endpoint/key-record.js';
 
 const KEY = 'checkout-key-1';
 
@@ -589,5 +591,34 @@ describe('a refused create on a key that holds a lapsed transaction', () => {
     const record = await recordIn(store);
     expect(record).toMatchObject({ transaction: expect.stringContaining('wf-1') });
     expect(record.creating).toBeUndefined();
+  });
+});
+
+describe('a request waiting on a key another attempt holds', () => {
+  it('is answered 410 at once when the record says the key was given up stale, not 409 after its wait', async () => {
+    const store = createMemoryStore();
+    const namespace = 'client:idempotency';
+    const recordKey = recordKeyOf(namespace, KEY);
+    await store.set(recordKey, JSON.stringify({ fingerprint: 'f', stale: true }), 60_000);
+    await store.set(`${recordKey}:lease`, 'another instance', 60_000);
+    const underKey = createIdempotency({
+      store,
+      client: stubClient().client,
+      namespace,
+      leaseMs: 10_000,
+      waitMs: 5_000,
+      ttlMs: 60_000,
+      now: Date.now,
+    });
+    const started = Date.now();
+    const answer = await underKey(
+      KEY,
+      'f',
+      false,
+      () => Promise.reject(new Error('not run')),
+      () => {},
+    );
+    expect(answer.status).toBe(410);
+    expect(Date.now() - started).toBeLessThan(1_000);
   });
 });

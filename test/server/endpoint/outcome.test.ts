@@ -3,12 +3,8 @@
 // in-memory reader counts here.
 import { describe, expect, it } from 'vitest';
 import type { Emulator } from '../../../src/emulator/index.js';
-import {
-  createMemoryStore,
-  parseOutcome,
-  type CaptureOutcome,
-  type DeviceRiskHandlerOptions,
-} from '../../../src/server/index.js';
+import { createMemoryStore, type CaptureOutcome, type DeviceRiskHandlerOptions } from '../../../src/server/index.js';
+import { parseOutcome } from '../../../src/server/endpoint/outcome.js';
 import { recordUpstream } from '../../../src/server/metrics.js';
 import { BLACKBOX, blackboxOf, handlerOn, oneAttempt, SHOP, useEmulators } from '../../support/kit.js';
 import { useTestMeter } from '../../support/otel.js';

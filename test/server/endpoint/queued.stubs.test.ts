@@ -8,7 +8,7 @@ import {
   DeviceRiskTransaction,
 } from '../../../src/server/api/device-risk-client.js';
 import type { TokenSource } from '../../../src/server/api/token-source.js';
-import { defaultMaxQueued } from '../../../src/server/endpoint/handler.js';
+import { defaultMaxQueued } from '../../../src/server/endpoint/settings.js';
 import { DeviceRiskError, type DeviceRiskErrorCode } from '../../../src/server/errors.js';
 import {
   createDeviceRiskHandler,

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeviceRiskTransaction } from '../../../src/server/api/device-risk-client.js';
 import { createCaptureNonce, createDeviceRiskHandler, type DeviceRiskClient } from '../../../src/server/index.js';
 import { createBullmqQueue, DEFAULT_BULLMQ_MAX_QUEUED, jobIdOf } from '../../../src/server/queue/bullmq.js';
-import { defaultMaxQueued } from '../../../src/server/endpoint/handler.js';
+import { defaultMaxQueued } from '../../../src/server/endpoint/settings.js';
 import { TOLD_TTL_MS } from '../../../src/server/told.js';
 import { createRedisStore } from '../../../src/server/store/redis.js';
 import { haveRedis, startRedisServer, type RedisServer } from '../../support/redis.js';

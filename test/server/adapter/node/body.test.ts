@@ -7,7 +7,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { standFor, withDone } from '../../../../src/server/direct-body.js';
 import { takeNodeBody } from '../../../../src/server/adapter/node/body.js';
 import { nodeUpstream } from '../../../../src/server/adapter/node/upstream.js';
-import { createFirstPartyProxy, toNodeHandler, writeResponse } from '../../../../src/server/index.js';
+import { createFirstPartyProxy, toNodeHandler } from '../../../../src/server/index.js';
+import { writeResponse } from '../../../../src/server/adapter/node/response.js';
 import { closeServers, serve, servers } from '../../../support/http.js';
 
 afterEach(async () => {

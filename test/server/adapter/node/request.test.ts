@@ -4,7 +4,8 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { BadRequestError, toRequest, writeResponse } from '../../../../src/server/index.js';
+import { BadRequestError, toRequest } from '../../../../src/server/adapter/node/request.js';
+import { writeResponse } from '../../../../src/server/adapter/node/response.js';
 
 function nodeRequest(
   parts: { method?: string; url?: string; host?: string; encrypted?: boolean; body?: string[] } = {},

@@ -1,0 +1,162 @@
+/**
+ * createDeviceRiskHandler's settings module: every option with its default and its check
+ * (ENDPOINT_OPTIONS, the table docs/server.md's endpoint options are tested against), checked
+ * when the handler is made: a bad option is `invalid_configuration` naming it then, never a
+ * checkout lost later (docs/architecture.md#settings-modules).
+ */
+import { DEFAULT_LIMITS } from '../api/device-risk-client.js';
+import { callbackUrlRuleBroken } from '../api/account.js';
+import { DEFAULT_ADDRESS_PREFIX } from '../address.js';
+import { systemNow, type Now } from '../clock.js';
+import { DeviceRiskError, ERR_INVALID_CONFIGURATION, logError } from '../errors.js';
+import { endpointMessages } from '../messages.js';
+import { checkOptions, oneOf, REQUIRED, RULES, type OptionRule, type OptionTable } from '../options-table.js';
+import { isMemoryStore, STORE_TIMEOUT_MS } from '../store/store.js';
+import type { DeviceRiskHandlerOptions } from './handler.js';
+import { DEFAULT_MAX_QUEUED_MS } from './queued.js';
+
+/** Any origin URL list, e.g. ["https://shop.example"]. */
+const ORIGINS: OptionRule = {
+  valid: (value) =>
+    Array.isArray(value) &&
+    value.length > 0 &&
+    value.every((origin) => typeof origin === 'string' && URL.canParse(origin) && new URL(origin).origin !== 'null'),
+  expects: 'a list of the origins of your checkout pages, e.g. ["https://shop.example"]',
+};
+const RATE_LIMIT: OptionRule = {
+  valid: (value) =>
+    value === false ||
+    (RULES.object.valid(value) &&
+      ['burst', 'perMinute'].every((n) => RULES.positive.valid((value as Record<string, unknown>)[n]))),
+  expects: 'false or { burst, perMinute } with positive numbers',
+};
+const NONCE_SECRET: OptionRule = {
+  valid: (value) => typeof value === 'string' && value.length >= 32,
+  expects: 'a string of at least 32 characters',
+};
+const methods = (what: string, ...names: string[]): OptionRule => ({
+  valid: (value) =>
+    RULES.object.valid(value) && names.every((name) => typeof (value as Record<string, unknown>)[name] === 'function'),
+  expects: `${what} (${names.join(', ')})`,
+});
+
+/** Every option of createDeviceRiskHandler: its default (docs/server.md#the-endpoints-options) and its check. */
+export const ENDPOINT_OPTIONS = {
+  client: { default: REQUIRED, ...RULES.object, expects: 'a DeviceRiskClient (createDeviceRiskClient)' },
+  allowedOrigins: { default: REQUIRED, ...ORIGINS },
+  resolveCustomer: { default: REQUIRED, ...RULES.function },
+  workflowKey: {
+    default: 'none: each customer names its own',
+    valid: (value) => typeof value === 'number' || RULES.text.valid(value),
+    expects: 'a string or a number',
+  },
+  callbackUrl: { default: "none: the service's account settings", ...RULES.text },
+  maxBodyBytes: { default: 16 * 1024, ...RULES.positiveInteger },
+  reportStatus: { default: true, ...RULES.boolean },
+  answer: { default: "'accepted'; 'checked' in Cloudflare Workers without a queue", ...oneOf('accepted', 'checked') },
+  queue: {
+    default: "this process's memory (createMemoryQueue)",
+    ...methods('a CheckQueue', 'add', 'process', 'counts', 'close'),
+  },
+  maxQueuedChecks: {
+    default: 'accountRequestsPerSecond × maxQueuedMs: 900',
+    ...RULES.positiveInteger,
+  },
+  maxQueuedMs: { default: DEFAULT_MAX_QUEUED_MS, ...RULES.ms },
+  instanceId: { default: 'hostname:pid', ...RULES.text },
+  store: { default: "this process's memory (createMemoryStore)", ...methods('a Store', 'get', 'set', 'setIfAbsent') },
+  storeTimeoutMs: { default: STORE_TIMEOUT_MS, ...RULES.ms },
+  idempotencyTtlMs: { default: 24 * 3_600_000, ...RULES.ms },
+  idempotencyMaxKeys: { default: 100_000, ...RULES.positiveInteger },
+  idempotencyLeaseMs: { default: 10_000, ...RULES.ms },
+  idempotencyWaitMs: { default: 5_000, ...RULES.msOrZero },
+  onError: { default: 'one line on console.error', ...RULES.function },
+  nonceSecret: { default: 'none: no nonce is asked for', ...NONCE_SECRET },
+  nonceSubject: { default: "the customer's customerInternalReference", ...RULES.function },
+  onRepair: { default: 'none', ...RULES.function },
+  onOutcome: { default: 'none', ...RULES.function },
+  checkoutsPerAddress: { default: { burst: 5, perMinute: 6 }, ...RATE_LIMIT },
+  addressPrefix: { default: DEFAULT_ADDRESS_PREFIX, ...RULES.object, expects: '{ ipv4, ipv6 }' },
+  visitor: {
+    default: "the caller's network (addressPrefix)",
+    ...RULES.function,
+    expects: 'a function of the request that returns your visitor id (a session, a cart) or undefined',
+  },
+  checkoutsPerCustomer: { default: { burst: 5, perMinute: 6 }, ...RATE_LIMIT },
+  maxOutcomeReportsPerSecond: { default: 20, ...RULES.positive },
+  onResult: { default: 'none', ...RULES.function },
+  onResultTimeoutMs: { default: 30_000, ...RULES.ms },
+  resultWaitMs: { default: 0, ...RULES.msOrZero },
+  now: { default: 'Date.now', ...RULES.function },
+} as const satisfies OptionTable<DeviceRiskHandlerOptions>;
+
+/** Cloudflare Workers says so in `navigator.userAgent`: its isolates run nothing after the answer. */
+const inWorkers = () =>
+  typeof navigator !== 'undefined' && (navigator as { userAgent?: string }).userAgent === 'Cloudflare-Workers';
+
+/** When the browser is answered: as given, or `'checked'` in Workers without a queue, else `'accepted'`. */
+export const answerOf = (options: DeviceRiskHandlerOptions) =>
+  options.answer ?? (inWorkers() && !options.queue ? 'checked' : 'accepted');
+
+/** The handler's options checked and completed with their defaults. */
+export interface EndpointSettings {
+  /** The allowed origins, as `URL.origin` spells them. */
+  allowed: Set<string>;
+  answer: 'accepted' | 'checked';
+  maxBodyBytes: number;
+  now: Now;
+  onError: (error: unknown) => void;
+  leaseMs: number;
+  recordTtlMs: number;
+  waitMs: number;
+  maxQueuedMs: number;
+}
+
+/**
+ * The options checked when the handler is made (each by its row of ENDPOINT_OPTIONS, then the
+ * rules between options), with their defaults; throws `invalid_configuration`.
+ */
+export function endpointSettings(options: DeviceRiskHandlerOptions): EndpointSettings {
+  checkOptions(options, ENDPOINT_OPTIONS);
+  if (options.callbackUrl !== undefined) {
+    const broken = callbackUrlRuleBroken(options.callbackUrl, options.client.localService);
+    if (broken) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, broken);
+  }
+  const answer = answerOf(options);
+  // A store of its own (shared, or the shop's) with the default queue: a fleet's accepted
+  // checkouts would wait in each instance's memory and die with it. A queue given on purpose,
+  // even createMemoryQueue, is the shop's choice; a memory store is one instance's anyway.
+  if (options.store && !isMemoryStore(options.store) && !options.queue && answer === 'accepted') {
+    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, endpointMessages.sharedStoreNeedsQueue);
+  }
+  const defaults = ENDPOINT_OPTIONS;
+  return {
+    allowed: new Set(options.allowedOrigins.map((o: string) => new URL(o).origin)),
+    answer,
+    maxBodyBytes: options.maxBodyBytes ?? defaults.maxBodyBytes.default,
+    now: options.now ?? systemNow,
+    onError: options.onError ?? logError,
+    leaseMs: options.idempotencyLeaseMs ?? defaults.idempotencyLeaseMs.default,
+    recordTtlMs: options.idempotencyTtlMs ?? defaults.idempotencyTtlMs.default,
+    waitMs: options.idempotencyWaitMs ?? defaults.idempotencyWaitMs.default,
+    maxQueuedMs: options.maxQueuedMs ?? defaults.maxQueuedMs.default,
+  };
+}
+
+/**
+ * The default memory queue's bound: the checkouts the tenant's account limit lets through
+ * within the trust bound (1 a second × 15 minutes: 900). More would wait past it and be dropped
+ * stale after the shopper was told "accepted": they are refused at once instead (`queue_full`).
+ */
+export function defaultMaxQueued(
+  options: Pick<DeviceRiskHandlerOptions, 'client' | 'maxQueuedChecks' | 'maxQueuedMs'>,
+): number {
+  const given = options.maxQueuedChecks;
+  if (given !== undefined) {
+    if (!RULES.positiveInteger.valid(given))
+      throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, endpointMessages.maxQueuedChecks);
+    return given;
+  }
+  const perSecond = options.client.limits?.accountRequestsPerSecond ?? DEFAULT_LIMITS.accountRequestsPerSecond;
+  return Math.max(1, Math.floor((perSecond * (options.maxQueuedMs ?? ENDPOINT_OPTIONS.maxQueuedMs.default)) / 1000));
+}
