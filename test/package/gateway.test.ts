@@ -118,7 +118,7 @@ describe('npx blackbox-capture serve (dist/cli.js)', () => {
 
     const second = await gateway(dir, [process.execPath, CLI, 'serve', '--env-file', env]);
     const told = () => received.map((r) => r.event.data.customerInternalReference).sort();
-    await expect.poll(told, { timeout: 30_000 }).toEqual(orders);
+    await expect.poll(told, { timeout: 30_000 }).toEqual([...orders].sort());
     await new Promise((r) => setTimeout(r, 1500));
     expect(received).toHaveLength(orders.length);
     expect(new Set(received.map((r) => r.id)).size).toBe(orders.length);

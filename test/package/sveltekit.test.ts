@@ -246,7 +246,9 @@ describe.skipIf(!haveKit)(`SvelteKit ${KIT_VERSION}: docs/frameworks.md, built b
       const ended = async () => {
         // The element's capture ends complete, or failed for the second cart (blackbox_used: the
         // page run's one blackbox went to the first); the store says so.
-        if (view === 'checkout') await page.locator('blackbox-capture:is(:state(complete), :state(failed))').waitFor();
+        // The element renders nothing: attached, not visible.
+        if (view === 'checkout')
+          await page.locator('blackbox-capture:is(:state(complete), :state(failed))').waitFor({ state: 'attached' });
         else await page.getByText(/Device checked|The device check failed/).waitFor();
       };
       await page.waitForFunction(() => 'remount' in window);
