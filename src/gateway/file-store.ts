@@ -7,7 +7,7 @@
  * the told markers, the callbacks and the outbox; a restart resumes a check on its transaction
  * and tells no decision twice. Node only; one process per path.
  */
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { openJournal, readJournal } from '../server/journal.js';
 import type { Store } from '../server/store/store.js';
 
 /** A journal line: an entry written (key, value, epoch ms until which it lives), or deleted (key alone). */
@@ -24,34 +24,20 @@ export function createFileStore(path: string, options: FileStoreOptions = {}): S
   const now = options.now ?? Date.now;
   const slack = options.slack ?? 1000;
   const entries: Entries = load(path, now());
-  let lines = 0;
-  let fd = compact();
-
-  /** Rewrites the journal as the live entries, through a new file renamed over it. */
-  function compact(): number {
-    const at = now();
-    const next = `${path}.${process.pid}.tmp`;
-    const out = openSync(next, 'w');
-    let text = '';
-    for (const [key, entry] of entries)
-      if (entry.until > at) text += JSON.stringify([key, entry.value, entry.until] satisfies Line) + '\n';
-      else entries.delete(key);
-    writeSync(out, text);
-    fsyncSync(out);
-    closeSync(out);
-    renameSync(next, path);
-    lines = entries.size;
-    return openSync(path, 'a');
-  }
-  /** Appends one line and waits for the disk to have it. */
-  function append(line: Line): void {
-    writeSync(fd, JSON.stringify(line) + '\n');
-    fsyncSync(fd);
-    if (++lines > 2 * entries.size + slack) {
-      closeSync(fd);
-      fd = compact();
-    }
-  }
+  // A compaction keeps the entries still live and forgets the rest.
+  const journal = openJournal<Line>(path, {
+    live() {
+      const at = now();
+      const kept: Line[] = [];
+      for (const [key, entry] of entries)
+        if (entry.until > at) kept.push([key, entry.value, entry.until]);
+        else entries.delete(key);
+      return kept;
+    },
+    size: () => entries.size,
+    slack,
+  });
+  const append = (line: Line) => journal.append(line);
   const live = (key: string) => {
     const entry = entries.get(key);
     if (entry && entry.until <= now()) entries.delete(key);
@@ -88,30 +74,15 @@ export function createFileStore(path: string, options: FileStoreOptions = {}): S
       if (live(key)) remove(key);
       return Promise.resolve();
     },
-    close: () => closeSync(fd),
+    close: () => journal.close(),
   };
 }
 
-/** The live entries of the journal; none for a missing file. A torn last line (a kill mid-write) is skipped: its write never answered. */
+/** The live entries of the journal at `at`; none for a missing file; torn lines skipped (readJournal). */
 function load(path: string, at: number): Entries {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return new Map();
-    throw error;
-  }
   const entries: Entries = new Map();
-  for (const raw of text.split('\n')) {
-    let line: Line;
-    try {
-      line = JSON.parse(raw) as Line;
-    } catch {
-      continue;
-    }
-    const [key, value, until] = line;
-    if (value === undefined) entries.delete(key);
-    else if (until! > at) entries.set(key, { value, until: until! });
+  for (const [key, value, until] of readJournal<Line>(path)) {
+    if (value !== undefined && until! > at) entries.set(key, { value, until: until! });
     else entries.delete(key);
   }
   return entries;

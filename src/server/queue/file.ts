@@ -5,7 +5,7 @@
  * nothing: the next process on the same path reads the file and checks what was left. Node
  * only (node:fs); one process per path.
  */
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { openJournal, readJournal } from '../journal.js';
 import { createMemoryQueue, type CheckJob, type CheckQueue, type MemoryQueueOptions } from './queue.js';
 
 export interface FileQueueOptions extends MemoryQueueOptions {
@@ -31,37 +31,15 @@ export function createFileQueue(options: FileQueueOptions): CheckQueue & { idle(
   const { path } = options;
   const inner = createMemoryQueue(options);
   const held = new Map<string, CheckJob>();
-  for (const line of readJournal(path)) {
+  for (const line of readJournal<Line>(path)) {
     if ('add' in line) held.set(line.add.key, line.add);
     else held.delete(line.done);
   }
-  let lines = 0;
-  let fd = compact();
+  const journal = openJournal<Line>(path, {
+    live: () => [...held.values()].map((job) => ({ add: job })),
+    size: () => held.size,
+  });
   for (const job of held.values()) void inner.add(job);
-
-  /** Rewrites the journal as the jobs held, in their order, through a new file renamed over it. */
-  function compact(): number {
-    const next = `${path}.${process.pid}.tmp`;
-    const out = openSync(next, 'w');
-    const text = [...held.values()].map((job) => JSON.stringify({ add: job } satisfies Line) + '\n').join('');
-    writeSync(out, text);
-    fsyncSync(out);
-    closeSync(out);
-    renameSync(next, path);
-    lines = held.size;
-    return openSync(path, 'a');
-  }
-
-  /** Appends one line and waits for the disk to have it. */
-  function append(line: Line): void {
-    writeSync(fd, JSON.stringify(line) + '\n');
-    fsyncSync(fd);
-    lines++;
-    if (lines > 2 * held.size + 1000) {
-      closeSync(fd);
-      fd = compact();
-    }
-  }
 
   let closed = false;
   return {
@@ -70,14 +48,14 @@ export function createFileQueue(options: FileQueueOptions): CheckQueue & { idle(
       const added = await inner.add(job);
       if (added === 'added') {
         held.set(job.key, job);
-        append({ add: job });
+        journal.append({ add: job });
       }
       return added;
     },
     process(run) {
       inner.process(async (job) => {
         const result = await run(job);
-        if (result.done && held.delete(job.key) && !closed) append({ done: job.key });
+        if (result.done && held.delete(job.key) && !closed) journal.append({ done: job.key });
         return result;
       });
     },
@@ -86,28 +64,7 @@ export function createFileQueue(options: FileQueueOptions): CheckQueue & { idle(
     async close() {
       await inner.close();
       closed = true;
-      closeSync(fd);
+      journal.close();
     },
   };
-}
-
-/** The journal's lines; none for a missing file; a line that does not parse (torn by a kill) is skipped. */
-function readJournal(path: string): Line[] {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw error;
-  }
-  const lines: Line[] = [];
-  for (const raw of text.split('\n')) {
-    if (!raw) continue;
-    try {
-      lines.push(JSON.parse(raw) as Line);
-    } catch {
-      // A torn write at the end: its add was never answered, so nothing accepted is lost.
-    }
-  }
-  return lines;
 }
