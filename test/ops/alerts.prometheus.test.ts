@@ -13,7 +13,7 @@ const OPS = fileURLToPath(new URL('../../ops/prometheus/', import.meta.url));
 describe.skipIf(!prometheusAvailable())('the alert rules (promtool)', () => {
   it('pass promtool check rules', async () => {
     const { code, output } = await promtool(['check', 'rules', 'alerts.yml'], OPS);
-    expect(output).toContain('SUCCESS: 6 rules found');
+    expect(output).toContain('SUCCESS: 7 rules found');
     expect(code).toBe(0);
   });
 
