@@ -34,11 +34,10 @@ export function readJournal<Line>(path: string): Line[] {
   }
   const lines: Line[] = [];
   for (const raw of text.split('\n')) {
-    if (!raw) continue;
     try {
       lines.push(JSON.parse(raw) as Line);
     } catch {
-      // A torn write at the end: what it wrote was never answered, so nothing is lost.
+      // An empty line, or a torn write at the end: what it wrote was never answered.
     }
   }
   return lines;

@@ -36,16 +36,16 @@ describe('openJournal', () => {
   it('compacts at open to the live lines, appends, and compacts again past twice them plus the slack', () => {
     const path = pathIn();
     writeFileSync(path, '{"old":1}\n{"old":2}\n');
-    const live = [{ n: 0 }];
+    const live = [{ n: 0 }, { n: -1 }];
     const journal = openJournal<{ n: number }>(path, { live: () => live, size: () => live.length, slack: 3 });
-    expect(readJournal(path)).toEqual([{ n: 0 }]);
-    // 1 live line: the bound is 2 × 1 + 3 = 5 lines; the sixth compacts.
-    for (let n = 1; n <= 4; n++) journal.append({ n });
-    expect(linesOf(path)).toHaveLength(5);
-    journal.append({ n: 5 });
-    expect(readJournal(path)).toEqual([{ n: 0 }]);
+    expect(readJournal(path)).toEqual([{ n: 0 }, { n: -1 }]);
+    // 2 live lines: the bound is 2 × 2 + 3 = 7 lines; the eighth compacts.
+    for (let n = 1; n <= 5; n++) journal.append({ n });
+    expect(linesOf(path)).toHaveLength(7);
     journal.append({ n: 6 });
-    expect(readJournal(path)).toEqual([{ n: 0 }, { n: 6 }]);
+    expect(readJournal(path)).toEqual([{ n: 0 }, { n: -1 }]);
+    journal.append({ n: 7 });
+    expect(readJournal(path)).toEqual([{ n: 0 }, { n: -1 }, { n: 7 }]);
     journal.close();
   });
 
