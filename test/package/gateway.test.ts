@@ -118,13 +118,20 @@ describe('npx blackbox-capture serve (dist/cli.js)', () => {
 
     const second = await gateway(dir, [process.execPath, CLI, 'serve', '--env-file', env]);
     const told = () => received.map((r) => r.event.data.customerInternalReference).sort();
-    await expect.poll(told, { timeout: 30_000 }).toEqual([...orders].sort());
+    // 12 checks at 1 account request a second, retried after the service's refusals: a minute at most.
+    // On a failure, what both processes said: which order was lost, or still waiting, and why.
+    await expect
+      .poll(told, { timeout: 60_000 })
+      .toEqual([...orders].sort())
+      .catch((error: Error) => {
+        throw new Error(`${error.message}\nfirst:\n${first.output()}\nsecond:\n${second.output()}`);
+      });
     await new Promise((r) => setTimeout(r, 1500));
     expect(received).toHaveLength(orders.length);
     expect(new Set(received.map((r) => r.id)).size).toBe(orders.length);
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
-  }, 90_000);
+  }, 120_000);
 
   it('restarted with webhooks undelivered: the next start delivers each, once', async () => {
     const emulator = await startEmulator({ accountRequestsPerSecond: 0 });
