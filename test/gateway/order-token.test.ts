@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
   MAX_ORDER_TOKEN_SECONDS,
+  ORDER_TOKEN_HEADER,
   mintOrderToken,
   orderKey,
   OrderTokenError,
@@ -102,5 +103,60 @@ describe('the order token', () => {
     await expect(
       verifyOrderToken(sign({ sub: 'o', exp: NOW + MAX_ORDER_TOKEN_SECONDS }), key, NOW),
     ).resolves.toBeDefined();
+  });
+});
+
+describe('the order token at its edges', () => {
+  const verify = async (token: string, now = NOW) => verifyOrderToken(token, await orderKey(SECRET), now);
+
+  it('takes exp at an hour and a minute of skew ahead, and nbf up to a minute ahead; not one second more', async () => {
+    const edge = NOW + MAX_ORDER_TOKEN_SECONDS + 60;
+    await expect(verify(sign({ sub: 'o', exp: edge }))).resolves.toEqual({ customerInternalReference: 'o' });
+    expect((await refusal(sign({ sub: 'o', exp: edge + 1 }))).code).toBe('order_token_invalid');
+    await expect(verify(sign({ sub: 'o', exp: NOW + 60, nbf: NOW + 60 }))).resolves.toBeDefined();
+    await expect(verify(sign({ sub: 'o', exp: NOW + 60, nbf: NOW - 600 }))).resolves.toBeDefined();
+    expect((await refusal(sign({ sub: 'o', exp: NOW + 60, nbf: NOW + 61 }))).message).toContain('nbf');
+    // An nbf that is no number is no claim of validity at all.
+    await expect(verify(sign({ sub: 'o', exp: NOW + 60, nbf: String(NOW + 600) }))).resolves.toBeDefined();
+  });
+
+  it('takes references of 1 to 100 characters, never an empty one', async () => {
+    await expect(verify(sign({ sub: 'o'.repeat(100), uref: 'u'.repeat(100), exp: NOW + 60 }))).resolves.toEqual({
+      customerInternalReference: 'o'.repeat(100),
+      userReference: 'u'.repeat(100),
+    });
+    expect((await refusal(sign({ sub: '', exp: NOW + 60 }))).message).toContain('sub');
+    expect((await refusal(sign({ sub: 'o', uref: '', exp: NOW + 60 }))).message).toContain('uref');
+  });
+
+  it('refuses another typ, and headers or parts that are not base64url JSON objects', async () => {
+    const claims = { sub: 'o', exp: NOW + 60 };
+    await expect(verify(sign(claims, { alg: 'HS256' }))).resolves.toBeDefined();
+    expect((await refusal(sign(claims, { alg: 'HS256', typ: 'JWS' }))).message).toContain('HS256');
+    const [, body, mac] = sign(claims).split('.') as [string, string, string];
+    for (const head of ['bnVsbA', 'WzFd', 'e30+', 'e30=', '!!!!', 'e30'.slice(0, 1)])
+      expect((await refusal(`${head}.${body}.${mac}`)).code).toBe('order_token_invalid');
+    // Unpadded base64url of every length decodes: a header of 1, 2 and 3 bytes past a multiple of 3.
+    for (const extra of ['', ' ', '  '])
+      await expect(verify(sign(claims, JSON.parse(`{"alg":"HS256"${extra}}`) as object))).resolves.toBeDefined();
+    expect((await refusal(`${b64url('{"alg":"HS256"}')}.${b64url('{"sub":"o"')}.${mac}`)).code).toBe(
+      'order_token_invalid',
+    );
+  });
+
+  it('says what it refuses, as an OrderTokenError, and mints base64url with the clock as default', async () => {
+    const missing = await refusal(null);
+    expect(missing.name).toBe('OrderTokenError');
+    expect(missing.message).toMatch(/no Order-Token header/);
+    expect((await refusal(sign({ sub: 'o', exp: NOW }))).message).toMatch(/expired/);
+    expect(ORDER_TOKEN_HEADER).toBe('order-token');
+    // The real clock on both sides: minted now, valid now (seconds, not milliseconds).
+    const token = await mintOrderToken(SECRET, { customerInternalReference: 'o>>>?~~~' }, 60);
+    await expect(verifyOrderToken(token, await orderKey(SECRET))).resolves.toEqual({
+      customerInternalReference: 'o>>>?~~~',
+    });
+    expect(token).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+    // The key cannot be exported: the secret stays in WebCrypto.
+    expect((await orderKey(SECRET)).extractable).toBe(false);
   });
 });
