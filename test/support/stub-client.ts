@@ -41,3 +41,51 @@ export function stubClient(overrides: Partial<DeviceRiskClient> = {}): {
   } as unknown as DeviceRiskClient;
   return { client, creates: () => n, calls };
 }
+
+/**
+ * A Device Risk client on no network whose calls name the order and the execution
+ * (`create <order>`, `upload wf-n`, `finalize wf-n`), with `hold()`: every account create
+ * waits until the function it returns is called.
+ */
+export function orderedClient(): { client: DeviceRiskClient; calls: string[]; hold(): () => void } {
+  const calls: string[] = [];
+  let n = 0;
+  let gate: Promise<void> | undefined;
+  const client = {
+    retrievalOrigin: 'https://retrieval.example',
+    clientId: 'client-1',
+    accountTimeoutMs: 1000,
+    createAccount: async (body: { customerInternalReference: string }) => {
+      await gate;
+      calls.push(`create ${body.customerInternalReference}`);
+      n++;
+      return new DeviceRiskTransaction({
+        accountId: `acc-${n}`,
+        workflowExecutionId: `wf-${n}`,
+        credentialId: 'cred',
+        uploadUrl: 'https://api.example/upload',
+        finalizeUrl: 'https://api.example/finalize',
+        tokenExpiresAt: Date.now() + 600_000,
+        token: `tx-token-${n}`,
+      });
+    },
+    uploadBlackbox: async (tx: DeviceRiskTransaction) => void calls.push(`upload ${tx.workflowExecutionId}`),
+    finalize: async (tx: DeviceRiskTransaction) => void calls.push(`finalize ${tx.workflowExecutionId}`),
+    status: async () => 'PROCESSED',
+    details: async (tx: DeviceRiskTransaction) => ({ workflowExecutionId: tx.workflowExecutionId }),
+    sealTransaction: async (tx: DeviceRiskTransaction) => JSON.stringify({ ...tx.toJSON(), token: tx.token }),
+    openTransaction: async (sealed: string) => new DeviceRiskTransaction(JSON.parse(sealed) as never),
+  } as unknown as DeviceRiskClient;
+  return {
+    client,
+    calls,
+    hold() {
+      let release!: () => void;
+      gate = new Promise((resolve) => (release = resolve));
+      return () => {
+        gate = undefined;
+        release();
+      };
+    },
+  };
+}

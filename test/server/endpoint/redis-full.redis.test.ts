@@ -6,17 +6,13 @@
 // queued check caught by the full Redis drains, with nothing restarted.
 import { Redis as IoRedis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DeviceRiskTransaction } from '../../../src/server/api/device-risk-client.js';
 import type { DeviceRiskError } from '../../../src/server/errors.js';
-import {
-  createDeviceRiskHandler,
-  type DeviceRiskClient,
-  type DeviceRiskHandlerOptions,
-} from '../../../src/server/index.js';
+import { createDeviceRiskHandler, type DeviceRiskHandlerOptions } from '../../../src/server/index.js';
 import { createBullmqQueue } from '../../../src/server/queue/bullmq.js';
 import { createRedisStore } from '../../../src/server/store/redis.js';
 import { connect, haveRedis, startRedisServer, type Client, type RedisServer } from '../../support/redis.js';
 import { blackboxOf } from '../../support/kit.js';
+import { orderedClient } from '../../support/stub-client.js';
 
 const SHOP = 'https://shop.example';
 const MAXMEMORY = '2mb';
@@ -63,51 +59,7 @@ async function room(keys: string[]) {
   if (keys.length) await admin.del(keys);
 }
 
-function stubService() {
-  const calls: string[] = [];
-  let n = 0;
-  let gate: Promise<void> | undefined;
-  const client = {
-    retrievalOrigin: 'https://retrieval.example',
-    clientId: 'client-1',
-    accountTimeoutMs: 1000,
-    createAccount: async (body: { customerInternalReference: string }) => {
-      await gate;
-      calls.push(`create ${body.customerInternalReference}`);
-      n++;
-      return new DeviceRiskTransaction({
-        accountId: `acc-${n}`,
-        workflowExecutionId: `wf-${n}`,
-        credentialId: 'cred',
-        uploadUrl: 'https://api.example/upload',
-        finalizeUrl: 'https://api.example/finalize',
-        tokenExpiresAt: Date.now() + 600_000,
-        token: `tx-token-${n}`,
-      });
-    },
-    uploadBlackbox: async (tx: DeviceRiskTransaction) => void calls.push(`upload ${tx.workflowExecutionId}`),
-    finalize: async (tx: DeviceRiskTransaction) => void calls.push(`finalize ${tx.workflowExecutionId}`),
-    status: async () => 'PROCESSED',
-    details: async (tx: DeviceRiskTransaction) => ({ workflowExecutionId: tx.workflowExecutionId }),
-    sealTransaction: async (tx: DeviceRiskTransaction) => JSON.stringify({ ...tx.toJSON(), token: tx.token }),
-    openTransaction: async (sealed: string) => new DeviceRiskTransaction(JSON.parse(sealed) as never),
-  } as unknown as DeviceRiskClient;
-  return {
-    client,
-    calls,
-    /** Holds every account create until the returned function is called. */
-    hold() {
-      let release!: () => void;
-      gate = new Promise((resolve) => (release = resolve));
-      return () => {
-        gate = undefined;
-        release();
-      };
-    },
-  };
-}
-
-function handlerOn(service: ReturnType<typeof stubService>, extra: Partial<DeviceRiskHandlerOptions>) {
+function handlerOn(service: ReturnType<typeof orderedClient>, extra: Partial<DeviceRiskHandlerOptions>) {
   const errors: DeviceRiskError[] = [];
   const results: string[] = [];
   const handler = createDeviceRiskHandler({
@@ -145,7 +97,7 @@ async function answerOf(response: Response) {
 describe.skipIf(!haveRedis)('a Redis at maxmemory (noeviction)', () => {
   it('createRedisStore on node-redis: 503 store_full with Retry-After, told as Redis full; with room, checked', async () => {
     const client = await connect(redis.url);
-    const service = stubService();
+    const service = orderedClient();
     const { handler, errors } = handlerOn(service, {
       store: createRedisStore(client, { prefix: 'store-full:' }),
       answer: 'checked',
@@ -184,7 +136,7 @@ describe.skipIf(!haveRedis)('a Redis at maxmemory (noeviction)', () => {
       stalledIntervalMs: 500,
       onError: (error) => queueErrors.push(error as DeviceRiskError),
     });
-    const service = stubService();
+    const service = orderedClient();
     const { handler, errors, results } = handlerOn(service, {
       store: createRedisStore(storeClient, { prefix: 'queue-full:' }),
       queue,

@@ -5,7 +5,6 @@
 // blames the device-risk service, and takes checkouts again once there is room (#58, item 3).
 // On a real redis-server: test/server/endpoint/redis-full.redis.test.ts.
 import { describe, expect, it } from 'vitest';
-import { DeviceRiskTransaction } from '../../../src/server/api/device-risk-client.js';
 import { failureAnswer } from '../../../src/server/endpoint/failure-answer.js';
 import { isRedisFull, type DeviceRiskError } from '../../../src/server/errors.js';
 import {
@@ -14,12 +13,12 @@ import {
   createMemoryStore,
   type CheckJob,
   type CheckQueue,
-  type DeviceRiskClient,
   type DeviceRiskHandlerOptions,
   type JobRun,
   type Store,
 } from '../../../src/server/index.js';
 import { createRedisStore } from '../../../src/server/store/redis.js';
+import { orderedClient } from '../../support/stub-client.js';
 
 const SHOP = 'https://shop.example';
 const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
@@ -34,39 +33,9 @@ function oom(kind: 'SimpleError' | 'ReplyError' = 'ReplyError', script = false):
   return error;
 }
 
-function stubClient() {
-  const calls: string[] = [];
-  let n = 0;
-  const client = {
-    retrievalOrigin: 'https://retrieval.example',
-    clientId: 'client-1',
-    accountTimeoutMs: 1000,
-    createAccount: async (body: { customerInternalReference: string }) => {
-      calls.push(`create ${body.customerInternalReference}`);
-      n++;
-      return new DeviceRiskTransaction({
-        accountId: `acc-${n}`,
-        workflowExecutionId: `wf-${n}`,
-        credentialId: 'cred',
-        uploadUrl: 'https://api.example/upload',
-        finalizeUrl: 'https://api.example/finalize',
-        tokenExpiresAt: Date.now() + 600_000,
-        token: `tx-token-${n}`,
-      });
-    },
-    uploadBlackbox: async (tx: DeviceRiskTransaction) => void calls.push(`upload ${tx.workflowExecutionId}`),
-    finalize: async (tx: DeviceRiskTransaction) => void calls.push(`finalize ${tx.workflowExecutionId}`),
-    status: async () => 'PROCESSED',
-    details: async (tx: DeviceRiskTransaction) => ({ workflowExecutionId: tx.workflowExecutionId }),
-    sealTransaction: async (tx: DeviceRiskTransaction) => JSON.stringify({ ...tx.toJSON(), token: tx.token }),
-    openTransaction: async (sealed: string) => new DeviceRiskTransaction(JSON.parse(sealed) as never),
-  } as unknown as DeviceRiskClient;
-  return { client, calls };
-}
-
 function setUp(extra: Partial<DeviceRiskHandlerOptions>) {
   const errors: DeviceRiskError[] = [];
-  const { client, calls } = stubClient();
+  const { client, calls } = orderedClient();
   const handler = createDeviceRiskHandler({
     client,
     allowedOrigins: [SHOP],
@@ -248,7 +217,7 @@ describe('a Redis at maxmemory is named: the store or the queue, never the servi
       counts: async () => ({ queued: jobs.length, oldestAcceptedAt: undefined }),
       close: async () => {},
     };
-    const { client, calls } = stubClient();
+    const { client, calls } = orderedClient();
     // As a token source on a store of the shop's own would let it through.
     let full = true;
     const createAccount = client.createAccount.bind(client);
