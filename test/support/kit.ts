@@ -7,6 +7,7 @@ import * as kit from '../../src/server/index.js';
 import type { DeviceRiskClient, DeviceRiskHandler, DeviceRiskHandlerOptions } from '../../src/server/index.js';
 import {
   checkoutHandler,
+  SHOP,
   emulatedClient,
   emulatedHandler,
   type EmulatedClientOptions,
@@ -21,6 +22,18 @@ export { BLACKBOX, SHOP, UA, type EmulatedClientOptions, type EmulatedHandlerOpt
  */
 export const blackboxOf = (tag: string): string =>
   '0400' + Buffer.from(tag).toString('hex') + 'nVQ+/abc'.repeat(150) + '==';
+
+/**
+ * A checkout as the page posts it to SHOP's endpoint under the Idempotency-Key `key`, with
+ * `key` as its order (the `x-order` header the tests' resolveCustomer reads) and a blackbox
+ * of its own.
+ */
+export const checkoutFor = (key: string): Request =>
+  new Request(`${SHOP}/device-risk`, {
+    method: 'POST',
+    headers: { origin: SHOP, 'content-type': 'application/json', 'idempotency-key': key, 'x-order': key },
+    body: JSON.stringify({ blackbox: blackboxOf(key) }),
+  });
 
 /** A Device Risk client of the sources on `emulator`. */
 export const clientOn = (emulator: Emulator, options?: EmulatedClientOptions): DeviceRiskClient =>

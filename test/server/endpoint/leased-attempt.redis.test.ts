@@ -13,7 +13,7 @@ import { DeviceRiskError } from '../../../src/server/errors.js';
 import { createBullmqQueue } from '../../../src/server/queue/bullmq.js';
 import { createRedisStore } from '../../../src/server/store/redis.js';
 import { haveRedis, startRedisServer, type RedisServer } from '../../support/redis.js';
-import { blackboxOf, clientOn } from '../../support/kit.js';
+import { checkoutFor, clientOn } from '../../support/kit.js';
 
 const CHECKOUTS = 40;
 
@@ -64,18 +64,7 @@ async function backlogThroughCrashes(redis: RedisServer, emulator: Emulator, aof
   });
   const keys = Array.from({ length: CHECKOUTS }, (_, i) => `crash-${aof ? 'aof' : 'none'}-${i}`);
   for (const key of keys) {
-    const answer = await handler(
-      new Request('https://shop.example/device-risk', {
-        method: 'POST',
-        headers: {
-          origin: 'https://shop.example',
-          'content-type': 'application/json',
-          'idempotency-key': key,
-          'x-order': key,
-        },
-        body: JSON.stringify({ blackbox: blackboxOf(key) }),
-      }),
-    );
+    const answer = await handler(checkoutFor(key));
     expect(answer.status).toBe(202);
   }
   // Killed with the checks running, back 300 ms later: twice while the backlog drains (once

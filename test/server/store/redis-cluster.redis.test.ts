@@ -19,10 +19,9 @@ import { createRedisStore } from '../../../src/server/store/redis.js';
 import { createBullmqQueue } from '../../../src/server/queue/bullmq.js';
 import { startRedisCluster } from '../../support/redis-server.mjs';
 import { haveRedis } from '../../support/redis.js';
-import { clientOn } from '../../support/kit.js';
+import { checkoutFor, clientOn } from '../../support/kit.js';
 import { storeContract } from '../../support/store-contract.js';
 import { callbackBodyOf } from '../../support/callback-body.js';
-import { blackboxOf } from '../../support/kit.js';
 
 let cluster: Awaited<ReturnType<typeof startRedisCluster>> | undefined;
 const closers: Array<() => Promise<unknown>> = [];
@@ -103,17 +102,6 @@ describe.skipIf(!haveRedis)('a fleet on a 3-master Redis Cluster', () => {
     });
     return { client, handler };
   }
-  const post = (key: string) =>
-    new Request('https://shop.example/device-risk', {
-      method: 'POST',
-      headers: {
-        origin: 'https://shop.example',
-        'content-type': 'application/json',
-        'idempotency-key': key,
-        'x-order': key,
-      },
-      body: JSON.stringify({ blackbox: blackboxOf(key) }),
-    });
 
   it.each([
     ['node-redis', nodeRedisCluster],
@@ -125,7 +113,9 @@ describe.skipIf(!haveRedis)('a fleet on a 3-master Redis Cluster', () => {
       const prefix = `fleet${++prefixes}:`;
       const [a, b] = [instance(await connect(prefix)), instance(await connect(prefix))];
       const keys = Array.from({ length: 12 }, (_, n) => `cluster-${prefix}${n}`);
-      const answers = await Promise.all(keys.flatMap((key) => [a.handler(post(key)), b.handler(post(key))]));
+      const answers = await Promise.all(
+        keys.flatMap((key) => [a.handler(checkoutFor(key)), b.handler(checkoutFor(key))]),
+      );
       expect(answers.map((r) => r.status).filter((s) => s !== 200)).toEqual([]);
       const made = emulator.inspect.transactions().filter((tx) => keys.includes(tx.customerInternalReference));
       expect(made.map((tx) => tx.customerInternalReference).sort()).toEqual([...keys].sort());
@@ -287,20 +277,11 @@ describe.skipIf(!haveRedis)('BullMQ on a 3-master Redis Cluster', () => {
     // Right after creating the clients, as a start-up script would.
     await Promise.all([a.store.ready(), b.store.ready()]);
     const keys = Array.from({ length: 10 }, (_, i) => `bullmq-cluster-${n}-${i}`);
-    const post = (key: string) =>
-      new Request('https://shop.example/device-risk', {
-        method: 'POST',
-        headers: {
-          origin: 'https://shop.example',
-          'content-type': 'application/json',
-          'idempotency-key': key,
-          'x-order': key,
-        },
-        body: JSON.stringify({ blackbox: blackboxOf(key) }),
-      });
     // Each key posted to both instances at once: one job, one transaction. Both are accepted: 202,
     // or 200 with its reference when the first one's check finished before the second arrived.
-    const answers = await Promise.all(keys.flatMap((key) => [a.handler(post(key)), b.handler(post(key))]));
+    const answers = await Promise.all(
+      keys.flatMap((key) => [a.handler(checkoutFor(key)), b.handler(checkoutFor(key))]),
+    );
     expect(
       answers.map((r) => [202, 200].includes(r.status)),
       await answers[0]!.clone().text(),

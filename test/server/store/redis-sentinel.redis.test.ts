@@ -11,8 +11,7 @@ import { createBullmqQueue } from '../../../src/server/queue/bullmq.js';
 import { createRedisStore } from '../../../src/server/store/redis.js';
 import { startRedisSentinel } from '../../support/redis-server.mjs';
 import { haveRedis } from '../../support/redis.js';
-import { clientOn } from '../../support/kit.js';
-import { blackboxOf } from '../../support/kit.js';
+import { checkoutFor, clientOn } from '../../support/kit.js';
 
 let sentinel: Awaited<ReturnType<typeof startRedisSentinel>> | undefined;
 let emulator: Emulator | undefined;
@@ -61,19 +60,7 @@ describe.skipIf(!haveRedis)('the store and the queue through Sentinel', () => {
       onError: (error) => errors.push(error),
       onResult: (_, { customerInternalReference }) => void told.push(customerInternalReference!),
     });
-    const post = (key: string) =>
-      handler(
-        new Request('https://shop.example/device-risk', {
-          method: 'POST',
-          headers: {
-            origin: 'https://shop.example',
-            'content-type': 'application/json',
-            'idempotency-key': key,
-            'x-order': key,
-          },
-          body: JSON.stringify({ blackbox: blackboxOf(key) }),
-        }),
-      );
+    const post = (key: string) => handler(checkoutFor(key));
     /** As the browser package does: a 503 is tried again after its Retry-After, for up to 20 s. */
     async function checkout(key: string): Promise<number> {
       const end = Date.now() + 20_000;
