@@ -35,6 +35,28 @@ export const checkoutFor = (key: string): Request =>
     body: JSON.stringify({ blackbox: blackboxOf(key) }),
   });
 
+/**
+ * SHOP's endpoint as the Redis fleet tests run it on `options.client`: the order from the
+ * `x-order` header (checkoutFor), no admission limit, every error into `errors`, each order
+ * told to onResult into `told`.
+ */
+export const orderTellingHandler = (
+  options: Pick<DeviceRiskHandlerOptions, 'client'> & Partial<DeviceRiskHandlerOptions>,
+  errors: unknown[],
+  told: string[],
+): DeviceRiskHandler =>
+  kit.createDeviceRiskHandler({
+    allowedOrigins: [SHOP],
+    workflowKey: 10020,
+    reportStatus: false,
+    checkoutsPerAddress: false,
+    checkoutsPerCustomer: false,
+    resolveCustomer: (request) => ({ customerInternalReference: request.headers.get('x-order')! }),
+    onError: (error) => errors.push(error),
+    onResult: (_, { customerInternalReference }) => void told.push(customerInternalReference!),
+    ...options,
+  });
+
 /** A Device Risk client of the sources on `emulator`. */
 export const clientOn = (emulator: Emulator, options?: EmulatedClientOptions): DeviceRiskClient =>
   emulatedClient(kit, emulator, options);

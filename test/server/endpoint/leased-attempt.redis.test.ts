@@ -8,12 +8,11 @@
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../../src/emulator/index.js';
-import { createDeviceRiskHandler } from '../../../src/server/index.js';
 import { DeviceRiskError } from '../../../src/server/errors.js';
 import { createBullmqQueue } from '../../../src/server/queue/bullmq.js';
 import { createRedisStore } from '../../../src/server/store/redis.js';
 import { haveRedis, startRedisServer, type RedisServer } from '../../support/redis.js';
-import { checkoutFor, clientOn } from '../../support/kit.js';
+import { checkoutFor, clientOn, orderTellingHandler } from '../../support/kit.js';
 
 const CHECKOUTS = 40;
 
@@ -37,26 +36,22 @@ async function backlogThroughCrashes(redis: RedisServer, emulator: Emulator, aof
     stalledIntervalMs: 500,
     onError: () => {},
   });
-  const handler = createDeviceRiskHandler({
-    // The tenant's limit in the same Redis, 10 a second: the backlog drains in about 4 s.
-    client: clientOn(emulator, {
-      tokenSource: { store },
-      limits: { accountRequestsPerSecond: 10, accountBurst: 1 },
-      // A create on the wire ends within 2 s: an intent left behind is taken for an orphan 3 s later.
-      accountTimeoutMs: 2000,
-    }),
-    store,
-    queue,
-    allowedOrigins: ['https://shop.example'],
-    workflowKey: 10020,
-    reportStatus: false,
-    idempotencyLeaseMs: 1000,
-    checkoutsPerAddress: false,
-    checkoutsPerCustomer: false,
-    resolveCustomer: (request) => ({ customerInternalReference: request.headers.get('x-order')! }),
-    onError: (error) => errors.push(error),
-    onResult: (_, { customerInternalReference }) => void told.push(customerInternalReference!),
-  });
+  const handler = orderTellingHandler(
+    {
+      // The tenant's limit in the same Redis, 10 a second: the backlog drains in about 4 s.
+      client: clientOn(emulator, {
+        tokenSource: { store },
+        limits: { accountRequestsPerSecond: 10, accountBurst: 1 },
+        // A create on the wire ends within 2 s: an intent left behind is taken for an orphan 3 s later.
+        accountTimeoutMs: 2000,
+      }),
+      store,
+      queue,
+      idempotencyLeaseMs: 1000,
+    },
+    errors,
+    told,
+  );
   closers.push(async () => {
     await handler.close();
     storeClient.disconnect();

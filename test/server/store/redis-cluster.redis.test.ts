@@ -19,7 +19,7 @@ import { createRedisStore } from '../../../src/server/store/redis.js';
 import { createBullmqQueue } from '../../../src/server/queue/bullmq.js';
 import { startRedisCluster } from '../../support/redis-server.mjs';
 import { haveRedis } from '../../support/redis.js';
-import { checkoutFor, clientOn } from '../../support/kit.js';
+import { checkoutFor, clientOn, orderTellingHandler } from '../../support/kit.js';
 import { storeContract } from '../../support/store-contract.js';
 import { callbackBodyOf } from '../../support/callback-body.js';
 
@@ -254,19 +254,15 @@ describe.skipIf(!haveRedis)('BullMQ on a 3-master Redis Cluster', () => {
         tokenSource: { store },
         limits: { accountRequestsPerSecond: 100, accountBurst: 50 },
       });
-      const handler = createDeviceRiskHandler({
-        client,
-        store,
-        queue,
-        allowedOrigins: ['https://shop.example'],
-        workflowKey: 10020,
-        reportStatus: false,
-        checkoutsPerAddress: false,
-        checkoutsPerCustomer: false,
-        resolveCustomer: (request) => ({ customerInternalReference: request.headers.get('x-order')! }),
-        onError: (error) => errors.push(error),
-        onResult: (_, { customerInternalReference }) => void told.push(customerInternalReference!),
-      });
+      const handler = orderTellingHandler(
+        {
+          client,
+          store,
+          queue,
+        },
+        errors,
+        told,
+      );
       closers.push(async () => {
         await handler.close();
         await Promise.all([storeClient.quit(), bull.quit()]);

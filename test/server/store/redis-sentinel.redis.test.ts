@@ -5,13 +5,12 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../../src/emulator/index.js';
-import { createDeviceRiskHandler } from '../../../src/server/index.js';
 import { DeviceRiskError } from '../../../src/server/errors.js';
 import { createBullmqQueue } from '../../../src/server/queue/bullmq.js';
 import { createRedisStore } from '../../../src/server/store/redis.js';
 import { startRedisSentinel } from '../../support/redis-server.mjs';
 import { haveRedis } from '../../support/redis.js';
-import { checkoutFor, clientOn } from '../../support/kit.js';
+import { checkoutFor, clientOn, orderTellingHandler } from '../../support/kit.js';
 
 let sentinel: Awaited<ReturnType<typeof startRedisSentinel>> | undefined;
 let emulator: Emulator | undefined;
@@ -47,19 +46,15 @@ describe.skipIf(!haveRedis)('the store and the queue through Sentinel', () => {
       tokenSource: { store },
       limits: { accountRequestsPerSecond: 100, accountBurst: 50 },
     });
-    const handler = createDeviceRiskHandler({
-      client,
-      store,
-      queue,
-      allowedOrigins: ['https://shop.example'],
-      workflowKey: 10020,
-      reportStatus: false,
-      checkoutsPerAddress: false,
-      checkoutsPerCustomer: false,
-      resolveCustomer: (request) => ({ customerInternalReference: request.headers.get('x-order')! }),
-      onError: (error) => errors.push(error),
-      onResult: (_, { customerInternalReference }) => void told.push(customerInternalReference!),
-    });
+    const handler = orderTellingHandler(
+      {
+        client,
+        store,
+        queue,
+      },
+      errors,
+      told,
+    );
     const post = (key: string) => handler(checkoutFor(key));
     /** As the browser package does: a 503 is tried again after its Retry-After, for up to 20 s. */
     async function checkout(key: string): Promise<number> {
