@@ -353,7 +353,13 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
     const refusedCustomer = admission.customer(customer.customerInternalReference);
     if (refusedCustomer) return refusedCustomer;
     try {
-      const refused = await claimed(options, { store, prefix, now, onError }, request, customer, parsed);
+      const refused = await claimed(
+        options,
+        { store, prefix, now, onError, maxQueuedMs: settings.maxQueuedMs },
+        request,
+        customer,
+        parsed,
+      );
       if (refused) return refused;
       // The queue's turns go by visitor: the shop's, its network, or its customer when neither is known.
       const turn = visitor ?? `customer ${customer.customerInternalReference}`;
@@ -366,7 +372,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
     }
   };
   return Object.assign(handle, {
-    backlog: queued ? queued.backlog : notQueued(options),
+    backlog: queued ? queued.backlog : notQueued(settings.maxQueuedMs),
     close: async () => {
       closing = true;
       await queued?.close();
@@ -432,12 +438,12 @@ async function readCheckout(
  */
 async function claimed(
   options: DeviceRiskHandlerOptions,
-  shared: { store: Store; prefix: string; now: Now; onError: (error: unknown) => void },
+  shared: { store: Store; prefix: string; now: Now; onError: (error: unknown) => void; maxQueuedMs: number },
   request: Request,
   customer: CustomerMapping,
   { blackbox, nonce, key }: Pick<Checkout, 'blackbox' | 'nonce' | 'key'>,
 ): Promise<Response | undefined> {
-  const { store, prefix, now, onError } = shared;
+  const { store, prefix, now, onError, maxQueuedMs } = shared;
   const claimant = key ?? ownerMark();
   if (options.nonceSecret !== undefined) {
     const refused = await claimNonce(
@@ -448,8 +454,8 @@ async function claimed(
     );
     if (refused) return refused;
   }
-  const ttlMs = options.maxQueuedMs ?? ENDPOINT_OPTIONS.maxQueuedMs.default;
-  return claimBlackbox({ store, prefix, ttlMs, onError }, blackbox, claimant);
+  // The claim lasts the trust bound: a checkout older than that is refused as stale anyway.
+  return claimBlackbox({ store, prefix, ttlMs: maxQueuedMs, onError }, blackbox, claimant);
 }
 
 /** Checkouts per caller address and per customer: a refusal (429) when one has started too many. */
@@ -572,14 +578,14 @@ function checkOptions(
 }
 
 /** A handler that checks within the request has no backlog: its figures are all zero, the whole trust bound left. */
-const notQueued = (options: DeviceRiskHandlerOptions) => async (): Promise<BacklogFigures> => ({
+const notQueued = (maxQueuedMs: number) => async (): Promise<BacklogFigures> => ({
   queued: 0,
   oldestAgeMs: 0,
   drainPerSecond: 0,
   drainSeconds: 0,
   staleLastMinute: 0,
   fleetWide: false,
-  timeLeftMs: options.maxQueuedMs ?? ENDPOINT_OPTIONS.maxQueuedMs.default,
+  timeLeftMs: maxQueuedMs,
   acceptedPerSecond: 0,
 });
 
