@@ -101,7 +101,7 @@ describe.skipIf(!haveRedis)('a Redis crash mid-backlog', () => {
     expect(codesOf(errors).filter((code) => code === 'orphaned_transaction')).toEqual([]);
   }, 120_000);
 
-  it('without one (Redis back empty): no orphan reported for a key the service holds once', async () => {
+  it('without one (Redis back empty): each orphan reported is a transaction the crash left unfinished', async () => {
     const redis = await startRedisServer({ args: ['--appendonly', 'no'] });
     const emulator = await startEmulator({ accountRequestsPerSecond: 0 });
     closers.push(
@@ -113,6 +113,21 @@ describe.skipIf(!haveRedis)('a Redis crash mid-backlog', () => {
     await new Promise((resolve) => setTimeout(resolve, 6000));
     const counts = transactionsPerKey(emulator, keys);
     expect([...counts.values()].every((n) => n === 1)).toBe(true);
-    expect(codesOf(errors).filter((code) => code === 'orphaned_transaction')).toEqual([]);
+    // No false alarm: a report names a transaction the crash really left unfinished. A create
+    // answered while Redis was away, whose record the empty Redis no longer holds to fence the
+    // write against, is one (its job went with the backlog): INITIATED, without a blackbox.
+    const unfinished = new Set(
+      emulator.inspect
+        .transactions()
+        .filter((tx) => tx.blackboxes.length === 0)
+        .map((tx) => tx.workflowExecutionId),
+    );
+    const orphans = errors.filter(
+      (e): e is DeviceRiskError => e instanceof DeviceRiskError && e.code === 'orphaned_transaction',
+    );
+    const falseAlarms = orphans.filter(
+      (e) => ![...unfinished].some((id) => e.message.includes(`workflow execution ${id} was created`)),
+    );
+    expect(falseAlarms.map((e) => e.message)).toEqual([]);
   }, 120_000);
 });
