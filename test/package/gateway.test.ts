@@ -118,10 +118,12 @@ describe('npx blackbox-capture serve (dist/cli.js)', () => {
 
     const second = await gateway(dir, [process.execPath, CLI, 'serve', '--env-file', env]);
     const told = () => received.map((r) => r.event.data.customerInternalReference).sort();
-    // 12 checks at 1 account request a second, retried after the service's refusals: a minute at most.
+    // 12 checks at 1 account request a second, retried after the service's refusals; a check
+    // SIGTERM caught with its account create's intent recorded waits out that create's window
+    // (the client's accountTimeoutMs, 60 s, and a lease) before it goes on: under three minutes.
     // On a failure, what both processes said: which order was lost, or still waiting, and why.
     await expect
-      .poll(told, { timeout: 60_000 })
+      .poll(told, { timeout: 150_000 })
       .toEqual([...orders].sort())
       .catch((error: Error) => {
         throw new Error(`${error.message}\nfirst:\n${first.output()}\nsecond:\n${second.output()}`);
@@ -131,7 +133,7 @@ describe('npx blackbox-capture serve (dist/cli.js)', () => {
     expect(new Set(received.map((r) => r.id)).size).toBe(orders.length);
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
-  }, 120_000);
+  }, 240_000);
 
   it('restarted with webhooks undelivered: the next start delivers each, once', async () => {
     const emulator = await startEmulator({ accountRequestsPerSecond: 0 });
