@@ -2,8 +2,7 @@
 // Redis and one BullMQ queue, the emulator at the service's documented account limit (1 a
 // second), checkouts offered at 20 a second for 15 s with a trust bound of 90 s, so that
 // the backlog outruns the limit: the queue turns shoppers away at once (503 queue_full) once
-// it cannot start their check within the bound, and whatever it accepted past that goes
-// stale. Debian's Prometheus scrapes each instance's /metrics every second with
+// it cannot start their check within the bound, and nothing it accepted goes stale. Debian's Prometheus scrapes each instance's /metrics every second with
 // ops/prometheus/alerts.yml loaded. Checked: an alert (the backlog behind, or checkouts
 // turned away) fires, before the first stale drop if there is one; the status page shows the
 // backlog rising and the time left falling; the fleet's sums are true (the shared queue's
@@ -98,8 +97,11 @@ describe.skipIf(!haveRedis || !prometheusAvailable())('a peak past the account l
       void fetch(`http://${instances[0]}/status`)
         .then((r) => r.text())
         .then((html) => page.push({ at: Date.now(), ...pageFigures(html) }));
-    }, 5000);
+    }, 1000);
 
+    // A few refusals from the service (429) early in the peak, as a tenant's other traffic causes
+    // them: the alert and the dashboard panel on the service's refusals have data.
+    emulator.faults.fail('accountCreate', { times: 3, status: 429 });
     // The peak: 20 checkouts a second for 15 s, round-robin; each with the page's outcome, and a first-party script fetched through the proxy.
     const answers: Promise<{ status: number; code?: string; at: number }>[] = [];
     for (let i = 0; i < RATE * OFFER_S; i++) {
@@ -154,7 +156,7 @@ describe.skipIf(!haveRedis || !prometheusAvailable())('a peak past the account l
       }
     }
 
-    // Until the tail went stale and the queue emptied.
+    // Until the queue emptied.
     await expect
       .poll(async () => (await prometheus.query('sum(blackbox_capture_queue_depth)'))[0]?.value?.[1], {
         timeout: TRUST_MS + 60_000,
@@ -163,9 +165,11 @@ describe.skipIf(!haveRedis || !prometheusAvailable())('a peak past the account l
       .toBe('0');
     clearInterval(watching);
     clearInterval(paging);
-    // The peak outran the limit: shoppers were turned away or accepted checkouts went stale, and
-    // the on-call was alerted; before any accepted checkout went stale, if one did.
-    expect(refused.length + staleAt.length).toBeGreaterThan(0);
+    // The peak outran the limit: shoppers were turned away at once, and the on-call was alerted.
+    // None accepted went stale: the four instances admit by the fleet's queue at the tenant's
+    // contracted rate, less the headroom (src/server/queue/backlog.ts), not each by its own.
+    expect(refused.length).toBeGreaterThan(0);
+    expect(staleAt).toEqual([]);
     const firstStale = staleAt.length > 0 ? Math.min(...staleAt) : Infinity;
     expect(firingAt).toBeDefined();
     expect(firingAt!).toBeLessThan(firstStale);
@@ -183,7 +187,8 @@ describe.skipIf(!haveRedis || !prometheusAvailable())('a peak past the account l
     expect(await value('sum(blackbox_capture_queue_checks_total{event="accepted"})')).toBe(accepted);
     expect((await value('sum(blackbox_capture_queue_checks_total{event="refused"})')) || 0).toBe(refused.length);
     expect(await value('sum(blackbox_capture_queue_checks_total{event=~"checked|failed|stale"})')).toBe(accepted);
-    expect(await value('sum(blackbox_capture_queue_checks_total{event="stale"})')).toBe(staleAt.length);
+    // No stale drop, no series: a counter shows once it counted.
+    expect((await value('sum(blackbox_capture_queue_checks_total{event="stale"})')) || 0).toBe(staleAt.length);
     // The shared queue's gauges came from one instance at every scrape of the run.
     const end = Date.now() / 1000;
     const fleetSeries = await prometheus.queryRange(

@@ -582,6 +582,7 @@ const notQueued = (maxQueuedMs: number) => async (): Promise<BacklogFigures> => 
   queued: 0,
   oldestAgeMs: 0,
   drainPerSecond: 0,
+  drainWindowMs: 0,
   drainSeconds: 0,
   staleLastMinute: 0,
   fleetWide: false,

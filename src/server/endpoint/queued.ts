@@ -4,7 +4,7 @@
  * each check under its Idempotency-Key (idempotency.ts: the same lease, fencing and resumed
  * progress as a check run in the request), on whichever instance takes the job.
  */
-import type { DeviceRiskClient } from '../api/device-risk-client.js';
+import { DEFAULT_LIMITS, type DeviceRiskClient } from '../api/device-risk-client.js';
 import type { Now } from '../clock.js';
 import {
   DeviceRiskError,
@@ -102,7 +102,9 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
   }
 
   // A checkout that would start past the trust bound is refused at once: 503 queue_full, the blackbox stays in the form.
-  const lateAnswer = createLateCheck(backlog, now, maxQueuedMs, (late) => fullAnswer(late, onError));
+  const lateCheck = createLateCheck(backlog, now, maxQueuedMs, contractedRate(client), (late) =>
+    fullAnswer(late, onError),
+  );
   /** Holds the checkout in the queue, then answers 202 with its reference (or 200 with a finished check's). */
   async function accept(
     key: string,
@@ -112,7 +114,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     told: () => void,
     visitor?: string,
   ): Promise<Response> {
-    const refused = (await recordedAnswer(options, key, fingerprint)) ?? (await lateAnswer());
+    const refused = (await recordedAnswer(options, key, fingerprint)) ?? (await lateCheck.late());
     if (refused) return refused;
     const job: CheckJob = {
       key,
@@ -131,6 +133,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
       if (await recordNamesAnother(options, key, fingerprint)) return reused();
       recordQueue('accepted');
       meter.accepted();
+      lateCheck.accepted();
       told();
     }
     return json({ accepted: true, reference: key }, 202);
@@ -233,6 +236,11 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
 }
 
 /** The queue's figures now, with the drain this instance measured (`meter`). */
+/** The tenant's account limit the client keeps: what the whole fleet's queue drains at, at most. */
+function contractedRate(client: DeviceRiskClient): number {
+  return client.limits?.accountRequestsPerSecond ?? DEFAULT_LIMITS.accountRequestsPerSecond;
+}
+
 async function backlogOf(queue: CheckQueue, meter: ReturnType<typeof createDrainMeter>): Promise<BacklogFigures> {
   const { queued, oldestAcceptedAt, drainedLastMinute, staleLastMinute } = await queue.counts();
   // A shared queue counts for the whole fleet; one that counts nothing is this instance's own.

@@ -18,6 +18,8 @@ export interface BacklogFigures {
    * done and is not counted here (`staleLastMinute`).
    */
   drainPerSecond: number;
+  /** The window `drainPerSecond` was measured over, in ms (a young backlog's own life, at most a minute). */
+  drainWindowMs: number;
   /** Seconds the backlog needs at that rate; Infinity when nothing drained yet. */
   drainSeconds: number;
   /** Checks dropped unchecked in the last minute, past the trust bound (`blackbox_stale`). */
@@ -92,6 +94,7 @@ export function createDrainMeter(now: Now, trustMs: number) {
         queued,
         oldestAgeMs,
         drainPerSecond,
+        drainWindowMs: windowMs,
         drainSeconds: queued === 0 ? 0 : drainPerSecond > 0 ? queued / drainPerSecond : Infinity,
         staleLastMinute: fleet?.stale ?? stale.total(at),
         fleetWide: fleet !== undefined,
@@ -124,24 +127,50 @@ export function createBacklogWarning(trustMs: number) {
 }
 
 /**
+ * The share of the trust bound a checkout accepted now may wait before its check starts: the
+ * rest is headroom for a drain a little slower than the rate admitted by (the queue drains at
+ * about 97 % of the contracted limit: docs/performance.md) and for the few checkouts other
+ * instances accept between two reads of a shared queue.
+ */
+export const START_WITHIN_SHARE = 0.95;
+
+/** Checks drained in the window before the measured rate is trusted over the contracted one. */
+export const MEASURED_AFTER_CHECKS = 10;
+
+/**
  * For the accept: `refuse`'s answer when a checkout accepted now could not start within
- * `trustMs` at the drain rate measured (the queue's bound assumes the full account limit; a
- * slower drain, or a shop's larger bound, would accept it to go stale), else undefined. Nothing
- * measured yet: the queue's bound alone decides. The figures are read at most once a second
- * (a shared queue's cost a few Redis reads).
+ * `START_WITHIN_SHARE` of `trustMs`, else undefined. The rate is the contracted one
+ * (`contractedPerSecond`, the tenant's account limit, the same for a whole fleet) until the
+ * queue has drained `MEASURED_AFTER_CHECKS` in its window, then the lower of the two: a backlog
+ * that has not drained yet is not a backlog that drains at once. The figures are read afresh
+ * for each accept (a read under way is shared by the accepts of the next 100 ms), and the
+ * checkouts this instance accepted since are counted on top: on a shared queue every
+ * instance sees the others' accepts within that time (docs/fleet.md#the-trust-bound).
  */
 export function createLateCheck<T>(
   figuresOf: () => Promise<BacklogFigures>,
   now: Now,
   trustMs: number,
+  contractedPerSecond: number,
   refuse: (figures: BacklogFigures) => T,
 ) {
-  let recent: { at: number; figures: Promise<BacklogFigures | undefined> } | undefined;
-  return async (): Promise<T | undefined> => {
-    const at = now();
-    if (!recent || at - recent.at >= 1000) recent = { at, figures: figuresOf().catch(() => undefined) };
-    const figures = await recent.figures;
-    if (!figures?.drainPerSecond) return undefined;
-    return ((figures.queued + 1) / figures.drainPerSecond) * 1000 > trustMs ? refuse(figures) : undefined;
+  let recent: { at: number; figures: Promise<BacklogFigures | undefined>; acceptedSince: number } | undefined;
+  return {
+    async late(): Promise<T | undefined> {
+      const at = now();
+      if (!recent || at - recent.at >= 100)
+        recent = { at, figures: figuresOf().catch(() => undefined), acceptedSince: 0 };
+      const read = recent;
+      const figures = await read.figures;
+      if (!figures) return undefined;
+      const measured = figures.drainPerSecond * (figures.drainWindowMs / 1000) >= MEASURED_AFTER_CHECKS;
+      const perSecond = measured ? Math.min(figures.drainPerSecond, contractedPerSecond) : contractedPerSecond;
+      const ahead = figures.queued + read.acceptedSince;
+      return ((ahead + 1) / perSecond) * 1000 > trustMs * START_WITHIN_SHARE ? refuse(figures) : undefined;
+    },
+    /** A checkout this instance accepted since the last read: it waits ahead of the next. */
+    accepted(): void {
+      if (recent) recent.acceptedSince += 1;
+    },
   };
 }

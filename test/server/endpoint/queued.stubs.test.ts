@@ -197,13 +197,15 @@ describe('the endpoint answers at once and checks when the quota allows (the def
   it('the default queue holds what drains within the trust bound (limit × maxQueuedMs), then 503 queue_full at once', async () => {
     let open!: () => void;
     const { client } = stubClient({ gate: new Promise<void>((resolve) => (open = resolve)) });
-    // 2 account requests a second for 5 s: 10 checkouts, however many the shop's address sends.
+    // 2 account requests a second for 5 s: a bound of 10 checkouts, however many the shop's address
+    // sends; the accept refuses from the 10th, which would start after 95 % of the 5 s (the headroom).
     const limited = { ...client, limits: { ...DEFAULT_LIMITS, accountRequestsPerSecond: 2 } } as DeviceRiskClient;
+    expect(defaultMaxQueued({ client: limited, maxQueuedMs: 5_000 })).toBe(10);
     const { handler, errors } = setUp(limited, { queue: undefined, maxQueuedMs: 5_000 });
     const statuses = [];
     for (let i = 1; i <= 11; i++) statuses.push((await handler(post(`key-bound-${i}`, `order-${i}`))).status);
-    expect(statuses).toEqual([...Array<number>(10).fill(202), 503]);
-    expect(errors.map((e) => e.code)).toEqual(['queue_full']);
+    expect(statuses).toEqual([...Array<number>(9).fill(202), 503, 503]);
+    expect(errors.map((e) => e.code)).toEqual(['queue_full', 'queue_full']);
     open();
     await handler.close();
   });
@@ -697,20 +699,25 @@ describe('each try of a queued check: when it comes back, and what a full queue 
       maxQueuedMs: 60_000,
       maxQueuedChecks: 10_000,
     });
-    // 28 ahead and this one: 58 s at 2 s a check, within the minute.
+    // 27 ahead and this one: 56 s at 2 s a check, within 95 % of the minute (57 s).
+    figures = { ...figures, queued: 27 };
     expect((await handler(post('key-late-0001'))).status).toBe(202);
-    // 30 ahead: the 31st would start 62 s after its acceptance, past the bound: refused now.
+    // 28 ahead: the 29th would start 58 s after its acceptance, past it: refused now.
     time += 1000;
-    figures = { ...figures, queued: 30, oldestAcceptedAt: time - 60_000 };
+    figures = { ...figures, queued: 28, oldestAcceptedAt: time - 60_000 };
     const refused = await handler(post('key-late-0002'));
     expect([refused.status, refused.headers.get('retry-after')]).toEqual([503, '2']);
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('queue_full');
     expect(errors.map((e) => e.code)).toEqual(['queue_full']);
     expect(hand.jobs.map((job) => job.key)).toEqual(['key-late-0001']);
-    // Nothing drained yet (no rate measured): the queue's bound alone decides.
+    // Nothing drained yet (no rate measured): the contracted 1 a second decides, 56 ahead start
+    // within 57 s, 57 do not; the queue's own bound (10,000) is far away.
     time += 1000;
-    figures = { queued: 30, oldestAcceptedAt: time - 500, drainedLastMinute: 0 };
+    figures = { queued: 56, oldestAcceptedAt: time - 500, drainedLastMinute: 0 };
     expect((await handler(post('key-late-0003'))).status).toBe(202);
+    time += 1000;
+    figures = { queued: 57, oldestAcceptedAt: time - 500, drainedLastMinute: 0 };
+    expect((await handler(post('key-late-0004'))).status).toBe(503);
     await handler.close();
   });
 
@@ -958,9 +965,9 @@ describe('what the queued checks count, and the stale record on any store', () =
     let time = 1_000_000;
     const hand = handQueue();
     const { client } = stubClient();
-    const { handler, errors } = setUp(client, { queue: hand.queue, now: () => time, maxQueuedMs: 1000 });
+    const { handler, errors } = setUp(client, { queue: hand.queue, now: () => time, maxQueuedMs: 2000 });
     await handler(post('key-0000000001'));
-    time += 1001;
+    time += 2001;
     await hand.run(hand.jobs[0]!);
     expect(errors.map((e) => [e.code, e.operation])).toEqual([['blackbox_stale', 'queue']]);
     await handler.close();

@@ -1,7 +1,13 @@
 // The backlog's figures (drain rate over the last minute, time to drain) and its warning:
 // once per backlog, when the checks waiting cannot all run within the trust bound.
 import { describe, expect, it } from 'vitest';
-import { createBacklogWarning, createDrainMeter, DRAIN_WINDOW_MS } from '../../../src/server/queue/backlog.js';
+import {
+  createBacklogWarning,
+  createDrainMeter,
+  createLateCheck,
+  DRAIN_WINDOW_MS,
+  type BacklogFigures,
+} from '../../../src/server/queue/backlog.js';
 
 describe('createDrainMeter', () => {
   it('measures checks finished a second over the last minute, and the time the backlog needs', () => {
@@ -11,6 +17,7 @@ describe('createDrainMeter', () => {
       queued: 0,
       oldestAgeMs: 0,
       drainPerSecond: 0,
+      drainWindowMs: 1000,
       drainSeconds: 0,
       staleLastMinute: 0,
       fleetWide: false,
@@ -91,6 +98,7 @@ describe('createBacklogWarning', () => {
     queued,
     oldestAgeMs,
     drainPerSecond,
+    drainWindowMs: 60_000,
     drainSeconds: queued === 0 ? 0 : drainPerSecond > 0 ? queued / drainPerSecond : Infinity,
     staleLastMinute,
     fleetWide: false,
@@ -117,5 +125,78 @@ describe('createBacklogWarning', () => {
     const behind = createBacklogWarning(60_000);
     expect(behind(figures(100, 0, 70_000, 12))).toBe(true);
     expect(behind(figures(100, 0, 70_000, 12))).toBe(false);
+  });
+});
+
+describe('createLateCheck', () => {
+  /** A late check over a trust bound of 100 s at a contracted 1 a second, its reads counted. */
+  const setUp = (read: () => Partial<BacklogFigures>) => {
+    let time = 1_000_000;
+    let reads = 0;
+    const check = createLateCheck(
+      async () => {
+        reads += 1;
+        return { drainPerSecond: 0, drainWindowMs: 60_000, ...read() } as BacklogFigures;
+      },
+      () => time,
+      100_000,
+      1,
+      (figures) => `refused at ${figures.queued}`,
+    );
+    return { check, later: (ms: number) => (time += ms), reads: () => reads };
+  };
+
+  it('before the queue drained enough to measure, admits at the contracted rate, less the headroom', async () => {
+    // 95 s of the 100 s bound at 1 a second: 94 ahead and this one start within it; 95 ahead do not.
+    let queued = 94;
+    const { check, later } = setUp(() => ({ queued, drainPerSecond: 9 / 60 }));
+    expect(await check.late()).toBeUndefined();
+    queued = 95;
+    later(100);
+    expect(await check.late()).toBe('refused at 95');
+  });
+
+  it('once measured, the lower of the drain and the contracted rate; a fast drain never raises it', async () => {
+    // 10 drained in 20 s, 0.5 a second: 48 ahead and this one start after 98 s, past 95; 46 after 94 s.
+    const slow = (queued: number) => setUp(() => ({ queued, drainPerSecond: 0.5, drainWindowMs: 20_000 })).check;
+    expect(await slow(48).late()).toBe('refused at 48');
+    expect(await slow(46).late()).toBeUndefined();
+    // 9 drained in the minute: not yet measured, the contracted rate admits 94 ahead.
+    expect(await setUp(() => ({ queued: 94, drainPerSecond: 9 / 60 })).check.late()).toBeUndefined();
+    // A drain measured at 5 a second still admits at 1: 95 ahead are refused.
+    expect(await setUp(() => ({ queued: 95, drainPerSecond: 5 })).check.late()).toBe('refused at 95');
+  });
+
+  it('counts the checkouts accepted since the last read, and reads afresh after 100 ms', async () => {
+    const { check, later, reads } = setUp(() => ({ queued: 93 }));
+    expect(await check.late()).toBeUndefined();
+    check.accepted();
+    // Within 100 ms: the same read, 94 ahead now: still within; one more and it is not.
+    later(99);
+    expect(await check.late()).toBeUndefined();
+    check.accepted();
+    expect(await check.late()).toBe('refused at 93');
+    expect(reads()).toBe(1);
+    // A fresh read forgets them: the queue counts them itself now.
+    later(1);
+    expect(await check.late()).toBeUndefined();
+    expect(reads()).toBe(2);
+  });
+
+  it("a read that fails admits (the queue's own bound still holds), kept 100 ms", async () => {
+    let fail = true;
+    const check = createLateCheck(
+      async () => {
+        if (fail) throw new Error('redis away');
+        return { queued: 500, drainPerSecond: 0, drainWindowMs: 1000 } as BacklogFigures;
+      },
+      () => 0,
+      100_000,
+      1,
+      () => 'refused',
+    );
+    expect(await check.late()).toBeUndefined();
+    fail = false;
+    expect(await check.late()).toBeUndefined(); // the failed read is kept for 100 ms
   });
 });
