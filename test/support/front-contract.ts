@@ -84,8 +84,9 @@ const invented = (prefix: string) => `${prefix}${randomBytes(4).toString('hex')}
  * case: only a front that keeps the contract's list and drops every other name holds them all.
  * Some are named by the deny-lists the recipes had; the invented ones are named by nobody.
  */
-export const INVENTED_ANSWER_HEADERS: Record<string, string> = {
-  'x-evil-new': '1',
+export const INVENTED_ANSWER_HEADERS: Record<string, string | string[]> = {
+  // On two lines: a filter must drop every line of a name, not the first.
+  'x-evil-new': ['1', '2'],
   [invented('x-evil-')]: '1',
   [invented('evil-')]: '1',
   'permissions-policy': 'camera=*, microphone=*',
