@@ -1,4 +1,4 @@
-// blackbox-capture: first-party reverse proxy for the device-intelligence scripts, the njs part.
+// blackbox-capture: first-party reverse proxy for the device-intelligence scripts, part 3 of 3, in njs.
 // Put it beside the two .conf files (/etc/nginx/blackbox-capture/iojs.js); iojs-http.conf
 // imports it and iojs-location.conf runs it on every answer under /iojs/. It needs nginx's
 // JavaScript module (Debian: apt-get install libnginx-mod-http-js, which loads it).
