@@ -139,7 +139,7 @@ test('a page behind the shipped nginx configuration passes every check', async (
     ) => Promise<{ origin: string; stop(): void }>;
   };
   // With CI set, a missing nginx fails (startNginx throws) instead of skipping.
-  test.skip(!nginxAvailable() && !process.env.CI, 'nginx-light is not installed');
+  test.skip(!nginxAvailable() && !process.env.CI, 'nginx-light or libnginx-mod-http-js is not installed');
   const html = doc(`<script type="module">
       import { captureBlackbox } from '/dist/index.js';
       import { diagnose } from '/dist/diagnose.js';

@@ -296,6 +296,10 @@ describe('README excerpts of shipped files', () => {
     expect(statements.filter((statement) => !shipped.includes(statement))).toEqual([]);
   });
 
+  it("the njs filter ('nginx-njs') is the shipped proxy/nginx/iojs.js, byte for byte", () => {
+    expect(snippet('nginx-njs').code).toBe(readFileSync(join(ROOT, 'proxy/nginx/iojs.js'), 'utf8'));
+  });
+
   it("every path of the layout ('layout') exists, and every folder of the server kit is in it", () => {
     // An indented line names a folder inside the last unindented one.
     let parent = '';

@@ -7,7 +7,5 @@ if (available(APACHE, 'apache2'))
   frontConformance('Apache httpd with proxy/apache/iojs.conf', startApache, {
     vendorCookies: 'namespaced',
     hostilePaths: 'refused',
-    requestHeaders: 'named',
-    answerHeaders: 'named',
   });
 else describe.skip(`apache2 not found at ${APACHE}`, () => {});

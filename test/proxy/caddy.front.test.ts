@@ -7,6 +7,5 @@ if (available(CADDY, 'caddy'))
   frontConformance('Caddy with proxy/caddy/iojs.caddy', startCaddy, {
     vendorCookies: 'dropped',
     hostilePaths: 'refused',
-    answerHeaders: 'named',
   });
 else describe.skip(`caddy not found at ${CADDY}`, () => {});

@@ -25,6 +25,8 @@ import {
   DYNAMIC_SCRIPT_VARIANTS,
   HOSTILE_ANSWER_HEADERS,
   HOSTILE_CSP,
+  INVENTED_ANSWER_HEADERS,
+  INVENTED_REQUEST_HEADERS,
   REFUSED_PATHS,
   SHOPPER_MAY_SEE,
   UNKNOWN_HEADER,
@@ -55,14 +57,6 @@ export interface FrontExpectations {
    * front's code runs (Next.js); the collector is still never asked. Default: a 4xx.
    */
   brokenEscapes?: 'framework-500';
-  /**
-   * Which headers of the browser reach the collector. Default `allow-list`: only the contract's
-   * (src/server/proxy/contract.ts). `named`: the server can only drop headers by name (Apache),
-   * so every header the contract names as forbidden is dropped, and an unknown one may cross.
-   */
-  requestHeaders?: 'named';
-  /** The same for the collector's answer headers on the way back (nginx, Caddy, Apache: `named`). */
-  answerHeaders?: 'named';
   /** Headers the platform itself adds to every answer (Next.js), beside the contract's. */
   platformAnswerHeaders?: readonly string[];
 }
@@ -137,6 +131,7 @@ export function frontConformance(
         if (hostile) {
           res.writeHead(Number(hostile[1]), {
             ...HOSTILE_ANSWER_HEADERS,
+            ...INVENTED_ANSWER_HEADERS,
             'content-security-policy': HOSTILE_CSP,
             [UNKNOWN_HEADER[0]]: UNKNOWN_HEADER[1],
             'content-type': 'application/javascript',
@@ -404,19 +399,35 @@ export function frontConformance(
       expect(Object.keys(CLIENT_SET_HEADERS).filter((name) => name in headers)).toEqual([]);
       expect(JSON.stringify(headers)).not.toMatch(/6\.6\.6|6666|spoofed|\/admin/);
       expect(headers['x-forwarded-for']).toBe('127.0.0.1');
-      if (expectations.requestHeaders !== 'named')
-        expect(Object.keys(headers).filter((name) => !COLLECTOR_MAY_SEE.has(name))).toEqual([]);
+      expect(Object.keys(headers).filter((name) => !COLLECTOR_MAY_SEE.has(name))).toEqual([]);
     });
+
+    // An allow-list, not a deny-list (issue 57): a header nobody named is dropped too.
+    it.each(Object.entries(INVENTED_REQUEST_HEADERS))(
+      'sends no %s a client invents to the vendor',
+      async (name, value) => {
+        await send('/iojs/general5/SUB/static_wdp.js', { headers: { [name]: value } });
+        const { headers } = collector.seen.at(-1)!;
+        expect(headers[name]).toBeUndefined();
+        expect(Object.keys(headers).filter((seen) => !COLLECTOR_MAY_SEE.has(seen))).toEqual([]);
+      },
+    );
 
     it.each([200, 302])("passes none of a hostile collector's headers to the shopper (a %i)", async (status) => {
       const answer = await send(`/iojs/general5/hostile/${status}/static_wdp.js`);
       expect(Object.keys(HOSTILE_ANSWER_HEADERS).filter((name) => name in answer.headers)).toEqual([]);
       expect(answer.headers['content-security-policy']).toBe(CSP);
       expect(JSON.stringify(answer.headers)).not.toMatch(/evil\.example/);
-      if (expectations.answerHeaders !== 'named') {
-        const allowed = new Set([...SHOPPER_MAY_SEE, ...(expectations.platformAnswerHeaders ?? [])]);
-        expect(Object.keys(answer.headers).filter((name) => !allowed.has(name))).toEqual([]);
-      }
+      const allowed = new Set([...SHOPPER_MAY_SEE, ...(expectations.platformAnswerHeaders ?? [])]);
+      expect(Object.keys(answer.headers).filter((name) => !allowed.has(name))).toEqual([]);
+    });
+
+    // An allow-list, not a deny-list (issue 57): a header the collector invents tomorrow stays back.
+    it.each(
+      Object.keys(INVENTED_ANSWER_HEADERS).flatMap((name) => [200, 302].map((status) => [name, status] as const)),
+    )('passes no %s a collector invents to the shopper (a %i)', async (name, status) => {
+      const answer = await send(`/iojs/general5/hostile/${status}/static_wdp.js`);
+      expect(answer.headers[name]).toBeUndefined();
     });
 
     it("never opens the emulator's inspection path to a shopper: the front's address header closes it", async () => {

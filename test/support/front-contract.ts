@@ -2,6 +2,7 @@
 // may cross): what a client writes that must never reach the vendor, what a hostile or
 // compromised collector answers that must never reach the shopper, and the paths no front
 // forwards. The conformance suite (front-conformance.ts) sends each through every front.
+import { randomBytes } from 'node:crypto';
 import {
   FORWARDED_REQUEST_HEADERS,
   FRONT_REQUEST_HEADERS,
@@ -73,6 +74,47 @@ export const HOSTILE_ANSWER_HEADERS: Record<string, string> = {
   'x-sourcemap': 'https://evil.example/map',
   'x-dns-prefetch-control': 'on',
   'x-xss-protection': '0',
+};
+
+/** A header name no list of any front can know: new on every run. */
+const invented = (prefix: string) => `${prefix}${randomBytes(4).toString('hex')}`;
+
+/**
+ * Headers a collector may start sending tomorrow (issue 57: answers by allow-list), each its own
+ * case: only a front that keeps the contract's list and drops every other name holds them all.
+ * Some are named by the deny-lists the recipes had; the invented ones are named by nobody.
+ */
+export const INVENTED_ANSWER_HEADERS: Record<string, string | string[]> = {
+  // On two lines: a filter must drop every line of a name, not the first.
+  'x-evil-new': ['1', '2'],
+  [invented('x-evil-')]: '1',
+  [invented('evil-')]: '1',
+  'permissions-policy': 'camera=*, microphone=*',
+  'cross-origin-opener-policy': 'unsafe-none',
+  'origin-agent-cluster': '?0',
+  'critical-ch': 'Sec-CH-UA-Full-Version-List',
+  'accept-ch': 'Sec-CH-UA-Full-Version-List',
+  'supports-loading-mode': 'credentialed-prerender',
+  'speculation-rules': '"https://evil.example/rules.json"',
+  'document-policy': 'force-load-at-top',
+  'timing-allow-origin': '*',
+  'server-timing': 'evil;desc="x"',
+  sourcemap: 'https://evil.example/map',
+  'x-dns-prefetch-control': 'on',
+  'observe-browsing-topics': '?1',
+  'activate-storage-access': 'retry; allowed-origin="https://evil.example"',
+};
+
+/** Request headers a client may invent, each its own case: only an allow-list keeps them from the vendor. */
+export const INVENTED_REQUEST_HEADERS: Record<string, string> = {
+  'x-evil-new': '1',
+  [invented('x-evil-')]: '1',
+  [invented('evil-')]: '1',
+  'x-forwarded-client-cert': 'Hash=evil',
+  'x-amzn-trace-id': 'Root=1-evil',
+  'sec-evil': '?1',
+  priority: 'u=0',
+  dnt: '1',
 };
 
 /** The collector's own Content-Security-Policy: the front's replaces it, never beside it. */

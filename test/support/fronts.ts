@@ -89,7 +89,7 @@ http://:${port} {
   return started(child, port as number, dir);
 }
 
-/** Apache httpd in the foreground (one process, -X) with proxy/apache/iojs.conf included as shipped. */
+/** Apache httpd in the foreground (one process, -X) with proxy/apache/iojs.conf included as shipped, iojs.lua beside it. */
 export async function startApache(collectorUrl: string): Promise<RunningFront> {
   const dir = mkdtempSync(join(tmpdir(), 'bbc-apache-'));
   const port = await freePort();
@@ -106,6 +106,7 @@ ${load('headers')}
 ${load('proxy')}
 ${load('proxy_http')}
 ${load('alias')}
+${load('lua')}
 ${process.getuid?.() === 0 ? 'User nobody\nGroup nogroup\n' : ''}ServerName 127.0.0.1
 Listen 127.0.0.1:${port}
 PidFile ${dir}/httpd.pid
@@ -115,6 +116,7 @@ LogLevel warn
 Mutex file:${dir}
 <VirtualHost 127.0.0.1:${port}>
     Define BBC_UPSTREAM ${new URL(collectorUrl).origin}
+    Define BBC_LUA ${recipe('apache/iojs.lua')}
     Include ${recipe('apache/iojs.conf')}
     RedirectMatch 404 "^/(?!iojs/)"
 </VirtualHost>

@@ -2,13 +2,24 @@
 // for the nginx test and the proxy benchmark. The shipped files are included as they are; the
 // upstream is their parameter, `set $bbc_upstream <collectorUrl's origin>;`.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './processes.mjs';
 
 export const NGINX = process.env.NGINX_PATH ?? '/usr/sbin/nginx';
-export const nginxAvailable = () => existsSync(NGINX);
+/** nginx's JavaScript module (njs), which the recipe's answer allow-list runs in (proxy/nginx/iojs.js). */
+export const NGINX_JS_MODULE = process.env.NGINX_JS_MODULE_PATH ?? '/usr/lib/nginx/modules/ngx_http_js_module.so';
+export const nginxAvailable = () => existsSync(NGINX) && existsSync(NGINX_JS_MODULE);
 
 /** An error of this helper, with a stable `code` the tests can switch on. */
 const failure = (code, message) => Object.assign(new Error(message), { code });
@@ -72,11 +83,15 @@ export async function startNginx(collectorUrl, { page, dist } = {}) {
   // Copied, not included from the checkout: the workers may not be able to enter it (see workerUser).
   writeFileSync(join(dir, 'iojs-http.conf'), shipped('iojs-http.conf'));
   writeFileSync(join(dir, 'iojs-location.conf'), shipped('iojs-location.conf'));
+  // Where iojs-http.conf imports it from: blackbox-capture/, beside nginx.conf.
+  mkdirSync(join(dir, 'blackbox-capture'));
+  writeFileSync(join(dir, 'blackbox-capture', 'iojs.js'), shipped('iojs.js'));
   const upstream = new URL(collectorUrl).origin;
   const errorLog = join(dir, 'error.log');
   writeFileSync(
     join(dir, 'nginx.conf'),
-    `${workerUser()}worker_processes 1;
+    `load_module ${NGINX_JS_MODULE};
+${workerUser()}worker_processes 1;
 pid ${dir}/nginx.pid;
 error_log ${errorLog} warn;
 events { worker_connections 1024; }

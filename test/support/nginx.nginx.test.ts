@@ -8,12 +8,14 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain ES module script without types
-import { NGINX, nginxAvailable, startNginx } from './nginx.mjs';
+import { NGINX, NGINX_JS_MODULE, nginxAvailable, startNginx } from './nginx.mjs';
 
 const available = (nginxAvailable as () => boolean)();
-// CI installs nginx-light (.ci/run): there a missing nginx is a failure, not a skip.
+// CI installs nginx-light and its njs module (.ci/run): there a missing one is a failure, not a skip.
 if (!available && process.env.CI)
-  throw new Error(`nginx not found at ${NGINX as string}; .ci/run installs nginx-light`);
+  throw new Error(
+    `nginx or njs not found at ${NGINX as string}, ${NGINX_JS_MODULE as string}; .ci/run installs nginx-light, libnginx-mod-http-js`,
+  );
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const start = startNginx as (
@@ -95,6 +97,7 @@ describe.skipIf(!available)('the nginx helper, given a folder it cannot serve, f
       'test/support/processes.mjs',
       'proxy/nginx/iojs-http.conf',
       'proxy/nginx/iojs-location.conf',
+      'proxy/nginx/iojs.js',
     ]) {
       mkdirSync(dirname(join(copy, file)), { recursive: true, mode: 0o755 });
       copyFileSync(join(ROOT, file), join(copy, file));

@@ -146,6 +146,7 @@ export const RUN_BY: Record<string, string> = {
   'server-callbacks': 'test/docs/readme.test.ts',
   'server-fleet': 'test/docs/readme.test.ts',
   'nginx-excerpt': 'test/docs/readme.test.ts',
+  'nginx-njs': 'test/docs/readme.test.ts',
   emulator: 'test/docs/readme.test.ts',
   'conformance-command': 'e2e/conformance.spec.ts',
   'doctor-command': 'test/package/doctor.test.ts',
