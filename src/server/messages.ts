@@ -208,6 +208,12 @@ export const bullmqMessages = {
   /** A set-up that cannot work: BullMQ on Redis Cluster without a hash tag (docs/fleet.md#redis-cluster). */
   clusterNeedsHashTag: (prefix: string) =>
     `BullMQ on Redis Cluster needs a hash tag in its prefix ("${prefix}" has none), or every command fails with CROSSSLOT: give createBullmqQueue a prefix such as "{${prefix.replace(/[{}]/g, '') || 'bbc'}}" (the whole queue then lives on one master)`,
+  /** `confirmReplicas` that is not a count, or on a Cluster client (docs/fleet.md#sentinel). */
+  badConfirmReplicas:
+    'confirmReplicas must be a whole number from 0 to 16, with confirmTimeoutMs a whole number of ms from 1 to 10000, on a client of one master (Sentinel or a single server): on Redis Cluster, WAIT would not reach the master that holds the queue',
+  /** An accepted checkout no replica confirmed in time: answered 503, the blackbox kept in the form. */
+  notConfirmed: (acknowledged: number, wanted: number, ms: number) =>
+    `the queue's write was confirmed by ${acknowledged} of ${wanted} replica${wanted === 1 ? '' : 's'} within ${ms} ms (Redis WAIT): the checkout is answered 503 and posted again, since a failover now could lose it`,
 };
 
 /** proxy/: its options, and a collector answer it will not pass on. */

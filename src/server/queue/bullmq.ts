@@ -28,6 +28,7 @@ import {
   DeviceRiskError,
   ERR_INVALID_CONFIGURATION,
   ERR_STORE_FULL,
+  ERR_STORE_UNAVAILABLE,
   isDeviceRiskError,
   isRedisFull,
   logError,
@@ -55,6 +56,17 @@ export interface BullmqQueueOptions {
    * checkout costs, the Redis memory the queue needs (docs/fleet.md#what-redis-holds).
    */
   maxQueued?: number;
+  /**
+   * Replicas that must hold each accepted checkout before it is answered 202 (Redis `WAIT` on
+   * the queue's connection after the add). Default 0: the master's word. With Sentinel, 1 (with
+   * two replicas, so that a failover leaves one to confirm): a checkout written to a master that
+   * is failing over, or to an old master still reachable after the promotion, is not confirmed
+   * and answered 503 (`store_unavailable`, the blackbox kept in the form) instead of 202 and
+   * lost when that master resyncs (docs/fleet.md#sentinel). Not on Redis Cluster.
+   */
+  confirmReplicas?: number;
+  /** How long an add waits for `confirmReplicas`, in ms. Default 1000. */
+  confirmTimeoutMs?: number;
   /** Jobs this instance runs at once. Default 4. */
   concurrency?: number;
   /**
@@ -144,6 +156,35 @@ function namingFull(onError: (error: unknown) => void): (error: unknown) => void
   };
 }
 
+/** The replicas an add waits for, checked at start. */
+function confirmationOf(options: BullmqQueueOptions): { replicas: number; timeoutMs: number } {
+  const replicas = options.confirmReplicas ?? 0;
+  const timeoutMs = options.confirmTimeoutMs ?? 1000;
+  const whole = (n: number, min: number, max: number) => Number.isInteger(n) && n >= min && n <= max;
+  const onCluster = (options.connection as { isCluster?: unknown } | undefined)?.isCluster === true;
+  if (!whole(replicas, 0, 16) || !whole(timeoutMs, 1, 10_000) || (replicas > 0 && onCluster))
+    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, bullmqMessages.badConfirmReplicas);
+  return { replicas, timeoutMs };
+}
+
+/**
+ * Waits for the replicas to hold what this connection wrote (Redis WAIT): fewer in time is a
+ * failure the endpoint answers 503, never a 202 a failover could take back.
+ */
+async function confirmed(
+  client: { call(...args: (string | number)[]): Promise<unknown> },
+  { replicas, timeoutMs }: { replicas: number; timeoutMs: number },
+): Promise<void> {
+  if (replicas === 0) return;
+  const acknowledged = Number(await client.call('WAIT', replicas, timeoutMs));
+  if (acknowledged < replicas)
+    throw new DeviceRiskError(ERR_STORE_UNAVAILABLE, bullmqMessages.notConfirmed(acknowledged, replicas, timeoutMs), {
+      status: 503,
+      retryAfter: 1,
+      operation: 'queue',
+    });
+}
+
 export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { queue: Queue } {
   const name = options.name ?? DEFAULT_NAME;
   const prefix = options.prefix ?? 'bull';
@@ -151,6 +192,7 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
     throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, bullmqMessages.clusterNeedsHashTag(prefix));
   }
   const maxQueued = options.maxQueued ?? DEFAULT_BULLMQ_MAX_QUEUED;
+  const confirm = confirmationOf(options);
   const onError = namingFull(options.onError ?? logError);
   const common = { connection: options.connection, ...(options.prefix ? { prefix: options.prefix } : {}) };
   const queue = new Queue<HeldJob>(name, common);
@@ -218,7 +260,11 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
     // the other (one script, atomic); the job's nonce says whose it is. None held: a job ran
     // and left meanwhile, whose record the endpoint reads next (queued.ts).
     const stored = await queue.getJob(jobId);
-    if (!stored || stored.data.addedBy === addedBy) return 'added';
+    if (!stored || stored.data.addedBy === addedBy) {
+      // The proxy BullMQ wraps an ioredis client in forwards `call` to it (bullmq's ioredis-client.d.ts).
+      await confirmed((await redisClient()) as unknown as Parameters<typeof confirmed>[0], confirm);
+      return 'added';
+    }
     await leave(job.visitor);
     return stored.data.fingerprint === job.fingerprint ? 'present' : 'conflict';
   }

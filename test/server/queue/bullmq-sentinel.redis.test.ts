@@ -1,0 +1,129 @@
+// A failover while the old master stays reachable (SENTINEL FAILOVER, as a network partition
+// or an operator's switch does): clients still on the old master write there until they notice,
+// and what the old master took is gone when it resyncs as a replica. With `confirmReplicas: 1`
+// an add no replica confirmed is answered 503 (the browser posts again), never 202 and lost
+// (docs/fleet.md#sentinel). Real redis-server: a master, a replica and a Sentinel.
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmulator, type Emulator } from '../../../src/emulator/index.js';
+import { DeviceRiskError } from '../../../src/server/errors.js';
+import { createBullmqQueue } from '../../../src/server/queue/bullmq.js';
+import { createRedisStore } from '../../../src/server/store/redis.js';
+import { startRedisSentinel, startRedis } from '../../support/redis-server.mjs';
+import { haveRedis } from '../../support/redis.js';
+import { checkoutFor, clientOn, orderTellingHandler } from '../../support/kit.js';
+
+let emulator: Emulator | undefined;
+const closers: Array<() => Promise<unknown>> = [];
+beforeAll(async () => {
+  if (haveRedis) emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+});
+afterAll(async () => {
+  for (const close of closers.splice(0).reverse()) await close().catch(() => {});
+  await emulator?.close();
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe.skipIf(!haveRedis)('createBullmqQueue confirmReplicas', () => {
+  it('refused at start unless a whole count on one master, with a time in range', () => {
+    const connection = { host: '127.0.0.1', port: 1, lazyConnect: true };
+    const cluster = Object.assign(new Redis({ lazyConnect: true }), { isCluster: true });
+    closers.push(async () => cluster.disconnect());
+    for (const bad of [
+      { confirmReplicas: -1 },
+      { confirmReplicas: 1.5 },
+      { confirmReplicas: 17 },
+      { confirmReplicas: 1, confirmTimeoutMs: 0 },
+      { confirmReplicas: 1, confirmTimeoutMs: 10_001 },
+    ])
+      expect(() => createBullmqQueue({ connection, ...bad }), JSON.stringify(bad)).toThrow(
+        expect.objectContaining({ code: 'invalid_configuration' }),
+      );
+    expect(() => createBullmqQueue({ connection: cluster, prefix: '{bbc}', confirmReplicas: 1 })).toThrow(
+      /on Redis Cluster, WAIT would not reach/,
+    );
+  });
+
+  it('a master with no replica to confirm: each checkout 503 store_unavailable, told; none is 202', async () => {
+    const server = await startRedis();
+    const connection = new Redis(server.port, '127.0.0.1', { maxRetriesPerRequest: null });
+    const storeClient = new Redis(server.port, '127.0.0.1', { enableOfflineQueue: false });
+    const errors: unknown[] = [];
+    const told: string[] = [];
+    const queue = createBullmqQueue({ connection, prefix: 'lonely', confirmReplicas: 1, confirmTimeoutMs: 100 });
+    const handler = orderTellingHandler(
+      { client: clientOn(emulator!), store: createRedisStore(storeClient, { prefix: 'lonely:' }), queue },
+      errors,
+      told,
+    );
+    closers.push(async () => {
+      await handler.close();
+      connection.disconnect();
+      storeClient.disconnect();
+      await server.stop();
+    });
+    const answer = await handler(checkoutFor('lonely-0001'));
+    expect([answer.status, answer.headers.get('retry-after')]).toEqual([503, '1']);
+    expect(((await answer.json()) as { error: { code: string } }).error.code).toBe('store_unavailable');
+    const codes = errors.map((e) => (e as DeviceRiskError).code);
+    expect(codes).toContain('store_unavailable');
+    expect(String((errors.find((e) => e instanceof DeviceRiskError) as Error).message)).toMatch(
+      /confirmed by 0 of 1 replica within 100 ms/,
+    );
+  });
+
+  it('SENTINEL FAILOVER under traffic, the old master reachable: every checkout 202 at last, each checked once and told', async () => {
+    const sentinel = await startRedisSentinel();
+    closers.push(() => sentinel.stop());
+    const { sentinels, name } = sentinel;
+    const errors: unknown[] = [];
+    const told: string[] = [];
+    // failoverDetector: the clients move to the promoted master when the Sentinel says so.
+    const storeClient = new Redis({ sentinels, name, enableOfflineQueue: false, failoverDetector: true });
+    const bull = new Redis({ sentinels, name, maxRetriesPerRequest: null, failoverDetector: true });
+    for (const client of [storeClient, bull]) client.on('error', () => {});
+    const store = createRedisStore(storeClient, { prefix: 'switch:' });
+    await store.ready();
+    const queue = createBullmqQueue({
+      connection: bull,
+      prefix: 'switch',
+      confirmReplicas: 1,
+      confirmTimeoutMs: 500,
+      onError: (e) => errors.push(e),
+    });
+    const client = clientOn(emulator!, {
+      tokenSource: { store },
+      limits: { accountRequestsPerSecond: 100, accountBurst: 50 },
+    });
+    const handler = orderTellingHandler({ client, store, queue }, errors, told);
+    closers.push(async () => {
+      await handler.close();
+      storeClient.disconnect();
+      bull.disconnect();
+    });
+    /** As the browser package does: a 503 is posted again after a moment, for up to 30 s. */
+    async function checkout(key: string): Promise<number> {
+      const end = Date.now() + 30_000;
+      for (;;) {
+        const answer = await handler(checkoutFor(key));
+        if (answer.status !== 503 || Date.now() > end) return answer.status;
+        await sleep(200);
+      }
+    }
+    // A checkout every 50 ms for 4 s, the failover ordered after the first second.
+    const keys = Array.from({ length: 80 }, (_, i) => `switch-${String(i).padStart(4, '0')}`);
+    const answers: Promise<number>[] = [];
+    const switching = sleep(1000).then(() => sentinel.failover());
+    for (const key of keys) {
+      answers.push(checkout(key));
+      await sleep(50);
+    }
+    await switching;
+    expect(await Promise.all(answers)).toEqual(keys.map(() => 202));
+    await expect.poll(() => [...told].sort(), { timeout: 60_000, interval: 500 }).toEqual([...keys].sort());
+    const made = emulator!.inspect.transactions().filter((tx) => keys.includes(tx.customerInternalReference));
+    expect(made.map((tx) => tx.customerInternalReference).sort()).toEqual([...keys].sort());
+    expect(await sentinel.masterPort()).toBe(sentinel.replica.port);
+  }, 120_000);
+});
