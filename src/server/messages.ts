@@ -276,6 +276,12 @@ export const redisMessages = {
   readyTimeoutOption: 'readyTimeoutMs must be a positive number of milliseconds',
   notAClient: (method: string) =>
     `createRedisStore needs a node-redis (5 or later) or ioredis (5 or later) client; this one has no ${method}()`,
+  /** `confirmReplicas` that is not a count, or on a client WAIT cannot serve (docs/fleet.md#sentinel). */
+  badConfirmReplicas:
+    'confirmReplicas must be a whole number from 0 to 16, with confirmTimeoutMs a whole number of ms from 1 to 10000, on a client of one master that can send any command (ioredis, or node-redis with sendCommand): on Redis Cluster, WAIT would not reach the master that took the write',
+  /** A write no replica confirmed in time: it fails, as when Redis is away. */
+  notConfirmed: (acknowledged: number, wanted: number, ms: number) =>
+    `a write was confirmed by ${acknowledged} of ${wanted} replica${wanted === 1 ? '' : 's'} within ${ms} ms (Redis WAIT): it may not outlive a failover, so it does not count`,
 };
 
 /** callbacks/: its options, the callback's shape, its refusals and its outcomes. */

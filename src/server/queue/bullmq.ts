@@ -171,18 +171,18 @@ function confirmationOf(options: BullmqQueueOptions): { replicas: number; timeou
  * Waits for the replicas to hold what this connection wrote (Redis WAIT): fewer in time is a
  * failure the endpoint answers 503, never a 202 a failover could take back.
  */
-async function confirmed(
-  client: { call(...args: (string | number)[]): Promise<unknown> },
-  { replicas, timeoutMs }: { replicas: number; timeoutMs: number },
-): Promise<void> {
-  if (replicas === 0) return;
-  const acknowledged = Number(await client.call('WAIT', replicas, timeoutMs));
+async function confirmed(client: object, { replicas, timeoutMs }: { replicas: number; timeoutMs: number }) {
+  if (replicas === 0) return 'added' as const;
+  // BullMQ's proxy of an ioredis client forwards `call` to it.
+  const { call } = client as { call(...args: (string | number)[]): Promise<unknown> };
+  const acknowledged = Number(await call.call(client, 'WAIT', replicas, timeoutMs));
   if (acknowledged < replicas)
     throw new DeviceRiskError(ERR_STORE_UNAVAILABLE, bullmqMessages.notConfirmed(acknowledged, replicas, timeoutMs), {
       status: 503,
       retryAfter: 1,
       operation: 'queue',
     });
+  return 'added' as const;
 }
 
 export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { queue: Queue } {
@@ -260,11 +260,7 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
     // the other (one script, atomic); the job's nonce says whose it is. None held: a job ran
     // and left meanwhile, whose record the endpoint reads next (queued.ts).
     const stored = await queue.getJob(jobId);
-    if (!stored || stored.data.addedBy === addedBy) {
-      // The proxy BullMQ wraps an ioredis client in forwards `call` to it (bullmq's ioredis-client.d.ts).
-      await confirmed((await redisClient()) as unknown as Parameters<typeof confirmed>[0], confirm);
-      return 'added';
-    }
+    if (!stored || stored.data.addedBy === addedBy) return confirmed(await redisClient(), confirm);
     await leave(job.visitor);
     return stored.data.fingerprint === job.fingerprint ? 'present' : 'conflict';
   }

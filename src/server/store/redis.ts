@@ -34,6 +34,8 @@ export interface NodeRedisClientLike {
   ): Promise<unknown>;
   del(key: string): Promise<unknown>;
   eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  /** Any command, for `confirmReplicas` (WAIT): node-redis's client takes `(args)`, its cluster more (refused). */
+  sendCommand?(...args: never[]): Promise<unknown>;
 }
 
 /** The part of an ioredis client (v5+) the store uses; told from node-redis by its `call()`. */
@@ -56,6 +58,17 @@ export interface RedisStoreOptions {
    * is still connecting, in ms; past it, `store_unavailable`. Default 10000.
    */
   readyTimeoutMs?: number;
+  /**
+   * Replicas that must hold each write before it counts (Redis `WAIT` on the client's connection
+   * after it). Default 0: the master's word. With Sentinel, 1, as the queue's (docs/fleet.md#sentinel):
+   * a key's record or lease written to a master failing over, or to an old master still
+   * reachable after the promotion, would be gone after it and the checkout checked twice; not
+   * confirmed within `confirmTimeoutMs`, the write fails (`store_unavailable`, 503 to the
+   * browser, the check tried again). Not on Redis Cluster.
+   */
+  confirmReplicas?: number;
+  /** How long a write waits for `confirmReplicas`, in ms. Default 1000. */
+  confirmTimeoutMs?: number;
 }
 
 /** The Redis store; `ready()` runs the start-up check now (it also runs before the first operation). */
@@ -86,6 +99,8 @@ interface Commands {
   set(key: string, value: string, ttlMs: number, onlyIfAbsent: boolean): Promise<boolean>;
   del(key: string): Promise<unknown>;
   eval(script: string, key: string, args: string[]): Promise<unknown>;
+  /** Redis WAIT: how many replicas hold this connection's writes, waiting up to `timeoutMs`. */
+  wait?(replicas: number, timeoutMs: number): Promise<unknown>;
 }
 
 /**
@@ -109,6 +124,7 @@ function fullNamed(commands: Commands): Commands {
     eval: named('a conditional write (EVAL)', (script: string, key: string, args: string[]) =>
       commands.eval(script, key, args),
     ),
+    ...(commands.wait ? { wait: commands.wait } : {}),
   };
 }
 
@@ -125,6 +141,7 @@ function commandsOf(client: RedisClientLike): Commands {
           : client.set(key, value, 'PX', px(ttlMs)))) !== null,
       del: (key) => client.del(key),
       eval: (script, key, args) => client.eval(script, 1, key, ...args),
+      wait: (replicas, timeoutMs) => client.call('WAIT', String(replicas), String(timeoutMs)),
     };
   }
   return {
@@ -136,6 +153,16 @@ function commandsOf(client: RedisClientLike): Commands {
       })) !== null,
     del: (key) => client.del(key),
     eval: (script, key, args) => client.eval(script, { keys: [key], arguments: args }),
+    ...(client.sendCommand
+      ? {
+          wait: (replicas, timeoutMs) =>
+            (client.sendCommand as (args: string[]) => Promise<unknown>).call(client, [
+              'WAIT',
+              String(replicas),
+              String(timeoutMs),
+            ]),
+        }
+      : {}),
   };
 }
 
@@ -199,6 +226,33 @@ async function check(commands: Commands, key: string): Promise<void> {
   }
 }
 
+/**
+ * What a write waits for before it counts: `written`, once `confirmReplicas` replicas hold it
+ * (WAIT); a write that changed nothing waits for nothing. Checked at creation.
+ */
+function confirmationOf(
+  client: RedisClientLike,
+  commands: Commands,
+  { confirmReplicas = 0, confirmTimeoutMs = 1000 }: RedisStoreOptions,
+): (written: boolean) => Promise<boolean> {
+  const whole = (n: number, min: number, max: number) => Number.isInteger(n) && n >= min && n <= max;
+  const { isCluster, masters } = client as { isCluster?: unknown; masters?: unknown };
+  const onCluster = isCluster === true || masters !== undefined;
+  if (!whole(confirmReplicas, 0, 16) || !whole(confirmTimeoutMs, 1, 10_000))
+    throw refusal(redisMessages.badConfirmReplicas);
+  if (confirmReplicas > 0 && (onCluster || !commands.wait)) throw refusal(redisMessages.badConfirmReplicas);
+  return async (written) => {
+    if (!written || confirmReplicas === 0) return written;
+    const acknowledged = Number(await commands.wait!(confirmReplicas, confirmTimeoutMs));
+    if (acknowledged < confirmReplicas)
+      throw new DeviceRiskError(
+        ERR_STORE_UNAVAILABLE,
+        redisMessages.notConfirmed(acknowledged, confirmReplicas, confirmTimeoutMs),
+      );
+    return written;
+  };
+}
+
 export function createRedisStore(client: RedisClientLike, options: RedisStoreOptions = {}): RedisStore {
   for (const method of ['get', 'set', 'del', 'eval'] as const) {
     if (typeof client?.[method] !== 'function') {
@@ -210,6 +264,7 @@ export function createRedisStore(client: RedisClientLike, options: RedisStoreOpt
   const readyTimeoutMs = options.readyTimeoutMs ?? 10_000;
   if (!(readyTimeoutMs > 0)) throw refusal(redisMessages.readyTimeoutOption);
   const k = (key: string) => prefix + key;
+  const confirm = confirmationOf(client, commands, options);
   /** The one check in flight or passed; forgotten when it fails, so that the next operation checks again. */
   let checked: Promise<void> | undefined;
   const ready = () =>
@@ -227,23 +282,23 @@ export function createRedisStore(client: RedisClientLike, options: RedisStoreOpt
     },
     async set(key, value, ttlMs) {
       await ready();
-      await commands.set(k(key), value, ttlMs, false);
+      await confirm(await commands.set(k(key), value, ttlMs, false));
     },
     async setIfAbsent(key, value, ttlMs) {
       await ready();
-      return commands.set(k(key), value, ttlMs, true);
+      return confirm(await commands.set(k(key), value, ttlMs, true));
     },
     async compareAndSet(key, expected, value, ttlMs) {
       await ready();
-      return Number(await commands.eval(COMPARE_AND_SET, k(key), [expected, value, String(px(ttlMs))])) === 1;
+      return confirm(Number(await commands.eval(COMPARE_AND_SET, k(key), [expected, value, String(px(ttlMs))])) === 1);
     },
     async compareAndDelete(key, expected) {
       await ready();
-      return Number(await commands.eval(COMPARE_AND_DELETE, k(key), [expected])) === 1;
+      return confirm(Number(await commands.eval(COMPARE_AND_DELETE, k(key), [expected])) === 1);
     },
     async delete(key) {
       await ready();
-      await commands.del(k(key));
+      await confirm(Boolean(await commands.del(k(key))));
     },
   };
 }

@@ -1,8 +1,9 @@
 // A failover while the old master stays reachable (SENTINEL FAILOVER, as a network partition
 // or an operator's switch does): clients still on the old master write there until they notice,
 // and what the old master took is gone when it resyncs as a replica. With `confirmReplicas: 1`
-// an add no replica confirmed is answered 503 (the browser posts again), never 202 and lost
-// (docs/fleet.md#sentinel). Real redis-server: a master, a replica and a Sentinel.
+// an add no replica confirmed is answered 503 (the browser posts again), never 202 and lost;
+// the store's `confirmReplicas: 1` does the same for each key's record and lease, so that a
+// job run again after the switch finds its check's record (docs/fleet.md#sentinel). Real redis-server: a master, a replica and a Sentinel.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../../src/emulator/index.js';
@@ -83,7 +84,9 @@ describe.skipIf(!haveRedis)('createBullmqQueue confirmReplicas', () => {
     const storeClient = new Redis({ sentinels, name, enableOfflineQueue: false, failoverDetector: true });
     const bull = new Redis({ sentinels, name, maxRetriesPerRequest: null, failoverDetector: true });
     for (const client of [storeClient, bull]) client.on('error', () => {});
-    const store = createRedisStore(storeClient, { prefix: 'switch:' });
+    // The keys' records and leases confirmed too: a record lost with the old master would let
+    // the job, confirmed on the new one, make a second transaction.
+    const store = createRedisStore(storeClient, { prefix: 'switch:', confirmReplicas: 1, confirmTimeoutMs: 500 });
     await store.ready();
     const queue = createBullmqQueue({
       connection: bull,

@@ -15,7 +15,12 @@ import {
   type CallbackResult,
   type Store,
 } from '../../../src/server/index.js';
-import { createRedisStore, type RedisStore } from '../../../src/server/store/redis.js';
+import {
+  createRedisStore,
+  type RedisClientLike,
+  type RedisStore,
+  type RedisStoreOptions,
+} from '../../../src/server/store/redis.js';
 import { storeNamespace } from '../../../src/server/api/seal.js';
 import { createClient, RESP_TYPES } from 'redis';
 import { createClient as createClient4 } from 'redis4';
@@ -214,6 +219,64 @@ describe.skipIf(!haveRedis)('createRedisStore', () => {
     await store.ready();
     await store.set('k', 'v', 10_000);
     expect(await store.get('k')).toBe('v');
+  });
+
+  it('confirmReplicas: a write no replica holds fails store_unavailable (both clients); one a replica holds counts', async () => {
+    const io = new IoRedis(redis.url, { enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+    io.on('error', () => {});
+    closers.push(() => io.quit());
+    const nr = await connect(redis.url);
+    clients.push(nr);
+    for (const client of [io, nr] as RedisClientLike[]) {
+      const store = createRedisStore(client, {
+        prefix: `confirm${++prefixes}:`,
+        confirmReplicas: 1,
+        confirmTimeoutMs: 50,
+      });
+      // The test's Redis has no replica: 0 of 1, every kind of write.
+      const unconfirmed = {
+        code: 'store_unavailable',
+        message: expect.stringContaining('confirmed by 0 of 1 replica within 50 ms'),
+      };
+      await expect(store.setIfAbsent('k', 'v', 10_000)).rejects.toMatchObject(unconfirmed);
+      await expect(store.set('k', 'w', 10_000)).rejects.toMatchObject(unconfirmed);
+      await expect(store.compareAndSet('k', 'w', 'x', 10_000)).rejects.toMatchObject(unconfirmed);
+      await expect(store.compareAndDelete('k', 'x')).rejects.toMatchObject(unconfirmed);
+      // A write that changed nothing waits for nothing; reads never wait.
+      expect(await store.setIfAbsent('held', 'v', 10_000).catch(() => 'refused')).toBe('refused');
+      expect(await store.setIfAbsent('held', 'v', 10_000)).toBe(false);
+      expect(await store.compareAndSet('held', 'other', 'x', 10_000)).toBe(false);
+      expect(await store.get('held')).toBe('v');
+    }
+    // With a replica attached, the same writes count.
+    const replica = await startRedisServer({ args: ['--replicaof', '127.0.0.1', String(new URL(redis.url).port)] });
+    closers.push(() => replica.stop());
+    const store = createRedisStore(io, { prefix: `confirm${++prefixes}:`, confirmReplicas: 1, confirmTimeoutMs: 5000 });
+    await expect
+      .poll(async () => store.setIfAbsent('k', 'v', 10_000).catch(() => 'unconfirmed'), { timeout: 10_000 })
+      .not.toBe('unconfirmed');
+    expect(await store.compareAndSet('k', 'v', 'w', 10_000)).toBe(true);
+  });
+
+  it('confirmReplicas refused at creation: not a whole count, a time out of range, a Cluster, a client without any-command', () => {
+    const io = new IoRedis({ lazyConnect: true });
+    const bad: RedisStoreOptions[] = [
+      { confirmReplicas: -1 },
+      { confirmReplicas: 0.5 },
+      { confirmReplicas: 17 },
+      { confirmReplicas: 1, confirmTimeoutMs: 0 },
+      { confirmReplicas: 1, confirmTimeoutMs: 10_001 },
+    ];
+    for (const options of bad)
+      expect(() => createRedisStore(io, options), JSON.stringify(options)).toThrow(
+        expect.objectContaining({ code: 'invalid_configuration' }),
+      );
+    const cluster = Object.assign(new IoRedis({ lazyConnect: true }), { isCluster: true });
+    expect(() => createRedisStore(cluster, { confirmReplicas: 1 })).toThrow(/on Redis Cluster, WAIT would not reach/);
+    const { get, set, del } = { get: async () => null, set: async () => 'OK', del: async () => 1 };
+    const bare = { get, set, del, eval: async () => 1 };
+    expect(() => createRedisStore(bare, { confirmReplicas: 1 })).toThrow(/can send any command/);
+    expect(() => createRedisStore(bare)).not.toThrow();
   });
 
   it('a client that never connects: ready() rejects with store_unavailable after readyTimeoutMs', async () => {
