@@ -762,30 +762,6 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     await handler.close();
   });
 
-  it("the default queue is this process's memory, said once at start; a queue given, or the check within the request, says nothing", async () => {
-    const warnings: string[] = [];
-    const warn = vi
-      .spyOn(console, 'warn')
-      .mockImplementation((...args: unknown[]) => void warnings.push(args.join(' ')));
-    try {
-      const { client } = stubClient();
-      const made = setUp(client, { queue: undefined });
-      expect(warnings).toEqual([
-        expect.stringMatching(
-          /^\[blackbox-capture\/server\] accepted checkouts wait in this process's memory .*createFileQueue/,
-        ),
-      ]);
-      await made.handler(post('key-said-once'));
-      expect(warnings).toHaveLength(1);
-      await made.handler.close();
-      setUp(client);
-      setUp(client, { answer: 'checked' });
-      expect(warnings).toHaveLength(1);
-    } finally {
-      warn.mockRestore();
-    }
-  });
-
   it('a key checked already answers its result without a job; a key reused with another request is 422, never queued', async () => {
     const { client } = stubClient();
     const hand = handQueue();
