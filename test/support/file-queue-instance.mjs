@@ -4,7 +4,7 @@
 // Configuration: one JSON argument { path?, token: { clientId, clientSecret, tokenUrl }, serviceUrls, post, from }.
 // Posts `post` checkouts (order-<from> …) and prints "accepted <order>" for each 202 ("refused
 // <order> <status>" else); prints "decided <order>" for each decision and "error <code>" for
-// anything told to onError. On SIGTERM: close() the handler, print "closed", exit.
+// anything told to onError. Runs until killed; on SIGTERM: close() the handler, print "closed", exit.
 import { createDeviceRiskClient, createDeviceRiskHandler, createTokenSource } from '../../dist/server.js';
 import { createFileQueue } from '../../dist/server-file-queue.js';
 
@@ -52,3 +52,5 @@ for (let i = from; i < from + (config.post ?? 0); i++) {
   say(answer.status === 202 ? `accepted order-${i}` : `refused order-${i} ${answer.status}`);
 }
 say('posted');
+// Lives until killed, as a server does, even with nothing queued.
+setInterval(() => {}, 60_000);

@@ -117,7 +117,7 @@ describe("the handler's default queue outlives its process (no queue option)", (
       children.push(first.child);
       await until(() => first.lines.includes('posted'), 30_000);
       expect(first.lines.filter((l) => l.startsWith('accepted'))).toHaveLength(16);
-      expect(first.lines.find(started)).toContain(join(dir, 'queue.jsonl'));
+      expect(first.lines.filter((l) => started([l]))).toEqual([expect.stringContaining(join(dir, 'queue.jsonl'))]);
       await until(() => emulator!.inspect.transactions().length >= 3, 30_000);
       first.child.kill(signal);
       await new Promise((r) => first.child.once('exit', r));
