@@ -102,7 +102,7 @@ export const endpointMessages = {
   badRateLimit: (option: string) => `${option} must be false or { burst, perMinute } with positive numbers`,
   maxQueuedChecks: 'maxQueuedChecks must be a positive whole number of checkouts',
   sharedStoreNeedsQueue:
-    "a store was given but no queue: accepted checkouts would wait in this process's memory and be lost with it. " +
+    'a store was given but no queue: accepted checkouts would wait on this instance alone (its default queue) and be lost with it. ' +
     'Give the queue a fleet shares (queue: createBullmqQueue(...) from blackbox-capture/server/bullmq), ' +
     "or answer: 'checked' (each check run within its request), " +
     'or, for one instance on purpose, queue: createMemoryQueue(...) (docs/fleet.md#a-shared-store-needs-a-shared-queue)',
@@ -118,12 +118,12 @@ export const endpointMessages = {
   fileQueue: (path: string) =>
     `accepted checkouts are kept in ${path} until checked (the default queue: a journal on disk, one process ` +
     'per directory): a restart or a deploy on the same directory checks them. Elsewhere: dataDir or ' +
-    'BLACKBOX_CAPTURE_DATA_DIR; a fleet: queue: createBullmqQueue (docs/fleet.md#the-queue)',
+    'BLACKBOX_CAPTURE_DATA_DIR; a fleet: queue: createBullmqQueue (docs/fleet.md#a-single-instance)',
   /** The default queue's directory cannot be used: said at start, and each checkout is refused (503). */
   dataDirUnusable: (dir: string, reason: string) =>
     `dataDir ${dir} cannot be written (${reason}): accepted checkouts would not outlive this process. ` +
     'Give dataDir (or BLACKBOX_CAPTURE_DATA_DIR) a directory this process can write, ' +
-    "or queue: createMemoryQueue() to keep them in memory on purpose, or answer: 'checked'",
+    "or queue: createMemoryQueue() to keep them in memory on purpose, or answer: 'checked' (docs/fleet.md#a-single-instance)",
   queueUnusable: 'Checkouts cannot be accepted now: the server cannot keep them (misconfigured); try again later',
   visitorOption:
     'visitor must be a function of the request that returns your visitor id (a session, a cart) or undefined',
@@ -210,7 +210,7 @@ export const queuedMessages = {
   pathInUse: (path: string, pid: number) =>
     `${path} is held by another queue (process ${pid}, lock ${path}.lock): two queues on one journal ` +
     'would check every checkout twice. Give each process its own dataDir (or createFileQueue path), close the ' +
-    'other handler first, or share createBullmqQueue across a fleet (docs/fleet.md#the-queue)',
+    'other handler first, or share createBullmqQueue across a fleet (docs/fleet.md#a-single-instance)',
   stale: (ageMs: number, trustBoundMs: number, keyStart: string) =>
     `a checkout accepted ${Math.round(ageMs / 1000)} s ago was not checked: its blackbox is past the trust bound ` +
     `of ${Math.round(trustBoundMs / 1000)} s and was not uploaded (key ${keyStart}\u2026)`,

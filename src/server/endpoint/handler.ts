@@ -105,7 +105,7 @@ export interface DeviceRiskHandlerOptions {
    * Where the default queue keeps its journal (`queue.jsonl`, and its lock: one process per
    * directory), made when missing. Default the env BLACKBOX_CAPTURE_DATA_DIR, else
    * `.blackbox-capture` in the working directory. One that cannot be written is told to onError
-   * at start and every checkout is answered 503 `invalid_configuration` (docs/fleet.md#the-queue).
+   * at start and every checkout is answered 503 `invalid_configuration` (docs/fleet.md#a-single-instance).
    */
   dataDir?: string;
   /**

@@ -1,5 +1,5 @@
 /**
- * The queue of a handler given none (docs/fleet.md#the-queue): on a runtime with a file system,
+ * The queue of a handler given none (docs/fleet.md#a-single-instance): on a runtime with a file system,
  * a file queue in the data directory, so that what was answered "accepted" outlives the
  * process (a restart or a deploy on the same directory checks it); in the edge build, this
  * process's memory. Either is said once at start. The file queue is loaded with a dynamic

@@ -1,5 +1,5 @@
 /**
- * One queue per journal (docs/fleet.md#the-queue): two processes, or two handlers of one
+ * One queue per journal (docs/fleet.md#a-single-instance): two processes, or two handlers of one
  * process, reading the same journal would each check every checkout in it. The first takes
  * `<path>.lock` (created with O_EXCL, holding its pid); another is refused with
  * `invalid_configuration` naming the path. A lock left by a process that died (SIGKILL, a

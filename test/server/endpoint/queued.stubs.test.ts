@@ -1,7 +1,7 @@
 // The endpoint's default answer: 202 with a reference as soon as the queue holds the
 // checkout, then the check in arrival order as the tenant's limit allows, on a stub client.
 // Nothing accepted is lost, no key gets two transactions, and what waits too long is told.
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   createDeviceRiskClient,
   DEFAULT_LIMITS,

@@ -20,7 +20,12 @@ const refusedFor = (path: string, pid: number) =>
 async function live() {
   const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
   await new Promise((resolve) => child.once('spawn', resolve));
-  return { pid: child.pid!, kill: () => new Promise((r) => (child.once('exit', r), child.kill('SIGKILL'))) };
+  const kill = () => {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    return exited;
+  };
+  return { pid: child.pid!, kill };
 }
 
 describe('lockPath', () => {
