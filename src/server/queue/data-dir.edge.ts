@@ -4,6 +4,8 @@
  */
 import type { CheckQueue, MemoryQueueOptions } from './queue.js';
 
-export function openDataDirQueue(_options: MemoryQueueOptions & { dataDir?: string }): undefined | { queue: CheckQueue; path: string } {
+export function openDataDirQueue(
+  _options: MemoryQueueOptions & { dataDir?: string },
+): undefined | { queue: CheckQueue; path: string } {
   return undefined;
 }

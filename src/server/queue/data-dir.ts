@@ -17,9 +17,10 @@ import { DATA_DIR_ENV, DEFAULT_DATA_DIR, QUEUE_FILE } from './default.js';
  * in the working directory, with where it keeps its checkouts; `invalid_configuration` naming
  * dataDir when the directory cannot be made or written, or another queue holds it.
  */
-export function openDataDirQueue(
-  options: MemoryQueueOptions & { dataDir?: string | undefined },
-): { queue: CheckQueue; path: string } {
+export function openDataDirQueue(options: MemoryQueueOptions & { dataDir?: string | undefined }): {
+  queue: CheckQueue;
+  path: string;
+} {
   const dir = resolve(options.dataDir ?? (process.env[DATA_DIR_ENV] || DEFAULT_DATA_DIR));
   const path = join(dir, QUEUE_FILE);
   const { dataDir: _, ...queueOptions } = options;

@@ -144,11 +144,16 @@ describe("the handler's default queue outlives its process (no queue option)", (
     children.push(second.child);
     await until(() => second.lines.includes('posted'), 30_000);
     expect(second.lines.filter((l) => l.startsWith('error'))).toEqual([
-      expect.stringContaining(`error invalid_configuration [blackbox-capture/server] ${join(dir, 'queue.jsonl')} is held`),
+      expect.stringContaining(
+        `error invalid_configuration [blackbox-capture/server] ${join(dir, 'queue.jsonl')} is held`,
+      ),
       expect.stringContaining('error invalid_configuration'),
       expect.stringContaining('error invalid_configuration'),
     ]);
-    expect(second.lines.filter((l) => l.startsWith('refused'))).toEqual(['refused order-100 503', 'refused order-101 503']);
+    expect(second.lines.filter((l) => l.startsWith('refused'))).toEqual([
+      'refused order-100 503',
+      'refused order-101 503',
+    ]);
     second.child.kill('SIGKILL');
     first.child.kill('SIGKILL');
     await new Promise((r) => first.child.once('exit', r));
