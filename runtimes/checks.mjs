@@ -217,12 +217,14 @@ await check('the default queue (no queue option): a file queue in dataDir, one h
       body: JSON.stringify({ blackbox: BLACKBOX }),
     });
   const first = make();
-  const second = make();
+  let second;
   try {
     const accepted = await first(post(`runtimes-queued-${Date.now()}`));
     assert.equal(accepted.status, 202, await accepted.clone().text());
     // On disk before the 202, in this runtime's node:fs.
     assert.match(readFileSync(join(dataDir, 'queue.jsonl'), 'utf8'), /"add"/);
+    // Made once the first holds the directory (its queue loaded for the 202).
+    second = make();
     const refused = await second(post(`runtimes-second-${Date.now()}`));
     assert.equal(refused.status, 503);
     assert.equal(errors[0]?.code, 'invalid_configuration');
@@ -232,7 +234,7 @@ await check('the default queue (no queue option): a file queue in dataDir, one h
         .some((t) => t.customerInternalReference === 'order-queued' && t.blackboxes.length > 0),
     );
   } finally {
-    await second.close();
+    await second?.close();
     await first.close();
     rmSync(dataDir, { recursive: true, force: true });
   }

@@ -88,6 +88,8 @@ describe('the default queue: a file queue in the data directory', () => {
 
   it('a second handler on the directory: told at start (invalid_configuration naming the path), each checkout 503, no memory fall-back', async () => {
     const first = handlerOf(orderedClient().client);
+    // Its queue loaded (the figures wait for it): the first holds the directory.
+    await first.handler.backlog();
     const second = handlerOf(orderedClient().client);
     const answer = await second.handler(checkoutFor('order-twice1'));
     expect(answer.status).toBe(503);
