@@ -5,8 +5,7 @@
 // refuses each checkout 503 invalid_configuration: never a silent fall-back to memory. In the
 // edge build (no file system) the default is memory, warned at start, and close tells what it loses.
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest';
 import { createDeviceRiskHandler, createMemoryQueue } from '../../../src/server/index.js';
 import type { DeviceRiskClient, DeviceRiskHandlerOptions } from '../../../src/server/index.js';
@@ -23,6 +22,8 @@ beforeEach(() => {
 afterEach(() => vi.restoreAllMocks());
 
 const dataDir = () => process.env.BLACKBOX_CAPTURE_DATA_DIR!;
+/** A folder of this test's own beside its data directory, removed with it (test/support/data-dir-setup.ts). */
+const scratch = (prefix: string) => mkdtempSync(join(dirname(dataDir()), prefix));
 
 function handlerOf(
   client: DeviceRiskClient,
@@ -77,7 +78,7 @@ describe('the default queue: a file queue in the data directory', () => {
   });
 
   it('dataDir over BLACKBOX_CAPTURE_DATA_DIR; a directory missing is made', async () => {
-    const dir = join(mkdtempSync(join(tmpdir(), 'bbc-data-dir-option-')), 'made', 'here');
+    const dir = join(scratch('option-'), 'made', 'here');
     const { handler, decided } = handlerOf(orderedClient().client, { dataDir: dir });
     expect((await handler(checkoutFor('order-dir01'))).status).toBe(202);
     expect(said(info)).toEqual([expect.stringContaining(`kept in ${join(dir, 'queue.jsonl')}`)]);
@@ -108,7 +109,7 @@ describe('the default queue: a file queue in the data directory', () => {
   });
 
   it('a directory that cannot be written: told at start naming dataDir and the fix; each checkout 503 invalid_configuration', async () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'bbc-data-dir-file-')), 'not-a-directory');
+    const file = join(scratch('file-'), 'not-a-directory');
     writeFileSync(file, '');
     const { handler, errors } = handlerOf(orderedClient().client, { dataDir: join(file, 'queue') });
     const answer = await handler(checkoutFor('order-nodir1'));

@@ -5,11 +5,12 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { lockPath } from '../../../src/server/queue/path-lock.js';
 
-const journal = () => join(mkdtempSync(join(tmpdir(), 'bbc-path-lock-')), 'queue.jsonl');
+// Beside the test's data directory, removed with it (test/support/data-dir-setup.ts).
+const journal = () => join(mkdtempSync(join(dirname(process.env.BLACKBOX_CAPTURE_DATA_DIR!), 'lock-')), 'queue.jsonl');
 const refusedFor = (path: string, pid: number) =>
   expect.objectContaining({
     code: 'invalid_configuration',
