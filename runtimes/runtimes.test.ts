@@ -165,6 +165,8 @@ describe.concurrent('the docs server snippets, as written, in their runtimes aga
       CLIENT_SECRET: emulator.clientSecret,
       WORKFLOW_KEY: '10011',
       PORT: '0',
+      // The endpoint's default queue: a data directory of each case's own (the cases run at once).
+      BLACKBOX_CAPTURE_DATA_DIR: join(dir, `data-${name}-${snippetName}`),
       CALLBACK_SOURCES: '127.0.0.0/8,::1',
       SNIPPET_ROUTES: JSON.stringify({
         'https://auth.emea-1.jumio.ai': new URL(emulator.tokenUrl).origin,
