@@ -21,10 +21,12 @@ export function openDataDirQueue(options: MemoryQueueOptions & { dataDir?: strin
   queue: CheckQueue;
   path: string;
 } {
-  const dir = resolve(options.dataDir ?? (process.env[DATA_DIR_ENV] || DEFAULT_DATA_DIR));
-  const path = join(dir, QUEUE_FILE);
-  const { dataDir: _, ...queueOptions } = options;
+  const { dataDir: given, ...queueOptions } = options;
+  let dir = given ?? DEFAULT_DATA_DIR;
   try {
+    // Deno without --allow-env or --allow-read refuses these: told as the directory's fault too.
+    dir = resolve(given ?? (process.env[DATA_DIR_ENV] || DEFAULT_DATA_DIR));
+    const path = join(dir, QUEUE_FILE);
     mkdirSync(dir, { recursive: true });
     return { queue: createFileQueue({ ...queueOptions, path }), path };
   } catch (error) {
