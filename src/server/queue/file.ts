@@ -2,9 +2,9 @@
  * The queue of one instance that outlives its process: the memory queue's order and turns,
  * with every accepted job written to a file (one JSON line, fsync'd) before `add` answers, and
  * a line when it leaves. A process killed mid-backlog (SIGKILL, a deploy, a crash) loses
- * nothing: the next process on the same path reads the file and checks what was left. Node
- * only (node:fs); one queue per path (path-lock.ts). A handler given no queue keeps one in its
- * data directory (default.ts).
+ * nothing: the next process on the same path reads the file and checks what was left. Node,
+ * Bun and Deno (node:fs; runtimes/checks.mjs); one queue per path (path-lock.ts). A handler
+ * given no queue keeps one in its data directory (default.ts).
  */
 import { openJournal, readJournal } from '../journal.js';
 import { lockPath } from './path-lock.js';
