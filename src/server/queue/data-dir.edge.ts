@@ -5,7 +5,7 @@
 import type { CheckQueue, MemoryQueueOptions } from './queue.js';
 
 export function openDataDirQueue(
-  _options: MemoryQueueOptions & { dataDir?: string },
+  _options: MemoryQueueOptions & { dataDir?: string | undefined; envRefused?: unknown },
 ): undefined | { queue: CheckQueue; path: string } {
   return undefined;
 }

@@ -31,12 +31,27 @@ export interface DefaultQueue extends CheckQueue {
   failure(): Promise<unknown>;
 }
 
+/**
+ * The env's data directory, read when the handler is made (not once the file queue is loaded,
+ * when the shop may have set it for another handler); a runtime that refuses the read (Deno
+ * without --allow-env) gives the refusal, told as the directory's.
+ */
+function fromEnv(): { dir?: string; refused?: unknown } {
+  try {
+    const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
+    return { dir: env?.[DATA_DIR_ENV] || undefined };
+  } catch (refused) {
+    return { refused };
+  }
+}
+
 export function createDefaultQueue(options: DefaultQueueOptions): DefaultQueue {
   const { dataDir, maxQueued, now, onError } = options;
   let loaded: CheckQueue | undefined;
   let failed: unknown;
+  const env = dataDir === undefined ? fromEnv() : {};
   const ready = import('./data-dir.js')
-    .then((module) => module.openDataDirQueue({ dataDir, maxQueued, now }))
+    .then((module) => module.openDataDirQueue({ dataDir: dataDir ?? env.dir, envRefused: env.refused, maxQueued, now }))
     .then(
       (opened) => {
         if (opened) console.info(MESSAGE_PREFIX + endpointMessages.fileQueue(opened.path));

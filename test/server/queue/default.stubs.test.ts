@@ -129,6 +129,30 @@ describe('the default queue: a file queue in the data directory', () => {
     await handler.close();
   });
 
+  it("an env the runtime refuses to read (Deno without --allow-env): told as the directory's, each checkout 503", async () => {
+    const env = Object.getOwnPropertyDescriptor(process, 'env')!;
+    Object.defineProperty(process, 'env', {
+      configurable: true,
+      get: () => {
+        throw Object.assign(new Error('Requires env access'), { name: 'NotCapable' });
+      },
+    });
+    let made: ReturnType<typeof handlerOf>;
+    try {
+      made = handlerOf(orderedClient().client);
+    } finally {
+      Object.defineProperty(process, 'env', env);
+    }
+    const answer = await made.handler(checkoutFor('order-noenv1'));
+    expect(answer.status).toBe(503);
+    expect(made.errors[0]).toMatchObject({
+      code: 'invalid_configuration',
+      message: expect.stringContaining('dataDir .blackbox-capture cannot be written (NotCapable)'),
+    });
+    expect(said(info)).toEqual([]);
+    await made.handler.close();
+  });
+
   it('a queue given, or the check within the request, says nothing and writes nothing', async () => {
     const { client } = orderedClient();
     const given = handlerOf(client, { queue: createMemoryQueue() });
