@@ -6,8 +6,7 @@
 // and one process per directory: a second is refused while the first lives, not once it died.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../../src/emulator/index.js';
@@ -39,6 +38,9 @@ async function until(condition: () => boolean, ms: number): Promise<void> {
   }
 }
 
+/** A folder beside the test's data directory, removed with it (test/support/data-dir-setup.ts). */
+const scratch = (prefix: string) => mkdtempSync(join(dirname(process.env.BLACKBOX_CAPTURE_DATA_DIR!), prefix));
+
 const children: ChildProcess[] = [];
 let emulator: Emulator | undefined;
 afterEach(async () => {
@@ -50,7 +52,7 @@ describe('the file queue outlives its process', () => {
   it('SIGKILL mid-backlog: the next process on the path checks every checkout accepted and not yet checked', async () => {
     // 4 account creates a second at the service and at the client: a backlog that takes seconds to drain.
     emulator = await startEmulator({ accountRequestsPerSecond: 4 });
-    const path = join(mkdtempSync(join(tmpdir(), 'bbc-file-queue-kill-')), 'queue.jsonl');
+    const path = join(scratch('kill-'), 'queue.jsonl');
     const config = {
       path,
       token: { clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl },
@@ -92,7 +94,7 @@ describe("the handler's default queue outlives its process (no queue option)", (
   async function setUp() {
     emulator = await startEmulator({ accountRequestsPerSecond: 4 });
     return {
-      dir: mkdtempSync(join(tmpdir(), 'bbc-default-queue-')),
+      dir: scratch('default-'),
       config: {
         token: { clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl },
         serviceUrls: emulator.serviceUrls,
