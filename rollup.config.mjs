@@ -100,11 +100,15 @@ const productionTwins = () => ({
   },
 });
 
-/** The Node adapter's upstream (the proxy's node:http path), as src/server/proxy/upstream.ts imports it. */
-const NODE_UPSTREAM = /(^|\/)adapter\/node\/upstream\.js$/;
+/**
+ * The modules the edge build swaps for their stand-ins (x.edge.ts beside them): the Node adapter's upstream
+ * (the proxy's node:http path, as src/server/proxy/upstream.ts imports it) and the default queue's file
+ * (src/server/queue/data-dir.ts, as queue/default.ts imports it: no file system, the queue in memory).
+ */
+const NODE_UPSTREAM = /(^|\/)(adapter\/node\/upstream|\.\/data-dir)\.js$/;
 
 /**
- * The edge build: the proxy's node:http path is replaced by its stand-in (upstream.edge.ts), and any other import
+ * The edge build: the modules above are replaced by their stand-ins, and any other import
  * of Node's modules fails the build, so that a Worker bundling dist/server.edge.js never meets one.
  */
 const withoutNode = () => ({

@@ -34,6 +34,8 @@ export default defineConfig({
       },
     },
     testTimeout: 10_000,
+    // A data directory of its own for each file and test: the default queue's journal never lands in the repository.
+    setupFiles: ['test/support/data-dir-setup.ts'],
     // A poll waits for something that will happen; on a busy machine it takes longer than 1 s.
     expect: { poll: { timeout: 10_000 } },
     // One worker per core for the tests that build, pack and run real servers.

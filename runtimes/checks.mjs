@@ -7,8 +7,10 @@
 // `runtime checks in <runtime>: <n> passed, <m> failed`.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as kit from 'blackbox-capture/server';
 import { createRedisStore } from 'blackbox-capture/server/redis';
@@ -195,6 +197,47 @@ await check('the endpoint (createDeviceRiskHandler on node:http): a capture post
   });
   assert.equal(foreign.status, 403);
   await foreign.body?.cancel();
+});
+
+await check('the default queue (no queue option): a file queue in dataDir, one handler per directory', async () => {
+  assert.ok(emulator, 'no emulator');
+  const dataDir = mkdtempSync(join(tmpdir(), 'bbc-runtime-queue-'));
+  const errors = [];
+  const make = () =>
+    emulatedHandler(kit, emulator, {
+      answer: 'accepted',
+      dataDir,
+      resolveCustomer: () => ({ customerInternalReference: 'order-queued' }),
+      onError: (error) => void errors.push(error),
+    });
+  const post = (key) =>
+    new Request(`${SHOP}/device-risk`, {
+      method: 'POST',
+      headers: { origin: SHOP, 'content-type': 'application/json', 'idempotency-key': key },
+      body: JSON.stringify({ blackbox: BLACKBOX }),
+    });
+  const first = make();
+  let second;
+  try {
+    const accepted = await first(post(`runtimes-queued-${Date.now()}`));
+    assert.equal(accepted.status, 202, await accepted.clone().text());
+    // On disk before the 202, in this runtime's node:fs.
+    assert.match(readFileSync(join(dataDir, 'queue.jsonl'), 'utf8'), /"add"/);
+    // Made once the first holds the directory (its queue loaded for the 202).
+    second = make();
+    const refused = await second(post(`runtimes-second-${Date.now()}`));
+    assert.equal(refused.status, 503);
+    assert.equal(errors[0]?.code, 'invalid_configuration');
+    await until('the queued checkout checked', () =>
+      emulator.inspect
+        .transactions()
+        .some((t) => t.customerInternalReference === 'order-queued' && t.blackboxes.length > 0),
+    );
+  } finally {
+    await second?.close();
+    await first.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 });
 
 await check("the callback handler: the emulator's callback reaches onResult with the details", async () => {

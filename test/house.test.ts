@@ -329,6 +329,7 @@ describe('the mutation sandbox', () => {
  */
 const NO_SETTINGS_MODULE: Record<string, string> = {
   createQueuedChecks: 'internal: made by the endpoint from its settings (endpoint/settings.ts)',
+  createDefaultQueue: 'internal: made by the endpoint from its settings (endpoint/settings.ts: dataDir)',
   createIdempotency: 'internal: made by the endpoint from its settings (endpoint/settings.ts)',
   createRateLimiter: 'internal: made by the client from its settings (api/settings.ts)',
   createCaptureNonce: 'a call, not a part that lives: its options are checked on each call (endpoint/nonce.ts)',

@@ -102,7 +102,7 @@ export const endpointMessages = {
   badRateLimit: (option: string) => `${option} must be false or { burst, perMinute } with positive numbers`,
   maxQueuedChecks: 'maxQueuedChecks must be a positive whole number of checkouts',
   sharedStoreNeedsQueue:
-    "a store was given but no queue: accepted checkouts would wait in this process's memory and be lost with it. " +
+    'a store was given but no queue: accepted checkouts would wait on this instance alone (its default queue) and be lost with it. ' +
     'Give the queue a fleet shares (queue: createBullmqQueue(...) from blackbox-capture/server/bullmq), ' +
     "or answer: 'checked' (each check run within its request), " +
     'or, for one instance on purpose, queue: createMemoryQueue(...) (docs/fleet.md#a-shared-store-needs-a-shared-queue)',
@@ -111,10 +111,20 @@ export const endpointMessages = {
   noCallerAddress:
     'no caller address was given (pass { clientAddress } as the second argument): checkouts are not limited per address',
   memoryQueue:
-    "accepted checkouts wait in this process's memory (the default queue): a restart or a deploy loses those not yet checked " +
-    '(told to onError as not_checked at close()). One instance on Node: queue: createFileQueue({ path }) from ' +
-    'blackbox-capture/server/file-queue; a fleet: createBullmqQueue; this on purpose: queue: createMemoryQueue() ' +
-    '(docs/fleet.md#the-queue)',
+    "accepted checkouts wait in this process's memory (the default queue where the runtime has no file system): " +
+    'a restart or a deploy loses those not yet checked (told to onError as not_checked at close()). ' +
+    'A fleet: queue: createBullmqQueue; this on purpose: queue: createMemoryQueue() (docs/fleet.md#the-queue)',
+  /** Said once at start by a handler given no queue on a runtime with a file system (queue/default.ts). */
+  fileQueue: (path: string) =>
+    `accepted checkouts are kept in ${path} until checked (the default queue: a journal on disk, one process ` +
+    'per directory): a restart or a deploy on the same directory checks them. Elsewhere: dataDir or ' +
+    'BLACKBOX_CAPTURE_DATA_DIR; a fleet: queue: createBullmqQueue (docs/fleet.md#a-single-instance)',
+  /** The default queue's directory cannot be used: said at start, and each checkout is refused (503). */
+  dataDirUnusable: (dir: string, reason: string) =>
+    `dataDir ${dir} cannot be written (${reason}): accepted checkouts would not outlive this process. ` +
+    'Give dataDir (or BLACKBOX_CAPTURE_DATA_DIR) a directory this process can write, ' +
+    "or queue: createMemoryQueue() to keep them in memory on purpose, or answer: 'checked' (docs/fleet.md#a-single-instance)",
+  queueUnusable: 'Checkouts cannot be accepted now: the server cannot keep them (misconfigured); try again later',
   visitorOption:
     'visitor must be a function of the request that returns your visitor id (a session, a cart) or undefined',
   badVisitor: (got: string) =>
@@ -196,6 +206,11 @@ export const queuedMessages = {
   notChecked: (keyStart: string) =>
     `a checkout accepted by this instance was not checked: the handler closed with it still in its memory queue (key ${keyStart}\u2026). ` +
     'Check it another way (its order is on this error), and give a fleet createBullmqQueue so that another instance takes such checkouts',
+  /** A second queue on a journal (queue/path-lock.ts): both would check every checkout. */
+  pathInUse: (path: string, pid: number) =>
+    `${path} is held by another queue (process ${pid}, lock ${path}.lock): two queues on one journal ` +
+    'would check every checkout twice. Give each process its own dataDir (or createFileQueue path), close the ' +
+    'other handler first, or share createBullmqQueue across a fleet (docs/fleet.md#a-single-instance)',
   stale: (ageMs: number, trustBoundMs: number, keyStart: string) =>
     `a checkout accepted ${Math.round(ageMs / 1000)} s ago was not checked: its blackbox is past the trust bound ` +
     `of ${Math.round(trustBoundMs / 1000)} s and was not uploaded (key ${keyStart}\u2026)`,

@@ -199,6 +199,8 @@ async function nuxtApp(
       .use('/iojs/**', proxy);
     export const server = createServer(toNodeListener(createApp().use(router)));
   `;
+  // Each app's endpoint keeps its default queue in a data directory of its own (one queue per directory).
+  process.env.BLACKBOX_CAPTURE_DATA_DIR = join(SCRATCH, `data-${folder}`);
   // What Nuxt's build does with import.meta.dev: a constant, true under nuxt dev only.
   const { server, callbacks } = await load(dir, entry, { 'import.meta.dev': String(dev) });
   closers.push(() => closing(server));

@@ -197,6 +197,26 @@ describe('export lists', () => {
     expect(Object.keys(edge).sort()).toEqual(Object.keys(node).sort());
   });
 
+  it("dist/server.js and what it imports statically hold no node: module: the default queue's file comes by a dynamic import", () => {
+    const seen = new Set<string>();
+    const nodeImports: string[] = [];
+    const walk = (file: string): void => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      const code = readFileSync(new URL(`../../dist/${file}`, import.meta.url), 'utf8');
+      for (const [, source] of code.matchAll(/(?:^|\n)\s*(?:import|export)\s*(?:[^'"]*?\sfrom\s*)?['"]([^'"]+)['"]/g)) {
+        if (source!.startsWith('./')) walk(source!.slice(2));
+        else if (source!.startsWith('node:')) nodeImports.push(`${file}: ${source}`);
+      }
+    };
+    walk('server.js');
+    expect(nodeImports).toEqual([]);
+    // The walk follows chunks: the default queue's own chunk, loaded on first use, is not among them.
+    expect([...seen].some((file) => file.startsWith('chunk-handler-'))).toBe(true);
+    expect(readFileSync(new URL('../../dist/server.js', import.meta.url), 'utf8')).not.toMatch(/data-dir/);
+    expect([...seen].filter((file) => file.startsWith('chunk-data-dir-'))).toEqual([]);
+  });
+
   it('the UMD global carries the API plus ready, and nothing else', () => {
     const sandbox: Record<string, unknown> = {};
     vm.runInNewContext(readFileSync(UMD, 'utf8'), sandbox);

@@ -1,8 +1,10 @@
 // One endpoint instance on the file queue, as a process of its own: the built server kit
-// (dist/) with createFileQueue from blackbox-capture/server/file-queue (npm run build first).
-// Configuration: one JSON argument { path, token: { clientId, clientSecret, tokenUrl }, serviceUrls, post }.
-// Posts `post` checkouts (order-0 …) and prints "accepted <order>" for each 202; prints
-// "decided <order>" for each decision and "error <code>" for anything told to onError.
+// (dist/) with createFileQueue from blackbox-capture/server/file-queue (npm run build first),
+// or without `path` the handler's default queue (in BLACKBOX_CAPTURE_DATA_DIR, as the test sets it).
+// Configuration: one JSON argument { path?, token: { clientId, clientSecret, tokenUrl }, serviceUrls, post, from }.
+// Posts `post` checkouts (order-<from> …) and prints "accepted <order>" for each 202 ("refused
+// <order> <status>" else); prints "decided <order>" for each decision and "error <code>" for
+// anything told to onError. Runs until killed; on SIGTERM: close() the handler, print "closed", exit.
 import { createDeviceRiskClient, createDeviceRiskHandler, createTokenSource } from '../../dist/server.js';
 import { createFileQueue } from '../../dist/server-file-queue.js';
 
@@ -16,7 +18,7 @@ const client = createDeviceRiskClient({
 });
 const handler = createDeviceRiskHandler({
   client,
-  queue: createFileQueue({ path: config.path, concurrency: 1 }),
+  ...(config.path ? { queue: createFileQueue({ path: config.path, concurrency: 1 }) } : {}),
   allowedOrigins: ['https://shop.example'],
   workflowKey: 10020,
   checkoutsPerAddress: false,
@@ -28,7 +30,13 @@ const handler = createDeviceRiskHandler({
 });
 // A blackbox of its own per order: the endpoint refuses one already used (src/server/endpoint/reuse.ts).
 const blackbox = (i) => `0400${i}` + 'nVQ+/abc'.repeat(150) + '==';
-for (let i = 0; i < (config.post ?? 0); i++) {
+process.once('SIGTERM', async () => {
+  await handler.close();
+  say('closed');
+  process.exit(0);
+});
+const from = config.from ?? 0;
+for (let i = from; i < from + (config.post ?? 0); i++) {
   const answer = await handler(
     new Request('https://shop.example/device-risk', {
       method: 'POST',
@@ -44,3 +52,5 @@ for (let i = 0; i < (config.post ?? 0); i++) {
   say(answer.status === 202 ? `accepted order-${i}` : `refused order-${i} ${answer.status}`);
 }
 say('posted');
+// Lives until killed, as a server does, even with nothing queued.
+setInterval(() => {}, 60_000);

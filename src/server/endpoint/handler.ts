@@ -8,6 +8,7 @@ import type { DeviceRiskClient } from '../api/device-risk-client.js';
 import {
   DeviceRiskError,
   ERR_INVALID_BLACKBOX,
+  ERR_INVALID_CONFIGURATION,
   ERR_RATE_LIMITED,
   ERR_SHUTTING_DOWN,
   isDeviceRiskError,
@@ -56,7 +57,8 @@ import { claimBlackbox } from './reuse.js';
 import { failureAnswer, namedFailure } from './failure-answer.js';
 import { createQueuedChecks } from './queued.js';
 import { defaultMaxQueued, endpointSettings, ENDPOINT_OPTIONS } from './settings.js';
-import { createMemoryQueue, type CheckQueue } from '../queue/queue.js';
+import type { CheckQueue } from '../queue/queue.js';
+import { createDefaultQueue, type DefaultQueue } from '../queue/default.js';
 import type { BacklogFigures } from '../queue/backlog.js';
 
 export interface DeviceRiskHandlerOptions {
@@ -90,17 +92,24 @@ export interface DeviceRiskHandlerOptions {
    */
   answer?: 'accepted' | 'checked';
   /**
-   * Where accepted checkouts wait (answer `'accepted'`). Default this process's memory
-   * (createMemoryQueue, `maxQueuedChecks`); a fleet gives every instance the same
+   * Where accepted checkouts wait (answer `'accepted'`). Default a file queue in `dataDir` (one
+   * process per directory; this process's memory in the edge build, which has no file system),
+   * holding `maxQueuedChecks`; a fleet gives every instance the same
    * `createBullmqQueue` (blackbox-capture/server/bullmq), so that any instance checks them and
-   * none is lost with the instance that accepted it; one instance whose backlog outlives the
-   * process gives `createFileQueue` (blackbox-capture/server/file-queue). A `store` other than
+   * none is lost with the instance that accepted it. A `store` other than
    * `createMemoryStore` with no queue is refused (`invalid_configuration`): give one, even
    * `createMemoryQueue()` on purpose, or answer `'checked'` (docs/fleet.md#a-shared-store-needs-a-shared-queue).
    */
   queue?: CheckQueue;
   /**
-   * Checkouts the default memory queue holds at most; more are answered 503 `queue_full` with
+   * Where the default queue keeps its journal (`queue.jsonl`, and its lock: one process per
+   * directory), made when missing. Default the env BLACKBOX_CAPTURE_DATA_DIR, else
+   * `.blackbox-capture` in the working directory. One that cannot be written is told to onError
+   * at start and every checkout is answered 503 `invalid_configuration` (docs/fleet.md#a-single-instance).
+   */
+  dataDir?: string;
+  /**
+   * Checkouts the default queue holds at most; more are answered 503 `queue_full` with
    * Retry-After at once, the blackbox left in the form for a later post. Default what can be
    * checked within the trust bound at the client's limits: `accountRequestsPerSecond` (1 by
    * default) × `maxQueuedMs` (15 minutes), 900 (docs/server.md#admission). Never accepted to go stale.
@@ -235,8 +244,9 @@ export interface DeviceRiskHandler {
   /**
    * Shutting down (on SIGTERM): new checkouts are answered 503 `shutting_down` with
    * Retry-After 1 (the browser posts again, to another instance), the running checks finish;
-   * a shared queue keeps the rest for other instances, the memory queue tells each checkout it
-   * held and did not start to `onError` (`NotCheckedError`, code `not_checked`, with its order).
+   * a shared queue keeps the rest for other instances, the default file queue on disk for the
+   * next process on its directory; a memory queue tells each checkout it held and did not
+   * start to `onError` (`NotCheckedError`, code `not_checked`, with its order).
    */
   close(): Promise<void>;
 }
@@ -261,10 +271,11 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
     now,
     onError,
   });
+  const fallback = settings.answer === 'accepted' && !options.queue ? defaultQueue(options, now, onError) : undefined;
   const queued =
     settings.answer === 'accepted'
       ? createQueuedChecks({
-          queue: options.queue ?? defaultQueue(options, now),
+          queue: options.queue ?? fallback!,
           store,
           namespace,
           recordTtlMs,
@@ -297,6 +308,12 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
     const reference = referencesOf(customer);
     const fingerprint = () =>
       fingerprintOf(request.headers.get('origin')!, customer.customerInternalReference, blackbox);
+    // A default queue whose directory cannot be used: refused (the blackbox stays in the form), never held in memory unsaid.
+    const unusable = await fallback?.failure();
+    if (unusable) {
+      onError(unusable);
+      return refuse(503, ERR_INVALID_CONFIGURATION, endpointMessages.queueUnusable, { 'retry-after': '60' });
+    }
     // A request without a key gets one of its own: the queue holds one job per key.
     if (queued) return queued.accept(key ?? ownerMark(), await fingerprint(), blackbox, customer, told, visitor);
     if (key === null) {
@@ -535,13 +552,12 @@ function storesOf(options: DeviceRiskHandlerOptions, leaseMs: number, now: Now, 
 }
 
 /**
- * The queue of a handler given none: this process's memory, said once at start (console.warn),
- * since a restart loses what it holds; a queue given, even createMemoryQueue(), is the shop's
- * choice and said nothing of.
+ * The queue of a handler given none (queue/default.ts): a file queue in `dataDir` where the
+ * runtime has a file system, else this process's memory; where, said once at start. A queue
+ * given, even createMemoryQueue(), is the shop's choice and said nothing of.
  */
-function defaultQueue(options: DeviceRiskHandlerOptions, now: Now): CheckQueue {
-  console.warn(MESSAGE_PREFIX + endpointMessages.memoryQueue);
-  return createMemoryQueue({ maxQueued: defaultMaxQueued(options), now });
+function defaultQueue(options: DeviceRiskHandlerOptions, now: Now, onError: (error: unknown) => void): DefaultQueue {
+  return createDefaultQueue({ dataDir: options.dataDir, maxQueued: defaultMaxQueued(options), now, onError });
 }
 
 /** The check's options from the handler's: its onResult, with its time limit and which checkout it is for. */

@@ -55,9 +55,10 @@ export const ENDPOINT_OPTIONS = {
   reportStatus: { default: true, ...RULES.boolean },
   answer: { default: "'accepted'; 'checked' in Cloudflare Workers without a queue", ...oneOf('accepted', 'checked') },
   queue: {
-    default: "this process's memory (createMemoryQueue)",
+    default: "a file queue in dataDir; in the edge build, this process's memory (createMemoryQueue)",
     ...methods('a CheckQueue', 'add', 'process', 'counts', 'close'),
   },
+  dataDir: { default: 'BLACKBOX_CAPTURE_DATA_DIR, else .blackbox-capture in the working directory', ...RULES.text },
   maxQueuedChecks: {
     default: 'accountRequestsPerSecond × maxQueuedMs: 900',
     ...RULES.positiveInteger,

@@ -2,14 +2,19 @@
  * The queue of one instance that outlives its process: the memory queue's order and turns,
  * with every accepted job written to a file (one JSON line, fsync'd) before `add` answers, and
  * a line when it leaves. A process killed mid-backlog (SIGKILL, a deploy, a crash) loses
- * nothing: the next process on the same path reads the file and checks what was left. Node
- * only (node:fs); one process per path.
+ * nothing: the next process on the same path reads the file and checks what was left. Node,
+ * Bun and Deno (node:fs; runtimes/checks.mjs); one queue per path (path-lock.ts). A handler
+ * given no queue keeps one in its data directory (default.ts).
  */
 import { openJournal, readJournal } from '../journal.js';
+import { lockPath } from './path-lock.js';
 import { createMemoryQueue, type CheckJob, type CheckQueue, type MemoryQueueOptions } from './queue.js';
 
 export interface FileQueueOptions extends MemoryQueueOptions {
-  /** The journal file: created when missing, read at start. One process per path. */
+  /**
+   * The journal file: created when missing, read at start. One queue per path: a second (in
+   * this process or another) is refused with `invalid_configuration` until the first closes.
+   */
   path: string;
 }
 
@@ -31,14 +36,21 @@ export function createFileQueue(options: FileQueueOptions): CheckQueue & { idle(
   const { path } = options;
   const inner = createMemoryQueue(options);
   const held = new Map<string, CheckJob>();
-  for (const line of readJournal<Line>(path)) {
-    if ('add' in line) held.set(line.add.key, line.add);
-    else held.delete(line.done);
+  const unlock = lockPath(path);
+  let journal: ReturnType<typeof openJournal<Line>>;
+  try {
+    for (const line of readJournal<Line>(path)) {
+      if ('add' in line) held.set(line.add.key, line.add);
+      else held.delete(line.done);
+    }
+    journal = openJournal<Line>(path, {
+      live: () => [...held.values()].map((job) => ({ add: job })),
+      size: () => held.size,
+    });
+  } catch (error) {
+    unlock();
+    throw error;
   }
-  const journal = openJournal<Line>(path, {
-    live: () => [...held.values()].map((job) => ({ add: job })),
-    size: () => held.size,
-  });
   for (const job of held.values()) void inner.add(job);
 
   let closed = false;
@@ -63,8 +75,10 @@ export function createFileQueue(options: FileQueueOptions): CheckQueue & { idle(
     idle: () => inner.idle(),
     async close() {
       await inner.close();
+      if (closed) return;
       closed = true;
       journal.close();
+      unlock();
     },
   };
 }

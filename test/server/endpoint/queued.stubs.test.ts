@@ -1,7 +1,7 @@
 // The endpoint's default answer: 202 with a reference as soon as the queue holds the
 // checkout, then the check in arrival order as the tenant's limit allows, on a stub client.
 // Nothing accepted is lost, no key gets two transactions, and what waits too long is told.
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   createDeviceRiskClient,
   DEFAULT_LIMITS,
@@ -767,30 +767,6 @@ describe('each try of a queued check: when it comes back, and what a full queue 
       expect.objectContaining({ code: 'invalid_configuration' }),
     );
     await handler.close();
-  });
-
-  it("the default queue is this process's memory, said once at start; a queue given, or the check within the request, says nothing", async () => {
-    const warnings: string[] = [];
-    const warn = vi
-      .spyOn(console, 'warn')
-      .mockImplementation((...args: unknown[]) => void warnings.push(args.join(' ')));
-    try {
-      const { client } = stubClient();
-      const made = setUp(client, { queue: undefined });
-      expect(warnings).toEqual([
-        expect.stringMatching(
-          /^\[blackbox-capture\/server\] accepted checkouts wait in this process's memory .*createFileQueue/,
-        ),
-      ]);
-      await made.handler(post('key-said-once'));
-      expect(warnings).toHaveLength(1);
-      await made.handler.close();
-      setUp(client);
-      setUp(client, { answer: 'checked' });
-      expect(warnings).toHaveLength(1);
-    } finally {
-      warn.mockRestore();
-    }
   });
 
   it('a key checked already answers its result without a job; a key reused with another request is 422, never queued', async () => {

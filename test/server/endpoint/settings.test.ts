@@ -26,6 +26,7 @@ const BAD: Record<keyof typeof ENDPOINT_OPTIONS, unknown> = {
   reportStatus: 'yes',
   answer: 'later',
   queue: { add() {} },
+  dataDir: 42,
   maxQueuedChecks: 0,
   maxQueuedMs: -1,
   instanceId: '',

@@ -1,10 +1,12 @@
 // A single instance on the file queue, SIGKILLed mid-backlog: a new process on the same path
 // checks what the first accepted and did not finish. Every accepted checkout reaches the
 // service; only the one the first process was running (concurrency 1) may be made twice.
+// The same for the handler's default queue (no queue option: a file queue in its data
+// directory), SIGKILLed or SIGTERMed (close() keeps the rest on disk, none told not_checked),
+// and one process per directory: a second is refused while the first lives, not once it died.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../../src/emulator/index.js';
@@ -12,9 +14,10 @@ import { startEmulator, type Emulator } from '../../../src/emulator/index.js';
 const support = (name: string) => fileURLToPath(new URL(`../../support/${name}`, import.meta.url));
 
 /** A child instance; its stdout lines as they come. */
-function instance(config: object) {
+function instance(config: object, dataDir?: string) {
   const child = spawn(process.execPath, [support('file-queue-instance.mjs'), JSON.stringify(config)], {
     stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, ...(dataDir ? { BLACKBOX_CAPTURE_DATA_DIR: dataDir } : {}) },
   });
   const lines: string[] = [];
   let rest = '';
@@ -35,6 +38,9 @@ async function until(condition: () => boolean, ms: number): Promise<void> {
   }
 }
 
+/** A folder beside the test's data directory, removed with it (test/support/data-dir-setup.ts). */
+const scratch = (prefix: string) => mkdtempSync(join(dirname(process.env.BLACKBOX_CAPTURE_DATA_DIR!), prefix));
+
 const children: ChildProcess[] = [];
 let emulator: Emulator | undefined;
 afterEach(async () => {
@@ -46,7 +52,7 @@ describe('the file queue outlives its process', () => {
   it('SIGKILL mid-backlog: the next process on the path checks every checkout accepted and not yet checked', async () => {
     // 4 account creates a second at the service and at the client: a backlog that takes seconds to drain.
     emulator = await startEmulator({ accountRequestsPerSecond: 4 });
-    const path = join(mkdtempSync(join(tmpdir(), 'bbc-file-queue-kill-')), 'queue.jsonl');
+    const path = join(scratch('kill-'), 'queue.jsonl');
     const config = {
       path,
       token: { clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl },
@@ -80,5 +86,84 @@ describe('the file queue outlives its process', () => {
     expect(finalized()).toEqual(new Set(Array.from({ length: orders }, (_, i) => `order-${i}`)));
     expect(twice.length).toBeLessThanOrEqual(1);
     expect(second.lines.filter((l) => l.startsWith('error'))).toEqual([]);
+  }, 60_000);
+});
+
+describe("the handler's default queue outlives its process (no queue option)", () => {
+  /** An emulator at 4 account creates a second, and the instances' configuration on it. */
+  async function setUp() {
+    emulator = await startEmulator({ accountRequestsPerSecond: 4 });
+    return {
+      dir: scratch('default-'),
+      config: {
+        token: { clientId: emulator.clientId, clientSecret: emulator.clientSecret, tokenUrl: emulator.tokenUrl },
+        serviceUrls: emulator.serviceUrls,
+      },
+    };
+  }
+  const finalized = () =>
+    new Set(
+      emulator!.inspect
+        .transactions()
+        .filter((t) => t.blackboxes.length > 0)
+        .map((t) => t.customerInternalReference),
+    );
+  const orders = (from: number, n: number) => new Set(Array.from({ length: n }, (_, i) => `order-${from + i}`));
+  const started = (lines: string[]) => lines.some((l) => l.includes('accepted checkouts are kept in'));
+
+  it.each(['SIGKILL', 'SIGTERM'] as const)(
+    '%s mid-backlog: the next process on the directory checks every checkout accepted',
+    async (signal) => {
+      const { dir, config } = await setUp();
+      const first = instance({ ...config, post: 16 }, dir);
+      children.push(first.child);
+      await until(() => first.lines.includes('posted'), 30_000);
+      expect(first.lines.filter((l) => l.startsWith('accepted'))).toHaveLength(16);
+      expect(first.lines.filter((l) => started([l]))).toEqual([expect.stringContaining(join(dir, 'queue.jsonl'))]);
+      await until(() => emulator!.inspect.transactions().length >= 3, 30_000);
+      first.child.kill(signal);
+      await new Promise((r) => first.child.once('exit', r));
+      expect(finalized().size).toBeLessThan(16);
+      // SIGTERM: close() let the running checks finish and kept the rest on disk, told nowhere as lost.
+      if (signal === 'SIGTERM') expect(first.lines.at(-1)).toBe('closed');
+      expect(first.lines.filter((l) => l.startsWith('error'))).toEqual([]);
+
+      const second = instance(config, dir);
+      children.push(second.child);
+      await until(() => finalized().size === 16, 45_000);
+      expect(finalized()).toEqual(orders(0, 16));
+      expect(second.lines.filter((l) => l.startsWith('error'))).toEqual([]);
+    },
+    60_000,
+  );
+
+  it('one process per directory: a second is refused while the first lives, naming the path; a dead one is taken over', async () => {
+    const { dir, config } = await setUp();
+    const first = instance(config, dir);
+    children.push(first.child);
+    await until(() => started(first.lines), 30_000);
+    const second = instance({ ...config, post: 2, from: 100 }, dir);
+    children.push(second.child);
+    await until(() => second.lines.includes('posted'), 30_000);
+    expect(second.lines.filter((l) => l.startsWith('error'))).toEqual([
+      expect.stringContaining(
+        `error invalid_configuration [blackbox-capture/server] ${join(dir, 'queue.jsonl')} is held`,
+      ),
+      expect.stringContaining('error invalid_configuration'),
+      expect.stringContaining('error invalid_configuration'),
+    ]);
+    expect(second.lines.filter((l) => l.startsWith('refused'))).toEqual([
+      'refused order-100 503',
+      'refused order-101 503',
+    ]);
+    second.child.kill('SIGKILL');
+    first.child.kill('SIGKILL');
+    await new Promise((r) => first.child.once('exit', r));
+    // The lock names a pid that no longer runs: the next process takes it.
+    const third = instance({ ...config, post: 2, from: 200 }, dir);
+    children.push(third.child);
+    await until(() => finalized().size === 2, 30_000);
+    expect(finalized()).toEqual(orders(200, 2));
+    expect(third.lines.filter((l) => l.startsWith('error'))).toEqual([]);
   }, 60_000);
 });

@@ -4,7 +4,7 @@
 import { appendFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createFileQueue } from '../../../src/server/queue/file.js';
 import type { CheckJob, JobRun } from '../../../src/server/queue/queue.js';
 
@@ -16,6 +16,11 @@ const job = (key: string, fingerprint = 'f'): CheckJob => ({
   acceptedAt: 1,
 });
 const journal = () => join(mkdtempSync(join(tmpdir(), 'bbc-file-queue-')), 'queue.jsonl');
+/** createFileQueue as a new process has it: its module loaded afresh, holding none of this one's locks. */
+async function nextProcess(): Promise<typeof createFileQueue> {
+  vi.resetModules();
+  return (await import('../../../src/server/queue/file.js')).createFileQueue;
+}
 
 describe('createFileQueue', () => {
   it('a queue dropped without close (a killed process): the next one on the path runs what was left, in order, once', async () => {
@@ -35,8 +40,14 @@ describe('createFileQueue', () => {
     });
     await new Promise((r) => setTimeout(r, 20));
     expect(ran).toEqual(['a', 'b']);
+    // While it lives, no other queue of this process takes its journal.
+    expect(() => createFileQueue({ path })).toThrow(
+      expect.objectContaining({ code: 'invalid_configuration', message: expect.stringContaining(`${path} is held`) }),
+    );
 
-    const second = createFileQueue({ path, concurrency: 1 });
+    // Its lock names this pid, which no queue of the next process holds: taken over.
+    const next = await nextProcess();
+    const second = next({ path, concurrency: 1 });
     expect(await second.counts()).toMatchObject({ queued: 3, oldestAcceptedAt: 1 });
     const again: string[] = [];
     second.process(async (j) => {
@@ -46,7 +57,8 @@ describe('createFileQueue', () => {
     await second.idle();
     expect(again).toEqual(['b', 'c', 'd']);
     await second.close();
-    const third = createFileQueue({ path });
+    // Closed: its lock released, the next queue of that process takes the path.
+    const third = next({ path });
     expect((await third.counts()).queued).toBe(0);
     expect(readFileSync(path, 'utf8')).toBe('');
     await third.close();
@@ -76,7 +88,9 @@ describe('createFileQueue', () => {
     const size = readFileSync(path, 'utf8').split('\n').filter(Boolean).length;
     expect(size).toBeLessThanOrEqual(1001);
     await queue.close();
-    expect((await createFileQueue({ path }).counts()).queued).toBe(0);
+    const next = createFileQueue({ path });
+    expect((await next.counts()).queued).toBe(0);
+    await next.close();
   });
 
   it('full past maxQueued, nothing written for it', async () => {
@@ -85,6 +99,8 @@ describe('createFileQueue', () => {
     expect(await queue.add(job('a'))).toBe('added');
     expect(await queue.add(job('b'))).toBe('full');
     expect(readFileSync(path, 'utf8').split('\n').filter(Boolean)).toHaveLength(1);
+    await queue.close();
+    // Closed twice (a handler's close() called again on a second signal): nothing more happens.
     await queue.close();
   });
 });

@@ -1,0 +1,11 @@
+/**
+ * data-dir.ts in the edge build (Workers, edge runtimes): no file system, so no file queue;
+ * the default queue stays in memory, said once at start (default.ts).
+ */
+import type { CheckQueue, MemoryQueueOptions } from './queue.js';
+
+export function openDataDirQueue(
+  _options: MemoryQueueOptions & { dataDir?: string | undefined; envRefused?: unknown },
+): undefined | { queue: CheckQueue; path: string } {
+  return undefined;
+}

@@ -1,0 +1,44 @@
+/**
+ * The default queue's file on a runtime with a file system (Node, Bun, Deno): a file queue
+ * (file.ts) in the handler's data directory, which is made when missing. Loaded by default.ts
+ * with a dynamic import, so that the web-standard entry never imports node:fs; the edge build
+ * (Workers, edge runtimes) takes data-dir.edge.ts instead.
+ */
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { DeviceRiskError, ERR_INVALID_CONFIGURATION, isDeviceRiskError } from '../errors.js';
+import { endpointMessages } from '../messages.js';
+import { createFileQueue } from './file.js';
+import type { CheckQueue, MemoryQueueOptions } from './queue.js';
+import { DEFAULT_DATA_DIR, QUEUE_FILE } from './default.js';
+
+/**
+ * The file queue in `dataDir` (the handler's, else BLACKBOX_CAPTURE_DATA_DIR's, read by
+ * default.ts), else .blackbox-capture in the working directory, with where it keeps its
+ * checkouts; `invalid_configuration` naming dataDir when the directory cannot be made or
+ * written, the env could not be read (`envRefused`), or another queue holds it.
+ */
+export function openDataDirQueue(
+  options: MemoryQueueOptions & { dataDir?: string | undefined; envRefused?: unknown },
+): { queue: CheckQueue; path: string } {
+  const { dataDir, envRefused, ...queueOptions } = options;
+  let dir = dataDir ?? DEFAULT_DATA_DIR;
+  if (envRefused !== undefined) throw unusable(dir, envRefused);
+  try {
+    // Deno without --allow-read refuses the working directory: told as the directory's fault too.
+    dir = resolve(dir);
+    const path = join(dir, QUEUE_FILE);
+    mkdirSync(dir, { recursive: true });
+    return { queue: createFileQueue({ ...queueOptions, path }), path };
+  } catch (error) {
+    throw isDeviceRiskError(error) ? error : unusable(dir, error);
+  }
+}
+
+/** `dir` refused by the runtime: its error's code (ENOTDIR, EACCES, EROFS; NotCapable in Deno). */
+function unusable(dir: string, error: unknown): DeviceRiskError {
+  const { code, name } = error as NodeJS.ErrnoException;
+  return new DeviceRiskError(ERR_INVALID_CONFIGURATION, endpointMessages.dataDirUnusable(dir, code ?? name), {
+    cause: error,
+  });
+}
