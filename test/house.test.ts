@@ -332,12 +332,6 @@ const NO_SETTINGS_MODULE: Record<string, string> = {
   createIdempotency: 'internal: made by the endpoint from its settings (endpoint/settings.ts)',
   createRateLimiter: 'internal: made by the client from its settings (api/settings.ts)',
   createCaptureNonce: 'a call, not a part that lives: its options are checked on each call (endpoint/nonce.ts)',
-  createFileQueue: 'checked where it is made (queue/file.ts); its table is still to write (#59)',
-  createBullmqQueue: 'checked where it is made (queue/bullmq.ts); its table is still to write (#59)',
-  createRedisStore: 'checked where it is made (store/redis.ts); its table is still to write (#59)',
-  createStatusMonitor: 'checked where it is made (status/monitor.ts); its table is still to write (#59)',
-  createMetricsHandler: 'checked where it is made (status/index.ts); its table is still to write (#59)',
-  createStatusHandler: 'checked where it is made (status/index.ts); its table is still to write (#59)',
 };
 
 /** Every `export function createX(…options: SomeOptions…)` of `code`, as [name, options type]. */

@@ -267,7 +267,6 @@ export const redisMessages = {
     `Redis may evict the store's keys (maxmemory-policy ${policy}): leases and records would vanish and checkouts be doubled. Set maxmemory-policy noeviction (redis.conf, or CONFIG SET maxmemory-policy noeviction); a full Redis then refuses writes, which the kit answers with 503 and Retry-After`,
   notConnected: (ms: number) =>
     `the Redis client was still connecting after ${ms} ms (readyTimeoutMs): check that Redis is up and reachable at the client's address`,
-  readyTimeoutOption: 'readyTimeoutMs must be a positive number of milliseconds',
   notAClient: (method: string) =>
     `createRedisStore needs a node-redis (5 or later) or ioredis (5 or later) client; this one has no ${method}()`,
 };
@@ -336,12 +335,9 @@ export const toldMessages = {
 
 /** The status monitor, metrics and page (src/server/status/). */
 export const statusMessages = {
-  badInterval: (ms: number) => `sampleIntervalMs must be a number of ms, 1000 or more (got ${String(ms)})`,
   seriesContended: (tries: number) =>
     `the status series changed under ${tries} writes in a row; this sample is left out`,
   notAllowed: 'Only GET and HEAD',
-  noMonitor: 'createMetricsHandler and createStatusHandler need { monitor: createStatusMonitor(…) }',
-  badDoctorUrl: 'doctor.url must be an absolute URL: the checkout page the doctor checks',
   noDoctor: 'The doctor is not set up on this page: give createStatusHandler a doctor.url',
 };
 

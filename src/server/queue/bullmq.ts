@@ -35,6 +35,8 @@ import {
 import { bullmqMessages } from '../messages.js';
 import type { AddResult, CheckJob, CheckQueue, JobRun, QueueCounts } from './queue.js';
 import { hashTagOf } from './hash-tag.js';
+import { BULLMQ_QUEUE_OPTIONS } from './settings.js';
+import { checkOptions } from '../options-table.js';
 
 export interface BullmqQueueOptions {
   /** ioredis options or a client for BullMQ (its workers need `maxRetriesPerRequest: null`). */
@@ -71,9 +73,8 @@ export interface BullmqQueueOptions {
   onError?: (error: unknown) => void;
 }
 
-const DEFAULT_NAME = 'blackbox-capture-checks';
 /** 1 account request a second × the 15-minute trust bound, as the handler's memory queue (handler.ts `defaultMaxQueued`). */
-export const DEFAULT_BULLMQ_MAX_QUEUED = 900;
+export const DEFAULT_BULLMQ_MAX_QUEUED = BULLMQ_QUEUE_OPTIONS.maxQueued.default;
 
 /** Counts one finished (or stale) job in its second (ARGV[1]) and drops seconds older than two minutes. */
 const DRAINED_SCRIPT = `
@@ -145,14 +146,15 @@ function namingFull(onError: (error: unknown) => void): (error: unknown) => void
 }
 
 export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { queue: Queue } {
-  const name = options.name ?? DEFAULT_NAME;
-  const prefix = options.prefix ?? 'bull';
+  checkOptions(options, BULLMQ_QUEUE_OPTIONS);
+  const name = options.name ?? BULLMQ_QUEUE_OPTIONS.name.default;
+  const prefix = options.prefix ?? BULLMQ_QUEUE_OPTIONS.prefix.default;
   if ((options.connection as { isCluster?: unknown } | undefined)?.isCluster === true && !hashTagOf(prefix)) {
     throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, bullmqMessages.clusterNeedsHashTag(prefix));
   }
-  const maxQueued = options.maxQueued ?? DEFAULT_BULLMQ_MAX_QUEUED;
+  const maxQueued = options.maxQueued ?? BULLMQ_QUEUE_OPTIONS.maxQueued.default;
   const onError = namingFull(options.onError ?? logError);
-  const common = { connection: options.connection, ...(options.prefix ? { prefix: options.prefix } : {}) };
+  const common = { connection: options.connection, prefix };
   const queue = new Queue<HeldJob>(name, common);
   /** Jobs the fleet finished, a count per second (a hash, trimmed to two minutes): every instance's drain rate is the fleet's. */
   const drainedKey = `${prefix}:${name}:bbc-drained`;
@@ -246,11 +248,11 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
       },
       {
         ...common,
-        concurrency: options.concurrency ?? 4,
+        concurrency: options.concurrency ?? BULLMQ_QUEUE_OPTIONS.concurrency.default,
         // A job whose instance died is taken again as often as it takes: the trust bound ends it.
         maxStalledCount: Number.MAX_SAFE_INTEGER,
-        ...(options.stalledIntervalMs === undefined ? {} : { stalledInterval: options.stalledIntervalMs }),
-        ...(options.lockDurationMs === undefined ? {} : { lockDuration: options.lockDurationMs }),
+        stalledInterval: options.stalledIntervalMs ?? BULLMQ_QUEUE_OPTIONS.stalledIntervalMs.default,
+        lockDuration: options.lockDurationMs ?? BULLMQ_QUEUE_OPTIONS.lockDurationMs.default,
       },
     );
     worker.on('error', onError);

@@ -23,6 +23,8 @@
 import { redisFull, type Store } from './store.js';
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION, ERR_STORE_UNAVAILABLE, isRedisFull } from '../errors.js';
 import { redisMessages } from '../messages.js';
+import { checkOptions } from '../options-table.js';
+import { REDIS_STORE_OPTIONS } from './settings.js';
 
 /** The part of a node-redis client (v5+) the store uses. */
 export interface NodeRedisClientLike {
@@ -206,9 +208,9 @@ export function createRedisStore(client: RedisClientLike, options: RedisStoreOpt
     }
   }
   const commands = fullNamed(commandsOf(client));
-  const prefix = options.prefix ?? 'bbc:';
-  const readyTimeoutMs = options.readyTimeoutMs ?? 10_000;
-  if (!(readyTimeoutMs > 0)) throw refusal(redisMessages.readyTimeoutOption);
+  checkOptions(options, REDIS_STORE_OPTIONS);
+  const prefix = options.prefix ?? REDIS_STORE_OPTIONS.prefix.default;
+  const readyTimeoutMs = options.readyTimeoutMs ?? REDIS_STORE_OPTIONS.readyTimeoutMs.default;
   const k = (key: string) => prefix + key;
   /** The one check in flight or passed; forgotten when it fails, so that the next operation checks again. */
   let checked: Promise<void> | undefined;
