@@ -55,7 +55,7 @@ import { claimNonce } from './nonce-claim.js';
 import { claimBlackbox } from './reuse.js';
 import { failureAnswer, namedFailure } from './failure-answer.js';
 import { createQueuedChecks } from './queued.js';
-import { defaultMaxQueued, endpointSettings, ENDPOINT_OPTIONS } from './settings.js';
+import { defaultMaxQueued, endpointSettings, type EndpointSettings } from './settings.js';
 import { createMemoryQueue, type CheckQueue } from '../queue/queue.js';
 import type { BacklogFigures } from '../queue/backlog.js';
 
@@ -246,11 +246,11 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
   const { client } = options;
   const { allowed, now, onError, leaseMs, recordTtlMs } = settings;
   const maxBody = settings.maxBodyBytes;
-  const { store, decisions } = storesOf(options, leaseMs, now, onError);
-  const { tell, outcomeOnly } = outcomeTelling(options, now, onError);
+  const { store, decisions } = storesOf(options, settings);
+  const { tell, outcomeOnly } = outcomeTelling(options, settings);
   const prefix = keyPart(client.clientId ?? '');
   const namespace = `${prefix}:idempotency`;
-  const admission = createAdmission(options, now, onError);
+  const admission = createAdmission(options, settings);
   const underKey = createIdempotency({
     store,
     client,
@@ -271,7 +271,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
           client,
           underKey,
           checkOptions: (job, progress, save) => ({
-            ...checkOptions(options, decisions, onError, now, progress, save, {
+            ...checkOptions(options, settings, decisions, progress, save, {
               reference: job.key,
               ...referencesOf(job.customer),
             }),
@@ -306,7 +306,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
           client,
           blackbox,
           customer,
-          checkOptions(options, decisions, onError, now, {}, undefined, reference),
+          checkOptions(options, settings, decisions, {}, undefined, reference),
         ),
         200,
       );
@@ -320,7 +320,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
           client,
           blackbox,
           customer,
-          checkOptions(options, decisions, onError, now, progress, save, { reference: key, ...reference }),
+          checkOptions(options, settings, decisions, progress, save, { reference: key, ...reference }),
         ),
       told,
     );
@@ -459,14 +459,14 @@ async function claimed(
 }
 
 /** Checkouts per caller address and per customer: a refusal (429) when one has started too many. */
-function createAdmission(options: DeviceRiskHandlerOptions, now: () => number, onError: (error: unknown) => void) {
-  const limiter = (
-    limit: RateLimit | false | undefined,
-    name: 'checkoutsPerAddress' | 'checkoutsPerCustomer',
-  ): Limiter | undefined =>
-    limit === false ? undefined : createLimiter(checkRateLimit(limit ?? ENDPOINT_OPTIONS[name].default, name), now);
-  const perAddress = limiter(options.checkoutsPerAddress, 'checkoutsPerAddress');
-  const perCustomer = limiter(options.checkoutsPerCustomer, 'checkoutsPerCustomer');
+function createAdmission(options: DeviceRiskHandlerOptions, settings: EndpointSettings) {
+  const { now, onError } = settings;
+  const limiter = (name: 'checkoutsPerAddress' | 'checkoutsPerCustomer'): Limiter | undefined => {
+    const limit = settings[name];
+    return limit === false ? undefined : createLimiter(checkRateLimit(limit, name), now);
+  };
+  const perAddress = limiter('checkoutsPerAddress');
+  const perCustomer = limiter('checkoutsPerCustomer');
   const prefix = checkAddressPrefix(options.addressPrefix);
   const visitorOf = checkVisitorOption(options.visitor);
   let toldNoAddress = false;
@@ -522,14 +522,12 @@ function createAdmission(options: DeviceRiskHandlerOptions, now: () => number, o
  * markers that tell each decision once, with the callback handler's too: in the same store, or
  * without one in the client's memory.
  */
-function storesOf(options: DeviceRiskHandlerOptions, leaseMs: number, now: Now, onError: (error: unknown) => void) {
+function storesOf(options: DeviceRiskHandlerOptions, settings: EndpointSettings) {
+  const { leaseMs, now, onError } = settings;
   // Each key has a record, a nonce claim, its blackbox's claim and, while worked on, a lease: four entries.
   const store = options.store
-    ? withTimeLimit(options.store, options.storeTimeoutMs)
-    : createMemoryStore({
-        maxEntries: 4 * (options.idempotencyMaxKeys ?? ENDPOINT_OPTIONS.idempotencyMaxKeys.default),
-        now,
-      });
+    ? withTimeLimit(options.store, settings.storeTimeoutMs)
+    : createMemoryStore({ maxEntries: 4 * settings.idempotencyMaxKeys, now });
   const markersIn = options.store ? store : defaultToldStore(options.client);
   return { store, decisions: toldMarkers(markersIn, options.client.clientId, leaseMs, onError, now) };
 }
@@ -547,9 +545,8 @@ function defaultQueue(options: DeviceRiskHandlerOptions, now: Now): CheckQueue {
 /** The check's options from the handler's: its onResult, with its time limit and which checkout it is for. */
 function checkOptions(
   options: DeviceRiskHandlerOptions,
+  { now, onError, resultWaitMs, onResultTimeoutMs }: EndpointSettings,
   told: ToldMarkers,
-  onError: (error: unknown) => void,
-  now: () => number,
   progress: DeviceRiskProgress,
   onProgress: CheckRunOptions['onProgress'] | undefined,
   reference: { reference?: string; customerInternalReference: string; userReference?: string },
@@ -569,8 +566,8 @@ function checkOptions(
           // The key's record written again before the decision is told: an attempt fenced out tells nothing.
           ...(onProgress ? { fence: () => onProgress(progress) } : {}),
           onResult: options.onResult,
-          resultWaitMs: options.resultWaitMs ?? 0,
-          ...(options.onResultTimeoutMs === undefined ? {} : { onResultTimeoutMs: options.onResultTimeoutMs }),
+          resultWaitMs,
+          onResultTimeoutMs,
         }
       : {}),
     onError,
@@ -596,11 +593,8 @@ const referencesOf = ({ customerInternalReference, userReference }: Omit<Custome
 });
 
 /** The page's outcomes: told to `onOutcome` and the metrics, and the outcome-only reports' answer. */
-function outcomeTelling(options: DeviceRiskHandlerOptions, now: () => number, onError: (error: unknown) => void) {
-  const reports = outcomeReports(
-    options.maxOutcomeReportsPerSecond ?? ENDPOINT_OPTIONS.maxOutcomeReportsPerSecond.default,
-    now,
-  );
+function outcomeTelling(options: DeviceRiskHandlerOptions, { now, onError, ...settings }: EndpointSettings) {
+  const reports = outcomeReports(settings.maxOutcomeReportsPerSecond, now);
   function tell(outcome: CaptureOutcome, request: Request): void {
     recordOutcome(outcome, request.headers.get('user-agent'));
     try {

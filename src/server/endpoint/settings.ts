@@ -12,6 +12,7 @@ import { DeviceRiskError, ERR_INVALID_CONFIGURATION, logError } from '../errors.
 import { endpointMessages } from '../messages.js';
 import { checkOptions, oneOf, REQUIRED, RULES, type OptionRule, type OptionTable } from '../options-table.js';
 import { isMemoryStore, STORE_TIMEOUT_MS } from '../store/store.js';
+import type { RateLimit } from './admission.js';
 import type { DeviceRiskHandlerOptions } from './handler.js';
 import { DEFAULT_MAX_QUEUED_MS } from './queued.js';
 
@@ -110,6 +111,14 @@ export interface EndpointSettings {
   recordTtlMs: number;
   waitMs: number;
   maxQueuedMs: number;
+  /** Each `false` (no limit) or the limit, the row's default when not given. */
+  checkoutsPerAddress: RateLimit | false;
+  checkoutsPerCustomer: RateLimit | false;
+  storeTimeoutMs: number;
+  idempotencyMaxKeys: number;
+  maxOutcomeReportsPerSecond: number;
+  resultWaitMs: number;
+  onResultTimeoutMs: number;
 }
 
 /**
@@ -140,6 +149,13 @@ export function endpointSettings(options: DeviceRiskHandlerOptions): EndpointSet
     recordTtlMs: options.idempotencyTtlMs ?? defaults.idempotencyTtlMs.default,
     waitMs: options.idempotencyWaitMs ?? defaults.idempotencyWaitMs.default,
     maxQueuedMs: options.maxQueuedMs ?? defaults.maxQueuedMs.default,
+    checkoutsPerAddress: options.checkoutsPerAddress ?? defaults.checkoutsPerAddress.default,
+    checkoutsPerCustomer: options.checkoutsPerCustomer ?? defaults.checkoutsPerCustomer.default,
+    storeTimeoutMs: options.storeTimeoutMs ?? defaults.storeTimeoutMs.default,
+    idempotencyMaxKeys: options.idempotencyMaxKeys ?? defaults.idempotencyMaxKeys.default,
+    maxOutcomeReportsPerSecond: options.maxOutcomeReportsPerSecond ?? defaults.maxOutcomeReportsPerSecond.default,
+    resultWaitMs: options.resultWaitMs ?? defaults.resultWaitMs.default,
+    onResultTimeoutMs: options.onResultTimeoutMs ?? defaults.onResultTimeoutMs.default,
   };
 }
 
