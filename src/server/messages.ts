@@ -1,10 +1,11 @@
 /**
- * The words of the server kit's errors and refusals, in one place, as src/browser/messages.ts
- * holds the browser's. A message names the option, the status or the id at fault and never
- * carries a secret or a body (errors.ts): callers pass only codes, numbers, ids and
- * addresses. Held here so far: errors.ts, http.ts, adapter/node/, secure-url.ts, time-limit.ts,
- * api/, endpoint/, proxy/, store/, queue/bullmq.ts and callbacks/. The
- * proxy's answers carry a code alone (src/server/proxy/proxy.ts).
+ * Words of the server kit's errors and refusals that several modules say. Unlike
+ * src/browser/messages.ts (a lazy chunk, so that a page pays for the words only when something
+ * fails), nothing requires a server message to be here: one beside the code that throws it is
+ * fine, on an error with a code (the rule and its check: test/house.test.ts). A message names
+ * the option, the status or the id at fault and never carries a secret or a body (errors.ts):
+ * callers pass only codes, numbers, ids and addresses. The proxy's answers carry a code alone
+ * (src/server/proxy/proxy.ts).
  */
 
 /** The first words of every message of the kit, so that a log line says whose it is. */
@@ -94,8 +95,6 @@ export const tokenMessages = {
  * to send instead) and what it tells onError.
  */
 export const endpointMessages = {
-  allowedOriginsRequired: 'allowedOrigins must list the origins of your checkout pages',
-  nonceSecretOption: 'nonceSecret must be a string of at least 32 characters',
   nonceSecret: 'the nonce secret must be a string of at least 32 characters',
   reportsPerSecond: 'maxOutcomeReportsPerSecond must be a positive number',
   noWorkflowKey: 'no workflow key: set workflowKey on the handler or in resolveCustomer',
