@@ -32,6 +32,19 @@ export interface OptionRow extends OptionRule {
 /** Every option of `T`, required or not, with its row: a table missing one does not compile. */
 export type OptionTable<T> = { readonly [K in keyof Required<T>]: OptionRow };
 
+/**
+ * The options a table of plain rows makes: each optional, a number or a boolean as its default
+ * is. An interface that extends it has the rows' members, with their comments (JSDoc on a row
+ * is its member's), so that an option is declared, defaulted and checked in one row.
+ */
+export type PlainOptions<T extends Record<string, OptionRow>> = {
+  -readonly [K in keyof T]?: T[K]['default'] extends number
+    ? number
+    : T[K]['default'] extends boolean
+      ? boolean
+      : never;
+};
+
 /** Throws `invalid_configuration` naming the first option of `options` that its row refuses. */
 export function checkOptions<T extends object>(options: T, table: OptionTable<T>): void {
   if (typeof options !== 'object' || options === null)

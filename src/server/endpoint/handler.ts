@@ -55,11 +55,15 @@ import { claimNonce } from './nonce-claim.js';
 import { claimBlackbox } from './reuse.js';
 import { failureAnswer, namedFailure } from './failure-answer.js';
 import { createQueuedChecks } from './queued.js';
-import { defaultMaxQueued, endpointSettings, type EndpointSettings } from './settings.js';
+import { defaultMaxQueued, endpointSettings, type EndpointPlainOptions, type EndpointSettings } from './settings.js';
 import { createMemoryQueue, type CheckQueue } from '../queue/queue.js';
 import type { BacklogFigures } from '../queue/backlog.js';
 
-export interface DeviceRiskHandlerOptions {
+/**
+ * The endpoint's options: the plain ones (numbers and switches) are each one row of
+ * src/server/endpoint/settings.ts (`EndpointPlainOptions`), member, default and check together.
+ */
+export interface DeviceRiskHandlerOptions extends EndpointPlainOptions {
   client: DeviceRiskClient;
   /** Origins allowed to post, e.g. ["https://shop.example"]. */
   allowedOrigins: readonly string[];
@@ -77,10 +81,6 @@ export interface DeviceRiskHandlerOptions {
    * refuse is `invalid_configuration` naming the rule. On loopback against the emulator, any.
    */
   callbackUrl?: string;
-  /** Largest request body in bytes. Default 16384. */
-  maxBodyBytes?: number;
-  /** Read the transaction's status after finalize for the answer. Default true. */
-  reportStatus?: boolean;
   /**
    * When the browser is answered (docs/answer.md#the-browsers-answer). `'accepted'` (the
    * default): 202 `{ accepted, reference }` as soon as `queue` holds the checkout, which is
@@ -107,12 +107,6 @@ export interface DeviceRiskHandlerOptions {
    */
   maxQueuedChecks?: number;
   /**
-   * How long an accepted blackbox is trusted, in ms: one that waited longer is not uploaded,
-   * and `onError` hears `blackbox_stale`. Default 15 minutes: the capture nonce's lifetime, and
-   * half the transaction token's 30 minutes (docs/fleet.md#the-trust-bound).
-   */
-  maxQueuedMs?: number;
-  /**
    * This instance's name in the queue's OpenTelemetry gauges (the attribute `instance`), so
    * that a fleet's series stay apart: stable for the life of the process. Default hostname:pid
    * (docs/operating.md#queue-metrics).
@@ -126,24 +120,6 @@ export interface DeviceRiskHandlerOptions {
    * in memory per client, which a callback handler made with the same client and no store shares).
    */
   store?: Store;
-  /** Time limit of each call to `store` in ms: a store that hangs is answered 503 with Retry-After, as one that is down. Default 3000. */
-  storeTimeoutMs?: number;
-  /** How long an Idempotency-Key is remembered, in ms. Default 24 hours. */
-  idempotencyTtlMs?: number;
-  /**
-   * Keys (with their nonce claims) the default memory store holds at most. None is dropped
-   * before `idempotencyTtlMs`: when it is full, new checkouts are answered 503 `store_full`
-   * with Retry-After until old keys expire. Default 100000; above that, use a shared store.
-   */
-  idempotencyMaxKeys?: number;
-  /** How long an instance holds a key it works on without renewing its lease, in ms: a dead owner's key is taken over after it. Default 10000. */
-  idempotencyLeaseMs?: number;
-  /**
-   * How long a request waits, on another attempt working on its key or on a shared store that
-   * is away, before answering 409 or 503 with Retry-After, in ms. Default 5000: half the
-   * browser package's time limit for its POST (10 s), so that the answer reaches it.
-   */
-  idempotencyWaitMs?: number;
   /** Told about every failure (errors serialise without secrets). Default: one line on console.error. */
   onError?: (error: unknown) => void;
   /**
@@ -200,8 +176,6 @@ export interface DeviceRiskHandlerOptions {
    * guests sharing one reference share one bucket.
    */
   checkoutsPerCustomer?: RateLimit | false;
-  /** Outcome-only reports taken per second by this process; more are answered 429. Default 20 (bursts of 5 times that). */
-  maxOutcomeReportsPerSecond?: number;
   /**
    * Your synchronous decision on the server (see runDeviceRiskCheck); the browser only ever
    * gets the reference. What it does never changes the browser's answer: a throw goes to `onError`.
@@ -209,10 +183,6 @@ export interface DeviceRiskHandlerOptions {
    * callback told calls nothing here; one whose call here threw is told by the callback.
    */
   onResult?: (details: DeviceRiskDetails, options: ResultContext) => void | Promise<void>;
-  /** How long `onResult` may take, in ms (its signal aborts then, and `onError` hears `result_handler_timeout`). Default 30000. */
-  onResultTimeoutMs?: number;
-  /** How long a request waits for the result before answering. Default 0: one read after finalize. */
-  resultWaitMs?: number;
   now?: () => number;
 }
 
