@@ -45,6 +45,17 @@ export type PlainOptions<T extends Record<string, OptionRow>> = {
       : never;
 };
 
+/** The plain options of `table` as given, each missing one its row's default: what a factory reads. */
+export function plainSettings<T extends Record<string, OptionRow>>(
+  options: PlainOptions<T>,
+  table: T,
+): Required<PlainOptions<T>> {
+  const given = options as Record<string, unknown>;
+  return Object.fromEntries(Object.entries(table).map(([name, row]) => [name, given[name] ?? row.default])) as Required<
+    PlainOptions<T>
+  >;
+}
+
 /** Throws `invalid_configuration` naming the first option of `options` that its row refuses. */
 export function checkOptions<T extends object>(options: T, table: OptionTable<T>): void {
   if (typeof options !== 'object' || options === null)

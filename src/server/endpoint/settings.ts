@@ -19,6 +19,7 @@ import {
   type OptionRule,
   type OptionTable,
   type PlainOptions,
+  plainSettings,
 } from '../options-table.js';
 import { isMemoryStore, STORE_TIMEOUT_MS } from '../store/store.js';
 import type { RateLimit } from './admission.js';
@@ -143,26 +144,20 @@ const inWorkers = () =>
 export const answerOf = (options: DeviceRiskHandlerOptions) =>
   options.answer ?? (inWorkers() && !options.queue ? 'checked' : 'accepted');
 
-/** The handler's options checked and completed with their defaults. */
-export interface EndpointSettings {
+/** The handler's options checked and completed with their defaults: every plain one, and these. */
+export interface EndpointSettings extends Required<EndpointPlainOptions> {
   /** The allowed origins, as `URL.origin` spells them. */
   allowed: Set<string>;
   answer: 'accepted' | 'checked';
-  maxBodyBytes: number;
   now: Now;
   onError: (error: unknown) => void;
+  /** `idempotencyLeaseMs`, `idempotencyTtlMs` and `idempotencyWaitMs`, as the key's record names them. */
   leaseMs: number;
   recordTtlMs: number;
   waitMs: number;
-  maxQueuedMs: number;
   /** Each `false` (no limit) or the limit, the row's default when not given. */
   checkoutsPerAddress: RateLimit | false;
   checkoutsPerCustomer: RateLimit | false;
-  storeTimeoutMs: number;
-  idempotencyMaxKeys: number;
-  maxOutcomeReportsPerSecond: number;
-  resultWaitMs: number;
-  onResultTimeoutMs: number;
 }
 
 /**
@@ -182,24 +177,18 @@ export function endpointSettings(options: DeviceRiskHandlerOptions): EndpointSet
   if (options.store && !isMemoryStore(options.store) && !options.queue && answer === 'accepted') {
     throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, endpointMessages.sharedStoreNeedsQueue);
   }
-  const defaults = ENDPOINT_OPTIONS;
+  const plain = plainSettings(options, PLAIN_ENDPOINT_OPTIONS);
   return {
+    ...plain,
     allowed: new Set(options.allowedOrigins.map((o: string) => new URL(o).origin)),
     answer,
-    maxBodyBytes: options.maxBodyBytes ?? defaults.maxBodyBytes.default,
     now: options.now ?? systemNow,
     onError: options.onError ?? logError,
-    leaseMs: options.idempotencyLeaseMs ?? defaults.idempotencyLeaseMs.default,
-    recordTtlMs: options.idempotencyTtlMs ?? defaults.idempotencyTtlMs.default,
-    waitMs: options.idempotencyWaitMs ?? defaults.idempotencyWaitMs.default,
-    maxQueuedMs: options.maxQueuedMs ?? defaults.maxQueuedMs.default,
-    checkoutsPerAddress: options.checkoutsPerAddress ?? defaults.checkoutsPerAddress.default,
-    checkoutsPerCustomer: options.checkoutsPerCustomer ?? defaults.checkoutsPerCustomer.default,
-    storeTimeoutMs: options.storeTimeoutMs ?? defaults.storeTimeoutMs.default,
-    idempotencyMaxKeys: options.idempotencyMaxKeys ?? defaults.idempotencyMaxKeys.default,
-    maxOutcomeReportsPerSecond: options.maxOutcomeReportsPerSecond ?? defaults.maxOutcomeReportsPerSecond.default,
-    resultWaitMs: options.resultWaitMs ?? defaults.resultWaitMs.default,
-    onResultTimeoutMs: options.onResultTimeoutMs ?? defaults.onResultTimeoutMs.default,
+    leaseMs: plain.idempotencyLeaseMs,
+    recordTtlMs: plain.idempotencyTtlMs,
+    waitMs: plain.idempotencyWaitMs,
+    checkoutsPerAddress: options.checkoutsPerAddress ?? ENDPOINT_OPTIONS.checkoutsPerAddress.default,
+    checkoutsPerCustomer: options.checkoutsPerCustomer ?? ENDPOINT_OPTIONS.checkoutsPerCustomer.default,
   };
 }
 
