@@ -1,7 +1,7 @@
 /**
  * One attempt on an Idempotency-Key, under its lease: reads the key's record, answers what is
  * already known, or resumes the check where the last attempt stopped, writing each step's
- * progress (fenced-record.ts) before the next call to the service.
+ * progress (key-record.ts, fencedRecord) before the next call to the service.
  */
 import { type DeviceRiskClient } from '../api/device-risk-client.js';
 import type { Now } from '../clock.js';
@@ -19,9 +19,8 @@ import { json } from '../http.js';
 import type { Store } from '../store/store.js';
 import type { Lease } from '../store/lease.js';
 import { lapsed, type DeviceRiskProgress, type DeviceRiskResult } from './check.js';
-import { fencedRecord } from './fenced-record.js';
-import { inUse, type KeyRecord } from './idempotency.js';
-import { recordedAnswer } from './key-record.js';
+import { inUse } from './idempotency.js';
+import { fencedRecord, recordedAnswer, type KeyRecord } from './key-record.js';
 import { resumedProgress, uploadIntent } from './upload-intent.js';
 
 export interface AttemptContext {
