@@ -281,19 +281,18 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
         200,
       );
     }
-    return underKey(
-      key,
-      await fingerprint(),
-      customer.transaction !== undefined,
-      (progress, save) =>
+    return underKey(key, {
+      fingerprint: await fingerprint(),
+      customerTransaction: customer.transaction !== undefined,
+      run: (progress, save) =>
         runCheck(
           client,
           blackbox,
           customer,
           checkOptions(options, settings, decisions, progress, save, { reference: key, ...reference }),
         ),
-      told,
-    );
+      onNewKey: told,
+    });
   }
 
   /** Set by close(): new checkouts are answered 503 `shutting_down`. */

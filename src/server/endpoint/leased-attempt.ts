@@ -23,30 +23,52 @@ import { inUse } from './idempotency.js';
 import { fencedRecord, recordedAnswer, type KeyRecord } from './key-record.js';
 import { resumedProgress, uploadIntent } from './upload-intent.js';
 
-export interface AttemptContext {
-  store: Store;
-  client: DeviceRiskClient;
+/** The attempt's settings: the handler's, the same for every key. */
+export interface AttemptSettings {
   leaseMs: number;
   /** How long the attempt waits for the store to take a write before it answers. */
   storeWaitMs: number;
+  /** How long the key's record is kept, in ms. */
   ttlMs: number;
+}
+
+/** What the attempt works with: the handler's store, client, clock and error sink. */
+export interface AttemptParts {
+  store: Store;
+  client: DeviceRiskClient;
   now: Now;
   onError?: (error: unknown) => void;
-  recordKey: string;
-  read: () => Promise<{ stored: string | undefined; record: KeyRecord | undefined }>;
+}
+
+/** The check to run under a key: this call's own. */
+export interface KeyedCheck {
+  /** SHA-256 of the request (idempotency.ts, fingerprintOf): the same key with another is refused. */
   fingerprint: string;
+  /** Whether the customer brings its own transaction: then none is created. */
   customerTransaction: boolean;
   run: (
     progress: DeviceRiskProgress,
     save: (progress: DeviceRiskProgress) => Promise<void>,
   ) => Promise<DeviceRiskResult>;
-  onNewKey: () => void;
+  /** Told once the key's first record is written: a checkout never seen before. */
+  onNewKey?: () => void;
+}
+
+/** One attempt's context: settings, parts and this call apart, the key's record with the call. */
+export interface AttemptContext {
+  settings: AttemptSettings;
+  parts: AttemptParts;
+  call: KeyedCheck & {
+    recordKey: string;
+    read: () => Promise<{ stored: string | undefined; record: KeyRecord | undefined }>;
+  };
 }
 
 /** The attempt that holds `lease`: the answer, a refusal, or (thrown) the failure of the check. */
 export async function attemptUnderLease(context: AttemptContext, lease: Lease): Promise<Response> {
-  const { store, client, leaseMs, storeWaitMs, ttlMs: ttl, now, onError, recordKey, read, fingerprint } = context;
-  const { customerTransaction, run, onNewKey } = context;
+  const { leaseMs, storeWaitMs, ttlMs: ttl } = context.settings;
+  const { store, client, now, onError } = context.parts;
+  const { recordKey, read, fingerprint, customerTransaction, run, onNewKey } = context.call;
   const { mark } = lease;
   try {
     const { stored, record } = await read();
@@ -75,7 +97,7 @@ export async function attemptUnderLease(context: AttemptContext, lease: Lease): 
     if (!creates && progress.transaction && !progress.uploaded)
       saved.uploading = uploadIntent(mark, client, leaseMs, now);
     await written.replace(creates ? { ...saved, creating: { owner: mark, until: createUntil } } : saved, storeWaitMs);
-    if (!record) onNewKey();
+    if (!record) onNewKey?.();
     /** The lease must still be this attempt's before each call to the service. */
     const stillOwner = () => {
       if (lease.lost === 'taken')

@@ -179,13 +179,11 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     let answer: Response;
     try {
       const customer = await opened(client, job.customer);
-      answer = await underKey(
-        job.key,
-        job.fingerprint,
-        customer.transaction !== undefined,
-        (progress, save) => runCheck(client, job.blackbox, customer, options.checkOptions(job, progress, save)),
-        () => {},
-      );
+      answer = await underKey(job.key, {
+        fingerprint: job.fingerprint,
+        customerTransaction: customer.transaction !== undefined,
+        run: (progress, save) => runCheck(client, job.blackbox, customer, options.checkOptions(job, progress, save)),
+      });
     } catch (caught) {
       // Another path telling the decision now is no failure: the job comes back for it, quietly.
       // A Redis at maxmemory is told as the store's (store_full) and waited for, as the handler does.
