@@ -48,7 +48,10 @@ describe('markStale', () => {
 
   it('marks a key with no record, or one still in progress, stale for its time to live', async () => {
     const fresh = place();
+    // A key no one wrote is written only if still absent: a record landing meanwhile is kept.
+    const absent = vi.spyOn(fresh.store, 'setIfAbsent');
     await markStale(fresh, 'f');
+    expect(absent).toHaveBeenCalledOnce();
     expect(await readRecord(fresh.store, fresh.recordKey)).toMatchObject({ record: { fingerprint: 'f', stale: true } });
     const running = place();
     await running.store.set(running.recordKey, JSON.stringify({ fingerprint: 'f', uploaded: false }), 60_000);
