@@ -94,6 +94,33 @@ export function recordedAnswer(record: KeyRecord | undefined, fingerprint: strin
   return undefined;
 }
 
+/**
+ * Another attempt's create that may still be on the wire (an intent, no transaction yet): the
+ * seconds left to wait for it, `'orphaned'` once its time is up (its create is taken to have
+ * died with its owner), undefined when there is none.
+ */
+export function earlierCreate(record: KeyRecord | undefined, now: number): { waitS: number } | 'orphaned' | undefined {
+  if (!record?.creating || record.transaction) return undefined;
+  return now < record.creating.until ? { waitS: Math.ceil((record.creating.until - now) / 1000) } : 'orphaned';
+}
+
+/** The record an attempt starts from: the key's own (or its first), without another attempt's intents. */
+export function startedRecord(record: KeyRecord | undefined, fingerprint: string): KeyRecord {
+  const started = record ?? { fingerprint };
+  delete started.creating;
+  delete started.uploading;
+  return started;
+}
+
+/** The record with this attempt's create on the wire until `until` (epoch ms). */
+export const withCreateIntent = (record: KeyRecord, owner: string, until: number): KeyRecord => ({
+  ...record,
+  creating: { owner, until },
+});
+
+/** The final record of a finished check: what answers a retry, no transaction token kept. */
+export const finishedRecord = (fingerprint: string, result: DeviceRiskResult): KeyRecord => ({ fingerprint, result });
+
 /** A key whose check was given up past the trust bound: gone for good, the browser does not retry a 4xx. */
 export const staleKey = () => refuse(410, ERR_BLACKBOX_STALE, endpointMessages.staleKey);
 

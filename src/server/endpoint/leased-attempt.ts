@@ -20,7 +20,15 @@ import type { Store } from '../store/store.js';
 import type { Lease } from '../store/lease.js';
 import { lapsed, type DeviceRiskProgress, type DeviceRiskResult } from './check.js';
 import { inUse } from './idempotency.js';
-import { fencedRecord, recordedAnswer, type KeyRecord } from './key-record.js';
+import {
+  earlierCreate,
+  fencedRecord,
+  finishedRecord,
+  recordedAnswer,
+  startedRecord,
+  withCreateIntent,
+  type KeyRecord,
+} from './key-record.js';
 import { resumedProgress, uploadIntent } from './upload-intent.js';
 
 /** The attempt's settings: the handler's, the same for every key. */
@@ -74,21 +82,19 @@ export async function attemptUnderLease(context: AttemptContext, lease: Lease): 
     const { stored, record } = await read();
     const answer = recordedAnswer(record, fingerprint);
     if (answer) return answer;
-    if (record?.creating && !record.transaction) {
-      // Another attempt's create may be on the wire: it records its transaction, or its time runs out.
-      if (now() < record.creating.until) return inUse(Math.ceil((record.creating.until - now()) / 1000));
+    // Another attempt's create may be on the wire: it records its transaction, or its time runs out.
+    const create = earlierCreate(record, now());
+    if (create === 'orphaned') {
       onError?.(
         new DeviceRiskError(ERR_ORPHANED_TRANSACTION, endpointMessages.earlierCreateOrphaned, {
           operation: 'account create',
         }),
       );
-    }
+    } else if (create) return inUse(create.waitS);
     const progress = record ? await resumedProgress(client, record, now) : {};
     if (progress instanceof Response) return progress;
     const written = fencedRecord({ store, recordKey, ttlMs: ttl, read }, stored);
-    const saved: KeyRecord = record ?? { fingerprint };
-    delete saved.creating;
-    delete saved.uploading;
+    const saved = startedRecord(record, fingerprint);
     const creates = !customerTransaction && (!progress.transaction || lapsed(progress.transaction, now));
     // Before any call to the service the record is written (a store with no room or no
     // answer refuses the work before a transaction exists), with the create's intent.
@@ -96,7 +102,7 @@ export async function attemptUnderLease(context: AttemptContext, lease: Lease): 
     const createUntil = now() + createWindowMs;
     if (!creates && progress.transaction && !progress.uploaded)
       saved.uploading = uploadIntent(mark, client, leaseMs, now);
-    await written.replace(creates ? { ...saved, creating: { owner: mark, until: createUntil } } : saved, storeWaitMs);
+    await written.replace(creates ? withCreateIntent(saved, mark, createUntil) : saved, storeWaitMs);
     if (!record) onNewKey?.();
     /** The lease must still be this attempt's before each call to the service. */
     const stillOwner = () => {
@@ -198,7 +204,7 @@ export async function attemptUnderLease(context: AttemptContext, lease: Lease): 
     }
     // Nothing is lost: should this write fail, the next attempt finds the progress and finalize answers as before.
     // Done, the record needs only what answers a retry: no transaction token is kept.
-    await written.replace({ fingerprint, result }, storeWaitMs).catch((error: unknown) => onError?.(error));
+    await written.replace(finishedRecord(fingerprint, result), storeWaitMs).catch((error: unknown) => onError?.(error));
     return json(result, 200);
   } finally {
     await lease.release();

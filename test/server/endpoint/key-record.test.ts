@@ -3,12 +3,16 @@
 // (the attempt's writes: key-record-fenced.test.ts).
 import { describe, expect, it, vi } from 'vitest';
 import {
+  earlierCreate,
+  finishedRecord,
   markStale,
   parseKeyRecord,
   readKeyRecord,
   readRecord,
   recordedAnswer,
   recordKeyOf,
+  startedRecord,
+  withCreateIntent,
   type KeyRecord,
 } from '../../../src/server/endpoint/key-record.js';
 import { createMemoryStore } from '../../../src/server/store/store.js';
@@ -94,5 +98,35 @@ describe('markStale', () => {
     await markStale(at, 'f');
     expect(lost).toHaveBeenCalledTimes(3);
     expect((await readRecord(at.store, at.recordKey)).record).toEqual({ fingerprint: 'f' });
+  });
+});
+
+describe('the transitions', () => {
+  it("another attempt's create: waited for until its time is up, then taken as orphaned", () => {
+    const creating = { fingerprint: 'f', creating: { owner: 'other', until: 10_500 } };
+    expect(earlierCreate(undefined, 0)).toBeUndefined();
+    expect(earlierCreate({ fingerprint: 'f' }, 0)).toBeUndefined();
+    expect(earlierCreate(creating, 9_000)).toEqual({ waitS: 2 });
+    expect(earlierCreate(creating, 10_499)).toEqual({ waitS: 1 });
+    expect(earlierCreate(creating, 10_500)).toBe('orphaned');
+    // A transaction recorded: the create ended, nothing is on the wire.
+    expect(earlierCreate({ ...creating, transaction: 'sealed' }, 0)).toBeUndefined();
+  });
+
+  it("an attempt starts from the key's record without another's intents, or from its first", () => {
+    const intents = { owner: 'other', until: 1 };
+    expect(startedRecord(undefined, 'f')).toEqual({ fingerprint: 'f' });
+    expect(startedRecord({ fingerprint: 'f', transaction: 't', creating: intents, uploading: intents }, 'f')).toEqual({
+      fingerprint: 'f',
+      transaction: 't',
+    });
+  });
+
+  it("a create's intent, and the final record that keeps no transaction", () => {
+    expect(withCreateIntent({ fingerprint: 'f' }, 'me', 5)).toEqual({
+      fingerprint: 'f',
+      creating: { owner: 'me', until: 5 },
+    });
+    expect(finishedRecord('f', result)).toEqual({ fingerprint: 'f', result });
   });
 });
