@@ -84,7 +84,7 @@ export default {
     'src/server/api/upload.ts',
     'src/server/api/finalize.ts',
     'src/server/endpoint/leased-attempt.ts',
-    'src/server/endpoint/fenced-record.ts',
+    'src/server/endpoint/key-record.ts',
     'src/server/endpoint/failure-answer.ts',
     'src/server/endpoint/nonce-claim.ts',
     'src/emulator/service/workflow.ts',

@@ -1,10 +1,11 @@
 /**
- * The words of the server kit's errors and refusals, in one place, as src/browser/messages.ts
- * holds the browser's. A message names the option, the status or the id at fault and never
- * carries a secret or a body (errors.ts): callers pass only codes, numbers, ids and
- * addresses. Held here so far: errors.ts, http.ts, adapter/node/, secure-url.ts, time-limit.ts,
- * api/, endpoint/, proxy/, store/, queue/bullmq.ts and callbacks/. The
- * proxy's answers carry a code alone (src/server/proxy/proxy.ts).
+ * Words of the server kit's errors and refusals that several modules say. Unlike
+ * src/browser/messages.ts (a lazy chunk, so that a page pays for the words only when something
+ * fails), nothing requires a server message to be here: one beside the code that throws it is
+ * fine, on an error with a code (the rule and its check: test/house.test.ts). A message names
+ * the option, the status or the id at fault and never carries a secret or a body (errors.ts):
+ * callers pass only codes, numbers, ids and addresses. The proxy's answers carry a code alone
+ * (src/server/proxy/proxy.ts).
  */
 
 /** The first words of every message of the kit, so that a log line says whose it is. */
@@ -94,8 +95,6 @@ export const tokenMessages = {
  * to send instead) and what it tells onError.
  */
 export const endpointMessages = {
-  allowedOriginsRequired: 'allowedOrigins must list the origins of your checkout pages',
-  nonceSecretOption: 'nonceSecret must be a string of at least 32 characters',
   nonceSecret: 'the nonce secret must be a string of at least 32 characters',
   reportsPerSecond: 'maxOutcomeReportsPerSecond must be a positive number',
   noWorkflowKey: 'no workflow key: set workflowKey on the handler or in resolveCustomer',
@@ -223,9 +222,9 @@ export const bullmqMessages = {
   /** A set-up that cannot work: BullMQ on Redis Cluster without a hash tag (docs/fleet.md#redis-cluster). */
   clusterNeedsHashTag: (prefix: string) =>
     `BullMQ on Redis Cluster needs a hash tag in its prefix ("${prefix}" has none), or every command fails with CROSSSLOT: give createBullmqQueue a prefix such as "{${prefix.replace(/[{}]/g, '') || 'bbc'}}" (the whole queue then lives on one master)`,
-  /** `confirmReplicas` that is not a count, or on a Cluster client (docs/fleet.md#sentinel). */
-  badConfirmReplicas:
-    'confirmReplicas must be a whole number from 0 to 16, with confirmTimeoutMs a whole number of ms from 1 to 10000, on a client of one master (Sentinel or a single server): on Redis Cluster, WAIT would not reach the master that holds the queue',
+  /** `confirmReplicas` on a Cluster client (docs/fleet.md#sentinel). */
+  confirmOnCluster:
+    'confirmReplicas needs a client of one master (Sentinel or a single server): on Redis Cluster, WAIT would not reach the master that holds the queue',
   /** An accepted checkout no replica confirmed in time: answered 503, the blackbox kept in the form. */
   notConfirmed: (acknowledged: number, wanted: number, ms: number) =>
     `the queue's write was confirmed by ${acknowledged} of ${wanted} replica${wanted === 1 ? '' : 's'} within ${ms} ms (Redis WAIT): the checkout is answered 503 and posted again, since a failover now could lose it`,
@@ -288,12 +287,11 @@ export const redisMessages = {
     `Redis may evict the store's keys (maxmemory-policy ${policy}): leases and records would vanish and checkouts be doubled. Set maxmemory-policy noeviction (redis.conf, or CONFIG SET maxmemory-policy noeviction); a full Redis then refuses writes, which the kit answers with 503 and Retry-After`,
   notConnected: (ms: number) =>
     `the Redis client was still connecting after ${ms} ms (readyTimeoutMs): check that Redis is up and reachable at the client's address`,
-  readyTimeoutOption: 'readyTimeoutMs must be a positive number of milliseconds',
   notAClient: (method: string) =>
     `createRedisStore needs a node-redis (5 or later) or ioredis (5 or later) client; this one has no ${method}()`,
-  /** `confirmReplicas` that is not a count, or on a client WAIT cannot serve (docs/fleet.md#sentinel). */
-  badConfirmReplicas:
-    'confirmReplicas must be a whole number from 0 to 16, with confirmTimeoutMs a whole number of ms from 1 to 10000, on a client of one master that can send any command (ioredis, or node-redis with sendCommand): on Redis Cluster, WAIT would not reach the master that took the write',
+  /** `confirmReplicas` on a client WAIT cannot serve (docs/fleet.md#sentinel). */
+  confirmUnreachable:
+    'confirmReplicas needs a client of one master that can send any command (ioredis, or node-redis with sendCommand): on Redis Cluster, WAIT would not reach the master that took the write',
   /** A write no replica confirmed in time: it fails, as when Redis is away. */
   notConfirmed: (acknowledged: number, wanted: number, ms: number) =>
     `a write was confirmed by ${acknowledged} of ${wanted} replica${wanted === 1 ? '' : 's'} within ${ms} ms (Redis WAIT): it may not outlive a failover, so it does not count`,
@@ -363,12 +361,9 @@ export const toldMessages = {
 
 /** The status monitor, metrics and page (src/server/status/). */
 export const statusMessages = {
-  badInterval: (ms: number) => `sampleIntervalMs must be a number of ms, 1000 or more (got ${String(ms)})`,
   seriesContended: (tries: number) =>
     `the status series changed under ${tries} writes in a row; this sample is left out`,
   notAllowed: 'Only GET and HEAD',
-  noMonitor: 'createMetricsHandler and createStatusHandler need { monitor: createStatusMonitor(…) }',
-  badDoctorUrl: 'doctor.url must be an absolute URL: the checkout page the doctor checks',
   noDoctor: 'The doctor is not set up on this page: give createStatusHandler a doctor.url',
 };
 

@@ -32,6 +32,30 @@ export interface OptionRow extends OptionRule {
 /** Every option of `T`, required or not, with its row: a table missing one does not compile. */
 export type OptionTable<T> = { readonly [K in keyof Required<T>]: OptionRow };
 
+/**
+ * The options a table of plain rows makes: each optional, a number or a boolean as its default
+ * is. An interface that extends it has the rows' members, with their comments (JSDoc on a row
+ * is its member's), so that an option is declared, defaulted and checked in one row.
+ */
+export type PlainOptions<T extends Record<string, OptionRow>> = {
+  -readonly [K in keyof T]?: T[K]['default'] extends number
+    ? number
+    : T[K]['default'] extends boolean
+      ? boolean
+      : never;
+};
+
+/** The plain options of `table` as given, each missing one its row's default: what a factory reads. */
+export function plainSettings<T extends Record<string, OptionRow>>(
+  options: PlainOptions<T>,
+  table: T,
+): Required<PlainOptions<T>> {
+  const given = options as Record<string, unknown>;
+  return Object.fromEntries(Object.entries(table).map(([name, row]) => [name, given[name] ?? row.default])) as Required<
+    PlainOptions<T>
+  >;
+}
+
 /** Throws `invalid_configuration` naming the first option of `options` that its row refuses. */
 export function checkOptions<T extends object>(options: T, table: OptionTable<T>): void {
   if (typeof options !== 'object' || options === null)
@@ -64,6 +88,16 @@ export const RULES = {
   secondsOrZero: {
     valid: (value) => value === 0 || isPositive(value),
     expects: 'zero or a positive number of seconds',
+  },
+  /** Replicas a write waits for (Redis WAIT): none to 16. */
+  replicaCount: {
+    valid: (value) => Number.isInteger(value) && (value as number) >= 0 && (value as number) <= 16,
+    expects: 'a whole number from 0 to 16',
+  },
+  /** How long a write waits for its replicas: 1 ms to 10 s. */
+  replicaWaitMs: {
+    valid: (value) => Number.isInteger(value) && (value as number) >= 1 && (value as number) <= 10_000,
+    expects: 'a whole number of milliseconds from 1 to 10000',
   },
 } as const satisfies Record<string, OptionRule>;
 

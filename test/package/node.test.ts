@@ -1,8 +1,11 @@
 // The built files in Node (server-side rendering): importing touches no browser global,
 // and a call outside a browser rejects with not_browser instead of throwing.
 import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import vm from 'node:vm';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { PLAIN_ENDPOINT_OPTIONS } from '../../src/server/endpoint/settings.js';
 
 const ESM = new URL('../../dist/index.js', import.meta.url);
 const UMD = new URL('../../dist/blackbox-capture.umd.js', import.meta.url);
@@ -226,5 +229,27 @@ describe('export lists', () => {
       'isBlackboxCaptureError',
       'ready',
     ]);
+  });
+});
+
+describe('the declarations', () => {
+  it('every option of DeviceRiskHandlerOptions in dist/server.d.ts keeps its comment, the plain ones made from their rows', () => {
+    // The plain options are declared by their settings rows (src/server/endpoint/settings.ts):
+    // what an editor shows of them comes through the mapped type, and must not be lost.
+    const file = fileURLToPath(new URL('../../dist/server.d.ts', import.meta.url));
+    const program = ts.createProgram([file], { strict: true, noEmit: true, skipLibCheck: true });
+    const checker = program.getTypeChecker();
+    const options = program
+      .getSourceFile(file)!
+      .statements.find(
+        (s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === 'DeviceRiskHandlerOptions',
+      )!;
+    const members = checker.getPropertiesOfType(checker.getTypeAtLocation(options));
+    const comments = new Map(members.map((m) => [m.name, ts.displayPartsToString(m.getDocumentationComment(checker))]));
+    expect(Object.keys(PLAIN_ENDPOINT_OPTIONS).filter((name) => !comments.get(name))).toEqual([]);
+    expect(comments.get('maxBodyBytes')).toBe('Largest request body in bytes. Default 16384.');
+    expect(checker.typeToString(checker.getTypeOfSymbol(members.find((m) => m.name === 'reportStatus')!))).toBe(
+      'boolean | undefined',
+    );
   });
 });

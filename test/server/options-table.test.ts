@@ -8,8 +8,13 @@ import { CALLBACK_OPTIONS } from '../../src/server/callbacks/settings.js';
 import { ENDPOINT_OPTIONS } from '../../src/server/endpoint/settings.js';
 import { checkOptions, REQUIRED, type OptionDefault, type OptionRow } from '../../src/server/options-table.js';
 import { PROXY_OPTIONS } from '../../src/server/proxy/settings.js';
-import { MEMORY_QUEUE_OPTIONS } from '../../src/server/queue/settings.js';
-import { MEMORY_STORE_OPTIONS } from '../../src/server/store/settings.js';
+import { BULLMQ_QUEUE_OPTIONS, FILE_QUEUE_OPTIONS, MEMORY_QUEUE_OPTIONS } from '../../src/server/queue/settings.js';
+import { MEMORY_STORE_OPTIONS, REDIS_STORE_OPTIONS } from '../../src/server/store/settings.js';
+import {
+  METRICS_HANDLER_OPTIONS,
+  STATUS_HANDLER_OPTIONS,
+  STATUS_MONITOR_OPTIONS,
+} from '../../src/server/status/settings.js';
 
 /** Each table by the heading of its section in docs/server.md. */
 export const TABLES: Record<string, Record<string, OptionRow>> = {
@@ -20,6 +25,12 @@ export const TABLES: Record<string, Record<string, OptionRow>> = {
   "The proxy's options": PROXY_OPTIONS,
   "The memory queue's options": MEMORY_QUEUE_OPTIONS,
   "The memory store's options": MEMORY_STORE_OPTIONS,
+  "The file queue's options": FILE_QUEUE_OPTIONS,
+  "The BullMQ queue's options": BULLMQ_QUEUE_OPTIONS,
+  "The Redis store's options": REDIS_STORE_OPTIONS,
+  "The status monitor's options": STATUS_MONITOR_OPTIONS,
+  "The metrics handler's options": METRICS_HANDLER_OPTIONS,
+  "The status handler's options": STATUS_HANDLER_OPTIONS,
 };
 
 /** A default as the docs write it: a value in code type, a sentence as it is. */

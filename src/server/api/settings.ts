@@ -42,7 +42,7 @@ export const TOKEN_SOURCE_OPTIONS = {
   tokenUrl: { default: "the region's auth. host", ...RULES.text },
   userAgent: { default: REQUIRED, ...RULES.text },
   fetch: { default: 'globalThis.fetch', ...RULES.function },
-  store: { default: "this process's memory, shared by its token sources", ...RULES.object },
+  store: { default: "the source's own memory (createMemoryStore)", ...RULES.object },
   storeTimeoutMs: { default: STORE_TIMEOUT_MS, ...RULES.ms },
   lockLeaseMs: { default: 3000, ...RULES.ms },
   refreshMarginSeconds: { default: 60, ...RULES.secondsOrZero },

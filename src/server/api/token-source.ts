@@ -46,7 +46,8 @@ export interface TokenSourceOptions {
   /**
    * Where the token, the rate limit and the 429 backoff are kept. Give every instance of a
    * fleet the same shared store (createRedisStore): one instance fetches, the others wait
-   * for its token. Default: memory shared by the sources of this process.
+   * for its token. Default: this source's own memory, made with it and gone with it (two
+   * sources share a token only through a store given to both).
    */
   store?: Store;
   /** Time limit of each store call in ms: a store that hangs counts as failed (`store_unavailable`). Default 3000. */
@@ -112,8 +113,6 @@ export interface TokenSource {
 
 export { TOKEN_LIFETIME_BOUNDS, tokenLifetimeSeconds } from './token/cache.js';
 
-/** The default store: the sources of one process share tokens and the rate limit per client id. */
-const processStore = createMemoryStore();
 /** How often an instance waiting for another's token looks for it, in ms. */
 const LOCK_POLL_MS = 25;
 
@@ -128,7 +127,9 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
   checkOptions(options, TOKEN_SOURCE_OPTIONS);
   const defaults = TOKEN_SOURCE_OPTIONS;
   const doFetch = options.fetch ?? fetch;
-  const store = options.store ? withTimeLimit(options.store, options.storeTimeoutMs) : processStore;
+  // A store of its own unless given one: no state of the module's outlives the source, and what
+  // sources share is what the shop gave them (the client's one source: createDeviceRiskClient).
+  const store = options.store ? withTimeLimit(options.store, options.storeTimeoutMs) : createMemoryStore();
   const leaseMs = options.lockLeaseMs ?? defaults.lockLeaseMs.default;
   const now = options.now ?? systemNow;
   const pause = options.sleep ?? sleep;

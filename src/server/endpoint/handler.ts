@@ -56,12 +56,16 @@ import { claimNonce } from './nonce-claim.js';
 import { claimBlackbox } from './reuse.js';
 import { failureAnswer, namedFailure } from './failure-answer.js';
 import { createQueuedChecks } from './queued.js';
-import { defaultMaxQueued, endpointSettings, ENDPOINT_OPTIONS } from './settings.js';
+import { defaultMaxQueued, endpointSettings, type EndpointPlainOptions, type EndpointSettings } from './settings.js';
 import type { CheckQueue } from '../queue/queue.js';
 import { createDefaultQueue, type DefaultQueue } from '../queue/default.js';
 import type { BacklogFigures } from '../queue/backlog.js';
 
-export interface DeviceRiskHandlerOptions {
+/**
+ * The endpoint's options: the plain ones (numbers and switches) are each one row of
+ * src/server/endpoint/settings.ts (`EndpointPlainOptions`), member, default and check together.
+ */
+export interface DeviceRiskHandlerOptions extends EndpointPlainOptions {
   client: DeviceRiskClient;
   /** Origins allowed to post, e.g. ["https://shop.example"]. */
   allowedOrigins: readonly string[];
@@ -79,10 +83,6 @@ export interface DeviceRiskHandlerOptions {
    * refuse is `invalid_configuration` naming the rule. On loopback against the emulator, any.
    */
   callbackUrl?: string;
-  /** Largest request body in bytes. Default 16384. */
-  maxBodyBytes?: number;
-  /** Read the transaction's status after finalize for the answer. Default true. */
-  reportStatus?: boolean;
   /**
    * When the browser is answered (docs/answer.md#the-browsers-answer). `'accepted'` (the
    * default): 202 `{ accepted, reference }` as soon as `queue` holds the checkout, which is
@@ -116,12 +116,6 @@ export interface DeviceRiskHandlerOptions {
    */
   maxQueuedChecks?: number;
   /**
-   * How long an accepted blackbox is trusted, in ms: one that waited longer is not uploaded,
-   * and `onError` hears `blackbox_stale`. Default 15 minutes: the capture nonce's lifetime, and
-   * half the transaction token's 30 minutes (docs/fleet.md#the-trust-bound).
-   */
-  maxQueuedMs?: number;
-  /**
    * This instance's name in the queue's OpenTelemetry gauges (the attribute `instance`), so
    * that a fleet's series stay apart: stable for the life of the process. Default hostname:pid
    * (docs/operating.md#queue-metrics).
@@ -135,24 +129,6 @@ export interface DeviceRiskHandlerOptions {
    * in memory per client, which a callback handler made with the same client and no store shares).
    */
   store?: Store;
-  /** Time limit of each call to `store` in ms: a store that hangs is answered 503 with Retry-After, as one that is down. Default 3000. */
-  storeTimeoutMs?: number;
-  /** How long an Idempotency-Key is remembered, in ms. Default 24 hours. */
-  idempotencyTtlMs?: number;
-  /**
-   * Keys (with their nonce claims) the default memory store holds at most. None is dropped
-   * before `idempotencyTtlMs`: when it is full, new checkouts are answered 503 `store_full`
-   * with Retry-After until old keys expire. Default 100000; above that, use a shared store.
-   */
-  idempotencyMaxKeys?: number;
-  /** How long an instance holds a key it works on without renewing its lease, in ms: a dead owner's key is taken over after it. Default 10000. */
-  idempotencyLeaseMs?: number;
-  /**
-   * How long a request waits, on another attempt working on its key or on a shared store that
-   * is away, before answering 409 or 503 with Retry-After, in ms. Default 5000: half the
-   * browser package's time limit for its POST (10 s), so that the answer reaches it.
-   */
-  idempotencyWaitMs?: number;
   /** Told about every failure (errors serialise without secrets). Default: one line on console.error. */
   onError?: (error: unknown) => void;
   /**
@@ -209,8 +185,6 @@ export interface DeviceRiskHandlerOptions {
    * guests sharing one reference share one bucket.
    */
   checkoutsPerCustomer?: RateLimit | false;
-  /** Outcome-only reports taken per second by this process; more are answered 429. Default 20 (bursts of 5 times that). */
-  maxOutcomeReportsPerSecond?: number;
   /**
    * Your synchronous decision on the server (see runDeviceRiskCheck); the browser only ever
    * gets the reference. What it does never changes the browser's answer: a throw goes to `onError`.
@@ -218,10 +192,6 @@ export interface DeviceRiskHandlerOptions {
    * callback told calls nothing here; one whose call here threw is told by the callback.
    */
   onResult?: (details: DeviceRiskDetails, options: ResultContext) => void | Promise<void>;
-  /** How long `onResult` may take, in ms (its signal aborts then, and `onError` hears `result_handler_timeout`). Default 30000. */
-  onResultTimeoutMs?: number;
-  /** How long a request waits for the result before answering. Default 0: one read after finalize. */
-  resultWaitMs?: number;
   now?: () => number;
 }
 
@@ -256,11 +226,11 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
   const { client } = options;
   const { allowed, now, onError, leaseMs, recordTtlMs } = settings;
   const maxBody = settings.maxBodyBytes;
-  const { store, decisions } = storesOf(options, leaseMs, now, onError);
-  const { tell, outcomeOnly } = outcomeTelling(options, now, onError);
+  const { store, decisions } = storesOf(options, settings);
+  const { tell, outcomeOnly } = outcomeTelling(options, settings);
   const prefix = keyPart(client.clientId ?? '');
   const namespace = `${prefix}:idempotency`;
-  const admission = createAdmission(options, now, onError);
+  const admission = createAdmission(options, settings);
   const underKey = createIdempotency({
     store,
     client,
@@ -282,7 +252,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
           client,
           underKey,
           checkOptions: (job, progress, save) => ({
-            ...checkOptions(options, decisions, onError, now, progress, save, {
+            ...checkOptions(options, settings, decisions, progress, save, {
               reference: job.key,
               ...referencesOf(job.customer),
             }),
@@ -323,24 +293,23 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
           client,
           blackbox,
           customer,
-          checkOptions(options, decisions, onError, now, {}, undefined, reference),
+          checkOptions(options, settings, decisions, {}, undefined, reference),
         ),
         200,
       );
     }
-    return underKey(
-      key,
-      await fingerprint(),
-      customer.transaction !== undefined,
-      (progress, save) =>
+    return underKey(key, {
+      fingerprint: await fingerprint(),
+      customerTransaction: customer.transaction !== undefined,
+      run: (progress, save) =>
         runCheck(
           client,
           blackbox,
           customer,
-          checkOptions(options, decisions, onError, now, progress, save, { reference: key, ...reference }),
+          checkOptions(options, settings, decisions, progress, save, { reference: key, ...reference }),
         ),
-      told,
-    );
+      onNewKey: told,
+    });
   }
 
   /** Set by close(): new checkouts are answered 503 `shutting_down`. */
@@ -476,14 +445,14 @@ async function claimed(
 }
 
 /** Checkouts per caller address and per customer: a refusal (429) when one has started too many. */
-function createAdmission(options: DeviceRiskHandlerOptions, now: () => number, onError: (error: unknown) => void) {
-  const limiter = (
-    limit: RateLimit | false | undefined,
-    name: 'checkoutsPerAddress' | 'checkoutsPerCustomer',
-  ): Limiter | undefined =>
-    limit === false ? undefined : createLimiter(checkRateLimit(limit ?? ENDPOINT_OPTIONS[name].default, name), now);
-  const perAddress = limiter(options.checkoutsPerAddress, 'checkoutsPerAddress');
-  const perCustomer = limiter(options.checkoutsPerCustomer, 'checkoutsPerCustomer');
+function createAdmission(options: DeviceRiskHandlerOptions, settings: EndpointSettings) {
+  const { now, onError } = settings;
+  const limiter = (name: 'checkoutsPerAddress' | 'checkoutsPerCustomer'): Limiter | undefined => {
+    const limit = settings[name];
+    return limit === false ? undefined : createLimiter(checkRateLimit(limit, name), now);
+  };
+  const perAddress = limiter('checkoutsPerAddress');
+  const perCustomer = limiter('checkoutsPerCustomer');
   const prefix = checkAddressPrefix(options.addressPrefix);
   const visitorOf = checkVisitorOption(options.visitor);
   let toldNoAddress = false;
@@ -539,14 +508,12 @@ function createAdmission(options: DeviceRiskHandlerOptions, now: () => number, o
  * markers that tell each decision once, with the callback handler's too: in the same store, or
  * without one in the client's memory.
  */
-function storesOf(options: DeviceRiskHandlerOptions, leaseMs: number, now: Now, onError: (error: unknown) => void) {
+function storesOf(options: DeviceRiskHandlerOptions, settings: EndpointSettings) {
+  const { leaseMs, now, onError } = settings;
   // Each key has a record, a nonce claim, its blackbox's claim and, while worked on, a lease: four entries.
   const store = options.store
-    ? withTimeLimit(options.store, options.storeTimeoutMs)
-    : createMemoryStore({
-        maxEntries: 4 * (options.idempotencyMaxKeys ?? ENDPOINT_OPTIONS.idempotencyMaxKeys.default),
-        now,
-      });
+    ? withTimeLimit(options.store, settings.storeTimeoutMs)
+    : createMemoryStore({ maxEntries: 4 * settings.idempotencyMaxKeys, now });
   const markersIn = options.store ? store : defaultToldStore(options.client);
   return { store, decisions: toldMarkers(markersIn, options.client.clientId, leaseMs, onError, now) };
 }
@@ -563,9 +530,8 @@ function defaultQueue(options: DeviceRiskHandlerOptions, now: Now, onError: (err
 /** The check's options from the handler's: its onResult, with its time limit and which checkout it is for. */
 function checkOptions(
   options: DeviceRiskHandlerOptions,
+  { now, onError, resultWaitMs, onResultTimeoutMs }: EndpointSettings,
   told: ToldMarkers,
-  onError: (error: unknown) => void,
-  now: () => number,
   progress: DeviceRiskProgress,
   onProgress: CheckRunOptions['onProgress'] | undefined,
   reference: { reference?: string; customerInternalReference: string; userReference?: string },
@@ -585,8 +551,8 @@ function checkOptions(
           // The key's record written again before the decision is told: an attempt fenced out tells nothing.
           ...(onProgress ? { fence: () => onProgress(progress) } : {}),
           onResult: options.onResult,
-          resultWaitMs: options.resultWaitMs ?? 0,
-          ...(options.onResultTimeoutMs === undefined ? {} : { onResultTimeoutMs: options.onResultTimeoutMs }),
+          resultWaitMs,
+          onResultTimeoutMs,
         }
       : {}),
     onError,
@@ -613,11 +579,8 @@ const referencesOf = ({ customerInternalReference, userReference }: Omit<Custome
 });
 
 /** The page's outcomes: told to `onOutcome` and the metrics, and the outcome-only reports' answer. */
-function outcomeTelling(options: DeviceRiskHandlerOptions, now: () => number, onError: (error: unknown) => void) {
-  const reports = outcomeReports(
-    options.maxOutcomeReportsPerSecond ?? ENDPOINT_OPTIONS.maxOutcomeReportsPerSecond.default,
-    now,
-  );
+function outcomeTelling(options: DeviceRiskHandlerOptions, { now, onError, ...settings }: EndpointSettings) {
+  const reports = outcomeReports(settings.maxOutcomeReportsPerSecond, now);
   function tell(outcome: CaptureOutcome, request: Request): void {
     recordOutcome(outcome, request.headers.get('user-agent'));
     try {

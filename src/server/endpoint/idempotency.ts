@@ -13,9 +13,8 @@ import { endpointMessages } from '../messages.js';
 import { refuse } from '../http.js';
 import type { Store } from '../store/store.js';
 import { takeLease } from '../store/lease.js';
-import { attemptUnderLease } from './leased-attempt.js';
+import { attemptUnderLease, type KeyedCheck } from './leased-attempt.js';
 import { readRecord, recordedAnswer, recordKeyOf } from './key-record.js';
-import { type DeviceRiskProgress, type DeviceRiskResult } from './check.js';
 
 /** How often a request waiting for another instance's work on its key looks again, in ms. */
 const KEY_POLL_MS = 50;
@@ -44,17 +43,12 @@ export function createIdempotency(options: IdempotencyOptions) {
   const { store, namespace, leaseMs, waitMs, now } = options;
   /** How long a request waits for the store to take a write before it answers: never past its own wait. */
   const storeWaitMs = Math.min(leaseMs, waitMs);
+  // The attempt's context in three: the handler's settings, its parts, and (per call) the check.
+  const settings = { leaseMs, storeWaitMs, ttlMs: options.ttlMs };
+  const parts = { store, client: options.client, now, ...(options.onError ? { onError: options.onError } : {}) };
   /** Runs the check under the key: the answer, a refusal, or (thrown) the failure of the check. */
-  return async function underKey(
-    key: string,
-    fingerprint: string,
-    customerTransaction: boolean,
-    run: (
-      progress: DeviceRiskProgress,
-      save: (progress: DeviceRiskProgress) => Promise<void>,
-    ) => Promise<DeviceRiskResult>,
-    onNewKey: () => void,
-  ): Promise<Response> {
+  return async function underKey(key: string, check: KeyedCheck): Promise<Response> {
+    const { fingerprint } = check;
     const recordKey = recordKeyOf(namespace, key);
     const leaseKey = `${recordKey}:lease`;
     const read = () => readRecord(store, recordKey);
@@ -70,11 +64,7 @@ export function createIdempotency(options: IdempotencyOptions) {
       for (;;) {
         // The lease first: on the common path (a new key) that is one store operation less.
         const lease = await takeLease(store, leaseKey, leaseMs, 'idempotency lease', now);
-        if (lease)
-          return attemptUnderLease(
-            { ...options, storeWaitMs, recordKey, read, fingerprint, customerTransaction, run, onNewKey },
-            lease,
-          );
+        if (lease) return attemptUnderLease({ settings, parts, call: { ...check, recordKey, read } }, lease);
         // Another instance works on the key, or it is done: its answer, a refusal, or wait.
         const { record } = await read();
         // Stryker disable next-line ConditionalExpression: a waiter that misses the answer here takes the lease once the owner lets go, and answers the same from there

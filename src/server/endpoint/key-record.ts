@@ -1,10 +1,26 @@
 /**
- * An Idempotency-Key's record: its shape, its store key, its reads, and the answer it already
+ * An Idempotency-Key's record, whole: its shape, its store key, its reads, the answer it already
  * gives (another body, a finished check, a key given up stale), written once for the three
  * paths that ask (a request waiting on the key, the attempt that takes its lease, the queue
- * before it accepts). Its writes are compare-and-set (fenced-record.ts, queued.ts).
+ * before it accepts), and its writes, every one compare-and-set: an attempt's (`fencedRecord`:
+ * each write replaces exactly the version it last wrote, so an attempt whose key another has
+ * taken over is fenced) and the queue's stale mark (`markStale`).
+ *
+ * Its states: none (a new key); in progress (`fingerprint`, with a create's intent
+ * `creating`, then the `transaction`, its upload's intent `uploading`, `uploaded`); finished
+ * (`result`, all else dropped); given up (`stale`). A finished or given-up record is final:
+ * nothing but its time to live replaces it.
  */
-import { ERR_BLACKBOX_STALE } from '../errors.js';
+import { deadline, within, type Deadline } from '../deadline.js';
+import {
+  DeviceRiskError,
+  ERR_BLACKBOX_STALE,
+  ERR_IDEMPOTENCY_KEY_IN_USE,
+  ERR_STORE_FULL,
+  ERR_STORE_UNAVAILABLE,
+  isDeviceRiskError,
+} from '../errors.js';
+import { sleep } from '../clock.js';
 import { json, refuse, REFUSED_KEY_REUSED } from '../http.js';
 import { endpointMessages } from '../messages.js';
 import { fromStore, keyPart, type Store } from '../store/store.js';
@@ -78,7 +94,162 @@ export function recordedAnswer(record: KeyRecord | undefined, fingerprint: strin
   return undefined;
 }
 
+/**
+ * Another attempt's create that may still be on the wire (an intent, no transaction yet): the
+ * seconds left to wait for it, `'orphaned'` once its time is up (its create is taken to have
+ * died with its owner), undefined when there is none.
+ */
+export function earlierCreate(record: KeyRecord | undefined, now: number): { waitS: number } | 'orphaned' | undefined {
+  if (!record?.creating || record.transaction) return undefined;
+  return now < record.creating.until ? { waitS: Math.ceil((record.creating.until - now) / 1000) } : 'orphaned';
+}
+
+/** The record an attempt starts from: the key's own (or its first), without another attempt's intents. */
+export function startedRecord(record: KeyRecord | undefined, fingerprint: string): KeyRecord {
+  const started = record ?? { fingerprint };
+  delete started.creating;
+  delete started.uploading;
+  return started;
+}
+
+/** The record with this attempt's create on the wire until `until` (epoch ms). */
+export const withCreateIntent = (record: KeyRecord, owner: string, until: number): KeyRecord => ({
+  ...record,
+  creating: { owner, until },
+});
+
+/** The final record of a finished check: what answers a retry, no transaction token kept. */
+export const finishedRecord = (fingerprint: string, result: DeviceRiskResult): KeyRecord => ({ fingerprint, result });
+
 /** A key whose check was given up past the trust bound: gone for good, the browser does not retry a 4xx. */
 export const staleKey = () => refuse(410, ERR_BLACKBOX_STALE, endpointMessages.staleKey);
 
 export const reused = () => refuse(422, REFUSED_KEY_REUSED, endpointMessages.keyReused);
+
+/** How often a write of progress is tried again while the store is away, in ms. */
+const STORE_RETRY_MS = 100;
+
+/** Where a key's record lives: its store, its store key, how long it is kept (ms). */
+export interface RecordPlace {
+  store: Store;
+  recordKey: string;
+  ttlMs: number;
+}
+
+export interface FencedRecordContext extends RecordPlace {
+  read: () => Promise<{ stored: string | undefined }>;
+}
+
+/**
+ * The key's record as this attempt last wrote it (`stored`, or none yet):
+ * each write replaces exactly that version. A store that is away is waited for, up to
+ * `withinMs`; a version that another attempt replaced means the key was taken over
+ * (`idempotency_key_in_use`): nothing more is written or called.
+ */
+export function fencedRecord(context: FencedRecordContext, stored: string | undefined) {
+  const { store, recordKey, ttlMs: ttl, read } = context;
+  let last = stored;
+  return {
+    /**
+     * Deletes the record as this attempt last wrote it (a record another attempt replaced
+     * stays), trying again while the store is away, for up to `withinMs`.
+     */
+    async remove(withinMs = 0): Promise<void> {
+      if (last === undefined) return;
+      const expected = last;
+      const retrying = deadline(withinMs);
+      try {
+        for (;;) {
+          try {
+            await fromStore(store.compareAndDelete(recordKey, expected), 'idempotency record delete');
+            return;
+          } catch (error) {
+            if (isDeviceRiskError(error) && error.code === ERR_STORE_FULL) throw error;
+            // A retry that the time left cannot hold is not started: the error stands.
+            await sleep(STORE_RETRY_MS, retrying.signal).catch(() => {
+              throw error;
+            });
+          }
+        }
+      } finally {
+        retrying.clear();
+      }
+    },
+    /**
+     * Writes `next`, trying again while the store is away, for up to `withinMs`. With
+     * `background`, the request waits only `answerWithinMs` for it: past that the write
+     * goes on by itself (the attempt answers 503 now, and a retry finds the record once it
+     * lands), `onLanded` hears that it landed, and `onGiveUp` of a write that never lands.
+     */
+    async replace(
+      next: KeyRecord,
+      withinMs: number,
+      background?: { answerWithinMs: number; onGiveUp: (error: unknown) => void; onLanded?: () => void },
+    ): Promise<void> {
+      const retrying = deadline(withinMs);
+      const writing = writeWithin(JSON.stringify(next), retrying).finally(() => retrying.clear());
+      if (!background) return writing;
+      // Before the request's own wait hears of it: the caller knows at once that it landed.
+      writing.then(background.onLanded, background.onGiveUp);
+      const answering = deadline(background.answerWithinMs);
+      try {
+        return await within(writing, answering.signal);
+      } catch (error) {
+        if (!answering.expired) throw error;
+        throw new DeviceRiskError(ERR_STORE_UNAVAILABLE, endpointMessages.recordNotTaken, {
+          retryAfter: 1,
+          operation: 'store',
+        });
+      } finally {
+        answering.clear();
+      }
+    },
+  };
+
+  async function writeWithin(text: string, retrying: Deadline): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const done =
+          last === undefined
+            ? await fromStore(store.setIfAbsent(recordKey, text, ttl), 'idempotency record write')
+            : await fromStore(store.compareAndSet(recordKey, last, text, ttl), 'idempotency record write');
+        // A write that timed out may have landed: then the record is already `text`.
+        if (!done && !(attempt > 0 && (await read()).stored === text)) {
+          throw new DeviceRiskError(ERR_IDEMPOTENCY_KEY_IN_USE, endpointMessages.keyTakenOver, {
+            retryAfter: 1,
+            operation: 'store',
+          });
+        }
+        last = text;
+        return;
+      } catch (error) {
+        if (isDeviceRiskError(error) && (error.code === ERR_IDEMPOTENCY_KEY_IN_USE || error.code === ERR_STORE_FULL))
+          throw error;
+        // A retry that the time left cannot hold is not started: the error stands.
+        await sleep(STORE_RETRY_MS, retrying.signal).catch(() => {
+          throw error;
+        });
+      }
+    }
+  }
+}
+
+/**
+ * The key's final record for a check given up: a re-post of the key is refused (410), never
+ * accepted and checked again with the old blackbox. A record a finished check wrote stays.
+ */
+export async function markStale(place: RecordPlace, fingerprint: string): Promise<void> {
+  const { store, recordKey, ttlMs } = place;
+  const next = JSON.stringify({ fingerprint, stale: true } satisfies KeyRecord);
+  // Another writer between the read and the write (a run of the same job elsewhere): read again.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const { stored, record } = await readRecord(store, recordKey);
+    if (record?.result || record?.stale) return;
+    const written =
+      stored === undefined
+        ? store.setIfAbsent(recordKey, next, ttlMs)
+        : store.compareAndSet(recordKey, stored, next, ttlMs);
+    // Stryker disable next-line ConditionalExpression: going round again after a write that landed reads it back and returns
+    if (await fromStore(written, 'idempotency record write')) return;
+  }
+}

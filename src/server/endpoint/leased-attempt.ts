@@ -1,7 +1,7 @@
 /**
  * One attempt on an Idempotency-Key, under its lease: reads the key's record, answers what is
  * already known, or resumes the check where the last attempt stopped, writing each step's
- * progress (fenced-record.ts) before the next call to the service.
+ * progress (key-record.ts, fencedRecord) before the next call to the service.
  */
 import { type DeviceRiskClient } from '../api/device-risk-client.js';
 import type { Now } from '../clock.js';
@@ -19,55 +19,82 @@ import { json } from '../http.js';
 import type { Store } from '../store/store.js';
 import type { Lease } from '../store/lease.js';
 import { lapsed, type DeviceRiskProgress, type DeviceRiskResult } from './check.js';
-import { fencedRecord } from './fenced-record.js';
-import { inUse, type KeyRecord } from './idempotency.js';
-import { recordedAnswer } from './key-record.js';
+import { inUse } from './idempotency.js';
+import {
+  earlierCreate,
+  fencedRecord,
+  finishedRecord,
+  recordedAnswer,
+  startedRecord,
+  withCreateIntent,
+  type KeyRecord,
+} from './key-record.js';
 import { resumedProgress, uploadIntent } from './upload-intent.js';
 
-export interface AttemptContext {
-  store: Store;
-  client: DeviceRiskClient;
+/** The attempt's settings: the handler's, the same for every key. */
+export interface AttemptSettings {
   leaseMs: number;
   /** How long the attempt waits for the store to take a write before it answers. */
   storeWaitMs: number;
+  /** How long the key's record is kept, in ms. */
   ttlMs: number;
+}
+
+/** What the attempt works with: the handler's store, client, clock and error sink. */
+export interface AttemptParts {
+  store: Store;
+  client: DeviceRiskClient;
   now: Now;
   onError?: (error: unknown) => void;
-  recordKey: string;
-  read: () => Promise<{ stored: string | undefined; record: KeyRecord | undefined }>;
+}
+
+/** The check to run under a key: this call's own. */
+export interface KeyedCheck {
+  /** SHA-256 of the request (idempotency.ts, fingerprintOf): the same key with another is refused. */
   fingerprint: string;
+  /** Whether the customer brings its own transaction: then none is created. */
   customerTransaction: boolean;
   run: (
     progress: DeviceRiskProgress,
     save: (progress: DeviceRiskProgress) => Promise<void>,
   ) => Promise<DeviceRiskResult>;
-  onNewKey: () => void;
+  /** Told once the key's first record is written: a checkout never seen before. */
+  onNewKey?: () => void;
+}
+
+/** One attempt's context: settings, parts and this call apart, the key's record with the call. */
+export interface AttemptContext {
+  settings: AttemptSettings;
+  parts: AttemptParts;
+  call: KeyedCheck & {
+    recordKey: string;
+    read: () => Promise<{ stored: string | undefined; record: KeyRecord | undefined }>;
+  };
 }
 
 /** The attempt that holds `lease`: the answer, a refusal, or (thrown) the failure of the check. */
 export async function attemptUnderLease(context: AttemptContext, lease: Lease): Promise<Response> {
-  const { store, client, leaseMs, storeWaitMs, ttlMs: ttl, now, onError, recordKey, read, fingerprint } = context;
-  const { customerTransaction, run, onNewKey } = context;
+  const { leaseMs, storeWaitMs, ttlMs: ttl } = context.settings;
+  const { store, client, now, onError } = context.parts;
+  const { recordKey, read, fingerprint, customerTransaction, run, onNewKey } = context.call;
   const { mark } = lease;
   try {
     const { stored, record } = await read();
     const answer = recordedAnswer(record, fingerprint);
     if (answer) return answer;
-    if (record?.creating && !record.transaction) {
-      // Another attempt's create may be on the wire: it records its transaction, or its time runs out.
-      if (now() < record.creating.until) return inUse(Math.ceil((record.creating.until - now()) / 1000));
+    // Another attempt's create may be on the wire: it records its transaction, or its time runs out.
+    const create = earlierCreate(record, now());
+    if (create === 'orphaned') {
       onError?.(
         new DeviceRiskError(ERR_ORPHANED_TRANSACTION, endpointMessages.earlierCreateOrphaned, {
           operation: 'account create',
         }),
       );
-    }
+    } else if (create) return inUse(create.waitS);
     const progress = record ? await resumedProgress(client, record, now) : {};
     if (progress instanceof Response) return progress;
     const written = fencedRecord({ store, recordKey, ttlMs: ttl, read }, stored);
-    const saved: KeyRecord = record ?? { fingerprint };
-    delete saved.creating;
-    delete saved.uploading;
+    const saved = startedRecord(record, fingerprint);
     const creates = !customerTransaction && (!progress.transaction || lapsed(progress.transaction, now));
     // Before any call to the service the record is written (a store with no room or no
     // answer refuses the work before a transaction exists), with the create's intent.
@@ -75,8 +102,8 @@ export async function attemptUnderLease(context: AttemptContext, lease: Lease): 
     const createUntil = now() + createWindowMs;
     if (!creates && progress.transaction && !progress.uploaded)
       saved.uploading = uploadIntent(mark, client, leaseMs, now);
-    await written.replace(creates ? { ...saved, creating: { owner: mark, until: createUntil } } : saved, storeWaitMs);
-    if (!record) onNewKey();
+    await written.replace(creates ? withCreateIntent(saved, mark, createUntil) : saved, storeWaitMs);
+    if (!record) onNewKey?.();
     /** The lease must still be this attempt's before each call to the service. */
     const stillOwner = () => {
       if (lease.lost === 'taken')
@@ -177,7 +204,7 @@ export async function attemptUnderLease(context: AttemptContext, lease: Lease): 
     }
     // Nothing is lost: should this write fail, the next attempt finds the progress and finalize answers as before.
     // Done, the record needs only what answers a retry: no transaction token is kept.
-    await written.replace({ fingerprint, result }, storeWaitMs).catch((error: unknown) => onError?.(error));
+    await written.replace(finishedRecord(fingerprint, result), storeWaitMs).catch((error: unknown) => onError?.(error));
     return json(result, 200);
   } finally {
     await lease.release();

@@ -22,12 +22,12 @@ import { queuedMessages } from '../messages.js';
 import { recordQueue, recordQueueWait, observeBacklog } from '../metrics.js';
 import { createBacklogWarning, createDrainMeter, createLateCheck, type BacklogFigures } from '../queue/backlog.js';
 import type { CheckJob, CheckQueue, JobRun, QueuedCustomer } from '../queue/queue.js';
-import { fromStore, REDIS_FULL_RETRY_AFTER_S, type Store } from '../store/store.js';
+import { REDIS_FULL_RETRY_AFTER_S, type Store } from '../store/store.js';
 import { runCheck, type CustomerMapping, type CheckRunOptions, type DeviceRiskProgress } from './check.js';
 import { TellingElsewhere } from '../told.js';
 import { isPermanent, isUnavailable, namedFailure } from './failure-answer.js';
-import { readKeyRecord, recordKeyOf, reused, type createIdempotency, type KeyRecord } from './idempotency.js';
-import { parseKeyRecord, recordedAnswer as keyRecordAnswer } from './key-record.js';
+import type { createIdempotency } from './idempotency.js';
+import { markStale, readKeyRecord, recordedAnswer as keyRecordAnswer, recordKeyOf, reused } from './key-record.js';
 
 /**
  * An accepted checkout (202) that will never be checked: its instance's memory queue held it
@@ -172,20 +172,21 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
           { operation: 'queue' },
         ),
       );
-      await recordStale(options, job).catch(onError);
+      await markStale(
+        { store: options.store, recordKey: recordKeyOf(options.namespace, job.key), ttlMs: options.recordTtlMs },
+        job.fingerprint,
+      ).catch(onError);
       return finished(job, 'stale');
     }
     if (!tries.has(job.key)) recordQueueWait(age);
     let answer: Response;
     try {
       const customer = await opened(client, job.customer);
-      answer = await underKey(
-        job.key,
-        job.fingerprint,
-        customer.transaction !== undefined,
-        (progress, save) => runCheck(client, job.blackbox, customer, options.checkOptions(job, progress, save)),
-        () => {},
-      );
+      answer = await underKey(job.key, {
+        fingerprint: job.fingerprint,
+        customerTransaction: customer.transaction !== undefined,
+        run: (progress, save) => runCheck(client, job.blackbox, customer, options.checkOptions(job, progress, save)),
+      });
     } catch (caught) {
       // Another path telling the decision now is no failure: the job comes back for it, quietly.
       // A Redis at maxmemory is told as the store's (store_full) and waited for, as the handler does.
@@ -247,31 +248,6 @@ async function backlogOf(queue: CheckQueue, meter: ReturnType<typeof createDrain
   const fleet =
     drainedLastMinute === undefined ? undefined : { drained: drainedLastMinute, stale: staleLastMinute ?? 0 };
   return meter.figures(queued, oldestAcceptedAt, fleet);
-}
-
-/**
- * The key's final record for a check given up: a re-post of the key is refused (410), never
- * accepted and checked again with the old blackbox. A record a finished check wrote stays.
- */
-async function recordStale(
-  options: Pick<QueuedChecksOptions, 'store' | 'namespace' | 'recordTtlMs'>,
-  job: CheckJob,
-): Promise<void> {
-  const { store } = options;
-  const recordKey = recordKeyOf(options.namespace, job.key);
-  const next = JSON.stringify({ fingerprint: job.fingerprint, stale: true } satisfies KeyRecord);
-  // Another writer between the read and the write (a run of the same job elsewhere): read again.
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const stored = await fromStore(store.get(recordKey), 'idempotency record read');
-    const record = parseKeyRecord(stored);
-    if (record?.result || record?.stale) return;
-    const written =
-      stored === undefined
-        ? store.setIfAbsent(recordKey, next, options.recordTtlMs)
-        : store.compareAndSet(recordKey, stored, next, options.recordTtlMs);
-    // Stryker disable next-line ConditionalExpression: going round again after a write that landed reads it back and returns
-    if (await fromStore(written, 'idempotency record write')) return;
-  }
 }
 
 async function sealed(client: DeviceRiskClient, customer: CustomerMapping): Promise<QueuedCustomer> {

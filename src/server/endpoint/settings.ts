@@ -10,8 +10,19 @@ import { DEFAULT_ADDRESS_PREFIX } from '../address.js';
 import { systemNow, type Now } from '../clock.js';
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION, logError } from '../errors.js';
 import { endpointMessages } from '../messages.js';
-import { checkOptions, oneOf, REQUIRED, RULES, type OptionRule, type OptionTable } from '../options-table.js';
+import {
+  checkOptions,
+  oneOf,
+  REQUIRED,
+  RULES,
+  type OptionRow,
+  type OptionRule,
+  type OptionTable,
+  type PlainOptions,
+  plainSettings,
+} from '../options-table.js';
 import { isMemoryStore, STORE_TIMEOUT_MS } from '../store/store.js';
+import type { RateLimit } from './admission.js';
 import type { DeviceRiskHandlerOptions } from './handler.js';
 import { DEFAULT_MAX_QUEUED_MS } from './queued.js';
 
@@ -40,6 +51,51 @@ const methods = (what: string, ...names: string[]): OptionRule => ({
   expects: `${what} (${names.join(', ')})`,
 });
 
+/**
+ * The endpoint's plain options, numbers and switches: each row is at once the option's member
+ * of DeviceRiskHandlerOptions (its type from its default, its comment what the editor shows),
+ * its default and its check. A new one is a row here, its use in handler.ts and its docs row.
+ */
+export const PLAIN_ENDPOINT_OPTIONS = {
+  /** Largest request body in bytes. Default 16384. */
+  maxBodyBytes: { default: 16 * 1024, ...RULES.positiveInteger },
+  /** Read the transaction's status after finalize for the answer. Default true. */
+  reportStatus: { default: true, ...RULES.boolean },
+  /**
+   * How long an accepted blackbox is trusted, in ms: one that waited longer is not uploaded,
+   * and `onError` hears `blackbox_stale`. Default 15 minutes: the capture nonce's lifetime, and
+   * half the transaction token's 30 minutes (docs/fleet.md#the-trust-bound).
+   */
+  maxQueuedMs: { default: DEFAULT_MAX_QUEUED_MS, ...RULES.ms },
+  /** Time limit of each call to `store` in ms: a store that hangs is answered 503 with Retry-After, as one that is down. Default 3000. */
+  storeTimeoutMs: { default: STORE_TIMEOUT_MS, ...RULES.ms },
+  /** How long an Idempotency-Key is remembered, in ms. Default 24 hours. */
+  idempotencyTtlMs: { default: 24 * 3_600_000, ...RULES.ms },
+  /**
+   * Keys (with their nonce claims) the default memory store holds at most. None is dropped
+   * before `idempotencyTtlMs`: when it is full, new checkouts are answered 503 `store_full`
+   * with Retry-After until old keys expire. Default 100000; above that, use a shared store.
+   */
+  idempotencyMaxKeys: { default: 100_000, ...RULES.positiveInteger },
+  /** How long an instance holds a key it works on without renewing its lease, in ms: a dead owner's key is taken over after it. Default 10000. */
+  idempotencyLeaseMs: { default: 10_000, ...RULES.ms },
+  /**
+   * How long a request waits, on another attempt working on its key or on a shared store that
+   * is away, before answering 409 or 503 with Retry-After, in ms. Default 5000: half the
+   * browser package's time limit for its POST (10 s), so that the answer reaches it.
+   */
+  idempotencyWaitMs: { default: 5_000, ...RULES.msOrZero },
+  /** Outcome-only reports taken per second by this process; more are answered 429. Default 20 (bursts of 5 times that). */
+  maxOutcomeReportsPerSecond: { default: 20, ...RULES.positive },
+  /** How long `onResult` may take, in ms (its signal aborts then, and `onError` hears `result_handler_timeout`). Default 30000. */
+  onResultTimeoutMs: { default: 30_000, ...RULES.ms },
+  /** How long a request waits for the result before answering. Default 0: one read after finalize. */
+  resultWaitMs: { default: 0, ...RULES.msOrZero },
+} as const satisfies Record<string, OptionRow>;
+
+/** The members PLAIN_ENDPOINT_OPTIONS makes: each optional, of its default's type. */
+export type EndpointPlainOptions = PlainOptions<typeof PLAIN_ENDPOINT_OPTIONS>;
+
 /** Every option of createDeviceRiskHandler: its default (docs/server.md#the-endpoints-options) and its check. */
 export const ENDPOINT_OPTIONS = {
   client: { default: REQUIRED, ...RULES.object, expects: 'a DeviceRiskClient (createDeviceRiskClient)' },
@@ -51,8 +107,6 @@ export const ENDPOINT_OPTIONS = {
     expects: 'a string or a number',
   },
   callbackUrl: { default: "none: the service's account settings", ...RULES.text },
-  maxBodyBytes: { default: 16 * 1024, ...RULES.positiveInteger },
-  reportStatus: { default: true, ...RULES.boolean },
   answer: { default: "'accepted'; 'checked' in Cloudflare Workers without a queue", ...oneOf('accepted', 'checked') },
   queue: {
     default: "a file queue in dataDir; in the edge build, this process's memory (createMemoryQueue)",
@@ -63,14 +117,8 @@ export const ENDPOINT_OPTIONS = {
     default: 'accountRequestsPerSecond × maxQueuedMs: 900',
     ...RULES.positiveInteger,
   },
-  maxQueuedMs: { default: DEFAULT_MAX_QUEUED_MS, ...RULES.ms },
   instanceId: { default: 'hostname:pid', ...RULES.text },
   store: { default: "this process's memory (createMemoryStore)", ...methods('a Store', 'get', 'set', 'setIfAbsent') },
-  storeTimeoutMs: { default: STORE_TIMEOUT_MS, ...RULES.ms },
-  idempotencyTtlMs: { default: 24 * 3_600_000, ...RULES.ms },
-  idempotencyMaxKeys: { default: 100_000, ...RULES.positiveInteger },
-  idempotencyLeaseMs: { default: 10_000, ...RULES.ms },
-  idempotencyWaitMs: { default: 5_000, ...RULES.msOrZero },
   onError: { default: 'one line on console.error', ...RULES.function },
   nonceSecret: { default: 'none: no nonce is asked for', ...NONCE_SECRET },
   nonceSubject: { default: "the customer's customerInternalReference", ...RULES.function },
@@ -84,11 +132,9 @@ export const ENDPOINT_OPTIONS = {
     expects: 'a function of the request that returns your visitor id (a session, a cart) or undefined',
   },
   checkoutsPerCustomer: { default: { burst: 5, perMinute: 6 }, ...RATE_LIMIT },
-  maxOutcomeReportsPerSecond: { default: 20, ...RULES.positive },
   onResult: { default: 'none', ...RULES.function },
-  onResultTimeoutMs: { default: 30_000, ...RULES.ms },
-  resultWaitMs: { default: 0, ...RULES.msOrZero },
   now: { default: 'Date.now', ...RULES.function },
+  ...PLAIN_ENDPOINT_OPTIONS,
 } as const satisfies OptionTable<DeviceRiskHandlerOptions>;
 
 /** Cloudflare Workers says so in `navigator.userAgent`: its isolates run nothing after the answer. */
@@ -99,18 +145,20 @@ const inWorkers = () =>
 export const answerOf = (options: DeviceRiskHandlerOptions) =>
   options.answer ?? (inWorkers() && !options.queue ? 'checked' : 'accepted');
 
-/** The handler's options checked and completed with their defaults. */
-export interface EndpointSettings {
+/** The handler's options checked and completed with their defaults: every plain one, and these. */
+export interface EndpointSettings extends Required<EndpointPlainOptions> {
   /** The allowed origins, as `URL.origin` spells them. */
   allowed: Set<string>;
   answer: 'accepted' | 'checked';
-  maxBodyBytes: number;
   now: Now;
   onError: (error: unknown) => void;
+  /** `idempotencyLeaseMs`, `idempotencyTtlMs` and `idempotencyWaitMs`, as the key's record names them. */
   leaseMs: number;
   recordTtlMs: number;
   waitMs: number;
-  maxQueuedMs: number;
+  /** Each `false` (no limit) or the limit, the row's default when not given. */
+  checkoutsPerAddress: RateLimit | false;
+  checkoutsPerCustomer: RateLimit | false;
 }
 
 /**
@@ -130,17 +178,18 @@ export function endpointSettings(options: DeviceRiskHandlerOptions): EndpointSet
   if (options.store && !isMemoryStore(options.store) && !options.queue && answer === 'accepted') {
     throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, endpointMessages.sharedStoreNeedsQueue);
   }
-  const defaults = ENDPOINT_OPTIONS;
+  const plain = plainSettings(options, PLAIN_ENDPOINT_OPTIONS);
   return {
+    ...plain,
     allowed: new Set(options.allowedOrigins.map((o: string) => new URL(o).origin)),
     answer,
-    maxBodyBytes: options.maxBodyBytes ?? defaults.maxBodyBytes.default,
     now: options.now ?? systemNow,
     onError: options.onError ?? logError,
-    leaseMs: options.idempotencyLeaseMs ?? defaults.idempotencyLeaseMs.default,
-    recordTtlMs: options.idempotencyTtlMs ?? defaults.idempotencyTtlMs.default,
-    waitMs: options.idempotencyWaitMs ?? defaults.idempotencyWaitMs.default,
-    maxQueuedMs: options.maxQueuedMs ?? defaults.maxQueuedMs.default,
+    leaseMs: plain.idempotencyLeaseMs,
+    recordTtlMs: plain.idempotencyTtlMs,
+    waitMs: plain.idempotencyWaitMs,
+    checkoutsPerAddress: options.checkoutsPerAddress ?? ENDPOINT_OPTIONS.checkoutsPerAddress.default,
+    checkoutsPerCustomer: options.checkoutsPerCustomer ?? ENDPOINT_OPTIONS.checkoutsPerCustomer.default,
   };
 }
 

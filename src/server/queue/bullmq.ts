@@ -36,6 +36,8 @@ import {
 import { bullmqMessages } from '../messages.js';
 import type { AddResult, CheckJob, CheckQueue, JobRun, QueueCounts } from './queue.js';
 import { hashTagOf } from './hash-tag.js';
+import { BULLMQ_QUEUE_OPTIONS } from './settings.js';
+import { checkOptions } from '../options-table.js';
 
 export interface BullmqQueueOptions {
   /** ioredis options or a client for BullMQ (its workers need `maxRetriesPerRequest: null`). */
@@ -83,9 +85,8 @@ export interface BullmqQueueOptions {
   onError?: (error: unknown) => void;
 }
 
-const DEFAULT_NAME = 'blackbox-capture-checks';
 /** 1 account request a second × the 15-minute trust bound, as the handler's memory queue (handler.ts `defaultMaxQueued`). */
-export const DEFAULT_BULLMQ_MAX_QUEUED = 900;
+export const DEFAULT_BULLMQ_MAX_QUEUED = BULLMQ_QUEUE_OPTIONS.maxQueued.default;
 
 /** Counts one finished (or stale) job in its second (ARGV[1]) and drops seconds older than two minutes. */
 const DRAINED_SCRIPT = `
@@ -156,14 +157,12 @@ function namingFull(onError: (error: unknown) => void): (error: unknown) => void
   };
 }
 
-/** The replicas an add waits for, checked at start. */
+/** The replicas an add waits for (their counts checked by the table): WAIT reaches one master only. */
 function confirmationOf(options: BullmqQueueOptions): { replicas: number; timeoutMs: number } {
-  const replicas = options.confirmReplicas ?? 0;
-  const timeoutMs = options.confirmTimeoutMs ?? 1000;
-  const whole = (n: number, min: number, max: number) => Number.isInteger(n) && n >= min && n <= max;
-  const onCluster = (options.connection as { isCluster?: unknown } | undefined)?.isCluster === true;
-  if (!whole(replicas, 0, 16) || !whole(timeoutMs, 1, 10_000) || (replicas > 0 && onCluster))
-    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, bullmqMessages.badConfirmReplicas);
+  const replicas = options.confirmReplicas ?? BULLMQ_QUEUE_OPTIONS.confirmReplicas.default;
+  const timeoutMs = options.confirmTimeoutMs ?? BULLMQ_QUEUE_OPTIONS.confirmTimeoutMs.default;
+  if (replicas > 0 && (options.connection as { isCluster?: unknown } | undefined)?.isCluster === true)
+    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, bullmqMessages.confirmOnCluster);
   return { replicas, timeoutMs };
 }
 
@@ -186,15 +185,16 @@ async function confirmed(client: object, { replicas, timeoutMs }: { replicas: nu
 }
 
 export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { queue: Queue } {
-  const name = options.name ?? DEFAULT_NAME;
-  const prefix = options.prefix ?? 'bull';
+  checkOptions(options, BULLMQ_QUEUE_OPTIONS);
+  const name = options.name ?? BULLMQ_QUEUE_OPTIONS.name.default;
+  const prefix = options.prefix ?? BULLMQ_QUEUE_OPTIONS.prefix.default;
   if ((options.connection as { isCluster?: unknown } | undefined)?.isCluster === true && !hashTagOf(prefix)) {
     throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, bullmqMessages.clusterNeedsHashTag(prefix));
   }
-  const maxQueued = options.maxQueued ?? DEFAULT_BULLMQ_MAX_QUEUED;
+  const maxQueued = options.maxQueued ?? BULLMQ_QUEUE_OPTIONS.maxQueued.default;
   const confirm = confirmationOf(options);
   const onError = namingFull(options.onError ?? logError);
-  const common = { connection: options.connection, ...(options.prefix ? { prefix: options.prefix } : {}) };
+  const common = { connection: options.connection, prefix };
   const queue = new Queue<HeldJob>(name, common);
   /** Jobs the fleet finished, a count per second (a hash, trimmed to two minutes): every instance's drain rate is the fleet's. */
   const drainedKey = `${prefix}:${name}:bbc-drained`;
@@ -288,11 +288,11 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
       },
       {
         ...common,
-        concurrency: options.concurrency ?? 4,
+        concurrency: options.concurrency ?? BULLMQ_QUEUE_OPTIONS.concurrency.default,
         // A job whose instance died is taken again as often as it takes: the trust bound ends it.
         maxStalledCount: Number.MAX_SAFE_INTEGER,
-        ...(options.stalledIntervalMs === undefined ? {} : { stalledInterval: options.stalledIntervalMs }),
-        ...(options.lockDurationMs === undefined ? {} : { lockDuration: options.lockDurationMs }),
+        stalledInterval: options.stalledIntervalMs ?? BULLMQ_QUEUE_OPTIONS.stalledIntervalMs.default,
+        lockDuration: options.lockDurationMs ?? BULLMQ_QUEUE_OPTIONS.lockDurationMs.default,
       },
     );
     worker.on('error', onError);

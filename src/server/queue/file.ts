@@ -8,7 +8,9 @@
  */
 import { openJournal, readJournal } from '../journal.js';
 import { lockPath } from './path-lock.js';
+import { checkOptions } from '../options-table.js';
 import { createMemoryQueue, type CheckJob, type CheckQueue, type MemoryQueueOptions } from './queue.js';
+import { FILE_QUEUE_OPTIONS } from './settings.js';
 
 export interface FileQueueOptions extends MemoryQueueOptions {
   /**
@@ -33,6 +35,7 @@ type Line = { add: CheckJob } | { done: string };
  * that is a second transaction for it. Everything accepted is checked at least once.
  */
 export function createFileQueue(options: FileQueueOptions): CheckQueue & { idle(): Promise<void> } {
+  checkOptions(options, FILE_QUEUE_OPTIONS);
   const { path } = options;
   const inner = createMemoryQueue(options);
   const held = new Map<string, CheckJob>();

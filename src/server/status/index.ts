@@ -5,8 +5,9 @@
  * with no credentials of their own: mount them behind the shop's authentication, or on a
  * listener only operators reach (docs/operating.md#metrics-and-the-status-page).
  */
-import { DeviceRiskError, ERR_INVALID_CONFIGURATION } from '../errors.js';
 import { statusMessages } from '../messages.js';
+import { checkOptions } from '../options-table.js';
+import { METRICS_HANDLER_OPTIONS, STATUS_HANDLER_OPTIONS } from './settings.js';
 import { counterValues } from './tally.js';
 import { exposition } from './exposition.js';
 import { statusPage, type PageInput } from './page.js';
@@ -35,7 +36,7 @@ export interface MetricsHandlerOptions {
 
 /** `GET /metrics`: the Prometheus text exposition of this process's counters and its queues' gauges. */
 export function createMetricsHandler(options: MetricsHandlerOptions): (request: Request) => Promise<Response> {
-  if (!options?.monitor) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, statusMessages.noMonitor);
+  checkOptions(options, METRICS_HANDLER_OPTIONS);
   const { monitor } = options;
   return async (request) => {
     const refused = readOnly(request);
@@ -70,9 +71,7 @@ const PAGE_HEADERS = {
 
 /** `GET /status`: the status page; `?doctor=run` runs the doctor's checks on `doctor.url` first. */
 export function createStatusHandler(options: StatusHandlerOptions): (request: Request) => Promise<Response> {
-  if (!options?.monitor) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, statusMessages.noMonitor);
-  if (options.doctor !== undefined && !URL.canParse(options.doctor.url))
-    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, statusMessages.badDoctorUrl);
+  checkOptions(options, STATUS_HANDLER_OPTIONS);
   const { monitor } = options;
   return async (request) => {
     const refused = readOnly(request);

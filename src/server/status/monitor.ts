@@ -6,8 +6,10 @@
  * fleet is then the fleet's (docs/operating.md#metrics-and-the-status-page).
  */
 import { sleep, systemNow, type Now } from '../clock.js';
-import { DeviceRiskError, ERR_INVALID_CONFIGURATION, ERR_STORE_UNAVAILABLE } from '../errors.js';
+import { DeviceRiskError, ERR_STORE_UNAVAILABLE } from '../errors.js';
 import { statusMessages } from '../messages.js';
+import { checkOptions } from '../options-table.js';
+import { STATUS_MONITOR_OPTIONS } from './settings.js';
 import { defaultInstanceId, readBacklogs, reportFleetFiguresWhen, type BacklogReading } from '../metrics.js';
 import { takeLease, type Lease } from '../store/lease.js';
 import { createMemoryStore, isMemoryStore, type Store } from '../store/store.js';
@@ -64,12 +66,11 @@ function sentTo(store: Store, seriesKey: string): Map<string, number> {
 }
 
 export function createStatusMonitor(options: StatusMonitorOptions = {}): StatusMonitor {
-  const intervalMs = options.sampleIntervalMs ?? 10_000;
-  if (!(intervalMs >= 1000))
-    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, statusMessages.badInterval(intervalMs));
+  checkOptions(options, STATUS_MONITOR_OPTIONS);
+  const intervalMs = options.sampleIntervalMs ?? STATUS_MONITOR_OPTIONS.sampleIntervalMs.default;
   const store = options.store ?? createMemoryStore();
   const shared = !isMemoryStore(store);
-  const namespace = options.namespace ?? 'bbc:status:';
+  const namespace = options.namespace ?? STATUS_MONITOR_OPTIONS.namespace.default;
   const seriesKey = `${namespace}series`;
   const now = options.now ?? systemNow;
   const onError = options.onError ?? ((error: unknown) => console.error('[blackbox-capture/server]', error));

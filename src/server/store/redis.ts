@@ -23,6 +23,8 @@
 import { redisFull, type Store } from './store.js';
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION, ERR_STORE_UNAVAILABLE, isRedisFull } from '../errors.js';
 import { redisMessages } from '../messages.js';
+import { checkOptions } from '../options-table.js';
+import { REDIS_STORE_OPTIONS } from './settings.js';
 
 /** The part of a node-redis client (v5+) the store uses. */
 export interface NodeRedisClientLike {
@@ -233,14 +235,14 @@ async function check(commands: Commands, key: string): Promise<void> {
 function confirmationOf(
   client: RedisClientLike,
   commands: Commands,
-  { confirmReplicas = 0, confirmTimeoutMs = 1000 }: RedisStoreOptions,
+  {
+    confirmReplicas = REDIS_STORE_OPTIONS.confirmReplicas.default,
+    confirmTimeoutMs = REDIS_STORE_OPTIONS.confirmTimeoutMs.default,
+  }: RedisStoreOptions,
 ): (written: boolean) => Promise<boolean> {
-  const whole = (n: number, min: number, max: number) => Number.isInteger(n) && n >= min && n <= max;
   const { isCluster, masters } = client as { isCluster?: unknown; masters?: unknown };
-  const onCluster = isCluster === true || masters !== undefined;
-  if (!whole(confirmReplicas, 0, 16) || !whole(confirmTimeoutMs, 1, 10_000))
-    throw refusal(redisMessages.badConfirmReplicas);
-  if (confirmReplicas > 0 && (onCluster || !commands.wait)) throw refusal(redisMessages.badConfirmReplicas);
+  if (confirmReplicas > 0 && (isCluster === true || masters !== undefined || !commands.wait))
+    throw refusal(redisMessages.confirmUnreachable);
   return async (written) => {
     if (!written || confirmReplicas === 0) return written;
     const acknowledged = Number(await commands.wait!(confirmReplicas, confirmTimeoutMs));
@@ -260,9 +262,9 @@ export function createRedisStore(client: RedisClientLike, options: RedisStoreOpt
     }
   }
   const commands = fullNamed(commandsOf(client));
-  const prefix = options.prefix ?? 'bbc:';
-  const readyTimeoutMs = options.readyTimeoutMs ?? 10_000;
-  if (!(readyTimeoutMs > 0)) throw refusal(redisMessages.readyTimeoutOption);
+  checkOptions(options, REDIS_STORE_OPTIONS);
+  const prefix = options.prefix ?? REDIS_STORE_OPTIONS.prefix.default;
+  const readyTimeoutMs = options.readyTimeoutMs ?? REDIS_STORE_OPTIONS.readyTimeoutMs.default;
   const k = (key: string) => prefix + key;
   const confirm = confirmationOf(client, commands, options);
   /** The one check in flight or passed; forgotten when it fails, so that the next operation checks again. */

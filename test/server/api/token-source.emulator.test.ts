@@ -416,16 +416,17 @@ describe('createTokenSource on a store', () => {
   });
 
   describe('a source only ever uses a token fetched with its own secret', () => {
-    it('in one process, on the default store: the wrong secret is refused by the service, never handed the token', async () => {
+    it('each on its own default store: the wrong secret is refused by the service, never handed the token', async () => {
       emulator = await startEmulator();
-      const right = await source().getToken();
+      const rightSource = source();
+      const right = await rightSource.getToken();
       const wrong = source({ clientSecret: 'WRONG' });
       const error = await wrong.getToken().catch((e: unknown) => e);
       expect(error).toMatchObject({ code: 'token_rejected', status: 401 });
       expect(JSON.stringify(error)).not.toContain(right);
       expect(emulator.inspect.requests('token')).toBe(2); // the wrong one asked the service itself
       // Its failure takes nothing from the right one.
-      expect(await source().getToken()).toBe(right);
+      expect(await rightSource.getToken()).toBe(right);
     });
 
     it('on a shared store: the wrong secret finds nothing, not even a token written under its namespace by hand', async () => {

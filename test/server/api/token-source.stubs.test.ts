@@ -143,6 +143,41 @@ describe('the token kept in memory', () => {
   });
 });
 
+describe('the store a source keeps its token in', () => {
+  it('without one given, each source has its own: nothing of one source is found by another', async () => {
+    // Hidden state would be a store of the module's: two sources would share a token unasked.
+    const service = tokenService(granted('at-1'), granted('at-2'));
+    const options = {
+      clientId: 'client id',
+      clientSecret: 'secret',
+      tokenUrl: `http://127.0.0.1:${port++}/oauth2/token`,
+      userAgent: UA,
+      fetch: service.fetch,
+      now: () => T0,
+    };
+    expect(await createTokenSource(options).getToken()).toBe('at-1');
+    expect(await createTokenSource(options).getToken()).toBe('at-2');
+    expect(service.calls).toHaveLength(2);
+  });
+
+  it('given one store, two sources share the token in it', async () => {
+    const service = tokenService(granted('at-1'), granted('at-2'));
+    const first = source(service.fetch);
+    const second = createTokenSource({
+      clientId: 'client id',
+      clientSecret: 'secret',
+      tokenUrl: first.tokens.tokenUrl,
+      userAgent: UA,
+      fetch: service.fetch,
+      store: first.store,
+      now: () => T0,
+    });
+    expect(await first.tokens.getToken()).toBe('at-1');
+    expect(await second.getToken()).toBe('at-1');
+    expect(service.calls).toHaveLength(1);
+  });
+});
+
 describe('retries and their waits', () => {
   it('dropped connections are retried after 0–250·2^attempt ms (full jitter), with the last error carrying its cause', async () => {
     vi.spyOn(Math, 'random').mockReturnValue(0.5);

@@ -611,13 +611,11 @@ describe('a request waiting on a key another attempt holds', () => {
       now: Date.now,
     });
     const started = Date.now();
-    const answer = await underKey(
-      KEY,
-      'f',
-      false,
-      () => Promise.reject(new Error('not run')),
-      () => {},
-    );
+    const answer = await underKey(KEY, {
+      fingerprint: 'f',
+      customerTransaction: false,
+      run: () => Promise.reject(new Error('not run')),
+    });
     expect(answer.status).toBe(410);
     expect(Date.now() - started).toBeLessThan(1_000);
   });

@@ -1,12 +1,18 @@
 // An Idempotency-Key's record: its reads and the answer it already gives, written once for the
-// request waiting on the key, the attempt under its lease and the queue.
-import { describe, expect, it } from 'vitest';
+// request waiting on the key, the attempt under its lease and the queue; the queue's stale mark
+// (the attempt's writes: key-record-fenced.test.ts).
+import { describe, expect, it, vi } from 'vitest';
 import {
+  earlierCreate,
+  finishedRecord,
+  markStale,
   parseKeyRecord,
   readKeyRecord,
   readRecord,
   recordedAnswer,
   recordKeyOf,
+  startedRecord,
+  withCreateIntent,
   type KeyRecord,
 } from '../../../src/server/endpoint/key-record.js';
 import { createMemoryStore } from '../../../src/server/store/store.js';
@@ -38,5 +44,89 @@ describe('the reads', () => {
     expect(await readRecord(store, key)).toEqual({ stored, record: { fingerprint: 'f', result } });
     expect(await readKeyRecord(store, 'client:idempotency', 'key-0001')).toEqual({ fingerprint: 'f', result });
     expect(parseKeyRecord(undefined)).toBeUndefined();
+  });
+});
+
+describe('markStale', () => {
+  const place = (store = createMemoryStore()) => ({ store, recordKey: 'ns:key-0001', ttlMs: 60_000 });
+
+  it('marks a key with no record, or one still in progress, stale for its time to live', async () => {
+    const fresh = place();
+    // A key no one wrote is written only if still absent: a record landing meanwhile is kept.
+    const absent = vi.spyOn(fresh.store, 'setIfAbsent');
+    await markStale(fresh, 'f');
+    expect(absent).toHaveBeenCalledOnce();
+    expect(await readRecord(fresh.store, fresh.recordKey)).toMatchObject({ record: { fingerprint: 'f', stale: true } });
+    const running = place();
+    await running.store.set(running.recordKey, JSON.stringify({ fingerprint: 'f', uploaded: false }), 60_000);
+    await markStale(running, 'f');
+    expect((await readRecord(running.store, running.recordKey)).record).toEqual({ fingerprint: 'f', stale: true });
+  });
+
+  it('leaves a finished record, and one already stale, as they are: both are final', async () => {
+    for (const record of [
+      { fingerprint: 'f', result },
+      { fingerprint: 'f', stale: true as const },
+    ]) {
+      const at = place();
+      const stored = JSON.stringify(record);
+      await at.store.set(at.recordKey, stored, 60_000);
+      const writes = vi.spyOn(at.store, 'compareAndSet');
+      await markStale(at, 'f');
+      expect((await readRecord(at.store, at.recordKey)).stored).toBe(stored);
+      expect(writes).not.toHaveBeenCalled();
+    }
+  });
+
+  it('reads again when another writer came between its read and its write, and respects what it wrote', async () => {
+    const at = place();
+    await at.store.set(at.recordKey, JSON.stringify({ fingerprint: 'f' }), 60_000);
+    const compareAndSet = at.store.compareAndSet.bind(at.store);
+    // The first write loses to a finished check that lands just before it.
+    vi.spyOn(at.store, 'compareAndSet').mockImplementationOnce(async (...args) => {
+      await at.store.set(at.recordKey, JSON.stringify({ fingerprint: 'f', result }), 60_000);
+      return compareAndSet(...args);
+    });
+    await markStale(at, 'f');
+    expect((await readRecord(at.store, at.recordKey)).record).toEqual({ fingerprint: 'f', result });
+  });
+
+  it("gives up after three lost writes, writing nothing over another's", async () => {
+    const at = place();
+    await at.store.set(at.recordKey, JSON.stringify({ fingerprint: 'f' }), 60_000);
+    const lost = vi.spyOn(at.store, 'compareAndSet').mockResolvedValue(false);
+    await markStale(at, 'f');
+    expect(lost).toHaveBeenCalledTimes(3);
+    expect((await readRecord(at.store, at.recordKey)).record).toEqual({ fingerprint: 'f' });
+  });
+});
+
+describe('the transitions', () => {
+  it("another attempt's create: waited for until its time is up, then taken as orphaned", () => {
+    const creating = { fingerprint: 'f', creating: { owner: 'other', until: 10_500 } };
+    expect(earlierCreate(undefined, 0)).toBeUndefined();
+    expect(earlierCreate({ fingerprint: 'f' }, 0)).toBeUndefined();
+    expect(earlierCreate(creating, 9_000)).toEqual({ waitS: 2 });
+    expect(earlierCreate(creating, 10_499)).toEqual({ waitS: 1 });
+    expect(earlierCreate(creating, 10_500)).toBe('orphaned');
+    // A transaction recorded: the create ended, nothing is on the wire.
+    expect(earlierCreate({ ...creating, transaction: 'sealed' }, 0)).toBeUndefined();
+  });
+
+  it("an attempt starts from the key's record without another's intents, or from its first", () => {
+    const intents = { owner: 'other', until: 1 };
+    expect(startedRecord(undefined, 'f')).toEqual({ fingerprint: 'f' });
+    expect(startedRecord({ fingerprint: 'f', transaction: 't', creating: intents, uploading: intents }, 'f')).toEqual({
+      fingerprint: 'f',
+      transaction: 't',
+    });
+  });
+
+  it("a create's intent, and the final record that keeps no transaction", () => {
+    expect(withCreateIntent({ fingerprint: 'f' }, 'me', 5)).toEqual({
+      fingerprint: 'f',
+      creating: { owner: 'me', until: 5 },
+    });
+    expect(finishedRecord('f', result)).toEqual({ fingerprint: 'f', result });
   });
 });

@@ -14,12 +14,15 @@ const KEY = 'client-1:idempotency:key-1';
 const RESULT = { accountId: 'acc-1', workflowExecutionId: 'wf-1', status: 'PROCESSED' };
 const lease: Lease = { mark: 'me', lost: undefined, release: async () => {} };
 
+/** What a test changes of an attempt: any of its settings, parts and call. */
+type Changes = Partial<AttemptContext['settings'] & AttemptContext['parts'] & AttemptContext['call']>;
+
 /** An attempt on `store`; `run` gets the progress and records what it makes through `save`. */
-function attempt(store: Store, changes: Partial<AttemptContext> = {}) {
+function attempt(store: Store, changes: Changes = {}) {
   const seen: DeviceRiskProgress[] = [];
   let newKeys = 0;
   const { client } = stubClient();
-  const context: AttemptContext = {
+  const all = {
     store,
     client,
     leaseMs: 1000,
@@ -33,12 +36,24 @@ function attempt(store: Store, changes: Partial<AttemptContext> = {}) {
     },
     fingerprint: 'fp',
     customerTransaction: false,
-    run: async (progress) => {
+    run: async (progress: DeviceRiskProgress) => {
       seen.push({ ...progress });
       return RESULT;
     },
     onNewKey: () => void newKeys++,
     ...changes,
+  };
+  const context: AttemptContext = {
+    settings: { leaseMs: all.leaseMs, storeWaitMs: all.storeWaitMs, ttlMs: all.ttlMs },
+    parts: { store: all.store, client: all.client, now: all.now, ...(all.onError ? { onError: all.onError } : {}) },
+    call: {
+      recordKey: all.recordKey,
+      read: all.read,
+      fingerprint: all.fingerprint,
+      customerTransaction: all.customerTransaction,
+      run: all.run,
+      onNewKey: all.onNewKey,
+    },
   };
   return { run: () => attemptUnderLease(context, lease), seen, newKeys: () => newKeys, client };
 }

@@ -1,5 +1,6 @@
 // The endpoint's settings module: every option of createDeviceRiskHandler has a row, and each
 // row refuses a bad value when the handler is made, with invalid_configuration naming it.
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createDeviceRiskHandler } from '../../../src/server/endpoint/handler.js';
 import { ENDPOINT_OPTIONS, endpointSettings } from '../../../src/server/endpoint/settings.js';
@@ -108,7 +109,24 @@ describe('ENDPOINT_OPTIONS', () => {
       waitMs: 5_000,
       maxQueuedMs: 900_000,
       answer: 'checked',
+      checkoutsPerAddress: { burst: 5, perMinute: 6 },
+      checkoutsPerCustomer: { burst: 5, perMinute: 6 },
+      storeTimeoutMs: ENDPOINT_OPTIONS.storeTimeoutMs.default,
+      idempotencyMaxKeys: 100_000,
+      maxOutcomeReportsPerSecond: 20,
+      resultWaitMs: 0,
+      onResultTimeoutMs: 30_000,
     });
     expect([...settings.allowed]).toEqual(['https://shop.example']);
+    expect(endpointSettings({ ...base(), checkoutsPerAddress: false, resultWaitMs: 50 })).toMatchObject({
+      checkoutsPerAddress: false,
+      resultWaitMs: 50,
+    });
+  });
+
+  it('is the one place the defaults are read: the handler reads its settings, never the table', () => {
+    // One resolution (endpointSettings), so that a default changes in its row and nowhere else.
+    const handler = readFileSync(new URL('../../../src/server/endpoint/handler.ts', import.meta.url), 'utf8');
+    expect(handler).not.toMatch(/ENDPOINT_OPTIONS/);
   });
 });

@@ -1,8 +1,8 @@
-// An Idempotency-Key's record written by one attempt (src/server/endpoint/fenced-record.ts): each
+// An Idempotency-Key's record written by one attempt (src/server/endpoint/key-record.ts, fencedRecord): each
 // write replaces only the version this attempt wrote; a full store is said at once, a store away
 // is waited for; nothing is left running.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { fencedRecord } from '../../../src/server/endpoint/fenced-record.js';
+import { fencedRecord } from '../../../src/server/endpoint/key-record.js';
 import { createMemoryStore, type Store } from '../../../src/server/store/store.js';
 
 const KEY = 'client-1:idempotency:key-1';
