@@ -99,9 +99,11 @@ describe.skipIf(!haveRedis || !prometheusAvailable())('a peak past the account l
         .then((html) => page.push({ at: Date.now(), ...pageFigures(html) }));
     }, 1000);
 
-    // A few refusals from the service (429) early in the peak, as a tenant's other traffic causes
-    // them: the alert and the dashboard panel on the service's refusals have data.
-    emulator.faults.fail('accountCreate', { times: 3, status: 429 });
+    // A few refusals from the service (429) on status reads, as a tenant's other traffic causes
+    // them: the alert and the dashboard panel on the service's refusals have data. Not on the
+    // account create: at the queue's bound any pause of the account drain is a stale tail, and
+    // the 5 % headroom of a 90-second bound is 4.5 s (src/server/queue/backlog.ts).
+    emulator.faults.fail('retrievalStatus', { times: 3, status: 429 });
     // The peak: 20 checkouts a second for 15 s, round-robin; each with the page's outcome, and a first-party script fetched through the proxy.
     const answers: Promise<{ status: number; code?: string; at: number }>[] = [];
     for (let i = 0; i < RATE * OFFER_S; i++) {

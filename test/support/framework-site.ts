@@ -119,6 +119,10 @@ export async function startFrameworkSite(
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   endpoint = createDeviceRiskHandler({
     client,
+    // A data directory of its own: a test file starts two sites (two loaders) in one beforeAll,
+    // and two default queues on one directory refuse each other (src/server/queue/path-lock.ts).
+    // Beside the one the test's setup gave (test/support/data-dir-setup.ts), removed with it.
+    dataDir: `${process.env.BLACKBOX_CAPTURE_DATA_DIR ?? 'bbc-data'}-site-${crypto.randomUUID()}`,
     allowedOrigins: [origin],
     workflowKey: 10020,
     resolveCustomer: () => ({ customerInternalReference: 'cust-1', userReference: 'u1' }),
