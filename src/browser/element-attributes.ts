@@ -22,6 +22,7 @@ export interface BlackboxCaptureAttributes {
   consent?: `tcf:${number}`;
   'post-url'?: string;
   'checkout-id'?: string;
+  reload?: boolean | 'true' | 'false' | '';
   id?: string;
   class?: string;
   onblackbox?: (event: CustomEvent<string>) => void;
