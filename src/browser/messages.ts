@@ -50,6 +50,7 @@ const EXPECTED: Record<string, string> = {
   enableRip: 'true or false',
   inject: 'true or false',
   reload: 'true or false',
+  'data-reload': 'true or false',
   onTrace: 'a function',
   onUpdate: 'a function',
   field: 'the id of an input or textarea on the page, or such an element',

@@ -98,4 +98,55 @@ describe('declarative start', () => {
     const { detail } = await event;
     expect((document.getElementById('late') as HTMLInputElement).value).toBe(detail);
   });
+
+  describe('data-checkout-id: one checkout per page run (docs/browser.md#one-blackbox-per-checkout)', () => {
+    const reloads = () => vi.spyOn(window.location, 'reload').mockImplementation(() => {});
+
+    it('the first checkout captures; a tag of another checkout in the page run reloads the page, silent, nothing injected', async () => {
+      const reload = reloads();
+      try {
+        const first = nextEvent('blackbox');
+        void start(tag({ 'data-loader-url': LOADER_URL, 'data-checkout-id': 'cart-1' }));
+        expect(decodeBlackbox((await first).detail)?.sources).toHaveLength(3);
+        const loaders = document.querySelectorAll('script[src]').length;
+        const heard: string[] = [];
+        for (const type of ['blackbox', 'blackboxerror']) document.addEventListener(type, () => heard.push(type));
+        void start(tag({ 'data-loader-url': LOADER_URL, 'data-checkout-id': 'cart-2' }));
+        await vi.waitFor(() => expect(reload).toHaveBeenCalledTimes(1));
+        await new Promise((r) => setTimeout(r, 50));
+        expect([heard, document.querySelectorAll('script[src]').length]).toEqual([[], loaders]);
+        expect(sessionStorage.getItem('blackbox-capture.reload')).toBe(`cart-2 ${location.href}`);
+      } finally {
+        reload.mockRestore();
+      }
+    });
+
+    it('with data-reload="false", another checkout is blackbox_used through blackboxerror, with what to do', async () => {
+      const reload = reloads();
+      try {
+        await start(tag({ 'data-loader-url': LOADER_URL, 'data-checkout-id': 'cart-1', 'data-reload': 'false' }));
+        const event = nextEvent('blackboxerror');
+        start(tag({ 'data-loader-url': LOADER_URL, 'data-checkout-id': 'cart-2', 'data-reload': 'false' }))!.catch(
+          () => {},
+        );
+        const { detail } = await event;
+        expect(detail).toMatchObject({ code: 'blackbox_used', name: 'BlackboxCaptureError' });
+        expect(detail.message).toMatch(/went to checkout "cart-1".*checkout "cart-2".*load that checkout page fully/);
+        expect(reload).not.toHaveBeenCalled();
+      } finally {
+        reload.mockRestore();
+      }
+    });
+
+    it('data-reload="maybe" is invalid_option through blackboxerror, before any claim', async () => {
+      const event = nextEvent('blackboxerror');
+      start(tag({ 'data-loader-url': LOADER_URL, 'data-checkout-id': 'cart-1', 'data-reload': 'maybe' }))!.catch(
+        () => {},
+      );
+      const { detail } = await event;
+      expect(detail).toMatchObject({ code: 'invalid_option' });
+      expect(detail.message).toMatch(/"data-reload": expected true or false, received "maybe"/);
+      expect(document.querySelectorAll('script[src]')).toHaveLength(0);
+    });
+  });
 });

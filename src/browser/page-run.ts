@@ -1,0 +1,54 @@
+/**
+ * Whose the page run's blackbox is (issue #54; docs/browser.md#one-blackbox-per-checkout), with
+ * no error of its own: the element and the bindings turn a refusal into `blackbox_used`
+ * (checkout.ts), and the script tag's chunk (tag-checkout.ts) into the UMD file's own error.
+ * The owner is kept on the window, as the loader's own run-once mark is: every copy of the
+ * package on the page sees the same one.
+ */
+const OWNER = Symbol.for('blackbox-capture.checkout');
+/** The checkout id this page run was reloaded for, if it was (read once, at its first claim). */
+const RELOADED = Symbol.for('blackbox-capture.reloaded');
+/** sessionStorage's record of a reload the package made: `<checkout id> <url>`. */
+const MARK = 'blackbox-capture.reload';
+
+type Page = Record<symbol, string | undefined>;
+
+/** The reload mark left for this URL by the package in the page run before, taken (read and removed). */
+function takeMark(): string | undefined {
+  try {
+    const mark = sessionStorage.getItem(MARK);
+    sessionStorage.removeItem(MARK);
+    const space = mark?.indexOf(' ') ?? -1;
+    return mark && mark.slice(space + 1) === location.href ? mark.slice(0, space) : undefined;
+  } catch {
+    return undefined; // no storage (a sandboxed frame, storage blocked): no mark
+  }
+}
+
+/**
+ * Claims this page run's blackbox for `checkoutId`: true when it is this checkout's. When
+ * another checkout has it, with `reload` the page loads this checkout fully (a reload of its
+ * URL, recorded in sessionStorage) and false says so: run nothing, post nothing, the page is
+ * going. Otherwise the owner's id (refused): without `reload`, when this page run is already
+ * that reload (the same refusal again would loop: two checkouts in one page), or when the
+ * reload cannot be recorded (no sessionStorage to guard the loop with).
+ */
+export function claimRun(checkoutId: string, reload: boolean): boolean | string {
+  const page = window as unknown as Page;
+  if (page[OWNER] === undefined) {
+    page[OWNER] = checkoutId;
+    page[RELOADED] = takeMark();
+  }
+  const owner = page[OWNER];
+  if (owner === checkoutId) return true;
+  if (reload && page[RELOADED] !== checkoutId) {
+    try {
+      sessionStorage.setItem(MARK, `${checkoutId} ${location.href}`);
+      location.reload();
+      return false;
+    } catch {
+      // No storage: refused instead.
+    }
+  }
+  return owner;
+}
