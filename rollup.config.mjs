@@ -52,7 +52,7 @@ const BROWSER_ENTRY = /(^|\/)(src\/browser\/)?index(\.ts|\.js)?$/;
 const UNPARSED_MODULE = /(^|\/)unparsed\.js$/;
 /** The TCF adapter (data-consent="tcf:…"), which the UMD file imports from beside itself: dist/tcf.js. */
 const TCF_MODULE = /(^|\/)tcf\.js$/;
-/** The script tag's checkout claim (data-checkout-id), which the UMD file imports from beside itself: dist/browser-tag-checkout.js. */
+/** The script tag's checkout claim (data-checkout-id), which the UMD file imports from beside itself: dist/browser-claim.js. */
 const TAG_CHECKOUT_MODULE = /(^|\/)tag-checkout\.js$/;
 /** The element's entry, which Vue's <BlackboxCapture> loads from beside itself (dist/element.js). */
 const ELEMENT_MODULE = /(^|\/)element\.js$/;
@@ -256,7 +256,7 @@ const code = [
   {
     // The script tag's checkout claim, beside the UMD file (both builds import this one file):
     // loaded only by a tag with data-checkout-id. It has no error of its own (the UMD file's `fault`).
-    input: { 'browser-tag-checkout': 'src/browser/tag-checkout.ts' },
+    input: { 'browser-claim': 'src/browser/tag-checkout.ts' },
     output: { dir: 'dist', format: 'es', entryFileNames: '[name].js' },
     plugins: [ts(), terser(minify)],
   },

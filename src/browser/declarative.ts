@@ -57,6 +57,6 @@ export function startFromScriptTag(tag: HTMLOrSVGScriptElement | null): Promise<
   // data-checkout-id: the page run's blackbox is one checkout's; another checkout reloads the
   // page, once (docs/browser.md#one-blackbox-per-checkout). A chunk of its own (tag-checkout.ts).
   return data.checkoutId
-    ? import('./tag-checkout.js').then(({ claimTag }) => claimTag(data, fault)).then(capture, failed)
+    ? import('./tag-checkout.js').then(({ claimTag }) => claimTag(data, fault, options)).then(capture, failed)
     : capture();
 }

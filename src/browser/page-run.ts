@@ -43,12 +43,17 @@ export function claimRun(checkoutId: string, reload: boolean): boolean | string 
   if (owner === checkoutId) return true;
   if (reload && page[RELOADED] !== checkoutId) {
     try {
+      sessionStorage.setItem(MARK, checkoutId);
+    } catch {
+      return owner; // no storage to guard the loop with: refused instead
+    }
+    // A task later: a router may move to the checkout's URL only after rendering it (Astro's
+    // ClientRouter a microtask later), and the reload is of the checkout's URL.
+    setTimeout(() => {
       sessionStorage.setItem(MARK, `${checkoutId} ${location.href}`);
       location.reload();
-      return false;
-    } catch {
-      // No storage: refused instead.
-    }
+    });
+    return false;
   }
   return owner;
 }

@@ -121,6 +121,21 @@ describe('declarative start', () => {
       }
     });
 
+    it('data-post-url with data-checkout-id: the POST names its checkout in a checkout-id header', async () => {
+      const heard: Array<string | null> = [];
+      const original = globalThis.fetch;
+      globalThis.fetch = (async (_url: string, init: RequestInit) => {
+        heard.push(new Headers(init.headers).get('checkout-id'));
+        return new Response(null, { status: 200 });
+      }) as never;
+      try {
+        await start(tag({ 'data-loader-url': LOADER_URL, 'data-post-url': '/device-risk', 'data-checkout-id': 'cart-9' }));
+        expect(heard).toEqual(['cart-9']);
+      } finally {
+        globalThis.fetch = original;
+      }
+    });
+
     it('with data-reload="false", another checkout is blackbox_used through blackboxerror, with what to do', async () => {
       const reload = reloads();
       try {
