@@ -175,7 +175,7 @@ function scriptTagInHead(
     outcomeField: false,
     // The tag holds no submit: Pay once its capture has ended (its `ready`).
     async settle(page) {
-      await page.waitForFunction(() => (window as { BlackboxCapture?: { ready?: unknown } }).BlackboxCapture?.ready);
+      await page.waitForFunction(() => !!(window as { BlackboxCapture?: { ready?: unknown } }).BlackboxCapture?.ready);
       // Settled, lived or not (a refused delivery is the page's blackboxerror).
       await page.evaluate(() =>
         (window as unknown as { BlackboxCapture: { ready: Promise<string> } }).BlackboxCapture.ready.catch(() => ''),
