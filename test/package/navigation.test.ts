@@ -5,16 +5,19 @@
 // (The Next.js App Router's recipe runs in test/package/nextjs.test.ts, in the app it builds.) The vendor's loader collects once per page run
 // (docs/vendor-contract.md#one-collection-per-page-run), so each recipe makes the checkout load
 // fully its framework's documented way: each order then carries its own final blackbox (B's is
-// not A's) and the endpoint starts one transaction per blackbox. Without the recipe's line,
-// checkout B brings A's blackbox and the endpoint refuses it (422 blackbox_reused): the control
-// case. And the measure of the way the docs turned down: a fresh same-origin iframe running
-// the loader again (what it costs, what the collection scripts see there).
+// not A's) and the endpoint starts one transaction per blackbox. Without the recipe's line, the
+// package reloads checkout B itself (docs/browser.md#one-blackbox-per-checkout), with the same
+// result; with reload="false" on the element, B's capture ends blackbox_used and nothing is
+// posted. The script tag (the UMD file) in the checkout page's <head>: Turbo runs each
+// checkout's tag, and the package reloads B; htmx drops the new head, and the endpoint refuses
+// the orders' empty blackbox. And the measure of the way the docs turned down: a fresh
+// same-origin iframe running the loader again (what it costs, what the collection scripts see there).
 //
 // Turbo, htmx, React Router and Astro are not devDependencies: installed from the npm registry
 // into the user cache once per version list (test/support/cached-install.ts), as the other
 // framework tests do, with the packed package beside them; React Router's app is built by the
 // project's Vite, Astro's by its own build, once for every case. The test is skipped, named,
-// when the registry cannot be reached (with CI set, that fails it). About 70 s on two cores
+// when the registry cannot be reached (with CI set, that fails it). About 95 s on two cores
 // with the toolchains cached (the first run installs them, a few minutes).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
