@@ -129,7 +129,9 @@ describe('declarative start', () => {
         return new Response(null, { status: 200 });
       }) as never;
       try {
-        await start(tag({ 'data-loader-url': LOADER_URL, 'data-post-url': '/device-risk', 'data-checkout-id': 'cart-9' }));
+        await start(
+          tag({ 'data-loader-url': LOADER_URL, 'data-post-url': '/device-risk', 'data-checkout-id': 'cart-9' }),
+        );
         expect(heard).toEqual(['cart-9']);
       } finally {
         globalThis.fetch = original;
