@@ -6,6 +6,7 @@
 import { captureBlackbox, isField, writeField } from './capture.js';
 import { explain, fault } from './errors.js';
 import type { CaptureOptions } from './options.js';
+import { warnTagKeptInHead } from './warnings.js';
 
 export function startFromScriptTag(tag: HTMLOrSVGScriptElement | null): Promise<string> | undefined {
   const data = (tag as HTMLScriptElement | null)?.dataset;
@@ -56,7 +57,9 @@ export function startFromScriptTag(tag: HTMLOrSVGScriptElement | null): Promise<
     }, failed);
   // data-checkout-id: the page run's blackbox is one checkout's; another checkout reloads the
   // page, once (docs/browser.md#one-blackbox-per-checkout). A chunk of its own (tag-checkout.ts).
-  return data.checkoutId
+  const started = data.checkoutId
     ? import('./tag-checkout.js').then(({ claimTag }) => claimTag(data, fault, options)).then(capture, failed)
     : capture();
+  warnTagKeptInHead(tag!, started); // the development build's
+  return started;
 }

@@ -143,6 +143,7 @@ function scriptTagInHead(
   name: 'turbo' | 'htmx',
   file = 'blackbox-capture.umd.js',
   place: 'head' | 'body' = 'head',
+  withCheckoutId = true,
 ): Model {
   const framework =
     name === 'turbo'
@@ -164,7 +165,7 @@ function scriptTagInHead(
       const cart = url.searchParams.get('cart')!;
       const tag =
         `<script src="/assets/blackbox-capture/${file}" data-loader-url="/static/vendor/loader.js"` +
-        ` data-post-url="/device-risk" data-field="blackbox" data-checkout-id="${cart}"></script>`;
+        ` data-post-url="/device-risk" data-field="blackbox"${withCheckoutId ? ` data-checkout-id="${cart}"` : ''}></script>`;
       return (
         `<!doctype html><html><head>${framework}${place === 'head' ? tag : ''}</head>${body}` +
         `<form action="/order" method="post"><input type="hidden" name="cart" value="${cart}" />` +
@@ -557,6 +558,40 @@ describe.skipIf(!installed)(
         expect(await twoCheckouts(page, site, model, false, ['B'])).toEqual(['before A', 'new']);
         await ordersCarryTheirOwn(site, orders, model);
         expect(problems).toEqual([]);
+      } finally {
+        await page.close();
+        await site.close();
+      }
+    }, 60_000);
+
+    it('Turbo, the same tag on every checkout (no data-checkout-id): it runs once; the development build says what to do', async () => {
+      const model = scriptTagInHead('turbo', 'blackbox-capture.development.umd.js', 'head', false);
+      const { site, orders } = await shop(model, realLoaderSource(), false);
+      const page = await browser.newPage();
+      const problems = consoleProblems(page);
+      try {
+        await page.goto(site.origin + model.cart(false));
+        for (const cart of ['A', 'B']) {
+          await page.locator(`#to-${cart}`).click();
+          await page.getByRole('button', { name: 'Pay' }).waitFor();
+          if (cart === 'A') await model.settle!(page);
+          else await expect.poll(() => problems.length, { timeout: 20_000 }).toBe(1);
+          await page.getByRole('button', { name: 'Pay' }).click();
+          await page.getByText(`Order ${cart} placed`).waitFor();
+        }
+        // Checkout B: the tag did not run again, its field stayed empty; the console says why and what to do.
+        expect(orders.map((order) => [order.cart, order.blackbox === '' ? 'none' : sourcesOf(order.blackbox)])).toEqual(
+          [
+            ['A', FINAL_SOURCES],
+            ['B', 'none'],
+          ],
+        );
+        expect(problems).toEqual([
+          expect.stringMatching(
+            /^warning: \[blackbox-capture\] The field #blackbox of this page stays empty: the script tag in <head> ran once .*data-checkout-id/,
+          ),
+        ]);
+        expect(site.posts.map((post) => post.status)).toEqual([202]);
       } finally {
         await page.close();
         await site.close();
