@@ -17,7 +17,7 @@
 // into the user cache once per version list (test/support/cached-install.ts), as the other
 // framework tests do, with the packed package beside them; React Router's app is built by the
 // project's Vite, Astro's by its own build, once for every case. The test is skipped, named,
-// when the registry cannot be reached (with CI set, that fails it). About 95 s on two cores
+// when the registry cannot be reached (with CI set, that fails it). About 110 s on two cores
 // with the toolchains cached (the first run installs them, a few minutes).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
