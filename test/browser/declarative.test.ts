@@ -166,4 +166,49 @@ describe('declarative start', () => {
       expect(document.querySelectorAll('script[src]')).toHaveLength(0);
     });
   });
+
+  describe('the development build: a tag in <head> that Turbo keeps (docs/browser.md#one-blackbox-per-checkout)', () => {
+    const headTag = (attributes: Record<string, string>) => {
+      const script = tag(attributes);
+      document.head.append(script);
+      return script;
+    };
+
+    it('a page Turbo renders after the capture ended, its field empty: a warning that says what to do', async () => {
+      const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+      try {
+        document.body.innerHTML = '<input id="bb">';
+        const started = start(headTag({ 'data-loader-url': LOADER_URL, 'data-field': 'bb' }))!;
+        document.dispatchEvent(new Event('turbo:load')); // checkout A rendered, still collecting
+        await started;
+        document.dispatchEvent(new Event('turbo:load')); // A again: its field has the blackbox
+        expect(warn.mock.calls.filter(([text]) => /stays empty/.test(String(text)))).toEqual([]);
+        document.body.innerHTML = '<input id="bb">'; // checkout B, whose tag Turbo did not run
+        document.dispatchEvent(new Event('turbo:load'));
+        expect(warn.mock.calls.filter(([text]) => /stays empty/.test(String(text)))).toEqual([
+          [expect.stringMatching(/field #bb of this page stays empty.*data-checkout-id/)],
+        ]);
+      } finally {
+        warn.mockRestore();
+      }
+    });
+
+    it('no warning for a tag with data-checkout-id (each checkout its own tag), nor for one in <body>', async () => {
+      const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+      const reload = vi.spyOn(window.location, 'reload').mockImplementation(() => {});
+      try {
+        document.body.innerHTML = '<input id="bb">';
+        await start(headTag({ 'data-loader-url': LOADER_URL, 'data-field': 'bb', 'data-checkout-id': 'cart-1' }));
+        const inBody = tag({ 'data-loader-url': LOADER_URL, 'data-field': 'bb' });
+        document.body.append(inBody);
+        await start(inBody);
+        document.body.innerHTML = '<input id="bb">';
+        document.dispatchEvent(new Event('turbo:load'));
+        expect(warn.mock.calls.filter(([text]) => /stays empty/.test(String(text)))).toEqual([]);
+      } finally {
+        warn.mockRestore();
+        reload.mockRestore();
+      }
+    });
+  });
 });
