@@ -7,6 +7,7 @@
  */
 const OWNER = Symbol.for('blackbox-capture.checkout');
 /** The checkout id this page run was reloaded for, if it was (read once, at its first claim). */
+// Stryker disable next-line StringLiteral: any key the copies share works; the name keeps it apart from others'
 const RELOADED = Symbol.for('blackbox-capture.reloaded');
 /** sessionStorage's record of a reload the package made: `<checkout id> <url>`. */
 const MARK = 'blackbox-capture.reload';
@@ -18,8 +19,10 @@ function takeMark(): string | undefined {
   try {
     const mark = sessionStorage.getItem(MARK);
     sessionStorage.removeItem(MARK);
+    // Stryker disable next-line OptionalChaining,UnaryOperator: without a mark the answer is undefined all the same (a throw is caught)
     const space = mark?.indexOf(' ') ?? -1;
     return mark && mark.slice(space + 1) === location.href ? mark.slice(0, space) : undefined;
+    // Stryker disable next-line BlockStatement: an empty catch returns undefined too
   } catch {
     return undefined; // no storage (a sandboxed frame, storage blocked): no mark
   }

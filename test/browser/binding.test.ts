@@ -176,7 +176,11 @@ describe('watchCapture', () => {
       watchCapture({ loaderUrl: '/l.js', checkoutId: 'cart-1', reload: 'no' as never }, (change) =>
         changes.push(change),
       );
-      await vi.waitFor(() => expect(changes).toEqual([{ error: expect.objectContaining({ code: 'invalid_option' }) }]));
+      await vi.waitFor(() =>
+        expect(changes).toEqual([
+          { error: expect.objectContaining({ code: 'invalid_option', message: expect.stringContaining('"reload"') }) },
+        ]),
+      );
       expect(calls).toHaveLength(1);
     } finally {
       reload.mockRestore();

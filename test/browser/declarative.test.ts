@@ -155,6 +155,17 @@ describe('declarative start', () => {
       }
     });
 
+    it.each(['', 'true'])('data-reload="%s" reloads, as without it', async (value) => {
+      const reload = reloads();
+      try {
+        await start(tag({ 'data-loader-url': LOADER_URL, 'data-checkout-id': 'cart-1' }));
+        void start(tag({ 'data-loader-url': LOADER_URL, 'data-checkout-id': 'cart-2', 'data-reload': value }));
+        await vi.waitFor(() => expect(reload).toHaveBeenCalledTimes(1));
+      } finally {
+        reload.mockRestore();
+      }
+    });
+
     it('data-reload="maybe" is invalid_option through blackboxerror, before any claim', async () => {
       const event = nextEvent('blackboxerror');
       start(tag({ 'data-loader-url': LOADER_URL, 'data-checkout-id': 'cart-1', 'data-reload': 'maybe' }))!.catch(
