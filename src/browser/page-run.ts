@@ -22,10 +22,10 @@ function takeMark(): string | undefined {
     // Stryker disable next-line OptionalChaining,UnaryOperator: without a mark the answer is undefined all the same (a throw is caught)
     const space = mark?.indexOf(' ') ?? -1;
     return mark && mark.slice(space + 1) === location.href ? mark.slice(0, space) : undefined;
-    // Stryker disable next-line BlockStatement: an empty catch returns undefined too
   } catch {
-    return undefined; // no storage (a sandboxed frame, storage blocked): no mark
+    // No storage (a sandboxed frame, storage blocked): no mark.
   }
+  return undefined;
 }
 
 /**
