@@ -52,6 +52,8 @@ const BROWSER_ENTRY = /(^|\/)(src\/browser\/)?index(\.ts|\.js)?$/;
 const UNPARSED_MODULE = /(^|\/)unparsed\.js$/;
 /** The TCF adapter (data-consent="tcf:…"), which the UMD file imports from beside itself: dist/tcf.js. */
 const TCF_MODULE = /(^|\/)tcf\.js$/;
+/** The script tag's checkout claim (data-checkout-id), which the UMD file imports from beside itself: dist/browser-claim.js. */
+const TAG_CHECKOUT_MODULE = /(^|\/)tag-checkout\.js$/;
 /** The element's entry, which Vue's <BlackboxCapture> loads from beside itself (dist/element.js). */
 const ELEMENT_MODULE = /(^|\/)element\.js$/;
 
@@ -154,7 +156,8 @@ function browserBuild(build) {
       // inside: `post` must not depend on a second file being deployed. The .cjs copy is the
       // same file for require(). Both builds share the one messages chunk.
       input: 'src/browser/umd.ts',
-      external: (id) => MESSAGES_MODULE.test(id) || TCF_MODULE.test(id) || UNPARSED_MODULE.test(id),
+      external: (id) =>
+        MESSAGES_MODULE.test(id) || TCF_MODULE.test(id) || UNPARSED_MODULE.test(id) || TAG_CHECKOUT_MODULE.test(id),
       output: ['js', 'cjs'].map((ext) => ({
         file: `dist/blackbox-capture${suffix}.umd.${ext}`,
         format: 'umd',
@@ -168,7 +171,9 @@ function browserBuild(build) {
               ? './browser-unparsed.js'
               : TCF_MODULE.test(id)
                 ? './tcf.js'
-                : id,
+                : TAG_CHECKOUT_MODULE.test(id)
+                  ? './browser-claim.js'
+                  : id,
       })),
       plugins: [...twins, ts(), terser(minify)],
     },
@@ -250,6 +255,13 @@ const code = [
             ? `./browser-messages.${format === 'es' ? 'js' : 'cjs'}`
             : id,
     })),
+    plugins: [ts(), terser(minify)],
+  },
+  {
+    // The script tag's checkout claim, beside the UMD file (both builds import this one file):
+    // loaded only by a tag with data-checkout-id. It has no error of its own (the UMD file's `fault`).
+    input: { 'browser-claim': 'src/browser/tag-checkout.ts' },
+    output: { dir: 'dist', format: 'es', entryFileNames: '[name].js' },
     plugins: [ts(), terser(minify)],
   },
   {

@@ -104,11 +104,11 @@ test('under a strict CSP the nonce attribute reaches the loader tag, though the 
   expect(violations).toEqual([]);
 });
 
-test('checkout-id: another checkout in the same page run is blackbox_used and never posted; a full load gives it its own', async ({
+test('checkout-id with reload="false": another checkout in the page run is blackbox_used and never posted; a full load gives it its own', async ({
   page,
 }) => {
   const checkout = (id: string) =>
-    `<form method="post" action="/form"><blackbox-capture name="blackbox" loader-url="${site.loaderUrl}" post-url="/device-risk" checkout-id="${id}"></blackbox-capture></form>`;
+    `<form method="post" action="/form"><blackbox-capture name="blackbox" loader-url="${site.loaderUrl}" post-url="/device-risk" checkout-id="${id}" reload="false"></blackbox-capture></form>`;
   const page1 = `<!doctype html><html><head><meta charset="utf-8"><script type="module" src="/dist/element.js"></script></head><body>${checkout('A')}</body></html>`;
   await page.goto(site.page('/checkout-a.html', page1));
   await expect(page.locator('blackbox-capture:state(complete)')).toHaveCount(1);
@@ -146,4 +146,42 @@ test('checkout-id: another checkout in the same page run is blackbox_used and ne
   const second = site.deliveries[1]!.body as { blackbox: string; capturedAt: number };
   expect(second.blackbox).not.toBe(first.blackbox);
   expect(second.capturedAt).toBeGreaterThan(first.capturedAt);
+});
+
+test('checkout-id: another checkout in the page run reloads its URL, once, and gets its own blackbox; two in one page end blackbox_used', async ({
+  page,
+}) => {
+  const checkout = (id: string) =>
+    `<form method="post" action="/form"><blackbox-capture name="blackbox" loader-url="${site.loaderUrl}" post-url="/device-risk" checkout-id="${id}"></blackbox-capture></form>`;
+  const shell = (body: string) =>
+    `<!doctype html><html><head><meta charset="utf-8"><script type="module" src="/dist/element.js"></script></head><body>${body}</body></html>`;
+  const pageB = site.page('/reload-checkout-b.html', shell(checkout('B')));
+  await page.goto(site.page('/reload-checkout-a.html', shell(checkout('A'))));
+  await expect(page.locator('blackbox-capture:state(complete)')).toHaveCount(1);
+  await expect.poll(() => site.deliveries.length).toBe(1);
+  const first = (site.deliveries[0]!.body as { blackbox: string }).blackbox;
+  // A router's navigation: checkout B's URL, then its page, in the same page run.
+  await page.evaluate(() => ((window as { run?: string }).run = 'A'));
+  const reloaded = page.waitForEvent('load');
+  await page.evaluate(
+    ([url, html]) => {
+      history.pushState(null, '', url);
+      document.body.innerHTML = html;
+    },
+    [new URL(pageB).pathname, checkout('B')] as const,
+  );
+  await reloaded;
+  expect(await page.evaluate(() => (window as { run?: string }).run ?? 'new')).toBe('new');
+  expect(page.url()).toBe(pageB);
+  await expect(page.locator('blackbox-capture:state(complete)')).toHaveCount(1);
+  await expect.poll(() => site.deliveries.length).toBe(2);
+  expect((site.deliveries[1]!.body as { blackbox: string }).blackbox).not.toBe(first);
+  // Two checkouts in one page: no reload separates them; one reload, then blackbox_used.
+  const loads: string[] = [];
+  page.on('framenavigated', (frame) => frame === page.mainFrame() && loads.push(frame.url()));
+  await page.goto(site.page('/reload-two-checkouts.html', shell(checkout('C') + checkout('D'))));
+  await expect(page.locator('blackbox-capture:state(failed)')).toHaveCount(1, { timeout: 15_000 });
+  await expect(page.locator('blackbox-capture:state(complete)')).toHaveCount(1);
+  expect(loads).toHaveLength(2); // the page, and the package's one reload
+  expect(await page.locator('blackbox-capture:state(failed)').getAttribute('checkout-id')).toBe('D');
 });

@@ -4,35 +4,21 @@
  * `blackboxerror` and `blackboxoutcome` events.
  */
 import { captureBlackbox, isField, writeField } from './capture.js';
+import { explain, fault } from './errors.js';
 import type { CaptureOptions } from './options.js';
+import { warnTagKeptInHead } from './warnings.js';
 
 export function startFromScriptTag(tag: HTMLOrSVGScriptElement | null): Promise<string> | undefined {
   const data = (tag as HTMLScriptElement | null)?.dataset;
   if (!data?.loaderUrl) return undefined;
-  const {
-    loaderUrl,
-    globalName,
-    uriHook,
-    version,
-    subkey,
-    field,
-    postUrl: post,
-    timeoutMs,
-    captureNonce,
-    orderToken,
-  } = data;
+  const { field, timeoutMs } = data;
   const options: Record<string, unknown> = {
-    loaderUrl,
-    globalName,
-    uriHook,
-    version,
-    subkey,
-    field,
-    post,
-    captureNonce,
-    orderToken,
+    post: data.postUrl,
     nonce: (tag as HTMLScriptElement).nonce || tag!.getAttribute('nonce') || undefined,
   };
+  // The attributes that are options as they are (data-loader-url is loaderUrl).
+  for (const key of ['loaderUrl', 'globalName', 'uriHook', 'version', 'subkey', 'field', 'captureNonce', 'orderToken'])
+    options[key] = data[key];
   // data-consent="tcf:<vendorId>": consent from the page's TCF v2 CMP (the adapter is a chunk of its own).
   const consent = /^tcf:(\d+)$/.exec(data.consent ?? '');
   if (consent)
@@ -58,14 +44,22 @@ export function startFromScriptTag(tag: HTMLOrSVGScriptElement | null): Promise<
       if (isField(element)) writeField(element, blackbox);
     };
   }
-  return captureBlackbox(options as unknown as CaptureOptions).then(
-    (blackbox) => {
+  // The capture's errors come explained already; the checkout's refusal is explained here.
+  const failed = (error: unknown) =>
+    explain(error).then((explained) => {
+      dispatch('blackboxerror', explained);
+      throw explained;
+    });
+  const capture = () =>
+    captureBlackbox(options as unknown as CaptureOptions).then((blackbox) => {
       dispatch('blackbox', blackbox);
       return blackbox;
-    },
-    (error: unknown) => {
-      dispatch('blackboxerror', error);
-      throw error;
-    },
-  );
+    }, failed);
+  // data-checkout-id: the page run's blackbox is one checkout's; another checkout reloads the
+  // page, once (docs/browser.md#one-blackbox-per-checkout). A chunk of its own (tag-checkout.ts).
+  const started = data.checkoutId
+    ? import('./tag-checkout.js').then(({ claimTag }) => claimTag(data, fault, options)).then(capture, failed)
+    : capture();
+  warnTagKeptInHead(tag!, started); // the development build's
+  return started;
 }

@@ -22,6 +22,8 @@ export interface BlackboxCaptureAttributes {
   consent?: `tcf:${number}`;
   'post-url'?: string;
   'checkout-id'?: string;
+  /** `"false"`: another checkout in the page run ends `blackbox_used` instead of reloading (a string: React drops a `false`). */
+  reload?: 'true' | 'false' | '';
   id?: string;
   class?: string;
   onblackbox?: (event: CustomEvent<string>) => void;

@@ -12,7 +12,7 @@
  * nothing on a server.
  */
 import type { CaptureOutcome } from '../shared/types.js';
-import { claimCheckout } from './checkout.js';
+import { claimCheckout, reloadOption } from './checkout.js';
 import type { BlackboxCaptureAttributes } from './element-attributes.js';
 import { explain } from './errors.js';
 import { formControlClass } from './element-control.js';
@@ -90,8 +90,13 @@ function elementClass() {
         const own = this.options();
         const url = this.getAttribute('post-url');
         const checkoutId = this.getAttribute('checkout-id');
-        // Another checkout than the page run's first: refused before anything runs or is posted.
-        if (checkoutId) claimCheckout(checkoutId);
+        // Another checkout than the page run's first: before anything runs or is posted, the
+        // page loads it fully (its submits held until it goes), or, with reload="false", it is refused.
+        const reload = reloadOption(this.getAttribute('reload'));
+        if (checkoutId && !claimCheckout(checkoutId, reload)) {
+          this.holding = true;
+          return;
+        }
         const { onUpdate: _onUpdate, onOutcome: _onOutcome, ...shared } = own;
         const post = url === null ? undefined : checkoutId ? { url, headers: { 'checkout-id': checkoutId } } : url;
         const delivered = post === undefined ? undefined : captureBlackbox({ ...shared, post });

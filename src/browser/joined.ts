@@ -7,17 +7,23 @@
  * bundled into its own entry.
  */
 import type { CaptureOutcome } from '../shared/types.js';
-import { claimCheckout } from './checkout.js';
+import { claimCheckout, reloadOption } from './checkout.js';
 import { explain } from './errors.js';
 import { captureBlackbox, type CaptureOptions } from './index.js';
 
 export interface JoinedOptions extends CaptureOptions {
   /**
    * A checkout or cart id: with `post`, it is posted once per page run, with a `checkout-id`
-   * request header. The page run's blackbox is the first id's: another id is refused with
-   * `blackbox_used` (checkout.ts), the same id re-rendered keeps it.
+   * request header.
+   * The page run's blackbox is the first id's: another id makes the page load fully (a reload of
+   * its URL, once; checkout.ts), the same id re-rendered keeps it.
    */
   checkoutId?: string;
+  /**
+   * `false`: another checkout in the page run is refused with `blackbox_used` instead of
+   * reloading the page (the page then loads it fully its own way). Default `true`.
+   */
+  reload?: boolean;
 }
 
 /**
@@ -71,10 +77,12 @@ export function captureJoined(options: JoinedOptions, listener: MountListener): 
   const stop = () => {
     active = false;
   };
-  const { checkoutId, ...given } = options;
+  const { checkoutId, reload, ...given } = options;
   try {
-    // Another checkout than the page run's first: refused before anything runs or is posted.
-    if (checkoutId !== undefined) claimCheckout(checkoutId);
+    // Another checkout than the page run's first: before anything runs or is posted, the page
+    // loads it fully (nothing more is heard: the page is going), or, with reload: false, it is refused.
+    const fullLoad = reloadOption(reload);
+    if (checkoutId !== undefined && !claimCheckout(checkoutId, fullLoad)) return stop;
   } catch (error) {
     void explain(error).then((explained) => listener.ended('', explained, active));
     return stop;

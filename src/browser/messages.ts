@@ -49,6 +49,8 @@ const EXPECTED: Record<string, string> = {
   subkey: 'a non-empty string',
   enableRip: 'true or false',
   inject: 'true or false',
+  reload: 'true or false',
+  'data-reload': 'true or false',
   onTrace: 'a function',
   onUpdate: 'a function',
   field: 'the id of an input or textarea on the page, or such an element',
@@ -116,7 +118,7 @@ export const MESSAGES = {
   consent_timeout: (ms: number) =>
     `Consent to device collection was not decided within ${ms} ms: nothing was collected.`,
   blackbox_used: (owner: string, requested: string) =>
-    `This page run's blackbox went to checkout "${owner}": the vendor's loader collects once per page run, so checkout "${requested}" would get the same one. Load that checkout page fully (a full navigation: data-turbo="false" on Turbo links, hx-boost="false" with htmx, reloadDocument in React Router, location.assign) for a blackbox of its own.`,
+    `This page run's blackbox went to checkout "${owner}": the vendor's loader collects once per page run, so checkout "${requested}" would get the same one. The package reloads it by itself unless told not to (reload="false", reload: false) or when the reload came back to this same refusal; load that checkout page fully (a full navigation: data-turbo="false" on Turbo links, hx-boost="false" with htmx, reloadDocument in React Router, location.assign) for a blackbox of its own.`,
   post_failed: (url: string, detail: string) =>
     `Delivering to ${url} failed: ${deliveryDetail(detail)}; the error carries the blackbox.`,
 } satisfies Record<string, (...args: never[]) => string>;

@@ -80,7 +80,7 @@ describe('injectBlackbox', () => {
     expect(capture.complete()).toBe(false);
   });
 
-  it('with post and checkoutId: components of one cart post once, another cart in the page run never (blackbox_used)', async () => {
+  it('with post, checkoutId and reload: false: components of one cart post once, another cart never (blackbox_used)', async () => {
     const mount = await fresh();
     const carts: Array<string | null> = [];
     const fetch = (async (_: string, init: RequestInit) => {
@@ -90,7 +90,7 @@ describe('injectBlackbox', () => {
     const post = { url: '/device-risk', fetch };
     const codes: Array<string | undefined> = [];
     for (const cart of ['cart-1', 'cart-1', 'cart-2', 'cart-1']) {
-      const { capture, injector } = mount({ loaderUrl: LOADER_URL, post, checkoutId: cart });
+      const { capture, injector } = mount({ loaderUrl: LOADER_URL, post, checkoutId: cart, reload: false });
       await capture.ready;
       codes.push((capture.error() as { code?: string } | undefined)?.code);
       injector.destroy();

@@ -162,6 +162,33 @@ describe('watchCapture', () => {
     expect(calls[1]!.options).not.toHaveProperty('checkoutId');
   });
 
+  it('reload is no option of the capture; another checkout reloads (nothing called, nothing told); reload "no" is invalid_option', async () => {
+    delete (window as unknown as Record<symbol, unknown>)[Symbol.for('blackbox-capture.checkout')];
+    const reload = vi.spyOn(window.location, 'reload').mockImplementation(() => {});
+    try {
+      watchCapture({ loaderUrl: '/l.js', checkoutId: 'cart-1', reload: true }, () => {});
+      expect(calls.map((call) => call.options)).toEqual([expect.not.objectContaining({ reload: true })]);
+      const changes: unknown[] = [];
+      const ended = vi.fn();
+      watchCapture({ loaderUrl: '/l.js', checkoutId: 'cart-2' }, (change) => changes.push(change), ended);
+      await settle();
+      expect([calls.length, reload.mock.calls.length, changes, ended.mock.calls]).toEqual([1, 1, [], []]);
+      watchCapture({ loaderUrl: '/l.js', checkoutId: 'cart-1', reload: 'no' as never }, (change) =>
+        changes.push(change),
+      );
+      await vi.waitFor(() =>
+        expect(changes).toEqual([
+          { error: expect.objectContaining({ code: 'invalid_option', message: expect.stringContaining('"reload"') }) },
+        ]),
+      );
+      expect(calls).toHaveLength(1);
+    } finally {
+      reload.mockRestore();
+      delete (window as unknown as Record<symbol, unknown>)[Symbol.for('blackbox-capture.checkout')];
+      sessionStorage.clear();
+    }
+  });
+
   it('the initial state is frozen: no binding can change it for the others', () => {
     expect(INITIAL).toEqual({ blackbox: undefined, complete: false, outcome: undefined, error: undefined });
     expect(Object.isFrozen(INITIAL)).toBe(true);

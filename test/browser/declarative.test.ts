@@ -98,4 +98,128 @@ describe('declarative start', () => {
     const { detail } = await event;
     expect((document.getElementById('late') as HTMLInputElement).value).toBe(detail);
   });
+
+  describe('data-checkout-id: one checkout per page run (docs/browser.md#one-blackbox-per-checkout)', () => {
+    const reloads = () => vi.spyOn(window.location, 'reload').mockImplementation(() => {});
+
+    it('the first checkout captures; a tag of another checkout in the page run reloads the page, silent, nothing injected', async () => {
+      const reload = reloads();
+      try {
+        const first = nextEvent('blackbox');
+        void start(tag({ 'data-loader-url': LOADER_URL, 'data-checkout-id': 'cart-1' }));
+        expect(decodeBlackbox((await first).detail)?.sources).toHaveLength(3);
+        const loaders = document.querySelectorAll('script[src]').length;
+        const heard: string[] = [];
+        for (const type of ['blackbox', 'blackboxerror']) document.addEventListener(type, () => heard.push(type));
+        void start(tag({ 'data-loader-url': LOADER_URL, 'data-checkout-id': 'cart-2' }));
+        await vi.waitFor(() => expect(reload).toHaveBeenCalledTimes(1));
+        await new Promise((r) => setTimeout(r, 50));
+        expect([heard, document.querySelectorAll('script[src]').length]).toEqual([[], loaders]);
+        expect(sessionStorage.getItem('blackbox-capture.reload')).toBe(`cart-2 ${location.href}`);
+      } finally {
+        reload.mockRestore();
+      }
+    });
+
+    it('data-post-url with data-checkout-id: the POST names its checkout in a checkout-id header', async () => {
+      const heard: Array<string | null> = [];
+      const original = globalThis.fetch;
+      globalThis.fetch = (async (_url: string, init: RequestInit) => {
+        heard.push(new Headers(init.headers).get('checkout-id'));
+        return new Response(null, { status: 200 });
+      }) as never;
+      try {
+        await start(
+          tag({ 'data-loader-url': LOADER_URL, 'data-post-url': '/device-risk', 'data-checkout-id': 'cart-9' }),
+        );
+        expect(heard).toEqual(['cart-9']);
+      } finally {
+        globalThis.fetch = original;
+      }
+    });
+
+    it('with data-reload="false", another checkout is blackbox_used through blackboxerror, with what to do', async () => {
+      const reload = reloads();
+      try {
+        await start(tag({ 'data-loader-url': LOADER_URL, 'data-checkout-id': 'cart-1', 'data-reload': 'false' }));
+        const event = nextEvent('blackboxerror');
+        start(tag({ 'data-loader-url': LOADER_URL, 'data-checkout-id': 'cart-2', 'data-reload': 'false' }))!.catch(
+          () => {},
+        );
+        const { detail } = await event;
+        expect(detail).toMatchObject({ code: 'blackbox_used', name: 'BlackboxCaptureError' });
+        expect(detail.message).toMatch(/went to checkout "cart-1".*checkout "cart-2".*load that checkout page fully/);
+        expect(reload).not.toHaveBeenCalled();
+      } finally {
+        reload.mockRestore();
+      }
+    });
+
+    it.each(['', 'true'])('data-reload="%s" reloads, as without it', async (value) => {
+      const reload = reloads();
+      try {
+        await start(tag({ 'data-loader-url': LOADER_URL, 'data-checkout-id': 'cart-1' }));
+        void start(tag({ 'data-loader-url': LOADER_URL, 'data-checkout-id': 'cart-2', 'data-reload': value }));
+        await vi.waitFor(() => expect(reload).toHaveBeenCalledTimes(1));
+      } finally {
+        reload.mockRestore();
+      }
+    });
+
+    it('data-reload="maybe" is invalid_option through blackboxerror, before any claim', async () => {
+      const event = nextEvent('blackboxerror');
+      start(tag({ 'data-loader-url': LOADER_URL, 'data-checkout-id': 'cart-1', 'data-reload': 'maybe' }))!.catch(
+        () => {},
+      );
+      const { detail } = await event;
+      expect(detail).toMatchObject({ code: 'invalid_option' });
+      expect(detail.message).toMatch(/"data-reload": expected true or false, received "maybe"/);
+      expect(document.querySelectorAll('script[src]')).toHaveLength(0);
+    });
+  });
+
+  describe('the development build: a tag in <head> that Turbo keeps (docs/browser.md#one-blackbox-per-checkout)', () => {
+    const headTag = (attributes: Record<string, string>) => {
+      const script = tag(attributes);
+      document.head.append(script);
+      return script;
+    };
+
+    it('a page Turbo renders after the capture ended, its field empty: a warning that says what to do', async () => {
+      const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+      try {
+        document.body.innerHTML = '<input id="bb">';
+        const started = start(headTag({ 'data-loader-url': LOADER_URL, 'data-field': 'bb' }))!;
+        document.dispatchEvent(new Event('turbo:load')); // checkout A rendered, still collecting
+        await started;
+        document.dispatchEvent(new Event('turbo:load')); // A again: its field has the blackbox
+        expect(warn.mock.calls.filter(([text]) => /stays empty/.test(String(text)))).toEqual([]);
+        document.body.innerHTML = '<input id="bb">'; // checkout B, whose tag Turbo did not run
+        document.dispatchEvent(new Event('turbo:load'));
+        expect(warn.mock.calls.filter(([text]) => /stays empty/.test(String(text)))).toEqual([
+          [expect.stringMatching(/field #bb of this page stays empty.*data-checkout-id/)],
+        ]);
+      } finally {
+        warn.mockRestore();
+      }
+    });
+
+    it('no warning for a tag with data-checkout-id (each checkout its own tag), nor for one in <body>', async () => {
+      const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+      const reload = vi.spyOn(window.location, 'reload').mockImplementation(() => {});
+      try {
+        document.body.innerHTML = '<input id="bb">';
+        await start(headTag({ 'data-loader-url': LOADER_URL, 'data-field': 'bb', 'data-checkout-id': 'cart-1' }));
+        const inBody = tag({ 'data-loader-url': LOADER_URL, 'data-field': 'bb' });
+        document.body.append(inBody);
+        await start(inBody);
+        document.body.innerHTML = '<input id="bb">';
+        document.dispatchEvent(new Event('turbo:load'));
+        expect(warn.mock.calls.filter(([text]) => /stays empty/.test(String(text)))).toEqual([]);
+      } finally {
+        warn.mockRestore();
+        reload.mockRestore();
+      }
+    });
+  });
 });

@@ -74,22 +74,55 @@ describe('<blackbox-capture post-url>: one transaction per checkout', () => {
     expect(posts).toEqual([{ key: expect.any(String), checkout: null }]);
   });
 
-  it('checkout-id: the same checkout keeps its one POST; another checkout in the page run is blackbox_used, never posted', async () => {
+  it('checkout-id: another checkout in the page run reloads the page, once; nothing posted, no error', async () => {
     const { emulator, posts } = await endpoint();
     const tag = await freshTag();
+    const reload = vi.spyOn(window.location, 'reload').mockImplementation(() => {});
+    const errors: unknown[] = [];
+    const listener = (event: Event) => errors.push((event as CustomEvent).detail);
+    document.addEventListener('blackboxerror', listener);
+    try {
+      expect((await mount(tag, 'checkout-id="cart-1"')).state).toBe('complete');
+      expect(reload).not.toHaveBeenCalled();
+      const host = document.createElement('div');
+      host.innerHTML = `<${tag} loader-url="${LOADER_URL}" post-url="${SHOP}/device-risk" checkout-id="cart-2"></${tag}>`;
+      document.body.append(host);
+      await vi.waitFor(() => expect(reload).toHaveBeenCalledTimes(1));
+      expect(sessionStorage.getItem('blackbox-capture.reload')).toBe(`cart-2 ${location.href}`);
+      // The page is going: the element stays collecting (test/browser/element.test.ts: its submits held).
+      expect((host.firstElementChild as CaptureElement).state).toBe('collecting');
+      host.remove();
+    } finally {
+      document.removeEventListener('blackboxerror', listener);
+      reload.mockRestore();
+    }
+    expect(errors).toEqual([]);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(emulator.inspect.requests('accountCreate')).toBe(1);
+    expect(posts.map((post) => post.checkout)).toEqual(['cart-1']);
+  });
+
+  it('checkout-id with reload="false": the same checkout keeps its one POST; another checkout is blackbox_used, never posted', async () => {
+    const { emulator, posts } = await endpoint();
+    const tag = await freshTag();
+    const reload = vi.spyOn(window.location, 'reload').mockImplementation(() => {});
     const errors: Array<{ code: string; message: string }> = [];
     const listener = (event: Event) => errors.push((event as CustomEvent<{ code: string; message: string }>).detail);
     document.addEventListener('blackboxerror', listener);
     try {
       const states = [];
       for (const id of ['cart-1', 'cart-1', 'cart-2', 'cart-1'])
-        states.push((await mount(tag, `checkout-id="${id}"`)).state);
+        states.push((await mount(tag, `checkout-id="${id}" reload="false"`)).state);
+      expect(reload).not.toHaveBeenCalled();
       // The loader collects once per page run: cart-2 would get cart-1's blackbox (issue #54).
       expect(states).toEqual(['complete', 'complete', 'failed', 'complete']);
       expect(errors).toEqual([expect.objectContaining({ code: 'blackbox_used' })]);
-      expect(errors[0]!.message).toMatch(/went to checkout "cart-1".*checkout "cart-2".*Load that checkout page fully/);
+      expect(errors[0]!.message).toMatch(
+        /went to checkout "cart-1".*checkout "cart-2".*load that checkout page fully/i,
+      );
     } finally {
       document.removeEventListener('blackboxerror', listener);
+      reload.mockRestore();
     }
     await vi.waitFor(() => expect(emulator.inspect.requests('accountCreate')).toBe(1));
     await new Promise((r) => setTimeout(r, 100));

@@ -68,8 +68,10 @@ async function freshElement(capture?: FakeCapture): Promise<string> {
   return name;
 }
 /** A page with the form; the page's own submit listener records what would be sent and keeps happy-dom from navigating. */
-async function page(attributes = '', capture?: FakeCapture) {
+async function page(attributes = '', capture?: FakeCapture, owner?: string) {
   const tag = await freshElement(capture);
+  // Another checkout that has the page run's blackbox already (src/browser/checkout.ts).
+  if (owner) (window as unknown as Record<symbol, string>)[Symbol.for('blackbox-capture.checkout')] = owner;
   document.body.innerHTML = `<form action="/checkout" method="post"><${tag} name="blackbox" loader-url="${LOADER_URL}" ${attributes}></${tag}><button id="pay">Pay</button></form>`;
   const form = document.querySelector('form')!;
   const element = document.querySelector(tag) as CaptureElement;
@@ -107,6 +109,55 @@ describe('<blackbox-capture>', () => {
     await vi.waitFor(() => expect(submits).toHaveLength(1), { timeout: 5000 });
     expect(submits[0]).toEqual({ blackbox: element.value, 'blackbox-outcome': 'complete', submitter: 'pay' });
     expect(decodeBlackbox(element.value)?.sources).toHaveLength(3);
+  });
+
+  it('another checkout-id in the page run: the page reloads, the element stays collecting and holds every submit', async () => {
+    const reload = vi.spyOn(window.location, 'reload').mockImplementation(() => {});
+    const errors: unknown[] = [];
+    const listener = (e: Event) => errors.push((e as CustomEvent).detail);
+    document.addEventListener('blackboxerror', listener);
+    try {
+      const { element } = await page('checkout-id="cart-2" max-wait-ms="50"', undefined, 'cart-1');
+      await vi.waitFor(() => expect(reload).toHaveBeenCalledTimes(1));
+      document.getElementById('pay')!.click();
+      await new Promise((r) => setTimeout(r, 200)); // past max-wait-ms: still held
+      expect([element.state, submits, errors]).toEqual(['collecting', [], []]);
+    } finally {
+      document.removeEventListener('blackboxerror', listener);
+      reload.mockRestore();
+    }
+  });
+
+  it('reload="false": another checkout-id fails the element with blackbox_used, no reload, the form not held', async () => {
+    const reload = vi.spyOn(window.location, 'reload').mockImplementation(() => {});
+    try {
+      const { element } = await page('checkout-id="cart-2" reload="false"', undefined, 'cart-1');
+      await settled(element);
+      expect([element.state, reload.mock.calls.length]).toEqual(['failed', 0]);
+      document.getElementById('pay')!.click();
+      expect(submits).toHaveLength(1);
+    } finally {
+      reload.mockRestore();
+    }
+  });
+
+  it('reload="maybe" fails the element with invalid_option naming it, before any claim', async () => {
+    const errors: Array<{ code: string; message: string }> = [];
+    const listener = (e: Event) => errors.push((e as CustomEvent).detail);
+    document.addEventListener('blackboxerror', listener);
+    try {
+      const { element } = await page('checkout-id="cart-1" reload="maybe"');
+      await settled(element);
+      expect(errors).toEqual([
+        expect.objectContaining({
+          code: 'invalid_option',
+          message: expect.stringContaining('"reload": expected true or false'),
+        }),
+      ]);
+      expect(scriptsFor(LOADER_URL)).toEqual([]);
+    } finally {
+      document.removeEventListener('blackboxerror', listener);
+    }
   });
 
   it('before it is connected: state collecting, value "", no form; form-associated once defined', async () => {

@@ -70,13 +70,35 @@ describe('useBlackbox({ post }): one transaction per checkout', () => {
     expect(posts).toEqual([{ key: expect.any(String), checkout: null }]);
   });
 
-  it('checkoutId: the same cart never two transactions; another cart in the page run is blackbox_used, never posted', async () => {
+  it('checkoutId: another cart in the page run reloads the page, once; never posted, no error', async () => {
+    const { emulator, posts } = await endpoint();
+    const reload = vi.spyOn(window.location, 'reload').mockImplementation(() => {});
+    let cart = 'cart-1';
+    const { states, render } = await checkout(() => ({
+      loaderUrl: LOADER_URL,
+      post: { url: `${SHOP}/device-risk` },
+      checkoutId: cart,
+    }));
+    await completed(states);
+    expect(reload).not.toHaveBeenCalled();
+    cart = 'cart-2';
+    render();
+    await vi.waitFor(() => expect(reload).toHaveBeenCalled());
+    await new Promise((r) => setTimeout(r, 200));
+    reload.mockRestore();
+    expect(states.map((state) => state.error)).not.toContainEqual(expect.anything());
+    expect(emulator.inspect.requests('accountCreate')).toBe(1);
+    expect(posts.map((post) => post.checkout)).toEqual(['cart-1']);
+  });
+
+  it('checkoutId with reload: false: the same cart never two transactions; another cart is blackbox_used, never posted', async () => {
     const { emulator, posts } = await endpoint();
     let cart = 'cart-1';
     const { states, render, remount } = await checkout(() => ({
       loaderUrl: LOADER_URL,
       post: { url: `${SHOP}/device-risk` },
       checkoutId: cart,
+      reload: false,
     }));
     await completed(states);
     remount();

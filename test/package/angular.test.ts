@@ -282,7 +282,7 @@ describe.skipIf(!haveAngular)(
       expect(order).toMatchObject({ cart: 'pay-2', outcome: 'complete' });
     });
 
-    it('three visits of one cart by the router make one transaction; a second cart is refused its reused blackbox in the page', async () => {
+    it("three visits of one cart by the router make one transaction; a second cart loads fully by the package's doing, its own", async () => {
       posts.length = 0;
       const before = emulator.inspect.requests('accountCreate');
       const context = await newContext();
@@ -297,15 +297,22 @@ describe.skipIf(!haveAngular)(
       }
       await page.locator('#away').click();
       await page.locator('#page').waitFor();
+      await page.evaluate(() => ((window as { run?: string }).run = 'first'));
       await page.locator('#to-nav-2').click();
-      await page.locator('form').waitFor();
-      // One collection per page run: the page run's blackbox went to nav-1, so the package refuses
-      // it to nav-2 (blackbox_used, docs/browser.md#one-blackbox-per-checkout) and posts nothing; a
-      // full load of the checkout is the fix (docs/frameworks.md#one-collection-per-page-run).
-      await expect.poll(() => emulator.inspect.requests('accountCreate') - before, { timeout: 20_000 }).toBe(1);
-      await new Promise((resolve) => setTimeout(resolve, 500)); // a second POST would have started by now
-      expect(posts.map((post) => post.checkout)).toEqual(['nav-1']);
-      expect(emulator.inspect.requests('accountCreate') - before).toBe(1);
+      // One collection per page run: the page run's blackbox went to nav-1, so the package
+      // reloads nav-2's page (docs/browser.md#one-blackbox-per-checkout), which posts its own.
+      await expect
+        .poll(() => page.evaluate(() => (window as { run?: string }).run ?? 'new').catch(() => 'navigating'), {
+          timeout: 20_000,
+        })
+        .toBe('new');
+      await page.locator('form[data-complete="true"]').waitFor();
+      await expect.poll(() => posts.length, { timeout: 20_000 }).toBe(2);
+      expect(posts.map((post) => post.checkout)).toEqual(['nav-1', 'nav-2']);
+      expect(posts[1]!.body).not.toEqual(posts[0]!.body);
+      await expect.poll(() => emulator.inspect.requests('accountCreate') - before, { timeout: 20_000 }).toBe(2);
+      await new Promise((resolve) => setTimeout(resolve, 300)); // a third POST would have started by now
+      expect(posts).toHaveLength(2);
     });
   },
 );

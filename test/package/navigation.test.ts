@@ -5,16 +5,19 @@
 // (The Next.js App Router's recipe runs in test/package/nextjs.test.ts, in the app it builds.) The vendor's loader collects once per page run
 // (docs/vendor-contract.md#one-collection-per-page-run), so each recipe makes the checkout load
 // fully its framework's documented way: each order then carries its own final blackbox (B's is
-// not A's) and the endpoint starts one transaction per blackbox. Without the recipe's line,
-// checkout B brings A's blackbox and the endpoint refuses it (422 blackbox_reused): the control
-// case. And the measure of the way the docs turned down: a fresh same-origin iframe running
-// the loader again (what it costs, what the collection scripts see there).
+// not A's) and the endpoint starts one transaction per blackbox. Without the recipe's line, the
+// package reloads checkout B itself (docs/browser.md#one-blackbox-per-checkout), with the same
+// result; with reload="false" on the element, B's capture ends blackbox_used and nothing is
+// posted. The script tag (the UMD file) in the checkout page's <head>: Turbo runs each
+// checkout's tag, and the package reloads B; htmx drops the new head, and the endpoint refuses
+// the orders' empty blackbox. And the measure of the way the docs turned down: a fresh
+// same-origin iframe running the loader again (what it costs, what the collection scripts see there).
 //
 // Turbo, htmx, React Router and Astro are not devDependencies: installed from the npm registry
 // into the user cache once per version list (test/support/cached-install.ts), as the other
 // framework tests do, with the packed package beside them; React Router's app is built by the
 // project's Vite, Astro's by its own build, once for every case. The test is skipped, named,
-// when the registry cannot be reached (with CI set, that fails it). About 70 s on two cores
+// when the registry cannot be reached (with CI set, that fails it). About 110 s on two cores
 // with the toolchains cached (the first run installs them, a few minutes).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -54,7 +57,8 @@ const { dir: CACHE, installed } = toolchain;
  * line taken out (a page served so, or the built app's `/control` copy of the cart).
  */
 interface Model {
-  name: 'turbo' | 'htmx' | 'react-router' | 'astro';
+  name:
+    'turbo' | 'htmx' | 'react-router' | 'astro' | 'turbo, the script tag in <head>' | 'htmx, the script tag in <head>';
   /** A page of the model (a GET), or undefined. */
   page(url: URL, recipe: boolean): string | Buffer | undefined;
   /** The cart's path. */
@@ -65,6 +69,8 @@ interface Model {
   checkout(cart: string, recipe: boolean): string;
   /** Whether the order carries the element's `blackbox-outcome` field. */
   outcomeField: boolean;
+  /** Waits, before Pay, for what the page's capture gives (the element and the hook hold Pay themselves). */
+  settle?(page: Page): Promise<void>;
 }
 
 /** `<%= @cart.id %>` rendered, as Rails renders the snippet's ERB. */
@@ -127,6 +133,60 @@ const SERVER_PAGES: Model[] = [
     outcomeField: true,
   },
 ];
+
+/**
+ * The script tag (the UMD file) in the checkout page's `<head>`, with `data-checkout-id`, and the
+ * field it fills in the form: Turbo runs the tag of each new checkout (its attributes differ), and
+ * the package reloads checkout B; htmx's boost drops a new page's head, so the tag never runs.
+ */
+function scriptTagInHead(
+  name: 'turbo' | 'htmx',
+  file = 'blackbox-capture.umd.js',
+  place: 'head' | 'body' = 'head',
+  withCheckoutId = true,
+): Model {
+  const framework =
+    name === 'turbo'
+      ? '<script type="module" src="/assets/turbo.js"></script>'
+      : '<script src="/assets/htmx.js"></script>';
+  const body = name === 'turbo' ? '<body>' : '<body hx-boost="true">';
+  return {
+    name: `${name}, the script tag in <head>`,
+    page(url) {
+      if (url.pathname === '/assets/turbo.js') return turboScript();
+      if (url.pathname === '/assets/htmx.js') return htmxScript();
+      if (url.pathname === '/cart')
+        return (
+          `<!doctype html><html><head>${framework}</head>${body}${placedLine(url)}` +
+          '<a id="to-A" href="/checkout?cart=A">Checkout A</a> <a id="to-B" href="/checkout?cart=B">Checkout B</a>' +
+          '</body></html>'
+        );
+      if (url.pathname !== '/checkout') return undefined;
+      const cart = url.searchParams.get('cart')!;
+      const tag =
+        `<script src="/assets/blackbox-capture/${file}" data-loader-url="/static/vendor/loader.js"` +
+        ` data-post-url="/device-risk" data-field="blackbox"${withCheckoutId ? ` data-checkout-id="${cart}"` : ''}></script>`;
+      return (
+        `<!doctype html><html><head>${framework}${place === 'head' ? tag : ''}</head>${body}` +
+        `<form action="/order" method="post"><input type="hidden" name="cart" value="${cart}" />` +
+        '<input type="hidden" id="blackbox" name="blackbox" /><button>Pay</button></form>' +
+        `${place === 'body' ? tag : ''}</body></html>`
+      );
+    },
+    cart: () => '/cart',
+    placed: (cart) => `/cart?placed=${cart}`,
+    checkout: (cart) => `/checkout?cart=${cart}`,
+    outcomeField: false,
+    // The tag holds no submit: Pay once its capture has ended (its `ready`).
+    async settle(page) {
+      await page.waitForFunction(() => !!(window as { BlackboxCapture?: { ready?: unknown } }).BlackboxCapture?.ready);
+      // Settled, lived or not (a refused delivery is the page's blackboxerror).
+      await page.evaluate(() =>
+        (window as unknown as { BlackboxCapture: { ready: Promise<string> } }).BlackboxCapture.ready.catch(() => ''),
+      );
+    },
+  };
+}
 
 const placedLine = (url: URL) => {
   const placed = url.searchParams.get('placed');
@@ -307,7 +367,7 @@ const LOADERS = [
 ] as const;
 
 /** The shop of one case: the pages of `model`, the orders it took, the package's files from dist/. */
-async function shop(model: Model, loaderSource: string | undefined, recipe: boolean) {
+async function shop(model: Model, loaderSource: string | undefined, recipe: boolean, optOut = false) {
   const orders: Array<Record<string, string>> = [];
   const site = await startFrameworkSite(
     async (request) => {
@@ -334,7 +394,8 @@ async function shop(model: Model, loaderSource: string | undefined, recipe: bool
       const page = request.method === 'GET' ? model.page(url, recipe) : undefined;
       if (page === undefined) return new Response('not found', { status: 404 });
       return typeof page === 'string'
-        ? html(page)
+        ? // reload="false": the shop opted out of the package's reload (the element's attribute).
+          html(optOut ? page.replace(/<blackbox-capture(?=\s)/g, '<blackbox-capture reload="false"') : page)
         : new Response(new Uint8Array(page), { headers: { 'content-type': 'text/javascript' } });
     },
     loaderSource === undefined ? {} : { loaderSource },
@@ -348,19 +409,36 @@ const html = (text: string) => new Response(text, { headers: { 'content-type': '
 const markRun = (page: Page, mark: string) => page.evaluate((m) => ((window as { run?: string }).run = m), mark);
 const runOf = (page: Page) => page.evaluate(() => (window as { run?: string }).run ?? 'new');
 
-/** cart → checkout A → Pay → cart → checkout B → Pay; the page run seen at each checkout. */
-async function twoCheckouts(page: Page, site: FrameworkSite, model: Model, recipe: boolean) {
+/** Waits for a new page run (the mark gone), through the navigation that replaces this one. */
+async function newRun(page: Page) {
+  await expect.poll(() => runOf(page).catch(() => 'navigating'), { timeout: 20_000, interval: 50 }).toBe('new');
+}
+
+/**
+ * cart → checkout A → Pay → cart → checkout B → Pay; the page run seen at each checkout. The
+ * checkouts of `fullLoads` are awaited in a page run of their own (the recipe's full load, or
+ * the package's reload).
+ */
+async function twoCheckouts(
+  page: Page,
+  site: FrameworkSite,
+  model: Model,
+  recipe: boolean,
+  fullLoads = recipe ? ['A', 'B'] : [],
+) {
   await page.goto(site.origin + model.cart(recipe));
   const runs: string[] = [];
   for (const cart of ['A', 'B']) {
     await markRun(page, `before ${cart}`);
     await page.locator(`#to-${cart}`).click();
     await page.waitForURL(site.origin + model.checkout(cart, recipe));
+    if (fullLoads.includes(cart)) await newRun(page);
     // Turbo's reload comes after its visit rendered nothing: wait for the page that stays.
     await page.getByRole('button', { name: 'Pay' }).waitFor();
     await page.waitForLoadState('load');
     // The capture has started (the element defined, or the hook's effect run).
     await page.waitForFunction(() => (window as { IGLOO?: { loader?: unknown } }).IGLOO?.loader);
+    await model.settle?.(page);
     runs.push(await runOf(page));
     await page.getByRole('button', { name: 'Pay' }).click();
     await page.getByText(`Order ${cart} placed`).waitFor();
@@ -391,21 +469,7 @@ describe.skipIf(!installed)('one collection per page run: the checkout loads ful
         try {
           // Each checkout a page run of its own: the recipe's full load.
           expect(await twoCheckouts(page, site, model, true)).toEqual(['new', 'new']);
-          expect(orders.map((order) => [order.cart, model.outcomeField ? order['blackbox-outcome'] : 'none'])).toEqual([
-            ['A', model.outcomeField ? 'complete' : 'none'],
-            ['B', model.outcomeField ? 'complete' : 'none'],
-          ]);
-          const [a, b] = orders.map((order) => order.blackbox!);
-          expect([sourcesOf(a), sourcesOf(b)]).toEqual([FINAL_SOURCES, FINAL_SOURCES]);
-          expect(b).not.toBe(a);
-          // One transaction per blackbox, each its own; no post refused.
-          const used = () => site.emulator.inspect.transactions().filter((tx) => tx.blackboxes.length > 0);
-          await expect.poll(() => used().length, { timeout: 20_000 }).toBe(2);
-          expect(used().map((tx) => tx.blackboxes)).toEqual([[a], [b]]);
-          expect(site.posts.map((post) => [post.checkout, post.status])).toEqual([
-            ['A', 202],
-            ['B', 202],
-          ]);
+          await ordersCarryTheirOwn(site, orders, model);
           expect(problems).toEqual([]);
         } finally {
           await page.close();
@@ -417,9 +481,29 @@ describe.skipIf(!installed)('one collection per page run: the checkout loads ful
   });
 
   it.each(MODELS.map((model) => [model.name, model] as const))(
-    "%s without the recipe's line: checkout B's capture ends blackbox_used in the page, nothing posted, one transaction",
+    "%s without the recipe's line: checkout B loads fully by the package's own doing, its own final blackbox",
     async (_name, model) => {
       const { site, orders } = await shop(model, realLoaderSource(), false);
+      const page = await browser.newPage();
+      const problems = consoleProblems(page);
+      try {
+        // Checkout B met the page run of the cart: the package reloaded it (docs/browser.md#one-blackbox-per-checkout).
+        // Checkout A had the cart's page run; B was reloaded: a page run of its own.
+        expect(await twoCheckouts(page, site, model, false, ['B'])).toEqual(['before A', 'new']);
+        await ordersCarryTheirOwn(site, orders, model);
+        expect(problems).toEqual([]);
+      } finally {
+        await page.close();
+        await site.close();
+      }
+    },
+    60_000,
+  );
+
+  it.each(MODELS.filter((model) => model.name !== 'react-router').map((model) => [model.name, model] as const))(
+    '%s without the recipe\'s line, reload="false": checkout B\'s capture ends blackbox_used in the page, nothing posted, one transaction',
+    async (_name, model) => {
+      const { site, orders } = await shop(model, realLoaderSource(), false, true);
       const page = await browser.newPage();
       try {
         // Checkout B in the page run of the cart: no new collection.
@@ -442,6 +526,150 @@ describe.skipIf(!installed)('one collection per page run: the checkout loads ful
     60_000,
   );
 });
+
+/** Each order its own final blackbox (B's is not A's), one transaction each, no post refused. */
+async function ordersCarryTheirOwn(site: FrameworkSite, orders: Array<Record<string, string>>, model: Model) {
+  expect(orders.map((order) => [order.cart, model.outcomeField ? order['blackbox-outcome'] : 'none'])).toEqual([
+    ['A', model.outcomeField ? 'complete' : 'none'],
+    ['B', model.outcomeField ? 'complete' : 'none'],
+  ]);
+  const [a, b] = orders.map((order) => order.blackbox!);
+  expect([sourcesOf(a), sourcesOf(b)]).toEqual([FINAL_SOURCES, FINAL_SOURCES]);
+  expect(b).not.toBe(a);
+  const used = () => site.emulator.inspect.transactions().filter((tx) => tx.blackboxes.length > 0);
+  await expect.poll(() => used().length, { timeout: 20_000 }).toBe(2);
+  expect(used().map((tx) => tx.blackboxes)).toEqual([[a], [b]]);
+  expect(site.posts.map((post) => [post.checkout, post.status])).toEqual([
+    ['A', 202],
+    ['B', 202],
+  ]);
+}
+
+describe.skipIf(!installed)(
+  "the script tag in the checkout page's <head> (docs/browser.md#one-blackbox-per-checkout)",
+  () => {
+    it("Turbo runs each checkout's tag; checkout B loads fully by the package's own doing, its own final blackbox", async () => {
+      const model = scriptTagInHead('turbo');
+      const { site, orders } = await shop(model, realLoaderSource(), false);
+      const page = await browser.newPage();
+      const problems = consoleProblems(page);
+      try {
+        // A runs in the cart's page run (Turbo adds the new head script); B was reloaded.
+        expect(await twoCheckouts(page, site, model, false, ['B'])).toEqual(['before A', 'new']);
+        await ordersCarryTheirOwn(site, orders, model);
+        expect(problems).toEqual([]);
+      } finally {
+        await page.close();
+        await site.close();
+      }
+    }, 60_000);
+
+    it('Turbo, the same tag on every checkout (no data-checkout-id): it runs once; the development build says what to do', async () => {
+      const model = scriptTagInHead('turbo', 'blackbox-capture.development.umd.js', 'head', false);
+      const { site, orders } = await shop(model, realLoaderSource(), false);
+      const page = await browser.newPage();
+      const problems = consoleProblems(page);
+      try {
+        await page.goto(site.origin + model.cart(false));
+        for (const cart of ['A', 'B']) {
+          await page.locator(`#to-${cart}`).click();
+          await page.getByRole('button', { name: 'Pay' }).waitFor();
+          if (cart === 'A') await model.settle!(page);
+          else await expect.poll(() => problems.length, { timeout: 20_000 }).toBe(1);
+          await page.getByRole('button', { name: 'Pay' }).click();
+          await page.getByText(`Order ${cart} placed`).waitFor();
+        }
+        // Checkout B: the tag did not run again, its field stayed empty; the console says why and what to do.
+        expect(orders.map((order) => [order.cart, order.blackbox === '' ? 'none' : sourcesOf(order.blackbox)])).toEqual(
+          [
+            ['A', FINAL_SOURCES],
+            ['B', 'none'],
+          ],
+        );
+        expect(problems).toEqual([
+          expect.stringMatching(
+            /^warning: \[blackbox-capture\] The field #blackbox of this page stays empty: the script tag in <head> ran once .*data-checkout-id/,
+          ),
+        ]);
+        expect(site.posts.map((post) => post.status)).toEqual([202]);
+      } finally {
+        await page.close();
+        await site.close();
+      }
+    }, 60_000);
+
+    it("the development build's tag in <body>, run again by Turbo for the same checkout: no warning of a tag of the page's", async () => {
+      const model = scriptTagInHead('turbo', 'blackbox-capture.development.umd.js', 'body');
+      const { site, orders } = await shop(model, realLoaderSource(), false);
+      const page = await browser.newPage();
+      const problems = consoleProblems(page);
+      try {
+        await page.goto(site.origin + model.cart(false));
+        await markRun(page, 'cart');
+        for (let visit = 0; visit < 2; visit++) {
+          await page.locator('#to-A').click();
+          await page.getByRole('button', { name: 'Pay' }).waitFor();
+          await model.settle!(page);
+          await page.getByRole('button', { name: 'Pay' }).click();
+          await page.getByText('Order A placed').waitFor();
+        }
+        // One page run: the second copy of the package joined the first one's run and its loader tag.
+        expect(await runOf(page)).toBe('cart');
+        expect(orders.map((order) => sourcesOf(order.blackbox))).toEqual([FINAL_SOURCES, FINAL_SOURCES]);
+        expect(orders[1]!.blackbox).toBe(orders[0]!.blackbox);
+        // No warning of "a tag for …loader.js" of the page's: the tag was the package's own
+        // (src/browser/warnings.ts); the console's one line is the refused POST's.
+        expect(problems).toEqual(['error: Failed to load resource: the server responded with a status of 422 ()']);
+        // The second copy posts the same checkout's blackbox under a key of its own: the endpoint refuses
+        // the reuse (422 blackbox_reused), and the transaction stays the first one.
+        expect(site.posts.map((post) => [post.checkout, post.code ?? post.status])).toEqual([
+          ['A', 202],
+          ['A', 'blackbox_reused'],
+        ]);
+      } finally {
+        await page.close();
+        await site.close();
+      }
+    }, 60_000);
+
+    it("htmx's boost drops the checkout's head: the tag never runs, the orders carry no blackbox, and the endpoint refuses an empty one", async () => {
+      const model = scriptTagInHead('htmx');
+      const { site, orders } = await shop(model, realLoaderSource(), false);
+      const page = await browser.newPage();
+      try {
+        await page.goto(site.origin + model.cart(false));
+        for (const cart of ['A', 'B']) {
+          await page.locator(`#to-${cart}`).click();
+          await page.getByRole('button', { name: 'Pay' }).waitFor();
+          // The package never ran: the page cannot say anything (docs/browser.md#one-blackbox-per-checkout).
+          expect(await page.evaluate(() => typeof (window as { BlackboxCapture?: unknown }).BlackboxCapture)).toBe(
+            'undefined',
+          );
+          await page.getByRole('button', { name: 'Pay' }).click();
+          await page.getByText(`Order ${cart} placed`).waitFor();
+        }
+        expect(orders.map((order) => [order.cart, order.blackbox])).toEqual([
+          ['A', ''],
+          ['B', ''],
+        ]);
+        expect(site.posts).toEqual([]);
+        // The typed answer is the server's: an order's empty blackbox, passed on, is refused.
+        const answer = await fetch(`${site.origin}/device-risk`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', origin: site.origin, 'idempotency-key': 'order-A' },
+          body: JSON.stringify({ blackbox: orders[0]!.blackbox }),
+        });
+        expect([answer.status, ((await answer.json()) as { error: { code: string } }).error.code]).toEqual([
+          400,
+          'invalid_blackbox',
+        ]);
+      } finally {
+        await page.close();
+        await site.close();
+      }
+    }, 60_000);
+  },
+);
 
 /** A same-origin frame that runs the package's capture (the UMD) and tells its parent what it got and saw. */
 const FRESH_FRAME = `<!doctype html><html><head>

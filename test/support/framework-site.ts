@@ -30,27 +30,29 @@ export interface FrameworkSite {
 }
 
 /**
- * Counts from now on: `expectOnePerPageRun(carts)` waits for the first cart's blackbox POST,
- * which makes one account create; every later cart of the same page run would bring the same
- * blackbox (the loader collects once per page run, docs/vendor-contract.md#one-collection-per-page-run),
- * so the package refuses it in the page (`blackbox_used`, docs/browser.md#one-blackbox-per-checkout)
- * and posts nothing. Then it checks that nothing more comes (a late delivery of a remount or of
- * a later cart would show within 300 ms).
+ * Counts from now on: `expectOnePerCheckout(carts)` waits for one blackbox POST per cart, each
+ * accepted, and one account create each: a later cart reached in the same page run is not given
+ * the first one's blackbox (the loader collects once per page run,
+ * docs/vendor-contract.md#one-collection-per-page-run); the package reloads its page
+ * (docs/browser.md#one-blackbox-per-checkout), whose new page run posts a blackbox of its own.
+ * Then it checks that nothing more comes (a late delivery of a remount would show within 300 ms).
  */
-export function countFrom(site: FrameworkSite): { expectOnePerPageRun(carts: string[]): Promise<void> } {
+export function countFrom(site: FrameworkSite): { expectOnePerCheckout(carts: string[]): Promise<void> } {
   const before = site.emulator.inspect.requests('accountCreate');
   const posted = site.posts.length;
   const creates = () => site.emulator.inspect.requests('accountCreate') - before;
   return {
-    async expectOnePerPageRun(carts) {
-      await expect.poll(() => site.posts.length - posted, { timeout: 20_000 }).toBe(1);
+    async expectOnePerCheckout(carts) {
+      await expect.poll(() => site.posts.length - posted, { timeout: 20_000 }).toBe(carts.length);
       const mine = site.posts.slice(posted);
       await expect.poll(() => mine.every((post) => post.status !== undefined), { timeout: 20_000 }).toBe(true);
-      expect(mine.map((post) => [post.checkout, post.code ?? 'accepted'])).toEqual([[carts[0], 'accepted']]);
-      await expect.poll(creates, { timeout: 20_000 }).toBe(1);
+      expect(mine.map((post) => [post.checkout, post.code ?? 'accepted'])).toEqual(
+        carts.map((cart) => [cart, 'accepted']),
+      );
+      await expect.poll(creates, { timeout: 20_000 }).toBe(carts.length);
       await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(site.posts.length - posted).toBe(1);
-      expect(creates()).toBe(1);
+      expect(site.posts.length - posted).toBe(carts.length);
+      expect(creates()).toBe(carts.length);
     },
   };
 }

@@ -117,10 +117,12 @@ export async function freshPage(): Promise<typeof import('../../src/browser/inde
   const w = window as unknown as Record<string, unknown>;
   for (const key of Object.keys(w))
     if (key === 'io_global_object_name' || /^(IGLOO|CUSTOM\w*)$/.test(key)) delete w[key];
-  // The checkout that owns the page run's blackbox (src/browser/checkout.ts): a new page has none;
+  // The checkout that owns the page run's blackbox and the one it was reloaded for
+  // (src/browser/checkout.ts): a new page has none, nor a reload recorded for the next;
   // nor the loader tag a copy of the package added (src/browser/warnings.ts).
-  for (const mark of ['checkout', 'injected'])
+  for (const mark of ['checkout', 'reloaded', 'injected'])
     delete (window as unknown as Record<symbol, unknown>)[Symbol.for(`blackbox-capture.${mark}`)];
+  sessionStorage.removeItem('blackbox-capture.reload');
   // A well-set-up page: the development build warns of a cross-origin loader without a hint.
   document.head.innerHTML = `<link rel="preconnect" href="${new URL(LOADER_URL).origin}">`;
   document.body.innerHTML = '';
