@@ -173,8 +173,8 @@ function confirmationOf(options: BullmqQueueOptions): { replicas: number; timeou
 async function confirmed(client: object, { replicas, timeoutMs }: { replicas: number; timeoutMs: number }) {
   if (replicas === 0) return 'added' as const;
   // BullMQ's proxy of an ioredis client forwards `call` to it.
-  const { call } = client as { call(...args: (string | number)[]): Promise<unknown> };
-  const acknowledged = Number(await call.call(client, 'WAIT', replicas, timeoutMs));
+  const ioredis = client as { call(...args: (string | number)[]): Promise<unknown> };
+  const acknowledged = Number(await ioredis.call('WAIT', replicas, timeoutMs));
   if (acknowledged < replicas)
     throw new DeviceRiskError(ERR_STORE_UNAVAILABLE, bullmqMessages.notConfirmed(acknowledged, replicas, timeoutMs), {
       status: 503,

@@ -126,7 +126,7 @@ function fullNamed(commands: Commands): Commands {
     eval: named('a conditional write (EVAL)', (script: string, key: string, args: string[]) =>
       commands.eval(script, key, args),
     ),
-    ...(commands.wait ? { wait: commands.wait } : {}),
+    ...(commands.wait ? { wait: (replicas: number, timeoutMs: number) => commands.wait!(replicas, timeoutMs) } : {}),
   };
 }
 
@@ -158,7 +158,7 @@ function commandsOf(client: RedisClientLike): Commands {
     ...(client.sendCommand
       ? {
           wait: (replicas, timeoutMs) =>
-            (client.sendCommand as (args: string[]) => Promise<unknown>).call(client, [
+            (client as { sendCommand(args: string[]): Promise<unknown> }).sendCommand([
               'WAIT',
               String(replicas),
               String(timeoutMs),
