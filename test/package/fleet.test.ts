@@ -258,9 +258,12 @@ describe.skipIf(!haveRedis)('callbacks on a fleet of four instances on one Redis
       const live = fleet!.instances.filter((i) => i.alive);
       return live[(seed >>> 16) % live.length]!;
     };
+    /** Callbacks each instance took (200), by index. */
+    const taken = fleet.instances.map(() => 0);
     const deliver = async (body: string) => {
       for (let attempt = 0; attempt < 100; attempt++) {
-        const status = await fetch(anyLive().callbackUrl, {
+        const to = anyLive();
+        const status = await fetch(to.callbackUrl, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body,
@@ -269,7 +272,10 @@ describe.skipIf(!haveRedis)('callbacks on a fleet of four instances on one Redis
           (r) => r.status,
           () => 0,
         );
-        if (status === 200) return;
+        if (status === 200) {
+          taken[fleet!.instances.indexOf(to)]! += 1;
+          return;
+        }
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       throw new Error('a callback was never taken');
@@ -298,10 +304,12 @@ describe.skipIf(!haveRedis)('callbacks on a fleet of four instances on one Redis
     });
     const doubled = [...perExecution.values()].filter((by) => by.length > 1);
     expect(doubled.filter((by) => by.length > 2 || !by.includes('instance-1'))).toEqual([]);
-    // The faults did happen: onResult failed and was tried again; the killed instance had callbacks.
+    // The faults did happen: onResult failed and was tried again; the killed instance took
+    // callbacks (counted as the service saw them: its onResult may not have run for them, when
+    // another instance held the decision's lease or had told it).
     const tries = fleet.instances.reduce((sum, i) => sum + i.tries.length, 0);
     expect(tries).toBeGreaterThan(executions.length);
-    expect(killed.tries.length).toBeGreaterThan(0);
+    expect(taken[fleet.instances.indexOf(killed)]).toBeGreaterThan(0);
   });
 });
 
