@@ -225,9 +225,6 @@ export const bullmqMessages = {
   /** `confirmReplicas` on a Cluster client (docs/fleet.md#sentinel). */
   confirmOnCluster:
     'confirmReplicas needs a client of one master (Sentinel or a single server): on Redis Cluster, WAIT would not reach the master that holds the queue',
-  /** An accepted checkout no replica confirmed in time: answered 503, the blackbox kept in the form. */
-  notConfirmed: (acknowledged: number, wanted: number, ms: number) =>
-    `the queue's write was confirmed by ${acknowledged} of ${wanted} replica${wanted === 1 ? '' : 's'} within ${ms} ms (Redis WAIT): the checkout is answered 503 and posted again, since a failover now could lose it`,
 };
 
 /** proxy/: its options, and a collector answer it will not pass on. */
@@ -292,9 +289,9 @@ export const redisMessages = {
   /** `confirmReplicas` on a client WAIT cannot serve (docs/fleet.md#sentinel). */
   confirmUnreachable:
     'confirmReplicas needs a client of one master that can send any command (ioredis, or node-redis with sendCommand): on Redis Cluster, WAIT would not reach the master that took the write',
-  /** A write no replica confirmed in time: it fails, as when Redis is away. */
+  /** A write (the queue's add, or the store's) no replica confirmed in time: it fails, as when Redis is away (store/replicas.ts). */
   notConfirmed: (acknowledged: number, wanted: number, ms: number) =>
-    `a write was confirmed by ${acknowledged} of ${wanted} replica${wanted === 1 ? '' : 's'} within ${ms} ms (Redis WAIT): it may not outlive a failover, so it does not count`,
+    `a write was confirmed by ${acknowledged} of ${wanted} replica${wanted === 1 ? '' : 's'} within ${ms} ms (Redis WAIT): it may not outlive a failover, so it does not count (a checkout is answered 503 and posted again)`,
 };
 
 /** callbacks/: its options, the callback's shape, its refusals and its outcomes. */

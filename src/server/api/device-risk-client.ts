@@ -104,6 +104,11 @@ export const DEFAULT_LIMITS: Required<DeviceRiskLimits> = {
   retrievalsPerSecond: 15,
 };
 
+/** The tenant's account limit a client keeps: what a whole fleet's queue drains at, at most. */
+export function contractedRate(client: { readonly limits?: Readonly<Partial<DeviceRiskLimits>> }): number {
+  return client.limits?.accountRequestsPerSecond ?? DEFAULT_LIMITS.accountRequestsPerSecond;
+}
+
 export interface DeviceRiskClient {
   /** The origin of the retrieval API: callbacks' hrefs must point there. */
   readonly retrievalOrigin: string;

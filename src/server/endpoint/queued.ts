@@ -4,7 +4,7 @@
  * each check under its Idempotency-Key (idempotency.ts: the same lease, fencing and resumed
  * progress as a check run in the request), on whichever instance takes the job.
  */
-import { DEFAULT_LIMITS, type DeviceRiskClient } from '../api/device-risk-client.js';
+import { contractedRate, type DeviceRiskClient } from '../api/device-risk-client.js';
 import type { Now } from '../clock.js';
 import {
   DeviceRiskError,
@@ -237,11 +237,6 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
 }
 
 /** The queue's figures now, with the drain this instance measured (`meter`). */
-/** The tenant's account limit the client keeps: what the whole fleet's queue drains at, at most. */
-function contractedRate(client: DeviceRiskClient): number {
-  return client.limits?.accountRequestsPerSecond ?? DEFAULT_LIMITS.accountRequestsPerSecond;
-}
-
 async function backlogOf(queue: CheckQueue, meter: ReturnType<typeof createDrainMeter>): Promise<BacklogFigures> {
   const { queued, oldestAcceptedAt, drainedLastMinute, staleLastMinute } = await queue.counts();
   // A shared queue counts for the whole fleet; one that counts nothing is this instance's own.

@@ -4,7 +4,7 @@
  * when the handler is made: a bad option is `invalid_configuration` naming it then, never a
  * checkout lost later (docs/architecture.md#settings-modules).
  */
-import { DEFAULT_LIMITS } from '../api/device-risk-client.js';
+import { contractedRate } from '../api/device-risk-client.js';
 import { callbackUrlRuleBroken } from '../api/account.js';
 import { DEFAULT_ADDRESS_PREFIX } from '../address.js';
 import { systemNow, type Now } from '../clock.js';
@@ -207,6 +207,6 @@ export function defaultMaxQueued(
       throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, endpointMessages.maxQueuedChecks);
     return given;
   }
-  const perSecond = options.client.limits?.accountRequestsPerSecond ?? DEFAULT_LIMITS.accountRequestsPerSecond;
+  const perSecond = contractedRate(options.client);
   return Math.max(1, Math.floor((perSecond * (options.maxQueuedMs ?? ENDPOINT_OPTIONS.maxQueuedMs.default)) / 1000));
 }

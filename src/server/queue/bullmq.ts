@@ -28,7 +28,6 @@ import {
   DeviceRiskError,
   ERR_INVALID_CONFIGURATION,
   ERR_STORE_FULL,
-  ERR_STORE_UNAVAILABLE,
   isDeviceRiskError,
   isRedisFull,
   logError,
@@ -36,6 +35,7 @@ import {
 import { bullmqMessages } from '../messages.js';
 import type { AddResult, CheckJob, CheckQueue, JobRun, QueueCounts } from './queue.js';
 import { hashTagOf } from './hash-tag.js';
+import { awaitReplicas } from '../store/replicas.js';
 import { BULLMQ_QUEUE_OPTIONS } from './settings.js';
 import { checkOptions } from '../options-table.js';
 
@@ -157,31 +157,23 @@ function namingFull(onError: (error: unknown) => void): (error: unknown) => void
   };
 }
 
-/** The replicas an add waits for (their counts checked by the table): WAIT reaches one master only. */
-function confirmationOf(options: BullmqQueueOptions): { replicas: number; timeoutMs: number } {
+/**
+ * What an add waits for before it counts as 'added': `confirmReplicas` replicas holding it
+ * (store/replicas.ts), asked on the queue's own connection. Their counts are checked by the
+ * table; WAIT reaches one master only, so not on a Cluster.
+ */
+function confirmationOf(options: BullmqQueueOptions): (client: object) => Promise<'added'> {
   const replicas = options.confirmReplicas ?? BULLMQ_QUEUE_OPTIONS.confirmReplicas.default;
   const timeoutMs = options.confirmTimeoutMs ?? BULLMQ_QUEUE_OPTIONS.confirmTimeoutMs.default;
   if (replicas > 0 && (options.connection as { isCluster?: unknown } | undefined)?.isCluster === true)
     throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, bullmqMessages.confirmOnCluster);
-  return { replicas, timeoutMs };
-}
-
-/**
- * Waits for the replicas to hold what this connection wrote (Redis WAIT): fewer in time is a
- * failure the endpoint answers 503, never a 202 a failover could take back.
- */
-async function confirmed(client: object, { replicas, timeoutMs }: { replicas: number; timeoutMs: number }) {
-  if (replicas === 0) return 'added' as const;
-  // BullMQ's proxy of an ioredis client forwards `call` to it.
-  const ioredis = client as { call(...args: (string | number)[]): Promise<unknown> };
-  const acknowledged = Number(await ioredis.call('WAIT', replicas, timeoutMs));
-  if (acknowledged < replicas)
-    throw new DeviceRiskError(ERR_STORE_UNAVAILABLE, bullmqMessages.notConfirmed(acknowledged, replicas, timeoutMs), {
-      status: 503,
-      retryAfter: 1,
-      operation: 'queue',
-    });
-  return 'added' as const;
+  return async (client) => {
+    // BullMQ's proxy of an ioredis client forwards `call` to it.
+    const ioredis = client as { call(...args: (string | number)[]): Promise<unknown> };
+    const wait = (count: number, ms: number) => ioredis.call('WAIT', count, ms);
+    await awaitReplicas(wait, replicas, timeoutMs, { status: 503, retryAfter: 1, operation: 'queue' });
+    return 'added';
+  };
 }
 
 export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { queue: Queue } {
@@ -260,7 +252,7 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
     // the other (one script, atomic); the job's nonce says whose it is. None held: a job ran
     // and left meanwhile, whose record the endpoint reads next (queued.ts).
     const stored = await queue.getJob(jobId);
-    if (!stored || stored.data.addedBy === addedBy) return confirmed(await redisClient(), confirm);
+    if (!stored || stored.data.addedBy === addedBy) return confirm(await redisClient());
     await leave(job.visitor);
     return stored.data.fingerprint === job.fingerprint ? 'present' : 'conflict';
   }

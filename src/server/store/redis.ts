@@ -25,6 +25,7 @@ import { DeviceRiskError, ERR_INVALID_CONFIGURATION, ERR_STORE_UNAVAILABLE, isRe
 import { redisMessages } from '../messages.js';
 import { checkOptions } from '../options-table.js';
 import { REDIS_STORE_OPTIONS } from './settings.js';
+import { awaitReplicas, type WaitCommand } from './replicas.js';
 
 /** The part of a node-redis client (v5+) the store uses. */
 export interface NodeRedisClientLike {
@@ -102,7 +103,7 @@ interface Commands {
   del(key: string): Promise<unknown>;
   eval(script: string, key: string, args: string[]): Promise<unknown>;
   /** Redis WAIT: how many replicas hold this connection's writes, waiting up to `timeoutMs`. */
-  wait?(replicas: number, timeoutMs: number): Promise<unknown>;
+  wait?: WaitCommand;
 }
 
 /**
@@ -126,7 +127,7 @@ function fullNamed(commands: Commands): Commands {
     eval: named('a conditional write (EVAL)', (script: string, key: string, args: string[]) =>
       commands.eval(script, key, args),
     ),
-    ...(commands.wait ? { wait: (replicas: number, timeoutMs: number) => commands.wait!(replicas, timeoutMs) } : {}),
+    ...(commands.wait ? { wait: commands.wait } : {}),
   };
 }
 
@@ -244,13 +245,7 @@ function confirmationOf(
   if (confirmReplicas > 0 && (isCluster === true || masters !== undefined || !commands.wait))
     throw refusal(redisMessages.confirmUnreachable);
   return async (written) => {
-    if (!written || confirmReplicas === 0) return written;
-    const acknowledged = Number(await commands.wait!(confirmReplicas, confirmTimeoutMs));
-    if (acknowledged < confirmReplicas)
-      throw new DeviceRiskError(
-        ERR_STORE_UNAVAILABLE,
-        redisMessages.notConfirmed(acknowledged, confirmReplicas, confirmTimeoutMs),
-      );
+    if (written) await awaitReplicas(commands.wait!, confirmReplicas, confirmTimeoutMs);
     return written;
   };
 }
