@@ -1,7 +1,16 @@
 // The first-party fronts of proxy/ run by their real servers (Debian's caddy, apache2 and
 // haproxy) on a free loopback port, in front of a given collector, for the conformance suite.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -89,9 +98,24 @@ http://:${port} {
   return started(child, port as number, dir);
 }
 
-/** Apache httpd in the foreground (one process, -X) with proxy/apache/iojs.conf included as shipped, iojs.lua beside it. */
-export async function startApache(collectorUrl: string): Promise<RunningFront> {
+/**
+ * Apache httpd in the foreground (one process, -X) with proxy/apache/iojs.conf included as
+ * shipped, iojs.lua beside it. The two files are installed as a shop installs them, into a
+ * folder Apache's workers can read: mod_lua reads iojs.lua in the worker, as `User`, at each
+ * request, so a recipe left in a checkout only its owner can read answers 500 (docs/proxy.md,
+ * "Apache httpd"). `recipes`: the folder the files are copied from (default proxy/).
+ */
+export async function startApache(collectorUrl: string, recipes = join(ROOT, 'proxy')): Promise<RunningFront> {
   const dir = mkdtempSync(join(tmpdir(), 'bbc-apache-'));
+  const installed = join(dir, 'blackbox-capture');
+  mkdirSync(installed);
+  for (const file of ['iojs.conf', 'iojs.lua']) {
+    copyFileSync(join(recipes, 'apache', file), join(installed, file));
+    chmodSync(join(installed, file), 0o644);
+  }
+  // mkdtemp's folder is the owner's alone: the workers (nobody) must reach the installed files.
+  chmodSync(dir, 0o755);
+  chmodSync(installed, 0o755);
   const port = await freePort();
   const modules = '/usr/lib/apache2/modules';
   const errorLog = join(dir, 'error.log');
@@ -116,8 +140,8 @@ LogLevel warn
 Mutex file:${dir}
 <VirtualHost 127.0.0.1:${port}>
     Define BBC_UPSTREAM ${new URL(collectorUrl).origin}
-    Define BBC_LUA ${recipe('apache/iojs.lua')}
-    Include ${recipe('apache/iojs.conf')}
+    Define BBC_LUA ${join(installed, 'iojs.lua')}
+    Include ${join(installed, 'iojs.conf')}
     RedirectMatch 404 "^/(?!iojs/)"
 </VirtualHost>
 `,
