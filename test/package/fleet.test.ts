@@ -171,7 +171,12 @@ describe.skipIf(!haveRedis)('a fleet of four instances on the BullMQ queue, with
     expect(decided().size).toBeLessThan(all.length);
     const results = await driving;
     expect(results.filter((r) => !r.ok)).toEqual([]);
-    expect(results.filter((r) => r.statuses.includes(202))).toHaveLength(all.length);
+    // What each shopper saw, exactly: its checkout accepted (202); or, where the answer to the
+    // post that queued it was lost (the killed instance's, or one past the client's time limit
+    // on a busy machine), a re-post after its check finished, answered with the check (200).
+    const sawAccepted = (r: (typeof results)[number]) =>
+      r.statuses.includes(202) || (r.statuses.includes('no answer') && r.statuses.at(-1) === 200);
+    expect(results.filter((r) => !sawAccepted(r))).toEqual([]);
     // Let the backlog drain: each accepted key's decision told, on some instance.
     await expect
       .poll(() => decided().size, { timeout: 40_000, interval: 200 })
