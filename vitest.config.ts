@@ -7,6 +7,12 @@ import { defineConfig } from 'vitest/config';
  */
 export const builtPackageTests = ['test/package/**/*.test.ts', 'test/docs/**/*.test.ts'];
 /**
+ * Tests of the other projects that run the built dist/ files (in a child process, or copied
+ * into a site): `npm run build` first. The mutation run leaves them out: its sandbox has no
+ * dist/, and they would not see its mutants (test/house.test.ts keeps this list whole).
+ */
+export const builtFileTests = ['test/server/queue/file-queue.clock.test.ts', 'test/proxy/nextjs.front.test.ts'];
+/**
  * Tests of the sources against real servers started for them (`.redis`: redis-server,
  * `.nginx`: nginx), whose leases and rate windows run on the servers' clocks, and on the
  * real clock (`.clock`), and Debian's promtool (`.prometheus`): `npm run test:integration`.
@@ -18,6 +24,9 @@ export const integrationTests = [
   'test/**/*.clock.test.ts',
   'test/**/*.prometheus.test.ts',
 ];
+
+/** A test against real servers: time for them to start and answer on a busy machine. */
+export const INTEGRATION_TIMEOUT_MS = 60_000;
 
 export default defineConfig({
   test: {
@@ -57,7 +66,7 @@ export default defineConfig({
           exclude: [...builtPackageTests, ...integrationTests, 'node_modules/**'],
         },
       },
-      { extends: true, test: { name: 'integration', include: integrationTests, testTimeout: 60_000 } },
+      { extends: true, test: { name: 'integration', include: integrationTests, testTimeout: INTEGRATION_TIMEOUT_MS } },
       // Slow tools (tsc, are-the-types-wrong, bundlers, npm pack) and whole fleets: their own time
       // limits, which fit them on a busy 2-core machine; a unit test's 10 s would not.
       {

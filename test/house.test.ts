@@ -349,6 +349,23 @@ describe('no stale paths', () => {
   });
 });
 
+/** A module that reads the built files: imports from dist/, or copies it. */
+const READS_DIST = /['"`](?:\.\.?\/)*dist\/|join\(ROOT, ['"]dist['"]/;
+/** The test files of `files` (path → text) that read dist/ themselves or through a support module they name. */
+export function testsOfBuiltFiles(files: Map<string, string>): string[] {
+  const readers = [...files]
+    .filter(([file, text]) => file.startsWith('test/support/') && READS_DIST.test(text))
+    .map(([file]) => basename(file).replace(/\.(?:ts|mjs)$/, ''));
+  return [...files]
+    .filter(([file]) => file.endsWith('.test.ts'))
+    .filter(
+      ([, text]) =>
+        READS_DIST.test(text) || readers.some((name) => text.includes(`${name}.`) || text.includes(`/${name}'`)),
+    )
+    .map(([file]) => file)
+    .sort();
+}
+
 describe('the mutation sandbox', () => {
   it('leaves out only what git does not track, so `npm run mutation` runs on a clean clone', async () => {
     const { default: config } = (await import(new URL('stryker.config.mjs', ROOT).href)) as {
@@ -359,6 +376,27 @@ describe('the mutation sandbox', () => {
       (pattern) => spawnSync('git', ['ls-files', '--', pattern], { cwd: ROOT_PATH, encoding: 'utf8' }).stdout !== '',
     );
     expect(tracked).toEqual([]);
+  });
+
+  it('leaves out every test of the built files, and only those: listed in builtFileTests', async () => {
+    const { builtFileTests } = await import('../vitest.config.js');
+    const files = new Map(
+      walk('test')
+        // This file's own examples name dist/ without reading it.
+        .filter((file) => /\.(?:ts|mjs)$/.test(file) && !/^test\/(?:package|docs)\/|^test\/house\./.test(file))
+        .map((file) => [file, readFileSync(join(ROOT_PATH, file), 'utf8')]),
+    );
+    expect(testsOfBuiltFiles(files)).toEqual([...builtFileTests].sort());
+  });
+
+  it('finds a test of the built files, directly or through a support module: the rule is not vacuous', () => {
+    const files = new Map([
+      ['test/support/child.mjs', "import { x } from '../../dist/server.js';"],
+      ['test/a/spawns.test.ts', "spawn(process.execPath, [support('child.mjs')]);"],
+      ['test/a/copies.test.ts', "cpSync(join(ROOT, 'dist'), target);"],
+      ['test/a/sources.test.ts', "import { x } from '../../src/server/index.js';"],
+    ]);
+    expect(testsOfBuiltFiles(files)).toEqual(['test/a/copies.test.ts', 'test/a/spawns.test.ts']);
   });
 });
 
