@@ -56,9 +56,13 @@ describe.skipIf(!haveRedis)('the store and the queue through Sentinel', () => {
       told,
     );
     const post = (key: string) => handler(checkoutFor(key));
-    /** As the browser package does: a 503 is tried again after its Retry-After, for up to 20 s. */
+    /**
+     * As the browser package does: a 503 is tried again after its Retry-After. For up to 60 s:
+     * a failover's election takes a second on a quiet machine and far longer on a busy one,
+     * and what is asserted is the answer after it, not its speed.
+     */
     async function checkout(key: string): Promise<number> {
-      const end = Date.now() + 20_000;
+      const end = Date.now() + 60_000;
       for (;;) {
         const answer = await post(key);
         if (answer.status !== 503 || Date.now() > end) return answer.status;
@@ -76,7 +80,7 @@ describe.skipIf(!haveRedis)('the store and the queue through Sentinel', () => {
     expect(await Promise.all(after.map(checkout))).toEqual(after.map(() => 202));
     expect(await sentinel!.masterPort()).toBe(sentinel!.replica.port);
     const keys = [...before, ...after];
-    await expect.poll(() => [...told].sort(), { timeout: 30_000 }).toEqual([...keys].sort());
+    await expect.poll(() => [...told].sort(), { timeout: 60_000 }).toEqual([...keys].sort());
     const made = emulator!.inspect.transactions().filter((tx) => keys.includes(tx.customerInternalReference));
     expect(made.map((tx) => tx.customerInternalReference).sort()).toEqual([...keys].sort());
     expect(made.every((tx) => tx.blackboxes.length === 1)).toBe(true);
@@ -95,5 +99,5 @@ describe.skipIf(!haveRedis)('the store and the queue through Sentinel', () => {
     const codes = errors.filter((e) => e instanceof DeviceRiskError).map((e) => (e as DeviceRiskError).code);
     expect(codes.length).toBeGreaterThan(0);
     expect(codes.filter((code) => code !== 'store_unavailable')).toEqual([]);
-  });
+  }, 180_000);
 });
