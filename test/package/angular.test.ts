@@ -2,8 +2,8 @@
 // hand on the packed tarball: `ng build` (the application builder, AOT), served with the server
 // kit's endpoint and proxy on the emulated service, driven in Chromium with the emulator's
 // loader, its third party held until Pay is pressed. Angular's packages are not devDependencies (some 240
-// packages with the CLI and the builder): they are installed from the npm registry into the user
-// cache once per version, and the test is skipped, named, when the registry cannot be reached
+// packages with the CLI and the builder): they are installed from their committed lockfile into the user
+// cache once per lockfile, and the test is skipped, named, when the registry cannot be reached
 // (with CI set, that fails it). Only @angular/core and @angular/forms, which the entry's types
 // name, are devDependencies.
 import { spawn } from 'node:child_process';
@@ -20,26 +20,13 @@ import {
   toNodeHandler,
   type FetchHandler,
 } from '../../src/server/index.js';
-import { cachedInstall } from '../support/cached-install.js';
+import { cachedInstall, SITES } from '../support/cached-install.js';
 import { launchChromium } from '../support/framework-site.js';
 import { clientOn } from '../support/kit.js';
 import { fileOf, snippet } from '../support/readme.js';
 
-const ANGULAR_VERSION = '22.2.6';
-const BUILD_VERSION = '22.2.7';
-/** Angular's packages, kept between runs, outside the clone; the app beside them. */
-const PACKAGES = [
-  ...['core', 'common', 'compiler', 'compiler-cli', 'forms', 'platform-browser', 'router'].map(
-    (name) => `@angular/${name}@${ANGULAR_VERSION}`,
-  ),
-  `@angular/build@${BUILD_VERSION}`,
-  `@angular/cli@${BUILD_VERSION}`,
-  'rxjs@7',
-  'tslib@2',
-  'typescript@6.0', // what @angular/build 22 asks for
-];
-
-const toolchain = cachedInstall(`angular-${BUILD_VERSION}`, PACKAGES, { ignoreScripts: true });
+/** Angular's packages (test/package/sites/angular), kept between runs, outside the clone; the app beside them. */
+const toolchain = cachedInstall(join(SITES, 'angular'), { ignoreScripts: true });
 const { dir: CACHE, app: APP, installed: haveAngular, write } = toolchain;
 
 let emulator: Emulator;

@@ -13,8 +13,8 @@
 // the orders' empty blackbox. And the measure of the way the docs turned down: a fresh
 // same-origin iframe running the loader again (what it costs, what the collection scripts see there).
 //
-// Turbo, htmx, React Router and Astro are not devDependencies: installed from the npm registry
-// into the user cache once per version list (test/support/cached-install.ts), as the other
+// Turbo, htmx, React Router and Astro are not devDependencies: installed from their committed
+// lockfile into the user cache once per lockfile (test/support/cached-install.ts), as the other
 // framework tests do, with the packed package beside them; React Router's app is built by the
 // project's Vite, Astro's by its own build, once for every case. The test is skipped, named,
 // when the registry cannot be reached (with CI set, that fails it). About 110 s on two cores
@@ -24,7 +24,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cachedInstall } from '../support/cached-install.js';
+import { cachedInstall, SITES } from '../support/cached-install.js';
 import {
   consoleProblems,
   FINAL_SOURCES,
@@ -37,19 +37,8 @@ import { realLoaderSource } from '../support/real-loader.mjs';
 import { snippet } from '../support/readme.js';
 import { ROOT } from '../support/tarball.js';
 
-const TURBO = '8.0.23';
-const HTMX = '2.0.11';
-const REACT_ROUTER = '7.18.6';
-const ASTRO = '7.3.5';
-const PACKAGES = [
-  `@hotwired/turbo@${TURBO}`,
-  `htmx.org@${HTMX}`,
-  `react-router@${REACT_ROUTER}`,
-  'react@19.3.1',
-  'react-dom@19.3.1',
-  `astro@${ASTRO}`,
-];
-const toolchain = cachedInstall(`navigation-turbo-${TURBO}-htmx-${HTMX}-rr-${REACT_ROUTER}-astro-${ASTRO}`, PACKAGES);
+/** Turbo, htmx, React Router and Astro (test/package/sites/navigation), kept between runs outside the clone. */
+const toolchain = cachedInstall(join(SITES, 'navigation'));
 const { dir: CACHE, installed } = toolchain;
 
 /**

@@ -2,7 +2,7 @@
 // `nuxt build`, then the built server (`node .output/server/index.mjs`) and `nuxt dev`, with
 // the emulator as the service; docs/frameworks.md's page in Chromium, behind the shop of the
 // other framework tests (test/support/framework-site.ts). Nuxt is not a devDependency (some 570 packages): it is
-// installed from the npm registry into the user cache once per version, and the test is skipped,
+// installed from its committed lockfile into the user cache once per lockfile, and the test is skipped,
 // named, when the registry cannot be reached (with CI set, that fails it). The proxy's route
 // is the h3 test's (test/docs/readme-frameworks.test.ts): here its upstream would be the vendor's
 // real host.
@@ -25,13 +25,13 @@ import {
   startFrameworkSite,
   submitListened,
 } from '../support/framework-site.js';
-import { cachedInstall } from '../support/cached-install.js';
+import { cachedInstall, SITES } from '../support/cached-install.js';
 import { BLACKBOX } from '../support/emulated-kit.mjs';
 
-const NUXT_VERSION = '4.5.2';
-/** Nuxt's packages, kept between runs outside the clone; the app beside them. */
-const toolchain = cachedInstall(`nuxt-${NUXT_VERSION}`, [`nuxt@${NUXT_VERSION}`]);
+/** Nuxt's packages (test/package/sites/nuxt), kept between runs outside the clone; the app beside them. */
+const toolchain = cachedInstall(join(SITES, 'nuxt'));
 const { dir: CACHE, app: APP, installed: haveNuxt, write } = toolchain;
+const NUXT_VERSION = toolchain.versions.nuxt;
 const SERVICE_ADDRESS = '127.0.0.2';
 
 let emulator: Emulator;

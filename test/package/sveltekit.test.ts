@@ -4,7 +4,7 @@
 // imports the entries cleanly, a `use:enhance` submit made while the capture collects reaches
 // the form action with the final blackbox, and remounts make one Device Risk transaction per
 // cart. SvelteKit is not a devDependency (its TypeScript peer range is not the project's): it
-// is installed from the npm registry into the user cache once per version, as Nuxt is (the test
+// is installed from its committed lockfile into the user cache once per lockfile, as Nuxt is (the test
 // is skipped, named, when the registry cannot be reached; with CI set, that fails it). The app
 // is built once for every case.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/processes.mjs';
-import { cachedInstall } from '../support/cached-install.js';
+import { cachedInstall, SITES } from '../support/cached-install.js';
 import {
   consoleProblems,
   countFrom,
@@ -28,17 +28,10 @@ import {
 import { realLoaderSource } from '../support/real-loader.mjs';
 import { snippet } from '../support/readme.js';
 
-const KIT_VERSION = '3.2.0';
-const PACKAGES = [
-  `@sveltejs/kit@${KIT_VERSION}`,
-  'svelte@5.57.3',
-  '@sveltejs/vite-plugin-svelte@7.3.1',
-  '@sveltejs/adapter-node@6.0.1',
-  'vite@8.3.8',
-];
-/** SvelteKit's packages, kept between runs outside the clone; the app beside them. */
-const toolchain = cachedInstall(`sveltekit-${KIT_VERSION}`, PACKAGES);
+/** SvelteKit's packages (test/package/sites/sveltekit), kept between runs outside the clone; the app beside them. */
+const toolchain = cachedInstall(join(SITES, 'sveltekit'));
 const { dir: CACHE, app: APP, installed: haveKit, write } = toolchain;
+const KIT_VERSION = toolchain.versions['@sveltejs/kit'];
 
 /** The test's own page around the snippets: the element or the store, a cart, and a remount on call. */
 const REMOUNTS_PAGE = `<script lang="ts">
