@@ -60,6 +60,7 @@ beforeAll(async () => {
     DECISIONS_TOKEN,
     DATA_DIR: dataDir,
     PORT: '0',
+    ADMIN_PORT: '0',
   });
   gateway = await startGateway(settings, { log: (line) => log.push(line) });
 });
@@ -166,6 +167,27 @@ describe('the running gateway answers as its OpenAPI document says', () => {
     const served = await fetch(gateway.url + '/openapi.json');
     expect(await offDocument('/openapi.json', 'get', served.clone())).toEqual([]);
     expect(await served.text()).toBe(readFileSync(new URL('../../src/gateway/openapi.json', import.meta.url), 'utf8'));
+  });
+
+  it("GET /iojs/{path}: the collector's script, and a path the contract refuses", async () => {
+    const script = await fetch(gateway.url + '/iojs/general5/static_wdp.js');
+    expect(script.status).toBe(200);
+    expect(await offDocument('/iojs/{path}', 'get', script)).toEqual([]);
+    const refused = await fetch(gateway.url + '/iojs/a:b');
+    expect(refused.status).toBe(400);
+    expect(await offDocument('/iojs/{path}', 'get', refused)).toEqual([]);
+    expect(
+      await offDocument('/iojs/{path}', 'get', Response.json({ error: { code: 'made_up' } }, { status: 400 })),
+    ).not.toEqual([]);
+  });
+
+  it('GET /status and GET /metrics, on the admin listener', async () => {
+    expect(gateway.adminUrl).toBeDefined();
+    for (const path of ['/status', '/metrics'] as const) {
+      const answer = await fetch(gateway.adminUrl + path);
+      expect(answer.status).toBe(200);
+      expect(await offDocument(path, 'get', answer)).toEqual([]);
+    }
   });
 
   it('finds an answer off the document: the check is not vacuous', async () => {

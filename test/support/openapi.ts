@@ -59,6 +59,9 @@ export function gatewayRouteCodes(): string[] {
 const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
 ajv.addSchema(OPENAPI as object, 'openapi.json');
 
+/** Routes whose error codes are listed in their own answers' schemas, not in the kit's code lists. */
+const ROUTES_WITH_OWN_CODES = new Set(['/iojs/{path}']);
+
 /** The JSON pointer of a document's path, with `~` and `/` escaped. */
 const pointer = (...parts: string[]) => parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
 
@@ -87,7 +90,9 @@ export async function offDocument(path: string, method: string, response: Respon
       const entry = ['CheckoutCode', 'CallbackCode', 'DecisionsCode']
         .flatMap(codesOf)
         .find((candidate) => candidate.const === code);
-      if (!entry?.['x-status'].includes(response.status)) problems.push(`${code} is not documented with ${status}`);
+      // The proxy's codes are an enum in each of its answers' schemas, checked with the body above.
+      const documented = ROUTES_WITH_OWN_CODES.has(path) || entry?.['x-status'].includes(response.status);
+      if (!documented) problems.push(`${code} is not documented with ${status}`);
     }
   }
   return problems;
