@@ -106,6 +106,9 @@ export default {
   ignorePatterns: ['dist', 'test-results', 'playwright-report', 'bench-results', '.demo', 'reports'],
   concurrency: 2,
   timeoutMS: 20_000,
+  // The dry run is the unit and integration suites whole (about 6 minutes on two quiet cores,
+  // far more on a busy machine): Stryker's default of 5 minutes stopped it on a clean clone.
+  dryRunTimeoutMinutes: 45,
   reporters: ['clear-text', 'progress', 'json'],
   jsonReporter: { fileName: 'reports/mutation/mutation.json' },
   thresholds: { high: 85, low: 70, break: null },

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createConfig, lint } from '@redocly/openapi-core';
-import spectralCore from '@stoplight/spectral-core';
+import spectralCore, { type RulesetDefinition } from '@stoplight/spectral-core';
 import parsers from '@stoplight/spectral-parsers';
 import rulesets from '@stoplight/spectral-rulesets';
 import { describe, expect, it } from 'vitest';
@@ -26,7 +26,8 @@ async function redoclyProblems(path: string): Promise<string[]> {
 /** Spectral's (spectral:oas, its recommended rules) problems with `text`, one line each. */
 async function spectralProblems(text: string): Promise<string[]> {
   const spectral = new spectralCore.Spectral();
-  spectral.setRuleset({ extends: [[rulesets.oas, 'recommended']] });
+  // The rulesets package is typed against another copy of spectral-core's types: the same shape.
+  spectral.setRuleset({ extends: [[rulesets.oas as RulesetDefinition, 'recommended']] });
   const results = await spectral.run(new spectralCore.Document(text, parsers.Json, PATH));
   return results.map((r) => `${r.severity} ${String(r.code)} ${r.path.join('.')}: ${r.message}`);
 }
