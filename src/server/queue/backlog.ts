@@ -67,7 +67,12 @@ export function createDrainMeter(now: Now, trustMs: number) {
   const drained = createMinuteCount();
   const stale = createMinuteCount();
   const accepted = createMinuteCount();
-  /** When the meter first saw work since it last saw none: a young backlog is measured over its own life. */
+  /**
+   * When the meter first saw work since it last saw none (nothing queued, nothing drained in the
+   * window): a young backlog is measured over its own life; a queue that has just emptied, over
+   * the life of the backlog it drained, never over the second since (2 checks in the last
+   * minute are not 2 a second).
+   */
   let since: number | undefined;
   return {
     /** A check left the queue having been tried: checked, or given up after trying. */
@@ -85,10 +90,12 @@ export function createDrainMeter(now: Now, trustMs: number) {
     /** The backlog's figures; `fleet`: what every instance of a shared queue finished in the last minute. */
     figures(queued: number, oldestAcceptedAt: number | undefined, fleet?: FleetFinished): BacklogFigures {
       const at = now();
-      if (queued === 0) since = undefined;
-      else since ??= oldestAcceptedAt ?? at;
+      const finished = fleet?.drained ?? drained.total(at);
+      if (queued === 0 && finished === 0) since = undefined;
+      // Work this meter did not see begin (another instance's, or before this process): the whole window.
+      else since ??= queued === 0 ? at - DRAIN_WINDOW_MS : (oldestAcceptedAt ?? at);
       const windowMs = Math.min(DRAIN_WINDOW_MS, Math.max(1000, at - (since ?? at)));
-      const drainPerSecond = (fleet?.drained ?? drained.total(at)) / (windowMs / 1000);
+      const drainPerSecond = finished / (windowMs / 1000);
       const oldestAgeMs = oldestAcceptedAt === undefined ? 0 : Math.max(0, at - oldestAcceptedAt);
       return {
         queued,

@@ -72,6 +72,32 @@ describe('createDrainMeter', () => {
     });
   });
 
+  it('a queue that has just emptied: the rate over the backlog it drained, decaying over the minute, never over one second', () => {
+    let time = 7_000_000;
+    const meter = createDrainMeter(() => time, 900_000);
+    meter.figures(2, time);
+    time += 10_000;
+    meter.drained();
+    meter.drained();
+    // Empty now: 2 checks over the backlog's 10 s, not 2 a second.
+    expect(meter.figures(0, undefined)).toMatchObject({ drainPerSecond: 0.2, drainWindowMs: 10_000 });
+    time += 20_000;
+    expect(meter.figures(0, undefined)).toMatchObject({ drainPerSecond: 2 / 30, drainWindowMs: 30_000 });
+    time += DRAIN_WINDOW_MS;
+    expect(meter.figures(0, undefined)).toMatchObject({ drainPerSecond: 0, drainWindowMs: 1000 });
+    // Idle a whole minute: the next backlog is measured over its own life again.
+    meter.figures(1, time);
+    time += 1000;
+    meter.drained();
+    expect(meter.figures(0, undefined).drainPerSecond).toBe(1);
+    // Checks finished that this meter never saw queued (another instance's): over the whole minute.
+    const other = createDrainMeter(() => time, 900_000);
+    expect(other.figures(0, undefined, { drained: 2, stale: 0 })).toMatchObject({
+      drainPerSecond: 2 / 60,
+      drainWindowMs: DRAIN_WINDOW_MS,
+    });
+  });
+
   it('a stale drop is not drained work: a backlog that only goes stale drains at 0, its drops counted apart', () => {
     let time = 9_000_000;
     const meter = createDrainMeter(() => time, 900_000);
