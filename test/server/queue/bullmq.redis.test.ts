@@ -154,8 +154,10 @@ describe.skipIf(!haveRedis)('createBullmqQueue', () => {
       for (let i = 0; i < 12; i++) {
         const answer = await (i % 2 ? a : b).handler(post(`key-fleet1-${i}`, `order-${i}`));
         expect(answer.status).toBe(202);
-        // A browser retry on the other instance: the same 202, no second job.
-        if (i === 3) expect((await (i % 2 ? b : a).handler(post(`key-fleet1-${i}`, `order-${i}`))).status).toBe(202);
+        // A browser retry on the other instance: the same answer, 202 (or 200 once a busy
+        // machine let the check finish first), and no second job (one create per key, below).
+        if (i === 3)
+          expect([200, 202]).toContain((await (i % 2 ? b : a).handler(post(`key-fleet1-${i}`, `order-${i}`))).status);
       }
       await until(() => results.length === 12);
       const creates = svc.calls.filter((c) => c.startsWith('create'));
