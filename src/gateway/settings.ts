@@ -4,7 +4,7 @@
  * them all and answers every problem at once, one line each, naming the variable and never
  * a secret's value.
  */
-import { CALLBACK_SOURCES, isRegion, type Region } from '../server/api/regions.js';
+import { CALLBACK_SOURCES, isRegion, REGIONS_IN_WORDS, type Region } from '../server/api/regions.js';
 import { sourceMatcher } from '../server/callbacks/sources.js';
 
 /** How a variable is printed: a secret never is, not even in a refusal. */
@@ -14,7 +14,7 @@ type Kind = 'plain' | 'secret';
 export const VARIABLES = {
   CLIENT_ID: ['plain', "the service's OAuth2 client id (required)"],
   CLIENT_SECRET: ['secret', 'its client secret (required)'],
-  REGION: ['plain', 'US, EU or SG: every address of the service; or the addresses below, by hand'],
+  REGION: ['plain', `${REGIONS_IN_WORDS}: every address of the service; or the addresses below, by hand`],
   TOKEN_URL: ['plain', 'the token endpoint, without REGION (the emulator prints it)'],
   BASE_URL: ['plain', 'the account host, without REGION (ACCOUNT_URL is the same)'],
   ACCOUNT_URL: ['plain', 'the same as BASE_URL'],
@@ -186,7 +186,8 @@ function serviceOf(read: Reader, url: UrlCheck, problems: string[]): GatewaySett
   const base = read('BASE_URL') ?? read('ACCOUNT_URL');
   const byHand = read('TOKEN_URL') !== undefined || base !== undefined;
   if (region !== undefined) {
-    if (!isRegion(region.toUpperCase())) problems.push(`REGION must be US, EU or SG (got ${JSON.stringify(region)})`);
+    if (!isRegion(region.toUpperCase()))
+      problems.push(`REGION must be ${REGIONS_IN_WORDS} (got ${JSON.stringify(region)})`);
     if (byHand) problems.push('REGION and TOKEN_URL/BASE_URL exclude each other: give one');
     return { region: region.toUpperCase() as Region };
   }

@@ -46,6 +46,9 @@ export type Region = keyof typeof REGIONS;
 /** Every region, in the table's order. */
 export const REGION_NAMES = Object.keys(REGIONS) as readonly Region[];
 
+/** The regions in words, for settings' help and refusals: `US, EU or SG`. */
+export const REGIONS_IN_WORDS = `${REGION_NAMES.slice(0, -1).join(', ')} or ${REGION_NAMES.at(-1)!}`;
+
 /** The roles the service gives a host of their own in each region. */
 export type HostRole = 'auth' | 'account' | 'api' | 'retrieval' | 'callback';
 
