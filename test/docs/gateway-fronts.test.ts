@@ -172,11 +172,14 @@ describe.runIf(php).each(fronts.map((front) => [front.name, front] as const))('t
   it.skipIf(!chromium)(
     "reaches a decision through it in Chromium, with the vendor's real loader, the callback through it too",
     async () => {
+      const collected = emulator.inspect.requests('collector');
       const event = await checkoutThrough(page!, origin, shop, {
         emulator,
         orderSecret: SETTINGS.ORDER_SECRET,
         said: () => `${name}: ${gateway.output()}`,
       });
+      // The loader's first-party scripts came through the front's /iojs/ and the gateway's proxy.
+      expect(emulator.inspect.requests('collector')).toBeGreaterThan(collected);
       const execution = event.data.workflowExecutionId;
       const called = () =>
         emulator.inspect

@@ -102,6 +102,8 @@ http {
     set $bbc_gateway ${gateway};
     set $bbc_dist ${folder};
     include ${folder}/gateway.conf;
+    # A shop's own regular-expression location, which must not take the vendor's scripts.
+    location ~* \\.js$ { proxy_pass ${backend}; }
     location / { proxy_pass ${backend}; }
   }
 }
