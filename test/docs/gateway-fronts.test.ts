@@ -130,7 +130,7 @@ describe.runIf(php).each(fronts.map((front) => [front.name, front] as const))('t
     expect(await over.json()).toMatchObject({ error: { code: 'body_too_large' } });
   });
 
-  it("sends the gateway the page's Origin and Host, and none of the shop's cookies or credentials", async () => {
+  it("sends the gateway the page's Origin and Host, none of the shop's cookies or credentials, no body over 32 KiB", async () => {
     const seen: IncomingHttpHeaders[] = [];
     const recorder = await listening((request, response) => {
       seen.push(request.headers);
@@ -163,6 +163,14 @@ describe.runIf(php).each(fronts.map((front) => [front.name, front] as const))('t
       }
       // The vendor's cookies travel to the gateway's first-party proxy, which keeps only them.
       expect(script.cookie).toBe(shopper.cookie);
+      // A body over the front's 32 KiB is refused by the front: the gateway is not asked.
+      const over = await fetch(recorded.origin + '/device-risk', {
+        method: 'POST',
+        headers: { origin: shopper.origin, 'content-type': 'application/json' },
+        body: 'x'.repeat(32 * 1024 + 1),
+      });
+      expect(over.status).toBe(413);
+      expect(seen).toHaveLength(3);
     } finally {
       await recorded.stop();
       await recorder.stop();
