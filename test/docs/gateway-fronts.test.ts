@@ -177,6 +177,23 @@ describe.runIf(php).each(fronts.map((front) => [front.name, front] as const))('t
     }
   });
 
+  it('answers a 5xx when the gateway is down, which the browser package posts again after', async () => {
+    const port = await freePort();
+    const down = `http://127.0.0.1:${await freePort()}`;
+    const orphan = await front.start({ port, gateway: down, backend: shop.url });
+    try {
+      const answer = await fetch(orphan.origin + '/device-risk', {
+        method: 'POST',
+        headers: { origin: orphan.origin, 'content-type': 'application/json' },
+        body: '{}',
+      });
+      expect(answer.status).toBeGreaterThanOrEqual(502);
+      expect(answer.status).toBeLessThanOrEqual(504);
+    } finally {
+      await orphan.stop();
+    }
+  });
+
   it.skipIf(!chromium)(
     "reaches a decision through it in Chromium, with the vendor's real loader, the callback through it too",
     async () => {
