@@ -25,6 +25,7 @@ export const VARIABLES = {
   ALLOWED_ORIGINS: ['plain', "the checkout pages' origins, comma-separated (required)"],
   ORDER_SECRET: ['secret', 'the key of the Order-Token (HS256), at least 32 characters (required)'],
   DECISION_URL: ['plain', 'where each decision is POSTed, signed (required; https, or http on loopback)'],
+  DECISION_URL_PLAIN_HTTP: ['plain', 'private: DECISION_URL may also be http to a private address or a one-label name'],
   WEBHOOK_SECRET: ['secret', 'the whsec_… key of those webhooks (required)'],
   DECISIONS_TOKEN: ['secret', 'the bearer of GET /decisions/{reference}; unset: that route answers 404'],
   CALLBACK_URL: ['plain', "this gateway's public POST /callback address, sent to the service"],
@@ -145,7 +146,7 @@ export function parseSettings(env: Record<string, string | undefined>): GatewayS
     workflowKey: required('WORKFLOW_KEY'),
     allowedOrigins: origins,
     orderSecret,
-    decisionUrl: url('DECISION_URL', required('DECISION_URL') || undefined) ?? '',
+    decisionUrl: decisionUrlOf(required('DECISION_URL'), read('DECISION_URL_PLAIN_HTTP'), url, problems),
     webhookKey,
     callbackSources: sources('CALLBACK_SOURCES', region && isRegion(region) ? [...CALLBACK_SOURCES[region]] : LOOPBACK),
     trustedFronts: sources('TRUSTED_FRONTS', []),
@@ -244,3 +245,24 @@ function isOrigin(text: string): boolean {
 
 const isLoopback = (hostname: string) =>
   hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
+
+/** Private ranges (RFC 1918, RFC 4193) and loopback: where DECISION_URL_PLAIN_HTTP=private lets plain http go. */
+const PRIVATE_RANGES = sourceMatcher(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7', ...LOOPBACK]);
+
+/**
+ * DECISION_URL: https, or http on loopback; with DECISION_URL_PLAIN_HTTP=private, also http to
+ * a private address or a one-label name (a container's, on a private network between two
+ * containers: docs/gateway.md#the-front), which the URL parser has already put in its plain form.
+ */
+function decisionUrlOf(value: string, plainHttp: string | undefined, url: UrlCheck, problems: string[]): string {
+  if (plainHttp !== undefined && plainHttp !== 'private')
+    problems.push(`DECISION_URL_PLAIN_HTTP must be private, or unset (got ${JSON.stringify(plainHttp)})`);
+  const parsed = URL.canParse(value) ? new URL(value) : undefined;
+  if (plainHttp !== 'private' || parsed?.protocol !== 'http:') return url('DECISION_URL', value || undefined) ?? '';
+  const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
+  if (!PRIVATE_RANGES(host) && !/^[a-z0-9-]+$/i.test(host))
+    problems.push(
+      `DECISION_URL must be https, or http to a private address or a one-label name with DECISION_URL_PLAIN_HTTP=private (got ${JSON.stringify(value)})`,
+    );
+  return value;
+}

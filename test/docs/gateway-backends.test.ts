@@ -6,7 +6,7 @@
  * refused, and nothing of them is recorded. A toolchain this machine lacks is skipped and
  * named; with CI set it fails the run.
  */
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,19 +14,20 @@ import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { orderKey, verifyOrderToken } from '../../src/gateway/order-token.js';
 import { availableBackends, codeLines, sourceOf, startBackend, type RunningBackend } from '../support/backends.js';
 import { enginePaths, launch, type EnginePage } from '../support/engines.mjs';
-import { offWebhook } from '../support/openapi.js';
 import { freePort } from '../support/processes.mjs';
 import { realLoaderSource } from '../support/real-loader.mjs';
 import { snippet } from '../support/readme.js';
+import {
+  checkoutThrough,
+  orderTokenOf,
+  shopSettings,
+  verifiedClaims,
+  webhookSecret as secret,
+} from '../support/gateway-shop.js';
 import { startFront, startGatewayProcess } from '../support/shop-front.js';
 
-const secret = (bytes: number) => 'whsec_' + randomBytes(bytes).toString('base64');
-const SETTINGS = {
-  ORDER_SECRET: randomBytes(32).toString('base64url'),
-  WEBHOOK_SECRET: secret(24),
-  /** The emulator's, serving the vendor's real loader 5.2.2. */
-  LOADER_URL: '',
-};
+/** LOADER_URL: the emulator's, serving the vendor's real loader 5.2.2. */
+const SETTINGS = shopSettings();
 
 /** Each back end's snippet in docs/gateway.md. */
 const SNIPPETS = {
@@ -53,15 +54,6 @@ afterAll(async () => {
   await page?.close();
   await emulator?.close();
 });
-
-/** The order token's claims when its HS256 signature holds under `key`; throws otherwise. */
-function verifiedClaims(token: string, key: string): { sub: string; exp: number } {
-  const [head, claims, signature] = token.split('.') as [string, string, string];
-  const expected = createHmac('sha256', key).update(`${head}.${claims}`).digest('base64url');
-  if (signature !== expected) throw new Error('the order token is not signed with ORDER_SECRET');
-  expect(JSON.parse(Buffer.from(head, 'base64url').toString())).toEqual({ alg: 'HS256', typ: 'JWT' });
-  return JSON.parse(Buffer.from(claims, 'base64url').toString()) as { sub: string; exp: number };
-}
 
 const decision = (order: string) => ({
   type: 'device_risk.decision',
@@ -92,8 +84,6 @@ async function deliver(shop: RunningBackend, body: string, key = SETTINGS.WEBHOO
   });
 }
 
-type Decision = { data: { customerInternalReference: string; status: string; decision: { type: string } | null } };
-
 describe.each(present.map((backend) => [backend.name, backend] as const))('the %s back end', (name, backend) => {
   let shop: RunningBackend;
   beforeAll(async () => {
@@ -114,7 +104,7 @@ describe.each(present.map((backend) => [backend.name, backend] as const))('the %
     expect(page).toContain(
       `loaderUrl: ${JSON.stringify(SETTINGS.LOADER_URL).replaceAll('/', name === 'php' ? '\\/' : '/')}`,
     );
-    const token = /'Order-Token': "([\w.-]+)"/.exec(page)?.[1];
+    const token = orderTokenOf(page);
     const claims = verifiedClaims(token!, SETTINGS.ORDER_SECRET);
     expect(claims.sub).toMatch(/^order-[\w-]+$/);
     const ahead = claims.exp - Date.now() / 1000;
@@ -197,20 +187,11 @@ describe.each(present.map((backend) => [backend.name, backend] as const))('the %
         expect(await served.text()).toBe(
           readFileSync(new URL('../../src/gateway/openapi.json', import.meta.url), 'utf8'),
         );
-        await page!.goto(origin + '/');
-        const html = await page!.evaluate(() => document.documentElement.outerHTML);
-        const order = verifiedClaims(/'Order-Token': "([\w.-]+)"/.exec(html)![1]!, SETTINGS.ORDER_SECRET).sub;
-        const told = () => (shop.decisions() as Decision[]).filter((d) => d.data.customerInternalReference === order);
-        await expect
-          .poll(() => told().length, { timeout: 90_000, message: `${gateway.output()}\n${shop.output()}` })
-          .toBe(1);
-        const [event] = told() as [Decision];
-        expect(offWebhook(event)).toEqual([]);
-        expect(event.data.status).toBe('PROCESSED');
-        expect(event.data.decision?.type).toMatch(/^[A-Z_]+$/);
-        // The blackbox the page posted is the one the service received, from the real loader.
-        const sent = emulator.inspect.transactions().find((t) => t.customerInternalReference === order);
-        expect(sent?.blackboxes).toHaveLength(1);
+        await checkoutThrough(page!, origin, shop, {
+          emulator,
+          orderSecret: SETTINGS.ORDER_SECRET,
+          said: gateway.output,
+        });
       } finally {
         await new Promise((resolve) => front.close(resolve));
         await gateway.close();

@@ -200,6 +200,34 @@ describe('the gateway settings', () => {
     expect(text).not.toContain('top-secret');
   });
 
+  it('take a plain-http DECISION_URL between containers only with DECISION_URL_PLAIN_HTTP=private', () => {
+    const between = ['http://shop:8000/webhook', 'http://10.1.2.3/webhook', 'http://172.20.0.5:8000/webhook'];
+    const alsoPrivate = ['http://192.168.1.9/webhook', 'http://[fd00::5]/webhook', 'http://0x0a000001/webhook'];
+    for (const DECISION_URL of [...between, ...alsoPrivate]) {
+      expect(problems({ ...GOOD, DECISION_URL })).toEqual([
+        `DECISION_URL must be an https URL (http only on loopback) (got ${JSON.stringify(DECISION_URL)})`,
+      ]);
+      const allowed = parseSettings({ ...GOOD, DECISION_URL, DECISION_URL_PLAIN_HTTP: 'private' });
+      expect(allowed.decisionUrl).toBe(DECISION_URL);
+    }
+    // Loopback and https stay as they were; a public host, a dotted name or another scheme is still refused.
+    for (const DECISION_URL of ['http://127.0.0.1:8000/webhook', 'https://shop.example/webhook'])
+      expect(parseSettings({ ...GOOD, DECISION_URL, DECISION_URL_PLAIN_HTTP: 'private' }).decisionUrl).toBe(
+        DECISION_URL,
+      );
+    for (const DECISION_URL of ['http://shop.example/hook', 'http://8.8.8.8/hook', 'http://172.32.0.1/hook'])
+      expect(problems({ ...GOOD, DECISION_URL, DECISION_URL_PLAIN_HTTP: 'private' })).toEqual([
+        `DECISION_URL must be https, or http to a private address or a one-label name with DECISION_URL_PLAIN_HTTP=private (got ${JSON.stringify(DECISION_URL)})`,
+      ]);
+    expect(problems({ ...GOOD, DECISION_URL: 'ftp://shop/hook', DECISION_URL_PLAIN_HTTP: 'private' })).toEqual([
+      'DECISION_URL must be an https URL (http only on loopback) (got "ftp://shop/hook")',
+    ]);
+    // Any other value is refused, not read as unset.
+    expect(problems({ ...GOOD, DECISION_URL_PLAIN_HTTP: 'yes' })).toEqual([
+      'DECISION_URL_PLAIN_HTTP must be private, or unset (got "yes")',
+    ]);
+  });
+
   it('list every variable it reads, each with what it is for', () => {
     for (const [name, [kind, about]] of Object.entries(VARIABLES)) {
       expect(name).toMatch(/^[A-Z_]+$/);

@@ -38,14 +38,16 @@ export function available(binary: string, debianPackage: string): boolean {
 }
 
 /**
- * Spawns a server and resolves once GET / answers 404 (each test configuration answers 404
- * outside the prefix); rejects with what the server said if it exits or stays silent for 10 s.
+ * Spawns a server and resolves once GET `ready.path` answers `ready.status` (by default GET /
+ * answering 404: each test configuration of the iojs recipes answers 404 outside the prefix);
+ * rejects with what the server said if it exits or stays silent for 10 s.
  */
-async function started(
+export async function started(
   child: ChildProcess,
   port: number,
   dir: string,
   said: () => string = () => '',
+  ready = { path: '/', status: 404 },
 ): Promise<RunningFront> {
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -62,11 +64,11 @@ async function started(
   };
   const origin = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
-    const status = await fetch(`${origin}/`, { signal: AbortSignal.timeout(2000) }).then(
+    const status = await fetch(origin + ready.path, { signal: AbortSignal.timeout(2000) }).then(
       (response) => response.status,
       () => 0,
     );
-    if (status === 404) return { origin, stop };
+    if (status === ready.status) return { origin, stop };
     if (child.exitCode !== null || child.signalCode !== null || i === 200) {
       await stop();
       throw new Error(`the front did not start on port ${port}: ${output}${said()}`);

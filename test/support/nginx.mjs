@@ -31,7 +31,7 @@ const failure = (code, message) => Object.assign(new Error(message), { code });
  * the directive is left out. The workers then read exactly what the tests can: nothing is
  * copied, and no system account has to exist.
  */
-function workerUser() {
+export function workerUser() {
   if (process.getuid?.() !== 0) return '';
   const { username } = userInfo();
   const gid = String(process.getgid());

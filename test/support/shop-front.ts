@@ -21,10 +21,16 @@ export interface GatewayProcess {
   close(): Promise<void>;
 }
 
-/** `node dist/cli.js serve` on the emulator, its settings from the environment as the docs give them. */
+/**
+ * `node dist/cli.js serve` on the emulator, its settings from the environment as the docs give
+ * them; `settings` may add any other variable of docs/gateway.md (CALLBACK_URL, TRUSTED_FRONTS, …).
+ */
 export async function startGatewayProcess(
   emulator: Emulator,
-  settings: { ALLOWED_ORIGINS: string; ORDER_SECRET: string; DECISION_URL: string; WEBHOOK_SECRET: string },
+  settings: { ALLOWED_ORIGINS: string; ORDER_SECRET: string; DECISION_URL: string; WEBHOOK_SECRET: string } & Record<
+    string,
+    string
+  >,
 ): Promise<GatewayProcess> {
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'gateway-'));

@@ -1,0 +1,221 @@
+/**
+ * The gateway's fronts of proxy/ (nginx/gateway.conf, caddy/gateway.caddy, apache/gateway.conf,
+ * haproxy/gateway.cfg) run by their real servers on a given loopback port, in front of a
+ * running gateway and a shop's back end, as docs/gateway.md#the-front lays them out. Each
+ * recipe and the browser package's files are installed as a shop installs them: copied into
+ * a folder every user can read (Apache's workers and nginx's run as another user and read
+ * them at request time), the recipe included from there as shipped.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { APACHE, CADDY, HAPROXY, available, recipe, started, type RunningFront } from './fronts.js';
+// @ts-expect-error: a plain ES module script without types
+import * as nginxHelper from './nginx.mjs';
+
+const { NGINX, workerUser } = nginxHelper as { NGINX: string; workerUser(): string };
+
+const DIST = new URL('../../dist/', import.meta.url);
+/** The browser package's files a checkout page loads: the UMD file and what it imports from beside itself. */
+export const BROWSER_PACKAGE = [
+  'blackbox-capture.umd.js',
+  'browser-messages.js',
+  'browser-unparsed.js',
+  'browser-claim.js',
+  'tcf.js',
+] as const;
+
+/** Where a front runs, and the two it routes to (origins). */
+export interface FrontPlan {
+  port: number;
+  gateway: string;
+  backend: string;
+}
+
+export interface GatewayFront {
+  name: 'nginx' | 'caddy' | 'apache' | 'haproxy';
+  /** The shipped recipe, relative to proxy/. */
+  recipe: string;
+  /** Whether this machine has the server (with CI set, a missing one fails the run). */
+  available(): boolean;
+  start(plan: FrontPlan): Promise<RunningFront>;
+}
+
+/** Started once the browser package answers through it (GET / is the back end's page). */
+const READY = { path: '/blackbox-capture.umd.js', status: 200 };
+
+/**
+ * A folder of its own, readable by every user, holding the recipe and the browser package's
+ * files (`blackbox-capture/`, as the recipes' comments name it) and the server's own config.
+ */
+function installed(name: string, file: string) {
+  const dir = mkdtempSync(join(tmpdir(), `bbc-gateway-${name}-`));
+  const folder = join(dir, 'blackbox-capture');
+  mkdirSync(folder);
+  for (const [from, to] of [
+    [recipe(file), join(folder, file.split('/').pop()!)],
+    ...BROWSER_PACKAGE.map((name) => [new URL(name, DIST).pathname, join(folder, name)]),
+  ] as const) {
+    copyFileSync(from, to);
+    chmodSync(to, 0o644);
+  }
+  // mkdtemp's folder is the owner's alone: the workers (nobody) must reach the installed files.
+  chmodSync(dir, 0o755);
+  chmodSync(folder, 0o755);
+  return { dir, folder };
+}
+
+const port = (origin: string) => new URL(origin).port;
+
+/** The `use_backend` lines the HAProxy recipe's comment tells a shop to write in its frontend, as written there. */
+export function haproxyRouting(): string[] {
+  const lines = readFileSync(recipe('haproxy/gateway.cfg'), 'utf8')
+    .split('\n')
+    .filter((line) => /^#\s+use_backend /.test(line))
+    .map((line) => line.replace(/^#\s+/, ''));
+  if (lines.length !== 2) throw new Error(`haproxy/gateway.cfg shows ${lines.length} use_backend lines, not 2`);
+  return lines;
+}
+
+export const GATEWAY_FRONTS: readonly GatewayFront[] = [
+  {
+    name: 'nginx',
+    recipe: 'nginx/gateway.conf',
+    available: () => available(NGINX, 'nginx-light'),
+    async start({ port: listen, gateway, backend }) {
+      const { dir, folder } = installed('nginx', 'nginx/gateway.conf');
+      const errorLog = join(dir, 'error.log');
+      const config = join(dir, 'nginx.conf');
+      writeFileSync(
+        config,
+        `${workerUser()}worker_processes 1;
+pid ${dir}/nginx.pid;
+error_log ${errorLog} warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/body; proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi; uwsgi_temp_path ${dir}/uwsgi; scgi_temp_path ${dir}/scgi;
+  server {
+    listen 127.0.0.1:${listen};
+    set $bbc_gateway ${gateway};
+    set $bbc_dist ${folder};
+    include ${folder}/gateway.conf;
+    # A shop's own regular-expression location, which must not take the vendor's scripts.
+    location ~* \\.js$ { proxy_pass ${backend}; }
+    location / { proxy_pass ${backend}; }
+  }
+}
+`,
+      );
+      const args = ['-p', dir, '-c', config];
+      const check = spawnSync(NGINX, ['-t', ...args], { encoding: 'utf8', timeout: 30_000 });
+      if (check.status !== 0) throw new Error(`nginx -t failed: ${check.stderr}`);
+      const child = spawn(NGINX, [...args, '-g', 'daemon off;']);
+      const said = () => (existsSync(errorLog) ? readFileSync(errorLog, 'utf8') : '');
+      return started(child, listen, dir, said, READY);
+    },
+  },
+  {
+    name: 'caddy',
+    recipe: 'caddy/gateway.caddy',
+    available: () => available(CADDY, 'caddy'),
+    async start({ port: listen, gateway, backend }) {
+      const { dir, folder } = installed('caddy', 'caddy/gateway.caddy');
+      const config = join(dir, 'Caddyfile');
+      writeFileSync(
+        config,
+        `{
+\tadmin off
+\tauto_https off
+}
+http://:${listen} {
+\tbind 127.0.0.1
+\timport ${folder}/gateway.caddy
+\treverse_proxy ${new URL(backend).host}
+}
+`,
+      );
+      const env = {
+        ...process.env,
+        BBC_GATEWAY: new URL(gateway).host,
+        BBC_DIST: folder,
+        HOME: dir,
+        XDG_DATA_HOME: dir,
+      };
+      const child = spawn(CADDY, ['run', '--adapter', 'caddyfile', '--config', config], { env });
+      return started(child, listen, dir, undefined, READY);
+    },
+  },
+  {
+    name: 'apache',
+    recipe: 'apache/gateway.conf',
+    available: () => available(APACHE, 'apache2'),
+    async start({ port: listen, gateway, backend }) {
+      const { dir, folder } = installed('apache', 'apache/gateway.conf');
+      const modules = '/usr/lib/apache2/modules';
+      const errorLog = join(dir, 'error.log');
+      const config = join(dir, 'httpd.conf');
+      const load = (name: string) => `LoadModule ${name}_module ${modules}/mod_${name}.so`;
+      const loaded = ['mpm_event', 'authz_core', 'authz_host', 'headers', 'proxy', 'proxy_http', 'alias'];
+      writeFileSync(
+        config,
+        `${loaded.map(load).join('\n')}
+${process.getuid?.() === 0 ? 'User nobody\nGroup nogroup\n' : ''}ServerName 127.0.0.1
+Listen 127.0.0.1:${listen}
+PidFile ${dir}/httpd.pid
+DefaultRuntimeDir ${dir}
+ErrorLog ${errorLog}
+LogLevel warn
+Mutex file:${dir}
+<VirtualHost 127.0.0.1:${listen}>
+    Define BBC_GATEWAY ${gateway}
+    Define BBC_DIST ${folder}
+    Include ${folder}/gateway.conf
+    ProxyPass "/" "${backend}/"
+</VirtualHost>
+`,
+      );
+      const check = spawnSync(APACHE, ['-t', '-f', config], { encoding: 'utf8', timeout: 30_000 });
+      if (check.status !== 0) throw new Error(`apache2 -t failed: ${check.stderr}`);
+      const child = spawn(APACHE, ['-X', '-f', config]);
+      const said = () => (existsSync(errorLog) ? readFileSync(errorLog, 'utf8') : '');
+      return started(child, listen, dir, said, READY);
+    },
+  },
+  {
+    name: 'haproxy',
+    recipe: 'haproxy/gateway.cfg',
+    available: () => available(HAPROXY, 'haproxy'),
+    async start({ port: listen, gateway, backend }) {
+      const { dir, folder } = installed('haproxy', 'haproxy/gateway.cfg');
+      const config = join(dir, 'haproxy.cfg');
+      writeFileSync(
+        config,
+        `global
+    log stderr format raw local0 warning
+defaults
+    mode http
+    timeout client 10s
+    timeout http-request 10s
+    timeout connect 5s
+    timeout server 10s
+frontend shop
+    bind 127.0.0.1:${listen}
+${haproxyRouting()
+  .map((line) => `    ${line}\n`)
+  .join('')}    default_backend shop
+backend shop
+    server shop 127.0.0.1:${port(backend)}
+`,
+      );
+      const env = { ...process.env, BBC_GATEWAY_SERVER: new URL(gateway).host, BBC_DIST: folder };
+      const files = ['-f', config, '-f', join(folder, 'gateway.cfg')];
+      const check = spawnSync(HAPROXY, ['-c', ...files], { encoding: 'utf8', timeout: 30_000, env });
+      if (check.status !== 0) throw new Error(`haproxy -c failed: ${check.stdout}${check.stderr}`);
+      const child = spawn(HAPROXY, ['-db', ...files], { env });
+      return started(child, listen, dir, undefined, READY);
+    },
+  },
+];
