@@ -24,7 +24,7 @@ export const serveUsage = (command = SERVE_COMMAND) => `usage: ${command} [--env
        ${command} healthcheck [--env-file <path>]... [--url <url>] [--timeout <seconds>]
 
 Runs the gateway: POST /device-risk, /iojs/*, POST /callback, GET /decisions/{reference},
-GET /openapi.json, GET /healthz (and /status, /metrics on ADMIN_PORT). Configured by
+GET /openapi.json, GET /healthz, GET /readyz (and /status, /metrics on ADMIN_PORT). Configured by
 environment variables (docs/gateway.md): ${Object.keys(VARIABLES).join(', ')}.
 
 healthcheck: GET /readyz of the gateway at HOST and PORT (or --url) within --timeout seconds
