@@ -63,7 +63,7 @@ describe.skipIf(problem !== undefined)(
     }, 900_000);
 
     afterAll(async () => {
-      podman(['rm', '--force', '--time', '0', CONTAINER]);
+      podman(['rm', '--force', '--volumes', '--time', '0', CONTAINER]);
       podman(['volume', 'rm', '--force', VOLUME]);
       podman(['rmi', '--force', IMAGE]);
       await emulator?.close();
@@ -201,7 +201,7 @@ describe.skipIf(problem !== undefined)(
           await expect.poll(shop.orders, { timeout: 30_000 }).toEqual(['fleet-order-0', 'fleet-order-1']);
           for (const name of names) stopWithinGrace(name);
         } finally {
-          for (const name of names) podman(['rm', '--force', '--time', '0', name]);
+          for (const name of names) podman(['rm', '--force', '--volumes', '--time', '0', name]);
           podman(['rmi', '--force', fleetImage]);
           await redis.stop();
         }
