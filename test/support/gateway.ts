@@ -90,8 +90,9 @@ export async function postCheckout(url: string, order: { order?: string; token?:
 
 /**
  * `blackbox-capture serve` from the source, as a process of its own (SIGTERM, a Redis that
- * stops, sockets): src/doctor/cli.ts bundled once per test file with esbuild, the packages left
- * external (resolved from this repository's node_modules), beside the OpenAPI document it serves.
+ * stops, sockets): src/cli.ts (the package's command) bundled once per test file with esbuild,
+ * the packages left external (resolved from this repository's node_modules), beside the OpenAPI
+ * document it serves.
  */
 let bundledCli: Promise<string> | undefined;
 function sourceCli(): Promise<string> {
@@ -100,7 +101,7 @@ function sourceCli(): Promise<string> {
     mkdirSync(cache, { recursive: true });
     const dir = mkdtempSync(join(cache, 'gateway-cli-'));
     await build({
-      entryPoints: ['src/doctor/cli.ts'],
+      entryPoints: ['src/cli.ts'],
       bundle: true,
       platform: 'node',
       format: 'esm',
