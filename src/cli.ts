@@ -1,8 +1,10 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --
 /**
  * The package's command, `blackbox-capture` (dist/cli.js, package.json's bin): `doctor`
  * (src/doctor/cli.ts), `serve` and `serve healthcheck` (src/gateway/cli.ts, loaded only for
  * them), `--version` (the package's). No command, or an unknown one: the usage on stderr, exit 2.
+ * The `--` of the #! line ends node's own options: Node 26 otherwise takes `--env-file` after the
+ * script's name for its own, and exits 9 on a file it cannot read.
  */
 import { readFileSync } from 'node:fs';
 

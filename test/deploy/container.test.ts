@@ -92,13 +92,14 @@ describe.skipIf(problem !== undefined)(
       expect(health.Test).toEqual([
         'CMD',
         'node',
+        '--',
         '/opt/blackbox-capture/dist/cli.js',
         'serve',
         'healthcheck',
         '--timeout',
         '3',
       ]);
-      expect(config.Entrypoint).toEqual(['node', '/opt/blackbox-capture/dist/cli.js', 'serve']);
+      expect(config.Entrypoint).toEqual(['node', '--', '/opt/blackbox-capture/dist/cli.js', 'serve']);
       const inside = ok(
         podman([
           'run',
@@ -110,6 +111,11 @@ describe.skipIf(problem !== undefined)(
           'id -u; ls /opt/blackbox-capture; ls /opt/blackbox-capture/node_modules; command -v npm curl wget || true; node /opt/blackbox-capture/dist/cli.js --version',
         ]),
       ).split('\n');
+      // Arguments after the image go to serve, node's own options ended by the ENTRYPOINT's `--`.
+      const missing = podman(['run', '--rm', IMAGE, '--env-file', '/nonexistent/gateway.env']);
+      expect(missing.status).toBe(2);
+      // (podman adds its own lines: without systemd it cannot set the health check's timer.)
+      expect(missing.stderr).toMatch(/^blackbox-capture serve: cannot read the env file \/nonexistent\/gateway\.env/m);
       const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
       expect(inside.filter(Boolean)).toEqual([
         '10001',

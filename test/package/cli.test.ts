@@ -2,7 +2,7 @@
 // --version, the usage on stderr for no command or an unknown one, the doctor's
 // --loader-version (and its deprecated --version), and `serve healthcheck` as a container's
 // HEALTHCHECK runs it, against stub servers on loopback: the exit code is the answer.
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -120,5 +120,19 @@ describe('blackbox-capture serve healthcheck', () => {
       expect(result.stderr).toContain('usage: blackbox-capture serve [--env-file <path>]...');
     }
     expect((await cli(['serve', 'healthcheck'], { PORT: '0' })).stderr).toContain('with PORT=0, give --url');
+  });
+
+  it("run through its #! line as npx runs it, a missing --env-file is its own refusal, not node's", () => {
+    // Node 26 takes a `--env-file` after the script for its own (exit 9) unless `--` ends its options.
+    for (const args of [
+      ['serve', '--env-file', '/nonexistent/gateway.env'],
+      ['serve', 'healthcheck', '--env-file', '/nonexistent/gateway.env'],
+    ]) {
+      const result = spawnSync(CLI, args, { encoding: 'utf8', env: { PATH: process.env.PATH! } });
+      expect(result.status, args.join(' ')).toBe(2);
+      expect(result.stderr.split('\n')[0]).toMatch(
+        /^blackbox-capture serve: cannot read the env file \/nonexistent\/gateway\.env/,
+      );
+    }
   });
 });
