@@ -284,7 +284,7 @@ const code = [
     plugins: [ts(), terser(minify)],
   },
   {
-    input: { ...nodeEntries, 'emulator-cli': 'src/emulator/cli.ts', cli: 'src/doctor/cli.ts' },
+    input: { ...nodeEntries, 'emulator-cli': 'src/emulator/cli.ts', cli: 'src/cli.ts' },
     output: { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: 'chunk-[name]-[hash].js' },
     external: nodeExternal,
     plugins: [ts()],

@@ -5,7 +5,7 @@ import { defineConfig } from 'vitest/config';
  * tarball, the README's snippets (they import the built package), the size guards and the
  * demo command. `npm run test:unit` runs the tests of the sources with fakes.
  */
-export const builtPackageTests = ['test/package/**/*.test.ts', 'test/docs/**/*.test.ts'];
+export const builtPackageTests = ['test/package/**/*.test.ts', 'test/docs/**/*.test.ts', 'test/deploy/**/*.test.ts'];
 /**
  * Tests of the other projects that run the built dist/ files (in a child process, or copied
  * into a site): `npm run build` first. The mutation run leaves them out: its sandbox has no

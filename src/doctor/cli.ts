@@ -1,17 +1,17 @@
-#!/usr/bin/env node
 /**
- * `blackbox-capture doctor <page URL>`: checks a checkout page's integration from the
- * outside (see doctor.ts) and prints pass, warn and fail lines with their fixes. Exits 1 on
- * a fail (for a deploy pipeline), 2 on bad usage.
+ * `blackbox-capture doctor <page URL>` (the command: src/cli.ts): checks a checkout page's
+ * integration from the outside (see doctor.ts) and prints pass, warn and fail lines with their
+ * fixes. Exits 1 on a fail (for a deploy pipeline), 2 on bad usage. `--loader-version` names the
+ * loader's version in the proxy path; `--version`, its old name, still works with a note on
+ * stderr (`blackbox-capture --version` is the package's).
  */
 import { DEFAULT_URI_HOOK } from '../shared/constants.js';
 import { formatReport, runDoctor, type DoctorOptions } from './doctor.js';
 import { resolveAll } from './resolve.js';
 
-const USAGE = `usage: blackbox-capture doctor <page URL> [--json] [--prefix ${DEFAULT_URI_HOOK}] [--version general5]
+const USAGE = `usage: blackbox-capture doctor <page URL> [--json] [--prefix ${DEFAULT_URI_HOOK}] [--loader-version general5]
                                 [--loader-url <url>] [--third-party-host <origin>] [--collector-url <url>]
                                 [--cookie-prefix bbc_]
-       blackbox-capture serve [--env-file <path>]...  (the gateway: docs/gateway.md)
 
 Fetches the page and the first-party scripts behind it, and checks the proxy (404 from an
 unstripped prefix or from a prefix stripped too early, HTML from a fallback page, a cached
@@ -23,13 +23,15 @@ data attributes, or --loader-url for a page whose bundle imports the package. Ex
 check fails.`;
 
 function fail(message: string): never {
-  console.error(`blackbox-capture: ${message}`);
+  console.error(`blackbox-capture doctor: ${message}`);
   console.error(USAGE);
   process.exit(2);
 }
 
 const FLAGS: Record<string, keyof DoctorOptions> = {
   '--prefix': 'prefix',
+  '--loader-version': 'version',
+  // Deprecated (a note on stderr): `blackbox-capture --version` is the package's version.
   '--version': 'version',
   '--loader-url': 'loaderUrl',
   '--third-party-host': 'thirdPartyHost',
@@ -37,19 +39,7 @@ const FLAGS: Record<string, keyof DoctorOptions> = {
   '--cookie-prefix': 'cookiePrefix',
 };
 
-const [command, ...argv] = process.argv.slice(2);
-if (command === '--help' || command === '-h' || command === undefined) {
-  console.log(USAGE);
-  process.exit(command === undefined ? 2 : 0);
-}
-if (command === 'serve') {
-  // The gateway (src/gateway/): its own module, loaded only for it.
-  const { serve } = await import('../gateway/cli.js');
-  await serve(argv);
-} else if (command !== 'doctor') fail(`unknown command ${command}`);
-else await doctor(argv);
-
-async function doctor(args: string[]): Promise<void> {
+export async function doctor(args: string[]): Promise<void> {
   let url: string | undefined;
   let asJson = false;
   // Names are resolved, so that a page cannot send the doctor to a private address (doctor.ts).
@@ -61,6 +51,8 @@ async function doctor(args: string[]): Promise<void> {
       process.exit(0);
     } else if (arg === '--json') asJson = true;
     else if (FLAGS[arg]) {
+      if (arg === '--version')
+        console.error('blackbox-capture doctor: --version is deprecated: use --loader-version (the same value)');
       const value = args[++i];
       if (!value) fail(`${arg} needs a value`);
       (options as Record<string, string>)[FLAGS[arg]] = value;

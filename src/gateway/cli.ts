@@ -3,19 +3,35 @@
  * environment (settings.ts); the files' variables come first, the process's own override
  * them. A bad configuration: one line per problem on stderr, exit 2. SIGTERM or SIGINT: the
  * gateway closes (no new checkout, the checks under way finish, the rest kept), exit 0.
+ * `serve healthcheck`: asks a running gateway's /readyz (healthcheck.ts).
  */
 import { readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
 import { startGateway, type GatewayOptions } from './gateway.js';
+import {
+  checkHealth,
+  DEFAULT_TIMEOUT_SECONDS,
+  healthcheckOptions,
+  HealthcheckUsageError,
+  readyzUrl,
+} from './healthcheck.js';
 import { parseSettings, SettingsError, VARIABLES } from './settings.js';
 
-export const SERVE_USAGE = `usage: blackbox-capture serve [--env-file <path>]...
+/** The command's name as its user types it: `blackbox-capture serve`, or the single executable's own. */
+export const SERVE_COMMAND = 'blackbox-capture serve';
+
+export const serveUsage = (command = SERVE_COMMAND) => `usage: ${command} [--env-file <path>]...
+       ${command} healthcheck [--env-file <path>]... [--url <url>] [--timeout <seconds>]
 
 Runs the gateway: POST /device-risk, /iojs/*, POST /callback, GET /decisions/{reference},
-GET /openapi.json, GET /healthz (and /status, /metrics on ADMIN_PORT). Configured by
-environment variables (docs/gateway.md): ${Object.keys(VARIABLES).join(', ')}.`;
+GET /openapi.json, GET /healthz, GET /readyz (and /status, /metrics on ADMIN_PORT). Configured by
+environment variables (docs/gateway.md): ${Object.keys(VARIABLES).join(', ')}.
 
-const say = (line: string) => console.error(`blackbox-capture serve: ${line}`);
+healthcheck: GET /readyz of the gateway at HOST and PORT (or --url) within --timeout seconds
+(default ${DEFAULT_TIMEOUT_SECONDS}); exits 0 on 200, 1 otherwise (docs/deploy.md).`;
+
+let command = SERVE_COMMAND;
+const say = (line: string) => console.error(`${command}: ${line}`);
 
 /** The environment: each --env-file in order, then the process's own variables over them. */
 function environment(args: string[]): Record<string, string | undefined> {
@@ -24,7 +40,7 @@ function environment(args: string[]): Record<string, string | undefined> {
     const arg = args[i]!;
     const inline = arg.startsWith('--env-file=') ? arg.slice('--env-file='.length) : undefined;
     if (arg === '--help' || arg === '-h') {
-      console.log(SERVE_USAGE);
+      console.log(serveUsage(command));
       process.exit(0);
     }
     if (arg !== '--env-file' && inline === undefined) usage(`unknown option ${arg}`);
@@ -43,11 +59,31 @@ function environment(args: string[]): Record<string, string | undefined> {
 
 function usage(problem: string): never {
   say(problem);
-  console.error(SERVE_USAGE.split('\n\n')[0]);
+  console.error(serveUsage(command).split('\n\n')[0]);
   process.exit(2);
 }
 
-export async function serve(args: string[], options: GatewayOptions = {}): Promise<void> {
+/** `healthcheck`: one line on stdout (200) or stderr (anything else), and its exit code. */
+async function healthcheck(args: string[]): Promise<never> {
+  let url, timeoutMs;
+  try {
+    const options = healthcheckOptions(args);
+    timeoutMs = options.timeoutMs;
+    url = options.url ?? readyzUrl(environment(options.rest));
+  } catch (error) {
+    if (!(error instanceof HealthcheckUsageError)) throw error;
+    usage(error.message);
+  }
+  const result = await checkHealth({ url, timeoutMs });
+  if (result.ok) console.log(result.line);
+  else say(`healthcheck: ${result.line}`);
+  process.exit(result.ok ? 0 : 1);
+}
+
+/** `serve`'s arguments; `name` is how usage lines call the command (the single executable's own name). */
+export async function serve(args: string[], options: GatewayOptions = {}, name = SERVE_COMMAND): Promise<void> {
+  command = name;
+  if (args[0] === 'healthcheck') return healthcheck(args.slice(1));
   let settings;
   try {
     settings = parseSettings(environment(args));

@@ -92,7 +92,7 @@ describe('npx blackbox-capture doctor (dist/cli.js)', () => {
     }
   });
 
-  it('bad usage exits 2 with the usage', () => {
+  it('bad usage exits 2 with the usage, on stderr', () => {
     for (const args of [
       [],
       ['doctor'],
@@ -102,7 +102,8 @@ describe('npx blackbox-capture doctor (dist/cli.js)', () => {
     ]) {
       const result = cli(...args);
       expect(result.status, args.join(' ')).toBe(2);
-      expect(result.stderr + result.stdout).toContain('usage: blackbox-capture doctor');
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toContain('usage: blackbox-capture doctor');
     }
   });
 });

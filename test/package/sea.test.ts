@@ -55,6 +55,19 @@ describe('the gateway as a single executable', () => {
 
     expect(((await (await fetch(`${url}/openapi.json`)).json()) as { openapi: string }).openapi).toMatch(/^3\.1\./);
     expect((await postCheckout(url, { order: 'sea-order-1' })).status).toBe(202);
+    // Its own name in its usage, and its health check, without node.
+    const run = (args: string[]) => spawnSync(executable, args, { cwd: dir, env: { PATH: empty }, encoding: 'utf8' });
+    const help = run(['--help']);
+    expect([help.status, help.stdout.split('\n')[0]]).toEqual([
+      0,
+      'usage: blackbox-capture-gateway [--env-file <path>]...',
+    ]);
+    await expect.poll(() => run(['healthcheck', '--url', `${url}/readyz`]).status, { timeout: 20_000 }).toBe(0);
+    const unready = run(['healthcheck', '--url', `${url}/nowhere`]);
+    expect([unready.status, unready.stderr]).toEqual([
+      1,
+      `blackbox-capture-gateway: healthcheck: ${url}/nowhere answered 404\n`,
+    ]);
     await expect.poll(shop.orders, { timeout: 20_000 }).toEqual(['sea-order-1']);
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
