@@ -6,7 +6,6 @@
  * /openapi.json and GET /healthz; and an admin listener. No second implementation: each
  * route is the kit's handler (docs/gateway.md).
  */
-import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -21,10 +20,11 @@ import {
   type DeviceRiskClient,
 } from '../server/index.js';
 import { createFileQueue } from '../server/queue/file.js';
+import { DATA_FILE } from '../server/queue/default.js';
+import { createSqliteStore } from '../server/sqlite/store.js';
 import type { CheckQueue } from '../server/queue/queue.js';
 import type { Store } from '../server/store/store.js';
 import { DEFAULT_URI_HOOK } from '../shared/constants.js';
-import { createFileStore } from './file-store.js';
 import { createOutbox, type Outbox } from './outbox.js';
 import { orderKey, verifyOrderToken, OrderTokenError, ORDER_TOKEN_HEADER } from './order-token.js';
 import { router, type Route } from './routes.js';
@@ -59,7 +59,7 @@ interface Keeping {
   close(): Promise<void>;
 }
 
-async function keeping(settings: GatewaySettings): Promise<Keeping> {
+async function keeping(settings: GatewaySettings, log: (line: string) => void): Promise<Keeping> {
   if (settings.redisUrl) {
     // Optional peers, loaded only for a fleet: the package's bullmq and ioredis. `as string`
     // keeps tsc from requiring ioredis's types.
@@ -79,13 +79,14 @@ async function keeping(settings: GatewaySettings): Promise<Keeping> {
       close: () => client.quit().then(() => undefined),
     };
   }
-  mkdirSync(settings.dataDir, { recursive: true });
-  // One instance: everything in DATA_DIR, so that a restart resumes each check on its
-  // transaction and tells no decision twice (file-store.ts).
-  const store = createFileStore(join(settings.dataDir, 'store.jsonl'));
+  // Without Redis: everything in DATA_DIR's SQLite file, so that a restart resumes each check on
+  // its transaction and tells no decision twice; processes on one DATA_DIR share it (sqlite/store.ts).
+  const path = join(settings.dataDir, DATA_FILE);
+  const store = createSqliteStore(path);
+  const queue = createFileQueue({ path, onError: (error) => log(describe(error)) });
   return {
     store,
-    queue: createFileQueue({ path: join(settings.dataDir, 'queue.jsonl') }),
+    queue,
     outboxStore: store,
     close: () => Promise.resolve(store.close()),
   };
@@ -124,7 +125,7 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
   const log = options.log ?? ((line: string) => console.error(`blackbox-capture gateway: ${line}`));
   const onError = (error: unknown) => log(describe(error));
   const client = serviceClient(settings, options.fetch);
-  const kept = await keeping(settings);
+  const kept = await keeping(settings, log);
   const outbox = createOutbox({
     store: kept.outboxStore,
     url: settings.decisionUrl,
