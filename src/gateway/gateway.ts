@@ -22,6 +22,7 @@ import {
 import { createFileQueue } from '../server/queue/file.js';
 import { DATA_FILE } from '../server/queue/default.js';
 import { createSqliteStore } from '../server/sqlite/store.js';
+import { importLegacyQueue, importLegacyStore } from '../server/sqlite/legacy.js';
 import type { CheckQueue } from '../server/queue/queue.js';
 import type { Store } from '../server/store/store.js';
 import { DEFAULT_URI_HOOK } from '../shared/constants.js';
@@ -84,6 +85,9 @@ async function keeping(settings: GatewaySettings, log: (line: string) => void): 
   const path = join(settings.dataDir, DATA_FILE);
   const store = createSqliteStore(path);
   const queue = createFileQueue({ path, onError: (error) => log(describe(error)) });
+  // What an earlier version kept in DATA_DIR's journals, read once.
+  await importLegacyStore(settings.dataDir, store, Date.now());
+  await importLegacyQueue(settings.dataDir, queue);
   return {
     store,
     queue,

@@ -3,8 +3,8 @@
 // queued. Past the room, a checkout is refused 503 store_full and nothing pretends to hold it:
 // the browser's retry with the same Idempotency-Key is refused too, never a 202 for nothing.
 // Once there is room (the tmpfs made larger), the same process takes the refused ones (no
-// restart); SIGKILLed, then restarted with the service back, every checkout it answered 202
-// is checked, each once. Mounting needs root: without it, skipped and said.
+// restart); SIGKILLed on a full disk, then restarted on it with the service back, the new
+// process starts, and once there is room again checks every checkout the first answered 202, each once. Mounting needs root: without it, skipped and said.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -101,12 +101,19 @@ describe.skipIf(!disk.dir)(`the default queue on a full disk${disk.reason ? ` (s
     await expect.poll(() => count(first.lines, 'reposted'), { timeout: 30_000 }).toBe(2);
     const acceptedLater = ordersOf(first.lines.slice(first.lines.indexOf('reposted')), 'accepted');
     expect(acceptedLater.sort()).toEqual([...refused].sort());
+    // Full again, and SIGKILLed: restarted on the full disk, the service back.
+    fill(join(disk.dir!, 'filler-2'));
     first.child.kill('SIGKILL');
     await new Promise((r) => first.child.once('exit', r));
-
-    // Restarted on the directory, the service back: every 202 of the killed process is checked.
     const second = instance({ token, serviceUrls: emulator.serviceUrls }, dataDir);
     children.push(second.child);
+    await expect.poll(() => second.lines.includes('posted'), { timeout: 30_000 }).toBe(true);
+    // It starts (the file is not refused for its life) and tells the full disk; room again, it goes on by itself.
+    await expect
+      .poll(() => second.lines.filter((l) => l.startsWith('error store_full')).length, { timeout: 30_000 })
+      .toBeGreaterThan(0);
+    expect(second.lines.filter((l) => l.startsWith('error invalid_configuration'))).toEqual([]);
+    rmSync(join(disk.dir!, 'filler-2'));
     const finalized = () =>
       emulator!.inspect
         .transactions()
