@@ -81,6 +81,15 @@ export function queueRows(db: Database, now: Now) {
     },
     /** The next job due, leased to `owner` for `leaseMs`; undefined when none is due. */
     claim(owner: string, leaseMs: number): CheckJob | undefined {
+      // Looked for first without the writer's lock: a poll that finds nothing due takes none.
+      const due = db.statement('the queue looked for a job', (c) =>
+        c
+          .prepare(
+            'SELECT 1 FROM queue_jobs WHERE done_at IS NULL AND lease_until <= ?1 AND not_before <= ?1 AND ?1 >= COALESCE((SELECT until FROM queue_pause WHERE id = 1), 0) LIMIT 1',
+          )
+          .get(now()),
+      );
+      if (!due) return undefined;
       return db.transaction('the queue took its next job', (c) => {
         const at = now();
         const next = c.prepare(NEXT).get(at);
