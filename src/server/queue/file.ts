@@ -105,7 +105,10 @@ export function createFileQueue(options: FileQueueOptions): CheckQueue & { idle(
     runs.add(going);
   }
 
-  /** Writes how the run ended; a file that refuses it is asked again (the lease renewed meanwhile). */
+  /**
+   * Writes how the run ended; a file that refuses it (a full disk) is asked again every second,
+   * the lease renewed meanwhile, until close: then the lease lapses and the job runs again.
+   */
   async function settle(job: CheckJob, result: JobRun): Promise<void> {
     for (;;) {
       try {
@@ -114,7 +117,7 @@ export function createFileQueue(options: FileQueueOptions): CheckQueue & { idle(
         return;
       } catch (error) {
         told(error);
-        if (!isDeviceRiskError(error)) return;
+        if (!isDeviceRiskError(error) || closed) return;
         rows.renewQuietly(job.key, me, leaseMs);
         await new Promise((resolve) => setTimeout(resolve, 1000));
       }
