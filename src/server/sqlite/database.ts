@@ -97,7 +97,13 @@ const damaged = (path: string, reason: string, cause?: unknown) =>
 /** `node:sqlite`, loaded without a static import: the file queue's CommonJS build and every runtime take it alike. */
 function engine(): new (path: string) => Connection {
   const load = (globalThis as { process?: { getBuiltinModule?: (name: string) => unknown } }).process?.getBuiltinModule;
-  const sqlite = load?.('node:sqlite') as { DatabaseSync?: new (path: string) => Connection } | undefined;
+  let sqlite: { DatabaseSync?: new (path: string) => Connection } | undefined;
+  try {
+    sqlite = load?.('node:sqlite') as typeof sqlite;
+  } catch (cause) {
+    // Node 22 before 22.13 knows node:sqlite only behind --experimental-sqlite.
+    throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, dataMessages.noSqlite, { cause });
+  }
   if (!sqlite?.DatabaseSync) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, dataMessages.noSqlite);
   return sqlite.DatabaseSync;
 }

@@ -77,3 +77,28 @@ describe('the check at start', () => {
     b.close();
   });
 });
+
+describe('a runtime without node:sqlite', () => {
+  it.each([
+    ['no process.getBuiltinModule (Node 22 before 22.3)', undefined],
+    [
+      'node:sqlite unknown (Node 22 before 22.13, without --experimental-sqlite)',
+      () => {
+        throw Object.assign(new Error('No such built-in module: node:sqlite'), { code: 'ERR_UNKNOWN_BUILTIN_MODULE' });
+      },
+    ],
+  ])('%s: invalid_configuration naming what it needs', (_, load) => {
+    const original = (process as { getBuiltinModule?: unknown }).getBuiltinModule;
+    Object.defineProperty(process, 'getBuiltinModule', { value: load, configurable: true, writable: true });
+    try {
+      expect(() => openDatabase(join(mkdtempSync(join(tmpdir(), 'bbc-database-')), 'x.sqlite'), 'SELECT 1')).toThrow(
+        expect.objectContaining({
+          code: 'invalid_configuration',
+          message: expect.stringContaining('node:sqlite, which the data directory needs: Node 22.13 or later'),
+        }),
+      );
+    } finally {
+      Object.defineProperty(process, 'getBuiltinModule', { value: original, configurable: true, writable: true });
+    }
+  });
+});
