@@ -8,8 +8,7 @@
  * runtimes/checks.mjs). A handler given no queue keeps one in its data directory (default.ts).
  */
 import { systemNow } from '../clock.js';
-import { isDeviceRiskError } from '../errors.js';
-import { MESSAGE_PREFIX } from '../messages.js';
+import { isDeviceRiskError, logError } from '../errors.js';
 import { checkOptions } from '../options-table.js';
 import { openDatabase } from '../sqlite/database.js';
 import { ownerMark } from '../store/lease.js';
@@ -45,8 +44,7 @@ export function createFileQueue(options: FileQueueOptions): CheckQueue & { idle(
   const concurrency = options.concurrency ?? FILE_QUEUE_OPTIONS.concurrency.default;
   const leaseMs = options.leaseMs ?? FILE_QUEUE_OPTIONS.leaseMs.default;
   const now = options.now ?? systemNow;
-  const onError =
-    options.onError ?? ((error: unknown) => console.error(MESSAGE_PREFIX + String((error as Error).message ?? error)));
+  const onError = options.onError ?? logError;
   const rows = queueRows(openDatabase(options.path, QUEUE_SCHEMA), now);
   const me = ownerMark();
   let run: ((job: CheckJob) => Promise<JobRun>) | undefined;
@@ -57,11 +55,12 @@ export function createFileQueue(options: FileQueueOptions): CheckQueue & { idle(
   const runs = new Set<Promise<void>>();
   const idleWaiters: Array<() => void> = [];
 
-  /** A failure of the file while running jobs: told once until the file works again. */
+  /** A failure of the file while running jobs: told once until a write to it succeeds again. */
   function told(error: unknown): void {
     if (!failing) onError(error);
     failing = true;
   }
+  const wrote = () => void (failing = false);
 
   function pump(): void {
     clearTimeout(timer);
@@ -71,9 +70,9 @@ export function createFileQueue(options: FileQueueOptions): CheckQueue & { idle(
       while (running < concurrency) {
         const job = rows.claim(me, leaseMs);
         if (!job) break;
+        wrote();
         start(job);
       }
-      failing = false;
       if (idleWaiters.length > 0 && rows.counts().queued === 0) for (const wake of idleWaiters.splice(0)) wake();
     } catch (error) {
       told(error);
@@ -114,6 +113,7 @@ export function createFileQueue(options: FileQueueOptions): CheckQueue & { idle(
       try {
         if (result.done) rows.finish(job.key, me);
         else rows.retry(job.key, me, result.retryInMs, result.pauseQueue === true);
+        wrote();
         return;
       } catch (error) {
         told(error);
