@@ -7,13 +7,14 @@
 // `runtime checks in <runtime>: <n> passed, <m> failed`.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as kit from 'blackbox-capture/server';
 import { createRedisStore } from 'blackbox-capture/server/redis';
+import { createFileQueue } from 'blackbox-capture/server/file-queue';
 import { startEmulator } from 'blackbox-capture/emulator';
 import { STORE_CONTRACT } from './store-contract.mjs';
 import { BLACKBOX, emulatedClient, emulatedHandler, SHOP, UA } from '../test/support/emulated-kit.mjs';
@@ -199,46 +200,93 @@ await check('the endpoint (createDeviceRiskHandler on node:http): a capture post
   await foreign.body?.cancel();
 });
 
-await check('the default queue (no queue option): a file queue in dataDir, one handler per directory', async () => {
-  assert.ok(emulator, 'no emulator');
-  const dataDir = mkdtempSync(join(tmpdir(), 'bbc-runtime-queue-'));
-  const errors = [];
-  const make = () =>
-    emulatedHandler(kit, emulator, {
-      answer: 'accepted',
-      dataDir,
-      resolveCustomer: () => ({ customerInternalReference: 'order-queued' }),
-      onError: (error) => void errors.push(error),
+await check(
+  'the default queue (no queue option): its SQLite file in dataDir, 0600, shared by two handlers',
+  async () => {
+    assert.ok(emulator, 'no emulator');
+    const dataDir = mkdtempSync(join(tmpdir(), 'bbc-runtime-queue-'));
+    const errors = [];
+    const make = (order) =>
+      emulatedHandler(kit, emulator, {
+        answer: 'accepted',
+        dataDir,
+        resolveCustomer: () => ({ customerInternalReference: order }),
+        onError: (error) => void errors.push(error),
+      });
+    const post = (key) =>
+      new Request(`${SHOP}/device-risk`, {
+        method: 'POST',
+        headers: { origin: SHOP, 'content-type': 'application/json', 'idempotency-key': key },
+        body: JSON.stringify({ blackbox: BLACKBOX }),
+      });
+    const first = make('order-queued');
+    let second;
+    try {
+      const accepted = await first(post(`runtimes-queued-${Date.now()}`));
+      assert.equal(accepted.status, 202, await accepted.clone().text());
+      // In the file before the 202, through this runtime's node:sqlite; readable by its owner only.
+      assert.equal(statSync(join(dataDir, 'blackbox-capture.sqlite')).mode & 0o777, 0o600);
+      // A second handler on the directory (an overlapping deploy) shares the file.
+      second = make('order-queued-second');
+      const also = await second(post(`runtimes-second-${Date.now()}`));
+      assert.equal(also.status, 202, await also.clone().text());
+      for (const order of ['order-queued', 'order-queued-second'])
+        await until(`${order} checked`, () =>
+          emulator.inspect.transactions().some((t) => t.customerInternalReference === order && t.blackboxes.length > 0),
+        );
+      assert.deepEqual(errors, []);
+    } finally {
+      await second?.close();
+      await first.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  },
+);
+
+await check(
+  'the file queue (blackbox-capture/server/file-queue): each job once across two queues; a damaged file named',
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bbc-runtime-file-queue-'));
+    const path = join(dir, 'queue.sqlite');
+    const job = (key) => ({
+      key,
+      fingerprint: 'f',
+      blackbox: 'bb',
+      customer: { customerInternalReference: key },
+      acceptedAt: 1,
     });
-  const post = (key) =>
-    new Request(`${SHOP}/device-risk`, {
-      method: 'POST',
-      headers: { origin: SHOP, 'content-type': 'application/json', 'idempotency-key': key },
-      body: JSON.stringify({ blackbox: BLACKBOX }),
-    });
-  const first = make();
-  let second;
-  try {
-    const accepted = await first(post(`runtimes-queued-${Date.now()}`));
-    assert.equal(accepted.status, 202, await accepted.clone().text());
-    // On disk before the 202, in this runtime's node:fs.
-    assert.match(readFileSync(join(dataDir, 'queue.jsonl'), 'utf8'), /"add"/);
-    // Made once the first holds the directory (its queue loaded for the 202).
-    second = make();
-    const refused = await second(post(`runtimes-second-${Date.now()}`));
-    assert.equal(refused.status, 503);
-    assert.equal(errors[0]?.code, 'invalid_configuration');
-    await until('the queued checkout checked', () =>
-      emulator.inspect
-        .transactions()
-        .some((t) => t.customerInternalReference === 'order-queued' && t.blackboxes.length > 0),
-    );
-  } finally {
-    await second?.close();
-    await first.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  }
-});
+    const a = createFileQueue({ path });
+    const b = createFileQueue({ path });
+    try {
+      for (let i = 0; i < 10; i++) assert.equal(await (i % 2 ? a : b).add(job(`k${i}`)), 'added');
+      assert.equal(await a.add(job('k0')), 'present');
+      assert.equal(await b.add({ ...job('k1'), fingerprint: 'other' }), 'conflict');
+      const ran = [];
+      const run = async (j) => {
+        ran.push(j.key);
+        return { done: true };
+      };
+      a.process(run);
+      b.process(run);
+      await until('every job run', () => ran.length >= 10);
+      await Promise.all([a.idle(), b.idle()]);
+      assert.deepEqual([...ran].sort(), Array.from({ length: 10 }, (_, i) => `k${i}`).sort());
+      const damaged = join(dir, 'damaged.sqlite');
+      writeFileSync(damaged, 'not a database '.repeat(100));
+      assert.throws(
+        () => createFileQueue({ path: damaged }),
+        (error) => {
+          assert.equal(error.code, 'invalid_configuration');
+          assert.match(error.message, /damaged.*file is not a database/);
+          return true;
+        },
+      );
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
 
 await check("the callback handler: the emulator's callback reaches onResult with the details", async () => {
   assert.ok(workflowExecutionId, 'no transaction');

@@ -73,8 +73,8 @@ describe.concurrent('runtimes/checks.mjs: the handlers, the Store contract and t
       const closing = /^runtime checks in (.+): (\d+) passed, (\d+) failed$/m.exec(output.text);
       expect(closing, output.text).not.toBeNull();
       expect([code, closing![3]], output.text).toEqual([0, '0']);
-      // Every check ran: 19 with a redis-server, 11 without (its 8 are skipped and say so).
-      expect(Number(closing![2])).toBe(redis ? 19 : 11);
+      // Every check ran: 20 with a redis-server, 12 without (its 8 are skipped and say so).
+      expect(Number(closing![2])).toBe(redis ? 20 : 12);
     });
 });
 

@@ -6,7 +6,6 @@
  * /openapi.json and GET /healthz; and an admin listener. No second implementation: each
  * route is the kit's handler (docs/gateway.md).
  */
-import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -23,10 +22,12 @@ import {
   type TokenSource,
 } from '../server/index.js';
 import { createFileQueue } from '../server/queue/file.js';
+import { DATA_FILE } from '../server/queue/default.js';
+import { createSqliteStore } from '../server/sqlite/store.js';
+import { importLegacyQueue, importLegacyStore } from '../server/sqlite/legacy.js';
 import type { CheckQueue } from '../server/queue/queue.js';
 import type { Store } from '../server/store/store.js';
 import { DEFAULT_URI_HOOK } from '../shared/constants.js';
-import { createFileStore } from './file-store.js';
 import { createOutbox, type Outbox } from './outbox.js';
 import { OrderTokenError } from './order-token.js';
 import { checkoutDoor } from './checkout-door.js';
@@ -63,7 +64,7 @@ interface Keeping {
   close(): Promise<void>;
 }
 
-async function keeping(settings: GatewaySettings): Promise<Keeping> {
+async function keeping(settings: GatewaySettings, log: (line: string) => void): Promise<Keeping> {
   if (settings.redisUrl) {
     // Optional peers, loaded only for a fleet: the package's bullmq and ioredis. `as string`
     // keeps tsc from requiring ioredis's types.
@@ -83,13 +84,17 @@ async function keeping(settings: GatewaySettings): Promise<Keeping> {
       close: () => client.quit().then(() => undefined),
     };
   }
-  mkdirSync(settings.dataDir, { recursive: true });
-  // One instance: everything in DATA_DIR, so that a restart resumes each check on its
-  // transaction and tells no decision twice (file-store.ts).
-  const store = createFileStore(join(settings.dataDir, 'store.jsonl'));
+  // Without Redis: everything in DATA_DIR's SQLite file, so that a restart resumes each check on
+  // its transaction and tells no decision twice; processes on one DATA_DIR share it (sqlite/store.ts).
+  const path = join(settings.dataDir, DATA_FILE);
+  const store = createSqliteStore(path);
+  const queue = createFileQueue({ path, onError: (error) => log(describe(error)) });
+  // What an earlier version kept in DATA_DIR's journals, read once.
+  await importLegacyStore(settings.dataDir, store, Date.now());
+  await importLegacyQueue(settings.dataDir, queue);
   return {
     store,
-    queue: createFileQueue({ path: join(settings.dataDir, 'queue.jsonl') }),
+    queue,
     outboxStore: store,
     close: () => Promise.resolve(store.close()),
   };
@@ -133,7 +138,7 @@ const describe = (error: unknown) =>
 export async function startGateway(settings: GatewaySettings, options: GatewayOptions = {}): Promise<Gateway> {
   const log = options.log ?? ((line: string) => console.error(`blackbox-capture gateway: ${line}`));
   const { client, tokenSource } = serviceClient(settings, options.fetch);
-  const kept = await keeping(settings);
+  const kept = await keeping(settings, log);
   const onError = (error: unknown) => {
     log(describe(error));
     // An accepted checkout never to be checked: the shop is told, signed, once (docs/gateway.md#the-failure-webhook).

@@ -115,8 +115,8 @@ export const endpointMessages = {
     'A fleet: queue: createBullmqQueue; this on purpose: queue: createMemoryQueue() (docs/fleet.md#the-queue)',
   /** Said once at start by a handler given no queue on a runtime with a file system (queue/default.ts). */
   fileQueue: (path: string) =>
-    `accepted checkouts are kept in ${path} until checked (the default queue: a journal on disk, one process ` +
-    'per directory): a restart or a deploy on the same directory checks them. Elsewhere: dataDir or ' +
+    `accepted checkouts are kept in ${path} until checked (the default queue: a SQLite file, which processes ` +
+    'on one directory share): a restart or a deploy on the same directory checks them. Elsewhere: dataDir or ' +
     'BLACKBOX_CAPTURE_DATA_DIR; a fleet: queue: createBullmqQueue (docs/fleet.md#a-single-instance)',
   /** The default queue's directory cannot be used: said at start, and each checkout is refused (503). */
   dataDirUnusable: (dir: string, reason: string) =>
@@ -207,11 +207,6 @@ export const queuedMessages = {
     'Check it another way (its order is on this error), and give a fleet createBullmqQueue so that another instance takes such checkouts',
   givenUp: (keyStart: string, reason: string) =>
     `a checkout accepted (key ${keyStart}\u2026) will never be checked (${reason}): its order is on this error, to tell the shop`,
-  /** A second queue on a journal (queue/path-lock.ts): both would check every checkout. */
-  pathInUse: (path: string, pid: number) =>
-    `${path} is held by another queue (process ${pid}, lock ${path}.lock): two queues on one journal ` +
-    'would check every checkout twice. Give each process its own dataDir (or createFileQueue path), close the ' +
-    'other handler first, or share createBullmqQueue across a fleet (docs/fleet.md#a-single-instance)',
   stale: (ageMs: number, trustBoundMs: number, keyStart: string) =>
     `a checkout accepted ${Math.round(ageMs / 1000)} s ago was not checked: its blackbox is past the trust bound ` +
     `of ${Math.round(trustBoundMs / 1000)} s and was not uploaded (key ${keyStart}\u2026)`,
@@ -261,6 +256,22 @@ export const nodeMessages = {
   bodyAlreadyRead:
     'the request body was read by another parser before this handler: mount it before body parsers, or give them this media type (Fastify: toFastifyHandler, not toNodeHandler)',
   internalError: 'internal error',
+};
+
+/** sqlite/database.ts: the data directory's database file (docs/server.md#the-data-directory). */
+export const dataMessages = {
+  diskFull: (path: string, what: string) =>
+    `the disk of ${path} is full: ${what} was refused and nothing was kept. Free space there; ` +
+    'it is used again by itself once there is room (what was accepted before is kept)',
+  failed: (path: string, what: string, reason: string) =>
+    `${path} could not be used (${what}: ${reason}); retry shortly`,
+  damaged: (path: string, reason: string) =>
+    `${path} is damaged (${reason}). Stop every process on its directory, move the file and its -wal aside ` +
+    '(sqlite3 <file> .recover reads what is left of it), and start again: a new file is made; ' +
+    'what the old one held is not checked until recovered (docs/server.md#the-data-directory)',
+  noSqlite:
+    'this runtime has no node:sqlite, which the data directory needs: Node 22.13 or later, Deno 2 or Bun 1.4; ' +
+    'else give the handler a queue (createMemoryQueue, createBullmqQueue)',
 };
 
 /** store/store.ts: the memory store full, and a shared store slow or failing. */

@@ -159,6 +159,9 @@ describe('the gateway', () => {
     const first = await gatewayWith(env);
     // Past the service's burst (the first few are created at once): the rest wait in the queue.
     const orders = Array.from({ length: 10 }, (_, i) => `order-${i}`);
+    // The service refuses every account create until the first gateway is closed: none is
+    // checked before, however long the posts take on a busy machine.
+    emulator.faults.fail('accountCreate', { times: 1_000_000, status: 503 });
     for (const [i, order] of orders.entries()) {
       const answer = await postCheckout(first.url, { order, from: `203.0.113.${i + 1}` });
       expect(answer.status).toBe(202);
@@ -166,7 +169,8 @@ describe('the gateway', () => {
     await first.close();
     gateways.splice(gateways.indexOf(first), 1);
     const told = () => received.map((r) => r.event.data.customerInternalReference);
-    expect(told().length).toBeLessThan(orders.length);
+    expect(told()).toEqual([]);
+    emulator.faults.clear();
     // Closed: a checkout now is refused with shutting_down (never accepted then lost).
     await gatewayWith(env);
     await expect.poll(() => told().sort(), { timeout: 30_000 }).toEqual(orders);

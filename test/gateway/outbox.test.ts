@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createFileStore } from '../../src/gateway/file-store.js';
+import { createSqliteStore } from '../../src/server/sqlite/store.js';
 import { createOutbox, type Outbox } from '../../src/gateway/outbox.js';
 import { decisionEvent } from '../../src/gateway/webhook.js';
 import { createMemoryStore } from '../../src/server/index.js';
@@ -108,15 +108,15 @@ describe('the outbox', () => {
   });
 
   it('survives a restart: a decision undelivered when the process stopped is delivered by the next', async () => {
-    const path = join(mkdtempSync(join(tmpdir(), 'bbc-outbox-')), 'outbox.json');
+    const path = join(mkdtempSync(join(tmpdir(), 'bbc-outbox-')), 'data.sqlite');
     const down = await shop(Array(1000).fill(503));
-    const first = outboxOn(createFileStore(path), down.url);
+    const first = outboxOn(createSqliteStore(path), down.url);
     await first.add(event('e3'));
     await first.add(event('e4'));
     await expect.poll(() => down.received.length).toBeGreaterThanOrEqual(2);
     await first.close();
     const up = await shop();
-    const second = outboxOn(createFileStore(path), up.url);
+    const second = outboxOn(createSqliteStore(path), up.url);
     second.start();
     await expect.poll(() => up.received.map((r) => r.id).sort()).toEqual(['msg_e3', 'msg_e4']);
     await new Promise((r) => setTimeout(r, 150));

@@ -1,10 +1,12 @@
 // One endpoint instance on the file queue, as a process of its own: the built server kit
 // (dist/) with createFileQueue from blackbox-capture/server/file-queue (npm run build first),
 // or without `path` the handler's default queue (in BLACKBOX_CAPTURE_DATA_DIR, as the test sets it).
-// Configuration: one JSON argument { path?, token: { clientId, clientSecret, tokenUrl }, serviceUrls, post, from }.
-// Posts `post` checkouts (order-<from> …) and prints "accepted <order>" for each 202 ("refused
-// <order> <status>" else); prints "decided <order>" for each decision and "error <code>" for
-// anything told to onError. Runs until killed; on SIGTERM: close() the handler, print "closed", exit.
+// Configuration: one JSON argument { path?, token: { clientId, clientSecret, tokenUrl }, serviceUrls, post, from, orders }.
+// Posts `post` checkouts (order-<from> …, or the numbers in `orders`) and prints "accepted
+// <order>" for each 202 ("refused <order> <status> <code>" else), then "posted"; prints "decided
+// <order>" for each decision and "error <code>" for anything told to onError. On SIGUSR2 it
+// posts the refused ones again, with the same Idempotency-Keys, then prints "reposted". Runs
+// until killed; on SIGTERM: close() the handler, print "closed", exit.
 import { createDeviceRiskClient, createDeviceRiskHandler, createTokenSource } from '../../dist/server.js';
 import { createFileQueue } from '../../dist/server-file-queue.js';
 
@@ -36,7 +38,8 @@ process.once('SIGTERM', async () => {
   process.exit(0);
 });
 const from = config.from ?? 0;
-for (let i = from; i < from + (config.post ?? 0); i++) {
+/** Posts order `i` under its own Idempotency-Key, and says how it was answered; false when refused. */
+async function post(i) {
   const answer = await handler(
     new Request('https://shop.example/device-risk', {
       method: 'POST',
@@ -49,8 +52,19 @@ for (let i = from; i < from + (config.post ?? 0); i++) {
       body: JSON.stringify({ blackbox: blackbox(i) }),
     }),
   );
-  say(answer.status === 202 ? `accepted order-${i}` : `refused order-${i} ${answer.status}`);
+  if (answer.status === 202) say(`accepted order-${i}`);
+  else say(`refused order-${i} ${answer.status} ${(await answer.json().catch(() => undefined))?.error?.code}`);
+  return answer.status === 202;
 }
+let refused = [];
+for (const i of config.orders ?? Array.from({ length: config.post ?? 0 }, (_, n) => from + n))
+  if (!(await post(i))) refused.push(i);
+process.on('SIGUSR2', async () => {
+  const again = [];
+  for (const i of refused) if (!(await post(i))) again.push(i);
+  refused = again;
+  say('reposted');
+});
 say('posted');
 // Lives until killed, as a server does, even with nothing queued.
 setInterval(() => {}, 60_000);

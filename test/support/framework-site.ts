@@ -122,7 +122,7 @@ export async function startFrameworkSite(
   endpoint = createDeviceRiskHandler({
     client,
     // A data directory of its own: a test file starts two sites (two loaders) in one beforeAll,
-    // and two default queues on one directory refuse each other (src/server/queue/path-lock.ts).
+    // and two default queues on one directory share their checkouts (src/server/queue/file.ts).
     // Beside the one the test's setup gave (test/support/data-dir-setup.ts), removed with it.
     dataDir: `${process.env.BLACKBOX_CAPTURE_DATA_DIR ?? 'bbc-data'}-site-${crypto.randomUUID()}`,
     allowedOrigins: [origin],

@@ -94,8 +94,8 @@ export interface DeviceRiskHandlerOptions extends EndpointPlainOptions {
    */
   answer?: 'accepted' | 'checked';
   /**
-   * Where accepted checkouts wait (answer `'accepted'`). Default a file queue in `dataDir` (one
-   * process per directory; this process's memory in the edge build, which has no file system),
+   * Where accepted checkouts wait (answer `'accepted'`). Default a file queue in `dataDir`
+   * (processes on one directory share it; this process's memory in the edge build, which has no file system),
    * holding `maxQueuedChecks`; a fleet gives every instance the same
    * `createBullmqQueue` (blackbox-capture/server/bullmq), so that any instance checks them and
    * none is lost with the instance that accepted it. A `store` other than
@@ -104,10 +104,11 @@ export interface DeviceRiskHandlerOptions extends EndpointPlainOptions {
    */
   queue?: CheckQueue;
   /**
-   * Where the default queue keeps its journal (`queue.jsonl`, and its lock: one process per
-   * directory), made when missing. Default the env BLACKBOX_CAPTURE_DATA_DIR, else
-   * `.blackbox-capture` in the working directory. One that cannot be written is told to onError
-   * at start and every checkout is answered 503 `invalid_configuration` (docs/fleet.md#a-single-instance).
+   * Where the default queue keeps its SQLite file (`blackbox-capture.sqlite`, 0600), the directory
+   * made (0700) when missing. Default the env BLACKBOX_CAPTURE_DATA_DIR, else `.blackbox-capture`
+   * in the working directory. One that cannot be written, or a damaged file, is told to onError
+   * at start and every checkout is answered 503 `invalid_configuration`; a full disk, 503
+   * `store_full` until there is room (docs/server.md#the-data-directory).
    */
   dataDir?: string;
   /**

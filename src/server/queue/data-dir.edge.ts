@@ -5,7 +5,11 @@
 import type { CheckQueue, MemoryQueueOptions } from './queue.js';
 
 export function openDataDirQueue(
-  _options: MemoryQueueOptions & { dataDir?: string | undefined; envRefused?: unknown },
+  _options: MemoryQueueOptions & {
+    dataDir?: string | undefined;
+    envRefused?: unknown;
+    onError?: (error: unknown) => void;
+  },
 ): undefined | { queue: CheckQueue; path: string } {
   return undefined;
 }

@@ -1,35 +1,42 @@
 /**
  * The default queue's file on a runtime with a file system (Node, Bun, Deno): a file queue
- * (file.ts) in the handler's data directory, which is made when missing. Loaded by default.ts
+ * (file.ts) in the data directory's SQLite file, the directory made (0700) when missing, with
+ * the checkouts an earlier version's journal held (sqlite/legacy.ts). Loaded by default.ts
  * with a dynamic import, so that the web-standard entry never imports node:fs; the edge build
  * (Workers, edge runtimes) takes data-dir.edge.ts instead.
  */
-import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION, isDeviceRiskError } from '../errors.js';
 import { endpointMessages } from '../messages.js';
+import { importLegacyQueue } from '../sqlite/legacy.js';
 import { createFileQueue } from './file.js';
 import type { CheckQueue, MemoryQueueOptions } from './queue.js';
-import { DEFAULT_DATA_DIR, QUEUE_FILE } from './default.js';
+import { DATA_FILE, DEFAULT_DATA_DIR } from './default.js';
 
 /**
  * The file queue in `dataDir` (the handler's, else BLACKBOX_CAPTURE_DATA_DIR's, read by
  * default.ts), else .blackbox-capture in the working directory, with where it keeps its
  * checkouts; `invalid_configuration` naming dataDir when the directory cannot be made or
- * written, the env could not be read (`envRefused`), or another queue holds it.
+ * written or the env could not be read (`envRefused`), or naming the file when it is damaged.
  */
-export function openDataDirQueue(
-  options: MemoryQueueOptions & { dataDir?: string | undefined; envRefused?: unknown },
-): { queue: CheckQueue; path: string } {
+export async function openDataDirQueue(
+  options: MemoryQueueOptions & {
+    dataDir?: string | undefined;
+    envRefused?: unknown;
+    onError?: (error: unknown) => void;
+  },
+): Promise<{ queue: CheckQueue; path: string }> {
   const { dataDir, envRefused, ...queueOptions } = options;
   let dir = dataDir ?? DEFAULT_DATA_DIR;
   if (envRefused !== undefined) throw unusable(dir, envRefused);
   try {
     // Deno without --allow-read refuses the working directory: told as the directory's fault too.
     dir = resolve(dir);
-    const path = join(dir, QUEUE_FILE);
-    mkdirSync(dir, { recursive: true });
-    return { queue: createFileQueue({ ...queueOptions, path }), path };
+    const path = join(dir, DATA_FILE);
+    const queue = createFileQueue({ ...queueOptions, path });
+    // An earlier version's journal: its checkouts are checked too; a failure leaves it for the next start.
+    await importLegacyQueue(dir, queue).catch((error: unknown) => options.onError?.(error));
+    return { queue, path };
   } catch (error) {
     throw isDeviceRiskError(error) ? error : unusable(dir, error);
   }

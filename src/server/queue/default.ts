@@ -1,11 +1,11 @@
 /**
  * The queue of a handler given none (docs/fleet.md#a-single-instance): on a runtime with a file system,
- * a file queue in the data directory, so that what was answered "accepted" outlives the
- * process (a restart or a deploy on the same directory checks it); in the edge build, this
- * process's memory. Either is said once at start. The file queue is loaded with a dynamic
- * import (data-dir.ts, node:fs), so the web-standard entry imports nothing from Node. A
- * directory that cannot be used is told to onError at start and refuses every checkout
- * (`failure`), never falling back to memory unsaid.
+ * a file queue in the data directory's SQLite file, so that what was answered "accepted"
+ * outlives the process (a restart or a deploy on the same directory checks it); in the edge
+ * build, this process's memory. Either is said once at start. The file queue is loaded with a
+ * dynamic import (data-dir.ts, node:fs and node:sqlite), so the web-standard entry imports
+ * nothing from Node. A directory that cannot be used, or a damaged file, is told to onError at
+ * start and refuses every checkout (`failure`), never falling back to memory unsaid.
  */
 import type { Now } from '../clock.js';
 import { MESSAGE_PREFIX, endpointMessages } from '../messages.js';
@@ -15,8 +15,8 @@ import { createMemoryQueue, type CheckJob, type CheckQueue } from './queue.js';
 export const DATA_DIR_ENV = 'BLACKBOX_CAPTURE_DATA_DIR';
 /** The data directory when neither names one: in the working directory. */
 export const DEFAULT_DATA_DIR = '.blackbox-capture';
-/** The default queue's journal in the data directory. */
-export const QUEUE_FILE = 'queue.jsonl';
+/** The data directory's one database file (SQLite): the default queue's, and the gateway's store. */
+export const DATA_FILE = 'blackbox-capture.sqlite';
 
 export interface DefaultQueueOptions {
   dataDir: string | undefined;
@@ -51,7 +51,9 @@ export function createDefaultQueue(options: DefaultQueueOptions): DefaultQueue {
   let failed: unknown;
   const env = dataDir === undefined ? fromEnv() : {};
   const ready = import('./data-dir.js')
-    .then((module) => module.openDataDirQueue({ dataDir: dataDir ?? env.dir, envRefused: env.refused, maxQueued, now }))
+    .then((module) =>
+      module.openDataDirQueue({ dataDir: dataDir ?? env.dir, envRefused: env.refused, maxQueued, now, onError }),
+    )
     .then(
       (opened) => {
         if (opened) console.info(MESSAGE_PREFIX + endpointMessages.fileQueue(opened.path));

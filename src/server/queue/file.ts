@@ -1,87 +1,162 @@
 /**
- * The queue of one instance that outlives its process: the memory queue's order and turns,
- * with every accepted job written to a file (one JSON line, fsync'd) before `add` answers, and
- * a line when it leaves. A process killed mid-backlog (SIGKILL, a deploy, a crash) loses
- * nothing: the next process on the same path reads the file and checks what was left. Node,
- * Bun and Deno (node:fs; runtimes/checks.mjs); one queue per path (path-lock.ts). A handler
- * given no queue keeps one in its data directory (default.ts).
+ * The queue that outlives its process: every accepted job is a row of a SQLite file
+ * (sqlite/database.ts), committed before `add` answers `added`. Several processes on one file
+ * (an overlapping deploy, two handlers) share it safely: a process claims a job in a
+ * transaction under a lease (its expiry in the row), renewed while the check runs; a job
+ * whose holder died is taken again once its lease lapses. The memory queue's turns: each
+ * visitor's n-th job waits behind every visitor's first. Node, Deno and Bun (node:sqlite;
+ * runtimes/checks.mjs). A handler given no queue keeps one in its data directory (default.ts).
  */
-import { openJournal, readJournal } from '../journal.js';
-import { lockPath } from './path-lock.js';
+import { systemNow } from '../clock.js';
+import { isDeviceRiskError, logError } from '../errors.js';
 import { checkOptions } from '../options-table.js';
-import { createMemoryQueue, type CheckJob, type CheckQueue, type MemoryQueueOptions } from './queue.js';
+import { openDatabase } from '../sqlite/database.js';
+import { ownerMark } from '../store/lease.js';
+import type { AddResult, CheckJob, CheckQueue, JobRun, MemoryQueueOptions } from './queue.js';
 import { FILE_QUEUE_OPTIONS } from './settings.js';
+import { QUEUE_SCHEMA, queueRows } from './file-rows.js';
 
 export interface FileQueueOptions extends MemoryQueueOptions {
   /**
-   * The journal file: created when missing, read at start. One queue per path: a second (in
-   * this process or another) is refused with `invalid_configuration` until the first closes.
+   * The database file (SQLite): made when missing (0600, its directory 0700), read at start.
+   * Several queues, of this process or others, may share it: each job is run by one at a time.
    */
   path: string;
+  /** How long a claimed job is held by its process without a renewal (renewed every third), in ms. Default 10000. */
+  leaseMs?: number;
+  /** Told what fails while jobs are run (a full disk, a damaged file). Default one line on console.error. */
+  onError?: (error: unknown) => void;
 }
 
-/** One line of the journal: a job accepted, or the key of one that left. */
-type Line = { add: CheckJob } | { done: string };
+/** How often a queue looks for jobs another process added or left, in ms. */
+const POLL_MS = 500;
 
 /**
- * A queue in this process's memory, journaled to `path`: what `add` answered `added` for is
- * on disk first; a job run to its end (checked, or given up and told) is marked done. At start
- * the journal is read (a torn last line, from a kill mid-write, is skipped), compacted to the
- * jobs still held, and those are queued again in their order. The file holds at most about
- * twice the jobs held plus 1000 lines: it is compacted again past that.
- *
- * A job whose check ended in the instant between the service's answer and its done line is
- * run again after a kill: with the default memory store (its records lost with the process)
- * that is a second transaction for it. Everything accepted is checked at least once.
+ * A queue in the SQLite file at `path`. `added` only after the commit; a full disk or an I/O
+ * error rejects `add` (store_full, store_unavailable: 503) and holds nothing. A job run to its
+ * end stays as done for a day, so that the same key posted again is `present`, not run twice.
+ * Everything accepted is checked at least once: a job whose process died while its check ran
+ * is run again after its lease.
  */
 export function createFileQueue(options: FileQueueOptions): CheckQueue & { idle(): Promise<void> } {
   checkOptions(options, FILE_QUEUE_OPTIONS);
-  const { path } = options;
-  const inner = createMemoryQueue(options);
-  const held = new Map<string, CheckJob>();
-  const unlock = lockPath(path);
-  let journal: ReturnType<typeof openJournal<Line>>;
-  try {
-    for (const line of readJournal<Line>(path)) {
-      if ('add' in line) held.set(line.add.key, line.add);
-      else held.delete(line.done);
-    }
-    journal = openJournal<Line>(path, {
-      live: () => [...held.values()].map((job) => ({ add: job })),
-      size: () => held.size,
-    });
-  } catch (error) {
-    unlock();
-    throw error;
-  }
-  for (const job of held.values()) void inner.add(job);
-
+  const maxQueued = options.maxQueued ?? FILE_QUEUE_OPTIONS.maxQueued.default;
+  const concurrency = options.concurrency ?? FILE_QUEUE_OPTIONS.concurrency.default;
+  const leaseMs = options.leaseMs ?? FILE_QUEUE_OPTIONS.leaseMs.default;
+  const now = options.now ?? systemNow;
+  const onError = options.onError ?? logError;
+  const rows = queueRows(openDatabase(options.path, QUEUE_SCHEMA), now);
+  const me = ownerMark();
+  let run: ((job: CheckJob) => Promise<JobRun>) | undefined;
+  let running = 0;
   let closed = false;
-  return {
-    async add(job) {
-      if (closed) return 'full';
-      const added = await inner.add(job);
-      if (added === 'added') {
-        held.set(job.key, job);
-        journal.append({ add: job });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let failing = false;
+  const runs = new Set<Promise<void>>();
+  const idleWaiters: Array<() => void> = [];
+
+  /** A failure of the file while running jobs: told once until a write to it succeeds again. */
+  function told(error: unknown): void {
+    if (!failing) onError(error);
+    failing = true;
+  }
+  const wrote = () => void (failing = false);
+
+  function pump(): void {
+    clearTimeout(timer);
+    timer = undefined;
+    if (!run || closed) return;
+    try {
+      while (running < concurrency) {
+        const job = rows.claim(me, leaseMs);
+        if (!job) break;
+        wrote();
+        start(job);
       }
-      return added;
-    },
-    process(run) {
-      inner.process(async (job) => {
-        const result = await run(job);
-        if (result.done && held.delete(job.key) && !closed) journal.append({ done: job.key });
-        return result;
+      if (idleWaiters.length > 0 && rows.counts().queued === 0) for (const wake of idleWaiters.splice(0)) wake();
+    } catch (error) {
+      told(error);
+    }
+    // Another process may add or leave jobs: looked for again, without keeping the process alive.
+    timer = setTimeout(pump, POLL_MS);
+    (timer as { unref?: () => void }).unref?.();
+  }
+
+  function start(job: CheckJob): void {
+    running++;
+    const renewal = setInterval(() => {
+      try {
+        rows.renew(job.key, me, leaseMs);
+      } catch (error) {
+        told(error);
+      }
+    }, leaseMs / 3);
+    (renewal as { unref?: () => void }).unref?.();
+    const going = run!(job)
+      .catch((): JobRun => ({ retryInMs: 1000 }))
+      .then((result) => settle(job, result))
+      .finally(() => {
+        clearInterval(renewal);
+        running--;
+        runs.delete(going);
+        if (!closed) queueMicrotask(pump);
       });
+    runs.add(going);
+  }
+
+  /**
+   * Writes how the run ended; a file that refuses it (a full disk) is asked again every second,
+   * the lease renewed meanwhile, until close: then the lease lapses and the job runs again.
+   */
+  async function settle(job: CheckJob, result: JobRun): Promise<void> {
+    for (;;) {
+      try {
+        if (result.done) rows.finish(job.key, me);
+        else rows.retry(job.key, me, result.retryInMs, result.pauseQueue === true);
+        wrote();
+        return;
+      } catch (error) {
+        told(error);
+        if (!isDeviceRiskError(error) || closed) return;
+        rows.renewQuietly(job.key, me, leaseMs);
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+    }
+  }
+
+  return {
+    add(job): Promise<AddResult> {
+      if (closed) return Promise.resolve('full');
+      try {
+        const added = rows.add(job, maxQueued);
+        if (added === 'added') queueMicrotask(pump);
+        return Promise.resolve(added);
+      } catch (error) {
+        return Promise.reject(error);
+      }
     },
-    counts: () => inner.counts(),
-    idle: () => inner.idle(),
+    process(work) {
+      run = work;
+      pump();
+    },
+    counts: () => {
+      try {
+        return Promise.resolve(rows.counts());
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+    idle: () =>
+      new Promise<void>((resolve) => {
+        idleWaiters.push(resolve);
+        queueMicrotask(pump);
+      }),
     async close() {
-      await inner.close();
       if (closed) return;
       closed = true;
-      journal.close();
-      unlock();
+      clearTimeout(timer);
+      await Promise.all(runs);
+      rows.close();
     },
   };
 }

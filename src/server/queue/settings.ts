@@ -16,10 +16,12 @@ export const MEMORY_QUEUE_OPTIONS = {
   now: { default: 'Date.now', ...RULES.function },
 } as const satisfies OptionTable<MemoryQueueOptions>;
 
-/** Every option of createFileQueue: the memory queue's and its journal (docs/server.md#the-file-queues-options). */
+/** Every option of createFileQueue: the memory queue's, its database file and its leases (docs/server.md#the-file-queues-options). */
 export const FILE_QUEUE_OPTIONS = {
   path: { default: REQUIRED, ...RULES.text },
   ...MEMORY_QUEUE_OPTIONS,
+  leaseMs: { default: 10_000, ...RULES.ms },
+  onError: { default: 'one line on console.error', ...RULES.function },
 } as const satisfies OptionTable<FileQueueOptions>;
 
 /** BullMQ's own default for both (its Worker's `stalledInterval` and `lockDuration`). */

@@ -1,16 +1,18 @@
 // The queue of a handler given none (src/server/queue/default.ts, data-dir.ts), on a stub
 // client: a file queue in its data directory, said once at start; close() leaves what it did
-// not start on disk, never `not_checked`, and the next handler on the directory checks it. A
-// directory that cannot be used (not writable, or another queue's) is told at start and
-// refuses each checkout 503 invalid_configuration: never a silent fall-back to memory. In the
+// not start on disk, never `not_checked`, and the next handler on the directory checks it; two
+// handlers on one directory share its file. A directory that cannot be used (not writable) or
+// a damaged file is told at start and refuses each checkout 503 invalid_configuration: never a
+// silent fall-back to memory. In the
 // edge build (no file system) the default is memory, warned at start, and close tells what it loses.
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest';
 import { createDeviceRiskHandler, createMemoryQueue } from '../../../src/server/index.js';
 import type { DeviceRiskClient, DeviceRiskHandlerOptions } from '../../../src/server/index.js';
 import { orderedClient } from '../../support/stub-client.js';
 import { checkoutFor, SHOP } from '../../support/kit.js';
+import { rowsOf } from '../../support/sqlite.js';
 
 let info: MockInstance;
 let warn: MockInstance;
@@ -47,6 +49,16 @@ function handlerOf(
   return { handler, errors, decided };
 }
 
+/** The orders the data file holds, as another process reads them. */
+function heldIn(path: string): string[] {
+  return rowsOf(path, 'SELECT job FROM queue_jobs WHERE done_at IS NULL').map(
+    (row) =>
+      (JSON.parse(String(row.job)) as { customer: { customerInternalReference: string } }).customer
+        .customerInternalReference,
+  );
+}
+const DATA_FILE = 'blackbox-capture.sqlite';
+
 /** Resolves once `condition` holds (polled). */
 const until = (condition: () => boolean) => vi.waitFor(() => expect(condition()).toBe(true), { timeout: 5_000 });
 
@@ -57,8 +69,8 @@ describe('the default queue: a file queue in the data directory', () => {
     const one = handlerOf(first.client);
     const keys = ['order-00001', 'order-00002', 'order-00003', 'order-00004', 'order-00005', 'order-00006'];
     for (const key of keys) expect((await one.handler(checkoutFor(key))).status).toBe(202);
-    const journal = join(dataDir(), 'queue.jsonl');
-    expect(said(info)).toEqual([expect.stringContaining(`accepted checkouts are kept in ${journal} until checked`)]);
+    const file = join(dataDir(), DATA_FILE);
+    expect(said(info)).toEqual([expect.stringContaining(`accepted checkouts are kept in ${file} until checked`)]);
     expect(said(warn)).toEqual([]);
     // The default queue runs 4 at once: 4 held at the service's door, 2 waiting.
     const closing = one.handler.close();
@@ -66,8 +78,7 @@ describe('the default queue: a file queue in the data directory', () => {
     await closing;
     expect(one.decided).toHaveLength(4);
     expect(one.errors).toEqual([]);
-    expect(readFileSync(journal, 'utf8')).toContain('order-00006');
-    expect(existsSync(`${journal}.lock`)).toBe(false);
+    expect(heldIn(file)).toContain('order-00006');
 
     const next = handlerOf(orderedClient().client);
     await until(() => next.decided.length === 2);
@@ -81,31 +92,42 @@ describe('the default queue: a file queue in the data directory', () => {
     const dir = join(scratch('option-'), 'made', 'here');
     const { handler, decided } = handlerOf(orderedClient().client, { dataDir: dir });
     expect((await handler(checkoutFor('order-dir01'))).status).toBe(202);
-    expect(said(info)).toEqual([expect.stringContaining(`kept in ${join(dir, 'queue.jsonl')}`)]);
+    expect(said(info)).toEqual([expect.stringContaining(`kept in ${join(dir, DATA_FILE)}`)]);
     await until(() => decided.length === 1);
     await handler.close();
-    expect(existsSync(join(dataDir(), 'queue.jsonl'))).toBe(false);
+    expect(existsSync(join(dataDir(), DATA_FILE))).toBe(false);
   });
 
-  it('a second handler on the directory: told at start (invalid_configuration naming the path), each checkout 503, no memory fall-back', async () => {
+  it('a second handler on the directory shares its file: a checkout accepted by one is checked once, its key held for both', async () => {
     const first = handlerOf(orderedClient().client);
-    // Its queue loaded (the figures wait for it): the first holds the directory.
     await first.handler.backlog();
     const second = handlerOf(orderedClient().client);
-    const answer = await second.handler(checkoutFor('order-twice1'));
-    expect(answer.status).toBe(503);
-    expect(answer.headers.get('retry-after')).toBe('60');
-    expect(await answer.json()).toMatchObject({ error: { code: 'invalid_configuration' } });
-    const journal = join(dataDir(), 'queue.jsonl');
-    // Told at start, and again with the checkout it refused.
-    expect(second.errors.map((e) => e.code)).toEqual(['invalid_configuration', 'invalid_configuration']);
-    expect(second.errors[0]!.message).toContain(`${journal} is held by another queue (process ${process.pid}`);
-    expect(said(warn)).toEqual([]);
-    // The first is unharmed, and takes the checkout.
+    expect((await second.handler(checkoutFor('order-twice1'))).status).toBe(202);
+    // The browser's retry reaches the other: the same checkout, held already, not queued again.
     expect((await first.handler(checkoutFor('order-twice1'))).status).toBe(202);
-    await until(() => first.decided.length === 1);
+    await until(() => first.decided.length + second.decided.length === 1);
+    expect((await first.handler(checkoutFor('order-twice1'))).status).toBe(202);
     await second.handler.close();
     await first.handler.close();
+    expect([...first.decided, ...second.decided]).toEqual(['order-twice1']);
+    expect([...first.errors, ...second.errors]).toEqual([]);
+    expect(said(warn)).toEqual([]);
+  });
+
+  it('a damaged file: told at start naming it and what to do; each checkout 503 invalid_configuration', async () => {
+    mkdirSync(dataDir(), { recursive: true });
+    writeFileSync(join(dataDir(), DATA_FILE), 'not a database, a file damaged by hand'.repeat(100));
+    const { handler, errors } = handlerOf(orderedClient().client);
+    const answer = await handler(checkoutFor('order-broken'));
+    expect(answer.status).toBe(503);
+    expect(await answer.json()).toMatchObject({ error: { code: 'invalid_configuration' } });
+    expect(errors[0]).toMatchObject({
+      code: 'invalid_configuration',
+      message: expect.stringContaining(
+        `${join(dataDir(), DATA_FILE)} is damaged (file is not a database). Stop every process`,
+      ),
+    });
+    await handler.close();
   });
 
   it('a directory that cannot be written: told at start naming dataDir and the fix; each checkout 503 invalid_configuration', async () => {

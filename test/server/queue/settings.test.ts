@@ -54,15 +54,17 @@ describe('FILE_QUEUE_OPTIONS', () => {
     ['maxQueued', -1, 'a positive whole number'],
     ['concurrency', 0, 'a positive whole number'],
     ['now', 1, 'a function'],
+    ['leaseMs', 0, 'a positive number of milliseconds'],
+    ['onError', 'log', 'a function'],
   ])('%s %s is refused at creation, named', (name, value, expects) => {
-    expect(() => createFileQueue({ path: join(dir, `${name}.jsonl`), [name]: value } as never)).toThrow(
+    expect(() => createFileQueue({ path: join(dir, `${name}.sqlite`), [name]: value } as never)).toThrow(
       refusal(name, expects),
     );
   });
 
-  it('is the memory queue with its journal: the same defaults', async () => {
+  it('is the memory queue with its SQLite file: the same defaults', async () => {
     expect(FILE_QUEUE_OPTIONS.maxQueued).toBe(MEMORY_QUEUE_OPTIONS.maxQueued);
-    const queue = createFileQueue({ path: join(dir, 'one.jsonl'), maxQueued: 1 });
+    const queue = createFileQueue({ path: join(dir, 'one.sqlite'), maxQueued: 1 });
     expect(await queue.add(job('a'))).toBe('added');
     expect(await queue.add(job('b'))).toBe('full');
     await queue.close();

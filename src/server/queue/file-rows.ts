@@ -1,0 +1,161 @@
+/**
+ * The file queue's rows (file.ts): its jobs, the visitors' turns and the tenant's pause, in
+ * the data directory's SQLite file. Every change is one transaction, so that two processes on
+ * the file never claim one job, never both add one key, and never count past maxQueued.
+ */
+import type { Now } from '../clock.js';
+import type { Connection, Database } from '../sqlite/database.js';
+import type { AddResult, CheckJob, QueueCounts } from './queue.js';
+
+/** How long a job run to its end is kept (its key answered `present`): the Idempotency-Key's day. */
+export const DONE_KEPT_MS = 24 * 3_600_000;
+
+export const QUEUE_SCHEMA = `
+CREATE TABLE IF NOT EXISTS queue_jobs (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  key TEXT NOT NULL UNIQUE,
+  fingerprint TEXT NOT NULL,
+  job TEXT NOT NULL,
+  visitor TEXT NOT NULL,
+  accepted_at INTEGER NOT NULL,
+  not_before INTEGER NOT NULL DEFAULT 0,
+  lease_owner TEXT,
+  lease_until INTEGER NOT NULL DEFAULT 0,
+  done_at INTEGER
+);
+CREATE INDEX IF NOT EXISTS queue_jobs_held ON queue_jobs (done_at, visitor, seq);
+CREATE TABLE IF NOT EXISTS queue_visitors (visitor TEXT PRIMARY KEY, served INTEGER NOT NULL, turn INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS queue_pause (id INTEGER PRIMARY KEY CHECK (id = 1), until INTEGER NOT NULL);
+`;
+
+/**
+ * The next job due, in turns: each visitor's n-th held job (running ones count) after every
+ * visitor's (n-1)-th; within a round, the visitors none of whose jobs finished yet in the order
+ * they came, then the others, served longest ago first (as the memory queue, queue.ts).
+ */
+const NEXT = `
+WITH held AS (
+  SELECT seq, key, job, visitor, not_before, lease_until,
+         ROW_NUMBER() OVER (PARTITION BY visitor ORDER BY seq) AS round
+  FROM queue_jobs WHERE done_at IS NULL
+)
+SELECT held.key AS key, held.job AS job FROM held JOIN queue_visitors v ON v.visitor = held.visitor
+WHERE held.lease_until <= ?1 AND held.not_before <= ?1
+  AND ?1 >= COALESCE((SELECT until FROM queue_pause WHERE id = 1), 0)
+ORDER BY held.round, v.served, v.turn, held.seq
+LIMIT 1`;
+
+const visitorOf = (job: CheckJob) => (job.visitor === undefined ? `job ${job.key}` : `visitor ${job.visitor}`);
+
+export function queueRows(db: Database, now: Now) {
+  /** The visitor's place once one of its jobs finished: behind every other (or gone, with none left). */
+  function served(c: Connection, visitor: string): void {
+    const left = c.prepare('SELECT 1 FROM queue_jobs WHERE visitor = ? AND done_at IS NULL LIMIT 1').get(visitor);
+    if (!left) c.prepare('DELETE FROM queue_visitors WHERE visitor = ?').run(visitor);
+    else
+      c.prepare(
+        'UPDATE queue_visitors SET served = 1, turn = (SELECT COALESCE(MAX(turn), 0) + 1 FROM queue_visitors) WHERE visitor = ?',
+      ).run(visitor);
+  }
+
+  return {
+    add(job: CheckJob, maxQueued: number): AddResult {
+      return db.transaction('the queue took a checkout', (c) => {
+        const present = c.prepare('SELECT fingerprint FROM queue_jobs WHERE key = ?').get(job.key);
+        if (present) return present.fingerprint === job.fingerprint ? 'present' : 'conflict';
+        const { queued } = c.prepare('SELECT COUNT(*) AS queued FROM queue_jobs WHERE done_at IS NULL').get()!;
+        if (Number(queued) >= maxQueued) return 'full';
+        const visitor = visitorOf(job);
+        c.prepare('INSERT INTO queue_jobs (key, fingerprint, job, visitor, accepted_at) VALUES (?, ?, ?, ?, ?)').run(
+          job.key,
+          job.fingerprint,
+          JSON.stringify(job),
+          visitor,
+          job.acceptedAt,
+        );
+        c.prepare(
+          'INSERT OR IGNORE INTO queue_visitors (visitor, served, turn) VALUES (?, 0, (SELECT COALESCE(MAX(turn), 0) + 1 FROM queue_visitors))',
+        ).run(visitor);
+        return 'added';
+      });
+    },
+    /** The next job due, leased to `owner` for `leaseMs`; undefined when none is due. */
+    claim(owner: string, leaseMs: number): CheckJob | undefined {
+      // Looked for first without the writer's lock: a poll that finds nothing due takes none.
+      const due = db.statement('the queue looked for a job', (c) =>
+        c
+          .prepare(
+            'SELECT 1 FROM queue_jobs WHERE done_at IS NULL AND lease_until <= ?1 AND not_before <= ?1 AND ?1 >= COALESCE((SELECT until FROM queue_pause WHERE id = 1), 0) LIMIT 1',
+          )
+          .get(now()),
+      );
+      if (!due) return undefined;
+      return db.transaction('the queue took its next job', (c) => {
+        const at = now();
+        const next = c.prepare(NEXT).get(at);
+        if (!next) return undefined;
+        c.prepare('UPDATE queue_jobs SET lease_owner = ?, lease_until = ? WHERE key = ?').run(
+          owner,
+          at + leaseMs,
+          String(next.key),
+        );
+        return JSON.parse(String(next.job)) as CheckJob;
+      });
+    },
+    renew(key: string, owner: string, leaseMs: number): void {
+      db.statement('the queue renewed a lease', (c) =>
+        c
+          .prepare('UPDATE queue_jobs SET lease_until = ? WHERE key = ? AND lease_owner = ? AND done_at IS NULL')
+          .run(now() + leaseMs, key, owner),
+      );
+    },
+    renewQuietly(key: string, owner: string, leaseMs: number): void {
+      try {
+        this.renew(key, owner, leaseMs);
+      } catch {
+        // The lease lapses if the file stays unusable: another process then runs the job again.
+      }
+    },
+    /** The job ran to its end: kept as done (its key stays taken), the visitor's turn passes. */
+    finish(key: string, owner: string): void {
+      db.transaction('the queue marked a job done', (c) => {
+        const at = now();
+        const row = c
+          .prepare('SELECT visitor FROM queue_jobs WHERE key = ? AND lease_owner = ? AND done_at IS NULL')
+          .get(key, owner);
+        if (!row) return;
+        c.prepare('UPDATE queue_jobs SET done_at = ?, lease_owner = NULL, lease_until = 0, job = ? WHERE key = ?').run(
+          at,
+          '{}',
+          key,
+        );
+        served(c, String(row.visitor));
+        c.prepare('DELETE FROM queue_jobs WHERE done_at IS NOT NULL AND done_at <= ?').run(at - DONE_KEPT_MS);
+      });
+    },
+    /** The job comes back after `retryInMs` (all jobs, with `pause`: the tenant's limit). */
+    retry(key: string, owner: string, retryInMs: number, pause: boolean): void {
+      db.transaction('the queue put a job back', (c) => {
+        const due = now() + retryInMs;
+        c.prepare(
+          'UPDATE queue_jobs SET not_before = ?, lease_owner = NULL, lease_until = 0 WHERE key = ? AND lease_owner = ?',
+        ).run(due, key, owner);
+        if (pause)
+          c.prepare(
+            'INSERT INTO queue_pause (id, until) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET until = MAX(until, excluded.until)',
+          ).run(due);
+      });
+    },
+    counts(): QueueCounts {
+      const row = db.statement('the queue counted its jobs', (c) =>
+        c
+          .prepare(
+            'SELECT COUNT(*) AS queued, (SELECT accepted_at FROM queue_jobs WHERE done_at IS NULL ORDER BY seq LIMIT 1) AS oldest FROM queue_jobs WHERE done_at IS NULL',
+          )
+          .get(),
+      )!;
+      return { queued: Number(row.queued), oldestAcceptedAt: row.oldest === null ? undefined : Number(row.oldest) };
+    },
+    close: () => db.close(),
+  };
+}

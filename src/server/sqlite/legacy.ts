@@ -1,0 +1,74 @@
+/**
+ * What an earlier version left in a data directory: the default queue's journal
+ * (`queue.jsonl`, lines `{"add": job}` and `{"done": key}`) and the gateway's `store.jsonl`
+ * (lines `[key, value, until]`). Read once at start into the SQLite file, then renamed
+ * `<file>.imported`, so that an upgrade checks every checkout the last version accepted
+ * (docs/server.md#the-data-directory). A line that does not parse is skipped, as that version
+ * did: a write torn by a kill, never answered.
+ */
+import { readFileSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
+import type { CheckJob, CheckQueue } from '../queue/queue.js';
+import type { Store } from '../store/store.js';
+
+/** The journal of the default queue before the SQLite file. */
+export const LEGACY_QUEUE_FILE = 'queue.jsonl';
+/** The gateway's store before the SQLite file. */
+export const LEGACY_STORE_FILE = 'store.jsonl';
+
+/** The JSON lines of `path` that parse; undefined when there is no such file. */
+function linesOf(path: string): unknown[] | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  return text.split('\n').flatMap((line) => {
+    try {
+      return [JSON.parse(line) as unknown];
+    } catch {
+      return [];
+    }
+  });
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
+
+/**
+ * Adds the jobs `dir`'s journal still held to `queue`, then renames the journal; a journal
+ * whose jobs the queue cannot all take (full) stays, for the next start. True when it was read.
+ */
+export async function importLegacyQueue(dir: string, queue: CheckQueue): Promise<boolean> {
+  const path = join(dir, LEGACY_QUEUE_FILE);
+  const lines = linesOf(path);
+  if (!lines) return false;
+  const held = new Map<string, CheckJob>();
+  for (const line of lines) {
+    if (!isObject(line)) continue;
+    const add = line.add as CheckJob | undefined;
+    if (isObject(add) && typeof add.key === 'string') held.set(add.key, add);
+    else if (typeof line.done === 'string') held.delete(line.done);
+  }
+  for (const job of held.values()) if ((await queue.add(job)) === 'full') return false;
+  renameSync(path, `${path}.imported`);
+  return true;
+}
+
+/** Writes the entries of `dir`'s store.jsonl still live at `now` into `store`, then renames it. */
+export async function importLegacyStore(dir: string, store: Store, now: number): Promise<boolean> {
+  const path = join(dir, LEGACY_STORE_FILE);
+  const lines = linesOf(path);
+  if (!lines) return false;
+  const entries = new Map<string, { value: string; until: number }>();
+  for (const line of lines) {
+    if (!Array.isArray(line) || typeof line[0] !== 'string') continue;
+    const [key, value, until] = line as [string, unknown, unknown];
+    if (typeof value === 'string' && typeof until === 'number') entries.set(key, { value, until });
+    else entries.delete(key);
+  }
+  for (const [key, { value, until }] of entries) if (until > now) await store.set(key, value, until - now);
+  renameSync(path, `${path}.imported`);
+  return true;
+}

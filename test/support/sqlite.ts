@@ -1,0 +1,21 @@
+// A data directory's SQLite file read as another process would, through node:sqlite itself
+// (not the kit's code under test). @types/node of the toolchain has no node:sqlite: typed here.
+import { createRequire } from 'node:module';
+
+interface Reader {
+  prepare(sql: string): { all(...params: unknown[]): Record<string, unknown>[] };
+  close(): void;
+}
+const { DatabaseSync } = createRequire(import.meta.url)('node:sqlite') as {
+  DatabaseSync: new (path: string) => Reader;
+};
+
+/** The rows `sql` selects in the file at `path`, read by a connection of its own. */
+export function rowsOf(path: string, sql: string, ...params: unknown[]): Record<string, unknown>[] {
+  const reader = new DatabaseSync(path);
+  try {
+    return reader.prepare(sql).all(...params);
+  } finally {
+    reader.close();
+  }
+}
