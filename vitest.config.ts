@@ -11,7 +11,11 @@ export const builtPackageTests = ['test/package/**/*.test.ts', 'test/docs/**/*.t
  * into a site): `npm run build` first. The mutation run leaves them out: its sandbox has no
  * dist/, and they would not see its mutants (test/house.test.ts keeps this list whole).
  */
-export const builtFileTests = ['test/server/queue/file-queue.clock.test.ts', 'test/proxy/nextjs.front.test.ts'];
+export const builtFileTests = [
+  'test/server/queue/file-queue.clock.test.ts',
+  'test/server/queue/file-queue-disk.clock.test.ts',
+  'test/proxy/nextjs.front.test.ts',
+];
 /**
  * Tests of the sources against real servers started for them (`.redis`: redis-server,
  * `.nginx`: nginx), whose leases and rate windows run on the servers' clocks, and on the
