@@ -17,6 +17,7 @@ import {
   createFirstPartyProxy,
   createTokenSource,
   isDeviceRiskError,
+  NotCheckedError,
   toNodeHandler,
   type DeviceRiskClient,
 } from '../server/index.js';
@@ -26,10 +27,11 @@ import type { Store } from '../server/store/store.js';
 import { DEFAULT_URI_HOOK } from '../shared/constants.js';
 import { createFileStore } from './file-store.js';
 import { createOutbox, type Outbox } from './outbox.js';
-import { orderKey, verifyOrderToken, OrderTokenError, ORDER_TOKEN_HEADER } from './order-token.js';
+import { OrderTokenError } from './order-token.js';
+import { checkoutDoor } from './checkout-door.js';
 import { router, type Route } from './routes.js';
 import type { GatewaySettings } from './settings.js';
-import { decisionEvent } from './webhook.js';
+import { decisionEvent, failureEvent } from './webhook.js';
 import { adminRoutes, decisionsRoute, healthRoute, openApiRoute } from './extra-routes.js';
 import { createStatusMonitor } from '../server/status/monitor.js';
 
@@ -114,17 +116,24 @@ function serviceClient(settings: GatewaySettings, fetcher: typeof fetch | undefi
 }
 
 const describe = (error: unknown) =>
-  isDeviceRiskError(error) || error instanceof OrderTokenError
-    ? `${error.code} ${error.message}`
-    : error instanceof Error
-      ? `${error.name} ${error.message}`
-      : String(error);
+  error instanceof NotCheckedError
+    ? `${error.code} ${error.message} (order ${error.customerInternalReference})`
+    : isDeviceRiskError(error) || error instanceof OrderTokenError
+      ? `${error.code} ${error.message}`
+      : error instanceof Error
+        ? `${error.name} ${error.message}`
+        : String(error);
 
 export async function startGateway(settings: GatewaySettings, options: GatewayOptions = {}): Promise<Gateway> {
   const log = options.log ?? ((line: string) => console.error(`blackbox-capture gateway: ${line}`));
-  const onError = (error: unknown) => log(describe(error));
   const client = serviceClient(settings, options.fetch);
   const kept = await keeping(settings);
+  const onError = (error: unknown) => {
+    log(describe(error));
+    // An accepted checkout never to be checked: the shop is told, signed, once (docs/gateway.md#the-failure-webhook).
+    if (error instanceof NotCheckedError)
+      void tell(failureEvent(error, Date.now())).catch((failure: unknown) => log(describe(failure)));
+  };
   const outbox = createOutbox({
     store: kept.outboxStore,
     url: settings.decisionUrl,
@@ -133,7 +142,7 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
   const tell = (event: Parameters<Outbox['add']>[0]) => outbox.add(event).then(() => undefined);
-  const key = await orderKey(settings.orderSecret);
+  const door = await checkoutDoor({ store: kept.store, orderSecret: settings.orderSecret, log });
   const endpoint = createDeviceRiskHandler({
     client,
     allowedOrigins: settings.allowedOrigins,
@@ -142,18 +151,7 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
     store: kept.store,
     ...(settings.callbackUrl ? { callbackUrl: settings.callbackUrl } : {}),
     onError,
-    async resolveCustomer(request) {
-      try {
-        return await verifyOrderToken(request.headers.get(ORDER_TOKEN_HEADER), key);
-      } catch (error) {
-        if (!(error instanceof OrderTokenError)) throw error;
-        log(`refused a checkout: ${error.code}`);
-        return Response.json(
-          { error: { code: error.code, message: error.message } },
-          { status: 401, headers: { 'cache-control': 'no-store', 'www-authenticate': 'Order-Token' } },
-        );
-      }
-    },
+    resolveCustomer: (request) => door.resolveCustomer(request),
     onResult: (details, context) => tell(decisionEvent(details, context, details, Date.now())),
   });
   const callbacks = createCallbackHandler({
@@ -166,7 +164,14 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
   const proxy = createFirstPartyProxy({ prefix: DEFAULT_URI_HOOK, collectorUrl: settings.collectorUrl, onError });
   let closing: Promise<void> | undefined;
   const routes: Route[] = [
-    { path: '/device-risk', handler: endpoint },
+    {
+      path: '/device-risk',
+      async handler(request, context) {
+        const answer = await endpoint(request, context);
+        await door.answered(request, answer).catch(onError);
+        return answer;
+      },
+    },
     { path: `${DEFAULT_URI_HOOK}/*`, handler: proxy },
     { path: '/callback', handler: callbacks },
     decisionsRoute(outbox, settings.decisionsToken, log),

@@ -4,6 +4,7 @@
  * userReference) for at most an hour (`exp`). Checked with WebCrypto (`crypto.subtle.verify`
  * compares the MAC in constant time), no dependency; a refusal has a stable code.
  */
+import { referenceRuleBroken } from '../server/api/account.js';
 
 export const ORDER_TOKEN_HEADER = 'order-token';
 /** The longest an order token may live ahead of now, in seconds. */
@@ -13,7 +14,18 @@ const SKEW_SECONDS = 60;
 /** The service's limit on customerInternalReference and userReference (docs/vendor-contract.md). */
 const MAX_REFERENCE_LENGTH = 100;
 
-export const ORDER_TOKEN_CODES = ['order_token_missing', 'order_token_invalid', 'order_token_expired'] as const;
+/**
+ * The HTTP status of a refused Order-Token: 422 for an authentic token whose order the service
+ * would refuse (`sub`: no retry with it can succeed), 401 for a token that proves nothing.
+ */
+export const orderTokenStatus = (code: OrderTokenCode): number => (code === 'order_token_sub_invalid' ? 422 : 401);
+
+export const ORDER_TOKEN_CODES = [
+  'order_token_missing',
+  'order_token_invalid',
+  'order_token_expired',
+  'order_token_sub_invalid',
+] as const;
 export type OrderTokenCode = (typeof ORDER_TOKEN_CODES)[number];
 
 export class OrderTokenError extends Error {
@@ -76,13 +88,14 @@ export async function verifyOrderToken(
   if (exp > nowSeconds + MAX_ORDER_TOKEN_SECONDS + SKEW_SECONDS)
     throw invalid(`expires more than ${MAX_ORDER_TOKEN_SECONDS} s ahead`);
   if (typeof nbf === 'number' && nbf > nowSeconds + SKEW_SECONDS) throw invalid('is not valid yet (nbf)');
-  if (!isReference(sub)) throw invalid(`sub must be the order's reference (1 to ${MAX_REFERENCE_LENGTH} characters)`);
-  if (uref !== undefined && !isReference(uref)) throw invalid(`uref must be 1 to ${MAX_REFERENCE_LENGTH} characters`);
+  if (typeof sub !== 'string') throw invalid("sub must be the order's reference");
+  if (uref !== undefined && (typeof uref !== 'string' || uref === '' || uref.length > MAX_REFERENCE_LENGTH))
+    throw invalid(`uref must be 1 to ${MAX_REFERENCE_LENGTH} characters`);
+  // The service's own rule, the kit's one check of it: an order it would refuse is refused here.
+  const broken = referenceRuleBroken({ customerInternalReference: sub });
+  if (broken) throw new OrderTokenError('order_token_sub_invalid', `the Order-Token's sub: ${broken}`);
   return { customerInternalReference: sub, ...(uref === undefined ? {} : { userReference: uref }) };
 }
-
-const isReference = (value: unknown): value is string =>
-  typeof value === 'string' && value.length > 0 && value.length <= MAX_REFERENCE_LENGTH;
 
 function json(bytes: Uint8Array | undefined): Record<string, unknown> | undefined {
   if (!bytes) return undefined;

@@ -10,14 +10,14 @@ import { doublingMs } from '../server/api/retry.js';
 import { pendingList } from '../server/callbacks/pending.js';
 import { ownerMark } from '../server/store/lease.js';
 import { keyPart, type Store } from '../server/store/store.js';
-import { signWebhook, webhookId, type DecisionEvent } from './webhook.js';
+import { eventWebhookId, signWebhook, type WebhookEvent } from './webhook.js';
 
 /** How long a decision is kept, delivered or not: a week of retries, and GET /decisions after. */
 export const OUTBOX_TTL_MS = 7 * 24 * 3_600_000;
 
 export interface OutboxRecord {
   id: string;
-  event: DecisionEvent;
+  event: WebhookEvent;
   attempts: number;
   /** Epoch ms of the next attempt. */
   nextAt: number;
@@ -46,8 +46,8 @@ export interface OutboxOptions {
 }
 
 export interface Outbox {
-  /** Keeps the decision and sends it; false when this execution's decision was already kept (told once). */
-  add(event: DecisionEvent): Promise<boolean>;
+  /** Keeps the event and sends it; false when this execution's decision (or this order's failure) was already kept (told once). */
+  add(event: WebhookEvent): Promise<boolean>;
   /** The latest decision of an order, for GET /decisions/{reference}. */
   latest(customerInternalReference: string): Promise<OutboxRecord | undefined>;
   /** Tries every pending decision whose time has come (also every `intervalMs` once started). */
@@ -134,9 +134,9 @@ export function createOutbox(options: OutboxOptions): Outbox {
 
   return {
     async add(event) {
-      const execution = event.data.workflowExecutionId;
-      const key = recordKey(execution);
-      const record: OutboxRecord = { id: webhookId(execution), event, attempts: 0, nextAt: now() };
+      const id = eventWebhookId(event);
+      const key = recordKey(id.slice('msg_'.length));
+      const record: OutboxRecord = { id, event, attempts: 0, nextAt: now() };
       if (!(await store.setIfAbsent(key, JSON.stringify(record), OUTBOX_TTL_MS))) return false;
       if (event.data.customerInternalReference)
         await store.set(orderKey(event.data.customerInternalReference), key, OUTBOX_TTL_MS);

@@ -4,6 +4,7 @@
  * `webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body">` keyed with the bytes of
  * the `whsec_` secret (docs/gateway.md#the-decision-webhook).
  */
+import { createHash } from 'node:crypto';
 import type { DeviceRiskDetails, WorkflowStatus } from '../server/api/result.js';
 
 export const DECISION_EVENT = 'device_risk.decision';
@@ -24,6 +25,56 @@ export interface DecisionEvent {
   timestamp: string;
   data: DecisionData;
 }
+
+export const FAILURE_EVENT = 'device_risk.failed';
+
+/**
+ * An accepted checkout that will never be checked, told once instead of a decision: which
+ * order, and why (`code`, stable: the kit's NotCheckedError reason, docs/gateway.md#the-failure-webhook).
+ */
+export interface FailureEvent {
+  type: typeof FAILURE_EVENT;
+  /** When the gateway gave the checkout up (ISO 8601). */
+  timestamp: string;
+  data: {
+    customerInternalReference: string;
+    userReference: string | null;
+    /** Why: `invalid_account_request`, `request_rejected`, `blackbox_stale` (not checked in time), `shutting_down`... */
+    code: string;
+    /** The last try's failure, when it was given up in time (`token_rejected`, `network_error`...). */
+    lastError: string | null;
+  };
+}
+
+/** What the outbox sends: a decision, or the failure that stands for one. */
+export type WebhookEvent = DecisionEvent | FailureEvent;
+
+/** The event of a checkout never checked (the kit's NotCheckedError). */
+export function failureEvent(
+  failure: { customerInternalReference: string; userReference?: string; reason: string; lastError?: string },
+  at: number,
+): FailureEvent {
+  return {
+    type: FAILURE_EVENT,
+    timestamp: new Date(at).toISOString(),
+    data: {
+      customerInternalReference: failure.customerInternalReference,
+      userReference: failure.userReference ?? null,
+      code: failure.reason,
+      lastError: failure.lastError ?? null,
+    },
+  };
+}
+
+/**
+ * The webhook-id of an event, the same on every retry and instance: a decision's is its
+ * execution's; a failure's is its order's (one order, one check: gateway.ts), so that each
+ * is told once.
+ */
+export const eventWebhookId = (event: WebhookEvent): string =>
+  event.type === FAILURE_EVENT
+    ? `msg_failed_${createHash('sha256').update(event.data.customerInternalReference).digest('hex').slice(0, 32)}`
+    : webhookId(event.data.workflowExecutionId);
 
 /** The webhook-id of an execution's decision: the same on every retry and instance, so the shop can drop duplicates. */
 export const webhookId = (workflowExecutionId: string): string => `msg_${workflowExecutionId.toLowerCase()}`;

@@ -205,6 +205,8 @@ export const queuedMessages = {
   notChecked: (keyStart: string) =>
     `a checkout accepted by this instance was not checked: the handler closed with it still in its memory queue (key ${keyStart}\u2026). ` +
     'Check it another way (its order is on this error), and give a fleet createBullmqQueue so that another instance takes such checkouts',
+  givenUp: (keyStart: string, reason: string) =>
+    `a checkout accepted (key ${keyStart}\u2026) will never be checked (${reason}): its order is on this error, to tell the shop`,
   /** A second queue on a journal (queue/path-lock.ts): both would check every checkout. */
   pathInUse: (path: string, pid: number) =>
     `${path} is held by another queue (process ${pid}, lock ${path}.lock): two queues on one journal ` +

@@ -5,7 +5,14 @@ import { startGateway, type Gateway } from '../../src/gateway/gateway.js';
 import { parseSettings } from '../../src/gateway/settings.js';
 import { closeServers } from '../support/http.js';
 import { useEmulators } from '../support/kit.js';
-import { DECISIONS_TOKEN, gatewayEnvironment, postCheckout, webhookReceiver } from '../support/gateway.js';
+import {
+  DECISIONS_TOKEN,
+  gatewayEnvironment,
+  ORDER_SECRET,
+  postCheckout,
+  webhookReceiver,
+} from '../support/gateway.js';
+import { mintOrderToken } from '../../src/gateway/order-token.js';
 import { haveRedis, startRedisServer, type RedisServer } from '../support/redis.js';
 
 let redis: RedisServer | undefined;
@@ -44,5 +51,23 @@ describe.skipIf(!haveRedis)('a fleet of gateways on one Redis', () => {
       delivered: true,
       data: { customerInternalReference: 'fleet-order-0' },
     });
+  }, 60_000);
+
+  it('checks an order once across the fleet: of checkouts posted at once to either, one is accepted, the rest 409', async () => {
+    const emulator = await startEmulator();
+    const shop = await webhookReceiver();
+    const env = gatewayEnvironment(emulator, shop.url, { REDIS_URL: redis!.url, TRUSTED_FRONTS: '127.0.0.1' });
+    for (let i = 0; i < 2; i++) gateways.push(await startGateway(parseSettings(env), { log: () => {} }));
+    const token = await mintOrderToken(ORDER_SECRET, { customerInternalReference: 'fleet-order-once' });
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        postCheckout(gateways[i % 2]!.url, { token, from: `203.0.113.${i + 1}` }).then((answer) => answer.status),
+      ),
+    );
+    expect(answers.sort()).toEqual([202, 409, 409, 409, 409, 409]);
+    await expect.poll(shop.orders, { timeout: 30_000 }).toEqual(['fleet-order-once']);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(shop.received).toHaveLength(1);
+    expect(emulator.inspect.transactions()).toHaveLength(1);
   }, 60_000);
 });

@@ -5,6 +5,7 @@
  * the document, or a documented code the kit no longer has, fails here.
  * test/gateway/openapi.emulator.test.ts holds the document to the running gateway's answers.
  */
+import { ORDER_ALREADY_CHECKED } from '../../src/gateway/order-claim.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
@@ -43,6 +44,7 @@ function kitCodes(): Set<string> {
     ...constants(errors, 'ERR_'),
     ...constants(http, 'REFUSED_'),
     ...ORDER_TOKEN_CODES,
+    ORDER_ALREADY_CHECKED,
     ...gatewayRouteCodes(),
   ]);
 }

@@ -1,8 +1,16 @@
 import { createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { decisionEvent, signWebhook, webhookId } from '../../src/gateway/webhook.js';
+import {
+  decisionEvent,
+  eventWebhookId,
+  failureEvent,
+  signWebhook,
+  webhookId,
+  type FailureEvent,
+} from '../../src/gateway/webhook.js';
 import type { DeviceRiskDetails } from '../../src/server/index.js';
+import { offWebhook } from '../support/openapi.js';
 import { snippet } from '../support/readme.js';
 
 const KEY = new Uint8Array(32).map((_, i) => i);
@@ -83,5 +91,22 @@ describe('the decision webhook', () => {
       Date.parse(shown.timestamp),
     );
     expect(made).toEqual(shown);
+  });
+
+  it("tells a checkout never checked as docs/gateway.md shows ('gateway-failure-body'), one id per order", () => {
+    const shown = JSON.parse(snippet('gateway-failure-body').code) as FailureEvent;
+    const made = failureEvent(
+      { customerInternalReference: 'order-1002', reason: 'blackbox_stale', lastError: 'token_rejected' },
+      Date.parse(shown.timestamp),
+    );
+    expect(made).toEqual(shown);
+    expect(offWebhook(made, 'failed')).toEqual([]);
+    const again = failureEvent({ customerInternalReference: 'order-1002', reason: 'request_rejected' }, 0);
+    expect(eventWebhookId(again)).toBe(eventWebhookId(made));
+    expect(eventWebhookId(failureEvent({ customerInternalReference: 'order-1003', reason: 'x' }, 0))).not.toBe(
+      eventWebhookId(made),
+    );
+    // The order's reference is not readable in the id (it is a digest).
+    expect(eventWebhookId(made)).not.toContain('1002');
   });
 });

@@ -1,14 +1,17 @@
 // The gateway's tests' harness (test/gateway/): the shop's webhook receiver, verifying each
 // delivery with the Standard Webhooks library; the environment `serve` reads on an emulator;
 // a checkout as the browser package posts it, with its Order-Token.
-import { mkdtempSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { build } from 'esbuild';
 import { Webhook } from 'standardwebhooks';
+import { expect } from 'vitest';
 import type { Emulator } from '../../src/emulator/index.js';
 import { mintOrderToken } from '../../src/gateway/order-token.js';
-import type { DecisionEvent } from '../../src/gateway/webhook.js';
+import type { WebhookEvent } from '../../src/gateway/webhook.js';
 import { serve } from './http.js';
 import { blackboxOf, SHOP } from './kit.js';
 
@@ -18,14 +21,14 @@ export const DECISIONS_TOKEN = 'the-bearer-of-get-decisions-32chars';
 
 /** The shop's webhook receiver: answers `status()`, keeps every delivery it answered 2xx, verified. */
 export async function webhookReceiver(status: () => number = () => 204) {
-  const received: Array<{ id: string; event: DecisionEvent }> = [];
+  const received: Array<{ id: string; event: WebhookEvent }> = [];
   let attempts = 0;
   const url = await serve((req: IncomingMessage, res) => {
     let body = '';
     req.on('data', (chunk: Buffer) => (body += chunk.toString()));
     req.on('end', () => {
       attempts++;
-      const event = new Webhook(WEBHOOK_SECRET).verify(body, req.headers as Record<string, string>) as DecisionEvent;
+      const event = new Webhook(WEBHOOK_SECRET).verify(body, req.headers as Record<string, string>) as WebhookEvent;
       const answer = status();
       if (answer < 300) received.push({ id: req.headers['webhook-id'] as string, event });
       res.writeHead(answer).end();
@@ -83,4 +86,97 @@ export async function postCheckout(url: string, order: { order?: string; token?:
     },
     body: JSON.stringify({ blackbox: blackboxOf(key) }),
   });
+}
+
+/**
+ * `blackbox-capture serve` from the source, as a process of its own (SIGTERM, a Redis that
+ * stops, sockets): src/doctor/cli.ts bundled once per test file with esbuild, the packages left
+ * external (resolved from this repository's node_modules), beside the OpenAPI document it serves.
+ */
+let bundledCli: Promise<string> | undefined;
+function sourceCli(): Promise<string> {
+  return (bundledCli ??= (async () => {
+    const cache = join(process.cwd(), 'node_modules', '.cache');
+    mkdirSync(cache, { recursive: true });
+    const dir = mkdtempSync(join(cache, 'gateway-cli-'));
+    await build({
+      entryPoints: ['src/doctor/cli.ts'],
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      packages: 'external',
+      outfile: join(dir, 'cli.mjs'),
+      logLevel: 'warning',
+    });
+    copyFileSync('src/gateway/openapi.json', join(dir, 'openapi.json'));
+    return join(dir, 'cli.mjs');
+  })());
+}
+
+export interface GatewayProcess {
+  child: ChildProcess;
+  url: string;
+  adminUrl?: string;
+  /** stdout and stderr so far. */
+  output(): string;
+  /** The exit code (null: ended by a signal). */
+  exited: Promise<number | null>;
+}
+
+const running: ChildProcess[] = [];
+/** Ends every gateway process a test left running (afterEach). */
+export function killGatewayProcesses(): void {
+  for (const child of running.splice(0))
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+}
+
+/** Writes `env` as an env file in a directory of its own; its path. */
+export function writeEnvFile(env: Record<string, string>, prefix = ''): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'bbc-gateway-env-')), 'gateway.env');
+  writeFileSync(
+    path,
+    prefix +
+      Object.entries(env)
+        .map(([name, value]) => `${name}=${value}\n`)
+        .join(''),
+  );
+  return path;
+}
+
+/**
+ * `blackbox-capture serve --env-file <file of env>` as a process; resolves once it listens
+ * (`wait: false`: at once, for one that is to refuse its configuration).
+ */
+export async function startGatewayProcess(
+  env: Record<string, string>,
+  options: { args?: string[]; wait?: boolean } = {},
+): Promise<GatewayProcess> {
+  const cli = await sourceCli();
+  const args = options.args ?? ['--env-file', writeEnvFile(env)];
+  // Only PATH and HOME: vitest's own variables (BASE_URL among them) would override the file's.
+  const child = spawn(process.execPath, [cli, 'serve', ...args], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.push(child);
+  let out = '';
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const listening = /^blackbox-capture gateway on (http:\/\/\S+?)(?: \(admin (http:\/\/\S+)\))?$/m;
+  if (options.wait !== false)
+    await Promise.race([
+      expect.poll(() => out, { timeout: 20_000 }).toMatch(listening),
+      exited.then((code) => {
+        throw new Error(`the gateway exited (${code}) before listening:\n${out}`);
+      }),
+    ]);
+  const match = listening.exec(out);
+  return {
+    child,
+    url: match?.[1] ?? '',
+    ...(match?.[2] ? { adminUrl: match[2] } : {}),
+    output: () => out,
+    exited,
+  };
 }

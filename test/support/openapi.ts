@@ -93,10 +93,10 @@ export async function offDocument(path: string, method: string, response: Respon
   return problems;
 }
 
-/** Whether `body` is a decision webhook's body, as the document's `webhooks` describe it. */
-export function offWebhook(body: unknown): string[] {
+/** Whether `body` is a webhook's body (`decision`, or `failed`), as the document's `webhooks` describe it. */
+export function offWebhook(body: unknown, webhook: 'decision' | 'failed' = 'decision'): string[] {
   const validate = ajv.getSchema(
-    `openapi.json#/${pointer('webhooks', 'decision', 'post', 'requestBody', 'content', 'application/json', 'schema')}`,
+    `openapi.json#/${pointer('webhooks', webhook, 'post', 'requestBody', 'content', 'application/json', 'schema')}`,
   )!;
   return validate(body) ? [] : [ajv.errorsText(validate.errors)];
 }

@@ -152,6 +152,7 @@ export const RUN_BY: Record<string, string> = {
   'doctor-command': 'test/package/doctor.test.ts',
   'gateway-serve': 'test/package/gateway.test.ts',
   'gateway-webhook-body': 'test/gateway/webhook.test.ts',
+  'gateway-failure-body': 'test/gateway/webhook.test.ts',
   layout: 'test/docs/readme.test.ts',
   'gateway-php': 'test/docs/gateway-backends.test.ts',
   'gateway-python': 'test/docs/gateway-backends.test.ts',

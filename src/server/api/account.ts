@@ -79,6 +79,23 @@ export function callbackUrlRuleBroken(value: unknown, local = false): string | u
 }
 
 /**
+ * The service's rules for an order's references (docs/vendor-contract.md#the-account-request):
+ * `customerInternalReference` 1 to 100 characters, none of `<>"/;\`%{}|`; `userReference` at
+ * most 100. The one place they are checked: before the account call, and where a checkout
+ * names its order (the endpoint, the gateway's Order-Token), so that an order the service
+ * would refuse is refused at the door, never accepted and then dropped. The rule broken, or
+ * undefined.
+ */
+export function referenceRuleBroken(order: { customerInternalReference?: unknown; userReference?: unknown }) {
+  const reference = order.customerInternalReference;
+  if (typeof reference !== 'string' || reference === '' || reference.length > 100) return apiMessages.referenceLength;
+  if (FORBIDDEN_REFERENCE.test(reference)) return apiMessages.referenceCharacters;
+  const user = order.userReference;
+  if (user !== undefined && (typeof user !== 'string' || user.length > 100)) return apiMessages.userReferenceLength;
+  return undefined;
+}
+
+/**
  * The documented rules of an account request (docs/vendor-contract.md#the-account-request),
  * checked before the call: the service refuses a bad one with a 400 that no retry can mend.
  * `local`: the service is on loopback (callbackUrlRuleBroken).
@@ -87,13 +104,10 @@ export function checkAccountRequest(body: AccountRequest, options: { local?: boo
   const refuse = (message: string) => {
     throw new DeviceRiskError(ERR_INVALID_ACCOUNT_REQUEST, message, { operation: 'account' });
   };
-  const reference = body?.customerInternalReference;
-  if (typeof reference !== 'string' || reference === '' || reference.length > 100) refuse(apiMessages.referenceLength);
-  if (FORBIDDEN_REFERENCE.test(reference)) refuse(apiMessages.referenceCharacters);
+  const brokenReference = referenceRuleBroken(body ?? {});
+  if (brokenReference) refuse(brokenReference);
   const key = body.workflowDefinition?.key;
   if ((typeof key !== 'string' && typeof key !== 'number') || key === '') refuse(apiMessages.definitionKeyRequired);
-  if (body.userReference !== undefined && (typeof body.userReference !== 'string' || body.userReference.length > 100))
-    refuse(apiMessages.userReferenceLength);
   if (body.callbackUrl !== undefined) {
     const broken = callbackUrlRuleBroken(body.callbackUrl, options.local);
     if (broken) refuse(broken);

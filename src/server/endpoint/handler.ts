@@ -5,8 +5,10 @@
  * and the blackbox repaired when a page mangled it (repair.ts). Its HTTP answers are here.
  */
 import type { DeviceRiskClient } from '../api/device-risk-client.js';
+import { referenceRuleBroken } from '../api/account.js';
 import {
   DeviceRiskError,
+  ERR_INVALID_ACCOUNT_REQUEST,
   ERR_INVALID_BLACKBOX,
   ERR_INVALID_CONFIGURATION,
   ERR_RATE_LIMITED,
@@ -336,6 +338,12 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
       return refuse(500, REFUSED_CUSTOMER_LOOKUP, endpointMessages.customerUnresolved);
     }
     if (customer instanceof Response) return customer;
+    // An order the service would refuse is refused now (422, permanent), never accepted and then dropped.
+    const brokenReference = referenceRuleBroken(customer);
+    if (brokenReference) {
+      onError(new DeviceRiskError(ERR_INVALID_ACCOUNT_REQUEST, brokenReference, { operation: 'account' }));
+      return refuse(422, ERR_INVALID_ACCOUNT_REQUEST, brokenReference);
+    }
     const refusedCustomer = admission.customer(customer.customerInternalReference);
     if (refusedCustomer) return refusedCustomer;
     try {

@@ -13,11 +13,12 @@ import {
   ERR_NOT_CHECKED,
   ERR_QUEUE_FULL,
   ERR_RATE_LIMITED,
+  ERR_SHUTTING_DOWN,
   ERR_STORE_UNAVAILABLE,
   isDeviceRiskError,
   isRedisFull,
 } from '../errors.js';
-import { json, refuse } from '../http.js';
+import { json, refuse, REFUSED_INTERNAL } from '../http.js';
 import { queuedMessages } from '../messages.js';
 import { recordQueue, recordQueueWait, observeBacklog } from '../metrics.js';
 import { createBacklogWarning, createDrainMeter, createLateCheck, type BacklogFigures } from '../queue/backlog.js';
@@ -30,8 +31,11 @@ import type { createIdempotency } from './idempotency.js';
 import { markStale, readKeyRecord, recordedAnswer as keyRecordAnswer, recordKeyOf, reused } from './key-record.js';
 
 /**
- * An accepted checkout (202) that will never be checked: its instance's memory queue held it
- * when the handler closed. Told to onError once per checkout, with which order it was.
+ * An accepted checkout (202) that will never be checked, told to onError once per checkout
+ * with which order it was and why (`reason`): its instance's memory queue held it when the
+ * handler closed (`shutting_down`), it was given up past the trust bound (`blackbox_stale`,
+ * with the last try's failure in `lastError`), or its check failed for good (the failure's
+ * code: `invalid_account_request`, `request_rejected`, `invalid_configuration`...).
  */
 export class NotCheckedError extends DeviceRiskError {
   /** The checkout's reference (its Idempotency-Key), as the 202 gave it. */
@@ -40,13 +44,24 @@ export class NotCheckedError extends DeviceRiskError {
   readonly userReference?: string;
   /** When it was accepted (epoch ms). */
   readonly acceptedAt: number;
+  /** Why it will never be checked: a code of the kit's. */
+  readonly reason: string;
+  /** The code of the last failed try, when it was given up past the trust bound. */
+  readonly lastError?: string;
 
-  constructor(job: CheckJob) {
-    super(ERR_NOT_CHECKED, queuedMessages.notChecked(job.key.slice(0, 8)), { operation: 'queue' });
+  constructor(job: CheckJob, reason: string = ERR_SHUTTING_DOWN, lastError?: string) {
+    const keyStart = job.key.slice(0, 8);
+    super(
+      ERR_NOT_CHECKED,
+      reason === ERR_SHUTTING_DOWN ? queuedMessages.notChecked(keyStart) : queuedMessages.givenUp(keyStart, reason),
+      { operation: 'queue' },
+    );
     this.reference = job.key;
     this.customerInternalReference = job.customer.customerInternalReference;
     if (job.customer.userReference !== undefined) this.userReference = job.customer.userReference;
     this.acceptedAt = job.acceptedAt;
+    this.reason = reason;
+    if (lastError !== undefined) this.lastError = lastError;
   }
 
   /** Names the order, not its key: the key is the browser's retry token. */
@@ -55,6 +70,8 @@ export class NotCheckedError extends DeviceRiskError {
       ...super.toJSON(),
       customerInternalReference: this.customerInternalReference,
       userReference: this.userReference,
+      reason: this.reason,
+      ...(this.lastError === undefined ? {} : { lastError: this.lastError }),
     };
   }
 }
@@ -92,6 +109,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
   const behind = createBacklogWarning(maxQueuedMs);
   /** Failed tries per job in this process: the backoff of a check that keeps failing. */
   const tries = new Map<string, number>();
+  const notChecked = notCheckedTeller(onError);
 
   const backlog = () => backlogOf(queue, meter);
 
@@ -140,8 +158,9 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
   }
 
   /** Leaves the queue: counted in the drain rate when it was tried, apart from it when dropped stale. */
-  function finished(job: CheckJob, event: 'checked' | 'failed' | 'stale'): JobRun {
+  function finished(job: CheckJob, event: 'checked' | 'failed' | 'stale', why?: unknown): JobRun {
     tries.delete(job.key);
+    notChecked.finished(job, event, why);
     const stale = event === 'stale';
     if (stale) meter.stale();
     else meter.drained();
@@ -201,7 +220,8 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
 
   function failedTry(job: CheckJob, error: unknown): JobRun {
     const kind = failureKind(error);
-    if (kind === 'permanent') return finished(job, 'failed');
+    if (kind === 'permanent') return finished(job, 'failed', error);
+    notChecked.tried(job, error);
     if (kind === 'limited') {
       // The tenant's quota: nothing else may start before it refills, and this job keeps its place.
       recordQueue('service_refused');
@@ -228,10 +248,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     async close() {
       unobserve();
       await queue.close();
-      for (const job of queue.leftBehind?.() ?? []) {
-        recordQueue('failed');
-        onError(new NotCheckedError(job));
-      }
+      notChecked.leftBehind(queue.leftBehind?.() ?? []);
     },
   };
 }
@@ -276,6 +293,33 @@ function queueFailure(error: unknown): unknown {
     operation: 'queue',
     cause: error,
   });
+}
+
+/**
+ * Tells each job that leaves the queue unchecked (given up stale, failed for good, or left in a
+ * memory queue at close) as a
+ * NotCheckedError, once, with its order and why: so that the shop can be told (the gateway's
+ * device_risk.failed). A stale one names its last try's failure here (`lastError`).
+ */
+function notCheckedTeller(onError: (error: unknown) => void) {
+  const lastErrors = new Map<string, string>();
+  const codeOf = (error: unknown) => (isDeviceRiskError(error) ? error.code : REFUSED_INTERNAL);
+  return {
+    tried: (job: CheckJob, error: unknown) => void lastErrors.set(job.key, codeOf(error)),
+    finished(job: CheckJob, event: 'checked' | 'failed' | 'stale', why: unknown) {
+      const lastError = lastErrors.get(job.key);
+      lastErrors.delete(job.key);
+      if (event === 'stale') onError(new NotCheckedError(job, ERR_BLACKBOX_STALE, lastError));
+      if (event === 'failed') onError(new NotCheckedError(job, codeOf(why)));
+    },
+    /** What a memory queue held at close(): never checked here. */
+    leftBehind(jobs: readonly CheckJob[]) {
+      for (const job of jobs) {
+        recordQueue('failed');
+        onError(new NotCheckedError(job, ERR_SHUTTING_DOWN));
+      }
+    },
+  };
 }
 
 /** What a failed try means: never to succeed, the tenant's limit reached, or trouble that passes. */

@@ -142,6 +142,25 @@ describe('refusals before any call: status and code', () => {
     }
   });
 
+  it('an order the service would refuse is refused at the door: 422 invalid_account_request, told, never accepted', async () => {
+    const { client, calls } = stubClient();
+    for (const order of [
+      { customerInternalReference: 'INV/2026/0001' },
+      { customerInternalReference: 'A%20B' },
+      { customerInternalReference: '' },
+      { customerInternalReference: 'o'.repeat(101) },
+      { customerInternalReference: 'order-1', userReference: 'u'.repeat(101) },
+    ]) {
+      const errors: unknown[] = [];
+      const response = await handlerWith(client, { resolveCustomer: () => order, onError: (e) => errors.push(e) })(
+        post({ blackbox: BLACKBOX }),
+      );
+      expect([response.status, await codeOf(response)]).toEqual([422, 'invalid_account_request']);
+      expect(errors).toMatchObject([{ code: 'invalid_account_request' }]);
+    }
+    expect(calls).toEqual([]);
+  });
+
   it('a resolveCustomer that throws is 500 customer_lookup_failed, told to onError (the console without one), with no call', async () => {
     const { client, calls } = stubClient();
     const errors: unknown[] = [];

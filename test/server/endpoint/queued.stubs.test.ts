@@ -269,9 +269,16 @@ describe('the endpoint answers at once and checks when the quota allows (the def
     open();
     await queue.idle();
     expect(calls).toEqual(['create order-1', 'upload wf-1', 'finalize wf-1']);
+    // Each told twice: why (blackbox_stale), then as never checked, with its order (NotCheckedError).
     expect(errors.map((e) => e.code).filter((code) => code !== 'backlog_behind')).toEqual([
       'blackbox_stale',
+      'not_checked',
       'blackbox_stale',
+      'not_checked',
+    ]);
+    expect(errors.filter((e) => e.code === 'not_checked')).toMatchObject([
+      { reason: 'blackbox_stale', customerInternalReference: 'order-2' },
+      { reason: 'blackbox_stale', customerInternalReference: 'order-3' },
     ]);
     expect(errors[0]!.message).not.toContain('key-0000000002');
     await handler.close();
@@ -333,7 +340,11 @@ describe('the endpoint answers at once and checks when the quota allows (the def
     await handler(post('key-0000000001', 'order-1'));
     await handler(post('key-0000000002', 'order-2'));
     await queue.idle();
-    expect(errors.map((e) => e.code)).toEqual(['request_rejected', 'upstream_error']);
+    expect(errors.map((e) => e.code)).toEqual(['request_rejected', 'not_checked', 'upstream_error']);
+    // The refused checkout is told as never checked, with its order and why: the gateway's device_risk.failed.
+    expect(errors[1]).toBeInstanceOf(NotCheckedError);
+    expect(errors[1]).toMatchObject({ reason: 'request_rejected', customerInternalReference: 'order-1' });
+    expect(JSON.parse(JSON.stringify(errors[1]))).toMatchObject({ reason: 'request_rejected' });
     expect(calls.filter((c) => c.startsWith('create'))).toEqual(['create order-2']);
     await handler.close();
   });
@@ -573,6 +584,7 @@ describe('each try of a queued check: when it comes back, and what a full queue 
         'blackbox_stale',
         expect.stringMatching(/accepted 60 s ago .* trust bound of 60 s and was not uploaded \(key key-0000\u2026\)$/),
       ],
+      ['not_checked', expect.stringMatching(/\(key key-0000\u2026\) will never be checked \(blackbox_stale\)/)],
     ]);
     // Its key has a final record: a re-post is refused for good (410), never queued or checked again,
     const again = await handler(post('key-0000000002', 'order-2'));
@@ -642,7 +654,9 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     expect(errors.map((e) => e.code)).toEqual(['store_unavailable']);
     away = false;
     expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true, stale: true });
-    expect(errors.map((e) => e.code)).toEqual(['store_unavailable', 'blackbox_stale']);
+    expect(errors.map((e) => e.code)).toEqual(['store_unavailable', 'blackbox_stale', 'not_checked']);
+    // Given up with the last try's failure named: what kept it from being checked in time.
+    expect(errors[2]).toMatchObject({ reason: 'blackbox_stale', lastError: 'store_unavailable' });
     expect(calls).toEqual([]);
     await handler.close();
   });
@@ -945,7 +959,10 @@ describe('what the queued checks count, and the stale record on any store', () =
     await handler(post('key-0000000001'));
     time += 2001;
     await hand.run(hand.jobs[0]!);
-    expect(errors.map((e) => [e.code, e.operation])).toEqual([['blackbox_stale', 'queue']]);
+    expect(errors.map((e) => [e.code, e.operation])).toEqual([
+      ['blackbox_stale', 'queue'],
+      ['not_checked', 'queue'],
+    ]);
     await handler.close();
   });
 

@@ -1,0 +1,50 @@
+/**
+ * The door of POST /device-risk: which order a checkout is for (its Order-Token:
+ * order-token.ts), whether the service would take that order (422 `order_token_sub_invalid`),
+ * and whether the order already has a checkout of its own (409 `order_already_checked`:
+ * order-claim.ts). Each refusal is logged; the claim of a checkout the endpoint did not accept
+ * is given back (docs/gateway.md#one-order-one-check).
+ */
+import type { CustomerMapping } from '../server/endpoint/check.js';
+import type { Store } from '../server/store/store.js';
+import { orderClaims, ORDER_ALREADY_CHECKED, type OrderClaim } from './order-claim.js';
+import { ORDER_TOKEN_HEADER, OrderTokenError, orderKey, orderTokenStatus, verifyOrderToken } from './order-token.js';
+
+const refusal = (status: number, code: string, message: string, headers: Record<string, string> = {}) =>
+  Response.json({ error: { code, message } }, { status, headers: { 'cache-control': 'no-store', ...headers } });
+
+export async function checkoutDoor(options: { store: Store; orderSecret: string; log: (line: string) => void }) {
+  const { log } = options;
+  const key = await orderKey(options.orderSecret);
+  const claims = orderClaims(options.store);
+  /** Each checkout's claim of its order, given back when the endpoint does not accept it. */
+  const claimed = new WeakMap<Request, OrderClaim>();
+  return {
+    /** The endpoint's resolveCustomer: the order, or the refusal. */
+    async resolveCustomer(request: Request): Promise<CustomerMapping | Response> {
+      let order;
+      try {
+        order = await verifyOrderToken(request.headers.get(ORDER_TOKEN_HEADER), key);
+      } catch (error) {
+        if (!(error instanceof OrderTokenError)) throw error;
+        // The rule a sub broke is told, never the sub: it may be what the rule forbids.
+        log(
+          `refused a checkout: ${error.code}${error.code === 'order_token_sub_invalid' ? ` (${error.message})` : ''}`,
+        );
+        const status = orderTokenStatus(error.code);
+        return refusal(status, error.code, error.message, status === 401 ? { 'www-authenticate': 'Order-Token' } : {});
+      }
+      const claim = await claims.claim(order.customerInternalReference, request.headers.get('idempotency-key'));
+      if (claim.refused) {
+        log(`refused a checkout: ${ORDER_ALREADY_CHECKED}`);
+        return refusal(409, ORDER_ALREADY_CHECKED, 'this order already has a checkout of its own');
+      }
+      claimed.set(request, claim);
+      return order;
+    },
+    /** After the endpoint's answer: a checkout not accepted gives its order's claim back. */
+    async answered(request: Request, answer: Response): Promise<void> {
+      if (answer.status >= 300) await claimed.get(request)?.release();
+    },
+  };
+}
