@@ -12,7 +12,7 @@ import { parseSettings, SettingsError, VARIABLES } from './settings.js';
 export const SERVE_USAGE = `usage: blackbox-capture serve [--env-file <path>]...
 
 Runs the gateway: POST /device-risk, /iojs/*, POST /callback, GET /decisions/{reference},
-GET /openapi.json, GET /healthz (and /status, /metrics on ADMIN_PORT). Configured by
+GET /openapi.json, GET /healthz, GET /readyz (and /status, /metrics on ADMIN_PORT). Configured by
 environment variables (docs/gateway.md): ${Object.keys(VARIABLES).join(', ')}.`;
 
 const say = (line: string) => console.error(`blackbox-capture serve: ${line}`);

@@ -20,6 +20,7 @@ import {
   NotCheckedError,
   toNodeHandler,
   type DeviceRiskClient,
+  type TokenSource,
 } from '../server/index.js';
 import { createFileQueue } from '../server/queue/file.js';
 import type { CheckQueue } from '../server/queue/queue.js';
@@ -29,6 +30,7 @@ import { createFileStore } from './file-store.js';
 import { createOutbox, type Outbox } from './outbox.js';
 import { OrderTokenError } from './order-token.js';
 import { checkoutDoor } from './checkout-door.js';
+import { createReadiness, readyRoute } from './readiness.js';
 import { router, type Route } from './routes.js';
 import type { GatewaySettings } from './settings.js';
 import { decisionEvent, failureEvent } from './webhook.js';
@@ -93,7 +95,10 @@ async function keeping(settings: GatewaySettings): Promise<Keeping> {
   };
 }
 
-function serviceClient(settings: GatewaySettings, fetcher: typeof fetch | undefined): DeviceRiskClient {
+function serviceClient(
+  settings: GatewaySettings,
+  fetcher: typeof fetch | undefined,
+): { client: DeviceRiskClient; tokenSource: TokenSource } {
   const service = settings.service;
   const common = { userAgent: settings.userAgent, ...(fetcher ? { fetch: fetcher } : {}) };
   const tokenSource = createTokenSource({
@@ -102,7 +107,7 @@ function serviceClient(settings: GatewaySettings, fetcher: typeof fetch | undefi
     ...common,
     ...('region' in service ? { region: service.region } : { tokenUrl: service.tokenUrl }),
   });
-  return createDeviceRiskClient({
+  const client = createDeviceRiskClient({
     tokenSource,
     ...common,
     ...('region' in service
@@ -113,6 +118,7 @@ function serviceClient(settings: GatewaySettings, fetcher: typeof fetch | undefi
           ...(service.retrievalBaseUrl ? { retrievalBaseUrl: service.retrievalBaseUrl } : {}),
         }),
   });
+  return { client, tokenSource };
 }
 
 const describe = (error: unknown) =>
@@ -126,7 +132,7 @@ const describe = (error: unknown) =>
 
 export async function startGateway(settings: GatewaySettings, options: GatewayOptions = {}): Promise<Gateway> {
   const log = options.log ?? ((line: string) => console.error(`blackbox-capture gateway: ${line}`));
-  const client = serviceClient(settings, options.fetch);
+  const { client, tokenSource } = serviceClient(settings, options.fetch);
   const kept = await keeping(settings);
   const onError = (error: unknown) => {
     log(describe(error));
@@ -163,6 +169,8 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
   });
   const proxy = createFirstPartyProxy({ prefix: DEFAULT_URI_HOOK, collectorUrl: settings.collectorUrl, onError });
   let closing: Promise<void> | undefined;
+  const readiness = createReadiness({ store: kept.store, queue: kept.queue, tokenSource, outbox, log });
+  const ready = readyRoute(readiness, () => closing !== undefined);
   const routes: Route[] = [
     {
       path: '/device-risk',
@@ -177,6 +185,7 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
     decisionsRoute(outbox, settings.decisionsToken, log),
     openApiRoute(options.openApi),
     healthRoute(() => closing !== undefined),
+    ready,
   ];
   const nodeOptions = { onError, trustedFronts: settings.trustedFronts };
   const main = await listen(createServer(toNodeHandler(router(routes), nodeOptions)), settings.port, settings.host);
@@ -187,7 +196,7 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
       ? await listen(
           createServer(
             toNodeHandler(
-              router([...(options.adminRoutes ?? []), ...adminRoutes(monitor, () => closing !== undefined)]),
+              router([...(options.adminRoutes ?? []), ...adminRoutes(monitor, () => closing !== undefined), ready]),
               nodeOptions,
             ),
           ),
@@ -202,6 +211,7 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
     close: () =>
       (closing ??= (async () => {
         // New checkouts are answered 503 shutting_down at once; the checks under way finish.
+        readiness.close();
         await endpoint.close();
         await callbacks.close();
         await outbox.close();

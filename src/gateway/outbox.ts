@@ -53,6 +53,11 @@ export interface Outbox {
   /** Tries every pending decision whose time has come (also every `intervalMs` once started). */
   pump(): Promise<void>;
   start(): void;
+  /**
+   * `ok`, or `outbox_unavailable` when its last read of the pending list failed or one has
+   * been under way longer than a lease (its store does not answer): GET /readyz.
+   */
+  health(): 'ok' | 'outbox_unavailable';
   /** Stops the timer and waits for the POSTs under way: what is not delivered stays in the store. */
   close(): Promise<void>;
 }
@@ -73,6 +78,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
   const running = new Set<Promise<void>>();
   let timer: ReturnType<typeof setInterval> | undefined;
   let pumping: Promise<void> | undefined;
+  let pumpStartedAt = 0;
+  let pumpFailed = false;
   let closed = false;
 
   /** One attempt at one record, under its lease. */
@@ -150,9 +157,18 @@ export function createOutbox(options: OutboxOptions): Outbox {
       return text === undefined ? undefined : (JSON.parse(text) as OutboxRecord);
     },
     pump() {
+      if (!pumping) pumpStartedAt = now();
       return (pumping ??= pumpOnce()
-        .catch((error: unknown) => onError(`outbox: ${(error as Error).message}`))
+        .then(() => void (pumpFailed = false))
+        .catch((error: unknown) => {
+          pumpFailed = true;
+          onError(`outbox: ${(error as Error).message}`);
+        })
         .finally(() => (pumping = undefined)));
+    },
+    health() {
+      const stuck = pumping !== undefined && now() - pumpStartedAt > leaseMs;
+      return pumpFailed || stuck ? 'outbox_unavailable' : 'ok';
     },
     start() {
       timer ??= setInterval(() => void this.pump(), options.intervalMs ?? 1000);
