@@ -143,6 +143,7 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
   const outbox = createOutbox({
     store: kept.outboxStore,
     url: settings.decisionUrl,
+    ...(settings.decisionAuthorization ? { authorization: settings.decisionAuthorization } : {}),
     key: settings.webhookKey,
     onError: log,
     ...(options.fetch ? { fetch: options.fetch } : {}),

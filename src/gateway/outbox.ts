@@ -32,6 +32,8 @@ export interface OutboxRecord {
 export interface OutboxOptions {
   store: Store;
   url: string;
+  /** The Authorization header of every POST (DECISION_URL's credentials as HTTP Basic), if any. Never logged. */
+  authorization?: string;
   key: Uint8Array<ArrayBuffer>;
   fetch?: typeof fetch;
   now?: () => number;
@@ -99,7 +101,12 @@ export function createOutbox(options: OutboxOptions): Outbox {
       const headers = await signWebhook(options.key, record.id, Math.floor(now() / 1000), body);
       const answer = await send(options.url, {
         method: 'POST',
-        headers: { ...headers, 'content-type': 'application/json', 'user-agent': 'blackbox-capture-gateway' },
+        headers: {
+          ...headers,
+          'content-type': 'application/json',
+          'user-agent': 'blackbox-capture-gateway',
+          ...(options.authorization ? { authorization: options.authorization } : {}),
+        },
         body,
         redirect: 'manual',
         signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),

@@ -24,7 +24,10 @@ export const VARIABLES = {
   WORKFLOW_KEY: ['plain', 'the workflow definition key that holds Device Risk (required)'],
   ALLOWED_ORIGINS: ['plain', "the checkout pages' origins, comma-separated (required)"],
   ORDER_SECRET: ['secret', 'the key of the Order-Token (HS256), at least 32 characters (required)'],
-  DECISION_URL: ['plain', 'where each decision is POSTed, signed (required; https, or http on loopback)'],
+  DECISION_URL: [
+    'secret',
+    'where each decision is POSTed, signed (required; https, or http on loopback; user:pass@ is sent as HTTP Basic)',
+  ],
   WEBHOOK_SECRET: ['secret', 'the whsec_… key of those webhooks (required)'],
   DECISIONS_TOKEN: ['secret', 'the bearer of GET /decisions/{reference}; unset: that route answers 404'],
   CALLBACK_URL: ['plain', "this gateway's public POST /callback address, sent to the service"],
@@ -50,7 +53,10 @@ export interface GatewaySettings {
   workflowKey: string;
   allowedOrigins: string[];
   orderSecret: string;
+  /** Without its credentials: those are `decisionAuthorization`. */
   decisionUrl: string;
+  /** `Basic …` of the user and password DECISION_URL named (`https://user:pass@host/…`), if it did. */
+  decisionAuthorization?: string;
   /** The key of the webhook signatures: the bytes after `whsec_`. */
   webhookKey: Uint8Array<ArrayBuffer>;
   decisionsToken?: string;
@@ -162,6 +168,7 @@ export function parseSettings(env: Record<string, string | undefined>): GatewayS
       );
     settings.decisionsToken = decisionsToken;
   }
+  Object.assign(settings, withoutCredentials(settings.decisionUrl));
   const callbackUrl = url('CALLBACK_URL', read('CALLBACK_URL'));
   if (callbackUrl) settings.callbackUrl = callbackUrl;
   const redisUrl = read('REDIS_URL');
@@ -175,6 +182,23 @@ export function parseSettings(env: Record<string, string | undefined>): GatewayS
   }
   if (problems.length) throw new SettingsError(problems);
   return settings;
+}
+
+/**
+ * DECISION_URL's `user:pass@`, taken out of the address (fetch refuses a URL that holds
+ * credentials) and sent as HTTP Basic instead: the address is then safe to log.
+ */
+function withoutCredentials(decisionUrl: string): Pick<GatewaySettings, 'decisionUrl' | 'decisionAuthorization'> {
+  if (!decisionUrl) return { decisionUrl };
+  const url = new URL(decisionUrl);
+  if (!url.username && !url.password) return { decisionUrl };
+  const credentials = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+  url.username = '';
+  url.password = '';
+  return {
+    decisionUrl: url.href,
+    decisionAuthorization: `Basic ${Buffer.from(credentials, 'utf8').toString('base64')}`,
+  };
 }
 
 type Reader = (name: VariableName) => string | undefined;

@@ -139,7 +139,7 @@ describe('the gateway settings', () => {
     [
       'DECISION_URL',
       { DECISION_URL: 'http://shop.example/hook' },
-      'DECISION_URL must be an https URL (http only on loopback) (got "http://shop.example/hook")',
+      'DECISION_URL must be an https URL (http only on loopback) (got its value)',
     ],
     [
       'WEBHOOK_SECRET',
@@ -178,6 +178,16 @@ describe('the gateway settings', () => {
     expect(problems(env)).toEqual([line]);
   });
 
+  it("take DECISION_URL's user:pass@ out of the address, as HTTP Basic", () => {
+    const settings = parseSettings({ ...GOOD, DECISION_URL: 'https://shop:p%40ss%20word@shop.example/hook?x=1' });
+    expect(settings.decisionUrl).toBe('https://shop.example/hook?x=1');
+    expect(settings.decisionAuthorization).toBe(`Basic ${Buffer.from('shop:p@ss word').toString('base64')}`);
+    expect(parseSettings({ ...GOOD, DECISION_URL: 'https://token@shop.example/hook' }).decisionAuthorization).toBe(
+      `Basic ${Buffer.from('token:').toString('base64')}`,
+    );
+    expect(parseSettings(GOOD).decisionAuthorization).toBeUndefined();
+  });
+
   it('refuse REGION beside the addresses by hand, and half of the addresses', () => {
     expect(problems({ ...GOOD, REGION: 'US' })).toEqual(['REGION and TOKEN_URL/BASE_URL exclude each other: give one']);
     const { BASE_URL: _b, ...noBase } = GOOD;
@@ -193,6 +203,7 @@ describe('the gateway settings', () => {
       WEBHOOK_SECRET: 'top-secret-webhook',
       DECISIONS_TOKEN: 'top-secret-bearer',
       REDIS_URL: 'http://user:top-secret-redis@redis',
+      DECISION_URL: 'http://shop:top-secret-decision@shop.example/hook',
     };
     const text = problems({ ...GOOD, ...secrets }).join('\n');
     expect(text).not.toBe('');

@@ -19,8 +19,11 @@ export const WEBHOOK_SECRET = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
 export const ORDER_SECRET = 'the-order-secret-of-the-shop-32ch';
 export const DECISIONS_TOKEN = 'the-bearer-of-get-decisions-32chars';
 
-/** The shop's webhook receiver: answers `status()`, keeps every delivery it answered 2xx, verified. */
-export async function webhookReceiver(status: () => number = () => 204) {
+/**
+ * The shop's webhook receiver: answers `status()`, keeps every delivery it answered 2xx,
+ * verified. With `authorization`, a delivery without that header is answered 401.
+ */
+export async function webhookReceiver(status: () => number = () => 204, authorization?: string) {
   const received: Array<{ id: string; event: WebhookEvent }> = [];
   let attempts = 0;
   const url = await serve((req: IncomingMessage, res) => {
@@ -29,7 +32,7 @@ export async function webhookReceiver(status: () => number = () => 204) {
     req.on('end', () => {
       attempts++;
       const event = new Webhook(WEBHOOK_SECRET).verify(body, req.headers as Record<string, string>) as WebhookEvent;
-      const answer = status();
+      const answer = authorization !== undefined && req.headers.authorization !== authorization ? 401 : status();
       if (answer < 300) received.push({ id: req.headers['webhook-id'] as string, event });
       res.writeHead(answer).end();
     });
