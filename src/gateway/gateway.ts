@@ -197,7 +197,11 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
       ? await listen(
           createServer(
             toNodeHandler(
-              router([...(options.adminRoutes ?? []), ...adminRoutes(monitor, () => closing !== undefined), ready]),
+              router([
+                ...(options.adminRoutes ?? []),
+                ...adminRoutes(monitor, outbox, () => closing !== undefined),
+                ready,
+              ]),
               nodeOptions,
             ),
           ),
