@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --
 /**
  * `blackbox-capture doctor <page URL>`: checks a checkout page's integration from the
  * outside (see doctor.ts) and prints pass, warn and fail lines with their fixes. Exits 1 on

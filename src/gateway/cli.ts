@@ -34,10 +34,11 @@ function environment(args: string[]): Record<string, string | undefined> {
     let text: string;
     try {
       text = readFileSync(path, 'utf8');
-    } catch {
-      usage(`cannot read the env file ${path}`);
+    } catch (error) {
+      usage(`cannot read the env file ${path} (${(error as { code?: string }).code ?? 'unreadable'})`);
     }
-    Object.assign(env, parseEnv(text));
+    // A UTF-8 BOM (Windows editors write one) is no part of the first variable's name.
+    Object.assign(env, parseEnv(text.replace(/^\uFEFF/, '')));
   }
   return { ...env, ...process.env };
 }

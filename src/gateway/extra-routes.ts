@@ -30,7 +30,14 @@ export function decisionsRoute(outbox: Outbox, token: string | undefined, log: (
         log('refused a decisions poll: decisions_unauthorized');
         return refusal(401, 'decisions_unauthorized', { 'www-authenticate': 'Bearer' });
       }
-      const reference = decodeURIComponent(new URL(request.url).pathname.slice('/decisions/'.length));
+      let reference: string;
+      try {
+        reference = decodeURIComponent(new URL(request.url).pathname.slice('/decisions/'.length));
+      } catch {
+        // Malformed percent-encoding (`a%zz`): the client's mistake, said as such, never a 500.
+        log('refused a decisions poll: invalid_reference');
+        return refusal(400, 'invalid_reference');
+      }
       const record = reference ? await outbox.latest(reference) : undefined;
       if (!record) return refusal(404, 'decision_not_found');
       return Response.json(

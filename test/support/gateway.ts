@@ -2,7 +2,7 @@
 // delivery with the Standard Webhooks library; the environment `serve` reads on an emulator;
 // a checkout as the browser package posts it, with its Order-Token.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -112,6 +112,7 @@ function sourceCli(): Promise<string> {
       logLevel: 'warning',
     });
     copyFileSync('src/gateway/openapi.json', join(dir, 'openapi.json'));
+    chmodSync(join(dir, 'cli.mjs'), 0o755);
     return join(dir, 'cli.mjs');
   })());
 }
@@ -152,12 +153,14 @@ export function writeEnvFile(env: Record<string, string>, prefix = ''): string {
  */
 export async function startGatewayProcess(
   env: Record<string, string>,
-  options: { args?: string[]; wait?: boolean } = {},
+  options: { args?: string[]; wait?: boolean; shebang?: boolean } = {},
 ): Promise<GatewayProcess> {
   const cli = await sourceCli();
   const args = options.args ?? ['--env-file', writeEnvFile(env)];
+  // `shebang`: the file run as npx runs it, through its #! line, not as node's argument.
+  const [command, ...rest] = options.shebang ? [cli, 'serve', ...args] : [process.execPath, cli, 'serve', ...args];
   // Only PATH and HOME: vitest's own variables (BASE_URL among them) would override the file's.
-  const child = spawn(process.execPath, [cli, 'serve', ...args], {
+  const child = spawn(command!, rest, {
     env: { PATH: process.env.PATH, HOME: process.env.HOME },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
