@@ -2,7 +2,8 @@
 // delivery with the Standard Webhooks library; the environment `serve` reads on an emulator;
 // a checkout as the browser package posts it, with its Order-Token.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -99,21 +100,30 @@ export async function postCheckout(url: string, order: { order?: string; token?:
 let bundledCli: Promise<string> | undefined;
 function sourceCli(): Promise<string> {
   return (bundledCli ??= (async () => {
-    const cache = join(process.cwd(), 'node_modules', '.cache');
-    mkdirSync(cache, { recursive: true });
-    const dir = mkdtempSync(join(cache, 'gateway-cli-'));
-    await build({
+    const { outputFiles } = await build({
       entryPoints: ['src/doctor/cli.ts'],
       bundle: true,
       platform: 'node',
       format: 'esm',
       packages: 'external',
-      outfile: join(dir, 'cli.mjs'),
+      outfile: 'cli.mjs',
+      write: false,
       logLevel: 'warning',
     });
-    copyFileSync('src/gateway/openapi.json', join(dir, 'openapi.json'));
-    chmodSync(join(dir, 'cli.mjs'), 0o755);
-    return join(dir, 'cli.mjs');
+    const code = outputFiles[0]!.text;
+    const openApi = readFileSync('src/gateway/openapi.json', 'utf8');
+    // Named by its content: test files running at once share one, and a changed source makes another.
+    const hash = createHash('sha256').update(code).update(openApi).digest('hex').slice(0, 16);
+    const dir = join(process.cwd(), 'node_modules', '.cache', `gateway-cli-${hash}`);
+    const cli = join(dir, 'cli.mjs');
+    if (!existsSync(cli)) {
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, 'openapi.json'), openApi);
+      const partial = `${cli}.${process.pid}`;
+      writeFileSync(partial, code, { mode: 0o755 });
+      renameSync(partial, cli);
+    }
+    return cli;
   })());
 }
 
