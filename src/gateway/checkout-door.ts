@@ -42,9 +42,13 @@ export async function checkoutDoor(options: { store: Store; orderSecret: string;
       claimed.set(request, claim);
       return order;
     },
-    /** After the endpoint's answer: a checkout not accepted gives its order's claim back. */
+    /**
+     * After the endpoint's answer: a checkout not accepted gives its order's claim back. Not
+     * on 409: another request under the same key holds it (idempotency_key_in_use) and may
+     * be accepted.
+     */
     async answered(request: Request, answer: Response): Promise<void> {
-      if (answer.status >= 300) await claimed.get(request)?.release();
+      if (answer.status >= 300 && answer.status !== 409) await claimed.get(request)?.release();
     },
   };
 }

@@ -2,7 +2,8 @@
  * `blackbox-capture serve [--env-file <path>]…`: the gateway (gateway.ts) configured by the
  * environment (settings.ts); the files' variables come first, the process's own override
  * them. A bad configuration: one line per problem on stderr, exit 2. SIGTERM or SIGINT: the
- * gateway closes (no new checkout, the checks under way finish, the rest kept), exit 0.
+ * gateway closes (no new checkout, the checks under way finish, the rest kept), exit 0; not
+ * closed within SHUTDOWN_TIMEOUT_MS, or a second signal: exit 1 at once, the rest kept.
  * `serve healthcheck`: asks a running gateway's /readyz (healthcheck.ts).
  */
 import { readFileSync } from 'node:fs';
@@ -49,10 +50,11 @@ function environment(args: string[]): Record<string, string | undefined> {
     let text: string;
     try {
       text = readFileSync(path, 'utf8');
-    } catch {
-      usage(`cannot read the env file ${path}`);
+    } catch (error) {
+      usage(`cannot read the env file ${path} (${(error as { code?: string }).code ?? 'unreadable'})`);
     }
-    Object.assign(env, parseEnv(text));
+    // A UTF-8 BOM (Windows editors write one) is no part of the first variable's name.
+    Object.assign(env, parseEnv(text.replace(/^\uFEFF/, '')));
   }
   return { ...env, ...process.env };
 }
@@ -99,9 +101,18 @@ export async function serve(args: string[], options: GatewayOptions = {}, name =
   console.log(`blackbox-capture gateway on ${gateway.url}${gateway.adminUrl ? ` (admin ${gateway.adminUrl})` : ''}`);
   let stopping = false;
   const stop = (signal: string) => {
-    if (stopping) return;
+    // A second signal: exit at once. What was accepted stays queued (DATA_DIR's database, or Redis).
+    if (stopping) {
+      say(`${signal} again: exiting now; what is queued and undelivered is kept`);
+      process.exit(1);
+    }
     stopping = true;
-    say(`${signal}: taking no new checkout, finishing the checks under way`);
+    say(`${signal}: taking no new checkout, finishing the checks under way (at most ${settings.shutdownTimeoutMs} ms)`);
+    // The deadline holds whatever the store does (a Redis that does not answer holds close() forever).
+    setTimeout(() => {
+      say(`not stopped within ${settings.shutdownTimeoutMs} ms (SHUTDOWN_TIMEOUT_MS): exiting; what is queued is kept`);
+      process.exit(1);
+    }, settings.shutdownTimeoutMs).unref();
     gateway.close().then(
       () => {
         say('stopped; what is queued and undelivered is kept');

@@ -6,6 +6,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createMetricsHandler, createStatusHandler, type StatusMonitor } from '../server/status/index.js';
+import { gaugeFamily } from '../server/status/exposition.js';
 import type { Outbox } from './outbox.js';
 import type { Route } from './routes.js';
 
@@ -29,7 +30,14 @@ export function decisionsRoute(outbox: Outbox, token: string | undefined, log: (
         log('refused a decisions poll: decisions_unauthorized');
         return refusal(401, 'decisions_unauthorized', { 'www-authenticate': 'Bearer' });
       }
-      const reference = decodeURIComponent(new URL(request.url).pathname.slice('/decisions/'.length));
+      let reference: string;
+      try {
+        reference = decodeURIComponent(new URL(request.url).pathname.slice('/decisions/'.length));
+      } catch {
+        // Malformed percent-encoding (`a%zz`): the client's mistake, said as such, never a 500.
+        log('refused a decisions poll: invalid_reference');
+        return refusal(400, 'invalid_reference');
+      }
       const record = reference ? await outbox.latest(reference) : undefined;
       if (!record) return refusal(404, 'decision_not_found');
       return Response.json(
@@ -71,11 +79,41 @@ export function healthRoute(closing: () => boolean): Route {
   };
 }
 
-/** The admin listener's routes: the status page and the Prometheus metrics of blackbox-capture/server/status (docs/operating.md#metrics-and-the-status-page). */
-export function adminRoutes(monitor: StatusMonitor, closing: () => boolean): Route[] {
+/**
+ * The admin listener's routes: the status page and the Prometheus metrics of
+ * blackbox-capture/server/status (docs/operating.md#metrics-and-the-status-page), the metrics
+ * with the outbox's gauges after the kit's (docs/gateway.md#metrics).
+ */
+export function adminRoutes(monitor: StatusMonitor, outbox: Outbox, closing: () => boolean): Route[] {
+  const kitMetrics = createMetricsHandler({ monitor });
   return [
     { path: '/status', methods: ['GET', 'HEAD'], handler: createStatusHandler({ monitor }) },
-    { path: '/metrics', methods: ['GET', 'HEAD'], handler: createMetricsHandler({ monitor }) },
+    {
+      path: '/metrics',
+      methods: ['GET', 'HEAD'],
+      async handler(request) {
+        const answer = await kitMetrics(request);
+        if (request.method === 'HEAD') return answer;
+        return new Response((await answer.text()) + (await outboxGauges(outbox)), { headers: answer.headers });
+      },
+    },
     healthRoute(closing),
   ];
+}
+
+/** How long the outbox's figures may take for a scrape, in ms: a store that does not answer leaves them out. */
+const FIGURES_MS = 2000;
+
+async function outboxGauges(outbox: Outbox): Promise<string> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, FIGURES_MS, undefined)));
+  const figures = await Promise.race([outbox.figures().catch(() => undefined), late]);
+  clearTimeout(timer);
+  // Left out, never a made-up 0: an alert on them must see no data, not "nothing waits".
+  if (!figures) return '';
+  const age = figures.oldestAt === undefined ? 0 : Math.max(0, (Date.now() - figures.oldestAt) / 1000);
+  return (
+    gaugeFamily('outboxDepth', [{ labels: {}, value: figures.depth }]) +
+    gaugeFamily('outboxOldest', [{ labels: {}, value: Math.round(age) }])
+  );
 }

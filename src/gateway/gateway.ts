@@ -25,11 +25,13 @@ import { createFileQueue } from '../server/queue/file.js';
 import { DATA_FILE } from '../server/queue/default.js';
 import { createSqliteStore } from '../server/sqlite/store.js';
 import { importLegacyQueue, importLegacyStore } from '../server/sqlite/legacy.js';
+import type { FetchHandler } from '../server/fetch-handler.js';
 import type { CheckQueue } from '../server/queue/queue.js';
 import type { Store } from '../server/store/store.js';
 import { DEFAULT_URI_HOOK } from '../shared/constants.js';
 import { createOutbox, type Outbox } from './outbox.js';
 import { OrderTokenError } from './order-token.js';
+import { guardAdmin } from './admin-guard.js';
 import { checkoutDoor } from './checkout-door.js';
 import { createReadiness, readyRoute } from './readiness.js';
 import { router, type Route } from './routes.js';
@@ -37,6 +39,11 @@ import type { GatewaySettings } from './settings.js';
 import { decisionEvent, failureEvent } from './webhook.js';
 import { adminRoutes, decisionsRoute, healthRoute, openApiRoute } from './extra-routes.js';
 import { createStatusMonitor } from '../server/status/monitor.js';
+
+/** The HTTP server's limits beside IDLE_TIMEOUT_MS: the headers, a whole request, a kept-alive connection's wait. */
+export const HEADERS_TIMEOUT_MS = 10_000;
+export const REQUEST_TIMEOUT_MS = 30_000;
+export const KEEP_ALIVE_TIMEOUT_MS = 5000;
 
 export interface GatewayOptions {
   /** fetch of the service's calls and the webhooks (tests). Default the global fetch. */
@@ -148,6 +155,7 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
   const outbox = createOutbox({
     store: kept.outboxStore,
     url: settings.decisionUrl,
+    ...(settings.decisionAuthorization ? { authorization: settings.decisionAuthorization } : {}),
     key: settings.webhookKey,
     onError: log,
     ...(options.fetch ? { fetch: options.fetch } : {}),
@@ -193,22 +201,21 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
     ready,
   ];
   const nodeOptions = { onError, trustedFronts: settings.trustedFronts };
-  const main = await listen(createServer(toNodeHandler(router(routes), nodeOptions)), settings.port, settings.host);
+  const serve = (handler: FetchHandler, port: number, host: string) =>
+    listen(withTimeouts(createServer(toNodeHandler(handler, nodeOptions)), settings.idleTimeoutMs), port, host);
+  const main = await serve(router(routes), settings.port, settings.host);
   // The status page's series and the fleet's reporter lease live in the kit's store: shared on a fleet.
   const monitor = settings.admin ? createStatusMonitor({ store: kept.store, onError }) : undefined;
-  const admin =
+  const adminHandler =
     monitor && settings.admin
-      ? await listen(
-          createServer(
-            toNodeHandler(
-              router([...(options.adminRoutes ?? []), ...adminRoutes(monitor, () => closing !== undefined), ready]),
-              nodeOptions,
-            ),
-          ),
-          settings.admin.port,
-          settings.admin.host,
+      ? guardAdmin(
+          router([...(options.adminRoutes ?? []), ...adminRoutes(monitor, outbox, () => closing !== undefined), ready]),
+          settings.admin,
+          log,
         )
       : undefined;
+  const admin =
+    adminHandler && settings.admin ? await serve(adminHandler, settings.admin.port, settings.admin.host) : undefined;
   outbox.start();
   return {
     url: urlOf(main),
@@ -230,6 +237,19 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
         await kept.close();
       })()),
   };
+}
+
+/**
+ * Every connection has a time limit (docs/gateway.md#connections): one that sends nothing for
+ * `idleMs` is closed (a zero-byte connection included), its headers within 10 s, its whole
+ * request within 30 s, and a kept-alive one idle past 5 s.
+ */
+function withTimeouts(server: Server, idleMs: number): Server {
+  server.headersTimeout = Math.min(HEADERS_TIMEOUT_MS, idleMs);
+  server.requestTimeout = REQUEST_TIMEOUT_MS;
+  server.keepAliveTimeout = Math.min(KEEP_ALIVE_TIMEOUT_MS, idleMs);
+  server.setTimeout(idleMs);
+  return server;
 }
 
 function listen(server: Server, port: number, host: string): Promise<Server> {

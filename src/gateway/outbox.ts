@@ -8,6 +8,7 @@
  */
 import { doublingMs } from '../server/api/retry.js';
 import { pendingList } from '../server/callbacks/pending.js';
+import { count } from '../server/status/tally.js';
 import { ownerMark } from '../server/store/lease.js';
 import { keyPart, type Store } from '../server/store/store.js';
 import { eventWebhookId, signWebhook, type WebhookEvent } from './webhook.js';
@@ -32,6 +33,8 @@ export interface OutboxRecord {
 export interface OutboxOptions {
   store: Store;
   url: string;
+  /** The Authorization header of every POST (DECISION_URL's credentials as HTTP Basic), if any. Never logged. */
+  authorization?: string;
   key: Uint8Array<ArrayBuffer>;
   fetch?: typeof fetch;
   now?: () => number;
@@ -58,6 +61,8 @@ export interface Outbox {
    * been under way longer than a lease (its store does not answer): GET /readyz.
    */
   health(): 'ok' | 'outbox_unavailable';
+  /** What waits for the shop: how many, and since when (epoch ms; undefined when none). GET /metrics. */
+  figures(): Promise<{ depth: number; oldestAt: number | undefined }>;
   /** Stops the timer and waits for the POSTs under way: what is not delivered stays in the store. */
   close(): Promise<void>;
 }
@@ -95,20 +100,31 @@ export function createOutbox(options: OutboxOptions): Outbox {
     if (!(await store.compareAndSet(key, text, claimed, OUTBOX_TTL_MS))) return;
     const body = JSON.stringify(record.event);
     let failure: string | undefined;
+    let result = 'delivered';
     try {
       const headers = await signWebhook(options.key, record.id, Math.floor(now() / 1000), body);
       const answer = await send(options.url, {
         method: 'POST',
-        headers: { ...headers, 'content-type': 'application/json', 'user-agent': 'blackbox-capture-gateway' },
+        headers: {
+          ...headers,
+          'content-type': 'application/json',
+          'user-agent': 'blackbox-capture-gateway',
+          ...(options.authorization ? { authorization: options.authorization } : {}),
+        },
         body,
         redirect: 'manual',
         signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
       });
       await answer.body?.cancel();
-      if (answer.status < 200 || answer.status > 299) failure = `HTTP ${answer.status}`;
+      if (answer.status < 200 || answer.status > 299) {
+        failure = `HTTP ${answer.status}`;
+        result = `http_${String(answer.status)[0]}xx`;
+      }
     } catch (error) {
       failure = (error as Error).name === 'TimeoutError' ? 'timeout' : 'network error';
+      result = failure === 'timeout' ? 'timeout' : 'network_error';
     }
+    count('webhooks', { result });
     const attempts = record.attempts + 1;
     const { owner: _owner, leaseUntil: _lease, ...rest } = record;
     const delay =
@@ -165,6 +181,14 @@ export function createOutbox(options: OutboxOptions): Outbox {
           onError(`outbox: ${(error as Error).message}`);
         })
         .finally(() => (pumping = undefined)));
+    },
+    async figures() {
+      const entries = await pending.entries();
+      const oldest = entries.reduce<number | undefined>(
+        (at, entry) => (at === undefined ? entry.at : Math.min(at, entry.at)),
+        undefined,
+      );
+      return { depth: entries.length, oldestAt: oldest };
     },
     health() {
       const stuck = pumping !== undefined && now() - pumpStartedAt > leaseMs;

@@ -2,8 +2,11 @@
  * The gateway's routes: one table of path, method and handler for the public listener and
  * one for the admin listener (which helper modules mount handlers into: `/status`,
  * `/metrics`), matched in order. Anything else is 404 with a stable code, a wrong method 405.
+ * Every answer is counted (blackbox_capture_gateway_requests_total, by route and status; a
+ * refusal also in blackbox_capture_gateway_refusals_total, by code: docs/gateway.md#metrics).
  */
 import type { FetchHandler, RequestContext } from '../server/fetch-handler.js';
+import { count } from '../server/status/tally.js';
 
 export interface Route {
   /** `/healthz`, or a prefix ending in `/*` (`/iojs/*`, `/decisions/*`). */
@@ -20,14 +23,34 @@ const error = (status: number, code: string, headers: Record<string, string> = {
 const matches = (route: Route, path: string) =>
   route.path.endsWith('/*') ? path.startsWith(route.path.slice(0, -1)) : path === route.path;
 
-/** One handler of a list of routes. */
+/** One handler of a list of routes, each answer counted by route and status, each refusal by its code. */
 export function router(routes: readonly Route[]): FetchHandler {
-  return (request: Request, context?: RequestContext) => {
+  const answer = (request: Request, context?: RequestContext): [string, Response | Promise<Response>] => {
     const path = new URL(request.url).pathname;
     const route = routes.find((candidate) => matches(candidate, path));
-    if (!route) return error(404, 'not_found');
+    if (!route) return ['unmatched', error(404, 'not_found')];
     if (route.methods && !route.methods.includes(request.method))
-      return error(405, 'method_not_allowed', { allow: route.methods.join(', ') });
-    return route.handler(request, context);
+      return [route.path, error(405, 'method_not_allowed', { allow: route.methods.join(', ') })];
+    return [route.path, route.handler(request, context)];
   };
+  return async (request: Request, context?: RequestContext) => {
+    const [route, answered] = answer(request, context);
+    const response = await answered;
+    count('requests', { route, status: String(response.status) });
+    if (response.status >= 400) count('refusals', { code: await codeOf(response) });
+    return response;
+  };
+}
+
+/** A refusal's `error.code` (the kit's and the gateway's answers), or `status_<n>` for one without. */
+async function codeOf(response: Response): Promise<string> {
+  if (!/^application\/json\b/.test(response.headers.get('content-type') ?? '')) return `status_${response.status}`;
+  try {
+    const body = (await response.clone().json()) as { error?: { code?: unknown } | string };
+    const code = typeof body.error === 'string' ? body.error : body.error?.code;
+    // Codes are the kit's own words: anything else is not a label (bounded series).
+    return typeof code === 'string' && /^[a-z_]{1,40}$/.test(code) ? code : `status_${response.status}`;
+  } catch {
+    return `status_${response.status}`;
+  }
 }

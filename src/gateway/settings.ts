@@ -24,7 +24,10 @@ export const VARIABLES = {
   WORKFLOW_KEY: ['plain', 'the workflow definition key that holds Device Risk (required)'],
   ALLOWED_ORIGINS: ['plain', "the checkout pages' origins, comma-separated (required)"],
   ORDER_SECRET: ['secret', 'the key of the Order-Token (HS256), at least 32 characters (required)'],
-  DECISION_URL: ['plain', 'where each decision is POSTed, signed (required; https, or http on loopback)'],
+  DECISION_URL: [
+    'secret',
+    'where each decision is POSTed, signed (required; https, or http on loopback; user:pass@ is sent as HTTP Basic)',
+  ],
   DECISION_URL_PLAIN_HTTP: ['plain', 'private: DECISION_URL may also be http to a private address or a one-label name'],
   WEBHOOK_SECRET: ['secret', 'the whsec_… key of those webhooks (required)'],
   DECISIONS_TOKEN: ['secret', 'the bearer of GET /decisions/{reference}; unset: that route answers 404'],
@@ -37,6 +40,13 @@ export const VARIABLES = {
   HOST: ['plain', 'the address they listen on (default 127.0.0.1)'],
   ADMIN_PORT: ['plain', 'the port of the admin routes (default none: no admin listener)'],
   ADMIN_HOST: ['plain', 'the address of the admin listener (default 127.0.0.1)'],
+  ADMIN_HOSTS: [
+    'plain',
+    'the Host names /status and /metrics answer, comma-separated (default localhost, 127.0.0.1, [::1])',
+  ],
+  ADMIN_TOKEN: ['secret', 'the bearer /status and /metrics need from off loopback, 32+ characters (default none)'],
+  SHUTDOWN_TIMEOUT_MS: ['plain', 'how long SIGTERM may take before the process exits anyway (default 30000)'],
+  IDLE_TIMEOUT_MS: ['plain', 'a connection that sends nothing for this long is closed (default 30000)'],
   USER_AGENT: ['plain', 'names your shop to the service (default blackbox-capture-gateway)'],
 } as const satisfies Record<string, readonly [Kind, string]>;
 
@@ -51,7 +61,10 @@ export interface GatewaySettings {
   workflowKey: string;
   allowedOrigins: string[];
   orderSecret: string;
+  /** Without its credentials: those are `decisionAuthorization`. */
   decisionUrl: string;
+  /** `Basic …` of the user and password DECISION_URL named (`https://user:pass@host/…`), if it did. */
+  decisionAuthorization?: string;
   /** The key of the webhook signatures: the bytes after `whsec_`. */
   webhookKey: Uint8Array<ArrayBuffer>;
   decisionsToken?: string;
@@ -62,8 +75,19 @@ export interface GatewaySettings {
   dataDir: string;
   port: number;
   host: string;
-  admin?: { port: number; host: string };
+  admin?: {
+    port: number;
+    host: string;
+    /** The Host names (lower case, with no port) /status and /metrics answer. */
+    hosts: string[];
+    /** The bearer they need from an address off loopback; none: they answer only loopback. */
+    token?: string;
+  };
   userAgent: string;
+  /** How long SIGTERM's close may take before the process exits anyway, in ms. */
+  shutdownTimeoutMs: number;
+  /** A connection idle (nothing sent) this long is closed, in ms; the HTTP server's other limits follow from it. */
+  idleTimeoutMs: number;
 }
 
 /** A refused configuration: one line per problem. */
@@ -76,6 +100,10 @@ export class SettingsError extends Error {
 }
 
 const LOOPBACK = ['127.0.0.0/8', '::1'];
+/** The Host names of loopback: the admin routes' default (a DNS-rebound name is none of them). */
+const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
+/** The bounds of a time setting, in ms: a tenth of a second to ten minutes. */
+const MS_RANGE = { min: 100, max: 600_000 };
 const DEFAULT_COLLECTOR = 'https://first.iovation.com/';
 const MIN_ORDER_SECRET = 32;
 /** Standard Webhooks keys are 24 to 64 random bytes: fewer than 16 is no key. */
@@ -154,6 +182,8 @@ export function parseSettings(env: Record<string, string | undefined>): GatewayS
     port,
     host: read('HOST') ?? '127.0.0.1',
     userAgent: read('USER_AGENT') ?? 'blackbox-capture-gateway',
+    shutdownTimeoutMs: msOf('SHUTDOWN_TIMEOUT_MS', read('SHUTDOWN_TIMEOUT_MS'), 30_000, problems),
+    idleTimeoutMs: msOf('IDLE_TIMEOUT_MS', read('IDLE_TIMEOUT_MS'), 30_000, problems),
   };
   const decisionsToken = read('DECISIONS_TOKEN');
   if (decisionsToken !== undefined) {
@@ -163,6 +193,7 @@ export function parseSettings(env: Record<string, string | undefined>): GatewayS
       );
     settings.decisionsToken = decisionsToken;
   }
+  Object.assign(settings, withoutCredentials(settings.decisionUrl));
   const callbackUrl = url('CALLBACK_URL', read('CALLBACK_URL'));
   if (callbackUrl) settings.callbackUrl = callbackUrl;
   const redisUrl = read('REDIS_URL');
@@ -171,11 +202,38 @@ export function parseSettings(env: Record<string, string | undefined>): GatewayS
     settings.redisUrl = redisUrl;
   }
   if (adminPort !== undefined) {
-    settings.admin = { port: portOf('ADMIN_PORT', adminPort, problems), host: read('ADMIN_HOST') ?? '127.0.0.1' };
+    settings.admin = {
+      port: portOf('ADMIN_PORT', adminPort, problems),
+      host: read('ADMIN_HOST') ?? '127.0.0.1',
+      hosts: list('ADMIN_HOSTS').length ? list('ADMIN_HOSTS').map((host) => host.toLowerCase()) : LOOPBACK_NAMES,
+    };
+    const adminToken = read('ADMIN_TOKEN');
+    if (adminToken !== undefined) {
+      if (adminToken.length < MIN_ORDER_SECRET)
+        problems.push(`ADMIN_TOKEN must be at least ${MIN_ORDER_SECRET} characters (it has ${adminToken.length})`);
+      settings.admin.token = adminToken;
+    }
     if (settings.admin.port === port && port !== 0) problems.push('ADMIN_PORT must differ from PORT');
   }
   if (problems.length) throw new SettingsError(problems);
   return settings;
+}
+
+/**
+ * DECISION_URL's `user:pass@`, taken out of the address (fetch refuses a URL that holds
+ * credentials) and sent as HTTP Basic instead: the address is then safe to log.
+ */
+function withoutCredentials(decisionUrl: string): Pick<GatewaySettings, 'decisionUrl' | 'decisionAuthorization'> {
+  if (!decisionUrl) return { decisionUrl };
+  const url = new URL(decisionUrl);
+  if (!url.username && !url.password) return { decisionUrl };
+  const credentials = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+  url.username = '';
+  url.password = '';
+  return {
+    decisionUrl: url.href,
+    decisionAuthorization: `Basic ${Buffer.from(credentials, 'utf8').toString('base64')}`,
+  };
 }
 
 type Reader = (name: VariableName) => string | undefined;
@@ -225,6 +283,16 @@ function webhookKeyOf(secret: string, problems: string[]): Uint8Array<ArrayBuffe
       `WEBHOOK_SECRET must hold at least ${MIN_WEBHOOK_KEY_BYTES} bytes after whsec_ (it holds ${bytes.length})`,
     );
   return bytes ?? new Uint8Array();
+}
+
+function msOf(name: VariableName, text: string | undefined, fallback: number, problems: string[]): number {
+  if (text === undefined) return fallback;
+  const ms = /^\d{1,7}$/.test(text) ? Number(text) : NaN;
+  if (!(ms >= MS_RANGE.min && ms <= MS_RANGE.max))
+    problems.push(
+      `${name} must be a number of milliseconds, ${MS_RANGE.min} to ${MS_RANGE.max} (got ${JSON.stringify(text)})`,
+    );
+  return ms;
 }
 
 function portOf(name: VariableName, text: string, problems: string[]): number {

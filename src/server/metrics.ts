@@ -156,7 +156,7 @@ const counter = (meter: Meter, key: keyof typeof METRICS) =>
 const histogram = (meter: Meter, key: keyof typeof METRICS) =>
   meter.createHistogram(METRICS[key].name, { description: METRICS[key].help, unit: 'ms' });
 const gauge = (meter: Meter, key: keyof typeof METRICS) => {
-  const metric: { help: string; unit?: 'ms' } = METRICS[key];
+  const metric: { help: string; unit?: 'ms' | 's' } = METRICS[key];
   return meter.createObservableGauge(METRICS[key].name, {
     description: metric.help,
     ...(metric.unit ? { unit: metric.unit } : {}),

@@ -27,7 +27,10 @@ const NOT_ANSWERED: Record<string, string> = {
   [errors.ERR_UNKNOWN_EXECUTION]: "another tenant's callback, logged after its 200",
   [errors.ERR_RESULT_HANDLER_TIMEOUT]: 'onResult too slow, logged and retried',
   [errors.ERR_BACKLOG_BEHIND]: 'the queue cannot drain within the trust bound, logged',
-  [errors.ERR_NOT_CHECKED]: 'a memory queue closed with checks in it, logged (the gateway keeps its queue on disk)',
+  [errors.ERR_NOT_CHECKED]:
+    'logged; the shop is told by the device_risk.failed webhook, whose FailureCode lists the reasons',
+  misdirected_request: "the admin listener's, not in this document of the public routes (docs/gateway.md)",
+  admin_unauthorized: "the admin listener's, not in this document of the public routes (docs/gateway.md)",
   [errors.ERR_NONCE_MISSING]: 'capture nonces: the gateway does not use them',
   [errors.ERR_NONCE_INVALID]: 'capture nonces: the gateway does not use them',
   [errors.ERR_NONCE_EXPIRED]: 'capture nonces: the gateway does not use them',

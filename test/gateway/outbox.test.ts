@@ -148,4 +148,43 @@ describe('the outbox', () => {
     await outbox.add(event('e6'));
     await expect.poll(() => lines[0]).toContain('(timeout, attempt 1)');
   });
+
+  it('says outbox_unavailable while its store fails, ok once it answers again', async () => {
+    const store = createMemoryStore();
+    let failing = false;
+    const flaky = {
+      ...store,
+      get: (key: string) => (failing ? Promise.reject(new Error('store away')) : store.get(key)),
+    };
+    const outbox = outboxOn(flaky as typeof store, (await shop()).url);
+    await outbox.pump();
+    expect(outbox.health()).toBe('ok');
+    failing = true;
+    await outbox.pump();
+    expect(outbox.health()).toBe('outbox_unavailable');
+    failing = false;
+    await outbox.pump();
+    expect(outbox.health()).toBe('ok');
+  });
+
+  it('counts what waits and since when, and sends DECISION_URL credentials as Authorization', async () => {
+    const headers: Array<string | undefined> = [];
+    let down = true;
+    const url = await serve((req: IncomingMessage, res) => {
+      headers.push(req.headers.authorization);
+      req.resume().on('end', () => res.writeHead(down ? 503 : 204).end());
+    });
+    const outbox = outboxOn(createMemoryStore(), url, { authorization: 'Basic c2hvcDpwdw==' });
+    expect(await outbox.figures()).toEqual({ depth: 0, oldestAt: undefined });
+    const before = Date.now();
+    await outbox.add(event('e7'));
+    await expect.poll(() => headers.length).toBeGreaterThanOrEqual(1);
+    const waiting = await outbox.figures();
+    expect(waiting.depth).toBe(1);
+    expect(waiting.oldestAt).toBeGreaterThanOrEqual(before);
+    down = false;
+    outbox.start();
+    await expect.poll(async () => (await outbox.figures()).depth).toBe(0);
+    expect(new Set(headers)).toEqual(new Set(['Basic c2hvcDpwdw==']));
+  });
 });

@@ -108,6 +108,17 @@ describe('every accepted order ends in exactly one signed outcome (serve as a pr
     await expect.poll(shop.orders, { timeout: 15_000 }).toEqual(['order-a', 'order-b']);
   });
 
+  it("sends DECISION_URL's user:pass@ as HTTP Basic, and never logs it", async () => {
+    const emulator = await startEmulator();
+    const shop = await webhookReceiver(undefined, `Basic ${Buffer.from('shop:s3cret pass').toString('base64')}`);
+    const withCredentials = shop.url.replace('http://', 'http://shop:s3cret%20pass@');
+    const gateway = await startGatewayProcess(gatewayEnvironment(emulator, withCredentials));
+    expect((await postCheckout(gateway.url, { order: 'order-basic' })).status).toBe(202);
+    await expect.poll(shop.orders, { timeout: 15_000 }).toEqual(['order-basic']);
+    expect(shop.attempts()).toBe(1);
+    expect(gateway.output()).not.toContain('s3cret');
+  });
+
   it('tells an accepted checkout that can never be checked as device_risk.failed, signed, once', async () => {
     const emulator = await startEmulator();
     // The service refuses the account create for good (a 400 no retry can mend).

@@ -1,8 +1,16 @@
 // `blackbox-capture serve` as a process of its own on a real redis-server (REDIS_URL) that
 // goes away: GET /readyz tells it (store_unavailable, queue_unavailable) while /healthz stays
-// alive (docs/gateway.md#readiness).
+// alive (docs/gateway.md#readiness); SIGTERM ends it within SHUTDOWN_TIMEOUT_MS whatever Redis
+// does, a second signal at once, and what it accepted stays queued for the next start
+// (docs/gateway.md#shutting-down-and-restarts).
 import { afterEach, describe, expect, it } from 'vitest';
-import { gatewayEnvironment, killGatewayProcesses, startGatewayProcess, webhookReceiver } from '../support/gateway.js';
+import {
+  gatewayEnvironment,
+  killGatewayProcesses,
+  postCheckout,
+  startGatewayProcess,
+  webhookReceiver,
+} from '../support/gateway.js';
 import { closeServers } from '../support/http.js';
 import { useEmulators } from '../support/kit.js';
 import { haveRedis, startRedisServer, type RedisServer } from '../support/redis.js';
@@ -42,5 +50,53 @@ describe.skipIf(!haveRedis)('serve on a Redis that goes away (a process)', () =>
     expect((await fetch(`${gateway.url}/healthz`)).status).toBe(200);
     redis.resume();
     await expect.poll(async () => (await fetch(`${gateway.url}/readyz`)).status, { timeout: 15_000 }).toBe(200);
+  }, 60_000);
+
+  it('ends on SIGTERM within SHUTDOWN_TIMEOUT_MS while Redis does not answer; what it accepted is checked after', async () => {
+    const redis = await redisServer();
+    // One account create a second, no burst: most of the checkouts below still wait in the queue.
+    const emulator = await startEmulator({ accountRequestsPerSecond: 1, accountBurst: 1 });
+    const shop = await webhookReceiver();
+    const env = gatewayEnvironment(emulator, shop.url, {
+      REDIS_URL: redis.url,
+      TRUSTED_FRONTS: '127.0.0.1',
+      SHUTDOWN_TIMEOUT_MS: '2000',
+    });
+    const first = await startGatewayProcess(env);
+    const orders = Array.from({ length: 5 }, (_, i) => `stopping-order-${i}`);
+    for (const [i, order] of orders.entries())
+      expect((await postCheckout(first.url, { order, from: `203.0.113.${i + 1}` })).status).toBe(202);
+    redis.pause();
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(1);
+    expect(first.output()).toContain(
+      'SIGTERM: taking no new checkout, finishing the checks under way (at most 2000 ms)',
+    );
+    expect(first.output()).toContain('not stopped within 2000 ms (SHUTDOWN_TIMEOUT_MS): exiting');
+    redis.resume();
+    // Nothing it accepted is lost: the next start checks each (BullMQ hands over the ones it held), told once.
+    await startGatewayProcess(env);
+    await expect.poll(shop.orders, { timeout: 90_000 }).toEqual(orders);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(shop.orders()).toEqual(orders);
+  }, 150_000);
+
+  it('exits at once on a second SIGTERM or SIGINT while the first waits for Redis', async () => {
+    const redis = await redisServer();
+    const emulator = await startEmulator();
+    const env = gatewayEnvironment(emulator, (await webhookReceiver()).url, {
+      REDIS_URL: redis.url,
+      SHUTDOWN_TIMEOUT_MS: '600000',
+    });
+    for (const second of ['SIGINT', 'SIGTERM'] as const) {
+      const gateway = await startGatewayProcess(env);
+      redis.pause();
+      gateway.child.kill('SIGTERM');
+      await expect.poll(gateway.output).toContain('SIGTERM: taking no new checkout');
+      gateway.child.kill(second);
+      expect(await gateway.exited).toBe(1);
+      expect(gateway.output()).toContain(`${second} again: exiting now; what is queued and undelivered is kept`);
+      redis.resume();
+    }
   }, 60_000);
 });

@@ -139,7 +139,7 @@ describe('the gateway settings', () => {
     [
       'DECISION_URL',
       { DECISION_URL: 'http://shop.example/hook' },
-      'DECISION_URL must be an https URL (http only on loopback) (got "http://shop.example/hook")',
+      'DECISION_URL must be an https URL (http only on loopback) (got its value)',
     ],
     [
       'WEBHOOK_SECRET',
@@ -168,7 +168,40 @@ describe('the gateway settings', () => {
     ['PORT', { PORT: '65536' }, 'PORT must be a port number, 0 to 65535 (got "65536")'],
     ['ADMIN_PORT', { ADMIN_PORT: '-1' }, 'ADMIN_PORT must be a port number, 0 to 65535 (got "-1")'],
     ['ADMIN_PORT', { ADMIN_PORT: '8787' }, 'ADMIN_PORT must differ from PORT'],
+    [
+      'ADMIN_TOKEN',
+      { ADMIN_PORT: '9000', ADMIN_TOKEN: 'short' },
+      'ADMIN_TOKEN must be at least 32 characters (it has 5)',
+    ],
+    [
+      'SHUTDOWN_TIMEOUT_MS',
+      { SHUTDOWN_TIMEOUT_MS: '30s' },
+      'SHUTDOWN_TIMEOUT_MS must be a number of milliseconds, 100 to 600000 (got "30s")',
+    ],
+    [
+      'IDLE_TIMEOUT_MS',
+      { IDLE_TIMEOUT_MS: '99' },
+      'IDLE_TIMEOUT_MS must be a number of milliseconds, 100 to 600000 (got "99")',
+    ],
   ];
+
+  it("take the time limits and the admin routes' names, with their defaults", () => {
+    expect(parseSettings(GOOD)).toMatchObject({ shutdownTimeoutMs: 30_000, idleTimeoutMs: 30_000 });
+    expect(parseSettings({ ...GOOD, SHUTDOWN_TIMEOUT_MS: '600000', IDLE_TIMEOUT_MS: '100' })).toMatchObject({
+      shutdownTimeoutMs: 600_000,
+      idleTimeoutMs: 100,
+    });
+    expect(parseSettings({ ...GOOD, ADMIN_PORT: '9000' }).admin).toEqual({
+      port: 9000,
+      host: '127.0.0.1',
+      hosts: ['localhost', '127.0.0.1', '[::1]'],
+    });
+    const token = 'the-bearer-of-the-admin-routes-32chars';
+    expect(
+      parseSettings({ ...GOOD, ADMIN_PORT: '9000', ADMIN_HOSTS: 'Status.Shop.Example, 10.0.0.5', ADMIN_TOKEN: token })
+        .admin,
+    ).toMatchObject({ hosts: ['status.shop.example', '10.0.0.5'], token });
+  });
   it.each(BAD)('refuse a bad %s with one line naming it', (_name, change, line) => {
     const env = { ...GOOD, ...change };
     if ('REGION' in change) {
@@ -176,6 +209,16 @@ describe('the gateway settings', () => {
       delete (env as Record<string, string | undefined>).BASE_URL;
     }
     expect(problems(env)).toEqual([line]);
+  });
+
+  it("take DECISION_URL's user:pass@ out of the address, as HTTP Basic", () => {
+    const settings = parseSettings({ ...GOOD, DECISION_URL: 'https://shop:p%40ss%20word@shop.example/hook?x=1' });
+    expect(settings.decisionUrl).toBe('https://shop.example/hook?x=1');
+    expect(settings.decisionAuthorization).toBe(`Basic ${Buffer.from('shop:p@ss word').toString('base64')}`);
+    expect(parseSettings({ ...GOOD, DECISION_URL: 'https://token@shop.example/hook' }).decisionAuthorization).toBe(
+      `Basic ${Buffer.from('token:').toString('base64')}`,
+    );
+    expect(parseSettings(GOOD).decisionAuthorization).toBeUndefined();
   });
 
   it('refuse REGION beside the addresses by hand, and half of the addresses', () => {
@@ -193,6 +236,9 @@ describe('the gateway settings', () => {
       WEBHOOK_SECRET: 'top-secret-webhook',
       DECISIONS_TOKEN: 'top-secret-bearer',
       REDIS_URL: 'http://user:top-secret-redis@redis',
+      DECISION_URL: 'http://shop:top-secret-decision@shop.example/hook',
+      ADMIN_PORT: '9000',
+      ADMIN_TOKEN: 'top-secret-admin',
     };
     const text = problems({ ...GOOD, ...secrets }).join('\n');
     expect(text).not.toBe('');

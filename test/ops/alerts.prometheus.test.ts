@@ -13,7 +13,7 @@ const OPS = fileURLToPath(new URL('../../ops/prometheus/', import.meta.url));
 describe.skipIf(!prometheusAvailable())('the alert rules (promtool)', () => {
   it('pass promtool check rules', async () => {
     const { code, output } = await promtool(['check', 'rules', 'alerts.yml'], OPS);
-    expect(output).toContain('SUCCESS: 7 rules found');
+    expect(output).toContain('SUCCESS: 8 rules found');
     expect(code).toBe(0);
   });
 
@@ -35,6 +35,21 @@ describe.skipIf(!prometheusAvailable())('the alert rules (promtool)', () => {
     writeFileSync(join(copy, 'alerts.yml'), broken);
     const { code, output } = await promtool(['test', 'rules', 'alerts.test.yml'], copy);
     expect(output).toContain('alertname: BlackboxCaptureBacklogBehind');
+    expect(code).not.toBe(0);
+  });
+
+  it('an undelivered-decisions rule that never fires fails those tests', async () => {
+    const copy = mkdtempSync(join(tmpdir(), 'bbc-rules-'));
+    copyFileSync(join(OPS, 'alerts.test.yml'), join(copy, 'alerts.test.yml'));
+    const rules = readFileSync(join(OPS, 'alerts.yml'), 'utf8');
+    const broken = rules.replace(
+      'max(blackbox_capture_gateway_outbox_oldest_undelivered_seconds) > 900',
+      'vector(0) > 1',
+    );
+    expect(broken).not.toBe(rules);
+    writeFileSync(join(copy, 'alerts.yml'), broken);
+    const { code, output } = await promtool(['test', 'rules', 'alerts.test.yml'], copy);
+    expect(output).toContain('alertname: BlackboxCaptureDecisionsUndelivered');
     expect(code).not.toBe(0);
   });
 });

@@ -223,7 +223,7 @@ describe('npx blackbox-capture serve (dist/cli.js)', () => {
       'blackbox-capture serve: REGION must be US, EU or SG (got "MARS")',
       'blackbox-capture serve: ORDER_SECRET must be at least 32 characters (it has 18)',
       'blackbox-capture serve: WEBHOOK_SECRET must be whsec_ followed by base64 (Standard Webhooks)',
-      'blackbox-capture serve: DECISION_URL must be an https URL (http only on loopback) (got "http://shop.example/hook")',
+      'blackbox-capture serve: DECISION_URL must be an https URL (http only on loopback) (got its value)',
     ]);
     for (const secret of ['the-client-secret-value', 'short-order-secret', 'not-a-whsec-secret'])
       expect(result.stderr).not.toContain(secret);

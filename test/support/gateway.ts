@@ -2,7 +2,8 @@
 // delivery with the Standard Webhooks library; the environment `serve` reads on an emulator;
 // a checkout as the browser package posts it, with its Order-Token.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,8 +20,11 @@ export const WEBHOOK_SECRET = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
 export const ORDER_SECRET = 'the-order-secret-of-the-shop-32ch';
 export const DECISIONS_TOKEN = 'the-bearer-of-get-decisions-32chars';
 
-/** The shop's webhook receiver: answers `status()`, keeps every delivery it answered 2xx, verified. */
-export async function webhookReceiver(status: () => number = () => 204) {
+/**
+ * The shop's webhook receiver: answers `status()`, keeps every delivery it answered 2xx,
+ * verified. With `authorization`, a delivery without that header is answered 401.
+ */
+export async function webhookReceiver(status: () => number = () => 204, authorization?: string) {
   const received: Array<{ id: string; event: WebhookEvent }> = [];
   let attempts = 0;
   const url = await serve((req: IncomingMessage, res) => {
@@ -29,7 +33,7 @@ export async function webhookReceiver(status: () => number = () => 204) {
     req.on('end', () => {
       attempts++;
       const event = new Webhook(WEBHOOK_SECRET).verify(body, req.headers as Record<string, string>) as WebhookEvent;
-      const answer = status();
+      const answer = authorization !== undefined && req.headers.authorization !== authorization ? 401 : status();
       if (answer < 300) received.push({ id: req.headers['webhook-id'] as string, event });
       res.writeHead(answer).end();
     });
@@ -97,20 +101,30 @@ export async function postCheckout(url: string, order: { order?: string; token?:
 let bundledCli: Promise<string> | undefined;
 function sourceCli(): Promise<string> {
   return (bundledCli ??= (async () => {
-    const cache = join(process.cwd(), 'node_modules', '.cache');
-    mkdirSync(cache, { recursive: true });
-    const dir = mkdtempSync(join(cache, 'gateway-cli-'));
-    await build({
+    const { outputFiles } = await build({
       entryPoints: ['src/cli.ts'],
       bundle: true,
       platform: 'node',
       format: 'esm',
       packages: 'external',
-      outfile: join(dir, 'cli.mjs'),
+      outfile: 'cli.mjs',
+      write: false,
       logLevel: 'warning',
     });
-    copyFileSync('src/gateway/openapi.json', join(dir, 'openapi.json'));
-    return join(dir, 'cli.mjs');
+    const code = outputFiles[0]!.text;
+    const openApi = readFileSync('src/gateway/openapi.json', 'utf8');
+    // Named by its content: test files running at once share one, and a changed source makes another.
+    const hash = createHash('sha256').update(code).update(openApi).digest('hex').slice(0, 16);
+    const dir = join(process.cwd(), 'node_modules', '.cache', `gateway-cli-${hash}`);
+    const cli = join(dir, 'cli.mjs');
+    if (!existsSync(cli)) {
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, 'openapi.json'), openApi);
+      const partial = `${cli}.${process.pid}`;
+      writeFileSync(partial, code, { mode: 0o755 });
+      renameSync(partial, cli);
+    }
+    return cli;
   })());
 }
 
@@ -150,12 +164,14 @@ export function writeEnvFile(env: Record<string, string>, prefix = ''): string {
  */
 export async function startGatewayProcess(
   env: Record<string, string>,
-  options: { args?: string[]; wait?: boolean } = {},
+  options: { args?: string[]; wait?: boolean; shebang?: boolean } = {},
 ): Promise<GatewayProcess> {
   const cli = await sourceCli();
   const args = options.args ?? ['--env-file', writeEnvFile(env)];
+  // `shebang`: the file run as npx runs it, through its #! line, not as node's argument.
+  const [command, ...rest] = options.shebang ? [cli, 'serve', ...args] : [process.execPath, cli, 'serve', ...args];
   // Only PATH and HOME: vitest's own variables (BASE_URL among them) would override the file's.
-  const child = spawn(process.execPath, [cli, 'serve', ...args], {
+  const child = spawn(command!, rest, {
     env: { PATH: process.env.PATH, HOME: process.env.HOME },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

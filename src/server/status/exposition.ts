@@ -40,6 +40,20 @@ const GAUGE_FIELDS = {
   needed: 'neededPerSecond',
 } as const satisfies Partial<Record<MetricKey, keyof BacklogReading>>;
 
+/** The family of a gauge outside the queue's (the gateway's outbox), one line per labelled value. */
+export function gaugeFamily(
+  key: MetricKey,
+  values: ReadonlyArray<{ labels: Readonly<Record<string, string>>; value: number }>,
+): string {
+  const name = prometheusName(METRICS[key]);
+  return (
+    family(
+      key,
+      values.map(({ labels, value }) => `${name}${labelText(labels)} ${number(value)}`),
+    ).join('\n') + '\n'
+  );
+}
+
 export function exposition(counters: readonly CounterValue[], readings: readonly BacklogReading[]): string {
   const out: string[] = [];
   const byMetric = new Map<MetricKey, CounterValue[]>();

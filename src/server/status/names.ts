@@ -10,8 +10,8 @@ export interface MetricDefinition {
   readonly name: string;
   readonly kind: 'counter' | 'gauge' | 'histogram';
   readonly help: string;
-  /** The unit OpenTelemetry records; `ms` becomes the Prometheus suffix `_milliseconds`. */
-  readonly unit?: 'ms';
+  /** The unit OpenTelemetry records; `ms` becomes the Prometheus suffix `_milliseconds`, `s` `_seconds`. */
+  readonly unit?: 'ms' | 's';
 }
 
 export const METRICS = {
@@ -81,12 +81,40 @@ export const METRICS = {
     kind: 'gauge',
     help: 'Checks a second (one account request each) that would check every accepted checkout in time: the acceptance rate plus the backlog over the time left',
   },
+  // The gateway's own (src/gateway: `npx blackbox-capture serve`), on its admin listener.
+  requests: {
+    name: 'blackbox_capture.gateway.requests',
+    kind: 'counter',
+    help: "Requests the gateway answered, by route (its table's path; unmatched: none) and status",
+  },
+  refusals: {
+    name: 'blackbox_capture.gateway.refusals',
+    kind: 'counter',
+    help: "Requests the gateway refused (4xx and 5xx), by the answer's error code",
+  },
+  webhooks: {
+    name: 'blackbox_capture.gateway.webhook_attempts',
+    kind: 'counter',
+    help: 'Deliveries tried to DECISION_URL, by result (delivered, http_3xx, http_4xx, http_5xx, timeout, network_error)',
+  },
+  outboxDepth: {
+    name: 'blackbox_capture.gateway.outbox.depth',
+    kind: 'gauge',
+    help: "Decisions and failures kept for the shop and not yet delivered (the fleet's, on a shared Redis)",
+  },
+  outboxOldest: {
+    name: 'blackbox_capture.gateway.outbox.oldest_undelivered',
+    kind: 'gauge',
+    unit: 's',
+    help: 'Age of the oldest decision or failure not yet delivered to the shop (0 when none waits)',
+  },
 } as const satisfies Record<string, MetricDefinition>;
 
 export type MetricKey = keyof typeof METRICS;
 
 /** The name the Prometheus exporters give an instrument: dots become `_`, the unit a suffix, a counter `_total`. */
 export function prometheusName(metric: MetricDefinition): string {
-  const base = metric.name.replace(/\./g, '_') + (metric.unit === 'ms' ? '_milliseconds' : '');
+  const suffix = metric.unit === 'ms' ? '_milliseconds' : metric.unit === 's' ? '_seconds' : '';
+  const base = metric.name.replace(/\./g, '_') + suffix;
   return metric.kind === 'counter' ? `${base}_total` : base;
 }

@@ -6,7 +6,10 @@
  */
 import type { MetricKey } from './names.js';
 
-export type CounterKey = Extract<MetricKey, 'outcomes' | 'upstream' | 'repairs' | 'queue' | 'decisions' | 'proxy'>;
+export type CounterKey = Extract<
+  MetricKey,
+  'outcomes' | 'upstream' | 'repairs' | 'queue' | 'decisions' | 'proxy' | 'requests' | 'refusals' | 'webhooks'
+>;
 
 export interface CounterValue {
   metric: CounterKey;

@@ -56,5 +56,7 @@ describe('exposition', () => {
     expect(prometheusName(METRICS.oldest)).toBe('blackbox_capture_queue_oldest_age_milliseconds');
     expect(prometheusName(METRICS.queue)).toBe('blackbox_capture_queue_checks_total');
     expect(prometheusName(METRICS.depth)).toBe('blackbox_capture_queue_depth');
+    expect(prometheusName(METRICS.outboxOldest)).toBe('blackbox_capture_gateway_outbox_oldest_undelivered_seconds');
+    expect(prometheusName(METRICS.webhooks)).toBe('blackbox_capture_gateway_webhook_attempts_total');
   });
 });

@@ -1,0 +1,67 @@
+// The gateway's own metrics on its admin listener, with `blackbox-capture serve` as a process
+// of its own (docs/gateway.md#metrics): webhook attempts by result, the outbox's depth and
+// oldest undelivered age while the shop's receiver is down, refusals by code, requests by
+// route and status.
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  gatewayEnvironment,
+  killGatewayProcesses,
+  postCheckout,
+  startGatewayProcess,
+  webhookReceiver,
+} from '../support/gateway.js';
+import { closeServers } from '../support/http.js';
+import { useEmulators } from '../support/kit.js';
+
+const startEmulator = useEmulators();
+afterEach(async () => {
+  killGatewayProcesses();
+  await closeServers();
+});
+
+/** The value of the series `series` (name and labels as written) in a scrape, or undefined. */
+const sample = (text: string, series: string) => {
+  const line = text.split('\n').find((candidate) => candidate.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+};
+
+describe('the gateway metrics (serve as a process)', () => {
+  it('show the webhooks failing and the outbox growing while the shop is down, then draining', async () => {
+    const emulator = await startEmulator();
+    let down = true;
+    const shop = await webhookReceiver(() => (down ? 503 : 204));
+    const gateway = await startGatewayProcess(gatewayEnvironment(emulator, shop.url, { ADMIN_PORT: '0' }));
+    const scrape = async () => (await fetch(`${gateway.adminUrl}/metrics`)).text();
+    expect((await postCheckout(gateway.url, { order: 'order-metrics' })).status).toBe(202);
+    await expect
+      .poll(async () => sample(await scrape(), 'blackbox_capture_gateway_webhook_attempts_total{result="http_5xx"}'), {
+        timeout: 15_000,
+      })
+      .toBeGreaterThanOrEqual(1);
+    const text = await scrape();
+    expect(sample(text, 'blackbox_capture_gateway_outbox_depth')).toBe(1);
+    expect(sample(text, 'blackbox_capture_gateway_outbox_oldest_undelivered_seconds')).toBeGreaterThanOrEqual(0);
+    expect(text).toContain('# TYPE blackbox_capture_gateway_outbox_oldest_undelivered_seconds gauge');
+    expect(sample(text, 'blackbox_capture_gateway_requests_total{route="/device-risk",status="202"}')).toBe(1);
+
+    // Refusals, by code: a missing Order-Token (401), another origin (403).
+    expect((await postCheckout(gateway.url, {})).status).toBe(401);
+    const foreign = await fetch(`${gateway.url}/device-risk`, {
+      method: 'POST',
+      headers: { origin: 'https://elsewhere.example', 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(foreign.status).toBe(403);
+    const refused = await scrape();
+    expect(sample(refused, 'blackbox_capture_gateway_refusals_total{code="order_token_missing"}')).toBe(1);
+    expect(sample(refused, 'blackbox_capture_gateway_refusals_total{code="origin_not_allowed"}')).toBe(1);
+    expect(sample(refused, 'blackbox_capture_gateway_requests_total{route="/device-risk",status="401"}')).toBe(1);
+
+    down = false;
+    await expect.poll(shop.orders, { timeout: 30_000 }).toEqual(['order-metrics']);
+    await expect.poll(async () => sample(await scrape(), 'blackbox_capture_gateway_outbox_depth')).toBe(0);
+    const drained = await scrape();
+    expect(sample(drained, 'blackbox_capture_gateway_webhook_attempts_total{result="delivered"}')).toBe(1);
+    expect(sample(drained, 'blackbox_capture_gateway_outbox_oldest_undelivered_seconds')).toBe(0);
+  }, 60_000);
+});
