@@ -330,7 +330,8 @@ function decisionUrlOf(value: string, plainHttp: string | undefined, url: UrlChe
   const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
   if (!PRIVATE_RANGES(host) && !/^[a-z0-9-]+$/i.test(host))
     problems.push(
-      `DECISION_URL must be https, or http to a private address or a one-label name with DECISION_URL_PLAIN_HTTP=private (got ${JSON.stringify(value)})`,
+      // DECISION_URL is a secret (it may carry user:pass@): its value is never printed.
+      'DECISION_URL must be https, or http to a private address or a one-label name with DECISION_URL_PLAIN_HTTP=private (got its value)',
     );
   return value;
 }

@@ -251,7 +251,7 @@ describe('the gateway settings', () => {
     const alsoPrivate = ['http://192.168.1.9/webhook', 'http://[fd00::5]/webhook', 'http://0x0a000001/webhook'];
     for (const DECISION_URL of [...between, ...alsoPrivate]) {
       expect(problems({ ...GOOD, DECISION_URL })).toEqual([
-        `DECISION_URL must be an https URL (http only on loopback) (got ${JSON.stringify(DECISION_URL)})`,
+        'DECISION_URL must be an https URL (http only on loopback) (got its value)',
       ]);
       const allowed = parseSettings({ ...GOOD, DECISION_URL, DECISION_URL_PLAIN_HTTP: 'private' });
       expect(allowed.decisionUrl).toBe(DECISION_URL);
@@ -263,10 +263,10 @@ describe('the gateway settings', () => {
       );
     for (const DECISION_URL of ['http://shop.example/hook', 'http://8.8.8.8/hook', 'http://172.32.0.1/hook'])
       expect(problems({ ...GOOD, DECISION_URL, DECISION_URL_PLAIN_HTTP: 'private' })).toEqual([
-        `DECISION_URL must be https, or http to a private address or a one-label name with DECISION_URL_PLAIN_HTTP=private (got ${JSON.stringify(DECISION_URL)})`,
+        'DECISION_URL must be https, or http to a private address or a one-label name with DECISION_URL_PLAIN_HTTP=private (got its value)',
       ]);
     expect(problems({ ...GOOD, DECISION_URL: 'ftp://shop/hook', DECISION_URL_PLAIN_HTTP: 'private' })).toEqual([
-      'DECISION_URL must be an https URL (http only on loopback) (got "ftp://shop/hook")',
+      'DECISION_URL must be an https URL (http only on loopback) (got its value)',
     ]);
     // Any other value is refused, not read as unset.
     expect(problems({ ...GOOD, DECISION_URL_PLAIN_HTTP: 'yes' })).toEqual([
