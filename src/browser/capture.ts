@@ -4,35 +4,32 @@
  * The vendor loader runs once per page (its run-once guard ignores later copies),
  * so this module keeps the page's one run in module state: the config object, the
  * loader tag, the latest blackbox. Each call subscribes to the run with its own
- * field, callback, time limit, signal and delivery.
+ * time limit and signal.
  *
  * Every byte here is paid by every checkout page, so: module state rather than an
- * object (local names minify, property names do not), messages in a chunk loaded
- * only on failure, delivery in a chunk loaded only with `post`.
+ * object (local names minify, property names do not), and what the smallest call never
+ * runs in chunks of their own (docs/browser.md#what-a-page-loads): the messages, loaded
+ * only on failure; the failed-script analysis (unparsed.ts), loaded on the first script
+ * error; a call's field, callbacks, outcome and delivery (call.ts), fetched beside the
+ * loader only by the calls that use them; consent (consent.ts).
  */
 import { DEFAULT_URI_HOOK } from '../shared/constants.js';
-import type { CaptureOutcome, CaptureOutcomeKind, VendorConfig, VendorLoaderConfig } from '../shared/types.js';
+import type { VendorConfig, VendorLoaderConfig } from '../shared/types.js';
+import type { Follow } from './call.js';
 import { explain, fault, type BlackboxCaptureError } from './errors.js';
 import { normalizeOptions, type CaptureOptions, type NormalizedOptions } from './options.js';
 import { isPlainObject, LOADER_KEYS, vendorFlag } from './rules.js';
 import { warnRiskySetup } from './warnings.js';
-import type { DeliveryFailure } from './deliver.js';
 
 type Field = HTMLInputElement | HTMLTextAreaElement;
 type Listener = (error?: BlackboxCaptureError) => void;
 type TrustedTypesPolicy = { createScriptURL(url: string): string };
 
-/**
- * The collection scripts the loader may load, by the name of their failure flag
- * (`<list>_<file>`), in the order errors name them; a `tp_resource` or
- * `fp_static_override_uri` file gets a flag of its own name, listed after these.
- */
-const SCRIPTS = ['fp_static_wdp', 'fp_dyn_wdp', 'io_wdp', 'io_static_wdp', 'io_dyn_wdp'];
 const FLAG_END = '_load_failure';
 /**
  * The script a loader failure flag names (`fp_static_wdp_load_failure` names
- * `fp_static_wdp`), or '' for any other key. Strings, not a pattern: this runs on every
- * completion, and a pattern is compiled on its first use, on the page's main thread.
+ * `fp_static_wdp`), or '' for any other key. Strings, not a pattern: a pattern is compiled
+ * on its first use, on the page's main thread.
  */
 const flaggedScript = (key: string): string =>
   (key.startsWith('fp_') || key.startsWith('io_')) && key.endsWith(FLAG_END) ? key.slice(0, -FLAG_END.length) : '';
@@ -66,37 +63,11 @@ let grace: ReturnType<typeof setTimeout> | undefined;
 /**
  * Whether a script failure may have been seen (a script error, or a loader adopted after its
  * run). Until then no update looks for failed scripts: the look costs more than the rest of
- * our `bb_callback`, and every failure is followed by checkScripts(), which sets this.
+ * our `bb_callback`, and every failure is followed by judge(), which sets this.
  */
 let failureSeen: boolean;
-
-/** The outcome kind of an ending: a resolved call by what failed, a rejected one by its code. */
-function outcomeKind(failed: string[], error?: BlackboxCaptureError): CaptureOutcomeKind {
-  if (error) return error.code === 'timeout' ? 'timeout-partial' : (error.code as CaptureOutcomeKind);
-  return failed.some((name) => name.startsWith('fp_'))
-    ? 'degraded-first-party'
-    : failed.length
-      ? 'degraded-third-party'
-      : 'complete';
-}
-
-/**
- * A known-broken first party (every first-party chain failed: flags or an unparsed
- * script) with the third party delivered: the loader may never complete (an HTML page
- * in place of a script looks loaded to it). Wait a short grace, then finish with what
- * the third party gave.
- */
-function startGrace(): void {
-  if (grace !== undefined || complete || !running || !latest) return;
-  const failed = failedScripts();
-  if (!failed.some((name) => name.startsWith('fp_')) || failed.some((name) => name.startsWith('io_'))) return;
-  grace = setTimeout(() => {
-    if (!running || complete) return;
-    complete = Date.now();
-    stopWatching();
-    notify();
-  }, running.degradedGraceMs ?? 2000);
-}
+/** The failed-script analysis (unparsed.ts), once loaded: a chunk requested on the first script error. */
+let analyser: typeof import('./unparsed.js') | undefined;
 
 /** Deep equality of option values; functions, elements and signals by identity. */
 const same = (a: unknown, b: unknown): boolean =>
@@ -106,14 +77,7 @@ const same = (a: unknown, b: unknown): boolean =>
     Object.keys(a).length === Object.keys(b).length &&
     Object.keys(a).every((k) => same(a[k], b[k])));
 
-/**
- * Tells how a call ended: to `onOutcome`, and, for a capture that produced no final
- * blackbox, to the endpoint as an outcome alone (sent once, kept alive if the page goes).
- */
-function tell({ onOutcome, post }: NormalizedOptions, outcome: CaptureOutcome, report?: boolean): void {
-  if (onOutcome) safely(() => onOutcome(outcome));
-  if (report && post) import('./deliver.js').then((chunk) => chunk.report(post, outcome)).catch(() => {});
-}
+const noop = () => {};
 
 /** Reports an integrator callback's exception without breaking the vendor's flow. */
 function safely(callback: () => void): void {
@@ -134,45 +98,31 @@ export const isField = (element: Element | null): element is Field =>
   // No element reads as "undefined", which the pattern does not match.
   /^(INPUT|TEXTAREA)$/.test(element?.tagName as string);
 
-/**
- * Writes into an input or textarea so that framework-controlled inputs notice:
- * React tracks `value` through its own setter on the element, so the prototype's
- * native setter is used, then `input` and `change` are dispatched.
- */
-export function writeField(element: Field, value: string): void {
-  if (element.value === value) return;
-  Object.getOwnPropertyDescriptor(Object.getPrototypeOf(element), 'value')!.set!.call(element, value);
-  for (const type of ['input', 'change']) element.dispatchEvent(new Event(type, { bubbles: true }));
-}
+/** The collection scripts that failed so far: none before the analysis has loaded, which a failure loads. */
+const failedNow = (): string[] => analyser?.failedScripts(loader, unparsed, flaggedScript, vendorFlag) ?? [];
 
-/** The collection scripts that failed so far (a failure flag, or no parse), in a stable order. */
-function failedScripts(): string[] {
-  const failed = new Set(unparsed);
-  for (const key in loader) {
-    const script = flaggedScript(key);
-    if (script && vendorFlag(loader[key])) failed.add(script);
-  }
-  // Not listed: -1, which >>> 0 makes the largest.
-  const rank = (name: string) => SCRIPTS.indexOf(name) >>> 0;
-  return [...failed].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : 1));
-}
+/** Loads the failed-script analysis, once per page. */
+const analyse = () => import('./unparsed.js').then((chunk) => (analyser = chunk));
 
 /**
- * Fails the run at once when every chain this configuration starts has failed. The
- * loader loads each list (first party `fp`, third party `io`) as a chain: the next
- * script only from the previous one's `load`. So one failed script ends its chain,
- * whether it was the first (the rest are never requested) or a later one; while any
- * chain is intact it may still deliver (an ad blocker takes only the third party).
+ * What the failed scripts mean for the run (the analysis is loaded): it fails at once when
+ * every chain it starts has failed; when every first-party chain has failed (flags or an
+ * unparsed script) with the third party delivered, the loader may never complete (an HTML
+ * page in place of a script looks loaded to it): wait a short grace, then finish with what
+ * the third party gave.
  */
-function checkScripts(): void {
+function judge(): void {
   failureSeen = true;
-  const failed = failedScripts();
-  const chains = [vendorFlag(loader.fp_static, true) && 'fp_', vendorFlag(loader.tp, true) && 'io_'].filter(
-    (list): list is string => !!list,
-  );
-  if (chains[0] && chains.every((list) => failed.some((name) => name.startsWith(list)))) {
-    fail(fault('collection_failed', [failed, loader.uri_hook], { blackbox: latest, scripts: failed }));
-  } else startGrace();
+  const failed = failedNow();
+  const verdict = analyser!.verdict(loader, failed, vendorFlag);
+  if (verdict > 1) fail(fault('collection_failed', [failed, loader.uri_hook], { blackbox: latest, scripts: failed }));
+  else if (verdict && grace === undefined && !complete && running && latest)
+    grace = setTimeout(() => {
+      if (!running || complete) return;
+      complete = Date.now();
+      stopWatching();
+      notify();
+    }, running.degradedGraceMs ?? 2000);
 }
 
 const notify = (error?: BlackboxCaptureError): void => listeners.forEach((listener) => listener(error));
@@ -200,8 +150,8 @@ function accept(blackbox: unknown, done: unknown): void {
     complete = Date.now();
     clearTimeout(grace);
     stopWatching();
-    // Stryker disable next-line ConditionalExpression: always looking is the slower way to the same answer (startGrace finds nothing failed)
-  } else if (failureSeen) startGrace();
+    // Stryker disable next-line ConditionalExpression: always looking is the slower way to the same answer (judge finds nothing failed)
+  } else if (failureSeen) judge();
   notify();
 }
 
@@ -230,18 +180,14 @@ function watch(href: string): void {
   const onError = (event: Event) => {
     if ((event.target as HTMLScriptElement).src === href)
       return fail(fault('loader_failed', [href, false], { url: href }));
-    if ((event as { error?: Error }).error?.name !== 'SyntaxError') return void setTimeout(checkScripts);
-    // A parse error: which first-party script did not parse, if one did (a chunk loaded only
-    // then). Without the chunk, the loader's failure flags still tell.
-    void import('./unparsed.js')
-      .then(
-        ({ unparsedScript }) => {
-          const name = unparsedScript(event, loader);
-          if (name) unparsed.push(name);
-        },
-        () => {},
-      )
-      .then(() => setTimeout(checkScripts));
+    // Another script failed: which one, and what that means for the run, is the analysis
+    // chunk's, loaded now the first time. The loader sets its failure flags in its own
+    // handlers, which run after this capture listener: the judgement waits a task.
+    void analyse().then(({ unparsedScript }) => {
+      const name = unparsedScript(event, loader);
+      if (name) unparsed.push(name);
+      setTimeout(judge);
+    }, noop);
   };
   // Held from the start: the run may end after its page went away (a torn-down test
   // environment, a removed frame), when these globals are gone.
@@ -346,7 +292,7 @@ function startRun(options: NormalizedOptions): void {
     // its run nothing can have failed: the flags are the loader's, and watch() just started.)
     const state = config.getBlackbox?.();
     if (state?.blackbox) accept(state.blackbox, state.finished);
-    checkScripts();
+    void analyse().then(judge, noop);
   } else {
     // The loader opens its connection to the third party only once it has run (a TCP and
     // TLS handshake on the critical path): open it now. None for the page's own origin (an
@@ -369,86 +315,84 @@ function startRun(options: NormalizedOptions): void {
 }
 
 function subscribe(options: NormalizedOptions, field: Field | null, timeoutMs = options.timeoutMs): Promise<string> {
-  const { signal, onUpdate, onTrace, captureNonce, orderToken } = options;
-  const post = options.post && { ...options.post, captureNonce, orderToken };
+  const { signal, onTrace, post } = options;
   const started = performance.now();
-  // Start fetching the delivery code now, so that it is there when the blackbox is.
-  const delivery = post && import('./deliver.js');
-  delivery?.catch(() => {}); // a failure is reported when the code is needed
-  /** How the capture went, as of now; `error` for one that failed. */
-  const outcomeNow = (error?: BlackboxCaptureError): CaptureOutcome => {
-    // A collection failure has cleared the loader's flags by now (for a later run): its error keeps the list.
-    const scripts = error?.scripts ?? failedScripts();
-    return { outcome: outcomeKind(scripts, error), scripts, durationMs: Math.round(performance.now() - started) };
-  };
-  let outcome: CaptureOutcome | undefined;
+  /** The call's field, callbacks, outcome and delivery (call.ts), once its chunk has loaded. */
+  let follow: Follow | undefined;
   let settled = false;
   return new Promise<string>((resolve, reject) => {
+    /** Ends the time limit and the updates; whether the call has settled already. */
+    const stop = () => {
+      clearTimeout(timer);
+      listeners.delete(listener);
+      return settled;
+    };
     // The first way out wins: an abort from code the final update runs (onUpdate, a framework's
     // handler of the field's input event) ends the call before it completes or delivers.
     const finish = (error?: BlackboxCaptureError, blackbox?: string) => {
-      if (settled) return;
+      if (stop()) return;
       settled = true;
-      clearTimeout(timer);
-      listeners.delete(listener);
       // Stryker disable next-line StringLiteral: a listener left behind runs after the promise settled; the aborted check before any cache lookup answers the same
       signal?.removeEventListener('abort', onAbort);
-      // Set already when the capture reached its final value: a failed or aborted delivery
-      // does not change how the capture went.
-      const produced = outcome !== undefined;
-      outcome ??= outcomeNow(error);
-      tell(options, outcome, error && !produced);
+      // How the call ended, told by the chunk (before the caller hears): now, or once it is there.
+      const told = follow ? follow[1](error) : extra?.then(() => follow![1](error));
       if (error) {
         calls = calls.filter((call) => call[0] !== options);
-        void explain(error).then(reject);
+        void Promise.all([explain(error), told]).then(([written]) => reject(written));
       } else resolve(blackbox!);
     };
     // Stryker disable next-line ArrayDeclaration: the aborted message takes no arguments
     const onAbort = () => finish(fault('aborted', [], { cause: signal!.reason, blackbox: latest }));
+    /** Loads the call's chunk; without it (the network gone), a final blackbox still ends the call. */
+    const load = () =>
+      import('./call.js').then(
+        (chunk) => {
+          follow = chunk.follow(
+            options,
+            field,
+            config,
+            started,
+            fault,
+            safely,
+            isField,
+            failedNow,
+            finish,
+            stop,
+            onAbort,
+          );
+        },
+        (cause: unknown) => {
+          follow = [
+            (blackbox, done) =>
+              done &&
+              !stop() &&
+              finish(
+                post &&
+                  fault('post_failed', [post.url, 'the delivery code did not load'], {
+                    blackbox,
+                    url: post.url,
+                    cause,
+                  }),
+                blackbox,
+              ),
+            noop,
+          ];
+        },
+      );
+    // Fetched now, beside the loader, by the calls that use it; the page config's
+    // bbout_element_id is looked up on every update (the page may set it late).
+    let extra = field || post || options.onUpdate || options.onOutcome || config.bbout_element_id ? load() : undefined;
     const listener: Listener = (error) => {
       if (error) return finish(error);
       const blackbox = latest!;
-      // The page config's bbout_element_id is looked up on every write: the page may render it late.
-      const id = config.bbout_element_id;
-      const target = field ?? ((id && document.getElementById(id)) as Field | null);
-      if (target) {
-        // An element without a value (a <script>, a <div>) would throw inside the vendor's callback.
-        if (!isField(target)) return finish(fault('invalid_option', ['bbout_element_id', target]));
-        writeField(target, blackbox);
-      }
-      if (onUpdate) safely(() => onUpdate(blackbox, !!complete));
-      if (!complete || settled) return;
-      clearTimeout(timer);
-      listeners.delete(listener);
-      outcome = outcomeNow();
-      if (!post) return finish(undefined, blackbox);
-      // The delivery chunk reports what failed; the error is made here, so that the chunk
-      // imports nothing from this one (and the entry exports nothing but the API).
-      delivery!
-        .then(
-          ({ deliver }) => deliver(blackbox, post, outcome!, signal, complete as number),
-          (cause: unknown): never => {
-            const failure: DeliveryFailure = { detail: 'the delivery code did not load', cause };
-            throw failure;
-          },
-        )
-        .then(
-          () => finish(undefined, blackbox),
-          (failure: DeliveryFailure) =>
-            signal?.aborted
-              ? onAbort()
-              : finish(
-                  fault('post_failed', [post.url, failure.detail], {
-                    blackbox,
-                    url: post.url,
-                    status: failure.status,
-                    cause: failure.cause,
-                  }),
-                ),
-        );
+      const done = complete;
+      if (follow) follow[0](blackbox, done);
+      else if (extra || config.bbout_element_id)
+        void (extra ??= load()).then(() => settled || follow![0](blackbox, done));
+      else if (done) finish(undefined, blackbox);
     };
     const timer = setTimeout(() => {
-      const scripts = failedScripts();
+      const scripts = failedNow();
       finish(
         fault('timeout', [timeoutMs, latest !== undefined, scripts, loader.uri_hook], { blackbox: latest, scripts }),
       );
@@ -511,5 +455,5 @@ function start(normalized: NormalizedOptions, timeoutMs?: number): Promise<strin
  * handed what it needs from here (so that the chunk imports nothing from the entry).
  */
 function afterConsent(options: NormalizedOptions): Promise<string> {
-  return import('./consent.js').then(({ afterConsent }) => afterConsent(options, start, fault, tell, outcomeKind));
+  return import('./consent.js').then(({ afterConsent }) => afterConsent(options, start, fault, safely));
 }
