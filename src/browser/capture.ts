@@ -66,7 +66,8 @@ let grace: ReturnType<typeof setTimeout> | undefined;
  * our `bb_callback`, and every failure is followed by judge(), which sets this.
  */
 let failureSeen: boolean;
-/** The failed-script analysis (unparsed.ts), once loaded: a chunk requested on the first script error. */
+/** The failed-script analysis (unparsed.ts): a chunk requested on the first script error, then at hand. */
+let analysing: Promise<unknown> | undefined;
 let analyser: typeof import('./unparsed.js') | undefined;
 
 /** Deep equality of option values; functions, elements and signals by identity. */
@@ -102,7 +103,7 @@ export const isField = (element: Element | null): element is Field =>
 const failedNow = (): string[] => analyser?.failedScripts(loader, unparsed, flaggedScript, vendorFlag) ?? [];
 
 /** Loads the failed-script analysis, once per page. */
-const analyse = () => import('./unparsed.js').then((chunk) => (analyser = chunk));
+const analyse = () => (analysing ??= import('./unparsed.js').then((chunk) => (analyser = chunk)));
 
 /**
  * What the failed scripts mean for the run (the analysis is loaded): it fails at once when
@@ -183,8 +184,8 @@ function watch(href: string): void {
     // Another script failed: which one, and what that means for the run, is the analysis
     // chunk's, loaded now the first time. The loader sets its failure flags in its own
     // handlers, which run after this capture listener: the judgement waits a task.
-    void analyse().then(({ unparsedScript }) => {
-      const name = unparsedScript(event, loader);
+    void analyse().then(() => {
+      const name = analyser!.unparsedScript(event, loader);
       if (name) unparsed.push(name);
       setTimeout(judge);
     }, noop);
@@ -386,9 +387,12 @@ function subscribe(options: NormalizedOptions, field: Field | null, timeoutMs = 
       if (error) return finish(error);
       const blackbox = latest!;
       const done = complete;
-      if (follow) follow[0](blackbox, done);
-      else if (extra || config.bbout_element_id)
-        void (extra ??= load()).then(() => settled || follow![0](blackbox, done));
+      const update = () => settled || follow![0](blackbox, done);
+      // The outcome names the failed scripts: a final update waits for their analysis when a
+      // script has failed and it is on its way (a loader may complete with the third party alone at once).
+      const waiting = done && !analyser && analysing;
+      if (follow && !waiting) update();
+      else if (extra || config.bbout_element_id) void Promise.all([(extra ??= load()), waiting]).then(update, update);
       else if (done) finish(undefined, blackbox);
     };
     const timer = setTimeout(() => {

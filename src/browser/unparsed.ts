@@ -2,7 +2,7 @@
  * The failed-script analysis, a chunk loaded on the first script error (capture.ts): which
  * collection scripts failed (the loader's failure flags, or no parse) and what that means for
  * the run. Handed what it needs, so that it imports nothing from the entry: a page whose scripts
- * all load never fetches it (docs/browser.md#failure-analysis).
+ * all load never fetches it (docs/browser.md#what-a-page-loads).
  */
 import type { VendorLoaderConfig } from '../shared/types.js';
 

@@ -3,6 +3,8 @@
 import { describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain ES module script without types
 import { bundle, figures, GUARDS, measure, overGuards } from '../../scripts/size.mjs';
+// @ts-expect-error: a plain ES module script without types
+import { committedBlock, sizeBlock } from '../../scripts/size-docs.mjs';
 
 interface Sizes {
   minimal: {
@@ -70,6 +72,10 @@ describe('browser bundle size', async () => {
     expect(sizes.umd.messagesInside).toBe(false); // the UMD file imports them from beside it
     expect(sizes.umd.deliveryInside).toBe(false); // and the call's chunk
     expect(sizes.messages.gzip).toBeGreaterThan(800);
+  });
+
+  it('docs/performance.md lists the figures this build measures (node scripts/size-docs.mjs --write)', async () => {
+    expect(committedBlock()).toBe(await sizeBlock());
   });
 
   it.each(Object.keys(GUARDS))('%s stays within its guard', (name) => {
