@@ -265,6 +265,8 @@ writeFileSync(
       machine,
       quick,
       size,
+      sizeAnchors: anchors,
+      scriptTime,
       browser: browserRuns,
       engines: engineRuns,
       endpoint,
