@@ -33,6 +33,8 @@ let size, anchors, scriptTime, browserRuns, engineRuns, endpoint, proxy;
 const SCRIPT_TARGET_MS = 1.5;
 // `npm run bench -- --engines`: the engines table alone.
 const enginesOnly = process.argv.includes('--engines');
+// `npm run bench -- --size`: the size tables and the script time alone.
+const sizeOnly = process.argv.includes('--size');
 /** Time to the final blackbox in every engine, against the plain integration with the same hint, one loader after the other. */
 async function enginesTable() {
   const runs = {};
@@ -60,8 +62,8 @@ async function enginesTable() {
   return runs;
 }
 
-if (enginesOnly) engineRuns = await enginesTable();
-else if (!fleetOnly && !queueOnly) {
+/** Sizes beside the pinned anchors, and the script time before the loader request. */
+async function sizeTables() {
   size = await measure();
   anchors = await measureAnchors();
   log(sizeTable(size, anchors));
@@ -73,6 +75,12 @@ else if (!fleetOnly && !queueOnly) {
   for (const [name, ms] of Object.entries(scriptTime.ms))
     log(`| ${name} | ${fmt(ms, 2)} | ${fmt(ms / scriptTime.ms['vendor loader alone'], 2)} |`);
   log('');
+}
+
+if (sizeOnly) await sizeTables();
+else if (enginesOnly) engineRuns = await enginesTable();
+else if (!fleetOnly && !queueOnly) {
+  await sizeTables();
 
   // Every browser figure with the emulator's loader and with the vendor's real loader 5.2.2.
   const loaders = { emulated: undefined, 'real 5.2.2': realLoaderSource() };
@@ -170,7 +178,9 @@ else if (!fleetOnly && !queueOnly) {
 }
 
 const fleetRow =
-  enginesOnly || queueOnly ? undefined : await benchFleet({ requests: quick ? 400 : 2000, concurrency: 64 });
+  sizeOnly || enginesOnly || queueOnly
+    ? undefined
+    : await benchFleet({ requests: quick ? 400 : 2000, concurrency: 64 });
 if (fleetRow?.redisAvailable) {
   log(
     `Server: a fleet on one Redis against the emulator, ${fleetRow.redis.requests} requests at concurrency ${fleetRow.redis.concurrency}, faults on account create (429), upload (503) and finalize (dropped); failed attempts retried on the next instance; beside it one instance on its memory store, same requests and faults:`,
@@ -200,7 +210,7 @@ if (fleetRow?.redisAvailable) {
 } else if (fleetRow) log('(redis-server not installed: no fleet row)\n');
 /** Checkouts at the service's real limits (#47): accepted at once and checked as the quota allows. */
 let queueRuns;
-if (!enginesOnly && !fleetOnly && !quotaOnly) {
+if (!sizeOnly && !enginesOnly && !fleetOnly && !quotaOnly) {
   queueRuns = await benchQueue({ offerMs: quick ? 5_000 : 20_000, drainMs: quick ? 5_000 : 30_000 });
   const { limits, offerMs, drainMs } = queueRuns;
   log(
@@ -226,7 +236,7 @@ if (!enginesOnly && !fleetOnly && !quotaOnly) {
 }
 /** The account quota spent on one instance and on four processes, and floods beside honest shoppers (#58). */
 let quotaRuns;
-if (!enginesOnly && !fleetOnly && (!queueOnly || quotaOnly)) {
+if (!sizeOnly && !enginesOnly && !fleetOnly && (!queueOnly || quotaOnly)) {
   const quota = await benchQuota({ spanMs: quick ? 20_000 : 60_000 });
   log(
     `The account quota spent: the emulator's defaults (${quota.limit.accountRequestsPerSecond} a second, bursts of ${quota.limit.serviceBurst}), the client's (bursts of ${quota.limit.clientBurst}); ${quota.backlog} checkouts queued at once, account requests the service took counted for ${quota.spanMs / 1000} s once ${quota.settleMs / 1000} s had spent the burst:`,
@@ -258,7 +268,7 @@ if (!enginesOnly && !fleetOnly && (!queueOnly || quotaOnly)) {
 }
 mkdirSync('bench-results', { recursive: true });
 writeFileSync(
-  `bench-results/${fleetOnly ? 'fleet' : enginesOnly ? 'engines' : quotaOnly ? 'quota' : queueOnly ? 'queue' : 'latest'}.json`,
+  `bench-results/${sizeOnly ? 'size' : fleetOnly ? 'fleet' : enginesOnly ? 'engines' : quotaOnly ? 'quota' : queueOnly ? 'queue' : 'latest'}.json`,
   JSON.stringify(
     {
       date: new Date().toISOString(),
@@ -280,5 +290,5 @@ writeFileSync(
   ),
 );
 log(
-  `\nWrote bench-results/${fleetOnly ? 'fleet' : enginesOnly ? 'engines' : quotaOnly ? 'quota' : queueOnly ? 'queue' : 'latest'}.json`,
+  `\nWrote bench-results/${sizeOnly ? 'size' : fleetOnly ? 'fleet' : enginesOnly ? 'engines' : quotaOnly ? 'quota' : queueOnly ? 'queue' : 'latest'}.json`,
 );
