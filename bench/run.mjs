@@ -69,7 +69,7 @@ async function sizeTables() {
   log(sizeTable(size, anchors));
   scriptTime = await benchScriptTime({ rounds: quick ? 5 : 30, loaderSource: realLoaderSource() });
   log(
-    `Script time before the loader request (main thread, DevTools TaskDuration less an empty page's, Chromium, median of ${scriptTime.rounds}; target for ours ${SCRIPT_TARGET_MS} ms):`,
+    `Script time before the loader request (main thread, DevTools TaskDuration less the same page's with an empty script of its kind, Chromium, median of ${scriptTime.rounds}; target for ours ${SCRIPT_TARGET_MS} ms):`,
   );
   log('| script | ms | ÷ the loader alone |\n|---|---:|---:|');
   for (const [name, ms] of Object.entries(scriptTime.ms))
