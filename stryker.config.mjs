@@ -12,6 +12,10 @@ export default {
     'src/browser/capture.ts',
     'src/browser/options.ts',
     'src/browser/deliver.ts',
+    // What the lean core hands to its chunks (the call's field, outcome and delivery; the failed-script analysis).
+    'src/browser/call.ts',
+    'src/browser/field.ts',
+    'src/browser/unparsed.ts',
     'src/browser/rules.ts',
     'src/browser/options.production.ts',
     'src/browser/warnings.ts',
