@@ -23,6 +23,12 @@ export function sizeTable(m, anchors = []) {
       GUARDS.full,
     ],
     ['UMD file (its chunks imported from beside it)', { files: 1, ...m.umd }, TARGETS.umd, GUARDS.umd],
+    [
+      "UMD tag that starts a capture: the file and the call's chunk",
+      m.umdCapture,
+      TARGETS.umdCapture,
+      GUARDS.umdCapture,
+    ],
     ['messages chunk, loaded only when a call fails', m.messages],
     ['development build: minimal', m.development.minimal],
     ['development build: UMD file', { files: 1, ...m.development.umd }],

@@ -18,6 +18,7 @@ interface Sizes {
   full: { gzip: number; files: number; lazy: number };
   messages: { gzip: number };
   umd: { gzip: number; messagesInside: boolean; deliveryInside: boolean };
+  umdCapture: { gzip: number; files: number };
 }
 
 const FIELD_AND_POST = `import { captureBlackbox } from './dist/index.js'; captureBlackbox({ loaderUrl: '/l.js', field: 'bb', post: '/risk' });`;
@@ -39,7 +40,7 @@ describe('the guard logic', () => {
   it('the measured dist fails a guard a byte below its figure', async () => {
     const measured = figures((await measure()) as Sizes) as Record<string, number>;
     const tight = Object.fromEntries(Object.entries(measured).map(([name, figure]) => [name, figure - 1]));
-    expect(overGuards(measured, tight)).toHaveLength(3);
+    expect(overGuards(measured, tight)).toHaveLength(Object.keys(GUARDS).length);
   });
 });
 
