@@ -50,13 +50,6 @@ const MESSAGES_MODULE = /(^|\/)messages\.js$/;
 const BROWSER_ENTRY = /(^|\/)(src\/browser\/)?index(\.ts|\.js)?$/;
 /** The failed-script check, loaded only when a script fails, which the UMD file imports from beside itself. */
 const UNPARSED_MODULE = /(^|\/)unparsed\.js$/;
-/** A call's field, callbacks, outcome and delivery, which the UMD file imports from beside itself: dist/browser-deliver.js. */
-const CALL_MODULE = /(^|\/)call\.js$/;
-/**
- * The call's chunk holds the delivery code, and is named after it (dist/browser-deliver.js,
- * its name since delivery was the first part of it).
- */
-const callChunk = (id) => (/\/src\/browser\/(call|deliver|field)\.ts$/.test(id) ? 'deliver' : undefined);
 /** The TCF adapter (data-consent="tcf:…"), which the UMD file imports from beside itself: dist/tcf.js. */
 const TCF_MODULE = /(^|\/)tcf\.js$/;
 /** The script tag's checkout claim (data-checkout-id), which the UMD file imports from beside itself: dist/browser-claim.js. */
@@ -143,13 +136,7 @@ function browserBuild(build) {
       // use `post` never load it, and bundlers keep it out of the main chunk.
       input: 'src/browser/index.ts',
       output: [
-        {
-          dir: 'dist',
-          format: 'es',
-          entryFileNames: `index${suffix}.js`,
-          chunkFileNames: `${chunks}-[name].js`,
-          manualChunks: callChunk,
-        },
+        { dir: 'dist', format: 'es', entryFileNames: `index${suffix}.js`, chunkFileNames: `${chunks}-[name].js` },
         // For require() (tests, server rendering in CommonJS): the same code as CommonJS.
         {
           dir: 'dist',
@@ -157,25 +144,20 @@ function browserBuild(build) {
           entryFileNames: `index${suffix}.cjs`,
           chunkFileNames: `${chunks}-[name].cjs`,
           exports: 'named',
-          manualChunks: callChunk,
         },
       ],
       preserveEntrySignatures: 'strict',
       plugins: [...twins, ts(), terser(minify)],
     },
     {
-      // The lean core, as the ES entry is, with the same chunks beside it: the message texts
-      // (a call fails), the failed-script analysis (a script fails), a call's field,
-      // callbacks, outcome and delivery (browser-deliver.js, a call that uses them), the TCF
-      // adapter and the checkout claim. A classic script imports them relative to its own URL,
-      // with its nonce. The .cjs copy is the same file for require(). Both builds share the chunks.
+      // One file, but for the message texts: a script tag pays for them only when a call
+      // fails, when the file imports the ES chunk beside it (dynamic import works in classic
+      // scripts, relative to the script's own URL, with its nonce). The delivery code stays
+      // inside: `post` must not depend on a second file being deployed. The .cjs copy is the
+      // same file for require(). Both builds share the one messages chunk.
       input: 'src/browser/umd.ts',
       external: (id) =>
-        MESSAGES_MODULE.test(id) ||
-        TCF_MODULE.test(id) ||
-        UNPARSED_MODULE.test(id) ||
-        TAG_CHECKOUT_MODULE.test(id) ||
-        CALL_MODULE.test(id),
+        MESSAGES_MODULE.test(id) || TCF_MODULE.test(id) || UNPARSED_MODULE.test(id) || TAG_CHECKOUT_MODULE.test(id),
       output: ['js', 'cjs'].map((ext) => ({
         file: `dist/blackbox-capture${suffix}.umd.${ext}`,
         format: 'umd',
@@ -191,9 +173,7 @@ function browserBuild(build) {
                 ? './tcf.js'
                 : TAG_CHECKOUT_MODULE.test(id)
                   ? './browser-claim.js'
-                  : CALL_MODULE.test(id)
-                    ? './browser-deliver.js'
-                    : id,
+                  : id,
       })),
       plugins: [...twins, ts(), terser(minify)],
     },

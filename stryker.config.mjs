@@ -12,8 +12,7 @@ export default {
     'src/browser/capture.ts',
     'src/browser/options.ts',
     'src/browser/deliver.ts',
-    // What the lean core hands to its chunks (the call's field, outcome and delivery; the failed-script analysis).
-    'src/browser/call.ts',
+    // Split off the core: the field write and the failed-script analysis (its chunk).
     'src/browser/field.ts',
     'src/browser/unparsed.ts',
     'src/browser/rules.ts',

@@ -17,18 +17,12 @@ export function sizeTable(m, anchors = []) {
   const rows = [
     ['minimal: `captureBlackbox({ loaderUrl })`', m.minimal, TARGETS.minimal, GUARDS.minimal],
     [
-      `field + post: ${m.full.files} files, ${n(m.full.upfront)} up front + ${n(m.full.lazy)} the call's chunk`,
+      `field + post: ${m.full.files} files, ${n(m.full.upfront)} up front + ${n(m.full.lazy)} the delivery chunk`,
       m.full,
       TARGETS.full,
       GUARDS.full,
     ],
-    ['UMD file (its chunks imported from beside it)', { files: 1, ...m.umd }, TARGETS.umd, GUARDS.umd],
-    [
-      "UMD tag that starts a capture: the file and the call's chunk",
-      m.umdCapture,
-      TARGETS.umdCapture,
-      GUARDS.umdCapture,
-    ],
+    ['UMD file: all a tag that starts a capture loads', { files: 1, ...m.umd }, TARGETS.umd, GUARDS.umd],
     ['messages chunk, loaded only when a call fails', m.messages],
     ['development build: minimal', m.development.minimal],
     ['development build: UMD file', { files: 1, ...m.development.umd }],

@@ -4,20 +4,20 @@
  * The vendor loader runs once per page (its run-once guard ignores later copies),
  * so this module keeps the page's one run in module state: the config object, the
  * loader tag, the latest blackbox. Each call subscribes to the run with its own
- * time limit and signal.
+ * field, callback, time limit, signal and delivery.
  *
  * Every byte here is paid by every checkout page, so: module state rather than an
  * object (local names minify, property names do not), and what the smallest call never
  * runs in chunks of their own (docs/browser.md#what-a-page-loads): the messages, loaded
  * only on failure; the failed-script analysis (unparsed.ts), loaded on the first script
- * error; a call's field, callbacks, outcome and delivery (call.ts), fetched beside the
- * loader only by the calls that use them; consent (consent.ts).
+ * error; delivery (deliver.ts), loaded only with `post`; consent (consent.ts).
  */
 import { DEFAULT_URI_HOOK } from '../shared/constants.js';
-import type { VendorConfig, VendorLoaderConfig } from '../shared/types.js';
-import type { Follow } from './call.js';
+import type { CaptureOutcome, CaptureOutcomeKind, VendorConfig, VendorLoaderConfig } from '../shared/types.js';
+import type { DeliveryFailure } from './deliver.js';
 import { explain, fault, type BlackboxCaptureError } from './errors.js';
 import { normalizeOptions, type CaptureOptions, type NormalizedOptions } from './options.js';
+import { writeField } from './field.js';
 import { isPlainObject, LOADER_KEYS, vendorFlag } from './rules.js';
 import { warnRiskySetup } from './warnings.js';
 
@@ -79,6 +79,25 @@ const same = (a: unknown, b: unknown): boolean =>
     Object.keys(a).every((k) => same(a[k], b[k])));
 
 const noop = () => {};
+
+/** The outcome kind of an ending: a resolved call by what failed, a rejected one by its code. */
+function outcomeKind(failed: string[], error?: BlackboxCaptureError): CaptureOutcomeKind {
+  if (error) return error.code === 'timeout' ? 'timeout-partial' : (error.code as CaptureOutcomeKind);
+  return failed.some((name) => name.startsWith('fp_'))
+    ? 'degraded-first-party'
+    : failed.length
+      ? 'degraded-third-party'
+      : 'complete';
+}
+
+/**
+ * Tells how a call ended: to `onOutcome`, and, for a capture that produced no final
+ * blackbox, to the endpoint as an outcome alone (sent once, kept alive if the page goes).
+ */
+function tell({ onOutcome, post }: NormalizedOptions, outcome: CaptureOutcome, report?: boolean): void {
+  if (onOutcome) safely(() => onOutcome(outcome));
+  if (report && post) import('./deliver.js').then((chunk) => chunk.report(post, outcome)).catch(noop);
+}
 
 /** Reports an integrator callback's exception without breaking the vendor's flow. */
 function safely(callback: () => void): void {
@@ -316,84 +335,94 @@ function startRun(options: NormalizedOptions): void {
 }
 
 function subscribe(options: NormalizedOptions, field: Field | null, timeoutMs = options.timeoutMs): Promise<string> {
-  const { signal, onTrace, post } = options;
+  const { signal, onUpdate, onTrace, captureNonce, orderToken } = options;
+  const post = options.post && { ...options.post, captureNonce, orderToken };
   const started = performance.now();
-  /** The call's field, callbacks, outcome and delivery (call.ts), once its chunk has loaded. */
-  let follow: Follow | undefined;
+  // Start fetching the delivery code now, so that it is there when the blackbox is.
+  const delivery = post && import('./deliver.js');
+  delivery?.catch(noop); // a failure is reported when the code is needed
+  /** How the capture went, as of now; `error` for one that failed. */
+  const outcomeNow = (error?: BlackboxCaptureError): CaptureOutcome => {
+    // A collection failure has cleared the loader's flags by now (for a later run): its error keeps the list.
+    const scripts = error?.scripts ?? failedNow();
+    return { outcome: outcomeKind(scripts, error), scripts, durationMs: Math.round(performance.now() - started) };
+  };
+  let outcome: CaptureOutcome | undefined;
   let settled = false;
   return new Promise<string>((resolve, reject) => {
-    /** Ends the time limit and the updates; whether the call has settled already. */
-    const stop = () => {
-      clearTimeout(timer);
-      listeners.delete(listener);
-      return settled;
-    };
     // The first way out wins: an abort from code the final update runs (onUpdate, a framework's
     // handler of the field's input event) ends the call before it completes or delivers.
     const finish = (error?: BlackboxCaptureError, blackbox?: string) => {
-      if (stop()) return;
+      if (settled) return;
       settled = true;
+      clearTimeout(timer);
+      listeners.delete(listener);
       // Stryker disable next-line StringLiteral: a listener left behind runs after the promise settled; the aborted check before any cache lookup answers the same
       signal?.removeEventListener('abort', onAbort);
-      // How the call ended, told by the chunk (before the caller hears): now, or once it is there.
-      const told = follow ? follow[1](error) : extra?.then(() => follow![1](error));
+      // Set already when the capture reached its final value: a failed or aborted delivery
+      // does not change how the capture went.
+      const produced = outcome !== undefined;
+      outcome ??= outcomeNow(error);
+      tell(options, outcome, error && !produced);
       if (error) {
         calls = calls.filter((call) => call[0] !== options);
-        void Promise.all([explain(error), told]).then(([written]) => reject(written));
+        void explain(error).then(reject);
       } else resolve(blackbox!);
     };
     // Stryker disable next-line ArrayDeclaration: the aborted message takes no arguments
     const onAbort = () => finish(fault('aborted', [], { cause: signal!.reason, blackbox: latest }));
-    /** Loads the call's chunk; without it (the network gone), a final blackbox still ends the call. */
-    const load = () =>
-      import('./call.js').then(
-        (chunk) => {
-          follow = chunk.follow(
-            options,
-            field,
-            config,
-            started,
-            fault,
-            safely,
-            isField,
-            failedNow,
-            finish,
-            stop,
-            onAbort,
-          );
-        },
-        (cause: unknown) => {
-          follow = [
-            (blackbox, done) =>
-              done &&
-              !stop() &&
-              finish(
-                post &&
-                  fault('post_failed', [post.url, 'the delivery code did not load'], {
+    /** One update of the run: the field, onUpdate, and once final the outcome and delivery. */
+    const update = (blackbox: string, done: number | false) => {
+      if (settled) return;
+      // The page config's bbout_element_id is looked up on every write: the page may render it late.
+      const id = config.bbout_element_id;
+      const target = field ?? ((id && document.getElementById(id)) as Field | null);
+      if (target) {
+        // An element without a value (a <script>, a <div>) would throw inside the vendor's callback.
+        if (!isField(target)) return finish(fault('invalid_option', ['bbout_element_id', target]));
+        writeField(target, blackbox);
+      }
+      if (onUpdate) safely(() => onUpdate(blackbox, !!done));
+      if (!done || settled) return;
+      clearTimeout(timer);
+      listeners.delete(listener);
+      outcome = outcomeNow();
+      if (!post) return finish(undefined, blackbox);
+      // The delivery chunk reports what failed; the error is made here, so that the chunk
+      // imports nothing from this one (and the entry exports nothing but the API).
+      delivery!
+        .then(
+          ({ deliver }) => deliver(blackbox, post, outcome!, signal, done),
+          (cause: unknown): never => {
+            const failure: DeliveryFailure = { detail: 'the delivery code did not load', cause };
+            throw failure;
+          },
+        )
+        .then(
+          () => finish(undefined, blackbox),
+          (failure: DeliveryFailure) =>
+            signal?.aborted
+              ? onAbort()
+              : finish(
+                  fault('post_failed', [post.url, failure.detail], {
                     blackbox,
                     url: post.url,
-                    cause,
+                    status: failure.status,
+                    cause: failure.cause,
                   }),
-                blackbox,
-              ),
-            noop,
-          ];
-        },
-      );
-    // Fetched now, beside the loader, by the calls that use it; the page config's
-    // bbout_element_id is looked up on every update (the page may set it late).
-    let extra = field || post || options.onUpdate || options.onOutcome || config.bbout_element_id ? load() : undefined;
+                ),
+        );
+    };
     const listener: Listener = (error) => {
       if (error) return finish(error);
       const blackbox = latest!;
       const done = complete;
-      const update = () => settled || follow![0](blackbox, done);
       // The outcome names the failed scripts: a final update waits for their analysis when a
       // script has failed and it is on its way (a loader may complete with the third party alone at once).
-      const waiting = done && !analyser && analysing;
-      if (follow && !waiting) update();
-      else if (extra || config.bbout_element_id) void Promise.all([(extra ??= load()), waiting]).then(update, update);
-      else if (done) finish(undefined, blackbox);
+      if (done && !analyser && analysing) {
+        const later = () => update(blackbox, done);
+        void analysing.then(later, later);
+      } else update(blackbox, done);
     };
     const timer = setTimeout(() => {
       const scripts = failedNow();
@@ -459,5 +488,5 @@ function start(normalized: NormalizedOptions, timeoutMs?: number): Promise<strin
  * handed what it needs from here (so that the chunk imports nothing from the entry).
  */
 function afterConsent(options: NormalizedOptions): Promise<string> {
-  return import('./consent.js').then(({ afterConsent }) => afterConsent(options, start, fault, safely));
+  return import('./consent.js').then(({ afterConsent }) => afterConsent(options, start, fault, tell, outcomeKind));
 }

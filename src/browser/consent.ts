@@ -2,9 +2,9 @@
  * Consent before collection, loaded only by calls that give `consent`: waits for the
  * decision within the call's time limit, before anything is written to the page, then
  * starts the capture with what is left of the limit. The core hands in what this chunk
- * uses of it, so that the chunk imports nothing from the entry; a denial is told through the
- * call's chunk (call.ts), loaded then.
+ * uses of it, so that the chunk imports nothing from the entry.
  */
+import type { CaptureOutcome, CaptureOutcomeKind } from '../shared/types.js';
 import type { BlackboxCaptureError, FaultArgs } from './errors.js';
 import type { NormalizedOptions } from './options.js';
 
@@ -12,7 +12,8 @@ export interface Core {
   /** `timeoutMs`: what is left of the call's limit; the options stay the call's own, for matching. */
   start(options: NormalizedOptions, timeoutMs: number): Promise<string>;
   fault(...fact: FaultArgs): BlackboxCaptureError;
-  safely(callback: () => void): void;
+  tell(options: NormalizedOptions, outcome: CaptureOutcome, report?: boolean): void;
+  outcomeKind(failed: string[], error: BlackboxCaptureError): CaptureOutcomeKind;
 }
 
 type Answer = { granted: true; waitedMs: number } | { granted: false; error: FaultArgs };
@@ -54,7 +55,8 @@ export async function afterConsent(
   options: NormalizedOptions,
   start: Core['start'],
   fault: Core['fault'],
-  safely: Core['safely'],
+  tell: Core['tell'],
+  outcomeKind: Core['outcomeKind'],
 ): Promise<string> {
   const answer = await awaitConsent(options);
   if (answer.granted) {
@@ -65,11 +67,6 @@ export async function afterConsent(
     return start(call, Math.max(1, Math.round(options.timeoutMs - answer.waitedMs)));
   }
   const error = fault(...answer.error);
-  // Told through the call's chunk; without it (the network gone) the error still stands.
-  await import('./call.js').then(
-    ({ outcomeKind, tell }) =>
-      tell(options, { outcome: outcomeKind([], error), scripts: [], durationMs: 0 }, safely, true),
-    () => {},
-  );
+  tell(options, { outcome: outcomeKind([], error), scripts: [], durationMs: 0 }, true);
   throw error;
 }

@@ -1,4 +1,4 @@
-/** Writing a blackbox into a field: the call's chunk (call.ts) and the script tag's late field (declarative.ts). */
+/** Writing a blackbox into a field: the core (capture.ts) and the script tag's late field (declarative.ts). */
 
 type Field = HTMLInputElement | HTMLTextAreaElement;
 

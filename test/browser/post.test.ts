@@ -139,8 +139,8 @@ describe('post', () => {
     await done;
   });
 
-  it("the call's chunk cannot load (the network gone): post_failed naming it, carrying the final blackbox", async () => {
-    vi.doMock('../../src/browser/call.js', () => {
+  it('the delivery chunk cannot load (the network gone): post_failed naming it, carrying the final blackbox', async () => {
+    vi.doMock('../../src/browser/deliver.js', () => {
       throw new TypeError('Failed to fetch dynamically imported module');
     });
     try {
@@ -151,19 +151,7 @@ describe('post', () => {
       expect(error.message).toContain('the delivery code did not load');
       expect(seen).toEqual([]);
     } finally {
-      vi.doUnmock('../../src/browser/call.js');
-    }
-  });
-
-  it('without post, a call whose chunk cannot load still resolves with the final blackbox', async () => {
-    vi.doMock('../../src/browser/call.js', () => {
-      throw new TypeError('Failed to fetch dynamically imported module');
-    });
-    try {
-      api = await freshPage();
-      expect(await api.captureBlackbox({ loaderUrl: LOADER_URL, onUpdate: () => {} })).toMatch(/^0400/);
-    } finally {
-      vi.doUnmock('../../src/browser/call.js');
+      vi.doUnmock('../../src/browser/deliver.js');
     }
   });
 
