@@ -12,6 +12,9 @@ export default {
     'src/browser/capture.ts',
     'src/browser/options.ts',
     'src/browser/deliver.ts',
+    // Split off the core: the field write and the failed-script analysis (its chunk).
+    'src/browser/field.ts',
+    'src/browser/unparsed.ts',
     'src/browser/rules.ts',
     'src/browser/options.production.ts',
     'src/browser/warnings.ts',

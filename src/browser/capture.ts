@@ -7,32 +7,29 @@
  * field, callback, time limit, signal and delivery.
  *
  * Every byte here is paid by every checkout page, so: module state rather than an
- * object (local names minify, property names do not), messages in a chunk loaded
- * only on failure, delivery in a chunk loaded only with `post`.
+ * object (local names minify, property names do not), and what the smallest call never
+ * runs in chunks of their own (docs/browser.md#what-a-page-loads): the messages, loaded
+ * only on failure; the failed-script analysis (unparsed.ts), loaded on the first script
+ * error; delivery (deliver.ts), loaded only with `post`; consent (consent.ts).
  */
 import { DEFAULT_URI_HOOK } from '../shared/constants.js';
 import type { CaptureOutcome, CaptureOutcomeKind, VendorConfig, VendorLoaderConfig } from '../shared/types.js';
+import type { DeliveryFailure } from './deliver.js';
 import { explain, fault, type BlackboxCaptureError } from './errors.js';
 import { normalizeOptions, type CaptureOptions, type NormalizedOptions } from './options.js';
+import { writeField } from './field.js';
 import { isPlainObject, LOADER_KEYS, vendorFlag } from './rules.js';
 import { warnRiskySetup } from './warnings.js';
-import type { DeliveryFailure } from './deliver.js';
 
 type Field = HTMLInputElement | HTMLTextAreaElement;
 type Listener = (error?: BlackboxCaptureError) => void;
 type TrustedTypesPolicy = { createScriptURL(url: string): string };
 
-/**
- * The collection scripts the loader may load, by the name of their failure flag
- * (`<list>_<file>`), in the order errors name them; a `tp_resource` or
- * `fp_static_override_uri` file gets a flag of its own name, listed after these.
- */
-const SCRIPTS = ['fp_static_wdp', 'fp_dyn_wdp', 'io_wdp', 'io_static_wdp', 'io_dyn_wdp'];
 const FLAG_END = '_load_failure';
 /**
  * The script a loader failure flag names (`fp_static_wdp_load_failure` names
- * `fp_static_wdp`), or '' for any other key. Strings, not a pattern: this runs on every
- * completion, and a pattern is compiled on its first use, on the page's main thread.
+ * `fp_static_wdp`), or '' for any other key. Strings, not a pattern: a pattern is compiled
+ * on its first use, on the page's main thread.
  */
 const flaggedScript = (key: string): string =>
   (key.startsWith('fp_') || key.startsWith('io_')) && key.endsWith(FLAG_END) ? key.slice(0, -FLAG_END.length) : '';
@@ -66,9 +63,22 @@ let grace: ReturnType<typeof setTimeout> | undefined;
 /**
  * Whether a script failure may have been seen (a script error, or a loader adopted after its
  * run). Until then no update looks for failed scripts: the look costs more than the rest of
- * our `bb_callback`, and every failure is followed by checkScripts(), which sets this.
+ * our `bb_callback`, and every failure is followed by judge(), which sets this.
  */
 let failureSeen: boolean;
+/** The failed-script analysis (unparsed.ts): a chunk requested on the first script error, then at hand. */
+let analysing: Promise<unknown> | undefined;
+let analyser: typeof import('./unparsed.js') | undefined;
+
+/** Deep equality of option values; functions, elements and signals by identity. */
+const same = (a: unknown, b: unknown): boolean =>
+  a === b ||
+  (isPlainObject(a) &&
+    isPlainObject(b) &&
+    Object.keys(a).length === Object.keys(b).length &&
+    Object.keys(a).every((k) => same(a[k], b[k])));
+
+const noop = () => {};
 
 /** The outcome kind of an ending: a resolved call by what failed, a rejected one by its code. */
 function outcomeKind(failed: string[], error?: BlackboxCaptureError): CaptureOutcomeKind {
@@ -81,38 +91,12 @@ function outcomeKind(failed: string[], error?: BlackboxCaptureError): CaptureOut
 }
 
 /**
- * A known-broken first party (every first-party chain failed: flags or an unparsed
- * script) with the third party delivered: the loader may never complete (an HTML page
- * in place of a script looks loaded to it). Wait a short grace, then finish with what
- * the third party gave.
- */
-function startGrace(): void {
-  if (grace !== undefined || complete || !running || !latest) return;
-  const failed = failedScripts();
-  if (!failed.some((name) => name.startsWith('fp_')) || failed.some((name) => name.startsWith('io_'))) return;
-  grace = setTimeout(() => {
-    if (!running || complete) return;
-    complete = Date.now();
-    stopWatching();
-    notify();
-  }, running.degradedGraceMs ?? 2000);
-}
-
-/** Deep equality of option values; functions, elements and signals by identity. */
-const same = (a: unknown, b: unknown): boolean =>
-  a === b ||
-  (isPlainObject(a) &&
-    isPlainObject(b) &&
-    Object.keys(a).length === Object.keys(b).length &&
-    Object.keys(a).every((k) => same(a[k], b[k])));
-
-/**
  * Tells how a call ended: to `onOutcome`, and, for a capture that produced no final
  * blackbox, to the endpoint as an outcome alone (sent once, kept alive if the page goes).
  */
 function tell({ onOutcome, post }: NormalizedOptions, outcome: CaptureOutcome, report?: boolean): void {
   if (onOutcome) safely(() => onOutcome(outcome));
-  if (report && post) import('./deliver.js').then((chunk) => chunk.report(post, outcome)).catch(() => {});
+  if (report && post) import('./deliver.js').then((chunk) => chunk.report(post, outcome)).catch(noop);
 }
 
 /** Reports an integrator callback's exception without breaking the vendor's flow. */
@@ -134,45 +118,31 @@ export const isField = (element: Element | null): element is Field =>
   // No element reads as "undefined", which the pattern does not match.
   /^(INPUT|TEXTAREA)$/.test(element?.tagName as string);
 
-/**
- * Writes into an input or textarea so that framework-controlled inputs notice:
- * React tracks `value` through its own setter on the element, so the prototype's
- * native setter is used, then `input` and `change` are dispatched.
- */
-export function writeField(element: Field, value: string): void {
-  if (element.value === value) return;
-  Object.getOwnPropertyDescriptor(Object.getPrototypeOf(element), 'value')!.set!.call(element, value);
-  for (const type of ['input', 'change']) element.dispatchEvent(new Event(type, { bubbles: true }));
-}
+/** The collection scripts that failed so far: none before the analysis has loaded, which a failure loads. */
+const failedNow = (): string[] => analyser?.failedScripts(loader, unparsed, flaggedScript, vendorFlag) ?? [];
 
-/** The collection scripts that failed so far (a failure flag, or no parse), in a stable order. */
-function failedScripts(): string[] {
-  const failed = new Set(unparsed);
-  for (const key in loader) {
-    const script = flaggedScript(key);
-    if (script && vendorFlag(loader[key])) failed.add(script);
-  }
-  // Not listed: -1, which >>> 0 makes the largest.
-  const rank = (name: string) => SCRIPTS.indexOf(name) >>> 0;
-  return [...failed].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : 1));
-}
+/** Loads the failed-script analysis, once per page. */
+const analyse = () => (analysing ??= import('./unparsed.js').then((chunk) => (analyser = chunk)));
 
 /**
- * Fails the run at once when every chain this configuration starts has failed. The
- * loader loads each list (first party `fp`, third party `io`) as a chain: the next
- * script only from the previous one's `load`. So one failed script ends its chain,
- * whether it was the first (the rest are never requested) or a later one; while any
- * chain is intact it may still deliver (an ad blocker takes only the third party).
+ * What the failed scripts mean for the run (the analysis is loaded): it fails at once when
+ * every chain it starts has failed; when every first-party chain has failed (flags or an
+ * unparsed script) with the third party delivered, the loader may never complete (an HTML
+ * page in place of a script looks loaded to it): wait a short grace, then finish with what
+ * the third party gave.
  */
-function checkScripts(): void {
+function judge(): void {
   failureSeen = true;
-  const failed = failedScripts();
-  const chains = [vendorFlag(loader.fp_static, true) && 'fp_', vendorFlag(loader.tp, true) && 'io_'].filter(
-    (list): list is string => !!list,
-  );
-  if (chains[0] && chains.every((list) => failed.some((name) => name.startsWith(list)))) {
-    fail(fault('collection_failed', [failed, loader.uri_hook], { blackbox: latest, scripts: failed }));
-  } else startGrace();
+  const failed = failedNow();
+  const verdict = analyser!.verdict(loader, failed, vendorFlag);
+  if (verdict > 1) fail(fault('collection_failed', [failed, loader.uri_hook], { blackbox: latest, scripts: failed }));
+  else if (verdict && grace === undefined && !complete && running && latest)
+    grace = setTimeout(() => {
+      if (!running || complete) return;
+      complete = Date.now();
+      stopWatching();
+      notify();
+    }, running.degradedGraceMs ?? 2000);
 }
 
 const notify = (error?: BlackboxCaptureError): void => listeners.forEach((listener) => listener(error));
@@ -200,8 +170,8 @@ function accept(blackbox: unknown, done: unknown): void {
     complete = Date.now();
     clearTimeout(grace);
     stopWatching();
-    // Stryker disable next-line ConditionalExpression: always looking is the slower way to the same answer (startGrace finds nothing failed)
-  } else if (failureSeen) startGrace();
+    // Stryker disable next-line ConditionalExpression: always looking is the slower way to the same answer (judge finds nothing failed)
+  } else if (failureSeen) judge();
   notify();
 }
 
@@ -230,18 +200,14 @@ function watch(href: string): void {
   const onError = (event: Event) => {
     if ((event.target as HTMLScriptElement).src === href)
       return fail(fault('loader_failed', [href, false], { url: href }));
-    if ((event as { error?: Error }).error?.name !== 'SyntaxError') return void setTimeout(checkScripts);
-    // A parse error: which first-party script did not parse, if one did (a chunk loaded only
-    // then). Without the chunk, the loader's failure flags still tell.
-    void import('./unparsed.js')
-      .then(
-        ({ unparsedScript }) => {
-          const name = unparsedScript(event, loader);
-          if (name) unparsed.push(name);
-        },
-        () => {},
-      )
-      .then(() => setTimeout(checkScripts));
+    // Another script failed: which one, and what that means for the run, is the analysis
+    // chunk's, loaded now the first time. The loader sets its failure flags in its own
+    // handlers, which run after this capture listener: the judgement waits a task.
+    void analyse().then(() => {
+      const name = analyser!.unparsedScript(event, loader);
+      if (name) unparsed.push(name);
+      setTimeout(judge);
+    }, noop);
   };
   // Held from the start: the run may end after its page went away (a torn-down test
   // environment, a removed frame), when these globals are gone.
@@ -346,7 +312,7 @@ function startRun(options: NormalizedOptions): void {
     // its run nothing can have failed: the flags are the loader's, and watch() just started.)
     const state = config.getBlackbox?.();
     if (state?.blackbox) accept(state.blackbox, state.finished);
-    checkScripts();
+    void analyse().then(judge, noop);
   } else {
     // The loader opens its connection to the third party only once it has run (a TCP and
     // TLS handshake on the critical path): open it now. None for the page's own origin (an
@@ -374,11 +340,11 @@ function subscribe(options: NormalizedOptions, field: Field | null, timeoutMs = 
   const started = performance.now();
   // Start fetching the delivery code now, so that it is there when the blackbox is.
   const delivery = post && import('./deliver.js');
-  delivery?.catch(() => {}); // a failure is reported when the code is needed
+  delivery?.catch(noop); // a failure is reported when the code is needed
   /** How the capture went, as of now; `error` for one that failed. */
   const outcomeNow = (error?: BlackboxCaptureError): CaptureOutcome => {
     // A collection failure has cleared the loader's flags by now (for a later run): its error keeps the list.
-    const scripts = error?.scripts ?? failedScripts();
+    const scripts = error?.scripts ?? failedNow();
     return { outcome: outcomeKind(scripts, error), scripts, durationMs: Math.round(performance.now() - started) };
   };
   let outcome: CaptureOutcome | undefined;
@@ -405,9 +371,9 @@ function subscribe(options: NormalizedOptions, field: Field | null, timeoutMs = 
     };
     // Stryker disable next-line ArrayDeclaration: the aborted message takes no arguments
     const onAbort = () => finish(fault('aborted', [], { cause: signal!.reason, blackbox: latest }));
-    const listener: Listener = (error) => {
-      if (error) return finish(error);
-      const blackbox = latest!;
+    /** One update of the run: the field, onUpdate, and once final the outcome and delivery. */
+    const update = (blackbox: string, done: number | false) => {
+      if (settled) return;
       // The page config's bbout_element_id is looked up on every write: the page may render it late.
       const id = config.bbout_element_id;
       const target = field ?? ((id && document.getElementById(id)) as Field | null);
@@ -416,8 +382,8 @@ function subscribe(options: NormalizedOptions, field: Field | null, timeoutMs = 
         if (!isField(target)) return finish(fault('invalid_option', ['bbout_element_id', target]));
         writeField(target, blackbox);
       }
-      if (onUpdate) safely(() => onUpdate(blackbox, !!complete));
-      if (!complete || settled) return;
+      if (onUpdate) safely(() => onUpdate(blackbox, !!done));
+      if (!done || settled) return;
       clearTimeout(timer);
       listeners.delete(listener);
       outcome = outcomeNow();
@@ -426,7 +392,7 @@ function subscribe(options: NormalizedOptions, field: Field | null, timeoutMs = 
       // imports nothing from this one (and the entry exports nothing but the API).
       delivery!
         .then(
-          ({ deliver }) => deliver(blackbox, post, outcome!, signal, complete as number),
+          ({ deliver }) => deliver(blackbox, post, outcome!, signal, done),
           (cause: unknown): never => {
             const failure: DeliveryFailure = { detail: 'the delivery code did not load', cause };
             throw failure;
@@ -447,8 +413,19 @@ function subscribe(options: NormalizedOptions, field: Field | null, timeoutMs = 
                 ),
         );
     };
+    const listener: Listener = (error) => {
+      if (error) return finish(error);
+      const blackbox = latest!;
+      const done = complete;
+      // The outcome names the failed scripts: a final update waits for their analysis when a
+      // script has failed and it is on its way (a loader may complete with the third party alone at once).
+      if (done && !analyser && analysing) {
+        const later = () => update(blackbox, done);
+        void analysing.then(later, later);
+      } else update(blackbox, done);
+    };
     const timer = setTimeout(() => {
-      const scripts = failedScripts();
+      const scripts = failedNow();
       finish(
         fault('timeout', [timeoutMs, latest !== undefined, scripts, loader.uri_hook], { blackbox: latest, scripts }),
       );

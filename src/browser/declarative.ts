@@ -3,7 +3,8 @@
  * capture with no page code and reports on `document` through `blackbox`,
  * `blackboxerror` and `blackboxoutcome` events.
  */
-import { captureBlackbox, isField, writeField } from './capture.js';
+import { writeField } from './field.js';
+import { captureBlackbox, isField } from './capture.js';
 import { explain, fault } from './errors.js';
 import type { CaptureOptions } from './options.js';
 import { warnTagKeptInHead } from './warnings.js';

@@ -72,6 +72,38 @@ describe.each(loaders())('outcomes of captures that resolve, %s', (_, loaderSour
     ]);
   });
 
+  it('degraded-first-party also when the loader completes before the failed-script analysis has loaded', async () => {
+    // The analysis is a chunk fetched on the first script error (capture.ts): held back here
+    // until the loader has completed with the third party alone, as a slow network does.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    vi.doMock('../../src/browser/unparsed.js', async (original) => {
+      await held;
+      return original();
+    });
+    try {
+      api = await freshPage();
+      breakProxyWith404();
+      const { outcomes, onOutcome } = collecting();
+      // The page's own bb_callback hears the loader at once (the package passes every value on).
+      let completed = false;
+      (window as unknown as { IGLOO: object }).IGLOO = {
+        bb_callback: (_bb: string, done: boolean) => (completed ||= done),
+      };
+      const pending = api.captureBlackbox({ ...ok, onOutcome });
+      await vi.waitFor(() => expect(completed).toBe(true));
+      expect(outcomes).toEqual([]); // the outcome waits for the analysis
+      release();
+      expect(decodeBlackbox(await pending)?.sources).toEqual(['tp']);
+      expect(outcomes).toEqual([
+        expect.objectContaining({ outcome: 'degraded-first-party', scripts: ['fp_static_wdp'] }),
+      ]);
+    } finally {
+      release();
+      vi.doUnmock('../../src/browser/unparsed.js');
+    }
+  });
+
   it("a proxy answering HTML (the loader never completes) ends after degradedGraceMs, not timeoutMs, with the third party's blackbox", async () => {
     serveHtmlFromProxy();
     const { outcomes, onOutcome } = collecting();

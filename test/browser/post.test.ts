@@ -139,6 +139,22 @@ describe('post', () => {
     await done;
   });
 
+  it('the delivery chunk cannot load (the network gone): post_failed naming it, carrying the final blackbox', async () => {
+    vi.doMock('../../src/browser/deliver.js', () => {
+      throw new TypeError('Failed to fetch dynamically imported module');
+    });
+    try {
+      api = await freshPage();
+      const { fetch, seen } = scriptedFetch([200]);
+      const error = await failure(api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/device-risk', fetch } }));
+      expect([error.code, error.url, error.blackbox?.slice(0, 4)]).toEqual(['post_failed', '/device-risk', '0400']);
+      expect(error.message).toContain('the delivery code did not load');
+      expect(seen).toEqual([]);
+    } finally {
+      vi.doUnmock('../../src/browser/deliver.js');
+    }
+  });
+
   it('never retries other 4xx: post_failed at once, carrying the blackbox and status', async () => {
     const { fetch, seen } = scriptedFetch([400]);
     const error = await failure(api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/risk', fetch } }));
