@@ -7,14 +7,17 @@ import { defineConfig } from 'vitest/config';
  */
 export const builtPackageTests = ['test/package/**/*.test.ts', 'test/docs/**/*.test.ts', 'test/deploy/**/*.test.ts'];
 /**
- * Tests of the other projects that run the built dist/ files (in a child process, or copied
- * into a site): `npm run build` first. The mutation run leaves them out: its sandbox has no
+ * Tests of the other projects that run the built dist/ files (in a child process, copied into
+ * a site, or through a recipe that imports the package by its name): `npm run build` first. The mutation run leaves them out: its sandbox has no
  * dist/, and they would not see its mutants (test/house.test.ts keeps this list whole).
  */
 export const builtFileTests = [
   'test/server/queue/file-queue.clock.test.ts',
   'test/server/queue/file-queue-disk.clock.test.ts',
+  'test/proxy/cloudfront.front.test.ts',
+  'test/proxy/netlify.front.test.ts',
   'test/proxy/nextjs.front.test.ts',
+  'test/proxy/vercel.front.test.ts',
 ];
 /**
  * Tests of the sources against real servers started for them (`.redis`: redis-server,

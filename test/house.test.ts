@@ -349,19 +349,26 @@ describe('no stale paths', () => {
   });
 });
 
-/** A module that reads the built files: imports from dist/, or copies it. */
-const READS_DIST = /['"`](?:\.\.?\/)*dist\/|join\(ROOT, ['"]dist['"]/;
-/** The test files of `files` (path → text) that read dist/ themselves or through a support module they name. */
+/**
+ * A module that reads the built files: imports from dist/, copies it, or imports the package by
+ * its own name (which resolves to dist/ through package.json's exports).
+ */
+const READS_DIST = /['"`](?:\.\.?\/)*dist\/|join\(ROOT, ['"]dist['"]|from ['"]blackbox-capture(?:\/[\w-]+)?['"]/;
+/**
+ * The test files of `files` (path → text) that read dist/ themselves, or through a support
+ * module or a shipped recipe (proxy/) they name.
+ */
 export function testsOfBuiltFiles(files: Map<string, string>): string[] {
   const readers = [...files]
-    .filter(([file, text]) => file.startsWith('test/support/') && READS_DIST.test(text))
-    .map(([file]) => basename(file).replace(/\.(?:ts|mjs)$/, ''));
+    .filter(([file, text]) => /^(?:test\/support|proxy)\//.test(file) && READS_DIST.test(text))
+    .map(([file]) =>
+      file.startsWith('proxy/') ? file.slice('proxy/'.length) : basename(file).replace(/\.(?:ts|mjs)$/, ''),
+    );
+  const names = (text: string, reader: string) =>
+    reader.includes('/') ? text.includes(`'${reader}'`) : text.includes(`${reader}.`) || text.includes(`/${reader}'`);
   return [...files]
     .filter(([file]) => file.endsWith('.test.ts'))
-    .filter(
-      ([, text]) =>
-        READS_DIST.test(text) || readers.some((name) => text.includes(`${name}.`) || text.includes(`/${name}'`)),
-    )
+    .filter(([, text]) => READS_DIST.test(text) || readers.some((reader) => names(text, reader)))
     .map(([file]) => file)
     .sort();
 }
@@ -381,7 +388,7 @@ describe('the mutation sandbox', () => {
   it('leaves out every test of the built files, and only those: listed in builtFileTests', async () => {
     const { builtFileTests } = await import('../vitest.config.js');
     const files = new Map(
-      walk('test')
+      [...walk('test'), ...walk('proxy')]
         // This file's own examples name dist/ without reading it.
         .filter((file) => /\.(?:ts|mjs)$/.test(file) && !/^test\/(?:package|docs)\/|^test\/house\./.test(file))
         .map((file) => [file, readFileSync(join(ROOT_PATH, file), 'utf8')]),
@@ -395,8 +402,14 @@ describe('the mutation sandbox', () => {
       ['test/a/spawns.test.ts', "spawn(process.execPath, [support('child.mjs')]);"],
       ['test/a/copies.test.ts', "cpSync(join(ROOT, 'dist'), target);"],
       ['test/a/sources.test.ts', "import { x } from '../../src/server/index.js';"],
+      ['proxy/edge/handler.ts', "import { createFirstPartyProxy } from 'blackbox-capture/server';"],
+      ['test/a/recipe.test.ts', "await import(recipe('edge/handler.ts'));"],
     ]);
-    expect(testsOfBuiltFiles(files)).toEqual(['test/a/copies.test.ts', 'test/a/spawns.test.ts']);
+    expect(testsOfBuiltFiles(files)).toEqual([
+      'test/a/copies.test.ts',
+      'test/a/recipe.test.ts',
+      'test/a/spawns.test.ts',
+    ]);
   });
 });
 
