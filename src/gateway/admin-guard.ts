@@ -8,6 +8,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FetchHandler } from '../server/fetch-handler.js';
+import { refusedEvent, type Log } from './log.js';
 
 const GUARDED = new Set(['/status', '/metrics']);
 
@@ -30,20 +31,23 @@ function hostName(host: string | null): string | undefined {
 export function guardAdmin(
   handler: FetchHandler,
   admin: { hosts: readonly string[]; token?: string },
-  log: (line: string) => void,
+  log: Log,
 ): FetchHandler {
   const expected = admin.token === undefined ? undefined : digest(`Bearer ${admin.token}`);
   return (request, context) => {
     if (!GUARDED.has(new URL(request.url).pathname)) return handler(request, context);
     if (!admin.hosts.includes(hostName(request.headers.get('host')) ?? '')) {
-      log('refused an admin request: misdirected_request (its Host is not one of ADMIN_HOSTS)');
+      log(
+        'refused an admin request: misdirected_request (its Host is not one of ADMIN_HOSTS)',
+        refusedEvent('misdirected_request'),
+      );
       return refusal(421, 'misdirected_request');
     }
     if (!isLoopback(context?.clientAddress)) {
       // Compared as digests, in constant time: a wrong bearer learns nothing of the right one.
       const given = digest(request.headers.get('authorization') ?? '');
       if (!expected || !timingSafeEqual(given, expected)) {
-        log('refused an admin request: admin_unauthorized');
+        log('refused an admin request: admin_unauthorized', refusedEvent('admin_unauthorized'));
         return refusal(401, 'admin_unauthorized', { 'www-authenticate': 'Bearer' });
       }
     }

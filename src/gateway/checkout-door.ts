@@ -9,11 +9,12 @@ import type { CustomerMapping } from '../server/endpoint/check.js';
 import type { Store } from '../server/store/store.js';
 import { orderClaims, ORDER_ALREADY_CHECKED, type OrderClaim } from './order-claim.js';
 import { ORDER_TOKEN_HEADER, OrderTokenError, orderKey, orderTokenStatus, verifyOrderToken } from './order-token.js';
+import type { Log } from './log.js';
 
 const refusal = (status: number, code: string, message: string, headers: Record<string, string> = {}) =>
   Response.json({ error: { code, message } }, { status, headers: { 'cache-control': 'no-store', ...headers } });
 
-export async function checkoutDoor(options: { store: Store; orderSecret: string; log: (line: string) => void }) {
+export async function checkoutDoor(options: { store: Store; orderSecret: string; log: Log }) {
   const { log } = options;
   const key = await orderKey(options.orderSecret);
   const claims = orderClaims(options.store);
@@ -30,13 +31,19 @@ export async function checkoutDoor(options: { store: Store; orderSecret: string;
         // The rule a sub broke is told, never the sub: it may be what the rule forbids.
         log(
           `refused a checkout: ${error.code}${error.code === 'order_token_sub_invalid' ? ` (${error.message})` : ''}`,
+          { level: 'warn', event: 'refused', code: error.code },
         );
         const status = orderTokenStatus(error.code);
         return refusal(status, error.code, error.message, status === 401 ? { 'www-authenticate': 'Order-Token' } : {});
       }
       const claim = await claims.claim(order.customerInternalReference, request.headers.get('idempotency-key'));
       if (claim.refused) {
-        log(`refused a checkout: ${ORDER_ALREADY_CHECKED}`);
+        log(`refused a checkout: ${ORDER_ALREADY_CHECKED}`, {
+          level: 'warn',
+          event: 'refused',
+          code: ORDER_ALREADY_CHECKED,
+          reference: order.customerInternalReference,
+        });
         return refusal(409, ORDER_ALREADY_CHECKED, 'this order already has a checkout of its own');
       }
       claimed.set(request, claim);

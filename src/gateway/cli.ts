@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
 import { startGateway, type GatewayOptions } from './gateway.js';
+import { createLog, type LogFields } from './log.js';
 import {
   checkHealth,
   DEFAULT_TIMEOUT_SECONDS,
@@ -32,6 +33,8 @@ healthcheck: GET /readyz of the gateway at HOST and PORT (or --url) within --tim
 (default ${DEFAULT_TIMEOUT_SECONDS}); exits 0 on 200, 1 otherwise (docs/deploy.md).`;
 
 let command = SERVE_COMMAND;
+/** The fields of the lines about stopping. */
+const STOP: LogFields = { event: 'stop' };
 const say = (line: string) => console.error(`${command}: ${line}`);
 
 /** The environment: each --env-file in order, then the process's own variables over them. */
@@ -94,8 +97,18 @@ export async function serve(args: string[], options: GatewayOptions = {}, name =
     for (const problem of error.problems) say(problem);
     process.exit(2);
   }
+  // From here on the process's lines go as LOG_FORMAT says: JSON lines for a collector too.
+  const tell =
+    settings.logFormat === 'json'
+      ? createLog('json', (line) => void process.stderr.write(`${line}\n`))
+      : (line: string) => say(line);
   const gateway = await startGateway(settings, options).catch((error: Error) => {
-    say(`cannot start: ${(error as { code?: string }).code ?? error.name} ${error.message}`);
+    const code = (error as { code?: string }).code;
+    tell(`cannot start: ${code ?? error.name} ${error.message}`, {
+      level: 'error',
+      event: 'start',
+      ...(code ? { code } : {}),
+    });
     process.exit(1);
   });
   console.log(`blackbox-capture gateway on ${gateway.url}${gateway.adminUrl ? ` (admin ${gateway.adminUrl})` : ''}`);
@@ -103,23 +116,32 @@ export async function serve(args: string[], options: GatewayOptions = {}, name =
   const stop = (signal: string) => {
     // A second signal: exit at once. What was accepted stays queued (DATA_DIR's database, or Redis).
     if (stopping) {
-      say(`${signal} again: exiting now; what is queued and undelivered is kept`);
+      tell(`${signal} again: exiting now; what is queued and undelivered is kept`, STOP);
       process.exit(1);
     }
     stopping = true;
-    say(`${signal}: taking no new checkout, finishing the checks under way (at most ${settings.shutdownTimeoutMs} ms)`);
+    tell(
+      `${signal}: taking no new checkout, finishing the checks under way (at most ${settings.shutdownTimeoutMs} ms)`,
+      STOP,
+    );
     // The deadline holds whatever the store does (a Redis that does not answer holds close() forever).
     setTimeout(() => {
-      say(`not stopped within ${settings.shutdownTimeoutMs} ms (SHUTDOWN_TIMEOUT_MS): exiting; what is queued is kept`);
+      tell(
+        `not stopped within ${settings.shutdownTimeoutMs} ms (SHUTDOWN_TIMEOUT_MS): exiting; what is queued is kept`,
+        {
+          ...STOP,
+          level: 'error',
+        },
+      );
       process.exit(1);
     }, settings.shutdownTimeoutMs).unref();
     gateway.close().then(
       () => {
-        say('stopped; what is queued and undelivered is kept');
+        tell('stopped; what is queued and undelivered is kept', STOP);
         process.exit(0);
       },
       (error: Error) => {
-        say(`stopping failed: ${error.message}`);
+        tell(`stopping failed: ${error.message}`, { ...STOP, level: 'error' });
         process.exit(1);
       },
     );

@@ -9,6 +9,7 @@ import { createMetricsHandler, createStatusHandler, type StatusMonitor } from '.
 import { gaugeFamily } from '../server/status/exposition.js';
 import type { Outbox } from './outbox.js';
 import type { Route } from './routes.js';
+import { refusedEvent, type Log } from './log.js';
 
 const noStore = { 'cache-control': 'no-store' };
 const refusal = (status: number, code: string, headers: Record<string, string> = {}) =>
@@ -17,7 +18,7 @@ const refusal = (status: number, code: string, headers: Record<string, string> =
 const digest = (text: string) => createHash('sha256').update(text).digest();
 
 /** GET /decisions/{customerInternalReference}: the order's latest decision and whether the shop has it. */
-export function decisionsRoute(outbox: Outbox, token: string | undefined, log: (line: string) => void): Route {
+export function decisionsRoute(outbox: Outbox, token: string | undefined, log: Log): Route {
   const expected = token === undefined ? undefined : digest(`Bearer ${token}`);
   return {
     path: '/decisions/*',
@@ -27,7 +28,7 @@ export function decisionsRoute(outbox: Outbox, token: string | undefined, log: (
       if (!expected) return refusal(404, 'not_found');
       // Compared as digests, in constant time: a wrong bearer learns nothing of the right one.
       if (!timingSafeEqual(digest(request.headers.get('authorization') ?? ''), expected)) {
-        log('refused a decisions poll: decisions_unauthorized');
+        log('refused a decisions poll: decisions_unauthorized', refusedEvent('decisions_unauthorized'));
         return refusal(401, 'decisions_unauthorized', { 'www-authenticate': 'Bearer' });
       }
       let reference: string;
@@ -35,7 +36,7 @@ export function decisionsRoute(outbox: Outbox, token: string | undefined, log: (
         reference = decodeURIComponent(new URL(request.url).pathname.slice('/decisions/'.length));
       } catch {
         // Malformed percent-encoding (`a%zz`): the client's mistake, said as such, never a 500.
-        log('refused a decisions poll: invalid_reference');
+        log('refused a decisions poll: invalid_reference', refusedEvent('invalid_reference'));
         return refusal(400, 'invalid_reference');
       }
       const record = reference ? await outbox.latest(reference) : undefined;

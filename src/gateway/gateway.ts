@@ -15,7 +15,6 @@ import {
   createDeviceRiskHandler,
   createFirstPartyProxy,
   createTokenSource,
-  isDeviceRiskError,
   NotCheckedError,
   toNodeHandler,
   type DeviceRiskClient,
@@ -30,7 +29,7 @@ import type { CheckQueue } from '../server/queue/queue.js';
 import type { Store } from '../server/store/store.js';
 import { DEFAULT_URI_HOOK } from '../shared/constants.js';
 import { createOutbox, type Outbox } from './outbox.js';
-import { OrderTokenError } from './order-token.js';
+import { createLog, errorEvent, rateLimited, type Log } from './log.js';
 import { guardAdmin } from './admin-guard.js';
 import { checkoutDoor } from './checkout-door.js';
 import { createReadiness, readyRoute } from './readiness.js';
@@ -48,7 +47,7 @@ export const KEEP_ALIVE_TIMEOUT_MS = 5000;
 export interface GatewayOptions {
   /** fetch of the service's calls and the webhooks (tests). Default the global fetch. */
   fetch?: typeof fetch;
-  /** Lines of the log (refusals, failures; never a secret). Default console.error. */
+  /** Lines of the log (refusals, failures; never a secret), as text (tests). Default: stderr, as LOG_FORMAT says (log.ts). */
   log?: (line: string) => void;
   /** The OpenAPI document's text, when it is not beside the module (the single executable). */
   openApi?: () => string;
@@ -71,22 +70,33 @@ interface Keeping {
   close(): Promise<void>;
 }
 
-async function keeping(settings: GatewaySettings, log: (line: string) => void): Promise<Keeping> {
+async function keeping(settings: GatewaySettings, log: Log): Promise<Keeping> {
   if (settings.redisUrl) {
     // Optional peers, loaded only for a fleet: the package's bullmq and ioredis. `as string`
     // keeps tsc from requiring ioredis's types.
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion
     const { default: Redis } = (await import('ioredis' as string)) as {
-      default: new (url: string, options: object) => { quit(): Promise<unknown> };
+      default: new (
+        url: string,
+        options: object,
+      ) => { quit(): Promise<unknown>; on(event: 'error', listener: (error: Error) => void): void };
     };
     const { createRedisStore } = await import('../server/store/redis.js');
     const { createBullmqQueue } = await import('../server/queue/bullmq.js');
+    // A Redis that went away fails every few milliseconds, on every connection: one line per
+    // code each 10 s, through the log (ioredis alone prints each failure's stack).
+    const limited = rateLimited(log);
+    const told = (error: unknown) => {
+      const [message, fields] = errorEvent(error);
+      limited(fields.code ?? message, message, fields);
+    };
     const client = new Redis(settings.redisUrl, { maxRetriesPerRequest: null });
+    client.on('error', (error) => told(error));
     const store = createRedisStore(client as never);
     await store.ready();
     return {
       store,
-      queue: createBullmqQueue({ connection: client }),
+      queue: createBullmqQueue({ connection: client, onError: told }),
       outboxStore: store,
       close: () => client.quit().then(() => undefined),
     };
@@ -95,7 +105,7 @@ async function keeping(settings: GatewaySettings, log: (line: string) => void): 
   // its transaction and tells no decision twice; processes on one DATA_DIR share it (sqlite/store.ts).
   const path = join(settings.dataDir, DATA_FILE);
   const store = createSqliteStore(path);
-  const queue = createFileQueue({ path, onError: (error) => log(describe(error)) });
+  const queue = createFileQueue({ path, onError: (error) => log(...errorEvent(error)) });
   // What an earlier version kept in DATA_DIR's journals, read once.
   await importLegacyStore(settings.dataDir, store, Date.now());
   await importLegacyQueue(settings.dataDir, queue);
@@ -133,24 +143,18 @@ function serviceClient(
   return { client, tokenSource };
 }
 
-const describe = (error: unknown) =>
-  error instanceof NotCheckedError
-    ? `${error.code} ${error.message} (order ${error.customerInternalReference})`
-    : isDeviceRiskError(error) || error instanceof OrderTokenError
-      ? `${error.code} ${error.message}`
-      : error instanceof Error
-        ? `${error.name} ${error.message}`
-        : String(error);
-
 export async function startGateway(settings: GatewaySettings, options: GatewayOptions = {}): Promise<Gateway> {
-  const log = options.log ?? ((line: string) => console.error(`blackbox-capture gateway: ${line}`));
+  const given = options.log;
+  const log: Log = given
+    ? (message) => given(message)
+    : createLog(settings.logFormat, (line) => void process.stderr.write(`${line}\n`));
   const { client, tokenSource } = serviceClient(settings, options.fetch);
   const kept = await keeping(settings, log);
+  const logError = (error: unknown) => log(...errorEvent(error));
   const onError = (error: unknown) => {
-    log(describe(error));
+    logError(error);
     // An accepted checkout never to be checked: the shop is told, signed, once (docs/gateway.md#the-failure-webhook).
-    if (error instanceof NotCheckedError)
-      void tell(failureEvent(error, Date.now())).catch((failure: unknown) => log(describe(failure)));
+    if (error instanceof NotCheckedError) void tell(failureEvent(error, Date.now())).catch(logError);
   };
   const outbox = createOutbox({
     store: kept.outboxStore,

@@ -13,6 +13,7 @@ import type { Store } from '../server/store/store.js';
 import { isDeviceRiskError } from '../server/errors.js';
 import type { Outbox } from './outbox.js';
 import type { Route } from './routes.js';
+import type { Log } from './log.js';
 
 /** How long the store and the queue have to answer a readiness probe, in ms. */
 export const READY_PROBE_MS = 2000;
@@ -51,7 +52,7 @@ function probe(run: () => Promise<unknown>, code: string, timeoutMs: number): ()
 }
 
 /** Keeps a token fresh from start on; its state is `ok`, `token_pending` before the first answer, or the failure's code. */
-function tokenKeeper(tokenSource: TokenSource, log: (line: string) => void) {
+function tokenKeeper(tokenSource: TokenSource, log: Log) {
   let state = 'token_pending';
   let timer: ReturnType<typeof setTimeout> | undefined;
   let closed = false;
@@ -66,7 +67,11 @@ function tokenKeeper(tokenSource: TokenSource, log: (line: string) => void) {
     }
     // Said once per change, never per try: a wrong secret is one line, not one a minute.
     if (next !== state && !(next === 'ok' && state === 'token_pending'))
-      log(next === 'ok' ? 'client credentials: accepted again' : `client credentials: ${next} ${said}`.trim());
+      log(next === 'ok' ? 'client credentials: accepted again' : `client credentials: ${next} ${said}`.trim(), {
+        level: next === 'ok' ? 'info' : 'error',
+        event: 'credentials',
+        ...(next === 'ok' ? {} : { code: next }),
+      });
     state = next;
     if (!closed) timer = setTimeout(() => void attempt(), next === 'ok' ? TOKEN_CHECK_MS : TOKEN_RETRY_MS);
   };
@@ -85,7 +90,7 @@ export function createReadiness(options: {
   queue: CheckQueue;
   tokenSource: TokenSource;
   outbox: Outbox;
-  log: (line: string) => void;
+  log: Log;
 }): Readiness {
   const store = probe(() => options.store.get('gateway:readyz'), 'store_unavailable', READY_PROBE_MS);
   const queue = probe(() => options.queue.counts(), 'queue_unavailable', READY_PROBE_MS);

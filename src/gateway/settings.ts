@@ -7,6 +7,10 @@
 import { CALLBACK_SOURCES, isRegion, REGIONS_IN_WORDS, type Region } from '../server/api/regions.js';
 import { sourceMatcher } from '../server/callbacks/sources.js';
 
+/** The formats LOG_FORMAT takes (log.ts): the first is the default. */
+export const LOG_FORMATS = ['text', 'json'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
 /** How a variable is printed: a secret never is, not even in a refusal. */
 type Kind = 'plain' | 'secret';
 
@@ -47,6 +51,10 @@ export const VARIABLES = {
   ADMIN_TOKEN: ['secret', 'the bearer /status and /metrics need from off loopback, 32+ characters (default none)'],
   SHUTDOWN_TIMEOUT_MS: ['plain', 'how long SIGTERM may take before the process exits anyway (default 30000)'],
   IDLE_TIMEOUT_MS: ['plain', 'a connection that sends nothing for this long is closed (default 30000)'],
+  LOG_FORMAT: [
+    'plain',
+    'text (default): a line per event on stderr, for a terminal; json: one JSON object per line (time, level, event, code, reference, message), for a log collector',
+  ],
   USER_AGENT: ['plain', 'names your shop to the service (default blackbox-capture-gateway)'],
 } as const satisfies Record<string, readonly [Kind, string]>;
 
@@ -88,6 +96,8 @@ export interface GatewaySettings {
   shutdownTimeoutMs: number;
   /** A connection idle (nothing sent) this long is closed, in ms; the HTTP server's other limits follow from it. */
   idleTimeoutMs: number;
+  /** LOG_FORMAT: how the log's lines are written (log.ts). */
+  logFormat: LogFormat;
 }
 
 /** A refused configuration: one line per problem. */
@@ -184,6 +194,7 @@ export function parseSettings(env: Record<string, string | undefined>): GatewayS
     userAgent: read('USER_AGENT') ?? 'blackbox-capture-gateway',
     shutdownTimeoutMs: msOf('SHUTDOWN_TIMEOUT_MS', read('SHUTDOWN_TIMEOUT_MS'), 30_000, problems),
     idleTimeoutMs: msOf('IDLE_TIMEOUT_MS', read('IDLE_TIMEOUT_MS'), 30_000, problems),
+    logFormat: logFormatOf(read('LOG_FORMAT'), problems),
   };
   const decisionsToken = read('DECISIONS_TOKEN');
   if (decisionsToken !== undefined) {
@@ -334,4 +345,12 @@ function decisionUrlOf(value: string, plainHttp: string | undefined, url: UrlChe
       'DECISION_URL must be https, or http to a private address or a one-label name with DECISION_URL_PLAIN_HTTP=private (got its value)',
     );
   return value;
+}
+
+/** LOG_FORMAT: one of LOG_FORMATS (unset: the first, text); anything else is refused, never read as text. */
+function logFormatOf(value: string | undefined, problems: string[]): LogFormat {
+  if (value === undefined) return LOG_FORMATS[0];
+  if ((LOG_FORMATS as readonly string[]).includes(value)) return value as LogFormat;
+  problems.push(`LOG_FORMAT must be ${LOG_FORMATS.join(' or ')} (got ${JSON.stringify(value)})`);
+  return LOG_FORMATS[0];
 }

@@ -108,6 +108,7 @@ describe('the gateway settings', () => {
   // Each bad variable, alone: its one line, naming it.
   const BAD: Array<[string, Record<string, string>, string]> = [
     ['REGION', { REGION: 'MARS' }, 'REGION must be US, EU or SG (got "MARS")'],
+    ['LOG_FORMAT', { LOG_FORMAT: 'yaml' }, 'LOG_FORMAT must be text or json (got "yaml")'],
     ['TOKEN_URL', { TOKEN_URL: 'not a url' }, 'TOKEN_URL must be an absolute URL (got "not a url")'],
     [
       'BASE_URL',
@@ -184,6 +185,12 @@ describe('the gateway settings', () => {
       'IDLE_TIMEOUT_MS must be a number of milliseconds, 100 to 600000 (got "99")',
     ],
   ];
+
+  it('write the log as text unless LOG_FORMAT=json', () => {
+    expect(parseSettings(GOOD).logFormat).toBe('text');
+    expect(parseSettings({ ...GOOD, LOG_FORMAT: 'json' }).logFormat).toBe('json');
+    expect(parseSettings({ ...GOOD, LOG_FORMAT: 'text' }).logFormat).toBe('text');
+  });
 
   it("take the time limits and the admin routes' names, with their defaults", () => {
     expect(parseSettings(GOOD)).toMatchObject({ shutdownTimeoutMs: 30_000, idleTimeoutMs: 30_000 });

@@ -1,0 +1,86 @@
+/**
+ * The gateway's log on stderr: one line per event, as readable text (the default, for a
+ * terminal) or, with LOG_FORMAT=json, one JSON object per line for a log collector: `time`,
+ * `level`, `event`, the error's `code` and the order's `reference` when there are, `message`
+ * (docs/gateway.md#logs). Nothing here adds a secret: messages are the kit's, which never
+ * carry one. A source that fails over and over (a Redis that went away) is rate-limited.
+ */
+import { isDeviceRiskError, NotCheckedError } from '../server/index.js';
+import { OrderTokenError } from './order-token.js';
+import type { LogFormat } from './settings.js';
+
+export type LogLevel = 'info' | 'warn' | 'error';
+
+export interface LogFields {
+  /** Default `info`. */
+  level?: LogLevel;
+  /** What happened, in one word: `refused`, `error`, `credentials`, `redis`, … Default `gateway`. */
+  event?: string;
+  /** The stable code of the refusal or the error. */
+  code?: string;
+  /** The order's customerInternalReference, when the line is about one order. */
+  reference?: string;
+}
+
+/** One event of the log: its message, and what a collector indexes it by. */
+export type Log = (message: string, fields?: LogFields) => void;
+
+/** A log that writes each event as a line of `format` through `write`. */
+export function createLog(format: LogFormat, write: (line: string) => void, now: () => Date = () => new Date()): Log {
+  if (format === 'text') return (message) => write(`blackbox-capture gateway: ${message}`);
+  return (message, fields = {}) => {
+    const { level = 'info', event = 'gateway', code, reference } = fields;
+    write(
+      JSON.stringify({
+        time: now().toISOString(),
+        level,
+        event,
+        ...(code === undefined ? {} : { code }),
+        ...(reference === undefined ? {} : { reference }),
+        message,
+      }),
+    );
+  };
+}
+
+/** An error as the log tells it: its code and message, its order's reference when it names one. */
+export function errorEvent(error: unknown): [string, LogFields] {
+  if (error instanceof NotCheckedError)
+    return [
+      `${error.code} ${error.message} (order ${error.customerInternalReference})`,
+      { level: 'error', event: 'not_checked', code: error.code, reference: error.customerInternalReference },
+    ];
+  if (isDeviceRiskError(error) || error instanceof OrderTokenError)
+    return [`${error.code} ${error.message}`, { level: 'error', event: 'error', code: error.code }];
+  const code = (error as { code?: unknown } | undefined)?.code;
+  const fields: LogFields = { level: 'error', event: 'error', ...(typeof code === 'string' ? { code } : {}) };
+  return [error instanceof Error ? `${error.name} ${error.message}` : String(error), fields];
+}
+
+/** How often one key's lines pass at most: one per window, the rest counted. */
+export const RATE_LIMIT_WINDOW_MS = 10_000;
+
+/**
+ * `log`, at most one line per `key` each window (a Redis that refuses every connection would
+ * otherwise write one a few milliseconds apart); the next line that passes says how many were
+ * held back. Keys are few (an error's code), and a key's entry goes when its window ends.
+ */
+export function rateLimited(log: Log, now: () => number = Date.now, windowMs = RATE_LIMIT_WINDOW_MS) {
+  const windows = new Map<string, { until: number; held: number }>();
+  return (key: string, message: string, fields?: LogFields): void => {
+    const at = now();
+    const open = windows.get(key);
+    if (open && at < open.until) {
+      open.held++;
+      return;
+    }
+    windows.delete(key);
+    for (const [other, window] of windows) if (at >= window.until) windows.delete(other);
+    windows.set(key, { until: at + windowMs, held: 0 });
+    const held = open?.held ?? 0;
+    log(held > 0 ? `${message} (and ${held} more like it in the last ${windowMs / 1000} s)` : message, fields);
+  };
+}
+
+/** The fields of a request the gateway refused, by its code. */
+export const refusedEvent = (code: string): LogFields => ({ level: 'warn', event: 'refused', code });

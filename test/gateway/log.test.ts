@@ -1,0 +1,98 @@
+// The gateway's log (src/gateway/log.ts): text for a terminal, one JSON object per line for a
+// collector, errors with their code and order, and a failing source rate-limited.
+import { describe, expect, it } from 'vitest';
+import { DeviceRiskError, NotCheckedError } from '../../src/server/index.js';
+import { createLog, errorEvent, rateLimited, RATE_LIMIT_WINDOW_MS, refusedEvent } from '../../src/gateway/log.js';
+
+const AT = new Date('2026-11-29T06:00:00.000Z');
+
+function written(format: 'text' | 'json') {
+  const lines: string[] = [];
+  return {
+    lines,
+    log: createLog(
+      format,
+      (line) => lines.push(line),
+      () => AT,
+    ),
+  };
+}
+
+describe('the gateway log', () => {
+  it('text: the message behind the gateway prefix, whatever the fields', () => {
+    const { lines, log } = written('text');
+    log('refused a checkout: origin_not_allowed', refusedEvent('origin_not_allowed'));
+    expect(lines).toEqual(['blackbox-capture gateway: refused a checkout: origin_not_allowed']);
+  });
+
+  it('json: one object per line with time, level, event, code and reference when given, and the message', () => {
+    const { lines, log } = written('json');
+    log('listening');
+    log('refused a checkout: order_already_checked', { ...refusedEvent('order_already_checked'), reference: 'INV-7' });
+    expect(lines.map((line) => JSON.parse(line) as unknown)).toEqual([
+      { time: AT.toISOString(), level: 'info', event: 'gateway', message: 'listening' },
+      {
+        time: AT.toISOString(),
+        level: 'warn',
+        event: 'refused',
+        code: 'order_already_checked',
+        reference: 'INV-7',
+        message: 'refused a checkout: order_already_checked',
+      },
+    ]);
+    // A message with a line break or a quote stays one line of valid JSON.
+    log('a "quoted"\nmessage');
+    expect(lines.at(-1)!.split('\n')).toHaveLength(1);
+    expect((JSON.parse(lines.at(-1)!) as { message: string }).message).toBe('a "quoted"\nmessage');
+  });
+
+  it('tells an error by its code, and a checkout never to be checked by its order too', () => {
+    const notChecked = new NotCheckedError({
+      key: 'key-1234567890',
+      fingerprint: 'f',
+      blackbox: 'b',
+      customer: { customerInternalReference: 'INV-2026-0001' },
+      acceptedAt: 0,
+    });
+    expect(errorEvent(notChecked)[1]).toEqual({
+      level: 'error',
+      event: 'not_checked',
+      code: notChecked.code,
+      reference: 'INV-2026-0001',
+    });
+    expect(errorEvent(notChecked)[0]).toContain('(order INV-2026-0001)');
+    const refused = new DeviceRiskError('token_rejected', 'the service refused the client credentials');
+    expect(errorEvent(refused)).toEqual([
+      `token_rejected ${refused.message}`,
+      { level: 'error', event: 'error', code: 'token_rejected' },
+    ]);
+    const network = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), { code: 'ECONNREFUSED' });
+    expect(errorEvent(network)).toEqual([
+      'Error connect ECONNREFUSED 127.0.0.1:6379',
+      { level: 'error', event: 'error', code: 'ECONNREFUSED' },
+    ]);
+    expect(errorEvent('odd')).toEqual(['odd', { level: 'error', event: 'error' }]);
+  });
+
+  it('rate-limited: one line per key each window, the lines held back counted on the next', () => {
+    const lines: string[] = [];
+    let now = 1_000_000;
+    const limited = rateLimited(
+      (message) => lines.push(message),
+      () => now,
+    );
+    for (let i = 0; i < 50; i++) limited('ECONNREFUSED', 'redis: connect ECONNREFUSED');
+    limited('ETIMEDOUT', 'redis: ETIMEDOUT');
+    expect(lines).toEqual(['redis: connect ECONNREFUSED', 'redis: ETIMEDOUT']);
+    now += RATE_LIMIT_WINDOW_MS - 1;
+    limited('ECONNREFUSED', 'redis: connect ECONNREFUSED');
+    expect(lines).toHaveLength(2);
+    now += 1;
+    limited('ECONNREFUSED', 'redis: connect ECONNREFUSED');
+    expect(lines.at(-1)).toBe('redis: connect ECONNREFUSED (and 50 more like it in the last 10 s)');
+    // A new window starts counting afresh.
+    now += RATE_LIMIT_WINDOW_MS;
+    limited('ECONNREFUSED', 'redis: connect ECONNREFUSED');
+    expect(lines.at(-1)).toBe('redis: connect ECONNREFUSED');
+  });
+});
