@@ -27,7 +27,7 @@
 import type { CaptureOutcome } from '../shared/types.js';
 import { ERR_NETWORK } from './errors.js';
 import { decisionLabel, engineOf } from './status/engine.js';
-import { METRICS } from './status/names.js';
+import { inUnit, METRICS, type MetricKey } from './status/names.js';
 import { count } from './status/tally.js';
 
 interface Instruments {
@@ -165,23 +165,27 @@ const gauge = (meter: Meter, key: keyof typeof METRICS) => {
 
 /** The queue gauges, observed together from readBacklogs(). */
 function observeGauges(meter: Meter): void {
+  const withKey = (key: MetricKey) => [key, gauge(meter, key)] as const;
   const gauges = {
-    queued: gauge(meter, 'depth'),
-    oldestAgeMs: gauge(meter, 'oldest'),
-    drainPerSecond: gauge(meter, 'drain'),
-    staleLastMinute: gauge(meter, 'stale'),
-    timeLeftMs: gauge(meter, 'timeLeft'),
-    neededPerSecond: gauge(meter, 'needed'),
+    queued: withKey('depth'),
+    oldestAgeMs: withKey('oldest'),
+    drainPerSecond: withKey('drain'),
+    staleLastMinute: withKey('stale'),
+    timeLeftMs: withKey('timeLeft'),
+    neededPerSecond: withKey('needed'),
   };
-  meter.addBatchObservableCallback(async (result) => {
-    for (const reading of await readBacklogs()) {
-      const attributes = { instance: reading.instance, scope: reading.scope };
-      for (const [field, instrument] of Object.entries(gauges)) {
-        const value = reading[field as keyof typeof gauges];
-        if (value !== undefined) result.observe(instrument, value, attributes);
+  meter.addBatchObservableCallback(
+    async (result) => {
+      for (const reading of await readBacklogs()) {
+        const attributes = { instance: reading.instance, scope: reading.scope };
+        for (const [field, [key, instrument]] of Object.entries(gauges)) {
+          const value = reading[field as keyof typeof gauges];
+          if (value !== undefined) result.observe(instrument, inUnit(key, value), attributes);
+        }
       }
-    }
-  }, Object.values(gauges));
+    },
+    Object.values(gauges).map(([, instrument]) => instrument),
+  );
 }
 
 /** The instruments, once the API is loaded (null: not installed). Recordings made before wait in a queue. */

@@ -28,7 +28,7 @@ describe.skipIf(!prometheusAvailable())('the alert rules (promtool)', () => {
     copyFileSync(join(OPS, 'alerts.test.yml'), join(copy, 'alerts.test.yml'));
     const rules = readFileSync(join(OPS, 'alerts.yml'), 'utf8');
     const broken = rules.replace(
-      /sum\(blackbox_capture_queue_depth\) \* 1000\n\s+> min\(blackbox_capture_queue_time_left_milliseconds\) \* sum\(blackbox_capture_queue_drain_rate\)/,
+      /sum\(blackbox_capture_queue_depth\)\n\s+> min\(blackbox_capture_queue_time_left_seconds\) \* sum\(blackbox_capture_queue_drain_rate\)/,
       'vector(0) > 1',
     );
     expect(broken).not.toBe(rules);

@@ -2,7 +2,11 @@ export declare const PROMETHEUS: string;
 export declare const PROMTOOL: string;
 /** Both binaries are present; with CI set a missing one throws. */
 export declare function prometheusAvailable(): boolean;
-export declare function promtool(args: string[], cwd?: string): Promise<{ code: number | null; output: string }>;
+export declare function promtool(
+  args: string[],
+  cwd?: string,
+  input?: string,
+): Promise<{ code: number | null; output: string }>;
 
 export interface PrometheusResult {
   metric: Record<string, string>;

@@ -18,10 +18,11 @@ export function prometheusAvailable() {
   return present;
 }
 
-/** Runs promtool with `args`; resolves with its exit code and output. */
-export function promtool(args, cwd) {
+/** Runs promtool with `args` (and `input` on its stdin); resolves with its exit code and output. */
+export function promtool(args, cwd, input) {
   return new Promise((resolve) => {
-    const child = spawn(PROMTOOL, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(PROMTOOL, args, { cwd, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    if (input !== undefined) child.stdin.end(input);
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));

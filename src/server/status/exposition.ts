@@ -6,7 +6,7 @@
  * `sum()` over the fleet is true for them too (docs/operating.md#metrics-and-the-status-page).
  */
 import type { BacklogReading } from '../metrics.js';
-import { METRICS, prometheusName, type MetricKey } from './names.js';
+import { inUnit, METRICS, prometheusName, type MetricKey } from './names.js';
 import type { CounterValue } from './tally.js';
 
 /** A label value as the format escapes it: backslash, double quote and line feed. */
@@ -76,7 +76,7 @@ export function exposition(counters: readonly CounterValue[], readings: readonly
       .filter((reading) => reading[field] !== undefined)
       .map(
         (reading) =>
-          `${name}${labelText({ instance: reading.instance, scope: reading.scope })} ${number(reading[field]!)}`,
+          `${name}${labelText({ instance: reading.instance, scope: reading.scope })} ${number(inUnit(key, reading[field]!))}`,
       );
     if (lines.length) out.push(...family(key, lines));
   }

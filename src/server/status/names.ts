@@ -57,7 +57,7 @@ export const METRICS = {
   oldest: {
     name: 'blackbox_capture.queue.oldest_age',
     kind: 'gauge',
-    unit: 'ms',
+    unit: 's',
     help: 'Age of the oldest check waiting',
   },
   drain: {
@@ -73,7 +73,7 @@ export const METRICS = {
   timeLeft: {
     name: 'blackbox_capture.queue.time_left',
     kind: 'gauge',
-    unit: 'ms',
+    unit: 's',
     help: 'Time before the oldest check waiting reaches the trust bound (the whole bound when none waits)',
   },
   needed: {
@@ -118,3 +118,11 @@ export function prometheusName(metric: MetricDefinition): string {
   const base = metric.name.replace(/\./g, '_') + suffix;
   return metric.kind === 'counter' ? `${base}_total` : base;
 }
+
+/**
+ * A reading's value in its metric's unit: the readings keep milliseconds (`oldestAgeMs`), a
+ * gauge in seconds (Prometheus's base unit, which `promtool check metrics` holds names to) is
+ * written in them, by both exporters.
+ */
+export const inUnit = (key: MetricKey, value: number): number =>
+  (METRICS[key] as MetricDefinition).unit === 's' ? value / 1000 : value;

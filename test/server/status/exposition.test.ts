@@ -39,9 +39,11 @@ describe('exposition', () => {
     expect(text).toContain(
       'blackbox_capture_capture_outcomes_total{outcome="degraded-first-party",engine="firefox"} 2\n',
     );
-    expect(text).toContain('# TYPE blackbox_capture_queue_time_left_milliseconds gauge\n');
-    expect(text).toContain('blackbox_capture_queue_time_left_milliseconds{instance="pod-1",scope="fleet"} 55000\n');
-    expect(text).not.toContain('blackbox_capture_queue_time_left_milliseconds{instance="pod-1",scope="instance"}');
+    // Kept in milliseconds, written in seconds: Prometheus's base unit.
+    expect(text).toContain('# TYPE blackbox_capture_queue_time_left_seconds gauge\n');
+    expect(text).toContain('blackbox_capture_queue_time_left_seconds{instance="pod-1",scope="fleet"} 55\n');
+    expect(text).not.toContain('blackbox_capture_queue_time_left_seconds{instance="pod-1",scope="instance"}');
+    expect(text).not.toContain('_milliseconds');
     expect(text).toContain('blackbox_capture_queue_needed_rate{instance="pod-1",scope="instance"} 2\n');
     expect(text.endsWith('\n')).toBe(true);
   });
@@ -53,7 +55,8 @@ describe('exposition', () => {
   });
 
   it('names as the OpenTelemetry Prometheus exporter does', () => {
-    expect(prometheusName(METRICS.oldest)).toBe('blackbox_capture_queue_oldest_age_milliseconds');
+    expect(prometheusName(METRICS.oldest)).toBe('blackbox_capture_queue_oldest_age_seconds');
+    expect(prometheusName(METRICS.duration)).toBe('blackbox_capture_capture_duration_milliseconds');
     expect(prometheusName(METRICS.queue)).toBe('blackbox_capture_queue_checks_total');
     expect(prometheusName(METRICS.depth)).toBe('blackbox_capture_queue_depth');
     expect(prometheusName(METRICS.outboxOldest)).toBe('blackbox_capture_gateway_outbox_oldest_undelivered_seconds');
