@@ -30,16 +30,8 @@ export function createLog(format: LogFormat, write: (line: string) => void, now:
   if (format === 'text') return (message) => write(`blackbox-capture gateway: ${message}`);
   return (message, fields = {}) => {
     const { level = 'info', event = 'gateway', code, reference } = fields;
-    write(
-      JSON.stringify({
-        time: now().toISOString(),
-        level,
-        event,
-        ...(code === undefined ? {} : { code }),
-        ...(reference === undefined ? {} : { reference }),
-        message,
-      }),
-    );
+    // A field left undefined is left out by JSON.stringify: no `"code": null` for a collector to index.
+    write(JSON.stringify({ time: now().toISOString(), level, event, code, reference, message }));
   };
 }
 
@@ -67,7 +59,7 @@ export const RATE_LIMIT_WINDOW_MS = 10_000;
  */
 export function rateLimited(log: Log, now: () => number = Date.now, windowMs = RATE_LIMIT_WINDOW_MS) {
   const windows = new Map<string, { until: number; held: number }>();
-  return (key: string, message: string, fields?: LogFields): void => {
+  const limited = (key: string, message: string, fields?: LogFields): void => {
     const at = now();
     const open = windows.get(key);
     if (open && at < open.until) {
@@ -80,6 +72,8 @@ export function rateLimited(log: Log, now: () => number = Date.now, windowMs = R
     const held = open?.held ?? 0;
     log(held > 0 ? `${message} (and ${held} more like it in the last ${windowMs / 1000} s)` : message, fields);
   };
+  /** The keys whose window is open or not yet swept: bounded by the keys seen within one window. */
+  return Object.assign(limited, { tracked: () => windows.size });
 }
 
 /** The fields of a request the gateway refused, by its code. */

@@ -19,6 +19,15 @@ function written(format: 'text' | 'json') {
 }
 
 describe('the gateway log', () => {
+  it("json: the time is the clock's, by default", () => {
+    const lines: string[] = [];
+    const before = Date.now();
+    createLog('json', (line) => lines.push(line))('now');
+    const { time } = JSON.parse(lines[0]!) as { time: string };
+    expect(Date.parse(time)).toBeGreaterThanOrEqual(before - 1000);
+    expect(time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  });
+
   it('text: the message behind the gateway prefix, whatever the fields', () => {
     const { lines, log } = written('text');
     log('refused a checkout: origin_not_allowed', refusedEvent('origin_not_allowed'));
@@ -72,6 +81,8 @@ describe('the gateway log', () => {
       { level: 'error', event: 'error', code: 'ECONNREFUSED' },
     ]);
     expect(errorEvent('odd')).toEqual(['odd', { level: 'error', event: 'error' }]);
+    // An error's code is told when it is a name, not a number of its own (errno's).
+    expect(errorEvent(Object.assign(new Error('odd'), { code: 5 }))[1]).toEqual({ level: 'error', event: 'error' });
   });
 
   it('rate-limited: one line per key each window, the lines held back counted on the next', () => {
@@ -84,12 +95,15 @@ describe('the gateway log', () => {
     for (let i = 0; i < 50; i++) limited('ECONNREFUSED', 'redis: connect ECONNREFUSED');
     limited('ETIMEDOUT', 'redis: ETIMEDOUT');
     expect(lines).toEqual(['redis: connect ECONNREFUSED', 'redis: ETIMEDOUT']);
+    expect(limited.tracked()).toBe(2);
     now += RATE_LIMIT_WINDOW_MS - 1;
     limited('ECONNREFUSED', 'redis: connect ECONNREFUSED');
     expect(lines).toHaveLength(2);
     now += 1;
     limited('ECONNREFUSED', 'redis: connect ECONNREFUSED');
     expect(lines.at(-1)).toBe('redis: connect ECONNREFUSED (and 50 more like it in the last 10 s)');
+    // The keys whose window has ended are swept with the next line: ETIMEDOUT's is gone.
+    expect(limited.tracked()).toBe(1);
     // A new window starts counting afresh.
     now += RATE_LIMIT_WINDOW_MS;
     limited('ECONNREFUSED', 'redis: connect ECONNREFUSED');

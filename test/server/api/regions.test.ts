@@ -1,6 +1,7 @@
 // The regions' table and what is derived from it: a new region is one row of REGIONS.
 import { describe, expect, it } from 'vitest';
 import {
+  byRegion,
   REGION_NAMES,
   REGIONS_IN_WORDS,
   isRegion,
@@ -24,5 +25,13 @@ describe('the regions', () => {
       false,
       false,
     ]);
+    // Only a string names a region, not whatever turns into one.
+    expect(isRegion({ toString: () => 'US' })).toBe(false);
+    expect(byRegion('auth')).toEqual({
+      US: 'https://auth.amer-1.jumio.ai',
+      EU: 'https://auth.emea-1.jumio.ai',
+      SG: 'https://auth.apac-1.jumio.ai',
+    });
+    expect(byRegion('auth', '/oauth2/token').EU).toBe('https://auth.emea-1.jumio.ai/oauth2/token');
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { exposition } from '../../../src/server/status/exposition.js';
+import { exposition, gaugeFamily } from '../../../src/server/status/exposition.js';
 import { METRICS, prometheusName } from '../../../src/server/status/names.js';
 
 describe('exposition', () => {
@@ -52,6 +52,37 @@ describe('exposition', () => {
     const text = exposition([{ metric: 'upstream', labels: { operation: 'a"b\\c\nd', result: 'ok' }, value: 1 }], []);
     expect(text).toContain('{operation="a\\"b\\\\c\\nd",result="ok"} 1\n');
     expect(text).not.toContain('queue_depth');
+  });
+
+  it("writes a gauge outside the queue's (the outbox's) one line per value, with or without labels", () => {
+    const name = prometheusName(METRICS.outboxOldest);
+    expect(gaugeFamily('outboxOldest', [{ labels: {}, value: 12.5 }])).toBe(
+      `# HELP ${name} ${METRICS.outboxOldest.help}\n# TYPE ${name} gauge\n${name} 12.5\n`,
+    );
+    const depth = prometheusName(METRICS.outboxDepth);
+    expect(
+      gaugeFamily('outboxDepth', [
+        { labels: { instance: 'a' }, value: 1 },
+        { labels: { instance: 'b' }, value: 2 },
+      ]).split('\n'),
+    ).toEqual([
+      `# HELP ${depth} ${METRICS.outboxDepth.help}`,
+      `# TYPE ${depth} gauge`,
+      `${depth}{instance="a"} 1`,
+      `${depth}{instance="b"} 2`,
+      '',
+    ]);
+  });
+
+  it('writes the values the format names: NaN, +Inf and -Inf', () => {
+    const name = prometheusName(METRICS.outboxOldest);
+    const lines = (value: number) => gaugeFamily('outboxOldest', [{ labels: {}, value }]).split('\n')[2];
+    expect([lines(NaN), lines(Infinity), lines(-Infinity), lines(-0.5)]).toEqual([
+      `${name} NaN`,
+      `${name} +Inf`,
+      `${name} -Inf`,
+      `${name} -0.5`,
+    ]);
   });
 
   it('names as the OpenTelemetry Prometheus exporter does', () => {
