@@ -30,8 +30,9 @@ export function verifiedClaims(token: string, key: string): { sub: string; exp: 
   return JSON.parse(Buffer.from(claims, 'base64url').toString()) as { sub: string; exp: number };
 }
 
-/** The order token a page carries (the `post` option's `Order-Token` header). */
-export const orderTokenOf = (page: string) => /'Order-Token': "([\w.-]+)"/.exec(page)?.[1];
+/** The order token a page carries: the script tag's `data-order-token`, or the `post` option's `Order-Token` header. */
+export const orderTokenOf = (page: string) =>
+  (/ data-order-token="([\w.-]+)"/.exec(page) ?? /'Order-Token': "([\w.-]+)"/.exec(page))?.[1];
 
 export type Decision = {
   data: {

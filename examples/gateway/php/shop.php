@@ -26,5 +26,6 @@ $order = 'order-' . bin2hex(random_bytes(8));
 $claims = b64url('{"alg":"HS256","typ":"JWT"}') . '.' . b64url(json_encode(['sub' => $order, 'exp' => time() + 900]));
 $token = $claims . '.' . b64url(hash_hmac('sha256', $claims, getenv('ORDER_SECRET'), true));
 ?>
-<!doctype html><title>Checkout</title><script src="/blackbox-capture.umd.js"></script>
-<script>BlackboxCapture.captureBlackbox({ loaderUrl: <?= json_encode(getenv('LOADER_URL')) ?>, post: { url: '/device-risk', headers: { 'Order-Token': <?= json_encode($token) ?> } } });</script>
+<!doctype html><title>Checkout</title>
+<script src="/blackbox-capture.umd.js" data-loader-url="<?= htmlspecialchars(getenv('LOADER_URL')) ?>"
+        data-post-url="/device-risk" data-order-token="<?= $token ?>"></script>
