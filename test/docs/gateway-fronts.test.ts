@@ -15,10 +15,11 @@ import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { availableBackends, startBackend, type RunningBackend } from '../support/backends.js';
 import { enginePaths, launch, type EnginePage } from '../support/engines.mjs';
 import { listening, type RunningFront } from '../support/fronts.js';
-import { BROWSER_PACKAGE, GATEWAY_FRONTS } from '../support/gateway-fronts.js';
+import { BROWSER_PACKAGE, GATEWAY_FRONTS, walkthroughCaddyfile } from '../support/gateway-fronts.js';
 import { checkoutThrough, shopSettings } from '../support/gateway-shop.js';
 import { freePort } from '../support/processes.mjs';
 import { realLoaderSource } from '../support/real-loader.mjs';
+import { snippet } from '../support/readme.js';
 import { startGatewayProcess, type GatewayProcess } from '../support/shop-front.js';
 
 const SETTINGS = shopSettings();
@@ -29,6 +30,8 @@ const missing = GATEWAY_FRONTS.filter((front) => !fronts.includes(front)).map((f
 if (missing.length) console.warn(`skipped, server missing: ${missing.join(', ')}`);
 const chromium = existsSync(enginePaths().chromium);
 if (!chromium && process.env.CI) throw new Error('CI is set and Chromium is missing (.ci/run installs it)');
+/** Caddy runs the walkthrough's own Caddyfile (docs/gateway.md), with each run's addresses. */
+const caddyfile = snippet('gateway-caddyfile').code;
 /** An address no test machine is: what a client writes in X-Forwarded-For to pass as another. */
 const SPOOFED = '203.0.113.9';
 
@@ -54,7 +57,7 @@ describe.runIf(php).each(fronts.map((front) => [front.name, front] as const))('t
   beforeAll(async () => {
     const port = await freePort();
     origin = `http://127.0.0.1:${port}`;
-    // The walkthrough's settings (docs/gateway.md#the-front): the service calls back through the
+    // The walkthrough's settings (docs/gateway.md#walkthrough-a-php-shop-on-the-emulator): the service calls back through the
     // front, which the gateway trusts to name the shopper.
     gateway = await startGatewayProcess(emulator, {
       ALLOWED_ORIGINS: origin,
@@ -65,7 +68,7 @@ describe.runIf(php).each(fronts.map((front) => [front.name, front] as const))('t
       TRUSTED_FRONTS: '127.0.0.1',
       DECISIONS_TOKEN: 'a'.repeat(32),
     });
-    shopFront = await front.start({ port, gateway: gateway.url, backend: shop.url });
+    shopFront = await front.start({ port, gateway: gateway.url, backend: shop.url, caddyfile });
   }, 60_000);
   afterAll(async () => {
     await shopFront?.stop();
@@ -137,7 +140,7 @@ describe.runIf(php).each(fronts.map((front) => [front.name, front] as const))('t
       request.resume().on('end', () => response.writeHead(204).end());
     });
     const port = await freePort();
-    const recorded = await front.start({ port, gateway: recorder.origin, backend: shop.url });
+    const recorded = await front.start({ port, gateway: recorder.origin, backend: shop.url, caddyfile });
     try {
       const shopper = {
         origin: `http://127.0.0.1:${port}`,
@@ -180,7 +183,7 @@ describe.runIf(php).each(fronts.map((front) => [front.name, front] as const))('t
   it('answers a 5xx when the gateway is down, which the browser package posts again after', async () => {
     const port = await freePort();
     const down = `http://127.0.0.1:${await freePort()}`;
-    const orphan = await front.start({ port, gateway: down, backend: shop.url });
+    const orphan = await front.start({ port, gateway: down, backend: shop.url, caddyfile });
     try {
       const answer = await fetch(orphan.origin + '/device-risk', {
         method: 'POST',
@@ -215,4 +218,28 @@ describe.runIf(php).each(fronts.map((front) => [front.name, front] as const))('t
     },
     180_000,
   );
+});
+
+describe("the walkthrough's Caddyfile, as the caddy front runs it", () => {
+  it('is the printed one, with the front, the recipe and the back end of the run', () => {
+    const config = walkthroughCaddyfile(caddyfile, 41234, '/tmp/front/blackbox-capture', 'http://127.0.0.1:45678');
+    expect(config).toBe(
+      caddyfile
+        .replace('http://:8080 ', 'http://:41234 ')
+        .replace('node_modules/blackbox-capture/proxy/caddy', '/tmp/front/blackbox-capture')
+        .replace('127.0.0.1:8000', '127.0.0.1:45678'),
+    );
+    expect(config).not.toMatch(/:8080|:8000|node_modules/);
+  });
+
+  // A changed walkthrough is refused rather than run as something else.
+  it.each([
+    ['http://:8080 ', 'http://:9090 '],
+    ['import node_modules/blackbox-capture/proxy/caddy/gateway.caddy', 'import gateway.caddy'],
+    ['reverse_proxy 127.0.0.1:8000', 'reverse_proxy 127.0.0.1:9000'],
+  ])('is refused without "%s"', (line, other) => {
+    expect(() => walkthroughCaddyfile(caddyfile.replace(line, other), 1, '/f', 'http://127.0.0.1:2')).toThrow(
+      `the walkthrough's Caddyfile has no "${line}"`,
+    );
+  });
 });

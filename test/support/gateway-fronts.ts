@@ -31,6 +31,26 @@ export interface FrontPlan {
   port: number;
   gateway: string;
   backend: string;
+  /** Caddy's: the walkthrough's Caddyfile as docs/gateway.md prints it (its addresses are replaced). */
+  caddyfile?: string;
+}
+
+/**
+ * The walkthrough's Caddyfile with this run's addresses in place of its own (the front's port
+ * 8080, the back end's 127.0.0.1:8000, the recipe where npm puts it): each must be there, so that
+ * a changed walkthrough fails here rather than running something else.
+ */
+export function walkthroughCaddyfile(printed: string, listen: number, folder: string, backend: string) {
+  let config = printed;
+  for (const [from, to] of [
+    ['http://:8080 ', `http://:${listen} `],
+    ['import node_modules/blackbox-capture/proxy/caddy/gateway.caddy', `import ${folder}/gateway.caddy`],
+    ['reverse_proxy 127.0.0.1:8000', `reverse_proxy ${new URL(backend).host}`],
+  ] as const) {
+    if (!config.includes(from)) throw new Error(`the walkthrough's Caddyfile has no "${from}"`);
+    config = config.replace(from, to);
+  }
+  return config;
 }
 
 export interface GatewayFront {
@@ -121,22 +141,11 @@ http {
     name: 'caddy',
     recipe: 'caddy/gateway.caddy',
     available: () => available(CADDY, 'caddy'),
-    async start({ port: listen, gateway, backend }) {
+    async start({ port: listen, gateway, backend, caddyfile }) {
+      if (!caddyfile) throw new Error("the caddy front runs the walkthrough's Caddyfile: pass it");
       const { dir, folder } = installed('caddy', 'caddy/gateway.caddy');
       const config = join(dir, 'Caddyfile');
-      writeFileSync(
-        config,
-        `{
-\tadmin off
-\tauto_https off
-}
-http://:${listen} {
-\tbind 127.0.0.1
-\timport ${folder}/gateway.caddy
-\treverse_proxy ${new URL(backend).host}
-}
-`,
-      );
+      writeFileSync(config, walkthroughCaddyfile(caddyfile, listen, folder, backend));
       const env = {
         ...process.env,
         BBC_GATEWAY: new URL(gateway).host,

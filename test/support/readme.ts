@@ -159,5 +159,6 @@ export const RUN_BY: Record<string, string> = {
   'gateway-go': 'test/docs/gateway-backends.test.ts',
   'gateway-java': 'test/docs/gateway-backends.test.ts',
   'gateway-ruby': 'test/docs/gateway-backends.test.ts',
+  'gateway-caddyfile': 'test/docs/gateway-fronts.test.ts',
   'deploy-container-build': 'test/deploy/container.test.ts',
 };
