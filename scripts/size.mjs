@@ -17,9 +17,11 @@ export const TARGETS = { minimal: 2600, full: 4700, umd: 5280 };
  * that set it (CONTRIBUTING.md: a guard is only ever lowered); raised only by a change that
  * says why. History: 3966, 4890 (each file counted) and 5279 before the lean core (issue #68);
  * 3860, 4784 and 5195 with the failed-script analysis in a chunk of its own (the UMD file
- * imports it from beside itself), the UMD guard at its figure before.
+ * imports it from beside itself), the UMD guard at its figure before; 3817, 4741 and 5163 with
+ * the loopback check a pattern met only by plain-http URLs and the degraded grace ending as a
+ * final update.
  */
-export const GUARDS = { minimal: 3938, full: 4880, umd: 5279 };
+export const GUARDS = { minimal: 3894, full: 4836, umd: 5267 };
 /** The least headroom a guard keeps over its figure when it is set. */
 export const HEADROOM = 0.02;
 

@@ -136,13 +136,9 @@ function judge(): void {
   const failed = failedNow();
   const verdict = analyser!.verdict(loader, failed, vendorFlag);
   if (verdict > 1) fail(fault('collection_failed', [failed, loader.uri_hook], { blackbox: latest, scripts: failed }));
+  // The grace ends as a final update of the latest blackbox would.
   else if (verdict && grace === undefined && !complete && running && latest)
-    grace = setTimeout(() => {
-      if (!running || complete) return;
-      complete = Date.now();
-      stopWatching();
-      notify();
-    }, running.degradedGraceMs ?? 2000);
+    grace = setTimeout(() => accept(latest, true), running.degradedGraceMs ?? 2000);
 }
 
 const notify = (error?: BlackboxCaptureError): void => listeners.forEach((listener) => listener(error));

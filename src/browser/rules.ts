@@ -69,20 +69,11 @@ export const URL_RULE = (value: unknown): boolean => {
 };
 
 /**
- * A loopback host as the URL parser writes it (`/^(localhost|127(\.\d+){3}|\[::1\])$/`), part
- * by part: the parser writes every IPv4 host as four decimal parts, and a name whose last
- * label is a number is no name, so four decimal parts starting with 127 are 127.0.0.0/8.
+ * A loopback host as the URL parser writes it: it writes every IPv4 host as four decimal
+ * parts, and a name whose last label is a number is no name, so four decimal parts starting
+ * with 127 are 127.0.0.0/8. A pattern: only plain-http URLs (local testing) meet it.
  */
-const isLoopback = (hostname: string): boolean => {
-  const parts = hostname.split('.');
-  return (
-    hostname === 'localhost' ||
-    hostname === '[::1]' ||
-    (parts.length === 4 &&
-      parts[0] === '127' &&
-      parts.every((part) => part !== '' && [...part].every((c) => c >= '0' && c <= '9')))
-  );
-};
+const isLoopback = (hostname: string): boolean => /^(localhost|127(\.\d+){3}|\[::1\])$/.test(hostname);
 
 /** `uriHook`: a path on the page's own domain, never a complete URL: no scheme, host, port, "//", "..", query or fragment. */
 export const isUriHook = (value: unknown): boolean =>
