@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../../src/server/sqlite/store.js';
 import { createOutbox, type Outbox } from '../../src/gateway/outbox.js';
 import { decisionEvent } from '../../src/gateway/webhook.js';
+import { undeliveredRow } from '../../src/gateway/extra-routes.js';
 import { createMemoryStore } from '../../src/server/index.js';
 import { closeServers, serve } from '../support/http.js';
 
@@ -186,5 +187,16 @@ describe('the outbox', () => {
     outbox.start();
     await expect.poll(async () => (await outbox.figures()).depth).toBe(0);
     expect(new Set(headers)).toEqual(new Set(['Basic c2hvcDpwdw==']));
+  });
+});
+
+describe("the status page's row of decisions not delivered", () => {
+  it('says how many wait and the oldest age, none as 0, and unknown when the store did not answer', () => {
+    expect(undeliveredRow({ depth: 3, ageSeconds: 41 })).toEqual([
+      'Decisions not delivered (the outbox)',
+      '3, the oldest 41 s old',
+    ]);
+    expect(undeliveredRow({ depth: 0, ageSeconds: 0 })[1]).toBe('0');
+    expect(undeliveredRow(undefined)[1]).toBe("unknown: the outbox's store did not answer within 2 s");
   });
 });
