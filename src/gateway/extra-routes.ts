@@ -132,7 +132,7 @@ async function outboxGauges(outbox: Outbox): Promise<string> {
 
 /**
  * The status page's row beside the alert BlackboxCaptureDecisionsUndelivered
- * (docs/operating.md#alerts): how many decisions wait for the shop's receiver, the oldest's age.
+ * (docs/operating.md#alerts-and-the-dashboard): how many decisions wait for the shop's receiver, the oldest's age.
  */
 export function undeliveredRow(figures: { depth: number; ageSeconds: number } | undefined): [string, string] {
   const label = 'Decisions not delivered (the outbox)';
