@@ -14,6 +14,7 @@ import { benchEndpoint, benchProxy } from './server.mjs';
 import { benchFleet, benchStoreCost } from './fleet.mjs';
 import { benchQueue } from './queue.mjs';
 import { benchFloods, benchQuota } from './quota.mjs';
+import { benchGatewayFlood } from './gateway-flood.mjs';
 import { realLoaderSource } from '../test/support/real-loader.mjs';
 
 const quick = process.argv.includes('--quick');
@@ -263,8 +264,20 @@ if (!sizeOnly && !enginesOnly && !fleetOnly && (!queueOnly || quotaOnly)) {
     log(
       `| ${row.name} | ${answers(row.floodAnswers)} | ${answers(row.honestAnswers)} | ${row.honestDecided} / ${row.honestOffered} | ${fmt(row.honestP50, 1)} / ${fmt(row.honestP90, 1)} / ${fmt(row.honestMax, 1)} s | ${row.queuedLeft} |`,
     );
+  // The gateway's signed-in shoppers beside a guest-token flood (#65), at full scale even when quick: the target's conditions.
+  const gatewayFloods = await benchGatewayFlood();
+  log(
+    "\nThe gateway (`blackbox-capture serve` as a process, the emulator's default limits) beside a guest-token flood: 20 checkouts a second for 30 s from 400 addresses, each with a freshly minted guest token; a shopper every 2 s, each from an address of its own; decided = its decision webhook within 30 s of its post:",
+  );
+  log(
+    '| shoppers | flood answers | flood decided | shopper answers | decided within 30 s | to decision p50 / p90 / max |\n|---|---|---:|---|---:|---:|',
+  );
+  for (const row of gatewayFloods)
+    log(
+      `| ${row.name} | ${answers(row.floodAnswers)} | ${row.floodDecided} | ${answers(row.shopperAnswers)} | ${row.decidedInTime} / ${row.shoppersOffered} | ${fmt(row.p50, 1)} / ${fmt(row.p90, 1)} / ${fmt(row.max, 1)} s |`,
+    );
   log('');
-  quotaRuns = { quota, floods };
+  quotaRuns = { quota, floods, gatewayFloods };
 }
 mkdirSync('bench-results', { recursive: true });
 writeFileSync(

@@ -3,7 +3,8 @@
  * order-token.ts), whether the service would take that order (422 `order_token_sub_invalid`),
  * and whether the order already has a checkout of its own (409 `order_already_checked`:
  * order-claim.ts). Each refusal is logged; the claim of a checkout the endpoint did not accept
- * is given back (docs/gateway.md#one-order-one-check).
+ * is given back (docs/gateway.md#one-order-one-check). A token's `uref` makes the checkout a
+ * signed-in shopper's (CustomerMapping.signedIn), any other a guest's.
  */
 import type { CustomerMapping } from '../server/endpoint/check.js';
 import type { Store } from '../server/store/store.js';
@@ -47,7 +48,8 @@ export async function checkoutDoor(options: { store: Store; orderSecret: string;
         return refusal(409, ORDER_ALREADY_CHECKED, 'this order already has a checkout of its own');
       }
       claimed.set(request, claim);
-      return order;
+      // A token with uref is a signed-in shopper's: served ahead of guests, who are shed first (docs/gateway.md#signed-in-shoppers-first).
+      return { ...order, signedIn: order.userReference !== undefined };
     },
     /**
      * After the endpoint's answer: a checkout not accepted gives its order's claim back. Not

@@ -88,7 +88,11 @@ export function healthRoute(closing: () => boolean): Route {
 export function adminRoutes(monitor: StatusMonitor, outbox: Outbox, closing: () => boolean): Route[] {
   const kitMetrics = createMetricsHandler({ monitor });
   return [
-    { path: '/status', methods: ['GET', 'HEAD'], handler: createStatusHandler({ monitor }) },
+    {
+      path: '/status',
+      methods: ['GET', 'HEAD'],
+      handler: createStatusHandler({ monitor, figures: async () => [undeliveredRow(await outboxFigures(outbox))] }),
+    },
     {
       path: '/metrics',
       methods: ['GET', 'HEAD'],
@@ -105,16 +109,33 @@ export function adminRoutes(monitor: StatusMonitor, outbox: Outbox, closing: () 
 /** How long the outbox's figures may take for a scrape, in ms: a store that does not answer leaves them out. */
 const FIGURES_MS = 2000;
 
-async function outboxGauges(outbox: Outbox): Promise<string> {
+/** The outbox's depth and its oldest undelivered age in seconds (0 when none waits); undefined when its store did not answer in time. */
+async function outboxFigures(outbox: Outbox): Promise<{ depth: number; ageSeconds: number } | undefined> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, FIGURES_MS, undefined)));
   const figures = await Promise.race([outbox.figures().catch(() => undefined), late]);
   clearTimeout(timer);
+  if (!figures) return undefined;
+  const age = figures.oldestAt === undefined ? 0 : Math.max(0, (Date.now() - figures.oldestAt) / 1000);
+  return { depth: figures.depth, ageSeconds: Math.round(age) };
+}
+
+async function outboxGauges(outbox: Outbox): Promise<string> {
+  const figures = await outboxFigures(outbox);
   // Left out, never a made-up 0: an alert on them must see no data, not "nothing waits".
   if (!figures) return '';
-  const age = figures.oldestAt === undefined ? 0 : Math.max(0, (Date.now() - figures.oldestAt) / 1000);
   return (
     gaugeFamily('outboxDepth', [{ labels: {}, value: figures.depth }]) +
-    gaugeFamily('outboxOldest', [{ labels: {}, value: Math.round(age) }])
+    gaugeFamily('outboxOldest', [{ labels: {}, value: figures.ageSeconds }])
   );
+}
+
+/**
+ * The status page's row beside the alert BlackboxCaptureDecisionsUndelivered
+ * (docs/operating.md#alerts-and-the-dashboard): how many decisions wait for the shop's receiver, the oldest's age.
+ */
+export function undeliveredRow(figures: { depth: number; ageSeconds: number } | undefined): [string, string] {
+  const label = 'Decisions not delivered (the outbox)';
+  if (!figures) return [label, "unknown: the outbox's store did not answer within 2 s"];
+  return [label, figures.depth === 0 ? '0' : `${figures.depth}, the oldest ${figures.ageSeconds} s old`];
 }

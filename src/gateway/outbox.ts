@@ -30,6 +30,21 @@ export interface OutboxRecord {
   lastError?: string;
 }
 
+/**
+ * The wait before the next attempt: 1 s doubled per attempt up to 10 minutes, with full jitter,
+ * and never longer than the decision has waited so far, so that a receiver back after a
+ * downtime of D is reached within about D (docs/gateway.md#the-decision-webhook).
+ */
+export function retryDelay(
+  attempts: number,
+  waitedMs: number,
+  options: Pick<OutboxOptions, 'retryDelayMs' | 'maxRetryDelayMs'> = {},
+): number {
+  const first = options.retryDelayMs ?? 1000;
+  const doubled = Math.random() * doublingMs(attempts - 1, first, options.maxRetryDelayMs ?? 600_000);
+  return Math.min(doubled, Math.max(first, Number.isFinite(waitedMs) ? waitedMs : first));
+}
+
 export interface OutboxOptions {
   store: Store;
   url: string;
@@ -127,8 +142,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
     count('webhooks', { result });
     const attempts = record.attempts + 1;
     const { owner: _owner, leaseUntil: _lease, ...rest } = record;
-    const delay =
-      Math.random() * doublingMs(attempts - 1, options.retryDelayMs ?? 1000, options.maxRetryDelayMs ?? 600_000);
+    const delay = retryDelay(attempts, now() - Date.parse(record.event.timestamp), options);
     const next: OutboxRecord =
       failure === undefined
         ? { ...rest, attempts, deliveredAt: now() }

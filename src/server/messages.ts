@@ -129,6 +129,8 @@ export const endpointMessages = {
   badVisitor: (got: string) =>
     `visitor returned ${got}: it must return a string of 1 to 1024 characters (your session or cart id) or undefined`,
   visitorUnresolved: 'The visitor could not be resolved',
+  signedInWithoutAccount:
+    'resolveCustomer answered signedIn: true without a userReference: a signed-in checkout takes its turns by its account',
 
   shuttingDown: 'This server is shutting down; post again (the same Idempotency-Key) in a moment',
   usePost: 'Use POST',

@@ -1,7 +1,7 @@
 // The gateway's own metrics on its admin listener, with `blackbox-capture serve` as a process
 // of its own (docs/gateway.md#metrics): webhook attempts by result, the outbox's depth and
 // oldest undelivered age while the shop's receiver is down, refusals by code, requests by
-// route and status.
+// route and status; the status page's row of decisions not delivered.
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   gatewayEnvironment,
@@ -43,6 +43,12 @@ describe('the gateway metrics (serve as a process)', () => {
     expect(sample(text, 'blackbox_capture_gateway_outbox_oldest_undelivered_seconds')).toBeGreaterThanOrEqual(0);
     expect(text).toContain('# TYPE blackbox_capture_gateway_outbox_oldest_undelivered_seconds gauge');
     expect(sample(text, 'blackbox_capture_gateway_requests_total{route="/device-risk",status="202"}')).toBe(1);
+    // The status page's row beside the alert: one decision waits, with its age.
+    const statusRow = async () =>
+      /<th>Decisions not delivered \(the outbox\)<\/th><td>([^<]*)<\/td>/.exec(
+        await (await fetch(`${gateway.adminUrl}/status`)).text(),
+      )?.[1];
+    expect(await statusRow()).toMatch(/^1, the oldest \d+ s old$/);
 
     // Refusals, by code: a missing Order-Token (401), another origin (403).
     expect((await postCheckout(gateway.url, {})).status).toBe(401);
@@ -63,5 +69,6 @@ describe('the gateway metrics (serve as a process)', () => {
     const drained = await scrape();
     expect(sample(drained, 'blackbox_capture_gateway_webhook_attempts_total{result="delivered"}')).toBe(1);
     expect(sample(drained, 'blackbox_capture_gateway_outbox_oldest_undelivered_seconds')).toBe(0);
+    expect(await statusRow()).toBe('0');
   }, 60_000);
 });

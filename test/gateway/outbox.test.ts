@@ -3,10 +3,11 @@ import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createSqliteStore } from '../../src/server/sqlite/store.js';
-import { createOutbox, type Outbox } from '../../src/gateway/outbox.js';
+import { createOutbox, retryDelay, type Outbox } from '../../src/gateway/outbox.js';
 import { decisionEvent } from '../../src/gateway/webhook.js';
+import { undeliveredRow } from '../../src/gateway/extra-routes.js';
 import { createMemoryStore } from '../../src/server/index.js';
 import { closeServers, serve } from '../support/http.js';
 
@@ -186,5 +187,31 @@ describe('the outbox', () => {
     outbox.start();
     await expect.poll(async () => (await outbox.figures()).depth).toBe(0);
     expect(new Set(headers)).toEqual(new Set(['Basic c2hvcDpwdw==']));
+  });
+});
+
+describe("the status page's row of decisions not delivered", () => {
+  it('says how many wait and the oldest age, none as 0, and unknown when the store did not answer', () => {
+    expect(undeliveredRow({ depth: 3, ageSeconds: 41 })).toEqual([
+      'Decisions not delivered (the outbox)',
+      '3, the oldest 41 s old',
+    ]);
+    expect(undeliveredRow({ depth: 0, ageSeconds: 0 })[1]).toBe('0');
+    expect(undeliveredRow(undefined)[1]).toBe("unknown: the outbox's store did not answer within 2 s");
+  });
+});
+
+describe('retryDelay', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it('doubles from 1 s with jitter, but never waits longer than the decision has waited so far', () => {
+    vi.spyOn(Math, 'random').mockReturnValue(0.999);
+    // The 8th attempt may wait up to 128 s; a decision 20 s old waits 20 s at most.
+    expect(retryDelay(8, 3_600_000)).toBeCloseTo(127_872, -1);
+    expect(retryDelay(8, 20_000)).toBe(20_000);
+    // Never under the first delay, and a timestamp that cannot be read leaves the doubling alone up to it.
+    expect(retryDelay(8, 0)).toBe(1000);
+    expect(retryDelay(8, Number.NaN)).toBe(1000);
+    expect(retryDelay(2, 60_000, { retryDelayMs: 10, maxRetryDelayMs: 15 })).toBeCloseTo(14.985);
   });
 });

@@ -3,11 +3,11 @@
 import { createRequire } from 'node:module';
 
 interface Reader {
-  prepare(sql: string): { all(...params: unknown[]): Record<string, unknown>[] };
+  prepare(sql: string): { all(...params: unknown[]): Record<string, unknown>[]; run(...params: unknown[]): unknown };
   close(): void;
 }
 const { DatabaseSync } = createRequire(import.meta.url)('node:sqlite') as {
-  DatabaseSync: new (path: string) => Reader;
+  DatabaseSync: new (path: string, options?: { timeout?: number }) => Reader;
 };
 
 /** The rows `sql` selects in the file at `path`, read by a connection of its own. */
@@ -17,5 +17,18 @@ export function rowsOf(path: string, sql: string, ...params: unknown[]): Record<
     return reader.prepare(sql).all(...params);
   } finally {
     reader.close();
+  }
+}
+
+/** Runs `sql` once per set of `params` on the file at `path`, in one transaction, as another process on it would. */
+export function writeRows(path: string, sql: string, ...paramSets: unknown[][]): void {
+  const writer = new DatabaseSync(path, { timeout: 5000 });
+  try {
+    writer.prepare('BEGIN IMMEDIATE').run();
+    const statement = writer.prepare(sql);
+    for (const params of paramSets.length > 0 ? paramSets : [[]]) statement.run(...params);
+    writer.prepare('COMMIT').run();
+  } finally {
+    writer.close();
   }
 }

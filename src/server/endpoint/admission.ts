@@ -46,8 +46,21 @@ export async function shopVisitor(visitorOf: VisitorOf, request: Request, contex
       ERR_INVALID_CONFIGURATION,
       endpointMessages.badVisitor(typeof id === 'string' ? `a string of ${id.length} characters` : typeof id),
     );
+  return 'visitor ' + (await hashedId(id));
+}
+
+/**
+ * The visitor of a signed-in shopper's checkout (CustomerMapping.signedIn): the shop's account,
+ * `userReference`, hashed as a shop's visitor id is (docs/server.md#signed-in-shoppers-first).
+ */
+export async function accountVisitor(userReference: string): Promise<string> {
+  return 'account ' + (await hashedId(userReference));
+}
+
+/** An id as a queue or a log may hold it: the first 16 bytes of its SHA-256, in hex. */
+async function hashedId(id: string): Promise<string> {
   const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(id));
-  return 'visitor ' + Array.from(new Uint8Array(digest).slice(0, 16), (b) => b.toString(16).padStart(2, '0')).join('');
+  return Array.from(new Uint8Array(digest).slice(0, 16), (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
 /** A token bucket's size: `burst` at once, refilled at `perMinute`. */

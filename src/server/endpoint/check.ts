@@ -27,6 +27,13 @@ export interface CustomerMapping {
   workflowKey?: string | number;
   callbackUrl?: string;
   tokenLifetime?: string;
+  /**
+   * For a shop that tells signed-in shoppers apart (the gateway: an order token with `uref`).
+   * `true`: signed in to the account `userReference`; the queue takes its turns by that account
+   * and serves it ahead of every other checkout. `false`: a guest, refused first at the queue's
+   * bound (docs/server.md#signed-in-shoppers-first). Absent: neither, as every checkout was.
+   */
+  signedIn?: boolean;
 }
 
 export interface DeviceRiskResult {

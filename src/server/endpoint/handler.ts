@@ -44,6 +44,7 @@ import { runCheck, type CustomerMapping, type CheckRunOptions, type DeviceRiskPr
 import { createIdempotency, fingerprintOf } from './idempotency.js';
 import { outcomeReports } from './reports.js';
 import {
+  accountVisitor,
   checkRateLimit,
   checkVisitorOption,
   createLimiter,
@@ -59,7 +60,7 @@ import { claimBlackbox } from './reuse.js';
 import { failureAnswer, namedFailure } from './failure-answer.js';
 import { createQueuedChecks } from './queued.js';
 import { defaultMaxQueued, endpointSettings, type EndpointPlainOptions, type EndpointSettings } from './settings.js';
-import type { CheckQueue } from '../queue/queue.js';
+import type { CheckQueue, QueuePlace } from '../queue/queue.js';
 import { createDefaultQueue, type DefaultQueue } from '../queue/default.js';
 import type { BacklogFigures } from '../queue/backlog.js';
 
@@ -275,7 +276,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
     blackbox: string,
     customer: CustomerMapping,
     outcome: CaptureOutcome | undefined,
-    visitor: string,
+    place: QueuePlace,
   ): Promise<Response> {
     const told = () => outcome && tell(outcome, request);
     const reference = referencesOf(customer);
@@ -288,7 +289,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
       return refuse(503, ERR_INVALID_CONFIGURATION, endpointMessages.queueUnusable, { 'retry-after': '60' });
     }
     // A request without a key gets one of its own: the queue holds one job per key.
-    if (queued) return queued.accept(key ?? ownerMark(), await fingerprint(), blackbox, customer, told, visitor);
+    if (queued) return queued.accept(key ?? ownerMark(), await fingerprint(), blackbox, customer, told, place);
     if (key === null) {
       told();
       return json(
@@ -347,6 +348,8 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
     }
     const refusedCustomer = admission.customer(customer.customerInternalReference);
     if (refusedCustomer) return refusedCustomer;
+    const place = await admission.place(customer, visitor);
+    if (place instanceof Response) return place;
     try {
       const refused = await claimed(
         options,
@@ -356,9 +359,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
         parsed,
       );
       if (refused) return refused;
-      // The queue's turns go by visitor: the shop's, its network, or its customer when neither is known.
-      const turn = visitor ?? `customer ${customer.customerInternalReference}`;
-      return await check(request, key, blackbox, customer, outcome, turn);
+      return await check(request, key, blackbox, customer, outcome, place);
     } catch (caught) {
       // Told in the kit's terms: a Redis at maxmemory is the store, not the service.
       const error = namedFailure(caught);
@@ -509,6 +510,25 @@ function createAdmission(options: DeviceRiskHandlerOptions, settings: EndpointSe
       return undefined;
     },
     customer: (reference: string) => admit(perCustomer, reference, 'customer'),
+    /**
+     * The checkout's place in the queue (docs/server.md#signed-in-shoppers-first): a signed-in
+     * shopper's turns go by its account, itself a visitor admission counts (429 past its
+     * bucket), ahead of every other; else by visitor (the shop's, its network, or its customer
+     * when neither is known), a guest (`signedIn: false`) shed first at the bound.
+     */
+    async place(customer: CustomerMapping, visitor: string | undefined): Promise<QueuePlace | Response> {
+      if (customer.signedIn !== true)
+        return {
+          visitor: visitor ?? `customer ${customer.customerInternalReference}`,
+          ...(customer.signedIn === false ? { lane: 'guest' as const } : {}),
+        };
+      if (!customer.userReference) {
+        onError(new DeviceRiskError(ERR_INVALID_CONFIGURATION, endpointMessages.signedInWithoutAccount));
+        return refuse(500, REFUSED_CUSTOMER_LOOKUP, endpointMessages.customerUnresolved);
+      }
+      const account = await accountVisitor(customer.userReference);
+      return admit(perAddress, account, 'account') ?? { visitor: account, lane: 'signed-in' };
+    },
   };
 }
 

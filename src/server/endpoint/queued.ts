@@ -22,7 +22,7 @@ import { json, refuse, REFUSED_INTERNAL } from '../http.js';
 import { queuedMessages } from '../messages.js';
 import { recordQueue, recordQueueWait, observeBacklog } from '../metrics.js';
 import { createBacklogWarning, createDrainMeter, createLateCheck, type BacklogFigures } from '../queue/backlog.js';
-import type { CheckJob, CheckQueue, JobRun, QueuedCustomer } from '../queue/queue.js';
+import type { CheckJob, CheckQueue, JobRun, QueuedCustomer, QueuePlace } from '../queue/queue.js';
 import { REDIS_FULL_RETRY_AFTER_S, type Store } from '../store/store.js';
 import { runCheck, type CustomerMapping, type CheckRunOptions, type DeviceRiskProgress } from './check.js';
 import { TellingElsewhere } from '../told.js';
@@ -130,9 +130,9 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     blackbox: string,
     customer: CustomerMapping,
     told: () => void,
-    visitor?: string,
+    place: QueuePlace = {},
   ): Promise<Response> {
-    const refused = (await recordedAnswer(options, key, fingerprint)) ?? (await lateCheck.late());
+    const refused = (await recordedAnswer(options, key, fingerprint)) ?? (await lateCheck.late(place.lane));
     if (refused) return refused;
     const job: CheckJob = {
       key,
@@ -140,7 +140,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
       blackbox,
       customer: await sealed(client, customer),
       acceptedAt: now(),
-      ...(visitor === undefined ? {} : { visitor }),
+      ...place,
     };
     const added = await queue.add(job).catch((error: unknown) => {
       throw queueFailure(error);

@@ -4,6 +4,7 @@
  * within the trust bound at the rate the service lets through (docs/fleet.md#the-queue).
  */
 import type { Now } from '../clock.js';
+import { GUEST_SHARE, type Lane } from './queue.js';
 
 /** The window the drain rate is measured over, in ms. */
 export const DRAIN_WINDOW_MS = 60_000;
@@ -163,7 +164,8 @@ export function createLateCheck<T>(
 ) {
   let recent: { at: number; figures: Promise<BacklogFigures | undefined>; acceptedSince: number } | undefined;
   return {
-    async late(): Promise<T | undefined> {
+    /** A guest's (`lane`) checkout is late at GUEST_SHARE of the bound: the rest is kept for signed-in shoppers. */
+    async late(lane?: Lane): Promise<T | undefined> {
       const at = now();
       if (!recent || at - recent.at >= 100)
         recent = { at, figures: figuresOf().catch(() => undefined), acceptedSince: 0 };
@@ -173,7 +175,8 @@ export function createLateCheck<T>(
       const measured = figures.drainPerSecond * (figures.drainWindowMs / 1000) >= MEASURED_AFTER_CHECKS;
       const perSecond = measured ? Math.min(figures.drainPerSecond, contractedPerSecond) : contractedPerSecond;
       const ahead = figures.queued + read.acceptedSince;
-      return ((ahead + 1) / perSecond) * 1000 > trustMs * START_WITHIN_SHARE ? refuse(figures) : undefined;
+      const share = START_WITHIN_SHARE * (lane === 'guest' ? GUEST_SHARE : 1);
+      return ((ahead + 1) / perSecond) * 1000 > trustMs * share ? refuse(figures) : undefined;
     },
     /** A checkout this instance accepted since the last read: it waits ahead of the next. */
     accepted(): void {

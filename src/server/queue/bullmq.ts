@@ -5,7 +5,8 @@
  *
  * Fair across visitors as the memory queue is: each job's BullMQ priority is its visitor's
  * turn (the visitor's n-th job held gets n, counted in one hash), so that one visitor's flood
- * waits behind every other visitor's first checkout.
+ * waits behind every other visitor's first checkout; a job not signed in has SIGNED_IN_TURNS
+ * added, so that signed-in shoppers' checkouts run ahead of every guest's.
  *
  * What BullMQ brings: one job per Idempotency-Key (the job id is derived from it, and an add
  * under an id Redis holds already adds nothing, atomically: the accept's own nonce, written
@@ -33,7 +34,7 @@ import {
   logError,
 } from '../errors.js';
 import { bullmqMessages } from '../messages.js';
-import type { AddResult, CheckJob, CheckQueue, JobRun, QueueCounts } from './queue.js';
+import { boundFor, type AddResult, type CheckJob, type CheckQueue, type JobRun, type QueueCounts } from './queue.js';
 import { hashTagOf } from './hash-tag.js';
 import { awaitReplicas } from '../store/replicas.js';
 import { BULLMQ_QUEUE_OPTIONS } from './settings.js';
@@ -114,6 +115,11 @@ if n <= 0 then redis.call('HDEL', KEYS[1], ARGV[1]) end
 return n`;
 /** BullMQ's largest priority: a visitor's turns past it share the last. */
 const MAX_PRIORITY = 2_097_151;
+/**
+ * The priorities kept for signed-in shoppers' jobs (`lane: 'signed-in'`), 1 to this: every other
+ * job's priority is its turn plus this, behind all of them. A signed-in visitor's turns past it share the last.
+ */
+export const SIGNED_IN_TURNS = 1000;
 /**
  * How long the turns outlive the last add, in ms: a count a crash left one too high (a job done
  * whose leave was never written) goes with it, and the turns start again from what is added.
@@ -198,10 +204,12 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
   const turnOf = async (visitor: string | undefined): Promise<number> =>
     visitor === undefined
       ? 1
-      : Math.min(
-          MAX_PRIORITY,
-          Number(await (await redisClient()).runCommand('bbcTurn', [turnsKey, visitor, TURNS_TTL_MS])),
-        );
+      : Number(await (await redisClient()).runCommand('bbcTurn', [turnsKey, visitor, TURNS_TTL_MS]));
+  /** A job's BullMQ priority: its turn, behind every signed-in shopper's unless it is one. */
+  const priorityOf = async (job: CheckJob): Promise<number> => {
+    const turn = await turnOf(job.visitor);
+    return job.lane === 'signed-in' ? Math.min(turn, SIGNED_IN_TURNS) : Math.min(MAX_PRIORITY, SIGNED_IN_TURNS + turn);
+  };
   const leave = async (visitor: string | undefined): Promise<void> => {
     if (visitor !== undefined) await (await redisClient()).runCommand('bbcLeave', [turnsKey, visitor]);
   };
@@ -224,10 +232,10 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
     const jobId = await jobIdOf(job.key);
     const held = await queue.getJob(jobId);
     if (held) return held.data.fingerprint === job.fingerprint ? 'present' : 'conflict';
-    if ((await queue.count()) >= maxQueued) return 'full';
+    if ((await queue.count()) >= boundFor(job, maxQueued)) return 'full';
     const addedBy = crypto.randomUUID();
     // Fair turns across visitors: this visitor's n-th held job runs behind every visitor's first.
-    const priority = await turnOf(job.visitor);
+    const priority = await priorityOf(job);
     const adding = queue.add(
       'check',
       { ...job, addedBy },

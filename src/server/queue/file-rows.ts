@@ -1,11 +1,11 @@
 /**
- * The file queue's rows (file.ts): its jobs, the visitors' turns and the tenant's pause, in
+ * The file queue's rows (file.ts): its jobs, the visitors' turns (the signed-in ones first) and the tenant's pause, in
  * the data directory's SQLite file. Every change is one transaction, so that two processes on
  * the file never claim one job, never both add one key, and never count past maxQueued.
  */
 import type { Now } from '../clock.js';
 import type { Connection, Database } from '../sqlite/database.js';
-import type { AddResult, CheckJob, QueueCounts } from './queue.js';
+import { boundFor, type AddResult, type CheckJob, type QueueCounts } from './queue.js';
 
 /** How long a job run to its end is kept (its key answered `present`): the Idempotency-Key's day. */
 export const DONE_KEPT_MS = 24 * 3_600_000;
@@ -26,12 +26,14 @@ CREATE TABLE IF NOT EXISTS queue_jobs (
 CREATE INDEX IF NOT EXISTS queue_jobs_held ON queue_jobs (done_at, visitor, seq);
 CREATE TABLE IF NOT EXISTS queue_visitors (visitor TEXT PRIMARY KEY, served INTEGER NOT NULL, turn INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS queue_pause (id INTEGER PRIMARY KEY CHECK (id = 1), until INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS queue_signed_in (visitor TEXT PRIMARY KEY);
 `;
 
 /**
- * The next job due, in turns: each visitor's n-th held job (running ones count) after every
- * visitor's (n-1)-th; within a round, the visitors none of whose jobs finished yet in the order
- * they came, then the others, served longest ago first (as the memory queue, queue.ts).
+ * The next job due, in turns: the signed-in visitors' (queue_signed_in) before every other's;
+ * within each, a visitor's n-th held job (running ones count) after every visitor's (n-1)-th;
+ * within a round, the visitors none of whose jobs finished yet in the order they came, then the
+ * others, served longest ago first (as the memory queue, queue.ts).
  */
 const NEXT = `
 WITH held AS (
@@ -42,7 +44,7 @@ WITH held AS (
 SELECT held.key AS key, held.job AS job FROM held JOIN queue_visitors v ON v.visitor = held.visitor
 WHERE held.lease_until <= ?1 AND held.not_before <= ?1
   AND ?1 >= COALESCE((SELECT until FROM queue_pause WHERE id = 1), 0)
-ORDER BY held.round, v.served, v.turn, held.seq
+ORDER BY held.visitor NOT IN (SELECT visitor FROM queue_signed_in), held.round, v.served, v.turn, held.seq
 LIMIT 1`;
 
 const visitorOf = (job: CheckJob) => (job.visitor === undefined ? `job ${job.key}` : `visitor ${job.visitor}`);
@@ -51,8 +53,10 @@ export function queueRows(db: Database, now: Now) {
   /** The visitor's place once one of its jobs finished: behind every other (or gone, with none left). */
   function served(c: Connection, visitor: string): void {
     const left = c.prepare('SELECT 1 FROM queue_jobs WHERE visitor = ? AND done_at IS NULL LIMIT 1').get(visitor);
-    if (!left) c.prepare('DELETE FROM queue_visitors WHERE visitor = ?').run(visitor);
-    else
+    if (!left) {
+      c.prepare('DELETE FROM queue_visitors WHERE visitor = ?').run(visitor);
+      c.prepare('DELETE FROM queue_signed_in WHERE visitor = ?').run(visitor);
+    } else
       c.prepare(
         'UPDATE queue_visitors SET served = 1, turn = (SELECT COALESCE(MAX(turn), 0) + 1 FROM queue_visitors) WHERE visitor = ?',
       ).run(visitor);
@@ -64,7 +68,7 @@ export function queueRows(db: Database, now: Now) {
         const present = c.prepare('SELECT fingerprint FROM queue_jobs WHERE key = ?').get(job.key);
         if (present) return present.fingerprint === job.fingerprint ? 'present' : 'conflict';
         const { queued } = c.prepare('SELECT COUNT(*) AS queued FROM queue_jobs WHERE done_at IS NULL').get()!;
-        if (Number(queued) >= maxQueued) return 'full';
+        if (Number(queued) >= boundFor(job, maxQueued)) return 'full';
         const visitor = visitorOf(job);
         c.prepare('INSERT INTO queue_jobs (key, fingerprint, job, visitor, accepted_at) VALUES (?, ?, ?, ?, ?)').run(
           job.key,
@@ -76,6 +80,8 @@ export function queueRows(db: Database, now: Now) {
         c.prepare(
           'INSERT OR IGNORE INTO queue_visitors (visitor, served, turn) VALUES (?, 0, (SELECT COALESCE(MAX(turn), 0) + 1 FROM queue_visitors))',
         ).run(visitor);
+        if (job.lane === 'signed-in')
+          c.prepare('INSERT OR IGNORE INTO queue_signed_in (visitor) VALUES (?)').run(visitor);
         return 'added';
       });
     },

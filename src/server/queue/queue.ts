@@ -32,7 +32,23 @@ export interface CheckJob {
    * visitor of its own.
    */
   visitor?: string;
+  /**
+   * `signed-in`: run ahead of every other held job (by turns among signed-in visitors); `guest`:
+   * refused at `guestBound` of the queue's bound. Absent: neither (docs/server.md#signed-in-shoppers-first).
+   */
+  lane?: Lane;
 }
+
+export type Lane = 'signed-in' | 'guest';
+/** Where a checkout waits: its visitor's turns, in its lane (the endpoint's admission decides it). */
+export type QueuePlace = Pick<CheckJob, 'visitor' | 'lane'>;
+
+/** The share of a queue's bound guests may fill: the last tenth is kept for signed-in shoppers. */
+export const GUEST_SHARE = 0.9;
+
+/** The jobs a queue may hold when `job` comes, past which it is `full`: `maxQueued`, a guest nine tenths of it. */
+export const boundFor = (job: Pick<CheckJob, 'lane'>, maxQueued: number): number =>
+  job.lane === 'guest' ? Math.floor(maxQueued * GUEST_SHARE) : maxQueued;
 
 /** What `add` did: held it, found it already held (same request), found another request under its key, or had no room. */
 export type AddResult = 'added' | 'present' | 'conflict' | 'full';
@@ -121,13 +137,18 @@ export function createMemoryQueue(
   const served = new Map<string, Held[]>();
   const visitorOf = (job: CheckJob) => (job.visitor === undefined ? `job ${job.key}` : `visitor ${job.visitor}`);
 
-  /** The held jobs in turn order: every visitor's first, then every visitor's second, and so on. */
+  /**
+   * The held jobs in turn order: the signed-in visitors' first, second and so on, then every
+   * other visitor's first, then every other's second, and so on.
+   */
   function* turns(): Generator<Held> {
-    let lines = [...fresh.values(), ...served.values()];
-    for (let round = 0; lines.length > 0; round++) {
-      for (const line of lines) yield line[round]!;
-      lines = lines.filter((line) => line.length > round + 1);
-    }
+    const all = [...fresh.values(), ...served.values()];
+    const signedIn = (line: Held[]) => line[0]!.job.lane === 'signed-in';
+    for (let lines of [all.filter(signedIn), all.filter((line) => !signedIn(line))])
+      for (let round = 0; lines.length > 0; round++) {
+        for (const line of lines) yield line[round]!;
+        lines = lines.filter((line) => line.length > round + 1);
+      }
   }
   let run: ((job: CheckJob) => Promise<JobRun>) | undefined;
   let running = 0;
@@ -195,7 +216,7 @@ export function createMemoryQueue(
     async add(job) {
       const present = held.get(job.key);
       if (present) return present.job.fingerprint === job.fingerprint ? 'present' : 'conflict';
-      if (held.size >= maxQueued) return 'full';
+      if (held.size >= boundFor(job, maxQueued)) return 'full';
       const entry: Held = { job, notBefore: 0, running: false };
       held.set(job.key, entry);
       const visitor = visitorOf(job);

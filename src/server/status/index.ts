@@ -57,6 +57,12 @@ export interface StatusHandlerOptions {
    * this option's, never the request's, so the page cannot be made to fetch anything else.
    */
   doctor?: { url: string } & Omit<DoctorOptions, 'fetch' | 'lookup'>;
+  /**
+   * More figures for the page's first table, read on each request as [label, value] rows: the
+   * gateway's decisions not delivered (docs/gateway.md#metrics). It answers its own failures
+   * with a row that says so, never a made-up value.
+   */
+  figures?: () => Promise<ReadonlyArray<readonly [string, string]>>;
 }
 
 /** The page forbids everything but its own inline style and its form back to itself. */
@@ -82,6 +88,7 @@ export function createStatusHandler(options: StatusHandlerOptions): (request: Re
       reporter: monitor.reporter,
       series: await monitor.series(),
       ...(options.doctor ? { doctorUrl: options.doctor.url } : {}),
+      ...(options.figures ? { figures: await options.figures() } : {}),
     };
     if (new URL(request.url).searchParams.get('doctor') === 'run') {
       if (!options.doctor) return refuse(404, 'doctor_not_set_up', statusMessages.noDoctor);

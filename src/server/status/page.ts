@@ -31,6 +31,8 @@ export interface PageInput {
   /** The page's own URL the doctor checks, when it is set up. */
   doctorUrl?: string;
   doctor?: { url: string; ok: boolean; findings: PageFinding[] };
+  /** The caller's own [label, value] rows after the fleet's figures (StatusHandlerOptions.figures). */
+  figures?: ReadonlyArray<readonly [string, string]>;
 }
 
 /** A range's slots, oldest first, ending with the one `at` falls in. */
@@ -105,21 +107,25 @@ function charts(slots: Slots, per: string): string[] {
 const seconds = (ms: number | undefined) => (ms === undefined ? '–' : `${Math.round(ms / 1000)} s`);
 const rate = (value: number) => `${+value.toFixed(2)} /s`;
 
-/** The fleet's figures at the last samples (every instance's gauges, the shared queue's once). */
-function latest(series: Series): string {
+const table = (rows: ReadonlyArray<readonly [string, string]>) =>
+  `<table class="now">${rows.map(([k, v]) => `<tr><th>${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`).join('')}</table>`;
+
+/** The fleet's figures at the last samples (every instance's gauges, the shared queue's once), then the caller's. */
+function latest(series: Series, figures: ReadonlyArray<readonly [string, string]> = []): string {
   const [last, previous] = [series.minutes.at(-1), series.minutes.at(-2)];
   // Early in a minute some writers have not sampled into it yet: their reading of the minute before stands.
   const g = last && fleetGauges({ ...last, gauges: { ...(previous?.gauges ?? {}), ...last.gauges } });
-  if (!last || !g) return '<p>No sample yet.</p>';
-  const rows: [string, string][] = [
+  if (!last || !g) return `<p>No sample yet.</p>${figures.length > 0 ? table(figures) : ''}`;
+  const rows: (readonly [string, string])[] = [
     ['Checks waiting', String(g.queued)],
     ['Oldest waiting', seconds(g.oldestAgeMs)],
     ['Time left to the trust bound', seconds(g.timeLeftMs)],
     ['Drain rate (stale drops apart)', rate(g.drainPerSecond)],
     ['Stale drops, last minute', String(g.staleLastMinute)],
     ['Account requests a second needed to check every accepted checkout in time', rate(g.neededPerSecond)],
+    ...figures,
   ];
-  return `<table class="now">${rows.map(([k, v]) => `<tr><th>${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`).join('')}</table>`;
+  return table(rows);
 }
 
 function doctorSection(input: PageInput): string {
@@ -149,7 +155,7 @@ export function statusPage(input: PageInput): string {
 <title>blackbox-capture status</title><style>${STYLE}</style></head>
 <body><h1>blackbox-capture status</h1>
 <p>${escapeHtml(new Date(input.at).toISOString())}, from instance ${escapeHtml(input.instance)}${input.reporter ? " (the fleet's reporter)" : ''}.</p>
-${latest(input.series)}
+${latest(input.series, input.figures)}
 <h2>The last hour</h2><div class="grid">${charts(hour, 'a minute').join('\n')}</div>
 <h2>The last day</h2><div class="grid">${charts(day, 'a quarter hour').join('\n')}</div>
 ${doctorSection(input)}

@@ -41,4 +41,5 @@ export const STATUS_HANDLER_OPTIONS = {
       typeof (value as { url?: unknown } | null)?.url === 'string' && URL.canParse((value as { url: string }).url),
     expects: '{ url } with the absolute URL of the checkout page the doctor checks',
   },
+  figures: { default: 'none', ...RULES.function },
 } as const satisfies OptionTable<StatusHandlerOptions>;

@@ -233,6 +233,68 @@ describe('the endpoint answers at once and checks when the quota allows (the def
     ]);
   });
 
+  it('signed-in shoppers first: a lane and an account for turns, guests shed first at the bound, told', async () => {
+    const { client } = stubClient();
+    const jobs: CheckJob[] = [];
+    const recording: CheckQueue = {
+      add: async (job) => {
+        jobs.push(job);
+        return 'added';
+      },
+      process: () => {},
+      counts: async () => ({ queued: jobs.length, oldestAcceptedAt: undefined }),
+      close: async () => {},
+    };
+    // The request says who is signed in (as the gateway's order token does): x-account, or x-guest.
+    const { handler, errors } = setUp(client, {
+      queue: recording,
+      // 10 a second for 1 s: a guest is late from the 9th held (95 % × 90 %), a signed-in shopper from the 10th.
+      client: { ...client, limits: { ...DEFAULT_LIMITS, accountRequestsPerSecond: 10 } } as DeviceRiskClient,
+      maxQueuedMs: 1000,
+      checkoutsPerAddress: { burst: 2, perMinute: 1 },
+      resolveCustomer: (request) => {
+        const account = request.headers.get('x-account');
+        return {
+          customerInternalReference: request.headers.get('x-order')!,
+          ...(account === null ? { signedIn: request.headers.get('x-guest') === null ? undefined : false } : {}),
+          ...(account ? { userReference: account, signedIn: true } : {}),
+          ...(account === '' ? { signedIn: true } : {}),
+        };
+      },
+    });
+    const as = (key: string, headers: Record<string, string>, from: string) => {
+      const request = post(key, `order-${key}`);
+      for (const [name, value] of Object.entries(headers)) request.headers.set(name, value);
+      return handler(request, { clientAddress: from });
+    };
+    expect((await as('key-signed-1', { 'x-account': 'customer-42' }, '198.51.100.1')).status).toBe(202);
+    expect((await as('key-guest-01', { 'x-guest': '1' }, '198.51.100.2')).status).toBe(202);
+    expect((await as('key-plain-01', {}, '198.51.100.3')).status).toBe(202);
+    expect(jobs.map((j) => [j.lane, j.visitor])).toEqual([
+      ['signed-in', expect.stringMatching(/^account [0-9a-f]{32}$/)],
+      ['guest', 'address 198.51.100.2'],
+      [undefined, 'address 198.51.100.3'],
+    ]);
+    // The account is a visitor of its own for admission: from a new address, its 3rd is 429.
+    expect((await as('key-signed-2', { 'x-account': 'customer-42' }, '198.51.100.4')).status).toBe(202);
+    expect(jobs.at(-1)!.visitor).toBe(jobs[0]!.visitor);
+    const third = await as('key-signed-3', { 'x-account': 'customer-42' }, '198.51.100.5');
+    expect([third.status, (await third.json()).error.code]).toEqual([429, 'too_many_checkouts']);
+    // Signed in without an account: the shop's mistake, told, 500.
+    const unnamed = await as('key-signed-x', { 'x-account': '' }, '198.51.100.6');
+    expect(unnamed.status).toBe(500);
+    expect(errors.at(-1)!.code).toBe('invalid_configuration');
+    // Filled to 8 held: a guest is refused queue_full, told; a signed-in shopper still held, up to 9.
+    for (let i = jobs.length; i < 8; i++) await as(`key-fill-0${i}`, {}, `198.51.100.1${i}`);
+    expect(jobs).toHaveLength(8);
+    const guest = await as('key-guest-02', { 'x-guest': '1' }, '198.51.100.30');
+    expect([guest.status, (await guest.json()).error.code]).toEqual([503, 'queue_full']);
+    expect(errors.at(-1)!.code).toBe('queue_full');
+    expect((await as('key-signed-4', { 'x-account': 'customer-7' }, '198.51.100.31')).status).toBe(202);
+    const late = await as('key-signed-5', { 'x-account': 'customer-8' }, '198.51.100.32');
+    expect(late.status).toBe(503);
+  });
+
   it("the derived bound: 900 at the documented limit and trust bound, the client's limits, or maxQueuedChecks", () => {
     const { client } = stubClient();
     expect(defaultMaxQueued({ client })).toBe(900);

@@ -15,6 +15,7 @@ import { createBullmqQueue, jobIdOf } from '../../../src/server/queue/bullmq.js'
 import { createRedisStore } from '../../../src/server/store/redis.js';
 import { haveRedis, startRedisServer, type RedisServer } from '../../support/redis.js';
 import { blackboxOf } from '../../support/kit.js';
+import { expectSignedInFirst } from '../../support/lanes.js';
 
 const SHOP = 'https://shop.example';
 const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
@@ -369,6 +370,20 @@ describe.skipIf(!haveRedis)('createBullmqQueue', () => {
       expect(await connection.hgetall('bull:turns:bbc-turns')).toEqual({});
     } finally {
       await queue.close();
+      connection.disconnect();
+    }
+  });
+
+  it('signed-in checkouts run ahead of guests (a priority offset), by turns, and guests are shed first', async () => {
+    const connection = new IoRedis(redis.url, { maxRetriesPerRequest: null });
+    let made = 0;
+    try {
+      await expectSignedInFirst(
+        (maxQueued) =>
+          createBullmqQueue({ connection, name: `lanes-${++made}`, maxQueued, concurrency: 1, onError: () => {} }),
+        20_000,
+      );
+    } finally {
       connection.disconnect();
     }
   });

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { createFileQueue } from '../../../src/server/queue/file.js';
 import type { CheckJob, JobRun } from '../../../src/server/queue/queue.js';
 import { rowsOf } from '../../support/sqlite.js';
+import { expectSignedInFirst } from '../../support/lanes.js';
 
 const job = (key: string, fingerprint = 'f', visitor?: string): CheckJob => ({
   key,
@@ -152,5 +153,22 @@ describe('createFileQueue', () => {
         message: expect.stringContaining(`${path} is damaged (file is not a database). Stop every process`),
       }),
     );
+  });
+});
+
+describe('createFileQueue, signed-in shoppers first', () => {
+  it('runs signed-in checkouts ahead of guests, by turns, and sheds guests first at the bound', async () => {
+    await expectSignedInFirst((maxQueued) => createFileQueue({ path: databaseIn(), maxQueued, concurrency: 1 }));
+  });
+
+  it('keeps the signed-in visitors only while they hold jobs', async () => {
+    const path = databaseIn();
+    const queue = createFileQueue({ path, concurrency: 1 });
+    await queue.add({ ...job('s1', 'f', 'account s'), lane: 'signed-in' });
+    expect(rowsOf(path, 'SELECT visitor FROM queue_signed_in')).toEqual([{ visitor: 'visitor account s' }]);
+    queue.process(async () => ({ done: true }));
+    await queue.idle();
+    expect(rowsOf(path, 'SELECT visitor FROM queue_signed_in')).toEqual([]);
+    await queue.close();
   });
 });

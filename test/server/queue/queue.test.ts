@@ -2,6 +2,7 @@
 // place, a pause for the tenant's limit, and a close that waits for the running jobs.
 import { describe, expect, it } from 'vitest';
 import { createMemoryQueue, type CheckJob, type JobRun } from '../../../src/server/queue/queue.js';
+import { expectSignedInFirst } from '../../support/lanes.js';
 
 const job = (key: string, fingerprint = 'f', acceptedAt = 0, visitor?: string): CheckJob => ({
   key,
@@ -239,5 +240,11 @@ describe('createMemoryQueue', () => {
     await finish('b');
     await waiting;
     expect(idle).toBe(true);
+  });
+});
+
+describe('createMemoryQueue, signed-in shoppers first', () => {
+  it('runs signed-in checkouts ahead of guests, by turns, and sheds guests first at the bound', async () => {
+    await expectSignedInFirst((maxQueued) => createMemoryQueue({ maxQueued, concurrency: 1 }));
   });
 });

@@ -43,6 +43,18 @@ describe('createStatusHandler', () => {
     expect(await answer.text()).toContain('from instance pod-1');
   });
 
+  it("reads the caller's figures on each request and shows them", async () => {
+    let depth = 2;
+    const handler = createStatusHandler({ monitor, figures: async () => [['Decisions not delivered', String(depth)]] });
+    const page = async () => (await handler(new Request('http://admin/status'))).text();
+    expect(await page()).toContain('<tr><th>Decisions not delivered</th><td>2</td></tr>');
+    depth = 0;
+    expect(await page()).toContain('<tr><th>Decisions not delivered</th><td>0</td></tr>');
+    expect(await (await createStatusHandler({ monitor })(new Request('http://admin/status'))).text()).not.toContain(
+      'Decisions not delivered',
+    );
+  });
+
   it('has no doctor unless given its URL, and refuses a URL that is none', async () => {
     const answer = await createStatusHandler({ monitor })(new Request('http://admin/status?doctor=run'));
     expect(answer.status).toBe(404);

@@ -28,6 +28,18 @@ describe('statusPage', () => {
     emptySeries(),
   );
 
+  it("adds the caller's figures to the first table, escaped, with or without a sample", () => {
+    const figures = [['Decisions not delivered', '2, <the oldest> 40 s old']] as const;
+    const row = '<tr><th>Decisions not delivered</th><td>2, &lt;the oldest&gt; 40 s old</td></tr>';
+    expect(statusPage({ at, instance: 'pod-1', reporter: true, series, figures })).toMatch(
+      new RegExp(`<table class="now"><tr><th>Checks waiting</th>(?:(?!</table>).)*${row}</table>`),
+    );
+    expect(statusPage({ at, instance: 'pod-1', reporter: true, series: emptySeries(), figures })).toContain(
+      `<p>No sample yet.</p><table class="now">${row}</table>`,
+    );
+    expect(statusPage({ at, instance: 'pod-1', reporter: true, series: emptySeries() })).not.toContain('<table');
+  });
+
   it('shows the figures at the last sample, and a chart of each over the hour and the day', () => {
     const html = statusPage({ at, instance: 'pod-1', reporter: true, series });
     expect(html).toContain('<th>Checks waiting</th><td>80</td>');

@@ -52,6 +52,7 @@ describe('METRICS_HANDLER_OPTIONS and STATUS_HANDLER_OPTIONS', () => {
     ['doctor', 'https://shop.test/checkout', '{ url } with the absolute URL of the checkout page the doctor checks'],
     ['doctor', { url: '/checkout' }, '{ url } with the absolute URL of the checkout page the doctor checks'],
     ['doctor', null, '{ url } with the absolute URL of the checkout page the doctor checks'],
+    ['figures', [['a', 'b']], 'a function'],
   ])('the status handler: %s %j is refused', (name, value, expects) => {
     expect(() => createStatusHandler({ monitor, [name]: value } as never)).toThrow(refusal(name, expects));
   });
