@@ -8,7 +8,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FetchHandler } from '../server/fetch-handler.js';
-import { refusedEvent, type Log } from './log.js';
+import { refusedEvent, toldRefusal, type Log } from './log.js';
 
 const GUARDED = new Set(['/status', '/metrics']);
 
@@ -41,14 +41,14 @@ export function guardAdmin(
         'refused an admin request: misdirected_request (its Host is not one of ADMIN_HOSTS)',
         refusedEvent('misdirected_request'),
       );
-      return refusal(421, 'misdirected_request');
+      return toldRefusal(refusal(421, 'misdirected_request'));
     }
     if (!isLoopback(context?.clientAddress)) {
       // Compared as digests, in constant time: a wrong bearer learns nothing of the right one.
       const given = digest(request.headers.get('authorization') ?? '');
       if (!expected || !timingSafeEqual(given, expected)) {
         log('refused an admin request: admin_unauthorized', refusedEvent('admin_unauthorized'));
-        return refusal(401, 'admin_unauthorized', { 'www-authenticate': 'Bearer' });
+        return toldRefusal(refusal(401, 'admin_unauthorized', { 'www-authenticate': 'Bearer' }));
       }
     }
     return handler(request, context);

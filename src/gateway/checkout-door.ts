@@ -10,7 +10,7 @@ import type { CustomerMapping } from '../server/endpoint/check.js';
 import type { Store } from '../server/store/store.js';
 import { orderClaims, ORDER_ALREADY_CHECKED, type OrderClaim } from './order-claim.js';
 import { ORDER_TOKEN_HEADER, OrderTokenError, orderKey, orderTokenStatus, verifyOrderToken } from './order-token.js';
-import type { Log } from './log.js';
+import { toldRefusal, type Log } from './log.js';
 
 const refusal = (status: number, code: string, message: string, headers: Record<string, string> = {}) =>
   Response.json({ error: { code, message } }, { status, headers: { 'cache-control': 'no-store', ...headers } });
@@ -35,7 +35,9 @@ export async function checkoutDoor(options: { store: Store; orderSecret: string;
           { level: 'warn', event: 'refused', code: error.code },
         );
         const status = orderTokenStatus(error.code);
-        return refusal(status, error.code, error.message, status === 401 ? { 'www-authenticate': 'Order-Token' } : {});
+        return toldRefusal(
+          refusal(status, error.code, error.message, status === 401 ? { 'www-authenticate': 'Order-Token' } : {}),
+        );
       }
       const claim = await claims.claim(order.customerInternalReference, request.headers.get('idempotency-key'));
       if (claim.refused) {
@@ -45,7 +47,7 @@ export async function checkoutDoor(options: { store: Store; orderSecret: string;
           code: ORDER_ALREADY_CHECKED,
           reference: order.customerInternalReference,
         });
-        return refusal(409, ORDER_ALREADY_CHECKED, 'this order already has a checkout of its own');
+        return toldRefusal(refusal(409, ORDER_ALREADY_CHECKED, 'this order already has a checkout of its own'));
       }
       claimed.set(request, claim);
       // A token with uref is a signed-in shopper's: served ahead of guests, who are shed first (docs/gateway.md#signed-in-shoppers-first).

@@ -9,7 +9,7 @@ import { createMetricsHandler, createStatusHandler, type StatusMonitor } from '.
 import { gaugeFamily } from '../server/status/exposition.js';
 import type { Outbox } from './outbox.js';
 import type { Route } from './routes.js';
-import { refusedEvent, type Log } from './log.js';
+import { refusedEvent, toldRefusal, type Log } from './log.js';
 
 const noStore = { 'cache-control': 'no-store' };
 const refusal = (status: number, code: string, headers: Record<string, string> = {}) =>
@@ -29,7 +29,7 @@ export function decisionsRoute(outbox: Outbox, token: string | undefined, log: L
       // Compared as digests, in constant time: a wrong bearer learns nothing of the right one.
       if (!timingSafeEqual(digest(request.headers.get('authorization') ?? ''), expected)) {
         log('refused a decisions poll: decisions_unauthorized', refusedEvent('decisions_unauthorized'));
-        return refusal(401, 'decisions_unauthorized', { 'www-authenticate': 'Bearer' });
+        return toldRefusal(refusal(401, 'decisions_unauthorized', { 'www-authenticate': 'Bearer' }));
       }
       let reference: string;
       try {
@@ -37,7 +37,7 @@ export function decisionsRoute(outbox: Outbox, token: string | undefined, log: L
       } catch {
         // Malformed percent-encoding (`a%zz`): the client's mistake, said as such, never a 500.
         log('refused a decisions poll: invalid_reference', refusedEvent('invalid_reference'));
-        return refusal(400, 'invalid_reference');
+        return toldRefusal(refusal(400, 'invalid_reference'));
       }
       const record = reference ? await outbox.latest(reference) : undefined;
       if (!record) return refusal(404, 'decision_not_found');

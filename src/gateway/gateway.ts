@@ -29,11 +29,11 @@ import type { CheckQueue } from '../server/queue/queue.js';
 import type { Store } from '../server/store/store.js';
 import { DEFAULT_URI_HOOK } from '../shared/constants.js';
 import { createOutbox, type Outbox } from './outbox.js';
-import { createLog, errorEvent, rateLimited, type Log } from './log.js';
+import { createLog, errorEvent, rateLimited, refusedEvent, type Log } from './log.js';
 import { guardAdmin } from './admin-guard.js';
 import { checkoutDoor } from './checkout-door.js';
 import { createReadiness, readyRoute } from './readiness.js';
-import { router, type Route } from './routes.js';
+import { router, type RefusalListener, type Route } from './routes.js';
 import type { GatewaySettings } from './settings.js';
 import { decisionEvent, failureEvent } from './webhook.js';
 import { adminRoutes, decisionsRoute, healthRoute, openApiRoute } from './extra-routes.js';
@@ -151,6 +151,10 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
   const { client, tokenSource } = serviceClient(settings, options.fetch);
   const kept = await keeping(settings, log);
   const logError = (error: unknown) => log(...errorEvent(error));
+  // Refusals no handler told: one line per code each 10 s, so that a scanner's 404s cannot flood the log.
+  const refusals = rateLimited(log);
+  const logRefusal: RefusalListener = ({ route, method, status, code }) =>
+    refusals(code, `refused ${method} ${route}: ${status} ${code}`, refusedEvent(code));
   const onError = (error: unknown) => {
     logError(error);
     // An accepted checkout never to be checked: the shop is told, signed, once (docs/gateway.md#the-failure-webhook).
@@ -207,13 +211,16 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
   const nodeOptions = { onError, trustedFronts: settings.trustedFronts };
   const serve = (handler: FetchHandler, port: number, host: string) =>
     listen(withTimeouts(createServer(toNodeHandler(handler, nodeOptions)), settings.idleTimeoutMs), port, host);
-  const main = await serve(router(routes), settings.port, settings.host);
+  const main = await serve(router(routes, logRefusal), settings.port, settings.host);
   // The status page's series and the fleet's reporter lease live in the kit's store: shared on a fleet.
   const monitor = settings.admin ? createStatusMonitor({ store: kept.store, onError }) : undefined;
   const adminHandler =
     monitor && settings.admin
       ? guardAdmin(
-          router([...(options.adminRoutes ?? []), ...adminRoutes(monitor, outbox, () => closing !== undefined), ready]),
+          router(
+            [...(options.adminRoutes ?? []), ...adminRoutes(monitor, outbox, () => closing !== undefined), ready],
+            logRefusal,
+          ),
           settings.admin,
           log,
         )

@@ -78,3 +78,15 @@ export function rateLimited(log: Log, now: () => number = Date.now, windowMs = R
 
 /** The fields of a request the gateway refused, by its code. */
 export const refusedEvent = (code: string): LogFields => ({ level: 'warn', event: 'refused', code });
+
+/** Refusals their handler logged in its own words (routes.ts logs every other one). */
+const toldRefusals = new WeakSet<Response>();
+
+/** `response`, marked as logged by the handler that refused: the router does not log it again. */
+export function toldRefusal(response: Response): Response {
+  toldRefusals.add(response);
+  return response;
+}
+
+/** Whether a handler logged this refusal itself. */
+export const refusalTold = (response: Response): boolean => toldRefusals.has(response);

@@ -7,6 +7,7 @@
  */
 import type { FetchHandler, RequestContext } from '../server/fetch-handler.js';
 import { count } from '../server/status/tally.js';
+import { refusalTold } from './log.js';
 
 export interface Route {
   /** `/healthz`, or a prefix ending in `/*` (`/iojs/*`, `/decisions/*`). */
@@ -23,8 +24,15 @@ const error = (status: number, code: string, headers: Record<string, string> = {
 const matches = (route: Route, path: string) =>
   route.path.endsWith('/*') ? path.startsWith(route.path.slice(0, -1)) : path === route.path;
 
-/** One handler of a list of routes, each answer counted by route and status, each refusal by its code. */
-export function router(routes: readonly Route[]): FetchHandler {
+/** A refusal no handler logged in its own words: what the log says of it. */
+export type RefusalListener = (refusal: { route: string; method: string; status: number; code: string }) => void;
+
+/**
+ * One handler of a list of routes, each answer counted by route and status, each refusal by
+ * its code. Each refusal (4xx) its handler did not log goes to `onRefusal`: the gateway logs
+ * what it refuses. A 5xx is a failure the kit tells through its onError, not a refusal.
+ */
+export function router(routes: readonly Route[], onRefusal?: RefusalListener): FetchHandler {
   const answer = (request: Request, context?: RequestContext): [string, Response | Promise<Response>] => {
     const path = new URL(request.url).pathname;
     const route = routes.find((candidate) => matches(candidate, path));
@@ -37,7 +45,12 @@ export function router(routes: readonly Route[]): FetchHandler {
     const [route, answered] = answer(request, context);
     const response = await answered;
     count('requests', { route, status: String(response.status) });
-    if (response.status >= 400) count('refusals', { code: await codeOf(response) });
+    if (response.status >= 400) {
+      const code = await codeOf(response);
+      count('refusals', { code });
+      if (response.status < 500 && !refusalTold(response))
+        onRefusal?.({ route, method: request.method, status: response.status, code });
+    }
     return response;
   };
 }

@@ -108,7 +108,25 @@ describe('the gateway', () => {
       expect((await answer.json()) as object).toMatchObject({ error: { code } });
       expect(log).toContain(`refused a checkout: ${code}`);
     }
+    // Told once, in the door's words: the router does not log them again.
+    expect(log.filter((line) => line.includes('order_token_')).length).toBe(cases.length);
     expect(emulator.inspect.transactions()).toHaveLength(0);
+  });
+
+  it('logs every refusal no handler words itself, one line per code each 10 s', async () => {
+    const emulator = await startEmulator();
+    const log: string[] = [];
+    const gateway = await gatewayWith(environment(emulator, (await shop()).url), log);
+    const token = await mintOrderToken(ORDER_SECRET, { customerInternalReference: 'order-elsewhere' });
+    const elsewhere = () =>
+      fetch(`${gateway.url}/device-risk`, {
+        method: 'POST',
+        headers: { origin: 'https://elsewhere.example', 'content-type': 'application/json', 'order-token': token },
+        body: JSON.stringify({ blackbox: 'x' }),
+      });
+    for (let i = 0; i < 3; i++) expect((await elsewhere()).status).toBe(403);
+    expect((await fetch(`${gateway.url}/wp-login.php`)).status).toBe(404);
+    expect(log).toEqual(['refused POST /device-risk: 403 origin_not_allowed', 'refused GET unmatched: 404 not_found']);
   });
 
   it('serves /healthz, /openapi.json, the proxy, and answers other paths 404', async () => {
