@@ -1,0 +1,81 @@
+/**
+ * The reference lists of docs/ and src/gateway/openapi.json, as the code's own tables make
+ * them: `node scripts/reference-docs.mjs --write` writes them, and
+ * test/scripts/reference-docs.test.ts fails when a committed one differs. Each list is
+ * written here from its table and nowhere by hand (CONTRIBUTING.md#generated-lists).
+ */
+import { CLIENT_OPTIONS, TOKEN_SOURCE_OPTIONS } from '../src/server/api/settings.js';
+import { CALLBACK_OPTIONS } from '../src/server/callbacks/settings.js';
+import { OUTCOMES } from '../src/server/endpoint/outcome.js';
+import { ENDPOINT_OPTIONS } from '../src/server/endpoint/settings.js';
+import { REQUIRED, type OptionDefault, type OptionRow } from '../src/server/options-table.js';
+import { PROXY_OPTIONS } from '../src/server/proxy/settings.js';
+import { BULLMQ_QUEUE_OPTIONS, FILE_QUEUE_OPTIONS, MEMORY_QUEUE_OPTIONS } from '../src/server/queue/settings.js';
+import { MEMORY_STORE_OPTIONS, REDIS_STORE_OPTIONS } from '../src/server/store/settings.js';
+import {
+  METRICS_HANDLER_OPTIONS,
+  STATUS_HANDLER_OPTIONS,
+  STATUS_MONITOR_OPTIONS,
+} from '../src/server/status/settings.js';
+
+/** A file's generated places: a markdown block's lines by its name, a JSON value by its pointer. */
+export type ReferenceFiles = Record<string, Record<string, unknown>>;
+
+/** A markdown table of `rows` under `head`; a `|` in a cell is escaped. */
+export const table = (head: readonly string[], rows: readonly (readonly string[])[]): string => {
+  const line = (cells: readonly string[]) => `| ${cells.map((cell) => cell.replace(/\|/g, '\\|')).join(' | ')} |`;
+  return [line(head), `|${head.map(() => '---').join('|')}|`, ...rows.map(line)].join('\n');
+};
+
+/** Each factory's options table (docs/server.md#options), by its block's name. */
+export const OPTION_TABLES: Record<string, Record<string, OptionRow>> = {
+  'options-endpoint': ENDPOINT_OPTIONS,
+  'options-callbacks': CALLBACK_OPTIONS,
+  'options-client': CLIENT_OPTIONS,
+  'options-token-source': TOKEN_SOURCE_OPTIONS,
+  'options-proxy': PROXY_OPTIONS,
+  'options-memory-queue': MEMORY_QUEUE_OPTIONS,
+  'options-memory-store': MEMORY_STORE_OPTIONS,
+  'options-file-queue': FILE_QUEUE_OPTIONS,
+  'options-bullmq-queue': BULLMQ_QUEUE_OPTIONS,
+  'options-redis-store': REDIS_STORE_OPTIONS,
+  'options-status-monitor': STATUS_MONITOR_OPTIONS,
+  'options-metrics-handler': METRICS_HANDLER_OPTIONS,
+  'options-status-handler': STATUS_HANDLER_OPTIONS,
+};
+
+/** A default as the docs write it: a value in code type, a sentence as it is. */
+export function defaultText(value: OptionDefault): string {
+  if (value === REQUIRED) return '**required**';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'object')
+    return `\`{ ${Object.entries(value)
+      .map(([key, n]) => `${key}: ${n}`)
+      .join(', ')} }\``;
+  return `\`${value}\``;
+}
+
+/** One factory's options: each option with its default, in the table's order. */
+export const optionsTable = (options: Record<string, OptionRow>): string =>
+  table(
+    ['Option', 'Default'],
+    Object.entries(options).map(([name, row]) => [`\`${name}\``, defaultText(row.default)]),
+  );
+
+/** Every generated place, by file. */
+export function referenceBlocks(): ReferenceFiles {
+  return {
+    'docs/server.md': Object.fromEntries(
+      Object.entries(OPTION_TABLES).map(([name, options]) => [name, optionsTable(options)]),
+    ),
+    'docs/browser.md': {
+      outcomes: table(
+        ['outcome', 'meaning', 'what to look at'],
+        Object.entries(OUTCOMES).map(([kind, { meaning, lookAt }]) => [`\`${kind}\``, meaning, lookAt]),
+      ),
+    },
+    'src/gateway/openapi.json': {
+      '/components/schemas/Checkout/properties/outcome/properties/outcome/enum': Object.keys(OUTCOMES),
+    },
+  };
+}

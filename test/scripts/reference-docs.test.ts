@@ -1,0 +1,68 @@
+// The generated lists of docs/ and src/gateway/openapi.json (scripts/reference-docs.mjs): each
+// committed block is what the code's tables make, so that a list edited by hand, or a table
+// changed without re-running the command, fails here with the command to run.
+import { readdirSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { referenceBlocks } from '../../scripts/reference-blocks.js';
+// @ts-expect-error -- a command's module, without types
+import { blocksIn, COMMAND, rewrite, staleBlocks, valueAt } from '../../scripts/reference-docs.mjs';
+
+const FILES = referenceBlocks();
+const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
+
+describe('the generated lists', () => {
+  it(`every committed block is what the code says (else: ${COMMAND})`, () => {
+    expect(staleBlocks(FILES), `run ${COMMAND}`).toEqual([]);
+  });
+
+  it('fails on a row edited by hand, one removed, and a JSON list edited', () => {
+    const server = read('docs/server.md');
+    const edited = server.replace('| `maxBodyBytes` | `16384` |', '| `maxBodyBytes` | `32768` |');
+    expect(edited).not.toBe(server);
+    const removed = server.replace('| `resultWaitMs` | `0` |\n', '');
+    expect(removed).not.toBe(server);
+    const openapi = JSON.parse(read('src/gateway/openapi.json')) as Record<string, unknown>;
+    const kinds = valueAt(
+      openapi,
+      '/components/schemas/Checkout/properties/outcome/properties/outcome/enum',
+    ) as string[];
+    kinds.pop();
+    const texts: Record<string, string> = { 'src/gateway/openapi.json': JSON.stringify(openapi) };
+    for (const text of [edited, removed]) {
+      texts['docs/server.md'] = text;
+      const files = {
+        'docs/server.md': FILES['docs/server.md']!,
+        'src/gateway/openapi.json': FILES['src/gateway/openapi.json']!,
+      };
+      expect(staleBlocks(files, (path: string) => texts[path])).toEqual([
+        'docs/server.md: block options-endpoint is not what the code says',
+        'src/gateway/openapi.json: /components/schemas/Checkout/properties/outcome/properties/outcome/enum is not what the code says',
+      ]);
+    }
+  });
+
+  it('names a block the code makes and no doc holds', () => {
+    const files = { 'docs/server.md': { 'options-nowhere': '| x |' } };
+    expect(staleBlocks(files)).toEqual([
+      `docs/server.md: no block options-nowhere (<!-- generated: options-nowhere (${COMMAND}) --> … <!-- /generated: options-nowhere -->)`,
+    ]);
+  });
+
+  it('every block in docs/ has a generator: none is left behind by hand', () => {
+    // The size figures need a build: test/package/size-budget.test.ts holds them.
+    const built: Record<string, string[]> = { 'docs/performance.md': ['size-figures'] };
+    for (const name of readdirSync(new URL('../../docs/', import.meta.url)).filter((file) => file.endsWith('.md'))) {
+      const path = `docs/${name}`;
+      const made = [...Object.keys(FILES[path] ?? {}), ...(built[path] ?? [])];
+      expect([path, Object.keys(blocksIn(read(path))).filter((block) => !made.includes(block))]).toEqual([path, []]);
+    }
+  });
+
+  it('rewrites a block between its markers and nothing else; refuses a broken marker', () => {
+    const text = `a\n<!-- generated: x (${COMMAND}) -->\n| old |\n<!-- /generated: x -->\nb\n`;
+    expect(rewrite(text, { x: '| new |' })).toBe(text.replace('| old |', '| new |'));
+    expect(() => blocksIn('<!-- generated: x -->\n<!-- /generated: x -->')).toThrow(/must open with/);
+    expect(() => blocksIn(`<!-- generated: x (${COMMAND}) -->\n`)).toThrow(/never closed/);
+    expect(() => rewrite(text, { y: '' })).toThrow(/no block y/);
+  });
+});
