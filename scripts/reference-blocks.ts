@@ -4,6 +4,8 @@
  * test/scripts/reference-docs.test.ts fails when a committed one differs. Each list is
  * written here from its table and nowhere by hand (CONTRIBUTING.md#generated-lists).
  */
+import { VARIABLES } from '../src/gateway/settings.js';
+import { REGION_NAMES, REGIONS, regionOrigin, type HostRole } from '../src/server/api/regions.js';
 import { CLIENT_OPTIONS, TOKEN_SOURCE_OPTIONS } from '../src/server/api/settings.js';
 import { CALLBACK_OPTIONS } from '../src/server/callbacks/settings.js';
 import { OUTCOMES } from '../src/server/endpoint/outcome.js';
@@ -62,6 +64,45 @@ export const optionsTable = (options: Record<string, OptionRow>): string =>
     Object.entries(options).map(([name, row]) => [`\`${name}\``, defaultText(row.default)]),
   );
 
+/** The roles of docs/vendor-contract.md#hosts-by-role, in its order. */
+const ROLES: readonly HostRole[] = ['auth', 'account', 'api', 'retrieval', 'callback'];
+
+/** Each region with its hosts and the sources of its callbacks (src/server/api/regions.ts). */
+export const regionsTable = (): string =>
+  table(
+    ['`region`', "the service's name", 'hosts', 'callbacks come from'],
+    REGION_NAMES.map((region) => [
+      `\`${region}\``,
+      `\`${REGIONS[region].name}\``,
+      ROLES.map((role) => `\`${new URL(regionOrigin(region, role)).host}\``).join(', '),
+      REGIONS[region].callbackSources.map((source) => `\`${source}\``).join(', '),
+    ]),
+  );
+
+/** The gateway's environment variables (src/gateway/settings.ts), as docs/gateway.md lists them. */
+export const variablesTable = (): string =>
+  table(
+    ['variable', 'setting', 'default', 'what it is', 'secret'],
+    Object.entries(VARIABLES).map(([name, row]: [string, (typeof VARIABLES)[keyof typeof VARIABLES]]) => {
+      const fallback =
+        'required' in row
+          ? '**required**'
+          : 'default' in row
+            ? `\`${row.default}\``
+            : 'unset' in row
+              ? row.unset
+              : 'none';
+      const more = 'docs' in row ? ` (${row.docs})` : '';
+      return [
+        `\`${name}\``,
+        `\`${row.setting}\``,
+        fallback,
+        `${row.meaning}${more}`,
+        row.kind === 'secret' ? 'yes: never printed' : 'no',
+      ];
+    }),
+  );
+
 /** Every generated place, by file. */
 export function referenceBlocks(): ReferenceFiles {
   return {
@@ -74,6 +115,8 @@ export function referenceBlocks(): ReferenceFiles {
         Object.entries(OUTCOMES).map(([kind, { meaning, lookAt }]) => [`\`${kind}\``, meaning, lookAt]),
       ),
     },
+    'docs/vendor-contract.md': { regions: regionsTable() },
+    'docs/gateway.md': { variables: variablesTable() },
     'src/gateway/openapi.json': {
       '/components/schemas/Checkout/properties/outcome/properties/outcome/enum': Object.keys(OUTCOMES),
     },

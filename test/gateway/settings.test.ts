@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseSettings, SettingsError, VARIABLES } from '../../src/gateway/settings.js';
+import { REGIONS_IN_WORDS } from '../../src/server/api/regions.js';
 
 const WHSEC = `whsec_${Buffer.alloc(24, 7).toString('base64')}`;
 const ORDER_SECRET = 'o'.repeat(32);
@@ -107,7 +108,7 @@ describe('the gateway settings', () => {
 
   // Each bad variable, alone: its one line, naming it.
   const BAD: Array<[string, Record<string, string>, string]> = [
-    ['REGION', { REGION: 'MARS' }, 'REGION must be US, EU or SG (got "MARS")'],
+    ['REGION', { REGION: 'MARS' }, `REGION must be ${REGIONS_IN_WORDS} (got "MARS")`],
     ['LOG_FORMAT', { LOG_FORMAT: 'yaml' }, 'LOG_FORMAT must be text or json (got "yaml")'],
     ['TOKEN_URL', { TOKEN_URL: 'not a url' }, 'TOKEN_URL must be an absolute URL (got "not a url")'],
     [
@@ -282,10 +283,10 @@ describe('the gateway settings', () => {
   });
 
   it('list every variable it reads, each with what it is for', () => {
-    for (const [name, [kind, about]] of Object.entries(VARIABLES)) {
+    for (const [name, { kind, meaning }] of Object.entries(VARIABLES)) {
       expect(name).toMatch(/^[A-Z_]+$/);
       expect(['plain', 'secret']).toContain(kind);
-      expect(about.length).toBeGreaterThan(10);
+      expect(meaning.length).toBeGreaterThan(10);
     }
   });
 

@@ -4,6 +4,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { referenceBlocks } from '../../scripts/reference-blocks.js';
+import { REGION_NAMES, REGIONS } from '../../src/server/api/regions.js';
 // @ts-expect-error -- a command's module, without types
 import { blocksIn, COMMAND, rewrite, staleBlocks, valueAt } from '../../scripts/reference-docs.mjs';
 
@@ -64,5 +65,18 @@ describe('the generated lists', () => {
     expect(() => blocksIn('<!-- generated: x -->\n<!-- /generated: x -->')).toThrow(/must open with/);
     expect(() => blocksIn(`<!-- generated: x (${COMMAND}) -->\n`)).toThrow(/never closed/);
     expect(() => rewrite(text, { y: '' })).toThrow(/no block y/);
+  });
+
+  it('no doc lists the regions by hand: a new region changes the generated blocks only', () => {
+    const names = [...REGION_NAMES, ...Object.values(REGIONS).map((region) => region.name)];
+    const one = `\`?(?:${names.join('|')})\`?`;
+    const list = new RegExp(`${one}(?:,\\s*|\\s+or\\s+|\\s+and\\s+|\\s*\\(\\s*)${one}`);
+    expect(list.test('`US`, `EU` or `SG`') && list.test('amer-1 (US)') && !list.test('`US` only')).toBe(true);
+    const docs = readdirSync(new URL('../../docs/', import.meta.url)).filter((file) => file.endsWith('.md'));
+    const restated = ['README.md', 'CONTRIBUTING.md', ...docs.map((file) => `docs/${file}`)].filter((path) => {
+      const text = read(path).replace(/<!-- generated: ([\w-]+)[^]*?<!-- \/generated: \1 -->/g, '');
+      return list.test(text);
+    });
+    expect(restated, 'name the regions through a generated block (scripts/reference-blocks.ts)').toEqual([]);
   });
 });
