@@ -11,6 +11,7 @@ import { CALLBACK_OPTIONS } from '../src/server/callbacks/settings.js';
 import { OUTCOMES } from '../src/server/endpoint/outcome.js';
 import { ENDPOINT_OPTIONS } from '../src/server/endpoint/settings.js';
 import { REQUIRED, type OptionDefault, type OptionRow } from '../src/server/options-table.js';
+import { METRICS, prometheusName, type MetricDefinition } from '../src/server/status/names.js';
 import { PROXY_OPTIONS } from '../src/server/proxy/settings.js';
 import { BULLMQ_QUEUE_OPTIONS, FILE_QUEUE_OPTIONS, MEMORY_QUEUE_OPTIONS } from '../src/server/queue/settings.js';
 import { MEMORY_STORE_OPTIONS, REDIS_STORE_OPTIONS } from '../src/server/store/settings.js';
@@ -103,6 +104,23 @@ export const variablesTable = (): string =>
     }),
   );
 
+const UNITS = { ms: 'milliseconds', s: 'seconds' } as const;
+
+/** Metrics as docs/operating.md and docs/gateway.md list them (src/server/status/names.ts). */
+export const metricsTable = (metrics: readonly MetricDefinition[]): string =>
+  table(
+    ['Prometheus series', 'OpenTelemetry instrument', 'kind', 'labels', 'what'],
+    metrics.map((metric) => [
+      metric.kind === 'histogram' ? '— (OpenTelemetry only)' : `\`${prometheusName(metric)}\``,
+      `\`${metric.name}\``,
+      metric.unit ? `${metric.kind}, ${UNITS[metric.unit]}` : metric.kind,
+      metric.labels.map((label) => `\`${label}\``).join(', ') || '—',
+      metric.help,
+    ]),
+  );
+
+const gateways = (metric: MetricDefinition) => metric.name.startsWith('blackbox_capture.gateway.');
+
 /** Every generated place, by file. */
 export function referenceBlocks(): ReferenceFiles {
   return {
@@ -116,7 +134,11 @@ export function referenceBlocks(): ReferenceFiles {
       ),
     },
     'docs/vendor-contract.md': { regions: regionsTable() },
-    'docs/gateway.md': { variables: variablesTable() },
+    'docs/gateway.md': {
+      variables: variablesTable(),
+      metrics: metricsTable(Object.values(METRICS).filter(gateways)),
+    },
+    'docs/operating.md': { metrics: metricsTable(Object.values(METRICS).filter((metric) => !gateways(metric))) },
     'src/gateway/openapi.json': {
       '/components/schemas/Checkout/properties/outcome/properties/outcome/enum': Object.keys(OUTCOMES),
     },
