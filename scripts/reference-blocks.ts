@@ -4,6 +4,15 @@
  * test/scripts/reference-docs.test.ts fails when a committed one differs. Each list is
  * written here from its table and nowhere by hand (CONTRIBUTING.md#generated-lists).
  */
+import {
+  CALLBACK_CODES,
+  CHECKOUT_CODES,
+  DECISIONS_CODES,
+  describeAnswer,
+  FAILURE_CODES,
+  type CodeAnswer,
+} from '../src/gateway/answers.js';
+import { ORDER_TOKEN_CODES } from '../src/gateway/order-token.js';
 import { VARIABLES } from '../src/gateway/settings.js';
 import { REGION_NAMES, REGIONS, regionOrigin, type HostRole } from '../src/server/api/regions.js';
 import { CLIENT_OPTIONS, TOKEN_SOURCE_OPTIONS } from '../src/server/api/settings.js';
@@ -121,6 +130,41 @@ export const metricsTable = (metrics: readonly MetricDefinition[]): string =>
 
 const gateways = (metric: MetricDefinition) => metric.name.startsWith('blackbox_capture.gateway.');
 
+/** A code list of the OpenAPI document: `oneOf` its codes, each with its description and statuses. */
+const schemaOf = (answers: readonly CodeAnswer[]) =>
+  answers.map((answer) => ({
+    const: answer.code,
+    description: describeAnswer(answer),
+    ...(answer.status ? { 'x-status': answer.status } : {}),
+  }));
+
+/** The routes' codes as docs/gateway.md lists them: route, code, statuses, meaning. */
+const ROUTES: Array<[string, readonly CodeAnswer[]]> = [
+  ['`POST /device-risk`', CHECKOUT_CODES],
+  ['`POST /callback`', CALLBACK_CODES],
+  ['`GET /decisions/{…}`', DECISIONS_CODES],
+];
+
+const statusText = (answer: CodeAnswer) => answer.status?.join(', ') ?? '—';
+
+export const codesTable = (): string =>
+  table(
+    ['route', 'code', 'HTTP', 'what it means'],
+    ROUTES.flatMap(([route, answers]) =>
+      answers.map((answer) => [route, `\`${answer.code}\``, statusText(answer), describeAnswer(answer)]),
+    ),
+  );
+
+const orderTokenTable = (): string =>
+  table(
+    ['code', 'HTTP', 'when'],
+    ORDER_TOKEN_CODES.map((code) => {
+      const answer = CHECKOUT_CODES.find((entry) => entry.code === code);
+      if (!answer) throw new Error(`src/gateway/answers.ts has no answer ${code}`);
+      return [`\`${code}\``, statusText(answer), describeAnswer(answer)];
+    }),
+  );
+
 /** Every generated place, by file. */
 export function referenceBlocks(): ReferenceFiles {
   return {
@@ -137,10 +181,16 @@ export function referenceBlocks(): ReferenceFiles {
     'docs/gateway.md': {
       variables: variablesTable(),
       metrics: metricsTable(Object.values(METRICS).filter(gateways)),
+      codes: codesTable(),
+      'order-token-codes': orderTokenTable(),
     },
     'docs/operating.md': { metrics: metricsTable(Object.values(METRICS).filter((metric) => !gateways(metric))) },
     'src/gateway/openapi.json': {
       '/components/schemas/Checkout/properties/outcome/properties/outcome/enum': Object.keys(OUTCOMES),
+      '/components/schemas/CheckoutCode/oneOf': schemaOf(CHECKOUT_CODES),
+      '/components/schemas/CallbackCode/oneOf': schemaOf(CALLBACK_CODES),
+      '/components/schemas/DecisionsCode/oneOf': schemaOf(DECISIONS_CODES),
+      '/components/schemas/FailureCode/oneOf': schemaOf(FAILURE_CODES),
     },
   };
 }
