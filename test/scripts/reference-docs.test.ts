@@ -5,6 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { referenceBlocks } from '../../scripts/reference-blocks.js';
 import { REGION_NAMES, REGIONS } from '../../src/server/api/regions.js';
+import { METRICS, prometheusName } from '../../src/server/status/names.js';
 // @ts-expect-error -- a command's module, without types
 import { blocksIn, COMMAND, rewrite, staleBlocks, valueAt } from '../../scripts/reference-docs.mjs';
 
@@ -79,5 +80,22 @@ describe('the generated lists', () => {
       return list.test(text);
     });
     expect(restated, 'name the regions through a generated block (scripts/reference-blocks.ts)').toEqual([]);
+  });
+
+  it('every series a doc names (a query, an alert) is one of the metrics: a renamed metric fails here', () => {
+    const known = new Set(
+      Object.values(METRICS).flatMap((metric) => {
+        const name = prometheusName(metric);
+        return metric.kind === 'histogram' ? [`${name}_bucket`, `${name}_sum`, `${name}_count`] : [name];
+      }),
+    );
+    const docs = readdirSync(new URL('../../docs/', import.meta.url)).filter((file) => file.endsWith('.md'));
+    const unknown = ['README.md', ...docs.map((file) => `docs/${file}`)].flatMap((path) =>
+      [...read(path).matchAll(/\bblackbox_capture_[a-z_]+/g)]
+        .map(([name]) => name)
+        .filter((name) => !known.has(name))
+        .map((name) => `${path}: ${name}`),
+    );
+    expect(unknown).toEqual([]);
   });
 });
