@@ -18,41 +18,49 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const COMMAND = 'node scripts/reference-docs.mjs --write';
 
-const begin = (name) => `<!-- generated: ${name} (${COMMAND}) -->`;
-const end = (name) => `<!-- /generated: ${name} -->`;
-const MARKER = /<!-- (\/?)generated: ([\w-]+)(?: \([^)]*\))? -->/g;
+/** A block's markers; `command` is what writes it (this command, or `npm run mutation:table`). */
+export const begin = (name, command = COMMAND) => `<!-- generated: ${name} (${command}) -->`;
+export const end = (name) => `<!-- /generated: ${name} -->`;
+const MARKER = /<!-- (\/?)generated: ([\w-]+)( \([^)]+\))? -->/g;
 
-/** The generated blocks of a markdown text, by name: the lines between their markers. */
-export function blocksIn(text) {
+/** Each generated block of a markdown text, by name: where its lines start and end, and the lines. */
+function parse(text) {
   const found = {};
   const open = [];
   for (const match of text.matchAll(MARKER)) {
-    const [marker, closing, name] = match;
+    const [marker, closing, name, command] = match;
     if (!closing) {
-      if (marker !== begin(name)) throw new Error(`the block ${name} must open with ${begin(name)}`);
+      if (!command) throw new Error(`the block ${name} must name its command: ${begin(name)}`);
       open.push({ name, from: match.index + marker.length });
     } else {
       const last = open.pop();
       if (last?.name !== name) throw new Error(`${end(name)} closes no open block ${name}`);
       if (name in found) throw new Error(`two blocks named ${name}`);
-      found[name] = text.slice(last.from, match.index).replace(/^\n/, '').replace(/\n$/, '');
+      const body = text.slice(last.from, match.index).replace(/^\n/, '').replace(/\n$/, '');
+      found[name] = { from: last.from, to: match.index, body };
     }
   }
   if (open.length) throw new Error(`the block ${open[0].name} is never closed (${end(open[0].name)})`);
   return found;
 }
 
+/** The generated blocks of a markdown text, by name: the lines between their markers. */
+export function blocksIn(text) {
+  return Object.fromEntries(Object.entries(parse(text)).map(([name, { body }]) => [name, body]));
+}
+
 /** `text` with each named block's lines replaced by `blocks[name]`; every name must have its markers. */
 export function rewrite(text, blocks) {
-  const present = blocksIn(text);
-  let out = text;
-  for (const [name, body] of Object.entries(blocks)) {
+  const present = parse(text);
+  for (const name of Object.keys(blocks))
     if (!(name in present)) throw new Error(`no block ${name}: add ${begin(name)} … ${end(name)}`);
-    const from = out.indexOf(begin(name)) + begin(name).length;
-    const to = out.indexOf(end(name), from);
-    out = `${out.slice(0, from)}\n${body}\n${out.slice(to)}`;
-  }
-  return out;
+  // From the last block to the first, so that the places of those before stay true.
+  return Object.keys(blocks)
+    .sort((a, b) => present[b].from - present[a].from)
+    .reduce(
+      (out, name) => `${out.slice(0, present[name].from)}\n${blocks[name]}\n${out.slice(present[name].to)}`,
+      text,
+    );
 }
 
 const pointer = (path) =>
