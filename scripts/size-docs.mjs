@@ -19,6 +19,8 @@ export function sizeTable(m, anchors = []) {
     ],
     ['UMD file: all a tag that starts a capture loads', { files: 1, ...m.umd }, TARGETS.umd, GUARDS.umd],
     ['messages chunk, loaded only when a call fails', m.messages],
+    ['claim file: fetched only by a script tag with `data-checkout-id`', { files: 1, ...m.claim }],
+    ['TCF consent entry (`blackbox-capture/tcf`), for a page that imports it', m.tcf],
     ['development build: minimal', m.development.minimal],
     ['development build: UMD file', { files: 1, ...m.development.umd }],
   ];
