@@ -165,6 +165,12 @@ const orderTokenTable = (): string =>
     }),
   );
 
+const failureTable = (): string =>
+  table(
+    ['`code`', 'when'],
+    FAILURE_CODES.map((answer) => [`\`${answer.code}\``, describeAnswer(answer)]),
+  );
+
 /** Every generated place, by file. */
 export function referenceBlocks(): ReferenceFiles {
   return {
@@ -183,6 +189,7 @@ export function referenceBlocks(): ReferenceFiles {
       metrics: metricsTable(Object.values(METRICS).filter(gateways)),
       codes: codesTable(),
       'order-token-codes': orderTokenTable(),
+      'failure-codes': failureTable(),
     },
     'docs/operating.md': { metrics: metricsTable(Object.values(METRICS).filter((metric) => !gateways(metric))) },
     'src/gateway/openapi.json': {

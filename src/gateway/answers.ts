@@ -307,8 +307,11 @@ export const FAILURE_CODES: readonly CodeAnswer[] = [
   {
     code: 'blackbox_stale',
     description:
-      'Not checked within the trust bound (15 minutes): lastError names what kept it (token_rejected: the client credentials are refused).',
+      'Not checked within the trust bound (15 minutes): lastError names what kept it, e.g. token_rejected (the client credentials are refused: /readyz says so too), network_error, upstream_error, rate_limited.',
   },
-  { code: 'shutting_down', description: 'Held in a memory queue when its instance stopped.' },
+  {
+    code: 'shutting_down',
+    description: "Held in a memory queue when its instance stopped (not with the gateway's own queues, which keep it).",
+  },
   { code: 'internal_error', description: 'A failure of no kind the kit knows.' },
 ];
