@@ -31,10 +31,10 @@ import {
 } from '../src/server/status/settings.js';
 
 /** A file's generated places: a markdown block's lines by its name, a JSON value by its pointer. */
-export type ReferenceFiles = Record<string, Record<string, unknown>>;
+type ReferenceFiles = Record<string, Record<string, unknown>>;
 
 /** A markdown table of `rows` under `head`; a `|` in a cell is escaped. */
-export const table = (head: readonly string[], rows: readonly (readonly string[])[]): string => {
+const table = (head: readonly string[], rows: readonly (readonly string[])[]): string => {
   const line = (cells: readonly string[]) => `| ${cells.map((cell) => cell.replace(/\|/g, '\\|')).join(' | ')} |`;
   return [line(head), `|${head.map(() => '---').join('|')}|`, ...rows.map(line)].join('\n');
 };
@@ -57,7 +57,7 @@ export const OPTION_TABLES: Record<string, Record<string, OptionRow>> = {
 };
 
 /** A default as the docs write it: a value in code type, a sentence as it is. */
-export function defaultText(value: OptionDefault): string {
+function defaultText(value: OptionDefault): string {
   if (value === REQUIRED) return '**required**';
   if (typeof value === 'string') return value;
   if (typeof value === 'object')
@@ -68,7 +68,7 @@ export function defaultText(value: OptionDefault): string {
 }
 
 /** One factory's options: each option with its default, in the table's order. */
-export const optionsTable = (options: Record<string, OptionRow>): string =>
+const optionsTable = (options: Record<string, OptionRow>): string =>
   table(
     ['Option', 'Default'],
     Object.entries(options).map(([name, row]) => [`\`${name}\``, defaultText(row.default)]),
@@ -78,7 +78,7 @@ export const optionsTable = (options: Record<string, OptionRow>): string =>
 const ROLES: readonly HostRole[] = ['auth', 'account', 'api', 'retrieval', 'callback'];
 
 /** Each region with its hosts and the sources of its callbacks (src/server/api/regions.ts). */
-export const regionsTable = (): string =>
+const regionsTable = (): string =>
   table(
     ['`region`', "the service's name", 'hosts', 'callbacks come from'],
     REGION_NAMES.map((region) => [
@@ -90,7 +90,7 @@ export const regionsTable = (): string =>
   );
 
 /** The gateway's environment variables (src/gateway/settings.ts), as docs/gateway.md lists them. */
-export const variablesTable = (): string =>
+const variablesTable = (): string =>
   table(
     ['variable', 'setting', 'default', 'what it is', 'secret'],
     Object.entries(VARIABLES).map(([name, row]: [string, (typeof VARIABLES)[keyof typeof VARIABLES]]) => {
@@ -116,7 +116,7 @@ export const variablesTable = (): string =>
 const UNITS = { ms: 'milliseconds', s: 'seconds' } as const;
 
 /** Metrics as docs/operating.md and docs/gateway.md list them (src/server/status/names.ts). */
-export const metricsTable = (metrics: readonly MetricDefinition[]): string =>
+const metricsTable = (metrics: readonly MetricDefinition[]): string =>
   table(
     ['Prometheus series', 'OpenTelemetry instrument', 'kind', 'labels', 'what'],
     metrics.map((metric) => [
@@ -147,7 +147,7 @@ const ROUTES: Array<[string, readonly CodeAnswer[]]> = [
 
 const statusText = (answer: CodeAnswer) => answer.status?.join(', ') ?? '—';
 
-export const codesTable = (): string =>
+const codesTable = (): string =>
   table(
     ['route', 'code', 'HTTP', 'what it means'],
     ROUTES.flatMap(([route, answers]) =>

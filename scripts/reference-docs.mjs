@@ -19,8 +19,8 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const COMMAND = 'node scripts/reference-docs.mjs --write';
 
 /** A block's markers; `command` is what writes it (this command, or `npm run mutation:table`). */
-export const begin = (name, command = COMMAND) => `<!-- generated: ${name} (${command}) -->`;
-export const end = (name) => `<!-- /generated: ${name} -->`;
+const begin = (name, command = COMMAND) => `<!-- generated: ${name} (${command}) -->`;
+const end = (name) => `<!-- /generated: ${name} -->`;
 const MARKER = /<!-- (\/?)generated: ([\w-]+)( \([^)]+\))? -->/g;
 
 /** Each generated block of a markdown text, by name: where its lines start and end, and the lines. */
@@ -109,7 +109,7 @@ export function staleBlocks(files, read = (path) => readFileSync(`${ROOT}/${path
 const INTEGER_KEY = '~integer~';
 
 /** Writes every block of `files`; a JSON file is formatted as prettier formats it. */
-export async function writeBlocks(files) {
+async function writeBlocks(files) {
   const written = [];
   for (const [path, blocks] of Object.entries(files)) {
     const file = `${ROOT}/${path}`;
@@ -134,7 +134,7 @@ export async function writeBlocks(files) {
 }
 
 /** Merges block maps by file. */
-export const merge = (...maps) => {
+const merge = (...maps) => {
   const out = {};
   for (const map of maps) for (const [path, blocks] of Object.entries(map)) out[path] = { ...out[path], ...blocks };
   return out;

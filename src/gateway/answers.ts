@@ -8,7 +8,7 @@
  */
 
 /** What the browser package does after the answer: the sentence that ends its description. */
-export const AFTER = {
+const AFTER = {
   final: 'Final: the browser package does not post again.',
   passing:
     'Passing: the browser package posts again with the same Idempotency-Key after Retry-After (at most 20 s, 4 attempts in all).',

@@ -20,7 +20,7 @@ export interface CounterValue {
 const counters = new Map<string, CounterValue>();
 
 /** The labels `metric` is counted with: its row's in names.ts, every one of them. */
-export type LabelsOf<K extends CounterKey> = Record<(typeof METRICS)[K]['labels'][number], string>;
+type LabelsOf<K extends CounterKey> = Record<(typeof METRICS)[K]['labels'][number], string>;
 
 /** Adds `by` to the counter `metric` with these labels. */
 export function count<K extends CounterKey>(metric: K, labels: LabelsOf<K>, by = 1): void {
