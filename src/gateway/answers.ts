@@ -236,11 +236,11 @@ export const CHECKOUT_CODES: readonly CodeAnswer[] = [
   { code: 'aborted', status: [502], description: 'The check was aborted.', after: 'passing' },
 ];
 
-/** An answer of the checkout's that the callback route gives too. */
+/** An answer of the checkout's that the callback route gives too; the service, not the browser, gets it. */
 function sameAsCheckout(code: string): CodeAnswer {
   const answer = CHECKOUT_CODES.find((entry) => entry.code === code);
   if (!answer) throw new Error(`no checkout answer ${code}`);
-  return answer;
+  return { code: answer.code, description: answer.description, ...(answer.status ? { status: answer.status } : {}) };
 }
 
 /** POST /callback: the service's callback. */
