@@ -4,6 +4,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { referenceBlocks } from '../../scripts/reference-blocks.js';
+import { CALLBACK_CODES, CHECKOUT_CODES, DECISIONS_CODES, type CodeAnswer } from '../../src/gateway/answers.js';
 import { REGION_NAMES, REGIONS } from '../../src/server/api/regions.js';
 import { METRICS, prometheusName } from '../../src/server/status/names.js';
 // @ts-expect-error -- a command's module, without types
@@ -106,5 +107,25 @@ describe('the generated lists', () => {
         .map((name) => `${path}: ${name}`),
     );
     expect(unknown).toEqual([]);
+  });
+
+  it("the OpenAPI document's answers name the codes that come with their status (or end their list with …)", () => {
+    const openapi = JSON.parse(read('src/gateway/openapi.json')) as {
+      paths: Record<string, Record<string, { responses: Record<string, { description: string }> }>>;
+    };
+    const routes: Array<[string, string, readonly CodeAnswer[]]> = [
+      ['/device-risk', 'post', CHECKOUT_CODES],
+      ['/callback', 'post', CALLBACK_CODES],
+      ['/decisions/{customerInternalReference}', 'get', DECISIONS_CODES],
+    ];
+    const unnamed = routes.flatMap(([path, method, answers]) =>
+      Object.entries(openapi.paths[path]![method]!.responses).flatMap(([status, { description }]) =>
+        answers
+          .filter((answer) => answer.status?.includes(Number(status)) && !description.includes(answer.code))
+          .filter(() => !description.includes('…'))
+          .map((answer) => `${path} ${status}: ${answer.code}`),
+      ),
+    );
+    expect(unnamed).toEqual([]);
   });
 });
