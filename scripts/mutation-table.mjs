@@ -8,10 +8,11 @@ import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from '
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { blocksIn, rewrite } from './reference-docs.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const BEGIN = '<!-- mutation-table: begin (npm run mutation:table writes this table) -->';
-const END = '<!-- mutation-table: end -->';
+// The markers of every generated list (scripts/reference-docs.mjs), naming this command.
+const BLOCK = 'mutation-table';
 const HEADER = [
   '| file | score | killed | timed out | survived | no coverage | measured |',
   '|---|---:|---:|---:|---:|---:|---|',
@@ -39,11 +40,10 @@ export function rowOf(file, counts, measured) {
 
 /** The rows of the table between the markers, by file. */
 export function rowsOf(doc) {
-  const start = doc.indexOf(BEGIN);
-  const end = doc.indexOf(END);
-  if (start < 0 || end < start) throw new Error(`the table's markers are missing: ${BEGIN} … ${END}`);
+  const table = blocksIn(doc)[BLOCK];
+  if (table === undefined) throw new Error(`the table's markers are missing: <!-- generated: ${BLOCK} (…) -->`);
   const rows = new Map();
-  for (const line of doc.slice(start + BEGIN.length, end).split('\n')) {
+  for (const line of table.split('\n')) {
     const file = /^\| `([^`]+)` \|/.exec(line)?.[1];
     if (file) rows.set(file, line);
   }
@@ -78,9 +78,7 @@ export function tableOf(doc, rows) {
 }
 
 /** `doc` with its table replaced by `table`. */
-export function withTable(doc, table) {
-  return `${doc.slice(0, doc.indexOf(BEGIN) + BEGIN.length)}\n${table}\n${doc.slice(doc.indexOf(END))}`;
-}
+export const withTable = (doc, table) => rewrite(doc, { [BLOCK]: table });
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const { values } = parseArgs({

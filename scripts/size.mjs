@@ -103,6 +103,7 @@ export async function measure() {
     `import { captureBlackbox } from './dist/index.development.js'; captureBlackbox({ loaderUrl: '/l.js' });`,
   );
   const developmentUmd = readFileSync(new URL('dist/blackbox-capture.development.umd.js', root), 'utf8');
+  const tcf = await bundle(`import { tcfConsent } from './dist/tcf.js'; tcfConsent({ vendorId: 1 });`);
   return {
     // What every page loads up front with the minimal call, each file counted.
     minimal: {
@@ -134,6 +135,10 @@ export async function measure() {
     // The script-tag file, all a tag that starts a capture loads (delivery inside: `post` must not
     // depend on a second file being deployed); what only a failure needs it imports from beside it.
     umd: { ...sizes(umd), messagesInside: /ad blocker/.test(umd), deliveryInside: /idempotency-key/.test(umd) },
+    // Fetched from beside the script tag only by a tag with data-checkout-id (docs/browser.md).
+    claim: sizes(readFileSync(new URL('dist/browser-claim.js', root), 'utf8')),
+    // The TCF consent entry, as a bundler adds it to a page that imports it.
+    tcf: filesSizes(tcf.upfront),
     // The development build (every check, the warnings): what a page costs in development only.
     development: { minimal: filesSizes(developmentMinimal.upfront), umd: sizes(developmentUmd) },
   };

@@ -14,49 +14,216 @@ export type LogFormat = (typeof LOG_FORMATS)[number];
 /** How a variable is printed: a secret never is, not even in a refusal. */
 type Kind = 'plain' | 'secret';
 
-/** Every variable the gateway reads, with what it is for (docs/gateway.md's table). */
+/** The member of GatewaySettings a variable fills (`service.` and `admin.` for the nested ones). */
+type SettingPath = keyof GatewaySettings | `service.${string}` | `admin.${string}`;
+
+/** One environment variable: the setting it fills, its default, what it is for. */
+interface Variable {
+  readonly kind: Kind;
+  readonly setting: SettingPath;
+  /** What it is for: in docs/gateway.md's table and in the refusal of a required one. */
+  readonly meaning: string;
+  readonly required?: true;
+  /** The value taken when it is unset: parseSettings reads it here. */
+  readonly default?: string;
+  /** What unset means, when no value stands in for it. */
+  readonly unset?: string;
+  /** docs/gateway.md only: where to read more (a markdown link). */
+  readonly docs?: string;
+}
+
+const LOOPBACK = ['127.0.0.0/8', '::1'];
+/** The Host names of loopback: the admin routes' default (a DNS-rebound name is none of them). */
+const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
+/** The bounds of a time setting, in ms: a tenth of a second to ten minutes. */
+const MS_RANGE = { min: 100, max: 600_000 };
+const MIN_ORDER_SECRET = 32;
+/** Standard Webhooks keys are 24 to 64 random bytes: fewer than 16 is no key. */
+const MIN_WEBHOOK_KEY_BYTES = 16;
+const MS_BOUNDS = `${MS_RANGE.min} to ${MS_RANGE.max}`;
+
+/**
+ * Every variable the gateway reads, with the setting it fills, its default and what it is for:
+ * docs/gateway.md's table is written from it (scripts/reference-docs.mjs).
+ */
 export const VARIABLES = {
-  CLIENT_ID: ['plain', "the service's OAuth2 client id (required)"],
-  CLIENT_SECRET: ['secret', 'its client secret (required)'],
-  REGION: ['plain', `${REGIONS_IN_WORDS}: every address of the service; or the addresses below, by hand`],
-  TOKEN_URL: ['plain', 'the token endpoint, without REGION (the emulator prints it)'],
-  BASE_URL: ['plain', 'the account host, without REGION (ACCOUNT_URL is the same)'],
-  ACCOUNT_URL: ['plain', 'the same as BASE_URL'],
-  API_URL: ['plain', 'the upload and finalize host (default: the origin of BASE_URL)'],
-  RETRIEVAL_URL: ['plain', 'the status and details host (default: BASE_URL)'],
-  COLLECTOR_URL: ['plain', "the vendor's first-party host behind /iojs/ (default https://first.iovation.com/)"],
-  WORKFLOW_KEY: ['plain', 'the workflow definition key that holds Device Risk (required)'],
-  ALLOWED_ORIGINS: ['plain', "the checkout pages' origins, comma-separated (required)"],
-  ORDER_SECRET: ['secret', 'the key of the Order-Token (HS256), at least 32 characters (required)'],
-  DECISION_URL: [
-    'secret',
-    'where each decision is POSTed, signed (required; https, or http on loopback; user:pass@ is sent as HTTP Basic)',
-  ],
-  DECISION_URL_PLAIN_HTTP: ['plain', 'private: DECISION_URL may also be http to a private address or a one-label name'],
-  WEBHOOK_SECRET: ['secret', 'the whsec_… key of those webhooks (required)'],
-  DECISIONS_TOKEN: ['secret', 'the bearer of GET /decisions/{reference}; unset: that route answers 404'],
-  CALLBACK_URL: ['plain', "this gateway's public POST /callback address, sent to the service"],
-  CALLBACK_SOURCES: ['plain', "who may POST /callback, comma-separated (default REGION's, else loopback)"],
-  TRUSTED_FRONTS: ['plain', 'fronts whose X-Forwarded-For names the shopper, comma-separated (default none)'],
-  REDIS_URL: ['secret', 'a Redis shared by a fleet: store, BullMQ queue and outbox (default none)'],
-  DATA_DIR: ['plain', 'where one instance keeps its queue and outbox (default .blackbox-capture)'],
-  PORT: ['plain', 'the port of the routes (default 8787)'],
-  HOST: ['plain', 'the address they listen on (default 127.0.0.1)'],
-  ADMIN_PORT: ['plain', 'the port of the admin routes (default none: no admin listener)'],
-  ADMIN_HOST: ['plain', 'the address of the admin listener (default 127.0.0.1)'],
-  ADMIN_HOSTS: [
-    'plain',
-    'the Host names /status and /metrics answer, comma-separated (default localhost, 127.0.0.1, [::1])',
-  ],
-  ADMIN_TOKEN: ['secret', 'the bearer /status and /metrics need from off loopback, 32+ characters (default none)'],
-  SHUTDOWN_TIMEOUT_MS: ['plain', 'how long SIGTERM may take before the process exits anyway (default 30000)'],
-  IDLE_TIMEOUT_MS: ['plain', 'a connection that sends nothing for this long is closed (default 30000)'],
-  LOG_FORMAT: [
-    'plain',
-    'text (default): a line per event on stderr, for a terminal; json: one JSON object per line (time, level, event, code, reference, message), for a log collector',
-  ],
-  USER_AGENT: ['plain', 'names your shop to the service (default blackbox-capture-gateway)'],
-} as const satisfies Record<string, readonly [Kind, string]>;
+  CLIENT_ID: { kind: 'plain', setting: 'clientId', required: true, meaning: "the service's OAuth2 client id" },
+  CLIENT_SECRET: { kind: 'secret', setting: 'clientSecret', required: true, meaning: 'its client secret' },
+  REGION: {
+    kind: 'plain',
+    setting: 'service.region',
+    unset: 'TOKEN_URL and BASE_URL instead',
+    meaning: `${REGIONS_IN_WORDS}: every address of the service; or the addresses below, by hand`,
+  },
+  TOKEN_URL: {
+    kind: 'plain',
+    setting: 'service.tokenUrl',
+    meaning: 'the token endpoint, without REGION (the emulator prints it)',
+  },
+  BASE_URL: {
+    kind: 'plain',
+    setting: 'service.baseUrl',
+    meaning: 'the account host, without REGION (ACCOUNT_URL is the same)',
+  },
+  ACCOUNT_URL: {
+    kind: 'plain',
+    setting: 'service.baseUrl',
+    meaning: 'the same as BASE_URL (the emulator prints both)',
+  },
+  API_URL: {
+    kind: 'plain',
+    setting: 'service.apiBaseUrl',
+    unset: 'the origin of BASE_URL',
+    meaning: 'the upload and finalize host',
+  },
+  RETRIEVAL_URL: {
+    kind: 'plain',
+    setting: 'service.retrievalBaseUrl',
+    unset: 'BASE_URL',
+    meaning: 'the status and details host',
+  },
+  COLLECTOR_URL: {
+    kind: 'plain',
+    setting: 'collectorUrl',
+    default: 'https://first.iovation.com/',
+    meaning: "the vendor's first-party host behind /iojs/",
+    docs: '[proxy](proxy.md)',
+  },
+  WORKFLOW_KEY: {
+    kind: 'plain',
+    setting: 'workflowKey',
+    required: true,
+    meaning: 'the workflow definition key that holds Device Risk',
+  },
+  ALLOWED_ORIGINS: {
+    kind: 'plain',
+    setting: 'allowedOrigins',
+    required: true,
+    meaning: "the checkout pages' origins, comma-separated",
+  },
+  ORDER_SECRET: {
+    kind: 'secret',
+    setting: 'orderSecret',
+    required: true,
+    meaning: `the key of the Order-Token (HS256), at least ${MIN_ORDER_SECRET} characters`,
+    docs: '[the order token](#the-order-token)',
+  },
+  DECISION_URL: {
+    kind: 'secret',
+    setting: 'decisionUrl',
+    required: true,
+    meaning:
+      'where each decision is POSTed, signed (https, or http on loopback); a user:pass@ in it is taken out of the address and sent as HTTP Basic with every delivery, and the address is logged without it',
+  },
+  DECISION_URL_PLAIN_HTTP: {
+    kind: 'plain',
+    setting: 'decisionUrl',
+    meaning:
+      "private: DECISION_URL may also be http to a private address (10/8, 172.16/12, 192.168/16, fc00::/7) or a one-label name, a container's on a private network; any other value is refused",
+    docs: '[the front](#the-front)',
+  },
+  WEBHOOK_SECRET: {
+    kind: 'secret',
+    setting: 'webhookKey',
+    required: true,
+    meaning: `the whsec_… key of those webhooks: whsec_ and at least ${MIN_WEBHOOK_KEY_BYTES} random bytes in base64`,
+  },
+  DECISIONS_TOKEN: {
+    kind: 'secret',
+    setting: 'decisionsToken',
+    unset: 'GET /decisions/{reference} answers 404',
+    meaning: `the bearer of GET /decisions/{reference}, at least ${MIN_ORDER_SECRET} characters`,
+  },
+  CALLBACK_URL: {
+    kind: 'plain',
+    setting: 'callbackUrl',
+    unset: "the service's account settings",
+    meaning: "this gateway's public POST /callback address, sent to the service with each checkout",
+  },
+  CALLBACK_SOURCES: {
+    kind: 'plain',
+    setting: 'callbackSources',
+    unset: "REGION's published sources; loopback without REGION",
+    meaning: 'who may POST /callback: addresses and CIDR ranges, comma-separated',
+    docs: '[callback sources](answer.md#callback-sources)',
+  },
+  TRUSTED_FRONTS: {
+    kind: 'plain',
+    setting: 'trustedFronts',
+    meaning: 'the fronts whose X-Forwarded-For names the shopper, comma-separated',
+    docs: '[trusted fronts](#trusted-fronts)',
+  },
+  REDIS_URL: {
+    kind: 'secret',
+    setting: 'redisUrl',
+    unset: "one instance: DATA_DIR's file",
+    meaning:
+      'a Redis a fleet of gateways shares: store, BullMQ queue, outbox; needs the packages ioredis and bullmq installed beside this one (a secret: it may hold a password)',
+  },
+  DATA_DIR: {
+    kind: 'plain',
+    setting: 'dataDir',
+    default: '.blackbox-capture',
+    meaning: 'where one instance keeps its store, queue and outbox, in one SQLite file',
+    docs: '[the data directory](server.md#the-data-directory)',
+  },
+  PORT: { kind: 'plain', setting: 'port', default: '8787', meaning: 'the port of the routes (0 picks a free one)' },
+  HOST: { kind: 'plain', setting: 'host', default: '127.0.0.1', meaning: 'the address they listen on' },
+  ADMIN_PORT: {
+    kind: 'plain',
+    setting: 'admin.port',
+    unset: 'no admin listener',
+    meaning: 'the port of the admin routes',
+    docs: '[the admin listener](#the-admin-listener)',
+  },
+  ADMIN_HOST: {
+    kind: 'plain',
+    setting: 'admin.host',
+    default: '127.0.0.1',
+    meaning: 'the address of the admin listener',
+  },
+  ADMIN_HOSTS: {
+    kind: 'plain',
+    setting: 'admin.hosts',
+    default: LOOPBACK_NAMES.join(','),
+    meaning:
+      'the Host names /status and /metrics answer, comma-separated: any other is 421 misdirected_request, so that a page on a DNS-rebound name cannot read them',
+  },
+  ADMIN_TOKEN: {
+    kind: 'secret',
+    setting: 'admin.token',
+    unset: 'off loopback, /status and /metrics answer 401 admin_unauthorized',
+    meaning: `the bearer /status and /metrics need from an address off loopback, at least ${MIN_ORDER_SECRET} characters`,
+  },
+  SHUTDOWN_TIMEOUT_MS: {
+    kind: 'plain',
+    setting: 'shutdownTimeoutMs',
+    default: '30000',
+    meaning: `how long SIGTERM may take before the process exits anyway, ${MS_BOUNDS}`,
+    docs: '[shutting down](#shutting-down-and-restarts)',
+  },
+  IDLE_TIMEOUT_MS: {
+    kind: 'plain',
+    setting: 'idleTimeoutMs',
+    default: '30000',
+    meaning: `a connection that sends nothing for this long is closed, ${MS_BOUNDS}`,
+    docs: '[connections](#connections)',
+  },
+  LOG_FORMAT: {
+    kind: 'plain',
+    setting: 'logFormat',
+    default: LOG_FORMATS[0],
+    meaning:
+      'text: a line per event on stderr, for a terminal; json: one JSON object per line (time, level, event, code, reference, message), for a log collector',
+    docs: '[logs](#logs)',
+  },
+  USER_AGENT: {
+    kind: 'plain',
+    setting: 'userAgent',
+    default: 'blackbox-capture-gateway',
+    meaning: 'names the shop to the service',
+  },
+} as const satisfies Record<string, Variable>;
 
 export type VariableName = keyof typeof VARIABLES;
 
@@ -109,16 +276,6 @@ export class SettingsError extends Error {
   }
 }
 
-const LOOPBACK = ['127.0.0.0/8', '::1'];
-/** The Host names of loopback: the admin routes' default (a DNS-rebound name is none of them). */
-const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
-/** The bounds of a time setting, in ms: a tenth of a second to ten minutes. */
-const MS_RANGE = { min: 100, max: 600_000 };
-const DEFAULT_COLLECTOR = 'https://first.iovation.com/';
-const MIN_ORDER_SECRET = 32;
-/** Standard Webhooks keys are 24 to 64 random bytes: fewer than 16 is no key. */
-const MIN_WEBHOOK_KEY_BYTES = 16;
-
 /** Parses and checks every variable; throws SettingsError listing every problem. */
 export function parseSettings(env: Record<string, string | undefined>): GatewaySettings {
   const problems: string[] = [];
@@ -128,12 +285,12 @@ export function parseSettings(env: Record<string, string | undefined>): GatewayS
   };
   const required = (name: VariableName) => {
     const value = read(name);
-    if (value === undefined) problems.push(`${name} is required: ${VARIABLES[name][1]}`);
+    if (value === undefined) problems.push(`${name} is required: ${VARIABLES[name].meaning}`);
     return value ?? '';
   };
   const url = (name: VariableName, value: string | undefined, loopbackHttp = true) => {
     if (value === undefined) return undefined;
-    const shown = VARIABLES[name][0] === 'secret' ? 'its value' : JSON.stringify(value);
+    const shown = VARIABLES[name].kind === 'secret' ? 'its value' : JSON.stringify(value);
     let parsed: URL;
     try {
       parsed = new URL(value);
@@ -165,7 +322,7 @@ export function parseSettings(env: Record<string, string | undefined>): GatewayS
   const clientSecret = required('CLIENT_SECRET');
   const service = serviceOf(read, url, problems);
   const origins = list('ALLOWED_ORIGINS');
-  if (origins.length === 0) problems.push(`ALLOWED_ORIGINS is required: ${VARIABLES.ALLOWED_ORIGINS[1]}`);
+  if (origins.length === 0) problems.push(`ALLOWED_ORIGINS is required: ${VARIABLES.ALLOWED_ORIGINS.meaning}`);
   for (const origin of origins)
     if (!isOrigin(origin))
       problems.push(`ALLOWED_ORIGINS: ${JSON.stringify(origin)} is no origin (scheme://host[:port])`);
@@ -173,14 +330,14 @@ export function parseSettings(env: Record<string, string | undefined>): GatewayS
   if (orderSecret && orderSecret.length < MIN_ORDER_SECRET)
     problems.push(`ORDER_SECRET must be at least ${MIN_ORDER_SECRET} characters (it has ${orderSecret.length})`);
   const webhookKey = webhookKeyOf(required('WEBHOOK_SECRET'), problems);
-  const port = portOf('PORT', read('PORT') ?? '8787', problems);
+  const port = portOf('PORT', read('PORT') ?? VARIABLES.PORT.default, problems);
   const adminPort = read('ADMIN_PORT');
   const region = 'region' in service ? service.region : undefined;
   const settings: GatewaySettings = {
     clientId,
     clientSecret,
     service,
-    collectorUrl: url('COLLECTOR_URL', read('COLLECTOR_URL')) ?? DEFAULT_COLLECTOR,
+    collectorUrl: url('COLLECTOR_URL', read('COLLECTOR_URL')) ?? VARIABLES.COLLECTOR_URL.default,
     workflowKey: required('WORKFLOW_KEY'),
     allowedOrigins: origins,
     orderSecret,
@@ -188,12 +345,12 @@ export function parseSettings(env: Record<string, string | undefined>): GatewayS
     webhookKey,
     callbackSources: sources('CALLBACK_SOURCES', region && isRegion(region) ? [...CALLBACK_SOURCES[region]] : LOOPBACK),
     trustedFronts: sources('TRUSTED_FRONTS', []),
-    dataDir: read('DATA_DIR') ?? '.blackbox-capture',
+    dataDir: read('DATA_DIR') ?? VARIABLES.DATA_DIR.default,
     port,
-    host: read('HOST') ?? '127.0.0.1',
-    userAgent: read('USER_AGENT') ?? 'blackbox-capture-gateway',
-    shutdownTimeoutMs: msOf('SHUTDOWN_TIMEOUT_MS', read('SHUTDOWN_TIMEOUT_MS'), 30_000, problems),
-    idleTimeoutMs: msOf('IDLE_TIMEOUT_MS', read('IDLE_TIMEOUT_MS'), 30_000, problems),
+    host: read('HOST') ?? VARIABLES.HOST.default,
+    userAgent: read('USER_AGENT') ?? VARIABLES.USER_AGENT.default,
+    shutdownTimeoutMs: msOf('SHUTDOWN_TIMEOUT_MS', read('SHUTDOWN_TIMEOUT_MS'), problems),
+    idleTimeoutMs: msOf('IDLE_TIMEOUT_MS', read('IDLE_TIMEOUT_MS'), problems),
     logFormat: logFormatOf(read('LOG_FORMAT'), problems),
   };
   const decisionsToken = read('DECISIONS_TOKEN');
@@ -215,8 +372,10 @@ export function parseSettings(env: Record<string, string | undefined>): GatewayS
   if (adminPort !== undefined) {
     settings.admin = {
       port: portOf('ADMIN_PORT', adminPort, problems),
-      host: read('ADMIN_HOST') ?? '127.0.0.1',
-      hosts: list('ADMIN_HOSTS').length ? list('ADMIN_HOSTS').map((host) => host.toLowerCase()) : LOOPBACK_NAMES,
+      host: read('ADMIN_HOST') ?? VARIABLES.ADMIN_HOST.default,
+      hosts: list('ADMIN_HOSTS').length
+        ? list('ADMIN_HOSTS').map((host) => host.toLowerCase())
+        : VARIABLES.ADMIN_HOSTS.default.split(','),
     };
     const adminToken = read('ADMIN_TOKEN');
     if (adminToken !== undefined) {
@@ -296,8 +455,8 @@ function webhookKeyOf(secret: string, problems: string[]): Uint8Array<ArrayBuffe
   return bytes ?? new Uint8Array();
 }
 
-function msOf(name: VariableName, text: string | undefined, fallback: number, problems: string[]): number {
-  if (text === undefined) return fallback;
+function msOf(name: 'SHUTDOWN_TIMEOUT_MS' | 'IDLE_TIMEOUT_MS', text: string | undefined, problems: string[]): number {
+  if (text === undefined) return Number(VARIABLES[name].default);
   const ms = /^\d{1,7}$/.test(text) ? Number(text) : NaN;
   if (!(ms >= MS_RANGE.min && ms <= MS_RANGE.max))
     problems.push(

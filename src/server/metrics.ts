@@ -3,26 +3,13 @@
  * application has it (an optional peer dependency): with no API installed, or no SDK
  * registered, nothing is recorded and nothing breaks. Each counter is also kept in this
  * process (status/tally.ts) for the Prometheus exposition and the status page; the names are
- * status/names.ts's. Instruments:
- * - `blackbox_capture.capture.outcomes` (counter, attributes `outcome`, `engine`): how the page's captures ended;
- * - `blackbox_capture.capture.duration` (histogram, ms, attribute `outcome`): call to final value;
- * - `blackbox_capture.upstream.calls` (counter, attributes `operation`, `result`): calls to the
- *   token service and the API, `result` one of `ok`, `http_4xx`, `http_429`, `http_5xx`, `network_error`;
- * - `blackbox_capture.blackbox.repairs` (counter, attribute `repair`): damaged blackboxes repaired;
- * - `blackbox_capture.queue.checks` (counter, attribute `event`): checks `accepted`, `refused`
- *   (queue full), `checked`, `failed`, `stale` (past the trust bound), `retried`, `service_refused` (429);
- * - `blackbox_capture.queue.wait` (histogram, ms): acceptance to the start of the check;
- * - `blackbox_capture.decisions` (counter, attribute `type`), `blackbox_capture.proxy.answers`
- *   (counter, attribute `result`): decisions told, the first-party proxy's answers;
- * - `blackbox_capture.queue.depth` and `blackbox_capture.queue.oldest_age` (ms),
- *   `blackbox_capture.queue.drain_rate` (checks tried a second, stale drops not counted) and
- *   `blackbox_capture.queue.stale` (checks dropped stale in the last minute): gauges read from
- *   each handler's queue, with the attributes `instance` (this process: the handler's
- *   `instanceId`, default hostname:pid) and `scope`: `fleet` for a shared queue's figures (the
- *   same on every instance: take `max`, never `sum`, over instances), `instance` for a queue
- *   of this process's own (memory: `sum` over instances). With a status monitor
- *   (status/monitor.ts), fleet figures are observed by the one instance that holds its
- *   reporter lease, so that `sum` is true too. docs/operating.md#queue-metrics.
+ * status/names.ts's, with their kinds, units, labels and help (docs/operating.md lists them,
+ * written from that table). The queue's gauges carry `instance` (this process: the handler's
+ * `instanceId`, default hostname:pid) and `scope`: `fleet` for a shared queue's figures (the
+ * same on every instance: take `max`, never `sum`, over instances), `instance` for a queue of
+ * this process's own (memory: `sum` over instances). With a status monitor
+ * (status/monitor.ts), fleet figures are observed by the one instance that holds its reporter
+ * lease, so that `sum` is true too. docs/operating.md#queue-metrics.
  */
 import type { CaptureOutcome } from '../shared/types.js';
 import { ERR_NETWORK } from './errors.js';

@@ -3,8 +3,8 @@
  * interface, so that the compiler names an option the table misses or one it no longer has
  * (docs/architecture.md#settings-modules). Each factory's settings module holds its table and
  * checks the options with it when the factory is called: a bad one is `invalid_configuration`
- * naming it, then, never a request lost later. docs/server.md's options tables are tested
- * equal to these tables (test/server/options-table.test.ts).
+ * naming it, then, never a request lost later. docs/server.md's options tables are written
+ * from these tables (scripts/reference-docs.mjs).
  */
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION } from './errors.js';
 import { settingsMessages } from './messages.js';

@@ -74,13 +74,8 @@ export interface BlackboxPostBody {
 
 /**
  * How a capture ended, for the page (`onOutcome`, the `blackboxoutcome` event) and for the
- * server (it travels with the blackbox, or alone when there is none):
- * - `complete`: every source contributed;
- * - `degraded-first-party`: first-party scripts failed (the reverse proxy), the third party delivered;
- * - `degraded-third-party`: third-party scripts failed (a blocker), the first party delivered;
- * - `timeout-partial`: no final blackbox within the time limit;
- * - `collection_failed`, `loader_failed`, `aborted`: the errors of those codes;
- * - `consent_denied`: the page's consent check said no.
+ * server (it travels with the blackbox, or alone when there is none). What each kind means is
+ * its row in `OUTCOMES` (src/server/endpoint/outcome.ts), which docs/browser.md lists.
  */
 export type CaptureOutcomeKind =
   | 'complete'

@@ -123,7 +123,7 @@ describe('the recipes of deploy/', () => {
     expect(variables.filter(({ name }) => !(name in VARIABLES)).map((v) => `${v.recipe}: ${v.name}`)).toEqual([]);
     expect(
       variables
-        .filter(({ name }) => VARIABLES[name as keyof typeof VARIABLES]?.[0] === 'secret')
+        .filter(({ name }) => VARIABLES[name as keyof typeof VARIABLES]?.kind === 'secret')
         .map((v) => `${v.recipe}: ${v.name}`),
     ).toEqual([]);
     // Each listens on every address of its container or pod, on the image's port, its data where the volume is.

@@ -13,6 +13,7 @@ import { closeServers } from '../support/http.js';
 import { SHOP } from '../support/kit.js';
 import { freePort } from '../support/processes.mjs';
 import { snippet } from '../support/readme.js';
+import { REGIONS_IN_WORDS } from '../../src/server/api/regions.js';
 
 const CLI = join(process.cwd(), 'dist', 'cli.js');
 const children: ChildProcess[] = [];
@@ -220,7 +221,7 @@ describe('npx blackbox-capture serve (dist/cli.js)', () => {
     expect(result.status).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr.trim().split('\n')).toEqual([
-      'blackbox-capture serve: REGION must be US, EU or SG (got "MARS")',
+      `blackbox-capture serve: REGION must be ${REGIONS_IN_WORDS} (got "MARS")`,
       'blackbox-capture serve: ORDER_SECRET must be at least 32 characters (it has 18)',
       'blackbox-capture serve: WEBHOOK_SECRET must be whsec_ followed by base64 (Standard Webhooks)',
       'blackbox-capture serve: DECISION_URL must be an https URL (http only on loopback) (got its value)',

@@ -13,12 +13,12 @@ const mutants = (statuses: Record<string, number>) =>
   Object.entries(statuses).flatMap(([status, n]) => Array.from({ length: n }, () => ({ status })));
 const DOC = [
   '# Scores',
-  '<!-- mutation-table: begin (npm run mutation:table writes this table) -->',
+  '<!-- generated: mutation-table (npm run mutation:table) -->',
   '| file | score | killed | timed out | survived | no coverage | measured |',
   '|---|---:|---:|---:|---:|---:|---|',
   '| `server/kept.ts` | **90.0 %** | — | — | 1 | 0 | — |',
   '| `server/old.ts` | **50.0 %** | 1 | 0 | 1 | 0 | 2026-01-01 |',
-  '<!-- mutation-table: end -->',
+  '<!-- /generated: mutation-table -->',
   'after',
 ].join('\n');
 
@@ -62,7 +62,7 @@ describe('npm run mutation:table', () => {
       '| `server/old.ts` | **90.0 %** | 17 | 1 | 2 | 0 | 1970-01-24 |',
     ]);
     expect(written.startsWith('# Scores\n')).toBe(true);
-    expect(written.endsWith('<!-- mutation-table: end -->\nafter')).toBe(true);
+    expect(written.endsWith('<!-- /generated: mutation-table -->\nafter')).toBe(true);
   });
 
   it('refuses a doc without its markers, and a JSON file that is no Stryker report', () => {

@@ -4,7 +4,7 @@
  * Bounded: every label comes from a closed list of the kit's (an unknown decision type is
  * counted as `other`), so a hostile report cannot grow it.
  */
-import type { MetricKey } from './names.js';
+import type { METRICS, MetricKey } from './names.js';
 
 export type CounterKey = Extract<
   MetricKey,
@@ -19,9 +19,12 @@ export interface CounterValue {
 
 const counters = new Map<string, CounterValue>();
 
+/** The labels `metric` is counted with: its row's in names.ts, every one of them. */
+type LabelsOf<K extends CounterKey> = Record<(typeof METRICS)[K]['labels'][number], string>;
+
 /** Adds `by` to the counter `metric` with these labels. */
-export function count(metric: CounterKey, labels: Record<string, string>, by = 1): void {
-  const id = `${metric}\u0000${Object.entries(labels)
+export function count<K extends CounterKey>(metric: K, labels: LabelsOf<K>, by = 1): void {
+  const id = `${metric}\u0000${Object.entries<string>(labels)
     .map(([name, value]) => `${name}=${value}`)
     .join('\u0000')}`;
   const counter = counters.get(id);
