@@ -322,7 +322,7 @@ function startRun(options: NormalizedOptions): void {
       document.head.append(Object.assign(document.createElement('link'), { rel: 'preconnect', href: tpOrigin }));
     }
     // Adopt mode, or the page's own tag already there: watch it instead of adding a second.
-    if (options.inject !== false && !Array.from(document.scripts).some((script) => script.src === href)) {
+    if (options.inject !== false && ![...document.scripts].some((script) => script.src === href)) {
       // The page's CSP nonce, read the way browsers expose it (the attribute is hidden, the property is not).
       const noncer = document.querySelector<HTMLScriptElement>('script[nonce]');
       inject(href, options.nonce ?? (noncer?.nonce || noncer?.getAttribute('nonce') || undefined));

@@ -14,12 +14,13 @@ import { GLOBAL_NAME, isPlainObject, isSignal, isUriHook, snapshot, URL_RULE } f
 
 const isFunction = (value: unknown) => typeof value === 'function';
 
+type Rules = Record<string, (value: any) => unknown>;
+
 /**
- * The rules kept, by option name; an undefined value passes (the default applies). No
- * prototype: a `__proto__` key (JSON.parse makes one) finds no rule, like any unknown name.
+ * The rules kept, by option name; an undefined value passes (the default applies), but for
+ * the URL rule: `loaderUrl`, and `post.url` when there is a `post`, are required.
  */
-const KEPT = {
-  __proto__: null,
+const KEPT: Rules = {
   loaderUrl: URL_RULE,
   uriHook: isUriHook,
   globalName: (value: unknown) => typeof value === 'string' && GLOBAL_NAME.test(value),
@@ -30,32 +31,31 @@ const KEPT = {
   consent: (value: any) => isFunction(value) || isFunction(value?.then),
   signal: isSignal,
   vendor: isPlainObject,
-  'post.body': isFunction,
-  'post.fetch': isFunction,
-} as unknown as Record<string, (value: any) => unknown>;
+};
 
-function check(prefix: string, options: Record<string, any>): void {
-  for (const key in options) {
-    const rule = KEPT[prefix + key];
-    if (rule && options[key] !== undefined && !rule(options[key])) invalidOption(prefix + key, options[key]);
+// Where the blackbox goes: the page's origin or HTTPS, as in development (docs/browser.md#development-and-production-builds).
+const POST: Rules = { url: URL_RULE, body: isFunction, fetch: isFunction };
+
+/** Applies each rule to its option in `options` (a snapshot: no prototype, each value read once). */
+function check(rules: Rules, options: Record<string, any>, prefix = ''): void {
+  for (const key in rules) {
+    const rule = rules[key]!;
+    const value = options[key];
+    if ((value !== undefined || rule === URL_RULE) && !rule(value)) invalidOption(prefix + key, value);
   }
 }
 
 export function normalizeOptions(input: unknown): NormalizedOptions {
   if (!isPlainObject(input)) invalidOption('options', input);
   const options = snapshot(input);
-  if (options.loaderUrl === undefined) invalidOption('loaderUrl', undefined);
-  check('', options);
-  if (options.post !== undefined) {
+  check(KEPT, options);
+  const { post } = options;
+  if (post !== undefined) {
     options.post =
-      typeof options.post === 'string'
-        ? { url: options.post }
-        : isPlainObject(options.post)
-          ? snapshot(options.post)
-          : invalidOption('post', options.post);
-    // Where the blackbox goes: the page's origin or HTTPS, as in development (docs/browser.md#development-and-production-builds).
-    if (!URL_RULE(options.post.url)) invalidOption('post.url', options.post.url);
-    check('post.', options.post);
+      typeof post === 'string' ? { url: post } : isPlainObject(post) ? snapshot(post) : invalidOption('post', post);
+    check(POST, options.post, 'post.');
   }
-  return { ...options, vendor: options.vendor ?? {}, timeoutMs: options.timeoutMs ?? 15_000 } as NormalizedOptions;
+  options.vendor ??= {};
+  options.timeoutMs ??= 15_000;
+  return options as NormalizedOptions;
 }

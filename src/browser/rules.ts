@@ -26,11 +26,9 @@ export const isPlainObject = (value: unknown): value is Record<string, any> =>
  * prototype: a getter cannot answer one value to validation and another later, and
  * a `__proto__` key (as JSON.parse makes) stays a plain key.
  */
-export function snapshot(value: Record<string, unknown>): Record<string, any> {
-  const copy: Record<string, unknown> = Object.create(null);
-  for (const key of Object.keys(value)) copy[key] = value[key];
-  return copy;
-}
+export const snapshot = (value: Record<string, unknown>): Record<string, any> =>
+  // Each own enumerable value read once; a `__proto__` key set on a target without a prototype stays a key.
+  Object.assign(Object.create(null) as Record<string, unknown>, value);
 
 // The loader's own boolean strings. Lists, not patterns, on the path every call takes: a
 // regular expression is compiled on its first use, on the page's main thread.
@@ -64,8 +62,10 @@ export const URL_RULE = (value: unknown): boolean => {
     // No scheme: a relative path. A scheme the parser refuses ("https://[x") is refused.
     return !/^[a-z][a-z\d+.-]*:/i.test(value);
   }
-  const { protocol, hostname, username, password } = url;
-  return (protocol === 'https:' || (protocol === 'http:' && isLoopback(hostname))) && !username && !password;
+  const { protocol } = url;
+  return (
+    (protocol === 'https:' || (protocol === 'http:' && isLoopback(url.hostname))) && !(url.username + url.password)
+  );
 };
 
 /**
