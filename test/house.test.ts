@@ -29,7 +29,7 @@ const walk = (dir: string): string[] =>
         ? walk(join(dir, entry.name))
         : [join(dir, entry.name)],
   );
-/** A path from the package root, in the folders the repository has: `src/server/http.ts`, `docs/`. */
+/** A path from the package root, in the folders the repository has: `src/server/net/http.ts`, `docs/`. */
 const ROOT_PATHS = /(?<![\w/.@:-])(?:src|test|e2e|engines|scripts|docs|bench|demo|runtimes|proxy|\.ci)\/[\w./-]*[\w/]/g;
 /** A file name alone (`http.ts`): in a comment, it names a file of the repository. */
 const FILE_NAMES = /(?<![\w.@/-])[\w-]+(?:\.[\w-]+)*\.(?:ts|mjs|md)\b/g;
@@ -340,7 +340,7 @@ describe('no stale paths', () => {
   });
 
   it('finds a stale path: the rule is not vacuous', () => {
-    const text = 'see src/server/http.ts and src/server/gone.ts, not https://x.test/src/no.ts or @scope/src/x.ts';
+    const text = 'see src/server/net/http.ts and src/server/gone.ts, not https://x.test/src/no.ts or @scope/src/x.ts';
     expect(missingPaths(new Map([['doc', text]]), exists)).toEqual(['doc: src/server/gone.ts']);
     expect(missingPaths(new Map([['doc', 'ls test/browser/capture* and test/gone/x*']]), exists)).toEqual([
       'doc: test/gone',

@@ -10,7 +10,7 @@ import {
   ERR_INVALID_RESPONSE,
 } from '../errors.js';
 import { apiMessages } from '../messages.js';
-import type { Now } from '../clock.js';
+import type { Now } from '../time/clock.js';
 import type { Call } from './call.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { TokenSource } from './token-source.js';

@@ -12,7 +12,7 @@ import {
   ERR_TRANSACTION_TOKEN_EXPIRED,
 } from '../errors.js';
 import { apiMessages } from '../messages.js';
-import type { Now } from '../clock.js';
+import type { Now } from '../time/clock.js';
 
 export const UUID = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
 const EXECUTION_SHAPE = new RegExp(`^/api/v1/accounts/${UUID}/workflow-executions/${UUID}$`);

@@ -15,7 +15,7 @@ import {
   readLimited,
   refuse,
   type RefusalCode,
-} from '../http.js';
+} from '../net/http.js';
 import { DeviceRiskError, ERR_CALLBACK_REFUSED, ERR_INVALID_CALLBACK, ERR_STORE_UNAVAILABLE } from '../errors.js';
 import { MESSAGE_PREFIX, callbackMessages as say } from '../messages.js';
 import type { RequestContext } from '../fetch-handler.js';

@@ -19,7 +19,7 @@ import {
 } from '../errors.js';
 import { endpointMessages, queuedMessages } from '../messages.js';
 import { redisFull } from '../store/store.js';
-import { REFUSED_INTERNAL, refuse } from '../http.js';
+import { REFUSED_INTERNAL, refuse } from '../net/http.js';
 import { inUse } from './idempotency.js';
 
 /** True when retrying the same check can never succeed: the service or the configuration refuses it. */

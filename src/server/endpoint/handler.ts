@@ -16,10 +16,10 @@ import {
   isDeviceRiskError,
 } from '../errors.js';
 import { endpointMessages, MESSAGE_PREFIX } from '../messages.js';
-import type { Now } from '../clock.js';
+import type { Now } from '../time/clock.js';
 import { createMemoryStore, keyPart, withTimeLimit, type Store } from '../store/store.js';
 import { ownerMark } from '../store/lease.js';
-import { defaultToldStore, toldMarkers, type ToldMarkers } from '../told.js';
+import { defaultToldStore, toldMarkers, type ToldMarkers } from '../callbacks/told.js';
 import { repairBlackbox, type BlackboxRepair } from './repair.js';
 import type { DeviceRiskDetails } from '../api/result.js';
 import {
@@ -36,7 +36,7 @@ import {
   json,
   readLimited,
   refuse,
-} from '../http.js';
+} from '../net/http.js';
 import { recordOutcome, recordRepairs } from '../metrics.js';
 import { parseOutcome } from './outcome.js';
 import type { CaptureOutcome } from '../../shared/types.js';
@@ -52,7 +52,7 @@ import {
   type RateLimit,
   type VisitorOf,
 } from './admission.js';
-import { addressGroup, checkAddressPrefix, type AddressPrefix } from '../address.js';
+import { addressGroup, checkAddressPrefix, type AddressPrefix } from '../net/address.js';
 import type { RequestContext } from '../fetch-handler.js';
 import { claimNonce } from './nonce-claim.js';
 import { claimBlackbox } from './reuse.js';

@@ -6,11 +6,11 @@
  * (409 with Retry-After after `waitMs`), and a lease whose owner died is taken over.
  */
 import { type DeviceRiskClient } from '../api/device-risk-client.js';
-import { sleep, type Now } from '../clock.js';
-import { deadline } from '../deadline.js';
+import { sleep, type Now } from '../time/clock.js';
+import { deadline } from '../time/deadline.js';
 import { ERR_IDEMPOTENCY_KEY_IN_USE } from '../errors.js';
 import { endpointMessages } from '../messages.js';
-import { refuse } from '../http.js';
+import { refuse } from '../net/http.js';
 import type { Store } from '../store/store.js';
 import { takeLease } from '../store/lease.js';
 import { attemptUnderLease, type KeyedCheck } from './leased-attempt.js';

@@ -11,7 +11,7 @@
  * (`result`, all else dropped); given up (`stale`). A finished or given-up record is final:
  * nothing but its time to live replaces it.
  */
-import { deadline, within, type Deadline } from '../deadline.js';
+import { deadline, within, type Deadline } from '../time/deadline.js';
 import {
   DeviceRiskError,
   ERR_BLACKBOX_STALE,
@@ -20,8 +20,8 @@ import {
   ERR_STORE_UNAVAILABLE,
   isDeviceRiskError,
 } from '../errors.js';
-import { sleep } from '../clock.js';
-import { json, refuse, REFUSED_KEY_REUSED } from '../http.js';
+import { sleep } from '../time/clock.js';
+import { json, refuse, REFUSED_KEY_REUSED } from '../net/http.js';
 import { endpointMessages } from '../messages.js';
 import { fromStore, keyPart, type Store } from '../store/store.js';
 import type { DeviceRiskResult } from './check.js';

@@ -4,7 +4,7 @@
  * progress (key-record.ts, fencedRecord) before the next call to the service.
  */
 import { type DeviceRiskClient } from '../api/device-risk-client.js';
-import type { Now } from '../clock.js';
+import type { Now } from '../time/clock.js';
 import {
   DeviceRiskError,
   ERR_IDEMPOTENCY_KEY_IN_USE,
@@ -13,9 +13,9 @@ import {
   ERR_STORE_UNAVAILABLE,
   isDeviceRiskError,
 } from '../errors.js';
-import { deadline, within } from '../deadline.js';
+import { deadline, within } from '../time/deadline.js';
 import { endpointMessages } from '../messages.js';
-import { json } from '../http.js';
+import { json } from '../net/http.js';
 import type { Store } from '../store/store.js';
 import type { Lease } from '../store/lease.js';
 import { lapsed, type DeviceRiskProgress, type DeviceRiskResult } from './check.js';

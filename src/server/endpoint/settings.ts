@@ -6,8 +6,8 @@
  */
 import { contractedRate } from '../api/device-risk-client.js';
 import { callbackUrlRuleBroken } from '../api/account.js';
-import { DEFAULT_ADDRESS_PREFIX } from '../address.js';
-import { systemNow, type Now } from '../clock.js';
+import { DEFAULT_ADDRESS_PREFIX } from '../net/address.js';
+import { systemNow, type Now } from '../time/clock.js';
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION, logError } from '../errors.js';
 import { endpointMessages } from '../messages.js';
 import {

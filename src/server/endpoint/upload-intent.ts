@@ -5,7 +5,7 @@
  * intent (`creating`, leased-attempt.ts), it goes with a write the attempt makes anyway.
  */
 import type { DeviceRiskClient } from '../api/device-risk-client.js';
-import type { Now } from '../clock.js';
+import type { Now } from '../time/clock.js';
 import type { DeviceRiskProgress } from './check.js';
 import { inUse, type KeyRecord } from './idempotency.js';
 

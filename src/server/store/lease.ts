@@ -2,7 +2,7 @@
  * Leases and claims: how one instance of a fleet takes a key for a while (the token lock,
  * an Idempotency-Key being worked on, a callback being handled) through any `Store`.
  */
-import { systemNow, type Now } from '../clock.js';
+import { systemNow, type Now } from '../time/clock.js';
 import { fromStore, type Store } from './store.js';
 
 /** A value no other writer can produce: the owner mark of a claim or a lease. */

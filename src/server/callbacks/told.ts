@@ -17,11 +17,11 @@
  * handlers given no store keep their markers in one memory store per client object, so that a
  * callback handler and an endpoint made with the same client in one process agree without one.
  */
-import { sleep, systemNow, type Now } from './clock.js';
-import { DeviceRiskError, ERR_STORE_UNAVAILABLE } from './errors.js';
-import { toldMessages } from './messages.js';
-import { takeLease, type Lease } from './store/lease.js';
-import { createMemoryStore, fromStore, keyPart, type Store } from './store/store.js';
+import { sleep, systemNow, type Now } from '../time/clock.js';
+import { DeviceRiskError, ERR_STORE_UNAVAILABLE } from '../errors.js';
+import { toldMessages } from '../messages.js';
+import { takeLease, type Lease } from '../store/lease.js';
+import { createMemoryStore, fromStore, keyPart, type Store } from '../store/store.js';
 
 /** The marker's value once `onResult` has returned. */
 export const TOLD = 'told';
