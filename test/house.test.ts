@@ -140,6 +140,46 @@ export function importsOf(file: string, code: string): { path: string; kind: Imp
   return found;
 }
 
+/**
+ * The static imports of `files` (path → code) that close a cycle: each strongly connected set of
+ * two or more modules (or one that imports itself), its modules sorted, as `a -> b -> …`. A
+ * cycle makes the order a module's values are ready in depend on which module is loaded first.
+ * An `import type` carries no code, and an `import()` runs after both modules are loaded (the
+ * lazy Node parts, docs/architecture.md#who-owns-which-state): neither closes a cycle.
+ */
+export function valueCycles(files: Map<string, string>): string[] {
+  const graph = new Map(
+    [...files].map(([file, code]) => [
+      file,
+      importsOf(file, code)
+        .filter(({ kind }) => kind === 'import' || kind === 're-export')
+        .map(({ path }) => path.replace(/\.js$/, '.ts'))
+        .filter((path) => files.has(path)),
+    ]),
+  );
+  // Tarjan's strongly connected components.
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const cycles: string[] = [];
+  const visit = (file: string): void => {
+    index.set(file, index.size);
+    low.set(file, index.get(file)!);
+    stack.push(file);
+    for (const next of graph.get(file)!) {
+      if (!index.has(next)) {
+        visit(next);
+        low.set(file, Math.min(low.get(file)!, low.get(next)!));
+      } else if (stack.includes(next)) low.set(file, Math.min(low.get(file)!, index.get(next)!));
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const component = stack.splice(stack.indexOf(file));
+    if (component.length > 1 || graph.get(file)!.includes(file)) cycles.push(component.sort().join(' -> '));
+  };
+  for (const file of graph.keys()) if (!index.has(file)) visit(file);
+  return cycles.sort();
+}
+
 /** The Node adapter: node:http, Express and Fastify's side, which code for every runtime must not reach. */
 const NODE_ADAPTER = 'src/server/adapter/node/';
 /**
@@ -303,6 +343,32 @@ describe('the house rules', () => {
   it(`the README is at most ${README_MAX_LINES} lines`, () => {
     const lines = readFileSync(new URL('README.md', ROOT), 'utf8').trimEnd().split('\n');
     expect(lines.length).toBeLessThanOrEqual(README_MAX_LINES);
+  });
+});
+
+describe('rooms you can hold in your head', () => {
+  const sources = new Map(
+    walk('src')
+      .filter((file) => /\.tsx?$/.test(file))
+      .map((file) => [file, readFileSync(join(ROOT_PATH, file), 'utf8')]),
+  );
+
+  it('no static value import in src/ closes a cycle', () => {
+    expect(sources.size).toBeGreaterThan(100);
+    expect(valueCycles(sources)).toEqual([]);
+  });
+
+  it('finds a cycle of every length, and only of value imports: the rule is not vacuous', () => {
+    const files = new Map([
+      ['src/a.ts', "import { b } from './b.js';"],
+      ['src/b.ts', "export { c } from './c.js';"],
+      ['src/c.ts', "import { a } from './a.js';"],
+      ['src/d.ts', "import { d } from './d.js';"],
+      ['src/e.ts', "import type { F } from './f.js';"],
+      ['src/f.ts', "import { e } from './e.js'; const g = () => import('./g.js');"],
+      ['src/g.ts', "import { f } from './f.js';"],
+    ]);
+    expect(valueCycles(files)).toEqual(['src/a.ts -> src/b.ts -> src/c.ts', 'src/d.ts']);
   });
 });
 

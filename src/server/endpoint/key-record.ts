@@ -126,6 +126,12 @@ export const staleKey = () => refuse(410, ERR_BLACKBOX_STALE, endpointMessages.s
 
 export const reused = () => refuse(422, REFUSED_KEY_REUSED, endpointMessages.keyReused);
 
+/** Another attempt works on the key: come back in `seconds` (1 to 60). */
+export const inUse = (seconds: number) =>
+  refuse(409, ERR_IDEMPOTENCY_KEY_IN_USE, endpointMessages.keyInUse, {
+    'retry-after': String(Math.min(60, Math.max(1, seconds))),
+  });
+
 /** How often a write of progress is tried again while the store is away, in ms. */
 const STORE_RETRY_MS = 100;
 

@@ -19,11 +19,11 @@ import { json } from '../net/http.js';
 import type { Store } from '../store/store.js';
 import type { Lease } from '../store/lease.js';
 import { lapsed, type DeviceRiskProgress, type DeviceRiskResult } from './check.js';
-import { inUse } from './idempotency.js';
 import {
   earlierCreate,
   fencedRecord,
   finishedRecord,
+  inUse,
   recordedAnswer,
   startedRecord,
   withCreateIntent,
