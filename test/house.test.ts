@@ -358,6 +358,13 @@ describe('rooms you can hold in your head', () => {
     expect(valueCycles(sources)).toEqual([]);
   });
 
+  it("the endpoint's handler reads no option, only the settings endpoint/settings.ts resolved once", () => {
+    const code = sources.get('src/server/endpoint/handler.ts')!.replace(/\/\/.*|\/\*[\s\S]*?\*\//g, '');
+    // The one read: the options handed to endpointSettings.
+    expect(code.match(/\boptions\b(?!\??:)/g)).toEqual(['options']);
+    expect(code).toMatch(/= endpointSettings\(options\);/);
+  });
+
   it('finds a cycle of every length, and only of value imports: the rule is not vacuous', () => {
     const files = new Map([
       ['src/a.ts', "import { b } from './b.js';"],
