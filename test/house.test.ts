@@ -16,6 +16,9 @@ const RULE_FROM = '493b524';
 /** The README is for users: the reference lives in docs/. */
 const README_MAX_LINES = 250;
 
+/** src/server's own root: the entries and the lists every folder reads; the rest in folders that say what they hold. */
+const SERVER_ROOT_MAX_FILES = 8;
+
 /** A function longer than this is not one to hold in the head: cut it by operation. */
 const FUNCTION_MAX_LINES = 150;
 
@@ -180,6 +183,38 @@ export function valueCycles(files: Map<string, string>): string[] {
   return cycles.sort();
 }
 
+/**
+ * The entries through which one side of src/ may import another's code: the package's entries
+ * (package.json's exports, built by rollup.config.mjs) and the programs' own. `src/shared/` is
+ * every side's (docs/architecture.md#the-parts).
+ */
+export const SIDE_ENTRIES = [
+  'src/server/index.ts', // blackbox-capture/server
+  'src/server/parts.ts', // blackbox-capture/server/parts
+  'src/server/store/redis.ts', // blackbox-capture/server/redis
+  'src/server/queue/bullmq.ts', // blackbox-capture/server/bullmq
+  'src/server/queue/file.ts', // blackbox-capture/server/file-queue
+  'src/server/status/index.ts', // blackbox-capture/server/status
+  'src/emulator/index.ts', // blackbox-capture/emulator
+  'src/doctor/diagnose.ts', // blackbox-capture/diagnose
+  'src/doctor/index.ts', // the doctor's checks for the status page
+  'src/doctor/cli.ts', // the command's `doctor` (src/cli.ts)
+  'src/gateway/cli.ts', // the command's `serve` (src/cli.ts)
+];
+
+/** The side of a module of src/ (`server`, `gateway`, …), or undefined for src/'s own root (the command). */
+const sideOf = (file: string) => /^src\/([^/]+)\//.exec(file)?.[1];
+
+/** Every import of `file` into another side's code but through an entry, as `file -> path (kind)`. */
+export function crossSideImports(file: string, code: string, entries: readonly string[] = SIDE_ENTRIES): string[] {
+  const side = sideOf(file);
+  return importsOf(file, code)
+    .map(({ path, kind }) => ({ path: path.replace(/\.js$/, '.ts'), kind }))
+    .filter(({ path }) => side !== undefined && sideOf(path) !== side && sideOf(path) !== 'shared')
+    .filter(({ path }) => !entries.includes(path))
+    .map(({ path, kind }) => `${file} -> ${path} (${kind})`);
+}
+
 /** The Node adapter: node:http, Express and Fastify's side, which code for every runtime must not reach. */
 const NODE_ADAPTER = 'src/server/adapter/node/';
 /**
@@ -187,12 +222,11 @@ const NODE_ADAPTER = 'src/server/adapter/node/';
  * - the server entry re-exports the adapters (`toNodeHandler`, `toFastifyHandler`, …);
  * - the proxy loads the Node upstream with `import()`, on Node only, and the edge build
  *   swaps it for upstream.edge.ts (rollup.config.mjs);
- * - the emulator is a Node program, served on node:http through the adapter.
+ * (The emulator, a Node program, serves through the adapter as the entry exports it.)
  */
 const NODE_ADAPTER_IMPORTERS: Record<string, ImportKind> = {
   'src/server/index.ts': 're-export',
   'src/server/proxy/upstream.ts': 'dynamic',
-  'src/emulator/index.ts': 'import',
 };
 
 /** Every import of the Node adapter from outside it but the allowed ones, as `file -> path (kind)`. */
@@ -283,7 +317,7 @@ describe('the house rules', () => {
     });
   });
 
-  it('nothing outside src/server/adapter/node imports it but the entry, the proxy upstream and the emulator', () => {
+  it('nothing outside src/server/adapter/node imports it but the entry and the proxy upstream', () => {
     const sources = walk('src').filter((file) => /\.tsx?$/.test(file));
     expect(sources.filter((file) => file.startsWith(NODE_ADAPTER)).length).toBeGreaterThan(5);
     expect(sources.flatMap((file) => nodeAdapterImports(file, readFileSync(join(ROOT_PATH, file), 'utf8')))).toEqual(
@@ -314,7 +348,7 @@ describe('the house rules', () => {
       nodeAdapterImports(file, code(server)).map((found) => /\((.+)\)$/.exec(found)?.[1]);
     expect(kinds('src/server/proxy/upstream.ts', '..')).toEqual(['import', 'type', 're-export', 'type']);
     expect(kinds('src/server/index.ts', '.')).toEqual(['import', 'type', 'dynamic', 'type']);
-    expect(kinds('src/emulator/index.ts', '../server')).toEqual(['type', 're-export', 'dynamic', 'type']);
+    expect(kinds('src/emulator/index.ts', '../server')).toEqual(['import', 'type', 're-export', 'dynamic', 'type']);
     expect(kinds('src/server/adapter/node/fastify.ts', '../..')).toEqual([]);
   });
 
@@ -356,6 +390,50 @@ describe('rooms you can hold in your head', () => {
   it('no static value import in src/ closes a cycle', () => {
     expect(sources.size).toBeGreaterThan(100);
     expect(valueCycles(sources)).toEqual([]);
+  });
+
+  it("no side of src/ imports another side's code but through an entry (SIDE_ENTRIES)", () => {
+    const crossing = [...sources].flatMap(([file, code]) => crossSideImports(file, code));
+    expect(crossing).toEqual([]);
+  });
+
+  it('finds an import into another side by every way, and lets entries and src/shared/ through: not vacuous', () => {
+    const code = [
+      "import { keyPart } from '../server/store/store.js';",
+      "import type { Store } from '../server/store/store.js';",
+      "export { x } from '../emulator/service.js';",
+      "const d = import('../doctor/doctor.js');",
+      "import { createDeviceRiskHandler } from '../server/index.js';",
+      "import { keyPart as k } from '../server/parts.js';",
+      "import { BLACKBOX_PATTERN } from '../shared/constants.js';",
+      "import { routes } from './routes.js';",
+    ].join('\n');
+    expect(crossSideImports('src/gateway/outbox.ts', code)).toEqual([
+      'src/gateway/outbox.ts -> src/server/store/store.ts (import)',
+      'src/gateway/outbox.ts -> src/server/store/store.ts (type)',
+      'src/gateway/outbox.ts -> src/emulator/service.ts (re-export)',
+      'src/gateway/outbox.ts -> src/doctor/doctor.ts (dynamic)',
+    ]);
+  });
+
+  it(`src/server's root holds at most ${SERVER_ROOT_MAX_FILES} files; the figures`, () => {
+    const rootFiles = readdirSync(join(ROOT_PATH, 'src/server'), { withFileTypes: true }).filter((e) => e.isFile());
+    const gatewayEntries = new Set(
+      [...sources]
+        .filter(([file]) => file.startsWith('src/gateway/'))
+        .flatMap(([file, code]) => importsOf(file, code).map(({ path }) => path.replace(/\.js$/, '.ts')))
+        .filter((path) => path.startsWith('src/server/')),
+    );
+    // The structure's figures (issue #67), printed with every run of the house rules.
+    console.log(
+      [
+        `src/server root files: ${rootFiles.length} (${rootFiles.map((e) => e.name).join(', ')})`,
+        `value-import cycles in src/: ${valueCycles(sources).length}`,
+        `kit entries the gateway uses: ${gatewayEntries.size} (${[...gatewayEntries].sort().join(', ')})`,
+      ].join('\n'),
+    );
+    expect(rootFiles.length).toBeLessThanOrEqual(SERVER_ROOT_MAX_FILES);
+    expect([...gatewayEntries].filter((path) => !SIDE_ENTRIES.includes(path))).toEqual([]);
   });
 
   it("the endpoint's handler reads no option, only the settings endpoint/settings.ts resolved once", () => {

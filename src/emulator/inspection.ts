@@ -8,7 +8,7 @@
  * direct request from this machine: a loopback peer, and no forwarding header (a request that
  * came through a front, even one on this machine, is refused).
  */
-import type { FetchHandler } from '../server/fetch-handler.js';
+import type { FetchHandler } from '../server/index.js';
 
 /** The inspection path on the collector's origin. */
 export const INSPECTION_PATH = '/__bbc/last-request';

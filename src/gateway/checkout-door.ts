@@ -5,8 +5,7 @@
  * order-claim.ts). Each refusal is logged; the claim of a checkout the endpoint did not accept
  * is given back (docs/gateway.md#one-order-one-check).
  */
-import type { CustomerMapping } from '../server/endpoint/check.js';
-import type { Store } from '../server/store/store.js';
+import type { CustomerMapping, Store } from '../server/index.js';
 import { orderClaims, ORDER_ALREADY_CHECKED, type OrderClaim } from './order-claim.js';
 import { ORDER_TOKEN_HEADER, OrderTokenError, orderKey, orderTokenStatus, verifyOrderToken } from './order-token.js';
 import type { Log } from './log.js';

@@ -6,8 +6,8 @@
  * answers it as it answered the first. A checkout the endpoint did not accept gives its claim
  * back, so that the order can be checked by the next one.
  */
-import { ownerMark } from '../server/store/lease.js';
-import { keyPart, type Store } from '../server/store/store.js';
+import type { Store } from '../server/index.js';
+import { keyPart, ownerMark } from '../server/parts.js';
 import { OUTBOX_TTL_MS } from './outbox.js';
 
 export const ORDER_ALREADY_CHECKED = 'order_already_checked';

@@ -7,10 +7,7 @@
  * outbox reads its pending list (`outbox_unavailable`). 200 when all are ok, else 503 with the
  * first failing check's code (docs/gateway.md#readiness).
  */
-import type { CheckQueue } from '../server/queue/queue.js';
-import type { TokenSource } from '../server/api/token-source.js';
-import type { Store } from '../server/store/store.js';
-import { isDeviceRiskError } from '../server/errors.js';
+import { isDeviceRiskError, type CheckQueue, type Store, type TokenSource } from '../server/index.js';
 import type { Outbox } from './outbox.js';
 import type { Route } from './routes.js';
 import type { Log } from './log.js';

@@ -5,7 +5,7 @@
  * the `whsec_` secret (docs/gateway.md#the-decision-webhook).
  */
 import { createHash } from 'node:crypto';
-import type { DeviceRiskDetails, WorkflowStatus } from '../server/api/result.js';
+import type { DeviceRiskDetails, WorkflowStatus } from '../server/index.js';
 
 export const DECISION_EVENT = 'device_risk.decision';
 
