@@ -11,9 +11,9 @@
 import type { FetchHandler } from '../server/index.js';
 
 /** The inspection path on the collector's origin. */
-export const INSPECTION_PATH = '/__bbc/last-request';
+const INSPECTION_PATH = '/__bbc/last-request';
 /** The query parameter that marks a request to keep. */
-export const MARKER_PARAMETER = 'bbc-doctor';
+const MARKER_PARAMETER = 'bbc-doctor';
 /** Markers kept at most; the oldest is forgotten first. */
 export const KEPT_MARKERS = 64;
 const MARKER = /^[A-Za-z0-9_-]{8,80}$/;

@@ -13,7 +13,7 @@ import { OUTBOX_TTL_MS } from './outbox.js';
 export const ORDER_ALREADY_CHECKED = 'order_already_checked';
 
 /** How long an order's claim is kept: as long as its decision (a week, OUTBOX_TTL_MS). */
-export const ORDER_CLAIM_TTL_MS = OUTBOX_TTL_MS;
+const ORDER_CLAIM_TTL_MS = OUTBOX_TTL_MS;
 
 export interface OrderClaim {
   /** Refused: the order has a checkout of its own under another key. */

@@ -13,7 +13,7 @@ import { eventWebhookId, signWebhook, type WebhookEvent } from './webhook.js';
 /** How long a decision is kept, delivered or not: a week of retries, and GET /decisions after. */
 export const OUTBOX_TTL_MS = 7 * 24 * 3_600_000;
 
-export interface OutboxRecord {
+interface OutboxRecord {
   id: string;
   event: WebhookEvent;
   attempts: number;

@@ -20,7 +20,7 @@ import type { CallbackSettings } from './settings.js';
 import type { CallbackTasks } from './tasks.js';
 
 /** Pause between writes of a delivered result while the store is away. */
-export const DONE_WRITE_PAUSE_MS = 100;
+const DONE_WRITE_PAUSE_MS = 100;
 
 type Ids = { accountId: string; workflowExecutionId: string };
 /**

@@ -11,7 +11,7 @@ import { DeviceRiskError, ERR_STORE_UNAVAILABLE } from '../errors.js';
 import { callbackMessages } from '../messages.js';
 import { fromStore, type Store } from '../store/store.js';
 
-export interface PendingEntry {
+interface PendingEntry {
   /** The callback record's key. */
   key: string;
   /** Epoch ms when it was listed. */

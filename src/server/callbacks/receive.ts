@@ -33,7 +33,7 @@ type Receive = (request: Request, context?: RequestContext) => Promise<Response>
  * Answers a refusal, and tells onError: a callback refused is a decision that never
  * arrives, most often from a wrong set-up (the caller address, the retrieval host).
  */
-export function refusal(report: (error: unknown) => void) {
+function refusal(report: (error: unknown) => void) {
   return (
     status: number,
     code: RefusalCode | typeof ERR_INVALID_CALLBACK,

@@ -75,4 +75,4 @@ export function createIdempotency(options: IdempotencyOptions) {
 }
 
 // The record's module, re-exported where its users found it before (key-record.ts).
-export { readKeyRecord, recordKeyOf, reused, staleKey, type KeyRecord } from './key-record.js';
+export { recordKeyOf, type KeyRecord } from './key-record.js';

@@ -122,7 +122,7 @@ export const withCreateIntent = (record: KeyRecord, owner: string, until: number
 export const finishedRecord = (fingerprint: string, result: DeviceRiskResult): KeyRecord => ({ fingerprint, result });
 
 /** A key whose check was given up past the trust bound: gone for good, the browser does not retry a 4xx. */
-export const staleKey = () => refuse(410, ERR_BLACKBOX_STALE, endpointMessages.staleKey);
+const staleKey = () => refuse(410, ERR_BLACKBOX_STALE, endpointMessages.staleKey);
 
 export const reused = () => refuse(422, REFUSED_KEY_REUSED, endpointMessages.keyReused);
 

@@ -32,7 +32,7 @@ import {
 import { resumedProgress, uploadIntent } from './upload-intent.js';
 
 /** The attempt's settings: the handler's, the same for every key. */
-export interface AttemptSettings {
+interface AttemptSettings {
   leaseMs: number;
   /** How long the attempt waits for the store to take a write before it answers. */
   storeWaitMs: number;
@@ -41,7 +41,7 @@ export interface AttemptSettings {
 }
 
 /** What the attempt works with: the handler's store, client, clock and error sink. */
-export interface AttemptParts {
+interface AttemptParts {
   store: Store;
   client: DeviceRiskClient;
   now: Now;

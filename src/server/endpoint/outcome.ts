@@ -18,7 +18,7 @@ const KINDS: Record<CaptureOutcomeKind, true> = {
 };
 
 /** The kinds a page may report, in the union's order. */
-export const OUTCOME_KINDS = Object.keys(KINDS) as readonly CaptureOutcomeKind[];
+const OUTCOME_KINDS = Object.keys(KINDS) as readonly CaptureOutcomeKind[];
 
 /** The outcome in a request body, or undefined when there is none or it is malformed. */
 export function parseOutcome(value: unknown): CaptureOutcome | undefined {

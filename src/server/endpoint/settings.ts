@@ -142,7 +142,7 @@ const inWorkers = () =>
   typeof navigator !== 'undefined' && (navigator as { userAgent?: string }).userAgent === 'Cloudflare-Workers';
 
 /** When the browser is answered: as given, or `'checked'` in Workers without a queue, else `'accepted'`. */
-export const answerOf = (options: DeviceRiskHandlerOptions) =>
+const answerOf = (options: DeviceRiskHandlerOptions) =>
   options.answer ?? (inWorkers() && !options.queue ? 'checked' : 'accepted');
 
 /** The handler's options checked and completed with their defaults: every plain one, and these. */

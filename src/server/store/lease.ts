@@ -30,7 +30,7 @@ export async function claim(store: Store, key: string, mark: string, ttlMs: numb
  * (`taken`), or no claim or renewal has been confirmed by the store for a whole lease, so it
  * may have expired there and another may take it at any moment (`unconfirmed`).
  */
-export type LeaseLoss = 'taken' | 'unconfirmed';
+type LeaseLoss = 'taken' | 'unconfirmed';
 
 export interface Lease {
   /** The owner mark the lease holds: unique to this holder. */
