@@ -63,6 +63,7 @@ const nodeEntries = {
   'server-bullmq': 'src/server/queue/bullmq.ts',
   'server-file-queue': 'src/server/queue/file.ts',
   'server-status': 'src/server/status/index.ts',
+  'server-parts': 'src/server/parts.ts',
   emulator: 'src/emulator/index.ts',
 };
 // htmlparser2 is a dependency of the package: the command imports it from node_modules.
@@ -339,6 +340,7 @@ const declarationFiles = [
   ...declarations('src/server/queue/bullmq.ts', 'server-bullmq'),
   ...declarations('src/server/queue/file.ts', 'server-file-queue'),
   ...declarations('src/server/status/index.ts', 'server-status'),
+  ...declarations('src/server/parts.ts', 'server-parts'),
   ...declarations('src/emulator/index.ts', 'emulator'),
 ];
 

@@ -16,6 +16,9 @@ const RULE_FROM = '493b524';
 /** The README is for users: the reference lives in docs/. */
 const README_MAX_LINES = 250;
 
+/** src/server's own root: the entries and the lists every folder reads; the rest in folders that say what they hold. */
+const SERVER_ROOT_MAX_FILES = 8;
+
 /** A function longer than this is not one to hold in the head: cut it by operation. */
 const FUNCTION_MAX_LINES = 150;
 
@@ -29,7 +32,7 @@ const walk = (dir: string): string[] =>
         ? walk(join(dir, entry.name))
         : [join(dir, entry.name)],
   );
-/** A path from the package root, in the folders the repository has: `src/server/http.ts`, `docs/`. */
+/** A path from the package root, in the folders the repository has: `src/server/net/http.ts`, `docs/`. */
 const ROOT_PATHS = /(?<![\w/.@:-])(?:src|test|e2e|engines|scripts|docs|bench|demo|runtimes|proxy|\.ci)\/[\w./-]*[\w/]/g;
 /** A file name alone (`http.ts`): in a comment, it names a file of the repository. */
 const FILE_NAMES = /(?<![\w.@/-])[\w-]+(?:\.[\w-]+)*\.(?:ts|mjs|md)\b/g;
@@ -140,6 +143,78 @@ export function importsOf(file: string, code: string): { path: string; kind: Imp
   return found;
 }
 
+/**
+ * The static imports of `files` (path → code) that close a cycle: each strongly connected set of
+ * two or more modules (or one that imports itself), its modules sorted, as `a -> b -> …`. A
+ * cycle makes the order a module's values are ready in depend on which module is loaded first.
+ * An `import type` carries no code, and an `import()` runs after both modules are loaded (the
+ * lazy Node parts, docs/architecture.md#who-owns-which-state): neither closes a cycle.
+ */
+export function valueCycles(files: Map<string, string>): string[] {
+  const graph = new Map(
+    [...files].map(([file, code]) => [
+      file,
+      importsOf(file, code)
+        .filter(({ kind }) => kind === 'import' || kind === 're-export')
+        .map(({ path }) => path.replace(/\.js$/, '.ts'))
+        .filter((path) => files.has(path)),
+    ]),
+  );
+  // Tarjan's strongly connected components.
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const cycles: string[] = [];
+  const visit = (file: string): void => {
+    index.set(file, index.size);
+    low.set(file, index.get(file)!);
+    stack.push(file);
+    for (const next of graph.get(file)!) {
+      if (!index.has(next)) {
+        visit(next);
+        low.set(file, Math.min(low.get(file)!, low.get(next)!));
+      } else if (stack.includes(next)) low.set(file, Math.min(low.get(file)!, index.get(next)!));
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const component = stack.splice(stack.indexOf(file));
+    if (component.length > 1 || graph.get(file)!.includes(file)) cycles.push(component.sort().join(' -> '));
+  };
+  for (const file of graph.keys()) if (!index.has(file)) visit(file);
+  return cycles.sort();
+}
+
+/**
+ * The entries through which one side of src/ may import another's code: the package's entries
+ * (package.json's exports, built by rollup.config.mjs) and the programs' own. `src/shared/` is
+ * every side's (docs/architecture.md#the-parts).
+ */
+export const SIDE_ENTRIES = [
+  'src/server/index.ts', // blackbox-capture/server
+  'src/server/parts.ts', // blackbox-capture/server/parts
+  'src/server/store/redis.ts', // blackbox-capture/server/redis
+  'src/server/queue/bullmq.ts', // blackbox-capture/server/bullmq
+  'src/server/queue/file.ts', // blackbox-capture/server/file-queue
+  'src/server/status/index.ts', // blackbox-capture/server/status
+  'src/emulator/index.ts', // blackbox-capture/emulator
+  'src/doctor/diagnose.ts', // blackbox-capture/diagnose
+  'src/doctor/index.ts', // the doctor's checks for the status page
+  'src/doctor/cli.ts', // the command's `doctor` (src/cli.ts)
+  'src/gateway/cli.ts', // the command's `serve` (src/cli.ts)
+];
+
+/** The side of a module of src/ (`server`, `gateway`, …), or undefined for src/'s own root (the command). */
+const sideOf = (file: string) => /^src\/([^/]+)\//.exec(file)?.[1];
+
+/** Every import of `file` into another side's code but through an entry, as `file -> path (kind)`. */
+export function crossSideImports(file: string, code: string, entries: readonly string[] = SIDE_ENTRIES): string[] {
+  const side = sideOf(file);
+  return importsOf(file, code)
+    .map(({ path, kind }) => ({ path: path.replace(/\.js$/, '.ts'), kind }))
+    .filter(({ path }) => side !== undefined && sideOf(path) !== side && sideOf(path) !== 'shared')
+    .filter(({ path }) => !entries.includes(path))
+    .map(({ path, kind }) => `${file} -> ${path} (${kind})`);
+}
+
 /** The Node adapter: node:http, Express and Fastify's side, which code for every runtime must not reach. */
 const NODE_ADAPTER = 'src/server/adapter/node/';
 /**
@@ -147,12 +222,11 @@ const NODE_ADAPTER = 'src/server/adapter/node/';
  * - the server entry re-exports the adapters (`toNodeHandler`, `toFastifyHandler`, …);
  * - the proxy loads the Node upstream with `import()`, on Node only, and the edge build
  *   swaps it for upstream.edge.ts (rollup.config.mjs);
- * - the emulator is a Node program, served on node:http through the adapter.
+ * (The emulator, a Node program, serves through the adapter as the entry exports it.)
  */
 const NODE_ADAPTER_IMPORTERS: Record<string, ImportKind> = {
   'src/server/index.ts': 're-export',
   'src/server/proxy/upstream.ts': 'dynamic',
-  'src/emulator/index.ts': 'import',
 };
 
 /** Every import of the Node adapter from outside it but the allowed ones, as `file -> path (kind)`. */
@@ -243,7 +317,7 @@ describe('the house rules', () => {
     });
   });
 
-  it('nothing outside src/server/adapter/node imports it but the entry, the proxy upstream and the emulator', () => {
+  it('nothing outside src/server/adapter/node imports it but the entry and the proxy upstream', () => {
     const sources = walk('src').filter((file) => /\.tsx?$/.test(file));
     expect(sources.filter((file) => file.startsWith(NODE_ADAPTER)).length).toBeGreaterThan(5);
     expect(sources.flatMap((file) => nodeAdapterImports(file, readFileSync(join(ROOT_PATH, file), 'utf8')))).toEqual(
@@ -274,7 +348,7 @@ describe('the house rules', () => {
       nodeAdapterImports(file, code(server)).map((found) => /\((.+)\)$/.exec(found)?.[1]);
     expect(kinds('src/server/proxy/upstream.ts', '..')).toEqual(['import', 'type', 're-export', 'type']);
     expect(kinds('src/server/index.ts', '.')).toEqual(['import', 'type', 'dynamic', 'type']);
-    expect(kinds('src/emulator/index.ts', '../server')).toEqual(['type', 're-export', 'dynamic', 'type']);
+    expect(kinds('src/emulator/index.ts', '../server')).toEqual(['import', 'type', 're-export', 'dynamic', 'type']);
     expect(kinds('src/server/adapter/node/fastify.ts', '../..')).toEqual([]);
   });
 
@@ -303,6 +377,83 @@ describe('the house rules', () => {
   it(`the README is at most ${README_MAX_LINES} lines`, () => {
     const lines = readFileSync(new URL('README.md', ROOT), 'utf8').trimEnd().split('\n');
     expect(lines.length).toBeLessThanOrEqual(README_MAX_LINES);
+  });
+});
+
+describe('rooms you can hold in your head', () => {
+  const sources = new Map(
+    walk('src')
+      .filter((file) => /\.tsx?$/.test(file))
+      .map((file) => [file, readFileSync(join(ROOT_PATH, file), 'utf8')]),
+  );
+
+  it('no static value import in src/ closes a cycle', () => {
+    expect(sources.size).toBeGreaterThan(100);
+    expect(valueCycles(sources)).toEqual([]);
+  });
+
+  it("no side of src/ imports another side's code but through an entry (SIDE_ENTRIES)", () => {
+    const crossing = [...sources].flatMap(([file, code]) => crossSideImports(file, code));
+    expect(crossing).toEqual([]);
+  });
+
+  it('finds an import into another side by every way, and lets entries and src/shared/ through: not vacuous', () => {
+    const code = [
+      "import { keyPart } from '../server/store/store.js';",
+      "import type { Store } from '../server/store/store.js';",
+      "export { x } from '../emulator/service.js';",
+      "const d = import('../doctor/doctor.js');",
+      "import { createDeviceRiskHandler } from '../server/index.js';",
+      "import { keyPart as k } from '../server/parts.js';",
+      "import { BLACKBOX_PATTERN } from '../shared/constants.js';",
+      "import { routes } from './routes.js';",
+    ].join('\n');
+    expect(crossSideImports('src/gateway/outbox.ts', code)).toEqual([
+      'src/gateway/outbox.ts -> src/server/store/store.ts (import)',
+      'src/gateway/outbox.ts -> src/server/store/store.ts (type)',
+      'src/gateway/outbox.ts -> src/emulator/service.ts (re-export)',
+      'src/gateway/outbox.ts -> src/doctor/doctor.ts (dynamic)',
+    ]);
+  });
+
+  it(`src/server's root holds at most ${SERVER_ROOT_MAX_FILES} files; the figures`, () => {
+    const rootFiles = readdirSync(join(ROOT_PATH, 'src/server'), { withFileTypes: true }).filter((e) => e.isFile());
+    const gatewayEntries = new Set(
+      [...sources]
+        .filter(([file]) => file.startsWith('src/gateway/'))
+        .flatMap(([file, code]) => importsOf(file, code).map(({ path }) => path.replace(/\.js$/, '.ts')))
+        .filter((path) => path.startsWith('src/server/')),
+    );
+    // The structure's figures (issue #67), printed with every run of the house rules.
+    console.log(
+      [
+        `src/server root files: ${rootFiles.length} (${rootFiles.map((e) => e.name).join(', ')})`,
+        `value-import cycles in src/: ${valueCycles(sources).length}`,
+        `kit entries the gateway uses: ${gatewayEntries.size} (${[...gatewayEntries].sort().join(', ')})`,
+      ].join('\n'),
+    );
+    expect(rootFiles.length).toBeLessThanOrEqual(SERVER_ROOT_MAX_FILES);
+    expect([...gatewayEntries].filter((path) => !SIDE_ENTRIES.includes(path))).toEqual([]);
+  });
+
+  it("the endpoint's handler reads no option, only the settings endpoint/settings.ts resolved once", () => {
+    const code = sources.get('src/server/endpoint/handler.ts')!.replace(/\/\/.*|\/\*[\s\S]*?\*\//g, '');
+    // The one read: the options handed to endpointSettings.
+    expect(code.match(/\boptions\b(?!\??:)/g)).toEqual(['options']);
+    expect(code).toMatch(/= endpointSettings\(options\);/);
+  });
+
+  it('finds a cycle of every length, and only of value imports: the rule is not vacuous', () => {
+    const files = new Map([
+      ['src/a.ts', "import { b } from './b.js';"],
+      ['src/b.ts', "export { c } from './c.js';"],
+      ['src/c.ts', "import { a } from './a.js';"],
+      ['src/d.ts', "import { d } from './d.js';"],
+      ['src/e.ts', "import type { F } from './f.js';"],
+      ['src/f.ts', "import { e } from './e.js'; const g = () => import('./g.js');"],
+      ['src/g.ts', "import { f } from './f.js';"],
+    ]);
+    expect(valueCycles(files)).toEqual(['src/a.ts -> src/b.ts -> src/c.ts', 'src/d.ts']);
   });
 });
 
@@ -340,7 +491,7 @@ describe('no stale paths', () => {
   });
 
   it('finds a stale path: the rule is not vacuous', () => {
-    const text = 'see src/server/http.ts and src/server/gone.ts, not https://x.test/src/no.ts or @scope/src/x.ts';
+    const text = 'see src/server/net/http.ts and src/server/gone.ts, not https://x.test/src/no.ts or @scope/src/x.ts';
     expect(missingPaths(new Map([['doc', text]]), exists)).toEqual(['doc: src/server/gone.ts']);
     expect(missingPaths(new Map([['doc', 'ls test/browser/capture* and test/gone/x*']]), exists)).toEqual([
       'doc: test/gone',

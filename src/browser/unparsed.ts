@@ -30,7 +30,10 @@ export function unparsedScript(event: Event, loader: VendorLoaderConfig): string
     : '';
 }
 
-/** The collection scripts that failed so far (a failure flag, or no parse), in a stable order. */
+/**
+ * The collection scripts that failed so far (a failure flag, or no parse), in a stable order.
+ * @public (loaded by capture.ts with import())
+ */
 export function failedScripts(
   loader: VendorLoaderConfig,
   unparsed: string[],
@@ -55,6 +58,7 @@ export function failedScripts(
  * failed script ends its chain, whether it was the first (the rest are never requested) or a
  * later one; while any chain is intact it may still deliver (an ad blocker takes only the
  * third party).
+ * @public (loaded by capture.ts with import())
  */
 export function verdict(
   loader: VendorLoaderConfig,

@@ -28,7 +28,7 @@ import { addressRule, boundedFetch, type Lookup } from './fetching.js';
 import { checkForwarded, type LeakId } from './leaks.js';
 
 export { allows, policies } from './checks/csp.js';
-export { addressRule, boundedFetch, MAX_REQUESTS, readText } from './fetching.js';
+export { boundedFetch, MAX_REQUESTS, readText } from './fetching.js';
 
 export type CheckStatus = 'pass' | 'warn' | 'fail';
 

@@ -17,7 +17,7 @@ import { readText } from './fetching.js';
 export type LeakId = 'leak_check' | 'leak_cookies' | 'leak_auth' | 'leak_address' | 'leak_host';
 
 /** The address the doctor claims to be: TEST-NET-2 (RFC 5737), nobody's. */
-export const SPOOFED_ADDRESS = '198.51.100.66';
+const SPOOFED_ADDRESS = '198.51.100.66';
 /** Where the emulator's collector answers what a marked request carried. */
 export const INSPECTION_PATH = '/__bbc/last-request';
 /** The query parameter that marks a request the emulator's collector keeps. */

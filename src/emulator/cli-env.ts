@@ -5,7 +5,7 @@
  */
 
 /** Ports the emulator listens on from its base: base to base+6 (cli.ts says which is which). */
-export const PORTS = 7;
+const PORTS = 7;
 
 /** The port base `text` names, or the reason it names none. Plain decimal digits only, from 1 to 65529. */
 export function parsePortBase(text: string): { base: number } | { error: string } {

@@ -5,9 +5,8 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { FetchHandler } from '../server/fetch-handler.js';
-// A Node program: it serves on node:http through the Node adapter.
-import { toNodeHandler } from '../server/adapter/node/handler.js';
+// A Node program: it serves on node:http through the Node adapter, as the kit's entry exports it.
+import { toNodeHandler, type FetchHandler } from '../server/index.js';
 import {
   createService,
   type DecisionMatch,

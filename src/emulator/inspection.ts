@@ -8,12 +8,12 @@
  * direct request from this machine: a loopback peer, and no forwarding header (a request that
  * came through a front, even one on this machine, is refused).
  */
-import type { FetchHandler } from '../server/fetch-handler.js';
+import type { FetchHandler } from '../server/index.js';
 
 /** The inspection path on the collector's origin. */
-export const INSPECTION_PATH = '/__bbc/last-request';
+const INSPECTION_PATH = '/__bbc/last-request';
 /** The query parameter that marks a request to keep. */
-export const MARKER_PARAMETER = 'bbc-doctor';
+const MARKER_PARAMETER = 'bbc-doctor';
 /** Markers kept at most; the oldest is forgotten first. */
 export const KEPT_MARKERS = 64;
 const MARKER = /^[A-Za-z0-9_-]{8,80}$/;

@@ -2,7 +2,7 @@
  * What a test makes the emulator's routes do: each request counted by route, delayed
  * (`latency`), or failed (`fail`: an answer of a status, or a dropped connection).
  */
-import type { FetchHandler } from '../server/fetch-handler.js';
+import type { FetchHandler } from '../server/index.js';
 import type { Fault, RouteName } from './index.js';
 
 /** Thrown by a handler to make the emulator's server drop the connection. */

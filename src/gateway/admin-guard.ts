@@ -7,7 +7,7 @@
  * carry no credentials and they tell nothing private.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FetchHandler } from '../server/fetch-handler.js';
+import type { FetchHandler } from '../server/index.js';
 import { refusedEvent, toldRefusal, type Log } from './log.js';
 
 const GUARDED = new Set(['/status', '/metrics']);

@@ -6,8 +6,7 @@
  * is given back (docs/gateway.md#one-order-one-check). A token's `uref` makes the checkout a
  * signed-in shopper's (CustomerMapping.signedIn), any other a guest's.
  */
-import type { CustomerMapping } from '../server/endpoint/check.js';
-import type { Store } from '../server/store/store.js';
+import type { CustomerMapping, Store } from '../server/index.js';
 import { orderClaims, ORDER_ALREADY_CHECKED, type OrderClaim } from './order-claim.js';
 import { ORDER_TOKEN_HEADER, OrderTokenError, orderKey, orderTokenStatus, verifyOrderToken } from './order-token.js';
 import { toldRefusal, type Log } from './log.js';

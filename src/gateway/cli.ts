@@ -20,9 +20,9 @@ import {
 import { parseSettings, SettingsError, VARIABLES } from './settings.js';
 
 /** The command's name as its user types it: `blackbox-capture serve`, or the single executable's own. */
-export const SERVE_COMMAND = 'blackbox-capture serve';
+const SERVE_COMMAND = 'blackbox-capture serve';
 
-export const serveUsage = (command = SERVE_COMMAND) => `usage: ${command} [--env-file <path>]...
+const serveUsage = (command = SERVE_COMMAND) => `usage: ${command} [--env-file <path>]...
        ${command} healthcheck [--env-file <path>]... [--url <url>] [--timeout <seconds>]
 
 Runs the gateway: POST /device-risk, /iojs/*, POST /callback, GET /decisions/{reference},

@@ -6,7 +6,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createMetricsHandler, createStatusHandler, type StatusMonitor } from '../server/status/index.js';
-import { gaugeFamily } from '../server/status/exposition.js';
+import { gaugeFamily } from '../server/parts.js';
 import type { Outbox } from './outbox.js';
 import type { Route } from './routes.js';
 import { refusedEvent, toldRefusal, type Log } from './log.js';

@@ -21,12 +21,8 @@ import {
   type TokenSource,
 } from '../server/index.js';
 import { createFileQueue } from '../server/queue/file.js';
-import { DATA_FILE } from '../server/queue/default.js';
-import { createSqliteStore } from '../server/sqlite/store.js';
-import { importLegacyQueue, importLegacyStore } from '../server/sqlite/legacy.js';
-import type { FetchHandler } from '../server/fetch-handler.js';
-import type { CheckQueue } from '../server/queue/queue.js';
-import type { Store } from '../server/store/store.js';
+import { createSqliteStore, DATA_FILE, importLegacyQueue, importLegacyStore } from '../server/parts.js';
+import type { CheckQueue, FetchHandler, Store } from '../server/index.js';
 import { DEFAULT_URI_HOOK } from '../shared/constants.js';
 import { createOutbox, type Outbox } from './outbox.js';
 import { createLog, errorEvent, rateLimited, refusedEvent, type Log } from './log.js';
@@ -37,7 +33,7 @@ import { router, type RefusalListener, type Route } from './routes.js';
 import type { GatewaySettings } from './settings.js';
 import { decisionEvent, failureEvent } from './webhook.js';
 import { adminRoutes, decisionsRoute, healthRoute, openApiRoute } from './extra-routes.js';
-import { createStatusMonitor } from '../server/status/monitor.js';
+import { createStatusMonitor } from '../server/status/index.js';
 
 /** The HTTP server's limits beside IDLE_TIMEOUT_MS: the headers, a whole request, a kept-alive connection's wait. */
 export const HEADERS_TIMEOUT_MS = 10_000;

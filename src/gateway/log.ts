@@ -9,7 +9,7 @@ import { isDeviceRiskError, NotCheckedError } from '../server/index.js';
 import { OrderTokenError } from './order-token.js';
 import type { LogFormat } from './settings.js';
 
-export type LogLevel = 'info' | 'warn' | 'error';
+type LogLevel = 'info' | 'warn' | 'error';
 
 export interface LogFields {
   /** Default `info`. */

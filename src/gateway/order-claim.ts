@@ -6,14 +6,14 @@
  * answers it as it answered the first. A checkout the endpoint did not accept gives its claim
  * back, so that the order can be checked by the next one.
  */
-import { ownerMark } from '../server/store/lease.js';
-import { keyPart, type Store } from '../server/store/store.js';
+import type { Store } from '../server/index.js';
+import { keyPart, ownerMark } from '../server/parts.js';
 import { OUTBOX_TTL_MS } from './outbox.js';
 
 export const ORDER_ALREADY_CHECKED = 'order_already_checked';
 
 /** How long an order's claim is kept: as long as its decision (a week, OUTBOX_TTL_MS). */
-export const ORDER_CLAIM_TTL_MS = OUTBOX_TTL_MS;
+const ORDER_CLAIM_TTL_MS = OUTBOX_TTL_MS;
 
 export interface OrderClaim {
   /** Refused: the order has a checkout of its own under another key. */

@@ -4,7 +4,7 @@
  * userReference) for at most an hour (`exp`). Checked with WebCrypto (`crypto.subtle.verify`
  * compares the MAC in constant time), no dependency; a refusal has a stable code.
  */
-import { referenceRuleBroken } from '../server/api/account.js';
+import { referenceRuleBroken } from '../server/parts.js';
 
 export const ORDER_TOKEN_HEADER = 'order-token';
 /** The longest an order token may live ahead of now, in seconds. */

@@ -6,17 +6,14 @@
  * record's lease, across restarts. One record per workflow execution, made only if absent:
  * a decision is told once, whichever path (the queued check, the callback) brought it.
  */
-import { doublingMs } from '../server/api/retry.js';
-import { pendingList } from '../server/callbacks/pending.js';
-import { count } from '../server/status/tally.js';
-import { ownerMark } from '../server/store/lease.js';
-import { keyPart, type Store } from '../server/store/store.js';
+import type { Store } from '../server/index.js';
+import { count, doublingMs, keyPart, ownerMark, pendingList } from '../server/parts.js';
 import { eventWebhookId, signWebhook, type WebhookEvent } from './webhook.js';
 
 /** How long a decision is kept, delivered or not: a week of retries, and GET /decisions after. */
 export const OUTBOX_TTL_MS = 7 * 24 * 3_600_000;
 
-export interface OutboxRecord {
+interface OutboxRecord {
   id: string;
   event: WebhookEvent;
   attempts: number;

@@ -7,22 +7,19 @@
  * outbox reads its pending list (`outbox_unavailable`). 200 when all are ok, else 503 with the
  * first failing check's code (docs/gateway.md#readiness).
  */
-import type { CheckQueue } from '../server/queue/queue.js';
-import type { TokenSource } from '../server/api/token-source.js';
-import type { Store } from '../server/store/store.js';
-import { isDeviceRiskError } from '../server/errors.js';
+import { isDeviceRiskError, type CheckQueue, type Store, type TokenSource } from '../server/index.js';
 import type { Outbox } from './outbox.js';
 import type { Route } from './routes.js';
 import type { Log } from './log.js';
 
 /** How long the store and the queue have to answer a readiness probe, in ms. */
-export const READY_PROBE_MS = 2000;
+const READY_PROBE_MS = 2000;
 /** How often the client credentials are tried again (a cached token answers at once), in ms. */
-export const TOKEN_CHECK_MS = 30_000;
+const TOKEN_CHECK_MS = 30_000;
 /** The same while they fail: a fixed secret reads ok within this. */
-export const TOKEN_RETRY_MS = 5000;
+const TOKEN_RETRY_MS = 5000;
 
-export type CheckName = 'store' | 'queue' | 'token' | 'outbox';
+type CheckName = 'store' | 'queue' | 'token' | 'outbox';
 
 export interface Readiness {
   /** Each check's `ok` or failure code, now. */

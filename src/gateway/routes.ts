@@ -5,8 +5,8 @@
  * Every answer is counted (blackbox_capture_gateway_requests_total, by route and status; a
  * refusal also in blackbox_capture_gateway_refusals_total, by code: docs/gateway.md#metrics).
  */
-import type { FetchHandler, RequestContext } from '../server/fetch-handler.js';
-import { count } from '../server/status/tally.js';
+import type { FetchHandler, RequestContext } from '../server/index.js';
+import { count } from '../server/parts.js';
 import { refusalTold } from './log.js';
 
 export interface Route {

@@ -4,8 +4,8 @@
  * them all and answers every problem at once, one line each, naming the variable and never
  * a secret's value.
  */
-import { CALLBACK_SOURCES, isRegion, REGIONS_IN_WORDS, type Region } from '../server/api/regions.js';
-import { sourceMatcher } from '../server/callbacks/sources.js';
+import { CALLBACK_SOURCES, type Region } from '../server/index.js';
+import { isRegion, REGIONS_IN_WORDS, sourceMatcher } from '../server/parts.js';
 
 /** The formats LOG_FORMAT takes (log.ts): the first is the default. */
 export const LOG_FORMATS = ['text', 'json'] as const;

@@ -5,12 +5,12 @@
  * the `whsec_` secret (docs/gateway.md#the-decision-webhook).
  */
 import { createHash } from 'node:crypto';
-import type { DeviceRiskDetails, WorkflowStatus } from '../server/api/result.js';
+import type { DeviceRiskDetails, WorkflowStatus } from '../server/index.js';
 
-export const DECISION_EVENT = 'device_risk.decision';
+const DECISION_EVENT = 'device_risk.decision';
 
 /** The body's `data`: which order, which execution, and its decision. */
-export interface DecisionData {
+interface DecisionData {
   customerInternalReference: string | null;
   userReference: string | null;
   workflowExecutionId: string;
@@ -26,7 +26,7 @@ export interface DecisionEvent {
   data: DecisionData;
 }
 
-export const FAILURE_EVENT = 'device_risk.failed';
+const FAILURE_EVENT = 'device_risk.failed';
 
 /**
  * An accepted checkout that will never be checked, told once instead of a decision: which

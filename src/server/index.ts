@@ -52,7 +52,7 @@ export { toNodeHandler } from './adapter/node/handler.js';
 export type { NodeHandler, NodeHandlerOptions } from './adapter/node/handler.js';
 export { toFastifyHandler } from './adapter/node/fastify.js';
 export type { FastifyHandlerOptions, FastifyReplyLike, FastifyRequestLike } from './adapter/node/fastify.js';
-export { BodyTimeoutError, BODY_TIMEOUT_MS } from './http.js';
+export { BodyTimeoutError, BODY_TIMEOUT_MS } from './net/http.js';
 // The error codes as one object (ERROR_CODES.QUEUE_FULL is `queue_full`) and their union.
 export { DeviceRiskError, isDeviceRiskError, ERROR_CODES } from './errors.js';
 export { createMemoryQueue } from './queue/queue.js';
@@ -68,7 +68,7 @@ export type {
 } from './queue/queue.js';
 export type { BacklogFigures } from './queue/backlog.js';
 export type { RateLimit } from './endpoint/admission.js';
-export type { AddressPrefix } from './address.js';
+export type { AddressPrefix } from './net/address.js';
 export { createCaptureNonce, verifyCaptureNonce } from './endpoint/nonce.js';
 export type { CaptureNonceOptions, VerifiedNonce } from './endpoint/nonce.js';
 export { repairBlackbox } from './endpoint/repair.js';

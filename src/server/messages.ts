@@ -363,7 +363,7 @@ interface ExecutionIds {
   workflowExecutionId: string;
 }
 
-/** The told markers (src/server/told.ts): each decision told once per execution. */
+/** The told markers (src/server/callbacks/told.ts): each decision told once per execution. */
 export const toldMessages = {
   beingTold: (workflowExecutionId: string, status: string) =>
     `the decision of workflow execution ${workflowExecutionId} (${status}) is being told by another path; tried again later`,

@@ -7,7 +7,7 @@
 export type VendorBoolean = boolean | '1' | '0' | 'true' | 'false';
 
 /** Loader settings the vendor documents beside `version`, `uri_hook` and `subkey`. */
-export interface VendorLoaderPassthrough {
+interface VendorLoaderPassthrough {
   /** Load the third-party script (default true). */
   tp?: VendorBoolean;
   /** Load the first-party static script (default true). */
@@ -27,7 +27,7 @@ export interface VendorLoaderPassthrough {
 }
 
 /** Top-level vendor keys seen in real configurations. */
-export interface VendorTopLevelPassthrough {
+interface VendorTopLevelPassthrough {
   /** Default true in the loader; real configurations set it false. */
   enable_flash?: VendorBoolean;
   install_flash?: VendorBoolean;
@@ -65,11 +65,6 @@ export interface VendorConfig extends VendorTopLevelPassthrough {
   /** Added by the collection scripts. */
   getBlackbox?: () => { blackbox: string; finished: boolean };
   [key: string]: unknown;
-}
-
-/** The body the browser package posts to the integrator's endpoint by default. */
-export interface BlackboxPostBody {
-  blackbox: string;
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * The gateway's OpenAPI 3.1 document (src/gateway/openapi.json): valid by a real validator,
- * and held to the kit's lists of codes (src/server/errors.ts, src/server/http.ts, the order
+ * and held to the kit's lists of codes (src/server/errors.ts, src/server/net/http.ts, the order
  * token's and the gateway's routes' own), so that a code added to the kit without a line in
  * the document, or a documented code the kit no longer has, fails here.
  * test/gateway/openapi.emulator.test.ts holds the document to the running gateway's answers.
@@ -11,7 +11,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
 import { deliver } from '../../src/browser/deliver.js';
 import * as errors from '../../src/server/errors.js';
-import * as http from '../../src/server/http.js';
+import * as http from '../../src/server/net/http.js';
 import { ORDER_TOKEN_CODES } from '../../src/gateway/order-token.js';
 import { codesOf, documentedCodes, gatewayRouteCodes, OPENAPI, type Operation } from '../support/openapi.js';
 

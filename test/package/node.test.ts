@@ -176,6 +176,26 @@ describe('export lists', () => {
       ['createMetricsHandler', 'createStatusHandler', 'createStatusMonitor', 'METRICS', 'prometheusName'],
     ],
     [
+      'blackbox-capture/server/parts (dist/server-parts.js)',
+      '../../dist/server-parts.js',
+      [
+        'count',
+        'createSqliteStore',
+        'DATA_FILE',
+        'doublingMs',
+        'gaugeFamily',
+        'importLegacyQueue',
+        'importLegacyStore',
+        'isRegion',
+        'keyPart',
+        'ownerMark',
+        'pendingList',
+        'referenceRuleBroken',
+        'REGIONS_IN_WORDS',
+        'sourceMatcher',
+      ],
+    ],
+    [
       'blackbox-capture/emulator (dist/emulator.js)',
       '../../dist/emulator.js',
       [

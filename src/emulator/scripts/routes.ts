@@ -24,7 +24,7 @@ export interface VendorSettings {
   loaderSource?: string;
 }
 
-export const DEFAULT_DELAYS: Required<CollectionDelays> = {
+const DEFAULT_DELAYS: Required<CollectionDelays> = {
   fp_static: [20],
   fp_dyn: [40, 80],
   tp: [30, 60],
@@ -41,7 +41,7 @@ export interface VendorAsset {
 /** Versions the vendor serves: the two aliases and numeric versions (dashed with `url_dots_to_dashes`). */
 export const SERVED_VERSION = /^(general5|early5|\d+\.\d+\.\d+|\d+-\d+-\d+)$/;
 /** The real loader's default third-party host, replaced in a served `loaderSource`. */
-export const VENDOR_TP_HOST = 'https://mpsnare.iesnare.com';
+const VENDOR_TP_HOST = 'https://mpsnare.iesnare.com';
 
 const JS = 'text/javascript; charset=utf-8';
 

@@ -32,7 +32,7 @@ const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
  * (127.x.x.x, localhost, [::1]) over HTTP or HTTPS, with a port, is allowed, as the kit allows
  * it against a service on loopback. The service itself allows none of these.
  */
-export function callbackUrlRefusal(value: unknown): string | undefined {
+function callbackUrlRefusal(value: unknown): string | undefined {
   if (typeof value !== 'string' || value.length > 255) return 'callbackUrl must be a URL of at most 255 characters';
   let url: URL;
   try {

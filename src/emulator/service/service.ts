@@ -33,9 +33,7 @@ export type {
   WorkflowDefinition,
   WorkflowStatus,
 } from './state.js';
-export { slidingWindow } from './state.js';
 export { parseTokenLifetime } from './accounts.js';
-export { BLACKBOX_SHAPE, MAX_BLACKBOX_LENGTH } from './workflow.js';
 
 export function createService(options: ServiceOptions) {
   const state = createState(options);

@@ -88,7 +88,7 @@ export interface Transaction {
   processedAt?: number;
 }
 
-export const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 export const EXECUTION_PATH = new RegExp(`^/api/v1/accounts/(${UUID})/workflow-executions/(${UUID})$`);
 export const STATUS_PATH = new RegExp(`^/api/v1/accounts/(${UUID})/workflow-executions/(${UUID})/status$`);
 export const PART_PATH = new RegExp(

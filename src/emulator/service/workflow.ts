@@ -16,7 +16,7 @@ export type Decision = EmulatedDecision & { score: number };
  * middle for WARNING, high for REJECTED, and -1 for NOT_EXECUTED, the one type the service
  * scores -1 (docs/vendor-contract.md#the-answer).
  */
-export function defaultScore(type: string): number {
+function defaultScore(type: string): number {
   return { PASSED: 10, WARNING: 50, REJECTED: 90, NOT_EXECUTED: -1 }[type] ?? 50;
 }
 
@@ -34,9 +34,8 @@ export function scored(decision: EmulatedDecision): Decision {
   return { ...decision, score };
 }
 
-/** The blackbox alphabet (base64, plus "@" in some old ones) and the longest one: the kit's rules. */
-export const BLACKBOX_SHAPE = BLACKBOX_PATTERN;
-export { MAX_BLACKBOX_LENGTH };
+/** The blackbox alphabet (base64, plus "@" in some old ones): the kit's rule. */
+const BLACKBOX_SHAPE = BLACKBOX_PATTERN;
 
 export function createWorkflow(state: ServiceState) {
   const { options, transactions, forcedDecisions, statusOf } = state;

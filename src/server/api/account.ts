@@ -10,7 +10,7 @@ import {
   ERR_INVALID_RESPONSE,
 } from '../errors.js';
 import { apiMessages } from '../messages.js';
-import type { Now } from '../clock.js';
+import type { Now } from '../time/clock.js';
 import type { Call } from './call.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { TokenSource } from './token-source.js';
@@ -32,16 +32,16 @@ const FORBIDDEN_REFERENCE = /[<>"/;`%{}|]/;
 const LIFETIME_SHAPE = /^([+-]?\d+)([smhd])$/;
 const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 /** The documented bounds of tokenLifetime: 5 minutes to 60 days. */
-export const TOKEN_LIFETIME_RANGE_MS = { min: 5 * 60_000, max: 60 * 86_400_000 } as const;
+const TOKEN_LIFETIME_RANGE_MS = { min: 5 * 60_000, max: 60 * 86_400_000 } as const;
 /**
  * What the kit asks for when a request names no tokenLifetime: the documented default, asked
  * for explicitly, so that the transaction's expiry is what was asked and not whatever the
  * tenant's portal setting has become.
  */
-export const DEFAULT_TOKEN_LIFETIME = '30m';
+const DEFAULT_TOKEN_LIFETIME = '30m';
 
 /** A tokenLifetime in ms, or undefined when it is not of the documented shape or bounds. */
-export function tokenLifetimeMs(value: unknown): number | undefined {
+function tokenLifetimeMs(value: unknown): number | undefined {
   const match = typeof value === 'string' ? LIFETIME_SHAPE.exec(value) : null;
   if (!match) return undefined;
   const ms = Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];

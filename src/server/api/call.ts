@@ -12,8 +12,8 @@ import {
   ERR_UPSTREAM,
 } from '../errors.js';
 import { apiMessages } from '../messages.js';
-import type { Now, Sleep } from '../clock.js';
-import { deadline, within } from '../deadline.js';
+import type { Now, Sleep } from '../time/clock.js';
+import { deadline, within } from '../time/deadline.js';
 import { recordUpstream } from '../metrics.js';
 import { backoffMs, MAX_RETRY_AFTER_SECONDS, retryAfterSeconds, upstreamSummary } from './retry.js';
 import type { RateLimiter } from './rate-limit.js';

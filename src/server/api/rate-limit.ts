@@ -7,7 +7,7 @@
  */
 import { DeviceRiskError, ERR_RATE_LIMITED } from '../errors.js';
 import { apiMessages } from '../messages.js';
-import { sleep as timerSleep, type Now, type Sleep } from '../clock.js';
+import { sleep as timerSleep, type Now, type Sleep } from '../time/clock.js';
 import { fromStore, type Store } from '../store/store.js';
 import { ownerMark } from '../store/lease.js';
 

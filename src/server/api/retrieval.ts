@@ -12,7 +12,7 @@ import {
   ERR_WORKFLOW_EXPIRED,
 } from '../errors.js';
 import { apiMessages } from '../messages.js';
-import type { Sleep } from '../clock.js';
+import type { Sleep } from '../time/clock.js';
 import type { Call } from './call.js';
 import type { RateLimiter } from './rate-limit.js';
 import { parseDetails, RESULT_SCHEDULE_SECONDS, type DeviceRiskDetails } from './result.js';

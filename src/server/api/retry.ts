@@ -2,7 +2,7 @@
  * The retry policy of every call to the service (token requests and API calls alike): how
  * long to wait before the next attempt, and what an error answer says about it.
  */
-import { systemNow, type Now } from '../clock.js';
+import { systemNow, type Now } from '../time/clock.js';
 
 /** The longest Retry-After waited for by default, in seconds. */
 export const MAX_RETRY_AFTER_SECONDS = 30;

@@ -12,7 +12,7 @@ import {
   ERR_TRANSACTION_TOKEN_EXPIRED,
 } from '../errors.js';
 import { apiMessages } from '../messages.js';
-import type { Now } from '../clock.js';
+import type { Now } from '../time/clock.js';
 
 export const UUID = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
 const EXECUTION_SHAPE = new RegExp(`^/api/v1/accounts/${UUID}/workflow-executions/${UUID}$`);
@@ -22,7 +22,7 @@ const EXECUTION_SHAPE = new RegExp(`^/api/v1/accounts/${UUID}/workflow-execution
  * standalone workflow (docs/vendor-contract.md#the-part-name). The first one an answer holds
  * is used; the address ends in the name in capitals.
  */
-export const DEVICE_RISK_PARTS = ['device_risk', 'prepared_data'] as const;
+const DEVICE_RISK_PARTS = ['device_risk', 'prepared_data'] as const;
 export type DeviceRiskPart = (typeof DEVICE_RISK_PARTS)[number];
 const partShape = (part: DeviceRiskPart) =>
   new RegExp(`^/api/v1/accounts/${UUID}/workflow-executions/${UUID}/credentials/${UUID}/parts/${part.toUpperCase()}$`);
@@ -30,7 +30,7 @@ const PART_SHAPES = Object.fromEntries(DEVICE_RISK_PARTS.map((part) => [part, pa
   DeviceRiskPart,
   RegExp
 >;
-export const DEFAULT_TRANSACTION_TOKEN_LIFETIME_MS = 30 * 60_000;
+const DEFAULT_TRANSACTION_TOKEN_LIFETIME_MS = 30 * 60_000;
 
 /**
  * One transaction's Device Risk credential. The transaction token is held

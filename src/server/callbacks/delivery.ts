@@ -6,13 +6,13 @@
  */
 import type { DeviceRiskDetails } from '../api/result.js';
 import { doublingMs } from '../api/retry.js';
-import { sleep } from '../clock.js';
+import { sleep } from '../time/clock.js';
 import { DeviceRiskError, ERR_RESULT_UNDELIVERED, ERR_UNKNOWN_EXECUTION } from '../errors.js';
 import { callbackMessages } from '../messages.js';
 import { recordDecision } from '../metrics.js';
 import { takeLease, type Lease } from '../store/lease.js';
-import { TellingElsewhere } from '../told.js';
-import { callWithin } from '../time-limit.js';
+import { TellingElsewhere } from './told.js';
+import { callWithin } from '../time/time-limit.js';
 import type { PendingList } from './pending.js';
 import { isUnknownExecution, placeExecution } from './provenance.js';
 import { parseRecord, type CallbackRecord } from './record.js';
@@ -20,7 +20,7 @@ import type { CallbackSettings } from './settings.js';
 import type { CallbackTasks } from './tasks.js';
 
 /** Pause between writes of a delivered result while the store is away. */
-export const DONE_WRITE_PAUSE_MS = 100;
+const DONE_WRITE_PAUSE_MS = 100;
 
 type Ids = { accountId: string; workflowExecutionId: string };
 /**
@@ -31,7 +31,7 @@ type Ids = { accountId: string; workflowExecutionId: string };
 export type Deliver = (key: string, byOwnTimer?: boolean) => Promise<void>;
 
 /**
- * Claims the decision's telling (src/server/told.ts), reads the details (which places the
+ * Claims the decision's telling (src/server/callbacks/told.ts), reads the details (which places the
  * execution as this tenant's) and calls onResult within its time. Returns without calling
  * anything when another path told the decision; throws `TellingElsewhere` while one tells it.
  * `fromMemory`: a callback the store could not record, delivered past a lease (unrecorded.ts).

@@ -6,12 +6,12 @@
  * fixed by its key, so that concurrent changes mostly touch different keys.
  */
 import { doublingMs } from '../api/retry.js';
-import { sleep, type Now } from '../clock.js';
+import { sleep, type Now } from '../time/clock.js';
 import { DeviceRiskError, ERR_STORE_UNAVAILABLE } from '../errors.js';
 import { callbackMessages } from '../messages.js';
 import { fromStore, type Store } from '../store/store.js';
 
-export interface PendingEntry {
+interface PendingEntry {
   /** The callback record's key. */
   key: string;
   /** Epoch ms when it was listed. */

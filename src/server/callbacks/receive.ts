@@ -15,7 +15,7 @@ import {
   readLimited,
   refuse,
   type RefusalCode,
-} from '../http.js';
+} from '../net/http.js';
 import { DeviceRiskError, ERR_CALLBACK_REFUSED, ERR_INVALID_CALLBACK, ERR_STORE_UNAVAILABLE } from '../errors.js';
 import { MESSAGE_PREFIX, callbackMessages as say } from '../messages.js';
 import type { RequestContext } from '../fetch-handler.js';
@@ -33,7 +33,7 @@ type Receive = (request: Request, context?: RequestContext) => Promise<Response>
  * Answers a refusal, and tells onError: a callback refused is a decision that never
  * arrives, most often from a wrong set-up (the caller address, the retrieval host).
  */
-export function refusal(report: (error: unknown) => void) {
+function refusal(report: (error: unknown) => void) {
   return (
     status: number,
     code: RefusalCode | typeof ERR_INVALID_CALLBACK,

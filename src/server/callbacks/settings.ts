@@ -2,7 +2,7 @@
  * The callback handler's options, checked and completed with their defaults once, when the
  * handler is made: a wrong option is `invalid_configuration` then, never a callback lost later.
  */
-import { systemNow, type Now } from '../clock.js';
+import { systemNow, type Now } from '../time/clock.js';
 import type { DeviceRiskClient } from '../api/device-risk-client.js';
 import { checkRateLimit, createLimiter, type Limiter } from '../endpoint/admission.js';
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION, logError } from '../errors.js';
@@ -11,7 +11,7 @@ import { STORE_TIMEOUT_MS } from '../store/store.js';
 import { callbackMessages } from '../messages.js';
 import type { RequestContext } from '../fetch-handler.js';
 import { createMemoryStore, withTimeLimit, type Store } from '../store/store.js';
-import { defaultToldStore, toldMarkers, type ToldMarkers } from '../told.js';
+import { defaultToldStore, toldMarkers, type ToldMarkers } from './told.js';
 import { callbackNamespace } from './record.js';
 import { sourceMatcher } from './sources.js';
 import type { CallbackHandlerOptions } from './types.js';
@@ -22,7 +22,7 @@ export interface CallbackSettings {
   /** Whether the caller may send callbacks (`allowedSources`). */
   allowed: (request: Request, context?: RequestContext) => boolean;
   store: Store;
-  /** Each decision told once, with the endpoint's checks too (src/server/told.ts). */
+  /** Each decision told once, with the endpoint's checks too (src/server/callbacks/told.ts). */
   told: ToldMarkers;
   now: Now;
   report: (error: unknown) => void;

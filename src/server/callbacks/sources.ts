@@ -1,6 +1,6 @@
 /** Where callbacks may come from: the service's addresses and CIDR ranges, IPv4 and IPv6. */
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION } from '../errors.js';
-import { parseAddress } from '../address.js';
+import { parseAddress } from '../net/address.js';
 import { callbackMessages } from '../messages.js';
 
 /** A matcher for addresses and CIDR ranges; throws on an entry that is neither. */

@@ -15,11 +15,11 @@
  * alone and is told (`onError`), as it was before.
  */
 import { doublingMs } from '../api/retry.js';
-import { sleep } from '../clock.js';
+import { sleep } from '../time/clock.js';
 import { DeviceRiskError, ERR_RESULT_UNDELIVERED, ERR_UNKNOWN_EXECUTION } from '../errors.js';
 import { callbackMessages } from '../messages.js';
 import { idsOf, resultCaller } from './delivery.js';
-import { TellingElsewhere } from '../told.js';
+import { TellingElsewhere } from './told.js';
 import { isUnknownExecution } from './provenance.js';
 import type { PendingList } from './pending.js';
 import type { CallbackRecord } from './record.js';

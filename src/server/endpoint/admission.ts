@@ -6,7 +6,7 @@
  * visitor's burst spends it for every shopper.
  */
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION } from '../errors.js';
-import type { Now } from '../clock.js';
+import type { Now } from '../time/clock.js';
 import type { RequestContext } from '../fetch-handler.js';
 import { endpointMessages } from '../messages.js';
 

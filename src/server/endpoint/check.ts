@@ -5,12 +5,12 @@
  */
 import { type AccountRequest, type DeviceRiskClient, type DeviceRiskTransaction } from '../api/device-risk-client.js';
 import { FINAL_STATUSES, type DeviceRiskDetails } from '../api/result.js';
-import { sleep, systemNow } from '../clock.js';
-import { callWithin } from '../time-limit.js';
+import { sleep, systemNow } from '../time/clock.js';
+import { callWithin } from '../time/time-limit.js';
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION, ERR_RESULT_NOT_READY } from '../errors.js';
 import { endpointMessages } from '../messages.js';
 import { recordDecision } from '../metrics.js';
-import { TellingElsewhere, type Telling, type ToldMarkers } from '../told.js';
+import { TellingElsewhere, type Telling, type ToldMarkers } from '../callbacks/told.js';
 
 /** What the integrator's hook says about the customer behind a request. */
 export interface CustomerMapping {
@@ -85,7 +85,7 @@ export interface CheckRunOptions extends DeviceRiskCheckOptions {
   /** Which checkout the decision is for, given to `onResult` beside its signal. */
   resultContext?: { reference?: string; customerInternalReference?: string; userReference?: string };
   /**
-   * Each decision told once per execution (src/server/told.ts): claimed right before
+   * Each decision told once per execution (src/server/callbacks/told.ts): claimed right before
    * `onResult`; one another path told calls nothing here. One another path is telling: with
    * `retryFailedResultRead` the check throws `TellingElsewhere` (tried again later), else it
    * calls nothing. A store that cannot answer the claim makes the check throw, as a failed read does.

@@ -19,8 +19,8 @@ import {
 } from '../errors.js';
 import { endpointMessages, queuedMessages } from '../messages.js';
 import { redisFull } from '../store/store.js';
-import { REFUSED_INTERNAL, refuse } from '../http.js';
-import { inUse } from './idempotency.js';
+import { REFUSED_INTERNAL, refuse } from '../net/http.js';
+import { inUse } from './key-record.js';
 
 /** True when retrying the same check can never succeed: the service or the configuration refuses it. */
 export function isPermanent(error: unknown): boolean {

@@ -16,10 +16,9 @@ import {
   isDeviceRiskError,
 } from '../errors.js';
 import { endpointMessages, MESSAGE_PREFIX } from '../messages.js';
-import type { Now } from '../clock.js';
 import { createMemoryStore, keyPart, withTimeLimit, type Store } from '../store/store.js';
 import { ownerMark } from '../store/lease.js';
-import { defaultToldStore, toldMarkers, type ToldMarkers } from '../told.js';
+import { defaultToldStore, toldMarkers, type ToldMarkers } from '../callbacks/told.js';
 import { repairBlackbox, type BlackboxRepair } from './repair.js';
 import type { DeviceRiskDetails } from '../api/result.js';
 import {
@@ -36,7 +35,7 @@ import {
   json,
   readLimited,
   refuse,
-} from '../http.js';
+} from '../net/http.js';
 import { recordOutcome, recordRepairs } from '../metrics.js';
 import { parseOutcome } from './outcome.js';
 import type { CaptureOutcome } from '../../shared/types.js';
@@ -46,20 +45,19 @@ import { outcomeReports } from './reports.js';
 import {
   accountVisitor,
   checkRateLimit,
-  checkVisitorOption,
   createLimiter,
   shopVisitor,
   type Limiter,
   type RateLimit,
   type VisitorOf,
 } from './admission.js';
-import { addressGroup, checkAddressPrefix, type AddressPrefix } from '../address.js';
+import { addressGroup, type AddressPrefix } from '../net/address.js';
 import type { RequestContext } from '../fetch-handler.js';
 import { claimNonce } from './nonce-claim.js';
 import { claimBlackbox } from './reuse.js';
 import { failureAnswer, namedFailure } from './failure-answer.js';
 import { createQueuedChecks } from './queued.js';
-import { defaultMaxQueued, endpointSettings, type EndpointPlainOptions, type EndpointSettings } from './settings.js';
+import { endpointSettings, type EndpointPlainOptions, type EndpointSettings } from './settings.js';
 import type { CheckQueue, QueuePlace } from '../queue/queue.js';
 import { createDefaultQueue, type DefaultQueue } from '../queue/default.js';
 import type { BacklogFigures } from '../queue/backlog.js';
@@ -226,15 +224,16 @@ export interface DeviceRiskHandler {
 }
 
 export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): DeviceRiskHandler {
+  // Every option read here is a setting, resolved once (settings.ts).
   const settings = endpointSettings(options);
-  const { client } = options;
-  const { allowed, now, onError, leaseMs, recordTtlMs } = settings;
+  const { client, allowed, now, onError, leaseMs, recordTtlMs } = settings;
   const maxBody = settings.maxBodyBytes;
-  const { store, decisions } = storesOf(options, settings);
-  const { tell, outcomeOnly } = outcomeTelling(options, settings);
+  const { store, decisions } = storesOf(settings);
+  const { tell, outcomeOnly } = outcomeTelling(settings);
   const prefix = keyPart(client.clientId ?? '');
   const namespace = `${prefix}:idempotency`;
-  const admission = createAdmission(options, settings);
+  const admission = createAdmission(settings);
+  const checkRun = checkRunOf(settings, decisions);
   const underKey = createIdempotency({
     store,
     client,
@@ -245,27 +244,24 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
     now,
     onError,
   });
-  const fallback = settings.answer === 'accepted' && !options.queue ? defaultQueue(options, now, onError) : undefined;
+  const fallback = settings.answer === 'accepted' && !settings.queue ? defaultQueue(settings) : undefined;
   const queued =
     settings.answer === 'accepted'
       ? createQueuedChecks({
-          queue: options.queue ?? fallback!,
+          queue: settings.queue ?? fallback!,
           store,
           namespace,
           recordTtlMs,
           client,
           underKey,
           checkOptions: (job, progress, save) => ({
-            ...checkOptions(options, settings, decisions, progress, save, {
-              reference: job.key,
-              ...referencesOf(job.customer),
-            }),
+            ...checkRun({ progress, save, reference: { reference: job.key, ...referencesOf(job.customer) } }),
             retryFailedResultRead: true,
           }),
           maxQueuedMs: settings.maxQueuedMs,
           now,
           onError,
-          ...(options.instanceId === undefined ? {} : { instanceId: options.instanceId }),
+          ...(settings.instanceId === undefined ? {} : { instanceId: settings.instanceId }),
         })
       : undefined;
 
@@ -292,26 +288,13 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
     if (queued) return queued.accept(key ?? ownerMark(), await fingerprint(), blackbox, customer, told, place);
     if (key === null) {
       told();
-      return json(
-        await runCheck(
-          client,
-          blackbox,
-          customer,
-          checkOptions(options, settings, decisions, {}, undefined, reference),
-        ),
-        200,
-      );
+      return json(await runCheck(client, blackbox, customer, checkRun({ progress: {}, reference })), 200);
     }
     return underKey(key, {
       fingerprint: await fingerprint(),
       customerTransaction: customer.transaction !== undefined,
       run: (progress, save) =>
-        runCheck(
-          client,
-          blackbox,
-          customer,
-          checkOptions(options, settings, decisions, progress, save, { reference: key, ...reference }),
-        ),
+        runCheck(client, blackbox, customer, checkRun({ progress, save, reference: { reference: key, ...reference } })),
       onNewKey: told,
     });
   }
@@ -327,14 +310,14 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
     if (closing) return refuse(503, ERR_SHUTTING_DOWN, endpointMessages.shuttingDown, { 'retry-after': '1' });
     if (parsed.repairs.length) {
       recordRepairs(parsed.repairs);
-      options.onRepair?.(parsed.repairs);
+      settings.onRepair?.(parsed.repairs);
     }
     const admitted = await admission.visitor(request, context);
     if (admitted instanceof Response) return admitted;
     const { visitor } = admitted;
     let customer: CustomerMapping | Response;
     try {
-      customer = await options.resolveCustomer(request, context);
+      customer = await settings.resolveCustomer(request, context);
     } catch (error) {
       onError(error);
       return refuse(500, REFUSED_CUSTOMER_LOOKUP, endpointMessages.customerUnresolved);
@@ -351,13 +334,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
     const place = await admission.place(customer, visitor);
     if (place instanceof Response) return place;
     try {
-      const refused = await claimed(
-        options,
-        { store, prefix, now, onError, maxQueuedMs: settings.maxQueuedMs },
-        request,
-        customer,
-        parsed,
-      );
+      const refused = await claimed(settings, { store, prefix }, request, customer, parsed);
       if (refused) return refused;
       return await check(request, key, blackbox, customer, outcome, place);
     } catch (caught) {
@@ -433,19 +410,19 @@ async function readCheckout(
  * reuse.ts). A refusal, or undefined to go on.
  */
 async function claimed(
-  options: DeviceRiskHandlerOptions,
-  shared: { store: Store; prefix: string; now: Now; onError: (error: unknown) => void; maxQueuedMs: number },
+  settings: EndpointSettings,
+  { store, prefix }: { store: Store; prefix: string },
   request: Request,
   customer: CustomerMapping,
   { blackbox, nonce, key }: Pick<Checkout, 'blackbox' | 'nonce' | 'key'>,
 ): Promise<Response | undefined> {
-  const { store, prefix, now, onError, maxQueuedMs } = shared;
+  const { now, onError, maxQueuedMs, nonceSecret, nonceSubject } = settings;
   const claimant = key ?? ownerMark();
-  if (options.nonceSecret !== undefined) {
+  if (nonceSecret !== undefined) {
     const refused = await claimNonce(
-      { store, secret: options.nonceSecret, prefix, now },
+      { store, secret: nonceSecret, prefix, now },
       nonce,
-      options.nonceSubject?.(request, customer) ?? customer.customerInternalReference,
+      nonceSubject?.(request, customer) ?? customer.customerInternalReference,
       claimant,
     );
     if (refused) return refused;
@@ -455,16 +432,14 @@ async function claimed(
 }
 
 /** Checkouts per caller address and per customer: a refusal (429) when one has started too many. */
-function createAdmission(options: DeviceRiskHandlerOptions, settings: EndpointSettings) {
-  const { now, onError } = settings;
+function createAdmission(settings: EndpointSettings) {
+  const { now, onError, addressPrefix: prefix, visitor: visitorOf } = settings;
   const limiter = (name: 'checkoutsPerAddress' | 'checkoutsPerCustomer'): Limiter | undefined => {
     const limit = settings[name];
     return limit === false ? undefined : createLimiter(checkRateLimit(limit, name), now);
   };
   const perAddress = limiter('checkoutsPerAddress');
   const perCustomer = limiter('checkoutsPerCustomer');
-  const prefix = checkAddressPrefix(options.addressPrefix);
-  const visitorOf = checkVisitorOption(options.visitor);
   let toldNoAddress = false;
 
   /** A refusal when `source` has started too many checkouts, else undefined (and one is counted). */
@@ -537,14 +512,14 @@ function createAdmission(options: DeviceRiskHandlerOptions, settings: EndpointSe
  * markers that tell each decision once, with the callback handler's too: in the same store, or
  * without one in the client's memory.
  */
-function storesOf(options: DeviceRiskHandlerOptions, settings: EndpointSettings) {
-  const { leaseMs, now, onError } = settings;
+function storesOf(settings: EndpointSettings) {
+  const { leaseMs, now, onError, client } = settings;
   // Each key has a record, a nonce claim, its blackbox's claim and, while worked on, a lease: four entries.
-  const store = options.store
-    ? withTimeLimit(options.store, settings.storeTimeoutMs)
+  const store = settings.store
+    ? withTimeLimit(settings.store, settings.storeTimeoutMs)
     : createMemoryStore({ maxEntries: 4 * settings.idempotencyMaxKeys, now });
-  const markersIn = options.store ? store : defaultToldStore(options.client);
-  return { store, decisions: toldMarkers(markersIn, options.client.clientId, leaseMs, onError, now) };
+  const markersIn = settings.store ? store : defaultToldStore(client);
+  return { store, decisions: toldMarkers(markersIn, client.clientId, leaseMs, onError, now) };
 }
 
 /**
@@ -552,40 +527,41 @@ function storesOf(options: DeviceRiskHandlerOptions, settings: EndpointSettings)
  * runtime has a file system, else this process's memory; where, said once at start. A queue
  * given, even createMemoryQueue(), is the shop's choice and said nothing of.
  */
-function defaultQueue(options: DeviceRiskHandlerOptions, now: Now, onError: (error: unknown) => void): DefaultQueue {
-  return createDefaultQueue({ dataDir: options.dataDir, maxQueued: defaultMaxQueued(options), now, onError });
+function defaultQueue({ dataDir, maxQueuedChecks, now, onError }: EndpointSettings): DefaultQueue {
+  return createDefaultQueue({ dataDir, maxQueued: maxQueuedChecks, now, onError });
 }
 
-/** The check's options from the handler's: its onResult, with its time limit and which checkout it is for. */
-function checkOptions(
-  options: DeviceRiskHandlerOptions,
-  { now, onError, resultWaitMs, onResultTimeoutMs }: EndpointSettings,
-  told: ToldMarkers,
-  progress: DeviceRiskProgress,
-  onProgress: CheckRunOptions['onProgress'] | undefined,
-  reference: { reference?: string; customerInternalReference: string; userReference?: string },
-): CheckRunOptions {
-  return {
-    workflowKey: options.workflowKey,
-    ...(options.callbackUrl === undefined ? {} : { callbackUrl: options.callbackUrl }),
-    reportStatus: options.reportStatus,
+/** One check's own: its progress so far, where it is saved, and which checkout it is for. */
+interface CheckRun {
+  progress: DeviceRiskProgress;
+  save?: CheckRunOptions['onProgress'];
+  reference: { reference?: string; customerInternalReference: string; userReference?: string };
+}
+
+/** The check's options from the settings: its onResult, with its time limit and which checkout it is for. */
+function checkRunOf(settings: EndpointSettings, told: ToldMarkers) {
+  const { now, onError, resultWaitMs, onResultTimeoutMs, workflowKey, callbackUrl, onResult } = settings;
+  return ({ progress, save, reference }: CheckRun): CheckRunOptions => ({
+    workflowKey,
+    ...(callbackUrl === undefined ? {} : { callbackUrl }),
+    reportStatus: settings.reportStatus,
     progress,
     now,
-    ...(onProgress ? { onProgress } : {}),
+    ...(save ? { onProgress: save } : {}),
     // Also without onResult: the execution's checkout is remembered for the callback's (told.ts).
     told,
     resultContext: reference,
-    ...(options.onResult
+    ...(onResult
       ? {
           // The key's record written again before the decision is told: an attempt fenced out tells nothing.
-          ...(onProgress ? { fence: () => onProgress(progress) } : {}),
-          onResult: options.onResult,
+          ...(save ? { fence: () => save(progress) } : {}),
+          onResult,
           resultWaitMs,
           onResultTimeoutMs,
         }
       : {}),
     onError,
-  };
+  });
 }
 
 /** A handler that checks within the request has no backlog: its figures are all zero, the whole trust bound left. */
@@ -608,12 +584,12 @@ const referencesOf = ({ customerInternalReference, userReference }: Omit<Custome
 });
 
 /** The page's outcomes: told to `onOutcome` and the metrics, and the outcome-only reports' answer. */
-function outcomeTelling(options: DeviceRiskHandlerOptions, { now, onError, ...settings }: EndpointSettings) {
+function outcomeTelling({ now, onError, onOutcome, ...settings }: EndpointSettings) {
   const reports = outcomeReports(settings.maxOutcomeReportsPerSecond, now);
   function tell(outcome: CaptureOutcome, request: Request): void {
     recordOutcome(outcome, request.headers.get('user-agent'));
     try {
-      options.onOutcome?.(outcome, request);
+      onOutcome?.(outcome, request);
     } catch (error) {
       onError(error);
     }

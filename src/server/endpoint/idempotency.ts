@@ -6,15 +6,12 @@
  * (409 with Retry-After after `waitMs`), and a lease whose owner died is taken over.
  */
 import { type DeviceRiskClient } from '../api/device-risk-client.js';
-import { sleep, type Now } from '../clock.js';
-import { deadline } from '../deadline.js';
-import { ERR_IDEMPOTENCY_KEY_IN_USE } from '../errors.js';
-import { endpointMessages } from '../messages.js';
-import { refuse } from '../http.js';
+import { sleep, type Now } from '../time/clock.js';
+import { deadline } from '../time/deadline.js';
 import type { Store } from '../store/store.js';
 import { takeLease } from '../store/lease.js';
 import { attemptUnderLease, type KeyedCheck } from './leased-attempt.js';
-import { readRecord, recordedAnswer, recordKeyOf } from './key-record.js';
+import { inUse, readRecord, recordedAnswer, recordKeyOf } from './key-record.js';
 
 /** How often a request waiting for another instance's work on its key looks again, in ms. */
 const KEY_POLL_MS = 50;
@@ -77,10 +74,5 @@ export function createIdempotency(options: IdempotencyOptions) {
   };
 }
 
-export const inUse = (seconds: number) =>
-  refuse(409, ERR_IDEMPOTENCY_KEY_IN_USE, endpointMessages.keyInUse, {
-    'retry-after': String(Math.min(60, Math.max(1, seconds))),
-  });
-
 // The record's module, re-exported where its users found it before (key-record.ts).
-export { readKeyRecord, recordKeyOf, reused, staleKey, type KeyRecord } from './key-record.js';
+export { recordKeyOf, type KeyRecord } from './key-record.js';

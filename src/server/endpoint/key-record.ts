@@ -6,12 +6,11 @@
  * each write replaces exactly the version it last wrote, so an attempt whose key another has
  * taken over is fenced) and the queue's stale mark (`markStale`).
  *
- * Its states: none (a new key); in progress (`fingerprint`, with a create's intent
- * `creating`, then the `transaction`, its upload's intent `uploading`, `uploaded`); finished
- * (`result`, all else dropped); given up (`stale`). A finished or given-up record is final:
- * nothing but its time to live replaces it.
+ * Its states and their one transition function are in key-state.ts (`KeyState`,
+ * `nextKeyState`): every record written here is a state that function reached. A finished or
+ * given-up record is final: nothing but its time to live replaces it.
  */
-import { deadline, within, type Deadline } from '../deadline.js';
+import { deadline, within, type Deadline } from '../time/deadline.js';
 import {
   DeviceRiskError,
   ERR_BLACKBOX_STALE,
@@ -20,11 +19,12 @@ import {
   ERR_STORE_UNAVAILABLE,
   isDeviceRiskError,
 } from '../errors.js';
-import { sleep } from '../clock.js';
-import { json, refuse, REFUSED_KEY_REUSED } from '../http.js';
+import { sleep } from '../time/clock.js';
+import { json, refuse, REFUSED_KEY_REUSED } from '../net/http.js';
 import { endpointMessages } from '../messages.js';
 import { fromStore, keyPart, type Store } from '../store/store.js';
 import type { DeviceRiskResult } from './check.js';
+import { keyStateOf, nextKeyState, recordOf, type KeyEvent, type KeyState } from './key-state.js';
 
 /**
  * What the store keeps per Idempotency-Key. Each attempt replaces exactly the version it
@@ -86,11 +86,12 @@ export async function readKeyRecord(
  * when the check is still to run (or running).
  */
 export function recordedAnswer(record: KeyRecord | undefined, fingerprint: string): Response | undefined {
-  if (!record) return undefined;
-  if (record.fingerprint !== fingerprint) return reused();
+  const state = keyStateOf(record);
+  if (state.state === 'none') return undefined;
+  if (state.fingerprint !== fingerprint) return reused();
   // Checked already (a retry of a request answered before): the same reference as then.
-  if (record.result) return json(record.result, 200);
-  if (record.stale) return staleKey();
+  if (state.state === 'finished') return json(state.result, 200);
+  if (state.state === 'stale') return staleKey();
   return undefined;
 }
 
@@ -100,31 +101,52 @@ export function recordedAnswer(record: KeyRecord | undefined, fingerprint: strin
  * died with its owner), undefined when there is none.
  */
 export function earlierCreate(record: KeyRecord | undefined, now: number): { waitS: number } | 'orphaned' | undefined {
-  if (!record?.creating || record.transaction) return undefined;
-  return now < record.creating.until ? { waitS: Math.ceil((record.creating.until - now) / 1000) } : 'orphaned';
+  const state = keyStateOf(record);
+  if (state.state !== 'open' || !state.creating) return undefined;
+  return now < state.creating.until ? { waitS: Math.ceil((state.creating.until - now) / 1000) } : 'orphaned';
 }
 
-/** The record an attempt starts from: the key's own (or its first), without another attempt's intents. */
-export function startedRecord(record: KeyRecord | undefined, fingerprint: string): KeyRecord {
-  const started = record ?? { fingerprint };
-  delete started.creating;
-  delete started.uploading;
-  return started;
+/**
+ * The key's state after `event`: the record's one way forward. An attempt asks only what its
+ * state allows, having answered a final record before it starts; one refused anyway means the
+ * record is not the one it read, so it stops as a fenced attempt does (409, the retry answers).
+ */
+export function nextRecordState(from: KeyState, event: KeyEvent): KeyState {
+  const next = nextKeyState(from, event);
+  if (next) return next;
+  throw new DeviceRiskError(
+    ERR_IDEMPOTENCY_KEY_IN_USE,
+    `The Idempotency-Key's record (${from.state}) cannot take this attempt's ${event.type}; retry with the same key`,
+    { retryAfter: 1, operation: 'store' },
+  );
 }
 
-/** The record with this attempt's create on the wire until `until` (epoch ms). */
-export const withCreateIntent = (record: KeyRecord, owner: string, until: number): KeyRecord => ({
-  ...record,
-  creating: { owner, until },
-});
+/** The state an attempt starts from: the key's own (or its first), without another attempt's intents. */
+export const startedState = (record: KeyRecord | undefined, fingerprint: string): KeyState =>
+  nextRecordState(keyStateOf(record), { type: 'start', fingerprint });
+
+/** The record an attempt starts from (startedState's). */
+export const startedRecord = (record: KeyRecord | undefined, fingerprint: string): KeyRecord =>
+  recordOf(startedState(record, fingerprint))!;
+
+/** The record with an attempt's create on the wire until `until` (epoch ms). */
+export const withCreateIntent = (record: KeyRecord, owner: string, until: number): KeyRecord =>
+  recordOf(nextRecordState(keyStateOf(record), { type: 'intend-create', intent: { owner, until } }))!;
 
 /** The final record of a finished check: what answers a retry, no transaction token kept. */
-export const finishedRecord = (fingerprint: string, result: DeviceRiskResult): KeyRecord => ({ fingerprint, result });
+export const finishedRecord = (fingerprint: string, result: DeviceRiskResult): KeyRecord =>
+  recordOf(nextRecordState({ state: 'open', fingerprint }, { type: 'finish', result }))!;
 
 /** A key whose check was given up past the trust bound: gone for good, the browser does not retry a 4xx. */
-export const staleKey = () => refuse(410, ERR_BLACKBOX_STALE, endpointMessages.staleKey);
+const staleKey = () => refuse(410, ERR_BLACKBOX_STALE, endpointMessages.staleKey);
 
 export const reused = () => refuse(422, REFUSED_KEY_REUSED, endpointMessages.keyReused);
+
+/** Another attempt works on the key: come back in `seconds` (1 to 60). */
+export const inUse = (seconds: number) =>
+  refuse(409, ERR_IDEMPOTENCY_KEY_IN_USE, endpointMessages.keyInUse, {
+    'retry-after': String(Math.min(60, Math.max(1, seconds))),
+  });
 
 /** How often a write of progress is tried again while the store is away, in ms. */
 const STORE_RETRY_MS = 100;
@@ -240,11 +262,13 @@ export function fencedRecord(context: FencedRecordContext, stored: string | unde
  */
 export async function markStale(place: RecordPlace, fingerprint: string): Promise<void> {
   const { store, recordKey, ttlMs } = place;
-  const next = JSON.stringify({ fingerprint, stale: true } satisfies KeyRecord);
   // Another writer between the read and the write (a run of the same job elsewhere): read again.
   for (let attempt = 0; attempt < 3; attempt++) {
     const { stored, record } = await readRecord(store, recordKey);
-    if (record?.result || record?.stale) return;
+    const stale = nextKeyState(keyStateOf(record), { type: 'give-up', fingerprint });
+    // A final record (finished, or stale already) stays.
+    if (!stale) return;
+    const next = JSON.stringify(recordOf(stale));
     const written =
       stored === undefined
         ? store.setIfAbsent(recordKey, next, ttlMs)

@@ -4,7 +4,7 @@
  * progress (key-record.ts, fencedRecord) before the next call to the service.
  */
 import { type DeviceRiskClient } from '../api/device-risk-client.js';
-import type { Now } from '../clock.js';
+import type { Now } from '../time/clock.js';
 import {
   DeviceRiskError,
   ERR_IDEMPOTENCY_KEY_IN_USE,
@@ -13,26 +13,26 @@ import {
   ERR_STORE_UNAVAILABLE,
   isDeviceRiskError,
 } from '../errors.js';
-import { deadline, within } from '../deadline.js';
+import { deadline, within } from '../time/deadline.js';
 import { endpointMessages } from '../messages.js';
-import { json } from '../http.js';
+import { json } from '../net/http.js';
 import type { Store } from '../store/store.js';
 import type { Lease } from '../store/lease.js';
 import { lapsed, type DeviceRiskProgress, type DeviceRiskResult } from './check.js';
-import { inUse } from './idempotency.js';
 import {
   earlierCreate,
   fencedRecord,
-  finishedRecord,
+  inUse,
+  nextRecordState,
   recordedAnswer,
-  startedRecord,
-  withCreateIntent,
+  startedState,
   type KeyRecord,
 } from './key-record.js';
+import { recordOf, type KeyState } from './key-state.js';
 import { resumedProgress, uploadIntent } from './upload-intent.js';
 
 /** The attempt's settings: the handler's, the same for every key. */
-export interface AttemptSettings {
+interface AttemptSettings {
   leaseMs: number;
   /** How long the attempt waits for the store to take a write before it answers. */
   storeWaitMs: number;
@@ -41,7 +41,7 @@ export interface AttemptSettings {
 }
 
 /** What the attempt works with: the handler's store, client, clock and error sink. */
-export interface AttemptParts {
+interface AttemptParts {
   store: Store;
   client: DeviceRiskClient;
   now: Now;
@@ -72,6 +72,21 @@ export interface AttemptContext {
   };
 }
 
+/** The lease must still be this attempt's before each call to the service: throws when it is not. */
+function stillHeld(lease: Lease): void {
+  if (lease.lost === 'taken')
+    throw new DeviceRiskError(ERR_IDEMPOTENCY_KEY_IN_USE, endpointMessages.leaseLost, {
+      retryAfter: 1,
+      operation: 'store',
+    });
+  // The store confirmed no renewal for a whole lease: another may take the key any moment.
+  if (lease.lost === 'unconfirmed')
+    throw new DeviceRiskError(ERR_STORE_UNAVAILABLE, endpointMessages.leaseUnconfirmed, {
+      retryAfter: 1,
+      operation: 'store',
+    });
+}
+
 /** The attempt that holds `lease`: the answer, a refusal, or (thrown) the failure of the check. */
 export async function attemptUnderLease(context: AttemptContext, lease: Lease): Promise<Response> {
   const { leaseMs, storeWaitMs, ttlMs: ttl } = context.settings;
@@ -94,30 +109,24 @@ export async function attemptUnderLease(context: AttemptContext, lease: Lease): 
     const progress = record ? await resumedProgress(client, record, now) : {};
     if (progress instanceof Response) return progress;
     const written = fencedRecord({ store, recordKey, ttlMs: ttl, read }, stored);
-    const saved = startedRecord(record, fingerprint);
+    /** The key's state as this attempt last moved it (key-state.ts), a create's intent aside. */
+    let state: KeyState = startedState(record, fingerprint);
+    /** The record of `state`: written only for a state with one (never `none`). */
+    const recordNow = (of: KeyState = state) => recordOf(of)!;
     const creates = !customerTransaction && (!progress.transaction || lapsed(progress.transaction, now));
     // Before any call to the service the record is written (a store with no room or no
     // answer refuses the work before a transaction exists), with the create's intent.
     const createWindowMs = (client.accountTimeoutMs ?? 60_000) + leaseMs;
     const createUntil = now() + createWindowMs;
     if (!creates && progress.transaction && !progress.uploaded)
-      saved.uploading = uploadIntent(mark, client, leaseMs, now);
-    await written.replace(creates ? withCreateIntent(saved, mark, createUntil) : saved, storeWaitMs);
+      state = nextRecordState(state, { type: 'intend-upload', intent: uploadIntent(mark, client, leaseMs, now) });
+    const creating = { owner: mark, until: createUntil };
+    await written.replace(
+      recordNow(creates ? nextRecordState(state, { type: 'intend-create', intent: creating }) : state),
+      storeWaitMs,
+    );
     if (!record) onNewKey?.();
-    /** The lease must still be this attempt's before each call to the service. */
-    const stillOwner = () => {
-      if (lease.lost === 'taken')
-        throw new DeviceRiskError(ERR_IDEMPOTENCY_KEY_IN_USE, endpointMessages.leaseLost, {
-          retryAfter: 1,
-          operation: 'store',
-        });
-      // The store confirmed no renewal for a whole lease: another may take the key any moment.
-      if (lease.lost === 'unconfirmed')
-        throw new DeviceRiskError(ERR_STORE_UNAVAILABLE, endpointMessages.leaseUnconfirmed, {
-          retryAfter: 1,
-          operation: 'store',
-        });
-    };
+    const stillOwner = () => stillHeld(lease);
     let recorded = progress.transaction;
     let madeUnrecorded = false;
     /** A write of the record going on in the background (see `save`), and whether the check has ended. */
@@ -135,7 +144,8 @@ export async function attemptUnderLease(context: AttemptContext, lease: Lease): 
       // and report an orphan that was never made. So the write goes on by itself while the
       // intent could still be read as running; the request waits for it only `storeWaitMs`.
       const leftMs = Math.max(storeWaitMs, createUntil - now());
-      const withdrawn = saved.transaction ? written.replace(saved, leftMs) : written.remove(leftMs);
+      state = nextRecordState(state, { type: state.state === 'open' ? 'withdraw' : 'settle' });
+      const withdrawn = state.state === 'none' ? written.remove(leftMs) : written.replace(recordNow(), leftMs);
       withdrawn.catch(() => {});
       const answering = deadline(storeWaitMs);
       await within(withdrawn, answering.signal)
@@ -153,17 +163,26 @@ export async function attemptUnderLease(context: AttemptContext, lease: Lease): 
     };
     /** The check ended with an upload's intent recorded: no upload of this attempt is on the wire, so it goes. */
     const uploadEnded = async () => {
-      delete saved.uploading;
-      await written.replace(saved, storeWaitMs).catch(() => {});
+      state = nextRecordState(state, { type: 'settle' });
+      await written.replace(recordNow(), storeWaitMs).catch(() => {});
     };
     const save = async (next: DeviceRiskProgress) => {
       const made = next.transaction && next.transaction !== recorded ? next.transaction : undefined;
       madeUnrecorded = !!made;
-      saved.transaction = next.transaction ? await client.sealTransaction(next.transaction) : undefined;
-      saved.uploaded = next.uploaded;
-      // A transaction without its blackbox: the upload comes next, and its intent goes with this write.
-      if (next.transaction && !next.uploaded) saved.uploading = uploadIntent(mark, client, leaseMs, now);
-      else delete saved.uploading;
+      const uploaded = next.uploaded === true;
+      state = nextRecordState(
+        state,
+        next.transaction
+          ? {
+              type: 'record',
+              transaction: await client.sealTransaction(next.transaction),
+              uploaded,
+              // A transaction without its blackbox: the upload comes next, and its intent goes with this write.
+              ...(uploaded ? {} : { uploading: uploadIntent(mark, client, leaseMs, now) }),
+            }
+          : { type: 'settle' },
+      );
+      const saved = recordNow();
       landing = !!made;
       // The transaction just made is written for as long as no other attempt may make one:
       // in the background once the request must be answered, so that a retry resumes it.
@@ -198,13 +217,14 @@ export async function attemptUnderLease(context: AttemptContext, lease: Lease): 
       // Nothing new recorded and nothing made unrecorded: the create (if it ran) made nothing we know of.
       if (creates && recorded === before && !madeUnrecorded) await createEnded(error);
       // The upload's call has ended, so nothing of this attempt is on the wire: a retry need not wait.
-      else if (saved.uploading && !landing) await uploadEnded();
+      else if (state.state === 'transacted' && state.uploading && !landing) await uploadEnded();
       ended = true;
       throw error;
     }
     // Nothing is lost: should this write fail, the next attempt finds the progress and finalize answers as before.
     // Done, the record needs only what answers a retry: no transaction token is kept.
-    await written.replace(finishedRecord(fingerprint, result), storeWaitMs).catch((error: unknown) => onError?.(error));
+    state = nextRecordState(state, { type: 'finish', result });
+    await written.replace(recordNow(), storeWaitMs).catch((error: unknown) => onError?.(error));
     return json(result, 200);
   } finally {
     await lease.release();

@@ -2,7 +2,7 @@
  * The capture nonce of a checkout (nonce.ts): verified for its customer, then claimed in the
  * store for the request's Idempotency-Key, so that a blackbox is checked once across a fleet.
  */
-import type { Now } from '../clock.js';
+import type { Now } from '../time/clock.js';
 import {
   ERR_NONCE_EXPIRED,
   ERR_NONCE_INVALID,
@@ -11,7 +11,7 @@ import {
   isDeviceRiskError,
 } from '../errors.js';
 import { endpointMessages } from '../messages.js';
-import { refuse } from '../http.js';
+import { refuse } from '../net/http.js';
 import { fromStore, type Store } from '../store/store.js';
 import { verifyCaptureNonce, type VerifiedNonce } from './nonce.js';
 

@@ -9,7 +9,7 @@
  * Format: `v1.<expiry, base 36 ms>.<random id>.<signature>`, all URL-safe; the subject is
  * signed, not carried.
  */
-import { systemNow } from '../clock.js';
+import { systemNow } from '../time/clock.js';
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION, ERR_NONCE_EXPIRED, ERR_NONCE_INVALID } from '../errors.js';
 import { endpointMessages } from '../messages.js';
 

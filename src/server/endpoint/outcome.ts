@@ -28,7 +28,7 @@ export const OUTCOMES: Record<CaptureOutcomeKind, { readonly meaning: string; re
 };
 
 /** The kinds a page may report, in the union's order. */
-export const OUTCOME_KINDS = Object.keys(OUTCOMES) as readonly CaptureOutcomeKind[];
+const OUTCOME_KINDS = Object.keys(OUTCOMES) as readonly CaptureOutcomeKind[];
 
 /** The outcome in a request body, or undefined when there is none or it is malformed. */
 export function parseOutcome(value: unknown): CaptureOutcome | undefined {

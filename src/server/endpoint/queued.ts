@@ -5,7 +5,7 @@
  * progress as a check run in the request), on whichever instance takes the job.
  */
 import { contractedRate, type DeviceRiskClient } from '../api/device-risk-client.js';
-import type { Now } from '../clock.js';
+import type { Now } from '../time/clock.js';
 import {
   DeviceRiskError,
   ERR_BACKLOG_BEHIND,
@@ -18,14 +18,14 @@ import {
   isDeviceRiskError,
   isRedisFull,
 } from '../errors.js';
-import { json, refuse, REFUSED_INTERNAL } from '../http.js';
+import { json, refuse, REFUSED_INTERNAL } from '../net/http.js';
 import { queuedMessages } from '../messages.js';
 import { recordQueue, recordQueueWait, observeBacklog } from '../metrics.js';
 import { createBacklogWarning, createDrainMeter, createLateCheck, type BacklogFigures } from '../queue/backlog.js';
 import type { CheckJob, CheckQueue, JobRun, QueuedCustomer, QueuePlace } from '../queue/queue.js';
 import { REDIS_FULL_RETRY_AFTER_S, type Store } from '../store/store.js';
 import { runCheck, type CustomerMapping, type CheckRunOptions, type DeviceRiskProgress } from './check.js';
-import { TellingElsewhere } from '../told.js';
+import { TellingElsewhere } from '../callbacks/told.js';
 import { isPermanent, isUnavailable, namedFailure } from './failure-answer.js';
 import type { createIdempotency } from './idempotency.js';
 import { markStale, readKeyRecord, recordedAnswer as keyRecordAnswer, recordKeyOf, reused } from './key-record.js';

@@ -5,10 +5,10 @@
  * `blackbox_reused`, logged through `onError`, and no second transaction is started. The store
  * holds a SHA-256 digest of the blackbox, never the blackbox itself.
  */
-import type { Now } from '../clock.js';
+import type { Now } from '../time/clock.js';
 import { DeviceRiskError, ERR_BLACKBOX_REUSED } from '../errors.js';
 import { endpointMessages } from '../messages.js';
-import { refuse } from '../http.js';
+import { refuse } from '../net/http.js';
 import { fromStore, type Store } from '../store/store.js';
 import { fingerprintOf } from './idempotency.js';
 

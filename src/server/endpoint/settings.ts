@@ -6,8 +6,8 @@
  */
 import { contractedRate } from '../api/device-risk-client.js';
 import { callbackUrlRuleBroken } from '../api/account.js';
-import { DEFAULT_ADDRESS_PREFIX } from '../address.js';
-import { systemNow, type Now } from '../clock.js';
+import { checkAddressPrefix, DEFAULT_ADDRESS_PREFIX, type AddressPrefix } from '../net/address.js';
+import { systemNow, type Now } from '../time/clock.js';
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION, logError } from '../errors.js';
 import { endpointMessages } from '../messages.js';
 import {
@@ -22,7 +22,7 @@ import {
   plainSettings,
 } from '../options-table.js';
 import { isMemoryStore, STORE_TIMEOUT_MS } from '../store/store.js';
-import type { RateLimit } from './admission.js';
+import { checkVisitorOption, type RateLimit } from './admission.js';
 import type { DeviceRiskHandlerOptions } from './handler.js';
 import { DEFAULT_MAX_QUEUED_MS } from './queued.js';
 
@@ -142,11 +142,34 @@ const inWorkers = () =>
   typeof navigator !== 'undefined' && (navigator as { userAgent?: string }).userAgent === 'Cloudflare-Workers';
 
 /** When the browser is answered: as given, or `'checked'` in Workers without a queue, else `'accepted'`. */
-export const answerOf = (options: DeviceRiskHandlerOptions) =>
+const answerOf = (options: DeviceRiskHandlerOptions) =>
   options.answer ?? (inWorkers() && !options.queue ? 'checked' : 'accepted');
 
 /** The handler's options checked and completed with their defaults: every plain one, and these. */
-export interface EndpointSettings extends Required<EndpointPlainOptions> {
+/** The options the handler takes as given, each checked by its row of ENDPOINT_OPTIONS. */
+type GivenOptions = Pick<
+  DeviceRiskHandlerOptions,
+  | 'client'
+  | 'resolveCustomer'
+  | 'workflowKey'
+  | 'callbackUrl'
+  | 'onResult'
+  | 'queue'
+  | 'dataDir'
+  | 'instanceId'
+  | 'store'
+  | 'nonceSecret'
+  | 'nonceSubject'
+  | 'onRepair'
+  | 'onOutcome'
+  | 'visitor'
+>;
+
+/**
+ * Every option of the endpoint, resolved once: the handler reads these, never an option
+ * (docs/architecture.md#settings-modules).
+ */
+export interface EndpointSettings extends Required<EndpointPlainOptions>, GivenOptions {
   /** The allowed origins, as `URL.origin` spells them. */
   allowed: Set<string>;
   answer: 'accepted' | 'checked';
@@ -159,6 +182,10 @@ export interface EndpointSettings extends Required<EndpointPlainOptions> {
   /** Each `false` (no limit) or the limit, the row's default when not given. */
   checkoutsPerAddress: RateLimit | false;
   checkoutsPerCustomer: RateLimit | false;
+  /** `addressPrefix`, checked, the default when not given. */
+  addressPrefix: Required<AddressPrefix>;
+  /** The default queue's bound: `maxQueuedChecks`, else defaultMaxQueued's. */
+  maxQueuedChecks: number;
 }
 
 /**
@@ -179,8 +206,15 @@ export function endpointSettings(options: DeviceRiskHandlerOptions): EndpointSet
     throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, endpointMessages.sharedStoreNeedsQueue);
   }
   const plain = plainSettings(options, PLAIN_ENDPOINT_OPTIONS);
+  const { client, resolveCustomer, workflowKey, callbackUrl, onResult, queue, dataDir, instanceId, store } = options;
+  const { nonceSecret, nonceSubject, onRepair, onOutcome } = options;
   return {
     ...plain,
+    ...{ client, resolveCustomer, workflowKey, callbackUrl, onResult, queue, dataDir, instanceId, store },
+    ...{ nonceSecret, nonceSubject, onRepair, onOutcome },
+    visitor: checkVisitorOption(options.visitor),
+    addressPrefix: checkAddressPrefix(options.addressPrefix),
+    maxQueuedChecks: defaultMaxQueued(options),
     allowed: new Set(options.allowedOrigins.map((o: string) => new URL(o).origin)),
     answer,
     now: options.now ?? systemNow,

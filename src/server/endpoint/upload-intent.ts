@@ -5,9 +5,9 @@
  * intent (`creating`, leased-attempt.ts), it goes with a write the attempt makes anyway.
  */
 import type { DeviceRiskClient } from '../api/device-risk-client.js';
-import type { Now } from '../clock.js';
+import type { Now } from '../time/clock.js';
 import type { DeviceRiskProgress } from './check.js';
-import { inUse, type KeyRecord } from './idempotency.js';
+import { inUse, type KeyRecord } from './key-record.js';
 
 /** The intent of an upload starting now: one request's time limit, and a lease for the owner to be seen gone. */
 export function uploadIntent(owner: string, client: DeviceRiskClient, leaseMs: number, now: Now) {

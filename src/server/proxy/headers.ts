@@ -3,7 +3,7 @@
  * one, and on the way out the vendor's cookies and the client's address as the proxy knows it
  * (docs/proxy.md, "The contract of a first-party front").
  */
-import { plainAddress } from '../http.js';
+import { plainAddress } from '../net/http.js';
 import type { RequestContext } from '../fetch-handler.js';
 import { rewriteSetCookie, vendorCookies } from './cookies.js';
 import type { ProxyConfig } from './options.js';

@@ -7,9 +7,9 @@ import { checkOptions } from '../options-table.js';
 import { PROXY_OPTIONS } from './settings.js';
 import { DEFAULT_URI_HOOK } from '../../shared/constants.js';
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION, logError } from '../errors.js';
-import { validHost } from '../host.js';
+import { validHost } from '../net/host.js';
 import { proxyMessages } from '../messages.js';
-import { requireSecureUrl } from '../secure-url.js';
+import { requireSecureUrl } from '../net/secure-url.js';
 
 /** The vendor's first-party hosts (docs/vendor-contract.md#the-first-party-front). */
 export const COLLECTOR_URLS = {

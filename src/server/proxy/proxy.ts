@@ -10,13 +10,13 @@
  * a page. Its parts, by operation: options.ts (checked once), paths.ts (what is
  * forwarded), headers.ts and cookies.ts (what crosses), upstream.ts (the call).
  */
-import { deadline } from '../deadline.js';
-import { BodyTimeoutError, bodyTimedOut, isBodyTimeout, readCapped } from '../http.js';
-import { validHost } from '../host.js';
+import { deadline } from '../time/deadline.js';
+import { BodyTimeoutError, bodyTimedOut, isBodyTimeout, readCapped } from '../net/http.js';
+import { validHost } from '../net/host.js';
 import { recordProxy } from '../metrics.js';
 import type { RequestContext } from '../fetch-handler.js';
 import { browserResponseHeaders, collectorRequestHeaders } from './headers.js';
-import { withDone } from '../direct-body.js';
+import { withDone } from '../net/direct-body.js';
 import { proxyConfig, type FirstPartyProxyOptions, type ProxyConfig } from './options.js';
 import { collectorPath, rawPathOf, underPrefix } from './paths.js';
 import { BadUpstreamAnswerError, usableStatus } from './upstream-answer.js';

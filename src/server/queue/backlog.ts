@@ -3,7 +3,7 @@
  * metrics and for `backlog()`, and the one warning when the checks waiting cannot all run
  * within the trust bound at the rate the service lets through (docs/fleet.md#the-queue).
  */
-import type { Now } from '../clock.js';
+import type { Now } from '../time/clock.js';
 import { GUEST_SHARE, type Lane } from './queue.js';
 
 /** The window the drain rate is measured over, in ms. */

@@ -7,7 +7,7 @@
  * nothing from Node. A directory that cannot be used, or a damaged file, is told to onError at
  * start and refuses every checkout (`failure`), never falling back to memory unsaid.
  */
-import type { Now } from '../clock.js';
+import type { Now } from '../time/clock.js';
 import { MESSAGE_PREFIX, endpointMessages } from '../messages.js';
 import { createMemoryQueue, type CheckJob, type CheckQueue } from './queue.js';
 

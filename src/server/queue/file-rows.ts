@@ -3,7 +3,7 @@
  * the data directory's SQLite file. Every change is one transaction, so that two processes on
  * the file never claim one job, never both add one key, and never count past maxQueued.
  */
-import type { Now } from '../clock.js';
+import type { Now } from '../time/clock.js';
 import type { Connection, Database } from '../sqlite/database.js';
 import { boundFor, type AddResult, type CheckJob, type QueueCounts } from './queue.js';
 

@@ -7,7 +7,7 @@
  * visitor's n-th job waits behind every visitor's first. Node, Deno and Bun (node:sqlite;
  * runtimes/checks.mjs). A handler given no queue keeps one in its data directory (default.ts).
  */
-import { systemNow } from '../clock.js';
+import { systemNow } from '../time/clock.js';
 import { isDeviceRiskError, logError } from '../errors.js';
 import { checkOptions } from '../options-table.js';
 import { openDatabase } from '../sqlite/database.js';

@@ -5,7 +5,7 @@
  * this process's memory (one instance, `createMemoryQueue`) and BullMQ on the fleet's Redis
  * (`blackbox-capture/server/bullmq`).
  */
-import { systemNow, type Now } from '../clock.js';
+import { systemNow, type Now } from '../time/clock.js';
 import type { CustomerMapping } from '../endpoint/check.js';
 import { checkOptions } from '../options-table.js';
 import { MEMORY_QUEUE_OPTIONS } from './settings.js';

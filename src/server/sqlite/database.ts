@@ -17,12 +17,12 @@ import { DeviceRiskError, ERR_INVALID_CONFIGURATION, ERR_STORE_FULL, ERR_STORE_U
 import { dataMessages } from '../messages.js';
 
 /** What the kit uses of a `node:sqlite` statement (the runtimes' own types differ a little). */
-export interface Statement {
+interface Statement {
   run(...params: SqlValue[]): { changes: number | bigint };
   get(...params: SqlValue[]): Record<string, unknown> | undefined;
   all(...params: SqlValue[]): Record<string, unknown>[];
 }
-export type SqlValue = string | number | null;
+type SqlValue = string | number | null;
 export interface Connection {
   exec(sql: string): void;
   prepare(sql: string): Statement;
@@ -30,9 +30,9 @@ export interface Connection {
 }
 
 /** How long a write waits for another process's transaction before it fails (store_unavailable), in ms. */
-export const BUSY_TIMEOUT_MS = 5000;
+const BUSY_TIMEOUT_MS = 5000;
 /** Seconds a browser waits before it posts again when the data directory's disk is full. */
-export const DISK_FULL_RETRY_AFTER_S = 5;
+const DISK_FULL_RETRY_AFTER_S = 5;
 
 /** SQLite's primary result codes the kit tells apart (sqlite.org/rescode.html). */
 const SQLITE = {

@@ -12,9 +12,9 @@ import type { CheckJob, CheckQueue } from '../queue/queue.js';
 import type { Store } from '../store/store.js';
 
 /** The journal of the default queue before the SQLite file. */
-export const LEGACY_QUEUE_FILE = 'queue.jsonl';
+const LEGACY_QUEUE_FILE = 'queue.jsonl';
 /** The gateway's store before the SQLite file. */
-export const LEGACY_STORE_FILE = 'store.jsonl';
+const LEGACY_STORE_FILE = 'store.jsonl';
 
 /** The JSON lines of `path` that parse; undefined when there is no such file. */
 function linesOf(path: string): unknown[] | undefined {

@@ -6,7 +6,7 @@
  * it answers. A full disk or an I/O error rejects (store_full, store_unavailable): never
  * "absent". Expired entries are deleted as writes go, a bounded batch at a time.
  */
-import { systemNow, type Now } from '../clock.js';
+import { systemNow, type Now } from '../time/clock.js';
 import { checkOptions } from '../options-table.js';
 import type { Store } from '../store/store.js';
 import { openDatabase, type Database } from './database.js';

@@ -3,8 +3,7 @@
  * closed list, so that the label stays bounded whatever a client sends. An outcome from an
  * unknown or missing agent is `other`.
  */
-export const ENGINE_LABELS = ['chromium', 'firefox', 'webkit', 'other'] as const;
-export type EngineLabel = (typeof ENGINE_LABELS)[number];
+export type EngineLabel = 'chromium' | 'firefox' | 'webkit' | 'other';
 
 export function engineOf(userAgent: string | null | undefined): EngineLabel {
   if (!userAgent) return 'other';

@@ -13,7 +13,7 @@ import { exposition } from './exposition.js';
 import { statusPage, type PageInput } from './page.js';
 import type { StatusMonitor } from './monitor.js';
 import { defaultInstanceId } from '../metrics.js';
-import type { DoctorOptions } from '../../doctor/doctor.js';
+import type { DoctorOptions } from '../../doctor/index.js';
 
 export { createStatusMonitor, type StatusMonitor, type StatusMonitorOptions } from './monitor.js';
 export { METRICS, prometheusName, type MetricDefinition } from './names.js';
@@ -101,9 +101,6 @@ export function createStatusHandler(options: StatusHandlerOptions): (request: Re
 /** The command's checks, with its resolver: the same report `npx blackbox-capture doctor <url>` prints. */
 async function runDoctorChecks({ url, ...doctorOptions }: NonNullable<StatusHandlerOptions['doctor']>) {
   // Loaded on the first run only: the doctor and its HTML tokenizer stay out of the page's cost.
-  const [{ runDoctor }, { resolveAll }] = await Promise.all([
-    import('../../doctor/doctor.js'),
-    import('../../doctor/resolve.js'),
-  ]);
-  return runDoctor(url, { ...doctorOptions, lookup: resolveAll });
+  const { checkPage } = await import('../../doctor/index.js');
+  return checkPage(url, doctorOptions);
 }

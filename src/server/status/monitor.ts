@@ -5,7 +5,7 @@
  * Prometheus exposition, the OpenTelemetry gauges and the series alike: a `sum()` over the
  * fleet is then the fleet's (docs/operating.md#metrics-and-the-status-page).
  */
-import { sleep, systemNow, type Now } from '../clock.js';
+import { sleep, systemNow, type Now } from '../time/clock.js';
 import { DeviceRiskError, ERR_STORE_UNAVAILABLE } from '../errors.js';
 import { statusMessages } from '../messages.js';
 import { checkOptions } from '../options-table.js';

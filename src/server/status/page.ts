@@ -16,7 +16,7 @@ import {
   type Series,
 } from './series.js';
 
-export interface PageFinding {
+interface PageFinding {
   id: string;
   status: 'pass' | 'warn' | 'fail';
   message: string;

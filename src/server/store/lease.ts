@@ -2,7 +2,7 @@
  * Leases and claims: how one instance of a fleet takes a key for a while (the token lock,
  * an Idempotency-Key being worked on, a callback being handled) through any `Store`.
  */
-import { systemNow, type Now } from '../clock.js';
+import { systemNow, type Now } from '../time/clock.js';
 import { fromStore, type Store } from './store.js';
 
 /** A value no other writer can produce: the owner mark of a claim or a lease. */
@@ -30,7 +30,7 @@ export async function claim(store: Store, key: string, mark: string, ttlMs: numb
  * (`taken`), or no claim or renewal has been confirmed by the store for a whole lease, so it
  * may have expired there and another may take it at any moment (`unconfirmed`).
  */
-export type LeaseLoss = 'taken' | 'unconfirmed';
+type LeaseLoss = 'taken' | 'unconfirmed';
 
 export interface Lease {
   /** The owner mark the lease holds: unique to this holder. */

@@ -12,7 +12,7 @@
  */
 import { checkOptions } from '../options-table.js';
 import { MEMORY_STORE_OPTIONS } from './settings.js';
-import { systemNow } from '../clock.js';
+import { systemNow } from '../time/clock.js';
 import {
   DeviceRiskError,
   ERR_INVALID_CONFIGURATION,

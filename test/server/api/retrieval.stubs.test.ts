@@ -5,7 +5,7 @@ import type { Call, CallInit } from '../../../src/server/api/call.js';
 import { createRetrieval } from '../../../src/server/api/retrieval.js';
 import type { RateLimiter } from '../../../src/server/api/rate-limit.js';
 import type { TokenSource } from '../../../src/server/api/token-source.js';
-import type { Sleep } from '../../../src/server/clock.js';
+import type { Sleep } from '../../../src/server/time/clock.js';
 import { ACCOUNT, EXECUTION } from '../../support/api-shapes.js';
 
 const IDS = { accountId: ACCOUNT, workflowExecutionId: EXECUTION };

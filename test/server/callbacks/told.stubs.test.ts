@@ -1,6 +1,6 @@
 // Each decision told once per execution, whichever path brings it first: the service's
 // callback (createCallbackHandler) or the endpoint's queued check (createDeviceRiskHandler
-// with onResult), both on one stub client and one store (src/server/told.ts).
+// with onResult), both on one stub client and one store (src/server/callbacks/told.ts).
 import { describe, expect, it } from 'vitest';
 import { DeviceRiskTransaction } from '../../../src/server/api/device-risk-client.js';
 import {

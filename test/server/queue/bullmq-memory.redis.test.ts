@@ -9,7 +9,7 @@ import { DeviceRiskTransaction } from '../../../src/server/api/device-risk-clien
 import { createCaptureNonce, createDeviceRiskHandler, type DeviceRiskClient } from '../../../src/server/index.js';
 import { createBullmqQueue, DEFAULT_BULLMQ_MAX_QUEUED, jobIdOf } from '../../../src/server/queue/bullmq.js';
 import { defaultMaxQueued } from '../../../src/server/endpoint/settings.js';
-import { TOLD_TTL_MS } from '../../../src/server/told.js';
+import { TOLD_TTL_MS } from '../../../src/server/callbacks/told.js';
 import { createRedisStore } from '../../../src/server/store/redis.js';
 import { haveRedis, startRedisServer, type RedisServer } from '../../support/redis.js';
 

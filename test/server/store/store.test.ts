@@ -3,7 +3,7 @@
 // itself when it fails. (The Store contract on memory and a real Redis: server-store-redis.redis.test.ts.)
 import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { within } from '../../../src/server/deadline.js';
+import { within } from '../../../src/server/time/deadline.js';
 import { DeviceRiskError } from '../../../src/server/errors.js';
 import { createMemoryStore, fromStore, withTimeLimit, type Store } from '../../../src/server/store/store.js';
 import { claim } from '../../../src/server/store/lease.js';

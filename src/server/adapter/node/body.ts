@@ -1,9 +1,9 @@
 /**
- * The Node adapter's side of direct bodies (src/server/direct-body.ts): a web body that stands
+ * The Node adapter's side of direct bodies (src/server/net/direct-body.ts): a web body that stands
  * for a Node stream, which response.ts and fastify.ts pipe instead of reading the web stream.
  */
 import type { Readable } from 'node:stream';
-import { takeDirectBody, type DirectBody } from '../../direct-body.js';
+import { takeDirectBody, type DirectBody } from '../../net/direct-body.js';
 
 /** A web body's Node stream, and what to call once it was written, failed or was dropped. */
 export type NodeBody = DirectBody<Readable>;

@@ -6,7 +6,7 @@
  * only: the kit does not depend on Fastify, and the edge build stays free of Node modules.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { plainAddress } from '../../http.js';
+import { plainAddress } from '../../net/http.js';
 import type { FetchHandler } from '../../fetch-handler.js';
 import { BadRequestError, webRequest } from './request.js';
 import { takeNodeBody } from './body.js';

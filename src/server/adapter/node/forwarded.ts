@@ -5,9 +5,9 @@
  * ignored (anyone can write it). Fronts in a chain are skipped from the right, so that a CDN
  * before a load balancer both named gives the address the CDN saw (docs/gateway.md#trusted-fronts).
  */
-import { parseAddress } from '../../address.js';
+import { parseAddress } from '../../net/address.js';
 import { sourceMatcher } from '../../callbacks/sources.js';
-import { plainAddress } from '../../http.js';
+import { plainAddress } from '../../net/http.js';
 
 /** The client address of a request from `socketAddress` carrying `forwardedFor`, given the trusted fronts. */
 export function forwardedAddress(

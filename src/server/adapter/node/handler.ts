@@ -5,7 +5,7 @@
  * The Request is made by request.ts, the Response written by response.ts.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { bodyTimedOut, isBodyTimeout } from '../../http.js';
+import { bodyTimedOut, isBodyTimeout } from '../../net/http.js';
 import { forwardedAddress } from './forwarded.js';
 import { logError } from '../../errors.js';
 import type { FetchHandler } from '../../fetch-handler.js';

@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { nodeMessages } from '../../messages.js';
-import { validHost } from '../../host.js';
+import { validHost } from '../../net/host.js';
 
 /** A request the adapter refuses before any handler sees it (a malformed Host, a method no web Request can carry). */
 export class BadRequestError extends Error {

@@ -10,7 +10,7 @@ import { Agent as HttpsAgent } from 'node:https';
 import { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { proxyMessages } from '../../messages.js';
-import { forget, readThrough, standFor } from '../../direct-body.js';
+import { forget, readThrough, standFor } from '../../net/direct-body.js';
 import { BadUpstreamAnswerError, usableStatus } from '../../proxy/upstream-answer.js';
 import type { UpstreamInit } from '../../proxy/upstream.js';
 import type { NodeBody } from './body.js';

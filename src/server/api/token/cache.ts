@@ -4,7 +4,7 @@
  * forgotten only when it is the one the API refused.
  */
 import { fromStore, type Store } from '../../store/store.js';
-import type { Now } from '../../clock.js';
+import type { Now } from '../../time/clock.js';
 import type { CachedToken } from '../token-source.js';
 
 /** `expires_in` is taken within these bounds (seconds): a tiny one would mean a request per call, a huge one a token cached for ever. */

@@ -1,10 +1,10 @@
-// The hand-over of a Node body (body.ts, src/server/direct-body.ts): the proxy's answer from
+// The hand-over of a Node body (body.ts, src/server/net/direct-body.ts): the proxy's answer from
 // node:http is written by the Node adapter straight from its Node stream; any other reader gets
 // a web stream.
 import { request as httpRequest } from 'node:http';
 import { PassThrough, Readable } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { standFor, withDone } from '../../../../src/server/direct-body.js';
+import { standFor, withDone } from '../../../../src/server/net/direct-body.js';
 import { takeNodeBody } from '../../../../src/server/adapter/node/body.js';
 import { nodeUpstream } from '../../../../src/server/adapter/node/upstream.js';
 import { createFirstPartyProxy, toNodeHandler } from '../../../../src/server/index.js';

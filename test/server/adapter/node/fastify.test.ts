@@ -5,7 +5,7 @@ import { Socket } from 'node:net';
 import { Readable, Writable } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { readLimited } from '../../../../src/server/http.js';
+import { readLimited } from '../../../../src/server/net/http.js';
 import type { FastifyReplyLike, FastifyRequestLike } from '../../../../src/server/adapter/node/fastify.js';
 import {
   createFirstPartyProxy,
@@ -13,7 +13,7 @@ import {
   toNodeHandler,
   type FetchHandler,
 } from '../../../../src/server/index.js';
-import { standFor } from '../../../../src/server/direct-body.js';
+import { standFor } from '../../../../src/server/net/direct-body.js';
 import { closeServers, rawRequest, serve } from '../../../support/http.js';
 
 const apps: FastifyInstance[] = [];

@@ -2,7 +2,7 @@
 import { request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BodyTimeoutError, toNodeHandler, type FetchHandler } from '../../../../src/server/index.js';
-import { readLimited } from '../../../../src/server/http.js';
+import { readLimited } from '../../../../src/server/net/http.js';
 import { closeServers, listening, rawRequest, serve } from '../../../support/http.js';
 import { trickle } from '../../../support/slow-body.js';
 

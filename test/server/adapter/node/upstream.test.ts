@@ -7,7 +7,7 @@ import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { headersOf, nodeUpstream } from '../../../../src/server/adapter/node/upstream.js';
-import { standFor } from '../../../../src/server/direct-body.js';
+import { standFor } from '../../../../src/server/net/direct-body.js';
 import { takeNodeBody } from '../../../../src/server/adapter/node/body.js';
 import { writeResponse } from '../../../../src/server/adapter/node/response.js';
 import { closeServers, serve } from '../../../support/http.js';

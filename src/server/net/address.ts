@@ -3,9 +3,9 @@
  * (callbacks/sources.ts) and the endpoint's visitors (a network one party holds, counted as
  * one: endpoint/admission.ts, and the memory queue's fair order) use this one parser.
  */
-import { DeviceRiskError, ERR_INVALID_CONFIGURATION } from './errors.js';
+import { DeviceRiskError, ERR_INVALID_CONFIGURATION } from '../errors.js';
 import { plainAddress } from './http.js';
-import { endpointMessages } from './messages.js';
+import { endpointMessages } from '../messages.js';
 
 /** An address as a number and its width in bits: 32 for IPv4, 128 for IPv6. */
 export interface ParsedAddress {

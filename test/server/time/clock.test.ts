@@ -1,6 +1,6 @@
 // The kit's one clock (clock.ts): sleep() ends on its timer, or at once on an abort.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { sleep, systemNow } from '../../src/server/clock.js';
+import { sleep, systemNow } from '../../../src/server/time/clock.js';
 
 afterEach(() => vi.useRealTimers());
 

@@ -3,8 +3,8 @@
  * limit, and a client address in one form.
  */
 
-import type { DeviceRiskErrorCode } from './errors.js';
-import { MESSAGE_PREFIX, httpMessages } from './messages.js';
+import type { DeviceRiskErrorCode } from '../errors.js';
+import { MESSAGE_PREFIX, httpMessages } from '../messages.js';
 
 export const json = (body: unknown, status: number, headers: Record<string, string> = {}) =>
   new Response(JSON.stringify(body), {

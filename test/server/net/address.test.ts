@@ -1,7 +1,12 @@
 // Caller addresses: one parser for callback sources and visitors, and the visitor an address
 // belongs to (its network under addressPrefix: an IPv6 /64 and an IPv4 address by default).
 import { describe, expect, it } from 'vitest';
-import { addressGroup, checkAddressPrefix, DEFAULT_ADDRESS_PREFIX, parseAddress } from '../../src/server/address.js';
+import {
+  addressGroup,
+  checkAddressPrefix,
+  DEFAULT_ADDRESS_PREFIX,
+  parseAddress,
+} from '../../../src/server/net/address.js';
 
 const group = (address: string) => addressGroup(address, DEFAULT_ADDRESS_PREFIX);
 

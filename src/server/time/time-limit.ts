@@ -3,8 +3,8 @@
  * (renewed while held) and, on the endpoint, the browser's request for ever, and no other
  * instance could take the work over.
  */
-import { DeviceRiskError, ERR_RESULT_HANDLER_TIMEOUT } from './errors.js';
-import { timeLimitMessages } from './messages.js';
+import { DeviceRiskError, ERR_RESULT_HANDLER_TIMEOUT } from '../errors.js';
+import { timeLimitMessages } from '../messages.js';
 
 /**
  * Runs `call` with a signal that aborts after `timeoutMs` or with `stop`; rejects then

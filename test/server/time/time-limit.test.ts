@@ -1,7 +1,7 @@
 // A call under a time limit (onResult's): a hung call fails at the limit, and a stop signal ends it at once.
 import { getEventListeners } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
-import { callWithin } from '../../src/server/time-limit.js';
+import { callWithin } from '../../../src/server/time/time-limit.js';
 
 describe('callWithin', () => {
   it('settles as the call does within the limit', async () => {

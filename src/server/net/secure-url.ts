@@ -1,6 +1,6 @@
 /** The kit's URL policy: every address it sends a secret to is https, except on loopback. */
-import { DeviceRiskError, ERR_INSECURE_URL, ERR_INVALID_CONFIGURATION } from './errors.js';
-import { urlMessages } from './messages.js';
+import { DeviceRiskError, ERR_INSECURE_URL, ERR_INVALID_CONFIGURATION } from '../errors.js';
+import { urlMessages } from '../messages.js';
 
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
 

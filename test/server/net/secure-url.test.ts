@@ -1,6 +1,6 @@
 // requireSecureUrl: the URL policy of every address the kit sends a secret to.
 import { describe, expect, it } from 'vitest';
-import { requireSecureUrl } from '../../src/server/secure-url.js';
+import { requireSecureUrl } from '../../../src/server/net/secure-url.js';
 
 describe('requireSecureUrl', () => {
   it.each([

@@ -17,14 +17,14 @@
  * handlers given no store keep their markers in one memory store per client object, so that a
  * callback handler and an endpoint made with the same client in one process agree without one.
  */
-import { sleep, systemNow, type Now } from './clock.js';
-import { DeviceRiskError, ERR_STORE_UNAVAILABLE } from './errors.js';
-import { toldMessages } from './messages.js';
-import { takeLease, type Lease } from './store/lease.js';
-import { createMemoryStore, fromStore, keyPart, type Store } from './store/store.js';
+import { sleep, systemNow, type Now } from '../time/clock.js';
+import { DeviceRiskError, ERR_STORE_UNAVAILABLE } from '../errors.js';
+import { toldMessages } from '../messages.js';
+import { takeLease, type Lease } from '../store/lease.js';
+import { createMemoryStore, fromStore, keyPart, type Store } from '../store/store.js';
 
 /** The marker's value once `onResult` has returned. */
-export const TOLD = 'told';
+const TOLD = 'told';
 /** How long a `told` marker is kept: past the callbacks' retries (24 h by default) and any queued check's. */
 export const TOLD_TTL_MS = 48 * 3_600_000;
 /** Pause between writes of the `told` marker while the store is away. */
@@ -44,7 +44,7 @@ export interface Telling {
  * handler, so that every `onResult` names the checkout (`reference`, the Idempotency-Key) and its
  * order, an expired execution's too (its callback carries no details).
  */
-export interface CheckoutOrder {
+interface CheckoutOrder {
   reference?: string;
   customerInternalReference?: string;
   userReference?: string;
@@ -83,7 +83,7 @@ export function defaultToldStore(client: object): Store {
 }
 
 /** The marker's key: UUIDs compare case-insensitively, so one execution is one marker. */
-export const toldKey = (clientId: string | undefined, workflowExecutionId: string, status: string): string =>
+const toldKey = (clientId: string | undefined, workflowExecutionId: string, status: string): string =>
   `${keyPart(clientId ?? '')}:told:${keyPart(workflowExecutionId.toLowerCase())}:${status}`;
 
 /**

@@ -13,10 +13,10 @@ import {
   readCapped,
   readLimited,
   refuse,
-} from '../../src/server/http.js';
-import { createCallbackHandler, createDeviceRiskHandler, type DeviceRiskClient } from '../../src/server/index.js';
-import { postOf, slowStream } from '../support/slow-body.js';
-import { FINAL_STATUSES, parseDetails } from '../../src/server/api/result.js';
+} from '../../../src/server/net/http.js';
+import { createCallbackHandler, createDeviceRiskHandler, type DeviceRiskClient } from '../../../src/server/index.js';
+import { postOf, slowStream } from '../../support/slow-body.js';
+import { FINAL_STATUSES, parseDetails } from '../../../src/server/api/result.js';
 
 const IDS = { accountId: 'a-1', workflowExecutionId: 'w-1' };
 

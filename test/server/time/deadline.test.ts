@@ -1,6 +1,6 @@
 // deadline(): the time limit every server-side call uses, a timer held by its owner.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { deadline } from '../../src/server/deadline.js';
+import { deadline } from '../../../src/server/time/deadline.js';
 
 afterEach(() => {
   vi.useRealTimers();
