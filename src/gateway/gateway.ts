@@ -36,9 +36,9 @@ import { adminRoutes, decisionsRoute, healthRoute, openApiRoute } from './extra-
 import { createStatusMonitor } from '../server/status/index.js';
 
 /** The HTTP server's limits beside IDLE_TIMEOUT_MS: the headers, a whole request, a kept-alive connection's wait. */
-export const HEADERS_TIMEOUT_MS = 10_000;
-export const REQUEST_TIMEOUT_MS = 30_000;
-export const KEEP_ALIVE_TIMEOUT_MS = 5000;
+const HEADERS_TIMEOUT_MS = 10_000;
+const REQUEST_TIMEOUT_MS = 30_000;
+const KEEP_ALIVE_TIMEOUT_MS = 5000;
 
 export interface GatewayOptions {
   /** fetch of the service's calls and the webhooks (tests). Default the global fetch. */

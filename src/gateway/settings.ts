@@ -8,7 +8,7 @@ import { CALLBACK_SOURCES, type Region } from '../server/index.js';
 import { isRegion, REGIONS_IN_WORDS, sourceMatcher } from '../server/parts.js';
 
 /** The formats LOG_FORMAT takes (log.ts): the first is the default. */
-export const LOG_FORMATS = ['text', 'json'] as const;
+const LOG_FORMATS = ['text', 'json'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
 
 /** How a variable is printed: a secret never is, not even in a refusal. */
@@ -225,7 +225,7 @@ export const VARIABLES = {
   },
 } as const satisfies Record<string, Variable>;
 
-export type VariableName = keyof typeof VARIABLES;
+type VariableName = keyof typeof VARIABLES;
 
 export interface GatewaySettings {
   clientId: string;

@@ -140,10 +140,10 @@ export function createBacklogWarning(trustMs: number) {
  * about 97 % of the contracted limit: docs/performance.md) and for the few checkouts other
  * instances accept between two reads of a shared queue.
  */
-export const START_WITHIN_SHARE = 0.95;
+const START_WITHIN_SHARE = 0.95;
 
 /** Checks drained in the window before the measured rate is trusted over the contracted one. */
-export const MEASURED_AFTER_CHECKS = 10;
+const MEASURED_AFTER_CHECKS = 10;
 
 /**
  * For the accept: `refuse`'s answer when a checkout accepted now could not start within

@@ -12,7 +12,7 @@ import { MESSAGE_PREFIX, endpointMessages } from '../messages.js';
 import { createMemoryQueue, type CheckJob, type CheckQueue } from './queue.js';
 
 /** The env that names the data directory when the handler's `dataDir` does not. */
-export const DATA_DIR_ENV = 'BLACKBOX_CAPTURE_DATA_DIR';
+const DATA_DIR_ENV = 'BLACKBOX_CAPTURE_DATA_DIR';
 /** The data directory when neither names one: in the working directory. */
 export const DEFAULT_DATA_DIR = '.blackbox-capture';
 /** The data directory's one database file (SQLite): the default queue's, and the gateway's store. */

@@ -8,7 +8,7 @@ import type { Connection, Database } from '../sqlite/database.js';
 import { boundFor, type AddResult, type CheckJob, type QueueCounts } from './queue.js';
 
 /** How long a job run to its end is kept (its key answered `present`): the Idempotency-Key's day. */
-export const DONE_KEPT_MS = 24 * 3_600_000;
+const DONE_KEPT_MS = 24 * 3_600_000;
 
 export const QUEUE_SCHEMA = `
 CREATE TABLE IF NOT EXISTS queue_jobs (
