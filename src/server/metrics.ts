@@ -15,17 +15,18 @@ import type { CaptureOutcome } from '../shared/types.js';
 import { ERR_NETWORK } from './errors.js';
 import { decisionLabel, engineOf } from './status/engine.js';
 import { inUnit, METRICS, type MetricKey } from './status/names.js';
-import { count } from './status/tally.js';
+import { count, type CounterKey, type LabelsOf } from './status/tally.js';
 
+/** The histograms of names.ts: recorded here only (the exposition has no histograms). */
+type HistogramKey = { [K in MetricKey]: (typeof METRICS)[K]['kind'] extends 'histogram' ? K : never }[MetricKey];
+
+/**
+ * An instrument for every counter and histogram of names.ts, made from its row: a metric added
+ * there is exported by OpenTelemetry with nothing more to write here.
+ */
 interface Instruments {
-  outcomes: { add(value: number, attributes: Record<string, string>): void };
-  duration: { record(value: number, attributes: Record<string, string>): void };
-  upstream: { add(value: number, attributes: Record<string, string>): void };
-  repairs: { add(value: number, attributes: Record<string, string>): void };
-  queue: { add(value: number, attributes: Record<string, string>): void };
-  queueWait: { record(value: number): void };
-  decisions: { add(value: number, attributes: Record<string, string>): void };
-  proxy: { add(value: number, attributes: Record<string, string>): void };
+  counters: Record<CounterKey, { add(value: number, attributes: Record<string, string>): void }>;
+  histograms: Record<HistogramKey, { record(value: number, attributes?: Record<string, string>): void }>;
 }
 
 /** What a handler's queue says when the gauges are read. */
@@ -187,15 +188,15 @@ function record(recording: Recording): void {
     (api: typeof import('@opentelemetry/api')) => {
       // The API's global meter is a proxy: an SDK registered later still receives these.
       const meter = api.metrics.getMeter('blackbox-capture');
+      const ofKind = (kind: 'counter' | 'histogram', make: typeof counter | typeof histogram) =>
+        Object.fromEntries(
+          (Object.keys(METRICS) as MetricKey[])
+            .filter((key) => METRICS[key].kind === kind)
+            .map((key) => [key, make(meter, key)]),
+        );
       instruments = {
-        outcomes: counter(meter, 'outcomes'),
-        duration: histogram(meter, 'duration'),
-        upstream: counter(meter, 'upstream'),
-        repairs: counter(meter, 'repairs'),
-        queue: counter(meter, 'queue'),
-        queueWait: histogram(meter, 'queueWait'),
-        decisions: counter(meter, 'decisions'),
-        proxy: counter(meter, 'proxy'),
+        counters: ofKind('counter', counter) as Instruments['counters'],
+        histograms: ofKind('histogram', histogram) as Instruments['histograms'],
       };
       observeGauges(meter);
       for (const waiting of queued.splice(0)) waiting(instruments);
@@ -212,14 +213,17 @@ export async function metricsFlushed(): Promise<void> {
   await loading;
 }
 
+/** Adds one to the counter `metric`: in this process (tally.ts) and through OpenTelemetry. */
+function add<K extends CounterKey>(metric: K, labels: LabelsOf<K>): void {
+  count(metric, labels);
+  record((i) => i.counters[metric].add(1, labels));
+}
+
 /** A capture's outcome, with the engine of the browser that reported it (its User-Agent). */
 export function recordOutcome(outcome: CaptureOutcome, userAgent?: string | null): void {
   const attributes = { outcome: outcome.outcome, engine: engineOf(userAgent) };
-  count('outcomes', attributes);
-  record((i) => {
-    i.outcomes.add(1, attributes);
-    i.duration.record(outcome.durationMs, { outcome: outcome.outcome });
-  });
+  add('outcomes', attributes);
+  record((i) => i.histograms.duration.record(outcome.durationMs, { outcome: outcome.outcome }));
 }
 
 export function recordUpstream(operation: string, status: number | typeof ERR_NETWORK): void {
@@ -233,41 +237,34 @@ export function recordUpstream(operation: string, status: number | typeof ERR_NE
           : status < 500
             ? 'http_4xx'
             : 'http_5xx';
-  count('upstream', { operation, result });
-  record((i) => i.upstream.add(1, { operation, result }));
+  add('upstream', { operation, result });
 }
 
 export function recordRepairs(repairs: readonly string[]): void {
-  for (const repair of repairs) count('repairs', { repair });
-  record((i) => {
-    for (const repair of repairs) i.repairs.add(1, { repair });
-  });
+  for (const repair of repairs) add('repairs', { repair });
 }
 
 export type QueueEvent = 'accepted' | 'refused' | 'checked' | 'failed' | 'stale' | 'retried' | 'service_refused';
 
 export function recordQueue(event: QueueEvent): void {
-  count('queue', { event });
-  record((i) => i.queue.add(1, { event }));
+  add('queue', { event });
 }
 
 export function recordQueueWait(ms: number): void {
-  record((i) => i.queueWait.record(ms));
+  record((i) => i.histograms.queueWait.record(ms));
 }
 
 /** A decision told to onResult (by the check or by the callback handler); details without a decision type count as `other`. */
 export function recordDecision(details: { decision?: { type?: string } }): void {
   const attributes = { type: decisionLabel(details.decision?.type ?? '') };
-  count('decisions', attributes);
-  record((i) => i.decisions.add(1, attributes));
+  add('decisions', attributes);
 }
 
 export type ProxyResult = 'ok' | 'http_4xx' | 'http_5xx' | 'unreachable' | 'timeout' | 'bad_upstream';
 
 /** One answer of the first-party proxy: the collector's status class, or the proxy's own failure. */
 export function recordProxy(result: ProxyResult): void {
-  count('proxy', { result });
-  record((i) => i.proxy.add(1, { result }));
+  add('proxy', { result });
 }
 
 /** Reports `source` in the queue gauges, under `instanceId` (default hostname:pid), until the returned function is called. */

@@ -6,10 +6,8 @@
  */
 import type { METRICS, MetricKey } from './names.js';
 
-export type CounterKey = Extract<
-  MetricKey,
-  'outcomes' | 'upstream' | 'repairs' | 'queue' | 'decisions' | 'proxy' | 'requests' | 'refusals' | 'webhooks'
->;
+/** Every counter of names.ts, by its kind there. */
+export type CounterKey = { [K in MetricKey]: (typeof METRICS)[K]['kind'] extends 'counter' ? K : never }[MetricKey];
 
 export interface CounterValue {
   metric: CounterKey;
@@ -20,7 +18,7 @@ export interface CounterValue {
 const counters = new Map<string, CounterValue>();
 
 /** The labels `metric` is counted with: its row's in names.ts, every one of them. */
-type LabelsOf<K extends CounterKey> = Record<(typeof METRICS)[K]['labels'][number], string>;
+export type LabelsOf<K extends CounterKey> = Record<(typeof METRICS)[K]['labels'][number], string>;
 
 /** Adds `by` to the counter `metric` with these labels. */
 export function count<K extends CounterKey>(metric: K, labels: LabelsOf<K>, by = 1): void {
