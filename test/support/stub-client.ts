@@ -1,6 +1,7 @@
 // A Device Risk client on no network, for the endpoint's tests: numbered transactions, every
 // call recorded, decisions by execution (wf-2 is REJECTED).
 import { DeviceRiskTransaction } from '../../src/server/api/device-risk-client.js';
+import { DeviceRiskError } from '../../src/server/errors.js';
 import type { DeviceRiskClient } from '../../src/server/index.js';
 
 /** The `n`-th transaction of a client on no network: acc-n, wf-n, its token tx-token-n. */
@@ -13,6 +14,14 @@ export const stubTransaction = (n: number): DeviceRiskTransaction =>
     finalizeUrl: 'https://api.example/finalize',
     tokenExpiresAt: Date.now() + 600_000,
     token: `tx-token-${n}`,
+  });
+
+/** The service's 429 to an account create, as the client throws it (retry after 1 s). */
+export const accountCreateLimited = (): DeviceRiskError =>
+  new DeviceRiskError('rate_limited', 'account create answered 429', {
+    status: 429,
+    retryAfter: 1,
+    operation: 'account create',
   });
 
 /** A client's sealing of transactions without a key: what it seals, it opens, the token with it. */

@@ -25,7 +25,7 @@ import type { AddResult, QueueCounts } from '../../../src/server/queue/queue.js'
 import { recordKeyOf } from '../../../src/server/endpoint/idempotency.js';
 import { useTestMeter } from '../../support/otel.js';
 import { blackboxOf } from '../../support/kit.js';
-import { plainSealing, stubTransaction } from '../../support/stub-client.js';
+import { accountCreateLimited, plainSealing, stubTransaction } from '../../support/stub-client.js';
 
 const SHOP = 'https://shop.example';
 const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
@@ -55,11 +55,7 @@ function stubClient(
       if (limited > 0) {
         limited--;
         calls.push(`429 ${body.customerInternalReference}`);
-        throw new DeviceRiskError('rate_limited', 'account create answered 429', {
-          status: 429,
-          retryAfter: 1,
-          operation: 'account create',
-        });
+        throw accountCreateLimited();
       }
       const failure = failures.shift();
       if (failure) throw failure;

@@ -15,7 +15,7 @@ import { createBullmqQueue, jobIdOf } from '../../../src/server/queue/bullmq.js'
 import { createRedisStore } from '../../../src/server/store/redis.js';
 import { haveRedis, startRedisServer, type RedisServer } from '../../support/redis.js';
 import { blackboxOf } from '../../support/kit.js';
-import { plainSealing, stubTransaction } from '../../support/stub-client.js';
+import { accountCreateLimited, plainSealing, stubTransaction } from '../../support/stub-client.js';
 
 const SHOP = 'https://shop.example';
 const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
@@ -47,11 +47,7 @@ function service() {
         if (limited > 0) {
           limited--;
           calls.push(`429 ${body.customerInternalReference}`);
-          throw new DeviceRiskError('rate_limited', 'account create answered 429', {
-            status: 429,
-            retryAfter: 1,
-            operation: 'account create',
-          });
+          throw accountCreateLimited();
         }
         calls.push(`create ${body.customerInternalReference} on ${instance}`);
         return stubTransaction(++n);
