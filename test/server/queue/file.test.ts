@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { createFileQueue } from '../../../src/server/queue/file.js';
 import type { CheckJob, JobRun } from '../../../src/server/queue/queue.js';
+import { gatedRun } from '../../support/gated-run.js';
 import { faultyEngine, rowsOf, sqliteError } from '../../support/sqlite.js';
 
 const job = (key: string, fingerprint = 'f', visitor?: string): CheckJob => ({
@@ -156,26 +157,14 @@ describe('createFileQueue', () => {
 });
 
 describe('the file queue at work', () => {
-  /** A run whose jobs wait until released; `ran` in the order they started. */
-  function held() {
-    const ran: string[] = [];
-    const releases = new Map<string, (run: JobRun) => void>();
-    const run = (j: CheckJob) =>
-      new Promise<JobRun>((resolve) => {
-        ran.push(j.key);
-        releases.set(j.key, resolve);
-      });
-    return { ran, run, release: (key: string, result: JobRun = { done: true }) => releases.get(key)!(result) };
-  }
-
   it('runs at most `concurrency` jobs at once, the next as soon as one ends', async () => {
     const queue = createFileQueue({ path: databaseIn(), concurrency: 1 });
     for (const key of ['a', 'b']) await queue.add(job(key));
-    const work = held();
+    const work = gatedRun();
     queue.process(work.run);
-    await expect.poll(() => work.ran).toEqual(['a']);
+    await expect.poll(() => work.started).toEqual(['a']);
     work.release('a');
-    await expect.poll(() => work.ran).toEqual(['a', 'b']);
+    await expect.poll(() => work.started).toEqual(['a', 'b']);
     work.release('b');
     await queue.idle();
     await queue.close();
@@ -190,12 +179,12 @@ describe('the file queue at work', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'setInterval', 'clearTimeout', 'clearInterval'] });
     try {
       const queue = createFileQueue({ path: databaseIn(), concurrency: 1 });
-      const work = held();
+      const work = gatedRun();
       queue.process(work.run);
       // Nothing waited: no poll (its timer never fires here) is needed for the job to start.
       expect(await queue.add(job('a'))).toBe('added');
       await turns();
-      expect(work.ran).toEqual(['a']);
+      expect(work.started).toEqual(['a']);
       let idle = false;
       const waited = queue.idle().then(() => (idle = true));
       await turns();
@@ -203,10 +192,10 @@ describe('the file queue at work', () => {
       // The next job starts when one ends, not at the next poll.
       await queue.add(job('b'));
       await turns();
-      expect(work.ran).toEqual(['a']);
+      expect(work.started).toEqual(['a']);
       work.release('a');
       await turns();
-      expect(work.ran).toEqual(['a', 'b']);
+      expect(work.started).toEqual(['a', 'b']);
       work.release('b');
       await waited;
       await queue.close();
@@ -252,9 +241,9 @@ describe('the file queue at work', () => {
     const path = databaseIn();
     const first = createFileQueue({ path, leaseMs: 300 });
     await first.add(job('a'));
-    const work = held();
+    const work = gatedRun();
     first.process(work.run);
-    await expect.poll(() => work.ran).toEqual(['a']);
+    await expect.poll(() => work.started).toEqual(['a']);
     const other: string[] = [];
     const second = createFileQueue({ path, leaseMs: 300 });
     second.process(async (j) => {
