@@ -13,11 +13,11 @@ import type { Route } from './routes.js';
 import type { Log } from './log.js';
 
 /** How long the store and the queue have to answer a readiness probe, in ms. */
-const READY_PROBE_MS = 2000;
+export const READY_PROBE_MS = 2000;
 /** How often the client credentials are tried again (a cached token answers at once), in ms. */
-const TOKEN_CHECK_MS = 30_000;
+export const TOKEN_CHECK_MS = 30_000;
 /** The same while they fail: a fixed secret reads ok within this. */
-const TOKEN_RETRY_MS = 5000;
+export const TOKEN_RETRY_MS = 5000;
 
 type CheckName = 'store' | 'queue' | 'token' | 'outbox';
 

@@ -4,30 +4,17 @@
 // loopback Host names and need ADMIN_TOKEN off loopback; the env file's problems exit 2 naming
 // it, and a UTF-8 BOM is no part of its first variable.
 import { connect } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
-import {
-  DECISIONS_TOKEN,
-  gatewayEnvironment,
-  killGatewayProcesses,
-  startGatewayProcess,
-  webhookReceiver,
-  writeEnvFile,
-} from '../support/gateway.js';
-import { closeServers, rawRequest } from '../support/http.js';
-import { useEmulators } from '../support/kit.js';
+import { describe, expect, it } from 'vitest';
+import { DECISIONS_TOKEN, startGatewayProcess, useGateway, writeEnvFile } from '../support/gateway.js';
+import { rawRequest } from '../support/http.js';
 
-const startEmulator = useEmulators();
-afterEach(async () => {
-  killGatewayProcesses();
-  await closeServers();
-});
+const { environment, served } = useGateway();
 
 const ADMIN_TOKEN = 'the-bearer-of-the-admin-routes-32chars';
 
 describe('the edges of serve (a process)', () => {
   it('answers a malformed percent-encoding 400 invalid_reference in JSON, logged', async () => {
-    const emulator = await startEmulator();
-    const gateway = await startGatewayProcess(gatewayEnvironment(emulator, (await webhookReceiver()).url));
+    const { gateway } = await served();
     const answer = await fetch(`${gateway.url}/decisions/a%zz`, {
       headers: { authorization: `Bearer ${DECISIONS_TOKEN}` },
     });
@@ -38,10 +25,7 @@ describe('the edges of serve (a process)', () => {
   });
 
   it('closes a connection that sends nothing after IDLE_TIMEOUT_MS, on both listeners', async () => {
-    const emulator = await startEmulator();
-    const gateway = await startGatewayProcess(
-      gatewayEnvironment(emulator, (await webhookReceiver()).url, { IDLE_TIMEOUT_MS: '500', ADMIN_PORT: '0' }),
-    );
+    const { gateway } = await served({ IDLE_TIMEOUT_MS: '500', ADMIN_PORT: '0' });
     for (const url of [gateway.url, gateway.adminUrl!]) {
       const { hostname, port } = new URL(url);
       const socket = connect({ host: hostname, port: Number(port) });
@@ -53,15 +37,12 @@ describe('the edges of serve (a process)', () => {
   });
 
   it('answers /status and /metrics only under loopback Host names, and off loopback only with ADMIN_TOKEN', async () => {
-    const emulator = await startEmulator();
-    const gateway = await startGatewayProcess(
-      gatewayEnvironment(emulator, (await webhookReceiver()).url, {
-        ADMIN_PORT: '0',
-        ADMIN_TOKEN,
-        // Requests from loopback naming a shopper's address: as from off loopback, through a front.
-        TRUSTED_FRONTS: '127.0.0.1',
-      }),
-    );
+    const { gateway } = await served({
+      ADMIN_PORT: '0',
+      ADMIN_TOKEN,
+      // Requests from loopback naming a shopper's address: as from off loopback, through a front.
+      TRUSTED_FRONTS: '127.0.0.1',
+    });
     const admin = new URL(gateway.adminUrl!);
     // Node's request: the Host header goes out as given.
     const get = (path: string, headers: Record<string, string>) => rawRequest(gateway.adminUrl!, path, { headers });
@@ -93,8 +74,7 @@ describe('the edges of serve (a process)', () => {
   });
 
   it('reads an env file that starts with a UTF-8 BOM: its first variable is read', async () => {
-    const emulator = await startEmulator();
-    const env = gatewayEnvironment(emulator, (await webhookReceiver()).url);
+    const { env } = await environment();
     // CLIENT_ID first: with the BOM in its name it would be missing, and the start refused.
     expect(Object.keys(env)[0]).toBe('CLIENT_ID');
     const gateway = await startGatewayProcess(env, {

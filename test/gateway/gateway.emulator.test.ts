@@ -1,37 +1,25 @@
 // The gateway in-process (what `npx blackbox-capture serve` starts) on the emulated service:
 // checkouts posted with an Order-Token reach DECISION_URL as signed webhooks, once each;
 // refusals are typed; a close with checkouts queued keeps them for the next start.
-import { afterEach, describe, expect, it } from 'vitest';
-import { startGateway, type Gateway } from '../../src/gateway/gateway.js';
+import { describe, expect, it } from 'vitest';
+import type { Gateway } from '../../src/gateway/gateway.js';
 import { mintOrderToken } from '../../src/gateway/order-token.js';
-import { parseSettings } from '../../src/gateway/settings.js';
 import type { DecisionEvent } from '../../src/gateway/webhook.js';
 import {
   DECISIONS_TOKEN,
   gatewayEnvironment,
   ORDER_SECRET,
   postCheckout,
+  useGateway,
   webhookReceiver,
 } from '../support/gateway.js';
-import { closeServers } from '../support/http.js';
 import { freePort } from '../support/processes.mjs';
-import { useEmulators } from '../support/kit.js';
 
-const startEmulator = useEmulators();
+const { startEmulator, inProcess } = useGateway();
 const shop = webhookReceiver;
 const environment = gatewayEnvironment;
 
-const gateways: Gateway[] = [];
-afterEach(async () => {
-  for (const gateway of gateways.splice(0)) await gateway.close();
-  await closeServers();
-});
-
-async function gatewayWith(env: Record<string, string>, log: string[] = []): Promise<Gateway> {
-  const gateway = await startGateway(parseSettings(env), { log: (line) => log.push(line) });
-  gateways.push(gateway);
-  return gateway;
-}
+const gatewayWith = (env: Record<string, string>, log: string[] = []) => inProcess(env, (line) => log.push(line));
 
 /** A checkout with `token` as its Order-Token. */
 const checkout = (gateway: Gateway, token: string | undefined) => postCheckout(gateway.url, { token });
@@ -185,7 +173,6 @@ describe('the gateway', () => {
       expect(answer.status).toBe(202);
     }
     await first.close();
-    gateways.splice(gateways.indexOf(first), 1);
     const told = () => received.map((r) => r.event.data.customerInternalReference);
     expect(told()).toEqual([]);
     emulator.faults.clear();

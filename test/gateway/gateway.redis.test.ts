@@ -1,17 +1,8 @@
 // Two gateways on one Redis (REDIS_URL): the fleet's store, BullMQ queue and outbox. Checkouts
 // posted to either are checked by either, and each decision reaches the shop once.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, type Gateway } from '../../src/gateway/gateway.js';
-import { parseSettings } from '../../src/gateway/settings.js';
-import { closeServers } from '../support/http.js';
-import { useEmulators } from '../support/kit.js';
-import {
-  DECISIONS_TOKEN,
-  gatewayEnvironment,
-  ORDER_SECRET,
-  postCheckout,
-  webhookReceiver,
-} from '../support/gateway.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Gateway } from '../../src/gateway/gateway.js';
+import { DECISIONS_TOKEN, ORDER_SECRET, postCheckout, useGateway } from '../support/gateway.js';
 import { mintOrderToken } from '../../src/gateway/order-token.js';
 import { haveRedis, startRedisServer, type RedisServer } from '../support/redis.js';
 
@@ -22,19 +13,17 @@ beforeAll(async () => {
 afterAll(async () => {
   await redis?.stop();
 });
-const gateways: Gateway[] = [];
-afterEach(async () => {
-  for (const gateway of gateways.splice(0)) await gateway.close();
-  await closeServers();
-});
-const startEmulator = useEmulators();
+const { environment, inProcess } = useGateway();
+/** Two gateways on one environment: one Redis. */
+const twoOn = async (env: Record<string, string>): Promise<Gateway[]> => [await inProcess(env), await inProcess(env)];
 
 describe.skipIf(!haveRedis)('a fleet of gateways on one Redis', () => {
   it('checks what either accepted, and tells each decision once', async () => {
-    const emulator = await startEmulator({ accountRequestsPerSecond: 2 });
-    const shop = await webhookReceiver();
-    const env = gatewayEnvironment(emulator, shop.url, { REDIS_URL: redis!.url, TRUSTED_FRONTS: '127.0.0.1' });
-    for (let i = 0; i < 2; i++) gateways.push(await startGateway(parseSettings(env), { log: () => {} }));
+    const { shop, env } = await environment(
+      { REDIS_URL: redis!.url, TRUSTED_FRONTS: '127.0.0.1' },
+      { emulator: { accountRequestsPerSecond: 2 } },
+    );
+    const gateways = await twoOn(env);
     const orders = Array.from({ length: 6 }, (_, i) => `fleet-order-${i}`);
     for (const [i, order] of orders.entries()) {
       const answer = await postCheckout(gateways[i % 2]!.url, { order, from: `203.0.113.${i + 1}` });
@@ -54,10 +43,8 @@ describe.skipIf(!haveRedis)('a fleet of gateways on one Redis', () => {
   }, 60_000);
 
   it('checks an order once across the fleet: of checkouts posted at once to either, one is accepted, the rest 409', async () => {
-    const emulator = await startEmulator();
-    const shop = await webhookReceiver();
-    const env = gatewayEnvironment(emulator, shop.url, { REDIS_URL: redis!.url, TRUSTED_FRONTS: '127.0.0.1' });
-    for (let i = 0; i < 2; i++) gateways.push(await startGateway(parseSettings(env), { log: () => {} }));
+    const { emulator, shop, env } = await environment({ REDIS_URL: redis!.url, TRUSTED_FRONTS: '127.0.0.1' });
+    const gateways = await twoOn(env);
     const token = await mintOrderToken(ORDER_SECRET, { customerInternalReference: 'fleet-order-once' });
     const answers = await Promise.all(
       Array.from({ length: 6 }, (_, i) =>

@@ -51,15 +51,22 @@ describe('the address healthcheck asks', () => {
     expect(readyzUrl({ HOST: '::' })).toBe('http://[::1]:8787/readyz');
     expect(readyzUrl({ HOST: 'fd00::5' })).toBe('http://[fd00::5]:8787/readyz');
     expect(readyzUrl({ HOST: 'gateway.internal' })).toBe('http://gateway.internal:8787/readyz');
+    // Written with brackets already: kept, and every address in brackets too.
+    expect(readyzUrl({ HOST: '[::]' })).toBe('http://[::1]:8787/readyz');
+    expect(readyzUrl({ HOST: '[fd00::5]' })).toBe('http://[fd00::5]:8787/readyz');
+    // Blank is unset.
+    expect(readyzUrl({ PORT: ' ', HOST: ' ' })).toBe('http://127.0.0.1:8787/readyz');
+    expect(readyzUrl({ PORT: '1' })).toBe('http://127.0.0.1:1/readyz');
+    expect(readyzUrl({ PORT: '65535' })).toBe('http://127.0.0.1:65535/readyz');
   });
 
   it('refuses a PORT it cannot ask: 0 (a free port, unknown here), not a number, out of range', () => {
-    for (const PORT of ['0', 'http', '65536', '-1'])
+    for (const PORT of ['0', 'http', '65536', '-1', '9000x', 'x9000'])
       expect(usageError(() => readyzUrl({ PORT }))).toMatch(/^PORT must be a port from 1 to 65535/);
   });
 
   it('takes --url and --timeout, either form, and leaves the rest (--env-file) to serve', () => {
-    expect(healthcheckOptions([])).toEqual({ timeoutMs: DEFAULT_TIMEOUT_SECONDS * 1000, rest: [] });
+    expect(healthcheckOptions([])).toStrictEqual({ timeoutMs: DEFAULT_TIMEOUT_SECONDS * 1000, rest: [] });
     expect(healthcheckOptions(['--url', 'http://127.0.0.1:1/readyz', '--timeout=0.5', '--env-file', 'g.env'])).toEqual({
       url: 'http://127.0.0.1:1/readyz',
       timeoutMs: 500,
@@ -68,11 +75,23 @@ describe('the address healthcheck asks', () => {
     expect(healthcheckOptions(['--url=https://gw.example/readyz', '--timeout', '10']).url).toBe(
       'https://gw.example/readyz',
     );
+    // Only a flag's own `=`: a value of serve's that holds one stays serve's.
+    expect(healthcheckOptions(['--env-file', 'a=--url', 'TIMEOUT=--timeout=1'])).toEqual({
+      timeoutMs: DEFAULT_TIMEOUT_SECONDS * 1000,
+      rest: ['--env-file', 'a=--url', 'TIMEOUT=--timeout=1'],
+    });
+    // The bounds: 300 s at most, any time above 0.
+    expect(healthcheckOptions(['--timeout', '300']).timeoutMs).toBe(300_000);
+    expect(healthcheckOptions(['--timeout', '0.01']).timeoutMs).toBe(10);
+    expect(healthcheckOptions(['--url', 'http://gw.example']).url).toBe('http://gw.example/');
   });
 
   it('refuses a bad --url or --timeout, and a flag without its value', () => {
     expect(usageError(() => healthcheckOptions(['--url', 'localhost:8787']))).toMatch(/^--url must be/);
     expect(usageError(() => healthcheckOptions(['--url', 'ftp://gw/readyz']))).toMatch(/^--url must be/);
+    expect(usageError(() => healthcheckOptions(['--url', 'http://']))).toBe(
+      '--url must be an absolute http(s) URL (got http://)',
+    );
     for (const value of ['0', 'soon', '301', 'Infinity'])
       expect(usageError(() => healthcheckOptions(['--timeout', value]))).toMatch(/^--timeout must be/);
     expect(usageError(() => healthcheckOptions(['--url']))).toBe('--url needs a value');
@@ -101,6 +120,13 @@ describe('what healthcheck makes of the answer', () => {
       const url = await stub((res) => res.writeHead(status, status === 302 ? { location: '/elsewhere' } : {}).end());
       expect(await checkHealth({ url, timeoutMs: 5000 })).toEqual({ ok: false, line: `${url} answered ${status}` });
     }
+  });
+
+  it('a request that cannot be made: not ok, naming why', async () => {
+    const url = 'http://user:pw@127.0.0.1:1/readyz';
+    const { ok, line } = await checkHealth({ url, timeoutMs: 5000 });
+    expect(ok).toBe(false);
+    expect(line).toMatch(/^http:\/\/user:pw@127\.0\.0\.1:1\/readyz could not be reached \(.*credentials.*\)$/);
   });
 
   it('no listener: not ok, naming the connection error', async () => {

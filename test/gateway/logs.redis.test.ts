@@ -3,19 +3,15 @@
 // the Redis failures through the same log and at most one per code each 10 s, never a stack
 // (docs/gateway.md#logs); and SIGTERM's lines are JSON too.
 import { afterEach, describe, expect, it } from 'vitest';
-import { gatewayEnvironment, killGatewayProcesses, startGatewayProcess, webhookReceiver } from '../support/gateway.js';
-import { closeServers } from '../support/http.js';
-import { useEmulators } from '../support/kit.js';
+import { useGateway } from '../support/gateway.js';
 import { haveRedis, startRedisServer, type RedisServer } from '../support/redis.js';
 
-const startEmulator = useEmulators();
 let redis: RedisServer | undefined;
 afterEach(async () => {
-  killGatewayProcesses();
   await redis?.stop();
   redis = undefined;
-  await closeServers();
 });
+const { served } = useGateway();
 
 /** The process's lines but the one stdout line that says where it listens. */
 const logLines = (output: string) =>
@@ -24,11 +20,7 @@ const logLines = (output: string) =>
 describe.skipIf(!haveRedis)('the gateway log as JSON lines, with its Redis gone (a process)', () => {
   it('writes only JSON objects, Redis failures rate-limited, SIGTERM told as JSON too', async () => {
     redis = await startRedisServer();
-    const emulator = await startEmulator();
-    const shop = await webhookReceiver();
-    const gateway = await startGatewayProcess(
-      gatewayEnvironment(emulator, shop.url, { REDIS_URL: redis.url, LOG_FORMAT: 'json', SHUTDOWN_TIMEOUT_MS: '3000' }),
-    );
+    const { gateway } = await served({ REDIS_URL: redis.url, LOG_FORMAT: 'json', SHUTDOWN_TIMEOUT_MS: '3000' });
     await expect.poll(async () => (await fetch(`${gateway.url}/readyz`)).status, { timeout: 10_000 }).toBe(200);
     await redis.stop();
     redis = undefined;

@@ -2,22 +2,10 @@
 // of its own (docs/gateway.md#metrics): webhook attempts by result, the outbox's depth and
 // oldest undelivered age while the shop's receiver is down, refusals by code, requests by
 // route and status; the status page's row of decisions not delivered.
-import { afterEach, describe, expect, it } from 'vitest';
-import {
-  gatewayEnvironment,
-  killGatewayProcesses,
-  postCheckout,
-  startGatewayProcess,
-  webhookReceiver,
-} from '../support/gateway.js';
-import { closeServers } from '../support/http.js';
-import { useEmulators } from '../support/kit.js';
+import { describe, expect, it } from 'vitest';
+import { postCheckout, useGateway } from '../support/gateway.js';
 
-const startEmulator = useEmulators();
-afterEach(async () => {
-  killGatewayProcesses();
-  await closeServers();
-});
+const { served } = useGateway();
 
 /** The value of the series `series` (name and labels as written) in a scrape, or undefined. */
 const sample = (text: string, series: string) => {
@@ -27,10 +15,8 @@ const sample = (text: string, series: string) => {
 
 describe('the gateway metrics (serve as a process)', () => {
   it('show the webhooks failing and the outbox growing while the shop is down, then draining', async () => {
-    const emulator = await startEmulator();
     let down = true;
-    const shop = await webhookReceiver(() => (down ? 503 : 204));
-    const gateway = await startGatewayProcess(gatewayEnvironment(emulator, shop.url, { ADMIN_PORT: '0' }));
+    const { shop, gateway } = await served({ ADMIN_PORT: '0' }, { shopStatus: () => (down ? 503 : 204) });
     const scrape = async () => (await fetch(`${gateway.adminUrl}/metrics`)).text();
     expect((await postCheckout(gateway.url, { order: 'order-metrics' })).status).toBe(202);
     await expect

@@ -17,6 +17,7 @@ import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { startGateway, type Gateway } from '../../src/gateway/gateway.js';
 import { mintOrderToken } from '../../src/gateway/order-token.js';
 import { parseSettings } from '../../src/gateway/settings.js';
+import { emulatorEnvironment } from '../support/emulator-env.js';
 import { offDocument, offWebhook } from '../support/openapi.js';
 import { blackboxOf } from '../support/kit.js';
 
@@ -45,14 +46,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => shop.listen(0, '127.0.0.1', resolve));
   dataDir = mkdtempSync(join(tmpdir(), 'gateway-openapi-'));
   const settings = parseSettings({
-    CLIENT_ID: emulator.clientId,
-    CLIENT_SECRET: emulator.clientSecret,
-    TOKEN_URL: emulator.tokenUrl,
-    BASE_URL: emulator.baseUrl,
-    API_URL: emulator.apiUrl,
-    RETRIEVAL_URL: emulator.retrievalUrl,
-    COLLECTOR_URL: emulator.collectorUrl,
-    WORKFLOW_KEY: '10011',
+    ...emulatorEnvironment(emulator),
     ALLOWED_ORIGINS: ORIGIN,
     ORDER_SECRET,
     DECISION_URL: `http://127.0.0.1:${(shop.address() as AddressInfo).port}/webhook`,

@@ -5,10 +5,11 @@ import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createSqliteStore } from '../../src/server/sqlite/store.js';
-import { createOutbox, retryDelay, type Outbox } from '../../src/gateway/outbox.js';
+import { createOutbox, OUTBOX_TTL_MS, retryDelay, type Outbox } from '../../src/gateway/outbox.js';
 import { decisionEvent } from '../../src/gateway/webhook.js';
 import { undeliveredRow } from '../../src/gateway/extra-routes.js';
 import { createMemoryStore } from '../../src/server/index.js';
+import { counterValues } from '../../src/server/status/tally.js';
 import { closeServers, serve } from '../support/http.js';
 
 const KEY = new Uint8Array(24).fill(3);
@@ -135,19 +136,27 @@ describe('the outbox', () => {
     const mine = outboxOn(store, url, { now });
     await mine.pump();
     expect(received).toHaveLength(0);
-    clock += 3001;
+    // Its lease: three times its POST's time limit, to the millisecond.
+    clock += 2999;
+    await mine.pump();
+    expect(received).toHaveLength(0);
+    clock += 1;
     await mine.pump();
     expect(received.map((r) => r.id)).toEqual(['msg_e5']);
   });
 
   it('counts a shop that does not answer in time as failed', async () => {
     lines.length = 0;
+    const timeouts = () =>
+      counterValues().find((c) => c.metric === 'webhooks' && c.labels.result === 'timeout')?.value ?? 0;
+    const before = timeouts();
     const outbox = outboxOn(createMemoryStore(), 'http://127.0.0.1:9/', {
       fetch: hanging,
       timeoutMs: 30,
     });
     await outbox.add(event('e6'));
     await expect.poll(() => lines[0]).toContain('(timeout, attempt 1)');
+    expect(timeouts()).toBe(before + 1);
   });
 
   it('says outbox_unavailable while its store fails, ok once it answers again', async () => {
@@ -157,12 +166,15 @@ describe('the outbox', () => {
       ...store,
       get: (key: string) => (failing ? Promise.reject(new Error('store away')) : store.get(key)),
     };
+    lines.length = 0;
     const outbox = outboxOn(flaky as typeof store, (await shop()).url);
+    expect(outbox.health()).toBe('ok');
     await outbox.pump();
     expect(outbox.health()).toBe('ok');
     failing = true;
     await outbox.pump();
     expect(outbox.health()).toBe('outbox_unavailable');
+    expect(lines).toEqual([expect.stringMatching(/^outbox: .*the shared store failed/)]);
     failing = false;
     await outbox.pump();
     expect(outbox.health()).toBe('ok');
@@ -213,5 +225,304 @@ describe('retryDelay', () => {
     expect(retryDelay(8, 0)).toBe(1000);
     expect(retryDelay(8, Number.NaN)).toBe(1000);
     expect(retryDelay(2, 60_000, { retryDelayMs: 10, maxRetryDelayMs: 15 })).toBeCloseTo(14.985);
+  });
+});
+
+describe('the outbox, on a scripted shop and a clock of its own', () => {
+  /** A shop answering each POST with the next of `answers` (a status, or an error thrown), then 204. */
+  function scripted(answers: Array<number | Error> = []) {
+    const posts: Array<{ url: string; init: RequestInit }> = [];
+    const fetch = async (url: string, init?: RequestInit) => {
+      posts.push({ url, init: init! });
+      const answer = answers.shift() ?? 204;
+      if (answer instanceof Error) throw answer;
+      return new Response(answer === 204 ? null : 'body', { status: answer });
+    };
+    return { posts, fetch: fetch as unknown as typeof globalThis.fetch };
+  }
+  const webhooks = (result: string) =>
+    counterValues().find((counter) => counter.metric === 'webhooks' && counter.labels.result === result)?.value ?? 0;
+
+  it('POSTs JSON as the gateway, without Authorization unless given, never following a redirect', async () => {
+    const shop = scripted();
+    const outbox = outboxOn(createMemoryStore(), 'https://shop.example/hooks', { fetch: shop.fetch });
+    await outbox.add(event('h1'));
+    await expect.poll(() => shop.posts.length).toBe(1);
+    const { url, init } = shop.posts[0]!;
+    expect(url).toBe('https://shop.example/hooks');
+    expect(init).toMatchObject({ method: 'POST', redirect: 'manual', body: JSON.stringify(event('h1')) });
+    expect(init.signal).toBeInstanceOf(AbortSignal);
+    const headers = init.headers as Record<string, string>;
+    expect(headers).toMatchObject({
+      'content-type': 'application/json',
+      'user-agent': 'blackbox-capture-gateway',
+      'webhook-id': 'msg_h1',
+    });
+    expect(headers).not.toHaveProperty('authorization');
+  });
+
+  it('counts each attempt by its result, and tells a network error without its details', async () => {
+    const shop = scripted([new TypeError('fetch failed'), 404, 503, 204]);
+    const before = ['network_error', 'http_4xx', 'http_5xx', 'delivered'].map(webhooks);
+    lines.length = 0;
+    let clock = 1_000_000;
+    const outbox = outboxOn(createMemoryStore(), 'https://shop.example/hooks', { fetch: shop.fetch, now: () => clock });
+    await outbox.add(event('h2'));
+    for (let i = 0; i < 3; i++) {
+      await expect.poll(() => shop.posts.length).toBe(i + 1);
+      clock += 60_000;
+      await outbox.pump();
+    }
+    await expect.poll(async () => (await outbox.latest('order-h2'))?.deliveredAt).toBe(clock);
+    expect(['network_error', 'http_4xx', 'http_5xx', 'delivered'].map(webhooks)).toEqual(before.map((n) => n + 1));
+    expect(lines).toEqual([
+      expect.stringMatching(
+        /^decision msg_h2 not delivered to https:\/\/shop\.example \(network error, attempt 1\); next try in \d+ s$/,
+      ),
+      expect.stringContaining('(HTTP 404, attempt 2)'),
+      expect.stringContaining('(HTTP 503, attempt 3)'),
+    ]);
+    expect(await outbox.latest('order-h2')).toMatchObject({ attempts: 4, lastError: 'HTTP 503' });
+    expect(await outbox.latest('order-h2')).not.toHaveProperty('owner');
+  });
+
+  it('tries a failed decision again only once its time has come, within the backoff', async () => {
+    const shop = scripted([500]);
+    let clock = 1_000_000;
+    const outbox = outboxOn(createMemoryStore(), 'https://shop.example/hooks', {
+      fetch: shop.fetch,
+      now: () => clock,
+      retryDelayMs: 1000,
+      maxRetryDelayMs: 1000,
+    });
+    await outbox.add(event('h3'));
+    await expect.poll(async () => (await outbox.latest('order-h3'))?.lastError).toBe('HTTP 500');
+    const { nextAt } = (await outbox.latest('order-h3'))!;
+    expect(nextAt).toBeGreaterThanOrEqual(clock);
+    expect(nextAt).toBeLessThanOrEqual(clock + 1000);
+    clock = nextAt - 1;
+    await outbox.pump();
+    expect(shop.posts).toHaveLength(1);
+    clock = nextAt;
+    await outbox.pump();
+    expect(shop.posts).toHaveLength(2);
+  });
+
+  it('keeps one record per execution whatever its case, and none by order for an order-less event', async () => {
+    const shop = scripted();
+    const store = createMemoryStore();
+    const outbox = outboxOn(store, 'https://shop.example/hooks', { fetch: shop.fetch });
+    expect(await outbox.add(event('Exec-Upper'))).toBe(true);
+    expect(await outbox.add(event('exec-upper'))).toBe(false);
+    const orderless = { ...event('h4'), data: { ...event('h4').data, customerInternalReference: '' } };
+    expect(await outbox.add(orderless as typeof orderless)).toBe(true);
+    expect(await store.get('gateway:outbox:order:')).toBeUndefined();
+    await expect.poll(() => shop.posts.length).toBe(2);
+  });
+
+  it('drops from its pending list a record gone or already delivered, without a POST', async () => {
+    const shop = scripted();
+    const store = createMemoryStore();
+    const closedOne = outboxOn(store, 'https://shop.example/hooks', { fetch: shop.fetch });
+    await closedOne.close();
+    // Closed: kept, not sent.
+    await closedOne.add(event('h5'));
+    await closedOne.add(event('h6'));
+    await closedOne.pump();
+    expect(shop.posts).toHaveLength(0);
+    expect((await closedOne.figures()).depth).toBe(2);
+    await store.delete('gateway:outbox:decision:h5');
+    const h6 = JSON.parse((await store.get('gateway:outbox:decision:h6'))!) as object;
+    await store.set('gateway:outbox:decision:h6', JSON.stringify({ ...h6, deliveredAt: 1 }), 60_000);
+    const outbox = outboxOn(store, 'https://shop.example/hooks', { fetch: shop.fetch });
+    await outbox.pump();
+    expect(shop.posts).toHaveLength(0);
+    expect(await outbox.figures()).toEqual({ depth: 0, oldestAt: undefined });
+  });
+
+  it('figures: the oldest of those waiting', async () => {
+    let clock = 5000;
+    const store = createMemoryStore();
+    const closedOne = outboxOn(store, 'https://shop.example/hooks', { now: () => clock });
+    await closedOne.close();
+    await closedOne.add(event('h7'));
+    clock = 4000;
+    await closedOne.add(event('h8'));
+    clock = 6000;
+    await closedOne.add(event('h9'));
+    expect(await closedOne.figures()).toEqual({ depth: 3, oldestAt: 4000 });
+  });
+
+  it('says outbox_unavailable while a read of its store takes longer than a lease', async () => {
+    const store = createMemoryStore();
+    let clock = 1_000_000;
+    let hang = false;
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    const slow = {
+      ...store,
+      get: (key: string) => (hang ? answered.then(() => store.get(key)) : store.get(key)),
+    };
+    const outbox = outboxOn(slow as typeof store, 'https://shop.example/hooks', {
+      now: () => clock,
+      timeoutMs: 1000,
+      fetch: scripted([500]).fetch,
+    });
+    await outbox.add(event('h10'));
+    await expect.poll(async () => (await outbox.latest('order-h10'))?.lastError).toBe('HTTP 500');
+    hang = true;
+    clock += 3_600_000;
+    void outbox.pump();
+    expect(outbox.health()).toBe('ok');
+    clock += 3000;
+    expect(outbox.health()).toBe('ok');
+    // Asked again meanwhile: the same pump, timed from its start.
+    void outbox.pump();
+    clock += 1;
+    expect(outbox.health()).toBe('outbox_unavailable');
+    // Answered at last: ok again.
+    answer();
+    await expect.poll(() => outbox.health()).toBe('ok');
+  });
+
+  it('tells a failure of an attempt (its store refusing) with its code, never throwing it', async () => {
+    const store = createMemoryStore();
+    const refusing = {
+      ...store,
+      compareAndSet: () => Promise.reject(Object.assign(new Error('the disk is full'), { code: 'store_full' })),
+    };
+    lines.length = 0;
+    const outbox = outboxOn(refusing as typeof store, 'https://shop.example/hooks', { fetch: scripted().fetch });
+    await outbox.add(event('h11'));
+    await expect.poll(() => lines).toEqual(['outbox: store_full the disk is full']);
+    const plain = { ...store, compareAndSet: () => Promise.reject(new Error('no code')) };
+    const other = outboxOn(plain as typeof store, 'https://shop.example/hooks', { fetch: scripted().fetch });
+    await other.add(event('h12'));
+    await expect.poll(() => lines).toContain('outbox: error no code');
+  });
+
+  it('without onError, says each failure on the console, named', async () => {
+    const said: unknown[] = [];
+    const spy = vi.spyOn(console, 'error').mockImplementation((line: unknown) => void said.push(line));
+    try {
+      const outbox = createOutbox({
+        store: createMemoryStore(),
+        url: 'https://shop.example/hooks',
+        key: KEY,
+        fetch: scripted([500]).fetch,
+      });
+      outboxes.push(outbox);
+      await outbox.add(event('h13'));
+      await expect
+        .poll(() => said)
+        .toEqual([expect.stringMatching(/^blackbox-capture gateway: decision msg_h13 not delivered/)]);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('close() waits for the POSTs under way, and start() pumps at once and then every intervalMs', async () => {
+    let answer!: (response: Response) => void;
+    const posts: string[] = [];
+    const fetch = ((url: string) => {
+      posts.push(url);
+      return new Promise<Response>((resolve) => (answer = resolve));
+    }) as unknown as typeof globalThis.fetch;
+    const store = createMemoryStore();
+    const outbox = outboxOn(store, 'https://shop.example/hooks', { fetch });
+    await outbox.add(event('h14'));
+    await expect.poll(() => posts.length).toBe(1);
+    let closed = false;
+    const closing = outbox.close().then(() => (closed = true));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(closed).toBe(false);
+    answer(new Response(null, { status: 204 }));
+    await closing;
+    expect(JSON.parse((await store.get('gateway:outbox:decision:h14'))!)).toHaveProperty('deliveredAt');
+  });
+});
+
+describe('the outbox, its timing', () => {
+  it('waits a random share of the doubling backoff, told in whole seconds', async () => {
+    const random = vi.spyOn(Math, 'random').mockReturnValue(0.999);
+    try {
+      let clock = 1_000_000;
+      lines.length = 0;
+      const posts: number[] = [];
+      const fetch = (async () => {
+        posts.push(clock);
+        return new Response(null, { status: 503 });
+      }) as unknown as typeof globalThis.fetch;
+      const outbox = outboxOn(createMemoryStore(), 'https://shop.example/hooks', {
+        fetch,
+        now: () => clock,
+        retryDelayMs: 2000,
+        maxRetryDelayMs: 3000,
+      });
+      await outbox.add(event('t1'));
+      await expect.poll(async () => (await outbox.latest('order-t1'))?.nextAt).toBe(clock + 1998);
+      clock += 1998;
+      await outbox.pump();
+      await expect.poll(async () => (await outbox.latest('order-t1'))?.attempts).toBe(2);
+      expect((await outbox.latest('order-t1'))?.nextAt).toBe(clock + 2997);
+      expect(lines).toEqual([expect.stringMatching(/next try in 2 s$/), expect.stringMatching(/next try in 3 s$/)]);
+    } finally {
+      random.mockRestore();
+    }
+  });
+
+  it('a 299 is delivered, a 200 too', async () => {
+    for (const status of [299, 200]) {
+      const fetch = (async () => new Response(null, { status })) as unknown as typeof globalThis.fetch;
+      const outbox = outboxOn(createMemoryStore(), 'https://shop.example/hooks', { fetch });
+      await outbox.add(event(`s${status}`));
+      await expect.poll(async () => (await outbox.latest(`order-s${status}`))?.deliveredAt).toBeDefined();
+    }
+  });
+
+  it('start() pumps at once, then every intervalMs, with one timer however often started', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const outbox = createOutbox({
+        store: createMemoryStore(),
+        url: 'https://shop.example/hooks',
+        key: KEY,
+        intervalMs: 50,
+      });
+      const pump = vi.spyOn(outbox, 'pump');
+      outbox.start();
+      outbox.start();
+      expect(pump).toHaveBeenCalledTimes(2);
+      vi.advanceTimersByTime(50);
+      expect(pump).toHaveBeenCalledTimes(3);
+      await outbox.close();
+      vi.advanceTimersByTime(500);
+      expect(pump).toHaveBeenCalledTimes(3);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('keeps a decision a week, delivered or not', async () => {
+    let clock = 1_000_000;
+    const store = createMemoryStore({ now: () => clock });
+    const outbox = outboxOn(store, 'https://shop.example/hooks', {
+      now: () => clock,
+      fetch: (async () => new Response(null, { status: 204 })) as unknown as typeof globalThis.fetch,
+    });
+    await outbox.add(event('w1'));
+    clock += OUTBOX_TTL_MS - 1;
+    expect(await outbox.latest('order-w1')).toBeDefined();
+    clock += 1;
+    expect(await outbox.latest('order-w1')).toBeUndefined();
+    expect(OUTBOX_TTL_MS).toBe(7 * 24 * 3_600_000);
+  });
+
+  it('an unknown order on the file store: no decision', async () => {
+    const outbox = outboxOn(
+      createSqliteStore(join(mkdtempSync(join(tmpdir(), 'bbc-outbox-')), 'data.sqlite')),
+      'https://shop.example/hooks',
+    );
+    expect(await outbox.latest('order-none')).toBeUndefined();
   });
 });

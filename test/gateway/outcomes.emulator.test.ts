@@ -3,26 +3,21 @@
 // the service would refuse is refused at the door; a second checkout of an order is 409; an
 // accepted checkout that can never be checked is told as `device_risk.failed`, signed (the
 // receiver verifies each delivery with the standardwebhooks package).
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mintOrderToken } from '../../src/gateway/order-token.js';
 import {
   DECISIONS_TOKEN,
   gatewayEnvironment,
-  killGatewayProcesses,
   ORDER_SECRET,
   postCheckout,
   startGatewayProcess,
+  useGateway,
   webhookReceiver,
 } from '../support/gateway.js';
-import { closeServers } from '../support/http.js';
 import { offWebhook } from '../support/openapi.js';
-import { blackboxOf, SHOP, useEmulators } from '../support/kit.js';
+import { blackboxOf, SHOP } from '../support/kit.js';
 
-const startEmulator = useEmulators();
-afterEach(async () => {
-  killGatewayProcesses();
-  await closeServers();
-});
+const { startEmulator, environment, served } = useGateway();
 
 /** A checkout under `key` (the blackbox of `blackboxKey`: a new one per key), with `token` as its Order-Token. */
 const post = (url: string, token: string, key: string, from = '203.0.113.9', blackboxKey = key) =>
@@ -43,9 +38,7 @@ const poll = (url: string, order: string) =>
 
 describe('every accepted order ends in exactly one signed outcome (serve as a process)', () => {
   it('refuses at the door an order reference the service forbids: 422 order_token_sub_invalid, logged', async () => {
-    const emulator = await startEmulator();
-    const shop = await webhookReceiver();
-    const gateway = await startGatewayProcess(gatewayEnvironment(emulator, shop.url));
+    const { emulator, gateway } = await served();
     for (const order of ['INV/2026/0001', 'A%20B', 'ord;x', 'x'.repeat(101)]) {
       const answer = await postCheckout(gateway.url, { order });
       expect(answer.status).toBe(422);
@@ -64,9 +57,7 @@ describe('every accepted order ends in exactly one signed outcome (serve as a pr
   });
 
   it('checks an order once: another checkout of it is 409 order_already_checked, a retry of its key its first answer', async () => {
-    const emulator = await startEmulator();
-    const shop = await webhookReceiver();
-    const gateway = await startGatewayProcess(gatewayEnvironment(emulator, shop.url, { TRUSTED_FRONTS: '127.0.0.1' }));
+    const { emulator, shop, gateway } = await served({ TRUSTED_FRONTS: '127.0.0.1' });
     const token = await mintOrderToken(ORDER_SECRET, { customerInternalReference: 'order-once' });
     const first = await post(gateway.url, token, 'first-key-of-order-once');
     expect(first.status).toBe(202);
@@ -88,9 +79,7 @@ describe('every accepted order ends in exactly one signed outcome (serve as a pr
   });
 
   it('gives back the claim of a checkout it did not accept: the order can be checked by the next', async () => {
-    const emulator = await startEmulator();
-    const shop = await webhookReceiver();
-    const gateway = await startGatewayProcess(gatewayEnvironment(emulator, shop.url, { TRUSTED_FRONTS: '127.0.0.1' }));
+    const { shop, gateway } = await served({ TRUSTED_FRONTS: '127.0.0.1' });
     const token = (order: string) => mintOrderToken(ORDER_SECRET, { customerInternalReference: order });
     expect((await post(gateway.url, await token('order-a'), 'key-of-order-a')).status).toBe(202);
     // Order B's first checkout reuses order A's blackbox: refused by the kit after B was claimed.
@@ -120,11 +109,10 @@ describe('every accepted order ends in exactly one signed outcome (serve as a pr
   });
 
   it('tells an accepted checkout that can never be checked as device_risk.failed, signed, once', async () => {
-    const emulator = await startEmulator();
+    const { emulator, shop, env } = await environment({ TRUSTED_FRONTS: '127.0.0.1' });
     // The service refuses the account create for good (a 400 no retry can mend).
     emulator.faults.fail('accountCreate', { times: 10, status: 400 });
-    const shop = await webhookReceiver();
-    const gateway = await startGatewayProcess(gatewayEnvironment(emulator, shop.url, { TRUSTED_FRONTS: '127.0.0.1' }));
+    const gateway = await startGatewayProcess(env);
     const answer = await postCheckout(gateway.url, { order: 'order-refused-by-service' });
     expect(answer.status).toBe(202);
     await expect.poll(() => shop.received.length, { timeout: 15_000 }).toBe(1);

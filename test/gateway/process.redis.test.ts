@@ -4,24 +4,14 @@
 // does, a second signal at once, and what it accepted stays queued for the next start
 // (docs/gateway.md#shutting-down-and-restarts).
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  gatewayEnvironment,
-  killGatewayProcesses,
-  postCheckout,
-  startGatewayProcess,
-  webhookReceiver,
-} from '../support/gateway.js';
-import { closeServers } from '../support/http.js';
-import { useEmulators } from '../support/kit.js';
+import { postCheckout, startGatewayProcess, useGateway } from '../support/gateway.js';
 import { haveRedis, startRedisServer, type RedisServer } from '../support/redis.js';
 
-const startEmulator = useEmulators();
 const redises: RedisServer[] = [];
 afterEach(async () => {
-  killGatewayProcesses();
   for (const redis of redises.splice(0)) await redis.stop();
-  await closeServers();
 });
+const { environment, served } = useGateway();
 
 async function redisServer(): Promise<RedisServer> {
   const redis = await startRedisServer();
@@ -34,9 +24,7 @@ const readyCode = async (url: string) => ((await (await fetch(`${url}/readyz`)).
 describe.skipIf(!haveRedis)('serve on a Redis that goes away (a process)', () => {
   it('reads store_unavailable and queue_unavailable on /readyz while Redis does not answer, ready again after', async () => {
     const redis = await redisServer();
-    const emulator = await startEmulator();
-    const shop = await webhookReceiver();
-    const gateway = await startGatewayProcess(gatewayEnvironment(emulator, shop.url, { REDIS_URL: redis.url }));
+    const { gateway } = await served({ REDIS_URL: redis.url });
     await expect.poll(async () => (await fetch(`${gateway.url}/readyz`)).status, { timeout: 10_000 }).toBe(200);
     redis.pause();
     await expect.poll(() => readyCode(gateway.url), { timeout: 15_000 }).toBe('store_unavailable');
@@ -55,13 +43,10 @@ describe.skipIf(!haveRedis)('serve on a Redis that goes away (a process)', () =>
   it('ends on SIGTERM within SHUTDOWN_TIMEOUT_MS while Redis does not answer; what it accepted is checked after', async () => {
     const redis = await redisServer();
     // One account create a second, no burst: most of the checkouts below still wait in the queue.
-    const emulator = await startEmulator({ accountRequestsPerSecond: 1, accountBurst: 1 });
-    const shop = await webhookReceiver();
-    const env = gatewayEnvironment(emulator, shop.url, {
-      REDIS_URL: redis.url,
-      TRUSTED_FRONTS: '127.0.0.1',
-      SHUTDOWN_TIMEOUT_MS: '2000',
-    });
+    const { shop, env } = await environment(
+      { REDIS_URL: redis.url, TRUSTED_FRONTS: '127.0.0.1', SHUTDOWN_TIMEOUT_MS: '2000' },
+      { emulator: { accountRequestsPerSecond: 1, accountBurst: 1 } },
+    );
     const first = await startGatewayProcess(env);
     const orders = Array.from({ length: 5 }, (_, i) => `stopping-order-${i}`);
     for (const [i, order] of orders.entries())
@@ -83,11 +68,7 @@ describe.skipIf(!haveRedis)('serve on a Redis that goes away (a process)', () =>
 
   it('exits at once on a second SIGTERM or SIGINT while the first waits for Redis', async () => {
     const redis = await redisServer();
-    const emulator = await startEmulator();
-    const env = gatewayEnvironment(emulator, (await webhookReceiver()).url, {
-      REDIS_URL: redis.url,
-      SHUTDOWN_TIMEOUT_MS: '600000',
-    });
+    const { env } = await environment({ REDIS_URL: redis.url, SHUTDOWN_TIMEOUT_MS: '600000' });
     for (const second of ['SIGINT', 'SIGTERM'] as const) {
       const gateway = await startGatewayProcess(env);
       redis.pause();

@@ -2,17 +2,11 @@
 // on the emulated service (docs/gateway.md#readiness): ready once the store, the queue, the
 // client credentials and the outbox are fine; a wrong CLIENT_SECRET reads token_rejected
 // within seconds, logged once, while /healthz stays 200.
-import { afterEach, describe, expect, it } from 'vitest';
-import { gatewayEnvironment, killGatewayProcesses, startGatewayProcess, webhookReceiver } from '../support/gateway.js';
-import { closeServers } from '../support/http.js';
+import { describe, expect, it } from 'vitest';
+import { useGateway } from '../support/gateway.js';
 import { offDocument } from '../support/openapi.js';
-import { useEmulators } from '../support/kit.js';
 
-const startEmulator = useEmulators();
-afterEach(async () => {
-  killGatewayProcesses();
-  await closeServers();
-});
+const { served } = useGateway();
 
 const ready = async (url: string) => {
   const answer = await fetch(`${url}/readyz`);
@@ -21,10 +15,7 @@ const ready = async (url: string) => {
 
 describe('GET /readyz (serve as a process)', () => {
   it('is 200 with each check named once the credentials are taken, on both listeners; as documented', async () => {
-    const emulator = await startEmulator();
-    const gateway = await startGatewayProcess(
-      gatewayEnvironment(emulator, (await webhookReceiver()).url, { ADMIN_PORT: '0' }),
-    );
+    const { emulator, gateway } = await served({ ADMIN_PORT: '0' });
     await expect.poll(async () => (await ready(gateway.url)).status, { timeout: 10_000 }).toBe(200);
     expect((await ready(gateway.url)).body).toEqual({
       status: 'ready',
@@ -38,10 +29,7 @@ describe('GET /readyz (serve as a process)', () => {
   });
 
   it('reads token_rejected within seconds for a wrong CLIENT_SECRET, logged once; /healthz stays 200', async () => {
-    const emulator = await startEmulator();
-    const gateway = await startGatewayProcess(
-      gatewayEnvironment(emulator, (await webhookReceiver()).url, { CLIENT_SECRET: 'not-the-secret' }),
-    );
+    const { emulator, gateway } = await served({ CLIENT_SECRET: 'not-the-secret' });
     await expect.poll(async () => (await ready(gateway.url)).body.code, { timeout: 10_000 }).toBe('token_rejected');
     const answer = await fetch(`${gateway.url}/readyz`);
     expect(answer.status).toBe(503);

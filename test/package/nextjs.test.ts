@@ -14,6 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type BrowserContext, type Request as PageRequest } from 'playwright-core';
 import { decodeBlackbox, startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { checkedTransaction } from '../support/accepted.js';
+import { emulatorEnvironment } from '../support/emulator-env.js';
 import { runDoctor } from '../../src/doctor/doctor.js';
 import { freePort } from '../support/processes.mjs';
 import { fileOf, snippet } from '../support/readme.js';
@@ -144,14 +145,7 @@ export default function Layout({ children }: { children: ReactNode }) {
     env: {
       ...cleanEnv(),
       NODE_OPTIONS: `--import=${pathToFileURL(join(APP, 'session.mjs')).href}`,
-      CLIENT_ID: emulator.clientId,
-      CLIENT_SECRET: emulator.clientSecret,
-      TOKEN_URL: emulator.tokenUrl,
-      BASE_URL: emulator.baseUrl,
-      API_URL: emulator.apiUrl,
-      RETRIEVAL_URL: emulator.retrievalUrl,
-      COLLECTOR_URL: emulator.collectorUrl,
-      WORKFLOW_KEY: '10011',
+      ...emulatorEnvironment(emulator),
       CALLBACK_SOURCES: 'any',
       CALLBACK_URL: `${origin}/device-risk/callback`,
       SHOP_ORIGIN: origin,

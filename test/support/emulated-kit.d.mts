@@ -4,6 +4,7 @@ import type {
   DeviceRiskClientOptions,
   DeviceRiskHandler,
   DeviceRiskHandlerOptions,
+  TokenSource,
   TokenSourceOptions,
 } from '../../src/server/index.js';
 import type * as Kit from '../../src/server/index.js';
@@ -19,6 +20,11 @@ export type EmulatedHandlerOptions = Partial<Omit<DeviceRiskHandlerOptions, 'cli
 export declare const SHOP: string;
 export declare const UA: string;
 export declare const BLACKBOX: string;
+export declare function emulatedTokenSource(
+  kit: Pick<typeof Kit, 'createTokenSource'>,
+  emulator: Emulator,
+  options?: Partial<TokenSourceOptions>,
+): TokenSource;
 export declare function emulatedClient(
   kit: KitModule,
   emulator: Emulator,

@@ -8,16 +8,21 @@ export const UA = 'AcmeShop Checkout/1.0';
 /** A blackbox as the vendor's scripts make one (docs/vendor-contract.md): '0400', base64, padding. */
 export const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
 
+/** A token source of `kit` with the emulator's credentials, `options` over those. */
+export function emulatedTokenSource(kit, emulator, options = {}) {
+  return kit.createTokenSource({
+    clientId: emulator.clientId,
+    clientSecret: emulator.clientSecret,
+    tokenUrl: emulator.tokenUrl,
+    userAgent: UA,
+    ...options,
+  });
+}
+
 /** A Device Risk client of `kit` with the emulator's credentials and addresses; `tokenSource` adds to the token source's options. */
 export function emulatedClient(kit, emulator, { tokenSource = {}, ...client } = {}) {
   return kit.createDeviceRiskClient({
-    tokenSource: kit.createTokenSource({
-      clientId: emulator.clientId,
-      clientSecret: emulator.clientSecret,
-      tokenUrl: emulator.tokenUrl,
-      userAgent: UA,
-      ...tokenSource,
-    }),
+    tokenSource: emulatedTokenSource(kit, emulator, tokenSource),
     // Each role on its own origin, as the service's: account, API (upload, finalize), retrieval.
     ...emulator.serviceUrls,
     userAgent: UA,

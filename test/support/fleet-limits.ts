@@ -2,6 +2,7 @@
 // service's account limit and three times its retrieval limit for a while, against the
 // emulator at its default (the documented) limits: what the service refused, counted at
 // each client's fetch.
+import { expect } from 'vitest';
 import { startEmulator } from '../../src/emulator/index.js';
 import {
   createDeviceRiskClient,
@@ -26,6 +27,20 @@ export interface FleetLoad {
   retrievalsInBusiestSecond: number;
   /** Codes of every failed call, by kind (for the messages of failed assertions). */
   codes: Record<string, number>;
+}
+
+/**
+ * The service refused at most 10 % of each kind, some account requests got through and the
+ * excess was held back by the clients (not sent to be refused), retrievals at most 15 a second.
+ */
+export function expectWithinLimits(load: FleetLoad): void {
+  const said = JSON.stringify(load);
+  expect(load.accountRequests, said).toBeGreaterThanOrEqual(8);
+  expect(load.accountWaitedOut, said).toBeGreaterThan(0);
+  expect(load.accountRefused / load.accountRequests, said).toBeLessThanOrEqual(0.1);
+  expect(load.retrievalRequests, said).toBeGreaterThanOrEqual(100);
+  expect(load.retrievalsInBusiestSecond, said).toBeLessThanOrEqual(15);
+  expect(load.retrievalRefused / load.retrievalRequests, said).toBeLessThanOrEqual(0.1);
 }
 
 /** `stores(i)`: the store of instance i (one shared store, or one each to see the fleet fail). */

@@ -90,6 +90,21 @@ const values = (answer: RawAnswer, name: string): string[] => {
 };
 
 /**
+ * Paths that would take a front elsewhere than the collector, or outside its root, were it to
+ * pass them on as a target (`internalHost`: a server the front must never reach).
+ */
+export const hostileTargets = (internalHost: string): string[] => [
+  `http://${internalHost}/admin`,
+  `HTTP://${internalHost}/admin`,
+  `//${internalHost}/x`,
+  `///${internalHost}/x`,
+  `\\\\${internalHost}\\x`,
+  'data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==',
+  '/evil.example/x',
+  'general5/../../admin',
+];
+
+/**
  * The suite, for the front `start` runs in front of a collector URL. Cases that differ
  * between fronts read `expectations`; every other case holds for all of them.
  */
@@ -314,14 +329,7 @@ export function frontConformance(
       const internalHost = new URL(internal.origin).host;
       const before = collector.seen.length;
       const attacks = [
-        `http://${internalHost}/admin`,
-        `HTTP://${internalHost}/admin`,
-        `//${internalHost}/x`,
-        `///${internalHost}/x`,
-        `\\\\${internalHost}\\x`,
-        'data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==',
-        '/evil.example/x',
-        'general5/../../admin',
+        ...hostileTargets(internalHost),
         'general5/..;/..;/admin',
         'general5/%00%0d%0aX-Injected:%20yes/x',
       ];

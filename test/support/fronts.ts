@@ -77,27 +77,71 @@ export async function started(
   }
 }
 
+/** A front's folder of its own (removed when it stops) and a free loopback port. */
+async function place(name: string): Promise<{ dir: string; port: number }> {
+  return { dir: mkdtempSync(join(tmpdir(), `bbc-${name}-`)), port: (await freePort()) as number };
+}
+
+/**
+ * The server's own check of its configuration (`apache2 -t`, `haproxy -c`, `nginx -t`: `check`
+ * its arguments), then the server (`run`); throws what the check said when it refuses.
+ */
+export function checkedSpawn(binary: string, check: string[], run: string[], env?: NodeJS.ProcessEnv): ChildProcess {
+  const checked = spawnSync(binary, check, { encoding: 'utf8', timeout: 30_000, env });
+  if (checked.status !== 0) throw new Error(`${binary} ${check[0]} failed: ${checked.stdout}${checked.stderr}`);
+  return spawn(binary, run, { env });
+}
+
+/** Caddy on `config` (a Caddyfile), its state in `dir`, with `env` over this process's environment. */
+export function runCaddy(dir: string, config: string, env: Record<string, string> = {}): ChildProcess {
+  return spawn(CADDY, ['run', '--adapter', 'caddyfile', '--config', config], {
+    env: { ...process.env, HOME: dir, XDG_DATA_HOME: dir, ...env },
+  });
+}
+
+/** A Caddyfile serving `site` (directives, one a line) on 127.0.0.1:`port`, without its admin API or HTTPS. */
+export const caddyfile = (port: number | string, site: string[]) =>
+  `{\n\tadmin off\n\tauto_https off\n}\nhttp://:${port} {\n\tbind 127.0.0.1\n${site.map((line) => `\t${line}\n`).join('')}}\n`;
+
+/**
+ * An httpd.conf for Apache in the foreground in `dir` on 127.0.0.1:`port` (as `nobody` when
+ * started as root), loading `modules`, with `virtualHost` (lines) as its one virtual host.
+ */
+export function apacheConfig(dir: string, port: number | string, modules: string[], virtualHost: string[]): string {
+  const load = (name: string) => `LoadModule ${name}_module /usr/lib/apache2/modules/mod_${name}.so\n`;
+  return `${modules.map(load).join('')}${process.getuid?.() === 0 ? 'User nobody\nGroup nogroup\n' : ''}ServerName 127.0.0.1
+Listen 127.0.0.1:${port}
+PidFile ${dir}/httpd.pid
+DefaultRuntimeDir ${dir}
+ErrorLog ${dir}/error.log
+LogLevel warn
+Mutex file:${dir}
+<VirtualHost 127.0.0.1:${port}>
+${virtualHost.map((line) => `    ${line}\n`).join('')}</VirtualHost>
+`;
+}
+
+/** What Apache wrote in `dir`'s error log (apacheConfig's), for a start that failed. */
+export const apacheSaid = (dir: string) => () =>
+  existsSync(join(dir, 'error.log')) ? readFileSync(join(dir, 'error.log'), 'utf8') : '';
+
+/** HAProxy's global and defaults sections for a test: HTTP, warnings on stderr, 10 s client and server timeouts. */
+export const haproxyDefaults = (timeouts: string[] = []) =>
+  `global
+    log stderr format raw local0 warning
+defaults
+    mode http
+    timeout client 10s
+${timeouts.map((line) => `    ${line}\n`).join('')}    timeout connect 5s
+    timeout server 10s
+`;
+
 /** Caddy with proxy/caddy/iojs.caddy imported as shipped; the upstream is its BBC_UPSTREAM. */
 export async function startCaddy(collectorUrl: string): Promise<RunningFront> {
-  const dir = mkdtempSync(join(tmpdir(), 'bbc-caddy-'));
-  const port = await freePort();
+  const { dir, port } = await place('caddy');
   const config = join(dir, 'Caddyfile');
-  writeFileSync(
-    config,
-    `{
-\tadmin off
-\tauto_https off
-}
-http://:${port} {
-\tbind 127.0.0.1
-\timport ${recipe('caddy/iojs.caddy')}
-\trespond 404
-}
-`,
-  );
-  const env = { ...process.env, BBC_UPSTREAM: new URL(collectorUrl).origin, HOME: dir, XDG_DATA_HOME: dir };
-  const child = spawn(CADDY, ['run', '--adapter', 'caddyfile', '--config', config], { env });
-  return started(child, port as number, dir);
+  writeFileSync(config, caddyfile(port, [`import ${recipe('caddy/iojs.caddy')}`, 'respond 404']));
+  return started(runCaddy(dir, config, { BBC_UPSTREAM: new URL(collectorUrl).origin }), port, dir);
 }
 
 /**
@@ -108,7 +152,7 @@ http://:${port} {
  * "Apache httpd"). `recipes`: the folder the files are copied from (default proxy/).
  */
 export async function startApache(collectorUrl: string, recipes = join(ROOT, 'proxy')): Promise<RunningFront> {
-  const dir = mkdtempSync(join(tmpdir(), 'bbc-apache-'));
+  const { dir, port } = await place('apache');
   const installed = join(dir, 'blackbox-capture');
   mkdirSync(installed);
   for (const file of ['iojs.conf', 'iojs.lua']) {
@@ -118,57 +162,28 @@ export async function startApache(collectorUrl: string, recipes = join(ROOT, 'pr
   // mkdtemp's folder is the owner's alone: the workers (nobody) must reach the installed files.
   chmodSync(dir, 0o755);
   chmodSync(installed, 0o755);
-  const port = await freePort();
-  const modules = '/usr/lib/apache2/modules';
-  const errorLog = join(dir, 'error.log');
   const config = join(dir, 'httpd.conf');
-  const load = (name: string, file = `mod_${name}.so`) => `LoadModule ${name}_module ${modules}/${file}`;
+  const modules = ['mpm_event', 'authz_core', 'authz_host', 'headers', 'proxy', 'proxy_http', 'alias', 'lua'];
   writeFileSync(
     config,
-    `${load('mpm_event')}
-${load('authz_core')}
-${load('authz_host')}
-${load('headers')}
-${load('proxy')}
-${load('proxy_http')}
-${load('alias')}
-${load('lua')}
-${process.getuid?.() === 0 ? 'User nobody\nGroup nogroup\n' : ''}ServerName 127.0.0.1
-Listen 127.0.0.1:${port}
-PidFile ${dir}/httpd.pid
-DefaultRuntimeDir ${dir}
-ErrorLog ${errorLog}
-LogLevel warn
-Mutex file:${dir}
-<VirtualHost 127.0.0.1:${port}>
-    Define BBC_UPSTREAM ${new URL(collectorUrl).origin}
-    Define BBC_LUA ${join(installed, 'iojs.lua')}
-    Include ${join(installed, 'iojs.conf')}
-    RedirectMatch 404 "^/(?!iojs/)"
-</VirtualHost>
-`,
+    apacheConfig(dir, port, modules, [
+      `Define BBC_UPSTREAM ${new URL(collectorUrl).origin}`,
+      `Define BBC_LUA ${join(installed, 'iojs.lua')}`,
+      `Include ${join(installed, 'iojs.conf')}`,
+      'RedirectMatch 404 "^/(?!iojs/)"',
+    ]),
   );
-  const check = spawnSync(APACHE, ['-t', '-f', config], { encoding: 'utf8', timeout: 30_000 });
-  if (check.status !== 0) throw new Error(`apache2 -t failed: ${check.stderr}`);
-  const child = spawn(APACHE, ['-X', '-f', config]);
-  return started(child, port as number, dir, () => (existsSync(errorLog) ? readFileSync(errorLog, 'utf8') : ''));
+  const child = checkedSpawn(APACHE, ['-t', '-f', config], ['-X', '-f', config]);
+  return started(child, port, dir, apacheSaid(dir));
 }
 
 /** HAProxy with proxy/haproxy/iojs.cfg loaded as shipped; the collector is in its environment. */
 export async function startHaproxy(collectorUrl: string): Promise<RunningFront> {
-  const dir = mkdtempSync(join(tmpdir(), 'bbc-haproxy-'));
-  const port = await freePort();
+  const { dir, port } = await place('haproxy');
   const config = join(dir, 'haproxy.cfg');
   writeFileSync(
     config,
-    `global
-    log stderr format raw local0 warning
-defaults
-    mode http
-    timeout client 10s
-    timeout connect 5s
-    timeout server 10s
-frontend shop
+    `${haproxyDefaults()}frontend shop
     bind 127.0.0.1:${port}
     use_backend bbc_collector if { path_beg /iojs/ }
     http-request return status 404 unless { path_beg /iojs/ }
@@ -176,14 +191,8 @@ frontend shop
   );
   const { host } = new URL(collectorUrl);
   const env = { ...process.env, BBC_COLLECTOR_HOST: host, BBC_COLLECTOR_SERVER: host };
-  const check = spawnSync(HAPROXY, ['-c', '-f', config, '-f', recipe('haproxy/iojs.cfg')], {
-    encoding: 'utf8',
-    timeout: 30_000,
-    env,
-  });
-  if (check.status !== 0) throw new Error(`haproxy -c failed: ${check.stdout}${check.stderr}`);
-  const child = spawn(HAPROXY, ['-db', '-f', config, '-f', recipe('haproxy/iojs.cfg')], { env });
-  return started(child, port as number, dir);
+  const files = ['-f', config, '-f', recipe('haproxy/iojs.cfg')];
+  return started(checkedSpawn(HAPROXY, ['-c', ...files], ['-db', ...files], env), port, dir);
 }
 
 /** A Node server on a free loopback port for `handle`, as a running front. */

@@ -6,15 +6,30 @@
  * a folder every user can read (Apache's workers and nginx's run as another user and read
  * them at request time), the recipe included from there as shipped.
  */
-import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { APACHE, CADDY, HAPROXY, available, recipe, started, type RunningFront } from './fronts.js';
+import {
+  APACHE,
+  apacheConfig,
+  apacheSaid,
+  available,
+  CADDY,
+  checkedSpawn,
+  HAPROXY,
+  haproxyDefaults,
+  recipe,
+  runCaddy,
+  started,
+  type RunningFront,
+} from './fronts.js';
 // @ts-expect-error: a plain ES module script without types
 import * as nginxHelper from './nginx.mjs';
 
-const { NGINX, workerUser } = nginxHelper as { NGINX: string; workerUser(): string };
+const { NGINX, nginxConfig } = nginxHelper as {
+  NGINX: string;
+  nginxConfig(dir: string, http: string, head?: string): string;
+};
 
 const DIST = new URL('../../dist/', import.meta.url);
 /** The browser package's files a checkout page loads: the UMD file and what it imports from beside itself. */
@@ -105,19 +120,12 @@ export const GATEWAY_FRONTS: readonly GatewayFront[] = [
     available: () => available(NGINX, 'nginx-light'),
     async start({ port: listen, gateway, backend }) {
       const { dir, folder } = installed('nginx', 'nginx/gateway.conf');
-      const errorLog = join(dir, 'error.log');
       const config = join(dir, 'nginx.conf');
       writeFileSync(
         config,
-        `${workerUser()}worker_processes 1;
-pid ${dir}/nginx.pid;
-error_log ${errorLog} warn;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path ${dir}/body; proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi; uwsgi_temp_path ${dir}/uwsgi; scgi_temp_path ${dir}/scgi;
-  server {
+        nginxConfig(
+          dir,
+          `  server {
     listen 127.0.0.1:${listen};
     set $bbc_gateway ${gateway};
     set $bbc_dist ${folder};
@@ -126,13 +134,12 @@ http {
     location ~* \\.js$ { proxy_pass ${backend}; }
     location / { proxy_pass ${backend}; }
   }
-}
 `,
+        ),
       );
       const args = ['-p', dir, '-c', config];
-      const check = spawnSync(NGINX, ['-t', ...args], { encoding: 'utf8', timeout: 30_000 });
-      if (check.status !== 0) throw new Error(`nginx -t failed: ${check.stderr}`);
-      const child = spawn(NGINX, [...args, '-g', 'daemon off;']);
+      const child = checkedSpawn(NGINX, ['-t', ...args], [...args, '-g', 'daemon off;']);
+      const errorLog = join(dir, 'error.log');
       const said = () => (existsSync(errorLog) ? readFileSync(errorLog, 'utf8') : '');
       return started(child, listen, dir, said, READY);
     },
@@ -146,14 +153,7 @@ http {
       const { dir, folder } = installed('caddy', 'caddy/gateway.caddy');
       const config = join(dir, 'Caddyfile');
       writeFileSync(config, walkthroughCaddyfile(caddyfile, listen, folder, backend));
-      const env = {
-        ...process.env,
-        BBC_GATEWAY: new URL(gateway).host,
-        BBC_DIST: folder,
-        HOME: dir,
-        XDG_DATA_HOME: dir,
-      };
-      const child = spawn(CADDY, ['run', '--adapter', 'caddyfile', '--config', config], { env });
+      const child = runCaddy(dir, config, { BBC_GATEWAY: new URL(gateway).host, BBC_DIST: folder });
       return started(child, listen, dir, undefined, READY);
     },
   },
@@ -163,34 +163,19 @@ http {
     available: () => available(APACHE, 'apache2'),
     async start({ port: listen, gateway, backend }) {
       const { dir, folder } = installed('apache', 'apache/gateway.conf');
-      const modules = '/usr/lib/apache2/modules';
-      const errorLog = join(dir, 'error.log');
       const config = join(dir, 'httpd.conf');
-      const load = (name: string) => `LoadModule ${name}_module ${modules}/mod_${name}.so`;
-      const loaded = ['mpm_event', 'authz_core', 'authz_host', 'headers', 'proxy', 'proxy_http', 'alias'];
+      const modules = ['mpm_event', 'authz_core', 'authz_host', 'headers', 'proxy', 'proxy_http', 'alias'];
       writeFileSync(
         config,
-        `${loaded.map(load).join('\n')}
-${process.getuid?.() === 0 ? 'User nobody\nGroup nogroup\n' : ''}ServerName 127.0.0.1
-Listen 127.0.0.1:${listen}
-PidFile ${dir}/httpd.pid
-DefaultRuntimeDir ${dir}
-ErrorLog ${errorLog}
-LogLevel warn
-Mutex file:${dir}
-<VirtualHost 127.0.0.1:${listen}>
-    Define BBC_GATEWAY ${gateway}
-    Define BBC_DIST ${folder}
-    Include ${folder}/gateway.conf
-    ProxyPass "/" "${backend}/"
-</VirtualHost>
-`,
+        apacheConfig(dir, listen, modules, [
+          `Define BBC_GATEWAY ${gateway}`,
+          `Define BBC_DIST ${folder}`,
+          `Include ${folder}/gateway.conf`,
+          `ProxyPass "/" "${backend}/"`,
+        ]),
       );
-      const check = spawnSync(APACHE, ['-t', '-f', config], { encoding: 'utf8', timeout: 30_000 });
-      if (check.status !== 0) throw new Error(`apache2 -t failed: ${check.stderr}`);
-      const child = spawn(APACHE, ['-X', '-f', config]);
-      const said = () => (existsSync(errorLog) ? readFileSync(errorLog, 'utf8') : '');
-      return started(child, listen, dir, said, READY);
+      const child = checkedSpawn(APACHE, ['-t', '-f', config], ['-X', '-f', config]);
+      return started(child, listen, dir, apacheSaid(dir), READY);
     },
   },
   {
@@ -202,15 +187,7 @@ Mutex file:${dir}
       const config = join(dir, 'haproxy.cfg');
       writeFileSync(
         config,
-        `global
-    log stderr format raw local0 warning
-defaults
-    mode http
-    timeout client 10s
-    timeout http-request 10s
-    timeout connect 5s
-    timeout server 10s
-frontend shop
+        `${haproxyDefaults(['timeout http-request 10s'])}frontend shop
     bind 127.0.0.1:${listen}
 ${haproxyRouting()
   .map((line) => `    ${line}\n`)
@@ -221,9 +198,7 @@ backend shop
       );
       const env = { ...process.env, BBC_GATEWAY_SERVER: new URL(gateway).host, BBC_DIST: folder };
       const files = ['-f', config, '-f', join(folder, 'gateway.cfg')];
-      const check = spawnSync(HAPROXY, ['-c', ...files], { encoding: 'utf8', timeout: 30_000, env });
-      if (check.status !== 0) throw new Error(`haproxy -c failed: ${check.stdout}${check.stderr}`);
-      const child = spawn(HAPROXY, ['-db', ...files], { env });
+      const child = checkedSpawn(HAPROXY, ['-c', ...files], ['-db', ...files], env);
       return started(child, listen, dir, undefined, READY);
     },
   },

@@ -9,12 +9,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { Webhook } from 'standardwebhooks';
-import { expect } from 'vitest';
-import type { Emulator } from '../../src/emulator/index.js';
+import { afterEach, expect } from 'vitest';
+import type { Emulator, EmulatorOptions } from '../../src/emulator/index.js';
+import { startGateway, type Gateway } from '../../src/gateway/gateway.js';
 import { mintOrderToken } from '../../src/gateway/order-token.js';
+import { parseSettings } from '../../src/gateway/settings.js';
 import type { WebhookEvent } from '../../src/gateway/webhook.js';
-import { serve } from './http.js';
-import { blackboxOf, SHOP } from './kit.js';
+import { emulatorEnvironment } from './emulator-env.js';
+import { closeServers, serve } from './http.js';
+import { blackboxOf, SHOP, useEmulators } from './kit.js';
 
 export const WEBHOOK_SECRET = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
 export const ORDER_SECRET = 'the-order-secret-of-the-shop-32ch';
@@ -51,14 +54,7 @@ export async function webhookReceiver(status: () => number = () => 204, authoriz
 /** The environment `serve` reads, with the emulator's names as `--env` prints them. */
 export function gatewayEnvironment(emulator: Emulator, decisionUrl: string, extra: Record<string, string> = {}) {
   return {
-    CLIENT_ID: emulator.clientId,
-    CLIENT_SECRET: emulator.clientSecret,
-    TOKEN_URL: emulator.tokenUrl,
-    BASE_URL: emulator.serviceUrls.baseUrl,
-    API_URL: emulator.serviceUrls.apiBaseUrl,
-    RETRIEVAL_URL: emulator.serviceUrls.retrievalBaseUrl,
-    COLLECTOR_URL: emulator.collectorUrl,
-    WORKFLOW_KEY: '10011',
+    ...emulatorEnvironment(emulator),
     ALLOWED_ORIGINS: SHOP,
     ORDER_SECRET,
     DECISION_URL: decisionUrl,
@@ -136,6 +132,45 @@ export interface GatewayProcess {
   output(): string;
   /** The exit code (null: ended by a signal). */
   exited: Promise<number | null>;
+}
+
+/**
+ * A gateway test file's fixture (call it at the top of the file): the emulators it starts, and
+ * after each test every gateway it started ended (processes killed, in-process ones closed),
+ * then every loopback server (the shop's receivers) closed.
+ */
+export function useGateway() {
+  const startEmulator = useEmulators();
+  const inProcess: Gateway[] = [];
+  afterEach(async () => {
+    killGatewayProcesses();
+    for (const gateway of inProcess.splice(0)) await gateway.close();
+    await closeServers();
+  });
+  /** A new emulator and shop receiver, and the environment of a gateway on them with `extra`. */
+  async function environment(
+    extra: Record<string, string> = {},
+    options: { emulator?: EmulatorOptions; shopStatus?: () => number } = {},
+  ) {
+    const emulator = await startEmulator(options.emulator);
+    const shop = await webhookReceiver(options.shopStatus);
+    return { emulator, shop, env: gatewayEnvironment(emulator, shop.url, extra) };
+  }
+  return {
+    startEmulator,
+    environment,
+    /** `serve` as a process on a new emulator and shop receiver (`environment`'s arguments). */
+    async served(...args: Parameters<typeof environment>) {
+      const setup = await environment(...args);
+      return { ...setup, gateway: await startGatewayProcess(setup.env) };
+    },
+    /** The gateway in this process (what `serve` starts), on `env`, its log lines into `log`. */
+    async inProcess(env: Record<string, string>, log: (line: string) => void = () => {}): Promise<Gateway> {
+      const gateway = await startGateway(parseSettings(env), { log });
+      inProcess.push(gateway);
+      return gateway;
+    },
+  };
 }
 
 const running: ChildProcess[] = [];

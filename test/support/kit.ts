@@ -10,6 +10,7 @@ import {
   SHOP,
   emulatedClient,
   emulatedHandler,
+  emulatedTokenSource,
   type EmulatedClientOptions,
   type EmulatedHandlerOptions,
 } from './emulated-kit.mjs';
@@ -56,6 +57,10 @@ export const orderTellingHandler = (
     onResult: (_, { customerInternalReference }) => void told.push(customerInternalReference!),
     ...options,
   });
+
+/** A token source of the sources with `emulator`'s credentials, `options` over those. */
+export const tokenSourceOn = (emulator: Emulator, options?: Partial<kit.TokenSourceOptions>): kit.TokenSource =>
+  emulatedTokenSource(kit, emulator, options);
 
 /** A Device Risk client of the sources on `emulator`. */
 export const clientOn = (emulator: Emulator, options?: EmulatedClientOptions): DeviceRiskClient =>

@@ -42,6 +42,24 @@ export function workerUser() {
   return `user ${username}${group ? ` ${group}` : ''};\n`;
 }
 
+/**
+ * An nginx.conf for an nginx a test runs in `dir`: its pid, temporary files and error log
+ * (`error.log`) there, its workers as workerUser() says; `head` before the main context's
+ * lines (load_module), `http` (lines) inside its http block.
+ */
+export function nginxConfig(dir, http, head = '') {
+  return `${head}${workerUser()}worker_processes 1;
+pid ${dir}/nginx.pid;
+error_log ${join(dir, 'error.log')} warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/body; proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi; uwsgi_temp_path ${dir}/uwsgi; scgi_temp_path ${dir}/scgi;
+${http}}
+`;
+}
+
 /** A file of `dist` to fetch once nginx runs, proving it can serve the folder. Throws when the folder cannot be read. */
 function probeFile(dist) {
   let found;
@@ -90,24 +108,18 @@ export async function startNginx(collectorUrl, { page, dist } = {}) {
   const errorLog = join(dir, 'error.log');
   writeFileSync(
     join(dir, 'nginx.conf'),
-    `load_module ${NGINX_JS_MODULE};
-${workerUser()}worker_processes 1;
-pid ${dir}/nginx.pid;
-error_log ${errorLog} warn;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path ${dir}/body; proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi; uwsgi_temp_path ${dir}/uwsgi; scgi_temp_path ${dir}/scgi;
-  include ${dir}/iojs-http.conf;
+    nginxConfig(
+      dir,
+      `  include ${dir}/iojs-http.conf;
   server {
     listen 127.0.0.1:${port};
     set $bbc_upstream ${upstream};
     include ${dir}/iojs-location.conf;
 ${page === undefined ? '' : `    location = /checkout { default_type text/html; return 200 '${page.replace(/[\\']/g, '\\$&')}'; }\n`}${dist === undefined ? '' : `    location /dist/ { alias ${dist}/; types { text/javascript js; } }\n`}    location / { return 404; }
   }
-}
 `,
+      `load_module ${NGINX_JS_MODULE};\n`,
+    ),
   );
   // An optional checkout page at /checkout (the doctor's tests of the shipped configuration), inline,
   // and the package's built files under /dist/ (diagnose() in the page).

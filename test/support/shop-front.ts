@@ -11,6 +11,7 @@ import { createServer, request as forward, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Emulator } from '../../src/emulator/index.js';
+import { emulatorEnvironment } from './emulator-env.js';
 import { freePort } from './processes.mjs';
 
 const DIST = new URL('../../dist/', import.meta.url);
@@ -37,14 +38,7 @@ export async function startGatewayProcess(
   const child: ChildProcess = spawn(process.execPath, [new URL('cli.js', DIST).pathname, 'serve'], {
     env: {
       PATH: process.env.PATH,
-      CLIENT_ID: emulator.clientId,
-      CLIENT_SECRET: emulator.clientSecret,
-      TOKEN_URL: emulator.tokenUrl,
-      BASE_URL: emulator.baseUrl,
-      API_URL: emulator.apiUrl,
-      RETRIEVAL_URL: emulator.retrievalUrl,
-      COLLECTOR_URL: emulator.collectorUrl,
-      WORKFLOW_KEY: '10011',
+      ...emulatorEnvironment(emulator),
       DATA_DIR: dataDir,
       PORT: String(port),
       ...settings,

@@ -30,7 +30,7 @@ export interface Connection {
 }
 
 /** How long a write waits for another process's transaction before it fails (store_unavailable), in ms. */
-const BUSY_TIMEOUT_MS = 5000;
+export const BUSY_TIMEOUT_MS = 5000;
 /** Seconds a browser waits before it posts again when the data directory's disk is full. */
 const DISK_FULL_RETRY_AFTER_S = 5;
 

@@ -16,7 +16,17 @@ import {
 import type { TokenSource } from '../../../src/server/api/token-source.js';
 import { apiMessages } from '../../../src/server/messages.js';
 import { untilAborted } from '../../support/until-aborted.js';
-import { ACCOUNT, BASE, CREDENTIAL, EXECUTION, EXECUTION_URL, PART_URL, T0, UA } from '../../support/api-shapes.js';
+import {
+  ACCOUNT,
+  BASE,
+  CREDENTIAL,
+  EXECUTION,
+  EXECUTION_URL,
+  PART_URL,
+  T0,
+  transactionAt,
+  UA,
+} from '../../support/api-shapes.js';
 import { REGION_NAMES } from '../../../src/server/api/regions.js';
 
 const BODY: AccountRequest = { customerInternalReference: 'order-1', workflowDefinition: { key: 10020 } };
@@ -80,16 +90,8 @@ function client(fetch: typeof globalThis.fetch, extra: Partial<DeviceRiskClientO
   return { client: c, waits, invalidated: t.invalidated };
 }
 
-const transaction = (tokenExpiresAt = T0 + 600_000) =>
-  new DeviceRiskTransaction({
-    accountId: ACCOUNT,
-    workflowExecutionId: EXECUTION,
-    credentialId: CREDENTIAL,
-    uploadUrl: PART_URL,
-    finalizeUrl: EXECUTION_URL,
-    tokenExpiresAt,
-    token: 'tx-token',
-  });
+/** The shapes' transaction, its token lapsing at `tokenExpiresAt`. */
+const transaction = (tokenExpiresAt = T0 + 600_000) => transactionAt(tokenExpiresAt - 600_000);
 const status = (code: number, headers: Record<string, string> = {}) => new Response('{}', { status: code, headers });
 const workflowStatus = (value: string) => Response.json({ workflowExecution: { status: value } });
 

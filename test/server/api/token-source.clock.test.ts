@@ -4,20 +4,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../../src/emulator/index.js';
 import { createMemoryStore, createTokenSource } from '../../../src/server/index.js';
+import { tokenSourceOn } from '../../support/kit.js';
 
 let emulator: Emulator;
 afterEach(async () => {
   await emulator?.close();
 });
 
-const source = (extra: Partial<Parameters<typeof createTokenSource>[0]> = {}) =>
-  createTokenSource({
-    clientId: emulator.clientId,
-    clientSecret: emulator.clientSecret,
-    tokenUrl: emulator.tokenUrl,
-    userAgent: 'AcmeShop Checkout/1.0',
-    ...extra,
-  });
+const source = (extra: Partial<Parameters<typeof createTokenSource>[0]> = {}) => tokenSourceOn(emulator, extra);
 
 describe('createTokenSource rate limit', () => {
   it('never sends more than 10 token requests a second for one client id, even from many sources sharing a store', async () => {

@@ -5,6 +5,7 @@ import { createManualClock, startEmulator, type Emulator } from '../../../src/em
 import { createMemoryStore, createTokenSource, isDeviceRiskError, TOKEN_URLS } from '../../../src/server/index.js';
 import { storeNamespace } from '../../../src/server/api/seal.js';
 import { untilAborted } from '../../support/until-aborted.js';
+import { tokenSourceOn } from '../../support/kit.js';
 
 const UA = 'AcmeShop Checkout/1.0';
 let emulator: Emulator;
@@ -14,14 +15,7 @@ afterEach(async () => {
   await emulator?.close();
 });
 
-const source = (extra: Partial<Parameters<typeof createTokenSource>[0]> = {}) =>
-  createTokenSource({
-    clientId: emulator.clientId,
-    clientSecret: emulator.clientSecret,
-    tokenUrl: emulator.tokenUrl,
-    userAgent: UA,
-    ...extra,
-  });
+const source = (extra: Partial<Parameters<typeof createTokenSource>[0]> = {}) => tokenSourceOn(emulator, extra);
 
 describe('createTokenSource', () => {
   it('sends exactly the spec request and caches the token', async () => {

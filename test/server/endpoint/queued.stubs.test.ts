@@ -25,6 +25,7 @@ import type { AddResult, QueueCounts } from '../../../src/server/queue/queue.js'
 import { recordKeyOf } from '../../../src/server/endpoint/idempotency.js';
 import { useTestMeter } from '../../support/otel.js';
 import { blackboxOf } from '../../support/kit.js';
+import { accountCreateLimited, plainSealing, stubTransaction } from '../../support/stub-client.js';
 
 const SHOP = 'https://shop.example';
 const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
@@ -44,16 +45,7 @@ function stubClient(
   let limited = options.limited ?? 0;
   const failures = [...(options.failCreates ?? [])];
   const statusFailures = [...(options.failStatus ?? [])];
-  const transaction = () =>
-    new DeviceRiskTransaction({
-      accountId: `acc-${++n}`,
-      workflowExecutionId: `wf-${n}`,
-      credentialId: 'cred',
-      uploadUrl: 'https://api.example/upload',
-      finalizeUrl: 'https://api.example/finalize',
-      tokenExpiresAt: Date.now() + 600_000,
-      token: `tx-token-${n}`,
-    });
+  const transaction = () => stubTransaction(++n);
   const client = {
     retrievalOrigin: 'https://retrieval.example',
     clientId: 'client-1',
@@ -63,11 +55,7 @@ function stubClient(
       if (limited > 0) {
         limited--;
         calls.push(`429 ${body.customerInternalReference}`);
-        throw new DeviceRiskError('rate_limited', 'account create answered 429', {
-          status: 429,
-          retryAfter: 1,
-          operation: 'account create',
-        });
+        throw accountCreateLimited();
       }
       const failure = failures.shift();
       if (failure) throw failure;
@@ -82,8 +70,7 @@ function stubClient(
       return 'PROCESSED';
     },
     details: async (tx: DeviceRiskTransaction) => ({ workflowExecutionId: tx.workflowExecutionId }),
-    sealTransaction: async (tx: DeviceRiskTransaction) => JSON.stringify({ ...tx.toJSON(), token: tx.token }),
-    openTransaction: async (sealed: string) => new DeviceRiskTransaction(JSON.parse(sealed) as never),
+    ...plainSealing,
   } as unknown as DeviceRiskClient;
   return { client, calls };
 }

@@ -2,30 +2,21 @@
 // endpoint instances sharing a real redis-server; a blackbox checked on one is refused under
 // another Idempotency-Key on the other (422 blackbox_reused), also when both arrive at once,
 // and Redis holds its digest, never the blackbox itself.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createMemoryQueue, type DeviceRiskHandlerOptions } from '../../../src/server/index.js';
 import { createRedisStore } from '../../../src/server/store/redis.js';
-import { connect, haveRedis, startRedisServer, type Client, type RedisServer } from '../../support/redis.js';
+import { haveRedis, useRedisServer } from '../../support/redis.js';
 import { blackboxOf, handlerWith, SHOP } from '../../support/kit.js';
 import { stubClient } from '../../support/stub-client.js';
 
-let redis: RedisServer;
-const clients: Client[] = [];
-beforeAll(async () => {
-  if (haveRedis) redis = await startRedisServer();
-});
-afterAll(async () => {
-  for (const client of clients.splice(0)) await client.close().catch(() => {});
-  await redis?.stop();
-});
+const redis = useRedisServer();
 
 /** Two instances on one Redis (each its own connection), one service: what each refused is told. */
 async function fleet(prefix: string, extra: Partial<DeviceRiskHandlerOptions> = {}) {
   const service = stubClient();
   const errors: Array<{ code?: string }> = [];
   const instance = async () => {
-    const client = await connect(redis.url);
-    clients.push(client);
+    const client = await redis.connect();
     return handlerWith(service.client, {
       store: createRedisStore(client, { prefix }),
       onError: (e) => void errors.push(e as { code?: string }),
@@ -54,8 +45,7 @@ describe.skipIf(!haveRedis)('a used blackbox on a fleet sharing Redis', () => {
     expect(service.creates()).toBe(1);
     expect(errors.map((e) => e.code)).toEqual(['blackbox_reused']);
     // Redis holds the digest and the key that used it, never the blackbox.
-    const admin = await connect(redis.url);
-    clients.push(admin);
+    const admin = await redis.connect();
     const keys = await admin.keys('reuse1:*blackbox*');
     expect(keys).toHaveLength(1);
     expect(keys[0]).toMatch(/^reuse1:client-1:blackbox:[0-9a-f]{64}$/);

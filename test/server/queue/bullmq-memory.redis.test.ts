@@ -12,6 +12,7 @@ import { defaultMaxQueued } from '../../../src/server/endpoint/settings.js';
 import { TOLD_TTL_MS } from '../../../src/server/callbacks/told.js';
 import { createRedisStore } from '../../../src/server/store/redis.js';
 import { haveRedis, startRedisServer, type RedisServer } from '../../support/redis.js';
+import { plainSealing, stubTransaction } from '../../support/stub-client.js';
 
 const SHOP = 'https://shop.example';
 /** The largest blackbox the vendor's script writes: up to about 4,000 characters (docs/fleet.md, What Redis holds). */
@@ -41,22 +42,12 @@ const client = () => {
     retrievalOrigin: 'https://retrieval.example',
     clientId: 'client-1',
     accountTimeoutMs: 500,
-    createAccount: async () =>
-      new DeviceRiskTransaction({
-        accountId: `acc-${++n}`,
-        workflowExecutionId: `wf-${n}`,
-        credentialId: 'cred',
-        uploadUrl: 'https://api.example/upload',
-        finalizeUrl: 'https://api.example/finalize',
-        tokenExpiresAt: Date.now() + 600_000,
-        token: `tx-token-${n}`,
-      }),
+    createAccount: async () => stubTransaction(++n),
     uploadBlackbox: async () => {},
     finalize: async () => {},
     status: async () => 'PROCESSED',
     details: async (tx: DeviceRiskTransaction) => ({ workflowExecutionId: tx.workflowExecutionId }),
-    sealTransaction: async (tx: DeviceRiskTransaction) => JSON.stringify({ ...tx.toJSON(), token: tx.token }),
-    openTransaction: async (sealed: string) => new DeviceRiskTransaction(JSON.parse(sealed) as never),
+    ...plainSealing,
   } as unknown as DeviceRiskClient;
 };
 

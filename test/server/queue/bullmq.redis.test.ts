@@ -16,6 +16,7 @@ import { createRedisStore } from '../../../src/server/store/redis.js';
 import { haveRedis, startRedisServer, type RedisServer } from '../../support/redis.js';
 import { blackboxOf } from '../../support/kit.js';
 import { expectSignedInFirst } from '../../support/lanes.js';
+import { accountCreateLimited, plainSealing, stubTransaction } from '../../support/stub-client.js';
 
 const SHOP = 'https://shop.example';
 const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
@@ -47,29 +48,16 @@ function service() {
         if (limited > 0) {
           limited--;
           calls.push(`429 ${body.customerInternalReference}`);
-          throw new DeviceRiskError('rate_limited', 'account create answered 429', {
-            status: 429,
-            retryAfter: 1,
-            operation: 'account create',
-          });
+          throw accountCreateLimited();
         }
         calls.push(`create ${body.customerInternalReference} on ${instance}`);
-        return new DeviceRiskTransaction({
-          accountId: `acc-${++n}`,
-          workflowExecutionId: `wf-${n}`,
-          credentialId: 'cred',
-          uploadUrl: 'https://api.example/upload',
-          finalizeUrl: 'https://api.example/finalize',
-          tokenExpiresAt: Date.now() + 600_000,
-          token: `tx-token-${n}`,
-        });
+        return stubTransaction(++n);
       },
       uploadBlackbox: async (tx: DeviceRiskTransaction) => void calls.push(`upload ${tx.workflowExecutionId}`),
       finalize: async () => {},
       status: async () => 'PROCESSED',
       details: async (tx: DeviceRiskTransaction) => ({ workflowExecutionId: tx.workflowExecutionId }),
-      sealTransaction: async (tx: DeviceRiskTransaction) => JSON.stringify({ ...tx.toJSON(), token: tx.token }),
-      openTransaction: async (sealed: string) => new DeviceRiskTransaction(JSON.parse(sealed) as never),
+      ...plainSealing,
     }) as unknown as DeviceRiskClient;
   return {
     calls,

@@ -5,11 +5,12 @@
 import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createFileQueue } from '../../../src/server/queue/file.js';
 import type { CheckJob, JobRun } from '../../../src/server/queue/queue.js';
-import { rowsOf } from '../../support/sqlite.js';
 import { expectSignedInFirst } from '../../support/lanes.js';
+import { gatedRun } from '../../support/gated-run.js';
+import { faultyEngine, rowsOf, sqliteError } from '../../support/sqlite.js';
 
 const job = (key: string, fingerprint = 'f', visitor?: string): CheckJob => ({
   key,
@@ -169,6 +170,142 @@ describe('createFileQueue, signed-in shoppers first', () => {
     queue.process(async () => ({ done: true }));
     await queue.idle();
     expect(rowsOf(path, 'SELECT visitor FROM queue_signed_in')).toEqual([]);
+    await queue.close();
+  });
+});
+
+describe('the file queue at work', () => {
+  it('runs at most `concurrency` jobs at once, the next as soon as one ends', async () => {
+    const queue = createFileQueue({ path: databaseIn(), concurrency: 1 });
+    for (const key of ['a', 'b']) await queue.add(job(key));
+    const work = gatedRun();
+    queue.process(work.run);
+    await expect.poll(() => work.started).toEqual(['a']);
+    work.release('a');
+    await expect.poll(() => work.started).toEqual(['a', 'b']);
+    work.release('b');
+    await queue.idle();
+    await queue.close();
+  });
+
+  /** A few turns of the event loop (no timer: the queue's polls are faked and never fire). */
+  const turns = async () => {
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+  };
+
+  it('idle waits for the job under way, and a job added once processing started runs at once', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'setInterval', 'clearTimeout', 'clearInterval'] });
+    try {
+      const queue = createFileQueue({ path: databaseIn(), concurrency: 1 });
+      const work = gatedRun();
+      queue.process(work.run);
+      // Nothing waited: no poll (its timer never fires here) is needed for the job to start.
+      expect(await queue.add(job('a'))).toBe('added');
+      await turns();
+      expect(work.started).toEqual(['a']);
+      let idle = false;
+      const waited = queue.idle().then(() => (idle = true));
+      await turns();
+      expect(idle).toBe(false);
+      // The next job starts when one ends, not at the next poll.
+      await queue.add(job('b'));
+      await turns();
+      expect(work.started).toEqual(['a']);
+      work.release('a');
+      await turns();
+      expect(work.started).toEqual(['a', 'b']);
+      work.release('b');
+      await waited;
+      await queue.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("a run that meets the tenant's limit pauses every job, not only its own", async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'setInterval', 'clearTimeout', 'clearInterval'] });
+    try {
+      const queue = createFileQueue({ path: databaseIn(), concurrency: 1 });
+      for (const key of ['a', 'b']) await queue.add(job(key));
+      const ran: string[] = [];
+      queue.process(async (j) => {
+        ran.push(j.key);
+        return j.key === 'a' ? { retryInMs: 60_000, pauseQueue: true } : { done: true };
+      });
+      await turns();
+      expect(ran).toEqual(['a']);
+      await queue.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('a run that throws is tried again a second later, not at the end of its lease', async () => {
+    const errors: unknown[] = [];
+    const queue = createFileQueue({ path: databaseIn(), leaseMs: 60_000, onError: (error) => errors.push(error) });
+    await queue.add(job('a'));
+    let runs = 0;
+    queue.process(async () => {
+      if (++runs === 1) throw new Error('a bug in the check');
+      return { done: true };
+    });
+    await queue.idle();
+    expect(runs).toBe(2);
+    expect(errors).toEqual([]);
+    await queue.close();
+  });
+
+  it("renews a running job's lease every third of it: another process never takes it meanwhile", async () => {
+    const path = databaseIn();
+    const first = createFileQueue({ path, leaseMs: 300 });
+    await first.add(job('a'));
+    const work = gatedRun();
+    first.process(work.run);
+    await expect.poll(() => work.started).toEqual(['a']);
+    const other: string[] = [];
+    const second = createFileQueue({ path, leaseMs: 300 });
+    second.process(async (j) => {
+      other.push(j.key);
+      return { done: true };
+    });
+    const leaseAt = () => Number(rowsOf(path, 'SELECT lease_until FROM queue_jobs')[0]!.lease_until);
+    const start = leaseAt();
+    // Renewed past two of the other's polls (every 500 ms).
+    await expect.poll(leaseAt, { timeout: 10_000 }).toBeGreaterThan(start + 1200);
+    expect(other).toEqual([]);
+    work.release('a');
+    await first.idle();
+    await Promise.all([first.close(), second.close()]);
+  });
+
+  it('after close, takes nothing (full) and closes once', async () => {
+    const queue = createFileQueue({ path: databaseIn() });
+    await queue.close();
+    expect(await queue.add(job('a'))).toBe('full');
+    await queue.close();
+  });
+
+  it('a full disk rejects add and counts (503), and is told once while jobs run, again after a write succeeds', async () => {
+    const engine = faultyEngine();
+    const errors: unknown[] = [];
+    const queue = engine.opening(() => createFileQueue({ path: databaseIn(), onError: (error) => errors.push(error) }));
+    const full = () => sqliteError(13, 'database or disk is full');
+    engine.state.fail = full();
+    await expect(queue.add(job('a'))).rejects.toMatchObject({ code: 'store_full' });
+    engine.state.fail = full();
+    await expect(queue.counts()).rejects.toMatchObject({ code: 'store_full' });
+    expect(await queue.add(job('a'))).toBe('added');
+    // The look for a job fails at each poll: told once.
+    engine.state.fail = full();
+    queue.process(async () => ({ done: true }));
+    await expect.poll(() => errors.length).toBe(1);
+    engine.state.fail = full();
+    await expect.poll(() => engine.state.fail).toBeUndefined();
+    expect(errors).toHaveLength(1);
+    // A job taken is a write that succeeded: the next failure is told again.
+    await queue.idle();
+    engine.state.fail = full();
+    await expect.poll(() => errors.length).toBe(2);
     await queue.close();
   });
 });

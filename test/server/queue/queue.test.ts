@@ -1,8 +1,9 @@
 // The in-process queue: arrival order, its bound, one job per key, retries that keep their
 // place, a pause for the tenant's limit, and a close that waits for the running jobs.
 import { describe, expect, it } from 'vitest';
-import { createMemoryQueue, type CheckJob, type JobRun } from '../../../src/server/queue/queue.js';
+import { createMemoryQueue, type CheckJob } from '../../../src/server/queue/queue.js';
 import { expectSignedInFirst } from '../../support/lanes.js';
+import { gatedRun } from '../../support/gated-run.js';
 
 const job = (key: string, fingerprint = 'f', acceptedAt = 0, visitor?: string): CheckJob => ({
   key,
@@ -12,23 +13,6 @@ const job = (key: string, fingerprint = 'f', acceptedAt = 0, visitor?: string): 
   acceptedAt,
   ...(visitor === undefined ? {} : { visitor }),
 });
-
-/** A run whose every call waits until the test lets it finish with the result it is given. */
-function gatedRun() {
-  const started: string[] = [];
-  const gates = new Map<string, (result: JobRun) => void>();
-  const run = (j: CheckJob) =>
-    new Promise<JobRun>((resolve) => {
-      started.push(j.key);
-      gates.set(j.key, resolve);
-    });
-  const finish = async (key: string, result: JobRun = { done: true }) => {
-    gates.get(key)!(result);
-    gates.delete(key);
-    await new Promise((r) => setTimeout(r, 0));
-  };
-  return { run, started, finish };
-}
 
 const tick = () => new Promise((r) => setTimeout(r, 0));
 

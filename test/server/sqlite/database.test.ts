@@ -5,11 +5,15 @@ import { mkdtempSync, openSync, writeSync, closeSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { databaseFailure, openDatabase, sqliteCode } from '../../../src/server/sqlite/database.js';
+import { BUSY_TIMEOUT_MS, databaseFailure, openDatabase, sqliteCode } from '../../../src/server/sqlite/database.js';
 import { createSqliteStore } from '../../../src/server/sqlite/store.js';
+import { faultyEngine, sqliteError as nodeError } from '../../support/sqlite.js';
 
-const nodeError = (errcode: number, errstr: string) =>
-  Object.assign(new Error(errstr), { code: 'ERR_SQLITE_ERROR', errcode, errstr });
+const denoError = (message: string) => Object.assign(new Error(message), { code: 'ERR_SQLITE_ERROR' });
+const pathIn = (name = 'data.sqlite') => join(mkdtempSync(join(tmpdir(), 'bbc-database-')), name);
+const SCHEMA = 'CREATE TABLE IF NOT EXISTS t (x)';
+const count = (database: ReturnType<typeof openDatabase>) =>
+  database.statement('count', (c) => c.prepare('SELECT count(*) AS n FROM t').get()!.n);
 
 describe('the failures of the data directory', () => {
   it.each([
@@ -30,10 +34,38 @@ describe('the failures of the data directory', () => {
     ],
     ['the file system: ENOSPC', Object.assign(new Error('no space'), { code: 'ENOSPC' }), 'store_full', 5],
     ['a damaged page', nodeError(11, 'database disk image is malformed'), 'invalid_configuration', undefined],
+    ['a file that is not a database', nodeError(26, 'file is not a database'), 'invalid_configuration', undefined],
+    [
+      'Bun: SQLITE_FULL in errno, its name in code',
+      Object.assign(new Error('full'), { errno: 13 | 256, code: 'SQLITE_FULL' }),
+      'store_full',
+      5,
+    ],
+    ['the file system: EIO', Object.assign(new Error('i/o'), { code: 'EIO' }), 'store_unavailable', 1],
+    ['Deno: a damaged page', denoError('database disk image is malformed'), 'invalid_configuration', undefined],
+    ['Deno: not a database', denoError('file is not a database'), 'invalid_configuration', undefined],
+    ['Deno: locked', denoError('database table is locked'), 'store_unavailable', 1],
+    ['Deno: cannot open', denoError('unable to open database file'), 'store_unavailable', 1],
+    ['Deno: read-only', denoError('attempt to write a readonly database'), 'store_unavailable', 1],
   ])('%s', (_, error, code, retryAfter) => {
     const failure = databaseFailure(error, '/data/blackbox-capture.sqlite', 'the queue took a checkout');
     expect(failure).toMatchObject({ code, message: expect.stringContaining('/data/blackbox-capture.sqlite') });
     expect((failure as { retryAfter?: number }).retryAfter).toBe(retryAfter);
+    // The failure of the store, for the caller's log and metrics; the cause kept for the operator.
+    expect((failure as { operation?: string }).operation).toBe(retryAfter === undefined ? undefined : 'store');
+    expect((failure as Error).cause).toBe(error);
+  });
+
+  it.each([
+    ['an errno without an SQLite code name', Object.assign(new Error('x'), { errno: 13, code: 'EACCES' })],
+    ['an SQLite text under another code', Object.assign(new Error('database or disk is full'), { code: 'ERR_OTHER' })],
+    ['an SQLite error without a message', Object.assign({ code: 'ERR_SQLITE_ERROR', message: 13 })],
+    ['an SQLite error whose message is not text', { code: 'ERR_SQLITE_ERROR', message: ['database or disk is full'] }],
+    ['an SQLite code name without an errno', { errno: 'x', code: 'SQLITE_FULL' }],
+    ['an SQLite text no rule knows', denoError('no such table: t')],
+    ['nothing at all', undefined],
+  ])('%s has no SQLite code', (_, error) => {
+    expect(sqliteCode(error)).toBeUndefined();
   });
 
   it('any other error (a bug) is let through as it is', () => {
@@ -78,6 +110,159 @@ describe('the check at start', () => {
   });
 });
 
+describe('the connection', () => {
+  it('waits busy_timeout for another writer, in WAL with synchronous=FULL', () => {
+    const path = pathIn();
+    const database = openDatabase(path, SCHEMA);
+    const pragma = (name: string) =>
+      database.statement(name, (c) => Object.values(c.prepare(`PRAGMA ${name}`).get()!)[0]);
+    expect([pragma('busy_timeout'), pragma('journal_mode'), pragma('synchronous')]).toEqual([
+      BUSY_TIMEOUT_MS,
+      'wal',
+      2,
+    ]);
+    database.close();
+  });
+
+  it('makes its directory 0700 and the file with its -wal 0600', () => {
+    const path = join(pathIn('nested'), 'deeper', 'data.sqlite');
+    const database = openDatabase(path, SCHEMA);
+    database.statement('write', (c) => c.prepare('INSERT INTO t VALUES (1)').run());
+    const mode = (file: string) => statSync(file).mode & 0o777;
+    expect([mode(join(path, '..')), mode(path), mode(`${path}-wal`)]).toEqual([0o700, 0o600, 0o600]);
+    database.close();
+  });
+
+  it('runs SQL of a work on its connection, each statement prepared once', () => {
+    const engine = faultyEngine();
+    const database = engine.opening(() => openDatabase(pathIn(), SCHEMA));
+    database.transaction('write', (c) => c.exec('INSERT INTO t VALUES (1)'));
+    for (let i = 0; i < 3; i++) expect(count(database)).toBe(1);
+    expect(engine.state.prepared.filter((sql) => sql.startsWith('SELECT count'))).toHaveLength(1);
+    database.close();
+    // Closed twice: nothing more to close.
+    database.close();
+    expect(engine.state.closed).toBe(1);
+  });
+
+  it('a work that closes its connection closes the database: the next call opens it again', () => {
+    const engine = faultyEngine();
+    const database = engine.opening(() => openDatabase(pathIn(), SCHEMA));
+    database.statement('close', (c) => c.close());
+    expect(engine.state.closed).toBe(1);
+  });
+
+  it('a transaction that fails is rolled back, and its error is let through', () => {
+    const database = openDatabase(pathIn(), SCHEMA);
+    const bug = new TypeError('a bug in the work');
+    expect(() =>
+      database.transaction('write', (c) => {
+        c.prepare('INSERT INTO t VALUES (1)').run();
+        throw bug;
+      }),
+    ).toThrow(bug);
+    expect(count(database)).toBe(0);
+    database.close();
+  });
+
+  it('a full disk in a transaction is store_full naming what was refused; the rollback SQLite did is not an error', () => {
+    const engine = faultyEngine();
+    const path = pathIn();
+    const database = engine.opening(() => openDatabase(path, SCHEMA));
+    engine.state.fail = nodeError(13, 'database or disk is full');
+    expect(() =>
+      database.transaction('the queue took a checkout', (c) => c.prepare('INSERT INTO t VALUES (1)').run()),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'store_full',
+        message: expect.stringContaining('the queue took a checkout was refused'),
+      }),
+    );
+    expect(engine.state.executed).toContain('ROLLBACK');
+    // The connection is kept: the next write finds room.
+    database.statement('write', (c) => c.prepare('INSERT INTO t VALUES (1)').run());
+    expect([count(database), engine.state.opened]).toEqual([1, 1]);
+    database.close();
+  });
+
+  it('a statement that fails is the kit’s error naming it', () => {
+    const engine = faultyEngine();
+    const database = engine.opening(() => openDatabase(pathIn(), SCHEMA));
+    engine.state.fail = nodeError(5, 'database is locked');
+    expect(() => count(database)).toThrow(
+      expect.objectContaining({
+        code: 'store_unavailable',
+        message: expect.stringContaining('(count: database is locked)'),
+      }),
+    );
+    // Not an I/O error: the connection stays.
+    expect(count(database)).toBe(0);
+    expect([engine.state.opened, engine.state.closed]).toEqual([1, 0]);
+    database.close();
+  });
+
+  it('after an I/O error, the connection is closed and the next call opens another, without a new check', () => {
+    const engine = faultyEngine();
+    const database = engine.opening(() => openDatabase(pathIn(), SCHEMA));
+    engine.state.fail = nodeError(10, 'disk I/O error');
+    expect(() => count(database)).toThrow(expect.objectContaining({ code: 'store_unavailable' }));
+    expect(engine.state.closed).toBe(1);
+    expect(count(database)).toBe(0);
+    expect(engine.state.opened).toBe(2);
+    // Prepared again on the new connection; the file checked once, at start.
+    expect(engine.state.prepared.filter((sql) => sql.startsWith('SELECT count'))).toHaveLength(2);
+    expect(engine.state.prepared.filter((sql) => sql.startsWith('PRAGMA quick_check'))).toHaveLength(1);
+    database.close();
+  });
+
+  it('after an I/O error, a connection that cannot close is dropped all the same', () => {
+    const engine = faultyEngine();
+    const database = engine.opening(() => openDatabase(pathIn(), SCHEMA));
+    engine.state.fail = nodeError(10, 'disk I/O error');
+    engine.state.failClose = true;
+    expect(() => count(database)).toThrow(expect.objectContaining({ code: 'store_unavailable' }));
+    engine.state.failClose = false;
+    expect(count(database)).toBe(0);
+    expect(engine.state.opened).toBe(2);
+    database.close();
+  });
+});
+
+describe('the opening', () => {
+  it.each([
+    ['a full disk', nodeError(13, 'database or disk is full')],
+    ['an I/O error', nodeError(10, 'disk I/O error')],
+    ['a lock held past busy_timeout', nodeError(5, 'database is locked')],
+  ])('deferred by %s: the next call opens the file', (_, error) => {
+    const engine = faultyEngine();
+    engine.state.failOpen = error;
+    const database = engine.opening(() => openDatabase(pathIn(), SCHEMA));
+    expect(engine.state.opened).toBe(0);
+    expect(count(database)).toBe(0);
+    expect(engine.state.opened).toBe(1);
+    database.close();
+  });
+
+  it('refuses a bug in opening as it is, never deferred', () => {
+    const engine = faultyEngine();
+    const bug = new TypeError('not a constructor');
+    engine.state.failOpen = bug;
+    expect(() => engine.opening(() => openDatabase(pathIn(), SCHEMA))).toThrow(bug);
+  });
+
+  it('names each fault quick_check reports, its white space folded, and closes the connection', () => {
+    const engine = faultyEngine();
+    engine.state.quickCheck = [{ quick_check: 'row 3 missing  from\nindex i' }, { quick_check: 'page 5:\tnever used' }];
+    expect(() => engine.opening(() => openDatabase(pathIn(), SCHEMA))).toThrow(
+      expect.objectContaining({
+        code: 'invalid_configuration',
+        message: expect.stringContaining('is damaged (row 3 missing from index i; page 5: never used)'),
+      }),
+    );
+    expect(engine.state.closed).toBe(1);
+  });
+});
+
 describe('a runtime without node:sqlite', () => {
   it.each([
     ['no process.getBuiltinModule (Node 22 before 22.3)', undefined],
@@ -91,14 +276,36 @@ describe('a runtime without node:sqlite', () => {
     const original = (process as { getBuiltinModule?: unknown }).getBuiltinModule;
     Object.defineProperty(process, 'getBuiltinModule', { value: load, configurable: true, writable: true });
     try {
-      expect(() => openDatabase(join(mkdtempSync(join(tmpdir(), 'bbc-database-')), 'x.sqlite'), 'SELECT 1')).toThrow(
-        expect.objectContaining({
-          code: 'invalid_configuration',
-          message: expect.stringContaining('node:sqlite, which the data directory needs: Node 22.13 or later'),
-        }),
-      );
+      let thrown: unknown;
+      try {
+        openDatabase(pathIn('x.sqlite'), 'SELECT 1');
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toMatchObject({
+        code: 'invalid_configuration',
+        message: expect.stringContaining('node:sqlite, which the data directory needs: Node 22.13 or later'),
+      });
+      // The loader's own refusal kept for the operator.
+      if (load) expect((thrown as Error).cause).toMatchObject({ code: 'ERR_UNKNOWN_BUILTIN_MODULE' });
     } finally {
       Object.defineProperty(process, 'getBuiltinModule', { value: original, configurable: true, writable: true });
     }
+  });
+
+  it('a runtime without a process object (a worker of an edge runtime): the same', () => {
+    const original = Object.getOwnPropertyDescriptor(globalThis, 'process')!;
+    const path = pathIn('x.sqlite');
+    let thrown: unknown;
+    // Synchronous: nothing else runs while the global is away.
+    Object.defineProperty(globalThis, 'process', { value: undefined, configurable: true, writable: true });
+    try {
+      openDatabase(path, 'SELECT 1');
+    } catch (error) {
+      thrown = error;
+    } finally {
+      Object.defineProperty(globalThis, 'process', original);
+    }
+    expect(thrown).toMatchObject({ code: 'invalid_configuration' });
   });
 });

@@ -1,7 +1,7 @@
 // What an earlier version left in a data directory (src/server/sqlite/legacy.ts): the journal's
 // jobs still held and the store's live entries, read once into the SQLite file, the old file
 // renamed; lines a kill tore, or that are not what the version wrote, are skipped.
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -9,6 +9,7 @@ import { createFileQueue } from '../../../src/server/queue/file.js';
 import type { CheckJob } from '../../../src/server/queue/queue.js';
 import { importLegacyQueue, importLegacyStore } from '../../../src/server/sqlite/legacy.js';
 import { createSqliteStore } from '../../../src/server/sqlite/store.js';
+import { rowsOf } from '../../support/sqlite.js';
 
 const job = (key: string): CheckJob => ({
   key,
@@ -24,8 +25,18 @@ describe("an earlier version's data directory", () => {
     const dir = mkdtempSync(join(tmpdir(), 'bbc-legacy-'));
     writeFileSync(
       join(dir, 'queue.jsonl'),
-      lines({ add: job('a') }, { add: job('b') }, 42, null, { done: 'a' }, ['x'], { add: job('c') }) +
-        '{"add":{"key":"torn","finger',
+      lines(
+        { add: job('a') },
+        { add: job('b') },
+        42,
+        null,
+        { done: 'a' },
+        ['x'],
+        { add: { fingerprint: 'no key' } },
+        { add: { key: 7 } },
+        { add: 'c' },
+        { add: job('c') },
+      ) + '{"add":{"key":"torn","finger',
     );
     const queue = createFileQueue({ path: join(dir, 'data.sqlite') });
     expect(await importLegacyQueue(dir, queue)).toBe(true);
@@ -70,5 +81,45 @@ describe("an earlier version's data directory", () => {
     expect(await store.get('kept')).toBeUndefined();
     expect(existsSync(join(dir, 'store.jsonl.imported'))).toBe(true);
     store.close();
+  });
+
+  it("writes only the store's live entries, each as its last well-formed line left it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bbc-legacy-'));
+    writeFileSync(
+      join(dir, 'store.jsonl'),
+      lines(
+        ['a', 'v', 5000],
+        ['a', 5, 6000],
+        ['b', 'v', 5000],
+        ['b', 'w', '9000'],
+        [5, 'v', 9000],
+        ['now', 'v', 1000],
+        ['expired', 'v', 999],
+        ['live', 'v', 1001],
+      ),
+    );
+    const path = join(dir, 'data.sqlite');
+    const store = createSqliteStore(path, { now: () => 1000 });
+    expect(await importLegacyStore(dir, store, 1000)).toBe(true);
+    // In the file itself: what has lapsed is not written at all.
+    expect(rowsOf(path, 'SELECT key, value, until FROM store_entries')).toEqual([
+      { key: 'live', value: 'v', until: 1001 },
+    ]);
+    store.close();
+  });
+
+  it('without a store.jsonl, reads nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bbc-legacy-'));
+    const store = createSqliteStore(join(dir, 'data.sqlite'));
+    expect(await importLegacyStore(dir, store, 1000)).toBe(false);
+    store.close();
+  });
+
+  it('a journal it cannot read (not a file) is an error, never "no journal"', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bbc-legacy-'));
+    mkdirSync(join(dir, 'queue.jsonl'));
+    const queue = createFileQueue({ path: join(dir, 'data.sqlite') });
+    await expect(importLegacyQueue(dir, queue)).rejects.toMatchObject({ code: 'EISDIR' });
+    await queue.close();
   });
 });

@@ -6,8 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../../../src/server/sqlite/store.js';
+import type { Store } from '../../../src/server/store/store.js';
 import { storeContract } from '../../support/store-contract.js';
-import { rowsOf } from '../../support/sqlite.js';
+import { faultyEngine, rowsOf, sqliteError } from '../../support/sqlite.js';
 
 const pathIn = () => join(mkdtempSync(join(tmpdir(), 'bbc-sqlite-store-')), 'data.sqlite');
 
@@ -67,8 +68,29 @@ describe('the SQLite store', () => {
     const store = createSqliteStore(path, { now: () => clock });
     for (let i = 0; i < 100; i++) await store.set(`old-${i}`, 'x', 10);
     clock = 100;
-    for (let i = 0; i < 500; i++) await store.set('live', String(i), 60_000);
+    // Not at every write: the 500th since the start sweeps.
+    for (let i = 0; i < 399; i++) await store.set('live', String(i), 60_000);
+    expect(rowsOf(path, 'SELECT count(*) AS n FROM store_entries')).toEqual([{ n: 101 }]);
+    await store.set('live', 'last', 60_000);
     expect(rowsOf(path, 'SELECT key FROM store_entries')).toEqual([expect.objectContaining({ key: 'live' })]);
+    store.close();
+  });
+
+  it.each([
+    ['get', 'read', (store: Store) => store.get('k')],
+    ['set', 'write', (store: Store) => store.set('k', 'v', 1000)],
+    ['setIfAbsent', 'claim', (store: Store) => store.setIfAbsent('k', 'v', 1000)],
+    ['compareAndSet', 'compare and set', (store: Store) => store.compareAndSet('k', 'v', 'w', 1000)],
+    ['compareAndDelete', 'compare and delete', (store: Store) => store.compareAndDelete('k', 'v')],
+    ['delete', 'delete', (store: Store) => store.delete('k')],
+  ])('%s on a full disk rejects store_full naming the %s refused, never "absent"', async (_, what, call) => {
+    const engine = faultyEngine();
+    const store = engine.opening(() => createSqliteStore(pathIn()));
+    engine.state.fail = sqliteError(13, 'database or disk is full');
+    await expect(call(store)).rejects.toMatchObject({
+      code: 'store_full',
+      message: expect.stringContaining(`: ${what} was refused`),
+    });
     store.close();
   });
 });

@@ -1,0 +1,146 @@
+// The door of POST /device-risk (src/gateway/checkout-door.ts) on a memory store: the order of
+// an Order-Token, each refusal typed and logged (the sub's rule told, never the sub), one
+// checkout per order, and the claim given back when the endpoint does not accept a checkout.
+// outcomes.emulator.test.ts runs it in `serve` as a process.
+import { describe, expect, it } from 'vitest';
+import { checkoutDoor } from '../../src/gateway/checkout-door.js';
+import type { LogFields } from '../../src/gateway/log.js';
+import { mintOrderToken } from '../../src/gateway/order-token.js';
+import { createMemoryStore } from '../../src/server/store/store.js';
+import { ORDER_SECRET } from '../support/gateway.js';
+
+async function door() {
+  const lines: Array<[string, LogFields | undefined]> = [];
+  const store = createMemoryStore();
+  const opened = await checkoutDoor({
+    store,
+    orderSecret: ORDER_SECRET,
+    log: (line, fields) => lines.push([line, fields]),
+  });
+  return { ...opened, lines, store };
+}
+
+/** A checkout under `key` with `token` as its Order-Token (none when undefined). */
+const checkout = (token: string | undefined, key: string | null = 'key-1') =>
+  new Request('https://gateway.test/device-risk', {
+    method: 'POST',
+    headers: {
+      ...(token === undefined ? {} : { 'order-token': token }),
+      ...(key === null ? {} : { 'idempotency-key': key }),
+    },
+  });
+const tokenFor = (order: string, extra: { userReference?: string } = {}) =>
+  mintOrderToken(ORDER_SECRET, { customerInternalReference: order, ...extra });
+
+describe('the checkout door', () => {
+  it("resolves a checkout to its Order-Token's order, logging nothing", async () => {
+    const { resolveCustomer, lines } = await door();
+    expect(await resolveCustomer(checkout(await tokenFor('order-1', { userReference: 'user-7' })))).toEqual({
+      customerInternalReference: 'order-1',
+      userReference: 'user-7',
+    });
+    expect(lines).toEqual([]);
+  });
+
+  it.each([
+    ['missing', undefined, 'order_token_missing'],
+    ['forged', 'a.b.c', 'order_token_invalid'],
+  ])('refuses a %s Order-Token 401 with its code and a WWW-Authenticate, logged', async (_, token, code) => {
+    const { resolveCustomer, lines } = await door();
+    const answer = (await resolveCustomer(checkout(token))) as Response;
+    expect(answer.status).toBe(401);
+    expect(answer.headers.get('www-authenticate')).toBe('Order-Token');
+    expect(answer.headers.get('cache-control')).toBe('no-store');
+    expect(await answer.json()).toEqual({ error: { code, message: expect.stringMatching(/Order-Token/) } });
+    expect(lines).toEqual([[`refused a checkout: ${code}`, { level: 'warn', event: 'refused', code }]]);
+  });
+
+  it('refuses an order the service forbids 422 order_token_sub_invalid, telling the rule and never the sub', async () => {
+    const { resolveCustomer, lines } = await door();
+    const answer = (await resolveCustomer(checkout(await tokenFor('INV/2026/0001')))) as Response;
+    expect(answer.status).toBe(422);
+    expect(answer.headers.get('www-authenticate')).toBeNull();
+    expect(answer.headers.get('cache-control')).toBe('no-store');
+    const { error } = (await answer.json()) as { error: { code: string; message: string } };
+    expect(error.code).toBe('order_token_sub_invalid');
+    expect(lines).toEqual([
+      [
+        `refused a checkout: order_token_sub_invalid (${error.message})`,
+        { level: 'warn', event: 'refused', code: 'order_token_sub_invalid' },
+      ],
+    ]);
+    expect(lines[0]![0]).toMatch(/\(the Order-Token's sub: customerInternalReference must/);
+    expect(lines[0]![0]).not.toContain('INV/2026/0001');
+  });
+
+  it('lets an error that is not a refused token through (a bug is not a 401)', async () => {
+    const { resolveCustomer } = await door();
+    const broken = checkout(await tokenFor('order-1'));
+    Object.defineProperty(broken, 'headers', {
+      get: () => {
+        throw new TypeError('not a header list');
+      },
+    });
+    await expect(resolveCustomer(broken)).rejects.toThrow(TypeError);
+  });
+
+  it('takes one checkout per order: another key is 409 order_already_checked, logged; the same key goes on', async () => {
+    const { resolveCustomer, lines } = await door();
+    const token = await tokenFor('order-9');
+    expect(await resolveCustomer(checkout(token, 'first'))).toEqual({ customerInternalReference: 'order-9' });
+    const again = (await resolveCustomer(checkout(token, 'second'))) as Response;
+    expect(again.status).toBe(409);
+    expect(again.headers.get('cache-control')).toBe('no-store');
+    expect(await again.json()).toEqual({
+      error: { code: 'order_already_checked', message: 'this order already has a checkout of its own' },
+    });
+    expect(lines).toEqual([
+      [
+        'refused a checkout: order_already_checked',
+        { level: 'warn', event: 'refused', code: 'order_already_checked', reference: 'order-9' },
+      ],
+    ]);
+    // A retry under the first key is the kit's to answer (as it answered the first).
+    expect(await resolveCustomer(checkout(token, 'first'))).toEqual({ customerInternalReference: 'order-9' });
+  });
+
+  it('without an Idempotency-Key, a second checkout of the order is refused too', async () => {
+    const { resolveCustomer } = await door();
+    const token = await tokenFor('order-n');
+    expect(await resolveCustomer(checkout(token, null))).toEqual({ customerInternalReference: 'order-n' });
+    expect(((await resolveCustomer(checkout(token, null))) as Response).status).toBe(409);
+  });
+
+  it.each([
+    [400, true],
+    [300, true],
+    [503, true],
+    [409, false],
+    [202, false],
+    [299, false],
+  ])('after an answer %i, gives the order back: %s', async (status, givenBack) => {
+    const { resolveCustomer, answered } = await door();
+    const token = await tokenFor('order-a');
+    const first = checkout(token, 'first');
+    await resolveCustomer(first);
+    await answered(first, new Response(null, { status }));
+    const next = await resolveCustomer(checkout(token, 'next'));
+    if (givenBack) expect(next).toEqual({ customerInternalReference: 'order-a' });
+    else expect((next as Response).status).toBe(409);
+  });
+
+  it("gives back only the claim of the checkout answered, never another's", async () => {
+    const { resolveCustomer, answered } = await door();
+    const token = await tokenFor('order-b');
+    const first = checkout(token, 'first');
+    await resolveCustomer(first);
+    // A refused checkout holds no claim: its answer gives nothing back.
+    const refused = checkout(token, 'second');
+    expect(((await resolveCustomer(refused)) as Response).status).toBe(409);
+    await answered(refused, new Response(null, { status: 400 }));
+    expect(((await resolveCustomer(checkout(token, 'third'))) as Response).status).toBe(409);
+    // Nor does a checkout the door never saw.
+    await answered(checkout(token, 'first'), new Response(null, { status: 400 }));
+    expect(((await resolveCustomer(checkout(token, 'third'))) as Response).status).toBe(409);
+  });
+});
