@@ -38,6 +38,7 @@ describe('the checkout door', () => {
     expect(await resolveCustomer(checkout(await tokenFor('order-1', { userReference: 'user-7' })))).toEqual({
       customerInternalReference: 'order-1',
       userReference: 'user-7',
+      signedIn: true,
     });
     expect(lines).toEqual([]);
   });
@@ -87,7 +88,10 @@ describe('the checkout door', () => {
   it('takes one checkout per order: another key is 409 order_already_checked, logged; the same key goes on', async () => {
     const { resolveCustomer, lines } = await door();
     const token = await tokenFor('order-9');
-    expect(await resolveCustomer(checkout(token, 'first'))).toEqual({ customerInternalReference: 'order-9' });
+    expect(await resolveCustomer(checkout(token, 'first'))).toEqual({
+      customerInternalReference: 'order-9',
+      signedIn: false,
+    });
     const again = (await resolveCustomer(checkout(token, 'second'))) as Response;
     expect(again.status).toBe(409);
     expect(again.headers.get('cache-control')).toBe('no-store');
@@ -101,13 +105,19 @@ describe('the checkout door', () => {
       ],
     ]);
     // A retry under the first key is the kit's to answer (as it answered the first).
-    expect(await resolveCustomer(checkout(token, 'first'))).toEqual({ customerInternalReference: 'order-9' });
+    expect(await resolveCustomer(checkout(token, 'first'))).toEqual({
+      customerInternalReference: 'order-9',
+      signedIn: false,
+    });
   });
 
   it('without an Idempotency-Key, a second checkout of the order is refused too', async () => {
     const { resolveCustomer } = await door();
     const token = await tokenFor('order-n');
-    expect(await resolveCustomer(checkout(token, null))).toEqual({ customerInternalReference: 'order-n' });
+    expect(await resolveCustomer(checkout(token, null))).toEqual({
+      customerInternalReference: 'order-n',
+      signedIn: false,
+    });
     expect(((await resolveCustomer(checkout(token, null))) as Response).status).toBe(409);
   });
 
@@ -125,7 +135,7 @@ describe('the checkout door', () => {
     await resolveCustomer(first);
     await answered(first, new Response(null, { status }));
     const next = await resolveCustomer(checkout(token, 'next'));
-    if (givenBack) expect(next).toEqual({ customerInternalReference: 'order-a' });
+    if (givenBack) expect(next).toEqual({ customerInternalReference: 'order-a', signedIn: false });
     else expect((next as Response).status).toBe(409);
   });
 
