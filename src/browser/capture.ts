@@ -157,8 +157,15 @@ function fail(error: BlackboxCaptureError): void {
   notify(error);
 }
 
-function accept(blackbox: unknown, done: unknown): void {
+function accept(blackbox: unknown, done: unknown, judged?: boolean): void {
   if (!running || complete || typeof blackbox !== 'string') return;
+  if (vendorFlag(done) && !judged && analysing && !analyser) {
+    // A script failed and its analysis is on its way: the loader may say "complete" with what
+    // the broken chains left first. The run is judged before it completes (judge() runs a
+    // task after the chunk loads; this, queued after it, a task later).
+    const later = () => setTimeout(() => accept(blackbox, done, true));
+    return void analysing.then(later, later);
+  }
   latest = blackbox;
   if (vendorFlag(done)) {
     // Stryker disable next-line ArrayDeclaration: the empty_blackbox message takes no arguments
@@ -414,7 +421,7 @@ function subscribe(options: NormalizedOptions, field: Field | null, timeoutMs = 
       const blackbox = latest!;
       const done = complete;
       // The outcome names the failed scripts: a final update waits for their analysis when a
-      // script has failed and it is on its way (a loader may complete with the third party alone at once).
+      // script has failed and it is on its way (an adopted loader's run may have completed before).
       if (done && !analyser && analysing) {
         const later = () => update(blackbox, done);
         void analysing.then(later, later);

@@ -119,7 +119,7 @@ const MAX_PRIORITY = 2_097_151;
  * The priorities kept for signed-in shoppers' jobs (`lane: 'signed-in'`), 1 to this: every other
  * job's priority is its turn plus this, behind all of them. A signed-in visitor's turns past it share the last.
  */
-export const SIGNED_IN_TURNS = 1000;
+const SIGNED_IN_TURNS = 1000;
 /**
  * How long the turns outlive the last add, in ms: a count a crash left one too high (a job done
  * whose leave was never written) goes with it, and the turns start again from what is added.
