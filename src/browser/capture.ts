@@ -62,12 +62,11 @@ let policy: TrustedTypesPolicy | null | undefined;
 /** The degraded grace: started once the first party has failed and the third party delivered. */
 let grace: ReturnType<typeof setTimeout> | undefined;
 /**
- * Whether a script failure may have been seen (a script error, or a loader adopted after its
- * run). Until then no update looks for failed scripts: the look costs more than the rest of
- * our `bb_callback`, and every failure is followed by judge(), which sets this.
+ * The failed-script analysis (unparsed.ts): a chunk requested on the first script error (or
+ * for a loader adopted after its run), then at hand. Until it is, no update looks for failed
+ * scripts: the look costs more than the rest of our `bb_callback`, and every failure is
+ * followed by judge() once it is there.
  */
-let failureSeen: boolean;
-/** The failed-script analysis (unparsed.ts): a chunk requested on the first script error, then at hand. */
 let analysing: Promise<unknown> | undefined;
 let analyser: typeof import('./unparsed.js') | undefined;
 
@@ -100,14 +99,17 @@ function outcomeKind(failed: string[], error?: BlackboxCaptureError): CaptureOut
  * blackbox, to the endpoint as an outcome alone (sent once, kept alive if the page goes).
  */
 function tell({ onOutcome, post }: NormalizedOptions, outcome: CaptureOutcome, report?: boolean): void {
-  if (onOutcome) safely(() => onOutcome(outcome));
+  safely(onOutcome, outcome);
   if (report && post) import('./deliver.js').then((chunk) => chunk.report(post, outcome)).catch(noop);
 }
 
-/** Reports an integrator callback's exception without breaking the vendor's flow. */
-function safely(callback: () => void): void {
+/**
+ * Calls an integrator callback, if there is one, and reports its exception without breaking
+ * the vendor's flow.
+ */
+function safely<Args extends unknown[]>(callback: ((...args: Args) => void) | undefined, ...args: Args): void {
   try {
-    callback();
+    callback?.(...args);
   } catch (error) {
     // Shown in the console like any uncaught error.
     if (typeof reportError === 'function') reportError(error);
@@ -137,7 +139,6 @@ const analyse = () => (analysing ??= import('./unparsed.js').then((chunk) => (an
  * the third party gave.
  */
 function judge(): void {
-  failureSeen = true;
   const failed = failedNow();
   const verdict = analyser!.verdict(loader, failed, vendorFlag);
   if (verdict > 1) fail(fault('collection_failed', [failed, loader.uri_hook], { blackbox: latest, scripts: failed }));
@@ -180,17 +181,17 @@ function accept(blackbox: unknown, done: unknown): void {
     clearTimeout(grace);
     stopWatching();
     // Stryker disable next-line ConditionalExpression: always looking is the slower way to the same answer (judge finds nothing failed)
-  } else if (failureSeen) judge();
+  } else if (analyser) judge();
   notify();
 }
 
 // Installed once on the config object; they read the current run from module state.
 function onBlackbox(blackbox: string, done: boolean): void {
-  if (pageCallback) safely(() => pageCallback!(blackbox, done));
+  safely(pageCallback, blackbox, done);
   accept(blackbox, done);
 }
 function onTraceMessage(message: string): void {
-  for (const handler of traces) if (handler) safely(() => handler(message));
+  for (const handler of traces) safely(handler, message);
 }
 
 /**
@@ -307,7 +308,7 @@ function startRun(options: NormalizedOptions): void {
   config = pageConfig;
   loader = pageLoader;
   tag = latest = grace = undefined;
-  complete = failureSeen = false;
+  complete = false;
   unparsed = [];
   traces = pageTraces;
   // Stryker disable next-line ArrayDeclaration: an entry that is no [options, promise] pair never matches a call
@@ -377,11 +378,9 @@ function subscribe(options: NormalizedOptions, field: Field | null, timeoutMs = 
     clearTimeout(timer);
     // Stryker disable next-line StringLiteral: a listener left behind runs after the promise settled; the aborted check before any cache lookup answers the same
     signal?.removeEventListener('abort', onAbort);
-    // Set already when the capture reached its final value: a failed or aborted delivery
-    // does not change how the capture went.
-    const produced = outcome !== undefined;
-    outcome ??= outcomeNow(error);
-    tell(options, outcome, error && !produced);
+    // The outcome is set already when the capture reached its final value: a failed or
+    // aborted delivery does not change how the capture went.
+    tell(options, outcome ?? outcomeNow(error), !outcome && !!error);
     if (error) {
       calls = calls.filter((call) => call[0] !== options);
       void explain(error).then(reject);
@@ -400,7 +399,7 @@ function subscribe(options: NormalizedOptions, field: Field | null, timeoutMs = 
       if (!isField(target)) return finish(fault('invalid_option', ['bbout_element_id', target]));
       writeField(target, blackbox);
     }
-    if (onUpdate) safely(() => onUpdate(blackbox, !!done));
+    safely(onUpdate, blackbox, !!done);
     // After the final update the run tells its calls nothing more.
     if (!done || settled) return;
     clearTimeout(timer);
