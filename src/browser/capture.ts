@@ -388,9 +388,16 @@ function subscribe(options: NormalizedOptions, field: Field | null, timeoutMs = 
   };
   // Stryker disable next-line ArrayDeclaration: the aborted message takes no arguments
   const onAbort = () => finish(fault('aborted', [], { cause: signal!.reason, blackbox: latest }));
-  /** One update of the run: the field, onUpdate, and once final the outcome and delivery. */
-  const update = (blackbox: string, done: number | false) => {
+  /**
+   * What the run tells the call: its failure, or an update: the field, onUpdate, and once final
+   * the outcome and delivery. After a final update the run tells nothing more: its blackbox and
+   * time stay as they are.
+   */
+  const listener: Listener = (error) => {
     if (settled) return;
+    if (error) return finish(error);
+    const blackbox = latest!;
+    const done = complete;
     // The page config's bbout_element_id is looked up on every write: the page may render it late.
     const id = config.bbout_element_id;
     const target = field ?? ((id && document.getElementById(id)) as Field | null);
@@ -400,7 +407,6 @@ function subscribe(options: NormalizedOptions, field: Field | null, timeoutMs = 
       writeField(target, blackbox);
     }
     safely(onUpdate, blackbox, !!done);
-    // After the final update the run tells its calls nothing more.
     if (!done || settled) return;
     clearTimeout(timer);
     outcome = outcomeNow();
@@ -430,8 +436,6 @@ function subscribe(options: NormalizedOptions, field: Field | null, timeoutMs = 
               ),
       );
   };
-  // After a final update the run tells nothing more: its blackbox and time stay as they are.
-  const listener: Listener = (error) => (error ? finish(error) : update(latest!, complete));
   const timer = setTimeout(() => {
     const scripts = failedNow();
     finish(
