@@ -364,28 +364,26 @@ function subscribe(options: NormalizedOptions, field: Field | null, timeoutMs = 
   };
   let outcome: CaptureOutcome | undefined;
   let settled: boolean | undefined;
-  let resolve: (blackbox: string) => void;
-  let reject: (error: unknown) => void;
-  const promise = new Promise<string>((yes, no) => {
-    resolve = yes;
-    reject = no;
-  });
+  let finish!: (error?: BlackboxCaptureError, blackbox?: string) => void;
   // The first way out wins: an abort from code the final update runs (onUpdate, a framework's
   // handler of the field's input event) ends the call before it completes or delivers.
-  const finish = (error?: BlackboxCaptureError, blackbox?: string) => {
-    if (settled) return;
-    settled = true;
-    clearTimeout(timer);
-    // Stryker disable next-line StringLiteral: a listener left behind runs after the promise settled; the aborted check before any cache lookup answers the same
-    signal?.removeEventListener('abort', onAbort);
-    // The outcome is set already when the capture reached its final value: a failed or
-    // aborted delivery does not change how the capture went.
-    tell(options, outcome ?? outcomeNow(error), !outcome && !!error);
-    if (error) {
-      calls = calls.filter((call) => call[0] !== options);
-      void explain(error).then(reject);
-    } else resolve(blackbox!);
-  };
+  const promise = new Promise<string>(
+    (resolve, reject) =>
+      (finish = (error, blackbox) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        // Stryker disable next-line StringLiteral: a listener left behind runs after the promise settled; the aborted check before any cache lookup answers the same
+        signal?.removeEventListener('abort', onAbort);
+        // The outcome is set already when the capture reached its final value: a failed or
+        // aborted delivery does not change how the capture went.
+        tell(options, outcome ?? outcomeNow(error), !outcome && !!error);
+        if (error) {
+          calls = calls.filter((call) => call[0] !== options);
+          void explain(error).then(reject);
+        } else resolve(blackbox!);
+      }),
+  );
   // Stryker disable next-line ArrayDeclaration: the aborted message takes no arguments
   const onAbort = () => finish(fault('aborted', [], { cause: signal!.reason, blackbox: latest }));
   /**
