@@ -23,6 +23,8 @@ import { warnRiskySetup } from './warnings.js';
 
 type Field = HTMLInputElement | HTMLTextAreaElement;
 type Listener = (error?: BlackboxCaptureError) => void;
+/** A call of the page's run: its options (to join it), its promise, and how the run tells it of an update or a failure. */
+type Call = [NormalizedOptions, Promise<string>, Listener];
 type TrustedTypesPolicy = { createScriptURL(url: string): string };
 
 const FLAG_END = '_load_failure';
@@ -46,27 +48,25 @@ let latest: string | undefined;
  * became final, in ms since the epoch: its age travels with it (deliver.ts).
  */
 let complete: number | false;
-let failure: BlackboxCaptureError | undefined;
 /** First-party scripts that failed to parse (an HTML page in place of `dyn_wdp.js`). */
 let unparsed: string[];
-let listeners: Set<Listener>;
-let traces: Set<(message: string) => void>;
-let calls: Array<[NormalizedOptions, Promise<string>]>;
+/** The page's trace handlers, then the calls' (for the page's lifetime: traces go on after completion). */
+let traces: Array<VendorLoaderConfig['trace_handler']>;
+/** The run's calls, in the order they came: one notify path serves them all. */
+let calls: Call[];
 let stopWatching: () => void;
 /** The page's own handlers, which ours pass every value on to. */
 let pageCallback: VendorConfig['bb_callback'];
-let pageTraces: Array<VendorLoaderConfig['trace_handler']>;
 /** undefined: not tried yet; null: Trusted Types absent, or our policy name is not allowed. */
 let policy: TrustedTypesPolicy | null | undefined;
 /** The degraded grace: started once the first party has failed and the third party delivered. */
 let grace: ReturnType<typeof setTimeout> | undefined;
 /**
- * Whether a script failure may have been seen (a script error, or a loader adopted after its
- * run). Until then no update looks for failed scripts: the look costs more than the rest of
- * our `bb_callback`, and every failure is followed by judge(), which sets this.
+ * The failed-script analysis (unparsed.ts): a chunk requested on the first script error (or
+ * for a loader adopted after its run), then at hand. Until it is, no update looks for failed
+ * scripts: the look costs more than the rest of our `bb_callback`, and every failure is
+ * followed by judge() once it is there.
  */
-let failureSeen: boolean;
-/** The failed-script analysis (unparsed.ts): a chunk requested on the first script error, then at hand. */
 let analysing: Promise<unknown> | undefined;
 let analyser: typeof import('./unparsed.js') | undefined;
 
@@ -79,6 +79,10 @@ const same = (a: unknown, b: unknown): boolean =>
     Object.keys(a).every((k) => same(a[k], b[k])));
 
 const noop = () => {};
+
+/** The loader's script did not load (`loaded`: it loaded but did not run), or could not be inserted. */
+const loaderFailed = (url: string, loaded: boolean, cause?: unknown): BlackboxCaptureError =>
+  fault('loader_failed', [url, loaded], { url, cause });
 
 /** The outcome kind of an ending: a resolved call by what failed, a rejected one by its code. */
 function outcomeKind(failed: string[], error?: BlackboxCaptureError): CaptureOutcomeKind {
@@ -95,14 +99,17 @@ function outcomeKind(failed: string[], error?: BlackboxCaptureError): CaptureOut
  * blackbox, to the endpoint as an outcome alone (sent once, kept alive if the page goes).
  */
 function tell({ onOutcome, post }: NormalizedOptions, outcome: CaptureOutcome, report?: boolean): void {
-  if (onOutcome) safely(() => onOutcome(outcome));
+  safely(onOutcome, outcome);
   if (report && post) import('./deliver.js').then((chunk) => chunk.report(post, outcome)).catch(noop);
 }
 
-/** Reports an integrator callback's exception without breaking the vendor's flow. */
-function safely(callback: () => void): void {
+/**
+ * Calls an integrator callback, if there is one, and reports its exception without breaking
+ * the vendor's flow.
+ */
+function safely<Args extends unknown[]>(callback: ((...args: Args) => void) | undefined, ...args: Args): void {
   try {
-    callback();
+    callback?.(...args);
   } catch (error) {
     // Shown in the console like any uncaught error.
     if (typeof reportError === 'function') reportError(error);
@@ -132,7 +139,6 @@ const analyse = () => (analysing ??= import('./unparsed.js').then((chunk) => (an
  * the third party gave.
  */
 function judge(): void {
-  failureSeen = true;
   const failed = failedNow();
   const verdict = analyser!.verdict(loader, failed, vendorFlag);
   if (verdict > 1) fail(fault('collection_failed', [failed, loader.uri_hook], { blackbox: latest, scripts: failed }));
@@ -141,7 +147,16 @@ function judge(): void {
     grace = setTimeout(() => accept(latest, true), running.degradedGraceMs ?? 2000);
 }
 
-const notify = (error?: BlackboxCaptureError): void => listeners.forEach((listener) => listener(error));
+/**
+ * Tells calls of the run's latest blackbox, or of its failure. The outcome of a final one names
+ * the failed scripts: it waits for their analysis when a script has failed and it is on its
+ * way (a loader may complete with the third party alone at once).
+ */
+function notify(error?: BlackboxCaptureError, to = calls): void {
+  const tellAll = () => to.forEach((call) => call[2](error));
+  if (complete && !analyser && analysing) void analysing.then(tellAll, tellAll);
+  else tellAll();
+}
 
 function fail(error: BlackboxCaptureError): void {
   if (!running || complete) return;
@@ -153,7 +168,6 @@ function fail(error: BlackboxCaptureError): void {
     for (const key in loader) if (key === 'loaderMain' || key === 'loaderVer' || flaggedScript(key)) delete loader[key];
   }
   running = undefined;
-  failure = error;
   notify(error);
 }
 
@@ -174,17 +188,17 @@ function accept(blackbox: unknown, done: unknown, judged?: boolean): void {
     clearTimeout(grace);
     stopWatching();
     // Stryker disable next-line ConditionalExpression: always looking is the slower way to the same answer (judge finds nothing failed)
-  } else if (failureSeen) judge();
+  } else if (analyser) judge();
   notify();
 }
 
 // Installed once on the config object; they read the current run from module state.
 function onBlackbox(blackbox: string, done: boolean): void {
-  if (pageCallback) safely(() => pageCallback!(blackbox, done));
+  safely(pageCallback, blackbox, done);
   accept(blackbox, done);
 }
 function onTraceMessage(message: string): void {
-  for (const handler of [...pageTraces, ...traces]) if (handler) safely(() => handler(message));
+  for (const handler of traces) safely(handler, message);
 }
 
 /**
@@ -197,12 +211,9 @@ function onTraceMessage(message: string): void {
  */
 function watch(href: string): void {
   const onLoad = (event: Event) =>
-    (event.target as HTMLScriptElement).src === href &&
-    !loader.loaderMain &&
-    fail(fault('loader_failed', [href, true], { url: href }));
+    (event.target as HTMLScriptElement).src === href && !loader.loaderMain && fail(loaderFailed(href, true));
   const onError = (event: Event) => {
-    if ((event.target as HTMLScriptElement).src === href)
-      return fail(fault('loader_failed', [href, false], { url: href }));
+    if ((event.target as HTMLScriptElement).src === href) return fail(loaderFailed(href, false));
     // Another script failed: which one, and what that means for the run, is the analysis
     // chunk's, loaded now the first time. The loader sets its failure flags in its own
     // handlers, which run after this capture listener: the judgement waits a task.
@@ -243,7 +254,10 @@ function inject(href: string, nonce: string | undefined): void {
     }
     tag.src = policy ? policy.createScriptURL(href) : href;
   } catch (cause) {
-    return fail(fault('loader_failed', [href, false], { url: href, cause })); // Trusted Types enforced without an allowed policy
+    // Trusted Types enforced without an allowed policy: the run fails, and so does the call that started it.
+    const error = loaderFailed(href, false, cause);
+    fail(error);
+    throw error;
   }
   document.head.append(tag);
 }
@@ -261,6 +275,7 @@ function startRun(options: NormalizedOptions): void {
   // refuses a write (frozen, sealed, a read-only or throwing member): a typed error, and no run.
   if (!isPlainObject(pageConfig)) throw fault('invalid_option', [name, pageConfig], {}, 'shadowed_global');
   const pageLoader: VendorLoaderConfig = isPlainObject(pageConfig.loader) ? pageConfig.loader : {};
+  let pageTraces: typeof traces;
   const topLevel: Record<string, unknown> = { enable_rip: options.enableRip };
   const wanted: Record<string, unknown> = {
     version: options.version,
@@ -299,11 +314,10 @@ function startRun(options: NormalizedOptions): void {
   running = options;
   config = pageConfig;
   loader = pageLoader;
-  tag = latest = failure = grace = undefined;
-  complete = failureSeen = false;
+  tag = latest = grace = undefined;
+  complete = false;
   unparsed = [];
-  listeners = new Set();
-  traces = new Set();
+  traces = pageTraces;
   // Stryker disable next-line ArrayDeclaration: an entry that is no [options, promise] pair never matches a call
   calls = [];
 
@@ -337,6 +351,11 @@ function startRun(options: NormalizedOptions): void {
   }
 }
 
+/**
+ * Joins the call to the run: one entry of `calls`, which the run tells of each update and of
+ * its failure. What a call does with them (its field, onUpdate, its outcome, its delivery) is
+ * its own.
+ */
 function subscribe(options: NormalizedOptions, field: Field | null, timeoutMs = options.timeoutMs): Promise<string> {
   const { signal, onUpdate, onTrace, captureNonce, orderToken } = options;
   const post = options.post && { ...options.post, captureNonce, orderToken };
@@ -351,95 +370,91 @@ function subscribe(options: NormalizedOptions, field: Field | null, timeoutMs = 
     return { outcome: outcomeKind(scripts, error), scripts, durationMs: Math.round(performance.now() - started) };
   };
   let outcome: CaptureOutcome | undefined;
-  let settled = false;
-  return new Promise<string>((resolve, reject) => {
-    // The first way out wins: an abort from code the final update runs (onUpdate, a framework's
-    // handler of the field's input event) ends the call before it completes or delivers.
-    const finish = (error?: BlackboxCaptureError, blackbox?: string) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      listeners.delete(listener);
-      // Stryker disable next-line StringLiteral: a listener left behind runs after the promise settled; the aborted check before any cache lookup answers the same
-      signal?.removeEventListener('abort', onAbort);
-      // Set already when the capture reached its final value: a failed or aborted delivery
-      // does not change how the capture went.
-      const produced = outcome !== undefined;
-      outcome ??= outcomeNow(error);
-      tell(options, outcome, error && !produced);
-      if (error) {
-        calls = calls.filter((call) => call[0] !== options);
-        void explain(error).then(reject);
-      } else resolve(blackbox!);
-    };
-    // Stryker disable next-line ArrayDeclaration: the aborted message takes no arguments
-    const onAbort = () => finish(fault('aborted', [], { cause: signal!.reason, blackbox: latest }));
-    /** One update of the run: the field, onUpdate, and once final the outcome and delivery. */
-    const update = (blackbox: string, done: number | false) => {
-      if (settled) return;
-      // The page config's bbout_element_id is looked up on every write: the page may render it late.
-      const id = config.bbout_element_id;
-      const target = field ?? ((id && document.getElementById(id)) as Field | null);
-      if (target) {
-        // An element without a value (a <script>, a <div>) would throw inside the vendor's callback.
-        if (!isField(target)) return finish(fault('invalid_option', ['bbout_element_id', target]));
-        writeField(target, blackbox);
-      }
-      if (onUpdate) safely(() => onUpdate(blackbox, !!done));
-      if (!done || settled) return;
-      clearTimeout(timer);
-      listeners.delete(listener);
-      outcome = outcomeNow();
-      if (!post) return finish(undefined, blackbox);
-      // The delivery chunk reports what failed; the error is made here, so that the chunk
-      // imports nothing from this one (and the entry exports nothing but the API).
-      delivery!
-        .then(
-          ({ deliver }) => deliver(blackbox, post, outcome!, signal, done),
-          (cause: unknown): never => {
-            const failure: DeliveryFailure = { detail: 'the delivery code did not load', cause };
-            throw failure;
-          },
-        )
-        .then(
-          () => finish(undefined, blackbox),
-          (failure: DeliveryFailure) =>
-            signal?.aborted
-              ? onAbort()
-              : finish(
-                  fault('post_failed', [post.url, failure.detail], {
-                    blackbox,
-                    url: post.url,
-                    status: failure.status,
-                    cause: failure.cause,
-                  }),
-                ),
-        );
-    };
-    const listener: Listener = (error) => {
-      if (error) return finish(error);
-      const blackbox = latest!;
-      const done = complete;
-      // The outcome names the failed scripts: a final update waits for their analysis when a
-      // script has failed and it is on its way (an adopted loader's run may have completed before).
-      if (done && !analyser && analysing) {
-        const later = () => update(blackbox, done);
-        void analysing.then(later, later);
-      } else update(blackbox, done);
-    };
-    const timer = setTimeout(() => {
-      const scripts = failedNow();
-      finish(
-        fault('timeout', [timeoutMs, latest !== undefined, scripts, loader.uri_hook], { blackbox: latest, scripts }),
+  let settled: boolean | undefined;
+  let finish!: (error?: BlackboxCaptureError, blackbox?: string) => void;
+  // The first way out wins: an abort from code the final update runs (onUpdate, a framework's
+  // handler of the field's input event) ends the call before it completes or delivers.
+  const promise = new Promise<string>(
+    (resolve, reject) =>
+      (finish = (error, blackbox) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        // Stryker disable next-line StringLiteral: a listener left behind runs after the promise settled; the aborted check before any cache lookup answers the same
+        signal?.removeEventListener('abort', onAbort);
+        // The outcome is set already when the capture reached its final value: a failed or
+        // aborted delivery does not change how the capture went.
+        tell(options, outcome ?? outcomeNow(error), !outcome && !!error);
+        if (error) {
+          calls = calls.filter((call) => call[0] !== options);
+          void explain(error).then(reject);
+        } else resolve(blackbox!);
+      }),
+  );
+  // Stryker disable next-line ArrayDeclaration: the aborted message takes no arguments
+  const onAbort = () => finish(fault('aborted', [], { cause: signal!.reason, blackbox: latest }));
+  /**
+   * What the run tells the call: its failure, or an update: the field, onUpdate, and once final
+   * the outcome and delivery. After a final update the run tells nothing more: its blackbox and
+   * time stay as they are.
+   */
+  const listener: Listener = (error) => {
+    if (settled) return;
+    if (error) return finish(error);
+    const blackbox = latest!;
+    const done = complete;
+    // The page config's bbout_element_id is looked up on every write: the page may render it late.
+    const id = config.bbout_element_id;
+    const target = field ?? ((id && document.getElementById(id)) as Field | null);
+    if (target) {
+      // An element without a value (a <script>, a <div>) would throw inside the vendor's callback.
+      if (!isField(target)) return finish(fault('invalid_option', ['bbout_element_id', target]));
+      writeField(target, blackbox);
+    }
+    safely(onUpdate, blackbox, !!done);
+    if (!done || settled) return;
+    clearTimeout(timer);
+    outcome = outcomeNow();
+    if (!post) return finish(undefined, blackbox);
+    // The delivery chunk reports what failed; the error is made here, so that the chunk
+    // imports nothing from this one (and the entry exports nothing but the API).
+    delivery!
+      .then(
+        ({ deliver }) => deliver(blackbox, post, outcome!, signal, done),
+        (cause: unknown): never => {
+          const failure: DeliveryFailure = { detail: 'the delivery code did not load', cause };
+          throw failure;
+        },
+      )
+      .then(
+        () => finish(undefined, blackbox),
+        (failure: DeliveryFailure) =>
+          signal?.aborted
+            ? onAbort()
+            : finish(
+                fault('post_failed', [post.url, failure.detail], {
+                  blackbox,
+                  url: post.url,
+                  status: failure.status,
+                  cause: failure.cause,
+                }),
+              ),
       );
-    }, timeoutMs);
-    // Without `once`: finish() removes it.
-    signal?.addEventListener('abort', onAbort);
-    // Stryker disable next-line ConditionalExpression: an undefined handler is skipped where traces are passed on
-    if (onTrace) traces.add(onTrace); // for the page's lifetime: traces go on after completion
-    listeners.add(listener);
-    if (latest !== undefined) listener(); // a late caller catches up with what the run already has
-  });
+  };
+  const timer = setTimeout(() => {
+    const scripts = failedNow();
+    finish(
+      fault('timeout', [timeoutMs, latest !== undefined, scripts, loader.uri_hook], { blackbox: latest, scripts }),
+    );
+  }, timeoutMs);
+  // Without `once`: finish() removes it.
+  signal?.addEventListener('abort', onAbort);
+  // Stryker disable next-line ConditionalExpression: an undefined handler is skipped where traces are passed on
+  if (onTrace) traces.push(onTrace);
+  const call: Call = [options, promise, listener];
+  calls.push(call);
+  if (latest !== undefined) notify(undefined, [call]); // a late caller catches up with what the run already has
+  return promise;
 }
 
 /** A rejection with the error's message written. */
@@ -478,12 +493,9 @@ function start(normalized: NormalizedOptions, timeoutMs?: number): Promise<strin
   }
   const element = (typeof field === 'string' ? document.getElementById(field) : field) as Field | null;
   if (field && !isField(element)) throw fault('invalid_option', ['field', field]);
+  // Throws when the loader fails while it is being inserted.
   if (!running) startRun(normalized);
-  // Still none: the loader failed while it was being inserted.
-  if (!running) throw failure!;
-  const promise = subscribe(normalized, element, timeoutMs);
-  calls.push([normalized, promise]);
-  return promise;
+  return subscribe(normalized, element, timeoutMs);
 }
 
 /**
