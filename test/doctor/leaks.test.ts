@@ -2,36 +2,23 @@
 // everything, as a bare Next.js rewrites() does, and passes the vendor's Set-Cookie as it
 // is, fails with each leak named; the kit's own proxy passes. The shipped nginx
 // configuration: test/doctor/leaks.nginx.test.ts.
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runDoctor, type DoctorReport, type Finding } from '../../src/doctor/doctor.js';
 import { checkForwarded, cookieScope } from '../../src/doctor/leaks.js';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { collectorPath, createFirstPartyProxy, toNodeHandler } from '../../src/server/index.js';
+import { closeServers, serve } from '../support/http.js';
 
 let emulator: Emulator;
 beforeAll(async () => {
   emulator = await startEmulator();
 });
 afterAll(async () => emulator.close());
-const servers: Server[] = [];
-afterEach(async () => {
-  for (const server of servers.splice(0)) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
-});
+afterEach(closeServers);
 
 type Leak = 'cookie' | 'authorization' | 'address' | 'host' | 'set-cookie' | 'post' | 'paths';
 const EVERY_LEAK: readonly Leak[] = ['cookie', 'authorization', 'address', 'host', 'set-cookie', 'post', 'paths'];
-
-async function listen(handler: Parameters<typeof createServer>[1]): Promise<string> {
-  const server = createServer(handler);
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
 
 const PAGE = () => `<!doctype html><html><body><script src="${emulator.loaderUrl}"></script></body></html>`;
 
@@ -41,7 +28,7 @@ const PAGE = () => `<!doctype html><html><body><script src="${emulator.loaderUrl
  */
 async function leakyFront(leaks: readonly Leak[] = EVERY_LEAK, collectorUrl = emulator.collectorUrl): Promise<string> {
   const upstream = new URL(collectorUrl);
-  return listen((req, res) => {
+  return serve((req, res) => {
     if (req.url === '/checkout') return void res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE());
     if (!req.url?.startsWith('/iojs/')) return void res.writeHead(404).end();
     if (!leaks.includes('post') && req.method !== 'GET' && req.method !== 'HEAD') return void res.writeHead(405).end();
@@ -79,9 +66,25 @@ async function kitFront(trustProxy = false): Promise<string> {
   const iojs = toNodeHandler(
     createFirstPartyProxy({ prefix: '/iojs', collectorUrl: emulator.collectorUrl, trustProxy }),
   );
-  return listen((req, res) => {
+  return serve((req, res) => {
     if (req.url === '/checkout') return void res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE());
     iojs(req, res);
+  });
+}
+
+/** A front before the kit's own: `post` answers every POST itself; the rest is forwarded as it came. */
+async function beforeTheKit(post: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
+  const kit = new URL(await kitFront());
+  return serve((req, res) => {
+    if (req.method === 'POST') return post(req, res);
+    const forwarded = httpRequest(
+      { host: kit.hostname, port: kit.port, path: req.url, method: req.method, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    req.pipe(forwarded);
   });
 }
 
@@ -188,7 +191,7 @@ describe("the kit's proxy", () => {
 describe('the refusal probes (checks/refusals.ts)', () => {
   it('with a collector that cannot say (not the emulator), a probe answered 2xx fails as forwarded', async () => {
     // A collector answering every request, the inspection path too, with a script.
-    const anything = await listen(
+    const anything = await serve(
       (_req, res) => void res.writeHead(200, { 'content-type': 'application/javascript' }).end('/* any */'),
     );
     const report = await check(await leakyFront(EVERY_LEAK, anything), { collectorUrl: anything });
@@ -202,26 +205,14 @@ describe('the refusal probes (checks/refusals.ts)', () => {
   });
 
   it('a probe the front answers itself, with no body, passes: the collector never saw it', async () => {
-    const kit = new URL(await kitFront());
     const posted: string[] = [];
-    const front = await listen((req, res) => {
-      if (req.method === 'POST') {
-        let body = '';
-        req.on('data', (chunk) => (body += chunk));
-        req.on('end', () => {
-          posted.push(body);
-          res.writeHead(204).end();
-        });
-        return;
-      }
-      const forwarded = httpRequest(
-        { host: kit.hostname, port: kit.port, path: req.url, method: req.method, headers: req.headers },
-        (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        },
-      );
-      req.pipe(forwarded);
+    const front = await beforeTheKit((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => {
+        posted.push(body);
+        res.writeHead(204).end();
+      });
     });
     const report = await check(front, { collectorUrl: emulator.collectorUrl });
     expect(finding(report, 'refuses_post')).toMatchObject({ status: 'pass', message: 'the front refuses a POST' });
@@ -229,18 +220,7 @@ describe('the refusal probes (checks/refusals.ts)', () => {
   });
 
   it('a probe the front drops the connection on is a warning: not checked', async () => {
-    const kit = new URL(await kitFront());
-    const front = await listen((req, res) => {
-      if (req.method === 'POST') return void req.socket.destroy();
-      const forwarded = httpRequest(
-        { host: kit.hostname, port: kit.port, path: req.url, method: req.method, headers: req.headers },
-        (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        },
-      );
-      req.pipe(forwarded);
-    });
+    const front = await beforeTheKit((req) => void req.socket.destroy());
     const report = await check(front, { collectorUrl: emulator.collectorUrl });
     expect(finding(report, 'refuses_post')).toMatchObject({
       status: 'warn',
@@ -252,7 +232,7 @@ describe('the refusal probes (checks/refusals.ts)', () => {
 
 describe('when the leak check cannot run, it says so: a warning', () => {
   it('a collector without the inspection path (not the emulator)', async () => {
-    const plain = await listen((_req, res) => void res.writeHead(404, { 'content-type': 'text/plain' }).end('no'));
+    const plain = await serve((_req, res) => void res.writeHead(404, { 'content-type': 'text/plain' }).end('no'));
     const report = await check(await kitFront(), { collectorUrl: plain });
     expect(finding(report, 'leak_check')).toMatchObject({
       status: 'warn',
@@ -285,7 +265,7 @@ describe('when the leak check cannot run, it says so: a warning', () => {
     ['null headers', '{"headers":null}'],
     ['null', 'null'],
   ])('a collector whose inspection answer is %s', async (_, body) => {
-    const odd = await listen((_req, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end(body));
+    const odd = await serve((_req, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end(body));
     const report = await check(await kitFront(), { collectorUrl: odd });
     expect(finding(report, 'leak_check')).toMatchObject({
       status: 'warn',
@@ -294,7 +274,7 @@ describe('when the leak check cannot run, it says so: a warning', () => {
   });
 
   it('headers held as lists or numbers are read: a list with none of the markers passes', async () => {
-    const odd = await listen(
+    const odd = await serve(
       (_req, res) =>
         void res
           .writeHead(200, { 'content-type': 'application/json' })
@@ -306,7 +286,7 @@ describe('when the leak check cannot run, it says so: a warning', () => {
 
   it('headers held as lists carrying the markers fail, as the same text would: a collector serving what a leaky front sent', async () => {
     // The answer a collector keeping each header line gives (Node's headersDistinct), for what reached the emulator.
-    const lines = await listen((req, res) => {
+    const lines = await serve((req, res) => {
       const marker = new URL(req.url!, 'http://x').searchParams.get('marker')!;
       void fetch(`${emulator.collectorUrl}/__bbc/last-request?marker=${marker}`)
         .then((answer) => answer.json() as Promise<{ headers: Record<string, string> }>)
