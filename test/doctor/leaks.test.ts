@@ -8,6 +8,7 @@ import { runDoctor, type DoctorReport, type Finding } from '../../src/doctor/doc
 import { checkForwarded, cookieScope } from '../../src/doctor/leaks.js';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { collectorPath, createFirstPartyProxy, toNodeHandler } from '../../src/server/index.js';
+import { FORWARDING_CHECKS } from '../support/doctor-checks.js';
 import { closeServers, serve } from '../support/http.js';
 
 let emulator: Emulator;
@@ -19,6 +20,14 @@ afterEach(closeServers);
 
 type Leak = 'cookie' | 'authorization' | 'address' | 'host' | 'set-cookie' | 'post' | 'paths';
 const EVERY_LEAK: readonly Leak[] = ['cookie', 'authorization', 'address', 'host', 'set-cookie', 'post', 'paths'];
+
+/** The four leak checks, each failed: what a front that leaks everything gets. */
+const EVERY_LEAK_FAILS = [
+  ['leak_cookies', 'fail'],
+  ['leak_auth', 'fail'],
+  ['leak_address', 'fail'],
+  ['leak_host', 'fail'],
+];
 
 const PAGE = () => `<!doctype html><html><body><script src="${emulator.loaderUrl}"></script></body></html>`;
 
@@ -117,15 +126,7 @@ describe('a front that forwards everything, as a bare rewrite does', () => {
     expect(finding(report, 'set_cookie')!.message).toMatch(/fpc: not in the bbc_ namespace, Path=\/, outside \/iojs/);
     expect(finding(report, 'leak_cookies')!.message).toBe("the shop's session cookie reached the vendor's collector");
     expect(finding(report, 'leak_address')!.message).toContain('198.51.100.66');
-    for (const id of [
-      'set_cookie',
-      'leak_cookies',
-      'leak_auth',
-      'leak_address',
-      'leak_host',
-      'refuses_post',
-      'refuses_hostile_paths',
-    ] as const)
+    for (const id of ['set_cookie', ...FORWARDING_CHECKS] as const)
       expect(finding(report, id)!.fix, id).toContain(
         'route handler (app/iojs/[...path]/route.ts) instead of rewrites()',
       );
@@ -164,17 +165,7 @@ describe("the kit's proxy", () => {
     expect(finding(report, 'refuses_hostile_paths')!.message).toBe(
       'the front refuses paths with a scheme and dot segments with encoded slashes',
     );
-    expect(report.findings.map((f) => f.id)).toEqual(
-      expect.arrayContaining([
-        'set_cookie',
-        'leak_cookies',
-        'leak_auth',
-        'leak_address',
-        'leak_host',
-        'refuses_post',
-        'refuses_hostile_paths',
-      ]),
-    );
+    expect(report.findings.map((f) => f.id)).toEqual(expect.arrayContaining(['set_cookie', ...FORWARDING_CHECKS]));
     expect(report.ok).toBe(true);
   });
 
@@ -300,12 +291,7 @@ describe('when the leak check cannot run, it says so: a warning', () => {
     const listed = await check(front, { collectorUrl: lines });
     const leaks = (of: DoctorReport) => of.findings.filter((f) => /^leak_/.test(f.id)).map((f) => [f.id, f.status]);
     expect(leaks(listed)).toEqual(leaks(report));
-    expect(leaks(listed)).toEqual([
-      ['leak_cookies', 'fail'],
-      ['leak_auth', 'fail'],
-      ['leak_address', 'fail'],
-      ['leak_host', 'fail'],
-    ]);
+    expect(leaks(listed)).toEqual(EVERY_LEAK_FAILS);
   });
 
   it("a page on the collector's own host: the Host cannot be told apart, a warning", async () => {
@@ -414,13 +400,16 @@ describe('checkForwarded against a fake front and collector', () => {
     });
     return { findings, marked };
   }
+  /** The doctor's leak check where the front answers every marked request, empty, and the collector as `collector` says. */
+  const behindAFront = (collector: (marker: string) => Promise<Response>) =>
+    run(async () => new Response(''), collector);
   const headers = (values: Record<string, string>) => async () => Response.json({ headers: values });
   const check = (findings: Found[]) => findings.find((f) => f.id === 'leak_check');
 
   it('the marker is 24 hex digits of random bytes, each byte two of them', async () => {
     vi.spyOn(crypto, 'getRandomValues').mockImplementation((array) => array);
     try {
-      const { marked } = await run(async () => new Response(''), headers({}));
+      const { marked } = await behindAFront(headers({}));
       expect(marked.map((url) => url.searchParams.get('bbc-doctor'))).toEqual([`bbc-doctor-${'00'.repeat(12)}`]);
     } finally {
       vi.restoreAllMocks();
@@ -451,25 +440,18 @@ describe('checkForwarded against a fake front and collector', () => {
   });
 
   it('"not_seen" counts only in a 404: another status is the collector answering it', async () => {
-    const { findings } = await run(
-      async () => new Response(''),
-      async () => Response.json({ error: { code: 'not_seen' } }, { status: 500 }),
+    const { findings } = await behindAFront(async () =>
+      Response.json({ error: { code: 'not_seen' } }, { status: 500 }),
     );
     expect(check(findings)?.message).toContain('the collector answered 500 to the inspection request');
-    const notSeen = await run(
-      async () => new Response(''),
-      async () => Response.json({ error: { code: 'not_seen' } }, { status: 404 }),
-    );
+    const notSeen = await behindAFront(async () => Response.json({ error: { code: 'not_seen' } }, { status: 404 }));
     expect(check(notSeen.findings)?.fix).toBe(
       "give --collector-url the collector the front forwards to (the emulator's)",
     );
   });
 
   it('an answer of null names no headers: said so, with the fix', async () => {
-    const { findings } = await run(
-      async () => new Response(''),
-      async () => new Response('null'),
-    );
+    const { findings } = await behindAFront(async () => new Response('null'));
     expect(check(findings)).toEqual({
       id: 'leak_check',
       status: 'warn',
@@ -492,12 +474,6 @@ describe('checkForwarded against a fake front and collector', () => {
       ),
     });
   const statuses = (findings: Found[]) => findings.map((f) => [f.id, f.status]);
-  const EVERY_LEAK_FAILS = [
-    ['leak_cookies', 'fail'],
-    ['leak_auth', 'fail'],
-    ['leak_address', 'fail'],
-    ['leak_host', 'fail'],
-  ];
 
   it.each([
     ['as text', (name: string, value: string) => [name, value] as [string, unknown]],
@@ -505,15 +481,13 @@ describe('checkForwarded against a fake front and collector', () => {
     ['as a list of several lines', (name: string, value: string) => [name, ['1', value, 2]] as [string, unknown]],
     ['under names in any case', (name: string, value: string) => [name.toUpperCase(), value] as [string, unknown]],
   ])('every leak fails with the headers held %s', async (_, shape) => {
-    const { findings } = await run(async () => new Response(''), leaked(shape));
+    const { findings } = await behindAFront(leaked(shape));
     expect(statuses(findings)).toEqual(EVERY_LEAK_FAILS);
   });
 
   it('the lines of a header held twice, under two cases of its name, are all read', async () => {
-    const { findings } = await run(
-      async () => new Response(''),
-      async (marker) =>
-        Response.json({ headers: { Cookie: 'bbc_fpc=v', cookie: [`session=${marker}-session`], Authorization: 7 } }),
+    const { findings } = await behindAFront(async (marker) =>
+      Response.json({ headers: { Cookie: 'bbc_fpc=v', cookie: [`session=${marker}-session`], Authorization: 7 } }),
     );
     expect(statuses(findings)).toEqual([
       ['leak_cookies', 'fail'],
@@ -530,10 +504,7 @@ describe('checkForwarded against a fake front and collector', () => {
     ['true', true],
     ['null', null],
   ])('a header held as %s cannot be read: its check says it could not decide, never passes', async (_, value) => {
-    const { findings } = await run(
-      async () => new Response(''),
-      leaked((name) => [name, value]),
-    );
+    const { findings } = await behindAFront(leaked((name) => [name, value]));
     expect(statuses(findings)).toEqual([
       ['leak_cookies', 'warn'],
       ['leak_auth', 'warn'],
@@ -550,8 +521,7 @@ describe('checkForwarded against a fake front and collector', () => {
   });
 
   it('one header that cannot be read leaves only its own check undecided', async () => {
-    const { findings } = await run(
-      async () => new Response(''),
+    const { findings } = await behindAFront(
       leaked((name, value) => [name, name === 'authorization' ? { value } : value]),
     );
     expect(statuses(findings)).toEqual([
@@ -563,9 +533,8 @@ describe('checkForwarded against a fake front and collector', () => {
   });
 
   it('headers held as a list, not by name, name no headers: not checked', async () => {
-    const { findings } = await run(
-      async () => new Response(''),
-      async (marker) => Response.json({ headers: [`cookie: session=${marker}-session`] }),
+    const { findings } = await behindAFront(async (marker) =>
+      Response.json({ headers: [`cookie: session=${marker}-session`] }),
     );
     expect(findings).toEqual([
       {
@@ -579,9 +548,8 @@ describe('checkForwarded against a fake front and collector', () => {
   });
 
   it('the claimed address in any line of the chain fails, and the message shows the lines joined', async () => {
-    const { findings } = await run(
-      async () => new Response(''),
-      async () => Response.json({ headers: { 'x-forwarded-for': ['10.0.0.1', '10.0.0.2, 198.51.100.66'] } }),
+    const { findings } = await behindAFront(async () =>
+      Response.json({ headers: { 'x-forwarded-for': ['10.0.0.1', '10.0.0.2, 198.51.100.66'] } }),
     );
     expect(findings.find((f) => f.id === 'leak_address')).toMatchObject({
       status: 'fail',
@@ -590,10 +558,7 @@ describe('checkForwarded against a fake front and collector', () => {
   });
 
   it('the claimed address anywhere in the chain, spaces around it, fails', async () => {
-    const { findings } = await run(
-      async () => new Response(''),
-      headers({ 'x-forwarded-for': '10.0.0.1, 198.51.100.66' }),
-    );
+    const { findings } = await behindAFront(headers({ 'x-forwarded-for': '10.0.0.1, 198.51.100.66' }));
     expect(findings.find((f) => f.id === 'leak_address')?.status).toBe('fail');
   });
 });
