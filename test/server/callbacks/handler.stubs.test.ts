@@ -11,31 +11,21 @@ import {
   type Store,
 } from '../../../src/server/index.js';
 import { pendingList } from '../../../src/server/callbacks/pending.js';
+import { ACCOUNT, callbackBody, EXECUTION, RETRIEVAL } from '../../support/callbacks.js';
 
-const RETRIEVAL = 'https://retrieval.test';
-const ACCOUNT = '11111111-2222-4333-8444-555555555555';
-const EXECUTION = '66666666-7777-4888-9999-aaaaaaaaaaaa';
 afterEach(() => {
   vi.useRealTimers();
 });
 
+/** callbackBody with `changes` over it, `execution` over its workflowExecution and `account` over its account. */
 const body = (
   changes: Record<string, unknown> = {},
   execution: Record<string, unknown> = {},
   account: Record<string, unknown> = {},
-) => ({
-  callbackSentAt: '2026-11-23T10:00:00.000Z',
-  userReference: 'user-1',
-  workflowExecution: {
-    id: EXECUTION,
-    href: `${RETRIEVAL}/api/v1/accounts/${ACCOUNT}/workflow-executions/${EXECUTION}`,
-    definitionKey: 10020,
-    status: 'PROCESSED',
-    ...execution,
-  },
-  account: { id: ACCOUNT, href: `${RETRIEVAL}/api/v1/accounts/${ACCOUNT}`, ...account },
-  ...changes,
-});
+) => {
+  const documented = callbackBody(execution);
+  return { ...documented, account: { ...documented.account, ...account }, ...changes };
+};
 
 /** The callback of execution `id` of ACCOUNT. */
 const bodyOf = (id: string, extra: Record<string, unknown> = {}, status = 'PROCESSED') =>
