@@ -39,14 +39,15 @@ export const checkoutFor = (key: string): Request =>
 /**
  * SHOP's endpoint as the Redis fleet tests run it on `options.client`: the order from the
  * `x-order` header (checkoutFor), no admission limit, every error into `errors`, each order
- * told to onResult into `told`.
+ * told to onResult into `told`. `create` is the kit's own unless a test loads the kit anew.
  */
 export const orderTellingHandler = (
   options: Pick<DeviceRiskHandlerOptions, 'client'> & Partial<DeviceRiskHandlerOptions>,
   errors: unknown[],
   told: string[],
+  create: typeof kit.createDeviceRiskHandler = kit.createDeviceRiskHandler,
 ): DeviceRiskHandler =>
-  kit.createDeviceRiskHandler({
+  create({
     allowedOrigins: [SHOP],
     workflowKey: 10020,
     reportStatus: false,
