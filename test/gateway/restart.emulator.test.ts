@@ -4,22 +4,16 @@
 // DATA_DIR; the receiver a local server verifying each delivery with the standardwebhooks
 // package. At the gateway's own retry settings (not configurable: 1 s doubled up to 10 minutes,
 // with jitter, never longer than the decision has waited), at full scale.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   gatewayEnvironment,
-  killGatewayProcesses,
   postCheckout,
   startGatewayProcess,
+  useGateway,
   webhookReceiver,
 } from '../support/gateway.js';
-import { closeServers } from '../support/http.js';
-import { useEmulators } from '../support/kit.js';
 
-const startEmulator = useEmulators();
-afterEach(async () => {
-  killGatewayProcesses();
-  await closeServers();
-});
+const { startEmulator } = useGateway();
 
 /** How long the shop's receiver is down, and the most its decisions may take once it is back. */
 const DOWN_MS = 20_000;

@@ -4,27 +4,21 @@
 // carries `uref`, posted after guests' checkouts, is checked before every guest still waiting;
 // at the queue's bound guests are refused at the door (503 queue_full, logged) while signed-in
 // shoppers are still accepted.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { mintOrderToken } from '../../src/gateway/order-token.js';
 import { DATA_FILE } from '../../src/server/queue/default.js';
 import {
   gatewayEnvironment,
-  killGatewayProcesses,
   ORDER_SECRET,
   postCheckout,
   startGatewayProcess,
+  useGateway,
   webhookReceiver,
 } from '../support/gateway.js';
-import { closeServers } from '../support/http.js';
-import { useEmulators } from '../support/kit.js';
 import { writeRows } from '../support/sqlite.js';
 
-const startEmulator = useEmulators();
-afterEach(async () => {
-  killGatewayProcesses();
-  await closeServers();
-});
+const { startEmulator } = useGateway();
 
 /** A checkout of `order` from its own address (behind the trusted front): a guest's, or with `uref` a signed-in shopper's. */
 const checkout = async (url: string, order: string, from: string, uref?: string) =>
