@@ -59,6 +59,28 @@ export const orderTellingHandler = (
     ...options,
   });
 
+/**
+ * SHOP's endpoint in a Redis fleet test: orderTellingHandler on `store` and `queue`, its client
+ * on `emulator` with its tokens in `store`, at a limit the emulator (whose own is off) never meets.
+ */
+export const fleetHandlerOn = (
+  emulator: Emulator,
+  parts: { store: kit.Store; queue: kit.CheckQueue },
+  errors: unknown[],
+  told: string[],
+): DeviceRiskHandler =>
+  orderTellingHandler(
+    {
+      client: clientOn(emulator, {
+        tokenSource: { store: parts.store },
+        limits: { accountRequestsPerSecond: 100, accountBurst: 50 },
+      }),
+      ...parts,
+    },
+    errors,
+    told,
+  );
+
 /** A token source of the sources with `emulator`'s credentials, `options` over those. */
 export const tokenSourceOn = (emulator: Emulator, options?: Partial<kit.TokenSourceOptions>): kit.TokenSource =>
   emulatedTokenSource(kit, emulator, options);
