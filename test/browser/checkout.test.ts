@@ -80,13 +80,18 @@ describe('claimCheckout with reload: another checkout loads fully, once', () => 
     expect(location.pathname).toBe('/checkout/cart-2');
   });
 
-  it('the reloaded page run claims for that checkout and takes the mark; a later checkout reloads again', async () => {
+  /** cart-1 claimed, then cart-2 in the same page run: reloaded once; the claim of the reloaded page run. */
+  async function reloadedForCart2() {
     const reload = reloads();
     (await claim())('cart-1', true);
     (await claim())('cart-2', true);
     await vi.waitFor(() => expect(reload).toHaveBeenCalledTimes(1));
     newPageRun();
-    const claimCheckout = await claim();
+    return { reload, claimCheckout: await claim() };
+  }
+
+  it('the reloaded page run claims for that checkout and takes the mark; a later checkout reloads again', async () => {
+    const { reload, claimCheckout } = await reloadedForCart2();
     expect(claimCheckout('cart-2', true)).toBe(true);
     expect(sessionStorage.getItem(MARK)).toBeNull();
     expect(claimCheckout('cart-3', true)).toBe(false);
@@ -94,12 +99,7 @@ describe('claimCheckout with reload: another checkout loads fully, once', () => 
   });
 
   it('no loop: where the reloaded page run refuses the same checkout again (two checkouts in one page), blackbox_used', async () => {
-    const reload = reloads();
-    (await claim())('cart-1', true);
-    (await claim())('cart-2', true);
-    await vi.waitFor(() => expect(reload).toHaveBeenCalledTimes(1));
-    newPageRun();
-    const claimCheckout = await claim();
+    const { reload, claimCheckout } = await reloadedForCart2();
     expect(claimCheckout('cart-1', true)).toBe(true);
     expect(codeOf(() => claimCheckout('cart-2', true))).toBe('blackbox_used');
     expect(reload).toHaveBeenCalledTimes(1);

@@ -3,6 +3,7 @@
 // Device Risk transaction per page run and checkout, however often the element is mounted.
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { closeEndpoint, endpoint, SHOP } from '../support/page-endpoint.js';
+import { consents, stubCmp } from '../support/tcf-cmp.js';
 import { freshPage, LOADER_URL } from '../support/vendor-dom.js';
 
 beforeAll(() => {
@@ -51,22 +52,7 @@ describe('<blackbox-capture post-url>: one transaction per checkout', () => {
     const { emulator, posts } = await endpoint();
     const tag = await freshTag();
     // A CMP that has the user's choice stored: every listener hears it at once.
-    (window as unknown as { __tcfapi: unknown }).__tcfapi = (
-      command: string,
-      _version: number,
-      callback: (data: unknown, success: boolean) => void,
-    ) =>
-      command === 'addEventListener' &&
-      callback(
-        {
-          gdprApplies: true,
-          eventStatus: 'tcloaded',
-          listenerId: 1,
-          vendor: { consents: { 810: true } },
-          purpose: { consents: { 1: true } },
-        },
-        true,
-      );
+    stubCmp({ gdprApplies: true, eventStatus: 'tcloaded', ...consents({ 810: true }, { 1: true }) });
     for (let i = 0; i < 3; i++) expect((await mount(tag, 'consent="tcf:810"')).state).toBe('complete');
     await vi.waitFor(() => expect(emulator.inspect.requests('accountCreate')).toBe(1));
     await new Promise((r) => setTimeout(r, 100));

@@ -4,6 +4,7 @@
 // e2e/element.spec.ts); the form's own submit events and requestSubmit are happy-dom's.
 import { beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { decodeBlackbox } from '../../src/emulator/scripts/routes.js';
+import { consents, stubCmp } from '../support/tcf-cmp.js';
 import { freshPage, LOADER_URL, notFound, override, requests, scriptsFor, settings, w } from '../support/vendor-dom.js';
 
 interface StandIn {
@@ -494,24 +495,7 @@ describe('<blackbox-capture>', () => {
   });
 
   it('consent="tcf:810" asks the CMP for vendor 810: its grant starts the capture', async () => {
-    const asked: unknown[] = [];
-    (window as unknown as { __tcfapi: unknown }).__tcfapi = (
-      command: string,
-      version: number,
-      callback: (d: unknown, ok: boolean) => void,
-    ) => {
-      asked.push([command, version]);
-      callback(
-        {
-          gdprApplies: true,
-          eventStatus: 'tcloaded',
-          listenerId: 1,
-          vendor: { consents: { 810: true } },
-          purpose: { consents: { 1: true } },
-        },
-        true,
-      );
-    };
+    const { asked } = stubCmp({ gdprApplies: true, eventStatus: 'tcloaded', ...consents({ 810: true }, { 1: true }) });
     try {
       const { element } = await page('consent="tcf:810"');
       await settled(element);
@@ -541,21 +525,7 @@ describe('<blackbox-capture>', () => {
   );
 
   it('consent="tcf:810" asks the page\'s CMP; a denial is failed, nothing written', async () => {
-    (window as unknown as { __tcfapi: unknown }).__tcfapi = (
-      _c: string,
-      _v: number,
-      callback: (d: unknown, ok: boolean) => void,
-    ) =>
-      callback(
-        {
-          gdprApplies: true,
-          eventStatus: 'tcloaded',
-          listenerId: 1,
-          vendor: { consents: {} },
-          purpose: { consents: { 1: true } },
-        },
-        true,
-      );
+    stubCmp({ gdprApplies: true, eventStatus: 'tcloaded', ...consents({}, { 1: true }) });
     try {
       const { element } = await page('consent="tcf:810"');
       await settled(element);

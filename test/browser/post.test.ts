@@ -15,6 +15,25 @@ afterEach(() => {
 });
 
 /**
+ * A capture posting to /device-risk through `fetch` (under `signal`, with `post` over the
+ * defaults), once its first attempt is made: fake timers from then (fakeTimersAtFirstAttempt).
+ */
+async function atFirstAttempt(
+  fetch: typeof globalThis.fetch,
+  signal: AbortSignal | undefined,
+  post: { maxAttempts?: number; timeoutMs?: number } = {},
+) {
+  const timed = fakeTimersAtFirstAttempt(fetch);
+  const capture = api.captureBlackbox({
+    loaderUrl: LOADER_URL,
+    ...(signal === undefined ? {} : { signal }),
+    post: { url: '/device-risk', fetch: timed.fetch, ...post },
+  });
+  await timed.firstAttempt;
+  return { capture };
+}
+
+/**
  * Fake timers from the first delivery attempt on: the capture before it runs on real
  * timers, the waits between attempts are then stepped through instead of slept.
  */
@@ -285,13 +304,7 @@ describe('post', () => {
   it('after an abort during the wait, no retry is sent when the wait would have ended', async () => {
     const controller = new AbortController();
     const { fetch, seen } = scriptedFetch([new Response('', { status: 503, headers: { 'retry-after': '1' } })]);
-    const timed = fakeTimersAtFirstAttempt(fetch);
-    const pending = api.captureBlackbox({
-      loaderUrl: LOADER_URL,
-      signal: controller.signal,
-      post: { url: '/device-risk', fetch: timed.fetch },
-    });
-    await timed.firstAttempt;
+    const { capture: pending } = await atFirstAttempt(fetch, controller.signal);
     await vi.advanceTimersByTimeAsync(0);
     controller.abort();
     await failure(pending);
@@ -314,12 +327,7 @@ describe('post', () => {
     ['retries an HTTP 500', 500],
   ])('%s', async (_, first) => {
     const { fetch, seen } = scriptedFetch([first, 200]);
-    const timed = fakeTimersAtFirstAttempt(fetch);
-    const done = api.captureBlackbox({
-      loaderUrl: LOADER_URL,
-      post: { url: '/device-risk', fetch: timed.fetch, maxAttempts: 2 },
-    });
-    await timed.firstAttempt;
+    const { capture: done } = await atFirstAttempt(fetch, undefined, { maxAttempts: 2 });
     await vi.advanceTimersByTimeAsync(600); // the first backoff is at most 600 ms
     await done;
     expect(seen).toHaveLength(2);
@@ -332,13 +340,7 @@ describe('post', () => {
       signals.push(init.signal!);
       return untilAborted(init.signal);
     }) as unknown as typeof fetch;
-    const timed = fakeTimersAtFirstAttempt(hanging);
-    const pending = api.captureBlackbox({
-      loaderUrl: LOADER_URL,
-      signal: controller.signal,
-      post: { url: '/device-risk', fetch: timed.fetch, timeoutMs: 60_000 },
-    });
-    await timed.firstAttempt;
+    const { capture: pending } = await atFirstAttempt(hanging, controller.signal, { timeoutMs: 60_000 });
     expect(signals).toHaveLength(1);
     controller.abort();
     expect(signals[0]!.aborted).toBe(true);
@@ -424,13 +426,7 @@ describe.each(loaders())('aborts around delivery, %s', (_, loaderSource) => {
       controller.abort(new Error('customer left'));
       return answer;
     }) as typeof fetch;
-    const timed = fakeTimersAtFirstAttempt(answerThenAbort);
-    const pending = api.captureBlackbox({
-      loaderUrl: LOADER_URL,
-      signal: controller.signal,
-      post: { url: '/device-risk', fetch: timed.fetch },
-    });
-    await timed.firstAttempt;
+    const { capture: pending } = await atFirstAttempt(answerThenAbort, controller.signal);
     expect(await failure(pending)).toMatchObject({ code: 'aborted' });
     await vi.advanceTimersByTimeAsync(1200); // past the Retry-After of 1 s
     expect(seen).toHaveLength(1);

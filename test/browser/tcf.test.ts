@@ -3,52 +3,8 @@
 // (addEventListener / removeEventListener, eventStatus, gdprApplies, vendor and purpose consents).
 import { afterEach, describe, expect, it } from 'vitest';
 import { tcfConsent } from '../../src/browser/tcf.js';
+import { consents, stubCmp } from '../support/tcf-cmp.js';
 import { failure, freshPage, LOADER_URL, w } from '../support/vendor-dom.js';
-
-interface TcData {
-  gdprApplies: boolean;
-  eventStatus: 'tcloaded' | 'cmpuishown' | 'useractioncomplete';
-  listenerId?: number;
-  vendor: { consents: Record<number, boolean> };
-  purpose: { consents: Record<number, boolean> };
-}
-
-/** A CMP stub: listeners get the current TC data at once and on every change, as the contract says. */
-function stubCmp(initial: Omit<TcData, 'listenerId'>) {
-  let data = initial;
-  let next = 1;
-  const listeners = new Map<number, (d: TcData, success: boolean) => void>();
-  const removed: number[] = [];
-  (window as unknown as { __tcfapi: unknown }).__tcfapi = (
-    command: string,
-    version: number,
-    callback: (d: TcData, success: boolean) => void,
-    parameter?: number,
-  ) => {
-    expect(version).toBe(2);
-    if (command === 'addEventListener') {
-      const id = next++;
-      listeners.set(id, callback);
-      callback({ ...data, listenerId: id }, true);
-    } else if (command === 'removeEventListener') {
-      listeners.delete(parameter!);
-      removed.push(parameter!);
-      callback({ ...data }, true);
-    }
-  };
-  return {
-    removed,
-    listeners,
-    choose(change: Partial<TcData>) {
-      data = { ...data, ...change, eventStatus: 'useractioncomplete' };
-      for (const [id, listener] of [...listeners]) listener({ ...data, listenerId: id }, true);
-    },
-  };
-}
-const consents = (vendor: Record<number, boolean>, purpose: Record<number, boolean>) => ({
-  vendor: { consents: vendor },
-  purpose: { consents: purpose },
-});
 
 afterEach(() => {
   delete (window as unknown as { __tcfapi?: unknown }).__tcfapi;

@@ -2,36 +2,32 @@
 // everything, as a bare Next.js rewrites() does, and passes the vendor's Set-Cookie as it
 // is, fails with each leak named; the kit's own proxy passes. The shipped nginx
 // configuration: test/doctor/leaks.nginx.test.ts.
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runDoctor, type DoctorReport, type Finding } from '../../src/doctor/doctor.js';
 import { checkForwarded, cookieScope } from '../../src/doctor/leaks.js';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { collectorPath, createFirstPartyProxy, toNodeHandler } from '../../src/server/index.js';
+import { FORWARDING_CHECKS } from '../support/doctor-checks.js';
+import { closeServers, serve } from '../support/http.js';
 
 let emulator: Emulator;
 beforeAll(async () => {
   emulator = await startEmulator();
 });
 afterAll(async () => emulator.close());
-const servers: Server[] = [];
-afterEach(async () => {
-  for (const server of servers.splice(0)) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
-});
+afterEach(closeServers);
 
 type Leak = 'cookie' | 'authorization' | 'address' | 'host' | 'set-cookie' | 'post' | 'paths';
 const EVERY_LEAK: readonly Leak[] = ['cookie', 'authorization', 'address', 'host', 'set-cookie', 'post', 'paths'];
 
-async function listen(handler: Parameters<typeof createServer>[1]): Promise<string> {
-  const server = createServer(handler);
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
+/** The four leak checks, each failed: what a front that leaks everything gets. */
+const EVERY_LEAK_FAILS = [
+  ['leak_cookies', 'fail'],
+  ['leak_auth', 'fail'],
+  ['leak_address', 'fail'],
+  ['leak_host', 'fail'],
+];
 
 const PAGE = () => `<!doctype html><html><body><script src="${emulator.loaderUrl}"></script></body></html>`;
 
@@ -41,7 +37,7 @@ const PAGE = () => `<!doctype html><html><body><script src="${emulator.loaderUrl
  */
 async function leakyFront(leaks: readonly Leak[] = EVERY_LEAK, collectorUrl = emulator.collectorUrl): Promise<string> {
   const upstream = new URL(collectorUrl);
-  return listen((req, res) => {
+  return serve((req, res) => {
     if (req.url === '/checkout') return void res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE());
     if (!req.url?.startsWith('/iojs/')) return void res.writeHead(404).end();
     if (!leaks.includes('post') && req.method !== 'GET' && req.method !== 'HEAD') return void res.writeHead(405).end();
@@ -79,9 +75,25 @@ async function kitFront(trustProxy = false): Promise<string> {
   const iojs = toNodeHandler(
     createFirstPartyProxy({ prefix: '/iojs', collectorUrl: emulator.collectorUrl, trustProxy }),
   );
-  return listen((req, res) => {
+  return serve((req, res) => {
     if (req.url === '/checkout') return void res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE());
     iojs(req, res);
+  });
+}
+
+/** A front before the kit's own: `post` answers every POST itself; the rest is forwarded as it came. */
+async function beforeTheKit(post: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
+  const kit = new URL(await kitFront());
+  return serve((req, res) => {
+    if (req.method === 'POST') return post(req, res);
+    const forwarded = httpRequest(
+      { host: kit.hostname, port: kit.port, path: req.url, method: req.method, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    req.pipe(forwarded);
   });
 }
 
@@ -114,15 +126,7 @@ describe('a front that forwards everything, as a bare rewrite does', () => {
     expect(finding(report, 'set_cookie')!.message).toMatch(/fpc: not in the bbc_ namespace, Path=\/, outside \/iojs/);
     expect(finding(report, 'leak_cookies')!.message).toBe("the shop's session cookie reached the vendor's collector");
     expect(finding(report, 'leak_address')!.message).toContain('198.51.100.66');
-    for (const id of [
-      'set_cookie',
-      'leak_cookies',
-      'leak_auth',
-      'leak_address',
-      'leak_host',
-      'refuses_post',
-      'refuses_hostile_paths',
-    ] as const)
+    for (const id of ['set_cookie', ...FORWARDING_CHECKS] as const)
       expect(finding(report, id)!.fix, id).toContain(
         'route handler (app/iojs/[...path]/route.ts) instead of rewrites()',
       );
@@ -161,17 +165,7 @@ describe("the kit's proxy", () => {
     expect(finding(report, 'refuses_hostile_paths')!.message).toBe(
       'the front refuses paths with a scheme and dot segments with encoded slashes',
     );
-    expect(report.findings.map((f) => f.id)).toEqual(
-      expect.arrayContaining([
-        'set_cookie',
-        'leak_cookies',
-        'leak_auth',
-        'leak_address',
-        'leak_host',
-        'refuses_post',
-        'refuses_hostile_paths',
-      ]),
-    );
+    expect(report.findings.map((f) => f.id)).toEqual(expect.arrayContaining(['set_cookie', ...FORWARDING_CHECKS]));
     expect(report.ok).toBe(true);
   });
 
@@ -188,7 +182,7 @@ describe("the kit's proxy", () => {
 describe('the refusal probes (checks/refusals.ts)', () => {
   it('with a collector that cannot say (not the emulator), a probe answered 2xx fails as forwarded', async () => {
     // A collector answering every request, the inspection path too, with a script.
-    const anything = await listen(
+    const anything = await serve(
       (_req, res) => void res.writeHead(200, { 'content-type': 'application/javascript' }).end('/* any */'),
     );
     const report = await check(await leakyFront(EVERY_LEAK, anything), { collectorUrl: anything });
@@ -202,26 +196,14 @@ describe('the refusal probes (checks/refusals.ts)', () => {
   });
 
   it('a probe the front answers itself, with no body, passes: the collector never saw it', async () => {
-    const kit = new URL(await kitFront());
     const posted: string[] = [];
-    const front = await listen((req, res) => {
-      if (req.method === 'POST') {
-        let body = '';
-        req.on('data', (chunk) => (body += chunk));
-        req.on('end', () => {
-          posted.push(body);
-          res.writeHead(204).end();
-        });
-        return;
-      }
-      const forwarded = httpRequest(
-        { host: kit.hostname, port: kit.port, path: req.url, method: req.method, headers: req.headers },
-        (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        },
-      );
-      req.pipe(forwarded);
+    const front = await beforeTheKit((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => {
+        posted.push(body);
+        res.writeHead(204).end();
+      });
     });
     const report = await check(front, { collectorUrl: emulator.collectorUrl });
     expect(finding(report, 'refuses_post')).toMatchObject({ status: 'pass', message: 'the front refuses a POST' });
@@ -229,18 +211,7 @@ describe('the refusal probes (checks/refusals.ts)', () => {
   });
 
   it('a probe the front drops the connection on is a warning: not checked', async () => {
-    const kit = new URL(await kitFront());
-    const front = await listen((req, res) => {
-      if (req.method === 'POST') return void req.socket.destroy();
-      const forwarded = httpRequest(
-        { host: kit.hostname, port: kit.port, path: req.url, method: req.method, headers: req.headers },
-        (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        },
-      );
-      req.pipe(forwarded);
-    });
+    const front = await beforeTheKit((req) => void req.socket.destroy());
     const report = await check(front, { collectorUrl: emulator.collectorUrl });
     expect(finding(report, 'refuses_post')).toMatchObject({
       status: 'warn',
@@ -252,7 +223,7 @@ describe('the refusal probes (checks/refusals.ts)', () => {
 
 describe('when the leak check cannot run, it says so: a warning', () => {
   it('a collector without the inspection path (not the emulator)', async () => {
-    const plain = await listen((_req, res) => void res.writeHead(404, { 'content-type': 'text/plain' }).end('no'));
+    const plain = await serve((_req, res) => void res.writeHead(404, { 'content-type': 'text/plain' }).end('no'));
     const report = await check(await kitFront(), { collectorUrl: plain });
     expect(finding(report, 'leak_check')).toMatchObject({
       status: 'warn',
@@ -285,7 +256,7 @@ describe('when the leak check cannot run, it says so: a warning', () => {
     ['null headers', '{"headers":null}'],
     ['null', 'null'],
   ])('a collector whose inspection answer is %s', async (_, body) => {
-    const odd = await listen((_req, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end(body));
+    const odd = await serve((_req, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end(body));
     const report = await check(await kitFront(), { collectorUrl: odd });
     expect(finding(report, 'leak_check')).toMatchObject({
       status: 'warn',
@@ -294,7 +265,7 @@ describe('when the leak check cannot run, it says so: a warning', () => {
   });
 
   it('headers held as lists or numbers are read: a list with none of the markers passes', async () => {
-    const odd = await listen(
+    const odd = await serve(
       (_req, res) =>
         void res
           .writeHead(200, { 'content-type': 'application/json' })
@@ -306,7 +277,7 @@ describe('when the leak check cannot run, it says so: a warning', () => {
 
   it('headers held as lists carrying the markers fail, as the same text would: a collector serving what a leaky front sent', async () => {
     // The answer a collector keeping each header line gives (Node's headersDistinct), for what reached the emulator.
-    const lines = await listen((req, res) => {
+    const lines = await serve((req, res) => {
       const marker = new URL(req.url!, 'http://x').searchParams.get('marker')!;
       void fetch(`${emulator.collectorUrl}/__bbc/last-request?marker=${marker}`)
         .then((answer) => answer.json() as Promise<{ headers: Record<string, string> }>)
@@ -320,12 +291,7 @@ describe('when the leak check cannot run, it says so: a warning', () => {
     const listed = await check(front, { collectorUrl: lines });
     const leaks = (of: DoctorReport) => of.findings.filter((f) => /^leak_/.test(f.id)).map((f) => [f.id, f.status]);
     expect(leaks(listed)).toEqual(leaks(report));
-    expect(leaks(listed)).toEqual([
-      ['leak_cookies', 'fail'],
-      ['leak_auth', 'fail'],
-      ['leak_address', 'fail'],
-      ['leak_host', 'fail'],
-    ]);
+    expect(leaks(listed)).toEqual(EVERY_LEAK_FAILS);
   });
 
   it("a page on the collector's own host: the Host cannot be told apart, a warning", async () => {
@@ -434,13 +400,16 @@ describe('checkForwarded against a fake front and collector', () => {
     });
     return { findings, marked };
   }
+  /** The doctor's leak check where the front answers every marked request, empty, and the collector as `collector` says. */
+  const behindAFront = (collector: (marker: string) => Promise<Response>) =>
+    run(async () => new Response(''), collector);
   const headers = (values: Record<string, string>) => async () => Response.json({ headers: values });
   const check = (findings: Found[]) => findings.find((f) => f.id === 'leak_check');
 
   it('the marker is 24 hex digits of random bytes, each byte two of them', async () => {
     vi.spyOn(crypto, 'getRandomValues').mockImplementation((array) => array);
     try {
-      const { marked } = await run(async () => new Response(''), headers({}));
+      const { marked } = await behindAFront(headers({}));
       expect(marked.map((url) => url.searchParams.get('bbc-doctor'))).toEqual([`bbc-doctor-${'00'.repeat(12)}`]);
     } finally {
       vi.restoreAllMocks();
@@ -471,25 +440,18 @@ describe('checkForwarded against a fake front and collector', () => {
   });
 
   it('"not_seen" counts only in a 404: another status is the collector answering it', async () => {
-    const { findings } = await run(
-      async () => new Response(''),
-      async () => Response.json({ error: { code: 'not_seen' } }, { status: 500 }),
+    const { findings } = await behindAFront(async () =>
+      Response.json({ error: { code: 'not_seen' } }, { status: 500 }),
     );
     expect(check(findings)?.message).toContain('the collector answered 500 to the inspection request');
-    const notSeen = await run(
-      async () => new Response(''),
-      async () => Response.json({ error: { code: 'not_seen' } }, { status: 404 }),
-    );
+    const notSeen = await behindAFront(async () => Response.json({ error: { code: 'not_seen' } }, { status: 404 }));
     expect(check(notSeen.findings)?.fix).toBe(
       "give --collector-url the collector the front forwards to (the emulator's)",
     );
   });
 
   it('an answer of null names no headers: said so, with the fix', async () => {
-    const { findings } = await run(
-      async () => new Response(''),
-      async () => new Response('null'),
-    );
+    const { findings } = await behindAFront(async () => new Response('null'));
     expect(check(findings)).toEqual({
       id: 'leak_check',
       status: 'warn',
@@ -512,12 +474,6 @@ describe('checkForwarded against a fake front and collector', () => {
       ),
     });
   const statuses = (findings: Found[]) => findings.map((f) => [f.id, f.status]);
-  const EVERY_LEAK_FAILS = [
-    ['leak_cookies', 'fail'],
-    ['leak_auth', 'fail'],
-    ['leak_address', 'fail'],
-    ['leak_host', 'fail'],
-  ];
 
   it.each([
     ['as text', (name: string, value: string) => [name, value] as [string, unknown]],
@@ -525,15 +481,13 @@ describe('checkForwarded against a fake front and collector', () => {
     ['as a list of several lines', (name: string, value: string) => [name, ['1', value, 2]] as [string, unknown]],
     ['under names in any case', (name: string, value: string) => [name.toUpperCase(), value] as [string, unknown]],
   ])('every leak fails with the headers held %s', async (_, shape) => {
-    const { findings } = await run(async () => new Response(''), leaked(shape));
+    const { findings } = await behindAFront(leaked(shape));
     expect(statuses(findings)).toEqual(EVERY_LEAK_FAILS);
   });
 
   it('the lines of a header held twice, under two cases of its name, are all read', async () => {
-    const { findings } = await run(
-      async () => new Response(''),
-      async (marker) =>
-        Response.json({ headers: { Cookie: 'bbc_fpc=v', cookie: [`session=${marker}-session`], Authorization: 7 } }),
+    const { findings } = await behindAFront(async (marker) =>
+      Response.json({ headers: { Cookie: 'bbc_fpc=v', cookie: [`session=${marker}-session`], Authorization: 7 } }),
     );
     expect(statuses(findings)).toEqual([
       ['leak_cookies', 'fail'],
@@ -550,10 +504,7 @@ describe('checkForwarded against a fake front and collector', () => {
     ['true', true],
     ['null', null],
   ])('a header held as %s cannot be read: its check says it could not decide, never passes', async (_, value) => {
-    const { findings } = await run(
-      async () => new Response(''),
-      leaked((name) => [name, value]),
-    );
+    const { findings } = await behindAFront(leaked((name) => [name, value]));
     expect(statuses(findings)).toEqual([
       ['leak_cookies', 'warn'],
       ['leak_auth', 'warn'],
@@ -570,8 +521,7 @@ describe('checkForwarded against a fake front and collector', () => {
   });
 
   it('one header that cannot be read leaves only its own check undecided', async () => {
-    const { findings } = await run(
-      async () => new Response(''),
+    const { findings } = await behindAFront(
       leaked((name, value) => [name, name === 'authorization' ? { value } : value]),
     );
     expect(statuses(findings)).toEqual([
@@ -583,9 +533,8 @@ describe('checkForwarded against a fake front and collector', () => {
   });
 
   it('headers held as a list, not by name, name no headers: not checked', async () => {
-    const { findings } = await run(
-      async () => new Response(''),
-      async (marker) => Response.json({ headers: [`cookie: session=${marker}-session`] }),
+    const { findings } = await behindAFront(async (marker) =>
+      Response.json({ headers: [`cookie: session=${marker}-session`] }),
     );
     expect(findings).toEqual([
       {
@@ -599,9 +548,8 @@ describe('checkForwarded against a fake front and collector', () => {
   });
 
   it('the claimed address in any line of the chain fails, and the message shows the lines joined', async () => {
-    const { findings } = await run(
-      async () => new Response(''),
-      async () => Response.json({ headers: { 'x-forwarded-for': ['10.0.0.1', '10.0.0.2, 198.51.100.66'] } }),
+    const { findings } = await behindAFront(async () =>
+      Response.json({ headers: { 'x-forwarded-for': ['10.0.0.1', '10.0.0.2, 198.51.100.66'] } }),
     );
     expect(findings.find((f) => f.id === 'leak_address')).toMatchObject({
       status: 'fail',
@@ -610,10 +558,7 @@ describe('checkForwarded against a fake front and collector', () => {
   });
 
   it('the claimed address anywhere in the chain, spaces around it, fails', async () => {
-    const { findings } = await run(
-      async () => new Response(''),
-      headers({ 'x-forwarded-for': '10.0.0.1, 198.51.100.66' }),
-    );
+    const { findings } = await behindAFront(headers({ 'x-forwarded-for': '10.0.0.1, 198.51.100.66' }));
     expect(findings.find((f) => f.id === 'leak_address')?.status).toBe('fail');
   });
 });

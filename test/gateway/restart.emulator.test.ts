@@ -4,22 +4,10 @@
 // DATA_DIR; the receiver a local server verifying each delivery with the standardwebhooks
 // package. At the gateway's own retry settings (not configurable: 1 s doubled up to 10 minutes,
 // with jitter, never longer than the decision has waited), at full scale.
-import { afterEach, describe, expect, it } from 'vitest';
-import {
-  gatewayEnvironment,
-  killGatewayProcesses,
-  postCheckout,
-  startGatewayProcess,
-  webhookReceiver,
-} from '../support/gateway.js';
-import { closeServers } from '../support/http.js';
-import { useEmulators } from '../support/kit.js';
+import { describe, expect, it } from 'vitest';
+import { postCheckout, startGatewayProcess, useGateway } from '../support/gateway.js';
 
-const startEmulator = useEmulators();
-afterEach(async () => {
-  killGatewayProcesses();
-  await closeServers();
-});
+const { environment } = useGateway();
 
 /** How long the shop's receiver is down, and the most its decisions may take once it is back. */
 const DOWN_MS = 20_000;
@@ -27,10 +15,8 @@ const AFTER_RECOVERY_MS = 90_000;
 
 describe('decisions across a receiver outage and a gateway restart (serve as a process)', () => {
   it('reach the receiver once each, within 90 s of its recovery after 20 s down', async () => {
-    const emulator = await startEmulator();
     let down = true;
-    const shop = await webhookReceiver(() => (down ? 503 : 204));
-    const env = gatewayEnvironment(emulator, shop.url, { TRUSTED_FRONTS: '127.0.0.1' });
+    const { shop, env } = await environment({ TRUSTED_FRONTS: '127.0.0.1' }, { shopStatus: () => (down ? 503 : 204) });
     const first = await startGatewayProcess(env);
     const orders = ['order-restart-1', 'order-restart-2', 'order-restart-3'];
     for (const [i, order] of orders.entries())

@@ -4,27 +4,16 @@
 // carries `uref`, posted after guests' checkouts, is checked before every guest still waiting;
 // at the queue's bound guests are refused at the door (503 queue_full, logged) while signed-in
 // shoppers are still accepted.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { mintOrderToken } from '../../src/gateway/order-token.js';
 import { DATA_FILE } from '../../src/server/queue/default.js';
-import {
-  gatewayEnvironment,
-  killGatewayProcesses,
-  ORDER_SECRET,
-  postCheckout,
-  startGatewayProcess,
-  webhookReceiver,
-} from '../support/gateway.js';
-import { closeServers } from '../support/http.js';
-import { useEmulators } from '../support/kit.js';
+import { ORDER_SECRET, postCheckout, useGateway } from '../support/gateway.js';
 import { writeRows } from '../support/sqlite.js';
 
-const startEmulator = useEmulators();
-afterEach(async () => {
-  killGatewayProcesses();
-  await closeServers();
-});
+const { served } = useGateway();
+/** `serve` behind a trusted front, on an emulator at the service's default account limit (1 a second). */
+const servedAtOneASecond = () => served({ TRUSTED_FRONTS: '127.0.0.1' }, { emulator: { accountRequestsPerSecond: 1 } });
 
 /** A checkout of `order` from its own address (behind the trusted front): a guest's, or with `uref` a signed-in shopper's. */
 const checkout = async (url: string, order: string, from: string, uref?: string) =>
@@ -51,10 +40,7 @@ const pauseUntil = (dataDir: string, until: number) =>
 
 describe('signed-in shoppers first (serve as a process)', () => {
   it('checks a signed-in checkout posted after 10 guests before every guest still waiting', async () => {
-    const emulator = await startEmulator({ accountRequestsPerSecond: 1 });
-    const shop = await webhookReceiver();
-    const env = gatewayEnvironment(emulator, shop.url, { TRUSTED_FRONTS: '127.0.0.1' });
-    const gateway = await startGatewayProcess(env);
+    const { emulator, shop, env, gateway } = await servedAtOneASecond();
     // The tenant's quota spent: the queue starts nothing until the pause ends, however slow the machine.
     pauseUntil(env.DATA_DIR, Date.now() + 600_000);
     const guests = Array.from({ length: 10 }, (_, i) => `guest-${i}`);
@@ -76,10 +62,7 @@ describe('signed-in shoppers first (serve as a process)', () => {
   }, 120_000);
 
   it('at the bound, refuses a guest at the door (503 queue_full, logged) and still accepts a signed-in shopper', async () => {
-    const emulator = await startEmulator({ accountRequestsPerSecond: 1 });
-    const shop = await webhookReceiver();
-    const env = gatewayEnvironment(emulator, shop.url, { TRUSTED_FRONTS: '127.0.0.1' });
-    const gateway = await startGatewayProcess(env);
+    const { env, gateway } = await servedAtOneASecond();
     pauseUntil(env.DATA_DIR, Date.now() + 600_000);
     // 770 checkouts waiting, more than a guest may start behind within the trust bound at the
     // contracted 1 a second (95 % of 15 minutes, nine tenths of it for guests: 769), fewer than

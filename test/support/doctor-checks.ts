@@ -32,3 +32,13 @@ export function fakeGet(answers: Record<string, Response | (() => Response) | Er
   }) as Get;
   return { get, asked };
 }
+
+/** The doctor's checks of what a first-party front forwards (src/doctor/leaks.ts) and refuses (checks/refusals.ts). */
+export const FORWARDING_CHECKS = [
+  'leak_cookies',
+  'leak_auth',
+  'leak_address',
+  'leak_host',
+  'refuses_post',
+  'refuses_hostile_paths',
+] as const;

@@ -39,14 +39,15 @@ export const checkoutFor = (key: string): Request =>
 /**
  * SHOP's endpoint as the Redis fleet tests run it on `options.client`: the order from the
  * `x-order` header (checkoutFor), no admission limit, every error into `errors`, each order
- * told to onResult into `told`.
+ * told to onResult into `told`. `create` is the kit's own unless a test loads the kit anew.
  */
 export const orderTellingHandler = (
   options: Pick<DeviceRiskHandlerOptions, 'client'> & Partial<DeviceRiskHandlerOptions>,
   errors: unknown[],
   told: string[],
+  create: typeof kit.createDeviceRiskHandler = kit.createDeviceRiskHandler,
 ): DeviceRiskHandler =>
-  kit.createDeviceRiskHandler({
+  create({
     allowedOrigins: [SHOP],
     workflowKey: 10020,
     reportStatus: false,
@@ -57,6 +58,28 @@ export const orderTellingHandler = (
     onResult: (_, { customerInternalReference }) => void told.push(customerInternalReference!),
     ...options,
   });
+
+/**
+ * SHOP's endpoint in a Redis fleet test: orderTellingHandler on `store` and `queue`, its client
+ * on `emulator` with its tokens in `store`, at a limit the emulator (whose own is off) never meets.
+ */
+export const fleetHandlerOn = (
+  emulator: Emulator,
+  parts: { store: kit.Store; queue: kit.CheckQueue },
+  errors: unknown[],
+  told: string[],
+): DeviceRiskHandler =>
+  orderTellingHandler(
+    {
+      client: clientOn(emulator, {
+        tokenSource: { store: parts.store },
+        limits: { accountRequestsPerSecond: 100, accountBurst: 50 },
+      }),
+      ...parts,
+    },
+    errors,
+    told,
+  );
 
 /** A token source of the sources with `emulator`'s credentials, `options` over those. */
 export const tokenSourceOn = (emulator: Emulator, options?: Partial<kit.TokenSourceOptions>): kit.TokenSource =>

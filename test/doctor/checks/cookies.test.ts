@@ -6,6 +6,10 @@ import { fakeGet, recorder } from '../../support/doctor-checks.js';
 
 const PAGE = new URL('https://shop.test/checkout');
 const COLLECTOR = 'https://collector.test/base';
+/** The collector's own dynamic script, which the check fetches for its cookies. */
+const DYN = `${COLLECTOR}/general5/dyn_wdp.js`;
+/** The one finding the check adds. */
+const setCookie = (status: string, message: string) => [expect.objectContaining({ id: 'set_cookie', status, message })];
 
 function withCookies(...lines: string[]): Response {
   const headers = new Headers({ 'content-type': 'application/javascript' });
@@ -46,36 +50,24 @@ describe('checkCookies', () => {
         withCookies('bbc_a=1; Path=/iojs', 'bbc_b=2; Path=/iojs/x'),
         collectorUrl,
         {
-          [`${COLLECTOR}/general5/dyn_wdp.js`]: () => withCookies('a=1', 'b=2', 'c=3'),
+          [DYN]: () => withCookies('a=1', 'b=2', 'c=3'),
         },
       );
-      expect(asked).toEqual([`${COLLECTOR}/general5/dyn_wdp.js`]);
-      expect(findings).toEqual([
-        expect.objectContaining({
-          id: 'set_cookie',
-          status: 'pass',
-          message: '2 cookie(s) through the proxy, 3 from the collector',
-        }),
-      ]);
+      expect(asked).toEqual([DYN]);
+      expect(findings).toEqual(setCookie('pass', '2 cookie(s) through the proxy, 3 from the collector'));
     }
   });
 
   it('the collector sets cookies and none came through: a warning (collection works without them)', async () => {
     const { findings } = await cookies(withCookies(), COLLECTOR, {
-      [`${COLLECTOR}/general5/dyn_wdp.js`]: () => withCookies('a=1'),
+      [DYN]: () => withCookies('a=1'),
     });
-    expect(findings).toEqual([
-      expect.objectContaining({
-        id: 'set_cookie',
-        status: 'warn',
-        message: 'the collector sets 1 cookie(s); none came through the proxy',
-      }),
-    ]);
+    expect(findings).toEqual(setCookie('warn', 'the collector sets 1 cookie(s); none came through the proxy'));
   });
 
   it('neither sets any: a pass', async () => {
     const { findings } = await cookies(withCookies(), COLLECTOR, {
-      [`${COLLECTOR}/general5/dyn_wdp.js`]: () => withCookies(),
+      [DYN]: () => withCookies(),
     });
     expect(findings).toEqual([
       expect.objectContaining({ status: 'pass', message: '0 cookie(s) through the proxy, 0 from the collector' }),
@@ -84,7 +76,7 @@ describe('checkCookies', () => {
 
   it('a collector answer without a body is read for its cookies all the same', async () => {
     const { findings } = await cookies(withCookies('bbc_a=1; Path=/iojs'), COLLECTOR, {
-      [`${COLLECTOR}/general5/dyn_wdp.js`]: () => new Response(null, { headers: [['set-cookie', 'a=1']] }),
+      [DYN]: () => new Response(null, { headers: [['set-cookie', 'a=1']] }),
     });
     expect(findings).toEqual([
       expect.objectContaining({ status: 'pass', message: '1 cookie(s) through the proxy, 1 from the collector' }),
@@ -94,21 +86,16 @@ describe('checkCookies', () => {
   it("the collector's body is not read", async () => {
     let cancelled = false;
     await cookies(withCookies(), COLLECTOR, {
-      [`${COLLECTOR}/general5/dyn_wdp.js`]: () =>
-        new Response(new ReadableStream({ cancel: () => void (cancelled = true) })),
+      [DYN]: () => new Response(new ReadableStream({ cancel: () => void (cancelled = true) })),
     });
     expect(cancelled).toBe(true);
   });
 
   it('a collector that cannot be fetched: a warning with the reason', async () => {
     const { findings } = await cookies(withCookies('bbc_a=1; Path=/iojs'), COLLECTOR);
-    expect(findings).toEqual([
-      expect.objectContaining({
-        id: 'set_cookie',
-        status: 'warn',
-        message: `the collector could not be fetched (connect ECONNREFUSED ${COLLECTOR}/general5/dyn_wdp.js)`,
-      }),
-    ]);
+    expect(findings).toEqual(
+      setCookie('warn', `the collector could not be fetched (connect ECONNREFUSED ${COLLECTOR}/general5/dyn_wdp.js)`),
+    );
   });
 
   it('without the collector and without cookies: a warning asking for --collector-url', async () => {

@@ -17,6 +17,11 @@ async function endpoint(answer: Response | Error, postUrls = [ENDPOINT]) {
 const answer = (status: number, body: string | null, type?: string) =>
   new Response(body, { status, headers: type === undefined ? {} : { 'content-type': type } });
 
+const json = (status: number, body: string) => answer(status, body, 'application/json');
+/** The pass message and the warning, after the status and what came with it. */
+const answers = (what: string) => `${ENDPOINT} answers POST (${what} to an empty body)`;
+const answered = (what: string) => `${ENDPOINT} answered ${what} to an empty body`;
+
 describe('checkPostEndpoint', () => {
   it('no endpoint named: no finding, nothing sent', async () => {
     expect(await endpoint(answer(200, ''), [])).toEqual({ findings: [], asked: [] });
@@ -48,27 +53,17 @@ describe('checkPostEndpoint', () => {
   });
 
   it.each([
-    [
-      'a 4xx with a JSON code',
-      answer(400, '{"error":{"code":"bad_request"}}', 'application/json'),
-      'pass',
-      `${ENDPOINT} answers POST (400 bad_request to an empty body)`,
-    ],
+    ['a 4xx with a JSON code', json(400, '{"error":{"code":"bad_request"}}'), 'pass', answers('400 bad_request')],
     [
       'a 403 with another code',
       answer(403, '{"error":{"code" : "csrf-token"}}', 'application/problem+json'),
       'pass',
-      `${ENDPOINT} answers POST (403 csrf-token to an empty body)`,
+      answers('403 csrf-token'),
     ],
-    [
-      'a 499 with a code',
-      answer(499, '{"code":"x"}', 'application/json'),
-      'pass',
-      `${ENDPOINT} answers POST (499 x to an empty body)`,
-    ],
+    ['a 499 with a code', json(499, '{"code":"x"}'), 'pass', answers('499 x')],
     [
       'a 404',
-      answer(404, '{"error":{"code":"not_found"}}', 'application/json'),
+      json(404, '{"error":{"code":"not_found"}}'),
       'fail',
       `${ENDPOINT} answered 404 to a POST: no endpoint there`,
     ],
@@ -81,46 +76,26 @@ describe('checkPostEndpoint', () => {
     ],
     [
       'origin_not_allowed',
-      answer(403, '{"error":{"code":"origin_not_allowed"}}', 'application/json'),
+      json(403, '{"error":{"code":"origin_not_allowed"}}'),
       'fail',
       `${ENDPOINT} refuses this page's origin https://shop.test (403 origin_not_allowed)`,
     ],
     [
       'origin_not_allowed in another status than 403',
-      answer(400, '{"error":{"code":"origin_not_allowed"}}', 'application/json'),
+      json(400, '{"error":{"code":"origin_not_allowed"}}'),
       'pass',
-      `${ENDPOINT} answers POST (400 origin_not_allowed to an empty body)`,
+      answers('400 origin_not_allowed'),
     ],
     [
       'a code in a body that is no JSON',
       answer(400, '{"code":"bad_request"}', 'text/plain'),
       'warn',
-      `${ENDPOINT} answered 400 text/plain to an empty body`,
+      answered('400 text/plain'),
     ],
-    [
-      'a 400 without a code',
-      answer(400, '{"error":"bad"}', 'application/json'),
-      'warn',
-      `${ENDPOINT} answered 400 application/json to an empty body`,
-    ],
-    [
-      'a 500 with a code',
-      answer(500, '{"code":"internal"}', 'application/json'),
-      'warn',
-      `${ENDPOINT} answered 500 application/json to an empty body`,
-    ],
-    [
-      'a 399 with a code',
-      answer(399, '{"code":"x"}', 'application/json'),
-      'warn',
-      `${ENDPOINT} answered 399 application/json to an empty body`,
-    ],
-    [
-      'a 200 without a type',
-      answer(200, null),
-      'warn',
-      `${ENDPOINT} answered 200 without a content type to an empty body`,
-    ],
+    ['a 400 without a code', json(400, '{"error":"bad"}'), 'warn', answered('400 application/json')],
+    ['a 500 with a code', json(500, '{"code":"internal"}'), 'warn', answered('500 application/json')],
+    ['a 399 with a code', json(399, '{"code":"x"}'), 'warn', answered('399 application/json')],
+    ['a 200 without a type', answer(200, null), 'warn', answered('200 without a content type')],
   ])('%s', async (_, response, status, message) => {
     const { findings } = await endpoint(response);
     expect(findings).toEqual([expect.objectContaining({ id: 'post_endpoint', status, message })]);

@@ -1,6 +1,6 @@
 // The Device Risk answer: workflow details, polling on the documented schedule, and the
 // callback receiver, against the emulator.
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createManualClock, startEmulator, type Emulator, type EmulatorOptions } from '../../../src/emulator/index.js';
@@ -15,19 +15,16 @@ import {
   type DeviceRiskClient,
   type DeviceRiskTransaction,
 } from '../../../src/server/index.js';
+import { closeServers, serve } from '../../support/http.js';
 import { untilAborted } from '../../support/until-aborted.js';
 
 const UA = 'AcmeShop Checkout/1.0';
 const CHROME = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36';
 let emulator: Emulator;
-const servers: Server[] = [];
 const handlers: Array<{ close(): void | Promise<void> }> = [];
 afterEach(async () => {
   for (const handler of handlers.splice(0)) await handler.close();
-  for (const server of servers.splice(0)) {
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
-  }
+  await closeServers();
   await emulator?.close();
 });
 
@@ -230,10 +227,7 @@ async function receiver(client: DeviceRiskClient, extra: Partial<CallbackHandler
     ...extra,
   });
   handlers.push(handler);
-  const server = createServer(toNodeHandler(handler));
-  servers.push(server);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { handler, results, errors, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback` };
+  return { handler, results, errors, url: `${await serve(toNodeHandler(handler))}/callback` };
 }
 
 describe('createCallbackHandler', () => {
@@ -548,23 +542,25 @@ describe('whose callback: the shop’s own executions, placed by the service or 
 });
 
 describe('the emulator sends callbacks as the service does', () => {
+  /** A callback receiver that answers its nth request `status(n)`, and counts them. */
+  async function callbackSink(status: (n: number) => number) {
+    let answers = 0;
+    const origin = await serve((req, res) => {
+      req.resume();
+      res.writeHead(status(++answers)).end();
+    });
+    return { callbackUrl: `${origin}/cb`, answers: () => answers };
+  }
+
   it('sends each callback once: one answered non-2xx is not sent again (the service documents no resend)', async () => {
     const client = await setup();
-    let answers = 0;
-    const server = createServer((req, res) => {
-      req.resume();
-      res.writeHead(++answers < 3 ? 500 : 200).end();
-    });
-    servers.push(server);
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    await processed(client, emulatedBlackbox(['tp']), {
-      callbackUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/cb`,
-    });
+    const { callbackUrl, answers } = await callbackSink((n) => (n < 3 ? 500 : 200));
+    await processed(client, emulatedBlackbox(['tp']), { callbackUrl });
     await expect.poll(() => emulator.inspect.callbacks()[0]?.delivered).toBe(false);
     expect(emulator.inspect.callbacks()[0]).toMatchObject({ attempts: 1, status: 500 });
     // Well past the first wait an injected resend would take (200 ms): nothing more came.
     await new Promise((r) => setTimeout(r, 400));
-    expect(answers).toBe(1);
+    expect(answers()).toBe(1);
   });
 
   it('a network error is not retried either', async () => {
@@ -581,16 +577,8 @@ describe('the emulator sends callbacks as the service does', () => {
   it('resends only as an injected fault: resend n retries a non-2xx with backoff, up to n more times', async () => {
     const client = await setup();
     emulator.faults.callbacks({ resend: 4 });
-    let answers = 0;
-    const server = createServer((req, res) => {
-      req.resume();
-      res.writeHead(++answers < 3 ? 500 : 200).end();
-    });
-    servers.push(server);
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    await processed(client, emulatedBlackbox(['tp']), {
-      callbackUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/cb`,
-    });
+    const { callbackUrl } = await callbackSink((n) => (n < 3 ? 500 : 200));
+    await processed(client, emulatedBlackbox(['tp']), { callbackUrl });
     await expect.poll(() => emulator.inspect.callbacks()[0]?.delivered, { timeout: 5000 }).toBe(true);
     expect(emulator.inspect.callbacks()[0]!.attempts).toBe(3);
   });
@@ -598,27 +586,18 @@ describe('the emulator sends callbacks as the service does', () => {
   it('resend n gives up after n more attempts', async () => {
     const client = await setup();
     emulator.faults.callbacks({ resend: 1 });
-    let answers = 0;
-    const server = createServer((req, res) => {
-      req.resume();
-      answers++;
-      res.writeHead(503).end();
-    });
-    servers.push(server);
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    await processed(client, emulatedBlackbox(['tp']), {
-      callbackUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/cb`,
-    });
+    const { callbackUrl, answers } = await callbackSink(() => 503);
+    await processed(client, emulatedBlackbox(['tp']), { callbackUrl });
     await expect.poll(() => emulator.inspect.callbacks()[0]?.delivered, { timeout: 5000 }).toBe(false);
     expect(emulator.inspect.callbacks()[0]).toMatchObject({ attempts: 2, status: 503 });
-    expect(answers).toBe(2);
+    expect(answers()).toBe(2);
   });
 
   it('intermediate: an ACQUIRED callback on the upload, before the final PROCESSED one', async () => {
     const client = await setup();
     emulator.faults.callbacks({ intermediate: true });
     const bodies: Array<{ workflowExecution: { status: string } }> = [];
-    const server = createServer((req, res) => {
+    const origin = await serve((req, res) => {
       let data = '';
       req
         .on('data', (c) => (data += c))
@@ -627,9 +606,7 @@ describe('the emulator sends callbacks as the service does', () => {
           res.writeHead(200).end();
         });
     });
-    servers.push(server);
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const callbackUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/cb`;
+    const callbackUrl = `${origin}/cb`;
     const tx = await client.createAccount({
       customerInternalReference: 'order-1',
       workflowDefinition: { key: 10011 },
@@ -649,23 +626,15 @@ describe('the emulator sends callbacks as the service does', () => {
 
   it('drop sends nothing; delayMs sends late', async () => {
     const client = await setup();
-    let hits = 0;
-    const server = createServer((req, res) => {
-      req.resume();
-      hits++;
-      res.writeHead(200).end();
-    });
-    servers.push(server);
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const callbackUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/cb`;
+    const { callbackUrl, answers: hits } = await callbackSink(() => 200);
     emulator.faults.callbacks({ drop: true });
     await processed(client, emulatedBlackbox(['tp']), { callbackUrl });
     await expect.poll(() => emulator.inspect.callbacks()[0]?.delivered).toBe(false);
     emulator.faults.callbacks({ delayMs: 150 });
     await processed(client, emulatedBlackbox(['tp']), { callbackUrl, customerInternalReference: 'order-2' });
     await new Promise((r) => setTimeout(r, 50));
-    expect(hits).toBe(0);
-    await expect.poll(() => hits).toBe(1);
+    expect(hits()).toBe(0);
+    await expect.poll(hits).toBe(1);
   });
 });
 

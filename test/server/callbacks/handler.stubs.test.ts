@@ -11,31 +11,21 @@ import {
   type Store,
 } from '../../../src/server/index.js';
 import { pendingList } from '../../../src/server/callbacks/pending.js';
+import { ACCOUNT, callbackBody, EXECUTION, RETRIEVAL } from '../../support/callbacks.js';
 
-const RETRIEVAL = 'https://retrieval.test';
-const ACCOUNT = '11111111-2222-4333-8444-555555555555';
-const EXECUTION = '66666666-7777-4888-9999-aaaaaaaaaaaa';
 afterEach(() => {
   vi.useRealTimers();
 });
 
+/** callbackBody with `changes` over it, `execution` over its workflowExecution and `account` over its account. */
 const body = (
   changes: Record<string, unknown> = {},
   execution: Record<string, unknown> = {},
   account: Record<string, unknown> = {},
-) => ({
-  callbackSentAt: '2026-11-23T10:00:00.000Z',
-  userReference: 'user-1',
-  workflowExecution: {
-    id: EXECUTION,
-    href: `${RETRIEVAL}/api/v1/accounts/${ACCOUNT}/workflow-executions/${EXECUTION}`,
-    definitionKey: 10020,
-    status: 'PROCESSED',
-    ...execution,
-  },
-  account: { id: ACCOUNT, href: `${RETRIEVAL}/api/v1/accounts/${ACCOUNT}`, ...account },
-  ...changes,
-});
+) => {
+  const documented = callbackBody(execution);
+  return { ...documented, account: { ...documented.account, ...account }, ...changes };
+};
 
 /** The callback of execution `id` of ACCOUNT. */
 const bodyOf = (id: string, extra: Record<string, unknown> = {}, status = 'PROCESSED') =>
@@ -95,6 +85,20 @@ function receiver(extra: Partial<CallbackHandlerOptions> = {}) {
   });
   return { handler, results, details, statuses };
 }
+
+/** An onResult that notes each call in `calls` and fails ("busy") on the first `times`. */
+const busyFor =
+  <T>(times: number, calls: T[], note: () => T) =>
+  () => {
+    calls.push(note());
+    if (calls.length <= times) throw new Error('busy');
+  };
+
+/** A sweep and the work it started, run to their end. */
+const swept = async (handler: Pick<ReturnType<typeof receiver>['handler'], 'sweep' | 'idle'>) => {
+  await handler.sweep();
+  await handler.idle();
+};
 
 const send = (payload: unknown, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
   new Request('https://shop.test/callbacks', {
@@ -543,6 +547,27 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     return { store, calls, first, second };
   }
 
+  /**
+   * On a clock the test moves (no timers run): an instance whose onResult failed on EXECUTION, now
+   * closed; `next()` starts another instance on the same store, recording the ids it is told.
+   */
+  async function failedAndClosed() {
+    const clock = { now: 1_000_000 };
+    const now = () => clock.now;
+    const store = createMemoryStore({ now });
+    const calls: string[] = [];
+    const options = { store, now, leaseMs: 1000, sweepIntervalMs: 5000, onError: () => {} };
+    const first = receiver({
+      ...options,
+      onResult: busyFor(Infinity, calls, () => 'a'),
+    });
+    await first.handler(send(body()));
+    await first.handler.idle();
+    await first.handler.close();
+    const next = () => receiver({ ...options, onResult: (r) => void calls.push(r.workflowExecutionId) });
+    return { clock, calls, next };
+  }
+
   it('an instance that dies inside onResult: another sweeps it a lease later and calls onResult with the ids', async () => {
     const { store, calls, first, second } = await diedInOnResult();
     await vi.advanceTimersByTimeAsync(990);
@@ -550,12 +575,10 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     await vi.advanceTimersByTimeAsync(0);
     expect(calls).toEqual(['a']);
     await vi.advanceTimersByTimeAsync(10);
-    await second.handler.sweep();
-    await second.handler.idle();
+    await swept(second.handler);
     expect(calls).toEqual(['a', EXECUTION]);
     expect(await listed(store)).toEqual([]);
-    await second.handler.sweep();
-    await second.handler.idle();
+    await swept(second.handler);
     expect(calls).toHaveLength(2);
     // The dead instance's close cannot reach its store: not waited for (fake timers hold its time limit).
     void first.handler.close();
@@ -571,10 +594,7 @@ describe('callbacks never lost: the pending list and the sweep', () => {
       leaseMs: 1000,
       retryDelayMs: 400,
       onError: () => {},
-      onResult: () => {
-        calls.push('a');
-        throw new Error('busy');
-      },
+      onResult: busyFor(Infinity, calls, () => 'a'),
     });
     await first.handler(send(body()));
     await first.handler.idle();
@@ -594,8 +614,7 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     await second.handler.sweep();
     expect(calls).toEqual(['a']);
     await vi.advanceTimersByTimeAsync(1);
-    await second.handler.sweep();
-    await second.handler.idle();
+    await swept(second.handler);
     expect(calls).toEqual(['a', 'b']);
     // The second attempt failed: its own timer takes the third, 800 ms later (the backoff kept).
     await vi.advanceTimersByTimeAsync(799);
@@ -618,16 +637,12 @@ describe('callbacks never lost: the pending list and the sweep', () => {
       leaseMs: 1000,
       retryDelayMs: 400,
       onError: () => {},
-      onResult: () => {
-        calls.push(clock);
-        if (calls.length === 1) throw new Error('busy');
-      },
+      onResult: busyFor(1, calls, () => clock),
     });
     await handler(send(body()));
     await handler.idle();
     clock += 10_000;
-    await handler.sweep();
-    await handler.idle();
+    await swept(handler);
     expect(calls).toHaveLength(1);
     await vi.advanceTimersByTimeAsync(400);
     await handler.idle();
@@ -642,10 +657,7 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     const { handler } = receiver({
       retryDelayMs: 100,
       onError: () => {},
-      onResult: () => {
-        calls.push(Date.now() - started);
-        if (calls.length === 1) throw new Error('busy');
-      },
+      onResult: busyFor(1, calls, () => Date.now() - started),
     });
     await handler(send(body()));
     await vi.advanceTimersByTimeAsync(10);
@@ -673,31 +685,17 @@ describe('callbacks never lost: the pending list and the sweep', () => {
   });
 
   it('on a runtime that runs no timers between requests, a callback an interval after the last sweep sweeps', async () => {
-    let clock = 1_000_000;
-    const now = () => clock;
-    const store = createMemoryStore({ now });
-    const calls: string[] = [];
-    const options = { store, now, leaseMs: 1000, sweepIntervalMs: 5000, onError: () => {} };
-    const first = receiver({
-      ...options,
-      onResult: () => {
-        calls.push('a');
-        throw new Error('busy');
-      },
-    });
-    await first.handler(send(body()));
-    await first.handler.idle();
-    await first.handler.close();
-    const second = receiver({ ...options, onResult: (r) => void calls.push(r.workflowExecutionId) });
+    const { clock, calls, next } = await failedAndClosed();
+    const second = next();
     const execution = (id: string) => bodyOf(id);
     const [X, Y] = ['66666666-7777-4888-9999-bbbbbbbbbbbb', '66666666-7777-4888-9999-cccccccccccc'];
     await second.handler(send(execution(X)));
     await second.handler.idle();
-    clock += 4999;
+    clock.now += 4999;
     await second.handler(send(execution(Y)));
     await second.handler.idle();
     expect(calls).toEqual(['a', X, Y]);
-    clock += 1;
+    clock.now += 1;
     const Z = '66666666-7777-4888-9999-dddddddddddd';
     await second.handler(send(execution(Z)));
     await second.handler.idle();
@@ -737,8 +735,7 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     await vi.advanceTimersByTimeAsync(10_000);
     expect((await (await handler(send(body()))).json()) as unknown).toEqual({ received: true, duplicate: true });
     await handler.idle();
-    await handler.sweep();
-    await handler.idle();
+    await swept(handler);
     expect([calls, undelivered(errors).length]).toEqual([10, 1]);
     await handler.close();
   });
@@ -753,10 +750,7 @@ describe('callbacks never lost: the pending list and the sweep', () => {
       now,
       retryDelayMs: 100,
       onError: () => {},
-      onResult: () => {
-        calls.push(Date.now() - started);
-        if (calls.length < 3) throw new Error('busy');
-      },
+      onResult: busyFor(2, calls, () => Date.now() - started),
     });
     await handler(send(body()));
     await vi.advanceTimersByTimeAsync(400);
@@ -773,10 +767,7 @@ describe('callbacks never lost: the pending list and the sweep', () => {
       store: createMemoryStore({ now }),
       retryDelayMs: 60_000,
       onError: () => {},
-      onResult: () => {
-        calls.push(clock);
-        if (calls.length === 1) throw new Error('busy');
-      },
+      onResult: busyFor(1, calls, () => clock),
     });
     await handler(send(body()));
     await handler.idle();
@@ -837,24 +828,10 @@ describe('callbacks never lost: the pending list and the sweep', () => {
   });
 
   it('a closed instance sweeps no more, even when a callback arrives', async () => {
-    let clock = 1_000_000;
-    const now = () => clock;
-    const store = createMemoryStore({ now });
-    const calls: string[] = [];
-    const options = { store, now, leaseMs: 1000, sweepIntervalMs: 5000, onError: () => {} };
-    const first = receiver({
-      ...options,
-      onResult: () => {
-        calls.push('a');
-        throw new Error('busy');
-      },
-    });
-    await first.handler(send(body()));
-    await first.handler.idle();
-    await first.handler.close();
-    const second = receiver({ ...options, onResult: (r) => void calls.push(r.workflowExecutionId) });
+    const { clock, calls, next } = await failedAndClosed();
+    const second = next();
     await second.handler.close();
-    clock += 10_000;
+    clock.now += 10_000;
     const OTHER = '66666666-7777-4888-9999-bbbbbbbbbbbb';
     const other = bodyOf(OTHER);
     expect((await second.handler(send(other))).status).toBe(200);
@@ -862,10 +839,9 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     // Recorded for the fleet, handled by no closed instance: a live one's sweep takes it.
     expect(calls).toEqual(['a']);
     // A lease after its arrival, another instance steps in.
-    clock += 1000;
-    const third = receiver({ ...options, onResult: (r) => void calls.push(r.workflowExecutionId) });
-    await third.handler.sweep();
-    await third.handler.idle();
+    clock.now += 1000;
+    const third = next();
+    await swept(third.handler);
     await third.handler.close();
     // The live instance takes both: the first instance's failed one (due) and the one it got after close.
     expect(calls[0]).toBe('a');
@@ -922,8 +898,7 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     expect(errors).toHaveLength(1);
     expect(await listed(store)).toHaveLength(1);
     failRemoves = false;
-    await handler.sweep();
-    await handler.idle();
+    await swept(handler);
     expect(await listed(store)).toEqual([]);
     expect(results).toHaveLength(2);
     await handler.close();
@@ -945,16 +920,16 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     await handler.close();
   });
 
-  it('"done" is written through a store away for a while: onResult is not called again', async () => {
-    vi.useFakeTimers();
+  /**
+   * Options for instances on one memory store whose compareAndSet fails ("store down") while
+   * `refuse` says so; the instances record the calls to onResult and the errors they hear.
+   */
+  function refusingWrites(refuse: (key: string, value: string) => boolean) {
     const inner = createMemoryStore();
-    let failDone = 0;
     const store: Store = {
       ...inner,
       compareAndSet: async (key, expected, value, ttl) =>
-        value.includes('"done"') && failDone-- > 0
-          ? Promise.reject(new Error('store down'))
-          : inner.compareAndSet(key, expected, value, ttl),
+        refuse(key, value) ? Promise.reject(new Error('store down')) : inner.compareAndSet(key, expected, value, ttl),
     };
     const calls: number[] = [];
     const errors: unknown[] = [];
@@ -964,6 +939,13 @@ describe('callbacks never lost: the pending list and the sweep', () => {
       onError: (e: unknown) => errors.push(e),
       onResult: () => void calls.push(1),
     };
+    return { calls, errors, options };
+  }
+
+  it('"done" is written through a store away for a while: onResult is not called again', async () => {
+    vi.useFakeTimers();
+    let failDone = 0;
+    const { calls, errors, options } = refusingWrites((_key, value) => value.includes('"done"') && failDone-- > 0);
     const first = receiver(options);
     failDone = 3;
     await first.handler(send(body()));
@@ -972,8 +954,7 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     expect([calls.length, errors.length, failDone]).toEqual([1, 0, -1]);
     const second = receiver(options);
     await vi.advanceTimersByTimeAsync(5000);
-    await second.handler.sweep();
-    await second.handler.idle();
+    await swept(second.handler);
     expect(calls).toHaveLength(1);
     await first.handler.close();
     await second.handler.close();
@@ -981,23 +962,10 @@ describe('callbacks never lost: the pending list and the sweep', () => {
 
   it('"done" not written within a lease: onError hears it, and another instance calls onResult again (the documented double)', async () => {
     vi.useFakeTimers();
-    const inner = createMemoryStore();
     let failDone = true;
-    const store: Store = {
-      ...inner,
-      compareAndSet: async (key, expected, value, ttl) =>
-        failDone && (value.includes('"done"') || value === 'told' || key.endsWith(':lease'))
-          ? Promise.reject(new Error('store down'))
-          : inner.compareAndSet(key, expected, value, ttl),
-    };
-    const calls: number[] = [];
-    const errors: unknown[] = [];
-    const options = {
-      store,
-      leaseMs: 1000,
-      onError: (e: unknown) => errors.push(e),
-      onResult: () => void calls.push(1),
-    };
+    const { calls, errors, options } = refusingWrites(
+      (key, value) => failDone && (value.includes('"done"') || value === 'told' || key.endsWith(':lease')),
+    );
     const first = receiver(options);
     await first.handler(send(body()));
     await vi.advanceTimersByTimeAsync(1100);
@@ -1007,8 +975,7 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     failDone = false;
     const second = receiver(options);
     await vi.advanceTimersByTimeAsync(1000);
-    await second.handler.sweep();
-    await second.handler.idle();
+    await swept(second.handler);
     expect(calls).toHaveLength(2);
     // The dead instance's close cannot reach its store: not waited for (fake timers hold its time limit).
     void first.handler.close();
@@ -1032,8 +999,7 @@ describe('callbacks for executions the shop never made (any tenant may point its
     unknown.add(id);
     expect((await handler(send(callbackFor(id)))).status).toBe(200);
     await handler.idle();
-    await handler.sweep();
-    await handler.idle();
+    await swept(handler);
     expect(details).toEqual([id]);
     expect(results).toEqual([]);
     expect(errors.map((e) => e.code)).toEqual(['unknown_execution']);

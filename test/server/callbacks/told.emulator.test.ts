@@ -1,33 +1,25 @@
 // The real flow on the emulator, both paths wired: the endpoint's queued check with onResult,
 // and the service's callbacks reaching a callback handler on a real socket. Each checkout's
 // decision is told once, whichever path brings it first, with the order's references.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../../src/emulator/index.js';
 import {
   createCallbackHandler,
-  createDeviceRiskClient,
   createDeviceRiskHandler,
   createMemoryQueue,
   createMemoryStore,
-  createTokenSource,
   toNodeHandler,
   type CallbackHandler,
   type DeviceRiskHandler,
 } from '../../../src/server/index.js';
-import { blackboxOf, SHOP, UA } from '../../support/kit.js';
+import { closeServers, serve } from '../../support/http.js';
+import { blackboxOf, clientOn, SHOP } from '../../support/kit.js';
 
 let emulator: Emulator | undefined;
-let server: Server | undefined;
 const handlers: Array<CallbackHandler | DeviceRiskHandler> = [];
 afterEach(async () => {
   for (const handler of handlers.splice(0)) await handler.close();
-  if (server) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server!.close(resolve));
-    server = undefined;
-  }
+  await closeServers();
   await emulator?.close();
   emulator = undefined;
 });
@@ -51,16 +43,7 @@ describe('each decision told once per execution, on the emulator', () => {
     const N = 6;
     emulator = await startEmulator({ accountRequestsPerSecond: 0 });
     emulator.faults.callbacks(faults);
-    const tokenSource = createTokenSource({
-      clientId: emulator.clientId,
-      clientSecret: emulator.clientSecret,
-      tokenUrl: emulator.tokenUrl,
-      userAgent: UA,
-    });
-    const client = createDeviceRiskClient({
-      tokenSource,
-      ...emulator.serviceUrls,
-      userAgent: UA,
+    const client = clientOn(emulator, {
       maxAttempts: 1,
       // The emulator's account limit is off: so is the client's.
       limits: { accountRequestsPerSecond: 100, accountBurst: 100 },
@@ -78,8 +61,7 @@ describe('each decision told once per execution, on the emulator', () => {
         void told.push({ path: 'callback', workflowExecutionId, customerInternalReference, userReference, reference }),
     });
     handlers.push(callbacks);
-    server = createServer(toNodeHandler(callbacks));
-    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const callbackOrigin = await serve(toNodeHandler(callbacks));
     const queue = createMemoryQueue({ concurrency: 2 });
     const endpoint = createDeviceRiskHandler({
       client,
@@ -87,7 +69,7 @@ describe('each decision told once per execution, on the emulator', () => {
       queue,
       allowedOrigins: [SHOP],
       workflowKey: 10020,
-      callbackUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`,
+      callbackUrl: `${callbackOrigin}/callback`,
       checkoutsPerAddress: false,
       checkoutsPerCustomer: false,
       resolveCustomer: (request) => {

@@ -204,20 +204,27 @@ describe('each decision told once per execution, by the callback or the queued c
     await both.close();
   });
 
-  it('a callback while the queued check is telling waits for it, quietly, and then calls nothing', async () => {
+  /** `wired` with the onResult of the `holding` path held until `open()`, once it is entered (`entered`). */
+  function heldWhileTelling(holding: Told['path'], extra: Parameters<typeof wired>[2] = {}) {
     let open!: () => void;
-    let entered!: () => void;
-    const telling = new Promise<void>((resolve) => (entered = resolve));
+    let enter!: () => void;
+    const entered = new Promise<void>((resolve) => (enter = resolve));
     const held = new Promise<void>((resolve) => (open = resolve));
     const both = wired(stubClient(), createMemoryStore(), {
-      holding: 'queue',
+      holding,
       hold: () => {
-        entered();
+        enter();
         return held;
       },
+      ...extra,
     });
+    return { both, entered, open };
+  }
+
+  it('a callback while the queued check is telling waits for it, quietly, and then calls nothing', async () => {
+    const { both, entered, open } = heldWhileTelling('queue');
     const checked = both.checkout();
-    await telling;
+    await entered;
     await both.callback();
     expect(both.told).toEqual([]);
     open();
@@ -228,48 +235,31 @@ describe('each decision told once per execution, by the callback or the queued c
     await both.close();
   });
 
-  /** `wired` with the callback's onResult held until `open()`, once it is entered (`entered`). */
-  function callbackHeld(extra: Parameters<typeof wired>[2] = {}) {
-    let open!: () => void;
-    let enter!: () => void;
-    const entered = new Promise<void>((resolve) => (enter = resolve));
-    const held = new Promise<void>((resolve) => (open = resolve));
-    const both = wired(stubClient(), createMemoryStore(), {
-      holding: 'callback',
-      hold: () => {
-        enter();
-        return held;
-      },
-      ...extra,
-    });
-    return { both, entered, open };
-  }
-
-  it('a queued check while the callback is telling comes back, quietly, and then calls nothing', async () => {
-    const { both, entered, open } = callbackHeld();
+  /** The callback enters its onResult, held; the checkout's queued check comes meanwhile; 50 ms on, the callback goes on. */
+  async function checkoutWhileCallbackTells(extra: Parameters<typeof wired>[2] = {}) {
+    const { both, entered, open } = heldWhileTelling('callback', extra);
     const called = both.callback();
     await entered;
     const checked = both.checkout();
     await new Promise((resolve) => setTimeout(resolve, 50));
     open();
     await Promise.all([called, checked]);
+    return both;
+  }
+
+  it('a queued check while the callback is telling comes back, quietly, and then calls nothing', async () => {
+    const both = await checkoutWhileCallbackTells();
     expect(both.told).toEqual([{ path: 'callback', workflowExecutionId: EXECUTION.toUpperCase(), ...ORDER }]);
     expect(both.errors).toEqual([]);
     await both.close();
   });
 
   it('the callback telling, then throwing: the queued check, come back, tells it; the callback then calls nothing', async () => {
-    const { both, entered, open } = callbackHeld({
+    const both = await checkoutWhileCallbackTells({
       throwsOnce: 'callback',
       // The callback's retry comes after the queued check's (1 s).
       callbacks: { retryDelayMs: 1500, maxRetryDelayMs: 1500 },
     });
-    const called = both.callback();
-    await entered;
-    const checked = both.checkout();
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    open();
-    await Promise.all([called, checked]);
     expect(both.told).toEqual([{ path: 'queue', workflowExecutionId: EXECUTION, ...ORDER }]);
     await expect.poll(both.callbackDone).toBe(true);
     expect(both.told).toHaveLength(1);

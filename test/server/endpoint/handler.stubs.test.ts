@@ -63,11 +63,19 @@ const post = (body: unknown, headers: Record<string, string> = {}) =>
 const codeOf = async (response: Response) =>
   ((await response.clone().json()) as { error: { code: string } }).error.code;
 
+/** runDeviceRiskCheck of BLACKBOX for customer 'c' on `client`. */
+const checkOfCustomerC = (client: DeviceRiskClient, options: Parameters<typeof runDeviceRiskCheck>[3]) =>
+  runDeviceRiskCheck(client, BLACKBOX, { customerInternalReference: 'c' }, options);
+
+/** The page's POST of BLACKBOX with `headers` over its own. */
+const withHeaders = (headers: Record<string, string>) => post({ blackbox: BLACKBOX }, headers);
+const withKey = (key: string) => withHeaders({ 'idempotency-key': key });
+
 describe('refusals before any call: status and code', () => {
   it.each([
     ['a GET', new Request(`${SHOP}/device-risk`, { headers: { origin: SHOP } }), 405, 'method_not_allowed'],
-    ['no Origin', post({ blackbox: BLACKBOX }, { origin: '' }), 403, 'origin_not_allowed'],
-    ['a foreign Origin', post({ blackbox: BLACKBOX }, { origin: 'https://evil.example' }), 403, 'origin_not_allowed'],
+    ['no Origin', withHeaders({ origin: '' }), 403, 'origin_not_allowed'],
+    ['a foreign Origin', withHeaders({ origin: 'https://evil.example' }), 403, 'origin_not_allowed'],
     [
       'no Content-Type',
       new Request(`${SHOP}/device-risk`, {
@@ -80,44 +88,19 @@ describe('refusals before any call: status and code', () => {
     ],
     [
       'a JSON type that does not start the header',
-      post({ blackbox: BLACKBOX }, { 'content-type': 'text/plain; x=application/json' }),
+      withHeaders({ 'content-type': 'text/plain; x=application/json' }),
       415,
       'unsupported_media_type',
     ],
-    [
-      'application/jsonp',
-      post({ blackbox: BLACKBOX }, { 'content-type': 'application/jsonp' }),
-      415,
-      'unsupported_media_type',
-    ],
+    ['application/jsonp', withHeaders({ 'content-type': 'application/jsonp' }), 415, 'unsupported_media_type'],
     ['a body over the limit', post({ blackbox: BLACKBOX, pad: 'x'.repeat(17 * 1024) }), 413, 'body_too_large'],
     ['invalid JSON', post('{blackbox:'), 400, 'invalid_blackbox'],
     ['JSON null', post('null'), 400, 'invalid_blackbox'],
     ['no blackbox', post({ sessionId: BLACKBOX }), 400, 'invalid_blackbox'],
-    [
-      'a key of 7 characters',
-      post({ blackbox: BLACKBOX }, { 'idempotency-key': 'k'.repeat(7) }),
-      400,
-      'invalid_idempotency_key',
-    ],
-    [
-      'a key of 201 characters',
-      post({ blackbox: BLACKBOX }, { 'idempotency-key': 'k'.repeat(201) }),
-      400,
-      'invalid_idempotency_key',
-    ],
-    [
-      'a key with a space before valid characters',
-      post({ blackbox: BLACKBOX }, { 'idempotency-key': 'a b-valid-key-1' }),
-      400,
-      'invalid_idempotency_key',
-    ],
-    [
-      'a key with a space after valid characters',
-      post({ blackbox: BLACKBOX }, { 'idempotency-key': 'valid-key-1 a' }),
-      400,
-      'invalid_idempotency_key',
-    ],
+    ['a key of 7 characters', withKey('k'.repeat(7)), 400, 'invalid_idempotency_key'],
+    ['a key of 201 characters', withKey('k'.repeat(201)), 400, 'invalid_idempotency_key'],
+    ['a key with a space before valid characters', withKey('a b-valid-key-1'), 400, 'invalid_idempotency_key'],
+    ['a key with a space after valid characters', withKey('valid-key-1 a'), 400, 'invalid_idempotency_key'],
   ])('%s: %i %s', async (_, request, status, code) => {
     const { client, calls } = stubClient();
     const response = await handlerWith(client)(request);
@@ -278,7 +261,7 @@ describe('runDeviceRiskCheck on a stub client', () => {
       },
       { workflowKey: 1 },
     );
-    await runDeviceRiskCheck(client, BLACKBOX, { customerInternalReference: 'c' }, { workflowKey: 1 });
+    await checkOfCustomerC(client, { workflowKey: 1 });
     expect(calls.filter((c) => c.startsWith('create'))).toEqual([
       'create {"customerInternalReference":"c","workflowDefinition":{"key":1},"userReference":"u","callbackUrl":"https://shop.example/cb","tokenLifetime":"30m"}',
       'create {"customerInternalReference":"c","workflowDefinition":{"key":1}}',
@@ -292,12 +275,11 @@ describe('runDeviceRiskCheck on a stub client', () => {
       [now + 30_000, true],
     ] as const) {
       const { client, calls } = stubClient();
-      await runDeviceRiskCheck(
-        client,
-        BLACKBOX,
-        { customerInternalReference: 'c' },
-        { workflowKey: 1, now: () => now, progress: { transaction: transaction(9, expiresAt) } },
-      );
+      await checkOfCustomerC(client, {
+        workflowKey: 1,
+        now: () => now,
+        progress: { transaction: transaction(9, expiresAt) },
+      });
       expect(
         calls.some((c) => c.startsWith('create')),
         String(expiresAt),
@@ -307,36 +289,18 @@ describe('runDeviceRiskCheck on a stub client', () => {
 
   it('reportStatus: false skips the status read and answers FINALIZED; with onResult it still reads', async () => {
     const { client, calls } = stubClient();
-    expect(
-      (
-        await runDeviceRiskCheck(
-          client,
-          BLACKBOX,
-          { customerInternalReference: 'c' },
-          { workflowKey: 1, reportStatus: false },
-        )
-      ).status,
-    ).toBe('FINALIZED');
+    expect((await checkOfCustomerC(client, { workflowKey: 1, reportStatus: false })).status).toBe('FINALIZED');
     expect(calls.some((c) => c.startsWith('status'))).toBe(false);
     const onResult = vi.fn();
-    expect(
-      (
-        await runDeviceRiskCheck(
-          client,
-          BLACKBOX,
-          { customerInternalReference: 'c' },
-          { workflowKey: 1, reportStatus: false, onResult },
-        )
-      ).status,
-    ).toBe('PROCESSED');
+    expect((await checkOfCustomerC(client, { workflowKey: 1, reportStatus: false, onResult })).status).toBe(
+      'PROCESSED',
+    );
     expect(onResult).toHaveBeenCalledTimes(1);
   });
 
   it('a status read that fails is reported as FINALIZED, not as a failure of the check', async () => {
     const { client } = stubClient({ status: async () => Promise.reject(new Error('retrieval down')) });
-    expect(
-      (await runDeviceRiskCheck(client, BLACKBOX, { customerInternalReference: 'c' }, { workflowKey: 1 })).status,
-    ).toBe('FINALIZED');
+    expect((await checkOfCustomerC(client, { workflowKey: 1 })).status).toBe('FINALIZED');
   });
 
   it('onResult: the status is read again until PROCESSED within resultWaitMs, each wait at most 1 s and never past the end', async () => {
@@ -345,18 +309,13 @@ describe('runDeviceRiskCheck on a stub client', () => {
     let t = 0;
     const waits: number[] = [];
     const onResult = vi.fn();
-    const result = await runDeviceRiskCheck(
-      client,
-      BLACKBOX,
-      { customerInternalReference: 'c' },
-      {
-        workflowKey: 1,
-        onResult,
-        resultWaitMs: 1500,
-        now: () => t,
-        sleep: async (ms) => void (waits.push(ms), (t += ms)),
-      },
-    );
+    const result = await checkOfCustomerC(client, {
+      workflowKey: 1,
+      onResult,
+      resultWaitMs: 1500,
+      now: () => t,
+      sleep: async (ms) => void (waits.push(ms), (t += ms)),
+    });
     expect(waits).toEqual([1000, 500]);
     expect(result.status).toBe('PROCESSED');
     expect(onResult).toHaveBeenCalledWith({ workflowExecutionId: 'wf-1' }, { signal: expect.any(AbortSignal) });
@@ -367,31 +326,21 @@ describe('runDeviceRiskCheck on a stub client', () => {
     const waits: number[] = [];
     const errors: unknown[] = [];
     const onResult = vi.fn();
-    const result = await runDeviceRiskCheck(
-      client,
-      BLACKBOX,
-      { customerInternalReference: 'c' },
-      {
-        workflowKey: 1,
-        onResult,
-        onError: (e) => errors.push(e),
-        resultWaitMs: 5000,
-        sleep: async (ms) => void waits.push(ms),
-      },
-    );
+    const result = await checkOfCustomerC(client, {
+      workflowKey: 1,
+      onResult,
+      onError: (e) => errors.push(e),
+      resultWaitMs: 5000,
+      sleep: async (ms) => void waits.push(ms),
+    });
     expect(result.status).toBe('SESSION_EXPIRED');
     expect(waits).toEqual([]);
     expect(onResult).not.toHaveBeenCalled();
     expect(errors).toEqual([expect.objectContaining({ code: 'result_not_ready', operation: 'result' })]);
     expect(calls.some((c) => c.startsWith('details'))).toBe(false);
-    await expect(
-      runDeviceRiskCheck(
-        client,
-        BLACKBOX,
-        { customerInternalReference: 'c' },
-        { workflowKey: 1, onResult, resultWaitMs: 0 },
-      ),
-    ).resolves.toMatchObject({ status: 'SESSION_EXPIRED' });
+    await expect(checkOfCustomerC(client, { workflowKey: 1, onResult, resultWaitMs: 0 })).resolves.toMatchObject({
+      status: 'SESSION_EXPIRED',
+    });
   });
 
   it('onResult with a status read failing meanwhile keeps the last status it read', async () => {
@@ -405,12 +354,13 @@ describe('runDeviceRiskCheck on a stub client', () => {
     });
     let t = 0;
     const onResult = vi.fn();
-    const result = await runDeviceRiskCheck(
-      client,
-      BLACKBOX,
-      { customerInternalReference: 'c' },
-      { workflowKey: 1, onResult, resultWaitMs: 5000, now: () => t, sleep: async (ms) => void (t += ms) },
-    );
+    const result = await checkOfCustomerC(client, {
+      workflowKey: 1,
+      onResult,
+      resultWaitMs: 5000,
+      now: () => t,
+      sleep: async (ms) => void (t += ms),
+    });
     expect(result.status).toBe('PROCESSED');
     expect(onResult).toHaveBeenCalledTimes(1);
   });

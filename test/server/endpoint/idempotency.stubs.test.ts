@@ -9,7 +9,7 @@ import {
   type Store,
 } from '../../../src/server/index.js';
 import { BLACKBOX, handlerWith as checkoutHandler, SHOP } from '../../support/kit.js';
-import { stubClient } from '../../support/stub-client.js';
+import { accountCreateLimited, stubClient } from '../../support/stub-client.js';
 import { createIdempotency } from '../../../src/server/endpoint/idempotency.js';
 import { recordKeyOf } from '../../../src/server/endpoint/key-record.js';
 
@@ -107,6 +107,15 @@ function failingStore() {
     fail: (when) => void (failing = when),
   };
   return store;
+}
+
+/** `client` with its account creates refused by the service (429, retry after 1 s) while `refused()`. */
+function refusingCreates(client: DeviceRiskClient, refused: () => boolean): DeviceRiskClient {
+  const create = client.createAccount.bind(client);
+  return {
+    ...client,
+    createAccount: async (body) => (refused() ? Promise.reject(accountCreateLimited()) : create(body)),
+  };
 }
 
 describe('the create intent', () => {
@@ -417,22 +426,7 @@ describe('the intent, pinned', () => {
     const store = failingStore();
     let refuse = true;
     const { client, creates } = stubClient();
-    const create = client.createAccount.bind(client);
-    const refusing = {
-      ...client,
-      createAccount: async (body: never) =>
-        refuse
-          ? Promise.reject(
-              Object.assign(
-                new (await import('../../../src/server/errors.js')).DeviceRiskError('rate_limited', 'busy', {
-                  status: 429,
-                  operation: 'account create',
-                  retryAfter: 1,
-                }),
-              ),
-            )
-          : create(body),
-    };
+    const refusing = refusingCreates(client, () => refuse);
     const { handler, errors } = handlerWith(refusing, { store, now: () => FROZEN });
     expect((await handler(post())).status).toBe(503);
     // No transaction, nothing to resume: no record is kept for a day (a flood of refused creates fills no store).
@@ -570,16 +564,7 @@ describe('a refused create on a key that holds a lapsed transaction', () => {
       uploadBlackbox: async () =>
         Promise.reject(new DeviceRiskError('network_error', 'upload', { operation: 'upload' })),
     });
-    const create = client.createAccount.bind(client);
-    const refusing = {
-      ...client,
-      createAccount: async (body: never) =>
-        refuse
-          ? Promise.reject(
-              new DeviceRiskError('rate_limited', 'busy', { status: 429, operation: 'account create', retryAfter: 1 }),
-            )
-          : create(body),
-    } as DeviceRiskClient;
+    const refusing = refusingCreates(client, () => refuse);
     const { handler } = handlerWith(refusing, { store, now: () => clock });
     // The first attempt makes wf-1 and records it; its upload fails.
     expect((await handler(post())).status).not.toBe(200);

@@ -4,16 +4,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../../src/emulator/index.js';
 import {
   createCaptureNonce,
-  createDeviceRiskClient,
   createDeviceRiskHandler,
   createMemoryStore,
-  createTokenSource,
   verifyCaptureNonce,
   type Store,
 } from '../../../src/server/index.js';
+import { clientOn } from '../../support/kit.js';
 
 const SECRET = 'nonce-secret-0123456789-abcdefghijklmnop';
-const UA = 'AcmeShop Checkout/1.0';
 const SHOP = 'https://shop.example';
 const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
 let emulator: Emulator | undefined;
@@ -141,18 +139,7 @@ describe('the nonce format, exactly (src/server/endpoint/nonce.ts)', () => {
 describe('the endpoint with nonceSecret', () => {
   async function setup(store: Store = createMemoryStore()) {
     emulator ??= await startEmulator({ accountRequestsPerSecond: 0 });
-    const tokenSource = createTokenSource({
-      clientId: emulator.clientId,
-      clientSecret: emulator.clientSecret,
-      tokenUrl: emulator.tokenUrl,
-      userAgent: UA,
-    });
-    const client = createDeviceRiskClient({
-      tokenSource,
-      ...emulator.serviceUrls,
-      userAgent: UA,
-      maxAttempts: 1,
-    });
+    const client = clientOn(emulator, { maxAttempts: 1 });
     return createDeviceRiskHandler({
       answer: 'checked',
       client,
@@ -227,17 +214,7 @@ describe('the endpoint with nonceSecret', () => {
 
   it('refuses to start with a short nonceSecret', async () => {
     emulator = await startEmulator();
-    const tokenSource = createTokenSource({
-      clientId: emulator.clientId,
-      clientSecret: emulator.clientSecret,
-      tokenUrl: emulator.tokenUrl,
-      userAgent: UA,
-    });
-    const client = createDeviceRiskClient({
-      tokenSource,
-      ...emulator.serviceUrls,
-      userAgent: UA,
-    });
+    const client = clientOn(emulator);
     expect(() =>
       createDeviceRiskHandler({
         answer: 'checked',

@@ -15,16 +15,15 @@ import {
   createMemoryQueue,
   createMemoryStore,
   type CheckJob,
-  type CheckQueue,
   type DeviceRiskClient,
   type DeviceRiskHandlerOptions,
-  type JobRun,
   NotCheckedError,
 } from '../../../src/server/index.js';
-import type { AddResult, QueueCounts } from '../../../src/server/queue/queue.js';
+import type { QueueCounts } from '../../../src/server/queue/queue.js';
 import { recordKeyOf } from '../../../src/server/endpoint/idempotency.js';
 import { useTestMeter } from '../../support/otel.js';
 import { blackboxOf } from '../../support/kit.js';
+import { givenJobs, handQueue } from '../../support/hand-queue.js';
 import { accountCreateLimited, plainSealing, stubTransaction } from '../../support/stub-client.js';
 
 const SHOP = 'https://shop.example';
@@ -199,16 +198,7 @@ describe('the endpoint answers at once and checks when the quota allows (the def
 
   it("a job carries its visitor: the caller's network (an IPv6 /64), or its customer when no address is known", async () => {
     const { client } = stubClient();
-    const jobs: CheckJob[] = [];
-    const recording: CheckQueue = {
-      add: async (job) => {
-        jobs.push(job);
-        return 'added';
-      },
-      process: () => {},
-      counts: async () => ({ queued: jobs.length, oldestAcceptedAt: undefined }),
-      close: async () => {},
-    };
+    const { queue: recording, jobs } = handQueue(givenJobs);
     const { handler } = setUp(client, { queue: recording });
     await handler(post('key-visitor-1', 'order-1'), { clientAddress: '2001:db8:66:1:aaaa::5' });
     await handler(post('key-visitor-2', 'order-2'), { clientAddress: '::ffff:198.51.100.7' });
@@ -222,16 +212,7 @@ describe('the endpoint answers at once and checks when the quota allows (the def
 
   it('signed-in shoppers first: a lane and an account for turns, guests shed first at the bound, told', async () => {
     const { client } = stubClient();
-    const jobs: CheckJob[] = [];
-    const recording: CheckQueue = {
-      add: async (job) => {
-        jobs.push(job);
-        return 'added';
-      },
-      process: () => {},
-      counts: async () => ({ queued: jobs.length, oldestAcceptedAt: undefined }),
-      close: async () => {},
-    };
+    const { queue: recording, jobs } = handQueue(givenJobs);
     // The request says who is signed in (as the gateway's order token does): x-account, or x-guest.
     const { handler, errors } = setUp(client, {
       queue: recording,
@@ -526,23 +507,6 @@ describe('the endpoint answers at once and checks when the quota allows (the def
     }
   });
 });
-
-/** A queue that holds nothing itself: each add answers `answer`, and the test runs the jobs. */
-function handQueue(counts: () => Promise<QueueCounts> = async () => ({ queued: 0, oldestAcceptedAt: undefined })) {
-  let run!: (job: CheckJob) => Promise<JobRun>;
-  const jobs: CheckJob[] = [];
-  const state = { answer: 'added' as AddResult };
-  const queue: CheckQueue = {
-    add: async (job) => {
-      jobs.push(job);
-      return state.answer;
-    },
-    process: (runner) => void (run = runner),
-    counts,
-    close: async () => {},
-  };
-  return { queue, jobs, state, run: (job: CheckJob) => run(job) };
-}
 
 const failing = (code: DeviceRiskErrorCode, details: { status?: number; retryAfter?: number }) =>
   new DeviceRiskError(code, `account create failed (${code})`, { ...details, operation: 'account create' });

@@ -11,13 +11,12 @@ import {
   createDeviceRiskHandler,
   createMemoryQueue,
   createMemoryStore,
-  type CheckJob,
   type CheckQueue,
   type DeviceRiskHandlerOptions,
-  type JobRun,
   type Store,
 } from '../../../src/server/index.js';
 import { createRedisStore } from '../../../src/server/store/redis.js';
+import { givenJobs, handQueue } from '../../support/hand-queue.js';
 import { orderedClient } from '../../support/stub-client.js';
 
 const SHOP = 'https://shop.example';
@@ -206,17 +205,7 @@ describe('a Redis at maxmemory is named: the store or the queue, never the servi
   });
 
   it('a queued check that meets a Redis refusal let through: told as store_full, tried again after its Retry-After', async () => {
-    let run!: (job: CheckJob) => Promise<JobRun>;
-    const jobs: CheckJob[] = [];
-    const queue: CheckQueue = {
-      add: async (job) => {
-        jobs.push(job);
-        return 'added';
-      },
-      process: (runner) => void (run = runner),
-      counts: async () => ({ queued: jobs.length, oldestAcceptedAt: undefined }),
-      close: async () => {},
-    };
+    const { queue, jobs, run } = handQueue(givenJobs);
     const { client, calls } = orderedClient();
     // As a token source on a store of the shop's own would let it through.
     let full = true;

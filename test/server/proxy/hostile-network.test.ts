@@ -2,10 +2,10 @@
 // of it) answering a status or reason no web Response can carry, a request with a Host no URL
 // can hold, path parameters that some servers read as "..". Over real sockets; an exception
 // thrown out of an event callback would fail this file as an unhandled error.
-import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer as createTcpServer, connect, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { rawRequest } from '../../support/http.js';
+import { closeServers, rawRequest, serve } from '../../support/http.js';
 import { trickle } from '../../support/slow-body.js';
 import { startEmulator, type Emulator } from '../../../src/emulator/index.js';
 import {
@@ -21,6 +21,7 @@ const closers: Array<() => Promise<void>> = [];
 let emulator: Emulator | undefined;
 afterEach(async () => {
   await Promise.all(closers.splice(0).map((close) => close()));
+  await closeServers();
   await emulator?.close();
   emulator = undefined;
 });
@@ -41,16 +42,7 @@ async function proxySite(
   collectorUrl: string,
   options: Partial<Parameters<typeof createFirstPartyProxy>[0]> = {},
 ): Promise<string> {
-  const server: Server = createHttpServer(toNodeHandler(createFirstPartyProxy({ collectorUrl, ...options })));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  closers.push(
-    () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return serve(toNodeHandler(createFirstPartyProxy({ collectorUrl, ...options })));
 }
 
 /** A GET whose path and Host go out exactly as written. */
@@ -139,6 +131,17 @@ describe('the emulator and a request no URL can hold', () => {
   });
 });
 
+/** A token source of the shop's on a memory store, its token URL on `origin`, with `extra` over that. */
+const tokenSourceAt = (origin: string, extra: Partial<Parameters<typeof createTokenSource>[0]>) =>
+  createTokenSource({
+    clientId: 'id',
+    clientSecret: 's',
+    tokenUrl: `${origin}oauth2/token`,
+    userAgent: 'Acme Shop/1',
+    store: createMemoryStore(),
+    ...extra,
+  });
+
 describe('a body that claims gzip and is not (undici leaves its read pending for ever on Node 20)', () => {
   // The smallest answer fast-check found: a status line with an empty reason, and "gzip".
   const BAD_GZIP = 'HTTP/1.1 200 \r\nContent-Encoding: gzip';
@@ -146,12 +149,7 @@ describe('a body that claims gzip and is not (undici leaves its read pending for
   it('the API client gives up within its time limit: network_error', { timeout: 30_000 }, async () => {
     const api = await rawCollector(BAD_GZIP, { framed: false });
     const tokens = await rawCollector('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX: y');
-    const tokenSource = createTokenSource({
-      clientId: 'id',
-      clientSecret: 's',
-      tokenUrl: `${tokens}oauth2/token`,
-      userAgent: 'Acme Shop/1',
-      store: createMemoryStore(),
+    const tokenSource = tokenSourceAt(tokens, {
       fetch: async () => Response.json({ access_token: 'at', token_type: 'Bearer', expires_in: 3600 }),
     });
     const client = createDeviceRiskClient({
@@ -172,15 +170,7 @@ describe('a body that claims gzip and is not (undici leaves its read pending for
 
   it('the token source gives up within its time limit: network_error', { timeout: 30_000 }, async () => {
     const tokens = await rawCollector(BAD_GZIP, { framed: false });
-    const tokenSource = createTokenSource({
-      clientId: 'id',
-      clientSecret: 's',
-      tokenUrl: `${tokens}oauth2/token`,
-      userAgent: 'Acme Shop/1',
-      store: createMemoryStore(),
-      timeoutMs: 300,
-      maxAttempts: 1,
-    });
+    const tokenSource = tokenSourceAt(tokens, { timeoutMs: 300, maxAttempts: 1 });
     await expect(tokenSource.getToken()).rejects.toMatchObject({ code: 'network_error' });
   });
 });

@@ -12,7 +12,7 @@ import { createBullmqQueue } from '../../../src/server/queue/bullmq.js';
 import { createRedisStore } from '../../../src/server/store/redis.js';
 import { startRedisSentinel, startRedis } from '../../support/redis-server.mjs';
 import { haveRedis } from '../../support/redis.js';
-import { checkoutFor, clientOn, orderTellingHandler } from '../../support/kit.js';
+import { checkoutFor, clientOn, fleetHandlerOn, orderTellingHandler } from '../../support/kit.js';
 
 let emulator: Emulator | undefined;
 const closers: Array<() => Promise<unknown>> = [];
@@ -95,11 +95,7 @@ describe.skipIf(!haveRedis)('createBullmqQueue confirmReplicas', () => {
       confirmTimeoutMs: 500,
       onError: (e) => errors.push(e),
     });
-    const client = clientOn(emulator!, {
-      tokenSource: { store },
-      limits: { accountRequestsPerSecond: 100, accountBurst: 50 },
-    });
-    const handler = orderTellingHandler({ client, store, queue }, errors, told);
+    const handler = fleetHandlerOn(emulator!, { store, queue }, errors, told);
     closers.push(async () => {
       await handler.close();
       storeClient.disconnect();

@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } fr
 import { createDeviceRiskHandler, createMemoryQueue } from '../../../src/server/index.js';
 import type { DeviceRiskClient, DeviceRiskHandlerOptions } from '../../../src/server/index.js';
 import { orderedClient } from '../../support/stub-client.js';
-import { checkoutFor, SHOP } from '../../support/kit.js';
+import { checkoutFor, orderTellingHandler } from '../../support/kit.js';
 import { rowsOf } from '../../support/sqlite.js';
 
 let info: MockInstance;
@@ -34,18 +34,7 @@ function handlerOf(
 ) {
   const errors: Array<{ code?: string; message: string }> = [];
   const decided: string[] = [];
-  const handler = create({
-    client,
-    allowedOrigins: [SHOP],
-    workflowKey: 10020,
-    reportStatus: false,
-    checkoutsPerAddress: false,
-    checkoutsPerCustomer: false,
-    resolveCustomer: (request) => ({ customerInternalReference: request.headers.get('x-order')! }),
-    onError: (error) => void errors.push(error as { code?: string; message: string }),
-    onResult: (_, { customerInternalReference }) => void decided.push(customerInternalReference!),
-    ...extra,
-  });
+  const handler = orderTellingHandler({ client, ...extra }, errors, decided, create);
   return { handler, errors, decided };
 }
 

@@ -51,6 +51,15 @@ afterEach(async () => {
   await emulator?.close();
 });
 
+/** The orders whose transactions got a blackbox on this test's emulator. */
+const finalized = () =>
+  new Set(
+    emulator!.inspect
+      .transactions()
+      .filter((t) => t.blackboxes.length > 0)
+      .map((t) => t.customerInternalReference),
+  );
+
 describe('the file queue outlives its process', () => {
   it('SIGKILL mid-backlog: the next process on the path checks every checkout accepted and not yet checked', async () => {
     // 4 account creates a second at the service and at the client: a backlog that takes seconds to drain.
@@ -74,13 +83,6 @@ describe('the file queue outlives its process', () => {
 
     const second = instance(config);
     children.push(second.child);
-    const finalized = () =>
-      new Set(
-        emulator!.inspect
-          .transactions()
-          .filter((t) => t.blackboxes.length > 0)
-          .map((t) => t.customerInternalReference),
-      );
     await until(() => finalized().size === orders, 45_000);
     await new Promise((r) => setTimeout(r, 500));
     const made = emulator.inspect.transactions().map((t) => t.customerInternalReference);
@@ -104,13 +106,6 @@ describe("the handler's default queue outlives its process (no queue option)", (
       },
     };
   }
-  const finalized = () =>
-    new Set(
-      emulator!.inspect
-        .transactions()
-        .filter((t) => t.blackboxes.length > 0)
-        .map((t) => t.customerInternalReference),
-    );
   const orders = (from: number, n: number) => new Set(Array.from({ length: n }, (_, i) => `order-${from + i}`));
   const started = (lines: string[]) => lines.some((l) => l.includes('accepted checkouts are kept in'));
 

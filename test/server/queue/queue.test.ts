@@ -109,20 +109,26 @@ describe('createMemoryQueue', () => {
     expect(await queue.add(job('c'))).toBe('added');
   });
 
-  it('a job to retry keeps its place and waits its time; the others go on meanwhile', async () => {
-    let time = 1000;
-    const queue = createMemoryQueue({ concurrency: 1, now: () => time });
+  /** A queue of one at a time on a clock the test moves (`clock.time`), gated jobs a then b added, a started. */
+  async function aThenB(time: number) {
+    const clock = { time };
+    const queue = createMemoryQueue({ concurrency: 1, now: () => clock.time });
     const { run, started, finish } = gatedRun();
     queue.process(run);
     await queue.add(job('a'));
     await queue.add(job('b'));
     await tick();
+    return { clock, queue, started, finish };
+  }
+
+  it('a job to retry keeps its place and waits its time; the others go on meanwhile', async () => {
+    const { clock, queue, started, finish } = await aThenB(1000);
     await finish('a', { retryInMs: 30 });
     expect(started).toEqual(['a', 'b']);
     await finish('b');
     // a is not due yet: nothing starts until its time, then it runs again.
     expect(started).toEqual(['a', 'b']);
-    time += 30;
+    clock.time += 30;
     await new Promise((r) => setTimeout(r, 40));
     expect(started).toEqual(['a', 'b', 'a']);
     await finish('a');
@@ -130,16 +136,10 @@ describe('createMemoryQueue', () => {
   });
 
   it("a pause for the tenant's limit holds every job, the one that met it first when it ends", async () => {
-    let time = 0;
-    const queue = createMemoryQueue({ concurrency: 1, now: () => time });
-    const { run, started, finish } = gatedRun();
-    queue.process(run);
-    await queue.add(job('a'));
-    await queue.add(job('b'));
-    await tick();
+    const { clock, started, finish } = await aThenB(0);
     await finish('a', { retryInMs: 20, pauseQueue: true });
     expect(started).toEqual(['a']);
-    time += 20;
+    clock.time += 20;
     await new Promise((r) => setTimeout(r, 30));
     expect(started).toEqual(['a', 'a']);
     await finish('a');

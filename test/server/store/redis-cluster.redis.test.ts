@@ -19,7 +19,7 @@ import { createRedisStore } from '../../../src/server/store/redis.js';
 import { createBullmqQueue } from '../../../src/server/queue/bullmq.js';
 import { startRedisCluster } from '../../support/redis-server.mjs';
 import { haveRedis } from '../../support/redis.js';
-import { checkoutFor, clientOn, orderTellingHandler } from '../../support/kit.js';
+import { checkoutFor, fleetHandlerOn } from '../../support/kit.js';
 import { storeContract } from '../../support/store-contract.js';
 import { callbackBodyOf } from '../../support/callback-body.js';
 
@@ -250,19 +250,7 @@ describe.skipIf(!haveRedis)('BullMQ on a 3-master Redis Cluster', () => {
         concurrency: 2,
         onError: (error) => errors.push(error),
       });
-      const client = clientOn(emulator!, {
-        tokenSource: { store },
-        limits: { accountRequestsPerSecond: 100, accountBurst: 50 },
-      });
-      const handler = orderTellingHandler(
-        {
-          client,
-          store,
-          queue,
-        },
-        errors,
-        told,
-      );
+      const handler = fleetHandlerOn(emulator!, { store, queue }, errors, told);
       closers.push(async () => {
         await handler.close();
         await Promise.all([storeClient.quit(), bull.quit()]);

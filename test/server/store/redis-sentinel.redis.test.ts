@@ -10,7 +10,7 @@ import { createBullmqQueue } from '../../../src/server/queue/bullmq.js';
 import { createRedisStore } from '../../../src/server/store/redis.js';
 import { startRedisSentinel } from '../../support/redis-server.mjs';
 import { haveRedis } from '../../support/redis.js';
-import { checkoutFor, clientOn, orderTellingHandler } from '../../support/kit.js';
+import { checkoutFor, fleetHandlerOn } from '../../support/kit.js';
 
 let sentinel: Awaited<ReturnType<typeof startRedisSentinel>> | undefined;
 let emulator: Emulator | undefined;
@@ -42,19 +42,7 @@ describe.skipIf(!haveRedis)('the store and the queue through Sentinel', () => {
     const store = createRedisStore(storeClient, { prefix: 'sentinel:' });
     await store.ready();
     const queue = createBullmqQueue({ connection: bull, prefix: 'sentinel', onError: (e) => errors.push(e) });
-    const client = clientOn(emulator!, {
-      tokenSource: { store },
-      limits: { accountRequestsPerSecond: 100, accountBurst: 50 },
-    });
-    const handler = orderTellingHandler(
-      {
-        client,
-        store,
-        queue,
-      },
-      errors,
-      told,
-    );
+    const handler = fleetHandlerOn(emulator!, { store, queue }, errors, told);
     const post = (key: string) => handler(checkoutFor(key));
     /**
      * As the browser package does: a 503 is tried again after its Retry-After. For up to 60 s:

@@ -10,7 +10,7 @@ import { headersOf, nodeUpstream } from '../../../../src/server/adapter/node/ups
 import { standFor } from '../../../../src/server/net/direct-body.js';
 import { takeNodeBody } from '../../../../src/server/adapter/node/body.js';
 import { writeResponse } from '../../../../src/server/adapter/node/response.js';
-import { closeServers, serve } from '../../../support/http.js';
+import { closeServers, listening, serve } from '../../../support/http.js';
 
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -38,16 +38,8 @@ async function upstream(answer: (request: IncomingMessage, response: ServerRespo
       });
   });
   server.on('connection', () => connections++);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  closers.push(
-    () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  const { port } = server.address() as AddressInfo;
-  return { url: (path = '/x') => new URL(`http://127.0.0.1:${port}${path}`), seen, connections: () => connections };
+  const origin = await listening(server);
+  return { url: (path = '/x') => new URL(`${origin}${path}`), seen, connections: () => connections };
 }
 
 const init = (extra: Partial<Parameters<typeof nodeUpstream>[1]> = {}) => ({
