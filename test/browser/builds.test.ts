@@ -7,7 +7,16 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { normalizeOptions as development } from '../../src/browser/options.js';
 import { normalizeOptions as production } from '../../src/browser/options.production.js';
 import { explain } from '../../src/browser/errors.js';
-import { clearOverrides, freshPage, LOADER_URL, notFound, override, pageLoaderTag, w } from '../support/vendor-dom.js';
+import {
+  clearOverrides,
+  freshPage,
+  LOADER_URL,
+  notFound,
+  override,
+  pageLoaderTag,
+  thrownCode,
+  w,
+} from '../support/vendor-dom.js';
 
 let api: Awaited<ReturnType<typeof freshPage>>;
 let warnings: string[];
@@ -20,14 +29,7 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-const codeOf = (run: () => unknown) => {
-  try {
-    run();
-    return 'accepted';
-  } catch (error) {
-    return (error as { code: string }).code;
-  }
-};
+const codeOf = (run: () => unknown) => thrownCode(run, 'accepted');
 
 describe('development warnings (legal set-ups that cost or break later)', () => {
   it('a page set up well gets none', async () => {

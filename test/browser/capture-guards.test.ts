@@ -4,17 +4,20 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { decodeBlackbox } from '../../src/emulator/scripts/routes.js';
 import {
+  blockThirdParty,
+  breakLoader,
+  breakProxy,
   failure,
   freshPage,
   LOADER_URL,
-  notFound,
-  override,
+  loaders,
+  loaderScript,
+  ok,
   pageLoaderTag,
   requests,
   scriptsFor,
   serveLoader,
   settings,
-  loaders,
   w,
 } from '../support/vendor-dom.js';
 import type { CaptureOutcome } from '../../src/shared/types.js';
@@ -23,8 +26,6 @@ let api: Awaited<ReturnType<typeof freshPage>>;
 beforeEach(async () => {
   api = await freshPage();
 });
-
-const ok = { loaderUrl: LOADER_URL };
 
 // The vendor's real loader 5.2.2 is the reference: every case runs with it and with the emulator's.
 describe.each(loaders())('with the %s', (_, loaderSource) => {
@@ -108,11 +109,7 @@ describe.each(loaders())('with the %s', (_, loaderSource) => {
 
     it('another script of the page loading before the loader ran is not taken for the loader', async () => {
       settings.delays = { fp_static: [5], fp_dyn: [5], tp: [5] };
-      override(/^https:\/\/vendor\.test\/loader\.js/, {
-        status: 200,
-        headers: { 'content-type': 'text/javascript' },
-        body: '/* slow */',
-      });
+      loaderScript('/* slow */');
       const pending = failure(api.captureBlackbox({ ...ok, timeoutMs: 100 }));
       const other = document.createElement('script');
       document.head.append(other);
@@ -124,7 +121,7 @@ describe.each(loaders())('with the %s', (_, loaderSource) => {
     });
 
     it('a loader that cannot load is loader_failed saying so, not "did not run"', async () => {
-      override(/loader\.js/, notFound);
+      breakLoader();
       const error = await failure(api.captureBlackbox(ok));
       expect(error.code).toBe('loader_failed');
       expect(error.message).not.toMatch(/did not run/);
@@ -135,7 +132,7 @@ describe.each(loaders())('with the %s', (_, loaderSource) => {
     it('an HTML page in place of static and dyn (URLs with a query): collection_failed names fp_static_wdp and fp_dyn_wdp', async () => {
       // An HTML page never delivers: the first-party scripts must not complete before their errors.
       settings.delays = { fp_static: [10_000], fp_dyn: [10_000] };
-      override(/^https:\/\/tp\.test\//, notFound);
+      blockThirdParty();
       const pending = failure(api.captureBlackbox({ ...ok, timeoutMs: 5000 }));
       await vi.waitFor(() => expect(scriptsFor('https://shop.test/iojs/').length).toBeGreaterThan(0));
       for (const file of ['static_wdp.js', 'dyn_wdp.js']) {
@@ -153,7 +150,7 @@ describe.each(loaders())('with the %s', (_, loaderSource) => {
 
     it("a parse error in a script outside the proxy path is not the vendor's", async () => {
       settings.delays = { fp_static: [40], fp_dyn: [40], tp: [40] };
-      override(/^https:\/\/tp\.test\//, notFound);
+      blockThirdParty();
       const pending = api.captureBlackbox({ ...ok, timeoutMs: 5000 });
       window.dispatchEvent(
         new ErrorEvent('error', { filename: 'https://shop.test/app/main.js', error: new SyntaxError('x') }),
@@ -171,7 +168,7 @@ describe.each(loaders())('with the %s', (_, loaderSource) => {
     });
 
     it('the static override counts as first party: its parse error names it', async () => {
-      override(/^https:\/\/tp\.test\//, notFound);
+      blockThirdParty();
       const pending = failure(
         api.captureBlackbox({ ...ok, vendor: { fp_static_override_uri: '/static/fp_static.js' }, timeoutMs: 5000 }),
       );
@@ -191,8 +188,8 @@ describe.each(loaders())('with the %s', (_, loaderSource) => {
     });
 
     it('collection_failed undoes the run-once marker and the flags, and keeps the settings', async () => {
-      override(/^https:\/\/shop\.test\/iojs\//, notFound);
-      override(/^https:\/\/tp\.test\//, notFound);
+      breakProxy();
+      blockThirdParty();
       await failure(api.captureBlackbox({ ...ok, subkey: 'SUB' }));
       const loader = w().IGLOO.loader;
       expect(loader.loaderMain).toBeUndefined();
@@ -307,7 +304,7 @@ describe.each(loaders())('with the %s', (_, loaderSource) => {
         },
       };
       try {
-        override(/loader\.js/, notFound);
+        breakLoader();
         await failure(api.captureBlackbox(ok));
         await failure(api.captureBlackbox(ok));
         expect(created).toBe(1);

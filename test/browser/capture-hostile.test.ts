@@ -4,14 +4,13 @@
 // the page run's state is left clean, so that the next capture (even with another loader URL)
 // works. capture.ts is the same module in both builds.
 import { beforeEach, describe, expect, it } from 'vitest';
-import { failure, freshPage, LOADER_URL, scriptsFor, w } from '../support/vendor-dom.js';
+import { failure, freshPage, LOADER_URL, ok, scriptsFor, w } from '../support/vendor-dom.js';
 
 let api: Awaited<ReturnType<typeof freshPage>>;
 beforeEach(async () => {
   api = await freshPage();
 });
 
-const ok = { loaderUrl: LOADER_URL };
 /** Another loader URL: a call that starts the page's run afresh, not one that joins it. */
 const OTHER_LOADER = LOADER_URL + '?second';
 

@@ -3,18 +3,23 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { decodeBlackbox } from '../../src/emulator/scripts/routes.js';
 import {
+  blockThirdParty,
+  breakLoader,
+  breakProxy,
   clearOverrides,
   failure,
   freshPage,
   LOADER_URL,
+  loaders,
+  loaderScript,
   notFound,
+  ok,
   override,
   pageLoaderTag,
   requests,
   scriptsFor,
   serveLoader,
   settings,
-  loaders,
   w,
 } from '../support/vendor-dom.js';
 
@@ -22,16 +27,6 @@ let api: Awaited<ReturnType<typeof freshPage>>;
 beforeEach(async () => {
   api = await freshPage();
 });
-
-const ok = { loaderUrl: LOADER_URL };
-const blockThirdParty = () => override(/^https:\/\/tp\.test\//, notFound);
-const breakProxy = () => override(/^https:\/\/shop\.test\/iojs\//, notFound);
-const loaderScript = (body: string) =>
-  override(/^https:\/\/vendor\.test\/loader\.js/, {
-    status: 200,
-    headers: { 'content-type': 'text/javascript' },
-    body,
-  });
 
 describe('the final blackbox', () => {
   it('resolves with the value of the complete call, from both collection paths', async () => {
@@ -251,7 +246,7 @@ describe('one loader run per page', () => {
 
 describe('failures', () => {
   it('loader 404: loader_failed naming the URL; the tag is removed and a later call retries', async () => {
-    override(/loader\.js/, notFound);
+    breakLoader();
     const error = await failure(api.captureBlackbox(ok));
     expect(error.code).toBe('loader_failed');
     expect(error.url).toBe(LOADER_URL);
@@ -311,7 +306,7 @@ describe('failures', () => {
   });
 
   it('first party broken while the third party still runs: the timeout names the failed scripts and keeps the partial', async () => {
-    override(/^https:\/\/shop\.test\/iojs\//, notFound);
+    breakProxy();
     settings.delays = { tp: [5, 5000] };
     const error = await failure(api.captureBlackbox({ ...ok, timeoutMs: 200 }));
     expect(error.code).toBe('timeout');
@@ -446,7 +441,7 @@ describe.each(loaders())('adopt mode (inject: false) and preconnect, %s', (_, lo
   });
 
   it("reports the page's own loader tag failing as loader_failed", async () => {
-    override(/loader\.js/, notFound);
+    breakLoader();
     const pending = failure(api.captureBlackbox({ ...ok, inject: false }));
     pageLoaderTag();
     expect((await pending).code).toBe('loader_failed');

@@ -2,6 +2,7 @@
 // One blackbox per checkout (issue #54): the page run's blackbox is the first checkout id's,
 // whatever copy of the package asks.
 import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { thrownCode } from '../support/vendor-dom.js';
 
 const OWNER = Symbol.for('blackbox-capture.checkout');
 const RELOADED = Symbol.for('blackbox-capture.reloaded');
@@ -19,14 +20,7 @@ beforeEach(() => {
 });
 
 const claim = async () => (await import('../../src/browser/checkout.js')).claimCheckout;
-const codeOf = (run: () => void) => {
-  try {
-    run();
-    return 'claimed';
-  } catch (error) {
-    return (error as { code: string }).code;
-  }
-};
+const codeOf = (run: () => unknown) => thrownCode(run, 'claimed');
 
 describe('claimCheckout', () => {
   it('the first checkout id owns the page run; the same id again keeps it; another is blackbox_used', async () => {

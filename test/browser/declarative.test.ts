@@ -2,6 +2,7 @@
 // The declarative start of the UMD file: data attributes only, events on document.
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { decodeBlackbox } from '../../src/emulator/scripts/routes.js';
+import { scriptedGlobalFetch } from '../support/scripted-fetch.js';
 import { freshPage, LOADER_URL, requests, settings } from '../support/vendor-dom.js';
 
 let start: typeof import('../../src/browser/declarative.js').startFromScriptTag;
@@ -63,19 +64,14 @@ describe('declarative start', () => {
   });
 
   it('posts to data-post-url', async () => {
-    const calls: string[] = [];
-    const original = globalThis.fetch;
-    globalThis.fetch = (async (url: string) => {
-      calls.push(url);
-      return new Response(null, { status: 200 });
-    }) as never;
+    const { seen, restore } = scriptedGlobalFetch([200]);
     try {
       const event = nextEvent('blackbox');
       void start(tag({ 'data-loader-url': LOADER_URL, 'data-post-url': '/device-risk' }));
       await event;
-      expect(calls).toEqual(['/device-risk']);
+      expect(seen.map((call) => call.url)).toEqual(['/device-risk']);
     } finally {
-      globalThis.fetch = original;
+      restore();
     }
   });
 

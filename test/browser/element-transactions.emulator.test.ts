@@ -2,7 +2,7 @@
 // <blackbox-capture post-url> against the server kit's endpoint and the emulated service: one
 // Device Risk transaction per page run and checkout, however often the element is mounted.
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { closeEndpoint, endpoint, SHOP } from '../support/page-endpoint.js';
+import { closeEndpoint, endpoint, expectOneTransaction, SHOP } from '../support/page-endpoint.js';
 import { consents, stubCmp } from '../support/tcf-cmp.js';
 import { freshPage, LOADER_URL } from '../support/vendor-dom.js';
 
@@ -38,25 +38,24 @@ async function mount(tag: string, attributes: string): Promise<CaptureElement> {
 }
 
 describe('<blackbox-capture post-url>: one transaction per checkout', () => {
-  it('three mounts in one page run (remounts, a hot reload, StrictMode) make one transaction, under one key', async () => {
+  it.each([
+    [
+      'three mounts in one page run (remounts, a hot reload, StrictMode) make one transaction, under one key',
+      '',
+      () => {},
+    ],
+    [
+      'with consent="tcf:<id>" (a consent function of its own on every mount): three mounts, one transaction',
+      'consent="tcf:810"',
+      // A CMP that has the user's choice stored: every listener hears it at once.
+      () => stubCmp({ gdprApplies: true, eventStatus: 'tcloaded', ...consents({ 810: true }, { 1: true }) }),
+    ],
+  ])('%s', async (_, attributes, arrange) => {
     const { emulator, posts } = await endpoint();
     const tag = await freshTag();
-    for (let i = 0; i < 3; i++) expect((await mount(tag, '')).state).toBe('complete');
-    await vi.waitFor(() => expect(emulator.inspect.requests('accountCreate')).toBe(1));
-    await new Promise((r) => setTimeout(r, 100));
-    expect(emulator.inspect.requests('accountCreate')).toBe(1);
-    expect(posts).toEqual([{ key: expect.any(String), checkout: null }]);
-  });
-
-  it('with consent="tcf:<id>" (a consent function of its own on every mount): three mounts, one transaction', async () => {
-    const { emulator, posts } = await endpoint();
-    const tag = await freshTag();
-    // A CMP that has the user's choice stored: every listener hears it at once.
-    stubCmp({ gdprApplies: true, eventStatus: 'tcloaded', ...consents({ 810: true }, { 1: true }) });
-    for (let i = 0; i < 3; i++) expect((await mount(tag, 'consent="tcf:810"')).state).toBe('complete');
-    await vi.waitFor(() => expect(emulator.inspect.requests('accountCreate')).toBe(1));
-    await new Promise((r) => setTimeout(r, 100));
-    expect(emulator.inspect.requests('accountCreate')).toBe(1);
+    arrange();
+    for (let i = 0; i < 3; i++) expect((await mount(tag, attributes)).state).toBe('complete');
+    await expectOneTransaction(emulator);
     expect(posts).toEqual([{ key: expect.any(String), checkout: null }]);
   });
 
@@ -83,8 +82,7 @@ describe('<blackbox-capture post-url>: one transaction per checkout', () => {
       reload.mockRestore();
     }
     expect(errors).toEqual([]);
-    await new Promise((r) => setTimeout(r, 100));
-    expect(emulator.inspect.requests('accountCreate')).toBe(1);
+    await expectOneTransaction(emulator);
     expect(posts.map((post) => post.checkout)).toEqual(['cart-1']);
   });
 
@@ -110,9 +108,7 @@ describe('<blackbox-capture post-url>: one transaction per checkout', () => {
       document.removeEventListener('blackboxerror', listener);
       reload.mockRestore();
     }
-    await vi.waitFor(() => expect(emulator.inspect.requests('accountCreate')).toBe(1));
-    await new Promise((r) => setTimeout(r, 100));
-    expect(emulator.inspect.requests('accountCreate')).toBe(1);
+    await expectOneTransaction(emulator);
     expect(posts.map((post) => post.checkout)).toEqual(['cart-1']);
   });
 

@@ -1,7 +1,7 @@
 // @vitest-environment happy-dom
 // Every option rule: invalid options reject with invalid_option before anything on the page changes.
 import { beforeEach, describe, expect, it } from 'vitest';
-import { freshPage, LOADER_URL, requests } from '../support/vendor-dom.js';
+import { freshPage, LOADER_URL, ok, requests } from '../support/vendor-dom.js';
 
 let api: Awaited<ReturnType<typeof freshPage>>;
 beforeEach(async () => {
@@ -25,8 +25,6 @@ async function expectInvalid(options: unknown, mention: string | RegExp) {
   expect(document.querySelectorAll('script')).toHaveLength(0);
   expect(requests).toHaveLength(0);
 }
-
-const ok = { loaderUrl: LOADER_URL };
 
 describe('option validation', () => {
   it.each([

@@ -6,11 +6,14 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { CaptureOutcome } from '../../src/shared/types.js';
 import { decodeBlackbox } from '../../src/emulator/scripts/routes.js';
 import {
+  blockThirdParty,
+  breakLoader,
+  breakProxy,
   failure,
   freshPage,
-  loaders,
   LOADER_URL,
-  notFound,
+  loaders,
+  ok,
   override,
   scriptsFor,
   serveLoader,
@@ -22,8 +25,6 @@ beforeEach(async () => {
   api = await freshPage();
 });
 
-const ok = { loaderUrl: LOADER_URL };
-const breakProxyWith404 = () => override(/^https:\/\/shop\.test\/iojs\//, notFound);
 /**
  * The proxy answering an HTML page: the scripts "load" and run nothing, so the loader waits
  * for ever. happy-dom runs an empty text/html body without a parse error, so the browser's
@@ -37,12 +38,21 @@ async function breakProxyWithHtml(): Promise<void> {
 }
 const serveHtmlFromProxy = () =>
   override(/^https:\/\/shop\.test\/iojs\//, { status: 200, headers: { 'content-type': 'text/html' }, body: '' });
-const blockThirdParty = () => override(/^https:\/\/tp\.test\//, notFound);
 
 /** Options that collect the outcomes of one call. */
 function collecting() {
   const outcomes: CaptureOutcome[] = [];
   return { outcomes, onOutcome: (outcome: CaptureOutcome) => void outcomes.push(outcome) };
+}
+
+/** A capture that meets the proxy answering HTML (breakProxyWithHtml): its blackbox's sources, how long it took, its outcomes. */
+async function captureWithHtmlProxy(timing: { degradedGraceMs: number; timeoutMs: number }) {
+  const { outcomes, onOutcome } = collecting();
+  const started = Date.now();
+  const pending = api.captureBlackbox({ ...ok, onOutcome, ...timing });
+  await breakProxyWithHtml();
+  const blackbox = await pending;
+  return { sources: decodeBlackbox(blackbox)?.sources, took: Date.now() - started, outcomes };
 }
 
 // The degraded grace reads the loader's failure flags: with the emulated loader and the real one alike.
@@ -63,7 +73,7 @@ describe.each(loaders())('outcomes of captures that resolve, %s', (_, loaderSour
   });
 
   it('degraded-first-party: the proxy answers 404, the third party delivered', async () => {
-    breakProxyWith404();
+    breakProxy();
     const { outcomes, onOutcome } = collecting();
     const bb = await api.captureBlackbox({ ...ok, onOutcome });
     expect(decodeBlackbox(bb)?.sources).toEqual(['tp']);
@@ -83,7 +93,7 @@ describe.each(loaders())('outcomes of captures that resolve, %s', (_, loaderSour
     });
     try {
       api = await freshPage();
-      breakProxyWith404();
+      breakProxy();
       const { outcomes, onOutcome } = collecting();
       // The page's own bb_callback hears the loader at once (the package passes every value on).
       let completed = false;
@@ -106,13 +116,9 @@ describe.each(loaders())('outcomes of captures that resolve, %s', (_, loaderSour
 
   it("a proxy answering HTML (the loader never completes) ends after degradedGraceMs, not timeoutMs, with the third party's blackbox", async () => {
     serveHtmlFromProxy();
-    const { outcomes, onOutcome } = collecting();
-    const started = Date.now();
-    const pending = api.captureBlackbox({ ...ok, onOutcome, degradedGraceMs: 100, timeoutMs: 10_000 });
-    await breakProxyWithHtml();
-    const bb = await pending;
-    expect(Date.now() - started).toBeLessThan(5000);
-    expect(decodeBlackbox(bb)?.sources).toEqual(['tp']);
+    const { sources, took, outcomes } = await captureWithHtmlProxy({ degradedGraceMs: 100, timeoutMs: 10_000 });
+    expect(took).toBeLessThan(5000);
+    expect(sources).toEqual(['tp']);
     expect(outcomes).toEqual([
       expect.objectContaining({ outcome: 'degraded-first-party', scripts: ['fp_static_wdp'] }),
     ]);
@@ -131,19 +137,15 @@ describe.each(loaders())('outcomes of captures that resolve, %s', (_, loaderSour
   it("no grace before the third party has delivered: it starts with the third party's first update", async () => {
     serveHtmlFromProxy();
     settings.delays = { tp: [250] };
-    const { outcomes, onOutcome } = collecting();
-    const started = Date.now();
-    const pending = api.captureBlackbox({ ...ok, onOutcome, degradedGraceMs: 0, timeoutMs: 5000 });
-    await breakProxyWithHtml();
-    const bb = await pending;
-    expect(Date.now() - started).toBeGreaterThanOrEqual(200);
-    expect(decodeBlackbox(bb)?.sources).toEqual(['tp']);
+    const { sources, took, outcomes } = await captureWithHtmlProxy({ degradedGraceMs: 0, timeoutMs: 5000 });
+    expect(took).toBeGreaterThanOrEqual(200);
+    expect(sources).toEqual(['tp']);
     expect(outcomes).toEqual([expect.objectContaining({ outcome: 'degraded-first-party' })]);
   });
 
   it('no grace when the third party failed too: collection_failed', async () => {
     serveHtmlFromProxy();
-    override(/^https:\/\/tp\.test\//, notFound);
+    blockThirdParty();
     const pending = failure(api.captureBlackbox({ ...ok, degradedGraceMs: 0, timeoutMs: 5000 }));
     await breakProxyWithHtml();
     expect((await pending).code).toBe('collection_failed');
@@ -161,13 +163,13 @@ describe('outcomes of captures that fail', () => {
     [
       'collection_failed',
       (): void => {
-        breakProxyWith404();
+        breakProxy();
         blockThirdParty();
       },
       {},
       'collection_failed',
     ],
-    ['loader_failed', (): void => override(/^https:\/\/vendor\.test\/loader\.js/, notFound), {}, 'loader_failed'],
+    ['loader_failed', (): void => breakLoader(), {}, 'loader_failed'],
   ] as const)('%s', async (kind, breakIt, extra, code) => {
     breakIt();
     const { outcomes, onOutcome } = collecting();
@@ -231,7 +233,7 @@ describe('outcomes on their way to the server', () => {
   });
 
   it('a capture with no final blackbox sends { outcome } alone, kept alive, one retry at most', async () => {
-    breakProxyWith404();
+    breakProxy();
     blockThirdParty();
     const { bodies, fetch } = endpoint(503);
     const seen: RequestInit[] = [];

@@ -1,7 +1,7 @@
 // @vitest-environment happy-dom
 // Delivery of the final blackbox to the integrator's endpoint (post option), with an injected fetch.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { scriptedFetch, type Seen } from '../support/scripted-fetch.js';
+import { scriptedFetch, scriptedGlobalFetch, type Seen } from '../support/scripted-fetch.js';
 import { failure, freshPage, loaders, LOADER_URL, serveLoader } from '../support/vendor-dom.js';
 import { untilAborted } from '../support/until-aborted.js';
 
@@ -103,17 +103,12 @@ describe('post', () => {
   });
 
   it('accepts a plain URL string', async () => {
-    const calls: string[] = [];
-    const original = globalThis.fetch;
-    globalThis.fetch = (async (url: string) => {
-      calls.push(url);
-      return new Response(null, { status: 204 });
-    }) as never;
+    const { seen, restore } = scriptedGlobalFetch([new Response(null, { status: 204 })]);
     try {
       await api.captureBlackbox({ loaderUrl: LOADER_URL, post: 'https://shop.test/device-risk' });
-      expect(calls).toEqual(['https://shop.test/device-risk']);
+      expect(seen.map((call) => call.url)).toEqual(['https://shop.test/device-risk']);
     } finally {
-      globalThis.fetch = original;
+      restore();
     }
   });
 
@@ -286,21 +281,6 @@ describe('post', () => {
     }
   });
 
-  it('an abort during the wait before a retry ends it at once (the wait is up to 20 s here)', async () => {
-    const controller = new AbortController();
-    const { fetch, seen } = scriptedFetch([new Response('', { status: 503, headers: { 'retry-after': '3600' } })]);
-    const pending = api.captureBlackbox({
-      loaderUrl: LOADER_URL,
-      signal: controller.signal,
-      post: { url: '/device-risk', fetch },
-    });
-    await vi.waitFor(() => expect(seen).toHaveLength(1));
-    await new Promise((r) => setTimeout(r, 20));
-    controller.abort(new Error('customer left'));
-    expect(await failure(pending)).toMatchObject({ code: 'aborted' });
-    expect(seen).toHaveLength(1);
-  });
-
   it('after an abort during the wait, no retry is sent when the wait would have ended', async () => {
     const controller = new AbortController();
     const { fetch, seen } = scriptedFetch([new Response('', { status: 503, headers: { 'retry-after': '1' } })]);
@@ -350,16 +330,20 @@ describe('post', () => {
     expect(signals).toHaveLength(1);
   });
 
-  it('an abort during the backoff between attempts ends the wait at once', async () => {
+  it.each([
+    ['an abort during the wait before a retry ends it at once (the wait is up to 20 s here)', '3600', {}],
+    ['an abort during the backoff between attempts ends the wait at once', '20', { maxAttempts: 3 }],
+  ])('%s', async (_, retryAfter, options) => {
     const controller = new AbortController();
-    const { fetch, seen } = scriptedFetch([new Response('{}', { status: 503, headers: { 'retry-after': '20' } })]);
+    const { fetch, seen } = scriptedFetch([new Response('', { status: 503, headers: { 'retry-after': retryAfter } })]);
     const pending = api.captureBlackbox({
       loaderUrl: LOADER_URL,
       signal: controller.signal,
-      post: { url: '/device-risk', fetch, maxAttempts: 3 },
+      post: { url: '/device-risk', fetch, ...options },
     });
     await vi.waitFor(() => expect(seen).toHaveLength(1));
-    controller.abort();
+    await new Promise((r) => setTimeout(r, 20));
+    controller.abort(new Error('customer left'));
     expect(await failure(pending)).toMatchObject({ code: 'aborted' });
     expect(seen).toHaveLength(1);
   });

@@ -6,7 +6,7 @@ import { flushSync } from 'react-dom';
 import { createRoot, type Root } from 'react-dom/client';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { BlackboxHookOptions, BlackboxState } from '../../src/browser/react.js';
-import { closeEndpoint, endpoint, SHOP } from '../support/page-endpoint.js';
+import { closeEndpoint, endpoint, expectOneTransaction, SHOP } from '../support/page-endpoint.js';
 import { freshPage, LOADER_URL } from '../support/vendor-dom.js';
 
 let root: Root | undefined;
@@ -48,9 +48,7 @@ describe('useBlackbox({ post }): one transaction per checkout', () => {
     remount();
     await completed(states);
     // `complete` comes with the final value; the delivery follows it.
-    await vi.waitFor(() => expect(emulator.inspect.requests('accountCreate')).toBe(1), { timeout: 5000 });
-    await new Promise((r) => setTimeout(r, 200));
-    expect(emulator.inspect.requests('accountCreate')).toBe(1);
+    await expectOneTransaction(emulator);
     expect(posts).toEqual([{ key: expect.any(String), checkout: null }]);
   });
 
@@ -64,9 +62,7 @@ describe('useBlackbox({ post }): one transaction per checkout', () => {
     await completed(states);
     remount();
     remount();
-    await vi.waitFor(() => expect(emulator.inspect.requests('accountCreate')).toBe(1), { timeout: 5000 });
-    await new Promise((r) => setTimeout(r, 200));
-    expect(emulator.inspect.requests('accountCreate')).toBe(1);
+    await expectOneTransaction(emulator);
     expect(posts).toEqual([{ key: expect.any(String), checkout: null }]);
   });
 
@@ -108,8 +104,7 @@ describe('useBlackbox({ post }): one transaction per checkout', () => {
     await vi.waitFor(() => expect((states[states.length - 1]!.error as { code?: string })?.code).toBe('blackbox_used'));
     cart = 'cart-1';
     render();
-    await new Promise((r) => setTimeout(r, 200));
-    expect(emulator.inspect.requests('accountCreate')).toBe(1);
+    await expectOneTransaction(emulator);
     expect(posts.map((post) => post.checkout)).toEqual(['cart-1']);
     expect(states[states.length - 1]!.error).toBeUndefined();
   });

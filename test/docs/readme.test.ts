@@ -10,6 +10,7 @@ import { transformSync } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { checkedTransaction } from '../support/accepted.js';
+import { callbackBodyOf } from '../support/callback-body.js';
 import { brokenLinks, documents, fileOf, readmeBlocks, RUN_BY, slug, snippet } from '../support/readme.js';
 import { routeFetchToEmulator, sessionUser, setSnippetEnv } from '../support/snippet-fetch.js';
 import { connect, haveRedis, startRedisServer } from '../support/redis.js';
@@ -234,23 +235,13 @@ describe('README callback snippet, as written', () => {
       });
       await client.uploadBlackbox(tx, BLACKBOX);
       await client.finalize(tx);
-      const account = `https://retrieval.emea-1.jumio.ai/api/v1/accounts/${tx.accountId}`;
-      const body = {
-        callbackSentAt: new Date().toISOString(),
-        workflowExecution: {
-          id: tx.workflowExecutionId,
-          href: `${account}/workflow-executions/${tx.workflowExecutionId}`,
-          definitionKey: '10011',
-          status: 'PROCESSED',
-        },
-        account: { id: tx.accountId, href: account },
-      };
+      const body = callbackBodyOf(tx, 'https://retrieval.emea-1.jumio.ai', '10011');
       const post = (clientAddress: string) =>
         callbacks(
           new Request('https://shop.example/device-risk/callback', {
             method: 'POST',
             headers: { 'content-type': 'application/json' },
-            body: JSON.stringify(body),
+            body,
           }),
           { clientAddress },
         );

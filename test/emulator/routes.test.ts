@@ -127,17 +127,15 @@ describe('vendorAsset', () => {
 describe('createVendorHandlers', () => {
   const handlers = createVendorHandlers(SETTINGS);
   it('GET and HEAD only; HEAD has the headers and no body', async () => {
-    const post = await handlers.collector(
-      new Request('http://c.example/general5/SUB/static_wdp.js', { method: 'POST' }),
-    );
+    const collector = (method: string) =>
+      handlers.collector(new Request('http://c.example/general5/SUB/static_wdp.js', { method }));
+    const post = await collector('POST');
     expect([post.status, post.headers.get('allow'), await post.text()]).toEqual([
       405,
       'GET, HEAD',
       'method not allowed',
     ]);
-    const head = await handlers.collector(
-      new Request('http://c.example/general5/SUB/static_wdp.js', { method: 'HEAD' }),
-    );
+    const head = await collector('HEAD');
     expect([head.status, head.headers.get('content-type'), await head.text()]).toEqual([
       200,
       'text/javascript; charset=utf-8',

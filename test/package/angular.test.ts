@@ -21,7 +21,7 @@ import {
   type FetchHandler,
 } from '../../src/server/index.js';
 import { cachedInstall, SITES } from '../support/cached-install.js';
-import { launchChromium } from '../support/framework-site.js';
+import { expectNewPageRun, launchChromium, revisitByRouter } from '../support/framework-site.js';
 import { clientOn } from '../support/kit.js';
 import { fileOf, snippet } from '../support/readme.js';
 
@@ -276,23 +276,12 @@ describe.skipIf(!haveAngular)(
       const page = await context.newPage();
       await page.goto(`${origin}/checkout/nav-1`);
       await expect.poll(() => posts.length, { timeout: 20_000 }).toBe(1);
-      for (let visit = 2; visit <= 3; visit++) {
-        await page.locator('#away').click();
-        await page.locator('#page').waitFor();
-        await page.locator('#to-nav-1').click();
-        await page.locator('form[data-complete="true"]').waitFor();
-      }
+      await revisitByRouter(page, '#page');
       await page.locator('#away').click();
       await page.locator('#page').waitFor();
-      await page.evaluate(() => ((window as { run?: string }).run = 'first'));
-      await page.locator('#to-nav-2').click();
       // One collection per page run: the page run's blackbox went to nav-1, so the package
-      // reloads nav-2's page (docs/browser.md#one-blackbox-per-checkout), which posts its own.
-      await expect
-        .poll(() => page.evaluate(() => (window as { run?: string }).run ?? 'new').catch(() => 'navigating'), {
-          timeout: 20_000,
-        })
-        .toBe('new');
+      // reloads nav-2's page, which posts its own.
+      await expectNewPageRun(page, () => page.locator('#to-nav-2').click());
       await page.locator('form[data-complete="true"]').waitFor();
       await expect.poll(() => posts.length, { timeout: 20_000 }).toBe(2);
       expect(posts.map((post) => post.checkout)).toEqual(['nav-1', 'nav-2']);

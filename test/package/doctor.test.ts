@@ -29,15 +29,12 @@ describe('npx blackbox-capture doctor (dist/cli.js)', () => {
     );
   });
 
+  /** The doctor on the demo's checkout, told where its third party is; `flags` after. */
+  const doctorOnDemo = (...flags: string[]) =>
+    cliAsync('doctor', `${site.demo.url}/checkout`, '--third-party-host', site.demo.emulator!.thirdPartyUrl, ...flags);
+
   it('exits 0 on a healthy page, 1 on a failing one, with --json the same report', async () => {
-    const healthy = await cliAsync(
-      'doctor',
-      `${site.demo.url}/checkout`,
-      '--third-party-host',
-      site.demo.emulator!.thirdPartyUrl,
-      '--collector-url',
-      collectorUrl(),
-    );
+    const healthy = await doctorOnDemo('--collector-url', collectorUrl());
     expect([healthy.status, healthy.stderr]).toEqual([0, '']);
     expect(healthy.stdout).toMatch(/14 pass, 0 warn, 0 fail/);
     expect(healthy.stdout).toMatch(/^PASS {2}refuses_post +the front refuses a POST$/m);
@@ -50,14 +47,7 @@ describe('npx blackbox-capture doctor (dist/cli.js)', () => {
   });
 
   it('--cookie-prefix names the namespace the vendor cookies must carry', async () => {
-    const other = await cliAsync(
-      'doctor',
-      `${site.demo.url}/checkout`,
-      '--third-party-host',
-      site.demo.emulator!.thirdPartyUrl,
-      '--cookie-prefix',
-      'other_',
-    );
+    const other = await doctorOnDemo('--cookie-prefix', 'other_');
     expect(other.status).toBe(1);
     expect(other.stdout).toMatch(
       /^FAIL {2}set_cookie +the front sets the vendor's cookie on the shop's site: bbc_fpc: not in the other_ namespace$/m,

@@ -20,22 +20,22 @@
 // when the registry cannot be reached (with CI set, that fails it). About 110 s on two cores
 // with the toolchains cached (the first run installs them, a few minutes).
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cachedInstall, SITES } from '../support/cached-install.js';
 import {
-  consoleProblems,
   FINAL_SOURCES,
   launchChromium,
+  onNewPage,
   sourcesOf,
   startFrameworkSite,
   type FrameworkSite,
 } from '../support/framework-site.js';
 import { realLoaderSource } from '../support/real-loader.mjs';
 import { snippet } from '../support/readme.js';
-import { ROOT } from '../support/tarball.js';
+import { ROOT, writerIn } from '../support/tarball.js';
 
 /** Turbo, htmx, React Router and Astro (test/package/sites/navigation), kept between runs outside the clone. */
 const toolchain = cachedInstall(join(SITES, 'navigation'));
@@ -241,10 +241,7 @@ const REACT_ROUTER_APP = join(CACHE, 'app-react-router');
 /** Builds the React Router app (Vite, in the toolchain's folder, the package packed beside it). */
 function buildReactRouter() {
   rmSync(REACT_ROUTER_APP, { recursive: true, force: true });
-  const write = (file: string, text: string) => {
-    mkdirSync(dirname(join(REACT_ROUTER_APP, file)), { recursive: true });
-    writeFileSync(join(REACT_ROUTER_APP, file), text);
-  };
+  const write = writerIn(REACT_ROUTER_APP);
   write(
     'index.html',
     '<!doctype html><html><body><div id="root"></div><script type="module" src="/src/main.tsx"></script></body></html>\n',
@@ -287,10 +284,7 @@ const ASTRO_APP = join(CACHE, 'app-astro');
 
 function buildAstro() {
   rmSync(ASTRO_APP, { recursive: true, force: true });
-  const write = (file: string, text: string) => {
-    mkdirSync(dirname(join(ASTRO_APP, file)), { recursive: true });
-    writeFileSync(join(ASTRO_APP, file), text);
-  };
+  const write = writerIn(ASTRO_APP);
   write('package.json', JSON.stringify({ name: 'shop', private: true, type: 'module' }));
   write('astro.config.mjs', "export default { build: { format: 'file' }, telemetry: false };\n");
   write(
@@ -453,17 +447,12 @@ describe.skipIf(!installed)('one collection per page run: the checkout loads ful
       '%s: two checkouts in one visit, each order its own final blackbox, one transaction each',
       async (_name, model) => {
         const { site, orders } = await shop(model, loaderSource, true);
-        const page = await browser.newPage();
-        const problems = consoleProblems(page);
-        try {
+        await onNewPage(browser, site, async (page, problems) => {
           // Each checkout a page run of its own: the recipe's full load.
           expect(await twoCheckouts(page, site, model, true)).toEqual(['new', 'new']);
           await ordersCarryTheirOwn(site, orders, model);
           expect(problems).toEqual([]);
-        } finally {
-          await page.close();
-          await site.close();
-        }
+        });
       },
       60_000,
     );
@@ -473,18 +462,13 @@ describe.skipIf(!installed)('one collection per page run: the checkout loads ful
     "%s without the recipe's line: checkout B loads fully by the package's own doing, its own final blackbox",
     async (_name, model) => {
       const { site, orders } = await shop(model, realLoaderSource(), false);
-      const page = await browser.newPage();
-      const problems = consoleProblems(page);
-      try {
+      await onNewPage(browser, site, async (page, problems) => {
         // Checkout B met the page run of the cart: the package reloaded it (docs/browser.md#one-blackbox-per-checkout).
         // Checkout A had the cart's page run; B was reloaded: a page run of its own.
         expect(await twoCheckouts(page, site, model, false, ['B'])).toEqual(['before A', 'new']);
         await ordersCarryTheirOwn(site, orders, model);
         expect(problems).toEqual([]);
-      } finally {
-        await page.close();
-        await site.close();
-      }
+      });
     },
     60_000,
   );
@@ -493,8 +477,7 @@ describe.skipIf(!installed)('one collection per page run: the checkout loads ful
     '%s without the recipe\'s line, reload="false": checkout B\'s capture ends blackbox_used in the page, nothing posted, one transaction',
     async (_name, model) => {
       const { site, orders } = await shop(model, realLoaderSource(), false, true);
-      const page = await browser.newPage();
-      try {
+      await onNewPage(browser, site, async (page) => {
         // Checkout B in the page run of the cart: no new collection.
         const runs = await twoCheckouts(page, site, model, false);
         expect(runs[1]).not.toBe('new');
@@ -507,10 +490,7 @@ describe.skipIf(!installed)('one collection per page run: the checkout loads ful
         expect(site.posts.map((post) => post.code ?? post.status)).toEqual([202]);
         const used = () => site.emulator.inspect.transactions().filter((tx) => tx.blackboxes.length > 0);
         await expect.poll(() => used().length, { timeout: 20_000 }).toBe(1);
-      } finally {
-        await page.close();
-        await site.close();
-      }
+      });
     },
     60_000,
   );
@@ -540,25 +520,18 @@ describe.skipIf(!installed)(
     it("Turbo runs each checkout's tag; checkout B loads fully by the package's own doing, its own final blackbox", async () => {
       const model = scriptTagInHead('turbo');
       const { site, orders } = await shop(model, realLoaderSource(), false);
-      const page = await browser.newPage();
-      const problems = consoleProblems(page);
-      try {
+      await onNewPage(browser, site, async (page, problems) => {
         // A runs in the cart's page run (Turbo adds the new head script); B was reloaded.
         expect(await twoCheckouts(page, site, model, false, ['B'])).toEqual(['before A', 'new']);
         await ordersCarryTheirOwn(site, orders, model);
         expect(problems).toEqual([]);
-      } finally {
-        await page.close();
-        await site.close();
-      }
+      });
     }, 60_000);
 
     it('Turbo, the same tag on every checkout (no data-checkout-id): it runs once; the development build says what to do', async () => {
       const model = scriptTagInHead('turbo', 'blackbox-capture.development.umd.js', 'head', false);
       const { site, orders } = await shop(model, realLoaderSource(), false);
-      const page = await browser.newPage();
-      const problems = consoleProblems(page);
-      try {
+      await onNewPage(browser, site, async (page, problems) => {
         await page.goto(site.origin + model.cart(false));
         for (const cart of ['A', 'B']) {
           await page.locator(`#to-${cart}`).click();
@@ -581,18 +554,13 @@ describe.skipIf(!installed)(
           ),
         ]);
         expect(site.posts.map((post) => post.status)).toEqual([202]);
-      } finally {
-        await page.close();
-        await site.close();
-      }
+      });
     }, 60_000);
 
     it("the development build's tag in <body>, run again by Turbo for the same checkout: no warning of a tag of the page's", async () => {
       const model = scriptTagInHead('turbo', 'blackbox-capture.development.umd.js', 'body');
       const { site, orders } = await shop(model, realLoaderSource(), false);
-      const page = await browser.newPage();
-      const problems = consoleProblems(page);
-      try {
+      await onNewPage(browser, site, async (page, problems) => {
         await page.goto(site.origin + model.cart(false));
         await markRun(page, 'cart');
         for (let visit = 0; visit < 2; visit++) {
@@ -615,17 +583,13 @@ describe.skipIf(!installed)(
           ['A', 202],
           ['A', 'blackbox_reused'],
         ]);
-      } finally {
-        await page.close();
-        await site.close();
-      }
+      });
     }, 60_000);
 
     it("htmx's boost drops the checkout's head: the tag never runs, the orders carry no blackbox, and the endpoint refuses an empty one", async () => {
       const model = scriptTagInHead('htmx');
       const { site, orders } = await shop(model, realLoaderSource(), false);
-      const page = await browser.newPage();
-      try {
+      await onNewPage(browser, site, async (page) => {
         await page.goto(site.origin + model.cart(false));
         for (const cart of ['A', 'B']) {
           await page.locator(`#to-${cart}`).click();
@@ -652,10 +616,7 @@ describe.skipIf(!installed)(
           400,
           'invalid_blackbox',
         ]);
-      } finally {
-        await page.close();
-        await site.close();
-      }
+      });
     }, 60_000);
   },
 );
@@ -673,8 +634,7 @@ const FRESH_FRAME = `<!doctype html><html><head>
 describe.skipIf(!installed)('the way turned down: a fresh same-origin iframe runs the loader again', () => {
   it('a new blackbox, at the cost of a second collection, collected in a framed window (the figures are printed)', async () => {
     const { site } = await shop(SERVER_PAGES[0]!, realLoaderSource(), true);
-    const page = await browser.newPage();
-    try {
+    await onNewPage(browser, site, async (page) => {
       await page.goto(`${site.origin}/checkout?cart=A`);
       const first = await page
         .locator('blackbox-capture')
@@ -725,9 +685,6 @@ describe.skipIf(!installed)('the way turned down: a fresh same-origin iframe run
       expect(figures.topWindow).not.toBe('0x0');
       // And the vendor's first-party host hears the frame's address, not the checkout's.
       expect(figures.referers).toEqual(['/fresh-frame']);
-    } finally {
-      await page.close();
-      await site.close();
-    }
+    });
   }, 60_000);
 });

@@ -7,21 +7,27 @@
 // the capture collects (the third party's scripts held until then) sends the final blackbox, and
 // client-side navigation makes one transaction per cart and page run.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type BrowserContext, type Request as PageRequest } from 'playwright-core';
+import type { Browser, BrowserContext, Request as PageRequest } from 'playwright-core';
 import { decodeBlackbox, startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { checkedTransaction } from '../support/accepted.js';
+import {
+  expectNewPageRun,
+  expectOneTransactionWith,
+  launchChromium,
+  revisitByRouter,
+} from '../support/framework-site.js';
 import { emulatorEnvironment } from '../support/emulator-env.js';
 import { runDoctor } from '../../src/doctor/doctor.js';
+import { BLACKBOX } from '../support/kit.js';
 import { freePort } from '../support/processes.mjs';
 import { fileOf, snippet } from '../support/readme.js';
-import { ROOT } from '../support/tarball.js';
+import { ROOT, writerIn } from '../support/tarball.js';
 import { execFileSync } from 'node:child_process';
 
-const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
 const NEXT = join(ROOT, 'node_modules', 'next', 'dist', 'bin', 'next');
 // Inside the package's folder, so that Next.js finds its own packages (and the workspace
 // root, by the lock file) as in an app; the package itself is installed from the tarball.
@@ -64,10 +70,7 @@ beforeAll(async () => {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   execFileSync('sh', ['-c', `tar xzf "${APP}"/blackbox-capture-*.tgz -C "${installed}" --strip-components=1`]);
-  const write = (file: string, text: string) => {
-    mkdirSync(dirname(join(APP, file)), { recursive: true });
-    writeFileSync(join(APP, file), text);
-  };
+  const write = writerIn(APP);
   write('package.json', JSON.stringify({ name: 'shop', private: true }));
   for (const name of [
     'server-nextjs-setup',
@@ -246,10 +249,7 @@ afterEach(async () => {
 
 /** A new page run in Chromium, signed in; the hook's POSTs to /device-risk are recorded. */
 async function shopper(): Promise<{ context: BrowserContext; posts: PageRequest[] }> {
-  browser ??= await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking'],
-  });
+  browser ??= await launchChromium();
   const context = await browser.newContext();
   contexts.push(context);
   await context.addCookies([{ name: 'session', value: 'ok', url: origin }]);
@@ -320,12 +320,7 @@ describe('the React hook in a Next.js App Router page (docs/frameworks.md)', () 
       ['fp_dyn', 'fp_static', 'tp'],
     ]);
     expect(b!.blackbox).not.toBe(a!.blackbox);
-    for (const blackbox of [a!.blackbox, b!.blackbox])
-      await expect
-        .poll(() => emulator.inspect.transactions().filter((tx) => tx.blackboxes.includes(blackbox)).length, {
-          timeout: 20_000,
-        })
-        .toBe(1);
+    for (const blackbox of [a!.blackbox, b!.blackbox]) await expectOneTransactionWith(emulator, blackbox);
   });
 
   it("three visits of one cart by client-side navigation make one transaction; a second cart loads fully by the package's doing", async () => {
@@ -334,22 +329,13 @@ describe('the React hook in a Next.js App Router page (docs/frameworks.md)', () 
     const page = await context.newPage();
     await page.goto(`${origin}/checkout?cart=nav-1`);
     await expect.poll(() => posts.length, { timeout: 20_000 }).toBe(1);
-    for (let visit = 2; visit <= 3; visit++) {
-      await page.locator('#away').click();
-      await page.locator('#elsewhere').waitFor();
-      await page.locator('#to-nav-1').click();
-      await page.locator('form[data-complete="true"]').waitFor();
-    }
-    await page.evaluate(() => ((window as { run?: string }).run = 'first'));
-    await page.locator('#to-nav-2').click();
-    await page.waitForURL(`${origin}/checkout?cart=nav-2`);
+    await revisitByRouter(page, '#elsewhere');
     // One collection per page run: the page run's blackbox went to nav-1, so the package reloads
-    // nav-2's page (docs/browser.md#one-blackbox-per-checkout), whose page run posts its own.
-    await expect
-      .poll(() => page.evaluate(() => (window as { run?: string }).run ?? 'new').catch(() => 'navigating'), {
-        timeout: 20_000,
-      })
-      .toBe('new');
+    // nav-2's page, whose page run posts its own.
+    await expectNewPageRun(page, async () => {
+      await page.locator('#to-nav-2').click();
+      await page.waitForURL(`${origin}/checkout?cart=nav-2`);
+    });
     await page.locator('form[data-complete="true"]').waitFor();
     await expect.poll(() => posts.length, { timeout: 20_000 }).toBe(2);
     expect(await Promise.all(posts.map((post) => post.headerValue('checkout-id')))).toEqual(['nav-1', 'nav-2']);

@@ -16,11 +16,12 @@ import { cachedInstall, SITES } from '../support/cached-install.js';
 import {
   consoleProblems,
   countFrom,
-  FINAL_SOURCES,
+  expectNewPageRun,
   forwardTo,
   launchChromium,
+  payBeforeChecked,
+  payWhileCollecting,
   reportRemovals,
-  sourcesOf,
   startFrameworkSite,
   submitListened,
   type FrameworkSite,
@@ -184,13 +185,8 @@ describe.skipIf(!haveKit)(`SvelteKit ${KIT_VERSION}: docs/frameworks.md, built b
     const element = page.locator('blackbox-capture');
     // Hydrated: enhance's submit listener is on the form (a click before would post natively).
     await submitListened(page);
-    const stateAtClick = await element.evaluate((e: Element) => (e as HTMLElement & { state: string }).state);
-    await page.getByRole('button', { name: 'Pay' }).click();
-    await page.getByText('Order placed').waitFor();
-    expect(stateAtClick).toBe('collecting');
-    expect(site.orders).toHaveLength(1);
-    const [order] = site.orders;
-    expect([order!.order, order!.outcome, sourcesOf(order!.blackbox)]).toEqual(['o-1', 'complete', FINAL_SOURCES]);
+    const order = await payWhileCollecting(page, site, 'outcome');
+    expect(order.order).toBe('o-1');
     // No full page load: enhance posted it (a native post would have reloaded the page).
     expect(await element.evaluate((e: Element) => (e as HTMLElement & { state: string }).state)).toBe('complete');
     expect(problems).toEqual([]);
@@ -209,22 +205,8 @@ describe.skipIf(!haveKit)(`SvelteKit ${KIT_VERSION}: docs/frameworks.md, built b
       await page.getByText('Checking your device…').waitFor();
       // Hydrated: enhance's submit listener is on the form (a click before would post natively).
       await submitListened(page);
-      const before = site.orders.length;
-      await page.getByRole('button', { name: 'Pay' }).click();
-      const checkedAtClick = await page.getByText('Device checked').count();
-      await page.getByText('Order placed').waitFor();
-      expect(checkedAtClick).toBe(0);
       // The action's order goes to the first shop's recorder (SHOP_ORIGIN), whichever shop served the page.
-      const order = site.orders[before]!;
-      expect([order.order, sourcesOf(order.blackbox)]).toEqual(['o-2', FINAL_SOURCES]);
-      await expect
-        .poll(
-          () =>
-            on()
-              .emulator.inspect.transactions()
-              .filter((tx) => tx.blackboxes.includes(order.blackbox!)).length,
-        )
-        .toBe(1);
+      expect((await payBeforeChecked(page, site, on())).order).toBe('o-2');
       expect(problems).toEqual([]);
       await page.close();
     },
@@ -253,13 +235,7 @@ describe.skipIf(!haveKit)(`SvelteKit ${KIT_VERSION}: docs/frameworks.md, built b
       }
       // The second cart's page run is a new one: the package reloaded its URL
       // (docs/browser.md#one-blackbox-per-checkout).
-      await page.evaluate(() => ((window as { run?: string }).run = 'first'));
-      await remount(page, `${cart}-2`).catch(() => {}); // the page may be going already
-      await expect
-        .poll(() => page.evaluate(() => (window as { run?: string }).run ?? 'new').catch(() => 'navigating'), {
-          timeout: 20_000,
-        })
-        .toBe('new');
+      await expectNewPageRun(page, () => remount(page, `${cart}-2`).catch(() => {})); // the page may be going already
       await ended();
       await counts.expectOnePerCheckout([`${cart}-1`, `${cart}-2`]);
       expect(problems.filter((problem) => !/blackbox_used|went to checkout/.test(problem))).toEqual([]);

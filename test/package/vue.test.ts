@@ -4,22 +4,23 @@
 // at the click, `v-model` on the element holds the blackbox without a warning, and remounts
 // make one Device Risk transaction per cart. The app is built once for every case.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { dirname, extname, join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   consoleProblems,
   countFrom,
-  FINAL_SOURCES,
+  expectNewPageRun,
   launchChromium,
-  sourcesOf,
+  payBeforeChecked,
+  payWhileCollecting,
   startFrameworkSite,
   type FrameworkSite,
 } from '../support/framework-site.js';
 import { realLoaderSource } from '../support/real-loader.mjs';
 import { snippet } from '../support/readme.js';
-import { installPackedTarball, ROOT } from '../support/tarball.js';
+import { installPackedTarball, ROOT, writerIn } from '../support/tarball.js';
 
 let app: string;
 let site: FrameworkSite;
@@ -64,10 +65,7 @@ beforeAll(async () => {
     mkdirSync(dirname(join(app, 'node_modules', name)), { recursive: true });
     symlinkSync(join(ROOT, 'node_modules', name), join(app, 'node_modules', name));
   }
-  const write = (file: string, text: string) => {
-    mkdirSync(dirname(join(app, file)), { recursive: true });
-    writeFileSync(join(app, file), text);
-  };
+  const write = writerIn(app);
   write('package.json', JSON.stringify({ name: 'shop', private: true, type: 'module' }));
   write('vite.config.ts', snippet('vue-vite-config').code);
   write('src/Checkout.vue', snippet('vue-checkout').code);
@@ -125,20 +123,11 @@ describe('Vue 3: docs/frameworks.md, built by Vite', () => {
     const { page, problems } = await open('view=checkout&cart=cart-a');
     const element = page.locator('blackbox-capture');
     await element.waitFor({ state: 'attached' });
-    const stateAtClick = await element.evaluate((e: Element) => (e as HTMLElement & { state: string }).state);
-    await page.getByRole('button', { name: 'Pay' }).click();
-    await page.getByText('Order placed').waitFor();
-    expect(stateAtClick).toBe('collecting');
-    expect(site.orders).toHaveLength(1);
-    const [order] = site.orders;
-    expect([order!.order, order!['blackbox-outcome'], sourcesOf(order!.blackbox)]).toEqual([
-      'o-1',
-      'complete',
-      FINAL_SOURCES,
-    ]);
+    const order = await payWhileCollecting(page, site, 'blackbox-outcome');
+    expect(order.order).toBe('o-1');
     // v-model took the value (the hint is gone) and wrote nothing back that the element refused.
     expect(await page.getByText('Checking your device…').count()).toBe(0);
-    expect(await element.evaluate((e: Element) => (e as HTMLInputElement).value)).toBe(order!.blackbox);
+    expect(await element.evaluate((e: Element) => (e as HTMLInputElement).value)).toBe(order.blackbox);
     expect(problems).toEqual([]);
     await page.close();
   });
@@ -153,22 +142,7 @@ describe('Vue 3: docs/frameworks.md, built by Vite', () => {
       await page.getByText('Checking your device…').waitFor();
       // Mounted: the capture runs (a click before would find no handler).
       await page.waitForFunction(() => (window as { IGLOO?: { loader?: unknown } }).IGLOO?.loader);
-      const before = on().orders.length;
-      await page.getByRole('button', { name: 'Pay' }).click();
-      const checkedAtClick = await page.getByText('Device checked').count();
-      await page.getByText('Order placed').waitFor();
-      expect(checkedAtClick).toBe(0);
-      const order = on().orders[before]!;
-      expect([order.order, sourcesOf(order.blackbox)]).toEqual(['o-2', FINAL_SOURCES]);
-      // What it awaited is what was delivered: the endpoint got the same blackbox.
-      await expect
-        .poll(
-          () =>
-            on()
-              .emulator.inspect.transactions()
-              .filter((tx) => tx.blackboxes.includes(order.blackbox!)).length,
-        )
-        .toBe(1);
+      expect((await payBeforeChecked(page, on(), on())).order).toBe('o-2');
       expect(problems).toEqual([]);
       await page.close();
     },
@@ -194,13 +168,7 @@ describe('Vue 3: docs/frameworks.md, built by Vite', () => {
       if (view === 'checkout') await page.locator('blackbox-capture:state(complete)').waitFor({ state: 'attached' });
       // The second cart's page run is a new one: the package reloaded its URL
       // (docs/browser.md#one-blackbox-per-checkout).
-      await page.evaluate(() => ((window as { run?: string }).run = 'first'));
-      await remount(page, `${cart}-2`).catch(() => {}); // the page may be going already
-      await expect
-        .poll(() => page.evaluate(() => (window as { run?: string }).run ?? 'new').catch(() => 'navigating'), {
-          timeout: 20_000,
-        })
-        .toBe('new');
+      await expectNewPageRun(page, () => remount(page, `${cart}-2`).catch(() => {})); // the page may be going already
       if (view === 'checkout') await page.locator('blackbox-capture:state(complete)').waitFor({ state: 'attached' });
       else await complete.waitFor();
       await counts.expectOnePerCheckout([`${cart}-1`, `${cart}-2`]);

@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { runtimesCache } from './runtimes.mjs';
-import { ROOT } from './tarball.js';
+import { ROOT, writerIn } from './tarball.js';
 
 /** The committed sites, one folder each: package.json and package-lock.json. */
 export const SITES = join(ROOT, 'test', 'package', 'sites');
@@ -79,10 +79,7 @@ export function cachedInstall(site: string, options: CachedInstallOptions = {}) 
     app,
     installed,
     versions: manifest.dependencies ?? {},
-    write(file, text) {
-      mkdirSync(dirname(join(app, file)), { recursive: true });
-      writeFileSync(join(app, file), text);
-    },
+    write: writerIn(app),
     clearApp: () => rmSync(app, { recursive: true, force: true, maxRetries: 5 }),
     installPackage() {
       mkdirSync(app, { recursive: true });

@@ -57,6 +57,101 @@ export function countFrom(site: FrameworkSite): { expectOnePerCheckout(carts: st
   };
 }
 
+/**
+ * Marks the page's run, does `act` (a remount, a click to another checkout), and waits for a
+ * new page run: the package reloaded the page (docs/browser.md#one-blackbox-per-checkout).
+ */
+export async function expectNewPageRun(page: Page, act: () => Promise<unknown>): Promise<void> {
+  await page.evaluate(() => ((window as { run?: string }).run = 'first'));
+  await act();
+  await expect
+    .poll(() => page.evaluate(() => (window as { run?: string }).run ?? 'new').catch(() => 'navigating'), {
+      timeout: 20_000,
+    })
+    .toBe('new');
+}
+
+/** Waits for the one transaction of `emulator` that holds `blackbox`: what the page awaited is what the endpoint got. */
+export async function expectOneTransactionWith(emulator: Emulator, blackbox: string): Promise<void> {
+  await expect
+    .poll(() => emulator.inspect.transactions().filter((tx) => tx.blackboxes.includes(blackbox)).length, {
+      timeout: 20_000,
+    })
+    .toBe(1);
+}
+
+/**
+ * Presses Pay at once, while the page's `<blackbox-capture>` still collects (its state read at
+ * the click), and waits for 'Order placed': the site's one order, which carries the final
+ * blackbox and, in its `outcomeField`, the outcome complete.
+ */
+export async function payWhileCollecting(
+  page: Page,
+  site: FrameworkSite,
+  outcomeField: string,
+): Promise<Record<string, string>> {
+  const stateAtClick = await page
+    .locator('blackbox-capture')
+    .evaluate((e: Element) => (e as HTMLElement & { state: string }).state);
+  await page.getByRole('button', { name: 'Pay' }).click();
+  await page.getByText('Order placed').waitFor();
+  expect(stateAtClick).toBe('collecting');
+  expect(site.orders).toHaveLength(1);
+  const order = site.orders[0]!;
+  expect([order[outcomeField], sourcesOf(order.blackbox)]).toEqual(['complete', FINAL_SOURCES]);
+  return order;
+}
+
+/**
+ * Two more visits of checkout nav-1 by the app's router: away (`#away`, until `elsewhere` shows)
+ * and back (`#to-nav-1`), each until the checkout's form says its capture is complete.
+ */
+export async function revisitByRouter(page: Page, elsewhere: string): Promise<void> {
+  for (let visit = 2; visit <= 3; visit++) {
+    await page.locator('#away').click();
+    await page.locator(elsewhere).waitFor();
+    await page.locator('#to-nav-1').click();
+    await page.locator('form[data-complete="true"]').waitFor();
+  }
+}
+
+/**
+ * Presses Pay before the page says 'Device checked' and waits for 'Order placed': the submit
+ * awaited the capture. The next order `recorder` got carries the final blackbox, and the one
+ * transaction of `service` holds it: what the page awaited is what the endpoint got.
+ */
+export async function payBeforeChecked(
+  page: Page,
+  recorder: FrameworkSite,
+  service: FrameworkSite,
+): Promise<Record<string, string>> {
+  const before = recorder.orders.length;
+  await page.getByRole('button', { name: 'Pay' }).click();
+  const checkedAtClick = await page.getByText('Device checked').count();
+  await page.getByText('Order placed').waitFor();
+  expect(checkedAtClick).toBe(0);
+  const order = recorder.orders[before]!;
+  expect(sourcesOf(order.blackbox)).toEqual(FINAL_SOURCES);
+  await expectOneTransactionWith(service.emulator, order.blackbox!);
+  return order;
+}
+
+/** A new page of `browser` and its console problems as they come (consoleProblems); after `run`, the page and `site` closed. */
+export async function onNewPage(
+  browser: Browser,
+  site: FrameworkSite,
+  run: (page: Page, problems: string[]) => Promise<void>,
+): Promise<void> {
+  const page = await browser.newPage();
+  const problems = consoleProblems(page);
+  try {
+    await run(page, problems);
+  } finally {
+    await page.close();
+    await site.close();
+  }
+}
+
 /** The sources a blackbox holds, sorted (the emulator's encoding). */
 export const sourcesOf = (blackbox: string | undefined) => decodeBlackbox(String(blackbox))?.sources.sort();
 

@@ -26,6 +26,25 @@ export async function closeServers(): Promise<void> {
   }
 }
 
+/** A POST of `body` to `url` with its content-type, by fetch. */
+export const postAs = (url: string, contentType: string, body: string): Promise<Response> =>
+  fetch(url, { method: 'POST', headers: { 'content-type': contentType }, body });
+
+/** A receiver of JSON posts on loopback (a callback URL): its origin, and the bodies in the order they came; each answered 200. */
+export async function jsonReceiver<T = unknown>(): Promise<{ origin: string; bodies: T[] }> {
+  const bodies: T[] = [];
+  const origin = await serve((req, res) => {
+    let data = '';
+    req
+      .on('data', (chunk) => (data += chunk))
+      .on('end', () => {
+        bodies.push(JSON.parse(data) as T);
+        res.writeHead(200).end();
+      });
+  });
+  return { origin, bodies };
+}
+
 export interface RawAnswer {
   status: number;
   body: string;

@@ -26,14 +26,17 @@ export const blackboxOf = (tag: string): string =>
 
 /**
  * A checkout as the page posts it to SHOP's endpoint under the Idempotency-Key `key`, with
- * `key` as its order (the `x-order` header the tests' resolveCustomer reads) and a blackbox
- * of its own.
+ * `order` (`key` unless given) as its order (the `x-order` header the tests' resolveCustomer
+ * reads) and a blackbox of its own; `headers` added.
  */
-export const checkoutFor = (key: string): Request =>
+export const checkoutFor = (
+  key: string,
+  { order = key, headers = {} }: { order?: string; headers?: Record<string, string> } = {},
+): Request =>
   new Request(`${SHOP}/device-risk`, {
     method: 'POST',
-    headers: { origin: SHOP, 'content-type': 'application/json', 'idempotency-key': key, 'x-order': key },
-    body: JSON.stringify({ blackbox: blackboxOf(key) }),
+    headers: { origin: SHOP, 'content-type': 'application/json', 'idempotency-key': key, 'x-order': order, ...headers },
+    body: JSON.stringify({ blackbox: blackboxOf(order) }),
   });
 
 /**

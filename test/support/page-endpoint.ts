@@ -1,5 +1,6 @@
 // The server kit's endpoint on the emulated service, reached by a happy-dom page's fetch of
 // SHOP's /device-risk: the browser tests that count Device Risk transactions.
+import { expect, vi } from 'vitest';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { rawRequest } from './http.js';
 import { handlerOn, SHOP } from './kit.js';
@@ -60,4 +61,11 @@ export async function endpoint(): Promise<{
     return handler(request);
   }) as typeof fetch;
   return { emulator, posts };
+}
+
+/** One account create on `emulator`, and no second within 200 ms (a late delivery of a remount would show by then). */
+export async function expectOneTransaction(emulator: Emulator): Promise<void> {
+  await vi.waitFor(() => expect(emulator.inspect.requests('accountCreate')).toBe(1), { timeout: 5000 });
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  expect(emulator.inspect.requests('accountCreate')).toBe(1);
 }

@@ -16,3 +16,11 @@ export function scriptedFetch(answers: Array<number | 'network' | Response>) {
   };
   return { fetch: fetch, seen };
 }
+
+/** scriptedFetch as the page's fetch (globalThis.fetch) until `restore()`. */
+export function scriptedGlobalFetch(answers: Array<number | 'network' | Response>) {
+  const { fetch, seen } = scriptedFetch(answers);
+  const original = globalThis.fetch;
+  globalThis.fetch = fetch as typeof globalThis.fetch;
+  return { seen, restore: () => void (globalThis.fetch = original) };
+}

@@ -1,12 +1,20 @@
 // The packed tarball, installed as npm would: its package/ folder as
 // node_modules/blackbox-capture in a fresh folder, for the tests of what users install.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** A writer of the files of a test's app in `dir`: `write(file, text)` makes the file's folders first. */
+export const writerIn =
+  (dir: string) =>
+  (file: string, text: string): void => {
+    mkdirSync(dirname(join(dir, file)), { recursive: true });
+    writeFileSync(join(dir, file), text);
+  };
 
 /** Packs the package into a fresh folder (`prefix` names it) and installs it there; the caller removes `dir`. */
 export function installPackedTarball(prefix: string): { dir: string; tarball: string } {

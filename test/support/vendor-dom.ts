@@ -108,6 +108,22 @@ export function installVendor(): void {
   };
 }
 
+/** A capture's options at their plainest: the vendor's loader, nothing else. */
+export const ok = { loaderUrl: LOADER_URL };
+/** The vendor's loader unreachable: 404. */
+export const breakLoader = () => override(/loader\.js/, notFound);
+/** The vendor's loader answering `body` as its script. */
+export const loaderScript = (body: string) =>
+  override(/^https:\/\/vendor\.test\/loader\.js/, {
+    status: 200,
+    headers: { 'content-type': 'text/javascript' },
+    body,
+  });
+/** The third party's host unreachable: its scripts 404 (a blocker's doing). */
+export const blockThirdParty = () => override(/^https:\/\/tp\.test\//, notFound);
+/** The first-party proxy broken: everything under /iojs/ 404s. */
+export const breakProxy = () => override(/^https:\/\/shop\.test\/iojs\//, notFound);
+
 /** A clean page and a fresh copy of the package (its per-page state included). */
 export async function freshPage(): Promise<typeof import('../../src/browser/index.js')> {
   clearOverrides();
@@ -145,6 +161,15 @@ export const failure = (p: Promise<unknown>) =>
     },
     (e: any) => e,
   );
+/** The `code` of what `run` throws; `otherwise` when it returns. */
+export const thrownCode = (run: () => unknown, otherwise: string): string => {
+  try {
+    run();
+    return otherwise;
+  } catch (error) {
+    return (error as { code: string }).code;
+  }
+};
 /** The page's own loader tag, as a page that runs the loader itself writes it. */
 export function pageLoaderTag(): HTMLScriptElement {
   const tag = document.createElement('script');

@@ -3,8 +3,6 @@
 // finalize, status, details of a decided and of a NOT_EXECUTED transaction, the callback body,
 // the 429) has the shape of the sample the documents give, so that a test that passes on the
 // emulator does not fail on the service for a difference of shape. The 429 body byte for byte.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createManualClock, startEmulator, type Emulator, type EmulatorOptions } from '../../../src/emulator/index.js';
 import {
@@ -18,15 +16,13 @@ import {
   tooManyRequests,
   transactionAnswer,
 } from '../../support/published-samples.js';
-
-const UA = 'AcmeShop Checkout/1.0';
-const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
+import { closeServers, jsonReceiver } from '../../support/http.js';
+import { BLACKBOX, UA } from '../../support/kit.js';
 
 const emulators: Emulator[] = [];
-const receivers: Server[] = [];
 afterEach(async () => {
   for (const emulator of emulators.splice(0)) await emulator.close();
-  for (const server of receivers.splice(0)) await new Promise((resolve) => server.close(resolve));
+  await closeServers();
 });
 
 async function start(options: EmulatorOptions = {}): Promise<Emulator> {
@@ -37,19 +33,8 @@ async function start(options: EmulatorOptions = {}): Promise<Emulator> {
 
 /** A callback receiver on loopback: the bodies it was sent. */
 async function receiver(): Promise<{ url: string; bodies: unknown[] }> {
-  const bodies: unknown[] = [];
-  const server = createServer((req, res) => {
-    let data = '';
-    req
-      .on('data', (chunk) => (data += chunk))
-      .on('end', () => {
-        bodies.push(JSON.parse(data));
-        res.writeHead(200).end();
-      });
-  });
-  receivers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`, bodies };
+  const { origin, bodies } = await jsonReceiver();
+  return { url: `${origin}/callback`, bodies };
 }
 
 function tokenRequest(emulator: Emulator): Promise<Response> {

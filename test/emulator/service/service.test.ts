@@ -1,17 +1,16 @@
 // The emulated identity-verification service over HTTP: tokens, accounts, upload, finalize, states, faults.
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createManualClock, startEmulator, type Emulator, type EmulatorOptions } from '../../../src/emulator/index.js';
+import { closeServers, jsonReceiver } from '../../support/http.js';
+import { BLACKBOX, UA } from '../../support/kit.js';
 
-const UA = 'AcmeShop Checkout/1.0';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
 
 let emulator: Emulator;
 let clock: ReturnType<typeof createManualClock>;
 afterEach(async () => {
   await emulator?.close();
+  await closeServers();
 });
 
 async function start(options: EmulatorOptions = {}) {
@@ -396,37 +395,23 @@ describe('upload, finalize and states', () => {
   });
 
   it('on finalize, POSTs a callback with the status to callbackUrl', async () => {
-    const received: unknown[] = [];
-    const receiver = createServer((req, res) => {
-      let data = '';
-      req
-        .on('data', (c) => (data += c))
-        .on('end', () => {
-          received.push(JSON.parse(data));
-          res.end('ok');
-        });
+    const { origin, bodies: received } = await jsonReceiver();
+    await start();
+    const callbackUrl = `${origin}/callback`;
+    const { answer, credential } = await newTransaction({
+      customerInternalReference: 'a',
+      workflowDefinition: { key: 1 },
+      callbackUrl,
     });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-    try {
-      await start();
-      const callbackUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/callback`;
-      const { answer, credential } = await newTransaction({
-        customerInternalReference: 'a',
-        workflowDefinition: { key: 1 },
-        callbackUrl,
-      });
-      await upload(credential.api.parts.device_risk, credential.api.token);
-      await finalize(credential.api.workflowExecution, credential.api.token);
-      await expect.poll(() => received.length).toBe(1);
-      expect(received[0]).toMatchObject({
-        workflowExecution: { id: answer.workflowExecution.id, status: 'PROCESSED' },
-        account: { id: answer.account.id },
-      });
-      // Recorded once the receiver's answer is read, after the receiver has the body.
-      await expect.poll(() => emulator.inspect.callbacks()[0]).toMatchObject({ url: callbackUrl, status: 200 });
-    } finally {
-      receiver.close();
-    }
+    await upload(credential.api.parts.device_risk, credential.api.token);
+    await finalize(credential.api.workflowExecution, credential.api.token);
+    await expect.poll(() => received.length).toBe(1);
+    expect(received[0]).toMatchObject({
+      workflowExecution: { id: answer.workflowExecution.id, status: 'PROCESSED' },
+      account: { id: answer.account.id },
+    });
+    // Recorded once the receiver's answer is read, after the receiver has the body.
+    await expect.poll(() => emulator.inspect.callbacks()[0]).toMatchObject({ url: callbackUrl, status: 200 });
   });
 });
 

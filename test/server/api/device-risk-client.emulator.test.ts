@@ -2,7 +2,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { collectGarbage } from '../../support/gc.js';
 import { createManualClock, startEmulator, type Emulator, type EmulatorOptions } from '../../../src/emulator/index.js';
-import { createDeviceRiskClient, createTokenSource, DeviceRiskTransaction } from '../../../src/server/index.js';
+import {
+  createDeviceRiskClient,
+  createTokenSource,
+  DeviceRiskTransaction,
+  type DeviceRiskClient,
+} from '../../../src/server/index.js';
 import { BLACKBOX, clientOn, UA, type EmulatedClientOptions } from '../../support/kit.js';
 
 let emulator: Emulator;
@@ -15,6 +20,12 @@ async function setup(options: EmulatorOptions = {}, extra: Omit<EmulatedClientOp
   return clientOn(emulator, { tokenSource: { sleep: noWait }, sleep: noWait, ...extra });
 }
 const account = { customerInternalReference: 'order-1001', workflowDefinition: { key: 10020 } };
+/** Uploads BLACKBOX to `tx` and finalizes it: the status reads PROCESSED. */
+async function uploadAndFinalize(client: DeviceRiskClient, tx: DeviceRiskTransaction) {
+  await client.uploadBlackbox(tx, BLACKBOX);
+  await client.finalize(tx);
+  expect(await client.status(tx)).toBe('PROCESSED');
+}
 /** Retries in these tests do not wait: what they would have waited is asserted where it matters. */
 const noWait = async () => {};
 
@@ -26,9 +37,7 @@ describe('device-risk client', () => {
       `${emulator.apiUrl}/api/v1/accounts/${tx.accountId}/workflow-executions/${tx.workflowExecutionId}/credentials/${tx.credentialId}/parts/DEVICE_RISK`,
     );
     expect(tx.part).toBe('device_risk');
-    await client.uploadBlackbox(tx, BLACKBOX);
-    await client.finalize(tx);
-    expect(await client.status(tx)).toBe('PROCESSED');
+    await uploadAndFinalize(client, tx);
     expect(emulator.inspect.transaction(tx.workflowExecutionId)).toMatchObject({
       status: 'PROCESSED',
       blackboxes: [BLACKBOX],
@@ -41,9 +50,7 @@ describe('device-risk client', () => {
     const tx = await client.createAccount(account);
     expect(tx.part).toBe('prepared_data');
     expect(tx.uploadUrl).toMatch(new RegExp(`^${emulator.apiUrl}/api/v1/accounts/.+/parts/PREPARED_DATA$`));
-    await client.uploadBlackbox(tx, BLACKBOX);
-    await client.finalize(tx);
-    expect(await client.status(tx)).toBe('PROCESSED');
+    await uploadAndFinalize(client, tx);
     expect(emulator.inspect.transaction(tx.workflowExecutionId)).toMatchObject({
       part: 'prepared_data',
       blackboxes: [BLACKBOX],

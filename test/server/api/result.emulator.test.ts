@@ -15,7 +15,7 @@ import {
   type DeviceRiskClient,
   type DeviceRiskTransaction,
 } from '../../../src/server/index.js';
-import { closeServers, serve } from '../../support/http.js';
+import { closeServers, jsonReceiver, serve } from '../../support/http.js';
 import { untilAborted } from '../../support/until-aborted.js';
 
 const UA = 'AcmeShop Checkout/1.0';
@@ -596,16 +596,7 @@ describe('the emulator sends callbacks as the service does', () => {
   it('intermediate: an ACQUIRED callback on the upload, before the final PROCESSED one', async () => {
     const client = await setup();
     emulator.faults.callbacks({ intermediate: true });
-    const bodies: Array<{ workflowExecution: { status: string } }> = [];
-    const origin = await serve((req, res) => {
-      let data = '';
-      req
-        .on('data', (c) => (data += c))
-        .on('end', () => {
-          bodies.push(JSON.parse(data));
-          res.writeHead(200).end();
-        });
-    });
+    const { origin, bodies } = await jsonReceiver<{ workflowExecution: { status: string } }>();
     const callbackUrl = `${origin}/cb`;
     const tx = await client.createAccount({
       customerInternalReference: 'order-1',

@@ -13,7 +13,7 @@ import {
   type DeviceRiskHandler,
 } from '../../../src/server/index.js';
 import { closeServers, serve } from '../../support/http.js';
-import { blackboxOf, clientOn, SHOP } from '../../support/kit.js';
+import { checkoutFor, clientOn, SHOP } from '../../support/kit.js';
 
 let emulator: Emulator | undefined;
 const handlers: Array<CallbackHandler | DeviceRiskHandler> = [];
@@ -89,18 +89,7 @@ describe('each decision told once per execution, on the emulator', () => {
     handlers.push(endpoint);
 
     for (let n = 1; n <= N; n++) {
-      const answer = await endpoint(
-        new Request(`${SHOP}/device-risk`, {
-          method: 'POST',
-          headers: {
-            origin: SHOP,
-            'content-type': 'application/json',
-            'idempotency-key': `key-000000000${n}`,
-            'x-order': `order-${n}`,
-          },
-          body: JSON.stringify({ blackbox: blackboxOf(`order-${n}`) }),
-        }),
-      );
+      const answer = await endpoint(checkoutFor(`key-000000000${n}`, { order: `order-${n}` }));
       expect(answer.status).toBe(202);
     }
     await queue.idle();

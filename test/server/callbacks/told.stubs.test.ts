@@ -13,10 +13,9 @@ import {
   type DeviceRiskHandlerOptions,
   type Store,
 } from '../../../src/server/index.js';
+import { BLACKBOX, SHOP } from '../../support/kit.js';
 
-const SHOP = 'https://shop.example';
 const RETRIEVAL = 'https://retrieval.test';
-const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
 const ACCOUNT = '11111111-2222-4333-8444-555555555555';
 const EXECUTION = '66666666-7777-4888-9999-aaaaaaaaaaaa';
 

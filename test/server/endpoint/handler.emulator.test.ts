@@ -368,13 +368,19 @@ describe('runDeviceRiskCheck (a form post or your own route)', () => {
     expect(emulator.inspect.requests('accountCreate')).toBe(0);
   });
 
-  it('resumes from its progress: one transaction, one upload', async () => {
+  /** A check whose finalize the service refuses once (503): it fails upstream_error, its client and progress kept for the next attempt. */
+  async function finalizeRefusedOnce() {
     const c = await client();
     const progress: DeviceRiskProgress = {};
     emulator.faults.fail('finalize', { times: 1, status: 503 });
     await expect(
       runDeviceRiskCheck(c, BLACKBOX, { customerInternalReference: 'cust-form' }, { workflowKey: 10020, progress }),
-    ).rejects.toMatchObject({ code: 'upstream_error' });
+    ).rejects.toMatchObject({ code: 'upstream_error', operation: 'finalize', status: 503 });
+    return { c, progress };
+  }
+
+  it('resumes from its progress: one transaction, one upload', async () => {
+    const { c, progress } = await finalizeRefusedOnce();
     expect(progress.uploaded).toBe(true);
     const result = await runDeviceRiskCheck(
       c,
@@ -391,12 +397,7 @@ describe('runDeviceRiskCheck (a form post or your own route)', () => {
   });
 
   it('a transaction token that lapsed between attempts: a fresh transaction, and the blackbox uploaded to it', async () => {
-    const c = await client();
-    const progress: DeviceRiskProgress = {};
-    emulator.faults.fail('finalize', { times: 1, status: 503 });
-    await expect(
-      runDeviceRiskCheck(c, BLACKBOX, { customerInternalReference: 'cust-form' }, { workflowKey: 10020, progress }),
-    ).rejects.toMatchObject({ code: 'upstream_error', operation: 'finalize', status: 503 });
+    const { c, progress } = await finalizeRefusedOnce();
     const first = progress.transaction!.workflowExecutionId;
     const later = () => progress.transaction!.tokenExpiresAt + 1;
     const result = await runDeviceRiskCheck(

@@ -303,19 +303,25 @@ describe('runDeviceRiskCheck on a stub client', () => {
     expect((await checkOfCustomerC(client, { workflowKey: 1 })).status).toBe('FINALIZED');
   });
 
-  it('onResult: the status is read again until PROCESSED within resultWaitMs, each wait at most 1 s and never past the end', async () => {
-    const statuses = ['FINALIZED', 'FINALIZED', 'PROCESSED'];
-    const { client } = stubClient({ status: async () => statuses.shift() ?? 'PROCESSED' });
+  /** A check with onResult (a spy) and `resultWaitMs`, on a clock that each sleep moves: its result, the waits it slept. */
+  async function checkOnItsClock(client: DeviceRiskClient, resultWaitMs: number) {
     let t = 0;
     const waits: number[] = [];
     const onResult = vi.fn();
     const result = await checkOfCustomerC(client, {
       workflowKey: 1,
       onResult,
-      resultWaitMs: 1500,
+      resultWaitMs,
       now: () => t,
       sleep: async (ms) => void (waits.push(ms), (t += ms)),
     });
+    return { result, waits, onResult };
+  }
+
+  it('onResult: the status is read again until PROCESSED within resultWaitMs, each wait at most 1 s and never past the end', async () => {
+    const statuses = ['FINALIZED', 'FINALIZED', 'PROCESSED'];
+    const { client } = stubClient({ status: async () => statuses.shift() ?? 'PROCESSED' });
+    const { result, waits, onResult } = await checkOnItsClock(client, 1500);
     expect(waits).toEqual([1000, 500]);
     expect(result.status).toBe('PROCESSED');
     expect(onResult).toHaveBeenCalledWith({ workflowExecutionId: 'wf-1' }, { signal: expect.any(AbortSignal) });
@@ -352,15 +358,7 @@ describe('runDeviceRiskCheck on a stub client', () => {
         return next;
       },
     });
-    let t = 0;
-    const onResult = vi.fn();
-    const result = await checkOfCustomerC(client, {
-      workflowKey: 1,
-      onResult,
-      resultWaitMs: 5000,
-      now: () => t,
-      sleep: async (ms) => void (t += ms),
-    });
+    const { result, onResult } = await checkOnItsClock(client, 5000);
     expect(result.status).toBe('PROCESSED');
     expect(onResult).toHaveBeenCalledTimes(1);
   });

@@ -12,6 +12,7 @@ import { BLACKBOX, handlerWith as checkoutHandler, SHOP } from '../../support/ki
 import { accountCreateLimited, stubClient } from '../../support/stub-client.js';
 import { createIdempotency } from '../../../src/server/endpoint/idempotency.js';
 import { recordKeyOf } from '../../../src/server/endpoint/key-record.js';
+import { recordingStore, refusingStore } from '../../support/store-doubles.js';
 
 const KEY = 'checkout-key-1';
 
@@ -307,17 +308,10 @@ describe('fencing', () => {
 
 describe('a lease the store stops confirming', () => {
   it('an owner whose renewals the store has not confirmed for a whole lease stops before its next call: 503, Retry-After 1; the next attempt resumes', async () => {
-    const memory = createMemoryStore();
     let leaseAway = true;
     let clock = Date.now();
     // The lease's renewals fail (the store is away for them); the record's writes still land.
-    const store: Store = {
-      ...memory,
-      compareAndSet: async (k, e, v, t) => {
-        if (k.endsWith(':lease') && leaseAway) throw new Error('store away');
-        return memory.compareAndSet(k, e, v, t);
-      },
-    };
+    const store = refusingStore(createMemoryStore(), (key) => key.endsWith(':lease') && leaseAway);
     const { client, calls } = stubClient({
       status: async () => 'INITIATED',
       createAccount: async () => {
@@ -345,15 +339,8 @@ describe('a lease the store stops confirming', () => {
   });
 
   it('a lease one millisecond short of unconfirmed is still held', async () => {
-    const memory = createMemoryStore();
     let clock = Date.now();
-    const store: Store = {
-      ...memory,
-      compareAndSet: async (k, e, v, t) => {
-        if (k.endsWith(':lease')) throw new Error('store away');
-        return memory.compareAndSet(k, e, v, t);
-      },
-    };
+    const store = refusingStore(createMemoryStore(), (key) => key.endsWith(':lease'));
     const { client, calls } = stubClient({
       createAccount: async () => {
         clock += 299;
@@ -401,24 +388,13 @@ describe('the intent, pinned', () => {
     const store = failingStore();
     const { client, calls } = stubClient();
     const transaction = await stubClient().client.createAccount({} as never);
-    const seen: unknown[] = [];
-    const watched: Store = {
-      ...store,
-      compareAndSet: async (k, e, v, t) => {
-        seen.push(v);
-        return store.compareAndSet(k, e, v, t);
-      },
-      setIfAbsent: async (k, v, t) => {
-        seen.push(v);
-        return store.setIfAbsent(k, v, t);
-      },
-    };
+    const { store: watched, writes } = recordingStore(store);
     const { handler } = handlerWith(client, {
       store: watched,
       resolveCustomer: () => ({ customerInternalReference: 'order-1', transaction }),
     });
     expect((await handler(post())).status).toBe(200);
-    expect(seen.filter((v) => String(v).includes('"creating"'))).toEqual([]);
+    expect(writes.filter((write) => write.value.includes('"creating"'))).toEqual([]);
     expect(calls.filter((c) => c === 'create')).toEqual([]);
   });
 
@@ -531,12 +507,7 @@ describe('the key record, pinned', () => {
   });
 
   it('a result that could not be written: still the answer, and onError hears of it', async () => {
-    const memory = createMemoryStore();
-    const store: Store = {
-      ...memory,
-      compareAndSet: async (k, e, v, t) =>
-        v.includes('"result"') ? Promise.reject(new Error('away')) : memory.compareAndSet(k, e, v, t),
-    };
+    const store = refusingStore(createMemoryStore(), (_key, value) => value.includes('"result"'));
     const { client } = stubClient();
     const { handler, errors } = handlerWith(client, { store, idempotencyLeaseMs: 150 });
     expect((await handler(post())).status).toBe(200);

@@ -9,6 +9,7 @@ import { DeviceRiskError } from '../../../src/server/errors.js';
 import type { Lease } from '../../../src/server/store/lease.js';
 import { createMemoryStore, type Store } from '../../../src/server/store/store.js';
 import { stubClient } from '../../support/stub-client.js';
+import { recordingStore, refusingStore } from '../../support/store-doubles.js';
 
 const KEY = 'client-1:idempotency:key-1';
 const RESULT = { accountId: 'acc-1', workflowExecutionId: 'wf-1', status: 'PROCESSED' };
@@ -118,14 +119,7 @@ describe('a recorded transaction, resumed', () => {
     const store = createMemoryStore();
     const transaction = await sealed();
     await store.set(KEY, JSON.stringify({ fingerprint: 'fp', transaction }), 60_000);
-    const writes: string[] = [];
-    const watched: Store = {
-      ...store,
-      compareAndSet: async (k, e, v, t) => {
-        writes.push(v);
-        return store.compareAndSet(k, e, v, t);
-      },
-    };
+    const { store: watched, writes } = recordingStore(store);
     const a = attempt(watched, {
       run: async () => {
         expect(await record(store)).not.toHaveProperty('creating');
@@ -133,7 +127,7 @@ describe('a recorded transaction, resumed', () => {
       },
     });
     expect((await a.run()).status).toBe(200);
-    expect(writes.filter((v) => v.includes('"creating"'))).toEqual([]);
+    expect(writes.filter((write) => write.value.includes('"creating"'))).toEqual([]);
   });
 });
 
@@ -151,12 +145,7 @@ describe('an attempt without onError', () => {
   });
 
   it('a result the store did not take is still the answer', async () => {
-    const memory = createMemoryStore();
-    const store: Store = {
-      ...memory,
-      compareAndSet: async (k, e, v, t) =>
-        v.includes('"result"') ? Promise.reject(new Error('store away')) : memory.compareAndSet(k, e, v, t),
-    };
+    const store = refusingStore(createMemoryStore(), (_key, value) => value.includes('"result"'));
     const answer = await attempt(store, { storeWaitMs: 0 }).run();
     expect(answer.status).toBe(200);
     expect(await answer.json()).toEqual(RESULT);

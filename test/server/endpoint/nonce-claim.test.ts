@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { claimNonce, type NonceClaim } from '../../../src/server/endpoint/nonce-claim.js';
 import { createCaptureNonce } from '../../../src/server/endpoint/nonce.js';
 import { createMemoryStore, type Store } from '../../../src/server/store/store.js';
+import { recordingStore } from '../../support/store-doubles.js';
 
 const SECRET = 'nonce-secret-0123456789-abcdefghijklmnop';
 const T0 = 1_000_000;
@@ -52,18 +53,12 @@ describe('claimNonce', () => {
   });
 
   it('the claim is kept under the client’s prefix for as long as the nonce lives, at least 1 ms', async () => {
-    const writes: Array<{ key: string; value: string; ttlMs: number }> = [];
-    const store = createMemoryStore({ now: () => T0 });
-    const recording: Store = {
-      ...store,
-      setIfAbsent: async (key, value, ttlMs) => {
-        writes.push({ key, value, ttlMs });
-        return store.setIfAbsent(key, value, ttlMs);
-      },
-    };
+    const { store: recording, writes } = recordingStore(createMemoryStore({ now: () => T0 }));
     const { options, nonce } = await setting(recording);
     await claimNonce(options, nonce, 'order-1', 'key-1');
-    expect(writes).toEqual([{ key: `bbc:client-1:nonce:${nonce.split('.')[2]}`, value: 'key-1', ttlMs: 60_000 }]);
+    expect(writes).toEqual([
+      { op: 'setIfAbsent', key: `bbc:client-1:nonce:${nonce.split('.')[2]}`, value: 'key-1', ttlMs: 60_000 },
+    ]);
     await claimNonce({ ...options, now: () => T0 + 59_999.5 }, nonce, 'order-1', 'key-2');
     expect(writes[1]!.ttlMs).toBe(1);
   });

@@ -7,6 +7,7 @@ import { DeviceRiskError } from '../../../src/server/errors.js';
 import { createMemoryStore, type Store } from '../../../src/server/store/store.js';
 import { blackboxOf, handlerWith, SHOP } from '../../support/kit.js';
 import { stubClient } from '../../support/stub-client.js';
+import { recordingStore } from '../../support/store-doubles.js';
 
 const BLACKBOX = blackboxOf('checkout-a');
 const T0 = 1_800_000_000_000;
@@ -39,20 +40,17 @@ describe('claimBlackbox', () => {
   });
 
   it('the store holds a digest under the client’s prefix for the trust bound, never the blackbox', async () => {
-    const writes: Array<{ key: string; value: string; ttlMs: number }> = [];
-    const inner = createMemoryStore({ now: () => T0 });
-    const recording: Store = {
-      ...inner,
-      setIfAbsent: async (key, value, ttlMs) => {
-        writes.push({ key, value, ttlMs });
-        return inner.setIfAbsent(key, value, ttlMs);
-      },
-    };
+    const { store: recording, writes } = recordingStore(createMemoryStore({ now: () => T0 }));
     const { options, errors } = setting(recording);
     await claimBlackbox(options, BLACKBOX, 'key-a');
     await claimBlackbox(options, BLACKBOX, 'key-b');
     expect(writes).toHaveLength(2);
-    expect(writes[0]).toEqual({ key: await reuseKeyOf('client-1', BLACKBOX), value: 'key-a', ttlMs: 900_000 });
+    expect(writes[0]).toEqual({
+      op: 'setIfAbsent',
+      key: await reuseKeyOf('client-1', BLACKBOX),
+      value: 'key-a',
+      ttlMs: 900_000,
+    });
     expect(writes[0]!.key).toMatch(/^client-1:blackbox:[0-9a-f]{64}$/);
     const said = JSON.stringify([writes, errors, String(errors[0])]);
     expect(said).not.toContain(BLACKBOX.slice(0, 40));

@@ -166,13 +166,19 @@ describe('createMemoryQueue', () => {
     await queue.idle();
   });
 
-  it('close waits for the running jobs and starts no other', async () => {
-    const queue = createMemoryQueue({ concurrency: 1 });
+  /** A queue of `concurrency` whose runs wait for `finish(key)`, given jobs a and b: those it could start, started. */
+  async function runningTwo(concurrency: number) {
+    const queue = createMemoryQueue({ concurrency });
     const { run, started, finish } = gatedRun();
     queue.process(run);
     await queue.add(job('a'));
     await queue.add(job('b'));
     await tick();
+    return { queue, started, finish };
+  }
+
+  it('close waits for the running jobs and starts no other', async () => {
+    const { queue, started, finish } = await runningTwo(1);
     let closed = false;
     const closing = queue.close().then(() => (closed = true));
     await tick();
@@ -211,12 +217,7 @@ describe('createMemoryQueue', () => {
   });
 
   it('idle resolves once the last job held has left, not before', async () => {
-    const queue = createMemoryQueue({ concurrency: 2 });
-    const { run, finish } = gatedRun();
-    queue.process(run);
-    await queue.add(job('a'));
-    await queue.add(job('b'));
-    await tick();
+    const { queue, finish } = await runningTwo(2);
     let idle = false;
     const waiting = queue.idle().then(() => (idle = true));
     await finish('a');

@@ -10,7 +10,6 @@ import {
   createDeviceRiskClient,
   createDeviceRiskHandler,
   createMemoryStore,
-  createTokenSource,
   toNodeHandler,
   type CallbackResult,
   type Store,
@@ -28,10 +27,7 @@ import { Redis as IoRedis } from 'ioredis';
 import { connect, haveRedis, startRedisServer, type Client, type RedisServer } from '../../support/redis.js';
 import { storeContract } from '../../support/store-contract.js';
 import { freePort } from '../../support/processes.mjs';
-
-const UA = 'AcmeShop Checkout/1.0';
-const SHOP = 'https://shop.example';
-const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
+import { BLACKBOX, SHOP, tokenSourceOn, UA } from '../../support/kit.js';
 
 let redis: RedisServer;
 const clients: Client[] = [];
@@ -71,6 +67,13 @@ const stores: Array<[string, () => Promise<Store>]> = [
       ] as Array<[string, () => Promise<Store>]>)
     : []),
 ];
+
+/** A callback handler's sweep and the work it started, run to their end: then how many `seen` holds. */
+async function sweptCount(handler: { sweep(): Promise<unknown>; idle(): Promise<unknown> }, seen: unknown[]) {
+  await handler.sweep();
+  await handler.idle();
+  return seen.length;
+}
 
 describe.each(stores)('the Store contract: %s', (_, make) => storeContract(make));
 
@@ -330,11 +333,7 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
       storeTimeoutMs?: number;
     } = {},
   ) {
-    const tokenSource = createTokenSource({
-      clientId: emulator.clientId,
-      clientSecret: emulator.clientSecret,
-      tokenUrl: emulator.tokenUrl,
-      userAgent: UA,
+    const tokenSource = tokenSourceOn(emulator, {
       store,
       sleep: async (ms) => void extra.tokenWakes?.push(Date.now() + ms),
       ...(extra.lockLeaseMs ? { lockLeaseMs: extra.lockLeaseMs } : {}),
@@ -480,12 +479,7 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
     expect(token.length).toBeGreaterThan(10);
     for (const value of values) expect(value).not.toContain(token);
     // Another client secret cannot open it.
-    const other = createTokenSource({
-      clientId: emulator.clientId,
-      clientSecret: 'another-secret',
-      tokenUrl: emulator.tokenUrl,
-      userAgent: UA,
-    });
+    const other = tokenSourceOn(emulator, { clientSecret: 'another-secret' });
     await expect(other.unseal(sealed)).rejects.toMatchObject({ code: 'invalid_response' });
   });
 
@@ -846,17 +840,9 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
       allowedSources: 'any',
       onResult: (r) => void calls.push(`b:${r.workflowExecutionId}:${JSON.stringify(r.details?.deviceRisk)}`),
     });
-    await expect
-      .poll(async () => {
-        await b.sweep();
-        await b.idle();
-        return calls.length;
-      })
-      .toBe(2);
+    await expect.poll(() => sweptCount(b, calls)).toBe(2);
     expect(calls[1]).toMatch(new RegExp(`^b:${tx.workflowExecutionId}:\\{.*"decision"`));
-    await b.sweep();
-    await b.idle();
-    expect(calls).toHaveLength(2);
+    expect(await sweptCount(b, calls)).toBe(2);
     await b.close();
   });
 
@@ -901,13 +887,7 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
         allowedSources: 'any',
         onResult: (r) => void delivered.push(r.workflowExecutionId),
       });
-      await expect
-        .poll(async () => {
-          await b.sweep();
-          await b.idle();
-          return delivered.length;
-        })
-        .toBe(1);
+      await expect.poll(() => sweptCount(b, delivered)).toBe(1);
       expect(aCalls).toBe(1);
       await b.close();
     },

@@ -14,7 +14,7 @@ import {
   type FetchHandler,
 } from '../../../../src/server/index.js';
 import { standFor } from '../../../../src/server/net/direct-body.js';
-import { closeServers, rawRequest, serve } from '../../../support/http.js';
+import { closeServers, postAs, rawRequest, serve } from '../../../support/http.js';
 
 const apps: FastifyInstance[] = [];
 afterEach(async () => {
@@ -84,11 +84,7 @@ describe('toFastifyHandler', () => {
 
   it('text Fastify parsed reaches the handler as sent', async () => {
     const origin = await fastify((app) => app.post('/p', toFastifyHandler(echo)));
-    const answer = await fetch(`${origin}/p`, {
-      method: 'POST',
-      headers: { 'content-type': 'text/plain' },
-      body: 'a b',
-    });
+    const answer = await postAs(`${origin}/p`, 'text/plain', 'a b');
     expect(await answer.json()).toMatchObject({ text: 'a b', contentType: 'text/plain' });
   });
 
@@ -121,11 +117,7 @@ describe('toFastifyHandler', () => {
       duplex: 'half',
     } as RequestInit);
     expect(await big.json()).toEqual({ text: null });
-    const form = await fetch(`${origin}/p`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: 'a=1&b=2',
-    });
+    const form = await postAs(`${origin}/p`, 'application/x-www-form-urlencoded', 'a=1&b=2');
     expect(await form.json()).toMatchObject({ text: 'a=1&b=2', contentType: 'application/x-www-form-urlencoded' });
   });
 
@@ -138,11 +130,7 @@ describe('toFastifyHandler', () => {
       });
       app.post('/p', toFastifyHandler(echo));
     }, options);
-    const answer = await fetch(`${origin}/p`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/octet-stream' },
-      body: 'x',
-    });
+    const answer = await postAs(`${origin}/p`, 'application/octet-stream', 'x');
     expect(answer.status).toBe(400);
     expect(((await answer.json()) as { error: { code: string } }).error.code).toBe('body_already_read');
     expect(lines.filter((line) => line.code === 'body_already_read')).toEqual([
@@ -164,11 +152,7 @@ describe('toFastifyHandler', () => {
       });
       app.post('/p', toFastifyHandler(echo));
     });
-    const answer = await fetch(`${origin}/p`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/octet-stream' },
-      body: 'x',
-    });
+    const answer = await postAs(`${origin}/p`, 'application/octet-stream', 'x');
     expect(answer.status).toBe(400);
     expect(console_.mock.calls).toEqual([[expect.stringMatching(/before this handler.*\(body_already_read\)$/)]]);
   });
@@ -181,11 +165,7 @@ describe('toFastifyHandler', () => {
         toNodeHandler(echo)(request.raw, reply.raw);
       }),
     );
-    const answer = await fetch(`${origin}/p`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: '{"a":1}',
-    });
+    const answer = await postAs(`${origin}/p`, 'application/json', '{"a":1}');
     expect(answer.status).toBe(400);
     expect(((await answer.json()) as { error: { code: string } }).error.code).toBe('body_already_read');
     expect(console_.mock.calls).toEqual([[expect.stringMatching(/toFastifyHandler.*\(body_already_read\)$/)]]);

@@ -3,7 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BodyTimeoutError, toNodeHandler, type FetchHandler } from '../../../../src/server/index.js';
 import { readLimited } from '../../../../src/server/net/http.js';
-import { closeServers, listening, rawRequest, serve } from '../../../support/http.js';
+import { closeServers, listening, postAs, rawRequest, serve } from '../../../support/http.js';
 import { trickle } from '../../../support/slow-body.js';
 
 afterEach(closeServers);
@@ -164,13 +164,9 @@ describe('toNodeHandler behind Express body parsers', () => {
   it('express.json(): the handler reads the JSON the parser read', async () => {
     const express = (await import('express')).default;
     const url = await expressWith(express.json());
-    const answer = (await (
-      await fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: '{ "blackbox": "0400+/=" }',
-      })
-    ).json()) as { text: string };
+    const answer = (await (await postAs(url, 'application/json', '{ "blackbox": "0400+/=" }')).json()) as {
+      text: string;
+    };
     expect(JSON.parse(answer.text)).toEqual({ blackbox: '0400+/=' });
   });
 
@@ -178,11 +174,7 @@ describe('toNodeHandler behind Express body parsers', () => {
     const express = (await import('express')).default;
     const url = await expressWith(express.urlencoded({ extended: false }));
     const answer = (await (
-      await fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: 'blackbox=0400%2B%2F%3D&a=1',
-      })
+      await postAs(url, 'application/x-www-form-urlencoded', 'blackbox=0400%2B%2F%3D&a=1')
     ).json()) as { text: string };
     expect(new URLSearchParams(answer.text).get('blackbox')).toBe('0400+/=');
   });
@@ -205,11 +197,7 @@ describe('toNodeHandler behind Express body parsers', () => {
       req.resume();
       req.on('end', () => next());
     });
-    const answer = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/octet-stream' },
-      body: 'x',
-    });
+    const answer = await postAs(url, 'application/octet-stream', 'x');
     expect(answer.status).toBe(400);
     expect(((await answer.json()) as { error: { code: string; message: string } }).error).toMatchObject({
       code: 'body_already_read',

@@ -26,11 +26,9 @@ import {
   type FetchHandler,
   type Store,
 } from '../../../../src/server/index.js';
-import { clientOn, handlerOn } from '../../../support/kit.js';
+import { checkoutFor, clientOn, handlerOn, SHOP, UA } from '../../../support/kit.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 60);
-const SHOP = 'https://shop.example';
-const UA = 'AcmeShop Checkout/1.0';
 /** One generated case may take this long: a hang fails it, and fast-check shrinks it to the smallest that hangs. */
 const RUN_TIMEOUT = 8000;
 const CASE_TIMEOUT = 60_000 + RUNS * 200;
@@ -490,19 +488,24 @@ describe('hostile answers', () => {
     body: a.body,
     split: a.split,
   });
+  /** A raw server that answers as it was last told (a bare 200 at first): its port. */
+  const scripted = async () => {
+    let current = toRaw({ status: 'HTTP/1.1 200 OK', headers: [], body: '', split: false });
+    const port = await rawServer(() => current);
+    return { port, answerWith: (a: Parameters<typeof toRaw>[0]) => void (current = toRaw(a)) };
+  };
 
   it(
     'the proxy: whatever the collector answers, the browser gets an answer or a closed connection, never a crash',
     { timeout: CASE_TIMEOUT },
     async () => {
-      let current = toRaw({ status: 'HTTP/1.1 200 OK', headers: [], body: '', split: false });
-      const collectorPort = await rawServer(() => current);
+      const { port: collectorPort, answerWith } = await scripted();
       const port = await serve(
         createFirstPartyProxy({ collectorUrl: `http://127.0.0.1:${collectorPort}/`, timeoutMs: 2000 }),
       );
       await fc.assert(
         fc.asyncProperty(answer, async (a) => {
-          current = toRaw(a);
+          answerWith(a);
           const got = await send(port, { method: 'GET', path: '/iojs/general5/static_wdp.js', headers: {} });
           // The collector's own answer passed on, the proxy's typed refusal, or a connection closed.
           const sent = Number(/^HTTP\/1\.[01] (\d{3})\b/.exec(a.status)?.[1]);
@@ -521,8 +524,7 @@ describe('hostile answers', () => {
     'the API client: whatever the service answers, a typed DeviceRiskError or a transaction, never a crash',
     { timeout: CASE_TIMEOUT },
     async () => {
-      let current = toRaw({ status: 'HTTP/1.1 200 OK', headers: [], body: '', split: false });
-      const apiPort = await rawServer(() => current);
+      const { port: apiPort, answerWith } = await scripted();
       const tokenPort = await rawServer(() => ({
         head: 'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n',
         body: '{"access_token":"at","token_type":"Bearer","expires_in":3600}',
@@ -546,7 +548,7 @@ describe('hostile answers', () => {
       });
       await fc.assert(
         fc.asyncProperty(answer, async (a) => {
-          current = toRaw(a);
+          answerWith(a);
           try {
             const tx = await client.createAccount({
               customerInternalReference: 'order-1',
@@ -775,18 +777,10 @@ describe('generated traffic against the admission limits', () => {
             let n = 0;
             for (const [address, customer] of posts) {
               const answer = await handler(
-                new Request(`${SHOP}/device-risk`, {
-                  method: 'POST',
-                  headers: {
-                    origin: SHOP,
-                    'content-type': 'application/json',
-                    'idempotency-key': `fuzz-key-${++n}`,
-                    'x-customer': `c${customer}`,
-                  },
-                  // A blackbox of its own per checkout: a used one is refused (src/server/endpoint/reuse.ts).
-                  body: JSON.stringify({ blackbox: '0400' + n + 'abc+/'.repeat(40) }),
-                }),
-                { clientAddress: `192.0.2.${address}` },
+                checkoutFor(`fuzz-key-${++n}`, { headers: { 'x-customer': `c${customer}` } }),
+                {
+                  clientAddress: `192.0.2.${address}`,
+                },
               );
               if (answer.status !== 200) {
                 expect(answer.status).toBe(429);
