@@ -39,6 +39,14 @@ function limiter(extra: Partial<RateLimiterOptions> = {}) {
 }
 const signal = new AbortController().signal;
 
+/** Takes the one slot for a call still out at T0 + 59_999 and checks the slot is held then, whichever window it keeps. */
+async function slotHeldWhileOut(limited: ReturnType<typeof limiter>) {
+  const answered = await limited.limits.acquire(signal, T0 + 60_000);
+  limited.at(T0 + 59_999);
+  expect(await limited.store.get('ns:account-rate:0')).toBeDefined();
+  return { ...limited, answered };
+}
+
 describe('slotsOf', () => {
   it.each([
     [{ perSecond: 10 }, 10, 1100],
@@ -71,10 +79,7 @@ describe('createRateLimiter', () => {
   });
 
   it('holds a slot while its request is out until the call ends, then for the window from the answer', async () => {
-    const { limits, store, at } = limiter({ burst: 1 });
-    const answered = await limits.acquire(signal, T0 + 60_000);
-    at(T0 + 59_999);
-    expect(await store.get('ns:account-rate:0')).toBeDefined();
+    const { store, at, answered } = await slotHeldWhileOut(limiter({ burst: 1 }));
     await answered();
     at(T0 + 59_999 + 1099);
     expect(await store.get('ns:account-rate:0')).toBeDefined();
@@ -246,10 +251,7 @@ describe('a window counted from the send (the account limit)', () => {
   });
 
   it('holds a slot while its request is out until the call ends; at its answer, until its window from the send ends', async () => {
-    const { limits, store, at } = fromSend({ burst: 1 });
-    const late = await limits.acquire(signal, T0 + 60_000);
-    at(T0 + 59_999);
-    expect(await store.get('ns:account-rate:0')).toBeDefined();
+    const { limits, store, at, answered: late } = await slotHeldWhileOut(fromSend({ burst: 1 }));
     await late();
     expect(await store.get('ns:account-rate:0')).toBeUndefined();
     at(T0 + 100_000);
