@@ -9,6 +9,17 @@ import {
   type BacklogFigures,
 } from '../../../src/server/queue/backlog.js';
 
+/** A meter on a hand-moved clock that saw `queued` checks waiting at `start`, two of them finished `elapsedMs` later. */
+function twoDrainedAfter(start: number, queued: number, elapsedMs: number) {
+  const clock = { now: start };
+  const meter = createDrainMeter(() => clock.now, 900_000);
+  meter.figures(queued, clock.now);
+  clock.now += elapsedMs;
+  meter.drained();
+  meter.drained();
+  return { clock, meter };
+}
+
 describe('createDrainMeter', () => {
   it('measures checks finished a second over the last minute, and the time the backlog needs', () => {
     let time = 1_000_000;
@@ -53,18 +64,13 @@ describe('createDrainMeter', () => {
   });
 
   it('a young backlog is measured over its own life, at least a second', () => {
-    let time = 5_000_000;
-    const meter = createDrainMeter(() => time, 900_000);
-    meter.figures(5, time);
-    time += 2_000;
-    meter.drained();
-    meter.drained();
-    expect(meter.figures(3, time - 2_000).drainPerSecond).toBe(1);
-    const fresh = createDrainMeter(() => time, 900_000);
+    const { clock, meter } = twoDrainedAfter(5_000_000, 5, 2_000);
+    expect(meter.figures(3, clock.now - 2_000).drainPerSecond).toBe(1);
+    const fresh = createDrainMeter(() => clock.now, 900_000);
     fresh.drained();
-    expect(fresh.figures(1, time).drainPerSecond).toBe(1);
+    expect(fresh.figures(1, clock.now).drainPerSecond).toBe(1);
     // A shared queue: what the whole fleet finished, not this instance alone.
-    expect(fresh.figures(8, time, { drained: 4, stale: 3 })).toMatchObject({
+    expect(fresh.figures(8, clock.now, { drained: 4, stale: 3 })).toMatchObject({
       drainPerSecond: 4,
       drainSeconds: 2,
       staleLastMinute: 3,
@@ -73,25 +79,20 @@ describe('createDrainMeter', () => {
   });
 
   it('a queue that has just emptied: the rate over the backlog it drained, decaying over the minute, never over one second', () => {
-    let time = 7_000_000;
-    const meter = createDrainMeter(() => time, 900_000);
-    meter.figures(2, time);
-    time += 10_000;
-    meter.drained();
-    meter.drained();
+    const { clock, meter } = twoDrainedAfter(7_000_000, 2, 10_000);
     // Empty now: 2 checks over the backlog's 10 s, not 2 a second.
     expect(meter.figures(0, undefined)).toMatchObject({ drainPerSecond: 0.2, drainWindowMs: 10_000 });
-    time += 20_000;
+    clock.now += 20_000;
     expect(meter.figures(0, undefined)).toMatchObject({ drainPerSecond: 2 / 30, drainWindowMs: 30_000 });
-    time += DRAIN_WINDOW_MS;
+    clock.now += DRAIN_WINDOW_MS;
     expect(meter.figures(0, undefined)).toMatchObject({ drainPerSecond: 0, drainWindowMs: 1000 });
     // Idle a whole minute: the next backlog is measured over its own life again.
-    meter.figures(1, time);
-    time += 1000;
+    meter.figures(1, clock.now);
+    clock.now += 1000;
     meter.drained();
     expect(meter.figures(0, undefined).drainPerSecond).toBe(1);
     // Checks finished that this meter never saw queued (another instance's): over the whole minute.
-    const other = createDrainMeter(() => time, 900_000);
+    const other = createDrainMeter(() => clock.now, 900_000);
     expect(other.figures(0, undefined, { drained: 2, stale: 0 })).toMatchObject({
       drainPerSecond: 2 / 60,
       drainWindowMs: DRAIN_WINDOW_MS,
