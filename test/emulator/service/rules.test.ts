@@ -424,16 +424,10 @@ describe('upload and finalize', () => {
 
   it('the transaction token expires: 401, then TOKEN_EXPIRED; a session with no action: SESSION_EXPIRED', async () => {
     const { transaction, upload, advance, service } = setup();
-    const short = await transaction({
-      customerInternalReference: 'o',
-      workflowDefinition: { key: 1 },
-      tokenLifetime: '5m',
-    });
-    const long = await transaction({
-      customerInternalReference: 'p',
-      workflowDefinition: { key: 1 },
-      tokenLifetime: '1d',
-    });
+    const lasting = (customerInternalReference: string, tokenLifetime: string) =>
+      transaction({ customerInternalReference, workflowDefinition: { key: 1 }, tokenLifetime });
+    const short = await lasting('o', '5m');
+    const long = await lasting('p', '1d');
     advance(5 * 60_000 - 1);
     expect((await upload(short, 'AAAA')).status).toBe(200); // an action: the session runs 15 minutes from here
     advance(1);
