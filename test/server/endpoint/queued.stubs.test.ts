@@ -18,6 +18,7 @@ import {
   type DeviceRiskClient,
   type DeviceRiskHandlerOptions,
   NotCheckedError,
+  type Store,
 } from '../../../src/server/index.js';
 import type { QueueCounts } from '../../../src/server/queue/queue.js';
 import { recordKeyOf } from '../../../src/server/endpoint/idempotency.js';
@@ -100,6 +101,13 @@ const post = (key: string, order = 'order-0', blackbox = blackboxOf(key)) =>
     headers: { origin: SHOP, 'content-type': 'application/json', 'idempotency-key': key, 'x-order': order },
     body: JSON.stringify({ blackbox }),
   });
+
+/** A handler whose jobs run by hand, on a hand-moved clock, trusting a blackbox for a minute (maxQueuedMs). */
+function trustingAMinute(client: DeviceRiskClient, store: Store = createMemoryStore()) {
+  const clock = { now: 1_000_000 };
+  const hand = handQueue();
+  return { clock, hand, ...setUp(client, { queue: hand.queue, store, now: () => clock.now, maxQueuedMs: 60_000 }) };
+}
 
 describe('the endpoint answers at once and checks when the quota allows (the default)', () => {
   it('202 with the reference before any call to the service; then the checks, in arrival order', async () => {
@@ -579,17 +587,15 @@ describe('each try of a queued check: when it comes back, and what a full queue 
   });
 
   it('a blackbox is trusted for maxQueuedMs exactly: one ms past it, the job ends, told, nothing uploaded', async () => {
-    let time = 1_000_000;
     const { client, calls } = stubClient();
-    const hand = handQueue();
     const store = createMemoryStore();
-    const { handler, errors } = setUp(client, { queue: hand.queue, store, now: () => time, maxQueuedMs: 60_000 });
+    const { clock, hand, handler, errors } = trustingAMinute(client, store);
     await handler(post('key-0000000001', 'order-1'));
     await handler(post('key-0000000002', 'order-2'));
-    time += 60_000;
+    clock.now += 60_000;
     expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
     expect(calls).toEqual(['create order-1', 'upload wf-1', 'finalize wf-1']);
-    time += 1;
+    clock.now += 1;
     expect(await hand.run(hand.jobs[1]!)).toEqual({ done: true, stale: true });
     expect(calls).toHaveLength(3);
     expect(errors.map((e) => [e.code, e.message])).toEqual([
@@ -608,7 +614,7 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     expect(hand.jobs).toHaveLength(2);
     // also by a check within the request on the same store, and the job run again leaves it so.
     expect(await hand.run(hand.jobs[1]!)).toEqual({ done: true, stale: true });
-    const inRequest = setUp(client, { answer: 'checked', store, now: () => time });
+    const inRequest = setUp(client, { answer: 'checked', store, now: () => clock.now });
     expect((await inRequest.handler(post('key-0000000002', 'order-2'))).status).toBe(410);
     // The first key's record (its result) is not replaced by a stale run of its job.
     expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true, stale: true });
@@ -618,7 +624,6 @@ describe('each try of a queued check: when it comes back, and what a full queue 
   });
 
   it('past the trust bound, a blackbox already uploaded is finalized and its decision told, not given up', async () => {
-    let time = 1_000_000;
     let finalizeFails = true;
     const { client, calls } = stubClient();
     const finalize = client.finalize;
@@ -627,17 +632,11 @@ describe('each try of a queued check: when it comes back, and what a full queue 
         throw new DeviceRiskError('upstream_error', 'finalize answered 503', { status: 503, retryAfter: 1 });
       return finalize(tx);
     };
-    const hand = handQueue();
-    const { handler, errors, results } = setUp(client, {
-      queue: hand.queue,
-      store: createMemoryStore(),
-      now: () => time,
-      maxQueuedMs: 60_000,
-    });
+    const { clock, hand, handler, errors, results } = trustingAMinute(client);
     await handler(post('key-0000000001', 'order-1'));
     expect(await hand.run(hand.jobs[0]!)).toMatchObject({ retryInMs: 1000 });
     expect(calls).toEqual(['create order-1', 'upload wf-1']);
-    time += 60_001;
+    clock.now += 60_001;
     finalizeFails = false;
     expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
     expect(calls).toEqual(['create order-1', 'upload wf-1', 'finalize wf-1']);
@@ -647,9 +646,7 @@ describe('each try of a queued check: when it comes back, and what a full queue 
   });
 
   it('past the trust bound, a store that does not answer: the job comes back, nothing is given up', async () => {
-    let time = 1_000_000;
     const { client, calls } = stubClient();
-    const hand = handQueue();
     const memory = createMemoryStore();
     let away = false;
     const store = {
@@ -659,16 +656,16 @@ describe('each try of a queued check: when it comes back, and what a full queue 
         return memory.get(key);
       },
     };
-    const { handler, errors } = setUp(client, { queue: hand.queue, store, now: () => time, maxQueuedMs: 60_000 });
+    const { clock, hand, handler, errors } = trustingAMinute(client, store);
     await handler(post('key-0000000001', 'order-1'));
-    time += 60_001;
+    clock.now += 60_001;
     away = true;
     expect(await hand.run(hand.jobs[0]!)).toMatchObject({ retryInMs: 1000 });
     expect(errors.map((e) => e.code)).toEqual(['store_unavailable']);
     away = false;
     expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true, stale: true });
     expect(errors.map((e) => e.code)).toEqual(['store_unavailable', 'blackbox_stale', 'not_checked']);
-    // Given up with the last try's failure named: what kept it from being checked in time.
+    // Given up with the last try's failure named: what kept it from being checked in clock.now.
     expect(errors[2]).toMatchObject({ reason: 'blackbox_stale', lastError: 'store_unavailable' });
     expect(calls).toEqual([]);
     await handler.close();
