@@ -118,6 +118,19 @@ function instance(
   };
 }
 
+/** Two instances on one queue and one stand-in service, both telling their decisions into `results`. */
+function fleetOfTwo(queueName: string, options: Partial<DeviceRiskHandlerOptions> = {}) {
+  const svc = service();
+  const results: string[] = [];
+  const a = instance('a', svc, queueName, results, options);
+  const b = instance('b', svc, queueName, results, options);
+  const close = async () => {
+    await a.close();
+    await b.close();
+  };
+  return { svc, results, a, b, close };
+}
+
 const post = (key: string, order: string) =>
   new Request(`${SHOP}/device-risk`, {
     method: 'POST',
@@ -135,10 +148,7 @@ async function until(done: () => boolean | Promise<boolean>, ms = 20_000) {
 
 describe.skipIf(!haveRedis)('createBullmqQueue', () => {
   it('two instances: each accepts, any checks; one transaction per key, every decision told', async () => {
-    const svc = service();
-    const results: string[] = [];
-    const a = instance('a', svc, 'fleet-1', results);
-    const b = instance('b', svc, 'fleet-1', results);
+    const { svc, results, a, b, close } = fleetOfTwo('fleet-1');
     try {
       for (let i = 0; i < 12; i++) {
         const answer = await (i % 2 ? a : b).handler(post(`key-fleet1-${i}`, `order-${i}`));
@@ -164,19 +174,14 @@ describe.skipIf(!haveRedis)('createBullmqQueue', () => {
       expect((await b.queue.counts()).drainedLastMinute).toBe(12);
       expect([...a.errors, ...b.errors]).toEqual([]);
     } finally {
-      await a.close();
-      await b.close();
+      await close();
     }
   });
 
   it('stale drops are counted apart from the drained, for the whole fleet: a backlog all stale drains at 0', async () => {
-    const svc = service();
-    const results: string[] = [];
     // The queue paused while the checkouts come in, then the instances' clock a minute ahead: every job is past the bound.
     let ahead = 0;
-    const options = { maxQueuedMs: 30_000, now: () => Date.now() + ahead };
-    const a = instance('a', svc, 'fleet-stale', results, options);
-    const b = instance('b', svc, 'fleet-stale', results, options);
+    const { svc, a, b, close } = fleetOfTwo('fleet-stale', { maxQueuedMs: 30_000, now: () => Date.now() + ahead });
     try {
       await a.queue.queue.pause();
       for (let i = 0; i < 6; i++)
@@ -198,8 +203,7 @@ describe.skipIf(!haveRedis)('createBullmqQueue', () => {
       expect(told.filter((code) => code === 'not_checked')).toEqual(Array(6).fill('not_checked'));
       expect(told).toHaveLength(12);
     } finally {
-      await a.close();
-      await b.close();
+      await close();
     }
   });
 
@@ -287,10 +291,7 @@ describe.skipIf(!haveRedis)('createBullmqQueue', () => {
   });
 
   it('one key, two orders posted at once to two instances: one 202, the other 422, and the 202 is the one checked', async () => {
-    const svc = service();
-    const results: string[] = [];
-    const a = instance('a', svc, 'fleet-race', results);
-    const b = instance('b', svc, 'fleet-race', results);
+    const { svc, results, a, b, close } = fleetOfTwo('fleet-race');
     try {
       const accepted: string[] = [];
       for (let i = 0; i < 100; i++) {
@@ -322,8 +323,7 @@ describe.skipIf(!haveRedis)('createBullmqQueue', () => {
       expect(svc.calls.filter((c) => c.startsWith('create'))).toHaveLength(120);
       expect([...a.errors, ...b.errors]).toEqual([]);
     } finally {
-      await a.close();
-      await b.close();
+      await close();
     }
   });
 
