@@ -3,7 +3,7 @@
 // The instances here are objects in one process; test/package/fleet.test.ts runs them as processes.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../../src/emulator/index.js';
 import {
   createCallbackHandler,
@@ -319,6 +319,10 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
     }
     await emulator?.close();
   });
+  // Every test of the fleet runs on its own emulated service, its account limit off (as the client's, in instance()).
+  beforeEach(async () => {
+    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
+  });
 
   /** An instance: its own token source, client and handlers, on the shared store. */
   function instance(
@@ -372,7 +376,6 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
     });
 
   it('twenty instances starting together fetch one token', async () => {
-    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
     const store = await redisStore();
     const tokens = await Promise.all(Array.from({ length: 20 }, () => instance(store).tokenSource.getToken()));
     expect(new Set(tokens).size).toBe(1);
@@ -380,7 +383,6 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
   });
 
   it('a full Redis (noeviction): token calls fail at once as store_full, none reaches the service; then one does', async () => {
-    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
     const admin = await connect(redis.url);
     clients.push(admin);
     const { tokenSource } = instance(await redisStore());
@@ -404,7 +406,6 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
   });
 
   it('a token lock whose holder died is taken over after its lease, not waited on for ever', async () => {
-    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
     const store = await redisStore();
     // A dead instance's lock: nobody renews it.
     const lockKey = `${await storeNamespace(emulator.clientId, emulator.clientSecret, emulator.tokenUrl)}:token-lock`;
@@ -416,7 +417,6 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
   });
 
   it('a 429 seen by one instance makes the others back off instead of asking again', async () => {
-    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
     const store = await redisStore();
     emulator.faults.fail('token', { status: 429, times: 1 }); // Retry-After: 1
     const asked = Date.now();
@@ -435,7 +435,6 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
   });
 
   it('the token limit of 10 a second holds for the fleet', async () => {
-    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
     const store = await redisStore();
     const fleet = Array.from({ length: 4 }, () => instance(store).tokenSource);
     const started = Date.now();
@@ -448,7 +447,6 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
   });
 
   it('a retry on instance B after a failed upload on instance A resumes: one transaction, one upload', async () => {
-    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
     const store = await redisStore();
     const a = instance(store);
     const b = instance(store);
@@ -465,7 +463,6 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
   });
 
   it('the transaction token is sealed in the store: Redis never holds it in clear text', async () => {
-    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
     const store = await redisStore('sealed:');
     const a = instance(store);
     emulator.faults.fail('finalize', { status: 500 });
@@ -484,7 +481,6 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
   });
 
   it("the same key on two instances at once: one transaction; the waiter gets the owner's answer", async () => {
-    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
     emulator.faults.latency('upload', 300);
     const store = await redisStore();
     const [a, b] = [instance(store), instance(store)];
@@ -495,7 +491,6 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
   });
 
   it('a working owner renews its lease: a step longer than the lease is not taken over', async () => {
-    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
     emulator.faults.latency('upload', 900);
     const store = await redisStore();
     const [a, b] = [instance(store, { idempotencyLeaseMs: 300 }), instance(store, { idempotencyLeaseMs: 300 })];
@@ -508,7 +503,6 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
   });
 
   it('a waiter answers 409 with Retry-After when the owner takes longer than idempotencyWaitMs', async () => {
-    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
     emulator.faults.latency('upload', 600);
     const store = await redisStore();
     const [a, b] = [instance(store), instance(store, { idempotencyWaitMs: 200 })];
@@ -523,7 +517,6 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
   });
 
   it('another body with the same key is refused (422) on every instance', async () => {
-    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
     const store = await redisStore();
     const [a, b] = [instance(store), instance(store)];
     expect((await a.handler(post('fleet-key-0004'))).status).toBe(200);
@@ -537,7 +530,6 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
   });
 
   it('a key whose owner died is taken over after its lease, resuming from the stored transaction', async () => {
-    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
     const store = await redisStore();
     const a = instance(store);
     emulator.faults.fail('upload', { status: 503 });
@@ -555,7 +547,6 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
   });
 
   it('on a Redis that may evict keys, a checkout is refused (500 invalid_configuration) before any call upstream', async () => {
-    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
     const admin = await connect(redis.url);
     clients.push(admin);
     const a = instance(await redisStore());
@@ -575,7 +566,6 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
   });
 
   it('a checkout on ioredis: one transaction, and a retry gets the first answer', async () => {
-    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
     const store = await ioredisStore();
     const [a, b] = [instance(store), instance(store)];
     const first = await a.handler(post('fleet-key-io'));
@@ -586,7 +576,6 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
   });
 
   it('Redis frozen for longer than the lease while the create is out: the owner stops before its upload, and the retry resumes (one transaction)', async () => {
-    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
     const store = await redisStore();
     const a = instance(store, { idempotencyLeaseMs: 600, storeTimeoutMs: 200 });
     const b = instance(store, { idempotencyLeaseMs: 600, storeTimeoutMs: 200 });
@@ -612,7 +601,6 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
   });
 
   it('Redis stopped while the create is out: answered 503 long before the browser gives up; once Redis is back the made transaction is recorded and the retry resumes it', async () => {
-    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
     const store = await redisStore();
     const a = instance(store, { idempotencyLeaseMs: 1000, idempotencyWaitMs: 1000, storeTimeoutMs: 200 });
     emulator.faults.latency('accountCreate', 300);
@@ -642,7 +630,6 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
   });
 
   it('while Redis is away: 503 store_unavailable with Retry-After, nothing sent upstream; then it recovers by itself', async () => {
-    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
     const store = await redisStore();
     const a = instance(store);
     await redis.stop();
@@ -684,7 +671,6 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
       'a checkout is answered 503 store_unavailable with Retry-After, and a callback 503; nothing is sent upstream',
       { timeout: 30_000 },
       async () => {
-        emulator = await startEmulator({ accountRequestsPerSecond: 0 });
         const store = await redisStore();
         const a = instance(store, { storeTimeoutMs: 300 });
         const callbacks = createCallbackHandler({
@@ -720,7 +706,6 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
   });
 
   it('a callback delivered to every instance calls onResult once for the fleet', async () => {
-    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
     const store = await redisStore();
     const results: CallbackResult[] = [];
     const urls: string[] = [];
@@ -779,7 +764,6 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
   }
 
   it('Redis loses its data (restarted without persistence): the documented outcome, a second transaction and a second onResult', async () => {
-    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
     // A Redis of its own, as one runs without appendonly (the later option wins).
     const volatile = await startRedisServer({ args: ['--appendonly', 'no'] });
     closers.push(() => volatile.stop());
@@ -815,7 +799,6 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
   });
 
   it('an instance that dies inside onResult: another instance sweeps the callback a lease later and delivers it, once', async () => {
-    emulator = await startEmulator({ accountRequestsPerSecond: 0 });
     const prefix = `sweep${++prefixes}:`;
     const [storeA, storeB] = [await redisStore(prefix), await redisStore(prefix)];
     const { client, tx, request } = await processedCallback(storeB);
@@ -850,7 +833,6 @@ describe.skipIf(!haveRedis)('a fleet on one Redis (instances in one process)', (
     'a retry that meets Redis stopped, whose instance then dies: swept after the restart (AOF) and delivered',
     { timeout: 30_000 },
     async () => {
-      emulator = await startEmulator({ accountRequestsPerSecond: 0 });
       const store = await redisStore();
       const { client, request } = await processedCallback(store);
       const errors: unknown[] = [];
