@@ -6,6 +6,7 @@
 // restart); SIGKILLed on a full disk, then restarted on it with the service back, the new
 // process starts, and once there is room again checks every checkout the first answered 202, each once. Mounting needs root: without it, skipped and said.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,7 +28,8 @@ function mountSmallDisk(): { dir?: string; reason?: string } {
 const disk = mountSmallDisk();
 afterAll(() => {
   if (!disk.dir) return;
-  spawnSync('umount', [disk.dir]);
+  // Lazily if something outside this file still holds it: the folder is then free to remove.
+  if (spawnSync('umount', [disk.dir]).status !== 0) spawnSync('umount', ['--lazy', disk.dir]);
   rmSync(disk.dir, { recursive: true, force: true });
 });
 
@@ -50,7 +52,16 @@ function instance(config: object, dataDir: string) {
 const children: ChildProcess[] = [];
 let emulator: Emulator | undefined;
 afterEach(async () => {
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+  // Each child gone before the next test, and before the disk is unmounted: a process still
+  // holding its database open keeps the tmpfs busy (umount: EBUSY).
+  await Promise.all(
+    children.splice(0).map(async (child) => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const gone = once(child, 'exit');
+      child.kill('SIGKILL');
+      await gone;
+    }),
+  );
   await emulator?.close();
 });
 
