@@ -1,9 +1,8 @@
 // What the queue benches share: the blackbox, the shop, the user agent, a quantile, the
 // built kit's client of an emulator, a checkout's request, a flood's schedule, the gateway's order tokens.
-import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as kit from '../dist/server.js';
 import { emulatedClient } from '../test/support/emulated-kit.mjs';
+import { importSource } from '../scripts/import-source.mjs';
 
 export const BLACKBOX = '0400' + 'nVQ+/abcXYZ0123'.repeat(80) + '==';
 /** A checkout's own blackbox: the endpoint refuses one already used for another key (src/server/endpoint/reuse.ts). */
@@ -59,23 +58,8 @@ export async function offerBesideFlood({ flood, shopper, floodPerSecond = 20, ev
 let minting;
 /**
  * The gateway's own order-token minting (`mintOrderToken`, src/gateway/order-token.ts: no
- * public entry holds it), bundled once with esbuild as scripts/reference-docs.mjs bundles its
- * TypeScript: `(secret, { customerInternalReference, userReference? }) => Promise<token>`.
+ * public entry holds it): `(secret, { customerInternalReference, userReference? }) => Promise<token>`.
  */
 export function orderTokenMinter() {
-  return (minting ??= (async () => {
-    const { build } = await import('esbuild');
-    const root = fileURLToPath(new URL('..', import.meta.url));
-    const outfile = join(root, 'node_modules/.cache/bench/order-token.mjs');
-    await build({
-      entryPoints: [join(root, 'src/gateway/order-token.ts')],
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      packages: 'external',
-      outfile,
-      logLevel: 'warning',
-    });
-    return (await import(`${pathToFileURL(outfile).href}?${Date.now()}`)).mintOrderToken;
-  })());
+  return (minting ??= importSource('src/gateway/order-token.ts', 'bench').then((module) => module.mintOrderToken));
 }
