@@ -7,28 +7,16 @@
 // guest. A shopper counts as decided when its decision webhook reached the shop's receiver
 // within `withinMs` of its post (docs/gateway.md#signed-in-shoppers-first).
 import { spawn } from 'node:child_process';
-import { createHmac } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmulator } from '../dist/emulator.js';
-import { blackboxOf, quantile, SHOP } from './common.mjs';
+import { checkoutRequest, offerBesideFlood, orderTokenMinter, quantile, SHOP } from './common.mjs';
 
 const RUN = Math.random().toString(36).slice(2, 10);
 const ORDER_SECRET = 'the-order-secret-of-the-bench-32chars';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/** An order token as a shop's back end mints it (docs/gateway.md#the-order-token): HS256 over sub, uref and exp. */
-function orderToken(sub, uref) {
-  const part = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
-  const unsigned = `${part({ alg: 'HS256', typ: 'JWT' })}.${part({
-    sub,
-    ...(uref ? { uref } : {}),
-    exp: Math.floor(Date.now() / 1000) + 600,
-  })}`;
-  return `${unsigned}.${createHmac('sha256', ORDER_SECRET).update(unsigned).digest('base64url')}`;
-}
 
 /** The shop's receiver: the time each order's decision webhook arrived. */
 async function receiver() {
@@ -106,18 +94,17 @@ async function scenario({
     DATA_DIR: mkdtempSync(join(tmpdir(), 'bbc-bench-gateway-data-')),
     TRUSTED_FRONTS: '127.0.0.1',
   });
-  const post = (key, token, from) =>
-    fetch(`${gateway.url}/device-risk`, {
-      method: 'POST',
-      headers: {
-        origin: SHOP,
-        'content-type': 'application/json',
-        'idempotency-key': key,
-        'order-token': token,
+  // An order token as a shop's back end mints it (docs/gateway.md#the-order-token): sub, uref when signed in.
+  const mint = await orderTokenMinter();
+  const orderToken = (sub, uref) =>
+    mint(ORDER_SECRET, { customerInternalReference: sub, ...(uref ? { userReference: uref } : {}) });
+  const post = async (key, sub, uref, from) =>
+    fetch(
+      checkoutRequest(`${gateway.url}/device-risk`, key, {
+        'order-token': await orderToken(sub, uref),
         'x-forwarded-for': from,
-      },
-      body: JSON.stringify({ blackbox: blackboxOf(key) }),
-    }).then(
+      }),
+    ).then(
       async (answer) => {
         await answer.body?.cancel();
         return answer.status;
@@ -127,35 +114,27 @@ async function scenario({
   const floodAnswers = {};
   const shopperAnswers = {};
   const posted = new Map();
-  const events = [];
-  const floodTotal = Math.round((floodPerSecond * offerMs) / 1000);
-  for (let i = 0; i < floodTotal; i++) events.push({ at: (i * 1000) / floodPerSecond, flood: i });
-  for (let i = 0; i * everyMs < offerMs; i++) events.push({ at: i * everyMs + 500, shopper: i });
-  events.sort((a, b) => a.at - b.at);
   const count = (answers, status) => void (answers[status] = (answers[status] ?? 0) + 1);
-  const jobs = [];
-  const started = performance.now();
-  for (const event of events) {
-    const wait = started + event.at - performance.now();
-    if (wait > 0) await sleep(wait);
-    if (event.shopper !== undefined) {
-      const order = `shopper-${event.shopper}-${RUN}`;
-      const token = orderToken(order, signedIn ? `customer-${event.shopper}` : undefined);
-      const t0 = performance.now();
-      jobs.push(
-        post(`shopper-key-${event.shopper}-${RUN}`, token, `198.51.100.${event.shopper + 1}`).then((status) => {
-          count(shopperAnswers, status);
-          if (status === 202) posted.set(order, t0);
-        }),
-      );
-    } else {
-      const i = event.flood;
-      const token = orderToken(`flood-${i}-${RUN}`);
+  const { started, floodOffered, shoppersOffered } = await offerBesideFlood({
+    floodPerSecond,
+    everyMs,
+    offerMs,
+    flood: (i) => {
       const from = `10.0.${(i % floodAddresses) >> 8}.${(i % floodAddresses) & 255}`;
-      jobs.push(post(`flood-key-${i}-${RUN}`, token, from).then((status) => count(floodAnswers, status)));
-    }
-  }
-  await Promise.all(jobs);
+      return post(`flood-key-${i}-${RUN}`, `flood-${i}-${RUN}`, undefined, from).then((status) =>
+        count(floodAnswers, status),
+      );
+    },
+    shopper: (i) => {
+      const order = `shopper-${i}-${RUN}`;
+      const t0 = performance.now();
+      const uref = signedIn ? `customer-${i}` : undefined;
+      return post(`shopper-key-${i}-${RUN}`, order, uref, `198.51.100.${i + 1}`).then((status) => {
+        count(shopperAnswers, status);
+        if (status === 202) posted.set(order, t0);
+      });
+    },
+  });
   // Every shopper has its whole `withinMs` from its post.
   const lastPost = Math.max(...posted.values(), started);
   while (performance.now() < lastPost + withinMs && [...posted.keys()].some((o) => !shop.decided.has(o)))
@@ -168,10 +147,10 @@ async function scenario({
   await emulator.close();
   return {
     name,
-    floodOffered: floodTotal,
+    floodOffered,
     floodAnswers,
     floodDecided,
-    shoppersOffered: events.filter((e) => e.shopper !== undefined).length,
+    shoppersOffered,
     shopperAnswers,
     decidedInTime: inTime.length,
     p50: quantile(times, 0.5),

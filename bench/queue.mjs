@@ -5,26 +5,16 @@
 // with the check within the request (`answer: 'checked'`, the former default) whose browser
 // posts up to four times as the browser package does. From dist/, in one process.
 import { startEmulator } from '../dist/emulator.js';
-import {
-  createDeviceRiskClient,
-  createDeviceRiskHandler,
-  createMemoryQueue,
-  createTokenSource,
-} from '../dist/server.js';
+import { createDeviceRiskHandler, createMemoryQueue } from '../dist/server.js';
 import { redisAvailable, startRedis } from '../test/support/redis-server.mjs';
-import { blackboxOf, quantile, SHOP, USER_AGENT } from './common.mjs';
+import { checkoutRequest, quantile, SHOP, benchClient } from './common.mjs';
 
 /** The browser package's retries (src/browser/deliver.ts): 4 attempts, Retry-After or backoff, 10 s each. */
 async function browserPost(handler, key, order) {
   for (let attempt = 1; ; attempt++) {
-    const answer = await handler(
-      new Request(`${SHOP}/device-risk`, {
-        method: 'POST',
-        headers: { origin: SHOP, 'content-type': 'application/json', 'idempotency-key': key, 'x-order': order },
-        body: JSON.stringify({ blackbox: blackboxOf(key) }),
-      }),
-      { clientAddress: '127.0.0.1' },
-    );
+    const answer = await handler(checkoutRequest(`${SHOP}/device-risk`, key, { 'x-order': order }), {
+      clientAddress: '127.0.0.1',
+    });
     if (answer.ok) return { status: answer.status, attempts: attempt };
     if (process.env.BENCH_DEBUG) console.error(answer.status, await answer.clone().text());
     if (attempt >= 4 || (answer.status !== 409 && answer.status !== 429 && answer.status < 500))
@@ -53,17 +43,7 @@ async function run({ name, rate, offerMs, drainMs, instances }) {
     if (error?.code === 'blackbox_stale') refusals.stale++;
     if (error?.code === 'backlog_behind') refusals.behind++;
   };
-  const client = () =>
-    createDeviceRiskClient({
-      tokenSource: createTokenSource({
-        clientId: emulator.clientId,
-        clientSecret: emulator.clientSecret,
-        tokenUrl: emulator.tokenUrl,
-        userAgent: USER_AGENT,
-      }),
-      ...emulator.serviceUrls,
-      userAgent: USER_AGENT,
-    });
+  const client = () => benchClient(emulator);
   const common = {
     allowedOrigins: [SHOP],
     workflowKey: 10011,

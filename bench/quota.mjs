@@ -6,14 +6,9 @@
 // with the client's defaults (1 a second, bursts of 5). Then floods beside honest shoppers:
 // one instance, memory queue, admission at its defaults (IPv6 grouped by /64).
 import { startEmulator } from '../dist/emulator.js';
-import {
-  createDeviceRiskClient,
-  createDeviceRiskHandler,
-  createMemoryQueue,
-  createTokenSource,
-} from '../dist/server.js';
+import { createDeviceRiskHandler, createMemoryQueue } from '../dist/server.js';
 import { redisAvailable, startRedis } from '../test/support/redis-server.mjs';
-import { blackboxOf, quantile, SHOP, USER_AGENT } from './common.mjs';
+import { checkoutRequest, offerBesideFlood, quantile, SHOP, benchClient } from './common.mjs';
 import { fleetConfig, startFleet } from '../test/support/fleet.mjs';
 
 const RUN = Math.random().toString(36).slice(2, 10);
@@ -21,16 +16,9 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 const post = (handler, key, order, clientAddress, session) =>
   handler(
-    new Request(`${SHOP}/device-risk`, {
-      method: 'POST',
-      headers: {
-        origin: SHOP,
-        'content-type': 'application/json',
-        'idempotency-key': key,
-        'x-order': order,
-        ...(session ? { cookie: `shop_session=${session}` } : {}),
-      },
-      body: JSON.stringify({ blackbox: blackboxOf(key) }),
+    checkoutRequest(`${SHOP}/device-risk`, key, {
+      'x-order': order,
+      ...(session ? { cookie: `shop_session=${session}` } : {}),
     }),
     { clientAddress },
   );
@@ -38,17 +26,7 @@ const post = (handler, key, order, clientAddress, session) =>
 /** The shop's visitor (the handler's `visitor`): its session cookie, as a shop whose checkout page sets one. */
 const sessionOf = (request) => /(?:^|;\s*)shop_session=([^;]+)/.exec(request.headers.get('cookie') ?? '')?.[1];
 
-const client = (emulator) =>
-  createDeviceRiskClient({
-    tokenSource: createTokenSource({
-      clientId: emulator.clientId,
-      clientSecret: emulator.clientSecret,
-      tokenUrl: emulator.tokenUrl,
-      userAgent: USER_AGENT,
-    }),
-    ...emulator.serviceUrls,
-    userAgent: USER_AGENT,
-  });
+const client = (emulator) => benchClient(emulator);
 
 /**
  * Transactions the service made (account requests it took) and the account requests it
@@ -121,16 +99,9 @@ async function fourProcesses({ backlog, settleMs, spanMs }) {
     for (let i = 0; i < backlog; i += 20) {
       const answers = await Promise.all(
         Array.from({ length: Math.min(20, backlog - i) }, (_, j) =>
-          fetch(fleet.instances[(i + j) % 4].url, {
-            method: 'POST',
-            headers: {
-              origin: SHOP,
-              'content-type': 'application/json',
-              'idempotency-key': `fleet-key-${i + j}-${RUN}`,
-              'x-order': `f-${i + j}`,
-            },
-            body: JSON.stringify({ blackbox: blackboxOf(`fleet-key-${i + j}-${RUN}`) }),
-          }).then((r) => r.status),
+          fetch(
+            checkoutRequest(fleet.instances[(i + j) % 4].url, `fleet-key-${i + j}-${RUN}`, { 'x-order': `f-${i + j}` }),
+          ).then((r) => r.status),
         ),
       );
       accepted += answers.filter((s) => s === 202).length;
@@ -192,42 +163,26 @@ async function flood({
   const honest = new Map();
   const floodAnswers = {};
   const honestAnswers = {};
-  const started = performance.now();
-  const jobs = [];
-  const floodTotal = floodAddress ? Math.round((floodPerSecond * offerMs) / 1000) : 0;
-  const events = [];
-  for (let i = 0; i < floodTotal; i++) events.push({ at: (i * 1000) / floodPerSecond, flood: i });
-  for (let i = 0; i * honestEveryMs < offerMs; i++) events.push({ at: i * honestEveryMs + 500, honest: i });
-  events.sort((a, b) => a.at - b.at);
-  for (const event of events) {
-    const wait = started + event.at - performance.now();
-    if (wait > 0) await sleep(wait);
-    if (event.honest !== undefined) {
-      const order = `honest-${event.honest}`;
+  const { started, floodOffered, shoppersOffered } = await offerBesideFlood({
+    floodPerSecond,
+    everyMs: honestEveryMs,
+    offerMs,
+    flood:
+      floodAddress &&
+      ((i) =>
+        post(handler, `flood-key-${i}-${RUN}`, `flood-${i}`, floodAddress(i)).then((a) => {
+          floodAnswers[a.status] = (floodAnswers[a.status] ?? 0) + 1;
+        })),
+    shopper: (i) => {
+      const order = `honest-${i}`;
       const t0 = performance.now();
-      jobs.push(
-        post(
-          handler,
-          `honest-key-${event.honest}-${RUN}`,
-          order,
-          `198.51.100.${event.honest + 1}`,
-          session ? `honest-session-${event.honest}-${RUN}` : undefined,
-        ).then((a) => {
-          honestAnswers[a.status] = (honestAnswers[a.status] ?? 0) + 1;
-          if (a.status === 202) honest.set(order, t0);
-        }),
-      );
-    } else {
-      jobs.push(
-        post(handler, `flood-key-${event.flood}-${RUN}`, `flood-${event.flood}`, floodAddress(event.flood)).then(
-          (a) => {
-            floodAnswers[a.status] = (floodAnswers[a.status] ?? 0) + 1;
-          },
-        ),
-      );
-    }
-  }
-  await Promise.all(jobs);
+      const cookie = session ? `honest-session-${i}-${RUN}` : undefined;
+      return post(handler, `honest-key-${i}-${RUN}`, order, `198.51.100.${i + 1}`, cookie).then((a) => {
+        honestAnswers[a.status] = (honestAnswers[a.status] ?? 0) + 1;
+        if (a.status === 202) honest.set(order, t0);
+      });
+    },
+  });
   const until = started + offerMs + drainMs;
   while (performance.now() < until && [...honest.keys()].some((o) => !decided.has(o))) await sleep(200);
   const backlog = await handler.backlog();
@@ -236,9 +191,9 @@ async function flood({
   const times = [...honest].filter(([o]) => decided.has(o)).map(([o, t0]) => (decided.get(o) - t0) / 1000);
   return {
     name,
-    floodOffered: floodTotal,
+    floodOffered,
     floodAnswers,
-    honestOffered: events.filter((e) => e.honest !== undefined).length,
+    honestOffered: shoppersOffered,
     honestAnswers,
     honestDecided: times.length,
     honestP50: quantile(times, 0.5),

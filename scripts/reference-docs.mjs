@@ -12,8 +12,9 @@
 // measure of dist/ (the size figures: only when dist/ exists, so after `npm run build`).
 // test/scripts/reference-docs.test.ts (unit) and test/package/size-budget.test.ts (built) fail
 // when a committed block is not what this command writes.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { importSource } from './import-source.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const COMMAND = 'node scripts/reference-docs.mjs --write';
@@ -142,20 +143,7 @@ const merge = (...maps) => {
 
 /** The code's blocks: scripts/reference-blocks.ts, bundled with esbuild (its imports are TypeScript). */
 async function codeBlocks() {
-  const { build } = await import('esbuild');
-  const dir = `${ROOT}/node_modules/.cache/reference-docs`;
-  mkdirSync(dir, { recursive: true });
-  const outfile = `${dir}/blocks.mjs`;
-  await build({
-    entryPoints: [`${ROOT}/scripts/reference-blocks.ts`],
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    packages: 'external',
-    outfile,
-    logLevel: 'warning',
-  });
-  const module = await import(`${pathToFileURL(outfile).href}?${Date.now()}`);
+  const module = await importSource('scripts/reference-blocks.ts', 'reference-docs');
   return module.referenceBlocks();
 }
 

@@ -35,6 +35,37 @@ import { decisionEvent, failureEvent } from './webhook.js';
 import { adminRoutes, decisionsRoute, healthRoute, openApiRoute } from './extra-routes.js';
 import { createStatusMonitor } from '../server/status/index.js';
 
+/**
+ * Where each setting is handed over, one entry per member of GatewaySettings: a new member
+ * fails the type check here until its wiring is written and named (docs/architecture.md, the
+ * five changes). test/gateway/settings.test.ts checks that the file named reads it.
+ */
+export const SETTINGS_WIRING = {
+  clientId: 'gateway.ts: the token source',
+  clientSecret: 'gateway.ts: the token source',
+  service: 'gateway.ts: the token source and the Device Risk client',
+  collectorUrl: 'gateway.ts: the first-party proxy',
+  workflowKey: 'gateway.ts: the endpoint',
+  allowedOrigins: 'gateway.ts: the endpoint',
+  orderSecret: 'gateway.ts: the checkout door (Order-Token)',
+  decisionUrl: 'gateway.ts: the outbox',
+  decisionAuthorization: 'gateway.ts: the outbox',
+  webhookKey: 'gateway.ts: the outbox',
+  decisionsToken: 'gateway.ts: GET /decisions/{reference}',
+  callbackUrl: 'gateway.ts: the endpoint',
+  callbackSources: 'gateway.ts: the callback handler',
+  trustedFronts: 'gateway.ts: the Node adapter',
+  redisUrl: 'gateway.ts: the store and the queue',
+  dataDir: 'gateway.ts: the store and the queue',
+  port: 'gateway.ts: the main listener',
+  host: 'gateway.ts: the main listener',
+  admin: 'gateway.ts: the admin listener',
+  userAgent: 'gateway.ts: the token source and the Device Risk client',
+  shutdownTimeoutMs: "cli.ts: SIGTERM's bound",
+  idleTimeoutMs: 'gateway.ts: the listeners',
+  logFormat: 'gateway.ts: the log',
+} as const satisfies Record<keyof GatewaySettings, `${'gateway.ts' | 'cli.ts'}: ${string}`>;
+
 /** The HTTP server's limits beside IDLE_TIMEOUT_MS: the headers, a whole request, a kept-alive connection's wait. */
 const HEADERS_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 30_000;

@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { SETTINGS_WIRING } from '../../src/gateway/gateway.js';
 import { parseSettings, SettingsError, VARIABLES } from '../../src/gateway/settings.js';
 import { REGIONS_IN_WORDS } from '../../src/server/api/regions.js';
 
@@ -287,5 +289,16 @@ describe('the gateway settings', () => {
       expect(['plain', 'secret']).toContain(kind);
       expect(meaning.length).toBeGreaterThan(10);
     }
+  });
+});
+
+describe("the gateway's wiring of its settings", () => {
+  // SETTINGS_WIRING is keyed by every member of GatewaySettings (the compiler names a new one);
+  // this names an entry whose file does not read the setting.
+  it.each(Object.entries(SETTINGS_WIRING))('%s is read where its entry says (%s)', (setting, where) => {
+    const file = where.slice(0, where.indexOf(':'));
+    expect(readFileSync(new URL(`../../src/gateway/${file}`, import.meta.url), 'utf8')).toMatch(
+      new RegExp(`\\bsettings\\.${setting}\\b`),
+    );
   });
 });
