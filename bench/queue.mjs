@@ -7,23 +7,19 @@
 import { startEmulator } from '../dist/emulator.js';
 import { createDeviceRiskHandler, createMemoryQueue } from '../dist/server.js';
 import { redisAvailable, startRedis } from '../test/support/redis-server.mjs';
+import { withBrowserRetries } from '../test/support/browser-retries.mjs';
 import { checkoutRequest, quantile, SHOP, benchClient } from './common.mjs';
 
-/** The browser package's retries (src/browser/deliver.ts): 4 attempts, Retry-After or backoff, 10 s each. */
+/** The browser package's retries (test/support/browser-retries.mjs), each answer awaited. */
 async function browserPost(handler, key, order) {
-  for (let attempt = 1; ; attempt++) {
+  const { response, attempts } = await withBrowserRetries(async () => {
     const answer = await handler(checkoutRequest(`${SHOP}/device-risk`, key, { 'x-order': order }), {
       clientAddress: '127.0.0.1',
     });
-    if (answer.ok) return { status: answer.status, attempts: attempt };
-    if (process.env.BENCH_DEBUG) console.error(answer.status, await answer.clone().text());
-    if (attempt >= 4 || (answer.status !== 409 && answer.status !== 429 && answer.status < 500))
-      return { status: answer.status, attempts: attempt };
-    const wait = Number(answer.headers.get('retry-after'));
-    await new Promise((r) =>
-      setTimeout(r, Math.min(20_000, wait >= 0 ? wait * 1000 : Math.random() * 300 * 2 ** attempt)),
-    );
-  }
+    if (!answer.ok && process.env.BENCH_DEBUG) console.error(answer.status, await answer.clone().text());
+    return answer;
+  });
+  return { status: response.status, attempts };
 }
 
 /**

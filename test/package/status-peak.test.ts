@@ -18,6 +18,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createClient } from 'redis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
+import { withBrowserRetries } from '../support/browser-retries.mjs';
 import { availableEngines, launch } from '../support/engines.mjs';
 import { spawnListening } from '../support/processes.mjs';
 import { prometheusAvailable, startPrometheus, type RunningPrometheus } from '../support/prometheus.mjs';
@@ -49,28 +50,21 @@ afterAll(async () => {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** An answer's error code (none for a 202). */
+const codeOf = async (r: Response) =>
+  r.status === 202 ? undefined : ((await r.clone().json()) as { error: { code: string } }).error.code;
+
 /**
- * A shopper's post as the browser package makes it (src/browser/deliver.ts): a network error, a
- * 409 or a 5xx is tried again with the same key, up to 4 tries, after the answer's Retry-After;
- * a turn-away (503 queue_full) is the page's answer at once. A starved machine's store may
+ * A shopper's post as the browser package makes it (test/support/browser-retries.mjs), but a
+ * turn-away (503 queue_full) is the page's answer at once. A starved machine's store may
  * answer 503 store_unavailable in time, which the browser's next try mends.
  */
 async function shopperPost(url: string, init: RequestInit): Promise<{ status: number; code?: string; at: number }> {
-  for (let attempt = 1; ; attempt++) {
-    let answer: { status: number; code?: string; at: number } | undefined;
-    let wait = 300 * 2 ** attempt;
-    try {
-      const r = await fetch(url, init);
-      const code = r.status === 202 ? undefined : ((await r.json()) as { error: { code: string } }).error.code;
-      answer = { status: r.status, at: Date.now(), ...(code ? { code } : {}) };
-      wait = Number(r.headers.get('retry-after') ?? NaN) * 1000 || wait;
-    } catch (error) {
-      if (attempt >= 4) throw error;
-    }
-    const again = !answer || answer.status === 409 || (answer.status >= 500 && answer.code !== 'queue_full');
-    if (answer && (!again || attempt >= 4)) return answer;
-    await sleep(Math.min(wait, 20_000));
-  }
+  const { response } = await withBrowserRetries(() => fetch(url, init), {
+    final: async (r) => (await codeOf(r)) === 'queue_full',
+  });
+  const code = await codeOf(response);
+  return { status: response.status, at: Date.now(), ...(code ? { code } : {}) };
 }
 
 /** The figures of the status page's "now" table, read from its HTML. */
