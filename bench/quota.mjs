@@ -26,8 +26,6 @@ const post = (handler, key, order, clientAddress, session) =>
 /** The shop's visitor (the handler's `visitor`): its session cookie, as a shop whose checkout page sets one. */
 const sessionOf = (request) => /(?:^|;\s*)shop_session=([^;]+)/.exec(request.headers.get('cookie') ?? '')?.[1];
 
-const client = (emulator) => benchClient(emulator);
-
 /**
  * Transactions the service made (account requests it took) and the account requests it
  * refused, sampled every second for `spanMs` after `settleMs` (the burst spent): the rate in
@@ -66,7 +64,7 @@ async function oneInstance({ backlog, settleMs, spanMs }) {
     workflowKey: 10011,
     checkoutsPerAddress: false,
     checkoutsPerCustomer: false,
-    client: client(emulator),
+    client: benchClient(emulator),
     queue: createMemoryQueue(),
     resolveCustomer: (request) => ({ customerInternalReference: request.headers.get('x-order') }),
     onError: () => {},
@@ -151,7 +149,7 @@ async function flood({
   const handler = createDeviceRiskHandler({
     allowedOrigins: [SHOP],
     workflowKey: 10011,
-    client: client(emulator),
+    client: benchClient(emulator),
     queue: createMemoryQueue(),
     ...(session ? { visitor: sessionOf } : {}),
     resolveCustomer: (request) => ({ customerInternalReference: request.headers.get('x-order') }),
