@@ -25,9 +25,11 @@ export const TARGETS = { minimal: 2600, full: 4700, umd: 5280 };
  * 3733, 4657 and 5102 with the callbacks called through one safe path and the loaded analysis
  * standing for "a failure may have been seen"; 3726, 4651 and 5104 with a call's listener its
  * update (the UMD guard at its figure before); 3722, 4646 and 5099 with a call's ending made
- * inside its promise.
+ * inside its promise. The UMD guard raised once, to 5385 (5279 and 2 %), by the production
+ * build's warning of a script tag kept in <head> (head-tag.ts), which issue #68 asks for
+ * within its target (5280).
  */
-export const GUARDS = { minimal: 3797, full: 4739, umd: 5201 };
+export const GUARDS = { minimal: 3797, full: 4739, umd: 5385 };
 /** The least headroom a guard keeps over its figure when it is set. */
 export const HEADROOM = 0.02;
 

@@ -7,7 +7,7 @@ import { writeField } from './field.js';
 import { captureBlackbox, isField } from './capture.js';
 import { explain, fault } from './errors.js';
 import type { CaptureOptions } from './options.js';
-import { warnTagKeptInHead } from './warnings.js';
+import { warnTagKeptInHead } from './head-tag.js';
 
 export function startFromScriptTag(tag: HTMLOrSVGScriptElement | null): Promise<string> | undefined {
   const data = (tag as HTMLScriptElement | null)?.dataset;
@@ -61,6 +61,6 @@ export function startFromScriptTag(tag: HTMLOrSVGScriptElement | null): Promise<
   const started = data.checkoutId
     ? import('./tag-checkout.js').then(({ claimTag }) => claimTag(data, fault, options)).then(capture, failed)
     : capture();
-  warnTagKeptInHead(tag!, started); // the development build's
+  warnTagKeptInHead(tag!, started);
   return started;
 }

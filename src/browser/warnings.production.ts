@@ -2,5 +2,3 @@
 import type { NormalizedOptions } from './options.js';
 
 export function warnRiskySetup(_options: NormalizedOptions, _href: string): void {}
-
-export function warnTagKeptInHead(_tag: HTMLOrSVGScriptElement, _started: Promise<unknown>): void {}

@@ -45,24 +45,3 @@ export function warnRiskySetup(options: NormalizedOptions, href: string): void {
     );
   }
 }
-
-/**
- * A script tag in `<head>` without `data-checkout-id` runs once per page run: Turbo Drive runs no
- * head script whose markup the current head has already, so a later checkout's field stays
- * empty, with nothing said (docs/browser.md#one-blackbox-per-checkout). Warns when a page Turbo
- * renders after the capture has ended has the tag's field empty.
- */
-export function warnTagKeptInHead(tag: HTMLOrSVGScriptElement, started: Promise<unknown>): void {
-  const { field, checkoutId } = (tag as HTMLScriptElement).dataset;
-  if (!field || checkoutId !== undefined || tag.parentNode !== document.head) return;
-  let ended = false;
-  const end = () => (ended = true);
-  started.then(end, end);
-  document.addEventListener('turbo:load', () => {
-    const element = document.getElementById(field) as HTMLInputElement | null;
-    if (ended && element && !element.value)
-      warn(
-        `The field #${field} of this page stays empty: the script tag in <head> ran once for this page run, and Turbo runs no head script the page already has. Give each checkout's tag its data-checkout-id (the package then loads that checkout fully), put the tag in <body>, or make the links to the checkout load it fully.`,
-      );
-  });
-}

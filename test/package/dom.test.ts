@@ -56,12 +56,20 @@ describe('what each build holds', () => {
   it.each([
     ['unknown option names', 'unknown_option'],
     ['the version rule', 'general5|early5'],
-    ['the warnings', 'console.warn'],
+    ['the warning of a page without a preconnect hint', 'no preconnect hint'],
     ['the warning of a relative uriHook', 'is relative'],
   ])('%s are in the development files only', (_, marker) => {
     for (const file of ['index.development.js', 'index.development.cjs', 'blackbox-capture.development.umd.js'])
       expect(text(file), file).toContain(marker);
     for (const file of ['index.js', 'index.cjs', 'blackbox-capture.umd.js'])
       expect(text(file), file).not.toContain(marker);
+  });
+
+  it("the production files warn of one thing, the script tag kept in <head> (its text is the messages chunk's)", () => {
+    expect(text('index.js')).not.toContain('console.warn');
+    expect(text('blackbox-capture.umd.js').match(/console\.warn/g)).toHaveLength(1);
+    expect(text('blackbox-capture.umd.js')).toContain('turbo:load');
+    expect(text('blackbox-capture.umd.js')).not.toContain('stays empty');
+    expect(text('browser-messages.js')).toContain('stays empty');
   });
 });
