@@ -53,8 +53,9 @@ export const isBlackboxCaptureError = (error: unknown): error is BlackboxCapture
     error.name === 'BlackboxCaptureError' &&
     typeof (error as { code?: unknown }).code === 'string');
 
-/** The facts each error's message is written from, until explain() writes it. */
-const facts = new WeakMap<object, [string, unknown[]]>();
+type Messages = Record<string, (...args: unknown[]) => string>;
+/** Each error's message writer, from its facts (kind, arguments), waiting for the texts until explain() runs it. */
+const writers = new WeakMap<object, (messages: Messages) => string>();
 
 type MessageKind = keyof MessageArgs;
 type Details = BlackboxCaptureErrorDetails;
@@ -85,7 +86,7 @@ export function fault(
   kind: string = code,
 ): BlackboxCaptureError {
   const error = new BlackboxCaptureError(code, PREFIX + code, details);
-  facts.set(error, [kind, args]);
+  writers.set(error, (messages) => messages[kind]!(...args));
   return error;
 }
 
@@ -100,12 +101,11 @@ export function invalidOption(name: string, received: unknown): never {
  * network is gone), the code-only message stands and the details are all there.
  */
 export async function explain(error: unknown): Promise<unknown> {
-  const fact = facts.get(error as object);
-  if (fact) {
+  const write = writers.get(error as object);
+  if (write) {
     // Several calls may share one error: each writes the same message, none finds it half done.
     try {
-      const write = (await import('./messages.js')).MESSAGES[fact[0] as MessageKind] as (...args: unknown[]) => string;
-      (error as Error).message = PREFIX + write(...fact[1]);
+      (error as Error).message = PREFIX + write((await import('./messages.js')).MESSAGES as Messages);
     } catch {
       // keep the code-only message
     }

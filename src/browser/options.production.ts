@@ -10,9 +10,7 @@
  */
 import { invalidOption } from './errors.js';
 import type { NormalizedOptions } from './options.js';
-import { GLOBAL_NAME, isPlainObject, isSignal, isUriHook, snapshot, URL_RULE } from './rules.js';
-
-const isFunction = (value: unknown) => typeof value === 'function';
+import { isFunction, isIdentifier, isPlainObject, isSignal, isUriHook, snapshot, URL_RULE } from './rules.js';
 
 type Rules = Record<string, (value: any) => unknown>;
 
@@ -23,7 +21,7 @@ type Rules = Record<string, (value: any) => unknown>;
 const KEPT: Rules = {
   loaderUrl: URL_RULE,
   uriHook: isUriHook,
-  globalName: (value: unknown) => typeof value === 'string' && GLOBAL_NAME.test(value),
+  globalName: isIdentifier,
   onTrace: isFunction,
   onUpdate: isFunction,
   onOutcome: isFunction,
@@ -36,25 +34,26 @@ const KEPT: Rules = {
 // Where the blackbox goes: the page's origin or HTTPS, as in development (docs/browser.md#development-and-production-builds).
 const POST: Rules = { url: URL_RULE, body: isFunction, fetch: isFunction };
 
-/** Applies each rule to its option in `options` (a snapshot: no prototype, each value read once). */
-function check(rules: Rules, options: Record<string, any>, prefix = ''): void {
+/**
+ * `input` as a snapshot (no prototype, each value read once) whose values pass `rules`;
+ * `name` is the option `input` was given as, `prefix` names its options.
+ */
+function checked(rules: Rules, input: unknown, name: string, prefix = ''): Record<string, any> {
+  if (!isPlainObject(input)) invalidOption(name, input);
+  const options = snapshot(input);
   for (const key in rules) {
     const rule = rules[key]!;
     const value = options[key];
     if ((value !== undefined || rule === URL_RULE) && !rule(value)) invalidOption(prefix + key, value);
   }
+  return options;
 }
 
 export function normalizeOptions(input: unknown): NormalizedOptions {
-  if (!isPlainObject(input)) invalidOption('options', input);
-  const options = snapshot(input);
-  check(KEPT, options);
+  const options = checked(KEPT, input, 'options');
   const { post } = options;
-  if (post !== undefined) {
-    options.post =
-      typeof post === 'string' ? { url: post } : isPlainObject(post) ? snapshot(post) : invalidOption('post', post);
-    check(POST, options.post, 'post.');
-  }
+  if (post !== undefined)
+    options.post = checked(POST, typeof post === 'string' ? { url: post } : post, 'post', 'post.');
   options.vendor ??= {};
   options.timeoutMs ??= 15_000;
   return options as NormalizedOptions;

@@ -8,17 +8,7 @@
  */
 import type { CaptureOutcome, VendorPassthrough } from '../shared/types.js';
 import { fault, invalidOption } from './errors.js';
-import {
-  GLOBAL_NAME,
-  isPlainObject,
-  isSignal,
-  isUriHook,
-  OFF,
-  printable,
-  snapshot,
-  URL_RULE,
-  vendorFlagValues,
-} from './rules.js';
+import { isIdentifier, isPlainObject, isSignal, isUriHook, OFF, ON, printable, snapshot, URL_RULE } from './rules.js';
 
 export type FieldTarget = string | HTMLInputElement | HTMLTextAreaElement;
 
@@ -114,6 +104,7 @@ export interface NormalizedOptions extends Omit<CaptureOptions, 'post' | 'vendor
 /** A pattern for strings, a `typeof` name, or a predicate: true when the value is acceptable. */
 type Rule = RegExp | string | ((value: any) => unknown);
 const ms: Rule = (value) => typeof value === 'number' && value > 0 && value <= 600_000; // NaN fails both
+const vendorFlagValues = [...ON, ...OFF];
 const isVendorBoolean: Rule = (value) => typeof value === 'boolean' || vendorFlagValues.includes(value);
 
 function valid(rule: Rule, value: unknown): unknown {
@@ -166,7 +157,7 @@ const POST: Record<string, Rule> = {
 
 const OPTIONS: Record<keyof CaptureOptions, Rule> = {
   loaderUrl: URL_RULE,
-  globalName: GLOBAL_NAME,
+  globalName: isIdentifier,
   uriHook: isUriHook,
   version: /^(general5|early5|\d+\.\d+\.\d+)$/,
   // The loader URL-encodes the subkey, so any printable text is safe.

@@ -32,9 +32,8 @@ export const snapshot = (value: Record<string, unknown>): Record<string, any> =>
 
 // The loader's own boolean strings. Lists, not patterns, on the path every call takes: a
 // regular expression is compiled on its first use, on the page's main thread.
-const ON = ['1', 'true'];
+export const ON = ['1', 'true'];
 export const OFF = ['0', 'false'];
-export const vendorFlagValues = [...ON, ...OFF];
 /** The vendor's boolean parsing: true/false, "1"/"0", "true"/"false"; anything else is `fallback`. */
 export const vendorFlag = (value: unknown, fallback?: boolean): boolean =>
   // eslint-disable-next-line @typescript-eslint/restrict-template-expressions -- the vendor reads any value as its string
@@ -47,40 +46,43 @@ export const vendorFlag = (value: unknown, fallback?: boolean): boolean =>
 export const printable = (value: unknown): value is string =>
   typeof value === 'string' && value !== '' && [...value].every((c) => c > ' ' && c !== '\x7f' && c.trim());
 
+/** Printable, not "//host" (another host) and no backslash (browsers read it as "/"): what a URL rule and `uriHook` both ask. */
+const noOtherHost = (value: unknown): value is string =>
+  printable(value) && !value.startsWith('//') && !value.includes('\\');
+
 /**
  * An https URL without credentials (http only on loopback, for local testing), or a path
  * on the page's origin (not "//host"); printable, no backslash. The browser's own URL
  * parser decides what is absolute; an https URL or a path meets no pattern.
  */
-export const URL_RULE = (value: unknown): boolean => {
-  if (!printable(value) || value.startsWith('//') || value.includes('\\')) return false;
-  if (value[0] === '/') return true;
-  let url: URL;
+export const URL_RULE = (value: unknown): boolean => noOtherHost(value) && (value[0] === '/' || isSafeUrl(value));
+
+/** Not a path from the root: an https URL (http on loopback) without credentials, or a path relative to the page (no scheme). */
+const isSafeUrl = (value: string): boolean => {
   try {
-    url = new URL(value);
+    const url = new URL(value);
+    // Loopback as the URL parser writes it: every IPv4 host as four decimal parts, and a name
+    // whose last label is a number is no name, so "127.x.x.x" is 127.0.0.0/8. A pattern met
+    // only by plain-http URLs (local testing).
+    return (
+      (url.protocol === 'https:' ||
+        (url.protocol === 'http:' && /^(localhost|127(\.\d+){3}|\[::1\])$/.test(url.hostname))) &&
+      !(url.username + url.password)
+    );
   } catch {
     // No scheme: a relative path. A scheme the parser refuses ("https://[x") is refused.
     return !/^[a-z][a-z\d+.-]*:/i.test(value);
   }
-  const { protocol } = url;
-  return (
-    (protocol === 'https:' || (protocol === 'http:' && isLoopback(url.hostname))) && !(url.username + url.password)
-  );
 };
-
-/**
- * A loopback host as the URL parser writes it: it writes every IPv4 host as four decimal
- * parts, and a name whose last label is a number is no name, so four decimal parts starting
- * with 127 are 127.0.0.0/8. A pattern: only plain-http URLs (local testing) meet it.
- */
-const isLoopback = (hostname: string): boolean => /^(localhost|127(\.\d+){3}|\[::1\])$/.test(hostname);
 
 /** `uriHook`: a path on the page's own domain, never a complete URL: no scheme, host, port, "//", "..", query or fragment. */
 export const isUriHook = (value: unknown): boolean =>
-  printable(value) && !/^\/\/|[:?#\\]|(^|\/)\.\.(\/|$)|^[\w-]+(\.[\w-]+)+(\/|$)/.test(value);
+  noOtherHost(value) && !/[:?#]|(^|\/)\.\.(\/|$)|^[\w-]+(\.[\w-]+)+(\/|$)/.test(value);
 
 /** `globalName`: a JavaScript identifier (whether it shadows another global is checked on the page). */
-export const GLOBAL_NAME = /^[A-Za-z_$][\w$]*$/;
+export const isIdentifier = (value: unknown): boolean => typeof value === 'string' && /^[a-z_$][\w$]*$/i.test(value);
+
+export const isFunction = (value: unknown): boolean => typeof value === 'function';
 
 export const isSignal = (value: any): boolean =>
-  typeof value?.aborted === 'boolean' && typeof value.addEventListener === 'function';
+  typeof value?.aborted === 'boolean' && isFunction(value.addEventListener);
