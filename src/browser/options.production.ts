@@ -8,7 +8,7 @@
  * development build: unknown option names, every other value rule and the vendor keys'
  * rules. Every error code stays; each option is still read once, into a snapshot.
  */
-import { invalidOption } from './errors.js';
+import { fault } from './errors.js';
 import type { NormalizedOptions } from './options.js';
 import { isFunction, isIdentifier, isPlainObject, isSignal, isUriHook, snapshot, URL_RULE } from './rules.js';
 
@@ -39,12 +39,14 @@ const POST: Rules = { url: URL_RULE, body: isFunction, fetch: isFunction };
  * `name` is the option `input` was given as, `prefix` names its options.
  */
 function checked(rules: Rules, input: unknown, name: string, prefix = ''): Record<string, any> {
-  if (!isPlainObject(input)) invalidOption(name, input);
+  // `throw fault(…)` as capture.ts writes its refusals: gzip sends the repeated text almost free.
+  if (!isPlainObject(input)) throw fault('invalid_option', [name, input]);
   const options = snapshot(input);
   for (const key in rules) {
     const rule = rules[key]!;
     const value = options[key];
-    if ((value !== undefined || rule === URL_RULE) && !rule(value)) invalidOption(prefix + key, value);
+    if ((value !== undefined || rule === URL_RULE) && !rule(value))
+      throw fault('invalid_option', [prefix + key, value]);
   }
   return options;
 }
