@@ -50,12 +50,16 @@ export const printable = (value: unknown): value is string =>
 const noOtherHost = (value: unknown): value is string =>
   printable(value) && !value.startsWith('//') && !value.includes('\\');
 
+/** `uriHook`: a path on the page's own domain, never a complete URL: no scheme, host, port, "//", "..", query or fragment. */
+export const isUriHook = (value: unknown): boolean =>
+  noOtherHost(value) && !/[:?#]|(^|\/)\.\.(\/|$)|^[\w-]+(\.[\w-]+)+(\/|$)/.test(value);
+
 /**
  * An https URL without credentials (http only on loopback, for local testing), or a path
  * on the page's origin (not "//host"); printable, no backslash. The browser's own URL
  * parser decides what is absolute; an https URL or a path meets no pattern.
  */
-export const URL_RULE = (value: unknown): boolean => noOtherHost(value) && (value[0] === '/' || isSafeUrl(value));
+export const URL_RULE = (value: unknown): boolean => noOtherHost(value) && (value.startsWith('/') || isSafeUrl(value));
 
 /** Not a path from the root: an https URL (http on loopback) without credentials, or a path relative to the page (no scheme). */
 const isSafeUrl = (value: string): boolean => {
@@ -75,14 +79,14 @@ const isSafeUrl = (value: string): boolean => {
   }
 };
 
-/** `uriHook`: a path on the page's own domain, never a complete URL: no scheme, host, port, "//", "..", query or fragment. */
-export const isUriHook = (value: unknown): boolean =>
-  noOtherHost(value) && !/[:?#]|(^|\/)\.\.(\/|$)|^[\w-]+(\.[\w-]+)+(\/|$)/.test(value);
-
-/** `globalName`: a JavaScript identifier (whether it shadows another global is checked on the page). */
+/**
+ * `globalName`: a JavaScript identifier (whether it shadows another global is checked on the
+ * page). `/i` without `u` folds ASCII letters only: `[a-z]` is `[A-Za-z]`.
+ */
 export const isIdentifier = (value: unknown): boolean => typeof value === 'string' && /^[a-z_$][\w$]*$/i.test(value);
 
 export const isFunction = (value: unknown): boolean => typeof value === 'function';
 
+/** An AbortSignal, duck-typed: one from another realm (an iframe's) passes too. */
 export const isSignal = (value: any): boolean =>
   typeof value?.aborted === 'boolean' && isFunction(value.addEventListener);
