@@ -68,6 +68,12 @@ let grace: ReturnType<typeof setTimeout> | undefined;
  * followed by judge() once it is there.
  */
 let analysing: Promise<unknown> | undefined;
+/**
+ * Judgements due: one from each script error until judge() has run for it (a task after the
+ * analysis is at hand), and one for an adopted loader. A final update waits for them: the
+ * loader may say "complete" in its own handler of the very error that ends the last chain.
+ */
+let judging = 0;
 let analyser: typeof import('./unparsed.js') | undefined;
 
 /** Deep equality of option values; functions, elements and signals by identity. */
@@ -148,6 +154,24 @@ function judge(): void {
 }
 
 /**
+ * Judges the run once the analysis is at hand, and a task later: the loader sets its failure
+ * flags in its own handlers, which run after our capture listener. `event`: the script error
+ * that asks for it, which may name a script that did not parse. Due until then (`judging`).
+ */
+function judgeSoon(event?: Event): void {
+  judging++;
+  const judged = () => judging--;
+  void analyse().then(() => {
+    const name = event && analyser!.unparsedScript(event, loader);
+    if (name) unparsed.push(name);
+    setTimeout(() => {
+      judged();
+      judge();
+    });
+  }, judged);
+}
+
+/**
  * Tells calls of the run's latest blackbox, or of its failure. The outcome of a final one names
  * the failed scripts: it waits for their analysis when a script has failed and it is on its
  * way (a loader may complete with the third party alone at once).
@@ -173,12 +197,12 @@ function fail(error: BlackboxCaptureError): void {
 
 function accept(blackbox: unknown, done: unknown, judged?: boolean): void {
   if (!running || complete || typeof blackbox !== 'string') return;
-  if (vendorFlag(done) && !judged && analysing && !analyser) {
-    // A script failed and its analysis is on its way: the loader may say "complete" with what
-    // the broken chains left first. The run is judged before it completes (judge() runs a
-    // task after the chunk loads; this, queued after it, a task later).
+  if (vendorFlag(done) && !judged && judging) {
+    // A script failed and its judgement is due: the loader may say "complete" with what the
+    // broken chains left first. The run is judged before it completes (judge() runs a task
+    // after the chunk loads; this, queued after it, a task later).
     const later = () => setTimeout(() => accept(blackbox, done, true));
-    return void analysing.then(later, later);
+    return void analysing!.then(later, later);
   }
   latest = blackbox;
   if (vendorFlag(done)) {
@@ -215,13 +239,8 @@ function watch(href: string): void {
   const onError = (event: Event) => {
     if ((event.target as HTMLScriptElement).src === href) return fail(loaderFailed(href, false));
     // Another script failed: which one, and what that means for the run, is the analysis
-    // chunk's, loaded now the first time. The loader sets its failure flags in its own
-    // handlers, which run after this capture listener: the judgement waits a task.
-    void analyse().then(() => {
-      const name = analyser!.unparsedScript(event, loader);
-      if (name) unparsed.push(name);
-      setTimeout(judge);
-    }, noop);
+    // chunk's, loaded now the first time.
+    judgeSoon(event);
   };
   // Held from the start: the run may end after its page went away (a torn-down test
   // environment, a removed frame), when these globals are gone.
@@ -329,7 +348,7 @@ function startRun(options: NormalizedOptions): void {
     // its run nothing can have failed: the flags are the loader's, and watch() just started.)
     const state = config.getBlackbox?.();
     if (state?.blackbox) accept(state.blackbox, state.finished);
-    void analyse().then(judge, noop);
+    judgeSoon();
   } else {
     // The loader opens its connection to the third party only once it has run (a TCP and
     // TLS handshake on the critical path): open it now. None for the page's own origin (an

@@ -580,6 +580,41 @@ describe.each(loaders())('failure detection by chain, %s', (_, loaderSource) => 
     expect(error.scripts).toEqual(scripts);
   });
 
+  it('the analysis at hand before the last chain breaks: a loader completing in its handler of that error is judged first', async () => {
+    notFoundAt(/^https:\/\/tp\.test\//);
+    notFoundAt(/dyn_wdp\.js/);
+    // A loader that breaks its last chain when told, and says "complete" in its own handler of
+    // that script's error, as the real one does once every chain has ended.
+    loaderScript(`(function () {
+      var config = window.IGLOO, loader = config.loader;
+      loader.loaderMain = 1;
+      function add(src, onerror) {
+        var script = document.createElement('script');
+        script.src = src;
+        script.onerror = onerror;
+        document.head.append(script);
+      }
+      add('https://tp.test/general5/wdp.js', function () {
+        loader.io_wdp_load_failure = true;
+        config.bb_callback('0400partial', false);
+        window.breakLastChain = function () {
+          add('https://shop.test/iojs/general5/dyn_wdp.js', function () {
+            loader.fp_dyn_wdp_load_failure = true;
+            config.bb_callback('0400partial', true);
+          });
+        };
+      });
+    })();`);
+    const call = failure(api.captureBlackbox({ ...ok, timeoutMs: 5000 }));
+    await vi.waitFor(() => expect(typeof w().breakLastChain).toBe('function'));
+    // The first error asked for the analysis: at hand (the same module), and a task later in the core.
+    await import('../../src/browser/unparsed.js');
+    await new Promise((resolve) => setTimeout(resolve));
+    (w().breakLastChain as () => void)();
+    const error = await call;
+    expect([error.code, error.scripts]).toEqual(['collection_failed', ['fp_dyn_wdp', 'io_wdp']]);
+  });
+
   it('first party broken, third party loading: keeps waiting, and resolves with the third party', async () => {
     notFoundAt(/^https:\/\/shop\.test\/iojs\//);
     expect(decodeBlackbox(await api.captureBlackbox(ok))?.sources).toEqual(['tp']);
