@@ -25,7 +25,8 @@ export interface BlackboxCaptureErrorDetails {
   scripts?: string[];
 }
 
-const PREFIX = '[blackbox-capture] ';
+/** What the package's messages and warnings start with. */
+export const PREFIX = '[blackbox-capture] ';
 
 export class BlackboxCaptureError extends Error {
   override readonly name = 'BlackboxCaptureError';

@@ -8,6 +8,8 @@
  * starts: by the time Turbo renders another page it is at hand, and a production page pays
  * for the check alone.
  */
+import { PREFIX } from './errors.js';
+
 const noop = () => {};
 
 export function warnTagKeptInHead(tag: HTMLOrSVGScriptElement, started: Promise<unknown>): void {
@@ -20,7 +22,7 @@ export function warnTagKeptInHead(tag: HTMLOrSVGScriptElement, started: Promise<
   let text: ((field: string) => string) | undefined;
   // No text (the network gone): no warning.
   const texts = import('./messages.js').then(({ WARNINGS }) => (text = WARNINGS.tag_kept_in_head), noop);
-  const say = () => text && console.warn(text(field));
+  const say = () => text && console.warn(PREFIX + text(field));
   const onLoad = () => {
     const element = document.getElementById(field) as HTMLInputElement | null;
     if (ended && element && !element.value) {

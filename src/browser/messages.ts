@@ -123,12 +123,10 @@ export const MESSAGES = {
     `Delivering to ${url} failed: ${deliveryDetail(detail)}; the error carries the blackbox.`,
 } satisfies Record<string, (...args: never[]) => string>;
 
-const PREFIX = '[blackbox-capture] ';
-
-/** The warnings both builds give (head-tag.ts), as the console shows them; the development build's others are in warnings.ts. */
+/** The texts of the warnings both builds give (head-tag.ts); the development build's others are in warnings.ts. */
 export const WARNINGS = {
   tag_kept_in_head: (field: string) =>
-    `${PREFIX}The field #${field} of this page stays empty: the script tag in <head> ran once for this page run, and Turbo runs no head script the page already has. Give each checkout's tag its data-checkout-id (the package then loads that checkout fully), put the tag in <body>, or make the links to the checkout load it fully.`,
+    `The field #${field} of this page stays empty: the script tag in <head> ran once for this page run, and Turbo runs no head script the page already has. Give each checkout's tag its data-checkout-id (the package then loads that checkout fully), put the tag in <body>, or make the links to the checkout load it fully.`,
 };
 
 /** The arguments of each message, by its kind: what fault() records for it. */

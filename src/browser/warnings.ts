@@ -3,9 +3,9 @@
  * The production build swaps this module for warnings.production.ts, which warns of
  * nothing, so checkout pages pay for none of it.
  */
+import { PREFIX } from './errors.js';
 import type { NormalizedOptions } from './options.js';
 
-const PREFIX = '[blackbox-capture] ';
 const warned = new Set<string>();
 /** The loader URL whose tag a copy of the package added (development builds only). */
 const INJECTED = Symbol.for('blackbox-capture.injected');

@@ -607,9 +607,8 @@ describe.each(loaders())('failure detection by chain, %s', (_, loaderSource) => 
     })();`);
     const call = failure(api.captureBlackbox({ ...ok, timeoutMs: 5000 }));
     await vi.waitFor(() => expect(typeof w().breakLastChain).toBe('function'));
-    // The first error asked for the analysis: at hand (the same module), and a task later in the core.
-    await import('../../src/browser/unparsed.js');
-    await new Promise((resolve) => setTimeout(resolve));
+    // The first error asked for the analysis: at hand in the core once its import has settled.
+    await vi.dynamicImportSettled();
     (w().breakLastChain as () => void)();
     const error = await call;
     expect([error.code, error.scripts]).toEqual(['collection_failed', ['fp_dyn_wdp', 'io_wdp']]);
