@@ -117,10 +117,14 @@ beforeAll(async () => {
     env: { ...process.env, NODE_ENV: 'production' },
   });
   // The shop in front of the app's own server (adapter-node's build): every other path goes to it.
+  // The app's port is taken once the shops listen: a port freed for the app and then handed by
+  // the OS to a shop's own listener was EADDRINUSE for the app (a busy CI run).
+  let upstream = '';
+  const forward = (request: Request) => forwardTo(upstream)(request);
+  site = await startFrameworkSite(forward);
+  realSite = await startFrameworkSite(forward, { loaderSource: realLoaderSource() });
   const port = await freePort();
-  const upstream = `http://127.0.0.1:${port}`;
-  site = await startFrameworkSite(forwardTo(upstream));
-  realSite = await startFrameworkSite(forwardTo(upstream), { loaderSource: realLoaderSource() });
+  upstream = `http://127.0.0.1:${port}`;
   const { VITEST: _vitest, NODE_ENV: _mode, ...env } = process.env;
   server = spawn(process.execPath, ['build/index.js'], {
     cwd: APP,
