@@ -89,14 +89,38 @@ export interface BullmqQueueOptions {
 /** 1 account request a second × the 15-minute trust bound, as the handler's memory queue (handler.ts `defaultMaxQueued`). */
 export const DEFAULT_BULLMQ_MAX_QUEUED = BULLMQ_QUEUE_OPTIONS.maxQueued.default;
 
-/** Counts one finished (or stale) job in its second (ARGV[1]) and drops seconds older than two minutes. */
-const DRAINED_SCRIPT = `
+/**
+ * How long a job's end is remembered, in s: a second run of the same job (its lock lapsed, or
+ * the key added again as its run ended) ends within a run's own time limits of the first, far inside this.
+ */
+const COUNTED_RUNS_SECONDS = 600;
+
+/**
+ * A job done: its checkout counted once, its add's turn given back once, however often it ran.
+ * A job whose lock lapsed on a starved instance is run again by another (BullMQ's stalled
+ * check), and both runs end here; a browser's retry can add a key's job again in the instant
+ * after its run ended, and that run finds the key checked. Only the key's first end is counted,
+ * and each add gives its visitor's turn back once (docs/fleet.md#the-queue).
+ * KEYS[1] the ends seen (a sorted set by second), KEYS[2] the counter (a hash by second),
+ * KEYS[3] the turns; ARGV[1] the second, ARGV[2] the add's nonce, ARGV[3] the job's id (its
+ * key's), ARGV[4] its visitor if any. Returns 1 when counted, 0 for a checkout counted before.
+ */
+const FINISHED_SCRIPT = `
 local now = tonumber(ARGV[1])
-redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
-for _, second in ipairs(redis.call('HKEYS', KEYS[1])) do
-  if tonumber(second) < now - 120 then redis.call('HDEL', KEYS[1], second) end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - ${COUNTED_RUNS_SECONDS})
+local firstOfAdd = redis.call('ZADD', KEYS[1], 'NX', now, 'add:' .. ARGV[2]) == 1
+local firstOfKey = redis.call('ZADD', KEYS[1], 'NX', now, 'job:' .. ARGV[3]) == 1
+redis.call('EXPIRE', KEYS[1], ${COUNTED_RUNS_SECONDS + 60})
+if firstOfAdd and ARGV[4] then
+  local n = redis.call('HINCRBY', KEYS[3], ARGV[4], -1)
+  if n <= 0 then redis.call('HDEL', KEYS[3], ARGV[4]) end
 end
-redis.call('PEXPIRE', KEYS[1], 180000)
+if not firstOfKey then return 0 end
+redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
+for _, second in ipairs(redis.call('HKEYS', KEYS[2])) do
+  if tonumber(second) < now - 120 then redis.call('HDEL', KEYS[2], second) end
+end
+redis.call('PEXPIRE', KEYS[2], 180000)
 return 1`;
 
 /**
@@ -198,6 +222,8 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
   const drainedKey = `${prefix}:${name}:bbc-drained`;
   /** Jobs the fleet dropped stale, counted the same way apart: a stale drop is no drained work. */
   const staleKey = `${prefix}:${name}:bbc-stale`;
+  /** The jobs' ends in the last ten minutes, by add and by key: a checkout run twice is counted once. */
+  const countedKey = `${prefix}:${name}:bbc-counted`;
   /** Each visitor's jobs held now, by visitor: its next job's turn (a hash; same hash tag as the queue). */
   const turnsKey = `${prefix}:${name}:bbc-turns`;
   /** A job without a visitor is a visitor of its own: always a first turn, counted nowhere. */
@@ -214,11 +240,11 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
     if (visitor !== undefined) await (await redisClient()).runCommand('bbcLeave', [turnsKey, visitor]);
   };
   let defined = false;
-  /** The Redis client BullMQ holds, with the drained counter's script once. */
+  /** The Redis client BullMQ holds, with the kit's scripts defined once. */
   async function redisClient() {
     const client = await queue.backend.client;
     if (!defined) {
-      client.defineCommand('bbcDrained', { numberOfKeys: 1, lua: DRAINED_SCRIPT });
+      client.defineCommand('bbcFinished', { numberOfKeys: 3, lua: FINISHED_SCRIPT });
       client.defineCommand('bbcTurn', { numberOfKeys: 1, lua: TURN_SCRIPT });
       client.defineCommand('bbcLeave', { numberOfKeys: 1, lua: LEAVE_SCRIPT });
     }
@@ -271,10 +297,13 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
       async (job: Job<CheckJob>, token?: string) => {
         const result = await run(job.data);
         if (result.done) {
-          await leave(job.data.visitor).catch(onError);
+          const { addedBy = job.id!, visitor } = job.data as HeldJob;
           const counter = result.stale ? staleKey : drainedKey;
+          const args = [countedKey, counter, turnsKey, Math.floor(Date.now() / 1000), addedBy, job.id!];
+          // Stryker disable next-line ConditionalExpression: no visitor sent as '' only adds and drops a field '' in the same script
+          const withVisitor = visitor === undefined ? args : [...args, visitor];
           await redisClient()
-            .then((client) => client.runCommand('bbcDrained', [counter, Math.floor(Date.now() / 1000)]))
+            .then((client) => client.runCommand('bbcFinished', withVisitor))
             .catch(onError);
           return;
         }

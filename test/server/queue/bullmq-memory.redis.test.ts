@@ -141,6 +141,10 @@ describe.skipIf(!haveRedis)('createBullmqQueue in Redis memory', () => {
       const drained = left.get('mem:memory:bbc-drained')!;
       expect(drained.pttl).toBeGreaterThan(0);
       expect(drained.pttl).toBeLessThanOrEqual(180_000);
+      // The runs counted (a job run twice counts once) expire too, eleven minutes after the last.
+      const counted = left.get('mem:memory:bbc-counted')!;
+      expect(counted.pttl).toBeGreaterThan(600_000);
+      expect(counted.pttl).toBeLessThanOrEqual(660_000);
       // The key's record answers a retry for `idempotencyTtlMs` (24 h), then goes; the decision's
       // told marker, and the order a late callback is told with, outlive the service's callback
       // retries (48 h): every store key has a TTL.

@@ -138,6 +138,16 @@ const post = (key: string, order: string) =>
     body: JSON.stringify({ blackbox: blackboxOf(key) }),
   });
 
+/** A checkout of one visitor's, added to a queue directly. */
+const visitorJob = (key: string) => ({
+  key,
+  fingerprint: 'f',
+  blackbox: BLACKBOX,
+  customer: { customerInternalReference: `order-${key}` },
+  acceptedAt: Date.now(),
+  visitor: 'visitor-1',
+});
+
 async function until(done: () => boolean | Promise<boolean>, ms = 20_000) {
   const end = Date.now() + ms;
   while (!(await done())) {
@@ -373,6 +383,87 @@ describe.skipIf(!haveRedis)('createBullmqQueue', () => {
       );
     } finally {
       connection.disconnect();
+    }
+  });
+
+  it('a job run twice (its lock lapsed on a starved instance) is counted once and gives its turn back once', async () => {
+    const name = 'stalled-twice';
+    const probe = new IoRedis(redis.url);
+    const connections = [0, 1].map(() => new IoRedis(redis.url, { maxRetriesPerRequest: null }));
+    const errors: unknown[] = [];
+    // One run at a time each: the slow instance, busy with the hanging run, cannot take the job again itself.
+    const [slow, live] = connections.map((connection) =>
+      createBullmqQueue({
+        connection,
+        name,
+        concurrency: 1,
+        lockDurationMs: 1000,
+        stalledIntervalMs: 500,
+        onError: (e) => errors.push(e),
+      }),
+    );
+    const runs: string[] = [];
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    try {
+      expect(await slow!.add(visitorJob('key-twice'))).toBe('added');
+      // The first run hangs, as on a starved instance, until the test lets it finish.
+      slow!.process(async ({ key }) => {
+        runs.push(`slow ${key}`);
+        await released;
+        return { done: true };
+      });
+      await expect.poll(() => runs, { timeout: 10_000 }).toEqual(['slow key-twice']);
+      // Its lock lapses (what a starved event loop does): the live instance's stalled check takes the job again.
+      await probe.del(`bull:${name}:${await jobIdOf('key-twice')}:lock`);
+      live!.process(async ({ key }) => {
+        runs.push(`live ${key}`);
+        return key === 'key-twice' ? { done: true } : { retryInMs: 60_000 };
+      });
+      await expect.poll(() => runs, { timeout: 10_000 }).toContain('live key-twice');
+      await expect.poll(async () => (await live!.counts()).drainedLastMinute, { timeout: 5000 }).toBe(1);
+      // The same visitor's next checkout, held (delayed for a minute): one turn held.
+      expect(await live!.add(visitorJob('key-held'))).toBe('added');
+      await expect.poll(() => runs, { timeout: 10_000 }).toContain('live key-held');
+      expect(await probe.hget(`bull:${name}:bbc-turns`, 'visitor-1')).toBe('1');
+      // The first run ends after all: no second count, and the held checkout's turn stays.
+      release();
+      await expect.poll(() => errors.length, { timeout: 5000 }).toBeGreaterThan(0);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect((await live!.counts()).drainedLastMinute).toBe(1);
+      expect(await probe.hget(`bull:${name}:bbc-turns`, 'visitor-1')).toBe('1');
+    } finally {
+      release();
+      await Promise.all([slow!.close(), live!.close()]);
+      for (const connection of [...connections, probe]) connection.disconnect();
+    }
+  });
+
+  it("a key's job added again as its run ended (a browser's retry) is counted once, and each add gives its turn back", async () => {
+    const name = 'added-twice';
+    const probe = new IoRedis(redis.url);
+    const connection = new IoRedis(redis.url, { maxRetriesPerRequest: null });
+    const queue = createBullmqQueue({ connection, name, concurrency: 1, onError: () => {} });
+    const runs: string[] = [];
+    try {
+      queue.process(async ({ key }) => {
+        runs.push(key);
+        return key === 'key-again' ? { done: true } : { retryInMs: 60_000 };
+      });
+      expect(await queue.add(visitorJob('key-again'))).toBe('added');
+      await expect.poll(async () => (await queue.counts()).drainedLastMinute, { timeout: 5000 }).toBe(1);
+      // Its job gone with its end, the key is added again: a second job, whose run finds the key checked.
+      expect(await queue.add(visitorJob('key-again'))).toBe('added');
+      await expect.poll(() => runs, { timeout: 5000 }).toEqual(['key-again', 'key-again']);
+      // The same visitor's next checkout, held: only its turn is held, the two adds' turns given back.
+      expect(await queue.add(visitorJob('key-held'))).toBe('added');
+      await expect.poll(() => runs, { timeout: 5000 }).toContain('key-held');
+      expect(await probe.hget(`bull:${name}:bbc-turns`, 'visitor-1')).toBe('1');
+      expect((await queue.counts()).drainedLastMinute).toBe(1);
+    } finally {
+      await queue.close();
+      connection.disconnect();
+      probe.disconnect();
     }
   });
 
