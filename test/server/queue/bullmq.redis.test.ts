@@ -182,7 +182,32 @@ describe.skipIf(!haveRedis)('createBullmqQueue', () => {
         staleLastMinute: 0,
       });
       expect((await b.queue.counts()).drainedLastMinute).toBe(12);
+      // Each decision told once: a retry's second job, if its add came as the first run ended, tells nothing.
+      expect(results).toHaveLength(12);
       expect([...a.errors, ...b.errors]).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+
+  it("a key's job added again after its check (the retry's add in the instant after): nothing created or told twice", async () => {
+    const { svc, results, a, close } = fleetOfTwo('fleet-again');
+    const added: Parameters<typeof a.queue.add>[0][] = [];
+    const add = a.queue.add.bind(a.queue);
+    a.queue.add = (job) => {
+      added.push(job);
+      return add(job);
+    };
+    try {
+      expect((await a.handler(post('key-again', 'order-again'))).status).toBe(202);
+      await until(() => results.length === 1);
+      await until(async () => (await a.queue.counts()).queued === 0);
+      // The race, forced: the retry read the key's record as queued, and adds once the first job is gone.
+      expect(await add(added[0]!)).toBe('added');
+      await until(async () => (await a.queue.counts()).queued === 0);
+      expect(svc.calls.filter((c) => c.startsWith('create'))).toHaveLength(1);
+      expect(results).toHaveLength(1);
+      expect((await a.queue.counts()).drainedLastMinute).toBe(1);
     } finally {
       await close();
     }
