@@ -22,10 +22,12 @@ const blackboxFor = (order: string) =>
   BLACKBOX.slice(0, -2 - order.length) + order.replace(/[^A-Za-z0-9]/g, 'x') + '==';
 /**
  * The bounds docs/fleet.md states (#what-redis-holds): one queued checkout with a 4,000-character
- * blackbox, and the key's record a checked checkout leaves for `idempotencyTtlMs`.
+ * blackbox, the key's record a checked checkout leaves for `idempotencyTtlMs`, and its end seen.
  */
 const MAX_BYTES_PER_QUEUED = 8 * 1024;
 const MAX_BYTES_PER_RECORD = 1024;
+/** A checked checkout's two entries in the ends seen for ten minutes (its add and its key). */
+const MAX_BYTES_PER_END_SEEN = 512;
 const CHECKOUTS = 200;
 
 let redis: RedisServer;
@@ -145,6 +147,9 @@ describe.skipIf(!haveRedis)('createBullmqQueue in Redis memory', () => {
       const counted = left.get('mem:memory:bbc-counted')!;
       expect(counted.pttl).toBeGreaterThan(600_000);
       expect(counted.pttl).toBeLessThanOrEqual(660_000);
+      const perEndSeen = counted.bytes / (CHECKOUTS + 1);
+      console.log(`bytes per checked checkout's end seen: ${Math.round(perEndSeen)}`);
+      expect(perEndSeen).toBeLessThan(MAX_BYTES_PER_END_SEEN);
       // The key's record answers a retry for `idempotencyTtlMs` (24 h), then goes; the decision's
       // told marker, and the order a late callback is told with, outlive the service's callback
       // retries (48 h): every store key has a TTL.
