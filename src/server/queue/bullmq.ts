@@ -206,6 +206,20 @@ function confirmationOf(options: BullmqQueueOptions): (client: object) => Promis
   };
 }
 
+/** The kit's own keys beside the queue's (the same prefix, so the same hash tag on Cluster). */
+function kitKeysOf(prefix: string, name: string) {
+  return {
+    /** Jobs the fleet finished, a count per second (a hash, trimmed to two minutes): every instance's drain rate is the fleet's. */
+    drainedKey: `${prefix}:${name}:bbc-drained`,
+    /** Jobs the fleet dropped stale, counted the same way apart: a stale drop is no drained work. */
+    staleKey: `${prefix}:${name}:bbc-stale`,
+    /** The jobs' ends in the last ten minutes, by add and by key: a checkout run twice is counted once. */
+    countedKey: `${prefix}:${name}:bbc-counted`,
+    /** Each visitor's jobs held now, by visitor: its next job's turn (a hash). */
+    turnsKey: `${prefix}:${name}:bbc-turns`,
+  };
+}
+
 export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { queue: Queue } {
   checkOptions(options, BULLMQ_QUEUE_OPTIONS);
   const name = options.name ?? BULLMQ_QUEUE_OPTIONS.name.default;
@@ -218,14 +232,7 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
   const onError = namingFull(options.onError ?? logError);
   const common = { connection: options.connection, prefix };
   const queue = new Queue<HeldJob>(name, common);
-  /** Jobs the fleet finished, a count per second (a hash, trimmed to two minutes): every instance's drain rate is the fleet's. */
-  const drainedKey = `${prefix}:${name}:bbc-drained`;
-  /** Jobs the fleet dropped stale, counted the same way apart: a stale drop is no drained work. */
-  const staleKey = `${prefix}:${name}:bbc-stale`;
-  /** The jobs' ends in the last ten minutes, by add and by key: a checkout run twice is counted once. */
-  const countedKey = `${prefix}:${name}:bbc-counted`;
-  /** Each visitor's jobs held now, by visitor: its next job's turn (a hash; same hash tag as the queue). */
-  const turnsKey = `${prefix}:${name}:bbc-turns`;
+  const { drainedKey, staleKey, countedKey, turnsKey } = kitKeysOf(prefix, name);
   /** A job without a visitor is a visitor of its own: always a first turn, counted nowhere. */
   const turnOf = async (visitor: string | undefined): Promise<number> =>
     visitor === undefined
