@@ -19,7 +19,15 @@ const CLI = join(process.cwd(), 'dist', 'cli.js');
 const children: ChildProcess[] = [];
 const emulators: Emulator[] = [];
 afterEach(async () => {
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+  // The whole process group: npx's own child (the gateway's node) can outlive npx, and did,
+  // holding its port and data directory after the run.
+  for (const child of children.splice(0)) {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // The group ended already.
+    }
+  }
   for (const emulator of emulators.splice(0)) await emulator.close();
   await closeServers();
 });
@@ -49,7 +57,8 @@ function envFile(dir: string, emulator: Emulator, decisionUrl: string, port: num
 async function gateway(cwd: string, command: string[]) {
   // Only PATH and HOME: vitest's own variables (BASE_URL among them) would override the file's.
   const env = { PATH: process.env.PATH, HOME: process.env.HOME };
-  const child = spawn(command[0]!, command.slice(1), { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // A process group of its own (detached), so that afterEach ends npx and what it started.
+  const child = spawn(command[0]!, command.slice(1), { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   children.push(child);
   let out = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
