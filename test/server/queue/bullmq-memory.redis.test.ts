@@ -26,6 +26,8 @@ const blackboxFor = (order: string) =>
  */
 const MAX_BYTES_PER_QUEUED = 8 * 1024;
 const MAX_BYTES_PER_RECORD = 1024;
+/** What the server holds in no key once a queue and its worker start (docs/fleet.md#what-redis-holds). */
+const MAX_BYTES_SERVER_OWN = 1536 * 1024;
 /** A checked checkout's two entries in the ends seen for ten minutes (its add and its key). */
 const MAX_BYTES_PER_END_SEEN = 512;
 const CHECKOUTS = 200;
@@ -167,6 +169,43 @@ describe.skipIf(!haveRedis)('createBullmqQueue in Redis memory', () => {
       bull.disconnect();
       storeClient.disconnect();
       probe.disconnect();
+    }
+  });
+
+  it("the server's own memory for a queue and its worker, in no key: under the stated bound", async () => {
+    // A server of its own: what BullMQ loads into it is loaded once per server.
+    const fresh = await startRedisServer();
+    const probe = new IoRedis(fresh.url);
+    const connection = new IoRedis(fresh.url, { maxRetriesPerRequest: null });
+    const queue = createBullmqQueue({ connection, name: 'own', concurrency: 1, onError: () => {} });
+    const usedMemory = async () => Number(/used_memory:(\d+)/.exec(await probe.info('memory'))![1]);
+    try {
+      const before = await usedMemory();
+      const done: string[] = [];
+      queue.process(async ({ key }) => {
+        done.push(key);
+        return { done: true };
+      });
+      const job = {
+        key: 'key-own',
+        fingerprint: 'f',
+        blackbox: 'bb',
+        customer: { customerInternalReference: 'order-own' },
+        acceptedAt: Date.now(),
+      };
+      expect(await queue.add(job)).toBe('added');
+      await expect.poll(async () => (await queue.counts()).queued, { timeout: 10_000 }).toBe(0);
+      expect(done).toEqual(['key-own']);
+      const inKeys = total(await keys(probe, '*'));
+      const own = (await usedMemory()) - before - inKeys;
+      console.log(`bytes the server holds for a queue and its worker, in no key: ${own} (in keys: ${inKeys})`);
+      expect(own).toBeGreaterThan(0);
+      expect(own).toBeLessThan(MAX_BYTES_SERVER_OWN);
+    } finally {
+      await queue.close();
+      connection.disconnect();
+      probe.disconnect();
+      await fresh.stop();
     }
   });
 
