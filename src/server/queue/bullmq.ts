@@ -112,8 +112,7 @@ local firstOfAdd = redis.call('ZADD', KEYS[1], 'NX', now, 'add:' .. ARGV[2]) == 
 local firstOfKey = redis.call('ZADD', KEYS[1], 'NX', now, 'job:' .. ARGV[3]) == 1
 redis.call('EXPIRE', KEYS[1], ${COUNTED_RUNS_SECONDS + 60})
 if firstOfAdd and ARGV[4] then
-  local n = redis.call('HINCRBY', KEYS[3], ARGV[4], -1)
-  if n <= 0 then redis.call('HDEL', KEYS[3], ARGV[4]) end
+  ${giveTurnBack('KEYS[3]', 'ARGV[4]')}
 end
 if not firstOfKey then return 0 end
 redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
@@ -132,10 +131,14 @@ const TURN_SCRIPT = `
 local n = redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return n`;
-/** A visitor's job left the queue (or was never added): one fewer held, the field gone at none. */
+/** Lua: the visitor's job left the queue (or was never added), one fewer held, the field gone at none; `n` the count left. */
+function giveTurnBack(turns: string, visitor: string): string {
+  return `local n = redis.call('HINCRBY', ${turns}, ${visitor}, -1)
+if n <= 0 then redis.call('HDEL', ${turns}, ${visitor}) end`;
+}
+/** A visitor's job left the queue (or was never added): its turn given back. */
 const LEAVE_SCRIPT = `
-local n = redis.call('HINCRBY', KEYS[1], ARGV[1], -1)
-if n <= 0 then redis.call('HDEL', KEYS[1], ARGV[1]) end
+${giveTurnBack('KEYS[1]', 'ARGV[1]')}
 return n`;
 /** BullMQ's largest priority: a visitor's turns past it share the last. */
 const MAX_PRIORITY = 2_097_151;
