@@ -14,7 +14,7 @@
 import type { CaptureOutcome } from '../shared/types.js';
 import { ERR_NETWORK } from './errors.js';
 import { decisionLabel, engineOf } from './status/engine.js';
-import { inUnit, METRICS, type MetricKey } from './status/names.js';
+import { inUnit, METRICS, type MetricKey, type QueueEvent } from './status/names.js';
 import { count, type CounterKey, type LabelsOf } from './status/tally.js';
 
 /** The histograms of names.ts: recorded here only (the exposition has no histograms). */
@@ -243,8 +243,6 @@ export function recordUpstream(operation: string, status: number | typeof ERR_NE
 export function recordRepairs(repairs: readonly string[]): void {
   for (const repair of repairs) add('repairs', { repair });
 }
-
-export type QueueEvent = 'accepted' | 'refused' | 'checked' | 'failed' | 'stale' | 'retried' | 'service_refused';
 
 export function recordQueue(event: QueueEvent): void {
   add('queue', { event });

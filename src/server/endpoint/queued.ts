@@ -148,7 +148,8 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     if (added === 'conflict') return reused();
     if (added === 'full') return fullAnswer(await backlog().catch(() => undefined), onError);
     if (added === 'added') {
-      if (await recordNamesAnother(options, key, fingerprint)) return reused();
+      const answered = await answerAfterAdd(options, key, fingerprint);
+      if (answered) return answered;
       recordQueue('accepted');
       meter.accepted();
       lateCheck.accepted();
@@ -157,13 +158,16 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     return json({ accepted: true, reference: key }, 202);
   }
 
-  /** Leaves the queue: counted in the drain rate when it was tried, apart from it when dropped stale. */
-  function finished(job: CheckJob, event: 'checked' | 'failed' | 'stale', why?: unknown): JobRun {
+  /**
+   * Leaves the queue: counted in the drain rate when it was tried, apart from it when dropped
+   * stale, and not at all when the key's record answered before the job ran (`replayed`).
+   */
+  function finished(job: CheckJob, event: 'checked' | 'failed' | 'stale' | 'replayed', why?: unknown): JobRun {
     tries.delete(job.key);
     notChecked.finished(job, event, why);
     const stale = event === 'stale';
     if (stale) meter.stale();
-    else meter.drained();
+    else if (event !== 'replayed') meter.drained();
     recordQueue(event);
     void warnIfBehind();
     return stale ? { done: true, stale } : { done: true };
@@ -183,28 +187,22 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     }
     // The bound keeps a stale blackbox from being uploaded; one already there is finalized and its decision told.
     if (age > maxQueuedMs && !uploaded) {
-      onError(
-        new DeviceRiskError(
-          ERR_BLACKBOX_STALE,
-          // The key's first characters name the checkout in the log; the whole key is the browser's retry token.
-          queuedMessages.stale(age, maxQueuedMs, job.key.slice(0, 8)),
-          { operation: 'queue' },
-        ),
-      );
-      await markStale(
-        { store: options.store, recordKey: recordKeyOf(options.namespace, job.key), ttlMs: options.recordTtlMs },
-        job.fingerprint,
-      ).catch(onError);
+      await giveUpStale(options, job, age);
       return finished(job, 'stale');
     }
     if (!tries.has(job.key)) recordQueueWait(age);
     let answer: Response;
+    /** Whether this try ran the check: one that did not was answered by the key's record. */
+    let ran = false;
     try {
       const customer = await opened(client, job.customer);
       answer = await underKey(job.key, {
         fingerprint: job.fingerprint,
         customerTransaction: customer.transaction !== undefined,
-        run: (progress, save) => runCheck(client, job.blackbox, customer, options.checkOptions(job, progress, save)),
+        run: (progress, save) => {
+          ran = true;
+          return runCheck(client, job.blackbox, customer, options.checkOptions(job, progress, save));
+        },
       });
     } catch (caught) {
       // Another path telling the decision now is no failure: the job comes back for it, quietly.
@@ -215,7 +213,9 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     }
     // Another attempt holds the key (a browser retry, another instance): its lease ends it, and this try comes back.
     if (answer.status === 409) return retryIn(job, 1000 * Number(answer.headers.get('retry-after') ?? 1));
-    return finished(job, 'checked');
+    // The key was checked (or given up, or taken by another order) before this job ran: a
+    // browser's retry added it as the first job ended. That check was counted; this is none.
+    return finished(job, ran ? 'checked' : 'replayed');
   }
 
   function failedTry(job: CheckJob, error: unknown): JobRun {
@@ -306,7 +306,7 @@ function notCheckedTeller(onError: (error: unknown) => void) {
   const codeOf = (error: unknown) => (isDeviceRiskError(error) ? error.code : REFUSED_INTERNAL);
   return {
     tried: (job: CheckJob, error: unknown) => void lastErrors.set(job.key, codeOf(error)),
-    finished(job: CheckJob, event: 'checked' | 'failed' | 'stale', why: unknown) {
+    finished(job: CheckJob, event: 'checked' | 'failed' | 'stale' | 'replayed', why: unknown) {
       const lastError = lastErrors.get(job.key);
       lastErrors.delete(job.key);
       if (event === 'stale') onError(new NotCheckedError(job, ERR_BLACKBOX_STALE, lastError));
@@ -359,20 +359,37 @@ function fullAnswer(figures: BacklogFigures | undefined, onError: (error: unknow
 
 /**
  * After an add: the key's job may have run and left the queue between the record read and the
- * add (another request's, on this instance or another). Its record then names another
- * checkout, and this one would never be checked (its run finds the record's fingerprint and
- * stops): answered as on one instance. A read that fails is told, and the add stands.
+ * add (another request's, on this instance or another). Its record then answers as it would
+ * have before the add: another checkout under the key (422; this one would never be checked),
+ * or the key's check already ended (200 with its result, as a retry after it gets; the job
+ * just added finds the same and ends as `replayed`). A read that fails is told, and the add
+ * stands.
  */
-async function recordNamesAnother(
+async function answerAfterAdd(
   options: Pick<QueuedChecksOptions, 'store' | 'namespace' | 'onError'>,
   key: string,
   fingerprint: string,
-): Promise<boolean> {
-  const after = await readKeyRecord(options.store, options.namespace, key).catch((error: unknown) => {
+): Promise<Response | undefined> {
+  return recordedAnswer(options, key, fingerprint).catch((error: unknown) => {
     options.onError(error);
     return undefined;
   });
-  return !!after && after.fingerprint !== fingerprint;
+}
+
+/** A blackbox past the trust bound, never uploaded: told, and its key's record marked stale (a retry is 410). */
+async function giveUpStale(options: QueuedChecksOptions, job: CheckJob, age: number): Promise<void> {
+  options.onError(
+    new DeviceRiskError(
+      ERR_BLACKBOX_STALE,
+      // The key's first characters name the checkout in the log; the whole key is the browser's retry token.
+      queuedMessages.stale(age, options.maxQueuedMs, job.key.slice(0, 8)),
+      { operation: 'queue' },
+    ),
+  );
+  await markStale(
+    { store: options.store, recordKey: recordKeyOf(options.namespace, job.key), ttlMs: options.recordTtlMs },
+    job.fingerprint,
+  ).catch(options.onError);
 }
 
 /** The backlog cannot drain within the trust bound at the rate the service allows (`backlog_behind`). */

@@ -16,6 +16,22 @@ export interface MetricDefinition {
   readonly labels: readonly string[];
 }
 
+/**
+ * The queue counter's events, each with what it means where its name does not say
+ * (docs/operating.md#queue-metrics): the counter's help and the docs' table are made from it.
+ */
+export const QUEUE_EVENTS = {
+  accepted: '',
+  refused: 'queue full',
+  checked: '',
+  failed: '',
+  stale: 'past the trust bound',
+  retried: '',
+  service_refused: 'a 429 from the service',
+  replayed: "a job whose key was answered before it ran: a browser's retry added as the first job ended",
+} as const;
+export type QueueEvent = keyof typeof QUEUE_EVENTS;
+
 /** The labels of the queue's gauges: the instance that reports, and whose queue (`instance` or `fleet`: docs/operating.md). */
 const QUEUE_GAUGE = ['instance', 'scope'] as const;
 
@@ -49,7 +65,9 @@ export const METRICS = {
     name: 'blackbox_capture.queue.checks',
     kind: 'counter',
     labels: ['event'],
-    help: 'Checks by event: accepted, refused (queue full), checked, failed, stale (past the trust bound), retried, service_refused (a 429 from the service)',
+    help: `Checks by event: ${Object.entries(QUEUE_EVENTS)
+      .map(([event, meaning]) => (meaning ? `${event} (${meaning})` : event))
+      .join(', ')}`,
   },
   queueWait: {
     name: 'blackbox_capture.queue.wait',

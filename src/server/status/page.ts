@@ -5,6 +5,7 @@
  * reference, an address or a secret (docs/operating.md#metrics-and-the-status-page).
  */
 import { chart, escapeHtml, type Line } from './chart.js';
+import type { QueueEvent } from './names.js';
 import {
   fleetGauges,
   MINUTE_BUCKETS,
@@ -15,6 +16,9 @@ import {
   type GaugeSample,
   type Series,
 } from './series.js';
+
+/** The queue's events the status page charts: its stale drops and the refusals (names.ts's QUEUE_EVENTS). */
+const REFUSALS: readonly QueueEvent[] = ['stale', 'refused', 'service_refused'];
 
 interface PageFinding {
   id: string;
@@ -90,7 +94,7 @@ function charts(slots: Slots, per: string): string[] {
     at(
       'Stale drops and queue refusals',
       per,
-      countLines(slots, 'queue', 'event', (l) => ['stale', 'refused', 'service_refused'].includes(l.event ?? '')),
+      countLines(slots, 'queue', 'event', (l) => REFUSALS.includes(l.event as QueueEvent)),
     ),
     at(
       "The service's refusals (429)",

@@ -830,7 +830,7 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     await handler.close();
   });
 
-  it("a key whose job ran and left the queue between the record's read and the add: another order is 422, the same 202", async () => {
+  it("a key whose job ran and left the queue between the record's read and the add: another order is 422, the same 200 with its result", async () => {
     const { client } = stubClient();
     const hand = handQueue();
     const memory = createMemoryStore();
@@ -847,15 +847,29 @@ describe('each try of a queued check: when it comes back, and what a full queue 
       422,
       'idempotency_key_reused',
     ]);
-    // Its job, if held, runs to nothing: the record's fingerprint is another's.
-    expect(await hand.run(hand.jobs[1]!)).toEqual({ done: true });
+    // Its job, if held, runs to nothing and is no check: the record's fingerprint is another's.
+    expect(await figuresOf(() => hand.run(hand.jobs[1]!))).toEqual({ events: { replayed: 1 }, waits: 1 });
     const same = await handler(post('key-0000000002', 'order-c'));
     expect(same.status).toBe(202);
     hand.queue.add = async (job) => {
       if (hand.jobs.length === 3) expect(await hand.run(hand.jobs[2]!)).toEqual({ done: true });
       return add(job);
     };
-    expect((await handler(post('key-0000000002', 'order-c'))).status).toBe(202);
+    // The same order's retry: the answer its check gave (the first job's, run within the add),
+    // as a retry after it gets; not accepted a second time.
+    let retry!: Response;
+    expect(await figuresOf(async () => (retry = await handler(post('key-0000000002', 'order-c'))))).toEqual({
+      events: { checked: 1 },
+      waits: 1,
+    });
+    expect(retry.status).toBe(200);
+    expect(await retry.json()).toMatchObject({ workflowExecutionId: 'wf-2' });
+    // The job the retry added finds the key checked: counted as replayed, not as a second check,
+    // and not in the drain rate (the two checks that ran, no more).
+    expect(hand.jobs).toHaveLength(4);
+    expect(await figuresOf(() => hand.run(hand.jobs[3]!))).toEqual({ events: { replayed: 1 }, waits: 1 });
+    const { drainPerSecond, drainWindowMs } = await handler.backlog();
+    expect(Math.round((drainPerSecond * drainWindowMs) / 1000)).toBe(2);
     expect(errors).toEqual([]);
     await handler.close();
   });
