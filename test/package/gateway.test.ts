@@ -35,13 +35,15 @@ afterEach(async () => {
 const shop = webhookReceiver;
 
 /** The env file of a gateway on `emulator`: the names `npx blackbox-capture-emulator --env` prints, and the gateway's own. */
-function envFile(dir: string, emulator: Emulator, decisionUrl: string, port: number): string {
+function envFile(dir: string, emulator: Emulator, decisionUrl: string, port: number, admin = false): string {
   const { DECISIONS_TOKEN: _bearer, ...lines } = gatewayEnvironment(emulator, decisionUrl, {
     PORT: String(port),
     CALLBACK_URL: `http://127.0.0.1:${port}/callback`,
     // The tests post from loopback as the shop's front would, naming each shopper.
     TRUSTED_FRONTS: '127.0.0.1',
     DATA_DIR: join(dir, 'data'),
+    // A listener on a free port whose /metrics says what the gateway has left to send (`drained`).
+    ...(admin ? { ADMIN_PORT: '0' } : {}),
   });
   const path = join(dir, 'gateway.env');
   writeFileSync(
@@ -63,9 +65,30 @@ async function gateway(cwd: string, command: string[]) {
   let out = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  await expect.poll(() => out, { timeout: 15_000 }).toMatch(/^blackbox-capture gateway on http:\/\/127\.0\.0\.1:\d+$/m);
+  const listening = /^blackbox-capture gateway on (http:\/\/127\.0\.0\.1:\d+)(?: \(admin (http:\/\/\S+)\))?$/m;
+  await expect.poll(() => out, { timeout: 15_000 }).toMatch(listening);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, output: () => out, exited, url: /gateway on (\S+)/.exec(out)![1]! };
+  const [, url, adminUrl] = listening.exec(out)!;
+  return { child, output: () => out, exited, url: url!, adminUrl };
+}
+
+/** Each value of the series `name` (whatever its labels) in a scrape. */
+const series = (text: string, name: string) =>
+  [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'gm'))].map((match) => Number(match[1]));
+
+/**
+ * Resolves once the gateway at `adminUrl` has nothing left to send: its queue empty (a check
+ * hands its decision to the outbox before it leaves the queue), then its outbox (a decision
+ * leaves it once the shop answered 2xx, after the receiver kept it). One scrape reads both, in
+ * that order; each decision's record is made only if absent, so none can be sent again.
+ */
+async function drained(adminUrl: string): Promise<void> {
+  await expect
+    .poll(async () => {
+      const text = await (await fetch(`${adminUrl}/metrics`)).text();
+      return [series(text, 'blackbox_capture_queue_depth'), series(text, 'blackbox_capture_gateway_outbox_depth')];
+    })
+    .toEqual([[0], [0]]);
 }
 
 /** A checkout of `order` through the shop's front, from a shopper of its own (X-Forwarded-For). */
@@ -127,7 +150,7 @@ describe('npx blackbox-capture serve (dist/cli.js)', () => {
     emulators.push(emulator);
     const { url, received } = await shop();
     const dir = mkdtempSync(join(tmpdir(), 'bbc-gateway-term-'));
-    const env = envFile(dir, emulator, url, await freePort());
+    const env = envFile(dir, emulator, url, await freePort(), true);
     const first = await gateway(dir, [process.execPath, CLI, 'serve', '--env-file', env]);
     // The service refuses every account create until the first process is gone: all wait in
     // the queue at SIGTERM, however long the posts take on a busy machine.
@@ -154,7 +177,8 @@ describe('npx blackbox-capture serve (dist/cli.js)', () => {
       .catch((error: Error) => {
         throw new Error(`${error.message}\nfirst:\n${first.output()}\nsecond:\n${second.output()}`);
       });
-    await new Promise((r) => setTimeout(r, 1500));
+    // The count is final only once nothing is left to send: a retried delivery waits in the outbox.
+    await drained(second.adminUrl!);
     expect(received).toHaveLength(orders.length);
     expect(new Set(received.map((r) => r.id)).size).toBe(orders.length);
     second.child.kill('SIGTERM');
@@ -167,7 +191,7 @@ describe('npx blackbox-capture serve (dist/cli.js)', () => {
     const { url, received } = await shop();
     const dir = mkdtempSync(join(tmpdir(), 'bbc-gateway-overlap-'));
     const portA = await freePort();
-    const envA = envFile(dir, emulator, url, portA);
+    const envA = envFile(dir, emulator, url, portA, true);
     // The new process's own port, on the same DATA_DIR.
     const portB = await freePort();
     const envB = join(dir, 'gateway-b.env');
@@ -186,7 +210,8 @@ describe('npx blackbox-capture serve (dist/cli.js)', () => {
       .catch((error: Error) => {
         throw new Error(`${error.message}\nold:\n${old.output()}\nnew:\n${next.output()}`);
       });
-    await new Promise((r) => setTimeout(r, 1500));
+    // The old process is gone; the new one's queue is the shared DATA_DIR's, the old one's jobs too.
+    await drained(next.adminUrl!);
     expect(received).toHaveLength(orders.length);
     // Each order's transaction made once: no job run by both.
     const made = emulator.inspect.transactions().map((t) => t.customerInternalReference);
@@ -201,7 +226,7 @@ describe('npx blackbox-capture serve (dist/cli.js)', () => {
     let up = false;
     const { url, received, attempts } = await shop(() => (up ? 200 : 503));
     const dir = mkdtempSync(join(tmpdir(), 'bbc-gateway-undelivered-'));
-    const env = envFile(dir, emulator, url, await freePort());
+    const env = envFile(dir, emulator, url, await freePort(), true);
     const first = await gateway(dir, [process.execPath, CLI, 'serve', '--env-file', env]);
     for (const order of ['order-a', 'order-b']) expect((await checkout(first.url, order)).status).toBe(202);
     await expect.poll(attempts, { timeout: 20_000 }).toBeGreaterThanOrEqual(2);
@@ -217,7 +242,7 @@ describe('npx blackbox-capture serve (dist/cli.js)', () => {
     await expect
       .poll(() => received.map((r) => r.event.data.customerInternalReference).sort(), { timeout: 20_000 })
       .toEqual(['order-a', 'order-b']);
-    await new Promise((r) => setTimeout(r, 1500));
+    await drained(second.adminUrl!);
     expect(received).toHaveLength(2);
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
