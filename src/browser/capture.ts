@@ -175,14 +175,11 @@ function judgeSoon(event?: Event): void {
 }
 
 /**
- * Tells calls of the run's latest blackbox, or of its failure. The outcome of a final one names
- * the failed scripts: it waits for their analysis when a script has failed and it is on its
- * way (a loader may complete with the third party alone at once).
+ * Tells calls of the run's latest blackbox, or of its failure. A final one comes only once no
+ * judgement is due (accept()), so its outcome names the failed scripts.
  */
 function notify(error?: BlackboxCaptureError, to = calls): void {
-  const tellAll = () => to.forEach((call) => call[2](error));
-  if (complete && !analyser && analysing) void analysing.then(tellAll, tellAll);
-  else tellAll();
+  to.forEach((call) => call[2](error));
 }
 
 function fail(error: BlackboxCaptureError): void {
@@ -351,9 +348,10 @@ function startRun(options: NormalizedOptions): void {
   if (loader.loaderMain) {
     // Adopting a loader that already ran: what it produced, and what already failed. (Before
     // its run nothing can have failed: the flags are the loader's, and watch() just started.)
+    // Judged first: its final value waits for the judgement (accept()).
+    judgeSoon();
     const state = config.getBlackbox?.();
     if (state?.blackbox) accept(state.blackbox, state.finished);
-    judgeSoon();
   } else {
     // The loader opens its connection to the third party only once it has run (a TCP and
     // TLS handshake on the critical path): open it now. None for the page's own origin (an
