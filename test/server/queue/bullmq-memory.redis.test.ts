@@ -28,6 +28,54 @@ const MAX_BYTES_PER_QUEUED = 8 * 1024;
 const MAX_BYTES_PER_RECORD = 1024;
 /** What the server holds in no key once a queue and its worker start (docs/fleet.md#what-redis-holds). */
 const MAX_BYTES_SERVER_OWN = 1536 * 1024;
+/** The same with Redis's latency tracking off: the scripts and the connections' buffers. */
+const MAX_BYTES_SERVER_OWN_UNTRACKED = 256 * 1024;
+/** One command's latency histogram (Redis 7's `latency-tracking`). */
+const MAX_BYTES_PER_HISTOGRAM = 32 * 1024;
+
+/**
+ * What a server of its own holds in no key once one queue and its worker ran a job
+ * (`used_memory` after less before, less the keys), with Redis's `latency-tracking` set, and
+ * how many commands it ran (each has its histogram when tracking is on).
+ */
+async function serverOwnMemory(latencyTracking: 'yes' | 'no') {
+  // A server of its own: what BullMQ loads into it is loaded once per server.
+  const fresh = await startRedisServer();
+  const probe = new IoRedis(fresh.url);
+  const connection = new IoRedis(fresh.url, { maxRetriesPerRequest: null });
+  const queue = createBullmqQueue({ connection, name: 'own', concurrency: 1, onError: () => {} });
+  const usedMemory = async () => Number(/used_memory:(\d+)/.exec(await probe.info('memory'))![1]);
+  try {
+    await probe.config('SET', 'latency-tracking', latencyTracking);
+    const before = await usedMemory();
+    const done: string[] = [];
+    queue.process(async ({ key }) => {
+      done.push(key);
+      return { done: true };
+    });
+    const job = {
+      key: 'key-own',
+      fingerprint: 'f',
+      blackbox: 'bb',
+      customer: { customerInternalReference: 'order-own' },
+      acceptedAt: Date.now(),
+    };
+    expect(await queue.add(job)).toBe('added');
+    await expect.poll(async () => (await queue.counts()).queued, { timeout: 10_000 }).toBe(0);
+    expect(done).toEqual(['key-own']);
+    const inKeys = total(await keys(probe, '*'));
+    const own = (await usedMemory()) - before - inKeys;
+    const commands = (await probe.info('commandstats'))
+      .split('\n')
+      .filter((line) => line.startsWith('cmdstat_')).length;
+    return { own, inKeys, commands };
+  } finally {
+    await queue.close();
+    connection.disconnect();
+    probe.disconnect();
+    await fresh.stop();
+  }
+}
 /** A checked checkout's two entries in the ends seen for ten minutes (its add and its key). */
 const MAX_BYTES_PER_END_SEEN = 512;
 const CHECKOUTS = 200;
@@ -172,41 +220,20 @@ describe.skipIf(!haveRedis)('createBullmqQueue in Redis memory', () => {
     }
   });
 
-  it("the server's own memory for a queue and its worker, in no key: under the stated bound", async () => {
-    // A server of its own: what BullMQ loads into it is loaded once per server.
-    const fresh = await startRedisServer();
-    const probe = new IoRedis(fresh.url);
-    const connection = new IoRedis(fresh.url, { maxRetriesPerRequest: null });
-    const queue = createBullmqQueue({ connection, name: 'own', concurrency: 1, onError: () => {} });
-    const usedMemory = async () => Number(/used_memory:(\d+)/.exec(await probe.info('memory'))![1]);
-    try {
-      const before = await usedMemory();
-      const done: string[] = [];
-      queue.process(async ({ key }) => {
-        done.push(key);
-        return { done: true };
-      });
-      const job = {
-        key: 'key-own',
-        fingerprint: 'f',
-        blackbox: 'bb',
-        customer: { customerInternalReference: 'order-own' },
-        acceptedAt: Date.now(),
-      };
-      expect(await queue.add(job)).toBe('added');
-      await expect.poll(async () => (await queue.counts()).queued, { timeout: 10_000 }).toBe(0);
-      expect(done).toEqual(['key-own']);
-      const inKeys = total(await keys(probe, '*'));
-      const own = (await usedMemory()) - before - inKeys;
-      console.log(`bytes the server holds for a queue and its worker, in no key: ${own} (in keys: ${inKeys})`);
-      expect(own).toBeGreaterThan(0);
-      expect(own).toBeLessThan(MAX_BYTES_SERVER_OWN);
-    } finally {
-      await queue.close();
-      connection.disconnect();
-      probe.disconnect();
-      await fresh.stop();
-    }
+  it("the server's own memory for a queue and its worker, in no key: under the stated bound, most of it Redis's latency histograms", async () => {
+    const tracked = await serverOwnMemory('yes');
+    // Redis 7 keeps a latency histogram for each command it has run (`latency-tracking`, on by
+    // default): a figure per command name, whatever the queues or the checkouts.
+    const untracked = await serverOwnMemory('no');
+    console.log(
+      `bytes the server holds in no key: ${tracked.own} with latency tracking, ${untracked.own} without, ` +
+        `${tracked.commands} commands run (in keys: ${tracked.inKeys})`,
+    );
+    expect(tracked.own).toBeLessThan(MAX_BYTES_SERVER_OWN);
+    expect(untracked.own).toBeGreaterThan(0);
+    expect(untracked.own).toBeLessThan(MAX_BYTES_SERVER_OWN_UNTRACKED);
+    expect(tracked.commands).toBeGreaterThan(0);
+    expect((tracked.own - untracked.own) / tracked.commands).toBeLessThan(MAX_BYTES_PER_HISTOGRAM);
   });
 
   it('by default the fleet holds what drains within the trust bound (900), and refuses the next at once', async () => {
