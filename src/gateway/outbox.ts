@@ -7,7 +7,7 @@
  * a decision is told once, whichever path (the queued check, the callback) brought it.
  */
 import type { Store } from '../server/index.js';
-import { count, doublingMs, keyPart, ownerMark, pendingList } from '../server/parts.js';
+import { count, doublingMs, keyPart, ownerMark, pendingList, type WebhookResult } from '../server/parts.js';
 import { eventWebhookId, signWebhook, type WebhookEvent } from './webhook.js';
 
 /** How long a decision is kept, delivered or not: a week of retries, and GET /decisions after. */
@@ -26,6 +26,13 @@ interface OutboxRecord {
   /** Why the last attempt failed: the shop's status, or the network's error code. */
   lastError?: string;
 }
+
+/**
+ * The metric's result of a shop's answer other than 2xx: its status class. A status past 599
+ * (no HTTP status, yet fetch passes it) counts with the 5xx, so that the label keeps to its list.
+ */
+const answerResult = (status: number): WebhookResult =>
+  status < 400 ? 'http_3xx' : status < 500 ? 'http_4xx' : 'http_5xx';
 
 /**
  * The wait before the next attempt: 1 s doubled per attempt up to 10 minutes, with full jitter,
@@ -112,7 +119,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
     if (!(await store.compareAndSet(key, text, claimed, OUTBOX_TTL_MS))) return;
     const body = JSON.stringify(record.event);
     let failure: string | undefined;
-    let result = 'delivered';
+    let result: WebhookResult = 'delivered';
     try {
       const headers = await signWebhook(options.key, record.id, Math.floor(now() / 1000), body);
       const answer = await send(options.url, {
@@ -130,7 +137,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
       await answer.body?.cancel();
       if (answer.status < 200 || answer.status > 299) {
         failure = `HTTP ${answer.status}`;
-        result = `http_${String(answer.status)[0]}xx`;
+        result = answerResult(answer.status);
       }
     } catch (error) {
       failure = (error as Error).name === 'TimeoutError' ? 'timeout' : 'network error';

@@ -12,9 +12,18 @@
  * lease, so that `sum` is true too. docs/operating.md#queue-metrics.
  */
 import type { CaptureOutcome } from '../shared/types.js';
+import type { BlackboxRepair } from './endpoint/repair.js';
 import { ERR_NETWORK } from './errors.js';
 import { decisionLabel, engineOf } from './status/engine.js';
-import { inUnit, METRICS, type MetricKey, type QueueEvent } from './status/names.js';
+import {
+  inUnit,
+  METRICS,
+  type MetricKey,
+  type ProxyResult,
+  type QueueEvent,
+  type UpstreamOperation,
+  type UpstreamResult,
+} from './status/names.js';
 import { count, type CounterKey, type LabelsOf } from './status/tally.js';
 
 /** The histograms of names.ts: recorded here only (the exposition has no histograms). */
@@ -226,8 +235,8 @@ export function recordOutcome(outcome: CaptureOutcome, userAgent?: string | null
   record((i) => i.histograms.duration.record(outcome.durationMs, { outcome: outcome.outcome }));
 }
 
-export function recordUpstream(operation: string, status: number | typeof ERR_NETWORK): void {
-  const result =
+export function recordUpstream(operation: UpstreamOperation, status: number | typeof ERR_NETWORK): void {
+  const result: UpstreamResult =
     status === ERR_NETWORK
       ? status
       : status < 400
@@ -240,7 +249,7 @@ export function recordUpstream(operation: string, status: number | typeof ERR_NE
   add('upstream', { operation, result });
 }
 
-export function recordRepairs(repairs: readonly string[]): void {
+export function recordRepairs(repairs: readonly BlackboxRepair[]): void {
   for (const repair of repairs) add('repairs', { repair });
 }
 
@@ -257,8 +266,6 @@ export function recordDecision(details: { decision?: { type?: string } }): void 
   const attributes = { type: decisionLabel(details.decision?.type ?? '') };
   add('decisions', attributes);
 }
-
-export type ProxyResult = 'ok' | 'http_4xx' | 'http_5xx' | 'unreachable' | 'timeout' | 'bad_upstream';
 
 /** One answer of the first-party proxy: the collector's status class, or the proxy's own failure. */
 export function recordProxy(result: ProxyResult): void {

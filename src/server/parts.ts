@@ -15,6 +15,7 @@ export { DATA_FILE } from './queue/default.js';
 export { importLegacyQueue, importLegacyStore } from './sqlite/legacy.js';
 export { createSqliteStore } from './sqlite/store.js';
 export { gaugeFamily } from './status/exposition.js';
+export type { WebhookResult } from './status/names.js';
 export { count } from './status/tally.js';
 export { ownerMark } from './store/lease.js';
 export { keyPart } from './store/store.js';

@@ -286,6 +286,29 @@ describe('the outbox, on a scripted shop and a clock of its own', () => {
     expect(await outbox.latest('order-h2')).not.toHaveProperty('owner');
   });
 
+  it("counts a shop's status by its class, and one past 599 with the 5xx: the label keeps to its list", async () => {
+    const statuses = [399, 400, 500, 999];
+    const posts: number[] = [];
+    // A status past 599 comes from fetch, never from new Response(): a stand-in with what the outbox reads.
+    const fetch = (async () => {
+      const status = statuses[posts.length] ?? 204;
+      posts.push(status);
+      return status > 599 ? { status, body: null } : new Response(status === 204 ? null : 'body', { status });
+    }) as unknown as typeof globalThis.fetch;
+    const results = ['http_3xx', 'http_4xx', 'http_5xx', 'delivered'];
+    const before = results.map(webhooks);
+    let clock = 1_000_000;
+    const outbox = outboxOn(createMemoryStore(), 'https://shop.example/hooks', { fetch, now: () => clock });
+    await outbox.add(event('h15'));
+    for (let i = 0; i < statuses.length; i++) {
+      await expect.poll(() => posts.length).toBe(i + 1);
+      clock += 60_000;
+      await outbox.pump();
+    }
+    await expect.poll(async () => (await outbox.latest('order-h15'))?.deliveredAt).toBe(clock);
+    expect(results.map(webhooks)).toEqual(before.map((n, i) => n + [1, 1, 2, 1][i]!));
+  });
+
   it('tries a failed decision again only once its time has come, within the backoff', async () => {
     const shop = scripted([500]);
     let clock = 1_000_000;

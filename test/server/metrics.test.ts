@@ -11,7 +11,7 @@ describe('metrics', () => {
   it('instruments carry their descriptions, and the duration its unit', async () => {
     recordOutcome({ outcome: 'aborted', scripts: [], durationMs: 1 });
     recordRepairs(['quotes']);
-    recordUpstream('probe', 200);
+    recordUpstream('status', 200);
     const resourceMetrics = await collect();
     const descriptors = Object.fromEntries(
       resourceMetrics.scopeMetrics.flatMap((s) => s.metrics).map((m) => [m.descriptor.name, m.descriptor]),

@@ -10,6 +10,7 @@ import {
   ERR_INVALID_RESPONSE,
 } from '../errors.js';
 import { apiMessages } from '../messages.js';
+import type { UpstreamOperation } from '../status/names.js';
 import type { Now } from '../time/clock.js';
 import type { Call } from './call.js';
 import type { RateLimiter } from './rate-limit.js';
@@ -133,7 +134,13 @@ export interface AccountContext {
 
 export function createAccountCalls(context: AccountContext) {
   const { call, tokenSource, now, base, accountsPath, accountTimeoutMs } = context;
-  async function account(operation: string, url: string, method: string, asked: AccountRequest, repeatable: boolean) {
+  async function account(
+    operation: UpstreamOperation,
+    url: string,
+    method: string,
+    asked: AccountRequest,
+    repeatable: boolean,
+  ) {
     checkAccountRequest(asked, { local: context.localService ?? false });
     // Asked for explicitly: the expiry the kit keeps is then the one the service was asked for.
     const body = { ...asked, tokenLifetime: asked.tokenLifetime ?? DEFAULT_TOKEN_LIFETIME };

@@ -15,6 +15,7 @@ import { apiMessages } from '../messages.js';
 import type { Now, Sleep } from '../time/clock.js';
 import { deadline, within } from '../time/deadline.js';
 import { recordUpstream } from '../metrics.js';
+import type { UpstreamOperation } from '../status/names.js';
 import { backoffMs, MAX_RETRY_AFTER_SECONDS, retryAfterSeconds, upstreamSummary } from './retry.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { TokenSource } from './token-source.js';
@@ -44,11 +45,18 @@ export interface CallInit {
   wholeCall?: boolean;
 }
 
-export type Call = (operation: string, url: string, init: CallInit, repeatable: boolean) => Promise<Response>;
+/** A call to the service, named by its operation: the `upstream` metric's closed list (status/names.ts). */
+export type Call = (
+  operation: UpstreamOperation,
+  url: string,
+  init: CallInit,
+  repeatable: boolean,
+) => Promise<Response>;
 
 export function createCall(context: CallContext): Call {
   const { userAgent, fetch: doFetch, now, sleep: sleepFor, maxAttempts, timeoutMs, tokenSource } = context;
-  return async function call(operation: string, url: string, init: CallInit, repeatable: boolean): Promise<Response> {
+  // Typed by Call: the operation is one of the metric's list.
+  return async function call(operation, url, init, repeatable) {
     let lastError: DeviceRiskError | undefined;
     let refreshedToken = false;
     // Waits before the next attempt; after the last one there is nothing to wait for.

@@ -10,7 +10,9 @@ import { apiMessages } from '../messages.js';
 /** Open string unions: the documented values, and any other string. */
 export type WorkflowStatus =
   'INITIATED' | 'ACQUIRED' | 'PROCESSED' | 'SESSION_EXPIRED' | 'TOKEN_EXPIRED' | (string & {});
-export type DecisionType = 'PASSED' | 'REJECTED' | 'WARNING' | 'NOT_EXECUTED' | (string & {});
+/** The decision types the service documents (docs/vendor-contract.md#the-answer): the `decisions` metric counts these by name. */
+export const DECISION_TYPES = ['PASSED', 'REJECTED', 'WARNING', 'NOT_EXECUTED'] as const;
+export type DecisionType = (typeof DECISION_TYPES)[number] | (string & {});
 
 /** The statuses after which nothing changes any more. */
 export const FINAL_STATUSES: readonly string[] = ['PROCESSED', 'SESSION_EXPIRED', 'TOKEN_EXPIRED'];

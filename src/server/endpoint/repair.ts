@@ -8,8 +8,10 @@
 import { BLACKBOX_PATTERN, checkBlackbox, MAX_BLACKBOX_LENGTH } from '../api/device-risk-client.js';
 import { DeviceRiskError, ERR_BLACKBOX_DAMAGED, ERR_INVALID_BLACKBOX } from '../errors.js';
 import { endpointMessages } from '../messages.js';
+import type { BLACKBOX_REPAIRS } from '../status/names.js';
 
-export type BlackboxRepair = 'quotes' | 'line_breaks' | 'percent_encoding' | 'spaces_for_plus';
+/** A repair made, by its name in the `repairs` metric (the list and what each repairs: status/names.ts). */
+export type BlackboxRepair = keyof typeof BLACKBOX_REPAIRS;
 
 export interface RepairedBlackbox {
   blackbox: string;

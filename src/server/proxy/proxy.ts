@@ -14,6 +14,7 @@ import { deadline } from '../time/deadline.js';
 import { BodyTimeoutError, bodyTimedOut, isBodyTimeout, readCapped } from '../net/http.js';
 import { validHost } from '../net/host.js';
 import { recordProxy } from '../metrics.js';
+import type { ProxyResult } from '../status/names.js';
 import type { RequestContext } from '../fetch-handler.js';
 import { browserResponseHeaders, collectorRequestHeaders } from './headers.js';
 import { withDone } from '../net/direct-body.js';
@@ -27,7 +28,7 @@ export { collectorPath } from './paths.js';
 
 /** The proxy's own answer: a JSON error with a stable code, never cached. */
 /** The collector's answer for the proxy's health metric (docs/operating.md#metrics-and-the-status-page). */
-const statusClass = (status: number) => (status >= 500 ? 'http_5xx' : status >= 400 ? 'http_4xx' : 'ok');
+const statusClass = (status: number): ProxyResult => (status >= 500 ? 'http_5xx' : status >= 400 ? 'http_4xx' : 'ok');
 
 const answer = (status: number, code: string, headers: Record<string, string> = {}) =>
   new Response(JSON.stringify({ error: { code } }), {

@@ -1,9 +1,12 @@
 /**
  * The browser engine a capture outcome came from, read from the report's User-Agent: a
  * closed list, so that the label stays bounded whatever a client sends. An outcome from an
- * unknown or missing agent is `other`.
+ * unknown or missing agent is `other`. The `outcomes` metric's help is made from ENGINES.
  */
-export type EngineLabel = 'chromium' | 'firefox' | 'webkit' | 'other';
+import { DECISION_TYPES } from '../api/result.js';
+
+export const ENGINES = ['chromium', 'firefox', 'webkit', 'other'] as const;
+export type EngineLabel = (typeof ENGINES)[number];
 
 export function engineOf(userAgent: string | null | undefined): EngineLabel {
   if (!userAgent) return 'other';
@@ -15,9 +18,10 @@ export function engineOf(userAgent: string | null | undefined): EngineLabel {
   return 'other';
 }
 
-/** The decision types the service documents; any other is counted as `other`. */
-export const DECISION_LABELS = ['PASSED', 'REJECTED', 'WARNING', 'NOT_EXECUTED', 'other'] as const;
+/** The decision types the service documents, and `other` for any other (the `decisions` metric's help is made from it). */
+export const DECISION_LABELS = [...DECISION_TYPES, 'other'] as const;
+export type DecisionLabel = (typeof DECISION_LABELS)[number];
 
-export function decisionLabel(type: string): (typeof DECISION_LABELS)[number] {
-  return (DECISION_LABELS as readonly string[]).includes(type) ? (type as (typeof DECISION_LABELS)[number]) : 'other';
+export function decisionLabel(type: string): DecisionLabel {
+  return (DECISION_LABELS as readonly string[]).includes(type) ? (type as DecisionLabel) : 'other';
 }

@@ -4,6 +4,7 @@
  * so a dashboard's query names the same series whichever way it is exported
  * (docs/operating.md#metrics-and-the-status-page).
  */
+import { DECISION_LABELS, ENGINES } from './engine.js';
 
 export interface MetricDefinition {
   /** The OpenTelemetry instrument's name. */
@@ -32,6 +33,73 @@ export const QUEUE_EVENTS = {
 } as const;
 export type QueueEvent = keyof typeof QUEUE_EVENTS;
 
+/**
+ * The calls to the token service and the Device Risk API, by the operation they are counted
+ * under (src/server/api/call.ts's `Call`, and the token request).
+ */
+export const UPSTREAM_OPERATIONS = [
+  'token',
+  'account create',
+  'account update',
+  'upload',
+  'finalize',
+  'status',
+  'details',
+] as const;
+export type UpstreamOperation = (typeof UPSTREAM_OPERATIONS)[number];
+
+/** The result of a call to the service (src/server/metrics.ts's `recordUpstream`): its status class, or no answer. */
+export const UPSTREAM_RESULTS = {
+  ok: '',
+  http_4xx: '',
+  http_429: "the service refused for the tenant's limit",
+  http_5xx: '',
+  network_error: '',
+} as const;
+export type UpstreamResult = keyof typeof UPSTREAM_RESULTS;
+
+/**
+ * The repairs of a damaged blackbox (src/server/endpoint/repair.ts, whose `BlackboxRepair` is
+ * this list's): here, not there, because that module reaches the metrics through the API client.
+ */
+export const BLACKBOX_REPAIRS = {
+  spaces_for_plus: 'spaces where + was, from form decoding',
+  percent_encoding: '%2B left encoded',
+  line_breaks: 'from wrapping',
+  quotes: 'surrounding quotes',
+} as const;
+
+/** An answer of the first-party proxy (src/server/proxy/proxy.ts): the collector's status class, or its own failure. */
+export const PROXY_RESULTS = {
+  ok: "the collector's 2xx or 3xx",
+  http_4xx: '',
+  http_5xx: '',
+  unreachable: 'its own 502: the collector not reached',
+  timeout: 'its own 504: no answer in time',
+  bad_upstream: 'its own 502: an answer it does not pass on',
+} as const;
+export type ProxyResult = keyof typeof PROXY_RESULTS;
+
+/**
+ * A delivery to the shop's DECISION_URL (src/gateway/outbox.ts): here with the gateway's other
+ * metrics, since the kit does not import the gateway; the gateway takes the type through parts.ts.
+ */
+export const WEBHOOK_RESULTS = {
+  delivered: '',
+  http_3xx: '',
+  http_4xx: '',
+  http_5xx: 'a status past 599 too',
+  timeout: '',
+  network_error: '',
+} as const;
+export type WebhookResult = keyof typeof WEBHOOK_RESULTS;
+
+/** A list of label values for a help text: each with its meaning in brackets where it has one. */
+const listed = (values: Readonly<Record<string, string>>): string =>
+  Object.entries(values)
+    .map(([value, meaning]) => (meaning ? `${value} (${meaning})` : value))
+    .join(', ');
+
 /** The labels of the queue's gauges: the instance that reports, and whose queue (`instance` or `fleet`: docs/operating.md). */
 const QUEUE_GAUGE = ['instance', 'scope'] as const;
 
@@ -40,7 +108,7 @@ export const METRICS = {
     name: 'blackbox_capture.capture.outcomes',
     kind: 'counter',
     labels: ['outcome', 'engine'],
-    help: 'Captures by how they ended, as the page reported them, and by the engine of the browser that sent the report (chromium, firefox, webkit, other: from its User-Agent)',
+    help: `Captures by how they ended, as the page reported them, and by the engine of the browser that sent the report (${ENGINES.join(', ')}: from its User-Agent)`,
   },
   duration: {
     name: 'blackbox_capture.capture.duration',
@@ -53,21 +121,19 @@ export const METRICS = {
     name: 'blackbox_capture.upstream.calls',
     kind: 'counter',
     labels: ['operation', 'result'],
-    help: "Calls to the token service and the Device Risk API, by operation (token, account create, upload, finalize, status, …) and result (ok, http_4xx, http_429, http_5xx, network_error; http_429: the service refused for the tenant's limit)",
+    help: `Calls to the token service and the Device Risk API, by operation (${UPSTREAM_OPERATIONS.join(', ')}) and result: ${listed(UPSTREAM_RESULTS)}`,
   },
   repairs: {
     name: 'blackbox_capture.blackbox.repairs',
     kind: 'counter',
     labels: ['repair'],
-    help: 'Damaged blackboxes repaired before the upload, by repair (spaces_for_plus, percent_encoding, line_breaks, quotes)',
+    help: `Damaged blackboxes repaired before the upload, by repair: ${listed(BLACKBOX_REPAIRS)}`,
   },
   queue: {
     name: 'blackbox_capture.queue.checks',
     kind: 'counter',
     labels: ['event'],
-    help: `Checks by event: ${Object.entries(QUEUE_EVENTS)
-      .map(([event, meaning]) => (meaning ? `${event} (${meaning})` : event))
-      .join(', ')}`,
+    help: `Checks by event: ${listed(QUEUE_EVENTS)}`,
   },
   queueWait: {
     name: 'blackbox_capture.queue.wait',
@@ -80,13 +146,13 @@ export const METRICS = {
     name: 'blackbox_capture.decisions',
     kind: 'counter',
     labels: ['type'],
-    help: 'Decisions told to onResult, by type (PASSED, REJECTED, WARNING, NOT_EXECUTED, other)',
+    help: `Decisions told to onResult, by type (${DECISION_LABELS.join(', ')})`,
   },
   proxy: {
     name: 'blackbox_capture.proxy.answers',
     kind: 'counter',
     labels: ['result'],
-    help: 'Answers of the first-party proxy, by result (ok, http_4xx, http_5xx from the collector; unreachable, timeout, bad_upstream its own 502 and 504)',
+    help: `Answers of the first-party proxy, by result: ${listed(PROXY_RESULTS)}`,
   },
   depth: {
     name: 'blackbox_capture.queue.depth',
@@ -143,7 +209,7 @@ export const METRICS = {
     name: 'blackbox_capture.gateway.webhook_attempts',
     kind: 'counter',
     labels: ['result'],
-    help: 'Deliveries tried to DECISION_URL, by result (delivered, http_3xx, http_4xx, http_5xx, timeout, network_error)',
+    help: `Deliveries tried to DECISION_URL, by result: ${listed(WEBHOOK_RESULTS)}`,
   },
   outboxDepth: {
     name: 'blackbox_capture.gateway.outbox.depth',

@@ -5,7 +5,7 @@
  * reference, an address or a secret (docs/operating.md#metrics-and-the-status-page).
  */
 import { chart, escapeHtml, type Line } from './chart.js';
-import type { QueueEvent } from './names.js';
+import type { QueueEvent, UpstreamResult } from './names.js';
 import {
   fleetGauges,
   MINUTE_BUCKETS,
@@ -19,6 +19,8 @@ import {
 
 /** The queue's events the status page charts: its stale drops and the refusals (names.ts's QUEUE_EVENTS). */
 const REFUSALS: readonly QueueEvent[] = ['stale', 'refused', 'service_refused'];
+/** The service's result the page charts by operation: its refusals for the tenant's limit (names.ts's UPSTREAM_RESULTS). */
+const SERVICE_REFUSED: UpstreamResult = 'http_429';
 
 interface PageFinding {
   id: string;
@@ -99,7 +101,7 @@ function charts(slots: Slots, per: string): string[] {
     at(
       "The service's refusals (429)",
       per,
-      countLines(slots, 'upstream', 'operation', (l) => l.result === 'http_429'),
+      countLines(slots, 'upstream', 'operation', (l) => l.result === SERVICE_REFUSED),
     ),
     at('Capture outcomes', per, countLines(slots, 'outcomes', 'outcome')),
     at('Capture outcomes by engine', per, countLines(slots, 'outcomes', 'engine')),

@@ -22,6 +22,7 @@ describe('statusPage', () => {
         counts: {
           'outcomes|outcome=complete,engine=firefox': 3,
           'upstream|operation=account create,result=http_429': 1,
+          'upstream|operation=finalize,result=ok': 2,
         },
         gauges: gauges(queued, 80_000 - i * 20_000),
       }),
@@ -47,6 +48,8 @@ describe('statusPage', () => {
     expect(html.match(/<svg /g)).toHaveLength(18);
     expect(html).toContain('firefox');
     expect(html).toContain('account create');
+    // The service's refusals by operation: a call it answered is no refusal.
+    expect(html).not.toContain('finalize');
     // Self-contained: no script, nothing loaded from elsewhere.
     expect(html).not.toMatch(/<script|<link|src=|https?:\/\//);
   });

@@ -31,7 +31,8 @@ describe('the tally', () => {
   });
 
   it("counts the proxy's answers: the collector's status class, or its own failure", async () => {
-    const answers = [new Response('x', { status: 503 }), new Response('y', { status: 200 })];
+    // Each class at its lower edge too: 500 is a 5xx, 400 a 4xx.
+    const answers = [503, 200, 500, 400, 200].map((status) => new Response('x', { status }));
     const proxy = createFirstPartyProxy({
       prefix: '/iojs',
       collectorUrl: 'https://collector.test',
@@ -41,12 +42,11 @@ describe('the tally', () => {
         return next;
       },
     });
-    const before = ['http_5xx', 'ok', 'unreachable'].map((result) => valueOf('proxy', { result }));
-    for (let i = 0; i < 3; i++)
+    const results = ['http_5xx', 'ok', 'http_4xx', 'unreachable'];
+    const before = results.map((result) => valueOf('proxy', { result }));
+    for (let i = 0; i < 6; i++)
       await (await proxy(new Request('https://shop.test/iojs/general5/static_wdp.js'))).arrayBuffer();
-    expect(['http_5xx', 'ok', 'unreachable'].map((result) => valueOf('proxy', { result }))).toEqual(
-      before.map((n) => n + 1),
-    );
+    expect(results.map((result) => valueOf('proxy', { result }))).toEqual(before.map((n, i) => n + [2, 2, 1, 1][i]!));
     recordProxy('timeout');
     expect(valueOf('proxy', { result: 'timeout' })).toBeGreaterThan(0);
   });
