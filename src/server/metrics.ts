@@ -21,6 +21,7 @@ import {
   type MetricKey,
   type ProxyResult,
   type QueueEvent,
+  type QueueScope,
   type UpstreamOperation,
   type UpstreamResult,
 } from './status/names.js';
@@ -55,7 +56,7 @@ export interface BacklogSource {
 /** One series of the queue gauges: an instance's queues of one scope, added up. */
 export interface BacklogReading {
   instance: string;
-  scope: 'fleet' | 'instance';
+  scope: QueueScope;
   queued: number;
   oldestAgeMs: number;
   drainPerSecond: number;

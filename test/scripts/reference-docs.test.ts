@@ -109,6 +109,39 @@ describe('the generated lists', () => {
     expect(unknown).toEqual([]);
   });
 
+  it("every label value a doc, an alert or the dashboard names is in its metric's list: a renamed value fails here", () => {
+    const metricOf = new Map(
+      Object.values(METRICS).flatMap((metric) => {
+        const name = prometheusName(metric);
+        return [name, `${name}_bucket`, `${name}_sum`, `${name}_count`].map((series) => [series, metric] as const);
+      }),
+    );
+    const docs = readdirSync(new URL('../../docs/', import.meta.url)).filter((file) => file.endsWith('.md'));
+    const ops = ['ops/prometheus/alerts.yml', 'ops/prometheus/alerts.test.yml', 'ops/grafana/blackbox-capture.json'];
+    const named = ['README.md', ...docs.map((file) => `docs/${file}`), ...ops].flatMap((path) =>
+      // A selector's exact matches, `label="value"` (quotes escaped in the dashboard's JSON).
+      [...read(path).matchAll(/\b(blackbox_capture_[a-z_]+)\{([^}]*)\}/g)].flatMap(([, series, selector]) =>
+        [...selector!.matchAll(/(\w+)=\\?"([^"\\]*)\\?"/g)].map(([, label, value]) => ({
+          path,
+          series: series!,
+          label: label!,
+          value: value!,
+        })),
+      ),
+    );
+    // The check reads something: the stale-drop alert names its event.
+    expect(named).toContainEqual(
+      expect.objectContaining({ series: 'blackbox_capture_queue_checks_total', value: 'stale' }),
+    );
+    const unlisted = named
+      .filter(({ series, label, value }) => {
+        const values = (metricOf.get(series)?.values as Record<string, readonly string[]> | undefined)?.[label];
+        return values !== undefined && !values.includes(value);
+      })
+      .map(({ path, series, label, value }) => `${path}: ${series}{${label}="${value}"}`);
+    expect(unlisted).toEqual([]);
+  });
+
   it("the OpenAPI document's answers name the codes that come with their status (or end their list with …)", () => {
     const openapi = JSON.parse(read('src/gateway/openapi.json')) as {
       paths: Record<string, Record<string, { responses: Record<string, { description: string }> }>>;

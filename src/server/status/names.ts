@@ -15,6 +15,8 @@ export interface MetricDefinition {
   readonly unit?: 'ms' | 's';
   /** Its labels (OpenTelemetry's attributes): a counter is counted with exactly these (tally.ts's `count`). */
   readonly labels: readonly string[];
+  /** The values a label takes, for each label whose values are a closed list: what a query may name. */
+  readonly values?: Readonly<Record<string, readonly string[]>>;
 }
 
 /**
@@ -102,12 +104,17 @@ const listed = (values: Readonly<Record<string, string>>): string =>
 
 /** The labels of the queue's gauges: the instance that reports, and whose queue (`instance` or `fleet`: docs/operating.md). */
 const QUEUE_GAUGE = ['instance', 'scope'] as const;
+/** Whose queue a gauge reads: this instance's own, or the fleet's (a shared queue). */
+export const QUEUE_SCOPES = ['instance', 'fleet'] as const;
+export type QueueScope = (typeof QUEUE_SCOPES)[number];
+const keys = (values: Readonly<Record<string, string>>): string[] => Object.keys(values);
 
 export const METRICS = {
   outcomes: {
     name: 'blackbox_capture.capture.outcomes',
     kind: 'counter',
     labels: ['outcome', 'engine'],
+    values: { engine: ENGINES },
     help: `Captures by how they ended, as the page reported them, and by the engine of the browser that sent the report (${ENGINES.join(', ')}: from its User-Agent)`,
   },
   duration: {
@@ -121,18 +128,21 @@ export const METRICS = {
     name: 'blackbox_capture.upstream.calls',
     kind: 'counter',
     labels: ['operation', 'result'],
+    values: { operation: UPSTREAM_OPERATIONS, result: keys(UPSTREAM_RESULTS) },
     help: `Calls to the token service and the Device Risk API, by operation (${UPSTREAM_OPERATIONS.join(', ')}) and result: ${listed(UPSTREAM_RESULTS)}`,
   },
   repairs: {
     name: 'blackbox_capture.blackbox.repairs',
     kind: 'counter',
     labels: ['repair'],
+    values: { repair: keys(BLACKBOX_REPAIRS) },
     help: `Damaged blackboxes repaired before the upload, by repair: ${listed(BLACKBOX_REPAIRS)}`,
   },
   queue: {
     name: 'blackbox_capture.queue.checks',
     kind: 'counter',
     labels: ['event'],
+    values: { event: keys(QUEUE_EVENTS) },
     help: `Checks by event: ${listed(QUEUE_EVENTS)}`,
   },
   queueWait: {
@@ -146,18 +156,21 @@ export const METRICS = {
     name: 'blackbox_capture.decisions',
     kind: 'counter',
     labels: ['type'],
+    values: { type: DECISION_LABELS },
     help: `Decisions told to onResult, by type (${DECISION_LABELS.join(', ')})`,
   },
   proxy: {
     name: 'blackbox_capture.proxy.answers',
     kind: 'counter',
     labels: ['result'],
+    values: { result: keys(PROXY_RESULTS) },
     help: `Answers of the first-party proxy, by result: ${listed(PROXY_RESULTS)}`,
   },
   depth: {
     name: 'blackbox_capture.queue.depth',
     kind: 'gauge',
     labels: QUEUE_GAUGE,
+    values: { scope: QUEUE_SCOPES },
     help: 'Checks accepted and not yet finished',
   },
   oldest: {
@@ -165,18 +178,21 @@ export const METRICS = {
     kind: 'gauge',
     unit: 's',
     labels: QUEUE_GAUGE,
+    values: { scope: QUEUE_SCOPES },
     help: 'Age of the oldest check waiting',
   },
   drain: {
     name: 'blackbox_capture.queue.drain_rate',
     kind: 'gauge',
     labels: QUEUE_GAUGE,
+    values: { scope: QUEUE_SCOPES },
     help: 'Checks finished a second after trying (checked or failed), over the last minute; stale drops not counted',
   },
   stale: {
     name: 'blackbox_capture.queue.stale',
     kind: 'gauge',
     labels: QUEUE_GAUGE,
+    values: { scope: QUEUE_SCOPES },
     help: 'Checks dropped unchecked past the trust bound, over the last minute',
   },
   timeLeft: {
@@ -184,12 +200,14 @@ export const METRICS = {
     kind: 'gauge',
     unit: 's',
     labels: QUEUE_GAUGE,
+    values: { scope: QUEUE_SCOPES },
     help: 'Time before the oldest check waiting reaches the trust bound (the whole bound when none waits)',
   },
   needed: {
     name: 'blackbox_capture.queue.needed_rate',
     kind: 'gauge',
     labels: QUEUE_GAUGE,
+    values: { scope: QUEUE_SCOPES },
     help: 'Checks a second (one account request each) that would check every accepted checkout in time: the acceptance rate plus the backlog over the time left',
   },
   // The gateway's own (src/gateway: `npx blackbox-capture serve`), on its admin listener.
@@ -209,6 +227,7 @@ export const METRICS = {
     name: 'blackbox_capture.gateway.webhook_attempts',
     kind: 'counter',
     labels: ['result'],
+    values: { result: keys(WEBHOOK_RESULTS) },
     help: `Deliveries tried to DECISION_URL, by result: ${listed(WEBHOOK_RESULTS)}`,
   },
   outboxDepth: {
