@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { referenceBlocks } from '../../scripts/reference-blocks.js';
 import { CALLBACK_CODES, CHECKOUT_CODES, DECISIONS_CODES, type CodeAnswer } from '../../src/gateway/answers.js';
 import { REGION_NAMES, REGIONS } from '../../src/server/api/regions.js';
-import { METRICS, prometheusName } from '../../src/server/status/names.js';
+import { METRICS, prometheusName, type MetricDefinition } from '../../src/server/status/names.js';
 // @ts-expect-error -- a command's module, without types
 import { blocksIn, COMMAND, rewrite, staleBlocks, valueAt } from '../../scripts/reference-docs.mjs';
 
@@ -111,7 +111,7 @@ describe('the generated lists', () => {
 
   it("every label value a doc, an alert or the dashboard names is in its metric's list: a renamed value fails here", () => {
     const metricOf = new Map(
-      Object.values(METRICS).flatMap((metric) => {
+      Object.values(METRICS).flatMap((metric: MetricDefinition) => {
         const name = prometheusName(metric);
         return [name, `${name}_bucket`, `${name}_sum`, `${name}_count`].map((series) => [series, metric] as const);
       }),
@@ -135,7 +135,7 @@ describe('the generated lists', () => {
     );
     const unlisted = named
       .filter(({ series, label, value }) => {
-        const values = (metricOf.get(series)?.values as Record<string, readonly string[]> | undefined)?.[label];
+        const values = metricOf.get(series)?.values?.[label];
         return values !== undefined && !values.includes(value);
       })
       .map(({ path, series, label, value }) => `${path}: ${series}{${label}="${value}"}`);

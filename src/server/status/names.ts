@@ -23,7 +23,7 @@ export interface MetricDefinition {
  * The queue counter's events, each with what it means where its name does not say
  * (docs/operating.md#queue-metrics): the counter's help and the docs' table are made from it.
  */
-export const QUEUE_EVENTS = {
+const QUEUE_EVENTS = {
   accepted: '',
   refused: 'queue full',
   checked: '',
@@ -39,7 +39,7 @@ export type QueueEvent = keyof typeof QUEUE_EVENTS;
  * The calls to the token service and the Device Risk API, by the operation they are counted
  * under (src/server/api/call.ts's `Call`, and the token request).
  */
-export const UPSTREAM_OPERATIONS = [
+const UPSTREAM_OPERATIONS = [
   'token',
   'account create',
   'account update',
@@ -51,7 +51,7 @@ export const UPSTREAM_OPERATIONS = [
 export type UpstreamOperation = (typeof UPSTREAM_OPERATIONS)[number];
 
 /** The result of a call to the service (src/server/metrics.ts's `recordUpstream`): its status class, or no answer. */
-export const UPSTREAM_RESULTS = {
+const UPSTREAM_RESULTS = {
   ok: '',
   http_4xx: '',
   http_429: "the service refused for the tenant's limit",
@@ -72,7 +72,7 @@ export const BLACKBOX_REPAIRS = {
 } as const;
 
 /** An answer of the first-party proxy (src/server/proxy/proxy.ts): the collector's status class, or its own failure. */
-export const PROXY_RESULTS = {
+const PROXY_RESULTS = {
   ok: "the collector's 2xx or 3xx",
   http_4xx: '',
   http_5xx: '',
@@ -86,7 +86,7 @@ export type ProxyResult = keyof typeof PROXY_RESULTS;
  * A delivery to the shop's DECISION_URL (src/gateway/outbox.ts): here with the gateway's other
  * metrics, since the kit does not import the gateway; the gateway takes the type through parts.ts.
  */
-export const WEBHOOK_RESULTS = {
+const WEBHOOK_RESULTS = {
   delivered: '',
   http_3xx: '',
   http_4xx: '',
@@ -105,7 +105,7 @@ const listed = (values: Readonly<Record<string, string>>): string =>
 /** The labels of the queue's gauges: the instance that reports, and whose queue (`instance` or `fleet`: docs/operating.md). */
 const QUEUE_GAUGE = ['instance', 'scope'] as const;
 /** Whose queue a gauge reads: this instance's own, or the fleet's (a shared queue). */
-export const QUEUE_SCOPES = ['instance', 'fleet'] as const;
+const QUEUE_SCOPES = ['instance', 'fleet'] as const;
 export type QueueScope = (typeof QUEUE_SCOPES)[number];
 const keys = (values: Readonly<Record<string, string>>): string[] => Object.keys(values);
 
