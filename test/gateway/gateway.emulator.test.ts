@@ -1,12 +1,17 @@
 // The gateway in-process (what `npx blackbox-capture serve` starts) on the emulated service:
 // checkouts posted with an Order-Token reach DECISION_URL as signed webhooks, once each;
 // refusals are typed; a close with checkouts queued keeps them for the next start.
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Gateway } from '../../src/gateway/gateway.js';
 import { mintOrderToken } from '../../src/gateway/order-token.js';
 import type { DecisionEvent } from '../../src/gateway/webhook.js';
+import { callbackNamespace, recordKey } from '../../src/server/callbacks/record.js';
+import type { CallbackBody } from '../../src/server/callbacks/types.js';
+import { DATA_FILE } from '../../src/server/queue/default.js';
 import {
   DECISIONS_TOKEN,
+  drained,
   gatewayEnvironment,
   ORDER_SECRET,
   postCheckout,
@@ -14,6 +19,7 @@ import {
   webhookReceiver,
 } from '../support/gateway.js';
 import { freePort } from '../support/processes.mjs';
+import { rowsOf } from '../support/sqlite.js';
 
 const { startEmulator, inProcess } = useGateway();
 const shop = webhookReceiver;
@@ -24,6 +30,17 @@ const gatewayWith = (env: Record<string, string>, log: string[] = []) => inProce
 /** A checkout with `token` as its Order-Token. */
 const checkout = (gateway: Gateway, token: string | undefined) => postCheckout(gateway.url, { token });
 
+/**
+ * How far the gateway on `env` has gone with the service's callback `body`: its record's state
+ * in the gateway's store (DATA_DIR's SQLite file, read as another process would). `done` once
+ * its onResult returned or it found the decision told: what it told is in the outbox by then.
+ */
+function callbackState(env: Record<string, string>, clientId: string, body: unknown): string | undefined {
+  const key = recordKey(callbackNamespace(clientId), body as CallbackBody);
+  const [row] = rowsOf(join(env.DATA_DIR!, DATA_FILE), 'SELECT value FROM store_entries WHERE key = ?', key);
+  return row === undefined ? undefined : (JSON.parse(row.value as string) as { state: string }).state;
+}
+
 describe('the gateway', () => {
   it('takes a checkout with its Order-Token to a signed decision at DECISION_URL, told once', async () => {
     const emulator = await startEmulator();
@@ -32,10 +49,13 @@ describe('the gateway', () => {
     // The callback URL is the gateway's own: the service's callback brings the decision too.
     const port = await freePort();
     const log: string[] = [];
-    const gateway = await gatewayWith(
-      environment(emulator, url, { PORT: String(port), CALLBACK_URL: `http://127.0.0.1:${port}/callback` }),
-      log,
-    );
+    // The admin listener: its /metrics says what the gateway has left to send (`drained`).
+    const env = environment(emulator, url, {
+      PORT: String(port),
+      CALLBACK_URL: `http://127.0.0.1:${port}/callback`,
+      ADMIN_PORT: '0',
+    });
+    const gateway = await gatewayWith(env, log);
     const answer = await checkout(
       gateway,
       await mintOrderToken(ORDER_SECRET, { customerInternalReference: 'order-1001', userReference: 'user-7' }),
@@ -71,8 +91,15 @@ describe('the gateway', () => {
       headers: { authorization: `Bearer ${DECISIONS_TOKEN}` },
     });
     expect(unknown.status).toBe(404);
-    // A while later, still once (the callback and the queued check both brought it).
-    await new Promise((r) => setTimeout(r, 1500));
+    // Still once (the callback and the queued check both brought it), once neither path can tell
+    // it again: the service's one callback answered (the gateway answers once it has recorded it)
+    // and handled (after the answer: what it told is in the outbox by then), then the queue and
+    // the outbox empty. No callback since: the check that could make one has left the queue.
+    await expect
+      .poll(() => emulator.inspect.callbacks().map((c) => c.delivered && callbackState(env, emulator.clientId, c.body)))
+      .toEqual(['done']);
+    await drained(gateway.adminUrl!);
+    expect(emulator.inspect.callbacks()).toHaveLength(1);
     expect(received).toHaveLength(1);
   });
 
@@ -161,7 +188,8 @@ describe('the gateway', () => {
     const emulator = await startEmulator({ accountRequestsPerSecond: 1 });
     const { url, received } = await shop();
     // Shoppers behind a trusted front, each from an address of its own (none meets the admission limit).
-    const env = environment(emulator, url, { PORT: '0', TRUSTED_FRONTS: '127.0.0.1' });
+    // The admin listener: its /metrics says what the gateway has left to send (`drained`).
+    const env = environment(emulator, url, { PORT: '0', TRUSTED_FRONTS: '127.0.0.1', ADMIN_PORT: '0' });
     const first = await gatewayWith(env);
     // Past the service's burst (the first few are created at once): the rest wait in the queue.
     const orders = Array.from({ length: 10 }, (_, i) => `order-${i}`);
@@ -177,9 +205,10 @@ describe('the gateway', () => {
     expect(told()).toEqual([]);
     emulator.faults.clear();
     // Closed: a checkout now is refused with shutting_down (never accepted then lost).
-    await gatewayWith(env);
+    const second = await gatewayWith(env);
     await expect.poll(() => told().sort(), { timeout: 30_000 }).toEqual(orders);
-    await new Promise((r) => setTimeout(r, 1500));
+    // Final once nothing is left to send: the queue (the first's checkouts too: one DATA_DIR), then the outbox.
+    await drained(second.adminUrl!);
     expect(told()).toHaveLength(orders.length);
   }, 60_000);
 });

@@ -2,7 +2,7 @@
 // posted to either are checked by either, and each decision reaches the shop once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../src/gateway/gateway.js';
-import { DECISIONS_TOKEN, ORDER_SECRET, postCheckout, useGateway } from '../support/gateway.js';
+import { DECISIONS_TOKEN, drained, ORDER_SECRET, postCheckout, useGateway } from '../support/gateway.js';
 import { mintOrderToken } from '../../src/gateway/order-token.js';
 import { haveRedis, startRedisServer, type RedisServer } from '../support/redis.js';
 
@@ -14,8 +14,18 @@ afterAll(async () => {
   await redis?.stop();
 });
 const { environment, inProcess } = useGateway();
-/** Two gateways on one environment: one Redis. */
-const twoOn = async (env: Record<string, string>): Promise<Gateway[]> => [await inProcess(env), await inProcess(env)];
+/**
+ * Two gateways on one environment: one Redis. The second has the admin listener, whose /metrics
+ * says what the fleet has left to send (`drained`): the fleet's queue figure is written by the
+ * status monitor holding the reporter lease, and in one process the flag that says so is the
+ * last monitor's; the only monitor, it takes the lease.
+ */
+const twoOn = async (env: Record<string, string>): Promise<Gateway[]> => [
+  await inProcess(env),
+  await inProcess({ ...env, ADMIN_PORT: '0' }),
+];
+/** Resolves once the fleet of `twoOn` has nothing left to send: its shared queue, then its shared outbox, empty. */
+const fleetDrained = (gateways: Gateway[]) => drained(gateways[1]!.adminUrl!, { fleet: true });
 
 describe.skipIf(!haveRedis)('a fleet of gateways on one Redis', () => {
   it('checks what either accepted, and tells each decision once', async () => {
@@ -30,7 +40,8 @@ describe.skipIf(!haveRedis)('a fleet of gateways on one Redis', () => {
       expect(answer.status).toBe(202);
     }
     await expect.poll(shop.orders, { timeout: 30_000 }).toEqual(orders);
-    await new Promise((r) => setTimeout(r, 1500));
+    // Final once neither instance can send more: a retried delivery waits in the outbox.
+    await fleetDrained(gateways);
     expect(shop.received).toHaveLength(orders.length);
     // Either instance answers the poll of any order.
     const polled = await fetch(`${gateways[1]!.url}/decisions/fleet-order-0`, {
@@ -53,7 +64,7 @@ describe.skipIf(!haveRedis)('a fleet of gateways on one Redis', () => {
     );
     expect(answers.sort()).toEqual([202, 409, 409, 409, 409, 409]);
     await expect.poll(shop.orders, { timeout: 30_000 }).toEqual(['fleet-order-once']);
-    await new Promise((r) => setTimeout(r, 1500));
+    await fleetDrained(gateways);
     expect(shop.received).toHaveLength(1);
     expect(emulator.inspect.transactions()).toHaveLength(1);
   }, 60_000);

@@ -4,7 +4,7 @@
 // does, a second signal at once, and what it accepted stays queued for the next start
 // (docs/gateway.md#shutting-down-and-restarts).
 import { afterEach, describe, expect, it } from 'vitest';
-import { postCheckout, startGatewayProcess, useGateway } from '../support/gateway.js';
+import { drained, postCheckout, startGatewayProcess, useGateway } from '../support/gateway.js';
 import { haveRedis, startRedisServer, type RedisServer } from '../support/redis.js';
 
 const redises: RedisServer[] = [];
@@ -60,9 +60,12 @@ describe.skipIf(!haveRedis)('serve on a Redis that goes away (a process)', () =>
     expect(first.output()).toContain('not stopped within 2000 ms (SHUTDOWN_TIMEOUT_MS): exiting');
     redis.resume();
     // Nothing it accepted is lost: the next start checks each (BullMQ hands over the ones it held), told once.
-    await startGatewayProcess(env);
+    // Its admin listener's /metrics says what is left to send: the only status monitor on this
+    // Redis, it holds the reporter lease and writes the queue's figure (`drained`).
+    const second = await startGatewayProcess({ ...env, ADMIN_PORT: '0' });
     await expect.poll(shop.orders, { timeout: 90_000 }).toEqual(orders);
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // Final once nothing is left to send: the queue (a job the first held comes back), then the outbox.
+    await drained(second.adminUrl!, { fleet: true });
     expect(shop.orders()).toEqual(orders);
   }, 150_000);
 

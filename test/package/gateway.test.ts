@@ -8,7 +8,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
-import { gatewayEnvironment, ORDER_SECRET, postCheckout, WEBHOOK_SECRET, webhookReceiver } from '../support/gateway.js';
+import {
+  drained,
+  gatewayEnvironment,
+  ORDER_SECRET,
+  postCheckout,
+  WEBHOOK_SECRET,
+  webhookReceiver,
+} from '../support/gateway.js';
 import { closeServers } from '../support/http.js';
 import { SHOP } from '../support/kit.js';
 import { freePort } from '../support/processes.mjs';
@@ -66,29 +73,11 @@ async function gateway(cwd: string, command: string[]) {
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   const listening = /^blackbox-capture gateway on (http:\/\/127\.0\.0\.1:\d+)(?: \(admin (http:\/\/\S+)\))?$/m;
-  await expect.poll(() => out, { timeout: 15_000 }).toMatch(listening);
+  // A cold start of node and the built bundle beside other work: 15 s was once not enough.
+  await expect.poll(() => out, { timeout: 30_000 }).toMatch(listening);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const [, url, adminUrl] = listening.exec(out)!;
   return { child, output: () => out, exited, url: url!, adminUrl };
-}
-
-/** Each value of the series `name` (whatever its labels) in a scrape. */
-const series = (text: string, name: string) =>
-  [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'gm'))].map((match) => Number(match[1]));
-
-/**
- * Resolves once the gateway at `adminUrl` has nothing left to send: its queue empty (a check
- * hands its decision to the outbox before it leaves the queue), then its outbox (a decision
- * leaves it once the shop answered 2xx, after the receiver kept it). One scrape reads both, in
- * that order; each decision's record is made only if absent, so none can be sent again.
- */
-async function drained(adminUrl: string): Promise<void> {
-  await expect
-    .poll(async () => {
-      const text = await (await fetch(`${adminUrl}/metrics`)).text();
-      return [series(text, 'blackbox_capture_queue_depth'), series(text, 'blackbox_capture_gateway_outbox_depth')];
-    })
-    .toEqual([[0], [0]]);
 }
 
 /** A checkout of `order` through the shop's front, from a shopper of its own (X-Forwarded-For). */

@@ -232,3 +232,38 @@ export async function startGatewayProcess(
     exited,
   };
 }
+
+/**
+ * Each value of the series `name` in a Prometheus scrape, whatever its labels; with `label`
+ * (such as `scope="fleet"`), of the series that carry it.
+ */
+export const series = (text: string, name: string, label?: string): number[] =>
+  [...text.matchAll(new RegExp(`^${name}(?:\\{([^}]*)\\})? (\\S+)$`, 'gm'))]
+    .filter((match) => label === undefined || (match[1] ?? '').split(',').includes(label))
+    .map((match) => Number(match[2]));
+
+/**
+ * Resolves once the gateway whose admin listener (ADMIN_PORT) is at `adminUrl` has nothing left
+ * to send: its queue empty (a check hands its decision to the outbox before it leaves the queue),
+ * then its outbox (a decision leaves it once the shop answered 2xx, after the receiver kept it).
+ * One scrape reads both, in that order; each decision's record is made only if absent, so none
+ * can be sent again.
+ *
+ * `fleet`: a gateway on a shared Redis. Its outbox figure is the fleet's (one pending list); so
+ * is its queue figure, but only the instance that holds the status monitor's reporter lease
+ * writes it, as `scope="fleet"`: every other instance says `scope="instance"` 0, whatever the
+ * fleet holds (src/server/metrics.ts's readBacklogs). So that series is waited for. In one
+ * process the reporter flag is the last monitor's: give one gateway of an in-process fleet the
+ * admin listener.
+ */
+export async function drained(adminUrl: string, { fleet = false }: { fleet?: boolean } = {}): Promise<void> {
+  await expect
+    .poll(async () => {
+      const text = await (await fetch(`${adminUrl}/metrics`)).text();
+      return [
+        series(text, 'blackbox_capture_queue_depth', fleet ? 'scope="fleet"' : undefined),
+        series(text, 'blackbox_capture_gateway_outbox_depth'),
+      ];
+    })
+    .toEqual([[0], [0]]);
+}
