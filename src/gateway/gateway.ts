@@ -182,11 +182,6 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
   const refusals = rateLimited(log);
   const logRefusal: RefusalListener = ({ route, method, status, code }) =>
     refusals(code, `refused ${method} ${route}: ${status} ${code}`, refusedEvent(code));
-  const onError = (error: unknown) => {
-    logError(error);
-    // An accepted checkout never to be checked: the shop is told, signed, once (docs/gateway.md#the-failure-webhook).
-    if (error instanceof NotCheckedError) void tell(failureEvent(error, Date.now())).catch(logError);
-  };
   const outbox = createOutbox({
     store: kept.outboxStore,
     url: settings.decisionUrl,
@@ -196,6 +191,16 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
   const tell = (event: Parameters<Outbox['add']>[0]) => outbox.add(event).then(() => undefined);
+  /**
+   * The endpoint's failures, logged. An accepted checkout never to be checked is told to the
+   * shop, signed, once (docs/gateway.md#the-failure-webhook): its job leaves the queue once the
+   * failure is kept in the outbox, and stays to tell it again if it could not be.
+   */
+  const onCheckError = (error: unknown): Promise<void> | undefined => {
+    logError(error);
+    if (error instanceof NotCheckedError) return tell(failureEvent(error, Date.now()));
+  };
+  const onError = (error: unknown): void => void onCheckError(error)?.catch(logError);
   const door = await checkoutDoor({ store: kept.store, orderSecret: settings.orderSecret, log });
   const endpoint = createDeviceRiskHandler({
     client,
@@ -204,7 +209,7 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
     queue: kept.queue,
     store: kept.store,
     ...(settings.callbackUrl ? { callbackUrl: settings.callbackUrl } : {}),
-    onError,
+    onError: onCheckError,
     resolveCustomer: (request) => door.resolveCustomer(request),
     onResult: (details, context) => tell(decisionEvent(details, context, details, Date.now())),
   });

@@ -131,8 +131,13 @@ export interface DeviceRiskHandlerOptions extends EndpointPlainOptions {
    * in memory per client, which a callback handler made with the same client and no store shares).
    */
   store?: Store;
-  /** Told about every failure (errors serialise without secrets). Default: one line on console.error. */
-  onError?: (error: unknown) => void;
+  /**
+   * Told about every failure (errors serialise without secrets). Default: one line on
+   * console.error. For a `NotCheckedError` (a queued checkout given up) it may return a
+   * promise, the telling of the shop: the checkout leaves the queue once it resolves, and one
+   * that rejects keeps it queued, to be told again (docs/server.md#shutting-down).
+   */
+  onError?: (error: unknown) => unknown;
   /**
    * Replay protection (defence in depth): the secret of `createCaptureNonce`. Given, every
    * request must carry the nonce issued for its customer (`{ blackbox, nonce }`), unexpired

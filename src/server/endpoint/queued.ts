@@ -98,6 +98,7 @@ export interface QueuedChecksOptions {
   /** How long an accepted blackbox is trusted: past it, it is not uploaded (`blackbox_stale`). */
   maxQueuedMs: number;
   now: Now;
+  /** Told every failure; for a NotCheckedError it may return a promise, which the job's end waits for. */
   onError: (error: unknown) => void;
   /** This instance's name in the queue gauges (default hostname:pid). */
   instanceId?: string;
@@ -162,9 +163,10 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
    * Leaves the queue: counted in the drain rate when it was tried, apart from it when dropped
    * stale, and not at all when the key's record answered before the job ran (`replayed`).
    */
-  function finished(job: CheckJob, event: 'checked' | 'failed' | 'stale' | 'replayed', why?: unknown): JobRun {
+  async function finished(job: CheckJob, event: Ending, why?: unknown): Promise<JobRun> {
+    // Given up, and the shop's failure not kept: the job stays, to tell it again.
+    if (!(await notChecked.finished(job, event, why))) return retryIn(job, backoffMs(tries.get(job.key)));
     tries.delete(job.key);
-    notChecked.finished(job, event, why);
     const stale = event === 'stale';
     if (stale) meter.stale();
     else if (event !== 'replayed') meter.drained();
@@ -218,7 +220,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     return finished(job, ran ? 'checked' : 'replayed');
   }
 
-  function failedTry(job: CheckJob, error: unknown): JobRun {
+  function failedTry(job: CheckJob, error: unknown): JobRun | Promise<JobRun> {
     const kind = failureKind(error);
     if (kind === 'permanent') return finished(job, 'failed', error);
     notChecked.tried(job, error);
@@ -229,8 +231,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
       return { retryInMs: 1000 * Math.max(1, retryAfterOf(error) ?? 1), pauseQueue: true };
     }
     const asked = retryAfterOf(error);
-    const fallback = 1000 * 2 ** (tries.get(job.key) ?? 0);
-    return retryIn(job, Math.min(MAX_RETRY_MS, asked === undefined ? fallback : 1000 * asked));
+    return retryIn(job, asked === undefined ? backoffMs(tries.get(job.key)) : Math.min(MAX_RETRY_MS, 1000 * asked));
   }
 
   function retryIn(job: CheckJob, ms: number): JobRun {
@@ -306,21 +307,43 @@ function notCheckedTeller(onError: (error: unknown) => void) {
   const codeOf = (error: unknown) => (isDeviceRiskError(error) ? error.code : REFUSED_INTERNAL);
   return {
     tried: (job: CheckJob, error: unknown) => void lastErrors.set(job.key, codeOf(error)),
-    finished(job: CheckJob, event: 'checked' | 'failed' | 'stale' | 'replayed', why: unknown) {
+    /**
+     * Tells a checkout given up (stale, or failed for good) as never to be checked. onError may
+     * return the promise of keeping it for the shop (the gateway's failure webhook in its
+     * outbox): false when that failed (told to onError), and the job must stay to tell it again.
+     */
+    async finished(job: CheckJob, event: Ending, why: unknown): Promise<boolean> {
       const lastError = lastErrors.get(job.key);
+      const given =
+        event === 'stale'
+          ? new NotCheckedError(job, ERR_BLACKBOX_STALE, lastError)
+          : event === 'failed'
+            ? new NotCheckedError(job, codeOf(why))
+            : undefined;
+      try {
+        if (given) await (onError(given) as unknown);
+      } catch (notKept) {
+        onError(notKept);
+        return false;
+      }
       lastErrors.delete(job.key);
-      if (event === 'stale') onError(new NotCheckedError(job, ERR_BLACKBOX_STALE, lastError));
-      if (event === 'failed') onError(new NotCheckedError(job, codeOf(why)));
+      return true;
     },
-    /** What a memory queue held at close(): never checked here. */
+    /** What a memory queue held at close(): never checked here, and nothing left to try again. */
     leftBehind(jobs: readonly CheckJob[]) {
       for (const job of jobs) {
         recordQueue('failed');
-        onError(new NotCheckedError(job, ERR_SHUTTING_DOWN));
+        void Promise.resolve(onError(new NotCheckedError(job, ERR_SHUTTING_DOWN)) as unknown).catch(onError);
       }
     },
   };
 }
+
+/** The wait before a job's next try after `tries` failed ones: 1 s doubling, at most MAX_RETRY_MS. */
+const backoffMs = (tries = 0) => Math.min(MAX_RETRY_MS, 1000 * 2 ** tries);
+
+/** How a job leaves the queue. */
+type Ending = 'checked' | 'failed' | 'stale' | 'replayed';
 
 /** What a failed try means: never to succeed, the tenant's limit reached, or trouble that passes. */
 function failureKind(error: unknown): 'permanent' | 'limited' | 'transient' {

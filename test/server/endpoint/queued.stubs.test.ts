@@ -1,7 +1,7 @@
 // The endpoint's default answer: 202 with a reference as soon as the queue holds the
 // checkout, then the check in arrival order as the tenant's limit allows, on a stub client.
 // Nothing accepted is lost, no key gets two transactions, and what waits too long is told.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   createDeviceRiskClient,
   DEFAULT_LIMITS,
@@ -384,6 +384,43 @@ describe('the endpoint answers at once and checks when the quota allows (the def
     expect(errors[1]).toMatchObject({ reason: 'request_rejected', customerInternalReference: 'order-1' });
     expect(JSON.parse(JSON.stringify(errors[1]))).toMatchObject({ reason: 'request_rejected' });
     expect(calls.filter((c) => c.startsWith('create'))).toEqual(['create order-2']);
+    await handler.close();
+  });
+
+  it('a checkout given up leaves the queue once its telling is kept: one that onError could not keep stays, told again', async () => {
+    const { client } = stubClient({
+      failCreates: [failing('request_rejected', { status: 400 }), failing('request_rejected', { status: 400 })],
+    });
+    const hand = handQueue();
+    const told: string[] = [];
+    let keep: { resolve: () => void; reject: (error: Error) => void } | undefined;
+    const { handler } = setUp(client, {
+      queue: hand.queue,
+      // As the gateway's: the promise of the shop's failure webhook kept in its outbox.
+      onError: (error) => {
+        told.push((error as DeviceRiskError).code ?? (error as Error).message);
+        if (error instanceof NotCheckedError)
+          return new Promise<void>((resolve, reject) => (keep = { resolve, reject }));
+      },
+    });
+    expect((await handler(post('key-0000000001', 'order-1'))).status).toBe(202);
+    const job = hand.jobs[0]!;
+    // The job does not end before the telling is kept.
+    let ended = false;
+    const first = hand.run(job).finally(() => (ended = true));
+    await vi.waitFor(() => expect(keep).toBeDefined());
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(ended).toBe(false);
+    keep!.reject(new Error('outbox store away'));
+    // Not kept: the job stays, to be tried and told again.
+    expect(await first).toEqual({ retryInMs: 1000 });
+    expect(told).toEqual(['request_rejected', 'not_checked', 'outbox store away']);
+    keep = undefined;
+    const second = hand.run(job);
+    await vi.waitFor(() => expect(keep).toBeDefined());
+    keep!.resolve();
+    expect(await second).toEqual({ done: true });
+    expect(told).toEqual(['request_rejected', 'not_checked', 'outbox store away', 'request_rejected', 'not_checked']);
     await handler.close();
   });
 
