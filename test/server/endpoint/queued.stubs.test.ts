@@ -505,8 +505,12 @@ describe('the endpoint answers at once and checks when the quota allows (the def
     const refused = await handler(post('key-0000000004', 'order-4'));
     expect([refused.status, refused.headers.get('retry-after')]).toEqual([503, '1']);
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('shutting_down');
-    open();
-    await closed;
+    // The two held count as failed; the one that ran, as checked.
+    const counted = await figuresOf(async () => {
+      open();
+      await closed;
+    });
+    expect(counted.events).toEqual({ checked: 1, failed: 2 });
     // The check that had started ran to its decision; the two never started are told, one error each.
     expect(calls.filter((c) => c.startsWith('create'))).toEqual(['create order-1']);
     expect(results).toEqual([{ id: 'wf-1', reference: 'key-0000000001', customerInternalReference: 'order-1' }]);
@@ -525,6 +529,24 @@ describe('the endpoint answers at once and checks when the quota allows (the def
     });
     expect(errors.length).toBe(2);
     expect((await queue.counts()).queued).toBe(0);
+  });
+
+  it('close(): a telling of a checkout held that onError could not keep is told to onError, never unhandled', async () => {
+    let open!: () => void;
+    const { client } = stubClient({ gate: new Promise<void>((resolve) => (open = resolve)) });
+    const told: string[] = [];
+    const { handler } = setUp(client, {
+      onError: (error) => {
+        told.push((error as Error).message.slice(0, 20));
+        if (error instanceof NotCheckedError) return Promise.reject(new Error('outbox store away'));
+      },
+    });
+    for (let i = 1; i <= 2; i++) expect((await handler(post(`key-000000000${i}`, `order-${i}`))).status).toBe(202);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const closed = handler.close();
+    open();
+    await closed;
+    await vi.waitFor(() => expect(told.filter((message) => message === 'outbox store away')).toHaveLength(1));
   });
 
   it('close() with the check within the request: new checkouts 503 shutting_down too', async () => {
