@@ -111,7 +111,6 @@ export async function serve(args: string[], options: GatewayOptions = {}, name =
     });
     process.exit(1);
   });
-  console.log(`blackbox-capture gateway on ${gateway.url}${gateway.adminUrl ? ` (admin ${gateway.adminUrl})` : ''}`);
   let stopping = false;
   const stop = (signal: string) => {
     // A second signal: exit at once. What was accepted stays queued (DATA_DIR's database, or Redis).
@@ -148,4 +147,7 @@ export async function serve(args: string[], options: GatewayOptions = {}, name =
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // Said once the signals are ours: a process manager that signals as soon as it reads this line
+  // (a deploy's quick restart) would otherwise end the process unannounced, with no close().
+  console.log(`blackbox-capture gateway on ${gateway.url}${gateway.adminUrl ? ` (admin ${gateway.adminUrl})` : ''}`);
 }

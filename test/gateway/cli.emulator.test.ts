@@ -1,0 +1,40 @@
+// `blackbox-capture serve` in-process (src/gateway/cli.ts): the line that says it listens comes
+// once SIGTERM and SIGINT are its own, so that a process manager (or a test) that signals as
+// soon as it reads the line gets a close(), never the default death with nothing said.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { serve } from '../../src/gateway/cli.js';
+import { useGateway, writeEnvFile } from '../support/gateway.js';
+
+const { environment } = useGateway();
+
+afterEach(() => vi.restoreAllMocks());
+
+describe('serve', () => {
+  it('says it listens only after it has taken SIGTERM and SIGINT', async () => {
+    const { env } = await environment();
+    const order: string[] = [];
+    const handlers = new Map<string, () => void>();
+    // Recorded, not installed: the test process keeps its own signals.
+    vi.spyOn(process, 'on').mockImplementation(((event: string, handler: () => void) => {
+      order.push(`on ${event}`);
+      handlers.set(event, handler);
+      return process;
+    }) as typeof process.on);
+    vi.spyOn(console, 'log').mockImplementation((line: string) => void order.push(line.split(' http')[0]!));
+    const exited = new Promise<number | undefined>((resolve) =>
+      vi.spyOn(process, 'exit').mockImplementation(((code?: number) => resolve(code)) as typeof process.exit),
+    );
+    // Only PATH and HOME, as a process gets them: vitest's own variables would override the file's.
+    const own = process.env;
+    process.env = { PATH: own.PATH, HOME: own.HOME };
+    try {
+      await serve(['--env-file', writeEnvFile(env)], { log: () => {} });
+    } finally {
+      process.env = own;
+    }
+    expect(order).toEqual(['on SIGTERM', 'on SIGINT', 'blackbox-capture gateway on']);
+    // The recorded SIGTERM closes the gateway as a real one would.
+    handlers.get('SIGTERM')!();
+    expect(await exited).toBe(0);
+  });
+});
