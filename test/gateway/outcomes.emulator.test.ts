@@ -3,8 +3,10 @@
 // the service would refuse is refused at the door; a second checkout of an order is 409; an
 // accepted checkout that can never be checked is told as `device_risk.failed`, signed (the
 // receiver verifies each delivery with the standardwebhooks package).
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { mintOrderToken } from '../../src/gateway/order-token.js';
+import { DATA_FILE } from '../../src/server/queue/default.js';
 import {
   DECISIONS_TOKEN,
   drained,
@@ -17,6 +19,7 @@ import {
 } from '../support/gateway.js';
 import { offWebhook } from '../support/openapi.js';
 import { blackboxOf, SHOP } from '../support/kit.js';
+import { execIn } from '../support/sqlite.js';
 
 const { startEmulator, environment, served } = useGateway();
 
@@ -141,5 +144,26 @@ describe('every accepted order ends in exactly one signed outcome (serve as a pr
     // failure's record, one per order and made only if absent, leaves it once the shop answered 2xx).
     await drained(gateway.adminUrl!);
     expect(shop.attempts()).toBe(1);
+  });
+
+  it('a failure its outbox could not take: the checkout stays queued and the shop is told once the outbox takes it', async () => {
+    const { emulator, shop, env } = await environment({ TRUSTED_FRONTS: '127.0.0.1' });
+    emulator.faults.fail('accountCreate', { times: 1_000_000, status: 400 });
+    const gateway = await startGatewayProcess(env);
+    // The outbox refuses the failure's record (and only it): a store write that fails, as a full
+    // disk or a Redis away would, put in by a trigger in the gateway's own file.
+    const file = join(env.DATA_DIR!, DATA_FILE);
+    execIn(
+      file,
+      `CREATE TRIGGER outbox_away BEFORE INSERT ON store_entries WHEN NEW.key LIKE 'gateway:outbox:decision:failed%'
+       BEGIN SELECT RAISE(ABORT, 'outbox away for the test'); END`,
+    );
+    expect((await postCheckout(gateway.url, { order: 'order-outbox-away' })).status).toBe(202);
+    await expect.poll(gateway.output, { timeout: 20_000 }).toContain('outbox away for the test');
+    expect(shop.received).toEqual([]);
+    // The outbox back: the checkout, still queued, is tried again and its failure told, once.
+    execIn(file, 'DROP TRIGGER outbox_away');
+    await expect.poll(shop.orders, { timeout: 20_000 }).toEqual(['order-outbox-away']);
+    expect(shop.received[0]!.event).toMatchObject({ type: 'device_risk.failed', data: { code: 'request_rejected' } });
   });
 });

@@ -128,3 +128,13 @@ export function faultyEngine() {
   }
   return { state, opening };
 }
+
+/** Runs `sql` (a schema change, a fault put in with a trigger) in the file at `path`, by a connection of its own. */
+export function execIn(path: string, sql: string): void {
+  const writer = new DatabaseSync(path, { timeout: 5000 });
+  try {
+    writer.exec(sql);
+  } finally {
+    writer.close();
+  }
+}
