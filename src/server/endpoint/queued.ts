@@ -20,7 +20,9 @@ import {
 } from '../errors.js';
 import { json, refuse, REFUSED_INTERNAL } from '../net/http.js';
 import { queuedMessages } from '../messages.js';
+import { doublingMs } from '../api/retry.js';
 import { recordQueue, recordQueueWait, observeBacklog } from '../metrics.js';
+import type { QueueEvent } from '../status/names.js';
 import { createBacklogWarning, createDrainMeter, createLateCheck, type BacklogFigures } from '../queue/backlog.js';
 import type { CheckJob, CheckQueue, JobRun, QueuedCustomer, QueuePlace } from '../queue/queue.js';
 import { REDIS_FULL_RETRY_AFTER_S, type Store } from '../store/store.js';
@@ -340,10 +342,10 @@ function notCheckedTeller(onError: (error: unknown) => void) {
 }
 
 /** The wait before a job's next try after `tries` failed ones: 1 s doubling, at most MAX_RETRY_MS. */
-const backoffMs = (tries = 0) => Math.min(MAX_RETRY_MS, 1000 * 2 ** tries);
+const backoffMs = (tries = 0) => doublingMs(tries, 1000, MAX_RETRY_MS);
 
-/** How a job leaves the queue. */
-type Ending = 'checked' | 'failed' | 'stale' | 'replayed';
+/** How a job leaves the queue: the queue counter's events (status/names.ts) that end a job. */
+type Ending = Extract<QueueEvent, 'checked' | 'failed' | 'stale' | 'replayed'>;
 
 /** What a failed try means: never to succeed, the tenant's limit reached, or trouble that passes. */
 function failureKind(error: unknown): 'permanent' | 'limited' | 'transient' {
