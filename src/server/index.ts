@@ -61,6 +61,7 @@ export type {
   CheckQueue,
   CheckJob,
   JobRun,
+  GivenUp,
   AddResult,
   QueueCounts,
   QueuedCustomer,

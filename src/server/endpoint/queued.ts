@@ -24,7 +24,7 @@ import { doublingMs } from '../api/retry.js';
 import { recordQueue, recordQueueWait, observeBacklog } from '../metrics.js';
 import type { QueueEvent } from '../status/names.js';
 import { createBacklogWarning, createDrainMeter, createLateCheck, type BacklogFigures } from '../queue/backlog.js';
-import type { CheckJob, CheckQueue, JobRun, QueuedCustomer, QueuePlace } from '../queue/queue.js';
+import type { CheckJob, CheckQueue, GivenUp, JobRun, QueuedCustomer, QueuePlace } from '../queue/queue.js';
 import { REDIS_FULL_RETRY_AFTER_S, type Store } from '../store/store.js';
 import { runCheck, type CustomerMapping, type CheckRunOptions, type DeviceRiskProgress } from './check.js';
 import { TellingElsewhere } from '../callbacks/told.js';
@@ -166,8 +166,11 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
    * stale, and not at all when the key's record answered before the job ran (`replayed`).
    */
   async function finished(job: CheckJob, event: Ending, why?: unknown): Promise<JobRun> {
-    // Given up, and the shop's failure not kept: the job stays, to tell it again.
-    if (!(await notChecked.finished(job, event, why))) return retryIn(job, backoffMs(tries.get(job.key)));
+    // Given up, and the shop's failure not kept: the job stays, to tell it again, and only that
+    // (its givenUp): a check run again would spend the tenant's quota on a checkout given up.
+    const givenUp = notChecked.givenUp(job, event, why);
+    if (givenUp && !(await notChecked.told(job, givenUp)))
+      return { ...retryIn(job, backoffMs(tries.get(job.key))), givenUp };
     tries.delete(job.key);
     const stale = event === 'stale';
     if (stale) meter.stale();
@@ -179,18 +182,16 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
 
   /** One try of one job: done, or when to try again. Never throws: every failure is told to onError. */
   async function run(job: CheckJob): Promise<JobRun> {
+    if (job.givenUp) return finished(job, job.givenUp.ending);
     const age = now() - job.acceptedAt;
-    let uploaded = false;
-    if (age > maxQueuedMs) {
-      try {
-        uploaded = (await readKeyRecord(options.store, options.namespace, job.key))?.uploaded === true;
-      } catch (error) {
-        onError(error);
-        return failedTry(job, error);
-      }
+    let stale: boolean;
+    try {
+      stale = await pastTrustBound(options, job, age);
+    } catch (error) {
+      onError(error);
+      return failedTry(job, error);
     }
-    // The bound keeps a stale blackbox from being uploaded; one already there is finalized and its decision told.
-    if (age > maxQueuedMs && !uploaded) {
+    if (stale) {
       await giveUpStale(options, job, age);
       return finished(job, 'stale');
     }
@@ -236,7 +237,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     return retryIn(job, asked === undefined ? backoffMs(tries.get(job.key)) : Math.min(MAX_RETRY_MS, 1000 * asked));
   }
 
-  function retryIn(job: CheckJob, ms: number): JobRun {
+  function retryIn(job: CheckJob, ms: number): Extract<JobRun, { retryInMs: number }> {
     tries.set(job.key, (tries.get(job.key) ?? 0) + 1);
     recordQueue('retried');
     return { retryInMs: ms };
@@ -309,27 +310,28 @@ function notCheckedTeller(onError: (error: unknown) => void) {
   const codeOf = (error: unknown) => (isDeviceRiskError(error) ? error.code : REFUSED_INTERNAL);
   return {
     tried: (job: CheckJob, error: unknown) => void lastErrors.set(job.key, codeOf(error)),
-    /**
-     * Tells a checkout given up (stale, or failed for good) as never to be checked. onError may
-     * return the promise of keeping it for the shop (the gateway's failure webhook in its
-     * outbox): false when that failed (told to onError), and the job must stay to tell it again.
-     */
-    async finished(job: CheckJob, event: Ending, why: unknown): Promise<boolean> {
+    /** Why a job that ends with `event` was given up (kept with it from a telling that failed); none when checked. */
+    givenUp(job: CheckJob, event: Ending, why: unknown): GivenUp | undefined {
       const lastError = lastErrors.get(job.key);
-      const given =
-        event === 'stale'
-          ? new NotCheckedError(job, ERR_BLACKBOX_STALE, lastError)
-          : event === 'failed'
-            ? new NotCheckedError(job, codeOf(why))
-            : undefined;
+      lastErrors.delete(job.key);
+      if (job.givenUp) return job.givenUp;
+      if (event === 'failed') return { ending: event, reason: codeOf(why) };
+      if (event !== 'stale') return undefined;
+      return { ending: event, reason: ERR_BLACKBOX_STALE, lastError };
+    },
+    /**
+     * Tells a checkout given up as never to be checked. onError may return the promise of
+     * keeping it for the shop (the gateway's failure webhook in its outbox): false when that
+     * failed (told to onError), and the job must stay to tell it again.
+     */
+    async told(job: CheckJob, { reason, lastError }: GivenUp): Promise<boolean> {
       try {
-        if (given) await (onError(given) as unknown);
+        await (onError(new NotCheckedError(job, reason, lastError)) as unknown);
+        return true;
       } catch (notKept) {
         onError(notKept);
         return false;
       }
-      lastErrors.delete(job.key);
-      return true;
     },
     /** What a memory queue held at close(): never checked here, and nothing left to try again. */
     leftBehind(jobs: readonly CheckJob[]) {
@@ -402,6 +404,15 @@ async function answerAfterAdd(
 }
 
 /** A blackbox past the trust bound, never uploaded: told, and its key's record marked stale (a retry is 410). */
+/**
+ * Whether a job is past the trust bound with its blackbox not uploaded: the bound keeps a stale
+ * blackbox from being uploaded; one already there is finalized and its decision told.
+ */
+async function pastTrustBound(options: QueuedChecksOptions, job: CheckJob, age: number): Promise<boolean> {
+  if (age <= options.maxQueuedMs) return false;
+  return (await readKeyRecord(options.store, options.namespace, job.key))?.uploaded !== true;
+}
+
 async function giveUpStale(options: QueuedChecksOptions, job: CheckJob, age: number): Promise<void> {
   options.onError(
     new DeviceRiskError(

@@ -322,6 +322,8 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
           await worker!.rateLimit(result.retryInMs);
           throw Worker.RateLimitError();
         }
+        // Kept with the job, so that its next run tells it without checking it, on any instance.
+        if (result.givenUp) await job.updateData({ ...job.data, givenUp: result.givenUp });
         await job.moveToDelayed(Date.now() + result.retryInMs, token);
         throw new DelayedError();
       },

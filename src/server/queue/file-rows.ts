@@ -139,10 +139,19 @@ export function queueRows(db: Database, now: Now) {
         c.prepare('DELETE FROM queue_jobs WHERE done_at IS NOT NULL AND done_at <= ?').run(at - DONE_KEPT_MS);
       });
     },
-    /** The job comes back after `retryInMs` (all jobs, with `pause`: the tenant's limit). */
-    retry(key: string, owner: string, retryInMs: number, pause: boolean): void {
+    /**
+     * The job comes back after `retryInMs` (all jobs, with `pause`: the tenant's limit), as
+     * `job` when given (what its next run needs to know: CheckJob.givenUp).
+     */
+    retry(key: string, owner: string, retryInMs: number, pause: boolean, job?: CheckJob): void {
       db.transaction('the queue put a job back', (c) => {
         const due = now() + retryInMs;
+        if (job)
+          c.prepare('UPDATE queue_jobs SET job = ? WHERE key = ? AND lease_owner = ?').run(
+            JSON.stringify(job),
+            key,
+            owner,
+          );
         c.prepare(
           'UPDATE queue_jobs SET not_before = ?, lease_owner = NULL, lease_until = 0 WHERE key = ? AND lease_owner = ?',
         ).run(due, key, owner);

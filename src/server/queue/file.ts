@@ -112,7 +112,14 @@ export function createFileQueue(options: FileQueueOptions): CheckQueue & { idle(
     for (;;) {
       try {
         if (result.done) rows.finish(job.key, me);
-        else rows.retry(job.key, me, result.retryInMs, result.pauseQueue === true);
+        else
+          rows.retry(
+            job.key,
+            me,
+            result.retryInMs,
+            result.pauseQueue === true,
+            result.givenUp && { ...job, givenUp: result.givenUp },
+          );
         wrote();
         return;
       } catch (error) {

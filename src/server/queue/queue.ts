@@ -9,6 +9,7 @@ import { systemNow, type Now } from '../time/clock.js';
 import type { CustomerMapping } from '../endpoint/check.js';
 import { checkOptions } from '../options-table.js';
 import { MEMORY_QUEUE_OPTIONS } from './settings.js';
+import type { QueueEvent } from '../status/names.js';
 
 /**
  * A customer as a job holds it: resolveCustomer's CustomerMapping, with its own transaction,
@@ -37,6 +38,21 @@ export interface CheckJob {
    * refused at `guestBound` of the queue's bound. Absent: neither (docs/server.md#signed-in-shoppers-first).
    */
   lane?: Lane;
+  /**
+   * Given up, and its telling not yet kept (the gateway's outbox refused it): the next run,
+   * on any instance, only tells it again, and never checks it (queued.ts).
+   */
+  givenUp?: GivenUp;
+}
+
+/** Why a checkout will never be checked, as its NotCheckedError tells it (queued.ts). */
+export interface GivenUp {
+  /** How the job leaves the queue once told: dropped past the trust bound, or failed for good. */
+  ending: Extract<QueueEvent, 'stale' | 'failed'>;
+  /** The kit's code for why: `blackbox_stale`, or the failure's code. */
+  reason: string;
+  /** The code of the last failed try, for a checkout given up past the trust bound. */
+  lastError?: string;
 }
 
 export type Lane = 'signed-in' | 'guest';
@@ -64,6 +80,8 @@ export type JobRun =
       retryInMs: number;
       /** The tenant's limit was reached: nothing else starts before `retryInMs` either. */
       pauseQueue?: boolean;
+      /** Kept with the job (its `givenUp`), for whichever instance runs it next. */
+      givenUp?: GivenUp;
     };
 
 export interface QueueCounts {
@@ -190,6 +208,7 @@ export function createMemoryQueue(
         running--;
         if (result.done) leave(entry);
         else {
+          if (result.givenUp) entry.job = { ...entry.job, givenUp: result.givenUp };
           entry.notBefore = now() + result.retryInMs;
           if (result.pauseQueue) pausedUntil = Math.max(pausedUntil, entry.notBefore);
         }

@@ -31,7 +31,10 @@ const SHOP = 'https://shop.example';
 const BLACKBOX = '0400' + 'nVQ+/abc'.repeat(150) + '==';
 const collect = useTestMeter();
 
-/** A client whose calls are recorded; `limited` account creates answer 429 first. */
+/**
+ * A client whose calls are recorded; `limited` account creates answer 429 first. Creates wait
+ * for `gate`; `waiting` counts those that have come to it.
+ */
 function stubClient(
   options: {
     limited?: number;
@@ -41,6 +44,7 @@ function stubClient(
   } = {},
 ) {
   const calls: string[] = [];
+  const gate = { waiting: 0 };
   let n = 0;
   let limited = options.limited ?? 0;
   const failures = [...(options.failCreates ?? [])];
@@ -51,6 +55,7 @@ function stubClient(
     clientId: 'client-1',
     accountTimeoutMs: 1000,
     createAccount: async (body: { customerInternalReference: string }) => {
+      gate.waiting++;
       await options.gate;
       if (limited > 0) {
         limited--;
@@ -72,7 +77,7 @@ function stubClient(
     details: async (tx: DeviceRiskTransaction) => ({ workflowExecutionId: tx.workflowExecutionId }),
     ...plainSealing,
   } as unknown as DeviceRiskClient;
-  return { client, calls };
+  return { client, calls, gate };
 }
 
 function setUp(client: DeviceRiskClient, extra: Partial<DeviceRiskHandlerOptions> = {}) {
@@ -387,10 +392,9 @@ describe('the endpoint answers at once and checks when the quota allows (the def
     await handler.close();
   });
 
-  it('a checkout given up leaves the queue once its telling is kept: one that onError could not keep stays, told again', async () => {
-    const { client } = stubClient({
-      failCreates: [failing('request_rejected', { status: 400 }), failing('request_rejected', { status: 400 })],
-    });
+  it('a checkout given up leaves the queue once its telling is kept: one that onError could not keep stays, told again and not checked again', async () => {
+    // One create refused: a second would be made, and the checkout checked after all.
+    const { client, calls } = stubClient({ failCreates: [failing('request_rejected', { status: 400 })] });
     const hand = handQueue();
     const told: string[] = [];
     let keep: { resolve: () => void; reject: (error: Error) => void } | undefined;
@@ -405,22 +409,82 @@ describe('the endpoint answers at once and checks when the quota allows (the def
     });
     expect((await handler(post('key-0000000001', 'order-1'))).status).toBe(202);
     const job = hand.jobs[0]!;
-    // The job does not end before the telling is kept.
+    // The job does not end before the telling is kept. waitFor looks again from a timer, so
+    // an end that did not wait for the telling (microtasks only) has come by then.
     let ended = false;
     const first = hand.run(job).finally(() => (ended = true));
     await vi.waitFor(() => expect(keep).toBeDefined());
-    await new Promise((resolve) => setTimeout(resolve, 20));
     expect(ended).toBe(false);
     keep!.reject(new Error('outbox store away'));
-    // Not kept: the job stays, to be tried and told again.
-    expect(await first).toEqual({ retryInMs: 1000 });
+    // Not kept: the job stays, with why it was given up, to be told again.
+    const givenUp = { ending: 'failed', reason: 'request_rejected' };
+    expect(await first).toEqual({ retryInMs: 1000, givenUp });
     expect(told).toEqual(['request_rejected', 'not_checked', 'outbox store away']);
     keep = undefined;
-    const second = hand.run(job);
+    // Its next run (as the queue keeps it) tells it again, and checks nothing: no second create.
+    const second = hand.run({ ...job, givenUp } as CheckJob);
     await vi.waitFor(() => expect(keep).toBeDefined());
     keep!.resolve();
     expect(await second).toEqual({ done: true });
-    expect(told).toEqual(['request_rejected', 'not_checked', 'outbox store away', 'request_rejected', 'not_checked']);
+    expect(told).toEqual(['request_rejected', 'not_checked', 'outbox store away', 'not_checked']);
+    expect(calls).toEqual([]);
+    await handler.close();
+  });
+
+  it('a checkout given up stale whose telling was not kept: told again with its last failure, neither checked nor given up again', async () => {
+    const hand = handQueue();
+    const codes: string[] = [];
+    const told: NotCheckedError[] = [];
+    const { client, calls } = stubClient({ failCreates: [failing('upstream_error', { status: 502 })] });
+    const { handler } = setUp(client, {
+      queue: hand.queue,
+      onError: (error) => {
+        codes.push((error as DeviceRiskError).code);
+        if (!(error instanceof NotCheckedError)) return;
+        told.push(error);
+        if (told.length === 1) return Promise.reject(new DeviceRiskError('store_unavailable', 'outbox away'));
+      },
+    });
+    expect((await handler(post('key-0000000002', 'order-2'))).status).toBe(202);
+    const job = hand.jobs[0]!;
+    expect(await hand.run(job)).toMatchObject({ retryInMs: 1000 });
+    // Then held past the trust bound (the handler's default, 15 minutes), by its acceptance time.
+    const old = { ...job, acceptedAt: job.acceptedAt - 16 * 60_000 };
+    const givenUp = { ending: 'stale', reason: 'blackbox_stale', lastError: 'upstream_error' };
+    expect(await hand.run(old)).toEqual({ retryInMs: 2000, givenUp });
+    expect(await hand.run({ ...old, givenUp } as CheckJob)).toEqual({ done: true, stale: true });
+    expect(told.map((e) => [e.reason, e.lastError])).toEqual([
+      ['blackbox_stale', 'upstream_error'],
+      ['blackbox_stale', 'upstream_error'],
+    ]);
+    // One warning that it was given up, one telling refused, one kept; no create after the first.
+    expect(codes).toEqual(['upstream_error', 'blackbox_stale', 'not_checked', 'store_unavailable', 'not_checked']);
+    expect(calls).toEqual([]);
+    await handler.close();
+  });
+
+  it("a job past the trust bound whose key's record cannot be read: told, and tried again, not given up or checked", async () => {
+    const hand = handQueue();
+    const memory = createMemoryStore();
+    const store = { ...memory, get: memory.get.bind(memory) };
+    const codes: string[] = [];
+    const { client, calls } = stubClient();
+    const { handler } = setUp(client, {
+      queue: hand.queue,
+      store,
+      onError: (error) => void codes.push((error as DeviceRiskError).code ?? (error as Error).message),
+    });
+    expect((await handler(post('key-0000000003', 'order-3'))).status).toBe(202);
+    const old = { ...hand.jobs[0]!, acceptedAt: hand.jobs[0]!.acceptedAt - 16 * 60_000 };
+    // The store away for the job's first read: whether its blackbox was uploaded cannot be known.
+    let away = 1;
+    store.get = async (key) => {
+      if (away-- > 0) throw new DeviceRiskError('store_unavailable', 'store away for the test');
+      return memory.get(key);
+    };
+    expect(await hand.run(old)).toEqual({ retryInMs: 1000 });
+    expect(codes).toEqual(['store_unavailable']);
+    expect(calls).toEqual([]);
     await handler.close();
   });
 
@@ -497,10 +561,11 @@ describe('the endpoint answers at once and checks when the quota allows (the def
 
   it('close(): new checkouts 503 shutting_down; the running check finishes; each one held is told not_checked with its order', async () => {
     let open!: () => void;
-    const { client, calls } = stubClient({ gate: new Promise<void>((resolve) => (open = resolve)) });
+    const { client, calls, gate } = stubClient({ gate: new Promise<void>((resolve) => (open = resolve)) });
     const { handler, queue, errors, results } = setUp(client);
     for (let i = 1; i <= 3; i++) expect((await handler(post(`key-000000000${i}`, `order-${i}`))).status).toBe(202);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // The first check has started (the queue runs one at a time).
+    await vi.waitFor(() => expect(gate.waiting).toBe(1));
     const closed = handler.close();
     const refused = await handler(post('key-0000000004', 'order-4'));
     expect([refused.status, refused.headers.get('retry-after')]).toEqual([503, '1']);
@@ -533,7 +598,7 @@ describe('the endpoint answers at once and checks when the quota allows (the def
 
   it('close(): a telling of a checkout held that onError could not keep is told to onError, never unhandled', async () => {
     let open!: () => void;
-    const { client } = stubClient({ gate: new Promise<void>((resolve) => (open = resolve)) });
+    const { client, gate } = stubClient({ gate: new Promise<void>((resolve) => (open = resolve)) });
     const told: string[] = [];
     const { handler } = setUp(client, {
       onError: (error) => {
@@ -542,7 +607,7 @@ describe('the endpoint answers at once and checks when the quota allows (the def
       },
     });
     for (let i = 1; i <= 2; i++) expect((await handler(post(`key-000000000${i}`, `order-${i}`))).status).toBe(202);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await vi.waitFor(() => expect(gate.waiting).toBe(1));
     const closed = handler.close();
     open();
     await closed;

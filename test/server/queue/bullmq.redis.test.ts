@@ -494,6 +494,35 @@ describe.skipIf(!haveRedis)('createBullmqQueue', () => {
     }
   });
 
+  it('a job given up, its telling not kept, comes back to any instance with why (givenUp), not to be checked', async () => {
+    const name = 'given-up';
+    const connections = [0, 1].map(() => new IoRedis(redis.url, { maxRetriesPerRequest: null }));
+    const [first, second] = connections.map((connection) =>
+      createBullmqQueue({ connection, name, concurrency: 1, onError: () => {} }),
+    );
+    const givenUp = { ending: 'failed', reason: 'request_rejected' } as const;
+    const seen: unknown[] = [];
+    try {
+      expect(await first!.add(visitorJob('key-given-up'))).toBe('added');
+      first!.process(async (job) => {
+        seen.push(job.givenUp);
+        return { retryInMs: 200, givenUp };
+      });
+      await expect.poll(() => seen.length, { timeout: 5000 }).toBe(1);
+      // The instance that gave it up goes; the other runs it next, from what Redis holds.
+      await first!.close();
+      second!.process(async (job) => {
+        seen.push(job.givenUp);
+        return { done: true };
+      });
+      await expect.poll(() => seen, { timeout: 5000 }).toEqual([undefined, givenUp]);
+      await expect.poll(async () => (await second!.counts()).queued, { timeout: 5000 }).toBe(0);
+    } finally {
+      await Promise.all([first!.close(), second!.close()]);
+      for (const connection of connections) connection.disconnect();
+    }
+  });
+
   it('a run that throws (Redis away mid-job) is told and taken again, not given up', async () => {
     const connection = new IoRedis(redis.url, { maxRetriesPerRequest: null });
     const errors: unknown[] = [];

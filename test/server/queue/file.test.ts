@@ -80,6 +80,28 @@ describe('createFileQueue', () => {
     await second.close();
   });
 
+  it('a job given up, its telling not kept, comes back with why (givenUp), to the next process too', async () => {
+    const path = databaseIn();
+    const first = createFileQueue({ path, concurrency: 1 });
+    await first.add(job('a'));
+    const givenUp = { ending: 'stale', reason: 'blackbox_stale', lastError: 'upstream_error' } as const;
+    const seen: unknown[] = [];
+    first.process(async (j) => {
+      seen.push(j.givenUp);
+      return { retryInMs: 10, givenUp };
+    });
+    await expect.poll(() => seen.length).toBe(1);
+    await first.close();
+    const second = createFileQueue({ path });
+    second.process(async (j) => {
+      seen.push(j.givenUp);
+      return { done: true };
+    });
+    await expect.poll(() => seen).toEqual([undefined, givenUp]);
+    await expect.poll(async () => (await second.counts()).queued).toBe(0);
+    await second.close();
+  });
+
   it('takes turns by visitor, as the memory queue does', async () => {
     const path = databaseIn();
     const queue = createFileQueue({ path, concurrency: 1 });

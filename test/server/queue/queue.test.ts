@@ -121,6 +121,21 @@ describe('createMemoryQueue', () => {
     return { clock, queue, started, finish };
   }
 
+  it('a job given up, its telling not kept, comes back with why (givenUp), kept through a run that throws', async () => {
+    const queue = createMemoryQueue({ concurrency: 1 });
+    const givenUp = { ending: 'failed', reason: 'request_rejected' } as const;
+    const seen: unknown[] = [];
+    queue.process(async (j) => {
+      seen.push(j.givenUp);
+      if (seen.length === 1) return { retryInMs: 1, givenUp };
+      if (seen.length === 2) throw new Error('a run that throws');
+      return { done: true };
+    });
+    await queue.add(job('a'));
+    await queue.idle();
+    expect(seen).toEqual([undefined, givenUp, givenUp]);
+  });
+
   it('a job to retry keeps its place and waits its time; the others go on meanwhile', async () => {
     const { clock, queue, started, finish } = await aThenB(1000);
     await finish('a', { retryInMs: 30 });
