@@ -26,6 +26,8 @@ type Listener = (error?: BlackboxCaptureError) => void;
 /** A call of the page's run: its options (to join it), its promise, and how the run tells it of an update or a failure. */
 type Call = [NormalizedOptions, Promise<string>, Listener];
 type TrustedTypesPolicy = { createScriptURL(url: string): string };
+type Analysis = typeof import('./unparsed.js');
+type Run = import('./unparsed.js').Run;
 
 const FLAG_END = '_load_failure';
 /**
@@ -59,22 +61,21 @@ let stopWatching: () => void;
 let pageCallback: VendorConfig['bb_callback'];
 /** undefined: not tried yet; null: Trusted Types absent, or our policy name is not allowed. */
 let policy: TrustedTypesPolicy | null | undefined;
-/** The degraded grace: started once the first party has failed and the third party delivered. */
-let grace: ReturnType<typeof setTimeout> | undefined;
 /**
  * The failed-script analysis (unparsed.ts): a chunk requested on the first script error (or
- * for a loader adopted after its run), then at hand. Until it is, no update looks for failed
- * scripts: the look costs more than the rest of our `bb_callback`, and every failure is
- * followed by judge() once it is there.
+ * for a loader adopted after its run), then at hand. It judges the run (and starts the
+ * degraded grace) through run(). Until it is at hand, no update looks for failed scripts: the
+ * look costs more than the rest of our `bb_callback`, and every failure is followed by a
+ * judgement once it is there.
  */
-let analysing: Promise<unknown> | undefined;
+let analysing: Promise<Analysis> | undefined;
 /**
- * Judgements due: one from each script error until judge() has run for it (a task after the
- * analysis is at hand), and one for an adopted loader. A final update waits for them: the
- * loader may say "complete" in its own handler of the very error that ends the last chain.
+ * Judgements due: one from each script error until the analysis has judged the run for it (a
+ * task after the chunk is at hand), and one for an adopted loader. A final update waits for
+ * them: the loader may say "complete" in its own handler of the very error that ends the last chain.
  */
 let judging = 0;
-let analyser: typeof import('./unparsed.js') | undefined;
+let analyser: Analysis | undefined;
 
 /** Deep equality of option values; functions, elements and signals by identity. */
 const same = (a: unknown, b: unknown): boolean =>
@@ -132,31 +133,18 @@ export const isField = (element: Element | null): element is Field =>
   /^(INPUT|TEXTAREA)$/.test(element?.tagName as string);
 
 /** The collection scripts that failed so far: none before the analysis has loaded, which a failure loads. */
-const failedNow = (): string[] => analyser?.failedScripts(loader, unparsed, flaggedScript, vendorFlag) ?? [];
-
-/** Loads the failed-script analysis, once per page. */
-const analyse = () => (analysing ??= import('./unparsed.js').then((chunk) => (analyser = chunk)));
+const failedNow = (): string[] => analyser?.failedScripts(loader, unparsed) ?? [];
 
 /**
- * What the failed scripts mean for the run (the analysis is loaded): it fails at once when
- * every chain it starts has failed; when every first-party chain has failed (flags or an
- * unparsed script) with the third party delivered, the loader may never complete (an HTML
- * page in place of a script looks loaded to it): wait a short grace, then finish with what
- * the third party gave.
+ * The run as the analysis chunk sees it when it judges: what it reads, and how it ends the
+ * run (a function, read afresh each time: the chunk imports nothing from this one).
  */
-function judge(): void {
-  const failed = failedNow();
-  const verdict = analyser!.verdict(loader, failed, vendorFlag);
-  if (verdict > 1) fail(fault('collection_failed', [failed, loader.uri_hook], { blackbox: latest, scripts: failed }));
-  // The grace ends as a final update of the latest blackbox would.
-  else if (verdict && grace === undefined && !complete && running && latest)
-    grace = setTimeout(() => accept(latest, true), running.degradedGraceMs ?? 2000);
-}
+const run = (): Run => [loader, unparsed, latest, complete, running, fail, accept, fault];
 
 /**
- * Judges the run once the analysis is at hand, and a task later: the loader sets its failure
- * flags in its own handlers, which run after our capture listener. `event`: the script error
- * that asks for it, which may name a script that did not parse. Due until then (`judging`).
+ * Has the run judged once the analysis is at hand, and a task later: the loader sets its
+ * failure flags in its own handlers, which run after our capture listener. `event`: the script
+ * error that asks for it, which may name a script that did not parse. Due until then (`judging`).
  */
 function judgeSoon(event?: Event): void {
   // A count that never falls back to 0 only makes every later final update wait a task, for the same answer:
@@ -164,14 +152,10 @@ function judgeSoon(event?: Event): void {
   judging++;
   // Stryker disable next-line ArrowFunction,UpdateOperator
   const judged = () => judging--;
-  void analyse().then(() => {
-    const name = event && analyser!.unparsedScript(event, loader);
-    if (name) unparsed.push(name);
-    setTimeout(() => {
-      judged();
-      judge();
-    });
-  }, judged);
+  void (analysing ??= import('./unparsed.js').then((chunk) => (analyser = chunk))).then(
+    (chunk) => chunk.judgeSoon(run, judged, event),
+    judged,
+  );
 }
 
 /**
@@ -184,7 +168,6 @@ function notify(error?: BlackboxCaptureError, to = calls): void {
 
 function fail(error: BlackboxCaptureError): void {
   if (!running || complete) return;
-  clearTimeout(grace);
   stopWatching();
   tag?.remove(); // a later call injects afresh
   if (error.code === 'collection_failed') {
@@ -200,8 +183,8 @@ function accept(blackbox: unknown, done: unknown, judged?: boolean): void {
   // Stryker disable next-line ConditionalExpression: a partial update that waits too keeps its order, for the same answer
   if (vendorFlag(done) && !judged && judging) {
     // A script failed and its judgement is due: the loader may say "complete" with what the
-    // broken chains left first. The run is judged before it completes (judge() runs a task
-    // after the chunk loads; this, queued after it, a task later).
+    // broken chains left first. The run is judged before it completes (the chunk judges a
+    // task after it loads; this, queued after it, a task later).
     // Stryker disable next-line BooleanLiteral: waiting again while a judgement is due ends the same way, later
     const later = () => setTimeout(() => accept(blackbox, done, true));
     return void analysing!.then(later, later);
@@ -211,10 +194,9 @@ function accept(blackbox: unknown, done: unknown, judged?: boolean): void {
     // Stryker disable next-line ArrayDeclaration: the empty_blackbox message takes no arguments
     if (!blackbox) return fail(fault('collection_failed', [], {}, 'empty_blackbox'));
     complete = Date.now();
-    clearTimeout(grace);
     stopWatching();
     // Stryker disable next-line ConditionalExpression: always looking is the slower way to the same answer (judge finds nothing failed)
-  } else if (analyser) judge();
+  } else analyser?.judge(run);
   notify();
 }
 
@@ -335,7 +317,7 @@ function startRun(options: NormalizedOptions): void {
   running = options;
   config = pageConfig;
   loader = pageLoader;
-  tag = latest = grace = undefined;
+  tag = latest = undefined;
   complete = false;
   unparsed = [];
   traces = pageTraces;
