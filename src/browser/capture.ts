@@ -10,7 +10,8 @@
  * object (local names minify, property names do not), and what the smallest call never
  * runs in chunks of their own (docs/browser.md#what-a-page-loads): the messages, loaded
  * only on failure; the failed-script analysis (unparsed.ts), loaded on the first script
- * error; delivery (deliver.ts), loaded only with `post`; consent (consent.ts).
+ * error (or by an adoption), which judges the run (collection_failed, the degraded grace);
+ * delivery (deliver.ts), loaded only with `post`; consent (consent.ts).
  */
 import { DEFAULT_URI_HOOK } from '../shared/constants.js';
 import type { CaptureOutcome, CaptureOutcomeKind, VendorConfig, VendorLoaderConfig } from '../shared/types.js';
