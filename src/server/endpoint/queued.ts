@@ -336,8 +336,10 @@ function notCheckedTeller(onError: (error: unknown) => void) {
     /** What a memory queue held at close(): never checked here, and nothing left to try again. */
     leftBehind(jobs: readonly CheckJob[]) {
       for (const job of jobs) {
-        recordQueue('failed');
-        void Promise.resolve(onError(new NotCheckedError(job, ERR_SHUTTING_DOWN)) as unknown).catch(onError);
+        // One given up before (its telling not kept) is told why it was, not that it was held.
+        const { ending = 'failed', reason = ERR_SHUTTING_DOWN, lastError } = job.givenUp ?? {};
+        recordQueue(ending);
+        void Promise.resolve(onError(new NotCheckedError(job, reason, lastError)) as unknown).catch(onError);
       }
     },
   };

@@ -614,6 +614,24 @@ describe('the endpoint answers at once and checks when the quota allows (the def
     await vi.waitFor(() => expect(told.filter((message) => message === 'outbox store away')).toHaveLength(1));
   });
 
+  it('close(): a checkout given up whose telling was not kept is told why it was given up, not shutting_down', async () => {
+    const { client } = stubClient({ failCreates: [failing('request_rejected', { status: 400 })] });
+    const told: NotCheckedError[] = [];
+    const { handler } = setUp(client, {
+      onError: (error) => {
+        if (!(error instanceof NotCheckedError)) return;
+        told.push(error);
+        if (told.length === 1) return Promise.reject(new Error('outbox store away'));
+      },
+    });
+    expect((await handler(post('key-0000000001', 'order-1'))).status).toBe(202);
+    // Its telling refused, the job waits a second in the queue to tell it again; the handler closes meanwhile.
+    await vi.waitFor(() => expect(told).toHaveLength(1));
+    const counted = await figuresOf(() => handler.close());
+    expect(told.map((error) => error.reason)).toEqual(['request_rejected', 'request_rejected']);
+    expect(counted.events.failed).toBe(1);
+  });
+
   it('close() with the check within the request: new checkouts 503 shutting_down too', async () => {
     const { client, calls } = stubClient();
     const { handler } = setUp(client, { queue: undefined, answer: 'checked' });
