@@ -411,8 +411,9 @@ describe('error messages', () => {
     });
     try {
       api = await freshPage();
-      settings.delays = { fp_static: [5], fp_dyn: [5000], tp: [5000] };
-      const error = await failure(api.captureBlackbox({ ...ok, timeoutMs: 100 }));
+      // fp_static well within the time limit, even on a busy machine; the others far past it.
+      settings.delays = { fp_static: [5], fp_dyn: [30_000], tp: [30_000] };
+      const error = await failure(api.captureBlackbox({ ...ok, timeoutMs: 1_000 }));
       expect(error).toMatchObject({
         name: 'BlackboxCaptureError',
         code: 'timeout',

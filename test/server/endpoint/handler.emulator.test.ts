@@ -217,6 +217,9 @@ describe('createDeviceRiskHandler', () => {
       resolveCustomer: () => ({ customerInternalReference: 'cust-1' }),
       // 16 posts of one customer at once: idempotency under load, not admission, is tested here.
       checkoutsPerCustomer: false,
+      // Each retry waits for its first attempt's answer, however slow a busy machine makes it
+      // (the default 5 s is less than 2.5 s of latency and the rest, on a loaded CI machine).
+      idempotencyWaitMs: 25_000,
     });
     const keys = Array.from({ length: 8 }, (_, i) => `slow-key-000${i}`);
     // Each key is sent, then sent again while the first is still running (a browser retry).
@@ -261,7 +264,9 @@ describe('createDeviceRiskHandler', () => {
         return memory.compareAndSet(key, expected, value, ttl);
       },
     };
-    const { handler, errors } = await setup({}, { store, idempotencyLeaseMs: 300 });
+    // A short lease, so that the retry soon asks the service; long enough that a busy machine's
+    // first attempt keeps it to its end (which a lease lapsed mid-way answers 409).
+    const { handler, errors } = await setup({}, { store, idempotencyLeaseMs: 1_500 });
     const first = await handler(post({ blackbox: BLACKBOX }));
     expect(first.status).toBe(503);
     expect(first.headers.get('retry-after')).toBe('1');

@@ -413,7 +413,7 @@ describe('the endpoint answers at once and checks when the quota allows (the def
     // an end that did not wait for the telling (microtasks only) has come by then.
     let ended = false;
     const first = hand.run(job).finally(() => (ended = true));
-    await vi.waitFor(() => expect(keep).toBeDefined());
+    await vi.waitFor(() => expect(keep).toBeDefined(), { timeout: 10_000 });
     expect(ended).toBe(false);
     keep!.reject(new Error('outbox store away'));
     // Not kept: the job stays, with why it was given up, to be told again.
@@ -423,7 +423,7 @@ describe('the endpoint answers at once and checks when the quota allows (the def
     keep = undefined;
     // Its next run (as the queue keeps it) tells it again, and checks nothing: no second create.
     const second = hand.run({ ...job, givenUp } as CheckJob);
-    await vi.waitFor(() => expect(keep).toBeDefined());
+    await vi.waitFor(() => expect(keep).toBeDefined(), { timeout: 10_000 });
     keep!.resolve();
     expect(await second).toEqual({ done: true });
     expect(told).toEqual(['request_rejected', 'not_checked', 'outbox store away', 'not_checked']);
@@ -565,7 +565,7 @@ describe('the endpoint answers at once and checks when the quota allows (the def
     const { handler, queue, errors, results } = setUp(client);
     for (let i = 1; i <= 3; i++) expect((await handler(post(`key-000000000${i}`, `order-${i}`))).status).toBe(202);
     // The first check has started (the queue runs one at a time).
-    await vi.waitFor(() => expect(gate.waiting).toBe(1));
+    await vi.waitFor(() => expect(gate.waiting).toBe(1), { timeout: 10_000 });
     const closed = handler.close();
     const refused = await handler(post('key-0000000004', 'order-4'));
     expect([refused.status, refused.headers.get('retry-after')]).toEqual([503, '1']);
@@ -607,7 +607,7 @@ describe('the endpoint answers at once and checks when the quota allows (the def
       },
     });
     for (let i = 1; i <= 2; i++) expect((await handler(post(`key-000000000${i}`, `order-${i}`))).status).toBe(202);
-    await vi.waitFor(() => expect(gate.waiting).toBe(1));
+    await vi.waitFor(() => expect(gate.waiting).toBe(1), { timeout: 10_000 });
     const closed = handler.close();
     open();
     await closed;
@@ -626,7 +626,7 @@ describe('the endpoint answers at once and checks when the quota allows (the def
     });
     expect((await handler(post('key-0000000001', 'order-1'))).status).toBe(202);
     // Its telling refused, the job waits a second in the queue to tell it again; the handler closes meanwhile.
-    await vi.waitFor(() => expect(told).toHaveLength(1));
+    await vi.waitFor(() => expect(told).toHaveLength(1), { timeout: 10_000 });
     const counted = await figuresOf(() => handler.close());
     expect(told.map((error) => error.reason)).toEqual(['request_rejected', 'request_rejected']);
     expect(counted.events.failed).toBe(1);

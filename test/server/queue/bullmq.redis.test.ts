@@ -501,21 +501,24 @@ describe.skipIf(!haveRedis)('createBullmqQueue', () => {
       createBullmqQueue({ connection, name, concurrency: 1, onError: () => {} }),
     );
     const givenUp = { ending: 'failed', reason: 'request_rejected' } as const;
-    const seen: unknown[] = [];
+    const seen: Array<[string, unknown]> = [];
     try {
       expect(await first!.add(visitorJob('key-given-up'))).toBe('added');
       first!.process(async (job) => {
-        seen.push(job.givenUp);
-        return { retryInMs: 200, givenUp };
+        seen.push(['first', job.givenUp]);
+        return { retryInMs: 1000, givenUp };
       });
-      await expect.poll(() => seen.length, { timeout: 5000 }).toBe(1);
+      await expect.poll(() => seen.length, { timeout: 10_000 }).toBeGreaterThan(0);
       // The instance that gave it up goes; the other runs it next, from what Redis holds.
       await first!.close();
       second!.process(async (job) => {
-        seen.push(job.givenUp);
+        seen.push(['second', job.givenUp]);
         return { done: true };
       });
-      await expect.poll(() => seen, { timeout: 5000 }).toEqual([undefined, givenUp]);
+      await expect.poll(() => seen.at(-1), { timeout: 10_000 }).toEqual(['second', givenUp]);
+      // Only its first run had no givenUp (a busy machine's first instance may run it twice).
+      expect(seen.slice(1).every(([, kept]) => JSON.stringify(kept) === JSON.stringify(givenUp))).toBe(true);
+      expect(seen[0]).toEqual(['first', undefined]);
       await expect.poll(async () => (await second!.counts()).queued, { timeout: 5000 }).toBe(0);
     } finally {
       await Promise.all([first!.close(), second!.close()]);

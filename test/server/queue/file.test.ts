@@ -88,19 +88,20 @@ describe('createFileQueue', () => {
     const seen: unknown[] = [];
     first.process(async (j) => {
       seen.push(j.givenUp);
-      return { retryInMs: 10, givenUp };
+      return { retryInMs: 60_000, givenUp };
     });
-    await expect.poll(() => seen.length).toBe(1);
+    await expect.poll(() => seen.length, { timeout: 10_000 }).toBe(1);
     await first.close();
-    const second = createFileQueue({ path });
+    // The next process, a minute later: the job is due, as its file holds it.
+    const second = createFileQueue({ path, now: () => Date.now() + 61_000 });
     second.process(async (j) => {
       seen.push(j.givenUp);
       return { done: true };
     });
-    await expect.poll(() => seen).toEqual([undefined, givenUp]);
-    await expect.poll(async () => (await second.counts()).queued).toBe(0);
+    await expect.poll(() => seen, { timeout: 10_000 }).toEqual([undefined, givenUp]);
+    await expect.poll(async () => (await second.counts()).queued, { timeout: 10_000 }).toBe(0);
     await second.close();
-  });
+  }, 30_000);
 
   it('takes turns by visitor, as the memory queue does', async () => {
     const path = databaseIn();
