@@ -72,6 +72,15 @@ describe.each(loaders())('outcomes of captures that resolve, %s', (_, loaderSour
     expect(outcomes).toEqual([expect.objectContaining({ outcome: 'degraded-third-party', scripts: ['io_wdp'] })]);
   });
 
+  it('no grace when only the third party failed: the first party completes, however slow', async () => {
+    blockThirdParty();
+    settings.delays = { fp_dyn: [600] };
+    const { outcomes, onOutcome } = collecting();
+    const blackbox = await api.captureBlackbox({ ...ok, onOutcome, degradedGraceMs: 50 });
+    expect(decodeBlackbox(blackbox)?.sources).toContain('fp_dyn');
+    expect(outcomes).toEqual([expect.objectContaining({ outcome: 'degraded-third-party', scripts: ['io_wdp'] })]);
+  });
+
   it('degraded-first-party: the proxy answers 404, the third party delivered', async () => {
     breakProxy();
     const { outcomes, onOutcome } = collecting();
