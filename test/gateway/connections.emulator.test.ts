@@ -21,7 +21,8 @@ describe('the edges of serve (a process)', () => {
     expect(answer.status).toBe(400);
     expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
     expect(await answer.json()).toEqual({ error: { code: 'invalid_reference' } });
-    expect(gateway.output()).toContain('refused a decisions poll: invalid_reference');
+    // Logged as the answer goes: its line may come through the pipe after the answer.
+    await expect.poll(gateway.output, { timeout: 10_000 }).toContain('refused a decisions poll: invalid_reference');
   });
 
   it('closes a connection that sends nothing after IDLE_TIMEOUT_MS, on both listeners', async () => {
@@ -61,8 +62,8 @@ describe('the edges of serve (a process)', () => {
     }
     // The probes stay open: they carry no credentials.
     expect((await get('/healthz', { host: `attacker.example:${admin.port}` })).status).toBe(200);
-    expect(gateway.output()).toContain('refused an admin request: misdirected_request');
-    expect(gateway.output()).toContain('refused an admin request: admin_unauthorized');
+    await expect.poll(gateway.output, { timeout: 10_000 }).toContain('refused an admin request: misdirected_request');
+    await expect.poll(gateway.output, { timeout: 10_000 }).toContain('refused an admin request: admin_unauthorized');
     expect(gateway.output()).not.toContain(ADMIN_TOKEN);
   });
 

@@ -79,7 +79,7 @@ describe('every accepted order ends in exactly one signed outcome (serve as a pr
       data: { customerInternalReference: 'order-once' },
     });
     expect(emulator.inspect.transactions()).toHaveLength(1);
-    expect(gateway.output()).toContain('refused a checkout: order_already_checked');
+    await expect.poll(gateway.output, { timeout: 10_000 }).toContain('refused a checkout: order_already_checked');
   });
 
   it('gives back the claim of a checkout it did not accept: the order can be checked by the next', async () => {
@@ -138,7 +138,9 @@ describe('every accepted order ends in exactly one signed outcome (serve as a pr
     const polled = await poll(gateway.url, 'order-refused-by-service');
     expect(await polled.json()).toMatchObject({ type: 'device_risk.failed', delivered: true, webhookId: id });
     // The log names the order and why.
-    expect(gateway.output()).toMatch(/not_checked .*\(request_rejected\).*\(order order-refused-by-service\)/);
+    await expect
+      .poll(gateway.output, { timeout: 10_000 })
+      .toMatch(/not_checked .*\(request_rejected\).*\(order order-refused-by-service\)/);
     // Once: no second failure, no decision. Final once nothing is left to send: the check has left
     // the queue (the failure is handed to the outbox as it leaves), and the outbox is empty (the
     // failure's record, one per order and made only if absent, leaves it once the shop answered 2xx).

@@ -214,7 +214,8 @@ export async function startGatewayProcess(
   let out = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // 'close', not 'exit': its output is all read by then (a pipe may still hold lines at 'exit').
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   const listening = /^blackbox-capture gateway on (http:\/\/\S+?)(?: \(admin (http:\/\/\S+)\))?$/m;
   if (options.wait !== false)
     await Promise.race([
