@@ -166,11 +166,11 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
    * stale, and not at all when the key's record answered before the job ran (`replayed`).
    */
   async function finished(job: CheckJob, event: Ending, why?: unknown): Promise<JobRun> {
-    // Given up, and the shop's failure not kept: the job stays, to tell it again, and only that
-    // (its givenUp): a check run again would spend the tenant's quota on a checkout given up.
+    // Given up, and the shop's failure not kept: the job stays, only to tell it again (its givenUp,
+    // kept by the queue once): a check run again would spend the tenant's quota on it.
     const givenUp = notChecked.givenUp(job, event, why);
     if (givenUp && !(await notChecked.told(job, givenUp)))
-      return { ...retryIn(job, backoffMs(tries.get(job.key))), givenUp };
+      return { ...retryIn(job, backoffMs(tries.get(job.key))), ...(job.givenUp ? {} : { givenUp }) };
     tries.delete(job.key);
     const stale = event === 'stale';
     if (stale) meter.stale();
@@ -405,7 +405,6 @@ async function answerAfterAdd(
   });
 }
 
-/** A blackbox past the trust bound, never uploaded: told, and its key's record marked stale (a retry is 410). */
 /**
  * Whether a job is past the trust bound with its blackbox not uploaded: the bound keeps a stale
  * blackbox from being uploaded; one already there is finalized and its decision told.
@@ -415,6 +414,7 @@ async function pastTrustBound(options: QueuedChecksOptions, job: CheckJob, age: 
   return (await readKeyRecord(options.store, options.namespace, job.key))?.uploaded !== true;
 }
 
+/** A blackbox past the trust bound, never uploaded: told, and its key's record marked stale (a retry is 410). */
 async function giveUpStale(options: QueuedChecksOptions, job: CheckJob, age: number): Promise<void> {
   options.onError(
     new DeviceRiskError(

@@ -422,11 +422,24 @@ describe('the endpoint answers at once and checks when the quota allows (the def
     expect(told).toEqual(['request_rejected', 'not_checked', 'outbox store away']);
     keep = undefined;
     // Its next run (as the queue keeps it) tells it again, and checks nothing: no second create.
+    // Not kept again: the job already carries why, so nothing more is asked of the queue.
+    const again = hand.run({ ...job, givenUp } as CheckJob);
+    await vi.waitFor(() => expect(keep).toBeDefined(), { timeout: 10_000 });
+    keep!.reject(new Error('outbox store away'));
+    expect(await again).toEqual({ retryInMs: 2000 });
+    keep = undefined;
     const second = hand.run({ ...job, givenUp } as CheckJob);
     await vi.waitFor(() => expect(keep).toBeDefined(), { timeout: 10_000 });
     keep!.resolve();
     expect(await second).toEqual({ done: true });
-    expect(told).toEqual(['request_rejected', 'not_checked', 'outbox store away', 'not_checked']);
+    expect(told).toEqual([
+      'request_rejected',
+      'not_checked',
+      'outbox store away',
+      'not_checked',
+      'outbox store away',
+      'not_checked',
+    ]);
     expect(calls).toEqual([]);
     await handler.close();
   });
