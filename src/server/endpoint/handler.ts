@@ -289,8 +289,8 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
       onError(unusable);
       return refuse(503, ERR_INVALID_CONFIGURATION, endpointMessages.queueUnusable, { 'retry-after': '60' });
     }
-    // A request without a key gets one of its own: the queue holds one job per key.
-    if (queued) return queued.accept(key ?? ownerMark(), await fingerprint(), blackbox, customer, told, place);
+    // The queue holds one job per key: a request without one gets a key of its own there.
+    if (queued) return queued.accept(key, await fingerprint(), blackbox, customer, told, place);
     if (key === null) {
       told();
       return json(await runCheck(client, blackbox, customer, checkRun({ progress: {}, reference })), 200);

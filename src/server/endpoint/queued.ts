@@ -28,7 +28,8 @@ import type { CheckJob, CheckQueue, GivenUp, JobRun, QueuedCustomer, QueuePlace 
 import { REDIS_FULL_RETRY_AFTER_S, type Store } from '../store/store.js';
 import { runCheck, type CustomerMapping, type CheckRunOptions, type DeviceRiskProgress } from './check.js';
 import { TellingElsewhere } from '../callbacks/told.js';
-import { isPermanent, isUnavailable, namedFailure } from './failure-answer.js';
+import { failureAnswer, isPermanent, isUnavailable, namedFailure } from './failure-answer.js';
+import { ownerMark } from '../store/lease.js';
 import type { createIdempotency } from './idempotency.js';
 import { markStale, readKeyRecord, recordedAnswer as keyRecordAnswer, recordKeyOf, reused } from './key-record.js';
 
@@ -126,37 +127,37 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
   const lateCheck = createLateCheck(backlog, now, maxQueuedMs, contractedRate(client), (late) =>
     fullAnswer(late, onError),
   );
-  /** Holds the checkout in the queue, then answers 202 with its reference (or 200 with a finished check's). */
+  /**
+   * Holds the checkout in the queue, then answers 202 with its reference (or 200 with a finished
+   * check's). `requestKey`: the request's Idempotency-Key; one without gets a key of its own, which
+   * no other request knows, so nothing is recorded under it to read.
+   */
   async function accept(
-    key: string,
+    requestKey: string | null,
     fingerprint: string,
     blackbox: string,
     customer: CustomerMapping,
     told: () => void,
     place: QueuePlace = {},
   ): Promise<Response> {
-    const refused = (await recordedAnswer(options, key, fingerprint)) ?? (await lateCheck.late(place.lane));
+    const refused = (await recordedAnswer(options, requestKey, fingerprint)) ?? (await lateCheck.late(place.lane));
     if (refused) return refused;
-    const job: CheckJob = {
-      key,
-      fingerprint,
-      blackbox,
-      customer: await sealed(client, customer),
-      acceptedAt: now(),
-      ...place,
-    };
+    const job = await jobOf(client, requestKey ?? ownerMark(), { fingerprint, blackbox, customer, place, now });
+    const { key } = job;
     const added = await queue.add(job).catch((error: unknown) => {
       throw queueFailure(error);
     });
     if (added === 'conflict') return reused();
     if (added === 'full') return fullAnswer(await backlog().catch(() => undefined), onError);
     if (added === 'added') {
-      const answered = await answerAfterAdd(options, key, fingerprint);
-      if (answered) return answered;
+      const after = await answerAfterAdd(options, requestKey, fingerprint);
+      if (after && !after.unread) return after.answer;
       recordQueue('accepted');
       meter.accepted();
       lateCheck.accepted();
       told();
+      // Held, but unread: the job is counted, and the store's 503 sends the browser back for its answer.
+      if (after) return after.answer;
     }
     return json({ accepted: true, reference: key }, 202);
   }
@@ -266,6 +267,16 @@ async function backlogOf(queue: CheckQueue, meter: ReturnType<typeof createDrain
   return meter.figures(queued, oldestAcceptedAt, fleet);
 }
 
+/** A checkout as the queue holds it: its transaction token sealed, when it was accepted, its place. */
+async function jobOf(
+  client: DeviceRiskClient,
+  key: string,
+  checkout: Pick<CheckJob, 'fingerprint' | 'blackbox'> & { customer: CustomerMapping; place: QueuePlace; now: Now },
+): Promise<CheckJob> {
+  const { fingerprint, blackbox, customer, place, now } = checkout;
+  return { key, fingerprint, blackbox, customer: await sealed(client, customer), acceptedAt: now(), ...place };
+}
+
 async function sealed(client: DeviceRiskClient, customer: CustomerMapping): Promise<QueuedCustomer> {
   const { transaction, ...rest } = customer;
   return transaction ? { ...rest, transaction: await client.sealTransaction(transaction) } : rest;
@@ -362,13 +373,18 @@ function failureKind(error: unknown): 'permanent' | 'limited' | 'transient' {
 const retryAfterOf = (error: unknown) =>
   isUnavailable(error) && isDeviceRiskError(error) ? error.retryAfter : undefined;
 
-/** The answer a key's record already gives: another body (422), a finished check (200), a stale key. */
+/**
+ * The answer a key's record already gives: another body (422), a finished check (200), a stale
+ * key. None for a request without a key: its key is its own, which nothing else knows.
+ */
 async function recordedAnswer(
   options: Pick<QueuedChecksOptions, 'store' | 'namespace'>,
-  key: string,
+  key: string | null,
   fingerprint: string,
 ): Promise<Response | undefined> {
-  return keyRecordAnswer(await readKeyRecord(options.store, options.namespace, key), fingerprint);
+  return key === null
+    ? undefined
+    : keyRecordAnswer(await readKeyRecord(options.store, options.namespace, key), fingerprint);
 }
 
 /** A full queue: 503 `queue_full`, told, with the wait for one slot to free (1 to 60 s) as Retry-After. */
@@ -391,18 +407,24 @@ function fullAnswer(figures: BacklogFigures | undefined, onError: (error: unknow
  * add (another request's, on this instance or another). Its record then answers as it would
  * have before the add: another checkout under the key (422; this one would never be checked),
  * or the key's check already ended (200 with its result, as a retry after it gets; the job
- * just added finds the same and ends as `replayed`). A read that fails is told, and the add
- * stands.
+ * just added finds the same and ends as `replayed`). A 202 is a promise that this checkout is
+ * checked or told, which only the record can back: a read that fails is told, the checkout is
+ * held (`unread`), and the answer is the store's failure (503 with Retry-After). The browser
+ * posts again under the key, and the record or the job answers it: a 202 kept, the decision,
+ * or 422 for a key another checkout holds (whose job, held here, ends as `replayed`).
  */
 async function answerAfterAdd(
   options: Pick<QueuedChecksOptions, 'store' | 'namespace' | 'onError'>,
-  key: string,
+  key: string | null,
   fingerprint: string,
-): Promise<Response | undefined> {
-  return recordedAnswer(options, key, fingerprint).catch((error: unknown) => {
+): Promise<{ answer: Response; unread?: true } | undefined> {
+  try {
+    const answer = await recordedAnswer(options, key, fingerprint);
+    return answer && { answer };
+  } catch (error) {
     options.onError(error);
-    return undefined;
-  });
+    return { answer: failureAnswer(error), unread: true };
+  }
 }
 
 /**

@@ -1029,22 +1029,105 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     await handler.close();
   });
 
-  it('the record read after the add fails (the store away): told, and the checkout held is 202', async () => {
-    const { client } = stubClient();
+  it('the record read after the add fails (the store away): told, held, and 503, never a 202 the record cannot back; the retry is 202, one check', async () => {
+    const { client, calls } = stubClient();
     const hand = handQueue();
     const memory = createMemoryStore();
     let reads = 0;
     const store = {
       ...memory,
       get: async (key: string) => {
-        if (++reads === 2) throw new DeviceRiskError('store_unavailable', 'store away', { retryAfter: 1 });
+        if (++reads === 2) throw new DeviceRiskError('store_unavailable', 'store away', { retryAfter: 3 });
         return memory.get(key);
       },
     };
-    const { handler, errors } = setUp(client, { queue: hand.queue, store });
-    expect((await handler(post('key-0000000001', 'order-a'))).status).toBe(202);
+    const { handler, errors, results } = setUp(client, { queue: hand.queue, store });
+    let first!: Response;
+    // Held, and counted as such (it is checked), though the answer is the store's.
+    expect(await figuresOf(async () => (first = await handler(post('key-0000000001', 'order-a'))))).toEqual({
+      events: { accepted: 1 },
+      waits: 0,
+    });
+    expect([first.status, first.headers.get('retry-after')]).toEqual([503, '3']);
+    expect(((await first.json()) as { error: { code: string } }).error.code).toBe('store_unavailable');
     expect(hand.jobs).toHaveLength(1);
     expect(errors.map((e) => e.code)).toEqual(['store_unavailable']);
+    // The browser posts again under the key: the queue holds its job already, and says so.
+    hand.state.answer = 'present';
+    let retry!: Response;
+    expect(await figuresOf(async () => (retry = await handler(post('key-0000000001', 'order-a'))))).toEqual({
+      events: {},
+      waits: 0,
+    });
+    expect([retry.status, await retry.json()]).toEqual([202, { accepted: true, reference: 'key-0000000001' }]);
+    expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
+    expect(results).toMatchObject([{ customerInternalReference: 'order-a', reference: 'key-0000000001' }]);
+    expect(calls.filter((call) => call.startsWith('create'))).toHaveLength(1);
+    await handler.close();
+  });
+
+  it("the read after the add fails and the key is another order's, whose job just ran: 503, the retry 422, the job held no check", async () => {
+    const { client, calls } = stubClient();
+    const hand = handQueue();
+    const memory = createMemoryStore();
+    let failRead = false;
+    const store = {
+      ...memory,
+      get: async (key: string) => {
+        if (failRead) {
+          failRead = false;
+          throw new DeviceRiskError('store_unavailable', 'store away', { retryAfter: 1 });
+        }
+        return memory.get(key);
+      },
+    };
+    const { handler, errors, results } = setUp(client, { queue: hand.queue, store });
+    expect((await handler(post('key-0000000001', 'order-a'))).status).toBe(202);
+    // The first job runs to its end between the second request's record read and its add; the
+    // read after the add then fails.
+    const add = hand.queue.add;
+    hand.queue.add = async (job) => {
+      expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
+      failRead = true;
+      return add(job);
+    };
+    const other = await handler(post('key-0000000001', 'order-b'));
+    expect(other.status).toBe(503);
+    expect(errors.map((e) => e.code)).toEqual(['store_unavailable']);
+    hand.queue.add = add;
+    const retry = await handler(post('key-0000000001', 'order-b'));
+    expect(((await retry.json()) as { error: { code: string } }).error.code).toBe('idempotency_key_reused');
+    expect(hand.jobs).toHaveLength(2);
+    expect(await figuresOf(() => hand.run(hand.jobs[1]!))).toEqual({ events: { replayed: 1 }, waits: 1 });
+    expect(results).toMatchObject([{ customerInternalReference: 'order-a' }]);
+    expect(calls.filter((call) => call.startsWith('create'))).toHaveLength(1);
+    await handler.close();
+  });
+
+  it('a request without a key: a key of its own that nothing else knows, so no record is read (202 with the store away)', async () => {
+    const { client } = stubClient();
+    const hand = handQueue();
+    const store = {
+      ...createMemoryStore(),
+      get: async () => {
+        throw new DeviceRiskError('store_unavailable', 'store away', { retryAfter: 1 });
+      },
+    };
+    const { handler, errors } = setUp(client, { queue: hand.queue, store });
+    const keyless = (blackbox: string) =>
+      handler(
+        new Request(`${SHOP}/device-risk`, {
+          method: 'POST',
+          headers: { origin: SHOP, 'content-type': 'application/json', 'x-order': 'order-a' },
+          body: JSON.stringify({ blackbox }),
+        }),
+      );
+    const answers = [await keyless(blackboxOf('keyless-a')), await keyless(blackboxOf('keyless-b'))];
+    expect(answers.map((answer) => answer.status)).toEqual([202, 202]);
+    const [a, b] = (await Promise.all(answers.map((answer) => answer.json()))) as Array<{ reference: string }>;
+    expect(a!.reference).not.toBe(b!.reference);
+    expect(hand.jobs.map((job) => job.key)).toEqual([a!.reference, b!.reference]);
+    expect(errors).toEqual([]);
     await handler.close();
   });
 });
