@@ -1,8 +1,11 @@
 // @vitest-environment happy-dom
 // The failed-script check on its own (the chunk capture.ts loads when a script fails): which
-// first-party collection script did not parse. capture-guards.test.ts runs it through a capture.
-import { describe, expect, it } from 'vitest';
-import { unparsedScript } from '../../src/browser/unparsed.js';
+// first-party collection script did not parse, and the degraded grace it starts. capture-guards
+// and outcomes.test.ts run it through a capture.
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { judge, unparsedScript, type Run } from '../../src/browser/unparsed.js';
+import { fault } from '../../src/browser/errors.js';
+import type { NormalizedOptions } from '../../src/browser/options.js';
 
 const origin = location.origin;
 const parseError = (filename: string, error: Error = new SyntaxError("Unexpected token '<'")) =>
@@ -29,5 +32,45 @@ describe('unparsedScript', () => {
   it('another error than a parse error, or an element error event without a file, names nothing', () => {
     expect(unparsedScript(parseError(`${origin}/iojs/general5/static_wdp.js`, new TypeError('x')), loader)).toBe('');
     expect(unparsedScript(new Event('error'), loader)).toBe('');
+  });
+});
+
+describe('judge: the degraded grace ends only the run that started it', () => {
+  /** A run whose first party failed (an unparsed script) and whose third party delivered `latest`. */
+  const runOf = (latest: string, accept: Run[6]): Run => [
+    { uri_hook: '/iojs' },
+    ['fp_static_wdp'],
+    latest,
+    false,
+    { degradedGraceMs: 20 } as NormalizedOptions,
+    () => {},
+    accept,
+    fault,
+  ];
+
+  beforeEach(() => void vi.useFakeTimers());
+  afterEach(() => void vi.useRealTimers());
+
+  it('the same run, when the grace is up: its latest blackbox, as final', () => {
+    const accept = vi.fn();
+    const run = runOf('bb-partial', accept);
+    judge(() => run);
+    vi.advanceTimersByTime(19);
+    expect(accept).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(1);
+    expect(accept.mock.calls).toEqual([['bb-partial', true]]);
+  });
+
+  it('a run that ended, and another that started before the grace was up: nothing', () => {
+    const first = vi.fn();
+    let current = runOf('bb-first', first);
+    judge(() => current);
+    // The first run failed, and a new one (its own unparsed list) has a partial blackbox of its own.
+    const second = vi.fn();
+    current = runOf('bb-second', second);
+    // The new run's own grace, started later, is the one that may end it.
+    vi.advanceTimersByTime(20);
+    expect(first).not.toHaveBeenCalled();
+    expect(second).not.toHaveBeenCalled();
   });
 });
