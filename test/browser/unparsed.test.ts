@@ -4,7 +4,7 @@
 // and outcomes.test.ts run it through a capture.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { judge, unparsedScript, type Run } from '../../src/browser/unparsed.js';
-import { fault } from '../../src/browser/errors.js';
+import { explain, fault, type BlackboxCaptureError } from '../../src/browser/errors.js';
 import type { NormalizedOptions } from '../../src/browser/options.js';
 
 const origin = location.origin;
@@ -35,7 +35,7 @@ describe('unparsedScript', () => {
   });
 });
 
-describe('judge: the degraded grace ends only the run that started it', () => {
+describe('judge: what the failed scripts mean for the run; a grace ends only its own run', () => {
   /** A run whose first party failed (an unparsed script) and whose third party delivered `latest`. */
   const runOf = (latest: string, accept: Run[6]): Run => [
     { uri_hook: '/iojs' },
@@ -72,5 +72,34 @@ describe('judge: the degraded grace ends only the run that started it', () => {
     vi.advanceTimersByTime(20);
     expect(first).not.toHaveBeenCalled();
     expect(second).not.toHaveBeenCalled();
+  });
+
+  it('a configuration that starts no chain (both lists off) is neither failed nor graced: nothing failed', () => {
+    const fail = vi.fn();
+    const accept = vi.fn();
+    const run: Run = [{ fp_static: 'false', tp: '0' }, [], 'bb', false, {} as NormalizedOptions, fail, accept, fault];
+    judge(() => run);
+    vi.runAllTimers();
+    expect([fail.mock.calls, accept.mock.calls]).toEqual([[], []]);
+  });
+
+  it('every chain the configuration starts has failed: collection_failed at once, naming the scripts', async () => {
+    const fail = vi.fn();
+    // The first party off: the third party is the only chain, and it failed.
+    const run: Run = [
+      { fp_static: 'false', uri_hook: '/iojs', io_wdp_load_failure: '1' },
+      [],
+      'bb',
+      false,
+      {} as NormalizedOptions,
+      fail,
+      vi.fn(),
+      fault,
+    ];
+    judge(() => run);
+    expect(fail).toHaveBeenCalledTimes(1);
+    const error = (await explain(fail.mock.calls[0]![0])) as BlackboxCaptureError;
+    expect([error.code, error.scripts, error.blackbox]).toEqual(['collection_failed', ['io_wdp'], 'bb']);
+    expect(error.message).toContain('third-party wdp.js. Third party: an ad blocker');
   });
 });
