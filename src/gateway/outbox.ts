@@ -168,6 +168,12 @@ export function createOutbox(options: OutboxOptions): Outbox {
     return run;
   }
 
+  /** On the pending list, and tried now. */
+  async function listed(key: string): Promise<void> {
+    await pending.add(key);
+    if (!closed) void track(key);
+  }
+
   async function pumpOnce(): Promise<void> {
     const entries = await pending.entries();
     if (!closed) await Promise.all(entries.map((entry) => track(entry.key)));
@@ -178,11 +184,19 @@ export function createOutbox(options: OutboxOptions): Outbox {
       const id = eventWebhookId(event);
       const key = recordKey(id.slice('msg_'.length));
       const record: OutboxRecord = { id, event, attempts: 0, nextAt: now() };
-      if (!(await store.setIfAbsent(key, JSON.stringify(record), OUTBOX_TTL_MS))) return false;
-      if (event.data.customerInternalReference)
-        await store.set(orderKey(event.data.customerInternalReference), key, OUTBOX_TTL_MS);
-      await pending.add(key);
-      if (!closed) void track(key);
+      const reference = event.data.customerInternalReference;
+      if (!(await store.setIfAbsent(key, JSON.stringify(record), OUTBOX_TTL_MS))) {
+        // Kept already. An add cut off after its record (a failed write, a process killed) left
+        // it unlisted, and its caller, told of the failure, adds again: never tried, it is
+        // listed now (a record tried, delivered or leased was listed; one gone needs nothing).
+        const kept = JSON.parse((await store.get(key)) ?? '{}') as Partial<OutboxRecord>;
+        if (kept.attempts !== 0 || kept.owner !== undefined) return false;
+        if (reference) await store.setIfAbsent(orderKey(reference), key, OUTBOX_TTL_MS);
+        await listed(key);
+        return false;
+      }
+      if (reference) await store.set(orderKey(reference), key, OUTBOX_TTL_MS);
+      await listed(key);
       return true;
     },
     async latest(reference) {

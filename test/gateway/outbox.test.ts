@@ -343,6 +343,86 @@ describe('the outbox, on a scripted shop and a clock of its own', () => {
     await expect.poll(() => shop.posts.length).toBe(2);
   });
 
+  it.each([
+    ['its listing on the pending list', 'gateway:outbox:pending:'],
+    ["its order's entry", 'gateway:outbox:order:'],
+  ])(
+    "an add cut off after its record (%s refused) is kept by the caller's next add: listed, sent once",
+    async (_, cut) => {
+      const shop = scripted();
+      const memory = createMemoryStore();
+      let refuse = true;
+      /** The first write under `cut` fails, as a store away for one write, or a process killed there. */
+      const once =
+        <A extends unknown[], R>(write: (key: string, ...rest: A) => Promise<R>) =>
+        async (key: string, ...rest: A): Promise<R> => {
+          if (refuse && key.startsWith(cut)) {
+            refuse = false;
+            throw new Error('store away for one write');
+          }
+          return write(key, ...rest);
+        };
+      const store = {
+        ...memory,
+        set: once(memory.set.bind(memory)),
+        setIfAbsent: once(memory.setIfAbsent.bind(memory)),
+      };
+      const outbox = outboxOn(store, 'https://shop.example/hooks', { fetch: shop.fetch });
+      await expect(outbox.add(event('cut-1'))).rejects.toThrow();
+      // The caller, told of the failure, adds again: already kept, and now listed.
+      expect(await outbox.add(event('cut-1'))).toBe(false);
+      await expect.poll(() => shop.posts.length).toBe(1);
+      expect((await outbox.latest('order-cut-1'))?.deliveredAt).toBeDefined();
+      // Once delivered, an add again changes nothing: no second POST.
+      expect(await outbox.add(event('cut-1'))).toBe(false);
+      await outbox.pump();
+      expect(shop.posts).toHaveLength(1);
+      expect(await outbox.figures()).toEqual({ depth: 0, oldestAt: undefined });
+    },
+  );
+
+  it.each([
+    ['tried once', { attempts: 1 }],
+    ['being sent (leased)', { owner: 'another-instance', leaseUntil: Number.MAX_SAFE_INTEGER }],
+    ['delivered', { attempts: 1, deliveredAt: 1 }],
+  ])('an add again of a record %s lists nothing: only one never tried may be unlisted', async (_, state) => {
+    const memory = createMemoryStore();
+    const listings: string[] = [];
+    const store = {
+      ...memory,
+      setIfAbsent: async (key: string, value: string, ttlMs: number) => {
+        if (key.startsWith('gateway:outbox:pending:')) listings.push(key);
+        return memory.setIfAbsent(key, value, ttlMs);
+      },
+      compareAndSet: async (key: string, expected: string, value: string, ttlMs: number) => {
+        if (key.startsWith('gateway:outbox:pending:')) listings.push(key);
+        return memory.compareAndSet(key, expected, value, ttlMs);
+      },
+    };
+    const closed = outboxOn(store, 'https://shop.example/hooks', { fetch: scripted().fetch });
+    await closed.close();
+    expect(await closed.add(event('again-1'))).toBe(true);
+    expect(listings).toHaveLength(1);
+    // Never tried (the closed outbox sends nothing): listed again, in case its listing was lost.
+    expect(await closed.add(event('again-1'))).toBe(false);
+    expect(listings).toHaveLength(2);
+    const key = 'gateway:outbox:decision:again-1';
+    await memory.set(key, JSON.stringify({ ...JSON.parse((await memory.get(key))!), ...state }), 60_000);
+    expect(await closed.add(event('again-1'))).toBe(false);
+    expect(listings).toHaveLength(2);
+  });
+
+  it('an order-less record added again gets no entry by order', async () => {
+    const store = createMemoryStore();
+    const closed = outboxOn(store, 'https://shop.example/hooks', { fetch: scripted().fetch });
+    await closed.close();
+    const orderless = { ...event('h7'), data: { ...event('h7').data, customerInternalReference: '' } };
+    expect(await closed.add(orderless as typeof orderless)).toBe(true);
+    expect(await closed.add(orderless as typeof orderless)).toBe(false);
+    expect(await store.get('gateway:outbox:order:')).toBeUndefined();
+    expect((await closed.figures()).depth).toBe(1);
+  });
+
   it('drops from its pending list a record gone or already delivered, without a POST', async () => {
     const shop = scripted();
     const store = createMemoryStore();
