@@ -69,6 +69,8 @@ export const apiMessages = {
     `workflow execution ${executionId} ended ${status}: it has no result`,
   stillPending: (executionId: string, status: string, reads: number) =>
     `workflow execution ${executionId} was still ${status} after ${reads} reads`,
+  finalizeConflictAcquired: (executionId: string) =>
+    `finalize answered 409 with workflow execution ${executionId} ACQUIRED: finalized and being checked, or about to be; tried again until its status says which`,
 
   notSealed: 'not a sealed value',
   unsealable: 'a sealed value in the store could not be opened (altered, or sealed with another client secret)',

@@ -3,7 +3,8 @@
  * token, which starts the check. Not under the service's limits
  * (docs/vendor-contract.md#the-service limits account requests and retrievals only).
  */
-import type { DeviceRiskError } from '../errors.js';
+import { DeviceRiskError, ERR_RESULT_NOT_READY } from '../errors.js';
+import { apiMessages } from '../messages.js';
 import type { Call } from './call.js';
 import type { DeviceRiskTransaction, Transactions } from './transaction.js';
 
@@ -21,7 +22,18 @@ export function createFinalize(
       if ((error as DeviceRiskError).status !== 409) throw error;
       // A retried finalize whose first attempt went through answers 409: check before failing.
       // A read that fails leaves it open: its failure stands (trouble that passes), not the 409.
-      if ((await status(transaction)) === 'PROCESSED') return;
+      const now = await status(transaction);
+      if (now === 'PROCESSED') return;
+      // ACQUIRED is both "uploaded" and "finalized, being checked" (docs/vendor-contract.md#the-answer):
+      // neither a refusal for good (a failure told beside the decision to come would be untrue)
+      // nor done (a finalize that never took would leave the order without an outcome). Trouble
+      // that passes: the check comes back, and finalize and the status read with it.
+      if (now === 'ACQUIRED')
+        throw new DeviceRiskError(
+          ERR_RESULT_NOT_READY,
+          apiMessages.finalizeConflictAcquired(transaction.workflowExecutionId),
+          { operation: 'finalize', retryAfter: 1, cause: error },
+        );
       throw error;
     }
   };

@@ -402,13 +402,17 @@ describe('device-risk client', () => {
     expect(waits).toEqual([1000]);
   });
 
-  it('a finalize answered 409 is success only when the status says PROCESSED', async () => {
+  it('a finalize answered 409 is success only when the status says PROCESSED; ACQUIRED is tried again, never refused', async () => {
     const client = await setup();
     const tx = await client.createAccount(account);
     await client.uploadBlackbox(tx, BLACKBOX);
-    emulator.faults.fail('finalize', { times: 3, status: 409 });
-    await expect(client.finalize(tx)).rejects.toMatchObject({ status: 409 });
-    expect(emulator.inspect.transaction(tx.workflowExecutionId)?.status).not.toBe('PROCESSED');
+    emulator.faults.fail('finalize', { times: 1, status: 409 });
+    // Uploaded, the finalize not taken: the 409 is no refusal for good, and no success either.
+    await expect(client.finalize(tx)).rejects.toMatchObject({ code: 'result_not_ready', operation: 'finalize' });
+    expect(emulator.inspect.transaction(tx.workflowExecutionId)?.status).toBe('ACQUIRED');
+    // The check's next try: finalize takes.
+    await client.finalize(tx);
+    expect(emulator.inspect.transaction(tx.workflowExecutionId)?.status).toBe('PROCESSED');
   });
 
   it('refuses a plain-http API address', async () => {

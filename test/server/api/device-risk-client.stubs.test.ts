@@ -643,6 +643,9 @@ describe('transactions', () => {
       client(api(status(409), workflowStatus('PROCESSED')).fetch).client.finalize(transaction()),
     ).resolves.toBeUndefined();
     await expect(
+      client(api(status(409), workflowStatus('ACQUIRED')).fetch).client.finalize(transaction()),
+    ).rejects.toMatchObject({ code: 'result_not_ready' });
+    await expect(
       client(api(status(409), workflowStatus('INITIATED')).fetch).client.finalize(transaction()),
     ).rejects.toMatchObject({ status: 409 });
     // The status read failed: its failure stands (a later try can tell), not the 409.

@@ -1,10 +1,12 @@
 // Finalize (src/server/api/finalize.ts) on a stub call: a 409 is done only when the status
-// says PROCESSED, and only a 409: any other failure stands, whatever the status says.
+// says PROCESSED, passing trouble when it says ACQUIRED, and only a 409: any other failure
+// stands, whatever the status says.
 import { describe, expect, it } from 'vitest';
 import type { Call, CallInit } from '../../../src/server/api/call.js';
 import { createFinalize } from '../../../src/server/api/finalize.js';
 import { createTransactions } from '../../../src/server/api/transaction.js';
 import { DeviceRiskError } from '../../../src/server/errors.js';
+import { isPermanent } from '../../../src/server/endpoint/failure-answer.js';
 import { BASE, EXECUTION_URL, T0, transactionAt } from '../../support/api-shapes.js';
 
 const transaction = transactionAt(T0);
@@ -30,6 +32,17 @@ describe('finalize', () => {
     await expect(finalize(conflict, async () => 'PROCESSED').run()).resolves.toBeUndefined();
   });
 
+  it('a 409 with the status ACQUIRED (finalized, or about to be) is trouble that passes, never a refusal for good', async () => {
+    const conflict = new DeviceRiskError('request_rejected', 'conflict', { status: 409 });
+    const error = await finalize(conflict, async () => 'ACQUIRED')
+      .run()
+      .catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: 'result_not_ready', operation: 'finalize', retryAfter: 1, cause: conflict });
+    expect((error as Error).message).toContain('ACQUIRED');
+    expect(isPermanent(error)).toBe(false);
+    expect(isPermanent(conflict)).toBe(true);
+  });
+
   it('any other failure stands, even when the status says PROCESSED, and no status is read for it', async () => {
     const failure = new DeviceRiskError('upstream_error', 'down', { status: 500 });
     const { run, reads } = finalize(failure, async () => 'PROCESSED');
@@ -37,10 +50,13 @@ describe('finalize', () => {
     expect(reads).toEqual([]);
   });
 
-  it('a 409 with another status stands as the 409', async () => {
-    const conflict = new DeviceRiskError('request_rejected', 'conflict', { status: 409 });
-    await expect(finalize(conflict, async () => 'INITIATED').run()).rejects.toBe(conflict);
-  });
+  it.each(['INITIATED', 'SESSION_EXPIRED', 'TOKEN_EXPIRED', 'A_STATUS_THE_SERVICE_ADDS'])(
+    'a 409 with the status %s stands as the 409',
+    async (now) => {
+      const conflict = new DeviceRiskError('request_rejected', 'conflict', { status: 409 });
+      await expect(finalize(conflict, async () => now).run()).rejects.toBe(conflict);
+    },
+  );
 
   it("a 409 whose status read fails: the read's failure stands, to be tried again, not a refusal", async () => {
     const conflict = new DeviceRiskError('request_rejected', 'conflict', { status: 409 });
