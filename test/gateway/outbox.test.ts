@@ -6,7 +6,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createSqliteStore } from '../../src/server/sqlite/store.js';
 import { createOutbox, OUTBOX_TTL_MS, retryDelay, type Outbox } from '../../src/gateway/outbox.js';
-import { decisionEvent } from '../../src/gateway/webhook.js';
+import { decisionEvent, failureEvent } from '../../src/gateway/webhook.js';
 import { undeliveredRow } from '../../src/gateway/extra-routes.js';
 import { createMemoryStore } from '../../src/server/index.js';
 import { counterValues } from '../../src/server/status/tally.js';
@@ -422,6 +422,37 @@ describe('the outbox, on a scripted shop and a clock of its own', () => {
     expect(await store.get('gateway:outbox:order:')).toBeUndefined();
     expect((await closed.figures()).depth).toBe(1);
   });
+
+  it.each([
+    ['its failure, then its expiry', ['failure', 'expiry']],
+    ['its expiry, then its failure', ['expiry', 'failure']],
+  ] as const)(
+    'an order ended unchecked twice (%s): the first is its one outcome, the other logged',
+    async (_, ends) => {
+      const shop = scripted();
+      lines.length = 0;
+      const outbox = outboxOn(createMemoryStore(), 'https://shop.example/hooks', { fetch: shop.fetch });
+      const of = {
+        failure: failureEvent({ customerInternalReference: 'order-x', reason: 'request_rejected' }, 0),
+        expiry: decisionEvent(
+          { accountId: 'acc', workflowExecutionId: 'exec-x', status: 'SESSION_EXPIRED' },
+          { customerInternalReference: 'order-x' },
+          undefined,
+          0,
+        ),
+      };
+      expect(await outbox.add(of[ends[0]])).toBe(true);
+      // The first again (its caller's retry) is the same ending: kept once, not refused.
+      expect(await outbox.add(of[ends[0]])).toBe(false);
+      expect(await outbox.add(of[ends[1]])).toBe(false);
+      await expect.poll(() => shop.posts.length).toBe(1);
+      expect(JSON.parse(shop.posts[0]!.init.body as string)).toMatchObject({ type: of[ends[0]].type });
+      expect(lines).toEqual([expect.stringMatching(/order order-x has ended unchecked already, told once/)]);
+      // A decision (PROCESSED) for the order is the truth, whatever came before: sent.
+      expect(await outbox.add(event('exec-y', 'order-x'))).toBe(true);
+      await expect.poll(() => shop.posts.length).toBe(2);
+    },
+  );
 
   it('drops from its pending list a record gone or already delivered, without a POST', async () => {
     const shop = scripted();
