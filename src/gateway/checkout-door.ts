@@ -7,6 +7,7 @@
  * signed-in shopper's (CustomerMapping.signedIn), any other a guest's.
  */
 import type { CustomerMapping, Store } from '../server/index.js';
+import { isHeldAnswer } from '../server/parts.js';
 import { orderClaims, ORDER_ALREADY_CHECKED, type OrderClaim } from './order-claim.js';
 import { ORDER_TOKEN_HEADER, OrderTokenError, orderKey, orderTokenStatus, verifyOrderToken } from './order-token.js';
 import { toldRefusal, type Log } from './log.js';
@@ -55,10 +56,11 @@ export async function checkoutDoor(options: { store: Store; orderSecret: string;
     /**
      * After the endpoint's answer: a checkout not accepted gives its order's claim back. Not
      * on 409: another request under the same key holds it (idempotency_key_in_use) and may
-     * be accepted.
+     * be accepted. Nor on a 503 whose checkout the queue holds all the same (isHeldAnswer): it
+     * will be checked, and a checkout of the order under another key would be a second check.
      */
     async answered(request: Request, answer: Response): Promise<void> {
-      if (answer.status >= 300 && answer.status !== 409) await claimed.get(request)?.release();
+      if (answer.status >= 300 && answer.status !== 409 && !isHeldAnswer(answer)) await claimed.get(request)?.release();
     },
   };
 }

@@ -95,6 +95,22 @@ const NAMESPACE = 'gateway:outbox';
  */
 const endsUnchecked = (event: WebhookEvent): boolean => (event.data as { status?: string }).status !== 'PROCESSED';
 
+const recordKey = (execution: string) => `${NAMESPACE}:decision:${keyPart(execution.toLowerCase())}`;
+const orderKey = (reference: string) => `${NAMESPACE}:order:${keyPart(reference)}`;
+const endingKey = (reference: string) => `${NAMESPACE}:ended-unchecked:${keyPart(reference)}`;
+
+/**
+ * Whether `id` is the order's one ending without a decision: the first kept of its failure
+ * and its execution's expiry (a failure after the transaction was made, then the service's
+ * expiry callback for it, or the other way round). The other is logged, not sent.
+ */
+async function firstEnding(store: Store, onError: (message: string) => void, reference: string, id: string) {
+  const mark = endingKey(reference);
+  if ((await store.setIfAbsent(mark, id, OUTBOX_TTL_MS)) || (await store.get(mark)) === id) return true;
+  onError(`${id} not sent: order ${reference} has ended unchecked already, told once (one outcome per order)`);
+  return false;
+}
+
 export function createOutbox(options: OutboxOptions): Outbox {
   const { store } = options;
   const now = options.now ?? Date.now;
@@ -102,9 +118,6 @@ export function createOutbox(options: OutboxOptions): Outbox {
   const me = ownerMark();
   const leaseMs = (options.timeoutMs ?? 10_000) * 3;
   const pending = pendingList(store, NAMESPACE, OUTBOX_TTL_MS, now);
-  const recordKey = (execution: string) => `${NAMESPACE}:decision:${keyPart(execution.toLowerCase())}`;
-  const orderKey = (reference: string) => `${NAMESPACE}:order:${keyPart(reference)}`;
-  const endingKey = (reference: string) => `${NAMESPACE}:ended-unchecked:${keyPart(reference)}`;
   const onError = options.onError ?? ((message: string) => console.error(`blackbox-capture gateway: ${message}`));
   const target = new URL(options.url).origin;
   const running = new Set<Promise<void>>();
@@ -176,18 +189,6 @@ export function createOutbox(options: OutboxOptions): Outbox {
     return run;
   }
 
-  /**
-   * Whether `id` is the order's one ending without a decision: the first kept of its failure
-   * and its execution's expiry (a failure after the transaction was made, then the service's
-   * expiry callback for it, or the other way round). The other is logged, not sent.
-   */
-  async function firstEnding(reference: string, id: string): Promise<boolean> {
-    const mark = endingKey(reference);
-    if ((await store.setIfAbsent(mark, id, OUTBOX_TTL_MS)) || (await store.get(mark)) === id) return true;
-    onError(`${id} not sent: order ${reference} has ended unchecked already, told once (one outcome per order)`);
-    return false;
-  }
-
   /** On the pending list, and tried now. */
   async function listed(key: string): Promise<void> {
     await pending.add(key);
@@ -205,7 +206,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
       const key = recordKey(id.slice('msg_'.length));
       const record: OutboxRecord = { id, event, attempts: 0, nextAt: now() };
       const reference = event.data.customerInternalReference;
-      if (reference && endsUnchecked(event) && !(await firstEnding(reference, id))) return false;
+      if (reference && endsUnchecked(event) && !(await firstEnding(store, onError, reference, id))) return false;
       if (!(await store.setIfAbsent(key, JSON.stringify(record), OUTBOX_TTL_MS))) {
         // Kept already. An add cut off after its record (a failed write, a process killed) left
         // it unlisted, and its caller, told of the failure, adds again: never tried, it is

@@ -11,6 +11,7 @@ export { isRegion, REGIONS_IN_WORDS } from './api/regions.js';
 export { doublingMs } from './api/retry.js';
 export { pendingList } from './callbacks/pending.js';
 export { sourceMatcher } from './callbacks/sources.js';
+export { isHeldAnswer } from './endpoint/queued.js';
 export { DATA_FILE } from './queue/default.js';
 export { importLegacyQueue, importLegacyStore } from './sqlite/legacy.js';
 export { createSqliteStore } from './sqlite/store.js';

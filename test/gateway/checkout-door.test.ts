@@ -8,6 +8,13 @@ import type { LogFields } from '../../src/gateway/log.js';
 import { mintOrderToken } from '../../src/gateway/order-token.js';
 import { createMemoryStore } from '../../src/server/store/store.js';
 import { ORDER_SECRET } from '../support/gateway.js';
+import { createDeviceRiskHandler } from '../../src/server/endpoint/handler.js';
+import { DeviceRiskError } from '../../src/server/errors.js';
+import { handQueue } from '../support/hand-queue.js';
+import { blackboxOf } from '../support/kit.js';
+import { stubClient } from '../support/stub-client.js';
+
+const SHOP = 'https://shop.example';
 
 async function door() {
   const lines: Array<[string, LogFields | undefined]> = [];
@@ -137,6 +144,54 @@ describe('the checkout door', () => {
     const next = await resolveCustomer(checkout(token, 'next'));
     if (givenBack) expect(next).toEqual({ customerInternalReference: 'order-a', signedIn: false });
     else expect((next as Response).status).toBe(409);
+  });
+
+  it('keeps the order on a 503 whose checkout the queue holds all the same: another key for it is refused', async () => {
+    const { resolveCustomer, answered } = await door();
+    const memory = createMemoryStore();
+    let reads = 0;
+    // The endpoint's second read is the key's record after the add: it fails, the job held.
+    const store = {
+      ...memory,
+      get: async (key: string) => {
+        if (++reads === 2) throw new DeviceRiskError('store_unavailable', 'store away', { retryAfter: 1 });
+        return memory.get(key);
+      },
+    };
+    const hand = handQueue();
+    const endpoint = createDeviceRiskHandler({
+      client: stubClient().client,
+      allowedOrigins: [SHOP],
+      workflowKey: 1,
+      queue: hand.queue,
+      store,
+      checkoutsPerAddress: false,
+      checkoutsPerCustomer: false,
+      resolveCustomer,
+      onError: () => {},
+      onResult: () => {},
+    });
+    const token = await tokenFor('order-held');
+    const first = new Request(`${SHOP}/device-risk`, {
+      method: 'POST',
+      headers: {
+        origin: SHOP,
+        'content-type': 'application/json',
+        'idempotency-key': 'key-held',
+        'order-token': token,
+      },
+      body: JSON.stringify({ blackbox: blackboxOf('held') }),
+    });
+    const answer = await endpoint(first);
+    expect([answer.status, hand.jobs.length]).toEqual([503, 1]);
+    await answered(first, answer);
+    expect(((await resolveCustomer(checkout(token, 'key-other'))) as Response).status).toBe(409);
+    // Its own retry goes on to the endpoint, which answers it from the job.
+    expect(await resolveCustomer(checkout(token, 'key-held'))).toEqual({
+      customerInternalReference: 'order-held',
+      signedIn: false,
+    });
+    await endpoint.close();
   });
 
   it("gives back only the claim of the checkout answered, never another's", async () => {

@@ -403,6 +403,15 @@ function fullAnswer(figures: BacklogFigures | undefined, onError: (error: unknow
 }
 
 /**
+ * Answers other than 202 whose checkout the queue holds all the same (the record read after
+ * the add failed): the gateway's door keeps the order's claim for them, since the job will be
+ * checked (docs/gateway.md#one-order-one-check).
+ */
+const heldAnswers = new WeakSet<Response>();
+/** Whether the queue holds the checkout this answer, not a 202, refused for now. */
+export const isHeldAnswer = (answer: Response): boolean => heldAnswers.has(answer);
+
+/**
  * After an add: the key's job may have run and left the queue between the record read and the
  * add (another request's, on this instance or another). Its record then answers as it would
  * have before the add: another checkout under the key (422; this one would never be checked),
@@ -423,7 +432,9 @@ async function answerAfterAdd(
     return answer && { answer };
   } catch (error) {
     options.onError(error);
-    return { answer: failureAnswer(error), unread: true };
+    const answer = failureAnswer(error);
+    heldAnswers.add(answer);
+    return { answer, unread: true };
   }
 }
 

@@ -22,6 +22,7 @@ import {
 } from '../../../src/server/index.js';
 import type { QueueCounts } from '../../../src/server/queue/queue.js';
 import { recordKeyOf } from '../../../src/server/endpoint/idempotency.js';
+import { isHeldAnswer } from '../../../src/server/endpoint/queued.js';
 import { useTestMeter } from '../../support/otel.js';
 import { blackboxOf } from '../../support/kit.js';
 import { givenJobs, handQueue } from '../../support/hand-queue.js';
@@ -189,6 +190,7 @@ describe('the endpoint answers at once and checks when the quota allows (the def
     const refused = await handler(post('key-0000000003'));
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).toBe('5');
+    expect(isHeldAnswer(refused)).toBe(false);
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('queue_full');
     expect(errors.map((e) => [e.code, e.retryAfter])).toEqual([['queue_full', 5]]);
   });
@@ -1049,6 +1051,8 @@ describe('each try of a queued check: when it comes back, and what a full queue 
       waits: 0,
     });
     expect([first.status, first.headers.get('retry-after')]).toEqual([503, '3']);
+    // Held all the same: a door in front (the gateway's) keeps the order for this checkout.
+    expect(isHeldAnswer(first)).toBe(true);
     expect(((await first.json()) as { error: { code: string } }).error.code).toBe('store_unavailable');
     expect(hand.jobs).toHaveLength(1);
     expect(errors.map((e) => e.code)).toEqual(['store_unavailable']);
