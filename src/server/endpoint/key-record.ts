@@ -259,21 +259,27 @@ export function fencedRecord(context: FencedRecordContext, stored: string | unde
 /**
  * The key's final record for a check given up: a re-post of the key is refused (410), never
  * accepted and checked again with the old blackbox. A record a finished check wrote stays.
+ * Whether the check is given up: false when it finished or its blackbox is uploaded meanwhile
+ * (a run of the same job elsewhere), so that no failure is told beside its decision.
  */
-export async function markStale(place: RecordPlace, fingerprint: string): Promise<void> {
+export async function markStale(place: RecordPlace, fingerprint: string): Promise<boolean> {
   const { store, recordKey, ttlMs } = place;
   // Another writer between the read and the write (a run of the same job elsewhere): read again.
   for (let attempt = 0; attempt < 3; attempt++) {
     const { stored, record } = await readRecord(store, recordKey);
-    const stale = nextKeyState(keyStateOf(record), { type: 'give-up', fingerprint });
-    // A final record (finished, or stale already) stays.
-    if (!stale) return;
+    const from = keyStateOf(record);
+    const stale = nextKeyState(from, { type: 'give-up', fingerprint });
+    // A final record stays: stale already (given up), or finished (checked, never to be told
+    // stale); so does one whose blackbox is uploaded (it is being checked).
+    if (!stale) return from.state === 'stale';
     const next = JSON.stringify(recordOf(stale));
     const written =
       stored === undefined
         ? store.setIfAbsent(recordKey, next, ttlMs)
         : store.compareAndSet(recordKey, stored, next, ttlMs);
     // Stryker disable next-line ConditionalExpression: going round again after a write that landed reads it back and returns
-    if (await fromStore(written, 'idempotency record write')) return;
+    if (await fromStore(written, 'idempotency record write')) return true;
   }
+  // Three writes lost to others, each read again and still open: given up all the same, the trust bound holds.
+  return true;
 }

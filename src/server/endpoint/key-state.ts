@@ -55,7 +55,7 @@ export type KeyEvent =
   /** A create ended without a transaction to record, none recorded before: the record goes. */
   | { type: 'withdraw' }
   | { type: 'finish'; result: DeviceRiskResult }
-  /** Given up past the trust bound (queued.ts): the key is refused for good. */
+  /** Given up past the trust bound (queued.ts): the key is refused for good; not once its blackbox is uploaded. */
   | { type: 'give-up'; fingerprint: string };
 
 /** The states no event leaves. */
@@ -65,7 +65,11 @@ export const isFinal = (state: KeyState): state is Extract<KeyState, { state: 'f
 /** The state an event moves `from` to, or undefined when the event is not one `from` allows. */
 export function nextKeyState(from: KeyState, event: KeyEvent): KeyState | undefined {
   if (isFinal(from)) return undefined;
-  if (event.type === 'give-up') return { state: 'stale', fingerprint: event.fingerprint };
+  // A blackbox already uploaded is being checked: finalized and told, never given up.
+  if (event.type === 'give-up')
+    return from.state === 'transacted' && from.uploaded
+      ? undefined
+      : { state: 'stale', fingerprint: event.fingerprint };
   if (from.state === 'none')
     return event.type === 'start' ? { state: 'open', fingerprint: event.fingerprint } : undefined;
   const { fingerprint } = from;

@@ -192,10 +192,8 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
       onError(error);
       return failedTry(job, error);
     }
-    if (stale) {
-      await giveUpStale(options, job, age);
-      return finished(job, 'stale');
-    }
+    // Not given up when its key went on meanwhile (checked, or uploaded, by a run elsewhere): this run finds that.
+    if (stale && (await giveUpStale(options, job, age))) return finished(job, 'stale');
     if (!tries.has(job.key)) recordQueueWait(age);
     let answer: Response;
     /** Whether this try ran the check: one that did not was answered by the key's record. */
@@ -439,28 +437,41 @@ async function answerAfterAdd(
 }
 
 /**
- * Whether a job is past the trust bound with its blackbox not uploaded: the bound keeps a stale
- * blackbox from being uploaded; one already there is finalized and its decision told.
+ * Whether a job is past the trust bound with its blackbox not uploaded and its key not checked:
+ * the bound keeps a stale blackbox from being uploaded; one already there is finalized and its
+ * decision told, and a key checked already (a job run again: a stalled BullMQ job, a finish
+ * that did not land) is answered from its record, never told stale.
  */
 async function pastTrustBound(options: QueuedChecksOptions, job: CheckJob, age: number): Promise<boolean> {
   if (age <= options.maxQueuedMs) return false;
-  return (await readKeyRecord(options.store, options.namespace, job.key))?.uploaded !== true;
+  const record = await readKeyRecord(options.store, options.namespace, job.key);
+  return record?.uploaded !== true && record?.result === undefined;
 }
 
-/** A blackbox past the trust bound, never uploaded: told, and its key's record marked stale (a retry is 410). */
-async function giveUpStale(options: QueuedChecksOptions, job: CheckJob, age: number): Promise<void> {
-  options.onError(
-    new DeviceRiskError(
-      ERR_BLACKBOX_STALE,
-      // The key's first characters name the checkout in the log; the whole key is the browser's retry token.
-      queuedMessages.stale(age, options.maxQueuedMs, job.key.slice(0, 8)),
-      { operation: 'queue' },
-    ),
-  );
-  await markStale(
-    { store: options.store, recordKey: recordKeyOf(options.namespace, job.key), ttlMs: options.recordTtlMs },
-    job.fingerprint,
-  ).catch(options.onError);
+/**
+ * A blackbox past the trust bound, never uploaded: its key's record marked stale (a retry is
+ * 410), and told. False when the key went on meanwhile (checked, or its blackbox uploaded).
+ */
+async function giveUpStale(options: QueuedChecksOptions, job: CheckJob, age: number): Promise<boolean> {
+  const place = {
+    store: options.store,
+    recordKey: recordKeyOf(options.namespace, job.key),
+    ttlMs: options.recordTtlMs,
+  };
+  const givenUp = await markStale(place, job.fingerprint).catch((error: unknown) => {
+    options.onError(error);
+    return true;
+  });
+  if (givenUp)
+    options.onError(
+      new DeviceRiskError(
+        ERR_BLACKBOX_STALE,
+        // The key's first characters name the checkout in the log; the whole key is the browser's retry token.
+        queuedMessages.stale(age, options.maxQueuedMs, job.key.slice(0, 8)),
+        { operation: 'queue' },
+      ),
+    );
+  return givenUp;
 }
 
 /** The backlog cannot drain within the trust bound at the rate the service allows (`backlog_behind`). */

@@ -54,25 +54,27 @@ describe('markStale', () => {
     const fresh = place();
     // A key no one wrote is written only if still absent: a record landing meanwhile is kept.
     const absent = vi.spyOn(fresh.store, 'setIfAbsent');
-    await markStale(fresh, 'f');
+    expect(await markStale(fresh, 'f')).toBe(true);
     expect(absent).toHaveBeenCalledOnce();
     expect(await readRecord(fresh.store, fresh.recordKey)).toMatchObject({ record: { fingerprint: 'f', stale: true } });
     const running = place();
     await running.store.set(running.recordKey, JSON.stringify({ fingerprint: 'f', uploaded: false }), 60_000);
-    await markStale(running, 'f');
+    expect(await markStale(running, 'f')).toBe(true);
     expect((await readRecord(running.store, running.recordKey)).record).toEqual({ fingerprint: 'f', stale: true });
   });
 
-  it('leaves a finished record, and one already stale, as they are: both are final', async () => {
-    for (const record of [
-      { fingerprint: 'f', result },
-      { fingerprint: 'f', stale: true as const },
-    ]) {
+  it('leaves a finished record, one already stale, and one uploaded as they are; given up only the stale one', async () => {
+    for (const [record, givenUp] of [
+      [{ fingerprint: 'f', result }, false],
+      [{ fingerprint: 'f', stale: true as const }, true],
+      // Its blackbox is at the service: the check is finalized and told, never given up.
+      [{ fingerprint: 'f', transaction: 'sealed', uploaded: true }, false],
+    ] as const) {
       const at = place();
       const stored = JSON.stringify(record);
       await at.store.set(at.recordKey, stored, 60_000);
       const writes = vi.spyOn(at.store, 'compareAndSet');
-      await markStale(at, 'f');
+      expect(await markStale(at, 'f')).toBe(givenUp);
       expect((await readRecord(at.store, at.recordKey)).stored).toBe(stored);
       expect(writes).not.toHaveBeenCalled();
     }
@@ -87,7 +89,7 @@ describe('markStale', () => {
       await at.store.set(at.recordKey, JSON.stringify({ fingerprint: 'f', result }), 60_000);
       return compareAndSet(...args);
     });
-    await markStale(at, 'f');
+    expect(await markStale(at, 'f')).toBe(false);
     expect((await readRecord(at.store, at.recordKey)).record).toEqual({ fingerprint: 'f', result });
   });
 
@@ -95,7 +97,8 @@ describe('markStale', () => {
     const at = place();
     await at.store.set(at.recordKey, JSON.stringify({ fingerprint: 'f' }), 60_000);
     const lost = vi.spyOn(at.store, 'compareAndSet').mockResolvedValue(false);
-    await markStale(at, 'f');
+    // Given up all the same: the trust bound holds.
+    expect(await markStale(at, 'f')).toBe(true);
     expect(lost).toHaveBeenCalledTimes(3);
     expect((await readRecord(at.store, at.recordKey)).record).toEqual({ fingerprint: 'f' });
   });

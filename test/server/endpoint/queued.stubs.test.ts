@@ -773,8 +773,12 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     expect(await hand.run(hand.jobs[1]!)).toEqual({ done: true, stale: true });
     const inRequest = setUp(client, { answer: 'checked', store, now: () => clock.now });
     expect((await inRequest.handler(post('key-0000000002', 'order-2'))).status).toBe(410);
-    // The first key's record (its result) is not replaced by a stale run of its job.
-    expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true, stale: true });
+    // The first key's job run again past the bound (a stalled BullMQ job, a finish that did not
+    // land): its key was checked, so it is answered from its record, never told stale beside its
+    // decision, and its record (its result) stays.
+    const told = errors.length;
+    expect(await figuresOf(() => hand.run(hand.jobs[0]!))).toEqual({ events: { replayed: 1 }, waits: 1 });
+    expect(errors).toHaveLength(told);
     expect((await handler(post('key-0000000001', 'order-1'))).status).toBe(200);
     expect(calls).toHaveLength(3);
     await handler.close();
@@ -795,6 +799,42 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     expect(calls).toEqual(['create order-1', 'upload wf-1']);
     clock.now += 60_001;
     finalizeFails = false;
+    expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
+    expect(calls).toEqual(['create order-1', 'upload wf-1', 'finalize wf-1']);
+    expect(results).toEqual([{ id: 'wf-1', reference: 'key-0000000001', customerInternalReference: 'order-1' }]);
+    expect(errors.map((e) => e.code)).toEqual(['upstream_error']);
+    await handler.close();
+  });
+
+  it('past the trust bound, a blackbox uploaded by a run elsewhere between the read and the stale mark: checked, never told stale', async () => {
+    let finalizeFails = true;
+    const { client, calls } = stubClient();
+    const finalize = client.finalize;
+    client.finalize = async (tx) => {
+      if (finalizeFails)
+        throw new DeviceRiskError('upstream_error', 'finalize answered 503', { status: 503, retryAfter: 1 });
+      return finalize(tx);
+    };
+    const memory = createMemoryStore();
+    let racing = false;
+    const store = {
+      ...memory,
+      // The trust bound's read comes before the other run's upload landed: it sees none.
+      get: async (key: string) => {
+        const text = await memory.get(key);
+        if (!racing || text === undefined) return text;
+        racing = false;
+        const { uploaded: _uploaded, ...before } = JSON.parse(text) as Record<string, unknown>;
+        return JSON.stringify(before);
+      },
+    };
+    const { clock, hand, handler, errors, results } = trustingAMinute(client, store);
+    await handler(post('key-0000000001', 'order-1'));
+    expect(await hand.run(hand.jobs[0]!)).toMatchObject({ retryInMs: 1000 });
+    expect(calls).toEqual(['create order-1', 'upload wf-1']);
+    clock.now += 60_001;
+    finalizeFails = false;
+    racing = true;
     expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
     expect(calls).toEqual(['create order-1', 'upload wf-1', 'finalize wf-1']);
     expect(results).toEqual([{ id: 'wf-1', reference: 'key-0000000001', customerInternalReference: 'order-1' }]);
