@@ -305,6 +305,11 @@ export const FAILURE_CODES: readonly CodeAnswer[] = [
   },
   { code: 'forged_address', description: 'The service named an upload or finalize address off its API host.' },
   {
+    code: 'workflow_expired',
+    description:
+      'Uploaded, but its transaction token lapsed before its finalize took, and the service let the execution expire.',
+  },
+  {
     code: 'blackbox_stale',
     description:
       'Not checked within the trust bound (15 minutes): lastError names what kept it, e.g. token_rejected (the client credentials are refused: /readyz says so too), network_error, upstream_error, rate_limited.',

@@ -69,6 +69,8 @@ export const apiMessages = {
     `workflow execution ${executionId} ended ${status}: it has no result`,
   stillPending: (executionId: string, status: string, reads: number) =>
     `workflow execution ${executionId} was still ${status} after ${reads} reads`,
+  tokenLapsedAfterUpload: (executionId: string, status: string) =>
+    `the transaction token of workflow execution ${executionId} lapsed after its upload, before its finalize was known to take; it is ${status}`,
   finalizeConflictAcquired: (executionId: string) =>
     `finalize answered 409 with workflow execution ${executionId} ACQUIRED: finalized and being checked, or about to be; tried again until its status says which`,
 
@@ -165,6 +167,7 @@ export const endpointMessages = {
   serviceUnreachable: 'The device-risk service could not be reached; retry with the same Idempotency-Key',
   /** A failure of this server's own (neither the service nor the store): the service is not blamed. */
   internalFailure: 'The device-risk check failed on this server; retry with the same Idempotency-Key',
+  workflowExpired: 'The service let this check expire before it was finalized: it will never be checked',
   storeUnavailable: "The shop's shared store could not be reached; retry with the same Idempotency-Key",
   storeFull: "The shop's shared store is full; retry with the same Idempotency-Key",
 

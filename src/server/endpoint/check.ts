@@ -7,8 +7,8 @@ import { type AccountRequest, type DeviceRiskClient, type DeviceRiskTransaction 
 import { FINAL_STATUSES, type DeviceRiskDetails } from '../api/result.js';
 import { sleep, systemNow } from '../time/clock.js';
 import { callWithin } from '../time/time-limit.js';
-import { DeviceRiskError, ERR_INVALID_CONFIGURATION, ERR_RESULT_NOT_READY } from '../errors.js';
-import { endpointMessages } from '../messages.js';
+import { DeviceRiskError, ERR_INVALID_CONFIGURATION, ERR_RESULT_NOT_READY, ERR_WORKFLOW_EXPIRED } from '../errors.js';
+import { apiMessages, endpointMessages } from '../messages.js';
 import { recordDecision } from '../metrics.js';
 import { TellingElsewhere, type Telling, type ToldMarkers } from '../callbacks/told.js';
 
@@ -144,8 +144,11 @@ export async function runCheck(
   };
   if (body.workflowDefinition.key === '' && !customer.transaction)
     throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, endpointMessages.noWorkflowKey);
-  // Resume where a failed attempt stopped; a lapsed transaction token means a fresh transaction.
-  if (progress.transaction && lapsed(progress.transaction, now)) progress.transaction = progress.uploaded = undefined;
+  // Resume where a failed attempt stopped. A lapsed transaction token before the upload means a
+  // fresh transaction (the old one expires unchecked); after it, never: a second execution of one
+  // blackbox would be a second decision for one order (finalizedAlready).
+  if (progress.transaction && !progress.uploaded && lapsed(progress.transaction, now))
+    progress.transaction = progress.uploaded = undefined;
   if (!progress.transaction) {
     progress.transaction =
       customer.transaction ??
@@ -163,7 +166,7 @@ export async function runCheck(
     progress.uploaded = true;
     await options.onProgress?.(progress);
   }
-  await client.finalize(tx);
+  await (lapsed(tx, now) ? finalizedAlready(client, tx) : client.finalize(tx));
   const retryRead = options.retryFailedResultRead === true && options.onResult !== undefined;
   let status =
     options.reportStatus === false && !options.onResult
@@ -216,6 +219,24 @@ async function tell(details: DeviceRiskDetails, telling: Telling | undefined, op
   }
   recordDecision(details);
   await telling?.done();
+}
+
+/**
+ * An uploaded transaction whose token lapsed before its finalize was known to take (a status
+ * read or finalize that kept failing): it cannot be finalized now, so its status says what
+ * became of it. PROCESSED: finalized, its result read next. Expired: never checked, for good
+ * (the order is told so, once). ACQUIRED or INITIATED: trouble that passes, read again later,
+ * until it is one or the other (the service ends an execution no one finalizes).
+ */
+async function finalizedAlready(client: DeviceRiskClient, tx: DeviceRiskTransaction): Promise<void> {
+  const status = await client.status(tx);
+  if (status === 'PROCESSED') return;
+  const ended = FINAL_STATUSES.includes(status);
+  throw new DeviceRiskError(
+    ended ? ERR_WORKFLOW_EXPIRED : ERR_RESULT_NOT_READY,
+    apiMessages.tokenLapsedAfterUpload(tx.workflowExecutionId, status),
+    { operation: 'finalize' },
+  );
 }
 
 /** A transaction whose token is about to lapse cannot be uploaded to or finalized: a fresh one is made. */

@@ -14,6 +14,7 @@ import {
   ERR_REQUEST_REJECTED,
   ERR_STORE_FULL,
   ERR_STORE_UNAVAILABLE,
+  ERR_WORKFLOW_EXPIRED,
   isDeviceRiskError,
   isRedisFull,
 } from '../errors.js';
@@ -26,7 +27,7 @@ import { inUse } from './key-record.js';
 export function isPermanent(error: unknown): boolean {
   if (!isDeviceRiskError(error)) return false;
   if (error.code === ERR_INVALID_CONFIGURATION || error.code === ERR_FORGED_ADDRESS) return true;
-  if (error.code === ERR_INVALID_ACCOUNT_REQUEST) return true;
+  if (error.code === ERR_INVALID_ACCOUNT_REQUEST || error.code === ERR_WORKFLOW_EXPIRED) return true;
   const status = error.status;
   return error.code === ERR_REQUEST_REJECTED && status !== undefined && status >= 400 && status < 500 && status !== 429;
 }
@@ -72,6 +73,7 @@ export function failureAnswer(failure: unknown): Response {
   }
   // Permanent refusals: no Retry-After, and a 4xx so that the browser does not try again.
   if (code === ERR_INVALID_ACCOUNT_REQUEST) return refuse(422, code, endpointMessages.accountRequestRefused);
+  if (code === ERR_WORKFLOW_EXPIRED) return refuse(410, code, endpointMessages.workflowExpired);
   if (code === ERR_REQUEST_REJECTED && status !== undefined && status >= 400 && status < 500 && status !== 429) {
     return refuse(status, code, endpointMessages.serviceRefused(status));
   }

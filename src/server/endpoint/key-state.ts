@@ -67,6 +67,7 @@ export function nextKeyState(from: KeyState, event: KeyEvent): KeyState | undefi
   if (isFinal(from)) return undefined;
   // A blackbox already uploaded is being checked: finalized and told, never given up.
   if (event.type === 'give-up')
+    // Stryker disable next-line ConditionalExpression,LogicalOperator: only a transacted state has `uploaded`
     return from.state === 'transacted' && from.uploaded
       ? undefined
       : { state: 'stale', fingerprint: event.fingerprint };

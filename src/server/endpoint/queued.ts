@@ -187,13 +187,13 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     const age = now() - job.acceptedAt;
     let stale: boolean;
     try {
-      stale = await pastTrustBound(options, job, age);
+      // Not given up when its key went on (checked, or uploaded, by a run elsewhere): this run finds that.
+      stale = age > maxQueuedMs && (await givenUpStale(options, job, age));
     } catch (error) {
       onError(error);
       return failedTry(job, error);
     }
-    // Not given up when its key went on meanwhile (checked, or uploaded, by a run elsewhere): this run finds that.
-    if (stale && (await giveUpStale(options, job, age))) return finished(job, 'stale');
+    if (stale) return finished(job, 'stale');
     if (!tries.has(job.key)) recordQueueWait(age);
     let answer: Response;
     /** Whether this try ran the check: one that did not was answered by the key's record. */
@@ -437,41 +437,28 @@ async function answerAfterAdd(
 }
 
 /**
- * Whether a job is past the trust bound with its blackbox not uploaded and its key not checked:
- * the bound keeps a stale blackbox from being uploaded; one already there is finalized and its
- * decision told, and a key checked already (a job run again: a stalled BullMQ job, a finish
- * that did not land) is answered from its record, never told stale.
+ * A job past the trust bound: given up unless its blackbox was uploaded (it is finalized and its
+ * decision told) or its key was checked (a job run again: a stalled BullMQ job, a finish that did
+ * not land; the record answers it, never told stale beside its decision). Given up, its key's
+ * record is marked stale (a retry is 410) and it is told. A store that does not answer throws:
+ * the job comes back, nothing given up.
  */
-async function pastTrustBound(options: QueuedChecksOptions, job: CheckJob, age: number): Promise<boolean> {
-  if (age <= options.maxQueuedMs) return false;
-  const record = await readKeyRecord(options.store, options.namespace, job.key);
-  return record?.uploaded !== true && record?.result === undefined;
-}
-
-/**
- * A blackbox past the trust bound, never uploaded: its key's record marked stale (a retry is
- * 410), and told. False when the key went on meanwhile (checked, or its blackbox uploaded).
- */
-async function giveUpStale(options: QueuedChecksOptions, job: CheckJob, age: number): Promise<boolean> {
+async function givenUpStale(options: QueuedChecksOptions, job: CheckJob, age: number): Promise<boolean> {
   const place = {
     store: options.store,
     recordKey: recordKeyOf(options.namespace, job.key),
     ttlMs: options.recordTtlMs,
   };
-  const givenUp = await markStale(place, job.fingerprint).catch((error: unknown) => {
-    options.onError(error);
-    return true;
-  });
-  if (givenUp)
-    options.onError(
-      new DeviceRiskError(
-        ERR_BLACKBOX_STALE,
-        // The key's first characters name the checkout in the log; the whole key is the browser's retry token.
-        queuedMessages.stale(age, options.maxQueuedMs, job.key.slice(0, 8)),
-        { operation: 'queue' },
-      ),
-    );
-  return givenUp;
+  if (!(await markStale(place, job.fingerprint))) return false;
+  options.onError(
+    new DeviceRiskError(
+      ERR_BLACKBOX_STALE,
+      // The key's first characters name the checkout in the log; the whole key is the browser's retry token.
+      queuedMessages.stale(age, options.maxQueuedMs, job.key.slice(0, 8)),
+      { operation: 'queue' },
+    ),
+  );
+  return true;
 }
 
 /** The backlog cannot drain within the trust bound at the rate the service allows (`backlog_behind`). */

@@ -1,6 +1,7 @@
 // The integrator endpoint (createDeviceRiskHandler) against the emulator.
 import { describe, expect, it } from 'vitest';
-import { type Emulator, type EmulatorOptions } from '../../../src/emulator/index.js';
+import { createManualClock, type Emulator, type EmulatorOptions } from '../../../src/emulator/index.js';
+import { isPermanent } from '../../../src/server/endpoint/failure-answer.js';
 import {
   createDeviceRiskHandler,
   createMemoryQueue,
@@ -401,21 +402,56 @@ describe('runDeviceRiskCheck (a form post or your own route)', () => {
     });
   });
 
-  it('a transaction token that lapsed between attempts: a fresh transaction, and the blackbox uploaded to it', async () => {
-    const { c, progress } = await finalizeRefusedOnce();
+  it('a transaction token that lapsed before the upload: a fresh transaction, and the blackbox uploaded to it', async () => {
+    const c = await client();
+    const progress: DeviceRiskProgress = {};
+    emulator.faults.fail('upload', { times: 1, status: 400 });
+    await expect(
+      runDeviceRiskCheck(c, BLACKBOX, { customerInternalReference: 'cust-form' }, { workflowKey: 10020, progress }),
+    ).rejects.toMatchObject({ operation: 'upload' });
+    expect(progress.uploaded).toBeFalsy();
     const first = progress.transaction!.workflowExecutionId;
-    const later = () => progress.transaction!.tokenExpiresAt + 1;
+    const expiresAt = progress.transaction!.tokenExpiresAt;
+    // Past the first transaction's token for the check; the new transaction's is fresh.
+    const now = () => (progress.transaction?.workflowExecutionId === first ? expiresAt + 1 : Date.now());
     const result = await runDeviceRiskCheck(
       c,
       BLACKBOX,
       { customerInternalReference: 'cust-form' },
-      { workflowKey: 10020, progress, now: later },
+      { workflowKey: 10020, progress, now },
     );
     expect(result.workflowExecutionId).not.toBe(first);
     expect(emulator.inspect.transaction(result.workflowExecutionId)).toMatchObject({
       blackboxes: [BLACKBOX],
       status: 'PROCESSED',
     });
+  });
+
+  it('a transaction token that lapsed after the upload: never a second execution of the blackbox; expired, final', async () => {
+    const clock = createManualClock();
+    emulator = await startEmulator({ clock });
+    const c = clientOn(emulator, { maxAttempts: 1, sleep: async () => {} });
+    const progress: DeviceRiskProgress = {};
+    emulator.faults.fail('finalize', { times: 1, status: 503 });
+    await expect(
+      runDeviceRiskCheck(c, BLACKBOX, { customerInternalReference: 'cust-form' }, { workflowKey: 10020, progress }),
+    ).rejects.toMatchObject({ code: 'upstream_error', operation: 'finalize' });
+    expect(progress.uploaded).toBe(true);
+    const first = progress.transaction!.workflowExecutionId;
+    const expiresAt = progress.transaction!.tokenExpiresAt;
+    const later = () => expiresAt + 1;
+    clock.set(expiresAt + 1);
+    const error = await runDeviceRiskCheck(
+      c,
+      BLACKBOX,
+      { customerInternalReference: 'cust-form' },
+      { workflowKey: 10020, progress, now: later },
+    ).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: 'workflow_expired', operation: 'finalize' });
+    expect(isPermanent(error)).toBe(true);
+    expect(emulator.inspect.requests('accountCreate')).toBe(1);
+    expect(progress.transaction!.workflowExecutionId).toBe(first);
+    expect(['SESSION_EXPIRED', 'TOKEN_EXPIRED']).toContain(emulator.inspect.transaction(first)?.status);
   });
 
   describe('what the tests built without Content-Length or Idempotency-Key never saw', () => {

@@ -520,6 +520,30 @@ describe('the endpoint answers at once and checks when the quota allows (the def
     await handler.close();
   });
 
+  it("a status read that fails until the transaction's token lapsed: no second execution, the first's decision told once", async () => {
+    const away = new DeviceRiskError('upstream_error', 'status answered 503', { status: 503, operation: 'status' });
+    const { client, calls } = stubClient({ failStatus: [away] });
+    const clock = { now: Date.now() };
+    const hand = handQueue();
+    const { handler, results } = setUp(client, { queue: hand.queue, now: () => clock.now });
+    expect((await handler(post('key-0000000001', 'order-1'))).status).toBe(202);
+    expect(await hand.run(hand.jobs[0]!)).toMatchObject({ retryInMs: expect.any(Number) });
+    expect(calls).toEqual(['create order-1', 'upload wf-1', 'finalize wf-1']);
+    // The token (10 minutes) lapses before the next try: finalize cannot be sent again, so the
+    // status says what became of the execution. Not yet final: the job comes back, nothing told.
+    clock.now += 600_000;
+    const status = client.status;
+    client.status = async () => 'ACQUIRED';
+    expect(await hand.run(hand.jobs[0]!)).toMatchObject({ retryInMs: expect.any(Number) });
+    expect(results).toEqual([]);
+    // PROCESSED: its decision, told once.
+    client.status = status;
+    expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
+    expect(calls).toEqual(['create order-1', 'upload wf-1', 'finalize wf-1']);
+    expect(results).toEqual([{ id: 'wf-1', reference: 'key-0000000001', customerInternalReference: 'order-1' }]);
+    await handler.close();
+  });
+
   it("the customer's own transaction: held sealed in the job, opened for the check, no account create", async () => {
     const { client, calls } = stubClient();
     const own = new DeviceRiskTransaction({
