@@ -27,6 +27,7 @@ import { DEFAULT_URI_HOOK } from '../shared/constants.js';
 import { createOutbox, type Outbox } from './outbox.js';
 import { createLog, errorEvent, rateLimited, refusedEvent, type Log } from './log.js';
 import { guardAdmin } from './admin-guard.js';
+import { sweepFromStart } from './callback-sweep.js';
 import { checkoutDoor } from './checkout-door.js';
 import { createReadiness, readyRoute } from './readiness.js';
 import { router, type RefusalListener, type Route } from './routes.js';
@@ -70,6 +71,8 @@ export const SETTINGS_WIRING = {
 const HEADERS_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 30_000;
 const KEEP_ALIVE_TIMEOUT_MS = 5000;
+/** How often the callbacks the store lists as pending are swept, from the start (the kit's default). */
+const CALLBACK_SWEEP_MS = 30_000;
 
 export interface GatewayOptions {
   /** fetch of the service's calls and the webhooks (tests). Default the global fetch. */
@@ -219,7 +222,9 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
     store: kept.store,
     onError,
     onResult: (result) => tell(decisionEvent(result, result, result.details, Date.now())),
+    sweepIntervalMs: CALLBACK_SWEEP_MS,
   });
+  const stopSweeping = sweepFromStart(callbacks, CALLBACK_SWEEP_MS, onError);
   const proxy = createFirstPartyProxy({ prefix: DEFAULT_URI_HOOK, collectorUrl: settings.collectorUrl, onError });
   let closing: Promise<void> | undefined;
   const readiness = createReadiness({ store: kept.store, queue: kept.queue, tokenSource, outbox, log });
@@ -268,6 +273,7 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
         // New checkouts are answered 503 shutting_down at once; the checks under way finish.
         readiness.close();
         await endpoint.close();
+        stopSweeping();
         await callbacks.close();
         await outbox.close();
         await monitor?.close();
