@@ -1,13 +1,15 @@
 /**
  * GET /readyz: whether this gateway can see a checkout through now, apart from GET /healthz
  * (alive). Four checks, each named in the body with `ok` or the code of its failure: the
- * store and the queue answer within READY_PROBE_MS (`store_unavailable`, `queue_unavailable`),
+ * store takes a write and the queue answers within READY_PROBE_MS (`store_unavailable`, or
+ * `store_full` for a store out of room; `queue_unavailable`),
  * the service takes the client credentials (tried at start and every TOKEN_CHECK_MS, so that a
  * wrong CLIENT_SECRET reads `token_rejected` within seconds, logged once per change), and the
  * outbox reads its pending list (`outbox_unavailable`). 200 when all are ok, else 503 with the
  * first failing check's code (docs/gateway.md#readiness).
  */
-import { isDeviceRiskError, type CheckQueue, type Store, type TokenSource } from '../server/index.js';
+import { ERROR_CODES, isDeviceRiskError, type CheckQueue, type Store, type TokenSource } from '../server/index.js';
+import { ownerMark } from '../server/parts.js';
 import type { Outbox } from './outbox.js';
 import type { Route } from './routes.js';
 import type { Log } from './log.js';
@@ -32,19 +34,21 @@ export interface Readiness {
  * (a Redis away, its client queueing commands) holds one call, never one per probe.
  */
 function probe(run: () => Promise<unknown>, code: string, timeoutMs: number): () => Promise<string> {
-  let running: Promise<boolean> | undefined;
+  let running: Promise<string> | undefined;
   return async () => {
     running ??= run()
       .then(
-        () => true,
-        () => false,
+        () => 'ok',
+        // A store that refuses for want of room (Redis at maxmemory, a full disk) says so.
+        (error: unknown) =>
+          isDeviceRiskError(error) && error.code === ERROR_CODES.STORE_FULL ? ERROR_CODES.STORE_FULL : code,
       )
       .finally(() => (running = undefined));
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<boolean>((resolve) => (timer = setTimeout(resolve, timeoutMs, false)));
-    const ok = await Promise.race([running, late]);
+    const late = new Promise<string>((resolve) => (timer = setTimeout(resolve, timeoutMs, code)));
+    const state = await Promise.race([running, late]);
     clearTimeout(timer);
-    return ok ? 'ok' : code;
+    return state;
   };
 }
 
@@ -89,7 +93,14 @@ export function createReadiness(options: {
   outbox: Outbox;
   log: Log;
 }): Readiness {
-  const store = probe(() => options.store.get('gateway:readyz'), 'store_unavailable', READY_PROBE_MS);
+  // A write, not a read: a store that reads but takes no write (Redis at maxmemory, a full
+  // disk) accepts no checkout and keeps no outcome. One key per process, gone in a minute.
+  const probeKey = `gateway:readyz:${ownerMark()}`;
+  const store = probe(
+    () => options.store.set(probeKey, String(Date.now()), 60_000),
+    'store_unavailable',
+    READY_PROBE_MS,
+  );
   const queue = probe(() => options.queue.counts(), 'queue_unavailable', READY_PROBE_MS);
   const token = tokenKeeper(options.tokenSource, options.log);
   return {

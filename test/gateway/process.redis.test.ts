@@ -5,7 +5,7 @@
 // (docs/gateway.md#shutting-down-and-restarts).
 import { afterEach, describe, expect, it } from 'vitest';
 import { drained, postCheckout, startGatewayProcess, useGateway } from '../support/gateway.js';
-import { haveRedis, startRedisServer, type RedisServer } from '../support/redis.js';
+import { connect, haveRedis, startRedisServer, type RedisServer } from '../support/redis.js';
 
 const redises: RedisServer[] = [];
 afterEach(async () => {
@@ -38,6 +38,24 @@ describe.skipIf(!haveRedis)('serve on a Redis that goes away (a process)', () =>
     expect((await fetch(`${gateway.url}/healthz`)).status).toBe(200);
     redis.resume();
     await expect.poll(async () => (await fetch(`${gateway.url}/readyz`)).status, { timeout: 15_000 }).toBe(200);
+  }, 60_000);
+
+  it('reads store_full on /readyz while Redis answers reads but refuses writes (maxmemory), ready again after', async () => {
+    const redis = await redisServer();
+    const { gateway } = await served({ REDIS_URL: redis.url });
+    await expect.poll(async () => (await fetch(`${gateway.url}/readyz`)).status, { timeout: 10_000 }).toBe(200);
+    const admin = await connect(redis.url);
+    try {
+      // Past maxmemory with noeviction: every write is refused, every read still answered.
+      await admin.configSet('maxmemory', '1');
+      await expect.poll(() => readyCode(gateway.url), { timeout: 15_000 }).toBe('store_full');
+      expect((await fetch(`${gateway.url}/healthz`)).status).toBe(200);
+      await admin.configSet('maxmemory', '0');
+      await expect.poll(async () => (await fetch(`${gateway.url}/readyz`)).status, { timeout: 15_000 }).toBe(200);
+    } finally {
+      await admin.configSet('maxmemory', '0').catch(() => {});
+      await admin.quit();
+    }
   }, 60_000);
 
   it('ends on SIGTERM within SHUTDOWN_TIMEOUT_MS while Redis does not answer; what it accepted is checked after', async () => {

@@ -34,7 +34,7 @@ function pending<T>() {
 
 function fixture() {
   const lines: Array<[string, LogFields | undefined]> = [];
-  const store = { get: vi.fn(() => Promise.resolve<string | undefined>(undefined)) };
+  const store = { set: vi.fn((_key: string, _value: string, _ttlMs: number) => Promise.resolve()) };
   const queue = { counts: vi.fn(() => Promise.resolve({})) };
   const tokenSource = { getToken: vi.fn((_?: { signal?: AbortSignal }) => Promise.resolve('a-token')) };
   let outboxHealth: 'ok' | 'outbox_unavailable' = 'ok';
@@ -67,12 +67,13 @@ const started = (f: ReturnType<typeof fixture>) => {
 };
 
 describe('the readiness checks', () => {
-  it('read ok for each once the first token is in, asking the store its own key', async () => {
+  it('read ok for each once the first token is in, writing the store a key of its own that expires', async () => {
     const f = fixture();
     const readiness = started(f);
     await vi.advanceTimersByTimeAsync(0);
     expect(await readiness.checks()).toEqual({ store: 'ok', queue: 'ok', token: 'ok', outbox: 'ok' });
-    expect(f.store.get).toHaveBeenCalledWith('gateway:readyz');
+    // A write: a store that reads but takes no write accepts no checkout and keeps no outcome.
+    expect(f.store.set).toHaveBeenCalledWith(expect.stringMatching(/^gateway:readyz:.+/), expect.any(String), 60_000);
     expect(f.queue.counts).toHaveBeenCalledTimes(1);
     // Tried at start, with a time limit of its own.
     expect(f.tokenSource.getToken).toHaveBeenCalledTimes(1);
@@ -89,7 +90,7 @@ describe('the readiness checks', () => {
 
   it('read store_unavailable and queue_unavailable for a store and a queue that reject', async () => {
     const f = fixture();
-    f.store.get.mockRejectedValue(new Error('down'));
+    f.store.set.mockRejectedValue(new Error('down'));
     f.queue.counts.mockRejectedValue(new Error('down'));
     f.outboxFails();
     const readiness = started(f);
@@ -102,10 +103,18 @@ describe('the readiness checks', () => {
     });
   });
 
+  it('read store_full for a store that reads but refuses a write for want of room (Redis at maxmemory, a full disk)', async () => {
+    const f = fixture();
+    f.store.set.mockRejectedValue(new DeviceRiskError('store_full', 'the store is full', { retryAfter: 1 }));
+    const readiness = started(f);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(await readiness.checks()).toMatchObject({ store: 'store_full', queue: 'ok' });
+  });
+
   it('answer within READY_PROBE_MS for a store that hangs, asking it once until it answers', async () => {
     const f = fixture();
-    const hanging = pending<string | undefined>();
-    f.store.get.mockReturnValue(hanging.promise);
+    const hanging = pending<void>();
+    f.store.set.mockReturnValue(hanging.promise);
     const readiness = started(f);
     const first = readiness.checks();
     await vi.advanceTimersByTimeAsync(READY_PROBE_MS - 1);
@@ -119,13 +128,13 @@ describe('the readiness checks', () => {
     const second = readiness.checks();
     await vi.advanceTimersByTimeAsync(READY_PROBE_MS);
     expect((await second).store).toBe('store_unavailable');
-    expect(f.store.get).toHaveBeenCalledTimes(1);
+    expect(f.store.set).toHaveBeenCalledTimes(1);
     // Answered at last: the next probe asks again, and reads ok.
-    hanging.resolve(undefined);
+    hanging.resolve();
     await vi.advanceTimersByTimeAsync(0);
-    f.store.get.mockResolvedValue(undefined);
+    f.store.set.mockResolvedValue(undefined);
     expect((await readiness.checks()).store).toBe('ok');
-    expect(f.store.get).toHaveBeenCalledTimes(2);
+    expect(f.store.set).toHaveBeenCalledTimes(2);
     // A probe that answered in time leaves no timer behind.
     expect(vi.getTimerCount()).toBe(1);
   });
