@@ -109,6 +109,9 @@ describe('the readiness checks', () => {
     const readiness = started(f);
     await vi.advanceTimersByTimeAsync(0);
     expect(await readiness.checks()).toMatchObject({ store: 'store_full', queue: 'ok' });
+    // Any other of the kit's failures is the store away.
+    f.store.set.mockRejectedValue(new DeviceRiskError('store_unavailable', 'the store is away', { retryAfter: 1 }));
+    expect(await readiness.checks()).toMatchObject({ store: 'store_unavailable' });
   });
 
   it('answer within READY_PROBE_MS for a store that hangs, asking it once until it answers', async () => {
