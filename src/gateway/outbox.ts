@@ -102,9 +102,16 @@ const endingKey = (reference: string) => `${NAMESPACE}:ended-unchecked:${keyPart
 /**
  * Whether `id` is the order's one ending without a decision: the first kept of its failure
  * and its execution's expiry (a failure after the transaction was made, then the service's
- * expiry callback for it, or the other way round). The other is logged, not sent.
+ * expiry callback for it, or the other way round), and none once the order has its decision
+ * (a "never checked" after it would be untrue). The others are logged, not sent.
  */
 async function firstEnding(store: Store, onError: (message: string) => void, reference: string, id: string) {
+  const kept = await store.get(orderKey(reference));
+  const latest = kept === undefined ? undefined : await store.get(kept);
+  if (latest !== undefined && !endsUnchecked((JSON.parse(latest) as OutboxRecord).event)) {
+    onError(`${id} not sent: order ${reference} has its decision, told (one outcome per order)`);
+    return false;
+  }
   const mark = endingKey(reference);
   if ((await store.setIfAbsent(mark, id, OUTBOX_TTL_MS)) || (await store.get(mark)) === id) return true;
   onError(`${id} not sent: order ${reference} has ended unchecked already, told once (one outcome per order)`);

@@ -454,6 +454,29 @@ describe('the outbox, on a scripted shop and a clock of its own', () => {
     },
   );
 
+  it('an order with its decision told ends unchecked never after: its failure and its expiry are logged, not sent', async () => {
+    const shop = scripted();
+    lines.length = 0;
+    const outbox = outboxOn(createMemoryStore(), 'https://shop.example/hooks', { fetch: shop.fetch });
+    expect(await outbox.add(event('exec-z', 'order-z'))).toBe(true);
+    expect(await outbox.add(failureEvent({ customerInternalReference: 'order-z', reason: 'blackbox_stale' }, 0))).toBe(
+      false,
+    );
+    const expiry = decisionEvent(
+      { accountId: 'acc', workflowExecutionId: 'exec-z2', status: 'TOKEN_EXPIRED' },
+      { customerInternalReference: 'order-z' },
+      undefined,
+      0,
+    );
+    expect(await outbox.add(expiry)).toBe(false);
+    await expect.poll(() => shop.posts.length).toBe(1);
+    expect(lines).toEqual([
+      expect.stringMatching(/^msg_failed_\w+ not sent: order order-z has its decision, told/),
+      'msg_exec-z2 not sent: order order-z has its decision, told (one outcome per order)',
+    ]);
+    expect((await outbox.latest('order-z'))?.event).toEqual(event('exec-z', 'order-z'));
+  });
+
   it('drops from its pending list a record gone or already delivered, without a POST', async () => {
     const shop = scripted();
     const store = createMemoryStore();
