@@ -318,5 +318,10 @@ export const FAILURE_CODES: readonly CodeAnswer[] = [
     code: 'shutting_down',
     description: "Held in a memory queue when its instance stopped (not with the gateway's own queues, which keep it).",
   },
+  {
+    code: 'result_undelivered',
+    description:
+      "The service's callback came, but its details could not be read or kept for 24 hours (the callbacks' retryForMs): the decision is not known here.",
+  },
   { code: 'internal_error', description: 'A failure of no kind the kit knows.' },
 ];

@@ -15,7 +15,6 @@ import {
   createDeviceRiskHandler,
   createFirstPartyProxy,
   createTokenSource,
-  NotCheckedError,
   toNodeHandler,
   type DeviceRiskClient,
   type TokenSource,
@@ -32,7 +31,7 @@ import { checkoutDoor } from './checkout-door.js';
 import { createReadiness, readyRoute } from './readiness.js';
 import { router, type RefusalListener, type Route } from './routes.js';
 import type { GatewaySettings } from './settings.js';
-import { decisionEvent, failureEvent } from './webhook.js';
+import { decisionEvent, failureOf } from './webhook.js';
 import { adminRoutes, decisionsRoute, healthRoute, openApiRoute } from './extra-routes.js';
 import { createStatusMonitor } from '../server/status/index.js';
 
@@ -195,13 +194,15 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
   });
   const tell = (event: Parameters<Outbox['add']>[0]) => outbox.add(event).then(() => undefined);
   /**
-   * The endpoint's failures, logged. An accepted checkout never to be checked is told to the
-   * shop, signed, once (docs/gateway.md#the-failure-webhook): its job leaves the queue once the
-   * failure is kept in the outbox, and stays to tell it again if it could not be.
+   * The kit's failures, logged. An accepted checkout never to be checked is told to the shop,
+   * signed, once (docs/gateway.md#the-failure-webhook): its job leaves the queue once the
+   * failure is kept in the outbox, and stays to tell it again if it could not be. So is a
+   * decision whose callback was given up (result_undelivered), for the order it names.
    */
   const onCheckError = (error: unknown): Promise<void> | undefined => {
     logError(error);
-    if (error instanceof NotCheckedError) return tell(failureEvent(error, Date.now()));
+    const failure = failureOf(error, Date.now());
+    if (failure) return tell(failure);
   };
   const onError = (error: unknown): void => void onCheckError(error)?.catch(logError);
   const door = await checkoutDoor({ store: kept.store, orderSecret: settings.orderSecret, log });

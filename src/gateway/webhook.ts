@@ -5,7 +5,12 @@
  * the `whsec_` secret (docs/gateway.md#the-decision-webhook).
  */
 import { createHash } from 'node:crypto';
-import type { DeviceRiskDetails, WorkflowStatus } from '../server/index.js';
+import {
+  NotCheckedError,
+  ResultUndeliveredError,
+  type DeviceRiskDetails,
+  type WorkflowStatus,
+} from '../server/index.js';
 
 const DECISION_EVENT = 'device_risk.decision';
 
@@ -64,6 +69,18 @@ export function failureEvent(
       lastError: failure.lastError ?? null,
     },
   };
+}
+
+/**
+ * The failure an error of the kit tells the shop, if any: a checkout that will never be checked
+ * (NotCheckedError), or a decision given up past the callbacks' retryForMs
+ * (ResultUndeliveredError, for an order a check remembered: `result_undelivered`).
+ */
+export function failureOf(error: unknown, at: number): FailureEvent | undefined {
+  if (error instanceof NotCheckedError) return failureEvent(error, at);
+  if (!(error instanceof ResultUndeliveredError) || error.customerInternalReference === undefined) return undefined;
+  const { customerInternalReference, userReference, code } = error;
+  return failureEvent({ customerInternalReference, reason: code, ...(userReference ? { userReference } : {}) }, at);
 }
 
 /**

@@ -57,6 +57,7 @@ export { BodyTimeoutError, BODY_TIMEOUT_MS } from './net/http.js';
 export { DeviceRiskError, isDeviceRiskError, ERROR_CODES } from './errors.js';
 export { createMemoryQueue } from './queue/queue.js';
 export { NotCheckedError } from './endpoint/queued.js';
+export { ResultUndeliveredError } from './callbacks/undelivered.js';
 export type {
   CheckQueue,
   CheckJob,

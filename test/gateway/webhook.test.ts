@@ -5,11 +5,17 @@ import {
   decisionEvent,
   eventWebhookId,
   failureEvent,
+  failureOf,
   signWebhook,
   webhookId,
   type FailureEvent,
 } from '../../src/gateway/webhook.js';
-import type { DeviceRiskDetails } from '../../src/server/index.js';
+import {
+  DeviceRiskError,
+  NotCheckedError,
+  ResultUndeliveredError,
+  type DeviceRiskDetails,
+} from '../../src/server/index.js';
 import { offWebhook } from '../support/openapi.js';
 import { snippet } from '../support/readme.js';
 
@@ -108,5 +114,37 @@ describe('the decision webhook', () => {
     );
     // The order's reference is not readable in the id (it is a digest).
     expect(eventWebhookId(made)).not.toContain('1002');
+  });
+
+  it("is what the kit's failures tell: a checkout never checked, a decision given up for its order, nothing else", () => {
+    const never = new NotCheckedError(
+      {
+        key: 'key-1',
+        fingerprint: 'f',
+        blackbox: 'b',
+        customer: { customerInternalReference: 'order-1' },
+        acceptedAt: 0,
+      },
+      'request_rejected',
+    );
+    expect(failureOf(never, 0)).toEqual(failureEvent(never, 0));
+    const undelivered = new ResultUndeliveredError('given up', 'exec-1', 'PROCESSED', {
+      customerInternalReference: 'order-2',
+      userReference: 'user-2',
+    });
+    const told = failureOf(undelivered, 0);
+    expect(told).toEqual(
+      failureEvent({ customerInternalReference: 'order-2', userReference: 'user-2', reason: 'result_undelivered' }, 0),
+    );
+    expect(offWebhook(told, 'failed')).toEqual([]);
+    expect(
+      failureOf(
+        new ResultUndeliveredError('given up', 'exec-1', 'PROCESSED', { customerInternalReference: 'order-3' }),
+        0,
+      )?.data,
+    ).toMatchObject({ customerInternalReference: 'order-3', userReference: null, code: 'result_undelivered' });
+    // An execution no check of this tenant remembered names no order: nothing to tell.
+    expect(failureOf(new ResultUndeliveredError('given up', 'exec-1', 'PROCESSED'), 0)).toBeUndefined();
+    expect(failureOf(new DeviceRiskError('store_unavailable', 'away'), 0)).toBeUndefined();
   });
 });

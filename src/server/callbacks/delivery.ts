@@ -7,7 +7,7 @@
 import type { DeviceRiskDetails } from '../api/result.js';
 import { doublingMs } from '../api/retry.js';
 import { sleep } from '../time/clock.js';
-import { DeviceRiskError, ERR_RESULT_UNDELIVERED, ERR_UNKNOWN_EXECUTION } from '../errors.js';
+import { DeviceRiskError, ERR_UNKNOWN_EXECUTION } from '../errors.js';
 import { callbackMessages } from '../messages.js';
 import { recordDecision } from '../metrics.js';
 import { takeLease, type Lease } from '../store/lease.js';
@@ -16,6 +16,7 @@ import { callWithin } from '../time/time-limit.js';
 import type { PendingList } from './pending.js';
 import { isUnknownExecution, placeExecution } from './provenance.js';
 import { parseRecord, type CallbackRecord } from './record.js';
+import { ResultUndeliveredError } from './undelivered.js';
 import type { CallbackSettings } from './settings.js';
 import type { CallbackTasks } from './tasks.js';
 
@@ -120,8 +121,11 @@ export function callbackDelivery(settings: CallbackSettings, tasks: CallbackTask
     // A write that lost the race changes nothing: the record is someone else's now.
     if (!(await store.compareAndSet(key, stored, failed, settings.recordTtlMs))) return;
     const status = record.callback.workflowExecution.status;
-    const message = callbackMessages.undelivered(idsOf(record), status, record.attempts, settings.retryForMs);
-    report(new DeviceRiskError(ERR_RESULT_UNDELIVERED, message));
+    const ids = idsOf(record);
+    const message = callbackMessages.undelivered(ids, status, record.attempts, settings.retryForMs);
+    // The order, when a check remembered it, so that the shop can be told (undelivered.ts).
+    const order = await settings.told.orderOf(ids.workflowExecutionId).catch(() => undefined);
+    report(new ResultUndeliveredError(message, ids.workflowExecutionId, status, order));
     await pending.remove(key);
   }
 

@@ -44,7 +44,7 @@ export interface Telling {
  * handler, so that every `onResult` names the checkout (`reference`, the Idempotency-Key) and its
  * order, an expired execution's too (its callback carries no details).
  */
-interface CheckoutOrder {
+export interface CheckoutOrder {
   reference?: string;
   customerInternalReference?: string;
   userReference?: string;

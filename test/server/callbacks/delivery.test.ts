@@ -5,7 +5,7 @@ import { callbackDelivery } from '../../../src/server/callbacks/delivery.js';
 import { pendingList } from '../../../src/server/callbacks/pending.js';
 import { callbackTasks } from '../../../src/server/callbacks/tasks.js';
 import type { CallbackHandlerOptions } from '../../../src/server/callbacks/types.js';
-import { DeviceRiskError } from '../../../src/server/index.js';
+import { DeviceRiskError, ResultUndeliveredError } from '../../../src/server/index.js';
 import { takeLease } from '../../../src/server/store/lease.js';
 import { callbackBody, settingsFor, stubClient } from '../../support/callbacks.js';
 
@@ -57,7 +57,31 @@ describe('callbackDelivery', () => {
     await deliver('k');
     expect(await stored()).toMatchObject({ state: 'failed' });
     expect(errors).toMatchObject([{ code: 'result_undelivered' }]);
+    expect(errors[0]).toBeInstanceOf(ResultUndeliveredError);
     expect(await pending.entries()).toEqual([]);
+  });
+
+  it("names the execution and, when a check remembered it, the order, for the shop's failure webhook", async () => {
+    let clock = 0;
+    const onResult = () => Promise.reject(new Error('down'));
+    const { deliver, errors, settings } = await deliveryOf({ onResult, retryForMs: 1000, now: () => clock });
+    const execution = callbackBody().workflowExecution.id;
+    await settings.told.remember(execution, {
+      reference: 'key-1',
+      customerInternalReference: 'order-9',
+      userReference: 'u-9',
+    });
+    clock = 1000;
+    await deliver('k');
+    expect(errors).toEqual([
+      expect.objectContaining({
+        code: 'result_undelivered',
+        workflowExecutionId: execution,
+        workflowStatus: 'PROCESSED',
+        customerInternalReference: 'order-9',
+        userReference: 'u-9',
+      }),
+    ]);
   });
 
   it('forgets an execution the service does not know: record and entry gone, unknown_execution told', async () => {
