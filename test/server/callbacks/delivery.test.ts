@@ -76,6 +76,7 @@ describe('callbackDelivery', () => {
     expect(errors).toEqual([
       expect.objectContaining({
         code: 'result_undelivered',
+        operation: 'callback',
         workflowExecutionId: execution,
         workflowStatus: 'PROCESSED',
         customerInternalReference: 'order-9',
