@@ -12,6 +12,7 @@ import {
   ERR_WORKFLOW_EXPIRED,
 } from '../errors.js';
 import { apiMessages } from '../messages.js';
+import type { UpstreamOperation } from '../status/names.js';
 import type { Sleep } from '../time/clock.js';
 import type { Call } from './call.js';
 import type { RateLimiter } from './rate-limit.js';
@@ -27,6 +28,12 @@ export interface RetrievalContext {
   /** How the polls wait. */
   sleep: Sleep;
 }
+
+/**
+ * The calls the retrieval limit counts: a quota of the tenant's apart from the account
+ * requests' (docs/vendor-contract.md), which its own limiter backs every instance off for.
+ */
+export const RETRIEVAL_OPERATIONS: readonly string[] = ['status', 'details'] satisfies UpstreamOperation[];
 
 export function createRetrieval(context: RetrievalContext) {
   const { call, tokenSource, retrievalBase, limiter: retrievalLimiter, sleep: sleepFor } = context;

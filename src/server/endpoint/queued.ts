@@ -5,6 +5,7 @@
  * progress as a check run in the request), on whichever instance takes the job.
  */
 import { contractedRate, type DeviceRiskClient } from '../api/device-risk-client.js';
+import { RETRIEVAL_OPERATIONS } from '../api/retrieval.js';
 import type { Now } from '../time/clock.js';
 import {
   DeviceRiskError,
@@ -226,9 +227,9 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     const kind = failureKind(error);
     if (kind === 'permanent') return finished(job, 'failed', error);
     notChecked.tried(job, error);
+    if (kind !== 'transient') recordQueue('service_refused');
     if (kind === 'limited') {
       // The tenant's quota: nothing else may start before it refills, and this job keeps its place.
-      recordQueue('service_refused');
       void warnIfBehind();
       return { retryInMs: 1000 * Math.max(1, retryAfterOf(error) ?? 1), pauseQueue: true };
     }
@@ -360,11 +361,16 @@ const backoffMs = (tries = 0) => doublingMs(tries, 1000, MAX_RETRY_MS);
 /** How a job leaves the queue: the queue counter's events (status/names.ts) that end a job. */
 type Ending = Extract<QueueEvent, 'checked' | 'failed' | 'stale' | 'replayed'>;
 
-/** What a failed try means: never to succeed, the tenant's limit reached, or trouble that passes. */
-function failureKind(error: unknown): 'permanent' | 'limited' | 'transient' {
+/**
+ * What a failed try means: never to succeed, the tenant's account limit reached (the queue
+ * waits), a retrieval refused (the job waits), or trouble that passes.
+ */
+function failureKind(error: unknown): 'permanent' | 'limited' | 'refused' | 'transient' {
   if (isPermanent(error)) return 'permanent';
-  if (isDeviceRiskError(error) && (error.code === ERR_RATE_LIMITED || error.status === 429)) return 'limited';
-  return 'transient';
+  if (!isDeviceRiskError(error) || (error.code !== ERR_RATE_LIMITED && error.status !== 429)) return 'transient';
+  // A retrieval's 429 is its own quota's (its limiter backs every instance off): only this job
+  // waits, and the account requests go on. Any other is the account quota's: the queue waits.
+  return RETRIEVAL_OPERATIONS.includes(error.operation ?? '') ? 'refused' : 'limited';
 }
 
 /** The seconds the service or the store asked to wait, if it did. */

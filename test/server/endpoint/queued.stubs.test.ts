@@ -20,7 +20,7 @@ import {
   NotCheckedError,
   type Store,
 } from '../../../src/server/index.js';
-import type { QueueCounts } from '../../../src/server/queue/queue.js';
+import type { JobRun, QueueCounts } from '../../../src/server/queue/queue.js';
 import { recordKeyOf } from '../../../src/server/endpoint/idempotency.js';
 import { isHeldAnswer } from '../../../src/server/endpoint/queued.js';
 import { useTestMeter } from '../../support/otel.js';
@@ -726,6 +726,30 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     // Each failed try told to onError (the create with no answer also as a possible orphan).
     expect(errors.map((e) => e.code).slice(-3)).toEqual(['upstream_error', 'orphaned_transaction', 'network_error']);
     expect(errors.filter((e) => e.code === 'upstream_error')).toHaveLength(9);
+    await handler.close();
+  });
+
+  it('a 429 on a status read is the retrieval quota: this job waits its Retry-After, the queue goes on', async () => {
+    const refused = new DeviceRiskError('rate_limited', 'status answered 429', {
+      status: 429,
+      retryAfter: 3,
+      operation: 'status',
+    });
+    const { client, calls } = stubClient({ failStatus: [refused] });
+    const hand = handQueue();
+    const { handler, results, errors } = setUp(client, { queue: hand.queue });
+    await handler(post('key-0000000001', 'order-1'));
+    let run!: JobRun;
+    expect(await figuresOf(async () => (run = await hand.run(hand.jobs[0]!)))).toEqual({
+      events: { service_refused: 1, retried: 1 },
+      waits: 1,
+    });
+    // No pauseQueue: the account requests of the other jobs are not held up by it.
+    expect(run).toEqual({ retryInMs: 3000 });
+    expect(errors).toEqual([refused]);
+    expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
+    expect(calls.filter((call) => call.startsWith('create'))).toHaveLength(1);
+    expect(results).toHaveLength(1);
     await handler.close();
   });
 
