@@ -99,6 +99,13 @@ const recordKey = (execution: string) => `${NAMESPACE}:decision:${keyPart(execut
 const orderKey = (reference: string) => `${NAMESPACE}:order:${keyPart(reference)}`;
 const endingKey = (reference: string) => `${NAMESPACE}:ended-unchecked:${keyPart(reference)}`;
 
+/** The order's latest kept event's record (GET /decisions/{reference}), if any. */
+async function latestOf(store: Store, reference: string): Promise<OutboxRecord | undefined> {
+  const key = await store.get(orderKey(reference));
+  const text = key === undefined ? undefined : await store.get(key);
+  return text === undefined ? undefined : (JSON.parse(text) as OutboxRecord);
+}
+
 /**
  * Whether `id` is the order's one ending without a decision: the first kept of its failure
  * and its execution's expiry (a failure after the transaction was made, then the service's
@@ -106,9 +113,8 @@ const endingKey = (reference: string) => `${NAMESPACE}:ended-unchecked:${keyPart
  * (a "never checked" after it would be untrue). The others are logged, not sent.
  */
 async function firstEnding(store: Store, onError: (message: string) => void, reference: string, id: string) {
-  const kept = await store.get(orderKey(reference));
-  const latest = kept === undefined ? undefined : await store.get(kept);
-  if (latest !== undefined && !endsUnchecked((JSON.parse(latest) as OutboxRecord).event)) {
+  const latest = await latestOf(store, reference);
+  if (latest !== undefined && !endsUnchecked(latest.event)) {
     onError(`${id} not sent: order ${reference} has its decision, told (one outcome per order)`);
     return false;
   }
@@ -228,11 +234,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
       await listed(key);
       return true;
     },
-    async latest(reference) {
-      const key = await store.get(orderKey(reference));
-      const text = key === undefined ? undefined : await store.get(key);
-      return text === undefined ? undefined : (JSON.parse(text) as OutboxRecord);
-    },
+    latest: (reference) => latestOf(store, reference),
     pump() {
       if (!pumping) pumpStartedAt = now();
       return (pumping ??= pumpOnce()
