@@ -9,8 +9,8 @@ import { mintOrderToken } from '../../src/gateway/order-token.js';
 import { createMemoryStore } from '../../src/server/store/store.js';
 import { ORDER_SECRET } from '../support/gateway.js';
 import { createDeviceRiskHandler } from '../../src/server/endpoint/handler.js';
-import { DeviceRiskError } from '../../src/server/errors.js';
 import { handQueue } from '../support/hand-queue.js';
+import { storeAwayAtRead } from '../support/store-faults.js';
 import { blackboxOf } from '../support/kit.js';
 import { stubClient } from '../support/stub-client.js';
 
@@ -148,16 +148,8 @@ describe('the checkout door', () => {
 
   it('keeps the order on a 503 whose checkout the queue holds all the same: another key for it is refused', async () => {
     const { resolveCustomer, answered } = await door();
-    const memory = createMemoryStore();
-    let reads = 0;
     // The endpoint's second read is the key's record after the add: it fails, the job held.
-    const store = {
-      ...memory,
-      get: async (key: string) => {
-        if (++reads === 2) throw new DeviceRiskError('store_unavailable', 'store away', { retryAfter: 1 });
-        return memory.get(key);
-      },
-    };
+    const store = storeAwayAtRead(2, 1);
     const hand = handQueue();
     const endpoint = createDeviceRiskHandler({
       client: stubClient().client,

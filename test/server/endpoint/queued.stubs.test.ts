@@ -26,6 +26,7 @@ import { isHeldAnswer } from '../../../src/server/endpoint/queued.js';
 import { useTestMeter } from '../../support/otel.js';
 import { blackboxOf } from '../../support/kit.js';
 import { givenJobs, handQueue } from '../../support/hand-queue.js';
+import { storeAwayAtRead } from '../../support/store-faults.js';
 import { accountCreateLimited, plainSealing, stubTransaction } from '../../support/stub-client.js';
 
 const SHOP = 'https://shop.example';
@@ -107,6 +108,18 @@ const post = (key: string, order = 'order-0', blackbox = blackboxOf(key)) =>
     headers: { origin: SHOP, 'content-type': 'application/json', 'idempotency-key': key, 'x-order': order },
     body: JSON.stringify({ blackbox }),
   });
+
+/** A client whose finalize the service refuses (503) until `finalizeTakes()`: the blackbox uploaded, not yet finalized. */
+function finalizeRefusedAtFirst() {
+  let refused = true;
+  const { client, calls } = stubClient();
+  const finalize = client.finalize;
+  client.finalize = async (tx) => {
+    if (refused) throw new DeviceRiskError('upstream_error', 'finalize answered 503', { status: 503, retryAfter: 1 });
+    return finalize(tx);
+  };
+  return { client, calls, finalizeTakes: () => void (refused = false) };
+}
 
 /** A handler whose jobs run by hand, on a hand-moved clock, trusting a blackbox for a minute (maxQueuedMs). */
 function trustingAMinute(client: DeviceRiskClient, store: Store = createMemoryStore()) {
@@ -833,20 +846,13 @@ describe('each try of a queued check: when it comes back, and what a full queue 
   });
 
   it('past the trust bound, a blackbox already uploaded is finalized and its decision told, not given up', async () => {
-    let finalizeFails = true;
-    const { client, calls } = stubClient();
-    const finalize = client.finalize;
-    client.finalize = async (tx) => {
-      if (finalizeFails)
-        throw new DeviceRiskError('upstream_error', 'finalize answered 503', { status: 503, retryAfter: 1 });
-      return finalize(tx);
-    };
+    const { client, calls, finalizeTakes } = finalizeRefusedAtFirst();
     const { clock, hand, handler, errors, results } = trustingAMinute(client);
     await handler(post('key-0000000001', 'order-1'));
     expect(await hand.run(hand.jobs[0]!)).toMatchObject({ retryInMs: 1000 });
     expect(calls).toEqual(['create order-1', 'upload wf-1']);
     clock.now += 60_001;
-    finalizeFails = false;
+    finalizeTakes();
     expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
     expect(calls).toEqual(['create order-1', 'upload wf-1', 'finalize wf-1']);
     expect(results).toEqual([{ id: 'wf-1', reference: 'key-0000000001', customerInternalReference: 'order-1' }]);
@@ -855,14 +861,7 @@ describe('each try of a queued check: when it comes back, and what a full queue 
   });
 
   it('past the trust bound, a blackbox uploaded by a run elsewhere between the read and the stale mark: checked, never told stale', async () => {
-    let finalizeFails = true;
-    const { client, calls } = stubClient();
-    const finalize = client.finalize;
-    client.finalize = async (tx) => {
-      if (finalizeFails)
-        throw new DeviceRiskError('upstream_error', 'finalize answered 503', { status: 503, retryAfter: 1 });
-      return finalize(tx);
-    };
+    const { client, calls, finalizeTakes } = finalizeRefusedAtFirst();
     const memory = createMemoryStore();
     let racing = false;
     const store = {
@@ -881,7 +880,7 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     expect(await hand.run(hand.jobs[0]!)).toMatchObject({ retryInMs: 1000 });
     expect(calls).toEqual(['create order-1', 'upload wf-1']);
     clock.now += 60_001;
-    finalizeFails = false;
+    finalizeTakes();
     racing = true;
     expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
     expect(calls).toEqual(['create order-1', 'upload wf-1', 'finalize wf-1']);
@@ -1122,15 +1121,8 @@ describe('each try of a queued check: when it comes back, and what a full queue 
   it('the record read after the add fails (the store away): told, held, and 503, never a 202 the record cannot back; the retry is 202, one check', async () => {
     const { client, calls } = stubClient();
     const hand = handQueue();
-    const memory = createMemoryStore();
-    let reads = 0;
-    const store = {
-      ...memory,
-      get: async (key: string) => {
-        if (++reads === 2) throw new DeviceRiskError('store_unavailable', 'store away', { retryAfter: 3 });
-        return memory.get(key);
-      },
-    };
+    // The second read is the key's record after the add.
+    const store = storeAwayAtRead(2, 3);
     const { handler, errors, results } = setUp(client, { queue: hand.queue, store });
     let first!: Response;
     // Held, and counted as such (it is checked), though the answer is the store's.
