@@ -209,6 +209,8 @@ export const queuedMessages = {
   redisFull:
     "a checkout was refused: Redis is full (maxmemory) and the queue could not take it. Raise Redis's maxmemory or free memory; the queue takes checkouts again, and drains, once there is room",
   addFailed: 'a checkout was refused: the queue could not take it (its store failed); retry shortly',
+  addUnconfirmed:
+    'a checkout is held but not confirmed by the replicas asked for; answered 503 so that the browser posts again under its key',
   notChecked: (keyStart: string) =>
     `a checkout accepted by this instance was not checked: the handler closed with it still in its memory queue (key ${keyStart}\u2026). ` +
     'Check it another way (its order is on this error), and give a fleet createBullmqQueue so that another instance takes such checkouts',

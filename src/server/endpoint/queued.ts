@@ -150,14 +150,16 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     });
     if (added === 'conflict') return reused();
     if (added === 'full') return fullAnswer(await backlog().catch(() => undefined), onError);
-    if (added === 'added') {
-      const after = await answerAfterAdd(options, requestKey, fingerprint);
-      if (after && !after.unread) return after.answer;
+    if (added === 'added' || added === 'unconfirmed') {
+      const after =
+        (await answerAfterAdd(options, requestKey, fingerprint)) ??
+        (added === 'unconfirmed' ? heldAnswer(onError, unconfirmedFailure()) : undefined);
+      if (after && !after.held) return after.answer;
       recordQueue('accepted');
       meter.accepted();
       lateCheck.accepted();
       told();
-      // Held, but unread: the job is counted, and the store's 503 sends the browser back for its answer.
+      // Held, but unread or unconfirmed: the job is counted, and the 503 sends the browser back for its answer.
       if (after) return after.answer;
     }
     return json({ accepted: true, reference: key }, 202);
@@ -408,7 +410,7 @@ function fullAnswer(figures: BacklogFigures | undefined, onError: (error: unknow
 
 /**
  * Answers other than 202 whose checkout the queue holds all the same (the record read after
- * the add failed): the gateway's door keeps the order's claim for them, since the job will be
+ * the add failed, or the add was not confirmed): the gateway's door keeps the order's claim for them, since the job will be
  * checked (docs/gateway.md#one-order-one-check).
  */
 const heldAnswers = new WeakSet<Response>();
@@ -430,17 +432,40 @@ async function answerAfterAdd(
   options: Pick<QueuedChecksOptions, 'store' | 'namespace' | 'onError'>,
   key: string | null,
   fingerprint: string,
-): Promise<{ answer: Response; unread?: true } | undefined> {
+): Promise<AfterAdd | undefined> {
   try {
     const answer = await recordedAnswer(options, key, fingerprint);
     return answer && { answer };
   } catch (error) {
-    options.onError(error);
-    const answer = failureAnswer(error);
-    heldAnswers.add(answer);
-    return { answer, unread: true };
+    return heldAnswer(options.onError, error);
   }
 }
+
+/** The answer after an add: the key's record's, or a failure's whose checkout the queue holds all the same (`held`). */
+interface AfterAdd {
+  answer: Response;
+  held?: true;
+}
+
+/** The failure's answer (told), marked as one whose checkout the queue holds: isHeldAnswer. */
+function heldAnswer(onError: (error: unknown) => void, error: unknown): AfterAdd {
+  onError(error);
+  const answer = failureAnswer(error);
+  heldAnswers.add(answer);
+  return { answer, held: true };
+}
+
+/**
+ * A job the queue wrote without the replicas' confirmation asked for (docs/fleet.md#sentinel):
+ * it may run, so it is held and counted; a failover may take it back, so the browser is sent
+ * back under its key (503), which finds it held or adds it again.
+ */
+const unconfirmedFailure = (): DeviceRiskError =>
+  new DeviceRiskError(ERR_STORE_UNAVAILABLE, queuedMessages.addUnconfirmed, {
+    status: 503,
+    retryAfter: 1,
+    operation: 'queue',
+  });
 
 /**
  * A job past the trust bound: given up unless its blackbox was uploaded (it is finalized and its

@@ -296,7 +296,14 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
     // the other (one script, atomic); the job's nonce says whose it is. None held: a job ran
     // and left meanwhile, whose record the endpoint reads next (queued.ts).
     const stored = await queue.getJob(jobId);
-    if (!stored || stored.data.addedBy === addedBy) return confirm(await redisClient());
+    if (!stored || stored.data.addedBy === addedBy)
+      // Written all the same: a job that may run is never answered as one refused (queued.ts).
+      return redisClient()
+        .then(confirm)
+        .catch((error: unknown) => {
+          onError(error);
+          return 'unconfirmed' as const;
+        });
     await leave(job.visitor);
     return stored.data.fingerprint === job.fingerprint ? 'present' : 'conflict';
   }

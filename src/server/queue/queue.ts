@@ -66,8 +66,12 @@ export const GUEST_SHARE = 0.9;
 export const boundFor = (job: Pick<CheckJob, 'lane'>, maxQueued: number): number =>
   job.lane === 'guest' ? Math.floor(maxQueued * GUEST_SHARE) : maxQueued;
 
-/** What `add` did: held it, found it already held (same request), found another request under its key, or had no room. */
-export type AddResult = 'added' | 'present' | 'conflict' | 'full';
+/**
+ * What `add` did: held it, found it already held (same request), found another request under
+ * its key, or had no room; or held it without the confirmation asked for (Redis WAIT short of
+ * its replicas, told to the queue's onError): the job may run, or a failover may take it back.
+ */
+export type AddResult = 'added' | 'present' | 'conflict' | 'full' | 'unconfirmed';
 
 /**
  * How one run of a job ended: done (checked, or given up and told; `stale`: dropped unchecked

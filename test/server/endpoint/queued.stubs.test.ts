@@ -1150,6 +1150,33 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     await handler.close();
   });
 
+  it('an add held without the confirmation asked for: told, held, and 503; the retry under the key is 202, one check', async () => {
+    const { client, calls } = stubClient();
+    const hand = handQueue();
+    hand.state.answer = 'unconfirmed';
+    const { handler, errors, results } = setUp(client, { queue: hand.queue });
+    let first!: Response;
+    // Held, and counted as such (it may run), though the answer sends the browser back.
+    expect(await figuresOf(async () => (first = await handler(post('key-0000000001', 'order-a'))))).toEqual({
+      events: { accepted: 1 },
+      waits: 0,
+    });
+    expect([first.status, first.headers.get('retry-after')]).toEqual([503, '1']);
+    expect(isHeldAnswer(first)).toBe(true);
+    expect(((await first.json()) as { error: { code: string } }).error.code).toBe('store_unavailable');
+    expect(errors.map((e) => [e.code, e.operation, e.message])).toEqual([
+      ['store_unavailable', 'queue', expect.stringMatching(/not confirmed/)],
+    ]);
+    // The browser posts again under the key: the queue holds its job, and says so.
+    hand.state.answer = 'present';
+    const retry = await handler(post('key-0000000001', 'order-a'));
+    expect([retry.status, await retry.json()]).toEqual([202, { accepted: true, reference: 'key-0000000001' }]);
+    expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
+    expect(results).toMatchObject([{ customerInternalReference: 'order-a', reference: 'key-0000000001' }]);
+    expect(calls.filter((call) => call.startsWith('create'))).toHaveLength(1);
+    await handler.close();
+  });
+
   it("the read after the add fails and the key is another order's, whose job just ran: 503, the retry 422, the job held no check", async () => {
     const { client, calls } = stubClient();
     const hand = handQueue();
