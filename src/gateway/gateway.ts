@@ -274,7 +274,7 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
         // New checkouts are answered 503 shutting_down at once; the checks under way finish.
         readiness.close();
         await endpoint.close();
-        stopSweeping();
+        await stopSweeping();
         await callbacks.close();
         await outbox.close();
         await monitor?.close();

@@ -22,8 +22,26 @@ describe('sweepFromStart', () => {
     expect(sweep).toHaveBeenCalledTimes(2);
     await vi.advanceTimersByTimeAsync(30_000);
     expect(sweep).toHaveBeenCalledTimes(3);
-    stop();
+    await stop();
     await vi.advanceTimersByTimeAsync(90_000);
     expect(sweep).toHaveBeenCalledTimes(3);
+  });
+
+  it('the stop waits for the sweep under way (the store is closed after it), and a failed one is told, not thrown', async () => {
+    let end!: (value?: unknown) => void;
+    const sweep = vi.fn(() => new Promise((resolve) => (end = resolve)).then(() => undefined));
+    const errors: unknown[] = [];
+    const stop = sweepFromStart({ sweep }, 30_000, (error) => errors.push(error));
+    let stopped = false;
+    const stopping = stop().then(() => (stopped = true));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(stopped).toBe(false);
+    end();
+    await stopping;
+    expect(stopped).toBe(true);
+    const failure = new Error('store away');
+    const failing = sweepFromStart({ sweep: () => Promise.reject(failure) }, 30_000, (error) => errors.push(error));
+    await expect(failing()).resolves.toBeUndefined();
+    expect(errors).toEqual([failure]);
   });
 });
