@@ -372,6 +372,8 @@ interface ExecutionIds {
 
 /** The told markers (src/server/callbacks/told.ts): each decision told once per execution. */
 export const toldMessages = {
+  tellingLater: (workflowExecutionId: string, status: string) =>
+    `the decision of workflow execution ${workflowExecutionId} (${status}) was not told (onResult failed); the queued check comes back to tell it`,
   beingTold: (workflowExecutionId: string, status: string) =>
     `the decision of workflow execution ${workflowExecutionId} (${status}) is being told by another path; tried again later`,
   notMarked: (workflowExecutionId: string, status: string) =>

@@ -71,6 +71,18 @@ export class TellingElsewhere extends Error {
   }
 }
 
+/**
+ * Thrown by a queued check whose `onResult` failed (that failure told to onError, the telling let
+ * go): the job comes back, resumes from its record (uploaded, finalized) and tells the decision
+ * then, or finds it told by another path meanwhile. Quiet: the cause was told already.
+ */
+export class TellingLater extends Error {
+  constructor(workflowExecutionId: string, status: string, cause: unknown) {
+    super(toldMessages.tellingLater(workflowExecutionId, status), { cause });
+    this.name = 'TellingLater';
+  }
+}
+
 const defaultStores = new WeakMap<object, Store>();
 /**
  * The markers' store of handlers given no store: one in this process's memory per client,

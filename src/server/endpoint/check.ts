@@ -10,7 +10,7 @@ import { callWithin } from '../time/time-limit.js';
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION, ERR_RESULT_NOT_READY, ERR_WORKFLOW_EXPIRED } from '../errors.js';
 import { apiMessages, endpointMessages } from '../messages.js';
 import { recordDecision } from '../metrics.js';
-import { TellingElsewhere, type Telling, type ToldMarkers } from '../callbacks/told.js';
+import { TellingElsewhere, TellingLater, type Telling, type ToldMarkers } from '../callbacks/told.js';
 
 /** What the integrator's hook says about the customer behind a request. */
 export interface CustomerMapping {
@@ -93,9 +93,10 @@ export interface CheckRunOptions extends DeviceRiskCheckOptions {
   told?: ToldMarkers;
   /**
    * With `onResult`: a status read after finalize that fails throws (the check is tried again
-   * later; finalize then answers 409 and the read comes again) instead of `result_not_ready`.
+   * later; finalize then answers 409 and the read comes again) instead of `result_not_ready`,
+   * and an `onResult` that fails throws TellingLater (tried again later, to tell it then).
    * The queue's checks set it: nobody waits for them, and a decision must not be lost to a
-   * read the service refused for a second. Default false.
+   * read the service refused for a second, or to a shop's store that was full. Default false.
    */
   retryFailedResultRead?: boolean;
   /**
@@ -188,7 +189,7 @@ export async function runCheck(
       // Being told by another path: a queued check comes back (told then, or let go and told by it).
       if (telling === 'busy' && retryRead) throw new TellingElsewhere(tx.workflowExecutionId, status);
       // Told by another path; within the request, one being told is left to it (the callback handler retries).
-      if (telling !== 'told' && telling !== 'busy') await tell(details, telling, options);
+      if (telling !== 'told' && telling !== 'busy') await tell(details, telling, options, retryRead);
     } else
       options.onError?.(
         new DeviceRiskError(
@@ -202,11 +203,18 @@ export async function runCheck(
 }
 
 /**
- * Calls onResult under the claim: marked told once it returned, let go when it failed (the
- * callback handler then tells the decision). The answer must not depend on the integrator's
- * decision code: its status code would tell the browser the decision.
+ * Calls onResult under the claim: marked told once it returned, let go when it failed. Within a
+ * request the callback handler then tells the decision, and the answer does not depend on the
+ * integrator's decision code (its status code would tell the browser the decision). A queued
+ * check (`comeBack`) throws TellingLater: no callback may come (none is asked for, or it was
+ * told already), so the job comes back and tells it (a shop's store full at that moment loses nothing).
  */
-async function tell(details: DeviceRiskDetails, telling: Telling | undefined, options: CheckRunOptions) {
+async function tell(
+  details: DeviceRiskDetails,
+  telling: Telling | undefined,
+  options: CheckRunOptions,
+  comeBack: boolean,
+) {
   try {
     await callWithin(
       (signal) => options.onResult!(details, { ...options.resultContext, signal }),
@@ -215,6 +223,7 @@ async function tell(details: DeviceRiskDetails, telling: Telling | undefined, op
   } catch (error) {
     await telling?.abandon();
     options.onError?.(error);
+    if (comeBack) throw new TellingLater(details.workflowExecutionId, details.status, error);
     return;
   }
   recordDecision(details);

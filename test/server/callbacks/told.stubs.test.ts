@@ -266,14 +266,16 @@ describe('each decision told once per execution, by the callback or the queued c
     await both.close();
   });
 
-  it('queue first, its onResult throwing: the claim is let go, and the callback tells it once', async () => {
+  it('queue first, its onResult throwing: the claim is let go, the queued check comes back and tells it; the callback finds it told', async () => {
     const both = wired(stubClient(), createMemoryStore(), { throwsOnce: 'queue' });
+    // The queue is idle once the job's second try told it (no callback need ever come).
     await both.checkout();
-    expect(both.told).toEqual([]);
+    expect(both.told).toEqual([{ path: 'queue', workflowExecutionId: EXECUTION, ...ORDER }]);
     expect(both.errors).toMatchObject([{ message: 'queue onResult failed' }]);
     await both.callback();
     await expect.poll(both.callbackDone).toBe(true);
-    expect(both.told).toEqual([{ path: 'callback', workflowExecutionId: EXECUTION.toUpperCase(), ...ORDER }]);
+    expect(both.told).toHaveLength(1);
+    expect(both.errors).toHaveLength(1);
     await both.close();
   });
 
