@@ -5,8 +5,10 @@ import type { AddResult, QueueCounts } from '../../src/server/queue/queue.js';
 
 /**
  * A queue that holds nothing itself: each add keeps the job in `jobs` and answers
- * `state.answer` ('added' at first); `run(job)` runs it through the handler's runner; its
- * counts are `counts(jobs)` (none queued by default).
+ * `state.answer` ('added' at first); `run(job)` runs it through the handler's runner as every
+ * queue does: a `givenUp` in the result is kept with the job (in `jobs` too), and a job that
+ * comes back at once (retryInMs 0) runs again at once; `runOnce(job)` runs it once. Its counts
+ * are `counts(jobs)` (none queued by default).
  */
 export function handQueue(
   counts: (jobs: readonly CheckJob[]) => Promise<QueueCounts> = async () => ({
@@ -26,7 +28,19 @@ export function handQueue(
     counts: () => counts(jobs),
     close: async () => {},
   };
-  return { queue, jobs, state, run: (job: CheckJob) => run(job) };
+  async function runAsQueued(given: CheckJob): Promise<JobRun> {
+    let job = given;
+    for (;;) {
+      const result = await run(job);
+      if (result.done || !result.givenUp) return result;
+      const kept: CheckJob = { ...job, givenUp: result.givenUp };
+      const index = jobs.indexOf(job);
+      if (index >= 0) jobs[index] = kept;
+      job = kept;
+      if (result.retryInMs > 0) return result;
+    }
+  }
+  return { queue, jobs, state, run: runAsQueued, runOnce: (job: CheckJob) => run(job) };
 }
 
 /** Counts of a hand queue that says how many jobs it was given, none of them with an age. */

@@ -28,7 +28,7 @@ import { createBacklogWarning, createDrainMeter, createLateCheck, type BacklogFi
 import type { CheckJob, CheckQueue, GivenUp, JobRun, QueuedCustomer, QueuePlace } from '../queue/queue.js';
 import { REDIS_FULL_RETRY_AFTER_S, type Store } from '../store/store.js';
 import { runCheck, type CustomerMapping, type CheckRunOptions, type DeviceRiskProgress } from './check.js';
-import { TellingElsewhere } from '../callbacks/told.js';
+import { TellingElsewhere, TellingLater } from '../callbacks/told.js';
 import { failureAnswer, isPermanent, isUnavailable, namedFailure } from './failure-answer.js';
 import { ownerMark } from '../store/lease.js';
 import type { createIdempotency } from './idempotency.js';
@@ -170,11 +170,14 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
    * stale, and not at all when the key's record answered before the job ran (`replayed`).
    */
   async function finished(job: CheckJob, event: Ending, why?: unknown): Promise<JobRun> {
-    // Given up, and the shop's failure not kept: the job stays, only to tell it again (its givenUp,
-    // kept by the queue once): a check run again would spend the tenant's quota on it.
     const givenUp = notChecked.givenUp(job, event, why);
-    if (givenUp && !(await notChecked.told(job, givenUp)))
-      return { ...retryIn(job, backoffMs(tries.get(job.key))), ...(job.givenUp ? {} : { givenUp }) };
+    // Given up: kept with the job (its givenUp) before it is told, by its next run at once. A
+    // process that dies after telling, before the queue hears `done`, leaves a job that tells it
+    // again, never one that checks the order after its failure was told (one outcome per order).
+    if (givenUp && !job.givenUp) return { retryInMs: 0, givenUp };
+    // The shop's failure not kept: the job stays, only to tell it again (a check run again would
+    // spend the tenant's quota on it).
+    if (givenUp && !(await notChecked.told(job, givenUp))) return retryIn(job, backoffMs(tries.get(job.key)));
     tries.delete(job.key);
     const stale = event === 'stale';
     if (stale) meter.stale();
@@ -215,7 +218,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
       // Another path telling the decision now is no failure: the job comes back for it, quietly.
       // A Redis at maxmemory is told as the store's (store_full) and waited for, as the handler does.
       const error = namedFailure(caught);
-      if (!(error instanceof TellingElsewhere)) onError(error);
+      if (!(error instanceof TellingElsewhere || error instanceof TellingLater)) onError(error);
       return failedTry(job, error);
     }
     // Another attempt holds the key (a browser retry, another instance): its lease ends it, and this try comes back.

@@ -433,7 +433,8 @@ describe('the endpoint answers at once and checks when the quota allows (the def
     keep!.reject(new Error('outbox store away'));
     // Not kept: the job stays, with why it was given up, to be told again.
     const givenUp = { ending: 'failed', reason: 'request_rejected' };
-    expect(await first).toEqual({ retryInMs: 1000, givenUp });
+    expect(await first).toEqual({ retryInMs: 1000 });
+    expect(hand.jobs[0]).toMatchObject({ givenUp });
     expect(told).toEqual(['request_rejected', 'not_checked', 'outbox store away']);
     keep = undefined;
     // Its next run (as the queue keeps it) tells it again, and checks nothing: no second create.
@@ -459,6 +460,30 @@ describe('the endpoint answers at once and checks when the quota allows (the def
     await handler.close();
   });
 
+  it('a checkout given up is kept with its job before it is told: a process gone after telling leaves a job that tells again, never checks', async () => {
+    // One create refused for good; a second would be made, and the order checked after its failure was told.
+    const { client, calls } = stubClient({ failCreates: [failing('request_rejected', { status: 400 })] });
+    const hand = handQueue();
+    const told: string[] = [];
+    const { handler } = setUp(client, {
+      queue: hand.queue,
+      onError: (error) => void told.push((error as DeviceRiskError).code),
+    });
+    expect((await handler(post('key-0000000001', 'order-1'))).status).toBe(202);
+    const job = hand.jobs[0]!;
+    // First the queue keeps why (its next run comes at once); nothing is told for the shop yet.
+    const givenUp = { ending: 'failed', reason: 'request_rejected' };
+    expect(await hand.runOnce(job)).toEqual({ retryInMs: 0, givenUp });
+    expect(told).toEqual(['request_rejected']);
+    // Told, and the process dies before the queue hears `done`: the job runs again, as kept.
+    expect(await hand.runOnce({ ...job, givenUp } as CheckJob)).toEqual({ done: true });
+    expect(await hand.runOnce({ ...job, givenUp } as CheckJob)).toEqual({ done: true });
+    expect(told).toEqual(['request_rejected', 'not_checked', 'not_checked']);
+    // No create after the refused one: the order is never checked after its failure was told.
+    expect(calls.filter((call) => call.startsWith('create'))).toHaveLength(0);
+    await handler.close();
+  });
+
   it('a checkout given up stale whose telling was not kept: told again with its last failure, neither checked nor given up again', async () => {
     const hand = handQueue();
     const codes: string[] = [];
@@ -479,7 +504,7 @@ describe('the endpoint answers at once and checks when the quota allows (the def
     // Then held past the trust bound (the handler's default, 15 minutes), by its acceptance time.
     const old = { ...job, acceptedAt: job.acceptedAt - 16 * 60_000 };
     const givenUp = { ending: 'stale', reason: 'blackbox_stale', lastError: 'upstream_error' };
-    expect(await hand.run(old)).toEqual({ retryInMs: 2000, givenUp });
+    expect(await hand.run(old)).toEqual({ retryInMs: 2000 });
     expect(await hand.run({ ...old, givenUp } as CheckJob)).toEqual({ done: true, stale: true });
     expect(told.map((e) => [e.reason, e.lastError])).toEqual([
       ['blackbox_stale', 'upstream_error'],
@@ -1147,6 +1172,35 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
     expect(results).toMatchObject([{ customerInternalReference: 'order-a', reference: 'key-0000000001' }]);
     expect(calls.filter((call) => call.startsWith('create'))).toHaveLength(1);
+    await handler.close();
+  });
+
+  it("onResult fails (the shop's store full): the job comes back and tells the decision then, once, on one transaction", async () => {
+    const { client, calls } = stubClient();
+    const hand = handQueue();
+    const told: unknown[] = [];
+    let refuse = true;
+    const { handler, errors } = setUp(client, {
+      queue: hand.queue,
+      onResult: (details, { reference }) => {
+        if (refuse) {
+          refuse = false;
+          throw new DeviceRiskError('store_full', 'the outbox has no room', { operation: 'outbox' });
+        }
+        told.push({ id: details.workflowExecutionId, reference });
+      },
+    });
+    expect((await handler(post('key-0000000001', 'order-a'))).status).toBe(202);
+    // Not done: the decision was not told, so the job comes back; its cause is told once.
+    expect(await hand.run(hand.jobs[0]!)).toMatchObject({ retryInMs: expect.any(Number) });
+    expect(told).toEqual([]);
+    expect(errors.map((e) => e.code)).toEqual(['store_full']);
+    // It resumes from its record (uploaded, finalized): the decision is told, nothing made twice.
+    expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
+    expect(told).toEqual([{ id: 'wf-1', reference: 'key-0000000001' }]);
+    expect(calls.filter((call) => call.startsWith('create'))).toHaveLength(1);
+    expect(calls.filter((call) => call.startsWith('upload'))).toHaveLength(1);
+    expect(errors).toHaveLength(1);
     await handler.close();
   });
 
