@@ -144,16 +144,13 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     const refused = (await recordedAnswer(options, requestKey, fingerprint)) ?? (await lateCheck.late(place.lane));
     if (refused) return refused;
     const job = await jobOf(client, requestKey ?? ownerMark(), { fingerprint, blackbox, customer, place, now });
-    const { key } = job;
     const added = await queue.add(job).catch((error: unknown) => {
       throw queueFailure(error);
     });
     if (added === 'conflict') return reused();
     if (added === 'full') return fullAnswer(await backlog().catch(() => undefined), onError);
     if (added === 'added' || added === 'unconfirmed') {
-      const after =
-        (await answerAfterAdd(options, requestKey, fingerprint)) ??
-        (added === 'unconfirmed' ? heldAnswer(onError, unconfirmedFailure()) : undefined);
+      const after = await answerAfterAdd(options, requestKey, fingerprint, added);
       if (after && !after.held) return after.answer;
       recordQueue('accepted');
       meter.accepted();
@@ -162,7 +159,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
       // Held, but unread or unconfirmed: the job is counted, and the 503 sends the browser back for its answer.
       if (after) return after.answer;
     }
-    return json({ accepted: true, reference: key }, 202);
+    return json({ accepted: true, reference: job.key }, 202);
   }
 
   /**
@@ -427,21 +424,24 @@ export const isHeldAnswer = (answer: Response): boolean => heldAnswers.has(answe
  * or the key's check already ended (200 with its result, as a retry after it gets; the job
  * just added finds the same and ends as `replayed`). A 202 is a promise that this checkout is
  * checked or told, which only the record can back: a read that fails is told, the checkout is
- * held (`unread`), and the answer is the store's failure (503 with Retry-After). The browser
- * posts again under the key, and the record or the job answers it: a 202 kept, the decision,
- * or 422 for a key another checkout holds (whose job, held here, ends as `replayed`).
+ * held (`held`), and the answer is the store's failure (503 with Retry-After); so is an add
+ * the queue did not confirm (`unconfirmed`: 503 store_unavailable). The browser posts again
+ * under the key, and the record or the job answers it: a 202 kept, the decision, or 422 for a
+ * key another checkout holds (whose job, held here, ends as `replayed`).
  */
 async function answerAfterAdd(
   options: Pick<QueuedChecksOptions, 'store' | 'namespace' | 'onError'>,
   key: string | null,
   fingerprint: string,
+  added: 'added' | 'unconfirmed',
 ): Promise<AfterAdd | undefined> {
   try {
     const answer = await recordedAnswer(options, key, fingerprint);
-    return answer && { answer };
+    if (answer) return { answer };
   } catch (error) {
     return heldAnswer(options.onError, error);
   }
+  return added === 'unconfirmed' ? heldAnswer(options.onError, unconfirmedFailure()) : undefined;
 }
 
 /** The answer after an add: the key's record's, or a failure's whose checkout the queue holds all the same (`held`). */

@@ -193,19 +193,29 @@ function namingFull(onError: (error: unknown) => void): (error: unknown) => void
 /**
  * What an add waits for before it counts as 'added': `confirmReplicas` replicas holding it
  * (store/replicas.ts), asked on the queue's own connection. Their counts are checked by the
- * table; WAIT reaches one master only, so not on a Cluster.
+ * table; WAIT reaches one master only, so not on a Cluster. Short of them (or the WAIT failed),
+ * the add is 'unconfirmed', told to `onError`.
  */
-function confirmationOf(options: BullmqQueueOptions): (client: object) => Promise<'added'> {
+function confirmationOf(
+  options: BullmqQueueOptions,
+  onError: (error: unknown) => void,
+): (client: Promise<object>) => Promise<'added' | 'unconfirmed'> {
   const replicas = options.confirmReplicas ?? BULLMQ_QUEUE_OPTIONS.confirmReplicas.default;
   const timeoutMs = options.confirmTimeoutMs ?? BULLMQ_QUEUE_OPTIONS.confirmTimeoutMs.default;
   if (replicas > 0 && (options.connection as { isCluster?: unknown } | undefined)?.isCluster === true)
     throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, bullmqMessages.confirmOnCluster);
   return async (client) => {
-    // BullMQ's proxy of an ioredis client forwards `call` to it.
-    const ioredis = client as { call(...args: (string | number)[]): Promise<unknown> };
-    const wait = (count: number, ms: number) => ioredis.call('WAIT', count, ms);
-    await awaitReplicas(wait, replicas, timeoutMs, { status: 503, retryAfter: 1, operation: 'queue' });
-    return 'added';
+    try {
+      // BullMQ's proxy of an ioredis client forwards `call` to it.
+      const ioredis = (await client) as { call(...args: (string | number)[]): Promise<unknown> };
+      const wait = (count: number, ms: number) => ioredis.call('WAIT', count, ms);
+      await awaitReplicas(wait, replicas, timeoutMs, { status: 503, retryAfter: 1, operation: 'queue' });
+      return 'added';
+    } catch (error) {
+      // Written all the same: a job that may run is never answered as one refused (queued.ts).
+      onError(error);
+      return 'unconfirmed';
+    }
   };
 }
 
@@ -231,8 +241,8 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
     throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, bullmqMessages.clusterNeedsHashTag(prefix));
   }
   const maxQueued = options.maxQueued ?? BULLMQ_QUEUE_OPTIONS.maxQueued.default;
-  const confirm = confirmationOf(options);
   const onError = namingFull(options.onError ?? logError);
+  const confirm = confirmationOf(options, onError);
   const common = { connection: options.connection, prefix };
   const queue = new Queue<HeldJob>(name, common);
   const { drainedKey, staleKey, countedKey, turnsKey } = kitKeysOf(prefix, name);
@@ -296,14 +306,7 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
     // the other (one script, atomic); the job's nonce says whose it is. None held: a job ran
     // and left meanwhile, whose record the endpoint reads next (queued.ts).
     const stored = await queue.getJob(jobId);
-    if (!stored || stored.data.addedBy === addedBy)
-      // Written all the same: a job that may run is never answered as one refused (queued.ts).
-      return redisClient()
-        .then(confirm)
-        .catch((error: unknown) => {
-          onError(error);
-          return 'unconfirmed' as const;
-        });
+    if (!stored || stored.data.addedBy === addedBy) return confirm(redisClient());
     await leave(job.visitor);
     return stored.data.fingerprint === job.fingerprint ? 'present' : 'conflict';
   }
