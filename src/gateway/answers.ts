@@ -307,7 +307,12 @@ export const FAILURE_CODES: readonly CodeAnswer[] = [
   {
     code: 'workflow_expired',
     description:
-      'Uploaded, but its transaction token lapsed before its finalize took, and the service let the execution expire.',
+      'Uploaded, but the service let the execution expire before it decided (its transaction token lapsed before its finalize took, or the status read after finalize says SESSION_EXPIRED or TOKEN_EXPIRED).',
+  },
+  {
+    code: 'result_not_ready',
+    description:
+      "Finalized, but neither the status reads on the documented schedule (the last 940 s after the upload) nor a callback brought its decision. A decision the service's callback brings later is sent all the same.",
   },
   {
     code: 'blackbox_stale',

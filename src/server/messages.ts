@@ -28,6 +28,7 @@ export const apiMessages = {
 
   referenceLength: 'customerInternalReference must be 1 to 100 characters',
   referenceCharacters: 'customerInternalReference must not contain any of < > " / ; ` % { } |',
+  referenceUnpaired: (field: string) => `${field} must be text: it holds half of a UTF-16 surrogate pair on its own`,
   definitionKeyRequired: 'workflowDefinition.key is required',
   userReferenceLength: 'userReference must be at most 100 characters',
   callbackUrlLength: 'callbackUrl must be at most 255 characters',
@@ -209,6 +210,8 @@ export const queuedMessages = {
   redisFull:
     "a checkout was refused: Redis is full (maxmemory) and the queue could not take it. Raise Redis's maxmemory or free memory; the queue takes checkouts again, and drains, once there is room",
   addFailed: 'a checkout was refused: the queue could not take it (its store failed); retry shortly',
+  resultNotReady: (workflowExecutionId: string, schedule: readonly number[]) =>
+    `the decision of workflow execution ${workflowExecutionId} was not there after ${schedule.length} more reads (the last ${schedule.at(-1)} s after the upload) and no callback brought it: the order is told it has none; a decision a callback brings later is sent all the same`,
   addUnconfirmed:
     'a checkout is held but not confirmed by the replicas asked for; answered 503 so that the browser posts again under its key',
   notChecked: (keyStart: string) =>
@@ -372,6 +375,8 @@ interface ExecutionIds {
 
 /** The told markers (src/server/callbacks/told.ts): each decision told once per execution. */
 export const toldMessages = {
+  resultPending: (workflowExecutionId: string) =>
+    `the decision of workflow execution ${workflowExecutionId} is not there yet; the queued check reads it again later`,
   tellingLater: (workflowExecutionId: string, status: string) =>
     `the decision of workflow execution ${workflowExecutionId} (${status}) was not told (onResult failed); the queued check comes back to tell it`,
   beingTold: (workflowExecutionId: string, status: string) =>

@@ -83,6 +83,23 @@ export class TellingLater extends Error {
   }
 }
 
+/**
+ * Thrown by a queued check whose decision is not there yet (after finalize the status is not
+ * final): the job comes back to read it on the documented schedule, quietly, until it is
+ * PROCESSED (told, unless another path told it first) or expired (`workflow_expired`), so that
+ * a callback that never comes loses no decision (docs/answer.md).
+ */
+export class ResultPending extends Error {
+  constructor(readonly workflowExecutionId: string) {
+    super(toldMessages.resultPending(workflowExecutionId));
+    this.name = 'ResultPending';
+  }
+}
+
+/** The errors of a queued check that only say "later": told to no one. */
+export const isQuietRetry = (error: unknown): boolean =>
+  error instanceof TellingElsewhere || error instanceof TellingLater || error instanceof ResultPending;
+
 const defaultStores = new WeakMap<object, Store>();
 /**
  * The markers' store of handlers given no store: one in this process's memory per client,

@@ -7,10 +7,16 @@ import { type AccountRequest, type DeviceRiskClient, type DeviceRiskTransaction 
 import { FINAL_STATUSES, type DeviceRiskDetails } from '../api/result.js';
 import { sleep, systemNow } from '../time/clock.js';
 import { callWithin } from '../time/time-limit.js';
-import { DeviceRiskError, ERR_INVALID_CONFIGURATION, ERR_RESULT_NOT_READY, ERR_WORKFLOW_EXPIRED } from '../errors.js';
+import {
+  DeviceRiskError,
+  ERR_INVALID_CONFIGURATION,
+  ERR_RESULT_NOT_READY,
+  ERR_WORKFLOW_EXPIRED,
+  isDeviceRiskError,
+} from '../errors.js';
 import { apiMessages, endpointMessages } from '../messages.js';
 import { recordDecision } from '../metrics.js';
-import { TellingElsewhere, TellingLater, type Telling, type ToldMarkers } from '../callbacks/told.js';
+import { ResultPending, TellingElsewhere, TellingLater, type Telling, type ToldMarkers } from '../callbacks/told.js';
 
 /** What the integrator's hook says about the customer behind a request. */
 export interface CustomerMapping {
@@ -167,8 +173,13 @@ export async function runCheck(
     progress.uploaded = true;
     await options.onProgress?.(progress);
   }
-  await (lapsed(tx, now) ? finalizedAlready(client, tx) : client.finalize(tx));
   const retryRead = options.retryFailedResultRead === true && options.onResult !== undefined;
+  await (lapsed(tx, now) ? finalizedAlready(client, tx) : client.finalize(tx)).catch((error: unknown) => {
+    // Finalized, and not checked yet (ACQUIRED): a queued check reads it again later, quietly.
+    throw retryRead && isDeviceRiskError(error) && error.code === ERR_RESULT_NOT_READY
+      ? new ResultPending(tx.workflowExecutionId)
+      : error;
+  });
   let status =
     options.reportStatus === false && !options.onResult
       ? 'FINALIZED'
@@ -190,6 +201,13 @@ export async function runCheck(
       if (telling === 'busy' && retryRead) throw new TellingElsewhere(tx.workflowExecutionId, status);
       // Told by another path; within the request, one being told is left to it (the callback handler retries).
       if (telling !== 'told' && telling !== 'busy') await tell(details, telling, options, retryRead);
+    } else if (retryRead) {
+      // No callback may come (none asked for, its address wrong, lost in a restart): a queued
+      // check reads again until the decision is there, or tells the order it never will be.
+      if (!FINAL_STATUSES.includes(status)) throw new ResultPending(tx.workflowExecutionId);
+      throw new DeviceRiskError(ERR_WORKFLOW_EXPIRED, apiMessages.endedWithoutResult(tx.workflowExecutionId, status), {
+        operation: 'result',
+      });
     } else
       options.onError?.(
         new DeviceRiskError(

@@ -6,6 +6,7 @@
  */
 import { contractedRate, type DeviceRiskClient } from '../api/device-risk-client.js';
 import { RETRIEVAL_OPERATIONS } from '../api/retrieval.js';
+import { RESULT_SCHEDULE_SECONDS } from '../api/result.js';
 import type { Now } from '../time/clock.js';
 import {
   DeviceRiskError,
@@ -14,6 +15,7 @@ import {
   ERR_NOT_CHECKED,
   ERR_QUEUE_FULL,
   ERR_RATE_LIMITED,
+  ERR_RESULT_NOT_READY,
   ERR_SHUTTING_DOWN,
   ERR_STORE_UNAVAILABLE,
   isDeviceRiskError,
@@ -28,7 +30,7 @@ import { createBacklogWarning, createDrainMeter, createLateCheck, type BacklogFi
 import type { CheckJob, CheckQueue, GivenUp, JobRun, QueuedCustomer, QueuePlace } from '../queue/queue.js';
 import { REDIS_FULL_RETRY_AFTER_S, type Store } from '../store/store.js';
 import { runCheck, type CustomerMapping, type CheckRunOptions, type DeviceRiskProgress } from './check.js';
-import { TellingElsewhere, TellingLater } from '../callbacks/told.js';
+import { isQuietRetry, ResultPending } from '../callbacks/told.js';
 import { failureAnswer, isPermanent, isUnavailable, namedFailure } from './failure-answer.js';
 import { ownerMark } from '../store/lease.js';
 import type { createIdempotency } from './idempotency.js';
@@ -112,10 +114,8 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
   const { queue, client, underKey, now, onError, maxQueuedMs } = options;
   const meter = createDrainMeter(now, maxQueuedMs);
   const behind = createBacklogWarning(maxQueuedMs);
-  /** Failed tries per job in this process: the backoff of a check that keeps failing. */
-  const tries = new Map<string, number>();
+  const { tries, retryIn } = triesCounter();
   const notChecked = notCheckedTeller(onError);
-
   const backlog = () => backlogOf(queue, meter);
 
   /** Said once per backlog: the checks waiting cannot all run within the trust bound at the rate the service allows. */
@@ -168,9 +168,8 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
    */
   async function finished(job: CheckJob, event: Ending, why?: unknown): Promise<JobRun> {
     const givenUp = notChecked.givenUp(job, event, why);
-    // Given up: kept with the job (its givenUp) before it is told, by its next run at once. A
-    // process that dies after telling, before the queue hears `done`, leaves a job that tells it
-    // again, never one that checks the order after its failure was told (one outcome per order).
+    // Given up: kept with the job before it is told, by its next run at once. A process that dies
+    // after telling leaves a job that tells it again, never one that checks the order after it.
     if (givenUp && !job.givenUp) return { retryInMs: 0, givenUp };
     // The shop's failure not kept: the job stays, only to tell it again (a check run again would
     // spend the tenant's quota on it).
@@ -215,7 +214,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
       // Another path telling the decision now is no failure: the job comes back for it, quietly.
       // A Redis at maxmemory is told as the store's (store_full) and waited for, as the handler does.
       const error = namedFailure(caught);
-      if (!(error instanceof TellingElsewhere || error instanceof TellingLater)) onError(error);
+      if (!isQuietRetry(error)) onError(error);
       return failedTry(job, error);
     }
     // Another attempt holds the key (a browser retry, another instance): its lease ends it, and this try comes back.
@@ -228,6 +227,10 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
   function failedTry(job: CheckJob, error: unknown): JobRun | Promise<JobRun> {
     const kind = failureKind(error);
     if (kind === 'permanent') return finished(job, 'failed', error);
+    // A decision not there yet: read on the documented schedule (not counted), then told it has none.
+    const pending = kind === 'pending' ? pendingMs(tries.get(job.key)) : undefined;
+    if (kind === 'pending')
+      return pending ? retryIn(job, pending, false) : finished(job, 'failed', notReady(error, onError));
     notChecked.tried(job, error);
     if (kind !== 'transient') recordQueue('service_refused');
     if (kind === 'limited') {
@@ -237,12 +240,6 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     }
     const asked = retryAfterOf(error);
     return retryIn(job, asked === undefined ? backoffMs(tries.get(job.key)) : Math.min(MAX_RETRY_MS, 1000 * asked));
-  }
-
-  function retryIn(job: CheckJob, ms: number): Extract<JobRun, { retryInMs: number }> {
-    tries.set(job.key, (tries.get(job.key) ?? 0) + 1);
-    recordQueue('retried');
-    return { retryInMs: ms };
   }
 
   const unobserve = observeBacklog(backlog, options.instanceId);
@@ -255,6 +252,22 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
       unobserve();
       await queue.close();
       notChecked.leftBehind(queue.leftBehind?.() ?? []);
+    },
+  };
+}
+
+/**
+ * Tries per job in this process (the backoff of a check that keeps failing, a pending decision's
+ * place in its schedule), and the run that comes back in `ms`: counted `retried` unless `counted` is false.
+ */
+function triesCounter() {
+  const tries = new Map<string, number>();
+  return {
+    tries,
+    retryIn(this: void, job: CheckJob, ms: number, counted = true): Extract<JobRun, { retryInMs: number }> {
+      tries.set(job.key, (tries.get(job.key) ?? 0) + 1);
+      if (counted) recordQueue('retried');
+      return { retryInMs: ms };
     },
   };
 }
@@ -357,6 +370,27 @@ function notCheckedTeller(onError: (error: unknown) => void) {
   };
 }
 
+/**
+ * The wait before a pending decision's next read, after `reads` earlier tries: the gaps of the
+ * documented schedule (RESULT_SCHEDULE_SECONDS: 40 s after the upload, then 20, 40, 60… up to
+ * 940 s: at most 10 reads, docs/vendor-contract.md); none past it.
+ */
+const pendingMs = (reads = 0): number | undefined =>
+  reads < RESULT_SCHEDULE_SECONDS.length
+    ? 1000 * (RESULT_SCHEDULE_SECONDS[reads]! - (reads === 0 ? 0 : RESULT_SCHEDULE_SECONDS[reads - 1]!))
+    : undefined;
+
+/** A decision still not there after the schedule's reads: `result_not_ready`, told, and the order told so. */
+function notReady(pending: unknown, onError: (error: unknown) => void): DeviceRiskError {
+  const error = new DeviceRiskError(
+    ERR_RESULT_NOT_READY,
+    queuedMessages.resultNotReady((pending as ResultPending).workflowExecutionId, RESULT_SCHEDULE_SECONDS),
+    { operation: 'result' },
+  );
+  onError(error);
+  return error;
+}
+
 /** The wait before a job's next try after `tries` failed ones: 1 s doubling, at most MAX_RETRY_MS. */
 const backoffMs = (tries = 0) => doublingMs(tries, 1000, MAX_RETRY_MS);
 
@@ -364,11 +398,13 @@ const backoffMs = (tries = 0) => doublingMs(tries, 1000, MAX_RETRY_MS);
 type Ending = Extract<QueueEvent, 'checked' | 'failed' | 'stale' | 'replayed'>;
 
 /**
- * What a failed try means: never to succeed, the tenant's account limit reached (the queue
- * waits), a retrieval refused (the job waits), or trouble that passes.
+ * What a failed try means: never to succeed, a decision not there yet (read again later), the
+ * tenant's account limit reached (the queue waits), a retrieval refused (the job waits), or
+ * trouble that passes.
  */
-function failureKind(error: unknown): 'permanent' | 'limited' | 'refused' | 'transient' {
+function failureKind(error: unknown): 'permanent' | 'pending' | 'limited' | 'refused' | 'transient' {
   if (isPermanent(error)) return 'permanent';
+  if (error instanceof ResultPending) return 'pending';
   if (!isDeviceRiskError(error) || (error.code !== ERR_RATE_LIMITED && error.status !== 429)) return 'transient';
   // A retrieval's 429 is its own quota's (its limiter backs every instance off): only this job
   // waits, and the account requests go on. Any other is the account quota's: the queue waits.

@@ -1175,6 +1175,92 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     await handler.close();
   });
 
+  it('a decision not there after finalize: read again on the documented schedule, quietly, and told once it is', async () => {
+    const { client, calls } = stubClient();
+    const statuses = ['ACQUIRED', 'ACQUIRED'];
+    client.status = async () => statuses.shift() ?? 'PROCESSED';
+    const hand = handQueue();
+    const { handler, errors, results } = setUp(client, { queue: hand.queue });
+    expect((await handler(post('key-0000000001', 'order-a'))).status).toBe(202);
+    // No callback need come: the job comes back 40 s after the upload, then 20 s later (60 s).
+    expect(await figuresOf(async () => expect(await hand.run(hand.jobs[0]!)).toEqual({ retryInMs: 40_000 }))).toEqual({
+      events: {},
+      waits: 1,
+    });
+    expect(await hand.run(hand.jobs[0]!)).toEqual({ retryInMs: 20_000 });
+    expect(results).toEqual([]);
+    expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
+    expect(results).toMatchObject([{ customerInternalReference: 'order-a', reference: 'key-0000000001' }]);
+    // Quiet: nothing went wrong. One transaction, one upload; finalize asked again on each read.
+    expect(errors).toEqual([]);
+    expect(calls.filter((call) => !call.startsWith('finalize'))).toEqual(['create order-a', 'upload wf-1']);
+    await handler.close();
+  });
+
+  it('finalize judged not yet checked (409 while ACQUIRED): read again on the schedule, quietly; other failures are told', async () => {
+    const { client, calls } = stubClient();
+    const acquired = new DeviceRiskError('result_not_ready', 'finalize answered 409, ACQUIRED', {
+      operation: 'finalize',
+    });
+    const away = new DeviceRiskError('upstream_error', 'finalize answered 503', { status: 503, operation: 'finalize' });
+    const failures = [acquired, away];
+    client.finalize = async (tx) => {
+      const failure = failures.shift();
+      if (failure) throw failure;
+      calls.push(`finalize ${tx.workflowExecutionId}`);
+    };
+    const hand = handQueue();
+    const { handler, errors, results } = setUp(client, { queue: hand.queue });
+    expect((await handler(post('key-0000000001', 'order-a'))).status).toBe(202);
+    expect(await hand.run(hand.jobs[0]!)).toEqual({ retryInMs: 40_000 });
+    expect(errors).toEqual([]);
+    expect(await hand.run(hand.jobs[0]!)).toMatchObject({ retryInMs: expect.any(Number) });
+    expect(errors).toEqual([away]);
+    expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
+    expect(results).toHaveLength(1);
+    await handler.close();
+  });
+
+  it('a decision never there: ten reads on the schedule (to 940 s), then the order is told result_not_ready', async () => {
+    const { client } = stubClient();
+    let reads = 0;
+    client.status = async () => {
+      reads++;
+      return 'ACQUIRED';
+    };
+    const hand = handQueue();
+    const { handler, errors, results } = setUp(client, { queue: hand.queue });
+    expect((await handler(post('key-0000000001', 'order-a'))).status).toBe(202);
+    const waits: unknown[] = [];
+    for (let i = 0; i < 10; i++) waits.push(await hand.run(hand.jobs[0]!));
+    expect(waits).toEqual([40, 20, 40, 60, 80, 100, 120, 140, 160, 180].map((s) => ({ retryInMs: s * 1000 })));
+    expect(errors).toEqual([]);
+    expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
+    expect(reads).toBe(11);
+    expect(results).toEqual([]);
+    expect(errors.map((e) => [e.code, (e as unknown as NotCheckedError).reason])).toEqual([
+      ['result_not_ready', undefined],
+      ['not_checked', 'result_not_ready'],
+    ]);
+    expect(errors[0]!.message).toMatch(/wf-1 was not there after 10 more reads \(the last 940 s after the upload\)/);
+    expect(errors[0]!.operation).toBe('result');
+    await handler.close();
+  });
+
+  it('an execution expired after finalize: the order is told workflow_expired, once, nothing read again', async () => {
+    const { client } = stubClient();
+    client.status = async () => 'SESSION_EXPIRED';
+    const hand = handQueue();
+    const { handler, errors } = setUp(client, { queue: hand.queue });
+    expect((await handler(post('key-0000000001', 'order-a'))).status).toBe(202);
+    expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
+    expect(errors.map((e) => [e.code, (e as unknown as NotCheckedError).reason])).toEqual([
+      ['workflow_expired', undefined],
+      ['not_checked', 'workflow_expired'],
+    ]);
+    await handler.close();
+  });
+
   it("onResult fails (the shop's store full): the job comes back and tells the decision then, once, on one transaction", async () => {
     const { client, calls } = stubClient();
     const hand = handQueue();
