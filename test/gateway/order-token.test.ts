@@ -144,6 +144,10 @@ describe('the order token at its edges', () => {
       'a`b',
       'a{b}',
       'a|b',
+      // Half of a surrogate pair on its own, first, last or between: no text to send or key by.
+      '\ud800abc',
+      'abc\udc00',
+      'a\udbff\udbffb',
     ]) {
       const error = await refusal(sign({ sub, exp: NOW + 60 }));
       expect([sub, error.code]).toEqual([sub, 'order_token_sub_invalid']);
@@ -152,8 +156,13 @@ describe('the order token at its edges', () => {
     expect((await refusal(sign({ sub: 'a/b', exp: NOW + 60 }))).message).toBe(
       'the Order-Token\'s sub: customerInternalReference must not contain any of < > " / ; ` % { } |',
     );
+    expect((await refusal(sign({ sub: '\ud800abc', exp: NOW + 60 }))).message).toBe(
+      "the Order-Token's sub: customerInternalReference must be text: it holds half of a UTF-16 surrogate pair on its own",
+    );
     expect(orderTokenStatus('order_token_invalid')).toBe(401);
     await expect(verify(sign({ sub: 'INV-2026-0001 #3 (ok)', exp: NOW + 60 }))).resolves.toBeDefined();
+    // A whole pair is text (an emoji): accepted.
+    await expect(verify(sign({ sub: 'order-\ud83d\ude00', exp: NOW + 60 }))).resolves.toBeDefined();
   });
 
   it('refuses another typ, and headers or parts that are not base64url JSON objects', async () => {

@@ -29,6 +29,8 @@ export interface AccountRequest {
 }
 
 const FORBIDDEN_REFERENCE = /[<>"/;`%{}|]/;
+/** Half of a UTF-16 pair on its own: no character, which neither UTF-8 nor a key's encoding can carry. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 /** The documented shape of tokenLifetime (docs/vendor-contract.md#the-account-request). */
 const LIFETIME_SHAPE = /^([+-]?\d+)([smhd])$/;
 const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
@@ -91,8 +93,10 @@ export function referenceRuleBroken(order: { customerInternalReference?: unknown
   const reference = order.customerInternalReference;
   if (typeof reference !== 'string' || reference === '' || reference.length > 100) return apiMessages.referenceLength;
   if (FORBIDDEN_REFERENCE.test(reference)) return apiMessages.referenceCharacters;
+  if (LONE_SURROGATE.test(reference)) return apiMessages.referenceUnpaired('customerInternalReference');
   const user = order.userReference;
   if (user !== undefined && (typeof user !== 'string' || user.length > 100)) return apiMessages.userReferenceLength;
+  if (user !== undefined && LONE_SURROGATE.test(user)) return apiMessages.referenceUnpaired('userReference');
   return undefined;
 }
 
