@@ -7,7 +7,9 @@
  * signed-in shopper's (CustomerMapping.signedIn), any other a guest's.
  */
 import type { CustomerMapping, Store } from '../server/index.js';
+import { failureAnswer, isUnavailable } from '../server/endpoint/failure-answer.js';
 import { isHeldAnswer } from '../server/parts.js';
+import { withTimeLimit } from '../server/store/store.js';
 import { orderClaims, ORDER_ALREADY_CHECKED, type OrderClaim } from './order-claim.js';
 import { ORDER_TOKEN_HEADER, OrderTokenError, orderKey, orderTokenStatus, verifyOrderToken } from './order-token.js';
 import { toldRefusal, type Log } from './log.js';
@@ -18,7 +20,8 @@ const refusal = (status: number, code: string, message: string, headers: Record<
 export async function checkoutDoor(options: { store: Store; orderSecret: string; log: Log }) {
   const { log } = options;
   const key = await orderKey(options.orderSecret);
-  const claims = orderClaims(options.store);
+  // Under the kit's time limit (3 s): a Redis that hangs is answered as one that is down.
+  const claims = orderClaims(withTimeLimit(options.store));
   /** Each checkout's claim of its order, given back when the endpoint does not accept it. */
   const claimed = new WeakMap<Request, OrderClaim>();
   return {
@@ -39,7 +42,20 @@ export async function checkoutDoor(options: { store: Store; orderSecret: string;
           refusal(status, error.code, error.message, status === 401 ? { 'www-authenticate': 'Order-Token' } : {}),
         );
       }
-      const claim = await claims.claim(order.customerInternalReference, request.headers.get('idempotency-key'));
+      let claim: OrderClaim;
+      try {
+        claim = await claims.claim(order.customerInternalReference, request.headers.get('idempotency-key'));
+      } catch (error) {
+        // The store away or slow: 503 store_unavailable with Retry-After, as the endpoint's own
+        // store answers; the browser posts again under its key. Told, as every refusal is.
+        if (!isUnavailable(error)) throw error;
+        log(`refused a checkout: the store did not answer its order's claim (${(error as Error).message})`, {
+          level: 'warn',
+          event: 'refused',
+          code: (error as { code: string }).code,
+        });
+        return toldRefusal(failureAnswer(error));
+      }
       if (claim.refused) {
         log(`refused a checkout: ${ORDER_ALREADY_CHECKED}`, {
           level: 'warn',

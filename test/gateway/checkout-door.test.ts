@@ -2,7 +2,7 @@
 // an Order-Token, each refusal typed and logged (the sub's rule told, never the sub), one
 // checkout per order, and the claim given back when the endpoint does not accept a checkout.
 // outcomes.emulator.test.ts runs it in `serve` as a process.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { checkoutDoor } from '../../src/gateway/checkout-door.js';
 import type { LogFields } from '../../src/gateway/log.js';
 import { mintOrderToken } from '../../src/gateway/order-token.js';
@@ -40,6 +40,47 @@ const tokenFor = (order: string, extra: { userReference?: string } = {}) =>
   mintOrderToken(ORDER_SECRET, { customerInternalReference: order, ...extra });
 
 describe('the checkout door', () => {
+  it("a store that does not answer the order's claim (Redis paused): 503 store_unavailable in 3 s, logged; one that fails otherwise is thrown", async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const lines: Array<[string, LogFields | undefined]> = [];
+      const memory = createMemoryStore();
+      let asked = false;
+      const hanging = {
+        ...memory,
+        setIfAbsent: () => {
+          asked = true;
+          return new Promise<boolean>(() => {});
+        },
+      };
+      const { resolveCustomer } = await checkoutDoor({
+        store: hanging,
+        orderSecret: ORDER_SECRET,
+        log: (line, fields) => lines.push([line, fields]),
+      });
+      let answer: Response | undefined;
+      void resolveCustomer(checkout(await tokenFor('order-1'))).then((a) => (answer = a as Response));
+      // The token is checked first (Web Crypto, off the timers): the claim is asked after it.
+      while (!asked) await new Promise((resolve) => setImmediate(resolve));
+      await vi.advanceTimersByTimeAsync(2_999);
+      expect(answer).toBeUndefined();
+      await vi.advanceTimersByTimeAsync(1);
+      expect([answer?.status, answer?.headers.get('retry-after')]).toEqual([503, '1']);
+      expect(((await answer!.json()) as { error: { code: string } }).error.code).toBe('store_unavailable');
+      expect(lines).toEqual([
+        [
+          expect.stringMatching(/^refused a checkout: the store did not answer/),
+          { level: 'warn', event: 'refused', code: 'store_unavailable' },
+        ],
+      ]);
+      const broken = { ...memory, setIfAbsent: () => Promise.reject(new TypeError('a bug')) };
+      const other = await checkoutDoor({ store: broken, orderSecret: ORDER_SECRET, log: () => {} });
+      await expect(other.resolveCustomer(checkout(await tokenFor('order-2')))).rejects.toThrow('a bug');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("resolves a checkout to its Order-Token's order, logging nothing", async () => {
     const { resolveCustomer, lines } = await door();
     expect(await resolveCustomer(checkout(await tokenFor('order-1', { userReference: 'user-7' })))).toEqual({
