@@ -53,6 +53,8 @@ export function createFileQueue(options: FileQueueOptions): CheckQueue & { idle(
   let timer: ReturnType<typeof setTimeout> | undefined;
   let failing = false;
   const runs = new Set<Promise<void>>();
+  /** The keys of the jobs running in this process. */
+  const active = new Set<string>();
   const idleWaiters: Array<() => void> = [];
 
   /** A failure of the file while running jobs: told once until a write to it succeeds again. */
@@ -71,7 +73,8 @@ export function createFileQueue(options: FileQueueOptions): CheckQueue & { idle(
         const job = rows.claim(me, leaseMs);
         if (!job) break;
         wrote();
-        start(job);
+        // Its lease lapsed while it runs here (the clock stepped past a renewal): claimed back, not run twice.
+        if (!active.has(job.key)) start(job);
       }
       if (idleWaiters.length > 0 && rows.counts().queued === 0) for (const wake of idleWaiters.splice(0)) wake();
     } catch (error) {
@@ -84,6 +87,7 @@ export function createFileQueue(options: FileQueueOptions): CheckQueue & { idle(
 
   function start(job: CheckJob): void {
     running++;
+    active.add(job.key);
     const renewal = setInterval(() => {
       try {
         rows.renew(job.key, me, leaseMs);
@@ -98,6 +102,7 @@ export function createFileQueue(options: FileQueueOptions): CheckQueue & { idle(
       .finally(() => {
         clearInterval(renewal);
         running--;
+        active.delete(job.key);
         runs.delete(going);
         if (!closed) queueMicrotask(pump);
       });

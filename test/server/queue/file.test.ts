@@ -301,6 +301,25 @@ describe('the file queue at work', () => {
     await Promise.all([first.close(), second.close()]);
   });
 
+  it("a clock stepped past a running job's lease (NTP, a resumed VM): its own process claims it back, never runs it twice", async () => {
+    const path = databaseIn();
+    let clock = Date.now();
+    const queue = createFileQueue({ path, now: () => clock, concurrency: 4, leaseMs: 10_000 });
+    await queue.add(job('a'));
+    const work = gatedRun();
+    queue.process(work.run);
+    await expect.poll(() => work.started).toEqual(['a']);
+    const leaseAt = () => Number(rowsOf(path, 'SELECT lease_until FROM queue_jobs')[0]!.lease_until);
+    const before = leaseAt();
+    // Past the lease before a renewal (every third of it): the next poll finds it free.
+    clock += 11_000;
+    await expect.poll(leaseAt, { timeout: 5_000 }).toBeGreaterThan(before + 10_000);
+    expect(work.started).toEqual(['a']);
+    work.release('a');
+    await queue.idle();
+    await queue.close();
+  });
+
   it('after close, takes nothing (full) and closes once', async () => {
     const queue = createFileQueue({ path: databaseIn() });
     await queue.close();
