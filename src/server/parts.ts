@@ -19,4 +19,4 @@ export { gaugeFamily } from './status/exposition.js';
 export type { WebhookResult } from './status/names.js';
 export { count } from './status/tally.js';
 export { ownerMark } from './store/lease.js';
-export { keyPart } from './store/store.js';
+export { keyPart, withTimeLimit } from './store/store.js';

@@ -195,6 +195,7 @@ describe('export lists', () => {
         'referenceRuleBroken',
         'REGIONS_IN_WORDS',
         'sourceMatcher',
+        'withTimeLimit',
       ],
     ],
     [
