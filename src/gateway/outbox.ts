@@ -8,10 +8,17 @@
  */
 import type { Store } from '../server/index.js';
 import { count, doublingMs, keyPart, ownerMark, pendingList, type WebhookResult } from '../server/parts.js';
+import type { Log } from './log.js';
 import { eventWebhookId, signWebhook, type WebhookEvent } from './webhook.js';
 
-/** How long a decision is kept, delivered or not: a week of retries, and GET /decisions after. */
+/** How long a decision is kept, delivered or not: a week, and GET /decisions shows it meanwhile. */
 export const OUTBOX_TTL_MS = 7 * 24 * 3_600_000;
+/**
+ * How long an undelivered decision is tried: six days from when it was made, then given up,
+ * told (an error line), and shown by GET /decisions for the day left, never dropped unsaid when
+ * its pending entry or its order's entry expires (both kept a week).
+ */
+export const OUTBOX_RETRY_FOR_MS = OUTBOX_TTL_MS - 24 * 3_600_000;
 
 interface OutboxRecord {
   id: string;
@@ -19,7 +26,11 @@ interface OutboxRecord {
   attempts: number;
   /** Epoch ms of the next attempt. */
   nextAt: number;
+  /** Epoch ms when it was kept (a record of an earlier version has none: its event's timestamp stands for it). */
+  keptAt?: number;
   deliveredAt?: number;
+  /** Epoch ms when it was given up undelivered (OUTBOX_RETRY_FOR_MS after it was made). */
+  givenUpAt?: number;
   /** Who sends it now, until when (a fleet's instances share the records). */
   owner?: string;
   leaseUntil?: number;
@@ -64,7 +75,8 @@ export interface OutboxOptions {
   timeoutMs?: number;
   /** How often the pending list is read again, in ms. Default 1000. */
   intervalMs?: number;
-  onError?: (message: string) => void;
+  /** Told what goes wrong, with a level and a code (the gateway's log). */
+  onError?: Log;
 }
 
 export interface Outbox {
@@ -112,16 +124,58 @@ async function latestOf(store: Store, reference: string): Promise<OutboxRecord |
  * expiry callback for it, or the other way round), and none once the order has its decision
  * (a "never checked" after it would be untrue). The others are logged, not sent.
  */
-async function firstEnding(store: Store, onError: (message: string) => void, reference: string, id: string) {
+async function firstEnding(store: Store, onError: Log, reference: string, id: string) {
   const latest = await latestOf(store, reference);
+  const notSent = { event: 'webhook', code: 'one_outcome', reference };
   if (latest !== undefined && !endsUnchecked(latest.event)) {
-    onError(`${id} not sent: order ${reference} has its decision, told (one outcome per order)`);
+    onError(`${id} not sent: order ${reference} has its decision, told (one outcome per order)`, notSent);
     return false;
   }
   const mark = endingKey(reference);
   if ((await store.setIfAbsent(mark, id, OUTBOX_TTL_MS)) || (await store.get(mark)) === id) return true;
-  onError(`${id} not sent: order ${reference} has ended unchecked already, told once (one outcome per order)`);
+  onError(`${id} not sent: order ${reference} has ended unchecked already, told once (one outcome per order)`, notSent);
   return false;
+}
+
+/** A failure of the outbox's store, as the log tells it: its code and message. */
+const storeFailure = (onError: Log, error: unknown): void => {
+  const code = (error as { code?: string }).code ?? 'error';
+  onError(`outbox: ${code} ${(error as Error).message}`, { level: 'error', event: 'error', code });
+};
+
+/**
+ * One POST of a record's event to DECISION_URL, signed: why it failed (the shop's status, a
+ * timeout, the network), none when the shop answered 2xx, and the metric's result.
+ */
+async function postEvent(
+  options: OutboxOptions,
+  send: typeof fetch,
+  now: () => number,
+  record: OutboxRecord,
+): Promise<{ failure?: string; result: WebhookResult }> {
+  const body = JSON.stringify(record.event);
+  try {
+    const headers = await signWebhook(options.key, record.id, Math.floor(now() / 1000), body);
+    const answer = await send(options.url, {
+      method: 'POST',
+      headers: {
+        ...headers,
+        'content-type': 'application/json',
+        'user-agent': 'blackbox-capture-gateway',
+        ...(options.authorization ? { authorization: options.authorization } : {}),
+      },
+      body,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
+    });
+    await answer.body?.cancel();
+    const ok = answer.status >= 200 && answer.status <= 299;
+    return ok ? { result: 'delivered' } : { failure: `HTTP ${answer.status}`, result: answerResult(answer.status) };
+  } catch (error) {
+    return (error as Error).name === 'TimeoutError'
+      ? { failure: 'timeout', result: 'timeout' }
+      : { failure: 'network error', result: 'network_error' };
+  }
 }
 
 export function createOutbox(options: OutboxOptions): Outbox {
@@ -131,7 +185,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
   const me = ownerMark();
   const leaseMs = (options.timeoutMs ?? 10_000) * 3;
   const pending = pendingList(store, NAMESPACE, OUTBOX_TTL_MS, now);
-  const onError = options.onError ?? ((message: string) => console.error(`blackbox-capture gateway: ${message}`));
+  const onError: Log = options.onError ?? ((message) => console.error(`blackbox-capture gateway: ${message}`));
   const target = new URL(options.url).origin;
   const running = new Set<Promise<void>>();
   let timer: ReturnType<typeof setInterval> | undefined;
@@ -145,58 +199,61 @@ export function createOutbox(options: OutboxOptions): Outbox {
     const text = await store.get(key);
     if (text === undefined) return pending.remove(key);
     const record = JSON.parse(text) as OutboxRecord;
-    if (record.deliveredAt !== undefined) return pending.remove(key);
+    if (record.deliveredAt !== undefined || record.givenUpAt !== undefined) return pending.remove(key);
     const at = now();
     // Another attempt holds it (this process's or another instance's) until its lease lapses.
     if (record.nextAt > at || (record.owner !== undefined && (record.leaseUntil ?? 0) > at)) return;
     const claimed = JSON.stringify({ ...record, owner: me, leaseUntil: at + leaseMs });
     if (!(await store.compareAndSet(key, text, claimed, OUTBOX_TTL_MS))) return;
-    const body = JSON.stringify(record.event);
-    let failure: string | undefined;
-    let result: WebhookResult = 'delivered';
-    try {
-      const headers = await signWebhook(options.key, record.id, Math.floor(now() / 1000), body);
-      const answer = await send(options.url, {
-        method: 'POST',
-        headers: {
-          ...headers,
-          'content-type': 'application/json',
-          'user-agent': 'blackbox-capture-gateway',
-          ...(options.authorization ? { authorization: options.authorization } : {}),
-        },
-        body,
-        redirect: 'manual',
-        signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
-      });
-      await answer.body?.cancel();
-      if (answer.status < 200 || answer.status > 299) {
-        failure = `HTTP ${answer.status}`;
-        result = answerResult(answer.status);
-      }
-    } catch (error) {
-      failure = (error as Error).name === 'TimeoutError' ? 'timeout' : 'network error';
-      result = failure === 'timeout' ? 'timeout' : 'network_error';
-    }
+    const { failure, result } = await postEvent(options, send, now, record);
     count('webhooks', { result });
     const attempts = record.attempts + 1;
     const { owner: _owner, leaseUntil: _lease, ...rest } = record;
-    const delay = retryDelay(attempts, now() - Date.parse(record.event.timestamp), options);
+    const waited = now() - Date.parse(record.event.timestamp);
+    const delay = retryDelay(attempts, waited, options);
+    const kept = record.keptAt ?? Date.parse(record.event.timestamp);
+    const givenUp = failure !== undefined && now() - kept + delay >= OUTBOX_RETRY_FOR_MS;
     const next: OutboxRecord =
       failure === undefined
         ? { ...rest, attempts, deliveredAt: now() }
-        : { ...rest, attempts, nextAt: now() + delay, lastError: failure };
-    await store.compareAndSet(key, claimed, JSON.stringify(next), OUTBOX_TTL_MS);
-    if (failure === undefined) return pending.remove(key);
+        : givenUp
+          ? { ...rest, attempts, givenUpAt: now(), lastError: failure }
+          : { ...rest, attempts, nextAt: now() + delay, lastError: failure };
+    const marked = await store
+      .compareAndSet(key, claimed, JSON.stringify(next), OUTBOX_TTL_MS)
+      .catch((error: unknown) => {
+        storeFailure(onError, error);
+        return false;
+      });
+    const reference = record.event.data.customerInternalReference ?? undefined;
+    if (failure === undefined) {
+      // Delivered, but its record does not say so (a full disk, a lease that lapsed): sent
+      // again once its lease lapses, with the same webhook-id, which the shop drops.
+      if (!marked)
+        onError(`decision ${record.id} delivered, but not marked so: it may be sent again, the same webhook-id`, {
+          level: 'warn',
+          event: 'webhook',
+          code: 'delivered_unmarked',
+          reference,
+        });
+      return pending.remove(key);
+    }
+    if (givenUp) {
+      onError(
+        `decision ${record.id} given up: not delivered to ${target} in ${Math.round((now() - kept) / 3_600_000)} hours (${failure}, ${attempts} attempts); GET /decisions shows it for a day more`,
+        { level: 'error', event: 'webhook', code: 'webhook_given_up', reference },
+      );
+      return pending.remove(key);
+    }
     onError(
       `decision ${record.id} not delivered to ${target} (${failure}, attempt ${attempts}); next try in ${Math.ceil(delay / 1000)} s`,
+      { level: 'warn', event: 'webhook', code: result, reference },
     );
   }
 
   /** Runs one attempt, tracked so that close() waits for it; an attempt's failure is told, never thrown. */
   function track(key: string): Promise<void> {
-    const run = attempt(key).catch((error: unknown) =>
-      onError(`outbox: ${(error as { code?: string }).code ?? 'error'} ${(error as Error).message}`),
-    );
+    const run = attempt(key).catch((error: unknown) => storeFailure(onError, error));
     running.add(run);
     void run.finally(() => running.delete(run));
     return run;
@@ -217,7 +274,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
     async add(event) {
       const id = eventWebhookId(event);
       const key = recordKey(id.slice('msg_'.length));
-      const record: OutboxRecord = { id, event, attempts: 0, nextAt: now() };
+      const record: OutboxRecord = { id, event, attempts: 0, nextAt: now(), keptAt: now() };
       const reference = event.data.customerInternalReference;
       if (reference && endsUnchecked(event) && !(await firstEnding(store, onError, reference, id))) return false;
       if (!(await store.setIfAbsent(key, JSON.stringify(record), OUTBOX_TTL_MS))) {
@@ -241,7 +298,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
         .then(() => void (pumpFailed = false))
         .catch((error: unknown) => {
           pumpFailed = true;
-          onError(`outbox: ${(error as Error).message}`);
+          storeFailure(onError, error);
         })
         .finally(() => (pumping = undefined)));
     },

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createSqliteStore } from '../../src/server/sqlite/store.js';
-import { createOutbox, OUTBOX_TTL_MS, retryDelay, type Outbox } from '../../src/gateway/outbox.js';
+import type { LogFields } from '../../src/gateway/log.js';
+import { createOutbox, OUTBOX_RETRY_FOR_MS, OUTBOX_TTL_MS, retryDelay, type Outbox } from '../../src/gateway/outbox.js';
 import { decisionEvent, failureEvent } from '../../src/gateway/webhook.js';
 import { undeliveredRow } from '../../src/gateway/extra-routes.js';
 import { createMemoryStore } from '../../src/server/index.js';
@@ -56,6 +57,7 @@ afterEach(async () => {
   await closeServers();
 });
 const lines: string[] = [];
+const fields: Array<LogFields | undefined> = [];
 function outboxOn(store: ReturnType<typeof createMemoryStore>, url: string, extra = {}) {
   const outbox = createOutbox({
     store,
@@ -64,7 +66,10 @@ function outboxOn(store: ReturnType<typeof createMemoryStore>, url: string, extr
     retryDelayMs: 20,
     maxRetryDelayMs: 40,
     intervalMs: 20,
-    onError: (l) => lines.push(l),
+    onError: (l, f) => {
+      lines.push(l);
+      fields.push(f);
+    },
     ...extra,
   });
   outboxes.push(outbox);
@@ -94,6 +99,7 @@ describe('the outbox', () => {
   it('retries with backoff until the shop answers 2xx, and says why each attempt failed', async () => {
     const { url, received } = await shop([500, 503, 302]);
     lines.length = 0;
+    fields.length = 0;
     const outbox = outboxOn(createMemoryStore(), url);
     outbox.start();
     await outbox.add(event('e2'));
@@ -105,8 +111,82 @@ describe('the outbox', () => {
       expect.stringContaining('(HTTP 503, attempt 2)'),
       expect.stringContaining('(HTTP 302, attempt 3)'),
     ]);
+    // Each a warning with its result as the code, and its order: an alert on warnings sees the shop's receiver down.
+    expect(fields.map((f) => [f?.level, f?.event, f?.code, f?.reference])).toEqual([
+      ['warn', 'webhook', 'http_5xx', 'order-e2'],
+      ['warn', 'webhook', 'http_5xx', 'order-e2'],
+      ['warn', 'webhook', 'http_3xx', 'order-e2'],
+    ]);
     await new Promise((r) => setTimeout(r, 150));
     expect(received).toHaveLength(4);
+  });
+
+  it('a receiver down for six days: the decision is given up, told as an error, not listed, and shown a day more', async () => {
+    // A receiver that answers 503 without reading the signature (whose time this test moves on).
+    const received: string[] = [];
+    const url = await serve((req: IncomingMessage, res) => {
+      received.push(String(req.headers['webhook-id']));
+      req.resume().on('end', () => res.writeHead(503).end());
+    });
+    const store = createMemoryStore();
+    const clock = { now: Date.now() };
+    lines.length = 0;
+    fields.length = 0;
+    const outbox = outboxOn(store, url, { now: () => clock.now });
+    await outbox.add(event('e9'));
+    // Its first try, at once; then its next waits (each try told: the lines count them).
+    await expect.poll(() => fields.length).toBe(1);
+    // A minute short of six days: tried, and tried again after its wait (the test's, 40 ms at most).
+    clock.now += OUTBOX_RETRY_FOR_MS - 60_000;
+    await outbox.pump();
+    expect(fields).toHaveLength(2);
+    expect(fields.at(-1)).toMatchObject({ level: 'warn', code: 'http_5xx' });
+    // Six days: its last try, then given up.
+    clock.now += 60_000;
+    await outbox.pump();
+    expect(fields).toHaveLength(3);
+    expect(fields.at(-1)).toEqual({
+      level: 'error',
+      event: 'webhook',
+      code: 'webhook_given_up',
+      reference: 'order-e9',
+    });
+    expect(lines.at(-1)).toMatch(
+      /^decision msg_e9 given up: not delivered to .* in 144 hours \(HTTP 503, 3 attempts\)/,
+    );
+    expect(await outbox.figures()).toEqual({ depth: 0, oldestAt: undefined });
+    expect(await outbox.latest('order-e9')).toMatchObject({ givenUpAt: clock.now, lastError: 'HTTP 503' });
+    // Never tried again, whoever pumps.
+    const posts = received.length;
+    clock.now += 3_600_000;
+    await outbox.pump();
+    expect(received).toHaveLength(posts);
+    expect(fields).toHaveLength(3);
+  });
+
+  it("a delivery whose record cannot be marked (the disk full): the store's failure and the possible resend are told", async () => {
+    const { url, received } = await shop();
+    const memory = createMemoryStore();
+    let cas = 0;
+    const store = {
+      ...memory,
+      // The claim goes through; the mark of delivery is refused.
+      compareAndSet: (...args: Parameters<typeof memory.compareAndSet>) =>
+        ++cas === 2
+          ? Promise.reject(Object.assign(new Error('database or disk is full'), { code: 'store_full' }))
+          : memory.compareAndSet(...args),
+    };
+    lines.length = 0;
+    fields.length = 0;
+    const outbox = outboxOn(store as typeof memory, url);
+    await outbox.add(event('e10'));
+    await expect.poll(() => fields.length).toBe(2);
+    expect(received).toHaveLength(1);
+    expect(fields).toEqual([
+      { level: 'error', event: 'error', code: 'store_full' },
+      { level: 'warn', event: 'webhook', code: 'delivered_unmarked', reference: 'order-e10' },
+    ]);
+    expect(lines[1]).toBe('decision msg_e10 delivered, but not marked so: it may be sent again, the same webhook-id');
   });
 
   it('survives a restart: a decision undelivered when the process stopped is delivered by the next', async () => {
