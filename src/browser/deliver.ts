@@ -95,8 +95,9 @@ export async function deliver(
       cause = undefined;
       // The body too: the message names the server's error code (a body that cannot be read is a network error).
       detail = 'HTTP ' + (status = response.status) + (await response.text());
-      // 409: the server is still working on this key (another attempt, maybe on another instance).
-      if (status !== 409 && status !== 429 && status < 500) break;
+      // 409 with Retry-After: the server is still working on this key (another attempt, maybe on
+      // another instance). One without (an order already checked, a service's refusal) is final.
+      if (status === 409 ? !response.headers.has('retry-after') : status !== 429 && status < 500) break;
       wait = retryAfterMs(response);
     } catch (error) {
       if (signal?.aborted) throw signal.reason;

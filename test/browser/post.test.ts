@@ -256,6 +256,17 @@ describe('post', () => {
     expect(seen).toHaveLength(2);
   });
 
+  it('a 409 without Retry-After (an order already checked, a refusal for good) is final: no second post', async () => {
+    const { fetch, seen } = scriptedFetch([
+      new Response('{"error":{"code":"order_already_checked"}}', { status: 409 }),
+      200,
+    ]);
+    const error = await failure(api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/risk', fetch } }));
+    expect(error).toMatchObject({ code: 'post_failed', status: 409 });
+    expect(error.message).toMatch(/HTTP 409 order_already_checked/);
+    expect(seen).toHaveLength(1);
+  });
+
   it('retries a 409 (the server still works on this key, maybe on another instance) with the same key', async () => {
     const { fetch, seen } = scriptedFetch([new Response('', { status: 409, headers: { 'retry-after': '0' } }), 200]);
     await api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/device-risk', fetch, maxAttempts: 2 } });
