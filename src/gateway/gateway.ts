@@ -21,7 +21,7 @@ import {
 } from '../server/index.js';
 import { createFileQueue } from '../server/queue/file.js';
 import { createSqliteStore, DATA_FILE, importLegacyQueue, importLegacyStore } from '../server/parts.js';
-import type { CheckQueue, FetchHandler, Store } from '../server/index.js';
+import { isDeviceRiskError, type CheckQueue, type FetchHandler, type Store } from '../server/index.js';
 import { DEFAULT_URI_HOOK } from '../shared/constants.js';
 import { createOutbox, type Outbox } from './outbox.js';
 import { createLog, errorEvent, rateLimited, refusedEvent, type Log } from './log.js';
@@ -172,6 +172,9 @@ function serviceClient(
   return { client, tokenSource };
 }
 
+/** The code a visitor past its checkouts is answered with (answers.ts lists it). */
+const TOO_MANY_CHECKOUTS = 'too_many_checkouts';
+
 export async function startGateway(settings: GatewaySettings, options: GatewayOptions = {}): Promise<Gateway> {
   const given = options.log;
   const log: Log = given
@@ -200,12 +203,20 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
    * decision whose callback was given up (result_undelivered), for the order it names.
    */
   const onCheckError = (error: unknown): Promise<void> | undefined => {
+    // A visitor past its checkouts: a refusal (its answer's code), one line per 10 s at most.
+    if (isDeviceRiskError(error) && error.operation === 'admission') {
+      const code = TOO_MANY_CHECKOUTS;
+      return void refusals(code, `refused a checkout: ${code} (${error.message})`, refusedEvent(code));
+    }
     logError(error);
     const failure = failureOf(error, Date.now());
     if (failure) return tell(failure);
   };
   const onError = (error: unknown): void => void onCheckError(error)?.catch(logError);
-  const door = await checkoutDoor({ store: kept.store, orderSecret: settings.orderSecret, log });
+  // The door's refusals, too: each kind (its words, its order) one line each 10 s at most, so
+  // that a flood of bad tokens writes a few lines, and each rule or order refused is still told.
+  const doorLog: Log = (message, fields) => refusals(`${message} ${fields?.reference ?? ''}`, message, fields);
+  const door = await checkoutDoor({ store: kept.store, orderSecret: settings.orderSecret, log: doorLog });
   const endpoint = createDeviceRiskHandler({
     client,
     allowedOrigins: settings.allowedOrigins,

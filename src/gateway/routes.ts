@@ -30,8 +30,12 @@ export type RefusalListener = (refusal: { route: string; method: string; status:
 /**
  * One handler of a list of routes, each answer counted by route and status, each refusal by
  * its code. Each refusal (4xx) its handler did not log goes to `onRefusal`: the gateway logs
- * what it refuses. A 5xx is a failure the kit tells through its onError, not a refusal.
+ * what it refuses. A 5xx is a failure the kit tells through its onError, not a refusal, but
+ * for those in REFUSED_UNTOLD_5XX.
  */
+/** 5xx answers that refuse a request without a failure to tell (a closing instance's): logged as refusals. */
+const REFUSED_UNTOLD_5XX: readonly string[] = ['shutting_down'];
+
 export function router(routes: readonly Route[], onRefusal?: RefusalListener): FetchHandler {
   const answer = (request: Request, context?: RequestContext): [string, Response | Promise<Response>] => {
     const path = new URL(request.url).pathname;
@@ -48,7 +52,7 @@ export function router(routes: readonly Route[], onRefusal?: RefusalListener): F
     if (response.status >= 400) {
       const code = await codeOf(response);
       count('refusals', { code });
-      if (response.status < 500 && !refusalTold(response))
+      if ((response.status < 500 || REFUSED_UNTOLD_5XX.includes(code)) && !refusalTold(response))
         onRefusal?.({ route, method: request.method, status: response.status, code });
     }
     return response;

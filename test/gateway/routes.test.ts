@@ -1,6 +1,6 @@
 // The gateway's router (src/gateway/routes.ts): routes matched in order, exact or by prefix;
 // 404 and 405 with stable codes; every answer counted by route and status, every refusal by
-// its code; each 4xx its handler did not log handed to onRefusal, never a 5xx.
+// its code; each 4xx its handler did not log handed to onRefusal, never a 5xx but shutting_down.
 import { describe, expect, it } from 'vitest';
 import { toldRefusal } from '../../src/gateway/log.js';
 import { router, type RefusalListener } from '../../src/gateway/routes.js';
@@ -28,6 +28,7 @@ function routed(onRefusal?: RefusalListener) {
       { path: '/odd', handler: () => answer(400, { error: { code: 'Not A Code!' } }) },
       { path: '/broken', handler: () => answer(400, '{not json') },
       { path: '/failing', handler: () => answer(503, { error: { code: 'queue_full' } }) },
+      { path: '/closing', handler: () => answer(503, { error: { code: 'shutting_down' } }) },
     ],
     onRefusal,
   );
@@ -93,7 +94,7 @@ describe('the router', () => {
     expect(counterValues().some((c) => c.metric === 'refusals' && c.labels.code === 'status_200')).toBe(false);
   });
 
-  it('hands each 4xx no handler logged to onRefusal, never a told one or a 5xx', async () => {
+  it('hands each 4xx no handler logged to onRefusal, never a told one or a 5xx but a closing refusal', async () => {
     const refusals: Parameters<RefusalListener>[0][] = [];
     const handler = routed((refusal) => refusals.push(refusal));
     await get(handler, '/healthz');
@@ -102,10 +103,13 @@ describe('the router', () => {
     await get(handler, '/told');
     await get(handler, '/flat');
     await get(handler, '/failing');
+    await get(handler, '/closing');
     expect(refusals).toEqual([
       { route: 'unmatched', method: 'PUT', status: 404, code: 'not_found' },
       { route: '/healthz', method: 'DELETE', status: 405, code: 'method_not_allowed' },
       { route: '/flat', method: 'GET', status: 429, code: 'too_many_checkouts' },
+      // A closing instance's refusal tells no failure through onError: the router tells it.
+      { route: '/closing', method: 'GET', status: 503, code: 'shutting_down' },
     ]);
   });
 
