@@ -97,7 +97,7 @@ export const CHECKOUT_CODES: readonly CodeAnswer[] = [
   {
     code: 'order_token_sub_invalid',
     status: [422],
-    description: `The Order-Token is authentic, but its sub (the order's customerInternalReference) breaks the service's rule: 1 to 100 characters, none of < > " / ; \` % { } |. Refused before anything is accepted; the log says which rule.`,
+    description: `The Order-Token is authentic, but its sub (the order's customerInternalReference) breaks the service's rule: 1 to 100 characters of text (no half of a surrogate pair), none of < > " / ; \` % { } |; nor is it . or .. (no URL path could poll it at GET /decisions). Refused before anything is accepted; the log says which rule.`,
     after: 'final',
   },
   {
@@ -287,6 +287,12 @@ export const DECISIONS_CODES: readonly CodeAnswer[] = [
     after: 'final',
   },
   { code: 'decision_not_found', status: [404], description: 'No decision for this order yet. Poll again later.' },
+  {
+    code: 'method_not_allowed',
+    status: [405],
+    description: 'Another method than GET or HEAD (the Allow header names them).',
+    after: 'final',
+  },
 ];
 
 /** The device_risk.failed webhook's reasons: a code of the kit's (NotCheckedError's reason). */

@@ -94,6 +94,12 @@ export async function verifyOrderToken(
   // The service's own rule, the kit's one check of it: an order it would refuse is refused here.
   const broken = referenceRuleBroken({ customerInternalReference: sub });
   if (broken) throw new OrderTokenError('order_token_sub_invalid', `the Order-Token's sub: ${broken}`);
+  // The gateway's own: a URL path reads "." and ".." as steps (GET /decisions/{reference} could never find it).
+  if (sub === '.' || sub === '..')
+    throw new OrderTokenError(
+      'order_token_sub_invalid',
+      `the Order-Token's sub: "${sub}" is no order's reference in a URL path`,
+    );
   return { customerInternalReference: sub, ...(uref === undefined ? {} : { userReference: uref }) };
 }
 

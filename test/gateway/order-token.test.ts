@@ -148,6 +148,9 @@ describe('the order token at its edges', () => {
       '\ud800abc',
       'abc\udc00',
       'a\udbff\udbffb',
+      // Steps in a URL path: GET /decisions/{reference} could never find them.
+      '.',
+      '..',
     ]) {
       const error = await refusal(sign({ sub, exp: NOW + 60 }));
       expect([sub, error.code]).toEqual([sub, 'order_token_sub_invalid']);
@@ -161,6 +164,10 @@ describe('the order token at its edges', () => {
     );
     expect(orderTokenStatus('order_token_invalid')).toBe(401);
     await expect(verify(sign({ sub: 'INV-2026-0001 #3 (ok)', exp: NOW + 60 }))).resolves.toBeDefined();
+    expect((await refusal(sign({ sub: '..', exp: NOW + 60 }))).message).toBe(
+      'the Order-Token\'s sub: ".." is no order\'s reference in a URL path',
+    );
+    await expect(verify(sign({ sub: '...', exp: NOW + 60 }))).resolves.toBeDefined();
     // A whole pair is text (an emoji): accepted.
     await expect(verify(sign({ sub: 'order-\ud83d\ude00', exp: NOW + 60 }))).resolves.toBeDefined();
   });
