@@ -743,23 +743,34 @@ describe('the outbox, its timing', () => {
   it('keeps a decision a week, delivered or not', async () => {
     let clock = 1_000_000;
     const store = createMemoryStore({ now: () => clock });
+    // w1's receiver takes it; w2's never does.
     const outbox = outboxOn(store, 'https://shop.example/hooks', {
       now: () => clock,
-      fetch: (async () => new Response(null, { status: 204 })) as unknown as typeof globalThis.fetch,
+      fetch: (async (_: string, init: RequestInit) =>
+        new Response(null, {
+          status: String(init.body).includes('order-w2') ? 503 : 204,
+        })) as unknown as typeof globalThis.fetch,
     });
     await outbox.add(event('w1'));
+    await outbox.add(event('w2'));
+    await expect.poll(async () => (await outbox.latest('order-w1'))?.deliveredAt).toBeDefined();
+    await expect.poll(async () => (await outbox.latest('order-w2'))?.lastError).toBe('HTTP 503');
     clock += OUTBOX_TTL_MS - 1;
-    expect(await outbox.latest('order-w1')).toBeDefined();
+    expect(await outbox.latest('order-w1')).toMatchObject({ deliveredAt: expect.any(Number) });
+    expect(await outbox.latest('order-w2')).toMatchObject({ attempts: 1, lastError: 'HTTP 503' });
     clock += 1;
     expect(await outbox.latest('order-w1')).toBeUndefined();
-    expect(OUTBOX_TTL_MS).toBe(7 * 24 * 3_600_000);
+    expect(await outbox.latest('order-w2')).toBeUndefined();
   });
 
-  it('an unknown order on the file store: no decision', async () => {
+  it('an unknown order on the file store: no decision; a known one, its own', async () => {
     const outbox = outboxOn(
       createSqliteStore(join(mkdtempSync(join(tmpdir(), 'bbc-outbox-')), 'data.sqlite')),
       'https://shop.example/hooks',
+      { fetch: (async () => new Response(null, { status: 204 })) as unknown as typeof globalThis.fetch },
     );
+    await outbox.add(event('w3'));
+    expect(await outbox.latest('order-w3')).toMatchObject({ id: 'msg_w3' });
     expect(await outbox.latest('order-none')).toBeUndefined();
   });
 });

@@ -164,12 +164,18 @@ describe("the file queue's rows", () => {
     );
   });
 
-  it('renewQuietly lets a failure pass: the lease lapses', () => {
+  it('renewQuietly lets a failure pass: the lease lapses, and another takes the job then', () => {
     const engine = faultyEngine();
-    const { rows } = rowsOn(engine);
+    const { rows, at } = rowsOn(engine);
     rows.add(job('a'), 10);
     rows.claim('me', 1000);
     engine.state.fail = sqliteError(13, 'database or disk is full');
+    at(1500);
     expect(() => rows.renewQuietly('a', 'me', 1000)).not.toThrow();
+    // Not renewed (a renewal would hold it to 2500): free at 2000, when the first lease ends.
+    at(1999);
+    expect(rows.claim('other', 1000)).toBeUndefined();
+    at(2000);
+    expect(rows.claim('other', 1000)?.key).toBe('a');
   });
 });
