@@ -748,7 +748,7 @@ describe('the outbox, its timing', () => {
       now: () => clock,
       fetch: (async (_: string, init: RequestInit) =>
         new Response(null, {
-          status: String(init.body).includes('order-w2') ? 503 : 204,
+          status: (init.body as string).includes('order-w2') ? 503 : 204,
         })) as unknown as typeof globalThis.fetch,
     });
     await outbox.add(event('w1'));
