@@ -210,8 +210,8 @@ export const queuedMessages = {
   redisFull:
     "a checkout was refused: Redis is full (maxmemory) and the queue could not take it. Raise Redis's maxmemory or free memory; the queue takes checkouts again, and drains, once there is room",
   addFailed: 'a checkout was refused: the queue could not take it (its store failed); retry shortly',
-  resultNotReady: (workflowExecutionId: string, schedule: readonly number[]) =>
-    `the decision of workflow execution ${workflowExecutionId} was not there after ${schedule.length} more reads (the last ${schedule.at(-1)} s after the upload) and no callback brought it: the order is told it has none; a decision a callback brings later is sent all the same`,
+  resultNotReady: (workflowExecutionId: string, reads: number, lastSecond: number) =>
+    `the decision of workflow execution ${workflowExecutionId} was not there after ${reads} reads (the last ${lastSecond} s after the upload) and no callback brought it: the order is told it has none; a decision a callback brings later is sent all the same`,
   addUnconfirmed:
     'a checkout is held but not confirmed by the replicas asked for; answered 503 so that the browser posts again under its key',
   notChecked: (keyStart: string) =>

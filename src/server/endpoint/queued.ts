@@ -114,7 +114,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
   const { queue, client, underKey, now, onError, maxQueuedMs } = options;
   const meter = createDrainMeter(now, maxQueuedMs);
   const behind = createBacklogWarning(maxQueuedMs);
-  const { tries, retryIn } = triesCounter();
+  const { tries, retryIn, nextRead, forget } = triesCounter();
   const notChecked = notCheckedTeller(onError);
   const backlog = () => backlogOf(queue, meter);
 
@@ -174,7 +174,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     // The shop's failure not kept: the job stays, only to tell it again (a check run again would
     // spend the tenant's quota on it).
     if (givenUp && !(await notChecked.told(job, givenUp))) return retryIn(job, backoffMs(tries.get(job.key)));
-    tries.delete(job.key);
+    forget(job.key);
     const stale = event === 'stale';
     if (stale) meter.stale();
     else if (event !== 'replayed') meter.drained();
@@ -228,9 +228,8 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     const kind = failureKind(error);
     if (kind === 'permanent') return finished(job, 'failed', error);
     // A decision not there yet: read on the documented schedule (not counted), then told it has none.
-    const pending = kind === 'pending' ? pendingMs(tries.get(job.key)) : undefined;
-    if (kind === 'pending')
-      return pending ? retryIn(job, pending, false) : finished(job, 'failed', notReady(error, onError));
+    const pending = kind === 'pending' ? nextRead(job) : undefined;
+    if (kind === 'pending') return pending ? { retryInMs: pending } : finished(job, 'failed', notReady(error, onError));
     notChecked.tried(job, error);
     if (kind !== 'transient') recordQueue('service_refused');
     if (kind === 'limited') {
@@ -257,17 +256,31 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
 }
 
 /**
- * Tries per job in this process (the backoff of a check that keeps failing, a pending decision's
- * place in its schedule), and the run that comes back in `ms`: counted `retried` unless `counted` is false.
+ * Per job in this process: its failed tries (the backoff of a check that keeps failing), and a
+ * pending decision's reads after the first (its place in the documented schedule, counted apart
+ * so that failures before never shorten it).
  */
 function triesCounter() {
   const tries = new Map<string, number>();
+  const reads = new Map<string, number>();
   return {
     tries,
-    retryIn(this: void, job: CheckJob, ms: number, counted = true): Extract<JobRun, { retryInMs: number }> {
+    /** The run that comes back in `ms`, a failed try counted. */
+    retryIn(this: void, job: CheckJob, ms: number): Extract<JobRun, { retryInMs: number }> {
       tries.set(job.key, (tries.get(job.key) ?? 0) + 1);
-      if (counted) recordQueue('retried');
+      recordQueue('retried');
       return { retryInMs: ms };
+    },
+    /** The wait before a pending decision's next read, counted; none once the schedule's reads are spent. */
+    nextRead(this: void, job: CheckJob): number | undefined {
+      const done = reads.get(job.key) ?? 0;
+      const ms = pendingMs(done);
+      if (ms !== undefined) reads.set(job.key, done + 1);
+      return ms;
+    },
+    forget(this: void, key: string): void {
+      tries.delete(key);
+      reads.delete(key);
     },
   };
 }
@@ -371,12 +384,12 @@ function notCheckedTeller(onError: (error: unknown) => void) {
 }
 
 /**
- * The wait before a pending decision's next read, after `reads` earlier tries: the gaps of the
- * documented schedule (RESULT_SCHEDULE_SECONDS: 40 s after the upload, then 20, 40, 60… up to
- * 940 s: at most 10 reads, docs/vendor-contract.md); none past it.
+ * The wait before a pending decision's next read, after `reads` of them: the documented schedule
+ * (RESULT_SCHEDULE_SECONDS) after the read made at once, at most 10 reads in all
+ * (docs/vendor-contract.md): at 40, 60, 100… 760 s after the upload; none past them.
  */
-const pendingMs = (reads = 0): number | undefined =>
-  reads < RESULT_SCHEDULE_SECONDS.length
+const pendingMs = (reads: number): number | undefined =>
+  reads < RESULT_SCHEDULE_SECONDS.length - 1
     ? 1000 * (RESULT_SCHEDULE_SECONDS[reads]! - (reads === 0 ? 0 : RESULT_SCHEDULE_SECONDS[reads - 1]!))
     : undefined;
 
@@ -384,7 +397,11 @@ const pendingMs = (reads = 0): number | undefined =>
 function notReady(pending: unknown, onError: (error: unknown) => void): DeviceRiskError {
   const error = new DeviceRiskError(
     ERR_RESULT_NOT_READY,
-    queuedMessages.resultNotReady((pending as ResultPending).workflowExecutionId, RESULT_SCHEDULE_SECONDS),
+    queuedMessages.resultNotReady(
+      (pending as ResultPending).workflowExecutionId,
+      RESULT_SCHEDULE_SECONDS.length,
+      RESULT_SCHEDULE_SECONDS.at(-2)!,
+    ),
     { operation: 'result' },
   );
   onError(error);

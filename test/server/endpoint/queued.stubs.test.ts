@@ -1221,7 +1221,28 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     await handler.close();
   });
 
-  it('a decision never there: ten reads on the schedule (to 940 s), then the order is told result_not_ready', async () => {
+  it('failed tries before a pending decision never shorten its schedule: its first wait is 40 s', async () => {
+    const { client } = stubClient();
+    const away = new DeviceRiskError('upstream_error', 'upload answered 503', { status: 503, operation: 'upload' });
+    const failures = [away];
+    const upload = client.uploadBlackbox;
+    client.uploadBlackbox = async (tx, blackbox) => {
+      const failure = failures.shift();
+      if (failure) throw failure;
+      return upload(tx, blackbox);
+    };
+    client.status = async () => 'ACQUIRED';
+    const hand = handQueue();
+    const { handler } = setUp(client, { queue: hand.queue });
+    expect((await handler(post('key-0000000001', 'order-a'))).status).toBe(202);
+    expect(await hand.run(hand.jobs[0]!)).toEqual({ retryInMs: 1000 });
+    // A schedule shared with the failed tries would wait 20 s here.
+    expect(await hand.run(hand.jobs[0]!)).toEqual({ retryInMs: 40_000 });
+    expect(await hand.run(hand.jobs[0]!)).toEqual({ retryInMs: 20_000 });
+    await handler.close();
+  });
+
+  it('a decision never there: ten reads in all (to 760 s), then the order is told result_not_ready', async () => {
     const { client } = stubClient();
     let reads = 0;
     client.status = async () => {
@@ -1232,17 +1253,17 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     const { handler, errors, results } = setUp(client, { queue: hand.queue });
     expect((await handler(post('key-0000000001', 'order-a'))).status).toBe(202);
     const waits: unknown[] = [];
-    for (let i = 0; i < 10; i++) waits.push(await hand.run(hand.jobs[0]!));
-    expect(waits).toEqual([40, 20, 40, 60, 80, 100, 120, 140, 160, 180].map((s) => ({ retryInMs: s * 1000 })));
+    for (let i = 0; i < 9; i++) waits.push(await hand.run(hand.jobs[0]!));
+    expect(waits).toEqual([40, 20, 40, 60, 80, 100, 120, 140, 160].map((s) => ({ retryInMs: s * 1000 })));
     expect(errors).toEqual([]);
     expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
-    expect(reads).toBe(11);
+    expect(reads).toBe(10);
     expect(results).toEqual([]);
     expect(errors.map((e) => [e.code, (e as unknown as NotCheckedError).reason])).toEqual([
       ['result_not_ready', undefined],
       ['not_checked', 'result_not_ready'],
     ]);
-    expect(errors[0]!.message).toMatch(/wf-1 was not there after 10 more reads \(the last 940 s after the upload\)/);
+    expect(errors[0]!.message).toMatch(/wf-1 was not there after 10 reads \(the last 760 s after the upload\)/);
     expect(errors[0]!.operation).toBe('result');
     await handler.close();
   });
