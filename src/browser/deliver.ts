@@ -95,9 +95,11 @@ export async function deliver(
       cause = undefined;
       // The body too: the message names the server's error code (a body that cannot be read is a network error).
       detail = 'HTTP ' + (status = response.status) + (await response.text());
-      // 409 with Retry-After: the server is still working on this key (another attempt, maybe on
-      // another instance). One without (an order already checked, a service's refusal) is final.
-      if (status === 409 ? !response.headers.has('retry-after') : status !== 429 && status < 500) break;
+      // A 409 that says the server is still working on this key (another attempt, maybe on another
+      // instance): its Retry-After, or its code where a cross-origin answer hides the header. Any
+      // other 409 (an order already checked, a service's refusal) is final.
+      const inUse = response.headers.has('retry-after') || detail.includes('idempotency_key_in_use');
+      if (status === 409 ? !inUse : status !== 429 && status < 500) break;
       wait = retryAfterMs(response);
     } catch (error) {
       if (signal?.aborted) throw signal.reason;

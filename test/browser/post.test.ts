@@ -267,6 +267,15 @@ describe('post', () => {
     expect(seen).toHaveLength(1);
   });
 
+  it('retries a 409 idempotency_key_in_use whose Retry-After a cross-origin answer hides (no CORS exposure)', async () => {
+    const { fetch, seen } = scriptedFetch([
+      new Response('{"error":{"code":"idempotency_key_in_use"}}', { status: 409 }),
+      200,
+    ]);
+    await api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/device-risk', fetch, maxAttempts: 2 } });
+    expect(seen).toHaveLength(2);
+  });
+
   it('retries a 409 (the server still works on this key, maybe on another instance) with the same key', async () => {
     const { fetch, seen } = scriptedFetch([new Response('', { status: 409, headers: { 'retry-after': '0' } }), 200]);
     await api.captureBlackbox({ loaderUrl: LOADER_URL, post: { url: '/device-risk', fetch, maxAttempts: 2 } });
