@@ -172,9 +172,6 @@ function serviceClient(
   return { client, tokenSource };
 }
 
-/** The code a visitor past its checkouts is answered with (answers.ts lists it). */
-const TOO_MANY_CHECKOUTS = 'too_many_checkouts';
-
 export async function startGateway(settings: GatewaySettings, options: GatewayOptions = {}): Promise<Gateway> {
   const given = options.log;
   const log: Log = given
@@ -203,11 +200,8 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
    * decision whose callback was given up (result_undelivered), for the order it names.
    */
   const onCheckError = (error: unknown): Promise<void> | undefined => {
-    // A visitor past its checkouts: a refusal (its answer's code), one line per 10 s at most.
-    if (isDeviceRiskError(error) && error.operation === 'admission') {
-      const code = TOO_MANY_CHECKOUTS;
-      return void refusals(code, `refused a checkout: ${code} (${error.message})`, refusedEvent(code));
-    }
+    // A visitor past its checkouts: a refusal, which the router logs (its 429, one line per code each 10 s).
+    if (isDeviceRiskError(error) && error.operation === 'admission') return undefined;
     logError(error);
     const failure = failureOf(error, Date.now());
     if (failure) return tell(failure);

@@ -227,10 +227,10 @@ export function createOutbox(options: OutboxOptions): Outbox {
       });
     const reference = record.event.data.customerInternalReference ?? undefined;
     if (failure === undefined) {
-      // Delivered, but its record does not say so (a full disk, a lease that lapsed): sent
-      // again once its lease lapses, with the same webhook-id, which the shop drops.
+      // Delivered, but its record does not say so (a full disk): it leaves the pending list all
+      // the same (not sent again), and GET /decisions may show it undelivered.
       if (!marked)
-        onError(`decision ${record.id} delivered, but not marked so: it may be sent again, the same webhook-id`, {
+        onError(`decision ${record.id} delivered, but not marked so: GET /decisions may show it undelivered`, {
           level: 'warn',
           event: 'webhook',
           code: 'delivered_unmarked',

@@ -186,7 +186,11 @@ describe('the outbox', () => {
       { level: 'error', event: 'error', code: 'store_full' },
       { level: 'warn', event: 'webhook', code: 'delivered_unmarked', reference: 'order-e10' },
     ]);
-    expect(lines[1]).toBe('decision msg_e10 delivered, but not marked so: it may be sent again, the same webhook-id');
+    expect(lines[1]).toBe('decision msg_e10 delivered, but not marked so: GET /decisions may show it undelivered');
+    // Not sent again: off the pending list.
+    await outbox.pump();
+    expect(received).toHaveLength(1);
+    expect(await outbox.figures()).toEqual({ depth: 0, oldestAt: undefined });
   });
 
   it('survives a restart: a decision undelivered when the process stopped is delivered by the next', async () => {
