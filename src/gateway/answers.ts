@@ -318,7 +318,7 @@ export const FAILURE_CODES: readonly CodeAnswer[] = [
   {
     code: 'result_not_ready',
     description:
-      "Finalized, but neither the status reads on the documented schedule (the last 940 s after the upload) nor a callback brought its decision. A decision the service's callback brings later is sent all the same.",
+      "Finalized, but neither the status reads on the documented schedule (10 in all, the last 760 s after the upload) nor a callback brought its decision. A decision the service's callback brings later is sent all the same.",
   },
   {
     code: 'blackbox_stale',
