@@ -321,6 +321,8 @@ export const redisMessages = {
 
 /** callbacks/: its options, the callback's shape, its refusals and its outcomes. */
 export const callbackMessages = {
+  detailsBehind: (workflowExecutionId: string, status: string) =>
+    `the callback says workflow execution ${workflowExecutionId} is PROCESSED, its details still say ${status}: read again later`,
   onResultRequired: 'onResult is required: it receives each result',
   allowedSourcesRequired:
     "allowedSources is required: the service's callback addresses or ranges, a function, or 'any'",

@@ -81,11 +81,13 @@ describe.skipIf(!haveRedis)('serve on a Redis that goes away (a process)', () =>
     // Its admin listener's /metrics says what is left to send: the only status monitor on this
     // Redis, it holds the reporter lease and writes the queue's figure (`drained`).
     const second = await startGatewayProcess({ ...env, ADMIN_PORT: '0' });
-    await expect.poll(shop.orders, { timeout: 90_000 }).toEqual(orders);
+    // The first's creates cut off on the wire are waited for a create's window (the account
+    // timeout, 60 s, and a lease) before the keys are taken over: 70 s, then the checks at 1 a second.
+    await expect.poll(shop.orders, { timeout: 120_000 }).toEqual(orders);
     // Final once nothing is left to send: the queue (a job the first held comes back), then the outbox.
     await drained(second.adminUrl!, { fleet: true });
     expect(shop.orders()).toEqual(orders);
-  }, 150_000);
+  }, 200_000);
 
   it('exits at once on a second SIGTERM or SIGINT while the first waits for Redis', async () => {
     const redis = await redisServer();

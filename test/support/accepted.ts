@@ -1,5 +1,5 @@
 // A checkout the endpoint accepted (202 with its reference) is checked in the background:
-// the transaction it made, found in the emulator once the queue has uploaded its blackbox.
+// the transaction it made, found in the emulator once the queue has uploaded its blackbox and finalized it.
 import type { Emulator, TransactionView } from '../../src/emulator/index.js';
 
 /** The first transaction made after the `before`th with a blackbox and finalized; waits for it up to `timeoutMs`. */
@@ -13,7 +13,8 @@ export async function checkedTransaction(
     const made = emulator.inspect
       .transactions()
       .slice(before)
-      .find((tx) => tx.blackboxes.length > 0 && tx.status !== 'INITIATED');
+      // Finalized: a callback the test sends for it says PROCESSED, as the service's would only then.
+      .find((tx) => tx.blackboxes.length > 0 && tx.status === 'PROCESSED');
     if (made) return made;
     if (Date.now() > end) throw new Error(`no transaction was checked within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 20));

@@ -7,14 +7,16 @@
  */
 import type { DeviceRiskClient } from '../api/device-risk-client.js';
 import type { DeviceRiskDetails, WorkflowStatus } from '../api/result.js';
-import { isDeviceRiskError } from '../errors.js';
+import { DeviceRiskError, ERR_RESULT_NOT_READY, isDeviceRiskError } from '../errors.js';
+import { callbackMessages } from '../messages.js';
 
 type Ids = { accountId: string; workflowExecutionId: string };
 
 /**
- * The details of a PROCESSED execution (one read, which also places it); for an expiry, one
- * status read unless the callback carries the kit's own reference (`tagged`). Rejects as the
- * read does: `isUnknownExecution` tells a final 404.
+ * The details of a PROCESSED execution (one read, which also places it; details that do not say
+ * PROCESSED yet reject `result_not_ready`); for an expiry, one status read unless the callback
+ * carries the kit's own reference (`tagged`). Rejects as the read does: `isUnknownExecution`
+ * tells a final 404.
  */
 export async function placeExecution(
   client: Pick<DeviceRiskClient, 'details' | 'status'>,
@@ -22,7 +24,18 @@ export async function placeExecution(
   status: WorkflowStatus,
   tagged: boolean | undefined,
 ): Promise<DeviceRiskDetails | undefined> {
-  if (status === 'PROCESSED') return client.details(ids);
+  if (status === 'PROCESSED') {
+    const details = await client.details(ids);
+    // A PROCESSED callback whose details are not yet (read before the service wrote them): its
+    // decision is not there, and is never told from them; the callback is tried again later.
+    if (details.status !== 'PROCESSED')
+      throw new DeviceRiskError(
+        ERR_RESULT_NOT_READY,
+        callbackMessages.detailsBehind(ids.workflowExecutionId, details.status),
+        { operation: 'details', retryAfter: 1 },
+      );
+    return details;
+  }
   if (!tagged) await client.status(ids);
   return undefined;
 }

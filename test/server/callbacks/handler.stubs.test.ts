@@ -461,7 +461,7 @@ describe('retries of a failing onResult', () => {
     const other = {
       retrievalOrigin: RETRIEVAL,
       clientId: 'client-2',
-      details: async () => ({}),
+      details: async () => ({ status: 'PROCESSED' }),
     } as unknown as DeviceRiskClient;
     const results: unknown[] = [];
     const b = createCallbackHandler({

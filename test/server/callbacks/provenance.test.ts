@@ -11,7 +11,7 @@ function client() {
     reads,
     details: async () => {
       reads.push('details');
-      return { decision: 'PASSED' } as never;
+      return { status: 'PROCESSED', decision: 'PASSED' } as never;
     },
     status: async () => {
       reads.push('status');
@@ -24,9 +24,19 @@ describe('placeExecution', () => {
   it('PROCESSED: the details, one read, tagged or not', async () => {
     for (const tagged of [true, false, undefined]) {
       const c = client();
-      expect(await placeExecution(c, IDS, 'PROCESSED', tagged)).toEqual({ decision: 'PASSED' });
+      expect(await placeExecution(c, IDS, 'PROCESSED', tagged)).toEqual({ status: 'PROCESSED', decision: 'PASSED' });
       expect(c.reads).toEqual(['details']);
     }
+  });
+
+  it('PROCESSED, its details not yet (read before the service wrote them): result_not_ready, never a decision', async () => {
+    const early = { ...client(), details: async () => ({ status: 'ACQUIRED', decision: 'NOT_EXECUTED' }) as never };
+    await expect(placeExecution(early, IDS, 'PROCESSED', true)).rejects.toMatchObject({
+      code: 'result_not_ready',
+      operation: 'details',
+      retryAfter: 1,
+      message: expect.stringContaining('w is PROCESSED, its details still say ACQUIRED'),
+    });
   });
 
   it('an expiry: one status read unless tagged, and no details', async () => {
