@@ -6,6 +6,7 @@ import type { DeviceRiskDetails } from '../../../src/server/index.js';
 // The endpoint's run of the check, with its plumbing (fence, progress), which the package does not export.
 import { runCheck as runDeviceRiskCheck } from '../../../src/server/endpoint/check.js';
 import { DeviceRiskError } from '../../../src/server/errors.js';
+import { ResultPending } from '../../../src/server/callbacks/told.js';
 import { stubClient } from '../../support/stub-client.js';
 import { counterValues } from '../../../src/server/status/tally.js';
 
@@ -61,6 +62,29 @@ describe('a status read that fails after finalize', () => {
     expect(result.status).toBe('FINALIZED');
     expect(decided).toEqual([]);
     expect(errors).toMatchObject([{ code: 'result_not_ready' }]);
+  });
+
+  it('a finalize judged not yet checked: ResultPending for a queued check; within the request, its own error', async () => {
+    const notReady = new DeviceRiskError('result_not_ready', 'finalize answered 409, ACQUIRED', {
+      operation: 'finalize',
+    });
+    const other = new TypeError('fetch failed');
+    const finalizing = (failure: unknown) => {
+      const { client } = readsFailing(0);
+      client.finalize = async () => {
+        throw failure;
+      };
+      return client;
+    };
+    const run = (failure: unknown, retryFailedResultRead: boolean) =>
+      runDeviceRiskCheck(finalizing(failure), BLACKBOX, { customerInternalReference: 'c' }, {
+        workflowKey: 1,
+        retryFailedResultRead,
+        onResult: () => {},
+      } as never);
+    await expect(run(notReady, true)).rejects.toBeInstanceOf(ResultPending);
+    await expect(run(notReady, false)).rejects.toBe(notReady);
+    await expect(run(other, true)).rejects.toBe(other);
   });
 
   it('with retryFailedResultRead but no onResult: nothing waits for a decision, so the answer is FINALIZED', async () => {

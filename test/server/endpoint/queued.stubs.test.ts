@@ -1279,6 +1279,10 @@ describe('each try of a queued check: when it comes back, and what a full queue 
       ['workflow_expired', undefined],
       ['not_checked', 'workflow_expired'],
     ]);
+    expect(errors[0]).toMatchObject({
+      operation: 'result',
+      message: expect.stringContaining('wf-1 ended SESSION_EXPIRED'),
+    });
     await handler.close();
   });
 
