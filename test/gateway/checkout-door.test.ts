@@ -7,6 +7,7 @@ import { checkoutDoor } from '../../src/gateway/checkout-door.js';
 import type { LogFields } from '../../src/gateway/log.js';
 import { mintOrderToken } from '../../src/gateway/order-token.js';
 import { createMemoryStore } from '../../src/server/store/store.js';
+import { DeviceRiskError } from '../../src/server/errors.js';
 import { ORDER_SECRET } from '../support/gateway.js';
 import { createDeviceRiskHandler } from '../../src/server/endpoint/handler.js';
 import { handQueue } from '../support/hand-queue.js';
@@ -66,7 +67,12 @@ describe('the checkout door', () => {
       expect(answer).toBeUndefined();
       await vi.advanceTimersByTimeAsync(1);
       expect([answer?.status, answer?.headers.get('retry-after')]).toEqual([503, '1']);
-      expect(((await answer!.json()) as { error: { code: string } }).error.code).toBe('store_unavailable');
+      expect(await answer!.json()).toEqual({
+        error: {
+          code: 'store_unavailable',
+          message: "The shop's store did not answer; retry with the same Idempotency-Key",
+        },
+      });
       expect(lines).toEqual([
         [
           expect.stringMatching(/^refused a checkout: the store did not answer/),
@@ -76,6 +82,11 @@ describe('the checkout door', () => {
       const broken = { ...memory, setIfAbsent: () => Promise.reject(new TypeError('a bug')) };
       const other = await checkoutDoor({ store: broken, orderSecret: ORDER_SECRET, log: () => {} });
       await expect(other.resolveCustomer(checkout(await tokenFor('order-2')))).rejects.toThrow('a bug');
+      // A failure of the kit's that does not pass (a damaged file) is thrown too: not a 503.
+      const damaged = new DeviceRiskError('invalid_configuration', 'the data file is damaged');
+      const refusing = { ...memory, setIfAbsent: () => Promise.reject(damaged) };
+      const third = await checkoutDoor({ store: refusing, orderSecret: ORDER_SECRET, log: () => {} });
+      await expect(third.resolveCustomer(checkout(await tokenFor('order-3')))).rejects.toBe(damaged);
     } finally {
       vi.useRealTimers();
     }

@@ -541,6 +541,7 @@ describe('the outbox, on a scripted shop and a clock of its own', () => {
   it('an order with its decision told ends unchecked never after: its failure and its expiry are logged, not sent', async () => {
     const shop = scripted();
     lines.length = 0;
+    fields.length = 0;
     const outbox = outboxOn(createMemoryStore(), 'https://shop.example/hooks', { fetch: shop.fetch });
     expect(await outbox.add(event('exec-z', 'order-z'))).toBe(true);
     expect(await outbox.add(failureEvent({ customerInternalReference: 'order-z', reason: 'blackbox_stale' }, 0))).toBe(
@@ -557,6 +558,10 @@ describe('the outbox, on a scripted shop and a clock of its own', () => {
     expect(lines).toEqual([
       expect.stringMatching(/^msg_failed_\w+ not sent: order order-z has its decision, told/),
       'msg_exec-z2 not sent: order order-z has its decision, told (one outcome per order)',
+    ]);
+    expect(fields).toEqual([
+      { event: 'webhook', code: 'one_outcome', reference: 'order-z' },
+      { event: 'webhook', code: 'one_outcome', reference: 'order-z' },
     ]);
     expect((await outbox.latest('order-z'))?.event).toEqual(event('exec-z', 'order-z'));
   });
