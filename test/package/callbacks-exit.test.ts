@@ -13,7 +13,7 @@ const ACCOUNT = '11111111-2222-4333-8444-555555555555';
 const EXECUTION = '66666666-7777-4888-9999-aaaaaaaaaaaa';
 const RETRIEVAL = 'https://retrieval.test';
 const handler = createCallbackHandler({
-  client: { retrievalOrigin: RETRIEVAL, clientId: 'c', details: async () => ({}) },
+  client: { retrievalOrigin: RETRIEVAL, clientId: 'c', details: async () => ({ status: 'PROCESSED' }) },
   allowedSources: 'any',
   onError: () => {},
   onResult: () => {
