@@ -16,6 +16,7 @@ import {
   createMemoryStore,
   type CheckJob,
   type DeviceRiskClient,
+  type DeviceRiskHandler,
   type DeviceRiskHandlerOptions,
   NotCheckedError,
   type Store,
@@ -119,6 +120,44 @@ function finalizeRefusedAtFirst() {
     return finalize(tx);
   };
   return { client, calls, finalizeTakes: () => void (refused = false) };
+}
+
+/**
+ * The first post under key-0000000001 (order-a): counted accepted, answered 503 store_unavailable
+ * with `retryAfter`, and held all the same (a door in front, the gateway's, keeps its order).
+ */
+async function expectHeld503(handler: DeviceRiskHandler, retryAfter: string): Promise<void> {
+  let first!: Response;
+  expect(await figuresOf(async () => (first = await handler(post('key-0000000001', 'order-a'))))).toEqual({
+    events: { accepted: 1 },
+    waits: 0,
+  });
+  expect([first.status, first.headers.get('retry-after')]).toEqual([503, retryAfter]);
+  expect(isHeldAnswer(first)).toBe(true);
+  expect(((await first.json()) as { error: { code: string } }).error.code).toBe('store_unavailable');
+}
+
+/**
+ * The browser posts again under the key: the queue holds its job already and says so (202, not
+ * counted again); the job runs, its decision told once, one transaction. Closes the handler.
+ */
+async function expectRetriedOnce(
+  handler: DeviceRiskHandler,
+  hand: ReturnType<typeof handQueue>,
+  results: unknown[],
+  calls: string[],
+): Promise<void> {
+  hand.state.answer = 'present';
+  let retry!: Response;
+  expect(await figuresOf(async () => (retry = await handler(post('key-0000000001', 'order-a'))))).toEqual({
+    events: {},
+    waits: 0,
+  });
+  expect([retry.status, await retry.json()]).toEqual([202, { accepted: true, reference: 'key-0000000001' }]);
+  expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
+  expect(results).toMatchObject([{ customerInternalReference: 'order-a', reference: 'key-0000000001' }]);
+  expect(calls.filter((call) => call.startsWith('create'))).toHaveLength(1);
+  await handler.close();
 }
 
 /** A handler whose jobs run by hand, on a hand-moved clock, trusting a blackbox for a minute (maxQueuedMs). */
@@ -1149,30 +1188,11 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     // The second read is the key's record after the add.
     const store = storeAwayAtRead(2, 3);
     const { handler, errors, results } = setUp(client, { queue: hand.queue, store });
-    let first!: Response;
     // Held, and counted as such (it is checked), though the answer is the store's.
-    expect(await figuresOf(async () => (first = await handler(post('key-0000000001', 'order-a'))))).toEqual({
-      events: { accepted: 1 },
-      waits: 0,
-    });
-    expect([first.status, first.headers.get('retry-after')]).toEqual([503, '3']);
-    // Held all the same: a door in front (the gateway's) keeps the order for this checkout.
-    expect(isHeldAnswer(first)).toBe(true);
-    expect(((await first.json()) as { error: { code: string } }).error.code).toBe('store_unavailable');
+    await expectHeld503(handler, '3');
     expect(hand.jobs).toHaveLength(1);
     expect(errors.map((e) => e.code)).toEqual(['store_unavailable']);
-    // The browser posts again under the key: the queue holds its job already, and says so.
-    hand.state.answer = 'present';
-    let retry!: Response;
-    expect(await figuresOf(async () => (retry = await handler(post('key-0000000001', 'order-a'))))).toEqual({
-      events: {},
-      waits: 0,
-    });
-    expect([retry.status, await retry.json()]).toEqual([202, { accepted: true, reference: 'key-0000000001' }]);
-    expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
-    expect(results).toMatchObject([{ customerInternalReference: 'order-a', reference: 'key-0000000001' }]);
-    expect(calls.filter((call) => call.startsWith('create'))).toHaveLength(1);
-    await handler.close();
+    await expectRetriedOnce(handler, hand, results, calls);
   });
 
   it('a decision not there after finalize: read again on the documented schedule, quietly, and told once it is', async () => {
@@ -1320,26 +1340,12 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     const hand = handQueue();
     hand.state.answer = 'unconfirmed';
     const { handler, errors, results } = setUp(client, { queue: hand.queue });
-    let first!: Response;
     // Held, and counted as such (it may run), though the answer sends the browser back.
-    expect(await figuresOf(async () => (first = await handler(post('key-0000000001', 'order-a'))))).toEqual({
-      events: { accepted: 1 },
-      waits: 0,
-    });
-    expect([first.status, first.headers.get('retry-after')]).toEqual([503, '1']);
-    expect(isHeldAnswer(first)).toBe(true);
-    expect(((await first.json()) as { error: { code: string } }).error.code).toBe('store_unavailable');
+    await expectHeld503(handler, '1');
     expect(errors.map((e) => [e.code, e.operation, e.message])).toEqual([
       ['store_unavailable', 'queue', expect.stringMatching(/not confirmed/)],
     ]);
-    // The browser posts again under the key: the queue holds its job, and says so.
-    hand.state.answer = 'present';
-    const retry = await handler(post('key-0000000001', 'order-a'));
-    expect([retry.status, await retry.json()]).toEqual([202, { accepted: true, reference: 'key-0000000001' }]);
-    expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
-    expect(results).toMatchObject([{ customerInternalReference: 'order-a', reference: 'key-0000000001' }]);
-    expect(calls.filter((call) => call.startsWith('create'))).toHaveLength(1);
-    await handler.close();
+    await expectRetriedOnce(handler, hand, results, calls);
   });
 
   it("the read after the add fails and the key is another order's, whose job just ran: 503, the retry 422, the job held no check", async () => {
