@@ -5,7 +5,7 @@ import type { AddResult, QueueCounts } from '../../src/server/queue/queue.js';
 
 /**
  * A queue that holds nothing itself: each add keeps the job in `jobs` and answers
- * `state.answer` ('added' at first); `run(job)` runs it through the handler's runner as every
+ * `state.answer` ('added' at first), its `lateAt` in `lateAts`; `run(job)` runs it through the handler's runner as every
  * queue does: a `givenUp` in the result is kept with the job (in `jobs` too), and a job that
  * comes back at once (retryInMs 0) runs again at once; `runOnce(job)` runs it once. Its counts
  * are `counts(jobs)` (none queued by default).
@@ -18,10 +18,13 @@ export function handQueue(
 ) {
   let run!: (job: CheckJob) => Promise<JobRun>;
   const jobs: CheckJob[] = [];
+  /** The `lateAt` of each add, in order. */
+  const lateAts: (number | undefined)[] = [];
   const state = { answer: 'added' as AddResult };
   const queue: CheckQueue = {
-    add: async (job) => {
+    add: async (job, lateAt) => {
       jobs.push(job);
+      lateAts.push(lateAt);
       return state.answer;
     },
     process: (runner) => void (run = runner),
@@ -40,7 +43,7 @@ export function handQueue(
       if (result.retryInMs > 0) return result;
     }
   }
-  return { queue, jobs, state, run: runAsQueued, runOnce: (job: CheckJob) => run(job) };
+  return { queue, jobs, lateAts, state, run: runAsQueued, runOnce: (job: CheckJob) => run(job) };
 }
 
 /** Counts of a hand queue that says how many jobs it was given, none of them with an age. */

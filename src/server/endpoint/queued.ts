@@ -141,10 +141,12 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     told: () => void,
     place: QueuePlace = {},
   ): Promise<Response> {
-    const refused = (await recordedAnswer(options, requestKey, fingerprint)) ?? (await lateCheck.late(place.lane));
+    const recorded = await recordedAnswer(options, requestKey, fingerprint);
+    if (recorded) return recorded;
+    const { refused, lateAt } = await lateCheck.late(place.lane);
     if (refused) return refused;
     const job = await jobOf(client, requestKey ?? ownerMark(), { fingerprint, blackbox, customer, place, now });
-    const added = await queue.add(job).catch((error: unknown) => {
+    const added = await queue.add(job, lateAt).catch((error: unknown) => {
       throw queueFailure(error);
     });
     if (added === 'conflict') return reused();

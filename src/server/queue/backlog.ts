@@ -145,9 +145,13 @@ const START_WITHIN_SHARE = 0.95;
 /** Checks drained in the window before the measured rate is trusted over the contracted one. */
 const MEASURED_AFTER_CHECKS = 10;
 
+/** What the late check found: the refusal's answer, or the jobs held at which the add is `full` (none: not read). */
+export type Lateness<T> = { refused: T; lateAt?: undefined } | { refused?: undefined; lateAt?: number };
+
 /**
  * For the accept: `refuse`'s answer when a checkout accepted now could not start within
- * `START_WITHIN_SHARE` of `trustMs`, else undefined. The rate is the contracted one
+ * `START_WITHIN_SHARE` of `trustMs`, else the count of jobs held at which it could not (the
+ * queue's add checks it again, counting other instances' accepts since the read). The rate is the contracted one
  * (`contractedPerSecond`, the tenant's account limit, the same for a whole fleet) until the
  * queue has drained `MEASURED_AFTER_CHECKS` in its window, then the lower of the two: a backlog
  * that has not drained yet is not a backlog that drains at once. The figures are read afresh
@@ -165,18 +169,19 @@ export function createLateCheck<T>(
   let recent: { at: number; figures: Promise<BacklogFigures | undefined>; acceptedSince: number } | undefined;
   return {
     /** A guest's (`lane`) checkout is late at GUEST_SHARE of the bound: the rest is kept for signed-in shoppers. */
-    async late(lane?: Lane): Promise<T | undefined> {
+    async late(lane?: Lane): Promise<Lateness<T>> {
       const at = now();
       if (!recent || at - recent.at >= 100)
         recent = { at, figures: figuresOf().catch(() => undefined), acceptedSince: 0 };
       const read = recent;
       const figures = await read.figures;
-      if (!figures) return undefined;
+      if (!figures) return {};
       const measured = figures.drainPerSecond * (figures.drainWindowMs / 1000) >= MEASURED_AFTER_CHECKS;
       const perSecond = measured ? Math.min(figures.drainPerSecond, contractedPerSecond) : contractedPerSecond;
-      const ahead = figures.queued + read.acceptedSince;
       const share = START_WITHIN_SHARE * (lane === 'guest' ? GUEST_SHARE : 1);
-      return ((ahead + 1) / perSecond) * 1000 > trustMs * share ? refuse(figures) : undefined;
+      // The checkouts ahead that start within the share at that rate, this one after them.
+      const lateAt = Math.floor((perSecond * trustMs * share) / 1000);
+      return figures.queued + read.acceptedSince >= lateAt ? { refused: refuse(figures) } : { lateAt };
     },
     /** A checkout this instance accepted since the last read: it waits ahead of the next. */
     accepted(): void {

@@ -169,6 +169,9 @@ type HeldJob = CheckJob & { addedBy?: string };
 /** How often a Redis at maxmemory is told while it stays full, in ms: the worker meets it on every fetch. */
 const FULL_TOLD_EVERY_MS = 10_000;
 
+/** The states of a job held and not running (BullMQ's own `count()`); with 'active', every job held. */
+const HELD_STATES = ['waiting', 'delayed', 'prioritized', 'waiting-children'] as const;
+
 /**
  * onError with a Redis at maxmemory named (`store_full`), told once per ten seconds with the
  * count of refusals since: the worker keeps trying, and drains again by itself once there is room.
@@ -274,11 +277,16 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
   queue.on('error', onError);
   let worker: Worker<CheckJob> | undefined;
 
-  async function add(job: CheckJob): Promise<AddResult> {
+  async function add(job: CheckJob, lateAt?: number): Promise<AddResult> {
     const jobId = await jobIdOf(job.key);
     const held = await queue.getJob(jobId);
     if (held) return held.data.fingerprint === job.fingerprint ? 'present' : 'conflict';
-    if ((await queue.count()) >= boundFor(job, maxQueued)) return 'full';
+    // One read of the fleet's queue: `maxQueued` bounds the jobs not running, `lateAt` all of them
+    // (as `counts`); read here, just before the add, it counts what other instances accepted since
+    // the endpoint's late check read the queue.
+    const { active = 0, ...waiting } = await queue.getJobCounts(...HELD_STATES, 'active');
+    const notRunning = Object.values(waiting).reduce((sum, n) => sum + n, 0);
+    if (notRunning >= boundFor(job, maxQueued) || notRunning + active >= (lateAt ?? Infinity)) return 'full';
     const addedBy = crypto.randomUUID();
     // Fair turns across visitors: this visitor's n-th held job runs behind every visitor's first.
     const priority = await priorityOf(job);
@@ -351,24 +359,28 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
     worker.on('failed', (job, error) => onError(error));
   }
 
+  /** The fleet's figures, read at once (one round trip's wait): the late check reads them for each accept. */
   async function counts(): Promise<QueueCounts> {
-    const byState = await queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized');
-    const queued = Object.values(byState).reduce((sum, n) => sum + n, 0);
-    let oldestAcceptedAt: number | undefined;
-    // Prioritized: the first by turn, a visitor's first job, is about the oldest of them.
-    for (const state of ['active', 'waiting', 'prioritized', 'delayed'] as const) {
-      const [first] = await queue.getJobs([state], 0, 0, true);
-      const at = first?.data.acceptedAt;
-      if (at !== undefined && (oldestAcceptedAt === undefined || at < oldestAcceptedAt)) oldestAcceptedAt = at;
-    }
-    const since = Math.floor(Date.now() / 1000) - 60;
     const client = await redisClient();
+    const [byState, firsts, drained, stale] = await Promise.all([
+      queue.getJobCounts(...HELD_STATES, 'active'),
+      // Prioritized: the first by turn, a visitor's first job, is about the oldest of them.
+      Promise.all([...HELD_STATES, 'active' as const].map((state) => queue.getJobs([state], 0, 0, true))),
+      client.hgetall(drainedKey),
+      client.hgetall(staleKey),
+    ]);
+    const queued = Object.values(byState).reduce((sum, n) => sum + n, 0);
+    const [oldestAcceptedAt] = firsts
+      .flat()
+      .map((first) => first?.data.acceptedAt)
+      .filter((at) => at !== undefined)
+      .sort((a, b) => a - b);
+    const since = Math.floor(Date.now() / 1000) - 60;
     const lastMinute = (bySecond: Record<string, string>) => {
       let total = 0;
       for (const [second, count] of Object.entries(bySecond)) if (Number(second) > since) total += Number(count);
       return total;
     };
-    const [drained, stale] = await Promise.all([client.hgetall(drainedKey), client.hgetall(staleKey)]);
     return { queued, oldestAcceptedAt, drainedLastMinute: lastMinute(drained), staleLastMinute: lastMinute(stale) };
   }
 

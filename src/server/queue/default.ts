@@ -69,10 +69,10 @@ export function createDefaultQueue(options: DefaultQueueOptions): DefaultQueue {
     );
   return {
     failure: () => ready.then(() => failed),
-    async add(job: CheckJob) {
+    async add(job: CheckJob, lateAt?: number) {
       const inner = await ready;
       if (!inner) throw failed;
-      return inner.add(job);
+      return inner.add(job, lateAt);
     },
     process(run) {
       void ready.then((inner) => inner?.process(run));

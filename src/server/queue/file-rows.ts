@@ -63,12 +63,12 @@ export function queueRows(db: Database, now: Now) {
   }
 
   return {
-    add(job: CheckJob, maxQueued: number): AddResult {
+    add(job: CheckJob, maxQueued: number, lateAt?: number): AddResult {
       return db.transaction('the queue took a checkout', (c) => {
         const present = c.prepare('SELECT fingerprint FROM queue_jobs WHERE key = ?').get(job.key);
         if (present) return present.fingerprint === job.fingerprint ? 'present' : 'conflict';
         const { queued } = c.prepare('SELECT COUNT(*) AS queued FROM queue_jobs WHERE done_at IS NULL').get()!;
-        if (Number(queued) >= boundFor(job, maxQueued)) return 'full';
+        if (Number(queued) >= boundFor(job, maxQueued, lateAt)) return 'full';
         const visitor = visitorOf(job);
         c.prepare('INSERT INTO queue_jobs (key, fingerprint, job, visitor, accepted_at) VALUES (?, ?, ?, ?, ?)').run(
           job.key,

@@ -137,10 +137,10 @@ export function createFileQueue(options: FileQueueOptions): CheckQueue & { idle(
   }
 
   return {
-    add(job): Promise<AddResult> {
+    add(job, lateAt): Promise<AddResult> {
       if (closed) return Promise.resolve('full');
       try {
-        const added = rows.add(job, maxQueued);
+        const added = rows.add(job, maxQueued, lateAt);
         if (added === 'added') queueMicrotask(pump);
         return Promise.resolve(added);
       } catch (error) {

@@ -62,9 +62,12 @@ export type QueuePlace = Pick<CheckJob, 'visitor' | 'lane'>;
 /** The share of a queue's bound guests may fill: the last tenth is kept for signed-in shoppers. */
 export const GUEST_SHARE = 0.9;
 
-/** The jobs a queue may hold when `job` comes, past which it is `full`: `maxQueued`, a guest nine tenths of it. */
-export const boundFor = (job: Pick<CheckJob, 'lane'>, maxQueued: number): number =>
-  job.lane === 'guest' ? Math.floor(maxQueued * GUEST_SHARE) : maxQueued;
+/**
+ * The jobs a queue may hold when `job` comes, past which it is `full`: `maxQueued`, a guest nine
+ * tenths of it; fewer when `lateAt` (add's) is lower.
+ */
+export const boundFor = (job: Pick<CheckJob, 'lane'>, maxQueued: number, lateAt = Infinity): number =>
+  Math.min(lateAt, job.lane === 'guest' ? Math.floor(maxQueued * GUEST_SHARE) : maxQueued);
 
 /**
  * What `add` did: held it, found it already held (same request), found another request under
@@ -103,8 +106,14 @@ export interface QueueCounts {
 }
 
 export interface CheckQueue {
-  /** Holds the job durably (as durable as the engine: memory, or the shared Redis) before answering. */
-  add(job: CheckJob): Promise<AddResult>;
+  /**
+   * Holds the job durably (as durable as the engine: memory, or the shared Redis) before answering.
+   * `lateAt`: the jobs held (waiting, delayed or running) at which this one could not start
+   * within the trust bound; `full` then too. The endpoint's late check read the queue before,
+   * and counts its own accepts since; the add counts again, just before it holds the job, so
+   * that what other instances accepted in between is counted too (docs/fleet.md#many-addresses).
+   */
+  add(job: CheckJob, lateAt?: number): Promise<AddResult>;
   /** Starts running the jobs with `run`, by turns across visitors, oldest first within one, until `close`. Called once. */
   process(run: (job: CheckJob) => Promise<JobRun>): void;
   counts(): Promise<QueueCounts>;
@@ -236,10 +245,10 @@ export function createMemoryQueue(
   }
 
   return {
-    async add(job) {
+    async add(job, lateAt) {
       const present = held.get(job.key);
       if (present) return present.job.fingerprint === job.fingerprint ? 'present' : 'conflict';
-      if (held.size >= boundFor(job, maxQueued)) return 'full';
+      if (held.size >= boundFor(job, maxQueued, lateAt)) return 'full';
       const entry: Held = { job, notBefore: 0, running: false };
       held.set(job.key, entry);
       const visitor = visitorOf(job);

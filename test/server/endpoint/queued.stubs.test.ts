@@ -1050,6 +1050,9 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     time += 1000;
     figures = { queued: 57, oldestAcceptedAt: time - 500, drainedLastMinute: 0 };
     expect((await handler(post('key-late-0004'))).status).toBe(503);
+    // Each accepted one asked the add to count again (the fleet's accepts since the read): full
+    // at 28 held at 0.5 a second (28.5 start within 57 s), at 57 at the contracted 1 a second.
+    expect(hand.lateAts).toEqual([28, 57]);
     await handler.close();
   });
 

@@ -177,36 +177,37 @@ describe('createLateCheck', () => {
     // 95 s of the 100 s bound at 1 a second: 94 ahead and this one start within it; 95 ahead do not.
     let queued = 94;
     const { check, later } = setUp(() => ({ queued, drainPerSecond: 9 / 60 }));
-    expect(await check.late()).toBeUndefined();
+    // Admitted, with the count the add refuses at: 95 held (the fleet's accepts since the read).
+    expect(await check.late()).toEqual({ lateAt: 95 });
     queued = 95;
     later(100);
-    expect(await check.late()).toBe('refused at 95');
+    expect((await check.late()).refused).toBe('refused at 95');
   });
 
   it('once measured, the lower of the drain and the contracted rate; a fast drain never raises it', async () => {
     // 10 drained in 20 s, 0.5 a second: 48 ahead and this one start after 98 s, past 95; 46 after 94 s.
     const slow = (queued: number) => setUp(() => ({ queued, drainPerSecond: 0.5, drainWindowMs: 20_000 })).check;
-    expect(await slow(48).late()).toBe('refused at 48');
-    expect(await slow(46).late()).toBeUndefined();
+    expect((await slow(48).late()).refused).toBe('refused at 48');
+    expect(await slow(46).late()).toEqual({ lateAt: 47 });
     // 9 drained in the minute: not yet measured, the contracted rate admits 94 ahead.
-    expect(await setUp(() => ({ queued: 94, drainPerSecond: 9 / 60 })).check.late()).toBeUndefined();
+    expect((await setUp(() => ({ queued: 94, drainPerSecond: 9 / 60 })).check.late()).refused).toBeUndefined();
     // A drain measured at 5 a second still admits at 1: 95 ahead are refused.
-    expect(await setUp(() => ({ queued: 95, drainPerSecond: 5 })).check.late()).toBe('refused at 95');
+    expect((await setUp(() => ({ queued: 95, drainPerSecond: 5 })).check.late()).refused).toBe('refused at 95');
   });
 
   it('counts the checkouts accepted since the last read, and reads afresh after 100 ms', async () => {
     const { check, later, reads } = setUp(() => ({ queued: 93 }));
-    expect(await check.late()).toBeUndefined();
+    expect((await check.late()).refused).toBeUndefined();
     check.accepted();
     // Within 100 ms: the same read, 94 ahead now: still within; one more and it is not.
     later(99);
-    expect(await check.late()).toBeUndefined();
+    expect((await check.late()).refused).toBeUndefined();
     check.accepted();
-    expect(await check.late()).toBe('refused at 93');
+    expect((await check.late()).refused).toBe('refused at 93');
     expect(reads()).toBe(1);
     // A fresh read forgets them: the queue counts them itself now.
     later(1);
-    expect(await check.late()).toBeUndefined();
+    expect((await check.late()).refused).toBeUndefined();
     expect(reads()).toBe(2);
   });
 
@@ -222,8 +223,8 @@ describe('createLateCheck', () => {
       1,
       () => 'refused',
     );
-    expect(await check.late()).toBeUndefined();
+    expect(await check.late()).toEqual({});
     fail = false;
-    expect(await check.late()).toBeUndefined(); // the failed read is kept for 100 ms
+    expect(await check.late()).toEqual({}); // the failed read is kept for 100 ms
   });
 });

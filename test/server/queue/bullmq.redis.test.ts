@@ -16,6 +16,7 @@ import { createRedisStore } from '../../../src/server/store/redis.js';
 import { haveRedis, startRedisServer, type RedisServer } from '../../support/redis.js';
 import { blackboxOf } from '../../support/kit.js';
 import { expectSignedInFirst } from '../../support/lanes.js';
+import { expectFullAtLateAt } from '../../support/late-at.js';
 import { accountCreateLimited, plainSealing, stubTransaction } from '../../support/stub-client.js';
 
 const SHOP = 'https://shop.example';
@@ -404,6 +405,18 @@ describe.skipIf(!haveRedis)('createBullmqQueue', () => {
       await expectSignedInFirst(
         (maxQueued) =>
           createBullmqQueue({ connection, name: `lanes-${++made}`, maxQueued, concurrency: 1, onError: () => {} }),
+        20_000,
+      );
+    } finally {
+      connection.disconnect();
+    }
+  });
+
+  it("is full at the late check's lateAt, counting the running jobs too: what the fleet accepted since its read", async () => {
+    const connection = new IoRedis(redis.url, { maxRetriesPerRequest: null });
+    try {
+      await expectFullAtLateAt(
+        () => createBullmqQueue({ connection, name: 'late-at', concurrency: 1, onError: () => {} }),
         20_000,
       );
     } finally {

@@ -13,6 +13,7 @@ import type { DeviceRiskClient, DeviceRiskHandlerOptions } from '../../../src/se
 import { orderedClient } from '../../support/stub-client.js';
 import { checkoutFor, orderTellingHandler } from '../../support/kit.js';
 import { rowsOf } from '../../support/sqlite.js';
+import { createDefaultQueue } from '../../../src/server/queue/default.js';
 
 let info: MockInstance;
 let warn: MockInstance;
@@ -52,6 +53,25 @@ const DATA_FILE = 'blackbox-capture.sqlite';
 const until = (condition: () => boolean) => vi.waitFor(() => expect(condition()).toBe(true), { timeout: 5_000 });
 
 describe('the default queue: a file queue in the data directory', () => {
+  it("passes the late check's lateAt on: full at it, held without it", async () => {
+    const queue = createDefaultQueue({
+      dataDir: scratch('bbc-late-at-'),
+      maxQueued: 100,
+      now: Date.now,
+      onError: () => {},
+    });
+    const job = {
+      key: 'key-late',
+      fingerprint: 'f',
+      blackbox: 'bb',
+      customer: { customerInternalReference: 'order-late' },
+      acceptedAt: 0,
+    };
+    expect(await queue.add(job, 0)).toBe('full');
+    expect(await queue.add(job)).toBe('added');
+    await queue.close();
+  });
+
   it('said once at start with its file; close() keeps what it did not start on disk, told nowhere as lost; the next handler checks it', async () => {
     const first = orderedClient();
     const release = first.hold();

@@ -9,6 +9,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { createFileQueue } from '../../../src/server/queue/file.js';
 import type { CheckJob, JobRun } from '../../../src/server/queue/queue.js';
 import { expectSignedInFirst } from '../../support/lanes.js';
+import { expectFullAtLateAt } from '../../support/late-at.js';
 import { gatedRun } from '../../support/gated-run.js';
 import { faultyEngine, rowsOf, sqliteError } from '../../support/sqlite.js';
 
@@ -183,6 +184,10 @@ describe('createFileQueue', () => {
 describe('createFileQueue, signed-in shoppers first', () => {
   it('runs signed-in checkouts ahead of guests, by turns, and sheds guests first at the bound', async () => {
     await expectSignedInFirst((maxQueued) => createFileQueue({ path: databaseIn(), maxQueued, concurrency: 1 }));
+  });
+
+  it("is full at the late check's lateAt, counting the running jobs too", async () => {
+    await expectFullAtLateAt(() => createFileQueue({ path: databaseIn(), concurrency: 1 }));
   });
 
   it('keeps the signed-in visitors only while they hold jobs', async () => {
