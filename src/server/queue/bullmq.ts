@@ -359,30 +359,7 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
     worker.on('failed', (job, error) => onError(error));
   }
 
-  /** The fleet's figures, read at once (one round trip's wait): the late check reads them for each accept. */
-  async function counts(): Promise<QueueCounts> {
-    const client = await redisClient();
-    const [byState, firsts, drained, stale] = await Promise.all([
-      queue.getJobCounts(...HELD_STATES, 'active'),
-      // Prioritized: the first by turn, a visitor's first job, is about the oldest of them.
-      Promise.all([...HELD_STATES, 'active' as const].map((state) => queue.getJobs([state], 0, 0, true))),
-      client.hgetall(drainedKey),
-      client.hgetall(staleKey),
-    ]);
-    const queued = Object.values(byState).reduce((sum, n) => sum + n, 0);
-    const [oldestAcceptedAt] = firsts
-      .flat()
-      .map((first) => first?.data.acceptedAt)
-      .filter((at) => at !== undefined)
-      .sort((a, b) => a - b);
-    const since = Math.floor(Date.now() / 1000) - 60;
-    const lastMinute = (bySecond: Record<string, string>) => {
-      let total = 0;
-      for (const [second, count] of Object.entries(bySecond)) if (Number(second) > since) total += Number(count);
-      return total;
-    };
-    return { queued, oldestAcceptedAt, drainedLastMinute: lastMinute(drained), staleLastMinute: lastMinute(stale) };
-  }
+  const counts = () => fleetCounts(queue, redisClient(), kitKeysOf(prefix, name));
 
   return {
     queue,
@@ -394,4 +371,33 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
       await queue.close();
     },
   };
+}
+
+/** The fleet's figures, read at once (one round trip's wait): the late check reads them for each accept. */
+async function fleetCounts(
+  queue: Queue<HeldJob>,
+  redis: Promise<{ hgetall(key: string): Promise<Record<string, string>> }>,
+  { drainedKey, staleKey }: ReturnType<typeof kitKeysOf>,
+): Promise<QueueCounts> {
+  const client = await redis;
+  const [byState, firsts, drained, stale] = await Promise.all([
+    queue.getJobCounts(...HELD_STATES, 'active'),
+    // Prioritized: the first by turn, a visitor's first job, is about the oldest of them.
+    Promise.all([...HELD_STATES, 'active' as const].map((state) => queue.getJobs([state], 0, 0, true))),
+    client.hgetall(drainedKey),
+    client.hgetall(staleKey),
+  ]);
+  const queued = Object.values(byState).reduce((sum, n) => sum + n, 0);
+  const [oldestAcceptedAt] = firsts
+    .flat()
+    .map((first) => first?.data.acceptedAt)
+    .filter((at) => at !== undefined)
+    .sort((a, b) => a - b);
+  const since = Math.floor(Date.now() / 1000) - 60;
+  const lastMinute = (bySecond: Record<string, string>) => {
+    let total = 0;
+    for (const [second, count] of Object.entries(bySecond)) if (Number(second) > since) total += Number(count);
+    return total;
+  };
+  return { queued, oldestAcceptedAt, drainedLastMinute: lastMinute(drained), staleLastMinute: lastMinute(stale) };
 }
