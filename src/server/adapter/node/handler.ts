@@ -26,6 +26,34 @@ export interface NodeHandlerOptions {
   trustedFronts?: readonly string[];
 }
 
+/** An unread body is read to its end before the answer when it declares at most this many bytes, or when none is declared, up to them. */
+const DRAIN_MAX_BYTES = 64 * 1024;
+/** ...and for this long at most: one that arrives slower is left, and its connection closed. */
+const DRAIN_MS = 1000;
+
+/**
+ * Reads an unread body's small remainder. A socket closed with bytes unread is reset, and a
+ * front still sending them (Caddy, nginx) may take the reset for the answer and answer 502:
+ * the shopper's 413 or 403 would be lost (docs/server.md#errors).
+ */
+async function drainSmallBody(req: IncomingMessage, request: Request): Promise<void> {
+  const body = request.body;
+  if (req.complete || !body || body.locked || Number(req.headers['content-length'] ?? 0) > DRAIN_MAX_BYTES) return;
+  const reader = body.getReader();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), DRAIN_MS)));
+  try {
+    // Left pending when late: cancelling would destroy the socket before the answer is written.
+    for (let size = 0; size <= DRAIN_MAX_BYTES;) {
+      const step = await Promise.race([reader.read(), late]);
+      if (!step || step.done) return;
+      size += step.value.byteLength;
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * Wraps a fetch-style handler for Node. A body that did not arrive in time (`BodyTimeoutError`
  * from `readLimited`) is answered 408 and the connection closed; any other exception becomes
@@ -57,8 +85,9 @@ export function toNodeHandler(handler: FetchHandler, options: NodeHandlerOptions
         response = bodyTimedOut(error);
       }
       // A body still arriving that the handler did not read (a refusal before it, or over its
-      // size): close the connection after the answer rather than drain it for as long as the
-      // client cares to send.
+      // size by Content-Length): a small one is read to its end first, briefly; otherwise the
+      // connection is closed after the answer rather than drained for as long as the client cares to send.
+      await drainSmallBody(req, request);
       if (!req.complete) res.setHeader('connection', 'close');
       await writeResponse(response, res, request.method);
     })().catch((error: unknown) => {

@@ -1,5 +1,6 @@
 // toNodeHandler: fetch-style handlers on node:http and as Express-style middleware.
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BodyTimeoutError, toNodeHandler, type FetchHandler } from '../../../../src/server/index.js';
 import { readLimited } from '../../../../src/server/net/http.js';
@@ -260,6 +261,52 @@ describe('toNodeHandler and a body that trickles in', () => {
     expect(answer).toMatch(/\r\nconnection: close\r\n/i);
     expect(sent).toBeLessThan(10);
     expect(heldMs).toBeLessThan(5_000);
+  });
+
+  /**
+   * A POST declaring `length` bytes whose body comes `laterMs` after the head (none when
+   * `laterMs` is undefined): what the server wrote back, and when its first byte came.
+   */
+  function postLater(origin: string, length: number, laterMs?: number) {
+    const { hostname, port } = new URL(origin);
+    return new Promise<{ answer: string; answeredMs: number }>((resolve) => {
+      const started = Date.now();
+      const socket = connect(Number(port), hostname);
+      let answer = '';
+      let answeredMs = -1;
+      socket.write(`POST /checkout HTTP/1.1\r\nHost: ${hostname}:${port}\r\nContent-Length: ${length}\r\n\r\n`);
+      if (laterMs !== undefined) setTimeout(() => socket.writable && socket.write('x'.repeat(length)), laterMs);
+      socket.on('data', (chunk: Buffer) => {
+        if (answeredMs < 0) answeredMs = Date.now() - started;
+        answer += chunk.toString();
+        // A connection kept alive stays open: the whole answer is enough.
+        if (/\r\n\r\n(no|2\r\nno\r\n0\r\n\r\n)$/.test(answer)) socket.end();
+      });
+      socket.on('error', () => {});
+      socket.on('close', () => resolve({ answer, answeredMs }));
+    });
+  }
+  const refusingBig: FetchHandler = async (request) =>
+    (await readLimited(request, 1024)) === undefined ? new Response('no', { status: 413 }) : new Response('ok');
+
+  it('a small body refused by its Content-Length is read to its end first: a front still sending it is not reset', async () => {
+    const origin = await serve(toNodeHandler(refusingBig));
+    // The 20,000 bytes come 300 ms after the head: the 413 waits for them, and the connection is kept.
+    const { answer, answeredMs } = await postLater(origin, 20_000, 300);
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(answer).not.toMatch(/\r\nconnection: close\r\n/i);
+    expect(answeredMs).toBeGreaterThanOrEqual(250);
+  });
+
+  it('a larger body, or a small one that does not come within a second, is not waited for: the connection is closed', async () => {
+    const origin = await serve(toNodeHandler(refusingBig));
+    const large = await postLater(origin, 64 * 1024 + 1, 300);
+    expect(large.answer).toMatch(/^HTTP\/1\.1 413 [^]*\r\nconnection: close\r\n/i);
+    expect(large.answeredMs).toBeLessThan(250);
+    const never = await postLater(origin, 20_000);
+    expect(never.answer).toMatch(/^HTTP\/1\.1 413 [^]*\r\nconnection: close\r\n/i);
+    expect(never.answeredMs).toBeGreaterThanOrEqual(900);
+    expect(never.answeredMs).toBeLessThan(5_000);
   });
 
   it('a body sent whole is read as before, on a connection kept alive', async () => {
