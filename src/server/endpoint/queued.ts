@@ -229,9 +229,11 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
   function failedTry(job: CheckJob, error: unknown): JobRun | Promise<JobRun> {
     const kind = failureKind(error);
     if (kind === 'permanent') return finished(job, 'failed', error);
-    // A decision not there yet: read on the documented schedule (not counted), then told it has none.
+    // A decision not there yet: read on the documented schedule (not counted, and not a check
+    // waiting: it needs no account request), then told it has none.
     const pending = kind === 'pending' ? nextRead(job) : undefined;
-    if (kind === 'pending') return pending ? { retryInMs: pending } : finished(job, 'failed', notReady(error, onError));
+    if (kind === 'pending')
+      return pending ? { retryInMs: pending, reading: true } : finished(job, 'failed', notReady(error, onError));
     notChecked.tried(job, error);
     if (kind !== 'transient') recordQueue('service_refused');
     if (kind === 'limited') {

@@ -34,7 +34,15 @@ import {
   logError,
 } from '../errors.js';
 import { bullmqMessages } from '../messages.js';
-import { boundFor, type AddResult, type CheckJob, type CheckQueue, type JobRun, type QueueCounts } from './queue.js';
+import {
+  boundFor,
+  keptFor,
+  type AddResult,
+  type CheckJob,
+  type CheckQueue,
+  type JobRun,
+  type QueueCounts,
+} from './queue.js';
 import { hashTagOf } from './hash-tag.js';
 import { awaitReplicas } from '../store/replicas.js';
 import { BULLMQ_QUEUE_OPTIONS } from './settings.js';
@@ -102,11 +110,13 @@ const COUNTED_RUNS_SECONDS = 600;
  * after its run ended, and that run finds the key checked. Only the key's first end is counted,
  * and each add gives its visitor's turn back once (docs/fleet.md#the-queue).
  * KEYS[1] the ends seen (a sorted set by second), KEYS[2] the counter (a hash by second),
- * KEYS[3] the turns; ARGV[1] the second, ARGV[2] the add's nonce, ARGV[3] the job's id (its
- * key's), ARGV[4] its visitor if any. Returns 1 when counted, 0 for a checkout counted before.
+ * KEYS[3] the turns, KEYS[4] the jobs reading (left); ARGV[1] the second, ARGV[2] the add's
+ * nonce, ARGV[3] the job's id (its key's), ARGV[4] its visitor if any. Returns 1 when counted,
+ * 0 for a checkout counted before.
  */
 const FINISHED_SCRIPT = `
 local now = tonumber(ARGV[1])
+redis.call('ZREM', KEYS[4], ARGV[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - ${COUNTED_RUNS_SECONDS})
 local firstOfAdd = redis.call('ZADD', KEYS[1], 'NX', now, 'add:' .. ARGV[2]) == 1
 local firstOfKey = redis.call('ZADD', KEYS[1], 'NX', now, 'job:' .. ARGV[3]) == 1
@@ -140,6 +150,8 @@ if n <= 0 then redis.call('HDEL', ${turns}, ${visitor}) end`;
 const LEAVE_SCRIPT = `
 ${giveTurnBack('KEYS[1]', 'ARGV[1]')}
 return n`;
+/** A job held only to read its decision now (KEYS[1] the jobs reading, ARGV[1] when, ARGV[2] its id). */
+const READING_SCRIPT = `return redis.call('ZADD', KEYS[1], 'NX', ARGV[1], ARGV[2])`;
 /** BullMQ's largest priority: a visitor's turns past it share the last. */
 const MAX_PRIORITY = 2_097_151;
 /**
@@ -233,6 +245,8 @@ function kitKeysOf(prefix: string, name: string) {
     countedKey: `${prefix}:${name}:bbc-counted`,
     /** Each visitor's jobs held now, by visitor: its next job's turn (a hash). */
     turnsKey: `${prefix}:${name}:bbc-turns`,
+    /** The ids of the jobs held only to read a decision (a sorted set by when, CheckJob.reading): not checks waiting. */
+    readingKey: `${prefix}:${name}:bbc-reading`,
   };
 }
 
@@ -248,7 +262,7 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
   const confirm = confirmationOf(options, onError);
   const common = { connection: options.connection, prefix };
   const queue = new Queue<HeldJob>(name, common);
-  const { drainedKey, staleKey, countedKey, turnsKey } = kitKeysOf(prefix, name);
+  const { drainedKey, staleKey, countedKey, turnsKey, readingKey } = kitKeysOf(prefix, name);
   /** A job without a visitor is a visitor of its own: always a first turn, counted nowhere. */
   const turnOf = async (visitor: string | undefined): Promise<number> =>
     visitor === undefined
@@ -267,9 +281,10 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
   async function redisClient() {
     const client = await queue.backend.client;
     if (!defined) {
-      client.defineCommand('bbcFinished', { numberOfKeys: 3, lua: FINISHED_SCRIPT });
+      client.defineCommand('bbcFinished', { numberOfKeys: 4, lua: FINISHED_SCRIPT });
       client.defineCommand('bbcTurn', { numberOfKeys: 1, lua: TURN_SCRIPT });
       client.defineCommand('bbcLeave', { numberOfKeys: 1, lua: LEAVE_SCRIPT });
+      client.defineCommand('bbcReading', { numberOfKeys: 1, lua: READING_SCRIPT });
     }
     defined = true;
     return client;
@@ -284,8 +299,11 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
     // One read of the fleet's queue: `maxQueued` bounds the jobs not running, `lateAt` all of them
     // (as `counts`); read here, just before the add, it counts what other instances accepted since
     // the endpoint's late check read the queue.
-    const { active = 0, ...waiting } = await queue.getJobCounts(...HELD_STATES, 'active');
-    const notRunning = Object.values(waiting).reduce((sum, n) => sum + n, 0);
+    const [{ active = 0, ...waiting }, reading] = await Promise.all([
+      queue.getJobCounts(...HELD_STATES, 'active'),
+      redisClient().then((client) => client.zcard(readingKey)),
+    ]);
+    const notRunning = Object.values(waiting).reduce((sum, n) => sum + n, 0) - reading;
     if (notRunning >= boundFor(job, maxQueued) || notRunning + active >= (lateAt ?? Infinity)) return 'full';
     const addedBy = crypto.randomUUID();
     // Fair turns across visitors: this visitor's n-th held job runs behind every visitor's first.
@@ -327,7 +345,7 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
         if (result.done) {
           const { addedBy = job.id!, visitor } = job.data as HeldJob;
           const counter = result.stale ? staleKey : drainedKey;
-          const args = [countedKey, counter, turnsKey, Math.floor(Date.now() / 1000), addedBy, job.id!];
+          const args = [countedKey, counter, turnsKey, readingKey, Math.floor(Date.now() / 1000), addedBy, job.id!];
           // Stryker disable next-line ConditionalExpression: no visitor sent as '' only adds and drops a field '' in the same script
           const withVisitor = visitor === undefined ? args : [...args, visitor];
           await redisClient()
@@ -340,8 +358,11 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
           await worker!.rateLimit(result.retryInMs);
           throw Worker.RateLimitError();
         }
-        // Kept with the job, so that its next run tells it without checking it, on any instance.
-        if (result.givenUp) await job.updateData({ ...job.data, givenUp: result.givenUp });
+        // Kept with the job, so that its next run tells it without checking it (or only reads), on any instance.
+        const kept = keptFor(job.data, result);
+        if (kept?.reading && !job.data.reading)
+          await (await redisClient()).runCommand('bbcReading', [readingKey, Date.now(), job.id!]);
+        if (kept) await job.updateData(kept);
         await job.moveToDelayed(Date.now() + result.retryInMs, token);
         throw new DelayedError();
       },
@@ -376,21 +397,22 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
 /** The fleet's figures, read at once (one round trip's wait): the late check reads them for each accept. */
 async function fleetCounts(
   queue: Queue<HeldJob>,
-  redis: Promise<{ hgetall(key: string): Promise<Record<string, string>> }>,
-  { drainedKey, staleKey }: ReturnType<typeof kitKeysOf>,
+  redis: Promise<{ hgetall(key: string): Promise<Record<string, string>>; zcard(key: string): Promise<number> }>,
+  { drainedKey, staleKey, readingKey }: ReturnType<typeof kitKeysOf>,
 ): Promise<QueueCounts> {
   const client = await redis;
-  const [byState, firsts, drained, stale] = await Promise.all([
+  const [byState, firsts, drained, stale, reading] = await Promise.all([
     queue.getJobCounts(...HELD_STATES, 'active'),
-    // Prioritized: the first by turn, a visitor's first job, is about the oldest of them.
-    Promise.all([...HELD_STATES, 'active' as const].map((state) => queue.getJobs([state], 0, 0, true))),
+    // Prioritized: the first by turn, a visitor's first job, is about the oldest of them; the
+    // first few of each state, for one not only reading.
+    Promise.all([...HELD_STATES, 'active' as const].map((state) => queue.getJobs([state], 0, 9, true))),
     client.hgetall(drainedKey),
     client.hgetall(staleKey),
+    client.zcard(readingKey),
   ]);
-  const queued = Object.values(byState).reduce((sum, n) => sum + n, 0);
+  const queued = Math.max(0, Object.values(byState).reduce((sum, n) => sum + n, 0) - reading);
   const [oldestAcceptedAt] = firsts
-    .flat()
-    .map((first) => first?.data.acceptedAt)
+    .map((jobs) => jobs.find((job) => job !== undefined && !job.data.reading)?.data.acceptedAt)
     .filter((at) => at !== undefined)
     .sort((a, b) => a - b);
   const since = Math.floor(Date.now() / 1000) - 60;

@@ -47,6 +47,9 @@ WHERE held.lease_until <= ?1 AND held.not_before <= ?1
 ORDER BY held.visitor NOT IN (SELECT visitor FROM queue_signed_in), held.round, v.served, v.turn, held.seq
 LIMIT 1`;
 
+/** The rows of the checks waiting: held, and not only reading a decision (CheckJob.reading, kept in the job's JSON). */
+const WAITING = `done_at IS NULL AND json_extract(job, '$.reading') IS NULL`;
+
 const visitorOf = (job: CheckJob) => (job.visitor === undefined ? `job ${job.key}` : `visitor ${job.visitor}`);
 
 export function queueRows(db: Database, now: Now) {
@@ -67,7 +70,7 @@ export function queueRows(db: Database, now: Now) {
       return db.transaction('the queue took a checkout', (c) => {
         const present = c.prepare('SELECT fingerprint FROM queue_jobs WHERE key = ?').get(job.key);
         if (present) return present.fingerprint === job.fingerprint ? 'present' : 'conflict';
-        const { queued } = c.prepare('SELECT COUNT(*) AS queued FROM queue_jobs WHERE done_at IS NULL').get()!;
+        const { queued } = c.prepare(`SELECT COUNT(*) AS queued FROM queue_jobs WHERE ${WAITING}`).get()!;
         if (Number(queued) >= boundFor(job, maxQueued, lateAt)) return 'full';
         const visitor = visitorOf(job);
         c.prepare('INSERT INTO queue_jobs (key, fingerprint, job, visitor, accepted_at) VALUES (?, ?, ?, ?, ?)').run(
@@ -165,7 +168,7 @@ export function queueRows(db: Database, now: Now) {
       const row = db.statement('the queue counted its jobs', (c) =>
         c
           .prepare(
-            'SELECT COUNT(*) AS queued, (SELECT accepted_at FROM queue_jobs WHERE done_at IS NULL ORDER BY seq LIMIT 1) AS oldest FROM queue_jobs WHERE done_at IS NULL',
+            `SELECT COUNT(*) AS queued, (SELECT accepted_at FROM queue_jobs WHERE ${WAITING} ORDER BY seq LIMIT 1) AS oldest FROM queue_jobs WHERE ${WAITING}`,
           )
           .get(),
       )!;

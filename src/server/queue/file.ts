@@ -12,7 +12,14 @@ import { isDeviceRiskError, logError } from '../errors.js';
 import { checkOptions } from '../options-table.js';
 import { openDatabase } from '../sqlite/database.js';
 import { ownerMark } from '../store/lease.js';
-import type { AddResult, CheckJob, CheckQueue, JobRun, MemoryQueueOptions } from './queue.js';
+import {
+  keptFor,
+  type AddResult,
+  type CheckJob,
+  type CheckQueue,
+  type JobRun,
+  type MemoryQueueOptions,
+} from './queue.js';
 import { FILE_QUEUE_OPTIONS } from './settings.js';
 import { QUEUE_SCHEMA, queueRows } from './file-rows.js';
 
@@ -117,14 +124,7 @@ export function createFileQueue(options: FileQueueOptions): CheckQueue & { idle(
     for (;;) {
       try {
         if (result.done) rows.finish(job.key, me);
-        else
-          rows.retry(
-            job.key,
-            me,
-            result.retryInMs,
-            result.pauseQueue === true,
-            result.givenUp && { ...job, givenUp: result.givenUp },
-          );
+        else rows.retry(job.key, me, result.retryInMs, result.pauseQueue === true, keptFor(job, result));
         wrote();
         return;
       } catch (error) {

@@ -43,6 +43,12 @@ export interface CheckJob {
    * on any instance, only tells it again, and never checks it (queued.ts).
    */
   givenUp?: GivenUp;
+  /**
+   * Checked (uploaded and finalized): it waits only for its decision's next read (queued.ts),
+   * and needs no account request. It is not among the checks waiting: not in `counts().queued`
+   * nor the bounds of `add` (docs/fleet.md#the-queue).
+   */
+  reading?: true;
 }
 
 /** Why a checkout will never be checked, as its NotCheckedError tells it (queued.ts). */
@@ -89,10 +95,19 @@ export type JobRun =
       pauseQueue?: boolean;
       /** Kept with the job (its `givenUp`), for whichever instance runs it next. */
       givenUp?: GivenUp;
+      /** Kept with the job (its `reading`): it comes back only to read its decision. */
+      reading?: true;
     };
 
+/** The job as its next run needs it, a retry's `givenUp` or `reading` kept; undefined when neither is new. */
+export function keptFor(job: CheckJob, result: Extract<JobRun, { retryInMs: number }>): CheckJob | undefined {
+  const reading = result.reading === true && job.reading !== true;
+  if (!result.givenUp && !reading) return undefined;
+  return { ...job, ...(result.givenUp ? { givenUp: result.givenUp } : {}), ...(reading ? { reading: true } : {}) };
+}
+
 export interface QueueCounts {
-  /** Jobs held: waiting, delayed for a retry, or running. */
+  /** Jobs held for their check: waiting, delayed for a retry, or running; not those only `reading` a decision. */
   queued: number;
   /** When the oldest of them was accepted (epoch ms); undefined when none is held. */
   oldestAcceptedAt: number | undefined;
@@ -160,6 +175,8 @@ export function createMemoryQueue(
   const now = options.now ?? systemNow;
   /** Arrival order: a Map iterates in insertion order, and a retried job keeps its place. */
   const held = new Map<string, Held>();
+  /** Of them, the jobs only reading a decision: not checks waiting (CheckJob.reading). */
+  let reading = 0;
   /**
    * Each visitor's held jobs in arrival order, by whose turn is next: the visitors none of whose
    * jobs has finished yet in the order they came, then the others, served longest ago first.
@@ -221,7 +238,9 @@ export function createMemoryQueue(
         running--;
         if (result.done) leave(entry);
         else {
-          if (result.givenUp) entry.job = { ...entry.job, givenUp: result.givenUp };
+          const kept = keptFor(entry.job, result);
+          if (kept?.reading && !entry.job.reading) reading++;
+          entry.job = kept ?? entry.job;
           entry.notBefore = now() + result.retryInMs;
           if (result.pauseQueue) pausedUntil = Math.max(pausedUntil, entry.notBefore);
         }
@@ -235,6 +254,7 @@ export function createMemoryQueue(
 
   function leave(entry: Held): void {
     held.delete(entry.job.key);
+    if (entry.job.reading) reading--;
     const visitor = visitorOf(entry.job);
     const line = fresh.get(visitor) ?? served.get(visitor)!;
     line.splice(line.indexOf(entry), 1);
@@ -248,7 +268,7 @@ export function createMemoryQueue(
     async add(job, lateAt) {
       const present = held.get(job.key);
       if (present) return present.job.fingerprint === job.fingerprint ? 'present' : 'conflict';
-      if (held.size >= boundFor(job, maxQueued, lateAt)) return 'full';
+      if (held.size - reading >= boundFor(job, maxQueued, lateAt)) return 'full';
       const entry: Held = { job, notBefore: 0, running: false };
       held.set(job.key, entry);
       const visitor = visitorOf(job);
@@ -263,8 +283,8 @@ export function createMemoryQueue(
       pump();
     },
     async counts() {
-      const oldest = held.values().next().value;
-      return { queued: held.size, oldestAcceptedAt: oldest?.job.acceptedAt };
+      const oldest = [...held.values()].find((entry) => !entry.job.reading);
+      return { queued: held.size - reading, oldestAcceptedAt: oldest?.job.acceptedAt };
     },
     idle() {
       return held.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve));

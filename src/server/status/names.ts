@@ -171,7 +171,7 @@ export const METRICS = {
     kind: 'gauge',
     labels: QUEUE_GAUGE,
     values: { scope: QUEUE_SCOPES },
-    help: 'Checks accepted and not yet finished',
+    help: 'Checks accepted and not yet finished, less those only reading their decision',
   },
   oldest: {
     name: 'blackbox_capture.queue.oldest_age',

@@ -1206,11 +1206,13 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     const { handler, errors, results } = setUp(client, { queue: hand.queue });
     expect((await handler(post('key-0000000001', 'order-a'))).status).toBe(202);
     // No callback need come: the job comes back 40 s after the upload, then 20 s later (60 s).
-    expect(await figuresOf(async () => expect(await hand.run(hand.jobs[0]!)).toEqual({ retryInMs: 40_000 }))).toEqual({
+    expect(
+      await figuresOf(async () => expect(await hand.run(hand.jobs[0]!)).toEqual({ retryInMs: 40_000, reading: true })),
+    ).toEqual({
       events: {},
       waits: 1,
     });
-    expect(await hand.run(hand.jobs[0]!)).toEqual({ retryInMs: 20_000 });
+    expect(await hand.run(hand.jobs[0]!)).toEqual({ retryInMs: 20_000, reading: true });
     expect(results).toEqual([]);
     expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
     expect(results).toMatchObject([{ customerInternalReference: 'order-a', reference: 'key-0000000001' }]);
@@ -1235,7 +1237,7 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     const hand = handQueue();
     const { handler, errors, results } = setUp(client, { queue: hand.queue });
     expect((await handler(post('key-0000000001', 'order-a'))).status).toBe(202);
-    expect(await hand.run(hand.jobs[0]!)).toEqual({ retryInMs: 40_000 });
+    expect(await hand.run(hand.jobs[0]!)).toEqual({ retryInMs: 40_000, reading: true });
     expect(errors).toEqual([]);
     expect(await hand.run(hand.jobs[0]!)).toMatchObject({ retryInMs: expect.any(Number) });
     expect(errors).toEqual([away]);
@@ -1260,8 +1262,8 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     expect((await handler(post('key-0000000001', 'order-a'))).status).toBe(202);
     expect(await hand.run(hand.jobs[0]!)).toEqual({ retryInMs: 1000 });
     // A schedule shared with the failed tries would wait 20 s here.
-    expect(await hand.run(hand.jobs[0]!)).toEqual({ retryInMs: 40_000 });
-    expect(await hand.run(hand.jobs[0]!)).toEqual({ retryInMs: 20_000 });
+    expect(await hand.run(hand.jobs[0]!)).toEqual({ retryInMs: 40_000, reading: true });
+    expect(await hand.run(hand.jobs[0]!)).toEqual({ retryInMs: 20_000, reading: true });
     await handler.close();
   });
 
@@ -1277,7 +1279,9 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     expect((await handler(post('key-0000000001', 'order-a'))).status).toBe(202);
     const waits: unknown[] = [];
     for (let i = 0; i < 9; i++) waits.push(await hand.run(hand.jobs[0]!));
-    expect(waits).toEqual([40, 20, 40, 60, 80, 100, 120, 140, 160].map((s) => ({ retryInMs: s * 1000 })));
+    expect(waits).toEqual(
+      [40, 20, 40, 60, 80, 100, 120, 140, 160].map((s) => ({ retryInMs: s * 1000, reading: true })),
+    );
     expect(errors).toEqual([]);
     expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
     expect(reads).toBe(10);

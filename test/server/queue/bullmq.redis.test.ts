@@ -17,6 +17,7 @@ import { haveRedis, startRedisServer, type RedisServer } from '../../support/red
 import { blackboxOf } from '../../support/kit.js';
 import { expectSignedInFirst } from '../../support/lanes.js';
 import { expectFullAtLateAt } from '../../support/late-at.js';
+import { expectReadingApart } from '../../support/reading.js';
 import { accountCreateLimited, plainSealing, stubTransaction } from '../../support/stub-client.js';
 
 const SHOP = 'https://shop.example';
@@ -405,6 +406,18 @@ describe.skipIf(!haveRedis)('createBullmqQueue', () => {
       await expectSignedInFirst(
         (maxQueued) =>
           createBullmqQueue({ connection, name: `lanes-${++made}`, maxQueued, concurrency: 1, onError: () => {} }),
+        20_000,
+      );
+    } finally {
+      connection.disconnect();
+    }
+  });
+
+  it('leaves a job only reading its decision out of the checks waiting, on every instance', async () => {
+    const connection = new IoRedis(redis.url, { maxRetriesPerRequest: null });
+    try {
+      await expectReadingApart(
+        () => createBullmqQueue({ connection, name: 'reading', concurrency: 3, onError: () => {} }),
         20_000,
       );
     } finally {

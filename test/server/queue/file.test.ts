@@ -10,6 +10,7 @@ import { createFileQueue } from '../../../src/server/queue/file.js';
 import type { CheckJob, JobRun } from '../../../src/server/queue/queue.js';
 import { expectSignedInFirst } from '../../support/lanes.js';
 import { expectFullAtLateAt } from '../../support/late-at.js';
+import { expectReadingApart } from '../../support/reading.js';
 import { gatedRun } from '../../support/gated-run.js';
 import { faultyEngine, rowsOf, sqliteError } from '../../support/sqlite.js';
 
@@ -184,6 +185,10 @@ describe('createFileQueue', () => {
 describe('createFileQueue, signed-in shoppers first', () => {
   it('runs signed-in checkouts ahead of guests, by turns, and sheds guests first at the bound', async () => {
     await expectSignedInFirst((maxQueued) => createFileQueue({ path: databaseIn(), maxQueued, concurrency: 1 }));
+  });
+
+  it('leaves a job only reading its decision out of the checks waiting', async () => {
+    await expectReadingApart(() => createFileQueue({ path: databaseIn(), concurrency: 3 }));
   });
 
   it("is full at the late check's lateAt, counting the running jobs too", async () => {

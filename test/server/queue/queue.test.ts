@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createMemoryQueue, type CheckJob } from '../../../src/server/queue/queue.js';
 import { expectSignedInFirst } from '../../support/lanes.js';
 import { expectFullAtLateAt } from '../../support/late-at.js';
+import { expectReadingApart } from '../../support/reading.js';
 import { gatedRun } from '../../support/gated-run.js';
 
 const job = (key: string, fingerprint = 'f', acceptedAt = 0, visitor?: string): CheckJob => ({
@@ -247,6 +248,10 @@ describe('createMemoryQueue', () => {
 describe('createMemoryQueue, signed-in shoppers first', () => {
   it('runs signed-in checkouts ahead of guests, by turns, and sheds guests first at the bound', async () => {
     await expectSignedInFirst((maxQueued) => createMemoryQueue({ maxQueued, concurrency: 1 }));
+  });
+
+  it('leaves a job only reading its decision out of the checks waiting', async () => {
+    await expectReadingApart(() => createMemoryQueue({ concurrency: 3 }));
   });
 
   it("is full at the late check's lateAt, counting the running jobs too", async () => {
