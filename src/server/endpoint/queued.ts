@@ -114,7 +114,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
   const { queue, client, underKey, now, onError, maxQueuedMs } = options;
   const meter = createDrainMeter(now, maxQueuedMs);
   const behind = createBacklogWarning(maxQueuedMs);
-  const { tries, retryIn, nextRead, forget } = triesCounter();
+  const { tries, retryIn, forget } = triesCounter();
   const notChecked = notCheckedTeller(onError);
   const backlog = () => backlogOf(queue, meter);
 
@@ -231,9 +231,10 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     if (kind === 'permanent') return finished(job, 'failed', error);
     // A decision not there yet: read on the documented schedule (not counted, and not a check
     // waiting: it needs no account request), then told it has none.
-    const pending = kind === 'pending' ? nextRead(job) : undefined;
+    const reads = job.reading ?? 0;
+    const pending = kind === 'pending' ? pendingMs(reads) : undefined;
     if (kind === 'pending')
-      return pending ? { retryInMs: pending, reading: true } : finished(job, 'failed', notReady(error, onError));
+      return pending ? { retryInMs: pending, reading: reads + 1 } : finished(job, 'failed', notReady(error, onError));
     notChecked.tried(job, error);
     if (kind !== 'transient') recordQueue('service_refused');
     if (kind === 'limited') {
@@ -260,13 +261,12 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
 }
 
 /**
- * Per job in this process: its failed tries (the backoff of a check that keeps failing), and a
- * pending decision's reads after the first (its place in the documented schedule, counted apart
- * so that failures before never shorten it).
+ * Per job in this process: its failed tries (the backoff of a check that keeps failing). A
+ * pending decision's reads are counted apart, in the job (`reading`), so that failures before
+ * never shorten its schedule and a restart goes on with it.
  */
 function triesCounter() {
   const tries = new Map<string, number>();
-  const reads = new Map<string, number>();
   return {
     tries,
     /** The run that comes back in `ms`, a failed try counted. */
@@ -275,18 +275,9 @@ function triesCounter() {
       recordQueue('retried');
       return { retryInMs: ms };
     },
-    /** The wait before a pending decision's next read, counted; none once the schedule's reads are spent. */
-    nextRead(this: void, job: CheckJob): number | undefined {
-      const done = reads.get(job.key) ?? 0;
-      const ms = pendingMs(done);
-      // Stryker disable next-line ConditionalExpression: past the schedule a count that goes on answers none all the same
-      if (ms !== undefined) reads.set(job.key, done + 1);
-      return ms;
-    },
     // Stryker disable next-line BlockStatement: memory only: a key whose job ended is never run again here
     forget(this: void, key: string): void {
       tries.delete(key);
-      reads.delete(key);
     },
   };
 }

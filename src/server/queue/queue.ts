@@ -44,11 +44,12 @@ export interface CheckJob {
    */
   givenUp?: GivenUp;
   /**
-   * Checked (uploaded and finalized): it waits only for its decision's next read (queued.ts),
-   * and needs no account request. It is not among the checks waiting: not in `counts().queued`
-   * nor the bounds of `add` (docs/fleet.md#the-queue).
+   * Checked (uploaded and finalized): it waits only for its decision's next read, and needs no
+   * account request. It is not among the checks waiting: not in `counts().queued` nor the
+   * bounds of `add` (docs/fleet.md#the-queue). The count is the reads after the first that were
+   * scheduled (queued.ts): a restart, or another instance, goes on with the schedule.
    */
-  reading?: true;
+  reading?: number;
 }
 
 /** Why a checkout will never be checked, as its NotCheckedError tells it (queued.ts). */
@@ -95,15 +96,19 @@ export type JobRun =
       pauseQueue?: boolean;
       /** Kept with the job (its `givenUp`), for whichever instance runs it next. */
       givenUp?: GivenUp;
-      /** Kept with the job (its `reading`): it comes back only to read its decision. */
-      reading?: true;
+      /** Kept with the job (its `reading`): it comes back only to read its decision, this many reads scheduled. */
+      reading?: number;
     };
 
 /** The job as its next run needs it, a retry's `givenUp` or `reading` kept; undefined when neither is new. */
 export function keptFor(job: CheckJob, result: Extract<JobRun, { retryInMs: number }>): CheckJob | undefined {
-  const reading = result.reading === true && job.reading !== true;
+  const reading = result.reading !== undefined && result.reading !== job.reading;
   if (!result.givenUp && !reading) return undefined;
-  return { ...job, ...(result.givenUp ? { givenUp: result.givenUp } : {}), ...(reading ? { reading: true } : {}) };
+  return {
+    ...job,
+    ...(result.givenUp ? { givenUp: result.givenUp } : {}),
+    ...(reading ? { reading: result.reading } : {}),
+  };
 }
 
 export interface QueueCounts {

@@ -1207,12 +1207,12 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     expect((await handler(post('key-0000000001', 'order-a'))).status).toBe(202);
     // No callback need come: the job comes back 40 s after the upload, then 20 s later (60 s).
     expect(
-      await figuresOf(async () => expect(await hand.run(hand.jobs[0]!)).toEqual({ retryInMs: 40_000, reading: true })),
+      await figuresOf(async () => expect(await hand.run(hand.jobs[0]!)).toEqual({ retryInMs: 40_000, reading: 1 })),
     ).toEqual({
       events: {},
       waits: 1,
     });
-    expect(await hand.run(hand.jobs[0]!)).toEqual({ retryInMs: 20_000, reading: true });
+    expect(await hand.run(hand.jobs[0]!)).toEqual({ retryInMs: 20_000, reading: 2 });
     expect(results).toEqual([]);
     expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
     expect(results).toMatchObject([{ customerInternalReference: 'order-a', reference: 'key-0000000001' }]);
@@ -1237,7 +1237,7 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     const hand = handQueue();
     const { handler, errors, results } = setUp(client, { queue: hand.queue });
     expect((await handler(post('key-0000000001', 'order-a'))).status).toBe(202);
-    expect(await hand.run(hand.jobs[0]!)).toEqual({ retryInMs: 40_000, reading: true });
+    expect(await hand.run(hand.jobs[0]!)).toEqual({ retryInMs: 40_000, reading: 1 });
     expect(errors).toEqual([]);
     expect(await hand.run(hand.jobs[0]!)).toMatchObject({ retryInMs: expect.any(Number) });
     expect(errors).toEqual([away]);
@@ -1262,8 +1262,8 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     expect((await handler(post('key-0000000001', 'order-a'))).status).toBe(202);
     expect(await hand.run(hand.jobs[0]!)).toEqual({ retryInMs: 1000 });
     // A schedule shared with the failed tries would wait 20 s here.
-    expect(await hand.run(hand.jobs[0]!)).toEqual({ retryInMs: 40_000, reading: true });
-    expect(await hand.run(hand.jobs[0]!)).toEqual({ retryInMs: 20_000, reading: true });
+    expect(await hand.run(hand.jobs[0]!)).toEqual({ retryInMs: 40_000, reading: 1 });
+    expect(await hand.run(hand.jobs[0]!)).toEqual({ retryInMs: 20_000, reading: 2 });
     await handler.close();
   });
 
@@ -1280,7 +1280,7 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     const waits: unknown[] = [];
     for (let i = 0; i < 9; i++) waits.push(await hand.run(hand.jobs[0]!));
     expect(waits).toEqual(
-      [40, 20, 40, 60, 80, 100, 120, 140, 160].map((s) => ({ retryInMs: s * 1000, reading: true })),
+      [40, 20, 40, 60, 80, 100, 120, 140, 160].map((s, i) => ({ retryInMs: s * 1000, reading: i + 1 })),
     );
     expect(errors).toEqual([]);
     expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
@@ -1293,6 +1293,32 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     expect(errors[0]!.message).toMatch(/wf-1 was not there after 10 reads \(the last 760 s after the upload\)/);
     expect(errors[0]!.operation).toBe('result');
     await handler.close();
+  });
+
+  it('the schedule is kept with the job: a process that takes it over (a restart, another instance) goes on with it', async () => {
+    const { client } = stubClient();
+    let reads = 0;
+    client.status = async () => {
+      reads++;
+      return 'ACQUIRED';
+    };
+    const hand = handQueue();
+    const { handler, errors, results } = setUp(client, { queue: hand.queue });
+    expect((await handler(post('key-0000000001', 'order-a'))).status).toBe(202);
+    expect(await hand.run(hand.jobs[0]!)).toEqual({ retryInMs: 40_000, reading: 1 });
+    await handler.close();
+    // The next process, on the job as the queue kept it: the third read comes 40 s after the second (100 s).
+    const next = setUp(client, { queue: hand.queue });
+    expect(await hand.run(hand.jobs[0]!)).toEqual({ retryInMs: 20_000, reading: 2 });
+    expect(await hand.run(hand.jobs[0]!)).toEqual({ retryInMs: 40_000, reading: 3 });
+    // Its last read scheduled: the one after it tells the order, as in one process.
+    hand.jobs[0] = { ...hand.jobs[0]!, reading: 9 };
+    expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
+    expect(reads).toBe(4);
+    expect(results).toEqual([]);
+    expect(next.errors.map((e) => e.code)).toEqual(['result_not_ready', 'not_checked']);
+    expect(errors).toEqual([]);
+    await next.handler.close();
   });
 
   it('an execution expired after finalize: the order is told workflow_expired, once, nothing read again', async () => {
