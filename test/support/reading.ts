@@ -34,7 +34,8 @@ export async function expectReadingApart(make: () => CheckQueue, timeoutMs = 500
         await (run.key < 'e' ? released : lastReleased);
         return { done: true };
       }
-      if (!run.reading) return { retryInMs: 1500, reading: 1 };
+      // 0 reads scheduled: it only tells its decision (no falsy count is taken for none).
+      if (run.reading === undefined) return { retryInMs: 1500, reading: 0 };
       await released;
       return { done: true };
     });
@@ -48,7 +49,7 @@ export async function expectReadingApart(make: () => CheckQueue, timeoutMs = 500
     // Its next run knows it only reads, and how many reads were scheduled.
     await expect
       .poll(() => runs.filter((run) => run.key === 'a').map((run) => run.reading), poll)
-      .toEqual([undefined, 1]);
+      .toEqual([undefined, 0]);
     release();
     await expect.poll(async () => (await queue.counts()).queued, poll).toBe(0);
     await expect.poll(() => runs.length, poll).toBe(4);

@@ -243,7 +243,12 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
       return { retryInMs: 1000 * Math.max(1, retryAfterOf(error) ?? 1), pauseQueue: true };
     }
     const asked = retryAfterOf(error);
-    return retryIn(job, asked === undefined ? backoffMs(tries.get(job.key)) : Math.min(MAX_RETRY_MS, 1000 * asked));
+    const retry = retryIn(
+      job,
+      asked === undefined ? backoffMs(tries.get(job.key)) : Math.min(MAX_RETRY_MS, 1000 * asked),
+    );
+    // Its decision read, and only to be told (here, or by the path telling it now): no check waits.
+    return isQuietRetry(error) ? { ...retry, reading: job.reading ?? 0 } : retry;
   }
 
   const unobserve = observeBacklog(backlog, options.instanceId);

@@ -360,7 +360,7 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
         }
         // Kept with the job, so that its next run tells it without checking it (or only reads), on any instance.
         const kept = keptFor(job.data, result);
-        if (kept?.reading && !job.data.reading)
+        if (kept?.reading !== undefined && job.data.reading === undefined)
           await (await redisClient()).runCommand('bbcReading', [readingKey, Date.now(), job.id!]);
         if (kept) await job.updateData(kept);
         await job.moveToDelayed(Date.now() + result.retryInMs, token);
@@ -412,7 +412,7 @@ async function fleetCounts(
   ]);
   const queued = Math.max(0, Object.values(byState).reduce((sum, n) => sum + n, 0) - reading);
   const [oldestAcceptedAt] = firsts
-    .map((jobs) => jobs.find((job) => job !== undefined && !job.data.reading)?.data.acceptedAt)
+    .map((jobs) => jobs.find((job) => job !== undefined && job.data.reading === undefined)?.data.acceptedAt)
     .filter((at) => at !== undefined)
     .sort((a, b) => a - b);
   const since = Math.floor(Date.now() / 1000) - 60;

@@ -44,10 +44,10 @@ export interface CheckJob {
    */
   givenUp?: GivenUp;
   /**
-   * Checked (uploaded and finalized): it waits only for its decision's next read, and needs no
-   * account request. It is not among the checks waiting: not in `counts().queued` nor the
-   * bounds of `add` (docs/fleet.md#the-queue). The count is the reads after the first that were
-   * scheduled (queued.ts): a restart, or another instance, goes on with the schedule.
+   * Checked (uploaded and finalized): it waits only to read its decision, or to tell it, and
+   * needs no account request. It is not among the checks waiting: not in `counts().queued` nor
+   * the bounds of `add` (docs/fleet.md#the-queue). The count is the reads after the first that
+   * were scheduled (queued.ts): a restart, or another instance, goes on with the schedule.
    */
   reading?: number;
 }
@@ -244,7 +244,7 @@ export function createMemoryQueue(
         if (result.done) leave(entry);
         else {
           const kept = keptFor(entry.job, result);
-          if (kept?.reading && !entry.job.reading) reading++;
+          if (kept?.reading !== undefined && entry.job.reading === undefined) reading++;
           entry.job = kept ?? entry.job;
           entry.notBefore = now() + result.retryInMs;
           if (result.pauseQueue) pausedUntil = Math.max(pausedUntil, entry.notBefore);
@@ -259,7 +259,7 @@ export function createMemoryQueue(
 
   function leave(entry: Held): void {
     held.delete(entry.job.key);
-    if (entry.job.reading) reading--;
+    if (entry.job.reading !== undefined) reading--;
     const visitor = visitorOf(entry.job);
     const line = fresh.get(visitor) ?? served.get(visitor)!;
     line.splice(line.indexOf(entry), 1);
@@ -288,7 +288,7 @@ export function createMemoryQueue(
       pump();
     },
     async counts() {
-      const oldest = [...held.values()].find((entry) => !entry.job.reading);
+      const oldest = [...held.values()].find((entry) => entry.job.reading === undefined);
       return { queued: held.size - reading, oldestAcceptedAt: oldest?.job.acceptedAt };
     },
     idle() {

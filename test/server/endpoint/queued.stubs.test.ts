@@ -1355,8 +1355,9 @@ describe('each try of a queued check: when it comes back, and what a full queue 
       },
     });
     expect((await handler(post('key-0000000001', 'order-a'))).status).toBe(202);
-    // Not done: the decision was not told, so the job comes back; its cause is told once.
-    expect(await hand.run(hand.jobs[0]!)).toMatchObject({ retryInMs: expect.any(Number) });
+    // Not done: the decision was not told, so the job comes back, only to tell it (no check
+    // waiting: CheckJob.reading); its cause is told once.
+    expect(await hand.run(hand.jobs[0]!)).toMatchObject({ retryInMs: expect.any(Number), reading: 0 });
     expect(told).toEqual([]);
     expect(errors.map((e) => e.code)).toEqual(['store_full']);
     // It resumes from its record (uploaded, finalized): the decision is told, nothing made twice.
