@@ -150,6 +150,8 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
       throw queueFailure(error);
     });
     if (added === 'conflict') return reused();
+    // Held (and counted) already, still unconfirmed: the browser is sent back again.
+    if (added === 'present-unconfirmed') return heldAnswer(onError, unconfirmedFailure()).answer;
     if (added === 'full') return fullAnswer(await backlog().catch(() => undefined), onError);
     if (added === 'added' || added === 'unconfirmed') {
       const after = await answerAfterAdd(options, requestKey, fingerprint, added);

@@ -295,7 +295,9 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
   async function add(job: CheckJob, lateAt?: number): Promise<AddResult> {
     const jobId = await jobIdOf(job.key);
     const held = await queue.getJob(jobId);
-    if (held) return held.data.fingerprint === job.fingerprint ? 'present' : 'conflict';
+    if (held && held.data.fingerprint !== job.fingerprint) return 'conflict';
+    // Held: asked again, as the add was (a retry of an unconfirmed add must not be 202 unconfirmed).
+    if (held) return (await confirm(redisClient())) === 'added' ? 'present' : 'present-unconfirmed';
     // One read of the fleet's queue: `maxQueued` bounds the jobs not running, `lateAt` all of them
     // (as `counts`); read here, just before the add, it counts what other instances accepted since
     // the endpoint's late check read the queue.

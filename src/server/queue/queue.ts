@@ -80,8 +80,10 @@ export const boundFor = (job: Pick<CheckJob, 'lane'>, maxQueued: number, lateAt 
  * What `add` did: held it, found it already held (same request), found another request under
  * its key, or had no room; or held it without the confirmation asked for (Redis WAIT short of
  * its replicas, told to the queue's onError): the job may run, or a failover may take it back.
+ * `present-unconfirmed`: found it held, and still without that confirmation (a retry of an
+ * `unconfirmed` add): not yet safe to answer 202 either.
  */
-export type AddResult = 'added' | 'present' | 'conflict' | 'full' | 'unconfirmed';
+export type AddResult = 'added' | 'present' | 'conflict' | 'full' | 'unconfirmed' | 'present-unconfirmed';
 
 /**
  * How one run of a job ended: done (checked, or given up and told; `stale`: dropped unchecked

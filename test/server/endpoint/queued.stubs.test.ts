@@ -1379,6 +1379,16 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     expect(errors.map((e) => [e.code, e.operation, e.message])).toEqual([
       ['store_unavailable', 'queue', expect.stringMatching(/not confirmed/)],
     ]);
+    // A retry while the replicas still do not confirm it: 503 again, told, held, not counted again.
+    hand.state.answer = 'present-unconfirmed';
+    let again!: Response;
+    expect(await figuresOf(async () => (again = await handler(post('key-0000000001', 'order-a'))))).toEqual({
+      events: {},
+      waits: 0,
+    });
+    expect([again.status, again.headers.get('retry-after'), isHeldAnswer(again)]).toEqual([503, '1', true]);
+    expect(errors.map((e) => e.code)).toEqual(['store_unavailable', 'store_unavailable']);
+    expect(hand.jobs).toHaveLength(2);
     await expectRetriedOnce(handler, hand, results, calls);
   });
 

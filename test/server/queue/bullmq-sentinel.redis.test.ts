@@ -47,6 +47,38 @@ describe.skipIf(!haveRedis)('createBullmqQueue confirmReplicas', () => {
     );
   });
 
+  it('a master with no replica to confirm: the add unconfirmed, and its retry found held but still unconfirmed', async () => {
+    const server = await startRedis();
+    const connection = new Redis(server.port, '127.0.0.1', { maxRetriesPerRequest: null });
+    const errors: unknown[] = [];
+    const queue = createBullmqQueue({
+      connection,
+      prefix: 'retried',
+      confirmReplicas: 1,
+      confirmTimeoutMs: 100,
+      onError: (error) => errors.push(error),
+    });
+    closers.push(async () => {
+      await queue.close();
+      connection.disconnect();
+      await server.stop();
+    });
+    const job = {
+      key: 'key-retried',
+      fingerprint: 'f',
+      blackbox: 'bb',
+      customer: { customerInternalReference: 'o' },
+      acceptedAt: 0,
+    };
+    expect(await queue.add(job)).toBe('unconfirmed');
+    expect(await queue.add(job)).toBe('present-unconfirmed');
+    expect(await queue.add({ ...job, fingerprint: 'g' })).toBe('conflict');
+    expect(errors.map((e) => String((e as Error).message))).toEqual([
+      expect.stringMatching(/confirmed by 0 of 1 replica within 100 ms/),
+      expect.stringMatching(/confirmed by 0 of 1 replica within 100 ms/),
+    ]);
+  });
+
   it('a master with no replica to confirm: each checkout 503 store_unavailable, told, none 202; held all the same, checked once', async () => {
     const server = await startRedis();
     const connection = new Redis(server.port, '127.0.0.1', { maxRetriesPerRequest: null });
