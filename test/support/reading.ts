@@ -15,8 +15,8 @@ const job = (key: string, acceptedAt: number): CheckJob => ({
 
 /**
  * `make()` gives a new queue of one engine, concurrency 3, not yet processing. Job a comes back
- * in 1.5 s only to read, and reads until let go with b and c; e and f run until the end. Every
- * add is bounded at 2 checks (`lateAt`).
+ * in 1 s only to read, then again 0.5 s later, and reads until let go with b and c; e and f run
+ * until the end. Every add is bounded at 2 checks (`lateAt`).
  */
 export async function expectReadingApart(make: () => CheckQueue, timeoutMs = 5000): Promise<void> {
   const queue = make();
@@ -34,8 +34,9 @@ export async function expectReadingApart(make: () => CheckQueue, timeoutMs = 500
         await (run.key < 'e' ? released : lastReleased);
         return { done: true };
       }
-      // 0 reads scheduled: it only tells its decision (no falsy count is taken for none).
-      if (run.reading === undefined) return { retryInMs: 1500, reading: 0 };
+      // 0 reads scheduled (it only tells its decision: no falsy count is taken for none), then 1.
+      if (run.reading === undefined) return { retryInMs: 1000, reading: 0 };
+      if (run.reading === 0) return { retryInMs: 500, reading: 1 };
       await released;
       return { done: true };
     });
@@ -49,10 +50,10 @@ export async function expectReadingApart(make: () => CheckQueue, timeoutMs = 500
     // Its next run knows it only reads, and how many reads were scheduled.
     await expect
       .poll(() => runs.filter((run) => run.key === 'a').map((run) => run.reading), poll)
-      .toEqual([undefined, 0]);
+      .toEqual([undefined, 0, 1]);
     release();
     await expect.poll(async () => (await queue.counts()).queued, poll).toBe(0);
-    await expect.poll(() => runs.length, poll).toBe(4);
+    await expect.poll(() => runs.length, poll).toBe(5);
     // Nothing of it stays counted apart: the bound of 2 is whole again.
     expect(await queue.add(job('e', 5000), 2)).toBe('added');
     expect(await queue.add(job('f', 6000), 2)).toBe('added');

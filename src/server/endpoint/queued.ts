@@ -233,10 +233,11 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     if (kind === 'permanent') return finished(job, 'failed', error);
     // A decision not there yet: read on the documented schedule (not counted, and not a check
     // waiting: it needs no account request), then told it has none.
-    const reads = job.reading ?? 0;
-    const pending = kind === 'pending' ? pendingMs(reads) : undefined;
-    if (kind === 'pending')
-      return pending ? { retryInMs: pending, reading: reads + 1 } : finished(job, 'failed', notReady(error, onError));
+    if (kind === 'pending') {
+      const reads = job.reading ?? 0;
+      const wait = pendingMs(reads);
+      return wait ? { retryInMs: wait, reading: reads + 1 } : finished(job, 'failed', notReady(error, onError));
+    }
     notChecked.tried(job, error);
     if (kind !== 'transient') recordQueue('service_refused');
     if (kind === 'limited') {

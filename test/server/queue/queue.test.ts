@@ -1,7 +1,7 @@
 // The in-process queue: arrival order, its bound, one job per key, retries that keep their
 // place, a pause for the tenant's limit, and a close that waits for the running jobs.
 import { describe, expect, it } from 'vitest';
-import { createMemoryQueue, type CheckJob } from '../../../src/server/queue/queue.js';
+import { createMemoryQueue, keptFor, type CheckJob } from '../../../src/server/queue/queue.js';
 import { expectSignedInFirst } from '../../support/lanes.js';
 import { expectFullAtLateAt } from '../../support/late-at.js';
 import { expectReadingApart } from '../../support/reading.js';
@@ -242,6 +242,29 @@ describe('createMemoryQueue', () => {
     await finish('b');
     await waiting;
     expect(idle).toBe(true);
+  });
+});
+
+describe('keptFor: what a retry keeps with its job', () => {
+  const held: CheckJob = {
+    key: 'k',
+    fingerprint: 'f',
+    blackbox: 'bb',
+    customer: { customerInternalReference: 'o' },
+    acceptedAt: 1,
+  };
+  const givenUp = { ending: 'failed', reason: 'upstream_error' } as const;
+
+  it('nothing new: no job to write (a queue writes none)', () => {
+    expect(keptFor(held, { retryInMs: 1 })).toBeUndefined();
+    expect(keptFor({ ...held, reading: 2 }, { retryInMs: 1, reading: 2 })).toBeUndefined();
+  });
+
+  it('a new count of reads, 0 too, or why it was given up: the job with it', () => {
+    expect(keptFor(held, { retryInMs: 1, reading: 0 })).toEqual({ ...held, reading: 0 });
+    expect(keptFor({ ...held, reading: 1 }, { retryInMs: 1, reading: 2 })).toEqual({ ...held, reading: 2 });
+    expect(keptFor(held, { retryInMs: 0, givenUp })).toEqual({ ...held, givenUp });
+    expect(Object.keys(keptFor(held, { retryInMs: 0, givenUp })!)).not.toContain('reading');
   });
 });
 

@@ -38,7 +38,8 @@ const DRAIN_MS = 1000;
  */
 async function drainSmallBody(req: IncomingMessage, request: Request): Promise<void> {
   const body = request.body;
-  if (req.complete || !body || body.locked || Number(req.headers['content-length'] ?? 0) > DRAIN_MAX_BYTES) return;
+  // A body arrived whole (req.complete) reads at once to its end: no test of it is needed.
+  if (!body || body.locked || Number(req.headers['content-length'] ?? 0) > DRAIN_MAX_BYTES) return;
   const reader = body.getReader();
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), DRAIN_MS)));

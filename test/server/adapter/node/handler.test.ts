@@ -267,15 +267,17 @@ describe('toNodeHandler and a body that trickles in', () => {
    * A POST declaring `length` bytes whose body comes `laterMs` after the head (none when
    * `laterMs` is undefined): what the server wrote back, and when its first byte came.
    */
-  function postLater(origin: string, length: number, laterMs?: number) {
+  function postLater(origin: string, length: number, laterMs?: number, chunked = false) {
     const { hostname, port } = new URL(origin);
     return new Promise<{ answer: string; answeredMs: number }>((resolve) => {
       const started = Date.now();
       const socket = connect(Number(port), hostname);
       let answer = '';
       let answeredMs = -1;
-      socket.write(`POST /checkout HTTP/1.1\r\nHost: ${hostname}:${port}\r\nContent-Length: ${length}\r\n\r\n`);
-      if (laterMs !== undefined) setTimeout(() => socket.writable && socket.write('x'.repeat(length)), laterMs);
+      const framing = chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${length}`;
+      socket.write(`POST /checkout HTTP/1.1\r\nHost: ${hostname}:${port}\r\n${framing}\r\n\r\n`);
+      const body = chunked ? `${length.toString(16)}\r\n${'x'.repeat(length)}\r\n0\r\n\r\n` : 'x'.repeat(length);
+      if (laterMs !== undefined) setTimeout(() => socket.writable && socket.write(body), laterMs);
       socket.on('data', (chunk: Buffer) => {
         if (answeredMs < 0) answeredMs = Date.now() - started;
         answer += chunk.toString();
@@ -296,6 +298,20 @@ describe('toNodeHandler and a body that trickles in', () => {
     expect(answer).toMatch(/^HTTP\/1\.1 413 /);
     expect(answer).not.toMatch(/\r\nconnection: close\r\n/i);
     expect(answeredMs).toBeGreaterThanOrEqual(250);
+  });
+
+  it('up to 64 KiB by Content-Length, or counted when none is declared: past it the connection is closed', async () => {
+    const origin = await serve(toNodeHandler(refusingBig));
+    const whole = await postLater(origin, 64 * 1024, 300);
+    expect(whole.answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(whole.answer).not.toMatch(/\r\nconnection: close\r\n/i);
+    // Chunked, refused before it is read (a counting refusal would cancel the stream): read up to 64 KiB, then left.
+    const refusing = await serve(toNodeHandler(() => new Response('no', { status: 403 })));
+    const small = await postLater(refusing, 1000, 300, true);
+    expect(small.answer).toMatch(/^HTTP\/1\.1 403 /);
+    expect(small.answer).not.toMatch(/\r\nconnection: close\r\n/i);
+    const large = await postLater(refusing, 256 * 1024, 300, true);
+    expect(large.answer).toMatch(/^HTTP\/1\.1 403 [^]*\r\nconnection: close\r\n/i);
   });
 
   it('a larger body, or a small one that does not come within a second, is not waited for: the connection is closed', async () => {
