@@ -88,7 +88,8 @@ export function toNodeHandler(handler: FetchHandler, options: NodeHandlerOptions
       // A body still arriving that the handler did not read (a refusal before it, or over its
       // size by Content-Length): a small one is read to its end first, briefly; otherwise the
       // connection is closed after the answer rather than drained for as long as the client cares to send.
-      await drainSmallBody(req, request);
+      // A client gone mid-drain (the read rejects: aborted) is no failure of the answer's.
+      await drainSmallBody(req, request).catch(() => {});
       if (!req.complete) res.setHeader('connection', 'close');
       await writeResponse(response, res, request.method);
     })().catch((error: unknown) => {

@@ -314,6 +314,20 @@ describe('toNodeHandler and a body that trickles in', () => {
     expect(large.answer).toMatch(/^HTTP\/1\.1 403 [^]*\r\nconnection: close\r\n/i);
   });
 
+  it("a client gone while its body is read before the answer: nothing goes to Express's next", async () => {
+    const passed: unknown[] = [];
+    const handler = toNodeHandler(() => new Response('no', { status: 403 }));
+    const origin = await serve((req, res) => handler(req, res, (error) => void passed.push(error)));
+    const { hostname, port } = new URL(origin);
+    const socket = connect(Number(port), hostname);
+    socket.on('error', () => {});
+    socket.write(`POST /x HTTP/1.1\r\nHost: ${hostname}\r\nContent-Length: 1000\r\n\r\n${'x'.repeat(10)}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    socket.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(passed).toEqual([]);
+  });
+
   it('a larger body, or a small one that does not come within a second, is not waited for: the connection is closed', async () => {
     const origin = await serve(toNodeHandler(refusingBig));
     const large = await postLater(origin, 64 * 1024 + 1, 300);
