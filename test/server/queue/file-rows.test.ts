@@ -59,6 +59,26 @@ describe("the file queue's rows", () => {
     ]);
   });
 
+  it('a job only reading: its key in queue_reading, by its lease holder only, and out of it when done', () => {
+    const { rows, read } = rowsOn();
+    rows.add(job('a'), 10);
+    rows.add(job('b'), 10);
+    rows.claim('me', 60_000);
+    rows.retry('a', 'someone else', 1000, false, { ...job('a'), reading: 0 });
+    expect(read('SELECT key FROM queue_reading')).toEqual([]);
+    rows.retry('a', 'me', 0, false, { ...job('a'), reading: 0 });
+    expect(read('SELECT key FROM queue_reading')).toEqual([{ key: 'a' }]);
+    expect(rows.counts()).toEqual({ queued: 1, oldestAcceptedAt: 7 });
+    // Read again: kept once; done: gone.
+    expect(rows.claim('me', 60_000)).toEqual({ ...job('a'), reading: 0 });
+    rows.retry('a', 'me', 0, false, { ...job('a'), reading: 1 });
+    expect(read('SELECT key FROM queue_reading')).toEqual([{ key: 'a' }]);
+    rows.claim('me', 60_000);
+    rows.finish('a', 'me');
+    expect(read('SELECT key FROM queue_reading')).toEqual([]);
+    expect(rows.counts()).toEqual({ queued: 1, oldestAcceptedAt: 7 });
+  });
+
   it('finish by another than the lease holder changes nothing', () => {
     const { rows, read } = rowsOn();
     rows.add(job('a'), 10);
