@@ -233,11 +233,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     if (kind === 'permanent') return finished(job, 'failed', error);
     // A decision not there yet: read on the documented schedule (not counted, and not a check
     // waiting: it needs no account request), then told it has none.
-    if (kind === 'pending') {
-      const reads = job.reading ?? 0;
-      const wait = pendingMs(reads);
-      return wait ? { retryInMs: wait, reading: reads + 1 } : finished(job, 'failed', notReady(error, onError));
-    }
+    if (kind === 'pending') return nextRead(job) ?? finished(job, 'failed', notReady(error, onError));
     notChecked.tried(job, error);
     if (kind !== 'transient') recordQueue('service_refused');
     if (kind === 'limited') {
@@ -245,11 +241,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
       void warnIfBehind();
       return { retryInMs: 1000 * Math.max(1, retryAfterOf(error) ?? 1), pauseQueue: true };
     }
-    const asked = retryAfterOf(error);
-    const retry = retryIn(
-      job,
-      asked === undefined ? backoffMs(tries.get(job.key)) : Math.min(MAX_RETRY_MS, 1000 * asked),
-    );
+    const retry = retryIn(job, retryWaitMs(error, tries.get(job.key)));
     // Its decision read, and only to be told (here, or by the path telling it now): no check waits.
     return isQuietRetry(error) ? { ...retry, reading: job.reading ?? 0 } : retry;
   }
@@ -386,6 +378,19 @@ function notCheckedTeller(onError: (error: unknown) => void) {
       }
     },
   };
+}
+
+/** A pending decision's next read (the wait, and the reads kept with the job); none once the schedule is spent. */
+function nextRead(job: CheckJob): { retryInMs: number; reading: number } | undefined {
+  const reads = job.reading ?? 0;
+  const wait = pendingMs(reads);
+  return wait === undefined ? undefined : { retryInMs: wait, reading: reads + 1 };
+}
+
+/** The wait before a failed try's next: what the service or the store asked (at most MAX_RETRY_MS), else the backoff. */
+function retryWaitMs(error: unknown, tries: number | undefined): number {
+  const asked = retryAfterOf(error);
+  return asked === undefined ? backoffMs(tries) : Math.min(MAX_RETRY_MS, 1000 * asked);
 }
 
 /**

@@ -60,8 +60,9 @@ export interface BullmqQueueOptions {
    */
   prefix?: string;
   /**
-   * Jobs held at most across the fleet; past it, new checkouts are answered 503 `queue_full`.
-   * Checked before each add (a burst on several instances may pass it by a few). Default 900:
+   * Checks held at most across the fleet, running or not (not those only reading a decision);
+   * past it, new checkouts are answered 503 `queue_full`. Checked before each add (a burst on
+   * several instances may pass it by a few). Default 900:
    * what the tenant's default account limit (1 a second, shared by the fleet) checks within the
    * trust bound (15 minutes); more would wait past it and go stale. Times the bytes one queued
    * checkout costs, the Redis memory the queue needs (docs/fleet.md#what-redis-holds).
@@ -150,8 +151,47 @@ if n <= 0 then redis.call('HDEL', ${turns}, ${visitor}) end`;
 const LEAVE_SCRIPT = `
 ${giveTurnBack('KEYS[1]', 'ARGV[1]')}
 return n`;
-/** A job held only to read its decision now (KEYS[1] the jobs reading, ARGV[1] when, ARGV[2] its id). */
-const READING_SCRIPT = `return redis.call('ZADD', KEYS[1], 'NX', ARGV[1], ARGV[2])`;
+/**
+ * A job held only to read its decision now (KEYS[1] the jobs reading, KEYS[2] its hash; ARGV[1]
+ * when, ARGV[2] its id): not for a job gone meanwhile (finished by a run whose lock lapsed here).
+ */
+const READING_SCRIPT = `
+if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
+return redis.call('ZADD', KEYS[1], 'NX', ARGV[1], ARGV[2])`;
+/** How far into each of the queue's lists `CHECKS_SCRIPT` looks for a job not only reading. */
+const OLDEST_SCAN = 2000;
+/**
+ * The jobs reading, and the oldest acceptance among the checks waiting (-1 when none is found).
+ * First the ten ids looked at longest ago are looked at again: one whose job is gone (its end
+ * not counted by an instance of an earlier version, or its mark made after another instance
+ * ended it) is dropped, the others come last. Then, in each state, the first job in its order
+ * that is not only reading (within OLDEST_SCAN): the wait and active lists (oldest on the
+ * right), the prioritized and delayed sets; its acceptance from its data. KEYS[1] the jobs
+ * reading; ARGV[1] the queue's key prefix, ARGV[2] now, ARGV[3] OLDEST_SCAN.
+ */
+const CHECKS_SCRIPT = `
+local reading, base, limit = KEYS[1], ARGV[1], tonumber(ARGV[3])
+for _, id in ipairs(redis.call('ZRANGE', reading, 0, 9)) do
+  if redis.call('EXISTS', base .. id) == 0 then redis.call('ZREM', reading, id)
+  else redis.call('ZADD', reading, 'XX', ARGV[2], id) end
+end
+local oldest = -1
+local function checks(id)
+  if redis.call('ZSCORE', reading, id) then return false end
+  local data = redis.call('HGET', base .. id, 'data')
+  if not data then return false end
+  local at = tonumber(cjson.decode(data).acceptedAt)
+  if at and (oldest < 0 or at < oldest) then oldest = at end
+  return true
+end
+for _, list in ipairs({'wait', 'active'}) do
+  local ids = redis.call('LRANGE', base .. list, -limit, -1)
+  for i = #ids, 1, -1 do if checks(ids[i]) then break end end
+end
+for _, set in ipairs({'prioritized', 'delayed'}) do
+  for _, id in ipairs(redis.call('ZRANGE', base .. set, 0, limit - 1)) do if checks(id) then break end end
+end
+return {redis.call('ZCARD', reading), tostring(oldest)}`;
 /** BullMQ's largest priority: a visitor's turns past it share the last. */
 const MAX_PRIORITY = 2_097_151;
 /**
@@ -276,19 +316,7 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
   const leave = async (visitor: string | undefined): Promise<void> => {
     if (visitor !== undefined) await (await redisClient()).runCommand('bbcLeave', [turnsKey, visitor]);
   };
-  let defined = false;
-  /** The Redis client BullMQ holds, with the kit's scripts defined once. */
-  async function redisClient() {
-    const client = await queue.backend.client;
-    if (!defined) {
-      client.defineCommand('bbcFinished', { numberOfKeys: 4, lua: FINISHED_SCRIPT });
-      client.defineCommand('bbcTurn', { numberOfKeys: 1, lua: TURN_SCRIPT });
-      client.defineCommand('bbcLeave', { numberOfKeys: 1, lua: LEAVE_SCRIPT });
-      client.defineCommand('bbcReading', { numberOfKeys: 1, lua: READING_SCRIPT });
-    }
-    defined = true;
-    return client;
-  }
+  const redisClient = scriptedClient(queue);
   queue.on('error', onError);
   let worker: Worker<CheckJob> | undefined;
 
@@ -298,15 +326,15 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
     if (held && held.data.fingerprint !== job.fingerprint) return 'conflict';
     // Held: asked again, as the add was (a retry of an unconfirmed add must not be 202 unconfirmed).
     if (held) return (await confirm(redisClient())) === 'added' ? 'present' : 'present-unconfirmed';
-    // One read of the fleet's queue: `maxQueued` bounds the jobs not running, `lateAt` all of them
-    // (as `counts`); read here, just before the add, it counts what other instances accepted since
-    // the endpoint's late check read the queue.
+    // One read of the fleet's queue, bounded by `maxQueued` and `lateAt`: read here, just before
+    // the add, it counts what other instances accepted since the endpoint's late check read it.
     const [{ active = 0, ...waiting }, reading] = await Promise.all([
       queue.getJobCounts(...HELD_STATES, 'active'),
       redisClient().then((client) => client.zcard(readingKey)),
     ]);
-    const notRunning = Object.values(waiting).reduce((sum, n) => sum + n, 0) - reading;
-    if (notRunning >= boundFor(job, maxQueued) || notRunning + active >= (lateAt ?? Infinity)) return 'full';
+    // The checks held, running or not (as the memory and file queues count them), less those only reading.
+    const checks = Object.values(waiting).reduce((sum, n) => sum + n, active) - reading;
+    if (checks >= boundFor(job, maxQueued, lateAt)) return 'full';
     const addedBy = crypto.randomUUID();
     // Fair turns across visitors: this visitor's n-th held job runs behind every visitor's first.
     const priority = await priorityOf(job);
@@ -363,7 +391,7 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
         // Kept with the job, so that its next run tells it without checking it (or only reads), on any instance.
         const kept = keptFor(job.data, result);
         if (kept?.reading !== undefined && job.data.reading === undefined)
-          await (await redisClient()).runCommand('bbcReading', [readingKey, Date.now(), job.id!]);
+          await (await redisClient()).runCommand('bbcReading', [readingKey, queue.toKey(job.id!), Date.now(), job.id!]);
         if (kept) await job.updateData(kept);
         await job.moveToDelayed(Date.now() + result.retryInMs, token);
         throw new DelayedError();
@@ -396,27 +424,41 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
   };
 }
 
+/** The Redis client BullMQ holds, with the kit's scripts defined once: a getter of it. */
+function scriptedClient(queue: Queue<HeldJob>) {
+  let defined = false;
+  return async () => {
+    const client = await queue.backend.client;
+    if (!defined) {
+      client.defineCommand('bbcFinished', { numberOfKeys: 4, lua: FINISHED_SCRIPT });
+      client.defineCommand('bbcTurn', { numberOfKeys: 1, lua: TURN_SCRIPT });
+      client.defineCommand('bbcLeave', { numberOfKeys: 1, lua: LEAVE_SCRIPT });
+      client.defineCommand('bbcReading', { numberOfKeys: 2, lua: READING_SCRIPT });
+      client.defineCommand('bbcChecks', { numberOfKeys: 1, lua: CHECKS_SCRIPT });
+    }
+    defined = true;
+    return client;
+  };
+}
+
 /** The fleet's figures, read at once (one round trip's wait): the late check reads them for each accept. */
 async function fleetCounts(
   queue: Queue<HeldJob>,
-  redis: Promise<{ hgetall(key: string): Promise<Record<string, string>>; zcard(key: string): Promise<number> }>,
+  redis: Promise<{
+    hgetall(key: string): Promise<Record<string, string>>;
+    runCommand(name: string, args: unknown[]): Promise<unknown>;
+  }>,
   { drainedKey, staleKey, readingKey }: ReturnType<typeof kitKeysOf>,
 ): Promise<QueueCounts> {
   const client = await redis;
-  const [byState, firsts, drained, stale, reading] = await Promise.all([
+  const [byState, [reading, oldest], drained, stale] = await Promise.all([
     queue.getJobCounts(...HELD_STATES, 'active'),
-    // Prioritized: the first by turn, a visitor's first job, is about the oldest of them; the
-    // first few of each state, for one not only reading.
-    Promise.all([...HELD_STATES, 'active' as const].map((state) => queue.getJobs([state], 0, 9, true))),
+    client.runCommand('bbcChecks', [readingKey, queue.toKey(''), Date.now(), OLDEST_SCAN]) as Promise<[number, string]>,
     client.hgetall(drainedKey),
     client.hgetall(staleKey),
-    client.zcard(readingKey),
   ]);
   const queued = Math.max(0, Object.values(byState).reduce((sum, n) => sum + n, 0) - reading);
-  const [oldestAcceptedAt] = firsts
-    .map((jobs) => jobs.find((job) => job !== undefined && job.data.reading === undefined)?.data.acceptedAt)
-    .filter((at) => at !== undefined)
-    .sort((a, b) => a - b);
+  const oldestAcceptedAt = Number(oldest) >= 0 ? Number(oldest) : undefined;
   const since = Math.floor(Date.now() / 1000) - 60;
   const lastMinute = (bySecond: Record<string, string>) => {
     let total = 0;

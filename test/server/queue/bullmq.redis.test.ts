@@ -425,6 +425,47 @@ describe.skipIf(!haveRedis)('createBullmqQueue', () => {
     }
   });
 
+  it('a check only reading, running or delayed: not counted, never hiding the oldest check; an id whose job is gone is dropped', async () => {
+    const connection = new IoRedis(redis.url, { maxRetriesPerRequest: null });
+    const probe = new IoRedis(redis.url);
+    const name = 'reading-edges';
+    const queue = createBullmqQueue({ connection, name, concurrency: 12, onError: () => {} });
+    // The same queue, bounded at 2 checks (another instance's settings), for the adds below.
+    const bounded = createBullmqQueue({ connection, name, maxQueued: 2, onError: () => {} });
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const checkJob = (key: string, acceptedAt: number) => ({ ...visitorJob(key), acceptedAt });
+    try {
+      // A check accepted first, on a minute's retry; ten reading jobs due before it; one reading now.
+      expect(await queue.add(checkJob('x', 1000))).toBe('added');
+      for (let i = 0; i < 10; i++) expect(await queue.add(checkJob(`r${i}`, 5000 + i))).toBe('added');
+      expect(await queue.add(checkJob('now', 6000))).toBe('added');
+      queue.process(async (run) => {
+        if (run.key === 'x') return { retryInMs: 60_000 };
+        if (run.key.startsWith('r')) return { retryInMs: 30_000, reading: 1 };
+        // 'now' reads (running) until the end; the checks added later run until then too.
+        if (run.key === 'now' && run.reading === undefined) return { retryInMs: 100, reading: 1 };
+        await released;
+        return { done: true };
+      });
+      await expect.poll(async () => (await queue.queue.getJobCounts('delayed')).delayed, { timeout: 10_000 }).toBe(11);
+      await expect.poll(async () => (await queue.queue.getJobCounts('active')).active, { timeout: 10_000 }).toBe(1);
+      expect(await queue.counts()).toMatchObject({ queued: 1, oldestAcceptedAt: 1000 });
+      // The bound of 2 counts x only: one more check (running, or not), and it is full.
+      expect(await bounded.add(checkJob('b', 7000))).toBe('added');
+      expect(await bounded.add(checkJob('c', 8000))).toBe('full');
+      // An id whose job is gone (an earlier version's end, which does not drop it): dropped at the next count.
+      await probe.zadd(`bull:${name}:bbc-reading`, 0, 'gone');
+      expect((await queue.counts()).queued).toBe(2);
+      expect(await probe.zrange(`bull:${name}:bbc-reading`, 0, -1)).not.toContain('gone');
+    } finally {
+      release();
+      await Promise.all([queue.close(), bounded.close()]);
+      connection.disconnect();
+      probe.disconnect();
+    }
+  });
+
   it("is full at the late check's lateAt, counting the running jobs too: what the fleet accepted since its read", async () => {
     const connection = new IoRedis(redis.url, { maxRetriesPerRequest: null });
     try {
