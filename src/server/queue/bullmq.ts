@@ -136,16 +136,22 @@ return 1`;
 /**
  * A visitor's turn: its jobs held now, this one counted (KEYS[1] a hash by visitor, ARGV[1] the
  * visitor, ARGV[2] how long the hash outlives its last add, in ms). Its n-th job gets priority
- * n, so it waits behind every visitor's first (docs/fleet.md#the-queue).
+ * n, so it waits behind every visitor's first (docs/fleet.md#the-queue); never less than the
+ * turn it gave before while the visitor holds jobs (the field `<visitor>|last`): a count that
+ * fell as its first jobs ran must not put a new job ahead of its older ones still waiting (at
+ * the trust bound, those would go stale behind every newcomer).
  */
 const TURN_SCRIPT = `
 local n = redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
+local last = tonumber(redis.call('HGET', KEYS[1], ARGV[1] .. '|last') or '0')
+if n < last then n = last end
+redis.call('HSET', KEYS[1], ARGV[1] .. '|last', n)
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return n`;
-/** Lua: the visitor's job left the queue (or was never added), one fewer held, the field gone at none; `n` the count left. */
+/** Lua: the visitor's job left the queue (or was never added), one fewer held, its fields gone at none; `n` the count left. */
 function giveTurnBack(turns: string, visitor: string): string {
   return `local n = redis.call('HINCRBY', ${turns}, ${visitor}, -1)
-if n <= 0 then redis.call('HDEL', ${turns}, ${visitor}) end`;
+if n <= 0 then redis.call('HDEL', ${turns}, ${visitor}, ${visitor} .. '|last') end`;
 }
 /** A visitor's job left the queue (or was never added): its turn given back. */
 const LEAVE_SCRIPT = `

@@ -18,6 +18,7 @@ import { blackboxOf } from '../../support/kit.js';
 import { expectSignedInFirst } from '../../support/lanes.js';
 import { expectFullAtLateAt } from '../../support/late-at.js';
 import { expectReadingApart } from '../../support/reading.js';
+import { expectArrivalOrder } from '../../support/arrival.js';
 import { accountCreateLimited, plainSealing, stubTransaction } from '../../support/stub-client.js';
 
 const SHOP = 'https://shop.example';
@@ -408,6 +409,20 @@ describe.skipIf(!haveRedis)('createBullmqQueue', () => {
           createBullmqQueue({ connection, name: `lanes-${++made}`, maxQueued, concurrency: 1, onError: () => {} }),
         20_000,
       );
+    } finally {
+      connection.disconnect();
+    }
+  });
+
+  it("keeps one visitor's arrival order when its count fell meanwhile: a turn never goes back", async () => {
+    const connection = new IoRedis(redis.url, { maxRetriesPerRequest: null });
+    try {
+      await expectArrivalOrder(
+        () => createBullmqQueue({ connection, name: 'arrival', concurrency: 1, onError: () => {} }),
+        20_000,
+      );
+      // Its jobs all ran: its turns are given back, the last one with them.
+      await expect.poll(() => connection.hgetall('bull:arrival:bbc-turns'), { timeout: 5000 }).toEqual({});
     } finally {
       connection.disconnect();
     }

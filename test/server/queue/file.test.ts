@@ -11,6 +11,7 @@ import type { CheckJob, JobRun } from '../../../src/server/queue/queue.js';
 import { expectSignedInFirst } from '../../support/lanes.js';
 import { expectFullAtLateAt } from '../../support/late-at.js';
 import { expectReadingApart } from '../../support/reading.js';
+import { expectArrivalOrder } from '../../support/arrival.js';
 import { gatedRun } from '../../support/gated-run.js';
 import { faultyEngine, rowsOf, sqliteError } from '../../support/sqlite.js';
 
@@ -185,6 +186,10 @@ describe('createFileQueue', () => {
 describe('createFileQueue, signed-in shoppers first', () => {
   it('runs signed-in checkouts ahead of guests, by turns, and sheds guests first at the bound', async () => {
     await expectSignedInFirst((maxQueued) => createFileQueue({ path: databaseIn(), maxQueued, concurrency: 1 }));
+  });
+
+  it("keeps one visitor's arrival order when its count fell meanwhile", async () => {
+    await expectArrivalOrder(() => createFileQueue({ path: databaseIn(), concurrency: 1 }));
   });
 
   it('leaves a job only reading its decision out of the checks waiting', async () => {

@@ -5,6 +5,7 @@ import { createMemoryQueue, keptFor, type CheckJob } from '../../../src/server/q
 import { expectSignedInFirst } from '../../support/lanes.js';
 import { expectFullAtLateAt } from '../../support/late-at.js';
 import { expectReadingApart } from '../../support/reading.js';
+import { expectArrivalOrder } from '../../support/arrival.js';
 import { gatedRun } from '../../support/gated-run.js';
 
 const job = (key: string, fingerprint = 'f', acceptedAt = 0, visitor?: string): CheckJob => ({
@@ -271,6 +272,10 @@ describe('keptFor: what a retry keeps with its job', () => {
 describe('createMemoryQueue, signed-in shoppers first', () => {
   it('runs signed-in checkouts ahead of guests, by turns, and sheds guests first at the bound', async () => {
     await expectSignedInFirst((maxQueued) => createMemoryQueue({ maxQueued, concurrency: 1 }));
+  });
+
+  it("keeps one visitor's arrival order when its count fell meanwhile", async () => {
+    await expectArrivalOrder(() => createMemoryQueue({ concurrency: 1 }));
   });
 
   it('leaves a job only reading its decision out of the checks waiting', async () => {
