@@ -136,26 +136,52 @@ return 1`;
 /**
  * A visitor's turn: its jobs held now, this one counted (KEYS[1] a hash by visitor, ARGV[1] the
  * visitor, ARGV[2] how long the hash outlives its last add, in ms). Its n-th job gets priority
- * n, so it waits behind every visitor's first (docs/fleet.md#the-queue); never less than the
- * turn it gave before while the visitor holds jobs (the field `<visitor>|last`): a count that
- * fell as its first jobs ran must not put a new job ahead of its older ones still waiting (at
- * the trust bound, those would go stale behind every newcomer).
+ * n, so it waits behind every visitor's first (docs/fleet.md#the-queue). BullMQ runs by
+ * (priority, arrival), and a count falls as a visitor's first jobs run: so while any of its
+ * jobs still waits (`<visitor>|waiting`, its jobs not running), a new one gets no less than the
+ * turn given last (`<visitor>|last`), never ahead of its older ones (at the trust bound those
+ * would go stale behind every newcomer). A first job starts the visitor afresh.
  */
 const TURN_SCRIPT = `
-local n = redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
-local last = tonumber(redis.call('HGET', KEYS[1], ARGV[1] .. '|last') or '0')
-if n < last then n = last end
-redis.call('HSET', KEYS[1], ARGV[1] .. '|last', n)
+local v = ARGV[1]
+local n = redis.call('HINCRBY', KEYS[1], v, 1)
+if n == 1 then redis.call('HDEL', KEYS[1], v .. '|last', v .. '|waiting') end
+local waiting = redis.call('HINCRBY', KEYS[1], v .. '|waiting', 1)
+local last = tonumber(redis.call('HGET', KEYS[1], v .. '|last') or '0')
+if waiting > 1 and n < last then n = last end
+redis.call('HSET', KEYS[1], v .. '|last', n)
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return n`;
+/** Lua: one fewer of the visitor's jobs waits (`w` left); none: the turn given last no longer binds. */
+function oneFewerWaiting(turns: string, visitor: string): string {
+  return `local w = redis.call('HINCRBY', ${turns}, ${visitor} .. '|waiting', -1)
+if w <= 0 then redis.call('HDEL', ${turns}, ${visitor} .. '|waiting', ${visitor} .. '|last') end`;
+}
 /** Lua: the visitor's job left the queue (or was never added), one fewer held, its fields gone at none; `n` the count left. */
 function giveTurnBack(turns: string, visitor: string): string {
   return `local n = redis.call('HINCRBY', ${turns}, ${visitor}, -1)
-if n <= 0 then redis.call('HDEL', ${turns}, ${visitor}, ${visitor} .. '|last') end`;
+if n <= 0 then redis.call('HDEL', ${turns}, ${visitor}, ${visitor} .. '|last', ${visitor} .. '|waiting') end`;
 }
-/** A visitor's job left the queue (or was never added): its turn given back. */
+/** A visitor's job starts a run: it waits no more (KEYS[1] the turns, ARGV[1] the visitor). */
+const STARTED_SCRIPT = `
+${oneFewerWaiting('KEYS[1]', 'ARGV[1]')}
+return w`;
+/**
+ * A visitor's job waits again (retried, or put back at the tenant's limit), with its turn
+ * (ARGV[2]): newer ones come behind it. Nothing for a visitor the hash no longer holds.
+ */
+const WAITS_SCRIPT = `
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('HINCRBY', KEYS[1], ARGV[1] .. '|waiting', 1)
+local last = tonumber(redis.call('HGET', KEYS[1], ARGV[1] .. '|last') or '0')
+if tonumber(ARGV[2]) > last then redis.call('HSET', KEYS[1], ARGV[1] .. '|last', ARGV[2]) end
+return 1`;
+/** A visitor's job left the queue before it ran (never added): its turn given back, and its wait. */
 const LEAVE_SCRIPT = `
 ${giveTurnBack('KEYS[1]', 'ARGV[1]')}
+if n > 0 then
+  ${oneFewerWaiting('KEYS[1]', 'ARGV[1]')}
+end
 return n`;
 /**
  * A job held only to read its decision now (KEYS[1] the jobs reading, KEYS[2] its hash; ARGV[1]
@@ -164,40 +190,60 @@ return n`;
 const READING_SCRIPT = `
 if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
 return redis.call('ZADD', KEYS[1], 'NX', ARGV[1], ARGV[2])`;
-/** How far into each of the queue's lists `CHECKS_SCRIPT` looks for a job not only reading. */
-const OLDEST_SCAN = 2000;
+/** How far into each of the queue's lists `CHECKS_SCRIPT` looks for a job not only reading, 20 at a time. */
+const OLDEST_SCAN = 200;
 /**
- * The jobs reading, and the oldest acceptance among the checks waiting (-1 when none is found).
- * First the ten ids looked at longest ago are looked at again: one whose job is gone (its end
- * not counted by an instance of an earlier version, or its mark made after another instance
- * ended it) is dropped, the others come last. Then, in each state, the first job in its order
- * that is not only reading (within OLDEST_SCAN): the wait and active lists (oldest on the
- * right), the prioritized and delayed sets; its acceptance from its data. KEYS[1] the jobs
- * reading; ARGV[1] the queue's key prefix, ARGV[2] now, ARGV[3] OLDEST_SCAN.
+ * The jobs reading, and the oldest acceptance among the checks waiting (-1 when none is found):
+ * in each state, the first job in its order that is not only reading (within OLDEST_SCAN): the
+ * wait and active lists (oldest on the right), the prioritized and delayed sets; its acceptance
+ * from its data (a job whose data does not decode, from when BullMQ added it). Read only: it
+ * answers on a Redis at maxmemory. KEYS[1] the jobs reading; ARGV[1] the queue's key prefix,
+ * ARGV[2] OLDEST_SCAN.
  */
 const CHECKS_SCRIPT = `
-local reading, base, limit = KEYS[1], ARGV[1], tonumber(ARGV[3])
-for _, id in ipairs(redis.call('ZRANGE', reading, 0, 9)) do
-  if redis.call('EXISTS', base .. id) == 0 then redis.call('ZREM', reading, id)
-  else redis.call('ZADD', reading, 'XX', ARGV[2], id) end
-end
+local reading, base, limit = KEYS[1], ARGV[1], tonumber(ARGV[2])
 local oldest = -1
 local function checks(id)
   if redis.call('ZSCORE', reading, id) then return false end
   local data = redis.call('HGET', base .. id, 'data')
   if not data then return false end
-  local at = tonumber(cjson.decode(data).acceptedAt)
+  local ok, job = pcall(cjson.decode, data)
+  local at = ok and tonumber(job.acceptedAt) or tonumber(redis.call('HGET', base .. id, 'timestamp'))
   if at and (oldest < 0 or at < oldest) then oldest = at end
   return true
 end
-for _, list in ipairs({'wait', 'active'}) do
-  local ids = redis.call('LRANGE', base .. list, -limit, -1)
-  for i = #ids, 1, -1 do if checks(ids[i]) then break end end
+local function first(key, list)
+  for from = 0, limit - 1, 20 do
+    local ids
+    if list then
+      ids = redis.call('LRANGE', key, -from - 20, -from - 1)
+      for i = #ids, 1, -1 do if checks(ids[i]) then return end end
+    else
+      ids = redis.call('ZRANGE', key, from, from + 19)
+      for _, id in ipairs(ids) do if checks(id) then return end end
+    end
+    if #ids < 20 then return end
+  end
 end
-for _, set in ipairs({'prioritized', 'delayed'}) do
-  for _, id in ipairs(redis.call('ZRANGE', base .. set, 0, limit - 1)) do if checks(id) then break end end
-end
+first(base .. 'wait', true)
+first(base .. 'active', true)
+first(base .. 'prioritized', false)
+first(base .. 'delayed', false)
 return {redis.call('ZCARD', reading), tostring(oldest)}`;
+/** How often an instance has the jobs reading looked at again (PRUNE_SCRIPT), in ms. */
+const PRUNE_EVERY_MS = 10_000;
+/**
+ * The ten ids of jobs reading looked at longest ago, looked at again: one whose job is gone (its
+ * end not counted by an instance of an earlier version, or its mark made after another instance
+ * ended it) is dropped, the others come last. KEYS[1] the jobs reading; ARGV[1] the queue's key
+ * prefix, ARGV[2] now.
+ */
+const PRUNE_SCRIPT = `
+for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, 9)) do
+  if redis.call('EXISTS', ARGV[1] .. id) == 0 then redis.call('ZREM', KEYS[1], id)
+  else redis.call('ZADD', KEYS[1], 'XX', ARGV[2], id) end
+end
+return 0`;
 /** BullMQ's largest priority: a visitor's turns past it share the last. */
 const MAX_PRIORITY = 2_097_151;
 /**
@@ -222,7 +268,7 @@ export async function jobIdOf(key: string): Promise<string> {
  * job an earlier version added), so that of two adds under one key each knows whether it was
  * the one kept, whatever their clocks read.
  */
-type HeldJob = CheckJob & { addedBy?: string };
+type HeldJob = CheckJob & { addedBy?: string; turn?: number };
 
 /** How often a Redis at maxmemory is told while it stays full, in ms: the worker meets it on every fetch. */
 const FULL_TOLD_EVERY_MS = 10_000;
@@ -309,20 +355,8 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
   const common = { connection: options.connection, prefix };
   const queue = new Queue<HeldJob>(name, common);
   const { drainedKey, staleKey, countedKey, turnsKey, readingKey } = kitKeysOf(prefix, name);
-  /** A job without a visitor is a visitor of its own: always a first turn, counted nowhere. */
-  const turnOf = async (visitor: string | undefined): Promise<number> =>
-    visitor === undefined
-      ? 1
-      : Number(await (await redisClient()).runCommand('bbcTurn', [turnsKey, visitor, TURNS_TTL_MS]));
-  /** A job's BullMQ priority: its turn, behind every signed-in shopper's unless it is one. */
-  const priorityOf = async (job: CheckJob): Promise<number> => {
-    const turn = await turnOf(job.visitor);
-    return job.lane === 'signed-in' ? Math.min(turn, SIGNED_IN_TURNS) : Math.min(MAX_PRIORITY, SIGNED_IN_TURNS + turn);
-  };
-  const leave = async (visitor: string | undefined): Promise<void> => {
-    if (visitor !== undefined) await (await redisClient()).runCommand('bbcLeave', [turnsKey, visitor]);
-  };
   const redisClient = scriptedClient(queue);
+  const { priorityOf, waitChanged, leave } = visitorTurns(redisClient, turnsKey);
   queue.on('error', onError);
   let worker: Worker<CheckJob> | undefined;
 
@@ -343,10 +377,10 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
     if (checks >= boundFor(job, maxQueued, lateAt)) return 'full';
     const addedBy = crypto.randomUUID();
     // Fair turns across visitors: this visitor's n-th held job runs behind every visitor's first.
-    const priority = await priorityOf(job);
+    const { turn, priority } = await priorityOf(job);
     const adding = queue.add(
       'check',
-      { ...job, addedBy },
+      { ...job, addedBy, turn },
       {
         jobId,
         priority,
@@ -374,33 +408,46 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
   }
 
   function process(run: (job: CheckJob) => Promise<JobRun>): void {
+    /** One run of `job`; `waitsNoMore()` when it is done, or comes back only to read (no check waits). */
+    async function runOnce(job: Job<CheckJob>, token: string | undefined, waitsNoMore: () => void): Promise<void> {
+      const result = await run(job.data);
+      if (result.done || result.reading !== undefined) waitsNoMore();
+      if (result.done) {
+        const { addedBy = job.id!, visitor } = job.data as HeldJob;
+        const counter = result.stale ? staleKey : drainedKey;
+        const args = [countedKey, counter, turnsKey, readingKey, Math.floor(Date.now() / 1000), addedBy, job.id!];
+        // Stryker disable next-line ConditionalExpression: no visitor sent as '' only adds and drops a field '' in the same script
+        const withVisitor = visitor === undefined ? args : [...args, visitor];
+        await redisClient()
+          .then((client) => client.runCommand('bbcFinished', withVisitor))
+          .catch(onError);
+        return;
+      }
+      if (result.pauseQueue) {
+        // The tenant's limit: every worker of the fleet waits, and the job goes back to wait.
+        await worker!.rateLimit(result.retryInMs);
+        throw Worker.RateLimitError();
+      }
+      // Kept with the job, so that its next run tells it without checking it (or only reads), on any instance.
+      const kept = keptFor(job.data, result);
+      if (kept?.reading !== undefined && job.data.reading === undefined)
+        await (await redisClient()).runCommand('bbcReading', [readingKey, queue.toKey(job.id!), Date.now(), job.id!]);
+      if (kept) await job.updateData(kept);
+      await job.moveToDelayed(Date.now() + result.retryInMs, token);
+      throw new DelayedError();
+    }
+
     worker = new Worker<CheckJob>(
       name,
       async (job: Job<CheckJob>, token?: string) => {
-        const result = await run(job.data);
-        if (result.done) {
-          const { addedBy = job.id!, visitor } = job.data as HeldJob;
-          const counter = result.stale ? staleKey : drainedKey;
-          const args = [countedKey, counter, turnsKey, readingKey, Math.floor(Date.now() / 1000), addedBy, job.id!];
-          // Stryker disable next-line ConditionalExpression: no visitor sent as '' only adds and drops a field '' in the same script
-          const withVisitor = visitor === undefined ? args : [...args, visitor];
-          await redisClient()
-            .then((client) => client.runCommand('bbcFinished', withVisitor))
-            .catch(onError);
-          return;
+        await waitChanged(job.data).catch(onError);
+        // Not done, it waits again (retried, put back at the limit, or thrown): newer jobs come behind it.
+        let waitsAgain = true;
+        try {
+          await runOnce(job, token, () => (waitsAgain = false));
+        } finally {
+          if (waitsAgain) await waitChanged(job.data, (job.data as HeldJob).turn ?? 1).catch(onError);
         }
-        if (result.pauseQueue) {
-          // The tenant's limit: every worker of the fleet waits, and the job goes back to wait.
-          await worker!.rateLimit(result.retryInMs);
-          throw Worker.RateLimitError();
-        }
-        // Kept with the job, so that its next run tells it without checking it (or only reads), on any instance.
-        const kept = keptFor(job.data, result);
-        if (kept?.reading !== undefined && job.data.reading === undefined)
-          await (await redisClient()).runCommand('bbcReading', [readingKey, queue.toKey(job.id!), Date.now(), job.id!]);
-        if (kept) await job.updateData(kept);
-        await job.moveToDelayed(Date.now() + result.retryInMs, token);
-        throw new DelayedError();
       },
       {
         ...common,
@@ -416,7 +463,17 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
     worker.on('failed', (job, error) => onError(error));
   }
 
-  const counts = () => fleetCounts(queue, redisClient(), kitKeysOf(prefix, name));
+  let prunedAt = 0;
+  const counts = () => {
+    // Every PRUNE_EVERY_MS at most, beside a count: the reading ids whose jobs are gone dropped (a write, so not in the count).
+    if (Date.now() - prunedAt >= PRUNE_EVERY_MS) {
+      prunedAt = Date.now();
+      void redisClient()
+        .then((client) => client.runCommand('bbcPrune', [readingKey, queue.toKey(''), Date.now()]))
+        .catch(() => {});
+    }
+    return fleetCounts(queue, redisClient(), kitKeysOf(prefix, name));
+  };
 
   return {
     queue,
@@ -430,6 +487,35 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
   };
 }
 
+/** A visitor's turns on the queue (TURN_SCRIPT and the scripts beside it), on the client `redisClient` gives. */
+function visitorTurns(redisClient: ReturnType<typeof scriptedClient>, turnsKey: string) {
+  /** A job without a visitor is a visitor of its own: always a first turn, counted nowhere. */
+  const turnOf = async (visitor: string | undefined): Promise<number> =>
+    visitor === undefined
+      ? 1
+      : Number(await (await redisClient()).runCommand('bbcTurn', [turnsKey, visitor, TURNS_TTL_MS]));
+  /** A job's turn, and its BullMQ priority: its turn, behind every signed-in shopper's unless it is one. */
+  const priorityOf = async (job: CheckJob): Promise<{ turn: number; priority: number }> => {
+    const turn = await turnOf(job.visitor);
+    const priority =
+      job.lane === 'signed-in' ? Math.min(turn, SIGNED_IN_TURNS) : Math.min(MAX_PRIORITY, SIGNED_IN_TURNS + turn);
+    return { turn, priority };
+  };
+  /** A visitor's job starts a run, or (`turn` given) waits again: what its turns know of its wait. */
+  const waitChanged = async ({ visitor }: CheckJob, turn?: number): Promise<void> => {
+    if (visitor === undefined) return;
+    const client = await redisClient();
+    await (turn === undefined
+      ? client.runCommand('bbcStarted', [turnsKey, visitor])
+      : client.runCommand('bbcWaits', [turnsKey, visitor, turn]));
+  };
+  const leave = async (visitor: string | undefined): Promise<void> => {
+    if (visitor !== undefined) await (await redisClient()).runCommand('bbcLeave', [turnsKey, visitor]);
+  };
+  /** A visitor's job left the queue before it ran (its add failed, or another add won): its turn and wait given back. */
+  return { priorityOf, waitChanged, leave };
+}
+
 /** The Redis client BullMQ holds, with the kit's scripts defined once: a getter of it. */
 function scriptedClient(queue: Queue<HeldJob>) {
   let defined = false;
@@ -439,8 +525,11 @@ function scriptedClient(queue: Queue<HeldJob>) {
       client.defineCommand('bbcFinished', { numberOfKeys: 4, lua: FINISHED_SCRIPT });
       client.defineCommand('bbcTurn', { numberOfKeys: 1, lua: TURN_SCRIPT });
       client.defineCommand('bbcLeave', { numberOfKeys: 1, lua: LEAVE_SCRIPT });
+      client.defineCommand('bbcStarted', { numberOfKeys: 1, lua: STARTED_SCRIPT });
+      client.defineCommand('bbcWaits', { numberOfKeys: 1, lua: WAITS_SCRIPT });
       client.defineCommand('bbcReading', { numberOfKeys: 2, lua: READING_SCRIPT });
       client.defineCommand('bbcChecks', { numberOfKeys: 1, lua: CHECKS_SCRIPT });
+      client.defineCommand('bbcPrune', { numberOfKeys: 1, lua: PRUNE_SCRIPT });
     }
     defined = true;
     return client;
@@ -459,7 +548,7 @@ async function fleetCounts(
   const client = await redis;
   const [byState, [reading, oldest], drained, stale] = await Promise.all([
     queue.getJobCounts(...HELD_STATES, 'active'),
-    client.runCommand('bbcChecks', [readingKey, queue.toKey(''), Date.now(), OLDEST_SCAN]) as Promise<[number, string]>,
+    client.runCommand('bbcChecks', [readingKey, queue.toKey(''), OLDEST_SCAN]) as Promise<[number, string]>,
     client.hgetall(drainedKey),
     client.hgetall(staleKey),
   ]);

@@ -428,6 +428,86 @@ describe.skipIf(!haveRedis)('createBullmqQueue', () => {
     }
   });
 
+  it("a visitor none of whose jobs waits any more starts its turns afresh, not at its burst's peak", async () => {
+    const connection = new IoRedis(redis.url, { maxRetriesPerRequest: null });
+    const queue = createBullmqQueue({ connection, name: 'afresh', concurrency: 1, onError: () => {} });
+    const of = (key: string, visitor: string) => ({ ...visitorJob(key), visitor });
+    const runs: string[] = [];
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    try {
+      // A burst of 20 from one network; all but the last ran, the last runs still.
+      for (let i = 1; i <= 20; i++) expect(await queue.add(of(`a${i}`, 'address a'))).toBe('added');
+      queue.process(async ({ key }) => {
+        runs.push(key);
+        if (key === 'a20') await released;
+        return { done: true };
+      });
+      await expect.poll(() => runs.length, { timeout: 20_000 }).toBe(20);
+      for (let i = 1; i <= 5; i++) expect(await queue.add(of(`b${i}`, 'address b'))).toBe('added');
+      // Its second held job: a second turn, not its 21st.
+      expect(await queue.add(of('a21', 'address a'))).toBe('added');
+      release();
+      await expect.poll(() => runs.length, { timeout: 20_000 }).toBe(26);
+      expect(runs.slice(20)).toEqual(['b1', 'b2', 'a21', 'b3', 'b4', 'b5']);
+      await expect.poll(() => connection.hgetall('bull:afresh:bbc-turns'), { timeout: 5000 }).toEqual({});
+    } finally {
+      release();
+      await queue.close();
+      connection.disconnect();
+    }
+  });
+
+  it("a visitor's job retried waits again with its turn: a newer job of the visitor runs after it", async () => {
+    const connection = new IoRedis(redis.url, { maxRetriesPerRequest: null });
+    const queue = createBullmqQueue({ connection, name: 'waits-again', concurrency: 1, onError: () => {} });
+    const of = (key: string, visitor: string) => ({ ...visitorJob(key), visitor });
+    const runs: string[] = [];
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    try {
+      for (let i = 1; i <= 5; i++) expect(await queue.add(of(`a${i}`, 'address a'))).toBe('added');
+      queue.process(async ({ key }) => {
+        runs.push(key);
+        if (key === 'c') await released;
+        // Added while a5, retried, waits again in the queue.
+        if (key === 'a6') expect(await queue.add(of('a7', 'address a'))).toBe('added');
+        return key === 'a5' && runs.filter((run) => run === 'a5').length === 1 ? { retryInMs: 300 } : { done: true };
+      });
+      await expect.poll(() => runs, { timeout: 20_000 }).toEqual(['a1', 'a2', 'a3', 'a4', 'a5']);
+      // Another visitor's job holds the one slot until a5's retry is due; a6 comes meanwhile.
+      expect(await queue.add(of('c', 'address c'))).toBe('added');
+      await expect.poll(() => runs.length, { timeout: 20_000 }).toBe(6);
+      expect(await queue.add(of('a6', 'address a'))).toBe('added');
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      release();
+      await expect.poll(() => runs.length, { timeout: 20_000 }).toBe(9);
+      // a6 (its turn no lower than a5's, added first) runs, then a5, then a7: never a7 ahead of a5.
+      expect(runs.slice(6)).toEqual(['a6', 'a5', 'a7']);
+    } finally {
+      release();
+      await queue.close();
+      connection.disconnect();
+    }
+  });
+
+  it("counts a job whose data Redis's JSON cannot read (a lone surrogate) by when it was added, never failing", async () => {
+    const connection = new IoRedis(redis.url, { maxRetriesPerRequest: null });
+    const queue = createBullmqQueue({ connection, name: 'odd-data', onError: () => {} });
+    try {
+      const before = Date.now();
+      const odd = { ...visitorJob('odd'), acceptedAt: 1000 };
+      odd.customer = { ...odd.customer, accountId: 'acc-\ud800' } as typeof odd.customer;
+      expect(await queue.add(odd)).toBe('added');
+      const counts = await queue.counts();
+      expect(counts.queued).toBe(1);
+      expect(counts.oldestAcceptedAt).toBeGreaterThanOrEqual(before);
+    } finally {
+      await queue.close();
+      connection.disconnect();
+    }
+  });
+
   it('leaves a job only reading its decision out of the checks waiting, on every instance', async () => {
     const connection = new IoRedis(redis.url, { maxRetriesPerRequest: null });
     try {
@@ -469,10 +549,13 @@ describe.skipIf(!haveRedis)('createBullmqQueue', () => {
       // The bound of 2 counts x only: one more check (running, or not), and it is full.
       expect(await bounded.add(checkJob('b', 7000))).toBe('added');
       expect(await bounded.add(checkJob('c', 8000))).toBe('full');
-      // An id whose job is gone (an earlier version's end, which does not drop it): dropped at the next count.
+      // An id whose job is gone (an earlier version's end, which does not drop it): counted apart
+      // until an instance looks again (beside its first count, then every 10 s), then dropped.
       await probe.zadd(`bull:${name}:bbc-reading`, 0, 'gone');
+      expect((await queue.counts()).queued).toBe(1);
+      await bounded.counts();
+      await expect.poll(() => probe.zrange(`bull:${name}:bbc-reading`, 0, -1), { timeout: 5000 }).not.toContain('gone');
       expect((await queue.counts()).queued).toBe(2);
-      expect(await probe.zrange(`bull:${name}:bbc-reading`, 0, -1)).not.toContain('gone');
     } finally {
       release();
       await Promise.all([queue.close(), bounded.close()]);
