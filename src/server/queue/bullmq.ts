@@ -509,10 +509,10 @@ function visitorTurns(redisClient: ReturnType<typeof scriptedClient>, turnsKey: 
       ? client.runCommand('bbcStarted', [turnsKey, visitor])
       : client.runCommand('bbcWaits', [turnsKey, visitor, turn]));
   };
+  /** A visitor's job left the queue before it ran (its add failed, or another add won): its turn and wait given back. */
   const leave = async (visitor: string | undefined): Promise<void> => {
     if (visitor !== undefined) await (await redisClient()).runCommand('bbcLeave', [turnsKey, visitor]);
   };
-  /** A visitor's job left the queue before it ran (its add failed, or another add won): its turn and wait given back. */
   return { priorityOf, waitChanged, leave };
 }
 
