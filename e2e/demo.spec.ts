@@ -40,8 +40,24 @@ test.beforeEach(({ demo }) => {
 });
 
 const emulatorOf = (demo: Demo) => demo.emulator!;
+/**
+ * The page as it looks, kept with the run's results: evidence, not an assertion. A starved
+ * Chromium sometimes answers "Unable to capture screenshot": tried three times, then noted on
+ * the test (its assertions decide it, not a picture).
+ */
 async function shot(page: Page, name: string) {
-  await page.screenshot({ path: test.info().outputPath(`${name}.png`), fullPage: true });
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await page.screenshot({ path: test.info().outputPath(`${name}.png`), fullPage: true });
+      return;
+    } catch (error) {
+      if (attempt === 3) {
+        test.info().annotations.push({ type: 'screenshot', description: `${name} not captured: ${String(error)}` });
+        return;
+      }
+      await page.waitForTimeout(500);
+    }
+  }
 }
 async function playground(page: Page, demo: Demo, query = '') {
   // Not the load event: that waits for every script the loader adds, however slow a test makes them.
