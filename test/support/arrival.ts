@@ -3,16 +3,10 @@
 // first ones ran waits behind its older ones still held, never ahead of them (at the trust
 // bound those would go stale behind every newcomer).
 import { expect } from 'vitest';
-import type { CheckJob, CheckQueue } from '../../src/server/queue/queue.js';
+import type { CheckQueue } from '../../src/server/queue/queue.js';
+import { queuedJob } from './queued-job.js';
 
-const job = (key: string): CheckJob => ({
-  key,
-  fingerprint: `f-${key}`,
-  blackbox: 'bb',
-  customer: { customerInternalReference: `order-${key}` },
-  acceptedAt: Date.now(),
-  visitor: 'address 192.0.2.0/24',
-});
+const job = (key: string) => queuedJob(key, { visitor: 'address 192.0.2.0/24' });
 
 /** `make()` gives a new queue of one engine, concurrency 1, not yet processing. */
 export async function expectArrivalOrder(make: () => CheckQueue, timeoutMs = 5000): Promise<void> {

@@ -2,15 +2,10 @@
 // the memory queue, the file queue and BullMQ alike: the add counts every job held, the running
 // ones too, and is `full` at `lateAt`, whatever the endpoint's late check read before.
 import { expect } from 'vitest';
-import type { CheckJob, CheckQueue } from '../../src/server/queue/queue.js';
+import type { CheckQueue } from '../../src/server/queue/queue.js';
+import { queuedJob } from './queued-job.js';
 
-const job = (key: string): CheckJob => ({
-  key,
-  fingerprint: `f-${key}`,
-  blackbox: 'bb',
-  customer: { customerInternalReference: `order-${key}` },
-  acceptedAt: Date.now(),
-});
+const job = (key: string) => queuedJob(key);
 
 /**
  * `make()` gives a new queue of one engine, concurrency 1, bound far away, not yet processing.

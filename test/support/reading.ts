@@ -4,14 +4,9 @@
 // it leaves nothing behind when it ends.
 import { expect } from 'vitest';
 import type { CheckJob, CheckQueue } from '../../src/server/queue/queue.js';
+import { queuedJob } from './queued-job.js';
 
-const job = (key: string, acceptedAt: number): CheckJob => ({
-  key,
-  fingerprint: `f-${key}`,
-  blackbox: 'bb',
-  customer: { customerInternalReference: `order-${key}` },
-  acceptedAt,
-});
+const job = (key: string, acceptedAt: number) => queuedJob(key, { acceptedAt });
 
 /**
  * `make()` gives a new queue of one engine, concurrency 3, not yet processing. Job a comes back

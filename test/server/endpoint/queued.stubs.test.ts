@@ -160,6 +160,17 @@ async function expectRetriedOnce(
   await handler.close();
 }
 
+/** A stub client whose executions stay ACQUIRED for good, with its status reads counted (`reads()`). */
+function neverDecided() {
+  const { client } = stubClient();
+  let reads = 0;
+  client.status = async () => {
+    reads++;
+    return 'ACQUIRED';
+  };
+  return { client, reads: () => reads };
+}
+
 /** A handler whose jobs run by hand, on a hand-moved clock, trusting a blackbox for a minute (maxQueuedMs). */
 function trustingAMinute(client: DeviceRiskClient, store: Store = createMemoryStore()) {
   const clock = { now: 1_000_000 };
@@ -1268,12 +1279,7 @@ describe('each try of a queued check: when it comes back, and what a full queue 
   });
 
   it('a decision never there: ten reads in all (to 760 s), then the order is told result_not_ready', async () => {
-    const { client } = stubClient();
-    let reads = 0;
-    client.status = async () => {
-      reads++;
-      return 'ACQUIRED';
-    };
+    const { client, reads } = neverDecided();
     const hand = handQueue();
     const { handler, errors, results } = setUp(client, { queue: hand.queue });
     expect((await handler(post('key-0000000001', 'order-a'))).status).toBe(202);
@@ -1284,7 +1290,7 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     );
     expect(errors).toEqual([]);
     expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
-    expect(reads).toBe(10);
+    expect(reads()).toBe(10);
     expect(results).toEqual([]);
     expect(errors.map((e) => [e.code, (e as unknown as NotCheckedError).reason])).toEqual([
       ['result_not_ready', undefined],
@@ -1296,12 +1302,7 @@ describe('each try of a queued check: when it comes back, and what a full queue 
   });
 
   it('the schedule is kept with the job: a process that takes it over (a restart, another instance) goes on with it', async () => {
-    const { client } = stubClient();
-    let reads = 0;
-    client.status = async () => {
-      reads++;
-      return 'ACQUIRED';
-    };
+    const { client, reads } = neverDecided();
     const hand = handQueue();
     const { handler, errors, results } = setUp(client, { queue: hand.queue });
     expect((await handler(post('key-0000000001', 'order-a'))).status).toBe(202);
@@ -1314,7 +1315,7 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     // Its last read scheduled: the one after it tells the order, as in one process.
     hand.jobs[0] = { ...hand.jobs[0]!, reading: 9 };
     expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
-    expect(reads).toBe(4);
+    expect(reads()).toBe(4);
     expect(results).toEqual([]);
     expect(next.errors.map((e) => e.code)).toEqual(['result_not_ready', 'not_checked']);
     expect(errors).toEqual([]);
