@@ -8,7 +8,7 @@
  */
 import { isDeviceRiskError, type CustomerMapping, type Store } from '../server/index.js';
 import { isHeldAnswer, withTimeLimit } from '../server/parts.js';
-import { orderClaims, ORDER_ALREADY_CHECKED, type OrderClaim } from './order-claim.js';
+import { orderClaims, ORDER_ALREADY_CHECKED, ORDER_CLAIM_NOT_KEPT, type OrderClaim } from './order-claim.js';
 import { ORDER_TOKEN_HEADER, OrderTokenError, orderKey, orderTokenStatus, verifyOrderToken } from './order-token.js';
 import { toldRefusal, type Log } from './log.js';
 
@@ -25,7 +25,7 @@ export async function checkoutDoor(options: { store: Store; orderSecret: string;
   // Under the kit's time limit (3 s): a Redis that hangs is answered as one that is down.
   const claims = orderClaims(withTimeLimit(options.store));
   /** Each checkout's claim of its order, given back when the endpoint does not accept it. */
-  const claimed = new WeakMap<Request, OrderClaim>();
+  const claimed = new WeakMap<Request, { claim: OrderClaim; reference: string }>();
   return {
     /** The endpoint's resolveCustomer: the order, or the refusal. */
     async resolveCustomer(request: Request): Promise<CustomerMapping | Response> {
@@ -67,18 +67,31 @@ export async function checkoutDoor(options: { store: Store; orderSecret: string;
         });
         return toldRefusal(refusal(409, ORDER_ALREADY_CHECKED, 'this order already has a checkout of its own'));
       }
-      claimed.set(request, claim);
+      claimed.set(request, { claim, reference: order.customerInternalReference });
       // A token with uref is a signed-in shopper's: served ahead of guests, who are shed first (docs/gateway.md#signed-in-shoppers-first).
       return { ...order, signedIn: order.userReference !== undefined };
     },
     /**
-     * After the endpoint's answer: a checkout not accepted gives its order's claim back. Not
-     * on 409: another request under the same key holds it (idempotency_key_in_use) and may
-     * be accepted. Nor on a 503 whose checkout the queue holds all the same (isHeldAnswer): it
-     * will be checked, and a checkout of the order under another key would be a second check.
+     * After the endpoint's answer: a checkout accepted (2xx, or a 503 whose checkout the queue
+     * holds all the same: isHeldAnswer) keeps its order's claim for its decision; one not
+     * accepted gives it back. Neither on 409: another request under the same key holds it
+     * (idempotency_key_in_use) and may be accepted. A claim not kept ends with its lease: told
+     * to the log, as another checkout of the order could then be checked.
      */
     async answered(request: Request, answer: Response): Promise<void> {
-      if (answer.status >= 300 && answer.status !== 409 && !isHeldAnswer(answer)) await claimed.get(request)?.release();
+      const { claim, reference } = claimed.get(request) ?? {};
+      if (!claim) return;
+      if (answer.status < 300 || isHeldAnswer(answer)) {
+        const why = await claim.keep().then(
+          (kept) => (kept ? undefined : 'its lease had run out'),
+          (error: Error) => `the store did not take it: ${error.message}`,
+        );
+        if (why)
+          log(
+            `the claim of an accepted checkout's order was not kept (${why}): it ends with its lease, and another checkout of the order would be checked`,
+            { level: 'error', event: 'error', code: ORDER_CLAIM_NOT_KEPT, reference },
+          );
+      } else if (answer.status !== 409) await claim.release();
     },
   };
 }

@@ -5,19 +5,37 @@
  * refused 409 `order_already_checked`; a retry under the same key goes on to the kit, which
  * answers it as it answered the first. A checkout the endpoint did not accept gives its claim
  * back, so that the order can be checked by the next one.
+ *
+ * A claim is a lease (ORDER_CLAIM_LEASE_MS) until its checkout is accepted, and kept for the
+ * decision only then: a claim whose checkout never got an answer (the store took it after the
+ * door's time limit had answered 503, or the instance died mid-checkout) would otherwise refuse
+ * the order's every later checkout for a week.
  */
 import type { Store } from '../server/index.js';
 import { keyPart, ownerMark } from '../server/parts.js';
 import { OUTBOX_TTL_MS } from './outbox.js';
 
 export const ORDER_ALREADY_CHECKED = 'order_already_checked';
+/** Logged when an accepted checkout's claim could not be kept for its decision (it ends with its lease). */
+export const ORDER_CLAIM_NOT_KEPT = 'order_claim_not_kept';
 
-/** How long an order's claim is kept: as long as its decision (a week, OUTBOX_TTL_MS). */
+/** How long an accepted checkout's claim is kept: as long as its decision (a week, OUTBOX_TTL_MS). */
 const ORDER_CLAIM_TTL_MS = OUTBOX_TTL_MS;
+/**
+ * How long a claim holds its order before its checkout is accepted: far past any answer of the
+ * endpoint (its key lease is 10 s, renewed while a check runs) and a browser's retries after a
+ * 503 (four attempts, at most 20 s apart: docs/browser.md).
+ */
+export const ORDER_CLAIM_LEASE_MS = 10 * 60_000;
 
 export interface OrderClaim {
   /** Refused: the order has a checkout of its own under another key. */
   refused: boolean;
+  /**
+   * Keeps the order for its decision once the endpoint accepted this checkout (a week); false
+   * when the claim was no longer this checkout's (its lease ran out and another key took it).
+   */
+  keep(): Promise<boolean>;
   /** Gives the claim back when this checkout was not accepted (a no-op when it did not make it). */
   release(): Promise<void>;
 }
@@ -29,14 +47,17 @@ export function orderClaims(store: Store) {
     async claim(reference: string, idempotencyKey: string | null): Promise<OrderClaim> {
       const key = keyOf(reference);
       const mark = idempotencyKey ?? ownerMark();
+      const keep = () => store.compareAndSet(key, mark, mark, ORDER_CLAIM_TTL_MS);
+      const none = () => Promise.resolve();
       // Twice at most: a claim given back between the two reads (its checkout refused) is claimed again.
       for (let round = 0; round < 2; round++) {
-        if (await store.setIfAbsent(key, mark, ORDER_CLAIM_TTL_MS))
-          return { refused: false, release: () => store.compareAndDelete(key, mark).then(() => undefined) };
+        if (await store.setIfAbsent(key, mark, ORDER_CLAIM_LEASE_MS))
+          return { refused: false, keep, release: () => store.compareAndDelete(key, mark).then(() => undefined) };
         const holder = await store.get(key);
-        if (holder !== undefined) return { refused: holder !== mark, release: () => Promise.resolve() };
+        // A retry under the claim's key: accepted, it keeps the claim as the first would have.
+        if (holder !== undefined) return { refused: holder !== mark, keep, release: none };
       }
-      return { refused: true, release: () => Promise.resolve() };
+      return { refused: true, keep, release: none };
     },
   };
 }

@@ -4,6 +4,8 @@
 // outcomes.emulator.test.ts runs it in `serve` as a process.
 import { describe, expect, it, vi } from 'vitest';
 import { checkoutDoor } from '../../src/gateway/checkout-door.js';
+import { ORDER_CLAIM_LEASE_MS } from '../../src/gateway/order-claim.js';
+import { OUTBOX_TTL_MS } from '../../src/gateway/outbox.js';
 import type { LogFields } from '../../src/gateway/log.js';
 import { mintOrderToken } from '../../src/gateway/order-token.js';
 import { createMemoryStore } from '../../src/server/store/store.js';
@@ -17,9 +19,9 @@ import { stubClient } from '../support/stub-client.js';
 
 const SHOP = 'https://shop.example';
 
-async function door() {
+/** A door on a memory store whose clock is `clock.now` (the real one unless moved). */
+async function door(clock = { now: Date.now() }, store = createMemoryStore({ now: () => clock.now })) {
   const lines: Array<[string, LogFields | undefined]> = [];
-  const store = createMemoryStore();
   const opened = await checkoutDoor({
     store,
     orderSecret: ORDER_SECRET,
@@ -199,7 +201,8 @@ describe('the checkout door', () => {
   });
 
   it('keeps the order on a 503 whose checkout the queue holds all the same: another key for it is refused', async () => {
-    const { resolveCustomer, answered } = await door();
+    const clock = { now: Date.now() };
+    const { resolveCustomer, answered } = await door(clock);
     // The endpoint's second read is the key's record after the add: it fails, the job held.
     const store = storeAwayAtRead(2, 1);
     const hand = handQueue();
@@ -229,6 +232,8 @@ describe('the checkout door', () => {
     const answer = await endpoint(first);
     expect([answer.status, hand.jobs.length]).toEqual([503, 1]);
     await answered(first, answer);
+    // Kept for its decision: past the claim's lease too.
+    clock.now += ORDER_CLAIM_LEASE_MS;
     expect(((await resolveCustomer(checkout(token, 'key-other'))) as Response).status).toBe(409);
     // Its own retry goes on to the endpoint, which answers it from the job.
     expect(await resolveCustomer(checkout(token, 'key-held'))).toEqual({
@@ -251,5 +256,86 @@ describe('the checkout door', () => {
     // Nor does a checkout the door never saw.
     await answered(checkout(token, 'first'), new Response(null, { status: 400 }));
     expect(((await resolveCustomer(checkout(token, 'third'))) as Response).status).toBe(409);
+  });
+
+  it('a claim whose checkout got no answer holds its order for its lease only, then the next checkout is taken', async () => {
+    // The store took the claim after the door had answered 503 (its time limit), or the
+    // instance died mid-checkout: no answer ever comes to give the claim back or keep it.
+    const clock = { now: Date.now() };
+    const { resolveCustomer } = await door(clock);
+    const token = await tokenFor('order-lost');
+    await resolveCustomer(checkout(token, 'lost'));
+    clock.now += ORDER_CLAIM_LEASE_MS - 1;
+    expect(((await resolveCustomer(checkout(token, 'next'))) as Response).status).toBe(409);
+    clock.now += 1;
+    expect(await resolveCustomer(checkout(token, 'next'))).toEqual({
+      customerInternalReference: 'order-lost',
+      signedIn: false,
+    });
+  });
+
+  it.each([
+    ['accepted (202)', 202],
+    ['decided at once (200)', 200],
+  ])('a checkout %s keeps its order for its decision (a week), past the lease', async (_, status) => {
+    const clock = { now: Date.now() };
+    const { resolveCustomer, answered, lines } = await door(clock);
+    const token = await tokenFor('order-kept');
+    const first = checkout(token, 'first');
+    await resolveCustomer(first);
+    clock.now += ORDER_CLAIM_LEASE_MS - 1_000;
+    await answered(first, new Response(null, { status }));
+    clock.now += OUTBOX_TTL_MS - 1_000;
+    expect(((await resolveCustomer(checkout(token, 'next'))) as Response).status).toBe(409);
+    clock.now += 1_000;
+    expect(await resolveCustomer(checkout(token, 'next'))).toMatchObject({ customerInternalReference: 'order-kept' });
+    expect(lines.map(([, fields]) => fields?.code)).toEqual(['order_already_checked']);
+  });
+
+  it("a retry under the claim's key, accepted, keeps the claim the first checkout left", async () => {
+    const clock = { now: Date.now() };
+    const { resolveCustomer, answered } = await door(clock);
+    const token = await tokenFor('order-retried');
+    await resolveCustomer(checkout(token, 'key-r')); // answered 503 by the door's time limit: no answer hook
+    clock.now += 60_000;
+    const retry = checkout(token, 'key-r');
+    await resolveCustomer(retry);
+    await answered(retry, new Response(null, { status: 202 }));
+    clock.now += ORDER_CLAIM_LEASE_MS;
+    expect(((await resolveCustomer(checkout(token, 'other'))) as Response).status).toBe(409);
+  });
+
+  it('an accepted checkout whose claim cannot be kept is logged with its order, never thrown', async () => {
+    const clock = { now: Date.now() };
+    const memory = createMemoryStore({ now: () => clock.now });
+    let away = false;
+    const flaky = {
+      ...memory,
+      compareAndSet: (...args: Parameters<typeof memory.compareAndSet>) =>
+        away ? Promise.reject(new DeviceRiskError('store_unavailable', 'no answer')) : memory.compareAndSet(...args),
+    };
+    const { resolveCustomer, answered, lines } = await door(clock, flaky);
+    const token = await tokenFor('order-unkept');
+    const first = checkout(token, 'first');
+    await resolveCustomer(first);
+    away = true;
+    await answered(first, new Response(null, { status: 202 }));
+    // And one whose lease ran out before its answer, its order taken by another key.
+    const late = checkout(await tokenFor('order-late'), 'late');
+    await resolveCustomer(late);
+    clock.now += ORDER_CLAIM_LEASE_MS;
+    await resolveCustomer(checkout(await tokenFor('order-late'), 'taker'));
+    away = false;
+    await answered(late, new Response(null, { status: 202 }));
+    expect(lines).toEqual([
+      [
+        "the claim of an accepted checkout's order was not kept (the store did not take it: [blackbox-capture/server] no answer): it ends with its lease, and another checkout of the order would be checked",
+        { level: 'error', event: 'error', code: 'order_claim_not_kept', reference: 'order-unkept' },
+      ],
+      [
+        "the claim of an accepted checkout's order was not kept (its lease had run out): it ends with its lease, and another checkout of the order would be checked",
+        { level: 'error', event: 'error', code: 'order_claim_not_kept', reference: 'order-late' },
+      ],
+    ]);
   });
 });
