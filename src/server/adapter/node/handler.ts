@@ -10,7 +10,7 @@ import { forwardedAddress } from './forwarded.js';
 import { logError } from '../../errors.js';
 import type { FetchHandler } from '../../fetch-handler.js';
 import { MESSAGE_PREFIX, nodeMessages } from '../../messages.js';
-import { BadRequestError, toRequest } from './request.js';
+import { BadRequestError, bodyLeft, toRequest } from './request.js';
 import { writeResponse } from './response.js';
 
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => void;
@@ -32,21 +32,28 @@ const DRAIN_MAX_BYTES = 64 * 1024;
 const DRAIN_MS = 1000;
 
 /**
- * Reads an unread body's small remainder. A socket closed with bytes unread is reset, and a
- * front still sending them (Caddy, nginx) may take the reset for the answer and answer 502:
- * the shopper's 413 or 403 would be lost (docs/server.md#errors).
+ * Reads a small remainder of a body the handler did not read to its end: one it left unread,
+ * or one its reader cancelled (refused by counting: bodyLeft). A socket closed with bytes
+ * unread is reset, and a front still sending them (Caddy, nginx) may take the reset for the
+ * answer and answer 502: the shopper's 413 or 403 would be lost (docs/server.md#errors).
  */
 async function drainSmallBody(req: IncomingMessage, request: Request): Promise<void> {
   const body = request.body;
+  const left = bodyLeft(request);
   // A body arrived whole (req.complete) reads at once to its end: no test of it is needed.
-  if (!body || body.locked || Number(req.headers['content-length'] ?? 0) > DRAIN_MAX_BYTES) return;
-  const reader = body.getReader();
+  if (!body || (body.locked && !left) || Number(req.headers['content-length'] ?? 0) > DRAIN_MAX_BYTES) return;
+  const next = left
+    ? () => left.next()
+    : (
+        (reader) => () =>
+          reader.read()
+      )(body.getReader());
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), DRAIN_MS)));
   try {
     // Left pending when late: cancelling would destroy the socket before the answer is written.
     for (let size = 0; size <= DRAIN_MAX_BYTES;) {
-      const step = await Promise.race([reader.read(), late]);
+      const step = await Promise.race([next(), late]);
       if (!step || step.done) return;
       size += step.value.byteLength;
     }
@@ -76,6 +83,7 @@ export function toNodeHandler(handler: FetchHandler, options: NodeHandlerOptions
         return;
       }
       let response: Response;
+      let late = false;
       try {
         response = await handler(request, {
           clientAddress: clientAddress(req.socket.remoteAddress ?? '', req.headers['x-forwarded-for']),
@@ -84,12 +92,14 @@ export function toNodeHandler(handler: FetchHandler, options: NodeHandlerOptions
         if (!isBodyTimeout(error)) throw error;
         onError(error);
         response = bodyTimedOut(error);
+        late = true;
       }
-      // A body still arriving that the handler did not read (a refusal before it, or over its
-      // size by Content-Length): a small one is read to its end first, briefly; otherwise the
-      // connection is closed after the answer rather than drained for as long as the client cares to send.
+      // A body still arriving that the handler did not read to its end (a refusal before it,
+      // or over its size by Content-Length or by counting): a small one is read to its end
+      // first, briefly; otherwise (and a body too slow already) the connection is closed after
+      // the answer rather than drained for as long as the client cares to send.
       // A client gone mid-drain (the read rejects: aborted) is no failure of the answer's.
-      await drainSmallBody(req, request).catch(() => {});
+      if (!late) await drainSmallBody(req, request).catch(() => {});
       if (!req.complete) res.setHeader('connection', 'close');
       await writeResponse(response, res, request.method);
     })().catch((error: unknown) => {

@@ -34,8 +34,17 @@ const FORBIDDEN_METHODS = /^(CONNECT|TRACE|TRACK)$/i;
  */
 export function toRequest(req: IncomingMessage, res: ServerResponse): Request {
   const { body, _body: parserRan } = req as IncomingMessage & { body?: unknown; _body?: boolean };
-  return webRequest(req, res, { body, parserRan: parserRan === true });
+  return webRequest(req, res, { body, parserRan: parserRan === true }, true);
 }
+
+/** The Node stream's chunks left behind a web body its reader cancelled, by Request (`toRequest`'s only). */
+const leftBehind = new WeakMap<Request, AsyncIterator<Uint8Array, undefined>>();
+
+/**
+ * What is left of the body of a Request `toRequest` made once its reader cancelled it (a
+ * refusal by counting, a time limit): the adapter's to read before its answer (handler.ts).
+ */
+export const bodyLeft = (request: Request): AsyncIterator<Uint8Array, undefined> | undefined => leftBehind.get(request);
 
 /**
  * What a framework's body parser left, if one ran: Express leaves it on the Node request,
@@ -47,8 +56,12 @@ export interface ParsedBody {
   parserRan: boolean;
 }
 
-/** `toRequest` with the parsed body given: the part the Node and Fastify adapters share. */
-export function webRequest(req: IncomingMessage, res: ServerResponse, parsed: ParsedBody): Request {
+/**
+ * `toRequest` with the parsed body given: the part the Node and Fastify adapters share.
+ * `keepLeft`: a cancelled body leaves the Node stream as it is (bodyLeft), for the caller to
+ * read or close; otherwise the cancel ends it.
+ */
+export function webRequest(req: IncomingMessage, res: ServerResponse, parsed: ParsedBody, keepLeft = false): Request {
   if (FORBIDDEN_METHODS.test(req.method ?? ''))
     throw new BadRequestError('method_not_allowed', nodeMessages.methodNotServed(req.method), 405);
   const encrypted = (req.socket as { encrypted?: boolean }).encrypted === true;
@@ -78,18 +91,26 @@ export function webRequest(req: IncomingMessage, res: ServerResponse, parsed: Pa
     if (rewritten !== undefined) {
       body = rewritten;
       headers.delete('content-length'); // the body was written anew
-    } else body = webStreamOf(req);
+    } else body = webStreamOf(req, keepLeft ? (chunks) => leftBehind.set(request, chunks) : undefined);
   }
-  return new Request(url, {
+  const request = new Request(url, {
     method: req.method ?? 'GET',
     headers,
     signal: controller.signal,
     ...(body === undefined ? {} : { body, duplex: 'half' }),
   });
+  return request;
 }
 
-/** The request body as a web stream, read as the handler reads it (backpressure kept). */
-function webStreamOf(req: IncomingMessage): ReadableStream<Uint8Array> {
+/**
+ * The request body as a web stream, read as the handler reads it (backpressure kept). A
+ * cancel ends the Node stream, or hands its chunks to `keep`: ending it closes the socket,
+ * and a front still sending the body would take the reset for the answer.
+ */
+function webStreamOf(
+  req: IncomingMessage,
+  keep?: (chunks: AsyncIterator<Uint8Array, undefined>) => void,
+): ReadableStream<Uint8Array> {
   const chunks = req[Symbol.asyncIterator]() as AsyncIterator<Uint8Array, undefined>;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -98,7 +119,8 @@ function webStreamOf(req: IncomingMessage): ReadableStream<Uint8Array> {
       else controller.enqueue(next.value);
     },
     async cancel() {
-      await chunks.return?.();
+      if (keep) keep(chunks);
+      else await chunks.return?.();
     },
   });
 }

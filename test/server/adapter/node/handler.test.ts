@@ -321,6 +321,48 @@ describe('toNodeHandler and a body that trickles in', () => {
     expect(large.answer).toMatch(/^HTTP\/1\.1 403 [^]*\r\nconnection: close\r\n/i);
   });
 
+  it('a chunked body refused by counting is read to its end first too: its 413 reaches the client, the connection kept', async () => {
+    const origin = await serve(toNodeHandler(refusingBig));
+    const { hostname, port } = new URL(origin);
+    const socket = connect(Number(port), hostname);
+    let answer = '';
+    let restSent = false;
+    let beforeRest: boolean | undefined;
+    socket.on('data', (chunk: Buffer) => {
+      beforeRest ??= !restSent;
+      answer += chunk.toString();
+      if (/\r\n\r\nno$/.test(answer)) socket.end();
+    });
+    socket.on('error', () => {});
+    const closed = new Promise((resolve) => socket.on('close', resolve));
+    // 2,000 bytes at once (over the 1,024 the handler reads: refused by counting), 1,000 more later.
+    socket.write(
+      `POST /checkout HTTP/1.1\r\nHost: ${hostname}:${port}\r\nTransfer-Encoding: chunked\r\n\r\n7d0\r\n${'x'.repeat(2000)}\r\n`,
+    );
+    setTimeout(() => {
+      restSent = true;
+      if (socket.writable) socket.write(`3e8\r\n${'x'.repeat(1000)}\r\n0\r\n\r\n`);
+    }, 300);
+    await closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(answer).not.toMatch(/\r\nconnection: close\r\n/i);
+    expect(beforeRest).toBe(false);
+  });
+
+  it('a body already too slow (408) is not read further: the answer comes before the rest, the connection closed', async () => {
+    const origin = await serve(
+      toNodeHandler(
+        () => {
+          throw new BodyTimeoutError(300);
+        },
+        { onError: () => {} },
+      ),
+    );
+    const { answer, beforeBody } = await postLater(origin, 1000, 600);
+    expect(answer).toMatch(/^HTTP\/1\.1 408 [^]*\r\nconnection: close\r\n/i);
+    expect(beforeBody).toBe(true);
+  });
+
   it("a client gone while its body is read before the answer: nothing goes to Express's next", async () => {
     const passed: unknown[] = [];
     const handler = toNodeHandler(() => new Response('no', { status: 403 }));

@@ -4,7 +4,7 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { BadRequestError, toRequest } from '../../../../src/server/adapter/node/request.js';
+import { BadRequestError, bodyLeft, toRequest, webRequest } from '../../../../src/server/adapter/node/request.js';
 import { writeResponse } from '../../../../src/server/adapter/node/response.js';
 
 function nodeRequest(
@@ -104,10 +104,23 @@ describe('toRequest', () => {
     expect(toRequest(nodeRequest({ method: 'HEAD', host: 'a.example' }).req, nodeRequest().res).body).toBeNull();
   });
 
-  it("a body the handler cancels ends the Node request's iteration", async () => {
+  it("a body the handler cancels leaves the Node request's rest to the adapter (bodyLeft), read on from where it was", async () => {
     const post = nodeRequest({ method: 'POST', host: 'a.example', body: ['ab', 'cd'] });
-    await toRequest(post.req, post.res).body!.cancel();
+    const request = toRequest(post.req, post.res);
+    expect(bodyLeft(request)).toBeUndefined();
+    const reader = request.body!.getReader();
+    expect(Buffer.from((await reader.read()).value!).toString()).toBe('ab');
+    await reader.cancel();
+    expect(post.returned()).toBe(false);
+    expect(Buffer.from((await bodyLeft(request)!.next()).value!).toString()).toBe('cd');
+  });
+
+  it("a body cancelled under webRequest without keepLeft (Fastify's) ends the Node request's iteration", async () => {
+    const post = nodeRequest({ method: 'POST', host: 'a.example', body: ['ab', 'cd'] });
+    const request = webRequest(post.req, post.res, { body: undefined, parserRan: false });
+    await request.body!.cancel();
     expect(post.returned()).toBe(true);
+    expect(bodyLeft(request)).toBeUndefined();
   });
 
   it('the signal aborts when the response closes unfinished, not when it closes finished', () => {
