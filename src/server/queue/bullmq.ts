@@ -368,13 +368,11 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
     if (held) return (await confirm(redisClient())) === 'added' ? 'present' : 'present-unconfirmed';
     // One read of the fleet's queue, bounded by `maxQueued` and `lateAt`: read here, just before
     // the add, it counts what other instances accepted since the endpoint's late check read it.
-    const [{ active = 0, ...waiting }, reading] = await Promise.all([
+    const [byState, reading] = await Promise.all([
       queue.getJobCounts(...HELD_STATES, 'active'),
       redisClient().then((client) => client.zcard(readingKey)),
     ]);
-    // The checks held, running or not (as the memory and file queues count them), less those only reading.
-    const checks = Object.values(waiting).reduce((sum, n) => sum + n, active) - reading;
-    if (checks >= boundFor(job, maxQueued, lateAt)) return 'full';
+    if (checksOf(byState, reading) >= boundFor(job, maxQueued, lateAt)) return 'full';
     const addedBy = crypto.randomUUID();
     // Fair turns across visitors: this visitor's n-th held job runs behind every visitor's first.
     const { turn, priority } = await priorityOf(job);
@@ -536,6 +534,10 @@ function scriptedClient(queue: Queue<HeldJob>) {
   };
 }
 
+/** The checks held, running or not (as the memory and file queues count them), less those only reading a decision. */
+const checksOf = (byState: Record<string, number>, reading: number): number =>
+  Math.max(0, Object.values(byState).reduce((sum, n) => sum + n, 0) - reading);
+
 /** The fleet's figures, read at once (one round trip's wait): the late check reads them for each accept. */
 async function fleetCounts(
   queue: Queue<HeldJob>,
@@ -552,7 +554,7 @@ async function fleetCounts(
     client.hgetall(drainedKey),
     client.hgetall(staleKey),
   ]);
-  const queued = Math.max(0, Object.values(byState).reduce((sum, n) => sum + n, 0) - reading);
+  const queued = checksOf(byState, reading);
   const oldestAcceptedAt = Number(oldest) >= 0 ? Number(oldest) : undefined;
   const since = Math.floor(Date.now() / 1000) - 60;
   const lastMinute = (bySecond: Record<string, string>) => {

@@ -159,6 +159,39 @@ async function until(done: () => boolean | Promise<boolean>, ms = 20_000) {
   }
 }
 
+/** A connection of its own to the one Redis for `body`, cut after it. */
+async function withConnection<T>(body: (connection: IoRedis) => Promise<T>): Promise<T> {
+  const connection = new IoRedis(redis.url, { maxRetriesPerRequest: null });
+  try {
+    return await body(connection);
+  } finally {
+    connection.disconnect();
+  }
+}
+
+type QueueOptions = Partial<Parameters<typeof createBullmqQueue>[0]>;
+
+/**
+ * A queue named `name` (one check at a time unless `options` say otherwise) on a connection of
+ * its own, closed after `body`, `stop` (the release of a run held) first.
+ */
+function withQueue<T>(
+  name: string,
+  options: QueueOptions,
+  body: (queue: ReturnType<typeof createBullmqQueue>, connection: IoRedis) => Promise<T>,
+  stop?: () => void,
+): Promise<T> {
+  return withConnection(async (connection) => {
+    const queue = createBullmqQueue({ connection, name, concurrency: 1, onError: () => {}, ...options });
+    try {
+      return await body(queue, connection);
+    } finally {
+      stop?.();
+      await queue.close();
+    }
+  });
+}
+
 describe.skipIf(!haveRedis)('createBullmqQueue', () => {
   it('two instances: each accepts, any checks; one transaction per key, every decision told', async () => {
     const { svc, results, a, b, close } = fleetOfTwo('fleet-1');
@@ -366,8 +399,6 @@ describe.skipIf(!haveRedis)('createBullmqQueue', () => {
   });
 
   it("fair turns: one visitor's flood waits behind every honest visitor's first checkout", async () => {
-    const connection = new IoRedis(redis.url, { maxRetriesPerRequest: null });
-    const queue = createBullmqQueue({ connection, name: 'turns', concurrency: 1, onError: () => {} });
     const job = (key: string, visitor: string) => ({
       key,
       fingerprint: `f-${key}`,
@@ -377,7 +408,7 @@ describe.skipIf(!haveRedis)('createBullmqQueue', () => {
       visitor,
     });
     const runs: string[] = [];
-    try {
+    await withQueue('turns', {}, async (queue, connection) => {
       // 30 from one network first, then five honest shoppers, one checkout each, then the flood's next.
       for (let i = 0; i < 30; i++) expect(await queue.add(job(`flood-${i}`, 'address 2001:db8:1::/64'))).toBe('added');
       for (let i = 0; i < 5; i++) expect(await queue.add(job(`honest-${i}`, `address 198.51.100.${i}`))).toBe('added');
@@ -394,107 +425,96 @@ describe.skipIf(!haveRedis)('createBullmqQueue', () => {
       expect(runs.slice(6)).toEqual(Array.from({ length: 30 }, (_, i) => `flood-${i + 1}`));
       // Every turn given back once its job left: the next checkout of the flood is a first turn again.
       expect(await connection.hgetall('bull:turns:bbc-turns')).toEqual({});
-    } finally {
-      await queue.close();
-      connection.disconnect();
-    }
+    });
   });
 
   it('signed-in checkouts run ahead of guests (a priority offset), by turns, and guests are shed first', async () => {
-    const connection = new IoRedis(redis.url, { maxRetriesPerRequest: null });
     let made = 0;
-    try {
-      await expectSignedInFirst(
+    await withConnection((connection) =>
+      expectSignedInFirst(
         (maxQueued) =>
           createBullmqQueue({ connection, name: `lanes-${++made}`, maxQueued, concurrency: 1, onError: () => {} }),
         20_000,
-      );
-    } finally {
-      connection.disconnect();
-    }
+      ),
+    );
   });
 
   it("keeps one visitor's arrival order when its count fell meanwhile: a turn never goes back", async () => {
-    const connection = new IoRedis(redis.url, { maxRetriesPerRequest: null });
-    try {
+    await withConnection(async (connection) => {
       await expectArrivalOrder(
         () => createBullmqQueue({ connection, name: 'arrival', concurrency: 1, onError: () => {} }),
         20_000,
       );
       // Its jobs all ran: its turns are given back, the last one with them.
       await expect.poll(() => connection.hgetall('bull:arrival:bbc-turns'), { timeout: 5000 }).toEqual({});
-    } finally {
-      connection.disconnect();
-    }
+    });
   });
 
   it("a visitor none of whose jobs waits any more starts its turns afresh, not at its burst's peak", async () => {
-    const connection = new IoRedis(redis.url, { maxRetriesPerRequest: null });
-    const queue = createBullmqQueue({ connection, name: 'afresh', concurrency: 1, onError: () => {} });
     const of = (key: string, visitor: string) => ({ ...visitorJob(key), visitor });
     const runs: string[] = [];
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
-    try {
-      // A burst of 20 from one network; all but the last ran, the last runs still.
-      for (let i = 1; i <= 20; i++) expect(await queue.add(of(`a${i}`, 'address a'))).toBe('added');
-      queue.process(async ({ key }) => {
-        runs.push(key);
-        if (key === 'a20') await released;
-        return { done: true };
-      });
-      await expect.poll(() => runs.length, { timeout: 20_000 }).toBe(20);
-      for (let i = 1; i <= 5; i++) expect(await queue.add(of(`b${i}`, 'address b'))).toBe('added');
-      // Its second held job: a second turn, not its 21st.
-      expect(await queue.add(of('a21', 'address a'))).toBe('added');
-      release();
-      await expect.poll(() => runs.length, { timeout: 20_000 }).toBe(26);
-      expect(runs.slice(20)).toEqual(['b1', 'b2', 'a21', 'b3', 'b4', 'b5']);
-      await expect.poll(() => connection.hgetall('bull:afresh:bbc-turns'), { timeout: 5000 }).toEqual({});
-    } finally {
-      release();
-      await queue.close();
-      connection.disconnect();
-    }
+    const stop = () => release();
+    await withQueue(
+      'afresh',
+      {},
+      async (queue, connection) => {
+        // A burst of 20 from one network; all but the last ran, the last runs still.
+        for (let i = 1; i <= 20; i++) expect(await queue.add(of(`a${i}`, 'address a'))).toBe('added');
+        queue.process(async ({ key }) => {
+          runs.push(key);
+          if (key === 'a20') await released;
+          return { done: true };
+        });
+        await expect.poll(() => runs.length, { timeout: 20_000 }).toBe(20);
+        for (let i = 1; i <= 5; i++) expect(await queue.add(of(`b${i}`, 'address b'))).toBe('added');
+        // Its second held job: a second turn, not its 21st.
+        expect(await queue.add(of('a21', 'address a'))).toBe('added');
+        release();
+        await expect.poll(() => runs.length, { timeout: 20_000 }).toBe(26);
+        expect(runs.slice(20)).toEqual(['b1', 'b2', 'a21', 'b3', 'b4', 'b5']);
+        await expect.poll(() => connection.hgetall('bull:afresh:bbc-turns'), { timeout: 5000 }).toEqual({});
+      },
+      stop,
+    );
   });
 
   it("a visitor's job retried waits again with its turn: a newer job of the visitor runs after it", async () => {
-    const connection = new IoRedis(redis.url, { maxRetriesPerRequest: null });
-    const queue = createBullmqQueue({ connection, name: 'waits-again', concurrency: 1, onError: () => {} });
     const of = (key: string, visitor: string) => ({ ...visitorJob(key), visitor });
     const runs: string[] = [];
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
-    try {
-      for (let i = 1; i <= 5; i++) expect(await queue.add(of(`a${i}`, 'address a'))).toBe('added');
-      queue.process(async ({ key }) => {
-        runs.push(key);
-        if (key === 'c') await released;
-        // Added while a5, retried, waits again in the queue.
-        if (key === 'a6') expect(await queue.add(of('a7', 'address a'))).toBe('added');
-        return key === 'a5' && runs.filter((run) => run === 'a5').length === 1 ? { retryInMs: 300 } : { done: true };
-      });
-      await expect.poll(() => runs, { timeout: 20_000 }).toEqual(['a1', 'a2', 'a3', 'a4', 'a5']);
-      // Another visitor's job holds the one slot until a5's retry is due; a6 comes meanwhile.
-      expect(await queue.add(of('c', 'address c'))).toBe('added');
-      await expect.poll(() => runs.length, { timeout: 20_000 }).toBe(6);
-      expect(await queue.add(of('a6', 'address a'))).toBe('added');
-      await new Promise((resolve) => setTimeout(resolve, 400));
-      release();
-      await expect.poll(() => runs.length, { timeout: 20_000 }).toBe(9);
-      // a6 (its turn no lower than a5's, added first) runs, then a5, then a7: never a7 ahead of a5.
-      expect(runs.slice(6)).toEqual(['a6', 'a5', 'a7']);
-    } finally {
-      release();
-      await queue.close();
-      connection.disconnect();
-    }
+    const stop = () => release();
+    await withQueue(
+      'waits-again',
+      {},
+      async (queue) => {
+        for (let i = 1; i <= 5; i++) expect(await queue.add(of(`a${i}`, 'address a'))).toBe('added');
+        queue.process(async ({ key }) => {
+          runs.push(key);
+          if (key === 'c') await released;
+          // Added while a5, retried, waits again in the queue.
+          if (key === 'a6') expect(await queue.add(of('a7', 'address a'))).toBe('added');
+          return key === 'a5' && runs.filter((run) => run === 'a5').length === 1 ? { retryInMs: 300 } : { done: true };
+        });
+        await expect.poll(() => runs, { timeout: 20_000 }).toEqual(['a1', 'a2', 'a3', 'a4', 'a5']);
+        // Another visitor's job holds the one slot until a5's retry is due; a6 comes meanwhile.
+        expect(await queue.add(of('c', 'address c'))).toBe('added');
+        await expect.poll(() => runs.length, { timeout: 20_000 }).toBe(6);
+        expect(await queue.add(of('a6', 'address a'))).toBe('added');
+        await new Promise((resolve) => setTimeout(resolve, 400));
+        release();
+        await expect.poll(() => runs.length, { timeout: 20_000 }).toBe(9);
+        // a6 (its turn no lower than a5's, added first) runs, then a5, then a7: never a7 ahead of a5.
+        expect(runs.slice(6)).toEqual(['a6', 'a5', 'a7']);
+      },
+      stop,
+    );
   });
 
   it("counts a job whose data Redis's JSON cannot read (a lone surrogate) by when it was added, never failing", async () => {
-    const connection = new IoRedis(redis.url, { maxRetriesPerRequest: null });
-    const queue = createBullmqQueue({ connection, name: 'odd-data', onError: () => {} });
-    try {
+    await withQueue('odd-data', {}, async (queue) => {
       const before = Date.now();
       const odd = { ...visitorJob('odd'), acceptedAt: 1000 };
       odd.customer = { ...odd.customer, accountId: 'acc-\ud800' } as typeof odd.customer;
@@ -502,22 +522,16 @@ describe.skipIf(!haveRedis)('createBullmqQueue', () => {
       const counts = await queue.counts();
       expect(counts.queued).toBe(1);
       expect(counts.oldestAcceptedAt).toBeGreaterThanOrEqual(before);
-    } finally {
-      await queue.close();
-      connection.disconnect();
-    }
+    });
   });
 
   it('leaves a job only reading its decision out of the checks waiting, on every instance', async () => {
-    const connection = new IoRedis(redis.url, { maxRetriesPerRequest: null });
-    try {
-      await expectReadingApart(
+    await withConnection((connection) =>
+      expectReadingApart(
         () => createBullmqQueue({ connection, name: 'reading', concurrency: 3, onError: () => {} }),
         20_000,
-      );
-    } finally {
-      connection.disconnect();
-    }
+      ),
+    );
   });
 
   it('a check only reading, running or delayed: not counted, never hiding the oldest check; an id whose job is gone is dropped', async () => {
@@ -565,15 +579,12 @@ describe.skipIf(!haveRedis)('createBullmqQueue', () => {
   });
 
   it("is full at the late check's lateAt, counting the running jobs too: what the fleet accepted since its read", async () => {
-    const connection = new IoRedis(redis.url, { maxRetriesPerRequest: null });
-    try {
-      await expectFullAtLateAt(
+    await withConnection((connection) =>
+      expectFullAtLateAt(
         () => createBullmqQueue({ connection, name: 'late-at', concurrency: 1, onError: () => {} }),
         20_000,
-      );
-    } finally {
-      connection.disconnect();
-    }
+      ),
+    );
   });
 
   it('a job run twice (its lock lapsed on a starved instance) is counted once and gives its turn back once', async () => {
@@ -633,11 +644,8 @@ describe.skipIf(!haveRedis)('createBullmqQueue', () => {
 
   it("a key's job added again as its run ended (a browser's retry) is counted once, and each add gives its turn back", async () => {
     const name = 'added-twice';
-    const probe = new IoRedis(redis.url);
-    const connection = new IoRedis(redis.url, { maxRetriesPerRequest: null });
-    const queue = createBullmqQueue({ connection, name, concurrency: 1, onError: () => {} });
     const runs: string[] = [];
-    try {
+    await withQueue(name, {}, async (queue, probe) => {
       queue.process(async ({ key }) => {
         runs.push(key);
         return key === 'key-again' ? { done: true } : { retryInMs: 60_000 };
@@ -652,11 +660,7 @@ describe.skipIf(!haveRedis)('createBullmqQueue', () => {
       await expect.poll(() => runs, { timeout: 5000 }).toContain('key-held');
       expect(await probe.hget(`bull:${name}:bbc-turns`, 'visitor-1')).toBe('1');
       expect((await queue.counts()).drainedLastMinute).toBe(1);
-    } finally {
-      await queue.close();
-      connection.disconnect();
-      probe.disconnect();
-    }
+    });
   });
 
   it('a job given up, its telling not kept, comes back to any instance with why (givenUp), not to be checked', async () => {
