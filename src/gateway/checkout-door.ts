@@ -6,8 +6,8 @@
  * is given back (docs/gateway.md#one-order-one-check). A token's `uref` makes the checkout a
  * signed-in shopper's (CustomerMapping.signedIn), any other a guest's.
  */
-import { isDeviceRiskError, type CustomerMapping, type Store } from '../server/index.js';
-import { isHeldAnswer, withTimeLimit } from '../server/parts.js';
+import type { CustomerMapping, Store } from '../server/index.js';
+import { isHeldAnswer, isStoreAway, withTimeLimit } from '../server/parts.js';
 import { orderClaims, ORDER_ALREADY_CHECKED, ORDER_CLAIM_NOT_KEPT, type OrderClaim } from './order-claim.js';
 import { ORDER_TOKEN_HEADER, OrderTokenError, orderKey, orderTokenStatus, verifyOrderToken } from './order-token.js';
 import { toldRefusal, type Log } from './log.js';
@@ -15,8 +15,6 @@ import { toldRefusal, type Log } from './log.js';
 const refusal = (status: number, code: string, message: string, headers: Record<string, string> = {}) =>
   Response.json({ error: { code, message } }, { status, headers: { 'cache-control': 'no-store', ...headers } });
 
-/** The store's failures that pass (away, slow, full): the browser posts again under its key. */
-const STORE_AWAY: readonly string[] = ['store_unavailable', 'store_full'];
 const STORE_AWAY_MESSAGE = "The shop's store did not answer; retry with the same Idempotency-Key";
 
 export async function checkoutDoor(options: { store: Store; orderSecret: string; log: Log }) {
@@ -50,7 +48,8 @@ export async function checkoutDoor(options: { store: Store; orderSecret: string;
       } catch (error) {
         // The store away or slow: 503 store_unavailable with Retry-After, as the endpoint's own
         // store answers; the browser posts again under its key. Told, as every refusal is.
-        if (!isDeviceRiskError(error) || !STORE_AWAY.includes(error.code)) throw error;
+        // Only the store's failures that pass (away, slow, full): the browser posts again under its key.
+        if (!isStoreAway(error)) throw error;
         log(`refused a checkout: the store did not answer its order's claim (${error.message})`, {
           level: 'warn',
           event: 'refused',

@@ -138,6 +138,13 @@ export function isDeviceRiskError(error: unknown): error is DeviceRiskError {
 }
 
 /**
+ * True for a store away for a while (`store_unavailable`: down, slow past its limit) or full
+ * (`store_full`): a failure that passes, answered 503 with a Retry-After, never a permanent one.
+ */
+export const isStoreAway = (error: unknown): error is DeviceRiskError =>
+  isDeviceRiskError(error) && (error.code === ERR_STORE_UNAVAILABLE || error.code === ERR_STORE_FULL);
+
+/**
  * True when a Redis at its `maxmemory` (policy noeviction) refused a write: node-redis and
  * ioredis reject with the server's error reply, whose message starts "OOM command not allowed
  * when used memory > 'maxmemory'" (in a script, with the script's name after it). Looked for

@@ -9,6 +9,7 @@
 export { referenceRuleBroken } from './api/account.js';
 export { isRegion, REGIONS_IN_WORDS } from './api/regions.js';
 export { doublingMs } from './api/retry.js';
+export { isStoreAway } from './errors.js';
 export { pendingList } from './callbacks/pending.js';
 export { sourceMatcher } from './callbacks/sources.js';
 export { isHeldAnswer } from './endpoint/queued.js';

@@ -17,6 +17,7 @@ import {
   ERR_WORKFLOW_EXPIRED,
   isDeviceRiskError,
   isRedisFull,
+  isStoreAway,
 } from '../errors.js';
 import { endpointMessages, queuedMessages } from '../messages.js';
 import { redisFull } from '../store/store.js';
@@ -41,8 +42,7 @@ export function isUnavailable(error: unknown): boolean {
     status === 503 ||
     code === ERR_NETWORK ||
     code === ERR_RATE_LIMITED ||
-    code === ERR_STORE_UNAVAILABLE ||
-    code === ERR_STORE_FULL ||
+    isStoreAway(error) ||
     code === ERR_QUEUE_FULL
   );
 }

@@ -13,7 +13,13 @@
  */
 import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { DeviceRiskError, ERR_INVALID_CONFIGURATION, ERR_STORE_FULL, ERR_STORE_UNAVAILABLE } from '../errors.js';
+import {
+  DeviceRiskError,
+  ERR_INVALID_CONFIGURATION,
+  ERR_STORE_FULL,
+  ERR_STORE_UNAVAILABLE,
+  isStoreAway,
+} from '../errors.js';
 import { dataMessages } from '../messages.js';
 
 /** What the kit uses of a `node:sqlite` statement (the runtimes' own types differ a little). */
@@ -222,9 +228,7 @@ export function openDatabase(path: string, schema: string): Database {
   } catch (error) {
     const failed = failure(error, 'open');
     // Room or the disk may come back: the next call opens it. Anything else is the configuration's.
-    const passing =
-      failed instanceof DeviceRiskError && (failed.code === ERR_STORE_FULL || failed.code === ERR_STORE_UNAVAILABLE);
-    if (!passing) throw failed;
+    if (!isStoreAway(failed)) throw failed;
   }
   return database;
 }

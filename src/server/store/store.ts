@@ -20,6 +20,7 @@ import {
   ERR_STORE_UNAVAILABLE,
   isDeviceRiskError,
   isRedisFull,
+  isStoreAway,
 } from '../errors.js';
 import { storeMessages } from '../messages.js';
 
@@ -181,13 +182,7 @@ export async function fromStore<T>(operation: Promise<T>, what: string): Promise
   } catch (cause) {
     // Already said in the store's terms (full, or no answer in time): kept, with its Retry-After.
     // A store unfit for its guarantees (an evicting Redis) is a configuration to fix, not a retry.
-    if (
-      isDeviceRiskError(cause) &&
-      (cause.code === ERR_STORE_FULL ||
-        cause.code === ERR_STORE_UNAVAILABLE ||
-        cause.code === ERR_INVALID_CONFIGURATION)
-    )
-      throw cause;
+    if (isStoreAway(cause) || (isDeviceRiskError(cause) && cause.code === ERR_INVALID_CONFIGURATION)) throw cause;
     // A Redis at maxmemory (a store on Redis other than createRedisStore lets its refusal through).
     if (isRedisFull(cause)) throw redisFull(what, cause);
     throw new DeviceRiskError(ERR_STORE_UNAVAILABLE, storeMessages.failed(what), {
