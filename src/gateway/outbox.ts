@@ -8,7 +8,7 @@
  */
 import type { Store } from '../server/index.js';
 import { count, doublingMs, keyPart, ownerMark, pendingList, type WebhookResult } from '../server/parts.js';
-import type { Log } from './log.js';
+import { errorEvent, type Log } from './log.js';
 import { eventWebhookId, signWebhook, type WebhookEvent } from './webhook.js';
 
 /** How long a decision is kept, delivered or not: a week, and GET /decisions shows it meanwhile. */
@@ -137,10 +137,10 @@ async function firstEnding(store: Store, onError: Log, reference: string, id: st
   return false;
 }
 
-/** A failure of the outbox's store, as the log tells it: its code and message. */
+/** A failure of the outbox's store, as the log tells any error (errorEvent), said to be the outbox's. */
 const storeFailure = (onError: Log, error: unknown): void => {
-  const code = (error as { code?: string }).code ?? 'error';
-  onError(`outbox: ${code} ${(error as Error).message}`, { level: 'error', event: 'error', code });
+  const [message, fields] = errorEvent(error);
+  onError(`outbox: ${message}`, fields);
 };
 
 /**

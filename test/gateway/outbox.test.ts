@@ -9,7 +9,7 @@ import type { LogFields } from '../../src/gateway/log.js';
 import { createOutbox, OUTBOX_RETRY_FOR_MS, OUTBOX_TTL_MS, retryDelay, type Outbox } from '../../src/gateway/outbox.js';
 import { decisionEvent, failureEvent } from '../../src/gateway/webhook.js';
 import { undeliveredRow } from '../../src/gateway/extra-routes.js';
-import { createMemoryStore } from '../../src/server/index.js';
+import { createMemoryStore, DeviceRiskError } from '../../src/server/index.js';
 import { counterValues } from '../../src/server/status/tally.js';
 import { closeServers, serve } from '../support/http.js';
 
@@ -635,16 +635,17 @@ describe('the outbox, on a scripted shop and a clock of its own', () => {
     const store = createMemoryStore();
     const refusing = {
       ...store,
-      compareAndSet: () => Promise.reject(Object.assign(new Error('the disk is full'), { code: 'store_full' })),
+      compareAndSet: () => Promise.reject(new DeviceRiskError('store_full', 'the disk is full')),
     };
     lines.length = 0;
     const outbox = outboxOn(refusing as typeof store, 'https://shop.example/hooks', { fetch: scripted().fetch });
     await outbox.add(event('h11'));
-    await expect.poll(() => lines).toEqual(['outbox: store_full the disk is full']);
+    await expect.poll(() => lines).toEqual(['outbox: store_full [blackbox-capture/server] the disk is full']);
     const plain = { ...store, compareAndSet: () => Promise.reject(new Error('no code')) };
     const other = outboxOn(plain as typeof store, 'https://shop.example/hooks', { fetch: scripted().fetch });
     await other.add(event('h12'));
-    await expect.poll(() => lines).toContain('outbox: error no code');
+    // Any other error as the log tells it (errorEvent): its name and message.
+    await expect.poll(() => lines).toContain('outbox: Error no code');
   });
 
   it('without onError, says each failure on the console, named', async () => {
