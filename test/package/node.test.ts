@@ -189,6 +189,7 @@ describe('export lists', () => {
         'importLegacyStore',
         'isHeldAnswer',
         'isRegion',
+        'isStoreAway',
         'keyPart',
         'ownerMark',
         'pendingList',
