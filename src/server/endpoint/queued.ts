@@ -397,7 +397,7 @@ function notCheckedTeller(onError: (error: unknown) => void) {
 /** A decision onResult has not taken for TELL_FOR_MS since its checkout's acceptance: `result_undelivered`, ending the job. */
 function undelivered(job: CheckJob, error: unknown, at: number): DeviceRiskError | undefined {
   if (error instanceof TellingLater && at - job.acceptedAt >= TELL_FOR_MS)
-    return new DeviceRiskError(ERR_RESULT_UNDELIVERED, error.message, { cause: error });
+    return new DeviceRiskError(ERR_RESULT_UNDELIVERED, error.message);
   return undefined;
 }
 

@@ -120,6 +120,7 @@ function webStreamOf(
     },
     async cancel() {
       if (keep) keep(chunks);
+      // Stryker disable next-line OptionalChaining: a Readable's iterator always has return
       else await chunks.return?.();
     },
   });

@@ -1,0 +1,45 @@
+// An order's claim (src/gateway/order-claim.ts) on a store whose answers race other checkouts:
+// a claim given back between the two reads is claimed again; one that keeps changing hands is
+// refused after two rounds rather than tried for ever.
+import { describe, expect, it } from 'vitest';
+import { orderClaims } from '../../src/gateway/order-claim.js';
+import { createMemoryStore } from '../../src/server/index.js';
+
+/** A memory store whose first `taken` set-if-absent calls answer false, the key read as absent. */
+function racing(taken: number) {
+  const memory = createMemoryStore();
+  const asked: string[] = [];
+  return {
+    asked,
+    store: {
+      ...memory,
+      setIfAbsent: (key: string, value: string, ttlMs: number) => {
+        asked.push('setIfAbsent');
+        return taken-- > 0 ? Promise.resolve(false) : memory.setIfAbsent(key, value, ttlMs);
+      },
+      get: (key: string) => {
+        asked.push('get');
+        return memory.get(key);
+      },
+    },
+  };
+}
+
+describe('orderClaims', () => {
+  it('a claim given back between its two reads (another checkout refused) is claimed in a second round', async () => {
+    const { store, asked } = racing(1);
+    const claim = await orderClaims(store).claim('order-1', 'key-1');
+    expect(claim.refused).toBe(false);
+    expect(asked).toEqual(['setIfAbsent', 'get', 'setIfAbsent']);
+    expect(await claim.keep()).toBe(true);
+  });
+
+  it('a claim that changes hands under both rounds is refused, never tried for ever', async () => {
+    const { store, asked } = racing(2);
+    const claim = await orderClaims(store).claim('order-1', 'key-1');
+    expect(claim.refused).toBe(true);
+    expect(asked).toEqual(['setIfAbsent', 'get', 'setIfAbsent', 'get']);
+    // Refused: it has nothing to give back.
+    await expect(claim.release()).resolves.toBeUndefined();
+  });
+});
