@@ -332,7 +332,7 @@ export const FAILURE_CODES: readonly CodeAnswer[] = [
   {
     code: 'result_undelivered',
     description:
-      "The service's callback came, but its details could not be read or kept for 24 hours (the callbacks' retryForMs); or the order's queued check read its decision but could not keep it (the outbox's store away) for 24 hours from the checkout's acceptance: the decision is not known here.",
+      "The service's callback came, but its details could not be read or kept for 24 hours (the callbacks' retryForMs): the decision is not known here.",
   },
   { code: 'internal_error', description: 'A failure of no kind the kit knows.' },
 ];

@@ -217,8 +217,6 @@ export const queuedMessages = {
   notChecked: (keyStart: string) =>
     `a checkout accepted by this instance was not checked: the handler closed with it still in its memory queue (key ${keyStart}\u2026). ` +
     'Check it another way (its order is on this error), and give a fleet createBullmqQueue so that another instance takes such checkouts',
-  undelivered: (keyStart: string, tellForMs: number) =>
-    `a checkout accepted (key ${keyStart}\u2026) was checked, but onResult did not take its decision for ${tellForMs / 3_600_000} h (result_undelivered): its order is on this error, to tell the shop`,
   givenUp: (keyStart: string, reason: string) =>
     `a checkout accepted (key ${keyStart}\u2026) will never be checked (${reason}): its order is on this error, to tell the shop`,
   stale: (ageMs: number, trustBoundMs: number, keyStart: string) =>

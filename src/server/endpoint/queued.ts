@@ -16,7 +16,6 @@ import {
   ERR_QUEUE_FULL,
   ERR_RATE_LIMITED,
   ERR_RESULT_NOT_READY,
-  ERR_RESULT_UNDELIVERED,
   ERR_SHUTTING_DOWN,
   ERR_STORE_UNAVAILABLE,
   isDeviceRiskError,
@@ -31,8 +30,7 @@ import { createBacklogWarning, createDrainMeter, createLateCheck, type BacklogFi
 import type { CheckJob, CheckQueue, GivenUp, JobRun, QueuedCustomer, QueuePlace } from '../queue/queue.js';
 import { REDIS_FULL_RETRY_AFTER_S, type Store } from '../store/store.js';
 import { runCheck, type CustomerMapping, type CheckRunOptions, type DeviceRiskProgress } from './check.js';
-import { CALLBACK_OPTIONS } from '../callbacks/settings.js';
-import { isQuietRetry, ResultPending, TellingLater } from '../callbacks/told.js';
+import { isQuietRetry, ResultPending } from '../callbacks/told.js';
 import { failureAnswer, isPermanent, isUnavailable, namedFailure } from './failure-answer.js';
 import { ownerMark } from '../store/lease.js';
 import type { createIdempotency } from './idempotency.js';
@@ -61,11 +59,7 @@ export class NotCheckedError extends DeviceRiskError {
     const keyStart = job.key.slice(0, 8);
     super(
       ERR_NOT_CHECKED,
-      reason === ERR_SHUTTING_DOWN
-        ? queuedMessages.notChecked(keyStart)
-        : reason === ERR_RESULT_UNDELIVERED
-          ? queuedMessages.undelivered(keyStart, TELL_FOR_MS)
-          : queuedMessages.givenUp(keyStart, reason),
+      reason === ERR_SHUTTING_DOWN ? queuedMessages.notChecked(keyStart) : queuedMessages.givenUp(keyStart, reason),
       { operation: 'queue' },
     );
     this.reference = job.key;
@@ -92,13 +86,6 @@ export class NotCheckedError extends DeviceRiskError {
 export const DEFAULT_MAX_QUEUED_MS = 15 * 60_000;
 /** Longest wait between two tries of a check that failed for a reason other than the tenant's limit, in ms. */
 const MAX_RETRY_MS = 30_000;
-/**
- * How long after its acceptance a queued check's decision is told again while `onResult` keeps
- * failing: as long as the callbacks retry theirs (CALLBACK_OPTIONS.retryForMs, 24 h). Each try
- * reads the decision again from the service (the tenant's quota), so it is not tried for ever:
- * then the order is told `result_undelivered`, once, as an undelivered callback's is.
- */
-export const TELL_FOR_MS = CALLBACK_OPTIONS.retryForMs.default;
 
 export interface QueuedChecksOptions {
   queue: CheckQueue;
@@ -243,8 +230,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
 
   function failedTry(job: CheckJob, error: unknown): JobRun | Promise<JobRun> {
     const kind = failureKind(error);
-    const endsIt = kind === 'permanent' ? error : undelivered(job, error, now());
-    if (endsIt) return finished(job, 'failed', endsIt);
+    if (kind === 'permanent') return finished(job, 'failed', error);
     // A decision not there yet: read on the documented schedule (not counted, and not a check
     // waiting: it needs no account request), then told it has none.
     if (kind === 'pending') return nextRead(job) ?? finished(job, 'failed', notReady(error, onError));
@@ -392,13 +378,6 @@ function notCheckedTeller(onError: (error: unknown) => void) {
       }
     },
   };
-}
-
-/** A decision onResult has not taken for TELL_FOR_MS since its checkout's acceptance: `result_undelivered`, ending the job. */
-function undelivered(job: CheckJob, error: unknown, at: number): DeviceRiskError | undefined {
-  if (error instanceof TellingLater && at - job.acceptedAt >= TELL_FOR_MS)
-    return new DeviceRiskError(ERR_RESULT_UNDELIVERED, error.message);
-  return undefined;
 }
 
 /** A pending decision's next read (the wait, and the reads kept with the job); none once the schedule is spent. */

@@ -23,7 +23,7 @@ import {
 } from '../../../src/server/index.js';
 import type { JobRun, QueueCounts } from '../../../src/server/queue/queue.js';
 import { recordKeyOf } from '../../../src/server/endpoint/idempotency.js';
-import { isHeldAnswer, TELL_FOR_MS } from '../../../src/server/endpoint/queued.js';
+import { isHeldAnswer } from '../../../src/server/endpoint/queued.js';
 import { useTestMeter } from '../../support/otel.js';
 import { blackboxOf } from '../../support/kit.js';
 import { givenJobs, handQueue } from '../../support/hand-queue.js';
@@ -1367,39 +1367,6 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     expect(calls.filter((call) => call.startsWith('create'))).toHaveLength(1);
     expect(calls.filter((call) => call.startsWith('upload'))).toHaveLength(1);
     expect(errors).toHaveLength(1);
-    await handler.close();
-  });
-
-  it('onResult failing for 24 h after the acceptance: the order is told result_undelivered, once, and the job ends', async () => {
-    const { client, calls } = stubClient();
-    const hand = handQueue();
-    const clock = { now: Date.now() };
-    const { handler, errors } = setUp(client, {
-      queue: hand.queue,
-      now: () => clock.now,
-      onResult: () => {
-        throw new DeviceRiskError('store_unavailable', 'the outbox is away', { operation: 'outbox' });
-      },
-    });
-    expect((await handler(post('key-0000000001', 'order-a'))).status).toBe(202);
-    expect(await hand.run(hand.jobs[0]!)).toMatchObject({ retryInMs: expect.any(Number), reading: 0 });
-    // A moment short of the limit: tried again, and back again.
-    clock.now += TELL_FOR_MS - 1;
-    expect(await hand.run(hand.jobs[0]!)).toMatchObject({ retryInMs: expect.any(Number), reading: 0 });
-    clock.now += 1;
-    expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
-    expect(errors.map((e) => [e.code, (e as unknown as NotCheckedError).reason])).toEqual([
-      ['store_unavailable', undefined],
-      ['store_unavailable', undefined],
-      ['store_unavailable', undefined],
-      ['not_checked', 'result_undelivered'],
-    ]);
-    expect(errors[3]).toMatchObject({
-      customerInternalReference: 'order-a',
-      message: expect.stringContaining('was checked, but onResult did not take its decision for 24 h'),
-    });
-    // One transaction all along: only its decision was read again.
-    expect(calls.filter((call) => call.startsWith('create'))).toHaveLength(1);
     await handler.close();
   });
 
