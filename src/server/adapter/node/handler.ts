@@ -73,8 +73,8 @@ export function toNodeHandler(handler: FetchHandler, options: NodeHandlerOptions
   const onError = options.onError ?? logError;
   const clientAddress = forwardedAddress(options.trustedFronts ?? []);
   return (req, res, next) => {
+    let request: Request | undefined;
     void (async () => {
-      let request: Request;
       try {
         request = toRequest(req, res);
       } catch (error) {
@@ -85,7 +85,6 @@ export function toNodeHandler(handler: FetchHandler, options: NodeHandlerOptions
         return;
       }
       let response: Response;
-      let late = false;
       try {
         response = await handler(request, {
           clientAddress: clientAddress(req.socket.remoteAddress ?? '', req.headers['x-forwarded-for']),
@@ -94,17 +93,24 @@ export function toNodeHandler(handler: FetchHandler, options: NodeHandlerOptions
         if (!isBodyTimeout(error)) throw error;
         onError(error);
         response = bodyTimedOut(error);
-        late = true;
       }
       // A body still arriving that the handler did not read to its end (a refusal before it,
       // or over its size by Content-Length or by counting): a small one is read to its end
-      // first, briefly; otherwise (and a body too slow already) the connection is closed after
-      // the answer rather than drained for as long as the client cares to send.
+      // first, briefly; otherwise, and for a body already cut by its time limit (a 408, thrown
+      // or answered by the kit's handlers), the connection is closed after the answer rather
+      // than drained for as long as the client cares to send.
       // A client gone mid-drain (the read rejects: aborted) is no failure of the answer's.
-      if (!late) await drainSmallBody(req, request).catch(() => {});
+      if (response.status !== 408) await drainSmallBody(req, request).catch(() => {});
       if (!req.complete) res.setHeader('connection', 'close');
       await writeResponse(response, res, request.method);
-    })().catch((error: unknown) => {
+    })().catch(async (error: unknown) => {
+      // What is left of a body the handler cancelled (bodyLeft): read briefly to its end, as
+      // before an answer, else the request ended. Express's error handler waits for the request
+      // to end before it answers, and a body kept for the drain would never end by itself.
+      if (request && bodyLeft(request)) {
+        await drainSmallBody(req, request).catch(() => {});
+        if (!req.complete) req.destroy();
+      }
       if (next) return next(error);
       if (!res.headersSent) {
         res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });

@@ -3,7 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BodyTimeoutError, toNodeHandler, type FetchHandler } from '../../../../src/server/index.js';
-import { readLimited } from '../../../../src/server/net/http.js';
+import { bodyTimedOut, isBodyTimeout, readLimited } from '../../../../src/server/net/http.js';
 import { closeServers, listening, postAs, rawRequest, serve } from '../../../support/http.js';
 import { trickle } from '../../../support/slow-body.js';
 
@@ -361,6 +361,60 @@ describe('toNodeHandler and a body that trickles in', () => {
     const { answer, beforeBody } = await postLater(origin, 1000, 600);
     expect(answer).toMatch(/^HTTP\/1\.1 408 [^]*\r\nconnection: close\r\n/i);
     expect(beforeBody).toBe(true);
+  });
+
+  it("a kit handler's own 408 (its time limit, answered, not thrown) is not drained either: the connection closed at once", async () => {
+    const answering: FetchHandler = async (request) => {
+      try {
+        return new Response(await readLimited(request, 1024, 300));
+      } catch (error) {
+        if (isBodyTimeout(error)) return bodyTimedOut(error);
+        throw error;
+      }
+    };
+    const origin = await serve(toNodeHandler(answering));
+    // A byte every 100 ms, cut at 300 ms: a second more of reading would take ten more bytes.
+    const { answer, sent } = await trickle(origin, '/blackbox', { everyMs: 100 });
+    expect(answer).toMatch(/^HTTP\/1\.1 408 [^]*\r\nconnection: close\r\n/i);
+    expect(sent).toBeLessThan(10);
+  });
+
+  it("a handler that cancels a body by counting and then throws: Express's error handler answers", async () => {
+    const express = (await import('express')).default;
+    const app = express();
+    app.use(
+      toNodeHandler(async (request) => {
+        if ((await readLimited(request, 1024)) === undefined) throw new Error('too large');
+        return new Response('ok');
+      }),
+    );
+    // Express's own error handler (its finalhandler), quiet: it waits for the request to end.
+    app.set('env', 'production');
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    const { hostname, port } = new URL(await listening(server));
+    const socket = connect(Number(port), hostname);
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+    socket.on('error', () => {});
+    const closed = new Promise((resolve) => socket.on('close', resolve));
+    socket.write(
+      `POST / HTTP/1.1\r\nHost: ${hostname}\r\nTransfer-Encoding: chunked\r\n\r\n7d0\r\n${'x'.repeat(2000)}\r\n`,
+    );
+    setTimeout(() => socket.writable && socket.write(`3e8\r\n${'x'.repeat(1000)}\r\n0\r\n\r\n`), 300);
+    await expect.poll(() => answer, { timeout: 5000 }).toMatch(/^HTTP\/1\.1 500 /);
+    socket.destroy();
+    await closed;
+    // A client that stops sending the rest: after the drain's second, the request is ended
+    // (the connection closed) rather than held until Node's request timeout.
+    const stalled = connect(Number(port), hostname);
+    stalled.on('error', () => {});
+    let stalledClosed = false;
+    stalled.on('close', () => (stalledClosed = true));
+    stalled.write(
+      `POST / HTTP/1.1\r\nHost: ${hostname}\r\nTransfer-Encoding: chunked\r\n\r\n7d0\r\n${'x'.repeat(2000)}\r\n`,
+    );
+    await expect.poll(() => stalledClosed, { timeout: 5000 }).toBe(true);
   });
 
   it("a client gone while its body is read before the answer: nothing goes to Express's next", async () => {
