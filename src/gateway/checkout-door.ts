@@ -82,14 +82,20 @@ export async function checkoutDoor(options: { store: Store; orderSecret: string;
       if (!claim) return;
       if (answer.status < 300 || isHeldAnswer(answer)) {
         const why = await claim.keep().then(
-          (kept) => (kept ? undefined : 'its lease had run out'),
-          (error: Error) => `the store did not take it: ${error.message}`,
+          (kept) =>
+            kept
+              ? undefined
+              : 'another checkout of the order holds its claim (this one was accepted after its lease): the order is checked twice',
+          (error: Error) =>
+            `the store did not answer (${error.message}): the claim may end with its lease, after which another checkout of the order would be checked`,
         );
         if (why)
-          log(
-            `the claim of an accepted checkout's order was not kept (${why}): it ends with its lease, and another checkout of the order would be checked`,
-            { level: 'error', event: 'error', code: ORDER_CLAIM_NOT_KEPT, reference },
-          );
+          log(`the claim of an accepted checkout's order was not kept: ${why}`, {
+            level: 'error',
+            event: 'error',
+            code: ORDER_CLAIM_NOT_KEPT,
+            reference,
+          });
       } else if (answer.status !== 409) await claim.release();
     },
   };

@@ -22,9 +22,11 @@ export const ORDER_CLAIM_NOT_KEPT = 'order_claim_not_kept';
 /** How long an accepted checkout's claim is kept: as long as its decision (a week, OUTBOX_TTL_MS). */
 const ORDER_CLAIM_TTL_MS = OUTBOX_TTL_MS;
 /**
- * How long a claim holds its order before its checkout is accepted: far past any answer of the
- * endpoint (its key lease is 10 s, renewed while a check runs) and a browser's retries after a
- * 503 (four attempts, at most 20 s apart: docs/browser.md).
+ * How long a claim holds its order before its checkout is accepted: past the endpoint's answer
+ * in the ordinary course (it queues the checkout and answers) and a browser's retries after a
+ * 503 (four attempts, at most 20 s apart: docs/browser.md). An acceptance later than that (a
+ * queue's Redis away meanwhile) takes the claim again, or is logged when another checkout of
+ * the order holds it (checkout-door.ts).
  */
 export const ORDER_CLAIM_LEASE_MS = 10 * 60_000;
 
@@ -32,8 +34,9 @@ export interface OrderClaim {
   /** Refused: the order has a checkout of its own under another key. */
   refused: boolean;
   /**
-   * Keeps the order for its decision once the endpoint accepted this checkout (a week); false
-   * when the claim was no longer this checkout's (its lease ran out and another key took it).
+   * Keeps the order for its decision once the endpoint accepted this checkout (a week), taking
+   * it again when it is gone (given back by an attempt under the same key that was refused, or
+   * its lease ran out); false when another checkout of the order holds it now.
    */
   keep(): Promise<boolean>;
   /** Gives the claim back when this checkout was not accepted (a no-op when it did not make it). */
@@ -47,7 +50,9 @@ export function orderClaims(store: Store) {
     async claim(reference: string, idempotencyKey: string | null): Promise<OrderClaim> {
       const key = keyOf(reference);
       const mark = idempotencyKey ?? ownerMark();
-      const keep = () => store.compareAndSet(key, mark, mark, ORDER_CLAIM_TTL_MS);
+      const keep = async () =>
+        (await store.compareAndSet(key, mark, mark, ORDER_CLAIM_TTL_MS)) ||
+        store.setIfAbsent(key, mark, ORDER_CLAIM_TTL_MS);
       const none = () => Promise.resolve();
       // Twice at most: a claim given back between the two reads (its checkout refused) is claimed again.
       for (let round = 0; round < 2; round++) {

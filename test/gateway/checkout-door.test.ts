@@ -305,6 +305,23 @@ describe('the checkout door', () => {
     expect(((await resolveCustomer(checkout(token, 'other'))) as Response).status).toBe(409);
   });
 
+  it('a claim given back by a refused attempt is taken again by its retry under the same key, once accepted', async () => {
+    // Attempt A holds the claim; its retry B (same key) goes on beside it; A is refused (503)
+    // and gives the claim back; B is accepted: the order is claimed again, for its decision.
+    const clock = { now: Date.now() };
+    const { resolveCustomer, answered, lines } = await door(clock);
+    const token = await tokenFor('order-raced');
+    const first = checkout(token, 'key-r');
+    const retry = checkout(token, 'key-r');
+    await resolveCustomer(first);
+    await resolveCustomer(retry);
+    await answered(first, new Response(null, { status: 503 }));
+    await answered(retry, new Response(null, { status: 202 }));
+    clock.now += ORDER_CLAIM_LEASE_MS;
+    expect(((await resolveCustomer(checkout(token, 'other'))) as Response).status).toBe(409);
+    expect(lines.map(([, fields]) => fields?.code)).toEqual(['order_already_checked']);
+  });
+
   it('an accepted checkout whose claim cannot be kept is logged with its order, never thrown', async () => {
     const clock = { now: Date.now() };
     const memory = createMemoryStore({ now: () => clock.now });
@@ -329,11 +346,11 @@ describe('the checkout door', () => {
     await answered(late, new Response(null, { status: 202 }));
     expect(lines).toEqual([
       [
-        "the claim of an accepted checkout's order was not kept (the store did not take it: [blackbox-capture/server] no answer): it ends with its lease, and another checkout of the order would be checked",
+        "the claim of an accepted checkout's order was not kept: the store did not answer ([blackbox-capture/server] no answer): the claim may end with its lease, after which another checkout of the order would be checked",
         { level: 'error', event: 'error', code: 'order_claim_not_kept', reference: 'order-unkept' },
       ],
       [
-        "the claim of an accepted checkout's order was not kept (its lease had run out): it ends with its lease, and another checkout of the order would be checked",
+        "the claim of an accepted checkout's order was not kept: another checkout of the order holds its claim (this one was accepted after its lease): the order is checked twice",
         { level: 'error', event: 'error', code: 'order_claim_not_kept', reference: 'order-late' },
       ],
     ]);
