@@ -417,6 +417,17 @@ describe('toNodeHandler and a body that trickles in', () => {
     await expect.poll(() => stalledClosed, { timeout: 5000 }).toBe(true);
   });
 
+  it('an exception before a large body is read: its 500 is written, the body neither read nor cut first', async () => {
+    const origin = await serve(
+      toNodeHandler(() => {
+        throw new Error('refused');
+      }),
+    );
+    // 100 KiB declared, none sent: past what is drained, and the request not cut before the answer.
+    const { answer } = await postLater(origin, 100 * 1024);
+    expect(answer).toMatch(/^HTTP\/1\.1 500 /);
+  });
+
   it("a client gone while its body is read before the answer: nothing goes to Express's next", async () => {
     const passed: unknown[] = [];
     const handler = toNodeHandler(() => new Response('no', { status: 403 }));
