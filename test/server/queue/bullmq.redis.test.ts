@@ -141,15 +141,22 @@ const post = (key: string, order: string) =>
     body: JSON.stringify({ blackbox: blackboxOf(key) }),
   });
 
-/** A checkout of one visitor's, added to a queue directly. */
-const visitorJob = (key: string) => ({
+/** A checkout of one visitor's (`visitor-1` unless named), added to a queue directly. */
+const visitorJob = (key: string, visitor = 'visitor-1') => ({
   key,
   fingerprint: 'f',
   blackbox: BLACKBOX,
   customer: { customerInternalReference: `order-${key}` },
   acceptedAt: Date.now(),
-  visitor: 'visitor-1',
+  visitor,
 });
+
+/** A gate that held runs wait on (`released`) until `release` opens it. */
+function gate() {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  return { released, release };
+}
 
 async function until(done: () => boolean | Promise<boolean>, ms = 20_000) {
   const end = Date.now() + ms;
@@ -451,65 +458,59 @@ describe.skipIf(!haveRedis)('createBullmqQueue', () => {
   });
 
   it("a visitor none of whose jobs waits any more starts its turns afresh, not at its burst's peak", async () => {
-    const of = (key: string, visitor: string) => ({ ...visitorJob(key), visitor });
     const runs: string[] = [];
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    const stop = () => release();
+    const { released, release } = gate();
     await withQueue(
       'afresh',
       {},
       async (queue, connection) => {
         // A burst of 20 from one network; all but the last ran, the last runs still.
-        for (let i = 1; i <= 20; i++) expect(await queue.add(of(`a${i}`, 'address a'))).toBe('added');
+        for (let i = 1; i <= 20; i++) expect(await queue.add(visitorJob(`a${i}`, 'address a'))).toBe('added');
         queue.process(async ({ key }) => {
           runs.push(key);
           if (key === 'a20') await released;
           return { done: true };
         });
         await expect.poll(() => runs.length, { timeout: 20_000 }).toBe(20);
-        for (let i = 1; i <= 5; i++) expect(await queue.add(of(`b${i}`, 'address b'))).toBe('added');
+        for (let i = 1; i <= 5; i++) expect(await queue.add(visitorJob(`b${i}`, 'address b'))).toBe('added');
         // Its second held job: a second turn, not its 21st.
-        expect(await queue.add(of('a21', 'address a'))).toBe('added');
+        expect(await queue.add(visitorJob('a21', 'address a'))).toBe('added');
         release();
         await expect.poll(() => runs.length, { timeout: 20_000 }).toBe(26);
         expect(runs.slice(20)).toEqual(['b1', 'b2', 'a21', 'b3', 'b4', 'b5']);
         await expect.poll(() => connection.hgetall('bull:afresh:bbc-turns'), { timeout: 5000 }).toEqual({});
       },
-      stop,
+      release,
     );
   });
 
   it("a visitor's job retried waits again with its turn: a newer job of the visitor runs after it", async () => {
-    const of = (key: string, visitor: string) => ({ ...visitorJob(key), visitor });
     const runs: string[] = [];
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    const stop = () => release();
+    const { released, release } = gate();
     await withQueue(
       'waits-again',
       {},
       async (queue) => {
-        for (let i = 1; i <= 5; i++) expect(await queue.add(of(`a${i}`, 'address a'))).toBe('added');
+        for (let i = 1; i <= 5; i++) expect(await queue.add(visitorJob(`a${i}`, 'address a'))).toBe('added');
         queue.process(async ({ key }) => {
           runs.push(key);
           if (key === 'c') await released;
           // Added while a5, retried, waits again in the queue.
-          if (key === 'a6') expect(await queue.add(of('a7', 'address a'))).toBe('added');
+          if (key === 'a6') expect(await queue.add(visitorJob('a7', 'address a'))).toBe('added');
           return key === 'a5' && runs.filter((run) => run === 'a5').length === 1 ? { retryInMs: 300 } : { done: true };
         });
         await expect.poll(() => runs, { timeout: 20_000 }).toEqual(['a1', 'a2', 'a3', 'a4', 'a5']);
         // Another visitor's job holds the one slot until a5's retry is due; a6 comes meanwhile.
-        expect(await queue.add(of('c', 'address c'))).toBe('added');
+        expect(await queue.add(visitorJob('c', 'address c'))).toBe('added');
         await expect.poll(() => runs.length, { timeout: 20_000 }).toBe(6);
-        expect(await queue.add(of('a6', 'address a'))).toBe('added');
+        expect(await queue.add(visitorJob('a6', 'address a'))).toBe('added');
         await new Promise((resolve) => setTimeout(resolve, 400));
         release();
         await expect.poll(() => runs.length, { timeout: 20_000 }).toBe(9);
         // a6 (its turn no lower than a5's, added first) runs, then a5, then a7: never a7 ahead of a5.
         expect(runs.slice(6)).toEqual(['a6', 'a5', 'a7']);
       },
-      stop,
+      release,
     );
   });
 
@@ -541,8 +542,7 @@ describe.skipIf(!haveRedis)('createBullmqQueue', () => {
     const queue = createBullmqQueue({ connection, name, concurrency: 12, onError: () => {} });
     // The same queue, bounded at 2 checks (another instance's settings), for the adds below.
     const bounded = createBullmqQueue({ connection, name, maxQueued: 2, onError: () => {} });
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
+    const { released, release } = gate();
     const checkJob = (key: string, acceptedAt: number) => ({ ...visitorJob(key), acceptedAt });
     try {
       // A check accepted first, on a minute's retry; ten reading jobs due before it; one reading now.
@@ -604,8 +604,7 @@ describe.skipIf(!haveRedis)('createBullmqQueue', () => {
       }),
     );
     const runs: string[] = [];
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
+    const { released, release } = gate();
     try {
       expect(await slow!.add(visitorJob('key-twice'))).toBe('added');
       // The first run hangs, as on a starved instance, until the test lets it finish.

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { DeviceRiskError } from '../../../src/server/errors.js';
 import { createFileQueue } from '../../../src/server/queue/file.js';
-import type { CheckJob } from '../../../src/server/queue/queue.js';
+import { queuedJob } from '../../support/queued-job.js';
 import { rowsOf } from '../../support/sqlite.js';
 
 let full = false;
@@ -31,13 +31,7 @@ vi.mock('../../../src/server/queue/file-rows.js', async (original) => {
   };
 });
 
-const job: CheckJob = {
-  key: 'a',
-  fingerprint: 'f',
-  blackbox: 'bb',
-  customer: { customerInternalReference: 'o' },
-  acceptedAt: 1,
-};
+const job = queuedJob('a', { acceptedAt: 1 });
 const heldIn = (path: string) => rowsOf(path, 'SELECT key FROM queue_jobs WHERE done_at IS NULL').length;
 
 describe('createFileQueue on a file that refuses the end of a job', () => {

@@ -247,13 +247,7 @@ describe('createMemoryQueue', () => {
 });
 
 describe('keptFor: what a retry keeps with its job', () => {
-  const held: CheckJob = {
-    key: 'k',
-    fingerprint: 'f',
-    blackbox: 'bb',
-    customer: { customerInternalReference: 'o' },
-    acceptedAt: 1,
-  };
+  const held = job('k', 'f', 1);
   const givenUp = { ending: 'failed', reason: 'upstream_error' } as const;
 
   it('nothing new: no job to write (a queue writes none)', () => {
