@@ -43,12 +43,9 @@ async function drainSmallBody(req: IncomingMessage, request: Request): Promise<v
   // A body arrived whole (req.complete) reads at once to its end: no test of it is needed.
   // Stryker disable next-line ConditionalExpression,LogicalOperator: an absent or locked body throws at getReader, which the caller's catch makes the same return
   if (!body || (body.locked && !left) || Number(req.headers['content-length'] ?? 0) > DRAIN_MAX_BYTES) return;
-  const next = left
-    ? () => left.next()
-    : (
-        (reader) => () =>
-          reader.read()
-      )(body.getReader());
+  // The Node chunks kept behind a cancelled body, or the body not read yet.
+  const reader = left ? undefined : body.getReader();
+  const next = () => (reader ? reader.read() : left!.next());
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), DRAIN_MS)));
   try {
