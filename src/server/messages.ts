@@ -212,6 +212,10 @@ export const queuedMessages = {
   addFailed: 'a checkout was refused: the queue could not take it (its store failed); retry shortly',
   resultNotReady: (workflowExecutionId: string, reads: number, lastSecond: number) =>
     `the decision of workflow execution ${workflowExecutionId} was not there after ${reads} reads (the last ${lastSecond} s after the upload) and no callback brought it: the order is told it has none; a decision a callback brings later is sent all the same`,
+  addUnanswered: (ms: number) =>
+    `the queue did not answer an add within ${ms} ms (storeTimeoutMs): the checkout may be held once it answers; answered 503 so that the browser posts again under its key`,
+  countsUnanswered: (ms: number) =>
+    `the queue did not answer a count within ${ms} ms (storeTimeoutMs): the checkout goes on to its add without the late check`,
   addUnconfirmed:
     'a checkout is held but not confirmed by the replicas asked for; answered 503 so that the browser posts again under its key',
   notChecked: (keyStart: string) =>

@@ -264,6 +264,7 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
             retryFailedResultRead: true,
           }),
           maxQueuedMs: settings.maxQueuedMs,
+          queueTimeoutMs: settings.storeTimeoutMs,
           now,
           onError,
           ...(settings.instanceId === undefined ? {} : { instanceId: settings.instanceId }),

@@ -8,6 +8,7 @@ import { contractedRate, type DeviceRiskClient } from '../api/device-risk-client
 import { RETRIEVAL_OPERATIONS } from '../api/retrieval.js';
 import { RESULT_SCHEDULE_SECONDS } from '../api/result.js';
 import type { Now } from '../time/clock.js';
+import { settleWithin } from '../time/time-limit.js';
 import {
   DeviceRiskError,
   ERR_BACKLOG_BEHIND,
@@ -103,6 +104,11 @@ export interface QueuedChecksOptions {
   ) => CheckRunOptions;
   /** How long an accepted blackbox is trusted: past it, it is not uploaded (`blackbox_stale`). */
   maxQueuedMs: number;
+  /**
+   * Time limit of each call to the queue on a request's path (an add, a count), in ms: the
+   * store's (`storeTimeoutMs`). A shared queue's Redis that hangs is answered, never waited for.
+   */
+  queueTimeoutMs: number;
   now: Now;
   /** Told every failure; for a NotCheckedError it may return a promise, which the job's end waits for. */
   onError: (error: unknown) => void;
@@ -111,12 +117,12 @@ export interface QueuedChecksOptions {
 }
 
 export function createQueuedChecks(options: QueuedChecksOptions) {
-  const { queue, client, underKey, now, onError, maxQueuedMs } = options;
+  const { queue, client, underKey, now, onError, maxQueuedMs, queueTimeoutMs } = options;
   const meter = createDrainMeter(now, maxQueuedMs);
   const behind = createBacklogWarning(maxQueuedMs);
   const { tries, retryIn, forget } = triesCounter();
   const notChecked = notCheckedTeller(onError);
-  const backlog = () => backlogOf(queue, meter);
+  const backlog = () => backlogOf(queue, meter, queueTimeoutMs);
 
   /** Said once per backlog: the checks waiting cannot all run within the trust bound at the rate the service allows. */
   async function warnIfBehind(): Promise<void> {
@@ -146,9 +152,19 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     const { refused, lateAt } = await lateCheck.late(place.lane);
     if (refused) return refused;
     const job = await jobOf(client, requestKey ?? ownerMark(), { fingerprint, blackbox, customer, place, now });
-    const added = await queue.add(job, lateAt).catch((error: unknown) => {
-      throw queueFailure(error);
+    let unanswered: DeviceRiskError | undefined;
+    const added = await settleWithin(
+      () => queue.add(job, lateAt),
+      queueTimeoutMs,
+      () => (unanswered = addUnansweredFailure(queueTimeoutMs)),
+    ).catch((error: unknown) => {
+      if (!unanswered || error !== unanswered) throw queueFailure(error);
+      return 'unanswered' as const;
     });
+    // An add that did not answer in time may still land when the queue's Redis wakes: answered
+    // as one held but unconfirmed (its order's claim kept), never as refused; the browser's retry
+    // under its key finds it held, or adds it.
+    if (added === 'unanswered') return heldAnswer(onError, unanswered!).answer;
     if (added === 'conflict') return reused();
     // Held (and counted) already, still unconfirmed: the browser is sent back again.
     if (added === 'present-unconfirmed') return heldAnswer(onError, unconfirmedFailure()).answer;
@@ -283,8 +299,17 @@ function triesCounter() {
 }
 
 /** The queue's figures now, with the drain this instance measured (`meter`). */
-async function backlogOf(queue: CheckQueue, meter: ReturnType<typeof createDrainMeter>): Promise<BacklogFigures> {
-  const { queued, oldestAcceptedAt, drainedLastMinute, staleLastMinute } = await queue.counts();
+async function backlogOf(
+  queue: CheckQueue,
+  meter: ReturnType<typeof createDrainMeter>,
+  timeoutMs: number,
+): Promise<BacklogFigures> {
+  const { queued, oldestAcceptedAt, drainedLastMinute, staleLastMinute } = await settleWithin(
+    () => queue.counts(),
+    timeoutMs,
+    () =>
+      new DeviceRiskError(ERR_STORE_UNAVAILABLE, queuedMessages.countsUnanswered(timeoutMs), { operation: 'queue' }),
+  );
   // A shared queue counts for the whole fleet; one that counts nothing is this instance's own.
   const fleet =
     drainedLastMinute === undefined ? undefined : { drained: drainedLastMinute, stale: staleLastMinute ?? 0 };
@@ -526,6 +551,17 @@ function heldAnswer(onError: (error: unknown) => void, error: unknown): AfterAdd
  * it may run, so it is held and counted; a failover may take it back, so the browser is sent
  * back under its key (503), which finds it held or adds it again.
  */
+/**
+ * An add the queue did not answer within its time limit: it may land when the queue's Redis
+ * answers, so it is answered as held (503, the browser posts again under its key), not counted.
+ */
+const addUnansweredFailure = (timeoutMs: number): DeviceRiskError =>
+  new DeviceRiskError(ERR_STORE_UNAVAILABLE, queuedMessages.addUnanswered(timeoutMs), {
+    status: 503,
+    retryAfter: 1,
+    operation: 'queue',
+  });
+
 const unconfirmedFailure = (): DeviceRiskError =>
   new DeviceRiskError(ERR_STORE_UNAVAILABLE, queuedMessages.addUnconfirmed, {
     status: 503,

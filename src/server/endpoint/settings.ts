@@ -67,7 +67,11 @@ export const PLAIN_ENDPOINT_OPTIONS = {
    * half the transaction token's 30 minutes (docs/fleet.md#the-trust-bound).
    */
   maxQueuedMs: { default: DEFAULT_MAX_QUEUED_MS, ...RULES.ms },
-  /** Time limit of each call to `store` in ms: a store that hangs is answered 503 with Retry-After, as one that is down. Default 3000. */
+  /**
+   * Time limit of each call to `store`, and of the queue's add and count on a request's path, in
+   * ms: a store or queue that hangs is answered 503 with Retry-After, as one that is down (an add
+   * that may land later, as held). Default 3000.
+   */
   storeTimeoutMs: { default: STORE_TIMEOUT_MS, ...RULES.ms },
   /** How long an Idempotency-Key is remembered, in ms. Default 24 hours. */
   idempotencyTtlMs: { default: 24 * 3_600_000, ...RULES.ms },

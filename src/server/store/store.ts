@@ -13,6 +13,7 @@
 import { checkOptions } from '../options-table.js';
 import { MEMORY_STORE_OPTIONS } from './settings.js';
 import { systemNow } from '../time/clock.js';
+import { settleWithin } from '../time/time-limit.js';
 import {
   DeviceRiskError,
   ERR_INVALID_CONFIGURATION,
@@ -131,22 +132,16 @@ export function withTimeLimit(store: Store, timeoutMs = STORE_TIMEOUT_MS): Store
   if (!(timeoutMs > 0)) throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, storeMessages.timeoutOption);
   const limited =
     <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
-    (...args: A): Promise<R> => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const late = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () =>
-            reject(
-              new DeviceRiskError(ERR_STORE_UNAVAILABLE, storeMessages.noAnswer(timeoutMs), {
-                retryAfter: 1,
-                operation: 'store',
-              }),
-            ),
-          timeoutMs,
-        );
-      });
-      return Promise.race([Promise.resolve().then(() => call(...args)), late]).finally(() => clearTimeout(timer));
-    };
+    (...args: A): Promise<R> =>
+      settleWithin(
+        () => call(...args),
+        timeoutMs,
+        () =>
+          new DeviceRiskError(ERR_STORE_UNAVAILABLE, storeMessages.noAnswer(timeoutMs), {
+            retryAfter: 1,
+            operation: 'store',
+          }),
+      );
   return {
     get: limited((key) => store.get(key)),
     set: limited((key, value, ttlMs) => store.set(key, value, ttlMs)),

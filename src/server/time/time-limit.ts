@@ -1,4 +1,7 @@
 /**
+ * Time limits on calls that return a promise: settleWithin() for a store or queue call (which
+ * cannot be cancelled), callWithin() for the integrator's `onResult`.
+ *
  * The integrator's `onResult` under a time limit: a call that hangs would hold its lease
  * (renewed while held) and, on the endpoint, the browser's request for ever, and no other
  * instance could take the work over.
@@ -42,4 +45,17 @@ export async function callWithin(
     clearTimeout(timer);
     stop.removeEventListener('abort', stopped);
   }
+}
+
+/**
+ * `work()`'s answer, or `late()`'s error once `timeoutMs` have passed first. Nothing cancels the
+ * work: a store or queue call that answers late may still have done what it was asked, so the
+ * caller's answer to a time-out says so. No timer is left behind once settled.
+ */
+export function settleWithin<T>(work: () => Promise<T>, timeoutMs: number, late: () => Error): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(late()), timeoutMs);
+  });
+  return Promise.race([Promise.resolve().then(work), expired]).finally(() => clearTimeout(timer));
 }

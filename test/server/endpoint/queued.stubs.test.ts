@@ -21,7 +21,7 @@ import {
   NotCheckedError,
   type Store,
 } from '../../../src/server/index.js';
-import type { JobRun, QueueCounts } from '../../../src/server/queue/queue.js';
+import type { AddResult, JobRun, QueueCounts } from '../../../src/server/queue/queue.js';
 import { recordKeyOf } from '../../../src/server/endpoint/idempotency.js';
 import { isHeldAnswer } from '../../../src/server/endpoint/queued.js';
 import { useTestMeter } from '../../support/otel.js';
@@ -158,6 +158,13 @@ async function expectRetriedOnce(
   expect(results).toMatchObject([{ customerInternalReference: 'order-a', reference: 'key-0000000001' }]);
   expect(calls.filter((call) => call.startsWith('create'))).toHaveLength(1);
   await handler.close();
+}
+
+/** A gate that held work waits on (`released`) until `release` opens it. */
+function gate() {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  return { released, release };
 }
 
 /** A stub client whose executions stay ACQUIRED for good, with its status reads counted (`reads()`). */
@@ -1391,6 +1398,44 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     expect(errors.map((e) => e.code)).toEqual(['store_unavailable', 'store_unavailable']);
     expect(hand.jobs).toHaveLength(2);
     await expectRetriedOnce(handler, hand, results, calls);
+  });
+
+  it('an add the queue does not answer in time: 503 held within storeTimeoutMs, told, not counted; the retry is 202, one check', async () => {
+    const { client, calls } = stubClient();
+    const hand = handQueue();
+    const add = hand.queue.add;
+    let hung: Promise<AddResult> | undefined;
+    // The queue's Redis frozen after it took the add: it answers only once the test lets it.
+    const wake = gate();
+    hand.queue.add = (job, lateAt) => (hung = wake.released.then(() => add(job, lateAt)));
+    const { handler, errors, results } = setUp(client, { queue: hand.queue, storeTimeoutMs: 100 });
+    let first!: Response;
+    const started = Date.now();
+    expect(await figuresOf(async () => (first = await handler(post('key-0000000001', 'order-a'))))).toEqual({
+      events: {},
+      waits: 0,
+    });
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect([first.status, first.headers.get('retry-after'), isHeldAnswer(first)]).toEqual([503, '1', true]);
+    expect(((await first.json()) as { error: { code: string } }).error.code).toBe('store_unavailable');
+    expect(errors.map((e) => [e.code, e.operation, e.message])).toEqual([
+      ['store_unavailable', 'queue', expect.stringMatching(/did not answer an add within 100 ms/)],
+    ]);
+    // The queue wakes and holds it: the browser's retry under the key finds it, one check.
+    wake.release();
+    await hung;
+    hand.queue.add = add;
+    await expectRetriedOnce(handler, hand, results, calls);
+  });
+
+  it('a count the queue does not answer in time: the late check is passed over, the add answers 202', async () => {
+    const { client } = stubClient();
+    const hand = handQueue(() => new Promise(() => {}));
+    const { handler, errors } = setUp(client, { queue: hand.queue, storeTimeoutMs: 100 });
+    const answer = await handler(post('key-0000000001', 'order-a'));
+    expect([answer.status, hand.jobs.length, hand.lateAts]).toEqual([202, 1, [undefined]]);
+    expect(errors).toEqual([]);
+    await handler.close();
   });
 
   it("the read after the add fails and the key is another order's, whose job just ran: 503, the retry 422, the job held no check", async () => {

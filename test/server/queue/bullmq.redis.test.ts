@@ -8,11 +8,13 @@ import { DeviceRiskTransaction } from '../../../src/server/api/device-risk-clien
 import { DeviceRiskError } from '../../../src/server/errors.js';
 import {
   createDeviceRiskHandler,
+  createMemoryStore,
   type DeviceRiskClient,
   type DeviceRiskHandlerOptions,
 } from '../../../src/server/index.js';
 import { createBullmqQueue, jobIdOf } from '../../../src/server/queue/bullmq.js';
 import { createRedisStore } from '../../../src/server/store/redis.js';
+import { isHeldAnswer } from '../../../src/server/endpoint/queued.js';
 import { haveRedis, startRedisServer, type RedisServer } from '../../support/redis.js';
 import { blackboxOf } from '../../support/kit.js';
 import { expectSignedInFirst } from '../../support/lanes.js';
@@ -230,6 +232,38 @@ describe.skipIf(!haveRedis)('createBullmqQueue', () => {
       expect([...a.errors, ...b.errors]).toEqual([]);
     } finally {
       await close();
+    }
+  });
+
+  it("Redis frozen (SIGSTOP) under the queue between the key's read and the add: 503 held within storeTimeoutMs, then one check", async () => {
+    const svc = service();
+    const results: string[] = [];
+    // The key's record in this process's memory: only the queue's calls meet the frozen Redis.
+    const a = instance('a', svc, 'frozen-add', results, { store: createMemoryStore(), storeTimeoutMs: 300 });
+    try {
+      expect((await a.handler(post('key-frozen-warm', 'order-warm'))).status).toBe(202);
+      await until(() => results.length === 1);
+      redis.pause();
+      let answer: Response;
+      const started = Date.now();
+      try {
+        answer = await a.handler(post('key-frozen-add', 'order-frozen'));
+      } finally {
+        redis.resume();
+      }
+      // The count (passed over) and the add each under the limit: answered, never waited for.
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect([answer.status, answer.headers.get('retry-after'), isHeldAnswer(answer)]).toEqual([503, '1', true]);
+      expect(a.errors).toEqual(['store_unavailable']);
+      // Redis wakes: the add lands, or the browser's retry under the key adds it. One check, told once.
+      expect([200, 202]).toContain((await a.handler(post('key-frozen-add', 'order-frozen'))).status);
+      await until(() => results.length === 2);
+      await until(async () => (await a.queue.counts()).queued === 0);
+      expect(results.filter((line) => line.startsWith('order-frozen '))).toHaveLength(1);
+      expect(svc.calls.filter((call) => call.startsWith('create order-frozen '))).toHaveLength(1);
+    } finally {
+      redis.resume();
+      await a.close();
     }
   });
 

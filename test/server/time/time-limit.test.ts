@@ -1,7 +1,8 @@
-// A call under a time limit (onResult's): a hung call fails at the limit, and a stop signal ends it at once.
+// Calls under a time limit: onResult's (a hung call fails at the limit, and a stop signal ends it
+// at once), and a store or queue call's (answered or refused at the limit, never waited for).
 import { getEventListeners } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
-import { callWithin } from '../../../src/server/time/time-limit.js';
+import { callWithin, settleWithin } from '../../../src/server/time/time-limit.js';
 
 describe('callWithin', () => {
   it('settles as the call does within the limit', async () => {
@@ -89,5 +90,40 @@ describe('callWithin leaves nothing behind', () => {
     await callWithin((signal) => void (seen = signal), 60_000, stop.signal);
     stop.abort(new Error('late'));
     expect(seen!.aborted).toBe(false);
+  });
+});
+
+describe('settleWithin', () => {
+  const late = () => new Error('late');
+
+  it("answers the work's answer or failure within the limit, a synchronous throw as a rejection", async () => {
+    await expect(settleWithin(async () => 'yes', 1000, late)).resolves.toBe('yes');
+    await expect(settleWithin(() => Promise.reject(new Error('mine')), 1000, late)).rejects.toThrow('mine');
+    await expect(
+      settleWithin(
+        () => {
+          throw new Error('sync');
+        },
+        1000,
+        late,
+      ),
+    ).rejects.toThrow('sync');
+  });
+
+  it("work that hangs is refused with late()'s error at the limit, and no timer is left once settled", async () => {
+    vi.useFakeTimers();
+    try {
+      let settled: unknown;
+      const hung = settleWithin(() => new Promise(() => {}), 500, late).catch((error: Error) => (settled = error));
+      await vi.advanceTimersByTimeAsync(499);
+      expect(settled).toBeUndefined();
+      await vi.advanceTimersByTimeAsync(1);
+      await hung;
+      expect(settled).toMatchObject({ message: 'late' });
+      await settleWithin(async () => 1, 500, late);
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
