@@ -158,7 +158,8 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
       queueTimeoutMs,
       () => (unanswered = addUnansweredFailure(queueTimeoutMs)),
     ).catch((error: unknown) => {
-      if (!unanswered || error !== unanswered) throw queueFailure(error);
+      // Set only when the limit, not the add, settled it.
+      if (!unanswered) throw queueFailure(error);
       return 'unanswered' as const;
     });
     // An add that did not answer in time may still land when the queue's Redis wakes: answered
@@ -298,7 +299,11 @@ function triesCounter() {
   };
 }
 
-/** The queue's figures now, with the drain this instance measured (`meter`). */
+/**
+ * The queue's figures now, with the drain this instance measured (`meter`); a count that does
+ * not answer within `timeoutMs` rejects. Every reader passes a failed count over (the late
+ * check, the full answer's Retry-After, the backlog warning): the add checks the bound again.
+ */
 async function backlogOf(
   queue: CheckQueue,
   meter: ReturnType<typeof createDrainMeter>,
@@ -307,8 +312,8 @@ async function backlogOf(
   const { queued, oldestAcceptedAt, drainedLastMinute, staleLastMinute } = await settleWithin(
     () => queue.counts(),
     timeoutMs,
-    () =>
-      new DeviceRiskError(ERR_STORE_UNAVAILABLE, queuedMessages.countsUnanswered(timeoutMs), { operation: 'queue' }),
+    // Stryker disable next-line ArrowFunction: no reader tells a failed count (above)
+    () => new DeviceRiskError(ERR_STORE_UNAVAILABLE, queuedMessages.countsUnanswered(timeoutMs)),
   );
   // A shared queue counts for the whole fleet; one that counts nothing is this instance's own.
   const fleet =

@@ -1428,6 +1428,22 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     await expectRetriedOnce(handler, hand, results, calls);
   });
 
+  it('an add the queue refuses at once: 503 store_unavailable, not held, and nothing counted', async () => {
+    const { client } = stubClient();
+    const hand = handQueue();
+    hand.queue.add = () => Promise.reject(new Error('connection reset'));
+    const { handler, errors } = setUp(client, { queue: hand.queue, storeTimeoutMs: 100 });
+    let answer!: Response;
+    expect(await figuresOf(async () => (answer = await handler(post('key-0000000001', 'order-a'))))).toEqual({
+      events: {},
+      waits: 0,
+    });
+    expect([answer.status, answer.headers.get('retry-after'), isHeldAnswer(answer)]).toEqual([503, '1', false]);
+    expect(((await answer.json()) as { error: { code: string } }).error.code).toBe('store_unavailable');
+    expect(errors.map((e) => [e.code, e.operation])).toEqual([['store_unavailable', 'queue']]);
+    await handler.close();
+  });
+
   it('a count the queue does not answer in time: the late check is passed over, the add answers 202', async () => {
     const { client } = stubClient();
     const hand = handQueue(() => new Promise(() => {}));
