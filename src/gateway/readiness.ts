@@ -9,7 +9,7 @@
  * first failing check's code (docs/gateway.md#readiness).
  */
 import { ERROR_CODES, isDeviceRiskError, type CheckQueue, type Store, type TokenSource } from '../server/index.js';
-import { ownerMark } from '../server/parts.js';
+import { ownerMark, settleWithin } from '../server/parts.js';
 import type { Outbox } from './outbox.js';
 import type { Route } from './routes.js';
 import type { Log } from './log.js';
@@ -35,20 +35,21 @@ export interface Readiness {
  */
 function probe(run: () => Promise<unknown>, code: string, timeoutMs: number): () => Promise<string> {
   let running: Promise<string> | undefined;
-  return async () => {
-    running ??= run()
+  return () => {
+    const call = (running ??= run()
       .then(
         () => 'ok',
         // A store that refuses for want of room (Redis at maxmemory, a full disk) says so.
         (error: unknown) =>
           isDeviceRiskError(error) && error.code === ERROR_CODES.STORE_FULL ? ERROR_CODES.STORE_FULL : code,
       )
-      .finally(() => (running = undefined));
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<string>((resolve) => (timer = setTimeout(resolve, timeoutMs, code)));
-    const state = await Promise.race([running, late]);
-    clearTimeout(timer);
-    return state;
+      .finally(() => (running = undefined)));
+    // The call never rejects: only the limit does, and then the check reads `code`.
+    return settleWithin(
+      () => call,
+      timeoutMs,
+      () => new Error(code),
+    ).catch(() => code);
   };
 }
 

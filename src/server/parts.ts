@@ -21,3 +21,4 @@ export type { WebhookResult } from './status/names.js';
 export { count } from './status/tally.js';
 export { ownerMark } from './store/lease.js';
 export { keyPart, withTimeLimit } from './store/store.js';
+export { settleWithin } from './time/time-limit.js';

@@ -195,6 +195,7 @@ describe('export lists', () => {
         'pendingList',
         'referenceRuleBroken',
         'REGIONS_IN_WORDS',
+        'settleWithin',
         'sourceMatcher',
         'withTimeLimit',
       ],
