@@ -6,7 +6,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createMetricsHandler, createStatusHandler, type StatusMonitor } from '../server/status/index.js';
-import { gaugeFamily } from '../server/parts.js';
+import { gaugeFamily, settleWithin } from '../server/parts.js';
 import type { Outbox } from './outbox.js';
 import type { Route } from './routes.js';
 import { refusedEvent, toldRefusal, type Log } from './log.js';
@@ -111,10 +111,11 @@ const FIGURES_MS = 2000;
 
 /** The outbox's depth and its oldest undelivered age in seconds (0 when none waits); undefined when its store did not answer in time. */
 async function outboxFigures(outbox: Outbox): Promise<{ depth: number; ageSeconds: number } | undefined> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, FIGURES_MS, undefined)));
-  const figures = await Promise.race([outbox.figures().catch(() => undefined), late]);
-  clearTimeout(timer);
+  const figures = await settleWithin(
+    () => outbox.figures(),
+    FIGURES_MS,
+    () => new Error('the outbox did not answer'),
+  ).catch(() => undefined);
   if (!figures) return undefined;
   const age = figures.oldestAt === undefined ? 0 : Math.max(0, (Date.now() - figures.oldestAt) / 1000);
   return { depth: figures.depth, ageSeconds: Math.round(age) };
