@@ -7,7 +7,7 @@
  * signed-in shopper's (CustomerMapping.signedIn), any other a guest's.
  */
 import type { CustomerMapping, Store } from '../server/index.js';
-import { isHeldAnswer, isStoreAway, withTimeLimit } from '../server/parts.js';
+import { isHeldAnswer, isMaybeHeldAnswer, isStoreAway, withTimeLimit } from '../server/parts.js';
 import { orderClaims, ORDER_ALREADY_CHECKED, ORDER_CLAIM_NOT_KEPT, type OrderClaim } from './order-claim.js';
 import { ORDER_TOKEN_HEADER, OrderTokenError, orderKey, orderTokenStatus, verifyOrderToken } from './order-token.js';
 import { toldRefusal, type Log } from './log.js';
@@ -73,9 +73,10 @@ export async function checkoutDoor(options: { store: Store; orderSecret: string;
     /**
      * After the endpoint's answer: a checkout accepted (2xx, or a 503 whose checkout the queue
      * holds all the same: isHeldAnswer) keeps its order's claim for its decision; one not
-     * accepted gives it back. Neither on 409: another request under the same key holds it
-     * (idempotency_key_in_use) and may be accepted. A claim not kept ends with its lease: told
-     * to the log, as another checkout of the order could then be checked.
+     * accepted gives it back. Neither on 409 (another request under the same key holds it:
+     * idempotency_key_in_use, and may be accepted) nor on a 503 whose add did not answer in time
+     * (isMaybeHeldAnswer: it may still land). A claim not kept ends with its lease: told to the
+     * log, as another checkout of the order could then be checked.
      */
     async answered(request: Request, answer: Response): Promise<void> {
       const { claim, reference } = claimed.get(request) ?? {};
@@ -96,7 +97,7 @@ export async function checkoutDoor(options: { store: Store; orderSecret: string;
             code: ORDER_CLAIM_NOT_KEPT,
             reference,
           });
-      } else if (answer.status !== 409) await claim.release();
+      } else if (answer.status !== 409 && !isMaybeHeldAnswer(answer)) await claim.release();
     },
   };
 }

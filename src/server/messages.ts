@@ -214,8 +214,10 @@ export const queuedMessages = {
     `the decision of workflow execution ${workflowExecutionId} was not there after ${reads} reads (the last ${lastSecond} s after the upload) and no callback brought it: the order is told it has none; a decision a callback brings later is sent all the same`,
   addUnanswered: (ms: number) =>
     `the queue did not answer an add within ${ms} ms (storeTimeoutMs): the checkout may be held once it answers; answered 503 so that the browser posts again under its key`,
+  lateAddNotHeld: (result: string) =>
+    `an add that did not answer in time came back "${result}": the checkout is not held by it (its browser was answered 503 and posts again under its key)`,
   countsUnanswered: (ms: number) =>
-    `the queue did not answer a count within ${ms} ms (storeTimeoutMs): the checkout goes on to its add without the late check`,
+    `the queue did not answer a count within ${ms} ms (storeTimeoutMs): whether a checkout could start within the trust bound is not known, so none is added; retry shortly`,
   addUnconfirmed:
     'a checkout is held but not confirmed by the replicas asked for; answered 503 so that the browser posts again under its key',
   notChecked: (keyStart: string) =>

@@ -12,6 +12,7 @@ import { createMemoryStore } from '../../src/server/store/store.js';
 import { DeviceRiskError } from '../../src/server/errors.js';
 import { ORDER_SECRET } from '../support/gateway.js';
 import { createDeviceRiskHandler } from '../../src/server/endpoint/handler.js';
+import { isHeldAnswer, isMaybeHeldAnswer } from '../../src/server/endpoint/queued.js';
 import { handQueue } from '../support/hand-queue.js';
 import { storeAwayAtRead } from '../support/store-faults.js';
 import { blackboxOf } from '../support/kit.js';
@@ -239,6 +240,49 @@ describe('the checkout door', () => {
     expect(await resolveCustomer(checkout(token, 'key-held'))).toEqual({
       customerInternalReference: 'order-held',
       signedIn: false,
+    });
+    await endpoint.close();
+  });
+
+  it("leaves the order's claim to its lease on a 503 whose add did not answer in time: neither kept nor given back", async () => {
+    const clock = { now: Date.now() };
+    const { resolveCustomer, answered } = await door(clock);
+    const hand = handQueue();
+    // The queue's Redis frozen under the add: it never answers.
+    hand.queue.add = () => new Promise(() => {});
+    const endpoint = createDeviceRiskHandler({
+      client: stubClient().client,
+      allowedOrigins: [SHOP],
+      workflowKey: 1,
+      queue: hand.queue,
+      storeTimeoutMs: 50,
+      checkoutsPerAddress: false,
+      checkoutsPerCustomer: false,
+      resolveCustomer,
+      onError: () => {},
+      onResult: () => {},
+    });
+    const token = await tokenFor('order-maybe');
+    const first = new Request(`${SHOP}/device-risk`, {
+      method: 'POST',
+      headers: {
+        origin: SHOP,
+        'content-type': 'application/json',
+        'idempotency-key': 'key-maybe',
+        'order-token': token,
+      },
+      body: JSON.stringify({ blackbox: blackboxOf('maybe') }),
+    });
+    const answer = await endpoint(first);
+    expect([answer.status, isMaybeHeldAnswer(answer), isHeldAnswer(answer)]).toEqual([503, true, false]);
+    await answered(first, answer);
+    // Not given back: the add may still land, and another key of the order is refused.
+    clock.now += ORDER_CLAIM_LEASE_MS - 1;
+    expect(((await resolveCustomer(checkout(token, 'key-other'))) as Response).status).toBe(409);
+    // Not kept for a week either: nothing may have been queued, and the lease ends it.
+    clock.now += 1;
+    expect(await resolveCustomer(checkout(token, 'key-other'))).toMatchObject({
+      customerInternalReference: 'order-maybe',
     });
     await endpoint.close();
   });

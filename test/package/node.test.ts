@@ -188,6 +188,7 @@ describe('export lists', () => {
         'importLegacyQueue',
         'importLegacyStore',
         'isHeldAnswer',
+        'isMaybeHeldAnswer',
         'isRegion',
         'isStoreAway',
         'keyPart',

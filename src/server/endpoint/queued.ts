@@ -28,7 +28,7 @@ import { doublingMs } from '../api/retry.js';
 import { recordQueue, recordQueueWait, observeBacklog } from '../metrics.js';
 import type { QueueEvent } from '../status/names.js';
 import { createBacklogWarning, createDrainMeter, createLateCheck, type BacklogFigures } from '../queue/backlog.js';
-import type { CheckJob, CheckQueue, GivenUp, JobRun, QueuedCustomer, QueuePlace } from '../queue/queue.js';
+import type { AddResult, CheckJob, CheckQueue, GivenUp, JobRun, QueuedCustomer, QueuePlace } from '../queue/queue.js';
 import { REDIS_FULL_RETRY_AFTER_S, type Store } from '../store/store.js';
 import { runCheck, type CustomerMapping, type CheckRunOptions, type DeviceRiskProgress } from './check.js';
 import { isQuietRetry, ResultPending } from '../callbacks/told.js';
@@ -134,6 +134,8 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
   const lateCheck = createLateCheck(backlog, now, maxQueuedMs, contractedRate(client), (late) =>
     fullAnswer(late, onError),
   );
+  const acceptance = acceptanceOf(meter, lateCheck, onError);
+
   /**
    * Holds the checkout in the queue, then answers 202 with its reference (or 200 with a finished
    * check's). `requestKey`: the request's Idempotency-Key; one without gets a key of its own, which
@@ -152,20 +154,10 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     const { refused, lateAt } = await lateCheck.late(place.lane);
     if (refused) return refused;
     const job = await jobOf(client, requestKey ?? ownerMark(), { fingerprint, blackbox, customer, place, now });
-    let unanswered: DeviceRiskError | undefined;
-    const added = await settleWithin(
-      () => queue.add(job, lateAt),
-      queueTimeoutMs,
-      () => (unanswered = addUnansweredFailure(queueTimeoutMs)),
-    ).catch((error: unknown) => {
-      // Set only when the limit, not the add, settled it.
-      if (!unanswered) throw queueFailure(error);
-      return 'unanswered' as const;
-    });
-    // An add that did not answer in time may still land when the queue's Redis wakes: answered
-    // as one held but unconfirmed (its order's claim kept), never as refused; the browser's retry
-    // under its key finds it held, or adds it.
-    if (added === 'unanswered') return heldAnswer(onError, unanswered!).answer;
+    const added = await addWithin(queue, job, lateAt, queueTimeoutMs, onError, acceptance.landed(told));
+    // It may still land when the queue's Redis wakes: neither held nor refused (the gateway leaves
+    // its order's claim to its lease); the browser's retry under its key finds it, or adds it.
+    if (added === 'late') return maybeHeldAnswer(onError, addUnansweredFailure(queueTimeoutMs));
     if (added === 'conflict') return reused();
     // Held (and counted) already, still unconfirmed: the browser is sent back again.
     if (added === 'present-unconfirmed') return heldAnswer(onError, unconfirmedFailure()).answer;
@@ -173,10 +165,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     if (added === 'added' || added === 'unconfirmed') {
       const after = await answerAfterAdd(options, requestKey, fingerprint, added);
       if (after && !after.held) return after.answer;
-      recordQueue('accepted');
-      meter.accepted();
-      lateCheck.accepted();
-      told();
+      acceptance.counted(told);
       // Held, but unread or unconfirmed: the job is counted, and the 503 sends the browser back for its answer.
       if (after) return after.answer;
     }
@@ -301,8 +290,8 @@ function triesCounter() {
 
 /**
  * The queue's figures now, with the drain this instance measured (`meter`); a count that does
- * not answer within `timeoutMs` rejects. Every reader passes a failed count over (the late
- * check, the full answer's Retry-After, the backlog warning): the add checks the bound again.
+ * not answer within `timeoutMs` rejects `store_unavailable`, which the late check answers 503
+ * (nothing added: whether the checkout could start within the trust bound is not known).
  */
 async function backlogOf(
   queue: CheckQueue,
@@ -312,8 +301,11 @@ async function backlogOf(
   const { queued, oldestAcceptedAt, drainedLastMinute, staleLastMinute } = await settleWithin(
     () => queue.counts(),
     timeoutMs,
-    // Stryker disable next-line ArrowFunction: no reader tells a failed count (above)
-    () => new DeviceRiskError(ERR_STORE_UNAVAILABLE, queuedMessages.countsUnanswered(timeoutMs)),
+    () =>
+      new DeviceRiskError(ERR_STORE_UNAVAILABLE, queuedMessages.countsUnanswered(timeoutMs), {
+        retryAfter: 1,
+        operation: 'queue',
+      }),
   );
   // A shared queue counts for the whole fleet; one that counts nothing is this instance's own.
   const fleet =
@@ -509,6 +501,79 @@ function fullAnswer(figures: BacklogFigures | undefined, onError: (error: unknow
 const heldAnswers = new WeakSet<Response>();
 /** Whether the queue holds the checkout this answer, not a 202, refused for now. */
 export const isHeldAnswer = (answer: Response): boolean => heldAnswers.has(answer);
+const maybeHeldAnswers = new WeakSet<Response>();
+/**
+ * Whether the queue may hold the checkout this answer refused for now: its add did not answer in
+ * time and may still land. Neither held nor refused: the gateway leaves its order's claim to its lease.
+ */
+export const isMaybeHeldAnswer = (answer: Response): boolean => maybeHeldAnswers.has(answer);
+
+/** The failure's answer (told), marked as one whose checkout the queue may hold: isMaybeHeldAnswer. */
+function maybeHeldAnswer(onError: (error: unknown) => void, error: unknown): Response {
+  onError(error);
+  const answer = failureAnswer(error);
+  maybeHeldAnswers.add(answer);
+  return answer;
+}
+
+/**
+ * Counts a checkout the queue holds by a request's add, once: its acceptance (the metric, the
+ * drain meter, the late check's count since its read) and the capture outcome it came with
+ * (`told`), at the answer, or when an add that did not answer in time lands (`landed`).
+ */
+function acceptanceOf(
+  meter: ReturnType<typeof createDrainMeter>,
+  lateCheck: { accepted(): void },
+  onError: (error: unknown) => void,
+) {
+  const counted = (told: () => void): void => {
+    recordQueue('accepted');
+    meter.accepted();
+    lateCheck.accepted();
+    told();
+  };
+  return {
+    counted,
+    /** What a late add came to: held by it (counted), by another add (nothing), or not held (told). */
+    landed: (told: () => void) => (late: AddResult) => {
+      if (late === 'added' || late === 'unconfirmed') counted(told);
+      else if (late === 'full' || late === 'conflict')
+        onError(
+          new DeviceRiskError(ERR_STORE_UNAVAILABLE, queuedMessages.lateAddNotHeld(late), { operation: 'queue' }),
+        );
+    },
+  };
+}
+
+/**
+ * The queue's add under its time limit: its answer, or 'late' when it gave none within
+ * `timeoutMs`. A late add may still land when the queue's Redis wakes: `landed` hears what it
+ * came to then, and a late failure goes to `onError`.
+ */
+async function addWithin(
+  queue: CheckQueue,
+  job: CheckJob,
+  lateAt: number | undefined,
+  timeoutMs: number,
+  onError: (error: unknown) => void,
+  landed: (added: AddResult) => void,
+): Promise<AddResult | 'late'> {
+  const adding = Promise.resolve().then(() => queue.add(job, lateAt));
+  let late = false;
+  const added = await settleWithin(
+    () => adding,
+    timeoutMs,
+    () => {
+      late = true;
+      return new Error('late');
+    },
+  ).catch((error: unknown) => {
+    if (!late) throw queueFailure(error);
+    return 'late' as const;
+  });
+  if (added === 'late') adding.then(landed, (error: unknown) => onError(queueFailure(error)));
+  return added;
+}
 
 /**
  * After an add: the key's job may have run and left the queue between the record read and the
@@ -552,13 +617,8 @@ function heldAnswer(onError: (error: unknown) => void, error: unknown): AfterAdd
 }
 
 /**
- * A job the queue wrote without the replicas' confirmation asked for (docs/fleet.md#sentinel):
- * it may run, so it is held and counted; a failover may take it back, so the browser is sent
- * back under its key (503), which finds it held or adds it again.
- */
-/**
  * An add the queue did not answer within its time limit: it may land when the queue's Redis
- * answers, so it is answered as held (503, the browser posts again under its key), not counted.
+ * answers, so it is answered 503 (the browser posts again under its key), counted only if it lands.
  */
 const addUnansweredFailure = (timeoutMs: number): DeviceRiskError =>
   new DeviceRiskError(ERR_STORE_UNAVAILABLE, queuedMessages.addUnanswered(timeoutMs), {
@@ -567,6 +627,11 @@ const addUnansweredFailure = (timeoutMs: number): DeviceRiskError =>
     operation: 'queue',
   });
 
+/**
+ * A job the queue wrote without the replicas' confirmation asked for (docs/fleet.md#sentinel):
+ * it may run, so it is held and counted; a failover may take it back, so the browser is sent
+ * back under its key (503), which finds it held or adds it again.
+ */
 const unconfirmedFailure = (): DeviceRiskError =>
   new DeviceRiskError(ERR_STORE_UNAVAILABLE, queuedMessages.addUnconfirmed, {
     status: 503,

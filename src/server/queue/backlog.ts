@@ -3,6 +3,7 @@
  * metrics and for `backlog()`, and the one warning when the checks waiting cannot all run
  * within the trust bound at the rate the service lets through (docs/fleet.md#the-queue).
  */
+import { isStoreAway } from '../errors.js';
 import type { Now } from '../time/clock.js';
 import { GUEST_SHARE, type Lane } from './queue.js';
 
@@ -172,7 +173,13 @@ export function createLateCheck<T>(
     async late(lane?: Lane): Promise<Lateness<T>> {
       const at = now();
       if (!recent || at - recent.at >= 100)
-        recent = { at, figures: figuresOf().catch(() => undefined), acceptedSince: 0 };
+        // A count that failed is passed over (the add fails too when the queue is away); one the
+        // queue did not answer in time (store_unavailable) refuses: the trust bound is unknown.
+        recent = {
+          at,
+          figures: figuresOf().catch((error: unknown) => (isStoreAway(error) ? Promise.reject(error) : undefined)),
+          acceptedSince: 0,
+        };
       const read = recent;
       const figures = await read.figures;
       if (!figures) return {};

@@ -23,7 +23,8 @@ import {
 } from '../../../src/server/index.js';
 import type { AddResult, JobRun, QueueCounts } from '../../../src/server/queue/queue.js';
 import { recordKeyOf } from '../../../src/server/endpoint/idempotency.js';
-import { isHeldAnswer } from '../../../src/server/endpoint/queued.js';
+import { isHeldAnswer, isMaybeHeldAnswer } from '../../../src/server/endpoint/queued.js';
+import type { CaptureOutcome } from '../../../src/shared/types.js';
 import { useTestMeter } from '../../support/otel.js';
 import { blackboxOf } from '../../support/kit.js';
 import { givenJobs, handQueue } from '../../support/hand-queue.js';
@@ -103,12 +104,14 @@ function setUp(client: DeviceRiskClient, extra: Partial<DeviceRiskHandlerOptions
   return { handler, queue, errors, results };
 }
 
-const post = (key: string, order = 'order-0', blackbox = blackboxOf(key)) =>
+const post = (key: string, order = 'order-0', blackbox = blackboxOf(key), outcome?: CaptureOutcome) =>
   new Request(`${SHOP}/device-risk`, {
     method: 'POST',
     headers: { origin: SHOP, 'content-type': 'application/json', 'idempotency-key': key, 'x-order': order },
-    body: JSON.stringify({ blackbox }),
+    body: JSON.stringify({ blackbox, outcome }),
   });
+/** How a capture went, as the browser package posts it beside its blackbox. */
+const OUTCOME: CaptureOutcome = { outcome: 'complete', scripts: [], durationMs: 812 };
 
 /** A client whose finalize the service refuses (503) until `finalizeTakes()`: the blackbox uploaded, not yet finalized. */
 function finalizeRefusedAtFirst() {
@@ -1400,7 +1403,7 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     await expectRetriedOnce(handler, hand, results, calls);
   });
 
-  it('an add the queue does not answer in time: 503 held within storeTimeoutMs, told, not counted; the retry is 202, one check', async () => {
+  it('an add the queue does not answer in time: 503 within storeTimeoutMs, maybe held, told; counted once it lands, one check', async () => {
     const { client, calls } = stubClient();
     const hand = handQueue();
     const add = hand.queue.add;
@@ -1408,24 +1411,92 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     // The queue's Redis frozen after it took the add: it answers only once the test lets it.
     const wake = gate();
     hand.queue.add = (job, lateAt) => (hung = wake.released.then(() => add(job, lateAt)));
-    const { handler, errors, results } = setUp(client, { queue: hand.queue, storeTimeoutMs: 100 });
-    let first!: Response;
-    const started = Date.now();
-    expect(await figuresOf(async () => (first = await handler(post('key-0000000001', 'order-a'))))).toEqual({
-      events: {},
-      waits: 0,
+    const outcomes: unknown[] = [];
+    const { handler, errors, results } = setUp(client, {
+      queue: hand.queue,
+      storeTimeoutMs: 100,
+      onOutcome: (outcome) => void outcomes.push(outcome),
     });
-    expect(Date.now() - started).toBeLessThan(5000);
-    expect([first.status, first.headers.get('retry-after'), isHeldAnswer(first)]).toEqual([503, '1', true]);
+    let first!: Response;
+    expect(
+      await figuresOf(async () => (first = await handler(post('key-0000000001', 'order-a', undefined, OUTCOME)))),
+    ).toEqual({ events: {}, waits: 0 });
+    expect([first.status, first.headers.get('retry-after')]).toEqual([503, '1']);
+    // Neither held nor refused: it may still land.
+    expect([isMaybeHeldAnswer(first), isHeldAnswer(first)]).toEqual([true, false]);
     expect(((await first.json()) as { error: { code: string } }).error.code).toBe('store_unavailable');
     expect(errors.map((e) => [e.code, e.operation, e.message])).toEqual([
       ['store_unavailable', 'queue', expect.stringMatching(/did not answer an add within 100 ms/)],
     ]);
-    // The queue wakes and holds it: the browser's retry under the key finds it, one check.
-    wake.release();
-    await hung;
+    expect(outcomes).toEqual([]);
+    // The queue wakes and holds it by that add: counted then, its capture outcome told, once.
+    expect(
+      await figuresOf(async () => {
+        wake.release();
+        await hung;
+        await new Promise((resolve) => setTimeout(resolve, 0));
+      }),
+    ).toEqual({ events: { accepted: 1 }, waits: 0 });
+    expect(outcomes).toHaveLength(1);
     hand.queue.add = add;
+    // The browser's retry under the key finds it: 202, nothing counted again, one check.
     await expectRetriedOnce(handler, hand, results, calls);
+    expect(outcomes).toHaveLength(1);
+  });
+
+  it.each([
+    ['comes back full', async () => 'full' as const, /came back "full": the checkout is not held by it/],
+    ["comes back another order's (conflict)", async () => 'conflict' as const, /came back "conflict"/],
+    ['fails', () => Promise.reject(new Error('connection reset')), /could not take it/],
+  ])('an add that did not answer in time and then %s: told, nothing counted', async (_, late, told) => {
+    const { client } = stubClient();
+    const hand = handQueue();
+    const wake = gate();
+    let hung: Promise<unknown> | undefined;
+    hand.queue.add = () => (hung = wake.released.then(late)) as Promise<AddResult>;
+    const { handler, errors } = setUp(client, { queue: hand.queue, storeTimeoutMs: 100 });
+    expect(
+      await figuresOf(async () => {
+        expect((await handler(post('key-0000000001', 'order-a'))).status).toBe(503);
+        wake.release();
+        await hung?.catch(() => {});
+        await new Promise((resolve) => setTimeout(resolve, 0));
+      }),
+    ).toEqual({ events: {}, waits: 0 });
+    expect(errors.map((e) => [e.code, e.operation])).toEqual([
+      ['store_unavailable', 'queue'],
+      ['store_unavailable', 'queue'],
+    ]);
+    expect(errors[1]!.message).toMatch(told);
+    await handler.close();
+  });
+
+  it.each([
+    ['held by it, unconfirmed by the replicas: counted then', 'unconfirmed' as const, { accepted: 1 }, 1],
+    ["held by another add (the retry's): nothing counted or told again", 'present' as const, {}, 0],
+  ])('an add that did not answer in time and then comes back %s', async (_, late, events, outcomes) => {
+    const { client } = stubClient();
+    const hand = handQueue();
+    const wake = gate();
+    let hung: Promise<AddResult> | undefined;
+    hand.queue.add = () => (hung = wake.released.then(() => late));
+    const told: unknown[] = [];
+    const { handler, errors } = setUp(client, {
+      queue: hand.queue,
+      storeTimeoutMs: 100,
+      onOutcome: (outcome) => void told.push(outcome),
+    });
+    expect((await handler(post('key-0000000001', 'order-a', undefined, OUTCOME))).status).toBe(503);
+    expect(
+      await figuresOf(async () => {
+        wake.release();
+        await hung;
+        await new Promise((resolve) => setTimeout(resolve, 0));
+      }),
+    ).toEqual({ events, waits: 0 });
+    expect(told).toHaveLength(outcomes);
+    expect(errors.map((e) => e.code)).toEqual(['store_unavailable']);
+    await handler.close();
   });
 
   it('an add the queue refuses at once: 503 store_unavailable, not held, and nothing counted', async () => {
@@ -1438,19 +1509,28 @@ describe('each try of a queued check: when it comes back, and what a full queue 
       events: {},
       waits: 0,
     });
-    expect([answer.status, answer.headers.get('retry-after'), isHeldAnswer(answer)]).toEqual([503, '1', false]);
+    expect([answer.status, answer.headers.get('retry-after'), isHeldAnswer(answer), isMaybeHeldAnswer(answer)]).toEqual(
+      [503, '1', false, false],
+    );
     expect(((await answer.json()) as { error: { code: string } }).error.code).toBe('store_unavailable');
     expect(errors.map((e) => [e.code, e.operation])).toEqual([['store_unavailable', 'queue']]);
     await handler.close();
   });
 
-  it('a count the queue does not answer in time: the late check is passed over, the add answers 202', async () => {
+  it('a count the queue does not answer in time: 503 store_unavailable, nothing added, told (the trust bound is unknown)', async () => {
     const { client } = stubClient();
-    const hand = handQueue(() => new Promise(() => {}));
+    // A count slower than the limit, over a backlog far past the trust bound.
+    const hand = handQueue(
+      () =>
+        new Promise((resolve) => setTimeout(() => resolve({ queued: 1_000_000, oldestAcceptedAt: undefined }), 300)),
+    );
     const { handler, errors } = setUp(client, { queue: hand.queue, storeTimeoutMs: 100 });
     const answer = await handler(post('key-0000000001', 'order-a'));
-    expect([answer.status, hand.jobs.length, hand.lateAts]).toEqual([202, 1, [undefined]]);
-    expect(errors).toEqual([]);
+    expect([answer.status, answer.headers.get('retry-after'), hand.jobs.length]).toEqual([503, '1', 0]);
+    expect(((await answer.json()) as { error: { code: string } }).error.code).toBe('store_unavailable');
+    expect(errors.map((e) => [e.code, e.operation, e.message])).toEqual([
+      ['store_unavailable', 'queue', expect.stringMatching(/did not answer a count within 100 ms/)],
+    ]);
     await handler.close();
   });
 

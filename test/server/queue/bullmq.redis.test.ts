@@ -14,7 +14,7 @@ import {
 } from '../../../src/server/index.js';
 import { createBullmqQueue, jobIdOf } from '../../../src/server/queue/bullmq.js';
 import { createRedisStore } from '../../../src/server/store/redis.js';
-import { isHeldAnswer } from '../../../src/server/endpoint/queued.js';
+import { isMaybeHeldAnswer } from '../../../src/server/endpoint/queued.js';
 import { haveRedis, startRedisServer, type RedisServer } from '../../support/redis.js';
 import { blackboxOf } from '../../support/kit.js';
 import { expectSignedInFirst } from '../../support/lanes.js';
@@ -235,32 +235,66 @@ describe.skipIf(!haveRedis)('createBullmqQueue', () => {
     }
   });
 
-  it("Redis frozen (SIGSTOP) under the queue between the key's read and the add: 503 held within storeTimeoutMs, then one check", async () => {
+  it('Redis frozen (SIGSTOP) under the add: 503 within storeTimeoutMs, maybe held; it lands on waking, one check', async () => {
     const svc = service();
     const results: string[] = [];
     // The key's record in this process's memory: only the queue's calls meet the frozen Redis.
     const a = instance('a', svc, 'frozen-add', results, { store: createMemoryStore(), storeTimeoutMs: 300 });
+    const add = a.queue.add;
     try {
       expect((await a.handler(post('key-frozen-warm', 'order-warm'))).status).toBe(202);
       await until(() => results.length === 1);
-      redis.pause();
+      // Frozen right as the add starts: the late check's count has been read.
+      a.queue.add = (job, lateAt) => {
+        redis.pause();
+        return add(job, lateAt);
+      };
       let answer: Response;
       const started = Date.now();
       try {
         answer = await a.handler(post('key-frozen-add', 'order-frozen'));
       } finally {
         redis.resume();
+        a.queue.add = add;
       }
-      // The count (passed over) and the add each under the limit: answered, never waited for.
       expect(Date.now() - started).toBeLessThan(5000);
-      expect([answer.status, answer.headers.get('retry-after'), isHeldAnswer(answer)]).toEqual([503, '1', true]);
+      expect([answer.status, answer.headers.get('retry-after'), isMaybeHeldAnswer(answer)]).toEqual([503, '1', true]);
       expect(a.errors).toEqual(['store_unavailable']);
-      // Redis wakes: the add lands, or the browser's retry under the key adds it. One check, told once.
-      expect([200, 202]).toContain((await a.handler(post('key-frozen-add', 'order-frozen'))).status);
+      // Redis wakes and the add lands: the job is checked, its decision told once; the browser's
+      // retry under the key finds it (202, or 200 once checked).
       await until(() => results.length === 2);
+      expect([200, 202]).toContain((await a.handler(post('key-frozen-add', 'order-frozen'))).status);
       await until(async () => (await a.queue.counts()).queued === 0);
       expect(results.filter((line) => line.startsWith('order-frozen '))).toHaveLength(1);
       expect(svc.calls.filter((call) => call.startsWith('create order-frozen '))).toHaveLength(1);
+      expect(a.errors).toEqual(['store_unavailable']);
+    } finally {
+      redis.resume();
+      await a.close();
+    }
+  });
+
+  it('Redis frozen (SIGSTOP) under the count of the late check: 503 within storeTimeoutMs, nothing added', async () => {
+    const svc = service();
+    const results: string[] = [];
+    const a = instance('a', svc, 'frozen-count', results, { store: createMemoryStore(), storeTimeoutMs: 300 });
+    try {
+      redis.pause();
+      let answer: Response;
+      const started = Date.now();
+      try {
+        answer = await a.handler(post('key-frozen-count', 'order-count'));
+      } finally {
+        redis.resume();
+      }
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect([answer.status, answer.headers.get('retry-after'), isMaybeHeldAnswer(answer)]).toEqual([503, '1', false]);
+      expect(a.errors).toEqual(['store_unavailable']);
+      expect(await a.queue.queue.getJob(await jobIdOf('key-frozen-count'))).toBeUndefined();
+      // Its retry is checked, once.
+      expect((await a.handler(post('key-frozen-count', 'order-count'))).status).toBe(202);
+      await until(() => results.length === 1);
+      expect(svc.calls.filter((call) => call.startsWith('create order-count '))).toHaveLength(1);
     } finally {
       redis.resume();
       await a.close();
