@@ -75,6 +75,8 @@ export interface OutboxOptions {
   timeoutMs?: number;
   /** How often the pending list is read again, in ms. Default 1000. */
   intervalMs?: number;
+  /** Delivered decisions remembered at most while the store refuses their mark. Default UNMARKED_MAX. */
+  maxUnmarked?: number;
   /** Told what goes wrong, with a level and a code (the gateway's log). */
   onError?: Log;
 }
@@ -99,6 +101,8 @@ export interface Outbox {
 }
 
 const NAMESPACE = 'gateway:outbox';
+/** Delivered records a process remembers at most while their mark waits for the store to take writes. */
+const UNMARKED_MAX = 10_000;
 
 /**
  * An event that ends its order without a decision: a failure (never checked; it has no
@@ -193,9 +197,23 @@ export function createOutbox(options: OutboxOptions): Outbox {
   let pumpStartedAt = 0;
   let pumpFailed = false;
   let closed = false;
+  /**
+   * Records delivered whose mark the store refused (a full disk, a Redis at maxmemory), by key:
+   * their claimed text and their delivered one. Marked before anything else is done with them,
+   * once the store takes writes, and never sent again by this process; at most `maxUnmarked`.
+   */
+  const unmarked = new Map<string, [claimed: string, delivered: string]>();
+  const maxUnmarked = options.maxUnmarked ?? UNMARKED_MAX;
 
   /** One attempt at one record, under its lease. */
   async function attempt(key: string): Promise<void> {
+    const left = unmarked.get(key);
+    if (left) {
+      // Marked now, or changed meanwhile (its week over): either way, nothing to send.
+      await store.compareAndSet(key, left[0], left[1], OUTBOX_TTL_MS);
+      unmarked.delete(key);
+      return pending.remove(key);
+    }
     const text = await store.get(key);
     if (text === undefined) return pending.remove(key);
     const record = JSON.parse(text) as OutboxRecord;
@@ -228,16 +246,30 @@ export function createOutbox(options: OutboxOptions): Outbox {
       });
     const reference = record.event.data.customerInternalReference ?? undefined;
     if (failure === undefined) {
-      // Delivered, but its record does not say so (a full disk): it leaves the pending list all
-      // the same (not sent again), and GET /decisions may show it undelivered.
-      if (!marked)
-        onError(`decision ${record.id} delivered, but not marked so: GET /decisions may show it undelivered`, {
+      if (marked) return pending.remove(key);
+      // Delivered, but its record does not say so (a full disk): off the pending list it is never
+      // tried again; left on it (that write refused too), it is kept here to be marked first.
+      // GET /decisions may show it undelivered.
+      const tell = (then: string) =>
+        onError(`decision ${record.id} delivered, but not marked so: ${then}; GET /decisions may show it undelivered`, {
           level: 'warn',
           event: 'webhook',
           code: 'delivered_unmarked',
           reference,
         });
-      return pending.remove(key);
+      return pending.remove(key).then(
+        () => tell('not sent again'),
+        (error: unknown) => {
+          const kept = unmarked.size < maxUnmarked;
+          if (kept) unmarked.set(key, [claimed, JSON.stringify(next)]);
+          tell(
+            kept
+              ? 'marked when the store takes writes again, and not sent again by this process (a restart or another instance before that would send it again, under the same webhook-id)'
+              : `more than ${maxUnmarked} wait for their mark: it may be sent again, under the same webhook-id`,
+          );
+          throw error;
+        },
+      );
     }
     if (givenUp) {
       onError(

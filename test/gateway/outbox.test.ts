@@ -186,10 +186,57 @@ describe('the outbox', () => {
       { level: 'error', event: 'error', code: 'store_full' },
       { level: 'warn', event: 'webhook', code: 'delivered_unmarked', reference: 'order-e10' },
     ]);
-    expect(lines[1]).toBe('decision msg_e10 delivered, but not marked so: GET /decisions may show it undelivered');
+    expect(lines[1]).toBe(
+      'decision msg_e10 delivered, but not marked so: not sent again; GET /decisions may show it undelivered',
+    );
     // Not sent again: off the pending list.
     await outbox.pump();
     expect(received).toHaveLength(1);
+    expect(await outbox.figures()).toEqual({ depth: 0, oldestAt: undefined });
+  });
+
+  it.each([
+    ['marked once it takes writes, never sent again', {}, ['msg_e11']],
+    ['past maxUnmarked, said to be sent again, and sent again', { maxUnmarked: 0 }, ['msg_e11', 'msg_e11']],
+  ])('a delivery the store refuses to mark or unlist (full since the claim): %s', async (_, extra, sent) => {
+    const { url, received } = await shop();
+    const memory = createMemoryStore({ now: () => clock });
+    let clock = Date.now();
+    let full = false;
+    const refuse = () => Promise.reject(Object.assign(new Error('database or disk is full'), { code: 'store_full' }));
+    let claims = 0;
+    // The claim goes through, and the store is full from then on: the mark and the pending list's write are refused.
+    const store = {
+      ...memory,
+      compareAndSet: (...args: Parameters<typeof memory.compareAndSet>) => {
+        if (full) return refuse();
+        if (++claims === 1) full = true;
+        return memory.compareAndSet(...args);
+      },
+      compareAndDelete: (...args: Parameters<typeof memory.compareAndDelete>) =>
+        full ? refuse() : memory.compareAndDelete(...args),
+      set: (...args: Parameters<typeof memory.set>) => (full ? refuse() : memory.set(...args)),
+      setIfAbsent: (...args: Parameters<typeof memory.setIfAbsent>) => (full ? refuse() : memory.setIfAbsent(...args)),
+    };
+    lines.length = 0;
+    const outbox = outboxOn(store as typeof memory, url, { now: () => clock, ...extra });
+    await outbox.add(event('e11'));
+    await expect.poll(() => lines.some((line) => line.includes('delivered, but not marked'))).toBe(true);
+    expect(lines.find((line) => line.includes('not marked'))).toMatch(
+      sent.length === 1
+        ? /marked when the store takes writes again, and not sent again by this process/
+        : /more than 0 wait for their mark: it may be sent again, under the same webhook-id/,
+    );
+    // Still full: each pump tries the mark alone, never a POST.
+    clock += 31_000;
+    await outbox.pump();
+    // The operator frees room; the claim's lease (3 × 10 s) has long lapsed.
+    full = false;
+    clock += 31_000;
+    await outbox.pump();
+    await outbox.pump();
+    expect(received.map((r) => r.id)).toEqual(sent);
+    expect((await outbox.latest('order-e11'))?.deliveredAt).toBeDefined();
     expect(await outbox.figures()).toEqual({ depth: 0, oldestAt: undefined });
   });
 
