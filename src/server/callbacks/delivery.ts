@@ -55,7 +55,12 @@ export function resultCaller(settings: CallbackSettings, tasks: CallbackTasks, f
       // A read with the shop's own token: an execution of another tenant answers 404.
       details = await placeExecution(settings.client, ids, status, record.tagged);
       // The checkout the endpoint's check remembered (told.ts); the details' own references first.
-      const order = await settings.told.orderOf(ids.workflowExecutionId).catch(() => undefined);
+      // A store that does not answer now: tried again later rather than told without its order
+      // (an expiry's callback has no details to name it); from memory (the store away), told without.
+      const order = await settings.told.orderOf(ids.workflowExecutionId).catch((error: unknown) => {
+        if (!fromMemory) throw error;
+        return undefined;
+      });
       const references = { ...order, ...referencesOf(record, details) };
       await callWithin(
         (signal) =>
@@ -117,14 +122,15 @@ export function callbackDelivery(settings: CallbackSettings, tasks: CallbackTask
 
   /** Past retryForMs: `failed`, told once. Fenced by the record read under the lease. */
   async function giveUp(key: string, stored: string, record: CallbackRecord): Promise<void> {
+    const ids = idsOf(record);
+    // The order, when a check remembered it, so that the shop can be told (undelivered.ts): read
+    // first, so that a store that does not answer leaves the record to give up on a later try.
+    const order = await settings.told.orderOf(ids.workflowExecutionId);
     const failed = JSON.stringify({ ...record, state: 'failed' });
     // A write that lost the race changes nothing: the record is someone else's now.
     if (!(await store.compareAndSet(key, stored, failed, settings.recordTtlMs))) return;
     const status = record.callback.workflowExecution.status;
-    const ids = idsOf(record);
     const message = callbackMessages.undelivered(ids, status, record.attempts, settings.retryForMs);
-    // The order, when a check remembered it, so that the shop can be told (undelivered.ts).
-    const order = await settings.told.orderOf(ids.workflowExecutionId).catch(() => undefined);
     report(new ResultUndeliveredError(message, ids.workflowExecutionId, status, order));
     await pending.remove(key);
   }

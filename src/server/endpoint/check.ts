@@ -156,17 +156,17 @@ export async function runCheck(
   // blackbox would be a second decision for one order (finalizedAlready).
   if (progress.transaction && !progress.uploaded && lapsed(progress.transaction, now))
     progress.transaction = progress.uploaded = undefined;
-  if (!progress.transaction) {
+  const created = !progress.transaction;
+  if (!progress.transaction)
     progress.transaction =
       customer.transaction ??
       (customer.accountId ? await client.updateAccount(customer.accountId, body) : await client.createAccount(body));
-    // Which checkout the execution is for, for the callback's onResult (told.ts): a store away
-    // costs the callback its reference, never the check.
-    await options.told
-      ?.remember(progress.transaction.workflowExecutionId, { ...options.resultContext })
-      .catch((error: unknown) => options.onError?.(error));
-    await options.onProgress?.(progress);
-  }
+  // Which checkout the execution is for, for the callback's onResult (told.ts): on every attempt,
+  // so that a store away at the create's costs the callback its order only if no attempt resumes.
+  await options.told
+    ?.remember(progress.transaction.workflowExecutionId, { ...options.resultContext })
+    .catch((error: unknown) => options.onError?.(error));
+  if (created) await options.onProgress?.(progress);
   const tx = progress.transaction;
   if (!progress.uploaded) {
     await client.uploadBlackbox(tx, blackbox);

@@ -7,7 +7,8 @@ import { callbackTasks } from '../../../src/server/callbacks/tasks.js';
 import type { CallbackHandlerOptions } from '../../../src/server/callbacks/types.js';
 import { DeviceRiskError, ResultUndeliveredError } from '../../../src/server/index.js';
 import { takeLease } from '../../../src/server/store/lease.js';
-import { callbackBody, settingsFor, stubClient } from '../../support/callbacks.js';
+import { callbackBody, EXECUTION, settingsFor, stubClient } from '../../support/callbacks.js';
+import { createMemoryStore } from '../../../src/server/store/store.js';
 
 async function deliveryOf(options: Partial<CallbackHandlerOptions>, record: Record<string, unknown> = {}) {
   const errors: unknown[] = [];
@@ -82,6 +83,63 @@ describe('callbackDelivery', () => {
         customerInternalReference: 'order-9',
         userReference: 'u-9',
       }),
+    ]);
+  });
+
+  it('an order read the store does not answer: tried again later, then told with its order, never without it', async () => {
+    const memory = createMemoryStore();
+    let orderReads = 0;
+    const store = {
+      ...memory,
+      get: (key: string) =>
+        key.includes(':order:') && ++orderReads === 1
+          ? Promise.reject(new DeviceRiskError('store_unavailable', 'no answer within 3000 ms', { retryAfter: 1 }))
+          : memory.get(key),
+    };
+    const results: Array<{ customerInternalReference?: string }> = [];
+    // An expiry: no details to name the order, only what the check remembered.
+    const { deliver, stored, errors, settings, tasks } = await deliveryOf(
+      { store, client: stubClient({ status: async () => 'SESSION_EXPIRED' }), onResult: (r) => void results.push(r) },
+      { callback: callbackBody({ status: 'SESSION_EXPIRED' }) },
+    );
+    await settings.told.remember(EXECUTION, { reference: 'key-1', customerInternalReference: 'order-1' });
+    await deliver('k');
+    expect(results).toEqual([]);
+    expect(errors).toMatchObject([{ code: 'store_unavailable' }]);
+    expect(await stored()).toMatchObject({ state: 'pending', attempts: 1 });
+    await deliver('k', true);
+    expect(results).toMatchObject([{ customerInternalReference: 'order-1' }]);
+    expect(await stored()).toMatchObject({ state: 'done' });
+    await tasks.close();
+  });
+
+  it('a give-up whose order read the store does not answer: left pending, then told with its order', async () => {
+    let clock = 0;
+    const memory = createMemoryStore();
+    let orderReads = 0;
+    const store = {
+      ...memory,
+      get: (key: string) =>
+        key.includes(':order:') && ++orderReads === 1
+          ? Promise.reject(new DeviceRiskError('store_unavailable', 'no answer within 3000 ms', { retryAfter: 1 }))
+          : memory.get(key),
+    };
+    const onResult = () => Promise.reject(new Error('down'));
+    const { deliver, stored, errors, settings } = await deliveryOf({
+      store,
+      onResult,
+      retryForMs: 1000,
+      now: () => clock,
+    });
+    await settings.told.remember(EXECUTION, { reference: 'key-1', customerInternalReference: 'order-9' });
+    clock = 1000;
+    await expect(deliver('k')).rejects.toMatchObject({ code: 'store_unavailable' });
+    expect(await stored()).toMatchObject({ state: 'pending' });
+    expect(errors).toEqual([]);
+    await deliver('k');
+    expect(await stored()).toMatchObject({ state: 'failed' });
+    expect(errors).toEqual([
+      expect.objectContaining({ code: 'result_undelivered', customerInternalReference: 'order-9' }),
     ]);
   });
 

@@ -159,6 +159,28 @@ describe("the execution's checkout, remembered for the callback (told.ts)", () =
     expect(remembered).toEqual([[result.workflowExecutionId, { reference: 'key-1', customerInternalReference: 'c' }]]);
   });
 
+  it('a store away when it is remembered at the create: remembered by the attempt that resumes', async () => {
+    const { client } = stubClient();
+    const upload = client.uploadBlackbox;
+    client.uploadBlackbox = () => Promise.reject(new DeviceRiskError('upstream_error', 'upload refused'));
+    const progress = {};
+    const remembered: string[] = [];
+    let away = true;
+    const told = markers(async (id) => {
+      if (away) throw new DeviceRiskError('store_unavailable', 'the store is away');
+      remembered.push(id);
+    });
+    const options = { workflowKey: 1, told, progress, onError: () => {} };
+    await expect(runDeviceRiskCheck(client, BLACKBOX, { customerInternalReference: 'c' }, options)).rejects.toThrow(
+      'upload refused',
+    );
+    expect(remembered).toEqual([]);
+    away = false;
+    client.uploadBlackbox = upload;
+    const result = await runDeviceRiskCheck(client, BLACKBOX, { customerInternalReference: 'c' }, options);
+    expect(remembered).toEqual([result.workflowExecutionId]);
+  });
+
   it('a store away when it is remembered: told to onError, the check goes on', async () => {
     const { client } = stubClient();
     const errors: unknown[] = [];
