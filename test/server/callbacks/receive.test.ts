@@ -255,6 +255,32 @@ describe('callbackReceiver and a store that cannot record (no resend is document
     expect(errors.filter((e) => e.message === 'retrieval away')).toHaveLength(2);
   });
 
+  it('past a lease of the store away: delivered from memory without the order it cannot read, rather than not at all', async () => {
+    const { store: writesRefused, state, real } = flakyStore();
+    // Its reads of the order refused too while it is down.
+    const store = {
+      ...writesRefused,
+      get: (key: string) =>
+        state.down && key.includes(':order:') ? Promise.reject(new Error('store down')) : real.get(key),
+    };
+    const results: CallbackResult[] = [];
+    // The checks' memory of orders (told.ts) on it too.
+    const { receive, tasks } = receiverOn(store, {
+      store,
+      leaseMs: 1,
+      onResult: (r) => {
+        results.push(r);
+        state.down = false;
+      },
+      client: stubClient({ details: async () => ({ status: 'PROCESSED' }) as never }),
+    });
+    expect((await receive(post(callbackBody()))).status).toBe(503);
+    await tasks.idle();
+    expect(results).toHaveLength(1);
+    expect(results[0]!.customerInternalReference).toBeUndefined();
+    expect(JSON.parse((await real.get(KEY))!)).toMatchObject({ state: 'done' });
+  });
+
   it('gives up past retryForMs with result_undelivered, and lets go of the callback', async () => {
     const { store } = flakyStore();
     let now = 1_000;

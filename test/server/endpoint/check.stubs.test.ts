@@ -170,15 +170,18 @@ describe("the execution's checkout, remembered for the callback (told.ts)", () =
       if (away) throw new DeviceRiskError('store_unavailable', 'the store is away');
       remembered.push(id);
     });
-    const options = { workflowKey: 1, told, progress, onError: () => {} };
+    let saves = 0;
+    // Without onError: the store's failure never fails the check.
+    const options = { workflowKey: 1, told, progress, onProgress: async () => void saves++ };
     await expect(runDeviceRiskCheck(client, BLACKBOX, { customerInternalReference: 'c' }, options)).rejects.toThrow(
       'upload refused',
     );
-    expect(remembered).toEqual([]);
+    expect([remembered, saves]).toEqual([[], 1]);
     away = false;
     client.uploadBlackbox = upload;
     const result = await runDeviceRiskCheck(client, BLACKBOX, { customerInternalReference: 'c' }, options);
-    expect(remembered).toEqual([result.workflowExecutionId]);
+    // Remembered on the resume; its progress saved once more, for the upload only.
+    expect([remembered, saves]).toEqual([[result.workflowExecutionId], 2]);
   });
 
   it('a store away when it is remembered: told to onError, the check goes on', async () => {
