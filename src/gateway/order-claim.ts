@@ -39,7 +39,10 @@ export interface OrderClaim {
    * its lease ran out); false when another checkout of the order holds it now.
    */
   keep(): Promise<boolean>;
-  /** Gives the claim back when this checkout was not accepted (a no-op when it did not make it). */
+  /**
+   * Gives the claim back when this checkout was not accepted: only while it is a lease (a no-op
+   * when this checkout did not make it, or an attempt under its key was accepted and kept it).
+   */
   release(): Promise<void>;
 }
 
@@ -50,9 +53,14 @@ export function orderClaims(store: Store) {
     async claim(reference: string, idempotencyKey: string | null): Promise<OrderClaim> {
       const key = keyOf(reference);
       const mark = idempotencyKey ?? ownerMark();
+      // A kept claim reads apart from a lease, so that an attempt refused after its retry under
+      // the same key was accepted gives back nothing (release deletes only the lease). A newline
+      // is in no Idempotency-Key (a header value) and no owner mark.
+      const kept = `kept\n${mark}`;
       const keep = async () =>
-        (await store.compareAndSet(key, mark, mark, ORDER_CLAIM_TTL_MS)) ||
-        store.setIfAbsent(key, mark, ORDER_CLAIM_TTL_MS);
+        (await store.compareAndSet(key, mark, kept, ORDER_CLAIM_TTL_MS)) ||
+        (await store.compareAndSet(key, kept, kept, ORDER_CLAIM_TTL_MS)) ||
+        store.setIfAbsent(key, kept, ORDER_CLAIM_TTL_MS);
       const none = () => Promise.resolve();
       // Twice at most: a claim given back between the two reads (its checkout refused) is claimed again.
       for (let round = 0; round < 2; round++) {
@@ -60,7 +68,7 @@ export function orderClaims(store: Store) {
           return { refused: false, keep, release: () => store.compareAndDelete(key, mark).then(() => undefined) };
         const holder = await store.get(key);
         // A retry under the claim's key: accepted, it keeps the claim as the first would have.
-        if (holder !== undefined) return { refused: holder !== mark, keep, release: none };
+        if (holder !== undefined) return { refused: holder !== mark && holder !== kept, keep, release: none };
       }
       return { refused: true, keep, release: none };
     },

@@ -287,6 +287,23 @@ describe('the checkout door', () => {
     await endpoint.close();
   });
 
+  it('a refused attempt gives back nothing once its retry under the same key was accepted', async () => {
+    const { resolveCustomer, answered } = await door();
+    const token = await tokenFor('order-raced');
+    // The first attempt is still on its way (a starved instance) when the browser's retry comes.
+    const first = checkout(token, 'key-raced');
+    await resolveCustomer(first);
+    const retry = checkout(token, 'key-raced');
+    await resolveCustomer(retry);
+    await answered(retry, new Response(null, { status: 202 }));
+    await answered(first, new Response(null, { status: 503 }));
+    expect(((await resolveCustomer(checkout(token, 'key-other'))) as Response).status).toBe(409);
+    // Its own retries still go on, kept or not.
+    expect(await resolveCustomer(checkout(token, 'key-raced'))).toMatchObject({
+      customerInternalReference: 'order-raced',
+    });
+  });
+
   it("gives back only the claim of the checkout answered, never another's", async () => {
     const { resolveCustomer, answered } = await door();
     const token = await tokenFor('order-b');

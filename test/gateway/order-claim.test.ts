@@ -34,6 +34,19 @@ describe('orderClaims', () => {
     expect(await claim.keep()).toBe(true);
   });
 
+  it('a claim kept is kept again by a retry under its key, and given back by no refused attempt', async () => {
+    const store = createMemoryStore();
+    const claims = orderClaims(store);
+    const first = await claims.claim('order-1', 'key-1');
+    const retry = await claims.claim('order-1', 'key-1');
+    expect([first.refused, retry.refused]).toEqual([false, false]);
+    expect(await first.keep()).toBe(true);
+    expect(await retry.keep()).toBe(true);
+    await first.release();
+    expect((await claims.claim('order-1', 'key-2')).refused).toBe(true);
+    expect((await claims.claim('order-1', 'key-1')).refused).toBe(false);
+  });
+
   it('a claim that changes hands under both rounds is refused, never tried for ever', async () => {
     const { store, asked } = racing(2);
     const claim = await orderClaims(store).claim('order-1', 'key-1');
