@@ -40,8 +40,8 @@ export interface OrderClaim {
    */
   keep(): Promise<boolean>;
   /**
-   * Gives the claim back when this checkout was not accepted: only while it is a lease (a no-op
-   * when this checkout did not make it, or an attempt under its key was accepted and kept it).
+   * Gives the claim back when this checkout was not accepted: a no-op when this checkout did not
+   * make it, or an attempt under its key was accepted and kept it (its kept mark beside the claim).
    */
   release(): Promise<void>;
 }
@@ -53,22 +53,29 @@ export function orderClaims(store: Store) {
     async claim(reference: string, idempotencyKey: string | null): Promise<OrderClaim> {
       const key = keyOf(reference);
       const mark = idempotencyKey ?? ownerMark();
-      // A kept claim reads apart from a lease, so that an attempt refused after its retry under
-      // the same key was accepted gives back nothing (release deletes only the lease). A newline
-      // is in no Idempotency-Key (a header value) and no owner mark.
-      const kept = `kept\n${mark}`;
-      const keep = async () =>
-        (await store.compareAndSet(key, mark, kept, ORDER_CLAIM_TTL_MS)) ||
-        (await store.compareAndSet(key, kept, kept, ORDER_CLAIM_TTL_MS)) ||
-        store.setIfAbsent(key, kept, ORDER_CLAIM_TTL_MS);
+      // The claim's value stays the mark, as every version of the gateway reads it (a fleet
+      // upgraded instance by instance, or rolled back). Beside it, a mark that it was kept: an
+      // attempt refused after its retry under the same key was accepted then gives back nothing.
+      const keptKey = `${key}:kept`;
+      const keep = async () => {
+        const [, kept] = await Promise.all([
+          store.set(keptKey, mark, ORDER_CLAIM_TTL_MS),
+          (async () =>
+            (await store.compareAndSet(key, mark, mark, ORDER_CLAIM_TTL_MS)) ||
+            store.setIfAbsent(key, mark, ORDER_CLAIM_TTL_MS))(),
+        ]);
+        return kept;
+      };
+      const release = async () => {
+        if ((await store.get(keptKey)) !== mark) await store.compareAndDelete(key, mark);
+      };
       const none = () => Promise.resolve();
       // Twice at most: a claim given back between the two reads (its checkout refused) is claimed again.
       for (let round = 0; round < 2; round++) {
-        if (await store.setIfAbsent(key, mark, ORDER_CLAIM_LEASE_MS))
-          return { refused: false, keep, release: () => store.compareAndDelete(key, mark).then(() => undefined) };
+        if (await store.setIfAbsent(key, mark, ORDER_CLAIM_LEASE_MS)) return { refused: false, keep, release };
         const holder = await store.get(key);
         // A retry under the claim's key: accepted, it keeps the claim as the first would have.
-        if (holder !== undefined) return { refused: holder !== mark && holder !== kept, keep, release: none };
+        if (holder !== undefined) return { refused: holder !== mark, keep, release: none };
       }
       return { refused: true, keep, release: none };
     },

@@ -42,9 +42,14 @@ describe('orderClaims', () => {
     expect([first.refused, retry.refused]).toEqual([false, false]);
     expect(await first.keep()).toBe(true);
     expect(await retry.keep()).toBe(true);
+    // Its value the mark still, as every version of the gateway reads it (a fleet mid-upgrade).
+    expect(await store.get('gateway:order-claim:order-1')).toBe('key-1');
     await first.release();
     expect((await claims.claim('order-1', 'key-2')).refused).toBe(true);
     expect((await claims.claim('order-1', 'key-1')).refused).toBe(false);
+    // The kept mark is the order's own: the same key refused for another order (the kit's 422) gives that one back.
+    await (await claims.claim('order-2', 'key-1')).release();
+    expect((await claims.claim('order-2', 'key-2')).refused).toBe(false);
   });
 
   it('a claim that changes hands under both rounds is refused, never tried for ever', async () => {
