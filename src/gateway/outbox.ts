@@ -198,22 +198,33 @@ export function createOutbox(options: OutboxOptions): Outbox {
   let pumpFailed = false;
   let closed = false;
   /**
-   * Records delivered whose mark the store refused (a full disk, a Redis at maxmemory), by key:
-   * their claimed text and their delivered one. Marked before anything else is done with them,
-   * once the store takes writes, and never sent again by this process; at most `maxUnmarked`.
+   * Records delivered whose mark the store refused (a full disk, a Redis at maxmemory), and their
+   * removal from the pending list too, by key: their claimed text and their delivered one. Marked
+   * first by each pump (markDelivered), never sent again by this process; at most `maxUnmarked`.
    */
   const unmarked = new Map<string, [claimed: string, delivered: string]>();
   const maxUnmarked = options.maxUnmarked ?? UNMARKED_MAX;
 
+  /**
+   * Marks the deliveries the store refused to mark, once it takes writes: each is forgotten here
+   * once marked (the pump's attempt then takes it off the pending list) or changed meanwhile
+   * (another instance took it after its lease, or its week ended: theirs now). A refusal is told,
+   * and that one waits for the next pump.
+   */
+  async function markDelivered(): Promise<void> {
+    for (const [key, [claimed, delivered]] of unmarked) {
+      await store.compareAndSet(key, claimed, delivered, OUTBOX_TTL_MS).then(
+        () => unmarked.delete(key),
+        (error: unknown) => storeFailure(onError, error),
+      );
+    }
+  }
+
   /** One attempt at one record, under its lease. */
   async function attempt(key: string): Promise<void> {
-    const left = unmarked.get(key);
-    if (left) {
-      // Marked now, or changed meanwhile (its week over): either way, nothing to send.
-      await store.compareAndSet(key, left[0], left[1], OUTBOX_TTL_MS);
-      unmarked.delete(key);
-      return pending.remove(key);
-    }
+    // Delivered already, its mark refused: marked by the pump, never sent again (a store that
+    // refuses the mark may still take a claim: a full SQLite file rewrites a page in place).
+    if (unmarked.has(key)) return;
     const text = await store.get(key);
     if (text === undefined) return pending.remove(key);
     const record = JSON.parse(text) as OutboxRecord;
@@ -299,6 +310,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
   }
 
   async function pumpOnce(): Promise<void> {
+    await markDelivered();
     const entries = await pending.entries();
     if (!closed) await Promise.all(entries.map((entry) => track(entry.key)));
   }

@@ -51,6 +51,37 @@ const hanging = (_url: string, init: RequestInit) =>
     init.signal!.addEventListener('abort', () => reject(init.signal!.reason)),
   );
 
+/**
+ * A memory store that fills up right after the outbox's next claim (`fullAfterClaim`): from then
+ * on every write is refused (store_full) until `heal`.
+ */
+function fillingStore(now: () => number) {
+  const memory = createMemoryStore({ now });
+  let full = false;
+  let fillAtClaim = false;
+  const refuse = () => Promise.reject(Object.assign(new Error('database or disk is full'), { code: 'store_full' }));
+  const store = {
+    ...memory,
+    compareAndSet: async (...args: Parameters<typeof memory.compareAndSet>) => {
+      if (full) return refuse();
+      const done = await memory.compareAndSet(...args);
+      // A record's claim: its new text names its owner's lease.
+      if (fillAtClaim && args[2].includes('"leaseUntil"')) [full, fillAtClaim] = [true, false];
+      return done;
+    },
+    compareAndDelete: (...args: Parameters<typeof memory.compareAndDelete>) =>
+      full ? refuse() : memory.compareAndDelete(...args),
+    set: (...args: Parameters<typeof memory.set>) => (full ? refuse() : memory.set(...args)),
+    setIfAbsent: (...args: Parameters<typeof memory.setIfAbsent>) => (full ? refuse() : memory.setIfAbsent(...args)),
+  } as typeof memory;
+  return {
+    store,
+    memory,
+    fullAfterClaim: () => void (fillAtClaim = true),
+    heal: () => void (full = false),
+  };
+}
+
 const outboxes: Outbox[] = [];
 afterEach(async () => {
   for (const outbox of outboxes.splice(0)) await outbox.close();
@@ -200,26 +231,11 @@ describe('the outbox', () => {
     ['past maxUnmarked, said to be sent again, and sent again', { maxUnmarked: 0 }, ['msg_e11', 'msg_e11']],
   ])('a delivery the store refuses to mark or unlist (full since the claim): %s', async (_, extra, sent) => {
     const { url, received } = await shop();
-    const memory = createMemoryStore({ now: () => clock });
     let clock = Date.now();
-    let full = false;
-    const refuse = () => Promise.reject(Object.assign(new Error('database or disk is full'), { code: 'store_full' }));
-    let claims = 0;
-    // The claim goes through, and the store is full from then on: the mark and the pending list's write are refused.
-    const store = {
-      ...memory,
-      compareAndSet: (...args: Parameters<typeof memory.compareAndSet>) => {
-        if (full) return refuse();
-        if (++claims === 1) full = true;
-        return memory.compareAndSet(...args);
-      },
-      compareAndDelete: (...args: Parameters<typeof memory.compareAndDelete>) =>
-        full ? refuse() : memory.compareAndDelete(...args),
-      set: (...args: Parameters<typeof memory.set>) => (full ? refuse() : memory.set(...args)),
-      setIfAbsent: (...args: Parameters<typeof memory.setIfAbsent>) => (full ? refuse() : memory.setIfAbsent(...args)),
-    };
+    const { store, fullAfterClaim, heal } = fillingStore(() => clock);
+    fullAfterClaim();
     lines.length = 0;
-    const outbox = outboxOn(store as typeof memory, url, { now: () => clock, ...extra });
+    const outbox = outboxOn(store, url, { now: () => clock, ...extra });
     await outbox.add(event('e11'));
     await expect.poll(() => lines.some((line) => line.includes('delivered, but not marked'))).toBe(true);
     expect(lines.find((line) => line.includes('not marked'))).toMatch(
@@ -227,17 +243,80 @@ describe('the outbox', () => {
         ? /marked when the store takes writes again, and not sent again by this process/
         : /more than 0 wait for their mark: it may be sent again, under the same webhook-id/,
     );
-    // Still full: each pump tries the mark alone, never a POST.
+    // Still full: each pump tries the mark alone, never a POST; the refusal told.
     clock += 31_000;
+    const told = lines.length;
     await outbox.pump();
+    expect(lines.slice(told)).toEqual(['outbox: Error database or disk is full']);
     // The operator frees room; the claim's lease (3 × 10 s) has long lapsed.
-    full = false;
+    heal();
     clock += 31_000;
     await outbox.pump();
     await outbox.pump();
     expect(received.map((r) => r.id)).toEqual(sent);
     expect((await outbox.latest('order-e11'))?.deliveredAt).toBeDefined();
     expect(await outbox.figures()).toEqual({ depth: 0, oldestAt: undefined });
+  });
+
+  it('a store that refuses the mark but takes a claim (a page rewritten in place): never sent again', async () => {
+    const { url, received } = await shop();
+    let clock = Date.now();
+    const memory = createMemoryStore({ now: () => clock });
+    let picky = true;
+    const refuse = () => Promise.reject(Object.assign(new Error('database or disk is full'), { code: 'store_full' }));
+    // What grows is refused: the delivered mark and the pending list's change; a claim's rewrite is taken.
+    const store = {
+      ...memory,
+      compareAndSet: (...args: Parameters<typeof memory.compareAndSet>) =>
+        picky && (args[2].includes('"deliveredAt"') || args[0].includes(':pending:'))
+          ? refuse()
+          : memory.compareAndSet(...args),
+      compareAndDelete: (...args: Parameters<typeof memory.compareAndDelete>) =>
+        picky && args[0].includes(':pending:') ? refuse() : memory.compareAndDelete(...args),
+    } as typeof memory;
+    const outbox = outboxOn(store, url, { now: () => clock });
+    await outbox.add(event('e14'));
+    await expect.poll(() => lines.some((line) => line.includes('msg_e14 delivered, but not marked'))).toBe(true);
+    // Past the claim's lease, the store still picky: the mark is tried, never a second POST.
+    clock += 31_000;
+    await outbox.pump();
+    await outbox.pump();
+    expect(received.map((r) => r.id)).toEqual(['msg_e14']);
+    picky = false;
+    await outbox.pump();
+    await outbox.pump();
+    expect(received.map((r) => r.id)).toEqual(['msg_e14']);
+    expect((await outbox.latest('order-e14'))?.deliveredAt).toBeDefined();
+    expect((await outbox.figures()).depth).toBe(0);
+  });
+
+  it('a remembered delivery another instance took meanwhile is forgotten, its entry left to it, room made', async () => {
+    const { url, received } = await shop();
+    let clock = Date.now();
+    const { store, memory, fullAfterClaim, heal } = fillingStore(() => clock);
+    const outbox = outboxOn(store, url, { now: () => clock, maxUnmarked: 1 });
+    lines.length = 0;
+    fullAfterClaim();
+    await outbox.add(event('e12'));
+    await expect.poll(() => lines.filter((line) => line.includes('not marked'))).toHaveLength(1);
+    // The store takes writes again, and another instance, past the lease, has the record now.
+    heal();
+    const key = 'gateway:outbox:decision:e12';
+    const record = JSON.parse((await memory.get(key))!) as Record<string, unknown>;
+    await memory.set(key, JSON.stringify({ ...record, owner: 'another', leaseUntil: clock + 60_000 }), 60_000);
+    await outbox.pump();
+    // Its entry left to the other instance.
+    expect((await outbox.figures()).depth).toBe(1);
+    // Forgotten here: the next delivery the store will not mark is remembered, not past maxUnmarked.
+    fullAfterClaim();
+    await outbox.add(event('e13'));
+    await expect.poll(() => lines.filter((line) => line.includes('not marked'))).toHaveLength(2);
+    expect(lines.filter((line) => line.includes('not marked'))[1]).toMatch(/marked when the store takes writes again/);
+    heal();
+    clock += 31_000;
+    await outbox.pump();
+    await outbox.pump();
+    expect(received.map((r) => r.id)).toEqual(['msg_e12', 'msg_e13']);
   });
 
   it('survives a restart: a decision undelivered when the process stopped is delivered by the next', async () => {
