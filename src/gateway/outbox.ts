@@ -182,6 +182,59 @@ async function postEvent(
   }
 }
 
+/**
+ * Deliveries whose "delivered" mark the store refused (a full disk, a Redis at maxmemory), and
+ * their removal from the pending list too, by key: their claimed text and their delivered one.
+ * Marked first by each pump, never sent again by this process; at most `max` of them.
+ */
+function unmarkedDeliveries(store: Store, pending: ReturnType<typeof pendingList>, onError: Log, max: number) {
+  const unmarked = new Map<string, [claimed: string, delivered: string]>();
+  return {
+    /** Delivered already, its mark refused: the pump marks it, nothing sends it again (a store that refuses the mark may still take a claim: a full SQLite file rewrites a page in place). */
+    has: (key: string) => unmarked.has(key),
+    /**
+     * After a delivery whose mark the store refused: off the pending list it is never tried
+     * again; left on it (that write refused too), it is kept here to be marked first. Told
+     * either way: GET /decisions may show it undelivered.
+     */
+    settle(key: string, claimed: string, delivered: string, id: string, reference: string | undefined): Promise<void> {
+      const tell = (then: string) =>
+        onError(`decision ${id} delivered, but not marked so: ${then}; GET /decisions may show it undelivered`, {
+          level: 'warn',
+          event: 'webhook',
+          code: 'delivered_unmarked',
+          reference,
+        });
+      return pending.remove(key).then(
+        () => tell('not sent again'),
+        (error: unknown) => {
+          const kept = unmarked.size < max;
+          if (kept) unmarked.set(key, [claimed, delivered]);
+          tell(
+            kept
+              ? 'marked when the store takes writes again, and not sent again by this process (a restart or another instance before that would send it again, under the same webhook-id)'
+              : `more than ${max} wait for their mark: it may be sent again, under the same webhook-id`,
+          );
+          throw error;
+        },
+      );
+    },
+    /**
+     * Marks them once the store takes writes: each is forgotten once marked (the pump's attempt
+     * then takes it off the pending list) or changed meanwhile (another instance took it after
+     * its lease, or its week ended: theirs now). A refusal is told; that one waits for the next pump.
+     */
+    async mark(): Promise<void> {
+      for (const [key, [claimed, delivered]] of unmarked) {
+        await store.compareAndSet(key, claimed, delivered, OUTBOX_TTL_MS).then(
+          () => unmarked.delete(key),
+          (error: unknown) => storeFailure(onError, error),
+        );
+      }
+    },
+  };
+}
+
 export function createOutbox(options: OutboxOptions): Outbox {
   const { store } = options;
   const now = options.now ?? Date.now;
@@ -197,33 +250,10 @@ export function createOutbox(options: OutboxOptions): Outbox {
   let pumpStartedAt = 0;
   let pumpFailed = false;
   let closed = false;
-  /**
-   * Records delivered whose mark the store refused (a full disk, a Redis at maxmemory), and their
-   * removal from the pending list too, by key: their claimed text and their delivered one. Marked
-   * first by each pump (markDelivered), never sent again by this process; at most `maxUnmarked`.
-   */
-  const unmarked = new Map<string, [claimed: string, delivered: string]>();
-  const maxUnmarked = options.maxUnmarked ?? UNMARKED_MAX;
-
-  /**
-   * Marks the deliveries the store refused to mark, once it takes writes: each is forgotten here
-   * once marked (the pump's attempt then takes it off the pending list) or changed meanwhile
-   * (another instance took it after its lease, or its week ended: theirs now). A refusal is told,
-   * and that one waits for the next pump.
-   */
-  async function markDelivered(): Promise<void> {
-    for (const [key, [claimed, delivered]] of unmarked) {
-      await store.compareAndSet(key, claimed, delivered, OUTBOX_TTL_MS).then(
-        () => unmarked.delete(key),
-        (error: unknown) => storeFailure(onError, error),
-      );
-    }
-  }
+  const unmarked = unmarkedDeliveries(store, pending, onError, options.maxUnmarked ?? UNMARKED_MAX);
 
   /** One attempt at one record, under its lease. */
   async function attempt(key: string): Promise<void> {
-    // Delivered already, its mark refused: marked by the pump, never sent again (a store that
-    // refuses the mark may still take a claim: a full SQLite file rewrites a page in place).
     if (unmarked.has(key)) return;
     const text = await store.get(key);
     if (text === undefined) return pending.remove(key);
@@ -256,32 +286,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
         return false;
       });
     const reference = record.event.data.customerInternalReference ?? undefined;
-    if (failure === undefined) {
-      if (marked) return pending.remove(key);
-      // Delivered, but its record does not say so (a full disk): off the pending list it is never
-      // tried again; left on it (that write refused too), it is kept here to be marked first.
-      // GET /decisions may show it undelivered.
-      const tell = (then: string) =>
-        onError(`decision ${record.id} delivered, but not marked so: ${then}; GET /decisions may show it undelivered`, {
-          level: 'warn',
-          event: 'webhook',
-          code: 'delivered_unmarked',
-          reference,
-        });
-      return pending.remove(key).then(
-        () => tell('not sent again'),
-        (error: unknown) => {
-          const kept = unmarked.size < maxUnmarked;
-          if (kept) unmarked.set(key, [claimed, JSON.stringify(next)]);
-          tell(
-            kept
-              ? 'marked when the store takes writes again, and not sent again by this process (a restart or another instance before that would send it again, under the same webhook-id)'
-              : `more than ${maxUnmarked} wait for their mark: it may be sent again, under the same webhook-id`,
-          );
-          throw error;
-        },
-      );
-    }
+    if (failure === undefined)
+      return marked ? pending.remove(key) : unmarked.settle(key, claimed, JSON.stringify(next), record.id, reference);
     if (givenUp) {
       onError(
         `decision ${record.id} given up: not delivered to ${target} in ${Math.round((now() - kept) / 3_600_000)} hours (${failure}, ${attempts} attempts); GET /decisions shows it for a day more`,
@@ -310,7 +316,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
   }
 
   async function pumpOnce(): Promise<void> {
-    await markDelivered();
+    await unmarked.mark();
     const entries = await pending.entries();
     if (!closed) await Promise.all(entries.map((entry) => track(entry.key)));
   }
