@@ -16,7 +16,7 @@ import {
   isDeviceRiskError,
 } from '../errors.js';
 import { endpointMessages, MESSAGE_PREFIX } from '../messages.js';
-import { createMemoryStore, keyPart, withTimeLimit, type Store } from '../store/store.js';
+import { createMemoryStore, keyPart, storeWhenReady, withTimeLimit, type Store } from '../store/store.js';
 import { ownerMark } from '../store/lease.js';
 import { defaultToldStore, toldMarkers, type ToldMarkers } from '../callbacks/told.js';
 import { repairBlackbox, type BlackboxRepair } from './repair.js';
@@ -233,7 +233,8 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
   const settings = endpointSettings(options);
   const { client, allowed, now, onError, leaseMs, recordTtlMs } = settings;
   const maxBody = settings.maxBodyBytes;
-  const { store, decisions } = storesOf(settings);
+  const fallback = settings.answer === 'accepted' && !settings.queue ? defaultQueue(settings) : undefined;
+  const { store, decisions } = storesOf(settings, fallback);
   const { tell, outcomeOnly } = outcomeTelling(settings);
   const prefix = keyPart(client.clientId ?? '');
   const namespace = `${prefix}:idempotency`;
@@ -249,7 +250,6 @@ export function createDeviceRiskHandler(options: DeviceRiskHandlerOptions): Devi
     now,
     onError,
   });
-  const fallback = settings.answer === 'accepted' && !settings.queue ? defaultQueue(settings) : undefined;
   const queued =
     settings.answer === 'accepted'
       ? createQueuedChecks({
@@ -514,16 +514,19 @@ function createAdmission(settings: EndpointSettings) {
 }
 
 /**
- * The handler's store (the shop's, under its time limit, or this process's memory) and the
- * markers that tell each decision once, with the callback handler's too: in the same store, or
- * without one in the client's memory.
+ * The handler's store (the shop's, under its time limit; the default queue's file, beside the
+ * checkouts it holds; or this process's memory) and the markers that tell each decision once,
+ * with the callback handler's too: in the shop's store, or without one in the client's memory.
  */
-function storesOf(settings: EndpointSettings) {
+function storesOf(settings: EndpointSettings, fallback: DefaultQueue | undefined) {
   const { leaseMs, now, onError, client } = settings;
   // Each key has a record, a nonce claim, its blackbox's claim and, while worked on, a lease: four entries.
+  const memory = () => createMemoryStore({ maxEntries: 4 * settings.idempotencyMaxKeys, now });
   const store = settings.store
     ? withTimeLimit(settings.store, settings.storeTimeoutMs)
-    : createMemoryStore({ maxEntries: 4 * settings.idempotencyMaxKeys, now });
+    : fallback
+      ? storeWhenReady(fallback.keys().then((keys) => keys ?? memory()))
+      : memory();
   const markersIn = settings.store ? store : defaultToldStore(client);
   return { store, decisions: toldMarkers(markersIn, client.clientId, leaseMs, onError, now) };
 }

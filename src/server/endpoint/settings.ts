@@ -76,9 +76,10 @@ export const PLAIN_ENDPOINT_OPTIONS = {
   /** How long an Idempotency-Key is remembered, in ms. Default 24 hours. */
   idempotencyTtlMs: { default: 24 * 3_600_000, ...RULES.ms },
   /**
-   * Keys (with their nonce claims) the default memory store holds at most. None is dropped
-   * before `idempotencyTtlMs`: when it is full, new checkouts are answered 503 `store_full`
-   * with Retry-After until old keys expire. Default 100000; above that, use a shared store.
+   * Keys (with their nonce claims) the default memory store holds at most (without the default
+   * queue's file: the edge build, or `answer: 'checked'`). None is dropped before
+   * `idempotencyTtlMs`: when it is full, new checkouts are answered 503 `store_full` with
+   * Retry-After until old keys expire. Default 100000; above that, use a shared store.
    */
   idempotencyMaxKeys: { default: 100_000, ...RULES.positiveInteger },
   /** How long an instance holds a key it works on without renewing its lease, in ms: a dead owner's key is taken over after it. Default 10000. */
@@ -122,7 +123,10 @@ export const ENDPOINT_OPTIONS = {
     ...RULES.positiveInteger,
   },
   instanceId: { default: 'hostname:pid', ...RULES.text },
-  store: { default: "this process's memory (createMemoryStore)", ...methods('a Store', 'get', 'set', 'setIfAbsent') },
+  store: {
+    default: "the default queue's file in dataDir; else this process's memory (createMemoryStore)",
+    ...methods('a Store', 'get', 'set', 'setIfAbsent'),
+  },
   onError: { default: 'one line on console.error', ...RULES.function },
   nonceSecret: { default: 'none: no nonce is asked for', ...NONCE_SECRET },
   nonceSubject: { default: "the customer's customerInternalReference", ...RULES.function },

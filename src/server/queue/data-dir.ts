@@ -10,13 +10,15 @@ import { DeviceRiskError, ERR_INVALID_CONFIGURATION, isDeviceRiskError } from '.
 import { endpointMessages } from '../messages.js';
 import { importLegacyQueue } from '../sqlite/legacy.js';
 import { createFileQueue } from './file.js';
+import { createSqliteStore } from '../sqlite/store.js';
+import type { Store } from '../store/store.js';
 import type { CheckQueue, MemoryQueueOptions } from './queue.js';
 import { DATA_FILE, DEFAULT_DATA_DIR } from './default.js';
 
 /**
  * The file queue in `dataDir` (the handler's, else BLACKBOX_CAPTURE_DATA_DIR's, read by
- * default.ts), else .blackbox-capture in the working directory, with where it keeps its
- * checkouts; `invalid_configuration` naming dataDir when the directory cannot be made or
+ * default.ts), else .blackbox-capture in the working directory, the store of its keys in the
+ * same file, and where it keeps them; `invalid_configuration` naming dataDir when the directory cannot be made or
  * written or the env could not be read (`envRefused`), or naming the file when it is damaged.
  */
 export async function openDataDirQueue(
@@ -25,7 +27,7 @@ export async function openDataDirQueue(
     envRefused?: unknown;
     onError?: (error: unknown) => void;
   },
-): Promise<{ queue: CheckQueue; path: string }> {
+): Promise<{ queue: CheckQueue; store: Store & { close(): void }; path: string }> {
   const { dataDir, envRefused, ...queueOptions } = options;
   let dir = dataDir ?? DEFAULT_DATA_DIR;
   if (envRefused !== undefined) throw unusable(dir, envRefused);
@@ -34,9 +36,13 @@ export async function openDataDirQueue(
     dir = resolve(dir);
     const path = join(dir, DATA_FILE);
     const queue = createFileQueue({ ...queueOptions, path });
+    // The keys' records (each check's progress, its lease) in the same file: a job another
+    // process on the directory takes, or the next after a restart, resumes its check, never
+    // makes a second transaction (docs/server.md#the-data-directory).
+    const store = createSqliteStore(path);
     // An earlier version's journal: its checkouts are checked too; a failure leaves it for the next start.
     await importLegacyQueue(dir, queue).catch((error: unknown) => options.onError?.(error));
-    return { queue, path };
+    return { queue, store, path };
   } catch (error) {
     throw isDeviceRiskError(error) ? error : unusable(dir, error);
   }

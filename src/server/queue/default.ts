@@ -1,7 +1,8 @@
 /**
  * The queue of a handler given none (docs/fleet.md#a-single-instance): on a runtime with a file system,
  * a file queue in the data directory's SQLite file, so that what was answered "accepted"
- * outlives the process (a restart or a deploy on the same directory checks it); in the edge
+ * outlives the process (a restart or a deploy on the same directory checks it), with the
+ * store of its keys in the same file (each check's progress, so that it resumes anywhere); in the edge
  * build, this process's memory. Either is said once at start. The file queue is loaded with a
  * dynamic import (data-dir.ts, node:fs and node:sqlite), so the web-standard entry imports
  * nothing from Node. A directory that cannot be used, or a damaged file, is told to onError at
@@ -9,6 +10,7 @@
  */
 import type { Now } from '../time/clock.js';
 import { MESSAGE_PREFIX, endpointMessages } from '../messages.js';
+import type { Store } from '../store/store.js';
 import { createMemoryQueue, type CheckJob, type CheckQueue } from './queue.js';
 
 /** The env that names the data directory when the handler's `dataDir` does not. */
@@ -29,6 +31,8 @@ export interface DefaultQueueOptions {
 export interface DefaultQueue extends CheckQueue {
   /** Once loaded: undefined, or the `invalid_configuration` that keeps it from holding anything. */
   failure(): Promise<unknown>;
+  /** Once loaded: the store of the keys in the queue's file; undefined when it holds its checkouts in memory, or none. */
+  keys(): Promise<Store | undefined>;
 }
 
 /**
@@ -48,6 +52,7 @@ function fromEnv(): { dir?: string; refused?: unknown } {
 export function createDefaultQueue(options: DefaultQueueOptions): DefaultQueue {
   const { dataDir, maxQueued, now, onError } = options;
   let loaded: CheckQueue | undefined;
+  let keys: (Store & { close(): void }) | undefined;
   let failed: unknown;
   const env = dataDir === undefined ? fromEnv() : {};
   const ready = import('./data-dir.js')
@@ -59,6 +64,7 @@ export function createDefaultQueue(options: DefaultQueueOptions): DefaultQueue {
         if (opened) console.info(MESSAGE_PREFIX + endpointMessages.fileQueue(opened.path));
         else console.warn(MESSAGE_PREFIX + endpointMessages.memoryQueue);
         loaded = opened?.queue ?? createMemoryQueue({ maxQueued, now });
+        keys = opened?.store;
         return loaded;
       },
       (error: unknown) => {
@@ -69,6 +75,7 @@ export function createDefaultQueue(options: DefaultQueueOptions): DefaultQueue {
     );
   return {
     failure: () => ready.then(() => failed),
+    keys: () => ready.then(() => keys),
     async add(job: CheckJob, lateAt?: number) {
       const inner = await ready;
       if (!inner) throw failed;
@@ -78,7 +85,10 @@ export function createDefaultQueue(options: DefaultQueueOptions): DefaultQueue {
       void ready.then((inner) => inner?.process(run));
     },
     counts: async () => (await ready)?.counts() ?? { queued: 0, oldestAcceptedAt: undefined },
-    close: async () => (await ready)?.close(),
+    async close() {
+      await (await ready)?.close();
+      keys?.close();
+    },
     leftBehind: () => loaded?.leftBehind?.() ?? [],
   };
 }

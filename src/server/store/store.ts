@@ -152,6 +152,21 @@ export function withTimeLimit(store: Store, timeoutMs = STORE_TIMEOUT_MS): Store
   };
 }
 
+/**
+ * A store whose every call waits for `ready`: one opened later, such as the default queue's
+ * file (the handler's keys beside its checkouts), or this process's memory where there is none.
+ */
+export function storeWhenReady(ready: Promise<Store>): Store {
+  return {
+    get: async (key) => (await ready).get(key),
+    set: async (key, value, ttlMs) => (await ready).set(key, value, ttlMs),
+    setIfAbsent: async (key, value, ttlMs) => (await ready).setIfAbsent(key, value, ttlMs),
+    compareAndSet: async (key, expected, value, ttlMs) => (await ready).compareAndSet(key, expected, value, ttlMs),
+    compareAndDelete: async (key, expected) => (await ready).compareAndDelete(key, expected),
+    delete: async (key) => (await ready).delete(key),
+  };
+}
+
 /** Seconds a browser waits before it posts again when Redis is full (maxmemory): room comes as keys expire. */
 export const REDIS_FULL_RETRY_AFTER_S = 5;
 
