@@ -213,11 +213,11 @@ await check(
         resolveCustomer: () => ({ customerInternalReference: order }),
         onError: (error) => void errors.push(error),
       });
-    const post = (key) =>
+    const post = (key, blackbox = BLACKBOX) =>
       new Request(`${SHOP}/device-risk`, {
         method: 'POST',
         headers: { origin: SHOP, 'content-type': 'application/json', 'idempotency-key': key },
-        body: JSON.stringify({ blackbox: BLACKBOX }),
+        body: JSON.stringify({ blackbox }),
       });
     const first = make('order-queued');
     let second;
@@ -226,15 +226,22 @@ await check(
       assert.equal(accepted.status, 202, await accepted.clone().text());
       // In the file before the 202, through this runtime's node:sqlite; readable by its owner only.
       assert.equal(statSync(join(dataDir, 'blackbox-capture.sqlite')).mode & 0o777, 0o600);
-      // A second handler on the directory (an overlapping deploy) shares the file.
+      // A second handler on the directory (an overlapping deploy) shares the file: its keys too,
+      // so the first checkout's blackbox is another checkout's there (blackbox_reused), and a
+      // blackbox of its own is accepted.
       second = make('order-queued-second');
-      const also = await second(post(`runtimes-second-${Date.now()}`));
+      const reused = await second(post(`runtimes-reused-${Date.now()}`));
+      assert.equal(reused.status, 422, await reused.clone().text());
+      const also = await second(post(`runtimes-second-${Date.now()}`, `0400AB${BLACKBOX.slice(4)}`));
       assert.equal(also.status, 202, await also.clone().text());
       for (const order of ['order-queued', 'order-queued-second'])
         await until(`${order} checked`, () =>
           emulator.inspect.transactions().some((t) => t.customerInternalReference === order && t.blackboxes.length > 0),
         );
-      assert.deepEqual(errors, []);
+      assert.deepEqual(
+        errors.map((error) => error.code),
+        ['blackbox_reused'],
+      );
     } finally {
       await second?.close();
       await first.close();

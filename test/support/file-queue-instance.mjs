@@ -17,6 +17,9 @@ const client = createDeviceRiskClient({
   tokenSource: createTokenSource({ ...config.token, userAgent }),
   ...config.serviceUrls,
   userAgent,
+  // An account create cut off by a SIGKILL holds its key for this (and the key's lease) before
+  // the next process creates again and reports the orphan: seconds, not the default minute.
+  accountTimeoutMs: 10_000,
 });
 const handler = createDeviceRiskHandler({
   client,

@@ -130,7 +130,18 @@ describe("the handler's default queue outlives its process (no queue option)", (
       children.push(second.child);
       await until(() => finalized().size === 16, 45_000);
       expect(finalized()).toEqual(orders(0, 16));
-      expect(second.lines.filter((l) => l.startsWith('error'))).toEqual([]);
+      // Each check resumes from its key's record in the file. A SIGKILL may cut off account
+      // creates on the wire (4 checks at once): each such key waits out its create, then creates
+      // again and reports the transaction it may have left (orphaned_transaction), never silent.
+      const errors = second.lines.filter((l) => l.startsWith('error'));
+      if (signal === 'SIGTERM') expect(errors).toEqual([]);
+      else {
+        expect(errors.every((l) => l.startsWith('error orphaned_transaction '))).toBe(true);
+        expect(errors.length).toBeLessThanOrEqual(4);
+      }
+      // A second transaction only where one was reported (a create the service may not have made is reported too).
+      const made = emulator!.inspect.transactions().map((t) => t.customerInternalReference);
+      expect(made.length - new Set(made).size).toBeLessThanOrEqual(errors.length);
     },
     60_000,
   );
