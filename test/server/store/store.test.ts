@@ -5,7 +5,13 @@ import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { within } from '../../../src/server/time/deadline.js';
 import { DeviceRiskError } from '../../../src/server/errors.js';
-import { createMemoryStore, fromStore, withTimeLimit, type Store } from '../../../src/server/store/store.js';
+import {
+  createMemoryStore,
+  fromStore,
+  storeWhenReady,
+  withTimeLimit,
+  type Store,
+} from '../../../src/server/store/store.js';
 import { claim } from '../../../src/server/store/lease.js';
 import { BadUpstreamAnswerError, usableStatus } from '../../../src/server/proxy/upstream-answer.js';
 
@@ -87,6 +93,31 @@ describe('withTimeLimit', () => {
     expect(() => withTimeLimit(createMemoryStore(), ms)).toThrow(
       expect.objectContaining({ code: 'invalid_configuration' }),
     );
+  });
+});
+
+describe('storeWhenReady', () => {
+  it('waits for the store to be ready, then passes every call and its answer through', async () => {
+    let open!: (store: Store) => void;
+    const store = storeWhenReady(new Promise<Store>((resolve) => (open = resolve)));
+    const memory = createMemoryStore();
+    let settled = false;
+    const first = store.setIfAbsent('k', 'a', 60_000).then((taken) => {
+      settled = true;
+      return taken;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(settled).toBe(false);
+    open(memory);
+    expect(await first).toBe(true);
+    expect(await store.get('k')).toBe('a');
+    await store.set('k', 'b', 60_000);
+    expect(await memory.get('k')).toBe('b');
+    expect(await store.compareAndSet('k', 'b', 'c', 60_000)).toBe(true);
+    expect(await store.compareAndDelete('k', 'x')).toBe(false);
+    expect(await memory.get('k')).toBe('c');
+    await store.delete('k');
+    expect(await memory.get('k')).toBeUndefined();
   });
 });
 
