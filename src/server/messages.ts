@@ -287,6 +287,7 @@ export const dataMessages = {
     `${path} is damaged (${reason}). Stop every process on its directory, move the file and its -wal aside ` +
     '(sqlite3 <file> .recover reads what is left of it), and start again: a new file is made; ' +
     'what the old one held is not checked until recovered (docs/server.md#the-data-directory)',
+  closed: (path: string) => `${path} was closed with its handler: nothing more is written to it here`,
   noSqlite:
     'this runtime has no node:sqlite, which the data directory needs: Node 22.13 or later, Deno 2 or Bun 1.4; ' +
     'else give the handler a queue (createMemoryQueue, createBullmqQueue)',

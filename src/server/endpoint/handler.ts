@@ -127,8 +127,10 @@ export interface DeviceRiskHandlerOptions extends EndpointPlainOptions {
    * Where Idempotency-Key records, their leases and nonce claims live, and each decision is
    * marked told. Give every instance of a fleet the same shared store (createRedisStore), and
    * the callback handler the same one: a decision is then told once, by whichever brings it
-   * first. Default: this process's memory, holding `idempotencyMaxKeys` keys (the told markers
-   * in memory per client, which a callback handler made with the same client and no store shares).
+   * first. Default: with the default queue, its data file (docs/server.md#the-data-directory);
+   * otherwise (a queue given, the edge build, `answer: 'checked'`) this process's memory, holding
+   * `idempotencyMaxKeys` keys. The told markers stay in memory per client either way, which a
+   * callback handler made with the same client and no store shares.
    */
   store?: Store;
   /**

@@ -77,7 +77,7 @@ export const PLAIN_ENDPOINT_OPTIONS = {
   idempotencyTtlMs: { default: 24 * 3_600_000, ...RULES.ms },
   /**
    * Keys (with their nonce claims) the default memory store holds at most (without the default
-   * queue's file: the edge build, or `answer: 'checked'`). None is dropped before
+   * queue's file: a queue given, the edge build, or `answer: 'checked'`). None is dropped before
    * `idempotencyTtlMs`: when it is full, new checkouts are answered 503 `store_full` with
    * Retry-After until old keys expire. Default 100000; above that, use a shared store.
    */

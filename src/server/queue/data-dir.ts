@@ -39,7 +39,7 @@ export async function openDataDirQueue(
     // The keys' records (each check's progress, its lease) in the same file: a job another
     // process on the directory takes, or the next after a restart, resumes its check, never
     // makes a second transaction (docs/server.md#the-data-directory).
-    const store = createSqliteStore(path);
+    const store = createSqliteStore(path, { now: queueOptions.now });
     // An earlier version's journal: its checkouts are checked too; a failure leaves it for the next start.
     await importLegacyQueue(dir, queue).catch((error: unknown) => options.onError?.(error));
     return { queue, store, path };

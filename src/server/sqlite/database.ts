@@ -16,6 +16,7 @@ import { dirname } from 'node:path';
 import {
   DeviceRiskError,
   ERR_INVALID_CONFIGURATION,
+  ERR_SHUTTING_DOWN,
   ERR_STORE_FULL,
   ERR_STORE_UNAVAILABLE,
   isStoreAway,
@@ -133,10 +134,13 @@ export function openDatabase(path: string, schema: string): Database {
   const Engine = engine();
   let open: Connection | undefined;
   let checked = false;
+  let closed = false;
   const statements = new Map<string, Statement>();
 
   function connect(): Connection {
     if (open) return open;
+    // Closed by its owner: a call still under way (a request past its handler's close) is refused, never a connection opened again and left.
+    if (closed) throw new DeviceRiskError(ERR_SHUTTING_DOWN, dataMessages.closed(path), { retryAfter: 1 });
     createPrivately(path);
     const connection = new Engine(path);
     try {
@@ -218,6 +222,7 @@ export function openDatabase(path: string, schema: string): Database {
       }
     },
     close() {
+      closed = true;
       statements.clear();
       open?.close();
       open = undefined;

@@ -97,6 +97,17 @@ describe('the default queue: a file queue in the data directory', () => {
     expect(said(info)).toHaveLength(2);
   });
 
+  it("keeps its keys in the file on the handler's clock: a blackbox's claim ends with maxQueuedMs of it", async () => {
+    let time = Date.now();
+    const { handler } = handlerOf(orderedClient().client, { now: () => time, maxQueuedMs: 60_000 });
+    expect((await handler(checkoutFor('key-clock-1', { order: 'order-clock' }))).status).toBe(202);
+    // Its blackbox under another key: refused within the trust bound, taken past it.
+    expect((await handler(checkoutFor('key-clock-2', { order: 'order-clock' }))).status).toBe(422);
+    time += 60_001;
+    expect((await handler(checkoutFor('key-clock-3', { order: 'order-clock' }))).status).toBe(202);
+    await handler.close();
+  });
+
   it('dataDir over BLACKBOX_CAPTURE_DATA_DIR; a directory missing is made', async () => {
     const dir = join(scratch('option-'), 'made', 'here');
     const { handler, decided } = handlerOf(orderedClient().client, { dataDir: dir });

@@ -78,6 +78,25 @@ describe('the failures of the data directory', () => {
   });
 });
 
+describe('a database closed by its owner', () => {
+  it('refuses every later call (shutting_down), never opening the file again', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'bbc-closed-')), 'data.sqlite');
+    const db = openDatabase(path, 'CREATE TABLE IF NOT EXISTS t (x)');
+    db.statement('insert', (c) => c.prepare('INSERT INTO t VALUES (1)').run());
+    db.close();
+    expect(() => db.statement('read', (c) => c.prepare('SELECT x FROM t').all())).toThrow(
+      expect.objectContaining({ code: 'shutting_down', retryAfter: 1 }),
+    );
+    expect(() => db.transaction('write', (c) => c.prepare('INSERT INTO t VALUES (2)').run())).toThrow(
+      expect.objectContaining({ code: 'shutting_down' }),
+    );
+    // The store on it too: a request past its handler's close is answered, not given a connection.
+    const store = createSqliteStore(path);
+    store.close();
+    await expect(store.get('k')).rejects.toMatchObject({ code: 'shutting_down' });
+  });
+});
+
 describe('the check at start', () => {
   it('a file whose pages are damaged (PRAGMA quick_check) is named, with what to do', async () => {
     const path = join(mkdtempSync(join(tmpdir(), 'bbc-database-')), 'data.sqlite');
