@@ -11,7 +11,8 @@ import { mintOrderToken } from '../../src/gateway/order-token.js';
 import { createMemoryStore } from '../../src/server/store/store.js';
 import { DeviceRiskError } from '../../src/server/errors.js';
 import { ORDER_SECRET } from '../support/gateway.js';
-import { createDeviceRiskHandler } from '../../src/server/endpoint/handler.js';
+import { createDeviceRiskHandler, type DeviceRiskHandlerOptions } from '../../src/server/endpoint/handler.js';
+import type { CheckQueue } from '../../src/server/queue/queue.js';
 import { isHeldAnswer, isMaybeHeldAnswer } from '../../src/server/endpoint/queued.js';
 import { handQueue } from '../support/hand-queue.js';
 import { storeAwayAtRead } from '../support/store-faults.js';
@@ -42,6 +43,38 @@ const checkout = (token: string | undefined, key: string | null = 'key-1') =>
   });
 const tokenFor = (order: string, extra: { userReference?: string } = {}) =>
   mintOrderToken(ORDER_SECRET, { customerInternalReference: order, ...extra });
+
+/** The kit's endpoint behind the door (`resolveCustomer`) on `queue`, refusing nothing of its own. */
+const endpointBehind = (
+  resolveCustomer: DeviceRiskHandlerOptions['resolveCustomer'],
+  queue: CheckQueue,
+  extra: Partial<DeviceRiskHandlerOptions> = {},
+) =>
+  createDeviceRiskHandler({
+    client: stubClient().client,
+    allowedOrigins: [SHOP],
+    workflowKey: 1,
+    queue,
+    checkoutsPerAddress: false,
+    checkoutsPerCustomer: false,
+    resolveCustomer,
+    onError: () => {},
+    onResult: () => {},
+    ...extra,
+  });
+
+/** A checkout as the page posts it to the endpoint under `key-<tag>`, its blackbox its own, with `token` as its Order-Token. */
+const shopCheckout = (token: string, tag: string) =>
+  new Request(`${SHOP}/device-risk`, {
+    method: 'POST',
+    headers: {
+      origin: SHOP,
+      'content-type': 'application/json',
+      'idempotency-key': `key-${tag}`,
+      'order-token': token,
+    },
+    body: JSON.stringify({ blackbox: blackboxOf(tag) }),
+  });
 
 describe('the checkout door', () => {
   it("a store that does not answer the order's claim (Redis paused): 503 store_unavailable in 3 s, logged; one that fails otherwise is thrown", async () => {
@@ -207,29 +240,9 @@ describe('the checkout door', () => {
     // The endpoint's second read is the key's record after the add: it fails, the job held.
     const store = storeAwayAtRead(2, 1);
     const hand = handQueue();
-    const endpoint = createDeviceRiskHandler({
-      client: stubClient().client,
-      allowedOrigins: [SHOP],
-      workflowKey: 1,
-      queue: hand.queue,
-      store,
-      checkoutsPerAddress: false,
-      checkoutsPerCustomer: false,
-      resolveCustomer,
-      onError: () => {},
-      onResult: () => {},
-    });
+    const endpoint = endpointBehind(resolveCustomer, hand.queue, { store });
     const token = await tokenFor('order-held');
-    const first = new Request(`${SHOP}/device-risk`, {
-      method: 'POST',
-      headers: {
-        origin: SHOP,
-        'content-type': 'application/json',
-        'idempotency-key': 'key-held',
-        'order-token': token,
-      },
-      body: JSON.stringify({ blackbox: blackboxOf('held') }),
-    });
+    const first = shopCheckout(token, 'held');
     const answer = await endpoint(first);
     expect([answer.status, hand.jobs.length]).toEqual([503, 1]);
     await answered(first, answer);
@@ -250,29 +263,9 @@ describe('the checkout door', () => {
     const hand = handQueue();
     // The queue's Redis frozen under the add: it never answers.
     hand.queue.add = () => new Promise(() => {});
-    const endpoint = createDeviceRiskHandler({
-      client: stubClient().client,
-      allowedOrigins: [SHOP],
-      workflowKey: 1,
-      queue: hand.queue,
-      storeTimeoutMs: 50,
-      checkoutsPerAddress: false,
-      checkoutsPerCustomer: false,
-      resolveCustomer,
-      onError: () => {},
-      onResult: () => {},
-    });
+    const endpoint = endpointBehind(resolveCustomer, hand.queue, { storeTimeoutMs: 50 });
     const token = await tokenFor('order-maybe');
-    const first = new Request(`${SHOP}/device-risk`, {
-      method: 'POST',
-      headers: {
-        origin: SHOP,
-        'content-type': 'application/json',
-        'idempotency-key': 'key-maybe',
-        'order-token': token,
-      },
-      body: JSON.stringify({ blackbox: blackboxOf('maybe') }),
-    });
+    const first = shopCheckout(token, 'maybe');
     const answer = await endpoint(first);
     expect([answer.status, isMaybeHeldAnswer(answer), isHeldAnswer(answer)]).toEqual([503, true, false]);
     await answered(first, answer);

@@ -23,6 +23,19 @@ async function deliveryOf(options: Partial<CallbackHandlerOptions>, record: Reco
   return { deliver, tasks, errors, pending, stored, settings };
 }
 
+/** A memory store whose first read of a remembered order (told.ts) does not answer in time. */
+function orderReadMissedOnce() {
+  const memory = createMemoryStore();
+  let orderReads = 0;
+  return {
+    ...memory,
+    get: (key: string) =>
+      key.includes(':order:') && ++orderReads === 1
+        ? Promise.reject(new DeviceRiskError('store_unavailable', 'no answer within 3000 ms', { retryAfter: 1 }))
+        : memory.get(key),
+  };
+}
+
 describe('callbackDelivery', () => {
   it('writes the next try retryDelayMs doubled per attempt, at most maxRetryDelayMs, after a failure', async () => {
     const clock = 1000;
@@ -87,15 +100,7 @@ describe('callbackDelivery', () => {
   });
 
   it('an order read the store does not answer: tried again later, then told with its order, never without it', async () => {
-    const memory = createMemoryStore();
-    let orderReads = 0;
-    const store = {
-      ...memory,
-      get: (key: string) =>
-        key.includes(':order:') && ++orderReads === 1
-          ? Promise.reject(new DeviceRiskError('store_unavailable', 'no answer within 3000 ms', { retryAfter: 1 }))
-          : memory.get(key),
-    };
+    const store = orderReadMissedOnce();
     const results: Array<{ customerInternalReference?: string }> = [];
     // An expiry: no details to name the order, only what the check remembered.
     const { deliver, stored, errors, settings, tasks } = await deliveryOf(
@@ -115,15 +120,7 @@ describe('callbackDelivery', () => {
 
   it('a give-up whose order read the store does not answer: left pending, then told with its order', async () => {
     let clock = 0;
-    const memory = createMemoryStore();
-    let orderReads = 0;
-    const store = {
-      ...memory,
-      get: (key: string) =>
-        key.includes(':order:') && ++orderReads === 1
-          ? Promise.reject(new DeviceRiskError('store_unavailable', 'no answer within 3000 ms', { retryAfter: 1 }))
-          : memory.get(key),
-    };
+    const store = orderReadMissedOnce();
     const onResult = () => Promise.reject(new Error('down'));
     const { deliver, stored, errors, settings } = await deliveryOf({
       store,
