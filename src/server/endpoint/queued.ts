@@ -157,7 +157,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     const added = await addWithin(queue, job, lateAt, queueTimeoutMs, onError, acceptance.landed(told));
     // It may still land when the queue's Redis wakes: neither held nor refused (the gateway leaves
     // its order's claim to its lease); the browser's retry under its key finds it, or adds it.
-    if (added === 'late') return maybeHeldAnswer(onError, addUnansweredFailure(queueTimeoutMs));
+    if (added === 'late') return markedAnswer(maybeHeldAnswers, onError, addUnansweredFailure(queueTimeoutMs));
     if (added === 'conflict') return reused();
     // Held (and counted) already, still unconfirmed: the browser is sent back again.
     if (added === 'present-unconfirmed') return heldAnswer(onError, unconfirmedFailure()).answer;
@@ -508,11 +508,11 @@ const maybeHeldAnswers = new WeakSet<Response>();
  */
 export const isMaybeHeldAnswer = (answer: Response): boolean => maybeHeldAnswers.has(answer);
 
-/** The failure's answer (told), marked as one whose checkout the queue may hold: isMaybeHeldAnswer. */
-function maybeHeldAnswer(onError: (error: unknown) => void, error: unknown): Response {
+/** The failure's answer (told), marked in `marks` with what it leaves in the queue: isHeldAnswer, isMaybeHeldAnswer. */
+function markedAnswer(marks: WeakSet<Response>, onError: (error: unknown) => void, error: unknown): Response {
   onError(error);
   const answer = failureAnswer(error);
-  maybeHeldAnswers.add(answer);
+  marks.add(answer);
   return answer;
 }
 
@@ -610,10 +610,7 @@ interface AfterAdd {
 
 /** The failure's answer (told), marked as one whose checkout the queue holds: isHeldAnswer. */
 function heldAnswer(onError: (error: unknown) => void, error: unknown): AfterAdd {
-  onError(error);
-  const answer = failureAnswer(error);
-  heldAnswers.add(answer);
-  return { answer, held: true };
+  return { answer: markedAnswer(heldAnswers, onError, error), held: true };
 }
 
 /**
