@@ -57,15 +57,11 @@ export function orderClaims(store: Store) {
       // upgraded instance by instance, or rolled back). Beside it, a mark that it was kept: an
       // attempt refused after its retry under the same key was accepted then gives back nothing.
       const keptKey = `${key}:kept`;
-      const keep = async () => {
-        const [, kept] = await Promise.all([
-          store.set(keptKey, mark, ORDER_CLAIM_TTL_MS),
-          (async () =>
-            (await store.compareAndSet(key, mark, mark, ORDER_CLAIM_TTL_MS)) ||
-            store.setIfAbsent(key, mark, ORDER_CLAIM_TTL_MS))(),
-        ]);
-        return kept;
-      };
+      const hold = async () =>
+        (await store.compareAndSet(key, mark, mark, ORDER_CLAIM_TTL_MS)) ||
+        store.setIfAbsent(key, mark, ORDER_CLAIM_TTL_MS);
+      // The kept mark beside the claim's own write, in one round trip.
+      const keep = async () => (await Promise.all([store.set(keptKey, mark, ORDER_CLAIM_TTL_MS), hold()]))[1];
       const release = async () => {
         if ((await store.get(keptKey)) !== mark) await store.compareAndDelete(key, mark);
       };
