@@ -212,6 +212,8 @@ export const queuedMessages = {
   addFailed: 'a checkout was refused: the queue could not take it (its store failed); retry shortly',
   resultNotReady: (workflowExecutionId: string, reads: number, lastSecond: number) =>
     `the decision of workflow execution ${workflowExecutionId} was not there after ${reads} reads (the last ${lastSecond} s after the upload) and no callback brought it: the order is told it has none; a decision a callback brings later is sent all the same`,
+  untold: (workflowExecutionId: string, status: string, triedForMs: number) =>
+    `the decision of workflow execution ${workflowExecutionId} (${status}) was not told: onResult kept failing for ${Math.round(triedForMs / 60_000)} min (half of idempotencyTtlMs, while the key's record holds the check); the order is told result_undelivered`,
   addUnanswered: (ms: number) =>
     `the queue did not answer an add within ${ms} ms (storeTimeoutMs): the checkout may be held once it answers; answered 503 so that the browser posts again under its key`,
   lateAddNotHeld: (result: string) =>

@@ -50,6 +50,15 @@ const CLAIMS: Claim[] = [
       title: 'the first key claims it; the same key again goes on; another key is 422 blackbox_reused, told',
     },
   },
+  {
+    doc: 'docs/answer.md',
+    says: "for as long as half the life of its `Idempotency-Key`'s record",
+    test: {
+      file: 'test/server/endpoint/queued.stubs.test.ts',
+      title:
+        'onResult failing for half of idempotencyTtlMs: the order is told result_undelivered once, its decision not read again',
+    },
+  },
 ];
 
 /** Promises taken out because no code kept them, and why: none may come back in docs/ or the README. */

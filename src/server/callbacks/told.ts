@@ -77,7 +77,11 @@ export class TellingElsewhere extends Error {
  * then, or finds it told by another path meanwhile. Quiet: the cause was told already.
  */
 export class TellingLater extends Error {
-  constructor(workflowExecutionId: string, status: string, cause: unknown) {
+  constructor(
+    readonly workflowExecutionId: string,
+    readonly status: string,
+    cause: unknown,
+  ) {
     super(toldMessages.tellingLater(workflowExecutionId, status), { cause });
     this.name = 'TellingLater';
   }

@@ -31,7 +31,8 @@ import { createBacklogWarning, createDrainMeter, createLateCheck, type BacklogFi
 import type { AddResult, CheckJob, CheckQueue, GivenUp, JobRun, QueuedCustomer, QueuePlace } from '../queue/queue.js';
 import { REDIS_FULL_RETRY_AFTER_S, type Store } from '../store/store.js';
 import { runCheck, type CustomerMapping, type CheckRunOptions, type DeviceRiskProgress } from './check.js';
-import { isQuietRetry, ResultPending } from '../callbacks/told.js';
+import { isQuietRetry, ResultPending, TellingLater } from '../callbacks/told.js';
+import { ResultUndeliveredError } from '../callbacks/undelivered.js';
 import { failureAnswer, isPermanent, isUnavailable, namedFailure } from './failure-answer.js';
 import { ownerMark } from '../store/lease.js';
 import type { createIdempotency } from './idempotency.js';
@@ -123,6 +124,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
   const { tries, retryIn, forget } = triesCounter();
   const notChecked = notCheckedTeller(onError);
   const backlog = () => backlogOf(queue, meter, queueTimeoutMs);
+  const tellForMs = options.recordTtlMs / 2;
 
   /** Said once per backlog: the checks waiting cannot all run within the trust bound at the rate the service allows. */
   async function warnIfBehind(): Promise<void> {
@@ -240,6 +242,10 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     // A decision not there yet: read on the documented schedule (not counted, and not a check
     // waiting: it needs no account request), then told it has none.
     if (kind === 'pending') return nextRead(job) ?? finished(job, 'failed', notReady(error, onError));
+    // An onResult that keeps failing is tried again while the key's record holds the check (half
+    // its life), then the order is told result_undelivered: its decision is not read for ever.
+    if (error instanceof TellingLater && now() - job.acceptedAt >= tellForMs)
+      return finished(job, 'failed', untold(error, tellForMs, onError));
     notChecked.tried(job, error);
     if (kind !== 'transient') recordQueue('service_refused');
     if (kind === 'limited') {
@@ -424,6 +430,19 @@ const pendingMs = (reads: number): number | undefined =>
   reads < RESULT_SCHEDULE_SECONDS.length - 1
     ? 1000 * (RESULT_SCHEDULE_SECONDS[reads]! - (reads === 0 ? 0 : RESULT_SCHEDULE_SECONDS[reads - 1]!))
     : undefined;
+
+/** A decision onResult would not take for `triedForMs`: `result_undelivered`, told, and the order told so (NotCheckedError). */
+function untold(later: TellingLater, triedForMs: number, onError: (error: unknown) => void): DeviceRiskError {
+  const { workflowExecutionId, status } = later;
+  // No order here: the NotCheckedError that follows names it, so that the shop is told once.
+  const error = new ResultUndeliveredError(
+    queuedMessages.untold(workflowExecutionId, status, triedForMs),
+    workflowExecutionId,
+    status,
+  );
+  onError(error);
+  return error;
+}
 
 /** A decision still not there after the schedule's reads: `result_not_ready`, told, and the order told so. */
 function notReady(pending: unknown, onError: (error: unknown) => void): DeviceRiskError {

@@ -1380,6 +1380,45 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     await handler.close();
   });
 
+  it('onResult failing for half of idempotencyTtlMs: the order is told result_undelivered once, its decision not read again', async () => {
+    const { client } = stubClient();
+    let reads = 0;
+    const details = client.details;
+    client.details = async (tx) => {
+      reads++;
+      return { ...(await details(tx)), status: 'PROCESSED' };
+    };
+    const hand = handQueue();
+    const { handler, errors, results } = setUp(client, {
+      queue: hand.queue,
+      idempotencyTtlMs: 4 * 3_600_000,
+      onResult: () => {
+        throw new DeviceRiskError('store_full', 'the outbox has no room', { operation: 'outbox' });
+      },
+    });
+    expect((await handler(post('key-0000000001', 'order-a'))).status).toBe(202);
+    const acceptedAgo = (ms: number) => (hand.jobs[0] = { ...hand.jobs[0]!, acceptedAt: Date.now() - ms });
+    expect(await hand.run(hand.jobs[0]!)).toMatchObject({ retryInMs: expect.any(Number), reading: 0 });
+    // Just within two hours (half the key's record life): tried again, as before.
+    acceptedAgo(2 * 3_600_000 - 60_000);
+    expect(await hand.run(hand.jobs[0]!)).toMatchObject({ retryInMs: expect.any(Number), reading: 0 });
+    expect(errors.map((e) => e.code)).toEqual(['store_full', 'store_full']);
+    // Past them: the try that fails again ends the job, and the order is told why.
+    acceptedAgo(2 * 3_600_000);
+    expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
+    expect(errors.map((e) => [e.code, (e as unknown as NotCheckedError).reason])).toEqual([
+      ['store_full', undefined],
+      ['store_full', undefined],
+      ['store_full', undefined],
+      ['result_undelivered', undefined],
+      ['not_checked', 'result_undelivered'],
+    ]);
+    expect(errors[3]!.message).toMatch(/wf-1 \(PROCESSED\) was not told: onResult kept failing for 120 min/);
+    expect((errors[4] as unknown as NotCheckedError).customerInternalReference).toBe('order-a');
+    expect([reads, results]).toEqual([3, []]);
+    await handler.close();
+  });
+
   it('an add held without the confirmation asked for: told, held, and 503; the retry under the key is 202, one check', async () => {
     const { client, calls } = stubClient();
     const hand = handQueue();
