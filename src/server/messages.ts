@@ -290,6 +290,10 @@ export const dataMessages = {
     '(sqlite3 <file> .recover reads what is left of it), and start again: a new file is made; ' +
     'what the old one held is not checked until recovered (docs/server.md#the-data-directory)',
   closed: (path: string) => `${path} was closed with its handler: nothing more is written to it here`,
+  gone: (path: string) =>
+    `${path} was removed or replaced while this process had it open (its directory or volume gone?): ` +
+    'nothing is written to a file no one will read again, nor to a new empty one. Put the file back, ' +
+    'or restart the process to open what is at that path then (docs/server.md#the-data-directory)',
   noSqlite:
     'this runtime has no node:sqlite, which the data directory needs: Node 22.13 or later, Deno 2 or Bun 1.4; ' +
     'else give the handler a queue (createMemoryQueue, createBullmqQueue)',

@@ -10,8 +10,10 @@
  * both with a Retry-After: the caller answers 503 and holds nothing in memory, and the next
  * call tries again, so the file works again by itself once there is room (no restart). A
  * damaged file (`PRAGMA quick_check`, or not a database) is `invalid_configuration` naming it.
+ * The file first opened is the only one used: gone from its path while in use (a volume
+ * unmounted), every call is `store_unavailable`, never a new empty file made in its place.
  */
-import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import {
   DeviceRiskError,
@@ -135,13 +137,25 @@ export function openDatabase(path: string, schema: string): Database {
   let open: Connection | undefined;
   let checked = false;
   let closed = false;
+  /** The file first opened: every later call is on it, or on nothing. */
+  let opened: FileIdentity | undefined;
   const statements = new Map<string, Statement>();
 
   function connect(): Connection {
-    if (open) return open;
     // Closed by its owner: a call still under way (a request past its handler's close) is refused, never a connection opened again and left.
     if (closed) throw new DeviceRiskError(ERR_SHUTTING_DOWN, dataMessages.closed(path), { retryAfter: 1 });
-    createPrivately(path);
+    if (opened) {
+      // A file unlinked under an open connection takes writes (WAL) that no one reads again, and
+      // one made anew would answer empty: either would be untrue, so the call is refused.
+      if (!isSameFile(path, opened)) {
+        drop();
+        throw new DeviceRiskError(ERR_STORE_UNAVAILABLE, dataMessages.gone(path), {
+          retryAfter: 1,
+          operation: 'store',
+        });
+      }
+      if (open) return open;
+    } else createPrivately(path);
     const connection = new Engine(path);
     try {
       // Before anything that locks: a writer of another process is waited for, not failed.
@@ -160,8 +174,20 @@ export function openDatabase(path: string, schema: string): Database {
       throw error;
     }
     checked = true;
+    opened ??= identityOf(path);
     open = connection;
     return connection;
+  }
+
+  /** Lets the connection go (statements with it): the next call opens another, if it may. */
+  function drop(): void {
+    statements.clear();
+    try {
+      open?.close();
+    } catch {
+      // A connection that cannot close is dropped all the same.
+    }
+    open = undefined;
   }
 
   /**
@@ -170,15 +196,7 @@ export function openDatabase(path: string, schema: string): Database {
    */
   function failure(error: unknown, what: string): unknown {
     const failed = databaseFailure(error, path, what);
-    if (sqliteCode(error) === SQLITE.IOERR && open) {
-      statements.clear();
-      try {
-        open.close();
-      } catch {
-        // A connection that cannot close is dropped all the same.
-      }
-      open = undefined;
-    }
+    if (sqliteCode(error) === SQLITE.IOERR) drop();
     return failed;
   }
 
@@ -237,6 +255,25 @@ export function openDatabase(path: string, schema: string): Database {
   }
   return database;
 }
+
+/** Which file a path names: the same device and inode is the same file. */
+interface FileIdentity {
+  dev: number;
+  ino: number;
+}
+function identityOf(path: string): FileIdentity | undefined {
+  try {
+    const { dev, ino } = statSync(path);
+    return { dev, ino };
+  } catch {
+    // Gone, or not to be known now (an I/O error): not the file first opened, until it is again.
+    return undefined;
+  }
+}
+const isSameFile = (path: string, first: FileIdentity): boolean => {
+  const now = identityOf(path);
+  return now?.dev === first.dev && now.ino === first.ino;
+};
 
 /**
  * Makes the directory (0700) and the file (0600) before SQLite does: SQLite gives its -wal and

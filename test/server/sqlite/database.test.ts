@@ -1,9 +1,20 @@
 // The data directory's database (src/server/sqlite/database.ts): SQLite's failures in the
 // kit's terms, from each runtime's error shape (Node and Bun give a code, Deno only SQLite's
 // text), and the check at start that names a damaged file.
-import { mkdtempSync, openSync, writeSync, closeSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import {
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BUSY_TIMEOUT_MS, databaseFailure, openDatabase, sqliteCode } from '../../../src/server/sqlite/database.js';
 import { createSqliteStore } from '../../../src/server/sqlite/store.js';
@@ -245,6 +256,70 @@ describe('the connection', () => {
     expect(engine.state.opened).toBe(2);
     database.close();
   });
+});
+
+describe('the file first opened', () => {
+  const refused = expect.objectContaining({
+    code: 'store_unavailable',
+    message: expect.stringMatching(/was removed or replaced while this process had it open/),
+  });
+
+  it('removed, or moved aside: every call refused, none made anew; put back, it is used again', () => {
+    const path = pathIn();
+    const database = openDatabase(path, SCHEMA);
+    database.statement('write', (c) => c.prepare('INSERT INTO t VALUES (1)').run());
+    renameSync(path, `${path}.aside`);
+    expect(() => count(database)).toThrow(refused);
+    expect(() => database.transaction('write', (c) => c.prepare('INSERT INTO t VALUES (2)').run())).toThrow(refused);
+    expect(existsSync(path)).toBe(false);
+    renameSync(`${path}.aside`, path);
+    expect(count(database)).toBe(1);
+    // Its directory gone: refused, and not made again.
+    rmSync(dirname(path), { recursive: true });
+    expect(() => count(database)).toThrow(refused);
+    expect(existsSync(dirname(path))).toBe(false);
+    database.close();
+  });
+
+  it('another file put in its place (a copy, a restore): refused until a restart opens it', () => {
+    const path = pathIn();
+    const database = openDatabase(path, SCHEMA);
+    database.statement('write', (c) => c.prepare('INSERT INTO t VALUES (1)').run());
+    const otherPath = pathIn();
+    const other = openDatabase(otherPath, SCHEMA);
+    other.statement('write', (c) => c.prepare('INSERT INTO t VALUES (1), (2)').run());
+    other.close();
+    // As a restore goes: the old file and its -wal and -shm moved aside, the other put in place.
+    for (const end of ['', '-wal', '-shm']) renameSync(path + end, `${path}${end}.old`);
+    renameSync(otherPath, path);
+    expect(() => count(database)).toThrow(refused);
+    database.close();
+    const restarted = openDatabase(path, SCHEMA);
+    expect(count(restarted)).toBe(2);
+    restarted.close();
+  });
+
+  // A volume unmounted under the process (here lazily, as a busy mount goes): the open file is
+  // no longer at its path, and the mount point's own empty directory is.
+  it.skipIf(process.getuid?.() !== 0)(
+    'its volume unmounted: refused, nothing written in the directory left',
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'bbc-volume-'));
+      expect(spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', dir]).status).toBe(0);
+      try {
+        const store = createSqliteStore(join(dir, 'data.sqlite'));
+        await store.set('a', '1', 60_000);
+        expect(spawnSync('umount', ['--lazy', dir]).status).toBe(0);
+        await expect(store.set('b', '2', 60_000)).rejects.toEqual(refused);
+        await expect(store.get('a')).rejects.toEqual(refused);
+        expect(readdirSync(dir)).toEqual([]);
+        store.close();
+      } finally {
+        spawnSync('umount', ['--lazy', dir]);
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 });
 
 describe('the opening', () => {
