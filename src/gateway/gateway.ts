@@ -137,7 +137,9 @@ async function keeping(settings: GatewaySettings, log: Log): Promise<Keeping> {
   const queue = createFileQueue({ path, onError: (error) => log(...errorEvent(error)) });
   // What an earlier version kept in DATA_DIR's journals, read once.
   await importLegacyStore(settings.dataDir, store, Date.now());
-  await importLegacyQueue(settings.dataDir, queue);
+  // One the queue cannot all take (full), or cannot read, stays for the next start: said, and
+  // the gateway serves, as the handler's default queue does (queue/data-dir.ts).
+  await importLegacyQueue(settings.dataDir, queue).catch((error: unknown) => log(...errorEvent(error)));
   return {
     store,
     queue,

@@ -1,6 +1,7 @@
 // The gateway in-process (what `npx blackbox-capture serve` starts) on the emulated service:
 // checkouts posted with an Order-Token reach DECISION_URL as signed webhooks, once each;
 // refusals are typed; a close with checkouts queued keeps them for the next start.
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Gateway } from '../../src/gateway/gateway.js';
@@ -194,6 +195,19 @@ describe('the gateway', () => {
     expect(health.headers.get('retry-after')).toBe('1');
     expect(await health.json()).toEqual({ status: 'shutting_down' });
     await closed;
+  });
+
+  it("an earlier version's journal it cannot take: said in the log, the journal kept, and the gateway serves", async () => {
+    const emulator = await startEmulator();
+    const { url } = await shop();
+    const env = environment(emulator, url, { PORT: '0' });
+    // Not a file: unreadable, as a journal the queue cannot all take (full) is kept (legacy.test.ts).
+    mkdirSync(join(env.DATA_DIR, 'queue.jsonl'));
+    const log: string[] = [];
+    const gateway = await gatewayWith(env, log);
+    expect(log.filter((line) => line.includes('EISDIR'))).toHaveLength(1);
+    expect(existsSync(join(env.DATA_DIR, 'queue.jsonl'))).toBe(true);
+    expect((await fetch(`${gateway.url}/healthz`)).status).toBe(200);
   });
 
   it('closed with checkouts queued, keeps them: the next start checks each, and tells each decision once', async () => {

@@ -8,6 +8,8 @@
  */
 import { readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
+import { DeviceRiskError, ERR_QUEUE_FULL } from '../errors.js';
+import { dataMessages } from '../messages.js';
 import type { CheckJob, CheckQueue } from '../queue/queue.js';
 import type { Store } from '../store/store.js';
 
@@ -37,8 +39,10 @@ function linesOf(path: string): unknown[] | undefined {
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
 
 /**
- * Adds the jobs `dir`'s journal still held to `queue`, then renames the journal; a journal
- * whose jobs the queue cannot all take (full) stays, for the next start. True when it was read.
+ * Adds the jobs `dir`'s journal still held to `queue`, then renames the journal. True when it
+ * was read; false when there is none. A journal whose jobs the queue cannot all take (full)
+ * stays for the next start, which adds the rest (those taken are the same jobs again, by key),
+ * and rejects `queue_full` naming it: never a checkout left behind unsaid.
  */
 export async function importLegacyQueue(dir: string, queue: CheckQueue): Promise<boolean> {
   const path = join(dir, LEGACY_QUEUE_FILE);
@@ -51,7 +55,14 @@ export async function importLegacyQueue(dir: string, queue: CheckQueue): Promise
     if (isObject(add) && typeof add.key === 'string') held.set(add.key, add);
     else if (typeof line.done === 'string') held.delete(line.done);
   }
-  for (const job of held.values()) if ((await queue.add(job)) === 'full') return false;
+  let taken = 0;
+  for (const job of held.values()) {
+    if ((await queue.add(job)) === 'full')
+      throw new DeviceRiskError(ERR_QUEUE_FULL, dataMessages.legacyKept(path, taken, held.size), {
+        operation: 'queue',
+      });
+    taken++;
+  }
   renameSync(path, `${path}.imported`);
   return true;
 }

@@ -54,13 +54,30 @@ describe("an earlier version's data directory", () => {
     await queue.close();
   });
 
-  it('a journal the queue cannot all take stays for the next start', async () => {
+  it('a journal the queue cannot all take: queue_full naming it, kept; the next start adds the rest, none twice', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'bbc-legacy-'));
-    writeFileSync(join(dir, 'queue.jsonl'), lines({ add: job('a') }, { add: job('b') }));
-    const queue = createFileQueue({ path: join(dir, 'data.sqlite'), maxQueued: 1 });
-    expect(await importLegacyQueue(dir, queue)).toBe(false);
+    writeFileSync(join(dir, 'queue.jsonl'), lines({ add: job('a') }, { add: job('b') }, { add: job('c') }));
+    const path = join(dir, 'data.sqlite');
+    const full = createFileQueue({ path, maxQueued: 2 });
+    await expect(importLegacyQueue(dir, full)).rejects.toMatchObject({
+      code: 'queue_full',
+      operation: 'queue',
+      message: expect.stringContaining(
+        `${join(dir, 'queue.jsonl')} holds 3 checkouts of an earlier version; the queue took 2`,
+      ),
+    });
     expect(existsSync(join(dir, 'queue.jsonl'))).toBe(true);
-    await queue.close();
+    await full.close();
+    const next = createFileQueue({ path });
+    expect(await importLegacyQueue(dir, next)).toBe(true);
+    const ran: string[] = [];
+    next.process(async (j) => {
+      ran.push(j.key);
+      return { done: true };
+    });
+    await next.idle();
+    expect(ran).toEqual(['a', 'b', 'c']);
+    await next.close();
   });
 
   it("the store's live entries are kept with the time they had left; deleted and expired ones are not", async () => {
