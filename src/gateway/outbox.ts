@@ -8,7 +8,7 @@
  */
 import type { Store } from '../server/index.js';
 import { count, doublingMs, keyPart, ownerMark, pendingList, type WebhookResult } from '../server/parts.js';
-import { errorEvent, type Log } from './log.js';
+import { errorEvent, rateLimited, type Log } from './log.js';
 import { eventWebhookId, signWebhook, type WebhookEvent } from './webhook.js';
 
 /** How long a decision is kept, delivered or not: a week, and GET /decisions shows it meanwhile. */
@@ -141,11 +141,20 @@ async function firstEnding(store: Store, onError: Log, reference: string, id: st
   return false;
 }
 
-/** A failure of the outbox's store, as the log tells any error (errorEvent), said to be the outbox's. */
-const storeFailure = (onError: Log, error: unknown): void => {
-  const [message, fields] = errorEvent(error);
-  onError(`outbox: ${message}`, fields);
-};
+/**
+ * Tells a failure of the outbox's store as the log tells any error (errorEvent), said to be the
+ * outbox's: one line per code each 10 s (log.ts), since a store that refuses writes (a full
+ * disk) fails every pending record's attempt each second, and lines by the thousand would not
+ * say more (and would take the room the store needs).
+ */
+function storeFailureTeller(onError: Log, now: () => number): (error: unknown) => void {
+  const limited = rateLimited(onError, now);
+  return (error) => {
+    const [message, fields] = errorEvent(error);
+    limited(fields.code ?? 'error', `outbox: ${message}`, fields);
+  };
+}
+type StoreFailure = ReturnType<typeof storeFailureTeller>;
 
 /**
  * One POST of a record's event to DECISION_URL, signed: why it failed (the shop's status, a
@@ -187,7 +196,13 @@ async function postEvent(
  * their removal from the pending list too, by key: their claimed text and their delivered one.
  * Marked first by each pump, never sent again by this process; at most `max` of them.
  */
-function unmarkedDeliveries(store: Store, pending: ReturnType<typeof pendingList>, onError: Log, max: number) {
+function unmarkedDeliveries(
+  store: Store,
+  pending: ReturnType<typeof pendingList>,
+  onError: Log,
+  storeFailure: StoreFailure,
+  max: number,
+) {
   const unmarked = new Map<string, [claimed: string, delivered: string]>();
   return {
     /** Delivered already, its mark refused: the pump marks it, nothing sends it again (a store that refuses the mark may still take a claim: a full SQLite file rewrites a page in place). */
@@ -222,14 +237,19 @@ function unmarkedDeliveries(store: Store, pending: ReturnType<typeof pendingList
     /**
      * Marks them once the store takes writes: each is forgotten once marked (the pump's attempt
      * then takes it off the pending list) or changed meanwhile (another instance took it after
-     * its lease, or its week ended: theirs now). A refusal is told; that one waits for the next pump.
+     * its lease, or its week ended: theirs now). A refusal is told, and ends this pump's marking:
+     * the store that refused one would refuse the rest, which wait for the next pump with it.
      */
     async mark(): Promise<void> {
       for (const [key, [claimed, delivered]] of unmarked) {
-        await store.compareAndSet(key, claimed, delivered, OUTBOX_TTL_MS).then(
-          () => unmarked.delete(key),
-          (error: unknown) => storeFailure(onError, error),
+        const refused = await store.compareAndSet(key, claimed, delivered, OUTBOX_TTL_MS).then(
+          () => void unmarked.delete(key),
+          (error: unknown) => {
+            storeFailure(error);
+            return true;
+          },
         );
+        if (refused) return;
       }
     },
   };
@@ -250,7 +270,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
   let pumpStartedAt = 0;
   let pumpFailed = false;
   let closed = false;
-  const unmarked = unmarkedDeliveries(store, pending, onError, options.maxUnmarked ?? UNMARKED_MAX);
+  const storeFailure = storeFailureTeller(onError, now);
+  const unmarked = unmarkedDeliveries(store, pending, onError, storeFailure, options.maxUnmarked ?? UNMARKED_MAX);
 
   /** One attempt at one record, under its lease. */
   async function attempt(key: string): Promise<void> {
@@ -282,7 +303,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
     const marked = await store
       .compareAndSet(key, claimed, JSON.stringify(next), OUTBOX_TTL_MS)
       .catch((error: unknown) => {
-        storeFailure(onError, error);
+        storeFailure(error);
         return false;
       });
     const reference = record.event.data.customerInternalReference ?? undefined;
@@ -303,7 +324,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
 
   /** Runs one attempt, tracked so that close() waits for it; an attempt's failure is told, never thrown. */
   function track(key: string): Promise<void> {
-    const run = attempt(key).catch((error: unknown) => storeFailure(onError, error));
+    const run = attempt(key).catch((error: unknown) => storeFailure(error));
     running.add(run);
     void run.finally(() => running.delete(run));
     return run;
@@ -349,7 +370,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
         .then(() => void (pumpFailed = false))
         .catch((error: unknown) => {
           pumpFailed = true;
-          storeFailure(onError, error);
+          storeFailure(error);
         })
         .finally(() => (pumping = undefined)));
     },

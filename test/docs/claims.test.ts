@@ -59,6 +59,14 @@ const CLAIMS: Claim[] = [
         'onResult failing for half of idempotencyTtlMs: the order is told result_undelivered once, its decision not read again',
     },
   },
+  {
+    doc: 'docs/gateway.md',
+    says: "the outbox store's failures (`outbox: …`, at most one line per code each 10 s",
+    test: {
+      file: 'test/gateway/outbox.test.ts',
+      title: 'a store that refuses every mark: one line per code each 10 s, and one mark tried per pump',
+    },
+  },
 ];
 
 /** Promises taken out because no code kept them, and why: none may come back in docs/ or the README. */

@@ -290,6 +290,45 @@ describe('the outbox', () => {
     expect((await outbox.figures()).depth).toBe(0);
   });
 
+  it('a store that refuses every mark: one line per code each 10 s, and one mark tried per pump', async () => {
+    const { url, received } = await shop();
+    let clock = Date.now();
+    const memory = createMemoryStore({ now: () => clock });
+    let marksTried = 0;
+    const refuse = () => Promise.reject(Object.assign(new Error('database or disk is full'), { code: 'store_full' }));
+    const store = {
+      ...memory,
+      compareAndSet: (...args: Parameters<typeof memory.compareAndSet>) => {
+        if (args[2].includes('"deliveredAt"')) marksTried++;
+        return args[2].includes('"deliveredAt"') || args[0].includes(':pending:')
+          ? refuse()
+          : memory.compareAndSet(...args);
+      },
+      compareAndDelete: (...args: Parameters<typeof memory.compareAndDelete>) =>
+        args[0].includes(':pending:') ? refuse() : memory.compareAndDelete(...args),
+    } as typeof memory;
+    lines.length = 0;
+    const outbox = outboxOn(store, url, { now: () => clock });
+    await outbox.add(event('e15'));
+    await outbox.add(event('e16'));
+    await expect.poll(() => lines.filter((line) => line.includes('delivered, but not marked'))).toHaveLength(2);
+    // Each delivery's mark refused: the first refusal said, the second held back.
+    expect(lines.filter((line) => line.includes('disk is full'))).toEqual(['outbox: Error database or disk is full']);
+    // Two wait for their mark; each pump tries one, refused, and says so once in 10 s.
+    clock += 31_000;
+    [lines.length, marksTried] = [0, 0];
+    for (let i = 0; i < 3; i++) await outbox.pump();
+    expect(marksTried).toBe(3);
+    expect(lines).toEqual(['outbox: Error database or disk is full (and 1 more like it in the last 10 s)']);
+    clock += 10_000;
+    await outbox.pump();
+    expect(lines).toEqual([
+      'outbox: Error database or disk is full (and 1 more like it in the last 10 s)',
+      'outbox: Error database or disk is full (and 2 more like it in the last 10 s)',
+    ]);
+    expect(received.map((r) => r.id)).toEqual(['msg_e15', 'msg_e16']);
+  });
+
   it('a remembered delivery another instance took meanwhile is forgotten, its entry left to it, room made', async () => {
     const { url, received } = await shop();
     let clock = Date.now();
