@@ -2,7 +2,7 @@
  * data-dir.ts in the edge build (Workers, edge runtimes): no file system, so no file queue;
  * the default queue stays in memory, said once at start (default.ts).
  */
-import type { Store } from '../store/store.js';
+import type { ClosableStore } from '../store/store.js';
 import type { CheckQueue, MemoryQueueOptions } from './queue.js';
 
 export function openDataDirQueue(
@@ -11,6 +11,6 @@ export function openDataDirQueue(
     envRefused?: unknown;
     onError?: (error: unknown) => void;
   },
-): undefined | { queue: CheckQueue; store: Store & { close(): void }; path: string } {
+): undefined | { queue: CheckQueue; store: ClosableStore; path: string } {
   return undefined;
 }

@@ -11,7 +11,7 @@ import { endpointMessages } from '../messages.js';
 import { importLegacyQueue } from '../sqlite/legacy.js';
 import { createFileQueue } from './file.js';
 import { createSqliteStore } from '../sqlite/store.js';
-import type { Store } from '../store/store.js';
+import type { ClosableStore } from '../store/store.js';
 import type { CheckQueue, MemoryQueueOptions } from './queue.js';
 import { DATA_FILE, DEFAULT_DATA_DIR } from './default.js';
 
@@ -27,7 +27,7 @@ export async function openDataDirQueue(
     envRefused?: unknown;
     onError?: (error: unknown) => void;
   },
-): Promise<{ queue: CheckQueue; store: Store & { close(): void }; path: string }> {
+): Promise<{ queue: CheckQueue; store: ClosableStore; path: string }> {
   const { dataDir, envRefused, ...queueOptions } = options;
   let dir = dataDir ?? DEFAULT_DATA_DIR;
   if (envRefused !== undefined) throw unusable(dir, envRefused);

@@ -10,7 +10,7 @@
  */
 import type { Now } from '../time/clock.js';
 import { MESSAGE_PREFIX, endpointMessages } from '../messages.js';
-import type { Store } from '../store/store.js';
+import type { ClosableStore, Store } from '../store/store.js';
 import { createMemoryQueue, type CheckJob, type CheckQueue } from './queue.js';
 
 /** The env that names the data directory when the handler's `dataDir` does not. */
@@ -52,7 +52,7 @@ function fromEnv(): { dir?: string; refused?: unknown } {
 export function createDefaultQueue(options: DefaultQueueOptions): DefaultQueue {
   const { dataDir, maxQueued, now, onError } = options;
   let loaded: CheckQueue | undefined;
-  let keys: (Store & { close(): void }) | undefined;
+  let keys: ClosableStore | undefined;
   let failed: unknown;
   const env = dataDir === undefined ? fromEnv() : {};
   const ready = import('./data-dir.js')

@@ -8,7 +8,7 @@
  */
 import { systemNow, type Now } from '../time/clock.js';
 import { checkOptions } from '../options-table.js';
-import type { Store } from '../store/store.js';
+import type { ClosableStore } from '../store/store.js';
 import { openDatabase, type Database } from './database.js';
 import { SQLITE_STORE_OPTIONS } from './settings.js';
 
@@ -26,7 +26,7 @@ export interface SqliteStoreOptions {
 }
 
 /** The store in the database file at `path` (made when missing, 0600), shared by every process on it. */
-export function createSqliteStore(path: string, options: SqliteStoreOptions = {}): Store & { close(): void } {
+export function createSqliteStore(path: string, options: SqliteStoreOptions = {}): ClosableStore {
   checkOptions(options, SQLITE_STORE_OPTIONS);
   const now = options.now ?? systemNow;
   const db: Database = openDatabase(path, SCHEMA);

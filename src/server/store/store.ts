@@ -37,6 +37,9 @@ export interface Store {
   delete(key: string): Promise<void>;
 }
 
+/** A store of this process's own file (sqlite/store.ts): closed with its owner. */
+export type ClosableStore = Store & { close(): void };
+
 export interface MemoryStoreOptions {
   /**
    * Entries kept at most. A claim, a lease or a record is never dropped before its time:
