@@ -332,7 +332,7 @@ export const FAILURE_CODES: readonly CodeAnswer[] = [
   {
     code: 'result_undelivered',
     description:
-      "The decision could not be kept for the shop: the service's callback came, but its details could not be read or kept for 24 hours (the callbacks' retryForMs), or a queued check's decision could not be kept for 12 hours (half the life of its Idempotency-Key's record).",
+      "The decision could not be kept for the shop: the service's callback came, but its details could not be read or kept for 24 hours (the callbacks' retryForMs), or a queued check's decision could not be kept for 12 hours (half the life of its Idempotency-Key's record). A decision the service's callback brings later is sent all the same.",
   },
   { code: 'internal_error', description: 'A failure of no kind the kit knows.' },
 ];
