@@ -52,11 +52,11 @@ const CLAIMS: Claim[] = [
   },
   {
     doc: 'docs/answer.md',
-    says: "for as long as half the life of its `Idempotency-Key`'s record",
+    says: "from its first failure for as long as half the life of its `Idempotency-Key`'s record",
     test: {
       file: 'test/server/endpoint/queued.stubs.test.ts',
       title:
-        'onResult failing for half of idempotencyTtlMs: the order is told result_undelivered once, its decision not read again',
+        'onResult failing for half of idempotencyTtlMs since it first failed: the order is told result_undelivered once, its decision not read again',
     },
   },
   {

@@ -242,9 +242,11 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     // A decision not there yet: read on the documented schedule (not counted, and not a check
     // waiting: it needs no account request), then told it has none.
     if (kind === 'pending') return nextRead(job) ?? finished(job, 'failed', notReady(error, onError));
-    // An onResult that keeps failing is tried again while the key's record holds the check (half
-    // its life), then the order is told result_undelivered: its decision is not read for ever.
-    if (error instanceof TellingLater && now() - job.acceptedAt >= tellForMs)
+    // An onResult that keeps failing is tried again, from its first failure, for half the life of
+    // the key's record (which holds the check), then the order is told result_undelivered: its
+    // decision is not read for ever. The first failure is kept with the job, as `reading` is.
+    const untoldSince = error instanceof TellingLater ? (job.untoldSince ?? now()) : undefined;
+    if (error instanceof TellingLater && now() - untoldSince! >= tellForMs)
       return finished(job, 'failed', untold(error, tellForMs, onError));
     notChecked.tried(job, error);
     if (kind !== 'transient') recordQueue('service_refused');
@@ -255,7 +257,8 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     }
     const retry = retryIn(job, retryWaitMs(error, tries.get(job.key)));
     // Its decision read, and only to be told (here, or by the path telling it now): no check waits.
-    return isQuietRetry(error) ? { ...retry, reading: job.reading ?? 0 } : retry;
+    if (!isQuietRetry(error)) return retry;
+    return { ...retry, reading: job.reading ?? 0, ...(untoldSince === undefined ? {} : { untoldSince }) };
   }
 
   const unobserve = observeBacklog(backlog, options.instanceId);

@@ -50,6 +50,11 @@ export interface CheckJob {
    * were scheduled (queued.ts): a restart, or another instance, goes on with the schedule.
    */
   reading?: number;
+  /**
+   * When `onResult` first failed to take its decision (epoch ms): the job tells it again until
+   * half the life of its key's record has passed since, then tells the order it has none (queued.ts).
+   */
+  untoldSince?: number;
 }
 
 /** Why a checkout will never be checked, as its NotCheckedError tells it (queued.ts). */
@@ -100,16 +105,20 @@ export type JobRun =
       givenUp?: GivenUp;
       /** Kept with the job (its `reading`): it comes back only to read its decision, this many reads scheduled. */
       reading?: number;
+      /** Kept with the job (its `untoldSince`): when onResult first failed to take its decision. */
+      untoldSince?: number;
     };
 
-/** The job as its next run needs it, a retry's `givenUp` or `reading` kept; undefined when neither is new. */
+/** The job as its next run needs it, a retry's `givenUp`, `reading` or `untoldSince` kept; undefined when none is new. */
 export function keptFor(job: CheckJob, result: Extract<JobRun, { retryInMs: number }>): CheckJob | undefined {
   const reading = result.reading !== undefined && result.reading !== job.reading;
-  if (!result.givenUp && !reading) return undefined;
+  const untold = result.untoldSince !== undefined && result.untoldSince !== job.untoldSince;
+  if (!result.givenUp && !reading && !untold) return undefined;
   return {
     ...job,
     ...(result.givenUp ? { givenUp: result.givenUp } : {}),
     ...(reading ? { reading: result.reading } : {}),
+    ...(untold ? { untoldSince: result.untoldSince } : {}),
   };
 }
 

@@ -1380,7 +1380,7 @@ describe('each try of a queued check: when it comes back, and what a full queue 
     await handler.close();
   });
 
-  it('onResult failing for half of idempotencyTtlMs: the order is told result_undelivered once, its decision not read again', async () => {
+  it('onResult failing for half of idempotencyTtlMs since it first failed: the order is told result_undelivered once, its decision not read again', async () => {
     const { client } = stubClient();
     let reads = 0;
     const details = client.details;
@@ -1397,25 +1397,33 @@ describe('each try of a queued check: when it comes back, and what a full queue 
       },
     });
     expect((await handler(post('key-0000000001', 'order-a'))).status).toBe(202);
-    const acceptedAgo = (ms: number) => (hand.jobs[0] = { ...hand.jobs[0]!, acceptedAt: Date.now() - ms });
+    const before = Date.now();
     expect(await hand.run(hand.jobs[0]!)).toMatchObject({ retryInMs: expect.any(Number), reading: 0 });
-    // Just within two hours (half the key's record life): tried again, as before.
-    acceptedAgo(2 * 3_600_000 - 60_000);
+    // The first failure is kept with the job, for whichever process runs it next.
+    const since = hand.jobs[0]!.untoldSince!;
+    expect(since).toBeGreaterThanOrEqual(before);
+    // Accepted long ago (it waited in the queue): the time counts from the first failure, not from then.
+    hand.jobs[0] = { ...hand.jobs[0]!, acceptedAt: Date.now() - 3 * 3_600_000 };
+    expect(await hand.run(hand.jobs[0]!)).toMatchObject({ retryInMs: expect.any(Number), untoldSince: since });
+    // Just within two hours (half the key's record life) of the first failure: tried again, as before.
+    const failedAgo = (ms: number) => (hand.jobs[0] = { ...hand.jobs[0]!, untoldSince: Date.now() - ms });
+    failedAgo(2 * 3_600_000 - 60_000);
     expect(await hand.run(hand.jobs[0]!)).toMatchObject({ retryInMs: expect.any(Number), reading: 0 });
-    expect(errors.map((e) => e.code)).toEqual(['store_full', 'store_full']);
+    expect(errors.map((e) => e.code)).toEqual(['store_full', 'store_full', 'store_full']);
     // Past them: the try that fails again ends the job, and the order is told why.
-    acceptedAgo(2 * 3_600_000);
+    failedAgo(2 * 3_600_000);
     expect(await hand.run(hand.jobs[0]!)).toEqual({ done: true });
     expect(errors.map((e) => [e.code, (e as unknown as NotCheckedError).reason])).toEqual([
+      ['store_full', undefined],
       ['store_full', undefined],
       ['store_full', undefined],
       ['store_full', undefined],
       ['result_undelivered', undefined],
       ['not_checked', 'result_undelivered'],
     ]);
-    expect(errors[3]!.message).toMatch(/wf-1 \(PROCESSED\) was not told: onResult kept failing for 120 min/);
-    expect((errors[4] as unknown as NotCheckedError).customerInternalReference).toBe('order-a');
-    expect([reads, results]).toEqual([3, []]);
+    expect(errors[4]!.message).toMatch(/wf-1 \(PROCESSED\) was not told: onResult kept failing for 120 min/);
+    expect((errors[5] as unknown as NotCheckedError).customerInternalReference).toBe('order-a');
+    expect([reads, results]).toEqual([4, []]);
     await handler.close();
   });
 

@@ -261,6 +261,18 @@ describe('keptFor: what a retry keeps with its job', () => {
     expect(keptFor(held, { retryInMs: 0, givenUp })).toEqual({ ...held, givenUp });
     expect(Object.keys(keptFor(held, { retryInMs: 0, givenUp })!)).not.toContain('reading');
   });
+
+  it("when onResult first failed: kept once, never moved by a later retry's", () => {
+    expect(keptFor(held, { retryInMs: 1, reading: 0, untoldSince: 5 })).toEqual({
+      ...held,
+      reading: 0,
+      untoldSince: 5,
+    });
+    expect(
+      keptFor({ ...held, reading: 0, untoldSince: 5 }, { retryInMs: 1, reading: 0, untoldSince: 5 }),
+    ).toBeUndefined();
+    expect(Object.keys(keptFor(held, { retryInMs: 1, reading: 1 })!)).not.toContain('untoldSince');
+  });
 });
 
 describe('createMemoryQueue, signed-in shoppers first', () => {
