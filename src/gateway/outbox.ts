@@ -115,12 +115,18 @@ const recordKey = (execution: string) => `${NAMESPACE}:decision:${keyPart(execut
 const orderKey = (reference: string) => `${NAMESPACE}:order:${keyPart(reference)}`;
 const endingKey = (reference: string) => `${NAMESPACE}:ended-unchecked:${keyPart(reference)}`;
 
-/** The order's latest kept event's record (GET /decisions/{reference}), if any. */
-async function latestOf(store: Store, reference: string): Promise<OutboxRecord | undefined> {
+/** The order's latest kept event: its record (GET /decisions/{reference}) and the record's key, if any. */
+async function latestEntry(
+  store: Store,
+  reference: string,
+): Promise<{ key: string; record: OutboxRecord } | undefined> {
   const key = await store.get(orderKey(reference));
   const text = key === undefined ? undefined : await store.get(key);
-  return text === undefined ? undefined : (JSON.parse(text) as OutboxRecord);
+  return text === undefined ? undefined : { key: key!, record: JSON.parse(text) as OutboxRecord };
 }
+
+/** A record kept and never tried, nor taken by an instance: its listing may have been cut off (a failed write). */
+const neverTried = (record: Partial<OutboxRecord>): boolean => record.attempts === 0 && record.owner === undefined;
 
 /**
  * Whether `id` is the order's one ending without a decision: the first kept of its failure
@@ -128,10 +134,19 @@ async function latestOf(store: Store, reference: string): Promise<OutboxRecord |
  * expiry callback for it, or the other way round), and none once the order has its decision
  * (a "never checked" after it would be untrue). The others are logged, not sent.
  */
-async function firstEnding(store: Store, onError: Log, reference: string, id: string) {
-  const latest = await latestOf(store, reference);
+async function firstEnding(
+  store: Store,
+  onError: Log,
+  reference: string,
+  id: string,
+  listed: (key: string) => Promise<void>,
+) {
+  const latest = await latestEntry(store, reference);
   const notSent = { event: 'webhook', code: 'one_outcome', reference };
-  if (latest !== undefined && !endsUnchecked(latest.event)) {
+  if (latest !== undefined && !endsUnchecked(latest.record.event)) {
+    // The decision is the order's outcome only once it is on its way: one kept whose listing
+    // was cut off is listed now (a refusal rejects, and the failure's teller tries again).
+    if (neverTried(latest.record)) await listed(latest.key);
     onError(`${id} not sent: order ${reference} has its decision, told (one outcome per order)`, notSent);
     return false;
   }
@@ -348,13 +363,14 @@ export function createOutbox(options: OutboxOptions): Outbox {
       const key = recordKey(id.slice('msg_'.length));
       const record: OutboxRecord = { id, event, attempts: 0, nextAt: now(), keptAt: now() };
       const reference = event.data.customerInternalReference;
-      if (reference && endsUnchecked(event) && !(await firstEnding(store, onError, reference, id))) return false;
+      if (reference && endsUnchecked(event) && !(await firstEnding(store, onError, reference, id, listed)))
+        return false;
       if (!(await store.setIfAbsent(key, JSON.stringify(record), OUTBOX_TTL_MS))) {
         // Kept already. An add cut off after its record (a failed write, a process killed) left
         // it unlisted, and its caller, told of the failure, adds again: never tried, it is
         // listed now (a record tried, delivered or leased was listed; one gone needs nothing).
         const kept = JSON.parse((await store.get(key)) ?? '{}') as Partial<OutboxRecord>;
-        if (kept.attempts !== 0 || kept.owner !== undefined) return false;
+        if (!neverTried(kept)) return false;
         if (reference) await store.setIfAbsent(orderKey(reference), key, OUTBOX_TTL_MS);
         await listed(key);
         return false;
@@ -363,7 +379,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
       await listed(key);
       return true;
     },
-    latest: (reference) => latestOf(store, reference),
+    latest: async (reference) => (await latestEntry(store, reference))?.record,
     pump() {
       if (!pumping) pumpStartedAt = now();
       return (pumping ??= pumpOnce()

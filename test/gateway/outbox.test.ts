@@ -708,6 +708,37 @@ describe('the outbox, on a scripted shop and a clock of its own', () => {
     },
   );
 
+  it('a decision kept but never listed (the write cut off), then its order failed: the decision is listed and sent, the failure not', async () => {
+    const shop = scripted();
+    const memory = createMemoryStore();
+    let full = true;
+    const refuse = () => Promise.reject(Object.assign(new Error('database or disk is full'), { code: 'store_full' }));
+    const pendingRefused = (key: string) => full && key.includes(':pending:');
+    const store = {
+      ...memory,
+      setIfAbsent: (...args: Parameters<typeof memory.setIfAbsent>) =>
+        pendingRefused(args[0]) ? refuse() : memory.setIfAbsent(...args),
+      compareAndSet: (...args: Parameters<typeof memory.compareAndSet>) =>
+        pendingRefused(args[0]) ? refuse() : memory.compareAndSet(...args),
+    } as typeof memory;
+    lines.length = 0;
+    const outbox = outboxOn(store, 'https://shop.example/hooks', { fetch: shop.fetch });
+    // The queued check's onResult: its record and the order's entry kept, its listing refused, again.
+    await expect(outbox.add(event('exec-u', 'order-u'))).rejects.toThrow();
+    await expect(outbox.add(event('exec-u', 'order-u'))).rejects.toThrow();
+    // Given up (result_undelivered): the decision it has must be on its way before the failure is
+    // dropped for it; its listing refused, the failure's teller is told so, and tries again.
+    const failure = failureEvent({ customerInternalReference: 'order-u', reason: 'result_undelivered' }, 0);
+    await expect(outbox.add(failure)).rejects.toThrow();
+    full = false;
+    expect(await outbox.add(failure)).toBe(false);
+    expect(lines.at(-1)).toMatch(/not sent: order order-u has its decision, told/);
+    await outbox.pump();
+    await expect
+      .poll(() => shop.posts.map((post) => JSON.parse(post.init.body as string).type))
+      .toEqual(['device_risk.decision']);
+  });
+
   it('an order with its decision told ends unchecked never after: its failure and its expiry are logged, not sent', async () => {
     const shop = scripted();
     lines.length = 0;
