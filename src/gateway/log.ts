@@ -58,16 +58,23 @@ export const RATE_LIMIT_WINDOW_MS = 10_000;
  * held back. Keys are few (an error's code), and a key's entry goes when its window ends.
  */
 export function rateLimited(log: Log, now: () => number = Date.now, windowMs = RATE_LIMIT_WINDOW_MS) {
-  const windows = new Map<string, { until: number; held: number }>();
+  /** Each key's window: until when it holds lines back, how many it held, and the last it held. */
+  const windows = new Map<string, { until: number; held: number; last?: [string, LogFields | undefined] }>();
   const limited = (key: string, message: string, fields?: LogFields): void => {
     const at = now();
     const open = windows.get(key);
     if (open && at < open.until) {
       open.held++;
+      open.last = [message, fields];
       return;
     }
     windows.delete(key);
-    for (const [other, window] of windows) if (at >= window.until) windows.delete(other);
+    // A window swept with lines held back says how many, so that a count is never lost.
+    for (const [other, window] of windows) {
+      if (at < window.until) continue;
+      windows.delete(other);
+      if (window.last) log(`${window.last[0]} (and ${window.held} more like it, held back)`, window.last[1]);
+    }
     windows.set(key, { until: at + windowMs, held: 0 });
     const held = open?.held ?? 0;
     log(held > 0 ? `${message} (and ${held} more like it in the last ${windowMs / 1000} s)` : message, fields);

@@ -109,4 +109,24 @@ describe('the gateway log', () => {
     limited('ECONNREFUSED', 'redis: connect ECONNREFUSED');
     expect(lines.at(-1)).toBe('redis: connect ECONNREFUSED');
   });
+
+  it("rate-limited: a window swept by another key's line says the lines it held back, never losing their count", () => {
+    const lines: string[] = [];
+    let now = 1_000_000;
+    const limited = rateLimited(
+      (message) => lines.push(message),
+      () => now,
+    );
+    for (let i = 0; i < 501; i++) limited('store_full', `outbox: store_full ${i}`);
+    now += RATE_LIMIT_WINDOW_MS;
+    limited('store_unavailable', 'outbox: store_unavailable');
+    expect(lines).toEqual([
+      'outbox: store_full 0',
+      'outbox: store_full 500 (and 500 more like it, held back)',
+      'outbox: store_unavailable',
+    ]);
+    // Said once: store_full's next line starts afresh.
+    limited('store_full', 'outbox: store_full again');
+    expect(lines.at(-1)).toBe('outbox: store_full again');
+  });
 });

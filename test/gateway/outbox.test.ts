@@ -320,10 +320,14 @@ describe('the outbox', () => {
     [lines.length, marksTried] = [0, 0];
     for (let i = 0; i < 3; i++) await outbox.pump();
     expect(marksTried).toBe(3);
-    expect(lines).toEqual(['outbox: Error database or disk is full (and 1 more like it in the last 10 s)']);
+    expect(lines).toEqual([
+      // The pending list's refusal held back before: its count said as its window is swept.
+      expect.stringMatching(/^outbox: store_unavailable .*pending .* \(and 1 more like it, held back\)$/),
+      'outbox: Error database or disk is full (and 1 more like it in the last 10 s)',
+    ]);
     clock += 10_000;
     await outbox.pump();
-    expect(lines).toEqual([
+    expect(lines.slice(1)).toEqual([
       'outbox: Error database or disk is full (and 1 more like it in the last 10 s)',
       'outbox: Error database or disk is full (and 2 more like it in the last 10 s)',
     ]);
