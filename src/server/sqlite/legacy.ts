@@ -63,7 +63,7 @@ export async function importLegacyQueue(dir: string, queue: CheckQueue): Promise
       });
     taken++;
   }
-  renameSync(path, `${path}.imported`);
+  importedAs(path);
   return true;
 }
 
@@ -79,7 +79,18 @@ export async function importLegacyStore(dir: string, store: Store, now: number):
     if (typeof value === 'string' && typeof until === 'number') entries.set(key, { value, until });
     else entries.delete(key);
   }
-  for (const [key, { value, until }] of entries) if (until > now) await store.set(key, value, until - now);
-  renameSync(path, `${path}.imported`);
+  // Never over a value already there: another process on the directory, starting at the same
+  // time, may have imported it and changed it since (an outbox record marked delivered).
+  for (const [key, { value, until }] of entries) if (until > now) await store.setIfAbsent(key, value, until - now);
+  importedAs(path);
   return true;
+}
+
+/** Renames an imported journal; one another process on the directory renamed first is imported all the same. */
+function importedAs(path: string): void {
+  try {
+    renameSync(path, `${path}.imported`);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
 }

@@ -125,6 +125,27 @@ describe("an earlier version's data directory", () => {
     store.close();
   });
 
+  it('two processes on the directory starting at once: both import, neither fails, and no newer value is written over', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bbc-legacy-'));
+    const until = Date.now() + 86_400_000;
+    const journal = lines(...Array.from({ length: 200 }, (_, i) => [`k${i}`, `old${i}`, until]));
+    writeFileSync(join(dir, 'store.jsonl'), journal);
+    const path = join(dir, 'data.sqlite');
+    const [a, b] = [createSqliteStore(path), createSqliteStore(path)];
+    const both = await Promise.allSettled([
+      importLegacyStore(dir, a, Date.now()),
+      importLegacyStore(dir, b, Date.now()),
+    ]);
+    expect(both.map((outcome) => outcome.status)).toEqual(['fulfilled', 'fulfilled']);
+    // The first has served meanwhile (a record changed); the second read the journal before its rename.
+    await a.set('k0', 'new', 60_000);
+    writeFileSync(join(dir, 'store.jsonl'), journal);
+    expect(await importLegacyStore(dir, b, Date.now())).toBe(true);
+    expect([await b.get('k0'), await b.get('k199')]).toEqual(['new', 'old199']);
+    a.close();
+    b.close();
+  });
+
   it('without a store.jsonl, reads nothing', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'bbc-legacy-'));
     const store = createSqliteStore(join(dir, 'data.sqlite'));
