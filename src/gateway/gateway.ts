@@ -228,7 +228,8 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
     client,
     allowedSources: settings.callbackSources,
     store: kept.store,
-    onError,
+    // Its promise for a callback given up: the record is marked failed once its failure is kept.
+    onError: onCheckError,
     onResult: (result) => tell(decisionEvent(result, result, result.details, Date.now())),
     sweepIntervalMs: CALLBACK_SWEEP_MS,
   });

@@ -120,18 +120,22 @@ export function callbackDelivery(settings: CallbackSettings, tasks: CallbackTask
     await recordDelivered(key, stored, record, lease);
   }
 
-  /** Past retryForMs: `failed`, told once. Fenced by the record read under the lease. */
+  /**
+   * Past retryForMs: `failed`, told once, under the lease. Told before the record is marked:
+   * onError may return the promise of keeping it for the shop (the gateway's failure webhook in
+   * its outbox), and one that rejects leaves the record pending, given up again on a later try.
+   */
   async function giveUp(key: string, stored: string, record: CallbackRecord): Promise<void> {
     const ids = idsOf(record);
     // The order, when a check remembered it, so that the shop can be told (undelivered.ts): read
     // first, so that a store that does not answer leaves the record to give up on a later try.
     const order = await settings.told.orderOf(ids.workflowExecutionId);
+    const status = record.callback.workflowExecution.status;
+    const message = callbackMessages.undelivered(ids, status, record.attempts, settings.retryForMs);
+    await (report(new ResultUndeliveredError(message, ids.workflowExecutionId, status, order)) as unknown);
     const failed = JSON.stringify({ ...record, state: 'failed' });
     // A write that lost the race changes nothing: the record is someone else's now.
     if (!(await store.compareAndSet(key, stored, failed, settings.recordTtlMs))) return;
-    const status = record.callback.workflowExecution.status;
-    const message = callbackMessages.undelivered(ids, status, record.attempts, settings.retryForMs);
-    report(new ResultUndeliveredError(message, ids.workflowExecutionId, status, order));
     await pending.remove(key);
   }
 

@@ -83,10 +83,12 @@ export interface CallbackHandlerOptions {
   leaseMs?: number;
   /**
    * Told of every failure (details, onResult, the store), each retried, and of a callback
-   * given up after retryForMs (`result_undelivered`, with the execution's ids). Default: one
-   * line on console.error, so that a refused callback is never silent.
+   * given up after retryForMs (`result_undelivered`, with the execution's ids). For that one it
+   * may return a promise (keeping the failure for the shop): the callback is marked failed once
+   * it resolves, and given up again on a later try if it rejects. Default: one line on
+   * console.error, so that a refused callback is never silent.
    */
-  onError?: (error: unknown) => void;
+  onError?: (error: unknown) => unknown;
   /** First retry after this many ms, doubled each time up to maxRetryDelayMs. Default 1000 and 60000. */
   retryDelayMs?: number;
   maxRetryDelayMs?: number;

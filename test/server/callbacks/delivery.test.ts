@@ -75,6 +75,34 @@ describe('callbackDelivery', () => {
     expect(await pending.entries()).toEqual([]);
   });
 
+  it('a give-up whose telling onError could not keep (its promise rejects): still pending, given up again next try', async () => {
+    let clock = 0;
+    let keeps = false;
+    const told: unknown[] = [];
+    const onError = (error: unknown) => {
+      told.push(error);
+      if (!(error instanceof ResultUndeliveredError) || keeps) return undefined;
+      return Promise.reject(new DeviceRiskError('store_full', 'the outbox has no room'));
+    };
+    const onResult = () => Promise.reject(new Error('down'));
+    const { deliver, stored, pending, tasks } = await deliveryOf({
+      onResult,
+      onError,
+      retryForMs: 1000,
+      now: () => clock,
+    });
+    clock = 1000;
+    await expect(deliver('k')).rejects.toMatchObject({ code: 'store_full' });
+    expect(await stored()).toMatchObject({ state: 'pending' });
+    expect(await pending.entries()).toHaveLength(1);
+    keeps = true;
+    await deliver('k');
+    expect(await stored()).toMatchObject({ state: 'failed' });
+    expect(await pending.entries()).toEqual([]);
+    expect(told.map((error) => (error as DeviceRiskError).code)).toEqual(['result_undelivered', 'result_undelivered']);
+    await tasks.close();
+  });
+
   it("names the execution and, when a check remembered it, the order, for the shop's failure webhook", async () => {
     let clock = 0;
     const onResult = () => Promise.reject(new Error('down'));
