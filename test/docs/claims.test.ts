@@ -67,6 +67,15 @@ const CLAIMS: Claim[] = [
       title: 'a store that refuses every mark: one line per code each 10 s, and one mark tried per pump',
     },
   },
+  {
+    doc: 'docs/answer.md',
+    says: 'the record is marked failed once it resolves, and given up again on a later try if it rejects',
+    test: {
+      file: 'test/server/callbacks/delivery.test.ts',
+      title:
+        'a give-up whose telling onError could not keep (its promise rejects): still pending, given up again next try',
+    },
+  },
 ];
 
 /** Promises taken out because no code kept them, and why: none may come back in docs/ or the README. */
