@@ -285,7 +285,13 @@ export function createOutbox(options: OutboxOptions): Outbox {
   let pumpStartedAt = 0;
   let pumpFailed = false;
   let closed = false;
-  const storeFailure = storeFailureTeller(onError, now);
+  /** The store's failures told so far: a pump that met one (a claim or a mark refused) is a failed pump. */
+  let storeFailures = 0;
+  const tellStoreFailure = storeFailureTeller(onError, now);
+  const storeFailure = (error: unknown) => {
+    storeFailures++;
+    tellStoreFailure(error);
+  };
   const unmarked = unmarkedDeliveries(store, pending, onError, storeFailure, options.maxUnmarked ?? UNMARKED_MAX);
 
   /** One attempt at one record, under its lease. */
@@ -382,8 +388,11 @@ export function createOutbox(options: OutboxOptions): Outbox {
     latest: async (reference) => (await latestEntry(store, reference))?.record,
     pump() {
       if (!pumping) pumpStartedAt = now();
+      const failuresBefore = storeFailures;
+      // Unavailable while the store fails it, reads or writes: a store that reads but refuses
+      // every claim and mark (a full disk) delivers nothing.
       return (pumping ??= pumpOnce()
-        .then(() => void (pumpFailed = false))
+        .then(() => void (pumpFailed = storeFailures > failuresBefore))
         .catch((error: unknown) => {
           pumpFailed = true;
           storeFailure(error);

@@ -438,6 +438,26 @@ describe('the outbox', () => {
     expect(outbox.health()).toBe('ok');
   });
 
+  it('says outbox_unavailable while its store reads but refuses every claim (a full disk), ok once it takes them', async () => {
+    const { url, received } = await shop();
+    const memory = createMemoryStore();
+    let full = false;
+    const store = {
+      ...memory,
+      compareAndSet: (...args: Parameters<typeof memory.compareAndSet>) =>
+        full ? Promise.reject(new DeviceRiskError('store_full', 'the disk is full')) : memory.compareAndSet(...args),
+    } as typeof memory;
+    const outbox = outboxOn(store, url);
+    full = true;
+    await outbox.add(event('e20'));
+    await outbox.pump();
+    expect(outbox.health()).toBe('outbox_unavailable');
+    full = false;
+    await outbox.pump();
+    expect(outbox.health()).toBe('ok');
+    expect(received.map((r) => r.id)).toEqual(['msg_e20']);
+  });
+
   it('counts what waits and since when, and sends DECISION_URL credentials as Authorization', async () => {
     const headers: Array<string | undefined> = [];
     let down = true;
