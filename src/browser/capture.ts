@@ -30,14 +30,13 @@ type TrustedTypesPolicy = { createScriptURL(url: string): string };
 type Analysis = typeof import('./unparsed.js');
 type Run = import('./unparsed.js').Run;
 
-const FLAG_END = '_load_failure';
 /**
- * The script a loader failure flag names (`fp_static_wdp_load_failure` names
- * `fp_static_wdp`), or '' for any other key. Strings, not a pattern: a pattern is compiled
- * on its first use, on the page's main thread.
+ * A loader failure flag (`fp_static_wdp_load_failure`); which script it names is the analysis
+ * chunk's to read. Strings, not a pattern: a pattern is compiled on its first use, on the
+ * page's main thread.
  */
-const flaggedScript = (key: string): string =>
-  (key.startsWith('fp_') || key.startsWith('io_')) && key.endsWith(FLAG_END) ? key.slice(0, -FLAG_END.length) : '';
+const isFailureFlag = (key: string): boolean =>
+  (key.startsWith('fp_') || key.startsWith('io_')) && key.endsWith('_load_failure');
 
 /** Options of the call that started the page's current run (its loader options count); undefined when none runs. */
 let running: NormalizedOptions | undefined;
@@ -173,7 +172,7 @@ function fail(error: BlackboxCaptureError): void {
   tag?.remove(); // a later call injects afresh
   if (error.code === 'collection_failed') {
     // Undo the loader's run-once marker and flags so that a later call can run it again.
-    for (const key in loader) if (key === 'loaderMain' || key === 'loaderVer' || flaggedScript(key)) delete loader[key];
+    for (const key in loader) if (key === 'loaderMain' || key === 'loaderVer' || isFailureFlag(key)) delete loader[key];
   }
   running = undefined;
   notify(error);
