@@ -426,7 +426,8 @@ function subscribe(options: NormalizedOptions, field: Field | null, timeoutMs = 
       .then(
         ({ deliver }) => deliver(blackbox, post, outcome!, signal, done),
         (cause: unknown): never => {
-          const failure: DeliveryFailure = { detail: 'the delivery code did not load', cause };
+          // '': the messages write "the delivery code did not load" (deliveryDetail), not this core.
+          const failure: DeliveryFailure = { detail: '', cause };
           throw failure;
         },
       )

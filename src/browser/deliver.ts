@@ -8,7 +8,10 @@ import type { NormalizedPost } from './options.js';
 
 /** Why delivery failed, for the core to turn into a `post_failed` error (this chunk imports nothing from it). */
 export interface DeliveryFailure {
-  /** "network error", "no answer within N ms", or "HTTP 403" followed by the answer's body (the messages read its code). */
+  /**
+   * "network error", "no answer within N ms", or "HTTP 403" followed by the answer's body (the
+   * messages read its code); '' from the core when this chunk did not load.
+   */
   detail: string;
   status?: number | undefined;
   cause?: unknown;
