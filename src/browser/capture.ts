@@ -162,8 +162,8 @@ function judgeSoon(event?: Event): void {
  * Tells calls of the run's latest blackbox, or of its failure. A final one comes only once no
  * judgement is due (accept()), so its outcome names the failed scripts.
  */
-function notify(error?: BlackboxCaptureError, to = calls): void {
-  to.forEach((call) => call[2](error));
+function notify(error?: BlackboxCaptureError): void {
+  calls.forEach((call) => call[2](error));
 }
 
 function fail(error: BlackboxCaptureError): void {
@@ -458,7 +458,7 @@ function subscribe(options: NormalizedOptions, field: Field | null, timeoutMs = 
   if (onTrace) traces.push(onTrace);
   const call: Call = [options, promise, listener];
   calls.push(call);
-  if (latest !== undefined) notify(undefined, [call]); // a late caller catches up with what the run already has
+  if (latest !== undefined) listener(); // a late caller catches up with what the run already has
   return promise;
 }
 
