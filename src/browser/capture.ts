@@ -269,10 +269,10 @@ function inject(href: string, nonce: string | undefined): void {
 function startRun(options: NormalizedOptions): void {
   const w = window as unknown as Record<string, unknown>;
   const pageName = w.io_global_object_name as string | undefined;
-  if (options.globalName && pageName !== undefined && pageName !== options.globalName) {
-    throw fault('option_conflict', ['io_global_object_name', pageName, options.globalName]);
-  }
   const name = options.globalName ?? pageName ?? 'IGLOO';
+  if (options.globalName && pageName !== undefined && pageName !== name) {
+    throw fault('option_conflict', ['io_global_object_name', pageName, name]);
+  }
   const pageConfig = (w[name] ?? {}) as VendorConfig;
   // A name taken by another global (`undefined`, `name`, `constructor`), or a config object that
   // refuses a write (frozen, sealed, a read-only or throwing member): a typed error, and no run.
