@@ -26,9 +26,8 @@ function awaitConsent({ consent, timeoutMs, signal }: NormalizedOptions): Promis
       signal?.removeEventListener('abort', onAbort);
       resolve(answer);
     };
-    const denied = (cause?: unknown) =>
-      end({ granted: false, error: ['consent_denied', [], { cause }, 'consent_denied'] });
-    const onAbort = () => end({ granted: false, error: ['aborted', [], { cause: signal!.reason }, 'aborted'] });
+    const denied = (cause?: unknown) => end({ granted: false, error: ['consent_denied', [], { cause }] });
+    const onAbort = () => end({ granted: false, error: ['aborted', [], { cause: signal!.reason }] });
     const timer = setTimeout(
       () => end({ granted: false, error: ['timeout', [timeoutMs], {}, 'consent_timeout'] }),
       timeoutMs,
