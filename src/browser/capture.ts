@@ -46,10 +46,11 @@ let loader: VendorLoaderConfig;
 let tag: HTMLScriptElement | undefined;
 let latest: string | undefined;
 /**
- * False until the run's blackbox is final (complete, or degraded after the grace), then when it
- * became final, in ms since the epoch: its age travels with it (deliver.ts).
+ * Unset until the run's blackbox is final (complete, or degraded after the grace), then when it
+ * became final, in ms since the epoch: its age travels with it (deliver.ts). Never reset: only a
+ * failed run makes way for another, and a run fails only before it is final.
  */
-let complete: number | false;
+let complete: number | undefined;
 /** First-party scripts that failed to parse (an HTML page in place of `dyn_wdp.js`). */
 let unparsed: string[];
 /** The page's trace handlers, then the calls' (for the page's lifetime: traces go on after completion). */
@@ -318,7 +319,6 @@ function startRun(options: NormalizedOptions): void {
   config = pageConfig;
   loader = pageLoader;
   tag = latest = undefined;
-  complete = false;
   unparsed = [];
   traces = pageTraces;
   // Stryker disable next-line ArrayDeclaration: an entry that is no [options, promise] pair never matches a call

@@ -18,7 +18,7 @@ export type Run = [
   loader: VendorLoaderConfig,
   unparsed: string[],
   latest: string | undefined,
-  complete: number | false,
+  complete: number | false | undefined,
   running: NormalizedOptions | undefined,
   fail: (error: BlackboxCaptureError) => void,
   accept: (blackbox: unknown, done: unknown) => void,
