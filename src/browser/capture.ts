@@ -133,6 +133,13 @@ export const isField = (element: Element | null): element is Field =>
   // No element reads as "undefined", which the pattern does not match.
   /^(INPUT|TEXTAREA)$/.test(element?.tagName as string);
 
+/**
+ * A script's CSP nonce, read the way browsers expose it (the attribute is hidden, the property
+ * is not); undefined for none.
+ */
+export const nonceOf = (script: HTMLOrSVGScriptElement | null): string | undefined =>
+  script?.nonce || script?.getAttribute('nonce') || undefined;
+
 /** The collection scripts that failed so far: none before the analysis has loaded, which a failure loads. */
 const failedNow = (): string[] => analyser?.failedScripts(loader, unparsed) ?? [];
 
@@ -348,9 +355,8 @@ function startRun(options: NormalizedOptions): void {
     }
     // Adopt mode, or the page's own tag already there: watch it instead of adding a second.
     if (options.inject !== false && ![...document.scripts].some((script) => script.src === href)) {
-      // The page's CSP nonce, read the way browsers expose it (the attribute is hidden, the property is not).
-      const noncer = document.querySelector<HTMLScriptElement>('script[nonce]');
-      inject(href, options.nonce ?? (noncer?.nonce || noncer?.getAttribute('nonce') || undefined));
+      // The page's CSP nonce.
+      inject(href, options.nonce ?? nonceOf(document.querySelector('script[nonce]')));
     }
   }
 }

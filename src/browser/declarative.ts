@@ -4,7 +4,7 @@
  * `blackboxerror` and `blackboxoutcome` events.
  */
 import { writeField } from './field.js';
-import { captureBlackbox, isField } from './capture.js';
+import { captureBlackbox, isField, nonceOf } from './capture.js';
 import { explain, fault } from './errors.js';
 import type { CaptureOptions } from './options.js';
 import { warnTagKeptInHead } from './head-tag.js';
@@ -15,7 +15,7 @@ export function startFromScriptTag(tag: HTMLOrSVGScriptElement | null): Promise<
   const { field, timeoutMs } = data;
   const options: Record<string, unknown> = {
     post: data.postUrl,
-    nonce: (tag as HTMLScriptElement).nonce || tag!.getAttribute('nonce') || undefined,
+    nonce: nonceOf(tag),
   };
   // The attributes that are options as they are (data-loader-url is loaderUrl).
   for (const key of ['loaderUrl', 'globalName', 'uriHook', 'version', 'subkey', 'field', 'captureNonce', 'orderToken'])
