@@ -12,6 +12,7 @@ export default {
     'src/browser/capture.ts',
     'src/browser/options.ts',
     'src/browser/deliver.ts',
+    'src/browser/retry-after.ts',
     // Split off the core: the field write and the failed-script analysis (its chunk).
     'src/browser/field.ts',
     'src/browser/unparsed.ts',

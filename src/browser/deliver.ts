@@ -5,6 +5,7 @@
  */
 import type { CaptureOutcome } from '../shared/types.js';
 import type { NormalizedPost } from './options.js';
+import { retryAfterMs } from './retry-after.js';
 
 /** Why delivery failed, for the core to turn into a `post_failed` error (this chunk imports nothing from it). */
 export interface DeliveryFailure {
@@ -15,13 +16,6 @@ export interface DeliveryFailure {
   detail: string;
   status?: number | undefined;
   cause?: unknown;
-}
-
-/** Retry-After in ms (seconds or an HTTP date); NaN when absent or unreadable. */
-export function retryAfterMs(response: Response): number {
-  // Stryker disable next-line StringLiteral: any text that is neither digits nor a date reads as NaN, as '' does
-  const header = response.headers.get('retry-after') ?? '';
-  return /^\d+$/.test(header) ? +header * 1000 : Date.parse(header) - Date.now();
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {

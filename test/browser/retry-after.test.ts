@@ -1,6 +1,6 @@
 // Retry-After as the delivery code reads it: seconds or an HTTP date, NaN otherwise.
 import { describe, expect, it } from 'vitest';
-import { retryAfterMs } from '../../src/browser/deliver.js';
+import { retryAfterMs } from '../../src/browser/retry-after.js';
 
 const answer = (value?: string) =>
   new Response(null, { status: 503, headers: value === undefined ? {} : { 'retry-after': value } });
