@@ -174,16 +174,20 @@ function notify(error?: BlackboxCaptureError): void {
   calls.forEach((call) => call[2](error));
 }
 
-function fail(error: BlackboxCaptureError): void {
-  if (!running || complete) return;
-  stopWatching();
-  tag?.remove(); // a later call injects afresh
-  if (error.code === 'collection_failed') {
-    // Undo the loader's run-once marker and flags so that a later call can run it again.
-    for (const key in loader) if (key === 'loaderMain' || key === 'loaderVer' || isFailureFlag(key)) delete loader[key];
+/** Ends the run with `error`, unless it has ended or is final; returns `error`, for a caller to throw. */
+function fail(error: BlackboxCaptureError): BlackboxCaptureError {
+  if (running && !complete) {
+    stopWatching();
+    tag?.remove(); // a later call injects afresh
+    if (error.code === 'collection_failed') {
+      // Undo the loader's run-once marker and flags so that a later call can run it again.
+      for (const key in loader)
+        if (key === 'loaderMain' || key === 'loaderVer' || isFailureFlag(key)) delete loader[key];
+    }
+    running = undefined;
+    notify(error);
   }
-  running = undefined;
-  notify(error);
+  return error;
 }
 
 function accept(blackbox: unknown, done: unknown, judged?: boolean): void {
@@ -200,7 +204,7 @@ function accept(blackbox: unknown, done: unknown, judged?: boolean): void {
   latest = blackbox;
   if (vendorFlag(done)) {
     // Stryker disable next-line ArrayDeclaration: the empty_blackbox message takes no arguments
-    if (!blackbox) return fail(fault('collection_failed', [], {}, 'empty_blackbox'));
+    if (!blackbox) return void fail(fault('collection_failed', [], {}, 'empty_blackbox'));
     complete = Date.now();
     stopWatching();
     // Stryker disable next-line ConditionalExpression: always looking is the slower way to the same answer (judge finds nothing failed)
@@ -266,9 +270,7 @@ function inject(href: string, nonce: string | undefined): void {
     tag.src = policy ? policy.createScriptURL(href) : href;
   } catch (cause) {
     // Trusted Types enforced without an allowed policy: the run fails, and so does the call that started it.
-    const error = loaderFailed(href, false, cause);
-    fail(error);
-    throw error;
+    throw fail(loaderFailed(href, false, cause));
   }
   document.head.append(tag);
 }
