@@ -88,9 +88,12 @@ const same = (a: unknown, b: unknown): boolean =>
 
 const noop = () => {};
 
-/** The loader's script did not load (`loaded`: it loaded but did not run), or could not be inserted. */
-const loaderFailed = (url: string, loaded: boolean, cause?: unknown): BlackboxCaptureError =>
-  fault('loader_failed', [url, loaded], { url, cause });
+/**
+ * Fails the run: the loader's script did not load (`loaded`: it loaded but did not run), or
+ * could not be inserted. Returns the error.
+ */
+const failLoader = (url: string, loaded: boolean, cause?: unknown): BlackboxCaptureError =>
+  fail(fault('loader_failed', [url, loaded], { url, cause }));
 
 /** The outcome kind of an ending: a resolved call by what failed, a rejected one by its code. */
 function outcomeKind(failed: string[], error?: BlackboxCaptureError): CaptureOutcomeKind {
@@ -231,9 +234,9 @@ function onTraceMessage(message: string): void {
  */
 function watch(href: string): void {
   const onLoad = (event: Event) =>
-    (event.target as HTMLScriptElement).src === href && !loader.loaderMain && fail(loaderFailed(href, true));
+    (event.target as HTMLScriptElement).src === href && !loader.loaderMain && failLoader(href, true);
   const onError = (event: Event) => {
-    if ((event.target as HTMLScriptElement).src === href) return fail(loaderFailed(href, false));
+    if ((event.target as HTMLScriptElement).src === href) return failLoader(href, false);
     // Another script failed: which one, and what that means for the run, is the analysis
     // chunk's, loaded now the first time.
     judgeSoon(event);
@@ -270,7 +273,7 @@ function inject(href: string, nonce: string | undefined): void {
     tag.src = policy ? policy.createScriptURL(href) : href;
   } catch (cause) {
     // Trusted Types enforced without an allowed policy: the run fails, and so does the call that started it.
-    throw fail(loaderFailed(href, false, cause));
+    throw failLoader(href, false, cause);
   }
   document.head.append(tag);
 }
