@@ -31,9 +31,11 @@ export const TARGETS = { minimal: 2600, full: 4700, umd: 5280 };
  * 3713, 4638 and 5248 with a final update waiting for every judgement due (a fix); 3695, 4620
  * and 5243 with that wait the only one (an adopted loader judged before its value is taken);
  * 3602, 4526 and 5156 with the judgement and the degraded grace in the failed-script analysis
- * chunk (unparsed.ts), which the UMD file imports from beside itself.
+ * chunk (unparsed.ts), which the UMD file imports from beside itself; 3553, 4509 and 5114 with
+ * eleven smaller rewrites of the core, the delivery glue and the UMD's build (no behaviour
+ * changed: the browser suite unchanged), the guards lowered to 2 % over them.
  */
-export const GUARDS = { minimal: 3675, full: 4617, umd: 5260 };
+export const GUARDS = { minimal: 3625, full: 4600, umd: 5217 };
 /** The least headroom a guard keeps over its figure when it is set. */
 export const HEADROOM = 0.02;
 
