@@ -253,6 +253,8 @@ describe('keptFor: what a retry keeps with its job', () => {
   it('nothing new: no job to write (a queue writes none)', () => {
     expect(keptFor(held, { retryInMs: 1 })).toBeUndefined();
     expect(keptFor({ ...held, reading: 2 }, { retryInMs: 1, reading: 2 })).toBeUndefined();
+    // A retry that says neither keeps what the job has.
+    expect(keptFor({ ...held, reading: 2, untoldSince: 5 }, { retryInMs: 1 })).toBeUndefined();
   });
 
   it('a new count of reads, 0 too, or why it was given up: the job with it', () => {

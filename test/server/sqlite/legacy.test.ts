@@ -146,6 +146,16 @@ describe("an earlier version's data directory", () => {
     b.close();
   });
 
+  it('a rename refused for another reason (its new name a folder): that error, never "imported"', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bbc-legacy-'));
+    writeFileSync(join(dir, 'store.jsonl'), lines(['a', 'v', Date.now() + 60_000]));
+    mkdirSync(join(dir, 'store.jsonl.imported', 'in-the-way'), { recursive: true });
+    const store = createSqliteStore(join(dir, 'data.sqlite'));
+    await expect(importLegacyStore(dir, store, Date.now())).rejects.toMatchObject({ code: 'EISDIR' });
+    expect(existsSync(join(dir, 'store.jsonl'))).toBe(true);
+    store.close();
+  });
+
   it('without a store.jsonl, reads nothing', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'bbc-legacy-'));
     const store = createSqliteStore(join(dir, 'data.sqlite'));
