@@ -35,6 +35,7 @@ import { isQuietRetry, ResultPending, TellingLater } from '../callbacks/told.js'
 import { ResultUndeliveredError } from '../callbacks/undelivered.js';
 import { failureAnswer, isPermanent, isUnavailable, namedFailure } from './failure-answer.js';
 import { ownerMark } from '../store/lease.js';
+import { NotedJobs } from './noted-jobs.js';
 import type { createIdempotency } from './idempotency.js';
 import { markStale, readKeyRecord, recordedAnswer as keyRecordAnswer, recordKeyOf, reused } from './key-record.js';
 
@@ -281,7 +282,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
  * never shorten its schedule and a restart goes on with it.
  */
 function triesCounter() {
-  const tries = new Map<string, number>();
+  const tries = new NotedJobs<number>();
   return {
     tries,
     /** The run that comes back in `ms`, a failed try counted. */
@@ -372,7 +373,7 @@ function queueFailure(error: unknown): unknown {
  * device_risk.failed). A stale one names its last try's failure here (`lastError`).
  */
 function notCheckedTeller(onError: (error: unknown) => void) {
-  const lastErrors = new Map<string, string>();
+  const lastErrors = new NotedJobs<string>();
   const codeOf = (error: unknown) => (isDeviceRiskError(error) ? error.code : REFUSED_INTERNAL);
   return {
     tried: (job: CheckJob, error: unknown) => void lastErrors.set(job.key, codeOf(error)),
