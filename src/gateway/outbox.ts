@@ -162,12 +162,16 @@ async function firstEnding(
  * disk) fails every pending record's attempt each second, and lines by the thousand would not
  * say more (and would take the room the store needs).
  */
-function storeFailureTeller(onError: Log, now: () => number): (error: unknown) => void {
+function storeFailureTeller(onError: Log, now: () => number) {
   const limited = rateLimited(onError, now);
-  return (error) => {
+  let told = 0;
+  const tell = (error: unknown): void => {
+    told++;
     const [message, fields] = errorEvent(error);
     limited(fields.code ?? 'error', `outbox: ${message}`, fields);
   };
+  /** The failures told so far: a pump that met one (a claim or a mark refused) is a failed pump. */
+  return Object.assign(tell, { told: () => told });
 }
 type StoreFailure = ReturnType<typeof storeFailureTeller>;
 
@@ -285,13 +289,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
   let pumpStartedAt = 0;
   let pumpFailed = false;
   let closed = false;
-  /** The store's failures told so far: a pump that met one (a claim or a mark refused) is a failed pump. */
-  let storeFailures = 0;
-  const tellStoreFailure = storeFailureTeller(onError, now);
-  const storeFailure = (error: unknown) => {
-    storeFailures++;
-    tellStoreFailure(error);
-  };
+  const storeFailure = storeFailureTeller(onError, now);
   const unmarked = unmarkedDeliveries(store, pending, onError, storeFailure, options.maxUnmarked ?? UNMARKED_MAX);
 
   /** One attempt at one record, under its lease. */
@@ -388,11 +386,11 @@ export function createOutbox(options: OutboxOptions): Outbox {
     latest: async (reference) => (await latestEntry(store, reference))?.record,
     pump() {
       if (!pumping) pumpStartedAt = now();
-      const failuresBefore = storeFailures;
+      const failuresBefore = storeFailure.told();
       // Unavailable while the store fails it, reads or writes: a store that reads but refuses
       // every claim and mark (a full disk) delivers nothing.
       return (pumping ??= pumpOnce()
-        .then(() => void (pumpFailed = storeFailures > failuresBefore))
+        .then(() => void (pumpFailed = storeFailure.told() > failuresBefore))
         .catch((error: unknown) => {
           pumpFailed = true;
           storeFailure(error);

@@ -119,13 +119,12 @@ export interface QueuedChecksOptions {
 }
 
 export function createQueuedChecks(options: QueuedChecksOptions) {
-  const { queue, client, underKey, now, onError, maxQueuedMs, queueTimeoutMs } = options;
+  const { queue, client, underKey, now, onError, maxQueuedMs, queueTimeoutMs, recordTtlMs } = options;
   const meter = createDrainMeter(now, maxQueuedMs);
   const behind = createBacklogWarning(maxQueuedMs);
   const { tries, retryIn, forget } = triesCounter();
   const notChecked = notCheckedTeller(onError);
   const backlog = () => backlogOf(queue, meter, queueTimeoutMs);
-  const tellForMs = options.recordTtlMs / 2;
 
   /** Said once per backlog: the checks waiting cannot all run within the trust bound at the rate the service allows. */
   async function warnIfBehind(): Promise<void> {
@@ -243,12 +242,8 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     // A decision not there yet: read on the documented schedule (not counted, and not a check
     // waiting: it needs no account request), then told it has none.
     if (kind === 'pending') return nextRead(job) ?? finished(job, 'failed', notReady(error, onError));
-    // An onResult that keeps failing is tried again, from its first failure, for half the life of
-    // the key's record (which holds the check), then the order is told result_undelivered: its
-    // decision is not read for ever. The first failure is kept with the job, as `reading` is.
-    const untoldSince = error instanceof TellingLater ? (job.untoldSince ?? now()) : undefined;
-    if (error instanceof TellingLater && now() - untoldSince! >= tellForMs)
-      return finished(job, 'failed', untold(error, tellForMs, onError));
+    if (error instanceof TellingLater && now() - (job.untoldSince ?? now()) >= recordTtlMs / 2)
+      return finished(job, 'failed', untold(error, recordTtlMs / 2, onError));
     notChecked.tried(job, error);
     if (kind !== 'transient') recordQueue('service_refused');
     if (kind === 'limited') {
@@ -257,9 +252,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
       return { retryInMs: 1000 * Math.max(1, retryAfterOf(error) ?? 1), pauseQueue: true };
     }
     const retry = retryIn(job, retryWaitMs(error, tries.get(job.key)));
-    // Its decision read, and only to be told (here, or by the path telling it now): no check waits.
-    if (!isQuietRetry(error)) return retry;
-    return { ...retry, reading: job.reading ?? 0, ...(untoldSince === undefined ? {} : { untoldSince }) };
+    return isQuietRetry(error) ? toldLater(retry, job, error, now) : retry;
   }
 
   const unobserve = observeBacklog(backlog, options.instanceId);
@@ -435,7 +428,21 @@ const pendingMs = (reads: number): number | undefined =>
     ? 1000 * (RESULT_SCHEDULE_SECONDS[reads]! - (reads === 0 ? 0 : RESULT_SCHEDULE_SECONDS[reads - 1]!))
     : undefined;
 
-/** A decision onResult would not take for `triedForMs`: `result_undelivered`, told, and the order told so (NotCheckedError). */
+/**
+ * A retry of a job whose decision is read, and only to be told (here, or by the path telling it
+ * now): no check waits (`reading`). When onResult failed, its first failure is kept with the job
+ * as `reading` is, for the telling's bound (`untold`).
+ */
+function toldLater(retry: Extract<JobRun, { retryInMs: number }>, job: CheckJob, error: unknown, now: Now): JobRun {
+  const untoldSince = error instanceof TellingLater ? (job.untoldSince ?? now()) : undefined;
+  return { ...retry, reading: job.reading ?? 0, ...(untoldSince === undefined ? {} : { untoldSince }) };
+}
+
+/**
+ * A decision onResult would not take for `triedForMs` since it first failed (half the life of the
+ * key's record, which holds the check): `result_undelivered`, told, and the order told so
+ * (NotCheckedError). Its decision is not read for ever.
+ */
 function untold(later: TellingLater, triedForMs: number, onError: (error: unknown) => void): DeviceRiskError {
   const { workflowExecutionId, status } = later;
   // No order here: the NotCheckedError that follows names it, so that the shop is told once.
