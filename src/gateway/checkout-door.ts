@@ -58,7 +58,8 @@ export async function checkoutDoor(options: { store: Store; orderSecret: string;
         return toldRefusal(refusal(503, error.code, STORE_AWAY_MESSAGE, { 'retry-after': '1' }));
       }
       if (claim.refused) {
-        log(`refused a checkout: ${ORDER_ALREADY_CHECKED}`, {
+        // The order named in the words too: the text log writes them alone.
+        log(`refused a checkout: ${ORDER_ALREADY_CHECKED} (order ${order.customerInternalReference})`, {
           level: 'warn',
           event: 'refused',
           code: ORDER_ALREADY_CHECKED,
@@ -91,12 +92,15 @@ export async function checkoutDoor(options: { store: Store; orderSecret: string;
             `the store did not answer (${error.message}): the claim may end with its lease, after which another checkout of the order would be checked`,
         );
         if (why)
-          log(`the claim of an accepted checkout's order was not kept: ${why}`, {
-            level: 'error',
-            event: 'error',
-            code: ORDER_CLAIM_NOT_KEPT,
-            reference,
-          });
+          log(
+            `${ORDER_CLAIM_NOT_KEPT}: the claim of an accepted checkout's order was not kept: ${why} (order ${reference})`,
+            {
+              level: 'error',
+              event: 'error',
+              code: ORDER_CLAIM_NOT_KEPT,
+              reference,
+            },
+          );
       } else if (answer.status !== 409 && !isMaybeHeldAnswer(answer)) await claim.release();
     },
   };

@@ -195,7 +195,7 @@ describe('the checkout door', () => {
     });
     expect(lines).toEqual([
       [
-        'refused a checkout: order_already_checked',
+        'refused a checkout: order_already_checked (order order-9)',
         { level: 'warn', event: 'refused', code: 'order_already_checked', reference: 'order-9' },
       ],
     ]);
@@ -400,11 +400,11 @@ describe('the checkout door', () => {
     await answered(late, new Response(null, { status: 202 }));
     expect(lines).toEqual([
       [
-        "the claim of an accepted checkout's order was not kept: the store did not answer ([blackbox-capture/server] no answer): the claim may end with its lease, after which another checkout of the order would be checked",
+        "order_claim_not_kept: the claim of an accepted checkout's order was not kept: the store did not answer ([blackbox-capture/server] no answer): the claim may end with its lease, after which another checkout of the order would be checked (order order-unkept)",
         { level: 'error', event: 'error', code: 'order_claim_not_kept', reference: 'order-unkept' },
       ],
       [
-        "the claim of an accepted checkout's order was not kept: another checkout of the order holds its claim (this one was accepted after its lease): the order is checked twice",
+        "order_claim_not_kept: the claim of an accepted checkout's order was not kept: another checkout of the order holds its claim (this one was accepted after its lease): the order is checked twice (order order-late)",
         { level: 'error', event: 'error', code: 'order_claim_not_kept', reference: 'order-late' },
       ],
     ]);
