@@ -292,7 +292,7 @@ export const dataMessages = {
   closed: (path: string) => `${path} was closed with its handler: nothing more is written to it here`,
   legacyKept: (path: string, taken: number, held: number) =>
     `${path} holds ${held} checkouts of an earlier version; the queue took ${taken} and is full: ` +
-    'the journal is kept, and the next start adds the rest (those taken are not checked twice)',
+    'the journal now holds the rest alone, which the next start adds',
   gone: (path: string) =>
     `${path} was removed or replaced while this process had it open (its directory or volume gone?): ` +
     'nothing is written to a file no one will read again, nor to a new empty one. Put the file back, ' +

@@ -6,7 +6,7 @@
  * (docs/server.md#the-data-directory). A line that does not parse is skipped, as that version
  * did: a write torn by a kill, never answered.
  */
-import { readFileSync, renameSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DeviceRiskError, ERR_QUEUE_FULL } from '../errors.js';
 import { dataMessages } from '../messages.js';
@@ -41,8 +41,9 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
 /**
  * Adds the jobs `dir`'s journal still held to `queue`, then renames the journal. True when it
  * was read; false when there is none. A journal whose jobs the queue cannot all take (full)
- * stays for the next start, which adds the rest (those taken are the same jobs again, by key),
- * and rejects `queue_full` naming it: never a checkout left behind unsaid.
+ * is rewritten with the rest alone, for the next start (whenever it comes: those taken may be
+ * checked and forgotten by then), and rejects `queue_full` naming it: never a checkout left
+ * behind unsaid, nor one added twice.
  */
 export async function importLegacyQueue(dir: string, queue: CheckQueue): Promise<boolean> {
   const path = join(dir, LEGACY_QUEUE_FILE);
@@ -55,16 +56,23 @@ export async function importLegacyQueue(dir: string, queue: CheckQueue): Promise
     if (isObject(add) && typeof add.key === 'string') held.set(add.key, add);
     else if (typeof line.done === 'string') held.delete(line.done);
   }
-  let taken = 0;
-  for (const job of held.values()) {
-    if ((await queue.add(job)) === 'full')
-      throw new DeviceRiskError(ERR_QUEUE_FULL, dataMessages.legacyKept(path, taken, held.size), {
-        operation: 'queue',
-      });
-    taken++;
+  const jobs = [...held.values()];
+  for (const [taken, job] of jobs.entries()) {
+    if ((await queue.add(job)) !== 'full') continue;
+    keepOnly(path, jobs.slice(taken));
+    throw new DeviceRiskError(ERR_QUEUE_FULL, dataMessages.legacyKept(path, taken, jobs.length), {
+      operation: 'queue',
+    });
   }
   importedAs(path);
   return true;
+}
+
+/** Rewrites the journal at `path` with `jobs` alone, whole or not at all (a new file renamed over it). */
+function keepOnly(path: string, jobs: CheckJob[]): void {
+  const next = `${path}.next`;
+  writeFileSync(next, jobs.map((job) => JSON.stringify({ add: job }) + '\n').join(''), { mode: 0o600 });
+  renameSync(next, path);
 }
 
 /** Writes the entries of `dir`'s store.jsonl still live at `now` into `store`, then renames it. */
