@@ -1,7 +1,7 @@
 // What an earlier version left in a data directory (src/server/sqlite/legacy.ts): the journal's
 // jobs still held and the store's live entries, read once into the SQLite file, the old file
 // renamed; lines a kill tore, or that are not what the version wrote, are skipped.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -58,16 +58,17 @@ describe("an earlier version's data directory", () => {
     const dir = mkdtempSync(join(tmpdir(), 'bbc-legacy-'));
     writeFileSync(join(dir, 'queue.jsonl'), lines({ add: job('a') }, { add: job('b') }, { add: job('c') }));
     const path = join(dir, 'data.sqlite');
-    const full = createFileQueue({ path, maxQueued: 2 });
+    const full = createFileQueue({ path, maxQueued: 1 });
     await expect(importLegacyQueue(dir, full)).rejects.toMatchObject({
       code: 'queue_full',
       operation: 'queue',
       message: expect.stringContaining(
-        `${join(dir, 'queue.jsonl')} holds 3 checkouts of an earlier version; the queue took 2`,
+        `${join(dir, 'queue.jsonl')} holds 3 checkouts of an earlier version; the queue took 1`,
       ),
     });
     // The rest alone: the next start adds it, whenever it comes (those taken may be forgotten by then).
-    expect(readFileSync(join(dir, 'queue.jsonl'), 'utf8')).toBe(lines({ add: job('c') }));
+    expect(readFileSync(join(dir, 'queue.jsonl'), 'utf8')).toBe(lines({ add: job('b') }, { add: job('c') }));
+    expect(statSync(join(dir, 'queue.jsonl')).mode & 0o777).toBe(0o600);
     await full.close();
     const next = createFileQueue({ path: join(dir, 'next.sqlite') });
     expect(await importLegacyQueue(dir, next)).toBe(true);
@@ -77,7 +78,7 @@ describe("an earlier version's data directory", () => {
       return { done: true };
     });
     await next.idle();
-    expect(ran).toEqual(['c']);
+    expect(ran).toEqual(['b', 'c']);
     await next.close();
   });
 
