@@ -69,11 +69,13 @@ export function rateLimited(log: Log, now: () => number = Date.now, windowMs = R
       return;
     }
     windows.delete(key);
-    // A window swept with lines held back says how many, so that a count is never lost.
+    // A window swept with lines held back says them, so that another key's line never loses
+    // their count (one that no line follows is said by the key's own next line, or not at all).
     for (const [other, window] of windows) {
       if (at < window.until) continue;
       windows.delete(other);
-      if (window.last) log(`${window.last[0]} (and ${window.held} more like it, held back)`, window.last[1]);
+      // Its last line said now, and the ones before it counted.
+      if (window.last) log(heldBack(window.last[0], window.held - 1), window.last[1]);
     }
     windows.set(key, { until: at + windowMs, held: 0 });
     const held = open?.held ?? 0;
@@ -82,6 +84,10 @@ export function rateLimited(log: Log, now: () => number = Date.now, windowMs = R
   /** The keys whose window is open or not yet swept: bounded by the keys seen within one window. */
   return Object.assign(limited, { tracked: () => windows.size });
 }
+
+/** A line held back, said late: with how many more like it were held back before it. */
+const heldBack = (message: string, more: number): string =>
+  more > 0 ? `${message} (and ${more} more like it, held back)` : message;
 
 /** The fields of a request the gateway refused, by its code. */
 export const refusedEvent = (code: string): LogFields => ({ level: 'warn', event: 'refused', code });

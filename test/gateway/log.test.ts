@@ -122,11 +122,16 @@ describe('the gateway log', () => {
     limited('store_unavailable', 'outbox: store_unavailable');
     expect(lines).toEqual([
       'outbox: store_full 0',
-      'outbox: store_full 500 (and 500 more like it, held back)',
+      'outbox: store_full 500 (and 499 more like it, held back)',
       'outbox: store_unavailable',
     ]);
     // Said once: store_full's next line starts afresh.
     limited('store_full', 'outbox: store_full again');
     expect(lines.at(-1)).toBe('outbox: store_full again');
+    // One held alone is said alone, no "more" about it.
+    limited('store_full', 'outbox: store_full held');
+    now += RATE_LIMIT_WINDOW_MS;
+    limited('store_unavailable', 'outbox: store_unavailable again');
+    expect(lines.slice(-2)).toEqual(['outbox: store_full held', 'outbox: store_unavailable again']);
   });
 });
