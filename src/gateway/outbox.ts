@@ -274,6 +274,16 @@ function unmarkedDeliveries(
   };
 }
 
+/** What waits on the pending list: how many, and since when the oldest. */
+async function figuresOf(pending: ReturnType<typeof pendingList>) {
+  const entries = await pending.entries();
+  const oldest = entries.reduce<number | undefined>(
+    (at, entry) => (at === undefined ? entry.at : Math.min(at, entry.at)),
+    undefined,
+  );
+  return { depth: entries.length, oldestAt: oldest };
+}
+
 export function createOutbox(options: OutboxOptions): Outbox {
   const { store } = options;
   const now = options.now ?? Date.now;
@@ -290,6 +300,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
   let pumpFailed = false;
   let closed = false;
   const storeFailure = storeFailureTeller(onError, now);
+  /** Records this process claimed so far: a pump that claimed none while the store failed is a failed pump. */
+  let claims = 0;
   const unmarked = unmarkedDeliveries(store, pending, onError, storeFailure, options.maxUnmarked ?? UNMARKED_MAX);
 
   /** One attempt at one record, under its lease. */
@@ -304,6 +316,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
     if (record.nextAt > at || (record.owner !== undefined && (record.leaseUntil ?? 0) > at)) return;
     const claimed = JSON.stringify({ ...record, owner: me, leaseUntil: at + leaseMs });
     if (!(await store.compareAndSet(key, text, claimed, OUTBOX_TTL_MS))) return;
+    claims++;
     const { failure, result } = await postEvent(options, send, now, record);
     count('webhooks', { result });
     const attempts = record.attempts + 1;
@@ -386,25 +399,19 @@ export function createOutbox(options: OutboxOptions): Outbox {
     latest: async (reference) => (await latestEntry(store, reference))?.record,
     pump() {
       if (!pumping) pumpStartedAt = now();
-      const failuresBefore = storeFailure.told();
-      // Unavailable while the store fails it, reads or writes: a store that reads but refuses
-      // every claim and mark (a full disk) delivers nothing.
+      const [failuresBefore, claimsBefore] = [storeFailure.told(), claims];
+      // Unavailable while the store fails it, reads or writes, and no record is claimed: a store
+      // that reads but refuses every claim and mark (a full disk) delivers nothing. One that
+      // refuses a few (a fleet contending for its pending list) while others go is delivering.
       return (pumping ??= pumpOnce()
-        .then(() => void (pumpFailed = storeFailure.told() > failuresBefore))
+        .then(() => void (pumpFailed = storeFailure.told() > failuresBefore && claims === claimsBefore))
         .catch((error: unknown) => {
           pumpFailed = true;
           storeFailure(error);
         })
         .finally(() => (pumping = undefined)));
     },
-    async figures() {
-      const entries = await pending.entries();
-      const oldest = entries.reduce<number | undefined>(
-        (at, entry) => (at === undefined ? entry.at : Math.min(at, entry.at)),
-        undefined,
-      );
-      return { depth: entries.length, oldestAt: oldest };
-    },
+    figures: () => figuresOf(pending),
     health() {
       const stuck = pumping !== undefined && now() - pumpStartedAt > leaseMs;
       return pumpFailed || stuck ? 'outbox_unavailable' : 'ok';

@@ -322,7 +322,7 @@ describe('the outbox', () => {
     expect(marksTried).toBe(3);
     expect(lines).toEqual([
       // The pending list's refusal held back before: its count said as its window is swept.
-      expect.stringMatching(/^outbox: store_unavailable .*pending .* \(and 1 more like it, held back\)$/),
+      expect.stringMatching(/^outbox: store_unavailable .*pending .*; retry shortly$/),
       'outbox: Error database or disk is full (and 1 more like it in the last 10 s)',
     ]);
     clock += 10_000;
@@ -456,6 +456,25 @@ describe('the outbox', () => {
     await outbox.pump();
     expect(outbox.health()).toBe('ok');
     expect(received.map((r) => r.id)).toEqual(['msg_e20']);
+  });
+
+  it('stays ok while some of its tries go through (one claim refused now and then: a fleet contending)', async () => {
+    const { url } = await shop([503, 503, 503, 503]);
+    const memory = createMemoryStore();
+    const store = {
+      ...memory,
+      compareAndSet: (...args: Parameters<typeof memory.compareAndSet>) =>
+        args[0].endsWith(':e22')
+          ? Promise.reject(new DeviceRiskError('store_unavailable', 'contended'))
+          : memory.compareAndSet(...args),
+    } as typeof memory;
+    let clock = Date.now();
+    const outbox = outboxOn(store, url, { now: () => clock });
+    await outbox.add(event('e21'));
+    await outbox.add(event('e22'));
+    clock += 60_000;
+    await outbox.pump();
+    expect(outbox.health()).toBe('ok');
   });
 
   it('counts what waits and since when, and sends DECISION_URL credentials as Authorization', async () => {
