@@ -58,6 +58,8 @@ export function faultyEngine() {
     failOpen: undefined as Error | undefined,
     failClose: false,
     quickCheck: undefined as Record<string, unknown>[] | undefined,
+    /** Called with each statement executed, after it ran. */
+    onExec: undefined as ((sql: string) => void) | undefined,
     opened: 0,
     closed: 0,
     prepared: [] as string[],
@@ -81,6 +83,7 @@ export function faultyEngine() {
       exec(sql) {
         state.executed.push(sql);
         real.exec(sql);
+        state.onExec?.(sql);
       },
       prepare(sql) {
         state.prepared.push(sql);

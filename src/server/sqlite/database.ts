@@ -14,7 +14,7 @@
  * unmounted), every call is `store_unavailable`, never a new empty file made in its place.
  */
 import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import {
   DeviceRiskError,
   ERR_INVALID_CONFIGURATION,
@@ -139,23 +139,23 @@ export function openDatabase(path: string, schema: string): Database {
   let closed = false;
   /** The file first opened: every later call is on it, or on nothing. */
   let opened: FileIdentity | undefined;
+  // Looked up from where it was first opened, whatever the working directory is later.
+  const where = resolve(path);
+  const gone = () =>
+    new DeviceRiskError(ERR_STORE_UNAVAILABLE, dataMessages.gone(path), { retryAfter: 1, operation: 'store' });
   const statements = new Map<string, Statement>();
 
   function connect(): Connection {
     // Closed by its owner: a call still under way (a request past its handler's close) is refused, never a connection opened again and left.
     if (closed) throw new DeviceRiskError(ERR_SHUTTING_DOWN, dataMessages.closed(path), { retryAfter: 1 });
-    if (opened) {
-      // A file unlinked under an open connection takes writes (WAL) that no one reads again, and
-      // one made anew would answer empty: either would be untrue, so the call is refused.
-      if (!isSameFile(path, opened)) {
-        drop();
-        throw new DeviceRiskError(ERR_STORE_UNAVAILABLE, dataMessages.gone(path), {
-          retryAfter: 1,
-          operation: 'store',
-        });
-      }
-      if (open) return open;
-    } else createPrivately(path);
+    // A file unlinked under an open connection takes writes (WAL) that no one reads again, and
+    // one made anew would answer empty: either would be untrue, so the call is refused.
+    if (opened && !isSameFile(where, opened)) {
+      drop();
+      throw gone();
+    }
+    if (open) return open;
+    if (!opened) createPrivately(path);
     const connection = new Engine(path);
     try {
       // Before anything that locks: a writer of another process is waited for, not failed.
@@ -174,7 +174,12 @@ export function openDatabase(path: string, schema: string): Database {
       throw error;
     }
     checked = true;
-    opened ??= identityOf(path);
+    const identity = opened ?? identityOf(where);
+    if (!identity) {
+      connection.close();
+      throw gone();
+    }
+    opened = identity;
     open = connection;
     return connection;
   }

@@ -14,7 +14,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BUSY_TIMEOUT_MS, databaseFailure, openDatabase, sqliteCode } from '../../../src/server/sqlite/database.js';
 import { createSqliteStore } from '../../../src/server/sqlite/store.js';
@@ -297,6 +297,31 @@ describe('the file first opened', () => {
     const restarted = openDatabase(path, SCHEMA);
     expect(count(restarted)).toBe(2);
     restarted.close();
+  });
+
+  it('gone as it is first opened: refused, its connection closed, never kept unknown', () => {
+    const engine = faultyEngine();
+    const path = pathIn();
+    engine.state.onExec = (sql) => {
+      if (sql === SCHEMA) rmSync(path);
+    };
+    expect(() => engine.opening(() => openDatabase(path, SCHEMA))).not.toThrow();
+    expect([engine.state.opened, engine.state.closed]).toEqual([1, 1]);
+  });
+
+  it('opened under a relative path: still its file after the working directory changes', () => {
+    const path = pathIn();
+    const cwd = process.cwd();
+    process.chdir(dirname(path));
+    try {
+      const database = openDatabase(basename(path), SCHEMA);
+      process.chdir(tmpdir());
+      database.statement('write', (c) => c.prepare('INSERT INTO t VALUES (1)').run());
+      expect(count(database)).toBe(1);
+      database.close();
+    } finally {
+      process.chdir(cwd);
+    }
   });
 
   // A volume unmounted under the process (here lazily, as a busy mount goes): the open file is
