@@ -70,7 +70,8 @@ export async function importLegacyQueue(dir: string, queue: CheckQueue): Promise
 
 /** Rewrites the journal at `path` with `jobs` alone, whole or not at all (a new file renamed over it). */
 function keepOnly(path: string, jobs: CheckJob[]): void {
-  const next = `${path}.next`;
+  // A name of this process's own: two processes starting on the directory never write one file.
+  const next = `${path}.${process.pid}.next`;
   writeFileSync(next, jobs.map((job) => JSON.stringify({ add: job }) + '\n').join(''), { mode: 0o600 });
   renameSync(next, path);
 }
