@@ -6,7 +6,7 @@
  * refusal also in blackbox_capture_gateway_refusals_total, by code: docs/gateway.md#metrics).
  */
 import type { FetchHandler, RequestContext } from '../server/index.js';
-import { count } from '../server/parts.js';
+import { count, isRelayed } from '../server/parts.js';
 import { refusalTold } from './log.js';
 
 export interface Route {
@@ -50,7 +50,8 @@ export function router(routes: readonly Route[], onRefusal?: RefusalListener): F
     const response = await answered;
     count('requests', { route, status: String(response.status) });
     if (response.status >= 400) {
-      const code = await codeOf(response);
+      // The collector's words are not the gateway's: its answers counted by status alone.
+      const code = isRelayed(response) ? `status_${response.status}` : await codeOf(response);
       count('refusals', { code });
       if ((response.status < 500 || REFUSED_UNTOLD_5XX.includes(code)) && !refusalTold(response))
         onRefusal?.({ route, method: request.method, status: response.status, code });
@@ -59,15 +60,40 @@ export function router(routes: readonly Route[], onRefusal?: RefusalListener): F
   };
 }
 
+/** The most of a refusal's body read for its code: the kit's error bodies are a few dozen bytes. */
+const CODE_BODY_MAX_BYTES = 4096;
+
 /** A refusal's `error.code` (the kit's and the gateway's answers), or `status_<n>` for one without. */
 async function codeOf(response: Response): Promise<string> {
   if (!/^application\/json\b/.test(response.headers.get('content-type') ?? '')) return `status_${response.status}`;
   try {
-    const body = (await response.clone().json()) as { error?: { code?: unknown } | string };
+    const body = JSON.parse(await headOf(response.clone(), CODE_BODY_MAX_BYTES)) as {
+      error?: { code?: unknown } | string;
+    };
     const code = typeof body.error === 'string' ? body.error : body.error?.code;
     // Codes are the kit's own words: anything else is not a label (bounded series).
     return typeof code === 'string' && /^[a-z_]{1,40}$/.test(code) ? code : `status_${response.status}`;
   } catch {
     return `status_${response.status}`;
   }
+}
+
+/** The text of `response`'s body up to `max` bytes; a longer one is dropped unread (its JSON then fails to parse). */
+async function headOf(response: Response, max: number): Promise<string> {
+  const reader = response.body?.getReader();
+  if (!reader) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      // Not waited for: a tee's branch cancelled settles only once the other is too.
+      void reader.cancel().catch(() => {});
+      return '';
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }

@@ -22,3 +22,4 @@ export { count } from './status/tally.js';
 export { ownerMark } from './store/lease.js';
 export { keyPart, withTimeLimit } from './store/store.js';
 export { settleWithin } from './time/time-limit.js';
+export { isRelayed } from './proxy/proxy.js';

@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { toldRefusal } from '../../src/gateway/log.js';
 import { router, type RefusalListener } from '../../src/gateway/routes.js';
+import { createFirstPartyProxy } from '../../src/server/proxy/proxy.js';
 import { counterValues } from '../../src/server/status/tally.js';
 
 const counted = (metric: string, labels: Record<string, string>) =>
@@ -117,5 +118,32 @@ describe('the router', () => {
     const handler = routed();
     const told = await get(handler, '/told');
     expect([told.status, await told.json()]).toEqual([401, { error: { code: 'decisions_unauthorized' } }]);
+  });
+});
+
+describe("the router and answers that are not the gateway's", () => {
+  it("counts a collector's answer relayed by the proxy by its status, never by its words", async () => {
+    const fetch = async () =>
+      new Response(JSON.stringify({ error: { code: 'x_made_up' } }), {
+        status: 404,
+        headers: { 'content-type': 'application/json' },
+      });
+    const iojs = createFirstPartyProxy({ collectorUrl: 'https://collector.example/', fetch });
+    const handler = router([{ path: '/iojs/*', handler: iojs }]);
+    const before = counted('refusals', { code: 'status_404' });
+    const relayed = await get(handler, '/iojs/general5/x.js');
+    expect(relayed.status).toBe(404);
+    expect(await relayed.json()).toEqual({ error: { code: 'x_made_up' } });
+    expect(counted('refusals', { code: 'status_404' }) - before).toBe(1);
+    expect(counterValues().some((c) => c.metric === 'refusals' && c.labels.code === 'x_made_up')).toBe(false);
+  });
+
+  it('reads at most 4 KiB of a refusal for its code: a larger body is counted by status, and passed on whole', async () => {
+    const large = JSON.stringify({ error: { code: 'queue_full' }, pad: 'x'.repeat(5000) });
+    const handler = router([{ path: '/large', handler: () => answer(503, large) }]);
+    const before = counted('refusals', { code: 'status_503' });
+    const response = await get(handler, '/large');
+    expect(counted('refusals', { code: 'status_503' }) - before).toBe(1);
+    expect(await response.text()).toBe(large);
   });
 });

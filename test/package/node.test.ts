@@ -190,6 +190,7 @@ describe('export lists', () => {
         'isHeldAnswer',
         'isMaybeHeldAnswer',
         'isRegion',
+        'isRelayed',
         'isStoreAway',
         'keyPart',
         'ownerMark',

@@ -30,6 +30,15 @@ export { collectorPath } from './paths.js';
 /** The collector's answer for the proxy's health metric (docs/operating.md#metrics-and-the-status-page). */
 const statusClass = (status: number): ProxyResult => (status >= 500 ? 'http_5xx' : status >= 400 ? 'http_4xx' : 'ok');
 
+/** The collector's answers, relayed: none of their words is the proxy's (a router reads no code from them). */
+const relayed = new WeakSet<Response>();
+const relay = (response: Response): Response => {
+  relayed.add(response);
+  return response;
+};
+/** Whether `response` is the collector's answer relayed by a first-party proxy, not one of the kit's own. */
+export const isRelayed = (response: Response): boolean => relayed.has(response);
+
 const answer = (status: number, code: string, headers: Record<string, string> = {}) =>
   new Response(JSON.stringify({ error: { code } }), {
     status,
@@ -112,13 +121,15 @@ export function createFirstPartyProxy(
     if (request.method === 'HEAD' || !response.body) {
       limit.clear();
       await response.body?.cancel();
-      return new Response(null, { status: response.status, headers: out });
+      return relay(new Response(null, { status: response.status, headers: out }));
     }
     // The body arrives decoded: no content-encoding or content-length from upstream. The
     // deadline holds until it has been read or dropped: a body that stalls is cut too.
-    return new Response(
-      withDone(response.body, () => limit.clear()),
-      { status: response.status, headers: out },
+    return relay(
+      new Response(
+        withDone(response.body, () => limit.clear()),
+        { status: response.status, headers: out },
+      ),
     );
   };
   return Object.assign(handler, { matches });
