@@ -120,7 +120,7 @@ export async function serve(args: string[], options: GatewayOptions = {}, name =
     }
     stopping = true;
     tell(
-      `${signal}: taking no new checkout, finishing the checks under way (at most ${settings.shutdownTimeoutMs} ms)`,
+      `${signal}: taking no new checkout, finishing the checks under way (at most ${settings.shutdownTimeoutMs} ms); answering 503 for ${settings.shutdownDrainMs} ms (SHUTDOWN_DRAIN_MS) before the listeners close`,
       STOP,
     );
     // The deadline holds whatever the store does (a Redis that does not answer holds close() forever).
@@ -134,7 +134,7 @@ export async function serve(args: string[], options: GatewayOptions = {}, name =
       );
       process.exit(1);
     }, settings.shutdownTimeoutMs).unref();
-    gateway.close().then(
+    gateway.close(settings.shutdownDrainMs).then(
       () => {
         tell('stopped; what is queued and undelivered is kept', STOP);
         process.exit(0);

@@ -62,6 +62,7 @@ export const SETTINGS_WIRING = {
   admin: 'gateway.ts: the admin listener',
   userAgent: 'gateway.ts: the token source and the Device Risk client',
   shutdownTimeoutMs: "cli.ts: SIGTERM's bound",
+  shutdownDrainMs: "cli.ts: SIGTERM's drain, before the listeners close",
   idleTimeoutMs: 'gateway.ts: the listeners',
   logFormat: 'gateway.ts: the log',
 } as const satisfies Record<keyof GatewaySettings, `${'gateway.ts' | 'cli.ts'}: ${string}`>;
@@ -87,8 +88,12 @@ export interface GatewayOptions {
 export interface Gateway {
   url: string;
   adminUrl?: string;
-  /** SIGTERM: takes no new checkout, finishes the checks under way, keeps what is queued and undelivered; then closes. */
-  close(): Promise<void>;
+  /**
+   * SIGTERM: takes no new checkout, finishes the checks under way, keeps what is queued and
+   * undelivered; then closes. `drainMs`: how long its listeners stay open first, answering
+   * /healthz and /readyz 503, so that a load balancer turns shoppers away (SHUTDOWN_DRAIN_MS).
+   */
+  close(drainMs?: number): Promise<void>;
 }
 
 /** What a fleet (REDIS_URL) or one instance (DATA_DIR) keeps: the kit's store, the queue, the outbox's store. */
@@ -277,8 +282,11 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
   return {
     url: urlOf(main),
     ...(admin ? { adminUrl: urlOf(admin) } : {}),
-    close: () =>
+    close: (drainMs = 0) =>
       (closing ??= (async () => {
+        // The listeners answer on meanwhile, /healthz and /readyz 503: a load balancer that has
+        // not yet seen them sends a shopper here, who gets an answer, not a refused connection.
+        const drained = new Promise((resolve) => setTimeout(resolve, drainMs));
         // New checkouts are answered 503 shutting_down at once; the checks under way finish.
         readiness.close();
         await endpoint.close();
@@ -286,6 +294,7 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
         await callbacks.close();
         await outbox.close();
         await monitor?.close();
+        await drained;
         for (const server of [main, admin]) {
           if (!server) continue;
           server.closeIdleConnections();

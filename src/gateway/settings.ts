@@ -202,6 +202,13 @@ export const VARIABLES = {
     meaning: `how long SIGTERM may take before the process exits anyway, ${MS_BOUNDS}`,
     docs: '[shutting down](#shutting-down-and-restarts)',
   },
+  SHUTDOWN_DRAIN_MS: {
+    kind: 'plain',
+    setting: 'shutdownDrainMs',
+    default: '5000',
+    meaning: `how long after SIGTERM the listeners stay open, answering /healthz and /readyz 503 and new checkouts 503 shutting_down, so that a load balancer turns shoppers away before they are refused a connection; 0 to ${MS_RANGE.max}, less than SHUTDOWN_TIMEOUT_MS`,
+    docs: '[shutting down](#shutting-down-and-restarts)',
+  },
   IDLE_TIMEOUT_MS: {
     kind: 'plain',
     setting: 'idleTimeoutMs',
@@ -261,6 +268,8 @@ export interface GatewaySettings {
   userAgent: string;
   /** How long SIGTERM's close may take before the process exits anyway, in ms. */
   shutdownTimeoutMs: number;
+  /** How long the listeners stay open after SIGTERM, answering 503, before they close. */
+  shutdownDrainMs: number;
   /** A connection idle (nothing sent) this long is closed, in ms; the HTTP server's other limits follow from it. */
   idleTimeoutMs: number;
   /** LOG_FORMAT: how the log's lines are written (log.ts). */
@@ -350,9 +359,15 @@ export function parseSettings(env: Record<string, string | undefined>): GatewayS
     host: read('HOST') ?? VARIABLES.HOST.default,
     userAgent: read('USER_AGENT') ?? VARIABLES.USER_AGENT.default,
     shutdownTimeoutMs: msOf('SHUTDOWN_TIMEOUT_MS', read('SHUTDOWN_TIMEOUT_MS'), problems),
+    shutdownDrainMs: msOf('SHUTDOWN_DRAIN_MS', read('SHUTDOWN_DRAIN_MS'), problems, 0),
     idleTimeoutMs: msOf('IDLE_TIMEOUT_MS', read('IDLE_TIMEOUT_MS'), problems),
     logFormat: logFormatOf(read('LOG_FORMAT'), problems),
   };
+  // The drain is part of the stop, which SHUTDOWN_TIMEOUT_MS bounds: the checks under way need time after it.
+  if (settings.shutdownDrainMs >= settings.shutdownTimeoutMs)
+    problems.push(
+      `SHUTDOWN_DRAIN_MS (${settings.shutdownDrainMs}) must be less than SHUTDOWN_TIMEOUT_MS (${settings.shutdownTimeoutMs})`,
+    );
   const decisionsToken = read('DECISIONS_TOKEN');
   if (decisionsToken !== undefined) {
     if (decisionsToken.length < MIN_ORDER_SECRET)
@@ -455,13 +470,16 @@ function webhookKeyOf(secret: string, problems: string[]): Uint8Array<ArrayBuffe
   return bytes ?? new Uint8Array();
 }
 
-function msOf(name: 'SHUTDOWN_TIMEOUT_MS' | 'IDLE_TIMEOUT_MS', text: string | undefined, problems: string[]): number {
+function msOf(
+  name: 'SHUTDOWN_TIMEOUT_MS' | 'SHUTDOWN_DRAIN_MS' | 'IDLE_TIMEOUT_MS',
+  text: string | undefined,
+  problems: string[],
+  min = MS_RANGE.min,
+): number {
   if (text === undefined) return Number(VARIABLES[name].default);
   const ms = /^\d{1,7}$/.test(text) ? Number(text) : NaN;
-  if (!(ms >= MS_RANGE.min && ms <= MS_RANGE.max))
-    problems.push(
-      `${name} must be a number of milliseconds, ${MS_RANGE.min} to ${MS_RANGE.max} (got ${JSON.stringify(text)})`,
-    );
+  if (!(ms >= min && ms <= MS_RANGE.max))
+    problems.push(`${name} must be a number of milliseconds, ${min} to ${MS_RANGE.max} (got ${JSON.stringify(text)})`);
   return ms;
 }
 

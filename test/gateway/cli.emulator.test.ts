@@ -3,7 +3,7 @@
 // soon as it reads the line gets a close(), never the default death with nothing said.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { serve } from '../../src/gateway/cli.js';
-import { useGateway, writeEnvFile } from '../support/gateway.js';
+import { startGatewayProcess, useGateway, writeEnvFile } from '../support/gateway.js';
 
 const { environment } = useGateway();
 
@@ -37,4 +37,19 @@ describe('serve', () => {
     handlers.get('SIGTERM')!();
     expect(await exited).toBe(0);
   });
+
+  it('on SIGTERM answers /healthz and /readyz 503 for SHUTDOWN_DRAIN_MS, then closes its listener and exits 0', async () => {
+    const { env } = await environment({ SHUTDOWN_DRAIN_MS: '5000' });
+    const gateway = await startGatewayProcess(env);
+    const signalledAt = Date.now();
+    gateway.child.kill('SIGTERM');
+    await expect.poll(() => gateway.output()).toContain('answering 503 for 5000 ms (SHUTDOWN_DRAIN_MS)');
+    // A load balancer that has not yet seen the signal still gets answers: 503, so it turns away.
+    const health = await fetch(`${gateway.url}/healthz`);
+    expect([health.status, await health.json()]).toEqual([503, { status: 'shutting_down' }]);
+    expect((await fetch(`${gateway.url}/readyz`)).status).toBe(503);
+    expect(await gateway.exited).toBe(0);
+    expect(Date.now() - signalledAt).toBeGreaterThanOrEqual(5000);
+    await expect(fetch(`${gateway.url}/healthz`)).rejects.toThrow();
+  }, 30_000);
 });

@@ -182,6 +182,16 @@ describe('the gateway settings', () => {
       'SHUTDOWN_TIMEOUT_MS must be a number of milliseconds, 100 to 600000 (got "30s")',
     ],
     [
+      'SHUTDOWN_DRAIN_MS',
+      { SHUTDOWN_DRAIN_MS: '-1' },
+      'SHUTDOWN_DRAIN_MS must be a number of milliseconds, 0 to 600000 (got "-1")',
+    ],
+    [
+      'SHUTDOWN_DRAIN_MS',
+      { SHUTDOWN_DRAIN_MS: '30000' },
+      'SHUTDOWN_DRAIN_MS (30000) must be less than SHUTDOWN_TIMEOUT_MS (30000)',
+    ],
+    [
       'IDLE_TIMEOUT_MS',
       { IDLE_TIMEOUT_MS: '99' },
       'IDLE_TIMEOUT_MS must be a number of milliseconds, 100 to 600000 (got "99")',
@@ -195,7 +205,12 @@ describe('the gateway settings', () => {
   });
 
   it("take the time limits and the admin routes' names, with their defaults", () => {
-    expect(parseSettings(GOOD)).toMatchObject({ shutdownTimeoutMs: 30_000, idleTimeoutMs: 30_000 });
+    expect(parseSettings(GOOD)).toMatchObject({
+      shutdownTimeoutMs: 30_000,
+      shutdownDrainMs: 5000,
+      idleTimeoutMs: 30_000,
+    });
+    expect(parseSettings({ ...GOOD, SHUTDOWN_DRAIN_MS: '0' }).shutdownDrainMs).toBe(0);
     expect(parseSettings({ ...GOOD, SHUTDOWN_TIMEOUT_MS: '600000', IDLE_TIMEOUT_MS: '100' })).toMatchObject({
       shutdownTimeoutMs: 600_000,
       idleTimeoutMs: 100,

@@ -62,6 +62,8 @@ export function gatewayEnvironment(emulator: Emulator, decisionUrl: string, extr
     DECISIONS_TOKEN,
     PORT: '0',
     DATA_DIR: mkdtempSync(join(tmpdir(), 'bbc-gateway-')),
+    // No drain after SIGTERM: a test's gateway has no load balancer to wait for (cli.emulator.test.ts tests the drain).
+    SHUTDOWN_DRAIN_MS: '0',
     ...extra,
   };
 }
