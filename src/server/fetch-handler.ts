@@ -11,6 +11,8 @@
  */
 export interface RequestContext {
   clientAddress?: string;
+  /** The scheme the shopper used, when a trusted front said it (X-Forwarded-Proto): the request's own otherwise. */
+  clientProto?: 'http' | 'https';
   [other: string]: unknown;
 }
 

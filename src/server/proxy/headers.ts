@@ -61,7 +61,8 @@ export function collectorRequestHeaders(
   const chain = config.trustProxy ? [sent('x-forwarded-for'), peer].filter(Boolean).join(', ') : peer;
   if (chain) headers.set('x-forwarded-for', chain);
   headers.set('x-forwarded-host', config.publicHost ?? host);
-  headers.set('x-forwarded-proto', new URL(request.url).protocol.replace(':', ''));
+  // Behind a trusted front that ends TLS, the shopper's https, not the front's plain hop.
+  headers.set('x-forwarded-proto', context?.clientProto ?? new URL(request.url).protocol.replace(':', ''));
   return headers;
 }
 

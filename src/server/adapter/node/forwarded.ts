@@ -28,3 +28,20 @@ export function forwardedAddress(
     return address;
   };
 }
+
+/**
+ * The scheme the shopper used, as a trusted front says it (X-Forwarded-Proto, the first of a
+ * list: the front nearest the shopper's): `http` or `https`; none from anyone else, or for
+ * any other value, so that the request's own scheme stands.
+ */
+export function forwardedProto(
+  trustedFronts: readonly string[],
+): (socketAddress: string, forwardedProto: string | string[] | undefined) => 'http' | 'https' | undefined {
+  const trusted = trustedFronts.length ? sourceMatcher(trustedFronts) : () => false;
+  return (socketAddress, forwardedProto) => {
+    if (!trusted(plainAddress(socketAddress)) || forwardedProto === undefined) return undefined;
+    const first = (Array.isArray(forwardedProto) ? forwardedProto.join(',') : forwardedProto).split(',')[0]!;
+    const scheme = first.trim().toLowerCase();
+    return scheme === 'http' || scheme === 'https' ? scheme : undefined;
+  };
+}

@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { bodyTimedOut, isBodyTimeout } from '../../net/http.js';
-import { forwardedAddress } from './forwarded.js';
+import { forwardedAddress, forwardedProto } from './forwarded.js';
 import { logError } from '../../errors.js';
 import type { FetchHandler } from '../../fetch-handler.js';
 import { MESSAGE_PREFIX, nodeMessages } from '../../messages.js';
@@ -69,6 +69,7 @@ async function drainSmallBody(req: IncomingMessage, request: Request): Promise<v
 export function toNodeHandler(handler: FetchHandler, options: NodeHandlerOptions = {}): NodeHandler {
   const onError = options.onError ?? logError;
   const clientAddress = forwardedAddress(options.trustedFronts ?? []);
+  const clientProto = forwardedProto(options.trustedFronts ?? []);
   return (req, res, next) => {
     let request: Request | undefined;
     void (async () => {
@@ -83,8 +84,11 @@ export function toNodeHandler(handler: FetchHandler, options: NodeHandlerOptions
       }
       let response: Response;
       try {
+        const socket = req.socket.remoteAddress ?? '';
+        const proto = clientProto(socket, req.headers['x-forwarded-proto']);
         response = await handler(request, {
-          clientAddress: clientAddress(req.socket.remoteAddress ?? '', req.headers['x-forwarded-for']),
+          clientAddress: clientAddress(socket, req.headers['x-forwarded-for']),
+          ...(proto ? { clientProto: proto } : {}),
         });
       } catch (error) {
         if (!isBodyTimeout(error)) throw error;

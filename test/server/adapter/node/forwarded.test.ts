@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { forwardedAddress } from '../../../../src/server/adapter/node/forwarded.js';
-import { toNodeHandler } from '../../../../src/server/index.js';
+import { forwardedAddress, forwardedProto } from '../../../../src/server/adapter/node/forwarded.js';
+import { createFirstPartyProxy, toNodeHandler } from '../../../../src/server/index.js';
 import { closeServers, listening } from '../../../support/http.js';
 
 afterEach(closeServers);
@@ -44,5 +44,37 @@ describe('the shopper address behind a named front', () => {
     const plain = await listening(createServer(toNodeHandler(handler)));
     for (const url of [trusting, plain]) await fetch(url, { headers: { 'x-forwarded-for': '203.0.113.9' } });
     expect(seen).toEqual(['203.0.113.9', '127.0.0.1']);
+  });
+});
+
+describe('the scheme the shopper used, behind a named front', () => {
+  const proto = forwardedProto(['10.0.0.0/8']);
+
+  it("is a trusted front's X-Forwarded-Proto, the first of a list: http or https only", () => {
+    expect(proto('10.1.2.3', 'https')).toBe('https');
+    expect(proto('10.1.2.3', 'HTTP')).toBe('http');
+    expect(proto('10.1.2.3', 'https, http')).toBe('https');
+    expect(proto('10.1.2.3', ['https', 'http'])).toBe('https');
+    expect(proto('10.1.2.3', 'gopher')).toBeUndefined();
+    expect(proto('10.1.2.3', undefined)).toBeUndefined();
+  });
+
+  it("is none from anyone else: the request's own scheme stands", () => {
+    expect(proto('192.0.2.7', 'https')).toBeUndefined();
+    expect(forwardedProto([])('10.1.2.3', 'https')).toBeUndefined();
+  });
+
+  it('tells the collector https behind a TLS front, and the plain hop from anyone else', async () => {
+    const sent: Array<string | null> = [];
+    const fetch = async (_url: RequestInfo | URL, init?: RequestInit) => {
+      sent.push(new Headers(init?.headers).get('x-forwarded-proto'));
+      return new Response('ok', { headers: { 'content-type': 'application/javascript' } });
+    };
+    const proxy = createFirstPartyProxy({ collectorUrl: 'https://collector.example/', fetch });
+    const trusting = await listening(createServer(toNodeHandler(proxy, { trustedFronts: ['127.0.0.1'] })));
+    const plain = await listening(createServer(toNodeHandler(proxy)));
+    for (const url of [trusting, plain])
+      await (await globalThis.fetch(`${url}/iojs/general5/x.js`, { headers: { 'x-forwarded-proto': 'https' } })).text();
+    expect(sent).toEqual(['https', 'http']);
   });
 });
