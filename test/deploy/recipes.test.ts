@@ -4,12 +4,13 @@
 // production closure package-lock.json pins; the Kubernetes manifests pass the Kubernetes
 // schema (kubernetes-models' validators, and its types by tsc, which refuse an unknown field);
 // the systemd unit passes `systemd-analyze verify`; and the choices they share agree.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as core from 'kubernetes-models/v1';
 import * as apps from 'kubernetes-models/apps/v1';
+import * as networking from 'kubernetes-models/networking.k8s.io/v1';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { VARIABLES } from '../../src/gateway/settings.js';
@@ -202,9 +203,69 @@ describe('the recipes of deploy/', () => {
     expect(fleet!.file).toBe('deploy/kubernetes/fleet.yaml');
     expect(fleet!.spec.replicas).toBeGreaterThan(1);
     expect(fleet!.spec.strategy.type).toBe('RollingUpdate');
-    expect(read('deploy/kubernetes/fleet.yaml')).toMatch(/--maxmemory-policy, noeviction/);
+    expect(read('deploy/kubernetes/fleet.yaml')).toMatch(/--maxmemory-policy noeviction/);
+  });
+
+  it("the fleet's Redis: its Secret's password through stdin, never on a command line, and only the gateway's pods let in", () => {
+    const fleet = objects().filter(({ file }) => file === 'deploy/kubernetes/fleet.yaml');
+    const redis = fleet.find(({ object }) => object.kind === 'StatefulSet')!.object as unknown as {
+      spec: { template: { spec: { containers: RedisContainer[] } } };
+    };
+    const [container] = redis.spec.template.spec.containers;
+    expect(container!.env).toEqual([
+      {
+        name: 'REDIS_PASSWORD',
+        valueFrom: { secretKeyRef: { name: 'blackbox-capture-redis', key: 'REDIS_PASSWORD' } },
+      },
+    ]);
+    // Run as the manifest writes it, redis-server and redis-cli on a socket of the test's own.
+    const dir = join(SCRATCH, 'redis');
+    mkdirSync(join(dir, 'bin'), { recursive: true });
+    const socket = join(dir, 'redis.sock');
+    for (const [name, options] of [
+      ['redis-server', `--port 0 --unixsocket ${socket} --dir ${dir}`],
+      ['redis-cli', `-s ${socket}`],
+    ])
+      writeFileSync(join(dir, 'bin', name!), `#!/bin/sh\nexec /usr/bin/${name} ${options} "$@"\n`, { mode: 0o755 });
+    const env = { PATH: `${join(dir, 'bin')}:${process.env.PATH}`, REDIS_PASSWORD: 'a-password-0123456789abcdef' };
+    const server = spawn(container!.command[0]!, [...container!.command.slice(1), ...container!.args], { env });
+    try {
+      const probe = () =>
+        spawnSync(container!.readinessProbe.exec.command[0]!, container!.readinessProbe.exec.command.slice(1), { env });
+      for (let i = 0; i < 50 && probe().status !== 0; i++) spawnSync('sleep', ['0.1']);
+      expect(probe().status).toBe(0);
+      // Without the password: refused.
+      expect(spawnSync('/usr/bin/redis-cli', ['-s', socket, 'ping'], { encoding: 'utf8' }).stdout).toMatch(/NOAUTH/);
+      // Nothing of it on the command line; the settings as written.
+      const cmdline = readFileSync(`/proc/${server.pid}/cmdline`, 'utf8');
+      expect(cmdline).not.toContain(env.REDIS_PASSWORD);
+      const policy = spawnSync('/usr/bin/redis-cli', ['-s', socket, 'config', 'get', 'maxmemory-policy'], {
+        env: { REDISCLI_AUTH: env.REDIS_PASSWORD },
+        encoding: 'utf8',
+      });
+      expect(policy.stdout.split('\n')[1]).toBe('noeviction');
+    } finally {
+      server.kill('SIGTERM');
+    }
+    const policy = fleet.find(({ object }) => object.kind === 'NetworkPolicy')!.object as unknown as {
+      spec: { podSelector: unknown; ingress: Array<{ from: unknown[]; ports: unknown[] }> };
+    };
+    expect(policy.spec.podSelector).toEqual({ matchLabels: { 'app.kubernetes.io/name': 'blackbox-capture-redis' } });
+    expect(policy.spec.ingress).toEqual([
+      {
+        from: [{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'blackbox-capture-gateway' } } }],
+        ports: [{ port: 6379 }],
+      },
+    ]);
   });
 });
+
+type RedisContainer = {
+  command: string[];
+  args: string[];
+  env: unknown[];
+  readinessProbe: { exec: { command: string[] } };
+};
 
 /** The manifests' objects as TypeScript typed by kubernetes-models: tsc refuses an unknown or mistyped field. */
 function typedSource(list: K8sObject[]): string {
@@ -213,6 +274,7 @@ function typedSource(list: K8sObject[]): string {
     StatefulSet: ['IStatefulSet', 'kubernetes-models/apps/v1/StatefulSet'],
     Service: ['IService', 'kubernetes-models/v1/Service'],
     PersistentVolumeClaim: ['IPersistentVolumeClaim', 'kubernetes-models/v1/PersistentVolumeClaim'],
+    NetworkPolicy: ['INetworkPolicy', 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy'],
   };
   const used = [...new Set(list.map((object) => object.kind))];
   return [
@@ -227,6 +289,7 @@ describe('the Kubernetes manifests', () => {
     'v1/PersistentVolumeClaim': core.PersistentVolumeClaim,
     'apps/v1/Deployment': apps.Deployment,
     'apps/v1/StatefulSet': apps.StatefulSet,
+    'networking.k8s.io/v1/NetworkPolicy': networking.NetworkPolicy,
   };
   const validate = (object: K8sObject) => {
     const Model = models[`${object.apiVersion}/${object.kind}`];
@@ -242,6 +305,7 @@ describe('the Kubernetes manifests', () => {
       'Service',
       'StatefulSet',
       'Service',
+      'NetworkPolicy',
       'Deployment',
       'Service',
     ]);
