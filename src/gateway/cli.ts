@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
-import { startGateway, type GatewayOptions } from './gateway.js';
+import { startGateway, type Gateway, type GatewayOptions } from './gateway.js';
 import { createLog, type LogFields } from './log.js';
 import {
   checkHealth,
@@ -102,17 +102,15 @@ export async function serve(args: string[], options: GatewayOptions = {}, name =
     settings.logFormat === 'json'
       ? createLog('json', (line) => void process.stderr.write(`${line}\n`))
       : (line: string) => say(line);
-  const gateway = await startGateway(settings, options).catch((error: Error) => {
-    const code = (error as { code?: string }).code;
-    tell(`cannot start: ${code ?? error.name} ${error.message}`, {
-      level: 'error',
-      event: 'start',
-      ...(code ? { code } : {}),
-    });
-    process.exit(1);
-  });
+  let gateway: Gateway | undefined;
   let stopping = false;
   const stop = (signal: string) => {
+    // While starting (a Redis that does not answer yet holds the start) nothing is accepted: the
+    // process exits at once, where node as a container's PID 1 would ignore the signal.
+    if (!gateway) {
+      tell(`${signal} while starting: exiting; nothing was accepted yet`, STOP);
+      process.exit(0);
+    }
     // A second signal: exit at once. What was accepted stays queued (DATA_DIR's database, or Redis).
     if (stopping) {
       tell(`${signal} again: exiting now; what is queued and undelivered is kept`, STOP);
@@ -147,6 +145,15 @@ export async function serve(args: string[], options: GatewayOptions = {}, name =
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  gateway = await startGateway(settings, options).catch((error: Error) => {
+    const code = (error as { code?: string }).code;
+    tell(`cannot start: ${code ?? error.name} ${error.message}`, {
+      level: 'error',
+      event: 'start',
+      ...(code ? { code } : {}),
+    });
+    process.exit(1);
+  });
   // Said once the signals are ours: a process manager that signals as soon as it reads this line
   // (a deploy's quick restart) would otherwise end the process unannounced, with no close().
   console.log(`blackbox-capture gateway on ${gateway.url}${gateway.adminUrl ? ` (admin ${gateway.adminUrl})` : ''}`);

@@ -1,6 +1,8 @@
 // `blackbox-capture serve` in-process (src/gateway/cli.ts): the line that says it listens comes
 // once SIGTERM and SIGINT are its own, so that a process manager (or a test) that signals as
 // soon as it reads the line gets a close(), never the default death with nothing said.
+import { once } from 'node:events';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { serve } from '../../src/gateway/cli.js';
 import { startGatewayProcess, useGateway, writeEnvFile } from '../support/gateway.js';
@@ -8,6 +10,11 @@ import { startGatewayProcess, useGateway, writeEnvFile } from '../support/gatewa
 const { environment } = useGateway();
 
 afterEach(() => vi.restoreAllMocks());
+/** TCP servers that take a connection and never answer: a Redis that holds the start. */
+const silents: Server[] = [];
+afterEach(() => {
+  for (const silent of silents.splice(0)) silent.close();
+});
 
 describe('serve', () => {
   it('says it listens only after it has taken SIGTERM and SIGINT', async () => {
@@ -37,6 +44,23 @@ describe('serve', () => {
     handlers.get('SIGTERM')!();
     expect(await exited).toBe(0);
   });
+
+  it('on SIGTERM while starting (its Redis silent), exits 0 at once: nothing was accepted yet', async () => {
+    let connect!: () => void;
+    const connected = new Promise<void>((resolve) => (connect = resolve));
+    const silent = createServer(() => connect());
+    silents.push(silent);
+    await once(silent.listen(0, '127.0.0.1'), 'listening');
+    const { port } = silent.address() as AddressInfo;
+    const { env } = await environment({ REDIS_URL: `redis://127.0.0.1:${port}` });
+    const gateway = await startGatewayProcess(env, { wait: false });
+    await connected;
+    const signalledAt = Date.now();
+    gateway.child.kill('SIGTERM');
+    expect(await gateway.exited).toBe(0);
+    expect(Date.now() - signalledAt).toBeLessThan(5000);
+    expect(gateway.output()).toContain('SIGTERM while starting: exiting; nothing was accepted yet');
+  }, 30_000);
 
   it('on SIGTERM answers /healthz and /readyz 503 for SHUTDOWN_DRAIN_MS, then closes its listener and exits 0', async () => {
     const { env } = await environment({ SHUTDOWN_DRAIN_MS: '5000' });
