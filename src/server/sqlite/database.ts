@@ -168,6 +168,8 @@ export function openDatabase(path: string, schema: string): Database {
       }
       connection.exec('PRAGMA journal_mode = WAL');
       connection.exec('PRAGMA synchronous = FULL');
+      // Its temporary tables and sorts in memory: the deploy recipes' root is read-only, /tmp too.
+      connection.exec('PRAGMA temp_store = MEMORY');
       connection.exec(schema);
     } catch (error) {
       connection.close();
