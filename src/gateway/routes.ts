@@ -65,9 +65,10 @@ const CODE_BODY_MAX_BYTES = 4096;
 
 /** A refusal's `error.code` (the kit's and the gateway's answers), or `status_<n>` for one without. */
 async function codeOf(response: Response): Promise<string> {
-  if (!/^application\/json\b/.test(response.headers.get('content-type') ?? '')) return `status_${response.status}`;
+  const json = /^application\/json\b/.test(response.headers.get('content-type') ?? '');
+  if (!json || !response.body) return `status_${response.status}`;
   try {
-    const body = JSON.parse(await headOf(response.clone(), CODE_BODY_MAX_BYTES)) as {
+    const body = JSON.parse(await headOf(response.clone().body!, CODE_BODY_MAX_BYTES)) as {
       error?: { code?: unknown } | string;
     };
     const code = typeof body.error === 'string' ? body.error : body.error?.code;
@@ -78,10 +79,9 @@ async function codeOf(response: Response): Promise<string> {
   }
 }
 
-/** The text of `response`'s body up to `max` bytes; a longer one is dropped unread (its JSON then fails to parse). */
-async function headOf(response: Response, max: number): Promise<string> {
-  const reader = response.body?.getReader();
-  if (!reader) return '';
+/** The text of `body` up to `max` bytes; a longer one is dropped unread (its JSON then fails to parse). */
+async function headOf(body: ReadableStream<Uint8Array>, max: number): Promise<string> {
+  const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {

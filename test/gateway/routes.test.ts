@@ -27,6 +27,13 @@ function routed(onRefusal?: RefusalListener) {
       { path: '/plain', handler: () => answer(403, 'no', 'text/plain') },
       { path: '/flat', handler: () => answer(429, { error: 'too_many_checkouts' }) },
       { path: '/odd', handler: () => answer(400, { error: { code: 'Not A Code!' } }) },
+      { path: '/capital', handler: () => answer(400, { error: { code: 'Queue_full' } }) },
+      { path: '/trailing', handler: () => answer(400, { error: { code: 'queue_full!' } }) },
+      { path: '/not-json', handler: () => answer(400, { error: { code: 'queue_full' } }, 'x-application/json') },
+      {
+        path: '/empty',
+        handler: () => new Response(null, { status: 400, headers: { 'content-type': 'application/json' } }),
+      },
       { path: '/broken', handler: () => answer(400, '{not json') },
       { path: '/failing', handler: () => answer(503, { error: { code: 'queue_full' } }) },
       { path: '/closing', handler: () => answer(503, { error: { code: 'shutting_down' } }) },
@@ -79,6 +86,9 @@ describe('the router', () => {
     await get(handler, '/plain');
     await get(handler, '/flat');
     await get(handler, '/odd');
+    // Each of these is no code of the kit's: a capital, a character after it, a type that is not
+    // JSON, a JSON refusal without a body.
+    for (const path of ['/capital', '/trailing', '/not-json', '/empty']) await get(handler, path);
     await get(handler, '/broken');
     await get(handler, '/failing');
     expect({
@@ -90,7 +100,7 @@ describe('the router', () => {
       flat: counted('refusals', { code: 'too_many_checkouts' }) - before.flat,
       odd: counted('refusals', { code: 'status_400' }) - before.odd,
       failing: counted('refusals', { code: 'queue_full' }) - before.failing,
-    }).toEqual({ ok: 1, unmatched: 1, notFound: 1, plain: 1, flat: 1, odd: 2, failing: 1 });
+    }).toEqual({ ok: 1, unmatched: 1, notFound: 1, plain: 1, flat: 1, odd: 6, failing: 1 });
     // A success is no refusal.
     expect(counterValues().some((c) => c.metric === 'refusals' && c.labels.code === 'status_200')).toBe(false);
   });
