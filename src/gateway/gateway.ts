@@ -64,6 +64,7 @@ export const SETTINGS_WIRING = {
   shutdownTimeoutMs: "cli.ts: SIGTERM's bound",
   shutdownDrainMs: "cli.ts: SIGTERM's drain, before the listeners close",
   idleTimeoutMs: 'gateway.ts: the listeners',
+  maxConnections: 'gateway.ts: the listeners',
   logFormat: 'gateway.ts: the log',
 } as const satisfies Record<keyof GatewaySettings, `${'gateway.ts' | 'cli.ts'}: ${string}`>;
 
@@ -71,6 +72,8 @@ export const SETTINGS_WIRING = {
 const HEADERS_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 30_000;
 const KEEP_ALIVE_TIMEOUT_MS = 5000;
+/** The log's code of a connection closed at once because MAX_CONNECTIONS are held. */
+const TOO_MANY_CONNECTIONS = 'too_many_connections';
 /** How often the callbacks the store lists as pending are swept, from the start (the kit's default). */
 const CALLBACK_SWEEP_MS = 30_000;
 
@@ -261,7 +264,21 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
   ];
   const nodeOptions = { onError, trustedFronts: settings.trustedFronts };
   const serve = (handler: FetchHandler, port: number, host: string) =>
-    listen(withTimeouts(createServer(toNodeHandler(handler, nodeOptions)), settings.idleTimeoutMs), port, host);
+    listen(
+      withTimeouts(
+        createServer(toNodeHandler(handler, nodeOptions)),
+        settings.idleTimeoutMs,
+        settings.maxConnections,
+        () =>
+          refusals(
+            TOO_MANY_CONNECTIONS,
+            `refused a connection: ${TOO_MANY_CONNECTIONS} (MAX_CONNECTIONS ${settings.maxConnections} held)`,
+            refusedEvent(TOO_MANY_CONNECTIONS),
+          ),
+      ),
+      port,
+      host,
+    );
   const main = await serve(router(routes, logRefusal), settings.port, settings.host);
   // The status page's series and the fleet's reporter lease live in the kit's store: shared on a fleet.
   const monitor = settings.admin ? createStatusMonitor({ store: kept.store, onError }) : undefined;
@@ -311,7 +328,10 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
  * `idleMs` is closed (a zero-byte connection included), its headers within 10 s, its whole
  * request within 30 s, and a kept-alive one idle past 5 s.
  */
-function withTimeouts(server: Server, idleMs: number): Server {
+function withTimeouts(server: Server, idleMs: number, maxConnections: number, refused: () => void): Server {
+  // Past it, Node closes a new connection at once ('drop'): told, as every refusal is.
+  server.maxConnections = maxConnections;
+  server.on('drop', refused);
   server.headersTimeout = Math.min(HEADERS_TIMEOUT_MS, idleMs);
   server.requestTimeout = REQUEST_TIMEOUT_MS;
   server.keepAliveTimeout = Math.min(KEEP_ALIVE_TIMEOUT_MS, idleMs);

@@ -38,6 +38,8 @@ const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
 /** The bounds of a time setting, in ms: a tenth of a second to ten minutes. */
 const MS_RANGE = { min: 100, max: 600_000 };
 const MIN_ORDER_SECRET = 32;
+/** The most connections MAX_CONNECTIONS may allow: past a process's usual file limit anyway. */
+const MAX_CONNECTIONS_BOUND = 1_000_000;
 /** Standard Webhooks keys are 24 to 64 random bytes: fewer than 16 is no key. */
 const MIN_WEBHOOK_KEY_BYTES = 16;
 const MS_BOUNDS = `${MS_RANGE.min} to ${MS_RANGE.max}`;
@@ -216,6 +218,13 @@ export const VARIABLES = {
     meaning: `a connection that sends nothing for this long is closed, ${MS_BOUNDS}`,
     docs: '[connections](#connections)',
   },
+  MAX_CONNECTIONS: {
+    kind: 'plain',
+    setting: 'maxConnections',
+    default: '10000',
+    meaning: `the connections each listener holds at once: past it a new one is closed at once, logged (one line each 10 s), so that file descriptors and memory stay the process's own; 1 to ${MAX_CONNECTIONS_BOUND}`,
+    docs: '[connections](#connections)',
+  },
   LOG_FORMAT: {
     kind: 'plain',
     setting: 'logFormat',
@@ -272,6 +281,8 @@ export interface GatewaySettings {
   shutdownDrainMs: number;
   /** A connection idle (nothing sent) this long is closed, in ms; the HTTP server's other limits follow from it. */
   idleTimeoutMs: number;
+  /** Connections each listener holds at once. */
+  maxConnections: number;
   /** LOG_FORMAT: how the log's lines are written (log.ts). */
   logFormat: LogFormat;
 }
@@ -361,6 +372,7 @@ export function parseSettings(env: Record<string, string | undefined>): GatewayS
     shutdownTimeoutMs: msOf('SHUTDOWN_TIMEOUT_MS', read('SHUTDOWN_TIMEOUT_MS'), problems),
     shutdownDrainMs: msOf('SHUTDOWN_DRAIN_MS', read('SHUTDOWN_DRAIN_MS'), problems, 0),
     idleTimeoutMs: msOf('IDLE_TIMEOUT_MS', read('IDLE_TIMEOUT_MS'), problems),
+    maxConnections: maxConnectionsOf(read('MAX_CONNECTIONS'), problems),
     logFormat: logFormatOf(read('LOG_FORMAT'), problems),
   };
   // The drain is part of the stop, which SHUTDOWN_TIMEOUT_MS bounds: the checks under way need time after it.
@@ -481,6 +493,16 @@ function msOf(
   if (!(ms >= min && ms <= MS_RANGE.max))
     problems.push(`${name} must be a number of milliseconds, ${min} to ${MS_RANGE.max} (got ${JSON.stringify(text)})`);
   return ms;
+}
+
+function maxConnectionsOf(text: string | undefined, problems: string[]): number {
+  if (text === undefined) return Number(VARIABLES.MAX_CONNECTIONS.default);
+  const count = /^\d{1,7}$/.test(text) ? Number(text) : NaN;
+  if (!(count >= 1 && count <= MAX_CONNECTIONS_BOUND))
+    problems.push(
+      `MAX_CONNECTIONS must be a whole number, 1 to ${MAX_CONNECTIONS_BOUND} (got ${JSON.stringify(text)})`,
+    );
+  return count;
 }
 
 function portOf(name: VariableName, text: string, problems: string[]): number {

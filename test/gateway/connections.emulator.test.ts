@@ -37,6 +37,26 @@ describe('the edges of serve (a process)', () => {
     }
   });
 
+  it('holds at most MAX_CONNECTIONS connections: past them a new one is closed at once, logged; room again, served', async () => {
+    const { gateway } = await served({ MAX_CONNECTIONS: '2' });
+    const { hostname, port } = new URL(gateway.url);
+    const open = async () => {
+      const socket = connect({ host: hostname, port: Number(port) });
+      await new Promise((resolve) => socket.once('connect', resolve));
+      return socket;
+    };
+    const held = [await open(), await open()];
+    const third = await open();
+    // Closed by the gateway at once, nothing answered.
+    await new Promise((resolve) => third.once('close', resolve));
+    await expect
+      .poll(gateway.output, { timeout: 10_000 })
+      .toContain('refused a connection: too_many_connections (MAX_CONNECTIONS 2 held)');
+    held[0]!.destroy();
+    await expect.poll(async () => (await fetch(`${gateway.url}/healthz`).catch(() => undefined))?.status).toBe(200);
+    held[1]!.destroy();
+  });
+
   it('answers /status and /metrics only under loopback Host names, and off loopback only with ADMIN_TOKEN', async () => {
     const { gateway } = await served({
       ADMIN_PORT: '0',

@@ -191,6 +191,12 @@ describe('the gateway settings', () => {
       { SHUTDOWN_DRAIN_MS: '30000' },
       'SHUTDOWN_DRAIN_MS (30000) must be less than SHUTDOWN_TIMEOUT_MS (30000)',
     ],
+    ['MAX_CONNECTIONS', { MAX_CONNECTIONS: '0' }, 'MAX_CONNECTIONS must be a whole number, 1 to 1000000 (got "0")'],
+    [
+      'MAX_CONNECTIONS',
+      { MAX_CONNECTIONS: '1000001' },
+      'MAX_CONNECTIONS must be a whole number, 1 to 1000000 (got "1000001")',
+    ],
     [
       'IDLE_TIMEOUT_MS',
       { IDLE_TIMEOUT_MS: '99' },
@@ -211,6 +217,9 @@ describe('the gateway settings', () => {
       idleTimeoutMs: 30_000,
     });
     expect(parseSettings({ ...GOOD, SHUTDOWN_DRAIN_MS: '0' }).shutdownDrainMs).toBe(0);
+    expect(parseSettings(GOOD).maxConnections).toBe(10_000);
+    expect(parseSettings({ ...GOOD, MAX_CONNECTIONS: '1' }).maxConnections).toBe(1);
+    expect(parseSettings({ ...GOOD, MAX_CONNECTIONS: '1000000' }).maxConnections).toBe(1_000_000);
     expect(parseSettings({ ...GOOD, SHUTDOWN_TIMEOUT_MS: '600000', IDLE_TIMEOUT_MS: '100' })).toMatchObject({
       shutdownTimeoutMs: 600_000,
       idleTimeoutMs: 100,
