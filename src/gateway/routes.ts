@@ -6,7 +6,7 @@
  * refusal also in blackbox_capture_gateway_refusals_total, by code: docs/gateway.md#metrics).
  */
 import type { FetchHandler, RequestContext } from '../server/index.js';
-import { count, isRelayed } from '../server/parts.js';
+import { count, isRelayed, readLimited } from '../server/parts.js';
 import { refusalTold } from './log.js';
 
 export interface Route {
@@ -65,10 +65,10 @@ const CODE_BODY_MAX_BYTES = 4096;
 
 /** A refusal's `error.code` (the kit's and the gateway's answers), or `status_<n>` for one without. */
 async function codeOf(response: Response): Promise<string> {
-  const json = /^application\/json\b/.test(response.headers.get('content-type') ?? '');
-  if (!json || !response.body) return `status_${response.status}`;
+  if (!/^application\/json\b/.test(response.headers.get('content-type') ?? '')) return `status_${response.status}`;
   try {
-    const body = JSON.parse(await headOf(response.clone().body!, CODE_BODY_MAX_BYTES)) as {
+    // A body past the bytes is undefined, which does not parse: its status, as for any other.
+    const body = JSON.parse((await readLimited(response.clone(), CODE_BODY_MAX_BYTES)) ?? '') as {
       error?: { code?: unknown } | string;
     };
     const code = typeof body.error === 'string' ? body.error : body.error?.code;
@@ -77,23 +77,4 @@ async function codeOf(response: Response): Promise<string> {
   } catch {
     return `status_${response.status}`;
   }
-}
-
-/** The text of `body` up to `max` bytes; a longer one is dropped unread (its JSON then fails to parse). */
-async function headOf(body: ReadableStream<Uint8Array>, max: number): Promise<string> {
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      // Not waited for: a tee's branch cancelled settles only once the other is too.
-      void reader.cancel().catch(() => {});
-      return '';
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }

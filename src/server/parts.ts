@@ -23,3 +23,4 @@ export { ownerMark } from './store/lease.js';
 export { keyPart, withTimeLimit } from './store/store.js';
 export { settleWithin } from './time/time-limit.js';
 export { isRelayed } from './proxy/proxy.js';
+export { readLimited } from './net/http.js';

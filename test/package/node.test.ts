@@ -195,6 +195,7 @@ describe('export lists', () => {
         'keyPart',
         'ownerMark',
         'pendingList',
+        'readLimited',
         'referenceRuleBroken',
         'REGIONS_IN_WORDS',
         'settleWithin',

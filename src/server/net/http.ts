@@ -103,7 +103,7 @@ export const bodyTimedOut = (error: BodyTimeoutError) =>
  * cancelled.
  */
 export async function readCapped(
-  request: Request,
+  request: Pick<Request, 'headers' | 'body'>,
   limit: number,
   timeoutMs = BODY_TIMEOUT_MS,
   signal?: AbortSignal,
@@ -136,7 +136,8 @@ export async function readCapped(
       if (done) break;
       size += value.byteLength;
       if (size > limit) {
-        await reader.cancel();
+        // Not waited for, as above; a tee's branch (a Response's clone) settles only with the other.
+        void reader.cancel().catch(() => {});
         return undefined;
       }
       chunks.push(value);
@@ -156,7 +157,7 @@ export async function readCapped(
  * `BodyTimeoutError` after `timeoutMs` (default `BODY_TIMEOUT_MS`), as `readCapped` does.
  */
 export async function readLimited(
-  request: Request,
+  request: Pick<Request, 'headers' | 'body'>,
   limit: number,
   timeoutMs = BODY_TIMEOUT_MS,
 ): Promise<string | undefined> {
