@@ -9,11 +9,15 @@ import { parseAddress } from '../../net/address.js';
 import { sourceMatcher } from '../../callbacks/sources.js';
 import { plainAddress } from '../../net/http.js';
 
+/** Whether an address is one of the named fronts; none named, none is. */
+const trustedMatcher = (trustedFronts: readonly string[]): ((address: string) => boolean) =>
+  trustedFronts.length ? sourceMatcher(trustedFronts) : () => false;
+
 /** The client address of a request from `socketAddress` carrying `forwardedFor`, given the trusted fronts. */
 export function forwardedAddress(
   trustedFronts: readonly string[],
 ): (socketAddress: string, forwardedFor: string | string[] | undefined) => string {
-  const trusted = trustedFronts.length ? sourceMatcher(trustedFronts) : () => false;
+  const trusted = trustedMatcher(trustedFronts);
   return (socketAddress, forwardedFor) => {
     let address = plainAddress(socketAddress);
     if (!trusted(address) || forwardedFor === undefined) return address;
@@ -37,7 +41,7 @@ export function forwardedAddress(
 export function forwardedProto(
   trustedFronts: readonly string[],
 ): (socketAddress: string, forwardedProto: string | string[] | undefined) => 'http' | 'https' | undefined {
-  const trusted = trustedFronts.length ? sourceMatcher(trustedFronts) : () => false;
+  const trusted = trustedMatcher(trustedFronts);
   return (socketAddress, forwardedProto) => {
     if (!trusted(plainAddress(socketAddress)) || forwardedProto === undefined) return undefined;
     const first = (Array.isArray(forwardedProto) ? forwardedProto.join(',') : forwardedProto).split(',')[0]!;
