@@ -9,6 +9,7 @@ import { DeviceRiskError, ERR_INVALID_CONFIGURATION } from '../errors.js';
 import type { Now } from '../time/clock.js';
 import type { RequestContext } from '../fetch-handler.js';
 import { endpointMessages } from '../messages.js';
+import { BoundedMap } from './bounded-map.js';
 
 /**
  * The shop's own notion of a visitor (the handler's `visitor`): its session or cart id read
@@ -87,15 +88,13 @@ export function checkRateLimit(limit: RateLimit, name: string): RateLimit {
 /** Token buckets per source, in a bounded map (the least recently touched is dropped first). */
 export function createLimiter(limit: RateLimit, now: Now, maxSources = MAX_TRACKED_SOURCES): Limiter {
   const perMs = limit.perMinute / 60_000;
-  const buckets = new Map<string, { tokens: number; at: number }>();
+  const buckets = new BoundedMap<string, { tokens: number; at: number }>(maxSources);
   return {
     take(source) {
       const at = now();
       const last = buckets.get(source);
       const tokens = last ? Math.min(limit.burst, last.tokens + (at - last.at) * perMs) : limit.burst;
-      // Re-inserted on every touch: the map's order is the order of last use.
-      buckets.delete(source);
-      if (buckets.size >= maxSources) buckets.delete(buckets.keys().next().value!);
+      // Set on every touch: the map's order is the order of last use.
       if (tokens >= 1) {
         buckets.set(source, { tokens: tokens - 1, at });
         return 0;

@@ -35,7 +35,7 @@ import { isQuietRetry, ResultPending, TellingLater } from '../callbacks/told.js'
 import { ResultUndeliveredError } from '../callbacks/undelivered.js';
 import { failureAnswer, isPermanent, isUnavailable, namedFailure } from './failure-answer.js';
 import { ownerMark } from '../store/lease.js';
-import { NotedJobs } from './noted-jobs.js';
+import { BoundedMap } from './bounded-map.js';
 import type { createIdempotency } from './idempotency.js';
 import { markStale, readKeyRecord, recordedAnswer as keyRecordAnswer, recordKeyOf, reused } from './key-record.js';
 
@@ -269,13 +269,16 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
   };
 }
 
+/** Jobs a process notes at most (triesCounter, lastErrors): about 10 MB of notes. */
+const NOTED_JOBS_MAX = 100_000;
+
 /**
  * Per job in this process: its failed tries (the backoff of a check that keeps failing). A
  * pending decision's reads are counted apart, in the job (`reading`), so that failures before
  * never shorten its schedule and a restart goes on with it.
  */
 function triesCounter() {
-  const tries = new NotedJobs<number>();
+  const tries = new BoundedMap<string, number>(NOTED_JOBS_MAX);
   return {
     tries,
     /** The run that comes back in `ms`, a failed try counted. */
@@ -366,7 +369,7 @@ function queueFailure(error: unknown): unknown {
  * device_risk.failed). A stale one names its last try's failure here (`lastError`).
  */
 function notCheckedTeller(onError: (error: unknown) => void) {
-  const lastErrors = new NotedJobs<string>();
+  const lastErrors = new BoundedMap<string, string>(NOTED_JOBS_MAX);
   const codeOf = (error: unknown) => (isDeviceRiskError(error) ? error.code : REFUSED_INTERNAL);
   return {
     tried: (job: CheckJob, error: unknown) => void lastErrors.set(job.key, codeOf(error)),

@@ -1,9 +1,10 @@
 /** The bound on outcome-only reports: they write nothing to the store, so they are bounded here. */
 import { DeviceRiskError, ERR_INVALID_CONFIGURATION } from '../errors.js';
 import { endpointMessages } from '../messages.js';
+import { BoundedMap } from './bounded-map.js';
 
 /** How many report keys a process remembers to tell each once; the oldest go first (a count doubled now and then). */
-const REMEMBERED_REPORTS = 10_000;
+export const REMEMBERED_REPORTS = 10_000;
 
 /**
  * The bound on outcome-only reports, in this process only: a token bucket of
@@ -14,7 +15,7 @@ export function outcomeReports(perSecond: number, now: () => number) {
   const capacity = perSecond * 5;
   let tokens = capacity;
   let refilledAt = now();
-  const told = new Set<string>();
+  const told = new BoundedMap<string, true>(REMEMBERED_REPORTS);
   return {
     /** True when a report may be taken now. */
     take(): boolean {
@@ -28,8 +29,7 @@ export function outcomeReports(perSecond: number, now: () => number) {
     /** True the first time this process sees `key`. */
     first(key: string): boolean {
       if (told.has(key)) return false;
-      told.add(key);
-      if (told.size > REMEMBERED_REPORTS) told.delete(told.values().next().value!);
+      told.set(key, true);
       return true;
     },
   };
