@@ -113,6 +113,7 @@ export async function serve(args: string[], options: GatewayOptions = {}, name =
     }
     // A second signal: exit at once. What was accepted stays queued (DATA_DIR's database, or Redis).
     if (stopping) {
+      gateway.flushLog();
       tell(`${signal} again: exiting now; what is queued and undelivered is kept`, STOP);
       process.exit(1);
     }
@@ -123,6 +124,7 @@ export async function serve(args: string[], options: GatewayOptions = {}, name =
     );
     // The deadline holds whatever the store does (a Redis that does not answer holds close() forever).
     setTimeout(() => {
+      gateway!.flushLog();
       tell(
         `not stopped within ${settings.shutdownTimeoutMs} ms (SHUTDOWN_TIMEOUT_MS): exiting; what is queued is kept`,
         {

@@ -97,6 +97,11 @@ export interface Gateway {
    * /healthz and /readyz 503, so that a load balancer turns shoppers away (SHUTDOWN_DRAIN_MS).
    */
   close(drainMs?: number): Promise<void>;
+  /**
+   * Says the lines its log held back (one per code each 10 s), as close() does when it ends:
+   * for a process that exits before (a close that its time limit cut short).
+   */
+  flushLog(): void;
 }
 
 /** What a fleet (REDIS_URL) or one instance (DATA_DIR) keeps: the kit's store, the queue, the outbox's store. */
@@ -104,6 +109,8 @@ interface Keeping {
   store: Store;
   queue: CheckQueue;
   outboxStore: Store;
+  /** Says the store's failures held back in the log (log.ts: rateLimited). */
+  flushLog?: () => void;
   close(): Promise<void>;
 }
 
@@ -135,6 +142,7 @@ async function keeping(settings: GatewaySettings, log: Log): Promise<Keeping> {
       store,
       queue: createBullmqQueue({ connection: client, onError: told }),
       outboxStore: store,
+      flushLog: limited.flush,
       close: () => client.quit().then(() => undefined),
     };
   }
@@ -296,8 +304,10 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
   const admin =
     adminHandler && settings.admin ? await serve(adminHandler, settings.admin.port, settings.admin.host) : undefined;
   outbox.start();
+  const flushLog = () => [refusals.flush, kept.flushLog].forEach((flush) => flush?.());
   return {
     url: urlOf(main),
+    flushLog,
     ...(admin ? { adminUrl: urlOf(admin) } : {}),
     close: (drainMs = 0) =>
       (closing ??= (async () => {
@@ -319,6 +329,7 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
         }
         // Last: no request is left to write to the store or the queue.
         await kept.close();
+        flushLog();
       })()),
   };
 }

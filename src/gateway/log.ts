@@ -5,6 +5,7 @@
  * (docs/gateway.md#logs). Nothing here adds a secret: messages are the kit's, which never
  * carry one. A source that fails over and over (a Redis that went away) is rate-limited.
  */
+import { unrefd } from '../server/time/clock.js';
 import { isDeviceRiskError, NotCheckedError } from '../server/index.js';
 import { OrderTokenError } from './order-token.js';
 import type { LogFormat } from './settings.js';
@@ -54,35 +55,52 @@ export const RATE_LIMIT_WINDOW_MS = 10_000;
 
 /**
  * `log`, at most one line per `key` each window (a Redis that refuses every connection would
- * otherwise write one a few milliseconds apart); the next line that passes says how many were
- * held back. Keys are few (an error's code), and a key's entry goes when its window ends.
+ * otherwise write one a few milliseconds apart). The lines a window held back are said when it
+ * ends, the last one with their count: by the key's next line, or, when none comes, by a timer
+ * that keeps no process alive, whose line opens the next window; by `flush()` at the latest (the
+ * gateway's close). Keys are few (an error's code), and a key's entry goes when its window ends.
  */
 export function rateLimited(log: Log, now: () => number = Date.now, windowMs = RATE_LIMIT_WINDOW_MS) {
-  /** Each key's window: until when it holds lines back, how many it held, and the last it held. */
-  const windows = new Map<string, { until: number; held: number; last?: [string, LogFields | undefined] }>();
+  /** Each key's window: until when it holds lines back, how many it held, the last it held, its timer. */
+  const windows = new Map<
+    string,
+    { until: number; held: number; last?: [string, LogFields | undefined]; timer?: ReturnType<typeof setTimeout> }
+  >();
+  /** Ends `key`'s window: its last line held back said now, and the ones before it counted. */
+  const sayHeld = (key: string): void => {
+    const window = windows.get(key)!;
+    windows.delete(key);
+    clearTimeout(window.timer);
+    if (window.last) log(heldBack(window.last[0], window.held - 1), window.last[1]);
+  };
+  /** A window's end with lines held and none of its key's since: said, and that line opens the next window. */
+  const ended = (key: string): void => {
+    sayHeld(key);
+    windows.set(key, { until: now() + windowMs, held: 0 });
+  };
   const limited = (key: string, message: string, fields?: LogFields): void => {
     const at = now();
     const open = windows.get(key);
     if (open && at < open.until) {
       open.held++;
       open.last = [message, fields];
+      open.timer ??= unrefd(setTimeout(() => ended(key), open.until - at));
       return;
     }
+    if (open) clearTimeout(open.timer);
     windows.delete(key);
-    // A window swept with lines held back says them, so that another key's line never loses
-    // their count (one that no line follows is said by the key's own next line, or not at all).
-    for (const [other, window] of windows) {
-      if (at < window.until) continue;
-      windows.delete(other);
-      // Its last line said now, and the ones before it counted.
-      if (window.last) log(heldBack(window.last[0], window.held - 1), window.last[1]);
-    }
+    // A window swept with lines held back says them, so that another key's line never loses their count.
+    for (const [other, window] of windows) if (at >= window.until) sayHeld(other);
     windows.set(key, { until: at + windowMs, held: 0 });
     const held = open?.held ?? 0;
     log(held > 0 ? `${message} (and ${held} more like it in the last ${windowMs / 1000} s)` : message, fields);
   };
-  /** The keys whose window is open or not yet swept: bounded by the keys seen within one window. */
-  return Object.assign(limited, { tracked: () => windows.size });
+  return Object.assign(limited, {
+    /** The keys whose window is open or not yet swept: bounded by the keys seen within one window. */
+    tracked: () => windows.size,
+    /** Says every line held back now, and ends every window. */
+    flush: () => [...windows.keys()].forEach(sayHeld),
+  });
 }
 
 /** A line held back, said late: with how many more like it were held back before it. */

@@ -171,7 +171,7 @@ function storeFailureTeller(onError: Log, now: () => number) {
     limited(fields.code ?? 'error', `outbox: ${message}`, fields);
   };
   /** The failures told so far: a pump that met one (a claim or a mark refused) is a failed pump. */
-  return Object.assign(tell, { told: () => told });
+  return Object.assign(tell, { told: () => told, flush: limited.flush });
 }
 type StoreFailure = ReturnType<typeof storeFailureTeller>;
 
@@ -425,6 +425,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
       clearInterval(timer);
       await pumping;
       await Promise.all(running);
+      // Its store failures held back are said before the process goes.
+      storeFailure.flush();
     },
   };
 }

@@ -156,6 +156,9 @@ describe('the gateway', () => {
     for (let i = 0; i < 3; i++) expect((await elsewhere()).status).toBe(403);
     expect((await fetch(`${gateway.url}/wp-login.php`)).status).toBe(404);
     expect(log).toEqual(['refused POST /device-risk: 403 origin_not_allowed', 'refused GET unmatched: 404 not_found']);
+    // Held back and never followed: said as the gateway closes, with their count.
+    await gateway.close();
+    expect(log.slice(2)).toEqual(['refused POST /device-risk: 403 origin_not_allowed (and 1 more like it, held back)']);
   });
 
   it('serves /healthz, /openapi.json, the proxy, and answers other paths 404', async () => {

@@ -1,6 +1,6 @@
 // The gateway's log (src/gateway/log.ts): text for a terminal, one JSON object per line for a
 // collector, errors with their code and order, and a failing source rate-limited.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { DeviceRiskError, NotCheckedError } from '../../src/server/index.js';
 import { createLog, errorEvent, rateLimited, RATE_LIMIT_WINDOW_MS, refusedEvent } from '../../src/gateway/log.js';
 
@@ -133,5 +133,46 @@ describe('the gateway log', () => {
     now += RATE_LIMIT_WINDOW_MS;
     limited('store_unavailable', 'outbox: store_unavailable again');
     expect(lines.slice(-2)).toEqual(['outbox: store_full held', 'outbox: store_unavailable again']);
+  });
+
+  it('rate-limited: a window no line follows says what it held back when it ends; that line opens the next', () => {
+    vi.useFakeTimers();
+    try {
+      const lines: string[] = [];
+      const limited = rateLimited((message) => lines.push(message));
+      for (let i = 0; i < 3; i++) limited('store_full', `outbox: store_full ${i}`);
+      vi.advanceTimersByTime(RATE_LIMIT_WINDOW_MS - 1);
+      expect(lines).toEqual(['outbox: store_full 0']);
+      vi.advanceTimersByTime(1);
+      expect(lines).toEqual(['outbox: store_full 0', 'outbox: store_full 2 (and 1 more like it, held back)']);
+      // A failure that goes on: still one line each window.
+      limited('store_full', 'outbox: store_full 3');
+      expect(lines).toHaveLength(2);
+      vi.advanceTimersByTime(RATE_LIMIT_WINDOW_MS);
+      expect(lines.at(-1)).toBe('outbox: store_full 3');
+      // It stopped: the window ends with nothing to say, and no timer is left.
+      vi.advanceTimersByTime(RATE_LIMIT_WINDOW_MS * 3);
+      expect([lines.length, vi.getTimerCount()]).toEqual([3, 0]);
+      limited('store_full', 'outbox: store_full 4');
+      expect(lines.at(-1)).toBe('outbox: store_full 4');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('rate-limited: flush() says every line held back now and ends every window', () => {
+    const lines: string[] = [];
+    const limited = rateLimited(
+      (message) => lines.push(message),
+      () => 0,
+    );
+    limited('a', 'a 1');
+    limited('a', 'a 2');
+    limited('b', 'b 1');
+    limited.flush();
+    expect(lines).toEqual(['a 1', 'b 1', 'a 2']);
+    expect(limited.tracked()).toBe(0);
+    limited('b', 'b 2');
+    expect(lines.at(-1)).toBe('b 2');
   });
 });

@@ -338,6 +338,28 @@ describe('the outbox', () => {
     expect(received.map((r) => r.id)).toEqual(['msg_e15', 'msg_e16']);
   });
 
+  it('a store failure held back and never followed is said as the outbox closes', async () => {
+    const { url } = await shop();
+    const memory = createMemoryStore();
+    const refuse = () => Promise.reject(Object.assign(new Error('database or disk is full'), { code: 'store_full' }));
+    const store = {
+      ...memory,
+      compareAndSet: (...args: Parameters<typeof memory.compareAndSet>) =>
+        args[2].includes('"deliveredAt"') ? refuse() : memory.compareAndSet(...args),
+    } as typeof memory;
+    lines.length = 0;
+    const outbox = outboxOn(store, url);
+    await outbox.add(event('e17'));
+    await outbox.add(event('e18'));
+    await expect.poll(() => lines.filter((line) => line.includes('delivered, but not marked'))).toHaveLength(2);
+    expect(lines.filter((line) => line.includes('disk is full'))).toEqual(['outbox: Error database or disk is full']);
+    await outbox.close();
+    expect(lines.filter((line) => line.includes('disk is full'))).toEqual([
+      'outbox: Error database or disk is full',
+      'outbox: Error database or disk is full',
+    ]);
+  });
+
   it('a remembered delivery another instance took meanwhile is forgotten, its entry left to it, room made', async () => {
     const { url, received } = await shop();
     let clock = Date.now();

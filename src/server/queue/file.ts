@@ -7,7 +7,7 @@
  * visitor's n-th job waits behind every visitor's first. Node, Deno and Bun (node:sqlite;
  * runtimes/checks.mjs). A handler given no queue keeps one in its data directory (default.ts).
  */
-import { systemNow } from '../time/clock.js';
+import { systemNow, unrefd } from '../time/clock.js';
 import { isDeviceRiskError, logError } from '../errors.js';
 import { checkOptions } from '../options-table.js';
 import { openDatabase } from '../sqlite/database.js';
@@ -88,21 +88,21 @@ export function createFileQueue(options: FileQueueOptions): CheckQueue & { idle(
       told(error);
     }
     // Another process may add or leave jobs: looked for again, without keeping the process alive.
-    timer = setTimeout(pump, POLL_MS);
-    (timer as { unref?: () => void }).unref?.();
+    timer = unrefd(setTimeout(pump, POLL_MS));
   }
 
   function start(job: CheckJob): void {
     running++;
     active.add(job.key);
-    const renewal = setInterval(() => {
-      try {
-        rows.renew(job.key, me, leaseMs);
-      } catch (error) {
-        told(error);
-      }
-    }, leaseMs / 3);
-    (renewal as { unref?: () => void }).unref?.();
+    const renewal = unrefd(
+      setInterval(() => {
+        try {
+          rows.renew(job.key, me, leaseMs);
+        } catch (error) {
+          told(error);
+        }
+      }, leaseMs / 3),
+    );
     const going = run!(job)
       .catch((): JobRun => ({ retryInMs: 1000 }))
       .then((result) => settle(job, result))

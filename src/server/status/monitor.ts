@@ -5,7 +5,7 @@
  * Prometheus exposition, the OpenTelemetry gauges and the series alike: a `sum()` over the
  * fleet is then the fleet's (docs/operating.md#metrics-and-the-status-page).
  */
-import { sleep, systemNow, type Now } from '../time/clock.js';
+import { sleep, systemNow, type Now, unrefd } from '../time/clock.js';
 import { DeviceRiskError, ERR_STORE_UNAVAILABLE } from '../errors.js';
 import { statusMessages } from '../messages.js';
 import { checkOptions } from '../options-table.js';
@@ -156,9 +156,8 @@ export function createStatusMonitor(options: StatusMonitorOptions = {}): StatusM
       .catch(onError)
       .finally(() => (sampling = false));
   };
-  const timer = setInterval(tick, intervalMs);
   // The monitor never keeps a process alive.
-  (timer as { unref?: () => void }).unref?.();
+  const timer = unrefd(setInterval(tick, intervalMs));
   tick();
 
   return {

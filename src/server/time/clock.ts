@@ -8,6 +8,16 @@ export type Now = () => number;
 
 export const systemNow: Now = () => Date.now();
 
+/**
+ * `timer`, made to keep no process alive: a wait of the kit's own (a poll, a renewal, a time
+ * limit) never holds a process up. Node's timers have `unref`; other runtimes' are numbers.
+ */
+export const unrefd = <T>(timer: T): T => {
+  // Stryker disable next-line OptionalChaining: Node's timers have unref; edge runtimes' numbers do not
+  (timer as { unref?: () => void }).unref?.();
+  return timer;
+};
+
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 
 /** Resolves after `ms`; rejects with the signal's reason as soon as `signal` aborts. */

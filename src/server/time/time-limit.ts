@@ -6,6 +6,7 @@
  * (renewed while held) and, on the endpoint, the browser's request for ever, and no other
  * instance could take the work over.
  */
+import { unrefd } from './clock.js';
 import { DeviceRiskError, ERR_RESULT_HANDLER_TIMEOUT } from '../errors.js';
 import { timeLimitMessages } from '../messages.js';
 
@@ -33,8 +34,7 @@ export async function callWithin(
     timeoutMs,
   );
   // The limit ends the call's hold on the handler; it never holds the process up itself.
-  // Stryker disable next-line OptionalChaining: Node's timers have unref; edge runtimes' numbers do not
-  (timer as { unref?: () => void }).unref?.();
+  unrefd(timer);
   const aborted = new Promise<never>((_, reject) => {
     if (limit.signal.aborted) reject(limit.signal.reason);
     limit.signal.addEventListener('abort', () => reject(limit.signal.reason));
