@@ -244,6 +244,14 @@ describe('the recipes of deploy/', () => {
         encoding: 'utf8',
       });
       expect(policy.stdout.split('\n')[1]).toBe('noeviction');
+      // At most half its memory limit: an AOF rewrite's fork copies the pages written meanwhile,
+      // and a Redis the kernel kills near its limit never answers "full" (docs/deploy.md).
+      const maxmemory = spawnSync('/usr/bin/redis-cli', ['-s', socket, 'config', 'get', 'maxmemory'], {
+        env: { REDISCLI_AUTH: env.REDIS_PASSWORD },
+        encoding: 'utf8',
+      });
+      const limit = /^(\d+)Mi$/.exec(container!.resources.limits.memory)!;
+      expect(Number(maxmemory.stdout.split('\n')[1]) * 2).toBeLessThanOrEqual(Number(limit[1]) * 2 ** 20);
     } finally {
       server.kill('SIGTERM');
     }
@@ -265,6 +273,7 @@ type RedisContainer = {
   args: string[];
   env: unknown[];
   readinessProbe: { exec: { command: string[] } };
+  resources: { limits: { memory: string } };
 };
 
 /** The manifests' objects as TypeScript typed by kubernetes-models: tsc refuses an unknown or mistyped field. */
