@@ -216,6 +216,8 @@ export const queuedMessages = {
     `the decision of workflow execution ${workflowExecutionId} (${status}) was not told: onResult kept failing for ${Math.round(triedForMs / 60_000)} min (half of idempotencyTtlMs, while the key's record holds the check); the order is told result_undelivered`,
   addUnanswered: (ms: number) =>
     `the queue did not answer an add within ${ms} ms (storeTimeoutMs): the checkout may be held once it answers; answered 503 so that the browser posts again under its key`,
+  addLost:
+    'the queue lost its answer to an add and could not read the job back: the checkout may be held all the same; answered 503 so that the browser posts again under its key',
   lateAddNotHeld: (result: string) =>
     `an add that did not answer in time came back "${result}": the checkout is not held by it (its browser was answered 503 and posts again under its key)`,
   countsUnanswered: (ms: number) =>

@@ -160,6 +160,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     // It may still land when the queue's Redis wakes: neither held nor refused (the gateway leaves
     // its order's claim to its lease); the browser's retry under its key finds it, or adds it.
     if (added === 'late') return markedAnswer(maybeHeldAnswers, onError, addUnansweredFailure(queueTimeoutMs));
+    if (added === 'unanswered') return markedAnswer(maybeHeldAnswers, onError, addLostFailure());
     if (added === 'conflict') return reused();
     // Held (and counted) already, still unconfirmed: the browser is sent back again.
     if (added === 'present-unconfirmed') return heldAnswer(onError, unconfirmedFailure()).answer;
@@ -570,6 +571,7 @@ function acceptanceOf(
     /** What a late add came to: held by it (counted), by another add (nothing), or not held (told). */
     landed: (told: () => void) => (late: AddResult) => {
       if (late === 'added' || late === 'unconfirmed') counted(told);
+      else if (late === 'unanswered') onError(addLostFailure());
       else if (late === 'full' || late === 'conflict')
         onError(
           new DeviceRiskError(ERR_STORE_UNAVAILABLE, queuedMessages.lateAddNotHeld(late), { operation: 'queue' }),
@@ -652,6 +654,13 @@ function heldAnswer(onError: (error: unknown) => void, error: unknown): AfterAdd
  */
 const addUnansweredFailure = (timeoutMs: number): DeviceRiskError =>
   new DeviceRiskError(ERR_STORE_UNAVAILABLE, queuedMessages.addUnanswered(timeoutMs), {
+    status: 503,
+    retryAfter: 1,
+    operation: 'queue',
+  });
+
+const addLostFailure = (): DeviceRiskError =>
+  new DeviceRiskError(ERR_STORE_UNAVAILABLE, queuedMessages.addLost, {
     status: 503,
     retryAfter: 1,
     operation: 'queue',

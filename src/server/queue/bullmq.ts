@@ -391,17 +391,26 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
         backoff: { type: 'fixed', delay: 1000 },
       },
     );
-    // Not held: its turn is given back (a Redis at maxmemory may refuse that too; the turns expire).
-    await adding.catch(async (error: unknown) => {
-      await leave(job.visitor).catch(() => {});
-      throw error;
-    });
+    // Its answer may be lost while the job is held (a connection cut after Redis ran the add,
+    // and the resend refused at maxmemory): a failed add is read back, as a successful one is.
+    const failed = await adding.then(
+      () => undefined,
+      (error: unknown) => ({ error }),
+    );
     // Two instances adding the same key at once: BullMQ keeps the first and adds nothing for
-    // the other (one script, atomic); the job's nonce says whose it is. None held: a job ran
-    // and left meanwhile, whose record the endpoint reads next (queued.ts).
-    const stored = await queue.getJob(jobId);
-    if (!stored || stored.data.addedBy === addedBy) return confirm(redisClient());
-    await leave(job.visitor);
+    // the other (one script, atomic); the job's nonce says whose it is. None held after a
+    // success: a job ran and left meanwhile, whose record the endpoint reads next (queued.ts).
+    let stored: Job<HeldJob> | undefined;
+    try {
+      stored = await queue.getJob(jobId);
+    } catch {
+      // Unread: this add's job, or another's, may be held; its turn stays (the turns expire).
+      return 'unanswered';
+    }
+    if (stored ? stored.data.addedBy === addedBy : !failed) return confirm(redisClient());
+    // Not held by this add: its turn is given back (a Redis at maxmemory may refuse that too; the turns expire).
+    await leave(job.visitor).catch(() => {});
+    if (!stored) throw failed!.error;
     return stored.data.fingerprint === job.fingerprint ? 'present' : 'conflict';
   }
 

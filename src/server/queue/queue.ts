@@ -86,9 +86,12 @@ export const boundFor = (job: Pick<CheckJob, 'lane'>, maxQueued: number, lateAt 
  * its key, or had no room; or held it without the confirmation asked for (Redis WAIT short of
  * its replicas, told to the queue's onError): the job may run, or a failover may take it back.
  * `present-unconfirmed`: found it held, and still without that confirmation (a retry of an
- * `unconfirmed` add): not yet safe to answer 202 either.
+ * `unconfirmed` add): not yet safe to answer 202 either. `unanswered`: the add failed or its
+ * job could not be read back after it, so it may be held all the same (a connection cut after
+ * Redis ran the add): neither held nor refused, answered as an add that did not answer in time.
  */
-export type AddResult = 'added' | 'present' | 'conflict' | 'full' | 'unconfirmed' | 'present-unconfirmed';
+export type AddResult =
+  'added' | 'present' | 'conflict' | 'full' | 'unconfirmed' | 'present-unconfirmed' | 'unanswered';
 
 /**
  * How one run of a job ended: done (checked, or given up and told; `stale`: dropped unchecked
