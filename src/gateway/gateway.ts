@@ -26,6 +26,7 @@ import { DEFAULT_URI_HOOK } from '../shared/constants.js';
 import { createOutbox, type Outbox } from './outbox.js';
 import { createLog, errorEvent, rateLimited, refusedEvent, type Log } from './log.js';
 import { guardAdmin } from './admin-guard.js';
+import { untrustedFrontTeller } from './fronts.js';
 import { sweepFromStart } from './callback-sweep.js';
 import { checkoutDoor } from './checkout-door.js';
 import { createReadiness, readyRoute } from './readiness.js';
@@ -270,7 +271,11 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
     healthRoute(() => closing !== undefined),
     ready,
   ];
-  const nodeOptions = { onError, trustedFronts: settings.trustedFronts };
+  const nodeOptions = {
+    onError,
+    trustedFronts: settings.trustedFronts,
+    onForwardIgnored: untrustedFrontTeller(refusals),
+  };
   const serve = (handler: FetchHandler, port: number, host: string) =>
     listen(
       withTimeouts(

@@ -161,6 +161,20 @@ describe('the gateway', () => {
     expect(log.slice(2)).toEqual(['refused POST /device-risk: 403 origin_not_allowed (and 1 more like it, held back)']);
   });
 
+  it('says a front it does not trust: X-Forwarded-For from a local address ignored, one line each 10 s', async () => {
+    const emulator = await startEmulator();
+    const log: string[] = [];
+    const gateway = await gatewayWith(environment(emulator, (await shop()).url), log);
+    for (let i = 0; i < 3; i++)
+      await (await fetch(`${gateway.url}/healthz`, { headers: { 'x-forwarded-for': '203.0.113.7' } })).text();
+    await (await fetch(`${gateway.url}/healthz`)).text();
+    expect(log.filter((line) => line.includes('forward_ignored'))).toEqual([
+      expect.stringMatching(
+        /^forward_ignored: X-Forwarded-For from 127\.0\.0\.1 ignored, 127\.0\.0\.1 is not in TRUSTED_FRONTS/,
+      ),
+    ]);
+  });
+
   it('serves /healthz, /openapi.json, the proxy, and answers other paths 404', async () => {
     const emulator = await startEmulator();
     const gateway = await gatewayWith(environment(emulator, (await shop()).url, { ADMIN_PORT: '0' }));

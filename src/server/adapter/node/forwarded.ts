@@ -49,3 +49,17 @@ export function forwardedProto(
     return scheme === 'http' || scheme === 'https' ? scheme : undefined;
   };
 }
+
+/**
+ * The address of a request whose X-Forwarded-For is ignored (it comes from no named front);
+ * undefined for one without the header, or from a front.
+ */
+export function forwardIgnored(
+  trustedFronts: readonly string[],
+): (socketAddress: string, forwardedFor: string | string[] | undefined) => string | undefined {
+  const trusted = trustedMatcher(trustedFronts);
+  return (socketAddress, forwardedFor) => {
+    const address = plainAddress(socketAddress);
+    return forwardedFor === undefined || trusted(address) ? undefined : address;
+  };
+}

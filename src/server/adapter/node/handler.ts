@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { bodyTimedOut, isBodyTimeout } from '../../net/http.js';
-import { forwardedAddress, forwardedProto } from './forwarded.js';
+import { forwardedAddress, forwardedProto, forwardIgnored } from './forwarded.js';
 import { logError } from '../../errors.js';
 import type { FetchHandler } from '../../fetch-handler.js';
 import { MESSAGE_PREFIX, nodeMessages } from '../../messages.js';
@@ -24,6 +24,12 @@ export interface NodeHandlerOptions {
    * the socket's address, whatever the header says.
    */
   trustedFronts?: readonly string[];
+  /**
+   * Told of each request that carries X-Forwarded-For from an address not among
+   * `trustedFronts`: its header is ignored. A front left out of the list makes every shopper
+   * behind it one address, which nothing else would say (the gateway logs it).
+   */
+  onForwardIgnored?: (socketAddress: string) => void;
 }
 
 /** An unread body is read to its end before the answer when it declares at most this many bytes, or when none is declared, up to them. */
@@ -70,6 +76,7 @@ export function toNodeHandler(handler: FetchHandler, options: NodeHandlerOptions
   const onError = options.onError ?? logError;
   const clientAddress = forwardedAddress(options.trustedFronts ?? []);
   const clientProto = forwardedProto(options.trustedFronts ?? []);
+  const ignored = forwardIgnored(options.trustedFronts ?? []);
   return (req, res, next) => {
     let request: Request | undefined;
     void (async () => {
@@ -86,6 +93,8 @@ export function toNodeHandler(handler: FetchHandler, options: NodeHandlerOptions
       try {
         const socket = req.socket.remoteAddress ?? '';
         const proto = clientProto(socket, req.headers['x-forwarded-proto']);
+        const ignoredFrom = ignored(socket, req.headers['x-forwarded-for']);
+        if (ignoredFrom !== undefined) options.onForwardIgnored?.(ignoredFrom);
         response = await handler(request, {
           clientAddress: clientAddress(socket, req.headers['x-forwarded-for']),
           ...(proto ? { clientProto: proto } : {}),

@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { forwardedAddress, forwardedProto } from '../../../../src/server/adapter/node/forwarded.js';
+import { forwardedAddress, forwardedProto, forwardIgnored } from '../../../../src/server/adapter/node/forwarded.js';
 import { createFirstPartyProxy, toNodeHandler } from '../../../../src/server/index.js';
 import { closeServers, listening } from '../../../support/http.js';
 
@@ -76,5 +76,35 @@ describe('the scheme the shopper used, behind a named front', () => {
     for (const url of [trusting, plain])
       await (await globalThis.fetch(`${url}/iojs/general5/x.js`, { headers: { 'x-forwarded-proto': 'https' } })).text();
     expect(sent).toEqual(['https', 'http']);
+  });
+});
+
+describe('forwardIgnored', () => {
+  it('names the address of a request whose X-Forwarded-For comes from no named front', () => {
+    const ignored = forwardIgnored(['10.0.0.0/8']);
+    expect(ignored('::ffff:127.0.0.1', '203.0.113.9')).toBe('127.0.0.1');
+    expect(ignored('127.0.0.1', ['203.0.113.9'])).toBe('127.0.0.1');
+    // From a front, or without the header: nothing ignored.
+    expect(ignored('10.1.2.3', '203.0.113.9')).toBeUndefined();
+    expect(ignored('127.0.0.1', undefined)).toBeUndefined();
+    expect(forwardIgnored([])('10.1.2.3', '203.0.113.9')).toBe('10.1.2.3');
+  });
+
+  it('toNodeHandler tells onForwardIgnored of each such request, and of no other', async () => {
+    const ignored: string[] = [];
+    const handler = () => new Response('ok');
+    const onForwardIgnored = (address: string) => ignored.push(address);
+    const plain = await listening(createServer(toNodeHandler(handler, { onForwardIgnored })));
+    const trusting = await listening(
+      createServer(toNodeHandler(handler, { trustedFronts: ['127.0.0.1'], onForwardIgnored })),
+    );
+    const forwarded = { 'x-forwarded-for': '203.0.113.9' };
+    for (const [url, headers] of [
+      [plain, forwarded],
+      [plain, {}],
+      [trusting, forwarded],
+    ] as const)
+      await (await fetch(`${url}/`, { headers })).text();
+    expect(ignored).toEqual(['127.0.0.1']);
   });
 });
