@@ -57,9 +57,35 @@ function environment(args: string[]): Record<string, string | undefined> {
       usage(`cannot read the env file ${path} (${(error as { code?: string }).code ?? 'unreadable'})`);
     }
     // A UTF-8 BOM (Windows editors write one) is no part of the first variable's name.
-    Object.assign(env, parseEnv(text.replace(/^\uFEFF/, '')));
+    const parsed = parseEnv(text.replace(/^\uFEFF/, ''));
+    const cut = commentCut(text, parsed);
+    if (cut)
+      usage(
+        `the env file ${path}, line ${cut.line}: ${cut.name}'s value has a '#', which this reader takes for the start of a comment and others of the same file (docker --env-file, systemd) for part of the value: quote the value (${cut.name}='…'), or put a comment on a line of its own`,
+      );
+    Object.assign(env, parsed);
   }
   return { ...env, ...process.env };
+}
+
+/**
+ * The first line whose unquoted value a `#` cut short (parseEnv reads it as a comment): a
+ * secret with a `#` would otherwise be taken cut, silently, and an inline comment is part of
+ * the value to other readers of the same file (docs/deploy.md). Its value is never said.
+ */
+function commentCut(
+  text: string,
+  parsed: Record<string, string | undefined>,
+): { line: number; name: string } | undefined {
+  const lines = text.split(/\r?\n/);
+  for (const [index, line] of lines.entries()) {
+    const assignment = /^\s*(?:export\s+)?([\w.-]+)\s*=\s*(.*)$/.exec(line);
+    if (!assignment) continue;
+    const [, name, raw] = assignment as unknown as [string, string, string];
+    if (/^['"`]/.test(raw) || !raw.includes('#')) continue;
+    if (parsed[name] !== raw.trim()) return { line: index + 1, name };
+  }
+  return undefined;
 }
 
 function usage(problem: string): never {

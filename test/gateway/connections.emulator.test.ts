@@ -94,12 +94,26 @@ describe('the edges of serve (a process)', () => {
     expect(gateway.output()).toContain(`blackbox-capture serve: cannot read the env file ${missing} (ENOENT)`);
   });
 
+  it("refuses an env file whose unquoted value a '#' would cut, naming the line, never the value", async () => {
+    const { env } = await environment();
+    const secret = `${env.WEBHOOK_SECRET}#tail`;
+    const path = writeEnvFile({ ...env, WEBHOOK_SECRET: secret });
+    const gateway = await startGatewayProcess({}, { args: ['--env-file', path], wait: false, shebang: true });
+    expect(await gateway.exited).toBe(2);
+    const line = Object.keys(env).indexOf('WEBHOOK_SECRET') + 1;
+    expect(gateway.output()).toContain(
+      `blackbox-capture serve: the env file ${path}, line ${line}: WEBHOOK_SECRET's value has a '#'`,
+    );
+    expect(gateway.output()).not.toContain(env.WEBHOOK_SECRET);
+  });
+
   it('reads an env file that starts with a UTF-8 BOM: its first variable is read', async () => {
     const { env } = await environment();
     // CLIENT_ID first: with the BOM in its name it would be missing, and the start refused.
     expect(Object.keys(env)[0]).toBe('CLIENT_ID');
+    // And a '#' in a quoted value: read as written.
     const gateway = await startGatewayProcess(env, {
-      args: ['--env-file', writeEnvFile(env, '\uFEFF')],
+      args: ['--env-file', writeEnvFile({ ...env, NOTE: "'a#b'" }, '\uFEFF')],
       shebang: true,
     });
     expect((await fetch(`${gateway.url}/healthz`)).status).toBe(200);
