@@ -177,6 +177,11 @@ describe('the recipes of deploy/', () => {
     expect(compose.healthcheck.test).toEqual(['CMD', ...(JSON.parse(healthcheck) as string[])]);
     expect(compose.stop_signal).toBe('SIGTERM');
     expect(compose.volumes).toEqual(['data:/var/lib/blackbox-capture']);
+    // One volume name whatever runs it (Compose, podman-compose, podman run as docs/deploy.md writes it).
+    const volumeName = (parse(read('deploy/compose.yaml')) as { volumes: { data: { name: string } } }).volumes.data
+      .name;
+    expect(volumeName).toBe('blackbox-capture-data');
+    expect(read('docs/deploy.md')).toContain(`--volume ${volumeName}:/var/lib/blackbox-capture`);
     expect(compose.build).toMatchObject({ context: '..', dockerfile: 'deploy/Containerfile' });
     const unit = read('deploy/blackbox-capture.service');
     const grace = Number(/^TimeoutStopSec=(\d+)s$/m.exec(unit)![1]);
