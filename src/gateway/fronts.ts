@@ -5,7 +5,7 @@
  * port is published on the host, where the host's front arrives from the container network's
  * gateway address, not from 127.0.0.1.
  */
-import { sourceMatcher } from '../server/callbacks/sources.js';
+import { sourceMatcher } from '../server/parts.js';
 import type { LogFields } from './log.js';
 
 export const FORWARD_IGNORED = 'forward_ignored';

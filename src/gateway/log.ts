@@ -5,7 +5,7 @@
  * (docs/gateway.md#logs). Nothing here adds a secret: messages are the kit's, which never
  * carry one. A source that fails over and over (a Redis that went away) is rate-limited.
  */
-import { unrefd } from '../server/time/clock.js';
+import { unrefd } from '../server/parts.js';
 import { isDeviceRiskError, NotCheckedError } from '../server/index.js';
 import { OrderTokenError } from './order-token.js';
 import type { LogFormat } from './settings.js';

@@ -22,5 +22,6 @@ export { count } from './status/tally.js';
 export { ownerMark } from './store/lease.js';
 export { keyPart, withTimeLimit } from './store/store.js';
 export { settleWithin } from './time/time-limit.js';
+export { unrefd } from './time/clock.js';
 export { isRelayed } from './proxy/proxy.js';
 export { readLimited } from './net/http.js';

@@ -157,8 +157,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     if (refused) return refused;
     const job = await jobOf(client, requestKey ?? ownerMark(), { fingerprint, blackbox, customer, place, now });
     const added = await addWithin(queue, job, lateAt, queueTimeoutMs, onError, acceptance.landed(told));
-    // It may still land when the queue's Redis wakes: neither held nor refused (the gateway leaves
-    // its order's claim to its lease); the browser's retry under its key finds it, or adds it.
+    // Neither held nor refused (a door leaves the order's claim to its lease): the retry finds it, or adds it.
     if (added === 'late') return markedAnswer(maybeHeldAnswers, onError, addUnansweredFailure(queueTimeoutMs));
     if (added === 'unanswered') return markedAnswer(maybeHeldAnswers, onError, addLostFailure());
     if (added === 'conflict') return reused();

@@ -342,6 +342,9 @@ function kitKeysOf(prefix: string, name: string) {
   };
 }
 
+/** A job that could not be read back. */
+const UNREAD = Symbol('unread');
+
 export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { queue: Queue } {
   checkOptions(options, BULLMQ_QUEUE_OPTIONS);
   const name = options.name ?? BULLMQ_QUEUE_OPTIONS.name.default;
@@ -400,13 +403,9 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
     // Two instances adding the same key at once: BullMQ keeps the first and adds nothing for
     // the other (one script, atomic); the job's nonce says whose it is. None held after a
     // success: a job ran and left meanwhile, whose record the endpoint reads next (queued.ts).
-    let stored: Job<HeldJob> | undefined;
-    try {
-      stored = await queue.getJob(jobId);
-    } catch {
-      // Unread: this add's job, or another's, may be held; its turn stays (the turns expire).
-      return 'unanswered';
-    }
+    const stored = await queue.getJob(jobId).catch((): typeof UNREAD => UNREAD);
+    // Unread: this add's job, or another's, may be held; its turn stays (the turns expire).
+    if (stored === UNREAD) return 'unanswered';
     if (stored ? stored.data.addedBy === addedBy : !failed) return confirm(redisClient());
     // Not held by this add: its turn is given back (a Redis at maxmemory may refuse that too; the turns expire).
     await leave(job.visitor).catch(() => {});
