@@ -292,6 +292,9 @@ export const dataMessages = {
     '(sqlite3 <file> .recover reads what is left of it), and start again: a new file is made; ' +
     'what the old one held is not checked until recovered (docs/server.md#the-data-directory)',
   closed: (path: string) => `${path} was closed with its handler: nothing more is written to it here`,
+  laterFormat: (path: string, format: number, known: number) =>
+    `${path} was written by a later release of blackbox-capture (data format ${format}; this one reads up to ${known}): ` +
+    'run that release or a later one on it, so that what it holds is read by the rules it was written by (docs/server.md#the-data-directory)',
   legacyKept: (path: string, taken: number, held: number) =>
     `${path} holds ${held} checkouts of an earlier version; the queue took ${taken} and is full: ` +
     'the journal now holds the rest alone, which the next start adds',

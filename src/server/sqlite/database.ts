@@ -100,6 +100,14 @@ export function databaseFailure(error: unknown, path: string, what: string): unk
   });
 }
 
+/**
+ * The data file's format (SQLite's user_version): its tables, and the records in them. A file
+ * of a later format (a rollback after an upgrade that changed it) is refused at opening, never
+ * read by rules it was not written by; one without (0, made by this or an earlier release of
+ * this format) is marked with it.
+ */
+export const DATA_FORMAT = 1;
+
 const damaged = (path: string, reason: string, cause?: unknown) =>
   new DeviceRiskError(ERR_INVALID_CONFIGURATION, dataMessages.damaged(path, reason), { cause });
 
@@ -166,11 +174,15 @@ export function openDatabase(path: string, schema: string): Database {
         const verdict = rows.map((row) => String(Object.values(row)[0]).replace(/\s+/g, ' ')).join('; ');
         if (verdict !== 'ok') throw damaged(path, verdict);
       }
+      const format = Number(Object.values(connection.prepare('PRAGMA user_version').get()!)[0]);
+      if (format > DATA_FORMAT)
+        throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, dataMessages.laterFormat(path, format, DATA_FORMAT));
       connection.exec('PRAGMA journal_mode = WAL');
       connection.exec('PRAGMA synchronous = FULL');
       // Its temporary tables and sorts in memory: the deploy recipes' root is read-only, /tmp too.
       connection.exec('PRAGMA temp_store = MEMORY');
       connection.exec(schema);
+      if (format < DATA_FORMAT) connection.exec(`PRAGMA user_version = ${DATA_FORMAT}`);
     } catch (error) {
       connection.close();
       throw error;

@@ -16,9 +16,15 @@ import {
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BUSY_TIMEOUT_MS, databaseFailure, openDatabase, sqliteCode } from '../../../src/server/sqlite/database.js';
+import {
+  BUSY_TIMEOUT_MS,
+  DATA_FORMAT,
+  databaseFailure,
+  openDatabase,
+  sqliteCode,
+} from '../../../src/server/sqlite/database.js';
 import { createSqliteStore } from '../../../src/server/sqlite/store.js';
-import { faultyEngine, sqliteError as nodeError } from '../../support/sqlite.js';
+import { faultyEngine, rowsOf, sqliteError as nodeError, writeRows } from '../../support/sqlite.js';
 
 const denoError = (message: string) => Object.assign(new Error(message), { code: 'ERR_SQLITE_ERROR' });
 const pathIn = (name = 'data.sqlite') => join(mkdtempSync(join(tmpdir(), 'bbc-database-')), name);
@@ -127,6 +133,30 @@ describe('the check at start', () => {
         ),
       }),
     );
+  });
+
+  it('a file of a later data format (a rollback after an upgrade) is refused, untouched; an unmarked one is marked', () => {
+    const path = pathIn();
+    const format = (version: number) => writeRows(path, `PRAGMA user_version = ${version}`);
+    const userVersion = () => [
+      rowsOf(path, 'PRAGMA user_version')[0]!.user_version,
+      rowsOf(path, "SELECT name FROM sqlite_master WHERE type = 'table'").length,
+    ];
+    format(DATA_FORMAT + 1);
+    expect(() => openDatabase(path, SCHEMA)).toThrow(
+      expect.objectContaining({
+        code: 'invalid_configuration',
+        message: `[blackbox-capture/server] ${path} was written by a later release of blackbox-capture (data format ${DATA_FORMAT + 1}; this one reads up to ${DATA_FORMAT}): run that release or a later one on it, so that what it holds is read by the rules it was written by (docs/server.md#the-data-directory)`,
+      }),
+    );
+    expect(userVersion()).toEqual([DATA_FORMAT + 1, 0]);
+    // An earlier release's file (unmarked, its rows kept): marked with this format.
+    format(0);
+    openDatabase(path, SCHEMA).close();
+    expect(userVersion()).toEqual([DATA_FORMAT, 1]);
+    format(DATA_FORMAT);
+    openDatabase(path, SCHEMA).close();
+    expect(userVersion()).toEqual([DATA_FORMAT, 1]);
   });
 
   it('a sound file opens, and the same file again in the same process', () => {
