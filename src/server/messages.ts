@@ -145,6 +145,8 @@ export const endpointMessages = {
   notJson: 'The body must be JSON: { "blackbox": "..." }',
   badKey: 'Idempotency-Key must be 8 to 200 visible ASCII characters',
   keyInUse: 'Another attempt with this Idempotency-Key is still running; retry with the same key',
+  staleContended:
+    "a checkout past the trust bound was not given up yet: another run of it writes to its key's record, or its blackbox's upload may still land; its job reads the key again shortly",
   keyReused: 'This Idempotency-Key was used with another request',
   staleKey: 'This checkout waited past the trust bound and was not checked; it is not retried',
   customerUnresolved: 'The customer could not be resolved',

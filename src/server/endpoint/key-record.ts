@@ -19,7 +19,7 @@ import {
   ERR_STORE_UNAVAILABLE,
   isDeviceRiskError,
 } from '../errors.js';
-import { sleep } from '../time/clock.js';
+import { sleep, type Now } from '../time/clock.js';
 import { json, refuse, REFUSED_KEY_REUSED } from '../net/http.js';
 import { endpointMessages } from '../messages.js';
 import { fromStore, keyPart, type Store } from '../store/store.js';
@@ -262,12 +262,16 @@ export function fencedRecord(context: FencedRecordContext, stored: string | unde
  * Whether the check is given up: false when it finished or its blackbox is uploaded meanwhile
  * (a run of the same job elsewhere), so that no failure is told beside its decision.
  */
-export async function markStale(place: RecordPlace, fingerprint: string): Promise<boolean> {
+export async function markStale(place: RecordPlace, fingerprint: string, now: Now): Promise<boolean> {
   const { store, recordKey, ttlMs } = place;
   // Another writer between the read and the write (a run of the same job elsewhere): read again.
   for (let attempt = 0; attempt < 3; attempt++) {
     const { stored, record } = await readRecord(store, recordKey);
     const from = keyStateOf(record);
+    // An upload that may still land (another run's, its intent's time not up): given up only
+    // once it has not, or its blackbox would be at the service of an order told "not checked".
+    if (from.state === 'transacted' && !from.uploaded && from.uploading && now() < from.uploading.until)
+      throw staleContended(Math.ceil((from.uploading.until - now()) / 1000));
     const stale = nextKeyState(from, { type: 'give-up', fingerprint });
     // A final record stays: stale already (given up), or finished (checked, never to be told
     // stale); so does one whose blackbox is uploaded (it is being checked).
@@ -280,6 +284,14 @@ export async function markStale(place: RecordPlace, fingerprint: string): Promis
     // Stryker disable next-line ConditionalExpression: going round again after a write that landed reads it back and returns
     if (await fromStore(written, 'idempotency record write')) return true;
   }
-  // Three writes lost to others, each read again and still open: given up all the same, the trust bound holds.
-  return true;
+  // Three writes lost to others, each read again and still open: another run writes on (a
+  // stalled job taken again). Not given up beside it: the job comes back and reads it again.
+  throw staleContended(1);
 }
+
+/** The stale mark not written for now: the job comes back after `seconds` and reads the key again. */
+const staleContended = (seconds: number) =>
+  new DeviceRiskError(ERR_IDEMPOTENCY_KEY_IN_USE, endpointMessages.staleContended, {
+    retryAfter: Math.min(60, Math.max(1, seconds)),
+    operation: 'store',
+  });

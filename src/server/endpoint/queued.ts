@@ -223,17 +223,17 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
         },
       });
     } catch (caught) {
-      // Another path telling the decision now is no failure: the job comes back for it, quietly.
-      // A Redis at maxmemory is told as the store's (store_full) and waited for, as the handler does.
+      // Another path telling the decision is no failure (quiet); a full Redis is the store's (store_full), waited for.
       const error = namedFailure(caught);
       if (!isQuietRetry(error)) onError(error);
       return failedTry(job, error);
     }
     // Another attempt holds the key (a browser retry, another instance): its lease ends it, and this try comes back.
     if (answer.status === 409) return retryIn(job, 1000 * Number(answer.headers.get('retry-after') ?? 1));
-    // The key was checked (or given up, or taken by another order) before this job ran: a
-    // browser's retry added it as the first job ended. That check was counted; this is none.
-    return finished(job, ran ? 'checked' : 'replayed');
+    // Checked (or taken by another order) before this job ran, which a browser's retry added as the first ended: that
+    // check was counted, this is none. Given up stale (410) by a run whose telling was lost (its process gone), read
+    // by one whose clock is inside the bound: told now, never left silent.
+    return finished(job, ran ? 'checked' : answer.status === 410 ? 'stale' : 'replayed');
   }
 
   function failedTry(job: CheckJob, error: unknown): JobRun | Promise<JobRun> {
@@ -690,7 +690,7 @@ async function givenUpStale(options: QueuedChecksOptions, job: CheckJob, age: nu
     recordKey: recordKeyOf(options.namespace, job.key),
     ttlMs: options.recordTtlMs,
   };
-  if (!(await markStale(place, job.fingerprint))) return false;
+  if (!(await markStale(place, job.fingerprint, options.now))) return false;
   options.onError(
     new DeviceRiskError(
       ERR_BLACKBOX_STALE,

@@ -49,17 +49,19 @@ describe('the reads', () => {
 
 describe('markStale', () => {
   const place = (store = createMemoryStore()) => ({ store, recordKey: 'ns:key-0001', ttlMs: 60_000 });
+  let time = 10_000;
+  const clock = () => time;
 
   it('marks a key with no record, or one still in progress, stale for its time to live', async () => {
     const fresh = place();
     // A key no one wrote is written only if still absent: a record landing meanwhile is kept.
     const absent = vi.spyOn(fresh.store, 'setIfAbsent');
-    expect(await markStale(fresh, 'f')).toBe(true);
+    expect(await markStale(fresh, 'f', clock)).toBe(true);
     expect(absent).toHaveBeenCalledOnce();
     expect(await readRecord(fresh.store, fresh.recordKey)).toMatchObject({ record: { fingerprint: 'f', stale: true } });
     const running = place();
     await running.store.set(running.recordKey, JSON.stringify({ fingerprint: 'f', uploaded: false }), 60_000);
-    expect(await markStale(running, 'f')).toBe(true);
+    expect(await markStale(running, 'f', clock)).toBe(true);
     expect((await readRecord(running.store, running.recordKey)).record).toEqual({ fingerprint: 'f', stale: true });
   });
 
@@ -74,7 +76,7 @@ describe('markStale', () => {
       const stored = JSON.stringify(record);
       await at.store.set(at.recordKey, stored, 60_000);
       const writes = vi.spyOn(at.store, 'compareAndSet');
-      expect(await markStale(at, 'f')).toBe(givenUp);
+      expect(await markStale(at, 'f', clock)).toBe(givenUp);
       expect((await readRecord(at.store, at.recordKey)).stored).toBe(stored);
       expect(writes).not.toHaveBeenCalled();
     }
@@ -89,18 +91,34 @@ describe('markStale', () => {
       await at.store.set(at.recordKey, JSON.stringify({ fingerprint: 'f', result }), 60_000);
       return compareAndSet(...args);
     });
-    expect(await markStale(at, 'f')).toBe(false);
+    expect(await markStale(at, 'f', clock)).toBe(false);
     expect((await readRecord(at.store, at.recordKey)).record).toEqual({ fingerprint: 'f', result });
   });
 
-  it("gives up after three lost writes, writing nothing over another's", async () => {
+  it('after three lost writes, gives up nothing beside the run that writes on: the job comes back (409)', async () => {
     const at = place();
     await at.store.set(at.recordKey, JSON.stringify({ fingerprint: 'f' }), 60_000);
     const lost = vi.spyOn(at.store, 'compareAndSet').mockResolvedValue(false);
-    // Given up all the same: the trust bound holds.
-    expect(await markStale(at, 'f')).toBe(true);
+    await expect(markStale(at, 'f', clock)).rejects.toMatchObject({ code: 'idempotency_key_in_use', retryAfter: 1 });
     expect(lost).toHaveBeenCalledTimes(3);
     expect((await readRecord(at.store, at.recordKey)).record).toEqual({ fingerprint: 'f' });
+  });
+
+  it('waits for an upload that may still land (its intent not yet up), then gives up', async () => {
+    const at = place();
+    const uploading = {
+      fingerprint: 'f',
+      transaction: 'sealed',
+      uploaded: false,
+      uploading: { owner: 'o', until: 12_500 },
+    };
+    await at.store.set(at.recordKey, JSON.stringify(uploading), 60_000);
+    await expect(markStale(at, 'f', clock)).rejects.toMatchObject({ code: 'idempotency_key_in_use', retryAfter: 3 });
+    expect((await readRecord(at.store, at.recordKey)).record).toEqual(uploading);
+    time = 12_500;
+    expect(await markStale(at, 'f', clock)).toBe(true);
+    expect((await readRecord(at.store, at.recordKey)).record).toEqual({ fingerprint: 'f', stale: true });
+    time = 10_000;
   });
 });
 
