@@ -114,6 +114,8 @@ const endsUnchecked = (event: WebhookEvent): boolean => (event.data as { status?
 const recordKey = (execution: string) => `${NAMESPACE}:decision:${keyPart(execution.toLowerCase())}`;
 const orderKey = (reference: string) => `${NAMESPACE}:order:${keyPart(reference)}`;
 const endingKey = (reference: string) => `${NAMESPACE}:ended-unchecked:${keyPart(reference)}`;
+/** The ending mark of an order whose decision is being kept: no failure is sent after it. */
+const DECIDED = 'decided';
 
 /** The order's latest kept event: its record (GET /decisions/{reference}) and the record's key, if any. */
 async function latestEntry(
@@ -151,8 +153,15 @@ async function firstEnding(
     return false;
   }
   const mark = endingKey(reference);
-  if ((await store.setIfAbsent(mark, id, OUTBOX_TTL_MS)) || (await store.get(mark)) === id) return true;
-  onError(`${id} not sent: order ${reference} has ended unchecked already, told once (one outcome per order)`, notSent);
+  if (await store.setIfAbsent(mark, id, OUTBOX_TTL_MS)) return true;
+  const ending = await store.get(mark);
+  if (ending === id) return true;
+  onError(
+    ending === DECIDED
+      ? `${id} not sent: order ${reference} has its decision, told (one outcome per order)`
+      : `${id} not sent: order ${reference} has ended unchecked already, told once (one outcome per order)`,
+    notSent,
+  );
   return false;
 }
 
@@ -382,6 +391,10 @@ export function createOutbox(options: OutboxOptions): Outbox {
       const reference = event.data.customerInternalReference;
       if (reference && endsUnchecked(event) && !(await firstEnding(store, onError, reference, id, listed)))
         return false;
+      // A decision marks its order ended before its record is kept: a failure read meanwhile (its
+      // pointer not yet set) is not sent after it. A failure kept first stays the mark, and the
+      // decision goes all the same (docs/gateway.md: a decision after a failure is sent).
+      if (reference && !endsUnchecked(event)) await store.setIfAbsent(endingKey(reference), DECIDED, OUTBOX_TTL_MS);
       if (!(await store.setIfAbsent(key, JSON.stringify(record), OUTBOX_TTL_MS))) {
         // Kept already. An add cut off after its record (a failed write, a process killed) left
         // it unlisted, and its caller, told of the failure, adds again: never tried, it is

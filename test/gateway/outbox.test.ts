@@ -804,6 +804,40 @@ describe('the outbox, on a scripted shop and a clock of its own', () => {
       .toEqual(['device_risk.decision']);
   });
 
+  it('a failure read while a decision of its order is being kept is not sent after it', async () => {
+    const shop = scripted();
+    const memory = createMemoryStore();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let reached!: () => void;
+    const holding = new Promise<void>((resolve) => (reached = resolve));
+    // The decision's pointer of its order is written last: held until the failure has looked for it.
+    const store = {
+      ...memory,
+      set: async (...args: Parameters<typeof memory.set>) => {
+        if (args[0].includes(':order:')) {
+          reached();
+          await held;
+        }
+        return memory.set(...args);
+      },
+    } as typeof memory;
+    lines.length = 0;
+    const outbox = outboxOn(store, 'https://shop.example/hooks', { fetch: shop.fetch });
+    const deciding = outbox.add(event('exec-r', 'order-r'));
+    await holding;
+    expect(
+      await outbox.add(failureEvent({ customerInternalReference: 'order-r', reason: 'result_not_ready' }, 0)),
+    ).toBe(false);
+    release();
+    expect(await deciding).toBe(true);
+    await outbox.pump();
+    await expect
+      .poll(() => shop.posts.map((post) => JSON.parse(post.init.body as string).type))
+      .toEqual(['device_risk.decision']);
+    expect(lines).toEqual([expect.stringMatching(/^msg_failed_\w+ not sent: order order-r has its decision, told/)]);
+  });
+
   it('an order with its decision told ends unchecked never after: its failure and its expiry are logged, not sent', async () => {
     const shop = scripted();
     lines.length = 0;
