@@ -19,11 +19,13 @@ export interface CallbackRecord {
 }
 
 /**
- * The record's key: one per workflow execution and final status. UUIDs compare
- * case-insensitively, so one execution is one record however its id is written.
+ * The record's key: one per workflow execution, final status and account. UUIDs compare
+ * case-insensitively, so one execution is one record however its id is written. The account
+ * is part of it: a copy naming another account (whose details read is refused, and its record
+ * forgotten) is never the record the genuine callback is answered `duplicate` by.
  */
 export const recordKey = (namespace: string, callback: CallbackBody): string =>
-  `${namespace}:${keyPart(callback.workflowExecution.id.toLowerCase())}:${callback.workflowExecution.status}`;
+  `${namespace}:${keyPart(callback.workflowExecution.id.toLowerCase())}:${callback.workflowExecution.status}:${keyPart(callback.account.id.toLowerCase())}`;
 
 /** The store's namespace of one tenant's callbacks (its client id). */
 export const callbackNamespace = (clientId: string | undefined): string => `${keyPart(clientId ?? '')}:callback`;

@@ -15,6 +15,8 @@ import {
   type DeviceRiskClient,
   type DeviceRiskTransaction,
 } from '../../../src/server/index.js';
+import { callbackNamespace, recordKey } from '../../../src/server/callbacks/record.js';
+import type { CallbackBody } from '../../../src/server/callbacks/types.js';
 import { closeServers, jsonReceiver, serve } from '../../support/http.js';
 import { untilAborted } from '../../support/until-aborted.js';
 
@@ -326,7 +328,7 @@ describe('createCallbackHandler', () => {
     expect(calls).toEqual(['a']);
     skipped = 60_000;
     // While someone holds the lease, a copy calls nothing.
-    const leaseKey = `${encodeURIComponent(client.clientId)}:callback:${(body as { workflowExecution: { id: string } }).workflowExecution.id}:PROCESSED:lease`;
+    const leaseKey = `${recordKey(callbackNamespace(client.clientId), body as CallbackBody)}:lease`;
     await store.set(leaseKey, 'someone', 60_000);
     expect(await (await post(b.url, body)).json()).toEqual({ received: true, duplicate: true });
     await b.handler.idle();

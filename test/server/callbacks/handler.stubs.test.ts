@@ -724,7 +724,9 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     expect(error!.message).toContain(EXECUTION);
     expect(error!.message).toContain(ACCOUNT);
     expect(await listed(store)).toEqual([]);
-    const record = JSON.parse((await store.get(`client-1:callback:${EXECUTION}:PROCESSED`))!) as { state: string };
+    const record = JSON.parse((await store.get(`client-1:callback:${EXECUTION}:PROCESSED:${ACCOUNT}`))!) as {
+      state: string;
+    };
     expect(record.state).toBe('failed');
     await vi.advanceTimersByTimeAsync(10_000);
     expect((await (await handler(send(body()))).json()) as unknown).toEqual({ received: true, duplicate: true });
@@ -859,7 +861,9 @@ describe('callbacks never lost: the pending list and the sweep', () => {
     expect((await handler(send(body()))).status).toBe(503);
     await handler.idle();
     expect(results).toHaveLength(1);
-    expect(JSON.parse((await inner.get(`client-1:callback:${EXECUTION}:PROCESSED`))!)).toMatchObject({ state: 'done' });
+    expect(JSON.parse((await inner.get(`client-1:callback:${EXECUTION}:PROCESSED:${ACCOUNT}`))!)).toMatchObject({
+      state: 'done',
+    });
     expect(await (await handler(send(body()))).json()).toEqual({ received: true, duplicate: true });
     await handler.idle();
     expect(results).toHaveLength(1);
@@ -978,6 +982,50 @@ describe('callbacks for executions the shop never made (any tenant may point its
   const idOf = (n: number) => `66666666-7777-4888-9999-${String(n).padStart(12, '0')}`;
   const callbackFor = bodyOf;
   afterEach(() => unknown.clear());
+
+  it('a genuine callback arriving while a copy naming another account is placed is still told', async () => {
+    const other = '99999999-2222-4333-8444-555555555555';
+    let refuse!: () => void;
+    const refused = new Promise<void>((resolve) => (refuse = resolve));
+    const results: string[] = [];
+    const client = {
+      retrievalOrigin: RETRIEVAL,
+      clientId: 'client-1',
+      async details(ids: { accountId: string }) {
+        // The copy's read: held, then refused (the account is not this tenant's).
+        if (ids.accountId === other) {
+          await refused;
+          throw notFound('details');
+        }
+        return { status: 'PROCESSED' };
+      },
+    } as unknown as DeviceRiskClient;
+    const handler = createCallbackHandler({
+      client,
+      allowedSources: 'any',
+      store: createMemoryStore(),
+      onResult: (r) => void results.push(r.workflowExecutionId),
+      onError: () => {},
+    });
+    const genuine = callbackBody();
+    const copy = {
+      ...genuine,
+      workflowExecution: {
+        ...genuine.workflowExecution,
+        href: `${RETRIEVAL}/api/v1/accounts/${other}/workflow-executions/${EXECUTION}`,
+      },
+      account: { id: other, href: `${RETRIEVAL}/api/v1/accounts/${other}` },
+    };
+    expect((await handler(send(copy))).status).toBe(200);
+    // Not answered `duplicate` by the copy's record: placed, and told.
+    const answer = await handler(send(genuine));
+    expect([answer.status, await answer.text()]).not.toContain('{"duplicate":true}');
+    refuse();
+    await handler.idle();
+    await swept(handler);
+    expect(results).toEqual([EXECUTION]);
+    await handler.close();
+  });
 
   it('a 404 from the details read is final: one read, no retry, no onResult, told as unknown_execution, no record left', async () => {
     const store = listingStore();

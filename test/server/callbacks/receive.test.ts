@@ -6,7 +6,7 @@ import { callbackReceiver, readCallback } from '../../../src/server/callbacks/re
 import { callbackTasks } from '../../../src/server/callbacks/tasks.js';
 import { MAX_UNRECORDED, unrecordedCallbacks } from '../../../src/server/callbacks/unrecorded.js';
 import type { CallbackHandlerOptions, CallbackResult } from '../../../src/server/callbacks/types.js';
-import { callbackBody, EXECUTION, settingsFor, stubClient } from '../../support/callbacks.js';
+import { ACCOUNT, callbackBody, EXECUTION, settingsFor, stubClient } from '../../support/callbacks.js';
 
 /** No callback held in memory, and none taken: the receiver as it was before it could hold one. */
 const holdsNone = { holds: () => false, take: () => false };
@@ -78,7 +78,7 @@ describe('callbackReceiver', () => {
     const receive = callbackReceiver(settings, pending, holdsNone, (key) => received.push(key));
     expect(await (await receive(post(callbackBody()))).json()).toEqual({ received: true });
     expect(await (await receive(post(callbackBody()))).json()).toEqual({ received: true, duplicate: true });
-    const key = `client-1:callback:${callbackBody().workflowExecution.id}:PROCESSED`;
+    const key = `client-1:callback:${callbackBody().workflowExecution.id}:PROCESSED:${callbackBody().account.id}`;
     expect(received).toEqual([key, key]);
     expect((await pending.entries()).map((e) => e.key)).toEqual([key]);
     expect(JSON.parse((await settings.store.get(key))!)).toMatchObject({
@@ -126,7 +126,7 @@ describe('callbackReceiver and statuses that are not final', () => {
 });
 
 describe('callbackReceiver and a store that cannot record (no resend is documented)', () => {
-  const KEY = `client-1:callback:${EXECUTION}:PROCESSED`;
+  const KEY = `client-1:callback:${EXECUTION}:PROCESSED:${ACCOUNT}`;
 
   /** A store whose writes fail while `down` is true. */
   function flakyStore() {

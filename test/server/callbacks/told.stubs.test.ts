@@ -161,7 +161,7 @@ function wired(
   /** The callback's record, done once the callback handler has nothing left to do. */
   const callbackDone = async () => {
     if (!store) return true;
-    const record = await store.get(`client-1:callback:${EXECUTION}:PROCESSED`);
+    const record = await store.get(`client-1:callback:${EXECUTION}:PROCESSED:${ACCOUNT}`);
     return record !== undefined && (JSON.parse(record) as { state: string }).state === 'done';
   };
   const close = async () => {
