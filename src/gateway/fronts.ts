@@ -8,7 +8,7 @@
 import { sourceMatcher } from '../server/parts.js';
 import type { LogFields } from './log.js';
 
-export const FORWARD_IGNORED = 'forward_ignored';
+const FORWARD_IGNORED = 'forward_ignored';
 
 /** Loopback, private, shared (CGNAT) and link-local addresses: where a shop's own front runs. */
 const isLocal = sourceMatcher([

@@ -1,11 +1,13 @@
 // A front left out of TRUSTED_FRONTS, said (src/gateway/fronts.ts): from a local address only.
 import { describe, expect, it } from 'vitest';
-import { FORWARD_IGNORED, untrustedFrontTeller } from '../../src/gateway/fronts.js';
+import { untrustedFrontTeller } from '../../src/gateway/fronts.js';
 
 describe('untrustedFrontTeller', () => {
   it('tells of an ignored X-Forwarded-For from a loopback, private, shared or link-local address', () => {
     const told: string[] = [];
-    const tell = untrustedFrontTeller((key, message, fields) => told.push(`${key} ${fields.code} ${message}`));
+    const tell = untrustedFrontTeller((key, message, fields) =>
+      told.push(`${key} ${fields.level} ${fields.event} ${fields.code} ${message}`),
+    );
     for (const address of [
       '127.0.0.1',
       '10.88.0.1',
@@ -20,7 +22,7 @@ describe('untrustedFrontTeller', () => {
       tell(address);
     expect(told).toHaveLength(9);
     expect(told[1]).toBe(
-      `${FORWARD_IGNORED} ${FORWARD_IGNORED} ${FORWARD_IGNORED}: X-Forwarded-For from 10.88.0.1 ignored, 10.88.0.1 is not in TRUSTED_FRONTS: if a front of yours runs there, every shopper behind it counts as that one address (docs/gateway.md#trusted-fronts)`,
+      `forward_ignored warn gateway forward_ignored forward_ignored: X-Forwarded-For from 10.88.0.1 ignored, 10.88.0.1 is not in TRUSTED_FRONTS: if a front of yours runs there, every shopper behind it counts as that one address (docs/gateway.md#trusted-fronts)`,
     );
   });
 

@@ -160,6 +160,32 @@ describe('the gateway log', () => {
     }
   });
 
+  it("rate-limited: a window's timer goes with it when a line starts the next: it says nothing early", () => {
+    vi.useFakeTimers();
+    try {
+      const lines: string[] = [];
+      let now = 0;
+      const limited = rateLimited(
+        (message) => lines.push(message),
+        () => now,
+      );
+      limited('k', 'k 1');
+      limited('k', 'k 2');
+      vi.advanceTimersByTime(RATE_LIMIT_WINDOW_MS / 2);
+      // The clock the limiter reads passes the window before its timer fires.
+      now = RATE_LIMIT_WINDOW_MS;
+      limited('k', 'k 3');
+      limited('k', 'k 4');
+      // The first window's time: its timer is gone, the second window's comes later.
+      vi.advanceTimersByTime(RATE_LIMIT_WINDOW_MS / 2);
+      expect(lines).toEqual(['k 1', 'k 3 (and 1 more like it in the last 10 s)']);
+      vi.advanceTimersByTime(RATE_LIMIT_WINDOW_MS / 2);
+      expect(lines.at(-1)).toBe('k 4');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('rate-limited: flush() says every line held back now and ends every window', () => {
     const lines: string[] = [];
     const limited = rateLimited(

@@ -270,8 +270,8 @@ export async function markStale(place: RecordPlace, fingerprint: string, now: No
     const from = keyStateOf(record);
     // An upload that may still land (another run's, its intent's time not up): given up only
     // once it has not, or its blackbox would be at the service of an order told "not checked".
-    if (from.state === 'transacted' && !from.uploaded && from.uploading && now() < from.uploading.until)
-      throw staleContended(Math.ceil((from.uploading.until - now()) / 1000));
+    const uploadUntil = (from as { uploading?: { until: number } }).uploading?.until;
+    if (uploadUntil !== undefined && now() < uploadUntil) throw staleContended(Math.ceil((uploadUntil - now()) / 1000));
     const stale = nextKeyState(from, { type: 'give-up', fingerprint });
     // A final record stays: stale already (given up), or finished (checked, never to be told
     // stale); so does one whose blackbox is uploaded (it is being checked).

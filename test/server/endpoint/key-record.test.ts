@@ -99,7 +99,11 @@ describe('markStale', () => {
     const at = place();
     await at.store.set(at.recordKey, JSON.stringify({ fingerprint: 'f' }), 60_000);
     const lost = vi.spyOn(at.store, 'compareAndSet').mockResolvedValue(false);
-    await expect(markStale(at, 'f', clock)).rejects.toMatchObject({ code: 'idempotency_key_in_use', retryAfter: 1 });
+    await expect(markStale(at, 'f', clock)).rejects.toMatchObject({
+      code: 'idempotency_key_in_use',
+      retryAfter: 1,
+      operation: 'store',
+    });
     expect(lost).toHaveBeenCalledTimes(3);
     expect((await readRecord(at.store, at.recordKey)).record).toEqual({ fingerprint: 'f' });
   });
