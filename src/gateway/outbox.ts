@@ -293,6 +293,44 @@ async function figuresOf(pending: ReturnType<typeof pendingList>) {
   return { depth: entries.length, oldestAt: oldest };
 }
 
+/**
+ * The record after an attempt that ended with `failure` (none: delivered): delivered, given up
+ * (past six days since it was kept), or due again after its backoff.
+ */
+function afterAttempt(record: OutboxRecord, failure: string | undefined, options: OutboxOptions, now: () => number) {
+  const attempts = record.attempts + 1;
+  const { owner: _owner, leaseUntil: _lease, ...rest } = record;
+  const waited = now() - Date.parse(record.event.timestamp);
+  const delay = retryDelay(attempts, waited, options);
+  const kept = record.keptAt ?? Date.parse(record.event.timestamp);
+  // Stryker disable next-line ConditionalExpression: a delivered record is marked so first, whatever its age
+  const givenUp = failure !== undefined && now() - kept + delay >= OUTBOX_RETRY_FOR_MS;
+  const next: OutboxRecord =
+    failure === undefined
+      ? { ...rest, attempts, deliveredAt: now() }
+      : givenUp
+        ? { ...rest, attempts, givenUpAt: now(), lastError: failure }
+        : { ...rest, attempts, nextAt: now() + delay, lastError: failure };
+  return { next, attempts, delay, kept, givenUp };
+}
+
+/** A decision given up, counted (the alert's metric) and said with its order. `where`: to whom, for how long. */
+function givenUpTold(onError: Log, record: OutboxRecord, where: string, failure: string, attempts: number): void {
+  count('webhooksGivenUp', {});
+  onError(
+    `decision ${record.id} given up: not delivered to ${where} (${failure}, ${attempts} attempts); GET /decisions shows it for a day more`,
+    {
+      level: 'error',
+      event: 'webhook',
+      code: 'webhook_given_up',
+      reference: record.event.data.customerInternalReference ?? undefined,
+    },
+  );
+}
+
+/** Deliveries a pump tries at once. */
+const ATTEMPTS_AT_ONCE = 32;
+
 export function createOutbox(options: OutboxOptions): Outbox {
   const { store } = options;
   const now = options.now ?? Date.now;
@@ -326,21 +364,13 @@ export function createOutbox(options: OutboxOptions): Outbox {
     const claimed = JSON.stringify({ ...record, owner: me, leaseUntil: at + leaseMs });
     if (!(await store.compareAndSet(key, text, claimed, OUTBOX_TTL_MS))) return;
     claims++;
+    // A claim that landed late (a store that stalled) has too little of its lease left for a
+    // whole POST: another instance may take it meanwhile, and the shop would get two at once.
+    // Left to lapse, and tried again then.
+    if (now() + (options.timeoutMs ?? 10_000) > at + leaseMs) return;
     const { failure, result } = await postEvent(options, send, now, record);
     count('webhooks', { result });
-    const attempts = record.attempts + 1;
-    const { owner: _owner, leaseUntil: _lease, ...rest } = record;
-    const waited = now() - Date.parse(record.event.timestamp);
-    const delay = retryDelay(attempts, waited, options);
-    const kept = record.keptAt ?? Date.parse(record.event.timestamp);
-    // Stryker disable next-line ConditionalExpression: a delivered record is marked so first, whatever its age
-    const givenUp = failure !== undefined && now() - kept + delay >= OUTBOX_RETRY_FOR_MS;
-    const next: OutboxRecord =
-      failure === undefined
-        ? { ...rest, attempts, deliveredAt: now() }
-        : givenUp
-          ? { ...rest, attempts, givenUpAt: now(), lastError: failure }
-          : { ...rest, attempts, nextAt: now() + delay, lastError: failure };
+    const { next, attempts, delay, kept, givenUp } = afterAttempt(record, failure, options, now);
     const marked = await store
       .compareAndSet(key, claimed, JSON.stringify(next), OUTBOX_TTL_MS)
       .catch((error: unknown) => {
@@ -351,10 +381,10 @@ export function createOutbox(options: OutboxOptions): Outbox {
     if (failure === undefined)
       return marked ? pending.remove(key) : unmarked.settle(key, claimed, JSON.stringify(next), record.id, reference);
     if (givenUp) {
-      onError(
-        `decision ${record.id} given up: not delivered to ${target} in ${Math.round((now() - kept) / 3_600_000)} hours (${failure}, ${attempts} attempts); GET /decisions shows it for a day more`,
-        { level: 'error', event: 'webhook', code: 'webhook_given_up', reference },
-      );
+      // Not marked: another instance holds it now (its lease lapsed under a stalled store), and
+      // may have delivered it; the give-up is that instance's to say, if it comes to one.
+      if (!marked) return;
+      givenUpTold(onError, record, `${target} in ${Math.round((now() - kept) / 3_600_000)} hours`, failure, attempts);
       return pending.remove(key);
     }
     onError(
@@ -380,7 +410,13 @@ export function createOutbox(options: OutboxOptions): Outbox {
   async function pumpOnce(): Promise<void> {
     await unmarked.mark();
     const entries = await pending.entries();
-    if (!closed) await Promise.all(entries.map((entry) => track(entry.key)));
+    // A few at a time, the event loop let go between them: a backlog all due at once (a restart
+    // after a long outage) never holds the gateway's answers and timers up (a SQLite store's
+    // calls are synchronous).
+    for (let i = 0; i < entries.length && !closed; i += ATTEMPTS_AT_ONCE) {
+      await Promise.all(entries.slice(i, i + ATTEMPTS_AT_ONCE).map((entry) => track(entry.key)));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
   return {

@@ -14,6 +14,11 @@ import { counterValues } from '../../src/server/status/tally.js';
 import { closeServers, serve } from '../support/http.js';
 
 const KEY = new Uint8Array(24).fill(3);
+/** The gateway's count of decisions given up, in this process. */
+const givenUpCount = () =>
+  counterValues()
+    .filter((counter) => counter.metric === 'webhooksGivenUp')
+    .reduce((sum, counter) => sum + counter.value, 0);
 const SECRET = `whsec_${Buffer.from(KEY).toString('base64')}`;
 const event = (execution: string, order = `order-${execution}`) =>
   decisionEvent(
@@ -172,10 +177,12 @@ describe('the outbox', () => {
     await outbox.pump();
     expect(fields).toHaveLength(2);
     expect(fields.at(-1)).toMatchObject({ level: 'warn', code: 'http_5xx' });
-    // Six days: its last try, then given up.
+    // Six days: its last try, then given up, and counted (the metric an alert reads).
+    const givenUpBefore = givenUpCount();
     clock.now += 60_000;
     await outbox.pump();
     expect(fields).toHaveLength(3);
+    expect(givenUpCount()).toBe(givenUpBefore + 1);
     expect(fields.at(-1)).toEqual({
       level: 'error',
       event: 'webhook',
@@ -193,6 +200,118 @@ describe('the outbox', () => {
     await outbox.pump();
     expect(received).toHaveLength(posts);
     expect(fields).toHaveLength(3);
+    expect(givenUpCount()).toBe(givenUpBefore + 1);
+  });
+
+  it('a backlog all due at once is tried a few at a time, letting the process answer between', async () => {
+    const store = createMemoryStore();
+    // Kept while the receiver refused each: 100 records, each due again at once.
+    const away = outboxOn(store, 'https://shop.example/hooks', {
+      retryDelayMs: 0,
+      maxRetryDelayMs: 0,
+      fetch: async () => new Response(null, { status: 503 }),
+    });
+    for (let i = 0; i < 100; i++) await away.add(event(`b${i}`));
+    await away.close();
+    let inFlight = 0;
+    let most = 0;
+    const back = outboxOn(store, 'https://shop.example/hooks', {
+      fetch: async () => {
+        most = Math.max(most, ++inFlight);
+        await new Promise((resolve) => setImmediate(resolve));
+        inFlight--;
+        return new Response(null, { status: 204 });
+      },
+    });
+    await back.pump();
+    expect(most).toBe(32);
+    expect(await back.figures()).toEqual({ depth: 0, oldestAt: undefined });
+    await back.close();
+  });
+
+  describe('two instances, one store that stalls', () => {
+    const T0 = 1_800_000_000_000;
+    /** A decision kept at T0 whose first try failed, and a clock a second short of its six days. */
+    async function nearGivingUp() {
+      const clock = { now: T0 };
+      const memory = createMemoryStore({ now: () => clock.now });
+      const first = outboxOn(memory, 'https://shop.example/hooks', {
+        now: () => clock.now,
+        fetch: async () => new Response(null, { status: 500 }),
+      });
+      await first.add(event('x1', 'o1'));
+      await first.close();
+      clock.now = T0 + OUTBOX_RETRY_FOR_MS - 1_000;
+      return { clock, memory };
+    }
+
+    it('a claim that lands past most of its lease posts nothing: the other instance delivers, once', async () => {
+      const { clock, memory } = await nearGivingUp();
+      const posts: string[] = [];
+      // A's claim write answers 25 s late (a Redis reconnecting: its commands wait).
+      const late = {
+        ...memory,
+        compareAndSet: async (...args: Parameters<typeof memory.compareAndSet>) => {
+          if (args[2].includes('"leaseUntil"')) clock.now += 25_000;
+          return memory.compareAndSet(...args);
+        },
+      } as typeof memory;
+      lines.length = 0;
+      const a = outboxOn(late, 'https://shop.example/hooks', {
+        now: () => clock.now,
+        fetch: async () => {
+          posts.push('A');
+          return new Response(null, { status: 503 });
+        },
+      });
+      await a.pump();
+      clock.now += 6_000;
+      const b = outboxOn(memory, 'https://shop.example/hooks', {
+        now: () => clock.now,
+        fetch: async () => {
+          posts.push('B');
+          return new Response(null, { status: 204 });
+        },
+      });
+      await b.pump();
+      expect(posts).toEqual(['B']);
+      expect((await b.latest('o1'))?.deliveredAt).toBeDefined();
+      expect(lines.filter((line) => line.includes('given up'))).toEqual([]);
+      await Promise.all([a.close(), b.close()]);
+    });
+
+    it('an instance whose record another took while it posted says no give-up: the other delivered', async () => {
+      const { clock, memory } = await nearGivingUp();
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let posting!: () => void;
+      const posted = new Promise<void>((resolve) => (posting = resolve));
+      lines.length = 0;
+      const givenUpBefore = givenUpCount();
+      const a = outboxOn(memory, 'https://shop.example/hooks', {
+        now: () => clock.now,
+        fetch: async () => {
+          posting();
+          await held;
+          return new Response(null, { status: 503 });
+        },
+      });
+      const pumping = a.pump();
+      await posted;
+      // A's lease lapses while its POST hangs (its time limit is the test's fetch's).
+      clock.now += 31_000;
+      const b = outboxOn(memory, 'https://shop.example/hooks', {
+        now: () => clock.now,
+        fetch: async () => new Response(null, { status: 204 }),
+      });
+      await b.pump();
+      release();
+      await pumping;
+      expect((await b.latest('o1'))?.deliveredAt).toBeDefined();
+      expect(lines.filter((line) => line.includes('given up'))).toEqual([]);
+      expect(givenUpCount()).toBe(givenUpBefore);
+      await Promise.all([a.close(), b.close()]);
+    });
   });
 
   it("a delivery whose record cannot be marked (the disk full): the store's failure and the possible resend are told", async () => {

@@ -13,7 +13,7 @@ const OPS = fileURLToPath(new URL('../../ops/prometheus/', import.meta.url));
 describe.skipIf(!prometheusAvailable())('the alert rules (promtool)', () => {
   it('pass promtool check rules', async () => {
     const { code, output } = await promtool(['check', 'rules', 'alerts.yml'], OPS);
-    expect(output).toContain('SUCCESS: 8 rules found');
+    expect(output).toContain('SUCCESS: 9 rules found');
     expect(code).toBe(0);
   });
 
@@ -33,6 +33,11 @@ describe.skipIf(!prometheusAvailable())('the alert rules (promtool)', () => {
       'an undelivered-decisions rule',
       'max(blackbox_capture_gateway_outbox_oldest_undelivered_seconds) > 900',
       'BlackboxCaptureDecisionsUndelivered',
+    ],
+    [
+      'a given-up decisions rule',
+      'sum(increase(blackbox_capture_gateway_webhooks_given_up_total[1h])) > 0',
+      'BlackboxCaptureDecisionsGivenUp',
     ],
   ])('%s that never fires fails those tests', async (_rule, condition, alert) => {
     const copy = mkdtempSync(join(tmpdir(), 'bbc-rules-'));

@@ -230,6 +230,12 @@ export const METRICS = {
     values: { result: keys(WEBHOOK_RESULTS) },
     help: `Deliveries tried to DECISION_URL, by result: ${listed(WEBHOOK_RESULTS)}`,
   },
+  webhooksGivenUp: {
+    name: 'blackbox_capture.gateway.webhooks_given_up',
+    kind: 'counter',
+    labels: [],
+    help: 'Decisions and failures the gateway gave up on after refused deliveries for six days: each an order the shop never took (GET /decisions shows it a day more)',
+  },
   outboxDepth: {
     name: 'blackbox_capture.gateway.outbox.depth',
     kind: 'gauge',
