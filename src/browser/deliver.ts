@@ -11,7 +11,8 @@ import { retryAfterMs } from './retry-after.js';
 export interface DeliveryFailure {
   /**
    * "network error", "no answer within N ms", or "HTTP 403" followed by the answer's body (the
-   * messages read its code); '' from the core when this chunk did not load.
+   * messages read its code); "body" when the request body could not be built; '' from the core
+   * when this chunk did not load.
    */
   detail: string;
   status?: number | undefined;
@@ -48,19 +49,27 @@ export async function deliver(
   outcome: CaptureOutcome,
   signal?: AbortSignal,
   capturedAt?: number,
-  // The JSON body unless `post.body` builds another: the outcome, the capture nonce and when the
-  // blackbox became final, so that the server can tell its age (left out when there is none:
-  // JSON has no undefined), travel with the blackbox.
-  body: unknown = post.body
-    ? post.body(blackbox, outcome)
-    : { blackbox, outcome, nonce: post.captureNonce, capturedAt },
+  body?: unknown,
 ): Promise<Response> {
   const { url, headers, orderToken, credentials = 'same-origin', maxAttempts = 4, timeoutMs = 10_000 } = post;
   // randomUUID needs a secure context; the key only has to be unique.
   const key =
     crypto.randomUUID?.() ??
     Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
-  const json = JSON.stringify(body);
+  let json: string;
+  try {
+    // The JSON body unless `post.body` builds another: the outcome, the capture nonce and when the
+    // blackbox became final, so that the server can tell its age (left out when there is none:
+    // JSON has no undefined), travel with the blackbox.
+    json = JSON.stringify(
+      body ?? (post.body ? post.body(blackbox, outcome) : { blackbox, outcome, nonce: post.captureNonce, capturedAt }),
+    );
+  } catch (cause) {
+    // A `post.body` that throws, or builds what JSON cannot hold (a BigInt): said, with its cause.
+    // (The message's words are the messages chunk's: deliveryDetail.)
+    const failure: DeliveryFailure = { detail: 'body', cause };
+    throw failure;
+  }
   const init = {
     method: 'POST',
     // The gateway's order token (`orderToken`), when there is one, as its Order-Token header.
@@ -81,17 +90,26 @@ export async function deliver(
   let status: number | undefined;
   let cause: unknown;
   for (let attempt = 1; ; attempt++) {
+    // Aborted before this attempt (a call that ended as its delivery began): nothing is sent.
+    if (signal?.aborted) throw signal.reason;
     let wait = NaN;
     const controller = new AbortController();
     const abort = () => controller.abort(signal!.reason);
     signal?.addEventListener('abort', abort);
     const timer = setTimeout(() => controller.abort(), timeoutMs);
+    // The attempt's time limit holds even for a `post.fetch` that ignores its signal.
+    const expired = new Promise<never>((_, reject) =>
+      controller.signal.addEventListener('abort', () => reject(controller.signal.reason)),
+    );
     try {
-      const response = await (post.fetch ?? fetch)(url, { ...init, signal: controller.signal });
+      const response = await Promise.race([
+        (post.fetch ?? fetch)(url, { ...init, signal: controller.signal }),
+        expired,
+      ]);
       if (response.ok) return response;
       cause = undefined;
       // The body too: the message names the server's error code (a body that cannot be read is a network error).
-      detail = 'HTTP ' + (status = response.status) + (await response.text());
+      detail = 'HTTP ' + (status = response.status) + (await Promise.race([response.text(), expired]));
       // A 409 that says the server is still working on this key (another attempt, maybe on another
       // instance): its Retry-After, or its code where a cross-origin answer hides the header. Any
       // other 409 (an order already checked, a service's refusal) is final.

@@ -21,10 +21,12 @@ export function describe(value: unknown): string {
  * What the delivery chunk reports: "network error", "no answer within N ms", or "HTTP 403"
  * followed by the answer's body, of which a message keeps only the error code, e.g.
  * "HTTP 403 origin_not_allowed" from the server kit's `{ "error": { "code" } }` (or `{ "code" }`);
- * or '', the core's: the chunk did not load (its text here, not in the core's bytes).
+ * "body": the request body could not be built; or '', the core's: the chunk did not load (their
+ * texts here, not in the delivery chunk's or the core's bytes).
  */
 function deliveryDetail(detail: string): string {
   if (detail === '') return 'the delivery code did not load';
+  if (detail === 'body') return 'the request body could not be built (post.body threw, or made what JSON cannot hold)';
   const [, status, body] = /^(HTTP \d+)([^]*)$/.exec(detail) ?? [];
   if (!status) return detail;
   let answer: { code?: unknown; error?: { code?: unknown } } | undefined;

@@ -31,6 +31,45 @@ describe('deliver', () => {
     expect((await sent('bb', () => ({ note: '€'.repeat(22_000) })))[0]).toBe(false);
   });
 
+  it('sends nothing under a signal aborted before it starts: the reason is thrown', async () => {
+    const { fetch, seen } = scriptedFetch([200]);
+    const controller = new AbortController();
+    controller.abort(new Error('gone'));
+    await expect(deliver('bb', { url: '/r', fetch }, outcome, controller.signal)).rejects.toThrow('gone');
+    expect(seen).toHaveLength(0);
+  });
+
+  it('holds its time limit on a post.fetch that ignores its signal, and on a body that never ends', async () => {
+    vi.useFakeTimers();
+    const never = () => new Promise<Response>(() => {});
+    const hung = deliver('bb', { url: '/r', fetch: never, maxAttempts: 2, timeoutMs: 200 }, outcome);
+    const hungCaught = hung.catch((failure: unknown) => failure);
+    await vi.advanceTimersByTimeAsync(200 + 20_000 + 200);
+    expect(await hungCaught).toMatchObject({ detail: 'no answer within 200 ms' });
+    const endless = async () => new Response(new ReadableStream({ start: () => {} }), { status: 503 });
+    const stalled = deliver('bb', { url: '/r', fetch: endless, maxAttempts: 1, timeoutMs: 200 }, outcome);
+    const stalledCaught = stalled.catch((failure: unknown) => failure);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(await stalledCaught).toMatchObject({ detail: 'no answer within 200 ms' });
+  });
+
+  it('a post.body that throws, or builds what JSON cannot hold, is a failure naming it, with its cause', async () => {
+    const { fetch, seen } = scriptedFetch([200]);
+    const broken = new Error('no body');
+    const body = () => {
+      throw broken;
+    };
+    await expect(deliver('bb', { url: '/r', fetch, body }, outcome)).rejects.toEqual({
+      detail: 'body',
+      cause: broken,
+    });
+    await expect(deliver('bb', { url: '/r', fetch, body: () => ({ n: 1n }) }, outcome)).rejects.toMatchObject({
+      detail: 'body',
+      cause: expect.any(TypeError),
+    });
+    expect(seen).toHaveLength(0);
+  });
+
   it('waits 300 ms × 2^attempt at most between attempts without Retry-After (full jitter), and Retry-After: 0 not at all', async () => {
     vi.useFakeTimers();
     vi.spyOn(Math, 'random').mockReturnValue(1); // the longest wait the jitter allows
