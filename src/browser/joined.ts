@@ -88,8 +88,9 @@ export function captureJoined(options: JoinedOptions, listener: MountListener): 
     return stop;
   }
   const { post, ...shared } = given;
-  // Nor the field, which the mount's own call writes.
-  const { onUpdate: _onUpdate, onOutcome: _onOutcome, field: _field, ...delivery } = shared;
+  // Nor the field, which the mount's own call writes; nor its signal: every mount of the
+  // checkout joins one delivery under one key (a mount aborted rejects its own call, not it).
+  const { onUpdate: _onUpdate, onOutcome: _onOutcome, field: _field, signal: _signal, ...delivery } = shared;
   const delivered =
     post === undefined
       ? undefined
