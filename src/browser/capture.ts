@@ -423,7 +423,7 @@ function subscribe(options: NormalizedOptions, field: Field | null, timeoutMs = 
     const target = field ?? ((id && document.getElementById(id)) as Field | null);
     if (target) {
       // An element without a value (a <script>, a <div>) would throw inside the vendor's callback.
-      if (!isField(target)) return finish(fault('invalid_option', ['bbout_element_id', target]));
+      if (!isField(target)) return finish(fault('invalid_option', ['bbout_element_id', target], { blackbox }));
       writeField(target, blackbox);
     }
     safely(onUpdate, blackbox, !!done);

@@ -93,6 +93,8 @@ describe('bbout_element_id naming an element without a value', () => {
     const error = await failure(api.captureBlackbox({ ...ok, timeoutMs: 20_000 }));
     expect(error.code).toBe('invalid_option');
     expect(error.message).toMatch(/"bbout_element_id".*an input or textarea/);
+    // The blackbox the run produced travels with the error (never lost).
+    expect(error.blackbox).toMatch(/^0400/);
     expect(performance.now() - started).toBeLessThan(10_000);
     // The page's other callers still get the blackbox: the run itself was not broken.
     delete w().IGLOO.bbout_element_id;

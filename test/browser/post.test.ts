@@ -472,3 +472,47 @@ describe('orderToken', () => {
     }
   });
 });
+
+describe('a delivery that must not go out twice, or at all', () => {
+  it('a call joining a final run, aborted as it joins: rejects aborted with the blackbox, and posts nothing', async () => {
+    await api.captureBlackbox({ loaderUrl: LOADER_URL });
+    const { fetch, seen } = scriptedFetch([200]);
+    const controller = new AbortController();
+    const call = api.captureBlackbox({ loaderUrl: LOADER_URL, signal: controller.signal, post: { url: '/r', fetch } });
+    controller.abort(new Error('customer left'));
+    const error = await failure(call);
+    expect([error.code, error.blackbox]).toEqual(['aborted', expect.stringMatching(/^0400/)]);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(seen).toHaveLength(0);
+  });
+
+  it('two mounts of one checkout, each with its own signal: one delivery, under one key', async () => {
+    const { captureJoined } = await import('../../src/browser/joined.js');
+    const { fetch, seen } = scriptedFetch([200, 200]);
+    const post = { url: '/r', fetch };
+    let ended = 0;
+    await new Promise<void>((resolve) => {
+      const listener = { update() {}, outcome() {}, ended: () => ++ended === 2 && resolve() };
+      for (const mount of [new AbortController(), new AbortController()])
+        captureJoined({ loaderUrl: LOADER_URL, checkoutId: 'cart-1', signal: mount.signal, post }, listener);
+    });
+    expect(seen).toHaveLength(1);
+  });
+
+  it('a post.body that throws: post_failed naming it, with its cause and the blackbox', async () => {
+    const broken = new Error('no body');
+    const error = await failure(
+      api.captureBlackbox({
+        loaderUrl: LOADER_URL,
+        post: {
+          url: '/r',
+          body: () => {
+            throw broken;
+          },
+        },
+      }),
+    );
+    expect([error.code, error.cause, error.blackbox]).toEqual(['post_failed', broken, expect.stringMatching(/^0400/)]);
+    expect(error.message).toMatch(/the request body could not be built/);
+  });
+});
