@@ -63,7 +63,9 @@ export function orderClaims(store: Store) {
       // The kept mark beside the claim's own write, in one round trip.
       const keep = async () => (await Promise.all([store.set(keptKey, mark, ORDER_CLAIM_TTL_MS), hold()]))[1];
       const release = async () => {
-        if ((await store.get(keptKey)) !== mark) await store.compareAndDelete(key, mark);
+        if ((await store.get(keptKey)) === mark) return;
+        // A retry under this key may have kept the claim between the read and the delete: held again then.
+        if ((await store.compareAndDelete(key, mark)) && (await store.get(keptKey)) === mark) await hold();
       };
       const none = () => Promise.resolve();
       // Twice at most: a claim given back between the two reads (its checkout refused) is claimed again.

@@ -52,6 +52,36 @@ describe('orderClaims', () => {
     expect((await claims.claim('order-2', 'key-2')).refused).toBe(false);
   });
 
+  it("a retry's keep between a refused attempt's read of the kept mark and its delete: the claim is held again", async () => {
+    const memory = createMemoryStore();
+    let gate: (() => void) | undefined;
+    let readKept!: () => void;
+    const readingKept = new Promise<void>((resolve) => (readKept = resolve));
+    const store = {
+      ...memory,
+      // The refused attempt's delete waits (one store round trip) until the retry has kept the claim.
+      compareAndDelete: async (key: string, value: string) => {
+        if (gate === undefined) await new Promise<void>((resolve) => (gate = resolve));
+        return memory.compareAndDelete(key, value);
+      },
+      get: async (key: string) => {
+        const value = await memory.get(key);
+        if (key.endsWith(':kept')) readKept();
+        return value;
+      },
+    };
+    const claims = orderClaims(store);
+    const owner = await claims.claim('order-1', 'key-A');
+    const retry = await claims.claim('order-1', 'key-A');
+    const releasing = owner.release();
+    await readingKept;
+    expect(await retry.keep()).toBe(true);
+    gate!();
+    await releasing;
+    // Another checkout of the order (another tab): refused, the order accepted once.
+    expect((await claims.claim('order-1', 'key-B')).refused).toBe(true);
+  });
+
   it('a claim that changes hands under both rounds is refused, never tried for ever', async () => {
     const { store, asked } = racing(2);
     const claim = await orderClaims(store).claim('order-1', 'key-1');
