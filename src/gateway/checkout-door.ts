@@ -7,7 +7,7 @@
  * signed-in shopper's (CustomerMapping.signedIn), any other a guest's.
  */
 import type { CustomerMapping, Store } from '../server/index.js';
-import { isHeldAnswer, isMaybeHeldAnswer, isStoreAway, withTimeLimit } from '../server/parts.js';
+import { isHeldAnswer, isMaybeHeldAnswer, isStoreAway, landingOf, withTimeLimit } from '../server/parts.js';
 import { orderClaims, ORDER_ALREADY_CHECKED, ORDER_CLAIM_NOT_KEPT, type OrderClaim } from './order-claim.js';
 import { ORDER_TOKEN_HEADER, OrderTokenError, orderKey, orderTokenStatus, verifyOrderToken } from './order-token.js';
 import { toldRefusal, type Log } from './log.js';
@@ -101,7 +101,13 @@ export async function checkoutDoor(options: { store: Store; orderSecret: string;
               reference,
             },
           );
-      } else if (answer.status !== 409 && !isMaybeHeldAnswer(answer)) await claim.release();
+      } else if (isMaybeHeldAnswer(answer)) {
+        // Its add may land later: once the queue holds it, the order is kept for its decision
+        // (no retry under its key may come to keep it: the browser's tries spent meanwhile).
+        void landingOf(answer)
+          ?.then((held) => held && claim.keep())
+          .catch(() => undefined);
+      } else if (answer.status !== 409) await claim.release();
     },
   };
 }

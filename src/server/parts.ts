@@ -12,7 +12,7 @@ export { doublingMs } from './api/retry.js';
 export { isStoreAway } from './errors.js';
 export { pendingList } from './callbacks/pending.js';
 export { sourceMatcher } from './callbacks/sources.js';
-export { isHeldAnswer, isMaybeHeldAnswer } from './endpoint/queued.js';
+export { isHeldAnswer, isMaybeHeldAnswer, landingOf } from './endpoint/queued.js';
 export { DATA_FILE } from './queue/default.js';
 export { importLegacyQueue, importLegacyStore } from './sqlite/legacy.js';
 export { createSqliteStore } from './sqlite/store.js';

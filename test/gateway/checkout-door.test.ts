@@ -410,3 +410,54 @@ describe('the checkout door', () => {
     ]);
   });
 });
+
+describe('an add that answered late, and landed', () => {
+  it('keeps the order once the queue holds it: after the lease, another checkout of it is 409', async () => {
+    const clock = { now: Date.now() };
+    const door = await checkoutDoor({
+      store: createMemoryStore({ now: () => clock.now }),
+      orderSecret: ORDER_SECRET,
+      log: () => {},
+    });
+    const hand = handQueue();
+    const add = hand.queue.add;
+    let slow = true;
+    // The queue's Redis frozen a moment: the add answers after the endpoint's 50 ms, and lands.
+    hand.queue.add = (job, lateAt) =>
+      slow ? new Promise((resolve) => setTimeout(() => resolve(add(job, lateAt)), 200)) : add(job, lateAt);
+    const endpoint = createDeviceRiskHandler({
+      client: stubClient().client,
+      allowedOrigins: [SHOP],
+      workflowKey: 1,
+      queue: hand.queue,
+      checkoutsPerAddress: false,
+      checkoutsPerCustomer: false,
+      storeTimeoutMs: 50,
+      resolveCustomer: (request) => door.resolveCustomer(request),
+      onError: () => {},
+      onResult: () => {},
+    });
+    const token = await mintOrderToken(ORDER_SECRET, { customerInternalReference: 'order-late' });
+    const request = (key: string) =>
+      new Request(`${SHOP}/device-risk`, {
+        method: 'POST',
+        headers: { origin: SHOP, 'content-type': 'application/json', 'idempotency-key': key, 'order-token': token },
+        body: JSON.stringify({ blackbox: blackboxOf(key) }),
+      });
+    const first = request('key-first-0001');
+    const answer = await endpoint(first);
+    await door.answered(first, answer);
+    expect([answer.status, isMaybeHeldAnswer(answer)]).toEqual([503, true]);
+    await vi.waitFor(() => expect(hand.jobs).toHaveLength(1));
+    slow = false;
+    // No retry under its key came: its lease lapses, and the order is still its.
+    clock.now += ORDER_CLAIM_LEASE_MS;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const second = request('key-second-0002');
+    const again = await endpoint(second);
+    await door.answered(second, again);
+    expect(again.status).toBe(409);
+    expect(hand.jobs).toHaveLength(1);
+    await endpoint.close();
+  });
+});

@@ -158,7 +158,7 @@ export function createQueuedChecks(options: QueuedChecksOptions) {
     const job = await jobOf(client, requestKey ?? ownerMark(), { fingerprint, blackbox, customer, place, now });
     const added = await addWithin(queue, job, lateAt, queueTimeoutMs, onError, acceptance.landed(told));
     // Neither held nor refused (a door leaves the order's claim to its lease): the retry finds it, or adds it.
-    if (added === 'late') return markedAnswer(maybeHeldAnswers, onError, addUnansweredFailure(queueTimeoutMs));
+    if (typeof added === 'object') return lateAnswer(added.landing, queueTimeoutMs, onError);
     if (added === 'unanswered') return markedAnswer(maybeHeldAnswers, onError, addLostFailure());
     if (added === 'conflict') return reused();
     // Held (and counted) already, still unconfirmed: the browser is sent back again.
@@ -591,7 +591,7 @@ async function addWithin(
   timeoutMs: number,
   onError: (error: unknown) => void,
   landed: (added: AddResult) => void,
-): Promise<AddResult | 'late'> {
+): Promise<AddResult | { landing: Promise<boolean> }> {
   const adding = Promise.resolve().then(() => queue.add(job, lateAt));
   let late = false;
   const added = await settleWithin(
@@ -605,8 +605,32 @@ async function addWithin(
     if (!late) throw queueFailure(error);
     return 'late' as const;
   });
-  if (added === 'late') adding.then(landed, (error: unknown) => onError(queueFailure(error)));
-  return added;
+  if (added !== 'late') return added;
+  // Whether the queue holds it once it lands (a door keeps the order's claim then: landingOf).
+  const landing = adding.then(
+    (late) => {
+      landed(late);
+      return late === 'added' || late === 'unconfirmed' || late.startsWith('present');
+    },
+    (error: unknown) => {
+      onError(queueFailure(error));
+      return false;
+    },
+  );
+  return { landing };
+}
+
+/** The answers whose add did not answer in time, with whether the queue holds each once it lands. */
+const landings = new WeakMap<Response, Promise<boolean>>();
+
+/** For an answer whose add did not answer in time (isMaybeHeldAnswer): true once its add lands held. */
+export const landingOf = (answer: Response): Promise<boolean> | undefined => landings.get(answer);
+
+/** The 503 of an add that did not answer within `timeoutMs`: neither held nor refused, its landing kept. */
+function lateAnswer(landing: Promise<boolean>, timeoutMs: number, onError: (error: unknown) => void): Response {
+  const answer = markedAnswer(maybeHeldAnswers, onError, addUnansweredFailure(timeoutMs));
+  landings.set(answer, landing);
+  return answer;
 }
 
 /**
