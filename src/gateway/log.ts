@@ -26,9 +26,15 @@ export interface LogFields {
 /** One event of the log: its message, and what a collector indexes it by. */
 export type Log = (message: string, fields?: LogFields) => void;
 
+// eslint-disable-next-line no-control-regex -- the control characters are what the text log escapes
+const CONTROL = /[\u0000-\u001f\u007f]/g;
+const escape = (character: string) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`;
+
 /** A log that writes each event as a line of `format` through `write`. */
 export function createLog(format: LogFormat, write: (line: string) => void, now: () => Date = () => new Date()): Log {
-  if (format === 'text') return (message) => write(`blackbox-capture gateway: ${message}`);
+  // One event, one line: a control character in a message (an order reference holding a line
+  // break) is written escaped (\u000a), never as a line of its own that could pass for another event.
+  if (format === 'text') return (message) => write(`blackbox-capture gateway: ${message.replace(CONTROL, escape)}`);
   return (message, fields = {}) => {
     const { level = 'info', event = 'gateway', code, reference } = fields;
     // A field left undefined is left out by JSON.stringify: no `"code": null` for a collector to index.

@@ -34,6 +34,14 @@ describe('the gateway log', () => {
     expect(lines).toEqual(['blackbox-capture gateway: refused a checkout: origin_not_allowed']);
   });
 
+  it('text: one event, one line: control characters in a message (an order reference) written escaped', () => {
+    const { lines, log } = written('text');
+    log('refused a checkout: order_already_checked (order A-1\nblackbox-capture gateway: forged\t\u0000\u007f)');
+    expect(lines).toEqual([
+      'blackbox-capture gateway: refused a checkout: order_already_checked (order A-1\\u000ablackbox-capture gateway: forged\\u0009\\u0000\\u007f)',
+    ]);
+  });
+
   it('json: one object per line with time, level, event, code and reference when given, and the message', () => {
     const { lines, log } = written('json');
     log('listening');
