@@ -6,7 +6,8 @@
  * /openapi.json and GET /healthz; and an admin listener. No second implementation: each
  * route is the kit's handler (docs/gateway.md).
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, STATUS_CODES, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import {
@@ -282,12 +283,7 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
         createServer(toNodeHandler(handler, nodeOptions)),
         settings.idleTimeoutMs,
         settings.maxConnections,
-        () =>
-          refusals(
-            TOO_MANY_CONNECTIONS,
-            `refused a connection: ${TOO_MANY_CONNECTIONS} (MAX_CONNECTIONS ${settings.maxConnections} held)`,
-            refusedEvent(TOO_MANY_CONNECTIONS),
-          ),
+        (code, message) => refusals(code, message, refusedEvent(code)),
       ),
       port,
       host,
@@ -344,15 +340,51 @@ export async function startGateway(settings: GatewaySettings, options: GatewayOp
  * `idleMs` is closed (a zero-byte connection included), its headers within 10 s, its whole
  * request within 30 s, and a kept-alive one idle past 5 s.
  */
-function withTimeouts(server: Server, idleMs: number, maxConnections: number, refused: () => void): Server {
+function withTimeouts(
+  server: Server,
+  idleMs: number,
+  maxConnections: number,
+  refused: (code: string, message: string) => void,
+): Server {
   // Past it, Node closes a new connection at once ('drop'): told, as every refusal is.
   server.maxConnections = maxConnections;
-  server.on('drop', refused);
+  server.on('drop', () =>
+    refused(
+      TOO_MANY_CONNECTIONS,
+      `refused a connection: ${TOO_MANY_CONNECTIONS} (MAX_CONNECTIONS ${maxConnections} held)`,
+    ),
+  );
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => refuseUnparsed(error, socket, refused));
   server.headersTimeout = Math.min(HEADERS_TIMEOUT_MS, idleMs);
   server.requestTimeout = REQUEST_TIMEOUT_MS;
   server.keepAliveTimeout = Math.min(KEEP_ALIVE_TIMEOUT_MS, idleMs);
   server.setTimeout(idleMs);
   return server;
+}
+
+/** What Node's parser refuses before any handler runs, by its error code: the answer's status and code. */
+const UNPARSED: Record<string, [number, string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'headers_too_large'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'request_timeout'],
+};
+
+/**
+ * A request Node's parser refused (headers over its 16 KiB, a malformed request line, headers
+ * too slow): answered as Node would, in the gateway's JSON, and told (Node alone says nothing).
+ */
+function refuseUnparsed(
+  error: NodeJS.ErrnoException,
+  socket: Duplex,
+  refused: (code: string, message: string) => void,
+) {
+  // The client went away: nothing to answer, nothing refused.
+  if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
+  const [status, code] = UNPARSED[error.code ?? ''] ?? [400, 'bad_request'];
+  refused(code, `refused a request before any route: ${status} ${code} (${error.code ?? 'unparsed'})`);
+  const body = JSON.stringify({ error: { code } });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncache-control: no-store\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`,
+  );
 }
 
 function listen(server: Server, port: number, host: string): Promise<Server> {

@@ -2,6 +2,7 @@
 // checkouts posted with an Order-Token reach DECISION_URL as signed webhooks, once each;
 // refusals are typed; a close with checkouts queued keeps them for the next start.
 import { existsSync, mkdirSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Gateway } from '../../src/gateway/gateway.js';
@@ -159,6 +160,31 @@ describe('the gateway', () => {
     // Held back and never followed: said as the gateway closes, with their count.
     await gateway.close();
     expect(log.slice(2)).toEqual(['refused POST /device-risk: 403 origin_not_allowed (and 1 more like it, held back)']);
+  });
+
+  it("answers and logs what Node's parser refuses before any route: headers too large, a malformed request", async () => {
+    const emulator = await startEmulator();
+    const log: string[] = [];
+    const gateway = await gatewayWith(environment(emulator, (await shop()).url), log);
+    const { hostname, port } = new URL(gateway.url);
+    /** What the gateway answers `raw`, as it comes on the wire, the connection closed after. */
+    const exchange = (raw: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect({ host: hostname, port: Number(port) }, () => socket.write(raw));
+        let answer = '';
+        socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+        socket.on('close', () => resolve(answer));
+        socket.on('error', reject);
+      });
+    const large = await exchange(`GET /healthz HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    expect(large).toMatch(/^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
+    expect(large.endsWith('{"error":{"code":"headers_too_large"}}')).toBe(true);
+    const malformed = await exchange('NOT A REQUEST\r\n\r\n');
+    expect(malformed).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n[^]*\{"error":\{"code":"bad_request"\}\}$/);
+    expect(log).toEqual([
+      'refused a request before any route: 431 headers_too_large (HPE_HEADER_OVERFLOW)',
+      expect.stringMatching(/^refused a request before any route: 400 bad_request \(HPE_\w+\)$/),
+    ]);
   });
 
   it('says a front it does not trust: X-Forwarded-For from a local address ignored, one line each 10 s', async () => {
