@@ -56,15 +56,21 @@ export async function takeLease(
   now: Now = systemNow,
 ): Promise<Lease | undefined> {
   const mark = ownerMark();
+  // Timed on the clock the store's expiries use, and on a monotonic one too: a wall clock
+  // stepped back (NTP, a resumed VM) leaves the first far ahead, while the lease runs out.
   let heldUntil = now() + ttlMs;
+  let heldUntilMonotonic = performance.now() + ttlMs;
   if (!(await claim(store, key, mark, ttlMs, what))) return undefined;
   let taken = false;
   const renewal = setInterval(() => {
-    const sent = now();
+    const [sent, sentMonotonic] = [now(), performance.now()];
     store.compareAndSet(key, mark, mark, ttlMs).then(
       (held) => {
         if (!held) taken = true;
-        else heldUntil = Math.max(heldUntil, sent + ttlMs);
+        else {
+          heldUntil = Math.max(heldUntil, sent + ttlMs);
+          heldUntilMonotonic = Math.max(heldUntilMonotonic, sentMonotonic + ttlMs);
+        }
       },
       () => {},
     );
@@ -75,7 +81,7 @@ export async function takeLease(
     mark,
     get lost() {
       if (taken) return 'taken';
-      return now() >= heldUntil ? 'unconfirmed' : undefined;
+      return now() >= heldUntil || performance.now() >= heldUntilMonotonic ? 'unconfirmed' : undefined;
     },
     async release() {
       clearInterval(renewal);
