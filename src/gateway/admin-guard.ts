@@ -43,7 +43,9 @@ export function guardAdmin(
       );
       return toldRefusal(refusal(421, 'misdirected_request'));
     }
-    if (!isLoopback(context?.clientAddress)) {
+    // Loopback by the socket only: an address a trusted front forwarded (X-Forwarded-For) may be
+    // anyone's, a front that publishes the admin port included, so a forwarded request needs the token.
+    if (!isLoopback(context?.clientAddress) || request.headers.has('x-forwarded-for')) {
       // Compared as digests, in constant time: a wrong bearer learns nothing of the right one.
       const given = digest(request.headers.get('authorization') ?? '');
       if (!expected || !timingSafeEqual(given, expected)) {

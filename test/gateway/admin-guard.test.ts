@@ -90,6 +90,18 @@ describe('the admin guard', () => {
     expect((await ask('/status', 'localhost', address, { authorization: `Bearer ${TOKEN}` })).status).toBe(200);
   });
 
+  it('a request forwarded by a front (X-Forwarded-For) needs the token, whatever address the front names', async () => {
+    const { ask, lines } = guarded();
+    // A trusted front's X-Forwarded-For made the context's address loopback.
+    const forwarded = { 'x-forwarded-for': '127.0.0.1' };
+    expect((await ask('/metrics', 'localhost', '127.0.0.1', forwarded)).status).toBe(401);
+    expect(lines.map(([line]) => line)).toEqual(['refused an admin request: admin_unauthorized']);
+    expect(
+      (await ask('/metrics', 'localhost', '127.0.0.1', { ...forwarded, authorization: `Bearer ${TOKEN}` })).body,
+    ).toBe('inside');
+    expect((await ask('/metrics', 'localhost', '127.0.0.1')).body).toBe('inside');
+  });
+
   it('without ADMIN_TOKEN, refuses every caller off loopback, even one sending "Bearer undefined"', async () => {
     const { ask } = guarded({ hosts: ['localhost'] });
     for (const authorization of ['Bearer undefined', 'Bearer ', ''])
