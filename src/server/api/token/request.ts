@@ -155,7 +155,8 @@ export function createTokenRequest(context: TokenRequestContext): (callerSignal?
             status: response.status,
             operation: 'token',
           });
-          await wait(backoffMs(attempt), lastError);
+          // Its Retry-After, when it gives one (at most the longest the kit waits), as the service's calls do.
+          await wait(backoffMs(attempt, retryAfter, context.maxRetryAfterMs / 1000), lastError);
           continue;
         }
         // 3xx (redirects are not followed), 400, 401, 403: retrying cannot help.

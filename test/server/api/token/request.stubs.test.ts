@@ -138,6 +138,18 @@ describe('createTokenRequest', () => {
     expect(r.sent()).toBe(1);
   });
 
+  it('a 503 with Retry-After waits what the service asked for, as the service calls do; at most the longest wait', async () => {
+    const asked = request([status(503, { 'retry-after': '5' }), TOKEN()], { timeoutMs: 60_000 });
+    await expect(asked.get()).resolves.toBe('at-1');
+    expect(asked.waits).toEqual([5000]);
+    const capped = request([status(503, { 'retry-after': '50' }), TOKEN()], {
+      timeoutMs: 60_000,
+      maxRetryAfterMs: 5000,
+    });
+    await expect(capped.get()).resolves.toBe('at-1');
+    expect(capped.waits).toEqual([5000]);
+  });
+
   it('leaves no timer behind', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     await request([TOKEN()]).get();
