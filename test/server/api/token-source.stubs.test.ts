@@ -141,6 +141,29 @@ describe('the token kept in memory', () => {
     await tokens.invalidate('at-1');
     expect(await tokens.getToken()).toBe('at-2');
   });
+
+  it('a read racing the invalidation of a refused token never brings it back', async () => {
+    const inner = createMemoryStore();
+    // Every store call takes 10 ms: a read can start after the memory copy is forgotten and
+    // before the stored one is deleted.
+    const slow = Object.fromEntries(
+      Object.entries(inner).map(([name, call]) => [
+        name,
+        (...args: unknown[]) =>
+          new Promise((resolve) => setTimeout(resolve, 10)).then(() => (call as (...a: unknown[]) => unknown)(...args)),
+      ]),
+    ) as unknown as Store;
+    const { tokens } = source(tokenService(granted('at-1'), granted('at-2')).fetch, { store: slow });
+    expect(await tokens.getToken()).toBe('at-1');
+    const refused = tokens.invalidate('at-1');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    // Another call's bearer, or the gateway's readiness check, meanwhile.
+    const meanwhile = tokens.getToken();
+    await refused;
+    // The refused call's one retry.
+    expect(await tokens.getToken()).toBe('at-2');
+    expect(await meanwhile).not.toBe('at-1');
+  });
 });
 
 describe('the store a source keeps its token in', () => {

@@ -46,14 +46,19 @@ export function createTokenCache(context: TokenCacheContext): TokenCache {
 
   /** The last token this source read or stored: a fresh one saves a store read per API call. */
   let known: CachedToken | undefined;
+  /**
+   * The last token the service refused: never handed out again, even when a read racing its
+   * invalidation finds it still in the store (the call's one retry would be refused with it too).
+   */
+  let refusedToken: string | undefined;
 
-  /** The stored token, when it is still fresh. */
+  /** The stored token, when it is still fresh (and not the one refused). */
   async function storedToken(): Promise<CachedToken | undefined> {
-    if (known && fresh(known)) return known;
+    if (known && fresh(known) && known.accessToken !== refusedToken) return known;
     const stored = await fromStore(store.get(await keyOf('token')), 'token read');
     if (stored === undefined) return undefined;
     const token = await openToken(stored);
-    if (!token || !fresh(token)) return undefined;
+    if (!token || !fresh(token) || token.accessToken === refusedToken) return undefined;
     return (known = token);
   }
 
@@ -80,6 +85,7 @@ export function createTokenCache(context: TokenCacheContext): TokenCache {
       );
     },
     async invalidate(refused) {
+      if (refused !== undefined) refusedToken = refused;
       if (refused === undefined || known?.accessToken === refused) known = undefined;
       const tokenKey = await keyOf('token');
       const stored = await fromStore(store.get(tokenKey), 'token read');
