@@ -45,6 +45,12 @@ export interface FirstPartyProxyOptions {
   /** Largest POST body forwarded, in bytes. Default 65536. */
   maxBodyBytes?: number;
   /**
+   * Requests one client (the context's `clientAddress`) may have under way at once; past it,
+   * 429 `too_many_requests` with Retry-After, so that one client cannot take the connections
+   * to the collector every shopper shares. Default 16 (a page loads a few scripts at once).
+   */
+  maxRequestsPerClient?: number;
+  /**
    * Cookies set by the collector come back to the browser under this name prefix,
    * confined to the proxy's path, and only cookies with this prefix are forwarded
    * (with the prefix removed): the site's own cookies never reach the vendor. Default `bbc_`.
@@ -77,6 +83,7 @@ export interface ProxyConfig {
   publicHost: string | undefined;
   timeoutMs: number;
   maxBodyBytes: number;
+  maxRequestsPerClient: number;
   onError: (error: unknown) => void;
 }
 
@@ -117,6 +124,7 @@ export function proxyConfig(options: FirstPartyProxyOptions): ProxyConfig {
     publicHost: options.publicHost,
     timeoutMs: options.timeoutMs ?? PROXY_OPTIONS.timeoutMs.default,
     maxBodyBytes: options.maxBodyBytes ?? PROXY_OPTIONS.maxBodyBytes.default,
+    maxRequestsPerClient: options.maxRequestsPerClient ?? PROXY_OPTIONS.maxRequestsPerClient.default,
     onError: options.onError ?? logError,
   };
 }

@@ -69,12 +69,37 @@ async function readBody(
   return answer(413, 'body_too_large');
 }
 
+const noop = () => {};
+
+/**
+ * Each client's requests under way, at most `max`: a slot taken returns its release (once
+ * is enough; again does nothing), none past `max`. An entry lives only while its client has
+ * a request under way.
+ */
+function clientSlots(max: number): (client: string) => (() => void) | undefined {
+  const held = new Map<string, number>();
+  return (client) => {
+    const count = held.get(client) ?? 0;
+    if (count >= max) return undefined;
+    held.set(client, count + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = held.get(client)! - 1;
+      if (left > 0) held.set(client, left);
+      else held.delete(client);
+    };
+  };
+}
+
 export function createFirstPartyProxy(
   options: FirstPartyProxyOptions,
 ): ((request: Request, context?: RequestContext) => Promise<Response>) & { matches(request: Request): boolean } {
   const config = proxyConfig(options);
   const { prefix, upstream, basePath, methods } = config;
   const callUpstream = upstreamCaller(options.fetch);
+  const slots = clientSlots(config.maxRequestsPerClient);
   const matches = (request: Request) => underPrefix(rawPathOf(request), prefix);
 
   const handler = async (request: Request, context?: RequestContext): Promise<Response> => {
@@ -90,9 +115,21 @@ export function createFirstPartyProxy(
     // Stryker disable next-line ConditionalExpression,LogicalOperator,StringLiteral: collectorPath() already keeps the rest a path below the base; this only confirms it
     if (target.origin !== upstream.origin || !target.pathname.startsWith(basePath)) return answer(400, 'bad_path');
 
+    // One client's requests under way at once are bounded: the connections to the collector are every shopper's.
+    const client = context?.clientAddress;
+    const release = client === undefined ? noop : slots(client);
+    if (!release) return answer(429, 'too_many_requests', { 'retry-after': '1' });
     // One clock for the exchange, started before the body is read: a client that trickles its
     // body spends the collector's time, and the request never takes more than timeoutMs.
     const limit = deadline(config.timeoutMs, request.signal);
+    // The exchange's slot goes with its clock: cleared (answered, failed, its body read or
+    // dropped) or run out.
+    const clear = limit.clear.bind(limit);
+    limit.clear = () => {
+      clear();
+      release();
+    };
+    limit.signal.addEventListener('abort', release, { once: true });
     const body = request.method === 'POST' ? await readBody(request, config, limit) : undefined;
     if (body instanceof Response) return body;
 

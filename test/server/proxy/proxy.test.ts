@@ -24,3 +24,41 @@ describe('createFirstPartyProxy with a POST body that breaks', () => {
     expect(fetch).not.toHaveBeenCalled();
   });
 });
+
+describe("createFirstPartyProxy and one client's requests under way", () => {
+  it('holds at most maxRequestsPerClient for one client: past them 429 with Retry-After; others, and it again later, served', async () => {
+    const waiting: Array<() => void> = [];
+    // A collector that answers each request when the test lets it.
+    const fetch = vi.fn<typeof globalThis.fetch>(
+      () =>
+        new Promise<Response>((resolve) =>
+          waiting.push(() => resolve(new Response('ok', { headers: { 'content-type': 'application/javascript' } }))),
+        ),
+    );
+    const iojs = createFirstPartyProxy({ collectorUrl: 'https://collector.example/', fetch, maxRequestsPerClient: 2 });
+    const get = (client: string) => iojs(new Request('http://shop.test/iojs/general5/x.js'), { clientAddress: client });
+    const held = [get('198.51.100.7'), get('198.51.100.7')];
+    const refused = await get('198.51.100.7');
+    expect([refused.status, refused.headers.get('retry-after')]).toEqual([429, '1']);
+    expect(await refused.json()).toMatchObject({ error: { code: 'too_many_requests' } });
+    // Another shopper is served meanwhile.
+    const other = get('203.0.113.9');
+    await vi.waitFor(() => expect(waiting).toHaveLength(3));
+    for (const answer of waiting.splice(0)) answer();
+    expect((await other).status).toBe(200);
+    // Its requests answered and read: its slots are free again.
+    for (const answer of held) await (await answer).text();
+    const again = get('198.51.100.7');
+    await vi.waitFor(() => expect(waiting).toHaveLength(1));
+    waiting[0]!();
+    expect((await again).status).toBe(200);
+  });
+
+  it('by default, sixteen', async () => {
+    const fetch = vi.fn<typeof globalThis.fetch>(() => new Promise<Response>(() => {}));
+    const iojs = createFirstPartyProxy({ collectorUrl: 'https://collector.example/', fetch, timeoutMs: 60_000 });
+    const get = () => iojs(new Request('http://shop.test/iojs/general5/x.js'), { clientAddress: '198.51.100.7' });
+    for (let i = 0; i < 16; i++) void get();
+    expect((await get()).status).toBe(429);
+  });
+});
