@@ -5,7 +5,7 @@ import { createServer } from 'node:http';
 import { createFirstPartyProxy, toNodeHandler } from '../dist/server.js';
 
 // The load comes from one address, the bench's: its requests under way are not capped here
-// (a shop's proxy caps each shopper's at 16, maxRequestsPerClient).
+// (a shop's proxy caps each client's at 64, maxRequestsPerClient).
 const server = createServer(
   toNodeHandler(
     createFirstPartyProxy({ prefix: '/iojs', collectorUrl: process.argv[2], maxRequestsPerClient: 1_000_000 }),

@@ -47,7 +47,8 @@ export interface FirstPartyProxyOptions {
   /**
    * Requests one client (the context's `clientAddress`) may have under way at once; past it,
    * 429 `too_many_requests` with Retry-After, so that one client cannot take the connections
-   * to the collector every shopper shares. Default 16 (a page loads a few scripts at once).
+   * to the collector every shopper shares (256 a collector). Default 64: a page loads a few
+   * scripts at once, and shoppers behind a front left out of the trusted fronts share one address.
    */
   maxRequestsPerClient?: number;
   /**

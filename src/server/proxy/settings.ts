@@ -26,7 +26,7 @@ export const PROXY_OPTIONS = {
     expects: `a list of ${METHOD.expects}`,
   },
   maxBodyBytes: { default: 64 * 1024, ...RULES.positiveInteger },
-  maxRequestsPerClient: { default: 16, ...RULES.positiveInteger },
+  maxRequestsPerClient: { default: 64, ...RULES.positiveInteger },
   cookiePrefix: { default: 'bbc_', ...RULES.text },
   allowCookies: { default: 'none', ...TEXTS },
   trustProxy: { default: false, ...RULES.boolean },
