@@ -20,6 +20,28 @@ describe('takeLease', () => {
     await lease.release();
   });
 
+  it('one whose key another took is told so at its next renewal: taken', async () => {
+    const store = createMemoryStore();
+    const lease = (await takeLease(store, 'k', 300, 'a test'))!;
+    await store.set('k', 'another', 60_000);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(lease.lost).toBe('taken');
+    await lease.release();
+    expect(await store.get('k')).toBe('another');
+  });
+
+  it('one whose wall clock passed its lease, its renewals unanswered, counts it unconfirmed', async () => {
+    let clock = Date.now();
+    const store = createMemoryStore();
+    const away = { ...store, compareAndSet: () => new Promise<boolean>(() => {}) };
+    const lease = (await takeLease(away, 'k', 300, 'a test', () => clock))!;
+    clock += 299;
+    expect(lease.lost).toBeUndefined();
+    clock += 1;
+    expect(lease.lost).toBe('unconfirmed');
+    await lease.release();
+  });
+
   it('one whose renewals are confirmed keeps it', async () => {
     const lease = (await takeLease(createMemoryStore(), 'k', 300, 'a test'))!;
     await new Promise((resolve) => setTimeout(resolve, 450));
