@@ -5,6 +5,7 @@
  * (docs/fleet.md). It runs every `sweepIntervalMs`, and on a callback's arrival after as long
  * (runtimes that freeze between requests run no interval).
  */
+import { unrefd } from '../time/clock.js';
 import type { Deliver } from './delivery.js';
 import type { PendingList } from './pending.js';
 import { parseRecord } from './record.js';
@@ -60,10 +61,8 @@ export function callbackSweep(
     sweepWhenDue() {
       if (tasks.closed) return;
       if (!timer) {
-        timer = setInterval(() => tasks.track(sweep()), sweepIntervalMs);
         // The interval must not keep the process alive: the records wait in the store.
-        // Stryker disable next-line OptionalChaining: every runtime the tests run in has unref; `?.` is for those whose timers are numbers
-        timer.unref?.();
+        timer = unrefd(setInterval(() => tasks.track(sweep()), sweepIntervalMs));
       }
       if (now() - lastSweep >= sweepIntervalMs) tasks.track(sweep());
     },

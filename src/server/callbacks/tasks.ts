@@ -7,6 +7,7 @@
 import { DeviceRiskError, ERR_ABORTED } from '../errors.js';
 import { callbackMessages } from '../messages.js';
 import type { Lease } from '../store/lease.js';
+import { unrefd } from '../time/clock.js';
 
 export interface CallbackTasks {
   /** Aborted by close(): the onResult calls under way. */
@@ -45,13 +46,13 @@ export function callbackTasks(report: (error: unknown) => void): CallbackTasks {
     retryAfter(key, delayMs, run) {
       if (closed) return;
       clearTimeout(retryTimers.get(key));
-      const timer = setTimeout(() => {
-        retryTimers.delete(key);
-        tasks.track(run());
-      }, delayMs);
       // A retry waits in the store too: it must not keep the process alive.
-      // Stryker disable next-line OptionalChaining: every runtime the tests run in has unref; `?.` is for those whose timers are numbers
-      timer.unref?.();
+      const timer = unrefd(
+        setTimeout(() => {
+          retryTimers.delete(key);
+          tasks.track(run());
+        }, delayMs),
+      );
       retryTimers.set(key, timer);
     },
     hasRetry: (key) => retryTimers.has(key),

@@ -2,7 +2,7 @@
  * Leases and claims: how one instance of a fleet takes a key for a while (the token lock,
  * an Idempotency-Key being worked on, a callback being handled) through any `Store`.
  */
-import { systemNow, type Now } from '../time/clock.js';
+import { systemNow, type Now, unrefd } from '../time/clock.js';
 import { fromStore, type Store } from './store.js';
 
 /** A value no other writer can produce: the owner mark of a claim or a lease. */
@@ -62,21 +62,22 @@ export async function takeLease(
   let heldUntilMonotonic = performance.now() + ttlMs;
   if (!(await claim(store, key, mark, ttlMs, what))) return undefined;
   let taken = false;
-  const renewal = setInterval(() => {
-    const [sent, sentMonotonic] = [now(), performance.now()];
-    store.compareAndSet(key, mark, mark, ttlMs).then(
-      (held) => {
-        if (!held) taken = true;
-        else {
-          heldUntil = Math.max(heldUntil, sent + ttlMs);
-          heldUntilMonotonic = Math.max(heldUntilMonotonic, sentMonotonic + ttlMs);
-        }
-      },
-      () => {},
-    );
-  }, ttlMs / 3);
   // A lease never keeps a process alive: one that exits loses it within ttlMs, as a dead one does.
-  renewal.unref?.();
+  const renewal = unrefd(
+    setInterval(() => {
+      const [sent, sentMonotonic] = [now(), performance.now()];
+      store.compareAndSet(key, mark, mark, ttlMs).then(
+        (held) => {
+          if (!held) taken = true;
+          else {
+            heldUntil = Math.max(heldUntil, sent + ttlMs);
+            heldUntilMonotonic = Math.max(heldUntilMonotonic, sentMonotonic + ttlMs);
+          }
+        },
+        () => {},
+      );
+    }, ttlMs / 3),
+  );
   return {
     mark,
     get lost() {
