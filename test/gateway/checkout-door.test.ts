@@ -414,11 +414,8 @@ describe('the checkout door', () => {
 describe('an add that answered late, and landed', () => {
   it('keeps the order once the queue holds it: after the lease, another checkout of it is 409', async () => {
     const clock = { now: Date.now() };
-    const door = await checkoutDoor({
-      store: createMemoryStore({ now: () => clock.now }),
-      orderSecret: ORDER_SECRET,
-      log: () => {},
-    });
+    const store = createMemoryStore({ now: () => clock.now });
+    const door = await checkoutDoor({ store, orderSecret: ORDER_SECRET, log: () => {} });
     const hand = handQueue();
     const add = hand.queue.add;
     let slow = true;
@@ -450,9 +447,10 @@ describe('an add that answered late, and landed', () => {
     expect([answer.status, isMaybeHeldAnswer(answer)]).toEqual([503, true]);
     await vi.waitFor(() => expect(hand.jobs).toHaveLength(1));
     slow = false;
+    // Kept once its add landed (the door's kept mark beside the claim).
+    await expect.poll(() => store.get('gateway:order-claim:order-late:kept')).toBe('key-first-0001');
     // No retry under its key came: its lease lapses, and the order is still its.
     clock.now += ORDER_CLAIM_LEASE_MS;
-    await new Promise((resolve) => setTimeout(resolve, 50));
     const second = request('key-second-0002');
     const again = await endpoint(second);
     await door.answered(second, again);

@@ -24,8 +24,7 @@ describe('takeLease', () => {
     const store = createMemoryStore();
     const lease = (await takeLease(store, 'k', 300, 'a test'))!;
     await store.set('k', 'another', 60_000);
-    await new Promise((resolve) => setTimeout(resolve, 150));
-    expect(lease.lost).toBe('taken');
+    await expect.poll(() => lease.lost).toBe('taken');
     await lease.release();
     expect(await store.get('k')).toBe('another');
   });
@@ -34,17 +33,32 @@ describe('takeLease', () => {
     let clock = Date.now();
     const store = createMemoryStore();
     const away = { ...store, compareAndSet: () => new Promise<boolean>(() => {}) };
-    const lease = (await takeLease(away, 'k', 300, 'a test', () => clock))!;
-    clock += 299;
+    // A lease long on the monotonic clock: only the store's clock, moved by the test, runs it out.
+    const lease = (await takeLease(away, 'k', 600_000, 'a test', () => clock))!;
+    clock += 599_999;
     expect(lease.lost).toBeUndefined();
     clock += 1;
     expect(lease.lost).toBe('unconfirmed');
     await lease.release();
   });
 
-  it('one whose renewals are confirmed keeps it', async () => {
-    const lease = (await takeLease(createMemoryStore(), 'k', 300, 'a test'))!;
-    await new Promise((resolve) => setTimeout(resolve, 450));
+  it('one whose renewals are confirmed keeps it past its first term', async () => {
+    const store = createMemoryStore();
+    let renewed = 0;
+    const counting = {
+      ...store,
+      compareAndSet: async (...args: Parameters<typeof store.compareAndSet>) => {
+        const held = await store.compareAndSet(...args);
+        renewed++;
+        return held;
+      },
+    };
+    // Renewed every second; the test reads it once four renewals were confirmed (past its 3 s
+    // term), however slowly the machine runs them.
+    const lease = (await takeLease(counting, 'k', 3000, 'a test'))!;
+    const started = performance.now();
+    await expect.poll(() => renewed, { timeout: 30_000, interval: 50 }).toBeGreaterThanOrEqual(4);
+    expect(performance.now() - started).toBeGreaterThan(3000);
     expect(lease.lost).toBeUndefined();
     await lease.release();
   });
