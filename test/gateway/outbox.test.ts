@@ -257,22 +257,19 @@ describe('the outbox', () => {
         },
       } as typeof memory;
       lines.length = 0;
-      const a = outboxOn(late, 'https://shop.example/hooks', {
-        now: () => clock.now,
-        fetch: async () => {
-          posts.push('A');
-          return new Response(null, { status: 503 });
-        },
-      });
+      /** An instance on `store` whose receiver answers `status`, each POST noted as `name`. */
+      const instance = (store: typeof memory, name: string, status: number) =>
+        outboxOn(store, 'https://shop.example/hooks', {
+          now: () => clock.now,
+          fetch: async () => {
+            posts.push(name);
+            return new Response(null, { status });
+          },
+        });
+      const a = instance(late, 'A', 503);
       await a.pump();
       clock.now += 6_000;
-      const b = outboxOn(memory, 'https://shop.example/hooks', {
-        now: () => clock.now,
-        fetch: async () => {
-          posts.push('B');
-          return new Response(null, { status: 204 });
-        },
-      });
+      const b = instance(memory, 'B', 204);
       await b.pump();
       expect(posts).toEqual(['B']);
       expect((await b.latest('o1'))?.deliveredAt).toBeDefined();

@@ -283,23 +283,33 @@ describe.skipIf(!haveRedis)('createBullmqQueue', () => {
     }
   });
 
+  /**
+   * `a`'s BullMQ adds run, then their answer is lost (the connection cut after the script ran,
+   * a resend refused): `after` runs between. Returns what puts the queue back as it was.
+   */
+  function answersLost(a: ReturnType<typeof instance>, after: (queue: typeof a.queue.queue) => void = () => {}) {
+    const queue = a.queue.queue;
+    const [add, getJob] = [queue.add.bind(queue), queue.getJob.bind(queue)];
+    queue.add = (async (...args: Parameters<typeof add>) => {
+      await add(...args);
+      after(queue);
+      throw new Error('Connection is closed.');
+    }) as typeof add;
+    return () => Object.assign(queue, { add, getJob });
+  }
+
   it('an add whose answer is lost after Redis ran it: read back, held, 202; one check', async () => {
     const svc = service();
     const results: string[] = [];
     const a = instance('a', svc, 'lost-answer', results, { store: createMemoryStore() });
-    const bullAdd = a.queue.queue.add.bind(a.queue.queue);
+    const restore = answersLost(a);
     try {
-      // The connection cut after the script ran (a resend then refused): the add rejects, the job is held.
-      a.queue.queue.add = (async (...args: Parameters<typeof bullAdd>) => {
-        await bullAdd(...args);
-        throw new Error('Connection is closed.');
-      }) as typeof bullAdd;
       expect((await a.handler(post('key-lost', 'order-lost'))).status).toBe(202);
       await until(() => results.length === 1);
       expect(svc.calls.filter((call) => call.startsWith('create order-lost '))).toHaveLength(1);
       expect(a.errors).toEqual([]);
     } finally {
-      a.queue.queue.add = bullAdd;
+      restore();
       await a.close();
     }
   });
@@ -308,17 +318,12 @@ describe.skipIf(!haveRedis)('createBullmqQueue', () => {
     const svc = service();
     const results: string[] = [];
     const a = instance('a', svc, 'lost-unread', results, { store: createMemoryStore() });
-    const bullAdd = a.queue.queue.add.bind(a.queue.queue);
-    const getJob = a.queue.queue.getJob.bind(a.queue.queue);
+    const restore = answersLost(a, (queue) => {
+      queue.getJob = () => Promise.reject(new Error('Connection is closed.'));
+    });
     try {
-      a.queue.queue.add = (async (...args: Parameters<typeof bullAdd>) => {
-        await bullAdd(...args);
-        a.queue.queue.getJob = () => Promise.reject(new Error('Connection is closed.'));
-        throw new Error('Connection is closed.');
-      }) as typeof bullAdd;
       const answer = await a.handler(post('key-unread', 'order-unread'));
-      a.queue.queue.add = bullAdd;
-      a.queue.queue.getJob = getJob;
+      restore();
       // Neither held nor refused: a door keeps the order's claim (isMaybeHeldAnswer), the browser posts again.
       expect([answer.status, answer.headers.get('retry-after'), isMaybeHeldAnswer(answer)]).toEqual([503, '1', true]);
       expect(a.errors).toEqual(['store_unavailable']);
@@ -326,8 +331,7 @@ describe.skipIf(!haveRedis)('createBullmqQueue', () => {
       expect([200, 202]).toContain((await a.handler(post('key-unread', 'order-unread'))).status);
       expect(svc.calls.filter((call) => call.startsWith('create order-unread '))).toHaveLength(1);
     } finally {
-      a.queue.queue.add = bullAdd;
-      a.queue.queue.getJob = getJob;
+      restore();
       await a.close();
     }
   });
