@@ -13,6 +13,7 @@
 import { deadline } from '../time/deadline.js';
 import { BodyTimeoutError, bodyTimedOut, isBodyTimeout, readCapped } from '../net/http.js';
 import { validHost } from '../net/host.js';
+import { addressGroup, DEFAULT_ADDRESS_PREFIX } from '../net/address.js';
 import { recordProxy } from '../metrics.js';
 import type { ProxyResult } from '../status/names.js';
 import type { RequestContext } from '../fetch-handler.js';
@@ -116,8 +117,10 @@ export function createFirstPartyProxy(
     if (target.origin !== upstream.origin || !target.pathname.startsWith(basePath)) return answer(400, 'bad_path');
 
     // One client's requests under way at once are bounded: the connections to the collector are every shopper's.
+    // One visitor is one IPv4 address or one IPv6 /64, as admission counts them: a client that
+    // rotates addresses within its /64 is one client.
     const client = context?.clientAddress;
-    const release = client === undefined ? noop : slots(client);
+    const release = client === undefined ? noop : slots(addressGroup(client, DEFAULT_ADDRESS_PREFIX));
     if (!release) return answer(429, 'too_many_requests', { 'retry-after': '1' });
     // One clock for the exchange, started before the body is read: a client that trickles its
     // body spends the collector's time, and the request never takes more than timeoutMs.

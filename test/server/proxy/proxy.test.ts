@@ -54,6 +54,18 @@ describe("createFirstPartyProxy and one client's requests under way", () => {
     expect((await again).status).toBe(200);
   });
 
+  it('counts one IPv6 /64 as one client: addresses rotated within it share its slots', async () => {
+    const fetch = vi.fn<typeof globalThis.fetch>(() => new Promise<Response>(() => {}));
+    const iojs = createFirstPartyProxy({ collectorUrl: 'https://collector.example/', fetch, maxRequestsPerClient: 2 });
+    const get = (client: string) => iojs(new Request('http://shop.test/iojs/general5/x.js'), { clientAddress: client });
+    void get('2001:db8:0:1::1');
+    void get('2001:db8:0:1::2');
+    expect((await get('2001:db8:0:1:ffff::3')).status).toBe(429);
+    // Another /64 is another client.
+    void get('2001:db8:0:2::1');
+    await vi.waitFor(() => expect(fetch).toHaveBeenCalledTimes(3));
+  });
+
   it('by default, sixty-four', async () => {
     const fetch = vi.fn<typeof globalThis.fetch>(() => new Promise<Response>(() => {}));
     const iojs = createFirstPartyProxy({ collectorUrl: 'https://collector.example/', fetch, timeoutMs: 60_000 });
