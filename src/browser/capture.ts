@@ -1,99 +1,38 @@
 /**
- * The core: one loader run per page, shared by every captureBlackbox() call.
- *
- * The vendor loader runs once per page (its run-once guard ignores later copies),
- * so this module keeps the page's one run in module state: the config object, the
- * loader tag, the latest blackbox. Each call subscribes to the run with its own
- * field, callback, time limit, signal and delivery.
- *
- * Every byte here is paid by every checkout page, so: module state rather than an
- * object (local names minify, property names do not), and what the smallest call never
- * runs in chunks of their own (docs/browser.md#what-a-page-loads): the messages, loaded
- * only on failure; the failed-script analysis (unparsed.ts), loaded on the first script
- * error (or by an adoption), which judges the run (collection_failed, the degraded grace);
- * delivery (deliver.ts), loaded only with `post`; consent (consent.ts).
+ * captureBlackbox(): a call of the page's run (loader-run.ts) with every option: its field, its
+ * callbacks, its outcome, its signal, its delivery and consent. What the smallest call never
+ * runs is in chunks of its own (docs/browser.md#what-a-page-loads): the messages, loaded only
+ * on failure; delivery (deliver.ts), loaded only with `post`; consent (consent.ts).
  */
-import { DEFAULT_URI_HOOK } from '../shared/constants.js';
-import type { CaptureOutcome, CaptureOutcomeKind, VendorConfig, VendorLoaderConfig } from '../shared/types.js';
+import type { CaptureOutcome, CaptureOutcomeKind } from '../shared/types.js';
 import type { DeliveryFailure } from './deliver.js';
-import { explain, fault, type BlackboxCaptureError } from './errors.js';
+import { explain, explained, fault, type BlackboxCaptureError } from './errors.js';
 import { normalizeOptions, type CaptureOptions, type NormalizedOptions } from './options.js';
-import { writeField } from './field.js';
-import { isPlainObject, LOADER_KEYS, vendorFlag } from './rules.js';
-import { warnRiskySetup } from './warnings.js';
+import { isField, writeField } from './field.js';
+import { vendorFlag } from './rules.js';
+import {
+  complete,
+  config,
+  enter,
+  failedNow,
+  joined,
+  latest,
+  leave,
+  loader,
+  noop,
+  running,
+  safely,
+  startRun,
+  timedOut,
+  traces,
+  type Call,
+  type Listener,
+} from './loader-run.js';
+
+export { nonceOf } from './loader-run.js';
+export { isField } from './field.js';
 
 type Field = HTMLInputElement | HTMLTextAreaElement;
-type Listener = (error?: BlackboxCaptureError) => void;
-/** A call of the page's run: its options (to join it), its promise, and how the run tells it of an update or a failure. */
-type Call = [NormalizedOptions, Promise<string>, Listener];
-type TrustedTypesPolicy = { createScriptURL(url: string): string };
-type Analysis = typeof import('./unparsed.js');
-type Run = import('./unparsed.js').Run;
-
-/**
- * A loader failure flag (`fp_static_wdp_load_failure`); which script it names is the analysis
- * chunk's to read. Strings, not a pattern: a pattern is compiled on its first use, on the
- * page's main thread.
- */
-const isFailureFlag = (key: string): boolean =>
-  (key.startsWith('fp_') || key.startsWith('io_')) && key.endsWith('_load_failure');
-
-/** Options of the call that started the page's current run (its loader options count); undefined when none runs. */
-let running: NormalizedOptions | undefined;
-let config: VendorConfig;
-let loader: VendorLoaderConfig;
-/** The loader tag this package injected, if it did. */
-let tag: HTMLScriptElement | undefined;
-let latest: string | undefined;
-/**
- * Unset until the run's blackbox is final (complete, or degraded after the grace), then when it
- * became final, in ms since the epoch: its age travels with it (deliver.ts). Never reset: only a
- * failed run makes way for another, and a run fails only before it is final.
- */
-let complete: number | undefined;
-/** First-party scripts that failed to parse (an HTML page in place of `dyn_wdp.js`). */
-let unparsed: string[];
-/** The page's trace handlers, then the calls' (for the page's lifetime: traces go on after completion). */
-let traces: Array<VendorLoaderConfig['trace_handler']>;
-/** The run's calls, in the order they came: one notify path serves them all. */
-let calls: Call[];
-let stopWatching: () => void;
-/** The page's own handlers, which ours pass every value on to. */
-let pageCallback: VendorConfig['bb_callback'];
-/** undefined: not tried yet; null: Trusted Types absent, or our policy name is not allowed. */
-let policy: TrustedTypesPolicy | null | undefined;
-/**
- * The failed-script analysis (unparsed.ts): a chunk requested on the first script error (or
- * for a loader adopted after its run), then at hand. It judges the run (and starts the
- * degraded grace) through run(). Until it is at hand, no update looks for failed scripts: the
- * look costs more than the rest of our `bb_callback`, and every failure is followed by a
- * judgement once it is there.
- */
-let analysing: Promise<Analysis> | undefined;
-/**
- * Judgements due: one from each script error until the analysis has judged the run for it (a
- * task after the chunk is at hand), and one for an adopted loader. A final update waits for
- * them: the loader may say "complete" in its own handler of the very error that ends the last chain.
- */
-let judging = 0;
-let analyser: Analysis | undefined;
-
-/** Deep equality of option values; functions, elements and signals by identity. */
-const same = (a: unknown, b: unknown): boolean =>
-  a === b ||
-  (isPlainObject(a) &&
-    isPlainObject(b) &&
-    Object.keys(a).length === Object.keys(b).length &&
-    Object.keys(a).every((k) => same(a[k], b[k])));
-
-const noop = () => {};
-
-/**
- * Fails the run: the loader's script did not load (`loaded`: it loaded but did not run), or
- * could not be inserted. Returns the error.
- */
-const failLoader = (url: string, loaded: boolean, cause?: unknown): BlackboxCaptureError =>
-  fail(fault('loader_failed', [url, loaded], { url, cause }));
 
 /** The outcome kind of an ending: a resolved call by what failed, a rejected one by its code. */
 function outcomeKind(failed: string[], error?: BlackboxCaptureError): CaptureOutcomeKind {
@@ -112,258 +51,6 @@ function outcomeKind(failed: string[], error?: BlackboxCaptureError): CaptureOut
 function tell({ onOutcome, post }: NormalizedOptions, outcome: CaptureOutcome, report?: boolean): void {
   safely(onOutcome, outcome);
   if (report && post) import('./deliver.js').then((chunk) => chunk.report(post, outcome)).catch(noop);
-}
-
-/**
- * Calls an integrator callback, if there is one, and reports its exception without breaking
- * the vendor's flow.
- */
-function safely<Args extends unknown[]>(callback: ((...args: Args) => void) | undefined, ...args: Args): void {
-  try {
-    callback?.(...args);
-  } catch (error) {
-    // Shown in the console like any uncaught error.
-    if (typeof reportError === 'function') reportError(error);
-    else
-      setTimeout(() => {
-        throw error;
-      });
-  }
-}
-
-/** An input or textarea: what a blackbox can be written into. */
-export const isField = (element: Element | null): element is Field =>
-  // No element reads as "undefined", which the pattern does not match.
-  /^(INPUT|TEXTAREA)$/.test(element?.tagName as string);
-
-/**
- * A script's CSP nonce, read the way browsers expose it (the attribute is hidden, the property
- * is not); undefined for none.
- */
-export const nonceOf = (script: HTMLOrSVGScriptElement | null): string | undefined =>
-  script?.nonce || script?.getAttribute('nonce') || undefined;
-
-/** The collection scripts that failed so far: none before the analysis has loaded, which a failure loads. */
-const failedNow = (): string[] => analyser?.failedScripts(loader, unparsed) ?? [];
-
-/**
- * The run as the analysis chunk sees it when it judges: what it reads, and how it ends the
- * run (a function, read afresh each time: the chunk imports nothing from this one).
- */
-const run = (): Run => [loader, unparsed, latest, complete, running, fail, accept, fault];
-
-/**
- * Has the run judged once the analysis is at hand, and a task later: the loader sets its
- * failure flags in its own handlers, which run after our capture listener. `event`: the script
- * error that asks for it, which may name a script that did not parse. Due until then (`judging`).
- */
-function judgeSoon(event?: Event): void {
-  // A count that never falls back to 0 only makes every later final update wait a task, for the same answer:
-  // Stryker disable next-line UpdateOperator
-  judging++;
-  // Stryker disable next-line ArrowFunction,UpdateOperator
-  const judged = () => judging--;
-  void (analysing ??= import('./unparsed.js').then((chunk) => (analyser = chunk))).then(
-    (chunk) => chunk.judgeSoon(run, judged, event),
-    judged,
-  );
-}
-
-/**
- * Tells calls of the run's latest blackbox, or of its failure. A final one comes only once no
- * judgement is due (accept()), so its outcome names the failed scripts.
- */
-function notify(error?: BlackboxCaptureError): void {
-  calls.forEach((call) => call[2](error));
-}
-
-/** Ends the run with `error`, unless it has ended or is final; returns `error`, for a caller to throw. */
-function fail(error: BlackboxCaptureError): BlackboxCaptureError {
-  if (running && !complete) {
-    stopWatching();
-    tag?.remove(); // a later call injects afresh
-    if (error.code === 'collection_failed') {
-      // Undo the loader's run-once marker and flags so that a later call can run it again.
-      for (const key in loader)
-        if (key === 'loaderMain' || key === 'loaderVer' || isFailureFlag(key)) delete loader[key];
-    }
-    running = undefined;
-    notify(error);
-  }
-  return error;
-}
-
-function accept(blackbox: unknown, done: unknown, judged?: boolean): void {
-  if (!running || complete || typeof blackbox !== 'string') return;
-  // Stryker disable next-line ConditionalExpression: a partial update that waits too keeps its order, for the same answer
-  if (vendorFlag(done) && !judged && judging) {
-    // A script failed and its judgement is due: the loader may say "complete" with what the
-    // broken chains left first. The run is judged before it completes (the chunk judges a
-    // task after it loads; this, queued after it, a task later).
-    // Stryker disable next-line BooleanLiteral: waiting again while a judgement is due ends the same way, later
-    const later = () => setTimeout(() => accept(blackbox, done, true));
-    return void analysing!.then(later, later);
-  }
-  latest = blackbox;
-  if (vendorFlag(done)) {
-    // Stryker disable next-line ArrayDeclaration: the empty_blackbox message takes no arguments
-    if (!blackbox) return void fail(fault('collection_failed', [], {}, 'empty_blackbox'));
-    complete = Date.now();
-    stopWatching();
-    // Stryker disable next-line ConditionalExpression: always looking is the slower way to the same answer (judge finds nothing failed)
-  } else analyser?.judge(run);
-  notify();
-}
-
-// Installed once on the config object; they read the current run from module state.
-function onBlackbox(blackbox: string, done: boolean): void {
-  safely(pageCallback, blackbox, done);
-  accept(blackbox, done);
-}
-function onTraceMessage(message: string): void {
-  for (const handler of traces) safely(handler, message);
-}
-
-/**
- * Watches script events: the loader tag's `load` (did it run?) and `error`, and any
- * other script's `error` — the loader sets its `*_load_failure` flags in its own
- * handlers, which run after this capture listener (and after the microtasks it
- * queues: the stack is empty between listeners), hence a task — plus
- * same-origin collection scripts that fail to parse. Element `load` events stop
- * at the document; errors reach the window, runtime ones start there.
- */
-function watch(href: string): void {
-  const onLoad = (event: Event) =>
-    (event.target as HTMLScriptElement).src === href && !loader.loaderMain && failLoader(href, true);
-  const onError = (event: Event) => {
-    if ((event.target as HTMLScriptElement).src === href) return failLoader(href, false);
-    // Another script failed: which one, and what that means for the run, is the analysis
-    // chunk's, loaded now the first time.
-    judgeSoon(event);
-  };
-  // Held from the start: the run may end after its page went away (a torn-down test
-  // environment, a removed frame), when these globals are gone.
-  const doc = document;
-  const off = removeEventListener;
-  doc.addEventListener('load', onLoad, true);
-  addEventListener('error', onError, true);
-  stopWatching = () => {
-    doc.removeEventListener('load', onLoad, true);
-    off('error', onError, true);
-  };
-}
-
-/** Appends the loader tag, with the page's nonce and through a Trusted Types policy where the page has them. */
-function inject(href: string, nonce: string | undefined): void {
-  tag = document.createElement('script');
-  tag.async = true;
-  if (nonce) tag.nonce = nonce;
-  try {
-    if (policy === undefined) {
-      try {
-        // It passes only the URL it is handed, and it is handed only loader URLs that validation accepted.
-        policy =
-          (
-            window as { trustedTypes?: { createPolicy(name: string, rules: TrustedTypesPolicy): TrustedTypesPolicy } }
-          ).trustedTypes?.createPolicy('blackbox-capture', { createScriptURL: (url) => url }) ?? null;
-      } catch {
-        policy = null; // the page's CSP does not allow our policy name: a plain string may still pass
-      }
-    }
-    tag.src = policy ? policy.createScriptURL(href) : href;
-  } catch (cause) {
-    // Trusted Types enforced without an allowed policy: the run fails, and so does the call that started it.
-    throw failLoader(href, false, cause);
-  }
-  document.head.append(tag);
-}
-
-/** Builds or merges the page's config object and starts (or adopts) the loader. */
-function startRun(options: NormalizedOptions): void {
-  const w = window as unknown as Record<string, unknown>;
-  const pageName = w.io_global_object_name as string | undefined;
-  const name = options.globalName ?? pageName ?? 'IGLOO';
-  if (options.globalName && pageName !== undefined && pageName !== name) {
-    throw fault('option_conflict', ['io_global_object_name', pageName, name]);
-  }
-  const pageConfig = (w[name] ?? {}) as VendorConfig;
-  // A name taken by another global (`undefined`, `name`, `constructor`), or a config object that
-  // refuses a write (frozen, sealed, a read-only or throwing member): a typed error, and no run.
-  if (!isPlainObject(pageConfig)) throw fault('invalid_option', [name, pageConfig], {}, 'shadowed_global');
-  const pageLoader: VendorLoaderConfig = isPlainObject(pageConfig.loader) ? pageConfig.loader : {};
-  let pageTraces: typeof traces;
-  const topLevel: Record<string, unknown> = { enable_rip: options.enableRip };
-  const wanted: Record<string, unknown> = {
-    version: options.version,
-    uri_hook: options.uriHook,
-    subkey: options.subkey,
-  };
-  for (const [key, value] of Object.entries(options.vendor)) (key.includes('flash') ? topLevel : wanted)[key] = value;
-  for (const [key, value] of Object.entries(wanted)) {
-    // The loader has run already: settings it did not see would be silently ignored.
-    if (pageLoader.loaderMain && value !== undefined && pageLoader[key] !== value)
-      throw fault('option_conflict', ['loader.' + key, pageLoader[key], value]);
-  }
-
-  try {
-    // Nothing was written before this point; the first write is the one a read-only name refuses.
-    w[name] = pageConfig;
-    if (name !== 'IGLOO') w.io_global_object_name = name;
-    pageConfig.loader = pageLoader;
-    for (const [key, value] of Object.entries(wanted)) if (value !== undefined) pageLoader[key] = value;
-    for (const [key, value] of Object.entries(topLevel)) if (value !== undefined) pageConfig[key] = value;
-    pageLoader.version ??= 'general5';
-    pageLoader.uri_hook ??= DEFAULT_URI_HOOK;
-    pageConfig.enable_rip ??= true;
-    // (A failed write leaves these two set: the next run sets them afresh.)
-    if (pageConfig.bb_callback !== onBlackbox) {
-      pageCallback = pageConfig.bb_callback;
-      pageConfig.bb_callback = onBlackbox;
-    }
-    // Loader 5.2.2 traces to the top-level `trace_handler`; the spec names `loader.trace_handler`.
-    pageTraces = [pageConfig.trace_handler, pageLoader.trace_handler].filter((handler) => handler !== onTraceMessage);
-    pageConfig.trace_handler = pageLoader.trace_handler = onTraceMessage;
-  } catch (cause) {
-    // The module state is untouched: the next call starts afresh.
-    throw fault('invalid_option', [name, pageConfig], { cause }, 'shadowed_global');
-  }
-  running = options;
-  config = pageConfig;
-  loader = pageLoader;
-  tag = latest = undefined;
-  unparsed = [];
-  traces = pageTraces;
-  // Stryker disable next-line ArrayDeclaration: an entry that is no [options, promise] pair never matches a call
-  calls = [];
-
-  const href = new URL(options.loaderUrl, document.baseURI).href;
-  warnRiskySetup(options, href);
-  watch(href);
-  if (loader.loaderMain) {
-    // Adopting a loader that already ran: what it produced, and what already failed. (Before
-    // its run nothing can have failed: the flags are the loader's, and watch() just started.)
-    // Judged first: its final value waits for the judgement (accept()).
-    judgeSoon();
-    const state = config.getBlackbox?.();
-    if (state?.blackbox) accept(state.blackbox, state.finished);
-  } else {
-    // The loader opens its connection to the third party only once it has run (a TCP and
-    // TLS handshake on the critical path): open it now. None for the page's own origin (an
-    // http(s) page's URL is its origin and a path; `location` would cost a first touch).
-    const tpOrigin = vendorFlag(loader.tp, true) && new URL(loader.tp_host ?? 'https://mpsnare.iesnare.com').origin;
-    if (
-      tpOrigin &&
-      !document.URL.startsWith(tpOrigin + '/') &&
-      !document.querySelector(`link[rel=preconnect][href="${tpOrigin}"]`)
-    ) {
-      document.head.append(Object.assign(document.createElement('link'), { rel: 'preconnect', href: tpOrigin }));
-    }
-    // Adopt mode, or the page's own tag already there: watch it instead of adding a second.
-    if (options.inject !== false && ![...document.scripts].some((script) => script.src === href)) {
-      // The page's CSP nonce.
-      inject(href, options.nonce ?? nonceOf(document.querySelector('script[nonce]')));
-    }
-  }
 }
 
 /**
@@ -401,7 +88,7 @@ function subscribe(options: NormalizedOptions, field: Field | null, timeoutMs = 
         // aborted delivery does not change how the capture went.
         tell(options, outcome ?? outcomeNow(error), !outcome && !!error);
         if (error) {
-          calls = calls.filter((call) => call[0] !== options);
+          leave(options);
           void explain(error).then(reject);
         } else resolve(blackbox!);
       }),
@@ -457,24 +144,15 @@ function subscribe(options: NormalizedOptions, field: Field | null, timeoutMs = 
               ),
       );
   };
-  const timer = setTimeout(() => {
-    const scripts = failedNow();
-    finish(
-      fault('timeout', [timeoutMs, latest !== undefined, scripts, loader.uri_hook], { blackbox: latest, scripts }),
-    );
-  }, timeoutMs);
+  const timer = setTimeout(() => finish(timedOut(timeoutMs)), timeoutMs);
   // Without `once`: finish() removes it.
   signal?.addEventListener('abort', onAbort);
   // Stryker disable next-line ConditionalExpression: an undefined handler is skipped where traces are passed on
   if (onTrace) traces.push(onTrace);
   const call: Call = [options, promise, listener];
-  calls.push(call);
-  if (latest !== undefined) listener(); // a late caller catches up with what the run already has
+  enter(call);
   return promise;
 }
-
-/** A rejection with the error's message written. */
-const explained = (error: unknown): Promise<never> => explain(error).then((written) => Promise.reject(written));
 
 /**
  * Captures the device blackbox: writes the vendor's config object, injects the
@@ -501,16 +179,29 @@ export function captureBlackbox(options: CaptureOptions): Promise<string> {
  */
 function start(normalized: NormalizedOptions, timeoutMs?: number): Promise<string> {
   const { field } = normalized;
-  if (running) {
-    const repeat = calls.find((call) => same(call[0], normalized));
-    if (repeat) return repeat[1];
-    for (const key of LOADER_KEYS)
-      if (!same(running[key], normalized[key])) throw fault('option_conflict', [key, running[key], normalized[key]]);
-  }
+  const repeat = joined(normalized);
+  if (repeat) return repeat;
   const element = (typeof field === 'string' ? document.getElementById(field) : field) as Field | null;
   if (field && !isField(element)) throw fault('invalid_option', ['field', field]);
-  // Throws when the loader fails while it is being inserted.
-  if (!running) startRun(normalized);
+  if (!running) {
+    // Throws when the loader fails while it is being inserted.
+    startRun(normalized);
+    // The loader opens its connection to the third party only once it has run (a TCP and TLS
+    // handshake on the critical path): open it now, unless the loader ran already (adopted).
+    // None for the page's own origin (an http(s) page's URL is its origin and a path;
+    // `location` would cost a first touch).
+    const tpOrigin =
+      !loader.loaderMain &&
+      vendorFlag(loader.tp, true) &&
+      new URL(loader.tp_host ?? 'https://mpsnare.iesnare.com').origin;
+    if (
+      tpOrigin &&
+      !document.URL.startsWith(tpOrigin + '/') &&
+      !document.querySelector(`link[rel=preconnect][href="${tpOrigin}"]`)
+    ) {
+      document.head.append(Object.assign(document.createElement('link'), { rel: 'preconnect', href: tpOrigin }));
+    }
+  }
   return subscribe(normalized, element, timeoutMs);
 }
 

@@ -113,3 +113,6 @@ export async function explain(error: unknown): Promise<unknown> {
   }
   return error;
 }
+
+/** A rejection with the error's message written. */
+export const explained = (error: unknown): Promise<never> => explain(error).then((written) => Promise.reject(written));

@@ -1,4 +1,4 @@
-/** Writing a blackbox into a field: the core (capture.ts) and the script tag's late field (declarative.ts). */
+/** Writing a blackbox into a field: the calls (capture.ts, lean.ts) and the script tag's late field (declarative.ts). */
 
 type Field = HTMLInputElement | HTMLTextAreaElement;
 
@@ -12,3 +12,8 @@ export function writeField(element: Field, value: string): void {
   Object.getOwnPropertyDescriptor(Object.getPrototypeOf(element), 'value')!.set!.call(element, value);
   for (const type of ['input', 'change']) element.dispatchEvent(new Event(type, { bubbles: true }));
 }
+
+/** An input or textarea: what a blackbox can be written into. */
+export const isField = (element: Element | null): element is Field =>
+  // No element reads as "undefined", which the pattern does not match.
+  /^(INPUT|TEXTAREA)$/.test(element?.tagName as string);

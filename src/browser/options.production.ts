@@ -8,11 +8,17 @@
  * development build: unknown option names, every other value rule and the vendor keys'
  * rules. Every error code stays; each option is still read once, into a snapshot.
  */
-import { fault } from './errors.js';
 import type { NormalizedOptions } from './options.js';
-import { isFunction, isIdentifier, isPlainObject, isSignal, isUriHook, snapshot, URL_RULE } from './rules.js';
-
-type Rules = Record<string, (value: any) => unknown>;
+import {
+  checked,
+  isFunction,
+  isIdentifier,
+  isPlainObject,
+  isSignal,
+  isUriHook,
+  URL_RULE,
+  type Rules,
+} from './rules.js';
 
 /**
  * The rules kept, by option name; an undefined value passes (the default applies), but for
@@ -33,23 +39,6 @@ const KEPT: Rules = {
 
 // Where the blackbox goes: the page's origin or HTTPS, as in development (docs/browser.md#development-and-production-builds).
 const POST: Rules = { url: URL_RULE, body: isFunction, fetch: isFunction };
-
-/**
- * `input` as a snapshot (no prototype, each value read once) whose values pass `rules`;
- * `name` is the option `input` was given as, `prefix` names its options.
- */
-function checked(rules: Rules, input: unknown, name: string, prefix = ''): Record<string, any> {
-  // `throw fault(…)` as capture.ts writes its refusals: gzip sends the repeated text almost free.
-  if (!isPlainObject(input)) throw fault('invalid_option', [name, input]);
-  const options = snapshot(input);
-  for (const key in rules) {
-    const rule = rules[key]!;
-    const value = options[key];
-    if ((value !== undefined || rule === URL_RULE) && !rule(value))
-      throw fault('invalid_option', [prefix + key, value]);
-  }
-  return options;
-}
 
 export function normalizeOptions(input: unknown): NormalizedOptions {
   const options = checked(KEPT, input, 'options');

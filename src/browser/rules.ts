@@ -2,8 +2,12 @@
  * The rules both builds keep: the checks whose input can come from runtime data and
  * whose failure would make the vendor loader misbehave without a trace, and the
  * vendor's own value parsing. options.ts (development) and options.production.ts
- * both use them.
+ * both use them, and so does the lean entry (lean.ts).
  */
+import { fault } from './errors.js';
+
+/** Option rules by option name: true (truthy) when a value is acceptable. */
+export type Rules = Record<string, (value: any) => unknown>;
 
 /** The options that reach the vendor's config: they must agree across calls on one page. */
 export const LOADER_KEYS = [
@@ -90,3 +94,20 @@ export const isFunction = (value: unknown): boolean => typeof value === 'functio
 /** An AbortSignal, duck-typed: one from another realm (an iframe's) passes too. */
 export const isSignal = (value: any): boolean =>
   typeof value?.aborted === 'boolean' && isFunction(value.addEventListener);
+
+/**
+ * `input` as a snapshot (no prototype, each value read once) whose values pass `rules`;
+ * `name` is the option `input` was given as, `prefix` names its options.
+ */
+export function checked(rules: Rules, input: unknown, name: string, prefix = ''): Record<string, any> {
+  // `throw fault(…)` as the calls write their refusals: gzip sends the repeated text almost free.
+  if (!isPlainObject(input)) throw fault('invalid_option', [name, input]);
+  const options = snapshot(input);
+  for (const key in rules) {
+    const rule = rules[key]!;
+    const value = options[key];
+    if ((value !== undefined || rule === URL_RULE) && !rule(value))
+      throw fault('invalid_option', [prefix + key, value]);
+  }
+  return options;
+}
