@@ -134,15 +134,17 @@ function browserBuild(build) {
   return [
     {
       // The delivery code is a chunk of its own (dynamic import): pages that do not
-      // use `post` never load it, and bundlers keep it out of the main chunk.
-      input: 'src/browser/index.ts',
+      // use `post` never load it, and bundlers keep it out of the main chunk. The lean entry
+      // shares the page's run with the full one: one chunk of both (browser-loader-run.js), so that a
+      // page that imports both has one run.
+      input: { [`index${suffix}`]: 'src/browser/index.ts', [`lean${suffix}`]: 'src/browser/lean.ts' },
       output: [
-        { dir: 'dist', format: 'es', entryFileNames: `index${suffix}.js`, chunkFileNames: `${chunks}-[name].js` },
+        { dir: 'dist', format: 'es', entryFileNames: '[name].js', chunkFileNames: `${chunks}-[name].js` },
         // For require() (tests, server rendering in CommonJS): the same code as CommonJS.
         {
           dir: 'dist',
           format: 'cjs',
-          entryFileNames: `index${suffix}.cjs`,
+          entryFileNames: '[name].cjs',
           chunkFileNames: `${chunks}-[name].cjs`,
           exports: 'named',
         },
@@ -336,6 +338,7 @@ const declarationFiles = [
   ...declarations('src/browser/vue.ts', 'vue'),
   ...declarations('src/browser/svelte.ts', 'svelte'),
   ...declarations('src/browser/index.ts', 'index'),
+  ...declarations('src/browser/lean.ts', 'lean'),
   ...declarations('src/browser/umd.ts', 'blackbox-capture.umd', { footer: 'export as namespace BlackboxCapture;' }),
   ...declarations('src/server/index.ts', 'server'),
   ...declarations('src/server/store/redis.ts', 'server-redis'),

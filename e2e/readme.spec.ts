@@ -1,6 +1,6 @@
 /**
  * The README's browser snippets, as written, in Chromium: the script-tag quick start, the npm
- * quick start (bundled with esbuild from the built package), the preload hint and adopt mode.
+ * and lean quick starts (bundled with esbuild from the built package), the preload hint and adopt mode.
  * The site serves the README's layout: /static/blackbox-capture.umd.js, its messages file,
  * /static/vendor/loader.js (the loader of this project: the emulator's or the real 5.2.2), the
  * proxy at /iojs and an endpoint at /device-risk.
@@ -60,6 +60,17 @@ test("the npm quick start ('quick-start-npm'), bundled by esbuild from the packa
   const { blackbox } = site.deliveries[0]!.body as { blackbox: string };
   complete(blackbox);
   await expect(page.locator('#blackbox')).toHaveValue(blackbox);
+});
+
+test("the lean quick start ('quick-start-lean'), bundled by esbuild from the package: the final blackbox", async ({
+  page,
+}) => {
+  site.file('/lean.js', await bundled('quick-start-lean'), 'text/javascript');
+  await page.goto(
+    site.page('/lean.html', doc('<input type="hidden" id="blackbox"><script type="module" src="/lean.js"></script>')),
+  );
+  await expect(page.locator('#blackbox')).not.toHaveValue('');
+  complete(await page.locator('#blackbox').inputValue());
 });
 
 for (const name of ['preload-hint', 'adopt-mode']) {

@@ -10,7 +10,18 @@ const n = (value) => value.toLocaleString('en-US');
 /** The size table: each path as the files a page downloads, each file compressed on its own; anchors when given. */
 export function sizeTable(m, anchors = []) {
   const rows = [
-    ['minimal: `captureBlackbox({ loaderUrl })`', m.minimal, TARGETS.minimal, GUARDS.minimal],
+    [
+      'minimal: `captureBlackbox({ loaderUrl })` from `blackbox-capture/lean`',
+      m.minimal,
+      TARGETS.minimal,
+      GUARDS.minimal,
+    ],
+    [
+      "the full entry's smallest call: `captureBlackbox({ loaderUrl })` from `blackbox-capture`",
+      m.mainMinimal,
+      TARGETS.mainMinimal,
+      GUARDS.mainMinimal,
+    ],
     [
       `field + post: ${m.full.files} files, ${n(m.full.upfront)} up front + ${n(m.full.lazy)} the delivery chunk`,
       m.full,

@@ -33,9 +33,12 @@ export const TARGETS = { minimal: 2600, full: 4700, umd: 5280 };
  * 3602, 4526 and 5156 with the judgement and the degraded grace in the failed-script analysis
  * chunk (unparsed.ts), which the UMD file imports from beside itself; 3553, 4509 and 5114 with
  * eleven smaller rewrites of the core, the delivery glue and the UMD's build (no behaviour
- * changed: the browser suite unchanged), the guards lowered to 2 % over them.
+ * changed: the browser suite unchanged), the guards lowered to 2 % over them. Then the lean
+ * entry (blackbox-capture/lean, on the page's run split out of the call: loader-run.ts): `minimal` is
+ * the README's smallest call through it, 2546 (its guard 2 % over); the full entry's smallest
+ * call is `mainMinimal`, 3580, under the guard `minimal` had (3625); full + post 4591, UMD 5176.
  */
-export const GUARDS = { minimal: 3625, full: 4600, umd: 5217 };
+export const GUARDS = { minimal: 2597, mainMinimal: 3625, full: 4600, umd: 5217 };
 /** The least headroom a guard keeps over its figure when it is set. */
 export const HEADROOM = 0.02;
 
@@ -105,8 +108,15 @@ export async function bundle(contents, resolveDir = root.pathname) {
   };
 }
 
+/** The markers of code on the full entry's path that the lean path leaves out: the preconnect hint, outcomes, field writes. */
+const FULL_ONLY = ['preconnect', 'degraded-first-party', 'getOwnPropertyDescriptor'];
+
 export async function measure() {
+  // The README's smallest call (blackbox-capture/lean).
   const minimal = await bundle(
+    `import { captureBlackbox } from './dist/lean.js'; captureBlackbox({ loaderUrl: '/l.js' });`,
+  );
+  const mainMinimal = await bundle(
     `import { captureBlackbox } from './dist/index.js'; captureBlackbox({ loaderUrl: '/l.js' });`,
   );
   const full = await bundle(
@@ -118,26 +128,30 @@ export async function measure() {
   );
   const developmentUmd = readFileSync(new URL('dist/blackbox-capture.development.umd.js', root), 'utf8');
   const tcf = await bundle(`import { tcfConsent } from './dist/tcf.js'; tcfConsent({ vendorId: 1 });`);
+  /** What a smallest call's page loads up front, each file counted, and what must not be in it. */
+  const loadedFirst = ({ upfront, entry }) => ({
+    ...filesSizes(upfront),
+    deliveryCodeUpfront: /idempotency-key/.test(entry),
+    messagesUpfront: /ad blocker/.test(entry),
+    // The entries of their own and the consent chunk: none of their code is on the minimal path.
+    entriesUpfront: [
+      '__tcfapi',
+      'ReportingObserver',
+      'consent_timeout',
+      'customElements',
+      'attachInternals',
+      'useSyncExternalStore',
+      // The framework bindings' (element, React, Vue, Svelte): the checkout id they post with.
+      'checkout-id',
+      // The failed-script analysis.
+      '_wdp',
+    ].filter((marker) => entry.includes(marker)),
+    fullOnly: FULL_ONLY.filter((marker) => entry.includes(marker)),
+  });
   return {
-    // What every page loads up front with the minimal call, each file counted.
-    minimal: {
-      ...filesSizes(minimal.upfront),
-      deliveryCodeUpfront: /idempotency-key/.test(minimal.entry),
-      messagesUpfront: /ad blocker/.test(minimal.entry),
-      // The entries of their own and the consent chunk: none of their code is on the minimal path.
-      entriesUpfront: [
-        '__tcfapi',
-        'ReportingObserver',
-        'consent_timeout',
-        'customElements',
-        'attachInternals',
-        'useSyncExternalStore',
-        // The framework bindings' (element, React, Vue, Svelte): the checkout id they post with.
-        'checkout-id',
-        // The failed-script analysis.
-        '_wdp',
-      ].filter((marker) => minimal.entry.includes(marker)),
-    },
+    // The lean entry's smallest call (the README's), and the full entry's.
+    minimal: loadedFirst(minimal),
+    mainMinimal: loadedFirst(mainMinimal),
     // Up front plus the delivery chunk (loaded when `post` is used): the files a page that captures and delivers loads.
     full: {
       ...filesSizes([...full.upfront, ...full.delivery]),
@@ -161,6 +175,7 @@ export async function measure() {
 /** The figures the guards and targets are on. */
 export const figures = (m) => ({
   minimal: m.minimal.gzip,
+  mainMinimal: m.mainMinimal.gzip,
   full: m.full.gzip,
   umd: m.umd.gzip,
 });
@@ -172,7 +187,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   );
   console.log('| path | minified | gzip -9 | brotli | guard |\n|---|---:|---:|---:|---:|');
   console.log(
-    `| ESM captureBlackbox (minimal) | ${m.minimal.minified} | ${m.minimal.gzip} | ${m.minimal.brotli} | ${GUARDS.minimal} |`,
+    `| ESM captureBlackbox (minimal: blackbox-capture/lean) | ${m.minimal.minified} | ${m.minimal.gzip} | ${m.minimal.brotli} | ${GUARDS.minimal} |`,
+  );
+  console.log(
+    `| ESM captureBlackbox (the full entry's smallest call) | ${m.mainMinimal.minified} | ${m.mainMinimal.gzip} | ${m.mainMinimal.brotli} | ${GUARDS.mainMinimal} |`,
   );
   console.log(
     `| ESM captureBlackbox (field + post: up front ${m.full.upfront} + lazy ${m.full.lazy}, ${m.full.files} files) | ${m.full.minified} | ${m.full.gzip} | ${m.full.brotli} | ${GUARDS.full} |`,
@@ -189,8 +207,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   console.log(
     `| development build: UMD file | ${m.development.umd.minified} | ${m.development.umd.gzip} | ${m.development.umd.brotli} | — |`,
   );
-  if (m.minimal.deliveryCodeUpfront) console.log('WARNING: the delivery code is in the minimal path');
-  if (m.minimal.messagesUpfront) console.log('WARNING: the messages are in the minimal path');
+  for (const path of ['minimal', 'mainMinimal']) {
+    if (m[path].deliveryCodeUpfront) console.log(`WARNING: the delivery code is in the ${path} path`);
+    if (m[path].messagesUpfront) console.log(`WARNING: the messages are in the ${path} path`);
+  }
   if (m.umd.messagesInside) console.log('WARNING: the messages are inside the UMD file');
   for (const line of overGuards(figures(m))) console.log(`OVER ITS GUARD: ${line}`);
   for (const [name, figure] of Object.entries(figures(m)))

@@ -105,6 +105,10 @@ function scripts(names: string[], uriHook: string | undefined): string {
 export const MESSAGES = {
   invalid_option: invalid,
   unknown_option: (name: string, known: string[]) => `Unknown option "${name}"; known: ${known.join(', ')}.`,
+  lean_option: (name: string, known: string[]) =>
+    `Option "${name}" needs the full entry (import { captureBlackbox } from 'blackbox-capture'); blackbox-capture/lean takes ${known.join(', ')}.`,
+  lean_field: (id: string) =>
+    `The page's config object names bbout_element_id "${id}": blackbox-capture/lean writes no field; import captureBlackbox from 'blackbox-capture' (option field), or take the blackbox from the promise. The error carries it.`,
   shadowed_global: (name: string, received: unknown) =>
     `Invalid option "globalName": window.${name} already holds ${describe(received)}${Object.isFrozen(received) ? ' (frozen)' : Object.isSealed(received) ? ' (sealed)' : ''}, not a config object the package can write (a plain object, not frozen or sealed, its members writable). Leave window.${name} to the package, or name another with globalName.`,
   option_conflict: (name: string, running: unknown, requested: unknown) =>

@@ -9,14 +9,17 @@ import { COMMAND, staleBlocks } from '../../scripts/reference-docs.mjs';
 // @ts-expect-error: a plain ES module script without types
 import { sizeFiles } from '../../scripts/size-docs.mjs';
 
+interface Upfront {
+  gzip: number;
+  files: number;
+  deliveryCodeUpfront: boolean;
+  messagesUpfront: boolean;
+  entriesUpfront: string[];
+  fullOnly: string[];
+}
 interface Sizes {
-  minimal: {
-    gzip: number;
-    files: number;
-    deliveryCodeUpfront: boolean;
-    messagesUpfront: boolean;
-    entriesUpfront: string[];
-  };
+  minimal: Upfront;
+  mainMinimal: Upfront;
   full: { gzip: number; files: number; lazy: number };
   messages: { gzip: number };
   umd: { gzip: number; messagesInside: boolean; deliveryInside: boolean };
@@ -26,9 +29,12 @@ const FIELD_AND_POST = `import { captureBlackbox } from './dist/index.js'; captu
 
 describe('the guard logic', () => {
   it('names each figure over its guard, and only those', () => {
-    expect(overGuards({ minimal: 10, full: 20, umd: 30 }, { minimal: 10, full: 19, umd: 31 })).toEqual([
-      'full: 20 > 19',
-    ]);
+    expect(
+      overGuards(
+        { minimal: 10, mainMinimal: 15, full: 20, umd: 30 },
+        { minimal: 10, mainMinimal: 16, full: 19, umd: 31 },
+      ),
+    ).toEqual(['full: 20 > 19']);
   });
 
   it('a figure that is missing or not a number is over its guard', () => {
@@ -64,18 +70,29 @@ describe('browser bundle size', async () => {
     });
   });
 
-  it('importing only the minimal path leaves the POST code out (tree-shaking works)', () => {
+  it('importing only a minimal path leaves the POST code out (tree-shaking works)', () => {
     expect(sizes.minimal.deliveryCodeUpfront).toBe(false);
+    expect(sizes.mainMinimal.deliveryCodeUpfront).toBe(false);
     expect(sizes.full.lazy).toBeGreaterThan(300); // the delivery chunk exists and is loaded only with `post`
-    expect(sizes.full.files).toBe(sizes.minimal.files + 1);
+    expect(sizes.full.files).toBe(sizes.mainMinimal.files + 1);
   });
 
-  it('the entries of their own, the consent chunk and the failed-script analysis add no byte to the minimal path', () => {
+  it('the entries of their own, the consent chunk and the failed-script analysis add no byte to a minimal path', () => {
     expect(sizes.minimal.entriesUpfront).toEqual([]);
+    expect(sizes.mainMinimal.entriesUpfront).toEqual([]);
+  });
+
+  it("the lean path is one file, without the full entry's preconnect hint, outcomes or field writes", () => {
+    expect(sizes.minimal.files).toBe(1);
+    expect(sizes.minimal.fullOnly).toEqual([]);
+    // The markers mean something: the full entry's smallest call has each.
+    expect(sizes.mainMinimal.fullOnly).toHaveLength(3);
+    expect(sizes.minimal.gzip).toBeLessThan(sizes.mainMinimal.gzip);
   });
 
   it('the message texts are a chunk of their own, loaded only on failure', () => {
     expect(sizes.minimal.messagesUpfront).toBe(false);
+    expect(sizes.mainMinimal.messagesUpfront).toBe(false);
     expect(sizes.umd.messagesInside).toBe(false); // the UMD file imports them from beside it
     expect(sizes.messages.gzip).toBeGreaterThan(800);
   });

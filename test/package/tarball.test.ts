@@ -29,6 +29,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const USE = `
 import { captureBlackbox, isBlackboxCaptureError } from 'blackbox-capture';
+import { captureBlackbox as captureLean, type LeanCaptureOptions } from 'blackbox-capture/lean';
 import { createTokenSource, createFirstPartyProxy } from 'blackbox-capture/server';
 import { startEmulator } from 'blackbox-capture/emulator';
 import * as Umd from 'blackbox-capture/umd';
@@ -43,10 +44,11 @@ const tag: GlobalComponents['blackbox-capture'] | undefined = undefined;
 const element: HTMLElementTagNameMap['blackbox-capture']['ready'] | undefined = undefined;
 const capture: (options: { loaderUrl: string }) => Promise<string> = captureBlackbox;
 const guard: (e: unknown) => boolean = isBlackboxCaptureError;
+const lean: (options: LeanCaptureOptions) => Promise<string> = captureLean;
 const ready: Promise<string> | undefined = Umd.ready;
 const store: BlackboxStore = blackboxStore({ loaderUrl: '/l.js', checkoutId: 'cart-1' });
 const composable: () => { readonly value: BlackboxState } = () => useBlackbox(() => ({ loaderUrl: '/l.js' }));
-export { capture, guard, ready, createTokenSource, createFirstPartyProxy, startEmulator, store, composable, BlackboxCapture, tagProps, tag, element };
+export { capture, guard, lean, ready, createTokenSource, createFirstPartyProxy, startEmulator, store, composable, BlackboxCapture, tagProps, tag, element };
 `;
 
 function project(name: string, type: 'commonjs' | 'module', compilerOptions: Record<string, unknown>): string {
@@ -88,6 +90,7 @@ describe('the packed tarball', () => {
   it('loads with require() and with import, every entry, with the same exports', () => {
     const entries = [
       'blackbox-capture',
+      'blackbox-capture/lean',
       'blackbox-capture/server',
       'blackbox-capture/emulator',
       'blackbox-capture/server/redis',
@@ -121,11 +124,11 @@ describe('the packed tarball', () => {
       { cwd: dir, encoding: 'utf8' },
     );
     expect(imported.stderr).toBe('');
-    const [browser, server, emulator, redis, diagnose, tcf, element, react, reactJsx, vue, svelte, umd] = JSON.parse(
-      required.stdout,
-    ) as string[][];
+    const [browser, lean, server, emulator, redis, diagnose, tcf, element, react, reactJsx, vue, svelte, umd] =
+      JSON.parse(required.stdout) as string[][];
     expect(JSON.parse(imported.stdout)).toEqual([
       browser,
+      lean,
       server,
       emulator,
       redis,
@@ -147,6 +150,7 @@ describe('the packed tarball', () => {
     expect(redis).toEqual(['createRedisStore']);
     expect(browser).toEqual(['BlackboxCaptureError', 'captureBlackbox', 'isBlackboxCaptureError']);
     expect(umd).toEqual([...browser!, 'ready'].sort());
+    expect(lean).toEqual(browser); // the same names: an import can switch entries
     expect(server).toContain('createCallbackHandler');
     expect(emulator).toContain('startEmulator');
   });

@@ -103,6 +103,7 @@ export const RUN_BY: Record<string, string> = {
   'two-commands': 'test/package/demo-command.test.ts',
   'quick-start-script-tag': 'e2e/readme.spec.ts',
   'quick-start-npm': 'e2e/readme.spec.ts',
+  'quick-start-lean': 'e2e/readme.spec.ts',
   'consent-tcf': 'e2e/readme.spec.ts',
   'quick-start-element': 'e2e/readme.spec.ts',
   'react-hook': 'engines/react.test.ts',

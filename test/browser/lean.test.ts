@@ -1,0 +1,172 @@
+// @vitest-environment happy-dom
+// blackbox-capture/lean (src/browser/lean.ts): the smallest call on the page's one run (loader-run.ts),
+// its option rules, its refusals, and its sharing of the run with the full entry (capture.ts).
+import { beforeEach, describe, expect, it } from 'vitest';
+import { decodeBlackbox } from '../../src/emulator/scripts/routes.js';
+import {
+  blockThirdParty,
+  breakLoader,
+  breakProxy,
+  clearOverrides,
+  failure,
+  freshPage,
+  LOADER_URL,
+  loaders,
+  requests,
+  scriptsFor,
+  serveLoader,
+  settings,
+  w,
+} from '../support/vendor-dom.js';
+
+let full: Awaited<ReturnType<typeof freshPage>>;
+let lean: typeof import('../../src/browser/lean.js');
+beforeEach(async () => {
+  full = await freshPage();
+  // After freshPage's reset: the same module registry as `full`, so one loader-run.ts, as on a page.
+  lean = await import('../../src/browser/lean.js');
+});
+
+const ok = { loaderUrl: LOADER_URL };
+const sources = (blackbox: string | undefined) => decodeBlackbox(blackbox!)?.sources.sort();
+
+describe.each(loaders())('with the %s', (_, loaderSource) => {
+  serveLoader(loaderSource);
+
+  it('resolves with the final blackbox, the config object written with its defaults, one loader tag', async () => {
+    const blackbox = await lean.captureBlackbox({ ...ok, uriHook: '/iojs' });
+    expect(sources(blackbox)).toEqual(['fp_dyn', 'fp_static', 'tp']);
+    expect(w().IGLOO.loader).toMatchObject({ version: 'general5', uri_hook: '/iojs', loaderVer: '5.2.2' });
+    expect(w().IGLOO.enable_rip).toBe(true);
+    expect(scriptsFor(LOADER_URL)).toHaveLength(1);
+  });
+
+  it('every collection script failed: collection_failed, naming them', async () => {
+    breakProxy();
+    blockThirdParty();
+    const error = await failure(lean.captureBlackbox({ ...ok, timeoutMs: 5000 }));
+    expect(error.code).toBe('collection_failed');
+    expect(error.message).toMatch(/first-party static_wdp\.js, third-party wdp\.js\./);
+  });
+});
+
+describe('the lean call', () => {
+  it("writes the config object the page's io_global_object_name names", async () => {
+    w().io_global_object_name = 'CUSTOM_LEAN';
+    await lean.captureBlackbox(ok);
+    expect(w().CUSTOM_LEAN.loader.loaderVer).toBe('5.2.2');
+    expect(w().IGLOO).toBeUndefined();
+  });
+
+  it('times out with the partial blackbox', async () => {
+    settings.delays = { fp_static: [5], fp_dyn: [5000], tp: [5000] };
+    const error = await failure(lean.captureBlackbox({ ...ok, timeoutMs: 150 }));
+    expect(error.code).toBe('timeout');
+    expect(sources(error.blackbox)).toEqual(['fp_static']);
+    expect(error.message).toMatch(/150 ms.*partial/);
+  });
+
+  it('a loader that does not load: loader_failed, and a later call injects afresh', async () => {
+    breakLoader();
+    expect((await failure(lean.captureBlackbox(ok))).code).toBe('loader_failed');
+    expect(scriptsFor(LOADER_URL)).toHaveLength(0);
+    clearOverrides();
+    expect(sources(await lean.captureBlackbox(ok))).toEqual(['fp_dyn', 'fp_static', 'tp']);
+    expect(scriptsFor(LOADER_URL)).toHaveLength(1);
+  });
+
+  it("gives the loader tag the page's CSP nonce", async () => {
+    document.head.insertAdjacentHTML('beforeend', '<script nonce="page-nonce"></script>');
+    void lean.captureBlackbox(ok).catch(() => {});
+    expect(scriptsFor(LOADER_URL)[0]!.nonce).toBe('page-nonce');
+  });
+
+  it("gives the loader tag the option's nonce over the page's", async () => {
+    document.head.insertAdjacentHTML('beforeend', '<script nonce="page-nonce"></script>');
+    void lean.captureBlackbox({ ...ok, nonce: 'option-nonce' }).catch(() => {});
+    expect(scriptsFor(LOADER_URL)[0]!.nonce).toBe('option-nonce');
+  });
+
+  it("with inject: false, adds no tag: the page's own runs the loader", async () => {
+    const pending = lean.captureBlackbox({ ...ok, inject: false });
+    expect(scriptsFor(LOADER_URL)).toHaveLength(0);
+    const tag = Object.assign(document.createElement('script'), { src: LOADER_URL });
+    document.head.append(tag);
+    expect(sources(await pending)).toEqual(['fp_dyn', 'fp_static', 'tp']);
+  });
+
+  it('identical calls share one promise; so does an identical call of the full entry', async () => {
+    const first = lean.captureBlackbox(ok);
+    expect(lean.captureBlackbox({ ...ok })).toBe(first);
+    expect(full.captureBlackbox({ ...ok })).toBe(first);
+    await first;
+    expect(scriptsFor(LOADER_URL)).toHaveLength(1);
+  });
+
+  it('a full-entry call joins the run a lean call started, its traces and field included', async () => {
+    document.body.innerHTML = '<input id="bb">';
+    const traces: string[] = [];
+    const first = lean.captureBlackbox(ok);
+    const joined = full.captureBlackbox({ ...ok, field: 'bb', onTrace: (message) => traces.push(message) });
+    const [a, b] = await Promise.all([first, joined]);
+    expect(b).toBe(a);
+    expect((document.getElementById('bb') as HTMLInputElement).value).toBe(a);
+    expect(traces).toContain('emulator: collection complete');
+    expect(scriptsFor(LOADER_URL)).toHaveLength(1);
+  });
+
+  it('a lean call that asks the running loader for other settings: option_conflict, either way round', async () => {
+    void full.captureBlackbox({ ...ok, globalName: 'CUSTOM_FULL' }).catch(() => {});
+    const error = await failure(lean.captureBlackbox(ok));
+    expect(error.code).toBe('option_conflict');
+    expect(error.message).toMatch(/globalName/);
+    full = await freshPage();
+    lean = await import('../../src/browser/lean.js');
+    void lean.captureBlackbox(ok).catch(() => {});
+    expect((await failure(full.captureBlackbox({ ...ok, uriHook: '/other' }))).code).toBe('option_conflict');
+  });
+
+  it('a page config naming bbout_element_id: lean_field, the error carrying the blackbox, never a silent skip', async () => {
+    document.body.innerHTML = '<input id="page-field">';
+    w().IGLOO = { bbout_element_id: 'page-field' };
+    const error = await failure(lean.captureBlackbox(ok));
+    expect(error.code).toBe('invalid_option');
+    expect(error.message).toMatch(/bbout_element_id "page-field".*blackbox-capture\/lean writes no field/);
+    expect(error.blackbox).toMatch(/^0400/);
+    expect((document.getElementById('page-field') as HTMLInputElement).value).toBe('');
+  });
+});
+
+describe('its option rules', () => {
+  it.each([
+    ['field', { field: 'bb' }],
+    ['post', { post: '/risk' }],
+    ['onUpdate', { onUpdate: () => {} }],
+    ['globalName', { globalName: 'X' }],
+    ['signal', { signal: new AbortController().signal }],
+    ['vendor', { vendor: {} }],
+  ])('refuses %s by name, pointing at the full entry, before anything on the page changes', async (name, extra) => {
+    const error = await failure(lean.captureBlackbox({ ...ok, ...extra } as never));
+    expect(error.code).toBe('invalid_option');
+    expect(error.message).toContain(`Option "${name}" needs the full entry`);
+    expect(error.message).toContain('takes loaderUrl, uriHook, timeoutMs, nonce, inject');
+    expect(w().IGLOO).toBeUndefined();
+    expect(requests).toEqual([]);
+  });
+
+  it.each([
+    ['no loaderUrl', {}, 'loaderUrl'],
+    ['a loader on another host over http', { loaderUrl: 'http://vendor.test/loader.js' }, 'loaderUrl'],
+    ['a loader on "//host"', { loaderUrl: '//vendor.test/loader.js' }, 'loaderUrl'],
+    ['a complete URL as uriHook', { ...ok, uriHook: 'https://shop.test/iojs' }, 'uriHook'],
+  ])('refuses %s: invalid_option naming it', async (_, options, name) => {
+    const error = await failure(lean.captureBlackbox(options as never));
+    expect(error.code).toBe('invalid_option');
+    expect(error.message).toContain(`"${name}"`);
+    expect(scriptsFor('')).toHaveLength(0);
+  });
+
+  it('refuses options that are not an object', async () => {
+    expect((await failure(lean.captureBlackbox('/loader.js' as never))).code).toBe('invalid_option');
+  });
+});
