@@ -35,10 +35,11 @@ export const TARGETS = { minimal: 2600, full: 4700, umd: 5280 };
  * eleven smaller rewrites of the core, the delivery glue and the UMD's build (no behaviour
  * changed: the browser suite unchanged), the guards lowered to 2 % over them. Then the lean
  * entry (blackbox-capture/lean, on the page's run split out of the call: loader-run.ts): `minimal` is
- * the README's smallest call through it, 2546 (its guard 2 % over); the full entry's smallest
- * call is `mainMinimal`, 3580, under the guard `minimal` had (3625); full + post 4591, UMD 5176.
+ * the README's smallest call through it, 2597, its guard its target (2600: a guard over its target
+ * would let the target go unmet unseen); the full entry's smallest call is `mainMinimal`, 3584, under
+ * the guard `minimal` had (3625); field + post 4596, UMD 5181.
  */
-export const GUARDS = { minimal: 2597, mainMinimal: 3625, full: 4600, umd: 5217 };
+export const GUARDS = { minimal: 2600, mainMinimal: 3625, full: 4600, umd: 5217 };
 /** The least headroom a guard keeps over its figure when it is set. */
 export const HEADROOM = 0.02;
 

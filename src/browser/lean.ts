@@ -8,8 +8,8 @@
  * touches no window or document.
  */
 import { explain, explained, fault } from './errors.js';
-import type { NormalizedOptions } from './options.js';
-import { checked, isUriHook, URL_RULE, type Rules } from './rules.js';
+import { LEAN_RULES, type NormalizedOptions } from './options.js';
+import { checked, LEAN_KEYS } from './rules.js';
 import {
   complete,
   config,
@@ -40,22 +40,22 @@ export interface LeanCaptureOptions {
   inject?: boolean;
 }
 
-/** The lean options: the full entry's for the loader and the time limit. */
-const LEAN_KEYS = ['loaderUrl', 'uriHook', 'timeoutMs', 'nonce', 'inject'];
-/** Their rules that production keeps (options.production.ts): the loader's URL, and uriHook never a complete URL. */
-const RULES: Rules = { loaderUrl: URL_RULE, uriHook: isUriHook };
-
 /**
  * Captures the device blackbox with the lean options: writes the vendor's config object,
  * injects the loader once per page, and resolves with the final blackbox.
  */
 export function captureBlackbox(options: LeanCaptureOptions): Promise<string> {
   try {
-    const normalized = checked(RULES, options, 'options') as NormalizedOptions;
+    // The production build's rules, or in development every rule of these options (options.ts).
+    const normalized = checked(LEAN_RULES, options, 'options') as NormalizedOptions;
     for (const key in normalized)
-      if (!LEAN_KEYS.includes(key)) throw fault('invalid_option', [key, LEAN_KEYS], {}, 'lean_option');
-    // The defaults the full entry's calls have: an identical call of either entry joins this one.
+      if (!LEAN_KEYS.includes(key) && normalized[key as keyof NormalizedOptions] !== undefined)
+        throw fault('invalid_option', [key, LEAN_KEYS], {}, 'lean_option');
+    // The defaults the full entry's calls have, so that the loader settings compare equal; and
+    // the entry's mark, so that no call of the full entry shares this call's promise: a page
+    // config's bbout_element_id fails this one and is written by that one.
     normalized.vendor = {};
+    (normalized as { lean?: 1 }).lean = 1;
     normalized.timeoutMs ??= 15_000;
     if (typeof window === 'undefined' || typeof document === 'undefined') throw fault('not_browser');
     const repeat = joined(normalized);

@@ -37,6 +37,9 @@ const KEPT: Rules = {
   vendor: isPlainObject,
 };
 
+/** The lean entry's rules (lean.ts): those kept for its options. */
+export const LEAN_RULES: Rules = { loaderUrl: URL_RULE, uriHook: isUriHook };
+
 // Where the blackbox goes: the page's origin or HTTPS, as in development (docs/browser.md#development-and-production-builds).
 const POST: Rules = { url: URL_RULE, body: isFunction, fetch: isFunction };
 

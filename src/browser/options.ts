@@ -8,7 +8,19 @@
  */
 import type { CaptureOutcome, VendorPassthrough } from '../shared/types.js';
 import { fault, invalidOption } from './errors.js';
-import { isIdentifier, isPlainObject, isSignal, isUriHook, OFF, ON, printable, snapshot, URL_RULE } from './rules.js';
+import {
+  isIdentifier,
+  isPlainObject,
+  isSignal,
+  isUriHook,
+  LEAN_KEYS,
+  OFF,
+  ON,
+  printable,
+  snapshot,
+  URL_RULE,
+  type Rules,
+} from './rules.js';
 
 export type FieldTarget = string | HTMLInputElement | HTMLTextAreaElement;
 
@@ -179,6 +191,17 @@ const OPTIONS: Record<keyof CaptureOptions, Rule> = {
   consent: (value) => typeof value === 'function' || typeof value?.then === 'function',
   signal: isSignal,
   vendor: isPlainObject,
+};
+
+/**
+ * The lean entry's rules (lean.ts), as checked() runs them: every rule of its options here,
+ * `loaderUrl`'s the URL rule itself (checked() requires it).
+ */
+export const LEAN_RULES: Rules = {
+  ...Object.fromEntries(
+    LEAN_KEYS.map((key) => [key, (value: unknown) => valid(OPTIONS[key as keyof CaptureOptions], value)]),
+  ),
+  loaderUrl: URL_RULE,
 };
 
 /**

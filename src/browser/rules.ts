@@ -21,6 +21,9 @@ export const LOADER_KEYS = [
   'inject',
 ] as const;
 
+/** The lean entry's options (lean.ts): the loader's and the time limit, with the full entry's meaning and defaults. */
+export const LEAN_KEYS = ['loaderUrl', 'uriHook', 'timeoutMs', 'nonce', 'inject'];
+
 /** An object literal (or one without a prototype): not an array, a Map, a Headers or another class instance, whose entries a spread or `for…in` would not see. */
 export const isPlainObject = (value: unknown): value is Record<string, any> =>
   !!value && typeof value === 'object' && [Object.prototype, null].includes(Object.getPrototypeOf(value));

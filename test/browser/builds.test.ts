@@ -4,8 +4,9 @@
 // module the production build puts in place of options.ts): each check it keeps, and each
 // check it drops, which the development build still makes.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { normalizeOptions as development } from '../../src/browser/options.js';
-import { normalizeOptions as production } from '../../src/browser/options.production.js';
+import { LEAN_RULES as developmentLean, normalizeOptions as development } from '../../src/browser/options.js';
+import { LEAN_RULES as productionLean, normalizeOptions as production } from '../../src/browser/options.production.js';
+import { checked } from '../../src/browser/rules.js';
 import { explain } from '../../src/browser/errors.js';
 import {
   clearOverrides,
@@ -264,5 +265,30 @@ describe('production option checks', () => {
     const error = await api.captureBlackbox({ loaderUrl: LOADER_URL, globalName: 'taken' }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'invalid_option' });
     delete w().taken;
+  });
+});
+
+describe("the lean entry's rules, in each build (LEAN_RULES)", () => {
+  const base = { loaderUrl: LOADER_URL };
+  const checks = (rules: typeof developmentLean) => (input: unknown) => codeOf(() => checked(rules, input, 'options'));
+  it.each([
+    ['no loaderUrl', {}],
+    ['a loaderUrl on plain http off loopback', { loaderUrl: 'http://evil.example/loader.js' }],
+    ['a complete URL as uriHook', { ...base, uriHook: 'https://evil.example/iojs' }],
+  ])('refuses %s in both builds', (_, input) => {
+    expect(checks(productionLean)(input)).toBe('invalid_option');
+    expect(checks(developmentLean)(input)).toBe('invalid_option');
+  });
+
+  it.each([
+    ['a timeoutMs of 0', { ...base, timeoutMs: 0 }],
+    ['a timeoutMs as a string', { ...base, timeoutMs: '5000' }],
+    ['inject as a string', { ...base, inject: 'false' }],
+    ['an empty nonce', { ...base, nonce: '' }],
+  ])('drops the check of %s in production, as the full entry does (options.production.ts)', (_, input) => {
+    expect(checks(productionLean)(input)).toBe('accepted');
+    expect(checks(developmentLean)(input)).toBe('invalid_option');
+    expect(codeOf(() => production(input))).toBe('accepted');
+    expect(codeOf(() => development(input))).toBe('invalid_option');
   });
 });

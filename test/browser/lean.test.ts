@@ -95,12 +95,44 @@ describe('the lean call', () => {
     expect(sources(await pending)).toEqual(['fp_dyn', 'fp_static', 'tp']);
   });
 
-  it('identical calls share one promise; so does an identical call of the full entry', async () => {
+  it('identical calls share one promise; an identical call of the full entry joins the run with its own', async () => {
     const first = lean.captureBlackbox(ok);
     expect(lean.captureBlackbox({ ...ok })).toBe(first);
-    expect(full.captureBlackbox({ ...ok })).toBe(first);
-    await first;
+    const fromFull = full.captureBlackbox({ ...ok });
+    expect(fromFull).not.toBe(first);
+    expect(await fromFull).toBe(await first);
     expect(scriptsFor(LOADER_URL)).toHaveLength(1);
+  });
+
+  it("a page config's bbout_element_id fails the lean call only: an identical full-entry call writes it, either order", async () => {
+    document.body.innerHTML = '<input id="page-field">';
+    w().IGLOO = { bbout_element_id: 'page-field' };
+    const leanFirst = failure(lean.captureBlackbox(ok));
+    const fullAfter = full.captureBlackbox(ok);
+    const fullFirst = full.captureBlackbox({ ...ok, timeoutMs: 5000 });
+    const leanAfter = failure(lean.captureBlackbox({ ...ok, timeoutMs: 5000 }));
+    const blackbox = await fullAfter;
+    expect(await fullFirst).toBe(blackbox);
+    expect((document.getElementById('page-field') as HTMLInputElement).value).toBe(blackbox);
+    for (const error of [await leanFirst, await leanAfter]) expect(error.message).toMatch(/lean writes no field/);
+  });
+
+  it('calls with other time limits join one run: one that times out leaves, the others still resolve', async () => {
+    settings.delays = { fp_static: [5], fp_dyn: [300], tp: [300] };
+    const short = failure(lean.captureBlackbox({ ...ok, timeoutMs: 100 }));
+    const long = lean.captureBlackbox({ ...ok, timeoutMs: 5000 });
+    const longer = lean.captureBlackbox({ ...ok, timeoutMs: 6000 });
+    expect((await short).code).toBe('timeout');
+    expect(sources(await long)).toEqual(['fp_dyn', 'fp_static', 'tp']);
+    expect(await longer).toBe(await long);
+    expect(scriptsFor(LOADER_URL)).toHaveLength(1);
+  });
+
+  it('a call that resolved stays joinable past its time limit: the same promise again', async () => {
+    const first = lean.captureBlackbox({ ...ok, timeoutMs: 300 });
+    await first;
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(lean.captureBlackbox({ ...ok, timeoutMs: 300 })).toBe(first);
   });
 
   it('a full-entry call joins the run a lean call started, its traces and field included', async () => {
@@ -164,6 +196,26 @@ describe('its option rules', () => {
     expect(error.code).toBe('invalid_option');
     expect(error.message).toContain(`"${name}"`);
     expect(scriptsFor('')).toHaveLength(0);
+  });
+
+  it.each([
+    ['timeoutMs', 0],
+    ['timeoutMs', Number.NaN],
+    ['timeoutMs', 3e9],
+    ['timeoutMs', '5000'],
+    ['inject', 'false'],
+    ['nonce', ''],
+  ])('in development, refuses %s: %s as the full entry does (options.ts)', async (name, value) => {
+    const error = await failure(lean.captureBlackbox({ ...ok, [name]: value } as never));
+    expect(error.code).toBe('invalid_option');
+    expect(error.message).toContain(`"${name}"`);
+    expect(scriptsFor('')).toHaveLength(0);
+  });
+
+  it('takes an undefined value as the default, for any option name, as the full entry does', async () => {
+    const options = { ...ok, uriHook: undefined, field: undefined, post: undefined };
+    expect(sources(await lean.captureBlackbox(options as never))).toEqual(['fp_dyn', 'fp_static', 'tp']);
+    expect(w().IGLOO.loader.uri_hook).toBe('/iojs');
   });
 
   it('refuses options that are not an object', async () => {
