@@ -75,6 +75,7 @@ async function sizeTables() {
   log('| script | ms | ÷ the loader alone |\n|---|---:|---:|');
   for (const [name, ms] of Object.entries(scriptTime.ms))
     log(`| ${name} | ${fmt(ms, 2)} | ${fmt(ms / scriptTime.ms['vendor loader alone'], 2)} |`);
+  log(`The package beyond the config object and the loader tag alone: ${fmt(scriptTime.beyondTagMs, 2)} ms.`);
   log('');
 }
 

@@ -27,6 +27,9 @@ export async function benchScriptTime({ rounds = 20, loaderSource }) {
     '/main-hint.js': HINT + main,
     '/loader.js': loaderSource,
     '/l.js': 'window.IGLOO.loader.loaderMain = 1;',
+    // What any integration does before the loader request: the config object and the loader tag.
+    '/tag.js':
+      "window.IGLOO = { loader: {} }; const tag = document.createElement('script'); tag.async = true; tag.src = '/l.js'; document.head.append(tag);",
     '/empty.js': '',
   };
   const page = (script) => `<!doctype html><html><head><meta charset="utf-8">${script}</head><body></body></html>`;
@@ -38,6 +41,7 @@ export async function benchScriptTime({ rounds = 20, loaderSource }) {
     'package, compile hint': page('<script type="module" src="/ours-hint.js"></script>'),
     'package, as bundled': page('<script type="module" src="/ours.js"></script>'),
     'full entry, compile hint': page('<script type="module" src="/main-hint.js"></script>'),
+    'config object and loader tag alone': page('<script type="module" src="/tag.js"></script>'),
     'vendor loader alone': page('<script src="/loader.js"></script>'),
   };
   const baseline = { 'vendor loader alone': 'empty script' };
@@ -83,5 +87,7 @@ export async function benchScriptTime({ rounds = 20, loaderSource }) {
     ratioToLoader: added['package, compile hint'] / added['vendor loader alone'],
     ratioToLoaderAsBundled: added['package, as bundled'] / added['vendor loader alone'],
     ratioToLoaderFullEntry: added['full entry, compile hint'] / added['vendor loader alone'],
+    // What the package adds to what any integration does before the loader request.
+    beyondTagMs: added['package, compile hint'] - added['config object and loader tag alone'],
   };
 }
