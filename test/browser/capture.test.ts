@@ -244,18 +244,28 @@ describe('one loader run per page', () => {
   });
 });
 
+/** Each entry's captureBlackbox, for the failures both meet alike (the lean one after freshPage: one run). */
+const entries: Array<[string, () => Promise<(options: typeof ok) => Promise<string>>]> = [
+  ['the full entry', async () => api.captureBlackbox],
+  ['the lean entry', async () => (await import('../../src/browser/lean.js')).captureBlackbox],
+];
+
 describe('failures', () => {
-  it('loader 404: loader_failed naming the URL; the tag is removed and a later call retries', async () => {
-    breakLoader();
-    const error = await failure(api.captureBlackbox(ok));
-    expect(error.code).toBe('loader_failed');
-    expect(error.url).toBe(LOADER_URL);
-    expect(error.message).toContain(LOADER_URL);
-    expect(scriptsFor(LOADER_URL)).toHaveLength(0);
-    clearOverrides();
-    expect(await api.captureBlackbox(ok)).toMatch(/^0400/);
-    expect(scriptsFor(LOADER_URL)).toHaveLength(1);
-  });
+  it.each(entries)(
+    'loader 404 (%s): loader_failed naming the URL; the tag is removed and a later call retries',
+    async (_, entry) => {
+      const capture = await entry();
+      breakLoader();
+      const error = await failure(capture(ok));
+      expect(error.code).toBe('loader_failed');
+      expect(error.url).toBe(LOADER_URL);
+      expect(error.message).toContain(LOADER_URL);
+      expect(scriptsFor(LOADER_URL)).toHaveLength(0);
+      clearOverrides();
+      expect(await capture(ok)).toMatch(/^0400/);
+      expect(scriptsFor(LOADER_URL)).toHaveLength(1);
+    },
+  );
 
   // Chromium runs an HTML answer as a script: it fails to parse, and `load` still fires.
   // happy-dom throws instead, so these two tests reproduce what Chromium reports;
@@ -268,20 +278,24 @@ describe('failures', () => {
     expect(scriptsFor(LOADER_URL)).toHaveLength(0);
   });
 
-  it('every collection script failed: collection_failed at once, naming them and the causes', async () => {
-    breakProxy();
-    blockThirdParty();
-    const error = await failure(api.captureBlackbox({ ...ok, timeoutMs: 5000 }));
-    expect(error.code).toBe('collection_failed');
-    // The first-party chain stopped at its first script: dyn_wdp.js was never requested.
-    expect(error.message).toMatch(/first-party static_wdp\.js, third-party wdp\.js\./);
-    expect(requests.some((u) => u.includes('dyn_wdp.js'))).toBe(false);
-    expect(error.message).toMatch(/reverse proxy at "\/iojs"/);
-    expect(error.message).toMatch(/ad blocker/);
-    // A later call runs the loader again (its run-once marker was undone).
-    clearOverrides();
-    expect(decodeBlackbox(await api.captureBlackbox(ok))?.sources).toHaveLength(3);
-  });
+  it.each(entries)(
+    'every collection script failed (%s): collection_failed at once, naming them and the causes',
+    async (_, entry) => {
+      const capture = await entry();
+      breakProxy();
+      blockThirdParty();
+      const error = await failure(capture({ ...ok, timeoutMs: 5000 } as typeof ok));
+      expect(error.code).toBe('collection_failed');
+      // The first-party chain stopped at its first script: dyn_wdp.js was never requested.
+      expect(error.message).toMatch(/first-party static_wdp\.js, third-party wdp\.js\./);
+      expect(requests.some((u) => u.includes('dyn_wdp.js'))).toBe(false);
+      expect(error.message).toMatch(/reverse proxy at "\/iojs"/);
+      expect(error.message).toMatch(/ad blocker/);
+      // A later call runs the loader again (its run-once marker was undone).
+      clearOverrides();
+      expect(decodeBlackbox(await capture(ok))?.sources).toHaveLength(3);
+    },
+  );
 
   it('only the first-party path configured and broken: collection_failed points at the proxy only', async () => {
     breakProxy();

@@ -1,13 +1,10 @@
 // @vitest-environment happy-dom
 // blackbox-capture/lean (src/browser/lean.ts): the smallest call on the page's one run (loader-run.ts),
-// its option rules, its refusals, and its sharing of the run with the full entry (capture.ts).
+// its option rules, its refusals, and its sharing of the run with the full entry (capture.ts). The
+// failures both entries meet alike are tested for both in capture.test.ts.
 import { beforeEach, describe, expect, it } from 'vitest';
 import { decodeBlackbox } from '../../src/emulator/scripts/routes.js';
 import {
-  blockThirdParty,
-  breakLoader,
-  breakProxy,
-  clearOverrides,
   failure,
   freshPage,
   LOADER_URL,
@@ -40,14 +37,6 @@ describe.each(loaders())('with the %s', (_, loaderSource) => {
     expect(w().IGLOO.enable_rip).toBe(true);
     expect(scriptsFor(LOADER_URL)).toHaveLength(1);
   });
-
-  it('every collection script failed: collection_failed, naming them', async () => {
-    breakProxy();
-    blockThirdParty();
-    const error = await failure(lean.captureBlackbox({ ...ok, timeoutMs: 5000 }));
-    expect(error.code).toBe('collection_failed');
-    expect(error.message).toMatch(/first-party static_wdp\.js, third-party wdp\.js\./);
-  });
 });
 
 describe('the lean call', () => {
@@ -64,15 +53,6 @@ describe('the lean call', () => {
     expect(error.code).toBe('timeout');
     expect(sources(error.blackbox)).toEqual(['fp_static']);
     expect(error.message).toMatch(/150 ms.*partial/);
-  });
-
-  it('a loader that does not load: loader_failed, and a later call injects afresh', async () => {
-    breakLoader();
-    expect((await failure(lean.captureBlackbox(ok))).code).toBe('loader_failed');
-    expect(scriptsFor(LOADER_URL)).toHaveLength(0);
-    clearOverrides();
-    expect(sources(await lean.captureBlackbox(ok))).toEqual(['fp_dyn', 'fp_static', 'tp']);
-    expect(scriptsFor(LOADER_URL)).toHaveLength(1);
   });
 
   it("gives the loader tag the page's CSP nonce", async () => {
