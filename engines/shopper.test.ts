@@ -15,10 +15,13 @@ import { doc, FINAL, sourcesOf } from './support/page-parts.js';
 /** A time limit long enough that "well before it" (a quarter) holds on a busy machine. */
 const LIMIT_MS = 60_000;
 
-/** A module script that runs captureBlackbox from the ESM build and keeps its outcome as `window.outcome`. */
-const esmCapture = (options: string, nonce = '') => `
+/**
+ * A module script that runs captureBlackbox from the ESM build (the full entry, or `lean.js`)
+ * and keeps its outcome as `window.outcome`.
+ */
+const esmCapture = (options: string, nonce = '', entry = 'index.js') => `
 <script type="module"${nonce ? ` nonce="${nonce}"` : ''}>
-  import { captureBlackbox } from '/dist/index.js';
+  import { captureBlackbox } from '/dist/${entry}';
   const started = performance.now();
   window.outcome = captureBlackbox(${options}).then(
     (blackbox) => ({ blackbox, ms: performance.now() - started }),
@@ -156,28 +159,31 @@ inEveryEngine((cell) => {
     expect(sourcesOf(result.blackbox)).toEqual(['tp']);
   });
 
-  it('CSP with a nonce and strict-dynamic: the nonce goes on the loader tag, no violation, a final blackbox', async () => {
-    const { page, site } = cell();
-    const csp = "script-src 'nonce-r4nd0m' 'strict-dynamic'; object-src 'none'; base-uri 'none'";
-    await page.goto(
-      site.page(
-        '/csp.html',
-        doc(
-          violationLog('r4nd0m') +
-            esmCapture(`{ loaderUrl: ${JSON.stringify(site.loaderUrl)}, uriHook: '/iojs' }`, 'r4nd0m'),
+  it.each(['index.js', 'lean.js'])(
+    'CSP with a nonce and strict-dynamic (dist/%s): the nonce goes on the loader tag, no violation, a final blackbox',
+    async (entry) => {
+      const { page, site } = cell();
+      const csp = "script-src 'nonce-r4nd0m' 'strict-dynamic'; object-src 'none'; base-uri 'none'";
+      await page.goto(
+        site.page(
+          '/csp.html',
+          doc(
+            violationLog('r4nd0m') +
+              esmCapture(`{ loaderUrl: ${JSON.stringify(site.loaderUrl)}, uriHook: '/iojs' }`, 'r4nd0m', entry),
+          ),
+          { 'content-security-policy': csp },
         ),
-        { 'content-security-policy': csp },
-      ),
-    );
-    const result = await outcome(page);
-    expect(result.code).toBeUndefined();
-    expect(sourcesOf(result.blackbox)).toEqual(FINAL);
-    const seen = await page.evaluate(() => [
-      document.querySelector<HTMLScriptElement>('script[src$="/loader.js"]')?.nonce,
-      (window as unknown as { violations: string[] }).violations,
-    ]);
-    expect(seen).toEqual(['r4nd0m', []]);
-  });
+      );
+      const result = await outcome(page);
+      expect(result.code).toBeUndefined();
+      expect(sourcesOf(result.blackbox)).toEqual(FINAL);
+      const seen = await page.evaluate(() => [
+        document.querySelector<HTMLScriptElement>('script[src$="/loader.js"]')?.nonce,
+        (window as unknown as { violations: string[] }).violations,
+      ]);
+      expect(seen).toEqual(['r4nd0m', []]);
+    },
+  );
 
   it("CSP with a nonce but without strict-dynamic: the vendor's scripts are refused, collection_failed at once", async () => {
     const { page, site } = cell();
