@@ -85,7 +85,7 @@ export const CHECKOUT_CODES: readonly CodeAnswer[] = [
     code: 'order_token_invalid',
     status: [401],
     description:
-      'The Order-Token is not an HS256 JWT signed with ORDER_SECRET, has no exp or one more than an hour ahead, or its sub is missing or no string, or its uref (1 to 100 characters) malformed.',
+      'The Order-Token is not an HS256 JWT signed with ORDER_SECRET, has no exp or one more than an hour ahead, or its sub is missing or no string, or its uref (1 to 100 UTF-16 code units of text) malformed.',
     after: 'final',
   },
   {
@@ -97,7 +97,7 @@ export const CHECKOUT_CODES: readonly CodeAnswer[] = [
   {
     code: 'order_token_sub_invalid',
     status: [422],
-    description: `The Order-Token is authentic, but its sub (the order's customerInternalReference) breaks the service's rule: 1 to 100 characters of text (no half of a surrogate pair), none of < > " / ; \` % { } |; nor is it . or .. (no URL path could poll it at GET /decisions). Refused before anything is accepted; the log says which rule.`,
+    description: `The Order-Token is authentic, but its sub (the order's customerInternalReference) breaks the service's rule: 1 to 100 UTF-16 code units of text (no half of a surrogate pair), none of < > " / ; \` % { } |; nor is it . or .. (no URL path could poll it at GET /decisions). Refused before anything is accepted; the log says which rule.`,
     after: 'final',
   },
   {

@@ -89,11 +89,17 @@ export async function verifyOrderToken(
     throw invalid(`expires more than ${MAX_ORDER_TOKEN_SECONDS} s ahead`);
   if (typeof nbf === 'number' && nbf > nowSeconds + SKEW_SECONDS) throw invalid('is not valid yet (nbf)');
   if (typeof sub !== 'string') throw invalid("sub must be the order's reference");
-  if (uref !== undefined && (typeof uref !== 'string' || uref === '' || uref.length > MAX_REFERENCE_LENGTH))
-    throw invalid(`uref must be 1 to ${MAX_REFERENCE_LENGTH} characters`);
   // The service's own rule, the kit's one check of it: an order it would refuse is refused here.
   const broken = referenceRuleBroken({ customerInternalReference: sub });
   if (broken) throw new OrderTokenError('order_token_sub_invalid', `the Order-Token's sub: ${broken}`);
+  // The same rule for the userReference (a malformed token, as documented), and never empty.
+  if (
+    uref !== undefined &&
+    (typeof uref !== 'string' ||
+      uref === '' ||
+      referenceRuleBroken({ customerInternalReference: sub, userReference: uref }))
+  )
+    throw invalid(`uref must be 1 to ${MAX_REFERENCE_LENGTH} UTF-16 code units of text`);
   // The gateway's own: a URL path reads "." and ".." as steps (GET /decisions/{reference} could never find it).
   if (sub === '.' || sub === '..')
     throw new OrderTokenError(

@@ -26,11 +26,11 @@ export const apiMessages = {
   limitNotPositive: (name: string) => `limits.${name} must be a positive number`,
   perSecondNotPositive: 'perSecond must be a positive number',
 
-  referenceLength: 'customerInternalReference must be 1 to 100 characters',
+  referenceLength: 'customerInternalReference must be 1 to 100 UTF-16 code units',
   referenceCharacters: 'customerInternalReference must not contain any of < > " / ; ` % { } |',
   referenceUnpaired: (field: string) => `${field} must be text: it holds half of a UTF-16 surrogate pair on its own`,
   definitionKeyRequired: 'workflowDefinition.key is required',
-  userReferenceLength: 'userReference must be at most 100 characters',
+  userReferenceLength: 'userReference must be at most 100 UTF-16 code units',
   callbackUrlLength: 'callbackUrl must be at most 255 characters',
   callbackUrlRule: (rule: string) => `callbackUrl must be ${rule} (the service's rule for callback URLs)`,
   tokenLifetimeShape: 'tokenLifetime must look like "600s", "30m", "12h" or "5d", from 5 minutes to 60 days',

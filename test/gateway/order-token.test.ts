@@ -131,6 +131,17 @@ describe('the order token at its edges', () => {
     expect((await refusal(sign({ sub: 7, exp: NOW + 60 }))).code).toBe('order_token_invalid');
   });
 
+  it("refuses a uref the service forbids (its rule for userReference) as a malformed token, 401's code", async () => {
+    // Counted as the service's rule counts (src/server/api/account.ts): UTF-16 code units, so
+    // 51 characters outside the Basic Multilingual Plane are 102.
+    for (const uref of ['u\ud800', '\udc00u', '😀'.repeat(51), 7, null]) {
+      const error = await refusal(sign({ sub: 'o', uref, exp: NOW + 60 }));
+      expect(error.code).toBe('order_token_invalid');
+      expect(error.message).toContain('uref must be 1 to 100 UTF-16 code units of text');
+    }
+    await expect(verify(sign({ sub: 'o', uref: '😀'.repeat(50), exp: NOW + 60 }))).resolves.toBeDefined();
+  });
+
   it("refuses a sub the service forbids (its rule for customerInternalReference): 422's code", async () => {
     for (const sub of [
       '',

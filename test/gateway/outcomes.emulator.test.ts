@@ -55,7 +55,7 @@ describe('every accepted order ends in exactly one signed outcome (serve as a pr
       .toContain(
         "refused a checkout: order_token_sub_invalid (the Order-Token's sub: customerInternalReference must not contain",
       );
-    expect(gateway.output()).toContain('must be 1 to 100 characters');
+    expect(gateway.output()).toContain('must be 1 to 100 UTF-16 code units');
     // Nothing reached the service: no account, no transaction.
     expect(emulator.inspect.transactions()).toHaveLength(0);
   });

@@ -83,7 +83,8 @@ export function callbackUrlRuleBroken(value: unknown, local = false): string | u
 
 /**
  * The service's rules for an order's references (docs/vendor-contract.md#the-account-request):
- * `customerInternalReference` 1 to 100 characters, none of `<>"/;\`%{}|`; `userReference` at
+ * `customerInternalReference` 1 to 100 characters (counted as UTF-16 code units, JavaScript's
+ * `length`: the strict reading, never more code points than the service allows), none of `<>"/;\`%{}|`; `userReference` at
  * most 100. The one place they are checked: before the account call, and where a checkout
  * names its order (the endpoint, the gateway's Order-Token), so that an order the service
  * would refuse is refused at the door, never accepted and then dropped. The rule broken, or
