@@ -88,6 +88,8 @@ export const tokenMessages = {
     `no token from ${origin} within ${ms} ms (waiting for another instance's request)`,
   networkError: (origin: string) => `token request to ${origin} failed (network error)`,
   notAToken: 'token response lacks access_token or a Bearer token_type',
+  badLifetime: (expiresIn: unknown, minSeconds: number) =>
+    `token response's expires_in ${JSON.stringify(expiresIn)?.slice(0, 40) ?? typeof expiresIn} is no lifetime of ${minSeconds} s or more: a token kept for it could be expired already`,
   /** `summary` is the answer's OAuth error code or title, never its body (api/retry.ts). */
   rateLimited: (summary: string) => `token service rate limit reached (429)${summary}`,
   answered: (status: number, summary: string) => `token service answered ${status}${summary}`,

@@ -198,8 +198,10 @@ export function createTokenSource(options: TokenSourceOptions): TokenSource {
         const lock = await takeLease(store, await keyOf('token-lock'), leaseMs, 'token lock');
         if (lock) {
           try {
-            // Another instance may have stored a token between the read and the lock.
-            return (await storedToken())?.accessToken ?? (await requestToken(callerSignal));
+            // Another instance may have stored a token between the read and the lock. The request
+            // runs within what is left of this call's limit: `timeoutMs` bounds the whole call,
+            // the wait for another instance's lock included (docs/answer.md, createTokenSource).
+            return (await storedToken())?.accessToken ?? (await requestToken(limit.signal));
           } finally {
             await lock.release();
           }

@@ -303,8 +303,8 @@ describe('createTokenSource', () => {
 
     it.each([
       ['1e308', 1e308, 24 * 3600],
-      ['0.001', 0.001, 10],
-      ['a string', '3600', 3600],
+      ['the least taken, 10', 10, 10],
+      ['a string of digits', '3600', 3600],
       ['missing', undefined, 3600],
     ])('an expires_in of %s is taken within the documented bounds', async (_, expiresIn, seconds) => {
       let t = 1_000_000;

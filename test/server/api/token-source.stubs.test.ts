@@ -70,16 +70,37 @@ function countingStore(): Store & { reads: number } {
 
 describe('tokenLifetimeSeconds', () => {
   it.each([
-    ['not a number', '3600', 3600],
-    ['zero', 0, 3600],
-    ['negative', -5, 3600],
-    ['NaN', Number.NaN, 3600],
-    ['below the minimum', 5, 10],
+    ['missing', undefined, 3600],
+    ['null', null, 3600],
+    ['a string of digits', '3600', 3600],
+    ['the minimum', 10, 10],
     ['in range', 1234, 1234],
     ['above the maximum', 10 ** 9, 86_400],
+    ['zero', 0, undefined],
+    ['negative', -5, undefined],
+    ['below the minimum', 9, undefined],
+    ['NaN', Number.NaN, undefined],
+    ['a string of digits below the minimum', '5', undefined],
+    ['a string that is no whole number', '3600s', undefined],
+    ['an object', {}, undefined],
   ])('%s', (_, expiresIn, seconds) => {
     expect(tokenLifetimeSeconds(expiresIn)).toBe(seconds);
   });
+
+  it.each([0, -1, '5', 'soon'])(
+    'a token answer whose expires_in is %j fails with invalid_response, keeps nothing, never names the token',
+    async (expiresIn) => {
+      const service = tokenService(granted('at-short', expiresIn), granted('at-2'));
+      const { tokens } = source(service.fetch);
+      const error = (await tokens.getToken().catch((e: unknown) => e)) as Error & { code: string };
+      expect(error.code).toBe('invalid_response');
+      expect(error.message).toContain('expires_in');
+      expect(error.message).not.toContain('at-short');
+      // Nothing was kept: the next call asks again.
+      expect(await tokens.getToken()).toBe('at-2');
+      expect(service.calls).toHaveLength(2);
+    },
+  );
 });
 
 describe('configuration', () => {
@@ -463,6 +484,34 @@ describe('aborts and the lock', () => {
     setTimeout(() => controller.abort(reason), 20);
     await expect(pending).rejects.toBe(reason);
     release.abort();
+    await held;
+  });
+
+  it("a source that waited for another instance's lock requests within what is left of its timeoutMs", async () => {
+    const store = createMemoryStore();
+    const tokenUrl = `http://127.0.0.1:${port++}/oauth2/token`;
+    const make = (fetch: typeof globalThis.fetch) =>
+      createTokenSource({
+        clientId: 'client id',
+        clientSecret: 'secret',
+        tokenUrl,
+        userAgent: UA,
+        fetch,
+        store,
+        timeoutMs: 400,
+      });
+    // The holder's request hangs until its caller leaves (at 300 ms), which gives the lock back.
+    const release = new AbortController();
+    const held = make(tokenService('hang').fetch)
+      .getToken({ signal: release.signal })
+      .catch(() => {});
+    await new Promise((r) => setTimeout(r, 20));
+    const started = performance.now();
+    const waiting = make(tokenService('hang').fetch).getToken();
+    setTimeout(() => release.abort(), 300);
+    await expect(waiting).rejects.toMatchObject({ code: 'network_error' });
+    // 400 ms in all, the wait included; before, the request had 400 ms of its own after the wait.
+    expect(performance.now() - started).toBeLessThan(600);
     await held;
   });
 

@@ -7,13 +7,23 @@ import { fromStore, type Store } from '../../store/store.js';
 import type { Now } from '../../time/clock.js';
 import type { CachedToken } from '../token-source.js';
 
-/** `expires_in` is taken within these bounds (seconds): a tiny one would mean a request per call, a huge one a token cached for ever. */
+/**
+ * The token answer's `expires_in` in seconds: at least `min` (a shorter one would mean a request
+ * per call; the kit never serves a token past the expiry the service gave), kept for at most
+ * `max` (never a token cached for ever), `default` when the answer has none.
+ */
 export const TOKEN_LIFETIME_BOUNDS = { min: 10, max: 24 * 3600, default: 3600 } as const;
 
-/** The lifetime in seconds a token answer's `expires_in` stands for (see TOKEN_LIFETIME_BOUNDS). */
-export function tokenLifetimeSeconds(expiresIn: unknown): number {
-  if (typeof expiresIn !== 'number' || !(expiresIn > 0)) return TOKEN_LIFETIME_BOUNDS.default;
-  return Math.min(TOKEN_LIFETIME_BOUNDS.max, Math.max(TOKEN_LIFETIME_BOUNDS.min, expiresIn));
+/**
+ * The lifetime in seconds a token answer's `expires_in` stands for (see TOKEN_LIFETIME_BOUNDS):
+ * a number, or a string of digits (the same number quoted); undefined for one that is present
+ * but no lifetime the kit takes (0 or less, under `min`, not a number), which fails the request.
+ */
+export function tokenLifetimeSeconds(expiresIn: unknown): number | undefined {
+  if (expiresIn === undefined || expiresIn === null) return TOKEN_LIFETIME_BOUNDS.default;
+  const seconds = typeof expiresIn === 'string' && /^\d{1,12}$/.test(expiresIn) ? Number(expiresIn) : expiresIn;
+  if (typeof seconds !== 'number' || !(seconds >= TOKEN_LIFETIME_BOUNDS.min)) return undefined;
+  return Math.min(TOKEN_LIFETIME_BOUNDS.max, seconds);
 }
 
 export interface TokenCacheContext {

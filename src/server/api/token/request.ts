@@ -17,7 +17,7 @@ import { deadline, within } from '../../time/deadline.js';
 import { recordUpstream } from '../../metrics.js';
 import { backoffMs, retryAfterSeconds, upstreamSummary } from '../retry.js';
 import type { RateLimiter } from '../rate-limit.js';
-import { tokenLifetimeSeconds, type TokenCache } from './cache.js';
+import { TOKEN_LIFETIME_BOUNDS, tokenLifetimeSeconds, type TokenCache } from './cache.js';
 import type { CachedToken } from '../token-source.js';
 
 export interface TokenRequestContext {
@@ -127,8 +127,19 @@ export function createTokenRequest(context: TokenRequestContext): (callerSignal?
               status: response.status,
             });
           }
+          const lifetime = tokenLifetimeSeconds(body.expires_in);
+          if (lifetime === undefined) {
+            throw new DeviceRiskError(
+              ERR_INVALID_RESPONSE,
+              tokenMessages.badLifetime(body.expires_in, TOKEN_LIFETIME_BOUNDS.min),
+              {
+                operation: 'token',
+                status: response.status,
+              },
+            );
+          }
           const issuedAt = now();
-          const lifetimeMs = tokenLifetimeSeconds(body.expires_in) * 1000;
+          const lifetimeMs = lifetime * 1000;
           const token: CachedToken = { accessToken: body.access_token, issuedAt, expiresAt: issuedAt + lifetimeMs };
           await context.cache.save(token, lifetimeMs);
           return body.access_token;
