@@ -166,3 +166,27 @@ export function logError(error: unknown): void {
   const refusal = error instanceof Error && error.name === 'BodyTimeoutError';
   console.error(isDeviceRiskError(error) || refusal ? `${error.message} (${(error as { code: string }).code})` : error);
 }
+
+/**
+ * An integrator's `onError`, made safe for the kit's own work: an exception it throws, or a
+ * rejection of the promise it returns, is logged (logError) and never thrown back into the
+ * kit's tasks, where it would be reported again or left unhandled. What it returned is
+ * returned, a throw as a rejected promise (marked handled), for the caller that waits for it
+ * (a callback's give-up: docs/answer.md).
+ */
+export function safeOnError(onError: (error: unknown) => unknown): (error: unknown) => unknown {
+  return (error) => {
+    let returned: unknown;
+    try {
+      returned = onError(error);
+    } catch (thrown) {
+      logError(thrown);
+      const rejected = Promise.reject(thrown);
+      rejected.catch(() => {});
+      return rejected;
+    }
+    if (typeof (returned as PromiseLike<unknown> | undefined)?.then === 'function')
+      (returned as PromiseLike<unknown>).then(undefined, logError);
+    return returned;
+  };
+}

@@ -132,7 +132,11 @@ export function callbackDelivery(settings: CallbackSettings, tasks: CallbackTask
     const order = await settings.told.orderOf(ids.workflowExecutionId);
     const status = record.callback.workflowExecution.status;
     const message = callbackMessages.undelivered(ids, status, record.attempts, settings.retryForMs);
-    await (report(new ResultUndeliveredError(message, ids.workflowExecutionId, status, order)) as unknown);
+    try {
+      await (report(new ResultUndeliveredError(message, ids.workflowExecutionId, status, order)) as unknown);
+    } catch {
+      return; // not kept (its failure logged by safeOnError): the record stays pending, given up again later
+    }
     const failed = JSON.stringify({ ...record, state: 'failed' });
     // A write that lost the race changes nothing: the record is someone else's now.
     if (!(await store.compareAndSet(key, stored, failed, settings.recordTtlMs))) return;
