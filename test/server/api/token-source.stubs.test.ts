@@ -82,7 +82,10 @@ describe('tokenLifetimeSeconds', () => {
     ['NaN', Number.NaN, undefined],
     ['a string of digits below the minimum', '5', undefined],
     ['a string that is no whole number', '3600s', undefined],
+    ['a string of digits with a space before', ' 3600', undefined],
+    ['a string of digits with a space after', '3600 ', undefined],
     ['an object', {}, undefined],
+    ['a list holding a number', [3600], undefined],
   ])('%s', (_, expiresIn, seconds) => {
     expect(tokenLifetimeSeconds(expiresIn)).toBe(seconds);
   });
@@ -93,7 +96,7 @@ describe('tokenLifetimeSeconds', () => {
       const service = tokenService(granted('at-short', expiresIn), granted('at-2'));
       const { tokens } = source(service.fetch);
       const error = (await tokens.getToken().catch((e: unknown) => e)) as Error & { code: string };
-      expect(error.code).toBe('invalid_response');
+      expect(error).toMatchObject({ code: 'invalid_response', operation: 'token', status: 200 });
       expect(error.message).toContain('expires_in');
       expect(error.message).not.toContain('at-short');
       // Nothing was kept: the next call asks again.
