@@ -226,6 +226,25 @@ function browserBuild(build) {
       })),
       plugins: [ts(), terser(minify)],
     },
+    {
+      // blackbox-capture/angular: plain JavaScript, no decorator (src/browser/angular.ts says why).
+      // It imports the package's own entry of its build, as the element and the hook do: one core
+      // per page, under the development condition too.
+      input: { [`angular${suffix}`]: 'src/browser/angular.ts' },
+      external: (id) => BROWSER_ENTRY.test(id) || MESSAGES_MODULE.test(id) || id.startsWith('@angular/'),
+      output: ['es', 'cjs'].map((format) => ({
+        dir: 'dist',
+        format,
+        entryFileNames: `[name].${format === 'es' ? 'js' : 'cjs'}`,
+        paths: (id) =>
+          BROWSER_ENTRY.test(id)
+            ? `./index${suffix}.${format === 'es' ? 'js' : 'cjs'}`
+            : MESSAGES_MODULE.test(id)
+              ? `./${chunks}-messages.${format === 'es' ? 'js' : 'cjs'}`
+              : id,
+      })),
+      plugins: [ts(), terser(minify)],
+    },
   ];
 }
 
@@ -243,24 +262,6 @@ const code = [
       { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', exports: 'named' },
     ],
     plugins: [ts(), nodeResolve({ browser: true }), terser({ ecma: 2020, format: { comments: false } })],
-  },
-  {
-    // blackbox-capture/angular: plain JavaScript, no decorator (src/browser/angular.ts says why).
-    // It imports the package's own entry, as the element and the hook do: one core per page.
-    input: { angular: 'src/browser/angular.ts' },
-    external: (id) => BROWSER_ENTRY.test(id) || MESSAGES_MODULE.test(id) || id.startsWith('@angular/'),
-    output: ['es', 'cjs'].map((format) => ({
-      dir: 'dist',
-      format,
-      entryFileNames: `[name].${format === 'es' ? 'js' : 'cjs'}`,
-      paths: (id) =>
-        BROWSER_ENTRY.test(id)
-          ? `./index.${format === 'es' ? 'js' : 'cjs'}`
-          : MESSAGES_MODULE.test(id)
-            ? `./browser-messages.${format === 'es' ? 'js' : 'cjs'}`
-            : id,
-    })),
-    plugins: [ts(), terser(minify)],
   },
   {
     // The script tag's checkout claim, beside the UMD file (both builds import this one file):
