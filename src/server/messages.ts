@@ -346,6 +346,8 @@ export const redisMessages = {
 
 /** callbacks/: its options, the callback's shape, its refusals and its outcomes. */
 export const callbackMessages = {
+  recordGone: (key: string) =>
+    `callback ${key.split(':').pop()} is listed as pending but its record is gone from the store (its arrival answered 503, or the store dropped it): its result was not handled here`,
   detailsBehind: (workflowExecutionId: string, status: string) =>
     `the callback says workflow execution ${workflowExecutionId} is PROCESSED, its details still say ${status}: read again later`,
   onResultRequired: 'onResult is required: it receives each result',

@@ -135,7 +135,10 @@ export function callbackDelivery(settings: CallbackSettings, tasks: CallbackTask
     try {
       await (report(new ResultUndeliveredError(message, ids.workflowExecutionId, status, order)) as unknown);
     } catch {
-      return; // not kept (its failure logged by safeOnError): the record stays pending, given up again later
+      // Not kept (its failure logged by safeOnError): the record stays pending, given up again on
+      // a later try, and it and its entry live a recordTtlMs from now: never gone unheard.
+      if (await store.compareAndSet(key, stored, stored, settings.recordTtlMs)) await pending.add(key);
+      return;
     }
     const failed = JSON.stringify({ ...record, state: 'failed' });
     // A write that lost the race changes nothing: the record is someone else's now.

@@ -5,6 +5,8 @@
  * (docs/fleet.md). It runs every `sweepIntervalMs`, and on a callback's arrival after as long
  * (runtimes that freeze between requests run no interval).
  */
+import { DeviceRiskError, ERR_STORE_UNAVAILABLE } from '../errors.js';
+import { callbackMessages } from '../messages.js';
 import { unrefd } from '../time/clock.js';
 import type { Deliver } from './delivery.js';
 import type { PendingList } from './pending.js';
@@ -41,7 +43,16 @@ export function callbackSweep(
       if (stored === undefined) {
         // Listed before its record is written: the record is written within a store call's
         // time limit, or never (the arrival was answered 503); an entry a lease old is stale.
-        if (now() - entry.at >= leaseMs) await pending.remove(entry.key, entry.at);
+        // Told all the same: a store that dropped a record it held loses a callback the service
+        // may not send again.
+        if (now() - entry.at >= leaseMs) {
+          settings.report(
+            new DeviceRiskError(ERR_STORE_UNAVAILABLE, callbackMessages.recordGone(entry.key), {
+              operation: 'store',
+            }),
+          );
+          await pending.remove(entry.key, entry.at);
+        }
         continue;
       }
       const record = parseRecord(stored);

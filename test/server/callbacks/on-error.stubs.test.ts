@@ -3,6 +3,8 @@
 // tasks (no unhandled rejection, idle() settles), and a give-up it could not keep is told again.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createCallbackHandler, createMemoryStore, ResultUndeliveredError } from '../../../src/server/index.js';
+import { pendingList } from '../../../src/server/callbacks/pending.js';
+import { callbackNamespace, recordKey } from '../../../src/server/callbacks/record.js';
 import { callbackBody, stubClient } from '../../support/callbacks.js';
 
 afterEach(() => {
@@ -68,6 +70,43 @@ describe("onError's own failures at the callback receiver", () => {
     });
     expect(told.filter((kind) => kind === 'result_undelivered').length).toBeGreaterThanOrEqual(2);
     expect(unhandled).toEqual([]);
+  });
+
+  it('a give-up onError never keeps outlives recordTtlMs: the record and its entry live on, told at each try', async () => {
+    vi.spyOn(console, 'error').mockImplementation(() => {});
+    let clock = 1_000_000;
+    const store = createMemoryStore({ now: () => clock });
+    const told: unknown[] = [];
+    const handler = createCallbackHandler({
+      client: stubClient(),
+      allowedSources: 'any',
+      onResult: () => Promise.reject(new Error('shop down')),
+      onError: (error) => {
+        told.push(error);
+        return error instanceof ResultUndeliveredError ? Promise.reject(new Error('outbox down')) : undefined;
+      },
+      store,
+      retryForMs: 1000,
+      recordTtlMs: 30 * 60_000,
+      retryDelayMs: 5,
+      maxRetryDelayMs: 5,
+      now: () => clock,
+    });
+    expect((await handler(post())).status).toBe(200);
+    await handler.idle();
+    for (let sweep = 0; sweep < 12; sweep++) {
+      clock += 5 * 60_000; // an hour in all: twice recordTtlMs
+      await pause(20);
+      await handler.sweep();
+      await handler.idle();
+    }
+    await handler.close();
+    expect(told.filter((error) => error instanceof ResultUndeliveredError).length).toBeGreaterThanOrEqual(10);
+    const namespace = callbackNamespace('client-1');
+    const key = recordKey(namespace, callbackBody() as never);
+    expect(await store.get(key)).toContain('"state":"pending"');
+    const listed = await pendingList(store, namespace, 30 * 60_000, () => clock).entries();
+    expect(listed.map((entry) => entry.key)).toEqual([key]);
   });
 
   it('an onError that rejects every time (its sink down): logged, never told its own error, nothing unhandled', async () => {

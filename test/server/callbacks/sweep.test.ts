@@ -8,7 +8,13 @@ import { settingsFor } from '../../support/callbacks.js';
 afterEach(() => void vi.useRealTimers());
 
 function sweepAt(clock: { now: number }) {
-  const settings = settingsFor({ leaseMs: 1000, sweepIntervalMs: 5000, now: () => clock.now });
+  const told: unknown[] = [];
+  const settings = settingsFor({
+    leaseMs: 1000,
+    sweepIntervalMs: 5000,
+    now: () => clock.now,
+    onError: (error) => void told.push(error),
+  });
   const pending = pendingList(settings.store, settings.namespace, settings.recordTtlMs, settings.now);
   const tasks = callbackTasks(() => {});
   const delivered: string[] = [];
@@ -20,7 +26,7 @@ function sweepAt(clock: { now: number }) {
   );
   const record = (key: string, fields: Record<string, unknown>) =>
     settings.store.set(key, JSON.stringify({ attempts: 0, callback: {}, ...fields }), 60_000);
-  return { settings, pending, tasks, delivered, sweeper, record };
+  return { settings, pending, tasks, delivered, sweeper, record, told };
 }
 
 describe('callbackSweep', () => {
@@ -38,16 +44,21 @@ describe('callbackSweep', () => {
     expect((await pending.entries()).map((e) => e.key).sort()).toEqual(['due', 'early', 'retried']);
   });
 
-  it('unlists an entry without a record once a lease old, not before', async () => {
+  it('unlists an entry without a record once a lease old, not before, and says so', async () => {
     const clock = { now: 0 };
-    const { pending, sweeper } = sweepAt(clock);
-    await pending.add('unwritten');
+    const { pending, sweeper, told } = sweepAt(clock);
+    await pending.add('client-1:callback:unwritten');
     clock.now = 999;
     await sweeper.sweep();
     expect(await pending.entries()).toHaveLength(1);
+    expect(told).toEqual([]);
     clock.now = 1000;
     await sweeper.sweep();
     expect(await pending.entries()).toEqual([]);
+    // A record the store dropped loses a callback the service may not send again: told, never quiet.
+    expect(told).toEqual([
+      expect.objectContaining({ code: 'store_unavailable', message: expect.stringContaining('callback unwritten') }),
+    ]);
   });
 
   it("leaves a callback to this instance's own retry timer", async () => {
