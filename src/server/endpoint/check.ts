@@ -13,6 +13,7 @@ import {
   ERR_RESULT_NOT_READY,
   ERR_WORKFLOW_EXPIRED,
   isDeviceRiskError,
+  safeOnError,
 } from '../errors.js';
 import { apiMessages, endpointMessages } from '../messages.js';
 import { recordDecision } from '../metrics.js';
@@ -128,7 +129,12 @@ export const runDeviceRiskCheck = (
   blackbox: string,
   customer: CustomerMapping,
   options: DeviceRiskCheckOptions = {},
-): Promise<DeviceRiskResult> => runCheck(client, blackbox, customer, options);
+): Promise<DeviceRiskResult> =>
+  runCheck(client, blackbox, customer, {
+    ...options,
+    // A hook of the caller's that fails is logged, never the check's answer (errors.ts).
+    ...(options.onError ? { onError: safeOnError(options.onError) } : {}),
+  });
 
 /** runDeviceRiskCheck with the endpoint's plumbing (CheckRunOptions): resumable, fenced, told once. */
 export async function runCheck(
@@ -165,7 +171,7 @@ export async function runCheck(
   // so that a store away at the create's costs the callback its order only if no attempt resumes.
   await options.told
     ?.remember(progress.transaction.workflowExecutionId, { ...options.resultContext })
-    .catch((error: unknown) => options.onError?.(error));
+    .catch((error: unknown) => void options.onError?.(error));
   if (created) await options.onProgress?.(progress);
   const tx = progress.transaction;
   if (!progress.uploaded) {

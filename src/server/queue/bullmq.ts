@@ -32,6 +32,7 @@ import {
   isDeviceRiskError,
   isRedisFull,
   logError,
+  safeOnError,
 } from '../errors.js';
 import { bullmqMessages } from '../messages.js';
 import {
@@ -353,7 +354,7 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
     throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, bullmqMessages.clusterNeedsHashTag(prefix));
   }
   const maxQueued = options.maxQueued ?? BULLMQ_QUEUE_OPTIONS.maxQueued.default;
-  const onError = namingFull(options.onError ?? logError);
+  const onError = namingFull(options.onError ? safeOnError(options.onError) : logError);
   const confirm = confirmationOf(options, onError);
   const common = { connection: options.connection, prefix };
   const queue = new Queue<HeldJob>(name, common);

@@ -6,7 +6,7 @@
  * fleet is then the fleet's (docs/operating.md#metrics-and-the-status-page).
  */
 import { sleep, systemNow, type Now, unrefd } from '../time/clock.js';
-import { DeviceRiskError, ERR_STORE_UNAVAILABLE } from '../errors.js';
+import { DeviceRiskError, ERR_STORE_UNAVAILABLE, safeOnError } from '../errors.js';
 import { statusMessages } from '../messages.js';
 import { checkOptions } from '../options-table.js';
 import { STATUS_MONITOR_OPTIONS } from './settings.js';
@@ -73,7 +73,9 @@ export function createStatusMonitor(options: StatusMonitorOptions = {}): StatusM
   const namespace = options.namespace ?? STATUS_MONITOR_OPTIONS.namespace.default;
   const seriesKey = `${namespace}series`;
   const now = options.now ?? systemNow;
-  const onError = options.onError ?? ((error: unknown) => console.error('[blackbox-capture/server]', error));
+  const onError = options.onError
+    ? safeOnError(options.onError)
+    : (error: unknown) => console.error('[blackbox-capture/server]', error);
   let lease: Lease | undefined;
   const sent = sentTo(store, seriesKey);
 

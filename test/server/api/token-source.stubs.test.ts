@@ -491,18 +491,15 @@ describe('aborts and the lock', () => {
   });
 
   it("a source that waited for another instance's lock requests within what is left of its timeoutMs", async () => {
-    const store = createMemoryStore();
-    const tokenUrl = `http://127.0.0.1:${port++}/oauth2/token`;
-    const make = (fetch: typeof globalThis.fetch) =>
-      createTokenSource({
-        clientId: 'client id',
-        clientSecret: 'secret',
-        tokenUrl,
-        userAgent: UA,
-        fetch,
-        store,
-        timeoutMs: 400,
-      });
+    // One store and token URL (one fleet), the real clock and waits: the time limit is real time.
+    const fleet = {
+      store: createMemoryStore(),
+      tokenUrl: `http://127.0.0.1:${port++}/oauth2/token`,
+      timeoutMs: 400,
+      now: Date.now,
+      sleep: undefined,
+    };
+    const make = (fetch: typeof globalThis.fetch) => source(fetch, fleet).tokens;
     // The holder's request hangs until its caller leaves (at 300 ms), which gives the lock back.
     const release = new AbortController();
     const held = make(tokenService('hang').fetch)
