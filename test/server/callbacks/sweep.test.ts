@@ -45,19 +45,23 @@ describe('callbackSweep', () => {
   });
 
   it('unlists an entry without a record once a lease old, not before, and says so', async () => {
-    const clock = { now: 0 };
+    const clock = { now: 10_000 };
     const { pending, sweeper, told } = sweepAt(clock);
     await pending.add('client-1:callback:unwritten');
-    clock.now = 999;
+    clock.now = 10_999;
     await sweeper.sweep();
     expect(await pending.entries()).toHaveLength(1);
     expect(told).toEqual([]);
-    clock.now = 1000;
+    clock.now = 11_000;
     await sweeper.sweep();
     expect(await pending.entries()).toEqual([]);
     // A record the store dropped loses a callback the service may not send again: told, never quiet.
     expect(told).toEqual([
-      expect.objectContaining({ code: 'store_unavailable', message: expect.stringContaining('callback unwritten') }),
+      expect.objectContaining({
+        code: 'store_unavailable',
+        operation: 'store',
+        message: expect.stringContaining('callback unwritten'),
+      }),
     ]);
   });
 
