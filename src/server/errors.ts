@@ -174,7 +174,7 @@ export function logError(error: unknown): void {
  * returned, a throw as a rejected promise (marked handled), for the caller that waits for it
  * (a callback's give-up: docs/answer.md).
  */
-export function safeOnError(onError: (error: unknown) => unknown): (error: unknown) => unknown {
+export function safeOnError<T = unknown>(onError: (value: T) => unknown): (value: T) => unknown {
   return (error) => {
     let returned: unknown;
     try {
@@ -190,3 +190,7 @@ export function safeOnError(onError: (error: unknown) => unknown): (error: unkno
     return returned;
   };
 }
+
+/** The `onError` a part of the kit calls: the integrator's, made safe (safeOnError), or one line logged (logError). */
+export const onErrorOf = (onError?: (error: unknown) => unknown): ((error: unknown) => unknown) =>
+  onError ? safeOnError(onError) : logError;

@@ -5,7 +5,7 @@
 import { systemNow, type Now } from '../time/clock.js';
 import type { DeviceRiskClient } from '../api/device-risk-client.js';
 import { checkRateLimit, createLimiter, type Limiter } from '../endpoint/admission.js';
-import { DeviceRiskError, ERR_INVALID_CONFIGURATION, logError, safeOnError } from '../errors.js';
+import { DeviceRiskError, ERR_INVALID_CONFIGURATION, onErrorOf } from '../errors.js';
 import { checkOptions, REQUIRED, RULES, type OptionTable } from '../options-table.js';
 import { STORE_TIMEOUT_MS } from '../store/store.js';
 import { callbackMessages } from '../messages.js';
@@ -96,7 +96,7 @@ export function callbackSettings(options: CallbackHandlerOptions): CallbackSetti
   if (!(retryForMs > 0 && retryForMs < recordTtlMs)) throw configurationError(callbackMessages.retryOutlivesRecord);
   if (!(sweepIntervalMs > 0)) throw configurationError(callbackMessages.positiveMs('sweepIntervalMs'));
   const store = options.store ? withTimeLimit(options.store, options.storeTimeoutMs) : undefined;
-  const report = options.onError ? safeOnError(options.onError) : logError;
+  const report = onErrorOf(options.onError);
   const leaseMs = options.leaseMs ?? defaults.leaseMs.default;
   return {
     client,

@@ -8,7 +8,7 @@ import { contractedRate } from '../api/device-risk-client.js';
 import { callbackUrlRuleBroken } from '../api/account.js';
 import { checkAddressPrefix, DEFAULT_ADDRESS_PREFIX, type AddressPrefix } from '../net/address.js';
 import { systemNow, type Now } from '../time/clock.js';
-import { DeviceRiskError, ERR_INVALID_CONFIGURATION, logError, safeOnError } from '../errors.js';
+import { DeviceRiskError, ERR_INVALID_CONFIGURATION, onErrorOf } from '../errors.js';
 import { endpointMessages } from '../messages.js';
 import {
   checkOptions,
@@ -226,7 +226,7 @@ export function endpointSettings(options: DeviceRiskHandlerOptions): EndpointSet
     allowed: new Set(options.allowedOrigins.map((o: string) => new URL(o).origin)),
     answer,
     now: options.now ?? systemNow,
-    onError: options.onError ? safeOnError(options.onError) : logError,
+    onError: onErrorOf(options.onError),
     leaseMs: plain.idempotencyLeaseMs,
     recordTtlMs: plain.idempotencyTtlMs,
     waitMs: plain.idempotencyWaitMs,

@@ -6,7 +6,7 @@
 import { checkOptions } from '../options-table.js';
 import { PROXY_OPTIONS } from './settings.js';
 import { DEFAULT_URI_HOOK } from '../../shared/constants.js';
-import { DeviceRiskError, ERR_INVALID_CONFIGURATION, logError, safeOnError } from '../errors.js';
+import { DeviceRiskError, ERR_INVALID_CONFIGURATION, onErrorOf } from '../errors.js';
 import { validHost } from '../net/host.js';
 import { proxyMessages } from '../messages.js';
 import { requireSecureUrl } from '../net/secure-url.js';
@@ -126,6 +126,6 @@ export function proxyConfig(options: FirstPartyProxyOptions): ProxyConfig {
     timeoutMs: options.timeoutMs ?? PROXY_OPTIONS.timeoutMs.default,
     maxBodyBytes: options.maxBodyBytes ?? PROXY_OPTIONS.maxBodyBytes.default,
     maxRequestsPerClient: options.maxRequestsPerClient ?? PROXY_OPTIONS.maxRequestsPerClient.default,
-    onError: options.onError ? safeOnError(options.onError) : logError,
+    onError: onErrorOf(options.onError),
   };
 }

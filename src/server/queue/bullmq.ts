@@ -31,8 +31,7 @@ import {
   ERR_STORE_FULL,
   isDeviceRiskError,
   isRedisFull,
-  logError,
-  safeOnError,
+  onErrorOf,
 } from '../errors.js';
 import { bullmqMessages } from '../messages.js';
 import {
@@ -354,7 +353,7 @@ export function createBullmqQueue(options: BullmqQueueOptions): CheckQueue & { q
     throw new DeviceRiskError(ERR_INVALID_CONFIGURATION, bullmqMessages.clusterNeedsHashTag(prefix));
   }
   const maxQueued = options.maxQueued ?? BULLMQ_QUEUE_OPTIONS.maxQueued.default;
-  const onError = namingFull(options.onError ? safeOnError(options.onError) : logError);
+  const onError = namingFull(onErrorOf(options.onError));
   const confirm = confirmationOf(options, onError);
   const common = { connection: options.connection, prefix };
   const queue = new Queue<HeldJob>(name, common);

@@ -8,7 +8,7 @@
  * runtimes/checks.mjs). A handler given no queue keeps one in its data directory (default.ts).
  */
 import { systemNow, unrefd } from '../time/clock.js';
-import { isDeviceRiskError, logError, safeOnError } from '../errors.js';
+import { isDeviceRiskError, onErrorOf } from '../errors.js';
 import { checkOptions } from '../options-table.js';
 import { openDatabase } from '../sqlite/database.js';
 import { ownerMark } from '../store/lease.js';
@@ -51,7 +51,7 @@ export function createFileQueue(options: FileQueueOptions): CheckQueue & { idle(
   const concurrency = options.concurrency ?? FILE_QUEUE_OPTIONS.concurrency.default;
   const leaseMs = options.leaseMs ?? FILE_QUEUE_OPTIONS.leaseMs.default;
   const now = options.now ?? systemNow;
-  const onError = options.onError ? safeOnError(options.onError) : logError;
+  const onError = onErrorOf(options.onError);
   const rows = queueRows(openDatabase(options.path, QUEUE_SCHEMA), now);
   const me = ownerMark();
   let run: ((job: CheckJob) => Promise<JobRun>) | undefined;

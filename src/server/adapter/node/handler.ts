@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { bodyTimedOut, isBodyTimeout } from '../../net/http.js';
 import { forwardedAddress, forwardedProto, forwardIgnored } from './forwarded.js';
-import { logError, safeOnError } from '../../errors.js';
+import { onErrorOf, safeOnError } from '../../errors.js';
 import type { FetchHandler } from '../../fetch-handler.js';
 import { MESSAGE_PREFIX, nodeMessages } from '../../messages.js';
 import { BadRequestError, bodyLeft, toRequest } from './request.js';
@@ -73,9 +73,8 @@ async function drainSmallBody(req: IncomingMessage, request: Request): Promise<v
  * a bare 500 (or goes to Express's `next`), never a hanging request and never a stack trace.
  */
 export function toNodeHandler(handler: FetchHandler, options: NodeHandlerOptions = {}): NodeHandler {
-  const onError = options.onError ? safeOnError(options.onError) : logError;
-  const onForwardIgnored =
-    options.onForwardIgnored && safeOnError(options.onForwardIgnored as (from: unknown) => unknown);
+  const onError = onErrorOf(options.onError);
+  const onForwardIgnored = options.onForwardIgnored && safeOnError(options.onForwardIgnored);
   const clientAddress = forwardedAddress(options.trustedFronts ?? []);
   const clientProto = forwardedProto(options.trustedFronts ?? []);
   const ignored = forwardIgnored(options.trustedFronts ?? []);
