@@ -15,6 +15,7 @@ import { untilAborted } from '../../support/until-aborted.js';
 const UA = 'AcmeShop Checkout/1.0';
 const T0 = 1_800_000_000_000;
 afterEach(() => {
+  vi.useRealTimers();
   vi.restoreAllMocks();
 });
 
@@ -66,6 +67,43 @@ function countingStore(): Store & { reads: number } {
     return inner.get(key);
   };
   return counted;
+}
+
+/** A token service whose requests hang until aborted; `asked` resolves once the first one is out. */
+function hangingService() {
+  const service = tokenService('hang');
+  let sent!: () => void;
+  const asked = new Promise<void>((resolve) => (sent = resolve));
+  const fetch = ((url: string, init: RequestInit) => {
+    const answer = service.fetch(url, init);
+    sent();
+    return answer;
+  }) as unknown as typeof globalThis.fetch;
+  return { calls: service.calls, fetch, asked };
+}
+
+/**
+ * `inner` (a memory store by default), counting the claims of the token lock it refused: each
+ * is a source that found another holding the lock. `refusedOnce` resolves at the first.
+ */
+function lockWatched(inner: Store = createMemoryStore()) {
+  let refusal!: () => void;
+  const watched = {
+    refused: 0,
+    refusedOnce: new Promise<void>((resolve) => (refusal = resolve)),
+    store: {
+      ...inner,
+      setIfAbsent: async (key, value, ttlMs) => {
+        const taken = await inner.setIfAbsent(key, value, ttlMs);
+        if (key.endsWith(':token-lock') && !taken) {
+          watched.refused++;
+          refusal();
+        }
+        return taken;
+      },
+    } as Store,
+  };
+  return watched;
 }
 
 describe('tokenLifetimeSeconds', () => {
@@ -168,21 +206,41 @@ describe('the token kept in memory', () => {
 
   it('a read racing the invalidation of a refused token never brings it back', async () => {
     const inner = createMemoryStore();
-    // Every store call takes 10 ms: a read can start after the memory copy is forgotten and
-    // before the stored one is deleted.
-    const slow = Object.fromEntries(
-      Object.entries(inner).map(([name, call]) => [
-        name,
-        (...args: unknown[]) =>
-          new Promise((resolve) => setTimeout(resolve, 10)).then(() => (call as (...a: unknown[]) => unknown)(...args)),
-      ]),
-    ) as unknown as Store;
-    const { tokens } = source(tokenService(granted('at-1'), granted('at-2')).fetch, { store: slow });
+    // The invalidation's delete of the stored token waits for the test: a read runs after the
+    // memory copy is forgotten and before the stored one is deleted, every time.
+    let deleteAsked!: () => void;
+    const deleting = new Promise<void>((resolve) => (deleteAsked = resolve));
+    let letDelete!: () => void;
+    const deleteLet = new Promise<void>((resolve) => (letDelete = resolve));
+    let held = false;
+    const readsWhileHeld: Array<string | undefined> = [];
+    const store: Store = {
+      ...inner,
+      get: async (key) => {
+        const value = await inner.get(key);
+        if (held && key.endsWith(':token')) readsWhileHeld.push(value);
+        return value;
+      },
+      compareAndDelete: async (key, expected) => {
+        if (key.endsWith(':token')) {
+          held = true;
+          deleteAsked();
+          await deleteLet;
+          held = false;
+        }
+        return inner.compareAndDelete(key, expected);
+      },
+    };
+    const { tokens } = source(tokenService(granted('at-1'), granted('at-2')).fetch, { store, storeTimeoutMs: 60_000 });
     expect(await tokens.getToken()).toBe('at-1');
     const refused = tokens.invalidate('at-1');
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await deleting;
     // Another call's bearer, or the gateway's readiness check, meanwhile.
     const meanwhile = tokens.getToken();
+    // Its read found the refused token still stored.
+    await vi.waitFor(() => expect(readsWhileHeld).not.toHaveLength(0));
+    expect(readsWhileHeld[0]).toBeDefined();
+    letDelete();
     await refused;
     // The refused call's one retry.
     expect(await tokens.getToken()).toBe('at-2');
@@ -398,11 +456,13 @@ describe('the backoff another instance wrote', () => {
 
 describe('aborts and the lock', () => {
   it("the caller's abort rejects with the caller's reason, while the request is in flight", async () => {
-    const { tokens } = source(tokenService('hang').fetch);
+    const service = hangingService();
+    const { tokens } = source(service.fetch);
     const controller = new AbortController();
     const reason = new Error('customer left');
     const pending = tokens.getToken({ signal: controller.signal });
-    setTimeout(() => controller.abort(reason), 10);
+    await service.asked;
+    controller.abort(reason);
     await expect(pending).rejects.toBe(reason);
   });
 
@@ -468,32 +528,41 @@ describe('aborts and the lock', () => {
   });
 
   it("the caller's abort rejects with its reason while waiting for another instance's lock too", async () => {
-    const store = createMemoryStore();
-    const holder = source(tokenService('hang').fetch, { store, timeoutMs: 60_000 });
+    const lock = lockWatched();
+    const holding = hangingService();
+    const holder = source(holding.fetch, { store: lock.store, timeoutMs: 60_000 });
+    const asking = tokenService(granted());
     const waiter = createTokenSource({
       clientId: 'client id',
       clientSecret: 'secret',
       tokenUrl: `http://127.0.0.1:${port - 1}/oauth2/token`,
       userAgent: UA,
-      fetch: tokenService(granted()).fetch,
-      store,
+      fetch: asking.fetch,
+      store: lock.store,
     });
     const controller = new AbortController();
     const reason = new Error('gone');
     const release = new AbortController();
     const held = holder.tokens.getToken({ signal: release.signal }).catch(() => {});
-    await new Promise((r) => setTimeout(r, 20));
+    // The holder holds the lock, its request out.
+    await holding.asked;
     const pending = waiter.getToken({ signal: controller.signal });
-    setTimeout(() => controller.abort(reason), 20);
+    // The waiter finds the lock held and looks again: it waits for it (or, not waiting, asks).
+    await vi.waitFor(() => expect(lock.refused >= 2 || asking.calls.length > 0).toBe(true));
+    controller.abort(reason);
     await expect(pending).rejects.toBe(reason);
+    expect(asking.calls).toHaveLength(0);
     release.abort();
     await held;
   });
 
   it("a source that waited for another instance's lock requests within what is left of its timeoutMs", async () => {
-    // One store and token URL (one fleet), the real clock and waits: the time limit is real time.
+    // One store and token URL (one fleet), on timers and a clock that move only when the test
+    // moves them: the time limit, the waits for the lock and the holder's leaving run on them.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+    const lock = lockWatched();
     const fleet = {
-      store: createMemoryStore(),
+      store: lock.store,
       tokenUrl: `http://127.0.0.1:${port++}/oauth2/token`,
       timeoutMs: 400,
       now: Date.now,
@@ -501,27 +570,42 @@ describe('aborts and the lock', () => {
     };
     const make = (fetch: typeof globalThis.fetch) => source(fetch, fleet).tokens;
     // The holder's request hangs until its caller leaves (at 300 ms), which gives the lock back.
+    const holding = hangingService();
     const release = new AbortController();
-    const held = make(tokenService('hang').fetch)
+    const held = make(holding.fetch)
       .getToken({ signal: release.signal })
       .catch(() => {});
-    await new Promise((r) => setTimeout(r, 20));
-    const started = performance.now();
-    const waiting = make(tokenService('hang').fetch).getToken();
-    setTimeout(() => release.abort(), 300);
-    await expect(waiting).rejects.toMatchObject({ code: 'network_error' });
-    // 400 ms in all, the wait included; before, the request had 400 ms of its own after the wait.
-    expect(performance.now() - started).toBeLessThan(600);
+    await holding.asked;
+    const waiter = hangingService();
+    const started = Date.now();
+    let settledAt: number | undefined;
+    const waiting = make(waiter.fetch).getToken();
+    void waiting.catch(() => {}).then(() => (settledAt = Date.now()));
+    // The waiter found the lock held: it looks again every 25 ms.
+    await lock.refusedOnce;
+    await vi.advanceTimersByTimeAsync(300);
+    expect(waiter.calls).toHaveLength(0);
+    expect(settledAt).toBeUndefined();
+    release.abort();
     await held;
+    // It takes the lock at its next look and asks, within what is left of its 400 ms.
+    await vi.advanceTimersByTimeAsync(99);
+    expect(waiter.calls).toHaveLength(1);
+    expect(settledAt).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1);
+    // 400 ms in all, the wait included; before, the request had 400 ms of its own after the wait.
+    expect(settledAt).toBe(started + 400);
+    await expect(waiting).rejects.toMatchObject({ code: 'network_error' });
   });
 
   it('a slow request keeps its lock by renewing it: a second source on the store waits for its token instead of asking', async () => {
     // The store's clock moves only when the test moves it: the lease ends by it, not by how busy the machine is.
     let storeTime = 1_000_000;
     const memory = createMemoryStore({ now: () => storeTime });
+    const lock = lockWatched(memory);
     const renewals: number[] = [];
     const store: Store = {
-      ...memory,
+      ...lock.store,
       compareAndSet: (k, e, v, t) => {
         if (k.endsWith(':token-lock')) renewals.push(storeTime);
         return memory.compareAndSet(k, e, v, t);
@@ -552,7 +636,8 @@ describe('aborts and the lock', () => {
     await vi.waitFor(() => expect(renewals.filter((at) => at === storeTime).length).toBeGreaterThan(0)); // renewed: until +150
     storeTime += 60; // past the first lease, inside the renewed one
     const second = make().getToken();
-    await new Promise((r) => setTimeout(r, 100)); // the second source looks at the lock a few times
+    // The second source looks at the lock a few times, refused it; or it takes it and asks.
+    await vi.waitFor(() => expect(lock.refused >= 3 || calls > 1).toBe(true));
     answer();
     expect(await Promise.all([first, second])).toEqual(['at-1', 'at-1']);
     expect(calls).toBe(1);

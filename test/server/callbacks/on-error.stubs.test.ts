@@ -2,7 +2,13 @@
 // safeOnError): a throw or a rejection is logged and never thrown back into the receiver's
 // tasks (no unhandled rejection, idle() settles), and a give-up it could not keep is told again.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createCallbackHandler, createMemoryStore, ResultUndeliveredError } from '../../../src/server/index.js';
+import {
+  createCallbackHandler,
+  createMemoryStore,
+  ResultUndeliveredError,
+  type MemoryStoreOptions,
+  type Store,
+} from '../../../src/server/index.js';
 import { pendingList } from '../../../src/server/callbacks/pending.js';
 import { callbackNamespace, recordKey } from '../../../src/server/callbacks/record.js';
 import { callbackBody, stubClient } from '../../support/callbacks.js';
@@ -17,7 +23,60 @@ const post = () =>
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(callbackBody()),
   });
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls for what the handler does on its own (timers, work after a sweep): however long a busy machine takes. */
+const until = (check: () => void) => vi.waitFor(check, { timeout: 5_000, interval: 5 });
+
+/**
+ * A memory store that counts the handler's deliveries of a callback: each runs from the claim
+ * of the callback's lease to its release, or to the claim's refusal.
+ */
+function deliveriesSeen(options?: MemoryStoreOptions) {
+  const memory = createMemoryStore(options);
+  const isLease = (key: string) => key.endsWith(':lease');
+  const seen = {
+    started: 0,
+    running: 0,
+    store: {
+      ...memory,
+      setIfAbsent: async (key, value, ttlMs) => {
+        if (!isLease(key)) return memory.setIfAbsent(key, value, ttlMs);
+        seen.started++;
+        seen.running++;
+        const taken = await memory.setIfAbsent(key, value, ttlMs);
+        if (!taken) seen.running--;
+        return taken;
+      },
+      compareAndDelete: async (key, expected) => {
+        const deleted = await memory.compareAndDelete(key, expected);
+        if (isLease(key) && deleted) seen.running--;
+        return deleted;
+      },
+    } as Store,
+    /** Moves the clock on between two deliveries, never during one: each reads it once it holds its lease. */
+    between: (move: () => void) =>
+      until(() => {
+        expect(seen.running).toBe(0);
+        move();
+      }),
+    /**
+     * Moves the clock on between deliveries, then waits for this instance's own retry timer (5 ms)
+     * to deliver the callback once more, on the moved clock.
+     */
+    async ownRetryAfter(move: () => void) {
+      let before = Infinity;
+      await seen.between(() => {
+        move();
+        before = seen.started;
+      });
+      await until(() => expect(seen.started > before && seen.running === 0).toBe(true));
+    },
+  };
+  return seen;
+}
+
+/** One turn of the event loop: a rejection left unhandled meanwhile has been reported by then. */
+const aTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 /** A callback whose onResult always fails: given up at the first sweep past retryForMs, then swept twice more. */
 async function scenario(onError: (error: unknown) => unknown, waitForIdle = true) {
@@ -26,12 +85,13 @@ async function scenario(onError: (error: unknown) => unknown, waitForIdle = true
   const onUnhandled = (reason: unknown) => void unhandled.push(reason);
   process.on('unhandledRejection', onUnhandled);
   let clock = 1_000_000;
+  const deliveries = deliveriesSeen();
   const handler = createCallbackHandler({
     client: stubClient(),
     allowedSources: 'any',
     onResult: () => Promise.reject(new Error('shop down')),
     onError,
-    store: createMemoryStore(),
+    store: deliveries.store,
     retryForMs: 1000,
     retryDelayMs: 5,
     maxRetryDelayMs: 5,
@@ -40,19 +100,21 @@ async function scenario(onError: (error: unknown) => unknown, waitForIdle = true
   const idleErrors: unknown[] = [];
   const settle = async () => {
     if (waitForIdle) await handler.idle().catch((error: unknown) => void idleErrors.push(error));
-    await pause(30);
+    await until(() => expect(deliveries.running).toBe(0));
   };
   try {
     expect((await handler(post())).status).toBe(200);
     await settle();
     for (let sweep = 0; sweep < 3; sweep++) {
-      clock += 10 * 60_000; // past retryForMs and a lease
-      await pause(20); // this instance's own retry timer (5 ms) runs
+      const pastRetryFor = () => void (clock += 10 * 60_000); // past retryForMs and a lease
+      // The first time, this instance's own retry timer (5 ms) runs: it gives up, and sets no other.
+      if (sweep === 0) await deliveries.ownRetryAfter(pastRetryFor);
+      else await deliveries.between(pastRetryFor);
       await handler.sweep().catch((error: unknown) => void idleErrors.push(error));
       await settle();
     }
     await handler.close();
-    await pause(30);
+    await aTurn();
   } finally {
     process.off('unhandledRejection', onUnhandled);
   }
@@ -75,7 +137,8 @@ describe("onError's own failures at the callback receiver", () => {
   it('a give-up onError never keeps outlives recordTtlMs: the record and its entry live on, told at each try', async () => {
     vi.spyOn(console, 'error').mockImplementation(() => {});
     let clock = 1_000_000;
-    const store = createMemoryStore({ now: () => clock });
+    const deliveries = deliveriesSeen({ now: () => clock });
+    const { store } = deliveries;
     const told: unknown[] = [];
     const handler = createCallbackHandler({
       client: stubClient(),
@@ -95,8 +158,10 @@ describe("onError's own failures at the callback receiver", () => {
     expect((await handler(post())).status).toBe(200);
     await handler.idle();
     for (let sweep = 0; sweep < 12; sweep++) {
-      clock += 5 * 60_000; // an hour in all: twice recordTtlMs
-      await pause(20);
+      const later = () => void (clock += 5 * 60_000); // an hour in all: twice recordTtlMs
+      // The first time, this instance's own retry timer (5 ms) runs: it gives up, and sets no other.
+      if (sweep === 0) await deliveries.ownRetryAfter(later);
+      else await deliveries.between(later);
       await handler.sweep();
       await handler.idle();
     }
