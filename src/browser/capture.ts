@@ -184,8 +184,22 @@ function start(normalized: NormalizedOptions, timeoutMs?: number): Promise<strin
   const element = (typeof field === 'string' ? document.getElementById(field) : field) as Field | null;
   if (field && !isField(element)) throw fault('invalid_option', ['field', field]);
   if (!running) {
+    const { globalName, vendor } = normalized;
+    const pageName = (window as { io_global_object_name?: string }).io_global_object_name;
+    if (globalName && pageName !== undefined && pageName !== globalName)
+      throw fault('option_conflict', ['io_global_object_name', pageName, globalName]);
     // Throws when the loader fails while it is being inserted.
-    startRun(normalized);
+    startRun(
+      normalized,
+      {
+        version: normalized.version,
+        uri_hook: normalized.uriHook,
+        subkey: normalized.subkey,
+        enable_rip: normalized.enableRip,
+        ...vendor,
+      },
+      globalName,
+    );
     // The loader opens its connection to the third party only once it has run (a TCP and TLS
     // handshake on the critical path): open it now, unless the loader ran already (adopted).
     // None for the page's own origin (an http(s) page's URL is its origin and a path;

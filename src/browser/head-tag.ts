@@ -9,8 +9,7 @@
  * for the check alone.
  */
 import { PREFIX } from './errors.js';
-
-const noop = () => {};
+import { noop } from './loader-run.js';
 
 export function warnTagKeptInHead(tag: HTMLOrSVGScriptElement, started: Promise<unknown>): void {
   const { field, checkoutId } = (tag as HTMLScriptElement).dataset;

@@ -60,7 +60,7 @@ export function captureBlackbox(options: LeanCaptureOptions): Promise<string> {
     if (typeof window === 'undefined' || typeof document === 'undefined') throw fault('not_browser');
     const repeat = joined(normalized);
     if (repeat) return repeat;
-    if (!running) startRun(normalized);
+    if (!running) startRun(normalized, { uri_hook: normalized.uriHook });
     return subscribe(normalized);
   } catch (error) {
     return explained(error);

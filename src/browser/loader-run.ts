@@ -29,12 +29,12 @@ type Analysis = typeof import('./unparsed.js');
 type Run = import('./unparsed.js').Run;
 
 /**
- * A loader failure flag (`fp_static_wdp_load_failure`); which script it names is the analysis
- * chunk's to read. Strings, not a pattern: a pattern is compiled on its first use, on the
- * page's main thread.
+ * What a collection_failed run undoes on the loader config, so that a later call can run the
+ * loader again: its run-once marker, its version, and its failure flags
+ * (`fp_static_wdp_load_failure`; which script a flag names is the analysis chunk's to read).
+ * Tested only when a run fails that way, so its compile is no cost of a page whose run does not.
  */
-const isFailureFlag = (key: string): boolean =>
-  (key.startsWith('fp_') || key.startsWith('io_')) && key.endsWith('_load_failure');
+const RUN_MARKS = /^(loaderMain|loaderVer|(fp|io)_(.*_)?load_failure)$/;
 
 /** Options of the call that started the page's current run (its loader options count); undefined when none runs. */
 export let running: NormalizedOptions | undefined;
@@ -55,7 +55,8 @@ let unparsed: string[];
 export let traces: Array<VendorLoaderConfig['trace_handler']>;
 /** The run's calls, in the order they came: one notify path serves them all. */
 let calls: Call[];
-let stopWatching: () => void;
+/** Ends the watch; a no-op until the first one starts (an injection that fails before it). */
+let stopWatching = (): void => {};
 /** The page's own handlers, which ours pass every value on to. */
 let pageCallback: VendorConfig['bb_callback'];
 /** undefined: not tried yet; null: Trusted Types absent, or our policy name is not allowed. */
@@ -164,8 +165,7 @@ function fail(error: BlackboxCaptureError): BlackboxCaptureError {
     tag?.remove(); // a later call injects afresh
     if (error.code === 'collection_failed') {
       // Undo the loader's run-once marker and flags so that a later call can run it again.
-      for (const key in loader)
-        if (key === 'loaderMain' || key === 'loaderVer' || isFailureFlag(key)) delete loader[key];
+      for (const key in loader) if (RUN_MARKS.test(key)) delete loader[key];
     }
     running = undefined;
     notify(error);
@@ -259,33 +259,30 @@ function inject(href: string, nonce: string | undefined): void {
 }
 
 /**
- * Builds or merges the page's config object and starts (or adopts) the loader. The third
- * party's preconnect hint is the full entry's (capture.ts), after it.
+ * Builds or merges the page's config object and starts (or adopts) the loader. `settings`: the
+ * vendor's settings the call gives, by the vendor's names (an undefined one is none): the
+ * loader's, and the top-level ones (enable_rip, the Flash ones). `name`: the config object's
+ * name the call asks for (the full entry's globalName, which it checks against the page's
+ * io_global_object_name); by default the page's. The third party's preconnect hint is the
+ * full entry's (capture.ts), after it.
  */
-export function startRun(options: NormalizedOptions): void {
+export function startRun(options: NormalizedOptions, settings: Record<string, unknown>, name?: string): void {
   const w = window as unknown as Record<string, unknown>;
-  const pageName = w.io_global_object_name as string | undefined;
-  const name = options.globalName ?? pageName ?? 'IGLOO';
-  if (options.globalName && pageName !== undefined && pageName !== name) {
-    throw fault('option_conflict', ['io_global_object_name', pageName, name]);
-  }
+  name ??= (w.io_global_object_name as string | undefined) ?? 'IGLOO';
   const pageConfig = (w[name] ?? {}) as VendorConfig;
   // A name taken by another global (`undefined`, `name`, `constructor`), or a config object that
   // refuses a write (frozen, sealed, a read-only or throwing member): a typed error, and no run.
   if (!isPlainObject(pageConfig)) throw fault('invalid_option', [name, pageConfig], {}, 'shadowed_global');
   const pageLoader: VendorLoaderConfig = isPlainObject(pageConfig.loader) ? pageConfig.loader : {};
   let pageTraces: typeof traces;
-  const topLevel: Record<string, unknown> = { enable_rip: options.enableRip };
-  const wanted: Record<string, unknown> = {
-    version: options.version,
-    uri_hook: options.uriHook,
-    subkey: options.subkey,
-  };
-  for (const [key, value] of Object.entries(options.vendor)) (key.includes('flash') ? topLevel : wanted)[key] = value;
-  for (const [key, value] of Object.entries(wanted)) {
+  const topLevel: Record<string, unknown> = {};
+  const wanted: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(settings))
+    if (value !== undefined) (key === 'enable_rip' || key.includes('flash') ? topLevel : wanted)[key] = value;
+  for (const key in wanted) {
     // The loader has run already: settings it did not see would be silently ignored.
-    if (pageLoader.loaderMain && value !== undefined && pageLoader[key] !== value)
-      throw fault('option_conflict', ['loader.' + key, pageLoader[key], value]);
+    if (pageLoader.loaderMain && pageLoader[key] !== wanted[key])
+      throw fault('option_conflict', ['loader.' + key, pageLoader[key], wanted[key]]);
   }
 
   try {
@@ -293,8 +290,8 @@ export function startRun(options: NormalizedOptions): void {
     w[name] = pageConfig;
     if (name !== 'IGLOO') w.io_global_object_name = name;
     pageConfig.loader = pageLoader;
-    for (const [key, value] of Object.entries(wanted)) if (value !== undefined) pageLoader[key] = value;
-    for (const [key, value] of Object.entries(topLevel)) if (value !== undefined) pageConfig[key] = value;
+    Object.assign(pageLoader, wanted);
+    Object.assign(pageConfig, topLevel);
     pageLoader.version ??= 'general5';
     pageLoader.uri_hook ??= DEFAULT_URI_HOOK;
     pageConfig.enable_rip ??= true;
@@ -321,6 +318,12 @@ export function startRun(options: NormalizedOptions): void {
 
   const href = new URL(options.loaderUrl, document.baseURI).href;
   warnRiskySetup(options, href);
+  // The loader request first, the watch after it: the tag's events come a task later at the
+  // earliest, and the loader's fetch starts before the rest of our work (docs/performance.md#script-time).
+  // Adopt mode, a loader that ran, or the page's own tag already there: watched, not doubled.
+  if (!loader.loaderMain && options.inject !== false && ![...document.scripts].some((script) => script.src === href))
+    // The page's CSP nonce.
+    inject(href, options.nonce ?? nonceOf(document.querySelector('script[nonce]')));
   watch(href);
   if (loader.loaderMain) {
     // Adopting a loader that already ran: what it produced, and what already failed. (Before
@@ -329,12 +332,6 @@ export function startRun(options: NormalizedOptions): void {
     judgeSoon();
     const state = config.getBlackbox?.();
     if (state?.blackbox) accept(state.blackbox, state.finished);
-  } else {
-    // Adopt mode, or the page's own tag already there: watch it instead of adding a second.
-    if (options.inject !== false && ![...document.scripts].some((script) => script.src === href)) {
-      // The page's CSP nonce.
-      inject(href, options.nonce ?? nonceOf(document.querySelector('script[nonce]')));
-    }
   }
 }
 

@@ -3,6 +3,7 @@
  * API it starts a capture by itself when its own tag carries `data-loader-url`.
  */
 import { startFromScriptTag } from './declarative.js';
+import { noop } from './loader-run.js';
 
 export * from './index.js';
 
@@ -10,4 +11,4 @@ export * from './index.js';
 export const ready: Promise<string> | undefined =
   typeof document === 'undefined' ? undefined : startFromScriptTag(document.currentScript);
 // Rejections are reported through the blackboxerror event; keep them from also being "unhandled".
-ready?.catch(() => {});
+ready?.catch(noop);

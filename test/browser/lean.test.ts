@@ -40,6 +40,25 @@ describe.each(loaders())('with the %s', (_, loaderSource) => {
 });
 
 describe('the lean call', () => {
+  it.each(['lean', 'full'])('%s entry: the loader request goes out before the run adds its watch', async (entry) => {
+    // The watch's listeners wait a task for any event: added after the tag, they miss none, and
+    // the loader's fetch starts before that work (docs/performance.md#script-time).
+    const tagged: boolean[] = [];
+    const add = document.addEventListener.bind(document);
+    Object.assign(document, {
+      addEventListener: (type: string, ...rest: [EventListener, boolean]) => {
+        if (type === 'load') tagged.push(scriptsFor(LOADER_URL).length === 1);
+        add(type, ...rest);
+      },
+    });
+    try {
+      await (entry === 'lean' ? lean : full).captureBlackbox(ok);
+    } finally {
+      delete (document as unknown as Record<string, unknown>).addEventListener;
+    }
+    expect(tagged).toEqual([true]);
+  });
+
   it("writes the config object the page's io_global_object_name names", async () => {
     w().io_global_object_name = 'CUSTOM_LEAN';
     await lean.captureBlackbox(ok);
