@@ -44,6 +44,22 @@ const minify = {
   format: { comments: false, preamble: '//# allFunctionsCalledOnLoad' },
 };
 
+/**
+ * The UMD file without its AMD branch (docs/browser.md#the-script-tag): a script tag's file runs
+ * as it loads, so that its tag starts a capture. Handed to a page's AMD loader instead (RequireJS,
+ * on every Magento storefront), an anonymous define() from a plain tag is refused ("mismatched
+ * anonymous define() module") and the file never runs: no window.BlackboxCapture, no start. It
+ * sets the global, or module.exports under require() (the .cjs copy).
+ */
+const withoutAmd = () => ({
+  name: 'without-amd',
+  renderChunk(code) {
+    const branch = /typeof define\s*===\s*'function'\s*&&\s*define\.amd\s*\?\s*define\([^)]*\)\s*:\s*/;
+    if (!branch.test(code)) throw new Error("rollup's UMD wrapper changed: its AMD branch was not found");
+    return { code: code.replace(branch, ''), map: null };
+  },
+});
+
 /** The message texts' module, which the UMD file imports from beside itself. */
 const MESSAGES_MODULE = /(^|\/)messages\.js$/;
 /** The package's browser entry, which the element imports from beside itself (dist/index.js). */
@@ -180,7 +196,7 @@ function browserBuild(build) {
                   ? './browser-claim.js'
                   : id,
       })),
-      plugins: [...twins, ts(), terser(minify)],
+      plugins: [...twins, ts(), withoutAmd(), terser(minify)],
     },
     {
       // blackbox-capture/element and blackbox-capture/react: import the package's own entry (one

@@ -44,6 +44,17 @@ async function outcome(page: import('@playwright/test').Page) {
   }>;
 }
 
+/** The page's listeners of a script tag's capture: its blackbox or its error becomes the outcome. */
+const TAG_EVENTS = `<script>document.addEventListener('blackbox', (e) => { window.outcome = { blackbox: e.detail }; });
+  document.addEventListener('blackboxerror', (e) => { window.outcome = { code: e.detail.code, message: e.detail.message }; });</script>`;
+
+/** The tag's capture ended with the final blackbox of every source. */
+async function expectTagCaptured(page: import('@playwright/test').Page) {
+  const { blackbox, code, message } = await outcome(page);
+  expect(code, message).toBeUndefined();
+  expect(decodeBlackbox(blackbox!)?.sources).toHaveLength(3);
+}
+
 test('UMD build: the API on window.BlackboxCapture with a custom global name', async ({ page }) => {
   const url = site.page(
     '/umd-api.html',
@@ -106,17 +117,38 @@ test('adopt mode: the UMD tag with data-inject="false" followed by the page\'s o
     doc(
       `<script src="/dist/blackbox-capture.umd.js" data-loader-url="${site.loaderUrl}" data-inject="false" data-field="bb"></script>
          <script src="${site.loaderUrl}"></script>
-         <script>document.addEventListener('blackbox', (e) => { window.outcome = { blackbox: e.detail }; });
-                 document.addEventListener('blackboxerror', (e) => { window.outcome = { code: e.detail.code, message: e.detail.message }; });</script>`,
+         ${TAG_EVENTS}`,
       '<input id="bb">',
     ),
   );
   await page.goto(url);
-  const { blackbox, code, message } = await outcome(page);
-  expect(code, message).toBeUndefined();
-  expect(decodeBlackbox(blackbox!)?.sources).toHaveLength(3);
+  await expectTagCaptured(page);
   expect(await page.locator('script[src$="/loader.js"]').count()).toBe(1);
   expect(site.emulator.inspect.requests('loader')).toBe(1);
+});
+
+test('UMD build on a page with an AMD loader (RequireJS, as on Magento): the tag starts its capture all the same', async ({
+  page,
+}) => {
+  // Any AMD loader: a define() with its amd flag. RequireJS refuses a plain tag's anonymous
+  // define() ("mismatched anonymous define() module"), so a file that hands itself to it never runs.
+  const url = site.page(
+    '/umd-amd.html',
+    doc(
+      `<script>window.defined = []; window.define = (...args) => window.defined.push(args); window.define.amd = {};</script>
+         <script src="/dist/blackbox-capture.umd.js" data-loader-url="${site.loaderUrl}" data-field="bb"></script>
+         ${TAG_EVENTS}`,
+      '<input id="bb">',
+    ),
+  );
+  await page.goto(url);
+  await expectTagCaptured(page);
+  expect(
+    await page.evaluate(() => [
+      typeof (window as any).BlackboxCapture?.captureBlackbox,
+      (window as any).defined.length,
+    ]),
+  ).toEqual(['function', 0]);
 });
 
 test('UMD build under a strict CSP: a failure imports the messages beside the file, with the tag nonce', async ({
