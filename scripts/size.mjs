@@ -37,9 +37,14 @@ export const TARGETS = { minimal: 2600, full: 4700, umd: 5280 };
  * entry (blackbox-capture/lean, on the page's run split out of the call: loader-run.ts): `minimal` is
  * the README's smallest call through it, 2597, its guard its target (2600: a guard over its target
  * would let the target go unmet unseen); the full entry's smallest call is `mainMinimal`, 3584, under
- * the guard `minimal` had (3625); field + post 4596, UMD 5181.
+ * the guard `minimal` had (3625); field + post 4596, UMD 5181. Then the settings only the full
+ * entry takes (globalName and its check, version, subkey, enableRip, vendor) given to the run by
+ * that entry (capture.ts), not built inside it, and the UMD file without its AMD branch (a fix:
+ * RequireJS refuses a plain tag's anonymous define()): 2547, 3595, 4607 and 5162. Every guard is
+ * now its figure plus 2 %, none over its target: the full entry's two and the UMD's raised to it
+ * (issue #68 asks for that headroom; the targets cap it), `minimal` lowered to it.
  */
-export const GUARDS = { minimal: 2600, mainMinimal: 3625, full: 4600, umd: 5217 };
+export const GUARDS = { minimal: 2598, mainMinimal: 3667, full: 4700, umd: 5266 };
 /** The least headroom a guard keeps over its figure when it is set. */
 export const HEADROOM = 0.02;
 

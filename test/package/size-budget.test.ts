@@ -3,7 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain ES module script without types
-import { bundle, figures, GUARDS, measure, overGuards } from '../../scripts/size.mjs';
+import { bundle, figures, GUARDS, HEADROOM, measure, overGuards, TARGETS } from '../../scripts/size.mjs';
 // @ts-expect-error: a plain ES module script without types
 import { COMMAND, staleBlocks } from '../../scripts/reference-docs.mjs';
 // @ts-expect-error: a plain ES module script without types
@@ -42,6 +42,15 @@ describe('the guard logic', () => {
       'minimal: NaN > 10',
       'umd: undefined > 10',
     ]);
+  });
+
+  it('no guard is over its target, nor more than 5 % over its figure (lowered as the figures fall)', async () => {
+    const measured = figures((await measure()) as Sizes) as Record<string, number>;
+    const targets = TARGETS as Record<string, number>;
+    for (const [name, guard] of Object.entries(GUARDS as Record<string, number>)) {
+      expect(guard, name).toBeLessThanOrEqual(targets[name] ?? Infinity);
+      expect(guard, name).toBeLessThanOrEqual(Math.ceil(measured[name]! * (1 + 2.5 * HEADROOM)));
+    }
   });
 
   it('the measured dist fails a guard a byte below its figure', async () => {
