@@ -59,6 +59,11 @@ describe('the lean call', () => {
     expect(tagged).toEqual([true]);
   });
 
+  it('writes its uriHook to the config object as the call starts', () => {
+    void lean.captureBlackbox({ ...ok, uriHook: '/first-party' }).catch(() => {});
+    expect(w().IGLOO.loader.uri_hook).toBe('/first-party');
+  });
+
   it("writes the config object the page's io_global_object_name names", async () => {
     w().io_global_object_name = 'CUSTOM_LEAN';
     await lean.captureBlackbox(ok);
