@@ -17,7 +17,19 @@ interface Told {
   loaderTags?: number;
 }
 
-const told = (page: EnginePage) => page.evaluate(() => (window as unknown as { told: Promise<Told[]> }).told);
+/**
+ * What the page's script told, once it has: a module script may still be on its way when an
+ * engine's WebDriver says the page has loaded (WebKitGTK on a busy machine).
+ */
+const told = (page: EnginePage) =>
+  page.evaluate(
+    () =>
+      new Promise<Told[]>((resolve) => {
+        const page = window as unknown as { told?: Promise<Told[]> };
+        const look = () => (page.told ? resolve(page.told) : setTimeout(look, 20));
+        look();
+      }),
+  );
 
 /** Where a blackbox must never go: another host over plain http, and nowhere (`data:`). */
 const REFUSED = ['http://evil.example/collect', 'data:,'];
